@@ -1,0 +1,46 @@
+# The two commands of the README. Both install what the project needs first.
+#   make demo   configure, build, run the main example
+#   make test   configure, build, run the whole suite: plain, then under
+#               AddressSanitizer + UndefinedBehaviorSanitizer
+JOBS ?= $(shell nproc)
+BUILD ?= build
+BUILD_ASAN ?= build-asan
+
+.PHONY: all deps build build-asan demo test test-plain test-asan fuzz clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_SANITIZE=ON >/dev/null
+	@cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+demo: build
+	$(BUILD)/tgc compile examples/digits/cnn.yaml --dump shapes
+
+test-plain: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
+
+test: test-plain test-asan
+
+# A short libFuzzer run over the graph loader (see README).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTGC_BUILD_FUZZERS=ON -DTGC_BUILD_TESTS=OFF >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_loader
+	mkdir -p build-fuzz/corpus
+	build-fuzz/tests/fuzz/fuzz_loader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  build-fuzz/corpus tests/fuzz/seeds
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz

@@ -1,0 +1,180 @@
+/* The graph IR shared by every stage (private to the library).
+ *
+ * Every producer of a value is a node: graph inputs (TGC_NODE_INPUT),
+ * initializers (TGC_NODE_CONST) and op nodes (TGC_NODE_OP), so later stages
+ * place, partition and schedule one kind of thing. Node ids index
+ * graph->nodes; inputs come first, then initializers, then op nodes in file
+ * order. Each node keeps the YAML positions of what it was written with,
+ * for error messages.
+ */
+#ifndef TGC_GRAPH_GRAPH_H
+#define TGC_GRAPH_GRAPH_H
+
+#include "tgc.h"
+
+#include "graph/shape.h"
+#include "support/diag.h"
+#include "support/strmap.h"
+
+#include <stdbool.h>
+
+struct tgc_op_def;
+
+/* The largest integer tensor whose value inference tracks at compile time. */
+#define TGC_MAX_VALUE_LEN 64
+
+typedef struct tgc_tensor_info {
+    tgc_dtype dtype; /* TGC_DTYPE_INVALID until inferred */
+    tgc_shape shape;
+    /* The compile-time value of a small integer tensor (rank 0 or 1, at most
+     * TGC_MAX_VALUE_LEN elements), or value_len == -1 when not known.
+     * Elements may be symbolic (see shape.h). */
+    int value_len;
+    tgc_dim *value; /* value_len elements, tgc_malloc'd, owned; NULL if none */
+} tgc_tensor_info;
+
+/* Stores a copy of `n` value elements in info (replacing any value).
+ * TGC_OK or TGC_ERR_NOMEM. n must be <= TGC_MAX_VALUE_LEN. */
+tgc_status tgc_info_set_value(tgc_tensor_info *info, int n, const tgc_dim *value);
+
+/* Frees info's value and marks it unknown. */
+void tgc_info_clear_value(tgc_tensor_info *info);
+
+/* Constant tensor data: an initializer's, or a tensor-valued attribute's. */
+typedef struct tgc_const {
+    tgc_dtype dtype;
+    tgc_shape shape; /* all dims concrete */
+    void *data;      /* C order, little-endian, tgc_malloc'd; NULL iff nbytes == 0 */
+    size_t nbytes;
+    char *file; /* the `file:` path as written, or NULL for inline `values:` */
+    tgc_srcpos pos;
+} tgc_const;
+
+typedef enum tgc_attr_type {
+    TGC_ATTR_INT,
+    TGC_ATTR_FLOAT,
+    TGC_ATTR_STRING,
+    TGC_ATTR_INTS,
+    TGC_ATTR_FLOATS,
+    TGC_ATTR_STRINGS,
+    TGC_ATTR_TENSOR,
+} tgc_attr_type;
+
+typedef struct tgc_attr {
+    char *name;
+    tgc_attr_type type;
+    tgc_srcpos pos; /* of the key */
+    int64_t i;
+    double f;
+    char *s;
+    int64_t *ints;   /* TGC_ATTR_INTS: n elements */
+    double *floats;  /* TGC_ATTR_FLOATS */
+    char **strings;  /* TGC_ATTR_STRINGS */
+    size_t n;
+    tgc_const *tensor; /* TGC_ATTR_TENSOR */
+} tgc_attr;
+
+/* A reference to output `port` of node `node`. node == -1 is an omitted
+ * optional input (written ""). */
+typedef struct tgc_ref {
+    int32_t node;
+    int32_t port;
+    tgc_srcpos pos;
+} tgc_ref;
+
+typedef enum tgc_node_kind { TGC_NODE_INPUT, TGC_NODE_CONST, TGC_NODE_OP } tgc_node_kind;
+
+typedef struct tgc_node {
+    char *name;
+    tgc_node_kind kind;
+    const struct tgc_op_def *op; /* NULL for INPUT and CONST, or an unknown op */
+    char *op_name;               /* as written; NULL for INPUT and CONST */
+    tgc_srcpos pos;              /* the node's mapping (or list item) */
+    tgc_srcpos op_pos;
+
+    tgc_ref *inputs; /* data inputs, in order */
+    int n_inputs;
+    tgc_ref *controls; /* control dependencies (^node); port unused */
+    int n_controls;
+
+    tgc_attr *attrs;
+    int n_attrs;
+
+    char *device; /* requested device spec as written, or NULL */
+    tgc_srcpos device_pos;
+    tgc_ref *colocate; /* colocate_with: node ids (port unused) */
+    int n_colocate;
+
+    int n_outputs;
+    tgc_tensor_info *outputs; /* n_outputs, filled by inference */
+
+    /* `out` as declared in the file (dtype, shape; value_len -1), or NULL. */
+    tgc_tensor_info *declared;
+    bool *declared_has_shape; /* per declared output: was `shape` given */
+    int n_declared;
+    tgc_srcpos declared_pos;
+
+    /* INPUT: the declared dtype and shape are outputs[0]. CONST: the data. */
+    tgc_const *data;
+} tgc_node;
+
+struct tgc_graph {
+    char *path;     /* the file as given ("" for strings) */
+    char *dir;      /* its directory, for relative .npy paths */
+    char *name;     /* graph `name:`, or NULL */
+    tgc_srcpos format_pos;
+
+    tgc_node *nodes;
+    int32_t n_nodes, cap_nodes;
+    int32_t n_inputs_nodes; /* nodes[0 .. n_inputs_nodes) are graph inputs */
+    tgc_strmap names;       /* node name -> id */
+
+    tgc_ref *outputs; /* graph outputs */
+    int n_outputs;
+
+    char **symbols; /* symbol index -> name */
+    bool *symbol_fresh; /* made by inference, not written by the user */
+    int32_t n_symbols, cap_symbols;
+    tgc_strmap symbol_ids;
+    int32_t next_fresh; /* counter for unk__K names */
+
+    int32_t *topo; /* n_nodes ids in a topological order (after validation) */
+};
+
+/* Appends a zeroed node named `name` of `kind`; stores its id in *id.
+ * Returns TGC_OK or TGC_ERR_NOMEM. The caller checks uniqueness first. */
+tgc_status tgc_graph_add_node(tgc_graph *g, const char *name, tgc_node_kind kind, int32_t *id);
+
+/* Returns the id of the node named `name`, or -1. */
+int32_t tgc_graph_find(const tgc_graph *g, const char *name);
+
+/* Returns the index of symbol `name`, interning it if new (fresh marks a
+ * symbol made by inference). -1 if out of memory. */
+int32_t tgc_graph_symbol(tgc_graph *g, const char *name, bool fresh);
+
+/* Makes a new symbol unk__K, K the smallest counter value not yet used as a
+ * name in this graph. Returns its index, or -1 if out of memory. */
+int32_t tgc_graph_fresh_symbol(tgc_graph *g);
+
+/* The output info of `ref` (which must be resolved), or NULL if omitted. */
+const tgc_tensor_info *tgc_graph_ref_info(const tgc_graph *g, tgc_ref ref);
+
+/* Releases a constant and its data; NULL is ignored. */
+void tgc_const_free(tgc_const *c);
+
+/* Releases an attribute's owned members (not the struct itself). */
+void tgc_attr_release(tgc_attr *a);
+
+/* Finds attribute `name` of node `n`, or NULL. */
+const tgc_attr *tgc_node_attr(const tgc_node *n, const char *name);
+
+/* Creates an empty graph for file `path` (copied). NULL if out of memory. */
+tgc_graph *tgc_graph_create(const char *path, const char *dir);
+
+/* Writes "N" or "7" for a dim into buf. */
+const char *tgc_dim_str(const tgc_graph *g, tgc_dim d, char *buf, size_t size);
+
+/* Writes a shape as "[N, 64]" ("[?]" ... for unknown rank) into buf. */
+const char *tgc_shape_str(const tgc_graph *g, const tgc_shape *s, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,60 @@
+/* NumPy .npy files: the one reader and writer in tgc.
+ *
+ * Follows the NumPy format specification (numpy/lib/format.py, "NEP 1"):
+ * magic "\x93NUMPY", major.minor version (1.0: 2-byte header length; 2.0:
+ * 4-byte; 3.0: 4-byte, UTF-8 header), then a Python dict literal with keys
+ * 'descr', 'fortran_order' and 'shape', padded with spaces to a multiple of
+ * 64 bytes and ended by '\n', then the raw data.
+ *
+ * Example usage:
+ *     tgc_npy a;
+ *     if (tgc_npy_read_file("w.npy", &a, err, sizeof err) != TGC_OK) ...
+ *     // a.dtype == TGC_FLOAT32, a.rank, a.dims[], a.data (a.nbytes bytes)
+ *     tgc_npy_release(&a);
+ */
+#ifndef TGC_GRAPH_NPY_H
+#define TGC_GRAPH_NPY_H
+
+#include "tgc.h"
+
+#include <stdbool.h>
+
+#define TGC_NPY_MAX_RANK 8
+
+typedef struct tgc_npy {
+    tgc_dtype dtype;
+    int rank;                      /* 0 for a scalar */
+    int64_t dims[TGC_NPY_MAX_RANK];
+    void *data;                    /* C-order, little-endian; owned (tgc_malloc) */
+    size_t nbytes;                 /* product(dims) * tgc_dtype_size(dtype) */
+} tgc_npy;
+
+/* Parses a whole .npy image of `size` bytes at `bytes`. Accepted descr:
+ * '<f4' '<f2' '<i4' '<i8' '|u1' '|b1' (and '|i1'-free equivalents with '='
+ * or '<' byte order marks where NumPy writes them), fortran_order False,
+ * rank <= TGC_NPY_MAX_RANK. Big-endian data, Fortran order, object arrays,
+ * unknown dtypes, malformed headers and truncated data are errors.
+ * On success fills *out (caller releases with tgc_npy_release) and returns
+ * TGC_OK. On failure writes a one-line reason (no file name, e.g. "data is
+ * truncated: expected 256 bytes, found 100") into err[0..err_size) and
+ * returns TGC_ERR_INVALID, or TGC_ERR_NOMEM. *out is then zeroed. */
+tgc_status tgc_npy_parse(const void *bytes, size_t size, tgc_npy *out, char *err, size_t err_size);
+
+/* Reads and parses the file at `path`. A file that cannot be opened or read
+ * gives TGC_ERR_IO with strerror's reason in err; otherwise as tgc_npy_parse. */
+tgc_status tgc_npy_read_file(const char *path, tgc_npy *out, char *err, size_t err_size);
+
+/* Writes `a` as a version 1.0 .npy file (version 2.0 if the header would not
+ * fit in 65535 bytes) at `path`. The file is written to a temporary name in
+ * the same directory and renamed into place, so a failure never leaves a
+ * half-written file. Returns TGC_OK or TGC_ERR_IO with the reason in err. */
+tgc_status tgc_npy_write_file(const char *path, const tgc_npy *a, char *err, size_t err_size);
+
+/* Serialises `a` into a new tgc_malloc'd buffer (*bytes, *size) owned by the
+ * caller. Returns TGC_OK or TGC_ERR_NOMEM. */
+tgc_status tgc_npy_serialize(const tgc_npy *a, void **bytes, size_t *size);
+
+/* Frees a->data and zeroes *a; safe on a zeroed struct. */
+void tgc_npy_release(tgc_npy *a);
+
+#endif

@@ -1,0 +1,140 @@
+/* tgc: a multi-device graph compiler and partitioned executor.
+ *
+ * The public C API. Handles are opaque; every function that can fail on user
+ * input returns a tgc_status and, where it takes a tgc_diags, records there
+ * one message per problem found (several independent problems are all
+ * reported). Nothing in the library calls abort() or exit() on bad input.
+ *
+ * Example usage:
+ *     tgc_diags *diags = tgc_diags_create();
+ *     tgc_graph *g = NULL;
+ *     if (tgc_graph_load("model.yaml", diags, &g) != TGC_OK) {
+ *         tgc_diags_print(diags, stderr);   // "model.yaml:12:5: error: ..."
+ *     } else {
+ *         tgc_graph_dump_yaml(g, stdout, diags);
+ *     }
+ *     tgc_graph_free(g);
+ *     tgc_diags_free(diags);
+ */
+#ifndef TGC_H
+#define TGC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TGC_VERSION_STRING "0.1.0"
+
+/* ---- Status ------------------------------------------------------------ */
+
+typedef enum tgc_status {
+    TGC_OK = 0,
+    TGC_ERR_INVALID = 1,     /* the input breaks a rule (graph file, feed, spec) */
+    TGC_ERR_IO = 2,          /* a file could not be opened, read or written */
+    TGC_ERR_NOMEM = 3,       /* host allocation failed */
+    TGC_ERR_UNSUPPORTED = 4, /* valid, but tgc cannot do it (yet) */
+    TGC_ERR_RUNTIME = 5,     /* a kernel or device failed while running */
+} tgc_status;
+
+/* Returns a static, lower-case name for `s` ("ok", "invalid input", ...). */
+const char *tgc_status_name(tgc_status s);
+
+/* ---- Data types ------------------------------------------------------- */
+
+typedef enum tgc_dtype {
+    TGC_FLOAT32 = 0,
+    TGC_FLOAT16,
+    TGC_INT32,
+    TGC_INT64,
+    TGC_UINT8,
+    TGC_BOOL,
+    TGC_DTYPE_COUNT,
+    TGC_DTYPE_INVALID = -1,
+} tgc_dtype;
+
+/* Returns the graph-format name ("float32", ...) of `t`, or "invalid". */
+const char *tgc_dtype_name(tgc_dtype t);
+
+/* Returns the element size of `t` in bytes (bool is one byte), 0 if invalid. */
+size_t tgc_dtype_size(tgc_dtype t);
+
+/* Parses a graph-format dtype name; returns TGC_DTYPE_INVALID if unknown. */
+tgc_dtype tgc_dtype_from_name(const char *name);
+
+/* ---- Diagnostics ------------------------------------------------------- */
+
+/* A list of messages, each with a source position (file, 1-based line and
+ * column; 0 when there is none), a severity and a rule: a short kebab-case
+ * name of the rule broken ("unknown-op", "dangling-reference", ...) that
+ * tests and tools can match on. Formatted as
+ * "FILE:LINE:COL: error: MESSAGE [RULE]". */
+typedef struct tgc_diags tgc_diags;
+
+typedef enum tgc_severity { TGC_SEV_ERROR = 0, TGC_SEV_WARNING = 1, TGC_SEV_NOTE = 2 } tgc_severity;
+
+/* Returns a new empty list owned by the caller, or NULL if out of memory. */
+tgc_diags *tgc_diags_create(void);
+
+/* Releases the list and its messages; NULL is ignored. */
+void tgc_diags_free(tgc_diags *d);
+
+/* Number of messages of any severity, and of errors only. */
+size_t tgc_diags_count(const tgc_diags *d);
+size_t tgc_diags_error_count(const tgc_diags *d);
+
+/* Fields of message `i` (< tgc_diags_count). Strings are owned by the list
+ * and live until it is freed; file is "" when the message has no file. */
+tgc_severity tgc_diag_severity(const tgc_diags *d, size_t i);
+const char *tgc_diag_file(const tgc_diags *d, size_t i);
+int tgc_diag_line(const tgc_diags *d, size_t i);
+int tgc_diag_column(const tgc_diags *d, size_t i);
+const char *tgc_diag_rule(const tgc_diags *d, size_t i);
+const char *tgc_diag_message(const tgc_diags *d, size_t i);
+
+/* Writes every message, one per line, in the format above. */
+void tgc_diags_print(const tgc_diags *d, FILE *out);
+
+/* ---- Graphs ------------------------------------------------------------- */
+
+/* A dataflow graph in the tgc/1 format (see docs/graph-format.md), loaded,
+ * validated and shape-inferred. */
+typedef struct tgc_graph tgc_graph;
+
+/* Loads the tgc/1 YAML file at `path`: parses it, reads initializer data
+ * (.npy paths are relative to the file), validates every rule of the format
+ * and infers each tensor's dtype and shape. On success stores a new graph
+ * owned by the caller in *out and returns TGC_OK. On failure stores NULL,
+ * appends every problem found to `diags` (which must not be NULL) and returns
+ * TGC_ERR_INVALID (rule broken), TGC_ERR_IO (file unreadable) or
+ * TGC_ERR_NOMEM. */
+tgc_status tgc_graph_load(const char *path, tgc_diags *diags, tgc_graph **out);
+
+/* As tgc_graph_load, from the `size` bytes at `text`; `name` is used as the
+ * file name in messages, `base_dir` resolves relative .npy paths (NULL: the
+ * current directory). */
+tgc_status tgc_graph_load_string(const char *text, size_t size, const char *name,
+                                 const char *base_dir, tgc_diags *diags, tgc_graph **out);
+
+/* Releases the graph and everything it owns; NULL is ignored. */
+void tgc_graph_free(tgc_graph *g);
+
+/* Writes the graph as a tgc/1 YAML document with every node's `out`
+ * (inferred dtypes and shapes) filled in; loading the result gives the same
+ * graph. Initializers keep their form: `values:` inline, `file:` paths
+ * rewritten relative to `dest_dir`, the directory the document will live in
+ * (NULL: the source file's directory, so paths stay as written). Returns
+ * TGC_ERR_IO if writing fails or TGC_ERR_NOMEM, with a message in `diags`. */
+tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_dir,
+                               tgc_diags *diags);
+
+/* Counts, for summaries. */
+size_t tgc_graph_node_count(const tgc_graph *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,36 @@
+/* The test harness: each tests/<stage>/test_<topic>.c is one CUnit suite in
+ * its own executable, registered with ctest by tests/CMakeLists.txt.
+ *
+ * Example usage:
+ *     static void test_adds(void) { CU_ASSERT_EQUAL(1 + 1, 2); }
+ *     TGC_TEST_MAIN("arith", {"adds", test_adds})
+ *
+ * After the suite the harness asserts that no host block allocated through
+ * tgc_malloc is still live: every test must release what it created. */
+#ifndef TGC_TESTS_HARNESS_H
+#define TGC_TESTS_HARNESS_H
+
+#include <CUnit/CUnit.h>
+
+typedef struct tgc_test_case {
+    const char *name;
+    void (*fn)(void);
+} tgc_test_case;
+
+/* Runs `cases` (ended by {NULL, NULL}) as suite `suite`; returns the process
+ * exit code: 0 when every assertion held and no host block leaked. */
+int tgc_test_run(const char *suite, const tgc_test_case *cases);
+
+/* The repository root (for tests/data/...), set at build time. */
+const char *tgc_test_source_dir(void);
+
+/* Returns a static buffer holding SOURCE_DIR "/" rel. */
+const char *tgc_test_path(const char *rel);
+
+#define TGC_TEST_MAIN(suite, ...)                                                           \
+    int main(void) {                                                                        \
+        static const tgc_test_case cases[] = {__VA_ARGS__, {NULL, NULL}};                  \
+        return tgc_test_run(suite, cases);                                                  \
+    }
+
+#endif
