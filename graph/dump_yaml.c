@@ -1,0 +1,333 @@
+/* Writes a graph back as a tgc/1 document through libyaml's emitter, so
+ * quoting is always right. Small things (inputs, initializers, attrs, shapes,
+ * `out` entries) are flow mappings on one line; nodes are block mappings. */
+#include "tgc.h"
+
+#include "graph/graph.h"
+#include "graph/op_registry.h"
+#include "support/alloc.h"
+#include "support/half.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct dumper {
+    yaml_emitter_t em;
+    const tgc_graph *g;
+    const char *dest_dir;
+    bool failed;
+} dumper;
+
+static void emit(dumper *d, yaml_event_t *ev) {
+    if (!d->failed && !yaml_emitter_emit(&d->em, ev)) d->failed = true;
+}
+
+static void scalar_styled(dumper *d, const char *s, yaml_scalar_style_t style) {
+    yaml_event_t ev;
+    if (d->failed) return;
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1, style)) {
+        d->failed = true;
+        return;
+    }
+    emit(d, &ev);
+}
+
+/* Strings (names, op names, string attrs): plain where YAML allows; empty
+ * strings need quotes. */
+static void str(dumper *d, const char *s) { scalar_styled(d, s, s[0] ? YAML_ANY_SCALAR_STYLE : YAML_SINGLE_QUOTED_SCALAR_STYLE); }
+
+static void num(dumper *d, const char *s) { scalar_styled(d, s, YAML_PLAIN_SCALAR_STYLE); }
+
+static void int_scalar(dumper *d, int64_t v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    num(d, buf);
+}
+
+/* The shortest decimal that reads back as the same double (or float when
+ * as_float), in YAML's spelling for infinities and NaN. */
+static void float_scalar(dumper *d, double v, bool as_float) {
+    char buf[40];
+    if (isnan(v)) snprintf(buf, sizeof buf, ".nan");
+    else if (isinf(v)) snprintf(buf, sizeof buf, v > 0 ? ".inf" : "-.inf");
+    else
+        for (int p = 1; p <= 17; p++) {
+            snprintf(buf, sizeof buf, "%.*g", p, v);
+            double back = strtod(buf, NULL);
+            if (as_float ? (float)back == (float)v : back == v) break;
+        }
+    num(d, buf);
+}
+
+static void begin_map(dumper *d, bool flow) {
+    yaml_event_t ev;
+    yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE);
+    emit(d, &ev);
+}
+
+static void end_map(dumper *d) {
+    yaml_event_t ev;
+    yaml_mapping_end_event_initialize(&ev);
+    emit(d, &ev);
+}
+
+static void begin_seq(dumper *d, bool flow) {
+    yaml_event_t ev;
+    yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE);
+    emit(d, &ev);
+}
+
+static void end_seq(dumper *d) {
+    yaml_event_t ev;
+    yaml_sequence_end_event_initialize(&ev);
+    emit(d, &ev);
+}
+
+static void dim_scalar(dumper *d, tgc_dim dim) {
+    if (tgc_dim_known(dim)) int_scalar(d, dim.v);
+    else str(d, d->g->symbols[dim.sym]);
+}
+
+static void shape_seq(dumper *d, const tgc_shape *s) {
+    begin_seq(d, true);
+    for (int i = 0; i < s->rank; i++) dim_scalar(d, s->dims[i]);
+    end_seq(d);
+}
+
+static void ref_scalar(dumper *d, tgc_ref r, bool control) {
+    if (r.node < 0) {
+        str(d, "");
+        return;
+    }
+    const char *name = d->g->nodes[r.node].name;
+    char buf[1100];
+    if (control) snprintf(buf, sizeof buf, "^%s", name);
+    else if (r.port == 0) snprintf(buf, sizeof buf, "%s", name);
+    else snprintf(buf, sizeof buf, "%s:%" PRId32, name, r.port);
+    str(d, buf);
+}
+
+/* Path of `file` (relative to src_dir) as seen from dest_dir. Falls back to
+ * an absolute path when the two share no prefix worth using. */
+static char *relocate(const char *src_dir, const char *file, const char *dest_dir) {
+    if (dest_dir == NULL || file[0] == '/') return tgc_strdup(file);
+    char src_real[PATH_MAX], dest_real[PATH_MAX];
+    if (realpath(src_dir, src_real) == NULL || realpath(dest_dir, dest_real) == NULL) return tgc_strdup(file);
+    if (strcmp(src_real, dest_real) == 0) return tgc_strdup(file);
+    /* Common directory prefix, then one "../" per remaining dest component. */
+    size_t common = 0;
+    for (size_t i = 0; src_real[i] && src_real[i] == dest_real[i]; i++)
+        if (src_real[i + 1] == '/' || src_real[i + 1] == '\0')
+            if (dest_real[i + 1] == '/' || dest_real[i + 1] == '\0') common = i + 1;
+    int ups = 0;
+    for (const char *p = dest_real + common; *p; p++)
+        if (*p == '/' && p[1] != '\0') ups++;
+    const char *src_rest = src_real + common + (src_real[common] == '/');
+    size_t size = (size_t)ups * 3 + strlen(src_rest) + strlen(file) + 3;
+    char *out = tgc_malloc(size);
+    if (out == NULL) return NULL;
+    out[0] = '\0';
+    for (int i = 0; i < ups; i++) strcat(out, "../");
+    if (*src_rest) {
+        strcat(out, src_rest);
+        strcat(out, "/");
+    }
+    strcat(out, file);
+    return out;
+}
+
+static void tensor_values(dumper *d, const tgc_const *c) {
+    int64_t numel = tgc_shape_numel(&c->shape);
+    begin_seq(d, true);
+    for (int64_t i = 0; i < numel; i++) {
+        switch (c->dtype) {
+        case TGC_FLOAT32: float_scalar(d, ((const float *)c->data)[i], true); break;
+        case TGC_FLOAT16: float_scalar(d, tgc_half_to_float(((const uint16_t *)c->data)[i]), true); break;
+        case TGC_INT32: int_scalar(d, ((const int32_t *)c->data)[i]); break;
+        case TGC_INT64: int_scalar(d, ((const int64_t *)c->data)[i]); break;
+        case TGC_UINT8: int_scalar(d, ((const uint8_t *)c->data)[i]); break;
+        case TGC_BOOL: num(d, ((const uint8_t *)c->data)[i] ? "true" : "false"); break;
+        default: break;
+        }
+    }
+    end_seq(d);
+}
+
+/* dtype, shape and file or values; the caller opened the mapping. */
+static void tensor_body(dumper *d, const tgc_const *c) {
+    str(d, "dtype");
+    str(d, tgc_dtype_name(c->dtype));
+    str(d, "shape");
+    shape_seq(d, &c->shape);
+    if (c->file != NULL) {
+        char *path = relocate(d->g->dir, c->file, d->dest_dir);
+        if (path == NULL) {
+            d->failed = true;
+            return;
+        }
+        str(d, "file");
+        str(d, path);
+        tgc_free(path);
+    } else {
+        str(d, "values");
+        tensor_values(d, c);
+    }
+}
+
+static void attr_value(dumper *d, const tgc_attr *a) {
+    switch (a->type) {
+    case TGC_ATTR_INT: int_scalar(d, a->i); break;
+    case TGC_ATTR_FLOAT: float_scalar(d, a->f, false); break;
+    case TGC_ATTR_STRING: str(d, a->s); break;
+    case TGC_ATTR_INTS:
+        begin_seq(d, true);
+        for (size_t i = 0; i < a->n; i++) int_scalar(d, a->ints[i]);
+        end_seq(d);
+        break;
+    case TGC_ATTR_FLOATS:
+        begin_seq(d, true);
+        for (size_t i = 0; i < a->n; i++) float_scalar(d, a->floats[i], false);
+        end_seq(d);
+        break;
+    case TGC_ATTR_STRINGS:
+        begin_seq(d, true);
+        for (size_t i = 0; i < a->n; i++) str(d, a->strings[i]);
+        end_seq(d);
+        break;
+    case TGC_ATTR_TENSOR:
+        begin_map(d, true);
+        tensor_body(d, a->tensor);
+        end_map(d);
+        break;
+    }
+}
+
+static void dump_node(dumper *d, const tgc_node *n) {
+    begin_map(d, false);
+    str(d, "name");
+    str(d, n->name);
+    str(d, "op");
+    str(d, n->op_name);
+    if (n->n_inputs + n->n_controls > 0) {
+        str(d, "inputs");
+        begin_seq(d, true);
+        for (int i = 0; i < n->n_inputs; i++) ref_scalar(d, n->inputs[i], false);
+        for (int i = 0; i < n->n_controls; i++) ref_scalar(d, n->controls[i], true);
+        end_seq(d);
+    }
+    if (n->n_attrs > 0) {
+        str(d, "attrs");
+        begin_map(d, true);
+        for (int i = 0; i < n->n_attrs; i++) {
+            str(d, n->attrs[i].name);
+            attr_value(d, &n->attrs[i]);
+        }
+        end_map(d);
+    }
+    if (n->device != NULL) {
+        str(d, "device");
+        str(d, n->device);
+    }
+    if (n->n_colocate > 0) {
+        str(d, "colocate_with");
+        begin_seq(d, true);
+        for (int i = 0; i < n->n_colocate; i++) str(d, d->g->nodes[n->colocate[i].node].name);
+        end_seq(d);
+    }
+    str(d, "out");
+    begin_seq(d, false);
+    for (int k = 0; k < n->n_outputs; k++) {
+        begin_map(d, true);
+        str(d, "dtype");
+        str(d, tgc_dtype_name(n->outputs[k].dtype));
+        if (n->outputs[k].shape.rank != TGC_RANK_UNKNOWN) {
+            str(d, "shape");
+            shape_seq(d, &n->outputs[k].shape);
+        }
+        end_map(d);
+    }
+    end_seq(d);
+    end_map(d);
+}
+
+static void dump_graph(dumper *d) {
+    const tgc_graph *g = d->g;
+    yaml_event_t ev;
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    emit(d, &ev);
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    emit(d, &ev);
+    begin_map(d, false);
+    str(d, "format");
+    str(d, "tgc/1");
+    if (g->name != NULL) {
+        str(d, "name");
+        str(d, g->name);
+    }
+    str(d, "inputs");
+    begin_seq(d, false);
+    for (int32_t id = 0; id < g->n_inputs_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        begin_map(d, true);
+        str(d, "name");
+        str(d, n->name);
+        str(d, "dtype");
+        str(d, tgc_dtype_name(n->outputs[0].dtype));
+        str(d, "shape");
+        shape_seq(d, &n->outputs[0].shape);
+        end_map(d);
+    }
+    end_seq(d);
+    str(d, "outputs");
+    begin_seq(d, true);
+    for (int i = 0; i < g->n_outputs; i++) ref_scalar(d, g->outputs[i], false);
+    end_seq(d);
+    str(d, "initializers");
+    begin_seq(d, false);
+    for (int32_t id = g->n_inputs_nodes; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        if (n->kind != TGC_NODE_CONST) continue;
+        begin_map(d, true);
+        str(d, "name");
+        str(d, n->name);
+        tensor_body(d, n->data);
+        end_map(d);
+    }
+    end_seq(d);
+    str(d, "nodes");
+    begin_seq(d, false);
+    for (int32_t id = g->n_inputs_nodes; id < g->n_nodes; id++)
+        if (g->nodes[id].kind == TGC_NODE_OP) dump_node(d, &g->nodes[id]);
+    end_seq(d);
+    end_map(d);
+    yaml_document_end_event_initialize(&ev, 1);
+    emit(d, &ev);
+    yaml_stream_end_event_initialize(&ev);
+    emit(d, &ev);
+}
+
+static int write_handler(void *data, unsigned char *buffer, size_t size) {
+    return fwrite(buffer, 1, size, (FILE *)data) == size;
+}
+
+tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_dir, tgc_diags *diags) {
+    dumper d = {.g = g, .dest_dir = dest_dir};
+    if (!yaml_emitter_initialize(&d.em)) return TGC_ERR_NOMEM;
+    yaml_emitter_set_output(&d.em, write_handler, out);
+    yaml_emitter_set_width(&d.em, 120);
+    yaml_emitter_set_unicode(&d.em, 1);
+    dump_graph(&d);
+    if (!d.failed && !yaml_emitter_flush(&d.em)) d.failed = true;
+    yaml_emitter_delete(&d.em);
+    if (d.failed || fflush(out) != 0 || ferror(out)) {
+        tgc_diag_add(diags, TGC_SEV_ERROR, NULL, (tgc_srcpos){0, 0}, "io", "cannot write the graph: %s",
+                     errno ? strerror(errno) : "emitter error");
+        return TGC_ERR_IO;
+    }
+    return TGC_OK;
+}

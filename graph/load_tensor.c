@@ -1,0 +1,313 @@
+/* The loader's tensor readers: dtypes, shapes, inline values and .npy data. */
+#include "graph/loader.h"
+
+#include "graph/npy.h"
+#include "support/alloc.h"
+#include "support/half.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+tgc_srcpos tgc_loader_pos(const yaml_node_t *n) {
+    tgc_srcpos p = {0, 0};
+    if (n != NULL) {
+        p.line = (int)n->start_mark.line + 1;
+        p.col = (int)n->start_mark.column + 1;
+    }
+    return p;
+}
+
+tgc_status tgc_loader_error(tgc_loader *l, const yaml_node_t *n, const char *rule, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    tgc_status s = tgc_diag_addv(l->diags, TGC_SEV_ERROR, l->g->path, tgc_loader_pos(n), rule, fmt, ap);
+    va_end(ap);
+    if (s == TGC_ERR_NOMEM) return tgc_loader_nomem(l);
+    return TGC_ERR_INVALID;
+}
+
+tgc_status tgc_loader_nomem(tgc_loader *l) {
+    l->failure = TGC_ERR_NOMEM;
+    return TGC_ERR_NOMEM;
+}
+
+static const char *node_kind_word(const yaml_node_t *n) {
+    switch (n->type) {
+    case YAML_SCALAR_NODE: return "a scalar";
+    case YAML_SEQUENCE_NODE: return "a list";
+    case YAML_MAPPING_NODE: return "a mapping";
+    default: return "nothing";
+    }
+}
+
+const char *tgc_loader_scalar(tgc_loader *l, const yaml_node_t *n, const char *what) {
+    if (n->type == YAML_SCALAR_NODE) return (const char *)n->data.scalar.value;
+    tgc_loader_error(l, n, "wrong-kind", "%s must be a scalar, not %s", what, node_kind_word(n));
+    return NULL;
+}
+
+bool tgc_loader_check_key(tgc_loader *l, const yaml_node_t *key, const char *where,
+                          const char *const *allowed) {
+    const char *k = key->type == YAML_SCALAR_NODE ? (const char *)key->data.scalar.value : NULL;
+    if (k != NULL)
+        for (const char *const *a = allowed; *a != NULL; a++)
+            if (strcmp(*a, k) == 0) return true;
+    char list[256] = "";
+    for (const char *const *a = allowed; *a != NULL; a++) {
+        strncat(list, a == allowed ? "" : ", ", sizeof list - strlen(list) - 1);
+        strncat(list, *a, sizeof list - strlen(list) - 1);
+    }
+    tgc_loader_error(l, key, "unknown-key", "unknown key '%s' in %s (expected one of: %s)",
+                     k ? k : "(not a scalar)", where, list);
+    return false;
+}
+
+bool tgc_parse_int(const char *s, int64_t *out) {
+    const char *p = s;
+    if (*p == '+' || *p == '-') p++;
+    if (!isdigit((unsigned char)*p)) return false;
+    for (const char *q = p; *q; q++)
+        if (!isdigit((unsigned char)*q)) return false;
+    errno = 0;
+    long long v = strtoll(s, NULL, 10);
+    if (errno == ERANGE) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+bool tgc_parse_number(const char *s, double *out) {
+    const char *p = s;
+    bool neg = false;
+    if (*p == '+' || *p == '-') neg = *p++ == '-';
+    if (strcmp(p, ".inf") == 0 || strcmp(p, ".Inf") == 0 || strcmp(p, ".INF") == 0) {
+        *out = neg ? -INFINITY : INFINITY;
+        return true;
+    }
+    if (p == s && (strcmp(p, ".nan") == 0 || strcmp(p, ".NaN") == 0 || strcmp(p, ".NAN") == 0)) {
+        *out = NAN;
+        return true;
+    }
+    /* Digits, one optional '.', an optional exponent: no hex, no "inf". */
+    bool digits = false;
+    while (isdigit((unsigned char)*p)) p++, digits = true;
+    if (*p == '.') {
+        p++;
+        while (isdigit((unsigned char)*p)) p++, digits = true;
+    }
+    if (!digits) return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!isdigit((unsigned char)*p)) return false;
+        while (isdigit((unsigned char)*p)) p++;
+    }
+    if (*p != '\0') return false;
+    *out = strtod(s, NULL);
+    return true;
+}
+
+tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, tgc_dtype *out) {
+    const char *s = tgc_loader_scalar(l, n, "dtype");
+    if (s == NULL) return TGC_ERR_INVALID;
+    *out = tgc_dtype_from_name(s);
+    if (*out == TGC_DTYPE_INVALID)
+        return tgc_loader_error(l, n, "unknown-dtype",
+                                "unknown dtype '%s' (expected float32, float16, int32, int64, uint8 or bool)", s);
+    return TGC_OK;
+}
+
+static bool is_symbol(const char *s) {
+    if (!(isalpha((unsigned char)*s) || *s == '_')) return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return false;
+    return true;
+}
+
+tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, bool allow_symbols, tgc_shape *out) {
+    if (n->type != YAML_SEQUENCE_NODE)
+        return tgc_loader_error(l, n, "bad-shape", "a shape must be a list of dimensions, not %s",
+                                node_kind_word(n));
+    yaml_node_item_t *items = n->data.sequence.items.start;
+    int rank = (int)(n->data.sequence.items.top - items);
+    if (rank > TGC_MAX_RANK)
+        return tgc_loader_error(l, n, "bad-shape", "rank %d is more than tgc supports (%d)", rank, TGC_MAX_RANK);
+    out->rank = rank;
+    for (int i = 0; i < rank; i++) {
+        yaml_node_t *d = yaml_document_get_node(&l->doc, items[i]);
+        const char *s = tgc_loader_scalar(l, d, "a dimension");
+        if (s == NULL) return TGC_ERR_INVALID;
+        int64_t v;
+        if (tgc_parse_int(s, &v)) {
+            if (v < 0) return tgc_loader_error(l, d, "bad-shape", "dimension %d is negative (%s)", i, s);
+            out->dims[i] = tgc_dim_of(v);
+        } else if (is_symbol(s)) {
+            if (!allow_symbols)
+                return tgc_loader_error(l, d, "bad-shape",
+                                        "dimension %d is the symbol '%s', but this shape must be concrete", i, s);
+            int32_t sym = tgc_graph_symbol(l->g, s, false);
+            if (sym < 0) return tgc_loader_nomem(l);
+            out->dims[i] = tgc_dim_sym(sym);
+        } else {
+            return tgc_loader_error(l, d, "bad-shape",
+                                    "dimension %d ('%s') is neither an integer >= 0 nor a symbol", i, s);
+        }
+    }
+    return TGC_OK;
+}
+
+/* Stores value `v` (already range-checked) as element i of a `dtype` array. */
+static void store_element(void *data, tgc_dtype dtype, size_t i, double f, int64_t v, bool is_int) {
+    switch (dtype) {
+    case TGC_FLOAT32: ((float *)data)[i] = is_int ? (float)v : (float)f; break;
+    case TGC_FLOAT16: ((uint16_t *)data)[i] = tgc_float_to_half(is_int ? (float)v : (float)f); break;
+    case TGC_INT32: ((int32_t *)data)[i] = (int32_t)v; break;
+    case TGC_INT64: ((int64_t *)data)[i] = v; break;
+    case TGC_UINT8: ((uint8_t *)data)[i] = (uint8_t)v; break;
+    case TGC_BOOL: ((uint8_t *)data)[i] = (uint8_t)(v != 0); break;
+    default: break;
+    }
+}
+
+/* Parses one inline value for `dtype`; reports and returns false on error. */
+static bool parse_element(tgc_loader *l, const yaml_node_t *n, tgc_dtype dtype, void *data, size_t i) {
+    const char *s = tgc_loader_scalar(l, n, "a value");
+    if (s == NULL) return false;
+    int64_t v = 0;
+    double f = 0;
+    if (dtype == TGC_FLOAT32 || dtype == TGC_FLOAT16) {
+        if (!tgc_parse_number(s, &f)) {
+            tgc_loader_error(l, n, "bad-value", "value '%s' is not a number", s);
+            return false;
+        }
+        store_element(data, dtype, i, f, 0, false);
+        return true;
+    }
+    if (dtype == TGC_BOOL) {
+        if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "1") == 0) v = 1;
+        else if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "0") == 0) v = 0;
+        else {
+            tgc_loader_error(l, n, "bad-value", "value '%s' is not a bool (true or false)", s);
+            return false;
+        }
+        store_element(data, dtype, i, 0, v, true);
+        return true;
+    }
+    if (!tgc_parse_int(s, &v)) {
+        tgc_loader_error(l, n, "bad-value", "value '%s' is not an integer", s);
+        return false;
+    }
+    int64_t lo = dtype == TGC_UINT8 ? 0 : dtype == TGC_INT32 ? INT32_MIN : INT64_MIN;
+    int64_t hi = dtype == TGC_UINT8 ? 255 : dtype == TGC_INT32 ? INT32_MAX : INT64_MAX;
+    if (v < lo || v > hi) {
+        tgc_loader_error(l, n, "value-out-of-range", "value %s does not fit in %s", s, tgc_dtype_name(dtype));
+        return false;
+    }
+    store_element(data, dtype, i, 0, v, true);
+    return true;
+}
+
+static tgc_status load_values(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_const *c) {
+    if (n->type != YAML_SEQUENCE_NODE)
+        return tgc_loader_error(l, n, "bad-value", "values of %s must be a flat list, not %s", what,
+                                node_kind_word(n));
+    yaml_node_item_t *items = n->data.sequence.items.start;
+    size_t count = (size_t)(n->data.sequence.items.top - items);
+    int64_t numel = tgc_shape_numel(&c->shape);
+    if ((int64_t)count != numel)
+        return tgc_loader_error(l, n, "value-count", "%s has %zu values but its shape %s needs %lld", what,
+                                count, tgc_shape_str(l->g, &c->shape, (char[128]){0}, 128), (long long)numel);
+    c->nbytes = count * tgc_dtype_size(c->dtype);
+    c->data = c->nbytes ? tgc_malloc(c->nbytes) : NULL;
+    if (c->nbytes && c->data == NULL) return tgc_loader_nomem(l);
+    for (size_t i = 0; i < count; i++)
+        if (!parse_element(l, yaml_document_get_node(&l->doc, items[i]), c->dtype, c->data, i))
+            return TGC_ERR_INVALID;
+    return TGC_OK;
+}
+
+static char *join_path(const char *dir, const char *file) {
+    if (file[0] == '/' || dir == NULL || dir[0] == '\0') return tgc_strdup(file);
+    size_t a = strlen(dir), b = strlen(file);
+    char *p = tgc_malloc(a + b + 2);
+    if (p == NULL) return NULL;
+    memcpy(p, dir, a);
+    p[a] = '/';
+    memcpy(p + a + 1, file, b + 1);
+    return p;
+}
+
+static tgc_status load_npy(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_const *c) {
+    const char *file = tgc_loader_scalar(l, n, "file");
+    if (file == NULL) return TGC_ERR_INVALID;
+    c->file = tgc_strdup(file);
+    char *path = join_path(l->g->dir, file);
+    if (c->file == NULL || path == NULL) {
+        tgc_free(path);
+        return tgc_loader_nomem(l);
+    }
+    tgc_npy a;
+    char err[256];
+    tgc_status s = tgc_npy_read_file(path, &a, err, sizeof err);
+    tgc_free(path);
+    if (s == TGC_ERR_NOMEM) return tgc_loader_nomem(l);
+    if (s != TGC_OK) return tgc_loader_error(l, n, "bad-npy", "%s: cannot use '%s': %s", what, file, err);
+    char want[128], got[128];
+    tgc_shape got_shape = tgc_shape_of(a.rank, a.dims);
+    if (a.dtype != c->dtype)
+        s = tgc_loader_error(l, n, "npy-mismatch", "%s: '%s' holds %s data but the declaration says %s", what,
+                             file, tgc_dtype_name(a.dtype), tgc_dtype_name(c->dtype));
+    else if (!tgc_shape_eq(&got_shape, &c->shape))
+        s = tgc_loader_error(l, n, "npy-mismatch", "%s: '%s' has shape %s but the declaration says %s", what,
+                             file, tgc_shape_str(l->g, &got_shape, got, sizeof got),
+                             tgc_shape_str(l->g, &c->shape, want, sizeof want));
+    if (s != TGC_OK) {
+        tgc_npy_release(&a);
+        return s;
+    }
+    c->data = a.data;
+    c->nbytes = a.nbytes;
+    return TGC_OK;
+}
+
+tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *what, tgc_const **out) {
+    static const char *const keys[] = {"name", "dtype", "shape", "file", "values", NULL};
+    *out = NULL;
+    if (map->type != YAML_MAPPING_NODE)
+        return tgc_loader_error(l, map, "wrong-kind", "%s must be a mapping, not %s", what, node_kind_word(map));
+    const yaml_node_t *dtype = NULL, *shape = NULL, *file = NULL, *values = NULL;
+    tgc_status s = TGC_OK;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&l->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(&l->doc, p->value);
+        if (!tgc_loader_check_key(l, k, what, keys)) {
+            s = TGC_ERR_INVALID;
+            continue;
+        }
+        const char *key = (const char *)k->data.scalar.value;
+        if (strcmp(key, "dtype") == 0) dtype = v;
+        else if (strcmp(key, "shape") == 0) shape = v;
+        else if (strcmp(key, "file") == 0) file = v;
+        else if (strcmp(key, "values") == 0) values = v;
+    }
+    if (s != TGC_OK) return s;
+    if (dtype == NULL || shape == NULL)
+        return tgc_loader_error(l, map, "missing-key", "%s needs both 'dtype' and 'shape'", what);
+    if ((file == NULL) == (values == NULL))
+        return tgc_loader_error(l, map, "missing-key", "%s needs exactly one of 'file' and 'values'", what);
+    tgc_const *c = tgc_calloc(1, sizeof *c);
+    if (c == NULL) return tgc_loader_nomem(l);
+    c->pos = tgc_loader_pos(map);
+    s = tgc_load_dtype(l, dtype, &c->dtype);
+    if (s == TGC_OK) s = tgc_load_shape(l, shape, false, &c->shape);
+    if (s == TGC_OK) s = file ? load_npy(l, file, what, c) : load_values(l, values, what, c);
+    if (s != TGC_OK) {
+        tgc_const_free(c);
+        return s;
+    }
+    *out = c;
+    return TGC_OK;
+}

@@ -1,0 +1,665 @@
+/* The tgc/1 loader: walks a libyaml document into the graph IR, then hands
+ * it to validation and inference. Every problem is reported with its
+ * position; parsing goes on after an error so that independent errors in
+ * one file are all reported. */
+#include "graph/loader.h"
+
+#include "graph/op_registry.h"
+#include "graph/passes.h"
+#include "support/alloc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FOR_PAIRS(l, map, k, v)                                                                     \
+    for (yaml_node_pair_t *pair_ = (map)->data.mapping.pairs.start; pair_ < (map)->data.mapping.pairs.top; \
+         pair_++)                                                                                   \
+        for (yaml_node_t *k = yaml_document_get_node(&(l)->doc, pair_->key),                        \
+                         *v = yaml_document_get_node(&(l)->doc, pair_->value);                      \
+             k != NULL; k = NULL, (void)v)
+
+#define FOR_ITEMS(l, seq, item)                                                                     \
+    for (yaml_node_item_t *it_ = (seq)->data.sequence.items.start; it_ < (seq)->data.sequence.items.top; it_++) \
+        for (yaml_node_t *item = yaml_document_get_node(&(l)->doc, *it_); item != NULL; item = NULL)
+
+static size_t seq_len(const yaml_node_t *n) {
+    return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+}
+
+static bool expect_kind(tgc_loader *l, const yaml_node_t *n, yaml_node_type_t type, const char *what) {
+    if (n->type == type) return true;
+    const char *want = type == YAML_SEQUENCE_NODE ? "a list" : type == YAML_MAPPING_NODE ? "a mapping" : "a scalar";
+    tgc_loader_error(l, n, "wrong-kind", "%s must be %s", what, want);
+    return false;
+}
+
+/* A name as the format allows: [A-Za-z0-9_.:/-]+, no leading '^'. */
+static bool valid_name(const char *s) {
+    if (*s == '\0') return false;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || strchr("_.:/-", *s) != NULL)) return false;
+    return true;
+}
+
+static tgc_status add_pending(tgc_loader *l, pending_kind kind, int32_t owner, int index, const char *text,
+                              tgc_srcpos pos) {
+    if (l->n_refs == l->cap_refs) {
+        size_t cap = l->cap_refs ? l->cap_refs * 2 : 32;
+        pending_ref *refs = tgc_realloc(l->refs, cap * sizeof *refs);
+        if (refs == NULL) return tgc_loader_nomem(l);
+        l->refs = refs;
+        l->cap_refs = cap;
+    }
+    char *copy = tgc_strdup(text);
+    if (copy == NULL) return tgc_loader_nomem(l);
+    l->refs[l->n_refs++] = (pending_ref){kind, owner, index, copy, pos};
+    return TGC_OK;
+}
+
+/* Creates a node for the `name:` scalar `n`, reporting a bad or duplicate name. */
+static tgc_status declare_node(tgc_loader *l, const yaml_node_t *n, tgc_node_kind kind, int32_t *id) {
+    const char *name = tgc_loader_scalar(l, n, "name");
+    if (name == NULL) return TGC_ERR_INVALID;
+    if (!valid_name(name))
+        return tgc_loader_error(l, n, "bad-name", "'%s' is not a valid name (letters, digits and _.:/- only)", name);
+    int32_t prev = tgc_graph_find(l->g, name);
+    if (prev >= 0)
+        return tgc_loader_error(l, n, "duplicate-name", "name '%s' is already defined at line %d", name,
+                                l->g->nodes[prev].pos.line);
+    if (tgc_graph_add_node(l->g, name, kind, id) != TGC_OK) return tgc_loader_nomem(l);
+    return TGC_OK;
+}
+
+static const yaml_node_t *find_key(tgc_loader *l, const yaml_node_t *map, const char *key) {
+    FOR_PAIRS(l, map, k, v) {
+        if (k->type == YAML_SCALAR_NODE && strcmp((const char *)k->data.scalar.value, key) == 0) return v;
+    }
+    return NULL;
+}
+
+/* Rejects a key given twice in one mapping (YAML allows it; we do not). */
+static bool check_duplicate_keys(tgc_loader *l, const yaml_node_t *map) {
+    bool ok = true;
+    for (yaml_node_pair_t *a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top; a++) {
+        yaml_node_t *ka = yaml_document_get_node(&l->doc, a->key);
+        if (ka->type != YAML_SCALAR_NODE) continue;
+        for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a; b++) {
+            yaml_node_t *kb = yaml_document_get_node(&l->doc, b->key);
+            if (kb->type == YAML_SCALAR_NODE &&
+                strcmp((const char *)ka->data.scalar.value, (const char *)kb->data.scalar.value) == 0) {
+                tgc_loader_error(l, ka, "duplicate-key", "key '%s' is given twice (first at line %d)",
+                                 (const char *)ka->data.scalar.value, tgc_loader_pos(kb).line);
+                ok = false;
+                break;
+            }
+        }
+    }
+    return ok;
+}
+
+/* ---- inputs -------------------------------------------------------------- */
+
+static tgc_status load_input(tgc_loader *l, const yaml_node_t *map) {
+    static const char *const keys[] = {"name", "dtype", "shape", NULL};
+    if (!expect_kind(l, map, YAML_MAPPING_NODE, "a graph input") || !check_duplicate_keys(l, map))
+        return TGC_ERR_INVALID;
+    tgc_status s = TGC_OK;
+    FOR_PAIRS(l, map, k, v) {
+        if (!tgc_loader_check_key(l, k, "a graph input", keys)) s = TGC_ERR_INVALID;
+    }
+    const yaml_node_t *name = find_key(l, map, "name"), *dtype = find_key(l, map, "dtype"),
+                      *shape = find_key(l, map, "shape");
+    if (name == NULL || dtype == NULL || shape == NULL)
+        return tgc_loader_error(l, map, "missing-key", "a graph input needs 'name', 'dtype' and 'shape'");
+    int32_t id;
+    if (declare_node(l, name, TGC_NODE_INPUT, &id) != TGC_OK) return TGC_ERR_INVALID;
+    tgc_node *n = &l->g->nodes[id];
+    n->pos = tgc_loader_pos(map);
+    n->outputs = tgc_calloc(1, sizeof *n->outputs);
+    if (n->outputs == NULL) return tgc_loader_nomem(l);
+    n->n_outputs = 1;
+    n->outputs[0].value_len = -1;
+    if (tgc_load_dtype(l, dtype, &n->outputs[0].dtype) != TGC_OK) s = TGC_ERR_INVALID;
+    if (tgc_load_shape(l, shape, true, &l->g->nodes[id].outputs[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
+    return s;
+}
+
+/* ---- initializers -------------------------------------------------------- */
+
+static tgc_status load_initializer(tgc_loader *l, const yaml_node_t *map) {
+    if (!expect_kind(l, map, YAML_MAPPING_NODE, "an initializer") || !check_duplicate_keys(l, map))
+        return TGC_ERR_INVALID;
+    const yaml_node_t *name = find_key(l, map, "name");
+    if (name == NULL) return tgc_loader_error(l, map, "missing-key", "an initializer needs a 'name'");
+    int32_t id;
+    if (declare_node(l, name, TGC_NODE_CONST, &id) != TGC_OK) return TGC_ERR_INVALID;
+    l->g->nodes[id].pos = tgc_loader_pos(map);
+    char what[300];
+    snprintf(what, sizeof what, "initializer '%s'", l->g->nodes[id].name);
+    tgc_const *c;
+    tgc_status s = tgc_load_tensor(l, map, what, &c);
+    if (s != TGC_OK) return s;
+    tgc_node *n = &l->g->nodes[id];
+    n->data = c;
+    return TGC_OK;
+}
+
+/* ---- attributes ---------------------------------------------------------- */
+
+static tgc_status attr_type_error(tgc_loader *l, const yaml_node_t *v, const tgc_node *n, const char *name,
+                                  tgc_attr_type type, const char *got) {
+    return tgc_loader_error(l, v, "attribute-type", "node '%s' (%s): attribute '%s' must be %s %s, got %s",
+                            n->name, n->op_name, name, type >= TGC_ATTR_INTS && type <= TGC_ATTR_STRINGS ? "a list of" : "a",
+                            type == TGC_ATTR_INTS ? "ints" : type == TGC_ATTR_FLOATS ? "numbers"
+                            : type == TGC_ATTR_STRINGS ? "strings" : tgc_attr_type_name(type), got);
+}
+
+static tgc_status parse_attr_scalar(tgc_loader *l, const yaml_node_t *v, const tgc_node *n, tgc_attr *a) {
+    if (v->type != YAML_SCALAR_NODE) return attr_type_error(l, v, n, a->name, a->type, v->type == YAML_SEQUENCE_NODE ? "a list" : "a mapping");
+    const char *s = (const char *)v->data.scalar.value;
+    bool quoted = v->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                  v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+    char got[300];
+    snprintf(got, sizeof got, "'%.200s'", s);
+    switch (a->type) {
+    case TGC_ATTR_INT:
+        if (quoted || !tgc_parse_int(s, &a->i)) return attr_type_error(l, v, n, a->name, a->type, got);
+        return TGC_OK;
+    case TGC_ATTR_FLOAT:
+        if (quoted || !tgc_parse_number(s, &a->f)) return attr_type_error(l, v, n, a->name, a->type, got);
+        return TGC_OK;
+    case TGC_ATTR_STRING:
+        a->s = tgc_strdup(s);
+        return a->s ? TGC_OK : tgc_loader_nomem(l);
+    default: return attr_type_error(l, v, n, a->name, a->type, got);
+    }
+}
+
+static tgc_status parse_attr_list(tgc_loader *l, const yaml_node_t *v, const tgc_node *n, tgc_attr *a) {
+    if (v->type != YAML_SEQUENCE_NODE)
+        return attr_type_error(l, v, n, a->name, a->type, v->type == YAML_SCALAR_NODE ? "a scalar" : "a mapping");
+    a->n = seq_len(v);
+    size_t elem = a->type == TGC_ATTR_INTS ? sizeof(int64_t) : a->type == TGC_ATTR_FLOATS ? sizeof(double) : sizeof(char *);
+    void *arr = tgc_calloc(a->n ? a->n : 1, elem);
+    if (arr == NULL) return tgc_loader_nomem(l);
+    if (a->type == TGC_ATTR_INTS) a->ints = arr;
+    else if (a->type == TGC_ATTR_FLOATS) a->floats = arr;
+    else a->strings = arr;
+    size_t i = 0;
+    FOR_ITEMS(l, v, item) {
+        const char *s = item->type == YAML_SCALAR_NODE ? (const char *)item->data.scalar.value : NULL;
+        char got[300];
+        snprintf(got, sizeof got, "'%.200s' at position %zu", s ? s : "a nested collection", i);
+        if (s == NULL) return attr_type_error(l, item, n, a->name, a->type, got);
+        if (a->type == TGC_ATTR_INTS && !tgc_parse_int(s, &a->ints[i]))
+            return attr_type_error(l, item, n, a->name, a->type, got);
+        if (a->type == TGC_ATTR_FLOATS && !tgc_parse_number(s, &a->floats[i]))
+            return attr_type_error(l, item, n, a->name, a->type, got);
+        if (a->type == TGC_ATTR_STRINGS && (a->strings[i] = tgc_strdup(s)) == NULL) return tgc_loader_nomem(l);
+        i++;
+    }
+    return TGC_OK;
+}
+
+static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id) {
+    if (!expect_kind(l, map, YAML_MAPPING_NODE, "attrs") || !check_duplicate_keys(l, map)) return TGC_ERR_INVALID;
+    size_t count = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    tgc_attr *attrs = tgc_calloc(count ? count : 1, sizeof *attrs);
+    if (attrs == NULL) return tgc_loader_nomem(l);
+    l->g->nodes[id].attrs = attrs;
+    tgc_node *n = &l->g->nodes[id];
+    tgc_status s = TGC_OK;
+    FOR_PAIRS(l, map, k, v) {
+        const char *key = tgc_loader_scalar(l, k, "an attribute name");
+        if (key == NULL) {
+            s = TGC_ERR_INVALID;
+            continue;
+        }
+        if (n->op == NULL) continue; /* unknown op: reported already; nothing to check against */
+        const tgc_attr_def *def = tgc_op_attr_def(n->op, key);
+        if (def == NULL) {
+            s = tgc_loader_error(l, k, "unknown-attribute", "node '%s' (%s): unknown attribute '%s'", n->name,
+                                 n->op_name, key);
+            continue;
+        }
+        tgc_attr *a = &attrs[n->n_attrs++];
+        a->type = def->type;
+        a->pos = tgc_loader_pos(k);
+        if ((a->name = tgc_strdup(key)) == NULL) return tgc_loader_nomem(l);
+        tgc_status as;
+        if (def->type == TGC_ATTR_TENSOR) {
+            char what[300];
+            snprintf(what, sizeof what, "attribute '%s' of node '%s'", key, n->name);
+            as = tgc_load_tensor(l, v, what, &a->tensor);
+        } else if (def->type == TGC_ATTR_INTS || def->type == TGC_ATTR_FLOATS || def->type == TGC_ATTR_STRINGS) {
+            as = parse_attr_list(l, v, n, a);
+        } else {
+            as = parse_attr_scalar(l, v, n, a);
+        }
+        if (as == TGC_ERR_NOMEM) return as;
+        if (as != TGC_OK) s = as;
+    }
+    return s;
+}
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static tgc_status load_refs(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
+    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, "inputs")) return TGC_ERR_INVALID;
+    tgc_node *n = &l->g->nodes[id];
+    size_t count = seq_len(seq);
+    n->inputs = tgc_calloc(count ? count : 1, sizeof *n->inputs);
+    n->controls = tgc_calloc(count ? count : 1, sizeof *n->controls);
+    if (n->inputs == NULL || n->controls == NULL) return tgc_loader_nomem(l);
+    tgc_status s = TGC_OK;
+    FOR_ITEMS(l, seq, item) {
+        const char *text = tgc_loader_scalar(l, item, "an input reference");
+        if (text == NULL) {
+            s = TGC_ERR_INVALID;
+            continue;
+        }
+        tgc_srcpos pos = tgc_loader_pos(item);
+        if (text[0] == '^') {
+            n->controls[n->n_controls] = (tgc_ref){-1, 0, pos};
+            if (add_pending(l, PENDING_CONTROL, id, n->n_controls++, text + 1, pos) != TGC_OK) return TGC_ERR_NOMEM;
+        } else {
+            if (n->n_controls > 0)
+                s = tgc_loader_error(l, item, "control-order",
+                                     "node '%s': data input '%s' comes after a control input; list '^' inputs last",
+                                     n->name, text);
+            n->inputs[n->n_inputs] = (tgc_ref){-1, 0, pos};
+            if (text[0] != '\0' && add_pending(l, PENDING_INPUT, id, n->n_inputs, text, pos) != TGC_OK)
+                return TGC_ERR_NOMEM;
+            n->n_inputs++;
+        }
+    }
+    return s;
+}
+
+static tgc_status load_colocation(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
+    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, "colocate_with")) return TGC_ERR_INVALID;
+    tgc_node *n = &l->g->nodes[id];
+    size_t count = seq_len(seq);
+    n->colocate = tgc_calloc(count ? count : 1, sizeof *n->colocate);
+    if (n->colocate == NULL) return tgc_loader_nomem(l);
+    tgc_status s = TGC_OK;
+    FOR_ITEMS(l, seq, item) {
+        const char *text = tgc_loader_scalar(l, item, "a colocate_with entry");
+        if (text == NULL) {
+            s = TGC_ERR_INVALID;
+            continue;
+        }
+        tgc_srcpos pos = tgc_loader_pos(item);
+        n->colocate[n->n_colocate] = (tgc_ref){-1, 0, pos};
+        if (add_pending(l, PENDING_COLOCATE, id, n->n_colocate++, text, pos) != TGC_OK) return TGC_ERR_NOMEM;
+    }
+    return s;
+}
+
+/* A device spec: cpu, gpu (partial) or cpuN, gpuN (full), N without
+ * leading zeros. */
+static bool valid_device_spec(const char *s) {
+    const char *p = strncmp(s, "cpu", 3) == 0 || strncmp(s, "gpu", 3) == 0 ? s + 3 : NULL;
+    if (p == NULL) return false;
+    if (*p == '\0') return true;
+    if (*p == '0') return p[1] == '\0';
+    for (; *p; p++)
+        if (!isdigit((unsigned char)*p)) return false;
+    return strlen(s) < 12;
+}
+
+static tgc_status load_device(tgc_loader *l, const yaml_node_t *v, int32_t id) {
+    const char *spec = tgc_loader_scalar(l, v, "device");
+    if (spec == NULL) return TGC_ERR_INVALID;
+    tgc_node *n = &l->g->nodes[id];
+    n->device_pos = tgc_loader_pos(v);
+    if (!valid_device_spec(spec))
+        return tgc_loader_error(l, v, "bad-device-spec",
+                                "node '%s': device '%s' is not a device spec (cpu, gpu, cpuN or gpuN)", n->name,
+                                spec);
+    n->device = tgc_strdup(spec);
+    return n->device ? TGC_OK : tgc_loader_nomem(l);
+}
+
+static tgc_status load_declared_outputs(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
+    static const char *const keys[] = {"dtype", "shape", NULL};
+    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, "out")) return TGC_ERR_INVALID;
+    tgc_node *n = &l->g->nodes[id];
+    size_t count = seq_len(seq);
+    n->declared_pos = tgc_loader_pos(seq);
+    n->declared = tgc_calloc(count ? count : 1, sizeof *n->declared);
+    n->declared_has_shape = tgc_calloc(count ? count : 1, sizeof *n->declared_has_shape);
+    if (n->declared == NULL || n->declared_has_shape == NULL) return tgc_loader_nomem(l);
+    tgc_status s = TGC_OK;
+    FOR_ITEMS(l, seq, item) {
+        int i = n->n_declared++;
+        tgc_tensor_info *info = &n->declared[i];
+        info->value_len = -1;
+        info->dtype = TGC_DTYPE_INVALID;
+        info->shape.rank = TGC_RANK_UNKNOWN;
+        if (!expect_kind(l, item, YAML_MAPPING_NODE, "an out entry") || !check_duplicate_keys(l, item)) {
+            s = TGC_ERR_INVALID;
+            continue;
+        }
+        FOR_PAIRS(l, item, k, v) {
+            if (!tgc_loader_check_key(l, k, "an out entry", keys)) {
+                s = TGC_ERR_INVALID;
+                continue;
+            }
+            if (strcmp((const char *)k->data.scalar.value, "dtype") == 0) {
+                if (tgc_load_dtype(l, v, &info->dtype) != TGC_OK) s = TGC_ERR_INVALID;
+            } else {
+                if (tgc_load_shape(l, v, true, &l->g->nodes[id].declared[i].shape) != TGC_OK) s = TGC_ERR_INVALID;
+                l->g->nodes[id].declared_has_shape[i] = true;
+            }
+        }
+        if (find_key(l, item, "dtype") == NULL)
+            s = tgc_loader_error(l, item, "missing-key", "an out entry needs a 'dtype'");
+        n = &l->g->nodes[id];
+    }
+    return s;
+}
+
+static tgc_status load_node(tgc_loader *l, const yaml_node_t *map) {
+    static const char *const keys[] = {"name", "op", "inputs", "attrs", "device", "colocate_with", "out", NULL};
+    if (!expect_kind(l, map, YAML_MAPPING_NODE, "a node") || !check_duplicate_keys(l, map)) return TGC_ERR_INVALID;
+    tgc_status s = TGC_OK;
+    FOR_PAIRS(l, map, k, v) {
+        if (!tgc_loader_check_key(l, k, "a node", keys)) s = TGC_ERR_INVALID;
+    }
+    const yaml_node_t *name = find_key(l, map, "name"), *op = find_key(l, map, "op");
+    if (name == NULL || op == NULL) return tgc_loader_error(l, map, "missing-key", "a node needs 'name' and 'op'");
+    int32_t id;
+    if (declare_node(l, name, TGC_NODE_OP, &id) != TGC_OK) return TGC_ERR_INVALID;
+    tgc_node *n = &l->g->nodes[id];
+    n->pos = tgc_loader_pos(map);
+    n->op_pos = tgc_loader_pos(op);
+    const char *op_name = tgc_loader_scalar(l, op, "op");
+    if (op_name == NULL) return TGC_ERR_INVALID;
+    if ((n->op_name = tgc_strdup(op_name)) == NULL) return tgc_loader_nomem(l);
+    n->op = tgc_op_find(op_name);
+    if (n->op == NULL)
+        s = tgc_loader_error(l, op, "unknown-op",
+                             op_name[0] == '_' ? "node '%s': op '%s' is internal to tgc and cannot be written in a graph"
+                                               : "node '%s': unknown op '%s'",
+                             n->name, op_name);
+    else if (n->op->name[0] == '_')
+        s = tgc_loader_error(l, op, "unknown-op", "node '%s': op '%s' is internal to tgc and cannot be written in a graph",
+                             n->name, op_name);
+    FOR_PAIRS(l, map, k, v) {
+        if (k->type != YAML_SCALAR_NODE) continue;
+        const char *key = (const char *)k->data.scalar.value;
+        tgc_status ks = TGC_OK;
+        if (strcmp(key, "inputs") == 0) ks = load_refs(l, v, id);
+        else if (strcmp(key, "attrs") == 0) ks = load_attrs(l, v, id);
+        else if (strcmp(key, "device") == 0) ks = load_device(l, v, id);
+        else if (strcmp(key, "colocate_with") == 0) ks = load_colocation(l, v, id);
+        else if (strcmp(key, "out") == 0) ks = load_declared_outputs(l, v, id);
+        if (ks == TGC_ERR_NOMEM) return ks;
+        if (ks != TGC_OK) s = ks;
+    }
+    return s;
+}
+
+/* ---- graph outputs and the root ------------------------------------------ */
+
+static tgc_status load_outputs(tgc_loader *l, const yaml_node_t *seq) {
+    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, "outputs")) return TGC_ERR_INVALID;
+    size_t count = seq_len(seq);
+    l->g->outputs = tgc_calloc(count ? count : 1, sizeof *l->g->outputs);
+    if (l->g->outputs == NULL) return tgc_loader_nomem(l);
+    tgc_status s = TGC_OK;
+    FOR_ITEMS(l, seq, item) {
+        const char *text = tgc_loader_scalar(l, item, "an output reference");
+        if (text == NULL) {
+            s = TGC_ERR_INVALID;
+            continue;
+        }
+        tgc_srcpos pos = tgc_loader_pos(item);
+        int i = l->g->n_outputs++;
+        l->g->outputs[i] = (tgc_ref){-1, 0, pos};
+        if (text[0] == '\0' || text[0] == '^')
+            s = tgc_loader_error(l, item, "bad-reference", "graph output '%s' must name a tensor", text);
+        else if (add_pending(l, PENDING_OUTPUT, -1, i, text, pos) != TGC_OK)
+            return TGC_ERR_NOMEM;
+    }
+    return s;
+}
+
+typedef tgc_status (*item_loader)(tgc_loader *l, const yaml_node_t *item);
+
+static tgc_status load_list(tgc_loader *l, const yaml_node_t *seq, const char *what, item_loader fn) {
+    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, what)) return TGC_ERR_INVALID;
+    tgc_status s = TGC_OK;
+    FOR_ITEMS(l, seq, item) {
+        tgc_status is = fn(l, item);
+        if (is == TGC_ERR_NOMEM || l->failure != TGC_OK) return TGC_ERR_NOMEM;
+        if (is != TGC_OK) s = is;
+    }
+    return s;
+}
+
+static tgc_status load_root(tgc_loader *l, const yaml_node_t *root) {
+    static const char *const keys[] = {"format", "name", "inputs", "outputs", "initializers", "nodes", NULL};
+    if (root == NULL) return tgc_loader_error(l, NULL, "not-a-graph", "the file is empty");
+    if (root->type != YAML_MAPPING_NODE)
+        return tgc_loader_error(l, root, "not-a-graph", "a graph file must be a mapping that starts with 'format: tgc/1'");
+    if (!check_duplicate_keys(l, root)) return TGC_ERR_INVALID;
+    yaml_node_pair_t *first = root->data.mapping.pairs.start;
+    yaml_node_t *k0 = first < root->data.mapping.pairs.top ? yaml_document_get_node(&l->doc, first->key) : NULL;
+    if (k0 == NULL || k0->type != YAML_SCALAR_NODE || strcmp((const char *)k0->data.scalar.value, "format") != 0)
+        return tgc_loader_error(l, k0 ? k0 : root, "missing-format", "the first key must be 'format: tgc/1'");
+    tgc_status s = TGC_OK;
+    FOR_PAIRS(l, root, k, v) {
+        if (!tgc_loader_check_key(l, k, "the graph", keys)) s = TGC_ERR_INVALID;
+    }
+    const yaml_node_t *format = find_key(l, root, "format");
+    l->g->format_pos = tgc_loader_pos(format);
+    const char *fmt = tgc_loader_scalar(l, format, "format");
+    if (fmt == NULL) return TGC_ERR_INVALID;
+    if (strcmp(fmt, "tgc/1") != 0)
+        return tgc_loader_error(l, format, "bad-format", "format '%s' is not supported (this tgc reads tgc/1)", fmt);
+
+    /* Inputs first, then initializers, then nodes: node ids follow that order. */
+    static const struct {
+        const char *key;
+        item_loader fn;
+    } lists[] = {{"inputs", load_input}, {"initializers", load_initializer}, {"nodes", load_node}};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        const yaml_node_t *v = find_key(l, root, lists[i].key);
+        tgc_status ls = v ? load_list(l, v, lists[i].key, lists[i].fn) : TGC_OK;
+        if (l->failure != TGC_OK) return l->failure;
+        if (ls != TGC_OK) s = ls;
+        if (i == 0) l->g->n_inputs_nodes = l->g->n_nodes;
+    }
+    const yaml_node_t *name = find_key(l, root, "name");
+    if (name != NULL) {
+        const char *text = tgc_loader_scalar(l, name, "name");
+        if (text == NULL) s = TGC_ERR_INVALID;
+        else if ((l->g->name = tgc_strdup(text)) == NULL) return tgc_loader_nomem(l);
+    }
+    const yaml_node_t *outputs = find_key(l, root, "outputs");
+    if (outputs == NULL) return tgc_loader_error(l, root, "missing-key", "the graph needs 'outputs'");
+    tgc_status os = load_outputs(l, outputs);
+    return os != TGC_OK ? os : s;
+}
+
+/* ---- references ---------------------------------------------------------- */
+
+/* Resolves "node", "node:k" (when "node:k" is not itself a name) to a ref. */
+static bool resolve_text(const tgc_graph *g, const char *text, int32_t *node, int32_t *port) {
+    *node = tgc_graph_find(g, text);
+    *port = 0;
+    if (*node >= 0) return true;
+    const char *colon = strrchr(text, ':');
+    if (colon == NULL || colon[1] == '\0') return false;
+    int64_t k;
+    if (!tgc_parse_int(colon + 1, &k) || colon[1] == '-' || colon[1] == '+' || k > 1000000) return false;
+    char *prefix = tgc_strndup(text, (size_t)(colon - text));
+    if (prefix == NULL) return false;
+    *node = tgc_graph_find(g, prefix);
+    tgc_free(prefix);
+    *port = (int32_t)k;
+    return *node >= 0;
+}
+
+static tgc_status resolve_refs(tgc_loader *l) {
+    tgc_status s = TGC_OK;
+    tgc_graph *g = l->g;
+    for (size_t i = 0; i < l->n_refs; i++) {
+        pending_ref *p = &l->refs[i];
+        int32_t node, port;
+        bool found = resolve_text(g, p->text, &node, &port);
+        const char *owner = p->kind == PENDING_OUTPUT ? "graph outputs" : g->nodes[p->owner].name;
+        if (!found) {
+            tgc_diag_error(l->diags, g->path, p->pos, "dangling-reference", "%s%s%s: '%s' names no input, initializer or node",
+                           p->kind == PENDING_OUTPUT ? "" : "node '", owner, p->kind == PENDING_OUTPUT ? "" : "'",
+                           p->text);
+            s = TGC_ERR_INVALID;
+            continue;
+        }
+        tgc_ref ref = {node, port, p->pos};
+        if ((p->kind == PENDING_CONTROL || p->kind == PENDING_COLOCATE) && port != 0) {
+            s = tgc_diag_error(l->diags, g->path, p->pos, "bad-reference", "node '%s': '%s' must name a node, not one of its outputs",
+                               owner, p->text);
+            continue;
+        }
+        switch (p->kind) {
+        case PENDING_INPUT: g->nodes[p->owner].inputs[p->index] = ref; break;
+        case PENDING_CONTROL: g->nodes[p->owner].controls[p->index] = ref; break;
+        case PENDING_COLOCATE: g->nodes[p->owner].colocate[p->index] = ref; break;
+        case PENDING_OUTPUT: g->outputs[p->index] = ref; break;
+        }
+    }
+    return s;
+}
+
+/* ---- entry points -------------------------------------------------------- */
+
+static void loader_release(tgc_loader *l) {
+    for (size_t i = 0; i < l->n_refs; i++) tgc_free(l->refs[i].text);
+    tgc_free(l->refs);
+}
+
+static tgc_status parse_document(tgc_loader *l, const char *text, size_t size) {
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) return tgc_loader_nomem(l);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, size);
+    tgc_status s = TGC_OK;
+    if (!yaml_parser_load(&parser, &l->doc)) {
+        if (parser.error == YAML_MEMORY_ERROR) {
+            s = tgc_loader_nomem(l);
+        } else {
+            tgc_srcpos pos = {(int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1};
+            tgc_diag_error(l->diags, l->g->path, pos, "yaml-syntax", "%s%s%s",
+                           parser.problem ? parser.problem : "malformed YAML", parser.context ? " " : "",
+                           parser.context ? parser.context : "");
+            s = TGC_ERR_INVALID;
+        }
+        yaml_parser_delete(&parser);
+        return s;
+    }
+    /* One document only: a second one is an error, not silently ignored. */
+    yaml_document_t extra;
+    if (yaml_parser_load(&parser, &extra)) {
+        if (yaml_document_get_root_node(&extra) != NULL) {
+            tgc_srcpos pos = {(int)extra.start_mark.line + 1, (int)extra.start_mark.column + 1};
+            s = tgc_diag_error(l->diags, l->g->path, pos, "yaml-syntax", "a graph file holds one YAML document; found a second");
+        }
+        yaml_document_delete(&extra);
+    } else if (parser.error != YAML_NO_ERROR) {
+        tgc_srcpos pos = {(int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1};
+        s = tgc_diag_error(l->diags, l->g->path, pos, "yaml-syntax", "%s", parser.problem ? parser.problem : "malformed YAML");
+    }
+    yaml_parser_delete(&parser);
+    if (s != TGC_OK) yaml_document_delete(&l->doc);
+    return s;
+}
+
+tgc_status tgc_graph_load_string(const char *text, size_t size, const char *name, const char *base_dir,
+                                 tgc_diags *diags, tgc_graph **out) {
+    *out = NULL;
+    tgc_loader l = {.diags = diags};
+    l.g = tgc_graph_create(name, base_dir);
+    if (l.g == NULL) return TGC_ERR_NOMEM;
+    tgc_status s = parse_document(&l, text, size);
+    if (s == TGC_OK) {
+        s = load_root(&l, yaml_document_get_root_node(&l.doc));
+        yaml_document_delete(&l.doc);
+        if (l.failure == TGC_OK) {
+            tgc_status rs = resolve_refs(&l);
+            if (s == TGC_OK) s = rs;
+        }
+    }
+    if (l.failure != TGC_OK) s = l.failure;
+    loader_release(&l);
+    /* Structure errors stop here; validation and inference need a whole graph. */
+    if (s == TGC_OK) s = tgc_graph_validate(l.g, diags);
+    if (s == TGC_OK) s = tgc_graph_infer(l.g, diags);
+    tgc_diags_sort(diags);
+    if (s != TGC_OK) {
+        tgc_graph_free(l.g);
+        return s;
+    }
+    *out = l.g;
+    return TGC_OK;
+}
+
+static tgc_status read_file(const char *path, char **text, size_t *size, tgc_diags *diags) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot open: %s", strerror(errno)),
+               TGC_ERR_IO;
+    size_t cap = 65536, len = 0;
+    char *buf = tgc_malloc(cap);
+    tgc_status s = buf ? TGC_OK : TGC_ERR_NOMEM;
+    while (s == TGC_OK) {
+        if (len == cap) {
+            char *bigger = tgc_realloc(buf, cap * 2);
+            if (bigger == NULL) {
+                s = TGC_ERR_NOMEM;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot read: %s", strerror(errno));
+                s = TGC_ERR_IO;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    if (s != TGC_OK) {
+        tgc_free(buf);
+        return s;
+    }
+    *text = buf;
+    *size = len;
+    return TGC_OK;
+}
+
+tgc_status tgc_graph_load(const char *path, tgc_diags *diags, tgc_graph **out) {
+    *out = NULL;
+    char *text;
+    size_t size;
+    tgc_status s = read_file(path, &text, &size, diags);
+    if (s != TGC_OK) return s;
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? tgc_strndup(path, (size_t)(slash - path) + (slash == path)) : tgc_strdup(".");
+    if (dir == NULL) {
+        tgc_free(text);
+        return TGC_ERR_NOMEM;
+    }
+    s = tgc_graph_load_string(text, size, path, dir, diags, out);
+    tgc_free(dir);
+    tgc_free(text);
+    return s;
+}

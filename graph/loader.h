@@ -1,0 +1,69 @@
+/* Shared state of the YAML loader's files (load_yaml.c walks the document,
+ * load_tensor.c reads dtypes, shapes and tensor data). Private to graph/. */
+#ifndef TGC_GRAPH_LOADER_H
+#define TGC_GRAPH_LOADER_H
+
+#include "graph/graph.h"
+
+#include <yaml.h>
+
+/* A reference written in the file, resolved once every name is known. */
+typedef enum pending_kind { PENDING_INPUT, PENDING_CONTROL, PENDING_COLOCATE, PENDING_OUTPUT } pending_kind;
+
+typedef struct pending_ref {
+    pending_kind kind;
+    int32_t owner; /* node id (unused for PENDING_OUTPUT) */
+    int index;     /* slot in the owner's array */
+    char *text;    /* the reference without a leading '^' */
+    tgc_srcpos pos;
+} pending_ref;
+
+typedef struct tgc_loader {
+    tgc_graph *g;
+    tgc_diags *diags;
+    yaml_document_t doc;
+    pending_ref *refs;
+    size_t n_refs, cap_refs;
+    tgc_status failure; /* TGC_ERR_NOMEM or TGC_ERR_IO once one happened */
+} tgc_loader;
+
+/* Position of a YAML node (1-based). */
+tgc_srcpos tgc_loader_pos(const yaml_node_t *n);
+
+/* Reports an error at `n` (NULL: no position) and returns TGC_ERR_INVALID. */
+tgc_status tgc_loader_error(tgc_loader *l, const yaml_node_t *n, const char *rule, const char *fmt, ...)
+    TGC_PRINTF(4, 5);
+
+/* Records an out-of-memory failure; returns TGC_ERR_NOMEM. */
+tgc_status tgc_loader_nomem(tgc_loader *l);
+
+/* The scalar text of `n`, or NULL (after an error naming `what`) when `n`
+ * is not a scalar. */
+const char *tgc_loader_scalar(tgc_loader *l, const yaml_node_t *n, const char *what);
+
+/* Parses a decimal integer scalar (optional sign); false if not one. */
+bool tgc_parse_int(const char *s, int64_t *out);
+
+/* Parses a number scalar (integers, decimals, exponents, .inf, -.inf, .nan
+ * in YAML's spellings); false if not one. */
+bool tgc_parse_number(const char *s, double *out);
+
+/* Reads a `dtype:` value. */
+tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, tgc_dtype *out);
+
+/* Reads a `shape:` list; symbols are allowed when allow_symbols, else
+ * every dim must be a concrete integer >= 0. */
+tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, bool allow_symbols, tgc_shape *out);
+
+/* Reads a tensor given as a mapping {dtype, shape, file | values} (an
+ * initializer's keys other than `name`, or a tensor attribute) into a new
+ * tgc_const owned by the caller (*out). `what` names it in messages
+ * ("initializer 'w'"). Relative files resolve against the graph's dir. */
+tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *what, tgc_const **out);
+
+/* True when `key` is one of the NULL-terminated `allowed`; otherwise
+ * reports "unknown-key" naming the allowed keys of `where`. */
+bool tgc_loader_check_key(tgc_loader *l, const yaml_node_t *key, const char *where,
+                          const char *const *allowed);
+
+#endif

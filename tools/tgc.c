@@ -1,0 +1,44 @@
+/* tgc: the command line. Dispatches to one command per file. */
+#include "tools/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: tgc COMMAND [ARGS]\n"
+    "\n"
+    "Commands:\n"
+    "  compile MODEL.yaml   load, validate and shape-infer a graph; dump what the next stage gets\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help           show this help (tgc COMMAND --help for a command's)\n"
+    "  --version            show the version\n"
+    "\n"
+    "Exit status: 0 success, 1 the run failed, 2 bad command line or invalid graph.\n";
+
+int tgc_usage_error(const char *command, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tgc: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fprintf(stderr, "hint: run 'tgc %s%s--help' for usage\n", command ? command : "", command ? " " : "");
+    return TGC_EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) return tgc_usage_error(NULL, "no command given");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage, stdout);
+        return TGC_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("tgc %s\n", TGC_VERSION_STRING);
+        return TGC_EXIT_OK;
+    }
+    if (strcmp(cmd, "compile") == 0) return tgc_cmd_compile(argc - 2, argv + 2);
+    return tgc_usage_error(NULL, "unknown command '%s'", cmd);
+}
