@@ -29,29 +29,42 @@ typedef struct tgc_npy {
     size_t nbytes;                 /* product(dims) * tgc_dtype_size(dtype) */
 } tgc_npy;
 
-/* Parses a whole .npy image of `size` bytes at `bytes`. Accepted descr:
- * '<f4' '<f2' '<i4' '<i8' '|u1' '|b1' (and '|i1'-free equivalents with '='
- * or '<' byte order marks where NumPy writes them), fortran_order False,
- * rank <= TGC_NPY_MAX_RANK. Big-endian data, Fortran order, object arrays,
- * unknown dtypes, malformed headers and truncated data are errors.
+/* Parses a whole .npy image of `size` bytes at `bytes`. Accepted descr
+ * (type strings): '<f4' '<f2' '<i4' '<i8' and '|u1' '|b1'; the multi-byte
+ * ones also with the native marks '=' or '|' or none (little-endian hosts),
+ * the one-byte ones with any order mark. fortran_order must be False, rank
+ * <= TGC_NPY_MAX_RANK, and the data exactly product(dims) * element size
+ * bytes. Format versions 1.0, 2.0 and 3.0; headers up to 1 MiB, parsed as a
+ * Python dict literal (any key order, either quote, trailing commas).
+ * Big-endian data, Fortran order, structured or unknown dtypes, malformed
+ * headers, truncated data and extra bytes after the data are errors.
  * On success fills *out (caller releases with tgc_npy_release) and returns
  * TGC_OK. On failure writes a one-line reason (no file name, e.g. "data is
- * truncated: expected 256 bytes, found 100") into err[0..err_size) and
- * returns TGC_ERR_INVALID, or TGC_ERR_NOMEM. *out is then zeroed. */
+ * truncated: expected 256 bytes, found 100") into err[0..err_size) (err may
+ * be NULL) and returns TGC_ERR_INVALID, or TGC_ERR_NOMEM. *out is then
+ * zeroed. Safe on arbitrary bytes. */
 tgc_status tgc_npy_parse(const void *bytes, size_t size, tgc_npy *out, char *err, size_t err_size);
 
-/* Reads and parses the file at `path`. A file that cannot be opened or read
- * gives TGC_ERR_IO with strerror's reason in err; otherwise as tgc_npy_parse. */
+/* Reads and parses the file at `path`, reading the data straight into its
+ * buffer. A file that cannot be opened gives TGC_ERR_IO with strerror's
+ * reason alone in err ("No such file or directory"); a failed read gives
+ * TGC_ERR_IO with "read failed: REASON"; otherwise as tgc_npy_parse. */
 tgc_status tgc_npy_read_file(const char *path, tgc_npy *out, char *err, size_t err_size);
 
 /* Writes `a` as a version 1.0 .npy file (version 2.0 if the header would not
- * fit in 65535 bytes) at `path`. The file is written to a temporary name in
- * the same directory and renamed into place, so a failure never leaves a
- * half-written file. Returns TGC_OK or TGC_ERR_IO with the reason in err. */
+ * fit in 65535 bytes) at `path`, byte for byte as np.save writes the same
+ * array. The file is written to a temporary name in the same directory,
+ * synced, and renamed into place, so a failure never leaves a half-written
+ * file (the temporary is removed). Returns TGC_OK; TGC_ERR_IO with the reason
+ * in err; TGC_ERR_INVALID if `a` is inconsistent (unknown dtype, rank out of
+ * range, negative dim, nbytes not matching dims, NULL data with nbytes > 0);
+ * or TGC_ERR_NOMEM. */
 tgc_status tgc_npy_write_file(const char *path, const tgc_npy *a, char *err, size_t err_size);
 
-/* Serialises `a` into a new tgc_malloc'd buffer (*bytes, *size) owned by the
- * caller. Returns TGC_OK or TGC_ERR_NOMEM. */
+/* Serialises `a` as tgc_npy_write_file would write it into a new
+ * tgc_malloc'd buffer (*bytes, *size) owned by the caller. Returns TGC_OK,
+ * TGC_ERR_INVALID if `a` is inconsistent (as above) or TGC_ERR_NOMEM; on
+ * failure *bytes is NULL and *size 0. */
 tgc_status tgc_npy_serialize(const tgc_npy *a, void **bytes, size_t *size);
 
 /* Frees a->data and zeroes *a; safe on a zeroed struct. */

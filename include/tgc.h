@@ -134,6 +134,101 @@ tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_d
 /* Counts, for summaries. */
 size_t tgc_graph_node_count(const tgc_graph *g);
 
+
+/* ---- Tensors ------------------------------------------------------------ */
+
+/* A tensor handle: dtype, concrete shape and data on one device, reference
+ * counted. Handles the caller gets from a function named *_create, *_load,
+ * or from tgc_session_run are owned by the caller: release each once with
+ * tgc_tensor_release (or tgc_tensor_retain to share it).
+ *
+ * Example usage:
+ *     tgc_tensor *x = NULL;
+ *     if (tgc_tensor_load_npy("x.npy", diags, &x) != TGC_OK) ...
+ *     const int64_t *dims = tgc_tensor_dims(x);   // tgc_tensor_rank(x) of them
+ *     tgc_tensor_release(x);
+ */
+typedef struct tgc_tensor tgc_tensor;
+
+#define TGC_MAX_TENSOR_RANK 8
+
+/* Creates a host tensor of `dtype` and shape dims[0..rank) (rank <= 8, dims
+ * >= 0) and copies nbytes = numel * dtype size bytes from `data` (which may
+ * be NULL: zero-filled). TGC_ERR_INVALID for a bad shape; TGC_ERR_NOMEM. */
+tgc_status tgc_tensor_create(tgc_dtype dtype, int rank, const int64_t *dims, const void *data, tgc_tensor **out);
+
+/* Reads a .npy file into a new host tensor; problems go to diags (may be NULL). */
+tgc_status tgc_tensor_load_npy(const char *path, tgc_diags *diags, tgc_tensor **out);
+
+/* Writes the tensor as a .npy file, atomically (temporary file, then rename). */
+tgc_status tgc_tensor_save_npy(const tgc_tensor *t, const char *path, tgc_diags *diags);
+
+tgc_tensor *tgc_tensor_retain(tgc_tensor *t);
+void tgc_tensor_release(tgc_tensor *t);
+
+tgc_dtype tgc_tensor_dtype(const tgc_tensor *t);
+int tgc_tensor_rank(const tgc_tensor *t);
+const int64_t *tgc_tensor_dims(const tgc_tensor *t);
+int64_t tgc_tensor_numel(const tgc_tensor *t);
+/* Host pointer to the data (C order), valid while the handle lives. Tensors
+ * that tgc_session_run returns are always in host memory. */
+const void *tgc_tensor_data(const tgc_tensor *t);
+
+/* ---- Sessions ------------------------------------------------------------ */
+
+/* A graph compiled for a list of devices, with its weights loaded once,
+ * ready to run many times.
+ *
+ * Example usage:
+ *     tgc_session *s = NULL;
+ *     if (tgc_session_create(g, "cpu", NULL, diags, &s) != TGC_OK) ...
+ *     const char *names[] = {"x"};
+ *     tgc_tensor *outs[2];                        // tgc_session_output_count(s)
+ *     if (tgc_session_run(s, 1, names, &x, outs, diags) == TGC_OK) { ...; release outs }
+ *     tgc_session_free(s);
+ */
+typedef struct tgc_session tgc_session;
+
+typedef struct tgc_session_options {
+    int reserved; /* zero-initialise; later steps add fields */
+} tgc_session_options;
+
+/* Creates a session running `g` (borrowed: it must outlive the session) on
+ * the comma-separated `devices` ("cpu", "cpu0,cpu1", ...). Every op must
+ * have a kernel on the chosen device. Problems go to diags. */
+tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc_session_options *opts,
+                              tgc_diags *diags, tgc_session **out);
+
+void tgc_session_free(tgc_session *s);
+
+/* The graph's outputs: count, and the name of output i. */
+int tgc_session_output_count(const tgc_session *s);
+const char *tgc_session_output_name(const tgc_session *s, int i);
+
+/* Runs the graph once. feeds[i] is the value of graph input names[i]; every
+ * graph input must be fed once, with the declared dtype and a shape that
+ * matches the declaration (a symbol binds to one value across all feeds).
+ * On success stores tgc_session_output_count(s) new tensors, owned by the
+ * caller, in outputs[]. On failure stores NULLs and returns TGC_ERR_INVALID
+ * (bad feeds), TGC_ERR_RUNTIME (a kernel failed: the message names the node,
+ * op and device) or TGC_ERR_NOMEM (memory limit); all intermediate memory is
+ * released either way. */
+tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names, tgc_tensor *const *feeds,
+                           tgc_tensor **outputs, tgc_diags *diags);
+
+/* Live buffers and bytes on the session's device `i` (for leak checks). */
+typedef struct tgc_memory_figures {
+    int64_t live_buffers;
+    int64_t bytes_in_use;
+    int64_t peak_bytes_in_use;
+    int64_t num_allocs;
+    int64_t largest_alloc_size;
+} tgc_memory_figures;
+
+int tgc_session_device_count(const tgc_session *s);
+const char *tgc_session_device_name(const tgc_session *s, int i);
+tgc_memory_figures tgc_session_memory(const tgc_session *s, int i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  compile MODEL.yaml   load, validate and shape-infer a graph; dump what the next stage gets\n"
+    "  run MODEL.yaml       run a graph on .npy inputs and report its outputs and timing\n"
     "\n"
     "Options:\n"
     "  -h, --help           show this help (tgc COMMAND --help for a command's)\n"
@@ -40,5 +41,6 @@ int main(int argc, char **argv) {
         return TGC_EXIT_OK;
     }
     if (strcmp(cmd, "compile") == 0) return tgc_cmd_compile(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0) return tgc_cmd_run(argc - 2, argv + 2);
     return tgc_usage_error(NULL, "unknown command '%s'", cmd);
 }

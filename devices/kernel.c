@@ -1,0 +1,77 @@
+/* The kernel registry and the helpers kernels use. Kernel defs live in
+ * devices/<kind>/kernels_*.c as {.op = NULL}-terminated arrays, one per
+ * family; adding a family means listing its array here. */
+#include "devices/kernel.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+extern const tgc_kernel_def tgc_cpu_kernels_elementwise[];
+extern const tgc_kernel_def tgc_cpu_kernels_nn[];
+extern const tgc_kernel_def tgc_cpu_kernels_shape[];
+extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
+
+static const tgc_kernel_def *const families[] = {
+    tgc_cpu_kernels_elementwise,
+    tgc_cpu_kernels_nn,
+    tgc_cpu_kernels_shape,
+    tgc_cpu_kernels_reduce,
+};
+
+static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {
+    if (dtype == TGC_DTYPE_INVALID || k->dtypes[0] == TGC_DTYPE_INVALID) return true;
+    for (int i = 0; i < TGC_KERNEL_MAX_DTYPES && k->dtypes[i] != TGC_DTYPE_INVALID; i++)
+        if (k->dtypes[i] == dtype) return true;
+    return false;
+}
+
+const tgc_kernel_def *tgc_kernel_find(const char *op, tgc_device_kind kind, tgc_dtype dtype) {
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const tgc_kernel_def *k = families[f]; k->op != NULL; k++)
+            if (k->kind == kind && strcmp(k->op, op) == 0 && handles(k, dtype)) return k;
+    return NULL;
+}
+
+int64_t tgc_value_numel(const tgc_value *v) {
+    int64_t n = 1;
+    for (int i = 0; i < v->rank; i++) n *= v->dims[i];
+    return n;
+}
+
+size_t tgc_value_nbytes(const tgc_value *v) { return (size_t)tgc_value_numel(v) * tgc_dtype_size(v->dtype); }
+
+const void *tgc_kernel_in_ptr(const tgc_kernel_ctx *c, int i) {
+    return i < c->n_inputs ? tgc_buffer_host_ptr(c->inputs[i].buf) : NULL;
+}
+
+void *tgc_kernel_out_ptr(const tgc_kernel_ctx *c, int i) { return tgc_buffer_host_ptr(c->outputs[i].buf); }
+
+int64_t tgc_kernel_attr_int(const tgc_kernel_ctx *c, const char *name, int64_t dflt) {
+    const tgc_attr *a = tgc_node_attr(c->node, name);
+    return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
+}
+
+double tgc_kernel_attr_float(const tgc_kernel_ctx *c, const char *name, double dflt) {
+    const tgc_attr *a = tgc_node_attr(c->node, name);
+    return a != NULL && a->type == TGC_ATTR_FLOAT ? a->f : dflt;
+}
+
+const char *tgc_kernel_attr_string(const tgc_kernel_ctx *c, const char *name, const char *dflt) {
+    const tgc_attr *a = tgc_node_attr(c->node, name);
+    return a != NULL && a->type == TGC_ATTR_STRING ? a->s : dflt;
+}
+
+const int64_t *tgc_kernel_attr_ints(const tgc_kernel_ctx *c, const char *name, size_t *n) {
+    const tgc_attr *a = tgc_node_attr(c->node, name);
+    *n = a != NULL && a->type == TGC_ATTR_INTS ? a->n : 0;
+    return *n ? a->ints : NULL;
+}
+
+tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (c->error != NULL && c->error_size > 0) vsnprintf(c->error, c->error_size, fmt, ap);
+    va_end(ap);
+    return TGC_ERR_RUNTIME;
+}

@@ -1,0 +1,89 @@
+/* Kernels: (op, device kind) -> a compute function, with what it declares
+ * about memory: which inputs and outputs live in host memory, and which
+ * input an output may overwrite (buffer forwarding). Private to the library.
+ *
+ * The executor computes every output's shape before the kernel runs (by the
+ * op's inference function over the actual input shapes and small integer
+ * input values), allocates the outputs (or forwards an input's buffer), and
+ * then calls the kernel. A kernel only computes.
+ *
+ * Example usage (a kernel, in devices/cpu/):
+ *     static tgc_status relu_f32(tgc_kernel_ctx *c) {
+ *         const float *x = tgc_kernel_in_ptr(c, 0);
+ *         float *y = tgc_kernel_out_ptr(c, 0);
+ *         for (int64_t i = 0, n = tgc_tensor_numel(&c->outputs[0]); i < n; i++)
+ *             y[i] = x[i] > 0 ? x[i] : 0;     // safe in place
+ *         return TGC_OK;
+ *     }
+ *     const tgc_kernel_def tgc_cpu_kernel_Relu = {
+ *         .op = "Relu", .kind = TGC_DEVICE_CPU, .fn = relu_f32, .forward_input = 0};
+ */
+#ifndef TGC_DEVICES_KERNEL_H
+#define TGC_DEVICES_KERNEL_H
+
+#include "devices/device.h"
+#include "graph/graph.h"
+
+/* A tensor value as the runtime sees it: dtype, concrete dims, buffer. A
+ * value type; whoever stores one owns one reference to its buffer. An
+ * omitted optional input has buf == NULL and dtype TGC_DTYPE_INVALID. */
+typedef struct tgc_value {
+    tgc_dtype dtype;
+    int rank;
+    int64_t dims[TGC_MAX_RANK];
+    tgc_buffer *buf;
+} tgc_value;
+
+int64_t tgc_value_numel(const tgc_value *v);
+size_t tgc_value_nbytes(const tgc_value *v);
+
+typedef struct tgc_kernel_ctx {
+    const tgc_node *node; /* the node being run: attributes, name */
+    tgc_device *device;
+    const tgc_value *inputs;
+    int n_inputs;
+    tgc_value *outputs; /* shapes and buffers set by the executor */
+    int n_outputs;
+    char *error;        /* a kernel writes its reason here (tgc_kernel_fail) */
+    size_t error_size;
+} tgc_kernel_ctx;
+
+typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);
+
+#define TGC_KERNEL_MAX_DTYPES 8
+
+typedef struct tgc_kernel_def {
+    const char *op;
+    tgc_device_kind kind;
+    tgc_kernel_fn fn;
+    /* Bit i set: input i / output i lives in host memory (shape arguments). */
+    uint32_t host_inputs;
+    uint32_t host_outputs;
+    /* Output 0 may overwrite this input's buffer when the executor sees it
+     * is that buffer's last user (same size); -1: never. */
+    int forward_input;
+    /* Dtypes of input 0 this kernel handles (TGC_DTYPE_INVALID-terminated;
+     * empty: any). The placer uses this for kernel availability. */
+    tgc_dtype dtypes[TGC_KERNEL_MAX_DTYPES];
+} tgc_kernel_def;
+
+/* The kernel for (op, kind) that handles input-0 dtype `dtype`
+ * (TGC_DTYPE_INVALID: any), or NULL. */
+const tgc_kernel_def *tgc_kernel_find(const char *op, tgc_device_kind kind, tgc_dtype dtype);
+
+/* Host pointers of input/output i's data (cpu kernels and host-memory
+ * arguments); NULL for an omitted input or an empty tensor's NULL memory. */
+const void *tgc_kernel_in_ptr(const tgc_kernel_ctx *c, int i);
+void *tgc_kernel_out_ptr(const tgc_kernel_ctx *c, int i);
+
+/* Attribute readers over c->node (defaults as in the op's schema). */
+int64_t tgc_kernel_attr_int(const tgc_kernel_ctx *c, const char *name, int64_t dflt);
+double tgc_kernel_attr_float(const tgc_kernel_ctx *c, const char *name, double dflt);
+const char *tgc_kernel_attr_string(const tgc_kernel_ctx *c, const char *name, const char *dflt);
+/* INTS attribute: the list (borrowed) and its length; NULL/0 if absent. */
+const int64_t *tgc_kernel_attr_ints(const tgc_kernel_ctx *c, const char *name, size_t *n);
+
+/* Writes a reason for failing into c->error; returns TGC_ERR_RUNTIME. */
+tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) TGC_PRINTF(2, 3);
+
+#endif

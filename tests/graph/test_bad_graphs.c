@@ -1,0 +1,132 @@
+/* Every file in tests/data/bad/ breaks one or more rules of the tgc/1
+ * format. Each states what the loader must say in comment lines
+ *     # expect: LINE:COL RULE [text the message must contain]
+ * and this suite checks that loading fails and that the errors are exactly
+ * those, in that order: same positions, same rules. */
+#include "tests/harness.h"
+
+#include "support/alloc.h"
+#include "tgc.h"
+
+#include <CUnit/CUnit.h>
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_EXPECT 16
+
+typedef struct expectation {
+    int line, col;
+    char rule[64];
+    char text[256];
+} expectation;
+
+static int read_expectations(const char *path, expectation *out) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return -1;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f) != NULL && n < MAX_EXPECT) {
+        const char *p = strstr(line, "# expect: ");
+        if (p == NULL) continue;
+        expectation *e = &out[n];
+        int used = 0;
+        e->text[0] = '\0';
+        if (sscanf(p + 10, "%d:%d %63s %n", &e->line, &e->col, e->rule, &used) < 3) continue;
+        snprintf(e->text, sizeof e->text, "%s", p + 10 + used);
+        e->text[strcspn(e->text, "\n")] = '\0';
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void check_file(const char *dir, const char *name, int *files) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    expectation want[MAX_EXPECT];
+    int n_want = read_expectations(path, want);
+    CU_ASSERT_FATAL(n_want > 0);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    tgc_status s = tgc_graph_load(path, d, &g);
+    CU_ASSERT_NOT_EQUAL(s, TGC_OK);
+    CU_ASSERT_PTR_NULL(g);
+    size_t n_got = tgc_diags_error_count(d);
+    bool same = n_got == (size_t)n_want;
+    for (size_t i = 0, k = 0; same && i < tgc_diags_count(d); i++) {
+        if (tgc_diag_severity(d, i) != TGC_SEV_ERROR) continue;
+        const expectation *e = &want[k++];
+        same = tgc_diag_line(d, i) == e->line && tgc_diag_column(d, i) == e->col &&
+               strcmp(tgc_diag_rule(d, i), e->rule) == 0 && strstr(tgc_diag_message(d, i), e->text) != NULL &&
+               strcmp(tgc_diag_file(d, i), path) == 0;
+    }
+    if (!same) {
+        fprintf(stderr, "\n%s: expected\n", name);
+        for (int k = 0; k < n_want; k++)
+            fprintf(stderr, "  %d:%d %s %s\n", want[k].line, want[k].col, want[k].rule, want[k].text);
+        fprintf(stderr, "got\n");
+        tgc_diags_print(d, stderr);
+    }
+    CU_ASSERT(same);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    (*files)++;
+}
+
+static void test_every_bad_graph_gets_its_errors(void) {
+    const char *dir = tgc_test_path("tests/data/bad");
+    char dir_copy[1024];
+    snprintf(dir_copy, sizeof dir_copy, "%s", dir);
+    DIR *dp = opendir(dir_copy);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dp);
+    char *names[512];
+    int count = 0;
+    struct dirent *ent;
+    while ((ent = readdir(dp)) != NULL && count < 512) {
+        size_t len = strlen(ent->d_name);
+        if (len > 5 && strcmp(ent->d_name + len - 5, ".yaml") == 0) names[count++] = strdup(ent->d_name);
+    }
+    closedir(dp);
+    qsort(names, (size_t)count, sizeof names[0], compare_names);
+    int files = 0;
+    for (int i = 0; i < count; i++) {
+        check_file(dir_copy, names[i], &files);
+        free(names[i]);
+    }
+    printf("\n  %d malformed graph files checked\n", files);
+    CU_ASSERT(files >= 40);
+}
+
+/* Out of memory at every allocation of loading a bad graph: a clean status,
+ * never a crash or a leak (the harness checks the leak). */
+static void test_load_survives_every_allocation_failure(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tgc_test_path("tests/data/bad/dangling_input.yaml"));
+    /* Count the allocations of one undisturbed load, then fail each in turn. */
+    int64_t before = tgc_host_alloc_stats_get().num_allocs;
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL(tgc_graph_load(path, d, &g), TGC_ERR_INVALID);
+    tgc_diags_free(d);
+    int64_t total = tgc_host_alloc_stats_get().num_allocs - before;
+    CU_ASSERT(total > 10);
+    for (int64_t n = 1; n <= total; n++) {
+        tgc_host_alloc_fail_nth(n + 1); /* +1: the diags list itself comes first */
+        d = tgc_diags_create();
+        tgc_status s = tgc_graph_load(path, d, &g);
+        tgc_host_alloc_fail_nth(0);
+        CU_ASSERT(s == TGC_ERR_NOMEM || s == TGC_ERR_INVALID);
+        CU_ASSERT_PTR_NULL(g);
+        tgc_diags_free(d);
+    }
+}
+
+TGC_TEST_MAIN("bad graphs", {"every bad graph gets its errors", test_every_bad_graph_gets_its_errors},
+              {"load survives every allocation failure", test_load_survives_every_allocation_failure})

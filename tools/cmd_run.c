@@ -1,0 +1,285 @@
+/* tgc run: compile a graph for a device list and run it on .npy inputs. */
+#include "tools/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char run_usage[] =
+    "usage: tgc run MODEL.yaml [--devices LIST] [--input NAME=FILE.npy]... [--output-dir DIR]\n"
+    "               [--repeat N] [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
+    "\n"
+    "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
+    "wall time per run.\n"
+    "\n"
+    "  --devices LIST        comma-separated devices (default: cpu)\n"
+    "  --input NAME=FILE     feed graph input NAME from a .npy file (dtype and shape are\n"
+    "                        checked against the declaration; symbols are bound)\n"
+    "  --output-dir DIR      write each graph output as DIR/NAME.npy\n"
+    "  --repeat N            run N times (default 1) and report the median time\n"
+    "  --compare NAME=FILE   print the largest |output - reference|; exit 1 above --tolerance\n"
+    "  --tolerance T         for --compare (default 1e-4)\n"
+    "  --labels FILE         int64 class labels: print the accuracy of the argmax of the\n"
+    "                        first output along its last axis\n";
+
+#define MAX_ITEMS 64
+
+typedef struct run_args {
+    const char *model, *devices, *output_dir, *labels;
+    const char *input_names[MAX_ITEMS], *input_files[MAX_ITEMS];
+    int n_inputs;
+    const char *compare_names[MAX_ITEMS], *compare_files[MAX_ITEMS];
+    int n_compare;
+    int repeat;
+    double tolerance;
+} run_args;
+
+static int split_pair(const char *arg, const char *opt, const char **name, const char **file, char **store) {
+    const char *eq = strchr(arg, '=');
+    if (eq == NULL || eq == arg || eq[1] == '\0') return tgc_usage_error("run", "%s takes NAME=FILE, got '%s'", opt, arg);
+    *store = strdup(arg);
+    if (*store == NULL) return TGC_EXIT_FAILED;
+    (*store)[eq - arg] = '\0';
+    *name = *store;
+    *file = *store + (eq - arg) + 1;
+    return TGC_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_owned) {
+    a->devices = "cpu";
+    a->repeat = 1;
+    a->tolerance = 1e-4;
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        bool takes_value = strcmp(opt, "--devices") == 0 || strcmp(opt, "--input") == 0 ||
+                           strcmp(opt, "--output-dir") == 0 || strcmp(opt, "--repeat") == 0 ||
+                           strcmp(opt, "--compare") == 0 || strcmp(opt, "--tolerance") == 0 ||
+                           strcmp(opt, "--labels") == 0;
+        if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
+            fputs(run_usage, stdout);
+            return -1;
+        }
+        if (takes_value && i + 1 >= argc) return tgc_usage_error("run", "%s needs a value", opt);
+        if (!takes_value && opt[0] == '-' && opt[1] != '\0') return tgc_usage_error("run", "unknown option '%s'", opt);
+        if (!takes_value) {
+            if (a->model != NULL) return tgc_usage_error("run", "more than one model given ('%s' and '%s')", a->model, opt);
+            a->model = opt;
+            continue;
+        }
+        const char *v = argv[++i];
+        int rc = TGC_EXIT_OK;
+        if (strcmp(opt, "--devices") == 0) a->devices = v;
+        else if (strcmp(opt, "--output-dir") == 0) a->output_dir = v;
+        else if (strcmp(opt, "--labels") == 0) a->labels = v;
+        else if (strcmp(opt, "--repeat") == 0) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*end != '\0' || n < 1 || n > 1000000) return tgc_usage_error("run", "--repeat takes a count >= 1, got '%s'", v);
+            a->repeat = (int)n;
+        } else if (strcmp(opt, "--tolerance") == 0) {
+            char *end;
+            a->tolerance = strtod(v, &end);
+            if (*end != '\0' || !(a->tolerance >= 0)) return tgc_usage_error("run", "--tolerance takes a number >= 0, got '%s'", v);
+        } else if (*n_owned >= 2 * MAX_ITEMS) {
+            return tgc_usage_error("run", "too many --input/--compare options");
+        } else if (strcmp(opt, "--input") == 0) {
+            rc = split_pair(v, opt, &a->input_names[a->n_inputs], &a->input_files[a->n_inputs], &owned[(*n_owned)++]);
+            a->n_inputs += rc == TGC_EXIT_OK;
+        } else {
+            rc = split_pair(v, opt, &a->compare_names[a->n_compare], &a->compare_files[a->n_compare], &owned[(*n_owned)++]);
+            a->n_compare += rc == TGC_EXIT_OK;
+        }
+        if (rc != TGC_EXIT_OK) return rc;
+        if (a->n_inputs >= MAX_ITEMS || a->n_compare >= MAX_ITEMS) return tgc_usage_error("run", "too many NAME=FILE options");
+    }
+    if (a->model == NULL) return tgc_usage_error("run", "no model file given");
+    return TGC_EXIT_OK;
+}
+
+static double as_double(const tgc_tensor *t, int64_t i) {
+    const void *p = tgc_tensor_data(t);
+    switch (tgc_tensor_dtype(t)) {
+    case TGC_FLOAT32: return ((const float *)p)[i];
+    case TGC_INT32: return ((const int32_t *)p)[i];
+    case TGC_INT64: return (double)((const int64_t *)p)[i];
+    case TGC_UINT8:
+    case TGC_BOOL: return ((const uint8_t *)p)[i];
+    default: return NAN;
+    }
+}
+
+static void print_summary(const char *name, const tgc_tensor *t) {
+    char shape[256] = "[";
+    for (int i = 0; i < tgc_tensor_rank(t); i++) {
+        char d[32];
+        snprintf(d, sizeof d, "%s%lld", i ? ", " : "", (long long)tgc_tensor_dims(t)[i]);
+        strncat(shape, d, sizeof shape - strlen(shape) - 2);
+    }
+    strcat(shape, "]");
+    int64_t n = tgc_tensor_numel(t);
+    double lo = INFINITY, hi = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = as_double(t, i);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+        sum += v;
+    }
+    if (n == 0) printf("%-16s %-16s %-8s (empty)\n", name, shape, tgc_dtype_name(tgc_tensor_dtype(t)));
+    else
+        printf("%-16s %-16s %-8s min %.6g  max %.6g  mean %.6g\n", name, shape, tgc_dtype_name(tgc_tensor_dtype(t)), lo,
+               hi, sum / (double)n);
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int find_output(const tgc_session *s, const char *name) {
+    for (int i = 0; i < tgc_session_output_count(s); i++)
+        if (strcmp(tgc_session_output_name(s, i), name) == 0) return i;
+    return -1;
+}
+
+/* --compare: largest absolute difference; returns 1 above tolerance, 2 on a usage problem. */
+static int compare_output(const tgc_session *s, tgc_tensor **outs, const char *name, const char *file, double tol) {
+    int i = find_output(s, name);
+    if (i < 0) return tgc_usage_error("run", "--compare: '%s' is not a graph output", name);
+    tgc_tensor *ref = NULL;
+    tgc_diags *d = tgc_diags_create();
+    tgc_status st = tgc_tensor_load_npy(file, d, &ref);
+    tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    if (st != TGC_OK) return TGC_EXIT_USAGE;
+    int rc = TGC_EXIT_OK;
+    if (tgc_tensor_numel(ref) != tgc_tensor_numel(outs[i]) || tgc_tensor_rank(ref) != tgc_tensor_rank(outs[i])) {
+        fprintf(stderr, "tgc: error: --compare: '%s' and %s differ in shape\n", name, file);
+        rc = TGC_EXIT_FAILED;
+    } else {
+        double worst = 0;
+        for (int64_t k = 0; k < tgc_tensor_numel(ref); k++) {
+            double diff = fabs(as_double(outs[i], k) - as_double(ref, k));
+            if (!(diff <= worst)) worst = diff; /* NaN counts as the worst */
+        }
+        bool ok = worst <= tol;
+        printf("compare %s with %s: max abs diff %.3g (tolerance %.3g) %s\n", name, file, worst, tol, ok ? "ok" : "FAILED");
+        if (!ok) rc = TGC_EXIT_FAILED;
+    }
+    tgc_tensor_release(ref);
+    return rc;
+}
+
+static int report_accuracy(tgc_tensor *logits, const char *file) {
+    tgc_tensor *labels = NULL;
+    tgc_diags *d = tgc_diags_create();
+    tgc_status st = tgc_tensor_load_npy(file, d, &labels);
+    tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    if (st != TGC_OK) return TGC_EXIT_USAGE;
+    int rank = tgc_tensor_rank(logits);
+    int64_t classes = rank > 0 ? tgc_tensor_dims(logits)[rank - 1] : 0;
+    int64_t rows = classes > 0 ? tgc_tensor_numel(logits) / classes : 0;
+    int rc = TGC_EXIT_OK;
+    if (tgc_tensor_numel(labels) != rows || classes == 0) {
+        fprintf(stderr, "tgc: error: --labels: %lld labels for %lld rows of the first output\n",
+                (long long)tgc_tensor_numel(labels), (long long)rows);
+        rc = TGC_EXIT_USAGE;
+    } else {
+        int64_t right = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t best = 0;
+            for (int64_t c = 1; c < classes; c++)
+                if (as_double(logits, r * classes + c) > as_double(logits, r * classes + best)) best = c;
+            right += best == (int64_t)as_double(labels, r);
+        }
+        printf("accuracy: %lld / %lld = %.2f%%\n", (long long)right, (long long)rows, 100.0 * (double)right / (double)rows);
+    }
+    tgc_tensor_release(labels);
+    return rc;
+}
+
+static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *dir) {
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "tgc: error: cannot create '%s': %s\n", dir, strerror(errno));
+        return TGC_EXIT_FAILED;
+    }
+    for (int i = 0; i < tgc_session_output_count(s); i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.npy", dir, tgc_session_output_name(s, i));
+        for (char *p = path + strlen(dir) + 1; *p; p++)
+            if (*p == '/' || *p == ':') *p = '_';
+        tgc_diags *d = tgc_diags_create();
+        tgc_status st = tgc_tensor_save_npy(outs[i], path, d);
+        tgc_diags_print(d, stderr);
+        tgc_diags_free(d);
+        if (st != TGC_OK) return TGC_EXIT_FAILED;
+    }
+    return TGC_EXIT_OK;
+}
+
+static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
+    tgc_session *s = NULL;
+    if (tgc_session_create(g, a->devices, NULL, diags, &s) != TGC_OK) return TGC_EXIT_FAILED;
+    tgc_tensor *feeds[MAX_ITEMS] = {0};
+    int rc = TGC_EXIT_OK;
+    for (int i = 0; i < a->n_inputs && rc == TGC_EXIT_OK; i++)
+        if (tgc_tensor_load_npy(a->input_files[i], diags, &feeds[i]) != TGC_OK) rc = TGC_EXIT_USAGE;
+    int n_out = tgc_session_output_count(s);
+    tgc_tensor **outs = calloc((size_t)n_out + 1, sizeof *outs);
+    double *times = calloc((size_t)a->repeat, sizeof *times);
+    if (outs == NULL || times == NULL) rc = TGC_EXIT_FAILED;
+    for (int r = 0; r < a->repeat && rc == TGC_EXIT_OK; r++) {
+        if (r > 0)
+            for (int i = 0; i < n_out; i++) tgc_tensor_release(outs[i]);
+        double t0 = now_seconds();
+        tgc_status st = tgc_session_run(s, a->n_inputs, a->input_names, feeds, outs, diags);
+        times[r] = now_seconds() - t0;
+        if (st != TGC_OK) rc = st == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
+    }
+    if (rc == TGC_EXIT_OK) {
+        for (int i = 0; i < n_out; i++) print_summary(tgc_session_output_name(s, i), outs[i]);
+        qsort(times, (size_t)a->repeat, sizeof *times, compare_doubles);
+        printf("wall time per run: %.3f ms (median of %d; min %.3f ms) on %s\n", times[a->repeat / 2] * 1e3, a->repeat,
+               times[0] * 1e3, a->devices);
+        for (int i = 0; i < a->n_compare && rc == TGC_EXIT_OK; i++)
+            rc = compare_output(s, outs, a->compare_names[i], a->compare_files[i], a->tolerance);
+        if (rc == TGC_EXIT_OK && a->labels != NULL && n_out > 0) rc = report_accuracy(outs[0], a->labels);
+        if (rc == TGC_EXIT_OK && a->output_dir != NULL) rc = write_outputs(s, outs, a->output_dir);
+    }
+    for (int i = 0; outs != NULL && i < n_out; i++) tgc_tensor_release(outs[i]);
+    for (int i = 0; i < a->n_inputs; i++) tgc_tensor_release(feeds[i]);
+    free(outs);
+    free(times);
+    tgc_session_free(s);
+    return rc;
+}
+
+int tgc_cmd_run(int argc, char **argv) {
+    run_args a = {0};
+    char *owned[2 * MAX_ITEMS];
+    int n_owned = 0;
+    int rc = parse_args(argc, argv, &a, owned, &n_owned);
+    if (rc == TGC_EXIT_OK) {
+        tgc_diags *diags = tgc_diags_create();
+        tgc_graph *g = NULL;
+        tgc_status st = diags ? tgc_graph_load(a.model, diags, &g) : TGC_ERR_NOMEM;
+        if (st != TGC_OK) rc = st == TGC_ERR_NOMEM ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
+        else rc = run_model(&a, g, diags);
+        tgc_diags_print(diags, stderr);
+        tgc_graph_free(g);
+        tgc_diags_free(diags);
+    }
+    for (int i = 0; i < n_owned; i++) free(owned[i]);
+    return rc < 0 ? TGC_EXIT_OK : rc;
+}
