@@ -21,8 +21,12 @@ build-asan: deps
 	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 
+DIGITS = examples/digits
 demo: build
-	$(BUILD)/tgc compile examples/digits/cnn.yaml --dump shapes
+	$(BUILD)/tgc compile $(DIGITS)/cnn.yaml --dump shapes -o $(BUILD)/cnn.shapes.yaml
+	@echo "inferred shapes written to $(BUILD)/cnn.shapes.yaml"
+	$(BUILD)/tgc run $(DIGITS)/cnn.yaml --devices cpu --input x=$(DIGITS)/test_x.npy \
+	  --compare logits=$(DIGITS)/ref_logits_cnn.npy --labels $(DIGITS)/test_y.npy --repeat 20
 
 test-plain: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -103,4 +103,9 @@ void *tgc_buffer_host_ptr(tgc_buffer *b);
  * NULL if out of memory. */
 tgc_device *tgc_cpu_device_create(int index);
 
+/* The process-wide host device that holds user tensors (feeds, fetched
+ * outputs), named "host". Static storage, created on first use, never
+ * destroyed; its figures count the tensors users hold. */
+tgc_device *tgc_host_device(void);
+
 #endif

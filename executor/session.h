@@ -18,11 +18,6 @@ struct tgc_tensor {
     tgc_value v;
 };
 
-/* The process-wide host device that holds user tensors (feeds, fetched
- * outputs). Created on first use, never destroyed; its figures count the
- * tensors users hold. */
-tgc_device *tgc_host_device(void);
-
 /* Wraps `v` (taking over its buffer reference) in a new handle, refs 1. */
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out);
 

@@ -5,21 +5,7 @@
 #include "support/alloc.h"
 #include "support/diag.h"
 
-#include <pthread.h>
 #include <string.h>
-
-static tgc_device *host_device;
-static pthread_once_t host_once = PTHREAD_ONCE_INIT;
-
-static void create_host_device(void) {
-    host_device = tgc_cpu_device_create(0);
-    if (host_device != NULL) strcpy(host_device->name, "host");
-}
-
-tgc_device *tgc_host_device(void) {
-    pthread_once(&host_once, create_host_device);
-    return host_device;
-}
 
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out) {
     tgc_tensor *t = tgc_malloc(sizeof *t);

@@ -11,7 +11,8 @@
  *     int64_t axis = tgc_infer_attr_int(c, "axis", 1);
  *     int ax;
  *     if (!tgc_axis_normalize(axis, a->shape.rank, &ax))
- *         return tgc_infer_fail(c, -1, "bad-axis", "axis %lld is out of range for rank %d",
+ *         return tgc_infer_fail(c, -1, "bad-attribute",
+ *                               "attribute 'axis' is %lld, out of range for rank %d",
  *                               (long long)axis, a->shape.rank);
  */
 #ifndef TGC_GRAPH_INFER_H
@@ -23,6 +24,18 @@ struct tgc_infer_ctx {
     tgc_graph *graph;
     tgc_node *node;
     tgc_diags *diags;
+    /* Set when a fresh symbol could not be made (out of memory); from then
+     * on tgc_infer_set_output returns TGC_ERR_NOMEM. Zero-initialise. */
+    bool nomem;
+    /* Run-time use (the executor computing output shapes of concrete
+     * inputs): when set, inputs are read from input_infos[i] (dtype
+     * TGC_DTYPE_INVALID: omitted) and outputs written to output_infos[k]
+     * instead of the graph; a dimension that would need a fresh symbol
+     * sets `unresolved` instead of changing the graph. */
+    const tgc_tensor_info *input_infos;
+    tgc_tensor_info *output_infos;
+    bool runtime;
+    bool unresolved;
 };
 
 /* Number of inputs as written (including omitted ones). */
@@ -34,11 +47,16 @@ const tgc_tensor_info *tgc_infer_input(const tgc_infer_ctx *c, int i);
 /* Number of outputs of this node (fixed before inference runs). */
 int tgc_infer_num_outputs(const tgc_infer_ctx *c);
 
-/* Sets output i's dtype and shape (value cleared). Returns TGC_OK. */
+/* Sets output i's dtype and shape (value cleared). Returns TGC_OK, or
+ * TGC_ERR_NOMEM after a failed tgc_infer_fresh_dim. An output at or past
+ * tgc_infer_num_outputs (an optional output the node does not have) is
+ * ignored, so ops set optional outputs without checking the count. */
 tgc_status tgc_infer_set_output(tgc_infer_ctx *c, int i, tgc_dtype dtype, const tgc_shape *shape);
 
 /* Sets output i's compile-time value (n <= TGC_MAX_VALUE_LEN elements);
- * call after tgc_infer_set_output. Returns TGC_OK or TGC_ERR_NOMEM. */
+ * call after tgc_infer_set_output. Does nothing (TGC_OK) unless output i is
+ * int32/int64 of rank 0 or 1 with n elements (rank 0: n == 1). Returns
+ * TGC_OK or TGC_ERR_NOMEM. */
 tgc_status tgc_infer_set_value(tgc_infer_ctx *c, int i, int n, const tgc_dim *value);
 
 /* Attribute readers: the attribute if present (types already checked),
@@ -80,8 +98,8 @@ bool tgc_infer_require_dtype(tgc_infer_ctx *c, int i, tgc_dtype t);
 bool tgc_infer_require_same_dtype(tgc_infer_ctx *c, int i, int j);
 
 /* Inputs with known values: true when input i has a compile-time value
- * whose elements are all concrete; copies up to max elements into out and
- * sets *n. */
+ * whose elements are all concrete and which has at most max elements;
+ * copies them into out and sets *n. */
 bool tgc_infer_input_concrete_value(const tgc_infer_ctx *c, int i, int64_t *out, int max, int *n);
 
 #endif

@@ -50,20 +50,76 @@ const char *tgc_loader_scalar(tgc_loader *l, const yaml_node_t *n, const char *w
     return NULL;
 }
 
+/* Levenshtein distance of a and b, or limit + 1 once it is more than
+ * `limit` (one row of the table; words here are short). */
+static size_t edit_distance(const char *a, const char *b, size_t limit) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return limit + 1;
+    if ((la > lb ? la - lb : lb - la) > limit) return limit + 1;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0], best = row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v) v = up + 1;
+            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+            if (v < best) best = v;
+        }
+        if (best > limit) return limit + 1;
+    }
+    return row[lb];
+}
+
+static bool same_ignoring_case(const char *a, const char *b) {
+    for (; *a && *b; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return false;
+    return *a == *b;
+}
+
+const char *tgc_loader_closest(const char *word, const char *const *cand, size_t n, int max_edits) {
+    const char *best = NULL;
+    size_t len = strlen(word), best_d = (size_t)max_edits + 1;
+    for (size_t i = 0; i < n; i++) {
+        if (cand[i] == NULL || strcmp(cand[i], word) == 0) continue;
+        if (same_ignoring_case(cand[i], word)) return cand[i];
+        if (max_edits <= 0) continue;
+        size_t d = edit_distance(word, cand[i], (size_t)max_edits);
+        if (d < best_d && 2 * d < len) {
+            best = cand[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 bool tgc_loader_check_key(tgc_loader *l, const yaml_node_t *key, const char *where,
                           const char *const *allowed) {
     const char *k = key->type == YAML_SCALAR_NODE ? (const char *)key->data.scalar.value : NULL;
-    if (k != NULL)
-        for (const char *const *a = allowed; *a != NULL; a++)
-            if (strcmp(*a, k) == 0) return true;
+    size_t n = 0;
+    for (const char *const *a = allowed; *a != NULL; a++, n++)
+        if (k != NULL && strcmp(*a, k) == 0) return true;
     char list[256] = "";
     for (const char *const *a = allowed; *a != NULL; a++) {
         strncat(list, a == allowed ? "" : ", ", sizeof list - strlen(list) - 1);
         strncat(list, *a, sizeof list - strlen(list) - 1);
     }
-    tgc_loader_error(l, key, "unknown-key", "unknown key '%s' in %s (expected one of: %s)",
-                     k ? k : "(not a scalar)", where, list);
+    const char *near = k != NULL ? tgc_loader_closest(k, allowed, n, 2) : NULL;
+    tgc_loader_error(l, key, "unknown-key", "unknown key '%s' in %s (expected one of: %s)%s%s%s",
+                     k ? k : "(not a scalar)", where, list, near ? "; did you mean '" : "", near ? near : "",
+                     near ? "'?" : "");
     return false;
+}
+
+bool tgc_is_int_text(const char *s) {
+    if (*s == '+' || *s == '-') s++;
+    if (!isdigit((unsigned char)*s)) return false;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s)) return false;
+    return true;
 }
 
 bool tgc_parse_int(const char *s, int64_t *out) {
@@ -110,13 +166,14 @@ bool tgc_parse_number(const char *s, double *out) {
     return true;
 }
 
-tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, tgc_dtype *out) {
+tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_dtype *out) {
     const char *s = tgc_loader_scalar(l, n, "dtype");
     if (s == NULL) return TGC_ERR_INVALID;
     *out = tgc_dtype_from_name(s);
     if (*out == TGC_DTYPE_INVALID)
         return tgc_loader_error(l, n, "unknown-dtype",
-                                "unknown dtype '%s' (expected float32, float16, int32, int64, uint8 or bool)", s);
+                                "%s: unknown dtype '%s' (expected float32, float16, int32, int64, uint8 or bool)",
+                                what, s);
     return TGC_OK;
 }
 
@@ -127,14 +184,16 @@ static bool is_symbol(const char *s) {
     return true;
 }
 
-tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, bool allow_symbols, tgc_shape *out) {
+tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, const char *what, bool allow_symbols,
+                          tgc_shape *out) {
     if (n->type != YAML_SEQUENCE_NODE)
-        return tgc_loader_error(l, n, "bad-shape", "a shape must be a list of dimensions, not %s",
+        return tgc_loader_error(l, n, "bad-shape", "%s: a shape must be a list of dimensions, not %s", what,
                                 node_kind_word(n));
     yaml_node_item_t *items = n->data.sequence.items.start;
     int rank = (int)(n->data.sequence.items.top - items);
     if (rank > TGC_MAX_RANK)
-        return tgc_loader_error(l, n, "bad-shape", "rank %d is more than tgc supports (%d)", rank, TGC_MAX_RANK);
+        return tgc_loader_error(l, n, "bad-shape", "%s: rank %d is more than tgc supports (%d)", what, rank,
+                                TGC_MAX_RANK);
     out->rank = rank;
     for (int i = 0; i < rank; i++) {
         yaml_node_t *d = yaml_document_get_node(&l->doc, items[i]);
@@ -142,18 +201,25 @@ tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, bool allow_symbol
         if (s == NULL) return TGC_ERR_INVALID;
         int64_t v;
         if (tgc_parse_int(s, &v)) {
-            if (v < 0) return tgc_loader_error(l, d, "bad-shape", "dimension %d is negative (%s)", i, s);
+            if (v < 0)
+                return tgc_loader_error(l, d, "bad-shape", "%s: dimension %d is negative (%s)%s", what, i, s,
+                                        allow_symbols ? "; a size known only at run time is a symbol such as N"
+                                                      : "");
             out->dims[i] = tgc_dim_of(v);
+        } else if (tgc_is_int_text(s)) {
+            return tgc_loader_error(l, d, "bad-shape", "%s: dimension %d (%s) is %s", what, i, s,
+                                    s[0] == '-' ? "negative" : "too large");
         } else if (is_symbol(s)) {
             if (!allow_symbols)
                 return tgc_loader_error(l, d, "bad-shape",
-                                        "dimension %d is the symbol '%s', but this shape must be concrete", i, s);
+                                        "%s: dimension %d is the symbol '%s', but this shape must be concrete", what,
+                                        i, s);
             int32_t sym = tgc_graph_symbol(l->g, s, false);
             if (sym < 0) return tgc_loader_nomem(l);
             out->dims[i] = tgc_dim_sym(sym);
         } else {
             return tgc_loader_error(l, d, "bad-shape",
-                                    "dimension %d ('%s') is neither an integer >= 0 nor a symbol", i, s);
+                                    "%s: dimension %d ('%s') is neither an integer >= 0 nor a symbol", what, i, s);
         }
     }
     return TGC_OK;
@@ -173,14 +239,18 @@ static void store_element(void *data, tgc_dtype dtype, size_t i, double f, int64
 }
 
 /* Parses one inline value for `dtype`; reports and returns false on error. */
-static bool parse_element(tgc_loader *l, const yaml_node_t *n, tgc_dtype dtype, void *data, size_t i) {
-    const char *s = tgc_loader_scalar(l, n, "a value");
-    if (s == NULL) return false;
+static bool parse_element(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_dtype dtype, void *data,
+                          size_t i) {
+    const char *s = (const char *)n->data.scalar.value; /* a scalar: load_values checked */
     int64_t v = 0;
     double f = 0;
     if (dtype == TGC_FLOAT32 || dtype == TGC_FLOAT16) {
         if (!tgc_parse_number(s, &f)) {
-            tgc_loader_error(l, n, "bad-value", "value '%s' is not a number", s);
+            const char *p = s + (*s == '-' || *s == '+');
+            bool special = same_ignoring_case(p, "nan") || same_ignoring_case(p, "inf") ||
+                           same_ignoring_case(p, "infinity");
+            tgc_loader_error(l, n, "bad-value", "%s: value '%s' is not a number%s", what, s,
+                             special ? " (YAML spells them .nan, .inf and -.inf)" : "");
             return false;
         }
         store_element(data, dtype, i, f, 0, false);
@@ -190,20 +260,25 @@ static bool parse_element(tgc_loader *l, const yaml_node_t *n, tgc_dtype dtype, 
         if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "1") == 0) v = 1;
         else if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "0") == 0) v = 0;
         else {
-            tgc_loader_error(l, n, "bad-value", "value '%s' is not a bool (true or false)", s);
+            tgc_loader_error(l, n, "bad-value", "%s: value '%s' is not a bool (true or false)", what, s);
             return false;
         }
         store_element(data, dtype, i, 0, v, true);
         return true;
     }
     if (!tgc_parse_int(s, &v)) {
-        tgc_loader_error(l, n, "bad-value", "value '%s' is not an integer", s);
+        if (tgc_is_int_text(s))
+            tgc_loader_error(l, n, "value-out-of-range", "%s: value %s does not fit in %s", what, s,
+                             tgc_dtype_name(dtype));
+        else
+            tgc_loader_error(l, n, "bad-value", "%s: value '%s' is not an integer", what, s);
         return false;
     }
     int64_t lo = dtype == TGC_UINT8 ? 0 : dtype == TGC_INT32 ? INT32_MIN : INT64_MIN;
     int64_t hi = dtype == TGC_UINT8 ? 255 : dtype == TGC_INT32 ? INT32_MAX : INT64_MAX;
     if (v < lo || v > hi) {
-        tgc_loader_error(l, n, "value-out-of-range", "value %s does not fit in %s", s, tgc_dtype_name(dtype));
+        tgc_loader_error(l, n, "value-out-of-range", "%s: value %s does not fit in %s", what, s,
+                         tgc_dtype_name(dtype));
         return false;
     }
     store_element(data, dtype, i, 0, v, true);
@@ -216,6 +291,14 @@ static tgc_status load_values(tgc_loader *l, const yaml_node_t *n, const char *w
                                 node_kind_word(n));
     yaml_node_item_t *items = n->data.sequence.items.start;
     size_t count = (size_t)(n->data.sequence.items.top - items);
+    /* Nested rows (as numpy prints a matrix) first: the count is then wrong too. */
+    for (size_t i = 0; i < count; i++) {
+        const yaml_node_t *item = yaml_document_get_node(&l->doc, items[i]);
+        if (item->type != YAML_SCALAR_NODE)
+            return tgc_loader_error(l, item, "bad-value",
+                                    "%s: values must be one flat list of scalars, row-major; value %zu is %s", what,
+                                    i, node_kind_word(item));
+    }
     int64_t numel = tgc_shape_numel(&c->shape);
     if ((int64_t)count != numel)
         return tgc_loader_error(l, n, "value-count", "%s has %zu values but its shape %s needs %lld", what,
@@ -224,7 +307,7 @@ static tgc_status load_values(tgc_loader *l, const yaml_node_t *n, const char *w
     c->data = c->nbytes ? tgc_malloc(c->nbytes) : NULL;
     if (c->nbytes && c->data == NULL) return tgc_loader_nomem(l);
     for (size_t i = 0; i < count; i++)
-        if (!parse_element(l, yaml_document_get_node(&l->doc, items[i]), c->dtype, c->data, i))
+        if (!parse_element(l, yaml_document_get_node(&l->doc, items[i]), what, c->dtype, c->data, i))
             return TGC_ERR_INVALID;
     return TGC_OK;
 }
@@ -273,7 +356,7 @@ static tgc_status load_npy(tgc_loader *l, const yaml_node_t *n, const char *what
     return TGC_OK;
 }
 
-tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *what, tgc_const **out) {
+tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *what, bool named, tgc_const **out) {
     static const char *const keys[] = {"name", "dtype", "shape", "file", "values", NULL};
     *out = NULL;
     if (map->type != YAML_MAPPING_NODE)
@@ -283,7 +366,7 @@ tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *wh
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(&l->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(&l->doc, p->value);
-        if (!tgc_loader_check_key(l, k, what, keys)) {
+        if (!tgc_loader_check_key(l, k, what, named ? keys : keys + 1)) {
             s = TGC_ERR_INVALID;
             continue;
         }
@@ -295,14 +378,26 @@ tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *wh
     }
     if (s != TGC_OK) return s;
     if (dtype == NULL || shape == NULL)
-        return tgc_loader_error(l, map, "missing-key", "%s needs both 'dtype' and 'shape'", what);
-    if ((file == NULL) == (values == NULL))
-        return tgc_loader_error(l, map, "missing-key", "%s needs exactly one of 'file' and 'values'", what);
+        return tgc_loader_error(l, map, "missing-key", "%s needs %s", what,
+                                dtype == NULL && shape == NULL ? "a 'dtype' and a 'shape'"
+                                : dtype == NULL                ? "a 'dtype'"
+                                                               : "a 'shape'");
+    if (file == NULL && values == NULL)
+        return tgc_loader_error(l, map, "missing-key", "%s needs its data: 'file' (a .npy) or 'values'", what);
+    if (file != NULL && values != NULL) {
+        /* Point at whichever of the two keys comes second. */
+        const yaml_node_t *second = NULL;
+        for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+            yaml_node_t *v = yaml_document_get_node(&l->doc, p->value);
+            if (v == file || v == values) second = yaml_document_get_node(&l->doc, p->key);
+        }
+        return tgc_loader_error(l, second, "conflicting-keys", "%s gives both 'file' and 'values'; give one", what);
+    }
     tgc_const *c = tgc_calloc(1, sizeof *c);
     if (c == NULL) return tgc_loader_nomem(l);
     c->pos = tgc_loader_pos(map);
-    s = tgc_load_dtype(l, dtype, &c->dtype);
-    if (s == TGC_OK) s = tgc_load_shape(l, shape, false, &c->shape);
+    s = tgc_load_dtype(l, dtype, what, &c->dtype);
+    if (s == TGC_OK) s = tgc_load_shape(l, shape, what, false, &c->shape);
     if (s == TGC_OK) s = file ? load_npy(l, file, what, c) : load_values(l, values, what, c);
     if (s != TGC_OK) {
         tgc_const_free(c);

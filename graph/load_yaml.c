@@ -59,18 +59,34 @@ static tgc_status add_pending(tgc_loader *l, pending_kind kind, int32_t owner, i
     return TGC_OK;
 }
 
-/* Creates a node for the `name:` scalar `n`, reporting a bad or duplicate name. */
+/* Creates a node for the `name:` scalar `n` and stores its id in *id. A
+ * name with characters the format does not allow is reported, but the node
+ * is still made, so that references to it resolve and the one mistake gives
+ * one message; a duplicate or non-scalar name is reported and leaves *id at
+ * -1. Returns TGC_OK, TGC_ERR_INVALID or TGC_ERR_NOMEM. */
 static tgc_status declare_node(tgc_loader *l, const yaml_node_t *n, tgc_node_kind kind, int32_t *id) {
+    *id = -1;
     const char *name = tgc_loader_scalar(l, n, "name");
     if (name == NULL) return TGC_ERR_INVALID;
-    if (!valid_name(name))
-        return tgc_loader_error(l, n, "bad-name", "'%s' is not a valid name (letters, digits and _.:/- only)", name);
     int32_t prev = tgc_graph_find(l->g, name);
     if (prev >= 0)
         return tgc_loader_error(l, n, "duplicate-name", "name '%s' is already defined at line %d", name,
                                 l->g->nodes[prev].pos.line);
-    if (tgc_graph_add_node(l->g, name, kind, id) != TGC_OK) return tgc_loader_nomem(l);
-    return TGC_OK;
+    tgc_status s = TGC_OK;
+    if (!valid_name(name))
+        s = tgc_loader_error(l, n, "bad-name", "'%s' is not a valid name (letters, digits and _.:/- only)", name);
+    if (s == TGC_ERR_NOMEM || tgc_graph_add_node(l->g, name, kind, id) != TGC_OK) return tgc_loader_nomem(l);
+    return s;
+}
+
+/* Writes "KIND 'NAME'" (or "a KIND" when the entry has no usable name)
+ * into buf, to say in messages which entry is meant. */
+static const char *describe(char *buf, size_t size, const char *kind, const yaml_node_t *name) {
+    if (name != NULL && name->type == YAML_SCALAR_NODE)
+        snprintf(buf, size, "%s '%.200s'", kind, (const char *)name->data.scalar.value);
+    else
+        snprintf(buf, size, "a %s", kind);
+    return buf;
 }
 
 static const yaml_node_t *find_key(tgc_loader *l, const yaml_node_t *map, const char *key) {
@@ -100,76 +116,122 @@ static bool check_duplicate_keys(tgc_loader *l, const yaml_node_t *map) {
     return ok;
 }
 
+/* Checks every key of `map` against `allowed`; false if one is unknown. */
+static bool check_keys(tgc_loader *l, const yaml_node_t *map, const char *where, const char *const *allowed) {
+    bool ok = true;
+    FOR_PAIRS(l, map, k, v) {
+        if (!tgc_loader_check_key(l, k, where, allowed)) ok = false;
+    }
+    return ok;
+}
+
 /* ---- inputs -------------------------------------------------------------- */
+
+/* Each list entry below is loaded in the same order: its keys are checked
+ * (unknown and duplicate keys reported), its name is declared as soon as
+ * there is one, so that a mistake elsewhere in the entry does not make
+ * every reference to it dangle, and a missing key is reported only when no
+ * unknown key was (a misspelt key would otherwise give two messages). */
 
 static tgc_status load_input(tgc_loader *l, const yaml_node_t *map) {
     static const char *const keys[] = {"name", "dtype", "shape", NULL};
-    if (!expect_kind(l, map, YAML_MAPPING_NODE, "a graph input") || !check_duplicate_keys(l, map))
-        return TGC_ERR_INVALID;
-    tgc_status s = TGC_OK;
-    FOR_PAIRS(l, map, k, v) {
-        if (!tgc_loader_check_key(l, k, "a graph input", keys)) s = TGC_ERR_INVALID;
-    }
+    if (!expect_kind(l, map, YAML_MAPPING_NODE, "a graph input")) return TGC_ERR_INVALID;
+    bool dup = !check_duplicate_keys(l, map);
     const yaml_node_t *name = find_key(l, map, "name"), *dtype = find_key(l, map, "dtype"),
                       *shape = find_key(l, map, "shape");
-    if (name == NULL || dtype == NULL || shape == NULL)
-        return tgc_loader_error(l, map, "missing-key", "a graph input needs 'name', 'dtype' and 'shape'");
+    char where[300];
+    bool unknown = !check_keys(l, map, describe(where, sizeof where, "graph input", name), keys);
+    tgc_status s = dup || unknown ? TGC_ERR_INVALID : TGC_OK;
+    if (name == NULL)
+        return unknown ? s : tgc_loader_error(l, map, "missing-key", "a graph input needs a 'name'");
     int32_t id;
-    if (declare_node(l, name, TGC_NODE_INPUT, &id) != TGC_OK) return TGC_ERR_INVALID;
+    tgc_status ds = declare_node(l, name, TGC_NODE_INPUT, &id);
+    if (ds == TGC_ERR_NOMEM) return ds;
+    if (id < 0) return TGC_ERR_INVALID;
+    if (ds != TGC_OK) s = ds;
     tgc_node *n = &l->g->nodes[id];
     n->pos = tgc_loader_pos(map);
     n->outputs = tgc_calloc(1, sizeof *n->outputs);
     if (n->outputs == NULL) return tgc_loader_nomem(l);
     n->n_outputs = 1;
     n->outputs[0].value_len = -1;
-    if (tgc_load_dtype(l, dtype, &n->outputs[0].dtype) != TGC_OK) s = TGC_ERR_INVALID;
-    if (tgc_load_shape(l, shape, true, &l->g->nodes[id].outputs[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
-    return s;
+    n->outputs[0].dtype = TGC_DTYPE_INVALID;
+    if (dup) return s;
+    if (dtype == NULL || shape == NULL)
+        return unknown ? s
+                       : tgc_loader_error(l, map, "missing-key", "%s needs %s", where,
+                                          dtype == NULL && shape == NULL ? "a 'dtype' and a 'shape'"
+                                          : dtype == NULL                ? "a 'dtype'"
+                                                                         : "a 'shape'");
+    if (tgc_load_dtype(l, dtype, where, &n->outputs[0].dtype) != TGC_OK) s = TGC_ERR_INVALID;
+    if (tgc_load_shape(l, shape, where, true, &l->g->nodes[id].outputs[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
+    return l->failure != TGC_OK ? l->failure : s;
 }
 
 /* ---- initializers -------------------------------------------------------- */
 
 static tgc_status load_initializer(tgc_loader *l, const yaml_node_t *map) {
-    if (!expect_kind(l, map, YAML_MAPPING_NODE, "an initializer") || !check_duplicate_keys(l, map))
-        return TGC_ERR_INVALID;
+    static const char *const keys[] = {"name", "dtype", "shape", "file", "values", NULL};
+    if (!expect_kind(l, map, YAML_MAPPING_NODE, "an initializer")) return TGC_ERR_INVALID;
+    bool dup = !check_duplicate_keys(l, map);
     const yaml_node_t *name = find_key(l, map, "name");
-    if (name == NULL) return tgc_loader_error(l, map, "missing-key", "an initializer needs a 'name'");
+    if (name == NULL) /* the keys are checked here; tgc_load_tensor checks them otherwise */
+        return !check_keys(l, map, "an initializer", keys)
+                   ? TGC_ERR_INVALID
+                   : tgc_loader_error(l, map, "missing-key", "an initializer needs a 'name'");
     int32_t id;
-    if (declare_node(l, name, TGC_NODE_CONST, &id) != TGC_OK) return TGC_ERR_INVALID;
+    tgc_status s = declare_node(l, name, TGC_NODE_CONST, &id);
+    if (s == TGC_ERR_NOMEM) return s;
+    if (id < 0) return TGC_ERR_INVALID;
     l->g->nodes[id].pos = tgc_loader_pos(map);
+    if (dup) return TGC_ERR_INVALID;
     char what[300];
     snprintf(what, sizeof what, "initializer '%s'", l->g->nodes[id].name);
     tgc_const *c;
-    tgc_status s = tgc_load_tensor(l, map, what, &c);
-    if (s != TGC_OK) return s;
-    tgc_node *n = &l->g->nodes[id];
-    n->data = c;
-    return TGC_OK;
+    tgc_status ts = tgc_load_tensor(l, map, what, true, &c);
+    if (ts != TGC_OK) return ts;
+    l->g->nodes[id].data = c;
+    return s;
 }
 
 /* ---- attributes ---------------------------------------------------------- */
 
 static tgc_status attr_type_error(tgc_loader *l, const yaml_node_t *v, const tgc_node *n, const char *name,
                                   tgc_attr_type type, const char *got) {
-    return tgc_loader_error(l, v, "attribute-type", "node '%s' (%s): attribute '%s' must be %s %s, got %s",
-                            n->name, n->op_name, name, type >= TGC_ATTR_INTS && type <= TGC_ATTR_STRINGS ? "a list of" : "a",
-                            type == TGC_ATTR_INTS ? "ints" : type == TGC_ATTR_FLOATS ? "numbers"
-                            : type == TGC_ATTR_STRINGS ? "strings" : tgc_attr_type_name(type), got);
+    const char *want = type == TGC_ATTR_INT      ? "an int"
+                       : type == TGC_ATTR_FLOAT  ? "a number"
+                       : type == TGC_ATTR_STRING ? "a string"
+                       : type == TGC_ATTR_INTS   ? "a list of ints"
+                       : type == TGC_ATTR_FLOATS ? "a list of numbers"
+                       : type == TGC_ATTR_STRINGS ? "a list of strings"
+                                                 : "a tensor (a mapping {dtype, shape, values})";
+    return tgc_loader_error(l, v, "attribute-type", "node '%s' (%s): attribute '%s' must be %s, got %s", n->name,
+                            n->op_name, name, want, got);
+}
+
+/* What a value is, for messages: 'TEXT' for a scalar, else its kind. */
+static const char *value_word(const yaml_node_t *v, char *buf, size_t size) {
+    if (v->type == YAML_SCALAR_NODE) snprintf(buf, size, "'%.200s'", (const char *)v->data.scalar.value);
+    else snprintf(buf, size, "%s", v->type == YAML_SEQUENCE_NODE ? "a list" : "a mapping");
+    return buf;
+}
+
+static bool is_quoted(const yaml_node_t *v) {
+    return v->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+           v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 }
 
 static tgc_status parse_attr_scalar(tgc_loader *l, const yaml_node_t *v, const tgc_node *n, tgc_attr *a) {
-    if (v->type != YAML_SCALAR_NODE) return attr_type_error(l, v, n, a->name, a->type, v->type == YAML_SEQUENCE_NODE ? "a list" : "a mapping");
-    const char *s = (const char *)v->data.scalar.value;
-    bool quoted = v->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-                  v->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
     char got[300];
-    snprintf(got, sizeof got, "'%.200s'", s);
+    value_word(v, got, sizeof got);
+    if (v->type != YAML_SCALAR_NODE) return attr_type_error(l, v, n, a->name, a->type, got);
+    const char *s = (const char *)v->data.scalar.value;
     switch (a->type) {
     case TGC_ATTR_INT:
-        if (quoted || !tgc_parse_int(s, &a->i)) return attr_type_error(l, v, n, a->name, a->type, got);
+        if (is_quoted(v) || !tgc_parse_int(s, &a->i)) return attr_type_error(l, v, n, a->name, a->type, got);
         return TGC_OK;
     case TGC_ATTR_FLOAT:
-        if (quoted || !tgc_parse_number(s, &a->f)) return attr_type_error(l, v, n, a->name, a->type, got);
+        if (is_quoted(v) || !tgc_parse_number(s, &a->f)) return attr_type_error(l, v, n, a->name, a->type, got);
         return TGC_OK;
     case TGC_ATTR_STRING:
         a->s = tgc_strdup(s);
@@ -179,8 +241,8 @@ static tgc_status parse_attr_scalar(tgc_loader *l, const yaml_node_t *v, const t
 }
 
 static tgc_status parse_attr_list(tgc_loader *l, const yaml_node_t *v, const tgc_node *n, tgc_attr *a) {
-    if (v->type != YAML_SEQUENCE_NODE)
-        return attr_type_error(l, v, n, a->name, a->type, v->type == YAML_SCALAR_NODE ? "a scalar" : "a mapping");
+    char got[300];
+    if (v->type != YAML_SEQUENCE_NODE) return attr_type_error(l, v, n, a->name, a->type, value_word(v, got, sizeof got));
     a->n = seq_len(v);
     size_t elem = a->type == TGC_ATTR_INTS ? sizeof(int64_t) : a->type == TGC_ATTR_FLOATS ? sizeof(double) : sizeof(char *);
     void *arr = tgc_calloc(a->n ? a->n : 1, elem);
@@ -191,9 +253,10 @@ static tgc_status parse_attr_list(tgc_loader *l, const yaml_node_t *v, const tgc
     size_t i = 0;
     FOR_ITEMS(l, v, item) {
         const char *s = item->type == YAML_SCALAR_NODE ? (const char *)item->data.scalar.value : NULL;
-        char got[300];
-        snprintf(got, sizeof got, "'%.200s' at position %zu", s ? s : "a nested collection", i);
-        if (s == NULL) return attr_type_error(l, item, n, a->name, a->type, got);
+        /* Numbers are plain scalars: a quoted "3" is a string, as in a scalar attribute. */
+        bool number_ok = s != NULL && (a->type == TGC_ATTR_STRINGS || !is_quoted(item));
+        snprintf(got, sizeof got, "%s at position %zu", value_word(item, (char[256]){0}, 256), i);
+        if (!number_ok) return attr_type_error(l, item, n, a->name, a->type, got);
         if (a->type == TGC_ATTR_INTS && !tgc_parse_int(s, &a->ints[i]))
             return attr_type_error(l, item, n, a->name, a->type, got);
         if (a->type == TGC_ATTR_FLOATS && !tgc_parse_number(s, &a->floats[i]))
@@ -204,7 +267,30 @@ static tgc_status parse_attr_list(tgc_loader *l, const yaml_node_t *v, const tgc
     return TGC_OK;
 }
 
-static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id) {
+/* Reports an unknown attribute of node n, listing the op's attributes. */
+static tgc_status unknown_attribute(tgc_loader *l, const yaml_node_t *k, const tgc_node *n, const char *key) {
+    const char *names[64];
+    size_t count = 0;
+    char list[512] = "";
+    for (const tgc_attr_def *d = n->op->attrs; d != NULL && d->name != NULL && count < 64; d++) {
+        names[count++] = d->name;
+        strncat(list, count > 1 ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, d->name, sizeof list - strlen(list) - 1);
+    }
+    const char *near = tgc_loader_closest(key, names, count, 2);
+    if (count == 0)
+        return tgc_loader_error(l, k, "unknown-attribute", "node '%s' (%s): unknown attribute '%s' (%s takes none)",
+                                n->name, n->op_name, key, n->op_name);
+    return tgc_loader_error(l, k, "unknown-attribute", "node '%s' (%s): unknown attribute '%s' (%s takes: %s)%s%s%s",
+                            n->name, n->op_name, key, n->op_name, list, near ? "; did you mean '" : "",
+                            near ? near : "", near ? "'?" : "");
+}
+
+/* Loads `attrs:` of node id. *complete is set false when some attribute may
+ * be missing for a reason already reported (attrs not a mapping, a
+ * duplicate or unknown key), so that a required one is not reported too. */
+static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id, bool *complete) {
+    *complete = false;
     if (!expect_kind(l, map, YAML_MAPPING_NODE, "attrs") || !check_duplicate_keys(l, map)) return TGC_ERR_INVALID;
     size_t count = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
     tgc_attr *attrs = tgc_calloc(count ? count : 1, sizeof *attrs);
@@ -212,17 +298,20 @@ static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id) 
     l->g->nodes[id].attrs = attrs;
     tgc_node *n = &l->g->nodes[id];
     tgc_status s = TGC_OK;
+    *complete = true;
     FOR_PAIRS(l, map, k, v) {
         const char *key = tgc_loader_scalar(l, k, "an attribute name");
         if (key == NULL) {
             s = TGC_ERR_INVALID;
+            *complete = false;
             continue;
         }
         if (n->op == NULL) continue; /* unknown op: reported already; nothing to check against */
         const tgc_attr_def *def = tgc_op_attr_def(n->op, key);
         if (def == NULL) {
-            s = tgc_loader_error(l, k, "unknown-attribute", "node '%s' (%s): unknown attribute '%s'", n->name,
-                                 n->op_name, key);
+            s = unknown_attribute(l, k, n, key);
+            *complete = false;
+            if (s == TGC_ERR_NOMEM) return s;
             continue;
         }
         tgc_attr *a = &attrs[n->n_attrs++];
@@ -233,7 +322,9 @@ static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id) 
         if (def->type == TGC_ATTR_TENSOR) {
             char what[300];
             snprintf(what, sizeof what, "attribute '%s' of node '%s'", key, n->name);
-            as = tgc_load_tensor(l, v, what, &a->tensor);
+            as = v->type == YAML_MAPPING_NODE ? tgc_load_tensor(l, v, what, false, &a->tensor)
+                                              : attr_type_error(l, v, n, key, def->type,
+                                                                value_word(v, what, sizeof what));
         } else if (def->type == TGC_ATTR_INTS || def->type == TGC_ATTR_FLOATS || def->type == TGC_ATTR_STRINGS) {
             as = parse_attr_list(l, v, n, a);
         } else {
@@ -245,11 +336,26 @@ static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id) 
     return s;
 }
 
+/* Reports each attribute the op requires that node id does not give. */
+static tgc_status check_required_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id) {
+    const tgc_node *n = &l->g->nodes[id];
+    tgc_status s = TGC_OK;
+    for (const tgc_attr_def *d = n->op->attrs; d != NULL && d->name != NULL; d++)
+        if (d->required && tgc_node_attr(n, d->name) == NULL) {
+            s = tgc_loader_error(l, map, "missing-attribute", "node '%s' (%s) needs attribute '%s'", n->name,
+                                 n->op_name, d->name);
+            if (s == TGC_ERR_NOMEM) return s;
+        }
+    return s;
+}
+
 /* ---- nodes --------------------------------------------------------------- */
 
 static tgc_status load_refs(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
-    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, "inputs")) return TGC_ERR_INVALID;
     tgc_node *n = &l->g->nodes[id];
+    char what[300];
+    snprintf(what, sizeof what, "inputs of node '%s'", n->name);
+    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, what)) return TGC_ERR_INVALID;
     size_t count = seq_len(seq);
     n->inputs = tgc_calloc(count ? count : 1, sizeof *n->inputs);
     n->controls = tgc_calloc(count ? count : 1, sizeof *n->controls);
@@ -280,8 +386,10 @@ static tgc_status load_refs(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
 }
 
 static tgc_status load_colocation(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
-    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, "colocate_with")) return TGC_ERR_INVALID;
     tgc_node *n = &l->g->nodes[id];
+    char what[300];
+    snprintf(what, sizeof what, "colocate_with of node '%s'", n->name);
+    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, what)) return TGC_ERR_INVALID;
     size_t count = seq_len(seq);
     n->colocate = tgc_calloc(count ? count : 1, sizeof *n->colocate);
     if (n->colocate == NULL) return tgc_loader_nomem(l);
@@ -326,8 +434,10 @@ static tgc_status load_device(tgc_loader *l, const yaml_node_t *v, int32_t id) {
 
 static tgc_status load_declared_outputs(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
     static const char *const keys[] = {"dtype", "shape", NULL};
-    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, "out")) return TGC_ERR_INVALID;
     tgc_node *n = &l->g->nodes[id];
+    char where[300];
+    snprintf(where, sizeof where, "out of node '%s'", n->name);
+    if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, where)) return TGC_ERR_INVALID;
     size_t count = seq_len(seq);
     n->declared_pos = tgc_loader_pos(seq);
     n->declared = tgc_calloc(count ? count : 1, sizeof *n->declared);
@@ -337,69 +447,89 @@ static tgc_status load_declared_outputs(tgc_loader *l, const yaml_node_t *seq, i
     FOR_ITEMS(l, seq, item) {
         int i = n->n_declared++;
         tgc_tensor_info *info = &n->declared[i];
+        snprintf(where, sizeof where, "out entry %d of node '%s'", i, n->name);
         info->value_len = -1;
         info->dtype = TGC_DTYPE_INVALID;
         info->shape.rank = TGC_RANK_UNKNOWN;
-        if (!expect_kind(l, item, YAML_MAPPING_NODE, "an out entry") || !check_duplicate_keys(l, item)) {
+        if (!expect_kind(l, item, YAML_MAPPING_NODE, where) || !check_duplicate_keys(l, item)) {
             s = TGC_ERR_INVALID;
             continue;
         }
-        FOR_PAIRS(l, item, k, v) {
-            if (!tgc_loader_check_key(l, k, "an out entry", keys)) {
-                s = TGC_ERR_INVALID;
-                continue;
-            }
-            if (strcmp((const char *)k->data.scalar.value, "dtype") == 0) {
-                if (tgc_load_dtype(l, v, &info->dtype) != TGC_OK) s = TGC_ERR_INVALID;
-            } else {
-                if (tgc_load_shape(l, v, true, &l->g->nodes[id].declared[i].shape) != TGC_OK) s = TGC_ERR_INVALID;
-                l->g->nodes[id].declared_has_shape[i] = true;
-            }
+        bool unknown = !check_keys(l, item, where, keys);
+        if (unknown) s = TGC_ERR_INVALID;
+        const yaml_node_t *dtype = find_key(l, item, "dtype"), *shape = find_key(l, item, "shape");
+        if (dtype == NULL && !unknown) s = tgc_loader_error(l, item, "missing-key", "%s needs a 'dtype'", where);
+        if (dtype != NULL && tgc_load_dtype(l, dtype, where, &info->dtype) != TGC_OK) s = TGC_ERR_INVALID;
+        if (shape != NULL) {
+            if (tgc_load_shape(l, shape, where, true, &info->shape) != TGC_OK) s = TGC_ERR_INVALID;
+            n->declared_has_shape[i] = true;
         }
-        if (find_key(l, item, "dtype") == NULL)
-            s = tgc_loader_error(l, item, "missing-key", "an out entry needs a 'dtype'");
-        n = &l->g->nodes[id];
+        if (l->failure != TGC_OK) return l->failure;
     }
     return s;
 }
 
 static tgc_status load_node(tgc_loader *l, const yaml_node_t *map) {
     static const char *const keys[] = {"name", "op", "inputs", "attrs", "device", "colocate_with", "out", NULL};
-    if (!expect_kind(l, map, YAML_MAPPING_NODE, "a node") || !check_duplicate_keys(l, map)) return TGC_ERR_INVALID;
-    tgc_status s = TGC_OK;
-    FOR_PAIRS(l, map, k, v) {
-        if (!tgc_loader_check_key(l, k, "a node", keys)) s = TGC_ERR_INVALID;
-    }
+    if (!expect_kind(l, map, YAML_MAPPING_NODE, "a node")) return TGC_ERR_INVALID;
+    bool dup = !check_duplicate_keys(l, map);
     const yaml_node_t *name = find_key(l, map, "name"), *op = find_key(l, map, "op");
-    if (name == NULL || op == NULL) return tgc_loader_error(l, map, "missing-key", "a node needs 'name' and 'op'");
+    char where[300];
+    bool unknown = !check_keys(l, map, describe(where, sizeof where, "node", name), keys);
+    tgc_status s = dup || unknown ? TGC_ERR_INVALID : TGC_OK;
+    if (name == NULL) return unknown ? s : tgc_loader_error(l, map, "missing-key", "a node needs a 'name'");
     int32_t id;
-    if (declare_node(l, name, TGC_NODE_OP, &id) != TGC_OK) return TGC_ERR_INVALID;
+    tgc_status ds = declare_node(l, name, TGC_NODE_OP, &id);
+    if (ds == TGC_ERR_NOMEM) return ds;
+    if (id < 0) return TGC_ERR_INVALID;
+    if (ds != TGC_OK) s = ds;
     tgc_node *n = &l->g->nodes[id];
     n->pos = tgc_loader_pos(map);
-    n->op_pos = tgc_loader_pos(op);
-    const char *op_name = tgc_loader_scalar(l, op, "op");
-    if (op_name == NULL) return TGC_ERR_INVALID;
-    if ((n->op_name = tgc_strdup(op_name)) == NULL) return tgc_loader_nomem(l);
-    n->op = tgc_op_find(op_name);
-    if (n->op == NULL)
-        s = tgc_loader_error(l, op, "unknown-op",
-                             op_name[0] == '_' ? "node '%s': op '%s' is internal to tgc and cannot be written in a graph"
-                                               : "node '%s': unknown op '%s'",
-                             n->name, op_name);
-    else if (n->op->name[0] == '_')
-        s = tgc_loader_error(l, op, "unknown-op", "node '%s': op '%s' is internal to tgc and cannot be written in a graph",
-                             n->name, op_name);
+    if (dup) return s; /* which of the repeated keys is meant is unclear: load no more */
+    if (op == NULL) {
+        if (!unknown) s = tgc_loader_error(l, map, "missing-key", "%s needs an 'op'", where);
+    } else {
+        n->op_pos = tgc_loader_pos(op);
+        const char *op_name = tgc_loader_scalar(l, op, "op");
+        if (op_name == NULL) return TGC_ERR_INVALID;
+        if ((n->op_name = tgc_strdup(op_name)) == NULL) return tgc_loader_nomem(l);
+        n->op = tgc_op_find(op_name);
+        if (n->op != NULL && n->op->name[0] == '_') n->op = NULL; /* internal: never written by users */
+        if (n->op == NULL && op_name[0] == '_') {
+            s = tgc_loader_error(l, op, "unknown-op",
+                                 "node '%s': op '%s' is internal to tgc and cannot be written in a graph", n->name,
+                                 op_name);
+        } else if (n->op == NULL) {
+            size_t count;
+            const tgc_op_def *const *ops = tgc_op_all(&count);
+            const char *names[256];
+            size_t k = 0;
+            for (size_t i = 0; i < count && k < 256; i++)
+                if (ops[i]->name[0] != '_') names[k++] = ops[i]->name;
+            /* Case only: an op name one letter from a known one is as often
+             * another op (Gelu, Relu) as a typo. */
+            const char *near = tgc_loader_closest(op_name, names, k, 0);
+            s = tgc_loader_error(l, op, "unknown-op", "node '%s': unknown op '%s'%s%s%s", n->name, op_name,
+                                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+        }
+        if (s == TGC_ERR_NOMEM) return s;
+    }
+    bool attrs_complete = true;
     FOR_PAIRS(l, map, k, v) {
         if (k->type != YAML_SCALAR_NODE) continue;
         const char *key = (const char *)k->data.scalar.value;
         tgc_status ks = TGC_OK;
         if (strcmp(key, "inputs") == 0) ks = load_refs(l, v, id);
-        else if (strcmp(key, "attrs") == 0) ks = load_attrs(l, v, id);
+        else if (strcmp(key, "attrs") == 0) ks = load_attrs(l, v, id, &attrs_complete);
         else if (strcmp(key, "device") == 0) ks = load_device(l, v, id);
         else if (strcmp(key, "colocate_with") == 0) ks = load_colocation(l, v, id);
         else if (strcmp(key, "out") == 0) ks = load_declared_outputs(l, v, id);
-        if (ks == TGC_ERR_NOMEM) return ks;
+        if (ks == TGC_ERR_NOMEM || l->failure != TGC_OK) return TGC_ERR_NOMEM;
         if (ks != TGC_OK) s = ks;
+    }
+    if (l->g->nodes[id].op != NULL && attrs_complete) {
+        tgc_status rs = check_required_attrs(l, map, id);
+        if (rs != TGC_OK) s = rs;
     }
     return s;
 }
@@ -435,6 +565,10 @@ static tgc_status load_list(tgc_loader *l, const yaml_node_t *seq, const char *w
     if (!expect_kind(l, seq, YAML_SEQUENCE_NODE, what)) return TGC_ERR_INVALID;
     tgc_status s = TGC_OK;
     FOR_ITEMS(l, seq, item) {
+        /* An entry that is not a mapping, or has no usable name, defines a
+         * name nobody can tell: references that dangle may be to it. */
+        const yaml_node_t *name = item->type == YAML_MAPPING_NODE ? find_key(l, item, "name") : NULL;
+        if (name == NULL || name->type != YAML_SCALAR_NODE) l->names_incomplete = true;
         tgc_status is = fn(l, item);
         if (is == TGC_ERR_NOMEM || l->failure != TGC_OK) return TGC_ERR_NOMEM;
         if (is != TGC_OK) s = is;
@@ -444,7 +578,9 @@ static tgc_status load_list(tgc_loader *l, const yaml_node_t *seq, const char *w
 
 static tgc_status load_root(tgc_loader *l, const yaml_node_t *root) {
     static const char *const keys[] = {"format", "name", "inputs", "outputs", "initializers", "nodes", NULL};
-    if (root == NULL) return tgc_loader_error(l, NULL, "not-a-graph", "the file is empty");
+    if (root == NULL) /* nothing but comments: point at the start of the file */
+        return tgc_diag_error(l->diags, l->g->path, (tgc_srcpos){1, 1}, "not-a-graph",
+                              "the file is empty: a graph file starts with 'format: tgc/1'");
     if (root->type != YAML_MAPPING_NODE)
         return tgc_loader_error(l, root, "not-a-graph", "a graph file must be a mapping that starts with 'format: tgc/1'");
     if (!check_duplicate_keys(l, root)) return TGC_ERR_INVALID;
@@ -454,7 +590,10 @@ static tgc_status load_root(tgc_loader *l, const yaml_node_t *root) {
         return tgc_loader_error(l, k0 ? k0 : root, "missing-format", "the first key must be 'format: tgc/1'");
     tgc_status s = TGC_OK;
     FOR_PAIRS(l, root, k, v) {
-        if (!tgc_loader_check_key(l, k, "the graph", keys)) s = TGC_ERR_INVALID;
+        if (tgc_loader_check_key(l, k, "the graph", keys)) continue;
+        s = TGC_ERR_INVALID;
+        /* A misspelt section ("initialisers:") defines names nobody reads. */
+        if (v->type == YAML_SEQUENCE_NODE) l->names_incomplete = true;
     }
     const yaml_node_t *format = find_key(l, root, "format");
     l->g->format_pos = tgc_loader_pos(format);
@@ -472,6 +611,7 @@ static tgc_status load_root(tgc_loader *l, const yaml_node_t *root) {
         const yaml_node_t *v = find_key(l, root, lists[i].key);
         tgc_status ls = v ? load_list(l, v, lists[i].key, lists[i].fn) : TGC_OK;
         if (l->failure != TGC_OK) return l->failure;
+        if (v != NULL && v->type != YAML_SEQUENCE_NODE) l->names_incomplete = true;
         if (ls != TGC_OK) s = ls;
         if (i == 0) l->g->n_inputs_nodes = l->g->n_nodes;
     }
@@ -489,21 +629,40 @@ static tgc_status load_root(tgc_loader *l, const yaml_node_t *root) {
 
 /* ---- references ---------------------------------------------------------- */
 
-/* Resolves "node", "node:k" (when "node:k" is not itself a name) to a ref. */
-static bool resolve_text(const tgc_graph *g, const char *text, int32_t *node, int32_t *port) {
+/* Resolves "node", "node:k" (when "node:k" is not itself a name) to a ref.
+ * Returns 1 when found, 0 when the text names nothing, -1 out of memory. */
+static int resolve_text(const tgc_graph *g, const char *text, int32_t *node, int32_t *port) {
     *node = tgc_graph_find(g, text);
     *port = 0;
-    if (*node >= 0) return true;
+    if (*node >= 0) return 1;
     const char *colon = strrchr(text, ':');
-    if (colon == NULL || colon[1] == '\0') return false;
+    if (colon == NULL || colon[1] == '\0' || colon == text) return 0;
     int64_t k;
-    if (!tgc_parse_int(colon + 1, &k) || colon[1] == '-' || colon[1] == '+' || k > 1000000) return false;
-    char *prefix = tgc_strndup(text, (size_t)(colon - text));
-    if (prefix == NULL) return false;
+    if (!tgc_parse_int(colon + 1, &k) || colon[1] == '-' || colon[1] == '+' || k > 1000000) return 0;
+    size_t len = (size_t)(colon - text);
+    char small[256];
+    char *prefix = len < sizeof small ? small : tgc_strndup(text, len);
+    if (prefix == NULL) return -1;
+    if (prefix == small) {
+        memcpy(small, text, len);
+        small[len] = '\0';
+    }
     *node = tgc_graph_find(g, prefix);
-    tgc_free(prefix);
+    if (prefix != small) tgc_free(prefix);
     *port = (int32_t)k;
     return *node >= 0;
+}
+
+/* The name among the graph's nodes closest to `text` (see
+ * tgc_loader_closest), or NULL. */
+static const char *closest_name(tgc_loader *l, const char *text) {
+    const char *best = NULL;
+    for (int32_t id = 0; id < l->g->n_nodes; id++) {
+        const char *cand[2] = {best, l->g->nodes[id].name};
+        const char *c = tgc_loader_closest(text, cand, 2, 2);
+        if (c != NULL) best = c;
+    }
+    return best;
 }
 
 static tgc_status resolve_refs(tgc_loader *l) {
@@ -512,19 +671,32 @@ static tgc_status resolve_refs(tgc_loader *l) {
     for (size_t i = 0; i < l->n_refs; i++) {
         pending_ref *p = &l->refs[i];
         int32_t node, port;
-        bool found = resolve_text(g, p->text, &node, &port);
-        const char *owner = p->kind == PENDING_OUTPUT ? "graph outputs" : g->nodes[p->owner].name;
+        int found = resolve_text(g, p->text, &node, &port);
+        if (found < 0) return tgc_loader_nomem(l);
+        char owner[300];
+        if (p->kind == PENDING_OUTPUT) snprintf(owner, sizeof owner, "graph output");
+        else snprintf(owner, sizeof owner, "node '%s':", g->nodes[p->owner].name);
+        const char *caret = p->kind == PENDING_CONTROL ? "^" : "";
+        const char *role = p->kind == PENDING_COLOCATE ? " colocate_with" : "";
         if (!found) {
-            tgc_diag_error(l->diags, g->path, p->pos, "dangling-reference", "%s%s%s: '%s' names no input, initializer or node",
-                           p->kind == PENDING_OUTPUT ? "" : "node '", owner, p->kind == PENDING_OUTPUT ? "" : "'",
-                           p->text);
-            s = TGC_ERR_INVALID;
+            if (l->names_incomplete) { /* the reason was reported; this is a consequence */
+                s = TGC_ERR_INVALID;
+                continue;
+            }
+            const char *near = closest_name(l, p->text);
+            s = tgc_diag_error(l->diags, g->path, p->pos, "dangling-reference", "%s%s '%s%s' names no %s%s%s%s",
+                               owner, role, caret, p->text,
+                               p->kind == PENDING_INPUT || p->kind == PENDING_OUTPUT ? "input, initializer or node"
+                                                                                      : "node",
+                               near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+            if (s == TGC_ERR_NOMEM) return tgc_loader_nomem(l);
             continue;
         }
         tgc_ref ref = {node, port, p->pos};
         if ((p->kind == PENDING_CONTROL || p->kind == PENDING_COLOCATE) && port != 0) {
-            s = tgc_diag_error(l->diags, g->path, p->pos, "bad-reference", "node '%s': '%s' must name a node, not one of its outputs",
-                               owner, p->text);
+            s = tgc_diag_error(l->diags, g->path, p->pos, "bad-reference",
+                               "%s%s '%s%s' must name a node, not one of its outputs", owner, role, caret, p->text);
+            if (s == TGC_ERR_NOMEM) return tgc_loader_nomem(l);
             continue;
         }
         switch (p->kind) {

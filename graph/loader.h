@@ -25,6 +25,11 @@ typedef struct tgc_loader {
     pending_ref *refs;
     size_t n_refs, cap_refs;
     tgc_status failure; /* TGC_ERR_NOMEM or TGC_ERR_IO once one happened */
+    /* Set when names may be missing for a reason already reported (a
+     * misspelt section, a section that is not a list, an entry that is not
+     * a mapping or has no name): references that do not resolve are then
+     * consequences, not reported again. */
+    bool names_incomplete;
 } tgc_loader;
 
 /* Position of a YAML node (1-based). */
@@ -41,28 +46,42 @@ tgc_status tgc_loader_nomem(tgc_loader *l);
  * is not a scalar. */
 const char *tgc_loader_scalar(tgc_loader *l, const yaml_node_t *n, const char *what);
 
-/* Parses a decimal integer scalar (optional sign); false if not one. */
+/* Parses a decimal integer scalar (optional sign); false if not one, or
+ * if it does not fit in int64 (tgc_is_int_text tells the two apart). */
 bool tgc_parse_int(const char *s, int64_t *out);
+
+/* True when s is written as a decimal integer (optional sign, digits),
+ * whatever its size. */
+bool tgc_is_int_text(const char *s);
 
 /* Parses a number scalar (integers, decimals, exponents, .inf, -.inf, .nan
  * in YAML's spellings); false if not one. */
 bool tgc_parse_number(const char *s, double *out);
 
-/* Reads a `dtype:` value. */
-tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, tgc_dtype *out);
+/* Reads a `dtype:` value of `what` (named in messages: "graph input 'x'"). */
+tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_dtype *out);
 
-/* Reads a `shape:` list; symbols are allowed when allow_symbols, else
- * every dim must be a concrete integer >= 0. */
-tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, bool allow_symbols, tgc_shape *out);
+/* Reads a `shape:` list of `what`; symbols are allowed when allow_symbols,
+ * else every dim must be a concrete integer >= 0. */
+tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, const char *what, bool allow_symbols,
+                          tgc_shape *out);
 
-/* Reads a tensor given as a mapping {dtype, shape, file | values} (an
- * initializer's keys other than `name`, or a tensor attribute) into a new
- * tgc_const owned by the caller (*out). `what` names it in messages
- * ("initializer 'w'"). Relative files resolve against the graph's dir. */
-tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *what, tgc_const **out);
+/* Reads a tensor given as a mapping {dtype, shape, file | values} into a
+ * new tgc_const owned by the caller (*out): an initializer's (named: its
+ * `name` key is allowed and skipped) or a tensor attribute's (no `name`).
+ * `what` names it in messages ("initializer 'w'"). Relative files resolve
+ * against the graph's dir. */
+tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *what, bool named, tgc_const **out);
+
+/* Of the n strings cand[0..n) (NULL entries skipped), the one closest to
+ * `word` when it is a plausible misspelling of it, else NULL: the same
+ * letters in another case, or (when max_edits > 0) at most max_edits edits
+ * and fewer than half the word's length. For "did you mean" hints. */
+const char *tgc_loader_closest(const char *word, const char *const *cand, size_t n, int max_edits);
 
 /* True when `key` is one of the NULL-terminated `allowed`; otherwise
- * reports "unknown-key" naming the allowed keys of `where`. */
+ * reports "unknown-key" naming the allowed keys of `where` (and the closest
+ * one, when the key looks like a misspelling of it). */
 bool tgc_loader_check_key(tgc_loader *l, const yaml_node_t *key, const char *where,
                           const char *const *allowed);
 

@@ -107,7 +107,9 @@ static tgc_status check_input_counts(tgc_graph *g, tgc_diags *diags) {
             if (hi < 0) snprintf(want, sizeof want, "at least %d input%s", lo, lo == 1 ? "" : "s");
             else if (lo == hi) snprintf(want, sizeof want, "%d input%s", lo, lo == 1 ? "" : "s");
             else snprintf(want, sizeof want, "%d to %d inputs", lo, hi);
-            s = tgc_diag_error(diags, g->path, n->pos, "input-count", "node '%s' (%s) takes %s, got %d", n->name,
+            /* Too many: point at the first one too many; too few: at the node. */
+            tgc_srcpos pos = hi >= 0 && n->n_inputs > hi ? n->inputs[hi].pos : n->pos;
+            s = tgc_diag_error(diags, g->path, pos, "input-count", "node '%s' (%s) takes %s, got %d", n->name,
                                n->op_name, want, n->n_inputs);
             continue;
         }

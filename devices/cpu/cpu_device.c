@@ -5,6 +5,7 @@
 
 #include "support/alloc.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -69,4 +70,17 @@ tgc_device *tgc_cpu_device_create(int index) {
     if (d == NULL) return NULL;
     tgc_device_init(d, &cpu_ops, TGC_DEVICE_CPU, index);
     return d;
+}
+
+static tgc_device host_device;
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+static void host_device_init(void) {
+    tgc_device_init(&host_device, &cpu_ops, TGC_DEVICE_CPU, 0);
+    strcpy(host_device.name, "host");
+}
+
+tgc_device *tgc_host_device(void) {
+    pthread_once(&host_once, host_device_init);
+    return &host_device;
 }

@@ -48,7 +48,7 @@ static int compare_names(const void *a, const void *b) {
 }
 
 static void check_file(const char *dir, const char *name, int *files) {
-    char path[1024];
+    char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     expectation want[MAX_EXPECT];
     int n_want = read_expectations(path, want);
@@ -105,10 +105,11 @@ static void test_every_bad_graph_gets_its_errors(void) {
 }
 
 /* Out of memory at every allocation of loading a bad graph: a clean status,
- * never a crash or a leak (the harness checks the leak). */
-static void test_load_survives_every_allocation_failure(void) {
+ * never a crash or a leak (the harness checks the leak). One file for each
+ * stage that reports: the loader, validation, inference, .npy reading. */
+static void load_survives_every_allocation_failure(const char *name) {
     char path[1024];
-    snprintf(path, sizeof path, "%s", tgc_test_path("tests/data/bad/dangling_input.yaml"));
+    snprintf(path, sizeof path, "%s/%s", tgc_test_path("tests/data/bad"), name);
     /* Count the allocations of one undisturbed load, then fail each in turn. */
     int64_t before = tgc_host_alloc_stats_get().num_allocs;
     tgc_diags *d = tgc_diags_create();
@@ -126,6 +127,13 @@ static void test_load_survives_every_allocation_failure(void) {
         CU_ASSERT_PTR_NULL(g);
         tgc_diags_free(d);
     }
+}
+
+static void test_load_survives_every_allocation_failure(void) {
+    static const char *const files[] = {"dangling_input.yaml", "multi_error_loader.yaml",
+                                        "multi_error_validation.yaml", "multi_error_inference.yaml",
+                                        "npy_shape_mismatch.yaml", "tensor_attr_value_count.yaml"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) load_survives_every_allocation_failure(files[i]);
 }
 
 TGC_TEST_MAIN("bad graphs", {"every bad graph gets its errors", test_every_bad_graph_gets_its_errors},

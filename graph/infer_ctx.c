@@ -1,0 +1,171 @@
+/* The inference context: what an op's infer function reads (inputs,
+ * attributes) and writes (outputs, values, diagnostics). See infer.h. */
+#include "graph/infer.h"
+
+#include "support/alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int tgc_infer_num_inputs(const tgc_infer_ctx *c) { return c->node->n_inputs; }
+
+const tgc_tensor_info *tgc_infer_input(const tgc_infer_ctx *c, int i) {
+    if (i < 0 || i >= c->node->n_inputs) return NULL;
+    if (c->input_infos != NULL) return c->input_infos[i].dtype == TGC_DTYPE_INVALID ? NULL : &c->input_infos[i];
+    tgc_ref ref = c->node->inputs[i];
+    if (ref.node < 0) return NULL;
+    return tgc_graph_ref_info(c->graph, ref);
+}
+
+int tgc_infer_num_outputs(const tgc_infer_ctx *c) { return c->node->n_outputs; }
+
+tgc_status tgc_infer_set_output(tgc_infer_ctx *c, int i, tgc_dtype dtype, const tgc_shape *shape) {
+    if (c->nomem) return TGC_ERR_NOMEM;
+    if (i < 0 || i >= c->node->n_outputs) return TGC_OK;
+    tgc_tensor_info *o = c->output_infos != NULL ? &c->output_infos[i] : &c->node->outputs[i];
+    tgc_info_clear_value(o);
+    o->dtype = dtype;
+    o->shape = *shape;
+    return TGC_OK;
+}
+
+tgc_status tgc_infer_set_value(tgc_infer_ctx *c, int i, int n, const tgc_dim *value) {
+    if (i < 0 || i >= c->node->n_outputs) return TGC_OK;
+    tgc_tensor_info *o = c->output_infos != NULL ? &c->output_infos[i] : &c->node->outputs[i];
+    if (o->dtype != TGC_INT32 && o->dtype != TGC_INT64) return TGC_OK;
+    if (n < 0 || n > TGC_MAX_VALUE_LEN) return TGC_OK;
+    if (o->shape.rank == 0) {
+        if (n != 1) return TGC_OK;
+    } else if (o->shape.rank != 1 || !tgc_dim_is(o->shape.dims[0], n)) {
+        return TGC_OK;
+    }
+    return tgc_info_set_value(o, n, value);
+}
+
+const tgc_attr *tgc_infer_attr(const tgc_infer_ctx *c, const char *name) {
+    return tgc_node_attr(c->node, name);
+}
+
+int64_t tgc_infer_attr_int(const tgc_infer_ctx *c, const char *name, int64_t dflt) {
+    const tgc_attr *a = tgc_infer_attr(c, name);
+    return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
+}
+
+double tgc_infer_attr_float(const tgc_infer_ctx *c, const char *name, double dflt) {
+    const tgc_attr *a = tgc_infer_attr(c, name);
+    if (a == NULL) return dflt;
+    if (a->type == TGC_ATTR_FLOAT) return a->f;
+    if (a->type == TGC_ATTR_INT) return (double)a->i;
+    return dflt;
+}
+
+const char *tgc_infer_attr_string(const tgc_infer_ctx *c, const char *name, const char *dflt) {
+    const tgc_attr *a = tgc_infer_attr(c, name);
+    return a != NULL && a->type == TGC_ATTR_STRING && a->s != NULL ? a->s : dflt;
+}
+
+bool tgc_infer_attr_ints(const tgc_infer_ctx *c, const char *name, const int64_t **out, size_t *n) {
+    const tgc_attr *a = tgc_infer_attr(c, name);
+    *out = NULL;
+    *n = 0;
+    if (a == NULL || a->type != TGC_ATTR_INTS) return false;
+    *out = a->ints;
+    *n = a->n;
+    return true;
+}
+
+static const char *op_name(const tgc_node *n) {
+    if (n->op != NULL) return n->op->name;
+    return n->op_name != NULL ? n->op_name : "?";
+}
+
+tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, const char *fmt, ...) {
+    const tgc_node *n = c->node;
+    tgc_srcpos pos = n->pos;
+    if (input_index >= 0 && input_index < n->n_inputs && n->inputs[input_index].pos.line > 0)
+        pos = n->inputs[input_index].pos;
+
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *msg = tgc_malloc((size_t)(len > 0 ? len : 0) + 1);
+    if (msg == NULL) return TGC_ERR_NOMEM;
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)(len > 0 ? len : 0) + 1, fmt, ap);
+    va_end(ap);
+
+    tgc_status s = tgc_diag_error(c->diags, c->graph->path, pos, rule, "node '%s' (%s): %s",
+                                  n->name, op_name(n), msg);
+    tgc_free(msg);
+    return s;
+}
+
+tgc_dim tgc_infer_fresh_dim(tgc_infer_ctx *c) {
+    if (c->runtime) {
+        c->unresolved = true;
+        return tgc_dim_of(0);
+    }
+    int32_t sym = tgc_graph_fresh_symbol(c->graph);
+    if (sym < 0) {
+        c->nomem = true;
+        return tgc_dim_of(0);
+    }
+    return tgc_dim_sym(sym);
+}
+
+tgc_dim tgc_infer_fresh_dim_cb(void *c) { return tgc_infer_fresh_dim(c); }
+
+const char *tgc_infer_shape_str(const tgc_infer_ctx *c, const tgc_shape *s, char *buf, size_t size) {
+    return tgc_shape_str(c->graph, s, buf, size);
+}
+
+/* Reports that input i's dtype is not among `expected` (a phrase). */
+static bool dtype_fail(tgc_infer_ctx *c, int i, const tgc_tensor_info *in, const char *expected) {
+    tgc_infer_fail(c, i, "dtype-mismatch", "input %d is %s; %s needs %s", i,
+                   tgc_dtype_name(in->dtype), op_name(c->node), expected);
+    return false;
+}
+
+bool tgc_infer_require_float(tgc_infer_ctx *c, int i) {
+    const tgc_tensor_info *in = tgc_infer_input(c, i);
+    if (in == NULL || in->dtype == TGC_FLOAT32 || in->dtype == TGC_FLOAT16) return true;
+    return dtype_fail(c, i, in, "float32 or float16");
+}
+
+bool tgc_infer_require_numeric(tgc_infer_ctx *c, int i) {
+    const tgc_tensor_info *in = tgc_infer_input(c, i);
+    if (in == NULL || (in->dtype != TGC_BOOL && in->dtype != TGC_DTYPE_INVALID)) return true;
+    return dtype_fail(c, i, in, "a numeric type (float32, float16, int32, int64, uint8)");
+}
+
+bool tgc_infer_require_int(tgc_infer_ctx *c, int i) {
+    const tgc_tensor_info *in = tgc_infer_input(c, i);
+    if (in == NULL || in->dtype == TGC_INT32 || in->dtype == TGC_INT64) return true;
+    return dtype_fail(c, i, in, "int32 or int64");
+}
+
+bool tgc_infer_require_dtype(tgc_infer_ctx *c, int i, tgc_dtype t) {
+    const tgc_tensor_info *in = tgc_infer_input(c, i);
+    if (in == NULL || in->dtype == t) return true;
+    return dtype_fail(c, i, in, tgc_dtype_name(t));
+}
+
+bool tgc_infer_require_same_dtype(tgc_infer_ctx *c, int i, int j) {
+    const tgc_tensor_info *a = tgc_infer_input(c, i), *b = tgc_infer_input(c, j);
+    if (a == NULL || b == NULL || a->dtype == b->dtype) return true;
+    tgc_infer_fail(c, j, "dtype-mismatch", "input %d is %s but input %d is %s; %s needs both the same",
+                   j, tgc_dtype_name(b->dtype), i, tgc_dtype_name(a->dtype), op_name(c->node));
+    return false;
+}
+
+bool tgc_infer_input_concrete_value(const tgc_infer_ctx *c, int i, int64_t *out, int max, int *n) {
+    const tgc_tensor_info *in = tgc_infer_input(c, i);
+    if (in == NULL || in->value_len < 0 || in->value_len > max) return false;
+    for (int k = 0; k < in->value_len; k++)
+        if (!tgc_dim_known(in->value[k])) return false;
+    for (int k = 0; k < in->value_len; k++) out[k] = in->value[k].v;
+    *n = in->value_len;
+    return true;
+}
