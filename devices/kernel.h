@@ -59,6 +59,9 @@ typedef struct tgc_kernel_def {
     /* Bit i set: input i / output i lives in host memory (shape arguments). */
     uint32_t host_inputs;
     uint32_t host_outputs;
+    /* Bit i set: the kernel reads only input i's dtype and dims (Shape,
+     * Size), so the input stays wherever it is. */
+    uint32_t metadata_inputs;
     /* Output 0 may overwrite this input's buffer when the executor sees it
      * is that buffer's last user (same size); -1: never. */
     int forward_input;

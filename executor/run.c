@@ -15,6 +15,7 @@
 #include "support/diag.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -118,7 +119,7 @@ static tgc_status infer_outputs(run_state *r, const tgc_node *n, const tgc_value
 
 /* Output 0 may take input j's buffer when this node is its last user and
  * only the run holds it (not a weight, not a feed) and the sizes match. */
-static bool can_forward(run_state *r, const tgc_node *n, int j, const tgc_value *out) {
+static bool can_forward(run_state *r, const tgc_node *n, int j, const tgc_value *out, const tgc_device *out_device) {
     if (j < 0 || j >= n->n_inputs || n->inputs[j].node < 0) return false;
     tgc_ref ref = n->inputs[j];
     int32_t slot = r->s->value_base[ref.node] + ref.port;
@@ -126,7 +127,8 @@ static bool can_forward(run_state *r, const tgc_node *n, int j, const tgc_value 
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i].node == ref.node && n->inputs[i].port == ref.port) uses_here++;
     const tgc_value *in = &r->vals[slot];
-    return in->buf != NULL && r->remaining[slot] == uses_here && atomic_load(&in->buf->refs) == 1 &&
+    return in->buf != NULL && in->buf->device == out_device && r->remaining[slot] == uses_here &&
+           atomic_load(&in->buf->refs) == 1 &&
            in->buf->nbytes == tgc_value_nbytes(out) && in->dtype == out->dtype;
 }
 
@@ -138,23 +140,67 @@ static tgc_status node_error(run_state *r, const tgc_node *n, const tgc_device *
 static tgc_status alloc_outputs(run_state *r, const tgc_node *n, const tgc_kernel_def *k, tgc_device *d,
                                 tgc_value *out) {
     for (int i = 0; i < n->n_outputs; i++) {
-        if (i == 0 && can_forward(r, n, k->forward_input, &out[0])) {
+        tgc_device *od = k->host_outputs & (1u << i) ? tgc_host_device() : d;
+        if (i == 0 && can_forward(r, n, k->forward_input, &out[0], od)) {
             tgc_ref ref = n->inputs[k->forward_input];
             out[0].buf = tgc_buffer_retain(r->vals[r->s->value_base[ref.node] + ref.port].buf);
             continue;
         }
         size_t nbytes = tgc_value_nbytes(&out[i]);
-        if (tgc_buffer_alloc(d, nbytes, &out[i].buf) != TGC_OK) {
+        if (tgc_buffer_alloc(od, nbytes, &out[i].buf) != TGC_OK) {
             char what[512], shape[200];
             tgc_shape sh = tgc_shape_of(out[i].rank, out[i].dims);
-            tgc_allocator_stats st = tgc_device_stats(d);
+            tgc_allocator_stats st = tgc_device_stats(od);
             snprintf(what, sizeof what,
                      "out of memory allocating output %d (%s %s, %zu bytes); %s has %" PRId64
                      " bytes in use, limit %" PRId64,
-                     i, tgc_dtype_name(out[i].dtype), tgc_shape_str(NULL, &sh, shape, sizeof shape), nbytes, d->name,
+                     i, tgc_dtype_name(out[i].dtype), tgc_shape_str(NULL, &sh, shape, sizeof shape), nbytes, od->name,
                      st.bytes_in_use, st.bytes_limit);
             return node_error(r, n, d, "out-of-memory", what);
         }
+    }
+    return TGC_OK;
+}
+
+static bool host_memory(const tgc_device *d) { return d->kind == TGC_DEVICE_CPU; }
+
+/* Copies `v` into a new buffer on `to` (*out); through the host when
+ * neither side is host memory. */
+static tgc_status copy_value(const tgc_value *v, tgc_device *to, tgc_buffer **out) {
+    size_t nbytes = tgc_value_nbytes(v);
+    tgc_device *from = v->buf->device;
+    tgc_status s = tgc_buffer_alloc(to, nbytes, out);
+    if (s != TGC_OK || nbytes == 0) return s;
+    if (host_memory(from)) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(v->buf), nbytes);
+    else if (host_memory(to)) s = from->ops->copy_to_host(from, tgc_buffer_host_ptr(*out), v->buf->mem, 0, nbytes);
+    else {
+        tgc_buffer *host = NULL;
+        s = copy_value(v, tgc_host_device(), &host);
+        if (s == TGC_OK) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(host), nbytes);
+        tgc_buffer_release(host);
+    }
+    if (s != TGC_OK) {
+        tgc_buffer_release(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+/* Puts each input where the kernel reads it: host memory for its host
+ * arguments, the node's device for the rest (metadata-only inputs stay).
+ * Inputs already in place are used as they are; the others are copied
+ * into `staged` buffers that the caller releases after the kernel. */
+static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_device *d, tgc_value *in,
+                               tgc_buffer **staged) {
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (in[i].buf == NULL || (k->metadata_inputs & (1u << i))) continue;
+        tgc_device *at = in[i].buf->device;
+        bool want_host = (k->host_inputs & (1u << i)) || host_memory(d);
+        bool in_place = want_host ? host_memory(at) : at == d;
+        if (in_place) continue;
+        tgc_status s = copy_value(&in[i], want_host ? tgc_host_device() : d, &staged[i]);
+        if (s != TGC_OK) return s;
+        in[i].buf = staged[i];
     }
     return TGC_OK;
 }
@@ -163,7 +209,7 @@ static tgc_status run_op(run_state *r, int32_t id) {
     tgc_session *s = r->s;
     const tgc_node *n = &s->g->nodes[id];
     const tgc_kernel_def *k = s->kernels[id];
-    tgc_device *d = s->devices[s->device_of[id]];
+    tgc_device *d = tgc_session_device_of(s, id);
     if (n->n_inputs > TGC_RUN_MAX_IO || n->n_outputs > TGC_RUN_MAX_IO)
         return node_error(r, n, d, "unsupported", "too many inputs or outputs");
     tgc_value in[TGC_RUN_MAX_IO], out[TGC_RUN_MAX_IO];
@@ -175,15 +221,22 @@ static tgc_status run_op(run_state *r, int32_t id) {
         else in[i].dtype = TGC_DTYPE_INVALID;
     }
     char err[512] = "";
-    tgc_status st = infer_outputs(r, n, in, out, err, sizeof err);
-    if (st != TGC_OK) return st == TGC_ERR_NOMEM ? st : node_error(r, n, d, "runtime-shape", err);
-    st = alloc_outputs(r, n, k, d, out);
+    tgc_buffer *staged[TGC_RUN_MAX_IO] = {0};
+    tgc_status st = stage_inputs(n, k, d, in, staged);
+    if (st != TGC_OK) {
+        snprintf(err, sizeof err, "cannot move an input to %s", d->name);
+        st = node_error(r, n, d, "copy-failed", err);
+    }
+    if (st == TGC_OK) st = infer_outputs(r, n, in, out, err, sizeof err);
+    if (st != TGC_OK) st = st == TGC_ERR_NOMEM ? st : node_error(r, n, d, "runtime-shape", err);
+    if (st == TGC_OK) st = alloc_outputs(r, n, k, d, out);
     if (st == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err};
         st = k->fn(&ctx);
         if (st != TGC_OK) st = node_error(r, n, d, "kernel-failed", err[0] ? err : tgc_status_name(st));
     }
+    for (int i = 0; i < n->n_inputs; i++) tgc_buffer_release(staged[i]);
     if (st != TGC_OK) {
         for (int i = 0; i < n->n_outputs; i++) tgc_buffer_release(out[i].buf);
         return st;
@@ -206,9 +259,20 @@ static tgc_status run_source(run_state *r, int32_t id, const tgc_tensor *feed) {
     tgc_session *s = r->s;
     const tgc_node *n = &s->g->nodes[id];
     int32_t slot = s->value_base[id];
-    if (n->kind == TGC_NODE_CONST) r->vals[slot] = s->weights[slot];
-    else r->vals[slot] = feed->v; /* host memory is every cpu device's memory: no copy */
-    tgc_buffer_retain(r->vals[slot].buf);
+    tgc_device *d = tgc_session_device_of(s, id);
+    if (n->kind == TGC_NODE_CONST) {
+        r->vals[slot] = s->weights[slot];
+        tgc_buffer_retain(r->vals[slot].buf);
+    } else if (host_memory(d)) {
+        r->vals[slot] = feed->v; /* host memory is every cpu device's memory: no copy */
+        tgc_buffer_retain(r->vals[slot].buf);
+    } else {
+        r->vals[slot] = feed->v;
+        r->vals[slot].buf = NULL;
+        if (copy_value(&feed->v, d, &r->vals[slot].buf) != TGC_OK)
+            return tgc_diag_error(r->diags, s->g->path, n->pos, "copy-failed", "input '%s': cannot copy the feed to %s",
+                                  n->name, d->name);
+    }
     if (r->remaining[slot] == 0) release_slot(r, slot);
     return TGC_OK;
 }

@@ -2,6 +2,7 @@
  * slot, and the weights loaded once onto the device that uses them. */
 #include "executor/session.h"
 
+#include "devices/opencl/opencl.h"
 #include "graph/op_registry.h"
 #include "support/alloc.h"
 #include "support/diag.h"
@@ -10,8 +11,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parses "cpu", "cpu0", "cpu1,cpu0" into devices (gpuN comes with the
- * OpenCL device). */
+/* Parses one device name: cpu (= cpu0), cpuN, gpuN (gpu = gpu0). Returns
+ * the kind and index, or false. */
+static bool parse_device_name(const char *name, tgc_device_kind *kind, int *index) {
+    const char *digits;
+    if (strncmp(name, "cpu", 3) == 0) *kind = TGC_DEVICE_CPU;
+    else if (strncmp(name, "gpu", 3) == 0) *kind = TGC_DEVICE_GPU;
+    else return false;
+    digits = name + 3;
+    if (*digits == '\0') {
+        *index = 0;
+        return true;
+    }
+    if (*digits == '0' && digits[1] != '\0') return false;
+    *index = 0;
+    for (; *digits; digits++) {
+        if (*digits < '0' || *digits > '9' || *index >= TGC_MAX_DEVICES) return false;
+        *index = *index * 10 + (*digits - '0');
+    }
+    return *index < TGC_MAX_DEVICES;
+}
+
+/* Parses "cpu", "gpu0", "cpu0,cpu1,gpu0" into devices. */
 tgc_status tgc_session_open_devices(tgc_session *s, const char *devices, tgc_diags *diags) {
     const char *p = devices;
     while (*p != '\0') {
@@ -21,22 +42,25 @@ tgc_status tgc_session_open_devices(tgc_session *s, const char *devices, tgc_dia
             return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list", "bad device list '%s'", devices);
         memcpy(name, p, len);
         name[len] = '\0';
-        int index = -1;
-        if (strcmp(name, "cpu") == 0) index = 0;
-        else if (strncmp(name, "cpu", 3) == 0 && name[3] >= '0' && name[3] <= '9' && (name[3] != '0' || name[4] == '\0'))
-            index = atoi(name + 3);
-        if (index < 0 || index >= TGC_MAX_DEVICES) {
-            return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "unknown-device",
-                                  "device '%s' is not available (this machine has: cpu)", name);
-        }
+        tgc_device_kind kind;
+        int index;
+        if (!parse_device_name(name, &kind, &index))
+            return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
+                                  "'%s' is not a device name (cpu, cpuN, gpu, gpuN)", name);
         for (int i = 0; i < s->n_devices; i++)
-            if (s->devices[i]->index == index)
+            if (s->devices[i]->index == index && s->devices[i]->kind == kind)
                 return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
                                       "device '%s' is listed twice", name);
         if (s->n_devices == TGC_MAX_DEVICES)
             return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list", "too many devices");
-        tgc_device *d = tgc_cpu_device_create(index);
-        if (d == NULL) return TGC_ERR_NOMEM;
+        tgc_device *d = NULL;
+        if (kind == TGC_DEVICE_CPU) {
+            d = tgc_cpu_device_create(index);
+            if (d == NULL) return TGC_ERR_NOMEM;
+        } else {
+            tgc_status st = tgc_cl_device_create(index, diags, &d);
+            if (st != TGC_OK) return st;
+        }
         s->devices[s->n_devices++] = d;
         p += len;
         if (*p == ',') p++;
@@ -44,6 +68,10 @@ tgc_status tgc_session_open_devices(tgc_session *s, const char *devices, tgc_dia
     if (s->n_devices == 0)
         return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list", "no device listed");
     return TGC_OK;
+}
+
+tgc_device *tgc_session_device_of(const tgc_session *s, int32_t id) {
+    return s->device_of[id] < 0 ? tgc_host_device() : s->devices[s->device_of[id]];
 }
 
 /* Copies an initializer onto `d`. */
@@ -87,6 +115,23 @@ static tgc_status plan_nodes(tgc_session *s, tgc_diags *diags) {
     return result;
 }
 
+/* An initializer whose every consumer takes it as a host-memory input (a
+ * shape argument) lives in host memory; others on their consumers' device. */
+static void place_constants(tgc_session *s) {
+    const tgc_graph *g = s->g;
+    bool *device_use = tgc_calloc((size_t)g->n_nodes + 1, sizeof *device_use);
+    if (device_use == NULL) return; /* keep them on the device: correct, only slower */
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        const tgc_kernel_def *k = s->kernels[id];
+        for (int i = 0; k != NULL && i < n->n_inputs; i++)
+            if (n->inputs[i].node >= 0 && !(k->host_inputs & (1u << i))) device_use[n->inputs[i].node] = true;
+    }
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        if (g->nodes[id].kind == TGC_NODE_CONST && !device_use[id]) s->device_of[id] = -1;
+    tgc_free(device_use);
+}
+
 static tgc_status count_uses(tgc_session *s) {
     const tgc_graph *g = s->g;
     s->use_count = tgc_calloc((size_t)s->n_values + 1, sizeof *s->use_count);
@@ -120,7 +165,7 @@ static tgc_status load_weights(tgc_session *s, tgc_diags *diags) {
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
         if (n->kind != TGC_NODE_CONST) continue;
-        tgc_device *d = s->devices[s->device_of[id]];
+        tgc_device *d = tgc_session_device_of(s, id);
         tgc_status st = load_weight(d, n->data, &s->weights[s->value_base[id]]);
         if (st != TGC_OK)
             return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "out-of-memory",
@@ -144,6 +189,7 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     tgc_status st = s->device_of && s->kernels && s->value_base ? TGC_OK : TGC_ERR_NOMEM;
     if (st == TGC_OK) st = tgc_session_open_devices(s, devices, diags);
     if (st == TGC_OK) st = plan_nodes(s, diags);
+    if (st == TGC_OK) place_constants(s);
     if (st == TGC_OK) st = count_uses(s);
     if (st == TGC_OK) st = name_outputs(s);
     if (st == TGC_OK) st = load_weights(s, diags);

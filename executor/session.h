@@ -25,7 +25,7 @@ struct tgc_session {
     const tgc_graph *g;
     tgc_device *devices[TGC_MAX_DEVICES];
     int n_devices;
-    int32_t *device_of;               /* node id -> index into devices */
+    int32_t *device_of;               /* node id -> index into devices; -1: host memory */
     const tgc_kernel_def **kernels;   /* node id -> kernel (NULL for inputs, consts) */
     int32_t *value_base;              /* node id -> first slot of its outputs */
     int32_t n_values;                 /* total output slots */
@@ -33,6 +33,10 @@ struct tgc_session {
     tgc_value *weights;               /* slot -> an initializer's value on its device */
     char **output_names;              /* graph output i as written: "node" or "node:k" */
 };
+
+/* The device node `id` runs on (or whose memory holds it): devices[i], or
+ * the host device for -1. */
+tgc_device *tgc_session_device_of(const tgc_session *s, int32_t id);
 
 /* The device list "cpu", "cpu0,cpu1": creates the devices into s. Problems
  * (unknown or repeated names) go to diags. */

@@ -229,6 +229,27 @@ int tgc_session_device_count(const tgc_session *s);
 const char *tgc_session_device_name(const tgc_session *s, int i);
 tgc_memory_figures tgc_session_memory(const tgc_session *s, int i);
 
+
+/* ---- Devices ------------------------------------------------------------- */
+
+/* One device as `tgc devices` shows it. Memory in bytes; -1 where the
+ * platform does not report the figure. `used_memory` is what tgc has in use
+ * on it in this process. */
+typedef struct tgc_device_info {
+    char name[16];          /* "cpu", "gpu0", ... as --devices names it */
+    char description[256];  /* the hardware's own name */
+    char platform[128];     /* "host", or the OpenCL platform */
+    char type[16];          /* "cpu", "gpu", "accelerator": what the hardware is */
+    unsigned compute_units; /* cores, or OpenCL compute units */
+    int64_t total_memory;
+    int64_t used_memory;
+    int64_t free_memory;
+} tgc_device_info;
+
+/* Fills out[0..max) with the cpu and then every gpuN (see tgc_cl_list for
+ * which OpenCL devices serve as gpuN); returns how many there are. */
+int tgc_devices_list(tgc_device_info *out, int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@ enum {
 /* Each command gets argv after its name; returns an exit code. */
 int tgc_cmd_compile(int argc, char **argv);
 int tgc_cmd_run(int argc, char **argv);
+int tgc_cmd_devices(int argc, char **argv);
 
 /* Prints "tgc: error: MESSAGE" and a one-line hint to stderr; returns 2. */
 int tgc_usage_error(const char *command, const char *fmt, ...);

@@ -1,0 +1,190 @@
+/* CPU kernels that move whole blocks along one axis (ONNX opset 17):
+ * Gather (blocks picked by index), Concat (blocks of each input, in turn)
+ * and Split (blocks dealt out to each output). A tensor seen around an axis
+ * is [outer, size, inner]: outer the product of the dims before the axis,
+ * inner the bytes of one step along it. */
+#include "devices/cpu/kernels_shape.h"
+
+#include <string.h>
+
+/* Normalises attribute `axis` (default dflt) in [-rank, rank) into *axis. */
+static tgc_status axis_attr(tgc_kernel_ctx *c, const char *op, int64_t dflt, int rank, int *axis) {
+    int64_t a = tgc_kernel_attr_int(c, "axis", dflt);
+    if (a < -rank || a >= rank)
+        return tgc_kernel_fail(c, "%s: axis %lld is out of range [%d, %d) for rank %d", op, (long long)a, -rank,
+                               rank, rank);
+    *axis = (int)(a < 0 ? a + rank : a);
+    return TGC_OK;
+}
+
+/* Bytes of one step along `axis` of v: the product of the later dims times
+ * the element size. */
+static size_t inner_bytes(const tgc_value *v, int axis) {
+    return (size_t)tgc_cpu_dims_product(v->dims + axis + 1, v->rank - axis - 1) * tgc_dtype_size(v->dtype);
+}
+
+/* ---- Gather ------------------------------------------------------------------- */
+
+/* Gather-13: data of rank r >= 1, indices (int32 or int64) of rank q,
+ * axis in [-r, r) (default 0): out = data.shape[:axis] + indices.shape +
+ * data.shape[axis+1:]. An index may be negative (it counts from the back);
+ * one outside [-s, s) for an axis of size s is an error, checked for every
+ * index before anything is written. */
+tgc_status tgc_cpu_gather(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check_moves(c, 2);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0], *ind = &c->inputs[1];
+    int r = x->rank, q = ind->rank, axis = 0;
+    if (r == 0) return tgc_kernel_fail(c, "Gather: input 0 is a scalar; data must have rank >= 1");
+    if (ind->dtype != TGC_INT32 && ind->dtype != TGC_INT64)
+        return tgc_kernel_fail(c, "Gather: the indices are %s; they must be int32 or int64",
+                               tgc_dtype_name(ind->dtype));
+    if (r + q - 1 > TGC_MAX_RANK)
+        return tgc_kernel_fail(c, "Gather: the result would have rank %d; tgc allows at most %d", r + q - 1,
+                               TGC_MAX_RANK);
+    st = axis_attr(c, "Gather", 0, r, &axis);
+    if (st != TGC_OK) return st;
+    int64_t dims[TGC_MAX_RANK];
+    int n = 0;
+    for (int i = 0; i < axis; i++) dims[n++] = x->dims[i];
+    for (int i = 0; i < q; i++) dims[n++] = ind->dims[i];
+    for (int i = axis + 1; i < r; i++) dims[n++] = x->dims[i];
+    st = tgc_cpu_shape_expect(c, "Gather", 0, n, dims);
+    if (st != TGC_OK) return st;
+    const void *ip = tgc_kernel_in_ptr(c, 1);
+    int64_t size = x->dims[axis], count = tgc_value_numel(ind);
+    for (int64_t k = 0; k < count; k++) {
+        int64_t v = tgc_cpu_shape_int_at(ind->dtype, ip, k);
+        if (v < -size || v >= size) {
+            char sx[TGC_CPU_DIMS_BUF];
+            return tgc_kernel_fail(c, "Gather: index %lld (element %lld of the indices) is out of range "
+                                   "[%lld, %lld) for axis %d of data %s", (long long)v, (long long)k,
+                                   (long long)-size, (long long)size, axis, tgc_cpu_dims_str(r, x->dims, sx));
+        }
+    }
+    size_t inner = inner_bytes(x, axis);
+    int64_t outer = tgc_cpu_dims_product(x->dims, axis);
+    if (inner == 0 || count == 0 || outer == 0) return TGC_OK;
+    const char *src = tgc_kernel_in_ptr(c, 0);
+    char *dst = tgc_kernel_out_ptr(c, 0);
+    for (int64_t o = 0; o < outer; o++) {
+        const char *block = src + (size_t)o * (size_t)size * inner;
+        for (int64_t k = 0; k < count; k++) {
+            int64_t v = tgc_cpu_shape_int_at(ind->dtype, ip, k);
+            memcpy(dst, block + (size_t)(v < 0 ? v + size : v) * inner, inner);
+            dst += inner;
+        }
+    }
+    return TGC_OK;
+}
+
+/* ---- Concat -------------------------------------------------------------------- */
+
+/* Concat-13: any number of inputs of one dtype and rank r >= 1 whose dims
+ * agree except on `axis` (required, in [-r, r)), where they add up. Empty
+ * inputs take part like any other. */
+tgc_status tgc_cpu_concat(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check(c, c->n_inputs > 0 ? c->n_inputs : 1, 1);
+    if (st != TGC_OK) return st;
+    const tgc_value *first = &c->inputs[0];
+    int r = first->rank, axis = 0;
+    if (r == 0) return tgc_kernel_fail(c, "Concat: input 0 is a scalar; inputs must have rank >= 1");
+    if (tgc_node_attr(c->node, "axis") == NULL) return tgc_kernel_fail(c, "Concat: attribute 'axis' is required");
+    st = axis_attr(c, "Concat", 0, r, &axis);
+    if (st != TGC_OK) return st;
+    int64_t dims[TGC_MAX_RANK];
+    memcpy(dims, first->dims, sizeof dims);
+    dims[axis] = 0;
+    for (int i = 0; i < c->n_inputs; i++) {
+        const tgc_value *in = &c->inputs[i];
+        bool same = in->rank == r && in->dtype == c->outputs[0].dtype;
+        for (int j = 0; same && j < r; j++) same = j == axis || in->dims[j] == first->dims[j];
+        if (!same) {
+            char sa[TGC_CPU_DIMS_BUF], sb[TGC_CPU_DIMS_BUF];
+            return tgc_kernel_fail(c, "Concat: input %d (%s %s) does not match input 0 (%s %s) and output 0 "
+                                   "(%s) except on axis %d", i, tgc_dtype_name(in->dtype),
+                                   tgc_cpu_dims_str(in->rank, in->dims, sb), tgc_dtype_name(first->dtype),
+                                   tgc_cpu_dims_str(r, first->dims, sa), tgc_dtype_name(c->outputs[0].dtype),
+                                   axis);
+        }
+        if (in->dims[axis] > INT64_MAX - dims[axis])
+            return tgc_kernel_fail(c, "Concat: the result has too many elements");
+        dims[axis] += in->dims[axis];
+    }
+    st = tgc_cpu_shape_expect(c, "Concat", 0, r, dims);
+    if (st != TGC_OK) return st;
+    size_t inner = inner_bytes(first, axis), row = (size_t)dims[axis] * inner;
+    int64_t outer = tgc_cpu_dims_product(dims, axis);
+    if (row == 0) return TGC_OK;
+    char *dst = tgc_kernel_out_ptr(c, 0);
+    size_t at = 0; /* where this input's chunk starts in each output row */
+    for (int i = 0; i < c->n_inputs; i++) {
+        size_t chunk = (size_t)c->inputs[i].dims[axis] * inner;
+        const char *src = tgc_kernel_in_ptr(c, i);
+        for (int64_t o = 0; chunk > 0 && o < outer; o++)
+            memcpy(dst + (size_t)o * row + at, src + (size_t)o * chunk, chunk);
+        at += chunk;
+    }
+    return TGC_OK;
+}
+
+/* ---- Split --------------------------------------------------------------------- */
+
+/* Split-13: input 0 splits along `axis` (default 0) into the node's
+ * outputs: by input 1 (int64, host memory; one size >= 0 per output,
+ * adding up to the axis) when given, else into equal parts (the axis size
+ * must divide by the number of outputs). */
+tgc_status tgc_cpu_split(tgc_kernel_ctx *c) {
+    int n = c->n_outputs;
+    tgc_status st = tgc_cpu_shape_check(c, 1, n);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0];
+    int r = x->rank, axis = 0;
+    if (r == 0) return tgc_kernel_fail(c, "Split: input 0 is a scalar; it must have rank >= 1");
+    st = axis_attr(c, "Split", 0, r, &axis);
+    if (st != TGC_OK) return st;
+    int64_t size = x->dims[axis];
+    bool given = tgc_cpu_shape_has_input(c, 1);
+    const tgc_value *sv = given ? &c->inputs[1] : NULL;
+    const void *sp = given ? tgc_kernel_in_ptr(c, 1) : NULL;
+    if (given) {
+        if ((sv->dtype != TGC_INT32 && sv->dtype != TGC_INT64) || sv->rank > 1 || tgc_value_numel(sv) != n)
+            return tgc_kernel_fail(c, "Split: input 1 (split) must be an int64 1-D tensor of %d sizes, one per "
+                                   "output", n);
+        int64_t sum = 0;
+        for (int j = 0; j < n; j++) {
+            int64_t v = tgc_cpu_shape_int_at(sv->dtype, sp, j);
+            if (v < 0 || v > size - sum)
+                return tgc_kernel_fail(c, "Split: the split sizes must be >= 0 and add up to %lld, the size of "
+                                       "axis %d", (long long)size, axis);
+            sum += v;
+        }
+        if (sum != size)
+            return tgc_kernel_fail(c, "Split: the split sizes add up to %lld but axis %d has size %lld",
+                                   (long long)sum, axis, (long long)size);
+    } else if (size % n != 0) {
+        return tgc_kernel_fail(c, "Split: axis %d has size %lld, which does not split evenly into %d outputs",
+                               axis, (long long)size, n);
+    }
+    int64_t dims[TGC_MAX_RANK];
+    memcpy(dims, x->dims, sizeof dims);
+    for (int j = 0; j < n; j++) {
+        dims[axis] = given ? tgc_cpu_shape_int_at(sv->dtype, sp, j) : size / n;
+        if (c->outputs[j].dtype != x->dtype)
+            return tgc_kernel_fail(c, "Split: output %d is %s but input 0 is %s", j,
+                                   tgc_dtype_name(c->outputs[j].dtype), tgc_dtype_name(x->dtype));
+        st = tgc_cpu_shape_expect(c, "Split", j, r, dims);
+        if (st != TGC_OK) return st;
+    }
+    size_t inner = inner_bytes(x, axis), row = (size_t)size * inner, at = 0;
+    int64_t outer = tgc_cpu_dims_product(x->dims, axis);
+    const char *src = tgc_kernel_in_ptr(c, 0);
+    for (int j = 0; j < n && row > 0; j++) {
+        size_t chunk = (size_t)c->outputs[j].dims[axis] * inner;
+        char *dst = tgc_kernel_out_ptr(c, j);
+        for (int64_t o = 0; chunk > 0 && o < outer; o++)
+            memcpy(dst + (size_t)o * chunk, src + (size_t)o * row + at, chunk);
+        at += chunk;
+    }
+    return TGC_OK;
+}

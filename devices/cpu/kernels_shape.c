@@ -1,0 +1,559 @@
+/* CPU kernels for the shape ops (ONNX opset 17): the views Reshape,
+ * Flatten, Squeeze and Unsqueeze (a byte copy, or none when the executor
+ * forwards input 0's buffer), Shape and Size (int64 results in host
+ * memory), the makers Range, ConstantOfShape and Constant, the checks every
+ * kernel of the family makes, and tgc_cpu_kernels_shape[], the family's one
+ * table. Transpose, Slice and Expand are in kernels_layout.c; Gather,
+ * Concat and Split in kernels_index.c. */
+#include "devices/cpu/kernels_shape.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- Checks and helpers ------------------------------------------------------ */
+
+bool tgc_cpu_shape_has_input(const tgc_kernel_ctx *c, int i) {
+    return i >= 0 && i < c->n_inputs && c->inputs[i].dtype != TGC_DTYPE_INVALID;
+}
+
+/* Checks one tensor handed to a kernel (see tgc_cpu_shape_check). */
+static tgc_status check_value(tgc_kernel_ctx *c, const char *kind, int i, const tgc_value *v) {
+    if (v->dtype < 0 || v->dtype >= TGC_DTYPE_COUNT)
+        return tgc_kernel_fail(c, "%s %d has no valid dtype", kind, i);
+    if (v->rank < 0 || v->rank > TGC_MAX_RANK)
+        return tgc_kernel_fail(c, "%s %d has rank %d; tgc allows 0 to %d", kind, i, v->rank, TGC_MAX_RANK);
+    int64_t numel = 1;
+    for (int k = 0; k < v->rank; k++) {
+        int64_t d = v->dims[k];
+        if (d < 0) return tgc_kernel_fail(c, "%s %d has dim %lld at axis %d", kind, i, (long long)d, k);
+        if (d != 0 && numel > INT64_MAX / d)
+            return tgc_kernel_fail(c, "%s %d has more elements than an int64 holds", kind, i);
+        numel *= d;
+    }
+    size_t esize = tgc_dtype_size(v->dtype);
+    if ((uint64_t)numel > SIZE_MAX / esize)
+        return tgc_kernel_fail(c, "%s %d is larger than the address space", kind, i);
+    size_t nbytes = (size_t)numel * esize;
+    if (nbytes == 0) return TGC_OK;
+    if (v->buf == NULL || v->buf->nbytes < nbytes)
+        return tgc_kernel_fail(c, "%s %d needs %zu bytes but its buffer holds %zu", kind, i, nbytes,
+                               v->buf == NULL ? (size_t)0 : v->buf->nbytes);
+    if (tgc_buffer_host_ptr(v->buf) == NULL)
+        return tgc_kernel_fail(c, "%s %d is not in host memory", kind, i);
+    return TGC_OK;
+}
+
+tgc_status tgc_cpu_shape_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs) {
+    if (c->n_inputs < min_inputs)
+        return tgc_kernel_fail(c, "the kernel needs %d inputs but was given %d", min_inputs, c->n_inputs);
+    if (c->n_outputs < n_outputs || n_outputs < 1)
+        return tgc_kernel_fail(c, "the kernel needs %d outputs but was given %d", n_outputs < 1 ? 1 : n_outputs,
+                               c->n_outputs);
+    for (int i = 0; i < c->n_inputs; i++) {
+        if (!tgc_cpu_shape_has_input(c, i)) {
+            if (i < min_inputs) return tgc_kernel_fail(c, "input %d may not be omitted", i);
+            continue;
+        }
+        tgc_status st = check_value(c, "input", i, &c->inputs[i]);
+        if (st != TGC_OK) return st;
+    }
+    for (int i = 0; i < n_outputs; i++) {
+        tgc_status st = check_value(c, "output", i, &c->outputs[i]);
+        if (st != TGC_OK) return st;
+    }
+    return TGC_OK;
+}
+
+tgc_status tgc_cpu_shape_check_moves(tgc_kernel_ctx *c, int min_inputs) {
+    tgc_status st = tgc_cpu_shape_check(c, min_inputs < 1 ? 1 : min_inputs, 1);
+    if (st != TGC_OK) return st;
+    if (c->outputs[0].dtype != c->inputs[0].dtype)
+        return tgc_kernel_fail(c, "output 0 is %s but input 0 is %s; they must agree",
+                               tgc_dtype_name(c->outputs[0].dtype), tgc_dtype_name(c->inputs[0].dtype));
+    return TGC_OK;
+}
+
+int64_t tgc_cpu_shape_int_at(tgc_dtype dtype, const void *p, int64_t i) {
+    if (dtype == TGC_INT32) {
+        int32_t v;
+        memcpy(&v, (const char *)p + i * 4, 4);
+        return v;
+    }
+    int64_t v;
+    memcpy(&v, (const char *)p + i * 8, 8);
+    return v;
+}
+
+tgc_status tgc_cpu_shape_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out, int max,
+                                   int *n) {
+    const tgc_value *v = &c->inputs[i];
+    *n = 0;
+    if (v->dtype != TGC_INT32 && v->dtype != TGC_INT64)
+        return tgc_kernel_fail(c, "input %d (%s) is %s; it must be int32 or int64", i, what,
+                               tgc_dtype_name(v->dtype));
+    if (v->rank > 1)
+        return tgc_kernel_fail(c, "input %d (%s) has rank %d; it must be 1-D", i, what, v->rank);
+    int64_t count = tgc_value_numel(v);
+    if (count > max)
+        return tgc_kernel_fail(c, "input %d (%s) has %lld elements; at most %d are allowed", i, what,
+                               (long long)count, max);
+    const void *p = tgc_kernel_in_ptr(c, i);
+    for (int64_t k = 0; k < count; k++) out[k] = tgc_cpu_shape_int_at(v->dtype, p, k);
+    *n = (int)count;
+    return TGC_OK;
+}
+
+const char *tgc_cpu_dims_str(int rank, const int64_t *dims, char *buf) {
+    size_t at = 0;
+    buf[at++] = '[';
+    for (int i = 0; i < rank && at < TGC_CPU_DIMS_BUF; i++)
+        at += (size_t)snprintf(buf + at, TGC_CPU_DIMS_BUF - at, "%s%lld", i ? ", " : "", (long long)dims[i]);
+    if (at < TGC_CPU_DIMS_BUF - 1) {
+        buf[at++] = ']';
+        buf[at] = '\0';
+    } else {
+        buf[TGC_CPU_DIMS_BUF - 1] = '\0';
+    }
+    return buf;
+}
+
+tgc_status tgc_cpu_shape_expect(tgc_kernel_ctx *c, const char *op, int o, int rank, const int64_t *dims) {
+    const tgc_value *v = &c->outputs[o];
+    bool same = v->rank == rank;
+    for (int i = 0; same && i < rank; i++) same = v->dims[i] == dims[i];
+    if (same) return TGC_OK;
+    char want[TGC_CPU_DIMS_BUF], got[TGC_CPU_DIMS_BUF];
+    return tgc_kernel_fail(c, "%s: output %d was given shape %s but the inputs make %s", op, o,
+                           tgc_cpu_dims_str(v->rank, v->dims, got), tgc_cpu_dims_str(rank, dims, want));
+}
+
+int64_t tgc_cpu_dims_product(const int64_t *dims, int n) {
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) p *= dims[i];
+    return p;
+}
+
+void tgc_cpu_copy_bytes(void *dst, const void *src, size_t nbytes) {
+    if (nbytes > 0 && dst != src) memcpy(dst, src, nbytes);
+}
+
+/* Fills `count` elements of `esize` bytes at dst with the element at elem:
+ * one copy, then doubling copies of what is already written. */
+static void fill_elements(void *dst, const void *elem, size_t esize, int64_t count) {
+    size_t total = (size_t)count * esize, done = esize;
+    if (total == 0) return;
+    memcpy(dst, elem, esize);
+    while (done < total) {
+        size_t n = done < total - done ? done : total - done;
+        memcpy((char *)dst + done, dst, n);
+        done += n;
+    }
+}
+
+/* ---- Reshape, Flatten, Squeeze, Unsqueeze ------------------------------------ */
+
+/* The views: output 0 holds input 0's bytes under the shape `dims`, which
+ * the kernel has computed; a forwarded buffer needs no copy. */
+static tgc_status view_copy(tgc_kernel_ctx *c, const char *op, int rank, const int64_t *dims) {
+    tgc_status st = tgc_cpu_shape_expect(c, op, 0, rank, dims);
+    if (st != TGC_OK) return st;
+    tgc_cpu_copy_bytes(tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_value_nbytes(&c->inputs[0]));
+    return TGC_OK;
+}
+
+/* Reshape-14: each target element is a dim, except that 0 copies the input
+ * dim at that index (unless allowzero = 1: a literal 0) and one -1 takes
+ * what makes the element counts agree. allowzero with both 0 and -1 in the
+ * target is invalid, as is a -1 beside dims whose product is 0 (no count
+ * is implied). */
+static tgc_status reshape(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check_moves(c, 2);
+    int64_t target[TGC_MAX_RANK], dims[TGC_MAX_RANK];
+    int n;
+    if (st == TGC_OK) st = tgc_cpu_shape_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0];
+    bool allowzero = tgc_kernel_attr_int(c, "allowzero", 0) != 0, has_zero = false;
+    int infer_at = -1;
+    int64_t product = 1;
+    char sx[TGC_CPU_DIMS_BUF], sd[TGC_CPU_DIMS_BUF];
+    for (int i = 0; i < n; i++) {
+        int64_t v = target[i];
+        if (v == -1) {
+            if (infer_at >= 0)
+                return tgc_kernel_fail(c, "Reshape: the target shape %s has more than one -1",
+                                       tgc_cpu_dims_str(n, target, sd));
+            infer_at = i;
+            dims[i] = 1;
+            continue;
+        }
+        if (v < -1)
+            return tgc_kernel_fail(c, "Reshape: the target shape %s has %lld at index %d; dims must be >= -1",
+                                   tgc_cpu_dims_str(n, target, sd), (long long)v, i);
+        if (v == 0) {
+            has_zero = true;
+            if (!allowzero) {
+                if (i >= x->rank)
+                    return tgc_kernel_fail(c, "Reshape: the target shape %s has 0 at index %d but the input "
+                                           "%s has no dim there to copy", tgc_cpu_dims_str(n, target, sd), i,
+                                           tgc_cpu_dims_str(x->rank, x->dims, sx));
+                v = x->dims[i];
+            }
+        }
+        dims[i] = v;
+        if (v != 0 && product > INT64_MAX / v)
+            return tgc_kernel_fail(c, "Reshape: the target shape %s has too many elements",
+                                   tgc_cpu_dims_str(n, target, sd));
+        product *= v;
+    }
+    int64_t numel = tgc_value_numel(x);
+    if (infer_at >= 0) {
+        if (allowzero && has_zero)
+            return tgc_kernel_fail(c, "Reshape: with allowzero = 1 the target shape %s cannot hold both 0 "
+                                   "and -1", tgc_cpu_dims_str(n, target, sd));
+        if (product == 0 || numel % product != 0)
+            return tgc_kernel_fail(c, "Reshape: cannot reshape %s (%lld elements) to %s",
+                                   tgc_cpu_dims_str(x->rank, x->dims, sx), (long long)numel,
+                                   tgc_cpu_dims_str(n, target, sd));
+        dims[infer_at] = numel / product;
+    } else if (product != numel) {
+        return tgc_kernel_fail(c, "Reshape: cannot reshape %s (%lld elements) to %s (%lld elements)",
+                               tgc_cpu_dims_str(x->rank, x->dims, sx), (long long)numel,
+                               tgc_cpu_dims_str(n, dims, sd), (long long)product);
+    }
+    return view_copy(c, "Reshape", n, dims);
+}
+
+/* Flatten-13: axis in [-r, r] (default 1) gives the 2-D
+ * [prod(dims[:axis]), prod(dims[axis:])]. */
+static tgc_status flatten(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check_moves(c, 1);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0];
+    int64_t axis = tgc_kernel_attr_int(c, "axis", 1);
+    if (axis < -x->rank || axis > x->rank)
+        return tgc_kernel_fail(c, "Flatten: axis %lld is out of range [%d, %d] for rank %d", (long long)axis,
+                               -x->rank, x->rank, x->rank);
+    if (axis < 0) axis += x->rank;
+    int64_t dims[2] = {tgc_cpu_dims_product(x->dims, (int)axis),
+                       tgc_cpu_dims_product(x->dims + axis, x->rank - (int)axis)};
+    return view_copy(c, "Flatten", 2, dims);
+}
+
+/* Normalises k axes in [-rank, rank) into marks[0..rank); fails on one out
+ * of range or repeated (ONNX leaves repeats undefined; tgc refuses them). */
+static tgc_status mark_axes(tgc_kernel_ctx *c, const char *op, const int64_t *axes, int k, int rank,
+                            bool *marks) {
+    for (int i = 0; i < rank; i++) marks[i] = false;
+    for (int i = 0; i < k; i++) {
+        int64_t a = axes[i];
+        if (a < -rank || a >= rank)
+            return tgc_kernel_fail(c, "%s: axis %lld is out of range [%d, %d)", op, (long long)a, -rank, rank);
+        if (a < 0) a += rank;
+        if (marks[a]) return tgc_kernel_fail(c, "%s: axis %lld is listed twice", op, (long long)axes[i]);
+        marks[a] = true;
+    }
+    return TGC_OK;
+}
+
+/* Squeeze-13: removes the axes in the optional input 1, each of which must
+ * be 1; without it, every axis of size 1. */
+static tgc_status squeeze(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check_moves(c, 1);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0];
+    bool drop[TGC_MAX_RANK];
+    int64_t dims[TGC_MAX_RANK];
+    if (tgc_cpu_shape_has_input(c, 1)) {
+        int64_t axes[TGC_MAX_RANK];
+        int k;
+        st = tgc_cpu_shape_read_ints(c, 1, "axes", axes, TGC_MAX_RANK, &k);
+        if (st == TGC_OK) st = mark_axes(c, "Squeeze", axes, k, x->rank, drop);
+        if (st != TGC_OK) return st;
+        for (int i = 0; i < x->rank; i++)
+            if (drop[i] && x->dims[i] != 1) {
+                char sx[TGC_CPU_DIMS_BUF];
+                return tgc_kernel_fail(c, "Squeeze: cannot squeeze axis %d of %s: its size is %lld, not 1", i,
+                                       tgc_cpu_dims_str(x->rank, x->dims, sx), (long long)x->dims[i]);
+            }
+    } else {
+        for (int i = 0; i < x->rank; i++) drop[i] = x->dims[i] == 1;
+    }
+    int n = 0;
+    for (int i = 0; i < x->rank; i++)
+        if (!drop[i]) dims[n++] = x->dims[i];
+    return view_copy(c, "Squeeze", n, dims);
+}
+
+/* Unsqueeze-13: input 1 lists k axes of the output (rank r + k, so in
+ * [-(r+k), r+k)); each gets a new dim of 1, the input's dims fill the rest
+ * in order. */
+static tgc_status unsqueeze(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check_moves(c, 2);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0];
+    int64_t axes[TGC_MAX_RANK], dims[TGC_MAX_RANK];
+    int k;
+    bool ones[TGC_MAX_RANK];
+    st = tgc_cpu_shape_read_ints(c, 1, "axes", axes, TGC_MAX_RANK - x->rank, &k);
+    if (st == TGC_OK) st = mark_axes(c, "Unsqueeze", axes, k, x->rank + k, ones);
+    if (st != TGC_OK) return st;
+    for (int i = 0, j = 0; i < x->rank + k; i++) dims[i] = ones[i] ? 1 : x->dims[j++];
+    return view_copy(c, "Unsqueeze", x->rank + k, dims);
+}
+
+/* ---- Shape, Size --------------------------------------------------------------- */
+
+/* Shape-15: int64 dims[start:end]; negative start/end count from the back,
+ * then both clamp to [0, r] (an empty result when end <= start). */
+static tgc_status shape(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check(c, 1, 1);
+    if (st != TGC_OK) return st;
+    if (c->outputs[0].dtype != TGC_INT64) return tgc_kernel_fail(c, "Shape: output 0 must be int64");
+    const tgc_value *x = &c->inputs[0];
+    int64_t r = x->rank;
+    int64_t start = tgc_kernel_attr_int(c, "start", 0), end = tgc_kernel_attr_int(c, "end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = start < 0 ? 0 : start > r ? r : start;
+    end = end < 0 ? 0 : end > r ? r : end;
+    int64_t len = end > start ? end - start : 0;
+    st = tgc_cpu_shape_expect(c, "Shape", 0, 1, &len);
+    if (st == TGC_OK) tgc_cpu_copy_bytes(tgc_kernel_out_ptr(c, 0), x->dims + start, (size_t)len * sizeof(int64_t));
+    return st;
+}
+
+/* Size-13: the element count, an int64 scalar. */
+static tgc_status size(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check(c, 1, 1);
+    if (st != TGC_OK) return st;
+    if (c->outputs[0].dtype != TGC_INT64) return tgc_kernel_fail(c, "Size: output 0 must be int64");
+    st = tgc_cpu_shape_expect(c, "Size", 0, 0, NULL);
+    if (st != TGC_OK) return st;
+    int64_t n = tgc_value_numel(&c->inputs[0]);
+    memcpy(tgc_kernel_out_ptr(c, 0), &n, sizeof n);
+    return TGC_OK;
+}
+
+/* ---- Range ------------------------------------------------------------------- */
+
+/* Range-11 over integers: n = max(ceil((limit - start) / delta), 0) and
+ * out[i] = start + i * delta, all in wrap-free unsigned arithmetic (every
+ * out[i] lies between start and limit). */
+static tgc_status range_int(tgc_kernel_ctx *c, tgc_dtype t, int64_t start, int64_t limit, int64_t delta) {
+    uint64_t n = 0;
+    if (delta > 0 && limit > start)
+        n = ((uint64_t)limit - (uint64_t)start - 1) / (uint64_t)delta + 1;
+    else if (delta < 0 && limit < start)
+        n = ((uint64_t)start - (uint64_t)limit - 1) / (0 - (uint64_t)delta) + 1;
+    if (n > (uint64_t)INT64_MAX) return tgc_kernel_fail(c, "Range: the result has too many elements");
+    int64_t len = (int64_t)n;
+    tgc_status st = tgc_cpu_shape_expect(c, "Range", 0, 1, &len);
+    if (st != TGC_OK) return st;
+    void *out = tgc_kernel_out_ptr(c, 0);
+    for (int64_t i = 0; i < len; i++) {
+        int64_t v = (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)delta);
+        if (t == TGC_INT32) ((int32_t *)out)[i] = (int32_t)v;
+        else ((int64_t *)out)[i] = v;
+    }
+    return TGC_OK;
+}
+
+/* Range-11 over float32: out[i] = start + i * delta in float32, as the
+ * spec's loop writes it; the count is ceil((limit - start) / delta) taken
+ * in double. Runtimes differ in where they round that quotient (onnxruntime
+ * subtracts in float32 first), so an output of either length is accepted. */
+static tgc_status range_f32(tgc_kernel_ctx *c, float start, float limit, float delta) {
+    if (!isfinite(start) || !isfinite(limit) || !isfinite(delta))
+        return tgc_kernel_fail(c, "Range: start, limit and delta must be finite");
+    double q = ((double)limit - (double)start) / (double)delta;
+    double q_f = (double)(limit - start) / (double)delta;
+    double n = ceil(q) > 0 ? ceil(q) : 0, n_f = ceil(q_f) > 0 ? ceil(q_f) : 0;
+    if (n > 9.0e18) return tgc_kernel_fail(c, "Range: the result has too many elements");
+    int64_t len = (int64_t)n;
+    const tgc_value *o = &c->outputs[0];
+    if (o->rank == 1 && (double)o->dims[0] == n_f) len = o->dims[0];
+    tgc_status st = tgc_cpu_shape_expect(c, "Range", 0, 1, &len);
+    if (st != TGC_OK) return st;
+    float *out = tgc_kernel_out_ptr(c, 0);
+    for (int64_t i = 0; i < len; i++) out[i] = start + (float)i * delta;
+    return TGC_OK;
+}
+
+/* Range-11: scalar start, limit and delta (host memory) of one type. */
+static tgc_status range(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check(c, 3, 1);
+    if (st != TGC_OK) return st;
+    tgc_dtype t = c->inputs[0].dtype;
+    static const char *const names[] = {"start", "limit", "delta"};
+    for (int i = 0; i < 3; i++) {
+        if (c->inputs[i].dtype != t)
+            return tgc_kernel_fail(c, "Range: input %d (%s) is %s but start is %s; they must agree", i,
+                                   names[i], tgc_dtype_name(c->inputs[i].dtype), tgc_dtype_name(t));
+        if (tgc_value_numel(&c->inputs[i]) != 1 || c->inputs[i].rank > 1)
+            return tgc_kernel_fail(c, "Range: input %d (%s) must hold exactly one element", i, names[i]);
+    }
+    if (t != TGC_FLOAT32 && t != TGC_INT32 && t != TGC_INT64)
+        return tgc_kernel_fail(c, "Range: %s is not supported; float32, int32 and int64 are", tgc_dtype_name(t));
+    if (c->outputs[0].dtype != t)
+        return tgc_kernel_fail(c, "Range: output 0 is %s but the inputs are %s",
+                               tgc_dtype_name(c->outputs[0].dtype), tgc_dtype_name(t));
+    if (t == TGC_FLOAT32) {
+        float v[3];
+        for (int i = 0; i < 3; i++) memcpy(&v[i], tgc_kernel_in_ptr(c, i), sizeof v[i]);
+        if (v[2] == 0) return tgc_kernel_fail(c, "Range: delta is 0");
+        return range_f32(c, v[0], v[1], v[2]);
+    }
+    int64_t v[3];
+    for (int i = 0; i < 3; i++) v[i] = tgc_cpu_shape_int_at(t, tgc_kernel_in_ptr(c, i), 0);
+    if (v[2] == 0) return tgc_kernel_fail(c, "Range: delta is 0");
+    return range_int(c, t, v[0], v[1], v[2]);
+}
+
+/* ---- ConstantOfShape, Constant -------------------------------------------------- */
+
+/* ConstantOfShape-9: input 0 (int64, host memory) is the output's shape
+ * (empty: a scalar); attribute `value`, a one-element tensor, is the fill
+ * and the dtype (default float32 0). */
+static tgc_status constant_of_shape(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check(c, 1, 1);
+    int64_t dims[TGC_MAX_RANK];
+    int n;
+    if (st == TGC_OK) st = tgc_cpu_shape_read_ints(c, 0, "shape", dims, TGC_MAX_RANK, &n);
+    if (st != TGC_OK) return st;
+    for (int i = 0; i < n; i++)
+        if (dims[i] < 0) {
+            char sd[TGC_CPU_DIMS_BUF];
+            return tgc_kernel_fail(c, "ConstantOfShape: the shape %s has a negative dim",
+                                   tgc_cpu_dims_str(n, dims, sd));
+        }
+    const tgc_attr *a = tgc_node_attr(c->node, "value");
+    static const float zero = 0.0f;
+    const void *elem = &zero;
+    tgc_dtype t = TGC_FLOAT32;
+    if (a != NULL) {
+        const tgc_const *k = a->type == TGC_ATTR_TENSOR ? a->tensor : NULL;
+        if (k == NULL || k->dtype < 0 || k->dtype >= TGC_DTYPE_COUNT || k->nbytes != tgc_dtype_size(k->dtype) ||
+            k->data == NULL)
+            return tgc_kernel_fail(c, "ConstantOfShape: attribute 'value' must be a tensor of one element");
+        elem = k->data;
+        t = k->dtype;
+    }
+    if (c->outputs[0].dtype != t)
+        return tgc_kernel_fail(c, "ConstantOfShape: output 0 is %s but attribute 'value' is %s",
+                               tgc_dtype_name(c->outputs[0].dtype), tgc_dtype_name(t));
+    st = tgc_cpu_shape_expect(c, "ConstantOfShape", 0, n, dims);
+    if (st == TGC_OK)
+        fill_elements(tgc_kernel_out_ptr(c, 0), elem, tgc_dtype_size(t), tgc_value_numel(&c->outputs[0]));
+    return st;
+}
+
+/* Constant-13: exactly one of value (a tensor), value_float (a float32
+ * scalar), value_floats (float32 1-D), value_int (an int64 scalar),
+ * value_ints (int64 1-D) is copied into output 0. tgc has no string
+ * tensors, so value_string(s) fail. */
+static tgc_status constant(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_shape_check(c, 0, 1);
+    if (st != TGC_OK) return st;
+    static const char *const forms[] = {"value",      "value_float",  "value_floats", "value_int",
+                                        "value_ints", "value_string", "value_strings"};
+    const tgc_attr *a = NULL;
+    int which = -1;
+    for (int i = 0; i < 7; i++) {
+        const tgc_attr *f = tgc_node_attr(c->node, forms[i]);
+        if (f == NULL) continue;
+        if (a != NULL) return tgc_kernel_fail(c, "Constant: more than one of the value attributes is set");
+        a = f;
+        which = i;
+    }
+    if (a == NULL) return tgc_kernel_fail(c, "Constant: none of the value attributes is set");
+    tgc_value *o = &c->outputs[0];
+    int64_t dims[TGC_MAX_RANK];
+    int rank = 0;
+    tgc_dtype t;
+    switch (which) {
+    case 0: {
+        const tgc_const *k = a->type == TGC_ATTR_TENSOR ? a->tensor : NULL;
+        if (k == NULL || k->shape.rank < 0 || k->shape.rank > TGC_MAX_RANK)
+            return tgc_kernel_fail(c, "Constant: attribute 'value' holds no tensor");
+        rank = k->shape.rank;
+        for (int i = 0; i < rank; i++) dims[i] = k->shape.dims[i].v;
+        t = k->dtype;
+        if (o->dtype != t || (st = tgc_cpu_shape_expect(c, "Constant", 0, rank, dims)) != TGC_OK) break;
+        if (k->nbytes != tgc_value_nbytes(o) || (k->nbytes > 0 && k->data == NULL))
+            return tgc_kernel_fail(c, "Constant: attribute 'value' holds %zu bytes, not the %zu of its shape",
+                                   k->nbytes, tgc_value_nbytes(o));
+        tgc_cpu_copy_bytes(tgc_kernel_out_ptr(c, 0), k->data, k->nbytes);
+        return TGC_OK;
+    }
+    case 1:
+    case 2: {
+        bool one = which == 1;
+        if (a->type != (one ? TGC_ATTR_FLOAT : TGC_ATTR_FLOATS))
+            return tgc_kernel_fail(c, "Constant: attribute '%s' has the wrong type", forms[which]);
+        rank = one ? 0 : 1;
+        dims[0] = one ? 1 : (int64_t)a->n;
+        t = TGC_FLOAT32;
+        if (o->dtype != t || (st = tgc_cpu_shape_expect(c, "Constant", 0, rank, dims)) != TGC_OK) break;
+        float *out = tgc_kernel_out_ptr(c, 0);
+        for (int64_t i = 0; i < dims[0]; i++) out[i] = (float)(one ? a->f : a->floats[i]);
+        return TGC_OK;
+    }
+    case 3:
+    case 4: {
+        bool one = which == 3;
+        if (a->type != (one ? TGC_ATTR_INT : TGC_ATTR_INTS))
+            return tgc_kernel_fail(c, "Constant: attribute '%s' has the wrong type", forms[which]);
+        rank = one ? 0 : 1;
+        dims[0] = one ? 1 : (int64_t)a->n;
+        t = TGC_INT64;
+        if (o->dtype != t || (st = tgc_cpu_shape_expect(c, "Constant", 0, rank, dims)) != TGC_OK) break;
+        tgc_cpu_copy_bytes(tgc_kernel_out_ptr(c, 0), one ? &a->i : a->ints, (size_t)dims[0] * sizeof(int64_t));
+        return TGC_OK;
+    }
+    default:
+        return tgc_kernel_fail(c, "Constant: attribute '%s': tgc has no string tensors", forms[which]);
+    }
+    if (st != TGC_OK) return st;
+    return tgc_kernel_fail(c, "Constant: output 0 is %s but attribute '%s' makes %s", tgc_dtype_name(o->dtype),
+                           forms[which], tgc_dtype_name(t));
+}
+
+/* ---- The table ---------------------------------------------------------------- */
+
+/* Every op here moves bytes, so any dtype: an explicit TGC_DTYPE_INVALID
+ * first entry (an all-zero array would mean float32 only). forward_input is
+ * 0 only for the views; every other kernel states -1. */
+#define ANY_DTYPE {TGC_DTYPE_INVALID}
+#define BIT(i) (1u << (i))
+
+const tgc_kernel_def tgc_cpu_kernels_shape[] = {
+    {.op = "Reshape", .kind = TGC_DEVICE_CPU, .fn = reshape, .host_inputs = BIT(1), .forward_input = 0,
+     .dtypes = ANY_DTYPE},
+    {.op = "Flatten", .kind = TGC_DEVICE_CPU, .fn = flatten, .forward_input = 0, .dtypes = ANY_DTYPE},
+    {.op = "Squeeze", .kind = TGC_DEVICE_CPU, .fn = squeeze, .host_inputs = BIT(1), .forward_input = 0,
+     .dtypes = ANY_DTYPE},
+    {.op = "Unsqueeze", .kind = TGC_DEVICE_CPU, .fn = unsqueeze, .host_inputs = BIT(1), .forward_input = 0,
+     .dtypes = ANY_DTYPE},
+    {.op = "Transpose", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_transpose, .forward_input = -1,
+     .dtypes = ANY_DTYPE},
+    {.op = "Concat", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_concat, .forward_input = -1, .dtypes = ANY_DTYPE},
+    {.op = "Split", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_split, .host_inputs = BIT(1), .forward_input = -1,
+     .dtypes = ANY_DTYPE},
+    {.op = "Shape", .kind = TGC_DEVICE_CPU, .fn = shape, .host_outputs = BIT(0), .forward_input = -1,
+     .dtypes = ANY_DTYPE},
+    {.op = "Size", .kind = TGC_DEVICE_CPU, .fn = size, .host_outputs = BIT(0), .forward_input = -1,
+     .dtypes = ANY_DTYPE},
+    {.op = "Gather", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gather, .forward_input = -1, .dtypes = ANY_DTYPE},
+    {.op = "Slice", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_slice, .host_inputs = BIT(1) | BIT(2) | BIT(3) | BIT(4),
+     .forward_input = -1, .dtypes = ANY_DTYPE},
+    {.op = "Expand", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_expand, .host_inputs = BIT(1), .forward_input = -1,
+     .dtypes = ANY_DTYPE},
+    {.op = "Range", .kind = TGC_DEVICE_CPU, .fn = range, .host_inputs = BIT(0) | BIT(1) | BIT(2),
+     .forward_input = -1, .dtypes = {TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_DTYPE_INVALID}},
+    {.op = "ConstantOfShape", .kind = TGC_DEVICE_CPU, .fn = constant_of_shape, .host_inputs = BIT(0),
+     .forward_input = -1, .dtypes = {TGC_INT64, TGC_DTYPE_INVALID}},
+    {.op = "Constant", .kind = TGC_DEVICE_CPU, .fn = constant, .forward_input = -1, .dtypes = ANY_DTYPE},
+    {.op = NULL},
+};

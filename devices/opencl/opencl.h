@@ -1,0 +1,112 @@
+/* The OpenCL device (gpuN): one context and one in-order command queue per
+ * device; kernels from the .cl files in devices/opencl/kernels, embedded at build time,
+ * built once per device and cached on disk. Work is enqueued without
+ * waiting: the in-order queue orders it, and the host waits only where it
+ * reads a result (a blocking read) or a kernel declares a host argument.
+ * Private to the library.
+ *
+ * Example usage (an OpenCL kernel's host side, in devices/opencl/kernels_NAME.c):
+ *     static tgc_status relu_gpu(tgc_kernel_ctx *c) {
+ *         cl_int n = (cl_int)tgc_value_numel(&c->outputs[0]);
+ *         if (n == 0) return TGC_OK;
+ *         tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), TGC_CL_INT(n)};
+ *         size_t global = (size_t)n;
+ *         return tgc_cl_enqueue(c, "relu_f32", 1, &global, NULL, 3, args);
+ *     }
+ */
+#ifndef TGC_DEVICES_OPENCL_H
+#define TGC_DEVICES_OPENCL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+
+#include "devices/kernel.h"
+
+#define TGC_CL_MAX_PROGRAMS 16
+
+/* Live OpenCL objects tgc created and has not released, per device; tests
+ * check they return to zero. */
+typedef struct tgc_cl_counters {
+    int64_t mems;
+    int64_t events;
+    int64_t programs;
+    int64_t kernels;
+    int64_t program_builds; /* programs compiled from source (not the disk cache) */
+    int64_t cache_loads;    /* programs created from cached binaries */
+} tgc_cl_counters;
+
+typedef struct tgc_cl_device {
+    tgc_device base; /* first: a tgc_device * points here */
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_context context;
+    cl_command_queue queue;
+    cl_program programs[TGC_CL_MAX_PROGRAMS]; /* one per .cl file */
+    int n_programs;
+    pthread_mutex_t lock; /* kernel objects: clSetKernelArg + enqueue as one step */
+    tgc_cl_counters counters;
+    char device_name[256], platform_name[256], driver_version[128];
+    cl_device_type type;
+    cl_uint compute_units;
+    cl_ulong global_mem_size;
+} tgc_cl_device;
+
+/* What `tgc devices` shows of one OpenCL device. */
+typedef struct tgc_cl_info {
+    char name[256];
+    char platform[256];
+    char type[16];      /* "gpu", "cpu", "accelerator" */
+    unsigned compute_units;
+    uint64_t global_mem_size; /* bytes */
+    int64_t free_mem;         /* bytes, -1 when the platform does not say */
+} tgc_cl_info;
+
+/* Lists the OpenCL devices that serve as gpu0, gpu1, ...: the GPU-type
+ * devices in platform order, or, where there are none, every other device
+ * (PoCL's CPU device) so the whole path still runs. Writes up to `max` into
+ * out and their number into *count (0 when OpenCL has no platform). */
+void tgc_cl_list(tgc_cl_info *out, int max, int *count);
+
+/* Opens gpuN: context, queue, programs (from the disk cache when a binary
+ * for this source, device, driver and options is there). A missing device
+ * is TGC_ERR_INVALID with a message listing the devices there are; a build
+ * failure gives the OpenCL build log and names the .cl file. */
+tgc_status tgc_cl_device_create(int index, tgc_diags *diags, tgc_device **out);
+
+/* The name of an OpenCL error code ("CL_OUT_OF_RESOURCES"). */
+const char *tgc_cl_error_name(cl_int err);
+
+/* A kernel argument: a value of `size` bytes at `value`. */
+typedef struct tgc_cl_arg {
+    size_t size;
+    const void *value;
+} tgc_cl_arg;
+
+#define TGC_CL_BUF(b) ((tgc_cl_arg){sizeof(cl_mem), &(b)->mem})
+#define TGC_CL_INT(v) ((tgc_cl_arg){sizeof(cl_int), &(cl_int){(v)}})
+#define TGC_CL_LONG(v) ((tgc_cl_arg){sizeof(cl_long), &(cl_long){(v)}})
+#define TGC_CL_FLOAT(v) ((tgc_cl_arg){sizeof(cl_float), &(cl_float){(v)}})
+/* A small array passed by value: struct members or __constant data must
+ * go through a buffer; use TGC_CL_BYTES for a plain struct argument. */
+#define TGC_CL_BYTES(p, n) ((tgc_cl_arg){(n), (p)})
+
+/* Enqueues kernel `name` with the given arguments on c->device's queue
+ * (global work size rounded up by the caller as the kernel expects; local
+ * may be NULL). Does not wait. An OpenCL error is reported through
+ * tgc_kernel_fail with the code's name. */
+tgc_status tgc_cl_enqueue(tgc_kernel_ctx *c, const char *name, cl_uint work_dim, const size_t *global,
+                          const size_t *local, int n_args, const tgc_cl_arg *args);
+
+/* The device's queue, for libraries that enqueue on it (CLBlast). */
+cl_command_queue tgc_cl_queue(tgc_device *d);
+
+/* Creates a scratch device buffer of nbytes for a kernel's own use
+ * (im2col); release with tgc_cl_scratch_release. NULL on failure. */
+cl_mem tgc_cl_scratch(tgc_device *d, size_t nbytes);
+void tgc_cl_scratch_release(tgc_device *d, cl_mem m);
+
+/* Counters of live OpenCL objects (see above). */
+tgc_cl_counters tgc_cl_device_counters(tgc_device *d);
+
+#endif

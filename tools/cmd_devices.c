@@ -1,0 +1,80 @@
+/* tgc devices: the devices --devices can name, with their memory. */
+#include "tools/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char devices_usage[] =
+    "usage: tgc devices [--format table|json]\n"
+    "\n"
+    "Lists cpu and every gpuN (OpenCL GPUs in platform order; where there is no GPU,\n"
+    "the other OpenCL devices, such as PoCL's CPU device, serve as gpu0...), with\n"
+    "name, platform, type, compute units and total / used / free memory.\n";
+
+static void human(int64_t bytes, char *out, size_t size) {
+    if (bytes < 0) {
+        snprintf(out, size, "n/a");
+        return;
+    }
+    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4) v /= 1024, u++;
+    snprintf(out, size, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+}
+
+static void json_string(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+int tgc_cmd_devices(int argc, char **argv) {
+    const char *format = "table";
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(devices_usage, stdout);
+            return TGC_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) format = argv[++i];
+        else return tgc_usage_error("devices", "unknown argument '%s'", argv[i]);
+    }
+    if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
+        return tgc_usage_error("devices", "unknown format '%s' (table or json)", format);
+    tgc_device_info info[17];
+    int n = tgc_devices_list(info, 17);
+    if (strcmp(format, "json") == 0) {
+        printf("[\n");
+        for (int i = 0; i < n; i++) {
+            printf("  {\"name\": ");
+            json_string(info[i].name);
+            printf(", \"description\": ");
+            json_string(info[i].description);
+            printf(", \"platform\": ");
+            json_string(info[i].platform);
+            printf(", \"type\": ");
+            json_string(info[i].type);
+            printf(", \"compute_units\": %u, \"total_bytes\": %lld, \"used_bytes\": %lld, \"free_bytes\": %lld}%s\n",
+                   info[i].compute_units, (long long)info[i].total_memory, (long long)info[i].used_memory,
+                   (long long)info[i].free_memory, i + 1 < n ? "," : "");
+        }
+        printf("]\n");
+        return TGC_EXIT_OK;
+    }
+    printf("%-6s %-40s %-30s %-5s %5s %11s %11s %11s\n", "device", "name", "platform", "type", "units", "total", "used",
+           "free");
+    for (int i = 0; i < n; i++) {
+        char total[32], used[32], free_[32];
+        human(info[i].total_memory, total, sizeof total);
+        human(info[i].used_memory, used, sizeof used);
+        human(info[i].free_memory, free_, sizeof free_);
+        printf("%-6s %-40.40s %-30.30s %-5s %5u %11s %11s %11s\n", info[i].name, info[i].description, info[i].platform,
+               info[i].type, info[i].compute_units, total, used, free_);
+    }
+    if (n == 1) printf("(no OpenCL device: only cpu is available)\n");
+    return TGC_EXIT_OK;
+}
