@@ -71,9 +71,12 @@ const char *tgc_infer_attr_string(const tgc_infer_ctx *c, const char *name, cons
 bool tgc_infer_attr_ints(const tgc_infer_ctx *c, const char *name, const int64_t **out, size_t *n);
 
 /* Reports an error at input `input_index`'s reference (or at the node when
- * -1), prefixed "node 'NAME' (OP): ", with the rule name `rule`
- * ("shape-mismatch", "dtype-mismatch", "bad-axis", "bad-attribute",
- * "bad-input", ...). Returns TGC_ERR_INVALID (or TGC_ERR_NOMEM). */
+ * -1), prefixed "node 'NAME' (OP): ", with the rule name `rule`:
+ * "dtype-mismatch", "shape-mismatch" (shapes that cannot go together),
+ * "bad-attribute" (an attribute's value, e.g. an axis out of range),
+ * "bad-input" (an input's compile-time value, e.g. Reshape's target),
+ * "unsupported" (valid ONNX that tgc does not do). Returns TGC_ERR_INVALID
+ * (or TGC_ERR_NOMEM). */
 tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, const char *fmt, ...)
     TGC_PRINTF(4, 5);
 

@@ -3,11 +3,34 @@
  * here. */
 #include "graph/op_registry.h"
 
+#include "graph/ops.h"
+
 #include <string.h>
 
-/* Each family file exports its defs; see ops_*.c. */
+/* Each family file exports its defs; see ops.h. */
 static const tgc_op_def *const all_ops[] = {
     NULL, /* placeholder so the table is never empty; skipped below */
+    /* ops_elementwise.c */
+    &tgc_op_Add, &tgc_op_Sub, &tgc_op_Mul, &tgc_op_Div, &tgc_op_Pow,
+    &tgc_op_Neg, &tgc_op_Abs, &tgc_op_Relu, &tgc_op_LeakyRelu, &tgc_op_Sigmoid,
+    &tgc_op_Tanh, &tgc_op_Exp, &tgc_op_Log, &tgc_op_Sqrt, &tgc_op_Erf,
+    &tgc_op_Min, &tgc_op_Max, &tgc_op_Clip,
+    &tgc_op_Equal, &tgc_op_Less, &tgc_op_Greater, &tgc_op_Where,
+    &tgc_op_Cast, &tgc_op_Identity,
+    /* ops_nn.c */
+    &tgc_op_Softmax, &tgc_op_LogSoftmax, &tgc_op_MatMul, &tgc_op_Gemm,
+    &tgc_op_BatchNormalization, &tgc_op_LayerNormalization,
+    /* ops_conv.c */
+    &tgc_op_Conv, &tgc_op_MaxPool, &tgc_op_AveragePool, &tgc_op_GlobalAveragePool,
+    /* ops_shape.c */
+    &tgc_op_Shape, &tgc_op_Size, &tgc_op_Reshape, &tgc_op_Flatten, &tgc_op_Transpose,
+    &tgc_op_Unsqueeze, &tgc_op_Squeeze, &tgc_op_Expand,
+    /* ops_tensor.c */
+    &tgc_op_Gather, &tgc_op_Concat, &tgc_op_Split, &tgc_op_Slice,
+    /* ops_const.c */
+    &tgc_op_Range, &tgc_op_ConstantOfShape, &tgc_op_Constant,
+    /* ops_reduce.c */
+    &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
 };
 
 const tgc_op_def *const *tgc_op_all(size_t *count) {

@@ -47,6 +47,12 @@ static tgc_status count_outputs(tgc_graph *g, tgc_diags *diags) {
             count = n->op->min_outputs;
             if (used[id] > count) count = used[id];
             if (n->n_declared > count) count = n->n_declared;
+            /* Split: one output per entry of a constant `split` input, used or not. */
+            if (strcmp(n->op_name, "Split") == 0 && n->n_inputs >= 2 && n->inputs[1].node >= 0 &&
+                g->nodes[n->inputs[1].node].kind == TGC_NODE_CONST) {
+                int64_t parts = tgc_shape_numel(&g->nodes[n->inputs[1].node].data->shape);
+                if (parts > count && parts <= 4096) count = (int)parts;
+            }
             max = n->op->max_outputs;
         }
         if (max >= 0 && n->n_declared > max) {

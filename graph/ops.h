@@ -1,0 +1,108 @@
+/* The built-in op defs (ONNX opset 17) and the helpers their inference
+ * functions share. Private to graph/: op_registry.c lists the defs, the
+ * ops_*.c files define them, one file per family:
+ *     ops_elementwise.c  arithmetic, activations, comparisons, Where, Cast, Identity
+ *     ops_nn.c           Softmax, LogSoftmax, MatMul, Gemm, BatchNormalization, LayerNormalization
+ *     ops_conv.c         Conv, MaxPool, AveragePool, GlobalAveragePool
+ *     ops_shape.c        Shape, Size, Reshape, Flatten, Transpose, Unsqueeze, Squeeze, Expand
+ *     ops_tensor.c       Gather, Concat, Split, Slice
+ *     ops_const.c        Range, ConstantOfShape, Constant
+ *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
+ *     ops_common.c       the helpers below
+ *
+ * Example usage (inside an infer function):
+ *     tgc_shape out;
+ *     tgc_status st = tgc_ops_broadcast(c, 0, 1, &a->shape, &b->shape, &out);
+ *     if (st != TGC_OK) return st;
+ *     return tgc_infer_set_output(c, 0, a->dtype, &out);
+ */
+#ifndef TGC_GRAPH_OPS_H
+#define TGC_GRAPH_OPS_H
+
+#include "graph/infer.h"
+
+/* ---- Op defs ------------------------------------------------------------ */
+
+extern const tgc_op_def tgc_op_Add, tgc_op_Sub, tgc_op_Mul, tgc_op_Div, tgc_op_Pow;
+extern const tgc_op_def tgc_op_Neg, tgc_op_Abs, tgc_op_Relu, tgc_op_LeakyRelu, tgc_op_Sigmoid,
+    tgc_op_Tanh, tgc_op_Exp, tgc_op_Log, tgc_op_Sqrt, tgc_op_Erf;
+extern const tgc_op_def tgc_op_Min, tgc_op_Max, tgc_op_Clip;
+extern const tgc_op_def tgc_op_Equal, tgc_op_Less, tgc_op_Greater, tgc_op_Where;
+extern const tgc_op_def tgc_op_Cast, tgc_op_Identity;
+
+extern const tgc_op_def tgc_op_Softmax, tgc_op_LogSoftmax, tgc_op_MatMul, tgc_op_Gemm;
+extern const tgc_op_def tgc_op_BatchNormalization, tgc_op_LayerNormalization;
+
+extern const tgc_op_def tgc_op_Conv, tgc_op_MaxPool, tgc_op_AveragePool, tgc_op_GlobalAveragePool;
+
+extern const tgc_op_def tgc_op_Shape, tgc_op_Size, tgc_op_Reshape, tgc_op_Flatten, tgc_op_Transpose;
+extern const tgc_op_def tgc_op_Unsqueeze, tgc_op_Squeeze, tgc_op_Expand;
+
+extern const tgc_op_def tgc_op_Gather, tgc_op_Concat, tgc_op_Split, tgc_op_Slice;
+
+extern const tgc_op_def tgc_op_Range, tgc_op_ConstantOfShape, tgc_op_Constant;
+
+extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
+
+/* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
+
+#define TGC_DT(t) (1u << (unsigned)(t))
+#define TGC_DT_FLOAT (TGC_DT(TGC_FLOAT32) | TGC_DT(TGC_FLOAT16))
+#define TGC_DT_INT (TGC_DT(TGC_INT32) | TGC_DT(TGC_INT64))
+#define TGC_DT_SIGNED (TGC_DT_FLOAT | TGC_DT_INT)
+#define TGC_DT_NUMERIC (TGC_DT_SIGNED | TGC_DT(TGC_UINT8))
+#define TGC_DT_ANY (TGC_DT_NUMERIC | TGC_DT(TGC_BOOL))
+
+/* True when input i is omitted or its dtype is in `mask`; otherwise reports
+ * "dtype-mismatch" listing the dtypes the op accepts and returns false. */
+bool tgc_ops_require_dtypes(tgc_infer_ctx *c, int i, unsigned mask);
+
+/* ---- Shapes --------------------------------------------------------------- */
+
+/* Room for any shape in a message. */
+#define TGC_OPS_SHAPE_BUF 256
+
+/* Broadcasts the shapes of inputs ia and ib (numpy rules, shape.h) into
+ * *out; two different symbols give a fresh dim. On a concrete mismatch
+ * reports "shape-mismatch" at input ib naming both shapes and returns
+ * TGC_ERR_INVALID. ia -1 says that `a` is the broadcast of the inputs before
+ * ib (for ops of three or more inputs). */
+tgc_status tgc_ops_broadcast(tgc_infer_ctx *c, int ia, int ib, const tgc_shape *a,
+                             const tgc_shape *b, tgc_shape *out);
+
+/* The product of n dims: concrete when all are; the single symbol when the
+ * other dims multiply to 1; a fresh dim otherwise. */
+tgc_dim tgc_ops_dims_product(tgc_infer_ctx *c, const tgc_dim *dims, int n);
+
+/* Two dims that must be equal at run time: false when both are concrete and
+ * differ; else *out is the more precise of the two (concrete over symbol). */
+bool tgc_ops_dim_merge(tgc_dim a, tgc_dim b, tgc_dim *out);
+
+/* Reads the int attribute `name` (default dflt) as an axis of a tensor of
+ * `rank` (known) into *axis, accepting [-rank, rank + extra); reports
+ * "bad-attribute" and returns TGC_ERR_INVALID when out of range. extra is 1
+ * where the axis may equal the rank (Flatten). */
+tgc_status tgc_ops_axis_attr(tgc_infer_ctx *c, const char *name, int64_t dflt, int rank, int extra,
+                             int *axis);
+
+/* ---- Compile-time values --------------------------------------------------- */
+
+/* True when input i has a compile-time value (elements may be symbolic):
+ * *v points at it (borrowed; may be NULL when *n is 0) and *n is its
+ * length. False when the input is omitted or its value unknown. */
+bool tgc_ops_input_value(const tgc_infer_ctx *c, int i, const tgc_dim **v, int *n);
+
+/* Gives output `out` the value of input `in` when both can carry it. */
+tgc_status tgc_ops_pass_value(tgc_infer_ctx *c, int in, int out);
+
+/* Output 0 gets input 0's dtype and shape (and, with pass_value, its value). */
+tgc_status tgc_ops_like_input(tgc_infer_ctx *c, bool pass_value);
+
+/* Normalises a list of axes for `rank` in place. An axis out of
+ * [-rank, rank) or repeated is reported as "bad-attribute" when the axes
+ * come from attribute `what` (input_index -1), else as "bad-input" at input
+ * input_index. Returns TGC_OK or TGC_ERR_INVALID. */
+tgc_status tgc_ops_normalize_axes(tgc_infer_ctx *c, int input_index, const char *what,
+                                  int64_t *axes, int n, int rank);
+
+#endif

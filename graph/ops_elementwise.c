@@ -1,0 +1,264 @@
+/* Elementwise ops (ONNX opset 17): arithmetic with multidirectional (numpy)
+ * broadcasting, unary activations, Min/Max/Clip, comparisons, Where, Cast
+ * and Identity. Each output takes the broadcast shape of its inputs; the
+ * arithmetic ops also fold small integer compile-time values (shape
+ * arithmetic such as Mul(Gather(Shape(x), 0), 16)). */
+#include "graph/ops.h"
+
+#include <string.h>
+
+static const tgc_attr_def no_attrs[] = {{NULL, 0, false}};
+
+/* ---- Add, Sub, Mul, Div, Pow --------------------------------------------- */
+
+typedef enum arith_kind { ARITH_ADD, ARITH_SUB, ARITH_MUL, ARITH_DIV } arith_kind;
+
+/* One element of a folded value, or false when it cannot be told: symbols
+ * fold only through identities (x + 0, x - 0, x * 1, x / 1, 0 + x, 1 * x);
+ * overflow and division by zero leave the value unknown (Div truncates
+ * toward zero, as integer division does in ONNX runtimes). */
+static bool fold_element(arith_kind k, tgc_dim a, tgc_dim b, tgc_dim *out) {
+    if (!tgc_dim_known(a) || !tgc_dim_known(b)) {
+        bool a_id = (k == ARITH_ADD && tgc_dim_is(a, 0)) || (k == ARITH_MUL && tgc_dim_is(a, 1));
+        bool b_id = ((k == ARITH_ADD || k == ARITH_SUB) && tgc_dim_is(b, 0)) ||
+                    ((k == ARITH_MUL || k == ARITH_DIV) && tgc_dim_is(b, 1));
+        if (b_id) *out = a;
+        else if (a_id) *out = b;
+        return a_id || b_id;
+    }
+    int64_t x = a.v, y = b.v, r;
+    switch (k) {
+    case ARITH_ADD:
+        if ((y > 0 && x > INT64_MAX - y) || (y < 0 && x < INT64_MIN - y)) return false;
+        r = x + y;
+        break;
+    case ARITH_SUB:
+        if ((y < 0 && x > INT64_MAX + y) || (y > 0 && x < INT64_MIN + y)) return false;
+        r = x - y;
+        break;
+    case ARITH_MUL:
+        if (x != 0 && y != 0) {
+            if (x == INT64_MIN || y == INT64_MIN) return false;
+            int64_t ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+            if (ax > INT64_MAX / ay) return false;
+        }
+        r = x * y;
+        break;
+    case ARITH_DIV:
+        if (y == 0 || (x == INT64_MIN && y == -1)) return false;
+        r = x / y;
+        break;
+    default: return false;
+    }
+    *out = tgc_dim_of(r);
+    return true;
+}
+
+/* Folds the values of inputs 0 and 1 into output 0 when both are known and
+ * their lengths agree (or one is a single element, broadcast). */
+static tgc_status fold_values(tgc_infer_ctx *c, arith_kind k, tgc_dtype dt) {
+    const tgc_dim *va, *vb;
+    int na, nb;
+    if (!tgc_ops_input_value(c, 0, &va, &na) || !tgc_ops_input_value(c, 1, &vb, &nb)) return TGC_OK;
+    if (na != nb && na != 1 && nb != 1) return TGC_OK;
+    int n = na > nb ? na : nb;
+    if (na == 0 || nb == 0) n = 0;
+    tgc_dim out[TGC_MAX_VALUE_LEN];
+    for (int i = 0; i < n; i++) {
+        if (!fold_element(k, va[na == 1 ? 0 : i], vb[nb == 1 ? 0 : i], &out[i])) return TGC_OK;
+        if (dt == TGC_INT32 && tgc_dim_known(out[i]) && (out[i].v > INT32_MAX || out[i].v < INT32_MIN))
+            return TGC_OK;
+    }
+    return tgc_infer_set_value(c, 0, n, out);
+}
+
+/* Add, Sub, Mul, Div (opset 14): T in numeric types, both inputs the same T,
+ * output the broadcast shape. */
+static tgc_status infer_arith(tgc_infer_ctx *c, arith_kind k) {
+    const tgc_tensor_info *a = tgc_infer_input(c, 0), *b = tgc_infer_input(c, 1);
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_NUMERIC) || !tgc_infer_require_same_dtype(c, 0, 1))
+        return TGC_ERR_INVALID;
+    tgc_shape out;
+    tgc_status st = tgc_ops_broadcast(c, 0, 1, &a->shape, &b->shape, &out);
+    if (st == TGC_OK) st = tgc_infer_set_output(c, 0, a->dtype, &out);
+    if (st == TGC_OK) st = fold_values(c, k, a->dtype);
+    return st;
+}
+
+static tgc_status infer_add(tgc_infer_ctx *c) { return infer_arith(c, ARITH_ADD); }
+static tgc_status infer_sub(tgc_infer_ctx *c) { return infer_arith(c, ARITH_SUB); }
+static tgc_status infer_mul(tgc_infer_ctx *c) { return infer_arith(c, ARITH_MUL); }
+static tgc_status infer_div(tgc_infer_ctx *c) { return infer_arith(c, ARITH_DIV); }
+
+const tgc_op_def tgc_op_Add = {"Add", 2, 2, 1, 1, no_attrs, infer_add};
+const tgc_op_def tgc_op_Sub = {"Sub", 2, 2, 1, 1, no_attrs, infer_sub};
+const tgc_op_def tgc_op_Mul = {"Mul", 2, 2, 1, 1, no_attrs, infer_mul};
+const tgc_op_def tgc_op_Div = {"Div", 2, 2, 1, 1, no_attrs, infer_div};
+
+/* Pow (opset 15): base T in {int32, int64, float}, exponent T1 any numeric
+ * type independently of T; the output has T. */
+static tgc_status infer_pow(tgc_infer_ctx *c) {
+    const tgc_tensor_info *a = tgc_infer_input(c, 0), *b = tgc_infer_input(c, 1);
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_SIGNED) || !tgc_ops_require_dtypes(c, 1, TGC_DT_NUMERIC))
+        return TGC_ERR_INVALID;
+    tgc_shape out;
+    tgc_status st = tgc_ops_broadcast(c, 0, 1, &a->shape, &b->shape, &out);
+    return st == TGC_OK ? tgc_infer_set_output(c, 0, a->dtype, &out) : st;
+}
+
+const tgc_op_def tgc_op_Pow = {"Pow", 2, 2, 1, 1, no_attrs, infer_pow};
+
+/* ---- Unary ops ------------------------------------------------------------ */
+
+static tgc_status infer_unary(tgc_infer_ctx *c, unsigned mask) {
+    if (!tgc_ops_require_dtypes(c, 0, mask)) return TGC_ERR_INVALID;
+    return tgc_ops_like_input(c, false);
+}
+
+/* Type constraints per opset-17 version: Neg-13 and Relu-14 take signed
+ * types, Abs-13 and Erf-13 every numeric type, the rest floats only. */
+static tgc_status infer_signed(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_SIGNED); }
+static tgc_status infer_numeric(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_NUMERIC); }
+static tgc_status infer_float(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_FLOAT); }
+
+static const tgc_attr_def leaky_relu_attrs[] = {{"alpha", TGC_ATTR_FLOAT, false}, {NULL, 0, false}};
+
+const tgc_op_def tgc_op_Neg = {"Neg", 1, 1, 1, 1, no_attrs, infer_signed};
+const tgc_op_def tgc_op_Abs = {"Abs", 1, 1, 1, 1, no_attrs, infer_numeric};
+const tgc_op_def tgc_op_Relu = {"Relu", 1, 1, 1, 1, no_attrs, infer_signed};
+const tgc_op_def tgc_op_LeakyRelu = {"LeakyRelu", 1, 1, 1, 1, leaky_relu_attrs, infer_float};
+const tgc_op_def tgc_op_Sigmoid = {"Sigmoid", 1, 1, 1, 1, no_attrs, infer_float};
+const tgc_op_def tgc_op_Tanh = {"Tanh", 1, 1, 1, 1, no_attrs, infer_float};
+const tgc_op_def tgc_op_Exp = {"Exp", 1, 1, 1, 1, no_attrs, infer_float};
+const tgc_op_def tgc_op_Log = {"Log", 1, 1, 1, 1, no_attrs, infer_float};
+const tgc_op_def tgc_op_Sqrt = {"Sqrt", 1, 1, 1, 1, no_attrs, infer_float};
+const tgc_op_def tgc_op_Erf = {"Erf", 1, 1, 1, 1, no_attrs, infer_numeric};
+
+/* Identity (opset 16): any type, the value passes through. */
+static tgc_status infer_identity(tgc_infer_ctx *c) {
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_ANY)) return TGC_ERR_INVALID;
+    return tgc_ops_like_input(c, true);
+}
+
+const tgc_op_def tgc_op_Identity = {"Identity", 1, 1, 1, 1, no_attrs, infer_identity};
+
+/* ---- Min, Max, Clip ----------------------------------------------------------- */
+
+/* Min, Max (opset 13): one or more inputs of one numeric type, all
+ * broadcast together. */
+static tgc_status infer_min_max(tgc_infer_ctx *c) {
+    const tgc_tensor_info *a = tgc_infer_input(c, 0);
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_NUMERIC)) return TGC_ERR_INVALID;
+    tgc_shape out = a->shape;
+    for (int i = 1; i < tgc_infer_num_inputs(c); i++) {
+        const tgc_tensor_info *b = tgc_infer_input(c, i);
+        if (b == NULL) return tgc_infer_fail(c, i, "bad-input", "input %d may not be omitted", i);
+        if (!tgc_infer_require_same_dtype(c, 0, i)) return TGC_ERR_INVALID;
+        tgc_shape next;
+        tgc_status st = tgc_ops_broadcast(c, i == 1 ? 0 : -1, i, &out, &b->shape, &next);
+        if (st != TGC_OK) return st;
+        out = next;
+    }
+    return tgc_infer_set_output(c, 0, a->dtype, &out);
+}
+
+const tgc_op_def tgc_op_Min = {"Min", 1, -1, 1, 1, no_attrs, infer_min_max};
+const tgc_op_def tgc_op_Max = {"Max", 1, -1, 1, 1, no_attrs, infer_min_max};
+
+/* Clip (opset 13): min and max are optional scalar inputs of the input's
+ * type; the output is the input's shape. A one-element 1-D bound is also
+ * accepted, as runtimes do. */
+static tgc_status infer_clip(tgc_infer_ctx *c) {
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_NUMERIC)) return TGC_ERR_INVALID;
+    for (int i = 1; i <= 2; i++) {
+        const tgc_tensor_info *b = tgc_infer_input(c, i);
+        if (b == NULL) continue;
+        if (!tgc_infer_require_same_dtype(c, 0, i)) return TGC_ERR_INVALID;
+        bool scalar = b->shape.rank == 0 || b->shape.rank == TGC_RANK_UNKNOWN ||
+                      (b->shape.rank == 1 && !tgc_dim_known(b->shape.dims[0])) ||
+                      (b->shape.rank == 1 && tgc_dim_is(b->shape.dims[0], 1));
+        if (!scalar) {
+            char s[TGC_OPS_SHAPE_BUF];
+            return tgc_infer_fail(c, i, "shape-mismatch", "input %d ('%s') has shape %s; it must be a scalar",
+                                  i, i == 1 ? "min" : "max", tgc_infer_shape_str(c, &b->shape, s, sizeof s));
+        }
+    }
+    return tgc_ops_like_input(c, false);
+}
+
+const tgc_op_def tgc_op_Clip = {"Clip", 1, 3, 1, 1, no_attrs, infer_clip};
+
+/* ---- Comparisons and Where ---------------------------------------------- */
+
+static tgc_status infer_compare(tgc_infer_ctx *c, unsigned mask) {
+    const tgc_tensor_info *a = tgc_infer_input(c, 0), *b = tgc_infer_input(c, 1);
+    if (!tgc_ops_require_dtypes(c, 0, mask) || !tgc_infer_require_same_dtype(c, 0, 1))
+        return TGC_ERR_INVALID;
+    tgc_shape out;
+    tgc_status st = tgc_ops_broadcast(c, 0, 1, &a->shape, &b->shape, &out);
+    return st == TGC_OK ? tgc_infer_set_output(c, 0, TGC_BOOL, &out) : st;
+}
+
+/* Equal-13 also compares bools; Less-13 and Greater-13 numeric types only. */
+static tgc_status infer_equal(tgc_infer_ctx *c) { return infer_compare(c, TGC_DT_ANY); }
+static tgc_status infer_ordered(tgc_infer_ctx *c) { return infer_compare(c, TGC_DT_NUMERIC); }
+
+const tgc_op_def tgc_op_Equal = {"Equal", 2, 2, 1, 1, no_attrs, infer_equal};
+const tgc_op_def tgc_op_Less = {"Less", 2, 2, 1, 1, no_attrs, infer_ordered};
+const tgc_op_def tgc_op_Greater = {"Greater", 2, 2, 1, 1, no_attrs, infer_ordered};
+
+/* Where (opset 16): bool condition; X and Y of one type; the output is the
+ * broadcast of all three shapes. */
+static tgc_status infer_where(tgc_infer_ctx *c) {
+    const tgc_tensor_info *cond = tgc_infer_input(c, 0), *x = tgc_infer_input(c, 1),
+                          *y = tgc_infer_input(c, 2);
+    if (!tgc_infer_require_dtype(c, 0, TGC_BOOL) || !tgc_infer_require_same_dtype(c, 1, 2))
+        return TGC_ERR_INVALID;
+    tgc_shape cx, out;
+    tgc_status st = tgc_ops_broadcast(c, 0, 1, &cond->shape, &x->shape, &cx);
+    if (st == TGC_OK) st = tgc_ops_broadcast(c, -1, 2, &cx, &y->shape, &out);
+    return st == TGC_OK ? tgc_infer_set_output(c, 0, x->dtype, &out) : st;
+}
+
+const tgc_op_def tgc_op_Where = {"Where", 3, 3, 1, 1, no_attrs, infer_where};
+
+/* ---- Cast --------------------------------------------------------------------- */
+
+/* ONNX TensorProto.DataType codes for tgc's dtypes. */
+static tgc_dtype dtype_of_onnx(int64_t code) {
+    switch (code) {
+    case 1: return TGC_FLOAT32;
+    case 10: return TGC_FLOAT16;
+    case 6: return TGC_INT32;
+    case 7: return TGC_INT64;
+    case 2: return TGC_UINT8;
+    case 9: return TGC_BOOL;
+    default: return TGC_DTYPE_INVALID;
+    }
+}
+
+/* Cast (opset 13): output dtype from `to`, same shape. An int32/int64 value
+ * passes through (int64 -> int32 only when every element fits). */
+static tgc_status infer_cast(tgc_infer_ctx *c) {
+    const tgc_tensor_info *x = tgc_infer_input(c, 0);
+    const tgc_attr *to = tgc_infer_attr(c, "to");
+    if (to == NULL) return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'to' is required");
+    tgc_dtype t = dtype_of_onnx(to->i);
+    if (t == TGC_DTYPE_INVALID)
+        return tgc_infer_fail(c, -1, "bad-attribute",
+                              "attribute 'to' is %lld, not a supported type (1 float32, 10 float16, "
+                              "6 int32, 7 int64, 2 uint8, 9 bool)",
+                              (long long)to->i);
+    tgc_status st = tgc_infer_set_output(c, 0, t, &x->shape);
+    const tgc_dim *v;
+    int n;
+    if (st != TGC_OK || !tgc_ops_input_value(c, 0, &v, &n)) return st;
+    if (t == TGC_INT32)
+        for (int i = 0; i < n; i++)
+            if (tgc_dim_known(v[i]) && (v[i].v > INT32_MAX || v[i].v < INT32_MIN)) return TGC_OK;
+    return tgc_infer_set_value(c, 0, n, v);
+}
+
+static const tgc_attr_def cast_attrs[] = {{"to", TGC_ATTR_INT, true}, {NULL, 0, false}};
+
+const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
