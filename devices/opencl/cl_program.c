@@ -133,7 +133,7 @@ static tgc_status build_log_error(tgc_cl_device *c, cl_program p, const tgc_cl_s
     return TGC_ERR_RUNTIME;
 }
 
-static tgc_status build_one(tgc_cl_device *c, const tgc_cl_source *src, tgc_diags *diags, cl_program *out) {
+tgc_status tgc_cl_program_build(tgc_cl_device *c, const tgc_cl_source *src, tgc_diags *diags, cl_program *out) {
     char path[1200];
     cache_path(c, src, path, sizeof path);
     cl_program p = from_cache(c, path);
@@ -167,7 +167,7 @@ tgc_status tgc_cl_programs_build(tgc_cl_device *c, tgc_diags *diags) {
     c->base.impl = kc;
     for (const tgc_cl_source *src = tgc_cl_sources; src->name != NULL; src++) {
         if (c->n_programs == TGC_CL_MAX_PROGRAMS) return TGC_ERR_UNSUPPORTED;
-        tgc_status s = build_one(c, src, diags, &c->programs[c->n_programs]);
+        tgc_status s = tgc_cl_program_build(c, src, diags, &c->programs[c->n_programs]);
         if (s != TGC_OK) return s;
         c->n_programs++;
         c->counters.programs++;

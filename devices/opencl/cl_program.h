@@ -13,6 +13,11 @@
  * failure reports the file name and the OpenCL build log. */
 tgc_status tgc_cl_programs_build(tgc_cl_device *c, tgc_diags *diags);
 
+/* Builds one source (through the cache) into *out: the unit that
+ * tgc_cl_programs_build repeats per file, open to tests. */
+struct tgc_cl_source;
+tgc_status tgc_cl_program_build(tgc_cl_device *c, const struct tgc_cl_source *src, tgc_diags *diags, cl_program *out);
+
 /* The kernel object `name` from whichever program defines it, made on first
  * use and kept; NULL if no program has it. Call with c->lock held. */
 cl_kernel tgc_cl_kernel_get(tgc_cl_device *c, const char *name);

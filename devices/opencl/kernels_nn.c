@@ -1,0 +1,311 @@
+/* The gpu nn kernel family (float32): the registry's list
+ * (tgc_gpu_kernels_nn); the host sides of MaxPool-12 (with its optional
+ * int64 Indices), AveragePool-11, GlobalAveragePool-1,
+ * BatchNormalization-15 (inference) and LayerNormalization-17 (with its
+ * optional Mean and InvStdDev); and the helpers the family shares. MatMul,
+ * Gemm and Conv are in kernels_gemm_cl.c; the OpenCL C of all of them is
+ * kernels/nn.cl.
+ *
+ * Each checks its inputs and attributes as the cpu kernel does (the window
+ * geometry, auto_pad and ceil_mode included, is the cpu's own
+ * tgc_cpu_window_read), then enqueues one or two kernels without waiting.
+ * The pooling kernels give one work-item per output; the normalisations
+ * and GlobalAveragePool one work-group (NN_GROUP items) per row reduced. */
+#include "devices/opencl/kernels_nn.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#define NN_GROUP 64 /* nn.cl's work-group size for the reducing kernels */
+#define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
+
+/* ---- Helpers ------------------------------------------------------------------------- */
+
+tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_cpu_window *w, tgc_cl_window *out) {
+    memset(out, 0, sizeof *out);
+    if (w->n > TGC_CL_NN_MAX_AXES) return tgc_kernel_fail(c, "%d spatial axes; the gpu kernels take at most %d", w->n,
+                                                          TGC_CL_NN_MAX_AXES);
+    out->n = w->n;
+    for (int a = 0; a < w->n; a++) {
+        const int64_t v[] = {w->in[a], w->out[a], w->kernel[a], w->strides[a], w->dilations[a], w->pads[a],
+                             w->pads[w->n + a]};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            if (v[i] > INT_MAX / 2) /* o * s + t * d stays in range */
+                return tgc_kernel_fail(c, "window sizes on spatial axis %d pass the gpu kernels' int range", a);
+        out->in[a] = (cl_int)w->in[a];
+        out->out[a] = (cl_int)w->out[a];
+        out->k[a] = (cl_int)w->kernel[a];
+        out->s[a] = (cl_int)w->strides[a];
+        out->d[a] = (cl_int)w->dilations[a];
+        out->pb[a] = (cl_int)w->pads[a];
+        out->pe[a] = (cl_int)w->pads[w->n + a];
+    }
+    return TGC_OK;
+}
+
+tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, float v, int64_t n) {
+    if (n == 0) return TGC_OK;
+    size_t global = (size_t)n;
+    tgc_cl_arg args[] = {TGC_CL_MEM(y), TGC_CL_FLOAT(v), TGC_CL_LONG(n)};
+    return tgc_cl_enqueue(c, "nn_fill_f32", 1, &global, NULL, 3, args);
+}
+
+/* ---- MaxPool, AveragePool ---------------------------------------------------------------- */
+
+/* Checks X and Y and reads the window of MaxPool or AveragePool (as the
+ * cpu's pool_setup); *planes is N * C, *in_size and *out_size the spatial
+ * element counts, *kk_count the taps in a window. */
+static tgc_status pool_setup(tgc_kernel_ctx *c, tgc_cl_window *cw, int64_t *planes, int64_t *in_size,
+                             int64_t *out_size, int64_t *kk_count) {
+    if (c->n_inputs < 1 || c->n_outputs < 1) return tgc_kernel_fail(c, "pooling takes 1 input and an output");
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
+    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    if (st != TGC_OK) return st;
+    int n = x->rank - 2;
+    if (n < 1) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, D1, ...]", x->rank);
+    size_t nk;
+    const int64_t *k = tgc_kernel_attr_ints(c, "kernel_shape", &nk);
+    if (k == NULL || nk != (size_t)n)
+        return tgc_kernel_fail(c, "attribute 'kernel_shape' must give one size for each of X's %d spatial axes", n);
+    int64_t ceil_mode = tgc_kernel_attr_int(c, "ceil_mode", 0);
+    if (ceil_mode != 0 && ceil_mode != 1)
+        return tgc_kernel_fail(c, "attribute 'ceil_mode' is %lld; it must be 0 or 1", (long long)ceil_mode);
+    tgc_cpu_window w;
+    st = tgc_cpu_window_read(c, x, y, k, ceil_mode == 1, &w);
+    if (st == TGC_OK) st = tgc_cl_nn_window(c, &w, cw);
+    if (st != TGC_OK) return st;
+    if (y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return tgc_kernel_fail(c, "output Y must keep X's N and C (%lld, %lld)", (long long)x->dims[0],
+                               (long long)x->dims[1]);
+    *planes = x->dims[0] * x->dims[1];
+    *in_size = *out_size = *kk_count = 1;
+    for (int i = 0; i < n; i++) {
+        *in_size *= w.in[i];
+        *out_size *= w.out[i];
+        *kk_count *= w.kernel[i];
+    }
+    return TGC_OK;
+}
+
+static tgc_status max_pool_gpu(tgc_kernel_ctx *c) {
+    tgc_cl_window cw;
+    int64_t planes, in_size, out_size, kk_count;
+    tgc_status st = pool_setup(c, &cw, &planes, &in_size, &out_size, &kk_count);
+    if (st != TGC_OK) return st;
+    int64_t storage_order = tgc_kernel_attr_int(c, "storage_order", 0);
+    if (storage_order != 0 && storage_order != 1)
+        return tgc_kernel_fail(c, "attribute 'storage_order' is %lld; it must be 0 or 1", (long long)storage_order);
+    bool want_indices = tgc_cpu_has_output(c, 1);
+    if (want_indices) {
+        const tgc_value *iv = &c->outputs[1];
+        if (iv->dtype != TGC_INT64 || tgc_value_numel(iv) != planes * out_size)
+            return tgc_kernel_fail(c, "output Indices must be int64 with Y's shape");
+    }
+    int64_t total = planes * out_size;
+    if (total == 0) return TGC_OK;
+    cl_mem xm = c->inputs[0].buf->mem, ym = c->outputs[0].buf->mem;
+    cl_mem im = want_indices ? c->outputs[1].buf->mem : ym; /* ym: a placeholder the kernel does not write */
+    size_t global = (size_t)total;
+    tgc_cl_arg args[] = {TGC_CL_MEM(xm), TGC_CL_MEM(ym), TGC_CL_MEM(im), TGC_CL_INT(want_indices),
+                         TGC_CL_INT((cl_int)storage_order), TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(in_size),
+                         TGC_CL_LONG(out_size), TGC_CL_LONG(kk_count), TGC_CL_LONG(total)};
+    return tgc_cl_enqueue(c, "nn_max_pool_f32", 1, &global, NULL, 10, args);
+}
+
+static tgc_status average_pool_gpu(tgc_kernel_ctx *c) {
+    tgc_cl_window cw;
+    int64_t planes, in_size, out_size, kk_count;
+    tgc_status st = pool_setup(c, &cw, &planes, &in_size, &out_size, &kk_count);
+    if (st != TGC_OK) return st;
+    int64_t include_pad = tgc_kernel_attr_int(c, "count_include_pad", 0);
+    if (include_pad != 0 && include_pad != 1)
+        return tgc_kernel_fail(c, "attribute 'count_include_pad' is %lld; it must be 0 or 1", (long long)include_pad);
+    int64_t total = planes * out_size;
+    if (total == 0) return TGC_OK;
+    size_t global = (size_t)total;
+    tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), TGC_CL_INT((cl_int)include_pad),
+                         TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(in_size), TGC_CL_LONG(out_size),
+                         TGC_CL_LONG(kk_count), TGC_CL_LONG(total)};
+    return tgc_cl_enqueue(c, "nn_average_pool_f32", 1, &global, NULL, 8, args);
+}
+
+/* ---- GlobalAveragePool -------------------------------------------------------------------- */
+
+/* [N, C, D1..Dn] -> [N, C, 1..1]: each plane's mean; NaN for empty planes. */
+static tgc_status global_average_pool_gpu(tgc_kernel_ctx *c) {
+    if (c->n_inputs < 1 || c->n_outputs < 1) return tgc_kernel_fail(c, "GlobalAveragePool takes 1 input and 1 output");
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
+    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    if (st != TGC_OK) return st;
+    if (x->rank < 2) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, ...]", x->rank);
+    int64_t planes = x->dims[0] * x->dims[1], size = 1;
+    for (int i = 2; i < x->rank; i++) size *= x->dims[i];
+    bool ok = y->rank == x->rank && y->dims[0] == x->dims[0] && y->dims[1] == x->dims[1];
+    for (int i = 2; ok && i < y->rank; i++) ok = y->dims[i] == 1;
+    if (!ok) return tgc_kernel_fail(c, "output Y must be [N, C, 1, ...] for X's N and C");
+    if (planes == 0) return TGC_OK;
+    if (size == 0) return tgc_cl_nn_fill(c, y->buf->mem, NAN, planes);
+    size_t global = (size_t)planes * NN_GROUP, local = NN_GROUP;
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(y->buf), TGC_CL_LONG(size)};
+    return tgc_cl_enqueue(c, "nn_global_average_pool_f32", 1, &global, &local, 3, args);
+}
+
+/* ---- BatchNormalization --------------------------------------------------------------------- */
+
+static tgc_status batch_norm_gpu(tgc_kernel_ctx *c) {
+    static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
+    if (c->n_inputs < 5 || c->n_outputs < 1)
+        return tgc_kernel_fail(c, "BatchNormalization takes 5 inputs (X, scale, B, input_mean, input_var)");
+    if (tgc_kernel_attr_int(c, "training_mode", 0) != 0 || tgc_cpu_has_output(c, 1) || tgc_cpu_has_output(c, 2))
+        return tgc_kernel_fail(c, "BatchNormalization runs in inference mode only (training_mode 0, one output)");
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    tgc_status st = TGC_OK;
+    for (int i = 0; st == TGC_OK && i < 5; i++) st = tgc_cpu_need_f32(c, &c->inputs[i], names[i]);
+    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    if (st != TGC_OK) return st;
+    if (x->rank < 2) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, ...]", x->rank);
+    int64_t channels = x->dims[1];
+    for (int i = 1; i < 5; i++)
+        if (c->inputs[i].rank != 1 || c->inputs[i].dims[0] != channels)
+            return tgc_kernel_fail(c, "input %s must be [C = %lld]", names[i], (long long)channels);
+    if (y->rank != x->rank || memcmp(y->dims, x->dims, (size_t)x->rank * sizeof x->dims[0]) != 0)
+        return tgc_kernel_fail(c, "output Y must have X's shape");
+    float eps = (float)tgc_kernel_attr_float(c, "epsilon", 1e-5);
+    int64_t size = 1, total;
+    for (int i = 2; i < x->rank; i++) size *= x->dims[i];
+    total = x->dims[0] * channels * size;
+    if (total == 0) return TGC_OK;
+    size_t global = (size_t)total;
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(y->buf), TGC_CL_BUF(c->inputs[1].buf),
+                         TGC_CL_BUF(c->inputs[2].buf), TGC_CL_BUF(c->inputs[3].buf), TGC_CL_BUF(c->inputs[4].buf),
+                         TGC_CL_FLOAT(eps), TGC_CL_LONG(channels), TGC_CL_LONG(size), TGC_CL_LONG(total)};
+    return tgc_cl_enqueue(c, "nn_batch_norm_f32", 1, &global, NULL, 10, args);
+}
+
+/* ---- LayerNormalization --------------------------------------------------------------------- */
+
+/* nn.cl's nn_expand_geom. */
+typedef struct cl_expand_geom {
+    cl_long dims[TGC_CL_NN_MAX_AXES];
+    cl_long strides[TGC_CL_NN_MAX_AXES];
+    cl_long n;
+} cl_expand_geom;
+
+/* Checks that p (Scale or B) broadcasts to dims[0..n) (the cpu's
+ * expand_param rule) and fills its strides over them; *same when it is
+ * already laid out as dims (then it needs no expanding). */
+static bool expand_geom(const tgc_value *p, const int64_t *dims, int n, cl_expand_geom *g, bool *same) {
+    if (p->rank > n || n > TGC_CL_NN_MAX_AXES) return false;
+    memset(g, 0, sizeof *g);
+    g->n = n;
+    int64_t acc = 1;
+    *same = true;
+    for (int i = n - 1; i >= 0; i--) {
+        int pi = i - (n - p->rank);
+        int64_t d = pi >= 0 ? p->dims[pi] : 1;
+        if (d != 1 && d != dims[i]) return false;
+        g->dims[i] = dims[i];
+        g->strides[i] = d == 1 ? 0 : acc;
+        *same = *same && (d == dims[i]);
+        acc *= d;
+    }
+    return true;
+}
+
+/* Expands p into a new scratch buffer *out of count floats (geometry g). */
+static tgc_status expand_param(tgc_kernel_ctx *c, const tgc_value *p, const cl_expand_geom *g, int64_t count,
+                               cl_mem *out) {
+    *out = tgc_cl_scratch(c->device, (size_t)count * sizeof(float));
+    if (*out == NULL) return tgc_kernel_fail(c, "out of device memory for LayerNormalization's parameters");
+    size_t global = (size_t)count;
+    tgc_cl_arg args[] = {TGC_CL_BUF(p->buf), TGC_CL_MEM(*out), TGC_CL_BYTES(g, sizeof *g), TGC_CL_LONG(count)};
+    return tgc_cl_enqueue(c, "nn_expand_f32", 1, &global, NULL, 4, args);
+}
+
+static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
+    if (c->n_inputs < 2 || c->n_outputs < 1)
+        return tgc_kernel_fail(c, "LayerNormalization takes X, Scale and an optional B");
+    const tgc_value *x = &c->inputs[0], *sv = &c->inputs[1], *y = &c->outputs[0];
+    bool has_b = tgc_cpu_has_input(c, 2), want_mean = tgc_cpu_has_output(c, 1),
+         want_inv = tgc_cpu_has_output(c, 2);
+    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
+    if (st == TGC_OK) st = tgc_cpu_need_f32(c, sv, "input Scale");
+    if (st == TGC_OK && has_b) st = tgc_cpu_need_f32(c, &c->inputs[2], "input B");
+    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    if (st == TGC_OK && want_mean) st = tgc_cpu_need_f32(c, &c->outputs[1], "output Mean");
+    if (st == TGC_OK && want_inv) st = tgc_cpu_need_f32(c, &c->outputs[2], "output InvStdDev");
+    if (st != TGC_OK) return st;
+    int64_t axis = tgc_kernel_attr_int(c, "axis", -1);
+    if (axis < -x->rank || axis >= x->rank)
+        return tgc_kernel_fail(c, "attribute 'axis' is %lld; X has rank %d", (long long)axis, x->rank);
+    int ax = (int)(axis < 0 ? axis + x->rank : axis);
+    if (y->rank != x->rank || memcmp(y->dims, x->dims, (size_t)x->rank * sizeof x->dims[0]) != 0)
+        return tgc_kernel_fail(c, "output Y must have X's shape");
+    int64_t rows = 1, size = 1;
+    for (int i = 0; i < ax; i++) rows *= x->dims[i];
+    for (int i = ax; i < x->rank; i++) size *= x->dims[i];
+    for (int i = 1; i <= 2; i++)
+        if ((i == 1 ? want_mean : want_inv) && tgc_value_numel(&c->outputs[i]) != rows)
+            return tgc_kernel_fail(c, "output %s must have %lld elements (X.shape[:axis] + [1, ...])",
+                                   i == 1 ? "Mean" : "InvStdDev", (long long)rows);
+    cl_expand_geom gs, gb;
+    bool same_s = true, same_b = true;
+    if (!expand_geom(sv, x->dims + ax, x->rank - ax, &gs, &same_s) ||
+        (has_b && !expand_geom(&c->inputs[2], x->dims + ax, x->rank - ax, &gb, &same_b)))
+        return tgc_kernel_fail(c, "Scale and B must broadcast to X.shape[%d:]", ax);
+    if (rows == 0) return TGC_OK;
+    cl_mem mean_m = want_mean ? c->outputs[1].buf->mem : NULL, inv_m = want_inv ? c->outputs[2].buf->mem : NULL;
+    if (size == 0) { /* statistics of empty rows; nothing to normalise */
+        if (want_mean) st = tgc_cl_nn_fill(c, mean_m, NAN, rows);
+        if (st == TGC_OK && want_inv) st = tgc_cl_nn_fill(c, inv_m, NAN, rows);
+        return st;
+    }
+
+    /* Scale and B as one value per position in a row: as given, or expanded into scratch. */
+    cl_mem scale = sv->buf->mem, bias = has_b ? c->inputs[2].buf->mem : scale, scale_tmp = NULL, bias_tmp = NULL;
+    if (!same_s) {
+        st = expand_param(c, sv, &gs, size, &scale_tmp);
+        scale = scale_tmp;
+    }
+    if (st == TGC_OK && has_b && !same_b) {
+        st = expand_param(c, &c->inputs[2], &gb, size, &bias_tmp);
+        bias = bias_tmp;
+    }
+    if (st == TGC_OK) {
+        cl_mem ym = y->buf->mem;
+        if (mean_m == NULL) mean_m = ym; /* placeholders the kernel does not write */
+        if (inv_m == NULL) inv_m = ym;
+        float eps = (float)tgc_kernel_attr_float(c, "epsilon", 1e-5);
+        size_t global = (size_t)rows * NN_GROUP, local = NN_GROUP;
+        tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_MEM(ym), TGC_CL_MEM(scale), TGC_CL_MEM(bias),
+                             TGC_CL_INT(has_b), TGC_CL_MEM(mean_m), TGC_CL_INT(want_mean), TGC_CL_MEM(inv_m),
+                             TGC_CL_INT(want_inv), TGC_CL_FLOAT(eps), TGC_CL_LONG(size)};
+        st = tgc_cl_enqueue(c, "nn_layer_norm_f32", 1, &global, &local, 11, args);
+    }
+    tgc_cl_scratch_release(c->device, scale_tmp); /* deferred by OpenCL until the kernels are done */
+    tgc_cl_scratch_release(c->device, bias_tmp);
+    return st;
+}
+
+/* ---- The family ------------------------------------------------------------------------------- */
+
+/* Only BatchNormalization, elementwise once its per-channel factors are
+ * known, may overwrite its input (each work-item reads x[i] then writes
+ * y[i]). */
+const tgc_kernel_def tgc_gpu_kernels_nn[] = {
+    {.op = "MatMul", .kind = TGC_DEVICE_GPU, .fn = tgc_gpu_matmul_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "Gemm", .kind = TGC_DEVICE_GPU, .fn = tgc_gpu_gemm_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "Conv", .kind = TGC_DEVICE_GPU, .fn = tgc_gpu_conv_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "MaxPool", .kind = TGC_DEVICE_GPU, .fn = max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "AveragePool", .kind = TGC_DEVICE_GPU, .fn = average_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "GlobalAveragePool", .kind = TGC_DEVICE_GPU, .fn = global_average_pool_gpu, .forward_input = -1,
+     .dtypes = F32_ONLY},
+    {.op = "BatchNormalization", .kind = TGC_DEVICE_GPU, .fn = batch_norm_gpu, .forward_input = 0,
+     .dtypes = F32_ONLY},
+    {.op = "LayerNormalization", .kind = TGC_DEVICE_GPU, .fn = layer_norm_gpu, .forward_input = -1,
+     .dtypes = F32_ONLY},
+    {.op = NULL},
+};

@@ -1,0 +1,63 @@
+/* The gpu (OpenCL) nn kernels, float32, private to devices/opencl/. Their
+ * OpenCL C is devices/opencl/kernels/nn.cl; the host sides are
+ *     kernels_gemm_cl.c  MatMul, Gemm and Conv: CLBlast's SGEMM, with
+ *                        im2col for Conv (and a direct depthwise kernel)
+ *     kernels_nn.c       MaxPool, AveragePool, GlobalAveragePool,
+ *                        BatchNormalization, LayerNormalization, the
+ *                        registry's list (tgc_gpu_kernels_nn), and the
+ *                        helpers below.
+ * Each checks its inputs and attributes as the cpu kernel of the same op
+ * does (devices/cpu/kernels_*.c, whose window geometry it shares), so the
+ * two agree on what is accepted and on the results.
+ *
+ * Example usage (inside a gpu kernel):
+ *     tgc_status st = tgc_cl_nn_sgemm(c, false, false, m, n, k, 1.0f, a->buf->mem, 0, k,
+ *                                     b->buf->mem, 0, n, 0.0f, y->buf->mem, 0, n);
+ *     if (st != TGC_OK) return st;    // c->error names CLBlast's status code
+ */
+#ifndef TGC_DEVICES_OPENCL_KERNELS_NN_H
+#define TGC_DEVICES_OPENCL_KERNELS_NN_H
+
+#include "devices/cpu/kernels_nn.h"
+#include "devices/opencl/opencl.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- Kernels ------------------------------------------------------------- */
+
+tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c);
+tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c);
+tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c);
+
+/* ---- Shared helpers ------------------------------------------------------ */
+
+/* A cl_mem (a buffer's mem, or a scratch buffer) as a kernel argument. */
+#define TGC_CL_MEM(m) ((tgc_cl_arg){sizeof(cl_mem), &(m)})
+
+/* nn.cl's nn_window: the window geometry of tgc_cpu_window as OpenCL ints.
+ * Passed by value; ints only, so host and device lay it out alike. */
+#define TGC_CL_NN_MAX_AXES 8
+typedef struct tgc_cl_window {
+    cl_int n;
+    cl_int in[TGC_CL_NN_MAX_AXES], out[TGC_CL_NN_MAX_AXES], k[TGC_CL_NN_MAX_AXES], s[TGC_CL_NN_MAX_AXES];
+    cl_int d[TGC_CL_NN_MAX_AXES], pb[TGC_CL_NN_MAX_AXES], pe[TGC_CL_NN_MAX_AXES];
+} tgc_cl_window;
+
+/* Converts *w; fails through tgc_kernel_fail if a size passes cl_int. */
+tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_cpu_window *w, tgc_cl_window *out);
+
+/* C[m, n] = alpha * op(A) op(B) + beta * C through CLBlastSgemm on c's
+ * device queue, row-major, offsets and leading dimensions in floats (as
+ * tgc_cpu_sgemm, plus offsets). m, n, k must be > 0 (callers handle empty
+ * products). With beta 0, C's old contents (NaN included) are not read.
+ * Does not wait. A CLBlast failure is reported through tgc_kernel_fail
+ * naming the status code. */
+tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                           cl_mem a, int64_t a_off, int64_t lda, cl_mem b, int64_t b_off, int64_t ldb, float beta,
+                           cl_mem y, int64_t y_off, int64_t ldc);
+
+/* y[0, n) = v (nn_fill_f32). n == 0 does nothing. */
+tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, float v, int64_t n);
+
+#endif
