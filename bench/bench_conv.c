@@ -1,0 +1,138 @@
+/* Conv throughput on the cpu: the tgc Conv kernel (devices/cpu/
+ * kernels_conv.c) on a ResNet stage-2 sized input [1, 64, 56, 56], float32:
+ *   - 3x3, pad 1, 64 filters: the im2col + GEMM path;
+ *   - that path's GEMM alone ([64, 576] x [576, 3136], cblas_sgemm on a
+ *     ready col matrix): the ceiling, so the gap is im2col's cost;
+ *   - 1x1, 64 filters: the pointwise path (GEMM on the input, no copy);
+ *   - 3x3 depthwise (group 64), pad 1: the direct loop.
+ * GFLOP/s counts 2 * M * (C / group) * k * k * OH * OW per image; each figure
+ * is the median of several repetitions.
+ *
+ * Usage: bench_conv [repetitions]   (default 15) */
+#include "devices/kernel.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A float32 buffer of shape dims[0..rank) on `dev`, values in [-1, 1). */
+static tgc_value tensor(tgc_device *dev, int rank, const int64_t *dims, unsigned seed) {
+    tgc_value v = {.dtype = TGC_FLOAT32, .rank = rank};
+    memcpy(v.dims, dims, (size_t)rank * sizeof *dims);
+    if (tgc_buffer_alloc(dev, tgc_value_nbytes(&v), &v.buf) != TGC_OK) {
+        fprintf(stderr, "bench_conv: out of memory\n");
+        exit(1);
+    }
+    float *p = tgc_buffer_host_ptr(v.buf);
+    for (int64_t i = 0, n = tgc_value_numel(&v); i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
+    }
+    return v;
+}
+
+/* Median seconds of `reps` runs of Conv with weights [m, c / group, k, k],
+ * pads `pad` on every side, on x; -1 if the kernel fails. */
+static double time_conv(tgc_device *dev, const tgc_kernel_def *def, const tgc_value *x, int64_t m, int64_t k,
+                        int64_t pad, int64_t group, int reps, double *times) {
+    int64_t wd[4] = {m, x->dims[1] / group, k, k};
+    int64_t oh = x->dims[2] + 2 * pad - k + 1, ow = x->dims[3] + 2 * pad - k + 1;
+    int64_t yd[4] = {x->dims[0], m, oh, ow};
+    tgc_value in[3] = {*x, tensor(dev, 4, wd, 5), tensor(dev, 1, &m, 6)}, out[1] = {tensor(dev, 4, yd, 7)};
+    int64_t pads[4] = {pad, pad, pad, pad};
+    tgc_attr attrs[2] = {{.name = (char *)"pads", .type = TGC_ATTR_INTS, .ints = pads, .n = 4},
+                         {.name = (char *)"group", .type = TGC_ATTR_INT, .i = group}};
+    tgc_node node = {.name = (char *)"conv", .kind = TGC_NODE_OP, .op_name = (char *)"Conv", .attrs = attrs,
+                     .n_attrs = 2, .n_outputs = 1};
+    char err[256] = "";
+    tgc_kernel_ctx ctx = {.node = &node, .device = dev, .inputs = in, .n_inputs = 3, .outputs = out,
+                          .n_outputs = 1, .error = err, .error_size = sizeof err};
+    double result = -1.0;
+    if (def->fn(&ctx) == TGC_OK) { /* the first run warms up */
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_s();
+            def->fn(&ctx);
+            times[r] = now_s() - t0;
+        }
+        result = median(times, reps);
+    } else {
+        fprintf(stderr, "bench_conv: %s\n", err);
+    }
+    tgc_buffer_release(in[1].buf);
+    tgc_buffer_release(in[2].buf);
+    tgc_buffer_release(out[0].buf);
+    return result;
+}
+
+int main(int argc, char **argv) {
+    int reps = argc > 1 ? atoi(argv[1]) : 15;
+    if (reps < 1 || reps > 1000) reps = 15;
+    tgc_device *dev = tgc_cpu_device_create(0);
+    const tgc_kernel_def *def = tgc_kernel_find("Conv", TGC_DEVICE_CPU, TGC_FLOAT32);
+    double *times = malloc((size_t)reps * sizeof *times);
+    if (dev == NULL || def == NULL || times == NULL) {
+        fprintf(stderr, "bench_conv: no cpu device or Conv kernel\n");
+        return 1;
+    }
+    const int64_t c = 64, hw = 56, m = 64, p = hw * hw;
+    int64_t xd[4] = {1, c, hw, hw};
+    tgc_value x = tensor(dev, 4, xd, 1);
+
+    printf("Conv float32 on [1, %lld, %lld, %lld], median of %d (OpenBLAS threads: %d)\n", (long long)c,
+           (long long)hw, (long long)hw, reps, openblas_get_num_threads());
+    printf("%-34s  %9s  %9s\n", "case", "ms", "GFLOP/s");
+
+    double flops = 2.0 * (double)(m * c * 9 * p);
+    double t = time_conv(dev, def, &x, m, 3, 1, 1, reps, times);
+    printf("%-34s  %9.3f  %9.1f\n", "3x3 pad 1, 64 -> 64 (im2col+GEMM)", t * 1e3, flops / t * 1e-9);
+
+    /* The GEMM of that path alone, on a col matrix already built. */
+    float *w = malloc((size_t)(m * c * 9) * sizeof *w), *col = malloc((size_t)(c * 9 * p) * sizeof *col);
+    float *y = malloc((size_t)(m * p) * sizeof *y);
+    if (w == NULL || col == NULL || y == NULL) return 1;
+    for (int64_t i = 0; i < m * c * 9; i++) w[i] = (float)(i % 7) * 0.1f;
+    for (int64_t i = 0; i < c * 9 * p; i++) col[i] = (float)(i % 5) * 0.1f;
+    int gm = (int)m, gn = (int)p, gk = (int)(c * 9);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, gm, gn, gk, 1.0f, w, gk, col, gn, 0.0f, y, gn);
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, gm, gn, gk, 1.0f, w, gk, col, gn, 0.0f, y, gn);
+        times[r] = now_s() - t0;
+    }
+    t = median(times, reps);
+    printf("%-34s  %9.3f  %9.1f\n", "  its GEMM alone (cblas_sgemm)", t * 1e3, flops / t * 1e-9);
+    free(w);
+    free(col);
+    free(y);
+
+    flops = 2.0 * (double)(m * c * p);
+    t = time_conv(dev, def, &x, m, 1, 0, 1, reps, times);
+    printf("%-34s  %9.3f  %9.1f\n", "1x1, 64 -> 64 (pointwise GEMM)", t * 1e3, flops / t * 1e-9);
+
+    flops = 2.0 * (double)(c * 9 * p);
+    t = time_conv(dev, def, &x, c, 3, 1, c, reps, times);
+    printf("%-34s  %9.3f  %9.1f\n", "3x3 depthwise pad 1 (direct)", t * 1e3, flops / t * 1e-9);
+
+    tgc_buffer_release(x.buf);
+    free(times);
+    tgc_device_destroy(dev);
+    return 0;
+}

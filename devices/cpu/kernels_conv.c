@@ -1,0 +1,241 @@
+/* Conv-11 on the cpu (float32): X [N, C, D1..Dn], W [M, C/group, k1..kn],
+ * optional B [M] -> Y [N, M, O1..On], any number n >= 1 of spatial axes,
+ * with group, pads, strides, dilations and auto_pad (resolved to pads in
+ * kernels_pool.c's tgc_cpu_window_read, as ONNX does).
+ *
+ * Three paths, by shape:
+ *   - pointwise (every kernel size 1, strides 1, no pads): each group's
+ *     output is one GEMM on the input as it lies, Y_g = W_g [M/g, C/g] x
+ *     X_g [C/g, D1*..*Dn]; no copy.
+ *   - depthwise (group == C > 1, so one input channel per group and
+ *     M a multiple of C), 1-D and 2-D: a direct loop; im2col would copy
+ *     k1*k2 times the input to multiply it by a 1-row matrix.
+ *   - otherwise im2col (Chellapilla, Puri and Simard, "High Performance
+ *     Convolutional Neural Networks for Document Processing", 2006): each
+ *     group's receptive fields are unrolled into a matrix col
+ *     [C/g * k1*..*kn, O1*..*On] (padding as zeros) and Y_g = W_g x col by
+ *     cblas_sgemm. The col buffer is tgc_malloc'd once per call, reused for
+ *     every image and group, and freed before returning; when the whole
+ *     matrix would pass COL_BUDGET_FLOATS it is built and multiplied in
+ *     slabs of the first output axis.
+ * The bias is written into Y first and GEMM accumulates onto it (beta 1). */
+#include "devices/cpu/kernels_nn.h"
+
+#include "support/alloc.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* The largest im2col buffer built at once, in floats (32 MiB). */
+#define COL_BUDGET_FLOATS ((int64_t)8 << 20)
+
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); }
+
+/* The output indices [*lo, *hi) within [l0, l1) whose input index
+ * o * s + off lies in [0, in): outside them the tap reads padding. */
+static void valid_range(int64_t off, int64_t s, int64_t in, int64_t l0, int64_t l1, int64_t *lo,
+                        int64_t *hi) {
+    int64_t l = ceil_div(-off, s), h = ceil_div(in - off, s);
+    if (l < l0) l = l0;
+    if (h > l1) h = l1;
+    if (h < l) h = l;
+    *lo = l;
+    *hi = h;
+}
+
+/* Unrolls one group's input x [cg, D1..Dn] into col for the output slab
+ * whose first spatial index is in [o0, o1) (with n == 1 that axis is also
+ * the innermost): col[(ci * KK + kk) * cols + j], kk the row-major kernel
+ * tap, j the row-major output position within the slab, cols the slab's
+ * size. Taps that land in the padding give 0. */
+static void im2col(const float *x, int64_t cg, const tgc_cpu_window *w, int64_t o0, int64_t o1, float *col) {
+    int n = w->n, last = n - 1;
+    int64_t in_size = 1, kk_count = 1;
+    for (int a = 0; a < n; a++) {
+        in_size *= w->in[a];
+        kk_count *= w->kernel[a];
+    }
+    /* The last axis spans [l0, l1) of its outputs; the others form the outer odometer. */
+    int64_t l0 = n == 1 ? o0 : 0, l1 = n == 1 ? o1 : w->out[last];
+    int64_t s = w->strides[last], in_last = w->in[last];
+    float *dst = col;
+    for (int64_t ci = 0; ci < cg; ci++) {
+        const float *xc = x + ci * in_size;
+        int64_t kt[TGC_MAX_RANK] = {0};
+        for (int64_t kk = 0; kk < kk_count; kk++) {
+            int64_t off = kt[last] * w->dilations[last] - w->pads[last], lo, hi;
+            valid_range(off, s, in_last, l0, l1, &lo, &hi);
+            int64_t o[TGC_MAX_RANK] = {0};
+            o[0] = o0;
+            for (;;) {
+                /* The input row this outer position and tap read, if any. */
+                bool inside = true;
+                int64_t base = 0;
+                for (int a = 0; a < last; a++) {
+                    int64_t i = o[a] * w->strides[a] - w->pads[a] + kt[a] * w->dilations[a];
+                    inside = inside && i >= 0 && i < w->in[a];
+                    base = base * w->in[a] + i;
+                }
+                int64_t width = l1 - l0;
+                if (!inside) {
+                    memset(dst, 0, (size_t)width * sizeof *dst);
+                } else {
+                    const float *row = xc + base * in_last;
+                    for (int64_t j = l0; j < lo; j++) dst[j - l0] = 0.0f;
+                    if (s == 1 && hi > lo)
+                        memcpy(dst + (lo - l0), row + lo + off, (size_t)(hi - lo) * sizeof *dst);
+                    else
+                        for (int64_t j = lo; j < hi; j++) dst[j - l0] = row[j * s + off];
+                    for (int64_t j = hi; j < l1; j++) dst[j - l0] = 0.0f;
+                }
+                dst += width;
+                /* Next outer position: axes last-1 .. 1 over [0, out), axis 0 over [o0, o1). */
+                int a = last - 1;
+                for (; a >= 0; a--) {
+                    if (++o[a] < (a == 0 ? o1 : w->out[a])) break;
+                    o[a] = a == 0 ? o0 : 0;
+                }
+                if (a < 0) break;
+            }
+            for (int a = last; a >= 0; a--) { /* next kernel tap */
+                if (++kt[a] < w->kernel[a]) break;
+                kt[a] = 0;
+            }
+        }
+    }
+}
+
+/* Depthwise convolution, 1-D or 2-D (1-D as 2-D with a height of 1): each
+ * output channel m reads input channel m / (M / C) only. y holds the bias. */
+static void depthwise(const float *restrict x, const float *restrict wt, float *restrict y, int64_t batch,
+                      int64_t channels, int64_t m_count, const tgc_cpu_window *w) {
+    bool two = w->n == 2;
+    int64_t h = two ? w->in[0] : 1, wd = w->in[two], kh = two ? w->kernel[0] : 1, kw = w->kernel[two];
+    int64_t sh = two ? w->strides[0] : 1, sw = w->strides[two], dh = two ? w->dilations[0] : 1;
+    int64_t dw = w->dilations[two], ph = two ? w->pads[0] : 0, pw = w->pads[two ? 1 : 0];
+    int64_t oh_count = two ? w->out[0] : 1, ow_count = w->out[two], per_group = m_count / channels;
+    for (int64_t n = 0; n < batch; n++) {
+        for (int64_t m = 0; m < m_count; m++) {
+            const float *xp = x + (n * channels + m / per_group) * h * wd;
+            const float *wp = wt + m * kh * kw;
+            float *yp = y + (n * m_count + m) * oh_count * ow_count;
+            for (int64_t i = 0; i < kh; i++) {
+                for (int64_t j = 0; j < kw; j++) {
+                    float v = wp[i * kw + j];
+                    int64_t off = j * dw - pw, lo, hi;
+                    valid_range(off, sw, wd, 0, ow_count, &lo, &hi);
+                    for (int64_t oh = 0; oh < oh_count; oh++) {
+                        int64_t ih = oh * sh - ph + i * dh;
+                        if (ih < 0 || ih >= h) continue;
+                        const float *restrict row = xp + ih * wd; /* row[ow * sw + off]: ow in [lo, hi) */
+                        float *restrict out = yp + oh * ow_count;
+                        if (sw == 1)
+                            for (int64_t ow = lo; ow < hi; ow++) out[ow] += v * row[ow + off];
+                        else
+                            for (int64_t ow = lo; ow < hi; ow++) out[ow] += v * row[ow * sw + off];
+                    }
+                }
+            }
+        }
+    }
+}
+
+tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
+    if (c->n_inputs < 2 || c->n_outputs < 1)
+        return tgc_kernel_fail(c, "Conv takes 2 or 3 inputs and 1 output");
+    const tgc_value *x = &c->inputs[0], *wt = &c->inputs[1], *y = &c->outputs[0];
+    bool has_bias = tgc_cpu_has_input(c, 2);
+    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
+    if (st == TGC_OK) st = tgc_cpu_need_f32(c, wt, "input W");
+    if (st == TGC_OK && has_bias) st = tgc_cpu_need_f32(c, &c->inputs[2], "input B");
+    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    if (st != TGC_OK) return st;
+    if (x->rank < 3 || wt->rank != x->rank)
+        return tgc_kernel_fail(c, "X (rank %d) must be [N, C, D1, ...] and W of the same rank (rank %d)",
+                               x->rank, wt->rank);
+    int64_t group = tgc_kernel_attr_int(c, "group", 1);
+    int64_t batch = x->dims[0], channels = x->dims[1], m_count = wt->dims[0], cg = wt->dims[1];
+    if (group < 1 || channels != cg * group || m_count % group != 0)
+        return tgc_kernel_fail(c,
+                               "X has %lld channels and W is [%lld, %lld, ...] with group %lld; Conv needs "
+                               "C == W[1] * group and W[0] divisible by group",
+                               (long long)channels, (long long)m_count, (long long)cg, (long long)group);
+    if (y->rank != x->rank || y->dims[0] != batch || y->dims[1] != m_count)
+        return tgc_kernel_fail(c, "output Y must be [N = %lld, M = %lld, ...]", (long long)batch,
+                               (long long)m_count);
+    size_t nk;
+    const int64_t *ks = tgc_kernel_attr_ints(c, "kernel_shape", &nk);
+    if (ks != NULL && (nk != (size_t)x->rank - 2 || memcmp(ks, wt->dims + 2, nk * sizeof *ks) != 0))
+        return tgc_kernel_fail(c, "attribute 'kernel_shape' does not match W's spatial sizes");
+    if (has_bias && (c->inputs[2].rank != 1 || c->inputs[2].dims[0] != m_count))
+        return tgc_kernel_fail(c, "input B must be [M = %lld]", (long long)m_count);
+    tgc_cpu_window w;
+    st = tgc_cpu_window_read(c, x, y, wt->dims + 2, false, &w);
+    if (st != TGC_OK) return st;
+
+    int64_t in_size = 1, out_size = 1, kk_count = 1;
+    bool pointwise = true;
+    for (int a = 0; a < w.n; a++) {
+        in_size *= w.in[a];
+        out_size *= w.out[a];
+        kk_count *= w.kernel[a];
+        pointwise =
+            pointwise && w.kernel[a] == 1 && w.strides[a] == 1 && w.pads[a] == 0 && w.pads[w.n + a] == 0;
+    }
+    if (batch * m_count * out_size == 0) return TGC_OK;
+
+    /* Y starts as the bias; the products accumulate onto it. */
+    float *py = tgc_kernel_out_ptr(c, 0);
+    const float *bias = has_bias ? tgc_kernel_in_ptr(c, 2) : NULL;
+    for (int64_t p = 0; p < batch * m_count; p++) {
+        float v = bias != NULL ? bias[p % m_count] : 0.0f;
+        for (int64_t j = 0; j < out_size; j++) py[p * out_size + j] = v;
+    }
+    int64_t k = cg * kk_count, m_group = m_count / group;
+    if (k == 0 || in_size == 0) return TGC_OK; /* no input channels, or only padding to read */
+    const float *px = tgc_kernel_in_ptr(c, 0), *pw = tgc_kernel_in_ptr(c, 1);
+
+    if (group == channels && group > 1 && w.n <= 2) {
+        depthwise(px, pw, py, batch, channels, m_count, &w);
+        return TGC_OK;
+    }
+    if (pointwise) {
+        for (int64_t n = 0; n < batch; n++)
+            for (int64_t g = 0; g < group; g++)
+                if (!tgc_cpu_sgemm(false, false, m_group, out_size, cg, 1.0f, pw + g * m_group * cg, cg,
+                                   px + (n * channels + g * cg) * in_size, in_size, 1.0f,
+                                   py + (n * m_count + g * m_group) * out_size, out_size))
+                    return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
+        return TGC_OK;
+    }
+
+    /* im2col in slabs of `rows` rows of the first output axis. */
+    int64_t row_cols = out_size / w.out[0]; /* output positions in one row of axis 0 */
+    int64_t rows = w.out[0];
+    if (k * out_size > COL_BUDGET_FLOATS) {
+        rows = COL_BUDGET_FLOATS / (k * row_cols);
+        if (rows < 1) rows = 1;
+    }
+    if (k * row_cols > (int64_t)(SIZE_MAX / sizeof(float)) / rows)
+        return tgc_kernel_fail(c, "the im2col buffer for Conv would pass the address space");
+    float *col = tgc_malloc((size_t)(k * row_cols * rows) * sizeof(float));
+    if (col == NULL)
+        return tgc_kernel_fail(c, "out of host memory for Conv's im2col buffer (%lld bytes)",
+                               (long long)(k * row_cols * rows * (int64_t)sizeof(float)));
+    bool ok = true;
+    for (int64_t n = 0; ok && n < batch; n++) {
+        for (int64_t g = 0; ok && g < group; g++) {
+            const float *xg = px + (n * channels + g * cg) * in_size;
+            float *yg = py + (n * m_count + g * m_group) * out_size;
+            for (int64_t o0 = 0; ok && o0 < w.out[0]; o0 += rows) {
+                int64_t o1 = o0 + rows < w.out[0] ? o0 + rows : w.out[0], cols = (o1 - o0) * row_cols;
+                im2col(xg, cg, &w, o0, o1, col);
+                ok = tgc_cpu_sgemm(false, false, m_group, cols, k, 1.0f, pw + g * m_group * k, k, col, cols,
+                                   1.0f, yg + o0 * row_cols, out_size);
+            }
+        }
+    }
+    tgc_free(col);
+    if (!ok) return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
+    return TGC_OK;
+}
