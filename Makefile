@@ -41,7 +41,7 @@ test: test-plain test-asan
 # A short libFuzzer run over the graph loader (see README).
 FUZZ_SECONDS ?= 60
 fuzz: deps
-	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTGC_BUILD_FUZZERS=ON -DTGC_BUILD_TESTS=OFF >/dev/null
+	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTGC_BUILD_FUZZERS=ON -DTGC_BUILD_TESTS=OFF -DTGC_BUILD_BENCH=OFF >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_loader
 	mkdir -p build-fuzz/corpus
 	build-fuzz/tests/fuzz/fuzz_loader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \

@@ -1,0 +1,387 @@
+/* The cpu reduction kernels, ONNX opset 17 semantics:
+ *     ReduceSum-13     axes as input 1 (int64, host memory), keepdims,
+ *                      noop_with_empty_axes; float32 int32 int64
+ *     ReduceMean-13    axes attribute, keepdims; float32 int32 int64
+ *     ReduceMax-13     axes attribute, keepdims; float32 int32 int64 uint8
+ *     ArgMax-13        axis, keepdims, select_last_point_index; int64 output
+ *     Softmax-13, LogSoftmax-13   along `axis` (default -1) alone; float32
+ * and tgc_cpu_kernels_reduce[], the list the registry reads.
+ *
+ * A reduction walks its input with the broadcasting iterator (broadcast.h)
+ * and treats the output, seen with keepdims, as an operand broadcast along
+ * the reduced axes: each row of the input folds either into one output
+ * element (step 0: the innermost axes are reduced) or elementwise into a
+ * row of the output (step 1). Each kernel recomputes the output shape from
+ * its input and attributes and fails, never writes, when the executor's
+ * differs. */
+#include "devices/cpu/broadcast.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *op_name(const tgc_kernel_ctx *c) {
+    return c->node->op_name != NULL ? c->node->op_name : c->node->name;
+}
+
+static const void *data_of(const tgc_value *v) { return tgc_buffer_host_ptr(v->buf); }
+
+static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype dtype) {
+    return tgc_kernel_fail(c, "%s: the cpu has no kernel for %s", op_name(c), tgc_dtype_name(dtype));
+}
+
+/* Fails unless output 0 has rank `rank` and dims `dims`. */
+static tgc_status expect_dims(tgc_kernel_ctx *c, int rank, const int64_t *dims) {
+    const tgc_value *y = &c->outputs[0];
+    bool same = y->rank == rank;
+    for (int d = 0; same && d < rank; d++) same = y->dims[d] == dims[d];
+    if (same) return TGC_OK;
+    char a[TGC_CPU_EW_DIMS_BUF], b[TGC_CPU_EW_DIMS_BUF];
+    return tgc_kernel_fail(c, "%s: output shape %s; the input and attributes give %s", op_name(c),
+                           tgc_cpu_ew_dims_str(y->rank, y->dims, a), tgc_cpu_ew_dims_str(rank, dims, b));
+}
+
+/* Normalises axis `a` of a rank-`rank` tensor into [0, rank) (ONNX accepts
+ * [-rank, rank)); fails naming `what` otherwise. */
+static tgc_status norm_axis(tgc_kernel_ctx *c, const char *what, int64_t a, int rank, int *out) {
+    if (a < -rank || a >= rank)
+        return tgc_kernel_fail(c, "%s: %s %lld is out of range for rank %d (accepted: [%d, %d])", op_name(c),
+                               what, (long long)a, rank, -rank, rank - 1);
+    *out = (int)(a < 0 ? a + rank : a);
+    return TGC_OK;
+}
+
+/* ==== ReduceSum, ReduceMean, ReduceMax ====================================== */
+
+typedef enum reduce_kind { REDUCE_SUM, REDUCE_MEAN, REDUCE_MAX } reduce_kind;
+
+/* Integer sums wrap around (two's complement) through unsigned arithmetic. */
+#define ADD_F32(a, b) ((a) + (b))
+#define ADD_I32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))
+#define ADD_I64(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+/* Max propagates NaN, as numpy.maximum.reduce in ONNX's reference. */
+#define MAX_F32(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
+#define MAX_INT(a, b) ((b) > (a) ? (b) : (a))
+
+/* y = fold of x over the iterator's rows: y starts at INIT everywhere; a
+ * row with output step 0 folds into one element through four ACC
+ * accumulators (double for float sums; four chains run in parallel), a
+ * row with step 1 folds elementwise. */
+#define DEF_FOLD(name, T, ACC, INIT, OP)                                                        \
+    static void name(tgc_cpu_bcast *it, const void *px, void *py, int64_t ny) {                 \
+        const T *x = px;                                                                        \
+        T *y = py;                                                                              \
+        for (int64_t i = 0; i < ny; i++) y[i] = INIT;                                           \
+        for (int64_t r = 0; r < it->rows; r++, tgc_cpu_bcast_next(it)) {                        \
+            const T *xr = x + it->off[0];                                                       \
+            T *yr = y + it->off[1];                                                             \
+            int64_t n = it->inner, i = 0;                                                       \
+            if (it->step[1] == 0) {                                                             \
+                ACC a0 = INIT, a1 = INIT, a2 = INIT, a3 = INIT;                                 \
+                for (; i + 4 <= n; i += 4) {                                                    \
+                    a0 = OP(a0, xr[i]);                                                         \
+                    a1 = OP(a1, xr[i + 1]);                                                     \
+                    a2 = OP(a2, xr[i + 2]);                                                     \
+                    a3 = OP(a3, xr[i + 3]);                                                     \
+                }                                                                               \
+                for (; i < n; i++) a0 = OP(a0, xr[i]);                                          \
+                ACC acc = OP(OP(a0, a1), OP(a2, a3));                                           \
+                *yr = (T)OP((ACC)*yr, acc);                                                     \
+            } else {                                                                            \
+                for (; i < n; i++) yr[i] = OP(yr[i], xr[i]);                                    \
+            }                                                                                   \
+        }                                                                                       \
+    }
+DEF_FOLD(sum_f32, float, double, 0.0f, ADD_F32)
+DEF_FOLD(sum_i32, int32_t, int32_t, 0, ADD_I32)
+DEF_FOLD(sum_i64, int64_t, int64_t, 0, ADD_I64)
+/* The maximum of nothing is the lowest value of the type, as ONNX states
+ * from opset 18 on (-inf for floats); opset 17 leaves it unsaid. */
+DEF_FOLD(max_f32, float, float, -INFINITY, MAX_F32)
+DEF_FOLD(max_i32, int32_t, int32_t, INT32_MIN, MAX_INT)
+DEF_FOLD(max_i64, int64_t, int64_t, INT64_MIN, MAX_INT)
+DEF_FOLD(max_u8, uint8_t, uint8_t, 0, MAX_INT)
+
+typedef void (*fold_fn)(tgc_cpu_bcast *it, const void *x, void *y, int64_t ny);
+
+/* Reduces input 0 over `axes` (n_axes of them; none: every axis, or none
+ * at all when `noop`, which copies). */
+static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axes, size_t n_axes, bool noop) {
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (y->dtype != x->dtype)
+        return tgc_kernel_fail(c, "%s: output is %s, the input %s", op_name(c), tgc_dtype_name(y->dtype),
+                               tgc_dtype_name(x->dtype));
+    fold_fn fold = NULL;
+    switch (x->dtype) {
+    case TGC_FLOAT32: fold = kind == REDUCE_MAX ? max_f32 : sum_f32; break;
+    case TGC_INT32: fold = kind == REDUCE_MAX ? max_i32 : sum_i32; break;
+    case TGC_INT64: fold = kind == REDUCE_MAX ? max_i64 : sum_i64; break;
+    case TGC_UINT8: fold = kind == REDUCE_MAX ? max_u8 : NULL; break;
+    default: break;
+    }
+    if (fold == NULL) return no_kernel(c, x->dtype);
+
+    int rank = x->rank;
+    if (n_axes == 0 && noop) { /* noop_with_empty_axes: the input as it is */
+        tgc_status st = expect_dims(c, rank, x->dims);
+        if (st != TGC_OK) return st;
+        size_t nbytes = tgc_value_nbytes(x);
+        void *py = tgc_buffer_host_ptr(y->buf);
+        if (nbytes > 0 && py != data_of(x)) memmove(py, data_of(x), nbytes);
+        return TGC_OK;
+    }
+    bool reduced[TGC_MAX_RANK] = {false};
+    for (size_t i = 0; i < n_axes; i++) {
+        int a;
+        tgc_status st = norm_axis(c, "axis", axes[i], rank, &a);
+        if (st != TGC_OK) return st;
+        if (reduced[a]) return tgc_kernel_fail(c, "%s: axis %d is listed twice", op_name(c), a);
+        reduced[a] = true;
+    }
+    bool keepdims = tgc_kernel_attr_int(c, "keepdims", 1) != 0;
+    int64_t kept[TGC_MAX_RANK], out[TGC_MAX_RANK];
+    int out_rank = 0;
+    for (int d = 0; d < rank; d++) {
+        if (n_axes == 0) reduced[d] = true;
+        kept[d] = reduced[d] ? 1 : x->dims[d];
+        if (!reduced[d] || keepdims) out[out_rank++] = kept[d];
+    }
+    tgc_status st = expect_dims(c, out_rank, out);
+    if (st != TGC_OK) return st;
+    int64_t ny = tgc_value_numel(y), nx = tgc_value_numel(x);
+    if (ny == 0) return TGC_OK;
+
+    int64_t count = nx / ny; /* elements folded into each output element */
+    if (kind == REDUCE_MEAN && count == 0 && x->dtype != TGC_FLOAT32)
+        return tgc_kernel_fail(c, "%s: the mean of an empty %s axis has no value", op_name(c),
+                               tgc_dtype_name(x->dtype));
+
+    tgc_cpu_bcast it;
+    const int ranks[2] = {rank, rank};
+    const int64_t *dims[2] = {x->dims, kept};
+    if (tgc_cpu_bcast_init(&it, rank, x->dims, 2, ranks, dims) >= 0)
+        return tgc_kernel_fail(c, "%s: internal error: the output does not broadcast to the input", op_name(c));
+    void *py = tgc_buffer_host_ptr(y->buf);
+    fold(&it, data_of(x), py, ny);
+    if (kind != REDUCE_MEAN) return TGC_OK;
+    /* The float mean of nothing is 0 / 0 = NaN, as numpy.mean. An integer
+     * mean sums in its type (wrapping) and truncates toward zero, as
+     * numpy.mean(x, dtype=x.dtype) in ONNX's reference does. */
+    for (int64_t i = 0; i < ny; i++) {
+        switch (x->dtype) {
+        case TGC_FLOAT32: ((float *)py)[i] = (float)(((float *)py)[i] / (double)count); break;
+        case TGC_INT32: ((int32_t *)py)[i] = (int32_t)(((int32_t *)py)[i] / count); break;
+        default: ((int64_t *)py)[i] = ((int64_t *)py)[i] / count; break;
+        }
+    }
+    return TGC_OK;
+}
+
+/* ReduceMean-13 and ReduceMax-13: `axes` is an attribute. */
+static tgc_status reduce_attr(tgc_kernel_ctx *c, reduce_kind kind) {
+    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    if (st != TGC_OK) return st;
+    size_t n;
+    const int64_t *axes = tgc_kernel_attr_ints(c, "axes", &n);
+    return reduce(c, kind, axes, n, false);
+}
+
+static tgc_status k_reduce_mean(tgc_kernel_ctx *c) { return reduce_attr(c, REDUCE_MEAN); }
+static tgc_status k_reduce_max(tgc_kernel_ctx *c) { return reduce_attr(c, REDUCE_MAX); }
+
+/* ReduceSum-13: `axes` is the optional int64 input 1; absent or empty
+ * reduces every axis, unless noop_with_empty_axes makes it the identity. */
+static tgc_status k_reduce_sum(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    if (st != TGC_OK) return st;
+    const int64_t *axes = NULL;
+    size_t n = 0;
+    if (tgc_cpu_ew_has_input(c, 1)) {
+        const tgc_value *a = &c->inputs[1];
+        if (a->dtype != TGC_INT64 || a->rank > 1)
+            return tgc_kernel_fail(c, "ReduceSum: axes (input 1) must be a 1-D int64 tensor; it is %s of "
+                                   "rank %d", tgc_dtype_name(a->dtype), a->rank);
+        n = (size_t)tgc_value_numel(a);
+        axes = n ? data_of(a) : NULL;
+    }
+    return reduce(c, REDUCE_SUM, axes, n, tgc_kernel_attr_int(c, "noop_with_empty_axes", 0) != 0);
+}
+
+/* ==== ArgMax ================================================================ */
+
+/* y[o, i] = the index k of the largest x[o, k, i]; the first one on ties,
+ * or the last with select_last_point_index. NaN counts as the largest, as
+ * in numpy.argmax (ONNX's reference). Scans k outermost so x is read in
+ * order, comparing with the best so far through its index in y. */
+#define DEF_ARGMAX(s, T, ISNAN)                                                                   \
+    static void argmax_##s(const void *px, int64_t *y, int64_t outer, int64_t n, int64_t inner,   \
+                           bool last) {                                                           \
+        const T *x = px;                                                                          \
+        for (int64_t o = 0; o < outer; o++) {                                                     \
+            const T *xo = x + o * n * inner;                                                      \
+            int64_t *yo = y + o * inner;                                                          \
+            for (int64_t i = 0; i < inner; i++) yo[i] = 0;                                        \
+            for (int64_t k = 1; k < n; k++) {                                                     \
+                const T *xk = xo + k * inner;                                                     \
+                for (int64_t i = 0; i < inner; i++) {                                             \
+                    T v = xk[i], b = xo[yo[i] * inner + i];                                       \
+                    bool take = last ? (v >= b || ISNAN(v)) : (v > b || (ISNAN(v) && !ISNAN(b))); \
+                    if (take) yo[i] = k;                                                          \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }
+#define NAN_F32(v) ((v) != (v))
+#define NAN_INT(v) false
+DEF_ARGMAX(f32, float, NAN_F32)
+DEF_ARGMAX(i32, int32_t, NAN_INT)
+DEF_ARGMAX(i64, int64_t, NAN_INT)
+DEF_ARGMAX(u8, uint8_t, NAN_INT)
+
+static tgc_status k_argmax(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (y->dtype != TGC_INT64)
+        return tgc_kernel_fail(c, "ArgMax: output is %s, expected int64", tgc_dtype_name(y->dtype));
+    int rank = x->rank, axis;
+    if (rank == 0) return tgc_kernel_fail(c, "ArgMax: the input is a scalar; it needs rank >= 1");
+    if ((st = norm_axis(c, "axis", tgc_kernel_attr_int(c, "axis", 0), rank, &axis)) != TGC_OK) return st;
+    bool keepdims = tgc_kernel_attr_int(c, "keepdims", 1) != 0;
+    bool last = tgc_kernel_attr_int(c, "select_last_point_index", 0) != 0;
+    int64_t out[TGC_MAX_RANK], outer = 1, inner = 1, n = x->dims[axis];
+    int out_rank = 0;
+    for (int d = 0; d < rank; d++) {
+        if (d < axis) outer *= x->dims[d];
+        if (d > axis) inner *= x->dims[d];
+        if (d != axis) out[out_rank++] = x->dims[d];
+        else if (keepdims) out[out_rank++] = 1;
+    }
+    if ((st = expect_dims(c, out_rank, out)) != TGC_OK) return st;
+    if (outer * inner == 0) return TGC_OK;
+    if (n == 0) return tgc_kernel_fail(c, "ArgMax: axis %d is empty: there is no largest element", axis);
+    int64_t *py = tgc_buffer_host_ptr(y->buf);
+    switch (x->dtype) {
+    case TGC_FLOAT32: argmax_f32(data_of(x), py, outer, n, inner, last); break;
+    case TGC_INT32: argmax_i32(data_of(x), py, outer, n, inner, last); break;
+    case TGC_INT64: argmax_i64(data_of(x), py, outer, n, inner, last); break;
+    case TGC_UINT8: argmax_u8(data_of(x), py, outer, n, inner, last); break;
+    default: return no_kernel(c, x->dtype);
+    }
+    return TGC_OK;
+}
+
+/* ==== Softmax, LogSoftmax =================================================== */
+
+/* Columns handled at once when the axis is not the innermost. */
+#define SOFTMAX_BLOCK 128
+
+/* Softmax-13 (log: LogSoftmax-13) of x [outer, n, inner] along n:
+ *     y = exp(x - max) / sum(exp(x - max))
+ *     y = (x - max) - log(sum(exp(x - max)))
+ * subtracting the maximum so exp never overflows; sums in double. In place
+ * is safe: x[k] is read before y[k] is written, and the last pass reads
+ * only y (softmax) or the same x[k] (log). A row holding NaN becomes NaN. */
+static void softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, bool log_out) {
+    if (inner == 1) { /* the last axis: one contiguous row at a time */
+        for (int64_t o = 0; o < outer; o++) {
+            const float *xr = x + o * n;
+            float *yr = y + o * n, m = -INFINITY;
+            for (int64_t k = 0; k < n; k++) m = xr[k] > m ? xr[k] : m;
+            double s = 0;
+            for (int64_t k = 0; k < n; k++) {
+                float e = expf(xr[k] - m);
+                if (!log_out) yr[k] = e;
+                s += e;
+            }
+            if (log_out) {
+                float ls = (float)log(s);
+                for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) - ls;
+            } else {
+                float inv = (float)(1.0 / s);
+                for (int64_t k = 0; k < n; k++) yr[k] *= inv;
+            }
+        }
+        return;
+    }
+    float m[SOFTMAX_BLOCK];
+    double s[SOFTMAX_BLOCK];
+    for (int64_t o = 0; o < outer; o++) {
+        const float *xo = x + o * n * inner;
+        float *yo = y + o * n * inner;
+        for (int64_t i0 = 0; i0 < inner; i0 += SOFTMAX_BLOCK) {
+            int64_t nb = inner - i0 < SOFTMAX_BLOCK ? inner - i0 : SOFTMAX_BLOCK;
+            for (int64_t j = 0; j < nb; j++) {
+                m[j] = -INFINITY;
+                s[j] = 0;
+            }
+            for (int64_t k = 0; k < n; k++)
+                for (int64_t j = 0; j < nb; j++) {
+                    float v = xo[k * inner + i0 + j];
+                    m[j] = v > m[j] ? v : m[j];
+                }
+            for (int64_t k = 0; k < n; k++)
+                for (int64_t j = 0; j < nb; j++) {
+                    float e = expf(xo[k * inner + i0 + j] - m[j]);
+                    if (!log_out) yo[k * inner + i0 + j] = e;
+                    s[j] += e;
+                }
+            if (log_out) {
+                for (int64_t j = 0; j < nb; j++) s[j] = log(s[j]);
+                for (int64_t k = 0; k < n; k++)
+                    for (int64_t j = 0; j < nb; j++) {
+                        int64_t at = k * inner + i0 + j;
+                        yo[at] = (xo[at] - m[j]) - (float)s[j];
+                    }
+            } else {
+                for (int64_t k = 0; k < n; k++)
+                    for (int64_t j = 0; j < nb; j++) {
+                        int64_t at = k * inner + i0 + j;
+                        yo[at] = (float)(yo[at] / s[j]);
+                    }
+            }
+        }
+    }
+}
+
+static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
+    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
+    if (y->dtype != TGC_FLOAT32)
+        return tgc_kernel_fail(c, "%s: output is %s, expected float32", op_name(c), tgc_dtype_name(y->dtype));
+    if ((st = expect_dims(c, x->rank, x->dims)) != TGC_OK) return st;
+    int axis;
+    if ((st = norm_axis(c, "axis", tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (d < axis) outer *= x->dims[d];
+        if (d > axis) inner *= x->dims[d];
+    }
+    if (tgc_value_numel(x) > 0)
+        softmax_f32(data_of(x), tgc_buffer_host_ptr(y->buf), outer, x->dims[axis], inner, log_out);
+    return TGC_OK;
+}
+
+static tgc_status k_softmax(tgc_kernel_ctx *c) { return softmax(c, false); }
+static tgc_status k_log_softmax(tgc_kernel_ctx *c) { return softmax(c, true); }
+
+/* ==== The list ============================================================== */
+
+#define DTYPES(...) {__VA_ARGS__, TGC_DTYPE_INVALID}
+
+const tgc_kernel_def tgc_cpu_kernels_reduce[] = {
+    {.op = "ReduceSum", .kind = TGC_DEVICE_CPU, .fn = k_reduce_sum, .host_inputs = 1u << 1, .forward_input = -1,
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)},
+    {.op = "ReduceMean", .kind = TGC_DEVICE_CPU, .fn = k_reduce_mean, .forward_input = -1,
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)},
+    {.op = "ReduceMax", .kind = TGC_DEVICE_CPU, .fn = k_reduce_max, .forward_input = -1,
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)},
+    {.op = "ArgMax", .kind = TGC_DEVICE_CPU, .fn = k_argmax, .forward_input = -1,
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)},
+    {.op = "Softmax", .kind = TGC_DEVICE_CPU, .fn = k_softmax, .forward_input = 0,
+     .dtypes = DTYPES(TGC_FLOAT32)},
+    {.op = "LogSoftmax", .kind = TGC_DEVICE_CPU, .fn = k_log_softmax, .forward_input = 0,
+     .dtypes = DTYPES(TGC_FLOAT32)},
+    {.op = NULL},
+};
