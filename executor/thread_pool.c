@@ -1,0 +1,111 @@
+/* Worker threads over a growable ring buffer of tasks, guarded by one mutex
+ * and one condition variable. Tasks are short (one node's kernel), so a
+ * single queue per device keeps order simple and fair. */
+#include "executor/thread_pool.h"
+
+#include "support/alloc.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct task {
+    tgc_task_fn fn;
+    void *arg;
+} task;
+
+struct tgc_thread_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    task *ring;
+    size_t cap, head, count; /* tasks at ring[(head + i) % cap], i < count */
+    bool stopping;
+    pthread_t *threads;
+    int n_threads;
+};
+
+static void *worker(void *arg) {
+    tgc_thread_pool *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (p->count == 0 && !p->stopping) pthread_cond_wait(&p->wake, &p->lock);
+        if (p->count == 0) break; /* stopping and drained */
+        task t = p->ring[p->head];
+        p->head = (p->head + 1) % p->cap;
+        p->count--;
+        pthread_mutex_unlock(&p->lock);
+        t.fn(t.arg);
+        pthread_mutex_lock(&p->lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+tgc_status tgc_thread_pool_create(const char *name, int threads, tgc_thread_pool **out) {
+    (void)name;
+    *out = NULL;
+    if (threads < 1) threads = 1;
+    tgc_thread_pool *p = tgc_calloc(1, sizeof *p);
+    if (p == NULL) return TGC_ERR_NOMEM;
+    p->cap = 64;
+    p->ring = tgc_malloc(p->cap * sizeof *p->ring);
+    p->threads = tgc_calloc((size_t)threads, sizeof *p->threads);
+    if (p->ring == NULL || p->threads == NULL) {
+        tgc_free(p->ring);
+        tgc_free(p->threads);
+        tgc_free(p);
+        return TGC_ERR_NOMEM;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    for (int i = 0; i < threads; i++) {
+        if (pthread_create(&p->threads[i], NULL, worker, p) != 0) {
+            tgc_thread_pool_free(p);
+            return TGC_ERR_RUNTIME;
+        }
+        p->n_threads++;
+    }
+    *out = p;
+    return TGC_OK;
+}
+
+static bool grow(tgc_thread_pool *p) {
+    size_t cap = p->cap * 2;
+    task *ring = tgc_malloc(cap * sizeof *ring);
+    if (ring == NULL) return false;
+    for (size_t i = 0; i < p->count; i++) ring[i] = p->ring[(p->head + i) % p->cap];
+    tgc_free(p->ring);
+    p->ring = ring;
+    p->cap = cap;
+    p->head = 0;
+    return true;
+}
+
+tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
+    pthread_mutex_lock(&p->lock);
+    if (p->count == p->cap && !grow(p)) {
+        pthread_mutex_unlock(&p->lock);
+        return TGC_ERR_NOMEM;
+    }
+    p->ring[(p->head + p->count) % p->cap] = (task){fn, arg};
+    p->count++;
+    pthread_cond_signal(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    return TGC_OK;
+}
+
+int tgc_thread_pool_size(const tgc_thread_pool *p) { return p->n_threads; }
+
+void tgc_thread_pool_free(tgc_thread_pool *p) {
+    if (p == NULL) return;
+    pthread_mutex_lock(&p->lock);
+    p->stopping = true;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->n_threads; i++) pthread_join(p->threads[i], NULL);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->lock);
+    tgc_free(p->ring);
+    tgc_free(p->threads);
+    tgc_free(p);
+}

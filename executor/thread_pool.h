@@ -1,0 +1,33 @@
+/* A fixed pool of worker threads draining one FIFO of tasks: one pool per
+ * device, so a device's kernels run on its own threads. Private.
+ *
+ * Example usage:
+ *     tgc_thread_pool *p;
+ *     if (tgc_thread_pool_create("cpu0", 2, &p) != TGC_OK) ...
+ *     tgc_thread_pool_submit(p, run_node, ctx);   // never blocks
+ *     tgc_thread_pool_free(p);                     // drains, then joins
+ */
+#ifndef TGC_EXECUTOR_THREAD_POOL_H
+#define TGC_EXECUTOR_THREAD_POOL_H
+
+#include "tgc.h"
+
+typedef struct tgc_thread_pool tgc_thread_pool;
+
+typedef void (*tgc_task_fn)(void *arg);
+
+/* Starts `threads` (>= 1) workers. TGC_ERR_NOMEM or TGC_ERR_RUNTIME (thread
+ * creation failed); nothing is left running on failure. */
+tgc_status tgc_thread_pool_create(const char *name, int threads, tgc_thread_pool **out);
+
+/* Queues fn(arg); a worker runs it soon. Never blocks on the task; returns
+ * TGC_ERR_NOMEM when the queue cannot grow (the task is not queued). */
+tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg);
+
+/* Number of worker threads. */
+int tgc_thread_pool_size(const tgc_thread_pool *p);
+
+/* Runs every queued task, stops the workers and frees the pool; NULL ok. */
+void tgc_thread_pool_free(tgc_thread_pool *p);
+
+#endif

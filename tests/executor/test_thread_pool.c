@@ -1,0 +1,88 @@
+/* The per-device thread pool: every submitted task runs exactly once, also
+ * tasks submitted from inside tasks, across many producers; freeing drains
+ * the queue. Run under ThreadSanitizer by `make test`. */
+#include "tests/harness.h"
+
+#include "executor/thread_pool.h"
+
+#include <CUnit/CUnit.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+static atomic_int ran;
+static int slots[20000];
+
+static void mark(void *arg) {
+    int i = (int)(intptr_t)arg;
+    slots[i]++; /* each slot is written by exactly one task */
+    atomic_fetch_add(&ran, 1);
+}
+
+static void test_every_task_runs_once(void) {
+    atomic_store(&ran, 0);
+    for (int i = 0; i < 20000; i++) slots[i] = 0;
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create("test", 4, &p), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_size(p), 4);
+    for (int i = 0; i < 20000; i++) CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, mark, (void *)(intptr_t)i), TGC_OK);
+    tgc_thread_pool_free(p); /* drains */
+    CU_ASSERT_EQUAL(atomic_load(&ran), 20000);
+    int wrong = 0;
+    for (int i = 0; i < 20000; i++) wrong += slots[i] != 1;
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+
+typedef struct chain {
+    tgc_thread_pool *pool;
+    atomic_int left;
+} chain;
+
+/* Each task submits the next: the pattern of a node scheduling its consumers. */
+static void step(void *arg) {
+    chain *c = arg;
+    if (atomic_fetch_sub(&c->left, 1) > 1) tgc_thread_pool_submit(c->pool, step, c);
+}
+
+static void test_tasks_submit_tasks(void) {
+    chain c;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create("test", 2, &c.pool), TGC_OK);
+    atomic_init(&c.left, 5000);
+    tgc_thread_pool_submit(c.pool, step, &c);
+    while (atomic_load(&c.left) > 0) {
+    }
+    tgc_thread_pool_free(c.pool);
+    CU_ASSERT_EQUAL(atomic_load(&c.left), 0);
+}
+
+typedef struct producer {
+    tgc_thread_pool *pool;
+    int base;
+} producer;
+
+static void *produce(void *arg) {
+    producer *pr = arg;
+    for (int i = 0; i < 5000; i++) tgc_thread_pool_submit(pr->pool, mark, (void *)(intptr_t)(pr->base + i));
+    return NULL;
+}
+
+static void test_many_producers(void) {
+    atomic_store(&ran, 0);
+    for (int i = 0; i < 20000; i++) slots[i] = 0;
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create("test", 3, &p), TGC_OK);
+    pthread_t t[4];
+    producer pr[4];
+    for (int k = 0; k < 4; k++) {
+        pr[k] = (producer){p, k * 5000};
+        pthread_create(&t[k], NULL, produce, &pr[k]);
+    }
+    for (int k = 0; k < 4; k++) pthread_join(t[k], NULL);
+    tgc_thread_pool_free(p);
+    CU_ASSERT_EQUAL(atomic_load(&ran), 20000);
+    int wrong = 0;
+    for (int i = 0; i < 20000; i++) wrong += slots[i] != 1;
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+
+TGC_TEST_MAIN("thread pool", {"every task runs once", test_every_task_runs_once},
+              {"tasks submit tasks", test_tasks_submit_tasks}, {"many producers", test_many_producers})
