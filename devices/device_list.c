@@ -61,10 +61,10 @@ int tgc_devices_list(tgc_device_info *out, int max) {
     for (int i = 0; i < count && n < max; i++) {
         tgc_device_info *d = &out[n++];
         memset(d, 0, sizeof *d);
-        snprintf(d->name, sizeof d->name, "gpu%d", i);
-        snprintf(d->description, sizeof d->description, "%s", infos[i].name);
+        snprintf(d->name, sizeof d->name, "gpu%d", i % 1000);
+        snprintf(d->description, sizeof d->description, "%.255s", infos[i].name);
         snprintf(d->platform, sizeof d->platform, "%.127s", infos[i].platform);
-        snprintf(d->type, sizeof d->type, "%s", infos[i].type);
+        snprintf(d->type, sizeof d->type, "%.15s", infos[i].type);
         d->compute_units = infos[i].compute_units;
         d->total_memory = (int64_t)infos[i].global_mem_size;
         d->used_memory = 0; /* no session of this process holds the device */

@@ -14,7 +14,7 @@
  * dtype by its element size. Where a kernel computes the output shape from
  * its arguments it checks the executor's against it and fails, never
  * writes, when they differ. */
-#include "devices/opencl/opencl.h"
+#include "devices/opencl/cl_kernel_util.h"
 
 #include "support/alloc.h"
 
@@ -24,18 +24,6 @@
 
 /* ==== Helpers shared by kernels_*.c of this folder ========================== */
 
-/* Room for "[d0, d1, ...]" of TGC_MAX_RANK int64 dims. */
-#define TGC_CL_DIMS_BUF 192
-
-/* The prototypes: repeated in kernels_elementwise.c and kernels_reduce.c
- * until they move into opencl.h. */
-const char *tgc_cl_op_name(const tgc_kernel_ctx *c);
-bool tgc_cl_has_input(const tgc_kernel_ctx *c, int i);
-tgc_status tgc_cl_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs, uint32_t host_inputs);
-const char *tgc_cl_dims_str(int rank, const int64_t *dims, char *buf);
-tgc_status tgc_cl_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out, int max, int *n);
-tgc_status tgc_cl_run1d(tgc_kernel_ctx *c, const char *name, int64_t n, int n_args, const tgc_cl_arg *args);
-tgc_status tgc_cl_copy(tgc_kernel_ctx *c, cl_mem dst, size_t dst_off, cl_mem src, size_t src_off, size_t nbytes);
 
 /* The op's name for messages: as written in the graph, else the node's. */
 const char *tgc_cl_op_name(const tgc_kernel_ctx *c) {
@@ -357,7 +345,8 @@ static tgc_status k_slice(tgc_kernel_ctx *c) {
     memcpy(dims, x->dims, sizeof dims);
     for (int i = 0; i < counts[1]; i++) {
         int64_t a = has_axes ? args[3][i] : i, step = has_steps ? args[4][i] : 1, start = args[1][i];
-        if (a < -r || a >= r) return tgc_kernel_fail(c, "Slice: axis %lld is out of range [%d, %d)", (long long)a, -r, r);
+        if (a < -r || a >= r)
+            return tgc_kernel_fail(c, "Slice: axis %lld is out of range [%d, %d)", (long long)a, -r, r);
         if (a < 0) a += r;
         if (seen[a]) return tgc_kernel_fail(c, "Slice: axis %lld is listed twice", (long long)a);
         seen[a] = true;
@@ -518,7 +507,8 @@ static tgc_status k_gather(tgc_kernel_ctx *c) {
     int r = x->rank, q = ind->rank, axis = 0;
     if (r == 0) return tgc_kernel_fail(c, "Gather: input 0 is a scalar; data must have rank >= 1");
     if (ind->dtype != TGC_INT32 && ind->dtype != TGC_INT64)
-        return tgc_kernel_fail(c, "Gather: the indices are %s; they must be int32 or int64", tgc_dtype_name(ind->dtype));
+        return tgc_kernel_fail(c, "Gather: the indices are %s; they must be int32 or int64",
+                               tgc_dtype_name(ind->dtype));
     if (r + q - 1 > TGC_MAX_RANK)
         return tgc_kernel_fail(c, "Gather: the result would have rank %d; tgc allows at most %d", r + q - 1,
                                TGC_MAX_RANK);

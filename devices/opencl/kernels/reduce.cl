@@ -1,0 +1,151 @@
+/* OpenCL kernels of the reductions (host side: kernels_reduce.c), with the
+ * cpu kernels' semantics (devices/cpu/kernels_reduce.c):
+ *     red_sum_{f32,i32,i64}, red_max_{f32,i32,i64,u8}   ReduceSum, ReduceMean
+ *                          (red_sum_f32 with mean = 1), ReduceMax
+ *     red_argmax_{f32,i32,i64,u8}                       ArgMax
+ *     red_softmax_f32                                   Softmax, LogSoftmax
+ * One work-item per output element, looping over what it reduces; the
+ * global size may be rounded up past the output's count.
+ *
+ * The reductions see the input through two index spaces, each collapsed
+ * by the host to at most 8 dims with their input strides: the kept axes
+ * (one point per output element, row-major, so the output is written in
+ * order) and the reduced axes (walked row-major with an odometer). Float
+ * sums are compensated (Neumaier), so their error stays near one rounding
+ * however long the axis; integer sums wrap (computed unsigned). */
+
+#pragma OPENCL FP_CONTRACT OFF
+
+/* Input offset of the first element output o reduces. */
+long red_base(long o, int krank, long8 kdims, long8 kstrides) {
+    long d[8], s[8];
+    vstore8(kdims, 0, d);
+    vstore8(kstrides, 0, s);
+    long off = 0;
+    for (int k = krank - 1; k >= 0; k--) {
+        long q = o / d[k];
+        off += (o - q * d[k]) * s[k];
+        o = q;
+    }
+    return off;
+}
+
+/* The loop over the reduced elements of output o: off walks them in
+ * row-major order; BODY sees the element as x[off]. */
+#define FOR_REDUCED(BODY)                                                                        \
+    long d[8], s[8], idx[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                          \
+    vstore8(rdims, 0, d);                                                                        \
+    vstore8(rstrides, 0, s);                                                                     \
+    long off = red_base(o, krank, kdims, kstrides);                                              \
+    for (long r = 0; r < nr; r++) {                                                              \
+        BODY;                                                                                    \
+        for (int k = rrank - 1; k >= 0; k--) {                                                   \
+            off += s[k];                                                                         \
+            if (++idx[k] < d[k]) break;                                                          \
+            off -= s[k] * d[k];                                                                  \
+            idx[k] = 0;                                                                          \
+        }                                                                                        \
+    }
+
+#define RED_ARGS                                                                                 \
+    long ny, long nr, int krank, long8 kdims, long8 kstrides, int rrank, long8 rdims, long8 rstrides
+
+/* Adds v to sum with Neumaier's compensation in *comp. */
+void red_add(float *sum, float *comp, float v) {
+    float t = *sum + v;
+    *comp += fabs(*sum) >= fabs(v) ? (*sum - t) + v : (v - t) + *sum;
+    *sum = t;
+}
+
+/* ReduceSum (mean = 0) and ReduceMean (mean = 1: the sum over nr; the
+ * mean of nothing is 0 / 0, NaN). An infinite or NaN sum is returned as it
+ * is: its compensation carries no meaning. */
+__kernel void red_sum_f32(__global const float *x, __global float *y, RED_ARGS, int mean) {
+    long o = get_global_id(0);
+    if (o >= ny) return;
+    float sum = 0.0f, comp = 0.0f;
+    FOR_REDUCED(red_add(&sum, &comp, x[off]))
+    float total = isfinite(sum) ? sum + comp : sum;
+    y[o] = mean ? total / (float)nr : total;
+}
+
+#define RED_INT(name, T, U, INIT, OP)                                                            \
+    __kernel void red_##name(__global const T *x, __global T *y, RED_ARGS) {                     \
+        long o = get_global_id(0);                                                               \
+        if (o >= ny) return;                                                                     \
+        U acc = INIT;                                                                            \
+        FOR_REDUCED(acc = OP(acc, x[off]))                                                       \
+        y[o] = (T)acc;                                                                           \
+    }
+
+#define ADD_U(a, v) ((a) + (v))
+/* Max propagates NaN, as numpy.maximum.reduce; the max of nothing is the
+ * type's lowest value. */
+#define MAX_F(a, v) (((a) > (v) || (a) != (a)) ? (a) : (v))
+#define MAX_I(a, v) ((v) > (a) ? (v) : (a))
+
+RED_INT(sum_i32, int, uint, 0u, ADD_U)
+RED_INT(sum_i64, long, ulong, 0ul, ADD_U)
+RED_INT(max_f32, float, float, -INFINITY, MAX_F)
+RED_INT(max_i32, int, int, INT_MIN, MAX_I)
+RED_INT(max_i64, long, long, LONG_MIN, MAX_I)
+RED_INT(max_u8, uchar, uchar, 0, MAX_I)
+
+/* ArgMax over x seen as [outer, n, inner]: output o = (outer index, inner
+ * index) gets the first index of the largest value (the last with
+ * last = 1); NaN counts as the largest. */
+#define ARGMAX(s, T, ISNAN)                                                                      \
+    __kernel void red_argmax_##s(__global const T *x, __global long *y, long ny, long n, long inner, int last) { \
+        long o = get_global_id(0);                                                               \
+        if (o >= ny) return;                                                                     \
+        long outer = o / inner;                                                                  \
+        __global const T *xo = x + outer * n * inner + (o - outer * inner);                      \
+        long best = 0;                                                                           \
+        T b = xo[0];                                                                             \
+        for (long k = 1; k < n; k++) {                                                           \
+            T v = xo[k * inner];                                                                 \
+            bool take = last ? (v >= b || ISNAN(v)) : (v > b || (ISNAN(v) && !ISNAN(b)));        \
+            if (take) {                                                                          \
+                best = k;                                                                        \
+                b = v;                                                                           \
+            }                                                                                    \
+        }                                                                                        \
+        y[o] = best;                                                                             \
+    }
+
+#define NAN_F(v) ((v) != (v))
+#define NAN_I(v) false
+
+ARGMAX(f32, float, NAN_F)
+ARGMAX(i32, int, NAN_I)
+ARGMAX(i64, long, NAN_I)
+ARGMAX(u8, uchar, NAN_I)
+
+/* Softmax (log_out = 0) or LogSoftmax (1) of x [outer, n, inner] along n:
+ *     y = exp(x - max) / sum(exp(x - max))
+ *     y = (x - max) - log(sum(exp(x - max)))
+ * subtracting the maximum so exp never overflows. In place is safe: y[k] is
+ * written only after x[k] was last read. A row holding NaN becomes NaN. */
+__kernel void red_softmax_f32(__global const float *x, __global float *y, long ny, long n, long inner, int log_out) {
+    long o = get_global_id(0);
+    if (o >= ny) return;
+    long outer = o / inner, base = outer * n * inner + (o - outer * inner);
+    float m = -INFINITY;
+    for (long k = 0; k < n; k++) {
+        float v = x[base + k * inner];
+        m = v > m ? v : m;
+    }
+    float sum = 0.0f, comp = 0.0f;
+    for (long k = 0; k < n; k++) {
+        float e = exp(x[base + k * inner] - m);
+        if (!log_out) y[base + k * inner] = e;
+        red_add(&sum, &comp, e);
+    }
+    float s = isfinite(sum) ? sum + comp : sum;
+    if (log_out) {
+        float ls = log(s);
+        for (long k = 0; k < n; k++) y[base + k * inner] = (x[base + k * inner] - m) - ls;
+    } else {
+        for (long k = 0; k < n; k++) y[base + k * inner] = y[base + k * inner] / s;
+    }
+}

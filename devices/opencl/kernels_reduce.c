@@ -1,0 +1,242 @@
+/* The OpenCL (gpu) reduction kernels, ONNX opset 17 semantics as the cpu
+ * kernels have them (devices/cpu/kernels_reduce.c):
+ *     ReduceSum-13     axes as input 1 (int32/int64, host memory), keepdims,
+ *                      noop_with_empty_axes; float32 int32 int64
+ *     ReduceMean-13    axes attribute, keepdims; float32
+ *     ReduceMax-13     axes attribute, keepdims; float32 int32 int64 uint8
+ *     ArgMax-13        axis, keepdims, select_last_point_index; int64 output
+ *     Softmax-13, LogSoftmax-13   along `axis` (default -1); float32
+ * and tgc_gpu_kernels_reduce[]. Device code: kernels/reduce.cl, one
+ * work-item per output element.
+ *
+ * For ReduceSum/Mean/Max the host splits the input's axes into kept and
+ * reduced ones, each list collapsed (axes of 1 dropped, neighbours that are
+ * contiguous in the input merged) to at most 8 dims with the input's
+ * strides. Each kernel recomputes the output shape from its input and
+ * attributes and fails, never writes, when the executor's differs. */
+#include "devices/opencl/cl_kernel_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+
+static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype dtype) {
+    return tgc_kernel_fail(c, "%s: the gpu has no kernel for %s", tgc_cl_op_name(c), tgc_dtype_name(dtype));
+}
+
+/* Fails unless output 0 has rank `rank` and dims `dims`. */
+static tgc_status expect_dims(tgc_kernel_ctx *c, int rank, const int64_t *dims) {
+    const tgc_value *y = &c->outputs[0];
+    bool same = y->rank == rank;
+    for (int d = 0; same && d < rank; d++) same = y->dims[d] == dims[d];
+    if (same) return TGC_OK;
+    char a[TGC_CL_DIMS_BUF], b[TGC_CL_DIMS_BUF];
+    return tgc_kernel_fail(c, "%s: output shape %s; the input and attributes give %s", tgc_cl_op_name(c),
+                           tgc_cl_dims_str(y->rank, y->dims, a), tgc_cl_dims_str(rank, dims, b));
+}
+
+/* Normalises axis `a` of a rank-`rank` tensor into [0, rank). */
+static tgc_status norm_axis(tgc_kernel_ctx *c, int64_t a, int rank, int *out) {
+    if (a < -rank || a >= rank)
+        return tgc_kernel_fail(c, "%s: axis %lld is out of range for rank %d (accepted: [%d, %d])", tgc_cl_op_name(c),
+                               (long long)a, rank, -rank, rank - 1);
+    *out = (int)(a < 0 ? a + rank : a);
+    return TGC_OK;
+}
+
+static const char *dtype_suffix(tgc_dtype t) {
+    switch (t) {
+    case TGC_FLOAT32: return "f32";
+    case TGC_INT32: return "i32";
+    case TGC_INT64: return "i64";
+    case TGC_UINT8: return "u8";
+    default: return NULL;
+    }
+}
+
+/* ==== ReduceSum, ReduceMean, ReduceMax ====================================== */
+
+typedef enum reduce_kind { REDUCE_SUM, REDUCE_MEAN, REDUCE_MAX } reduce_kind;
+
+/* A list of axes as (dim, input stride) pairs, collapsed. */
+typedef struct axes_list {
+    int n;
+    cl_long8 dims, strides;
+} axes_list;
+
+/* Appends axis (dim, stride), merging it into the last one when the two
+ * are contiguous (last stride = stride * dim); axes of 1 are dropped. */
+static void axes_push(axes_list *l, int64_t dim, int64_t stride) {
+    if (dim == 1) return;
+    if (l->n > 0 && l->strides.s[l->n - 1] == stride * dim) {
+        l->dims.s[l->n - 1] *= dim;
+        l->strides.s[l->n - 1] = stride;
+        return;
+    }
+    l->dims.s[l->n] = dim;
+    l->strides.s[l->n] = stride;
+    l->n++;
+}
+
+/* Reduces input 0 over `axes` (n_axes of them; none: every axis, or none at
+ * all when `noop`, which copies). */
+static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axes, int n_axes, bool noop) {
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (y->dtype != x->dtype)
+        return tgc_kernel_fail(c, "%s: output is %s, the input %s", tgc_cl_op_name(c), tgc_dtype_name(y->dtype),
+                               tgc_dtype_name(x->dtype));
+    bool ok = kind == REDUCE_MAX ? dtype_suffix(x->dtype) != NULL
+            : kind == REDUCE_SUM ? x->dtype == TGC_FLOAT32 || x->dtype == TGC_INT32 || x->dtype == TGC_INT64
+                                 : x->dtype == TGC_FLOAT32;
+    if (!ok) return no_kernel(c, x->dtype);
+    int rank = x->rank;
+    if (n_axes == 0 && noop) {
+        tgc_status st = expect_dims(c, rank, x->dims);
+        if (st != TGC_OK) return st;
+        return tgc_cl_copy(c, y->buf->mem, 0, x->buf->mem, 0, tgc_value_nbytes(x));
+    }
+    bool reduced[TGC_MAX_RANK] = {false};
+    for (int i = 0; i < n_axes; i++) {
+        int a;
+        tgc_status st = norm_axis(c, axes[i], rank, &a);
+        if (st != TGC_OK) return st;
+        if (reduced[a]) return tgc_kernel_fail(c, "%s: axis %d is listed twice", tgc_cl_op_name(c), a);
+        reduced[a] = true;
+    }
+    bool keepdims = tgc_kernel_attr_int(c, "keepdims", 1) != 0;
+    int64_t out[TGC_MAX_RANK], stride[TGC_MAX_RANK], s = 1;
+    int out_rank = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        stride[d] = s;
+        s *= x->dims[d];
+    }
+    axes_list kept = {0}, red = {0};
+    for (int d = 0; d < rank; d++) {
+        if (n_axes == 0) reduced[d] = true;
+        if (!reduced[d] || keepdims) out[out_rank++] = reduced[d] ? 1 : x->dims[d];
+        axes_push(reduced[d] ? &red : &kept, x->dims[d], stride[d]);
+    }
+    tgc_status st = expect_dims(c, out_rank, out);
+    if (st != TGC_OK) return st;
+    int64_t ny = tgc_value_numel(y), nr = 1;
+    for (int d = 0; d < rank; d++)
+        if (reduced[d]) nr *= x->dims[d];
+    for (int i = kept.n; i < 8; i++) kept.dims.s[i] = 1; /* unused dims: 1, stride 0 (zeroed) */
+    for (int i = red.n; i < 8; i++) red.dims.s[i] = 1;
+    char name[32];
+    snprintf(name, sizeof name, "red_%s_%s", kind == REDUCE_MAX ? "max" : "sum", dtype_suffix(x->dtype));
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),
+                         TGC_CL_BUF(y->buf),
+                         TGC_CL_LONG(ny),
+                         TGC_CL_LONG(nr),
+                         TGC_CL_INT(kept.n),
+                         TGC_CL_BYTES(&kept.dims, sizeof kept.dims),
+                         TGC_CL_BYTES(&kept.strides, sizeof kept.strides),
+                         TGC_CL_INT(red.n),
+                         TGC_CL_BYTES(&red.dims, sizeof red.dims),
+                         TGC_CL_BYTES(&red.strides, sizeof red.strides),
+                         TGC_CL_INT(kind == REDUCE_MEAN)};
+    /* Only red_sum_f32 takes the mean flag. */
+    int n_args = strcmp(name, "red_sum_f32") == 0 ? 11 : 10;
+    return tgc_cl_run1d(c, name, ny, n_args, args);
+}
+
+/* ReduceMean-13 and ReduceMax-13: `axes` is an attribute. */
+static tgc_status reduce_attr(tgc_kernel_ctx *c, reduce_kind kind) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 0);
+    if (st != TGC_OK) return st;
+    size_t n;
+    const int64_t *axes = tgc_kernel_attr_ints(c, "axes", &n);
+    if (n > TGC_MAX_RANK) return tgc_kernel_fail(c, "%s: %zu axes for a rank of at most %d", tgc_cl_op_name(c), n,
+                                                 TGC_MAX_RANK);
+    return reduce(c, kind, axes, (int)n, false);
+}
+
+static tgc_status k_reduce_mean(tgc_kernel_ctx *c) { return reduce_attr(c, REDUCE_MEAN); }
+static tgc_status k_reduce_max(tgc_kernel_ctx *c) { return reduce_attr(c, REDUCE_MAX); }
+
+/* ReduceSum-13: `axes` is the optional input 1 (host memory); absent or
+ * empty reduces every axis, unless noop_with_empty_axes makes it the
+ * identity. */
+static tgc_status k_reduce_sum(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 1u << 1);
+    if (st != TGC_OK) return st;
+    int64_t axes[TGC_MAX_RANK];
+    int n = 0;
+    if (tgc_cl_has_input(c, 1) && (st = tgc_cl_read_ints(c, 1, "axes", axes, TGC_MAX_RANK, &n)) != TGC_OK) return st;
+    return reduce(c, REDUCE_SUM, axes, n, tgc_kernel_attr_int(c, "noop_with_empty_axes", 0) != 0);
+}
+
+/* ==== ArgMax ================================================================ */
+
+static tgc_status k_argmax(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 0);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (dtype_suffix(x->dtype) == NULL) return no_kernel(c, x->dtype);
+    if (y->dtype != TGC_INT64)
+        return tgc_kernel_fail(c, "ArgMax: output is %s, expected int64", tgc_dtype_name(y->dtype));
+    int rank = x->rank, axis;
+    if (rank == 0) return tgc_kernel_fail(c, "ArgMax: the input is a scalar; it needs rank >= 1");
+    if ((st = norm_axis(c, tgc_kernel_attr_int(c, "axis", 0), rank, &axis)) != TGC_OK) return st;
+    bool keepdims = tgc_kernel_attr_int(c, "keepdims", 1) != 0;
+    bool last = tgc_kernel_attr_int(c, "select_last_point_index", 0) != 0;
+    int64_t out[TGC_MAX_RANK], outer = 1, inner = 1, n = x->dims[axis];
+    int out_rank = 0;
+    for (int d = 0; d < rank; d++) {
+        if (d < axis) outer *= x->dims[d];
+        if (d > axis) inner *= x->dims[d];
+        if (d != axis) out[out_rank++] = x->dims[d];
+        else if (keepdims) out[out_rank++] = 1;
+    }
+    if ((st = expect_dims(c, out_rank, out)) != TGC_OK) return st;
+    if (outer * inner == 0) return TGC_OK;
+    if (n == 0) return tgc_kernel_fail(c, "ArgMax: axis %d is empty: there is no largest element", axis);
+    char name[32];
+    snprintf(name, sizeof name, "red_argmax_%s", dtype_suffix(x->dtype));
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),   TGC_CL_BUF(y->buf), TGC_CL_LONG(outer * inner),
+                         TGC_CL_LONG(n),       TGC_CL_LONG(inner), TGC_CL_INT(last)};
+    return tgc_cl_run1d(c, name, outer * inner, 6, args);
+}
+
+/* ==== Softmax, LogSoftmax =================================================== */
+
+static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 0);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
+    if (y->dtype != TGC_FLOAT32)
+        return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_cl_op_name(c), tgc_dtype_name(y->dtype));
+    if ((st = expect_dims(c, x->rank, x->dims)) != TGC_OK) return st;
+    int axis;
+    if ((st = norm_axis(c, tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (d < axis) outer *= x->dims[d];
+        if (d > axis) inner *= x->dims[d];
+    }
+    if (tgc_value_numel(x) == 0) return TGC_OK;
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),     TGC_CL_BUF(y->buf), TGC_CL_LONG(outer * inner),
+                         TGC_CL_LONG(x->dims[axis]), TGC_CL_LONG(inner), TGC_CL_INT(log_out)};
+    return tgc_cl_run1d(c, "red_softmax_f32", outer * inner, 6, args);
+}
+
+static tgc_status k_softmax(tgc_kernel_ctx *c) { return softmax(c, false); }
+static tgc_status k_log_softmax(tgc_kernel_ctx *c) { return softmax(c, true); }
+
+/* ==== The list ============================================================== */
+
+#define DTYPES(...) {__VA_ARGS__, TGC_DTYPE_INVALID}
+#define RED(name, f, host, fwd, ...) \
+    {.op = name, .kind = TGC_DEVICE_GPU, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = __VA_ARGS__}
+
+const tgc_kernel_def tgc_gpu_kernels_reduce[] = {
+    RED("ReduceSum", k_reduce_sum, 1u << 1, -1, DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)),
+    RED("ReduceMean", k_reduce_mean, 0, -1, DTYPES(TGC_FLOAT32)),
+    RED("ReduceMax", k_reduce_max, 0, -1, DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)),
+    RED("ArgMax", k_argmax, 0, -1, DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)),
+    RED("Softmax", k_softmax, 0, 0, DTYPES(TGC_FLOAT32)),
+    RED("LogSoftmax", k_log_softmax, 0, 0, DTYPES(TGC_FLOAT32)),
+    {.op = NULL},
+};
