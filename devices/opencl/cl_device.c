@@ -7,6 +7,8 @@
 #include "support/alloc.h"
 #include "support/diag.h"
 
+#include <clblast_c.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,6 +156,9 @@ static void cl_destroy(tgc_device *d) {
     tgc_cl_device *c = cl_of(d);
     if (c->queue != NULL) clFinish(c->queue);
     tgc_cl_programs_release(c);
+    /* CLBlast caches programs per context and keeps the context alive: let
+     * go of them so the context really goes (it rebuilds on next use). */
+    CLBlastClearCache();
     if (c->queue != NULL) clReleaseCommandQueue(c->queue);
     if (c->context != NULL) clReleaseContext(c->context);
     pthread_mutex_destroy(&c->lock);

@@ -241,8 +241,8 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
         size_t global = (size_t)total;
         tgc_cl_arg args[] = {TGC_CL_MEM(xm), TGC_CL_MEM(wm), TGC_CL_MEM(bm), TGC_CL_INT(has_bias),
                              TGC_CL_MEM(ym), TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(channels),
-                             TGC_CL_LONG(m_count), TGC_CL_LONG(cg), TGC_CL_LONG(m_group), TGC_CL_LONG(in_size),
-                             TGC_CL_LONG(out_size), TGC_CL_LONG(kk_count), TGC_CL_LONG(total)};
+                             TGC_CL_LONG(m_count), TGC_CL_LONG(cg), TGC_CL_LONG(m_group), TGC_CL_INT((cl_int)in_size),
+                             TGC_CL_INT((cl_int)out_size), TGC_CL_INT((cl_int)kk_count), TGC_CL_LONG(total)};
         return tgc_cl_enqueue(c, "nn_conv_direct_f32", 1, &global, NULL, 14, args);
     }
 
@@ -284,12 +284,12 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
         int64_t ni = batch - n0 < images ? batch - n0 : images;
         for (int64_t o0 = 0; st == TGC_OK && o0 < w.out[0]; o0 += rows) {
             int64_t o1 = o0 + rows < w.out[0] ? o0 + rows : w.out[0], cols = (o1 - o0) * row_cols;
-            size_t global[2] = {(size_t)cols, (size_t)(ni * channels * kk_count)};
+            size_t global[2] = {(size_t)cols, (size_t)(ni * channels)};
             tgc_cl_arg args[] = {TGC_CL_MEM(xm), TGC_CL_LONG(n0 * channels * in_size), TGC_CL_MEM(col),
-                                 TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(channels), TGC_CL_LONG(in_size),
-                                 TGC_CL_LONG(kk_count), TGC_CL_LONG(ni), TGC_CL_LONG(cols),
-                                 TGC_CL_LONG(o0 * row_cols)};
-            st = tgc_cl_enqueue(c, "nn_im2col_f32", 2, global, NULL, 10, args);
+                                 TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(ni * channels),
+                                 TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)kk_count),
+                                 TGC_CL_INT((cl_int)cols), TGC_CL_INT((cl_int)(o0 * row_cols))};
+            st = tgc_cl_enqueue(c, "nn_im2col_f32", 2, global, NULL, 9, args);
             for (int64_t q = 0; st == TGC_OK && q < ni; q++)
                 for (int64_t g = 0; st == TGC_OK && g < group; g++)
                     st = tgc_cl_nn_sgemm(c, false, false, m_group, cols, k, 1.0f, wm, g * m_group * k, k, col,

@@ -41,6 +41,15 @@ tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_cpu_window *w, tgc_cl_w
         out->pb[a] = (cl_int)w->pads[a];
         out->pe[a] = (cl_int)w->pads[w->n + a];
     }
+    /* A plane's positions and a window's taps are ints in nn.cl. */
+    int64_t in_size = 1, out_size = 1, taps = 1;
+    for (int a = 0; a < w->n; a++) {
+        in_size *= w->in[a];
+        out_size *= w->out[a];
+        taps *= w->kernel[a];
+        if (in_size > INT_MAX || out_size > INT_MAX || taps > INT_MAX)
+            return tgc_kernel_fail(c, "a spatial plane or window passes the gpu kernels' int range");
+    }
     return TGC_OK;
 }
 
@@ -109,8 +118,9 @@ static tgc_status max_pool_gpu(tgc_kernel_ctx *c) {
     cl_mem im = want_indices ? c->outputs[1].buf->mem : ym; /* ym: a placeholder the kernel does not write */
     size_t global = (size_t)total;
     tgc_cl_arg args[] = {TGC_CL_MEM(xm), TGC_CL_MEM(ym), TGC_CL_MEM(im), TGC_CL_INT(want_indices),
-                         TGC_CL_INT((cl_int)storage_order), TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(in_size),
-                         TGC_CL_LONG(out_size), TGC_CL_LONG(kk_count), TGC_CL_LONG(total)};
+                         TGC_CL_INT((cl_int)storage_order), TGC_CL_BYTES(&cw, sizeof cw),
+                         TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)out_size), TGC_CL_INT((cl_int)kk_count),
+                         TGC_CL_LONG(total)};
     return tgc_cl_enqueue(c, "nn_max_pool_f32", 1, &global, NULL, 10, args);
 }
 
@@ -126,8 +136,8 @@ static tgc_status average_pool_gpu(tgc_kernel_ctx *c) {
     if (total == 0) return TGC_OK;
     size_t global = (size_t)total;
     tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), TGC_CL_INT((cl_int)include_pad),
-                         TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(in_size), TGC_CL_LONG(out_size),
-                         TGC_CL_LONG(kk_count), TGC_CL_LONG(total)};
+                         TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)out_size),
+                         TGC_CL_INT((cl_int)kk_count), TGC_CL_LONG(total)};
     return tgc_cl_enqueue(c, "nn_average_pool_f32", 1, &global, NULL, 8, args);
 }
 

@@ -44,7 +44,8 @@ typedef struct tgc_cl_window {
     cl_int d[TGC_CL_NN_MAX_AXES], pb[TGC_CL_NN_MAX_AXES], pe[TGC_CL_NN_MAX_AXES];
 } tgc_cl_window;
 
-/* Converts *w; fails through tgc_kernel_fail if a size passes cl_int. */
+/* Converts *w; fails through tgc_kernel_fail if an axis size passes
+ * INT_MAX / 2, or a plane's positions or a window's taps pass INT_MAX. */
 tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_cpu_window *w, tgc_cl_window *out);
 
 /* C[m, n] = alpha * op(A) op(B) + beta * C through CLBlastSgemm on c's

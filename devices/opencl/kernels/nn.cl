@@ -1,12 +1,13 @@
-/* The OpenCL C side of the gpu nn kernels (float32); the host side, and
- * which op uses which kernel, is devices/opencl/kernels_nn.c. GEMM itself
- * is CLBlast's: here are the kernels around it (fills, broadcasts, bias,
- * im2col) and the ops that are not a GEMM (direct depthwise Conv, pooling,
- * normalisation).
+/* The OpenCL C side of the gpu nn kernels (float32); the host sides, and
+ * which op uses which kernel, are devices/opencl/kernels_gemm_cl.c (MatMul,
+ * Gemm, Conv) and kernels_nn.c (the rest). GEMM itself is CLBlast's: here
+ * are the kernels around it (fills, broadcasts, bias, im2col) and the ops
+ * that are not a GEMM (direct depthwise Conv, pooling, normalisation).
  *
- * Each kernel takes its global size rounded up by the host and returns for
- * work-items past the end. Flat indices are long (a tensor may pass 2^31
- * elements; one axis does not).
+ * Each kernel checks its work-item against the end, so any global size
+ * that covers the work will do. Flat indices are long (a tensor may pass
+ * 2^31 elements); offsets within one spatial plane or window are int (the
+ * host checks they fit).
  *
  * Windows (Conv, MaxPool, AveragePool) follow devices/cpu/kernels_pool.c,
  * passed by value as nn_window (ints only, so host and device lay it out
@@ -76,6 +77,52 @@ __kernel void nn_expand_f32(__global const float *x, __global float *y, nn_expan
     y[j] = x[off];
 }
 
+/* ---- Window taps -------------------------------------------------------------------- */
+
+/* Intra-plane sizes and offsets (in_size, out_size, taps) are ints: the
+ * host checks they fit. A window's taps are walked as an odometer over
+ * t[0..n), last axis fastest (row-major), with no division per tap.
+ *
+ * Each windowed kernel is a body taking the number of spatial axes n as a
+ * parameter and a __kernel that calls it through NN_BY_AXES: with n a
+ * constant 1, 2 or 3 the compiler unrolls the per-axis loops and keeps
+ * start[] and t[] in registers; any other n takes the general copy. */
+#define NN_BY_AXES(body, n, ...)              \
+    switch (n) {                              \
+    case 1: body(1, __VA_ARGS__); break;      \
+    case 2: body(2, __VA_ARGS__); break;      \
+    case 3: body(3, __VA_ARGS__); break;      \
+    default: body((n), __VA_ARGS__); break;   \
+    }
+
+/* Output position pos's window: per axis the input index of tap 0. */
+static void nn_window_start(const nn_window *w, const int n, int pos, int *start) {
+    for (int a = n - 1; a >= 0; a--) {
+        start[a] = pos % w->out[a] * w->s[a] - w->pb[a];
+        pos /= w->out[a];
+    }
+}
+
+/* The row-major offset within a plane of tap t of the window at start, or
+ * -1 where it reads padding (or runs past it in ceil_mode). */
+static int nn_tap_offset(const nn_window *w, const int n, const int *start, const int *t) {
+    int off = 0;
+    for (int a = 0; a < n; a++) {
+        int i = start[a] + t[a] * w->d[a];
+        if (i < 0 || i >= w->in[a]) return -1;
+        off = off * w->in[a] + i;
+    }
+    return off;
+}
+
+/* Advances the tap odometer t (row-major); wraps to all zeros at the end. */
+static void nn_tap_next(const nn_window *w, const int n, int *t) {
+    for (int a = n - 1; a >= 0; a--) {
+        if (++t[a] < w->k[a]) return;
+        t[a] = 0;
+    }
+}
+
 /* ---- Conv ---------------------------------------------------------------------------- */
 
 /* Y [N, M, out_size] starts as the bias: y[i] = b[(i / out_size) % m]. */
@@ -91,30 +138,29 @@ __kernel void nn_bias_fill_f32(__global float *y, __global const float *b, long 
  * row ci * KK + kk for channel ci and row-major kernel tap kk, column j for
  * output position first + j (row-major over the output axes), padding as
  * zeros. Group g's rows are the block [g * C/group * KK, ...), so one col
- * serves every group. Global: [cols, images * channels * KK]. */
-__kernel void nn_im2col_f32(__global const float *x, long x_off, __global float *col, nn_window w, long channels,
-                            long in_size, long kk_count, long images, long cols, long first) {
-    long j = get_global_id(0), r = get_global_id(1);
-    long rows_per_image = channels * kk_count;
-    if (j >= cols || r >= images * rows_per_image) return;
-    long q = r / rows_per_image, row = r % rows_per_image;
-    long ci = row / kk_count, kk = row % kk_count, pos = first + j;
-    long off = 0;
-    bool inside = true;
-    /* Axis a's tap and output index, last axis fastest in both. */
-    int t[NN_MAX_AXES], o[NN_MAX_AXES];
-    for (int a = w.n - 1; a >= 0; a--) {
-        t[a] = (int)(kk % w.k[a]);
-        kk /= w.k[a];
-        o[a] = (int)(pos % w.out[a]);
-        pos /= w.out[a];
+ * serves every group. One work-item per (image, channel, position) writes
+ * that position's KK taps (each a row apart; neighbouring work-items write
+ * neighbouring columns). Global: [cols, planes = images * channels]. */
+static void nn_im2col(const int n, __global const float *x, long x_off, __global float *col, const nn_window *w,
+                      long planes, int in_size, int kk_count, int cols, int first) {
+    int j = (int)get_global_id(0);
+    long r = get_global_id(1); /* image q, channel ci: plane q * channels + ci of the slab */
+    if (j >= cols || r >= planes) return;
+    int start[NN_MAX_AXES], t[NN_MAX_AXES];
+    nn_window_start(w, n, first + j, start);
+    for (int a = 0; a < n; a++) t[a] = 0;
+    __global const float *xp = x + x_off + r * in_size;
+    __global float *dst = col + r * kk_count * cols + j;
+    for (int kk = 0; kk < kk_count; kk++) {
+        int off = nn_tap_offset(w, n, start, t);
+        dst[(long)kk * cols] = off >= 0 ? xp[off] : 0.0f;
+        nn_tap_next(w, n, t);
     }
-    for (int a = 0; a < w.n; a++) {
-        int i = o[a] * w.s[a] - w.pb[a] + t[a] * w.d[a];
-        inside = inside && i >= 0 && i < w.in[a];
-        off = off * w.in[a] + i;
-    }
-    col[r * cols + j] = inside ? x[x_off + (q * channels + ci) * in_size + off] : 0.0f;
+}
+
+__kernel void nn_im2col_f32(__global const float *x, long x_off, __global float *col, nn_window w, long planes,
+                            int in_size, int kk_count, int cols, int first) {
+    NN_BY_AXES(nn_im2col, w.n, x, x_off, col, &w, planes, in_size, kk_count, cols, first)
 }
 
 /* Direct convolution, one work-item per output (n, m, position): y = bias
@@ -122,65 +168,41 @@ __kernel void nn_im2col_f32(__global const float *x, long x_off, __global float 
  * (channel, then row-major tap). For depthwise Conv (one input channel per
  * group), where im2col would copy KK times the input to multiply it by a
  * one-row matrix. Global: [N * M * out_size]. */
-__kernel void nn_conv_direct_f32(__global const float *x, __global const float *wt, __global const float *b,
-                                 int has_bias, __global float *y, nn_window w, long channels, long m_count,
-                                 long cg, long m_group, long in_size, long out_size, long kk_count, long total) {
+static void nn_conv_direct(const int n, __global const float *x, __global const float *wt, __global const float *b,
+                           int has_bias, __global float *y, const nn_window *w, long channels, long m_count,
+                           long cg, long m_group, int in_size, int out_size, int kk_count, long total) {
     long idx = get_global_id(0);
     if (idx >= total) return;
-    long pos = idx % out_size, m = idx / out_size % m_count, n = idx / (out_size * m_count);
+    long m = idx / out_size % m_count, image = idx / out_size / m_count;
     long g = m / m_group;
-    int start[NN_MAX_AXES];
-    for (int a = w.n - 1; a >= 0; a--) {
-        start[a] = (int)(pos % w.out[a]) * w.s[a] - w.pb[a];
-        pos /= w.out[a];
-    }
+    int start[NN_MAX_AXES], t[NN_MAX_AXES];
+    nn_window_start(w, n, (int)(idx % out_size), start);
+    for (int a = 0; a < n; a++) t[a] = 0;
     float acc = has_bias ? b[m] : 0.0f;
     for (long ci = 0; ci < cg; ci++) {
-        __global const float *xc = x + (n * channels + g * cg + ci) * in_size;
+        __global const float *xc = x + (image * channels + g * cg + ci) * in_size;
         __global const float *wc = wt + (m * cg + ci) * kk_count;
-        for (long kk = 0; kk < kk_count; kk++) {
-            long rest = kk, off = 0, stride = 1;
-            bool inside = true;
-            for (int a = w.n - 1; a >= 0; a--) {
-                int i = start[a] + (int)(rest % w.k[a]) * w.d[a];
-                rest /= w.k[a];
-                inside = inside && i >= 0 && i < w.in[a];
-                off += i * stride;
-                stride *= w.in[a];
-            }
-            if (inside) acc += wc[kk] * xc[off];
+        for (int kk = 0; kk < kk_count; kk++) { /* t wraps to zeros after the last tap */
+            int off = nn_tap_offset(w, n, start, t);
+            if (off >= 0) acc += wc[kk] * xc[off];
+            nn_tap_next(w, n, t);
         }
     }
     y[idx] = acc;
 }
 
-/* ---- Pooling ----------------------------------------------------------------------- */
-
-/* The window of output position pos: per axis its first input index. */
-static void nn_window_start(const nn_window *w, long pos, int *start) {
-    for (int a = w->n - 1; a >= 0; a--) {
-        start[a] = (int)(pos % w->out[a]) * w->s[a] - w->pb[a];
-        pos /= w->out[a];
-    }
+__kernel void nn_conv_direct_f32(__global const float *x, __global const float *wt, __global const float *b,
+                                 int has_bias, __global float *y, nn_window w, long channels, long m_count,
+                                 long cg, long m_group, int in_size, int out_size, int kk_count, long total) {
+    NN_BY_AXES(nn_conv_direct, w.n, x, wt, b, has_bias, y, &w, channels, m_count, cg, m_group, in_size, out_size,
+               kk_count, total)
 }
 
-/* Tap kk's row-major input offset within a plane, or -1 where it reads
- * padding (or runs past it in ceil_mode). */
-static long nn_tap_offset(const nn_window *w, const int *start, long kk) {
-    long off = 0, stride = 1;
-    for (int a = w->n - 1; a >= 0; a--) {
-        int i = start[a] + (int)(kk % w->k[a]) * w->d[a];
-        kk /= w->k[a];
-        if (i < 0 || i >= w->in[a]) return -1;
-        off += i * stride;
-        stride *= w->in[a];
-    }
-    return off;
-}
+/* ---- Pooling ------------------------------------------------------------------------- */
 
 /* Row-major spatial offset off as column-major (first axis fastest). */
-static long nn_column_major(const nn_window *w, long off) {
-    long col = 0, cstride = 1, idx[NN_MAX_AXES];
+static int nn_column_major(const nn_window *w, int off) {
+    int col = 0, cstride = 1, idx[NN_MAX_AXES];
     for (int a = w->n - 1; a >= 0; a--) {
         idx[a] = off % w->in[a];
         off /= w->in[a];
@@ -197,19 +219,21 @@ static long nn_column_major(const nn_window *w, long off) {
  * indices (when want_indices) are flattened over the whole input, N and C
  * included, row-major (storage_order 0) or column-major spatially (1).
  * Global: [planes * out_size]. */
-__kernel void nn_max_pool_f32(__global const float *x, __global float *y, __global long *indices, int want_indices,
-                              int storage_order, nn_window w, long in_size, long out_size, long kk_count,
-                              long total) {
+static void nn_max_pool(const int n, __global const float *x, __global float *y, __global long *indices,
+                        int want_indices, int storage_order, const nn_window *w, int in_size, int out_size,
+                        int kk_count, long total) {
     long idx = get_global_id(0);
     if (idx >= total) return;
     long p = idx / out_size;
-    int start[NN_MAX_AXES];
-    nn_window_start(&w, idx % out_size, start);
+    int start[NN_MAX_AXES], t[NN_MAX_AXES];
+    nn_window_start(w, n, (int)(idx % out_size), start);
+    for (int a = 0; a < n; a++) t[a] = 0;
     __global const float *xp = x + p * in_size;
     float best = NAN;
-    long best_off = -1;
-    for (long kk = 0; kk < kk_count; kk++) {
-        long off = nn_tap_offset(&w, start, kk);
+    int best_off = -1;
+    for (int kk = 0; kk < kk_count; kk++) {
+        int off = nn_tap_offset(w, n, start, t);
+        nn_tap_next(w, n, t);
         if (off < 0) continue;
         float v = xp[off];
         if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {
@@ -219,36 +243,46 @@ __kernel void nn_max_pool_f32(__global const float *x, __global float *y, __glob
     }
     y[idx] = best;
     if (want_indices)
-        indices[idx] = best_off < 0 ? -1 : p * in_size + (storage_order ? nn_column_major(&w, best_off) : best_off);
+        indices[idx] = best_off < 0 ? -1 : p * in_size + (storage_order ? nn_column_major(w, best_off) : best_off);
+}
+
+__kernel void nn_max_pool_f32(__global const float *x, __global float *y, __global long *indices, int want_indices,
+                              int storage_order, nn_window w, int in_size, int out_size, int kk_count,
+                              long total) {
+    NN_BY_AXES(nn_max_pool, w.n, x, y, indices, want_indices, storage_order, &w, in_size, out_size, kk_count, total)
 }
 
 /* AveragePool: the sum of the taps that read input over the count of taps
  * inside the input (count_include_pad 0) or the padded input [-pb, in +
  * pe) (1), per axis multiplied; NaN when the count is 0. Global: [planes *
  * out_size]. */
-__kernel void nn_average_pool_f32(__global const float *x, __global float *y, int include_pad, nn_window w,
-                                  long in_size, long out_size, long kk_count, long total) {
+static void nn_average_pool(const int n, __global const float *x, __global float *y, int include_pad,
+                            const nn_window *w, int in_size, int out_size, int kk_count, long total) {
     long idx = get_global_id(0);
     if (idx >= total) return;
     long p = idx / out_size;
-    int start[NN_MAX_AXES];
-    nn_window_start(&w, idx % out_size, start);
+    int start[NN_MAX_AXES], t[NN_MAX_AXES];
+    nn_window_start(w, n, (int)(idx % out_size), start);
+    for (int a = 0; a < n; a++) t[a] = 0;
     __global const float *xp = x + p * in_size;
     float sum = 0.0f;
-    for (long kk = 0; kk < kk_count; kk++) {
-        long off = nn_tap_offset(&w, start, kk);
+    for (int kk = 0; kk < kk_count; kk++) {
+        int off = nn_tap_offset(w, n, start, t);
+        nn_tap_next(w, n, t);
         if (off >= 0) sum += xp[off];
     }
     long count = 1;
-    for (int a = 0; a < w.n; a++) {
-        int lo = include_pad ? -w.pb[a] : 0, hi = include_pad ? w.in[a] + w.pe[a] : w.in[a], c = 0;
-        for (int t = 0; t < w.k[a]; t++) {
-            int i = start[a] + t * w.d[a];
-            c += i >= lo && i < hi;
-        }
+    for (int a = 0; a < n; a++) {
+        int lo = include_pad ? -w->pb[a] : 0, hi = include_pad ? w->in[a] + w->pe[a] : w->in[a], c = 0;
+        for (int i = start[a], k = 0; k < w->k[a]; k++, i += w->d[a]) c += i >= lo && i < hi;
         count *= c;
     }
     y[idx] = count > 0 ? sum / (float)count : NAN;
+}
+
+__kernel void nn_average_pool_f32(__global const float *x, __global float *y, int include_pad, nn_window w,
+                                  int in_size, int out_size, int kk_count, long total) {
+    NN_BY_AXES(nn_average_pool, w.n, x, y, include_pad, &w, in_size, out_size, kk_count, total)
 }
 
 /* The sum over a work-group of each item's v (NN_GROUP items). */
