@@ -40,6 +40,7 @@ typedef struct run_args {
 } run_args;
 
 static int split_pair(const char *arg, const char *opt, const char **name, const char **file, char **store) {
+    *store = NULL;
     const char *eq = strchr(arg, '=');
     if (eq == NULL || eq == arg || eq[1] == '\0') return tgc_usage_error("run", "%s takes NAME=FILE, got '%s'", opt, arg);
     *store = strdup(arg);

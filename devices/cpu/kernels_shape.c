@@ -305,10 +305,19 @@ static tgc_status unsqueeze(tgc_kernel_ctx *c) {
 
 /* ---- Shape, Size --------------------------------------------------------------- */
 
+/* Shape and Size read only input 0's dims, never its data, so the input may
+ * live on any device (a gpu's host-memory Shape kernel runs this code). */
+static tgc_status metadata_check(tgc_kernel_ctx *c) {
+    if (c->n_inputs < 1 || c->inputs[0].dtype == TGC_DTYPE_INVALID)
+        return tgc_kernel_fail(c, "the kernel needs input 0");
+    if (c->n_outputs < 1) return tgc_kernel_fail(c, "the kernel needs 1 output but was given %d", c->n_outputs);
+    return check_value(c, "output", 0, &c->outputs[0]);
+}
+
 /* Shape-15: int64 dims[start:end]; negative start/end count from the back,
  * then both clamp to [0, r] (an empty result when end <= start). */
 static tgc_status shape(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_shape_check(c, 1, 1);
+    tgc_status st = metadata_check(c);
     if (st != TGC_OK) return st;
     if (c->outputs[0].dtype != TGC_INT64) return tgc_kernel_fail(c, "Shape: output 0 must be int64");
     const tgc_value *x = &c->inputs[0];
@@ -326,7 +335,7 @@ static tgc_status shape(tgc_kernel_ctx *c) {
 
 /* Size-13: the element count, an int64 scalar. */
 static tgc_status size(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_shape_check(c, 1, 1);
+    tgc_status st = metadata_check(c);
     if (st != TGC_OK) return st;
     if (c->outputs[0].dtype != TGC_INT64) return tgc_kernel_fail(c, "Size: output 0 must be int64");
     st = tgc_cpu_shape_expect(c, "Size", 0, 0, NULL);
@@ -541,9 +550,9 @@ const tgc_kernel_def tgc_cpu_kernels_shape[] = {
     {.op = "Concat", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_concat, .forward_input = -1, .dtypes = ANY_DTYPE},
     {.op = "Split", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_split, .host_inputs = BIT(1), .forward_input = -1,
      .dtypes = ANY_DTYPE},
-    {.op = "Shape", .kind = TGC_DEVICE_CPU, .fn = shape, .host_outputs = BIT(0), .forward_input = -1,
+    {.op = "Shape", .kind = TGC_DEVICE_CPU, .fn = shape, .host_outputs = BIT(0), .metadata_inputs = BIT(0), .forward_input = -1,
      .dtypes = ANY_DTYPE},
-    {.op = "Size", .kind = TGC_DEVICE_CPU, .fn = size, .host_outputs = BIT(0), .forward_input = -1,
+    {.op = "Size", .kind = TGC_DEVICE_CPU, .fn = size, .host_outputs = BIT(0), .metadata_inputs = BIT(0), .forward_input = -1,
      .dtypes = ANY_DTYPE},
     {.op = "Gather", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gather, .forward_input = -1, .dtypes = ANY_DTYPE},
     {.op = "Slice", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_slice, .host_inputs = BIT(1) | BIT(2) | BIT(3) | BIT(4),

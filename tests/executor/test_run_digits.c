@@ -70,9 +70,9 @@ static double accuracy(const tgc_tensor *logits, const tgc_tensor *labels) {
     return (double)right / (double)rows;
 }
 
-static void check_model(const char *model, const char *x, const char *ref, double min_accuracy) {
+static void check_model(const char *model, const char *x, const char *ref, double min_accuracy, const char *devices) {
     loaded m;
-    CU_ASSERT_FATAL(load_model(&m, model, x, ref, "cpu"));
+    CU_ASSERT_FATAL(load_model(&m, model, x, ref, devices));
     tgc_memory_figures before = tgc_session_memory(m.s, 0);
     const char *names[] = {"x"};
     tgc_tensor *outs[2] = {NULL, NULL};
@@ -85,7 +85,8 @@ static void check_model(const char *model, const char *x, const char *ref, doubl
     CU_ASSERT_EQUAL(tgc_tensor_dims(outs[0])[0], 400);
     CU_ASSERT_EQUAL(tgc_tensor_dims(outs[0])[1], 10);
     double diff = max_abs_diff(outs[0], m.ref);
-    printf("\n  %s: max |logits - reference| = %.3g, accuracy %.2f%%\n", model, diff, 100 * accuracy(outs[0], m.labels));
+    printf("\n  %s on %s: max |logits - reference| = %.3g, accuracy %.2f%%\n", model, devices, diff,
+           100 * accuracy(outs[0], m.labels));
     CU_ASSERT(diff <= 1e-4);
     CU_ASSERT(accuracy(outs[0], m.labels) >= min_accuracy);
     /* probs: each row sums to 1 */
@@ -106,12 +107,31 @@ static void check_model(const char *model, const char *x, const char *ref, doubl
 }
 
 static void test_cnn_matches_reference(void) {
-    check_model("examples/digits/cnn.yaml", "examples/digits/test_x.npy", "examples/digits/ref_logits_cnn.npy", 0.95);
+    check_model("examples/digits/cnn.yaml", "examples/digits/test_x.npy", "examples/digits/ref_logits_cnn.npy", 0.95,
+                "cpu");
 }
 
 static void test_mlp_matches_reference(void) {
     check_model("examples/digits/mlp.yaml", "examples/digits/test_x_flat.npy", "examples/digits/ref_logits_mlp.npy",
-                0.95);
+                0.95, "cpu");
+}
+
+/* The same models with every node on gpu0 (PoCL where there is no GPU). */
+static bool have_gpu(void) {
+    tgc_device_info info[4];
+    return tgc_devices_list(info, 4) > 1;
+}
+
+static void test_cnn_on_gpu_matches_reference(void) {
+    if (!have_gpu()) return;
+    check_model("examples/digits/cnn.yaml", "examples/digits/test_x.npy", "examples/digits/ref_logits_cnn.npy", 0.95,
+                "gpu0");
+}
+
+static void test_mlp_on_gpu_matches_reference(void) {
+    if (!have_gpu()) return;
+    check_model("examples/digits/mlp.yaml", "examples/digits/test_x_flat.npy", "examples/digits/ref_logits_mlp.npy",
+                0.95, "gpu0");
 }
 
 /* 200 runs in one process: live buffers and bytes flat after every run. */
@@ -164,5 +184,7 @@ static void test_bad_feeds_are_refused(void) {
 
 TGC_TEST_MAIN("digits end to end", {"cnn matches the reference", test_cnn_matches_reference},
               {"mlp matches the reference", test_mlp_matches_reference},
+              {"cnn on gpu0 matches the reference", test_cnn_on_gpu_matches_reference},
+              {"mlp on gpu0 matches the reference", test_mlp_on_gpu_matches_reference},
               {"repeated runs do not grow", test_repeated_runs_do_not_grow},
               {"bad feeds are refused", test_bad_feeds_are_refused})
