@@ -1,11 +1,24 @@
-/* Sessions and tensor handles: private layout (the public API is tgc.h). */
+/* Sessions, their per-partition plans, and tensor handles: private layout
+ * (the public API is tgc.h).
+ *
+ * A session is compiled once: placed (placer/), split into one subgraph per
+ * device (partition/), and each partition turned into a plan: a kernel per
+ * node, an output slot per tensor with its number of uses, the pending
+ * count of every node, its consumers, and the weights already on the
+ * device. A run (step.c) executes all plans at once, one thread pool per
+ * device, meeting in one rendezvous.
+ */
 #ifndef TGC_EXECUTOR_SESSION_H
 #define TGC_EXECUTOR_SESSION_H
 
 #include "tgc.h"
 
 #include "devices/kernel.h"
+#include "executor/thread_pool.h"
+#include "executor/trace.h"
 #include "graph/graph.h"
+#include "partition/partition.h"
+#include "placer/placer.h"
 
 #include <stdatomic.h>
 
@@ -21,25 +34,53 @@ struct tgc_tensor {
 /* Wraps `v` (taking over its buffer reference) in a new handle, refs 1. */
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out);
 
+/* What one node is to the executor. */
+typedef enum tgc_node_role {
+    TGC_ROLE_INPUT,  /* a graph input: takes its feed */
+    TGC_ROLE_CONST,  /* an initializer: its weight, loaded once per session */
+    TGC_ROLE_KERNEL, /* an op with a kernel */
+    TGC_ROLE_SEND,   /* _Send: hands its input to the rendezvous */
+    TGC_ROLE_RECV,   /* _Recv: completes from the rendezvous' callback */
+} tgc_node_role;
+
+/* One partition, ready to run on its device. */
+typedef struct tgc_plan {
+    const tgc_graph *g; /* the partition's graph (owned by the partitioning) */
+    tgc_device *device;
+    tgc_thread_pool *pool;         /* the device's pool (owned by the session) */
+    tgc_node_role *role;           /* node id -> role */
+    const tgc_kernel_def **kernel; /* node id -> kernel (TGC_ROLE_KERNEL) */
+    bool *on_host;                 /* node id -> its outputs live in host memory (weights, host recv) */
+    int32_t *value_base;           /* node id -> its first output slot */
+    int32_t n_values;
+    int32_t *use_count;    /* slot -> consumer inputs + graph outputs reading it */
+    int32_t *pending;      /* node id -> data and control inputs (its pending count at the start) */
+    int32_t *consumer_at;  /* node id -> start in `consumers` (n_nodes + 1 entries) */
+    int32_t *consumers;    /* consumer node ids, one per in-edge */
+    tgc_value *weights;    /* slot -> the initializer's value (TGC_ROLE_CONST) */
+    int32_t *feed_index;   /* node id -> index of the original graph input, -1 */
+} tgc_plan;
+
 struct tgc_session {
     const tgc_graph *g;
-    tgc_device *devices[TGC_MAX_DEVICES];
+    tgc_placer_device place_devices[TGC_MAX_DEVICES];
+    tgc_device *devices[TGC_MAX_DEVICES]; /* parallel to place_devices */
+    tgc_thread_pool *pools[TGC_MAX_DEVICES];
     int n_devices;
-    int32_t *device_of;               /* node id -> index into devices; -1: host memory */
-    const tgc_kernel_def **kernels;   /* node id -> kernel (NULL for inputs, consts) */
-    int32_t *value_base;              /* node id -> first slot of its outputs */
-    int32_t n_values;                 /* total output slots */
-    int32_t *use_count;               /* slot -> consumers (input slots + graph outputs) */
-    tgc_value *weights;               /* slot -> an initializer's value on its device */
-    char **output_names;              /* graph output i as written: "node" or "node:k" */
+    tgc_placement placement;
+    tgc_partitioning parts;
+    tgc_plan *plans; /* one per partition */
+    char **output_names; /* graph output i as written: "node" or "node:k" */
+    tgc_trace *trace;    /* NULL unless tracing */
 };
 
-/* The device node `id` runs on (or whose memory holds it): devices[i], or
- * the host device for -1. */
-tgc_device *tgc_session_device_of(const tgc_session *s, int32_t id);
+/* Runs one step of the session (executor/step.c): feeds indexed by the
+ * original graph's input ids, already checked; outputs as tgc_session_run. */
+tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
+                            tgc_diags *diags);
 
-/* The device list "cpu", "cpu0,cpu1": creates the devices into s. Problems
- * (unknown or repeated names) go to diags. */
-tgc_status tgc_session_open_devices(tgc_session *s, const char *devices, tgc_diags *diags);
+/* Builds the plan of partition `part` on `device` (weights loaded). */
+tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *out, tgc_diags *diags);
+void tgc_plan_release(tgc_plan *p);
 
 #endif

@@ -190,12 +190,20 @@ const void *tgc_tensor_data(const tgc_tensor *t);
 typedef struct tgc_session tgc_session;
 
 typedef struct tgc_session_options {
-    int reserved; /* zero-initialise; later steps add fields */
+    /* Relax device specs that name unlisted devices (a warning each). */
+    int soft_placement;
+    /* Worker threads per device, "cpu0=2,gpu0=1"; unnamed devices get the
+     * default: one per core for a cpu, one for a gpu (it only enqueues). */
+    const char *threads;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on
- * the comma-separated `devices` ("cpu", "cpu0,cpu1", ...). Every op must
- * have a kernel on the chosen device. Problems go to diags. */
+ * the comma-separated `devices` ("cpu", "gpu0", "cpu,gpu0", "cpu0,cpu1"):
+ * places every node (see docs/placement.md), splits the graph into one
+ * partition per device joined by _Send/_Recv pairs, starts a thread pool
+ * per device and loads the weights onto the devices that read them, once.
+ * opts may be NULL. Problems (an unknown device, a placement conflict, a
+ * node without a kernel) go to diags: TGC_ERR_INVALID, or TGC_ERR_NOMEM. */
 tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc_session_options *opts,
                               tgc_diags *diags, tgc_session **out);
 
@@ -215,6 +223,14 @@ const char *tgc_session_output_name(const tgc_session *s, int i);
  * released either way. */
 tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names, tgc_tensor *const *feeds,
                            tgc_tensor **outputs, tgc_diags *diags);
+
+/* Tracing: after tgc_session_trace_start, every run records its events
+ * (a track per device thread, an event per node, flow arrows from each
+ * _Send to its _Recv, bytes in use per device) until
+ * tgc_session_trace_write writes them as a Chrome trace JSON file (Perfetto,
+ * chrome://tracing). TGC_ERR_NOMEM / TGC_ERR_IO. */
+tgc_status tgc_session_trace_start(tgc_session *s);
+tgc_status tgc_session_trace_write(tgc_session *s, const char *path, tgc_diags *diags);
 
 /* Live buffers and bytes on the session's device `i` (for leak checks). */
 typedef struct tgc_memory_figures {
@@ -249,6 +265,85 @@ typedef struct tgc_device_info {
 /* Fills out[0..max) with the cpu and then every gpuN (see tgc_cl_list for
  * which OpenCL devices serve as gpuN); returns how many there are. */
 int tgc_devices_list(tgc_device_info *out, int max);
+
+/* ---- Placement ------------------------------------------------------------ */
+
+/* A device for every node of a graph, from a list of devices: explicit
+ * device specs, colocation groups, kernel availability, the host-memory rule
+ * for integer shape tensors, then the default (gpu before cpu). See
+ * docs/placement.md for the rules and the reasons each node reports.
+ *
+ * Example usage:
+ *     tgc_placed *p = NULL;
+ *     if (tgc_graph_place(g, "cpu,gpu0", NULL, diags, &p) != TGC_OK) {
+ *         tgc_diags_print(diags, stderr);   // "m.yaml:31:5: error: cannot place 'loss' ..."
+ *     } else {
+ *         printf("%s\n", tgc_placed_device_name(p, "conv1"));   // "gpu0"
+ *         tgc_placed_summary(p, stderr);
+ *         tgc_placed_dump_yaml(p, stdout, NULL, diags);
+ *     }
+ *     tgc_placed_free(p);
+ */
+typedef struct tgc_placed tgc_placed;
+
+typedef struct tgc_place_options {
+    /* Nonzero: a device spec that cannot hold (unlisted device, no kernel
+     * there, colocated with a conflicting spec) is relaxed to its kind, then
+     * dropped, with a warning in diags, instead of being an error. */
+    int soft_placement;
+    /* A node whose inputs are all in host memory and at most this many
+     * bytes in total stays on the host (0: the default, 4096; negative: never). */
+    int64_t small_host_bytes;
+} tgc_place_options;
+
+/* Places every node of `g` (borrowed: it must outlive *out) on the devices
+ * of the comma-separated `devices` ("cpu", "cpu,gpu0", "cpu0,cpu1"; cpu is
+ * cpu0, gpu is gpu0). Placement is static: whether a gpuN exists on this
+ * machine is checked when a session opens it, not here. opts may be NULL
+ * (all defaults). On success stores a new placement owned by the caller in
+ * *out (soft placement's relaxations are warnings in diags). On failure
+ * stores NULL and returns TGC_ERR_INVALID with one message per conflict in
+ * diags (bad device list, unlisted device, no kernel, colocation conflict),
+ * or TGC_ERR_NOMEM. Deterministic: the same graph and list give the same
+ * placement. */
+tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_place_options *opts,
+                           tgc_diags *diags, tgc_placed **out);
+
+/* Releases the placement (not its graph); NULL is ignored. */
+void tgc_placed_free(tgc_placed *p);
+
+/* The devices listed, as full names ("cpu0", "gpu0"), in list order. */
+int tgc_placed_device_count(const tgc_placed *p);
+const char *tgc_placed_device(const tgc_placed *p, int i);
+
+/* The full device name ("gpu0") that node, graph input or initializer
+ * `node_name` got, and the rule that decided it ("spec", "colocation",
+ * "kernel", "host-memory", "small-host", "default", "soft", "consumer");
+ * NULL when the graph has no such node. Static or owned by p. */
+const char *tgc_placed_device_name(const tgc_placed *p, const char *node_name);
+const char *tgc_placed_reason(const tgc_placed *p, const char *node_name);
+
+/* Writes the graph as a tgc/1 document (as tgc_graph_dump_yaml) with every
+ * node's `device:` set to the full name of the device it got, so loading
+ * the result and placing it again on the same devices gives the same
+ * placement. TGC_ERR_IO or TGC_ERR_NOMEM with a message in diags. */
+tgc_status tgc_placed_dump_yaml(const tgc_placed *p, FILE *out, const char *dest_dir, tgc_diags *diags);
+
+/* Writes {"graph": NAME, "devices": [...], "nodes": {NODE: {"device": D,
+ * "reason": R}, ...}} with nodes in graph order (inputs, initializers, op
+ * nodes). TGC_ERR_IO with a message in diags if writing fails. */
+tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags);
+
+/* Writes a Graphviz digraph: one box per node filled with its device's
+ * colour (a legend names them), data edges labelled with their tensors'
+ * shapes, edges that cross devices drawn bold. TGC_ERR_IO as above. */
+tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags);
+
+/* Writes a short summary: nodes per device, and the tensors that cross
+ * devices (one per tensor and destination device, as the partitioner will
+ * send them): their number and bytes per step from their shapes, symbolic
+ * dims counted as 1 (the summary names them). */
+void tgc_placed_summary(const tgc_placed *p, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,210 @@
+/* Running one kernel node: put its inputs where the kernel reads them,
+ * infer its output shapes from the actual inputs (the op's own inference
+ * function, so shape logic lives in one place), allocate its outputs or
+ * forward an input's buffer, run the kernel. */
+#include "executor/step.h"
+
+#include "graph/infer.h"
+#include "support/alloc.h"
+#include "support/diag.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Runtime inference: fills the output values' dtypes and dims by the op's
+ * inference function over the actual shapes (and the values of small
+ * integer inputs in host memory). Messages are only formatted on failure. */
+static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc_value *in, tgc_value *out, char *err,
+                                size_t err_size) {
+    tgc_tensor_info infos[TGC_RUN_MAX_IO], outs[TGC_RUN_MAX_IO];
+    tgc_dim values[TGC_RUN_MAX_IO][TGC_MAX_VALUE_LEN];
+    for (int i = 0; i < n->n_inputs; i++) {
+        tgc_tensor_info *info = &infos[i];
+        memset(info, 0, sizeof *info);
+        info->dtype = in[i].dtype;
+        info->shape = tgc_shape_of(in[i].rank, in[i].dims);
+        info->value_len = -1;
+        int64_t numel = tgc_value_numel(&in[i]);
+        const void *p = tgc_buffer_host_ptr(in[i].buf);
+        if ((in[i].dtype == TGC_INT64 || in[i].dtype == TGC_INT32) && in[i].rank <= 1 && numel <= TGC_MAX_VALUE_LEN &&
+            (p != NULL || numel == 0)) {
+            for (int64_t k = 0; k < numel; k++)
+                values[i][k] = tgc_dim_of(in[i].dtype == TGC_INT64 ? ((const int64_t *)p)[k] : ((const int32_t *)p)[k]);
+            info->value = values[i];
+            info->value_len = (int)numel;
+        }
+    }
+    tgc_status s = TGC_OK;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        for (int k = 0; k < n->n_outputs; k++) {
+            memset(&outs[k], 0, sizeof outs[k]);
+            outs[k].dtype = TGC_DTYPE_INVALID;
+            outs[k].value_len = -1;
+        }
+        /* The second attempt only runs after a failure, to get its message. */
+        tgc_diags *diags = attempt == 0 ? NULL : tgc_diags_create();
+        tgc_infer_ctx ctx = {.graph = (tgc_graph *)g, .node = (tgc_node *)n, .diags = diags,
+                             .input_infos = infos, .output_infos = outs, .runtime = true};
+        s = n->op->infer(&ctx);
+        if (s == TGC_OK && ctx.unresolved) {
+            snprintf(err, err_size, "cannot determine an output shape from the inputs");
+            s = TGC_ERR_RUNTIME;
+        } else if (s != TGC_OK && attempt == 1) {
+            snprintf(err, err_size, "%s", tgc_diags_count(diags) ? tgc_diag_message(diags, 0) : "inference failed");
+            if (s != TGC_ERR_NOMEM) s = TGC_ERR_RUNTIME;
+        }
+        tgc_diags_free(diags);
+        for (int k = 0; k < n->n_outputs; k++) {
+            if (s == TGC_OK) {
+                out[k].dtype = outs[k].dtype;
+                out[k].rank = outs[k].shape.rank;
+                for (int d = 0; d < out[k].rank; d++) out[k].dims[d] = outs[k].shape.dims[d].v;
+            }
+            tgc_free(outs[k].value);
+        }
+        if (s == TGC_OK || s == TGC_ERR_NOMEM || err[0] != '\0') break;
+    }
+    return s;
+}
+
+/* Output 0 may take input j's buffer when this node is its last user and
+ * only the run holds it (not a weight, not a feed) and the sizes match. */
+static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_value *out, const tgc_device *out_device) {
+    if (j < 0 || j >= n->n_inputs || n->inputs[j].node < 0) return false;
+    tgc_ref ref = n->inputs[j];
+    int32_t slot = ps->plan->value_base[ref.node] + ref.port;
+    int uses_here = 0;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i].node == ref.node && n->inputs[i].port == ref.port) uses_here++;
+    const tgc_value *in = &ps->vals[slot];
+    return in->buf != NULL && in->buf->device == out_device && atomic_load(&ps->remaining[slot]) == uses_here &&
+           atomic_load(&in->buf->refs) == 1 &&
+           in->buf->nbytes == tgc_value_nbytes(out) && in->dtype == out->dtype;
+}
+
+static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_kernel_def *k,
+                                tgc_device *d, tgc_value *out) {
+    for (int i = 0; i < n->n_outputs; i++) {
+        tgc_device *od = k->host_outputs & (1u << i) ? tgc_host_device() : d;
+        if (i == 0 && can_forward(ps, n, k->forward_input, &out[0], od)) {
+            tgc_ref ref = n->inputs[k->forward_input];
+            out[0].buf = tgc_buffer_retain(ps->vals[ps->plan->value_base[ref.node] + ref.port].buf);
+            continue;
+        }
+        size_t nbytes = tgc_value_nbytes(&out[i]);
+        if (tgc_buffer_alloc(od, nbytes, &out[i].buf) != TGC_OK) {
+            char what[512], shape[200];
+            tgc_shape sh = tgc_shape_of(out[i].rank, out[i].dims);
+            tgc_allocator_stats fig = tgc_device_stats(od);
+            snprintf(what, sizeof what,
+                     "out of memory allocating output %d (%s %s, %zu bytes); %s has %" PRId64
+                     " bytes in use, limit %" PRId64,
+                     i, tgc_dtype_name(out[i].dtype), tgc_shape_str(NULL, &sh, shape, sizeof shape), nbytes, od->name,
+                     fig.bytes_in_use, fig.bytes_limit);
+            tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s: %s", n->name, n->op_name,
+                          d->name, what);
+            return TGC_ERR_NOMEM;
+        }
+    }
+    return TGC_OK;
+}
+
+/* Copies `v` into a new buffer on `to` (*out); through the host when
+ * neither side is host memory. */
+tgc_status tgc_value_copy(const tgc_value *v, tgc_device *to, tgc_buffer **out) {
+    size_t nbytes = tgc_value_nbytes(v);
+    tgc_device *from = v->buf->device;
+    tgc_status s = tgc_buffer_alloc(to, nbytes, out);
+    if (s != TGC_OK || nbytes == 0) return s;
+    if (tgc_is_host_memory(from)) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(v->buf), nbytes);
+    else if (tgc_is_host_memory(to)) s = from->ops->copy_to_host(from, tgc_buffer_host_ptr(*out), v->buf->mem, 0, nbytes);
+    else {
+        tgc_buffer *host = NULL;
+        s = tgc_value_copy(v, tgc_host_device(), &host);
+        if (s == TGC_OK) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(host), nbytes);
+        tgc_buffer_release(host);
+    }
+    if (s != TGC_OK) {
+        tgc_buffer_release(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+/* Puts each input where the kernel reads it: host memory for its host
+ * arguments, the node's device for the rest (metadata-only inputs stay).
+ * Inputs already in place are used as they are; the others are copied
+ * into `staged` buffers that the caller releases after the kernel. */
+static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_device *d, tgc_value *in,
+                               tgc_buffer **staged) {
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (in[i].buf == NULL || (k->metadata_inputs & (1u << i))) continue;
+        tgc_device *at = in[i].buf->device;
+        bool want_host = (k->host_inputs & (1u << i)) || tgc_is_host_memory(d);
+        bool in_place = want_host ? tgc_is_host_memory(at) : at == d;
+        if (in_place) continue;
+        tgc_status s = tgc_value_copy(&in[i], want_host ? tgc_host_device() : d, &staged[i]);
+        if (s != TGC_OK) return s;
+        in[i].buf = staged[i];
+    }
+    return TGC_OK;
+}
+
+/* Reports a node's failure: the node, its op, its device and the cause. */
+static tgc_status node_fail(tgc_step *st, const tgc_node *n, const tgc_device *d, tgc_status status, const char *rule,
+                            const char *what) {
+    tgc_step_fail(st, status, n->pos, rule, "node '%s' (%s) on %s: %s", n->name, n->op_name, d->name, what);
+    return status;
+}
+
+/* Test hook: TGC_FAIL_NODE=name makes that node's kernel fail, to prove a
+ * failing step drains, wakes waiting receivers and leaks nothing. */
+static bool injected_failure(const tgc_node *n) {
+    const char *name = getenv("TGC_FAIL_NODE");
+    return name != NULL && strcmp(name, n->name) == 0;
+}
+
+tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
+    const tgc_plan *p = ps->plan;
+    const tgc_node *n = &p->g->nodes[id];
+    const tgc_kernel_def *k = p->kernel[id];
+    tgc_device *d = p->device;
+    if (n->n_inputs > TGC_RUN_MAX_IO || n->n_outputs > TGC_RUN_MAX_IO)
+        return node_fail(st, n, d, TGC_ERR_UNSUPPORTED, "unsupported", "too many inputs or outputs");
+    tgc_value in[TGC_RUN_MAX_IO], out[TGC_RUN_MAX_IO];
+    memset(in, 0, sizeof in[0] * (size_t)n->n_inputs);
+    memset(out, 0, sizeof out[0] * (size_t)n->n_outputs);
+    for (int i = 0; i < n->n_inputs; i++) {
+        tgc_ref ref = n->inputs[i];
+        if (ref.node >= 0) in[i] = ps->vals[p->value_base[ref.node] + ref.port];
+        else in[i].dtype = TGC_DTYPE_INVALID;
+    }
+    char err[512] = "";
+    tgc_buffer *staged[TGC_RUN_MAX_IO] = {0};
+    tgc_status s = stage_inputs(n, k, d, in, staged);
+    if (s != TGC_OK) {
+        snprintf(err, sizeof err, "cannot move an input to %s", d->name);
+        node_fail(st, n, d, s, "copy-failed", err);
+    }
+    if (s == TGC_OK) {
+        s = infer_outputs(p->g, n, in, out, err, sizeof err);
+        if (s != TGC_OK) node_fail(st, n, d, s, "runtime-shape", err);
+    }
+    if (s == TGC_OK) s = alloc_outputs(st, ps, n, k, d, out);
+    if (s == TGC_OK) {
+        tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
+                              .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err};
+        s = injected_failure(n) ? tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE") : k->fn(&ctx);
+        if (s != TGC_OK) node_fail(st, n, d, s, "kernel-failed", err[0] ? err : tgc_status_name(s));
+    }
+    for (int i = 0; i < n->n_inputs; i++) tgc_buffer_release(staged[i]);
+    if (s != TGC_OK) {
+        for (int i = 0; i < n->n_outputs; i++) tgc_buffer_release(out[i].buf);
+        return s;
+    }
+    for (int i = 0; i < n->n_outputs; i++) ps->vals[p->value_base[id] + i] = out[i];
+    return TGC_OK;
+}

@@ -1,0 +1,171 @@
+/* A partition's plan: roles, kernels, output slots with their use counts,
+ * pending counts and consumer lists, and the weights on the device. */
+#include "executor/session.h"
+
+#include "support/alloc.h"
+#include "support/diag.h"
+
+#include <string.h>
+
+/* The dtype a node's kernel is chosen by: its first input's, else its first output's. */
+static tgc_dtype kernel_dtype(const tgc_graph *g, const tgc_node *n) {
+    if (n->n_inputs > 0 && n->inputs[0].node >= 0) return tgc_graph_ref_info(g, n->inputs[0])->dtype;
+    return n->n_outputs > 0 ? n->outputs[0].dtype : TGC_DTYPE_INVALID;
+}
+
+static tgc_status assign_roles(tgc_plan *p, tgc_diags *diags) {
+    const tgc_graph *g = p->g;
+    tgc_status result = TGC_OK;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        p->value_base[id] = p->n_values;
+        p->n_values += n->n_outputs;
+        if (n->kind == TGC_NODE_INPUT) p->role[id] = TGC_ROLE_INPUT;
+        else if (n->kind == TGC_NODE_CONST) p->role[id] = TGC_ROLE_CONST;
+        else if (strcmp(n->op_name, "_Send") == 0) p->role[id] = TGC_ROLE_SEND;
+        else if (strcmp(n->op_name, "_Recv") == 0) p->role[id] = TGC_ROLE_RECV;
+        else {
+            p->role[id] = TGC_ROLE_KERNEL;
+            tgc_dtype dt = kernel_dtype(g, n);
+            p->kernel[id] = tgc_kernel_find(n->op_name, p->device->kind, dt);
+            if (p->kernel[id] == NULL)
+                result = tgc_diag_error(diags, g->path, n->pos, "no-kernel", "node '%s' (%s): no kernel for %s on %s",
+                                        n->name, n->op_name, tgc_dtype_name(dt), p->device->name);
+        }
+        if (p->role[id] == TGC_ROLE_RECV) {
+            const tgc_attr *host = tgc_node_attr(n, "host_memory");
+            p->on_host[id] = host != NULL && host->i != 0;
+        }
+    }
+    return result;
+}
+
+/* An initializer whose every consumer takes it as a host-memory input (a
+ * shape argument) lives in host memory; others on the partition's device. */
+static void place_constants(tgc_plan *p) {
+    const tgc_graph *g = p->g;
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        if (p->role[id] == TGC_ROLE_CONST) p->on_host[id] = true;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        const tgc_kernel_def *k = p->kernel[id];
+        for (int i = 0; i < n->n_inputs; i++) {
+            int32_t from = n->inputs[i].node;
+            bool host_arg = k != NULL && ((k->host_inputs | k->metadata_inputs) & (1u << i));
+            if (from >= 0 && p->role[from] == TGC_ROLE_CONST && !host_arg) p->on_host[from] = false;
+        }
+    }
+}
+
+static tgc_status count_edges(tgc_plan *p, const tgc_partitioning *parts, int part) {
+    const tgc_graph *g = p->g;
+    size_t nn = (size_t)g->n_nodes;
+    p->use_count = tgc_calloc((size_t)p->n_values + 1, sizeof *p->use_count);
+    p->weights = tgc_calloc((size_t)p->n_values + 1, sizeof *p->weights);
+    p->consumer_at = tgc_calloc(nn + 1, sizeof *p->consumer_at);
+    if (p->use_count == NULL || p->weights == NULL || p->consumer_at == NULL) return TGC_ERR_NOMEM;
+    int64_t edges = 0;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        for (int i = 0; i < n->n_inputs; i++) {
+            tgc_ref r = n->inputs[i];
+            if (r.node < 0) continue;
+            p->use_count[p->value_base[r.node] + r.port]++;
+            p->pending[id]++;
+            p->consumer_at[r.node + 1]++;
+            edges++;
+        }
+        for (int i = 0; i < n->n_controls; i++) {
+            p->pending[id]++;
+            p->consumer_at[n->controls[i].node + 1]++;
+            edges++;
+        }
+    }
+    for (int i = 0; i < parts->n_outputs; i++)
+        if (parts->outputs[i].part == part)
+            p->use_count[p->value_base[parts->outputs[i].node] + parts->outputs[i].port]++;
+    for (size_t id = 0; id < nn; id++) p->consumer_at[id + 1] += p->consumer_at[id];
+    p->consumers = tgc_malloc((size_t)(edges ? edges : 1) * sizeof *p->consumers);
+    int32_t *fill = tgc_malloc((nn + 1) * sizeof *fill);
+    if (p->consumers == NULL || fill == NULL) {
+        tgc_free(fill);
+        return TGC_ERR_NOMEM;
+    }
+    memcpy(fill, p->consumer_at, (nn + 1) * sizeof *fill);
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i].node >= 0) p->consumers[fill[n->inputs[i].node]++] = id;
+        for (int i = 0; i < n->n_controls; i++) p->consumers[fill[n->controls[i].node]++] = id;
+    }
+    tgc_free(fill);
+    return TGC_OK;
+}
+
+static tgc_status load_weights(tgc_plan *p, tgc_diags *diags) {
+    const tgc_graph *g = p->g;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        if (p->role[id] != TGC_ROLE_CONST) continue;
+        const tgc_node *n = &g->nodes[id];
+        const tgc_const *c = n->data;
+        tgc_device *d = p->on_host[id] ? tgc_host_device() : p->device;
+        tgc_value *v = &p->weights[p->value_base[id]];
+        v->dtype = c->dtype;
+        v->rank = c->shape.rank;
+        for (int i = 0; i < v->rank; i++) v->dims[i] = c->shape.dims[i].v;
+        tgc_status s = tgc_buffer_alloc(d, c->nbytes, &v->buf);
+        if (s == TGC_OK && c->nbytes > 0) s = d->ops->copy_from_host(d, v->buf->mem, 0, c->data, c->nbytes);
+        if (s != TGC_OK)
+            return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "out-of-memory",
+                                "initializer '%s': cannot place %zu bytes on %s", n->name, c->nbytes, d->name),
+                   s == TGC_ERR_NOMEM ? s : TGC_ERR_RUNTIME;
+    }
+    return TGC_OK;
+}
+
+static void map_feeds(tgc_plan *p, const tgc_session *s, int part) {
+    const tgc_partitioning *parts = &s->parts;
+    for (int32_t id = 0; id < p->g->n_nodes; id++) p->feed_index[id] = -1;
+    for (int32_t in = 0; in < s->g->n_inputs_nodes; in++)
+        if (parts->part_of[in] == part) p->feed_index[parts->local_id[in]] = in;
+}
+
+tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diags) {
+    memset(p, 0, sizeof *p);
+    const tgc_partition *pt = &s->parts.parts[part];
+    p->g = pt->graph;
+    p->device = s->devices[pt->device];
+    p->pool = s->pools[pt->device];
+    size_t nn = (size_t)p->g->n_nodes + 1;
+    p->role = tgc_calloc(nn, sizeof *p->role);
+    p->kernel = tgc_calloc(nn, sizeof *p->kernel);
+    p->on_host = tgc_calloc(nn, sizeof *p->on_host);
+    p->value_base = tgc_calloc(nn, sizeof *p->value_base);
+    p->pending = tgc_calloc(nn, sizeof *p->pending);
+    p->feed_index = tgc_calloc(nn, sizeof *p->feed_index);
+    if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index)
+        return TGC_ERR_NOMEM;
+    tgc_status st = assign_roles(p, diags);
+    if (st != TGC_OK) return st;
+    place_constants(p);
+    map_feeds(p, s, part);
+    st = count_edges(p, &s->parts, part);
+    if (st == TGC_OK) st = load_weights(p, diags);
+    return st;
+}
+
+void tgc_plan_release(tgc_plan *p) {
+    if (p->weights != NULL)
+        for (int32_t i = 0; i < p->n_values; i++) tgc_buffer_release(p->weights[i].buf);
+    tgc_free(p->role);
+    tgc_free(p->kernel);
+    tgc_free(p->on_host);
+    tgc_free(p->value_base);
+    tgc_free(p->use_count);
+    tgc_free(p->pending);
+    tgc_free(p->consumer_at);
+    tgc_free(p->consumers);
+    tgc_free(p->weights);
+    tgc_free(p->feed_index);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,227 @@
+/* Chrome trace events, kept in memory until written. Each thread gets a
+ * small id the first time it records; a device's threads share its pid so
+ * the viewer groups them ("cpu0", "gpu0" processes with one track per
+ * worker). Flow events bind a _Send to its _Recv by their key. */
+#include "executor/trace.h"
+
+#include "executor/session.h"
+#include "support/alloc.h"
+#include "support/diag.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef enum { EV_NODE, EV_FLOW_START, EV_FLOW_END, EV_COUNTER } event_kind;
+
+typedef struct event {
+    event_kind kind;
+    int pid, tid;
+    uint64_t ts, dur;
+    int64_t value;  /* counter: bytes in use */
+    uint64_t flow;  /* flow id: hash of the rendezvous key */
+    char name[96];
+    char op[32];
+    char args[160]; /* shapes */
+} event;
+
+struct tgc_trace {
+    pthread_mutex_t lock;
+    event *events;
+    size_t count, cap;
+    char device_names[16][16];
+    int n_devices;
+};
+
+static _Thread_local int thread_id = -1;
+static atomic_int next_thread_id;
+
+uint64_t tgc_trace_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+tgc_status tgc_trace_create(tgc_trace **out) {
+    tgc_trace *t = tgc_calloc(1, sizeof *t);
+    if (t == NULL) return TGC_ERR_NOMEM;
+    pthread_mutex_init(&t->lock, NULL);
+    *out = t;
+    return TGC_OK;
+}
+
+void tgc_trace_free(tgc_trace *t) {
+    if (t == NULL) return;
+    pthread_mutex_destroy(&t->lock);
+    tgc_free(t->events);
+    tgc_free(t);
+}
+
+/* Appends an event (dropped silently when memory runs out: a trace is a
+ * diagnostic, never a reason to fail a run). Call with t->lock held. */
+static event *append(tgc_trace *t) {
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        event *e = tgc_realloc(t->events, cap * sizeof *e);
+        if (e == NULL) return NULL;
+        t->events = e;
+        t->cap = cap;
+    }
+    event *e = &t->events[t->count++];
+    memset(e, 0, sizeof *e);
+    if (thread_id < 0) thread_id = atomic_fetch_add(&next_thread_id, 1);
+    e->tid = thread_id;
+    return e;
+}
+
+static int device_pid(tgc_trace *t, const char *name) {
+    for (int i = 0; i < t->n_devices; i++)
+        if (strcmp(t->device_names[i], name) == 0) return i + 1;
+    if (t->n_devices == 16) return 16;
+    snprintf(t->device_names[t->n_devices], sizeof t->device_names[0], "%s", name);
+    return ++t->n_devices;
+}
+
+static uint64_t key_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h >> 12; /* ids stay exact in a JSON double */
+}
+
+static void shapes_of(const tgc_graph *g, const tgc_node *n, char *out, size_t size) {
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = 0; k < n->n_outputs && used < size; k++) {
+        char shape[96];
+        tgc_shape_str(g, &n->outputs[k].shape, shape, sizeof shape);
+        used += (size_t)snprintf(out + used, size - used, "%s%s %s", k ? "; " : "", tgc_dtype_name(n->outputs[k].dtype),
+                                 shape);
+    }
+}
+
+void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint64_t start, uint64_t end) {
+    const tgc_node *n = &plan->g->nodes[id];
+    int64_t in_use = tgc_device_stats(plan->device).bytes_in_use;
+    pthread_mutex_lock(&t->lock);
+    int pid = device_pid(t, plan->device->name);
+    event *e = append(t);
+    if (e != NULL) {
+        e->kind = EV_NODE;
+        e->pid = pid;
+        e->ts = start;
+        e->dur = end > start ? end - start : 0;
+        snprintf(e->name, sizeof e->name, "%s", n->name);
+        snprintf(e->op, sizeof e->op, "%s", n->op_name ? n->op_name : n->kind == TGC_NODE_INPUT ? "input" : "const");
+        shapes_of(plan->g, n, e->args, sizeof e->args);
+    }
+    if (plan->role[id] == TGC_ROLE_SEND && (e = append(t)) != NULL) {
+        e->kind = EV_FLOW_START;
+        e->pid = pid;
+        e->ts = start;
+        e->flow = key_hash(tgc_node_attr(n, "key")->s);
+        snprintf(e->name, sizeof e->name, "%s", n->name);
+    }
+    if ((e = append(t)) != NULL) {
+        e->kind = EV_COUNTER;
+        e->pid = pid;
+        e->ts = end;
+        e->value = in_use;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint64_t at) {
+    const tgc_node *n = &plan->g->nodes[id];
+    pthread_mutex_lock(&t->lock);
+    int pid = device_pid(t, plan->device->name);
+    event *e = append(t);
+    if (e != NULL) {
+        e->kind = EV_NODE;
+        e->pid = pid;
+        e->ts = at;
+        e->dur = 1;
+        snprintf(e->name, sizeof e->name, "%s", n->name);
+        snprintf(e->op, sizeof e->op, "_Recv");
+        shapes_of(plan->g, n, e->args, sizeof e->args);
+    }
+    if ((e = append(t)) != NULL) {
+        e->kind = EV_FLOW_END;
+        e->pid = pid;
+        e->ts = at;
+        e->flow = key_hash(tgc_node_attr(n, "key")->s);
+        snprintf(e->name, sizeof e->name, "%s", n->name);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Names in the graph are [A-Za-z0-9_.:/-]; escape anyway. */
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_event(FILE *f, const event *e) {
+    switch (e->kind) {
+    case EV_NODE:
+        fprintf(f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%llu,\"dur\":%llu,\"name\":", e->pid, e->tid,
+                (unsigned long long)e->ts, (unsigned long long)e->dur);
+        json_str(f, e->name);
+        fprintf(f, ",\"cat\":");
+        json_str(f, e->op);
+        fprintf(f, ",\"args\":{\"op\":");
+        json_str(f, e->op);
+        fprintf(f, ",\"outputs\":");
+        json_str(f, e->args);
+        fprintf(f, "}}");
+        break;
+    case EV_FLOW_START:
+    case EV_FLOW_END:
+        fprintf(f, "{\"ph\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%llu,\"id\":%llu,\"cat\":\"rendezvous\",%s\"name\":",
+                e->kind == EV_FLOW_START ? "s" : "f", e->pid, e->tid, (unsigned long long)e->ts,
+                (unsigned long long)e->flow, e->kind == EV_FLOW_END ? "\"bp\":\"e\"," : "");
+        json_str(f, "send/recv");
+        fprintf(f, "}");
+        break;
+    case EV_COUNTER:
+        fprintf(f, "{\"ph\":\"C\",\"pid\":%d,\"ts\":%llu,\"name\":\"bytes in use\",\"args\":{\"bytes\":%lld}}", e->pid,
+                (unsigned long long)e->ts, (long long)e->value);
+        break;
+    }
+}
+
+tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot write the trace"), TGC_ERR_IO;
+    pthread_mutex_lock(&t->lock);
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    for (int i = 0; i < t->n_devices; i++) {
+        fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":", i + 1);
+        json_str(f, t->device_names[i]);
+        fprintf(f, "}},\n");
+    }
+    for (size_t i = 0; i < t->count; i++) {
+        write_event(f, &t->events[i]);
+        fputs(i + 1 < t->count ? ",\n" : "\n", f);
+    }
+    fprintf(f, "]}\n");
+    pthread_mutex_unlock(&t->lock);
+    bool ok = !ferror(f);
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot write the trace"), TGC_ERR_IO;
+    }
+    return TGC_OK;
+}
