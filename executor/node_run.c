@@ -11,7 +11,6 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* Runtime inference: fills the output values' dtypes and dims by the op's
@@ -160,11 +159,11 @@ static tgc_status node_fail(tgc_step *st, const tgc_node *n, const tgc_device *d
     return status;
 }
 
-/* Test hook: TGC_FAIL_NODE=name makes that node's kernel fail, to prove a
- * failing step drains, wakes waiting receivers and leaks nothing. */
-static bool injected_failure(const tgc_node *n) {
-    const char *name = getenv("TGC_FAIL_NODE");
-    return name != NULL && strcmp(name, n->name) == 0;
+/* Test hook: TGC_FAIL_NODE=name (read once per step) makes that node's
+ * kernel fail, to prove a failing step drains, wakes waiting receivers and
+ * leaks nothing. */
+static bool injected_failure(const tgc_step *st, const tgc_node *n) {
+    return st->fail_node != NULL && strcmp(st->fail_node, n->name) == 0;
 }
 
 tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
@@ -197,7 +196,7 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     if (s == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err};
-        s = injected_failure(n) ? tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE") : k->fn(&ctx);
+        s = injected_failure(st, n) ? tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE") : k->fn(&ctx);
         if (s != TGC_OK) node_fail(st, n, d, s, "kernel-failed", err[0] ? err : tgc_status_name(s));
     }
     for (int i = 0; i < n->n_inputs; i++) tgc_buffer_release(staged[i]);

@@ -18,6 +18,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void tgc_step_fail(tgc_step *st, tgc_status status, tgc_srcpos pos, const char *rule, const char *fmt, ...) {
@@ -245,7 +246,7 @@ static void synchronize(tgc_step *st) {
 
 tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
                             tgc_diags *diags) {
-    tgc_step st = {.s = s, .feeds = feeds, .trace = trace};
+    tgc_step st = {.s = s, .feeds = feeds, .trace = trace, .fail_node = getenv("TGC_FAIL_NODE")};
     pthread_mutex_init(&st.lock, NULL);
     pthread_cond_init(&st.done_cond, NULL);
     atomic_init(&st.failed, false);

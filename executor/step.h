@@ -45,6 +45,7 @@ struct tgc_step {
     tgc_srcpos pos;
     char rule[32];
     tgc_trace *trace;         /* NULL unless tracing */
+    const char *fail_node;    /* test hook: $TGC_FAIL_NODE, the node made to fail */
 };
 
 /* Records the step's first error (later ones are dropped) and aborts the

@@ -12,12 +12,17 @@
 
 static const char run_usage[] =
     "usage: tgc run MODEL.yaml [--devices LIST] [--input NAME=FILE.npy]... [--output-dir DIR]\n"
-    "               [--repeat N] [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
+    "               [--repeat N] [--threads DEV=N,...] [--soft-placement] [--trace FILE.json]\n"
+    "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
     "\n"
-    "  --devices LIST        comma-separated devices (default: cpu)\n"
+    "  --devices LIST        comma-separated devices: cpu, cpuN, gpu, gpuN (default: cpu);\n"
+    "                        the graph is placed and split across them (docs/placement.md)\n"
+    "  --threads DEV=N,...   worker threads per device (default: a cpu one per core, a gpu 1)\n"
+    "  --soft-placement      relax device specs that name unlisted devices, with a warning\n"
+    "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing) of the runs\n"
     "  --input NAME=FILE     feed graph input NAME from a .npy file (dtype and shape are\n"
     "                        checked against the declaration; symbols are bound)\n"
     "  --output-dir DIR      write each graph output as DIR/NAME.npy\n"
@@ -30,7 +35,8 @@ static const char run_usage[] =
 #define MAX_ITEMS 64
 
 typedef struct run_args {
-    const char *model, *devices, *output_dir, *labels;
+    const char *model, *devices, *output_dir, *labels, *threads, *trace;
+    bool soft_placement;
     const char *input_names[MAX_ITEMS], *input_files[MAX_ITEMS];
     int n_inputs;
     const char *compare_names[MAX_ITEMS], *compare_files[MAX_ITEMS];
@@ -60,7 +66,12 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         bool takes_value = strcmp(opt, "--devices") == 0 || strcmp(opt, "--input") == 0 ||
                            strcmp(opt, "--output-dir") == 0 || strcmp(opt, "--repeat") == 0 ||
                            strcmp(opt, "--compare") == 0 || strcmp(opt, "--tolerance") == 0 ||
-                           strcmp(opt, "--labels") == 0;
+                           strcmp(opt, "--labels") == 0 || strcmp(opt, "--threads") == 0 ||
+                           strcmp(opt, "--trace") == 0;
+        if (strcmp(opt, "--soft-placement") == 0) {
+            a->soft_placement = true;
+            continue;
+        }
         if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
             fputs(run_usage, stdout);
             return -1;
@@ -77,6 +88,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         if (strcmp(opt, "--devices") == 0) a->devices = v;
         else if (strcmp(opt, "--output-dir") == 0) a->output_dir = v;
         else if (strcmp(opt, "--labels") == 0) a->labels = v;
+        else if (strcmp(opt, "--threads") == 0) a->threads = v;
+        else if (strcmp(opt, "--trace") == 0) a->trace = v;
         else if (strcmp(opt, "--repeat") == 0) {
             char *end;
             long n = strtol(v, &end, 10);
@@ -231,7 +244,13 @@ static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *di
 
 static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session *s = NULL;
-    if (tgc_session_create(g, a->devices, NULL, diags, &s) != TGC_OK) return TGC_EXIT_FAILED;
+    tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads};
+    tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
+    if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
+    if (a->trace != NULL && tgc_session_trace_start(s) != TGC_OK) {
+        tgc_session_free(s);
+        return TGC_EXIT_FAILED;
+    }
     tgc_tensor *feeds[MAX_ITEMS] = {0};
     int rc = TGC_EXIT_OK;
     for (int i = 0; i < a->n_inputs && rc == TGC_EXIT_OK; i++)
@@ -258,6 +277,7 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
         if (rc == TGC_EXIT_OK && a->labels != NULL && n_out > 0) rc = report_accuracy(outs[0], a->labels);
         if (rc == TGC_EXIT_OK && a->output_dir != NULL) rc = write_outputs(s, outs, a->output_dir);
     }
+    if (a->trace != NULL && tgc_session_trace_write(s, a->trace, diags) != TGC_OK) rc = TGC_EXIT_FAILED;
     for (int i = 0; outs != NULL && i < n_out; i++) tgc_tensor_release(outs[i]);
     for (int i = 0; i < a->n_inputs; i++) tgc_tensor_release(feeds[i]);
     free(outs);

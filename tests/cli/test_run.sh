@@ -25,7 +25,7 @@ if "$TGC" devices | grep -q '^gpu0'; then
         --compare "logits=$D/ref_logits_cnn.npy" --labels "$D/test_y.npy"
     expect_grep "compare logits .* ok" "$WORK/out" "cnn on gpu0 within tolerance"
 fi
-expect_exit 1 "a gpu that is not there" -- "$TGC" run "$D/mlp.yaml" --devices gpu7 --input "x=$D/test_x_flat.npy"
+expect_exit 2 "a gpu that is not there" -- "$TGC" run "$D/mlp.yaml" --devices gpu7 --input "x=$D/test_x_flat.npy"
 expect_grep "device 'gpu7' is not available" "$WORK/err" "missing gpu message"
 
 # A feed that breaks the declaration: a clear message, exit 2.

@@ -1,0 +1,301 @@
+/* The parallel executor across devices: a failing node aborts the step
+ * while another device waits on its _Recv (no hang, no leak, the node named
+ * in the error); results bitwise identical across runs, thread counts and
+ * placements over virtual cpus; cpu,gpu0 within tolerance; a thousand runs
+ * without growth; the trace file. */
+#include "tests/harness.h"
+
+#include "support/alloc.h"
+#include "tgc.h"
+
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SOAK_RUNS 200
+#else
+#define SOAK_RUNS 1000
+#endif
+
+static char *read_text(const char *rel) {
+    FILE *f = fopen(tgc_test_path(rel), "rb");
+    if (f == NULL) return NULL;
+    char *buf = malloc(1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static tgc_graph *load(const char *rel) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tgc_test_path(rel));
+    if (tgc_graph_load(path, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    return g;
+}
+
+static tgc_session *open_session(const tgc_graph *g, const char *devices, const char *threads) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_session_options o = {.threads = threads};
+    if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    return s;
+}
+
+static bool have_gpu(void) {
+    tgc_device_info info[4];
+    return tgc_devices_list(info, 4) > 1;
+}
+
+/* ---- abort ---------------------------------------------------------------- */
+
+static void expected_two_devices(const float *x, float *y) {
+    static const float w[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            double a = 0;
+            for (int k = 0; k < 4; k++) a += (double)x[i * 4 + k] * w[k * 4 + j];
+            double d = 1 / (1 + exp(-(double)x[i * 4 + j]));
+            y[i * 4 + j] = (float)(tanh(a) + x[i * 4 + j] - d * d);
+        }
+}
+
+static void test_failing_node_aborts_the_step_across_devices(void) {
+    tgc_graph *g = load("tests/data/exec/two_devices.yaml");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_session *s = open_session(g, "cpu0,cpu1", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    float xs[16];
+    for (int i = 0; i < 16; i++) xs[i] = (float)(i % 7) * 0.1f - 0.3f;
+    tgc_tensor *x;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){4, 4}, xs, &x), TGC_OK);
+    const char *names[] = {"x"};
+    tgc_memory_figures before0 = tgc_session_memory(s, 0), before1 = tgc_session_memory(s, 1);
+    setenv("TGC_FAIL_NODE", "b", 1);
+    for (int round = 0; round < 50; round++) {
+        tgc_diags *d = tgc_diags_create();
+        tgc_tensor *y = NULL;
+        CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, &x, &y, d), TGC_ERR_RUNTIME);
+        CU_ASSERT_PTR_NULL(y);
+        CU_ASSERT_EQUAL(tgc_diags_error_count(d), 1);
+        if (tgc_diags_count(d) > 0) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(tgc_diag_message(d, 0), "node 'b' (Tanh) on cpu0"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(tgc_diag_message(d, 0), "TGC_FAIL_NODE"));
+            CU_ASSERT_EQUAL(tgc_diag_line(d, 0), 12); /* b's line in the file */
+        }
+        tgc_diags_free(d);
+        /* Nothing left behind on either device. */
+        CU_ASSERT_EQUAL(tgc_session_memory(s, 0).live_buffers, before0.live_buffers);
+        CU_ASSERT_EQUAL(tgc_session_memory(s, 1).live_buffers, before1.live_buffers);
+        CU_ASSERT_EQUAL(tgc_session_memory(s, 0).bytes_in_use, before0.bytes_in_use);
+        CU_ASSERT_EQUAL(tgc_session_memory(s, 1).bytes_in_use, before1.bytes_in_use);
+    }
+    unsetenv("TGC_FAIL_NODE");
+    /* And the session still runs, with the right answer. */
+    tgc_diags *d = tgc_diags_create();
+    tgc_tensor *y = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_session_run(s, 1, names, &x, &y, d), TGC_OK);
+    float want[16];
+    expected_two_devices(xs, want);
+    const float *got = tgc_tensor_data(y);
+    for (int i = 0; i < 16; i++) CU_ASSERT_DOUBLE_EQUAL(got[i], want[i], 1e-5);
+    tgc_tensor_release(y);
+    tgc_diags_free(d);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+}
+
+/* ---- determinism ---------------------------------------------------------- */
+
+/* The digits CNN with some nodes asked onto cpu1. */
+static tgc_graph *load_split_cnn(void) {
+    char *text = read_text("examples/digits/cnn.yaml");
+    if (text == NULL) return NULL;
+    const char *from[] = {"{name: relu1, op: Relu, inputs: [conv1]}", "{name: relu2, op: Relu, inputs: [conv2]}",
+                          "{name: relu3,  op: Relu,    inputs: [fc1]}"};
+    const char *to[] = {"{name: relu1, op: Relu, inputs: [conv1], device: cpu1}",
+                        "{name: relu2, op: Relu, inputs: [conv2], device: cpu1}",
+                        "{name: relu3,  op: Relu,    inputs: [fc1], device: cpu1}"};
+    char *out = malloc(strlen(text) + 256);
+    strcpy(out, text);
+    for (int i = 0; i < 3; i++) {
+        char *at = strstr(out, from[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+        size_t tail = strlen(at + strlen(from[i]));
+        memmove(at + strlen(to[i]), at + strlen(from[i]), tail + 1);
+        memcpy(at, to[i], strlen(to[i]));
+    }
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", tgc_test_path("examples/digits"));
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(out, strlen(out), "cnn_split.yaml", dir, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    free(text);
+    free(out);
+    return g;
+}
+
+static tgc_tensor *run_once(tgc_session *s, tgc_tensor *x) {
+    const char *names[] = {"x"};
+    tgc_tensor *outs[2] = {NULL, NULL};
+    tgc_diags *d = tgc_diags_create();
+    if (tgc_session_run(s, 1, names, &x, outs, d) != TGC_OK) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    tgc_tensor_release(outs[1]);
+    return outs[0];
+}
+
+static bool bitwise_equal(const tgc_tensor *a, const tgc_tensor *b) {
+    return a != NULL && b != NULL && tgc_tensor_numel(a) == tgc_tensor_numel(b) &&
+           memcmp(tgc_tensor_data(a), tgc_tensor_data(b), (size_t)tgc_tensor_numel(a) * 4) == 0;
+}
+
+static void test_results_are_bitwise_identical(void) {
+    tgc_graph *g = load("examples/digits/cnn.yaml");
+    tgc_graph *split = load_split_cnn();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(split);
+    tgc_tensor *x = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tgc_test_path("examples/digits/test_x.npy"));
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_load_npy(path, NULL, &x), TGC_OK);
+    tgc_session *base = open_session(g, "cpu", NULL);
+    tgc_tensor *want = run_once(base, x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    struct {
+        const tgc_graph *g;
+        const char *devices, *threads;
+    } variants[] = {{g, "cpu", "cpu=1"},           {g, "cpu", "cpu=4"},          {g, "cpu0,cpu1", NULL},
+                    {split, "cpu0,cpu1", NULL},    {split, "cpu0,cpu1", "cpu0=1,cpu1=3"},
+                    {split, "cpu1,cpu0", "cpu0=2,cpu1=1"}};
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        tgc_session *s = open_session(variants[v].g, variants[v].devices, variants[v].threads);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        for (int r = 0; r < 5; r++) {
+            tgc_tensor *got = run_once(s, x);
+            if (!bitwise_equal(got, want))
+                fprintf(stderr, "\n  variant %zu (%s, threads %s) differs\n", v, variants[v].devices,
+                        variants[v].threads ? variants[v].threads : "default");
+            CU_ASSERT(bitwise_equal(got, want));
+            tgc_tensor_release(got);
+        }
+        tgc_session_free(s);
+    }
+    if (have_gpu()) {
+        tgc_session *s = open_session(g, "cpu,gpu0", NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        tgc_tensor *got = run_once(s, x);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+        const float *a = tgc_tensor_data(got), *b = tgc_tensor_data(want);
+        double worst = 0;
+        for (int64_t i = 0; i < tgc_tensor_numel(got); i++) worst = fmax(worst, fabs((double)a[i] - b[i]));
+        printf("\n  cpu,gpu0 vs cpu: max abs diff %.3g\n", worst);
+        CU_ASSERT(worst <= 1e-4);
+        tgc_tensor_release(got);
+        tgc_session_free(s);
+    }
+    tgc_tensor_release(want);
+    tgc_tensor_release(x);
+    tgc_session_free(base);
+    tgc_graph_free(g);
+    tgc_graph_free(split);
+}
+
+/* ---- soak ----------------------------------------------------------------- */
+
+static void soak(const char *devices) {
+    tgc_graph *g = load("examples/digits/cnn.yaml");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_session *s = open_session(g, devices, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    tgc_tensor *x = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tgc_test_path("examples/digits/test_x.npy"));
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_load_npy(path, NULL, &x), TGC_OK);
+    int n_dev = tgc_session_device_count(s);
+    tgc_memory_figures base[4];
+    int64_t host_blocks = 0;
+    for (int r = 0; r < SOAK_RUNS; r++) {
+        tgc_tensor *y = run_once(s, x);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+        tgc_tensor_release(y);
+        if (r == 9) { /* after warm-up */
+            for (int i = 0; i < n_dev && i < 4; i++) base[i] = tgc_session_memory(s, i);
+            host_blocks = tgc_host_alloc_stats_get().live_blocks;
+        }
+        if (r > 9)
+            for (int i = 0; i < n_dev && i < 4; i++) {
+                tgc_memory_figures now = tgc_session_memory(s, i);
+                CU_ASSERT_EQUAL(now.live_buffers, base[i].live_buffers);
+                CU_ASSERT_EQUAL(now.bytes_in_use, base[i].bytes_in_use);
+            }
+    }
+    CU_ASSERT_EQUAL(tgc_host_alloc_stats_get().live_blocks, host_blocks);
+    printf("\n  %d runs on %s: live buffers", SOAK_RUNS, devices);
+    for (int i = 0; i < n_dev && i < 4; i++)
+        printf(" %s %lld (%lld bytes)", tgc_session_device_name(s, i),
+               (long long)tgc_session_memory(s, i).live_buffers, (long long)tgc_session_memory(s, i).bytes_in_use);
+    printf(", host blocks %lld\n", (long long)host_blocks);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+}
+
+static void test_a_thousand_runs_do_not_grow(void) {
+    soak("cpu");
+    if (have_gpu()) soak("cpu,gpu0");
+}
+
+/* ---- trace ---------------------------------------------------------------- */
+
+static void test_trace_has_nodes_flows_and_counters(void) {
+    tgc_graph *g = load("tests/data/exec/two_devices.yaml");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_session *s = open_session(g, "cpu0,cpu1", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(tgc_session_trace_start(s), TGC_OK);
+    tgc_tensor *x;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){4, 4}, NULL, &x), TGC_OK);
+    const char *names[] = {"x"};
+    tgc_tensor *y = NULL;
+    CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, &x, &y, NULL), TGC_OK);
+    char path[] = "/tmp/tgc-trace-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(tgc_session_trace_write(s, path, NULL), TGC_OK);
+    FILE *f = fopen(path, "r");
+    char *text = calloc(1, 1 << 20);
+    size_t n = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    remove(path);
+    CU_ASSERT(n > 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"traceEvents\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "{\"name\":\"cpu0\"}"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "{\"name\":\"cpu1\"}"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"name\":\"b\",\"cat\":\"Tanh\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"ph\":\"s\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"ph\":\"f\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"name\":\"bytes in use\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "float32 [4, 4]"));
+    free(text);
+    tgc_tensor_release(y);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+}
+
+TGC_TEST_MAIN("parallel executor",
+              {"a failing node aborts the step across devices", test_failing_node_aborts_the_step_across_devices},
+              {"results are bitwise identical", test_results_are_bitwise_identical},
+              {"a thousand runs do not grow", test_a_thousand_runs_do_not_grow},
+              {"the trace has nodes, flows and counters", test_trace_has_nodes_flows_and_counters})
