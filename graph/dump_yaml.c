@@ -1,10 +1,13 @@
 /* Writes a graph back as a tgc/1 document through libyaml's emitter, so
  * quoting is always right. Small things (inputs, initializers, attrs, shapes,
- * `out` entries) are flow mappings on one line; nodes are block mappings. */
+ * `out` entries) are flow mappings on one line; nodes are block mappings.
+ * The placer's dump is the same document with every node's `device:` set
+ * to the device it got (tgc_graph_dump_yaml_devices). */
 #include "tgc.h"
 
 #include "graph/graph.h"
 #include "graph/op_registry.h"
+#include "placer/placer.h" /* declares tgc_graph_dump_yaml_devices */
 #include "support/alloc.h"
 #include "support/half.h"
 
@@ -20,6 +23,7 @@ typedef struct dumper {
     yaml_emitter_t em;
     const tgc_graph *g;
     const char *dest_dir;
+    const char *const *devices; /* per node id: the device to write, or NULL */
     bool failed;
 } dumper;
 
@@ -229,9 +233,11 @@ static void dump_node(dumper *d, const tgc_node *n) {
         }
         end_map(d);
     }
-    if (n->device != NULL) {
+    const char *device = n->device;
+    if (d->devices != NULL && d->devices[n - d->g->nodes] != NULL) device = d->devices[n - d->g->nodes];
+    if (device != NULL) {
         str(d, "device");
-        str(d, n->device);
+        str(d, device);
     }
     if (n->n_colocate > 0) {
         str(d, "colocate_with");
@@ -316,7 +322,12 @@ static int write_handler(void *data, unsigned char *buffer, size_t size) {
 }
 
 tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_dir, tgc_diags *diags) {
-    dumper d = {.g = g, .dest_dir = dest_dir};
+    return tgc_graph_dump_yaml_devices(g, out, dest_dir, NULL, diags);
+}
+
+tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
+                                       const char *const *node_devices, tgc_diags *diags) {
+    dumper d = {.g = g, .dest_dir = dest_dir, .devices = node_devices};
     if (!yaml_emitter_initialize(&d.em)) return TGC_ERR_NOMEM;
     yaml_emitter_set_output(&d.em, write_handler, out);
     yaml_emitter_set_width(&d.em, 120);

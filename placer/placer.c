@@ -1,0 +1,695 @@
+/* The placer's rules, in order, in one pass each (see placer.h and
+ * docs/placement.md):
+ *   1. each node's own constraints: its device spec (full or partial) and
+ *      the listed devices where it has a kernel; a spec that names no listed
+ *      device, or a device without a kernel for the node, is an error
+ *      unless soft placement is on;
+ *   2. colocation groups (colocation.c), merged in node order;
+ *   3. each group's allowed devices: specs intersected with kernels (soft
+ *      placement relaxes the specs to their kind, then drops them);
+ *   4. a device per group, walking the nodes in topological order: a group
+ *      with one allowed device takes it; a Shape/Size waits for its input;
+ *      integer shape arithmetic goes to the host cpu; a node whose inputs
+ *      are all in host memory and small stays on the host; anything else
+ *      takes the first listed device of the best kind (gpu, then cpu);
+ *   5. graph inputs and initializers: the device of their first consumer
+ *      that reads their data on its device; read only as host-memory
+ *      arguments (shape operands) they stay on the host cpu;
+ *   6. Shape and Size: their input's device (they read only its dims).
+ * TensorFlow's placer (core/common_runtime/placer.cc) is followed for the
+ * order of the rules, soft placement and the host-memory treatment of
+ * integer shape tensors; the error messages are this file's own. */
+#include "placer/placer_impl.h"
+
+#include "support/alloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define KINDS TGC_DEVICE_KIND_COUNT
+
+const char *tgc_place_reason_name(tgc_place_reason r) {
+    switch (r) {
+    case TGC_PLACED_BY_SPEC: return "spec";
+    case TGC_PLACED_BY_COLOCATION: return "colocation";
+    case TGC_PLACED_BY_KERNEL: return "kernel";
+    case TGC_PLACED_BY_HOST_RULE: return "host-memory";
+    case TGC_PLACED_BY_SMALL_HOST: return "small-host";
+    case TGC_PLACED_BY_DEFAULT: return "default";
+    case TGC_PLACED_BY_SOFT: return "soft";
+    case TGC_PLACED_BY_CONSUMER: return "consumer";
+    }
+    return "unknown";
+}
+
+const char *tgc_placer_device_name(tgc_placer_device d, char *buf, size_t size) {
+    snprintf(buf, size, "%s%d", d.kind == TGC_DEVICE_GPU ? "gpu" : "cpu", d.index);
+    return buf;
+}
+
+/* Parses cpu, gpu, cpuN, gpuN (N without leading zeros) into kind and
+ * index; cpu and gpu mean index 0. */
+static bool parse_device(const char *s, size_t len, tgc_placer_device *d) {
+    if (len < 3) return false;
+    if (strncmp(s, "cpu", 3) == 0) d->kind = TGC_DEVICE_CPU;
+    else if (strncmp(s, "gpu", 3) == 0) d->kind = TGC_DEVICE_GPU;
+    else return false;
+    d->index = 0;
+    if (len == 3) return true;
+    if (s[3] == '0' && len > 4) return false;
+    for (size_t i = 3; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9' || d->index > 99999) return false;
+        d->index = d->index * 10 + (s[i] - '0');
+    }
+    return true;
+}
+
+tgc_status tgc_placer_parse_devices(const char *list, tgc_placer_device *devices, int max, int *n, tgc_diags *diags) {
+    *n = 0;
+    const char *p = list;
+    if (*p == '\0')
+        return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
+                              "empty device list; name at least one device (cpu, cpuN, gpu, gpuN)");
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        tgc_placer_device d;
+        if (!parse_device(p, len, &d))
+            return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
+                                  "'%.*s' in device list '%s' is not a device name (cpu, cpuN, gpu, gpuN)",
+                                  (int)(len < 64 ? len : 64), p, list);
+        for (int i = 0; i < *n; i++)
+            if (devices[i].kind == d.kind && devices[i].index == d.index) {
+                char name[32];
+                return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
+                                      "device %s is listed twice in '%s' (cpu is cpu0, gpu is gpu0)",
+                                      tgc_placer_device_name(d, name, sizeof name), list);
+            }
+        if (*n == max)
+            return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
+                                  "device list '%s' names more than %d devices", list, max);
+        devices[(*n)++] = d;
+        p += len;
+        if (*p == '\0') break;
+        p++;
+    }
+    return TGC_OK;
+}
+
+/* ---- Kernels ------------------------------------------------------------------- */
+
+static const tgc_kernel_def *registry_find(const char *op, tgc_device_kind kind, tgc_dtype dtype, void *ctx) {
+    (void)ctx;
+    return tgc_kernel_find(op, kind, dtype);
+}
+
+/* (op, dtype) -> the kernel on each kind, so a million nodes of a few dozen
+ * ops cost a few dozen registry scans. Open addressing on an FNV-1a hash. */
+typedef struct kcache_entry {
+    const char *op; /* borrowed from a node; NULL: empty slot */
+    tgc_dtype dtype;
+    const tgc_kernel_def *k[KINDS];
+} kcache_entry;
+
+typedef struct kcache {
+    kcache_entry *slots;
+    size_t cap, count;
+} kcache;
+
+static uint64_t kcache_hash(const char *op, tgc_dtype dt) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(dt + 2);
+    for (const unsigned char *p = (const unsigned char *)op; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+static kcache_entry *kcache_slot(kcache_entry *slots, size_t cap, const char *op, tgc_dtype dt) {
+    size_t i = (size_t)kcache_hash(op, dt) & (cap - 1);
+    while (slots[i].op != NULL && (slots[i].dtype != dt || strcmp(slots[i].op, op) != 0)) i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+/* The cached lookups of (op, dt), filling the entry on a miss. NULL when
+ * out of memory. */
+static const kcache_entry *kcache_get(kcache *kc, const pl_ctx *c, const char *op, tgc_dtype dt) {
+    if ((kc->count + 1) * 2 > kc->cap) {
+        size_t cap = kc->cap ? kc->cap * 2 : 64;
+        kcache_entry *slots = tgc_calloc(cap, sizeof *slots);
+        if (slots == NULL) return NULL;
+        for (size_t i = 0; i < kc->cap; i++)
+            if (kc->slots[i].op != NULL) *kcache_slot(slots, cap, kc->slots[i].op, kc->slots[i].dtype) = kc->slots[i];
+        tgc_free(kc->slots);
+        kc->slots = slots;
+        kc->cap = cap;
+    }
+    kcache_entry *e = kcache_slot(kc->slots, kc->cap, op, dt);
+    if (e->op == NULL) {
+        e->op = op;
+        e->dtype = dt;
+        for (int k = 0; k < KINDS; k++)
+            e->k[k] = c->opt.kernel_find(op, (tgc_device_kind)k, dt, c->opt.kernel_find_ctx);
+        kc->count++;
+    }
+    return e;
+}
+
+/* The dtype a node's kernel is chosen by: input 0's, else output 0's. */
+static tgc_dtype kernel_dtype(const tgc_graph *g, const tgc_node *n) {
+    if (n->n_inputs > 0 && n->inputs[0].node >= 0) return tgc_graph_ref_info(g, n->inputs[0])->dtype;
+    return n->n_outputs > 0 ? n->outputs[0].dtype : TGC_DTYPE_INVALID;
+}
+
+static bool is_int(tgc_dtype t) { return t == TGC_INT32 || t == TGC_INT64; }
+
+/* Integer shape arithmetic: every input and output int32/int64, every
+ * output of known rank <= 1. */
+static bool host_int(const tgc_graph *g, const tgc_node *n) {
+    if (n->n_outputs == 0) return false;
+    for (int i = 0; i < n->n_outputs; i++) {
+        const tgc_tensor_info *o = &n->outputs[i];
+        if (!is_int(o->dtype) || o->shape.rank == TGC_RANK_UNKNOWN || o->shape.rank > 1) return false;
+    }
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i].node >= 0 && !is_int(tgc_graph_ref_info(g, n->inputs[i])->dtype)) return false;
+    return true;
+}
+
+/* Rule 5's "small": at least one input, every input's size known (a
+ * symbolic dim is large), at most `limit` bytes in all. */
+static bool small_inputs(const tgc_graph *g, const tgc_node *n, int64_t limit) {
+    int64_t total = 0;
+    int inputs = 0;
+    for (int i = 0; i < n->n_inputs && limit >= 0; i++) {
+        if (n->inputs[i].node < 0) continue;
+        inputs++;
+        const tgc_tensor_info *info = tgc_graph_ref_info(g, n->inputs[i]);
+        int64_t numel = tgc_shape_numel(&info->shape);
+        int64_t esize = (int64_t)tgc_dtype_size(info->dtype);
+        if (numel < 0 || esize == 0 || numel > limit / esize) return false;
+        total += numel * esize;
+        if (total > limit) return false;
+    }
+    return inputs > 0 && limit >= 0;
+}
+
+static bool is_metadata_op(const tgc_node *n) {
+    return n->op_name != NULL && (strcmp(n->op_name, "Shape") == 0 || strcmp(n->op_name, "Size") == 0);
+}
+
+/* ---- Setup ---------------------------------------------------------------------- */
+
+static tgc_devmask bit(int i) { return (tgc_devmask)1 << i; }
+
+static tgc_devmask kinds_mask(const pl_ctx *c, unsigned kinds) {
+    tgc_devmask m = 0;
+    for (int k = 0; k < KINDS; k++)
+        if (kinds & (1u << k)) m |= c->kind_mask[k];
+    return m;
+}
+
+/* A node's device spec as masks: level 0 as written, level 1 its kind. */
+static void spec_masks(const pl_ctx *c, const char *spec, tgc_devmask *s0, tgc_devmask *s1) {
+    tgc_placer_device d;
+    bool partial = strlen(spec) == 3;
+    if (!parse_device(spec, strlen(spec), &d)) { /* the loader checked the spelling */
+        *s0 = *s1 = c->all;
+        return;
+    }
+    *s1 = c->kind_mask[d.kind];
+    *s0 = partial ? *s1 : 0;
+    if (!partial)
+        for (int i = 0; i < c->n_devs; i++)
+            if (c->devs[i].kind == d.kind && c->devs[i].index == d.index) *s0 = bit(i);
+}
+
+static void ctx_free(pl_ctx *c) {
+    tgc_free(c->flags);
+    tgc_free(c->kinds);
+    tgc_free(c->kdtype);
+    tgc_free(c->kdef);
+    tgc_free(c->own_spec);
+    tgc_free(c->parent);
+    tgc_free(c->size);
+    tgc_free(c->spec0);
+    tgc_free(c->spec1);
+    tgc_free(c->kern);
+    tgc_free(c->spec_holder);
+    tgc_free(c->kern_holder);
+    tgc_free(c->all_host_int);
+    tgc_free(c->level);
+    tgc_free(c->how);
+    tgc_free(c->edge_first);
+    tgc_free(c->edge_to);
+    tgc_free(c->edge_ok);
+    tgc_free(c->bfs_prev);
+    tgc_free(c->bfs_queue);
+    tgc_free(c->device);
+    tgc_free(c->reason);
+}
+
+static tgc_status ctx_alloc(pl_ctx *c) {
+    size_t n = (size_t)c->g->n_nodes + 1;
+    c->flags = tgc_calloc(n, sizeof *c->flags);
+    c->kinds = tgc_calloc(n, sizeof *c->kinds);
+    c->kdtype = tgc_calloc(n, sizeof *c->kdtype);
+    c->kdef = tgc_calloc(n * KINDS, sizeof *c->kdef);
+    c->own_spec = tgc_calloc(n, sizeof *c->own_spec);
+    c->parent = tgc_calloc(n, sizeof *c->parent);
+    c->size = tgc_calloc(n, sizeof *c->size);
+    c->spec0 = tgc_calloc(n, sizeof *c->spec0);
+    c->spec1 = tgc_calloc(n, sizeof *c->spec1);
+    c->kern = tgc_calloc(n, sizeof *c->kern);
+    c->spec_holder = tgc_calloc(n, sizeof *c->spec_holder);
+    c->kern_holder = tgc_calloc(n, sizeof *c->kern_holder);
+    c->all_host_int = tgc_calloc(n, sizeof *c->all_host_int);
+    c->level = tgc_calloc(n, sizeof *c->level);
+    c->how = tgc_calloc(n, sizeof *c->how);
+    c->device = tgc_calloc(n, sizeof *c->device);
+    c->reason = tgc_calloc(n, sizeof *c->reason);
+    if (!c->flags || !c->kinds || !c->kdtype || !c->kdef || !c->own_spec || !c->parent || !c->size || !c->spec0 ||
+        !c->spec1 || !c->kern || !c->spec_holder || !c->kern_holder || !c->all_host_int || !c->level || !c->how ||
+        !c->device || !c->reason)
+        return TGC_ERR_NOMEM;
+    return TGC_OK;
+}
+
+/* Each node's own constraints (rule 1's masks, rule 3's kernels, rule 4's flags). */
+static tgc_status init_nodes(pl_ctx *c) {
+    const tgc_graph *g = c->g;
+    kcache kc = {0};
+    tgc_status s = TGC_OK;
+    int64_t limit = c->opt.small_host_bytes == 0 ? TGC_PLACER_SMALL_HOST_BYTES : c->opt.small_host_bytes;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        c->parent[id] = id;
+        c->size[id] = 1;
+        c->spec_holder[id] = c->kern_holder[id] = -1;
+        c->device[id] = -1;
+        c->own_spec[id] = c->spec0[id] = c->spec1[id] = c->kern[id] = c->all;
+        c->kinds[id] = (1u << KINDS) - 1;
+        c->all_host_int[id] = 1;
+        c->kdtype[id] = TGC_DTYPE_INVALID;
+        if (n->n_colocate > 0) c->flags[id] |= PL_HAS_COLOC;
+        if (n->kind != TGC_NODE_OP) continue;
+        c->flags[id] |= PL_OP;
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i].node >= 0 && g->nodes[n->inputs[i].node].kind != TGC_NODE_OP)
+                c->flags[id] |= PL_READS_SOURCE;
+        if (n->device != NULL) {
+            c->flags[id] |= PL_HAS_SPEC;
+            spec_masks(c, n->device, &c->spec0[id], &c->spec1[id]);
+            c->own_spec[id] = c->spec0[id];
+            if (c->spec0[id] != c->all) c->spec_holder[id] = id; /* a spec that restricts nothing holds nothing */
+        }
+        tgc_dtype dt = kernel_dtype(g, n);
+        c->kdtype[id] = dt;
+        const kcache_entry *e = kcache_get(&kc, c, n->op_name ? n->op_name : "", dt);
+        if (e == NULL) {
+            s = TGC_ERR_NOMEM;
+            break;
+        }
+        c->kinds[id] = 0;
+        for (int k = 0; k < KINDS; k++) {
+            c->kdef[(size_t)id * KINDS + k] = e->k[k];
+            if (e->k[k] != NULL) c->kinds[id] |= (uint8_t)(1u << k);
+        }
+        c->kern[id] = kinds_mask(c, c->kinds[id]);
+        if (c->kern[id] != c->all) c->kern_holder[id] = id;
+        if (small_inputs(g, n, limit)) c->flags[id] |= PL_SMALL_IN;
+        if (is_metadata_op(n)) c->flags[id] |= PL_METADATA;
+        else if (host_int(g, n)) c->flags[id] |= PL_HOST_INT;
+        c->all_host_int[id] = (c->flags[id] & PL_HOST_INT) != 0;
+    }
+    tgc_free(kc.slots);
+    return s;
+}
+
+/* ---- Rule 1: each node alone --------------------------------------------------------- */
+
+/* Marks the nodes whose own constraints cannot hold (reported later, in
+ * node order, by report_node), so that merges do not report them again. */
+static void check_nodes(pl_ctx *c) {
+    const tgc_graph *g = c->g;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        if (!(c->flags[id] & PL_OP)) continue;
+        if (c->kern[id] == 0) {
+            c->flags[id] |= PL_BAD_KERN;
+            c->kern[id] = c->all;
+            c->kern_holder[id] = -1;
+        }
+        if (!c->opt.soft_placement &&
+            (c->own_spec[id] == 0 || (!(c->flags[id] & PL_BAD_KERN) && (c->spec0[id] & c->kern[id]) == 0))) {
+            c->flags[id] |= PL_BAD_SPEC;
+            c->spec0[id] = c->spec1[id] = c->all;
+            c->spec_holder[id] = -1;
+        }
+    }
+}
+
+static const char *kind_name(int k) { return k == TGC_DEVICE_GPU ? "gpu" : "cpu"; }
+
+static tgc_status report_node(pl_ctx *c, int32_t id) {
+    const tgc_graph *g = c->g;
+    const tgc_node *n = &g->nodes[id];
+    char list[512], words[48], kinds[32];
+    tgc_pl_list_words(c, list, sizeof list);
+    if (c->flags[id] & PL_BAD_KERN) {
+        /* Would an unlisted kind have one? Then listing it is the way out. */
+        pl_text m = {0};
+        tgc_pl_text_add(&m, "cannot place '%s' (op %s): %s has no kernel for %s on any listed device (%s)", n->name,
+                        n->op_name, n->op_name, tgc_dtype_name(c->kdtype[id]), list);
+        bool elsewhere = false;
+        for (int k = 0; k < KINDS; k++)
+            if (c->kind_mask[k] == 0 &&
+                c->opt.kernel_find(n->op_name, (tgc_device_kind)k, c->kdtype[id], c->opt.kernel_find_ctx) != NULL) {
+                tgc_pl_text_add(&m, "%sa %s", elsewhere ? " or " : "; add ", kind_name(k));
+                elsewhere = true;
+            }
+        if (elsewhere) tgc_pl_text_add(&m, " to --devices");
+        else tgc_pl_text_add(&m, "; tgc has no %s kernel for %s", n->op_name, tgc_dtype_name(c->kdtype[id]));
+        tgc_status s = m.failed ? TGC_ERR_NOMEM
+                                : tgc_diag_add(c->diags, TGC_SEV_ERROR, g->path, n->pos, "no-kernel", "%s", m.p);
+        tgc_pl_text_free(&m);
+        if (s == TGC_ERR_NOMEM) return s;
+    }
+    if (!(c->flags[id] & PL_BAD_SPEC)) return TGC_OK;
+    tgc_pl_spec_words(n->device, words, sizeof words);
+    if (c->own_spec[id] == 0)
+        return tgc_diag_add(c->diags, TGC_SEV_ERROR, g->path, n->device_pos, "unlisted-device",
+                            "cannot place '%s' (op %s) on %s: its device spec asks for %s, but --devices lists only "
+                            "%s; add %s to --devices, change the device spec, or use --soft-placement",
+                            n->name, n->op_name, words, words, list, words);
+    tgc_pl_missing_kinds(c, id, c->own_spec[id], kinds, sizeof kinds);
+    return tgc_diag_add(c->diags, TGC_SEV_ERROR, g->path, n->device_pos, "no-kernel",
+                        "cannot place '%s' (op %s) on %s: its device spec asks for %s, but %s has no %s kernel for "
+                        "%s; change the device spec or use --soft-placement",
+                        n->name, n->op_name, words, words, n->op_name, kinds, tgc_dtype_name(c->kdtype[id]));
+}
+
+/* ---- Rule 4: a device per group ------------------------------------------------------- */
+
+/* The devices a group may use, at its relaxation level. */
+static tgc_devmask allowed(const pl_ctx *c, int32_t r) {
+    switch (c->level[r]) {
+    case 0: return c->spec0[r] & c->kern[r];
+    case 1: return c->spec1[r] & c->kern[r];
+    default: return c->kern[r];
+    }
+}
+
+/* The default: the first listed device of the best kind (gpu, then cpu) in
+ * `m`; -1 if m is empty. */
+static int pick_default(const pl_ctx *c, tgc_devmask m) {
+    static const tgc_device_kind order[KINDS] = {TGC_DEVICE_GPU, TGC_DEVICE_CPU};
+    for (int k = 0; k < KINDS; k++)
+        for (int i = 0; i < c->n_devs; i++)
+            if (c->devs[i].kind == order[k] && (m & bit(i))) return i;
+    return -1;
+}
+
+static int first_cpu(const pl_ctx *c, tgc_devmask m) {
+    for (int i = 0; i < c->n_devs; i++)
+        if (c->devs[i].kind == TGC_DEVICE_CPU && (m & bit(i))) return i;
+    return -1;
+}
+
+static int dev_of(pl_ctx *c, int32_t id) { return c->device[tgc_pl_find(c, id)]; }
+
+/* Is output `port` of node p in host memory once p has run? Graph inputs
+ * and initializers start there; cpu devices are host memory; a gpu kernel
+ * says which of its outputs it leaves there (Shape, Size, shape arithmetic). */
+static bool in_host_memory(pl_ctx *c, int32_t p, int32_t port) {
+    if (!(c->flags[p] & PL_OP) || (c->flags[p] & PL_METADATA)) return true;
+    int d = dev_of(c, p);
+    if (d < 0) return false;
+    tgc_device_kind kind = c->devs[d].kind;
+    if (kind == TGC_DEVICE_CPU) return true;
+    const tgc_kernel_def *k = c->kdef[(size_t)p * KINDS + kind];
+    return k != NULL && port < 32 && (k->host_outputs & (1u << port));
+}
+
+/* Rule 5's exception: every input in host memory (the sizes were checked
+ * by small_inputs, while the node was at hand). */
+static bool small_on_host(pl_ctx *c, int32_t id) {
+    if (!(c->flags[id] & PL_SMALL_IN)) return false;
+    const tgc_node *n = &c->g->nodes[id];
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i].node >= 0 && !in_host_memory(c, n->inputs[i].node, n->inputs[i].port)) return false;
+    return true;
+}
+
+/* Chooses the device of the group of op node `id` (its first op member in
+ * topological order), or defers a lone Shape/Size until its input has one. */
+static void decide_group(pl_ctx *c, int32_t id, int32_t *deferred, int32_t *n_deferred) {
+    int32_t r = tgc_pl_find(c, id);
+    tgc_devmask m = allowed(c, r);
+    int d = -1;
+    pl_how how = PL_HOW_DEFAULT;
+    if ((m & (m - 1)) == 0) {
+        d = pick_default(c, m);
+        how = PL_HOW_FORCED;
+    } else if (c->size[r] == 1 && (c->flags[id] & PL_METADATA)) {
+        c->flags[r] |= PL_DEFERRED | PL_DECIDED;
+        deferred[(*n_deferred)++] = id;
+        return;
+    } else if (c->all_host_int[r] && c->host_cpu >= 0 && (m & bit(c->host_cpu))) {
+        d = c->host_cpu;
+        how = PL_HOW_HOST;
+    } else {
+        d = pick_default(c, m);
+        int cpu = first_cpu(c, m);
+        if (c->size[r] == 1 && c->devs[d].kind != TGC_DEVICE_CPU && cpu >= 0 && small_on_host(c, id)) {
+            /* Stay with the first input that is on a cpu, else the first cpu. */
+            const tgc_node *n = &c->g->nodes[id];
+            d = cpu;
+            for (int i = 0; i < n->n_inputs; i++) {
+                int32_t p = n->inputs[i].node;
+                int pd = p >= 0 && c->g->nodes[p].kind == TGC_NODE_OP ? dev_of(c, p) : -1;
+                if (pd >= 0 && c->devs[pd].kind == TGC_DEVICE_CPU && (m & bit(pd))) {
+                    d = pd;
+                    break;
+                }
+            }
+            how = PL_HOW_SMALL;
+        }
+    }
+    c->device[r] = d;
+    c->how[r] = (uint8_t)how;
+    c->flags[r] |= PL_DECIDED;
+}
+
+/* Rule 5: graph inputs and initializers that no op group took. */
+static tgc_status place_sources(pl_ctx *c) {
+    const tgc_graph *g = c->g;
+    int32_t nn = g->n_nodes;
+    int32_t *first_any = tgc_malloc(((size_t)nn + 1) * 2 * sizeof *first_any);
+    if (first_any == NULL) return TGC_ERR_NOMEM;
+    int32_t *first_data = first_any + nn + 1;
+    for (int32_t i = 0; i <= nn; i++) first_any[i] = first_data[i] = -1;
+    for (int32_t id = 0; id < nn; id++) {
+        if ((c->flags[id] & (PL_OP | PL_READS_SOURCE)) != (PL_OP | PL_READS_SOURCE)) continue;
+        const tgc_node *n = &g->nodes[id];
+        bool metadata = (c->flags[id] & PL_METADATA) && (c->flags[tgc_pl_find(c, id)] & PL_DEFERRED);
+        int d = metadata ? -1 : dev_of(c, id);
+        const tgc_kernel_def *k = d >= 0 ? c->kdef[(size_t)id * KINDS + c->devs[d].kind] : NULL;
+        for (int i = 0; i < n->n_inputs; i++) {
+            int32_t p = n->inputs[i].node;
+            if (p < 0 || g->nodes[p].kind == TGC_NODE_OP || d < 0) continue;
+            bool host_read = k != NULL && i < 32 && ((k->host_inputs | k->metadata_inputs) & (1u << i));
+            if (first_any[p] < 0) first_any[p] = d;
+            if (!host_read && first_data[p] < 0) first_data[p] = d;
+        }
+    }
+    for (int32_t id = 0; id < nn; id++) {
+        if (c->flags[id] & PL_OP) continue;
+        int32_t r = tgc_pl_find(c, id);
+        if (c->flags[r] & PL_DECIDED) continue;
+        int d;
+        pl_how how;
+        int any = first_any[id];
+        if (first_data[id] >= 0) d = first_data[id], how = PL_HOW_CONSUMER;
+        else if (any >= 0 && c->devs[any].kind == TGC_DEVICE_CPU) d = any, how = PL_HOW_HOST;
+        else if (c->host_cpu >= 0) d = c->host_cpu, how = PL_HOW_HOST;
+        else if (any >= 0) d = any, how = PL_HOW_CONSUMER;
+        else d = pick_default(c, c->all), how = PL_HOW_DEFAULT;
+        c->device[r] = d;
+        c->how[r] = (uint8_t)how;
+        c->flags[r] |= PL_DECIDED;
+    }
+    tgc_free(first_any);
+    return TGC_OK;
+}
+
+/* Rule 4's metadata readers, in topological order: where their input is. */
+static void place_deferred(pl_ctx *c, const int32_t *deferred, int32_t n_deferred) {
+    for (int32_t i = 0; i < n_deferred; i++) {
+        int32_t id = deferred[i], r = tgc_pl_find(c, id);
+        const tgc_node *n = &c->g->nodes[id];
+        tgc_devmask m = allowed(c, r);
+        int d = n->n_inputs > 0 && n->inputs[0].node >= 0 ? dev_of(c, n->inputs[0].node) : -1;
+        if (d >= 0 && (m & bit(d))) {
+            c->how[r] = PL_HOW_HOST;
+        } else {
+            d = pick_default(c, m);
+            c->how[r] = PL_HOW_DEFAULT;
+        }
+        c->device[r] = d;
+        c->flags[r] &= (uint16_t)~PL_DEFERRED;
+    }
+}
+
+/* ---- Reasons and soft placement's warnings --------------------------------------------------- */
+
+static tgc_place_reason reason_of(pl_ctx *c, int32_t id) {
+    int32_t r = tgc_pl_find(c, id);
+    int d = c->device[r];
+    pl_how how = (pl_how)c->how[r];
+    if (!(c->flags[id] & PL_OP)) {
+        if (c->size[r] > 1) return TGC_PLACED_BY_COLOCATION; /* an op of its group decided */
+        switch (how) {
+        case PL_HOW_CONSUMER: return TGC_PLACED_BY_CONSUMER;
+        case PL_HOW_HOST: return TGC_PLACED_BY_HOST_RULE;
+        case PL_HOW_DEFAULT: return TGC_PLACED_BY_DEFAULT;
+        default: return TGC_PLACED_BY_DEFAULT;
+        }
+    }
+    if (c->level[r] > 0) return TGC_PLACED_BY_SOFT;
+    if (c->flags[id] & PL_HAS_SPEC) return TGC_PLACED_BY_SPEC;
+    if (how == PL_HOW_HOST) return TGC_PLACED_BY_HOST_RULE;
+    if (how == PL_HOW_SMALL) return TGC_PLACED_BY_SMALL_HOST;
+    if (c->spec_holder[r] >= 0) return TGC_PLACED_BY_COLOCATION; /* another member's spec */
+    /* Did kernels move it off the device the default would give? Its own
+     * kernels, or another member's? */
+    int unrestricted = pick_default(c, c->spec0[r]);
+    if (unrestricted != d)
+        return (kinds_mask(c, c->kinds[id]) & bit(unrestricted)) ? TGC_PLACED_BY_COLOCATION : TGC_PLACED_BY_KERNEL;
+    return TGC_PLACED_BY_DEFAULT;
+}
+
+static tgc_status warn_relaxed(pl_ctx *c, int32_t id) {
+    const tgc_graph *g = c->g;
+    const tgc_node *n = &g->nodes[id];
+    int32_t r = tgc_pl_find(c, id);
+    int d = c->device[r];
+    char words[48], list[512], dev[32], kinds[32];
+    tgc_pl_spec_words(n->device, words, sizeof words);
+    tgc_placer_device_name(c->devs[d], dev, sizeof dev);
+    pl_text m = {0};
+    tgc_pl_text_add(&m, "'%s' (op %s) asks for %s, but ", n->name, n->op_name, words);
+    tgc_devmask own_kern = kinds_mask(c, c->kinds[id]);
+    if (c->own_spec[id] == 0)
+        tgc_pl_text_add(&m, "--devices lists only %s", tgc_pl_list_words(c, list, sizeof list));
+    else if ((c->own_spec[id] & own_kern) == 0)
+        tgc_pl_text_add(&m, "%s has no %s kernel for %s", n->op_name,
+                        tgc_pl_missing_kinds(c, id, c->own_spec[id], kinds, sizeof kinds),
+                        tgc_dtype_name(c->kdtype[id]));
+    else if ((c->own_spec[id] & c->kern[r]) == 0)
+        tgc_pl_text_add(&m, "it is colocated with nodes that have no kernel there");
+    else
+        tgc_pl_text_add(&m, "it is colocated with nodes that must run elsewhere");
+    tgc_pl_text_add(&m, "; soft placement put it on %s (%s)", dev,
+                    c->level[r] == 1 ? "the spec relaxed to its kind" : "the spec dropped");
+    tgc_status s = m.failed ? TGC_ERR_NOMEM
+                            : tgc_diag_add(c->diags, TGC_SEV_WARNING, g->path, n->device_pos, "soft-placement", "%s",
+                                           m.p);
+    tgc_pl_text_free(&m);
+    return s;
+}
+
+/* ---- The driver ----------------------------------------------------------------------------------- */
+
+static tgc_status run(pl_ctx *c, tgc_placement *out) {
+    const tgc_graph *g = c->g;
+    tgc_status s = ctx_alloc(c);
+    if (s == TGC_OK) s = init_nodes(c);
+    if (s == TGC_OK) s = tgc_pl_build_edges(c);
+    if (s != TGC_OK) return s;
+
+    /* Rules 1-3: each node's errors, then its colocation entries, in node
+     * order, so messages come out in file order. */
+    check_nodes(c);
+    tgc_status result = TGC_OK;
+    int32_t eid = 0;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        if (c->flags[id] & (PL_BAD_KERN | PL_BAD_SPEC)) {
+            s = report_node(c, id);
+            if (s == TGC_ERR_NOMEM) return s;
+            result = TGC_ERR_INVALID;
+        }
+        s = tgc_pl_colocate_node(c, id, &eid);
+        if (s == TGC_ERR_NOMEM) return s;
+        if (s != TGC_OK) result = s;
+    }
+    if (result != TGC_OK) return result;
+
+    /* Soft placement: the lowest relaxation level that leaves a device. */
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        if (c->parent[id] != id) continue;
+        c->level[id] = (c->spec0[id] & c->kern[id]) ? 0 : (c->spec1[id] & c->kern[id]) ? 1 : 2;
+    }
+
+    /* Rule 4 in topological order; then sources; then Shape/Size. */
+    int32_t *deferred = tgc_malloc(((size_t)g->n_nodes + 1) * sizeof *deferred);
+    if (deferred == NULL) return TGC_ERR_NOMEM;
+    int32_t n_deferred = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        int32_t id = g->topo != NULL ? g->topo[i] : i; /* no order: ids are one (graphs built by hand) */
+        if ((c->flags[id] & PL_OP) && !(c->flags[tgc_pl_find(c, id)] & PL_DECIDED))
+            decide_group(c, id, deferred, &n_deferred);
+    }
+    s = place_sources(c);
+    if (s == TGC_OK) place_deferred(c, deferred, n_deferred);
+    tgc_free(deferred);
+    if (s != TGC_OK) return s;
+
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        c->reason[id] = reason_of(c, id);
+        if (c->opt.soft_placement && (c->flags[id] & PL_HAS_SPEC) &&
+            !(c->own_spec[id] & bit(c->device[tgc_pl_find(c, id)]))) {
+            s = warn_relaxed(c, id);
+            if (s == TGC_ERR_NOMEM) return s;
+        }
+    }
+    /* Hand over device and reason; the group array reuses `parent`. */
+    for (int32_t id = 0; id < g->n_nodes; id++) c->parent[id] = tgc_pl_find(c, id);
+    for (int32_t id = 0; id < g->n_nodes; id++) c->device[id] = c->device[c->parent[id]];
+    out->n_nodes = g->n_nodes;
+    out->device = c->device;
+    out->reason = c->reason;
+    out->group = c->parent;
+    c->device = NULL;
+    c->reason = NULL;
+    c->parent = NULL;
+    return TGC_OK;
+}
+
+tgc_status tgc_placer_run(const tgc_graph *g, const tgc_placer_device *devices, int n_devices,
+                          const tgc_placer_options *opts, tgc_diags *diags, tgc_placement *out) {
+    memset(out, 0, sizeof *out);
+    pl_ctx c = {.g = g, .devs = devices, .n_devs = n_devices, .diags = diags, .host_cpu = -1};
+    if (opts != NULL) c.opt = *opts;
+    if (c.opt.kernel_find == NULL) c.opt.kernel_find = registry_find;
+    if (n_devices < 1 || n_devices > TGC_PLACER_MAX_DEVICES)
+        return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
+                              "a placement needs 1 to %d devices, got %d", TGC_PLACER_MAX_DEVICES, n_devices);
+    for (int i = 0; i < n_devices; i++) {
+        for (int j = 0; j < i; j++)
+            if (devices[j].kind == devices[i].kind && devices[j].index == devices[i].index) {
+                char name[32];
+                return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list", "device %s is listed twice",
+                                      tgc_placer_device_name(devices[i], name, sizeof name));
+            }
+        c.all |= bit(i);
+        c.kind_mask[devices[i].kind] |= bit(i);
+        if (devices[i].kind == TGC_DEVICE_CPU && c.host_cpu < 0) c.host_cpu = i;
+    }
+    tgc_status s = run(&c, out);
+    ctx_free(&c);
+    return s;
+}
+
+void tgc_placement_release(tgc_placement *p) {
+    if (p == NULL) return;
+    tgc_free(p->device);
+    tgc_free(p->reason);
+    tgc_free(p->group);
+    memset(p, 0, sizeof *p);
+}

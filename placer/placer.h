@@ -1,0 +1,124 @@
+/* The placer: a device for every node, from the devices a run lists,
+ * honouring what the graph asks for (device specs, colocation) and what the
+ * kernels allow, with conflicts explained in words. Private to the library.
+ * The model is TensorFlow's placer (core/common_runtime/placer.cc and
+ * colocation_graph.cc): the same rules, in the same order, with errors that
+ * say which constraints met and how to get out.
+ *
+ * Rules, in order (see docs/placement.md):
+ *   1. explicit specs: full (gpu1) or partial (gpu); an unlisted device is an
+ *      error unless soft placement relaxes it (to the kind, then to any);
+ *   2. colocation groups: union-find over colocate_with; a group's specs
+ *      merge and its members' kernel kinds intersect; a merge that cannot
+ *      hold is an error and leaves the groups as they were (dry run first);
+ *   3. kernel availability: a group goes only where every member has one;
+ *   4. host memory: Shape and Size run on their input's device; integer
+ *      shape arithmetic (int32/int64 in and out, outputs of rank <= 1) runs
+ *      on the host cpu;
+ *   5. default: the first listed device of the best kind (gpu, then cpu)
+ *      with kernels, except that a node whose inputs are all on the host and
+ *      small stays on the host.
+ * Graph inputs and initializers follow their first consumer that reads
+ * their data on its device; those only read as host-memory arguments stay
+ * on the host cpu.
+ *
+ * Example usage:
+ *     tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0}, {TGC_DEVICE_GPU, 0}};
+ *     tgc_placement p;
+ *     if (tgc_placer_run(g, devs, 2, NULL, diags, &p) == TGC_OK) {
+ *         // p.device[id] indexes devs; p.reason[id] says which rule decided
+ *         tgc_placement_release(&p);
+ *     }
+ */
+#ifndef TGC_PLACER_PLACER_H
+#define TGC_PLACER_PLACER_H
+
+#include "devices/device.h"
+#include "devices/kernel.h"
+#include "graph/graph.h"
+
+/* At most this many devices in one list (a device set is a 64-bit mask). */
+#define TGC_PLACER_MAX_DEVICES 64
+
+/* The documented default of tgc_placer_options.small_host_bytes. */
+#define TGC_PLACER_SMALL_HOST_BYTES 4096
+
+/* A device a run lists: kind and index ("gpu1" is {TGC_DEVICE_GPU, 1}). */
+typedef struct tgc_placer_device {
+    tgc_device_kind kind;
+    int index;
+} tgc_placer_device;
+
+/* Which rule decided a node's device. */
+typedef enum tgc_place_reason {
+    TGC_PLACED_BY_SPEC,       /* its own device spec */
+    TGC_PLACED_BY_COLOCATION, /* a spec or constraint of its colocation group */
+    TGC_PLACED_BY_KERNEL,     /* the best listed kind has no kernel for it */
+    TGC_PLACED_BY_HOST_RULE,  /* integer shape arithmetic on the host, Shape/Size with their input,
+                                 or an initializer read only as a host-memory argument */
+    TGC_PLACED_BY_SMALL_HOST, /* small inputs all on the host: not worth a transfer */
+    TGC_PLACED_BY_DEFAULT,    /* the first listed device of the best kind */
+    TGC_PLACED_BY_SOFT,       /* soft placement relaxed an unsatisfiable spec */
+    TGC_PLACED_BY_CONSUMER,   /* a graph input or initializer: where its first consumer reads it */
+} tgc_place_reason;
+
+/* Returns a short name of the reason ("spec", "colocation", "kernel",
+ * "host-memory", "small-host", "default", "soft", "consumer"). */
+const char *tgc_place_reason_name(tgc_place_reason r);
+
+/* Kernel lookup as tgc_kernel_find (the default); tests pass their own
+ * table to reach kernel combinations the registry lacks. */
+typedef const tgc_kernel_def *(*tgc_placer_kernel_find_fn)(const char *op, tgc_device_kind kind, tgc_dtype dtype,
+                                                           void *ctx);
+
+typedef struct tgc_placer_options {
+    bool soft_placement;
+    /* Rule 5's "small": at most this many bytes of input in total (0: the
+     * documented default, 4096; negative: the rule is off). */
+    int64_t small_host_bytes;
+    /* NULL: tgc_kernel_find. */
+    tgc_placer_kernel_find_fn kernel_find;
+    void *kernel_find_ctx;
+} tgc_placer_options;
+
+typedef struct tgc_placement {
+    int32_t n_nodes;
+    int32_t *device;         /* node id -> index into the device list */
+    tgc_place_reason *reason;
+    int32_t *group;          /* node id -> its colocation group's root node id */
+} tgc_placement;
+
+/* Places every node of `g` (validated and inferred; inputs and initializers
+ * too) on one of devices[0..n) (1 <= n <= TGC_PLACER_MAX_DEVICES, no device
+ * twice). Deterministic: the same graph and list give the same placement.
+ * On success fills *out (release with tgc_placement_release); soft
+ * placement's relaxations are warnings in `diags`. On conflicts returns
+ * TGC_ERR_INVALID with one error per independent conflict, at the node (or
+ * its device spec), naming the node, its op, the chain of constraints and
+ * the way out (rules "unlisted-device", "no-kernel", "placement-conflict");
+ * *out is left zeroed. TGC_ERR_NOMEM when out of memory. Runs in time
+ * linear in nodes plus edges (near-linear with union-find). */
+tgc_status tgc_placer_run(const tgc_graph *g, const tgc_placer_device *devices, int n_devices,
+                          const tgc_placer_options *opts, tgc_diags *diags, tgc_placement *out);
+
+void tgc_placement_release(tgc_placement *p);
+
+/* Parses a device list ("cpu,gpu0", "cpu0,cpu1"; cpu = cpu0, gpu = gpu0)
+ * into devices[0..*n) (at most `max`). Whether a gpuN exists on this
+ * machine is not checked: placement is static. TGC_ERR_INVALID with a
+ * "bad-device-list" message for an empty list, a name that is not a
+ * device, a device listed twice or too many devices. */
+tgc_status tgc_placer_parse_devices(const char *list, tgc_placer_device *devices, int max, int *n,
+                                    tgc_diags *diags);
+
+/* Writes "cpu0", "gpu1" into buf. */
+const char *tgc_placer_device_name(tgc_placer_device d, char *buf, size_t size);
+
+/* The YAML dumper of graph/dump_yaml.c with each node's `device:` replaced
+ * by node_devices[id] (a full device name) where that is not NULL. Same
+ * contract as tgc_graph_dump_yaml. (Declared here, the only caller's
+ * header; defined beside the dumper it extends.) */
+tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
+                                       const char *const *node_devices, tgc_diags *diags);
+
+#endif
