@@ -5,8 +5,11 @@
 JOBS ?= $(shell nproc)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+# The suites with threads of their own, run again under ThreadSanitizer.
+TSAN_TESTS = executor_test_thread_pool partition_test_rendezvous executor_test_parallel
 
-.PHONY: all deps build build-asan demo test test-plain test-asan fuzz clean
+.PHONY: all deps build build-asan build-tsan demo test test-plain test-asan test-tsan fuzz clean
 
 all: build
 
@@ -22,10 +25,16 @@ build-asan: deps
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 
 DIGITS = examples/digits
+build-tsan: deps
+	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_TSAN=ON -DTGC_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TESTS)
+
 demo: build
 	$(BUILD)/tgc compile $(DIGITS)/cnn.yaml --dump shapes -o $(BUILD)/cnn.shapes.yaml
 	@echo "inferred shapes written to $(BUILD)/cnn.shapes.yaml"
-	$(BUILD)/tgc run $(DIGITS)/cnn.yaml --devices cpu --input x=$(DIGITS)/test_x.npy \
+	$(BUILD)/tgc devices
+	$(BUILD)/tgc compile $(DIGITS)/cnn.yaml --devices cpu,gpu0 --dump placed -o $(BUILD)/cnn.placed.yaml
+	$(BUILD)/tgc run $(DIGITS)/cnn.yaml --devices cpu,gpu0 --input x=$(DIGITS)/test_x.npy \
 	  --compare logits=$(DIGITS)/ref_logits_cnn.npy --labels $(DIGITS)/test_y.npy --repeat 20
 
 test-plain: build
@@ -36,7 +45,11 @@ test-asan: build-asan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
 
-test: test-plain test-asan
+test-tsan: build-tsan
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure \
+	  -R 'test_thread_pool|test_rendezvous|test_parallel'
+
+test: test-plain test-asan test-tsan
 
 # A short libFuzzer run over the graph loader (see README).
 FUZZ_SECONDS ?= 60
@@ -48,4 +61,4 @@ fuzz: deps
 	  build-fuzz/corpus tests/fuzz/seeds
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) build-fuzz

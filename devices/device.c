@@ -1,12 +1,78 @@
-/* The common part of every device: figures, the limit, and reference-counted
- * buffers. Kind-specific memory comes from d->ops. */
+/* The common part of every device: figures, the limit, the arena, fault
+ * injection, and reference-counted buffers. Kind-specific memory comes from
+ * d->ops, or, with an arena, from d->arena_ops: regions carved by the arena
+ * (bfc_allocator.c) into views; without one, one ops->alloc per buffer. */
 #include "devices/device.h"
 
 #include "support/alloc.h"
 
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* --- process-wide switches read from the environment once --- */
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static atomic_llong fail_countdown; /* TGC_FAIL_ALLOC / tgc_device_fail_nth_alloc */
+
+static void read_env(void) {
+    const char *fail = getenv("TGC_FAIL_ALLOC");
+    if (fail != NULL) {
+        char *end;
+        long long n = strtoll(fail, &end, 10);
+        if (end != fail && *end == '\0' && n > 0) atomic_store(&fail_countdown, n);
+    }
+}
+
+void tgc_device_fail_nth_alloc(int64_t n) {
+    pthread_once(&env_once, read_env);
+    atomic_store(&fail_countdown, n > 0 ? n : 0);
+}
+
+/* true exactly once: when the armed countdown reaches its allocation. */
+static bool injected_failure(void) {
+    long long n = atomic_load(&fail_countdown);
+    while (n > 0)
+        if (atomic_compare_exchange_weak(&fail_countdown, &n, n - 1)) return n == 1;
+    return false;
+}
+
+/* --- the arena's callbacks, forwarding to the kind --- */
+
+static void *arena_region_alloc(void *ctx, size_t nbytes) {
+    tgc_device *d = ctx;
+    return d->arena_ops->region_alloc(d, nbytes);
+}
+
+static void arena_region_release(void *ctx, void *region, size_t nbytes) {
+    tgc_device *d = ctx;
+    d->arena_ops->region_free(d, region, nbytes);
+}
+
+int tgc_device_arena_wanted(void) {
+    const char *e = getenv("TGC_ARENA");
+    if (e == NULL || *e == '\0') return -1;
+    return strcmp(e, "0") != 0;
+}
+
+tgc_status tgc_device_arena_init(tgc_device *d, const tgc_arena_config *cfg) {
+    if (tgc_device_arena_wanted() == 0) return TGC_OK;
+    d->arena_ops = cfg->ops;
+    tgc_bfc_config bc = {
+        .alignment = cfg->alignment,
+        .initial_region_bytes = cfg->initial_region_bytes,
+        .max_region_bytes = cfg->max_region_bytes,
+        .bytes_limit = d->stats.bytes_limit,
+        .region_alloc = arena_region_alloc,
+        .region_release = arena_region_release,
+        .ctx = d,
+    };
+    d->arena = tgc_bfc_create(&bc);
+    return d->arena != NULL ? TGC_OK : TGC_ERR_NOMEM;
+}
+
+int64_t tgc_device_shrink(tgc_device *d) { return d->arena != NULL ? tgc_bfc_shrink(d->arena) : 0; }
 
 void tgc_device_init(tgc_device *d, const tgc_device_ops *ops, tgc_device_kind kind, int index) {
     memset(d, 0, sizeof *d);
@@ -20,6 +86,8 @@ void tgc_device_init(tgc_device *d, const tgc_device_ops *ops, tgc_device_kind k
 void tgc_device_destroy(tgc_device *d) {
     if (d == NULL) return;
     assert(d->stats.live_buffers == 0 && "a buffer outlived its device");
+    tgc_bfc_destroy(d->arena); /* its regions go back while the kind is alive */
+    d->arena = NULL;
     pthread_mutex_destroy(&d->stats_lock);
     d->ops->destroy(d); /* frees d */
 }
@@ -28,22 +96,52 @@ tgc_allocator_stats tgc_device_stats(tgc_device *d) {
     pthread_mutex_lock(&d->stats_lock);
     tgc_allocator_stats s = d->stats;
     pthread_mutex_unlock(&d->stats_lock);
+    if (d->arena != NULL) {
+        tgc_bfc_stats a = tgc_bfc_get_stats(d->arena);
+        s.bytes_reserved = a.bytes_reserved;
+        s.num_regions = a.num_regions;
+        s.fragmentation = a.fragmentation;
+    } else {
+        s.bytes_reserved = s.bytes_in_use;
+        s.num_regions = 0;
+        s.fragmentation = 0.0;
+    }
     return s;
+}
+
+void tgc_device_reset_peak(tgc_device *d) {
+    pthread_mutex_lock(&d->stats_lock);
+    d->stats.peak_bytes_in_use = d->stats.bytes_in_use;
+    pthread_mutex_unlock(&d->stats_lock);
 }
 
 void tgc_device_set_limit(tgc_device *d, int64_t bytes_limit) {
     pthread_mutex_lock(&d->stats_lock);
     d->stats.bytes_limit = bytes_limit > 0 ? bytes_limit : 0;
+    if (d->arena != NULL) tgc_bfc_set_limit(d->arena, d->stats.bytes_limit);
     pthread_mutex_unlock(&d->stats_lock);
 }
 
-/* Reserves `nbytes` in the figures, or refuses past the limit. */
+/* Reserves `nbytes` against the limit (and the per-device test hook), or
+ * refuses. The figures move only when the allocation succeeds (commit), so
+ * a refused or failed allocation leaves them as they were; the pending
+ * bytes keep concurrent allocations from passing the limit together. */
 static bool reserve(tgc_device *d, size_t nbytes) {
     pthread_mutex_lock(&d->stats_lock);
     tgc_allocator_stats *s = &d->stats;
-    bool ok = s->bytes_limit == 0 || s->bytes_in_use + (int64_t)nbytes <= s->bytes_limit;
+    bool ok = s->bytes_limit == 0 || s->bytes_in_use + d->pending_bytes + (int64_t)nbytes <= s->bytes_limit;
     if (ok && d->fail_countdown > 0 && --d->fail_countdown == 0) ok = false;
-    if (ok) {
+    if (ok) d->pending_bytes += (int64_t)nbytes;
+    pthread_mutex_unlock(&d->stats_lock);
+    return ok;
+}
+
+/* Ends a reservation: counted as a live buffer when `done`, else dropped. */
+static void commit(tgc_device *d, size_t nbytes, bool done) {
+    pthread_mutex_lock(&d->stats_lock);
+    tgc_allocator_stats *s = &d->stats;
+    d->pending_bytes -= (int64_t)nbytes;
+    if (done) {
         s->bytes_in_use += (int64_t)nbytes;
         if (s->bytes_in_use > s->peak_bytes_in_use) s->peak_bytes_in_use = s->bytes_in_use;
         if ((int64_t)nbytes > s->largest_alloc_size) s->largest_alloc_size = (int64_t)nbytes;
@@ -51,20 +149,43 @@ static bool reserve(tgc_device *d, size_t nbytes) {
         s->live_buffers++;
     }
     pthread_mutex_unlock(&d->stats_lock);
-    return ok;
 }
 
-static void unreserve(tgc_device *d, size_t nbytes, bool count_free) {
+static void unreserve(tgc_device *d, size_t nbytes) {
     pthread_mutex_lock(&d->stats_lock);
     d->stats.bytes_in_use -= (int64_t)nbytes;
     d->stats.live_buffers--;
-    if (count_free) d->stats.num_frees++;
-    else d->stats.num_allocs--;
+    d->stats.num_frees++;
     pthread_mutex_unlock(&d->stats_lock);
+}
+
+/* Device memory for b->nbytes (> 0) bytes: a chunk of the arena and a view
+ * of it, or a block of its own. */
+static tgc_status memory_alloc(tgc_device *d, tgc_buffer *b) {
+    if (d->arena == NULL) return d->ops->alloc(d, b->nbytes, &b->mem);
+    tgc_bfc_block blk;
+    if (tgc_bfc_alloc(d->arena, b->nbytes, &blk) != TGC_OK) return TGC_ERR_NOMEM;
+    if (d->arena_ops->view_create(d, blk.region, blk.offset, b->nbytes, &b->mem) != TGC_OK) {
+        tgc_bfc_free(d->arena, blk.chunk);
+        return TGC_ERR_NOMEM;
+    }
+    b->chunk = blk.chunk;
+    return TGC_OK;
+}
+
+static void memory_free(tgc_device *d, tgc_buffer *b) {
+    if (d->arena == NULL) {
+        d->ops->free(d, b->mem);
+        return;
+    }
+    if (d->arena_ops->view_release != NULL) d->arena_ops->view_release(d, b->mem, b->nbytes);
+    tgc_bfc_free(d->arena, b->chunk);
 }
 
 tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     *out = NULL;
+    pthread_once(&env_once, read_env);
+    if (injected_failure()) return TGC_ERR_NOMEM;
     tgc_buffer *b = tgc_malloc(sizeof *b);
     if (b == NULL) return TGC_ERR_NOMEM;
     if (!reserve(d, nbytes)) {
@@ -74,12 +195,14 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     b->device = d;
     b->nbytes = nbytes;
     b->mem = NULL;
+    b->chunk = UINT32_MAX;
     atomic_init(&b->refs, 1);
-    if (nbytes > 0 && d->ops->alloc(d, nbytes, &b->mem) != TGC_OK) {
-        unreserve(d, nbytes, false);
+    if (nbytes > 0 && memory_alloc(d, b) != TGC_OK) {
+        commit(d, nbytes, false);
         tgc_free(b);
         return TGC_ERR_NOMEM;
     }
+    commit(d, nbytes, true);
     *out = b;
     return TGC_OK;
 }
@@ -94,8 +217,8 @@ void tgc_buffer_release(tgc_buffer *b) {
     int before = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
     assert(before > 0);
     if (before != 1) return;
-    if (b->mem != NULL) b->device->ops->free(b->device, b->mem);
-    unreserve(b->device, b->nbytes, true);
+    if (b->mem != NULL) memory_free(b->device, b);
+    unreserve(b->device, b->nbytes);
     tgc_free(b);
 }
 

@@ -7,12 +7,20 @@
  *     if (tgc_buffer_alloc(cpu, 4096, &b) != TGC_OK) ...   // refs = 1
  *     float *p = tgc_buffer_host_ptr(b);                  // cpu: host memory
  *     tgc_buffer_release(b);                              // freed at refs 0
+ *     tgc_allocator_stats s = tgc_device_stats(cpu);      // bytes_in_use 0, bytes_reserved 1 MiB
+ *     tgc_device_shrink(cpu);                             // the arena's free regions go back
  *     tgc_device_destroy(cpu);
+ *
+ * Buffers of cpuN and gpuN come from the device's arena (bfc_allocator.h)
+ * unless TGC_ARENA=0 (gpuN on PoCL: only with TGC_ARENA=1, see
+ * cl_device.c); TGC_FAIL_ALLOC=N makes the Nth allocation fail.
  */
 #ifndef TGC_DEVICES_DEVICE_H
 #define TGC_DEVICES_DEVICE_H
 
 #include "tgc.h"
+
+#include "devices/bfc_allocator.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,7 +31,11 @@ typedef enum tgc_device_kind { TGC_DEVICE_CPU = 0, TGC_DEVICE_GPU = 1, TGC_DEVIC
 
 typedef struct tgc_device tgc_device;
 
-/* Allocator figures, named as TensorFlow's AllocatorStats. Bytes. */
+/* Allocator figures, named as TensorFlow's AllocatorStats. Bytes.
+ * bytes_in_use, its peak and largest_alloc_size count the bytes buffers
+ * asked for (tensor bytes, what a static plan predicts); bytes_reserved is
+ * the device memory the arena holds, which also covers rounding to the
+ * arena's alignment and free chunks. */
 typedef struct tgc_allocator_stats {
     int64_t num_allocs;         /* allocations since the device was created */
     int64_t bytes_in_use;       /* bytes of live buffers */
@@ -32,6 +44,9 @@ typedef struct tgc_allocator_stats {
     int64_t bytes_limit;        /* 0: no limit */
     int64_t live_buffers;       /* buffers allocated and not yet freed */
     int64_t num_frees;
+    int64_t bytes_reserved;     /* the arena's regions; bytes_in_use without an arena */
+    int64_t num_regions;        /* the arena's regions; 0 without an arena */
+    double fragmentation;       /* 1 - largest free chunk / free bytes in the arena; 0 when none is free */
 } tgc_allocator_stats;
 
 typedef struct tgc_device_ops {
@@ -51,6 +66,19 @@ typedef struct tgc_device_ops {
     void (*destroy)(tgc_device *d);
 } tgc_device_ops;
 
+/* What an arena (bfc_allocator.h) needs from a device kind that has one.
+ * region_alloc returns a region of exactly `nbytes` (an opaque handle
+ * aligned to the arena's alignment) or NULL; region_free gives it back.
+ * view_create makes a buffer's `mem` for bytes [offset, offset + nbytes) of
+ * a region (cpu: a pointer into it; OpenCL: a sub-buffer); view_release
+ * undoes that (the region stays). */
+typedef struct tgc_arena_ops {
+    void *(*region_alloc)(tgc_device *d, size_t nbytes);
+    void (*region_free)(tgc_device *d, void *region, size_t nbytes);
+    tgc_status (*view_create)(tgc_device *d, void *region, size_t offset, size_t nbytes, void **mem);
+    void (*view_release)(tgc_device *d, void *mem, size_t nbytes);
+} tgc_arena_ops;
+
 struct tgc_device {
     const tgc_device_ops *ops;
     tgc_device_kind kind;
@@ -59,6 +87,9 @@ struct tgc_device {
     pthread_mutex_t stats_lock;
     tgc_allocator_stats stats;
     int64_t fail_countdown; /* test hook: the Nth allocation from now fails */
+    int64_t pending_bytes;  /* reserved against the limit, not yet allocated */
+    const tgc_arena_ops *arena_ops;
+    tgc_bfc *arena;         /* NULL: each buffer straight from ops->alloc */
     void *impl;             /* the kind's own state */
 };
 
@@ -69,11 +100,41 @@ typedef struct tgc_buffer {
     tgc_device *device;
     void *mem;      /* the device's handle (host pointer on cpu) */
     size_t nbytes;
+    uint32_t chunk; /* the arena's chunk (device with an arena, nbytes > 0) */
     atomic_int refs;
 } tgc_buffer;
 
 /* Initialises the common part of a device (name from kind and index). */
 void tgc_device_init(tgc_device *d, const tgc_device_ops *ops, tgc_device_kind kind, int index);
+
+/* How a kind sets up its arena, after tgc_device_init. */
+typedef struct tgc_arena_config {
+    const tgc_arena_ops *ops;
+    size_t alignment;            /* bytes, a power of two */
+    size_t initial_region_bytes; /* the first region */
+    size_t max_region_bytes;     /* growth stops doubling here (0: no cap) */
+} tgc_arena_config;
+
+/* Gives `d` an arena over cfg->ops, unless the environment says
+ * TGC_ARENA=0 (read when the device is created): then every buffer comes
+ * straight from ops->alloc, so AddressSanitizer sees each one as its own
+ * block. TGC_ERR_NOMEM when host memory is short. */
+tgc_status tgc_device_arena_init(tgc_device *d, const tgc_arena_config *cfg);
+
+/* What TGC_ARENA says now: 0 (off), 1 (on: any other value), -1 (unset). */
+int tgc_device_arena_wanted(void);
+
+/* Gives the arena's fully free regions back to the device; returns the
+ * bytes released (0 without an arena). Thread safe. */
+int64_t tgc_device_shrink(tgc_device *d);
+
+/* Fault injection: the `n`th device allocation from now, counted across
+ * every device of the process (1 = the next tgc_buffer_alloc), fails with
+ * TGC_ERR_NOMEM, and only that one; n <= 0 disarms. The environment
+ * variable TGC_FAIL_ALLOC=N arms it for the Nth allocation of the process
+ * (read once, at the first allocation or the first call of this hook,
+ * whichever comes first). Thread safe. */
+void tgc_device_fail_nth_alloc(int64_t n);
 
 /* Destroys the device; every buffer must already be released (asserted). */
 void tgc_device_destroy(tgc_device *d);
@@ -81,13 +142,20 @@ void tgc_device_destroy(tgc_device *d);
 /* A snapshot of the device's figures. */
 tgc_allocator_stats tgc_device_stats(tgc_device *d);
 
-/* Sets the device's memory limit in bytes (0: none). */
+/* Starts a new high-water mark: peak_bytes_in_use becomes bytes_in_use
+ * now, so later snapshots give the peak since this call (TensorFlow's
+ * ClearStats; the public memory trace resets the host device's). */
+void tgc_device_reset_peak(tgc_device *d);
+
+/* Sets the device's memory limit in bytes (0: none): the bytes buffers ask
+ * for, and the arena's regions, stay within it. */
 void tgc_device_set_limit(tgc_device *d, int64_t bytes_limit);
 
 /* Allocates a buffer of `nbytes` (0 allowed: no device memory, a valid
  * buffer) on `d`, refs = 1, in *out. TGC_ERR_NOMEM when the device is out
- * of memory or the allocation would pass the device's limit; the message
- * is the caller's to write (it knows the node and tensor). */
+ * of memory, the allocation would pass the device's limit, or an injected
+ * failure fires; the figures are then as before and the message is the
+ * caller's to write (it knows the node and tensor). */
 tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out);
 
 tgc_buffer *tgc_buffer_retain(tgc_buffer *b);
@@ -99,13 +167,16 @@ void tgc_buffer_release(tgc_buffer *b);
 void *tgc_buffer_host_ptr(tgc_buffer *b);
 
 /* The cpu device number `index` (cpu0, cpu1 are separate virtual host
- * devices). Memory from tgc's aligned host allocator (64-byte alignment).
- * NULL if out of memory. */
+ * devices). Memory from an arena over regions of tgc's host allocator;
+ * every buffer is 64-byte aligned. NULL if out of memory. */
 tgc_device *tgc_cpu_device_create(int index);
 
 /* The process-wide host device that holds user tensors (feeds, fetched
  * outputs), named "host". Static storage, created on first use, never
- * destroyed; its figures count the tensors users hold. */
+ * destroyed; its figures count the tensors users hold. It has no arena:
+ * being never destroyed, it would keep its regions to the end of the
+ * process, and the host allocator's counters would no longer show a
+ * user's leaked tensors as live blocks. */
 tgc_device *tgc_host_device(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include "support/alloc.h"
 #include "support/diag.h"
 
+#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,10 @@ static tgc_status name_outputs(tgc_session *s) {
 
 static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_session_options *opts,
                                tgc_diags *diags) {
+    /* Parallelism comes from the devices' pools: OpenBLAS runs each call on
+     * the calling thread, so threads do not oversubscribe the cores and no
+     * result depends on OpenBLAS's thread count. */
+    openblas_set_num_threads(1);
     int n = 0;
     tgc_status st = tgc_placer_parse_devices(devices, s->place_devices, TGC_MAX_DEVICES, &n, diags);
     for (int i = 0; st == TGC_OK && i < n; i++) {

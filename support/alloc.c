@@ -1,11 +1,24 @@
 /* Counting host allocator. Each block carries a small header with its size,
  * so tgc_free can keep the byte counts exact without the caller passing the
- * size back. */
+ * size back.
+ *
+ * Test-allocator mode (the Lua habit): with TGC_DEBUG_ALLOC=1 in the
+ * environment (read once, at the first allocation), every block also gets
+ * GUARD_BYTES guard bytes after its payload, checked when the block is
+ * freed or resized, and a freed block is filled with POISON_BYTE before it
+ * goes back to the system, so a use after free reads garbage that shows.
+ * A damaged guard is a programmer error: the process aborts, naming the
+ * block's size. The counters never include the guards. */
 #include "support/alloc.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define GUARD_BYTES 16
+#define GUARD_BYTE 0xfd
+#define POISON_BYTE 0xdd
 
 /* max_align_t keeps the payload aligned as malloc's would be. */
 typedef union block_header {
@@ -18,6 +31,41 @@ static atomic_llong live_bytes;
 static atomic_llong peak_bytes;
 static atomic_llong num_allocs;
 static atomic_llong fail_countdown;
+
+/* 0: not read yet, 1: off, 2: on. Racing first readers agree. */
+static atomic_int debug_state;
+
+static int debug_mode(void) {
+    int st = atomic_load_explicit(&debug_state, memory_order_relaxed);
+    if (st == 0) {
+        const char *e = getenv("TGC_DEBUG_ALLOC");
+        st = e != NULL && strcmp(e, "1") == 0 ? 2 : 1;
+        atomic_store_explicit(&debug_state, st, memory_order_relaxed);
+    }
+    return st == 2;
+}
+
+static void set_guard(block_header *h) { memset((char *)(h + 1) + h->size, GUARD_BYTE, GUARD_BYTES); }
+
+static void check_guard(const block_header *h) {
+    const unsigned char *g = (const unsigned char *)(h + 1) + h->size;
+    for (int i = 0; i < GUARD_BYTES; i++) {
+        if (g[i] != GUARD_BYTE) {
+            fprintf(stderr,
+                    "tgc: heap corruption: the guard bytes after a block of %zu bytes were overwritten "
+                    "(a write past its end, first at payload byte %zu)\n",
+                    h->size, h->size + (size_t)i);
+            abort();
+        }
+    }
+}
+
+/* Checks the guard, poisons the payload and frees the block (debug mode). */
+static void debug_release(block_header *h) {
+    check_guard(h);
+    memset(h + 1, POISON_BYTE, h->size);
+    free(h);
+}
 
 static int injected_failure(void) {
     long long n = atomic_load(&fail_countdown);
@@ -41,11 +89,21 @@ static void count_free(size_t size) {
     atomic_fetch_sub(&live_bytes, (long long)size);
 }
 
-void *tgc_malloc(size_t size) {
-    if (size > SIZE_MAX - sizeof(block_header) || injected_failure()) return NULL;
-    block_header *h = malloc(sizeof *h + size);
+/* A block of `size` payload bytes with its header (and guard), uncounted. */
+static block_header *raw_alloc(size_t size) {
+    size_t extra = debug_mode() ? GUARD_BYTES : 0;
+    if (size > SIZE_MAX - sizeof(block_header) - GUARD_BYTES) return NULL;
+    block_header *h = malloc(sizeof *h + size + extra);
     if (h == NULL) return NULL;
     h->size = size;
+    if (extra) set_guard(h);
+    return h;
+}
+
+void *tgc_malloc(size_t size) {
+    if (injected_failure()) return NULL;
+    block_header *h = raw_alloc(size);
+    if (h == NULL) return NULL;
     count_alloc(size);
     return h + 1;
 }
@@ -59,12 +117,22 @@ void *tgc_calloc(size_t count, size_t size) {
 
 void *tgc_realloc(void *block, size_t size) {
     if (block == NULL) return tgc_malloc(size);
-    if (size > SIZE_MAX - sizeof(block_header) || injected_failure()) return NULL;
+    if (size > SIZE_MAX - sizeof(block_header) - GUARD_BYTES || injected_failure()) return NULL;
     block_header *old = (block_header *)block - 1;
     size_t old_size = old->size;
-    block_header *h = realloc(old, sizeof *h + size);
-    if (h == NULL) return NULL;
-    h->size = size;
+    block_header *h;
+    if (debug_mode()) {
+        /* A new block, so the old one can be checked and poisoned. */
+        check_guard(old);
+        h = raw_alloc(size);
+        if (h == NULL) return NULL;
+        memcpy(h + 1, old + 1, size < old_size ? size : old_size);
+        debug_release(old);
+    } else {
+        h = realloc(old, sizeof *h + size);
+        if (h == NULL) return NULL;
+        h->size = size;
+    }
     count_free(old_size);
     count_alloc(size);
     atomic_fetch_sub(&num_allocs, 1); /* a resize is not a new allocation */
@@ -75,7 +143,8 @@ void tgc_free(void *block) {
     if (block == NULL) return;
     block_header *h = (block_header *)block - 1;
     count_free(h->size);
-    free(h);
+    if (debug_mode()) debug_release(h);
+    else free(h);
 }
 
 char *tgc_strndup(const char *s, size_t n) {

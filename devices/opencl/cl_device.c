@@ -1,6 +1,14 @@
 /* The OpenCL device: discovery, context and in-order queue, buffers,
  * copies, and kernel launches. Programs are built (or loaded from the disk
- * cache) by cl_program.c. */
+ * cache) by cl_program.c.
+ *
+ * Buffers come from the device's arena (bfc_allocator.c): its regions are
+ * large cl_mem buffers, and each tgc buffer is a sub-buffer of one, so
+ * kernels still take a plain cl_mem. Reusing a freed chunk is safe without
+ * waiting: every command on the device goes through its one in-order queue
+ * (CLBlast's too), so work queued on the old sub-buffer finishes before
+ * work on the new one starts, and releasing a sub-buffer or a region is
+ * deferred by OpenCL until commands using it are done. */
 #include "devices/opencl/opencl.h"
 
 #include "devices/opencl/cl_program.h"
@@ -10,6 +18,7 @@
 #include <clblast_c.h>
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,6 +138,47 @@ static void cl_free(tgc_device *d, void *mem) {
     pthread_mutex_unlock(&c->lock);
 }
 
+/* Arena regions: plain buffers, counted apart from the sub-buffers. */
+static void *cl_region_alloc(tgc_device *d, size_t nbytes) {
+    tgc_cl_device *c = cl_of(d);
+    cl_int err;
+    cl_mem m = clCreateBuffer(c->context, CL_MEM_READ_WRITE, nbytes, NULL, &err);
+    if (err != CL_SUCCESS) return NULL;
+    pthread_mutex_lock(&c->lock);
+    c->counters.regions++;
+    pthread_mutex_unlock(&c->lock);
+    return m;
+}
+
+static void cl_region_free(tgc_device *d, void *region, size_t nbytes) {
+    (void)nbytes;
+    tgc_cl_device *c = cl_of(d);
+    clReleaseMemObject((cl_mem)region);
+    pthread_mutex_lock(&c->lock);
+    c->counters.regions--;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* A sub-buffer of the region; the offset is a multiple of the arena's
+ * alignment, which covers CL_DEVICE_MEM_BASE_ADDR_ALIGN. */
+static tgc_status cl_view_create(tgc_device *d, void *region, size_t offset, size_t nbytes, void **mem) {
+    tgc_cl_device *c = cl_of(d);
+    cl_buffer_region r = {offset, nbytes};
+    cl_int err;
+    cl_mem m = clCreateSubBuffer((cl_mem)region, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+    if (err != CL_SUCCESS) return TGC_ERR_NOMEM;
+    pthread_mutex_lock(&c->lock);
+    c->counters.mems++;
+    pthread_mutex_unlock(&c->lock);
+    *mem = m;
+    return TGC_OK;
+}
+
+static void cl_view_release(tgc_device *d, void *mem, size_t nbytes) {
+    (void)nbytes;
+    cl_free(d, mem);
+}
+
 static void *cl_host_ptr(tgc_device *d, void *mem) {
     (void)d;
     (void)mem;
@@ -175,6 +225,33 @@ static const tgc_device_ops cl_ops = {
     .destroy = cl_destroy,
 };
 
+static const tgc_arena_ops cl_arena_ops = {
+    .region_alloc = cl_region_alloc,
+    .region_free = cl_region_free,
+    .view_create = cl_view_create,
+    .view_release = cl_view_release,
+};
+
+#define CL_INITIAL_REGION ((size_t)4 << 20)
+#define CL_MAX_REGION ((size_t)1 << 30)
+
+/* The arena: chunks aligned to 256 bytes or to the device's base address
+ * alignment for sub-buffers, whichever is more; regions no larger than one
+ * buffer may be. */
+static tgc_status arena_init(tgc_cl_device *c) {
+    cl_uint bits = 0;
+    cl_ulong max_alloc = 0;
+    clGetDeviceInfo(c->id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof bits, &bits, NULL);
+    clGetDeviceInfo(c->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+    size_t align = 256;
+    while (align < bits / 8) align *= 2;
+    size_t max_region = CL_MAX_REGION;
+    if (max_alloc != 0 && max_alloc < max_region) max_region = (size_t)max_alloc & ~(align - 1);
+    size_t initial = CL_INITIAL_REGION < max_region ? CL_INITIAL_REGION : max_region;
+    tgc_arena_config cfg = {&cl_arena_ops, align, initial, max_region};
+    return tgc_device_arena_init(&c->base, &cfg);
+}
+
 static tgc_status no_such_device(int index, int count, tgc_diags *diags) {
     char list[2048] = "cpu";
     tgc_cl_info infos[MAX_CL_DEVICES];
@@ -218,6 +295,11 @@ tgc_status tgc_cl_device_create(int index, tgc_diags *diags, tgc_device **out) {
         s = tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "opencl", "gpu%d (%s): cannot open: %s", index,
                            c->device_name, tgc_cl_error_name(err));
     if (s == TGC_OK) s = tgc_cl_programs_build(c, diags);
+    if (s == TGC_OK && arena_init(c) != TGC_OK) {
+        tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "out-of-memory", "gpu%d (%s): no host memory for its arena",
+                       index, c->device_name);
+        s = TGC_ERR_NOMEM;
+    }
     if (s != TGC_OK) {
         cl_destroy(&c->base);
         return s;

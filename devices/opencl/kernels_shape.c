@@ -395,13 +395,11 @@ static tgc_status copy_rows(tgc_kernel_ctx *c, cl_mem dst, size_t dst_off, size_
     if (chunk == 0 || outer == 0) return TGC_OK;
     if (outer == 1 || (chunk == dst_pitch && chunk == src_pitch))
         return tgc_cl_copy(c, dst, dst_off, src, src_off, chunk * (size_t)outer);
-    const size_t src_origin[3] = {src_off, 0, 0}, dst_origin[3] = {dst_off, 0, 0};
-    const size_t region[3] = {chunk, (size_t)outer, 1};
-    cl_int err = clEnqueueCopyBufferRect(tgc_cl_queue(c->device), src, dst, src_origin, dst_origin, region,
-                                         src_pitch, 0, dst_pitch, 0, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return tgc_kernel_fail(c, "%s: clEnqueueCopyBufferRect failed: %s", tgc_cl_op_name(c), tgc_cl_error_name(err));
-    return TGC_OK;
+    tgc_cl_arg args[] = {{sizeof(cl_mem), &src},       TGC_CL_LONG((cl_long)src_off), TGC_CL_LONG((cl_long)src_pitch),
+                         {sizeof(cl_mem), &dst},       TGC_CL_LONG((cl_long)dst_off), TGC_CL_LONG((cl_long)dst_pitch),
+                         TGC_CL_LONG((cl_long)chunk)};
+    size_t global[2] = {chunk, (size_t)outer};
+    return tgc_cl_enqueue(c, "lay_copy_rows", 2, global, NULL, 7, args);
 }
 
 /* Concat-13: inputs of one dtype and rank whose dims agree except on

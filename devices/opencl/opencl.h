@@ -26,9 +26,13 @@
 #define TGC_CL_MAX_PROGRAMS 16
 
 /* Live OpenCL objects tgc created and has not released, per device; tests
- * check they return to zero. */
+ * check they return to zero. Memory objects are counted in two parts: the
+ * arena's regions (each one clCreateBuffer), and `mems`, every other
+ * cl_mem (a buffer's sub-buffer of a region, a buffer of its own when the
+ * arena is off, kernel scratch); live cl_mem objects = mems + regions. */
 typedef struct tgc_cl_counters {
     int64_t mems;
+    int64_t regions;
     int64_t events;
     int64_t programs;
     int64_t kernels;

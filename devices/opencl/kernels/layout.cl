@@ -74,3 +74,12 @@ __kernel void lay_range_f32(__global float *dst, long n, float start, float delt
     long i = get_global_id(0);
     if (i < n) dst[i] = start + (float)i * delta;
 }
+
+/* Copies `outer` rows of `chunk` bytes between two pitched layouts (Concat
+ * and Split). A kernel rather than clEnqueueCopyBufferRect, which PoCL 3.1
+ * crashes in when a buffer is a sub-buffer (the arena hands those out). */
+__kernel void lay_copy_rows(__global const uchar *src, long src_off, long src_pitch, __global uchar *dst,
+                            long dst_off, long dst_pitch, long chunk) {
+    long i = get_global_id(0), row = get_global_id(1);
+    if (i < chunk) dst[dst_off + row * dst_pitch + i] = src[src_off + row * src_pitch + i];
+}

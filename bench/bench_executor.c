@@ -1,0 +1,172 @@
+/* Executor benchmarks, each beside its reference measured in the same run:
+ *   1. per-node overhead: a chain of 10,000 Add nodes on 1-element tensors,
+ *      against the same arithmetic in a plain C loop;
+ *   2. inter-op parallelism: 8 independent branches of 512x512 MatMuls with
+ *      2 threads against 1 (the speed-up);
+ *   3. the digits CNN's latency on cpu, gpu0 and cpu,gpu0.
+ * Medians of repeated runs; these machines are noisy. */
+#include "tgc.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return v[n / 2];
+}
+
+static tgc_graph *load_text(const char *text, const char *dir) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(text, strlen(text), "bench.yaml", dir, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    return g;
+}
+
+static tgc_session *open_session(const tgc_graph *g, const char *devices, const char *threads) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_session_options o = {.threads = threads};
+    if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    return s;
+}
+
+/* Median seconds per run over `reps` runs (after one warm-up). */
+static double time_runs(tgc_session *s, int n_feeds, const char **names, tgc_tensor **feeds, int reps) {
+    int n_out = tgc_session_output_count(s);
+    tgc_tensor *outs[8];
+    double *t = calloc((size_t)reps, sizeof *t);
+    for (int r = -1; r < reps; r++) {
+        double t0 = now();
+        if (tgc_session_run(s, n_feeds, names, feeds, outs, NULL) != TGC_OK) {
+            fprintf(stderr, "run failed\n");
+            exit(1);
+        }
+        if (r >= 0) t[r] = now() - t0;
+        for (int i = 0; i < n_out; i++) tgc_tensor_release(outs[i]);
+    }
+    double m = median(t, reps);
+    free(t);
+    return m;
+}
+
+static void bench_chain(void) {
+    enum { N = 10000 };
+    size_t cap = (size_t)N * 80 + 4096;
+    char *text = malloc(cap);
+    size_t len = (size_t)snprintf(text, cap,
+                                  "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [1]}\noutputs: [a%d]\n"
+                                  "initializers:\n  - {name: one, dtype: float32, shape: [1], values: [1.0e-4]}\nnodes:\n"
+                                  "  - {name: a0, op: Add, inputs: [x, one]}\n",
+                                  N - 1);
+    for (int i = 1; i < N; i++) len += (size_t)snprintf(text + len, cap - len, "  - {name: a%d, op: Add, inputs: [a%d, one]}\n", i, i - 1);
+    tgc_graph *g = load_text(text, ".");
+    free(text);
+    tgc_session *s = open_session(g, "cpu", "cpu=1");
+    tgc_tensor *x;
+    float one = 1;
+    tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){1}, &one, &x);
+    const char *names[] = {"x"};
+    double run = time_runs(s, 1, names, &x, 15);
+    /* The same arithmetic as a plain loop. */
+    double loop[15];
+    volatile float sink = 0;
+    for (int r = 0; r < 15; r++) {
+        double t0 = now();
+        float v = sink + 1;
+        for (int i = 0; i < N; i++) v += (float)1.0e-4;
+        sink = v;
+        loop[r] = now() - t0;
+    }
+    double plain = median(loop, 15);
+    printf("chain of %d Add nodes (1 element, cpu, 1 thread):\n", N);
+    printf("  tgc run            %9.3f ms   %7.1f ns/node   (target: < 1000 ns/node)\n", run * 1e3, run / N * 1e9);
+    printf("  plain C loop       %9.3f ms   %7.1f ns/add\n", plain * 1e3, plain / N * 1e9);
+    printf("  executor overhead  %9.1f ns/node\n\n", (run - plain) / N * 1e9);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+}
+
+static void bench_wide(void) {
+    char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof text,
+                                  "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [512, 512]}\noutputs: [");
+    for (int b = 0; b < 8; b++) len += (size_t)snprintf(text + len, sizeof text - len, "%sm%d_2", b ? ", " : "", b);
+    len += (size_t)snprintf(text + len, sizeof text - len, "]\nnodes:\n");
+    for (int b = 0; b < 8; b++)
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "  - {name: m%d_0, op: MatMul, inputs: [x, x]}\n"
+                                "  - {name: m%d_1, op: MatMul, inputs: [m%d_0, x]}\n"
+                                "  - {name: m%d_2, op: MatMul, inputs: [m%d_1, x]}\n",
+                                b, b, b, b, b);
+    tgc_graph *g = load_text(text, ".");
+    tgc_tensor *x;
+    float *data = malloc(512 * 512 * sizeof *data);
+    for (int i = 0; i < 512 * 512; i++) data[i] = (float)((i * 7919) % 13) * 1e-3f;
+    tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){512, 512}, data, &x);
+    free(data);
+    const char *names[] = {"x"};
+    tgc_session *one = open_session(g, "cpu", "cpu=1");
+    tgc_session *two = open_session(g, "cpu", "cpu=2");
+    double t1 = time_runs(one, 1, names, &x, 7), t2 = time_runs(two, 1, names, &x, 7);
+    printf("8 independent branches of 3 MatMuls 512x512 (OpenBLAS set to 1 thread per call):\n");
+    printf("  1 thread   %8.2f ms\n  2 threads  %8.2f ms\n  speed-up   %8.2fx   (target: >= 1.7x)\n\n", t1 * 1e3,
+           t2 * 1e3, t1 / t2);
+    tgc_tensor_release(x);
+    tgc_session_free(one);
+    tgc_session_free(two);
+    tgc_graph_free(g);
+}
+
+static void bench_digits(const char *root) {
+    char path[1024], dir[1024];
+    snprintf(path, sizeof path, "%s/examples/digits/cnn.yaml", root);
+    snprintf(dir, sizeof dir, "%s/examples/digits/test_x.npy", root);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    tgc_tensor *x = NULL;
+    if (tgc_graph_load(path, d, &g) != TGC_OK || tgc_tensor_load_npy(dir, d, &x) != TGC_OK) {
+        tgc_diags_print(d, stderr);
+        exit(1);
+    }
+    tgc_diags_free(d);
+    tgc_device_info info[4];
+    bool gpu = tgc_devices_list(info, 4) > 1;
+    const char *lists[] = {"cpu", "gpu0", "cpu,gpu0"};
+    const char *names[] = {"x"};
+    printf("digits CNN, batch 400 (median of 30 runs):\n");
+    for (int i = 0; i < 3; i++) {
+        if (i > 0 && !gpu) break;
+        tgc_session *s = open_session(g, lists[i], NULL);
+        if (s == NULL) continue;
+        double t = time_runs(s, 1, names, &x, 30);
+        printf("  %-9s %8.3f ms  (%.1f us/image)\n", lists[i], t * 1e3, t / 400 * 1e6);
+        tgc_session_free(s);
+    }
+    tgc_tensor_release(x);
+    tgc_graph_free(g);
+}
+
+int main(int argc, char **argv) {
+    const char *root = argc > 1 ? argv[1] : ".";
+    bench_chain();
+    bench_wide();
+    bench_digits(root);
+    return 0;
+}
