@@ -493,12 +493,12 @@ static tgc_status load_node(tgc_loader *l, const yaml_node_t *map) {
         const char *op_name = tgc_loader_scalar(l, op, "op");
         if (op_name == NULL) return TGC_ERR_INVALID;
         if ((n->op_name = tgc_strdup(op_name)) == NULL) return tgc_loader_nomem(l);
+        /* tgc's own ops (_Send, _Recv) load: partition dumps contain them. */
         n->op = tgc_op_find(op_name);
-        if (n->op != NULL && n->op->name[0] == '_') n->op = NULL; /* internal: never written by users */
         if (n->op == NULL && op_name[0] == '_') {
             s = tgc_loader_error(l, op, "unknown-op",
-                                 "node '%s': op '%s' is internal to tgc and cannot be written in a graph", n->name,
-                                 op_name);
+                                 "node '%s': unknown op '%s' (names starting with '_' are tgc's internal ops: "
+                                 "_Send, _Recv)", n->name, op_name);
         } else if (n->op == NULL) {
             size_t count;
             const tgc_op_def *const *ops = tgc_op_all(&count);

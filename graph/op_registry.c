@@ -33,6 +33,11 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
 };
 
+/* tgc's own ops (ops_internal.c, names starting with '_'): found by name,
+ * but not listed by tgc_op_all, which lists what users may write. */
+extern const tgc_op_def tgc_op__Send, tgc_op__Recv;
+static const tgc_op_def *const internal_ops[] = {&tgc_op__Send, &tgc_op__Recv};
+
 const tgc_op_def *const *tgc_op_all(size_t *count) {
     *count = sizeof all_ops / sizeof all_ops[0] - 1;
     return all_ops + 1;
@@ -43,6 +48,8 @@ const tgc_op_def *tgc_op_find(const char *name) {
     const tgc_op_def *const *ops = tgc_op_all(&n);
     for (size_t i = 0; i < n; i++)
         if (strcmp(ops[i]->name, name) == 0) return ops[i];
+    for (size_t i = 0; name[0] == '_' && i < sizeof internal_ops / sizeof internal_ops[0]; i++)
+        if (strcmp(internal_ops[i]->name, name) == 0) return internal_ops[i];
     return NULL;
 }
 
