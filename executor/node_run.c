@@ -28,6 +28,10 @@ static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc
         info->value_len = -1;
         int64_t numel = tgc_value_numel(&in[i]);
         const void *p = tgc_buffer_host_ptr(in[i].buf);
+        if (in[i].dtype == TGC_FLOAT32 && numel == 1 && p != NULL) {
+            info->has_real = true;
+            info->real = *(const float *)p;
+        }
         if ((in[i].dtype == TGC_INT64 || in[i].dtype == TGC_INT32) && in[i].rank <= 1 && numel <= TGC_MAX_VALUE_LEN &&
             (p != NULL || numel == 0)) {
             for (int64_t k = 0; k < numel; k++)
@@ -84,25 +88,23 @@ static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_
            in->buf->nbytes == tgc_value_nbytes(out) && in->dtype == out->dtype;
 }
 
+/* Allocates the outputs, or forwards input k->forward_input's buffer to
+ * output 0 (*forwarded set). */
 static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_kernel_def *k,
-                                tgc_device *d, tgc_value *out) {
+                                tgc_device *d, tgc_value *out, bool *forwarded) {
     for (int i = 0; i < n->n_outputs; i++) {
         tgc_device *od = k->host_outputs & (1u << i) ? tgc_host_device() : d;
         if (i == 0 && can_forward(ps, n, k->forward_input, &out[0], od)) {
             tgc_ref ref = n->inputs[k->forward_input];
             out[0].buf = tgc_buffer_retain(ps->vals[ps->plan->value_base[ref.node] + ref.port].buf);
+            *forwarded = true;
             continue;
         }
         size_t nbytes = tgc_value_nbytes(&out[i]);
         if (tgc_buffer_alloc(od, nbytes, &out[i].buf) != TGC_OK) {
-            char what[512], shape[200];
-            tgc_shape sh = tgc_shape_of(out[i].rank, out[i].dims);
-            tgc_allocator_stats fig = tgc_device_stats(od);
-            snprintf(what, sizeof what,
-                     "out of memory allocating output %d (%s %s, %zu bytes); %s has %" PRId64
-                     " bytes in use, limit %" PRId64,
-                     i, tgc_dtype_name(out[i].dtype), tgc_shape_str(NULL, &sh, shape, sizeof shape), nbytes, od->name,
-                     fig.bytes_in_use, fig.bytes_limit);
+            char what[512], which[32];
+            snprintf(which, sizeof which, "output %d", i);
+            tgc_oom_str(what, sizeof what, which, &out[i], od);
             tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s: %s", n->name, n->op_name,
                           d->name, what);
             return TGC_ERR_NOMEM;
@@ -138,7 +140,7 @@ tgc_status tgc_value_copy(const tgc_value *v, tgc_device *to, tgc_buffer **out) 
  * Inputs already in place are used as they are; the others are copied
  * into `staged` buffers that the caller releases after the kernel. */
 static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_device *d, tgc_value *in,
-                               tgc_buffer **staged) {
+                               tgc_buffer **staged, int *failed) {
     for (int i = 0; i < n->n_inputs; i++) {
         if (in[i].buf == NULL || (k->metadata_inputs & (1u << i))) continue;
         tgc_device *at = in[i].buf->device;
@@ -146,7 +148,10 @@ static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_d
         bool in_place = want_host ? tgc_is_host_memory(at) : at == d;
         if (in_place) continue;
         tgc_status s = tgc_value_copy(&in[i], want_host ? tgc_host_device() : d, &staged[i]);
-        if (s != TGC_OK) return s;
+        if (s != TGC_OK) {
+            *failed = i;
+            return s;
+        }
         in[i].buf = staged[i];
     }
     return TGC_OK;
@@ -183,8 +188,15 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     }
     char err[512] = "";
     tgc_buffer *staged[TGC_RUN_MAX_IO] = {0};
-    tgc_status s = stage_inputs(n, k, d, in, staged);
-    if (s != TGC_OK) {
+    int failed = 0;
+    tgc_status s = stage_inputs(n, k, d, in, staged, &failed);
+    if (s == TGC_ERR_NOMEM) {
+        char which[48];
+        snprintf(which, sizeof which, "a copy of input %d", failed);
+        bool to_host = (k->host_inputs & (1u << failed)) || tgc_is_host_memory(d);
+        node_fail(st, n, d, s, "out-of-memory",
+                  tgc_oom_str(err, sizeof err, which, &in[failed], to_host ? tgc_host_device() : d));
+    } else if (s != TGC_OK) {
         snprintf(err, sizeof err, "cannot move an input to %s", d->name);
         node_fail(st, n, d, s, "copy-failed", err);
     }
@@ -192,7 +204,8 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         s = infer_outputs(p->g, n, in, out, err, sizeof err);
         if (s != TGC_OK) node_fail(st, n, d, s, "runtime-shape", err);
     }
-    if (s == TGC_OK) s = alloc_outputs(st, ps, n, k, d, out);
+    bool forwarded = false;
+    if (s == TGC_OK) s = alloc_outputs(st, ps, n, k, d, out, &forwarded);
     if (s == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err};
@@ -205,5 +218,13 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         return s;
     }
     for (int i = 0; i < n->n_outputs; i++) ps->vals[p->value_base[id] + i] = out[i];
+    for (int i = 0; ps->wslots != NULL && i < n->n_outputs; i++) {
+        if (i == 0 && forwarded) {
+            tgc_ref from = n->inputs[k->forward_input];
+            tgc_watch_move(ps, p->value_base[from.node] + from.port, p->value_base[id], id);
+        } else {
+            tgc_watch_set(st, ps, p->value_base[id] + i, id);
+        }
+    }
     return TGC_OK;
 }

@@ -1,6 +1,7 @@
 /* A partition's plan: roles, kernels, output slots with their use counts,
  * pending counts and consumer lists, and the weights on the device. */
 #include "executor/session.h"
+#include "executor/step.h"
 
 #include "support/alloc.h"
 #include "support/diag.h"
@@ -114,10 +115,16 @@ static tgc_status load_weights(tgc_plan *p, tgc_diags *diags) {
         v->rank = c->shape.rank;
         for (int i = 0; i < v->rank; i++) v->dims[i] = c->shape.dims[i].v;
         tgc_status s = tgc_buffer_alloc(d, c->nbytes, &v->buf);
-        if (s == TGC_OK && c->nbytes > 0) s = d->ops->copy_from_host(d, v->buf->mem, 0, c->data, c->nbytes);
+        if (s != TGC_OK) {
+            char what[512];
+            return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "out-of-memory", "initializer '%s' on %s: %s",
+                                n->name, d->name, tgc_oom_str(what, sizeof what, "its data", v, d)),
+                   TGC_ERR_NOMEM;
+        }
+        if (c->nbytes > 0) s = d->ops->copy_from_host(d, v->buf->mem, 0, c->data, c->nbytes);
         if (s != TGC_OK)
-            return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "out-of-memory",
-                                "initializer '%s': cannot place %zu bytes on %s", n->name, c->nbytes, d->name),
+            return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "copy-failed",
+                                "initializer '%s': cannot copy %zu bytes to %s", n->name, c->nbytes, d->name),
                    s == TGC_ERR_NOMEM ? s : TGC_ERR_RUNTIME;
     }
     return TGC_OK;

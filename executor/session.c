@@ -81,6 +81,12 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
         int threads = threads_for(s->devices[i], opts ? opts->threads : NULL, diags, &st);
         if (st == TGC_OK) st = tgc_thread_pool_create(s->devices[i]->name, threads, &s->pools[i]);
     }
+    /* Limits hold from the first allocation: the weights count too. */
+    if (st == TGC_OK && opts != NULL && opts->memory_limits != NULL)
+        st = tgc_memory_limits_apply(s->devices, s->n_devices, opts->memory_limits, diags);
+    if (st == TGC_OK && opts != NULL && opts->memory_report &&
+        (s->watch = tgc_memory_watch_create(s->n_devices, s->g->n_inputs_nodes)) == NULL)
+        st = TGC_ERR_NOMEM;
     return st;
 }
 
@@ -124,6 +130,7 @@ void tgc_session_free(tgc_session *s) {
         for (int i = 0; i < s->g->n_outputs; i++) tgc_free(s->output_names[i]);
     tgc_free(s->output_names);
     tgc_trace_free(s->trace);
+    tgc_memory_watch_free(s->watch);
     tgc_free(s);
 }
 

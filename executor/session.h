@@ -14,6 +14,7 @@
 #include "tgc.h"
 
 #include "devices/kernel.h"
+#include "executor/memory_plan.h"
 #include "executor/thread_pool.h"
 #include "executor/trace.h"
 #include "graph/graph.h"
@@ -25,10 +26,13 @@
 #define TGC_MAX_DEVICES 16
 
 /* A public tensor handle: a reference-counted wrapper of one value whose
- * buffer lives on the process's host device (tgc_host_device). */
+ * buffer lives on the process's host device (tgc_host_device). A handle
+ * created inside a scope (executor/scope.c) is linked into it. */
 struct tgc_tensor {
     atomic_int refs;
     tgc_value v;
+    _Atomic(struct tgc_scope *) scope;            /* the scope holding it, NULL: none */
+    struct tgc_tensor *scope_prev, *scope_next; /* its list, under scope.c's lock */
 };
 
 /* Wraps `v` (taking over its buffer reference) in a new handle, refs 1. */
@@ -72,6 +76,7 @@ struct tgc_session {
     tgc_plan *plans; /* one per partition */
     char **output_names; /* graph output i as written: "node" or "node:k" */
     tgc_trace *trace;    /* NULL unless tracing */
+    tgc_memory_watch *watch; /* NULL unless opts->memory_report */
 };
 
 /* Runs one step of the session (executor/step.c): feeds indexed by the

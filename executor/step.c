@@ -39,6 +39,7 @@ void tgc_step_fail(tgc_step *st, tgc_status status, tgc_srcpos pos, const char *
 }
 
 static void release_slot(tgc_part_state *ps, int32_t slot) {
+    tgc_watch_release(ps, slot);
     tgc_buffer_release(ps->vals[slot].buf);
     ps->vals[slot].buf = NULL;
 }
@@ -96,10 +97,17 @@ static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
         return;
     }
     ps->vals[slot].buf = NULL;
-    if (tgc_value_copy(&feed->v, p->device, &ps->vals[slot].buf) != TGC_OK) {
-        const tgc_node *n = &p->g->nodes[id];
+    tgc_status s = tgc_value_copy(&feed->v, p->device, &ps->vals[slot].buf);
+    const tgc_node *n = &p->g->nodes[id];
+    if (s == TGC_ERR_NOMEM) {
+        char what[512];
+        tgc_step_fail(st, s, n->pos, "out-of-memory", "input '%s' on %s: %s", n->name, p->device->name,
+                      tgc_oom_str(what, sizeof what, "a copy of the feed", &feed->v, p->device));
+    } else if (s != TGC_OK) {
         tgc_step_fail(st, TGC_ERR_RUNTIME, n->pos, "copy-failed", "input '%s': cannot copy the feed to %s", n->name,
                       p->device->name);
+    } else {
+        tgc_watch_set(st, ps, slot, id);
     }
 }
 
@@ -151,8 +159,16 @@ static void recv_done(void *ctx, tgc_status status, tgc_value *received) {
     tgc_part_state *ps = &st->parts[t->part];
     const tgc_node *n = &ps->plan->g->nodes[t->node];
     if (status == TGC_OK) {
-        ps->vals[ps->plan->value_base[t->node]] = *received;
+        int32_t slot = ps->plan->value_base[t->node];
+        ps->vals[slot] = *received;
+        tgc_watch_recv(st, ps, t->part, slot, t->node);
         if (st->trace) tgc_trace_recv(st->trace, ps->plan, t->node, tgc_trace_now_us());
+    } else if (status == TGC_ERR_NOMEM && !atomic_load(&st->failed)) {
+        char figures[256];
+        tgc_device *dst = ps->plan->on_host[t->node] ? tgc_host_device() : ps->plan->device;
+        tgc_step_fail(st, status, n->pos, "out-of-memory", "node '%s' (_Recv) on %s: out of memory receiving '%s'; %s",
+                      n->name, ps->plan->device->name, tgc_node_attr(n, "tensor_name")->s,
+                      tgc_memory_figures_str(dst, figures, sizeof figures));
     } else if (!atomic_load(&st->failed)) {
         tgc_step_fail(st, status, n->pos, "recv-failed", "node '%s' (_Recv) on %s: %s", n->name,
                       ps->plan->device->name, tgc_status_name(status));
@@ -181,6 +197,11 @@ static tgc_status init_parts(tgc_step *st) {
         ps->pending = tgc_malloc(nn * sizeof *ps->pending);
         ps->tasks = tgc_malloc(nn * sizeof *ps->tasks);
         if (!ps->vals || !ps->remaining || !ps->pending || !ps->tasks) return TGC_ERR_NOMEM;
+        if (s->watch != NULL) {
+            ps->watch = s->watch;
+            if ((ps->wslots = tgc_calloc((size_t)p->n_values + 1, sizeof *ps->wslots)) == NULL) return TGC_ERR_NOMEM;
+            for (int32_t v = 0; v < p->n_values; v++) atomic_init(&ps->wslots[v].bytes, 0);
+        }
         for (int32_t v = 0; v < p->n_values; v++) atomic_init(&ps->remaining[v], p->use_count[v]);
         for (int32_t id = 0; id < p->g->n_nodes; id++) {
             atomic_init(&ps->pending[id], p->pending[id]);
@@ -200,6 +221,7 @@ static void release_parts(tgc_step *st) {
         tgc_free(ps->remaining);
         tgc_free(ps->pending);
         tgc_free(ps->tasks);
+        tgc_free(ps->wslots);
     }
     tgc_free(st->parts);
 }
@@ -252,6 +274,7 @@ tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor
     atomic_init(&st.failed, false);
     tgc_status result = tgc_rendezvous_create(&st.rendezvous);
     if (result == TGC_OK) result = init_parts(&st);
+    if (result == TGC_OK && s->watch != NULL) tgc_watch_feeds(s->watch, s->g, feeds);
     if (result == TGC_OK) {
         start(&st);
         pthread_mutex_lock(&st.lock);

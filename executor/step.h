@@ -28,6 +28,8 @@ typedef struct tgc_part_state {
     atomic_int *remaining;    /* slot -> uses still to come */
     atomic_int *pending;      /* node id -> inputs not yet available */
     tgc_task *tasks;          /* node id -> its task */
+    tgc_memory_watch *watch;  /* the session's, or NULL: then nothing below is kept */
+    tgc_watch_slot *wslots;   /* slot -> what the watch counts of it */
 } tgc_part_state;
 
 struct tgc_step {
@@ -62,6 +64,27 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id);
 /* Copies `v` into a new buffer on `to` (*out), through the host when
  * neither side is host memory. */
 tgc_status tgc_value_copy(const tgc_value *v, tgc_device *to, tgc_buffer **out);
+
+/* The memory watch (executor/memory_report.c; each a no-op unless
+ * ps->wslots): a slot the step now holds a buffer in (ps->vals[slot], set
+ * before the call) is counted in its buffer's memory, and the largest
+ * tensors are noted when that memory reaches a new peak; a forwarded
+ * output takes over its input's count; a released slot is uncounted.
+ * Thread safe; atomics, and a lock only at a new peak. */
+void tgc_watch_set(tgc_step *st, tgc_part_state *ps, int32_t slot, int32_t node);
+void tgc_watch_move(tgc_part_state *ps, int32_t from, int32_t to, int32_t node);
+void tgc_watch_release(tgc_part_state *ps, int32_t slot);
+/* As tgc_watch_set for a _Recv's slot, when the receive made a copy; a
+ * buffer shared with the sender (host to host) stays the sender's. */
+void tgc_watch_recv(tgc_step *st, tgc_part_state *ps, int part, int32_t slot, int32_t node);
+/* Notes the shapes of a step's feeds (original input id -> feed) and
+ * counts the run. */
+void tgc_watch_feeds(tgc_memory_watch *w, const tgc_graph *g, const tgc_tensor **feeds);
+
+/* Writes "out of memory allocating WHAT (float32 [400, 8, 8, 8], 819200
+ * bytes); cpu0 has ... bytes in use ..., limit ..." into buf: the words of
+ * every out-of-memory error of a run. */
+const char *tgc_oom_str(char *buf, size_t size, const char *what, const tgc_value *v, tgc_device *d);
 
 /* True when d's memory is host memory (the cpu devices and the host). */
 static inline bool tgc_is_host_memory(const tgc_device *d) { return d->kind == TGC_DEVICE_CPU; }

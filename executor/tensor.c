@@ -1,17 +1,31 @@
-/* Public tensor handles over host-device buffers, and .npy in and out. */
+/* Public tensor handles over host-device buffers, .npy in and out, and the
+ * memory figures of the public API: live handles and their bytes, device
+ * memory, and the host device's trace (used and peak since a reset). */
 #include "executor/session.h"
 
+#include "executor/scope.h"
 #include "graph/npy.h"
 #include "support/alloc.h"
 #include "support/diag.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
+/* Every handle alive in the process, and numel x dtype size summed over them. */
+static atomic_llong live_handles;
+static atomic_llong live_handle_bytes;
+
+/* Every handle is born here: counted, and linked into the calling thread's
+ * innermost scope when one is open. */
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out) {
     tgc_tensor *t = tgc_malloc(sizeof *t);
     if (t == NULL) return TGC_ERR_NOMEM;
     atomic_init(&t->refs, 1);
     t->v = *v;
+    atomic_fetch_add(&live_handles, 1);
+    atomic_fetch_add(&live_handle_bytes, (long long)tgc_value_nbytes(&t->v));
+    tgc_scope_adopt(t);
     *out = t;
     return TGC_OK;
 }
@@ -69,8 +83,14 @@ tgc_tensor *tgc_tensor_retain(tgc_tensor *t) {
     return t;
 }
 
+/* A release of a handle that a scope holds gives up the scope's reference:
+ * out of the scope first, so its end does not drop it again. */
 void tgc_tensor_release(tgc_tensor *t) {
-    if (t == NULL || atomic_fetch_sub(&t->refs, 1) != 1) return;
+    if (t == NULL) return;
+    tgc_scope_forget(t);
+    if (atomic_fetch_sub(&t->refs, 1) != 1) return;
+    atomic_fetch_sub(&live_handles, 1);
+    atomic_fetch_sub(&live_handle_bytes, (long long)tgc_value_nbytes(&t->v));
     tgc_buffer_release(t->v.buf);
     tgc_free(t);
 }
@@ -80,3 +100,84 @@ int tgc_tensor_rank(const tgc_tensor *t) { return t->v.rank; }
 const int64_t *tgc_tensor_dims(const tgc_tensor *t) { return t->v.dims; }
 int64_t tgc_tensor_numel(const tgc_tensor *t) { return tgc_value_numel(&t->v); }
 const void *tgc_tensor_data(const tgc_tensor *t) { return tgc_buffer_host_ptr(t->v.buf); }
+
+/* ---- Memory figures ---------------------------------------------------- */
+
+static tgc_memory_figures figures_of(tgc_device *d) {
+    tgc_allocator_stats st = tgc_device_stats(d);
+    tgc_memory_figures f = {st.live_buffers, st.bytes_in_use, st.peak_bytes_in_use, st.num_allocs,
+                            st.largest_alloc_size};
+    return f;
+}
+
+tgc_memory_info tgc_memory(void) {
+    tgc_memory_info m = {0};
+    m.live_tensors = atomic_load(&live_handles);
+    m.live_tensor_bytes = atomic_load(&live_handle_bytes);
+    tgc_device *host = tgc_host_device();
+    if (host != NULL) m.host = figures_of(host);
+    tgc_scope_figures(&m.scope_depth, &m.scoped_tensors);
+    return m;
+}
+
+/* "cpu", "cpu0", "cpu1", "host" name the host's memory; "gpu" is gpu0. */
+static void listed_name(const char *name, char *out, size_t size) {
+    if (strcmp(name, "host") == 0 || strncmp(name, "cpu", 3) == 0) snprintf(out, size, "cpu");
+    else if (strcmp(name, "gpu") == 0) snprintf(out, size, "gpu0");
+    else snprintf(out, size, "%s", name);
+}
+
+static bool valid_device_name(const char *name) {
+    if (strcmp(name, "host") == 0 || strcmp(name, "cpu") == 0 || strcmp(name, "gpu") == 0) return true;
+    const char *digits = strncmp(name, "cpu", 3) == 0 || strncmp(name, "gpu", 3) == 0 ? name + 3 : NULL;
+    if (digits == NULL || *digits == '\0' || strlen(digits) > 3) return false;
+    for (const char *p = digits; *p != '\0'; p++)
+        if (*p < '0' || *p > '9') return false;
+    return true;
+}
+
+tgc_status tgc_device_memory(const char *device_name, tgc_device_memory_info *out) {
+    out->total_bytes = out->used_bytes = out->free_bytes = -1;
+    if (device_name == NULL || !valid_device_name(device_name)) return TGC_ERR_INVALID;
+    char want[16];
+    listed_name(device_name, want, sizeof want);
+    tgc_device_info info[17];
+    int n = tgc_devices_list(info, 17);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(info[i].name, want) != 0) continue;
+        out->total_bytes = info[i].total_memory;
+        out->used_bytes = info[i].used_memory;
+        out->free_bytes = info[i].free_memory;
+        return TGC_OK;
+    }
+    return TGC_ERR_INVALID;
+}
+
+/* The trace: on, and the host device's num_allocs at the last reset. */
+static atomic_bool trace_on;
+static atomic_llong trace_allocs_mark;
+
+void tgc_memory_trace_reset(void) {
+    tgc_device *host = tgc_host_device();
+    if (host == NULL) return;
+    tgc_device_reset_peak(host);
+    atomic_store(&trace_allocs_mark, tgc_device_stats(host).num_allocs);
+}
+
+void tgc_memory_trace_start(void) {
+    tgc_memory_trace_reset();
+    atomic_store(&trace_on, true);
+}
+
+tgc_status tgc_memory_trace_report(tgc_memory_trace *out) {
+    memset(out, 0, sizeof *out);
+    tgc_device *host = tgc_host_device();
+    if (!atomic_load(&trace_on) || host == NULL) return TGC_ERR_INVALID;
+    tgc_allocator_stats st = tgc_device_stats(host);
+    out->bytes_in_use = st.bytes_in_use;
+    out->peak_bytes_in_use = st.peak_bytes_in_use;
+    out->num_allocs = st.num_allocs - atomic_load(&trace_allocs_mark);
+    out->live_buffers = st.live_buffers;
+    out->live_tensors = atomic_load(&live_handles);
+    return TGC_OK;
+}

@@ -31,6 +31,11 @@ typedef struct tgc_tensor_info {
      * Elements may be symbolic (see shape.h). */
     int value_len;
     tgc_dim *value; /* value_len elements, tgc_malloc'd, owned; NULL if none */
+    /* The value of a float scalar when known (a float32 initializer, or a
+     * host-memory input at run time), for ops like Range whose output shape
+     * depends on it. */
+    bool has_real;
+    double real;
 } tgc_tensor_info;
 
 /* Stores a copy of `n` value elements in info (replacing any value).

@@ -17,6 +17,12 @@ static tgc_status infer_const(tgc_node *n) {
     info->shape = c->shape;
     info->value_len = -1;
     int64_t numel = tgc_shape_numel(&c->shape);
+    if (c->dtype == TGC_FLOAT32 && numel == 1) {
+        float f;
+        memcpy(&f, c->data, sizeof f);
+        info->has_real = true;
+        info->real = f;
+    }
     if ((c->dtype != TGC_INT64 && c->dtype != TGC_INT32) || c->shape.rank > 1 || numel > TGC_MAX_VALUE_LEN)
         return TGC_OK;
     tgc_dim value[TGC_MAX_VALUE_LEN];

@@ -3,6 +3,8 @@
  * known integers, a filled integer ConstantOfShape, Constant's int forms). */
 #include "graph/ops.h"
 
+#include <math.h>
+
 #define SHAPE(c, s, buf) tgc_infer_shape_str((c), (s), (buf), sizeof(buf))
 
 static const tgc_attr_def no_attrs[] = {{NULL, 0, false}};
@@ -31,6 +33,17 @@ static tgc_status infer_range(tgc_infer_ctx *c) {
     }
     tgc_dtype t = tgc_infer_input(c, 0)->dtype;
     int64_t n = -1;
+    if (t == TGC_FLOAT32) {
+        /* ONNX: max(ceil((limit - start) / delta), 0) elements. */
+        const tgc_tensor_info *s0 = tgc_infer_input(c, 0), *s1 = tgc_infer_input(c, 1), *s2 = tgc_infer_input(c, 2);
+        if (s0->has_real && s1->has_real && s2->has_real) {
+            if (s2->real == 0) return tgc_infer_fail(c, 2, "bad-input", "delta is 0");
+            double count = ceil((s1->real - s0->real) / s2->real);
+            if (count >= 0 && count < 1e12) n = (int64_t)count;
+            else if (count < 0) n = 0;
+        }
+        known = false;
+    }
     if (known) {
         if (v[2] == 0) return tgc_infer_fail(c, 2, "bad-input", "delta is 0");
         int64_t lo = v[0], hi = v[1], step = v[2];

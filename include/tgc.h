@@ -140,7 +140,8 @@ size_t tgc_graph_node_count(const tgc_graph *g);
 /* A tensor handle: dtype, concrete shape and data on one device, reference
  * counted. Handles the caller gets from a function named *_create, *_load,
  * or from tgc_session_run are owned by the caller: release each once with
- * tgc_tensor_release (or tgc_tensor_retain to share it).
+ * tgc_tensor_release (or tgc_tensor_retain to share it). Inside a scope
+ * (see Memory) the scope releases them instead, unless kept.
  *
  * Example usage:
  *     tgc_tensor *x = NULL;
@@ -163,7 +164,11 @@ tgc_status tgc_tensor_load_npy(const char *path, tgc_diags *diags, tgc_tensor **
 /* Writes the tensor as a .npy file, atomically (temporary file, then rename). */
 tgc_status tgc_tensor_save_npy(const tgc_tensor *t, const char *path, tgc_diags *diags);
 
+/* Adds a reference, owned by the caller; returns t. Thread safe. */
 tgc_tensor *tgc_tensor_retain(tgc_tensor *t);
+
+/* Drops one reference (a scope's, while a scope holds t: see Memory); the
+ * last one frees the handle and its data. NULL is ignored. Thread safe. */
 void tgc_tensor_release(tgc_tensor *t);
 
 tgc_dtype tgc_tensor_dtype(const tgc_tensor *t);
@@ -195,6 +200,20 @@ typedef struct tgc_session_options {
     /* Worker threads per device, "cpu0=2,gpu0=1"; unnamed devices get the
      * default: one per core for a cpu, one for a gpu (it only enqueues). */
     const char *threads;
+    /* Memory limits per device, "gpu0=64MiB,cpu0=512KiB" (NULL: none). A
+     * SIZE is bytes ("1000") or a number with a unit: B, KB, MB, GB, TB
+     * (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024); "cpu" is
+     * cpu0, "gpu" gpu0. The limit holds for the bytes of buffers and for
+     * the arena's regions on that device. Loading the weights or a run that
+     * would pass it fails with TGC_ERR_NOMEM and a message naming the node,
+     * the tensor's dtype and shape, the device and its figures; the run
+     * releases everything. A malformed spec or a device not in the session:
+     * TGC_ERR_INVALID from tgc_session_create. */
+    const char *memory_limits;
+    /* Nonzero: watch each device's memory during runs, so that
+     * tgc_session_memory_report can name the largest tensors live at each
+     * device's peak (a little work per allocation; none when zero). */
+    int memory_report;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on
@@ -245,6 +264,16 @@ int tgc_session_device_count(const tgc_session *s);
 const char *tgc_session_device_name(const tgc_session *s, int i);
 tgc_memory_figures tgc_session_memory(const tgc_session *s, int i);
 
+/* Writes the session's memory report to `out`, per device: the peak bytes
+ * in use (weights and the runs' tensors), bytes in use now (after a run:
+ * the weights only), reserved bytes, allocations, the largest allocation,
+ * fragmentation; beside them the static plan's prediction (see Memory
+ * plans) for the shapes of the last run's feeds, and, when the session was
+ * created with memory_report set, the largest tensors live at each
+ * device's peak (node, dtype, shape, bytes) and the most bytes of tensors
+ * the runs held at once. Bytes throughout. TGC_OK, or TGC_ERR_NOMEM. */
+tgc_status tgc_session_memory_report(const tgc_session *s, FILE *out);
+
 
 /* ---- Devices ------------------------------------------------------------- */
 
@@ -265,6 +294,142 @@ typedef struct tgc_device_info {
 /* Fills out[0..max) with the cpu and then every gpuN (see tgc_cl_list for
  * which OpenCL devices serve as gpuN); returns how many there are. */
 int tgc_devices_list(tgc_device_info *out, int max);
+
+/* ---- Memory ---------------------------------------------------------------- */
+
+/* Who releases a tensor handle, and how to see what is live.
+ *
+ * Scopes, in the manner of tf.tidy and dispose scopes. tgc_scope_begin opens
+ * a scope on the calling thread; scopes nest, and each thread has its own
+ * stack of them. Every handle created while a scope is open on the thread
+ * (by tgc_tensor_create, tgc_tensor_load_npy, or as an output of
+ * tgc_session_run) is held by the innermost one: the scope owns the
+ * reference the handle was created with, and tgc_scope_end releases that
+ * reference of every handle the scope still holds. A handle leaves its
+ * scope, and the scope no longer releases it, by:
+ *   - tgc_keep(t): the caller owns the reference (release it once, later);
+ *   - tgc_scope_move_out(t): the scope enclosing t's scope holds it instead
+ *     (the caller owns it when there is none), as tf.tidy hands back its
+ *     result;
+ *   - tgc_tensor_release(t): releasing a handle that a scope holds gives up
+ *     the scope's reference early; the scope's end does not release it
+ *     again.
+ * A reference added by tgc_tensor_retain always belongs to the retainer and
+ * outlives the scope's end (to share a handle beyond its scope, retain it
+ * or keep it). So a retain and release pair made while the handle is still
+ * in its scope leaves the handle out of the scope with one reference, the
+ * retainer's: prefer tgc_keep there. Outside every scope, handles belong to
+ * whoever created them, as in the Tensors section. Handles in a scope may
+ * be released, kept or moved out from any thread; a thread that exits with
+ * scopes open has them ended.
+ *
+ * Example usage (the classic leak, fixed: every run's outputs are released
+ * at the end of the loop body, but for one result kept):
+ *     tgc_tensor *last = NULL;
+ *     for (int i = 0; i < 100; i++) {
+ *         if (tgc_scope_begin() != TGC_OK) break;   // TGC_ERR_NOMEM: no scope
+ *         tgc_tensor *outs[2];                      // logits, probs
+ *         if (tgc_session_run(s, 1, names, &x, outs, diags) == TGC_OK && i == 99)
+ *             last = tgc_keep(outs[0]);             // ours now: released below
+ *         tgc_scope_end();                          // releases probs (and logits, unless kept)
+ *     }
+ *     tgc_memory_info m = tgc_memory();             // m.live_tensors: x and last
+ *     tgc_tensor_release(last);
+ *
+ *     tgc_scope_begin();                            // nested: a helper hands back one result
+ *     tgc_scope_begin();
+ *     tgc_tensor *tmp, *result;
+ *     tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){4}, NULL, &tmp);
+ *     tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){4}, NULL, &result);
+ *     tgc_scope_move_out(result);                   // the outer scope holds it now
+ *     tgc_scope_end();                              // releases tmp
+ *     ... use result ...
+ *     tgc_scope_end();                              // releases result
+ *
+ *     tgc_memory_trace_start();                     // the host's peak since now
+ *     ... runs ...
+ *     tgc_memory_trace t;
+ *     tgc_memory_trace_report(&t);                  // t.peak_bytes_in_use, t.num_allocs
+ *     tgc_memory_trace_reset();                     // the next peak starts from here
+ */
+
+/* Opens a scope on the calling thread, nested in the innermost open one.
+ * TGC_OK, or TGC_ERR_NOMEM: no scope was opened (do not end it). The scope
+ * is the library's until the matching tgc_scope_end. */
+tgc_status tgc_scope_begin(void);
+
+/* Ends the calling thread's innermost scope: releases the reference it
+ * holds of every handle still in it (handles whose other references
+ * remain live on, owned by those references' holders) and frees the
+ * scope. Returns the number of references released; 0 when no scope is
+ * open (nothing happens). */
+int64_t tgc_scope_end(void);
+
+/* Takes `t` out of the scope that holds it, whichever thread's scope that
+ * is: the caller now owns the reference the scope held and releases it
+ * with tgc_tensor_release. Does nothing to a handle that no scope holds.
+ * Returns t (NULL for NULL). */
+tgc_tensor *tgc_keep(tgc_tensor *t);
+
+/* Moves `t` from the scope that holds it to the scope that one is nested
+ * in, which releases it when it ends; when the holding scope is the
+ * outermost, as tgc_keep (the caller owns it). Does nothing to a handle
+ * that no scope holds. Returns t (NULL for NULL). */
+tgc_tensor *tgc_scope_move_out(tgc_tensor *t);
+
+/* What is live, as tf.memory() gives it. */
+typedef struct tgc_memory_info {
+    int64_t live_tensors;      /* tensor handles alive in the process, all threads */
+    int64_t live_tensor_bytes; /* their data: numel x dtype size, summed over them */
+    /* The host device, which holds the data of every handle and, during a
+     * run, the values kept in host memory (shape arithmetic; the weights a
+     * gpu session reads as shapes, for the session's life). Sessions' own
+     * devices report through tgc_session_memory. peak_bytes_in_use is since
+     * the process started or the last tgc_memory_trace_reset. */
+    tgc_memory_figures host;
+    int scope_depth;        /* the calling thread's open scopes */
+    int64_t scoped_tensors; /* the handles they hold */
+} tgc_memory_info;
+
+/* A snapshot of the figures above (a value: nothing to release). Thread
+ * safe; the process-wide figures may move while other threads work. */
+tgc_memory_info tgc_memory(void);
+
+/* A device's memory, in bytes; -1 where the platform does not say. */
+typedef struct tgc_device_memory_info {
+    int64_t total_bytes;
+    int64_t used_bytes; /* what tgc has in use there, as tgc_devices_list reports it */
+    int64_t free_bytes;
+} tgc_device_memory_info;
+
+/* The memory of device `device_name` ("cpu", "cpu0", "host": the host's
+ * memory; "gpu" or "gpuN"), from tgc_devices_list, in *out. TGC_OK, or
+ * TGC_ERR_INVALID (all figures -1) for a malformed name or a gpuN this
+ * machine does not have. */
+tgc_status tgc_device_memory(const char *device_name, tgc_device_memory_info *out);
+
+/* The memory trace of the host device: bytes used now and the peak since
+ * the trace started or was last reset. One trace per process: it sees every
+ * thread's allocations. */
+typedef struct tgc_memory_trace {
+    int64_t bytes_in_use;      /* the host device's live bytes now */
+    int64_t peak_bytes_in_use; /* the most at once since start or the last reset */
+    int64_t num_allocs;        /* host-device allocations since start or the last reset */
+    int64_t live_buffers;      /* the host device's buffers now */
+    int64_t live_tensors;      /* tensor handles now (as tgc_memory) */
+} tgc_memory_trace;
+
+/* Starts the trace (again: a reset). Thread safe. */
+void tgc_memory_trace_start(void);
+
+/* Fills *out (a value the caller owns). TGC_ERR_INVALID (all zero) before
+ * the first tgc_memory_trace_start. */
+tgc_status tgc_memory_trace_report(tgc_memory_trace *out);
+
+/* Starts a new peak: peak_bytes_in_use becomes bytes_in_use now, and
+ * num_allocs counts from zero. This is also the host device's own
+ * high-water mark (tgc_memory's host figures). Thread safe. */
+void tgc_memory_trace_reset(void);
 
 /* ---- Placement ------------------------------------------------------------ */
 
@@ -344,6 +509,204 @@ tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags)
  * send them): their number and bytes per step from their shapes, symbolic
  * dims counted as 1 (the summary names them). */
 void tgc_placed_summary(const tgc_placed *p, FILE *out);
+
+/* ---- Partitions ------------------------------------------------------------ */
+
+/* A placed graph split into one standalone subgraph per device that has
+ * nodes. Every edge between devices becomes a _Send on the producer's
+ * device and a _Recv on the consumer's, meeting in a rendezvous under the
+ * key "send_device;recv_device;tensor" (";host" appended when the receiver
+ * takes the tensor in host memory: a shape argument of a GPU kernel). One
+ * pair per tensor and receiving device (and memory), however many consumers
+ * read it there; a control edge between devices becomes a pair carrying an
+ * empty tensor. Graph inputs are fed, and outputs fetched, on the device
+ * that has them.
+ *
+ * Example usage:
+ *     tgc_partitions *parts = NULL;
+ *     if (tgc_graph_partition(g, placed, diags, &parts) == TGC_OK) {
+ *         tgc_partitions_summary(parts, stderr);   // pairs and bytes per device pair
+ *         for (int i = 0; i < tgc_partitions_count(parts); i++)
+ *             ... tgc_partitions_device(parts, i) ("cpu0") and
+ *                 tgc_partitions_dump_yaml(parts, i, f, dir, diags) ...
+ *     }
+ *     tgc_partitions_free(parts);
+ */
+typedef struct tgc_partitions tgc_partitions;
+
+/* Splits `g` as `placed` (a placement of g, from tgc_graph_place) places
+ * it. Both are borrowed and must outlive *out. On success stores a new
+ * partitioning owned by the caller in *out; on failure stores NULL and
+ * returns TGC_ERR_INVALID (a placement of another graph) or TGC_ERR_NOMEM,
+ * with a message in diags. Linear in nodes plus edges. */
+tgc_status tgc_graph_partition(const tgc_graph *g, const tgc_placed *placed, tgc_diags *diags, tgc_partitions **out);
+
+/* Releases the partitions; NULL is ignored. */
+void tgc_partitions_free(tgc_partitions *p);
+
+/* The partitions, in device-list order: how many, partition i's device
+ * ("cpu0", "gpu0"; NULL when i is out of range) and its node count
+ * (_Send and _Recv included). */
+int tgc_partitions_count(const tgc_partitions *p);
+const char *tgc_partitions_device(const tgc_partitions *p, int i);
+size_t tgc_partitions_node_count(const tgc_partitions *p, int i);
+
+/* The number of _Send/_Recv pairs. */
+int tgc_partitions_pair_count(const tgc_partitions *p);
+
+/* Checks the partitions against the graph: every _Recv has exactly one
+ * _Send with its key, each partition is acyclic, and the union of the
+ * partitions with the pairs contracted is the graph (the same nodes and
+ * edges). TGC_OK, or TGC_ERR_INVALID with one message per problem (rule
+ * "bad-partition": a tgc bug), or TGC_ERR_NOMEM. */
+tgc_status tgc_partitions_validate(const tgc_partitions *p, tgc_diags *diags);
+
+/* Writes partition i as a tgc/1 document (as tgc_graph_dump_yaml, `file:`
+ * paths relative to dest_dir): its nodes with `device:` set, its _Send and
+ * _Recv nodes with their attributes and `out`, its share of the graph's
+ * inputs and outputs. The document loads again with tgc_graph_load.
+ * TGC_ERR_IO or TGC_ERR_NOMEM with a message in diags. */
+tgc_status tgc_partitions_dump_yaml(const tgc_partitions *p, int i, FILE *out, const char *dest_dir,
+                                    tgc_diags *diags);
+
+/* Writes every partition (nodes, inputs, outputs) and every pair (key,
+ * tensor, devices, nodes, dtype, shape, bytes, host memory) as one JSON
+ * document, with the traffic per device pair. TGC_ERR_IO as above. */
+tgc_status tgc_partitions_dump_json(const tgc_partitions *p, FILE *out, tgc_diags *diags);
+
+/* Writes a Graphviz digraph: one cluster per device, a dashed edge from each
+ * _Send to its _Recv labelled with the tensor. TGC_ERR_IO as above. */
+tgc_status tgc_partitions_dump_dot(const tgc_partitions *p, FILE *out, tgc_diags *diags);
+
+/* Writes one line: the partitions and their node counts, the number of
+ * pairs, and per (sending, receiving) device the pairs and bytes per step
+ * (symbolic dims counted as 1, as the line says). */
+void tgc_partitions_summary(const tgc_partitions *p, FILE *out);
+
+/* ---- Memory plans ----------------------------------------------------------- */
+
+/* What each device's memory will be, before a run: the graph is placed and
+ * partitioned as a session would, then every tensor a run allocates gets a
+ * lifetime over the executor's schedule (its producer's step to its last
+ * reader's; graph outputs to the end) and, per device, an offset in one
+ * arena, greedily by size as TensorFlow Lite's arena planner does. Tensors
+ * a kernel overwrites in place share a buffer, as the executor forwards
+ * them. Weights are resident and counted apart. Per device:
+ *   - planned peak: the arena's size (offsets aligned as the device's arena);
+ *   - lower bound: the most bytes live at one step (no plan does better);
+ *   - naive sum: every tensor in memory of its own.
+ * Shapes are made concrete by binding symbols ("N=400"); unbound symbols
+ * are taken as 1, and the plan says which.
+ *
+ * Example usage:
+ *     tgc_memory_plan *mp = NULL;
+ *     tgc_memory_plan_options o = {.bind = "N=400"};
+ *     if (tgc_graph_memory_plan(g, "cpu,gpu0", &o, diags, &mp) == TGC_OK) {
+ *         for (int i = 0; i < tgc_memory_plan_count(mp); i++) {
+ *             tgc_memory_plan_figures f = tgc_memory_plan_get(mp, i);
+ *             printf("%s: %lld bytes\n", f.device, (long long)f.planned_peak);
+ *         }
+ *         tgc_memory_plan_write(mp, stdout, 0, diags);   // the table
+ *     }
+ *     tgc_memory_plan_free(mp);
+ */
+typedef struct tgc_memory_plan tgc_memory_plan;
+
+typedef struct tgc_memory_plan_options {
+    int soft_placement; /* as tgc_session_options */
+    const char *bind;   /* "N=400,B=2" (NULL: none bound) */
+} tgc_memory_plan_options;
+
+/* Places, partitions and plans `g` (borrowed: it must outlive *out) on the
+ * comma-separated `devices` (as tgc_session_create; no device is opened).
+ * opts may be NULL. On success stores a new plan owned by the caller in
+ * *out. TGC_ERR_INVALID with messages in diags: a bad --bind list (rule
+ * "bad-bind": an unknown symbol, a malformed value), a bad device list, a
+ * placement conflict; or TGC_ERR_NOMEM. */
+tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const tgc_memory_plan_options *opts,
+                                 tgc_diags *diags, tgc_memory_plan **out);
+
+/* Releases the plan; NULL is ignored. */
+void tgc_memory_plan_free(tgc_memory_plan *p);
+
+/* One memory's figures, in bytes. */
+typedef struct tgc_memory_plan_figures {
+    char device[16];       /* "cpu0", "gpu0"; "host": host memory (int shape values), over all partitions */
+    int64_t weights_bytes; /* initializers resident there */
+    int64_t planned_peak;  /* the arena's size */
+    int64_t lower_bound;
+    int64_t naive_sum;
+    int32_t tensors;       /* tensors planned */
+} tgc_memory_plan_figures;
+
+/* The memories: one per device that has nodes, in device-list order, then
+ * "host" when anything lives in host memory (its figures are the sum over
+ * the partitions, which run at once). */
+int tgc_memory_plan_count(const tgc_memory_plan *p);
+tgc_memory_plan_figures tgc_memory_plan_get(const tgc_memory_plan *p, int i);
+
+/* Writes the plan: json == 0, a table (per memory: weights, planned peak,
+ * lower bound, naive sum; then the largest tensors live at each device's
+ * busiest step: node, dtype, shape, bytes), else one JSON document with
+ * every buffer's lifetime and offset too. TGC_ERR_IO with a message in
+ * diags when writing fails. */
+tgc_status tgc_memory_plan_write(const tgc_memory_plan *p, FILE *out, int json, tgc_diags *diags);
+
+/* ---- ONNX import ------------------------------------------------------------ */
+
+/* ONNX models (opset 13-17; older opsets where a later op means the same,
+ * see onnx/onnx_legacy.c) converted into tgc/1 graph files.
+ *
+ * Example usage:
+ *     if (tgc_onnx_import("resnet18.onnx", "out/resnet18.yaml", diags) != TGC_OK)
+ *         tgc_diags_print(diags, stderr);
+ *         // "resnet18.onnx: error: unsupported op 'LSTM' (2 nodes: 'l1', 'l2') [unsupported-op]"
+ *     // else out/resnet18.yaml, weights in out/resnet18_weights/NAME.npy
+ */
+
+/* Reads the ONNX model at onnx_path and writes it as a tgc/1 file at
+ * yaml_out_path, with every initializer that is not a small integer tensor
+ * (<= 64 elements, inline as `values:`) or a float scalar as an .npy file in
+ * STEM_weights/ beside it (created if needed; STEM is the YAML's name
+ * without .yaml). Names become tgc names: characters outside
+ * [A-Za-z0-9_./-] (and ':') turn into '_', clashes get "_1", "_2"... in the
+ * model's order; a node is named after its first output. dim_params become
+ * symbols, unknown dims fresh symbols; Constant nodes become initializers.
+ * The written file is then loaded (tgc_graph_load) to check it.
+ * Returns TGC_OK; TGC_ERR_UNSUPPORTED when the model uses what tgc lacks
+ * (diags then lists every unsupported op type, attribute and dtype at once,
+ * each with its count and first nodes; rules "unsupported-op",
+ * "unsupported-attribute", "unsupported-dtype", "unsupported-opset", or the
+ * loader's "unsupported"); TGC_ERR_INVALID for a file that is not a valid
+ * ONNX model (rule "bad-model": truncated, dangling names) or a graph tgc's
+ * loader rejects; TGC_ERR_IO; TGC_ERR_NOMEM. A model refused before writing
+ * leaves no YAML file behind (it is written to a temporary name and
+ * renamed); one that the loader rejects keeps it, since the loader's
+ * messages point into it. */
+tgc_status tgc_onnx_import(const char *onnx_path, const char *yaml_out_path, tgc_diags *diags);
+
+/* What tgc_onnx_list lists about a model. */
+typedef enum tgc_onnx_list_kind {
+    TGC_ONNX_INPUT_NAMES, /* the names tgc_onnx_import gives the graph inputs fed
+                             at run time (initializers excluded), in the model's order */
+    TGC_ONNX_OP_TYPES,    /* the op types the graph uses, each once, in order of first
+                             use ("domain.Op" outside the ONNX domain) */
+} tgc_onnx_list_kind;
+
+/* Lists `what` of the model at onnx_path: stores the number of entries in
+ * *count and a new array of new strings in *names, released with
+ * tgc_onnx_names_free. Errors as tgc_onnx_import's for a file that does
+ * not read as a model. */
+tgc_status tgc_onnx_list(const char *onnx_path, tgc_onnx_list_kind what, tgc_diags *diags, int *count,
+                         char ***names);
+void tgc_onnx_names_free(char **names, int count);
+
+/* Reads a serialized ONNX TensorProto (a .pb file, as ONNX's test data
+ * stores inputs and outputs) into a new host tensor owned by the caller.
+ * TGC_ERR_IO, TGC_ERR_INVALID (not a TensorProto, data not matching its
+ * dims), TGC_ERR_UNSUPPORTED (a dtype tgc lacks) or TGC_ERR_NOMEM, with a
+ * message in diags. */
+tgc_status tgc_onnx_tensor_load(const char *pb_path, tgc_diags *diags, tgc_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@ enum {
 int tgc_cmd_compile(int argc, char **argv);
 int tgc_cmd_run(int argc, char **argv);
 int tgc_cmd_devices(int argc, char **argv);
+int tgc_cmd_import(int argc, char **argv);
 
 /* Prints "tgc: error: MESSAGE" and a one-line hint to stderr; returns 2. */
 int tgc_usage_error(const char *command, const char *fmt, ...);

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char compile_usage[] =
     "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]]\n"
-    "                   [--dump shapes|placed] [--format yaml|json|dot] [-o FILE]\n"
+    "                   [--dump shapes|placed|partitioned] [--format yaml|json|dot] [-o FILE|DIR]\n"
+    "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--format table|json]\n"
     "\n"
     "Loads MODEL.yaml (format tgc/1), checks every rule of the format and infers\n"
     "each tensor's dtype and shape. With --devices it also gives every node a\n"
@@ -28,6 +30,21 @@ static const char compile_usage[] =
     "                    compiling it again on the same devices gives the same placement\n"
     "  --format json     {\"nodes\": {NODE: {\"device\": ..., \"reason\": ...}}}\n"
     "  --format dot      a Graphviz graph, nodes coloured by device (dot -Tsvg)\n"
+    "  --dump partitioned  write one subgraph per device, joined by _Send/_Recv pairs\n"
+    "                    (needs --devices), and print the pairs and bytes per step\n"
+    "                    crossing each device pair: yaml writes DIR/DEVICE.yaml, a\n"
+    "                    tgc/1 graph per device, with -o DIR (created if missing;\n"
+    "                    without -o one document a device on standard output); json\n"
+    "                    one document with every partition and pair; dot one cluster\n"
+    "                    per device, a dashed edge per pair\n"
+    "  --dump memory     predict each device's memory from a static plan over the executor's\n"
+    "                    schedule (needs --devices): weights, the planned peak (offsets\n"
+    "                    greedily by size, as TFLite's arena planner), the lower bound\n"
+    "                    (the most bytes live at one step), the naive sum (no reuse), and\n"
+    "                    the largest tensors at the busiest step; --format table (the\n"
+    "                    default) or json (every buffer's lifetime and offset too)\n"
+    "  --bind SYM=N,...  the value of each shape symbol for --dump memory (unbound: 1,\n"
+    "                    and the plan says so), e.g. --bind N=400\n"
     "  -o FILE           write the dump to FILE (atomically) instead of standard output;\n"
     "                    the placement summary then goes to standard output, else to\n"
     "                    standard error\n";
@@ -40,9 +57,20 @@ typedef struct dump_job {
     dump_format format;
     const char *dest_dir;
     tgc_diags *diags;
+    tgc_partitions *parts; /* --dump partitioned */
+    int part;              /* its yaml: the partition to write */
 } dump_job;
 
+static tgc_status dump_partitions(const dump_job *job, FILE *f) {
+    switch (job->format) {
+    case FORMAT_JSON: return tgc_partitions_dump_json(job->parts, f, job->diags);
+    case FORMAT_DOT: return tgc_partitions_dump_dot(job->parts, f, job->diags);
+    default: return tgc_partitions_dump_yaml(job->parts, job->part, f, job->dest_dir, job->diags);
+    }
+}
+
 static tgc_status dump(const dump_job *job, FILE *f) {
+    if (job->parts != NULL) return dump_partitions(job, f);
     if (job->placed == NULL) return tgc_graph_dump_yaml(job->g, f, job->dest_dir, job->diags);
     switch (job->format) {
     case FORMAT_JSON: return tgc_placed_dump_json(job->placed, f, job->diags);
@@ -63,8 +91,121 @@ static int failed(tgc_diags *diags, tgc_status s) {
     return s == TGC_ERR_INVALID || s == TGC_ERR_IO ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
 }
 
+/* mkdir -p: every missing directory of `path`; 0 or an errno code. */
+static int make_dirs(const char *path) {
+    char *p = strdup(path);
+    if (p == NULL) return ENOMEM;
+    int err = 0;
+    for (char *c = p + 1; err == 0; c++) {
+        bool end = *c == '\0';
+        if (*c != '/' && !end) continue;
+        *c = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) err = errno;
+        if (end) break;
+        *c = '/';
+    }
+    struct stat st;
+    if (err == 0 && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))) err = ENOTDIR;
+    free(p);
+    return err;
+}
+
+/* --dump partitioned: builds and checks the partitions of the placed graph,
+ * prints their summary, writes the dump. Returns the exit code. */
+static int write_partitions(tgc_graph *g, tgc_placed *placed, dump_format format, const char *out_path) {
+    tgc_diags *diags = tgc_diags_create();
+    if (diags == NULL) return TGC_EXIT_FAILED;
+    tgc_partitions *parts = NULL;
+    tgc_status s = tgc_graph_partition(g, placed, diags, &parts);
+    if (s == TGC_OK) s = tgc_partitions_validate(parts, diags);
+    if (s != TGC_OK) {
+        tgc_partitions_free(parts);
+        return failed(diags, s == TGC_ERR_NOMEM ? s : TGC_ERR_RUNTIME); /* a bad partition is tgc's bug */
+    }
+    tgc_partitions_summary(parts, out_path != NULL ? stdout : stderr);
+    dump_job job = {g, placed, format, NULL, diags, parts, 0};
+    int rc = TGC_EXIT_OK, err = 0;
+    if (format == FORMAT_YAML && out_path != NULL) {
+        /* -o DIR: DIR/DEVICE.yaml per partition, `file:` paths relative to DIR. */
+        err = make_dirs(out_path);
+        if (err != 0) fprintf(stderr, "tgc: error: cannot create directory '%s': %s\n", out_path, strerror(err));
+        for (int i = 0; err == 0 && i < tgc_partitions_count(parts); i++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.yaml", out_path, tgc_partitions_device(parts, i));
+            job.part = i;
+            job.dest_dir = out_path;
+            if ((err = tgc_write_atomically(path, write_dump, &job)) != 0)
+                fprintf(stderr, "tgc: error: cannot write '%s': %s\n", path, strerror(err));
+        }
+    } else if (format == FORMAT_YAML) {
+        for (int i = 0; err == 0 && i < tgc_partitions_count(parts); i++) {
+            printf("--- # partition %s\n", tgc_partitions_device(parts, i));
+            job.part = i;
+            if (dump(&job, stdout) != TGC_OK) err = EIO;
+        }
+    } else if (out_path != NULL) {
+        char *copy = strdup(out_path);
+        char *slash = copy ? strrchr(copy, '/') : NULL;
+        job.dest_dir = slash ? (slash == copy ? "/" : (*slash = '\0', copy)) : ".";
+        err = copy ? tgc_write_atomically(out_path, write_dump, &job) : ENOMEM;
+        if (err != 0) fprintf(stderr, "tgc: error: cannot write '%s': %s\n", out_path, strerror(err));
+        free(copy);
+    } else if (dump(&job, stdout) != TGC_OK) {
+        err = EIO;
+    }
+    if (err != 0) rc = TGC_EXIT_FAILED;
+    tgc_diags_print(diags, stderr); /* writer messages, if any */
+    tgc_partitions_free(parts);
+    tgc_diags_free(diags);
+    return rc;
+}
+
+typedef struct memory_job {
+    const tgc_memory_plan *mp;
+    int json;
+    tgc_diags *diags;
+} memory_job;
+
+static int write_memory(FILE *f, void *ctx) {
+    const memory_job *job = ctx;
+    return tgc_memory_plan_write(job->mp, f, job->json, job->diags) == TGC_OK ? 0 : EIO;
+}
+
+/* --dump memory: the static memory plan, per device. Returns the exit code. */
+static int dump_memory(const char *model, const char *devices, const char *bind, const char *format,
+                       const char *out_path, int soft_placement) {
+    if (devices == NULL)
+        return tgc_usage_error("compile", "--dump memory needs --devices LIST (e.g. --devices cpu,gpu0)");
+    int json = strcmp(format, "json") == 0;
+    if (!json && strcmp(format, "table") != 0)
+        return tgc_usage_error("compile", "unknown format '%s' for --dump memory (table or json)", format);
+    tgc_diags *diags = tgc_diags_create();
+    if (diags == NULL) return TGC_EXIT_FAILED;
+    tgc_graph *g = NULL;
+    tgc_status s = tgc_graph_load(model, diags, &g);
+    if (s != TGC_OK) return failed(diags, s);
+    tgc_memory_plan *mp = NULL;
+    tgc_memory_plan_options o = {.soft_placement = soft_placement, .bind = bind};
+    s = tgc_graph_memory_plan(g, devices, &o, diags, &mp);
+    if (s != TGC_OK) {
+        tgc_graph_free(g);
+        return failed(diags, s);
+    }
+    tgc_diags_print(diags, stderr); /* warnings: soft placement's relaxations */
+    memory_job job = {mp, json, diags};
+    int err = out_path != NULL ? tgc_write_atomically(out_path, write_memory, &job) : write_memory(stdout, &job);
+    if (err != 0) fprintf(stderr, "tgc: error: cannot write '%s': %s\n", out_path ? out_path : "standard output",
+                          strerror(err));
+    tgc_memory_plan_free(mp);
+    tgc_graph_free(g);
+    tgc_diags_free(diags);
+    return err == 0 ? TGC_EXIT_OK : TGC_EXIT_FAILED;
+}
+
 int tgc_cmd_compile(int argc, char **argv) {
     const char *model = NULL, *out_path = NULL, *dump_name = "shapes", *format_name = "yaml", *devices = NULL;
+    const char *bind = NULL;
+    bool format_given = false;
     tgc_place_options popts = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -72,13 +213,17 @@ int tgc_cmd_compile(int argc, char **argv) {
             fputs(compile_usage, stdout);
             return TGC_EXIT_OK;
         } else if (strcmp(a, "--dump") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--devices") == 0 ||
-                   strcmp(a, "--format") == 0) {
+                   strcmp(a, "--format") == 0 || strcmp(a, "--bind") == 0) {
             if (i + 1 >= argc) return tgc_usage_error("compile", "%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "-o") == 0) out_path = v;
+            else if (strcmp(a, "--bind") == 0) bind = v;
             else if (strcmp(a, "--dump") == 0) dump_name = v;
             else if (strcmp(a, "--devices") == 0) devices = v;
-            else format_name = v;
+            else {
+                format_name = v;
+                format_given = true;
+            }
         } else if (strcmp(a, "--soft-placement") == 0) {
             popts.soft_placement = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -90,19 +235,27 @@ int tgc_cmd_compile(int argc, char **argv) {
         }
     }
     if (model == NULL) return tgc_usage_error("compile", "no model file given");
+    if (strcmp(dump_name, "memory") == 0)
+        return dump_memory(model, devices, bind, format_given ? format_name : "table", out_path,
+                           popts.soft_placement);
+    if (bind != NULL) return tgc_usage_error("compile", "--bind is for --dump memory");
     bool placed_dump = strcmp(dump_name, "placed") == 0;
-    if (!placed_dump && strcmp(dump_name, "shapes") != 0)
-        return tgc_usage_error("compile", "unknown dump '%s' (this tgc knows: shapes, placed)", dump_name);
+    bool parts_dump = strcmp(dump_name, "partitioned") == 0;
+    if (!placed_dump && !parts_dump && strcmp(dump_name, "shapes") != 0)
+        return tgc_usage_error("compile", "unknown dump '%s' (this tgc knows: shapes, placed, partitioned, memory)",
+                               dump_name);
     dump_format format = FORMAT_YAML;
     if (strcmp(format_name, "json") == 0) format = FORMAT_JSON;
     else if (strcmp(format_name, "dot") == 0) format = FORMAT_DOT;
     else if (strcmp(format_name, "yaml") != 0)
         return tgc_usage_error("compile", "unknown format '%s' (yaml, json or dot)", format_name);
-    if (!placed_dump && format != FORMAT_YAML)
+    if (!placed_dump && !parts_dump && format != FORMAT_YAML)
         return tgc_usage_error("compile", "--dump shapes is written as yaml only; --format %s needs --dump placed",
                                format_name);
     if (placed_dump && devices == NULL)
         return tgc_usage_error("compile", "--dump placed needs --devices LIST (e.g. --devices cpu,gpu0)");
+    if (parts_dump && devices == NULL)
+        return tgc_usage_error("compile", "--dump partitioned needs --devices LIST (e.g. --devices cpu,gpu0)");
     if (popts.soft_placement && devices == NULL)
         return tgc_usage_error("compile", "--soft-placement needs --devices LIST");
 
@@ -122,10 +275,16 @@ int tgc_cmd_compile(int argc, char **argv) {
     tgc_diags_print(diags, stderr); /* warnings: soft placement's relaxations */
     tgc_diags_free(diags);          /* printed; the writer reports into a fresh list */
     if (placed != NULL) tgc_placed_summary(placed, out_path != NULL ? stdout : stderr);
+    if (parts_dump) {
+        int prc = write_partitions(g, placed, format, out_path);
+        tgc_placed_free(placed);
+        tgc_graph_free(g);
+        return prc;
+    }
 
     diags = tgc_diags_create();
     int rc = TGC_EXIT_OK;
-    dump_job job = {g, placed_dump ? placed : NULL, format, NULL, diags};
+    dump_job job = {g, placed_dump ? placed : NULL, format, NULL, diags, NULL, 0};
     if (diags == NULL) rc = TGC_EXIT_FAILED;
     else if (out_path == NULL) {
         if (dump(&job, stdout) != TGC_OK) rc = TGC_EXIT_FAILED;

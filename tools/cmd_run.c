@@ -2,6 +2,7 @@
 #include "tools/cli.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,15 +15,24 @@ static const char run_usage[] =
     "usage: tgc run MODEL.yaml [--devices LIST] [--input NAME=FILE.npy]... [--output-dir DIR]\n"
     "               [--repeat N] [--threads DEV=N,...] [--soft-placement] [--trace FILE.json]\n"
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
+    "               [--memory-limit DEV=SIZE,...] [--memory-report]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
+    "MODEL may also be an ONNX model (.onnx): it is imported first, as tgc import does,\n"
+    "into a temporary directory that is removed afterwards.\n"
     "\n"
     "  --devices LIST        comma-separated devices: cpu, cpuN, gpu, gpuN (default: cpu);\n"
     "                        the graph is placed and split across them (docs/placement.md)\n"
     "  --threads DEV=N,...   worker threads per device (default: a cpu one per core, a gpu 1)\n"
     "  --soft-placement      relax device specs that name unlisted devices, with a warning\n"
     "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing) of the runs\n"
+    "  --memory-limit DEV=SIZE,...  cap a device's memory, e.g. gpu0=64MiB,cpu=512KiB (SIZE:\n"
+    "                        bytes, or B/KB/MB/GB powers of 1000, KiB/MiB/GiB powers of 1024);\n"
+    "                        going past it fails the run (exit 1) naming the node and tensor\n"
+    "  --memory-report       print each device's memory after the runs: peak, in use at the\n"
+    "                        end, reserved, allocations, fragmentation, the tensors live at\n"
+    "                        the peak, and the static plan's prediction beside the peak\n"
     "  --input NAME=FILE     feed graph input NAME from a .npy file (dtype and shape are\n"
     "                        checked against the declaration; symbols are bound)\n"
     "  --output-dir DIR      write each graph output as DIR/NAME.npy\n"
@@ -35,8 +45,8 @@ static const char run_usage[] =
 #define MAX_ITEMS 64
 
 typedef struct run_args {
-    const char *model, *devices, *output_dir, *labels, *threads, *trace;
-    bool soft_placement;
+    const char *model, *devices, *output_dir, *labels, *threads, *trace, *memory_limits;
+    bool soft_placement, memory_report;
     const char *input_names[MAX_ITEMS], *input_files[MAX_ITEMS];
     int n_inputs;
     const char *compare_names[MAX_ITEMS], *compare_files[MAX_ITEMS];
@@ -67,9 +77,13 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
                            strcmp(opt, "--output-dir") == 0 || strcmp(opt, "--repeat") == 0 ||
                            strcmp(opt, "--compare") == 0 || strcmp(opt, "--tolerance") == 0 ||
                            strcmp(opt, "--labels") == 0 || strcmp(opt, "--threads") == 0 ||
-                           strcmp(opt, "--trace") == 0;
+                           strcmp(opt, "--trace") == 0 || strcmp(opt, "--memory-limit") == 0;
         if (strcmp(opt, "--soft-placement") == 0) {
             a->soft_placement = true;
+            continue;
+        }
+        if (strcmp(opt, "--memory-report") == 0) {
+            a->memory_report = true;
             continue;
         }
         if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
@@ -90,6 +104,7 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         else if (strcmp(opt, "--labels") == 0) a->labels = v;
         else if (strcmp(opt, "--threads") == 0) a->threads = v;
         else if (strcmp(opt, "--trace") == 0) a->trace = v;
+        else if (strcmp(opt, "--memory-limit") == 0) a->memory_limits = v;
         else if (strcmp(opt, "--repeat") == 0) {
             char *end;
             long n = strtol(v, &end, 10);
@@ -244,7 +259,8 @@ static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *di
 
 static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session *s = NULL;
-    tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads};
+    tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
+                                .memory_limits = a->memory_limits, .memory_report = a->memory_report};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     if (a->trace != NULL && tgc_session_trace_start(s) != TGC_OK) {
@@ -278,12 +294,48 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
         if (rc == TGC_EXIT_OK && a->output_dir != NULL) rc = write_outputs(s, outs, a->output_dir);
     }
     if (a->trace != NULL && tgc_session_trace_write(s, a->trace, diags) != TGC_OK) rc = TGC_EXIT_FAILED;
+    if (a->memory_report && tgc_session_memory_report(s, stdout) != TGC_OK) rc = TGC_EXIT_FAILED;
     for (int i = 0; outs != NULL && i < n_out; i++) tgc_tensor_release(outs[i]);
     for (int i = 0; i < a->n_inputs; i++) tgc_tensor_release(feeds[i]);
     free(outs);
     free(times);
     tgc_session_free(s);
     return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Loads the graph at `path`; a .onnx model is imported first into a new
+ * temporary directory, stored in *tmp_dir (malloc'd) for the caller to
+ * remove with remove_tmp_dir. */
+static tgc_status load_model(const char *path, tgc_diags *diags, tgc_graph **g, char **tmp_dir) {
+    *tmp_dir = NULL;
+    size_t len = strlen(path);
+    if (len < 5 || strcmp(path + len - 5, ".onnx") != 0) return tgc_graph_load(path, diags, g);
+    char dir[] = "/tmp/tgc-run-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "tgc: error: cannot create a temporary directory: %s\n", strerror(errno));
+        return TGC_ERR_IO;
+    }
+    if ((*tmp_dir = strdup(dir)) == NULL) {
+        remove(dir);
+        return TGC_ERR_NOMEM;
+    }
+    char yaml[sizeof dir + 16];
+    snprintf(yaml, sizeof yaml, "%s/model.yaml", dir);
+    tgc_status st = tgc_onnx_import(path, yaml, diags);
+    return st == TGC_OK ? tgc_graph_load(yaml, diags, g) : st;
+}
+
+static void remove_tmp_dir(char *dir) {
+    if (dir != NULL) nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
 }
 
 int tgc_cmd_run(int argc, char **argv) {
@@ -294,11 +346,13 @@ int tgc_cmd_run(int argc, char **argv) {
     if (rc == TGC_EXIT_OK) {
         tgc_diags *diags = tgc_diags_create();
         tgc_graph *g = NULL;
-        tgc_status st = diags ? tgc_graph_load(a.model, diags, &g) : TGC_ERR_NOMEM;
-        if (st != TGC_OK) rc = st == TGC_ERR_NOMEM ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
+        char *tmp_dir = NULL;
+        tgc_status st = diags ? load_model(a.model, diags, &g, &tmp_dir) : TGC_ERR_NOMEM;
+        if (st != TGC_OK) rc = st == TGC_ERR_NOMEM || st == TGC_ERR_IO ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
         else rc = run_model(&a, g, diags);
         tgc_diags_print(diags, stderr);
         tgc_graph_free(g);
+        remove_tmp_dir(tmp_dir);
         tgc_diags_free(diags);
     }
     for (int i = 0; i < n_owned; i++) free(owned[i]);

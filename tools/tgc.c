@@ -12,6 +12,7 @@ static const char usage[] =
     "  compile MODEL.yaml   load, validate and shape-infer a graph; dump what the next stage gets\n"
     "  run MODEL.yaml       run a graph on .npy inputs and report its outputs and timing\n"
     "  devices              list the devices (cpu, gpuN) with their memory\n"
+    "  import MODEL.onnx    convert an ONNX model into a tgc/1 graph file with its weights\n"
     "\n"
     "Options:\n"
     "  -h, --help           show this help (tgc COMMAND --help for a command's)\n"
@@ -44,5 +45,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "compile") == 0) return tgc_cmd_compile(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0) return tgc_cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "devices") == 0) return tgc_cmd_devices(argc - 2, argv + 2);
+    if (strcmp(cmd, "import") == 0) return tgc_cmd_import(argc - 2, argv + 2);
     return tgc_usage_error(NULL, "unknown command '%s'", cmd);
 }

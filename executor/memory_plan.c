@@ -1,0 +1,647 @@
+/* The static memory plan (memory_plan.h): concrete shapes, lifetimes over
+ * the executor's schedule, buffers shared by forwarding, then per memory
+ * the naive sum, the lower bound and TFLite's greedy-by-size offsets. */
+#include "executor/memory_plan.h"
+
+#include "devices/kernel.h"
+#include "graph/infer.h"
+#include "support/alloc.h"
+#include "support/diag.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- offsets, TFLite's way --------------------------------------------------- */
+
+typedef struct order_item {
+    bool whole;     /* lives for the whole run: placed first, by index */
+    int64_t bytes;
+    int32_t first;
+    int32_t index;
+} order_item;
+
+/* arena_planner.cc's tensor_compare: whole-run buffers first (by index),
+ * then the largest, then the earliest, then by index (a total order, so the
+ * plan is the same on every libc). */
+static int order_cmp(const void *pa, const void *pb) {
+    const order_item *a = pa, *b = pb;
+    if (a->whole != b->whole) return a->whole ? -1 : 1;
+    if (!a->whole) {
+        if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+        if (a->first != b->first) return a->first < b->first ? -1 : 1;
+    }
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static int64_t align_up(int64_t v, int64_t alignment) { return (v + alignment - 1) & ~(alignment - 1); }
+
+tgc_status tgc_memory_assign_offsets(tgc_memory_buffer *b, int32_t n, int32_t n_steps, int64_t alignment,
+                                     int64_t *arena) {
+    *arena = 0;
+    if (n <= 0) return TGC_OK;
+    order_item *order = tgc_malloc((size_t)n * sizeof *order);
+    int32_t *placed = tgc_malloc((size_t)n * sizeof *placed); /* by offset, then by placing order */
+    if (order == NULL || placed == NULL) {
+        tgc_free(order);
+        tgc_free(placed);
+        return TGC_ERR_NOMEM;
+    }
+    for (int32_t i = 0; i < n; i++)
+        order[i] = (order_item){b[i].first <= 0 && b[i].last >= n_steps - 1, b[i].bytes, b[i].first, i};
+    qsort(order, (size_t)n, sizeof *order, order_cmp);
+    int32_t n_placed = 0;
+    for (int32_t o = 0; o < n; o++) {
+        tgc_memory_buffer *x = &b[order[o].index];
+        x->offset = 0;
+        if (x->bytes <= 0) continue;
+        /* simple_memory_arena.cc's Allocate: walk the placed buffers that
+         * overlap in time, in offset order; take the smallest gap that fits. */
+        int64_t cur = 0, best = -1, best_fit = INT64_MAX;
+        for (int32_t k = 0; k < n_placed && best_fit != 0; k++) {
+            const tgc_memory_buffer *p = &b[placed[k]];
+            if (p->last < x->first || p->first > x->last) continue;
+            int64_t at = align_up(cur, alignment);
+            if (at + x->bytes <= p->offset && p->offset - at < best_fit) {
+                best = at;
+                best_fit = p->offset - at;
+            }
+            if (p->offset + p->bytes > cur) cur = p->offset + p->bytes;
+        }
+        x->offset = best >= 0 ? best : align_up(cur, alignment);
+        if (x->offset + x->bytes > *arena) *arena = x->offset + x->bytes;
+        int32_t at = n_placed;
+        while (at > 0 && b[placed[at - 1]].offset > x->offset) {
+            placed[at] = placed[at - 1];
+            at--;
+        }
+        placed[at] = order[o].index;
+        n_placed++;
+    }
+    tgc_free(order);
+    tgc_free(placed);
+    return TGC_OK;
+}
+
+int64_t tgc_memory_lower_bound(const tgc_memory_buffer *b, int32_t n, int32_t n_steps, int32_t *busiest) {
+    *busiest = -1;
+    if (n <= 0 || n_steps <= 0) return 0;
+    int64_t *delta = tgc_calloc((size_t)n_steps + 1, sizeof *delta);
+    if (delta == NULL) return -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (b[i].bytes <= 0) continue;
+        delta[b[i].first] += b[i].bytes;
+        delta[b[i].last + 1] -= b[i].bytes;
+    }
+    int64_t live = 0, most = 0;
+    for (int32_t s = 0; s < n_steps; s++) {
+        live += delta[s];
+        if (live > most) {
+            most = live;
+            *busiest = s;
+        }
+    }
+    tgc_free(delta);
+    return most;
+}
+
+/* ---- concrete shapes ---------------------------------------------------------- */
+
+/* Every output of the original graph, with concrete dims (and the values of
+ * small int tensors, which later shapes may depend on). */
+typedef struct concrete {
+    tgc_tensor_info *info;
+    int32_t *base; /* node id -> its first output */
+    int32_t n;
+} concrete;
+
+static int64_t symbol_value(tgc_memory_plan *mp, int32_t sym) {
+    if (sym < 0 || sym >= mp->g->n_symbols) return 1;
+    if (mp->symbols[sym] >= 0) return mp->symbols[sym];
+    mp->defaulted[sym] = true;
+    return 1;
+}
+
+static tgc_shape substitute(tgc_memory_plan *mp, const tgc_shape *s) {
+    tgc_shape out = *s;
+    for (int i = 0; i < out.rank; i++)
+        if (!tgc_dim_known(out.dims[i])) out.dims[i] = tgc_dim_of(symbol_value(mp, out.dims[i].sym));
+    return out;
+}
+
+/* A static info with its symbols replaced by their values (value too). */
+static tgc_status substitute_info(tgc_memory_plan *mp, const tgc_tensor_info *from, tgc_tensor_info *to) {
+    memset(to, 0, sizeof *to);
+    to->dtype = from->dtype;
+    to->shape = substitute(mp, &from->shape);
+    to->value_len = -1;
+    if (from->value_len < 0 || from->value == NULL) return TGC_OK;
+    tgc_dim v[TGC_MAX_VALUE_LEN];
+    for (int i = 0; i < from->value_len && i < TGC_MAX_VALUE_LEN; i++)
+        v[i] = tgc_dim_known(from->value[i]) ? from->value[i] : tgc_dim_of(symbol_value(mp, from->value[i].sym));
+    return tgc_info_set_value(to, from->value_len, v);
+}
+
+/* Runs node n's inference over the concrete infos of its inputs, as the
+ * executor does at run time; falls back to substitution when inference
+ * cannot tell (a shape that depends on data). */
+static tgc_status infer_node(tgc_memory_plan *mp, concrete *cc, int32_t id) {
+    const tgc_graph *g = mp->g;
+    const tgc_node *n = &g->nodes[id];
+    tgc_tensor_info *outs = &cc->info[cc->base[id]];
+    tgc_status s = TGC_OK;
+    if (n->kind != TGC_NODE_OP) {
+        if (n->kind == TGC_NODE_CONST) {
+            outs[0].dtype = n->data->dtype;
+            outs[0].shape = n->data->shape;
+            outs[0].value_len = -1;
+            tgc_tensor_info with_value;
+            s = substitute_info(mp, &n->outputs[0], &with_value);
+            outs[0].value = with_value.value;
+            outs[0].value_len = with_value.value_len;
+            return s;
+        }
+        return substitute_info(mp, &n->outputs[0], &outs[0]);
+    }
+    bool done = false;
+    if (n->op != NULL && n->op->infer != NULL && n->n_inputs <= 64 && n->n_outputs <= 64) {
+        tgc_tensor_info ins[64];
+        for (int i = 0; i < n->n_inputs; i++) {
+            if (n->inputs[i].node < 0) {
+                memset(&ins[i], 0, sizeof ins[i]);
+                ins[i].dtype = TGC_DTYPE_INVALID;
+                ins[i].value_len = -1;
+            } else {
+                ins[i] = cc->info[cc->base[n->inputs[i].node] + n->inputs[i].port];
+            }
+        }
+        for (int k = 0; k < n->n_outputs; k++) {
+            memset(&outs[k], 0, sizeof outs[k]);
+            outs[k].dtype = TGC_DTYPE_INVALID;
+            outs[k].value_len = -1;
+        }
+        tgc_infer_ctx ctx = {.graph = (tgc_graph *)g, .node = (tgc_node *)n, .diags = NULL, .input_infos = ins,
+                             .output_infos = outs, .runtime = true};
+        s = n->op->infer(&ctx);
+        if (s == TGC_ERR_NOMEM || ctx.nomem) return TGC_ERR_NOMEM;
+        done = s == TGC_OK && !ctx.unresolved;
+        for (int k = 0; done && k < n->n_outputs; k++) done = outs[k].dtype != TGC_DTYPE_INVALID;
+        if (!done)
+            for (int k = 0; k < n->n_outputs; k++) tgc_info_clear_value(&outs[k]);
+    }
+    if (done) {
+        /* Any symbol left (an op that read the graph's own infos) is bound too. */
+        for (int k = 0; k < n->n_outputs; k++) outs[k].shape = substitute(mp, &outs[k].shape);
+        return TGC_OK;
+    }
+    mp->n_fallback++;
+    for (int k = 0; k < n->n_outputs; k++)
+        if ((s = substitute_info(mp, &n->outputs[k], &outs[k])) != TGC_OK) return s;
+    return TGC_OK;
+}
+
+static void concrete_release(concrete *cc) {
+    for (int32_t i = 0; cc->info != NULL && i < cc->n; i++) tgc_info_clear_value(&cc->info[i]);
+    tgc_free(cc->info);
+    tgc_free(cc->base);
+}
+
+static tgc_status concrete_build(tgc_memory_plan *mp, concrete *cc) {
+    const tgc_graph *g = mp->g;
+    memset(cc, 0, sizeof *cc);
+    cc->base = tgc_malloc(((size_t)g->n_nodes + 1) * sizeof *cc->base);
+    if (cc->base == NULL) return TGC_ERR_NOMEM;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        cc->base[id] = cc->n;
+        cc->n += g->nodes[id].n_outputs;
+    }
+    cc->info = tgc_calloc((size_t)cc->n + 1, sizeof *cc->info);
+    if (cc->info == NULL) return TGC_ERR_NOMEM;
+    for (int32_t i = 0; i < cc->n; i++) cc->info[i].value_len = -1;
+    tgc_status s = TGC_OK;
+    for (int32_t k = 0; s == TGC_OK && k < g->n_nodes; k++) s = infer_node(mp, cc, g->topo != NULL ? g->topo[k] : k);
+    return s;
+}
+
+static int64_t info_bytes(const tgc_tensor_info *info) {
+    int64_t numel = tgc_shape_numel(&info->shape);
+    return numel > 0 ? numel * (int64_t)tgc_dtype_size(info->dtype) : 0;
+}
+
+/* ---- one partition ------------------------------------------------------------- */
+
+enum { SPACE_NONE = 0, SPACE_DEVICE = 1, SPACE_HOST = 2 };
+
+typedef struct slot_info {
+    tgc_tensor_info info; /* concrete; value not kept */
+    int64_t bytes;
+    int32_t first, last;
+    int space;
+    bool output;      /* a graph output fetched here: lives to the end */
+    bool shared_send; /* a _Send's receiver shares its buffer (host to host) */
+    int32_t from;     /* the slot whose buffer this one takes over (forwarding), -1 */
+    int32_t tensor;   /* index in its space's tensors, -1 */
+} slot_info;
+
+static tgc_dtype kernel_dtype(const tgc_graph *g, const tgc_node *n) {
+    if (n->n_inputs > 0 && n->inputs[0].node >= 0) return tgc_graph_ref_info(g, n->inputs[0])->dtype;
+    return n->n_outputs > 0 ? n->outputs[0].dtype : TGC_DTYPE_INVALID;
+}
+
+static bool is_op(const tgc_node *n, const char *op) { return n->kind == TGC_NODE_OP && strcmp(n->op_name, op) == 0; }
+
+/* The memory the sender's tensor is in is host memory. */
+static bool sent_from_host(const tgc_partitioning *parts, const tgc_partition_pair *p) {
+    return p->send_host_memory || parts->devices[parts->parts[p->send_part].device].kind == TGC_DEVICE_CPU;
+}
+
+/* The rendezvous hands the receiver the sender's buffer itself (rendezvous.c
+ * deliver: host memory wanted, host memory sent). */
+static bool recv_in_place(const tgc_partitioning *parts, const tgc_partition_pair *p) {
+    bool want_host = p->recv_host_memory || parts->devices[parts->parts[p->recv_part].device].kind == TGC_DEVICE_CPU;
+    return want_host && sent_from_host(parts, p);
+}
+
+typedef struct part_ctx {
+    tgc_memory_plan *mp;
+    const concrete *cc;
+    int part;
+    const tgc_graph *pg;
+    const int32_t *origin;
+    tgc_device_kind kind;
+    const tgc_kernel_def **kernel;
+    int32_t *pair_of; /* node id -> its pair (_Send, _Recv), -1 */
+    bool *const_host; /* initializer read only as host-memory arguments */
+    int32_t *base;    /* node id -> first slot */
+    slot_info *slots;
+    int32_t n_slots;
+} part_ctx;
+
+static tgc_status part_ctx_init(part_ctx *c) {
+    const tgc_graph *pg = c->pg;
+    size_t nn = (size_t)pg->n_nodes + 1;
+    c->kernel = tgc_calloc(nn, sizeof *c->kernel);
+    c->pair_of = tgc_malloc(nn * sizeof *c->pair_of);
+    c->const_host = tgc_calloc(nn, sizeof *c->const_host);
+    c->base = tgc_malloc(nn * sizeof *c->base);
+    if (!c->kernel || !c->pair_of || !c->const_host || !c->base) return TGC_ERR_NOMEM;
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        const tgc_node *n = &pg->nodes[id];
+        c->pair_of[id] = -1;
+        c->base[id] = c->n_slots;
+        c->n_slots += n->n_outputs;
+        if (n->kind == TGC_NODE_OP && !is_op(n, "_Send") && !is_op(n, "_Recv"))
+            c->kernel[id] = tgc_kernel_find(n->op_name, c->kind, kernel_dtype(pg, n));
+        c->const_host[id] = n->kind == TGC_NODE_CONST;
+    }
+    const tgc_partitioning *parts = c->mp->parts;
+    for (int32_t i = 0; i < parts->n_pairs; i++) {
+        if (parts->pairs[i].recv_part == c->part) c->pair_of[parts->pairs[i].recv_node] = i;
+        if (parts->pairs[i].send_part == c->part) c->pair_of[parts->pairs[i].send_node] = i;
+    }
+    /* As executor/plan.c place_constants: an initializer stays in host
+     * memory when every reader takes it as a host-memory argument. */
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        const tgc_node *n = &pg->nodes[id];
+        const tgc_kernel_def *k = c->kernel[id];
+        for (int i = 0; i < n->n_inputs; i++) {
+            int32_t from = n->inputs[i].node;
+            bool host_arg = k != NULL && ((k->host_inputs | k->metadata_inputs) & (1u << i));
+            if (from >= 0 && pg->nodes[from].kind == TGC_NODE_CONST && !host_arg) c->const_host[from] = false;
+        }
+    }
+    c->slots = tgc_calloc((size_t)c->n_slots + 1, sizeof *c->slots);
+    return c->slots != NULL ? TGC_OK : TGC_ERR_NOMEM;
+}
+
+static void part_ctx_release(part_ctx *c) {
+    tgc_free(c->kernel);
+    tgc_free(c->pair_of);
+    tgc_free(c->const_host);
+    tgc_free(c->base);
+    tgc_free(c->slots);
+}
+
+/* The concrete info of partition node `id`'s output `port`. */
+static tgc_tensor_info slot_concrete(part_ctx *c, int32_t id, int port) {
+    const tgc_node *n = &c->pg->nodes[id];
+    const concrete *cc = c->cc;
+    tgc_tensor_info info = {.dtype = TGC_DTYPE_INVALID, .value_len = -1};
+    if (c->origin[id] >= 0) {
+        info = cc->info[cc->base[c->origin[id]] + port];
+    } else if (is_op(n, "_Recv") && c->pair_of[id] >= 0 && !c->mp->parts->pairs[c->pair_of[id]].control) {
+        tgc_ref t = c->mp->parts->pairs[c->pair_of[id]].tensor;
+        info = cc->info[cc->base[t.node] + t.port];
+    } else {
+        info.dtype = n->outputs[port].dtype;
+        info.shape = substitute(c->mp, &n->outputs[port].shape); /* a control pair's empty tensor */
+    }
+    info.value = NULL;
+    info.value_len = -1;
+    return info;
+}
+
+/* Which memory each output slot is in, its bytes and its lifetime. */
+static void read_slots(part_ctx *c, tgc_memory_space *dev, tgc_memory_space *host) {
+    const tgc_graph *pg = c->pg;
+    const tgc_partitioning *parts = c->mp->parts;
+    bool host_memory_device = c->kind == TGC_DEVICE_CPU;
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        const tgc_node *n = &pg->nodes[id];
+        const tgc_kernel_def *k = c->kernel[id];
+        for (int port = 0; port < n->n_outputs; port++) {
+            slot_info *sl = &c->slots[c->base[id] + port];
+            sl->info = slot_concrete(c, id, port);
+            sl->bytes = info_bytes(&sl->info);
+            sl->first = sl->last = id;
+            sl->from = sl->tensor = -1;
+            if (n->kind == TGC_NODE_CONST) {
+                tgc_memory_space *w = c->const_host[id] ? host : dev;
+                w->weights_bytes += (int64_t)n->data->nbytes;
+                w->n_weights++;
+                sl->space = SPACE_NONE;
+            } else if (n->kind == TGC_NODE_INPUT) {
+                sl->space = host_memory_device ? SPACE_NONE : SPACE_DEVICE; /* cpu: read in place */
+                if (host_memory_device) dev->feeds_bytes += sl->bytes;
+            } else if (is_op(n, "_Recv")) {
+                const tgc_partition_pair *p = c->pair_of[id] >= 0 ? &parts->pairs[c->pair_of[id]] : NULL;
+                if (p == NULL || recv_in_place(parts, p)) sl->space = SPACE_NONE;
+                else sl->space = p->recv_host_memory ? SPACE_HOST : SPACE_DEVICE;
+            } else {
+                sl->space = k != NULL && (k->host_outputs & (1u << port)) ? SPACE_HOST : SPACE_DEVICE;
+            }
+        }
+    }
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        const tgc_node *n = &pg->nodes[id];
+        bool shared = is_op(n, "_Send") && c->pair_of[id] >= 0 && recv_in_place(parts, &parts->pairs[c->pair_of[id]]);
+        for (int i = 0; i < n->n_inputs; i++) {
+            if (n->inputs[i].node < 0) continue;
+            slot_info *sl = &c->slots[c->base[n->inputs[i].node] + n->inputs[i].port];
+            if (id > sl->last) sl->last = id;
+            sl->shared_send |= shared;
+        }
+    }
+    for (int i = 0; i < parts->n_outputs; i++) {
+        if (parts->outputs[i].part != c->part) continue;
+        slot_info *sl = &c->slots[c->base[parts->outputs[i].node] + parts->outputs[i].port];
+        sl->output = true;
+        sl->last = pg->n_nodes - 1;
+    }
+}
+
+/* As executor/node_run.c can_forward, over the schedule: output 0 takes
+ * the input's buffer when this node is the input's last reader, nothing
+ * else holds it (not an output, not shared with a receiver, allocated by
+ * the run), and the two agree in memory, bytes and dtype. */
+static void find_forwarding(part_ctx *c) {
+    const tgc_graph *pg = c->pg;
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        const tgc_node *n = &pg->nodes[id];
+        const tgc_kernel_def *k = c->kernel[id];
+        if (k == NULL || k->forward_input < 0 || k->forward_input >= n->n_inputs || n->n_outputs < 1) continue;
+        tgc_ref r = n->inputs[k->forward_input];
+        if (r.node < 0) continue;
+        int32_t in = c->base[r.node] + r.port;
+        slot_info *si = &c->slots[in], *so = &c->slots[c->base[id]];
+        if (si->space != SPACE_NONE && si->space == so->space && si->bytes > 0 && si->bytes == so->bytes &&
+            si->info.dtype == so->info.dtype && si->last == id && !si->output && !si->shared_send)
+            so->from = in;
+    }
+}
+
+static tgc_status space_alloc(tgc_memory_space *sp, int32_t cap) {
+    sp->tensors = tgc_calloc((size_t)cap + 1, sizeof *sp->tensors);
+    sp->buffers = tgc_calloc((size_t)cap + 1, sizeof *sp->buffers);
+    return sp->tensors && sp->buffers ? TGC_OK : TGC_ERR_NOMEM;
+}
+
+/* Tensors and buffers, then the three figures. */
+static tgc_status fill_spaces(part_ctx *c, tgc_memory_space *dev, tgc_memory_space *host) {
+    tgc_status s = space_alloc(dev, c->n_slots);
+    if (s == TGC_OK) s = space_alloc(host, c->n_slots);
+    if (s != TGC_OK) return s;
+    const tgc_graph *pg = c->pg;
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        for (int port = 0; port < pg->nodes[id].n_outputs; port++) {
+            slot_info *sl = &c->slots[c->base[id] + port];
+            if (sl->space == SPACE_NONE || sl->bytes <= 0) continue;
+            tgc_memory_space *sp = sl->space == SPACE_HOST ? host : dev;
+            tgc_memory_tensor *t = &sp->tensors[sp->n_tensors];
+            t->node = id;
+            t->port = port;
+            t->first = sl->first;
+            t->last = sl->last;
+            t->bytes = sl->bytes;
+            t->dtype = sl->info.dtype;
+            t->rank = sl->info.shape.rank > 0 ? sl->info.shape.rank : 0;
+            for (int d = 0; d < t->rank; d++) t->dims[d] = sl->info.shape.dims[d].v;
+            sl->tensor = sp->n_tensors++;
+            if (sl->from >= 0 && c->slots[sl->from].tensor >= 0) {
+                t->buffer = sp->tensors[c->slots[sl->from].tensor].buffer;
+                tgc_memory_buffer *b = &sp->buffers[t->buffer];
+                if (t->last > b->last) b->last = t->last;
+            } else {
+                t->buffer = sp->n_buffers++;
+                sp->buffers[t->buffer] = (tgc_memory_buffer){t->bytes, t->first, t->last, 0, sl->tensor};
+            }
+            sp->naive_sum += t->bytes;
+        }
+    }
+    tgc_memory_space *both[2] = {dev, host};
+    for (int i = 0; i < 2; i++) {
+        tgc_memory_space *sp = both[i];
+        sp->n_steps = pg->n_nodes;
+        sp->lower_bound = tgc_memory_lower_bound(sp->buffers, sp->n_buffers, sp->n_steps, &sp->busiest_step);
+        if (sp->lower_bound < 0) return TGC_ERR_NOMEM;
+        s = tgc_memory_assign_offsets(sp->buffers, sp->n_buffers, sp->n_steps, sp->alignment, &sp->arena_bytes);
+        if (s != TGC_OK) return s;
+    }
+    return TGC_OK;
+}
+
+static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int part) {
+    const tgc_partition *pt = &mp->parts->parts[part];
+    part_ctx c = {.mp = mp, .cc = cc, .part = part, .pg = pt->graph, .origin = pt->origin,
+                  .kind = mp->parts->devices[pt->device].kind};
+    tgc_memory_space *dev = &mp->spaces[2 * part], *host = &mp->spaces[2 * part + 1];
+    snprintf(dev->name, sizeof dev->name, "%s", pt->device_name);
+    snprintf(host->name, sizeof host->name, "host");
+    dev->part = host->part = part;
+    host->host = true;
+    dev->alignment = c.kind == TGC_DEVICE_CPU ? TGC_MEMORY_ALIGN_CPU : TGC_MEMORY_ALIGN_GPU;
+    host->alignment = TGC_MEMORY_ALIGN_HOST;
+    dev->busiest_step = host->busiest_step = -1;
+    tgc_status s = part_ctx_init(&c);
+    if (s == TGC_OK) {
+        read_slots(&c, dev, host);
+        find_forwarding(&c);
+        s = fill_spaces(&c, dev, host);
+    }
+    part_ctx_release(&c);
+    return s;
+}
+
+/* ---- the plan ------------------------------------------------------------------- */
+
+static tgc_memory_plan *plan_alloc(const tgc_graph *g) {
+    tgc_memory_plan *mp = tgc_calloc(1, sizeof *mp);
+    if (mp == NULL) return NULL;
+    mp->g = g;
+    size_t ns = (size_t)g->n_symbols + 1;
+    mp->symbols = tgc_malloc(ns * sizeof *mp->symbols);
+    mp->bound = tgc_calloc(ns, sizeof *mp->bound);
+    mp->defaulted = tgc_calloc(ns, sizeof *mp->defaulted);
+    if (mp->symbols == NULL || mp->bound == NULL || mp->defaulted == NULL) {
+        tgc_memory_plan_free(mp);
+        return NULL;
+    }
+    for (int32_t i = 0; i < g->n_symbols; i++) mp->symbols[i] = -1;
+    return mp;
+}
+
+/* Plans mp->parts with mp->symbols bound. */
+static tgc_status plan_fill(tgc_memory_plan *mp, tgc_diags *diags) {
+    for (int32_t i = 0; i < mp->g->n_symbols; i++) mp->bound[i] = mp->symbols[i] >= 0;
+    mp->n_spaces = 2 * mp->parts->n_parts;
+    mp->spaces = tgc_calloc((size_t)mp->n_spaces + 1, sizeof *mp->spaces);
+    if (mp->spaces == NULL) return TGC_ERR_NOMEM;
+    concrete cc;
+    tgc_status s = concrete_build(mp, &cc);
+    for (int i = 0; s == TGC_OK && i < mp->parts->n_parts; i++) s = plan_partition(mp, &cc, i);
+    concrete_release(&cc);
+    if (s == TGC_ERR_NOMEM) tgc_diag_error(diags, mp->g->path, (tgc_srcpos){0, 0}, "out-of-memory",
+                                           "out of host memory while planning memory");
+    return s;
+}
+
+tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
+                                 tgc_diags *diags, tgc_memory_plan **out) {
+    *out = NULL;
+    tgc_memory_plan *mp = plan_alloc(g);
+    if (mp == NULL) return TGC_ERR_NOMEM;
+    mp->parts = parts;
+    for (int32_t i = 0; symbols != NULL && i < g->n_symbols; i++) mp->symbols[i] = symbols[i];
+    tgc_status s = plan_fill(mp, diags);
+    if (s != TGC_OK) {
+        tgc_memory_plan_free(mp);
+        return s;
+    }
+    *out = mp;
+    return TGC_OK;
+}
+
+tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const tgc_memory_plan_options *opts,
+                                 tgc_diags *diags, tgc_memory_plan **out) {
+    *out = NULL;
+    tgc_memory_plan *mp = plan_alloc(g);
+    if (mp == NULL) return TGC_ERR_NOMEM;
+    mp->device_list = tgc_strdup(devices != NULL ? devices : "cpu");
+    tgc_status s = mp->device_list != NULL ? TGC_OK : TGC_ERR_NOMEM;
+    if (s == TGC_OK && opts != NULL && opts->bind != NULL) s = tgc_memory_parse_bind(g, opts->bind, mp->symbols, diags);
+    if (s == TGC_OK)
+        s = tgc_placer_parse_devices(mp->device_list, mp->devices, TGC_PLACER_MAX_DEVICES, &mp->n_devices, diags);
+    if (s == TGC_OK) {
+        tgc_placer_options po = {.soft_placement = opts != NULL && opts->soft_placement};
+        s = tgc_placer_run(g, mp->devices, mp->n_devices, &po, diags, &mp->placement);
+    }
+    if (s == TGC_OK) {
+        s = tgc_partition_build(g, &mp->placement, mp->devices, mp->n_devices, diags, &mp->owned_parts);
+        mp->owns_parts = s == TGC_OK;
+    }
+    if (s == TGC_OK) {
+        mp->parts = &mp->owned_parts;
+        s = plan_fill(mp, diags);
+    }
+    if (s != TGC_OK) {
+        tgc_memory_plan_free(mp);
+        return s;
+    }
+    *out = mp;
+    return TGC_OK;
+}
+
+void tgc_memory_plan_free(tgc_memory_plan *mp) {
+    if (mp == NULL) return;
+    for (int i = 0; mp->spaces != NULL && i < mp->n_spaces; i++) {
+        tgc_free(mp->spaces[i].tensors);
+        tgc_free(mp->spaces[i].buffers);
+    }
+    tgc_free(mp->spaces);
+    if (mp->owns_parts) tgc_partitioning_release(&mp->owned_parts);
+    tgc_placement_release(&mp->placement);
+    tgc_free(mp->symbols);
+    tgc_free(mp->bound);
+    tgc_free(mp->defaulted);
+    tgc_free(mp->device_list);
+    tgc_free(mp);
+}
+
+tgc_status tgc_memory_parse_bind(const tgc_graph *g, const char *bind, int64_t *symbols, tgc_diags *diags) {
+    for (const char *p = bind; *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        char name[128];
+        size_t nlen = eq != NULL ? (size_t)(eq - p) : 0;
+        int32_t sym = -1;
+        if (eq != NULL && nlen > 0 && nlen < sizeof name) {
+            memcpy(name, p, nlen);
+            name[nlen] = '\0';
+            sym = tgc_strmap_get(&g->symbol_ids, name);
+        }
+        char *end = NULL;
+        long long v = eq != NULL ? strtoll(eq + 1, &end, 10) : -1;
+        if (eq == NULL || nlen == 0 || end == eq + 1 || end != p + len || v < 0) {
+            return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-bind",
+                                  "--bind takes SYMBOL=N[,SYMBOL=N...] with N >= 0, got '%.*s'", (int)len, p);
+        }
+        if (sym < 0) {
+            char list[512] = "";
+            for (int32_t i = 0; i < g->n_symbols && strlen(list) < sizeof list - 40; i++) {
+                if (g->symbol_fresh != NULL && g->symbol_fresh[i]) continue;
+                if (list[0] != '\0') strcat(list, ", ");
+                strncat(list, g->symbols[i], sizeof list - strlen(list) - 1);
+            }
+            return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-bind",
+                                  "--bind: the graph has no symbol '%s' (its symbols: %s)", name,
+                                  list[0] ? list : "none");
+        }
+        symbols[sym] = (int64_t)v;
+        p += len;
+        if (*p == ',') p++;
+    }
+    return TGC_OK;
+}
+
+typedef struct live_item {
+    int64_t bytes;
+    int32_t tensor;
+} live_item;
+
+static int live_cmp(const void *pa, const void *pb) {
+    const live_item *a = pa, *b = pb;
+    if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    return (a->tensor > b->tensor) - (a->tensor < b->tensor);
+}
+
+int tgc_memory_space_live_at(const tgc_memory_space *sp, int32_t step, int32_t *out, int max) {
+    if (step < 0 || sp->n_buffers == 0 || max <= 0) return 0;
+    int32_t *newest = tgc_malloc((size_t)sp->n_buffers * sizeof *newest);
+    live_item *items = tgc_malloc((size_t)sp->n_buffers * sizeof *items);
+    int n = 0;
+    if (newest != NULL && items != NULL) {
+        for (int32_t b = 0; b < sp->n_buffers; b++) newest[b] = -1;
+        for (int32_t t = 0; t < sp->n_tensors; t++) {
+            const tgc_memory_buffer *b = &sp->buffers[sp->tensors[t].buffer];
+            if (b->first <= step && step <= b->last && sp->tensors[t].first <= step) newest[sp->tensors[t].buffer] = t;
+        }
+        for (int32_t b = 0; b < sp->n_buffers; b++)
+            if (newest[b] >= 0) items[n++] = (live_item){sp->buffers[b].bytes, newest[b]};
+        qsort(items, (size_t)n, sizeof *items, live_cmp);
+        if (n > max) n = max;
+        for (int i = 0; i < n; i++) out[i] = items[i].tensor;
+    }
+    tgc_free(newest);
+    tgc_free(items);
+    return n;
+}

@@ -1,0 +1,232 @@
+/* Memory you can predict and see: the static memory plan of a partitioned
+ * graph, per-device memory limits, and the executor's watch over the
+ * tensors live at each device's peak. Private to the library; the public
+ * face is include/tgc.h (tgc_graph_memory_plan, tgc_session_memory_report,
+ * tgc_session_options.memory_limits).
+ *
+ * The plan (memory_plan.c) follows the executor exactly, over its schedule:
+ * each partition runs its nodes in node-id order (a topological order),
+ * step k being node k. Every output slot that a run allocates is a tensor
+ * with a lifetime [first, last]: the step of its node to the step of its
+ * last reader (graph outputs: to the last step). Slots the run does not
+ * allocate are left out: initializers (resident weights, counted apart),
+ * feeds on cpu devices (the caller's host buffers), values a _Recv shares
+ * with its sender (host to host). When a kernel may overwrite an input
+ * (forward_input) and the executor will let it (this node is the input's
+ * last reader, same bytes and dtype, same memory), the output joins the
+ * input's buffer, as the executor forwards it; a buffer is one or more
+ * tensors, one after the other. Each memory (a partition's device, and host
+ * memory for the int shape values the partition keeps there) then gets:
+ *   - the naive sum: every tensor in a memory of its own;
+ *   - the lower bound: the most bytes of buffers live at one step;
+ *   - the planned peak: the size of an arena where the buffers get offsets
+ *     greedily by size, as TensorFlow Lite's arena planner does
+ *     (tensorflow/lite/arena_planner.cc, CreateTensorAllocationVector:
+ *     buffers live for the whole run first, then by size, largest first,
+ *     ties by first step; tensorflow/lite/simple_memory_arena.cc, Allocate:
+ *     among the buffers already placed whose lifetimes overlap, the
+ *     smallest gap that fits, else the end, offsets aligned to the arena's
+ *     alignment).
+ * Sizes need concrete shapes: symbols are bound (feeds, or --bind), the
+ * others taken as 1 (the plan says which); then each op's own inference
+ * function runs over the concrete shapes, as the executor does at run time.
+ *
+ * Example usage:
+ *     tgc_memory_plan *mp = NULL;
+ *     int64_t symbols[] = {400};                  // N = 400; -1: unbound (1)
+ *     if (tgc_memory_plan_build(g, &parts, symbols, diags, &mp) == TGC_OK) {
+ *         for (int i = 0; i < mp->n_spaces; i++)
+ *             ... mp->spaces[i].name, .arena_bytes, .lower_bound, .naive_sum ...
+ *         tgc_memory_plan_free(mp);
+ *     }
+ */
+#ifndef TGC_EXECUTOR_MEMORY_PLAN_H
+#define TGC_EXECUTOR_MEMORY_PLAN_H
+
+#include "tgc.h"
+
+#include "devices/device.h"
+#include "graph/graph.h"
+#include "partition/partition.h"
+#include "placer/placer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The arenas' alignments (devices/cpu/cpu_device.c: 64-byte buffers;
+ * devices/opencl/cl_device.c: 256 bytes, or more where the device's base
+ * address alignment asks for it), and host memory's (tgc's allocator). */
+#define TGC_MEMORY_ALIGN_CPU 64
+#define TGC_MEMORY_ALIGN_GPU 256
+#define TGC_MEMORY_ALIGN_HOST 64
+
+/* How many of the largest live tensors reports show. */
+#define TGC_MEMORY_TOP 5
+
+/* ---- the core: offsets and the lower bound over lifetimes ------------------ */
+
+/* One buffer to place: bytes, live from step `first` to step `last`
+ * (inclusive), and the offset the planner gives it. */
+typedef struct tgc_memory_buffer {
+    int64_t bytes;
+    int32_t first, last;
+    int64_t offset; /* set by tgc_memory_assign_offsets */
+    int32_t tensor; /* the plan's first tensor of this buffer (-1 in bare tests) */
+} tgc_memory_buffer;
+
+/* Gives every buffer of b[0..n) an offset, TFLite's way (see above), so
+ * that no two buffers live at a common step overlap; stores the arena's
+ * size (the largest offset + bytes; 0 when n is 0) in *arena. `n_steps`
+ * is the schedule's length (a buffer from step 0 to n_steps - 1 lives for
+ * the whole run); `alignment` a power of two. O(n^2) time. TGC_OK or
+ * TGC_ERR_NOMEM. */
+tgc_status tgc_memory_assign_offsets(tgc_memory_buffer *b, int32_t n, int32_t n_steps, int64_t alignment,
+                                     int64_t *arena);
+
+/* The most bytes of buffers live at one step (no arena can be smaller), and
+ * the first step where that many are (*busiest; -1 when n is 0). O(n +
+ * n_steps); NOMEM-free: returns -1 when host memory is short. */
+int64_t tgc_memory_lower_bound(const tgc_memory_buffer *b, int32_t n, int32_t n_steps, int32_t *busiest);
+
+/* ---- the plan of a partitioned graph ----------------------------------------- */
+
+/* One tensor the run allocates: an output slot of a partition's node. */
+typedef struct tgc_memory_tensor {
+    int32_t node; /* node id in the partition's graph (its step) */
+    int32_t port;
+    int32_t first, last; /* steps, inclusive */
+    int64_t bytes;
+    tgc_dtype dtype;
+    int rank;
+    int64_t dims[TGC_MAX_RANK];
+    int32_t buffer; /* index into the space's buffers */
+} tgc_memory_tensor;
+
+/* One memory: a partition's device, or the host memory its int shape
+ * values (host_outputs, _HostRecv) and host-side initializers live in. */
+typedef struct tgc_memory_space {
+    char name[16]; /* "cpu0", "gpu0", "host" */
+    int part;      /* the partition */
+    bool host;
+    int64_t alignment;
+    int32_t n_steps;
+    int64_t weights_bytes; /* initializers resident here (not in the arena) */
+    int32_t n_weights;
+    int64_t feeds_bytes;   /* feeds read in place (the caller's buffers; not in the arena) */
+    tgc_memory_tensor *tensors;
+    int32_t n_tensors;
+    tgc_memory_buffer *buffers;
+    int32_t n_buffers;
+    int64_t naive_sum;     /* sum of the tensors' bytes */
+    int64_t lower_bound;   /* the most bytes of buffers live at one step */
+    int32_t busiest_step;  /* where (-1: no tensors) */
+    int64_t arena_bytes;   /* the planned peak */
+} tgc_memory_space;
+
+struct tgc_memory_plan {
+    const tgc_graph *g;
+    const tgc_partitioning *parts; /* borrowed, or owned_parts */
+    tgc_memory_space *spaces;      /* two per partition: [2i] its device, [2i+1] host */
+    int n_spaces;
+    int64_t *symbols;   /* g->n_symbols: the value each symbol was given */
+    bool *bound;        /* given by the caller (feeds, --bind) */
+    bool *defaulted;    /* unbound but needed: taken as 1 */
+    int32_t n_fallback; /* op nodes whose concrete shapes came from substitution, not inference */
+    /* Set when the plan placed and partitioned the graph itself. */
+    tgc_placer_device devices[TGC_PLACER_MAX_DEVICES];
+    int n_devices;
+    tgc_placement placement;
+    tgc_partitioning owned_parts;
+    bool owns_parts;
+    char *device_list;
+};
+
+/* Plans every partition of `parts` (a partitioning of g; both borrowed and
+ * must outlive *out). symbols[i] (g->n_symbols entries; NULL: none bound)
+ * is symbol i's value, or < 0 for unbound (then 1). On success stores a new
+ * plan owned by the caller in *out; TGC_ERR_NOMEM, or TGC_ERR_INVALID when
+ * a concrete shape cannot be had (message in diags). */
+tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
+                                 tgc_diags *diags, tgc_memory_plan **out);
+
+/* Parses "N=400,B=2" against g's symbols into symbols[0..g->n_symbols)
+ * (entries not named are left as they are). TGC_ERR_INVALID ("bad-bind",
+ * naming the graph's symbols) for a malformed list, an unknown symbol or a
+ * negative value. */
+tgc_status tgc_memory_parse_bind(const tgc_graph *g, const char *bind, int64_t *symbols, tgc_diags *diags);
+
+/* The tensors of `sp` live at step `step`, one per buffer (a forwarded
+ * buffer's newest tensor), the largest first: up to `max` indexes into
+ * sp->tensors in out[]; returns how many. */
+int tgc_memory_space_live_at(const tgc_memory_space *sp, int32_t step, int32_t *out, int max);
+
+/* ---- limits ------------------------------------------------------------------- */
+
+/* Parses a size: bytes ("1000"), or a number (a fraction allowed) with a
+ * unit: B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers
+ * of 1024), case-insensitive, e.g. "64MiB", "1.5GB". Stores the bytes,
+ * rounded down, in *out; false when it is not a size or is past 2^62. */
+bool tgc_memory_parse_size(const char *text, size_t len, int64_t *out);
+
+/* Applies "DEV=SIZE[,DEV=SIZE...]" to devices[0..n) with
+ * tgc_device_set_limit ("cpu" is cpu0, "gpu" gpu0). TGC_ERR_INVALID
+ * ("bad-memory-limit") for a malformed spec, a size below 1 byte, or a
+ * device not among them. */
+tgc_status tgc_memory_limits_apply(tgc_device *const *devices, int n, const char *spec, tgc_diags *diags);
+
+/* Writes "cpu0 has 1024 bytes in use in 3 buffers (peak 4096, reserved
+ * 1048576), limit 2048" (", no limit" when none) into buf. */
+const char *tgc_memory_figures_str(tgc_device *d, char *buf, size_t size);
+
+/* ---- the watch: what is live at each device's peak, during runs ---------------- */
+
+/* One of the largest tensors live when a memory reached its peak. */
+typedef struct tgc_memory_top {
+    const char *node; /* the node's name (owned by the session's partitions) */
+    int32_t port;
+    tgc_dtype dtype;
+    int rank;
+    int64_t dims[TGC_MAX_RANK];
+    int64_t bytes;
+} tgc_memory_top;
+
+/* One memory's counters: the bytes of the output slots a step holds there
+ * now, the most ever, and the largest tensors at that moment. */
+typedef struct tgc_memory_gauge {
+    atomic_llong live;
+    atomic_llong peak;
+    pthread_mutex_t lock; /* guards the snapshot */
+    int64_t snapshot_bytes; /* `live` when the snapshot was taken */
+    tgc_memory_top top[TGC_MEMORY_TOP];
+    int n_top;
+} tgc_memory_gauge;
+
+/* A session's watch (tgc_session_options.memory_report): a gauge per
+ * device ([0, n_devices)) and one for host memory ([n_devices]), and the
+ * feeds' shapes of the last run, which bind the static plan's symbols. */
+typedef struct tgc_memory_watch {
+    int n_gauges;
+    tgc_memory_gauge *gauges;
+    pthread_mutex_t lock; /* guards runs and the feeds' shapes */
+    int64_t runs;
+    int n_feeds;
+    int *feed_rank;     /* per graph input (-1: never fed) */
+    int64_t *feed_dims; /* TGC_MAX_RANK per graph input */
+} tgc_memory_watch;
+
+/* A watch for a session of `n_devices` devices and `n_inputs` graph
+ * inputs; NULL when out of memory. */
+tgc_memory_watch *tgc_memory_watch_create(int n_devices, int n_inputs);
+void tgc_memory_watch_free(tgc_memory_watch *w);
+
+/* One slot's record in a step (an array per partition while watching). */
+typedef struct tgc_watch_slot {
+    atomic_llong bytes; /* counted in gauge `gauge` while > 0 */
+    int32_t node;
+    int32_t gauge;
+} tgc_watch_slot;
+
+#endif

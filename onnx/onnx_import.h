@@ -1,0 +1,247 @@
+/* The ONNX importer's private interfaces (the public side is the "ONNX
+ * import" section of tgc.h).
+ *
+ * The import is three steps, one file each:
+ *     onnx_proto.c    read the file, unpack the ModelProto (protobuf-c, code
+ *                     generated from Debian's onnx.proto), decode tensors
+ *     onnx_import.c   convert the graph into a tgc/1 document held in memory
+ *                     (onnx_legacy.c: opsets before 13, Dropout, Sum); collect
+ *                     every unsupported op and attribute before failing
+ *     onnx_write.c    write the document as YAML, weights as .npy beside it
+ * with onnx_names.c making ONNX names into tgc names and symbols.
+ *
+ * Everything the conversion makes lives in one arena released at once;
+ * decoded tensors may also point into the unpacked ModelProto, which
+ * outlives the document.
+ *
+ * Example usage (what tgc_onnx_import does):
+ *     Onnx__ModelProto *m = NULL;
+ *     tgc_onnx_arena arena = {0};
+ *     tgc_onnx_doc doc;
+ *     if (tgc_onnx_model_load(path, diags, &m) == TGC_OK &&
+ *         tgc_onnx_convert(m, path, &arena, diags, &doc) == TGC_OK)
+ *         st = tgc_onnx_write(&doc, yaml_path, diags);
+ *     tgc_onnx_arena_release(&arena);
+ *     tgc_onnx_model_free(m);
+ */
+#ifndef TGC_ONNX_IMPORT_H
+#define TGC_ONNX_IMPORT_H
+
+#include "tgc.h"
+
+#include "graph/graph.h"
+#include "graph/npy.h"
+#include "support/strmap.h"
+
+#include "onnx.pb-c.h"
+
+#include <stdbool.h>
+
+/* The opsets the importer reads as they are; older ones go through the
+ * conversions of onnx_legacy.c, newer ones are refused. */
+#define TGC_ONNX_OPSET_MIN 13
+#define TGC_ONNX_OPSET_MAX 17
+
+/* ---- Arena ------------------------------------------------------------------ */
+
+/* Bump allocation in blocks from tgc_malloc; everything is released at once.
+ * A zeroed struct is an empty arena. */
+typedef struct tgc_onnx_arena {
+    struct tgc_onnx_block *head;
+    bool failed; /* an allocation failed: the conversion reports TGC_ERR_NOMEM */
+} tgc_onnx_arena;
+
+/* `size` bytes aligned for any type, zero-filled; NULL (and a->failed set)
+ * when out of memory. */
+void *tgc_onnx_alloc(tgc_onnx_arena *a, size_t size);
+
+/* Copies of a string, of n bytes plus a NUL, and a printf-formatted one. */
+char *tgc_onnx_strdup(tgc_onnx_arena *a, const char *s);
+char *tgc_onnx_strndup(tgc_onnx_arena *a, const char *s, size_t n);
+char *tgc_onnx_printf(tgc_onnx_arena *a, const char *fmt, ...) TGC_PRINTF(2, 3);
+
+void tgc_onnx_arena_release(tgc_onnx_arena *a);
+
+/* ---- Reading (onnx_proto.c) ------------------------------------------------ */
+
+/* Reads and unpacks the ModelProto at `path` (protobuf-c's allocations go
+ * through tgc_malloc). TGC_ERR_IO when the file cannot be read,
+ * TGC_ERR_INVALID when it is not a ModelProto (a truncated file, another
+ * format) or has no graph, TGC_ERR_NOMEM; each with a message naming the
+ * file. *out is NULL on failure; release it with tgc_onnx_model_free. */
+tgc_status tgc_onnx_model_load(const char *path, tgc_diags *diags, Onnx__ModelProto **out);
+void tgc_onnx_model_free(Onnx__ModelProto *m);
+
+/* tgc's dtype for an ONNX TensorProto.DataType code, or TGC_DTYPE_INVALID;
+ * and the code's name in ONNX's spelling ("DOUBLE"; "code 42" goes to buf
+ * for unknown codes). */
+tgc_dtype tgc_onnx_dtype(int64_t code);
+const char *tgc_onnx_dtype_name(int64_t code, char *buf, size_t size);
+
+/* Decodes tensor `t` into *out: its dtype, dims and data (raw_data, the
+ * typed fields, or external data read from a file relative to base_dir).
+ * out->data points into `t` (little-endian raw_data) or into the arena:
+ * never pass *out to tgc_npy_release. On failure writes the reason into
+ * err and returns TGC_ERR_UNSUPPORTED (a dtype tgc lacks, rank > 8,
+ * segments) or TGC_ERR_INVALID (data that does not match the dims), or
+ * TGC_ERR_IO / TGC_ERR_NOMEM. */
+tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir, tgc_onnx_arena *a, tgc_npy *out,
+                                  char *err, size_t err_size);
+
+/* ---- Names (onnx_names.c) ---------------------------------------------------- */
+
+/* Makes names unique in one namespace. A zeroed struct with `arena` set is
+ * an empty namer; release with tgc_onnx_namer_release. */
+typedef struct tgc_onnx_namer {
+    tgc_strmap used;
+    tgc_onnx_arena *arena;
+    bool symbols; /* identifiers [A-Za-z_][A-Za-z0-9_]* instead of tgc names */
+} tgc_onnx_namer;
+
+/* `wanted` made valid (a tgc name: [A-Za-z0-9_./-], at most 200 bytes;
+ * ':' becomes '_' too, so that "name:k" always reads as output k; or an
+ * identifier for a symbol namer), `fallback` when that leaves nothing, then
+ * made unique with a suffix "_1", "_2", ... in order of asking: the same
+ * requests in the same order give the same names. Arena string, or NULL when
+ * out of memory. */
+const char *tgc_onnx_name(tgc_onnx_namer *n, const char *wanted, const char *fallback);
+
+/* True when `name` has been given out. */
+bool tgc_onnx_name_used(const tgc_onnx_namer *n, const char *name);
+
+void tgc_onnx_namer_release(tgc_onnx_namer *n);
+
+/* ---- The document (onnx_import.c) -------------------------------------------- */
+
+typedef struct tgc_onnx_attr {
+    const char *name;
+    tgc_attr_type type;
+    int64_t i;
+    double f;
+    const char *s;
+    const int64_t *ints;
+    const double *floats;
+    const char *const *strings;
+    size_t n;
+    const tgc_npy *tensor;
+} tgc_onnx_attr;
+
+typedef struct tgc_onnx_node {
+    const char *name;
+    const char *op;
+    const char **inputs; /* references: "name", "name:k", or "" */
+    int n_inputs;
+    tgc_onnx_attr *attrs;
+    int n_attrs, cap_attrs;
+} tgc_onnx_node;
+
+typedef struct tgc_onnx_init {
+    const char *name;
+    tgc_npy value; /* data borrowed (arena or ModelProto) */
+} tgc_onnx_init;
+
+typedef struct tgc_onnx_input {
+    const char *name;
+    tgc_dtype dtype;
+    int rank;
+    const char **dims; /* "3" or a symbol */
+} tgc_onnx_input;
+
+/* An ONNX name and the tgc name it became, where they differ. */
+typedef struct tgc_onnx_rename {
+    const char *from, *to;
+} tgc_onnx_rename;
+
+typedef struct tgc_onnx_doc {
+    const char *name;   /* the graph's, made a valid name */
+    const char *source; /* the .onnx path */
+    const char *producer;
+    int64_t opset;
+    tgc_onnx_input *inputs;
+    int n_inputs;
+    tgc_onnx_init *inits;
+    int n_inits, cap_inits;
+    tgc_onnx_node *nodes;
+    int n_nodes, cap_nodes;
+    const char **outputs;
+    int n_outputs;
+    tgc_onnx_rename *renames;
+    int n_renames, cap_renames;
+} tgc_onnx_doc;
+
+/* Converts model `m` (read from `path`) into *doc, allocating from `arena`.
+ * Every problem is reported before returning: one message per unsupported
+ * op type and per unsupported attribute (with the count and the first
+ * nodes), per unsupported dtype, per dangling name. Returns TGC_OK,
+ * TGC_ERR_UNSUPPORTED (valid ONNX that tgc cannot express), TGC_ERR_INVALID
+ * (a malformed model) or TGC_ERR_NOMEM. */
+tgc_status tgc_onnx_convert(const Onnx__ModelProto *m, const char *path, tgc_onnx_arena *arena, tgc_diags *diags,
+                            tgc_onnx_doc *doc);
+
+/* ---- Conversion helpers shared with onnx_legacy.c ------------------------------ */
+
+/* The conversion of one node: what onnx_legacy.c needs to rewrite it. */
+typedef struct tgc_onnx_importer tgc_onnx_importer;
+
+typedef struct tgc_onnx_node_ctx {
+    tgc_onnx_importer *im;
+    const Onnx__NodeProto *n;
+    tgc_onnx_node *out;     /* the node being built: inputs resolved, attrs not yet */
+    bool *consumed;         /* per attribute of n: handled, not to be mapped */
+    const char *node_where; /* "'sm1'" (or "#3 (output 'y')") for messages */
+} tgc_onnx_node_ctx;
+
+/* The attribute of n called `name`, or NULL. */
+const Onnx__AttributeProto *tgc_onnx_node_attr(const Onnx__NodeProto *n, const char *name, size_t *index);
+
+/* A new int64 initializer of n values (rank 1, or a scalar when scalar)
+ * named after `base` + suffix; returns its reference, or NULL (nomem). */
+const char *tgc_onnx_add_int64s(tgc_onnx_node_ctx *c, const char *suffix, const int64_t *v, size_t n, bool scalar);
+
+/* A new float32 scalar initializer; its reference, or NULL. */
+const char *tgc_onnx_add_float(tgc_onnx_node_ctx *c, const char *suffix, float v);
+
+/* Appends an op node named after the node being converted + suffix, with
+ * n_inputs inputs; returns it (attrs empty) or NULL (nomem). */
+tgc_onnx_node *tgc_onnx_add_node(tgc_onnx_node_ctx *c, const char *suffix, const char *op, const char *const *inputs,
+                                 int n_inputs);
+
+/* Adds an int attribute to `node`; false when out of memory. */
+bool tgc_onnx_set_int_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const char *name, int64_t v);
+
+/* Sets input slot i of the node being converted (growing the list with ""). */
+bool tgc_onnx_set_input(tgc_onnx_node_ctx *c, int i, const char *ref);
+
+/* Records a problem with the node: rule "unsupported-attribute" and the
+ * like, grouped with the other nodes that have the same `label` ("op 'Clip':
+ * ..."). Returns false. */
+bool tgc_onnx_node_unsupported(tgc_onnx_node_ctx *c, const char *rule, const char *label);
+
+/* True when the ONNX tensor `name` is read by some node or is a graph output. */
+bool tgc_onnx_tensor_used(const tgc_onnx_importer *im, const char *name);
+
+/* The initializer value behind an ONNX tensor name (initializer or
+ * Constant), or NULL. */
+const tgc_npy *tgc_onnx_constant_value(const tgc_onnx_importer *im, const char *name);
+
+tgc_onnx_arena *tgc_onnx_importer_arena(tgc_onnx_importer *im);
+
+/* ---- Conversions (onnx_legacy.c) ------------------------------------------------- */
+
+/* Rewrites the node in `c` for opset `opset` (< 13: attributes that later
+ * opsets take as inputs become initializers; Softmax's 2-D coercion becomes
+ * Flatten, Softmax, Reshape; legacy attributes with no effect are dropped)
+ * and Dropout into Identity (inference). Marks what it handled in
+ * c->consumed. May replace c->out->op. Sum becomes a chain of Adds.
+ * Returns false after reporting what cannot be converted. */
+bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset);
+
+/* ---- Writing (onnx_write.c) --------------------------------------------------------- */
+
+/* Writes `doc` as a tgc/1 file at yaml_path (atomically: a temporary file
+ * renamed into place) and the initializers that are not small integer
+ * tensors as .npy files in a directory beside it (STEM_weights/, created if
+ * needed). TGC_ERR_IO or TGC_ERR_NOMEM with a message in diags. */
+tgc_status tgc_onnx_write(const tgc_onnx_doc *doc, const char *yaml_path, tgc_diags *diags);
+
+#endif

@@ -1,0 +1,184 @@
+/* Older opsets and inference-only rewrites, converted where the semantics
+ * are the same as opset 13-17's (the ONNX changelog, docs/Changelog.md,
+ * version by version):
+ *
+ *   Unsqueeze, Squeeze, ReduceSum < 13   attribute `axes` -> int64 input 1
+ *   Split < 13                           attribute `split` -> int64 input 1
+ *   Clip < 11                            attributes `min`, `max` -> float inputs 1, 2
+ *   Reshape < 5                          attribute `shape` -> int64 input 1
+ *   Slice < 10                           `starts`, `ends`, `axes` -> inputs 1, 2, 3
+ *   Softmax, LogSoftmax < 13             coerced to 2-D at `axis` (default 1):
+ *                                        Reshape(Softmax(Flatten(x, axis), 1), Shape(x))
+ *   Concat < 4                           `axis` defaulted to 1
+ *   Cast < 6                             `to` as a type name -> its code
+ *   BatchNormalization < 9               `spatial` 1 (the only meaning now) dropped,
+ *                                        `is_test` dropped (tgc runs inference)
+ *   Gemm < 7                             `broadcast` dropped (C broadcasts since 7)
+ *   Add ... Greater < 7                  `broadcast` without `axis` dropped: the
+ *                                        legacy suffix match is numpy's rule
+ *   any op < 6                           `consumed_inputs` (a hint) dropped
+ *   Dropout, any opset                   Identity, when the mask is unused and
+ *                                        training_mode is absent or false
+ *   Sum, any opset                       a chain of Adds (the same broadcast, the
+ *                                        same order of additions)
+ *
+ * What differs and cannot be rewritten (a legacy broadcast `axis`,
+ * BatchNormalization spatial 0, Dropout in training) is refused. */
+#include "onnx/onnx_import.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const Onnx__AttributeProto *consume(tgc_onnx_node_ctx *c, const char *name) {
+    size_t i;
+    const Onnx__AttributeProto *a = tgc_onnx_node_attr(c->n, name, &i);
+    if (a != NULL) c->consumed[i] = true;
+    return a;
+}
+
+static const char *label(tgc_onnx_node_ctx *c, const char *what) {
+    return tgc_onnx_printf(tgc_onnx_importer_arena(c->im), "op '%s' (opset < 13): %s", c->n->op_type, what);
+}
+
+/* Attribute `attr` (ints) becomes int64 initializer input `input`. */
+static bool ints_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
+    const Onnx__AttributeProto *a = consume(c, attr);
+    if (a == NULL) return true;
+    if (a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "a list attribute is not of type ints"));
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "/%s", attr);
+    return tgc_onnx_set_input(c, input, tgc_onnx_add_int64s(c, suffix, a->ints, a->n_ints, false));
+}
+
+static bool float_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
+    const Onnx__AttributeProto *a = consume(c, attr);
+    if (a == NULL) return true;
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "/%s", attr);
+    return tgc_onnx_set_input(c, input, tgc_onnx_add_float(c, suffix, a->f));
+}
+
+/* Softmax before 13 flattens to 2-D at `axis` and normalises each row. */
+static bool coerced_softmax(tgc_onnx_node_ctx *c) {
+    const Onnx__AttributeProto *a = consume(c, "axis");
+    int64_t axis = a != NULL ? a->i : 1;
+    tgc_onnx_node *out = c->out;
+    if (out->n_inputs < 1 || out->inputs[0][0] == '\0') return true; /* the loader will say */
+    const char *x = out->inputs[0];
+    tgc_onnx_node *shape = tgc_onnx_add_node(c, "/shape", "Shape", &x, 1);
+    tgc_onnx_node *flat = tgc_onnx_add_node(c, "/flat", "Flatten", &x, 1);
+    if (shape == NULL || flat == NULL || !tgc_onnx_set_int_attr(c->im, flat, "axis", axis)) return false;
+    tgc_onnx_node *rows = tgc_onnx_add_node(c, "/rows", out->op, &flat->name, 1);
+    if (rows == NULL || !tgc_onnx_set_int_attr(c->im, rows, "axis", 1)) return false;
+    const char **ins = tgc_onnx_alloc(tgc_onnx_importer_arena(c->im), 2 * sizeof *ins);
+    if (ins == NULL) return false;
+    ins[0] = rows->name;
+    ins[1] = shape->name;
+    out->op = "Reshape";
+    out->inputs = ins;
+    out->n_inputs = 2;
+    return true;
+}
+
+static bool cast_to_code(tgc_onnx_node_ctx *c) {
+    const Onnx__AttributeProto *a = tgc_onnx_node_attr(c->n, "to", NULL);
+    if (a == NULL || !(a->has_s || (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)))
+        return true;
+    consume(c, "to");
+    for (int64_t code = 1; code <= 16; code++) {
+        char nb[32];
+        const char *name = tgc_onnx_dtype_name(code, nb, sizeof nb);
+        if (a->s.len == strlen(name) && memcmp(a->s.data, name, a->s.len) == 0)
+            return tgc_onnx_set_int_attr(c->im, c->out, "to", code);
+    }
+    return tgc_onnx_node_unsupported(c, "bad-model", label(c, "attribute 'to' names no ONNX type"));
+}
+
+static bool dropout_to_identity(tgc_onnx_node_ctx *c) {
+    consume(c, "ratio");
+    consume(c, "is_test");
+    consume(c, "seed");
+    if (c->n->n_output > 1 && tgc_onnx_tensor_used(c->im, c->n->output[1]))
+        return tgc_onnx_node_unsupported(c, "unsupported-output", "op 'Dropout': the mask output is not supported");
+    if (c->n->n_input > 2 && c->n->input[2] != NULL && c->n->input[2][0] != '\0') {
+        const tgc_npy *v = tgc_onnx_constant_value(c->im, c->n->input[2]);
+        bool off = v != NULL && v->nbytes == 1 && *(const unsigned char *)v->data == 0;
+        if (!off)
+            return tgc_onnx_node_unsupported(
+                c, "unsupported-attribute", "op 'Dropout': training_mode other than a constant false is not supported");
+    }
+    c->out->op = "Identity";
+    c->out->n_inputs = c->out->n_inputs > 1 ? 1 : c->out->n_inputs;
+    return true;
+}
+
+/* Sum(x1, ..., xn) = ((x1 + x2) + x3) + ... */
+static bool sum_to_adds(tgc_onnx_node_ctx *c) {
+    tgc_onnx_node *out = c->out;
+    if (out->n_inputs == 1) {
+        out->op = "Identity";
+        return true;
+    }
+    out->op = "Add";
+    if (out->n_inputs <= 2) return true;
+    const char *acc = out->inputs[0];
+    for (int i = 1; i < out->n_inputs - 1; i++) {
+        const char *pair[2] = {acc, out->inputs[i]};
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "/sum%d", i);
+        tgc_onnx_node *add = tgc_onnx_add_node(c, suffix, "Add", pair, 2);
+        if (add == NULL) return false;
+        acc = add->name;
+    }
+    out->inputs[0] = acc;
+    out->inputs[1] = out->inputs[out->n_inputs - 1];
+    out->n_inputs = 2;
+    return true;
+}
+
+static bool is_op(const char *op, const char *const *list) {
+    for (; *list; list++)
+        if (strcmp(op, *list) == 0) return true;
+    return false;
+}
+
+bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
+    const char *op = c->n->op_type;
+    consume(c, "consumed_inputs");
+    if (strcmp(op, "Dropout") == 0) return dropout_to_identity(c);
+    if (strcmp(op, "Sum") == 0) return sum_to_adds(c);
+    if (opset >= TGC_ONNX_OPSET_MIN) return true;
+
+    static const char *const axes_ops[] = {"Unsqueeze", "Squeeze", "ReduceSum", NULL};
+    static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "Greater", NULL};
+    if (is_op(op, axes_ops)) return ints_to_input(c, "axes", 1);
+    if (strcmp(op, "Split") == 0) return ints_to_input(c, "split", 1);
+    if (strcmp(op, "Reshape") == 0 && opset < 5) return ints_to_input(c, "shape", 1);
+    if (strcmp(op, "Slice") == 0 && opset < 10)
+        return ints_to_input(c, "starts", 1) && ints_to_input(c, "ends", 2) && ints_to_input(c, "axes", 3);
+    if (strcmp(op, "Clip") == 0 && opset < 11) return float_to_input(c, "min", 1) && float_to_input(c, "max", 2);
+    if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) return coerced_softmax(c);
+    if (strcmp(op, "Concat") == 0 && opset < 4 && tgc_onnx_node_attr(c->n, "axis", NULL) == NULL)
+        return tgc_onnx_set_int_attr(c->im, c->out, "axis", 1);
+    if (strcmp(op, "Cast") == 0 && opset < 6) return cast_to_code(c);
+    if (strcmp(op, "BatchNormalization") == 0) {
+        consume(c, "is_test");
+        const Onnx__AttributeProto *a = consume(c, "spatial");
+        if (a != NULL && a->i != 1)
+            return tgc_onnx_node_unsupported(c, "unsupported-attribute", label(c, "attribute 'spatial' other than 1"));
+        return true;
+    }
+    if (strcmp(op, "Gemm") == 0) {
+        consume(c, "broadcast");
+        return true;
+    }
+    if (is_op(op, binary_ops) && opset < 7) {
+        consume(c, "broadcast");
+        if (tgc_onnx_node_attr(c->n, "axis", NULL) != NULL)
+            return tgc_onnx_node_unsupported(c, "unsupported-attribute",
+                                             label(c, "legacy broadcast along attribute 'axis'"));
+        return true;
+    }
+    return true;
+}

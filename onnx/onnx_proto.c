@@ -1,0 +1,308 @@
+/* Reading ONNX files: the ModelProto and TensorProto readers come from
+ * protoc-c (onnx.pb-c.c, generated at build time from Debian's onnx.proto);
+ * this file feeds them the file's bytes, routes their allocations through
+ * tgc_malloc, and decodes tensors into dtype, dims and little-endian data. */
+#include "onnx/onnx_import.h"
+
+#include "support/alloc.h"
+#include "support/diag.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* protobuf-c's allocations through tgc_malloc. An unpack that returns NULL
+ * may have run out of memory or met bad bytes; `data` points at a flag that
+ * tells the two apart. */
+static void *pb_alloc(void *data, size_t size) {
+    void *p = tgc_malloc(size);
+    if (p == NULL && data != NULL) *(bool *)data = true;
+    return p;
+}
+
+static void pb_free(void *data, void *block) {
+    (void)data;
+    tgc_free(block);
+}
+
+static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
+
+static const tgc_srcpos no_pos = {0, 0};
+
+/* Reads the whole file into a tgc_malloc'd buffer. */
+static tgc_status read_file(const char *path, tgc_diags *diags, uint8_t **bytes, size_t *size) {
+    *bytes = NULL;
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        tgc_diag_error(diags, path, no_pos, "io", "cannot open: %s", strerror(errno));
+        return TGC_ERR_IO;
+    }
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *buf = NULL;
+    tgc_status st = TGC_OK;
+    for (;;) {
+        if (buf == NULL || n == cap) {
+            if (buf != NULL) cap *= 2;
+            uint8_t *grown = tgc_realloc(buf, cap);
+            if (grown == NULL) {
+                st = TGC_ERR_NOMEM;
+                break;
+            }
+            buf = grown;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                tgc_diag_error(diags, path, no_pos, "io", "read failed: %s", strerror(errno));
+                st = TGC_ERR_IO;
+            }
+            break;
+        }
+    }
+    fclose(f);
+    if (st != TGC_OK) {
+        if (st == TGC_ERR_NOMEM) tgc_diag_error(diags, path, no_pos, "out-of-memory", "out of memory reading the file");
+        tgc_free(buf);
+        return st;
+    }
+    *bytes = buf;
+    *size = n;
+    return TGC_OK;
+}
+
+tgc_status tgc_onnx_model_load(const char *path, tgc_diags *diags, Onnx__ModelProto **out) {
+    *out = NULL;
+    uint8_t *bytes;
+    size_t size;
+    tgc_status st = read_file(path, diags, &bytes, &size);
+    if (st != TGC_OK) return st;
+    bool nomem = false;
+    ProtobufCAllocator counting = {pb_alloc, pb_free, &nomem};
+    Onnx__ModelProto *m = onnx__model_proto__unpack(&counting, size, bytes);
+    tgc_free(bytes);
+    if (m == NULL && nomem) {
+        tgc_diag_error(diags, path, no_pos, "out-of-memory", "out of memory reading the model");
+        return TGC_ERR_NOMEM;
+    }
+    if (m == NULL) {
+        tgc_diag_error(diags, path, no_pos, "bad-model",
+                       "not an ONNX model: the protobuf ModelProto does not parse (a truncated or corrupt file, "
+                       "or another format)");
+        return TGC_ERR_INVALID;
+    }
+    if (m->graph == NULL) {
+        tgc_diag_error(diags, path, no_pos, "bad-model",
+                       "not an ONNX model: it has no graph (a truncated file, or another format)");
+        onnx__model_proto__free_unpacked(m, &pb_allocator);
+        return TGC_ERR_INVALID;
+    }
+    *out = m;
+    return TGC_OK;
+}
+
+void tgc_onnx_model_free(Onnx__ModelProto *m) {
+    if (m != NULL) onnx__model_proto__free_unpacked(m, &pb_allocator);
+}
+
+tgc_dtype tgc_onnx_dtype(int64_t code) {
+    switch (code) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return TGC_FLOAT32;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: return TGC_FLOAT16;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return TGC_INT32;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return TGC_INT64;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: return TGC_UINT8;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return TGC_BOOL;
+    default: return TGC_DTYPE_INVALID;
+    }
+}
+
+const char *tgc_onnx_dtype_name(int64_t code, char *buf, size_t size) {
+    static const char *const names[] = {"UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",  "INT16",
+                                        "INT32",     "INT64",  "STRING",    "BOOL",       "FLOAT16", "DOUBLE",
+                                        "UINT32",    "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+    if (code >= 0 && code < (int64_t)(sizeof names / sizeof names[0])) return names[code];
+    snprintf(buf, size, "code %" PRId64, code);
+    return buf;
+}
+
+/* Reads `length` bytes at `offset` of the external data file `location`
+ * (relative to base_dir, inside it) into the arena. */
+static tgc_status read_external(const Onnx__TensorProto *t, const char *base_dir, tgc_onnx_arena *a, size_t nbytes,
+                                void **data, char *err, size_t err_size) {
+    const char *location = NULL;
+    int64_t offset = 0, length = -1;
+    for (size_t i = 0; i < t->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *e = t->external_data[i];
+        const char *k = e->key ? e->key : "", *v = e->value ? e->value : "";
+        char *end;
+        if (strcmp(k, "location") == 0)
+            location = v;
+        else if (strcmp(k, "offset") == 0 || strcmp(k, "length") == 0) {
+            errno = 0;
+            long long x = strtoll(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || errno != 0 || x < 0) {
+                snprintf(err, err_size, "external data: %s '%s' is not a byte count", k, v);
+                return TGC_ERR_INVALID;
+            }
+            if (k[0] == 'o')
+                offset = x;
+            else
+                length = x;
+        }
+    }
+    if (location == NULL || location[0] == '\0') {
+        snprintf(err, err_size, "external data without a location");
+        return TGC_ERR_INVALID;
+    }
+    if (location[0] == '/' || strstr(location, "..") != NULL) {
+        snprintf(err, err_size, "external data location '%s' is not a path inside the model's directory", location);
+        return TGC_ERR_INVALID;
+    }
+    if (length >= 0 && (uint64_t)length != nbytes) {
+        snprintf(err, err_size, "external data: length %" PRId64 " but the dims need %zu bytes", length, nbytes);
+        return TGC_ERR_INVALID;
+    }
+    char *path = tgc_onnx_printf(a, "%s/%s", base_dir, location);
+    void *buf = tgc_onnx_alloc(a, nbytes ? nbytes : 1);
+    if (path == NULL || buf == NULL) return TGC_ERR_NOMEM;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(err, err_size, "external data file '%s': %s", path, strerror(errno));
+        return TGC_ERR_IO;
+    }
+    bool ok = fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, nbytes, f) == nbytes;
+    fclose(f);
+    if (!ok) {
+        snprintf(err, err_size, "external data file '%s': fewer than %zu bytes at offset %" PRId64, path, nbytes,
+                 offset);
+        return TGC_ERR_IO;
+    }
+    *data = buf;
+    return TGC_OK;
+}
+
+tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir, tgc_onnx_arena *a, tgc_npy *out,
+                                  char *err, size_t err_size) {
+    memset(out, 0, sizeof *out);
+    char nb[32];
+    int64_t code = t->has_data_type ? t->data_type : 0;
+    tgc_dtype dt = tgc_onnx_dtype(code);
+    if (dt == TGC_DTYPE_INVALID) {
+        snprintf(err, err_size, "dtype %s is not supported (tgc has float32, float16, int32, int64, uint8, bool)",
+                 tgc_onnx_dtype_name(code, nb, sizeof nb));
+        return TGC_ERR_UNSUPPORTED;
+    }
+    if (t->n_dims > TGC_NPY_MAX_RANK) {
+        snprintf(err, err_size, "rank %zu is more than tgc's %d", t->n_dims, TGC_NPY_MAX_RANK);
+        return TGC_ERR_UNSUPPORTED;
+    }
+    if (t->segment != NULL) {
+        snprintf(err, err_size, "segmented tensors are not supported");
+        return TGC_ERR_UNSUPPORTED;
+    }
+    size_t esize = tgc_dtype_size(dt), numel = 1;
+    for (size_t i = 0; i < t->n_dims; i++) {
+        if (t->dims[i] < 0) {
+            snprintf(err, err_size, "dimension %zu is %" PRId64, i, t->dims[i]);
+            return TGC_ERR_INVALID;
+        }
+        if (t->dims[i] > 0 && numel > (SIZE_MAX / 16) / (uint64_t)t->dims[i]) {
+            snprintf(err, err_size, "the dims are too large");
+            return TGC_ERR_INVALID;
+        }
+        numel *= (size_t)t->dims[i];
+        out->dims[i] = t->dims[i];
+    }
+    out->dtype = dt;
+    out->rank = (int)t->n_dims;
+    out->nbytes = numel * esize;
+
+    if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return read_external(t, base_dir, a, out->nbytes, &out->data, err, err_size);
+    if (t->has_raw_data) {
+        if (t->raw_data.len != out->nbytes) {
+            snprintf(err, err_size, "raw_data holds %zu bytes, the dims need %zu", t->raw_data.len, out->nbytes);
+            return TGC_ERR_INVALID;
+        }
+        out->data = numel ? t->raw_data.data : NULL; /* little-endian, as ONNX stores it */
+        return TGC_OK;
+    }
+    /* The typed fields. */
+    size_t have;
+    switch (code) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: have = t->n_float_data; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: have = t->n_int64_data; break;
+    default: have = t->n_int32_data; break;
+    }
+    if (have != numel) {
+        snprintf(err, err_size, "holds %zu values, the dims need %zu", have, numel);
+        return TGC_ERR_INVALID;
+    }
+    if (numel == 0) return TGC_OK;
+    switch (code) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: out->data = t->float_data; return TGC_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: out->data = t->int64_data; return TGC_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: out->data = t->int32_data; return TGC_OK;
+    default: break;
+    }
+    /* uint8, bool and float16 (its bits) travel widened in int32_data. */
+    unsigned char *buf = tgc_onnx_alloc(a, out->nbytes);
+    if (buf == NULL) return TGC_ERR_NOMEM;
+    for (size_t i = 0; i < numel; i++) {
+        int32_t v = t->int32_data[i];
+        if (dt == TGC_FLOAT16) {
+            uint16_t h = (uint16_t)v;
+            memcpy(buf + 2 * i, &h, 2);
+        } else {
+            buf[i] = dt == TGC_BOOL ? (v != 0) : (unsigned char)v;
+        }
+    }
+    out->data = buf;
+    return TGC_OK;
+}
+
+/* The directory part of `path` ("." when none), in the arena. */
+static char *dir_of(tgc_onnx_arena *a, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL) return tgc_onnx_strdup(a, ".");
+    if (slash == path) return tgc_onnx_strdup(a, "/");
+    return tgc_onnx_strndup(a, path, (size_t)(slash - path));
+}
+
+tgc_status tgc_onnx_tensor_load(const char *pb_path, tgc_diags *diags, tgc_tensor **out) {
+    *out = NULL;
+    uint8_t *bytes;
+    size_t size;
+    tgc_status st = read_file(pb_path, diags, &bytes, &size);
+    if (st != TGC_OK) return st;
+    bool nomem = false;
+    ProtobufCAllocator counting = {pb_alloc, pb_free, &nomem};
+    Onnx__TensorProto *t = onnx__tensor_proto__unpack(&counting, size, bytes);
+    tgc_free(bytes);
+    if (t == NULL && nomem) {
+        tgc_diag_error(diags, pb_path, no_pos, "out-of-memory", "out of memory reading the tensor");
+        return TGC_ERR_NOMEM;
+    }
+    if (t == NULL) {
+        tgc_diag_error(diags, pb_path, no_pos, "bad-tensor", "not an ONNX TensorProto: the protobuf does not parse");
+        return TGC_ERR_INVALID;
+    }
+    tgc_onnx_arena arena = {0};
+    tgc_npy v;
+    char err[256] = "";
+    char *dir = dir_of(&arena, pb_path);
+    st = dir == NULL ? TGC_ERR_NOMEM : tgc_onnx_tensor_decode(t, dir, &arena, &v, err, sizeof err);
+    if (st == TGC_OK) st = tgc_tensor_create(v.dtype, v.rank, v.dims, v.data, out);
+    if (st == TGC_ERR_NOMEM)
+        tgc_diag_error(diags, pb_path, no_pos, "out-of-memory", "out of memory");
+    else if (st != TGC_OK)
+        tgc_diag_error(diags, pb_path, no_pos, st == TGC_ERR_UNSUPPORTED ? "unsupported-dtype" : "bad-tensor",
+                       "tensor '%s': %s", t->name ? t->name : "", err[0] ? err : tgc_status_name(st));
+    tgc_onnx_arena_release(&arena);
+    onnx__tensor_proto__free_unpacked(t, &pb_allocator);
+    return st;
+}

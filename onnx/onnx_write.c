@@ -1,0 +1,375 @@
+/* Writes an imported document as a tgc/1 file through libyaml's emitter (so
+ * quoting is always right), in the layout graph/dump_yaml.c uses: small
+ * things as one-line flow mappings, nodes as block mappings. Weights go to
+ * STEM_weights/NAME.npy beside the YAML; small integer tensors and float
+ * scalars are written inline as `values:`. A header comment says where the
+ * graph came from and lists the names that had to change. */
+#include "onnx/onnx_import.h"
+
+#include "support/alloc.h"
+#include "support/diag.h"
+#include "support/half.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+/* Integer and bool tensors up to this many elements are written inline. */
+#define INLINE_INTS 64
+
+typedef struct writer {
+    yaml_emitter_t em;
+    bool failed;
+} writer;
+
+static void emit(writer *w, yaml_event_t *ev) {
+    if (!w->failed && !yaml_emitter_emit(&w->em, ev)) w->failed = true;
+}
+
+static void scalar(writer *w, const char *s, yaml_scalar_style_t style) {
+    yaml_event_t ev;
+    if (w->failed) return;
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1, style)) {
+        w->failed = true;
+        return;
+    }
+    emit(w, &ev);
+}
+
+static void str(writer *w, const char *s) {
+    scalar(w, s, s[0] ? YAML_ANY_SCALAR_STYLE : YAML_SINGLE_QUOTED_SCALAR_STYLE);
+}
+
+static void num(writer *w, const char *s) { scalar(w, s, YAML_PLAIN_SCALAR_STYLE); }
+
+static void int_scalar(writer *w, int64_t v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    num(w, buf);
+}
+
+/* The shortest decimal that reads back as the same float (ONNX's floats
+ * are 32-bit), in YAML's spelling for infinities and NaN. */
+static void float_scalar(writer *w, double v) {
+    char buf[40];
+    if (isnan(v))
+        snprintf(buf, sizeof buf, ".nan");
+    else if (isinf(v))
+        snprintf(buf, sizeof buf, v > 0 ? ".inf" : "-.inf");
+    else
+        for (int p = 1; p <= 17; p++) {
+            snprintf(buf, sizeof buf, "%.*g", p, v);
+            if ((float)strtod(buf, NULL) == (float)v) break;
+        }
+    num(w, buf);
+}
+
+static void begin(writer *w, bool map, bool flow) {
+    yaml_event_t ev;
+    if (map)
+        yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+                                            flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE);
+    else
+        yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+                                             flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE);
+    emit(w, &ev);
+}
+
+static void end(writer *w, bool map) {
+    yaml_event_t ev;
+    if (map)
+        yaml_mapping_end_event_initialize(&ev);
+    else
+        yaml_sequence_end_event_initialize(&ev);
+    emit(w, &ev);
+}
+
+static int64_t numel(const tgc_npy *v) {
+    int64_t n = 1;
+    for (int i = 0; i < v->rank; i++)
+        n *= v->dims[i];
+    return n;
+}
+
+static bool written_inline(const tgc_npy *v) {
+    int64_t n = numel(v);
+    if (n == 0) return true;
+    if (v->dtype == TGC_FLOAT32) return n == 1;
+    return v->dtype != TGC_FLOAT16 && n <= INLINE_INTS;
+}
+
+static void tensor_body(writer *w, const tgc_npy *v, const char *file) {
+    str(w, "dtype");
+    str(w, tgc_dtype_name(v->dtype));
+    str(w, "shape");
+    begin(w, false, true);
+    for (int i = 0; i < v->rank; i++)
+        int_scalar(w, v->dims[i]);
+    end(w, false);
+    if (file != NULL) {
+        str(w, "file");
+        str(w, file);
+        return;
+    }
+    str(w, "values");
+    begin(w, false, true);
+    int64_t n = numel(v);
+    for (int64_t i = 0; i < n; i++) {
+        const void *p = v->data;
+        switch (v->dtype) {
+        case TGC_FLOAT32: float_scalar(w, ((const float *)p)[i]); break;
+        case TGC_FLOAT16: float_scalar(w, tgc_half_to_float(((const uint16_t *)p)[i])); break;
+        case TGC_INT32: int_scalar(w, ((const int32_t *)p)[i]); break;
+        case TGC_INT64: int_scalar(w, ((const int64_t *)p)[i]); break;
+        case TGC_UINT8: int_scalar(w, ((const uint8_t *)p)[i]); break;
+        case TGC_BOOL: num(w, ((const uint8_t *)p)[i] ? "true" : "false"); break;
+        default: break;
+        }
+    }
+    end(w, false);
+}
+
+static void attr_value(writer *w, const tgc_onnx_attr *a) {
+    switch (a->type) {
+    case TGC_ATTR_INT: int_scalar(w, a->i); break;
+    case TGC_ATTR_FLOAT: float_scalar(w, a->f); break;
+    case TGC_ATTR_STRING: str(w, a->s); break;
+    case TGC_ATTR_INTS:
+        begin(w, false, true);
+        for (size_t i = 0; i < a->n; i++)
+            int_scalar(w, a->ints[i]);
+        end(w, false);
+        break;
+    case TGC_ATTR_FLOATS:
+        begin(w, false, true);
+        for (size_t i = 0; i < a->n; i++)
+            float_scalar(w, a->floats[i]);
+        end(w, false);
+        break;
+    case TGC_ATTR_STRINGS:
+        begin(w, false, true);
+        for (size_t i = 0; i < a->n; i++)
+            str(w, a->strings[i]);
+        end(w, false);
+        break;
+    case TGC_ATTR_TENSOR:
+        begin(w, true, true);
+        tensor_body(w, a->tensor, NULL);
+        end(w, true);
+        break;
+    }
+}
+
+static void write_document(writer *w, const tgc_onnx_doc *doc, const char *const *files) {
+    yaml_event_t ev;
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    emit(w, &ev);
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    emit(w, &ev);
+    begin(w, true, false);
+    str(w, "format");
+    str(w, "tgc/1");
+    str(w, "name");
+    str(w, doc->name);
+    if (doc->n_inputs > 0) {
+        str(w, "inputs");
+        begin(w, false, false);
+        for (int i = 0; i < doc->n_inputs; i++) {
+            const tgc_onnx_input *in = &doc->inputs[i];
+            begin(w, true, true);
+            str(w, "name");
+            str(w, in->name);
+            str(w, "dtype");
+            str(w, tgc_dtype_name(in->dtype));
+            str(w, "shape");
+            begin(w, false, true);
+            for (int k = 0; k < in->rank; k++)
+                str(w, in->dims[k]);
+            end(w, false);
+            end(w, true);
+        }
+        end(w, false);
+    }
+    str(w, "outputs");
+    begin(w, false, true);
+    for (int i = 0; i < doc->n_outputs; i++)
+        str(w, doc->outputs[i]);
+    end(w, false);
+    if (doc->n_inits > 0) {
+        str(w, "initializers");
+        begin(w, false, false);
+        for (int i = 0; i < doc->n_inits; i++) {
+            begin(w, true, true);
+            str(w, "name");
+            str(w, doc->inits[i].name);
+            tensor_body(w, &doc->inits[i].value, files[i]);
+            end(w, true);
+        }
+        end(w, false);
+    }
+    if (doc->n_nodes > 0) {
+        str(w, "nodes");
+        begin(w, false, false);
+        for (int i = 0; i < doc->n_nodes; i++) {
+            const tgc_onnx_node *n = &doc->nodes[i];
+            begin(w, true, false);
+            str(w, "name");
+            str(w, n->name);
+            str(w, "op");
+            str(w, n->op);
+            if (n->n_inputs > 0) {
+                str(w, "inputs");
+                begin(w, false, true);
+                for (int k = 0; k < n->n_inputs; k++)
+                    str(w, n->inputs[k]);
+                end(w, false);
+            }
+            if (n->n_attrs > 0) {
+                str(w, "attrs");
+                begin(w, true, true);
+                for (int k = 0; k < n->n_attrs; k++) {
+                    str(w, n->attrs[k].name);
+                    attr_value(w, &n->attrs[k]);
+                }
+                end(w, true);
+            }
+            end(w, true);
+        }
+        end(w, false);
+    }
+    end(w, true);
+    yaml_document_end_event_initialize(&ev, 1);
+    emit(w, &ev);
+    yaml_stream_end_event_initialize(&ev);
+    emit(w, &ev);
+}
+
+static int write_handler(void *data, unsigned char *buffer, size_t size) {
+    return fwrite(buffer, 1, size, (FILE *)data) == size;
+}
+
+/* A comment line's text: printable ASCII only (names may hold anything). */
+static void comment_text(FILE *f, const char *s) {
+    for (; *s; s++)
+        fputc(*s >= 0x20 && *s < 0x7f ? *s : '?', f);
+}
+
+static void write_header(FILE *f, const tgc_onnx_doc *doc) {
+    const char *base = strrchr(doc->source, '/');
+    fputs("# Imported from ", f);
+    comment_text(f, base ? base + 1 : doc->source);
+    fprintf(f, " by tgc import (ONNX opset %" PRId64 ", producer: ", doc->opset);
+    comment_text(f, doc->producer[0] ? doc->producer : "unknown");
+    fputs(").\n", f);
+    if (doc->n_renames > 0) fputs("# Names changed to fit tgc's [A-Za-z0-9_./-] (ONNX name -> tgc name):\n", f);
+    for (int i = 0; i < doc->n_renames; i++) {
+        fputs("#   ", f);
+        comment_text(f, doc->renames[i].from);
+        fputs(" -> ", f);
+        comment_text(f, doc->renames[i].to);
+        fputc('\n', f);
+    }
+}
+
+/* A file name for tensor `name`: '/' and ':' become '_'; repeats get a suffix. */
+static const char *weight_file_name(tgc_onnx_namer *files, const char *name) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", name);
+    for (char *p = buf; *p; p++)
+        if (*p == '/' || *p == ':') *p = '_';
+    return tgc_onnx_name(files, buf, "tensor");
+}
+
+static tgc_status io_error(tgc_diags *diags, const char *path, const char *what, const char *reason) {
+    tgc_diag_error(diags, path, (tgc_srcpos){0, 0}, "io", "%s: %s", what, reason);
+    return TGC_ERR_IO;
+}
+
+tgc_status tgc_onnx_write(const tgc_onnx_doc *doc, const char *yaml_path, tgc_diags *diags) {
+    tgc_onnx_arena arena = {0};
+    tgc_onnx_namer files = {.arena = &arena};
+    tgc_status st = TGC_OK;
+    const char **rel = tgc_onnx_alloc(&arena, ((size_t)doc->n_inits + 1) * sizeof *rel);
+
+    /* STEM_weights/ beside the YAML: dir/m.yaml -> dir/m_weights/. */
+    const char *slash = strrchr(yaml_path, '/');
+    const char *file = slash ? slash + 1 : yaml_path;
+    size_t stem_len = strlen(file);
+    const char *dot = strrchr(file, '.');
+    if (dot != NULL && dot != file && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
+        stem_len = (size_t)(dot - file);
+    char *wdir_rel = tgc_onnx_printf(&arena, "%.*s_weights", (int)stem_len, file);
+    char *wdir = tgc_onnx_printf(&arena, "%.*s%s", slash ? (int)(slash - yaml_path + 1) : 0, yaml_path,
+                                 wdir_rel ? wdir_rel : "");
+    if (rel == NULL || wdir_rel == NULL || wdir == NULL) st = TGC_ERR_NOMEM;
+
+    bool made_dir = false;
+    for (int i = 0; st == TGC_OK && i < doc->n_inits; i++) {
+        const tgc_npy *v = &doc->inits[i].value;
+        if (written_inline(v)) continue;
+        if (!made_dir) {
+            if (mkdir(wdir, 0777) != 0 && errno != EEXIST) {
+                st = io_error(diags, wdir, "cannot create the weights directory", strerror(errno));
+                break;
+            }
+            made_dir = true;
+        }
+        const char *fname = weight_file_name(&files, doc->inits[i].name);
+        rel[i] = fname ? tgc_onnx_printf(&arena, "%s/%s.npy", wdir_rel, fname) : NULL;
+        char *path = rel[i] ? tgc_onnx_printf(&arena, "%s/%s.npy", wdir, fname) : NULL;
+        if (path == NULL) {
+            st = TGC_ERR_NOMEM;
+            break;
+        }
+        char err[256] = "";
+        st = tgc_npy_write_file(path, v, err, sizeof err);
+        if (st == TGC_ERR_IO)
+            io_error(diags, path, "cannot write", err);
+        else if (st != TGC_OK)
+            tgc_diag_error(diags, path, (tgc_srcpos){0, 0}, "io", "cannot write: %s", err);
+    }
+
+    /* The YAML, to a temporary file renamed into place. */
+    char *tmp = st == TGC_OK ? tgc_onnx_printf(&arena, "%s.tmpXXXXXX", yaml_path) : NULL;
+    if (st == TGC_OK && tmp == NULL) st = TGC_ERR_NOMEM;
+    if (st == TGC_OK) {
+        int fd = mkstemp(tmp);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        if (f == NULL) {
+            st = io_error(diags, yaml_path, "cannot write", strerror(errno));
+            if (fd >= 0) close(fd);
+            if (fd >= 0) unlink(tmp);
+        } else {
+            write_header(f, doc);
+            writer w = {0};
+            if (!yaml_emitter_initialize(&w.em))
+                w.failed = true;
+            else {
+                yaml_emitter_set_output(&w.em, write_handler, f);
+                yaml_emitter_set_width(&w.em, 120);
+                yaml_emitter_set_unicode(&w.em, 1);
+                write_document(&w, doc, rel);
+                if (!w.failed && !yaml_emitter_flush(&w.em)) w.failed = true;
+                yaml_emitter_delete(&w.em);
+            }
+            int saved = errno;
+            bool bad = w.failed || fflush(f) != 0 || ferror(f);
+            bad = (fclose(f) != 0) || bad;
+            if (bad || rename(tmp, yaml_path) != 0) {
+                st = io_error(diags, yaml_path, "cannot write",
+                              bad ? (saved ? strerror(saved) : "emitter error") : strerror(errno));
+                unlink(tmp);
+            }
+        }
+    }
+    if (st == TGC_ERR_NOMEM) tgc_diag_error(diags, yaml_path, (tgc_srcpos){0, 0}, "out-of-memory", "out of memory");
+    tgc_onnx_namer_release(&files);
+    tgc_onnx_arena_release(&arena);
+    return st;
+}

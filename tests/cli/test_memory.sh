@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Memory from the command line: the static plan (tgc compile --dump memory),
+# the report after runs (tgc run --memory-report) and limits
+# (tgc run --memory-limit), on the digits CNN with its 400 test images.
+. "$(dirname "$0")/lib.bash"
+D="$ROOT/examples/digits"
+X="x=$D/test_x.npy"
+
+# The plan, N bound: numbers derived by hand in tests/executor/test_memory_plan.c.
+expect_exit 0 "plan on cpu" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory --bind N=400
+expect_grep "memory plan of digits_cnn on cpu (N=400)" "$WORK/out" "plan header"
+expect_grep "^cpu0  *14648  *1024000  *1024000  *3001632  *14$" "$WORK/out" "cpu0 row: weights, planned, lower, naive"
+expect_grep "^host  *8  *32  *32  *32  *1$" "$WORK/out" "host row"
+expect_grep "cpu0: busiest step [0-9]* (pool1), 1024000 bytes live" "$WORK/out" "busiest step"
+expect_grep "relu1  *float32  *\[400, 8, 8, 8\]  *819200  *0 " "$WORK/out" "largest live tensor"
+expect_grep "cpu0 reads 102400 bytes of feeds in place" "$WORK/out" "feeds note"
+
+# Unbound symbols are taken as 1, and the plan says so.
+expect_exit 0 "plan, N unbound" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory
+expect_grep "(taken as 1: N)" "$WORK/out" "defaulted symbol named"
+expect_grep "^cpu0  *14648  *2560  *2560 " "$WORK/out" "N = 1 figures"
+
+# JSON: totals, and every buffer with its lifetime and offset.
+expect_exit 0 "plan as json" -- "$TGC" compile "$D/cnn.yaml" --devices cpu,gpu0 --dump memory --bind N=400 \
+    --format json -o "$WORK/plan.json"
+expect_grep '"device": "gpu0", "weights_bytes": 14632, "planned_peak": 1024000, "lower_bound": 1024000, "naive_sum": 3104000' \
+    "$WORK/plan.json" "gpu0 totals"
+expect_grep '"symbols": {"N": {"value": 400, "bound": true}}' "$WORK/plan.json" "symbols"
+expect_grep '{"tensors": \["conv1", "relu1"\], "bytes": 819200' "$WORK/plan.json" "a forwarded buffer"
+if command -v python3 >/dev/null; then
+    python3 -m json.tool "$WORK/plan.json" >/dev/null && pass || fail "plan.json is not JSON"
+fi
+
+expect_exit 2 "--dump memory without devices" -- "$TGC" compile "$D/cnn.yaml" --dump memory
+expect_grep "needs --devices" "$WORK/err" "devices needed"
+expect_exit 2 "unknown symbol" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory --bind M=3
+expect_grep "the graph has no symbol 'M' (its symbols: N) \[bad-bind\]" "$WORK/err" "bind message"
+expect_exit 2 "bad bind value" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory --bind N=-4
+expect_exit 2 "bad format" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory --format dot
+expect_exit 2 "--bind without --dump memory" -- "$TGC" compile "$D/cnn.yaml" --bind N=4
+
+# The report after runs: measured beside predicted, and what was live at the peak.
+expect_exit 0 "memory report" -- "$TGC" run "$D/cnn.yaml" --input "$X" --repeat 2 --memory-report
+expect_grep "memory report of digits_cnn after 2 runs (bytes; static plan for N=400)" "$WORK/out" "report header"
+expect_grep "peak bytes in use  *1038648  (weights 14648 + tensors 1024000)" "$WORK/out" "peak"
+expect_grep "predicted peak  *1038648  (weights 14648 + planned 1024000; lower bound 1024000, naive sum 3001632)" \
+    "$WORK/out" "prediction beside it"
+expect_grep "in use at the end  *14648  (the weights only)" "$WORK/out" "only the weights remain"
+expect_grep "reserved bytes  *[0-9]" "$WORK/out" "reserved"
+expect_grep "allocations  *[0-9]" "$WORK/out" "allocations"
+expect_grep "largest allocation  *819200" "$WORK/out" "largest allocation"
+expect_grep "fragmentation  *[0-9.]" "$WORK/out" "fragmentation"
+expect_grep "live at the peak  *1024000" "$WORK/out" "live at the peak"
+expect_grep "relu1  *float32  *\[400, 8, 8, 8\]  *819200" "$WORK/out" "largest live tensor"
+expect_grep "pool1  *float32  *\[400, 8, 4, 4\]  *204800" "$WORK/out" "second live tensor"
+
+# Limits: just below the need fails cleanly (exit 1) naming node, tensor,
+# device and figures; enough passes; below the weights, the session fails.
+expect_exit 1 "a limit just below" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit cpu=1038647
+expect_grep "node 'pool1' (MaxPool) on cpu0: out of memory allocating output 0 (float32 \[400, 8, 4, 4\], 204800 bytes); cpu0 has 833848 bytes in use" \
+    "$WORK/err" "limit message"
+expect_grep "limit 1038647 \[out-of-memory\]" "$WORK/err" "the limit named"
+expect_exit 0 "enough memory" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit cpu0=1MiB
+expect_exit 1 "below the weights" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit cpu=10000
+expect_grep "initializer 'fc1.w' on cpu0: out of memory allocating its data (float32 \[32, 64\], 8192 bytes)" \
+    "$WORK/err" "weights message"
+expect_exit 1 "report with a failing run" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit 'cpu=1000KB' \
+    --memory-report
+expect_grep "limit  *1000000" "$WORK/out" "the report shows the limit"
+expect_grep "in use at the end  *14648  (the weights only)" "$WORK/out" "a failed run releases everything"
+expect_exit 2 "bad limit" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit cpu=lots
+expect_grep "needs a size of at least 1 byte" "$WORK/err" "bad size message"
+expect_exit 2 "limit on a device not in the session" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit gpu0=1MiB
+expect_grep "'gpu0' is not a device of this session (cpu0)" "$WORK/err" "unknown device message"
+
+if "$TGC" devices | grep -q '^gpu0'; then
+    expect_exit 0 "report on cpu,gpu0" -- "$TGC" run "$D/cnn.yaml" --devices cpu,gpu0 --input "$X" --memory-report
+    expect_grep "predicted peak  *1038632  (weights 14632 + planned 1024000" "$WORK/out" "gpu0 prediction"
+    expect_grep "peak bytes in use  *1038632" "$WORK/out" "gpu0 measured"
+    expect_exit 1 "gpu0 limit" -- "$TGC" run "$D/cnn.yaml" --devices cpu,gpu0 --input "$X" --memory-limit gpu=1000000
+    expect_grep "on gpu0: out of memory allocating output 0 (float32 \[" "$WORK/err" "gpu0 limit message"
+fi
+finish

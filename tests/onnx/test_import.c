@@ -1,0 +1,641 @@
+/* The ONNX importer (tgc_onnx_import): round trips over models of ONNX's
+ * own test data (import, load, dump, load the dump, dump again: the same
+ * text), and models built here byte by byte with a small protobuf writer
+ * for what the test data does not show: every unsupported op, attribute
+ * and dtype reported at once; names that need cleaning and their clashes;
+ * dim_params and unknown dims; opsets before 13 rewritten with the same
+ * meaning (checked by running them); truncated and missing files; and the
+ * importer under injected allocation failures. */
+#include "tests/harness.h"
+
+#include "support/alloc.h"
+#include "tgc.h"
+
+#include <CUnit/CUnit.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef TGC_ONNX_TESTDATA
+#define TGC_ONNX_TESTDATA "/usr/share/libonnx-testdata/data"
+#endif
+
+/* ---- A scratch directory per test ------------------------------------------ */
+
+static char scratch[64];
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static const char *scratch_dir(void) {
+    if (scratch[0]) nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    snprintf(scratch, sizeof scratch, "/tmp/tgc-onnx-test-XXXXXX");
+    if (mkdtemp(scratch) == NULL) scratch[0] = '\0';
+    return scratch;
+}
+
+static const char *in_scratch(const char *name) {
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", scratch, name);
+    return buf[k];
+}
+
+static bool exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s != NULL && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s != NULL) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static bool has_testdata(void) {
+    if (exists(TGC_ONNX_TESTDATA "/node")) return true;
+    fprintf(stderr, "(libonnx-testdata not installed: skipped) ");
+    return false;
+}
+
+/* True when some message of d has rule `rule` and contains every one of the
+ * NULL-terminated `parts`. */
+static bool has_diag(const tgc_diags *d, const char *rule, const char *const *parts) {
+    for (size_t i = 0; i < tgc_diags_count(d); i++) {
+        if (strcmp(tgc_diag_rule(d, i), rule) != 0) continue;
+        bool all = true;
+        for (const char *const *p = parts; *p && all; p++)
+            all = strstr(tgc_diag_message(d, i), *p) != NULL;
+        if (all) return true;
+    }
+    return false;
+}
+
+/* ---- A protobuf writer, enough for ModelProto --------------------------------- */
+
+typedef struct pb {
+    unsigned char *b;
+    size_t n, cap;
+} pb;
+
+static void pb_bytes(pb *p, const void *data, size_t n) {
+    if (p->n + n > p->cap) {
+        p->cap = (p->n + n) * 2 + 64;
+        p->b = realloc(p->b, p->cap);
+    }
+    memcpy(p->b + p->n, data, n);
+    p->n += n;
+}
+
+static void pb_varint(pb *p, uint64_t v) {
+    do {
+        unsigned char c = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v) c |= 0x80;
+        pb_bytes(p, &c, 1);
+    } while (v);
+}
+
+static void pb_int(pb *p, int field, int64_t v) {
+    pb_varint(p, (uint64_t)field << 3);
+    pb_varint(p, (uint64_t)v);
+}
+
+static void pb_len(pb *p, int field, const void *data, size_t n) {
+    pb_varint(p, (uint64_t)field << 3 | 2);
+    pb_varint(p, n);
+    pb_bytes(p, data, n);
+}
+
+static void pb_str(pb *p, int field, const char *s) { pb_len(p, field, s, strlen(s)); }
+
+static void pb_float(pb *p, int field, float f) {
+    pb_varint(p, (uint64_t)field << 3 | 5);
+    pb_bytes(p, &f, 4);
+}
+
+/* Appends `sub` as message field `field` and releases it. */
+static void pb_msg(pb *p, int field, pb *sub) {
+    pb_len(p, field, sub->b ? sub->b : (unsigned char *)"", sub->n);
+    free(sub->b);
+    *sub = (pb){0};
+}
+
+enum { ONNX_FLOAT = 1, ONNX_INT64 = 7, ONNX_DOUBLE = 11 };
+enum { ATTR_FLOAT = 1, ATTR_INT = 2, ATTR_STRING = 3, ATTR_INTS = 7 };
+
+/* ValueInfoProto: dims are "3", "N" (a dim_param) or "" (unknown). */
+static pb value_info(const char *name, int elem, int rank, const char *const *dims) {
+    pb shape = {0}, tensor = {0}, type = {0}, v = {0};
+    for (int i = 0; i < rank; i++) {
+        pb dim = {0};
+        if (dims[i][0] >= '0' && dims[i][0] <= '9')
+            pb_int(&dim, 1, atoll(dims[i]));
+        else if (dims[i][0])
+            pb_str(&dim, 2, dims[i]);
+        pb_msg(&shape, 1, &dim);
+    }
+    pb_int(&tensor, 1, elem);
+    pb_msg(&tensor, 2, &shape);
+    pb_msg(&type, 1, &tensor);
+    pb_str(&v, 1, name);
+    pb_msg(&v, 2, &type);
+    return v;
+}
+
+static pb attr_int(const char *name, int64_t i) {
+    pb a = {0};
+    pb_str(&a, 1, name);
+    pb_int(&a, 20, ATTR_INT);
+    pb_int(&a, 3, i);
+    return a;
+}
+
+static pb attr_ints(const char *name, const int64_t *v, int n) {
+    pb a = {0};
+    pb_str(&a, 1, name);
+    pb_int(&a, 20, ATTR_INTS);
+    for (int i = 0; i < n; i++)
+        pb_int(&a, 8, v[i]);
+    return a;
+}
+
+static pb attr_float(const char *name, float f) {
+    pb a = {0};
+    pb_str(&a, 1, name);
+    pb_int(&a, 20, ATTR_FLOAT);
+    pb_float(&a, 2, f);
+    return a;
+}
+
+/* NodeProto; ins and outs NULL-terminated; attrs (n_attrs) are released. */
+static pb node(const char *name, const char *op, const char *const *ins, const char *const *outs, pb *attrs,
+               int n_attrs) {
+    pb n = {0};
+    for (; ins && *ins; ins++)
+        pb_str(&n, 1, *ins);
+    for (; outs && *outs; outs++)
+        pb_str(&n, 2, *outs);
+    if (name) pb_str(&n, 3, name);
+    pb_str(&n, 4, op);
+    for (int i = 0; i < n_attrs; i++)
+        pb_msg(&n, 5, &attrs[i]);
+    return n;
+}
+
+/* TensorProto of float32 data in raw_data, or int64 data in int64_data. */
+static pb tensor_f32(const char *name, int rank, const int64_t *dims, const float *data) {
+    pb t = {0};
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        pb_int(&t, 1, dims[i]);
+        n *= dims[i];
+    }
+    pb_int(&t, 2, ONNX_FLOAT);
+    pb_str(&t, 8, name);
+    pb_len(&t, 9, data, (size_t)n * 4);
+    return t;
+}
+
+static pb tensor_i64(const char *name, int rank, const int64_t *dims, const int64_t *data) {
+    pb t = {0};
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        pb_int(&t, 1, dims[i]);
+        n *= dims[i];
+    }
+    pb_int(&t, 2, ONNX_INT64);
+    pb_str(&t, 8, name);
+    for (int64_t i = 0; i < n; i++)
+        pb_int(&t, 7, data[i]);
+    return t;
+}
+
+/* ModelProto around `graph` (released) at `opset`, written to path. */
+static void write_model(const char *path, int opset, pb *graph) {
+    pb m = {0}, op = {0};
+    pb_int(&m, 1, 8);
+    pb_str(&m, 2, "tgc-test");
+    pb_str(&op, 1, "");
+    pb_int(&op, 2, opset);
+    pb_msg(&m, 8, &op);
+    pb_msg(&m, 7, graph);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    CU_ASSERT(fwrite(m.b, 1, m.n, f) == m.n);
+    fclose(f);
+    free(m.b);
+}
+
+/* ---- Running a graph ---------------------------------------------------------------- */
+
+/* Loads yaml, runs it on cpu with one float32 input, returns output 0 (caller releases). */
+static tgc_tensor *run_one(const char *yaml, const char *input, int rank, const int64_t *dims, const float *x) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    tgc_session *s = NULL;
+    tgc_tensor *in = NULL, *out[4] = {0};
+    CU_ASSERT(tgc_graph_load(yaml, d, &g) == TGC_OK);
+    if (g) CU_ASSERT(tgc_session_create(g, "cpu", NULL, d, &s) == TGC_OK);
+    CU_ASSERT(tgc_tensor_create(TGC_FLOAT32, rank, dims, x, &in) == TGC_OK);
+    if (s) CU_ASSERT(tgc_session_run(s, 1, &input, &in, out, d) == TGC_OK);
+    tgc_diags_print(d, stderr);
+    for (int i = 1; i < 4; i++)
+        tgc_tensor_release(out[i]);
+    tgc_tensor_release(in);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    return out[0];
+}
+
+/* ---- Round trips over ONNX's test data ------------------------------------------------- */
+
+static char *dump_file(const tgc_graph *g, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return NULL;
+    tgc_diags *d = tgc_diags_create();
+    tgc_status st = tgc_graph_dump_yaml(g, f, scratch, d);
+    tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    fclose(f);
+    return st == TGC_OK ? read_text(path) : NULL;
+}
+
+static void test_roundtrip_testdata(void) {
+    if (!has_testdata()) return;
+    static const char *const models[] = {
+        "node/test_conv_with_strides_padding", /* Conv, two graph inputs */
+        "node/test_unsqueeze_axis_0",          /* an int64 input */
+        "node/test_constant",                  /* Constant -> initializer */
+        "node/test_split_equal_parts_1d",      /* several outputs: y:1 */
+        "node/test_gemm_all_attributes",       /* float attributes */
+        "pytorch-converted/test_Conv2d",       /* opset 6, weights as .npy */
+        "pytorch-converted/test_Softmax",      /* opset 6 Softmax: Flatten, Softmax, Reshape */
+        "pytorch-operator/test_operator_mm",
+        "simple/test_single_relu_model",
+    };
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        scratch_dir();
+        char onnx[512];
+        snprintf(onnx, sizeof onnx, "%s/%s/model.onnx", TGC_ONNX_TESTDATA, models[i]);
+        tgc_diags *d = tgc_diags_create();
+        tgc_status st = tgc_onnx_import(onnx, in_scratch("m.yaml"), d);
+        if (st != TGC_OK) {
+            fprintf(stderr, "%s:\n", models[i]);
+            tgc_diags_print(d, stderr);
+        }
+        CU_ASSERT(st == TGC_OK);
+        tgc_graph *a = NULL, *b = NULL;
+        CU_ASSERT(tgc_graph_load(in_scratch("m.yaml"), d, &a) == TGC_OK);
+        char *first = a ? dump_file(a, in_scratch("dump1.yaml")) : NULL;
+        CU_ASSERT(first != NULL);
+        CU_ASSERT(first && tgc_graph_load(in_scratch("dump1.yaml"), d, &b) == TGC_OK);
+        char *second = b ? dump_file(b, in_scratch("dump2.yaml")) : NULL;
+        CU_ASSERT(first && second && strcmp(first, second) == 0);
+        CU_ASSERT(a && b && tgc_graph_node_count(a) == tgc_graph_node_count(b));
+        free(first);
+        free(second);
+        tgc_graph_free(a);
+        tgc_graph_free(b);
+        tgc_diags_free(d);
+    }
+    /* Weights go to STEM_weights/ beside the YAML. */
+    scratch_dir();
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT(tgc_onnx_import(TGC_ONNX_TESTDATA "/pytorch-converted/test_Conv2d/model.onnx", in_scratch("conv.yaml"),
+                              d) == TGC_OK);
+    char *text = read_text(in_scratch("conv.yaml"));
+    CU_ASSERT(text && strstr(text, "file: conv_weights/") != NULL);
+    CU_ASSERT(exists(in_scratch("conv_weights")));
+    free(text);
+    tgc_diags_free(d);
+}
+
+static void test_tensor_load(void) {
+    if (!has_testdata()) return;
+    tgc_diags *d = tgc_diags_create();
+    tgc_tensor *t = NULL;
+    CU_ASSERT_FATAL(tgc_onnx_tensor_load(TGC_ONNX_TESTDATA "/node/test_abs/test_data_set_0/input_0.pb", d, &t) ==
+                    TGC_OK);
+    CU_ASSERT(tgc_tensor_dtype(t) == TGC_FLOAT32);
+    CU_ASSERT(tgc_tensor_rank(t) == 3 && tgc_tensor_dims(t)[0] == 3 && tgc_tensor_dims(t)[2] == 5);
+    tgc_tensor_release(t);
+    /* A model file is not a TensorProto of the right shape of data... */
+    tgc_tensor *bad = NULL;
+    CU_ASSERT(tgc_onnx_tensor_load("/nonexistent/x.pb", d, &bad) == TGC_ERR_IO && bad == NULL);
+    tgc_diags_free(d);
+}
+
+/* ---- Models built here ---------------------------------------------------------------------- */
+
+/* Two LSTMs, a Foo, a Relu with an attribute it lacks, a Cast to double:
+ * one import reports them all. */
+static void test_unsupported_lists_all(void) {
+    scratch_dir();
+    pb g = {0};
+    const char *d2[] = {"2", "3"};
+    pb x = value_info("x", ONNX_FLOAT, 2, d2);
+    pb_msg(&g, 11, &x);
+    pb n1 = node("l1", "LSTM", (const char *[]){"x", NULL}, (const char *[]){"a", NULL}, NULL, 0);
+    pb n2 = node("l2", "LSTM", (const char *[]){"a", NULL}, (const char *[]){"b", NULL}, NULL, 0);
+    pb n3 = node("f1", "Foo", (const char *[]){"b", NULL}, (const char *[]){"c", NULL}, NULL, 0);
+    pb bogus = attr_int("bogus", 1);
+    pb n4 = node("r1", "Relu", (const char *[]){"c", NULL}, (const char *[]){"d", NULL}, &bogus, 1);
+    pb to = attr_int("to", ONNX_DOUBLE);
+    pb n5 = node("c1", "Cast", (const char *[]){"d", NULL}, (const char *[]){"e", NULL}, &to, 1);
+    pb_msg(&g, 1, &n1);
+    pb_msg(&g, 1, &n2);
+    pb_msg(&g, 1, &n3);
+    pb_msg(&g, 1, &n4);
+    pb_msg(&g, 1, &n5);
+    pb y = value_info("e", ONNX_FLOAT, 2, d2);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("bad.onnx"), 13, &g);
+
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT(tgc_onnx_import(in_scratch("bad.onnx"), in_scratch("bad.yaml"), d) == TGC_ERR_UNSUPPORTED);
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'LSTM'", "2 nodes", "'l1'", "'l2'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Foo'", "1 node", "'f1'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-attribute", (const char *[]){"'Relu'", "'bogus'", "'r1'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"DOUBLE", "'c1'", NULL}));
+    CU_ASSERT(tgc_diags_error_count(d) == 4);
+    CU_ASSERT(!exists(in_scratch("bad.yaml")));
+    tgc_diags_free(d);
+}
+
+/* Names outside tgc's alphabet, their clashes, dim_params and unknown dims. */
+static void test_names_and_symbols(void) {
+    scratch_dir();
+    pb g = {0};
+    pb_str(&g, 2, "my graph");
+    const char *dims[] = {"batch size", "", "3"};
+    pb x = value_info("x:0", ONNX_FLOAT, 3, dims);
+    pb x2 = value_info("x_0", ONNX_FLOAT, 3, dims);
+    pb_msg(&g, 11, &x);
+    pb_msg(&g, 11, &x2);
+    pb n1 = node("add", "Add", (const char *[]){"x:0", "x_0", NULL}, (const char *[]){"sum out", NULL}, NULL, 0);
+    pb n2 = node(NULL, "Relu", (const char *[]){"sum out", NULL}, (const char *[]){"y/0", NULL}, NULL, 0);
+    pb_msg(&g, 1, &n1);
+    pb_msg(&g, 1, &n2);
+    pb y = value_info("y/0", ONNX_FLOAT, 3, dims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("names.onnx"), 17, &g);
+
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT(tgc_onnx_import(in_scratch("names.onnx"), in_scratch("names.yaml"), d) == TGC_OK);
+    tgc_diags_print(d, stderr);
+    char *text = read_text(in_scratch("names.yaml"));
+    CU_ASSERT_FATAL(text != NULL);
+    CU_ASSERT(strstr(text, "name: my_graph") != NULL);
+    CU_ASSERT(strstr(text, "{name: x_0, dtype: float32, shape: [batch_size, x_0_dim1, 3]}") != NULL);
+    CU_ASSERT(strstr(text, "{name: x_0_1, dtype: float32, shape: [batch_size, x_0_1_dim1, 3]}") != NULL);
+    CU_ASSERT(strstr(text, "inputs: [x_0, x_0_1]") != NULL);
+    CU_ASSERT(strstr(text, "outputs: [y/0]") != NULL);
+    CU_ASSERT(strstr(text, "#   x:0 -> x_0\n") != NULL); /* the header keeps the map */
+    free(text);
+
+    int n = 0;
+    char **names = NULL;
+    CU_ASSERT(tgc_onnx_list(in_scratch("names.onnx"), TGC_ONNX_INPUT_NAMES, d, &n, &names) == TGC_OK);
+    CU_ASSERT(n == 2 && strcmp(names[0], "x_0") == 0 && strcmp(names[1], "x_0_1") == 0);
+    tgc_onnx_names_free(names, n);
+    CU_ASSERT(tgc_onnx_list(in_scratch("names.onnx"), TGC_ONNX_OP_TYPES, d, &n, &names) == TGC_OK);
+    CU_ASSERT(n == 2 && strcmp(names[0], "Add") == 0 && strcmp(names[1], "Relu") == 0);
+    tgc_onnx_names_free(names, n);
+    tgc_diags_free(d);
+}
+
+/* Opset 11: Unsqueeze's axes and Softmax's 2-D coercion, checked by running. */
+static void test_legacy_opset(void) {
+    scratch_dir();
+    pb g = {0};
+    const char *dims[] = {"2", "3", "4"};
+    pb x = value_info("x", ONNX_FLOAT, 3, dims);
+    pb_msg(&g, 11, &x);
+    pb axis = attr_int("axis", 1);
+    pb sm = node("sm", "Softmax", (const char *[]){"x", NULL}, (const char *[]){"s", NULL}, &axis, 1);
+    int64_t axes_v[] = {0};
+    pb axes = attr_ints("axes", axes_v, 1);
+    pb un = node("un", "Unsqueeze", (const char *[]){"s", NULL}, (const char *[]){"y", NULL}, &axes, 1);
+    pb_msg(&g, 1, &sm);
+    pb_msg(&g, 1, &un);
+    const char *ydims[] = {"1", "2", "3", "4"};
+    pb y = value_info("y", ONNX_FLOAT, 4, ydims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("legacy.onnx"), 11, &g);
+
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("legacy.onnx"), in_scratch("legacy.yaml"), d) == TGC_OK);
+    float xv[24];
+    for (int i = 0; i < 24; i++)
+        xv[i] = (float)(i % 7) * 0.5f - 1.0f;
+    tgc_tensor *out = run_one(in_scratch("legacy.yaml"), "x", 3, (const int64_t[]){2, 3, 4}, xv);
+    CU_ASSERT_FATAL(out != NULL);
+    CU_ASSERT(tgc_tensor_rank(out) == 4 && tgc_tensor_dims(out)[0] == 1 && tgc_tensor_dims(out)[3] == 4);
+    /* Softmax-11 with axis 1 normalises over the 12 values of each batch row. */
+    const float *o = tgc_tensor_data(out);
+    for (int b = 0; b < 2; b++) {
+        double sum = 0;
+        for (int i = 0; i < 12; i++)
+            sum += exp(xv[b * 12 + i]);
+        for (int i = 0; i < 12; i++)
+            CU_ASSERT(fabs(o[b * 12 + i] - exp(xv[b * 12 + i]) / sum) < 1e-6);
+    }
+    tgc_tensor_release(out);
+    tgc_diags_free(d);
+}
+
+/* A Constant, an inline int64 initializer, a float weight in a .npy file. */
+static pb small_model_graph(void) {
+    pb g = {0};
+    const char *dims[] = {"N", "4"};
+    pb x = value_info("x", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 11, &x);
+    float w[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    pb wt = tensor_f32("fc.weight", 2, (const int64_t[]){2, 4}, w);
+    pb_msg(&g, 5, &wt);
+    int64_t shape_v[] = {-1, 1, 2};
+    pb shape = tensor_i64("new_shape", 1, (const int64_t[]){3}, shape_v);
+    pb_msg(&g, 5, &shape);
+    pb alpha = attr_float("alpha", 0.5f);
+    pb trans = attr_int("transB", 1);
+    pb attrs[] = {alpha, trans};
+    pb gemm = node("fc", "Gemm", (const char *[]){"x", "fc.weight", NULL}, (const char *[]){"h", NULL}, attrs, 2);
+    pb cval = attr_float("value_float", 3.0f);
+    pb k = node("k", "Constant", NULL, (const char *[]){"three", NULL}, &cval, 1);
+    pb add = node("add", "Add", (const char *[]){"h", "three", NULL}, (const char *[]){"h3", NULL}, NULL, 0);
+    pb rs = node("rs", "Reshape", (const char *[]){"h3", "new_shape", NULL}, (const char *[]){"y", NULL}, NULL, 0);
+    pb_msg(&g, 1, &gemm);
+    pb_msg(&g, 1, &k);
+    pb_msg(&g, 1, &add);
+    pb_msg(&g, 1, &rs);
+    const char *ydims[] = {"N", "1", "2"};
+    pb y = value_info("y", ONNX_FLOAT, 3, ydims);
+    pb_msg(&g, 12, &y);
+    return g;
+}
+
+static void test_initializers_and_constants(void) {
+    scratch_dir();
+    pb g = small_model_graph();
+    write_model(in_scratch("small.onnx"), 13, &g);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("small.onnx"), in_scratch("small.yaml"), d) == TGC_OK);
+    char *text = read_text(in_scratch("small.yaml"));
+    CU_ASSERT_FATAL(text != NULL);
+    CU_ASSERT(strstr(text, "{name: fc.weight, dtype: float32, shape: [2, 4], file: small_weights/fc.weight.npy}") !=
+              NULL);
+    CU_ASSERT(strstr(text, "{name: new_shape, dtype: int64, shape: [3], values: [-1, 1, 2]}") != NULL);
+    CU_ASSERT(strstr(text, "{name: three, dtype: float32, shape: [], values: [3]}") != NULL);
+    CU_ASSERT(strstr(text, "attrs: {alpha: 0.5, transB: 1}") != NULL);
+    CU_ASSERT(exists(in_scratch("small_weights/fc.weight.npy")));
+    free(text);
+    float x[4] = {1, 0, 0, 1};
+    tgc_tensor *out = run_one(in_scratch("small.yaml"), "x", 2, (const int64_t[]){1, 4}, x);
+    CU_ASSERT_FATAL(out != NULL);
+    const float *o = tgc_tensor_data(out);
+    CU_ASSERT(tgc_tensor_rank(out) == 3 && tgc_tensor_numel(out) == 2);
+    CU_ASSERT(fabsf(o[0] - (0.5f * 5 + 3)) < 1e-6f && fabsf(o[1] - (0.5f * 13 + 3)) < 1e-6f);
+    tgc_tensor_release(out);
+    tgc_diags_free(d);
+}
+
+/* Weights in a file beside the model (TensorProto.data_location EXTERNAL). */
+static void test_external_data(void) {
+    scratch_dir();
+    float w[6] = {1, -2, 3, -4, 5, -6};
+    FILE *f = fopen(in_scratch("w.bin"), "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    fwrite("pad!", 1, 4, f); /* the tensor starts at offset 4 */
+    fwrite(w, sizeof w[0], 6, f);
+    fclose(f);
+    pb g = {0}, t = {0}, loc = {0}, off = {0};
+    const char *dims[] = {"1", "6"};
+    pb x = value_info("x", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 11, &x);
+    pb_int(&t, 1, 1);
+    pb_int(&t, 1, 6);
+    pb_int(&t, 2, ONNX_FLOAT);
+    pb_str(&t, 8, "w");
+    pb_str(&loc, 1, "location");
+    pb_str(&loc, 2, "w.bin");
+    pb_msg(&t, 13, &loc);
+    pb_str(&off, 1, "offset");
+    pb_str(&off, 2, "4");
+    pb_msg(&t, 13, &off);
+    pb_int(&t, 14, 1);
+    pb_msg(&g, 5, &t);
+    pb mul = node("m", "Mul", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL}, NULL, 0);
+    pb_msg(&g, 1, &mul);
+    pb y = value_info("y", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("ext.onnx"), 13, &g);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("ext.onnx"), in_scratch("ext.yaml"), d) == TGC_OK);
+    float ones[6] = {1, 1, 1, 1, 1, 1};
+    tgc_tensor *out = run_one(in_scratch("ext.yaml"), "x", 2, (const int64_t[]){1, 6}, ones);
+    CU_ASSERT_FATAL(out != NULL);
+    CU_ASSERT(memcmp(tgc_tensor_data(out), w, sizeof w) == 0);
+    tgc_tensor_release(out);
+    remove(in_scratch("ext.yaml"));
+    tgc_diags_free(d);
+}
+
+/* Truncated, empty and missing files are clean errors, and write nothing. */
+static void test_bad_files(void) {
+    scratch_dir();
+    pb g = small_model_graph();
+    write_model(in_scratch("whole.onnx"), 13, &g);
+    char *whole = read_text(in_scratch("whole.onnx"));
+    struct stat st;
+    CU_ASSERT_FATAL(whole != NULL && stat(in_scratch("whole.onnx"), &st) == 0);
+    int bad_rule = 0;
+    for (long cut = 1; cut < (long)st.st_size; cut += 7) {
+        FILE *f = fopen(in_scratch("cut.onnx"), "wb");
+        CU_ASSERT_FATAL(f != NULL);
+        fwrite(whole, 1, (size_t)cut, f);
+        fclose(f);
+        tgc_diags *d = tgc_diags_create();
+        tgc_status s = tgc_onnx_import(in_scratch("cut.onnx"), in_scratch("cut.yaml"), d);
+        /* A cut at a field boundary can leave a smaller valid model; most do not. */
+        CU_ASSERT(s == TGC_ERR_INVALID || s == TGC_ERR_UNSUPPORTED || s == TGC_OK);
+        if (s != TGC_OK) {
+            CU_ASSERT(tgc_diags_error_count(d) > 0);
+            CU_ASSERT(!exists(in_scratch("cut.yaml")));
+            bad_rule += has_diag(d, "bad-model", (const char *[]){NULL});
+        }
+        remove(in_scratch("cut.yaml"));
+        tgc_diags_free(d);
+    }
+    CU_ASSERT(bad_rule > 0);
+    free(whole);
+
+    tgc_diags *d = tgc_diags_create();
+    FILE *f = fopen(in_scratch("empty.onnx"), "wb");
+    fclose(f);
+    CU_ASSERT(tgc_onnx_import(in_scratch("empty.onnx"), in_scratch("e.yaml"), d) == TGC_ERR_INVALID);
+    CU_ASSERT(has_diag(d, "bad-model", (const char *[]){"no graph", NULL}));
+    CU_ASSERT(tgc_onnx_import(in_scratch("missing.onnx"), in_scratch("m.yaml"), d) == TGC_ERR_IO);
+    CU_ASSERT(!exists(in_scratch("e.yaml")) && !exists(in_scratch("m.yaml")));
+    /* A newer opset is refused with the reason. */
+    pb g2 = small_model_graph();
+    write_model(in_scratch("new.onnx"), 18, &g2);
+    CU_ASSERT(tgc_onnx_import(in_scratch("new.onnx"), in_scratch("n.yaml"), d) == TGC_ERR_UNSUPPORTED);
+    CU_ASSERT(has_diag(d, "unsupported-opset", (const char *[]){"opset 18", NULL}));
+    tgc_diags_free(d);
+}
+
+/* Every allocation of an import made to fail in turn: NOMEM, never a crash
+ * or a leak (the harness counts blocks after the suite). */
+static void test_allocation_failures(void) {
+    scratch_dir();
+    pb g = small_model_graph();
+    write_model(in_scratch("small.onnx"), 13, &g);
+    tgc_host_alloc_stats before = tgc_host_alloc_stats_get();
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("small.onnx"), in_scratch("s.yaml"), d) == TGC_OK);
+    tgc_diags_free(d);
+    int64_t allocs = tgc_host_alloc_stats_get().num_allocs - before.num_allocs;
+    int nomem = 0;
+    for (int64_t n = 1; n <= allocs; n++) {
+        tgc_diags *dn = tgc_diags_create();
+        tgc_host_alloc_fail_nth(n);
+        tgc_status s = tgc_onnx_import(in_scratch("small.onnx"), in_scratch("s.yaml"), dn);
+        tgc_host_alloc_fail_nth(0);
+        CU_ASSERT(s == TGC_OK || s == TGC_ERR_NOMEM);
+        nomem += s == TGC_ERR_NOMEM;
+        tgc_diags_free(dn);
+    }
+    CU_ASSERT(nomem > allocs / 2);
+    nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch[0] = '\0';
+}
+
+TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
+              {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
+              {"legacy_opset", test_legacy_opset}, {"initializers_and_constants", test_initializers_and_constants},
+              {"external_data", test_external_data}, {"bad_files", test_bad_files},
+              {"allocation_failures", test_allocation_failures})

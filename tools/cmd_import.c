@@ -1,0 +1,73 @@
+/* tgc import: an ONNX model into a tgc/1 graph file with its weights beside it. */
+#include "tools/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char import_usage[] =
+    "usage: tgc import MODEL.onnx [-o MODEL.yaml]\n"
+    "\n"
+    "Converts an ONNX model (opset 13-17; older opsets where the ops mean the same) into\n"
+    "a tgc/1 graph file. Weights go to STEM_weights/NAME.npy beside the output; small\n"
+    "integer tensors are written inline. Every unsupported op, attribute and dtype is\n"
+    "reported at once, with its count and first nodes. The result is loaded to check it.\n"
+    "\n"
+    "  -o, --output FILE   the graph file to write (default: MODEL.yaml beside MODEL.onnx)\n";
+
+int tgc_cmd_import(int argc, char **argv) {
+    const char *model = NULL, *output = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
+            fputs(import_usage, stdout);
+            return TGC_EXIT_OK;
+        }
+        if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
+            if (i + 1 >= argc) return tgc_usage_error("import", "%s needs a file name", opt);
+            output = argv[++i];
+        } else if (opt[0] == '-' && opt[1] != '\0') {
+            return tgc_usage_error("import", "unknown option '%s'", opt);
+        } else if (model != NULL) {
+            return tgc_usage_error("import", "more than one model given ('%s' and '%s')", model, opt);
+        } else {
+            model = opt;
+        }
+    }
+    if (model == NULL) return tgc_usage_error("import", "no model file given");
+
+    char *default_out = NULL;
+    if (output == NULL) {
+        size_t len = strlen(model);
+        const char *dot = strrchr(model, '.');
+        const char *slash = strrchr(model, '/');
+        if (dot != NULL && (slash == NULL || dot > slash + 1)) len = (size_t)(dot - model);
+        default_out = malloc(len + 6);
+        if (default_out == NULL) return TGC_EXIT_FAILED;
+        snprintf(default_out, len + 6, "%.*s.yaml", (int)len, model);
+        output = default_out;
+    }
+
+    tgc_diags *diags = tgc_diags_create();
+    if (diags == NULL) {
+        free(default_out);
+        return TGC_EXIT_FAILED;
+    }
+    tgc_status st = tgc_onnx_import(model, output, diags);
+    tgc_diags_print(diags, stderr);
+    int rc = TGC_EXIT_OK;
+    if (st == TGC_OK) {
+        tgc_graph *g = NULL;
+        tgc_diags *d2 = tgc_diags_create();
+        if (d2 != NULL && tgc_graph_load(output, d2, &g) == TGC_OK)
+            printf("imported %s: %zu nodes -> %s\n", model, tgc_graph_node_count(g), output);
+        tgc_graph_free(g);
+        tgc_diags_free(d2);
+    } else {
+        fprintf(stderr, "tgc: error: cannot import %s (%s)\n", model, tgc_status_name(st));
+        rc = st == TGC_ERR_IO || st == TGC_ERR_NOMEM ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
+    }
+    tgc_diags_free(diags);
+    free(default_out);
+    return rc;
+}
