@@ -116,6 +116,11 @@ const char *tgc_cl_error_name(cl_int err) {
 
 static tgc_cl_device *cl_of(tgc_device *d) { return (tgc_cl_device *)d; }
 
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void tgc_cl_blas_lock(void) { pthread_mutex_lock(&blas_lock); }
+void tgc_cl_blas_unlock(void) { pthread_mutex_unlock(&blas_lock); }
+
 static tgc_status cl_alloc(tgc_device *d, size_t nbytes, void **mem) {
     tgc_cl_device *c = cl_of(d);
     cl_int err;
@@ -208,7 +213,9 @@ static void cl_destroy(tgc_device *d) {
     tgc_cl_programs_release(c);
     /* CLBlast caches programs per context and keeps the context alive: let
      * go of them so the context really goes (it rebuilds on next use). */
+    tgc_cl_blas_lock();
     CLBlastClearCache();
+    tgc_cl_blas_unlock();
     if (c->queue != NULL) clReleaseCommandQueue(c->queue);
     if (c->context != NULL) clReleaseContext(c->context);
     pthread_mutex_destroy(&c->lock);

@@ -62,10 +62,12 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
                            cl_mem a, int64_t a_off, int64_t lda, cl_mem b, int64_t b_off, int64_t ldb, float beta,
                            cl_mem y, int64_t y_off, int64_t ldc) {
     cl_command_queue queue = tgc_cl_queue(c->device);
+    tgc_cl_blas_lock();
     CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
                                        tb ? CLBlastTransposeYes : CLBlastTransposeNo, (size_t)m, (size_t)n,
                                        (size_t)k, alpha, a, (size_t)a_off, (size_t)lda, b, (size_t)b_off,
                                        (size_t)ldb, beta, y, (size_t)y_off, (size_t)ldc, &queue, NULL);
+    tgc_cl_blas_unlock();
     if (s == CLBlastSuccess) return TGC_OK;
     const char *name = clblast_status_name(s);
     return tgc_kernel_fail(c, "CLBlastSgemm (m %lld, n %lld, k %lld) failed: %s (%d)", (long long)m, (long long)n,

@@ -110,6 +110,13 @@ cl_command_queue tgc_cl_queue(tgc_device *d);
 cl_mem tgc_cl_scratch(tgc_device *d, size_t nbytes);
 void tgc_cl_scratch_release(tgc_device *d, cl_mem m);
 
+/* CLBlast keeps process-wide state it fills without a lock on first use
+ * (its kernel database and program cache), so every call into CLBlast
+ * holds this lock. Calls only enqueue work: the lock is held briefly,
+ * except for CLBlast's one-time compile of a routine. */
+void tgc_cl_blas_lock(void);
+void tgc_cl_blas_unlock(void);
+
 /* Counters of live OpenCL objects (see above). */
 tgc_cl_counters tgc_cl_device_counters(tgc_device *d);
 

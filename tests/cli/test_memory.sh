@@ -31,6 +31,13 @@ if command -v python3 >/dev/null; then
     python3 -m json.tool "$WORK/plan.json" >/dev/null && pass || fail "plan.json is not JSON"
 fi
 
+# A larger model (examples/resnet_mini: residual adds, a Concat of two branches).
+R="$ROOT/examples/resnet_mini/resnet_mini.yaml"
+if [ -f "$R" ]; then
+    expect_exit 0 "plan of resnet_mini" -- "$TGC" compile "$R" --devices cpu --dump memory --bind N=64
+    expect_grep "^cpu0  *232488  *12582912  *12582912  *52204544  *23$" "$WORK/out" "resnet_mini cpu0 row"
+fi
+
 expect_exit 2 "--dump memory without devices" -- "$TGC" compile "$D/cnn.yaml" --dump memory
 expect_grep "needs --devices" "$WORK/err" "devices needed"
 expect_exit 2 "unknown symbol" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory --bind M=3

@@ -1282,7 +1282,7 @@ static void test_random_graphs_agree_across_devices(void) {
     printf("  placed on cpu0,cpu1: %ld op nodes on cpu1, %ld tensors crossing devices\n", tot.on_cpu1, tot.cpu_pairs);
     if (gpu)
         printf("  placed on cpu,gpu0: %ld op nodes on gpu0, %ld tensors crossing devices\n", tot.on_gpu0, tot.gpu_pairs);
-    if (gpu) printf("  cpu,gpu0 vs cpu: worst relative difference %.3g\n", tot.worst_gpu);
+    if (gpu) printf("  sessions with gpu0 vs cpu: worst relative difference %.3g\n", tot.worst_gpu);
     printf("  ops:");
     int covered = 0;
     for (size_t i = 0; i < N_OP_NAMES; i++) {

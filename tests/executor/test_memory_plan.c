@@ -492,6 +492,28 @@ static void test_digits_report(void) {
     cnn_close(&r);
 }
 
+/* Every allocation of a run failing in turn, with the watch on: each
+ * failed step gives back all it counted, and the device all it allocated. */
+static void test_watch_balances_when_runs_fail(void) {
+    cnn_run r;
+    tgc_session_options o = {.memory_report = 1};
+    CU_ASSERT_FATAL(cnn_open(&r, "cpu", &o));
+    tgc_memory_figures before = tgc_session_memory(r.s, 0);
+    int failures = 0;
+    for (int n = 1; n <= 40; n++) {
+        tgc_device_fail_nth_alloc(n);
+        tgc_status st = cnn_run_once(&r);
+        tgc_device_fail_nth_alloc(0);
+        failures += st != TGC_OK;
+        for (int i = 0; i < r.s->watch->n_gauges; i++) CU_ASSERT_EQUAL(atomic_load(&r.s->watch->gauges[i].live), 0);
+        tgc_memory_figures now = tgc_session_memory(r.s, 0);
+        CU_ASSERT_EQUAL(now.live_buffers, before.live_buffers);
+        CU_ASSERT_EQUAL(now.bytes_in_use, before.bytes_in_use);
+    }
+    CU_ASSERT(failures >= 10);
+    cnn_close(&r);
+}
+
 /* ---- limits ------------------------------------------------------------------------ */
 
 static void test_sizes(void) {
@@ -590,7 +612,8 @@ TGC_TEST_MAIN("memory_plan", {"greedy can exceed the lower bound", test_greedy_c
               {"the watch balances under parallel runs", test_watch_balances_under_parallel_runs},
               {"digits CNN plan", test_digits_plan}, {"digits CNN measured on cpu", test_digits_measured_on_cpu},
               {"digits CNN measured on cpu,gpu0", test_digits_measured_on_cpu_gpu},
-              {"digits CNN report", test_digits_report}, {"sizes", test_sizes},
+              {"digits CNN report", test_digits_report},
+              {"the watch balances when runs fail", test_watch_balances_when_runs_fail}, {"sizes", test_sizes},
               {"a limit just below the need", test_limit_just_below},
               {"a limit below the weights", test_limit_below_the_weights},
               {"bad limit specs", test_bad_limit_specs})
