@@ -65,10 +65,12 @@ for m in "${MODELS[@]}"; do
   for r in $(seq 1 "$ROUNDS"); do
     uptime >> "$L.uptime"
     echo "[$m round $r/$ROUNDS, N=$n] tgc"
+    # tgc run has no warm-up: its median covers all runs, the first (cold)
+    # one included, so it gets N+1 runs where the others get 1 warm-up + N.
     if [ "$(cat "$L.import.rc")" = 0 ]; then
       /usr/bin/time -f "%M" -o "$L.tgc.$r.rss" \
         "$TGC" run "$PEERS_DIR/$m.yaml" --devices cpu --threads cpu=2 --input "input=$x" \
-          --repeat "$n" --output-dir "$PEERS_DIR/out/$m.tgc" > "$L.tgc.$r.log" 2>&1
+          --repeat "$((n + 1))" --output-dir "$PEERS_DIR/out/$m.tgc" > "$L.tgc.$r.log" 2>&1
       echo $? > "$L.tgc.$r.rc"
     fi
     echo "[$m round $r/$ROUNDS, N=$n] onnxruntime"
