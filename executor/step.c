@@ -251,14 +251,19 @@ static void start(tgc_step *st) {
 }
 
 /* Copies a graph output into a new host tensor for the caller. */
-static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out) {
+static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags) {
     const tgc_partition_fetch *f = &st->s->parts.outputs[i];
     tgc_part_state *ps = &st->parts[f->part];
     const tgc_value *v = &ps->vals[ps->plan->value_base[f->node] + f->port];
-    tgc_status s = tgc_tensor_create(v->dtype, v->rank, v->dims, NULL, out);
     size_t nbytes = tgc_value_nbytes(v);
-    if (s != TGC_OK || nbytes == 0) return s;
-    return v->buf->device->ops->copy_to_host(v->buf->device, (void *)tgc_tensor_data(*out), v->buf->mem, 0, nbytes);
+    tgc_status s = tgc_tensor_create(v->dtype, v->rank, v->dims, NULL, out);
+    if (s == TGC_OK && nbytes > 0)
+        s = v->buf->device->ops->copy_to_host(v->buf->device, (void *)tgc_tensor_data(*out), v->buf->mem, 0, nbytes);
+    if (s != TGC_OK)
+        tgc_diag_error(diags, st->s->g->path, (tgc_srcpos){0, 0}, s == TGC_ERR_NOMEM ? "out-of-memory" : "copy-failed",
+                       "output '%s': %s %zu bytes to host memory", st->s->output_names[i],
+                       s == TGC_ERR_NOMEM ? "out of memory allocating" : "cannot copy", nbytes);
+    return s;
 }
 
 /* Waits for the devices' queues: a run returns with its work done. */
@@ -285,7 +290,7 @@ tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor
             result = st.status;
             tgc_diag_error(diags, s->g->path, st.pos, st.rule, "%s", st.message);
         }
-        for (int i = 0; result == TGC_OK && i < s->g->n_outputs; i++) result = fetch(&st, i, &outputs[i]);
+        for (int i = 0; result == TGC_OK && i < s->g->n_outputs; i++) result = fetch(&st, i, &outputs[i], diags);
     }
     if (result != TGC_OK)
         for (int i = 0; i < s->g->n_outputs; i++) {
