@@ -15,31 +15,16 @@
 #include "devices/device.h"
 #include "support/alloc.h"
 
+#include "bench_util.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define PAIRS 200000
 #define WINDOW 64
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static uint64_t rng = 0x243F6A8885A308D3ull;
 
@@ -76,7 +61,7 @@ static void make_trace(void) {
 
 static double run_malloc(void) {
     void *live[WINDOW] = {0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < PAIRS; i++) {
         int k = trace_slot[i];
         free(live[k]);
@@ -84,7 +69,7 @@ static double run_malloc(void) {
         if (live[k] == NULL) exit(1);
         *(volatile char *)live[k] = 1;
     }
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     for (int k = 0; k < WINDOW; k++) free(live[k]);
     return t;
 }
@@ -111,7 +96,7 @@ static tgc_bfc *arena;
 static double run_arena(void) {
     tgc_bfc_block live[WINDOW];
     int used[WINDOW] = {0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < PAIRS; i++) {
         int k = trace_slot[i];
         if (used[k]) tgc_bfc_free(arena, live[k].chunk);
@@ -119,7 +104,7 @@ static double run_arena(void) {
         used[k] = 1;
         *(volatile char *)((char *)live[k].region + live[k].offset) = 1;
     }
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     for (int k = 0; k < WINDOW; k++)
         if (used[k]) tgc_bfc_free(arena, live[k].chunk);
     return t;
@@ -127,14 +112,14 @@ static double run_arena(void) {
 
 static double run_device(tgc_device *d) {
     tgc_buffer *live[WINDOW] = {0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < PAIRS; i++) {
         int k = trace_slot[i];
         tgc_buffer_release(live[k]);
         if (tgc_buffer_alloc(d, trace_size[i], &live[k]) != TGC_OK) exit(1);
         *(volatile char *)tgc_buffer_host_ptr(live[k]) = 1;
     }
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     for (int k = 0; k < WINDOW; k++) tgc_buffer_release(live[k]);
     return t;
 }
@@ -169,7 +154,7 @@ int main(int argc, char **argv) {
     printf("%-26s %12s %14s\n", "allocator", "ns / pair", "pairs / s");
     double base = 0;
     for (int a = 0; a < N; a++) {
-        double m = median(t[a], runs);
+        double m = bench_median(t[a], runs);
         if (a == 0) base = m;
         printf("%-26s %12.1f %14.0f   (%.2fx malloc)\n", names[a], m / PAIRS * 1e9, PAIRS / m, base / m);
     }

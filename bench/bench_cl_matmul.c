@@ -16,28 +16,13 @@
  * Usage: bench_cl_matmul [repetitions]   (default 7) */
 #include "devices/opencl/opencl.h"
 
+#include "bench_util.h"
+
 #include <clblast_c.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
     (void)sb;
@@ -71,9 +56,9 @@ static tgc_value square(tgc_device *dev, int64_t n, unsigned seed) {
 static tgc_device *create_timed(double *seconds) {
     tgc_diags *diags = tgc_diags_create();
     tgc_device *dev = NULL;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     tgc_status st = tgc_cl_device_create(0, diags, &dev);
-    *seconds = now_s() - t0;
+    *seconds = bench_now_s() - t0;
     if (st != TGC_OK) {
         fprintf(stderr, "bench_cl_matmul: no OpenCL device:\n");
         tgc_diags_print(diags, stderr);
@@ -135,13 +120,13 @@ int main(int argc, char **argv) {
         cl_mem a = in[0].buf->mem, b = in[1].buf->mem, y = out[0].buf->mem;
         size_t ni = (size_t)n;
         /* Warm up both (CLBlast compiles its kernels on first use). */
-        double t0 = now_s();
+        double t0 = bench_now_s();
         if (def->fn(&ctx) != TGC_OK || clFinish(queue) != CL_SUCCESS) {
             fprintf(stderr, "bench_cl_matmul: %s\n", err);
             return 1;
         }
         if (first_call) {
-            printf("first MatMul (%lld), CLBlast compiling: %.3f s\n", (long long)n, now_s() - t0);
+            printf("first MatMul (%lld), CLBlast compiling: %.3f s\n", (long long)n, bench_now_s() - t0);
             first_call = false;
         }
         CLBlastStatusCode bs = CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, ni, ni,
@@ -154,21 +139,21 @@ int main(int argc, char **argv) {
          * the caches warmer (on PoCL that is worth several percent). */
         for (int r = 0; r < reps; r++) {
             for (int turn = 0; turn < 2; turn++) {
-                double t0r = now_s();
+                double t0r = bench_now_s();
                 if ((turn + r) % 2 == 0) {
                     def->fn(&ctx);
                     clFinish(queue);
-                    t_tgc[r] = now_s() - t0r;
+                    t_tgc[r] = bench_now_s() - t0r;
                 } else {
                     CLBlastSgemm(CLBlastLayoutRowMajor, CLBlastTransposeNo, CLBlastTransposeNo, ni, ni, ni, 1.0f, a,
                                  0, ni, b, 0, ni, 0.0f, y, 0, ni, &queue, NULL);
                     clFinish(queue);
-                    t_blast[r] = now_s() - t0r;
+                    t_blast[r] = bench_now_s() - t0r;
                 }
             }
         }
         double flops = 2.0 * (double)n * (double)n * (double)n;
-        double m_tgc = median(t_tgc, reps), m_blast = median(t_blast, reps);
+        double m_tgc = bench_median(t_tgc, reps), m_blast = bench_median(t_blast, reps);
         last_rep = m_tgc;
         printf("%6lld  %13.1f  %16.1f  %7.3f\n", (long long)n, flops / m_tgc * 1e-9, flops / m_blast * 1e-9,
                m_blast / m_tgc);

@@ -11,27 +11,12 @@
  * Usage: bench_conv [repetitions]   (default 15) */
 #include "devices/kernel.h"
 
+#include "bench_util.h"
+
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* A float32 buffer of shape dims[0..rank) on `dev`, values in [-1, 1). */
 static tgc_value tensor(tgc_device *dev, int rank, const int64_t *dims, unsigned seed) {
@@ -68,11 +53,11 @@ static double time_conv(tgc_device *dev, const tgc_kernel_def *def, const tgc_va
     double result = -1.0;
     if (def->fn(&ctx) == TGC_OK) { /* the first run warms up */
         for (int r = 0; r < reps; r++) {
-            double t0 = now_s();
+            double t0 = bench_now_s();
             def->fn(&ctx);
-            times[r] = now_s() - t0;
+            times[r] = bench_now_s() - t0;
         }
-        result = median(times, reps);
+        result = bench_median(times, reps);
     } else {
         fprintf(stderr, "bench_conv: %s\n", err);
     }
@@ -113,11 +98,11 @@ int main(int argc, char **argv) {
     int gm = (int)m, gn = (int)p, gk = (int)(c * 9);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, gm, gn, gk, 1.0f, w, gk, col, gn, 0.0f, y, gn);
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = bench_now_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, gm, gn, gk, 1.0f, w, gk, col, gn, 0.0f, y, gn);
-        times[r] = now_s() - t0;
+        times[r] = bench_now_s() - t0;
     }
-    t = median(times, reps);
+    t = bench_median(times, reps);
     printf("%-34s  %9.3f  %9.1f\n", "  its GEMM alone (cblas_sgemm)", t * 1e3, flops / t * 1e-9);
     free(w);
     free(col);

@@ -7,27 +7,12 @@
  * Medians of repeated runs; these machines are noisy. */
 #include "tgc.h"
 
+#include "bench_util.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 static tgc_graph *load_text(const char *text, const char *dir) {
     tgc_diags *d = tgc_diags_create();
@@ -52,15 +37,15 @@ static double time_runs(tgc_session *s, int n_feeds, const char **names, tgc_ten
     tgc_tensor *outs[8];
     double *t = calloc((size_t)reps, sizeof *t);
     for (int r = -1; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now_s();
         if (tgc_session_run(s, n_feeds, names, feeds, outs, NULL) != TGC_OK) {
             fprintf(stderr, "run failed\n");
             exit(1);
         }
-        if (r >= 0) t[r] = now() - t0;
+        if (r >= 0) t[r] = bench_now_s() - t0;
         for (int i = 0; i < n_out; i++) tgc_tensor_release(outs[i]);
     }
-    double m = median(t, reps);
+    double m = bench_median(t, reps);
     free(t);
     return m;
 }
@@ -87,13 +72,13 @@ static void bench_chain(void) {
     double loop[15];
     volatile float sink = 0;
     for (int r = 0; r < 15; r++) {
-        double t0 = now();
+        double t0 = bench_now_s();
         float v = sink + 1;
         for (int i = 0; i < N; i++) v += (float)1.0e-4;
         sink = v;
-        loop[r] = now() - t0;
+        loop[r] = bench_now_s() - t0;
     }
-    double plain = median(loop, 15);
+    double plain = bench_median(loop, 15);
     printf("chain of %d Add nodes (1 element, cpu, 1 thread):\n", N);
     printf("  tgc run            %9.3f ms   %7.1f ns/node   (target: < 1000 ns/node)\n", run * 1e3, run / N * 1e9);
     printf("  plain C loop       %9.3f ms   %7.1f ns/add\n", plain * 1e3, plain / N * 1e9);

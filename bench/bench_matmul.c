@@ -7,27 +7,12 @@
  * Usage: bench_matmul [repetitions]   (default 7) */
 #include "devices/kernel.h"
 
+#include "bench_util.h"
+
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* A float32 [n, n] buffer on `dev` filled with values in [-1, 1). */
 static tgc_value square(tgc_device *dev, int64_t n, unsigned seed) {
@@ -78,17 +63,17 @@ int main(int argc, char **argv) {
         int ni = (int)n;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a, ni, b, ni, 0.0f, y, ni);
         for (int r = 0; r < reps; r++) {
-            double t0 = now_s();
+            double t0 = bench_now_s();
             def->fn(&ctx);
-            double t1 = now_s();
+            double t1 = bench_now_s();
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, a, ni, b, ni, 0.0f, y,
                         ni);
-            double t2 = now_s();
+            double t2 = bench_now_s();
             t_tgc[r] = t1 - t0;
             t_blas[r] = t2 - t1;
         }
         double flops = 2.0 * (double)n * (double)n * (double)n;
-        double g_tgc = flops / median(t_tgc, reps) * 1e-9, g_blas = flops / median(t_blas, reps) * 1e-9;
+        double g_tgc = flops / bench_median(t_tgc, reps) * 1e-9, g_blas = flops / bench_median(t_blas, reps) * 1e-9;
         printf("%6lld  %13.1f  %13.1f  %7.3f\n", (long long)n, g_tgc, g_blas, g_tgc / g_blas);
         for (int i = 0; i < 2; i++) tgc_buffer_release(in[i].buf);
         tgc_buffer_release(out[0].buf);

@@ -23,33 +23,19 @@
 #include "partition/rendezvous.h"
 #include "support/alloc.h"
 
+#include "bench_util.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* This thread's CPU time: what the pass costs when other processes share the cores. */
 static double cpu_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static void die(const char *what) {
@@ -113,27 +99,27 @@ static void bench_build(int32_t n, int run, const char *spread) {
     for (int r = 0; r < reps; r++) {
         tgc_diags *d = tgc_diags_create();
         tgc_partitioning parts;
-        double c0 = cpu_s(), t0 = now_s();
+        double c0 = cpu_s(), t0 = bench_now_s();
         if (tgc_partition_build(g, &p, devs, 3, d, &parts) != TGC_OK) die("partitioning failed");
-        double t1 = now_s();
+        double t1 = bench_now_s();
         build_cpu[r] = cpu_s() - c0;
         if (tgc_partition_validate(g, &parts, d) != TGC_OK) die("validation failed");
-        double t2 = now_s();
+        double t2 = bench_now_s();
         pairs = parts.n_pairs;
         nodes = 0;
         for (int i = 0; i < parts.n_parts; i++) nodes += parts.parts[i].graph->n_nodes;
         tgc_partitioning_release(&parts);
-        double t3 = now_s();
+        double t3 = bench_now_s();
         build[r] = t1 - t0;
         check[r] = t2 - t1;
         release[r] = t3 - t2;
         tgc_diags_free(d);
     }
-    double b = median(build, reps);
+    double b = bench_median(build, reps);
     printf("%9" PRId32 " nodes  %-13s %8" PRId32 " pairs %9" PRId32 " nodes out   build %7.1f ms (%5.0f ns/node,"
            " cpu %7.1f ms)   validate %7.1f ms   release %7.1f ms\n",
-           n, spread, pairs, nodes, b * 1e3, b * 1e9 / n, median(build_cpu, reps) * 1e3, median(check, reps) * 1e3,
-           median(release, reps) * 1e3);
+           n, spread, pairs, nodes, b * 1e3, b * 1e9 / n, bench_median(build_cpu, reps) * 1e3, bench_median(check, reps) * 1e3,
+           bench_median(release, reps) * 1e3);
     tgc_free(device);
     tgc_graph_free(g);
 }
@@ -159,7 +145,7 @@ static void bench_rendezvous(void) {
         for (int b = 0; b < BATCHES; b++) {
             tgc_rendezvous *r;
             if (tgc_rendezvous_create(&r) != TGC_OK) die("out of memory");
-            double t0 = now_s();
+            double t0 = bench_now_s();
             for (int i = 0; i < BATCH; i++) {
                 if (order == 0) {
                     tgc_rendezvous_send(r, keys[i], &v);
@@ -169,11 +155,11 @@ static void bench_rendezvous(void) {
                     tgc_rendezvous_send(r, keys[i], &v);
                 }
             }
-            per[b] = (now_s() - t0) * 1e9 / BATCH;
+            per[b] = (bench_now_s() - t0) * 1e9 / BATCH;
             tgc_rendezvous_free(r);
         }
         printf("rendezvous round trip on the host, %s: median %.0f ns (batches of %d keys, %d batches)\n",
-               order == 0 ? "send then recv_async" : "recv_async then send", median(per, BATCHES), BATCH, BATCHES);
+               order == 0 ? "send then recv_async" : "recv_async then send", bench_median(per, BATCHES), BATCH, BATCHES);
     }
     tgc_buffer_release(v.buf);
     tgc_device_destroy(cpu0);
@@ -184,9 +170,9 @@ int main(int argc, char **argv) {
     if (max_nodes < 10000) max_nodes = 10000;
     printf("tgc_partition_build over cpu0, cpu1, gpu0 (Add chains, 2 inputs a node; median)\n");
     for (int64_t n = 10000; n <= max_nodes; n *= 10) {
-        double c0 = cpu_s(), t0 = now_s();
+        double c0 = cpu_s(), t0 = bench_now_s();
         tgc_graph *g = chain((int32_t)n);
-        double t1 = now_s(), c1 = cpu_s();
+        double t1 = bench_now_s(), c1 = cpu_s();
         tgc_graph_free(g);
         printf("%9" PRId64 " nodes  (the source graph itself: built in %.1f ms, %.0f ns/node, cpu %.1f ms)\n", n,
                (t1 - t0) * 1e3, (t1 - t0) * 1e9 / (double)n, (c1 - c0) * 1e3);

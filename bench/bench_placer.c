@@ -14,21 +14,11 @@
 #include "placer/placer.h"
 #include "support/alloc.h"
 
+#include "bench_util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void die(const char *what) {
     fprintf(stderr, "bench_placer: %s\n", what);
@@ -140,9 +130,9 @@ int main(int argc, char **argv) {
         for (int r = 0; r < reps; r++) {
             tgc_diags *d = tgc_diags_create();
             tgc_placement p;
-            double t0 = now_s();
+            double t0 = bench_now_s();
             tgc_status s = tgc_placer_run(g, devs, 2, NULL, d, &p);
-            t[r] = now_s() - t0;
+            t[r] = bench_now_s() - t0;
             if (s != TGC_OK) {
                 tgc_diags_print(d, stderr);
                 die("placement failed");
@@ -152,8 +142,7 @@ int main(int argc, char **argv) {
             tgc_placement_release(&p);
             tgc_diags_free(d);
         }
-        qsort(t, (size_t)reps, sizeof *t, cmp_double);
-        double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        double med = bench_median(t, reps);
         printf("%10d %10d %12.2f %10.1f %10lld\n", n_ops, g->n_nodes, med * 1e3, med * 1e9 / g->n_nodes,
                (long long)on_gpu);
         free(t);

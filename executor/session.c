@@ -68,10 +68,12 @@ static tgc_status name_outputs(tgc_session *s) {
 
 static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_session_options *opts,
                                tgc_diags *diags) {
-    /* Parallelism comes from the devices' pools: OpenBLAS runs each call on
-     * the calling thread, so threads do not oversubscribe the cores and no
-     * result depends on OpenBLAS's thread count. */
-    openblas_set_num_threads(1);
+    /* Parallelism comes from the devices' pools: by default OpenBLAS runs
+     * each call on the calling thread, so threads do not oversubscribe the
+     * cores. TGC_BLAS_THREADS=N lets each call use N threads (faster for
+     * graphs that are one long chain of convolutions). */
+    const char *blas = getenv("TGC_BLAS_THREADS");
+    openblas_set_num_threads(blas != NULL && atoi(blas) > 0 ? atoi(blas) : 1);
     int n = 0;
     tgc_status st = tgc_placer_parse_devices(devices, s->place_devices, TGC_MAX_DEVICES, &n, diags);
     for (int i = 0; st == TGC_OK && i < n; i++) {

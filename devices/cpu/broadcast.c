@@ -66,11 +66,11 @@ tgc_status tgc_cpu_bcast_values(tgc_kernel_ctx *c, tgc_cpu_bcast *it, const tgc_
     }
     int bad = tgc_cpu_bcast_init(it, out->rank, out->dims, n, ranks, dims);
     if (bad < 0) return TGC_OK;
-    char a[TGC_CPU_EW_DIMS_BUF], b[TGC_CPU_EW_DIMS_BUF];
+    char a[TGC_KERNEL_DIMS_BUF], b[TGC_KERNEL_DIMS_BUF];
     return tgc_kernel_fail(c, "%s: operand %d of shape %s does not broadcast to the output shape %s",
                            c->node->op_name ? c->node->op_name : c->node->name, bad,
-                           tgc_cpu_ew_dims_str(ops[bad]->rank, ops[bad]->dims, a),
-                           tgc_cpu_ew_dims_str(out->rank, out->dims, b));
+                           tgc_kernel_dims_str(ops[bad]->rank, ops[bad]->dims, a),
+                           tgc_kernel_dims_str(out->rank, out->dims, b));
 }
 
 bool tgc_cpu_ew_has_input(const tgc_kernel_ctx *c, int i) {
@@ -127,11 +127,3 @@ bool tgc_cpu_ew_overlap(const tgc_value *a, const tgc_value *b) {
     return pa < pb + nb && pb < pa + na;
 }
 
-const char *tgc_cpu_ew_dims_str(int rank, const int64_t *dims, char *buf) {
-    size_t len = 0;
-    buf[len++] = '[';
-    for (int d = 0; d < rank && d < TGC_MAX_RANK; d++)
-        len += (size_t)snprintf(buf + len, TGC_CPU_EW_DIMS_BUF - len, "%s%" PRId64, d ? ", " : "", dims[d]);
-    snprintf(buf + len, TGC_CPU_EW_DIMS_BUF - len, "]");
-    return buf;
-}

@@ -26,6 +26,7 @@
 #define TGC_DEVICES_CPU_BROADCAST_H
 
 #include "devices/kernel.h"
+#include "devices/kernel_checks.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -85,11 +86,5 @@ bool tgc_cpu_ew_has_input(const tgc_kernel_ctx *c, int i);
 /* True when the byte ranges of two tensors' data overlap (a forwarded
  * buffer: output 0 written over input 0). */
 bool tgc_cpu_ew_overlap(const tgc_value *a, const tgc_value *b);
-
-/* Room for "[d0, d1, ...]" of TGC_MAX_RANK int64 dims. */
-#define TGC_CPU_EW_DIMS_BUF 192
-
-/* Writes "[2, 3, 4]" into buf (TGC_CPU_EW_DIMS_BUF bytes); returns buf. */
-const char *tgc_cpu_ew_dims_str(int rank, const int64_t *dims, char *buf);
 
 #endif

@@ -1,7 +1,7 @@
 /* Conv-11 on the cpu (float32): X [N, C, D1..Dn], W [M, C/group, k1..kn],
  * optional B [M] -> Y [N, M, O1..On], any number n >= 1 of spatial axes,
  * with group, pads, strides, dilations and auto_pad (resolved to pads in
- * kernels_pool.c's tgc_cpu_window_read, as ONNX does).
+ * devices/window.c's tgc_window_read, as ONNX does).
  *
  * Three paths, by shape:
  *   - pointwise (every kernel size 1, strides 1, no pads): each group's
@@ -48,7 +48,7 @@ static void valid_range(int64_t off, int64_t s, int64_t in, int64_t l0, int64_t 
  * the innermost): col[(ci * KK + kk) * cols + j], kk the row-major kernel
  * tap, j the row-major output position within the slab, cols the slab's
  * size. Taps that land in the padding give 0. */
-static void im2col(const float *x, int64_t cg, const tgc_cpu_window *w, int64_t o0, int64_t o1, float *col) {
+static void im2col(const float *x, int64_t cg, const tgc_window *w, int64_t o0, int64_t o1, float *col) {
     int n = w->n, last = n - 1;
     int64_t in_size = 1, kk_count = 1;
     for (int a = 0; a < n; a++) {
@@ -108,7 +108,7 @@ static void im2col(const float *x, int64_t cg, const tgc_cpu_window *w, int64_t 
 /* Depthwise convolution, 1-D or 2-D (1-D as 2-D with a height of 1): each
  * output channel m reads input channel m / (M / C) only. y holds the bias. */
 static void depthwise(const float *restrict x, const float *restrict wt, float *restrict y, int64_t batch,
-                      int64_t channels, int64_t m_count, const tgc_cpu_window *w) {
+                      int64_t channels, int64_t m_count, const tgc_window *w) {
     bool two = w->n == 2;
     int64_t h = two ? w->in[0] : 1, wd = w->in[two], kh = two ? w->kernel[0] : 1, kw = w->kernel[two];
     int64_t sh = two ? w->strides[0] : 1, sw = w->strides[two], dh = two ? w->dilations[0] : 1;
@@ -141,47 +141,13 @@ static void depthwise(const float *restrict x, const float *restrict wt, float *
 }
 
 tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
-    if (c->n_inputs < 2 || c->n_outputs < 1)
-        return tgc_kernel_fail(c, "Conv takes 2 or 3 inputs and 1 output");
-    const tgc_value *x = &c->inputs[0], *wt = &c->inputs[1], *y = &c->outputs[0];
-    bool has_bias = tgc_cpu_has_input(c, 2);
-    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, wt, "input W");
-    if (st == TGC_OK && has_bias) st = tgc_cpu_need_f32(c, &c->inputs[2], "input B");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    tgc_conv_geometry g;
+    tgc_status st = tgc_window_read_conv(c, &g);
     if (st != TGC_OK) return st;
-    if (x->rank < 3 || wt->rank != x->rank)
-        return tgc_kernel_fail(c, "X (rank %d) must be [N, C, D1, ...] and W of the same rank (rank %d)",
-                               x->rank, wt->rank);
-    int64_t group = tgc_kernel_attr_int(c, "group", 1);
-    int64_t batch = x->dims[0], channels = x->dims[1], m_count = wt->dims[0], cg = wt->dims[1];
-    if (group < 1 || channels != cg * group || m_count % group != 0)
-        return tgc_kernel_fail(c,
-                               "X has %lld channels and W is [%lld, %lld, ...] with group %lld; Conv needs "
-                               "C == W[1] * group and W[0] divisible by group",
-                               (long long)channels, (long long)m_count, (long long)cg, (long long)group);
-    if (y->rank != x->rank || y->dims[0] != batch || y->dims[1] != m_count)
-        return tgc_kernel_fail(c, "output Y must be [N = %lld, M = %lld, ...]", (long long)batch,
-                               (long long)m_count);
-    size_t nk;
-    const int64_t *ks = tgc_kernel_attr_ints(c, "kernel_shape", &nk);
-    if (ks != NULL && (nk != (size_t)x->rank - 2 || memcmp(ks, wt->dims + 2, nk * sizeof *ks) != 0))
-        return tgc_kernel_fail(c, "attribute 'kernel_shape' does not match W's spatial sizes");
-    if (has_bias && (c->inputs[2].rank != 1 || c->inputs[2].dims[0] != m_count))
-        return tgc_kernel_fail(c, "input B must be [M = %lld]", (long long)m_count);
-    tgc_cpu_window w;
-    st = tgc_cpu_window_read(c, x, y, wt->dims + 2, false, &w);
-    if (st != TGC_OK) return st;
-
-    int64_t in_size = 1, out_size = 1, kk_count = 1;
-    bool pointwise = true;
-    for (int a = 0; a < w.n; a++) {
-        in_size *= w.in[a];
-        out_size *= w.out[a];
-        kk_count *= w.kernel[a];
-        pointwise =
-            pointwise && w.kernel[a] == 1 && w.strides[a] == 1 && w.pads[a] == 0 && w.pads[w.n + a] == 0;
-    }
+    const tgc_window w = g.w;
+    bool has_bias = g.has_bias, pointwise = g.pointwise;
+    int64_t group = g.group, batch = g.batch, channels = g.channels, m_count = g.m_count, cg = g.cg;
+    int64_t in_size = g.in_size, out_size = g.out_size, kk_count = g.kk_count;
     if (batch * m_count * out_size == 0) return TGC_OK;
 
     /* Y starts as the bias; the products accumulate onto it. */

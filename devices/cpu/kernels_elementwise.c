@@ -45,10 +45,6 @@ static inline int32_t d2i32(double v) {
     return (int32_t)v;
 }
 
-static const char *op_name(const tgc_kernel_ctx *c) {
-    return c->node->op_name != NULL ? c->node->op_name : c->node->name;
-}
-
 static const void *data_of(const tgc_value *v) { return tgc_buffer_host_ptr(v->buf); }
 
 /* Copies src's bytes into dst unless they are the same memory (forwarded). */
@@ -63,19 +59,19 @@ static void copy_value(tgc_value *dst, const tgc_value *src) {
 static tgc_status need_like(tgc_kernel_ctx *c, tgc_dtype dtype) {
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (y->dtype != dtype)
-        return tgc_kernel_fail(c, "%s: output is %s, expected %s", op_name(c), tgc_dtype_name(y->dtype),
+        return tgc_kernel_fail(c, "%s: output is %s, expected %s", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype),
                                tgc_dtype_name(dtype));
     if (tgc_value_numel(y) != tgc_value_numel(x)) {
-        char a[TGC_CPU_EW_DIMS_BUF], b[TGC_CPU_EW_DIMS_BUF];
-        return tgc_kernel_fail(c, "%s: output shape %s differs from the input's %s", op_name(c),
-                               tgc_cpu_ew_dims_str(y->rank, y->dims, a),
-                               tgc_cpu_ew_dims_str(x->rank, x->dims, b));
+        char a[TGC_KERNEL_DIMS_BUF], b[TGC_KERNEL_DIMS_BUF];
+        return tgc_kernel_fail(c, "%s: output shape %s differs from the input's %s", tgc_kernel_op_name(c),
+                               tgc_kernel_dims_str(y->rank, y->dims, a),
+                               tgc_kernel_dims_str(x->rank, x->dims, b));
     }
     return TGC_OK;
 }
 
 static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype dtype) {
-    return tgc_kernel_fail(c, "%s: the cpu has no kernel for %s", op_name(c), tgc_dtype_name(dtype));
+    return tgc_kernel_fail(c, "%s: the cpu has no kernel for %s", tgc_kernel_op_name(c), tgc_dtype_name(dtype));
 }
 
 /* ==== Scalar operations ===================================================== */
@@ -268,7 +264,7 @@ static tgc_status binary(tgc_kernel_ctx *c, const loop2_table loops, tgc_dtype o
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
     tgc_dtype want = out_dtype == TGC_DTYPE_INVALID ? a->dtype : out_dtype;
     if (b->dtype != a->dtype || y->dtype != want)
-        return tgc_kernel_fail(c, "%s: dtypes %s, %s -> %s; expected two %s inputs and a %s output", op_name(c),
+        return tgc_kernel_fail(c, "%s: dtypes %s, %s -> %s; expected two %s inputs and a %s output", tgc_kernel_op_name(c),
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype), tgc_dtype_name(y->dtype),
                                tgc_dtype_name(a->dtype), tgc_dtype_name(want));
     const loop2 *loop = loop_for(loops, a->dtype);
@@ -338,7 +334,7 @@ static tgc_status variadic(tgc_kernel_ctx *c, const loop2_table loops) {
     tgc_value *y = &c->outputs[0];
     for (int k = 0; k < c->n_inputs; k++)
         if (c->inputs[k].dtype != y->dtype)
-            return tgc_kernel_fail(c, "%s: input %d is %s, the output %s", op_name(c), k,
+            return tgc_kernel_fail(c, "%s: input %d is %s, the output %s", tgc_kernel_op_name(c), k,
                                    tgc_dtype_name(c->inputs[k].dtype), tgc_dtype_name(y->dtype));
     const loop2 *loop = loop_for(loops, y->dtype);
     if (loop == NULL) return no_kernel(c, y->dtype);

@@ -56,10 +56,10 @@ tgc_status tgc_cpu_gather(tgc_kernel_ctx *c) {
     for (int64_t k = 0; k < count; k++) {
         int64_t v = tgc_cpu_shape_int_at(ind->dtype, ip, k);
         if (v < -size || v >= size) {
-            char sx[TGC_CPU_DIMS_BUF];
+            char sx[TGC_KERNEL_DIMS_BUF];
             return tgc_kernel_fail(c, "Gather: index %lld (element %lld of the indices) is out of range "
                                    "[%lld, %lld) for axis %d of data %s", (long long)v, (long long)k,
-                                   (long long)-size, (long long)size, axis, tgc_cpu_dims_str(r, x->dims, sx));
+                                   (long long)-size, (long long)size, axis, tgc_kernel_dims_str(r, x->dims, sx));
         }
     }
     size_t inner = inner_bytes(x, axis);
@@ -100,11 +100,11 @@ tgc_status tgc_cpu_concat(tgc_kernel_ctx *c) {
         bool same = in->rank == r && in->dtype == c->outputs[0].dtype;
         for (int j = 0; same && j < r; j++) same = j == axis || in->dims[j] == first->dims[j];
         if (!same) {
-            char sa[TGC_CPU_DIMS_BUF], sb[TGC_CPU_DIMS_BUF];
+            char sa[TGC_KERNEL_DIMS_BUF], sb[TGC_KERNEL_DIMS_BUF];
             return tgc_kernel_fail(c, "Concat: input %d (%s %s) does not match input 0 (%s %s) and output 0 "
                                    "(%s) except on axis %d", i, tgc_dtype_name(in->dtype),
-                                   tgc_cpu_dims_str(in->rank, in->dims, sb), tgc_dtype_name(first->dtype),
-                                   tgc_cpu_dims_str(r, first->dims, sa), tgc_dtype_name(c->outputs[0].dtype),
+                                   tgc_kernel_dims_str(in->rank, in->dims, sb), tgc_dtype_name(first->dtype),
+                                   tgc_kernel_dims_str(r, first->dims, sa), tgc_dtype_name(c->outputs[0].dtype),
                                    axis);
         }
         if (in->dims[axis] > INT64_MAX - dims[axis])

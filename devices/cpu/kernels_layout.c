@@ -2,6 +2,7 @@
  * Transpose (permuted strides), Slice (stepped strides from an offset) and
  * Expand (stride 0 on broadcast axes), all one strided copy, defined here. */
 #include "devices/cpu/kernels_shape.h"
+#include "devices/strided_view.h"
 
 #include <string.h>
 
@@ -111,15 +112,6 @@ void tgc_cpu_strided_copy(void *dst, const void *src, size_t esize, int rank, co
     }
 }
 
-/* Row-major strides (in elements) of dims. */
-static void contiguous_strides(int rank, const int64_t *dims, int64_t *strides) {
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i];
-    }
-}
-
 /* ---- Transpose ----------------------------------------------------------------- */
 
 /* Transpose-13: out.dims[i] = in.dims[perm[i]]; perm (default: the axes
@@ -129,24 +121,8 @@ tgc_status tgc_cpu_transpose(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
     int r = x->rank;
-    size_t np;
-    const int64_t *perm_attr = tgc_kernel_attr_ints(c, "perm", &np);
-    int64_t perm[TGC_MAX_RANK];
-    bool has = tgc_node_attr(c->node, "perm") != NULL, seen[TGC_MAX_RANK] = {false};
-    if (has && np != (size_t)r)
-        return tgc_kernel_fail(c, "Transpose: attribute 'perm' has %zu entries for an input of rank %d", np, r);
-    for (int i = 0; i < r; i++) {
-        perm[i] = has ? perm_attr[i] : r - 1 - i;
-        if (perm[i] < 0 || perm[i] >= r || seen[perm[i]])
-            return tgc_kernel_fail(c, "Transpose: attribute 'perm' is not a permutation of 0..%d", r - 1);
-        seen[perm[i]] = true;
-    }
-    int64_t in_strides[TGC_MAX_RANK], dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
-    contiguous_strides(r, x->dims, in_strides);
-    for (int i = 0; i < r; i++) {
-        dims[i] = x->dims[perm[i]];
-        strides[i] = in_strides[perm[i]];
-    }
+    int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
+    if ((st = tgc_view_transpose(c, x, dims, strides)) != TGC_OK) return st;
     st = tgc_cpu_shape_expect(c, "Transpose", 0, r, dims);
     if (st == TGC_OK)
         tgc_cpu_strided_copy(tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), r,
@@ -155,29 +131,6 @@ tgc_status tgc_cpu_transpose(tgc_kernel_ctx *c) {
 }
 
 /* ---- Slice --------------------------------------------------------------------- */
-
-/* Slice-13 on one axis of size d: negative start/end count from the back
- * (+ d); then for step > 0 both clamp to [0, d], for step < 0 start clamps
- * to [0, d-1] and end to [-1, d-1]. The length is
- * max(0, ceil((end - start) / step)), taken in unsigned arithmetic so that
- * any int64 step (INT64_MIN included) is safe. An empty axis gives 0 (as
- * numpy's x[::-1]), though the clamps alone would leave start 0, end -1.
- * With a negative step, a start before the axis clamps to 0 and takes
- * element 0: the spec's rule and onnxruntime's; numpy slicing (and so the
- * ONNX reference implementation) would take nothing there. */
-static int64_t slice_axis(int64_t d, int64_t step, int64_t *start_io, int64_t end) {
-    int64_t start = *start_io;
-    if (d == 0) return 0; /* [0, d-1] is empty: nothing to take, in either direction */
-    if (start < 0) start += d;
-    if (end < 0) end += d;
-    int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? d : d - 1;
-    start = start < 0 ? 0 : start > hi ? hi : start;
-    end = end < lo ? lo : end > hi ? hi : end;
-    *start_io = start;
-    uint64_t ustep = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
-    int64_t span = step > 0 ? end - start : start - end;
-    return span > 0 ? (int64_t)(((uint64_t)span - 1) / ustep + 1) : 0;
-}
 
 /* Slice-13: inputs 1..4 (host memory, int32 or int64, one length k) are
  * starts, ends, and the optional axes (default 0..k-1, negative counting
@@ -198,24 +151,11 @@ tgc_status tgc_cpu_slice(tgc_kernel_ctx *c) {
     }
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
-    int r = x->rank, k = counts[1];
-    bool has_axes = tgc_cpu_shape_has_input(c, 3), has_steps = tgc_cpu_shape_has_input(c, 4);
-    bool seen[TGC_MAX_RANK] = {false};
-    int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK], offset = 0;
-    contiguous_strides(r, x->dims, strides);
-    for (int i = 0; i < r; i++) dims[i] = x->dims[i];
-    for (int i = 0; i < k; i++) {
-        int64_t a = has_axes ? args[3][i] : i, step = has_steps ? args[4][i] : 1, start = args[1][i];
-        if (a < -r || a >= r)
-            return tgc_kernel_fail(c, "Slice: axis %lld is out of range [%d, %d)", (long long)a, -r, r);
-        if (a < 0) a += r;
-        if (seen[a]) return tgc_kernel_fail(c, "Slice: axis %lld is listed twice", (long long)a);
-        seen[a] = true;
-        if (step == 0) return tgc_kernel_fail(c, "Slice: steps has 0 at index %d; steps must not be 0", i);
-        dims[a] = slice_axis(x->dims[a], step, &start, args[2][i]);
-        if (dims[a] > 0) offset += start * strides[a];
-        if (dims[a] > 1) strides[a] *= step; /* else |step| may be huge, and unused */
-    }
+    int r = x->rank;
+    int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK], offset;
+    st = tgc_view_slice(c, x, counts[1], args[1], args[2], tgc_cpu_shape_has_input(c, 3) ? args[3] : NULL,
+                        tgc_cpu_shape_has_input(c, 4) ? args[4] : NULL, dims, strides, &offset);
+    if (st != TGC_OK) return st;
     st = tgc_cpu_shape_expect(c, "Slice", 0, r, dims);
     if (st == TGC_OK)
         tgc_cpu_strided_copy(tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), r,
@@ -235,20 +175,9 @@ tgc_status tgc_cpu_expand(tgc_kernel_ctx *c) {
     if (st == TGC_OK) st = tgc_cpu_shape_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
-    int r = x->rank, ro = r > n ? r : n;
-    int64_t in_strides[TGC_MAX_RANK], dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
-    contiguous_strides(r, x->dims, in_strides);
-    for (int j = 0; j < ro; j++) {
-        int i = j - (ro - r), t = j - (ro - n);
-        int64_t a = i >= 0 ? x->dims[i] : 1, b = t >= 0 ? target[t] : 1;
-        if (b < 0 || (a != b && a != 1 && b != 1)) {
-            char sx[TGC_CPU_DIMS_BUF], sn[TGC_CPU_DIMS_BUF];
-            return tgc_kernel_fail(c, "Expand: cannot broadcast %s to %s", tgc_cpu_dims_str(r, x->dims, sx),
-                                   tgc_cpu_dims_str(n, target, sn));
-        }
-        dims[j] = a == 1 ? b : a;
-        strides[j] = i < 0 || a == 1 ? 0 : in_strides[i];
-    }
+    int ro;
+    int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
+    if ((st = tgc_view_expand(c, x, target, n, &ro, dims, strides)) != TGC_OK) return st;
     st = tgc_cpu_shape_expect(c, "Expand", 0, ro, dims);
     if (st == TGC_OK)
         tgc_cpu_strided_copy(tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), ro,

@@ -28,16 +28,3 @@ const tgc_kernel_def tgc_cpu_kernels_nn[] = {
     {.op = NULL},
 };
 
-tgc_status tgc_cpu_need_f32(tgc_kernel_ctx *c, const tgc_value *v, const char *what) {
-    if (v->dtype == TGC_FLOAT32) return TGC_OK;
-    if (v->dtype == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "%s is missing", what);
-    return tgc_kernel_fail(c, "%s is %s; this kernel takes float32", what, tgc_dtype_name(v->dtype));
-}
-
-bool tgc_cpu_has_input(const tgc_kernel_ctx *c, int i) {
-    return i < c->n_inputs && c->inputs[i].dtype != TGC_DTYPE_INVALID;
-}
-
-bool tgc_cpu_has_output(const tgc_kernel_ctx *c, int i) {
-    return i < c->n_outputs && c->outputs[i].buf != NULL;
-}

@@ -14,6 +14,7 @@
  * variance in two passes. An empty row gives NaN statistics (numpy's mean of
  * nothing). */
 #include "devices/cpu/kernels_nn.h"
+#include "devices/norm_geometry.h"
 
 #include "support/alloc.h"
 
@@ -23,28 +24,10 @@
 /* ---- BatchNormalization ------------------------------------------------------ */
 
 tgc_status tgc_cpu_batch_norm_f32(tgc_kernel_ctx *c) {
-    static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
-    if (c->n_inputs < 5 || c->n_outputs < 1)
-        return tgc_kernel_fail(c, "BatchNormalization takes 5 inputs (X, scale, B, input_mean, input_var)");
-    if (tgc_kernel_attr_int(c, "training_mode", 0) != 0 || tgc_cpu_has_output(c, 1) ||
-        tgc_cpu_has_output(c, 2))
-        return tgc_kernel_fail(
-            c, "BatchNormalization runs in inference mode only (training_mode 0, one output)");
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    tgc_status st = TGC_OK;
-    for (int i = 0; st == TGC_OK && i < 5; i++) st = tgc_cpu_need_f32(c, &c->inputs[i], names[i]);
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    int64_t planes, channels, size;
+    tgc_status st = tgc_batch_norm_geometry_read(c, &planes, &channels, &size);
     if (st != TGC_OK) return st;
-    if (x->rank < 2) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, ...]", x->rank);
-    int64_t channels = x->dims[1];
-    for (int i = 1; i < 5; i++)
-        if (c->inputs[i].rank != 1 || c->inputs[i].dims[0] != channels)
-            return tgc_kernel_fail(c, "input %s must be [C = %lld]", names[i], (long long)channels);
-    if (y->rank != x->rank || memcmp(y->dims, x->dims, (size_t)x->rank * sizeof x->dims[0]) != 0)
-        return tgc_kernel_fail(c, "output Y must have X's shape");
     double eps = (float)tgc_kernel_attr_float(c, "epsilon", 1e-5); /* a float attribute in ONNX */
-    int64_t planes = x->dims[0] * channels, size = 1;
-    for (int i = 2; i < x->rank; i++) size *= x->dims[i];
     if (planes * size == 0) return TGC_OK;
 
     const float *px = tgc_kernel_in_ptr(c, 0), *scale = tgc_kernel_in_ptr(c, 1),
@@ -87,31 +70,13 @@ static bool expand_param(const tgc_value *p, const float *src, const int64_t *di
 }
 
 tgc_status tgc_cpu_layer_norm_f32(tgc_kernel_ctx *c) {
-    if (c->n_inputs < 2 || c->n_outputs < 1)
-        return tgc_kernel_fail(c, "LayerNormalization takes X, Scale and an optional B");
-    const tgc_value *x = &c->inputs[0], *sv = &c->inputs[1], *y = &c->outputs[0];
-    bool has_b = tgc_cpu_has_input(c, 2), want_mean = tgc_cpu_has_output(c, 1),
-         want_inv = tgc_cpu_has_output(c, 2);
-    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, sv, "input Scale");
-    if (st == TGC_OK && has_b) st = tgc_cpu_need_f32(c, &c->inputs[2], "input B");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
-    if (st == TGC_OK && want_mean) st = tgc_cpu_need_f32(c, &c->outputs[1], "output Mean");
-    if (st == TGC_OK && want_inv) st = tgc_cpu_need_f32(c, &c->outputs[2], "output InvStdDev");
+    tgc_layer_norm_geometry g;
+    tgc_status st = tgc_layer_norm_geometry_read(c, &g);
     if (st != TGC_OK) return st;
-    int64_t axis = tgc_kernel_attr_int(c, "axis", -1);
-    if (axis < -x->rank || axis >= x->rank)
-        return tgc_kernel_fail(c, "attribute 'axis' is %lld; X has rank %d", (long long)axis, x->rank);
-    int ax = (int)(axis < 0 ? axis + x->rank : axis);
-    if (y->rank != x->rank || memcmp(y->dims, x->dims, (size_t)x->rank * sizeof x->dims[0]) != 0)
-        return tgc_kernel_fail(c, "output Y must have X's shape");
-    int64_t rows = 1, size = 1;
-    for (int i = 0; i < ax; i++) rows *= x->dims[i];
-    for (int i = ax; i < x->rank; i++) size *= x->dims[i];
-    for (int i = 1; i <= 2; i++)
-        if ((i == 1 ? want_mean : want_inv) && tgc_value_numel(&c->outputs[i]) != rows)
-            return tgc_kernel_fail(c, "output %s must have %lld elements (X.shape[:axis] + [1, ...])",
-                                   i == 1 ? "Mean" : "InvStdDev", (long long)rows);
+    const tgc_value *x = &c->inputs[0], *sv = &c->inputs[1];
+    int ax = g.ax;
+    int64_t rows = g.rows, size = g.size;
+    bool has_b = g.has_b, want_mean = g.want_mean, want_inv = g.want_inv;
     if (tgc_value_numel(sv) > size || (has_b && tgc_value_numel(&c->inputs[2]) > size))
         return tgc_kernel_fail(c, "Scale and B must broadcast to X.shape[%d:]", ax);
     if (rows == 0) return TGC_OK;

@@ -15,39 +15,20 @@
  * its input and attributes and fails, never writes, when the executor's
  * differs. */
 #include "devices/cpu/broadcast.h"
+#include "devices/reduce_axes.h"
 
 #include <math.h>
 #include <string.h>
 
-static const char *op_name(const tgc_kernel_ctx *c) {
-    return c->node->op_name != NULL ? c->node->op_name : c->node->name;
-}
-
 static const void *data_of(const tgc_value *v) { return tgc_buffer_host_ptr(v->buf); }
 
 static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype dtype) {
-    return tgc_kernel_fail(c, "%s: the cpu has no kernel for %s", op_name(c), tgc_dtype_name(dtype));
+    return tgc_kernel_fail(c, "%s: the cpu has no kernel for %s", tgc_kernel_op_name(c), tgc_dtype_name(dtype));
 }
 
-/* Fails unless output 0 has rank `rank` and dims `dims`. */
-static tgc_status expect_dims(tgc_kernel_ctx *c, int rank, const int64_t *dims) {
-    const tgc_value *y = &c->outputs[0];
-    bool same = y->rank == rank;
-    for (int d = 0; same && d < rank; d++) same = y->dims[d] == dims[d];
-    if (same) return TGC_OK;
-    char a[TGC_CPU_EW_DIMS_BUF], b[TGC_CPU_EW_DIMS_BUF];
-    return tgc_kernel_fail(c, "%s: output shape %s; the input and attributes give %s", op_name(c),
-                           tgc_cpu_ew_dims_str(y->rank, y->dims, a), tgc_cpu_ew_dims_str(rank, dims, b));
-}
-
-/* Normalises axis `a` of a rank-`rank` tensor into [0, rank) (ONNX accepts
- * [-rank, rank)); fails naming `what` otherwise. */
+/* Normalises axis `a` of a rank-`rank` tensor into [0, rank); fails naming `what` otherwise. */
 static tgc_status norm_axis(tgc_kernel_ctx *c, const char *what, int64_t a, int rank, int *out) {
-    if (a < -rank || a >= rank)
-        return tgc_kernel_fail(c, "%s: %s %lld is out of range for rank %d (accepted: [%d, %d])", op_name(c),
-                               what, (long long)a, rank, -rank, rank - 1);
-    *out = (int)(a < 0 ? a + rank : a);
-    return TGC_OK;
+    return tgc_reduce_norm_axis(c, tgc_kernel_op_name(c), what, a, rank, out);
 }
 
 /* ==== ReduceSum, ReduceMean, ReduceMax ====================================== */
@@ -108,7 +89,7 @@ typedef void (*fold_fn)(tgc_cpu_bcast *it, const void *x, void *y, int64_t ny);
 static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axes, size_t n_axes, bool noop) {
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (y->dtype != x->dtype)
-        return tgc_kernel_fail(c, "%s: output is %s, the input %s", op_name(c), tgc_dtype_name(y->dtype),
+        return tgc_kernel_fail(c, "%s: output is %s, the input %s", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype),
                                tgc_dtype_name(x->dtype));
     fold_fn fold = NULL;
     switch (x->dtype) {
@@ -122,44 +103,34 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
 
     int rank = x->rank;
     if (n_axes == 0 && noop) { /* noop_with_empty_axes: the input as it is */
-        tgc_status st = expect_dims(c, rank, x->dims);
+        tgc_status st = tgc_kernel_expect_dims(c, rank, x->dims);
         if (st != TGC_OK) return st;
         size_t nbytes = tgc_value_nbytes(x);
         void *py = tgc_buffer_host_ptr(y->buf);
         if (nbytes > 0 && py != data_of(x)) memmove(py, data_of(x), nbytes);
         return TGC_OK;
     }
-    bool reduced[TGC_MAX_RANK] = {false};
-    for (size_t i = 0; i < n_axes; i++) {
-        int a;
-        tgc_status st = norm_axis(c, "axis", axes[i], rank, &a);
-        if (st != TGC_OK) return st;
-        if (reduced[a]) return tgc_kernel_fail(c, "%s: axis %d is listed twice", op_name(c), a);
-        reduced[a] = true;
-    }
-    bool keepdims = tgc_kernel_attr_int(c, "keepdims", 1) != 0;
+    bool reduced[TGC_MAX_RANK];
     int64_t kept[TGC_MAX_RANK], out[TGC_MAX_RANK];
-    int out_rank = 0;
-    for (int d = 0; d < rank; d++) {
-        if (n_axes == 0) reduced[d] = true;
-        kept[d] = reduced[d] ? 1 : x->dims[d];
-        if (!reduced[d] || keepdims) out[out_rank++] = kept[d];
-    }
-    tgc_status st = expect_dims(c, out_rank, out);
+    int out_rank;
+    tgc_status st = tgc_reduce_axes_read(c, tgc_kernel_op_name(c), axes, n_axes, rank, x->dims, reduced, out, &out_rank);
+    if (st != TGC_OK) return st;
+    for (int d = 0; d < rank; d++) kept[d] = reduced[d] ? 1 : x->dims[d];
+    st = tgc_kernel_expect_dims(c, out_rank, out);
     if (st != TGC_OK) return st;
     int64_t ny = tgc_value_numel(y), nx = tgc_value_numel(x);
     if (ny == 0) return TGC_OK;
 
     int64_t count = nx / ny; /* elements folded into each output element */
     if (kind == REDUCE_MEAN && count == 0 && x->dtype != TGC_FLOAT32)
-        return tgc_kernel_fail(c, "%s: the mean of an empty %s axis has no value", op_name(c),
+        return tgc_kernel_fail(c, "%s: the mean of an empty %s axis has no value", tgc_kernel_op_name(c),
                                tgc_dtype_name(x->dtype));
 
     tgc_cpu_bcast it;
     const int ranks[2] = {rank, rank};
     const int64_t *dims[2] = {x->dims, kept};
     if (tgc_cpu_bcast_init(&it, rank, x->dims, 2, ranks, dims) >= 0)
-        return tgc_kernel_fail(c, "%s: internal error: the output does not broadcast to the input", op_name(c));
+        return tgc_kernel_fail(c, "%s: internal error: the output does not broadcast to the input", tgc_kernel_op_name(c));
     void *py = tgc_buffer_host_ptr(y->buf);
     fold(&it, data_of(x), py, ny);
     if (kind != REDUCE_MEAN) return TGC_OK;
@@ -241,22 +212,11 @@ static tgc_status k_argmax(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cpu_ew_check(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if (y->dtype != TGC_INT64)
-        return tgc_kernel_fail(c, "ArgMax: output is %s, expected int64", tgc_dtype_name(y->dtype));
-    int rank = x->rank, axis;
-    if (rank == 0) return tgc_kernel_fail(c, "ArgMax: the input is a scalar; it needs rank >= 1");
-    if ((st = norm_axis(c, "axis", tgc_kernel_attr_int(c, "axis", 0), rank, &axis)) != TGC_OK) return st;
-    bool keepdims = tgc_kernel_attr_int(c, "keepdims", 1) != 0;
-    bool last = tgc_kernel_attr_int(c, "select_last_point_index", 0) != 0;
-    int64_t out[TGC_MAX_RANK], outer = 1, inner = 1, n = x->dims[axis];
-    int out_rank = 0;
-    for (int d = 0; d < rank; d++) {
-        if (d < axis) outer *= x->dims[d];
-        if (d > axis) inner *= x->dims[d];
-        if (d != axis) out[out_rank++] = x->dims[d];
-        else if (keepdims) out[out_rank++] = 1;
-    }
-    if ((st = expect_dims(c, out_rank, out)) != TGC_OK) return st;
+    int axis;
+    int64_t outer, n, inner;
+    bool last;
+    st = tgc_reduce_argmax_read(c, tgc_kernel_op_name(c), x->rank, x->dims, &axis, &outer, &n, &inner, &last);
+    if (st != TGC_OK) return st;
     if (outer * inner == 0) return TGC_OK;
     if (n == 0) return tgc_kernel_fail(c, "ArgMax: axis %d is empty: there is no largest element", axis);
     int64_t *py = tgc_buffer_host_ptr(y->buf);
@@ -349,8 +309,8 @@ static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
     if (y->dtype != TGC_FLOAT32)
-        return tgc_kernel_fail(c, "%s: output is %s, expected float32", op_name(c), tgc_dtype_name(y->dtype));
-    if ((st = expect_dims(c, x->rank, x->dims)) != TGC_OK) return st;
+        return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype));
+    if ((st = tgc_kernel_expect_dims(c, x->rank, x->dims)) != TGC_OK) return st;
     int axis;
     if ((st = norm_axis(c, "axis", tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
     int64_t outer = 1, inner = 1;

@@ -104,28 +104,14 @@ tgc_status tgc_cpu_shape_read_ints(tgc_kernel_ctx *c, int i, const char *what, i
     return TGC_OK;
 }
 
-const char *tgc_cpu_dims_str(int rank, const int64_t *dims, char *buf) {
-    size_t at = 0;
-    buf[at++] = '[';
-    for (int i = 0; i < rank && at < TGC_CPU_DIMS_BUF; i++)
-        at += (size_t)snprintf(buf + at, TGC_CPU_DIMS_BUF - at, "%s%lld", i ? ", " : "", (long long)dims[i]);
-    if (at < TGC_CPU_DIMS_BUF - 1) {
-        buf[at++] = ']';
-        buf[at] = '\0';
-    } else {
-        buf[TGC_CPU_DIMS_BUF - 1] = '\0';
-    }
-    return buf;
-}
-
 tgc_status tgc_cpu_shape_expect(tgc_kernel_ctx *c, const char *op, int o, int rank, const int64_t *dims) {
     const tgc_value *v = &c->outputs[o];
     bool same = v->rank == rank;
     for (int i = 0; same && i < rank; i++) same = v->dims[i] == dims[i];
     if (same) return TGC_OK;
-    char want[TGC_CPU_DIMS_BUF], got[TGC_CPU_DIMS_BUF];
+    char want[TGC_KERNEL_DIMS_BUF], got[TGC_KERNEL_DIMS_BUF];
     return tgc_kernel_fail(c, "%s: output %d was given shape %s but the inputs make %s", op, o,
-                           tgc_cpu_dims_str(v->rank, v->dims, got), tgc_cpu_dims_str(rank, dims, want));
+                           tgc_kernel_dims_str(v->rank, v->dims, got), tgc_kernel_dims_str(rank, dims, want));
 }
 
 int64_t tgc_cpu_dims_product(const int64_t *dims, int n) {
@@ -177,50 +163,50 @@ static tgc_status reshape(tgc_kernel_ctx *c) {
     bool allowzero = tgc_kernel_attr_int(c, "allowzero", 0) != 0, has_zero = false;
     int infer_at = -1;
     int64_t product = 1;
-    char sx[TGC_CPU_DIMS_BUF], sd[TGC_CPU_DIMS_BUF];
+    char sx[TGC_KERNEL_DIMS_BUF], sd[TGC_KERNEL_DIMS_BUF];
     for (int i = 0; i < n; i++) {
         int64_t v = target[i];
         if (v == -1) {
             if (infer_at >= 0)
                 return tgc_kernel_fail(c, "Reshape: the target shape %s has more than one -1",
-                                       tgc_cpu_dims_str(n, target, sd));
+                                       tgc_kernel_dims_str(n, target, sd));
             infer_at = i;
             dims[i] = 1;
             continue;
         }
         if (v < -1)
             return tgc_kernel_fail(c, "Reshape: the target shape %s has %lld at index %d; dims must be >= -1",
-                                   tgc_cpu_dims_str(n, target, sd), (long long)v, i);
+                                   tgc_kernel_dims_str(n, target, sd), (long long)v, i);
         if (v == 0) {
             has_zero = true;
             if (!allowzero) {
                 if (i >= x->rank)
                     return tgc_kernel_fail(c, "Reshape: the target shape %s has 0 at index %d but the input "
-                                           "%s has no dim there to copy", tgc_cpu_dims_str(n, target, sd), i,
-                                           tgc_cpu_dims_str(x->rank, x->dims, sx));
+                                           "%s has no dim there to copy", tgc_kernel_dims_str(n, target, sd), i,
+                                           tgc_kernel_dims_str(x->rank, x->dims, sx));
                 v = x->dims[i];
             }
         }
         dims[i] = v;
         if (v != 0 && product > INT64_MAX / v)
             return tgc_kernel_fail(c, "Reshape: the target shape %s has too many elements",
-                                   tgc_cpu_dims_str(n, target, sd));
+                                   tgc_kernel_dims_str(n, target, sd));
         product *= v;
     }
     int64_t numel = tgc_value_numel(x);
     if (infer_at >= 0) {
         if (allowzero && has_zero)
             return tgc_kernel_fail(c, "Reshape: with allowzero = 1 the target shape %s cannot hold both 0 "
-                                   "and -1", tgc_cpu_dims_str(n, target, sd));
+                                   "and -1", tgc_kernel_dims_str(n, target, sd));
         if (product == 0 || numel % product != 0)
             return tgc_kernel_fail(c, "Reshape: cannot reshape %s (%lld elements) to %s",
-                                   tgc_cpu_dims_str(x->rank, x->dims, sx), (long long)numel,
-                                   tgc_cpu_dims_str(n, target, sd));
+                                   tgc_kernel_dims_str(x->rank, x->dims, sx), (long long)numel,
+                                   tgc_kernel_dims_str(n, target, sd));
         dims[infer_at] = numel / product;
     } else if (product != numel) {
         return tgc_kernel_fail(c, "Reshape: cannot reshape %s (%lld elements) to %s (%lld elements)",
-                               tgc_cpu_dims_str(x->rank, x->dims, sx), (long long)numel,
-                               tgc_cpu_dims_str(n, dims, sd), (long long)product);
+                               tgc_kernel_dims_str(x->rank, x->dims, sx), (long long)numel,
+                               tgc_kernel_dims_str(n, dims, sd), (long long)product);
     }
     return view_copy(c, "Reshape", n, dims);
 }
@@ -273,9 +259,9 @@ static tgc_status squeeze(tgc_kernel_ctx *c) {
         if (st != TGC_OK) return st;
         for (int i = 0; i < x->rank; i++)
             if (drop[i] && x->dims[i] != 1) {
-                char sx[TGC_CPU_DIMS_BUF];
+                char sx[TGC_KERNEL_DIMS_BUF];
                 return tgc_kernel_fail(c, "Squeeze: cannot squeeze axis %d of %s: its size is %lld, not 1", i,
-                                       tgc_cpu_dims_str(x->rank, x->dims, sx), (long long)x->dims[i]);
+                                       tgc_kernel_dims_str(x->rank, x->dims, sx), (long long)x->dims[i]);
             }
     } else {
         for (int i = 0; i < x->rank; i++) drop[i] = x->dims[i] == 1;
@@ -433,9 +419,9 @@ static tgc_status constant_of_shape(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     for (int i = 0; i < n; i++)
         if (dims[i] < 0) {
-            char sd[TGC_CPU_DIMS_BUF];
+            char sd[TGC_KERNEL_DIMS_BUF];
             return tgc_kernel_fail(c, "ConstantOfShape: the shape %s has a negative dim",
-                                   tgc_cpu_dims_str(n, dims, sd));
+                                   tgc_kernel_dims_str(n, dims, sd));
         }
     const tgc_attr *a = tgc_node_attr(c->node, "value");
     static const float zero = 0.0f;

@@ -11,11 +11,9 @@
 #define TGC_DEVICES_CPU_KERNELS_SHAPE_H
 
 #include "devices/kernel.h"
+#include "devices/kernel_checks.h"
 
 #include <stdbool.h>
-
-/* Room for "[d0, d1, ...]" of TGC_MAX_RANK int64 dims. */
-#define TGC_CPU_DIMS_BUF 192
 
 /* True when input i was given (not an omitted optional input). */
 bool tgc_cpu_shape_has_input(const tgc_kernel_ctx *c, int i);
@@ -39,9 +37,6 @@ int64_t tgc_cpu_shape_int_at(tgc_dtype dtype, const void *p, int64_t i);
  * or rank, or more than `max` elements. */
 tgc_status tgc_cpu_shape_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out,
                                    int max, int *n);
-
-/* Writes "[2, 3, 4]" into buf (TGC_CPU_DIMS_BUF bytes); returns buf. */
-const char *tgc_cpu_dims_str(int rank, const int64_t *dims, char *buf);
 
 /* Fails unless output `o` has exactly `rank` dims `dims` (what the kernel
  * computed from its inputs); `op` names the op in the message. */

@@ -3,15 +3,10 @@
 #ifndef TGC_DEVICES_OPENCL_KERNEL_UTIL_H
 #define TGC_DEVICES_OPENCL_KERNEL_UTIL_H
 
+#include "devices/kernel_checks.h"
 #include "devices/opencl/opencl.h"
 
 #include <stdbool.h>
-
-/* Room for "[d0, d1, ...]" of TGC_MAX_RANK int64 dims. */
-#define TGC_CL_DIMS_BUF 192
-
-/* The op's name for messages: as written in the graph, else the node's. */
-const char *tgc_cl_op_name(const tgc_kernel_ctx *c);
 
 /* True when input i is present (not omitted, within the count). */
 bool tgc_cl_has_input(const tgc_kernel_ctx *c, int i);
@@ -19,9 +14,6 @@ bool tgc_cl_has_input(const tgc_kernel_ctx *c, int i);
 /* Checks the input/output counts and that every non-host tensor is on this
  * device with a buffer large enough for its dims; fails with a message. */
 tgc_status tgc_cl_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs, uint32_t host_inputs);
-
-/* Writes "[2, 3, 4]" into buf (TGC_CL_DIMS_BUF bytes); returns buf. */
-const char *tgc_cl_dims_str(int rank, const int64_t *dims, char *buf);
 
 /* Reads host-memory int32/int64 input i (a shape argument) into out[0..max);
  * *n gets the count. Fails naming `what` when it is not a small int vector. */

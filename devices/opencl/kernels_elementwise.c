@@ -44,19 +44,19 @@ static const char *dtype_suffix(tgc_dtype t) {
 }
 
 static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype t) {
-    return tgc_kernel_fail(c, "%s: the gpu has no kernel for %s", tgc_cl_op_name(c), tgc_dtype_name(t));
+    return tgc_kernel_fail(c, "%s: the gpu has no kernel for %s", tgc_kernel_op_name(c), tgc_dtype_name(t));
 }
 
 /* Fails unless output 0 has `dtype` and input 0's element count. */
 static tgc_status need_like(tgc_kernel_ctx *c, tgc_dtype dtype) {
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (y->dtype != dtype)
-        return tgc_kernel_fail(c, "%s: output is %s, expected %s", tgc_cl_op_name(c), tgc_dtype_name(y->dtype),
+        return tgc_kernel_fail(c, "%s: output is %s, expected %s", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype),
                                tgc_dtype_name(dtype));
     if (tgc_value_numel(y) != tgc_value_numel(x)) {
-        char a[TGC_CL_DIMS_BUF], b[TGC_CL_DIMS_BUF];
-        return tgc_kernel_fail(c, "%s: output shape %s differs from the input's %s", tgc_cl_op_name(c),
-                               tgc_cl_dims_str(y->rank, y->dims, a), tgc_cl_dims_str(x->rank, x->dims, b));
+        char a[TGC_KERNEL_DIMS_BUF], b[TGC_KERNEL_DIMS_BUF];
+        return tgc_kernel_fail(c, "%s: output shape %s differs from the input's %s", tgc_kernel_op_name(c),
+                               tgc_kernel_dims_str(y->rank, y->dims, a), tgc_kernel_dims_str(x->rank, x->dims, b));
     }
     return TGC_OK;
 }
@@ -90,10 +90,10 @@ static tgc_status bcast_init(tgc_kernel_ctx *c, bcast *b, const tgc_value *y, in
             s *= in;
         }
         if (!fits) {
-            char a[TGC_CL_DIMS_BUF], o[TGC_CL_DIMS_BUF];
+            char a[TGC_KERNEL_DIMS_BUF], o[TGC_KERNEL_DIMS_BUF];
             return tgc_kernel_fail(c, "%s: operand %d of shape %s does not broadcast to the output shape %s",
-                                   tgc_cl_op_name(c), k, tgc_cl_dims_str(v->rank, v->dims, a),
-                                   tgc_cl_dims_str(y->rank, y->dims, o));
+                                   tgc_kernel_op_name(c), k, tgc_kernel_dims_str(v->rank, v->dims, a),
+                                   tgc_kernel_dims_str(y->rank, y->dims, o));
         }
     }
     int r = 0;
@@ -169,7 +169,7 @@ static tgc_status binary(tgc_kernel_ctx *c, const char *op, uint32_t dtypes, tgc
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
     tgc_dtype want = out_dtype == TGC_DTYPE_INVALID ? a->dtype : out_dtype;
     if (b->dtype != a->dtype || y->dtype != want)
-        return tgc_kernel_fail(c, "%s: dtypes %s, %s -> %s; expected two %s inputs and a %s output", tgc_cl_op_name(c),
+        return tgc_kernel_fail(c, "%s: dtypes %s, %s -> %s; expected two %s inputs and a %s output", tgc_kernel_op_name(c),
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype), tgc_dtype_name(y->dtype),
                                tgc_dtype_name(a->dtype), tgc_dtype_name(want));
     if (a->dtype < 0 || a->dtype >= TGC_DTYPE_COUNT || !(dtypes & DT(a->dtype))) return no_kernel(c, a->dtype);
@@ -211,7 +211,7 @@ static tgc_status variadic(tgc_kernel_ctx *c, const char *op) {
     tgc_value *y = &c->outputs[0];
     for (int k = 0; k < c->n_inputs; k++)
         if (c->inputs[k].dtype != y->dtype)
-            return tgc_kernel_fail(c, "%s: input %d is %s, the output %s", tgc_cl_op_name(c), k,
+            return tgc_kernel_fail(c, "%s: input %d is %s, the output %s", tgc_kernel_op_name(c), k,
                                    tgc_dtype_name(c->inputs[k].dtype), tgc_dtype_name(y->dtype));
     if (y->dtype < 0 || y->dtype >= TGC_DTYPE_COUNT || !(DT_ARITH & DT(y->dtype))) return no_kernel(c, y->dtype);
     if (c->n_inputs == 1) {

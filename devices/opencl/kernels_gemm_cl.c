@@ -30,6 +30,7 @@
  * CLBlast's own Sconvgemm is not used: it takes one symmetric pad per axis,
  * 2-D only, and no groups, where ONNX Conv has all three. */
 #include "devices/opencl/kernels_nn.h"
+#include "devices/matmul_geometry.h"
 
 #include "support/alloc.h"
 
@@ -77,61 +78,22 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
 /* ---- MatMul ----------------------------------------------------------------------- */
 
 tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
-    if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "MatMul takes 2 inputs and 1 output");
-    const tgc_value *a = &c->inputs[0], *b = &c->inputs[1];
-    const tgc_value *y = &c->outputs[0];
-    tgc_status st = tgc_cpu_need_f32(c, a, "input A");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, b, "input B");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    tgc_matmul_geometry g;
+    tgc_status st = tgc_matmul_geometry_read(c, &g);
     if (st != TGC_OK) return st;
-    int ra = a->rank, rb = b->rank;
-    if (ra < 1 || rb < 1) return tgc_kernel_fail(c, "MatMul needs inputs of rank >= 1 (A rank %d, B rank %d)", ra, rb);
-
-    int64_t m = ra >= 2 ? a->dims[ra - 2] : 1, k = a->dims[ra - 1];
-    int64_t kb = rb >= 2 ? b->dims[rb - 2] : b->dims[0], n = rb >= 2 ? b->dims[rb - 1] : 1;
-    if (k != kb)
-        return tgc_kernel_fail(c, "inner dimensions differ: A has K = %lld, B has K = %lld", (long long)k,
-                               (long long)kb);
-    int nba = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0;
-    int nb = nba > nbb ? nba : nbb;
-    if (y->rank != nb + (ra >= 2) + (rb >= 2) || (ra >= 2 && y->dims[nb] != m) ||
-        (rb >= 2 && y->dims[y->rank - 1] != n))
-        return tgc_kernel_fail(c, "output Y has rank %d, not the %d-D [batch.., M = %lld, N = %lld] "
-                               "that A and B give", y->rank, nb + (ra >= 2) + (rb >= 2), (long long)m,
-                               (long long)n);
-
-    /* Matrix strides of A and B along each output batch axis (0: broadcast). */
-    int64_t sa[TGC_MAX_RANK], sb[TGC_MAX_RANK], batch = 1, b_count = 1;
-    int64_t step_a = m * k, step_b = k * n;
-    for (int i = nb - 1; i >= 0; i--) {
-        int ia = i - (nb - nba), ib = i - (nb - nbb);
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1, dy = y->dims[i];
-        if ((da != dy && da != 1) || (db != dy && db != 1))
-            return tgc_kernel_fail(c, "batch axis %d: A has %lld, B has %lld, Y has %lld; they do not "
-                                   "broadcast", i, (long long)da, (long long)db, (long long)dy);
-        sa[i] = da == 1 ? 0 : step_a;
-        sb[i] = db == 1 ? 0 : step_b;
-        step_a *= da;
-        step_b *= db;
-        batch *= dy;
-        b_count *= db;
-    }
+    const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
+    int64_t m = g.m, n = g.n, k = g.k, batch = g.batch;
     if (batch == 0 || m == 0 || n == 0) return TGC_OK;
     cl_mem ya = y->buf->mem;
     if (k == 0) return tgc_cl_nn_fill(c, ya, 0.0f, batch * m * n); /* an empty sum */
 
     cl_mem am = a->buf->mem, bm = b->buf->mem;
-    if (b_count == 1) /* then A's batch is the output's: one GEMM of batch * m rows */
+    if (g.b_count == 1) /* then A's batch is the output's: one GEMM of batch * m rows */
         return tgc_cl_nn_sgemm(c, false, false, batch * m, n, k, 1.0f, am, 0, k, bm, 0, n, 0.0f, ya, 0, n);
     for (int64_t t = 0; t < batch; t++) {
-        int64_t oa = 0, ob = 0, rest = t;
-        for (int i = nb - 1; i >= 0; i--) {
-            int64_t idx = rest % y->dims[i];
-            rest /= y->dims[i];
-            oa += idx * sa[i];
-            ob += idx * sb[i];
-        }
-        st = tgc_cl_nn_sgemm(c, false, false, m, n, k, 1.0f, am, oa, k, bm, ob, n, 0.0f, ya, t * m * n, n);
+        int64_t oa, ob, oy;
+        tgc_matmul_geometry_offsets(&g, t, &oa, &ob, &oy);
+        st = tgc_cl_nn_sgemm(c, false, false, m, n, k, 1.0f, am, oa, k, bm, ob, n, 0.0f, ya, oy, n);
         if (st != TGC_OK) return st;
     }
     return TGC_OK;
@@ -140,39 +102,13 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
 /* ---- Gemm ------------------------------------------------------------------------ */
 
 tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
-    if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "Gemm takes 2 or 3 inputs and 1 output");
-    const tgc_value *a = &c->inputs[0], *b = &c->inputs[1];
-    const tgc_value *y = &c->outputs[0];
-    bool has_c = tgc_cpu_has_input(c, 2);
-    tgc_status st = tgc_cpu_need_f32(c, a, "input A");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, b, "input B");
-    if (st == TGC_OK && has_c) st = tgc_cpu_need_f32(c, &c->inputs[2], "input C");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    tgc_gemm_geometry g;
+    tgc_status st = tgc_gemm_geometry_read(c, &g);
     if (st != TGC_OK) return st;
-    if (a->rank != 2 || b->rank != 2)
-        return tgc_kernel_fail(c, "Gemm needs 2-D A and B (A rank %d, B rank %d)", a->rank, b->rank);
-    bool ta = tgc_kernel_attr_int(c, "transA", 0) != 0, tb = tgc_kernel_attr_int(c, "transB", 0) != 0;
-    float alpha = (float)tgc_kernel_attr_float(c, "alpha", 1.0);
-    float beta = (float)tgc_kernel_attr_float(c, "beta", 1.0);
-    int64_t m = a->dims[ta ? 1 : 0], k = a->dims[ta ? 0 : 1];
-    int64_t kb = b->dims[tb ? 1 : 0], n = b->dims[tb ? 0 : 1];
-    if (k != kb)
-        return tgc_kernel_fail(c, "inner dimensions differ: A' has K = %lld, B' has K = %lld", (long long)k,
-                               (long long)kb);
-    if (y->rank != 2 || y->dims[0] != m || y->dims[1] != n)
-        return tgc_kernel_fail(c, "output Y must be [M = %lld, N = %lld]", (long long)m, (long long)n);
-
-    /* C's strides over [M, N]: 0 along an axis it broadcasts (absent or 1). */
-    int64_t cm = 0, cn = 0;
-    if (has_c) {
-        const tgc_value *cv = &c->inputs[2];
-        int64_t dm = cv->rank == 2 ? cv->dims[0] : 1, dn = cv->rank >= 1 ? cv->dims[cv->rank - 1] : 1;
-        if (cv->rank > 2 || (dm != 1 && dm != m) || (dn != 1 && dn != n))
-            return tgc_kernel_fail(c, "input C (rank %d) does not broadcast to [%lld, %lld]", cv->rank,
-                                   (long long)m, (long long)n);
-        cn = dn == 1 ? 0 : 1;
-        cm = dm == 1 ? 0 : dn;
-    }
+    const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
+    bool has_c = g.has_c, ta = g.ta, tb = g.tb;
+    float alpha = g.alpha, beta = g.beta;
+    int64_t m = g.m, n = g.n, k = g.k, cm = g.cm, cn = g.cn;
     if (m == 0 || n == 0) return TGC_OK;
 
     cl_mem ym = y->buf->mem;
@@ -194,45 +130,16 @@ tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
 /* ---- Conv -------------------------------------------------------------------------- */
 
 tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
-    if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "Conv takes 2 or 3 inputs and 1 output");
-    const tgc_value *x = &c->inputs[0], *wt = &c->inputs[1], *y = &c->outputs[0];
-    bool has_bias = tgc_cpu_has_input(c, 2);
-    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, wt, "input W");
-    if (st == TGC_OK && has_bias) st = tgc_cpu_need_f32(c, &c->inputs[2], "input B");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
-    if (st != TGC_OK) return st;
-    if (x->rank < 3 || wt->rank != x->rank)
-        return tgc_kernel_fail(c, "X (rank %d) must be [N, C, D1, ...] and W of the same rank (rank %d)", x->rank,
-                               wt->rank);
-    int64_t group = tgc_kernel_attr_int(c, "group", 1);
-    int64_t batch = x->dims[0], channels = x->dims[1], m_count = wt->dims[0], cg = wt->dims[1];
-    if (group < 1 || channels != cg * group || m_count % group != 0)
-        return tgc_kernel_fail(c, "X has %lld channels and W is [%lld, %lld, ...] with group %lld; Conv needs "
-                               "C == W[1] * group and W[0] divisible by group", (long long)channels,
-                               (long long)m_count, (long long)cg, (long long)group);
-    if (y->rank != x->rank || y->dims[0] != batch || y->dims[1] != m_count)
-        return tgc_kernel_fail(c, "output Y must be [N = %lld, M = %lld, ...]", (long long)batch, (long long)m_count);
-    size_t nk;
-    const int64_t *ks = tgc_kernel_attr_ints(c, "kernel_shape", &nk);
-    if (ks != NULL && (nk != (size_t)x->rank - 2 || memcmp(ks, wt->dims + 2, nk * sizeof *ks) != 0))
-        return tgc_kernel_fail(c, "attribute 'kernel_shape' does not match W's spatial sizes");
-    if (has_bias && (c->inputs[2].rank != 1 || c->inputs[2].dims[0] != m_count))
-        return tgc_kernel_fail(c, "input B must be [M = %lld]", (long long)m_count);
-    tgc_cpu_window w;
-    st = tgc_cpu_window_read(c, x, y, wt->dims + 2, false, &w);
+    tgc_conv_geometry g;
+    tgc_status st = tgc_window_read_conv(c, &g);
     tgc_cl_window cw;
-    if (st == TGC_OK) st = tgc_cl_nn_window(c, &w, &cw);
+    if (st == TGC_OK) st = tgc_cl_nn_window(c, &g.w, &cw);
     if (st != TGC_OK) return st;
-
-    int64_t in_size = 1, out_size = 1, kk_count = 1;
-    bool pointwise = true;
-    for (int a = 0; a < w.n; a++) {
-        in_size *= w.in[a];
-        out_size *= w.out[a];
-        kk_count *= w.kernel[a];
-        pointwise = pointwise && w.kernel[a] == 1 && w.strides[a] == 1 && w.pads[a] == 0 && w.pads[w.n + a] == 0;
-    }
+    const tgc_value *x = &c->inputs[0], *wt = &c->inputs[1], *y = &c->outputs[0];
+    const tgc_window w = g.w;
+    bool has_bias = g.has_bias, pointwise = g.pointwise;
+    int64_t group = g.group, batch = g.batch, channels = g.channels, m_count = g.m_count, cg = g.cg;
+    int64_t in_size = g.in_size, out_size = g.out_size, kk_count = g.kk_count;
     int64_t total = batch * m_count * out_size;
     if (total == 0) return TGC_OK;
     cl_mem xm = x->buf->mem, wm = wt->buf->mem, ym = y->buf->mem;

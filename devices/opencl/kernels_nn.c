@@ -7,11 +7,12 @@
  * kernels/nn.cl.
  *
  * Each checks its inputs and attributes as the cpu kernel does (the window
- * geometry, auto_pad and ceil_mode included, is the cpu's own
- * tgc_cpu_window_read), then enqueues one or two kernels without waiting.
+ * geometry, auto_pad and ceil_mode included, is the one the cpu
+ * reads too: devices/window.h's tgc_window_read), then enqueues one or two kernels without waiting.
  * The pooling kernels give one work-item per output; the normalisations
  * and GlobalAveragePool one work-group (NN_GROUP items) per row reduced. */
 #include "devices/opencl/kernels_nn.h"
+#include "devices/norm_geometry.h"
 
 #include <limits.h>
 #include <math.h>
@@ -22,7 +23,7 @@
 
 /* ---- Helpers ------------------------------------------------------------------------- */
 
-tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_cpu_window *w, tgc_cl_window *out) {
+tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_window *w, tgc_cl_window *out) {
     memset(out, 0, sizeof *out);
     if (w->n > TGC_CL_NN_MAX_AXES) return tgc_kernel_fail(c, "%d spatial axes; the gpu kernels take at most %d", w->n,
                                                           TGC_CL_NN_MAX_AXES);
@@ -62,40 +63,16 @@ tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, float v, int64_t n) {
 
 /* ---- MaxPool, AveragePool ---------------------------------------------------------------- */
 
-/* Checks X and Y and reads the window of MaxPool or AveragePool (as the
- * cpu's pool_setup); *planes is N * C, *in_size and *out_size the spatial
- * element counts, *kk_count the taps in a window. */
+/* Checks X and Y and reads the window of MaxPool or AveragePool
+ * (tgc_window_read_pool, as the cpu does) as OpenCL ints; *planes is N * C,
+ * *in_size and *out_size the spatial element counts, *kk_count the taps in
+ * a window. */
 static tgc_status pool_setup(tgc_kernel_ctx *c, tgc_cl_window *cw, int64_t *planes, int64_t *in_size,
                              int64_t *out_size, int64_t *kk_count) {
-    if (c->n_inputs < 1 || c->n_outputs < 1) return tgc_kernel_fail(c, "pooling takes 1 input and an output");
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
-    if (st != TGC_OK) return st;
-    int n = x->rank - 2;
-    if (n < 1) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, D1, ...]", x->rank);
-    size_t nk;
-    const int64_t *k = tgc_kernel_attr_ints(c, "kernel_shape", &nk);
-    if (k == NULL || nk != (size_t)n)
-        return tgc_kernel_fail(c, "attribute 'kernel_shape' must give one size for each of X's %d spatial axes", n);
-    int64_t ceil_mode = tgc_kernel_attr_int(c, "ceil_mode", 0);
-    if (ceil_mode != 0 && ceil_mode != 1)
-        return tgc_kernel_fail(c, "attribute 'ceil_mode' is %lld; it must be 0 or 1", (long long)ceil_mode);
-    tgc_cpu_window w;
-    st = tgc_cpu_window_read(c, x, y, k, ceil_mode == 1, &w);
+    tgc_window w;
+    tgc_status st = tgc_window_read_pool(c, &w, planes, in_size, out_size, kk_count);
     if (st == TGC_OK) st = tgc_cl_nn_window(c, &w, cw);
-    if (st != TGC_OK) return st;
-    if (y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
-        return tgc_kernel_fail(c, "output Y must keep X's N and C (%lld, %lld)", (long long)x->dims[0],
-                               (long long)x->dims[1]);
-    *planes = x->dims[0] * x->dims[1];
-    *in_size = *out_size = *kk_count = 1;
-    for (int i = 0; i < n; i++) {
-        *in_size *= w.in[i];
-        *out_size *= w.out[i];
-        *kk_count *= w.kernel[i];
-    }
-    return TGC_OK;
+    return st;
 }
 
 static tgc_status max_pool_gpu(tgc_kernel_ctx *c) {
@@ -106,7 +83,7 @@ static tgc_status max_pool_gpu(tgc_kernel_ctx *c) {
     int64_t storage_order = tgc_kernel_attr_int(c, "storage_order", 0);
     if (storage_order != 0 && storage_order != 1)
         return tgc_kernel_fail(c, "attribute 'storage_order' is %lld; it must be 0 or 1", (long long)storage_order);
-    bool want_indices = tgc_cpu_has_output(c, 1);
+    bool want_indices = tgc_kernel_has_output(c, 1);
     if (want_indices) {
         const tgc_value *iv = &c->outputs[1];
         if (iv->dtype != TGC_INT64 || tgc_value_numel(iv) != planes * out_size)
@@ -145,17 +122,10 @@ static tgc_status average_pool_gpu(tgc_kernel_ctx *c) {
 
 /* [N, C, D1..Dn] -> [N, C, 1..1]: each plane's mean; NaN for empty planes. */
 static tgc_status global_average_pool_gpu(tgc_kernel_ctx *c) {
-    if (c->n_inputs < 1 || c->n_outputs < 1) return tgc_kernel_fail(c, "GlobalAveragePool takes 1 input and 1 output");
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    int64_t planes, size;
+    tgc_status st = tgc_window_read_global_pool(c, &planes, &size);
     if (st != TGC_OK) return st;
-    if (x->rank < 2) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, ...]", x->rank);
-    int64_t planes = x->dims[0] * x->dims[1], size = 1;
-    for (int i = 2; i < x->rank; i++) size *= x->dims[i];
-    bool ok = y->rank == x->rank && y->dims[0] == x->dims[0] && y->dims[1] == x->dims[1];
-    for (int i = 2; ok && i < y->rank; i++) ok = y->dims[i] == 1;
-    if (!ok) return tgc_kernel_fail(c, "output Y must be [N, C, 1, ...] for X's N and C");
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (planes == 0) return TGC_OK;
     if (size == 0) return tgc_cl_nn_fill(c, y->buf->mem, NAN, planes);
     size_t global = (size_t)planes * NN_GROUP, local = NN_GROUP;
@@ -166,27 +136,12 @@ static tgc_status global_average_pool_gpu(tgc_kernel_ctx *c) {
 /* ---- BatchNormalization --------------------------------------------------------------------- */
 
 static tgc_status batch_norm_gpu(tgc_kernel_ctx *c) {
-    static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
-    if (c->n_inputs < 5 || c->n_outputs < 1)
-        return tgc_kernel_fail(c, "BatchNormalization takes 5 inputs (X, scale, B, input_mean, input_var)");
-    if (tgc_kernel_attr_int(c, "training_mode", 0) != 0 || tgc_cpu_has_output(c, 1) || tgc_cpu_has_output(c, 2))
-        return tgc_kernel_fail(c, "BatchNormalization runs in inference mode only (training_mode 0, one output)");
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    tgc_status st = TGC_OK;
-    for (int i = 0; st == TGC_OK && i < 5; i++) st = tgc_cpu_need_f32(c, &c->inputs[i], names[i]);
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
+    int64_t planes, channels, size;
+    tgc_status st = tgc_batch_norm_geometry_read(c, &planes, &channels, &size);
     if (st != TGC_OK) return st;
-    if (x->rank < 2) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, ...]", x->rank);
-    int64_t channels = x->dims[1];
-    for (int i = 1; i < 5; i++)
-        if (c->inputs[i].rank != 1 || c->inputs[i].dims[0] != channels)
-            return tgc_kernel_fail(c, "input %s must be [C = %lld]", names[i], (long long)channels);
-    if (y->rank != x->rank || memcmp(y->dims, x->dims, (size_t)x->rank * sizeof x->dims[0]) != 0)
-        return tgc_kernel_fail(c, "output Y must have X's shape");
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     float eps = (float)tgc_kernel_attr_float(c, "epsilon", 1e-5);
-    int64_t size = 1, total;
-    for (int i = 2; i < x->rank; i++) size *= x->dims[i];
-    total = x->dims[0] * channels * size;
+    int64_t total = planes * size;
     if (total == 0) return TGC_OK;
     size_t global = (size_t)total;
     tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(y->buf), TGC_CL_BUF(c->inputs[1].buf),
@@ -236,31 +191,13 @@ static tgc_status expand_param(tgc_kernel_ctx *c, const tgc_value *p, const cl_e
 }
 
 static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
-    if (c->n_inputs < 2 || c->n_outputs < 1)
-        return tgc_kernel_fail(c, "LayerNormalization takes X, Scale and an optional B");
-    const tgc_value *x = &c->inputs[0], *sv = &c->inputs[1], *y = &c->outputs[0];
-    bool has_b = tgc_cpu_has_input(c, 2), want_mean = tgc_cpu_has_output(c, 1),
-         want_inv = tgc_cpu_has_output(c, 2);
-    tgc_status st = tgc_cpu_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, sv, "input Scale");
-    if (st == TGC_OK && has_b) st = tgc_cpu_need_f32(c, &c->inputs[2], "input B");
-    if (st == TGC_OK) st = tgc_cpu_need_f32(c, y, "output Y");
-    if (st == TGC_OK && want_mean) st = tgc_cpu_need_f32(c, &c->outputs[1], "output Mean");
-    if (st == TGC_OK && want_inv) st = tgc_cpu_need_f32(c, &c->outputs[2], "output InvStdDev");
+    tgc_layer_norm_geometry g;
+    tgc_status st = tgc_layer_norm_geometry_read(c, &g);
     if (st != TGC_OK) return st;
-    int64_t axis = tgc_kernel_attr_int(c, "axis", -1);
-    if (axis < -x->rank || axis >= x->rank)
-        return tgc_kernel_fail(c, "attribute 'axis' is %lld; X has rank %d", (long long)axis, x->rank);
-    int ax = (int)(axis < 0 ? axis + x->rank : axis);
-    if (y->rank != x->rank || memcmp(y->dims, x->dims, (size_t)x->rank * sizeof x->dims[0]) != 0)
-        return tgc_kernel_fail(c, "output Y must have X's shape");
-    int64_t rows = 1, size = 1;
-    for (int i = 0; i < ax; i++) rows *= x->dims[i];
-    for (int i = ax; i < x->rank; i++) size *= x->dims[i];
-    for (int i = 1; i <= 2; i++)
-        if ((i == 1 ? want_mean : want_inv) && tgc_value_numel(&c->outputs[i]) != rows)
-            return tgc_kernel_fail(c, "output %s must have %lld elements (X.shape[:axis] + [1, ...])",
-                                   i == 1 ? "Mean" : "InvStdDev", (long long)rows);
+    const tgc_value *x = &c->inputs[0], *sv = &c->inputs[1], *y = &c->outputs[0];
+    int ax = g.ax;
+    int64_t rows = g.rows, size = g.size;
+    bool has_b = g.has_b, want_mean = g.want_mean, want_inv = g.want_inv;
     cl_expand_geom gs, gb;
     bool same_s = true, same_b = true;
     if (!expand_geom(sv, x->dims + ax, x->rank - ax, &gs, &same_s) ||

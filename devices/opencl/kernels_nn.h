@@ -7,8 +7,9 @@
  *                        registry's list (tgc_gpu_kernels_nn), and the
  *                        helpers below.
  * Each checks its inputs and attributes as the cpu kernel of the same op
- * does (devices/cpu/kernels_*.c, whose window geometry it shares), so the
- * two agree on what is accepted and on the results.
+ * does (devices/cpu/kernels_*.c; both read windows through
+ * devices/window.h), so the two agree on what is accepted and on the
+ * results.
  *
  * Example usage (inside a gpu kernel):
  *     tgc_status st = tgc_cl_nn_sgemm(c, false, false, m, n, k, 1.0f, a->buf->mem, 0, k,
@@ -18,8 +19,9 @@
 #ifndef TGC_DEVICES_OPENCL_KERNELS_NN_H
 #define TGC_DEVICES_OPENCL_KERNELS_NN_H
 
-#include "devices/cpu/kernels_nn.h"
+#include "devices/kernel_checks.h"
 #include "devices/opencl/opencl.h"
+#include "devices/window.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,7 +37,7 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c);
 /* A cl_mem (a buffer's mem, or a scratch buffer) as a kernel argument. */
 #define TGC_CL_MEM(m) ((tgc_cl_arg){sizeof(cl_mem), &(m)})
 
-/* nn.cl's nn_window: the window geometry of tgc_cpu_window as OpenCL ints.
+/* nn.cl's nn_window: the window geometry of tgc_window as OpenCL ints.
  * Passed by value; ints only, so host and device lay it out alike. */
 #define TGC_CL_NN_MAX_AXES 8
 typedef struct tgc_cl_window {
@@ -46,7 +48,7 @@ typedef struct tgc_cl_window {
 
 /* Converts *w; fails through tgc_kernel_fail if an axis size passes
  * INT_MAX / 2, or a plane's positions or a window's taps pass INT_MAX. */
-tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_cpu_window *w, tgc_cl_window *out);
+tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_window *w, tgc_cl_window *out);
 
 /* C[m, n] = alpha * op(A) op(B) + beta * C through CLBlastSgemm on c's
  * device queue, row-major, offsets and leading dimensions in floats (as

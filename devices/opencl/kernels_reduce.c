@@ -15,33 +15,19 @@
  * strides. Each kernel recomputes the output shape from its input and
  * attributes and fails, never writes, when the executor's differs. */
 #include "devices/opencl/cl_kernel_util.h"
+#include "devices/reduce_axes.h"
 
 #include <stdio.h>
 #include <string.h>
 
 
 static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype dtype) {
-    return tgc_kernel_fail(c, "%s: the gpu has no kernel for %s", tgc_cl_op_name(c), tgc_dtype_name(dtype));
-}
-
-/* Fails unless output 0 has rank `rank` and dims `dims`. */
-static tgc_status expect_dims(tgc_kernel_ctx *c, int rank, const int64_t *dims) {
-    const tgc_value *y = &c->outputs[0];
-    bool same = y->rank == rank;
-    for (int d = 0; same && d < rank; d++) same = y->dims[d] == dims[d];
-    if (same) return TGC_OK;
-    char a[TGC_CL_DIMS_BUF], b[TGC_CL_DIMS_BUF];
-    return tgc_kernel_fail(c, "%s: output shape %s; the input and attributes give %s", tgc_cl_op_name(c),
-                           tgc_cl_dims_str(y->rank, y->dims, a), tgc_cl_dims_str(rank, dims, b));
+    return tgc_kernel_fail(c, "%s: the gpu has no kernel for %s", tgc_kernel_op_name(c), tgc_dtype_name(dtype));
 }
 
 /* Normalises axis `a` of a rank-`rank` tensor into [0, rank). */
 static tgc_status norm_axis(tgc_kernel_ctx *c, int64_t a, int rank, int *out) {
-    if (a < -rank || a >= rank)
-        return tgc_kernel_fail(c, "%s: axis %lld is out of range for rank %d (accepted: [%d, %d])", tgc_cl_op_name(c),
-                               (long long)a, rank, -rank, rank - 1);
-    *out = (int)(a < 0 ? a + rank : a);
-    return TGC_OK;
+    return tgc_reduce_norm_axis(c, tgc_kernel_op_name(c), "axis", a, rank, out);
 }
 
 static const char *dtype_suffix(tgc_dtype t) {
@@ -83,7 +69,7 @@ static void axes_push(axes_list *l, int64_t dim, int64_t stride) {
 static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axes, int n_axes, bool noop) {
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (y->dtype != x->dtype)
-        return tgc_kernel_fail(c, "%s: output is %s, the input %s", tgc_cl_op_name(c), tgc_dtype_name(y->dtype),
+        return tgc_kernel_fail(c, "%s: output is %s, the input %s", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype),
                                tgc_dtype_name(x->dtype));
     bool ok = kind == REDUCE_MAX ? dtype_suffix(x->dtype) != NULL
             : kind == REDUCE_SUM ? x->dtype == TGC_FLOAT32 || x->dtype == TGC_INT32 || x->dtype == TGC_INT64
@@ -91,32 +77,23 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
     if (!ok) return no_kernel(c, x->dtype);
     int rank = x->rank;
     if (n_axes == 0 && noop) {
-        tgc_status st = expect_dims(c, rank, x->dims);
+        tgc_status st = tgc_kernel_expect_dims(c, rank, x->dims);
         if (st != TGC_OK) return st;
         return tgc_cl_copy(c, y->buf->mem, 0, x->buf->mem, 0, tgc_value_nbytes(x));
     }
-    bool reduced[TGC_MAX_RANK] = {false};
-    for (int i = 0; i < n_axes; i++) {
-        int a;
-        tgc_status st = norm_axis(c, axes[i], rank, &a);
-        if (st != TGC_OK) return st;
-        if (reduced[a]) return tgc_kernel_fail(c, "%s: axis %d is listed twice", tgc_cl_op_name(c), a);
-        reduced[a] = true;
-    }
-    bool keepdims = tgc_kernel_attr_int(c, "keepdims", 1) != 0;
+    bool reduced[TGC_MAX_RANK];
     int64_t out[TGC_MAX_RANK], stride[TGC_MAX_RANK], s = 1;
-    int out_rank = 0;
+    int out_rank;
+    tgc_status st = tgc_reduce_axes_read(c, tgc_kernel_op_name(c), axes, (size_t)n_axes, rank, x->dims, reduced, out,
+                                         &out_rank);
+    if (st != TGC_OK) return st;
     for (int d = rank - 1; d >= 0; d--) {
         stride[d] = s;
         s *= x->dims[d];
     }
     axes_list kept = {0}, red = {0};
-    for (int d = 0; d < rank; d++) {
-        if (n_axes == 0) reduced[d] = true;
-        if (!reduced[d] || keepdims) out[out_rank++] = reduced[d] ? 1 : x->dims[d];
-        axes_push(reduced[d] ? &red : &kept, x->dims[d], stride[d]);
-    }
-    tgc_status st = expect_dims(c, out_rank, out);
+    for (int d = 0; d < rank; d++) axes_push(reduced[d] ? &red : &kept, x->dims[d], stride[d]);
+    st = tgc_kernel_expect_dims(c, out_rank, out);
     if (st != TGC_OK) return st;
     int64_t ny = tgc_value_numel(y), nr = 1;
     for (int d = 0; d < rank; d++)
@@ -147,7 +124,7 @@ static tgc_status reduce_attr(tgc_kernel_ctx *c, reduce_kind kind) {
     if (st != TGC_OK) return st;
     size_t n;
     const int64_t *axes = tgc_kernel_attr_ints(c, "axes", &n);
-    if (n > TGC_MAX_RANK) return tgc_kernel_fail(c, "%s: %zu axes for a rank of at most %d", tgc_cl_op_name(c), n,
+    if (n > TGC_MAX_RANK) return tgc_kernel_fail(c, "%s: %zu axes for a rank of at most %d", tgc_kernel_op_name(c), n,
                                                  TGC_MAX_RANK);
     return reduce(c, kind, axes, (int)n, false);
 }
@@ -174,22 +151,11 @@ static tgc_status k_argmax(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (dtype_suffix(x->dtype) == NULL) return no_kernel(c, x->dtype);
-    if (y->dtype != TGC_INT64)
-        return tgc_kernel_fail(c, "ArgMax: output is %s, expected int64", tgc_dtype_name(y->dtype));
-    int rank = x->rank, axis;
-    if (rank == 0) return tgc_kernel_fail(c, "ArgMax: the input is a scalar; it needs rank >= 1");
-    if ((st = norm_axis(c, tgc_kernel_attr_int(c, "axis", 0), rank, &axis)) != TGC_OK) return st;
-    bool keepdims = tgc_kernel_attr_int(c, "keepdims", 1) != 0;
-    bool last = tgc_kernel_attr_int(c, "select_last_point_index", 0) != 0;
-    int64_t out[TGC_MAX_RANK], outer = 1, inner = 1, n = x->dims[axis];
-    int out_rank = 0;
-    for (int d = 0; d < rank; d++) {
-        if (d < axis) outer *= x->dims[d];
-        if (d > axis) inner *= x->dims[d];
-        if (d != axis) out[out_rank++] = x->dims[d];
-        else if (keepdims) out[out_rank++] = 1;
-    }
-    if ((st = expect_dims(c, out_rank, out)) != TGC_OK) return st;
+    int axis;
+    int64_t outer, n, inner;
+    bool last;
+    st = tgc_reduce_argmax_read(c, tgc_kernel_op_name(c), x->rank, x->dims, &axis, &outer, &n, &inner, &last);
+    if (st != TGC_OK) return st;
     if (outer * inner == 0) return TGC_OK;
     if (n == 0) return tgc_kernel_fail(c, "ArgMax: axis %d is empty: there is no largest element", axis);
     char name[32];
@@ -207,8 +173,8 @@ static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
     if (y->dtype != TGC_FLOAT32)
-        return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_cl_op_name(c), tgc_dtype_name(y->dtype));
-    if ((st = expect_dims(c, x->rank, x->dims)) != TGC_OK) return st;
+        return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype));
+    if ((st = tgc_kernel_expect_dims(c, x->rank, x->dims)) != TGC_OK) return st;
     int axis;
     if ((st = norm_axis(c, tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
     int64_t outer = 1, inner = 1;

@@ -15,6 +15,7 @@
  * its arguments it checks the executor's against it and fails, never
  * writes, when they differ. */
 #include "devices/opencl/cl_kernel_util.h"
+#include "devices/strided_view.h"
 
 #include "support/alloc.h"
 
@@ -25,11 +26,6 @@
 /* ==== Helpers shared by kernels_*.c of this folder ========================== */
 
 
-/* The op's name for messages: as written in the graph, else the node's. */
-const char *tgc_cl_op_name(const tgc_kernel_ctx *c) {
-    return c->node->op_name != NULL ? c->node->op_name : c->node->name;
-}
-
 /* True when input i was given (not an omitted optional input). */
 bool tgc_cl_has_input(const tgc_kernel_ctx *c, int i) {
     return i >= 0 && i < c->n_inputs && c->inputs[i].dtype != TGC_DTYPE_INVALID && c->inputs[i].buf != NULL;
@@ -38,7 +34,7 @@ bool tgc_cl_has_input(const tgc_kernel_ctx *c, int i) {
 /* Checks one tensor: rank, dims, a byte size that fits, a buffer that
  * large, and memory on the side it must be (host or this device). */
 static tgc_status check_value(tgc_kernel_ctx *c, const char *what, int i, const tgc_value *v, bool host) {
-    const char *op = tgc_cl_op_name(c);
+    const char *op = tgc_kernel_op_name(c);
     size_t esize = tgc_dtype_size(v->dtype);
     if (v->buf == NULL || esize == 0) return tgc_kernel_fail(c, "%s: %s %d is missing", op, what, i);
     if (v->rank < 0 || v->rank > TGC_MAX_RANK)
@@ -70,7 +66,7 @@ static tgc_status check_value(tgc_kernel_ctx *c, const char *what, int i, const 
  * host_inputs in host memory, every other tensor in this device's memory.
  * TGC_OK, or TGC_ERR_RUNTIME with the reason in c->error. */
 tgc_status tgc_cl_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs, uint32_t host_inputs) {
-    const char *op = tgc_cl_op_name(c);
+    const char *op = tgc_kernel_op_name(c);
     if (c->n_inputs < min_inputs)
         return tgc_kernel_fail(c, "%s: needs %d inputs, got %d", op, min_inputs, c->n_inputs);
     if (c->n_outputs < n_outputs)
@@ -87,21 +83,12 @@ tgc_status tgc_cl_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs, uint32
     return TGC_OK;
 }
 
-/* Writes "[2, 3, 4]" into buf (TGC_CL_DIMS_BUF bytes); returns buf. */
-const char *tgc_cl_dims_str(int rank, const int64_t *dims, char *buf) {
-    size_t len = 0;
-    buf[len++] = '[';
-    for (int d = 0; d < rank && d < TGC_MAX_RANK; d++)
-        len += (size_t)snprintf(buf + len, TGC_CL_DIMS_BUF - len, "%s%lld", d ? ", " : "", (long long)dims[d]);
-    snprintf(buf + len, TGC_CL_DIMS_BUF - len, "]");
-    return buf;
-}
-
+/* Writes "[2, 3, 4]" into buf (TGC_KERNEL_DIMS_BUF bytes); returns buf. */
 /* Reads the int32/int64 rank-0 or 1-D host-memory input i (`what` names it)
  * into out[0..*n), at most `max` values. */
 tgc_status tgc_cl_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out, int max, int *n) {
     const tgc_value *v = &c->inputs[i];
-    const char *op = tgc_cl_op_name(c);
+    const char *op = tgc_kernel_op_name(c);
     *n = 0;
     if (v->dtype != TGC_INT32 && v->dtype != TGC_INT64)
         return tgc_kernel_fail(c, "%s: input %d (%s) is %s; it must be int32 or int64", op, i, what,
@@ -143,7 +130,7 @@ tgc_status tgc_cl_copy(tgc_kernel_ctx *c, cl_mem dst, size_t dst_off, cl_mem src
     if (nbytes == 0 || (dst == src && dst_off == src_off)) return TGC_OK;
     cl_int err = clEnqueueCopyBuffer(tgc_cl_queue(c->device), src, dst, src_off, dst_off, nbytes, 0, NULL, NULL);
     if (err != CL_SUCCESS)
-        return tgc_kernel_fail(c, "%s: clEnqueueCopyBuffer of %zu bytes failed: %s", tgc_cl_op_name(c), nbytes,
+        return tgc_kernel_fail(c, "%s: clEnqueueCopyBuffer of %zu bytes failed: %s", tgc_kernel_op_name(c), nbytes,
                                tgc_cl_error_name(err));
     return TGC_OK;
 }
@@ -151,7 +138,7 @@ tgc_status tgc_cl_copy(tgc_kernel_ctx *c, cl_mem dst, size_t dst_off, cl_mem src
 /* ==== Family helpers ======================================================== */
 
 static tgc_status no_size(tgc_kernel_ctx *c, tgc_dtype t) {
-    return tgc_kernel_fail(c, "%s: no gpu kernel for elements of %s", tgc_cl_op_name(c), tgc_dtype_name(t));
+    return tgc_kernel_fail(c, "%s: no gpu kernel for elements of %s", tgc_kernel_op_name(c), tgc_dtype_name(t));
 }
 
 /* The kernel-name suffix of an element size; NULL for another size. */
@@ -170,7 +157,7 @@ static tgc_status check_moves(tgc_kernel_ctx *c, int min_inputs, uint32_t host_i
     tgc_status st = tgc_cl_check(c, min_inputs, 1, host_inputs);
     if (st != TGC_OK) return st;
     if (c->outputs[0].dtype != c->inputs[0].dtype)
-        return tgc_kernel_fail(c, "%s: output 0 is %s but input 0 is %s; they must agree", tgc_cl_op_name(c),
+        return tgc_kernel_fail(c, "%s: output 0 is %s but input 0 is %s; they must agree", tgc_kernel_op_name(c),
                                tgc_dtype_name(c->outputs[0].dtype), tgc_dtype_name(c->inputs[0].dtype));
     return TGC_OK;
 }
@@ -181,9 +168,9 @@ static tgc_status expect_dims(tgc_kernel_ctx *c, int o, int rank, const int64_t 
     bool same = v->rank == rank;
     for (int i = 0; same && i < rank; i++) same = v->dims[i] == dims[i];
     if (same) return TGC_OK;
-    char want[TGC_CL_DIMS_BUF], got[TGC_CL_DIMS_BUF];
-    return tgc_kernel_fail(c, "%s: output %d was given shape %s but the inputs make %s", tgc_cl_op_name(c), o,
-                           tgc_cl_dims_str(v->rank, v->dims, got), tgc_cl_dims_str(rank, dims, want));
+    char want[TGC_KERNEL_DIMS_BUF], got[TGC_KERNEL_DIMS_BUF];
+    return tgc_kernel_fail(c, "%s: output %d was given shape %s but the inputs make %s", tgc_kernel_op_name(c), o,
+                           tgc_kernel_dims_str(v->rank, v->dims, got), tgc_kernel_dims_str(rank, dims, want));
 }
 
 static int64_t product(const int64_t *dims, int n) {
@@ -192,20 +179,11 @@ static int64_t product(const int64_t *dims, int n) {
     return p;
 }
 
-/* Row-major strides (in elements) of dims. */
-static void contiguous_strides(int rank, const int64_t *dims, int64_t *strides) {
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i];
-    }
-}
-
 /* Normalises attribute `axis` (default dflt) in [-rank, rank) into *axis. */
 static tgc_status axis_attr(tgc_kernel_ctx *c, int64_t dflt, int rank, int *axis) {
     int64_t a = tgc_kernel_attr_int(c, "axis", dflt);
     if (a < -rank || a >= rank)
-        return tgc_kernel_fail(c, "%s: axis %lld is out of range [%d, %d) for rank %d", tgc_cl_op_name(c),
+        return tgc_kernel_fail(c, "%s: axis %lld is out of range [%d, %d) for rank %d", tgc_kernel_op_name(c),
                                (long long)a, -rank, rank, rank);
     *axis = (int)(a < 0 ? a + rank : a);
     return TGC_OK;
@@ -263,10 +241,10 @@ static tgc_status view(tgc_kernel_ctx *c, int min_inputs, uint32_t host_inputs) 
     const tgc_value *x = &c->inputs[0];
     tgc_value *y = &c->outputs[0];
     if (tgc_value_numel(x) != tgc_value_numel(y)) {
-        char a[TGC_CL_DIMS_BUF], b[TGC_CL_DIMS_BUF];
+        char a[TGC_KERNEL_DIMS_BUF], b[TGC_KERNEL_DIMS_BUF];
         return tgc_kernel_fail(c, "%s: output shape %s does not hold the %lld elements of the input %s",
-                               tgc_cl_op_name(c), tgc_cl_dims_str(y->rank, y->dims, a),
-                               (long long)tgc_value_numel(x), tgc_cl_dims_str(x->rank, x->dims, b));
+                               tgc_kernel_op_name(c), tgc_kernel_dims_str(y->rank, y->dims, a),
+                               (long long)tgc_value_numel(x), tgc_kernel_dims_str(x->rank, x->dims, b));
     }
     return tgc_cl_copy(c, y->buf->mem, 0, x->buf->mem, 0, tgc_value_nbytes(x));
 }
@@ -285,41 +263,10 @@ static tgc_status k_transpose(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
     int r = x->rank;
-    size_t np;
-    const int64_t *perm_attr = tgc_kernel_attr_ints(c, "perm", &np);
-    bool has = tgc_node_attr(c->node, "perm") != NULL, seen[TGC_MAX_RANK] = {false};
-    if (has && np != (size_t)r)
-        return tgc_kernel_fail(c, "Transpose: attribute 'perm' has %zu entries for an input of rank %d", np, r);
-    int64_t in_strides[TGC_MAX_RANK], dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
-    contiguous_strides(r, x->dims, in_strides);
-    for (int i = 0; i < r; i++) {
-        int64_t p = has ? perm_attr[i] : r - 1 - i;
-        if (p < 0 || p >= r || seen[p])
-            return tgc_kernel_fail(c, "Transpose: attribute 'perm' is not a permutation of 0..%d", r - 1);
-        seen[p] = true;
-        dims[i] = x->dims[p];
-        strides[i] = in_strides[p];
-    }
+    int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
+    if ((st = tgc_view_transpose(c, x, dims, strides)) != TGC_OK) return st;
     if ((st = expect_dims(c, 0, r, dims)) != TGC_OK) return st;
     return strided_copy(c, x, &c->outputs[0], r, dims, strides, 0);
-}
-
-/* Slice-13 on one axis of size d (as the cpu kernel): negative start/end
- * count from the back; for step > 0 both clamp to [0, d], for step < 0
- * start to [0, d-1] and end to [-1, d-1]; the length is
- * max(0, ceil((end - start) / step)) in unsigned arithmetic. */
-static int64_t slice_axis(int64_t d, int64_t step, int64_t *start_io, int64_t end) {
-    int64_t start = *start_io;
-    if (d == 0) return 0;
-    if (start < 0) start += d;
-    if (end < 0) end += d;
-    int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? d : d - 1;
-    start = start < 0 ? 0 : start > hi ? hi : start;
-    end = end < lo ? lo : end > hi ? hi : end;
-    *start_io = start;
-    uint64_t ustep = step > 0 ? (uint64_t)step : 0 - (uint64_t)step;
-    int64_t span = step > 0 ? end - start : start - end;
-    return span > 0 ? (int64_t)(((uint64_t)span - 1) / ustep + 1) : 0;
 }
 
 /* Slice-13: inputs 1..4 (host memory) are starts, ends, and the optional
@@ -339,22 +286,10 @@ static tgc_status k_slice(tgc_kernel_ctx *c) {
     }
     const tgc_value *x = &c->inputs[0];
     int r = x->rank;
-    bool has_axes = tgc_cl_has_input(c, 3), has_steps = tgc_cl_has_input(c, 4), seen[TGC_MAX_RANK] = {false};
-    int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK], offset = 0;
-    contiguous_strides(r, x->dims, strides);
-    memcpy(dims, x->dims, sizeof dims);
-    for (int i = 0; i < counts[1]; i++) {
-        int64_t a = has_axes ? args[3][i] : i, step = has_steps ? args[4][i] : 1, start = args[1][i];
-        if (a < -r || a >= r)
-            return tgc_kernel_fail(c, "Slice: axis %lld is out of range [%d, %d)", (long long)a, -r, r);
-        if (a < 0) a += r;
-        if (seen[a]) return tgc_kernel_fail(c, "Slice: axis %lld is listed twice", (long long)a);
-        seen[a] = true;
-        if (step == 0) return tgc_kernel_fail(c, "Slice: steps has 0 at index %d; steps must not be 0", i);
-        dims[a] = slice_axis(x->dims[a], step, &start, args[2][i]);
-        if (dims[a] > 0) offset += start * strides[a];
-        if (dims[a] > 1) strides[a] *= step;
-    }
+    int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK], offset;
+    st = tgc_view_slice(c, x, counts[1], args[1], args[2], tgc_cl_has_input(c, 3) ? args[3] : NULL,
+                        tgc_cl_has_input(c, 4) ? args[4] : NULL, dims, strides, &offset);
+    if (st != TGC_OK) return st;
     if ((st = expect_dims(c, 0, r, dims)) != TGC_OK) return st;
     return strided_copy(c, x, &c->outputs[0], r, dims, strides, offset);
 }
@@ -368,20 +303,9 @@ static tgc_status k_expand(tgc_kernel_ctx *c) {
     if (st == TGC_OK) st = tgc_cl_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
-    int r = x->rank, ro = r > n ? r : n;
-    int64_t in_strides[TGC_MAX_RANK], dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
-    contiguous_strides(r, x->dims, in_strides);
-    for (int j = 0; j < ro; j++) {
-        int i = j - (ro - r), t = j - (ro - n);
-        int64_t a = i >= 0 ? x->dims[i] : 1, b = t >= 0 ? target[t] : 1;
-        if (b < 0 || (a != b && a != 1 && b != 1)) {
-            char sx[TGC_CL_DIMS_BUF], sn[TGC_CL_DIMS_BUF];
-            return tgc_kernel_fail(c, "Expand: cannot broadcast %s to %s", tgc_cl_dims_str(r, x->dims, sx),
-                                   tgc_cl_dims_str(n, target, sn));
-        }
-        dims[j] = a == 1 ? b : a;
-        strides[j] = i < 0 || a == 1 ? 0 : in_strides[i];
-    }
+    int ro;
+    int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
+    if ((st = tgc_view_expand(c, x, target, n, &ro, dims, strides)) != TGC_OK) return st;
     if ((st = expect_dims(c, 0, ro, dims)) != TGC_OK) return st;
     return strided_copy(c, x, &c->outputs[0], ro, dims, strides, 0);
 }
@@ -421,10 +345,10 @@ static tgc_status k_concat(tgc_kernel_ctx *c) {
         bool same = in->rank == r && in->dtype == c->outputs[0].dtype;
         for (int j = 0; same && j < r; j++) same = j == axis || in->dims[j] == first->dims[j];
         if (!same) {
-            char sa[TGC_CL_DIMS_BUF], sb[TGC_CL_DIMS_BUF];
+            char sa[TGC_KERNEL_DIMS_BUF], sb[TGC_KERNEL_DIMS_BUF];
             return tgc_kernel_fail(c, "Concat: input %d (%s %s) does not match input 0 (%s %s) except on axis %d", i,
-                                   tgc_dtype_name(in->dtype), tgc_cl_dims_str(in->rank, in->dims, sb),
-                                   tgc_dtype_name(first->dtype), tgc_cl_dims_str(r, first->dims, sa), axis);
+                                   tgc_dtype_name(in->dtype), tgc_kernel_dims_str(in->rank, in->dims, sb),
+                                   tgc_dtype_name(first->dtype), tgc_kernel_dims_str(r, first->dims, sa), axis);
         }
         dims[axis] += in->dims[axis];
     }
@@ -543,9 +467,9 @@ static tgc_status k_gather(tgc_kernel_ctx *c) {
                                                         tgc_cl_error_name(err));
         }
         if (st == TGC_OK && flag != 0) {
-            char sx[TGC_CL_DIMS_BUF];
+            char sx[TGC_KERNEL_DIMS_BUF];
             st = tgc_kernel_fail(c, "Gather: an index is out of range [%lld, %lld) for axis %d of data %s",
-                                 (long long)-size, (long long)size, axis, tgc_cl_dims_str(r, x->dims, sx));
+                                 (long long)-size, (long long)size, axis, tgc_kernel_dims_str(r, x->dims, sx));
         }
     }
     tgc_cl_scratch_release(c->device, bad);
