@@ -18,6 +18,7 @@ add_custom_command(
   DEPENDS ${TGC_ONNX_PROTO}
   COMMENT "Generating the ONNX protobuf reader with protoc-c"
   VERBATIM)
+add_custom_target(tgc_onnx_gen DEPENDS ${TGC_ONNX_GEN_DIR}/onnx.pb-c.c ${TGC_ONNX_GEN_DIR}/onnx.pb-c.h)
 list(APPEND TGC_SOURCES ${TGC_ONNX_GEN_DIR}/onnx.pb-c.c)
 list(APPEND TGC_DEPS PkgConfig::PROTOBUFC)
 
