@@ -41,3 +41,22 @@ tgc_status tgc_kernel_expect_dims(tgc_kernel_ctx *c, int rank, const int64_t *di
     return tgc_kernel_fail(c, "%s: output shape %s; the input and attributes give %s", tgc_kernel_op_name(c),
                            tgc_kernel_dims_str(y->rank, y->dims, a), tgc_kernel_dims_str(rank, dims, b));
 }
+
+tgc_status tgc_kernel_fill_value(tgc_kernel_ctx *c, const void **elem, tgc_dtype *dtype) {
+    static const float zero = 0.0f;
+    const tgc_attr *a = tgc_node_attr(c->node, "value");
+    *elem = &zero;
+    *dtype = TGC_FLOAT32;
+    if (a != NULL) {
+        const tgc_const *k = a->type == TGC_ATTR_TENSOR ? a->tensor : NULL;
+        if (k == NULL || k->dtype < 0 || k->dtype >= TGC_DTYPE_COUNT || k->nbytes != tgc_dtype_size(k->dtype) ||
+            k->data == NULL)
+            return tgc_kernel_fail(c, "ConstantOfShape: attribute 'value' must be a tensor of one element");
+        *elem = k->data;
+        *dtype = k->dtype;
+    }
+    if (c->outputs[0].dtype != *dtype)
+        return tgc_kernel_fail(c, "ConstantOfShape: output 0 is %s but attribute 'value' is %s",
+                               tgc_dtype_name(c->outputs[0].dtype), tgc_dtype_name(*dtype));
+    return TGC_OK;
+}

@@ -42,4 +42,9 @@ const char *tgc_kernel_dims_str(int rank, const int64_t *dims, char *buf);
  * message names the op and both shapes. */
 tgc_status tgc_kernel_expect_dims(tgc_kernel_ctx *c, int rank, const int64_t *dims);
 
+/* ConstantOfShape's fill: the one element of its `value` attribute (a
+ * tensor; float32 0 when absent) in *elem (borrowed from the node) and its
+ * dtype in *dtype, which output 0 must have. Fails through tgc_kernel_fail. */
+tgc_status tgc_kernel_fill_value(tgc_kernel_ctx *c, const void **elem, tgc_dtype *dtype);
+
 #endif

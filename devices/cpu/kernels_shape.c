@@ -423,21 +423,9 @@ static tgc_status constant_of_shape(tgc_kernel_ctx *c) {
             return tgc_kernel_fail(c, "ConstantOfShape: the shape %s has a negative dim",
                                    tgc_kernel_dims_str(n, dims, sd));
         }
-    const tgc_attr *a = tgc_node_attr(c->node, "value");
-    static const float zero = 0.0f;
-    const void *elem = &zero;
-    tgc_dtype t = TGC_FLOAT32;
-    if (a != NULL) {
-        const tgc_const *k = a->type == TGC_ATTR_TENSOR ? a->tensor : NULL;
-        if (k == NULL || k->dtype < 0 || k->dtype >= TGC_DTYPE_COUNT || k->nbytes != tgc_dtype_size(k->dtype) ||
-            k->data == NULL)
-            return tgc_kernel_fail(c, "ConstantOfShape: attribute 'value' must be a tensor of one element");
-        elem = k->data;
-        t = k->dtype;
-    }
-    if (c->outputs[0].dtype != t)
-        return tgc_kernel_fail(c, "ConstantOfShape: output 0 is %s but attribute 'value' is %s",
-                               tgc_dtype_name(c->outputs[0].dtype), tgc_dtype_name(t));
+    const void *elem;
+    tgc_dtype t;
+    if ((st = tgc_kernel_fill_value(c, &elem, &t)) != TGC_OK) return st;
     st = tgc_cpu_shape_expect(c, "ConstantOfShape", 0, n, dims);
     if (st == TGC_OK)
         fill_elements(tgc_kernel_out_ptr(c, 0), elem, tgc_dtype_size(t), tgc_value_numel(&c->outputs[0]));

@@ -487,21 +487,9 @@ static tgc_status k_constant_of_shape(tgc_kernel_ctx *c) {
     int n;
     if (st == TGC_OK) st = tgc_cl_read_ints(c, 0, "shape", dims, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
-    const tgc_attr *a = tgc_node_attr(c->node, "value");
-    static const float zero = 0.0f;
-    const void *elem = &zero;
-    tgc_dtype t = TGC_FLOAT32;
-    if (a != NULL) {
-        const tgc_const *k = a->type == TGC_ATTR_TENSOR ? a->tensor : NULL;
-        if (k == NULL || k->dtype < 0 || k->dtype >= TGC_DTYPE_COUNT || k->nbytes != tgc_dtype_size(k->dtype) ||
-            k->data == NULL)
-            return tgc_kernel_fail(c, "ConstantOfShape: attribute 'value' must be a tensor of one element");
-        elem = k->data;
-        t = k->dtype;
-    }
-    if (c->outputs[0].dtype != t)
-        return tgc_kernel_fail(c, "ConstantOfShape: output 0 is %s but attribute 'value' is %s",
-                               tgc_dtype_name(c->outputs[0].dtype), tgc_dtype_name(t));
+    const void *elem;
+    tgc_dtype t;
+    if ((st = tgc_kernel_fill_value(c, &elem, &t)) != TGC_OK) return st;
     if ((st = expect_dims(c, 0, n, dims)) != TGC_OK) return st;
     size_t esize = tgc_dtype_size(t);
     const char *suffix = size_suffix(esize);
