@@ -225,3 +225,24 @@ void tgc_buffer_release(tgc_buffer *b) {
 void *tgc_buffer_host_ptr(tgc_buffer *b) {
     return b != NULL && b->mem != NULL ? b->device->ops->host_ptr(b->device, b->mem) : NULL;
 }
+
+tgc_status tgc_buffer_copy(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out) {
+    tgc_device *from = src->device;
+    tgc_status s = tgc_buffer_alloc(to, nbytes, out);
+    if (s != TGC_OK || nbytes == 0) return s;
+    if (tgc_device_host_memory(from))
+        s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(src), nbytes);
+    else if (tgc_device_host_memory(to))
+        s = from->ops->copy_to_host(from, tgc_buffer_host_ptr(*out), src->mem, 0, nbytes);
+    else {
+        tgc_buffer *staging = NULL;
+        s = tgc_buffer_copy(src, nbytes, tgc_host_device(), &staging);
+        if (s == TGC_OK) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(staging), nbytes);
+        tgc_buffer_release(staging);
+    }
+    if (s != TGC_OK) {
+        tgc_buffer_release(*out);
+        *out = NULL;
+    }
+    return s;
+}

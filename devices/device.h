@@ -163,6 +163,16 @@ tgc_buffer *tgc_buffer_retain(tgc_buffer *b);
 /* Drops one reference; at zero the memory returns to the device. NULL ok. */
 void tgc_buffer_release(tgc_buffer *b);
 
+/* True when d's memory is host memory: the cpu devices and the host device
+ * (cpu0 and cpu1 are one memory, so their buffers need no copy). */
+static inline bool tgc_device_host_memory(const tgc_device *d) { return d->kind == TGC_DEVICE_CPU; }
+
+/* Copies the first `nbytes` of `src` into a new buffer on `to` (*out, refs
+ * 1, owned by the caller), through host memory when neither side is host
+ * memory. Blocking: the data is in place on return. TGC_ERR_NOMEM (the
+ * allocation failed) or TGC_ERR_RUNTIME (a copy failed); *out is then NULL. */
+tgc_status tgc_buffer_copy(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out);
+
 /* Host pointer of the buffer's memory on host-memory devices, else NULL. */
 void *tgc_buffer_host_ptr(tgc_buffer *b);
 

@@ -113,28 +113,6 @@ static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node
     return TGC_OK;
 }
 
-/* Copies `v` into a new buffer on `to` (*out); through the host when
- * neither side is host memory. */
-tgc_status tgc_value_copy(const tgc_value *v, tgc_device *to, tgc_buffer **out) {
-    size_t nbytes = tgc_value_nbytes(v);
-    tgc_device *from = v->buf->device;
-    tgc_status s = tgc_buffer_alloc(to, nbytes, out);
-    if (s != TGC_OK || nbytes == 0) return s;
-    if (tgc_is_host_memory(from)) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(v->buf), nbytes);
-    else if (tgc_is_host_memory(to)) s = from->ops->copy_to_host(from, tgc_buffer_host_ptr(*out), v->buf->mem, 0, nbytes);
-    else {
-        tgc_buffer *host = NULL;
-        s = tgc_value_copy(v, tgc_host_device(), &host);
-        if (s == TGC_OK) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(host), nbytes);
-        tgc_buffer_release(host);
-    }
-    if (s != TGC_OK) {
-        tgc_buffer_release(*out);
-        *out = NULL;
-    }
-    return s;
-}
-
 /* Puts each input where the kernel reads it: host memory for its host
  * arguments, the node's device for the rest (metadata-only inputs stay).
  * Inputs already in place are used as they are; the others are copied
@@ -144,10 +122,11 @@ static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_d
     for (int i = 0; i < n->n_inputs; i++) {
         if (in[i].buf == NULL || (k->metadata_inputs & (1u << i))) continue;
         tgc_device *at = in[i].buf->device;
-        bool want_host = (k->host_inputs & (1u << i)) || tgc_is_host_memory(d);
-        bool in_place = want_host ? tgc_is_host_memory(at) : at == d;
+        bool want_host = (k->host_inputs & (1u << i)) || tgc_device_host_memory(d);
+        bool in_place = want_host ? tgc_device_host_memory(at) : at == d;
         if (in_place) continue;
-        tgc_status s = tgc_value_copy(&in[i], want_host ? tgc_host_device() : d, &staged[i]);
+        tgc_device *to = want_host ? tgc_host_device() : d;
+        tgc_status s = tgc_buffer_copy(in[i].buf, tgc_value_nbytes(&in[i]), to, &staged[i]);
         if (s != TGC_OK) {
             *failed = i;
             return s;
@@ -193,7 +172,7 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     if (s == TGC_ERR_NOMEM) {
         char which[48];
         snprintf(which, sizeof which, "a copy of input %d", failed);
-        bool to_host = (k->host_inputs & (1u << failed)) || tgc_is_host_memory(d);
+        bool to_host = (k->host_inputs & (1u << failed)) || tgc_device_host_memory(d);
         node_fail(st, n, d, s, "out-of-memory",
                   tgc_oom_str(err, sizeof err, which, &in[failed], to_host ? tgc_host_device() : d));
     } else if (s != TGC_OK) {

@@ -92,12 +92,12 @@ static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_tensor *feed = st->feeds[p->feed_index[id]];
     int32_t slot = p->value_base[id];
     ps->vals[slot] = feed->v;
-    if (tgc_is_host_memory(p->device)) {
+    if (tgc_device_host_memory(p->device)) {
         tgc_buffer_retain(feed->v.buf); /* host memory is every cpu device's memory: no copy */
         return;
     }
     ps->vals[slot].buf = NULL;
-    tgc_status s = tgc_value_copy(&feed->v, p->device, &ps->vals[slot].buf);
+    tgc_status s = tgc_buffer_copy(feed->v.buf, tgc_value_nbytes(&feed->v), p->device, &ps->vals[slot].buf);
     const tgc_node *n = &p->g->nodes[id];
     if (s == TGC_ERR_NOMEM) {
         char what[512];

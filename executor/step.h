@@ -61,10 +61,6 @@ void tgc_step_fail(tgc_step *st, tgc_status status, tgc_srcpos pos, const char *
  * tgc_step_fail and returns its status. */
 tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id);
 
-/* Copies `v` into a new buffer on `to` (*out), through the host when
- * neither side is host memory. */
-tgc_status tgc_value_copy(const tgc_value *v, tgc_device *to, tgc_buffer **out);
-
 /* The memory watch (executor/memory_report.c; each a no-op unless
  * ps->wslots): a slot the step now holds a buffer in (ps->vals[slot], set
  * before the call) is counted in its buffer's memory, and the largest
@@ -85,8 +81,5 @@ void tgc_watch_feeds(tgc_memory_watch *w, const tgc_graph *g, const tgc_tensor *
  * bytes); cpu0 has ... bytes in use ..., limit ..." into buf: the words of
  * every out-of-memory error of a run. */
 const char *tgc_oom_str(char *buf, size_t size, const char *what, const tgc_value *v, tgc_device *d);
-
-/* True when d's memory is host memory (the cpu devices and the host). */
-static inline bool tgc_is_host_memory(const tgc_device *d) { return d->kind == TGC_DEVICE_CPU; }
 
 #endif

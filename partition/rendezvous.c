@@ -102,30 +102,6 @@ static void take_out(tgc_rendezvous *r, item **slot) {
 
 /* ---- moving a value (no lock held) -------------------------------------------- */
 
-static bool host_memory(const tgc_device *d) { return d->kind == TGC_DEVICE_CPU; }
-
-/* Copies v's data into a new buffer on `to`, through host memory when
- * neither side is host memory (the executor's copy_value, for values). */
-static tgc_status copy_buffer(const tgc_value *v, tgc_device *to, tgc_buffer **out) {
-    size_t nbytes = tgc_value_nbytes(v);
-    tgc_device *from = v->buf->device;
-    tgc_status s = tgc_buffer_alloc(to, nbytes, out);
-    if (s != TGC_OK || nbytes == 0) return s;
-    if (host_memory(from)) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(v->buf), nbytes);
-    else if (host_memory(to)) s = from->ops->copy_to_host(from, tgc_buffer_host_ptr(*out), v->buf->mem, 0, nbytes);
-    else {
-        tgc_buffer *host = NULL;
-        s = copy_buffer(v, tgc_host_device(), &host);
-        if (s == TGC_OK) s = to->ops->copy_from_host(to, (*out)->mem, 0, tgc_buffer_host_ptr(host), nbytes);
-        tgc_buffer_release(host);
-    }
-    if (s != TGC_OK) {
-        tgc_buffer_release(*out);
-        *out = NULL;
-    }
-    return s;
-}
-
 /* Gives `sent` (whose buffer reference this takes over) to the receiver
  * waiting in `w` in the memory it asked for, and runs its callback. */
 static void deliver(tgc_value sent, const item *w) {
@@ -133,9 +109,10 @@ static void deliver(tgc_value sent, const item *w) {
     tgc_status s = TGC_OK;
     tgc_buffer *b = sent.buf;
     if (b != NULL) {
-        bool in_place = w->dst == NULL || host_memory(w->dst) ? host_memory(b->device) : b->device == w->dst;
+        bool in_place = w->dst == NULL || tgc_device_host_memory(w->dst) ? tgc_device_host_memory(b->device)
+                                                                        : b->device == w->dst;
         if (!in_place) {
-            s = copy_buffer(&sent, w->dst != NULL ? w->dst : tgc_host_device(), &got.buf);
+            s = tgc_buffer_copy(b, tgc_value_nbytes(&sent), w->dst != NULL ? w->dst : tgc_host_device(), &got.buf);
             tgc_buffer_release(b);
         }
     }
