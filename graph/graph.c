@@ -187,3 +187,15 @@ const char *tgc_shape_str(const tgc_graph *g, const tgc_shape *s, char *buf, siz
 }
 
 size_t tgc_graph_node_count(const tgc_graph *g) { return g ? (size_t)g->n_nodes : 0; }
+
+tgc_dtype tgc_dtype_from_onnx(int64_t code) {
+    switch (code) {
+    case 1: return TGC_FLOAT32;
+    case 10: return TGC_FLOAT16;
+    case 6: return TGC_INT32;
+    case 7: return TGC_INT64;
+    case 2: return TGC_UINT8;
+    case 9: return TGC_BOOL;
+    default: return TGC_DTYPE_INVALID;
+    }
+}

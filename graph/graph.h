@@ -164,6 +164,11 @@ int32_t tgc_graph_fresh_symbol(tgc_graph *g);
 /* The output info of `ref` (which must be resolved), or NULL if omitted. */
 const tgc_tensor_info *tgc_graph_ref_info(const tgc_graph *g, tgc_ref ref);
 
+/* The tgc dtype of an ONNX TensorProto.DataType code (Cast's `to`: 1
+ * float32, 10 float16, 6 int32, 7 int64, 2 uint8, 9 bool), or
+ * TGC_DTYPE_INVALID for a code tgc has no dtype for. */
+tgc_dtype tgc_dtype_from_onnx(int64_t code);
+
 /* Releases a constant and its data; NULL is ignored. */
 void tgc_const_free(tgc_const *c);
 

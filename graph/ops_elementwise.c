@@ -224,26 +224,13 @@ const tgc_op_def tgc_op_Where = {"Where", 3, 3, 1, 1, no_attrs, infer_where};
 
 /* ---- Cast --------------------------------------------------------------------- */
 
-/* ONNX TensorProto.DataType codes for tgc's dtypes. */
-static tgc_dtype dtype_of_onnx(int64_t code) {
-    switch (code) {
-    case 1: return TGC_FLOAT32;
-    case 10: return TGC_FLOAT16;
-    case 6: return TGC_INT32;
-    case 7: return TGC_INT64;
-    case 2: return TGC_UINT8;
-    case 9: return TGC_BOOL;
-    default: return TGC_DTYPE_INVALID;
-    }
-}
-
 /* Cast (opset 13): output dtype from `to`, same shape. An int32/int64 value
  * passes through (int64 -> int32 only when every element fits). */
 static tgc_status infer_cast(tgc_infer_ctx *c) {
     const tgc_tensor_info *x = tgc_infer_input(c, 0);
     const tgc_attr *to = tgc_infer_attr(c, "to");
     if (to == NULL) return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'to' is required");
-    tgc_dtype t = dtype_of_onnx(to->i);
+    tgc_dtype t = tgc_dtype_from_onnx(to->i);
     if (t == TGC_DTYPE_INVALID)
         return tgc_infer_fail(c, -1, "bad-attribute",
                               "attribute 'to' is %lld, not a supported type (1 float32, 10 float16, "

@@ -108,16 +108,7 @@ void tgc_onnx_model_free(Onnx__ModelProto *m) {
     if (m != NULL) onnx__model_proto__free_unpacked(m, &pb_allocator);
 }
 
-tgc_dtype tgc_onnx_dtype(int64_t code) {
-    switch (code) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return TGC_FLOAT32;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: return TGC_FLOAT16;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return TGC_INT32;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return TGC_INT64;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: return TGC_UINT8;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return TGC_BOOL;
-    default: return TGC_DTYPE_INVALID;
-    }
+tgc_dtype tgc_onnx_dtype(int64_t code) { return tgc_dtype_from_onnx(code); }
 }
 
 const char *tgc_onnx_dtype_name(int64_t code, char *buf, size_t size) {

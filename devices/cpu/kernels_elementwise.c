@@ -654,25 +654,12 @@ static const cast_fn cast_fns[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {
     [TGC_INT64] = CAST_ROW(i64),   [TGC_UINT8] = CAST_ROW(u8),    [TGC_BOOL] = CAST_ROW(b8),
 };
 
-/* ONNX TensorProto.DataType codes of tgc's dtypes. */
-static tgc_dtype dtype_of_onnx(int64_t code) {
-    switch (code) {
-    case 1: return TGC_FLOAT32;
-    case 10: return TGC_FLOAT16;
-    case 6: return TGC_INT32;
-    case 7: return TGC_INT64;
-    case 2: return TGC_UINT8;
-    case 9: return TGC_BOOL;
-    default: return TGC_DTYPE_INVALID;
-    }
-}
-
 static tgc_status k_cast(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cpu_ew_check(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     int64_t to = tgc_kernel_attr_int(c, "to", -1);
-    tgc_dtype dt = dtype_of_onnx(to);
+    tgc_dtype dt = tgc_dtype_from_onnx(to);
     if (dt == TGC_DTYPE_INVALID)
         return tgc_kernel_fail(c, "Cast: 'to' is %lld, not a supported type", (long long)to);
     if ((st = need_like(c, dt)) != TGC_OK) return st;
