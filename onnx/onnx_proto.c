@@ -109,7 +109,6 @@ void tgc_onnx_model_free(Onnx__ModelProto *m) {
 }
 
 tgc_dtype tgc_onnx_dtype(int64_t code) { return tgc_dtype_from_onnx(code); }
-}
 
 const char *tgc_onnx_dtype_name(int64_t code, char *buf, size_t size) {
     static const char *const names[] = {"UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",  "INT16",
