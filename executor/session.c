@@ -130,7 +130,7 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
         if (st != TGC_OK) break;
         s->n_devices++;
         int threads = threads_for(s->devices[i], opts ? opts->threads : NULL, diags, &st);
-        if (st == TGC_OK) st = tgc_thread_pool_create(s->devices[i]->name, threads, &s->pools[i]);
+        if (st == TGC_OK) st = tgc_thread_pool_create(threads, &s->pools[i]);
     }
     /* Limits hold from the first allocation: the weights count too. */
     if (st == TGC_OK && opts != NULL && opts->memory_limits != NULL)

@@ -41,8 +41,7 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-tgc_status tgc_thread_pool_create(const char *name, int threads, tgc_thread_pool **out) {
-    (void)name;
+tgc_status tgc_thread_pool_create(int threads, tgc_thread_pool **out) {
     *out = NULL;
     if (threads < 1) threads = 1;
     tgc_thread_pool *p = tgc_calloc(1, sizeof *p);

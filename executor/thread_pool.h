@@ -3,7 +3,7 @@
  *
  * Example usage:
  *     tgc_thread_pool *p;
- *     if (tgc_thread_pool_create("cpu0", 2, &p) != TGC_OK) ...
+ *     if (tgc_thread_pool_create(2, &p) != TGC_OK) ...
  *     tgc_thread_pool_submit(p, run_node, ctx);   // never blocks
  *     tgc_thread_pool_free(p);                     // drains, then joins
  */
@@ -18,7 +18,7 @@ typedef void (*tgc_task_fn)(void *arg);
 
 /* Starts `threads` (>= 1) workers. TGC_ERR_NOMEM or TGC_ERR_RUNTIME (thread
  * creation failed); nothing is left running on failure. */
-tgc_status tgc_thread_pool_create(const char *name, int threads, tgc_thread_pool **out);
+tgc_status tgc_thread_pool_create(int threads, tgc_thread_pool **out);
 
 /* Queues fn(arg); a worker runs it soon. Never blocks on the task; returns
  * TGC_ERR_NOMEM when the queue cannot grow (the task is not queued). */

@@ -7,7 +7,6 @@
 
 #include "graph/graph.h"
 #include "graph/op_registry.h"
-#include "placer/placer.h" /* declares tgc_graph_dump_yaml_devices */
 #include "support/alloc.h"
 #include "support/half.h"
 

@@ -17,6 +17,7 @@
 #include "support/strmap.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct tgc_op_def;
 
@@ -168,6 +169,13 @@ const tgc_tensor_info *tgc_graph_ref_info(const tgc_graph *g, tgc_ref ref);
  * float32, 10 float16, 6 int32, 7 int64, 2 uint8, 9 bool), or
  * TGC_DTYPE_INVALID for a code tgc has no dtype for. */
 tgc_dtype tgc_dtype_from_onnx(int64_t code);
+
+/* The YAML dumper (graph/dump_yaml.c) with each node's `device:` replaced
+ * by node_devices[id] (a full device name, e.g. a placement's) where that
+ * is not NULL; node_devices may be NULL. Same contract as
+ * tgc_graph_dump_yaml. */
+tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
+                                       const char *const *node_devices, tgc_diags *diags);
 
 /* Releases a constant and its data; NULL is ignored. */
 void tgc_const_free(tgc_const *c);

@@ -114,11 +114,4 @@ tgc_status tgc_placer_parse_devices(const char *list, tgc_placer_device *devices
 /* Writes "cpu0", "gpu1" into buf. */
 const char *tgc_placer_device_name(tgc_placer_device d, char *buf, size_t size);
 
-/* The YAML dumper of graph/dump_yaml.c with each node's `device:` replaced
- * by node_devices[id] (a full device name) where that is not NULL. Same
- * contract as tgc_graph_dump_yaml. (Declared here, the only caller's
- * header; defined beside the dumper it extends.) */
-tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
-                                       const char *const *node_devices, tgc_diags *diags);
-
 #endif

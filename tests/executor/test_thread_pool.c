@@ -22,7 +22,7 @@ static void test_every_task_runs_once(void) {
     atomic_store(&ran, 0);
     for (int i = 0; i < 20000; i++) slots[i] = 0;
     tgc_thread_pool *p;
-    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create("test", 4, &p), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(4, &p), TGC_OK);
     CU_ASSERT_EQUAL(tgc_thread_pool_size(p), 4);
     for (int i = 0; i < 20000; i++) CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, mark, (void *)(intptr_t)i), TGC_OK);
     tgc_thread_pool_free(p); /* drains */
@@ -45,7 +45,7 @@ static void step(void *arg) {
 
 static void test_tasks_submit_tasks(void) {
     chain c;
-    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create("test", 2, &c.pool), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &c.pool), TGC_OK);
     atomic_init(&c.left, 5000);
     tgc_thread_pool_submit(c.pool, step, &c);
     while (atomic_load(&c.left) > 0) {
@@ -69,7 +69,7 @@ static void test_many_producers(void) {
     atomic_store(&ran, 0);
     for (int i = 0; i < 20000; i++) slots[i] = 0;
     tgc_thread_pool *p;
-    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create("test", 3, &p), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &p), TGC_OK);
     pthread_t t[4];
     producer pr[4];
     for (int k = 0; k < 4; k++) {
