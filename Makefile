@@ -7,7 +7,7 @@ BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 # The suites with threads of their own, run again under ThreadSanitizer.
-TSAN_TESTS = executor_test_thread_pool partition_test_rendezvous executor_test_parallel
+TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_rendezvous executor_test_parallel
 
 .PHONY: all deps build build-asan build-tsan demo test test-plain test-asan test-tsan fuzz clean
 

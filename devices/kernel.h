@@ -23,6 +23,7 @@
 
 #include "devices/device.h"
 #include "graph/graph.h"
+#include "support/parallel_for.h"
 
 /* A tensor value as the runtime sees it: dtype, concrete dims, buffer. A
  * value type; whoever stores one owns one reference to its buffer. An
@@ -46,6 +47,9 @@ typedef struct tgc_kernel_ctx {
     int n_outputs;
     char *error;        /* a kernel writes its reason here (tgc_kernel_fail) */
     size_t error_size;
+    /* The device's worker threads, for splitting one kernel's work with
+     * tgc_parallel_for (support/parallel_for.h); NULL: run on the caller. */
+    tgc_thread_pool *pool;
 } tgc_kernel_ctx;
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);

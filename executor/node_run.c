@@ -187,7 +187,8 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     if (s == TGC_OK) s = alloc_outputs(st, ps, n, k, d, out, &forwarded);
     if (s == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
-                              .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err};
+                              .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
+                              .pool = p->pool};
         s = injected_failure(st, n) ? tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE") : k->fn(&ctx);
         if (s != TGC_OK) node_fail(st, n, d, s, "kernel-failed", err[0] ? err : tgc_status_name(s));
     }

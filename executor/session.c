@@ -66,59 +66,15 @@ static tgc_status name_outputs(tgc_session *s) {
     return TGC_OK;
 }
 
-/* True when op `name` spends its time in OpenBLAS. */
-static bool blas_heavy(const char *op) {
-    return op != NULL && (strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0 || strcmp(op, "Conv") == 0);
-}
-
-/* True when the cpu partitions' BLAS-heavy work is mostly a chain: fewer
- * than a quarter of the schedule's levels (level = longest path from a
- * source) that hold a heavy node hold two or more, which could run at once
- * (a ResNet's occasional shortcut convolution beside its main path is still
- * a chain; eight independent branches are not). */
-static bool blas_mostly_chain(const tgc_session *s) {
-    int64_t levels = 0, parallel = 0;
-    for (int i = 0; i < s->parts.n_parts; i++) {
-        const tgc_plan *p = &s->plans[i];
-        if (p->device->kind != TGC_DEVICE_CPU) continue;
-        const tgc_graph *g = p->g;
-        int32_t *level = tgc_calloc((size_t)g->n_nodes + 1, sizeof *level);
-        int32_t *count = tgc_calloc((size_t)g->n_nodes + 1, sizeof *count);
-        if (level == NULL || count == NULL) {
-            tgc_free(level);
-            tgc_free(count);
-            return false; /* unknown: assume parallel work */
-        }
-        for (int32_t id = 0; id < g->n_nodes; id++) { /* ids are a topological order */
-            const tgc_node *n = &g->nodes[id];
-            for (int k = 0; k < n->n_inputs; k++)
-                if (n->inputs[k].node >= 0 && level[n->inputs[k].node] + 1 > level[id])
-                    level[id] = level[n->inputs[k].node] + 1;
-            if (!blas_heavy(n->op_name)) continue;
-            int32_t c = ++count[level[id]];
-            levels += c == 1;
-            parallel += c == 2;
-        }
-        tgc_free(level);
-        tgc_free(count);
-    }
-    return parallel * 4 < levels;
-}
-
-/* OpenBLAS's threads per call. Parallelism comes first from the devices'
- * pools: when independent BLAS-heavy nodes can run at once, each call runs
- * on its calling thread so the pools do not oversubscribe the cores; when
- * the heavy work is a chain (a CNN, an MLP), each call gets every core.
- * TGC_BLAS_THREADS=N overrides. The setting is OpenBLAS's, process-wide:
- * the last session created decides. Results do not depend on it: OpenBLAS
- * splits GEMM by rows and columns, never along K (the determinism tests
- * run both ways). */
-static void choose_blas_threads(const tgc_session *s) {
+/* OpenBLAS runs each call on its calling thread: the devices' pools split
+ * large GEMMs and convolutions themselves (tgc_parallel_for), so OpenBLAS's
+ * own threads would only compete with them for the cores (and spin while
+ * the pools run everything else). TGC_BLAS_THREADS=N gives each call N
+ * threads instead; the setting is OpenBLAS's, process-wide. Results do not
+ * depend on it: OpenBLAS splits GEMM by rows and columns, never along K. */
+static void choose_blas_threads(void) {
     const char *env = getenv("TGC_BLAS_THREADS");
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = blas_mostly_chain(s) && cores > 1 ? (int)cores : 1;
-    if (env != NULL && atoi(env) > 0) threads = atoi(env);
-    openblas_set_num_threads(threads);
+    openblas_set_num_threads(env != NULL && atoi(env) > 0 ? atoi(env) : 1);
 }
 
 static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_session_options *opts,
@@ -158,7 +114,7 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
         if (s->plans == NULL) st = TGC_ERR_NOMEM;
     }
     for (int i = 0; st == TGC_OK && i < s->parts.n_parts; i++) st = tgc_plan_build(s, i, &s->plans[i], diags);
-    if (st == TGC_OK) choose_blas_threads(s);
+    if (st == TGC_OK) choose_blas_threads();
     if (st == TGC_OK) st = name_outputs(s);
     if (st != TGC_OK) {
         tgc_session_free(s);

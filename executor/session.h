@@ -15,7 +15,7 @@
 
 #include "devices/kernel.h"
 #include "executor/memory_plan.h"
-#include "executor/thread_pool.h"
+#include "support/thread_pool.h"
 #include "executor/trace.h"
 #include "graph/graph.h"
 #include "partition/partition.h"

@@ -23,6 +23,7 @@
 
 #include "support/alloc.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -105,6 +106,40 @@ static void im2col(const float *x, int64_t cg, const tgc_window *w, int64_t o0, 
     }
 }
 
+/* im2col for 2-D windows, the common case: the same layout as im2col above
+ * for output rows [o0, o1), as plain loops over each tap's rows (the
+ * odometer's bookkeeping per row cost as much as the copying). */
+static void im2col_2d(const float *x, int64_t cg, const tgc_window *w, int64_t o0, int64_t o1, float *col) {
+    int64_t h = w->in[0], wd = w->in[1], ow_count = w->out[1];
+    int64_t sh = w->strides[0], sw = w->strides[1], dh = w->dilations[0], dw = w->dilations[1];
+    float *dst = col;
+    for (int64_t ci = 0; ci < cg; ci++) {
+        const float *xc = x + ci * h * wd;
+        for (int64_t i = 0; i < w->kernel[0]; i++) {
+            for (int64_t j = 0; j < w->kernel[1]; j++) {
+                int64_t off = j * dw - w->pads[1], lo, hi;
+                valid_range(off, sw, wd, 0, ow_count, &lo, &hi);
+                for (int64_t oh = o0; oh < o1; oh++, dst += ow_count) {
+                    int64_t ih = oh * sh - w->pads[0] + i * dh;
+                    if (ih < 0 || ih >= h) {
+                        memset(dst, 0, (size_t)ow_count * sizeof *dst);
+                        continue;
+                    }
+                    const float *restrict row = xc + ih * wd; /* row[ow * sw + off]: ow in [lo, hi) */
+                    float *restrict out = dst;
+                    int64_t ow = 0;
+                    for (; ow < lo; ow++) out[ow] = 0.0f;
+                    if (sw == 1)
+                        for (; ow < hi; ow++) out[ow] = row[ow + off];
+                    else
+                        for (; ow < hi; ow++) out[ow] = row[ow * sw + off];
+                    for (; ow < ow_count; ow++) out[ow] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
 /* Depthwise convolution, 1-D or 2-D (1-D as 2-D with a height of 1): each
  * output channel m reads input channel m / (M / C) only. y holds the bias. */
 static void depthwise(const float *restrict x, const float *restrict wt, float *restrict y, int64_t batch,
@@ -140,6 +175,100 @@ static void depthwise(const float *restrict x, const float *restrict wt, float *
     }
 }
 
+/* ---- im2col + GEMM, in tiles over the device's threads ------------------- */
+
+/* A tile is a run of rows of the first output axis: its im2col block
+ * [k, cols] is built and multiplied at once, on one thread, while it is in
+ * that core's cache. Tiles aim at TILE_FLOATS floats of im2col (384 KiB, in
+ * a core's L2) and at least TILE_MIN_COLS output positions (thinner GEMMs
+ * run slowly). An image with fewer than two such tiles (late CNN layers:
+ * 14x14, 7x7) builds its whole im2col matrix once and the GEMM splits over
+ * output channels instead (tgc_cpu_sgemm). */
+#define TILE_FLOATS ((int64_t)96 << 10)
+#define TILE_MIN_COLS 128
+
+typedef struct conv_tiles {
+    const tgc_conv_geometry *g;
+    const float *x, *w;
+    float *y;
+    int64_t k, m_group, row_cols, tile_rows, tiles; /* tiles per (image, group) */
+    float **col;                                    /* one [k, tile_rows * row_cols] block per slot */
+    _Atomic bool failed;
+} conv_tiles;
+
+static void build_col(const float *x, int64_t cg, const tgc_window *w, int64_t o0, int64_t o1, float *col) {
+    if (w->n == 2) im2col_2d(x, cg, w, o0, o1, col);
+    else im2col(x, cg, w, o0, o1, col);
+}
+
+static void conv_tile(void *arg, int64_t i, int slot) {
+    conv_tiles *t = arg;
+    const tgc_conv_geometry *g = t->g;
+    int64_t ng = i / t->tiles, n = ng / g->group, gi = ng % g->group;
+    int64_t o0 = i % t->tiles * t->tile_rows, o1 = o0 + t->tile_rows < g->w.out[0] ? o0 + t->tile_rows : g->w.out[0];
+    int64_t cols = (o1 - o0) * t->row_cols;
+    build_col(t->x + (n * g->channels + gi * g->cg) * g->in_size, g->cg, &g->w, o0, o1, t->col[slot]);
+    float *y = t->y + (n * g->m_count + gi * t->m_group) * g->out_size + o0 * t->row_cols;
+    if (!tgc_cpu_sgemm(NULL, false, false, t->m_group, cols, t->k, 1.0f, t->w + gi * t->m_group * t->k, t->k,
+                       t->col[slot], cols, 1.0f, y, g->out_size))
+        t->failed = true;
+}
+
+static void free_cols(float **cols, int count) {
+    for (int s = 0; s < count; s++) tgc_free(cols[s]);
+    tgc_free(cols);
+}
+
+/* Conv by im2col + GEMM; y holds the bias. */
+static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *px, const float *pw,
+                              float *py) {
+    const tgc_window *w = &g->w;
+    int64_t k = g->cg * g->kk_count, m_group = g->m_count / g->group;
+    int64_t row_cols = g->out_size / w->out[0]; /* output positions in one row of axis 0 */
+    int64_t tile_rows = TILE_FLOATS / (k * row_cols);
+    if (tile_rows * row_cols < TILE_MIN_COLS) tile_rows = (TILE_MIN_COLS + row_cols - 1) / row_cols;
+    bool tiled = tile_rows * 2 <= w->out[0];
+    if (!tiled) { /* whole images, or slabs of them if the matrix would pass COL_BUDGET_FLOATS */
+        tile_rows = w->out[0];
+        if (k * g->out_size > COL_BUDGET_FLOATS) tile_rows = COL_BUDGET_FLOATS / (k * row_cols);
+        if (tile_rows < 1) tile_rows = 1;
+    }
+    if (k * row_cols > (int64_t)(SIZE_MAX / sizeof(float)) / tile_rows)
+        return tgc_kernel_fail(c, "the im2col buffer for Conv would pass the address space");
+    size_t col_bytes = (size_t)(k * row_cols * tile_rows) * sizeof(float);
+    int width = tiled ? tgc_parallel_width(c->pool) : 1;
+    float **cols = tgc_calloc((size_t)width, sizeof *cols);
+    for (int s = 0; cols != NULL && s < width; s++) {
+        if ((cols[s] = tgc_malloc(col_bytes)) != NULL) continue;
+        free_cols(cols, s);
+        cols = NULL;
+    }
+    if (cols == NULL)
+        return tgc_kernel_fail(c, "out of host memory for Conv's im2col buffers (%d x %zu bytes)", width,
+                               col_bytes);
+    conv_tiles t = {.g = g, .x = px, .w = pw, .y = py, .k = k, .m_group = m_group, .row_cols = row_cols,
+                    .tile_rows = tile_rows, .tiles = (w->out[0] + tile_rows - 1) / tile_rows, .col = cols};
+    if (tiled) {
+        tgc_parallel_for(width > 1 ? c->pool : NULL, g->batch * g->group * t.tiles, conv_tile, &t);
+    } else {
+        for (int64_t n = 0; !t.failed && n < g->batch; n++) {
+            for (int64_t gi = 0; !t.failed && gi < g->group; gi++) {
+                const float *xg = px + (n * g->channels + gi * g->cg) * g->in_size;
+                float *yg = py + (n * g->m_count + gi * m_group) * g->out_size;
+                for (int64_t o0 = 0; !t.failed && o0 < w->out[0]; o0 += tile_rows) {
+                    int64_t o1 = o0 + tile_rows < w->out[0] ? o0 + tile_rows : w->out[0], n_cols = (o1 - o0) * row_cols;
+                    build_col(xg, g->cg, w, o0, o1, cols[0]);
+                    t.failed = !tgc_cpu_sgemm(c->pool, false, false, m_group, n_cols, k, 1.0f, pw + gi * m_group * k,
+                                              k, cols[0], n_cols, 1.0f, yg + o0 * row_cols, g->out_size);
+                }
+            }
+        }
+    }
+    free_cols(cols, width);
+    if (t.failed) return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
+    return TGC_OK;
+}
+
 tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     tgc_status st = tgc_window_read_conv(c, &g);
@@ -168,40 +297,11 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     if (pointwise) {
         for (int64_t n = 0; n < batch; n++)
             for (int64_t g = 0; g < group; g++)
-                if (!tgc_cpu_sgemm(false, false, m_group, out_size, cg, 1.0f, pw + g * m_group * cg, cg,
+                if (!tgc_cpu_sgemm(c->pool, false, false, m_group, out_size, cg, 1.0f, pw + g * m_group * cg, cg,
                                    px + (n * channels + g * cg) * in_size, in_size, 1.0f,
                                    py + (n * m_count + g * m_group) * out_size, out_size))
                     return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
         return TGC_OK;
     }
-
-    /* im2col in slabs of `rows` rows of the first output axis. */
-    int64_t row_cols = out_size / w.out[0]; /* output positions in one row of axis 0 */
-    int64_t rows = w.out[0];
-    if (k * out_size > COL_BUDGET_FLOATS) {
-        rows = COL_BUDGET_FLOATS / (k * row_cols);
-        if (rows < 1) rows = 1;
-    }
-    if (k * row_cols > (int64_t)(SIZE_MAX / sizeof(float)) / rows)
-        return tgc_kernel_fail(c, "the im2col buffer for Conv would pass the address space");
-    float *col = tgc_malloc((size_t)(k * row_cols * rows) * sizeof(float));
-    if (col == NULL)
-        return tgc_kernel_fail(c, "out of host memory for Conv's im2col buffer (%lld bytes)",
-                               (long long)(k * row_cols * rows * (int64_t)sizeof(float)));
-    bool ok = true;
-    for (int64_t n = 0; ok && n < batch; n++) {
-        for (int64_t g = 0; ok && g < group; g++) {
-            const float *xg = px + (n * channels + g * cg) * in_size;
-            float *yg = py + (n * m_count + g * m_group) * out_size;
-            for (int64_t o0 = 0; ok && o0 < w.out[0]; o0 += rows) {
-                int64_t o1 = o0 + rows < w.out[0] ? o0 + rows : w.out[0], cols = (o1 - o0) * row_cols;
-                im2col(xg, cg, &w, o0, o1, col);
-                ok = tgc_cpu_sgemm(false, false, m_group, cols, k, 1.0f, pw + g * m_group * k, k, col, cols,
-                                   1.0f, yg + o0 * row_cols, out_size);
-            }
-        }
-    }
-    tgc_free(col);
-    if (!ok) return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
-    return TGC_OK;
+    return im2col_gemm(c, &g, px, pw, py);
 }

@@ -19,8 +19,9 @@
 #include <stdint.h>
 #include <string.h>
 
-bool tgc_cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                   int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+/* One cblas_sgemm call on the calling thread (the contract of tgc_cpu_sgemm). */
+static bool sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                      const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
         return false;
     if (m == 0 || n == 0) return true;
@@ -37,6 +38,59 @@ bool tgc_cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
     }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                 (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+    return true;
+}
+
+/* The least work worth a piece of its own (multiply-adds; ~40 us on one
+ * core at 100 GFLOP/s, well above a hand-off to a worker), and the most
+ * pieces one GEMM is cut into. */
+#define SGEMM_PIECE_MACS ((int64_t)2 << 20)
+#define SGEMM_MAX_PIECES 8
+
+/* A GEMM cut into `pieces` blocks of rows (split_m) or columns of C. */
+typedef struct sgemm_split {
+    bool ta, tb, split_m, ok[SGEMM_MAX_PIECES];
+    int64_t m, n, k, lda, ldb, ldc, step;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+} sgemm_split;
+
+static void sgemm_piece(void *arg, int64_t i, int slot) {
+    (void)slot;
+    sgemm_split *s = arg;
+    int64_t lo = i * s->step, len = s->split_m ? s->m : s->n;
+    int64_t hi = lo + s->step < len ? lo + s->step : len;
+    if (s->split_m) {
+        const float *a = s->ta ? s->a + lo : s->a + lo * s->lda;
+        s->ok[i] = sgemm_one(s->ta, s->tb, hi - lo, s->n, s->k, s->alpha, a, s->lda, s->b, s->ldb, s->beta,
+                             s->c + lo * s->ldc, s->ldc);
+    } else {
+        const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
+        s->ok[i] = sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, s->beta,
+                             s->c + lo, s->ldc);
+    }
+}
+
+bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+    int64_t macs = m > 0 && n > 0 && k > 0 && m * n <= INT64_MAX / k ? m * n * k : 0;
+    int64_t pieces = macs / SGEMM_PIECE_MACS;
+    if (pieces > SGEMM_MAX_PIECES) pieces = SGEMM_MAX_PIECES;
+    /* Cut the longer side of C, in multiples of 16 (OpenBLAS's tiles), no
+     * piece thinner than 16. */
+    bool split_m = m > n;
+    int64_t len = split_m ? m : n;
+    if (pool == NULL || pieces < 2 || len < 32)
+        return sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    int64_t step = (len + pieces - 1) / pieces;
+    step = (step + 15) / 16 * 16;
+    pieces = (len + step - 1) / step;
+    sgemm_split s = {.ta = ta, .tb = tb, .split_m = split_m, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
+                     .ldc = ldc, .step = step, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c};
+    tgc_parallel_for(pool, pieces, sgemm_piece, &s);
+    for (int64_t i = 0; i < pieces; i++)
+        if (!s.ok[i]) return false;
     return true;
 }
 
@@ -58,12 +112,12 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     }
     bool ok = true;
     if (g.b_count == 1 && batch * m <= INT_MAX) { /* then A's batch is the output's */
-        ok = tgc_cpu_sgemm(false, false, batch * m, n, k, 1.0f, pa, k, pb, n, 0.0f, py, n);
+        ok = tgc_cpu_sgemm(c->pool, false, false, batch * m, n, k, 1.0f, pa, k, pb, n, 0.0f, py, n);
     } else {
         for (int64_t t = 0; ok && t < batch; t++) {
             int64_t oa, ob, oy;
             tgc_matmul_geometry_offsets(&g, t, &oa, &ob, &oy);
-            ok = tgc_cpu_sgemm(false, false, m, n, k, 1.0f, pa + oa, k, pb + ob, n, 0.0f, py + oy, n);
+            ok = tgc_cpu_sgemm(c->pool, false, false, m, n, k, 1.0f, pa + oa, k, pb + ob, n, 0.0f, py + oy, n);
         }
     }
     if (!ok) return tgc_kernel_fail(c, "MatMul sizes pass BLAS's int range");
@@ -89,7 +143,7 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
             for (int64_t j = 0; j < n; j++) py[i * n + j] = pc[i * cm + j * cn];
     }
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
-    if (!tgc_cpu_sgemm(ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n))
+    if (!tgc_cpu_sgemm(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n))
         return tgc_kernel_fail(c, "Gemm sizes pass BLAS's int range");
     return TGC_OK;
 }

@@ -40,12 +40,17 @@ tgc_status tgc_cpu_layer_norm_f32(tgc_kernel_ctx *c);
 
 /* ---- Shared helpers ------------------------------------------------------ */
 
-/* C[m, n] = alpha * op(A) op(B) + beta * C, row-major, through cblas_sgemm.
- * op(A) is [m, k] (A stored [k, m] when ta), op(B) is [k, n]; lda, ldb, ldc
- * are the stored row lengths. Any of m, n, k may be 0: k == 0 leaves
- * C = beta * C (0 when beta is 0, whatever C held) without touching A or B.
- * Returns false, computing nothing, when a size does not fit BLAS's int. */
-bool tgc_cpu_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                   int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+/* C[m, n] = alpha * op(A) op(B) + beta * C, row-major float32, through
+ * cblas_sgemm. op(A) is [m, k] (A stored [k, m] when ta), op(B) is [k, n];
+ * lda, ldb, ldc are the stored row lengths. Any of m, n, k may be 0: k == 0
+ * leaves C = beta * C (0 when beta is 0, whatever C held) without touching
+ * A or B. With a pool, a GEMM of more than a few million multiply-adds is
+ * cut into up to 8 blocks of C's longer side (multiples of 16 rows or
+ * columns, chosen from the sizes alone, so the result does not depend on
+ * the threads) run by tgc_parallel_for, each one cblas_sgemm on its
+ * thread; pool NULL: one call here. Returns false, computing nothing, when a
+ * size does not fit BLAS's int. */
+bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
 #endif

@@ -27,6 +27,10 @@
 
 /* ---- MaxPool, AveragePool ---------------------------------------------------- */
 
+/* Taps (window reads) in one piece of a pool split over the device's
+ * threads: about 100 us of work. */
+#define POOL_PIECE_WORK ((int64_t)1 << 18)
+
 /* One output position's window: per axis the input index of tap 0 (start)
  * and the taps [lo, hi) that read input rather than padding. */
 typedef struct window_at {
@@ -76,36 +80,76 @@ static int64_t column_major(const tgc_window *w, int64_t off) {
     return col;
 }
 
-/* The common case, 2-D without Indices, as plain loops: the same taps,
- * order, tie and NaN rules as the general path below, without its per-tap
- * odometer (a ResNet's 3x3/2 pool runs ~10x faster). */
-static void max_pool_2d(const tgc_window *w, int64_t planes, const float *x, float *y) {
-    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];
-    for (int64_t p = 0; p < planes; p++) {
-        const float *xp = x + p * H * W;
-        float *yp = y + p * OH * OW;
-        for (int64_t oh = 0; oh < OH; oh++) {
+/* ---- MaxPool, 2-D without Indices: the CNN case ----------------------------- */
+
+/* The taps of a 2-D window along the last axis, each with the output
+ * columns [lo, hi) where it reads input; at most POOL_2D_MAX_TAPS of them. */
+#define POOL_2D_MAX_TAPS 64
+
+typedef struct max_pool_2d {
+    const tgc_window *w;
+    const float *x;
+    float *y;
+    int64_t planes, planes_per_piece;
+    int64_t col_lo[POOL_2D_MAX_TAPS], col_hi[POOL_2D_MAX_TAPS];
+} max_pool_2d;
+
+/* Planes [piece * planes_per_piece, ...) row by row: each output row starts
+ * at -inf and takes, tap by tap in row-major window order, v when
+ * v > best or v is NaN: the first maximum wins ties and a NaN wins, as in
+ * the general path, with loops over the row that vectorize. */
+static void max_pool_2d_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const max_pool_2d *m = arg;
+    const tgc_window *w = m->w;
+    int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];
+    int64_t sw = w->strides[1], dw = w->dilations[1];
+    int64_t p1 = (piece + 1) * m->planes_per_piece < m->planes ? (piece + 1) * m->planes_per_piece : m->planes;
+    for (int64_t p = piece * m->planes_per_piece; p < p1; p++) {
+        for (int64_t oh = 0; oh < oh_count; oh++) {
+            float *restrict out = m->y + (p * oh_count + oh) * ow_count;
+            for (int64_t ow = 0; ow < ow_count; ow++) out[ow] = -INFINITY;
             int64_t h0 = oh * w->strides[0] - w->pads[0], hlo, hhi;
-            tgc_window_taps(h0, w->kernel[0], w->dilations[0], 0, H, &hlo, &hhi);
-            for (int64_t ow = 0; ow < OW; ow++) {
-                int64_t w0 = ow * w->strides[1] - w->pads[1], wlo, whi;
-                tgc_window_taps(w0, w->kernel[1], w->dilations[1], 0, W, &wlo, &whi);
-                float best = NAN;
-                bool first = true;
-                for (int64_t th = hlo; th < hhi; th++) {
-                    const float *row = xp + (h0 + th * w->dilations[0]) * W + w0;
-                    for (int64_t tw = wlo; tw < whi; tw++) {
-                        float v = row[tw * w->dilations[1]];
-                        if (first || v > best || (isnan(v) && !isnan(best))) {
-                            best = v;
-                            first = false;
-                        }
+            tgc_window_taps(h0, w->kernel[0], w->dilations[0], 0, h, &hlo, &hhi);
+            for (int64_t th = hlo; th < hhi; th++) {
+                const float *restrict row = m->x + (p * h + h0 + th * w->dilations[0]) * wd;
+                for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
+                    int64_t off = tw * dw - w->pads[1];
+                    for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {
+                        float v = row[ow * sw + off];
+                        out[ow] = v > out[ow] || v != v ? v : out[ow];
                     }
                 }
-                yp[oh * OW + ow] = best;
             }
         }
     }
+}
+
+/* The 2-D path when it applies (every output window reads some input, and
+ * at most POOL_2D_MAX_TAPS taps per row): true when it ran. */
+static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, const float *x, float *y) {
+    if (w->n != 2 || w->kernel[1] > POOL_2D_MAX_TAPS) return false;
+    max_pool_2d m = {.w = w, .x = x, .y = y, .planes = planes};
+    for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
+        /* ow * sw - pad + tw * dw in [0, in): tgc_window_taps from the output side */
+        int64_t off = tw * w->dilations[1] - w->pads[1], lo = 0, hi = w->out[1];
+        while (lo < hi && lo * w->strides[1] + off < 0) lo++;
+        while (hi > lo && (hi - 1) * w->strides[1] + off >= w->in[1]) hi--;
+        m.col_lo[tw] = lo;
+        m.col_hi[tw] = hi;
+    }
+    for (int a = 0; a < 2; a++) { /* every window must read input: the first and last of each axis */
+        int64_t lo, hi, last = (w->out[a] - 1) * w->strides[a] - w->pads[a];
+        tgc_window_taps(-w->pads[a], w->kernel[a], w->dilations[a], 0, w->in[a], &lo, &hi);
+        if (lo >= hi) return false;
+        tgc_window_taps(last, w->kernel[a], w->dilations[a], 0, w->in[a], &lo, &hi);
+        if (lo >= hi) return false;
+    }
+    int64_t plane_work = w->out[0] * w->out[1] * w->kernel[0] * w->kernel[1];
+    m.planes_per_piece = POOL_PIECE_WORK / (plane_work > 0 ? plane_work : 1);
+    if (m.planes_per_piece < 1) m.planes_per_piece = 1;
+    tgc_parallel_for(c->pool, (planes + m.planes_per_piece - 1) / m.planes_per_piece, max_pool_2d_piece, &m);
+    return true;
 }
 
 tgc_status tgc_cpu_max_pool_f32(tgc_kernel_ctx *c) {
@@ -127,10 +171,7 @@ tgc_status tgc_cpu_max_pool_f32(tgc_kernel_ctx *c) {
     const float *x = tgc_kernel_in_ptr(c, 0);
     float *y = tgc_kernel_out_ptr(c, 0);
     int64_t *indices = want_indices ? tgc_kernel_out_ptr(c, 1) : NULL;
-    if (w.n == 2 && indices == NULL) {
-        max_pool_2d(&w, planes, x, y);
-        return TGC_OK;
-    }
+    if (indices == NULL && max_pool_2d_run(c, &w, planes, x, y)) return TGC_OK;
 
     for (int64_t p = 0; p < planes; p++) {
         int64_t o[TGC_MAX_RANK] = {0}, zero[TGC_MAX_RANK] = {0};

@@ -3,7 +3,7 @@
  * the queue. Run under ThreadSanitizer by `make test`. */
 #include "tests/harness.h"
 
-#include "executor/thread_pool.h"
+#include "support/thread_pool.h"
 
 #include <CUnit/CUnit.h>
 #include <pthread.h>

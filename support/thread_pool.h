@@ -7,8 +7,8 @@
  *     tgc_thread_pool_submit(p, run_node, ctx);   // never blocks
  *     tgc_thread_pool_free(p);                     // drains, then joins
  */
-#ifndef TGC_EXECUTOR_THREAD_POOL_H
-#define TGC_EXECUTOR_THREAD_POOL_H
+#ifndef TGC_SUPPORT_THREAD_POOL_H
+#define TGC_SUPPORT_THREAD_POOL_H
 
 #include "tgc.h"
 

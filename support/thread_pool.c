@@ -1,7 +1,7 @@
 /* Worker threads over a growable ring buffer of tasks, guarded by one mutex
  * and one condition variable. Tasks are short (one node's kernel), so a
  * single queue per device keeps order simple and fair. */
-#include "executor/thread_pool.h"
+#include "support/thread_pool.h"
 
 #include "support/alloc.h"
 

@@ -1,0 +1,40 @@
+/* Intra-op parallelism: one kernel's loop split over a device's thread pool,
+ * the calling thread taking part. Private to the library.
+ *
+ * Example usage (a kernel over rows, scratch per slot):
+ *     static void rows(void *arg, int64_t i, int slot) { ... row i, scratch[slot] ... }
+ *     int width = tgc_parallel_width(pool);          // slots: 0 .. width-1
+ *     tgc_parallel_for(pool, n_rows, rows, &ctx);    // returns when every row is done
+ *
+ * Results must not depend on how the indices are spread over threads: a
+ * kernel splits its work into pieces chosen from the sizes alone, never
+ * from the thread count, so a run on one thread and on many is bitwise the
+ * same. */
+#ifndef TGC_SUPPORT_PARALLEL_FOR_H
+#define TGC_SUPPORT_PARALLEL_FOR_H
+
+#include "support/thread_pool.h"
+
+#include <stdint.h>
+
+/* One piece of work: index i in [0, n); `slot` in [0, tgc_parallel_width)
+ * names the participant running it, and no two running at once share a
+ * slot (for per-thread scratch). */
+typedef void (*tgc_parallel_fn)(void *arg, int64_t i, int slot);
+
+/* Participants a tgc_parallel_for over pool p may have at once: the caller
+ * and each of p's workers (1 when p is NULL). */
+int tgc_parallel_width(const tgc_thread_pool *p);
+
+/* Calls fn(arg, i, slot) exactly once for every i in [0, n) and returns when
+ * all calls have returned. The caller runs indices itself while up to
+ * min(n - 1, workers) tasks queued on p take the rest; the caller never
+ * waits for a queued task to start (it may sit behind other work, or the
+ * caller may be p's only worker), only for indices already taken, so
+ * nesting and calls from p's own workers cannot deadlock. With p NULL,
+ * n <= 1, or no memory for the shared job (a few dozen bytes), everything
+ * runs on the caller, in index order. fn must not fail: it records its
+ * own errors (e.g. in arg, per slot). */
+void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *arg);
+
+#endif

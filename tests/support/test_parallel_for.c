@@ -1,0 +1,152 @@
+/* tgc_parallel_for: every index runs exactly once; no two running pieces
+ * share a slot; calls from a pool's own workers, a pool of one worker and
+ * nested calls finish (the caller never waits on a queued helper); a NULL
+ * pool runs in index order on the caller. Run under ThreadSanitizer by
+ * `make test`. */
+#include "tests/harness.h"
+
+#include "support/parallel_for.h"
+
+#include <CUnit/CUnit.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define N_INDICES 10000
+
+typedef struct tally {
+    atomic_int runs[N_INDICES];
+    atomic_int busy[16]; /* per slot: pieces running with it now */
+    atomic_int slot_clash, bad_slot;
+    int width;
+} tally;
+
+static void count(void *arg, int64_t i, int slot) {
+    tally *t = arg;
+    if (slot < 0 || slot >= t->width) {
+        atomic_fetch_add(&t->bad_slot, 1);
+        return;
+    }
+    if (atomic_fetch_add(&t->busy[slot], 1) != 0) atomic_fetch_add(&t->slot_clash, 1);
+    atomic_fetch_add(&t->runs[i], 1);
+    for (volatile int spin = 0; spin < 50; spin++) {
+    }
+    atomic_fetch_sub(&t->busy[slot], 1);
+}
+
+static tally *tally_new(const tgc_thread_pool *p) {
+    static tally t;
+    for (int i = 0; i < N_INDICES; i++) atomic_store(&t.runs[i], 0);
+    for (int s = 0; s < 16; s++) atomic_store(&t.busy[s], 0);
+    atomic_store(&t.slot_clash, 0);
+    atomic_store(&t.bad_slot, 0);
+    t.width = tgc_parallel_width(p);
+    return &t;
+}
+
+static int wrong_counts(tally *t, int n) {
+    int wrong = 0;
+    for (int i = 0; i < N_INDICES; i++) wrong += atomic_load(&t->runs[i]) != (i < n ? 1 : 0);
+    return wrong;
+}
+
+static void test_every_index_once(void) {
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &p), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_parallel_width(p), 4);
+    int sizes[] = {0, 1, 2, 3, 7, 100, N_INDICES};
+    for (int k = 0; k < 7; k++) {
+        for (int rep = 0; rep < 20; rep++) {
+            tally *t = tally_new(p);
+            tgc_parallel_for(p, sizes[k], count, t);
+            CU_ASSERT_EQUAL(wrong_counts(t, sizes[k]), 0);
+            CU_ASSERT_EQUAL(atomic_load(&t->slot_clash), 0);
+            CU_ASSERT_EQUAL(atomic_load(&t->bad_slot), 0);
+        }
+    }
+    tgc_thread_pool_free(p);
+}
+
+static int64_t order[64];
+static int order_len;
+
+static void record(void *arg, int64_t i, int slot) {
+    (void)arg;
+    CU_ASSERT_EQUAL(slot, 0);
+    order[order_len++] = i;
+}
+
+static void test_null_pool_in_order(void) {
+    CU_ASSERT_EQUAL(tgc_parallel_width(NULL), 1);
+    order_len = 0;
+    tgc_parallel_for(NULL, 40, record, NULL);
+    CU_ASSERT_EQUAL_FATAL(order_len, 40);
+    for (int i = 0; i < 40; i++) CU_ASSERT_EQUAL(order[i], i);
+}
+
+/* A task on a one-worker pool runs a parallel_for over that same pool: its
+ * helper can only start after the task returns, so the caller must finish
+ * every index itself. */
+typedef struct inside {
+    tgc_thread_pool *pool;
+    tally *t;
+    atomic_bool done;
+} inside;
+
+static void from_worker(void *arg) {
+    inside *in = arg;
+    tgc_parallel_for(in->pool, 500, count, in->t);
+    atomic_store(&in->done, true);
+}
+
+static void test_from_the_pools_only_worker(void) {
+    inside in;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &in.pool), TGC_OK);
+    in.t = tally_new(in.pool);
+    atomic_init(&in.done, false);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(in.pool, from_worker, &in), TGC_OK);
+    while (!atomic_load(&in.done)) {
+    }
+    tgc_thread_pool_free(in.pool);
+    CU_ASSERT_EQUAL(wrong_counts(in.t, 500), 0);
+    CU_ASSERT_EQUAL(atomic_load(&in.t->slot_clash), 0);
+}
+
+/* Each outer index runs an inner parallel_for of 50 over the same pool. */
+typedef struct nested {
+    tgc_thread_pool *pool;
+    atomic_int inner_runs[20 * 50];
+} nested;
+
+typedef struct inner_arg {
+    nested *n;
+    int64_t outer;
+} inner_arg;
+
+static void inner(void *arg, int64_t i, int slot) {
+    (void)slot;
+    inner_arg *a = arg;
+    atomic_fetch_add(&a->n->inner_runs[a->outer * 50 + i], 1);
+}
+
+static void outer(void *arg, int64_t i, int slot) {
+    (void)slot;
+    inner_arg a = {arg, i};
+    tgc_parallel_for(((nested *)arg)->pool, 50, inner, &a);
+}
+
+static void test_nested(void) {
+    static nested n;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &n.pool), TGC_OK);
+    for (int rep = 0; rep < 20; rep++) {
+        for (int i = 0; i < 20 * 50; i++) atomic_store(&n.inner_runs[i], 0);
+        tgc_parallel_for(n.pool, 20, outer, &n);
+        int wrong = 0;
+        for (int i = 0; i < 20 * 50; i++) wrong += atomic_load(&n.inner_runs[i]) != 1;
+        CU_ASSERT_EQUAL(wrong, 0);
+    }
+    tgc_thread_pool_free(n.pool);
+}
+
+TGC_TEST_MAIN("parallel for", {"every index once, slots never shared", test_every_index_once},
+              {"NULL pool: in order on the caller", test_null_pool_in_order},
+              {"from the pool's only worker", test_from_the_pools_only_worker}, {"nested", test_nested})
