@@ -6,6 +6,7 @@
 #include "support/parallel_for.h"
 
 #include "support/alloc.h"
+#include "support/spin.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +41,8 @@ static void drain(job *j, int slot) {
         pthread_mutex_unlock(&j->lock);
     }
 }
+
+static bool all_finished(void *arg) { return atomic_load(&((job *)arg)->unfinished) == 0; }
 
 static void helper(void *arg) {
     job *j = arg;
@@ -76,6 +79,7 @@ void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *a
     for (int64_t h = 0; h < helpers; h++)
         if (tgc_thread_pool_submit(p, helper, j) != TGC_OK) atomic_fetch_sub(&j->refs, 1);
     drain(j, 0);
+    if (atomic_load(&j->unfinished) > 0) tgc_spin_until(all_finished, j);
     pthread_mutex_lock(&j->lock);
     while (atomic_load(&j->unfinished) > 0) pthread_cond_wait(&j->finished, &j->lock);
     pthread_mutex_unlock(&j->lock);

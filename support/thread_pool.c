@@ -1,11 +1,15 @@
 /* Worker threads over a growable ring buffer of tasks, guarded by one mutex
  * and one condition variable. Tasks are short (one node's kernel), so a
- * single queue per device keeps order simple and fair. */
+ * single queue per device keeps order simple and fair. An idle worker
+ * spins a little (tgc_spin_until) before sleeping on the condition variable,
+ * so work handed over right after it went idle starts at once. */
 #include "support/thread_pool.h"
 
 #include "support/alloc.h"
+#include "support/spin.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -18,16 +22,27 @@ struct tgc_thread_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     task *ring;
-    size_t cap, head, count; /* tasks at ring[(head + i) % cap], i < count */
+    size_t cap, head;
+    atomic_size_t count; /* tasks at ring[(head + i) % cap], i < count; written under lock */
     bool stopping;
     pthread_t *threads;
     int n_threads;
 };
 
+static bool queue_nonempty(void *arg) {
+    tgc_thread_pool *p = arg;
+    return atomic_load_explicit(&p->count, memory_order_relaxed) > 0;
+}
+
 static void *worker(void *arg) {
     tgc_thread_pool *p = arg;
     pthread_mutex_lock(&p->lock);
     for (;;) {
+        if (p->count == 0 && !p->stopping) {
+            pthread_mutex_unlock(&p->lock);
+            tgc_spin_until(queue_nonempty, p);
+            pthread_mutex_lock(&p->lock);
+        }
         while (p->count == 0 && !p->stopping) pthread_cond_wait(&p->wake, &p->lock);
         if (p->count == 0) break; /* stopping and drained */
         task t = p->ring[p->head];

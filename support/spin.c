@@ -1,0 +1,50 @@
+/* tgc_spin_until: poll, pause, and look at the clock every few dozen polls. */
+#include "support/spin.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() atomic_signal_fence(memory_order_seq_cst)
+#endif
+
+#define DEFAULT_SPIN_US 50
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The budget in nanoseconds, read once: TGC_SPIN_US or the default. */
+static int64_t spin_budget_ns(void) {
+    static atomic_llong budget = -1;
+    long long b = atomic_load_explicit(&budget, memory_order_relaxed);
+    if (b < 0) {
+        const char *env = getenv("TGC_SPIN_US");
+        long long us = env != NULL ? atoll(env) : DEFAULT_SPIN_US;
+        b = (us < 0 ? 0 : us) * 1000;
+        atomic_store_explicit(&budget, b, memory_order_relaxed);
+    }
+    return b;
+}
+
+bool tgc_spin_until(bool (*ready)(void *arg), void *arg) {
+    int64_t budget = spin_budget_ns();
+    if (budget == 0) return ready(arg);
+    int64_t deadline = now_ns() + budget;
+    for (;;) {
+        for (int i = 0; i < 32; i++) {
+            if (ready(arg)) return true;
+            CPU_RELAX();
+        }
+        if (now_ns() >= deadline) return ready(arg);
+    }
+}
