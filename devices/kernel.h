@@ -22,6 +22,7 @@
 #define TGC_DEVICES_KERNEL_H
 
 #include "devices/device.h"
+#include "devices/kernel_cache.h"
 #include "graph/graph.h"
 #include "support/parallel_for.h"
 
@@ -50,6 +51,11 @@ typedef struct tgc_kernel_ctx {
     /* The device's worker threads, for splitting one kernel's work with
      * tgc_parallel_for (support/parallel_for.h); NULL: run on the caller. */
     tgc_thread_pool *pool;
+    /* The node's cache across runs (devices/kernel_cache.h), NULL outside a
+     * session, and which inputs are session constants (bit i: input i is
+     * an initializer, the same values every run). */
+    tgc_kernel_cache *cache;
+    uint32_t const_inputs;
 } tgc_kernel_ctx;
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);

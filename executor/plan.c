@@ -150,7 +150,9 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diag
     p->value_base = tgc_calloc(nn, sizeof *p->value_base);
     p->pending = tgc_calloc(nn, sizeof *p->pending);
     p->feed_index = tgc_calloc(nn, sizeof *p->feed_index);
-    if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index)
+    p->caches = tgc_calloc(nn, sizeof *p->caches);
+    for (size_t i = 0; p->caches != NULL && i < nn; i++) tgc_kernel_cache_init(&p->caches[i]);
+    if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches)
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
@@ -174,5 +176,8 @@ void tgc_plan_release(tgc_plan *p) {
     tgc_free(p->consumers);
     tgc_free(p->weights);
     tgc_free(p->feed_index);
+    for (int32_t i = 0; p->caches != NULL && p->g != NULL && i <= p->g->n_nodes; i++)
+        tgc_kernel_cache_clear(&p->caches[i]);
+    tgc_free(p->caches);
     memset(p, 0, sizeof *p);
 }

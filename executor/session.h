@@ -63,6 +63,7 @@ typedef struct tgc_plan {
     int32_t *consumers;    /* consumer node ids, one per in-edge */
     tgc_value *weights;    /* slot -> the initializer's value (TGC_ROLE_CONST) */
     int32_t *feed_index;   /* node id -> index of the original graph input, -1 */
+    tgc_kernel_cache *caches; /* node id -> its kernel's cache across runs */
 } tgc_plan;
 
 struct tgc_session {

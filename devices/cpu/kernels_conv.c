@@ -209,7 +209,7 @@ static void conv_tile(void *arg, int64_t i, int slot) {
     int64_t cols = (o1 - o0) * t->row_cols;
     build_col(t->x + (n * g->channels + gi * g->cg) * g->in_size, g->cg, &g->w, o0, o1, t->col[slot]);
     float *y = t->y + (n * g->m_count + gi * t->m_group) * g->out_size + o0 * t->row_cols;
-    if (!tgc_cpu_sgemm(NULL, false, false, t->m_group, cols, t->k, 1.0f, t->w + gi * t->m_group * t->k, t->k,
+    if (!tgc_cpu_sgemm_one(false, false, t->m_group, cols, t->k, 1.0f, t->w + gi * t->m_group * t->k, t->k,
                        t->col[slot], cols, 1.0f, y, g->out_size))
         t->failed = true;
 }
@@ -303,5 +303,6 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
                     return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
         return TGC_OK;
     }
+    if (tgc_cpu_conv_winograd_applies(&g)) return tgc_cpu_conv_winograd(c, &g, px, pw, py);
     return im2col_gemm(c, &g, px, pw, py);
 }

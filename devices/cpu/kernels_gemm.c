@@ -19,8 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* One cblas_sgemm call on the calling thread (the contract of tgc_cpu_sgemm). */
-static bool sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                       const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
         return false;
@@ -63,11 +62,11 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
     int64_t hi = lo + s->step < len ? lo + s->step : len;
     if (s->split_m) {
         const float *a = s->ta ? s->a + lo : s->a + lo * s->lda;
-        s->ok[i] = sgemm_one(s->ta, s->tb, hi - lo, s->n, s->k, s->alpha, a, s->lda, s->b, s->ldb, s->beta,
+        s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, hi - lo, s->n, s->k, s->alpha, a, s->lda, s->b, s->ldb, s->beta,
                              s->c + lo * s->ldc, s->ldc);
     } else {
         const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
-        s->ok[i] = sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, s->beta,
+        s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, s->beta,
                              s->c + lo, s->ldc);
     }
 }
@@ -81,8 +80,8 @@ bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n
      * piece thinner than 16. */
     bool split_m = m > n;
     int64_t len = split_m ? m : n;
-    if (pool == NULL || pieces < 2 || len < 32)
-        return sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (pieces < 2 || len < 32)
+        return tgc_cpu_sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     int64_t step = (len + pieces - 1) / pieces;
     step = (step + 15) / 16 * 16;
     pieces = (len + step - 1) / step;

@@ -2,6 +2,7 @@
  * devices/cpu/. One file per family, the list in kernels_nn.c:
  *     kernels_gemm.c  MatMul, Gemm, and tgc_cpu_sgemm (OpenBLAS)
  *     kernels_conv.c  Conv (im2col + GEMM, pointwise GEMM, direct depthwise)
+ *     conv_winograd.c Conv 3x3 stride 1 by Winograd F(2x2, 3x3)
  *     kernels_pool.c  MaxPool, AveragePool, GlobalAveragePool
  * Conv and pooling read their window geometry through devices/window.h.
  *     kernels_norm.c  BatchNormalization, LayerNormalization
@@ -40,16 +41,35 @@ tgc_status tgc_cpu_layer_norm_f32(tgc_kernel_ctx *c);
 
 /* ---- Shared helpers ------------------------------------------------------ */
 
-/* C[m, n] = alpha * op(A) op(B) + beta * C, row-major float32, through
- * cblas_sgemm. op(A) is [m, k] (A stored [k, m] when ta), op(B) is [k, n];
- * lda, ldb, ldc are the stored row lengths. Any of m, n, k may be 0: k == 0
- * leaves C = beta * C (0 when beta is 0, whatever C held) without touching
- * A or B. With a pool, a GEMM of more than a few million multiply-adds is
- * cut into up to 8 blocks of C's longer side (multiples of 16 rows or
- * columns, chosen from the sizes alone, so the result does not depend on
- * the threads) run by tgc_parallel_for, each one cblas_sgemm on its
- * thread; pool NULL: one call here. Returns false, computing nothing, when a
+/* True when Conv geometry g suits tgc_cpu_conv_winograd: 2-D, 3x3 kernel,
+ * strides and dilations 1, one group, at least 16 input and output
+ * channels and 49 output tiles (a 13x13 output or more). */
+bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g);
+
+/* Conv by Winograd F(2x2, 3x3) (conv_winograd.c) for a geometry that
+ * tgc_cpu_conv_winograd_applies accepts: x [N, C, H, W], w [M, C, 3, 3],
+ * y [N, M, OH, OW] already holding the bias, all float32. Scratch of
+ * 16 * (M*C + C*T + M*T) floats (T = output tiles of 2x2) comes from
+ * tgc_malloc and is freed before returning; without it, fails through
+ * tgc_kernel_fail naming the bytes. Split over c->pool. */
+tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
+                                 float *y);
+
+/* C[m, n] = alpha * op(A) op(B) + beta * C, row-major float32, by one
+ * cblas_sgemm on the calling thread. op(A) is [m, k] (A stored [k, m] when
+ * ta), op(B) is [k, n]; lda, ldb, ldc are the stored row lengths. Any of
+ * m, n, k may be 0: k == 0 leaves C = beta * C (0 when beta is 0, whatever
+ * C held) without touching A or B. Returns false, computing nothing, when a
  * size does not fit BLAS's int. */
+bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+
+/* tgc_cpu_sgemm_one's product, with a GEMM of more than a few million
+ * multiply-adds cut into up to 8 blocks of C's longer side (multiples of 16
+ * rows or columns) run by tgc_parallel_for over pool (NULL: one after the
+ * other here). The blocks depend on the sizes alone, so the result is
+ * bitwise the same with any pool (OpenBLAS's rounding does depend on how a
+ * product is cut). */
 bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 

@@ -42,6 +42,11 @@ typedef struct nn_fixture {
     tgc_node node;
     char err[256];
     bool ok; /* every file loaded and every buffer allocated */
+    /* What the executor would pass (all NULL/0 by default): the device's
+     * pool, the node's cache across runs, which inputs are constants. */
+    tgc_thread_pool *pool;
+    tgc_kernel_cache *cache;
+    uint32_t const_inputs;
 } nn_fixture;
 
 static inline void nn_begin(nn_fixture *f, const char *op, const char *case_name) {
@@ -202,6 +207,9 @@ static inline tgc_status nn_run(nn_fixture *f) {
         .n_outputs = f->n_out,
         .error = f->err,
         .error_size = sizeof f->err,
+        .pool = f->pool,
+        .cache = f->cache,
+        .const_inputs = f->const_inputs,
     };
     f->err[0] = '\0';
     return def->fn(&ctx);

@@ -1,0 +1,41 @@
+/* Per-node kernel caches: double-checked building under the node's lock. */
+#include "devices/kernel_cache.h"
+
+#include "devices/kernel.h"
+#include "support/alloc.h"
+
+void tgc_kernel_cache_init(tgc_kernel_cache *k) {
+    pthread_mutex_init(&k->lock, NULL);
+    atomic_init(&k->data, NULL);
+    k->bytes = 0;
+}
+
+void tgc_kernel_cache_clear(tgc_kernel_cache *k) {
+    tgc_free(atomic_load(&k->data));
+    atomic_store(&k->data, NULL);
+    pthread_mutex_destroy(&k->lock);
+}
+
+const void *tgc_kernel_cache_get(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build, void *arg) {
+    tgc_kernel_cache *k = c->cache;
+    if (k == NULL || (c->const_inputs & const_inputs) != const_inputs) return NULL;
+    void *data = atomic_load_explicit(&k->data, memory_order_acquire);
+    if (data != NULL) return data;
+    pthread_mutex_lock(&k->lock);
+    data = atomic_load_explicit(&k->data, memory_order_acquire);
+    if (data == NULL) {
+        size_t bytes = 0;
+        data = build(c, arg, &bytes);
+        if (data != NULL) k->bytes = bytes;
+        atomic_store_explicit(&k->data, data, memory_order_release);
+    }
+    pthread_mutex_unlock(&k->lock);
+    return data;
+}
+
+size_t tgc_kernel_cache_bytes(const tgc_kernel_cache *caches, int64_t count) {
+    size_t total = 0;
+    for (int64_t i = 0; caches != NULL && i < count; i++)
+        if (atomic_load(&((tgc_kernel_cache *)&caches[i])->data) != NULL) total += caches[i].bytes;
+    return total;
+}

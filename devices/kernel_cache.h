@@ -1,0 +1,48 @@
+/* What a kernel keeps for one node across the runs of a session: constant
+ * weights in the layout the kernel computes with (Conv's Winograd-transformed
+ * filters), built on the first run and reused until the session is freed,
+ * as ONNX Runtime's pre-packed weights. Private to the library.
+ *
+ * Example usage (inside a kernel whose input 1 is a weight):
+ *     const float *u = tgc_kernel_cache_get(c, 1u << 1, build_u, &geometry);
+ *     if (u == NULL) ... transform into scratch, as without a cache ...
+ */
+#ifndef TGC_DEVICES_KERNEL_CACHE_H
+#define TGC_DEVICES_KERNEL_CACHE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tgc_kernel_ctx tgc_kernel_ctx;
+
+/* One node's cache: one tgc_malloc block or nothing. Owned by the
+ * executor's plan (one per node), which calls init and clear. */
+typedef struct tgc_kernel_cache {
+    pthread_mutex_t lock;     /* held while building */
+    _Atomic(void *) data;     /* the block, NULL until built */
+    size_t bytes;
+} tgc_kernel_cache;
+
+void tgc_kernel_cache_init(tgc_kernel_cache *k);
+
+/* Frees the block and the lock. */
+void tgc_kernel_cache_clear(tgc_kernel_cache *k);
+
+/* Builds the block for c's node: returns a tgc_malloc'd block of *bytes
+ * bytes, or NULL (no memory: the kernel then works without the cache). */
+typedef void *(*tgc_kernel_cache_build)(const tgc_kernel_ctx *c, void *arg, size_t *bytes);
+
+/* The node's cached block, built by build(c, arg) on the first call; NULL
+ * when the node has no cache (c->cache NULL, a kernel run outside a
+ * session), when an input in `const_inputs` (bit i: input i) is not one of
+ * the session's constants (so may change between runs), or when building
+ * failed. Safe from several threads: one builds, the others wait for it.
+ * The block is read-only afterwards; the caller does not free it. */
+const void *tgc_kernel_cache_get(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build, void *arg);
+
+/* Bytes held by the caches of `count` nodes (for memory reports). */
+size_t tgc_kernel_cache_bytes(const tgc_kernel_cache *caches, int64_t count);
+
+#endif

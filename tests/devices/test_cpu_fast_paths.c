@@ -1,0 +1,337 @@
+/* The cpu kernels' fast paths, each against a direct loop in double, and
+ * each run both alone and split over a thread pool (results must be
+ * bitwise the same: the pieces are chosen from the sizes alone):
+ *   - Conv by Winograd F(2x2, 3x3) (conv_winograd.c): odd and even output
+ *     sizes, asymmetric pads, a batch, with and without the filter cache;
+ *   - Conv by im2col in tiles over the threads, and by one im2col matrix
+ *     with the GEMM split over output channels (small maps);
+ *   - GEMM split into blocks (tgc_cpu_sgemm through MatMul);
+ *   - MaxPool's 2-D row path, with NaN, -inf and ties, against the rule of
+ *     the general path. */
+#include "tests/devices/kernel_fixture_nn.h"
+
+#include "devices/cpu/kernels_nn.h"
+#include "support/alloc.h"
+
+#include <stdlib.h>
+
+static float lcg(uint32_t *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)(*s >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+static float *random_floats(size_t n, uint32_t seed) {
+    float *v = malloc(n * sizeof *v);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    for (size_t i = 0; i < n; i++) v[i] = lcg(&seed);
+    return v;
+}
+
+/* ---- Conv ---------------------------------------------------------------------- */
+
+typedef struct conv_shape {
+    int64_t batch, channels, m_count, h, w, k, stride;
+    int64_t pads[4]; /* top, left, bottom, right */
+} conv_shape;
+
+static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t p0, int64_t p1) {
+    return (in + p0 + p1 - k) / stride + 1;
+}
+
+/* Runs Conv (with a bias) on shape s: pool and cache as given (NULL: none);
+ * the output goes to y (numel floats). */
+static void run_conv(const conv_shape *s, const float *x, const float *wt, const float *b, tgc_thread_pool *pool,
+                     tgc_kernel_cache *cache, float *y) {
+    int64_t oh = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
+    int64_t ow = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
+    int64_t xd[4] = {s->batch, s->channels, s->h, s->w}, wd[4] = {s->m_count, s->channels, s->k, s->k};
+    int64_t bd[1] = {s->m_count}, yd[4] = {s->batch, s->m_count, oh, ow};
+    nn_fixture f;
+    nn_begin(&f, "Conv", "fast_paths");
+    nn_in_dims(&f, TGC_FLOAT32, 4, xd, x);
+    nn_in_dims(&f, TGC_FLOAT32, 4, wd, wt);
+    nn_in_dims(&f, TGC_FLOAT32, 1, bd, b);
+    NN_INTS(&f, "pads", s->pads[0], s->pads[1], s->pads[2], s->pads[3]);
+    NN_INTS(&f, "strides", s->stride, s->stride);
+    nn_out_dims(&f, TGC_FLOAT32, 4, yd);
+    f.pool = pool;
+    f.cache = cache;
+    f.const_inputs = cache != NULL ? 0x6 : 0; /* W and B are weights */
+    CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+    int64_t n = s->batch * s->m_count * oh * ow;
+    for (int64_t i = 0; i < n; i++) y[i] = nn_out_f32(&f, 0, i);
+    nn_end(&f);
+}
+
+/* The largest |y - direct| relative to the sum of |products| at each
+ * output (a rounding bound that holds for any summation order). */
+static double conv_error(const conv_shape *s, const float *x, const float *wt, const float *b, const float *y) {
+    int64_t oh = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
+    int64_t ow = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
+    double worst = 0.0;
+    for (int64_t n = 0; n < s->batch; n++)
+        for (int64_t m = 0; m < s->m_count; m++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    double sum = b[m], mag = fabs(b[m]);
+                    for (int64_t c = 0; c < s->channels; c++)
+                        for (int64_t a = 0; a < s->k; a++)
+                            for (int64_t e = 0; e < s->k; e++) {
+                                int64_t r = i * s->stride - s->pads[0] + a, q = j * s->stride - s->pads[1] + e;
+                                if (r < 0 || r >= s->h || q < 0 || q >= s->w) continue;
+                                double p = (double)x[((n * s->channels + c) * s->h + r) * s->w + q] *
+                                           wt[((m * s->channels + c) * s->k + a) * s->k + e];
+                                sum += p;
+                                mag += fabs(p);
+                            }
+                    double got = y[((n * s->m_count + m) * oh + i) * ow + j];
+                    double rel = fabs(got - sum) / (mag + 1e-30);
+                    if (rel > worst) worst = rel;
+                }
+    return worst;
+}
+
+/* Conv of shape s: correct alone, bitwise the same over a 3-worker pool,
+ * and (cached) bitwise the same on a first and a second run with the cache. */
+static void conv_check(const conv_shape *s) {
+    int64_t oh = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
+    int64_t ow = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
+    size_t nx = (size_t)(s->batch * s->channels * s->h * s->w), nw = (size_t)(s->m_count * s->channels * s->k * s->k);
+    size_t ny = (size_t)(s->batch * s->m_count * oh * ow);
+    float *x = random_floats(nx, 11), *wt = random_floats(nw, 12), *b = random_floats((size_t)s->m_count, 13);
+    float *alone = malloc(ny * sizeof *alone), *split = malloc(ny * sizeof *split);
+    float *first = malloc(ny * sizeof *first), *second = malloc(ny * sizeof *second);
+    CU_ASSERT_FATAL(alone && split && first && second);
+
+    run_conv(s, x, wt, b, NULL, NULL, alone);
+    double err = conv_error(s, x, wt, b, alone);
+    CU_ASSERT(err < 1e-5);
+    if (err >= 1e-5) printf("\n  conv %lldx%lld C=%lld M=%lld: relative error %.3g\n", (long long)s->h,
+                            (long long)s->w, (long long)s->channels, (long long)s->m_count, err);
+
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &pool), TGC_OK);
+    run_conv(s, x, wt, b, pool, NULL, split);
+    CU_ASSERT_EQUAL(memcmp(alone, split, ny * sizeof *alone), 0);
+
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    run_conv(s, x, wt, b, pool, &cache, first);
+    run_conv(s, x, wt, b, pool, &cache, second);
+    CU_ASSERT_EQUAL(memcmp(alone, first, ny * sizeof *alone), 0);
+    CU_ASSERT_EQUAL(memcmp(alone, second, ny * sizeof *alone), 0);
+    tgc_kernel_cache_clear(&cache);
+    tgc_thread_pool_free(pool);
+    free(x);
+    free(wt);
+    free(b);
+    free(alone);
+    free(split);
+    free(first);
+    free(second);
+}
+
+/* The geometry tgc_cpu_conv_winograd_applies sees for shape s. */
+static tgc_conv_geometry geometry_of(const conv_shape *s) {
+    tgc_conv_geometry g = {.group = 1, .batch = s->batch, .channels = s->channels, .m_count = s->m_count,
+                           .cg = s->channels};
+    g.w.n = 2;
+    for (int a = 0; a < 2; a++) {
+        g.w.kernel[a] = s->k;
+        g.w.strides[a] = s->stride;
+        g.w.dilations[a] = 1;
+    }
+    g.w.out[0] = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
+    g.w.out[1] = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
+    return g;
+}
+
+static void test_winograd_shapes(void) {
+    conv_shape shapes[] = {
+        {1, 16, 16, 14, 14, 3, 1, {1, 1, 1, 1}},  /* 14x14 out: 49 tiles, the smallest taken */
+        {2, 24, 20, 17, 19, 3, 1, {1, 0, 0, 2}},  /* odd outputs, asymmetric pads, a batch */
+        {1, 32, 48, 30, 16, 3, 1, {0, 0, 0, 0}},  /* no pads */
+        {1, 17, 33, 21, 23, 3, 1, {2, 2, 2, 2}},  /* pads of 2: tiles reading only padding */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tgc_conv_geometry g = geometry_of(&shapes[i]);
+        CU_ASSERT(tgc_cpu_conv_winograd_applies(&g));
+        conv_check(&shapes[i]);
+    }
+}
+
+static void test_winograd_declines(void) {
+    conv_shape strided = {1, 32, 32, 30, 30, 3, 2, {1, 1, 1, 1}}, small_map = {1, 64, 64, 7, 7, 3, 1, {1, 1, 1, 1}};
+    conv_shape few_channels = {1, 3, 64, 56, 56, 3, 1, {1, 1, 1, 1}}, five = {1, 32, 32, 30, 30, 5, 1, {2, 2, 2, 2}};
+    conv_shape *no[] = {&strided, &small_map, &few_channels, &five};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        tgc_conv_geometry g = geometry_of(no[i]);
+        CU_ASSERT(!tgc_cpu_conv_winograd_applies(&g));
+    }
+    tgc_conv_geometry g = geometry_of(&strided);
+    g.group = 2;
+    g.w.strides[0] = g.w.strides[1] = 1;
+    CU_ASSERT(!tgc_cpu_conv_winograd_applies(&g));
+}
+
+static void test_im2col_tiles_and_channel_split(void) {
+    conv_shape shapes[] = {
+        {2, 8, 24, 60, 41, 3, 1, {1, 1, 1, 1}},  /* tiles of output rows over the threads */
+        {1, 3, 16, 64, 64, 7, 2, {3, 3, 3, 3}},  /* a ResNet stem: 7x7 stride 2 */
+        {1, 64, 96, 7, 7, 3, 1, {1, 1, 1, 1}},   /* a 7x7 map: one matrix, GEMM split by channels */
+        {1, 32, 64, 20, 20, 3, 2, {1, 1, 1, 1}}, /* strided 3x3 */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) conv_check(&shapes[i]);
+}
+
+static void test_cache_needs_constant_filters(void) {
+    conv_shape s = {1, 16, 16, 14, 14, 3, 1, {1, 1, 1, 1}};
+    size_t nx = 16 * 14 * 14, nw = 16 * 16 * 9;
+    float *x = random_floats(nx, 1), *wt = random_floats(nw, 2), *b = random_floats(16, 3);
+    float *y = malloc(16 * 14 * 14 * sizeof *y);
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    /* const_inputs lacks W: no cache is built */
+    int64_t xd[4] = {1, 16, 14, 14}, wd[4] = {16, 16, 3, 3}, bd[1] = {16}, yd[4] = {1, 16, 14, 14};
+    nn_fixture f;
+    nn_begin(&f, "Conv", "fast_paths");
+    nn_in_dims(&f, TGC_FLOAT32, 4, xd, x);
+    nn_in_dims(&f, TGC_FLOAT32, 4, wd, wt);
+    nn_in_dims(&f, TGC_FLOAT32, 1, bd, b);
+    NN_INTS(&f, "pads", 1, 1, 1, 1);
+    nn_out_dims(&f, TGC_FLOAT32, 4, yd);
+    f.cache = &cache;
+    f.const_inputs = 0x4; /* only B */
+    CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_kernel_cache_bytes(&cache, 1), 0);
+    f.const_inputs = 0x6;
+    CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+    CU_ASSERT(tgc_kernel_cache_bytes(&cache, 1) >= 16 * 16 * 16 * sizeof(float));
+    nn_end(&f);
+    tgc_kernel_cache_clear(&cache);
+    free(x);
+    free(wt);
+    free(b);
+    free(y);
+    (void)s;
+}
+
+/* ---- GEMM split ------------------------------------------------------------------- */
+
+static void matmul_check(int64_t m, int64_t k, int64_t n) {
+    float *a = random_floats((size_t)(m * k), 5), *b = random_floats((size_t)(k * n), 6);
+    int64_t ad[2] = {m, k}, bd[2] = {k, n}, yd[2] = {m, n};
+    float *alone = malloc((size_t)(m * n) * sizeof *alone);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        nn_fixture f;
+        nn_begin(&f, "MatMul", "fast_paths");
+        nn_in_dims(&f, TGC_FLOAT32, 2, ad, a);
+        nn_in_dims(&f, TGC_FLOAT32, 2, bd, b);
+        nn_out_dims(&f, TGC_FLOAT32, 2, yd);
+        f.pool = pass == 0 ? NULL : pool;
+        CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+        double worst = 0.0;
+        int64_t differ = 0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                float got = nn_out_f32(&f, 0, i * n + j);
+                if (pass == 0) {
+                    double sum = 0.0, mag = 0.0;
+                    for (int64_t t = 0; t < k; t++) {
+                        sum += (double)a[i * k + t] * b[t * n + j];
+                        mag += fabs((double)a[i * k + t] * b[t * n + j]);
+                    }
+                    double rel = fabs(got - sum) / (mag + 1e-30);
+                    if (rel > worst) worst = rel;
+                    alone[i * n + j] = got;
+                } else {
+                    differ += memcmp(&got, &alone[i * n + j], sizeof got) != 0;
+                }
+            }
+        CU_ASSERT(worst < 1e-5);
+        CU_ASSERT_EQUAL(differ, 0);
+        nn_end(&f);
+    }
+    tgc_thread_pool_free(pool);
+    free(a);
+    free(b);
+    free(alone);
+}
+
+static void test_gemm_split(void) {
+    matmul_check(300, 256, 200); /* split along M (the longer side) */
+    matmul_check(64, 784, 512);  /* along N */
+    matmul_check(33, 1000, 100); /* blocks with a ragged last one */
+}
+
+/* ---- MaxPool 2-D -------------------------------------------------------------------- */
+
+/* The general path's rule for one window: the first maximum in row-major
+ * order; a NaN wins. */
+static float window_max(const float *plane, int64_t h, int64_t w, int64_t r0, int64_t c0, int64_t k, int64_t d) {
+    float best = 0.0f;
+    bool first = true;
+    for (int64_t a = 0; a < k; a++)
+        for (int64_t e = 0; e < k; e++) {
+            int64_t r = r0 + a * d, c = c0 + e * d;
+            if (r < 0 || r >= h || c < 0 || c >= w) continue;
+            float v = plane[r * w + c];
+            if (first || v > best || (isnan(v) && !isnan(best))) best = v;
+            first = false;
+        }
+    return first ? NAN : best;
+}
+
+static void max_pool_check(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+    size_t nx = (size_t)(planes * h * w);
+    float *x = random_floats(nx, 21);
+    for (size_t i = 0; i < nx; i += 37) x[i] = NAN;
+    for (size_t i = 5; i < nx; i += 41) x[i] = -INFINITY;
+    for (size_t i = 9; i < nx; i += 13) x[i] = x[i - 1]; /* ties */
+    int64_t ext = dil * (k - 1) + 1;
+    int64_t oh = (h + 2 * pad - ext) / stride + 1, ow = (w + 2 * pad - ext) / stride + 1;
+    int64_t xd[4] = {1, planes, h, w}, yd[4] = {1, planes, oh, ow};
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        nn_fixture f;
+        nn_begin(&f, "MaxPool", "fast_paths");
+        nn_in_dims(&f, TGC_FLOAT32, 4, xd, x);
+        NN_INTS(&f, "kernel_shape", k, k);
+        NN_INTS(&f, "strides", stride, stride);
+        NN_INTS(&f, "pads", pad, pad, pad, pad);
+        NN_INTS(&f, "dilations", dil, dil);
+        nn_out_dims(&f, TGC_FLOAT32, 4, yd);
+        f.pool = pass == 0 ? NULL : pool;
+        CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+        int64_t wrong = 0;
+        for (int64_t p = 0; p < planes; p++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    float want = window_max(x + p * h * w, h, w, i * stride - pad, j * stride - pad, k, dil);
+                    float got = nn_out_f32(&f, 0, (p * oh + i) * ow + j);
+                    bool same = (isnan(want) && isnan(got)) || memcmp(&want, &got, sizeof got) == 0;
+                    wrong += !same;
+                }
+        CU_ASSERT_EQUAL(wrong, 0);
+        nn_end(&f);
+    }
+    tgc_thread_pool_free(pool);
+    free(x);
+}
+
+static void test_max_pool_2d(void) {
+    max_pool_check(70, 112, 112, 3, 2, 1, 1); /* ResNet's pool, many pieces */
+    max_pool_check(3, 9, 11, 2, 2, 0, 1);
+    max_pool_check(4, 13, 10, 3, 1, 1, 2);    /* dilated */
+    max_pool_check(2, 8, 8, 3, 3, 2, 1);      /* pads 2 of 3: edge windows see one tap row */
+}
+
+TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
+              {"winograd declines", test_winograd_declines},
+              {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
+              {"cache needs constant filters", test_cache_needs_constant_filters},
+              {"gemm split", test_gemm_split}, {"max pool 2-D", test_max_pool_2d})
