@@ -33,7 +33,7 @@ typedef struct winograd {
     float *u_out;       /* where transform_filters writes them */
     float *v, *p;       /* [16][C][T], [16][M][T]; each xi at a stride of its own */
     int64_t u_stride, v_stride, p_stride;
-    float **rows;       /* per slot: 4 rows of row_len floats */
+    float **rows;       /* per slot: 8 rows of row_len floats */
     tgc_thread_pool *pool;
     int64_t row_len;    /* 2 * tiles_w + 2: the input columns the tiles of a row read */
     int64_t tiles_w, tiles_h, tiles, rows_per_piece;
@@ -68,16 +68,58 @@ static void transform_filters(void *arg, int64_t piece, int slot) {
     }
 }
 
+/* One output row of the row pass of B^T d, split into its even and odd
+ * columns: e[k] = a[2k] - b[2k], o[k] = a[2k+1] - b[2k+1] (sub_split),
+ * or + (add_split). Kept out of line: gcc vectorizes these loops alone but
+ * not inside the tile loops. */
+__attribute__((noinline)) static void sub_split(const float *restrict a, const float *restrict b, float *restrict e,
+                                                float *restrict o, int64_t half) {
+    for (int64_t k = 0; k < half; k++) {
+        e[k] = a[2 * k] - b[2 * k];
+        o[k] = a[2 * k + 1] - b[2 * k + 1];
+    }
+}
+
+__attribute__((noinline)) static void add_split(const float *restrict a, const float *restrict b, float *restrict e,
+                                                float *restrict o, int64_t half) {
+    for (int64_t k = 0; k < half; k++) {
+        e[k] = a[2 * k] + b[2 * k];
+        o[k] = a[2 * k + 1] + b[2 * k + 1];
+    }
+}
+
+/* The column pass (B^T d) B of one combined row for `tiles` tiles: tile tx
+ * reads columns 2 tx .. 2 tx + 3 = even tx, odd tx, even tx + 1, odd tx + 1. */
+__attribute__((noinline)) static void tiles_b(const float *restrict ev, const float *restrict od, float *restrict v0,
+                                              float *restrict v1, float *restrict v2, float *restrict v3,
+                                              int64_t tiles) {
+    for (int64_t tx = 0; tx < tiles; tx++) {
+        v0[tx] = ev[tx] - ev[tx + 1];
+        v1[tx] = od[tx] + ev[tx + 1];
+        v2[tx] = ev[tx + 1] - od[tx];
+        v3[tx] = od[tx] - od[tx + 1];
+    }
+}
+
 /* V = B^T d B, B^T = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
  * for input channels [piece * rows_per_piece, ...) and every tile, a row of
- * tiles at a time: B^T combines the 4 input rows (padding as zeros) along
- * the whole row, then B the columns of each tile; both loops vectorize. */
+ * tiles at a time: the 4 input rows (padding as zeros) are copied out, B^T
+ * combines them along the whole row into even and odd columns, then B the
+ * columns of each tile (tile tx reads columns 2 tx .. 2 tx + 3: even tx,
+ * odd tx, even tx + 1, odd tx + 1). Every loop is unit-stride and
+ * vectorizes. */
 static void transform_input(void *arg, int64_t piece, int slot) {
     winograd *wg = arg;
     const tgc_window *w = &wg->g->w;
     int64_t h = w->in[0], wd = w->in[1], c_count = wg->g->cg, len = wg->row_len, vs = wg->v_stride;
+    int64_t tiles_w = wg->tiles_w, half = len / 2;
     int64_t pl = w->pads[1], copy_lo = pl < len ? pl : len, copy_hi = wd + pl < len ? wd + pl : len;
-    float *e0 = wg->rows[slot], *e1 = e0 + len, *e2 = e1 + len, *e3 = e2 + len, *e[4] = {e0, e1, e2, e3};
+    float *d[4], *even[4], *odd[4];
+    for (int i = 0; i < 4; i++) {
+        d[i] = wg->rows[slot] + i * len;
+        even[i] = wg->rows[slot] + (4 + i) * len;
+        odd[i] = even[i] + half;
+    }
     int64_t lo = piece * wg->rows_per_piece, hi = lo + wg->rows_per_piece < c_count ? lo + wg->rows_per_piece : c_count;
     for (int64_t c = lo; c < hi; c++) {
         const float *xc = wg->x + c * h * wd;
@@ -85,30 +127,20 @@ static void transform_input(void *arg, int64_t piece, int slot) {
             for (int i = 0; i < 4; i++) { /* input row 2 ty - pad_top + i, columns -pad_left .. */
                 int64_t r = ty * 2 - w->pads[0] + i;
                 if (r < 0 || r >= h || copy_lo >= copy_hi) {
-                    memset(e[i], 0, (size_t)len * sizeof(float));
+                    memset(d[i], 0, (size_t)len * sizeof(float));
                     continue;
                 }
-                memset(e[i], 0, (size_t)copy_lo * sizeof(float));
-                memcpy(e[i] + copy_lo, xc + r * wd + (copy_lo - pl), (size_t)(copy_hi - copy_lo) * sizeof(float));
-                memset(e[i] + copy_hi, 0, (size_t)(len - copy_hi) * sizeof(float));
+                memset(d[i], 0, (size_t)copy_lo * sizeof(float));
+                memcpy(d[i] + copy_lo, xc + r * wd + (copy_lo - pl), (size_t)(copy_hi - copy_lo) * sizeof(float));
+                memset(d[i] + copy_hi, 0, (size_t)(len - copy_hi) * sizeof(float));
             }
-            for (int64_t k = 0; k < len; k++) { /* B^T d, on the rows */
-                float d0 = e0[k], d1 = e1[k], d2 = e2[k], d3 = e3[k];
-                e0[k] = d0 - d2;
-                e1[k] = d1 + d2;
-                e2[k] = d2 - d1;
-                e3[k] = d1 - d3;
-            }
+            sub_split(d[0], d[2], even[0], odd[0], half); /* B^T d, on the rows */
+            add_split(d[1], d[2], even[1], odd[1], half);
+            sub_split(d[2], d[1], even[2], odd[2], half);
+            sub_split(d[1], d[3], even[3], odd[3], half);
             for (int i = 0; i < 4; i++) { /* (B^T d) B, per tile */
-                const float *restrict r = e[i];
-                float *restrict v0 = wg->v + (i * 4) * vs + c * wg->tiles + ty * wg->tiles_w;
-                float *restrict v1 = v0 + vs, *restrict v2 = v1 + vs, *restrict v3 = v2 + vs;
-                for (int64_t tx = 0; tx < wg->tiles_w; tx++) {
-                    v0[tx] = r[2 * tx] - r[2 * tx + 2];
-                    v1[tx] = r[2 * tx + 1] + r[2 * tx + 2];
-                    v2[tx] = r[2 * tx + 2] - r[2 * tx + 1];
-                    v3[tx] = r[2 * tx + 1] - r[2 * tx + 3];
-                }
+                float *v0 = wg->v + (i * 4) * vs + c * wg->tiles + ty * tiles_w;
+                tiles_b(even[i], odd[i], v0, v0 + vs, v0 + 2 * vs, v0 + 3 * vs, tiles_w);
             }
         }
     }
@@ -124,36 +156,56 @@ static void multiply(void *arg, int64_t xi, int slot) {
         wg->failed = true;
 }
 
+/* A^T P A for `tiles` tiles of one row: P element xi of tile tx at
+ * p[xi * ps + tx]; the tiles' output rows 0 and 1, even and odd columns. */
+__attribute__((noinline)) static void tiles_at(const float *p, int64_t ps, float *restrict r0e, float *restrict r0o,
+                                               float *restrict r1e, float *restrict r1o, int64_t tiles) {
+    const float *restrict p0 = p, *restrict p1 = p + ps, *restrict p2 = p + 2 * ps, *restrict p3 = p + 3 * ps;
+    const float *restrict p4 = p + 4 * ps, *restrict p5 = p + 5 * ps, *restrict p6 = p + 6 * ps;
+    const float *restrict p7 = p + 7 * ps, *restrict p8 = p + 8 * ps, *restrict p9 = p + 9 * ps;
+    const float *restrict p10 = p + 10 * ps, *restrict p11 = p + 11 * ps, *restrict p12 = p + 12 * ps;
+    const float *restrict p13 = p + 13 * ps, *restrict p14 = p + 14 * ps, *restrict p15 = p + 15 * ps;
+    for (int64_t tx = 0; tx < tiles; tx++) {
+        /* A^T P: row 0 = P rows 0 + 1 + 2, row 1 = P rows 1 - 2 - 3 (P row i is xi 4i .. 4i+3) */
+        float a0 = p0[tx] + p4[tx] + p8[tx], a1 = p1[tx] + p5[tx] + p9[tx];
+        float a2 = p2[tx] + p6[tx] + p10[tx], a3 = p3[tx] + p7[tx] + p11[tx];
+        float b0 = p4[tx] - p8[tx] - p12[tx], b1 = p5[tx] - p9[tx] - p13[tx];
+        float b2 = p6[tx] - p10[tx] - p14[tx], b3 = p7[tx] - p11[tx] - p15[tx];
+        r0e[tx] = a0 + a1 + a2; /* (A^T P) A */
+        r0o[tx] = a1 - a2 - a3;
+        r1e[tx] = b0 + b1 + b2;
+        r1o[tx] = b1 - b2 - b3;
+    }
+}
+
 /* Y += A^T P A, A^T = [[1, 1, 1, 0], [0, 1, -1, -1]], for output channels
- * [piece * rows_per_piece, ...) and every tile, a row of tiles at a time
- * into two scratch rows, then added onto Y clipped at its edges. */
+ * [piece * rows_per_piece, ...) and every tile, a row of tiles at a time:
+ * the tiles' even and odd output columns of both output rows into scratch,
+ * then added onto Y clipped at its edges. */
 static void transform_output(void *arg, int64_t piece, int slot) {
     winograd *wg = arg;
     const tgc_window *w = &wg->g->w;
-    int64_t oh = w->out[0], ow = w->out[1], m_count = wg->g->m_count, ps = wg->p_stride;
-    float *restrict o0 = wg->rows[slot], *restrict o1 = o0 + wg->row_len;
+    int64_t oh = w->out[0], ow = w->out[1], m_count = wg->g->m_count, ps = wg->p_stride, tiles_w = wg->tiles_w;
+    float *restrict r0e = wg->rows[slot], *restrict r0o = r0e + tiles_w, *restrict r1e = r0o + tiles_w;
+    float *restrict r1o = r1e + tiles_w;
     int64_t lo = piece * wg->rows_per_piece, hi = lo + wg->rows_per_piece < m_count ? lo + wg->rows_per_piece : m_count;
     for (int64_t m = lo; m < hi; m++) {
         float *ym = wg->y + m * oh * ow;
         for (int64_t ty = 0; ty < wg->tiles_h; ty++) {
-            const float *restrict p = wg->p + m * wg->tiles + ty * wg->tiles_w;
-            for (int64_t tx = 0; tx < wg->tiles_w; tx++) {
-                float e0[4], e1[4]; /* A^T P */
-                for (int j = 0; j < 4; j++) {
-                    float p0 = p[j * ps + tx], p1 = p[(4 + j) * ps + tx], p2 = p[(8 + j) * ps + tx];
-                    float p3 = p[(12 + j) * ps + tx];
-                    e0[j] = p0 + p1 + p2;
-                    e1[j] = p1 - p2 - p3;
-                }
-                o0[2 * tx] = e0[0] + e0[1] + e0[2]; /* (A^T P) A */
-                o0[2 * tx + 1] = e0[1] - e0[2] - e0[3];
-                o1[2 * tx] = e1[0] + e1[1] + e1[2];
-                o1[2 * tx + 1] = e1[1] - e1[2] - e1[3];
+            tiles_at(wg->p + m * wg->tiles + ty * tiles_w, ps, r0e, r0o, r1e, r1o, tiles_w);
+            float *y0 = ym + ty * 2 * ow, *y1 = y0 + ow;
+            int64_t pairs = ow / 2;
+            for (int64_t k = 0; k < pairs; k++) {
+                y0[2 * k] += r0e[k];
+                y0[2 * k + 1] += r0o[k];
             }
-            float *y0 = ym + ty * 2 * ow;
-            for (int64_t k = 0; k < ow; k++) y0[k] += o0[k];
-            if (ty * 2 + 1 < oh)
-                for (int64_t k = 0; k < ow; k++) y0[ow + k] += o1[k];
+            if (ow % 2) y0[ow - 1] += r0e[pairs];
+            if (ty * 2 + 1 >= oh) continue;
+            for (int64_t k = 0; k < pairs; k++) {
+                y1[2 * k] += r1e[k];
+                y1[2 * k + 1] += r1o[k];
+            }
+            if (ow % 2) y1[ow - 1] += r1e[pairs];
         }
     }
 }
@@ -213,7 +265,7 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
     wg.pool = c->pool;
     const float *cached = tgc_kernel_cache_get(c, 1u << 1, build_filters, &wg);
     int64_t u_floats = cached != NULL ? 0 : 16 * wg.u_stride;
-    size_t floats = (size_t)(u_floats + 16 * (wg.v_stride + wg.p_stride) + width * 4 * wg.row_len);
+    size_t floats = (size_t)(u_floats + 16 * (wg.v_stride + wg.p_stride) + width * 8 * wg.row_len);
     float *scratch = tgc_malloc(floats * sizeof(float));
     wg.rows = tgc_malloc((size_t)width * sizeof *wg.rows);
     if (scratch == NULL || wg.rows == NULL) {
@@ -224,7 +276,7 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
     }
     wg.v = scratch + u_floats;
     wg.p = wg.v + 16 * wg.v_stride;
-    for (int s = 0; s < width; s++) wg.rows[s] = wg.p + 16 * wg.p_stride + s * 4 * wg.row_len;
+    for (int s = 0; s < width; s++) wg.rows[s] = wg.p + 16 * wg.p_stride + s * 8 * wg.row_len;
 
     int64_t pieces;
     if (cached != NULL) {
