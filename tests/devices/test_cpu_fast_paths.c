@@ -1,8 +1,9 @@
 /* The cpu kernels' fast paths, each against a direct loop in double, and
  * each run both alone and split over a thread pool (results must be
  * bitwise the same: the pieces are chosen from the sizes alone):
- *   - Conv by Winograd F(2x2, 3x3) (conv_winograd.c): odd and even output
- *     sizes, asymmetric pads, a batch, with and without the filter cache;
+ *   - Conv by Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_winograd*.c): odd
+ *     and even output sizes, asymmetric pads, a batch, with and without the
+ *     filter cache;
  *   - Conv by im2col in tiles over the threads, and by one im2col matrix
  *     with the GEMM split over output channels (small maps);
  *   - GEMM split into blocks (tgc_cpu_sgemm through MatMul);
@@ -106,7 +107,7 @@ static void conv_check(const conv_shape *s) {
     run_conv(s, x, wt, b, NULL, NULL, alone);
     double err = conv_error(s, x, wt, b, alone);
     CU_ASSERT(err < 1e-5);
-    if (err >= 1e-5) printf("\n  conv %lldx%lld C=%lld M=%lld: relative error %.3g\n", (long long)s->h,
+    if (getenv("TGC_TEST_VERBOSE") != NULL || err >= 1e-5) printf("\n  conv %lldx%lld C=%lld M=%lld: relative error %.3g\n", (long long)s->h,
                             (long long)s->w, (long long)s->channels, (long long)s->m_count, err);
 
     tgc_thread_pool *pool = NULL;
@@ -152,6 +153,9 @@ static void test_winograd_shapes(void) {
         {2, 24, 20, 17, 19, 3, 1, {1, 0, 0, 2}},  /* odd outputs, asymmetric pads, a batch */
         {1, 32, 48, 30, 16, 3, 1, {0, 0, 0, 0}},  /* no pads */
         {1, 17, 33, 21, 23, 3, 1, {2, 2, 2, 2}},  /* pads of 2: tiles reading only padding */
+        {1, 16, 24, 28, 28, 3, 1, {1, 1, 1, 1}},  /* 28x28 out: 49 tiles of 4x4, F(4x4, 3x3) */
+        {2, 20, 16, 30, 33, 3, 1, {1, 2, 0, 1}},  /* F(4x4, 3x3) with ragged edges */
+        {1, 64, 64, 56, 56, 3, 1, {1, 1, 1, 1}},  /* a ResNet layer-1 conv */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tgc_conv_geometry g = geometry_of(&shapes[i]);
