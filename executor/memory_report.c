@@ -521,6 +521,13 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     fprintf(out, "  %-22s %12" PRId64 "\n", "largest allocation", f.largest_alloc_size);
     fprintf(out, "  %-22s %12.3f\n", "fragmentation", f.fragmentation);
     if (f.bytes_limit > 0) fprintf(out, "  %-22s %12" PRId64 "\n", "limit", f.bytes_limit);
+    size_t cached = 0;
+    for (int p = 0; p < s->parts.n_parts; p++)
+        if (s->devices[s->parts.parts[p].device] == d)
+            cached += tgc_kernel_cache_bytes(s->plans[p].caches, (int64_t)s->plans[p].g->n_nodes + 1);
+    if (cached > 0)
+        fprintf(out, "  %-22s %12zu  (host memory: weights in a kernel's own layout, kept across runs)\n",
+                "kernel caches", cached);
     if (s->watch == NULL) return;
     tgc_memory_gauge *gg = &s->watch->gauges[i];
     pthread_mutex_lock(&gg->lock);
