@@ -35,6 +35,16 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
         }
         return true;
     }
+    if (m == 1) { /* a row vector times op(B): GEMV (sgemm would pack all of B first) */
+        cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)n : (int)k, tb ? (int)k : (int)n, alpha,
+                    b, (int)ldb, a, ta ? (int)lda : 1, beta, c, 1);
+        return true;
+    }
+    if (n == 1) { /* op(A) times a column vector */
+        cblas_sgemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, ta ? (int)k : (int)m, ta ? (int)m : (int)k, alpha,
+                    a, (int)lda, b, tb ? 1 : (int)ldb, beta, c, (int)ldc);
+        return true;
+    }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                 (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
     return true;
@@ -44,6 +54,7 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
  * core at 100 GFLOP/s, well above a hand-off to a worker), and the most
  * pieces one GEMM is cut into. */
 #define SGEMM_PIECE_MACS ((int64_t)2 << 20)
+#define GEMV_PIECE_MACS ((int64_t)256 << 10)
 #define SGEMM_MAX_PIECES 8
 
 /* A GEMM cut into `pieces` blocks of rows (split_m) or columns of C. */
@@ -74,7 +85,9 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
 bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
     int64_t macs = m > 0 && n > 0 && k > 0 && m * n <= INT64_MAX / k ? m * n * k : 0;
-    int64_t pieces = macs / SGEMM_PIECE_MACS;
+    /* A matrix-vector product reads a new matrix element per multiply-add:
+     * it is memory-bound, its pieces smaller. */
+    int64_t pieces = macs / (m == 1 || n == 1 ? GEMV_PIECE_MACS : SGEMM_PIECE_MACS);
     if (pieces > SGEMM_MAX_PIECES) pieces = SGEMM_MAX_PIECES;
     /* Cut the longer side of C, in multiples of 16 (OpenBLAS's tiles), no
      * piece thinner than 16. */

@@ -6,7 +6,8 @@
  *     filter cache;
  *   - Conv by im2col in tiles over the threads, and by one im2col matrix
  *     with the GEMM split over output channels (small maps);
- *   - GEMM split into blocks (tgc_cpu_sgemm through MatMul);
+ *   - GEMM split into blocks (tgc_cpu_sgemm through MatMul), and GEMV for a
+ *     product with one row or one column (through Gemm, every transpose);
  *   - MaxPool's 2-D row path, with NaN, -inf and ties, against the rule of
  *     the general path. */
 #include "tests/devices/kernel_fixture_nn.h"
@@ -271,6 +272,58 @@ static void test_gemm_split(void) {
     matmul_check(33, 1000, 100); /* blocks with a ragged last one */
 }
 
+/* Gemm Y = alpha op(A) op(B) + beta C with C [N] broadcast, for each
+ * transpose, against a direct loop: with m == 1 or n == 1 the kernel
+ * takes cblas_sgemv, and a large one is split into pieces. */
+static void gemm_check(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
+    float *a = random_floats((size_t)(m * k), 31), *b = random_floats((size_t)(k * n), 32);
+    float *cv = random_floats((size_t)n, 33);
+    int64_t ad[2] = {ta ? k : m, ta ? m : k}, bd[2] = {tb ? n : k, tb ? k : n}, cd[1] = {n}, yd[2] = {m, n};
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
+    nn_fixture f;
+    nn_begin(&f, "Gemm", "fast_paths");
+    nn_in_dims(&f, TGC_FLOAT32, 2, ad, a);
+    nn_in_dims(&f, TGC_FLOAT32, 2, bd, b);
+    nn_in_dims(&f, TGC_FLOAT32, 1, cd, cv);
+    nn_int(&f, "transA", ta);
+    nn_int(&f, "transB", tb);
+    nn_float(&f, "alpha", 0.75);
+    nn_float(&f, "beta", -1.5);
+    nn_out_dims(&f, TGC_FLOAT32, 2, yd);
+    f.pool = pool;
+    CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+    double worst = 0.0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double sum = 0.0, mag = 0.0;
+            for (int64_t t = 0; t < k; t++) {
+                double p = (double)(ta ? a[t * m + i] : a[i * k + t]) * (tb ? b[j * k + t] : b[t * n + j]);
+                sum += p;
+                mag += fabs(p);
+            }
+            double want = 0.75 * sum - 1.5 * cv[j];
+            double rel = fabs(nn_out_f32(&f, 0, i * n + j) - want) / (0.75 * mag + 1.5 * fabs(cv[j]) + 1e-30);
+            if (rel > worst) worst = rel;
+        }
+    CU_ASSERT(worst < 1e-5);
+    nn_end(&f);
+    tgc_thread_pool_free(pool);
+    free(a);
+    free(b);
+    free(cv);
+}
+
+static void test_gemv(void) {
+    for (int t = 0; t < 4; t++) {
+        bool ta = t & 1, tb = t & 2;
+        gemm_check(1, 2048, 1000, ta, tb); /* a classifier on one image: split into pieces */
+        gemm_check(1, 7, 5, ta, tb);
+        gemm_check(300, 900, 1, ta, tb);   /* a column */
+        gemm_check(1, 1, 1, ta, tb);
+    }
+}
+
 /* ---- MaxPool 2-D -------------------------------------------------------------------- */
 
 /* The general path's rule for one window: the first maximum in row-major
@@ -338,4 +391,4 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"winograd declines", test_winograd_declines},
               {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
               {"cache needs constant filters", test_cache_needs_constant_filters},
-              {"gemm split", test_gemm_split}, {"max pool 2-D", test_max_pool_2d})
+              {"gemm split", test_gemm_split}, {"gemv", test_gemv}, {"max pool 2-D", test_max_pool_2d})
