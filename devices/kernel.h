@@ -56,6 +56,10 @@ typedef struct tgc_kernel_ctx {
      * an initializer, the same values every run). */
     tgc_kernel_cache *cache;
     uint32_t const_inputs;
+    /* Apply Relu-14 (x < 0 ? 0 : x, NaN passing) to output 0 as the last
+     * step: the executor absorbed the Relu that follows (executor/fuse.c).
+     * Set only for kernels whose definition says fuses_relu. */
+    bool fused_relu;
 } tgc_kernel_ctx;
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);
@@ -78,6 +82,8 @@ typedef struct tgc_kernel_def {
     /* Dtypes of input 0 this kernel handles (TGC_DTYPE_INVALID-terminated;
      * empty: any). The placer uses this for kernel availability. */
     tgc_dtype dtypes[TGC_KERNEL_MAX_DTYPES];
+    /* The kernel honours tgc_kernel_ctx.fused_relu. */
+    bool fuses_relu;
 } tgc_kernel_def;
 
 /* The kernel for (op, kind) that handles input-0 dtype `dtype`

@@ -196,8 +196,11 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     if (s == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
-                              .pool = p->pool, .cache = &p->caches[id], .const_inputs = const_inputs(p, n)};
-        s = injected_failure(st, n) ? tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE") : k->fn(&ctx);
+                              .pool = p->pool, .cache = &p->caches[id], .const_inputs = const_inputs(p, n),
+                              .fused_relu = p->fused_relu[id]};
+        if (injected_failure(st, n)) s = tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE");
+        else if (p->absorbed[id] && forwarded) s = TGC_OK; /* its producer applied it in place */
+        else s = k->fn(&ctx); /* (Relu is idempotent: absorbed but not forwarded, it runs) */
         if (s != TGC_OK) node_fail(st, n, d, s, "kernel-failed", err[0] ? err : tgc_status_name(s));
     }
     for (int i = 0; i < n->n_inputs; i++) tgc_buffer_release(staged[i]);

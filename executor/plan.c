@@ -151,14 +151,18 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diag
     p->pending = tgc_calloc(nn, sizeof *p->pending);
     p->feed_index = tgc_calloc(nn, sizeof *p->feed_index);
     p->caches = tgc_calloc(nn, sizeof *p->caches);
+    p->fused_relu = tgc_calloc(nn, sizeof *p->fused_relu);
+    p->absorbed = tgc_calloc(nn, sizeof *p->absorbed);
     for (size_t i = 0; p->caches != NULL && i < nn; i++) tgc_kernel_cache_init(&p->caches[i]);
-    if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches)
+    if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches ||
+        !p->fused_relu || !p->absorbed)
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
     place_constants(p);
     map_feeds(p, s, part);
     st = count_edges(p, &s->parts, part);
+    if (st == TGC_OK) tgc_plan_fuse_activations(p);
     if (st == TGC_OK) st = load_weights(p, diags);
     return st;
 }
@@ -179,5 +183,7 @@ void tgc_plan_release(tgc_plan *p) {
     for (int32_t i = 0; p->caches != NULL && p->g != NULL && i <= p->g->n_nodes; i++)
         tgc_kernel_cache_clear(&p->caches[i]);
     tgc_free(p->caches);
+    tgc_free(p->fused_relu);
+    tgc_free(p->absorbed);
     memset(p, 0, sizeof *p);
 }

@@ -64,6 +64,8 @@ typedef struct tgc_plan {
     tgc_value *weights;    /* slot -> the initializer's value (TGC_ROLE_CONST) */
     int32_t *feed_index;   /* node id -> index of the original graph input, -1 */
     tgc_kernel_cache *caches; /* node id -> its kernel's cache across runs */
+    bool *fused_relu;         /* node id -> its kernel applies a Relu it absorbed (executor/fuse.c) */
+    bool *absorbed;           /* node id -> a Relu absorbed by its producer: takes the buffer, runs nothing */
 } tgc_plan;
 
 struct tgc_session {
@@ -84,6 +86,12 @@ struct tgc_session {
  * original graph's input ids, already checked; outputs as tgc_session_run. */
 tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
                             tgc_diags *diags);
+
+/* Marks the Relu nodes of p that their producer's kernel can apply itself
+ * (executor/fuse.c): p->fused_relu for the producer, p->absorbed for the
+ * Relu. Needs roles, kernels and use counts. Nothing when TGC_NO_FUSION is
+ * set. */
+void tgc_plan_fuse_activations(tgc_plan *p);
 
 /* Builds the plan of partition `part` on `device` (weights loaded). */
 tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *out, tgc_diags *diags);

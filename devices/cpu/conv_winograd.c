@@ -9,7 +9,7 @@
  *   U[xi][m][c] = (G g[m][c] G^T)[xi]           filters, [alpha^2][M][C]
  *   V[xi][c][t] = (B^T d[c][t] B)[xi]           input tiles, [alpha^2][C][T]
  *   P[xi]       = U[xi] V[xi]                   GEMMs [M, C] x [C, T]
- *   Y tile t    = A^T P[.][m][t] A              m x m outputs, added onto Y
+ *   Y tile t    = bias + A^T P[.][m][t] A       m x m outputs (a fused Relu after)
  * where T = ceil(OH/m) * ceil(OW/m) tiles and d[c][t] is the input patch of
  * tile t (rows m ty - pad_top .. + alpha - 1, columns likewise; zeros
  * outside the input). U is built once per session when W is a weight (the
@@ -32,7 +32,9 @@ typedef struct winograd {
     const tgc_winograd_variant *var;
     const tgc_conv_geometry *g;
     const float *x, *w; /* this image's input [C, H, W]; the filters [M, C, 3, 3] */
-    float *y;           /* this image's output [M, OH, OW], holding the bias */
+    const float *bias;  /* [M], or NULL: zeros */
+    float *y;           /* this image's output [M, OH, OW] */
+    bool relu;          /* a fused Relu */
     const float *u;     /* [alpha^2][M][C]: the transformed filters the GEMMs read */
     float *u_out;       /* where transform_filters writes them */
     float *v, *p;       /* [alpha^2][C][T], [alpha^2][M][T]; each xi at a stride of its own */
@@ -126,8 +128,22 @@ static void multiply(void *arg, int64_t xi, int slot) {
         wg->failed = true;
 }
 
-/* Y += A^T P A for output channels [lo, hi) of the piece, a row of tiles at
- * a time, clipped at Y's edges. */
+/* y[k] = b + o[k] for k < n, and through Relu-14 (NaN passes). */
+__attribute__((noinline)) static void bias_row(float *restrict y, const float *restrict o, float b, int64_t n) {
+    for (int64_t k = 0; k < n; k++) y[k] = b + o[k];
+}
+
+__attribute__((noinline)) static void bias_relu_row(float *restrict y, const float *restrict o, float b,
+                                                    int64_t n) {
+    for (int64_t k = 0; k < n; k++) {
+        float v = b + o[k];
+        y[k] = v < 0 ? 0.0f : v;
+    }
+}
+
+/* Y = bias + A^T P A (through a fused Relu) for output channels [lo, hi)
+ * of the piece, a row of tiles at a time, clipped at Y's edges: every
+ * output is written once. */
 static void transform_output(void *arg, int64_t piece, int slot) {
     winograd *wg = arg;
     const tgc_window *w = &wg->g->w;
@@ -137,13 +153,13 @@ static void transform_output(void *arg, int64_t piece, int slot) {
     for (int i = 0; i < m; i++) out[i] = wg->scratch[slot] + i * m * tiles_w;
     piece_range(wg, piece, wg->g->m_count, &lo, &hi);
     for (int64_t mi = lo; mi < hi; mi++) {
-        float *ym = wg->y + mi * oh * ow;
+        float *ym = wg->y + mi * oh * ow, b = wg->bias != NULL ? wg->bias[mi] : 0.0f;
         for (int64_t ty = 0; ty < wg->tiles_h; ty++) {
             wg->var->output_row(wg->p + mi * wg->tiles + ty * tiles_w, wg->p_stride, tiles_w, rest, out);
             for (int i = 0; i < m && ty * m + i < oh; i++) {
-                float *restrict yr = ym + (ty * m + i) * ow;
-                const float *restrict o = out[i];
-                for (int64_t k = 0; k < ow; k++) yr[k] += o[k];
+                float *yr = ym + (ty * m + i) * ow;
+                if (wg->relu) bias_relu_row(yr, out[i], b, ow);
+                else bias_row(yr, out[i], b, ow);
             }
         }
     }
@@ -173,13 +189,13 @@ static int64_t spread_stride(int64_t size) {
 }
 
 tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
-                                 float *y) {
+                                 const float *bias, float *y) {
     const tgc_winograd_variant *var = variant_for(g);
     if (var == NULL) return tgc_kernel_fail(c, "Conv's geometry does not suit Winograd");
     const tgc_window *win = &g->w;
     int64_t m = g->m_count, ch = g->cg, xis = var->alpha * var->alpha;
     int64_t tiles_w = (win->out[1] + var->m - 1) / var->m, tiles_h = (win->out[0] + var->m - 1) / var->m;
-    winograd wg = {.var = var, .g = g, .w = w, .pool = c->pool, .tiles_w = tiles_w, .tiles_h = tiles_h,
+    winograd wg = {.var = var, .g = g, .w = w, .bias = bias, .relu = c->fused_relu, .pool = c->pool, .tiles_w = tiles_w, .tiles_h = tiles_h,
                    .tiles = tiles_h * tiles_w, .row_len = var->m * tiles_w + 2, .u_stride = spread_stride(m * ch)};
     wg.v_stride = spread_stride(ch * wg.tiles);
     wg.p_stride = spread_stride(m * wg.tiles);

@@ -3,7 +3,9 @@
  * with group, pads, strides, dilations and auto_pad (resolved to pads in
  * devices/window.c's tgc_window_read, as ONNX does).
  *
- * Three paths, by shape:
+ * Four paths, by shape:
+ *   - Winograd (3x3, stride 1, one group, 16+ channels, a large enough
+ *     output): conv_winograd.c.
  *   - pointwise (every kernel size 1, strides 1, no pads): each group's
  *     output is one GEMM on the input as it lies, Y_g = W_g [M/g, C/g] x
  *     X_g [C/g, D1*..*Dn]; no copy.
@@ -14,11 +16,13 @@
  *     Convolutional Neural Networks for Document Processing", 2006): each
  *     group's receptive fields are unrolled into a matrix col
  *     [C/g * k1*..*kn, O1*..*On] (padding as zeros) and Y_g = W_g x col by
- *     cblas_sgemm. The col buffer is tgc_malloc'd once per call, reused for
- *     every image and group, and freed before returning; when the whole
- *     matrix would pass COL_BUDGET_FLOATS it is built and multiplied in
- *     slabs of the first output axis.
- * The bias is written into Y first and GEMM accumulates onto it (beta 1). */
+ *     cblas_sgemm, in tiles of output rows over the device's threads (see
+ *     below); col buffers come from tgc_malloc, one per thread, and are
+ *     freed before returning.
+ * Y starts as the bias and the products accumulate onto it (beta 1); a
+ * fused Relu (c->fused_relu, executor/fuse.c) is applied as the last step,
+ * per tile where there are tiles. Large passes are split over c->pool in
+ * pieces chosen from the sizes alone. */
 #include "devices/cpu/kernels_nn.h"
 
 #include "support/alloc.h"
@@ -179,6 +183,49 @@ static void depthwise(const float *restrict x, const float *restrict wt, float *
     }
 }
 
+/* ---- Bias and a fused Relu ------------------------------------------------ */
+
+/* Y's rows (one per image and output channel, out_size floats each) in
+ * pieces of ~64 Ki floats: filled with the bias before the products
+ * accumulate onto them, or passed through Relu after. */
+#define ROWS_PIECE_FLOATS ((int64_t)1 << 16)
+
+typedef struct conv_rows {
+    float *y;
+    const float *bias; /* [M], or NULL: zeros */
+    int64_t m_count, out_size, rows, rows_per_piece;
+} conv_rows;
+
+static float relu(float v) { return v < 0 ? 0.0f : v; } /* Relu-14: NaN passes */
+
+static void fill_bias_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const conv_rows *r = arg;
+    int64_t hi = (piece + 1) * r->rows_per_piece < r->rows ? (piece + 1) * r->rows_per_piece : r->rows;
+    for (int64_t p = piece * r->rows_per_piece; p < hi; p++) {
+        float v = r->bias != NULL ? r->bias[p % r->m_count] : 0.0f, *row = r->y + p * r->out_size;
+        for (int64_t j = 0; j < r->out_size; j++) row[j] = v;
+    }
+}
+
+static void relu_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const conv_rows *r = arg;
+    int64_t hi = (piece + 1) * r->rows_per_piece < r->rows ? (piece + 1) * r->rows_per_piece : r->rows;
+    float *y = r->y + piece * r->rows_per_piece * r->out_size;
+    for (int64_t j = 0, n = (hi - piece * r->rows_per_piece) * r->out_size; j < n; j++) y[j] = relu(y[j]);
+}
+
+/* Runs fn (fill_bias_piece or relu_piece) over all of Y, split over the pool. */
+static void over_rows(tgc_kernel_ctx *c, const tgc_conv_geometry *g, float *y, const float *bias,
+                      tgc_parallel_fn fn) {
+    conv_rows r = {.y = y, .bias = bias, .m_count = g->m_count, .out_size = g->out_size,
+                   .rows = g->batch * g->m_count};
+    r.rows_per_piece = ROWS_PIECE_FLOATS / (g->out_size > 0 ? g->out_size : 1);
+    if (r.rows_per_piece < 1) r.rows_per_piece = 1;
+    tgc_parallel_for(c->pool, (r.rows + r.rows_per_piece - 1) / r.rows_per_piece, fn, &r);
+}
+
 /* ---- im2col + GEMM, in tiles over the device's threads ------------------- */
 
 /* A tile is a run of rows of the first output axis: its im2col block
@@ -193,8 +240,9 @@ static void depthwise(const float *restrict x, const float *restrict wt, float *
 
 typedef struct conv_tiles {
     const tgc_conv_geometry *g;
-    const float *x, *w;
+    const float *x, *w, *bias; /* bias [M] or NULL */
     float *y;
+    bool relu; /* a fused Relu, applied to each tile's block */
     int64_t k, m_group, row_cols, tile_rows, tiles; /* tiles per (image, group) */
     float **col;                                    /* one [k, tile_rows * row_cols] block per slot */
     _Atomic bool failed;
@@ -213,9 +261,17 @@ static void conv_tile(void *arg, int64_t i, int slot) {
     int64_t cols = (o1 - o0) * t->row_cols;
     build_col(t->x + (n * g->channels + gi * g->cg) * g->in_size, g->cg, &g->w, o0, o1, t->col[slot]);
     float *y = t->y + (n * g->m_count + gi * t->m_group) * g->out_size + o0 * t->row_cols;
+    for (int64_t r = 0; r < t->m_group; r++) { /* the tile's block of Y starts as the bias */
+        float v = t->bias != NULL ? t->bias[gi * t->m_group + r] : 0.0f, *row = y + r * g->out_size;
+        for (int64_t j = 0; j < cols; j++) row[j] = v;
+    }
     if (!tgc_cpu_sgemm_one(false, false, t->m_group, cols, t->k, 1.0f, t->w + gi * t->m_group * t->k, t->k,
-                       t->col[slot], cols, 1.0f, y, g->out_size))
+                           t->col[slot], cols, 1.0f, y, g->out_size))
         t->failed = true;
+    for (int64_t r = 0; t->relu && r < t->m_group; r++) {
+        float *row = y + r * g->out_size;
+        for (int64_t j = 0; j < cols; j++) row[j] = relu(row[j]);
+    }
 }
 
 static void free_cols(float **cols, int count) {
@@ -223,9 +279,9 @@ static void free_cols(float **cols, int count) {
     tgc_free(cols);
 }
 
-/* Conv by im2col + GEMM; y holds the bias. */
+/* Conv by im2col + GEMM, the bias and a fused Relu included. */
 static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *px, const float *pw,
-                              float *py) {
+                              const float *bias, float *py) {
     const tgc_window *w = &g->w;
     int64_t k = g->cg * g->kk_count, m_group = g->m_count / g->group;
     int64_t row_cols = g->out_size / w->out[0]; /* output positions in one row of axis 0 */
@@ -250,11 +306,13 @@ static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, con
     if (cols == NULL)
         return tgc_kernel_fail(c, "out of host memory for Conv's im2col buffers (%d x %zu bytes)", width,
                                col_bytes);
-    conv_tiles t = {.g = g, .x = px, .w = pw, .y = py, .k = k, .m_group = m_group, .row_cols = row_cols,
-                    .tile_rows = tile_rows, .tiles = (w->out[0] + tile_rows - 1) / tile_rows, .col = cols};
+    conv_tiles t = {.g = g, .x = px, .w = pw, .bias = bias, .y = py, .relu = c->fused_relu, .k = k,
+                    .m_group = m_group, .row_cols = row_cols, .tile_rows = tile_rows,
+                    .tiles = (w->out[0] + tile_rows - 1) / tile_rows, .col = cols};
     if (tiled) {
         tgc_parallel_for(width > 1 ? c->pool : NULL, g->batch * g->group * t.tiles, conv_tile, &t);
     } else {
+        over_rows(c, g, py, bias, fill_bias_piece);
         for (int64_t n = 0; !t.failed && n < g->batch; n++) {
             for (int64_t gi = 0; !t.failed && gi < g->group; gi++) {
                 const float *xg = px + (n * g->channels + gi * g->cg) * g->in_size;
@@ -267,6 +325,7 @@ static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, con
                 }
             }
         }
+        if (c->fused_relu) over_rows(c, g, py, NULL, relu_piece);
     }
     free_cols(cols, width);
     if (t.failed) return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
@@ -283,30 +342,28 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     int64_t in_size = g.in_size, out_size = g.out_size, kk_count = g.kk_count;
     if (batch * m_count * out_size == 0) return TGC_OK;
 
-    /* Y starts as the bias; the products accumulate onto it. */
     float *py = tgc_kernel_out_ptr(c, 0);
     const float *bias = has_bias ? tgc_kernel_in_ptr(c, 2) : NULL;
-    for (int64_t p = 0; p < batch * m_count; p++) {
-        float v = bias != NULL ? bias[p % m_count] : 0.0f;
-        for (int64_t j = 0; j < out_size; j++) py[p * out_size + j] = v;
-    }
     int64_t k = cg * kk_count, m_group = m_count / group;
-    if (k == 0 || in_size == 0) return TGC_OK; /* no input channels, or only padding to read */
     const float *px = tgc_kernel_in_ptr(c, 0), *pw = tgc_kernel_in_ptr(c, 1);
+    bool empty = k == 0 || in_size == 0; /* no input channels, or only padding to read: Y is the bias */
+    bool depthwise_path = group == channels && group > 1 && w.n <= 2;
+    if (!empty && tgc_cpu_conv_winograd_applies(&g)) return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
+    if (!empty && !depthwise_path && !pointwise) return im2col_gemm(c, &g, px, pw, bias, py);
 
-    if (group == channels && group > 1 && w.n <= 2) {
+    /* Y starts as the bias; the products accumulate onto it. */
+    over_rows(c, &g, py, bias, fill_bias_piece);
+    if (empty) {
+    } else if (depthwise_path) {
         depthwise(px, pw, py, batch, channels, m_count, &w);
-        return TGC_OK;
-    }
-    if (pointwise) {
+    } else {
         for (int64_t n = 0; n < batch; n++)
             for (int64_t g = 0; g < group; g++)
                 if (!tgc_cpu_sgemm(c->pool, false, false, m_group, out_size, cg, 1.0f, pw + g * m_group * cg, cg,
                                    px + (n * channels + g * cg) * in_size, in_size, 1.0f,
                                    py + (n * m_count + g * m_group) * out_size, out_size))
                     return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
-        return TGC_OK;
     }
-    if (tgc_cpu_conv_winograd_applies(&g)) return tgc_cpu_conv_winograd(c, &g, px, pw, py);
-    return im2col_gemm(c, &g, px, pw, py);
+    if (c->fused_relu) over_rows(c, &g, py, NULL, relu_piece);
+    return TGC_OK;
 }

@@ -13,7 +13,7 @@ const tgc_kernel_def tgc_cpu_kernels_nn[] = {
      .dtypes = F32_ONLY},
     {.op = "Gemm", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gemm_f32, .forward_input = -1,
      .dtypes = F32_ONLY},
-    {.op = "Conv", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_conv_f32, .forward_input = -1,
+    {.op = "Conv", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_conv_f32, .forward_input = -1, .fuses_relu = true,
      .dtypes = F32_ONLY},
     {.op = "MaxPool", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_max_pool_f32, .forward_input = -1,
      .dtypes = F32_ONLY},

@@ -50,13 +50,14 @@ bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g);
 /* Conv by Winograd F(4x4, 3x3) where the output holds 49 tiles of 4x4,
  * else F(2x2, 3x3) (conv_winograd.c), for a geometry that
  * tgc_cpu_conv_winograd_applies accepts: x [N, C, H, W], w [M, C, 3, 3],
- * y [N, M, OH, OW] already holding the bias, all float32. Scratch of
+ * bias [M] (NULL: none) into y [N, M, OH, OW], all float32, through Relu when
+ * c->fused_relu. Scratch of
  * alpha^2 * (M*C + C*T + M*T) floats (alpha = 6 or 4, T output tiles) comes
  * from tgc_malloc and is freed before returning (M*C of it lives on in the
  * node's kernel cache instead when W is a weight); without it, fails through
  * tgc_kernel_fail naming the bytes. Split over c->pool. */
 tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
-                                 float *y);
+                                 const float *bias, float *y);
 
 /* C[m, n] = alpha * op(A) op(B) + beta * C, row-major float32, by one
  * cblas_sgemm on the calling thread. op(A) is [m, k] (A stored [k, m] when

@@ -1,0 +1,132 @@
+/* Activation fusion (executor/fuse.c): a Relu after a cpu Conv whose output
+ * nothing else reads is absorbed into the Conv (each Conv path: im2col,
+ * pointwise, Winograd); a Relu whose Conv output is also read elsewhere
+ * (here: a graph output) is not, and that reader sees the values before
+ * Relu. Outputs are bitwise those of the same session built with
+ * TGC_NO_FUSION=1. */
+#include "tests/harness.h"
+
+#include "executor/session.h"
+#include "tgc.h"
+
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static float lcg(uint32_t *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)(*s >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+/* Appends an initializer with `count` pseudo-random values. */
+static size_t put_init(char *buf, size_t at, size_t size, const char *name, const char *shape, int count,
+                       uint32_t seed) {
+    at += (size_t)snprintf(buf + at, size - at, "  - {name: %s, dtype: float32, shape: %s, values: [", name, shape);
+    for (int i = 0; i < count && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%.6f", i ? ", " : "", 0.3 * lcg(&seed));
+    at += (size_t)snprintf(buf + at, size - at, "]}\n");
+    return at;
+}
+
+/* x [1,16,12,12] -> c1 (3x3, one im2col matrix) -> r1 -> c2 (1x1,
+ * pointwise) -> r2, with c2 also an output; x2 [1,16,30,30] -> c3 (3x3,
+ * Winograd) -> r3 and -> c4 (5x5, im2col in tiles) -> r4. */
+static char *graph_text(void) {
+    size_t size = 1 << 17, at = 0;
+    char *buf = malloc(size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    at += (size_t)snprintf(buf + at, size - at,
+                           "format: tgc/1\n"
+                           "inputs:\n"
+                           "  - {name: x, dtype: float32, shape: [1, 16, 12, 12]}\n"
+                           "  - {name: x2, dtype: float32, shape: [1, 16, 30, 30]}\n"
+                           "outputs: [r1, r2, c2, r3, r4]\n"
+                           "initializers:\n");
+    at = put_init(buf, at, size, "w1", "[16, 16, 3, 3]", 16 * 16 * 9, 1);
+    at = put_init(buf, at, size, "b1", "[16]", 16, 2);
+    at = put_init(buf, at, size, "w2", "[16, 16, 1, 1]", 16 * 16, 3);
+    at = put_init(buf, at, size, "w3", "[16, 16, 5, 5]", 16 * 16 * 25, 4);
+    at += (size_t)snprintf(buf + at, size - at,
+                           "nodes:\n"
+                           "  - {name: c1, op: Conv, inputs: [x, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
+                           "  - {name: r1, op: Relu, inputs: [c1]}\n"
+                           "  - {name: c2, op: Conv, inputs: [r1, w2]}\n"
+                           "  - {name: r2, op: Relu, inputs: [c2]}\n"
+                           "  - {name: c3, op: Conv, inputs: [x2, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
+                           "  - {name: r3, op: Relu, inputs: [c3]}\n"
+                           "  - {name: c4, op: Conv, inputs: [x2, w3]}\n"
+                           "  - {name: r4, op: Relu, inputs: [c4]}\n");
+    CU_ASSERT_FATAL(at < size);
+    return buf;
+}
+
+static tgc_tensor *random_tensor(int64_t h, uint32_t seed) {
+    int64_t dims[4] = {1, 16, h, h}, n = 16 * h * h;
+    float *v = malloc((size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) v[i] = lcg(&seed);
+    tgc_tensor *t = NULL;
+    CU_ASSERT_EQUAL(tgc_tensor_create(TGC_FLOAT32, 4, dims, v, &t), TGC_OK);
+    free(v);
+    return t;
+}
+
+/* Runs the graph once in a session built with fusion on or off; returns
+ * the 5 outputs and how many Relu nodes the plan absorbed. */
+static int run(const tgc_graph *g, bool fusion, tgc_tensor *x, tgc_tensor *x2, tgc_tensor *outs[5]) {
+    if (fusion) unsetenv("TGC_NO_FUSION");
+    else setenv("TGC_NO_FUSION", "1", 1);
+    tgc_diags *diags = tgc_diags_create();
+    tgc_session *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_session_create(g, "cpu", NULL, diags, &s), TGC_OK);
+    unsetenv("TGC_NO_FUSION");
+    int absorbed = 0;
+    for (int32_t id = 0; id < s->plans[0].g->n_nodes; id++) absorbed += s->plans[0].absorbed[id];
+    const char *names[] = {"x", "x2"};
+    tgc_tensor *feeds[] = {x, x2};
+    CU_ASSERT_EQUAL(tgc_session_run(s, 2, names, feeds, outs, diags), TGC_OK);
+    tgc_session_free(s);
+    tgc_diags_free(diags);
+    return absorbed;
+}
+
+static void test_fused_equals_unfused(void) {
+    char *text = graph_text();
+    tgc_diags *diags = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, strlen(text), "fusion.yaml", NULL, diags, &g), TGC_OK);
+    tgc_tensor *x = random_tensor(12, 7), *x2 = random_tensor(30, 8);
+    tgc_tensor *fused[5], *plain[5];
+    CU_ASSERT_EQUAL(run(g, true, x, x2, fused), 3); /* r1, r3, r4; r2's input is also an output */
+    CU_ASSERT_EQUAL(run(g, false, x, x2, plain), 0);
+    for (int i = 0; i < 5; i++) {
+        size_t bytes = (size_t)tgc_tensor_numel(fused[i]) * sizeof(float);
+        CU_ASSERT_EQUAL(tgc_tensor_numel(fused[i]), tgc_tensor_numel(plain[i]));
+        CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(fused[i]), tgc_tensor_data(plain[i]), bytes), 0);
+    }
+    /* c2 (also an output) is before Relu: it has negatives; r2 is Relu of it */
+    const float *c2 = tgc_tensor_data(fused[2]), *r2 = tgc_tensor_data(fused[1]);
+    const float *r1 = tgc_tensor_data(fused[0]), *r3 = tgc_tensor_data(fused[3]), *r4 = tgc_tensor_data(fused[4]);
+    int64_t negatives = 0, wrong = 0, below = 0;
+    for (int64_t i = 0; i < tgc_tensor_numel(fused[2]); i++) {
+        negatives += c2[i] < 0;
+        wrong += r2[i] != (c2[i] < 0 ? 0.0f : c2[i]);
+    }
+    for (int64_t i = 0; i < tgc_tensor_numel(fused[0]); i++) below += r1[i] < 0;
+    for (int64_t i = 0; i < tgc_tensor_numel(fused[3]); i++) below += r3[i] < 0;
+    for (int64_t i = 0; i < tgc_tensor_numel(fused[4]); i++) below += r4[i] < 0;
+    CU_ASSERT(negatives > 100);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(below, 0);
+    for (int i = 0; i < 5; i++) {
+        tgc_tensor_release(fused[i]);
+        tgc_tensor_release(plain[i]);
+    }
+    tgc_tensor_release(x);
+    tgc_tensor_release(x2);
+    tgc_graph_free(g);
+    tgc_diags_free(diags);
+    free(text);
+}
+
+TGC_TEST_MAIN("activation fusion", {"fused equals unfused", test_fused_equals_unfused})
