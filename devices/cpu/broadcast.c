@@ -56,6 +56,15 @@ int tgc_cpu_bcast_init(tgc_cpu_bcast *it, int out_rank, const int64_t *out_dims,
     return -1;
 }
 
+void tgc_cpu_bcast_seek(tgc_cpu_bcast *it, int64_t row) {
+    for (int k = 0; k < it->n; k++) it->off[k] = 0;
+    for (int d = it->rank - 2; d >= 0; d--) {
+        it->idx[d] = row % it->dims[d];
+        row /= it->dims[d];
+        for (int k = 0; k < it->n; k++) it->off[k] += it->idx[d] * it->strides[k][d];
+    }
+}
+
 tgc_status tgc_cpu_bcast_values(tgc_kernel_ctx *c, tgc_cpu_bcast *it, const tgc_value *out, int n,
                                 const tgc_value *const *ops) {
     int ranks[TGC_CPU_BCAST_MAX];

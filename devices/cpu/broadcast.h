@@ -73,6 +73,11 @@ static inline void tgc_cpu_bcast_next(tgc_cpu_bcast *it) {
     }
 }
 
+/* Moves to row `row` (0 <= row < rows) from anywhere: sets idx and every
+ * operand's off as `row` calls of tgc_cpu_bcast_next from row 0 would. For
+ * a walk started part-way (one piece of a split loop). */
+void tgc_cpu_bcast_seek(tgc_cpu_bcast *it, int64_t row);
+
 /* Checks the tensors a kernel was handed: at least `min_inputs` inputs and
  * `n_outputs` outputs; every present one (an omitted optional input has no
  * buffer) of rank 0..TGC_MAX_RANK with dims >= 0, a byte size that does not

@@ -238,21 +238,62 @@ static const loop2 *loop_for(const loop2_table t, tgc_dtype dtype) {
     return dtype >= 0 && dtype < TGC_DTYPE_COUNT ? t[dtype] : NULL;
 }
 
-/* y = loop(a, b) over the broadcast output y (all checked by the caller). */
+/* The least work worth a piece of its own in an elementwise loop, in output
+ * elements (several microseconds for the arithmetic ops: a hand-off to a
+ * waiting worker costs about one). Pieces are fixed runs of the output, so
+ * the split depends on the sizes alone (each element is computed alone
+ * anyway, so no split changes a bit). */
+#define EW_PIECE_ELEMS ((int64_t)32768)
+
+/* The pieces an elementwise loop over n output elements is cut into. */
+static int64_t ew_pieces(int64_t n) { return (n + EW_PIECE_ELEMS - 1) / EW_PIECE_ELEMS; }
+
+/* One binary loop over a broadcast output, cut into pieces. */
+typedef struct binary_job {
+    const tgc_cpu_bcast *it; /* the walk, at row 0; each piece seeks its own copy */
+    const char *pa, *pb;
+    char *py;
+    size_t ea, eb, ey;
+    row2_fn fn;
+    int64_t numel;
+} binary_job;
+
+/* Output elements [piece * EW_PIECE_ELEMS, ...): the rows they cover, the
+ * first and last possibly in part. */
+static void binary_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const binary_job *j = arg;
+    int64_t lo = piece * EW_PIECE_ELEMS, hi = lo + EW_PIECE_ELEMS < j->numel ? lo + EW_PIECE_ELEMS : j->numel;
+    tgc_cpu_bcast it = *j->it;
+    int64_t inner = it.inner, col = lo % inner;
+    tgc_cpu_bcast_seek(&it, lo / inner);
+    for (int64_t at = lo; at < hi;) {
+        int64_t len = inner - col < hi - at ? inner - col : hi - at;
+        j->fn(len, j->pa + (size_t)(it.off[0] + col * it.step[0]) * j->ea, it.step[0],
+              j->pb + (size_t)(it.off[1] + col * it.step[1]) * j->eb, it.step[1], j->py + (size_t)at * j->ey);
+        at += len;
+        col = 0;
+        if (at < hi) tgc_cpu_bcast_next(&it);
+    }
+}
+
+/* y = loop(a, b) over the broadcast output y (all checked by the caller),
+ * split over c->pool. Pieces write disjoint parts of y, and an output that
+ * overlaps an input is input 0's own buffer (forwarding needs the output's
+ * size), element for element, so a piece reads only what it writes. */
 static tgc_status run_binary(tgc_kernel_ctx *c, const tgc_value *a, const tgc_value *b, const tgc_value *y,
                              const loop2 *loop) {
-    if (tgc_value_numel(y) == 0) return TGC_OK;
+    int64_t numel = tgc_value_numel(y);
+    if (numel == 0) return TGC_OK;
     tgc_cpu_bcast it;
     const tgc_value *ops[2] = {a, b};
     tgc_status st = tgc_cpu_bcast_values(c, &it, y, 2, ops);
     if (st != TGC_OK) return st;
-    const char *pa = data_of(a), *pb = data_of(b);
-    char *py = tgc_buffer_host_ptr(y->buf);
-    size_t ea = tgc_dtype_size(a->dtype), eb = tgc_dtype_size(b->dtype), ey = tgc_dtype_size(y->dtype);
-    row2_fn fn = tgc_cpu_ew_overlap(y, a) || tgc_cpu_ew_overlap(y, b) ? loop->alias : loop->fast;
-    for (int64_t r = 0; r < it.rows; r++, tgc_cpu_bcast_next(&it))
-        fn(it.inner, pa + (size_t)it.off[0] * ea, it.step[0], pb + (size_t)it.off[1] * eb, it.step[1],
-           py + (size_t)(r * it.inner) * ey);
+    binary_job j = {.it = &it, .pa = data_of(a), .pb = data_of(b), .py = tgc_buffer_host_ptr(y->buf),
+                    .ea = tgc_dtype_size(a->dtype), .eb = tgc_dtype_size(b->dtype), .ey = tgc_dtype_size(y->dtype),
+                    .fn = tgc_cpu_ew_overlap(y, a) || tgc_cpu_ew_overlap(y, b) ? loop->alias : loop->fast,
+                    .numel = numel};
+    tgc_parallel_for(c->pool, ew_pieces(numel), binary_piece, &j);
     return TGC_OK;
 }
 
@@ -497,6 +538,25 @@ static const loop1_table log_loops = {[TGC_FLOAT32] = &log_f32_loop};
 static const loop1_table sqrt_loops = {[TGC_FLOAT32] = &sqrt_f32_loop};
 static const loop1_table erf_loops = {[TGC_FLOAT32] = &erf_f32_loop};
 
+/* One unary loop cut into pieces of EW_PIECE_ELEMS elements. */
+typedef struct unary_job {
+    row1_fn fn;
+    const char *x;
+    char *y;
+    size_t ex, ey;
+    int64_t numel;
+    float alpha;
+} unary_job;
+
+static void unary_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const unary_job *j = arg;
+    int64_t lo = piece * EW_PIECE_ELEMS, hi = lo + EW_PIECE_ELEMS < j->numel ? lo + EW_PIECE_ELEMS : j->numel;
+    j->fn(hi - lo, j->x + (size_t)lo * j->ex, j->y + (size_t)lo * j->ey, j->alpha);
+}
+
+/* y = loop(x) elementwise, split over c->pool (x and y are the same buffer
+ * or disjoint, so pieces are independent). */
 static tgc_status unary(tgc_kernel_ctx *c, const loop1_table loops, float alpha) {
     tgc_status st = tgc_cpu_ew_check(c, 1, 1);
     if (st != TGC_OK) return st;
@@ -504,9 +564,10 @@ static tgc_status unary(tgc_kernel_ctx *c, const loop1_table loops, float alpha)
     if ((st = need_like(c, x->dtype)) != TGC_OK) return st;
     const loop1 *loop = x->dtype >= 0 && x->dtype < TGC_DTYPE_COUNT ? loops[x->dtype] : NULL;
     if (loop == NULL) return no_kernel(c, x->dtype);
-    int64_t n = tgc_value_numel(y);
-    row1_fn fn = tgc_cpu_ew_overlap(x, y) ? loop->alias : loop->fast;
-    if (n > 0) fn(n, data_of(x), tgc_buffer_host_ptr(y->buf), alpha);
+    unary_job j = {.fn = tgc_cpu_ew_overlap(x, y) ? loop->alias : loop->fast, .x = data_of(x),
+                   .y = tgc_buffer_host_ptr(y->buf), .ex = tgc_dtype_size(x->dtype), .ey = tgc_dtype_size(y->dtype),
+                   .numel = tgc_value_numel(y), .alpha = alpha};
+    tgc_parallel_for(c->pool, ew_pieces(j.numel), unary_piece, &j);
     return TGC_OK;
 }
 

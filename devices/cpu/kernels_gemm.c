@@ -10,12 +10,14 @@
  *
  * Gemm-13: Y = alpha * A' B' + beta * C, A' = transA ? A^T : A, B' likewise;
  * C (optional) broadcasts unidirectionally to [M, N] and is copied into Y
- * first so that cblas_sgemm's beta does the rest. */
+ * first, each block by the piece that then multiplies into it, so that
+ * cblas_sgemm's beta does the rest. */
 #include "devices/cpu/kernels_nn.h"
 #include "devices/matmul_geometry.h"
 
 #include <cblas.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -50,20 +52,61 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
     return true;
 }
 
-/* The least work worth a piece of its own (multiply-adds; ~40 us on one
- * core at 100 GFLOP/s, well above a hand-off to a worker), and the most
- * pieces one GEMM is cut into. */
-#define SGEMM_PIECE_MACS ((int64_t)2 << 20)
+/* How a GEMM is cut, from its multiply-adds alone: not below
+ * SGEMM_SPLIT_MACS (~40 us on one core at 100 GFLOP/s, well above a
+ * hand-off to a worker); else into a power of two of pieces (even over 2, 4
+ * or 8 threads), at least 2, at most SGEMM_MAX_PIECES, and more than 2 only
+ * while each keeps SGEMM_PIECE_MACS. Pieces cost: each packs the operand it
+ * shares with the others again (OpenBLAS packs per call). On two cores a
+ * [128, 256] x [256, 1024] product took 398 us in 2 pieces, 415 in 4 and
+ * 442 in 8; bench/peers' transformer encoder layer ran 1.57, 1.55 and
+ * 1.53 ms with SGEMM_PIECE_MACS 4M, 8M and 16M (up to 8 pieces of 2M: 1.59).
+ * 8M still cuts its 33M-MAC products in 4, for machines with more cores.
+ * Matrix-vector products read a new matrix element per multiply-add: they
+ * are memory-bound, their pieces smaller (GEMV_PIECE_MACS). */
+#define SGEMM_SPLIT_MACS ((int64_t)4 << 20)
+#define SGEMM_PIECE_MACS ((int64_t)8 << 20)
 #define GEMV_PIECE_MACS ((int64_t)256 << 10)
 #define SGEMM_MAX_PIECES 8
 
-/* A GEMM cut into `pieces` blocks of rows (split_m) or columns of C. */
+/* The pieces for a GEMM of `macs` multiply-adds (see above). */
+static int64_t sgemm_pieces(int64_t macs, bool gemv) {
+    if (gemv) {
+        int64_t pieces = macs / GEMV_PIECE_MACS;
+        return pieces < SGEMM_MAX_PIECES ? pieces : SGEMM_MAX_PIECES;
+    }
+    if (macs < SGEMM_SPLIT_MACS) return 1;
+    int64_t pieces = 2;
+    while (pieces < SGEMM_MAX_PIECES && macs / (2 * pieces) >= SGEMM_PIECE_MACS) pieces *= 2;
+    return pieces;
+}
+
+/* C[r0..r1, c0..c1) = the broadcast bias: src[i * sm + j * sn] (sm and sn
+ * are 0 along an axis the bias is broadcast along; sn is 0 or 1). */
+static void fill_c(float *c, int64_t ldc, const float *src, int64_t sm, int64_t sn, int64_t r0, int64_t r1,
+                   int64_t c0, int64_t c1) {
+    for (int64_t i = r0; i < r1; i++) {
+        float *row = c + i * ldc + c0;
+        const float *s = src + i * sm;
+        if (sn == 1) {
+            memcpy(row, s + c0, (size_t)(c1 - c0) * sizeof(float));
+        } else {
+            for (int64_t j = 0; j < c1 - c0; j++) row[j] = s[(c0 + j) * sn];
+        }
+    }
+}
+
+/* A GEMM cut into `pieces` blocks of rows (split_m) or columns of C; with
+ * `bias`, each piece first fills its block of C from it (Gemm's C), so
+ * the block is in the cache of the core that then accumulates into it. */
 typedef struct sgemm_split {
     bool ta, tb, split_m, ok[SGEMM_MAX_PIECES];
     int64_t m, n, k, lda, ldb, ldc, step;
     float alpha, beta;
     const float *a, *b;
     float *c;
+    const float *bias;
+    int64_t bias_sm, bias_sn;
 } sgemm_split;
 
 static void sgemm_piece(void *arg, int64_t i, int slot) {
@@ -73,40 +116,79 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
     int64_t hi = lo + s->step < len ? lo + s->step : len;
     if (s->split_m) {
         const float *a = s->ta ? s->a + lo : s->a + lo * s->lda;
+        if (s->bias != NULL) fill_c(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, lo, hi, 0, s->n);
         s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, hi - lo, s->n, s->k, s->alpha, a, s->lda, s->b, s->ldb, s->beta,
-                             s->c + lo * s->ldc, s->ldc);
+                                     s->c + lo * s->ldc, s->ldc);
     } else {
         const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
+        if (s->bias != NULL) fill_c(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, 0, s->m, lo, hi);
         s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, s->beta,
-                             s->c + lo, s->ldc);
+                                     s->c + lo, s->ldc);
     }
 }
 
-bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+/* tgc_cpu_sgemm, and with bias non-NULL C filled from it first (see
+ * sgemm_split). */
+static bool sgemm_run(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+                      const float *bias, int64_t bias_sm, int64_t bias_sn) {
     int64_t macs = m > 0 && n > 0 && k > 0 && m * n <= INT64_MAX / k ? m * n * k : 0;
-    /* A matrix-vector product reads a new matrix element per multiply-add:
-     * it is memory-bound, its pieces smaller. */
-    int64_t pieces = macs / (m == 1 || n == 1 ? GEMV_PIECE_MACS : SGEMM_PIECE_MACS);
-    if (pieces > SGEMM_MAX_PIECES) pieces = SGEMM_MAX_PIECES;
+    int64_t pieces = sgemm_pieces(macs, m == 1 || n == 1);
     /* Cut the longer side of C, in multiples of 16 (OpenBLAS's tiles), no
      * piece thinner than 16. */
     bool split_m = m > n;
     int64_t len = split_m ? m : n;
-    if (pieces < 2 || len < 32)
+    if (pieces < 2 || len < 32) {
+        if (bias != NULL) fill_c(c, ldc, bias, bias_sm, bias_sn, 0, m, 0, n);
         return tgc_cpu_sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
     int64_t step = (len + pieces - 1) / pieces;
     step = (step + 15) / 16 * 16;
     pieces = (len + step - 1) / step;
     sgemm_split s = {.ta = ta, .tb = tb, .split_m = split_m, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
-                     .ldc = ldc, .step = step, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c};
+                     .ldc = ldc, .step = step, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c,
+                     .bias = bias, .bias_sm = bias_sm, .bias_sn = bias_sn};
     tgc_parallel_for(pool, pieces, sgemm_piece, &s);
     for (int64_t i = 0; i < pieces; i++)
         if (!s.ok[i]) return false;
     return true;
 }
 
+bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                   const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+    return sgemm_run(pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, 0, 0);
+}
+
 /* ---- MatMul --------------------------------------------------------------- */
+
+/* A batch of products each too small to split (below SGEMM_SPLIT_MACS) runs
+ * several at once: per_piece products a piece, about BATCH_PIECE_MACS
+ * (~20 us) of them. Each product is one whole GEMM whichever piece runs it,
+ * so any thread count gives the same bits. (Attention's [4, 128, 64] x
+ * [4, 64, 128]: 97 us one after the other, 55 us over two cores.) */
+#define BATCH_PIECE_MACS ((int64_t)1 << 20)
+
+typedef struct matmul_batch {
+    const tgc_matmul_geometry *g;
+    const float *a, *b;
+    float *y;
+    int64_t per_piece;
+    atomic_bool failed;
+} matmul_batch;
+
+static void matmul_batch_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    matmul_batch *mb = arg;
+    const tgc_matmul_geometry *g = mb->g;
+    int64_t lo = piece * mb->per_piece, hi = lo + mb->per_piece < g->batch ? lo + mb->per_piece : g->batch;
+    for (int64_t t = lo; t < hi; t++) {
+        int64_t oa, ob, oy;
+        tgc_matmul_geometry_offsets(g, t, &oa, &ob, &oy);
+        if (!tgc_cpu_sgemm_one(false, false, g->m, g->n, g->k, 1.0f, mb->a + oa, g->k, mb->b + ob, g->n, 0.0f,
+                               mb->y + oy, g->n))
+            atomic_store(&mb->failed, true);
+    }
+}
 
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     tgc_matmul_geometry g;
@@ -123,8 +205,14 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
         return TGC_OK;
     }
     bool ok = true;
+    int64_t macs = m * n <= INT64_MAX / k ? m * n * k : INT64_MAX;
     if (g.b_count == 1 && batch * m <= INT_MAX) { /* then A's batch is the output's */
         ok = tgc_cpu_sgemm(c->pool, false, false, batch * m, n, k, 1.0f, pa, k, pb, n, 0.0f, py, n);
+    } else if (batch > 1 && macs < SGEMM_SPLIT_MACS) { /* small products: several at once */
+        matmul_batch b = {.g = &g, .a = pa, .b = pb, .y = py, .per_piece = (BATCH_PIECE_MACS + macs - 1) / macs};
+        atomic_init(&b.failed, false);
+        tgc_parallel_for(c->pool, (batch + b.per_piece - 1) / b.per_piece, matmul_batch_piece, &b);
+        ok = !atomic_load(&b.failed);
     } else {
         for (int64_t t = 0; ok && t < batch; t++) {
             int64_t oa, ob, oy;
@@ -149,13 +237,10 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     if (m == 0 || n == 0) return TGC_OK;
 
     float *py = tgc_kernel_out_ptr(c, 0);
-    if (has_c) {
-        const float *pc = tgc_kernel_in_ptr(c, 2);
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++) py[i * n + j] = pc[i * cm + j * cn];
-    }
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
-    if (!tgc_cpu_sgemm(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n))
+    const float *pc = has_c ? tgc_kernel_in_ptr(c, 2) : NULL;
+    if (!sgemm_run(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n, pc,
+                   cm, cn))
         return tgc_kernel_fail(c, "Gemm sizes pass BLAS's int range");
     return TGC_OK;
 }

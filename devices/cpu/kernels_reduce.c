@@ -4,7 +4,8 @@
  *     ReduceMean-13    axes attribute, keepdims; float32 int32 int64
  *     ReduceMax-13     axes attribute, keepdims; float32 int32 int64 uint8
  *     ArgMax-13        axis, keepdims, select_last_point_index; int64 output
- *     Softmax-13, LogSoftmax-13   along `axis` (default -1) alone; float32
+ *     Softmax-13, LogSoftmax-13   along `axis` (default -1) alone; float32;
+ *                      exp from fast_exp.h, rows split over the pool
  * and tgc_cpu_kernels_reduce[], the list the registry reads.
  *
  * A reduction walks its input with the broadcasting iterator (broadcast.h)
@@ -15,6 +16,7 @@
  * its input and attributes and fails, never writes, when the executor's
  * differs. */
 #include "devices/cpu/broadcast.h"
+#include "devices/cpu/fast_exp.h"
 #include "devices/reduce_axes.h"
 
 #include <math.h>
@@ -234,73 +236,176 @@ static tgc_status k_argmax(tgc_kernel_ctx *c) {
 
 /* Columns handled at once when the axis is not the innermost. */
 #define SOFTMAX_BLOCK 128
+/* Elements of a last-axis row exponentiated at once into scratch (LogSoftmax). */
+#define SOFTMAX_CHUNK 256
+/* The least work worth a piece of its own for tgc_parallel_for, in
+ * elements (~30 us on one core, well above a hand-off to a worker). */
+#define SOFTMAX_PIECE_ELEMS 16384
 
-/* Softmax-13 (log: LogSoftmax-13) of x [outer, n, inner] along n:
- *     y = exp(x - max) / sum(exp(x - max))
- *     y = (x - max) - log(sum(exp(x - max)))
- * subtracting the maximum so exp never overflows; sums in double. In place
- * is safe: x[k] is read before y[k] is written, and the last pass reads
- * only y (softmax) or the same x[k] (log). A row holding NaN becomes NaN. */
-static void softmax_f32(const float *x, float *y, int64_t outer, int64_t n, int64_t inner, bool log_out) {
-    if (inner == 1) { /* the last axis: one contiguous row at a time */
-        for (int64_t o = 0; o < outer; o++) {
-            const float *xr = x + o * n;
-            float *yr = y + o * n, m = -INFINITY;
-            for (int64_t k = 0; k < n; k++) m = xr[k] > m ? xr[k] : m;
-            double s = 0;
-            for (int64_t k = 0; k < n; k++) {
-                float e = expf(xr[k] - m);
-                if (!log_out) yr[k] = e;
-                s += e;
-            }
-            if (log_out) {
-                float ls = (float)log(s);
-                for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) - ls;
-            } else {
-                float inv = (float)(1.0 / s);
-                for (int64_t k = 0; k < n; k++) yr[k] *= inv;
-            }
-        }
-        return;
+/* The largest x[k], k < n > 0, as eight running maxima (scalars, so that
+ * gcc keeps them in vector registers) so the loop vectorizes. NaN is
+ * skipped here; softmax_rows turns it into a NaN row. */
+static float row_max(const float *x, int64_t n) {
+    float m0 = -INFINITY, m1 = m0, m2 = m0, m3 = m0, m4 = m0, m5 = m0, m6 = m0, m7 = m0;
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        m0 = x[k] > m0 ? x[k] : m0;
+        m1 = x[k + 1] > m1 ? x[k + 1] : m1;
+        m2 = x[k + 2] > m2 ? x[k + 2] : m2;
+        m3 = x[k + 3] > m3 ? x[k + 3] : m3;
+        m4 = x[k + 4] > m4 ? x[k + 4] : m4;
+        m5 = x[k + 5] > m5 ? x[k + 5] : m5;
+        m6 = x[k + 6] > m6 ? x[k + 6] : m6;
+        m7 = x[k + 7] > m7 ? x[k + 7] : m7;
     }
+    for (; k < n; k++) m0 = x[k] > m0 ? x[k] : m0;
+    m0 = m1 > m0 ? m1 : m0;
+    m2 = m3 > m2 ? m3 : m2;
+    m4 = m5 > m4 ? m5 : m4;
+    m6 = m7 > m6 ? m7 : m6;
+    m0 = m2 > m0 ? m2 : m0;
+    m4 = m6 > m4 ? m6 : m4;
+    return m4 > m0 ? m4 : m0;
+}
+
+/* The sum of y[0..n) in double, as eight partial sums added pairwise, so
+ * the loop vectorizes and the rounding depends on n alone. */
+static double row_sum(const float *y, int64_t n) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        a0 += y[k];
+        a1 += y[k + 1];
+        a2 += y[k + 2];
+        a3 += y[k + 3];
+        a4 += y[k + 4];
+        a5 += y[k + 5];
+        a6 += y[k + 6];
+        a7 += y[k + 7];
+    }
+    for (; k < n; k++) a0 += y[k];
+    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+}
+
+/* e[k] = exp(x[k] - m) for k < n, vectorized (fast_exp.h). */
+static void row_exp(const float *x, float m, float *e, int64_t n) {
+    for (int64_t k = 0; k < n; k++) e[k] = tgc_cpu_fast_expf(x[k] - m);
+}
+
+/* One piece of a softmax: rows [lo, hi) of the last axis (inner == 1), or
+ * column blocks [lo, hi) numbered across outer (inner > 1). */
+typedef struct softmax_job {
+    const float *x;
+    float *y;
+    int64_t n, inner, blocks, per_piece, units;
+    bool log_out;
+} softmax_job;
+
+static void softmax_rows(const softmax_job *j, int64_t lo, int64_t hi) {
+    int64_t n = j->n;
+    for (int64_t o = lo; o < hi; o++) {
+        const float *xr = j->x + o * n;
+        float *yr = j->y + o * n;
+        float m = row_max(xr, n);
+        if (j->log_out) { /* y may be x: exponentiate into scratch, keep x */
+            float e[SOFTMAX_CHUNK];
+            double s = 0;
+            for (int64_t k = 0; k < n; k += SOFTMAX_CHUNK) {
+                int64_t len = n - k < SOFTMAX_CHUNK ? n - k : SOFTMAX_CHUNK;
+                row_exp(xr + k, m, e, len);
+                s += row_sum(e, len);
+            }
+            float ls = (float)log(s);
+            for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) - ls;
+        } else {
+            row_exp(xr, m, yr, n);
+            float inv = (float)(1.0 / row_sum(yr, n));
+            for (int64_t k = 0; k < n; k++) yr[k] *= inv;
+        }
+    }
+}
+
+static void softmax_blocks(const softmax_job *j, int64_t lo, int64_t hi) {
+    int64_t n = j->n, inner = j->inner;
     float m[SOFTMAX_BLOCK];
     double s[SOFTMAX_BLOCK];
-    for (int64_t o = 0; o < outer; o++) {
-        const float *xo = x + o * n * inner;
-        float *yo = y + o * n * inner;
-        for (int64_t i0 = 0; i0 < inner; i0 += SOFTMAX_BLOCK) {
-            int64_t nb = inner - i0 < SOFTMAX_BLOCK ? inner - i0 : SOFTMAX_BLOCK;
-            for (int64_t j = 0; j < nb; j++) {
-                m[j] = -INFINITY;
-                s[j] = 0;
+    for (int64_t u = lo; u < hi; u++) {
+        int64_t o = u / j->blocks, i0 = u % j->blocks * SOFTMAX_BLOCK;
+        const float *xo = j->x + o * n * inner + i0;
+        float *yo = j->y + o * n * inner + i0;
+        int64_t nb = inner - i0 < SOFTMAX_BLOCK ? inner - i0 : SOFTMAX_BLOCK;
+        for (int64_t c = 0; c < nb; c++) {
+            m[c] = -INFINITY;
+            s[c] = 0;
+        }
+        for (int64_t k = 0; k < n; k++)
+            for (int64_t c = 0; c < nb; c++) {
+                float v = xo[k * inner + c];
+                m[c] = v > m[c] ? v : m[c];
             }
-            for (int64_t k = 0; k < n; k++)
-                for (int64_t j = 0; j < nb; j++) {
-                    float v = xo[k * inner + i0 + j];
-                    m[j] = v > m[j] ? v : m[j];
+        for (int64_t k = 0; k < n; k++) {
+            const float *xk = xo + k * inner;
+            float *yk = yo + k * inner;
+            if (j->log_out) /* y may be x: keep x */
+                for (int64_t c = 0; c < nb; c++) s[c] += tgc_cpu_fast_expf(xk[c] - m[c]);
+            else
+                for (int64_t c = 0; c < nb; c++) {
+                    float e = tgc_cpu_fast_expf(xk[c] - m[c]);
+                    yk[c] = e;
+                    s[c] += e;
                 }
+        }
+        if (j->log_out) {
+            for (int64_t c = 0; c < nb; c++) s[c] = log(s[c]);
             for (int64_t k = 0; k < n; k++)
-                for (int64_t j = 0; j < nb; j++) {
-                    float e = expf(xo[k * inner + i0 + j] - m[j]);
-                    if (!log_out) yo[k * inner + i0 + j] = e;
-                    s[j] += e;
+                for (int64_t c = 0; c < nb; c++) {
+                    int64_t at = k * inner + c;
+                    yo[at] = (xo[at] - m[c]) - (float)s[c];
                 }
-            if (log_out) {
-                for (int64_t j = 0; j < nb; j++) s[j] = log(s[j]);
-                for (int64_t k = 0; k < n; k++)
-                    for (int64_t j = 0; j < nb; j++) {
-                        int64_t at = k * inner + i0 + j;
-                        yo[at] = (xo[at] - m[j]) - (float)s[j];
-                    }
-            } else {
-                for (int64_t k = 0; k < n; k++)
-                    for (int64_t j = 0; j < nb; j++) {
-                        int64_t at = k * inner + i0 + j;
-                        yo[at] = (float)(yo[at] / s[j]);
-                    }
-            }
+        } else {
+            for (int64_t k = 0; k < n; k++)
+                for (int64_t c = 0; c < nb; c++) {
+                    int64_t at = k * inner + c;
+                    yo[at] = (float)(yo[at] / s[c]);
+                }
         }
     }
+}
+
+static void softmax_piece(void *arg, int64_t i, int slot) {
+    (void)slot;
+    const softmax_job *j = arg;
+    int64_t lo = i * j->per_piece, hi = lo + j->per_piece < j->units ? lo + j->per_piece : j->units;
+    if (j->inner == 1)
+        softmax_rows(j, lo, hi);
+    else
+        softmax_blocks(j, lo, hi);
+}
+
+/* Softmax-13 (log: LogSoftmax-13) of x [outer, n, inner] along n, n > 0:
+ *     y = exp(x - max) / sum(exp(x - max))
+ *     y = (x - max) - log(sum(exp(x - max)))
+ * subtracting the maximum so exp never overflows; exp is fast_exp.h's
+ * (within 1 ulp of the exact exp), sums in double. In place is safe: x[k]
+ * is read before y[k] is written, and the last pass reads only y (softmax)
+ * or the same x[k] (log). A row holding NaN becomes NaN. Rows (or blocks of
+ * columns) are split over `pool` in pieces of about SOFTMAX_PIECE_ELEMS
+ * elements chosen from the sizes alone, and each row's arithmetic is the
+ * same in any piece, so any thread count gives the same bits. */
+static void softmax_f32(tgc_thread_pool *pool, const float *x, float *y, int64_t outer, int64_t n, int64_t inner,
+                        bool log_out) {
+    softmax_job j = {.x = x, .y = y, .n = n, .inner = inner, .log_out = log_out};
+    int64_t unit_elems; /* elements a unit (a row, or a column block) holds */
+    if (inner == 1) {
+        j.units = outer;
+        unit_elems = n;
+    } else {
+        j.blocks = (inner + SOFTMAX_BLOCK - 1) / SOFTMAX_BLOCK;
+        j.units = outer * j.blocks;
+        unit_elems = n * (inner < SOFTMAX_BLOCK ? inner : SOFTMAX_BLOCK);
+    }
+    j.per_piece = (SOFTMAX_PIECE_ELEMS + unit_elems - 1) / unit_elems;
+    tgc_parallel_for(pool, (j.units + j.per_piece - 1) / j.per_piece, softmax_piece, &j);
 }
 
 static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
@@ -319,7 +424,7 @@ static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
         if (d > axis) inner *= x->dims[d];
     }
     if (tgc_value_numel(x) > 0)
-        softmax_f32(data_of(x), tgc_buffer_host_ptr(y->buf), outer, x->dims[axis], inner, log_out);
+        softmax_f32(c->pool, data_of(x), tgc_buffer_host_ptr(y->buf), outer, x->dims[axis], inner, log_out);
     return TGC_OK;
 }
 

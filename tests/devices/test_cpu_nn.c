@@ -666,10 +666,13 @@ static void test_scratch_out_of_memory(void) {
     tgc_host_alloc_fail_nth(0);
     nn_end(&f);
 
-    nn_begin(&f, "LayerNormalization", "layernorm_last"); /* expanded Scale and B */
+    /* Scale [4, 5] and B [5] expanded over [3, 4, 5] (full-size ones are
+     * read in place, without scratch) */
+    nn_begin(&f, "LayerNormalization", "layernorm_axis1");
     nn_in(&f, "x");
     nn_in(&f, "scale");
     nn_in(&f, "b");
+    nn_int(&f, "axis", 1);
     nn_out(&f, "y");
     tgc_host_alloc_fail_nth(1);
     nn_check_fails(&f);
