@@ -14,6 +14,7 @@
 #include "executor/step.h"
 
 #include "support/alloc.h"
+#include "support/spin.h"
 #include "support/diag.h"
 
 #include <stdarg.h>
@@ -250,6 +251,8 @@ static void start(tgc_step *st) {
     }
 }
 
+static bool all_finished(void *arg) { return atomic_load(&((tgc_step *)arg)->outstanding) == 0; }
+
 /* Copies a graph output into a new host tensor for the caller. */
 static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags) {
     const tgc_partition_fetch *f = &st->s->parts.outputs[i];
@@ -282,6 +285,7 @@ tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor
     if (result == TGC_OK && s->watch != NULL) tgc_watch_feeds(s->watch, s->g, feeds);
     if (result == TGC_OK) {
         start(&st);
+        tgc_spin_until(all_finished, &st); /* a small graph is done before a futex wake-up would arrive */
         pthread_mutex_lock(&st.lock);
         while (!st.done) pthread_cond_wait(&st.done_cond, &st.lock);
         pthread_mutex_unlock(&st.lock);

@@ -1,9 +1,12 @@
-/* tgc_spin_until: poll, pause, and look at the clock every few dozen polls. */
+/* tgc_spin_until: poll, pause, and every few dozen polls look at the clock
+ * and yield the core (sched_yield returns at once when nothing else wants
+ * it; on a loaded machine it lets the thread doing the work run). */
 #include "support/spin.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -46,5 +49,6 @@ bool tgc_spin_until(bool (*ready)(void *arg), void *arg) {
             CPU_RELAX();
         }
         if (now_ns() >= deadline) return ready(arg);
+        sched_yield(); /* a thread waiting for this core gets it: spinning must not starve the work */
     }
 }
