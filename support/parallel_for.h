@@ -27,14 +27,15 @@ typedef void (*tgc_parallel_fn)(void *arg, int64_t i, int slot);
 int tgc_parallel_width(const tgc_thread_pool *p);
 
 /* Calls fn(arg, i, slot) exactly once for every i in [0, n) and returns when
- * all calls have returned. The caller runs indices itself while up to
+ * all calls have returned, with nothing left referring to the call (no
+ * memory, no queued task). The caller runs indices itself while up to
  * min(n - 1, workers) tasks queued on p take the rest; the caller never
  * waits for a queued task to start (it may sit behind other work, or the
- * caller may be p's only worker), only for indices already taken, so
- * nesting and calls from p's own workers cannot deadlock. With p NULL,
- * n <= 1, or no memory for the shared job (a few dozen bytes), everything
- * runs on the caller, in index order. fn must not fail: it records its
- * own errors (e.g. in arg, per slot). */
+ * caller may be p's only worker): once every index is taken it removes its
+ * queued helpers from p (tgc_thread_pool_cancel) and waits only for the
+ * running ones, so nesting and calls from p's own workers cannot deadlock.
+ * With p NULL or n <= 1 everything runs on the caller, in index order. fn
+ * must not fail: it records its own errors (e.g. in arg, per slot). */
 void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *arg);
 
 #endif

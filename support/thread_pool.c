@@ -108,6 +108,19 @@ tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg)
     return TGC_OK;
 }
 
+int tgc_thread_pool_cancel(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
+    pthread_mutex_lock(&p->lock);
+    size_t kept = 0, count = p->count;
+    for (size_t i = 0; i < count; i++) { /* compact the ring in place, keeping order */
+        task t = p->ring[(p->head + i) % p->cap];
+        if (t.fn == fn && t.arg == arg) continue;
+        p->ring[(p->head + kept++) % p->cap] = t;
+    }
+    p->count = kept;
+    pthread_mutex_unlock(&p->lock);
+    return (int)(count - kept);
+}
+
 int tgc_thread_pool_size(const tgc_thread_pool *p) { return p->n_threads; }
 
 void tgc_thread_pool_free(tgc_thread_pool *p) {

@@ -24,6 +24,10 @@ tgc_status tgc_thread_pool_create(int threads, tgc_thread_pool **out);
  * TGC_ERR_NOMEM when the queue cannot grow (the task is not queued). */
 tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg);
 
+/* Removes the queued (not yet started) tasks that are fn(arg) and returns
+ * how many it removed; a task a worker has already taken is not touched. */
+int tgc_thread_pool_cancel(tgc_thread_pool *p, tgc_task_fn fn, void *arg);
+
 /* Number of worker threads. */
 int tgc_thread_pool_size(const tgc_thread_pool *p);
 

@@ -1,8 +1,9 @@
 /* tgc_parallel_for: every index runs exactly once; no two running pieces
  * share a slot; calls from a pool's own workers, a pool of one worker and
- * nested calls finish (the caller never waits on a queued helper); a NULL
- * pool runs in index order on the caller. Run under ThreadSanitizer by
- * `make test`. */
+ * nested calls finish (the caller never waits on a queued helper, and takes
+ * it back from the queue before returning); a NULL pool runs in index order
+ * on the caller; the pool's cancel removes only the queued tasks it names.
+ * Run under ThreadSanitizer by `make test`. */
 #include "tests/harness.h"
 
 #include "support/parallel_for.h"
@@ -147,6 +148,62 @@ static void test_nested(void) {
     tgc_thread_pool_free(n.pool);
 }
 
+/* The pool's only worker is blocked: the caller's helper stays queued, so
+ * the caller runs every index itself and, returning, takes the helper back
+ * (it never runs later against the finished call). */
+static atomic_bool release_blocker, blocker_started;
+
+static void blocker(void *arg) {
+    (void)arg;
+    atomic_store(&blocker_started, true);
+    while (!atomic_load(&release_blocker)) {
+    }
+}
+
+/* Queues the blocker on p's only worker and waits until it runs. */
+static void block_worker(tgc_thread_pool *p) {
+    atomic_store(&release_blocker, false);
+    atomic_store(&blocker_started, false);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, blocker, NULL), TGC_OK);
+    while (!atomic_load(&blocker_started)) {
+    }
+}
+
+static void test_queued_helpers_taken_back(void) {
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &p), TGC_OK);
+    block_worker(p);
+    tally *t = tally_new(p);
+    tgc_parallel_for(p, 300, count, t);
+    CU_ASSERT_EQUAL(wrong_counts(t, 300), 0);
+    CU_ASSERT_EQUAL(atomic_load(&t->busy[1]), 0);
+    CU_ASSERT_EQUAL(tgc_thread_pool_cancel(p, blocker, NULL), 0); /* already running */
+    atomic_store(&release_blocker, true);
+    tgc_thread_pool_free(p); /* drains: a helper left queued would run here */
+    CU_ASSERT_EQUAL(wrong_counts(t, 300), 0);
+}
+
+static atomic_int cancel_runs[8];
+
+static void mark_cancel(void *arg) { atomic_fetch_add(&cancel_runs[(intptr_t)arg], 1); }
+
+static void test_cancel_removes_only_matching_queued_tasks(void) {
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &p), TGC_OK);
+    for (int i = 0; i < 8; i++) atomic_store(&cancel_runs[i], 0);
+    block_worker(p);
+    for (int round = 0; round < 3; round++)
+        for (intptr_t i = 0; i < 8; i++) CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, mark_cancel, (void *)i), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_cancel(p, mark_cancel, (void *)3), 3);
+    CU_ASSERT_EQUAL(tgc_thread_pool_cancel(p, mark_cancel, (void *)5), 3);
+    CU_ASSERT_EQUAL(tgc_thread_pool_cancel(p, mark_cancel, (void *)5), 0);
+    atomic_store(&release_blocker, true);
+    tgc_thread_pool_free(p);
+    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(atomic_load(&cancel_runs[i]), i == 3 || i == 5 ? 0 : 3);
+}
+
 TGC_TEST_MAIN("parallel for", {"every index once, slots never shared", test_every_index_once},
               {"NULL pool: in order on the caller", test_null_pool_in_order},
-              {"from the pool's only worker", test_from_the_pools_only_worker}, {"nested", test_nested})
+              {"from the pool's only worker", test_from_the_pools_only_worker}, {"nested", test_nested},
+              {"queued helpers taken back", test_queued_helpers_taken_back},
+              {"cancel removes only matching queued tasks", test_cancel_removes_only_matching_queued_tasks})
