@@ -68,13 +68,21 @@ static tgc_status name_outputs(tgc_session *s) {
 
 /* OpenBLAS runs each call on its calling thread: the devices' pools split
  * large GEMMs and convolutions themselves (tgc_parallel_for), so OpenBLAS's
- * own threads would only compete with them for the cores (and spin while
- * the pools run everything else). TGC_BLAS_THREADS=N gives each call N
- * threads instead; the setting is OpenBLAS's, process-wide. Results do not
- * depend on it: OpenBLAS splits GEMM by rows and columns, never along K. */
+ * own threads would only compete with them for the cores. Setting one
+ * thread does not stop the threads OpenBLAS started when it loaded, which
+ * spin (sched_yield) for some 10^8 cycles after their last work, so the
+ * pthreads build's server is shut down too (blas_thread_shutdown_, looked up
+ * weakly: other OpenBLAS builds lack it; a later multi-threaded call would
+ * start it again). TGC_BLAS_THREADS=N gives each call N threads instead;
+ * the setting is OpenBLAS's, process-wide. Results do not depend on it:
+ * OpenBLAS splits GEMM by rows and columns, never along K. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
 static void choose_blas_threads(void) {
     const char *env = getenv("TGC_BLAS_THREADS");
-    openblas_set_num_threads(env != NULL && atoi(env) > 0 ? atoi(env) : 1);
+    int threads = env != NULL && atoi(env) > 0 ? atoi(env) : 1;
+    openblas_set_num_threads(threads);
+    if (threads == 1 && blas_thread_shutdown_ != NULL) blas_thread_shutdown_();
 }
 
 static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_session_options *opts,

@@ -135,13 +135,15 @@ static void im2col_2d(const float *x, int64_t cg, const tgc_window *w, int64_t o
                         memset(dst, 0, (size_t)ow_count * sizeof *dst);
                         continue;
                     }
-                    /* row[ow * sw + off] for ow in [lo, hi), zeros around */
+                    /* row[ow * sw + off] for ow in [lo, hi), zeros around; short
+                     * rows (late layers: 7 or 14 wide) by loops, not calls */
                     const float *row = xc + ih * wd + lo * sw + off;
-                    memset(dst, 0, (size_t)lo * sizeof *dst);
-                    if (sw == 1) memcpy(dst + lo, row, (size_t)(hi - lo) * sizeof *dst);
+                    for (int64_t k = 0; k < lo; k++) dst[k] = 0.0f;
+                    if (sw == 1 && hi - lo >= 32) memcpy(dst + lo, row, (size_t)(hi - lo) * sizeof *dst);
+                    else if (sw == 1) for (int64_t k = 0; k < hi - lo; k++) dst[lo + k] = row[k];
                     else if (sw == 2) copy_stride2(dst + lo, row, hi - lo);
                     else for (int64_t k = 0; k < hi - lo; k++) dst[lo + k] = row[k * sw];
-                    memset(dst + hi, 0, (size_t)(ow_count - hi) * sizeof *dst);
+                    for (int64_t k = hi; k < ow_count; k++) dst[k] = 0.0f;
                 }
             }
         }
@@ -253,6 +255,31 @@ static void build_col(const float *x, int64_t cg, const tgc_window *w, int64_t o
     else im2col(x, cg, w, o0, o1, col);
 }
 
+/* build_col over input channels split across the pool: channel ci's rows
+ * start at col + ci * kk_count * cols. */
+typedef struct col_split {
+    const float *x;
+    const tgc_conv_geometry *g;
+    int64_t o0, o1, cols, per_piece;
+    float *col;
+} col_split;
+
+static void col_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const col_split *s = arg;
+    int64_t c0 = piece * s->per_piece, c1 = c0 + s->per_piece < s->g->cg ? c0 + s->per_piece : s->g->cg;
+    build_col(s->x + c0 * s->g->in_size, c1 - c0, &s->g->w, s->o0, s->o1, s->col + c0 * s->g->kk_count * s->cols);
+}
+
+static void build_col_split(tgc_kernel_ctx *c, const float *x, const tgc_conv_geometry *g, int64_t o0, int64_t o1,
+                            float *col) {
+    int64_t cols = (o1 - o0) * (g->out_size / g->w.out[0]), per_channel = g->kk_count * cols;
+    col_split s = {.x = x, .g = g, .o0 = o0, .o1 = o1, .cols = cols, .col = col};
+    s.per_piece = ROWS_PIECE_FLOATS / (per_channel > 0 ? per_channel : 1);
+    if (s.per_piece < 1) s.per_piece = 1;
+    tgc_parallel_for(c->pool, (g->cg + s.per_piece - 1) / s.per_piece, col_piece, &s);
+}
+
 static void conv_tile(void *arg, int64_t i, int slot) {
     conv_tiles *t = arg;
     const tgc_conv_geometry *g = t->g;
@@ -319,7 +346,7 @@ static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, con
                 float *yg = py + (n * g->m_count + gi * m_group) * g->out_size;
                 for (int64_t o0 = 0; !t.failed && o0 < w->out[0]; o0 += tile_rows) {
                     int64_t o1 = o0 + tile_rows < w->out[0] ? o0 + tile_rows : w->out[0], n_cols = (o1 - o0) * row_cols;
-                    build_col(xg, g->cg, w, o0, o1, cols[0]);
+                    build_col_split(c, xg, g, o0, o1, cols[0]);
                     t.failed = !tgc_cpu_sgemm(c->pool, false, false, m_group, n_cols, k, 1.0f, pw + gi * m_group * k,
                                               k, cols[0], n_cols, 1.0f, yg + o0 * row_cols, g->out_size);
                 }
