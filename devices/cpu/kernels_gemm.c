@@ -68,6 +68,12 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 #define SGEMM_PIECE_MACS ((int64_t)8 << 20)
 #define GEMV_PIECE_MACS ((int64_t)256 << 10)
 #define SGEMM_MAX_PIECES 8
+/* Rows or columns a piece should have at least (past 2 pieces): every piece
+ * packs the shared operand again, which a narrow piece cannot amortize
+ * (512^3 in 8 pieces of 64 ran at 0.87 of OpenBLAS's own two threads; 256
+ * and 512 measured alike on two cores, and 256 leaves more pieces for more
+ * cores). Pieces are cut at multiples of 64 rows or columns. */
+#define SGEMM_MIN_WIDTH 256
 
 /* The pieces for a GEMM of `macs` multiply-adds (see above). */
 static int64_t sgemm_pieces(int64_t macs, bool gemv) {
@@ -134,16 +140,16 @@ static bool sgemm_run(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_
                       const float *bias, int64_t bias_sm, int64_t bias_sn) {
     int64_t macs = m > 0 && n > 0 && k > 0 && m * n <= INT64_MAX / k ? m * n * k : 0;
     int64_t pieces = sgemm_pieces(macs, m == 1 || n == 1);
-    /* Cut the longer side of C, in multiples of 16 (OpenBLAS's tiles), no
-     * piece thinner than 16. */
+    /* Cut the longer side of C, in multiples of 64 (of OpenBLAS's tiles). */
     bool split_m = m > n;
     int64_t len = split_m ? m : n;
+    while (pieces > 2 && len / pieces < SGEMM_MIN_WIDTH) pieces /= 2;
     if (pieces < 2 || len < 32) {
         if (bias != NULL) fill_c(c, ldc, bias, bias_sm, bias_sn, 0, m, 0, n);
         return tgc_cpu_sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     }
     int64_t step = (len + pieces - 1) / pieces;
-    step = (step + 15) / 16 * 16;
+    step = (step + 63) / 64 * 64;
     pieces = (len + step - 1) / step;
     sgemm_split s = {.ta = ta, .tb = tb, .split_m = split_m, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
                      .ldc = ldc, .step = step, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c,
