@@ -15,6 +15,7 @@
  * An empty row gives NaN statistics (numpy's mean of nothing). Rows are
  * split over the device's pool in pieces chosen from the sizes alone. */
 #include "devices/cpu/kernels_nn.h"
+#include "devices/cpu/row_sum.h"
 #include "devices/norm_geometry.h"
 
 #include "support/alloc.h"
@@ -79,27 +80,8 @@ typedef struct layer_norm_job {
     double eps;
 } layer_norm_job;
 
-/* sum(x[i]) and, given the mean, sum((x[i] - mean)^2) over i < n, in
- * double, as eight partial sums (scalars, so that gcc keeps them in vector
- * registers) added pairwise: the loops vectorize, and the rounding depends
- * on n alone. */
-static double row_sum(const float *x, int64_t n) {
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        a0 += x[i];
-        a1 += x[i + 1];
-        a2 += x[i + 2];
-        a3 += x[i + 3];
-        a4 += x[i + 4];
-        a5 += x[i + 5];
-        a6 += x[i + 6];
-        a7 += x[i + 7];
-    }
-    for (; i < n; i++) a0 += x[i];
-    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
-}
-
+/* sum((x[i] - mean)^2) over i < n in double, as tgc_cpu_row_sum sums
+ * (devices/cpu/row_sum.h): eight partial sums added pairwise. */
 static double row_sq_dev(const float *x, int64_t n, double mean) {
     double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
     int64_t i = 0;
@@ -129,7 +111,7 @@ static void layer_norm_rows(void *arg, int64_t piece, int slot) {
     for (int64_t r = lo; r < hi; r++) {
         const float *xr = j->x + r * size;
         float *yr = j->y + r * size;
-        double mean = row_sum(xr, size) / (double)size;
+        double mean = tgc_cpu_row_sum(xr, size) / (double)size;
         double sq = row_sq_dev(xr, size, mean);
         float inv = (float)(1.0 / sqrt(sq / (double)size + j->eps));
         float mf = (float)mean;

@@ -17,6 +17,7 @@
  * differs. */
 #include "devices/cpu/broadcast.h"
 #include "devices/cpu/fast_exp.h"
+#include "devices/cpu/row_sum.h"
 #include "devices/reduce_axes.h"
 
 #include <math.h>
@@ -268,24 +269,6 @@ static float row_max(const float *x, int64_t n) {
     return m4 > m0 ? m4 : m0;
 }
 
-/* The sum of y[0..n) in double, as eight partial sums added pairwise, so
- * the loop vectorizes and the rounding depends on n alone. */
-static double row_sum(const float *y, int64_t n) {
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    int64_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        a0 += y[k];
-        a1 += y[k + 1];
-        a2 += y[k + 2];
-        a3 += y[k + 3];
-        a4 += y[k + 4];
-        a5 += y[k + 5];
-        a6 += y[k + 6];
-        a7 += y[k + 7];
-    }
-    for (; k < n; k++) a0 += y[k];
-    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
-}
 
 /* e[k] = exp(x[k] - m) for k < n, vectorized (fast_exp.h). */
 static void row_exp(const float *x, float m, float *e, int64_t n) {
@@ -313,13 +296,13 @@ static void softmax_rows(const softmax_job *j, int64_t lo, int64_t hi) {
             for (int64_t k = 0; k < n; k += SOFTMAX_CHUNK) {
                 int64_t len = n - k < SOFTMAX_CHUNK ? n - k : SOFTMAX_CHUNK;
                 row_exp(xr + k, m, e, len);
-                s += row_sum(e, len);
+                s += tgc_cpu_row_sum(e, len);
             }
             float ls = (float)log(s);
             for (int64_t k = 0; k < n; k++) yr[k] = (xr[k] - m) - ls;
         } else {
             row_exp(xr, m, yr, n);
-            float inv = (float)(1.0 / row_sum(yr, n));
+            float inv = (float)(1.0 / tgc_cpu_row_sum(yr, n));
             for (int64_t k = 0; k < n; k++) yr[k] *= inv;
         }
     }
