@@ -15,6 +15,7 @@
 #include "devices/cpu/kernels_nn.h"
 #include "support/alloc.h"
 
+#include <cblas.h>
 #include <stdlib.h>
 
 static float lcg(uint32_t *s) {
@@ -387,7 +388,16 @@ static void test_max_pool_2d(void) {
     max_pool_check(2, 8, 8, 3, 3, 2, 1);      /* pads 2 of 3: edge windows see one tap row */
 }
 
-TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
+/* Kernels run here outside a session: make OpenBLAS single-threaded as a
+ * session does (its own threads synchronize in ways ThreadSanitizer cannot
+ * see, and the pool is what these tests exercise). */
+static void test_blas_single_threaded(void) {
+    openblas_set_num_threads(1);
+    CU_ASSERT_EQUAL(openblas_get_num_threads(), 1);
+}
+
+TGC_TEST_MAIN("cpu fast paths", {"OpenBLAS on one thread, as in a session", test_blas_single_threaded},
+              {"winograd shapes", test_winograd_shapes},
               {"winograd declines", test_winograd_declines},
               {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
               {"cache needs constant filters", test_cache_needs_constant_filters},
