@@ -14,8 +14,8 @@
 #include "executor/step.h"
 
 #include "support/alloc.h"
-#include "support/spin.h"
 #include "support/diag.h"
+#include "support/spin.h"
 
 #include <stdarg.h>
 #include <stdio.h>

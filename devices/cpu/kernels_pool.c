@@ -138,12 +138,17 @@ static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t plan
         m.col_lo[tw] = lo;
         m.col_hi[tw] = hi;
     }
-    for (int a = 0; a < 2; a++) { /* every window must read input: the first and last of each axis */
-        int64_t lo, hi, last = (w->out[a] - 1) * w->strides[a] - w->pads[a];
-        tgc_window_taps(-w->pads[a], w->kernel[a], w->dilations[a], 0, w->in[a], &lo, &hi);
+    /* Every window must read input (with dilation, one in the middle may
+     * not): each output row has a tap row, each output column a tap. */
+    for (int64_t oh = 0; oh < w->out[0]; oh++) {
+        int64_t lo, hi;
+        tgc_window_taps(oh * w->strides[0] - w->pads[0], w->kernel[0], w->dilations[0], 0, w->in[0], &lo, &hi);
         if (lo >= hi) return false;
-        tgc_window_taps(last, w->kernel[a], w->dilations[a], 0, w->in[a], &lo, &hi);
-        if (lo >= hi) return false;
+    }
+    for (int64_t ow = 0; ow < w->out[1]; ow++) {
+        bool read = false;
+        for (int64_t tw = 0; tw < w->kernel[1] && !read; tw++) read = m.col_lo[tw] <= ow && ow < m.col_hi[tw];
+        if (!read) return false;
     }
     int64_t plane_work = w->out[0] * w->out[1] * w->kernel[0] * w->kernel[1];
     m.planes_per_piece = POOL_PIECE_WORK / (plane_work > 0 ? plane_work : 1);

@@ -386,6 +386,7 @@ static void test_max_pool_2d(void) {
     max_pool_check(3, 9, 11, 2, 2, 0, 1);
     max_pool_check(4, 13, 10, 3, 1, 1, 2);    /* dilated */
     max_pool_check(2, 8, 8, 3, 3, 2, 1);      /* pads 2 of 3: edge windows see one tap row */
+    max_pool_check(2, 3, 3, 2, 1, 3, 5);      /* dilation 5 on 3 wide: a middle window reads nothing (NaN) */
 }
 
 /* Kernels run here outside a session: make OpenBLAS single-threaded as a
