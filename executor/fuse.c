@@ -1,9 +1,9 @@
 /* Activation fusion: a Relu whose only input is an output that nothing
  * else reads, made by a kernel that can apply Relu itself as it writes
- * (tgc_kernel_def.fuses_relu: the cpu Conv), is absorbed into that kernel:
- * the producer runs with c->fused_relu and the Relu node only takes over
- * the buffer (buffer forwarding), without a pass of its own over the
- * tensor. The rewrite of ONNX Runtime's ConvActivationFusion and
+ * (tgc_kernel_def.fuses_relu: the cpu Conv and Gemm), is absorbed into that
+ * kernel: the producer runs with c->fused_relu and the Relu node only
+ * takes over the buffer (buffer forwarding), without a pass of its own
+ * over the tensor. The rewrite of ONNX Runtime's ConvActivationFusion and
  * TensorFlow grappler's remapper, done on the plan rather than the graph
  * so that placement, partitions, the memory plan and the trace still show
  * every node. TGC_NO_FUSION=1 turns it off (for comparisons). */

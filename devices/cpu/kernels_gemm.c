@@ -113,7 +113,16 @@ typedef struct sgemm_split {
     float *c;
     const float *bias;
     int64_t bias_sm, bias_sn;
+    bool relu; /* a fused Relu (Gemm's c->fused_relu), applied to each block */
 } sgemm_split;
+
+/* C[r0..r1, c0..c1) through Relu-14 (x < 0 ? 0 : x; NaN passes). */
+static void relu_block(float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    for (int64_t i = r0; i < r1; i++) {
+        float *row = c + i * ldc;
+        for (int64_t j = c0; j < c1; j++) row[j] = row[j] < 0 ? 0.0f : row[j];
+    }
+}
 
 static void sgemm_piece(void *arg, int64_t i, int slot) {
     (void)slot;
@@ -125,19 +134,21 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
         if (s->bias != NULL) fill_c(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, lo, hi, 0, s->n);
         s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, hi - lo, s->n, s->k, s->alpha, a, s->lda, s->b, s->ldb, s->beta,
                                      s->c + lo * s->ldc, s->ldc);
+        if (s->relu) relu_block(s->c, s->ldc, lo, hi, 0, s->n);
     } else {
         const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
         if (s->bias != NULL) fill_c(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, 0, s->m, lo, hi);
         s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, s->beta,
                                      s->c + lo, s->ldc);
+        if (s->relu) relu_block(s->c, s->ldc, 0, s->m, lo, hi);
     }
 }
 
-/* tgc_cpu_sgemm, and with bias non-NULL C filled from it first (see
- * sgemm_split). */
+/* tgc_cpu_sgemm, and with bias non-NULL C filled from it first, with relu
+ * C passed through Relu last (see sgemm_split). */
 static bool sgemm_run(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
-                      const float *bias, int64_t bias_sm, int64_t bias_sn) {
+                      const float *bias, int64_t bias_sm, int64_t bias_sn, bool relu) {
     int64_t macs = m > 0 && n > 0 && k > 0 && m * n <= INT64_MAX / k ? m * n * k : 0;
     int64_t pieces = sgemm_pieces(macs, m == 1 || n == 1);
     /* Cut the longer side of C, in multiples of 64 (of OpenBLAS's tiles). */
@@ -146,14 +157,16 @@ static bool sgemm_run(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_
     while (pieces > 2 && len / pieces < SGEMM_MIN_WIDTH) pieces /= 2;
     if (pieces < 2 || len < 32) {
         if (bias != NULL) fill_c(c, ldc, bias, bias_sm, bias_sn, 0, m, 0, n);
-        return tgc_cpu_sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        bool ok = tgc_cpu_sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        if (ok && relu) relu_block(c, ldc, 0, m, 0, n);
+        return ok;
     }
     int64_t step = (len + pieces - 1) / pieces;
     step = (step + 63) / 64 * 64;
     pieces = (len + step - 1) / step;
     sgemm_split s = {.ta = ta, .tb = tb, .split_m = split_m, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
                      .ldc = ldc, .step = step, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c,
-                     .bias = bias, .bias_sm = bias_sm, .bias_sn = bias_sn};
+                     .bias = bias, .bias_sm = bias_sm, .bias_sn = bias_sn, .relu = relu};
     tgc_parallel_for(pool, pieces, sgemm_piece, &s);
     for (int64_t i = 0; i < pieces; i++)
         if (!s.ok[i]) return false;
@@ -162,7 +175,7 @@ static bool sgemm_run(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_
 
 bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-    return sgemm_run(pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, 0, 0);
+    return sgemm_run(pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, 0, 0, false);
 }
 
 /* ---- MatMul --------------------------------------------------------------- */
@@ -246,7 +259,7 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
     const float *pc = has_c ? tgc_kernel_in_ptr(c, 2) : NULL;
     if (!sgemm_run(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n, pc,
-                   cm, cn))
+                   cm, cn, c->fused_relu))
         return tgc_kernel_fail(c, "Gemm sizes pass BLAS's int range");
     return TGC_OK;
 }

@@ -11,7 +11,7 @@
 const tgc_kernel_def tgc_cpu_kernels_nn[] = {
     {.op = "MatMul", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_matmul_f32, .forward_input = -1,
      .dtypes = F32_ONLY},
-    {.op = "Gemm", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gemm_f32, .forward_input = -1,
+    {.op = "Gemm", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gemm_f32, .forward_input = -1, .fuses_relu = true,
      .dtypes = F32_ONLY},
     {.op = "Conv", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_conv_f32, .forward_input = -1, .fuses_relu = true,
      .dtypes = F32_ONLY},

@@ -1,6 +1,6 @@
-/* Activation fusion (executor/fuse.c): a Relu after a cpu Conv whose output
- * nothing else reads is absorbed into the Conv (each Conv path: im2col,
- * pointwise, Winograd); a Relu whose Conv output is also read elsewhere
+/* Activation fusion (executor/fuse.c): a Relu after a cpu Conv or Gemm
+ * whose output nothing else reads is absorbed into it (each Conv path:
+ * im2col, pointwise, Winograd; Gemm); a Relu whose Conv output is also read elsewhere
  * (here: a graph output) is not, and that reader sees the values before
  * Relu. Outputs are bitwise those of the same session built with
  * TGC_NO_FUSION=1. */
@@ -31,7 +31,8 @@ static size_t put_init(char *buf, size_t at, size_t size, const char *name, cons
 
 /* x [1,16,12,12] -> c1 (3x3, one im2col matrix) -> r1 -> c2 (1x1,
  * pointwise) -> r2, with c2 also an output; x2 [1,16,30,30] -> c3 (3x3,
- * Winograd) -> r3 and -> c4 (5x5, im2col in tiles) -> r4. */
+ * Winograd) -> r3 and -> c4 (5x5, im2col in tiles) -> r4; v [3, 20] -> g1
+ * (Gemm) -> r5. */
 static char *graph_text(void) {
     size_t size = 1 << 17, at = 0;
     char *buf = malloc(size);
@@ -41,12 +42,15 @@ static char *graph_text(void) {
                            "inputs:\n"
                            "  - {name: x, dtype: float32, shape: [1, 16, 12, 12]}\n"
                            "  - {name: x2, dtype: float32, shape: [1, 16, 30, 30]}\n"
-                           "outputs: [r1, r2, c2, r3, r4]\n"
+                           "  - {name: v, dtype: float32, shape: [3, 20]}\n"
+                           "outputs: [r1, r2, c2, r3, r4, r5]\n"
                            "initializers:\n");
     at = put_init(buf, at, size, "w1", "[16, 16, 3, 3]", 16 * 16 * 9, 1);
     at = put_init(buf, at, size, "b1", "[16]", 16, 2);
     at = put_init(buf, at, size, "w2", "[16, 16, 1, 1]", 16 * 16, 3);
     at = put_init(buf, at, size, "w3", "[16, 16, 5, 5]", 16 * 16 * 25, 4);
+    at = put_init(buf, at, size, "wg", "[20, 24]", 20 * 24, 5);
+    at = put_init(buf, at, size, "bg", "[24]", 24, 6);
     at += (size_t)snprintf(buf + at, size - at,
                            "nodes:\n"
                            "  - {name: c1, op: Conv, inputs: [x, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
@@ -56,24 +60,29 @@ static char *graph_text(void) {
                            "  - {name: c3, op: Conv, inputs: [x2, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
                            "  - {name: r3, op: Relu, inputs: [c3]}\n"
                            "  - {name: c4, op: Conv, inputs: [x2, w3]}\n"
-                           "  - {name: r4, op: Relu, inputs: [c4]}\n");
+                           "  - {name: r4, op: Relu, inputs: [c4]}\n"
+                           "  - {name: g1, op: Gemm, inputs: [v, wg, bg]}\n"
+                           "  - {name: r5, op: Relu, inputs: [g1]}\n");
     CU_ASSERT_FATAL(at < size);
     return buf;
 }
 
-static tgc_tensor *random_tensor(int64_t h, uint32_t seed) {
-    int64_t dims[4] = {1, 16, h, h}, n = 16 * h * h;
+static tgc_tensor *random_tensor(int rank, const int64_t *dims, uint32_t seed) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
     float *v = malloc((size_t)n * sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = lcg(&seed);
     tgc_tensor *t = NULL;
-    CU_ASSERT_EQUAL(tgc_tensor_create(TGC_FLOAT32, 4, dims, v, &t), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_tensor_create(TGC_FLOAT32, rank, dims, v, &t), TGC_OK);
     free(v);
     return t;
 }
 
+#define N_OUT 6
+
 /* Runs the graph once in a session built with fusion on or off; returns
- * the 5 outputs and how many Relu nodes the plan absorbed. */
-static int run(const tgc_graph *g, bool fusion, tgc_tensor *x, tgc_tensor *x2, tgc_tensor *outs[5]) {
+ * the outputs and how many Relu nodes the plan absorbed. */
+static int run(const tgc_graph *g, bool fusion, tgc_tensor *const feeds[3], tgc_tensor *outs[N_OUT]) {
     if (fusion) unsetenv("TGC_NO_FUSION");
     else setenv("TGC_NO_FUSION", "1", 1);
     tgc_diags *diags = tgc_diags_create();
@@ -82,9 +91,8 @@ static int run(const tgc_graph *g, bool fusion, tgc_tensor *x, tgc_tensor *x2, t
     unsetenv("TGC_NO_FUSION");
     int absorbed = 0;
     for (int32_t id = 0; id < s->plans[0].g->n_nodes; id++) absorbed += s->plans[0].absorbed[id];
-    const char *names[] = {"x", "x2"};
-    tgc_tensor *feeds[] = {x, x2};
-    CU_ASSERT_EQUAL(tgc_session_run(s, 2, names, feeds, outs, diags), TGC_OK);
+    const char *names[] = {"x", "x2", "v"};
+    CU_ASSERT_EQUAL(tgc_session_run(s, 3, names, feeds, outs, diags), TGC_OK);
     tgc_session_free(s);
     tgc_diags_free(diags);
     return absorbed;
@@ -95,11 +103,12 @@ static void test_fused_equals_unfused(void) {
     tgc_diags *diags = tgc_diags_create();
     tgc_graph *g = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, strlen(text), "fusion.yaml", NULL, diags, &g), TGC_OK);
-    tgc_tensor *x = random_tensor(12, 7), *x2 = random_tensor(30, 8);
-    tgc_tensor *fused[5], *plain[5];
-    CU_ASSERT_EQUAL(run(g, true, x, x2, fused), 3); /* r1, r3, r4; r2's input is also an output */
-    CU_ASSERT_EQUAL(run(g, false, x, x2, plain), 0);
-    for (int i = 0; i < 5; i++) {
+    int64_t xd[4] = {1, 16, 12, 12}, x2d[4] = {1, 16, 30, 30}, vd[2] = {3, 20};
+    tgc_tensor *feeds[3] = {random_tensor(4, xd, 7), random_tensor(4, x2d, 8), random_tensor(2, vd, 9)};
+    tgc_tensor *fused[N_OUT], *plain[N_OUT];
+    CU_ASSERT_EQUAL(run(g, true, feeds, fused), 4); /* r1, r3, r4, r5; r2's input is also an output */
+    CU_ASSERT_EQUAL(run(g, false, feeds, plain), 0);
+    for (int i = 0; i < N_OUT; i++) {
         size_t bytes = (size_t)tgc_tensor_numel(fused[i]) * sizeof(float);
         CU_ASSERT_EQUAL(tgc_tensor_numel(fused[i]), tgc_tensor_numel(plain[i]));
         CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(fused[i]), tgc_tensor_data(plain[i]), bytes), 0);
@@ -115,15 +124,16 @@ static void test_fused_equals_unfused(void) {
     for (int64_t i = 0; i < tgc_tensor_numel(fused[0]); i++) below += r1[i] < 0;
     for (int64_t i = 0; i < tgc_tensor_numel(fused[3]); i++) below += r3[i] < 0;
     for (int64_t i = 0; i < tgc_tensor_numel(fused[4]); i++) below += r4[i] < 0;
+    const float *r5 = tgc_tensor_data(fused[5]);
+    for (int64_t i = 0; i < tgc_tensor_numel(fused[5]); i++) below += r5[i] < 0;
     CU_ASSERT(negatives > 100);
     CU_ASSERT_EQUAL(wrong, 0);
     CU_ASSERT_EQUAL(below, 0);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < N_OUT; i++) {
         tgc_tensor_release(fused[i]);
         tgc_tensor_release(plain[i]);
     }
-    tgc_tensor_release(x);
-    tgc_tensor_release(x2);
+    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
     tgc_graph_free(g);
     tgc_diags_free(diags);
     free(text);
