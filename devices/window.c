@@ -99,9 +99,14 @@ tgc_status tgc_window_read_pool(tgc_kernel_ctx *c, tgc_window *w, int64_t *plane
                                 int64_t *out_size, int64_t *kk_count) {
     if (c->n_inputs < 1 || c->n_outputs < 1) return tgc_kernel_fail(c, "pooling takes 1 input and an output");
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    tgc_status st = tgc_kernel_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
-    if (st != TGC_OK) return st;
+    tgc_status st = TGC_OK;
+    if (x->dtype == TGC_UINT8 && strcmp(tgc_kernel_op_name(c), "MaxPool") == 0) { /* MaxPool-12 takes uint8 too */
+        if (y->dtype != TGC_UINT8) return tgc_kernel_fail(c, "output Y must be uint8 as input X");
+    } else {
+        st = tgc_kernel_need_f32(c, x, "input X");
+        if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
+        if (st != TGC_OK) return st;
+    }
     int n = x->rank - 2;
     if (n < 1) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, D1, ...]", x->rank);
     size_t nk;

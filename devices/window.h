@@ -51,7 +51,7 @@ tgc_status tgc_window_read(tgc_kernel_ctx *c, const tgc_value *x, const tgc_valu
 void tgc_window_taps(int64_t start, int64_t k, int64_t d, int64_t begin, int64_t end, int64_t *lo, int64_t *hi);
 
 /* Checks a MaxPool/AveragePool node's X [N, C, D1..Dn] and Y [N, C,
- * O1..On] (float32, n >= 1), its kernel_shape and ceil_mode, and reads its
+ * O1..On] (float32, or uint8 for MaxPool; n >= 1), its kernel_shape and ceil_mode, and reads its
  * window into *w; *planes is N * C, *in_size and *out_size the spatial
  * element counts, *kk_count (when not NULL) the taps in a window. Returns
  * TGC_OK, or fails through tgc_kernel_fail. */

@@ -1,7 +1,7 @@
 /* The cpu elementwise kernels, ONNX opset 17 semantics:
  *     arithmetic   Add Sub Mul Div (float32 int32 int64 uint8), Pow
  *     unary        Neg Abs Relu LeakyRelu Sigmoid Tanh Exp Log Sqrt Erf
- *     selection    Min Max (variadic), Clip, Where
+ *     selection    Min Max (variadic; float16 too), Clip, Where
  *     comparison   Equal Less Greater (bool output)
  *     conversion   Cast (all pairs of float32 float16 int32 int64 uint8
  *                  bool), Identity (any dtype)
@@ -120,6 +120,18 @@ static inline uint8_t eq_f32(float a, float b) { return a == b; }
 static inline uint8_t lt_f32(float a, float b) { return a < b; }
 static inline uint8_t gt_f32(float a, float b) { return a > b; }
 
+/* float16 (binary16 bits): Min and Max compare as floats (the conversion is
+ * exact) and return one input's bits unchanged, so nothing rounds; NaN
+ * propagates as for float32. */
+static inline uint16_t min_f16(uint16_t a, uint16_t b) {
+    float fa = tgc_half_to_float(a), fb = tgc_half_to_float(b);
+    return (fa < fb || fa != fa) ? a : b;
+}
+static inline uint16_t max_f16(uint16_t a, uint16_t b) {
+    float fa = tgc_half_to_float(a), fb = tgc_half_to_float(b);
+    return (fa > fb || fa != fa) ? a : b;
+}
+
 /* Pow-15: the output has the base's type; the exponent may be any numeric
  * type. A float base goes through powf, or pow in double for an integer
  * exponent (exact up to 2^53, as ONNX Runtime's std::pow). An integer base
@@ -193,6 +205,8 @@ DEF_ARITH_LOOPS(i32, int32_t)
 DEF_ARITH_LOOPS(i64, int64_t)
 DEF_ARITH_LOOPS(u8, uint8_t)
 DEF_LOOP2(eq_b8_loop, uint8_t, uint8_t, uint8_t, eq_b8)
+DEF_LOOP2(min_f16_loop, uint16_t, uint16_t, uint16_t, min_f16)
+DEF_LOOP2(max_f16_loop, uint16_t, uint16_t, uint16_t, max_f16)
 
 DEF_LOOP2(pow_f32_f32_loop, float, float, float, pow_f32_f32)
 DEF_LOOP2(pow_f32_i32_loop, float, int32_t, float, pow_f32_int)
@@ -217,8 +231,12 @@ ARITH_TABLE(add_loops, add)
 ARITH_TABLE(sub_loops, sub)
 ARITH_TABLE(mul_loops, mul)
 ARITH_TABLE(div_loops, div)
-ARITH_TABLE(min_loops, min)
-ARITH_TABLE(max_loops, max)
+static const loop2_table min_loops = {[TGC_FLOAT32] = &min_f32_loop, [TGC_FLOAT16] = &min_f16_loop,
+                                      [TGC_INT32] = &min_i32_loop, [TGC_INT64] = &min_i64_loop,
+                                      [TGC_UINT8] = &min_u8_loop};
+static const loop2_table max_loops = {[TGC_FLOAT32] = &max_f32_loop, [TGC_FLOAT16] = &max_f16_loop,
+                                      [TGC_INT32] = &max_i32_loop, [TGC_INT64] = &max_i64_loop,
+                                      [TGC_UINT8] = &max_u8_loop};
 ARITH_TABLE(less_loops, lt)
 ARITH_TABLE(greater_loops, gt)
 static const loop2_table equal_loops = {[TGC_FLOAT32] = &eq_f32_loop, [TGC_INT32] = &eq_i32_loop,
@@ -770,8 +788,8 @@ const tgc_kernel_def tgc_cpu_kernels_elementwise[] = {
     EW("Log", k_log, DT_F32),
     EW("Sqrt", k_sqrt, DT_F32),
     EW("Erf", k_erf, DT_F32),
-    EW("Min", k_min, DT_ARITH),
-    EW("Max", k_max, DT_ARITH),
+    EW("Min", k_min, DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8)),
+    EW("Max", k_max, DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8)),
     {.op = "Clip", .kind = TGC_DEVICE_CPU, .fn = k_clip, .host_inputs = (1u << 1) | (1u << 2),
      .forward_input = 0, .dtypes = DT_ARITH},
     EW("Where", k_where, DTYPES(TGC_BOOL)),

@@ -34,7 +34,7 @@
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c);
-tgc_status tgc_cpu_max_pool_f32(tgc_kernel_ctx *c);
+tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_average_pool_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_global_average_pool_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_batch_norm_f32(tgc_kernel_ctx *c);

@@ -1,5 +1,6 @@
-/* Pooling on the cpu (float32): MaxPool-12 with its optional Indices,
- * AveragePool-11, GlobalAveragePool-1, over any number of spatial axes; the
+/* Pooling on the cpu (float32; MaxPool also uint8): MaxPool-12 with its
+ * optional Indices, AveragePool-11, GlobalAveragePool-1, over any number of
+ * spatial axes; the
  * sliding-window geometry (ONNX's convPoolShapeInference, pads included),
  * shared with Conv and the gpu, is devices/window.c.
  *
@@ -157,7 +158,39 @@ static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t plan
     return true;
 }
 
-tgc_status tgc_cpu_max_pool_f32(tgc_kernel_ctx *c) {
+/* MaxPool on uint8 (MaxPool-12): the general path's window walk with
+ * integer comparison; ties keep the first maximum; a window that reads no
+ * input (only possible with pads >= kernel or ceil_mode overshoot) gives 0
+ * and Indices -1, uint8 having no NaN. */
+static void max_pool_u8(const tgc_window *w, int64_t planes, int64_t in_size, int64_t out_size,
+                        int64_t storage_order, const uint8_t *x, uint8_t *y, int64_t *indices) {
+    for (int64_t p = 0; p < planes; p++) {
+        int64_t o[TGC_MAX_RANK] = {0}, zero[TGC_MAX_RANK] = {0};
+        for (int64_t j = 0; j < out_size; j++, odometer_next(w->n, o, zero, w->out)) {
+            window_at at;
+            uint8_t best = 0;
+            int64_t best_off = -1;
+            if (window_locate(w, o, &at)) {
+                int64_t t[TGC_MAX_RANK];
+                memcpy(t, at.lo, sizeof t);
+                do {
+                    int64_t off = tap_offset(w, &at, t);
+                    uint8_t v = x[p * in_size + off];
+                    if (best_off < 0 || v > best) {
+                        best = v;
+                        best_off = off;
+                    }
+                } while (odometer_next(w->n, t, at.lo, at.hi));
+            }
+            y[p * out_size + j] = best;
+            if (indices != NULL)
+                indices[p * out_size + j] =
+                    best_off < 0 ? -1 : p * in_size + (storage_order ? column_major(w, best_off) : best_off);
+        }
+    }
+}
+
+tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c) {
     tgc_window w;
     int64_t planes, in_size, out_size;
     tgc_status st = tgc_window_read_pool(c, &w, &planes, &in_size, &out_size, NULL);
@@ -173,9 +206,14 @@ tgc_status tgc_cpu_max_pool_f32(tgc_kernel_ctx *c) {
             return tgc_kernel_fail(c, "output Indices must be int64 with Y's shape");
     }
     if (planes * out_size == 0) return TGC_OK;
+    int64_t *indices = want_indices ? tgc_kernel_out_ptr(c, 1) : NULL;
+    if (c->inputs[0].dtype == TGC_UINT8) {
+        max_pool_u8(&w, planes, in_size, out_size, storage_order, tgc_kernel_in_ptr(c, 0), tgc_kernel_out_ptr(c, 0),
+                    indices);
+        return TGC_OK;
+    }
     const float *x = tgc_kernel_in_ptr(c, 0);
     float *y = tgc_kernel_out_ptr(c, 0);
-    int64_t *indices = want_indices ? tgc_kernel_out_ptr(c, 1) : NULL;
     if (indices == NULL && max_pool_2d_run(c, &w, planes, x, y)) return TGC_OK;
 
     for (int64_t p = 0; p < planes; p++) {

@@ -178,6 +178,26 @@ static void test_min_max_nan(void) {
     ew_end(&f);
 }
 
+/* float16 Min and Max (binary16 bits by hand): three inputs broadcast, the
+ * first extreme's bits returned unchanged, NaN wins. 0x3C00 = 1, 0xC000 =
+ * -2, 0x4200 = 3, 0x3800 = 0.5, 0x7E00 = NaN, 0x8000 = -0. */
+static void test_min_max_f16(void) {
+    static const char *const ops[2] = {"Max", "Min"};
+    static const uint16_t want[2][3] = {{0x4200, 0x7E00, 0x4200}, {0xC000, 0x7E00, 0x8000}};
+    for (int k = 0; k < 2; k++) {
+        ew_fx f;
+        ew_begin(&f, ops[k], EW_DIR);
+        ew_in(&f, TGC_FLOAT16, 1, (int64_t[]){3}, (uint16_t[]){0x3C00, 0x7E00, 0x8000});
+        ew_in(&f, TGC_FLOAT16, 1, (int64_t[]){3}, (uint16_t[]){0xC000, 0x3800, 0x3C00});
+        ew_in(&f, TGC_FLOAT16, 1, (int64_t[]){1}, (uint16_t[]){0x4200});
+        ew_out(&f, TGC_FLOAT16, 1, (int64_t[]){3});
+        ew_run_ok(&f);
+        const uint16_t *y = tgc_buffer_host_ptr(f.out[0].buf);
+        for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(y[i], want[k][i]);
+        ew_end(&f);
+    }
+}
+
 static void test_clip(void) {
     ew_case(EW_DIR, "Clip", "clip_f32", 3, no_attrs, 0, EW_TOL);
     ew_case(EW_DIR, "Clip", "clip_f32_min", 2, no_attrs, 0, EW_TOL);
@@ -538,6 +558,7 @@ TGC_TEST_MAIN("cpu_elementwise",
               {"sigmoid_extremes", test_sigmoid_extremes},
               {"min_max", test_min_max},
               {"min_max_nan", test_min_max_nan},
+              {"min_max_f16", test_min_max_f16},
               {"clip", test_clip},
               {"compare", test_compare},
               {"where", test_where},
