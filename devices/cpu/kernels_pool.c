@@ -1,8 +1,7 @@
 /* Pooling on the cpu (float32; MaxPool also uint8): MaxPool-12 with its
  * optional Indices, AveragePool-11, GlobalAveragePool-1, over any number of
- * spatial axes; the
- * sliding-window geometry (ONNX's convPoolShapeInference, pads included),
- * shared with Conv and the gpu, is devices/window.c.
+ * spatial axes; the sliding-window geometry (ONNX's convPoolShapeInference,
+ * pads included), shared with Conv and the gpu, is devices/window.c.
  *
  * A window is the Cartesian product, over the spatial axes, of the taps
  * o * stride - pad_begin + t * dilation (t < kernel); a tap outside the input
