@@ -157,34 +157,41 @@ static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t plan
     return true;
 }
 
-/* MaxPool on uint8 (MaxPool-12): the general path's window walk with
- * integer comparison; ties keep the first maximum; a window that reads no
- * input (only possible with pads >= kernel or ceil_mode overshoot) gives 0
- * and Indices -1, uint8 having no NaN. */
-static void max_pool_u8(const tgc_window *w, int64_t planes, int64_t in_size, int64_t out_size,
-                        int64_t storage_order, const uint8_t *x, uint8_t *y, int64_t *indices) {
+/* The offset (within its plane) of the maximum tap of window `at`, -1
+ * when the window reads no input: the first maximum in row-major window
+ * order; for float32 a NaN wins, as numpy.maximum. x is the plane, float32
+ * or uint8 (MaxPool-12 takes both). */
+static int64_t window_argmax(const tgc_window *w, const window_at *at, const void *x, bool u8) {
+    int64_t best_off = -1, t[TGC_MAX_RANK];
+    float best = 0.0f;
+    memcpy(t, at->lo, sizeof t);
+    do {
+        int64_t off = tap_offset(w, at, t);
+        float v = u8 ? (float)((const uint8_t *)x)[off] : ((const float *)x)[off];
+        if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {
+            best = v;
+            best_off = off;
+        }
+    } while (odometer_next(w->n, t, at->lo, at->hi));
+    return best_off;
+}
+
+/* The general path, any rank, with or without Indices: each window's
+ * maximum by window_argmax. A window that reads no input gives NaN (0 for
+ * uint8, which has no NaN) and Indices -1. */
+static void max_pool_general(const tgc_window *w, int64_t planes, int64_t in_size, int64_t out_size,
+                             int64_t storage_order, bool u8, const void *x, void *y, int64_t *indices) {
+    size_t esize = u8 ? 1 : sizeof(float);
     for (int64_t p = 0; p < planes; p++) {
+        const char *plane = (const char *)x + (size_t)(p * in_size) * esize;
         int64_t o[TGC_MAX_RANK] = {0}, zero[TGC_MAX_RANK] = {0};
         for (int64_t j = 0; j < out_size; j++, odometer_next(w->n, o, zero, w->out)) {
             window_at at;
-            uint8_t best = 0;
-            int64_t best_off = -1;
-            if (window_locate(w, o, &at)) {
-                int64_t t[TGC_MAX_RANK];
-                memcpy(t, at.lo, sizeof t);
-                do {
-                    int64_t off = tap_offset(w, &at, t);
-                    uint8_t v = x[p * in_size + off];
-                    if (best_off < 0 || v > best) {
-                        best = v;
-                        best_off = off;
-                    }
-                } while (odometer_next(w->n, t, at.lo, at.hi));
-            }
-            y[p * out_size + j] = best;
+            int64_t off = window_locate(w, o, &at) ? window_argmax(w, &at, plane, u8) : -1, at_y = p * out_size + j;
+            if (u8) ((uint8_t *)y)[at_y] = off < 0 ? 0 : ((const uint8_t *)plane)[off];
+            else ((float *)y)[at_y] = off < 0 ? NAN : ((const float *)plane)[off];
             if (indices != NULL)
-                indices[p * out_size + j] =
-                    best_off < 0 ? -1 : p * in_size + (storage_order ? column_major(w, best_off) : best_off);
+                indices[at_y] = off < 0 ? -1 : p * in_size + (storage_order ? column_major(w, off) : off);
         }
     }
 }
@@ -206,39 +213,11 @@ tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c) {
     }
     if (planes * out_size == 0) return TGC_OK;
     int64_t *indices = want_indices ? tgc_kernel_out_ptr(c, 1) : NULL;
-    if (c->inputs[0].dtype == TGC_UINT8) {
-        max_pool_u8(&w, planes, in_size, out_size, storage_order, tgc_kernel_in_ptr(c, 0), tgc_kernel_out_ptr(c, 0),
-                    indices);
-        return TGC_OK;
-    }
-    const float *x = tgc_kernel_in_ptr(c, 0);
-    float *y = tgc_kernel_out_ptr(c, 0);
-    if (indices == NULL && max_pool_2d_run(c, &w, planes, x, y)) return TGC_OK;
-
-    for (int64_t p = 0; p < planes; p++) {
-        int64_t o[TGC_MAX_RANK] = {0}, zero[TGC_MAX_RANK] = {0};
-        for (int64_t j = 0; j < out_size; j++, odometer_next(w.n, o, zero, w.out)) {
-            window_at at;
-            float best = NAN;
-            int64_t best_off = -1;
-            if (window_locate(&w, o, &at)) {
-                int64_t t[TGC_MAX_RANK];
-                memcpy(t, at.lo, sizeof t);
-                do {
-                    int64_t off = tap_offset(&w, &at, t);
-                    float v = x[p * in_size + off];
-                    if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {
-                        best = v;
-                        best_off = off;
-                    }
-                } while (odometer_next(w.n, t, at.lo, at.hi));
-            }
-            y[p * out_size + j] = best;
-            if (indices != NULL)
-                indices[p * out_size + j] =
-                    best_off < 0 ? -1 : p * in_size + (storage_order ? column_major(&w, best_off) : best_off);
-        }
-    }
+    bool u8 = c->inputs[0].dtype == TGC_UINT8;
+    const void *x = tgc_kernel_in_ptr(c, 0);
+    void *y = tgc_kernel_out_ptr(c, 0);
+    if (!u8 && indices == NULL && max_pool_2d_run(c, &w, planes, x, y)) return TGC_OK;
+    max_pool_general(&w, planes, in_size, out_size, storage_order, u8, x, y, indices);
     return TGC_OK;
 }
 
