@@ -37,7 +37,7 @@ void tgc_info_clear_value(tgc_tensor_info *info) {
 
 void tgc_const_free(tgc_const *c) {
     if (c == NULL) return;
-    tgc_free(c->data);
+    if (!c->borrowed) tgc_free(c->data);
     tgc_free(c->file);
     tgc_free(c);
 }

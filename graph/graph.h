@@ -54,6 +54,9 @@ typedef struct tgc_const {
     size_t nbytes;
     char *file; /* the `file:` path as written, or NULL for inline `values:` */
     tgc_srcpos pos;
+    /* data belongs to another graph's constant, which outlives this one (a
+     * partition borrows its source graph's weights): not freed with it. */
+    bool borrowed;
 } tgc_const;
 
 typedef enum tgc_attr_type {
@@ -177,7 +180,7 @@ tgc_dtype tgc_dtype_from_onnx(int64_t code);
 tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
                                        const char *const *node_devices, tgc_diags *diags);
 
-/* Releases a constant and its data; NULL is ignored. */
+/* Releases a constant and its data (unless borrowed); NULL is ignored. */
 void tgc_const_free(tgc_const *c);
 
 /* Releases an attribute's owned members (not the struct itself). */

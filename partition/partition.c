@@ -58,15 +58,16 @@ static tgc_status copy_info(tgc_tensor_info *dst, const tgc_tensor_info *src, bo
     return TGC_OK;
 }
 
+/* A partition's copy of constant c: its own description, c's data
+ * borrowed (the source graph outlives its partitions), so a partitioned
+ * model holds its weights once. */
 static tgc_const *copy_const(const tgc_const *c) {
     tgc_const *k = tgc_calloc(1, sizeof *k);
     if (k == NULL) return NULL;
     *k = *c;
-    k->data = NULL;
+    k->borrowed = true;
     k->file = NULL;
-    if (c->nbytes > 0 && (k->data = tgc_malloc(c->nbytes)) != NULL) memcpy(k->data, c->data, c->nbytes);
-    if (c->file != NULL) k->file = tgc_strdup(c->file);
-    if ((c->nbytes > 0 && k->data == NULL) || (c->file != NULL && k->file == NULL)) {
+    if (c->file != NULL && (k->file = tgc_strdup(c->file)) == NULL) {
         tgc_const_free(k);
         return NULL;
     }
