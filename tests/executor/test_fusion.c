@@ -1,12 +1,14 @@
 /* Activation fusion (executor/fuse.c): a Relu after a cpu Conv or Gemm
  * whose output nothing else reads is absorbed into it (each Conv path:
- * im2col, pointwise, Winograd; Gemm); a Relu whose Conv output is also read elsewhere
- * (here: a graph output) is not, and that reader sees the values before
+ * im2col, pointwise, Winograd; Gemm); a Relu whose Conv output is also read
+ * elsewhere (here: a graph output) is not, and that reader sees the values before
  * Relu. Outputs are bitwise those of the same session built with
- * TGC_NO_FUSION=1. */
+ * TGC_NO_FUSION=1. Then the same graph with every host allocation failing
+ * in turn. */
 #include "tests/harness.h"
 
 #include "executor/session.h"
+#include "support/alloc.h"
 #include "tgc.h"
 
 #include <CUnit/CUnit.h>
@@ -139,4 +141,52 @@ static void test_fused_equals_unfused(void) {
     free(text);
 }
 
-TGC_TEST_MAIN("activation fusion", {"fused equals unfused", test_fused_equals_unfused})
+/* Every host allocation of creating a session over the graph and running
+ * it (kernel caches, Winograd and im2col scratch, pool queues) fails in
+ * turn: each time a clean status, and once everything is freed no block is
+ * left; the runs that succeed give the fused results. */
+static void test_every_host_allocation_fails_in_turn(void) {
+    char *text = graph_text();
+    tgc_diags *diags = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, strlen(text), "fusion.yaml", NULL, diags, &g), TGC_OK);
+    int64_t xd[4] = {1, 16, 12, 12}, x2d[4] = {1, 16, 30, 30}, vd[2] = {3, 20};
+    tgc_tensor *feeds[3] = {random_tensor(4, xd, 7), random_tensor(4, x2d, 8), random_tensor(2, vd, 9)};
+    tgc_tensor *want[N_OUT];
+    run(g, true, feeds, want);
+    const char *names[] = {"x", "x2", "v"};
+    int64_t base = tgc_host_alloc_stats_get().live_blocks, failures = 0, left = 0, wrong = 0;
+    for (int64_t n = 1; n < 100000; n++) {
+        tgc_diags *d = tgc_diags_create();
+        int64_t before = tgc_host_alloc_stats_get().num_allocs;
+        tgc_host_alloc_fail_nth(n);
+        tgc_session *s = NULL;
+        tgc_tensor *outs[N_OUT] = {0};
+        tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
+        if (st == TGC_OK) st = tgc_session_run(s, 3, names, feeds, outs, d);
+        tgc_host_alloc_fail_nth(0);
+        bool failed = st != TGC_OK;
+        failures += failed;
+        for (int i = 0; !failed && i < N_OUT; i++)
+            wrong += memcmp(tgc_tensor_data(outs[i]), tgc_tensor_data(want[i]),
+                            (size_t)tgc_tensor_numel(want[i]) * sizeof(float)) != 0;
+        for (int i = 0; i < N_OUT; i++) tgc_tensor_release(outs[i]);
+        tgc_session_free(s);
+        tgc_diags_free(d);
+        left += tgc_host_alloc_stats_get().live_blocks != base;
+        /* past the last allocation of a whole create + run: nothing failed */
+        if (!failed && tgc_host_alloc_stats_get().num_allocs - before < n) break;
+    }
+    printf("\n  %lld allocations failed in turn, each cleanly\n", (long long)failures);
+    CU_ASSERT(failures > 50);
+    CU_ASSERT_EQUAL(left, 0);
+    CU_ASSERT_EQUAL(wrong, 0);
+    for (int i = 0; i < N_OUT; i++) tgc_tensor_release(want[i]);
+    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
+    tgc_graph_free(g);
+    tgc_diags_free(diags);
+    free(text);
+}
+
+TGC_TEST_MAIN("activation fusion", {"fused equals unfused", test_fused_equals_unfused},
+              {"every host allocation fails in turn", test_every_host_allocation_fails_in_turn})
