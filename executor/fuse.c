@@ -1,9 +1,9 @@
 /* Activation fusion: a Relu whose only input is an output that nothing
  * else reads, made by a kernel that can apply Relu itself as it writes
- * (tgc_kernel_def.fuses_relu: the cpu Conv and Gemm), is absorbed into that
- * kernel: the producer runs with c->fused_relu and the Relu node only
- * takes over the buffer (buffer forwarding), without a pass of its own
- * over the tensor. The rewrite of ONNX Runtime's ConvActivationFusion and
+ * (tgc_kernel_def.fuses_relu: the cpu Conv, Gemm and Add; float32 only),
+ * is absorbed into that kernel: the producer runs with c->fused_relu and
+ * the Relu node only takes over the buffer (buffer forwarding), without a
+ * pass of its own over the tensor. The rewrite of ONNX Runtime's ConvActivationFusion and
  * TensorFlow grappler's remapper, done on the plan rather than the graph
  * so that placement, partitions, the memory plan and the trace still show
  * every node. TGC_NO_FUSION=1 turns it off (for comparisons). */
@@ -24,7 +24,7 @@ void tgc_plan_fuse_activations(tgc_plan *p) {
         const tgc_kernel_def *k = p->kernel[from.node];
         if (k == NULL || !k->fuses_relu || from.port != 0 || p->fused_relu[from.node]) continue;
         if (p->use_count[p->value_base[from.node]] != 1) continue; /* another reader wants it before Relu */
-        if (n->outputs[0].dtype != tgc_graph_ref_info(g, from)->dtype) continue;
+        if (n->outputs[0].dtype != TGC_FLOAT32 || tgc_graph_ref_info(g, from)->dtype != TGC_FLOAT32) continue;
         p->fused_relu[from.node] = true;
         p->absorbed[id] = true;
     }

@@ -274,6 +274,7 @@ typedef struct binary_job {
     size_t ea, eb, ey;
     row2_fn fn;
     int64_t numel;
+    bool relu; /* a fused Relu (float32 output), applied to each piece */
 } binary_job;
 
 /* Output elements [piece * EW_PIECE_ELEMS, ...): the rows they cover, the
@@ -293,6 +294,8 @@ static void binary_piece(void *arg, int64_t piece, int slot) {
         col = 0;
         if (at < hi) tgc_cpu_bcast_next(&it);
     }
+    float *y = (float *)(void *)j->py;
+    for (int64_t i = lo; j->relu && i < hi; i++) y[i] = y[i] < 0 ? 0.0f : y[i]; /* Relu-14 */
 }
 
 /* y = loop(a, b) over the broadcast output y (all checked by the caller),
@@ -310,7 +313,7 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const tgc_value *a, const tgc_va
     binary_job j = {.it = &it, .pa = data_of(a), .pb = data_of(b), .py = tgc_buffer_host_ptr(y->buf),
                     .ea = tgc_dtype_size(a->dtype), .eb = tgc_dtype_size(b->dtype), .ey = tgc_dtype_size(y->dtype),
                     .fn = tgc_cpu_ew_overlap(y, a) || tgc_cpu_ew_overlap(y, b) ? loop->alias : loop->fast,
-                    .numel = numel};
+                    .numel = numel, .relu = c->fused_relu && y->dtype == TGC_FLOAT32};
     tgc_parallel_for(c->pool, ew_pieces(numel), binary_piece, &j);
     return TGC_OK;
 }
@@ -773,7 +776,7 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 #define EW(name, f, dt) {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .forward_input = 0, .dtypes = dt}
 
 const tgc_kernel_def tgc_cpu_kernels_elementwise[] = {
-    EW("Add", k_add, DT_ARITH),
+    {.op = "Add", .kind = TGC_DEVICE_CPU, .fn = k_add, .forward_input = 0, .dtypes = DT_ARITH, .fuses_relu = true},
     EW("Sub", k_sub, DT_ARITH),
     EW("Mul", k_mul, DT_ARITH),
     EW("Div", k_div, DT_ARITH),
