@@ -1,7 +1,8 @@
 /* Checks and message helpers that the cpu and gpu kernels share: whether
  * an optional input or output is there, whether a tensor is float32, the
- * op's name and a dims list for messages, and the check of an output's
- * dims. Device-independent: they read only the kernel context.
+ * op's name and a dims list for messages, the check of an output's dims,
+ * and the argument checks of ops both devices implement alike (axis,
+ * Gather, Constant). Device-independent: they read only the kernel context.
  *
  * Example usage (inside a kernel):
  *     tgc_status st = tgc_kernel_need_f32(c, &c->inputs[0], "input X");
@@ -38,9 +39,29 @@ const char *tgc_kernel_op_name(const tgc_kernel_ctx *c);
  * TGC_KERNEL_DIMS_BUF bytes; returns buf. */
 const char *tgc_kernel_dims_str(int rank, const int64_t *dims, char *buf);
 
-/* Fails unless output 0 has rank `rank` and dims dims[0..rank); the
- * message names the op and both shapes. */
-tgc_status tgc_kernel_expect_dims(tgc_kernel_ctx *c, int rank, const int64_t *dims);
+/* Fails unless output o has rank `rank` and dims dims[0..rank); the
+ * message names the op, the output and both shapes. */
+tgc_status tgc_kernel_expect_dims(tgc_kernel_ctx *c, int o, int rank, const int64_t *dims);
+
+/* Fails unless output 0 has `dtype` and input 0's element count (the
+ * unary elementwise ops). */
+tgc_status tgc_kernel_need_like(tgc_kernel_ctx *c, tgc_dtype dtype);
+
+/* The `axis` attribute (default dflt) of a tensor of rank `rank` >= 1, in
+ * [-rank, rank), made non-negative in *axis; fails naming the op. */
+tgc_status tgc_kernel_axis_attr(tgc_kernel_ctx *c, int64_t dflt, int rank, int *axis);
+
+/* Gather-13's arguments: data (input 0) of rank r >= 1, int32 or int64
+ * indices (input 1) of rank q with r + q - 1 <= TGC_MAX_RANK, axis in
+ * [-r, r) (made non-negative in *axis), and output 0's dims data[:axis] +
+ * indices.shape + data[axis+1:]. The indices' values are the kernel's to
+ * check. */
+tgc_status tgc_kernel_gather_shape(tgc_kernel_ctx *c, int *axis);
+
+/* Constant-13's value: exactly one of its value attributes (value,
+ * value_float(s), value_int(s), value_string(s)) in *attr (borrowed from the
+ * node), *which its index in that order. Fails when none or several are set. */
+tgc_status tgc_kernel_constant_attr(tgc_kernel_ctx *c, const tgc_attr **attr, int *which);
 
 /* ConstantOfShape's fill: the one element of its `value` attribute (a
  * tensor; float32 0 when absent) in *elem (borrowed from the node) and its

@@ -47,7 +47,7 @@ tgc_status tgc_reduce_argmax_read(tgc_kernel_ctx *c, const char *op, int rank, c
         if (d != a) out[out_rank++] = dims[d];
         else if (keepdims) out[out_rank++] = 1;
     }
-    if ((st = tgc_kernel_expect_dims(c, out_rank, out)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, out_rank, out)) != TGC_OK) return st;
     *axis = a;
     *outer = o;
     *n = dims[a];

@@ -55,21 +55,6 @@ static void copy_value(tgc_value *dst, const tgc_value *src) {
     if (n > 0 && d != s) memmove(d, s, n);
 }
 
-/* Fails unless output 0 has `dtype` and input 0's numel (unary ops). */
-static tgc_status need_like(tgc_kernel_ctx *c, tgc_dtype dtype) {
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if (y->dtype != dtype)
-        return tgc_kernel_fail(c, "%s: output is %s, expected %s", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype),
-                               tgc_dtype_name(dtype));
-    if (tgc_value_numel(y) != tgc_value_numel(x)) {
-        char a[TGC_KERNEL_DIMS_BUF], b[TGC_KERNEL_DIMS_BUF];
-        return tgc_kernel_fail(c, "%s: output shape %s differs from the input's %s", tgc_kernel_op_name(c),
-                               tgc_kernel_dims_str(y->rank, y->dims, a),
-                               tgc_kernel_dims_str(x->rank, x->dims, b));
-    }
-    return TGC_OK;
-}
-
 static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype dtype) {
     return tgc_kernel_fail(c, "%s: the cpu has no kernel for %s", tgc_kernel_op_name(c), tgc_dtype_name(dtype));
 }
@@ -401,7 +386,7 @@ static tgc_status variadic(tgc_kernel_ctx *c, const loop2_table loops) {
     const loop2 *loop = loop_for(loops, y->dtype);
     if (loop == NULL) return no_kernel(c, y->dtype);
     if (c->n_inputs == 1) {
-        if ((st = need_like(c, y->dtype)) != TGC_OK) return st;
+        if ((st = tgc_kernel_need_like(c, y->dtype)) != TGC_OK) return st;
         copy_value(y, &c->inputs[0]);
         return TGC_OK;
     }
@@ -582,7 +567,7 @@ static tgc_status unary(tgc_kernel_ctx *c, const loop1_table loops, float alpha)
     tgc_status st = tgc_cpu_ew_check(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((st = need_like(c, x->dtype)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
     const loop1 *loop = x->dtype >= 0 && x->dtype < TGC_DTYPE_COUNT ? loops[x->dtype] : NULL;
     if (loop == NULL) return no_kernel(c, x->dtype);
     unary_job j = {.fn = tgc_cpu_ew_overlap(x, y) ? loop->alias : loop->fast, .x = data_of(x),
@@ -638,7 +623,7 @@ static tgc_status k_clip(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cpu_ew_check(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((st = need_like(c, x->dtype)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
     const void *bound[2] = {NULL, NULL};
     for (int i = 1; i <= 2; i++) {
         if (!tgc_cpu_ew_has_input(c, i)) continue;
@@ -744,7 +729,7 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
     tgc_dtype dt = tgc_dtype_from_onnx(to);
     if (dt == TGC_DTYPE_INVALID)
         return tgc_kernel_fail(c, "Cast: 'to' is %lld, not a supported type", (long long)to);
-    if ((st = need_like(c, dt)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, dt)) != TGC_OK) return st;
     if (x->dtype < 0 || x->dtype >= TGC_DTYPE_COUNT) return no_kernel(c, x->dtype);
     int64_t n = tgc_value_numel(y);
     if (n == 0) return TGC_OK;
@@ -761,7 +746,7 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
 static tgc_status k_identity(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cpu_ew_check(c, 1, 1);
     if (st != TGC_OK) return st;
-    if ((st = need_like(c, c->inputs[0].dtype)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, c->inputs[0].dtype)) != TGC_OK) return st;
     copy_value(&c->outputs[0], &c->inputs[0]);
     return TGC_OK;
 }

@@ -7,16 +7,6 @@
 
 #include <string.h>
 
-/* Normalises attribute `axis` (default dflt) in [-rank, rank) into *axis. */
-static tgc_status axis_attr(tgc_kernel_ctx *c, const char *op, int64_t dflt, int rank, int *axis) {
-    int64_t a = tgc_kernel_attr_int(c, "axis", dflt);
-    if (a < -rank || a >= rank)
-        return tgc_kernel_fail(c, "%s: axis %lld is out of range [%d, %d) for rank %d", op, (long long)a, -rank,
-                               rank, rank);
-    *axis = (int)(a < 0 ? a + rank : a);
-    return TGC_OK;
-}
-
 /* Bytes of one step along `axis` of v: the product of the later dims times
  * the element size. */
 static size_t inner_bytes(const tgc_value *v, int axis) {
@@ -34,23 +24,8 @@ tgc_status tgc_cpu_gather(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cpu_shape_check_moves(c, 2);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *ind = &c->inputs[1];
-    int r = x->rank, q = ind->rank, axis = 0;
-    if (r == 0) return tgc_kernel_fail(c, "Gather: input 0 is a scalar; data must have rank >= 1");
-    if (ind->dtype != TGC_INT32 && ind->dtype != TGC_INT64)
-        return tgc_kernel_fail(c, "Gather: the indices are %s; they must be int32 or int64",
-                               tgc_dtype_name(ind->dtype));
-    if (r + q - 1 > TGC_MAX_RANK)
-        return tgc_kernel_fail(c, "Gather: the result would have rank %d; tgc allows at most %d", r + q - 1,
-                               TGC_MAX_RANK);
-    st = axis_attr(c, "Gather", 0, r, &axis);
-    if (st != TGC_OK) return st;
-    int64_t dims[TGC_MAX_RANK];
-    int n = 0;
-    for (int i = 0; i < axis; i++) dims[n++] = x->dims[i];
-    for (int i = 0; i < q; i++) dims[n++] = ind->dims[i];
-    for (int i = axis + 1; i < r; i++) dims[n++] = x->dims[i];
-    st = tgc_cpu_shape_expect(c, "Gather", 0, n, dims);
-    if (st != TGC_OK) return st;
+    int r = x->rank, axis = 0;
+    if ((st = tgc_kernel_gather_shape(c, &axis)) != TGC_OK) return st;
     const void *ip = tgc_kernel_in_ptr(c, 1);
     int64_t size = x->dims[axis], count = tgc_value_numel(ind);
     for (int64_t k = 0; k < count; k++) {
@@ -90,7 +65,7 @@ tgc_status tgc_cpu_concat(tgc_kernel_ctx *c) {
     int r = first->rank, axis = 0;
     if (r == 0) return tgc_kernel_fail(c, "Concat: input 0 is a scalar; inputs must have rank >= 1");
     if (tgc_node_attr(c->node, "axis") == NULL) return tgc_kernel_fail(c, "Concat: attribute 'axis' is required");
-    st = axis_attr(c, "Concat", 0, r, &axis);
+    st = tgc_kernel_axis_attr(c, 0, r, &axis);
     if (st != TGC_OK) return st;
     int64_t dims[TGC_MAX_RANK];
     memcpy(dims, first->dims, sizeof dims);
@@ -111,7 +86,7 @@ tgc_status tgc_cpu_concat(tgc_kernel_ctx *c) {
             return tgc_kernel_fail(c, "Concat: the result has too many elements");
         dims[axis] += in->dims[axis];
     }
-    st = tgc_cpu_shape_expect(c, "Concat", 0, r, dims);
+    st = tgc_kernel_expect_dims(c, 0, r, dims);
     if (st != TGC_OK) return st;
     size_t inner = inner_bytes(first, axis), row = (size_t)dims[axis] * inner;
     int64_t outer = tgc_cpu_dims_product(dims, axis);
@@ -141,7 +116,7 @@ tgc_status tgc_cpu_split(tgc_kernel_ctx *c) {
     const tgc_value *x = &c->inputs[0];
     int r = x->rank, axis = 0;
     if (r == 0) return tgc_kernel_fail(c, "Split: input 0 is a scalar; it must have rank >= 1");
-    st = axis_attr(c, "Split", 0, r, &axis);
+    st = tgc_kernel_axis_attr(c, 0, r, &axis);
     if (st != TGC_OK) return st;
     int64_t size = x->dims[axis];
     bool given = tgc_cpu_shape_has_input(c, 1);
@@ -173,7 +148,7 @@ tgc_status tgc_cpu_split(tgc_kernel_ctx *c) {
         if (c->outputs[j].dtype != x->dtype)
             return tgc_kernel_fail(c, "Split: output %d is %s but input 0 is %s", j,
                                    tgc_dtype_name(c->outputs[j].dtype), tgc_dtype_name(x->dtype));
-        st = tgc_cpu_shape_expect(c, "Split", j, r, dims);
+        st = tgc_kernel_expect_dims(c, j, r, dims);
         if (st != TGC_OK) return st;
     }
     size_t inner = inner_bytes(x, axis), row = (size_t)size * inner, at = 0;

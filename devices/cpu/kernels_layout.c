@@ -180,7 +180,7 @@ tgc_status tgc_cpu_transpose(tgc_kernel_ctx *c) {
     int r = x->rank;
     int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
     if ((st = tgc_view_transpose(c, x, dims, strides)) != TGC_OK) return st;
-    st = tgc_cpu_shape_expect(c, "Transpose", 0, r, dims);
+    st = tgc_kernel_expect_dims(c, 0, r, dims);
     if (st == TGC_OK)
         strided_copy(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), r,
                              dims, strides, 0);
@@ -213,7 +213,7 @@ tgc_status tgc_cpu_slice(tgc_kernel_ctx *c) {
     st = tgc_view_slice(c, x, counts[1], args[1], args[2], tgc_cpu_shape_has_input(c, 3) ? args[3] : NULL,
                         tgc_cpu_shape_has_input(c, 4) ? args[4] : NULL, dims, strides, &offset);
     if (st != TGC_OK) return st;
-    st = tgc_cpu_shape_expect(c, "Slice", 0, r, dims);
+    st = tgc_kernel_expect_dims(c, 0, r, dims);
     if (st == TGC_OK)
         strided_copy(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), r,
                              dims, strides, offset);
@@ -235,7 +235,7 @@ tgc_status tgc_cpu_expand(tgc_kernel_ctx *c) {
     int ro;
     int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
     if ((st = tgc_view_expand(c, x, target, n, &ro, dims, strides)) != TGC_OK) return st;
-    st = tgc_cpu_shape_expect(c, "Expand", 0, ro, dims);
+    st = tgc_kernel_expect_dims(c, 0, ro, dims);
     if (st == TGC_OK)
         strided_copy(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), ro,
                              dims, strides, 0);

@@ -106,7 +106,7 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
 
     int rank = x->rank;
     if (n_axes == 0 && noop) { /* noop_with_empty_axes: the input as it is */
-        tgc_status st = tgc_kernel_expect_dims(c, rank, x->dims);
+        tgc_status st = tgc_kernel_expect_dims(c, 0, rank, x->dims);
         if (st != TGC_OK) return st;
         size_t nbytes = tgc_value_nbytes(x);
         void *py = tgc_buffer_host_ptr(y->buf);
@@ -119,7 +119,7 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
     tgc_status st = tgc_reduce_axes_read(c, tgc_kernel_op_name(c), axes, n_axes, rank, x->dims, reduced, out, &out_rank);
     if (st != TGC_OK) return st;
     for (int d = 0; d < rank; d++) kept[d] = reduced[d] ? 1 : x->dims[d];
-    st = tgc_kernel_expect_dims(c, out_rank, out);
+    st = tgc_kernel_expect_dims(c, 0, out_rank, out);
     if (st != TGC_OK) return st;
     int64_t ny = tgc_value_numel(y), nx = tgc_value_numel(x);
     if (ny == 0) return TGC_OK;
@@ -398,7 +398,7 @@ static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
     if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
     if (y->dtype != TGC_FLOAT32)
         return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype));
-    if ((st = tgc_kernel_expect_dims(c, x->rank, x->dims)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, x->rank, x->dims)) != TGC_OK) return st;
     int axis;
     if ((st = norm_axis(c, "axis", tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
     int64_t outer = 1, inner = 1;

@@ -104,16 +104,6 @@ tgc_status tgc_cpu_shape_read_ints(tgc_kernel_ctx *c, int i, const char *what, i
     return TGC_OK;
 }
 
-tgc_status tgc_cpu_shape_expect(tgc_kernel_ctx *c, const char *op, int o, int rank, const int64_t *dims) {
-    const tgc_value *v = &c->outputs[o];
-    bool same = v->rank == rank;
-    for (int i = 0; same && i < rank; i++) same = v->dims[i] == dims[i];
-    if (same) return TGC_OK;
-    char want[TGC_KERNEL_DIMS_BUF], got[TGC_KERNEL_DIMS_BUF];
-    return tgc_kernel_fail(c, "%s: output %d was given shape %s but the inputs make %s", op, o,
-                           tgc_kernel_dims_str(v->rank, v->dims, got), tgc_kernel_dims_str(rank, dims, want));
-}
-
 int64_t tgc_cpu_dims_product(const int64_t *dims, int n) {
     int64_t p = 1;
     for (int i = 0; i < n; i++) p *= dims[i];
@@ -141,8 +131,8 @@ static void fill_elements(void *dst, const void *elem, size_t esize, int64_t cou
 
 /* The views: output 0 holds input 0's bytes under the shape `dims`, which
  * the kernel has computed; a forwarded buffer needs no copy. */
-static tgc_status view_copy(tgc_kernel_ctx *c, const char *op, int rank, const int64_t *dims) {
-    tgc_status st = tgc_cpu_shape_expect(c, op, 0, rank, dims);
+static tgc_status view_copy(tgc_kernel_ctx *c, int rank, const int64_t *dims) {
+    tgc_status st = tgc_kernel_expect_dims(c, 0, rank, dims);
     if (st != TGC_OK) return st;
     tgc_cpu_copy_bytes(tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_value_nbytes(&c->inputs[0]));
     return TGC_OK;
@@ -208,7 +198,7 @@ static tgc_status reshape(tgc_kernel_ctx *c) {
                                tgc_kernel_dims_str(x->rank, x->dims, sx), (long long)numel,
                                tgc_kernel_dims_str(n, dims, sd), (long long)product);
     }
-    return view_copy(c, "Reshape", n, dims);
+    return view_copy(c, n, dims);
 }
 
 /* Flatten-13: axis in [-r, r] (default 1) gives the 2-D
@@ -224,7 +214,7 @@ static tgc_status flatten(tgc_kernel_ctx *c) {
     if (axis < 0) axis += x->rank;
     int64_t dims[2] = {tgc_cpu_dims_product(x->dims, (int)axis),
                        tgc_cpu_dims_product(x->dims + axis, x->rank - (int)axis)};
-    return view_copy(c, "Flatten", 2, dims);
+    return view_copy(c, 2, dims);
 }
 
 /* Normalises k axes in [-rank, rank) into marks[0..rank); fails on one out
@@ -269,7 +259,7 @@ static tgc_status squeeze(tgc_kernel_ctx *c) {
     int n = 0;
     for (int i = 0; i < x->rank; i++)
         if (!drop[i]) dims[n++] = x->dims[i];
-    return view_copy(c, "Squeeze", n, dims);
+    return view_copy(c, n, dims);
 }
 
 /* Unsqueeze-13: input 1 lists k axes of the output (rank r + k, so in
@@ -286,7 +276,7 @@ static tgc_status unsqueeze(tgc_kernel_ctx *c) {
     if (st == TGC_OK) st = mark_axes(c, "Unsqueeze", axes, k, x->rank + k, ones);
     if (st != TGC_OK) return st;
     for (int i = 0, j = 0; i < x->rank + k; i++) dims[i] = ones[i] ? 1 : x->dims[j++];
-    return view_copy(c, "Unsqueeze", x->rank + k, dims);
+    return view_copy(c, x->rank + k, dims);
 }
 
 /* ---- Shape, Size --------------------------------------------------------------- */
@@ -314,7 +304,7 @@ static tgc_status shape(tgc_kernel_ctx *c) {
     start = start < 0 ? 0 : start > r ? r : start;
     end = end < 0 ? 0 : end > r ? r : end;
     int64_t len = end > start ? end - start : 0;
-    st = tgc_cpu_shape_expect(c, "Shape", 0, 1, &len);
+    st = tgc_kernel_expect_dims(c, 0, 1, &len);
     if (st == TGC_OK) tgc_cpu_copy_bytes(tgc_kernel_out_ptr(c, 0), x->dims + start, (size_t)len * sizeof(int64_t));
     return st;
 }
@@ -324,7 +314,7 @@ static tgc_status size(tgc_kernel_ctx *c) {
     tgc_status st = metadata_check(c);
     if (st != TGC_OK) return st;
     if (c->outputs[0].dtype != TGC_INT64) return tgc_kernel_fail(c, "Size: output 0 must be int64");
-    st = tgc_cpu_shape_expect(c, "Size", 0, 0, NULL);
+    st = tgc_kernel_expect_dims(c, 0, 0, NULL);
     if (st != TGC_OK) return st;
     int64_t n = tgc_value_numel(&c->inputs[0]);
     memcpy(tgc_kernel_out_ptr(c, 0), &n, sizeof n);
@@ -344,7 +334,7 @@ static tgc_status range_int(tgc_kernel_ctx *c, tgc_dtype t, int64_t start, int64
         n = ((uint64_t)start - (uint64_t)limit - 1) / (0 - (uint64_t)delta) + 1;
     if (n > (uint64_t)INT64_MAX) return tgc_kernel_fail(c, "Range: the result has too many elements");
     int64_t len = (int64_t)n;
-    tgc_status st = tgc_cpu_shape_expect(c, "Range", 0, 1, &len);
+    tgc_status st = tgc_kernel_expect_dims(c, 0, 1, &len);
     if (st != TGC_OK) return st;
     void *out = tgc_kernel_out_ptr(c, 0);
     for (int64_t i = 0; i < len; i++) {
@@ -369,7 +359,7 @@ static tgc_status range_f32(tgc_kernel_ctx *c, float start, float limit, float d
     int64_t len = (int64_t)n;
     const tgc_value *o = &c->outputs[0];
     if (o->rank == 1 && (double)o->dims[0] == n_f) len = o->dims[0];
-    tgc_status st = tgc_cpu_shape_expect(c, "Range", 0, 1, &len);
+    tgc_status st = tgc_kernel_expect_dims(c, 0, 1, &len);
     if (st != TGC_OK) return st;
     float *out = tgc_kernel_out_ptr(c, 0);
     for (int64_t i = 0; i < len; i++) out[i] = start + (float)i * delta;
@@ -426,7 +416,7 @@ static tgc_status constant_of_shape(tgc_kernel_ctx *c) {
     const void *elem;
     tgc_dtype t;
     if ((st = tgc_kernel_fill_value(c, &elem, &t)) != TGC_OK) return st;
-    st = tgc_cpu_shape_expect(c, "ConstantOfShape", 0, n, dims);
+    st = tgc_kernel_expect_dims(c, 0, n, dims);
     if (st == TGC_OK)
         fill_elements(tgc_kernel_out_ptr(c, 0), elem, tgc_dtype_size(t), tgc_value_numel(&c->outputs[0]));
     return st;
@@ -439,18 +429,9 @@ static tgc_status constant_of_shape(tgc_kernel_ctx *c) {
 static tgc_status constant(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cpu_shape_check(c, 0, 1);
     if (st != TGC_OK) return st;
-    static const char *const forms[] = {"value",      "value_float",  "value_floats", "value_int",
-                                        "value_ints", "value_string", "value_strings"};
-    const tgc_attr *a = NULL;
-    int which = -1;
-    for (int i = 0; i < 7; i++) {
-        const tgc_attr *f = tgc_node_attr(c->node, forms[i]);
-        if (f == NULL) continue;
-        if (a != NULL) return tgc_kernel_fail(c, "Constant: more than one of the value attributes is set");
-        a = f;
-        which = i;
-    }
-    if (a == NULL) return tgc_kernel_fail(c, "Constant: none of the value attributes is set");
+    const tgc_attr *a;
+    int which;
+    if ((st = tgc_kernel_constant_attr(c, &a, &which)) != TGC_OK) return st;
     tgc_value *o = &c->outputs[0];
     int64_t dims[TGC_MAX_RANK];
     int rank = 0;
@@ -463,7 +444,7 @@ static tgc_status constant(tgc_kernel_ctx *c) {
         rank = k->shape.rank;
         for (int i = 0; i < rank; i++) dims[i] = k->shape.dims[i].v;
         t = k->dtype;
-        if (o->dtype != t || (st = tgc_cpu_shape_expect(c, "Constant", 0, rank, dims)) != TGC_OK) break;
+        if (o->dtype != t || (st = tgc_kernel_expect_dims(c, 0, rank, dims)) != TGC_OK) break;
         if (k->nbytes != tgc_value_nbytes(o) || (k->nbytes > 0 && k->data == NULL))
             return tgc_kernel_fail(c, "Constant: attribute 'value' holds %zu bytes, not the %zu of its shape",
                                    k->nbytes, tgc_value_nbytes(o));
@@ -474,11 +455,11 @@ static tgc_status constant(tgc_kernel_ctx *c) {
     case 2: {
         bool one = which == 1;
         if (a->type != (one ? TGC_ATTR_FLOAT : TGC_ATTR_FLOATS))
-            return tgc_kernel_fail(c, "Constant: attribute '%s' has the wrong type", forms[which]);
+            return tgc_kernel_fail(c, "Constant: attribute '%s' has the wrong type", a->name);
         rank = one ? 0 : 1;
         dims[0] = one ? 1 : (int64_t)a->n;
         t = TGC_FLOAT32;
-        if (o->dtype != t || (st = tgc_cpu_shape_expect(c, "Constant", 0, rank, dims)) != TGC_OK) break;
+        if (o->dtype != t || (st = tgc_kernel_expect_dims(c, 0, rank, dims)) != TGC_OK) break;
         float *out = tgc_kernel_out_ptr(c, 0);
         for (int64_t i = 0; i < dims[0]; i++) out[i] = (float)(one ? a->f : a->floats[i]);
         return TGC_OK;
@@ -487,20 +468,20 @@ static tgc_status constant(tgc_kernel_ctx *c) {
     case 4: {
         bool one = which == 3;
         if (a->type != (one ? TGC_ATTR_INT : TGC_ATTR_INTS))
-            return tgc_kernel_fail(c, "Constant: attribute '%s' has the wrong type", forms[which]);
+            return tgc_kernel_fail(c, "Constant: attribute '%s' has the wrong type", a->name);
         rank = one ? 0 : 1;
         dims[0] = one ? 1 : (int64_t)a->n;
         t = TGC_INT64;
-        if (o->dtype != t || (st = tgc_cpu_shape_expect(c, "Constant", 0, rank, dims)) != TGC_OK) break;
+        if (o->dtype != t || (st = tgc_kernel_expect_dims(c, 0, rank, dims)) != TGC_OK) break;
         tgc_cpu_copy_bytes(tgc_kernel_out_ptr(c, 0), one ? &a->i : a->ints, (size_t)dims[0] * sizeof(int64_t));
         return TGC_OK;
     }
     default:
-        return tgc_kernel_fail(c, "Constant: attribute '%s': tgc has no string tensors", forms[which]);
+        return tgc_kernel_fail(c, "Constant: attribute '%s': tgc has no string tensors", a->name);
     }
     if (st != TGC_OK) return st;
     return tgc_kernel_fail(c, "Constant: output 0 is %s but attribute '%s' makes %s", tgc_dtype_name(o->dtype),
-                           forms[which], tgc_dtype_name(t));
+                           a->name, tgc_dtype_name(t));
 }
 
 /* ---- The table ---------------------------------------------------------------- */

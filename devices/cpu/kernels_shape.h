@@ -38,11 +38,6 @@ int64_t tgc_cpu_shape_int_at(tgc_dtype dtype, const void *p, int64_t i);
 tgc_status tgc_cpu_shape_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out,
                                    int max, int *n);
 
-/* Fails unless output `o` has exactly `rank` dims `dims` (what the kernel
- * computed from its inputs); `op` names the op in the message. */
-tgc_status tgc_cpu_shape_expect(tgc_kernel_ctx *c, const char *op, int o, int rank,
-                                const int64_t *dims);
-
 /* Product of dims[0..n) (the caller has checked it does not overflow). */
 int64_t tgc_cpu_dims_product(const int64_t *dims, int n);
 

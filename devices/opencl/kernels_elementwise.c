@@ -47,20 +47,6 @@ static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype t) {
     return tgc_kernel_fail(c, "%s: the gpu has no kernel for %s", tgc_kernel_op_name(c), tgc_dtype_name(t));
 }
 
-/* Fails unless output 0 has `dtype` and input 0's element count. */
-static tgc_status need_like(tgc_kernel_ctx *c, tgc_dtype dtype) {
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if (y->dtype != dtype)
-        return tgc_kernel_fail(c, "%s: output is %s, expected %s", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype),
-                               tgc_dtype_name(dtype));
-    if (tgc_value_numel(y) != tgc_value_numel(x)) {
-        char a[TGC_KERNEL_DIMS_BUF], b[TGC_KERNEL_DIMS_BUF];
-        return tgc_kernel_fail(c, "%s: output shape %s differs from the input's %s", tgc_kernel_op_name(c),
-                               tgc_kernel_dims_str(y->rank, y->dims, a), tgc_kernel_dims_str(x->rank, x->dims, b));
-    }
-    return TGC_OK;
-}
-
 /* ==== Broadcasting ========================================================== */
 
 #define MAX_OPERANDS 3
@@ -215,7 +201,7 @@ static tgc_status variadic(tgc_kernel_ctx *c, const char *op) {
                                    tgc_dtype_name(c->inputs[k].dtype), tgc_dtype_name(y->dtype));
     if (y->dtype < 0 || y->dtype >= TGC_DTYPE_COUNT || !(DT_ARITH & DT(y->dtype))) return no_kernel(c, y->dtype);
     if (c->n_inputs == 1) {
-        if ((st = need_like(c, y->dtype)) != TGC_OK) return st;
+        if ((st = tgc_kernel_need_like(c, y->dtype)) != TGC_OK) return st;
         return tgc_cl_copy(c, y->buf->mem, 0, c->inputs[0].buf->mem, 0, tgc_value_nbytes(y));
     }
     char base[32];
@@ -271,7 +257,7 @@ static tgc_status unary(tgc_kernel_ctx *c, const char *op, uint32_t dtypes, floa
     tgc_status st = tgc_cl_check(c, 1, 1, 0);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((st = need_like(c, x->dtype)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
     if (x->dtype < 0 || x->dtype >= TGC_DTYPE_COUNT || !(dtypes & DT(x->dtype))) return no_kernel(c, x->dtype);
     char name[32];
     snprintf(name, sizeof name, "ew_%s_%s", op, dtype_suffix(x->dtype));
@@ -307,7 +293,7 @@ static tgc_status k_clip(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 1, 1, (1u << 1) | (1u << 2));
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((st = need_like(c, x->dtype)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
     if (x->dtype < 0 || x->dtype >= TGC_DTYPE_COUNT || !(DT_ARITH & DT(x->dtype))) return no_kernel(c, x->dtype);
     const void *bound[2] = {NULL, NULL};
     for (int i = 1; i <= 2; i++) {
@@ -361,7 +347,7 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
     int64_t to = tgc_kernel_attr_int(c, "to", -1);
     tgc_dtype dt = tgc_dtype_from_onnx(to);
     if (dt == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "Cast: 'to' is %lld, not a supported type", (long long)to);
-    if ((st = need_like(c, dt)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, dt)) != TGC_OK) return st;
     if (dtype_suffix(x->dtype) == NULL) return no_kernel(c, x->dtype);
     int64_t n = tgc_value_numel(y);
     if (x->dtype == dt) return tgc_cl_copy(c, y->buf->mem, 0, x->buf->mem, 0, tgc_value_nbytes(y));
@@ -375,7 +361,7 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
 static tgc_status k_identity(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 1, 1, 0);
     if (st != TGC_OK) return st;
-    if ((st = need_like(c, c->inputs[0].dtype)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, c->inputs[0].dtype)) != TGC_OK) return st;
     return tgc_cl_copy(c, c->outputs[0].buf->mem, 0, c->inputs[0].buf->mem, 0, tgc_value_nbytes(&c->inputs[0]));
 }
 

@@ -77,7 +77,7 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
     if (!ok) return no_kernel(c, x->dtype);
     int rank = x->rank;
     if (n_axes == 0 && noop) {
-        tgc_status st = tgc_kernel_expect_dims(c, rank, x->dims);
+        tgc_status st = tgc_kernel_expect_dims(c, 0, rank, x->dims);
         if (st != TGC_OK) return st;
         return tgc_cl_copy(c, y->buf->mem, 0, x->buf->mem, 0, tgc_value_nbytes(x));
     }
@@ -93,7 +93,7 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
     }
     axes_list kept = {0}, red = {0};
     for (int d = 0; d < rank; d++) axes_push(reduced[d] ? &red : &kept, x->dims[d], stride[d]);
-    st = tgc_kernel_expect_dims(c, out_rank, out);
+    st = tgc_kernel_expect_dims(c, 0, out_rank, out);
     if (st != TGC_OK) return st;
     int64_t ny = tgc_value_numel(y), nr = 1;
     for (int d = 0; d < rank; d++)
@@ -174,7 +174,7 @@ static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
     if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
     if (y->dtype != TGC_FLOAT32)
         return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype));
-    if ((st = tgc_kernel_expect_dims(c, x->rank, x->dims)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, x->rank, x->dims)) != TGC_OK) return st;
     int axis;
     if ((st = norm_axis(c, tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
     int64_t outer = 1, inner = 1;

@@ -162,31 +162,10 @@ static tgc_status check_moves(tgc_kernel_ctx *c, int min_inputs, uint32_t host_i
     return TGC_OK;
 }
 
-/* Fails unless output o has exactly `rank` dims `dims`. */
-static tgc_status expect_dims(tgc_kernel_ctx *c, int o, int rank, const int64_t *dims) {
-    const tgc_value *v = &c->outputs[o];
-    bool same = v->rank == rank;
-    for (int i = 0; same && i < rank; i++) same = v->dims[i] == dims[i];
-    if (same) return TGC_OK;
-    char want[TGC_KERNEL_DIMS_BUF], got[TGC_KERNEL_DIMS_BUF];
-    return tgc_kernel_fail(c, "%s: output %d was given shape %s but the inputs make %s", tgc_kernel_op_name(c), o,
-                           tgc_kernel_dims_str(v->rank, v->dims, got), tgc_kernel_dims_str(rank, dims, want));
-}
-
 static int64_t product(const int64_t *dims, int n) {
     int64_t p = 1;
     for (int i = 0; i < n; i++) p *= dims[i];
     return p;
-}
-
-/* Normalises attribute `axis` (default dflt) in [-rank, rank) into *axis. */
-static tgc_status axis_attr(tgc_kernel_ctx *c, int64_t dflt, int rank, int *axis) {
-    int64_t a = tgc_kernel_attr_int(c, "axis", dflt);
-    if (a < -rank || a >= rank)
-        return tgc_kernel_fail(c, "%s: axis %lld is out of range [%d, %d) for rank %d", tgc_kernel_op_name(c),
-                               (long long)a, -rank, rank, rank);
-    *axis = (int)(a < 0 ? a + rank : a);
-    return TGC_OK;
 }
 
 /* ==== The strided copy ======================================================= */
@@ -265,7 +244,7 @@ static tgc_status k_transpose(tgc_kernel_ctx *c) {
     int r = x->rank;
     int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
     if ((st = tgc_view_transpose(c, x, dims, strides)) != TGC_OK) return st;
-    if ((st = expect_dims(c, 0, r, dims)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, r, dims)) != TGC_OK) return st;
     return strided_copy(c, x, &c->outputs[0], r, dims, strides, 0);
 }
 
@@ -290,7 +269,7 @@ static tgc_status k_slice(tgc_kernel_ctx *c) {
     st = tgc_view_slice(c, x, counts[1], args[1], args[2], tgc_cl_has_input(c, 3) ? args[3] : NULL,
                         tgc_cl_has_input(c, 4) ? args[4] : NULL, dims, strides, &offset);
     if (st != TGC_OK) return st;
-    if ((st = expect_dims(c, 0, r, dims)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, r, dims)) != TGC_OK) return st;
     return strided_copy(c, x, &c->outputs[0], r, dims, strides, offset);
 }
 
@@ -306,7 +285,7 @@ static tgc_status k_expand(tgc_kernel_ctx *c) {
     int ro;
     int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK];
     if ((st = tgc_view_expand(c, x, target, n, &ro, dims, strides)) != TGC_OK) return st;
-    if ((st = expect_dims(c, 0, ro, dims)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, ro, dims)) != TGC_OK) return st;
     return strided_copy(c, x, &c->outputs[0], ro, dims, strides, 0);
 }
 
@@ -336,7 +315,7 @@ static tgc_status k_concat(tgc_kernel_ctx *c) {
     int r = first->rank, axis = 0;
     if (r == 0) return tgc_kernel_fail(c, "Concat: input 0 is a scalar; inputs must have rank >= 1");
     if (tgc_node_attr(c->node, "axis") == NULL) return tgc_kernel_fail(c, "Concat: attribute 'axis' is required");
-    if ((st = axis_attr(c, 0, r, &axis)) != TGC_OK) return st;
+    if ((st = tgc_kernel_axis_attr(c, 0, r, &axis)) != TGC_OK) return st;
     int64_t dims[TGC_MAX_RANK];
     memcpy(dims, first->dims, sizeof dims);
     dims[axis] = 0;
@@ -352,7 +331,7 @@ static tgc_status k_concat(tgc_kernel_ctx *c) {
         }
         dims[axis] += in->dims[axis];
     }
-    if ((st = expect_dims(c, 0, r, dims)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, r, dims)) != TGC_OK) return st;
     size_t inner = (size_t)product(dims + axis + 1, r - axis - 1) * tgc_dtype_size(first->dtype);
     size_t row = (size_t)dims[axis] * inner, at = 0;
     int64_t outer = product(dims, axis);
@@ -374,7 +353,7 @@ static tgc_status k_split(tgc_kernel_ctx *c) {
     int r = x->rank, axis = 0;
     if (r == 0) return tgc_kernel_fail(c, "Split: input 0 is a scalar; it must have rank >= 1");
     if (n < 1 || n > 64) return tgc_kernel_fail(c, "Split: %d outputs; tgc's gpu kernel takes 1 to 64", n);
-    if ((st = axis_attr(c, 0, r, &axis)) != TGC_OK) return st;
+    if ((st = tgc_kernel_axis_attr(c, 0, r, &axis)) != TGC_OK) return st;
     int64_t size = x->dims[axis], sizes[64];
     if (tgc_cl_has_input(c, 1)) {
         int k;
@@ -403,7 +382,7 @@ static tgc_status k_split(tgc_kernel_ctx *c) {
         if (c->outputs[j].dtype != x->dtype)
             return tgc_kernel_fail(c, "Split: output %d is %s but input 0 is %s", j,
                                    tgc_dtype_name(c->outputs[j].dtype), tgc_dtype_name(x->dtype));
-        if ((st = expect_dims(c, j, r, dims)) != TGC_OK) return st;
+        if ((st = tgc_kernel_expect_dims(c, j, r, dims)) != TGC_OK) return st;
     }
     size_t inner = (size_t)product(x->dims + axis + 1, r - axis - 1) * tgc_dtype_size(x->dtype);
     size_t row = (size_t)size * inner, at = 0;
@@ -426,21 +405,8 @@ static tgc_status k_gather(tgc_kernel_ctx *c) {
     tgc_status st = check_moves(c, 2, 0);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *ind = &c->inputs[1];
-    int r = x->rank, q = ind->rank, axis = 0;
-    if (r == 0) return tgc_kernel_fail(c, "Gather: input 0 is a scalar; data must have rank >= 1");
-    if (ind->dtype != TGC_INT32 && ind->dtype != TGC_INT64)
-        return tgc_kernel_fail(c, "Gather: the indices are %s; they must be int32 or int64",
-                               tgc_dtype_name(ind->dtype));
-    if (r + q - 1 > TGC_MAX_RANK)
-        return tgc_kernel_fail(c, "Gather: the result would have rank %d; tgc allows at most %d", r + q - 1,
-                               TGC_MAX_RANK);
-    if ((st = axis_attr(c, 0, r, &axis)) != TGC_OK) return st;
-    int64_t dims[TGC_MAX_RANK];
-    int n = 0;
-    for (int i = 0; i < axis; i++) dims[n++] = x->dims[i];
-    for (int i = 0; i < q; i++) dims[n++] = ind->dims[i];
-    for (int i = axis + 1; i < r; i++) dims[n++] = x->dims[i];
-    if ((st = expect_dims(c, 0, n, dims)) != TGC_OK) return st;
+    int r = x->rank, axis = 0;
+    if ((st = tgc_kernel_gather_shape(c, &axis)) != TGC_OK) return st;
     int64_t numel = tgc_value_numel(&c->outputs[0]);
     if (numel == 0) return TGC_OK;
     const char *suffix = size_suffix(tgc_dtype_size(x->dtype));
@@ -490,7 +456,7 @@ static tgc_status k_constant_of_shape(tgc_kernel_ctx *c) {
     const void *elem;
     tgc_dtype t;
     if ((st = tgc_kernel_fill_value(c, &elem, &t)) != TGC_OK) return st;
-    if ((st = expect_dims(c, 0, n, dims)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, n, dims)) != TGC_OK) return st;
     size_t esize = tgc_dtype_size(t);
     const char *suffix = size_suffix(esize);
     if (suffix == NULL) return no_size(c, t);
@@ -527,7 +493,7 @@ static tgc_status k_range(tgc_kernel_ctx *c) {
     int64_t n = (int64_t)len;
     const tgc_value *o = &c->outputs[0];
     if (o->rank == 1 && (double)o->dims[0] == len_f) n = o->dims[0];
-    if ((st = expect_dims(c, 0, 1, &n)) != TGC_OK) return st;
+    if ((st = tgc_kernel_expect_dims(c, 0, 1, &n)) != TGC_OK) return st;
     tgc_cl_arg args[] = {TGC_CL_BUF(o->buf), TGC_CL_LONG(n), TGC_CL_FLOAT(v[0]), TGC_CL_FLOAT(v[2])};
     return tgc_cl_run1d(c, "lay_range_f32", n, 4, args);
 }
@@ -549,23 +515,14 @@ static tgc_status write_output(tgc_kernel_ctx *c, const void *data, size_t nbyte
 static tgc_status k_constant(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 0, 1, 0);
     if (st != TGC_OK) return st;
-    static const char *const forms[] = {"value", "value_float", "value_floats", "value_int", "value_ints",
-                                        "value_string", "value_strings"};
-    const tgc_attr *a = NULL;
-    int which = -1;
-    for (int i = 0; i < 7; i++) {
-        const tgc_attr *f = tgc_node_attr(c->node, forms[i]);
-        if (f == NULL) continue;
-        if (a != NULL) return tgc_kernel_fail(c, "Constant: more than one of the value attributes is set");
-        a = f;
-        which = i;
-    }
-    if (a == NULL) return tgc_kernel_fail(c, "Constant: none of the value attributes is set");
+    const tgc_attr *a;
+    int which;
+    if ((st = tgc_kernel_constant_attr(c, &a, &which)) != TGC_OK) return st;
     static const tgc_attr_type types[] = {TGC_ATTR_TENSOR, TGC_ATTR_FLOAT, TGC_ATTR_FLOATS, TGC_ATTR_INT,
                                           TGC_ATTR_INTS};
-    if (which >= 5) return tgc_kernel_fail(c, "Constant: attribute '%s': tgc has no string tensors", forms[which]);
+    if (which >= 5) return tgc_kernel_fail(c, "Constant: attribute '%s': tgc has no string tensors", a->name);
     if (a->type != types[which] || (which == 0 && a->tensor == NULL))
-        return tgc_kernel_fail(c, "Constant: attribute '%s' has the wrong type", forms[which]);
+        return tgc_kernel_fail(c, "Constant: attribute '%s' has the wrong type", a->name);
     const tgc_const *k = which == 0 ? a->tensor : NULL;
     tgc_dtype t = k != NULL ? k->dtype : which <= 2 ? TGC_FLOAT32 : TGC_INT64;
     int rank = k != NULL ? k->shape.rank : (which == 1 || which == 3) ? 0 : 1;
@@ -574,8 +531,8 @@ static tgc_status k_constant(tgc_kernel_ctx *c) {
     for (int i = 0; k != NULL && i < rank; i++) dims[i] = k->shape.dims[i].v;
     if (c->outputs[0].dtype != t)
         return tgc_kernel_fail(c, "Constant: output 0 is %s but attribute '%s' makes %s",
-                               tgc_dtype_name(c->outputs[0].dtype), forms[which], tgc_dtype_name(t));
-    if ((st = expect_dims(c, 0, rank, dims)) != TGC_OK) return st;
+                               tgc_dtype_name(c->outputs[0].dtype), a->name, tgc_dtype_name(t));
+    if ((st = tgc_kernel_expect_dims(c, 0, rank, dims)) != TGC_OK) return st;
     size_t nbytes = tgc_value_nbytes(&c->outputs[0]);
     switch (which) {
     case 0:
