@@ -3,7 +3,9 @@
 #include "devices/kernel_checks.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 tgc_status tgc_kernel_need_f32(tgc_kernel_ctx *c, const tgc_value *v, const char *what) {
     if (v->dtype == TGC_FLOAT32) return TGC_OK;
@@ -12,11 +14,95 @@ tgc_status tgc_kernel_need_f32(tgc_kernel_ctx *c, const tgc_value *v, const char
 }
 
 bool tgc_kernel_has_input(const tgc_kernel_ctx *c, int i) {
-    return i < c->n_inputs && c->inputs[i].dtype != TGC_DTYPE_INVALID;
+    return i >= 0 && i < c->n_inputs && c->inputs[i].dtype != TGC_DTYPE_INVALID;
+}
+
+tgc_status tgc_kernel_check_tensor(tgc_kernel_ctx *c, const char *what, int i, const tgc_value *v, bool host) {
+    const char *op = tgc_kernel_op_name(c);
+    if (v->dtype < 0 || v->dtype >= TGC_DTYPE_COUNT || tgc_dtype_size(v->dtype) == 0)
+        return tgc_kernel_fail(c, "%s: %s %d has no valid dtype", op, what, i);
+    if (v->rank < 0 || v->rank > TGC_MAX_RANK)
+        return tgc_kernel_fail(c, "%s: %s %d has rank %d; tgc allows 0 to %d", op, what, i, v->rank, TGC_MAX_RANK);
+    int64_t numel = 1;
+    for (int d = 0; d < v->rank; d++) {
+        if (v->dims[d] < 0)
+            return tgc_kernel_fail(c, "%s: %s %d has dim %lld at axis %d", op, what, i, (long long)v->dims[d], d);
+        if (v->dims[d] > 0 && numel > INT64_MAX / v->dims[d])
+            return tgc_kernel_fail(c, "%s: %s %d has more elements than an int64 holds", op, what, i);
+        numel *= v->dims[d];
+    }
+    size_t esize = tgc_dtype_size(v->dtype);
+    if ((uint64_t)numel > SIZE_MAX / esize)
+        return tgc_kernel_fail(c, "%s: %s %d is larger than the address space", op, what, i);
+    size_t nbytes = (size_t)numel * esize;
+    if (nbytes == 0) return TGC_OK; /* an empty tensor: nothing to read or write */
+    if (v->buf == NULL || v->buf->nbytes < nbytes)
+        return tgc_kernel_fail(c, "%s: %s %d needs %zu bytes but its buffer holds %zu", op, what, i, nbytes,
+                               v->buf == NULL ? (size_t)0 : v->buf->nbytes);
+    if (host && tgc_buffer_host_ptr(v->buf) == NULL)
+        return tgc_kernel_fail(c, "%s: %s %d must be in host memory; it is on %s", op, what, i,
+                               v->buf->device->name);
+    if (!host && (v->buf->device != c->device || v->buf->mem == NULL))
+        return tgc_kernel_fail(c, "%s: %s %d must be on %s; it is on %s", op, what, i, c->device->name,
+                               v->buf->device->name);
+    return TGC_OK;
+}
+
+tgc_status tgc_kernel_check_tensors(tgc_kernel_ctx *c, int min_inputs, int n_outputs, uint32_t host_inputs,
+                                    bool all_host) {
+    const char *op = tgc_kernel_op_name(c);
+    if (c->n_inputs < min_inputs)
+        return tgc_kernel_fail(c, "%s: needs %d inputs, got %d", op, min_inputs, c->n_inputs);
+    if (c->n_outputs < n_outputs)
+        return tgc_kernel_fail(c, "%s: needs %d outputs, got %d", op, n_outputs, c->n_outputs);
+    for (int i = 0; i < c->n_inputs; i++) {
+        if (!tgc_kernel_has_input(c, i)) {
+            if (i < min_inputs) return tgc_kernel_fail(c, "%s: input %d may not be omitted", op, i);
+            continue;
+        }
+        bool host = all_host || (i < 32 && (host_inputs >> i & 1u));
+        tgc_status st = tgc_kernel_check_tensor(c, "input", i, &c->inputs[i], host);
+        if (st != TGC_OK) return st;
+    }
+    for (int i = 0; i < n_outputs; i++) {
+        tgc_status st = tgc_kernel_check_tensor(c, "output", i, &c->outputs[i], all_host);
+        if (st != TGC_OK) return st;
+    }
+    return TGC_OK;
 }
 
 bool tgc_kernel_has_output(const tgc_kernel_ctx *c, int i) {
     return i < c->n_outputs && c->outputs[i].buf != NULL;
+}
+
+tgc_status tgc_kernel_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out, int max, int *n) {
+    const tgc_value *v = &c->inputs[i];
+    const char *op = tgc_kernel_op_name(c);
+    *n = 0;
+    if (v->dtype != TGC_INT32 && v->dtype != TGC_INT64)
+        return tgc_kernel_fail(c, "%s: input %d (%s) is %s; it must be int32 or int64", op, i, what,
+                               tgc_dtype_name(v->dtype));
+    if (v->rank > 1) return tgc_kernel_fail(c, "%s: input %d (%s) has rank %d; it must be 1-D", op, i, what, v->rank);
+    int64_t count = tgc_value_numel(v);
+    if (count > max)
+        return tgc_kernel_fail(c, "%s: input %d (%s) has %lld elements; at most %d are allowed", op, i, what,
+                               (long long)count, max);
+    const char *p = tgc_kernel_in_ptr(c, i);
+    for (int64_t k = 0; k < count; k++) {
+        if (v->dtype == TGC_INT32) {
+            int32_t x;
+            memcpy(&x, p + k * 4, 4);
+            out[k] = x;
+        } else {
+            memcpy(&out[k], p + k * 8, 8);
+        }
+    }
+    *n = (int)count;
+    return TGC_OK;
+}
+
+tgc_status tgc_kernel_check_host(tgc_kernel_ctx *c, int min_inputs, int n_outputs) {
+    return tgc_kernel_check_tensors(c, min_inputs, n_outputs, 0, true);
 }
 
 const char *tgc_kernel_op_name(const tgc_kernel_ctx *c) {

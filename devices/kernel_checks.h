@@ -28,6 +28,29 @@ tgc_status tgc_kernel_need_f32(tgc_kernel_ctx *c, const tgc_value *v, const char
 /* True when optional input i was given (not omitted, not past the end). */
 bool tgc_kernel_has_input(const tgc_kernel_ctx *c, int i);
 
+/* Checks one tensor handed to a kernel (`what` "input" or "output" and i
+ * name it): a valid dtype, rank 0..TGC_MAX_RANK, dims >= 0 whose byte size
+ * fits size_t, and unless it is empty a buffer that large, in host memory
+ * (host) or in the kernel's device's memory. Fails through tgc_kernel_fail. */
+tgc_status tgc_kernel_check_tensor(tgc_kernel_ctx *c, const char *what, int i, const tgc_value *v, bool host);
+
+/* Checks the tensors a kernel was handed: at least `min_inputs` inputs
+ * (later ones optional, omitted or given) and `n_outputs` outputs, each as
+ * tgc_kernel_check_tensor with host memory for every tensor (all_host: the
+ * cpu kernels and host-memory gpu kernels) or for the inputs whose bit is
+ * set in host_inputs, the device's memory for the rest. TGC_OK, or
+ * TGC_ERR_RUNTIME with the reason in c->error. */
+tgc_status tgc_kernel_check_tensors(tgc_kernel_ctx *c, int min_inputs, int n_outputs, uint32_t host_inputs,
+                                    bool all_host);
+
+/* Reads the int32/int64 rank-0 or 1-D host-memory input i (a shape
+ * argument; `what` names it in messages) into out[0..*n), at most `max`
+ * values. Fails on another dtype or rank, or more than `max` values. */
+tgc_status tgc_kernel_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out, int max, int *n);
+
+/* tgc_kernel_check_tensors with every tensor in host memory. */
+tgc_status tgc_kernel_check_host(tgc_kernel_ctx *c, int min_inputs, int n_outputs);
+
 /* True when optional output i is wanted: the executor gave it a buffer
  * (an empty tensor's buffer too: it has no memory, but it exists). */
 bool tgc_kernel_has_output(const tgc_kernel_ctx *c, int i);

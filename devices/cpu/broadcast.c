@@ -82,53 +82,6 @@ tgc_status tgc_cpu_bcast_values(tgc_kernel_ctx *c, tgc_cpu_bcast *it, const tgc_
                            tgc_kernel_dims_str(out->rank, out->dims, b));
 }
 
-bool tgc_cpu_ew_has_input(const tgc_kernel_ctx *c, int i) {
-    return i < c->n_inputs && c->inputs[i].buf != NULL && c->inputs[i].dtype != TGC_DTYPE_INVALID;
-}
-
-/* Checks one tensor; `what` and `i` name it in the message. */
-static tgc_status check_value(tgc_kernel_ctx *c, const tgc_value *v, const char *what, int i) {
-    const char *op = c->node->op_name ? c->node->op_name : c->node->name;
-    size_t esize = tgc_dtype_size(v->dtype);
-    if (v->buf == NULL || esize == 0) return tgc_kernel_fail(c, "%s: %s %d is missing", op, what, i);
-    if (v->rank < 0 || v->rank > TGC_MAX_RANK)
-        return tgc_kernel_fail(c, "%s: %s %d has rank %d", op, what, i, v->rank);
-    int64_t numel = 1;
-    for (int d = 0; d < v->rank; d++) {
-        if (v->dims[d] < 0) return tgc_kernel_fail(c, "%s: %s %d has a negative dim", op, what, i);
-        if (v->dims[d] > 0 && numel > INT64_MAX / v->dims[d])
-            return tgc_kernel_fail(c, "%s: %s %d is too large", op, what, i);
-        numel *= v->dims[d];
-    }
-    if (numel != 0 && (uint64_t)numel > SIZE_MAX / esize)
-        return tgc_kernel_fail(c, "%s: %s %d is too large", op, what, i);
-    size_t nbytes = (size_t)numel * esize;
-    if (v->buf->nbytes < nbytes)
-        return tgc_kernel_fail(c, "%s: %s %d needs %zu bytes; its buffer has %zu", op, what, i, nbytes,
-                               v->buf->nbytes);
-    if (nbytes > 0 && tgc_buffer_host_ptr(v->buf) == NULL)
-        return tgc_kernel_fail(c, "%s: %s %d is not in host memory", op, what, i);
-    return TGC_OK;
-}
-
-tgc_status tgc_cpu_ew_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs) {
-    const char *op = c->node->op_name ? c->node->op_name : c->node->name;
-    if (c->n_inputs < min_inputs)
-        return tgc_kernel_fail(c, "%s: needs %d inputs, got %d", op, min_inputs, c->n_inputs);
-    if (c->n_outputs < n_outputs)
-        return tgc_kernel_fail(c, "%s: needs %d outputs, got %d", op, n_outputs, c->n_outputs);
-    for (int i = 0; i < c->n_inputs; i++) {
-        if (i >= min_inputs && !tgc_cpu_ew_has_input(c, i)) continue; /* omitted optional */
-        tgc_status st = check_value(c, &c->inputs[i], "input", i);
-        if (st != TGC_OK) return st;
-    }
-    for (int i = 0; i < n_outputs; i++) {
-        tgc_status st = check_value(c, &c->outputs[i], "output", i);
-        if (st != TGC_OK) return st;
-    }
-    return TGC_OK;
-}
-
 bool tgc_cpu_ew_overlap(const tgc_value *a, const tgc_value *b) {
     size_t na = tgc_value_nbytes(a), nb = tgc_value_nbytes(b);
     if (na == 0 || nb == 0) return false;

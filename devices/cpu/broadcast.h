@@ -78,16 +78,6 @@ static inline void tgc_cpu_bcast_next(tgc_cpu_bcast *it) {
  * a walk started part-way (one piece of a split loop). */
 void tgc_cpu_bcast_seek(tgc_cpu_bcast *it, int64_t row);
 
-/* Checks the tensors a kernel was handed: at least `min_inputs` inputs and
- * `n_outputs` outputs; every present one (an omitted optional input has no
- * buffer) of rank 0..TGC_MAX_RANK with dims >= 0, a byte size that does not
- * overflow, a buffer that large and host memory behind it. TGC_OK, or
- * TGC_ERR_RUNTIME with the reason in c->error. */
-tgc_status tgc_cpu_ew_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs);
-
-/* True when optional input i was given. */
-bool tgc_cpu_ew_has_input(const tgc_kernel_ctx *c, int i);
-
 /* True when the byte ranges of two tensors' data overlap (a forwarded
  * buffer: output 0 written over input 0). */
 bool tgc_cpu_ew_overlap(const tgc_value *a, const tgc_value *b);

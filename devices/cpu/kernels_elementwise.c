@@ -306,7 +306,7 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const tgc_value *a, const tgc_va
 /* A two-input op whose inputs share one dtype; the output has `out_dtype`
  * (TGC_DTYPE_INVALID: the inputs'). */
 static tgc_status binary(tgc_kernel_ctx *c, const loop2_table loops, tgc_dtype out_dtype) {
-    tgc_status st = tgc_cpu_ew_check(c, 2, 1);
+    tgc_status st = tgc_kernel_check_host(c, 2, 1);
     if (st != TGC_OK) return st;
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
     tgc_dtype want = out_dtype == TGC_DTYPE_INVALID ? a->dtype : out_dtype;
@@ -347,7 +347,7 @@ static bool int_tensor_has(const tgc_value *v, bool want_negative) {
 /* Div-14: integer division by zero is an error here (undefined in C, and
  * the ONNX spec gives it no value); float division follows IEEE. */
 static tgc_status k_div(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_ew_check(c, 2, 1);
+    tgc_status st = tgc_kernel_check_host(c, 2, 1);
     if (st != TGC_OK) return st;
     if (c->inputs[1].dtype == c->inputs[0].dtype && int_tensor_has(&c->inputs[1], false))
         return tgc_kernel_fail(c, "division by zero in Div (%s)", tgc_dtype_name(c->inputs[0].dtype));
@@ -355,7 +355,7 @@ static tgc_status k_div(tgc_kernel_ctx *c) {
 }
 
 static tgc_status k_pow(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_ew_check(c, 2, 1);
+    tgc_status st = tgc_kernel_check_host(c, 2, 1);
     if (st != TGC_OK) return st;
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
     if (y->dtype != a->dtype)
@@ -376,7 +376,7 @@ static tgc_status k_pow(tgc_kernel_ctx *c) {
  * this stays right even when a later input is input 0's tensor again and
  * its buffer is the output's. */
 static tgc_status variadic(tgc_kernel_ctx *c, const loop2_table loops) {
-    tgc_status st = tgc_cpu_ew_check(c, c->n_inputs > 1 ? c->n_inputs : 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, c->n_inputs > 1 ? c->n_inputs : 1, 1);
     if (st != TGC_OK) return st;
     tgc_value *y = &c->outputs[0];
     for (int k = 0; k < c->n_inputs; k++)
@@ -431,7 +431,7 @@ DEF_WHERE(where64, uint64_t)
 
 /* Where-16: bool condition, X and Y of one (any) dtype, all three broadcast. */
 static tgc_status k_where(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_ew_check(c, 3, 1);
+    tgc_status st = tgc_kernel_check_host(c, 3, 1);
     if (st != TGC_OK) return st;
     const tgc_value *cv = &c->inputs[0], *x = &c->inputs[1], *z = &c->inputs[2], *y = &c->outputs[0];
     if (cv->dtype != TGC_BOOL || x->dtype != z->dtype || y->dtype != x->dtype)
@@ -564,7 +564,7 @@ static void unary_piece(void *arg, int64_t piece, int slot) {
 /* y = loop(x) elementwise, split over c->pool (x and y are the same buffer
  * or disjoint, so pieces are independent). */
 static tgc_status unary(tgc_kernel_ctx *c, const loop1_table loops, float alpha) {
-    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
@@ -620,13 +620,13 @@ DEF_CLIP(i64, int64_t)
 DEF_CLIP(u8, uint8_t)
 
 static tgc_status k_clip(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
     const void *bound[2] = {NULL, NULL};
     for (int i = 1; i <= 2; i++) {
-        if (!tgc_cpu_ew_has_input(c, i)) continue;
+        if (!tgc_kernel_has_input(c, i)) continue;
         const tgc_value *b = &c->inputs[i];
         if (b->dtype != x->dtype || tgc_value_numel(b) != 1)
             return tgc_kernel_fail(c, "Clip: input %d ('%s') must be one %s element; it is %s with %lld",
@@ -722,7 +722,7 @@ static const cast_fn cast_fns[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {
 };
 
 static tgc_status k_cast(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     int64_t to = tgc_kernel_attr_int(c, "to", -1);
@@ -744,7 +744,7 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
 
 /* Identity-16: any dtype; nothing to do when the buffer was forwarded. */
 static tgc_status k_identity(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     if ((st = tgc_kernel_need_like(c, c->inputs[0].dtype)) != TGC_OK) return st;
     copy_value(&c->outputs[0], &c->inputs[0]);

@@ -59,7 +59,7 @@ tgc_status tgc_cpu_gather(tgc_kernel_ctx *c) {
  * agree except on `axis` (required, in [-r, r)), where they add up. Empty
  * inputs take part like any other. */
 tgc_status tgc_cpu_concat(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_shape_check(c, c->n_inputs > 0 ? c->n_inputs : 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, c->n_inputs > 0 ? c->n_inputs : 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *first = &c->inputs[0];
     int r = first->rank, axis = 0;
@@ -111,7 +111,7 @@ tgc_status tgc_cpu_concat(tgc_kernel_ctx *c) {
  * must divide by the number of outputs). */
 tgc_status tgc_cpu_split(tgc_kernel_ctx *c) {
     int n = c->n_outputs;
-    tgc_status st = tgc_cpu_shape_check(c, 1, n);
+    tgc_status st = tgc_kernel_check_host(c, 1, n);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
     int r = x->rank, axis = 0;
@@ -119,7 +119,7 @@ tgc_status tgc_cpu_split(tgc_kernel_ctx *c) {
     st = tgc_kernel_axis_attr(c, 0, r, &axis);
     if (st != TGC_OK) return st;
     int64_t size = x->dims[axis];
-    bool given = tgc_cpu_shape_has_input(c, 1);
+    bool given = tgc_kernel_has_input(c, 1);
     const tgc_value *sv = given ? &c->inputs[1] : NULL;
     const void *sp = given ? tgc_kernel_in_ptr(c, 1) : NULL;
     if (given) {

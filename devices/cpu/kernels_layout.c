@@ -200,8 +200,8 @@ tgc_status tgc_cpu_slice(tgc_kernel_ctx *c) {
     int64_t args[5][TGC_MAX_RANK];
     int counts[5] = {0};
     for (int i = 1; i < 5 && st == TGC_OK; i++) {
-        if (!tgc_cpu_shape_has_input(c, i)) continue;
-        st = tgc_cpu_shape_read_ints(c, i, names[i], args[i], TGC_MAX_RANK, &counts[i]);
+        if (!tgc_kernel_has_input(c, i)) continue;
+        st = tgc_kernel_read_ints(c, i, names[i], args[i], TGC_MAX_RANK, &counts[i]);
         if (st == TGC_OK && i > 1 && counts[i] != counts[1])
             return tgc_kernel_fail(c, "Slice: input %d (%s) has %d elements but starts has %d; they must agree",
                                    i, names[i], counts[i], counts[1]);
@@ -210,8 +210,8 @@ tgc_status tgc_cpu_slice(tgc_kernel_ctx *c) {
     const tgc_value *x = &c->inputs[0];
     int r = x->rank;
     int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK], offset;
-    st = tgc_view_slice(c, x, counts[1], args[1], args[2], tgc_cpu_shape_has_input(c, 3) ? args[3] : NULL,
-                        tgc_cpu_shape_has_input(c, 4) ? args[4] : NULL, dims, strides, &offset);
+    st = tgc_view_slice(c, x, counts[1], args[1], args[2], tgc_kernel_has_input(c, 3) ? args[3] : NULL,
+                        tgc_kernel_has_input(c, 4) ? args[4] : NULL, dims, strides, &offset);
     if (st != TGC_OK) return st;
     st = tgc_kernel_expect_dims(c, 0, r, dims);
     if (st == TGC_OK)
@@ -229,7 +229,7 @@ tgc_status tgc_cpu_expand(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cpu_shape_check_moves(c, 2);
     int64_t target[TGC_MAX_RANK];
     int n;
-    if (st == TGC_OK) st = tgc_cpu_shape_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
+    if (st == TGC_OK) st = tgc_kernel_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
     int ro;

@@ -152,7 +152,7 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
 
 /* ReduceMean-13 and ReduceMax-13: `axes` is an attribute. */
 static tgc_status reduce_attr(tgc_kernel_ctx *c, reduce_kind kind) {
-    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     size_t n;
     const int64_t *axes = tgc_kernel_attr_ints(c, "axes", &n);
@@ -165,11 +165,11 @@ static tgc_status k_reduce_max(tgc_kernel_ctx *c) { return reduce_attr(c, REDUCE
 /* ReduceSum-13: `axes` is the optional int64 input 1; absent or empty
  * reduces every axis, unless noop_with_empty_axes makes it the identity. */
 static tgc_status k_reduce_sum(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const int64_t *axes = NULL;
     size_t n = 0;
-    if (tgc_cpu_ew_has_input(c, 1)) {
+    if (tgc_kernel_has_input(c, 1)) {
         const tgc_value *a = &c->inputs[1];
         if (a->dtype != TGC_INT64 || a->rank > 1)
             return tgc_kernel_fail(c, "ReduceSum: axes (input 1) must be a 1-D int64 tensor; it is %s of "
@@ -212,7 +212,7 @@ DEF_ARGMAX(i64, int64_t, NAN_INT)
 DEF_ARGMAX(u8, uint8_t, NAN_INT)
 
 static tgc_status k_argmax(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     int axis;
@@ -392,7 +392,7 @@ static void softmax_f32(tgc_thread_pool *pool, const float *x, float *y, int64_t
 }
 
 static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
-    tgc_status st = tgc_cpu_ew_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);

@@ -13,60 +13,8 @@
 
 /* ---- Checks and helpers ------------------------------------------------------ */
 
-bool tgc_cpu_shape_has_input(const tgc_kernel_ctx *c, int i) {
-    return i >= 0 && i < c->n_inputs && c->inputs[i].dtype != TGC_DTYPE_INVALID;
-}
-
-/* Checks one tensor handed to a kernel (see tgc_cpu_shape_check). */
-static tgc_status check_value(tgc_kernel_ctx *c, const char *kind, int i, const tgc_value *v) {
-    if (v->dtype < 0 || v->dtype >= TGC_DTYPE_COUNT)
-        return tgc_kernel_fail(c, "%s %d has no valid dtype", kind, i);
-    if (v->rank < 0 || v->rank > TGC_MAX_RANK)
-        return tgc_kernel_fail(c, "%s %d has rank %d; tgc allows 0 to %d", kind, i, v->rank, TGC_MAX_RANK);
-    int64_t numel = 1;
-    for (int k = 0; k < v->rank; k++) {
-        int64_t d = v->dims[k];
-        if (d < 0) return tgc_kernel_fail(c, "%s %d has dim %lld at axis %d", kind, i, (long long)d, k);
-        if (d != 0 && numel > INT64_MAX / d)
-            return tgc_kernel_fail(c, "%s %d has more elements than an int64 holds", kind, i);
-        numel *= d;
-    }
-    size_t esize = tgc_dtype_size(v->dtype);
-    if ((uint64_t)numel > SIZE_MAX / esize)
-        return tgc_kernel_fail(c, "%s %d is larger than the address space", kind, i);
-    size_t nbytes = (size_t)numel * esize;
-    if (nbytes == 0) return TGC_OK;
-    if (v->buf == NULL || v->buf->nbytes < nbytes)
-        return tgc_kernel_fail(c, "%s %d needs %zu bytes but its buffer holds %zu", kind, i, nbytes,
-                               v->buf == NULL ? (size_t)0 : v->buf->nbytes);
-    if (tgc_buffer_host_ptr(v->buf) == NULL)
-        return tgc_kernel_fail(c, "%s %d is not in host memory", kind, i);
-    return TGC_OK;
-}
-
-tgc_status tgc_cpu_shape_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs) {
-    if (c->n_inputs < min_inputs)
-        return tgc_kernel_fail(c, "the kernel needs %d inputs but was given %d", min_inputs, c->n_inputs);
-    if (c->n_outputs < n_outputs || n_outputs < 1)
-        return tgc_kernel_fail(c, "the kernel needs %d outputs but was given %d", n_outputs < 1 ? 1 : n_outputs,
-                               c->n_outputs);
-    for (int i = 0; i < c->n_inputs; i++) {
-        if (!tgc_cpu_shape_has_input(c, i)) {
-            if (i < min_inputs) return tgc_kernel_fail(c, "input %d may not be omitted", i);
-            continue;
-        }
-        tgc_status st = check_value(c, "input", i, &c->inputs[i]);
-        if (st != TGC_OK) return st;
-    }
-    for (int i = 0; i < n_outputs; i++) {
-        tgc_status st = check_value(c, "output", i, &c->outputs[i]);
-        if (st != TGC_OK) return st;
-    }
-    return TGC_OK;
-}
-
 tgc_status tgc_cpu_shape_check_moves(tgc_kernel_ctx *c, int min_inputs) {
-    tgc_status st = tgc_cpu_shape_check(c, min_inputs < 1 ? 1 : min_inputs, 1);
+    tgc_status st = tgc_kernel_check_host(c, min_inputs < 1 ? 1 : min_inputs, 1);
     if (st != TGC_OK) return st;
     if (c->outputs[0].dtype != c->inputs[0].dtype)
         return tgc_kernel_fail(c, "output 0 is %s but input 0 is %s; they must agree",
@@ -83,25 +31,6 @@ int64_t tgc_cpu_shape_int_at(tgc_dtype dtype, const void *p, int64_t i) {
     int64_t v;
     memcpy(&v, (const char *)p + i * 8, 8);
     return v;
-}
-
-tgc_status tgc_cpu_shape_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out, int max,
-                                   int *n) {
-    const tgc_value *v = &c->inputs[i];
-    *n = 0;
-    if (v->dtype != TGC_INT32 && v->dtype != TGC_INT64)
-        return tgc_kernel_fail(c, "input %d (%s) is %s; it must be int32 or int64", i, what,
-                               tgc_dtype_name(v->dtype));
-    if (v->rank > 1)
-        return tgc_kernel_fail(c, "input %d (%s) has rank %d; it must be 1-D", i, what, v->rank);
-    int64_t count = tgc_value_numel(v);
-    if (count > max)
-        return tgc_kernel_fail(c, "input %d (%s) has %lld elements; at most %d are allowed", i, what,
-                               (long long)count, max);
-    const void *p = tgc_kernel_in_ptr(c, i);
-    for (int64_t k = 0; k < count; k++) out[k] = tgc_cpu_shape_int_at(v->dtype, p, k);
-    *n = (int)count;
-    return TGC_OK;
 }
 
 int64_t tgc_cpu_dims_product(const int64_t *dims, int n) {
@@ -147,7 +76,7 @@ static tgc_status reshape(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cpu_shape_check_moves(c, 2);
     int64_t target[TGC_MAX_RANK], dims[TGC_MAX_RANK];
     int n;
-    if (st == TGC_OK) st = tgc_cpu_shape_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
+    if (st == TGC_OK) st = tgc_kernel_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
     bool allowzero = tgc_kernel_attr_int(c, "allowzero", 0) != 0, has_zero = false;
@@ -241,10 +170,10 @@ static tgc_status squeeze(tgc_kernel_ctx *c) {
     const tgc_value *x = &c->inputs[0];
     bool drop[TGC_MAX_RANK];
     int64_t dims[TGC_MAX_RANK];
-    if (tgc_cpu_shape_has_input(c, 1)) {
+    if (tgc_kernel_has_input(c, 1)) {
         int64_t axes[TGC_MAX_RANK];
         int k;
-        st = tgc_cpu_shape_read_ints(c, 1, "axes", axes, TGC_MAX_RANK, &k);
+        st = tgc_kernel_read_ints(c, 1, "axes", axes, TGC_MAX_RANK, &k);
         if (st == TGC_OK) st = mark_axes(c, "Squeeze", axes, k, x->rank, drop);
         if (st != TGC_OK) return st;
         for (int i = 0; i < x->rank; i++)
@@ -272,7 +201,7 @@ static tgc_status unsqueeze(tgc_kernel_ctx *c) {
     int64_t axes[TGC_MAX_RANK], dims[TGC_MAX_RANK];
     int k;
     bool ones[TGC_MAX_RANK];
-    st = tgc_cpu_shape_read_ints(c, 1, "axes", axes, TGC_MAX_RANK - x->rank, &k);
+    st = tgc_kernel_read_ints(c, 1, "axes", axes, TGC_MAX_RANK - x->rank, &k);
     if (st == TGC_OK) st = mark_axes(c, "Unsqueeze", axes, k, x->rank + k, ones);
     if (st != TGC_OK) return st;
     for (int i = 0, j = 0; i < x->rank + k; i++) dims[i] = ones[i] ? 1 : x->dims[j++];
@@ -287,7 +216,7 @@ static tgc_status metadata_check(tgc_kernel_ctx *c) {
     if (c->n_inputs < 1 || c->inputs[0].dtype == TGC_DTYPE_INVALID)
         return tgc_kernel_fail(c, "the kernel needs input 0");
     if (c->n_outputs < 1) return tgc_kernel_fail(c, "the kernel needs 1 output but was given %d", c->n_outputs);
-    return check_value(c, "output", 0, &c->outputs[0]);
+    return tgc_kernel_check_tensor(c, "output", 0, &c->outputs[0], true);
 }
 
 /* Shape-15: int64 dims[start:end]; negative start/end count from the back,
@@ -368,7 +297,7 @@ static tgc_status range_f32(tgc_kernel_ctx *c, float start, float limit, float d
 
 /* Range-11: scalar start, limit and delta (host memory) of one type. */
 static tgc_status range(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_shape_check(c, 3, 1);
+    tgc_status st = tgc_kernel_check_host(c, 3, 1);
     if (st != TGC_OK) return st;
     tgc_dtype t = c->inputs[0].dtype;
     static const char *const names[] = {"start", "limit", "delta"};
@@ -402,10 +331,10 @@ static tgc_status range(tgc_kernel_ctx *c) {
  * (empty: a scalar); attribute `value`, a one-element tensor, is the fill
  * and the dtype (default float32 0). */
 static tgc_status constant_of_shape(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_shape_check(c, 1, 1);
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
     int64_t dims[TGC_MAX_RANK];
     int n;
-    if (st == TGC_OK) st = tgc_cpu_shape_read_ints(c, 0, "shape", dims, TGC_MAX_RANK, &n);
+    if (st == TGC_OK) st = tgc_kernel_read_ints(c, 0, "shape", dims, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
     for (int i = 0; i < n; i++)
         if (dims[i] < 0) {
@@ -427,7 +356,7 @@ static tgc_status constant_of_shape(tgc_kernel_ctx *c) {
  * value_ints (int64 1-D) is copied into output 0. tgc has no string
  * tensors, so value_string(s) fail. */
 static tgc_status constant(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cpu_shape_check(c, 0, 1);
+    tgc_status st = tgc_kernel_check_host(c, 0, 1);
     if (st != TGC_OK) return st;
     const tgc_attr *a;
     int which;

@@ -15,28 +15,12 @@
 
 #include <stdbool.h>
 
-/* True when input i was given (not an omitted optional input). */
-bool tgc_cpu_shape_has_input(const tgc_kernel_ctx *c, int i);
-
-/* Checks the tensors the kernel was handed: at least `min_inputs` inputs
- * and `n_outputs` outputs present; every present tensor of rank
- * 0..TGC_MAX_RANK with dims >= 0, a byte size that does not overflow, a
- * buffer at least that large and host-visible memory. TGC_OK, or
- * TGC_ERR_RUNTIME with the reason in c->error. */
-tgc_status tgc_cpu_shape_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs);
-
-/* As tgc_cpu_shape_check, and output 0 has input 0's dtype (the kernels
+/* tgc_kernel_check_host, and output 0 has input 0's dtype (the kernels
  * that move input 0's elements). */
 tgc_status tgc_cpu_shape_check_moves(tgc_kernel_ctx *c, int min_inputs);
 
 /* Element i of an int32 or int64 tensor at host memory p. */
 int64_t tgc_cpu_shape_int_at(tgc_dtype dtype, const void *p, int64_t i);
-
-/* Reads the int32/int64 rank-0 or 1-D host input i (`what` names it in
- * messages) into out[0..*n), at most `max` elements. Fails on another dtype
- * or rank, or more than `max` elements. */
-tgc_status tgc_cpu_shape_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out,
-                                   int max, int *n);
 
 /* Product of dims[0..n) (the caller has checked it does not overflow). */
 int64_t tgc_cpu_dims_product(const int64_t *dims, int n);

@@ -8,16 +8,9 @@
 
 #include <stdbool.h>
 
-/* True when input i is present (not omitted, within the count). */
-bool tgc_cl_has_input(const tgc_kernel_ctx *c, int i);
-
 /* Checks the input/output counts and that every non-host tensor is on this
  * device with a buffer large enough for its dims; fails with a message. */
 tgc_status tgc_cl_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs, uint32_t host_inputs);
-
-/* Reads host-memory int32/int64 input i (a shape argument) into out[0..max);
- * *n gets the count. Fails naming `what` when it is not a small int vector. */
-tgc_status tgc_cl_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out, int max, int *n);
 
 /* Enqueues a 1-D kernel over n work items (nothing when n == 0). */
 tgc_status tgc_cl_run1d(tgc_kernel_ctx *c, const char *name, int64_t n, int n_args, const tgc_cl_arg *args);

@@ -297,7 +297,7 @@ static tgc_status k_clip(tgc_kernel_ctx *c) {
     if (x->dtype < 0 || x->dtype >= TGC_DTYPE_COUNT || !(DT_ARITH & DT(x->dtype))) return no_kernel(c, x->dtype);
     const void *bound[2] = {NULL, NULL};
     for (int i = 1; i <= 2; i++) {
-        if (!tgc_cl_has_input(c, i)) continue;
+        if (!tgc_kernel_has_input(c, i)) continue;
         const tgc_value *b = &c->inputs[i];
         if (b->dtype != x->dtype || tgc_value_numel(b) != 1)
             return tgc_kernel_fail(c, "Clip: input %d ('%s') must be one %s element; it is %s with %lld", i,

@@ -140,7 +140,7 @@ static tgc_status k_reduce_sum(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     int64_t axes[TGC_MAX_RANK];
     int n = 0;
-    if (tgc_cl_has_input(c, 1) && (st = tgc_cl_read_ints(c, 1, "axes", axes, TGC_MAX_RANK, &n)) != TGC_OK) return st;
+    if (tgc_kernel_has_input(c, 1) && (st = tgc_kernel_read_ints(c, 1, "axes", axes, TGC_MAX_RANK, &n)) != TGC_OK) return st;
     return reduce(c, REDUCE_SUM, axes, n, tgc_kernel_attr_int(c, "noop_with_empty_axes", 0) != 0);
 }
 

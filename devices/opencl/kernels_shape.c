@@ -25,91 +25,12 @@
 
 /* ==== Helpers shared by kernels_*.c of this folder ========================== */
 
-
-/* True when input i was given (not an omitted optional input). */
-bool tgc_cl_has_input(const tgc_kernel_ctx *c, int i) {
-    return i >= 0 && i < c->n_inputs && c->inputs[i].dtype != TGC_DTYPE_INVALID && c->inputs[i].buf != NULL;
-}
-
-/* Checks one tensor: rank, dims, a byte size that fits, a buffer that
- * large, and memory on the side it must be (host or this device). */
-static tgc_status check_value(tgc_kernel_ctx *c, const char *what, int i, const tgc_value *v, bool host) {
-    const char *op = tgc_kernel_op_name(c);
-    size_t esize = tgc_dtype_size(v->dtype);
-    if (v->buf == NULL || esize == 0) return tgc_kernel_fail(c, "%s: %s %d is missing", op, what, i);
-    if (v->rank < 0 || v->rank > TGC_MAX_RANK)
-        return tgc_kernel_fail(c, "%s: %s %d has rank %d; tgc allows 0 to %d", op, what, i, v->rank, TGC_MAX_RANK);
-    int64_t numel = 1;
-    for (int d = 0; d < v->rank; d++) {
-        if (v->dims[d] < 0) return tgc_kernel_fail(c, "%s: %s %d has a negative dim", op, what, i);
-        if (v->dims[d] > 0 && numel > INT64_MAX / v->dims[d])
-            return tgc_kernel_fail(c, "%s: %s %d is too large", op, what, i);
-        numel *= v->dims[d];
-    }
-    if (numel != 0 && (uint64_t)numel > SIZE_MAX / esize)
-        return tgc_kernel_fail(c, "%s: %s %d is too large", op, what, i);
-    size_t nbytes = (size_t)numel * esize;
-    if (v->buf->nbytes < nbytes)
-        return tgc_kernel_fail(c, "%s: %s %d needs %zu bytes; its buffer has %zu", op, what, i, nbytes,
-                               v->buf->nbytes);
-    if (nbytes == 0) return TGC_OK;
-    if (host && tgc_buffer_host_ptr(v->buf) == NULL)
-        return tgc_kernel_fail(c, "%s: %s %d must be in host memory; it is on %s", op, what, i, v->buf->device->name);
-    if (!host && (v->buf->device != c->device || v->buf->mem == NULL))
-        return tgc_kernel_fail(c, "%s: %s %d must be on %s; it is on %s", op, what, i, c->device->name,
-                               v->buf->device->name);
-    return TGC_OK;
-}
-
 /* Checks the tensors a kernel was handed: at least `min_inputs` inputs (the
  * rest optional) and `n_outputs` outputs; inputs whose bit is set in
  * host_inputs in host memory, every other tensor in this device's memory.
  * TGC_OK, or TGC_ERR_RUNTIME with the reason in c->error. */
 tgc_status tgc_cl_check(tgc_kernel_ctx *c, int min_inputs, int n_outputs, uint32_t host_inputs) {
-    const char *op = tgc_kernel_op_name(c);
-    if (c->n_inputs < min_inputs)
-        return tgc_kernel_fail(c, "%s: needs %d inputs, got %d", op, min_inputs, c->n_inputs);
-    if (c->n_outputs < n_outputs)
-        return tgc_kernel_fail(c, "%s: needs %d outputs, got %d", op, n_outputs, c->n_outputs);
-    for (int i = 0; i < c->n_inputs; i++) {
-        if (i >= min_inputs && !tgc_cl_has_input(c, i)) continue;
-        tgc_status st = check_value(c, "input", i, &c->inputs[i], i < 32 && (host_inputs >> i & 1u));
-        if (st != TGC_OK) return st;
-    }
-    for (int i = 0; i < n_outputs; i++) {
-        tgc_status st = check_value(c, "output", i, &c->outputs[i], false);
-        if (st != TGC_OK) return st;
-    }
-    return TGC_OK;
-}
-
-/* Writes "[2, 3, 4]" into buf (TGC_KERNEL_DIMS_BUF bytes); returns buf. */
-/* Reads the int32/int64 rank-0 or 1-D host-memory input i (`what` names it)
- * into out[0..*n), at most `max` values. */
-tgc_status tgc_cl_read_ints(tgc_kernel_ctx *c, int i, const char *what, int64_t *out, int max, int *n) {
-    const tgc_value *v = &c->inputs[i];
-    const char *op = tgc_kernel_op_name(c);
-    *n = 0;
-    if (v->dtype != TGC_INT32 && v->dtype != TGC_INT64)
-        return tgc_kernel_fail(c, "%s: input %d (%s) is %s; it must be int32 or int64", op, i, what,
-                               tgc_dtype_name(v->dtype));
-    if (v->rank > 1) return tgc_kernel_fail(c, "%s: input %d (%s) has rank %d; it must be 1-D", op, i, what, v->rank);
-    int64_t count = tgc_value_numel(v);
-    if (count > max)
-        return tgc_kernel_fail(c, "%s: input %d (%s) has %lld elements; at most %d are allowed", op, i, what,
-                               (long long)count, max);
-    const char *p = tgc_kernel_in_ptr(c, i);
-    for (int64_t k = 0; k < count; k++) {
-        if (v->dtype == TGC_INT32) {
-            int32_t x;
-            memcpy(&x, p + k * 4, 4);
-            out[k] = x;
-        } else {
-            memcpy(&out[k], p + k * 8, 8);
-        }
-    }
-    *n = (int)count;
-    return TGC_OK;
+    return tgc_kernel_check_tensors(c, min_inputs, n_outputs, host_inputs, false);
 }
 
 /* Work-items per group the rounding aims at; kernels guard i < n. */
@@ -257,8 +178,8 @@ static tgc_status k_slice(tgc_kernel_ctx *c) {
     int64_t args[5][TGC_MAX_RANK];
     int counts[5] = {0};
     for (int i = 1; i < 5; i++) {
-        if (!tgc_cl_has_input(c, i)) continue;
-        if ((st = tgc_cl_read_ints(c, i, names[i], args[i], TGC_MAX_RANK, &counts[i])) != TGC_OK) return st;
+        if (!tgc_kernel_has_input(c, i)) continue;
+        if ((st = tgc_kernel_read_ints(c, i, names[i], args[i], TGC_MAX_RANK, &counts[i])) != TGC_OK) return st;
         if (i > 1 && counts[i] != counts[1])
             return tgc_kernel_fail(c, "Slice: input %d (%s) has %d elements but starts has %d; they must agree", i,
                                    names[i], counts[i], counts[1]);
@@ -266,8 +187,8 @@ static tgc_status k_slice(tgc_kernel_ctx *c) {
     const tgc_value *x = &c->inputs[0];
     int r = x->rank;
     int64_t dims[TGC_MAX_RANK], strides[TGC_MAX_RANK], offset;
-    st = tgc_view_slice(c, x, counts[1], args[1], args[2], tgc_cl_has_input(c, 3) ? args[3] : NULL,
-                        tgc_cl_has_input(c, 4) ? args[4] : NULL, dims, strides, &offset);
+    st = tgc_view_slice(c, x, counts[1], args[1], args[2], tgc_kernel_has_input(c, 3) ? args[3] : NULL,
+                        tgc_kernel_has_input(c, 4) ? args[4] : NULL, dims, strides, &offset);
     if (st != TGC_OK) return st;
     if ((st = tgc_kernel_expect_dims(c, 0, r, dims)) != TGC_OK) return st;
     return strided_copy(c, x, &c->outputs[0], r, dims, strides, offset);
@@ -279,7 +200,7 @@ static tgc_status k_expand(tgc_kernel_ctx *c) {
     tgc_status st = check_moves(c, 2, 1u << 1);
     int64_t target[TGC_MAX_RANK];
     int n;
-    if (st == TGC_OK) st = tgc_cl_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
+    if (st == TGC_OK) st = tgc_kernel_read_ints(c, 1, "shape", target, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
     int ro;
@@ -355,9 +276,9 @@ static tgc_status k_split(tgc_kernel_ctx *c) {
     if (n < 1 || n > 64) return tgc_kernel_fail(c, "Split: %d outputs; tgc's gpu kernel takes 1 to 64", n);
     if ((st = tgc_kernel_axis_attr(c, 0, r, &axis)) != TGC_OK) return st;
     int64_t size = x->dims[axis], sizes[64];
-    if (tgc_cl_has_input(c, 1)) {
+    if (tgc_kernel_has_input(c, 1)) {
         int k;
-        if ((st = tgc_cl_read_ints(c, 1, "split", sizes, 64, &k)) != TGC_OK) return st;
+        if ((st = tgc_kernel_read_ints(c, 1, "split", sizes, 64, &k)) != TGC_OK) return st;
         int64_t sum = 0;
         for (int j = 0; j < k; j++) {
             if (sizes[j] < 0 || sizes[j] > size - sum) {
@@ -451,7 +372,7 @@ static tgc_status k_constant_of_shape(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 1, 1, 1u << 0);
     int64_t dims[TGC_MAX_RANK];
     int n;
-    if (st == TGC_OK) st = tgc_cl_read_ints(c, 0, "shape", dims, TGC_MAX_RANK, &n);
+    if (st == TGC_OK) st = tgc_kernel_read_ints(c, 0, "shape", dims, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
     const void *elem;
     tgc_dtype t;
