@@ -31,9 +31,9 @@ set_source_files_properties(${TGC_ONNX_SOURCES} ${TGC_ONNX_GEN_DIR}/onnx.pb-c.c 
 # The conformance runner over ONNX's backend test data.
 set(TGC_ONNX_TESTDATA /usr/share/libonnx-testdata/data CACHE PATH "ONNX backend test data (libonnx-testdata)")
 if(EXISTS ${TGC_ONNX_TESTDATA}/node)
-  add_executable(tgc-conformance ${CMAKE_SOURCE_DIR}/tools/onnx_conformance.c)
+  add_executable(tgc-conformance ${CMAKE_SOURCE_DIR}/tools/onnx_conformance.c ${CMAKE_SOURCE_DIR}/tools/remove_tree.c)
   target_link_libraries(tgc-conformance PRIVATE tgc_shared)
-  target_include_directories(tgc-conformance PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_include_directories(tgc-conformance PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR})
   target_compile_definitions(tgc-conformance PRIVATE TGC_ONNX_TESTDATA="${TGC_ONNX_TESTDATA}")
   set_target_properties(tgc-conformance PROPERTIES BUILD_RPATH ${CMAKE_BINARY_DIR})
 endif()

@@ -1,8 +1,8 @@
 /* tgc run: compile a graph for a device list and run it on .npy inputs. */
 #include "tools/cli.h"
+#include "tools/remove_tree.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -303,14 +303,6 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     return rc;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 /* Loads the graph at `path`; a .onnx model is imported first into a new
  * temporary directory, stored in *tmp_dir (malloc'd) for the caller to
  * remove with remove_tmp_dir. */
@@ -334,7 +326,7 @@ static tgc_status load_model(const char *path, tgc_diags *diags, tgc_graph **g, 
 }
 
 static void remove_tmp_dir(char *dir) {
-    if (dir != NULL) nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (dir != NULL) tgc_tool_remove_tree(dir);
     free(dir);
 }
 

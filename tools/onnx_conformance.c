@@ -25,11 +25,11 @@
  * a gpu0 kernel falls back to the cpu), since placement would otherwise keep
  * these small test graphs on the host. */
 #include "tgc.h"
+#include "tools/remove_tree.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -437,14 +437,6 @@ static outcome run_on(const model *m, const tgc_graph *g, char **names, int n_na
     return o;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static void run_model(const model *m, int index, const char *scratch, FILE *out) {
     char why[1024] = "";
     char *dir = xprintf("%s/m%d", scratch, index);
@@ -490,7 +482,7 @@ static void run_model(const model *m, int index, const char *scratch, FILE *out)
     free(gpu_yaml);
     tgc_onnx_names_free(names, n_names);
     tgc_diags_free(d);
-    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tgc_tool_remove_tree(dir);
     free(dir);
     free(onnx);
     free(yaml);
@@ -925,7 +917,7 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     run_all(models, n, &opt, scratch);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tgc_tool_remove_tree(scratch);
 
     print_table(&opt, models, n);
     printf("%d models in %.1f s (%d jobs, timeout %d s)\n", n,

@@ -10,9 +10,9 @@
 
 #include "support/alloc.h"
 #include "tgc.h"
+#include "tools/remove_tree.h"
 
 #include <CUnit/CUnit.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,16 +30,8 @@
 
 static char scratch[64];
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 static const char *scratch_dir(void) {
-    if (scratch[0]) nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (scratch[0]) tgc_tool_remove_tree(scratch);
     snprintf(scratch, sizeof scratch, "/tmp/tgc-onnx-test-XXXXXX");
     if (mkdtemp(scratch) == NULL) scratch[0] = '\0';
     return scratch;
@@ -630,7 +622,7 @@ static void test_allocation_failures(void) {
         tgc_diags_free(dn);
     }
     CU_ASSERT(nomem > allocs / 2);
-    nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tgc_tool_remove_tree(scratch);
     scratch[0] = '\0';
 }
 
