@@ -150,14 +150,6 @@ static bool injected_failure(const tgc_step *st, const tgc_node *n) {
     return st->fail_node != NULL && strcmp(st->fail_node, n->name) == 0;
 }
 
-/* Bit i set: node n's input i is an initializer of this plan. */
-static uint32_t const_inputs(const tgc_plan *p, const tgc_node *n) {
-    uint32_t bits = 0;
-    for (int i = 0; i < n->n_inputs && i < 32; i++)
-        if (n->inputs[i].node >= 0 && p->role[n->inputs[i].node] == TGC_ROLE_CONST) bits |= 1u << i;
-    return bits;
-}
-
 tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_plan *p = ps->plan;
     const tgc_node *n = &p->g->nodes[id];
@@ -196,7 +188,7 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     if (s == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
-                              .pool = p->pool, .cache = &p->caches[id], .const_inputs = const_inputs(p, n),
+                              .pool = p->pool, .cache = &p->caches[id], .const_inputs = p->const_inputs[id],
                               .fused_relu = p->fused_relu[id]};
         if (injected_failure(st, n)) s = tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE");
         else if (p->absorbed[id] && forwarded) s = TGC_OK; /* its producer applied it in place */

@@ -58,6 +58,17 @@ static void place_constants(tgc_plan *p) {
     }
 }
 
+/* p->const_inputs: which inputs of each node are this plan's initializers
+ * (what a kernel may cache across runs). */
+static void mark_const_inputs(tgc_plan *p) {
+    const tgc_graph *g = p->g;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        for (int i = 0; i < n->n_inputs && i < 32; i++)
+            if (n->inputs[i].node >= 0 && p->role[n->inputs[i].node] == TGC_ROLE_CONST) p->const_inputs[id] |= 1u << i;
+    }
+}
+
 static tgc_status count_edges(tgc_plan *p, const tgc_partitioning *parts, int part) {
     const tgc_graph *g = p->g;
     size_t nn = (size_t)g->n_nodes;
@@ -151,15 +162,17 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diag
     p->pending = tgc_calloc(nn, sizeof *p->pending);
     p->feed_index = tgc_calloc(nn, sizeof *p->feed_index);
     p->caches = tgc_calloc(nn, sizeof *p->caches);
+    p->const_inputs = tgc_calloc(nn, sizeof *p->const_inputs);
     p->fused_relu = tgc_calloc(nn, sizeof *p->fused_relu);
     p->absorbed = tgc_calloc(nn, sizeof *p->absorbed);
     for (size_t i = 0; p->caches != NULL && i < nn; i++) tgc_kernel_cache_init(&p->caches[i]);
     if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches ||
-        !p->fused_relu || !p->absorbed)
+        !p->const_inputs || !p->fused_relu || !p->absorbed)
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
     place_constants(p);
+    mark_const_inputs(p);
     map_feeds(p, s, part);
     st = count_edges(p, &s->parts, part);
     if (st == TGC_OK) tgc_plan_fuse_activations(p);
@@ -183,6 +196,7 @@ void tgc_plan_release(tgc_plan *p) {
     for (int32_t i = 0; p->caches != NULL && p->g != NULL && i <= p->g->n_nodes; i++)
         tgc_kernel_cache_clear(&p->caches[i]);
     tgc_free(p->caches);
+    tgc_free(p->const_inputs);
     tgc_free(p->fused_relu);
     tgc_free(p->absorbed);
     memset(p, 0, sizeof *p);

@@ -64,6 +64,7 @@ typedef struct tgc_plan {
     tgc_value *weights;    /* slot -> the initializer's value (TGC_ROLE_CONST) */
     int32_t *feed_index;   /* node id -> index of the original graph input, -1 */
     tgc_kernel_cache *caches; /* node id -> its kernel's cache across runs */
+    uint32_t *const_inputs;   /* node id -> bit i: input i is an initializer of this plan */
     bool *fused_relu;         /* node id -> its kernel applies a Relu it absorbed (executor/fuse.c) */
     bool *absorbed;           /* node id -> a Relu absorbed by its producer: takes the buffer, runs nothing */
 } tgc_plan;

@@ -191,10 +191,8 @@ static void test_im2col_tiles_and_channel_split(void) {
 }
 
 static void test_cache_needs_constant_filters(void) {
-    conv_shape s = {1, 16, 16, 14, 14, 3, 1, {1, 1, 1, 1}};
     size_t nx = 16 * 14 * 14, nw = 16 * 16 * 9;
     float *x = random_floats(nx, 1), *wt = random_floats(nw, 2), *b = random_floats(16, 3);
-    float *y = malloc(16 * 14 * 14 * sizeof *y);
     tgc_kernel_cache cache;
     tgc_kernel_cache_init(&cache);
     /* const_inputs lacks W: no cache is built */
@@ -218,8 +216,6 @@ static void test_cache_needs_constant_filters(void) {
     free(x);
     free(wt);
     free(b);
-    free(y);
-    (void)s;
 }
 
 /* ---- GEMM split ------------------------------------------------------------------- */
@@ -389,13 +385,11 @@ static void test_max_pool_2d(void) {
     max_pool_check(2, 3, 3, 2, 1, 3, 5);      /* dilation 5 on 3 wide: a middle window reads nothing (NaN) */
 }
 
-/* Kernels run here outside a session: make OpenBLAS single-threaded as a
- * session does (its own threads synchronize in ways ThreadSanitizer cannot
- * see, and the pool is what these tests exercise). */
-static void test_blas_single_threaded(void) {
-    openblas_set_num_threads(1);
-    CU_ASSERT_EQUAL(openblas_get_num_threads(), 1);
-}
+/* Kernels run here outside a session: OpenBLAS single-threaded as a
+ * session makes it, before any test (its own threads synchronize in ways
+ * ThreadSanitizer cannot see, and the pool is what these tests exercise).
+ * Shared libraries' constructors, OpenBLAS's included, run before this. */
+__attribute__((constructor)) static void blas_single_threaded(void) { openblas_set_num_threads(1); }
 
 /* MaxPool on uint8 with Indices (MaxPool-12): every window against the
  * rule, ties to the first maximum in row-major order, indices flat over the
@@ -439,8 +433,7 @@ static void test_max_pool_u8(void) {
     nn_end(&f);
 }
 
-TGC_TEST_MAIN("cpu fast paths", {"OpenBLAS on one thread, as in a session", test_blas_single_threaded},
-              {"winograd shapes", test_winograd_shapes},
+TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"winograd declines", test_winograd_declines},
               {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
               {"cache needs constant filters", test_cache_needs_constant_filters},

@@ -421,16 +421,13 @@ static void test_gemm_bias_split(void) {
     free(y);
 }
 
-/* Kernels run here outside a session: make OpenBLAS single-threaded as a
- * session does (its own threads synchronize in ways ThreadSanitizer cannot
- * see, and the pool is what these tests exercise). */
-static void test_blas_single_threaded(void) {
-    openblas_set_num_threads(1);
-    CU_ASSERT_EQUAL(openblas_get_num_threads(), 1);
-}
+/* Kernels run here outside a session: OpenBLAS single-threaded as a
+ * session makes it, before any test (its own threads synchronize in ways
+ * ThreadSanitizer cannot see, and the pool is what these tests exercise).
+ * Shared libraries' constructors, OpenBLAS's included, run before this. */
+__attribute__((constructor)) static void blas_single_threaded(void) { openblas_set_num_threads(1); }
 
-TGC_TEST_MAIN("cpu split kernels", {"OpenBLAS on one thread, as in a session", test_blas_single_threaded},
-              {"softmax and log-softmax", test_softmax},
+TGC_TEST_MAIN("cpu split kernels", {"softmax and log-softmax", test_softmax},
               {"layer normalization", test_layer_norm},
               {"layer normalization checks full-size Scale and B", test_layer_norm_checks_full_size_params},
               {"add with broadcasting", test_add_broadcast},
