@@ -19,9 +19,10 @@
  *     cblas_sgemm, in tiles of output rows over the device's threads (see
  *     below); col buffers come from tgc_malloc, one per thread, and are
  *     freed before returning.
- * Y starts as the bias and the products accumulate onto it (beta 1); a
- * fused Relu (c->fused_relu, executor/fuse.c) is applied as the last step,
- * per tile where there are tiles. Large passes are split over c->pool in
+ * Y starts as the bias and the products accumulate onto it (beta 1), per
+ * tile or per GEMM piece (tgc_cpu_sgemm_fused) while the block is in cache;
+ * a fused Relu (c->fused_relu, executor/fuse.c) is applied the same way, as
+ * the last step (the depthwise loop: one pass over Y each). Large passes are split over c->pool in
  * pieces chosen from the sizes alone. */
 #include "devices/cpu/kernels_nn.h"
 
@@ -338,21 +339,21 @@ static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, con
                     .tiles = (w->out[0] + tile_rows - 1) / tile_rows, .col = cols};
     if (tiled) {
         tgc_parallel_for(width > 1 ? c->pool : NULL, g->batch * g->group * t.tiles, conv_tile, &t);
-    } else {
-        over_rows(c, g, py, bias, fill_bias_piece);
+    } else { /* one matrix a slab; the GEMM writes the bias and Relu per piece */
         for (int64_t n = 0; !t.failed && n < g->batch; n++) {
             for (int64_t gi = 0; !t.failed && gi < g->group; gi++) {
                 const float *xg = px + (n * g->channels + gi * g->cg) * g->in_size;
                 float *yg = py + (n * g->m_count + gi * m_group) * g->out_size;
+                const float *bg = bias != NULL ? bias + gi * m_group : NULL;
                 for (int64_t o0 = 0; !t.failed && o0 < w->out[0]; o0 += tile_rows) {
                     int64_t o1 = o0 + tile_rows < w->out[0] ? o0 + tile_rows : w->out[0], n_cols = (o1 - o0) * row_cols;
                     build_col_split(c, xg, g, o0, o1, cols[0]);
-                    t.failed = !tgc_cpu_sgemm(c->pool, false, false, m_group, n_cols, k, 1.0f, pw + gi * m_group * k,
-                                              k, cols[0], n_cols, 1.0f, yg + o0 * row_cols, g->out_size);
+                    t.failed = !tgc_cpu_sgemm_fused(c->pool, false, false, m_group, n_cols, k, 1.0f,
+                                                    pw + gi * m_group * k, k, cols[0], n_cols, bg != NULL ? 1.0f : 0.0f,
+                                                    yg + o0 * row_cols, g->out_size, bg, 1, 0, c->fused_relu);
                 }
             }
         }
-        if (c->fused_relu) over_rows(c, g, py, NULL, relu_piece);
     }
     free_cols(cols, width);
     if (t.failed) return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
@@ -378,19 +379,21 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     if (!empty && tgc_cpu_conv_winograd_applies(&g)) return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
     if (!empty && !depthwise_path && !pointwise) return im2col_gemm(c, &g, px, pw, bias, py);
 
-    /* Y starts as the bias; the products accumulate onto it. */
-    over_rows(c, &g, py, bias, fill_bias_piece);
-    if (empty) {
-    } else if (depthwise_path) {
-        depthwise(px, pw, py, batch, channels, m_count, &w);
-    } else {
+    if (pointwise && !depthwise_path && !empty) { /* one GEMM a group, bias and Relu per piece */
         for (int64_t n = 0; n < batch; n++)
-            for (int64_t g = 0; g < group; g++)
-                if (!tgc_cpu_sgemm(c->pool, false, false, m_group, out_size, cg, 1.0f, pw + g * m_group * cg, cg,
-                                   px + (n * channels + g * cg) * in_size, in_size, 1.0f,
-                                   py + (n * m_count + g * m_group) * out_size, out_size))
+            for (int64_t g = 0; g < group; g++) {
+                const float *bg = bias != NULL ? bias + g * m_group : NULL;
+                if (!tgc_cpu_sgemm_fused(c->pool, false, false, m_group, out_size, cg, 1.0f, pw + g * m_group * cg,
+                                         cg, px + (n * channels + g * cg) * in_size, in_size, bg != NULL ? 1.0f : 0.0f,
+                                         py + (n * m_count + g * m_group) * out_size, out_size, bg, 1, 0,
+                                         c->fused_relu))
                     return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
+            }
+        return TGC_OK;
     }
+    /* Y starts as the bias; the depthwise loop accumulates onto it. */
+    over_rows(c, &g, py, bias, fill_bias_piece);
+    if (!empty) depthwise(px, pw, py, batch, channels, m_count, &w);
     if (c->fused_relu) over_rows(c, &g, py, NULL, relu_piece);
     return TGC_OK;
 }

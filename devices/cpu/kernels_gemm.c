@@ -144,9 +144,7 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
     }
 }
 
-/* tgc_cpu_sgemm, and with bias non-NULL C filled from it first, with relu
- * C passed through Relu last (see sgemm_split). */
-static bool sgemm_run(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
                       const float *bias, int64_t bias_sm, int64_t bias_sn, bool relu) {
     int64_t macs = m > 0 && n > 0 && k > 0 && m * n <= INT64_MAX / k ? m * n * k : 0;
@@ -175,7 +173,7 @@ static bool sgemm_run(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_
 
 bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-    return sgemm_run(pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, 0, 0, false);
+    return tgc_cpu_sgemm_fused(pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, 0, 0, false);
 }
 
 /* ---- MatMul --------------------------------------------------------------- */
@@ -258,7 +256,7 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     float *py = tgc_kernel_out_ptr(c, 0);
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
     const float *pc = has_c ? tgc_kernel_in_ptr(c, 2) : NULL;
-    if (!sgemm_run(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n, pc,
+    if (!tgc_cpu_sgemm_fused(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n, pc,
                    cm, cn, c->fused_relu))
         return tgc_kernel_fail(c, "Gemm sizes pass BLAS's int range");
     return TGC_OK;

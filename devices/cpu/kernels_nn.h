@@ -77,4 +77,14 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
+/* tgc_cpu_sgemm with an epilogue, each block of C by the piece that
+ * computes it, while it is in that core's cache: with bias non-NULL, C is
+ * first filled with bias[i * bias_sm + j * bias_sn] (sm, sn are 0 along an
+ * axis the bias is broadcast along; sn is 0 or 1), which beta then scales;
+ * with relu, C goes through Relu-14 last (x < 0 ? 0 : x). Gemm's C and
+ * Conv's bias and fused Relu use it. */
+bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+                         const float *bias, int64_t bias_sm, int64_t bias_sn, bool relu);
+
 #endif
