@@ -199,7 +199,6 @@ typedef struct conv_rows {
     int64_t m_count, out_size, rows, rows_per_piece;
 } conv_rows;
 
-static float relu(float v) { return v < 0 ? 0.0f : v; } /* Relu-14: NaN passes */
 
 static void fill_bias_piece(void *arg, int64_t piece, int slot) {
     (void)slot;
@@ -215,8 +214,7 @@ static void relu_piece(void *arg, int64_t piece, int slot) {
     (void)slot;
     const conv_rows *r = arg;
     int64_t hi = (piece + 1) * r->rows_per_piece < r->rows ? (piece + 1) * r->rows_per_piece : r->rows;
-    float *y = r->y + piece * r->rows_per_piece * r->out_size;
-    for (int64_t j = 0, n = (hi - piece * r->rows_per_piece) * r->out_size; j < n; j++) y[j] = relu(y[j]);
+    tgc_cpu_relu_block(r->y, r->out_size, piece * r->rows_per_piece, hi, 0, r->out_size);
 }
 
 /* Runs fn (fill_bias_piece or relu_piece) over all of Y, split over the pool. */
@@ -296,10 +294,7 @@ static void conv_tile(void *arg, int64_t i, int slot) {
     if (!tgc_cpu_sgemm_one(false, false, t->m_group, cols, t->k, 1.0f, t->w + gi * t->m_group * t->k, t->k,
                            t->col[slot], cols, 1.0f, y, g->out_size))
         t->failed = true;
-    for (int64_t r = 0; t->relu && r < t->m_group; r++) {
-        float *row = y + r * g->out_size;
-        for (int64_t j = 0; j < cols; j++) row[j] = relu(row[j]);
-    }
+    if (t->relu) tgc_cpu_relu_block(y, g->out_size, 0, t->m_group, 0, cols);
 }
 
 static void free_cols(float **cols, int count) {

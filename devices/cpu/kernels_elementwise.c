@@ -22,6 +22,7 @@
  * in practice (the spec says nothing of overflow); C's undefined signed
  * overflow is avoided by computing in unsigned types. */
 #include "devices/cpu/broadcast.h"
+#include "devices/cpu/kernels_nn.h"
 
 #include "support/half.h"
 
@@ -279,8 +280,7 @@ static void binary_piece(void *arg, int64_t piece, int slot) {
         col = 0;
         if (at < hi) tgc_cpu_bcast_next(&it);
     }
-    float *y = (float *)(void *)j->py;
-    for (int64_t i = lo; j->relu && i < hi; i++) y[i] = y[i] < 0 ? 0.0f : y[i]; /* Relu-14 */
+    if (j->relu) tgc_cpu_relu_block((float *)(void *)j->py, 0, 0, 1, lo, hi);
 }
 
 /* y = loop(a, b) over the broadcast output y (all checked by the caller),

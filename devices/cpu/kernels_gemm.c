@@ -116,8 +116,7 @@ typedef struct sgemm_split {
     bool relu; /* a fused Relu (Gemm's c->fused_relu), applied to each block */
 } sgemm_split;
 
-/* C[r0..r1, c0..c1) through Relu-14 (x < 0 ? 0 : x; NaN passes). */
-static void relu_block(float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+void tgc_cpu_relu_block(float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     for (int64_t i = r0; i < r1; i++) {
         float *row = c + i * ldc;
         for (int64_t j = c0; j < c1; j++) row[j] = row[j] < 0 ? 0.0f : row[j];
@@ -134,13 +133,13 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
         if (s->bias != NULL) fill_c(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, lo, hi, 0, s->n);
         s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, hi - lo, s->n, s->k, s->alpha, a, s->lda, s->b, s->ldb, s->beta,
                                      s->c + lo * s->ldc, s->ldc);
-        if (s->relu) relu_block(s->c, s->ldc, lo, hi, 0, s->n);
+        if (s->relu) tgc_cpu_relu_block(s->c, s->ldc, lo, hi, 0, s->n);
     } else {
         const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
         if (s->bias != NULL) fill_c(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, 0, s->m, lo, hi);
         s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, s->beta,
                                      s->c + lo, s->ldc);
-        if (s->relu) relu_block(s->c, s->ldc, 0, s->m, lo, hi);
+        if (s->relu) tgc_cpu_relu_block(s->c, s->ldc, 0, s->m, lo, hi);
     }
 }
 
@@ -156,7 +155,7 @@ bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int
     if (pieces < 2 || len < 32) {
         if (bias != NULL) fill_c(c, ldc, bias, bias_sm, bias_sn, 0, m, 0, n);
         bool ok = tgc_cpu_sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-        if (ok && relu) relu_block(c, ldc, 0, m, 0, n);
+        if (ok && relu) tgc_cpu_relu_block(c, ldc, 0, m, 0, n);
         return ok;
     }
     int64_t step = (len + pieces - 1) / pieces;

@@ -77,6 +77,10 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
+/* C[r0..r1, c0..c1) (rows ldc floats apart) through Relu-14, x < 0 ? 0 : x
+ * with NaN passing: the fused Relu of the cpu Conv, Gemm and Add. */
+void tgc_cpu_relu_block(float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
 /* tgc_cpu_sgemm with an epilogue, each block of C by the piece that
  * computes it, while it is in that core's cache: with bias non-NULL, C is
  * first filled with bias[i * bias_sm + j * bias_sn] (sm, sn are 0 along an
