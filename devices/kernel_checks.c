@@ -170,6 +170,34 @@ tgc_status tgc_kernel_gather_shape(tgc_kernel_ctx *c, int *axis) {
     return tgc_kernel_expect_dims(c, 0, n, dims);
 }
 
+tgc_status tgc_kernel_concat_shape(tgc_kernel_ctx *c, int *axis, int64_t *dims) {
+    const tgc_value *first = &c->inputs[0];
+    int r = first->rank;
+    if (r == 0) return tgc_kernel_fail(c, "Concat: input 0 is a scalar; inputs must have rank >= 1");
+    if (tgc_node_attr(c->node, "axis") == NULL) return tgc_kernel_fail(c, "Concat: attribute 'axis' is required");
+    tgc_status st = tgc_kernel_axis_attr(c, 0, r, axis);
+    if (st != TGC_OK) return st;
+    memcpy(dims, first->dims, sizeof(int64_t) * (size_t)r);
+    dims[*axis] = 0;
+    for (int i = 0; i < c->n_inputs; i++) {
+        const tgc_value *in = &c->inputs[i];
+        bool same = in->rank == r && in->dtype == c->outputs[0].dtype;
+        for (int j = 0; same && j < r; j++) same = j == *axis || in->dims[j] == first->dims[j];
+        if (!same) {
+            char sa[TGC_KERNEL_DIMS_BUF], sb[TGC_KERNEL_DIMS_BUF];
+            return tgc_kernel_fail(c, "Concat: input %d (%s %s) does not match input 0 (%s %s) and output 0 "
+                                   "(%s) except on axis %d", i, tgc_dtype_name(in->dtype),
+                                   tgc_kernel_dims_str(in->rank, in->dims, sb), tgc_dtype_name(first->dtype),
+                                   tgc_kernel_dims_str(r, first->dims, sa), tgc_dtype_name(c->outputs[0].dtype),
+                                   *axis);
+        }
+        if (in->dims[*axis] > INT64_MAX - dims[*axis])
+            return tgc_kernel_fail(c, "Concat: the result has too many elements");
+        dims[*axis] += in->dims[*axis];
+    }
+    return tgc_kernel_expect_dims(c, 0, r, dims);
+}
+
 tgc_status tgc_kernel_constant_attr(tgc_kernel_ctx *c, const tgc_attr **attr, int *which) {
     static const char *const forms[] = {"value",      "value_float",  "value_floats", "value_int",
                                         "value_ints", "value_string", "value_strings"};

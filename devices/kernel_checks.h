@@ -2,7 +2,7 @@
  * an optional input or output is there, whether a tensor is float32, the
  * op's name and a dims list for messages, the check of an output's dims,
  * and the argument checks of ops both devices implement alike (axis,
- * Gather, Constant). Device-independent: they read only the kernel context.
+ * Gather, Concat, Constant). Device-independent: they read only the kernel context.
  *
  * Example usage (inside a kernel):
  *     tgc_status st = tgc_kernel_need_f32(c, &c->inputs[0], "input X");
@@ -80,6 +80,12 @@ tgc_status tgc_kernel_axis_attr(tgc_kernel_ctx *c, int64_t dflt, int rank, int *
  * indices.shape + data[axis+1:]. The indices' values are the kernel's to
  * check. */
 tgc_status tgc_kernel_gather_shape(tgc_kernel_ctx *c, int *axis);
+
+/* Concat-13's arguments: inputs of output 0's dtype and one rank r >= 1
+ * whose dims agree except on `axis` (required, in [-r, r); made
+ * non-negative in *axis), where they add up (without overflow) to output
+ * 0's dim, dims[0..r) receiving output 0's dims. */
+tgc_status tgc_kernel_concat_shape(tgc_kernel_ctx *c, int *axis, int64_t *dims);
 
 /* Constant-13's value: exactly one of its value attributes (value,
  * value_float(s), value_int(s), value_string(s)) in *attr (borrowed from the

@@ -62,32 +62,9 @@ tgc_status tgc_cpu_concat(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, c->n_inputs > 0 ? c->n_inputs : 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *first = &c->inputs[0];
-    int r = first->rank, axis = 0;
-    if (r == 0) return tgc_kernel_fail(c, "Concat: input 0 is a scalar; inputs must have rank >= 1");
-    if (tgc_node_attr(c->node, "axis") == NULL) return tgc_kernel_fail(c, "Concat: attribute 'axis' is required");
-    st = tgc_kernel_axis_attr(c, 0, r, &axis);
-    if (st != TGC_OK) return st;
+    int axis = 0;
     int64_t dims[TGC_MAX_RANK];
-    memcpy(dims, first->dims, sizeof dims);
-    dims[axis] = 0;
-    for (int i = 0; i < c->n_inputs; i++) {
-        const tgc_value *in = &c->inputs[i];
-        bool same = in->rank == r && in->dtype == c->outputs[0].dtype;
-        for (int j = 0; same && j < r; j++) same = j == axis || in->dims[j] == first->dims[j];
-        if (!same) {
-            char sa[TGC_KERNEL_DIMS_BUF], sb[TGC_KERNEL_DIMS_BUF];
-            return tgc_kernel_fail(c, "Concat: input %d (%s %s) does not match input 0 (%s %s) and output 0 "
-                                   "(%s) except on axis %d", i, tgc_dtype_name(in->dtype),
-                                   tgc_kernel_dims_str(in->rank, in->dims, sb), tgc_dtype_name(first->dtype),
-                                   tgc_kernel_dims_str(r, first->dims, sa), tgc_dtype_name(c->outputs[0].dtype),
-                                   axis);
-        }
-        if (in->dims[axis] > INT64_MAX - dims[axis])
-            return tgc_kernel_fail(c, "Concat: the result has too many elements");
-        dims[axis] += in->dims[axis];
-    }
-    st = tgc_kernel_expect_dims(c, 0, r, dims);
-    if (st != TGC_OK) return st;
+    if ((st = tgc_kernel_concat_shape(c, &axis, dims)) != TGC_OK) return st;
     size_t inner = inner_bytes(first, axis), row = (size_t)dims[axis] * inner;
     int64_t outer = tgc_cpu_dims_product(dims, axis);
     if (row == 0) return TGC_OK;

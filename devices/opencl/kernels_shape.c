@@ -234,25 +234,8 @@ static tgc_status k_concat(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     const tgc_value *first = &c->inputs[0];
     int r = first->rank, axis = 0;
-    if (r == 0) return tgc_kernel_fail(c, "Concat: input 0 is a scalar; inputs must have rank >= 1");
-    if (tgc_node_attr(c->node, "axis") == NULL) return tgc_kernel_fail(c, "Concat: attribute 'axis' is required");
-    if ((st = tgc_kernel_axis_attr(c, 0, r, &axis)) != TGC_OK) return st;
     int64_t dims[TGC_MAX_RANK];
-    memcpy(dims, first->dims, sizeof dims);
-    dims[axis] = 0;
-    for (int i = 0; i < c->n_inputs; i++) {
-        const tgc_value *in = &c->inputs[i];
-        bool same = in->rank == r && in->dtype == c->outputs[0].dtype;
-        for (int j = 0; same && j < r; j++) same = j == axis || in->dims[j] == first->dims[j];
-        if (!same) {
-            char sa[TGC_KERNEL_DIMS_BUF], sb[TGC_KERNEL_DIMS_BUF];
-            return tgc_kernel_fail(c, "Concat: input %d (%s %s) does not match input 0 (%s %s) except on axis %d", i,
-                                   tgc_dtype_name(in->dtype), tgc_kernel_dims_str(in->rank, in->dims, sb),
-                                   tgc_dtype_name(first->dtype), tgc_kernel_dims_str(r, first->dims, sa), axis);
-        }
-        dims[axis] += in->dims[axis];
-    }
-    if ((st = tgc_kernel_expect_dims(c, 0, r, dims)) != TGC_OK) return st;
+    if ((st = tgc_kernel_concat_shape(c, &axis, dims)) != TGC_OK) return st;
     size_t inner = (size_t)product(dims + axis + 1, r - axis - 1) * tgc_dtype_size(first->dtype);
     size_t row = (size_t)dims[axis] * inner, at = 0;
     int64_t outer = product(dims, axis);
