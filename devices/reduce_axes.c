@@ -48,6 +48,8 @@ tgc_status tgc_reduce_argmax_read(tgc_kernel_ctx *c, const char *op, int rank, c
         else if (keepdims) out[out_rank++] = 1;
     }
     if ((st = tgc_kernel_expect_dims(c, 0, out_rank, out)) != TGC_OK) return st;
+    if (o * i != 0 && dims[a] == 0)
+        return tgc_kernel_fail(c, "ArgMax: axis %d is empty: there is no largest element", a);
     *axis = a;
     *outer = o;
     *n = dims[a];

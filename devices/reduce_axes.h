@@ -42,7 +42,8 @@ tgc_status tgc_reduce_axes_read(tgc_kernel_ctx *c, const char *op, const int64_t
  * dims[0..rank) (rank >= 1) and reads its geometry: the input is seen as
  * [*outer, *n, *inner] around the axis (*axis, normalised), and *last is
  * select_last_point_index. Fails the kernel (message starting with
- * "ArgMax" or `op`) and returns its status otherwise. */
+ * "ArgMax" or `op`) and returns its status otherwise, also when the axis is
+ * empty while the output is not (no largest element to name). */
 tgc_status tgc_reduce_argmax_read(tgc_kernel_ctx *c, const char *op, int rank, const int64_t *dims, int *axis,
                                   int64_t *outer, int64_t *n, int64_t *inner, bool *last);
 
