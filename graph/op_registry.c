@@ -10,13 +10,13 @@
 /* Each family file exports its defs; see ops.h. */
 static const tgc_op_def *const all_ops[] = {
     NULL, /* placeholder so the table is never empty; skipped below */
-    /* ops_elementwise.c */
-    &tgc_op_Add, &tgc_op_Sub, &tgc_op_Mul, &tgc_op_Div, &tgc_op_Pow,
-    &tgc_op_Neg, &tgc_op_Abs, &tgc_op_Relu, &tgc_op_LeakyRelu, &tgc_op_Sigmoid,
-    &tgc_op_Tanh, &tgc_op_Exp, &tgc_op_Log, &tgc_op_Sqrt, &tgc_op_Erf,
-    &tgc_op_Min, &tgc_op_Max, &tgc_op_Clip,
-    &tgc_op_Equal, &tgc_op_Less, &tgc_op_Greater, &tgc_op_Where,
-    &tgc_op_Cast, &tgc_op_Identity,
+    /* ops_elementwise.c: the rows of elementwise.def, then the rest */
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) &tgc_op_##op,
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr) &tgc_op_##op,
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
+    &tgc_op_Where, &tgc_op_Cast, &tgc_op_Identity,
     /* ops_nn.c */
     &tgc_op_Softmax, &tgc_op_LogSoftmax, &tgc_op_MatMul, &tgc_op_Gemm,
     &tgc_op_BatchNormalization, &tgc_op_LayerNormalization,

@@ -1,7 +1,8 @@
 /* The built-in op defs (ONNX opset 17) and the helpers their inference
  * functions share. Private to graph/: op_registry.c lists the defs, the
  * ops_*.c files define them, one file per family:
- *     ops_elementwise.c  arithmetic, activations, comparisons, Where, Cast, Identity
+ *     ops_elementwise.c  the rows of elementwise.def (arithmetic, activations,
+ *                        math, comparisons), Where, Cast, Identity
  *     ops_nn.c           Softmax, LogSoftmax, MatMul, Gemm, BatchNormalization, LayerNormalization
  *     ops_conv.c         Conv, MaxPool, AveragePool, GlobalAveragePool
  *     ops_shape.c        Shape, Size, Reshape, Flatten, Transpose, Unsqueeze, Squeeze, Expand
@@ -23,11 +24,13 @@
 
 /* ---- Op defs ------------------------------------------------------------ */
 
-extern const tgc_op_def tgc_op_Add, tgc_op_Sub, tgc_op_Mul, tgc_op_Div, tgc_op_Pow;
-extern const tgc_op_def tgc_op_Neg, tgc_op_Abs, tgc_op_Relu, tgc_op_LeakyRelu, tgc_op_Sigmoid,
-    tgc_op_Tanh, tgc_op_Exp, tgc_op_Log, tgc_op_Sqrt, tgc_op_Erf;
-extern const tgc_op_def tgc_op_Min, tgc_op_Max, tgc_op_Clip;
-extern const tgc_op_def tgc_op_Equal, tgc_op_Less, tgc_op_Greater, tgc_op_Where;
+/* One per row of graph/elementwise.def: tgc_op_Relu, tgc_op_Add, ... */
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) extern const tgc_op_def tgc_op_##op;
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr) extern const tgc_op_def tgc_op_##op;
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
+extern const tgc_op_def tgc_op_Where;
 extern const tgc_op_def tgc_op_Cast, tgc_op_Identity;
 
 extern const tgc_op_def tgc_op_Softmax, tgc_op_LogSoftmax, tgc_op_MatMul, tgc_op_Gemm;

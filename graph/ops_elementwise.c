@@ -3,6 +3,7 @@
  * and Identity. Each output takes the broadcast shape of its inputs; the
  * arithmetic ops also fold small integer compile-time values (shape
  * arithmetic such as Mul(Gather(Shape(x), 0), 16)). */
+#include "graph/elementwise.h"
 #include "graph/ops.h"
 
 #include <string.h>
@@ -90,10 +91,6 @@ static tgc_status infer_sub(tgc_infer_ctx *c) { return infer_arith(c, ARITH_SUB)
 static tgc_status infer_mul(tgc_infer_ctx *c) { return infer_arith(c, ARITH_MUL); }
 static tgc_status infer_div(tgc_infer_ctx *c) { return infer_arith(c, ARITH_DIV); }
 
-const tgc_op_def tgc_op_Add = {"Add", 2, 2, 1, 1, no_attrs, infer_add};
-const tgc_op_def tgc_op_Sub = {"Sub", 2, 2, 1, 1, no_attrs, infer_sub};
-const tgc_op_def tgc_op_Mul = {"Mul", 2, 2, 1, 1, no_attrs, infer_mul};
-const tgc_op_def tgc_op_Div = {"Div", 2, 2, 1, 1, no_attrs, infer_div};
 
 /* Pow (opset 15): base T in {int32, int64, float}, exponent T1 any numeric
  * type independently of T; the output has T. */
@@ -105,8 +102,6 @@ static tgc_status infer_pow(tgc_infer_ctx *c) {
     tgc_status st = tgc_ops_broadcast(c, 0, 1, &a->shape, &b->shape, &out);
     return st == TGC_OK ? tgc_infer_set_output(c, 0, a->dtype, &out) : st;
 }
-
-const tgc_op_def tgc_op_Pow = {"Pow", 2, 2, 1, 1, no_attrs, infer_pow};
 
 /* ---- Unary ops ------------------------------------------------------------ */
 
@@ -120,19 +115,6 @@ static tgc_status infer_unary(tgc_infer_ctx *c, unsigned mask) {
 static tgc_status infer_signed(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_SIGNED); }
 static tgc_status infer_numeric(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_NUMERIC); }
 static tgc_status infer_float(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_FLOAT); }
-
-static const tgc_attr_def leaky_relu_attrs[] = {{"alpha", TGC_ATTR_FLOAT, false}, {NULL, 0, false}};
-
-const tgc_op_def tgc_op_Neg = {"Neg", 1, 1, 1, 1, no_attrs, infer_signed};
-const tgc_op_def tgc_op_Abs = {"Abs", 1, 1, 1, 1, no_attrs, infer_numeric};
-const tgc_op_def tgc_op_Relu = {"Relu", 1, 1, 1, 1, no_attrs, infer_signed};
-const tgc_op_def tgc_op_LeakyRelu = {"LeakyRelu", 1, 1, 1, 1, leaky_relu_attrs, infer_float};
-const tgc_op_def tgc_op_Sigmoid = {"Sigmoid", 1, 1, 1, 1, no_attrs, infer_float};
-const tgc_op_def tgc_op_Tanh = {"Tanh", 1, 1, 1, 1, no_attrs, infer_float};
-const tgc_op_def tgc_op_Exp = {"Exp", 1, 1, 1, 1, no_attrs, infer_float};
-const tgc_op_def tgc_op_Log = {"Log", 1, 1, 1, 1, no_attrs, infer_float};
-const tgc_op_def tgc_op_Sqrt = {"Sqrt", 1, 1, 1, 1, no_attrs, infer_float};
-const tgc_op_def tgc_op_Erf = {"Erf", 1, 1, 1, 1, no_attrs, infer_numeric};
 
 /* Identity (opset 16): any type, the value passes through. */
 static tgc_status infer_identity(tgc_infer_ctx *c) {
@@ -162,9 +144,6 @@ static tgc_status infer_min_max(tgc_infer_ctx *c) {
     return tgc_infer_set_output(c, 0, a->dtype, &out);
 }
 
-const tgc_op_def tgc_op_Min = {"Min", 1, -1, 1, 1, no_attrs, infer_min_max};
-const tgc_op_def tgc_op_Max = {"Max", 1, -1, 1, 1, no_attrs, infer_min_max};
-
 /* Clip (opset 13): min and max are optional scalar inputs of the input's
  * type; the output is the input's shape. A one-element 1-D bound is also
  * accepted, as runtimes do. */
@@ -186,8 +165,6 @@ static tgc_status infer_clip(tgc_infer_ctx *c) {
     return tgc_ops_like_input(c, false);
 }
 
-const tgc_op_def tgc_op_Clip = {"Clip", 1, 3, 1, 1, no_attrs, infer_clip};
-
 /* ---- Comparisons and Where ---------------------------------------------- */
 
 static tgc_status infer_compare(tgc_infer_ctx *c, unsigned mask) {
@@ -202,10 +179,6 @@ static tgc_status infer_compare(tgc_infer_ctx *c, unsigned mask) {
 /* Equal-13 also compares bools; Less-13 and Greater-13 numeric types only. */
 static tgc_status infer_equal(tgc_infer_ctx *c) { return infer_compare(c, TGC_DT_ANY); }
 static tgc_status infer_ordered(tgc_infer_ctx *c) { return infer_compare(c, TGC_DT_NUMERIC); }
-
-const tgc_op_def tgc_op_Equal = {"Equal", 2, 2, 1, 1, no_attrs, infer_equal};
-const tgc_op_def tgc_op_Less = {"Less", 2, 2, 1, 1, no_attrs, infer_ordered};
-const tgc_op_def tgc_op_Greater = {"Greater", 2, 2, 1, 1, no_attrs, infer_ordered};
 
 /* Where (opset 16): bool condition; X and Y of one type; the output is the
  * broadcast of all three shapes. */
@@ -249,3 +222,59 @@ static tgc_status infer_cast(tgc_infer_ctx *c) {
 static const tgc_attr_def cast_attrs[] = {{"to", TGC_ATTR_INT, true}, {NULL, 0, false}};
 
 const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
+
+/* ---- The rows of graph/elementwise.def -------------------------------------- */
+
+/* Inputs each inference function's ops take: (min, max); -1 variadic. */
+#define EW_ARITY_infer_signed 1, 1
+#define EW_ARITY_infer_numeric 1, 1
+#define EW_ARITY_infer_float 1, 1
+#define EW_ARITY_infer_clip 1, 3
+#define EW_ARITY_infer_add 2, 2
+#define EW_ARITY_infer_sub 2, 2
+#define EW_ARITY_infer_mul 2, 2
+#define EW_ARITY_infer_div 2, 2
+#define EW_ARITY_infer_pow 2, 2
+#define EW_ARITY_infer_min_max 1, -1
+#define EW_ARITY_infer_equal 2, 2
+#define EW_ARITY_infer_ordered 2, 2
+
+/* An op def per row: tgc_op_<Op>, with its float attributes. */
+#define EW_ATTRS0 {{NULL, 0, false}}
+#define EW_ATTRS1(n0, d0) {{#n0, TGC_ATTR_FLOAT, false}, {NULL, 0, false}}
+#define EW_ATTRS2(n0, d0, n1, d1) {{#n0, TGC_ATTR_FLOAT, false}, {#n1, TGC_ATTR_FLOAT, false}, {NULL, 0, false}}
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)                                            \
+    static const tgc_attr_def op##_attrs[] = attrs;                                              \
+    const tgc_op_def tgc_op_##op = {#op, EW_ARITY_##infer, 1, 1, op##_attrs, infer};
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
+    const tgc_op_def tgc_op_##op = {#op, EW_ARITY_##infer, 1, 1, no_attrs, infer};
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
+#undef EW_ATTRS0
+#undef EW_ATTRS1
+#undef EW_ATTRS2
+
+/* The rows as data (graph/elementwise.h). */
+#define EW_CLASS_F (TGC_DT_FLOAT)
+#define EW_CLASS_FS (TGC_DT_SIGNED)
+#define EW_CLASS_FN (TGC_DT_NUMERIC)
+#define EW_CLASS_FNB (TGC_DT_ANY)
+#define EW_ATTRS0 0, {NULL}, {0}
+#define EW_ATTRS1(n0, d0) 1, {#n0}, {d0}
+#define EW_ATTRS2(n0, d0, n1, d1) 2, {#n0, #n1}, {d0, d1}
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) {#op, 1, false, EW_CLASS_##cls, attrs},
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr) {#op, 2, EW_OUT_##out, EW_CLASS_##cls, EW_ATTRS0},
+#define EW_OUT_SAME false
+#define EW_OUT_BOOL true
+const tgc_ew_row tgc_ew_rows[TGC_EW_COUNT] = {
+#include "graph/elementwise.def"
+};
+#undef EW_UNARY
+#undef EW_BINARY
+
+const tgc_ew_row *tgc_ew_find(const char *op) {
+    for (int i = 0; i < TGC_EW_COUNT; i++)
+        if (strcmp(tgc_ew_rows[i].op, op) == 0) return &tgc_ew_rows[i];
+    return NULL;
+}

@@ -116,12 +116,6 @@ typedef struct sgemm_split {
     bool relu; /* a fused Relu (Gemm's c->fused_relu), applied to each block */
 } sgemm_split;
 
-void tgc_cpu_relu_block(float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t i = r0; i < r1; i++) {
-        float *row = c + i * ldc;
-        for (int64_t j = c0; j < c1; j++) row[j] = row[j] < 0 ? 0.0f : row[j];
-    }
-}
 
 static void sgemm_piece(void *arg, int64_t i, int slot) {
     (void)slot;

@@ -1,0 +1,64 @@
+/* The cpu's elementwise loops, generated from graph/elementwise.def once
+ * per vector ISA, and the choice among them. Private to the cpu device:
+ * kernels_elementwise.c walks the tensors and calls these row by row.
+ *
+ * A loop computes one row's expression over n elements:
+ *     unary   y[i] = EXPR(x[i])
+ *     binary  y[i] = EXPR(a[i * sa], b[i * sb]), sa and sb 0 or 1 (a row of
+ *             the broadcasting iterator, devices/cpu/broadcast.h)
+ * x, a, b and y are arrays of the dtype (float16 as its bits; a BOOL row's
+ * y is bytes of 0 or 1). y may be exactly x (or a) for an in-place op: a
+ * loop reads each vector before it writes it; other overlaps are not
+ * allowed. Every element is computed by the same lane arithmetic wherever
+ * it falls in a vector, so the bits never depend on how the caller cuts
+ * the work.
+ *
+ * The ISA is chosen once, at the first call: the widest of avx512
+ * (AVX-512 F/BW/VL/DQ with FMA and F16C), avx2 (with FMA and F16C) and
+ * sse2 (the x86-64 baseline) that the running cpu and OS support
+ * (__builtin_cpu_supports). TGC_CPU_ISA=sse2|avx2|avx512 in the
+ * environment caps it (a wider name than the cpu has is ignored), so the
+ * suite can run the baseline loops on any machine.
+ *
+ * Example usage:
+ *     const tgc_ew_loops *l = tgc_cpu_ew_loops();
+ *     tgc_ew_unary_fn f = l->unary[TGC_EW_Tanh][TGC_FLOAT32];
+ *     if (f != NULL) f(n, x, y, &(tgc_ew_params){0});
+ */
+#ifndef TGC_DEVICES_CPU_EW_H
+#define TGC_DEVICES_CPU_EW_H
+
+#include "graph/elementwise.h"
+
+#include <stdint.h>
+
+/* A row's parameters (P0..P2): f for float dtypes, i for integer ones. */
+typedef struct tgc_ew_params {
+    float f[TGC_EW_MAX_PARAMS];
+    int64_t i[TGC_EW_MAX_PARAMS];
+} tgc_ew_params;
+
+typedef void (*tgc_ew_unary_fn)(int64_t n, const void *x, void *y, const tgc_ew_params *p);
+typedef void (*tgc_ew_binary_fn)(int64_t n, const void *a, int64_t sa, const void *b, int64_t sb, void *y,
+                                 const tgc_ew_params *p);
+
+/* One ISA's loops: NULL where the row's class lacks the dtype (and in the
+ * other table: unary rows have no binary loop and the reverse). */
+typedef struct tgc_ew_loops {
+    const char *isa; /* "sse2", "avx2", "avx512" */
+    int lanes;       /* float32 lanes of a vector */
+    tgc_ew_unary_fn unary[TGC_EW_COUNT][TGC_DTYPE_COUNT];
+    tgc_ew_binary_fn binary[TGC_EW_COUNT][TGC_DTYPE_COUNT];
+} tgc_ew_loops;
+
+/* The loops of the chosen ISA (see above). Thread-safe; never NULL. */
+const tgc_ew_loops *tgc_cpu_ew_loops(void);
+
+/* Every ISA's loops this build has, for tests: sets *count. The ones the
+ * running cpu lacks are not listed. */
+const tgc_ew_loops *const *tgc_cpu_ew_all_loops(int *count);
+
+/* Built once per ISA by devices/cpu/ew_isa_*.c. */
+extern const tgc_ew_loops tgc_ew_loops_sse2, tgc_ew_loops_avx2, tgc_ew_loops_avx512;
+
+#endif

@@ -1,0 +1,186 @@
+/* One dtype's elementwise loops, for devices/cpu/ew_loops.h: included once
+ * per dtype with EW_DT set to its suffix (f32 f16 i32 i64 u8 b8). Defines
+ * the types and the expression language of graph/elementwise.def for that
+ * dtype, expands the rows whose class has it into loops, and undefines it
+ * all again. No include guard: it is meant to be included repeatedly. */
+
+#define EW_ID_f32 1
+#define EW_ID_f16 2
+#define EW_ID_i32 3
+#define EW_ID_i64 4
+#define EW_ID_u8 5
+#define EW_ID_b8 6
+#define EW_DT_ID EW_CAT(EW_ID_, EW_DT)
+
+#if EW_DT_ID == 1 || EW_DT_ID == 2
+/* ---- float32, and float16 computed in float32 --------------------------------- */
+#define EW_V tgc_vf
+#define EW_N TGC_VLANES
+#define EW_PARAM(p, k) tgc_vf_splat((p)->f[k])
+/* Broadcasts a float or passes a vector: -0 + v is v for every v. */
+#define EW_AS_V(v) (-(tgc_vf){0} + (v))
+#define SEL(m, t, f) tgc_vsel((m), EW_AS_V(t), EW_AS_V(f))
+#define ISNAN(v) ((v) != (v))
+#define ABS(v) tgc_vabs(v)
+#define SQRT(v) tgc_vsqrt(v)
+#define EXP(v) tgc_vexp(v)
+#define EXPM1(v) tgc_vexpm1(v)
+#define LOG(v) tgc_vlog(v)
+#define LOG1P(v) tgc_vlog1p(v)
+#define TANH(v) tgc_vtanh(v)
+#define SIGMOID(v) tgc_vsigmoid(v)
+#define ERF(v) tgc_verf(v)
+#define SOFTPLUS(v) tgc_vsoftplus(v)
+#define SIN(v) tgc_vsin(v)
+#define COS(v) tgc_vcos(v)
+#define TAN(v) tgc_vtan(v)
+#define ASIN(v) tgc_vasin(v)
+#define ACOS(v) tgc_vacos(v)
+#define ATAN(v) tgc_vatan(v)
+#define SINH(v) tgc_vsinh(v)
+#define COSH(v) tgc_vcosh(v)
+#define ASINH(v) tgc_vasinh(v)
+#define ACOSH(v) tgc_vacosh(v)
+#define ATANH(v) tgc_vatanh(v)
+#define POW(a, b) tgc_vpow((a), (b))
+#if EW_DT_ID == 1
+#define EW_T float
+#define EW_LOAD(p) tgc_vf_load(p)
+#define EW_LOAD_SPLAT(p) tgc_vf_splat(*(p))
+static inline tgc_vf ew_load_part_f32(const float *p, int64_t k) {
+    tgc_vf v = tgc_vf_splat(1.0f);
+    memcpy(&v, p, (size_t)k * sizeof *p);
+    return v;
+}
+#define EW_LOAD_N(p, k) ew_load_part_f32((p), (k))
+#define EW_STORE(q, v) tgc_vf_store((q), (v))
+#else
+#define EW_T uint16_t
+#define EW_LOAD(p) tgc_vf_load_half(p)
+#define EW_LOAD_SPLAT(p) tgc_vf_splat(tgc_half_to_float(*(p)))
+static inline tgc_vf ew_load_part_f16(const uint16_t *p, int64_t k) {
+    uint16_t t[TGC_VLANES];
+    for (int i = 0; i < TGC_VLANES; i++) t[i] = 0x3C00; /* 1.0 */
+    memcpy(t, p, (size_t)k * sizeof *p);
+    return tgc_vf_load_half(t);
+}
+#define EW_LOAD_N(p, k) ew_load_part_f16((p), (k))
+#define EW_STORE(q, v) tgc_vf_store_half((q), (v))
+#endif
+
+#else
+/* ---- Integers and bool: wrapping arithmetic (the TU has -fwrapv) ---------------- */
+#if EW_DT_ID == 3
+#define EW_T int32_t
+#define EW_V tgc_vi
+#elif EW_DT_ID == 4
+#define EW_T int64_t
+#define EW_V ew_vi64
+#else
+#define EW_T uint8_t
+#define EW_V ew_vu8
+#endif
+#define EW_N ((int)(TGC_VBYTES / sizeof(EW_T)))
+#define EW_PARAM(p, k) ((EW_V){0} + (EW_T)(p)->i[k])
+#define EW_AS_V(v) ((EW_V){0} + (v))
+/* A comparison's mask has the lanes' width; cast, it is all ones or zero. */
+#define SEL(m, t, f) (((EW_V)(m) & EW_AS_V(t)) | (~(EW_V)(m) & EW_AS_V(f)))
+#define INEG(v) (-(v))
+#define IADD(a, b) ((a) + (b))
+#define ISUB(a, b) ((a) - (b))
+#define IMUL(a, b) ((a) * (b))
+#if EW_DT_ID == 3 || EW_DT_ID == 4
+/* x86 traps on INT_MIN / -1: divide by 1 there and negate instead. */
+#define IDIV(a, b) SEL((b) == -1, -(a), (a) / SEL((b) == -1, 1, (b)))
+#else
+#define IDIV(a, b) ((a) / (b))
+#endif
+#define EW_LOAD(p) EW_CAT(ew_load_, EW_DT)(p)
+#define EW_LOAD_N(p, k) EW_CAT(ew_load_part_, EW_DT)((p), (k))
+#define EW_LOAD_SPLAT(p) ((EW_V){0} + *(p))
+static inline EW_V EW_CAT(ew_load_, EW_DT)(const EW_T *p) {
+    EW_V v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline EW_V EW_CAT(ew_load_part_, EW_DT)(const EW_T *p, int64_t k) {
+    EW_V v = (EW_V){0} + 1;
+    memcpy(&v, p, (size_t)k * sizeof *p);
+    return v;
+}
+#define EW_STORE(q, v)                                                                           \
+    do {                                                                                         \
+        EW_V v_ = (v);                                                                           \
+        memcpy((q), &v_, sizeof v_);                                                             \
+    } while (0)
+#endif
+
+/* The tail: the first k lanes of v, through a whole vector's store. */
+#define EW_STORE_N(q, k, v)                                                                      \
+    do {                                                                                         \
+        EW_T t_[EW_N];                                                                           \
+        EW_STORE(t_, (v));                                                                       \
+        memcpy((q), t_, (size_t)(k) * sizeof(EW_T));                                             \
+    } while (0)
+
+/* A BOOL row's lanes as bytes. */
+typedef int8_t EW_CAT(ew_bool_lanes_, EW_DT) __attribute__((vector_size(EW_N)));
+#define ew_bool_lanes EW_CAT(ew_bool_lanes_, EW_DT)
+
+/* ---- The rows that have this dtype ------------------------------------------------ */
+
+#if EW_DT_ID <= 2
+#define EW_EXPR(fexpr, iexpr) fexpr
+#else
+#define EW_EXPR(fexpr, iexpr) iexpr
+#endif
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)                                            \
+    EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_OUT_LOOP_SAME(op, EW_EXPR(fexpr, iexpr), EW_UNARY_LOOP))
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
+    EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_OUT_LOOP_##out(op, EW_EXPR(fexpr, iexpr), EW_BINARY_LOOP))
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
+#undef EW_EXPR
+
+#undef EW_T
+#undef EW_V
+#undef EW_N
+#undef EW_PARAM
+#undef EW_AS_V
+#undef EW_LOAD
+#undef EW_LOAD_N
+#undef EW_LOAD_SPLAT
+#undef EW_STORE
+#undef EW_STORE_N
+#undef ew_bool_lanes
+#undef SEL
+#undef ISNAN
+#undef ABS
+#undef SQRT
+#undef EXP
+#undef EXPM1
+#undef LOG
+#undef LOG1P
+#undef TANH
+#undef SIGMOID
+#undef ERF
+#undef SOFTPLUS
+#undef SIN
+#undef COS
+#undef TAN
+#undef ASIN
+#undef ACOS
+#undef ATAN
+#undef SINH
+#undef COSH
+#undef ASINH
+#undef ACOSH
+#undef ATANH
+#undef POW
+#undef INEG
+#undef IADD
+#undef ISUB
+#undef IMUL
+#undef IDIV
+#undef EW_DT_ID

@@ -1,0 +1,157 @@
+/* The cpu's elementwise loops for one vector ISA: included once by each of
+ * devices/cpu/ew_isa_{sse2,avx2,avx512}.c, which define TGC_EW_ISA (the
+ * suffix of the table it exports, devices/cpu/ew.h) and are compiled with
+ * that ISA's flags (CMakeLists.txt) and -fwrapv, so that signed integer
+ * arithmetic wraps around in two's complement as the rows say.
+ *
+ * For each dtype, devices/cpu/ew_dtype.h defines the element and vector
+ * types and the expression language of graph/elementwise.def over them,
+ * then includes the table, turning each row whose class has the dtype into
+ * a loop ew_<Op>_<dtype>. The table is then included once more to fill
+ * the exported tgc_ew_loops with pointers to those loops.
+ *
+ * A loop works a vector of lanes at a time; the last, partial vector is
+ * loaded into a vector of ones (a harmless divisor and operand) and only
+ * its real lanes are stored. */
+#include "devices/cpu/ew.h"
+#include "devices/cpu/simd.h"
+#include "devices/cpu/vmath.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define EW_CAT_(a, b) a##b
+#define EW_CAT(a, b) EW_CAT_(a, b)
+
+/* Vector types beside simd.h's float32 and int32 ones. */
+typedef int64_t ew_vi64 __attribute__((vector_size(TGC_VBYTES)));
+typedef uint8_t ew_vu8 __attribute__((vector_size(TGC_VBYTES)));
+
+/* ---- Row loops, from a dtype's macros (ew_dtype.h) ------------------------------- */
+
+/* Loads of the inputs, full (EW_LOAD) or the first k lanes (EW_LOAD_N). */
+#define EW_IN_FULL(p, i) EW_LOAD((p) + (i))
+#define EW_IN_PART(p, i, k) EW_LOAD_N((p) + (i), (k))
+
+/* y[i..] = expr over whole vectors, then the tail; STORE/STORE_N store the
+ * expression's value (EW_STORE for SAME rows, EW_STORE_MASK for BOOL). */
+#define EW_UNARY_LOOP(op, expr, STORE, STORE_N, YT)                                              \
+    static void EW_CAT(ew_##op##_, EW_DT)(int64_t n, const void *px, void *py, const tgc_ew_params *p) { \
+        const EW_T *X = px;                                                                      \
+        YT *Y = py;                                                                              \
+        const EW_V P0 = EW_PARAM(p, 0), P1 = EW_PARAM(p, 1), P2 = EW_PARAM(p, 2);                \
+        (void)P0, (void)P1, (void)P2;                                                            \
+        int64_t i = 0;                                                                           \
+        for (; i + EW_N <= n; i += EW_N) {                                                       \
+            const EW_V x = EW_IN_FULL(X, i);                                                     \
+            STORE(Y + i, (expr));                                                                \
+        }                                                                                        \
+        if (i < n) {                                                                             \
+            const EW_V x = EW_IN_PART(X, i, n - i);                                              \
+            STORE_N(Y + i, n - i, (expr));                                                       \
+        }                                                                                        \
+    }
+
+/* One pass over the row with a and b loaded by LA and LB (full vectors) and
+ * LA_N and LB_N (the tail). */
+#define EW_BINARY_PASS(expr, LA, LB, LA_N, LB_N, STORE, STORE_N)                                 \
+    do {                                                                                         \
+        int64_t i = 0;                                                                           \
+        for (; i + EW_N <= n; i += EW_N) {                                                       \
+            const EW_V a = LA, b = LB;                                                           \
+            STORE(Y + i, (expr));                                                                \
+        }                                                                                        \
+        if (i < n) {                                                                             \
+            const EW_V a = LA_N, b = LB_N;                                                       \
+            STORE_N(Y + i, n - i, (expr));                                                       \
+        }                                                                                        \
+    } while (0)
+
+#define EW_BINARY_LOOP(op, expr, STORE, STORE_N, YT)                                             \
+    static void EW_CAT(ew_##op##_, EW_DT)(int64_t n, const void *pa, int64_t sa, const void *pb, int64_t sb, \
+                                          void *py, const tgc_ew_params *p) {                    \
+        const EW_T *A = pa, *B = pb;                                                             \
+        YT *Y = py;                                                                              \
+        (void)p;                                                                                 \
+        if (sa && sb) {                                                                          \
+            EW_BINARY_PASS(expr, EW_IN_FULL(A, i), EW_IN_FULL(B, i), EW_IN_PART(A, i, n - i),     \
+                           EW_IN_PART(B, i, n - i), STORE, STORE_N);                              \
+        } else if (sa) {                                                                         \
+            const EW_V bs = EW_LOAD_SPLAT(B);                                                    \
+            EW_BINARY_PASS(expr, EW_IN_FULL(A, i), bs, EW_IN_PART(A, i, n - i), bs, STORE, STORE_N); \
+        } else if (sb) {                                                                         \
+            const EW_V as = EW_LOAD_SPLAT(A);                                                    \
+            EW_BINARY_PASS(expr, as, EW_IN_FULL(B, i), as, EW_IN_PART(B, i, n - i), STORE, STORE_N); \
+        } else {                                                                                 \
+            const EW_V as = EW_LOAD_SPLAT(A), bs = EW_LOAD_SPLAT(B);                             \
+            EW_BINARY_PASS(expr, as, bs, as, bs, STORE, STORE_N);                                \
+        }                                                                                        \
+    }
+
+/* Stores of a BOOL row: a mask's lanes as bytes of 0 or 1. */
+#define EW_STORE_MASK(q, m)                                                                      \
+    do {                                                                                         \
+        ew_bool_lanes b_ = __builtin_convertvector((m), ew_bool_lanes) & 1;                      \
+        memcpy((q), &b_, sizeof b_);                                                             \
+    } while (0)
+#define EW_STORE_MASK_N(q, k, m)                                                                 \
+    do {                                                                                         \
+        ew_bool_lanes b_ = __builtin_convertvector((m), ew_bool_lanes) & 1;                      \
+        memcpy((q), &b_, (size_t)(k));                                                           \
+    } while (0)
+
+#define EW_OUT_LOOP_SAME(op, expr, LOOP) LOOP(op, expr, EW_STORE, EW_STORE_N, EW_T)
+#define EW_OUT_LOOP_BOOL(op, expr, LOOP) LOOP(op, expr, EW_STORE_MASK, EW_STORE_MASK_N, uint8_t)
+
+/* ---- One instantiation per dtype ------------------------------------------------ */
+
+#define EW_DT f32
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT f16
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT i32
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT i64
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT u8
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT b8
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+
+/* ---- The table ---------------------------------------------------------------- */
+
+/* [TGC_EW_<Op>][dtype] = ew_<Op>_<dt> where the row's class has the dtype. */
+#define EW_ENTRY_BODY(op, dt, dtype) [TGC_EW_##op][dtype] = ew_##op##_##dt,
+#define EW_ENTRY(op, cls, dt, dtype) EW_HAS_##cls##_##dt(EW_ENTRY_BODY(op, dt, dtype))
+#define EW_ENTRIES(op, cls)                                                                      \
+    EW_ENTRY(op, cls, f32, TGC_FLOAT32)                                                          \
+    EW_ENTRY(op, cls, f16, TGC_FLOAT16)                                                          \
+    EW_ENTRY(op, cls, i32, TGC_INT32)                                                            \
+    EW_ENTRY(op, cls, i64, TGC_INT64)                                                            \
+    EW_ENTRY(op, cls, u8, TGC_UINT8)                                                             \
+    EW_ENTRY(op, cls, b8, TGC_BOOL)
+
+const tgc_ew_loops EW_CAT(tgc_ew_loops_, TGC_EW_ISA) = {
+    .isa = TGC_ISA_NAME,
+    .lanes = TGC_VLANES,
+    .unary = {
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) EW_ENTRIES(op, cls)
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr)
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
+    },
+    .binary = {
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr) EW_ENTRIES(op, cls)
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
+    },
+};

@@ -1,0 +1,48 @@
+/* The elementwise ops' rows (graph/elementwise.def) as data, for the code
+ * that needs them at run time: the devices' kernels read an op's attribute
+ * names and defaults here, and list the dtypes its row covers.
+ *
+ * Example usage:
+ *     const tgc_ew_row *r = tgc_ew_find("LeakyRelu");
+ *     float alpha = r->attr_defaults[0];            // 0.01f
+ */
+#ifndef TGC_GRAPH_ELEMENTWISE_H
+#define TGC_GRAPH_ELEMENTWISE_H
+
+#include "tgc.h"
+
+#include <stdbool.h>
+
+/* One id per row, in table order: TGC_EW_Relu, TGC_EW_Add, ... */
+typedef enum tgc_ew_op {
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) TGC_EW_##op,
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr) TGC_EW_##op,
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
+    TGC_EW_COUNT
+} tgc_ew_op;
+
+/* Most float attributes a row has (P0, P1, P2). */
+#define TGC_EW_MAX_PARAMS 3
+
+typedef struct tgc_ew_row {
+    const char *op;      /* the ONNX name */
+    int arity;           /* 1 (EW_UNARY) or 2 (EW_BINARY) */
+    bool bool_out;       /* a comparison: the output is bool */
+    unsigned dtypes;     /* bit (1u << dtype) for each dtype of the row's class */
+    int n_attrs;         /* float attributes, read as P0.. */
+    const char *attr_names[TGC_EW_MAX_PARAMS];
+    float attr_defaults[TGC_EW_MAX_PARAMS];
+} tgc_ew_row;
+
+/* The rows, indexed by tgc_ew_op. */
+extern const tgc_ew_row tgc_ew_rows[TGC_EW_COUNT];
+
+/* The row of ONNX op `op`, or NULL when it has none. */
+const tgc_ew_row *tgc_ew_find(const char *op);
+
+/* The row's id (its index in tgc_ew_rows). */
+static inline tgc_ew_op tgc_ew_id(const tgc_ew_row *r) { return (tgc_ew_op)(r - tgc_ew_rows); }
+
+#endif
