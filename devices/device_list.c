@@ -1,6 +1,7 @@
 /* The devices this machine offers, for `tgc devices`. */
 #include "tgc.h"
 
+#include "devices/cpu/ew.h"
 #include "devices/device.h"
 #include "devices/opencl/opencl.h"
 
@@ -50,6 +51,7 @@ int tgc_devices_list(tgc_device_info *out, int max) {
         snprintf(d->type, sizeof d->type, "cpu");
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         d->compute_units = cores > 0 ? (unsigned)cores : 1;
+        snprintf(d->isa, sizeof d->isa, "%s", tgc_cpu_ew_loops()->isa);
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
         d->total_memory = pages > 0 && page > 0 ? (int64_t)pages * page : -1;
         d->used_memory = tgc_device_stats(tgc_host_device()).bytes_in_use;
@@ -66,6 +68,7 @@ int tgc_devices_list(tgc_device_info *out, int max) {
         snprintf(d->platform, sizeof d->platform, "%.127s", infos[i].platform);
         snprintf(d->type, sizeof d->type, "%.15s", infos[i].type);
         d->compute_units = infos[i].compute_units;
+        snprintf(d->isa, sizeof d->isa, "opencl");
         d->total_memory = (int64_t)infos[i].global_mem_size;
         d->used_memory = 0; /* no session of this process holds the device */
         d->free_memory = infos[i].free_mem;

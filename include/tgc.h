@@ -286,6 +286,9 @@ typedef struct tgc_device_info {
     char platform[128];     /* "host", or the OpenCL platform */
     char type[16];          /* "cpu", "gpu", "accelerator": what the hardware is */
     unsigned compute_units; /* cores, or OpenCL compute units */
+    char isa[16];           /* what the kernels are compiled to: the vector ISA the cpu's
+                               elementwise loops use ("avx512", "avx2", "sse2"; capped by
+                               TGC_CPU_ISA), or "opencl" */
     int64_t total_memory;
     int64_t used_memory;
     int64_t free_memory;

@@ -9,7 +9,9 @@ static const char devices_usage[] =
     "\n"
     "Lists cpu and every gpuN (OpenCL GPUs in platform order; where there is no GPU,\n"
     "the other OpenCL devices, such as PoCL's CPU device, serve as gpu0...), with\n"
-    "name, platform, type, compute units and total / used / free memory.\n";
+    "name, platform, type, the ISA its kernels use (the cpu: the widest vector ISA it\n"
+    "has, capped by TGC_CPU_ISA=sse2|avx2|avx512; gpus: opencl), compute units and\n"
+    "total / used / free memory.\n";
 
 static void human(int64_t bytes, char *out, size_t size) {
     if (bytes < 0) {
@@ -58,6 +60,8 @@ int tgc_cmd_devices(int argc, char **argv) {
             json_string(info[i].platform);
             printf(", \"type\": ");
             json_string(info[i].type);
+            printf(", \"isa\": ");
+            json_string(info[i].isa);
             printf(", \"compute_units\": %u, \"total_bytes\": %lld, \"used_bytes\": %lld, \"free_bytes\": %lld}%s\n",
                    info[i].compute_units, (long long)info[i].total_memory, (long long)info[i].used_memory,
                    (long long)info[i].free_memory, i + 1 < n ? "," : "");
@@ -65,15 +69,15 @@ int tgc_cmd_devices(int argc, char **argv) {
         printf("]\n");
         return TGC_EXIT_OK;
     }
-    printf("%-6s %-40s %-30s %-5s %5s %11s %11s %11s\n", "device", "name", "platform", "type", "units", "total", "used",
-           "free");
+    printf("%-6s %-40s %-30s %-5s %-6s %5s %11s %11s %11s\n", "device", "name", "platform", "type", "isa", "units",
+           "total", "used", "free");
     for (int i = 0; i < n; i++) {
         char total[32], used[32], free_[32];
         human(info[i].total_memory, total, sizeof total);
         human(info[i].used_memory, used, sizeof used);
         human(info[i].free_memory, free_, sizeof free_);
-        printf("%-6s %-40.40s %-30.30s %-5s %5u %11s %11s %11s\n", info[i].name, info[i].description, info[i].platform,
-               info[i].type, info[i].compute_units, total, used, free_);
+        printf("%-6s %-40.40s %-30.30s %-5s %-6s %5u %11s %11s %11s\n", info[i].name, info[i].description,
+               info[i].platform, info[i].type, info[i].isa, info[i].compute_units, total, used, free_);
     }
     if (n == 1) printf("(no OpenCL device: only cpu is available)\n");
     return TGC_EXIT_OK;

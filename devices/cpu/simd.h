@@ -11,9 +11,9 @@
  * The types are gcc/clang vector extensions: + - * / and comparisons work
  * lane by lane (a comparison gives a tgc_vi of -1 or 0 per lane), a
  * scalar operand is broadcast, and a cast between two vector types of the
- * same size reinterprets the bits. Nothing here contracts a * b + c into a
- * fused multiply-add (the project builds in ISO C mode, -ffp-contract=off),
- * so a function gives the same bits at every width.
+ * same size reinterprets the bits. Nothing contracts a * b + c into a
+ * fused multiply-add behind the code's back (the project builds in ISO C
+ * mode, -ffp-contract=off): tgc_vmuladd asks for one where the ISA has it.
  *
  * Example usage:
  *     tgc_vf x = tgc_vf_load(p), y = tgc_vsel(x < 0.0f, x * 0.01f, x);
@@ -58,8 +58,22 @@ static inline tgc_vf tgc_vf_load(const float *p) {
 
 static inline void tgc_vf_store(float *p, tgc_vf v) { memcpy(p, &v, sizeof v); }
 
-/* Every lane set to s. */
-static inline tgc_vf tgc_vf_splat(float s) { return (tgc_vf){0} + s; }
+/* Every lane set to s (-0 + s is s for every s, -0 included). */
+static inline tgc_vf tgc_vf_splat(float s) { return -(tgc_vf){0} + s; }
+
+/* a * b + c: fused (one rounding) where the ISA has FMA (avx2, avx512),
+ * else a multiply and an add. A function built on it gives the same bits
+ * at every width of one ISA family, slightly different bits with and
+ * without FMA (its measured ulp bound holds for both). */
+static inline tgc_vf tgc_vmuladd(tgc_vf a, tgc_vf b, tgc_vf c) {
+#if TGC_VBYTES == 64
+    return (tgc_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif TGC_VBYTES == 32 && defined(__FMA__)
+    return (tgc_vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+    return a * b + c;
+#endif
+}
 
 /* ---- Selection without branches ---------------------------------------------- */
 

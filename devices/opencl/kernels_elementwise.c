@@ -1,16 +1,15 @@
 /* The OpenCL (gpu) elementwise kernels, ONNX opset 17 semantics as the cpu
  * kernels have them (devices/cpu/kernels_elementwise.c):
- *     arithmetic   Add Sub Mul (float32 int32 int64), Div (float32),
- *                  Pow (float32 base; float32, int32 or int64 exponent)
- *     unary        Neg Abs Relu (float32 int32 int64), LeakyRelu Sigmoid
- *                  Tanh Exp Log Sqrt Erf (float32)
- *     selection    Min Max (variadic), Clip (float32 int32 int64), Where
- *                  (any dtype)
- *     comparison   Equal (float32 int32 int64 bool), Less Greater (float32
- *                  int32 int64): bool output
- *     conversion   Cast (all pairs of float32 float16 int32 int64 uint8
- *                  bool), Identity (any dtype)
- * and tgc_gpu_kernels_elementwise[]. Device code: kernels/elementwise.cl.
+ *     every row of graph/elementwise.def, for the dtypes of its class except
+ *                  uint8 (uint8 tensors stay on the cpu); Min and Max
+ *                  variadic, Clip's bounds from host-memory inputs, integer
+ *                  Div's divisor checked for zeros on the host
+ *     Pow          also a float32 base with an int32 or int64 exponent
+ *     Where        any dtype, moved by element size
+ *     Cast         all pairs of float32 float16 int32 int64 uint8 bool
+ *     Identity     any dtype
+ * and tgc_gpu_kernels_elementwise[]. Device code: kernels/elementwise.cl,
+ * which pastes in the rows.
  *
  * Broadcasting is numpy's: the host collapses the output's axes as the cpu
  * iterator does (axes of 1 dropped, adjacent axes merged where every
@@ -21,10 +20,11 @@
  *
  * Every kernel here declares forward_input = 0: output 0 may be input 0's
  * buffer, which the device code allows (each work-item reads element i
- * before writing it). Clip's bounds are host-memory scalars read here and
- * passed by value. Integer Div (it needs a division-by-zero check) and
- * uint8 arithmetic stay on the cpu. */
+ * before writing it). */
 #include "devices/opencl/cl_kernel_util.h"
+#include "graph/elementwise.h"
+#include "support/alloc.h"
+#include "support/half.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -141,46 +141,75 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const char *base, const tgc_valu
     return tgc_cl_run1d(c, name, n, 8, args);
 }
 
-/* ==== Binary ops ============================================================ */
+/* ==== The rows of graph/elementwise.def ========================================== */
 
-/* Bit i set: dtype i has a kernel. */
-#define DT(t) (1u << (t))
-#define DT_ARITH (DT(TGC_FLOAT32) | DT(TGC_INT32) | DT(TGC_INT64))
-
-/* A two-input op over one dtype in `dtypes`; the output has `out_dtype`
- * (TGC_DTYPE_INVALID: the inputs'). */
-static tgc_status binary(tgc_kernel_ctx *c, const char *op, uint32_t dtypes, tgc_dtype out_dtype) {
-    tgc_status st = tgc_cl_check(c, 2, 1, 0);
-    if (st != TGC_OK) return st;
-    const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
-    tgc_dtype want = out_dtype == TGC_DTYPE_INVALID ? a->dtype : out_dtype;
-    if (b->dtype != a->dtype || y->dtype != want)
-        return tgc_kernel_fail(c, "%s: dtypes %s, %s -> %s; expected two %s inputs and a %s output", tgc_kernel_op_name(c),
-                               tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype), tgc_dtype_name(y->dtype),
-                               tgc_dtype_name(a->dtype), tgc_dtype_name(want));
-    if (a->dtype < 0 || a->dtype >= TGC_DTYPE_COUNT || !(dtypes & DT(a->dtype))) return no_kernel(c, a->dtype);
-    char base[32];
-    snprintf(base, sizeof base, "%s_%s", op, dtype_suffix(a->dtype));
-    return run_binary(c, base, a, b, y);
+/* The dtypes the gpu runs a row in: its class, less uint8. */
+static bool gpu_has(const tgc_ew_row *r, tgc_dtype t) {
+    return t >= 0 && t < TGC_DTYPE_COUNT && t != TGC_UINT8 && (r->dtypes & (1u << t));
 }
 
-static tgc_status k_add(tgc_kernel_ctx *c) { return binary(c, "add", DT_ARITH, TGC_DTYPE_INVALID); }
-static tgc_status k_sub(tgc_kernel_ctx *c) { return binary(c, "sub", DT_ARITH, TGC_DTYPE_INVALID); }
-static tgc_status k_mul(tgc_kernel_ctx *c) { return binary(c, "mul", DT_ARITH, TGC_DTYPE_INVALID); }
-static tgc_status k_div(tgc_kernel_ctx *c) { return binary(c, "div", DT(TGC_FLOAT32), TGC_DTYPE_INVALID); }
-static tgc_status k_equal(tgc_kernel_ctx *c) { return binary(c, "eq", DT_ARITH | DT(TGC_BOOL), TGC_BOOL); }
-static tgc_status k_less(tgc_kernel_ctx *c) { return binary(c, "lt", DT_ARITH, TGC_BOOL); }
-static tgc_status k_greater(tgc_kernel_ctx *c) { return binary(c, "gt", DT_ARITH, TGC_BOOL); }
+/* Integer Div refuses a zero divisor, as the cpu does: the divisor is read
+ * back to the host (integer division is rare on a gpu: shape arithmetic
+ * runs on the host). */
+static tgc_status check_int_divisor(tgc_kernel_ctx *c, const tgc_value *b) {
+    if (b->dtype != TGC_INT32 && b->dtype != TGC_INT64) return TGC_OK;
+    size_t nbytes = tgc_value_nbytes(b);
+    if (nbytes == 0) return TGC_OK;
+    void *host = tgc_malloc(nbytes);
+    if (host == NULL) return tgc_kernel_fail(c, "Div: out of host memory for a %zu-byte divisor check", nbytes);
+    cl_int err = clEnqueueReadBuffer(tgc_cl_queue(c->device), b->buf->mem, CL_TRUE, 0, nbytes, host, 0, NULL, NULL);
+    bool zero = false;
+    for (int64_t i = 0, n = tgc_value_numel(b); err == CL_SUCCESS && i < n && !zero; i++)
+        zero = b->dtype == TGC_INT32 ? ((const int32_t *)host)[i] == 0 : ((const int64_t *)host)[i] == 0;
+    tgc_free(host);
+    if (err != CL_SUCCESS) return tgc_kernel_fail(c, "Div: reading the divisor failed: %s", tgc_cl_error_name(err));
+    return zero ? tgc_kernel_fail(c, "division by zero in Div (%s)", tgc_dtype_name(b->dtype)) : TGC_OK;
+}
 
-/* Pow-15: a float32 base; the exponent float32, int32 or int64. */
-static tgc_status k_pow(tgc_kernel_ctx *c) {
+static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c);
+
+/* A binary row: two inputs of one dtype, or Min/Max's one or more (folded
+ * pairwise, y = op(x0, x1) then y = op(y, xk), each launch after the last
+ * on the in-order queue; both are idempotent, so this holds even when y is
+ * input 0's buffer). */
+static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
+    tgc_ew_op id = tgc_ew_id(r);
+    bool variadic = id == TGC_EW_Min || id == TGC_EW_Max;
+    if (id == TGC_EW_Pow && c->n_inputs == 2 && c->inputs[1].dtype != c->inputs[0].dtype)
+        return k_pow_int_exponent(c);
+    tgc_status st = tgc_cl_check(c, variadic && c->n_inputs >= 1 ? c->n_inputs : 2, 1, 0);
+    if (st != TGC_OK) return st;
+    const tgc_value *a = &c->inputs[0], *y = &c->outputs[0];
+    tgc_dtype want = r->bool_out ? TGC_BOOL : a->dtype;
+    for (int k = 1; k < c->n_inputs; k++)
+        if (c->inputs[k].dtype != a->dtype)
+            return tgc_kernel_fail(c, "%s: input %d is %s, input 0 %s; they must have one dtype", r->op, k,
+                                   tgc_dtype_name(c->inputs[k].dtype), tgc_dtype_name(a->dtype));
+    if (y->dtype != want)
+        return tgc_kernel_fail(c, "%s: the output is %s; expected %s", r->op, tgc_dtype_name(y->dtype),
+                               tgc_dtype_name(want));
+    if (!gpu_has(r, a->dtype)) return no_kernel(c, a->dtype);
+    if (c->n_inputs == 1) { /* Min or Max of one input */
+        if ((st = tgc_kernel_need_like(c, y->dtype)) != TGC_OK) return st;
+        return tgc_cl_copy(c, y->buf->mem, 0, a->buf->mem, 0, tgc_value_nbytes(y));
+    }
+    if (id == TGC_EW_Div && (st = check_int_divisor(c, &c->inputs[1])) != TGC_OK) return st;
+    char base[48];
+    snprintf(base, sizeof base, "%s_%s", r->op, dtype_suffix(a->dtype));
+    st = run_binary(c, base, a, &c->inputs[1], y);
+    for (int k = 2; k < c->n_inputs && st == TGC_OK; k++) st = run_binary(c, base, y, &c->inputs[k], y);
+    return st;
+}
+
+/* Pow-15: a float32 base with an int32 or int64 exponent. */
+static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 2, 1, 0);
     if (st != TGC_OK) return st;
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
     if (y->dtype != a->dtype)
         return tgc_kernel_fail(c, "Pow: output is %s, expected the base's %s", tgc_dtype_name(y->dtype),
                                tgc_dtype_name(a->dtype));
-    if (a->dtype != TGC_FLOAT32 || !(b->dtype == TGC_FLOAT32 || b->dtype == TGC_INT32 || b->dtype == TGC_INT64))
+    if (a->dtype != TGC_FLOAT32 || !(b->dtype == TGC_INT32 || b->dtype == TGC_INT64))
         return tgc_kernel_fail(c, "Pow: the gpu has no kernel for a %s base with a %s exponent",
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
     char base[32];
@@ -188,31 +217,93 @@ static tgc_status k_pow(tgc_kernel_ctx *c) {
     return run_binary(c, base, a, b, y);
 }
 
-/* Min-13, Max-13: any number of inputs of one dtype: y = op(x0, x1), then
- * y = op(y, xk), each launch after the last on the in-order queue. Min and
- * Max are idempotent, so this holds even when y is input 0's buffer. */
-static tgc_status variadic(tgc_kernel_ctx *c, const char *op) {
-    tgc_status st = tgc_cl_check(c, c->n_inputs > 1 ? c->n_inputs : 1, 1, 0);
-    if (st != TGC_OK) return st;
-    tgc_value *y = &c->outputs[0];
-    for (int k = 0; k < c->n_inputs; k++)
-        if (c->inputs[k].dtype != y->dtype)
-            return tgc_kernel_fail(c, "%s: input %d is %s, the output %s", tgc_kernel_op_name(c), k,
-                                   tgc_dtype_name(c->inputs[k].dtype), tgc_dtype_name(y->dtype));
-    if (y->dtype < 0 || y->dtype >= TGC_DTYPE_COUNT || !(DT_ARITH & DT(y->dtype))) return no_kernel(c, y->dtype);
-    if (c->n_inputs == 1) {
-        if ((st = tgc_kernel_need_like(c, y->dtype)) != TGC_OK) return st;
-        return tgc_cl_copy(c, y->buf->mem, 0, c->inputs[0].buf->mem, 0, tgc_value_nbytes(y));
+/* A row parameter in the kernel's computing type: float for float32 and
+ * float16, the integer type otherwise. */
+typedef union row_param {
+    cl_float f;
+    cl_int i;
+    cl_long l;
+    cl_uchar u;
+} row_param;
+
+static row_param param_of(tgc_dtype t, float f, int64_t i) {
+    row_param p;
+    memset(&p, 0, sizeof p);
+    switch (t) {
+    case TGC_FLOAT32:
+    case TGC_FLOAT16: p.f = f; break;
+    case TGC_INT32: p.i = (cl_int)i; break;
+    case TGC_INT64: p.l = i; break;
+    default: p.u = (cl_uchar)i; break;
     }
-    char base[32];
-    snprintf(base, sizeof base, "%s_%s", op, dtype_suffix(y->dtype));
-    st = run_binary(c, base, &c->inputs[0], &c->inputs[1], y);
-    for (int k = 2; k < c->n_inputs && st == TGC_OK; k++) st = run_binary(c, base, y, &c->inputs[k], y);
-    return st;
+    return p;
 }
 
-static tgc_status k_min(tgc_kernel_ctx *c) { return variadic(c, "min"); }
-static tgc_status k_max(tgc_kernel_ctx *c) { return variadic(c, "max"); }
+/* Size of a parameter of dtype t in the kernel's signature. */
+static size_t param_size(tgc_dtype t) { return t == TGC_FLOAT16 ? sizeof(cl_float) : tgc_dtype_size(t); }
+
+/* Clip-13's bounds (inputs 1 and 2: optional one-element host tensors of
+ * x's dtype; default the dtype's lowest and highest), as P0 and P1. */
+static tgc_status clip_params(tgc_kernel_ctx *c, row_param p[TGC_EW_MAX_PARAMS]) {
+    tgc_dtype t = c->inputs[0].dtype;
+    float lo_f = -INFINITY, hi_f = INFINITY;
+    int64_t lo_i = t == TGC_INT32 ? INT32_MIN : INT64_MIN, hi_i = t == TGC_INT32 ? INT32_MAX : INT64_MAX;
+    for (int i = 1; i <= 2; i++) {
+        if (!tgc_kernel_has_input(c, i)) continue;
+        const tgc_value *b = &c->inputs[i];
+        if (b->dtype != t || tgc_value_numel(b) != 1)
+            return tgc_kernel_fail(c, "Clip: input %d ('%s') must be one %s element; it is %s with %lld", i,
+                                   i == 1 ? "min" : "max", tgc_dtype_name(t), tgc_dtype_name(b->dtype),
+                                   (long long)tgc_value_numel(b));
+        const void *v = tgc_kernel_in_ptr(c, i);
+        float f = t == TGC_FLOAT32 ? *(const float *)v : t == TGC_FLOAT16 ? tgc_half_to_float(*(const uint16_t *)v) : 0;
+        int64_t n = t == TGC_INT32 ? *(const int32_t *)v : t == TGC_INT64 ? *(const int64_t *)v : 0;
+        if (i == 1) lo_f = f, lo_i = n;
+        else hi_f = f, hi_i = n;
+    }
+    p[0] = param_of(t, lo_f, lo_i);
+    p[1] = param_of(t, hi_f, hi_i);
+    return TGC_OK;
+}
+
+/* y = ew_<Op>_<dtype>(x, P0, P1, P2): the row's float attributes from the
+ * node (an integer attribute taken as a float too), or Clip's bounds. */
+static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
+    bool clip = tgc_ew_id(r) == TGC_EW_Clip;
+    tgc_status st = tgc_cl_check(c, 1, 1, clip ? (1u << 1) | (1u << 2) : 0);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
+    if (!gpu_has(r, x->dtype)) return no_kernel(c, x->dtype);
+    row_param p[TGC_EW_MAX_PARAMS];
+    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p[k] = param_of(x->dtype, 0, 0);
+    if (clip) {
+        if ((st = clip_params(c, p)) != TGC_OK) return st;
+    } else {
+        for (int k = 0; k < r->n_attrs; k++) {
+            const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
+            float f = a != NULL && a->type == TGC_ATTR_INT
+                          ? (float)a->i
+                          : (float)tgc_kernel_attr_float(c, r->attr_names[k], r->attr_defaults[k]);
+            p[k] = param_of(x->dtype, f, 0);
+        }
+    }
+    char name[48];
+    snprintf(name, sizeof name, "ew_%s_%s", r->op, dtype_suffix(x->dtype));
+    size_t ps = param_size(x->dtype);
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(y->buf), TGC_CL_LONG(tgc_value_numel(y)),
+                         TGC_CL_BYTES(&p[0], ps), TGC_CL_BYTES(&p[1], ps), TGC_CL_BYTES(&p[2], ps)};
+    return tgc_cl_run1d(c, name, tgc_value_numel(y), 6, args);
+}
+
+/* A kernel per row: k_ew_<Op>. */
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)                                            \
+    static tgc_status k_ew_##op(tgc_kernel_ctx *c) { return run_unary_row(c, &tgc_ew_rows[TGC_EW_##op]); }
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
+    static tgc_status k_ew_##op(tgc_kernel_ctx *c) { return run_binary_row(c, &tgc_ew_rows[TGC_EW_##op]); }
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
 
 /* ==== Where ================================================================= */
 
@@ -250,92 +341,6 @@ static tgc_status k_where(tgc_kernel_ctx *c) {
     return tgc_cl_run1d(c, name, n, 10, args);
 }
 
-/* ==== Unary ops ============================================================= */
-
-/* y = ew_<op>_<dtype>(x, p) for a dtype in `dtypes` (p: LeakyRelu's alpha). */
-static tgc_status unary(tgc_kernel_ctx *c, const char *op, uint32_t dtypes, float p) {
-    tgc_status st = tgc_cl_check(c, 1, 1, 0);
-    if (st != TGC_OK) return st;
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
-    if (x->dtype < 0 || x->dtype >= TGC_DTYPE_COUNT || !(dtypes & DT(x->dtype))) return no_kernel(c, x->dtype);
-    char name[32];
-    snprintf(name, sizeof name, "ew_%s_%s", op, dtype_suffix(x->dtype));
-    int64_t n = tgc_value_numel(y);
-    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(y->buf), TGC_CL_LONG(n), TGC_CL_FLOAT(p)};
-    return tgc_cl_run1d(c, name, n, 4, args);
-}
-
-/* A float attribute, also accepted when written as an integer. */
-static float attr_float(const tgc_kernel_ctx *c, const char *name, float dflt) {
-    const tgc_attr *a = tgc_node_attr(c->node, name);
-    if (a != NULL && a->type == TGC_ATTR_INT) return (float)a->i;
-    return (float)tgc_kernel_attr_float(c, name, dflt);
-}
-
-#define F32 DT(TGC_FLOAT32)
-static tgc_status k_neg(tgc_kernel_ctx *c) { return unary(c, "neg", DT_ARITH, 0); }
-static tgc_status k_abs(tgc_kernel_ctx *c) { return unary(c, "abs", DT_ARITH, 0); }
-static tgc_status k_relu(tgc_kernel_ctx *c) { return unary(c, "relu", DT_ARITH, 0); }
-static tgc_status k_leaky_relu(tgc_kernel_ctx *c) { return unary(c, "leakyrelu", F32, attr_float(c, "alpha", 0.01f)); }
-static tgc_status k_sigmoid(tgc_kernel_ctx *c) { return unary(c, "sigmoid", F32, 0); }
-static tgc_status k_tanh(tgc_kernel_ctx *c) { return unary(c, "tanh", F32, 0); }
-static tgc_status k_exp(tgc_kernel_ctx *c) { return unary(c, "exp", F32, 0); }
-static tgc_status k_log(tgc_kernel_ctx *c) { return unary(c, "log", F32, 0); }
-static tgc_status k_sqrt(tgc_kernel_ctx *c) { return unary(c, "sqrt", F32, 0); }
-static tgc_status k_erf(tgc_kernel_ctx *c) { return unary(c, "erf", F32, 0); }
-
-/* ==== Clip ================================================================== */
-
-/* Clip-13: y = min(max(x, lo), hi); lo and hi are optional one-element
- * host-memory inputs (default: the type's lowest and highest). */
-static tgc_status k_clip(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_cl_check(c, 1, 1, (1u << 1) | (1u << 2));
-    if (st != TGC_OK) return st;
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
-    if (x->dtype < 0 || x->dtype >= TGC_DTYPE_COUNT || !(DT_ARITH & DT(x->dtype))) return no_kernel(c, x->dtype);
-    const void *bound[2] = {NULL, NULL};
-    for (int i = 1; i <= 2; i++) {
-        if (!tgc_kernel_has_input(c, i)) continue;
-        const tgc_value *b = &c->inputs[i];
-        if (b->dtype != x->dtype || tgc_value_numel(b) != 1)
-            return tgc_kernel_fail(c, "Clip: input %d ('%s') must be one %s element; it is %s with %lld", i,
-                                   i == 1 ? "min" : "max", tgc_dtype_name(x->dtype), tgc_dtype_name(b->dtype),
-                                   (long long)tgc_value_numel(b));
-        bound[i - 1] = tgc_kernel_in_ptr(c, i);
-    }
-    int64_t n = tgc_value_numel(y);
-    char name[32];
-    snprintf(name, sizeof name, "ew_clip_%s", dtype_suffix(x->dtype));
-    /* The bounds as the kernel's T, in their own storage for the args. */
-    union {
-        cl_float f;
-        cl_int i;
-        cl_long l;
-    } lo, hi;
-    size_t esize = tgc_dtype_size(x->dtype);
-    switch (x->dtype) {
-    case TGC_FLOAT32:
-        lo.f = -INFINITY;
-        hi.f = INFINITY;
-        break;
-    case TGC_INT32:
-        lo.i = INT32_MIN;
-        hi.i = INT32_MAX;
-        break;
-    default:
-        lo.l = INT64_MIN;
-        hi.l = INT64_MAX;
-        break;
-    }
-    if (bound[0] != NULL) memcpy(&lo, bound[0], esize);
-    if (bound[1] != NULL) memcpy(&hi, bound[1], esize);
-    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(y->buf), TGC_CL_LONG(n), TGC_CL_BYTES(&lo, esize),
-                         TGC_CL_BYTES(&hi, esize)};
-    return tgc_cl_run1d(c, name, n, 5, args);
-}
-
 /* ==== Cast and Identity ===================================================== */
 
 /* Cast-13 between tgc's dtypes (the rules in kernels/elementwise.cl). A
@@ -368,34 +373,24 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 /* ==== The list ============================================================== */
 
 #define DTYPES(...) {__VA_ARGS__, TGC_DTYPE_INVALID}
-#define DTS_ARITH DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)
-#define DTS_F32 DTYPES(TGC_FLOAT32)
+/* A row's class less uint8 (see gpu_has). */
+#define GPU_CLASS_F DTYPES(TGC_FLOAT32, TGC_FLOAT16)
+#define GPU_CLASS_FS DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64)
+#define GPU_CLASS_FN GPU_CLASS_FS
+#define GPU_CLASS_FNB DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_BOOL)
+#define EW_ROW_KERNEL(name, cls)                                                                 \
+    {.op = #name, .kind = TGC_DEVICE_GPU, .fn = k_ew_##name, .forward_input = 0,                 \
+     .dtypes = GPU_CLASS_##cls,                                                                  \
+     .host_inputs = TGC_EW_##name == TGC_EW_Clip ? (1u << 1) | (1u << 2) : 0},
 #define EW(name, f, ...) {.op = name, .kind = TGC_DEVICE_GPU, .fn = f, .forward_input = 0, .dtypes = __VA_ARGS__}
 
 const tgc_kernel_def tgc_gpu_kernels_elementwise[] = {
-    EW("Add", k_add, DTS_ARITH),
-    EW("Sub", k_sub, DTS_ARITH),
-    EW("Mul", k_mul, DTS_ARITH),
-    EW("Div", k_div, DTS_F32),
-    EW("Pow", k_pow, DTS_F32),
-    EW("Neg", k_neg, DTS_ARITH),
-    EW("Abs", k_abs, DTS_ARITH),
-    EW("Relu", k_relu, DTS_ARITH),
-    EW("LeakyRelu", k_leaky_relu, DTS_F32),
-    EW("Sigmoid", k_sigmoid, DTS_F32),
-    EW("Tanh", k_tanh, DTS_F32),
-    EW("Exp", k_exp, DTS_F32),
-    EW("Log", k_log, DTS_F32),
-    EW("Sqrt", k_sqrt, DTS_F32),
-    EW("Erf", k_erf, DTS_F32),
-    EW("Min", k_min, DTS_ARITH),
-    EW("Max", k_max, DTS_ARITH),
-    {.op = "Clip", .kind = TGC_DEVICE_GPU, .fn = k_clip, .host_inputs = (1u << 1) | (1u << 2), .forward_input = 0,
-     .dtypes = DTS_ARITH},
+#define EW_UNARY(name, cls, attrs, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
+#define EW_BINARY(name, cls, out, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
+#include "graph/elementwise.def"
+#undef EW_UNARY
+#undef EW_BINARY
     EW("Where", k_where, DTYPES(TGC_BOOL)),
-    EW("Equal", k_equal, DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_BOOL)),
-    EW("Less", k_less, DTS_ARITH),
-    EW("Greater", k_greater, DTS_ARITH),
     EW("Cast", k_cast, DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_BOOL)),
     EW("Identity", k_identity, {TGC_DTYPE_INVALID}),
     {.op = NULL},

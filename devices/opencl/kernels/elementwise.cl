@@ -1,15 +1,19 @@
-/* OpenCL kernels of the elementwise ops (host side: kernels_elementwise.c),
- * with the cpu kernels' semantics (devices/cpu/kernels_elementwise.c):
- *     ew_<op>_<t>_c   binary, equal shapes: y[i] = op(a[i], b[i])
- *     ew_<op>_<t>_s   binary, one row with steps 0 or 1 (a scalar side)
- *     ew_<op>_<t>_b   binary, broadcast: per-operand strides (0 where
- *                     broadcast) over the collapsed output dims, rank <= 8
- *     ew_<op>_<t>     unary (LeakyRelu's alpha as p), Clip
- *     ew_where_<size>_{c,b}, ew_cast_<from>_<to>
- * Types: f32 float, f16 half (storage only), i32 int, i64 long, u8 uchar,
- * b8 bool as uchar. Integer arithmetic wraps (computed unsigned); Min, Max
- * propagate NaN; comparisons write 0 or 1. One work-item per element; the
- * global size may be rounded up past n.
+/* OpenCL kernels of the elementwise ops (host side: kernels_elementwise.c).
+ * The rows of graph/elementwise.def, pasted in below once per dtype at
+ * build time (scripts/embed_cl.cmake), give, for each row and dtype of its
+ * class:
+ *     ew_<Op>_<t>      unary: y[i] = EXPR(x[i]), P0..P2 the row's parameters
+ *     ew_<Op>_<t>_c    binary, equal shapes: y[i] = EXPR(a[i], b[i])
+ *     ew_<Op>_<t>_s    binary, one row with steps 0 or 1 (a scalar side)
+ *     ew_<Op>_<t>_b    binary, broadcast: per-operand strides (0 where
+ *                      broadcast) over the collapsed output dims, rank <= 8
+ * and, written here, ew_where_<size>_{c,b} and ew_cast_<from>_<to>.
+ * Types: f32 float, f16 half (stored; computed as float through vload_half
+ * and vstore_half_rte), i32 int, i64 long, u8 uchar, b8 bool as uchar.
+ * Integer arithmetic wraps (computed unsigned); comparisons write 0 or 1.
+ * The math is OpenCL's built-in functions at full precision (exp, tanh,
+ * erf, ...; OpenCL 1.2 bounds them at 3 to 16 ulp), never native_ ones.
+ * One work-item per element; the global size may be rounded up past n.
  *
  * In place: the host may hand y input 0's buffer (and, for a same-size Cast,
  * a buffer of another type): each work-item reads its inputs before it
@@ -38,77 +42,184 @@ void ew_offsets(long i, int rank, long8 dims, long8 s0, long8 s1, long8 s2, long
     *o2 = z;
 }
 
-/* ==== Binary ops ============================================================ */
+/* ==== The rows of graph/elementwise.def ======================================= */
 
-#define ADD_F(a, b) ((a) + (b))
-#define SUB_F(a, b) ((a) - (b))
-#define MUL_F(a, b) ((a) * (b))
-#define DIV_F(a, b) ((a) / (b))
-#define ADD_I32(a, b) as_int(as_uint(a) + as_uint(b))
-#define SUB_I32(a, b) as_int(as_uint(a) - as_uint(b))
-#define MUL_I32(a, b) as_int(as_uint(a) * as_uint(b))
-#define ADD_I64(a, b) as_long(as_ulong(a) + as_ulong(b))
-#define SUB_I64(a, b) as_long(as_ulong(a) - as_ulong(b))
-#define MUL_I64(a, b) as_long(as_ulong(a) * as_ulong(b))
-#define MIN_F(a, b) (((a) < (b) || (a) != (a)) ? (a) : (b))
-#define MAX_F(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
-#define MIN_I(a, b) ((b) < (a) ? (b) : (a))
-#define MAX_I(a, b) ((b) > (a) ? (b) : (a))
-#define EQ(a, b) ((uchar)((a) == (b)))
-#define EQ_B(a, b) ((uchar)(((a) != 0) == ((b) != 0)))
-#define LT(a, b) ((uchar)((a) < (b)))
-#define GT(a, b) ((uchar)((a) > (b)))
-/* Pow-15 with a float32 base: an integer exponent is converted to float
- * (exact below 2^24), as pow takes it. */
-#define POW_F(a, b) pow((a), (float)(b))
+float ew_sigmoid(float x) {
+    float e = exp(-fabs(x)); /* never overflows */
+    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
 
-#define BINARY(name, TA, TB, TY, OP)                                                             \
-    __kernel void ew_##name##_c(__global const TA *a, __global const TB *b, __global TY *y, long n) { \
+/* log(1 + e^x) = max(x, 0) + log1p(e^-|x|), without overflow. */
+float ew_softplus(float x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs(x))); }
+
+/* Kernels of one row for the dtype defined below (EW_DT, EW_T storage type,
+ * EW_C computing type, EW_LD/EW_ST element access, EW_EXPR picking the
+ * float or integer expression). */
+#define EW_CAT_(a, b) a##b
+#define EW_CAT(a, b) EW_CAT_(a, b)
+#define EW_NAME(op, suffix) EW_CAT(EW_CAT(ew_##op##_, EW_DT), suffix)
+#define EW_ST_SAME(y, i, v) EW_ST(y, i, v)
+#define EW_ST_BOOL(y, i, v) ((y)[i] = (uchar)((v) ? 1 : 0))
+#define EW_YT_SAME EW_T
+#define EW_YT_BOOL uchar
+
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_UNARY_K(op, fexpr, iexpr))
+#define EW_UNARY_K(op, fexpr, iexpr)                                                             \
+    __kernel void EW_NAME(op, )(__global const EW_T *X, __global EW_T *Y, long n, EW_C P0, EW_C P1, EW_C P2) { \
         long i = get_global_id(0);                                                               \
-        if (i < n) y[i] = OP(a[i], b[i]);                                                        \
-    }                                                                                            \
-    __kernel void ew_##name##_s(__global const TA *a, long sa, __global const TB *b, long sb, __global TY *y, \
-                                long n) {                                                        \
+        if (i >= n) return;                                                                      \
+        EW_C x = EW_LD(X, i);                                                                    \
+        EW_ST(Y, i, (EW_EXPR(fexpr, iexpr)));                                                    \
+    }
+
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
+    EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_BINARY_K(op, EW_EXPR(fexpr, iexpr), EW_ST_##out, EW_YT_##out))
+#define EW_BINARY_K(op, expr, STORE, YT)                                                         \
+    __kernel void EW_NAME(op, _c)(__global const EW_T *A, __global const EW_T *B, __global YT *Y, long n) { \
         long i = get_global_id(0);                                                               \
-        if (i < n) y[i] = OP(a[i * sa], b[i * sb]);                                              \
+        if (i >= n) return;                                                                      \
+        EW_C a = EW_LD(A, i), b = EW_LD(B, i);                                                   \
+        STORE(Y, i, (expr));                                                                     \
     }                                                                                            \
-    __kernel void ew_##name##_b(__global const TA *a, __global const TB *b, __global TY *y, long n, int rank, \
-                                long8 dims, long8 sa, long8 sb) {                                \
+    __kernel void EW_NAME(op, _s)(__global const EW_T *A, long sa, __global const EW_T *B, long sb, \
+                                  __global YT *Y, long n) {                                      \
+        long i = get_global_id(0);                                                               \
+        if (i >= n) return;                                                                      \
+        EW_C a = EW_LD(A, i * sa), b = EW_LD(B, i * sb);                                         \
+        STORE(Y, i, (expr));                                                                     \
+    }                                                                                            \
+    __kernel void EW_NAME(op, _b)(__global const EW_T *A, __global const EW_T *B, __global YT *Y, long n, \
+                                  int rank, long8 dims, long8 sa, long8 sb) {                    \
         long i = get_global_id(0), oa, ob, unused;                                               \
         if (i >= n) return;                                                                      \
         ew_offsets(i, rank, dims, sa, sb, sb, &oa, &ob, &unused);                                \
-        y[i] = OP(a[oa], b[ob]);                                                                 \
+        EW_C a = EW_LD(A, oa), b = EW_LD(B, ob);                                                 \
+        STORE(Y, i, (expr));                                                                     \
     }
 
-BINARY(add_f32, float, float, float, ADD_F)
-BINARY(sub_f32, float, float, float, SUB_F)
-BINARY(mul_f32, float, float, float, MUL_F)
-BINARY(div_f32, float, float, float, DIV_F)
-BINARY(add_i32, int, int, int, ADD_I32)
-BINARY(sub_i32, int, int, int, SUB_I32)
-BINARY(mul_i32, int, int, int, MUL_I32)
-BINARY(add_i64, long, long, long, ADD_I64)
-BINARY(sub_i64, long, long, long, SUB_I64)
-BINARY(mul_i64, long, long, long, MUL_I64)
-BINARY(pow_f32_f32, float, float, float, POW_F)
-BINARY(pow_f32_i32, float, int, float, POW_F)
-BINARY(pow_f32_i64, float, long, float, POW_F)
-BINARY(min_f32, float, float, float, MIN_F)
-BINARY(max_f32, float, float, float, MAX_F)
-BINARY(min_i32, int, int, int, MIN_I)
-BINARY(max_i32, int, int, int, MAX_I)
-BINARY(min_i64, long, long, long, MIN_I)
-BINARY(max_i64, long, long, long, MAX_I)
-BINARY(eq_f32, float, float, uchar, EQ)
-BINARY(eq_i32, int, int, uchar, EQ)
-BINARY(eq_i64, long, long, uchar, EQ)
-BINARY(eq_b8, uchar, uchar, uchar, EQ_B)
-BINARY(lt_f32, float, float, uchar, LT)
-BINARY(lt_i32, int, int, uchar, LT)
-BINARY(lt_i64, long, long, uchar, LT)
-BINARY(gt_f32, float, float, uchar, GT)
-BINARY(gt_i32, int, int, uchar, GT)
-BINARY(gt_i64, long, long, uchar, GT)
+/* The expression language (graph/elementwise.def), per work-item scalars. */
+#define SEL(m, t, f) ((m) ? (t) : (f))
+#define ISNAN(v) isnan(v)
+#define ABS(v) fabs(v)
+#define SQRT(v) sqrt(v)
+#define EXP(v) exp(v)
+#define EXPM1(v) expm1(v)
+#define LOG(v) log(v)
+#define LOG1P(v) log1p(v)
+#define TANH(v) tanh(v)
+#define SIGMOID(v) ew_sigmoid(v)
+#define ERF(v) erf(v)
+#define SOFTPLUS(v) ew_softplus(v)
+#define SIN(v) sin(v)
+#define COS(v) cos(v)
+#define TAN(v) tan(v)
+#define ASIN(v) asin(v)
+#define ACOS(v) acos(v)
+#define ATAN(v) atan(v)
+#define SINH(v) sinh(v)
+#define COSH(v) cosh(v)
+#define ASINH(v) asinh(v)
+#define ACOSH(v) acosh(v)
+#define ATANH(v) atanh(v)
+#define POW(a, b) pow((a), (b))
+
+/* ---- float32 and float16 ---- */
+#define EW_EXPR(fexpr, iexpr) fexpr
+#define EW_C float
+#define EW_DT f32
+#define EW_T float
+#define EW_LD(p, i) ((p)[i])
+#define EW_ST(p, i, v) ((p)[i] = (v))
+#include "graph/elementwise.def"
+#undef EW_DT
+#undef EW_T
+#undef EW_LD
+#undef EW_ST
+#define EW_DT f16
+#define EW_T half
+#define EW_LD(p, i) vload_half((i), (p))
+#define EW_ST(p, i, v) vstore_half_rte((v), (i), (p))
+#include "graph/elementwise.def"
+#undef EW_DT
+#undef EW_T
+#undef EW_LD
+#undef EW_ST
+#undef EW_C
+#undef EW_EXPR
+
+/* ---- Integers and bool: arithmetic through the unsigned type (wraps) ---- */
+#define EW_EXPR(fexpr, iexpr) iexpr
+#define EW_LD(p, i) ((p)[i])
+#define EW_ST(p, i, v) ((p)[i] = (v))
+#define EW_DT i32
+#define EW_T int
+#define EW_C int
+#define INEG(v) as_int(0u - as_uint(v))
+#define IADD(a, b) as_int(as_uint(a) + as_uint(b))
+#define ISUB(a, b) as_int(as_uint(a) - as_uint(b))
+#define IMUL(a, b) as_int(as_uint(a) * as_uint(b))
+#define IDIV(a, b) ((b) == -1 ? INEG(a) : (a) / (b))
+#include "graph/elementwise.def"
+#undef EW_DT
+#undef EW_T
+#undef EW_C
+#undef INEG
+#undef IADD
+#undef ISUB
+#undef IMUL
+#undef IDIV
+#define EW_DT i64
+#define EW_T long
+#define EW_C long
+#define INEG(v) as_long((ulong)0 - as_ulong(v))
+#define IADD(a, b) as_long(as_ulong(a) + as_ulong(b))
+#define ISUB(a, b) as_long(as_ulong(a) - as_ulong(b))
+#define IMUL(a, b) as_long(as_ulong(a) * as_ulong(b))
+#define IDIV(a, b) ((b) == -1 ? INEG(a) : (a) / (b))
+#include "graph/elementwise.def"
+#undef EW_DT
+#undef EW_T
+#undef EW_C
+#undef INEG
+#undef IADD
+#undef ISUB
+#undef IMUL
+#undef IDIV
+#define EW_DT b8
+#define EW_T uchar
+#define EW_C uchar
+#include "graph/elementwise.def"
+#undef EW_DT
+#undef EW_T
+#undef EW_C
+#undef EW_EXPR
+#undef EW_LD
+#undef EW_ST
+
+/* ==== Pow with an integer exponent ============================================== */
+
+/* Pow-15, a float32 base and an int32 or int64 exponent: the exponent is
+ * converted to float (exact below 2^24), as pow takes it. The float-float
+ * pair is the Pow row's. */
+#define POW_INT_EXP(s, TB)                                                                       \
+    __kernel void ew_pow_f32_##s##_c(__global const float *a, __global const TB *b, __global float *y, long n) { \
+        long i = get_global_id(0);                                                               \
+        if (i < n) y[i] = pow(a[i], (float)b[i]);                                                \
+    }                                                                                            \
+    __kernel void ew_pow_f32_##s##_s(__global const float *a, long sa, __global const TB *b, long sb, \
+                                     __global float *y, long n) {                                \
+        long i = get_global_id(0);                                                               \
+        if (i < n) y[i] = pow(a[i * sa], (float)b[i * sb]);                                      \
+    }                                                                                            \
+    __kernel void ew_pow_f32_##s##_b(__global const float *a, __global const TB *b, __global float *y, long n, \
+                                     int rank, long8 dims, long8 sa, long8 sb) {                 \
+        long i = get_global_id(0), oa, ob, unused;                                               \
+        if (i >= n) return;                                                                      \
+        ew_offsets(i, rank, dims, sa, sb, sb, &oa, &ob, &unused);                                \
+        y[i] = pow(a[oa], (float)b[ob]);                                                         \
+    }
+POW_INT_EXP(i32, int)
+POW_INT_EXP(i64, long)
 
 /* ==== Where ================================================================= */
 
@@ -131,67 +242,6 @@ WHERE(u8, uchar)
 WHERE(u16, ushort)
 WHERE(u32, uint)
 WHERE(u64, ulong)
-
-/* ==== Unary ops ============================================================= */
-
-/* Sigmoid without overflow: exp of a non-positive number only. */
-float ew_sigmoid(float x) {
-    if (x >= 0) return 1.0f / (1.0f + exp(-x));
-    float e = exp(x);
-    return e / (1.0f + e);
-}
-
-#define U_NEG_F(x, p) (-(x))
-#define U_NEG_I32(x, p) as_int(0u - as_uint(x))
-#define U_NEG_I64(x, p) as_long((ulong)0 - as_ulong(x))
-#define U_ABS_F(x, p) fabs(x)
-#define U_ABS_I32(x, p) ((x) < 0 ? U_NEG_I32(x, p) : (x))
-#define U_ABS_I64(x, p) ((x) < 0 ? U_NEG_I64(x, p) : (x))
-#define U_RELU(x, p) ((x) < 0 ? 0 : (x))
-#define U_LEAKY(x, p) ((x) < 0 ? (p) * (x) : (x))
-#define U_SIGMOID(x, p) ew_sigmoid(x)
-#define U_TANH(x, p) tanh(x)
-#define U_EXP(x, p) exp(x)
-#define U_LOG(x, p) log(x)
-#define U_SQRT(x, p) sqrt(x)
-#define U_ERF(x, p) erf(x)
-
-#define UNARY(name, T, OP)                                                                       \
-    __kernel void ew_##name(__global const T *x, __global T *y, long n, float p) {               \
-        long i = get_global_id(0);                                                               \
-        if (i < n) y[i] = OP(x[i], p);                                                           \
-    }
-
-UNARY(neg_f32, float, U_NEG_F)
-UNARY(neg_i32, int, U_NEG_I32)
-UNARY(neg_i64, long, U_NEG_I64)
-UNARY(abs_f32, float, U_ABS_F)
-UNARY(abs_i32, int, U_ABS_I32)
-UNARY(abs_i64, long, U_ABS_I64)
-UNARY(relu_f32, float, U_RELU)
-UNARY(relu_i32, int, U_RELU)
-UNARY(relu_i64, long, U_RELU)
-UNARY(leakyrelu_f32, float, U_LEAKY)
-UNARY(sigmoid_f32, float, U_SIGMOID)
-UNARY(tanh_f32, float, U_TANH)
-UNARY(exp_f32, float, U_EXP)
-UNARY(log_f32, float, U_LOG)
-UNARY(sqrt_f32, float, U_SQRT)
-UNARY(erf_f32, float, U_ERF)
-
-/* Clip-13: min(max(x, lo), hi), NaN passing through. */
-#define CLIP(s, T)                                                                               \
-    __kernel void ew_clip_##s(__global const T *x, __global T *y, long n, T lo, T hi) {          \
-        long i = get_global_id(0);                                                               \
-        if (i >= n) return;                                                                      \
-        T v = x[i];                                                                              \
-        v = v < lo ? lo : v;                                                                     \
-        y[i] = v > hi ? hi : v;                                                                  \
-    }
-
-CLIP(f32, float)
-CLIP(i32, int)
-CLIP(i64, long)
 
 /* ==== Cast ================================================================== */
 

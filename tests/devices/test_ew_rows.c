@@ -1,0 +1,418 @@
+/* Every row of graph/elementwise.def against an independent reference:
+ * the same op written here in double precision with C's libm (the way
+ * ONNX's reference implementation writes it with numpy), for every dtype of
+ * the row's class, through the loops of every vector ISA this cpu runs
+ * (tgc_cpu_ew_all_loops: sse2 always), on a dense sample of finite values
+ * and on the special ones (NaN, +-inf, +-0, subnormals, the largest and
+ * smallest normals). Then the cpu kernel against the gpu kernel (gpu0; PoCL
+ * where there is no GPU) for every row and dtype the gpu has, through the
+ * registry as the executor calls them, and the ISA choice itself.
+ *
+ * A row without a reference here fails the suite: adding a row means
+ * adding its reference. */
+#include "devices/cpu/ew.h"
+#include "tests/devices/gpu_fixture.h"
+
+#include <float.h>
+#include <stdlib.h>
+
+/* ---- References, in double -------------------------------------------------------- */
+
+/* clip as numpy.clip: below lo becomes lo, then above hi becomes hi; NaN passes. */
+static double ref_clip(double x, double lo, double hi) {
+    if (x != x) return x;
+    x = x < lo ? lo : x;
+    return x > hi ? hi : x;
+}
+
+static double ref_softplus(double x) { return x > 40 ? x : log1p(exp(x)); }
+
+/* Row `id` at x (and y, for binary rows) with parameters p (float rows)
+ * as ONNX defines it; false when the row has no reference yet. */
+static bool ref_float(tgc_ew_op id, double x, double y, const float *p, double *out) {
+    double r;
+    switch (id) {
+    case TGC_EW_Relu: r = x < 0 ? 0 : x; break;
+    case TGC_EW_LeakyRelu: r = x < 0 ? p[0] * x : x; break;
+    case TGC_EW_Sigmoid: r = 1 / (1 + exp(-x)); break;
+    case TGC_EW_Tanh: r = tanh(x); break;
+    case TGC_EW_Elu: r = x < 0 ? p[0] * expm1(x) : x; break;
+    case TGC_EW_Selu: r = x <= 0 ? (double)p[1] * ((double)p[0] * expm1(x)) : (double)p[1] * x; break;
+    case TGC_EW_Celu: r = x != x ? x : fmax(0, x) + fmin(0, p[0] * expm1(x / p[0])); break;
+    case TGC_EW_HardSigmoid: r = ref_clip((double)p[0] * x + p[1], 0, 1); break;
+    case TGC_EW_HardSwish: r = x * ref_clip(x / 6 + 0.5, 0, 1); break;
+    case TGC_EW_Softplus: r = ref_softplus(x); break;
+    case TGC_EW_Softsign: r = x / (1 + fabs(x)); break;
+    case TGC_EW_Mish: r = x * tanh(ref_softplus(x)); break;
+    case TGC_EW_ThresholdedRelu: r = x > p[0] ? x : 0; break;
+    case TGC_EW_Shrink: r = x < -p[1] ? x + p[0] : x > p[1] ? x - p[0] : 0; break;
+    case TGC_EW_Neg: r = -x; break;
+    case TGC_EW_Abs: r = fabs(x); break;
+    case TGC_EW_Reciprocal: r = 1 / x; break;
+    case TGC_EW_Sqrt: r = sqrt(x); break;
+    case TGC_EW_Exp: r = exp(x); break;
+    case TGC_EW_Log: r = log(x); break;
+    case TGC_EW_Erf: r = erf(x); break;
+    case TGC_EW_Clip: r = ref_clip(x, p[0], p[1]); break;
+    case TGC_EW_Sin: r = sin(x); break;
+    case TGC_EW_Cos: r = cos(x); break;
+    case TGC_EW_Tan: r = tan(x); break;
+    case TGC_EW_Asin: r = asin(x); break;
+    case TGC_EW_Acos: r = acos(x); break;
+    case TGC_EW_Atan: r = atan(x); break;
+    case TGC_EW_Sinh: r = sinh(x); break;
+    case TGC_EW_Cosh: r = cosh(x); break;
+    case TGC_EW_Asinh: r = asinh(x); break;
+    case TGC_EW_Acosh: r = acosh(x); break;
+    case TGC_EW_Atanh: r = atanh(x); break;
+    case TGC_EW_Add: r = x + y; break;
+    case TGC_EW_Sub: r = x - y; break;
+    case TGC_EW_Mul: r = x * y; break;
+    case TGC_EW_Div: r = x / y; break;
+    case TGC_EW_Min: r = x != x || y != y ? NAN : fmin(x, y); break;
+    case TGC_EW_Max: r = x != x || y != y ? NAN : fmax(x, y); break;
+    case TGC_EW_Pow: r = pow(x, y); break;
+    case TGC_EW_Equal: r = x == y; break;
+    case TGC_EW_Less: r = x < y; break;
+    case TGC_EW_LessOrEqual: r = x <= y; break;
+    case TGC_EW_Greater: r = x > y; break;
+    case TGC_EW_GreaterOrEqual: r = x >= y; break;
+    default: return false;
+    }
+    *out = r;
+    return true;
+}
+
+/* Integer rows, wrapping in two's complement at `bits` (8 unsigned, 32 or
+ * 64 signed); lo and hi are Clip's bounds. */
+static bool ref_int(tgc_ew_op id, int64_t x, int64_t y, int64_t lo, int64_t hi, int bits, int64_t *out) {
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y, r;
+    switch (id) {
+    case TGC_EW_Relu: r = x < 0 ? 0 : ux; break;
+    case TGC_EW_Neg: r = 0 - ux; break;
+    case TGC_EW_Abs: r = x < 0 ? 0 - ux : ux; break;
+    case TGC_EW_Clip: r = (uint64_t)(x < lo ? (lo > hi ? hi : lo) : x > hi ? hi : x); break;
+    case TGC_EW_Add: r = ux + uy; break;
+    case TGC_EW_Sub: r = ux - uy; break;
+    case TGC_EW_Mul: r = ux * uy; break;
+    case TGC_EW_Div: r = y == -1 ? 0 - ux : (uint64_t)(x / y); break;
+    case TGC_EW_Min: r = (uint64_t)(x < y ? x : y); break;
+    case TGC_EW_Max: r = (uint64_t)(x > y ? x : y); break;
+    case TGC_EW_Equal: r = x == y; break;
+    case TGC_EW_Less: r = x < y; break;
+    case TGC_EW_LessOrEqual: r = x <= y; break;
+    case TGC_EW_Greater: r = x > y; break;
+    case TGC_EW_GreaterOrEqual: r = x >= y; break;
+    default: return false;
+    }
+    if (bits == 8) *out = (int64_t)(r & 0xff);
+    else if (bits == 32) *out = (int64_t)(int32_t)(uint32_t)r;
+    else *out = (int64_t)r;
+    return true;
+}
+
+/* ---- Inputs ------------------------------------------------------------------------- */
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next_u64(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* The special floats every row meets. */
+static const float specials[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f,
+                                 FLT_MIN, -FLT_MIN, 1e-40f, -1e-40f, 1.4e-45f, FLT_MAX, -FLT_MAX, 88.7f,
+                                 -87.5f, 89.0f, -104.0f, 20.0f, -20.0f, 9.0f, -9.0f, 3.0f, -3.0f, 1e-8f};
+
+/* n floats: the specials, then random bit patterns (any value) and
+ * uniform values in [-12, 12] (where the activations bend), alternating. */
+static void float_inputs(float *x, int n) {
+    int ns = (int)(sizeof specials / sizeof specials[0]);
+    for (int i = 0; i < n; i++) {
+        if (i < ns) x[i] = specials[i];
+        else if (i % 2) {
+            uint32_t b = (uint32_t)next_u64();
+            memcpy(&x[i], &b, 4);
+        } else {
+            x[i] = (float)((double)(next_u64() >> 11) / 9007199254740992.0 * 24.0 - 12.0);
+        }
+    }
+}
+
+/* ---- Comparing ------------------------------------------------------------------------- */
+
+/* Distance in units of the last place of `want` rounded to float. */
+static double ulps(double got, double want) {
+    float w = (float)want;
+    if (!isfinite(w)) w = copysignf(FLT_MAX, w);
+    double u = nextafterf(fabsf(w), INFINITY) - fabsf(w);
+    if (u < 1.4e-45) u = 1.4e-45;
+    return fabs(got - want) / u;
+}
+
+/* got (float32 or a float16's value) against the reference: NaN where it
+ * is NaN, the same infinity, else within `tol_ulps` ulps of float32 (of
+ * float16 when half), or an absolute 1e-6 * max(1, |x|): rows computed
+ * as a few float operations lose more than a function's ulps where they
+ * cancel (HardSwish near -3, Selu's two products) and differences that
+ * small mean nothing to the row's meaning, which is what this checks;
+ * each function's own ulp error is bench/bench_ulp's. */
+static bool close_enough(double got, double want, double x, bool half, double tol_ulps) {
+    if (want != want) return got != got;
+    if (isinf(want)) return got == want || (half && fabs(want) > 65504 && isinf(got));
+    if (got != got) return false;
+    double err = fabs(got - want);
+    if (err <= 1e-6 * fmax(1.0, fabs(x))) return true;
+    if (half) {
+        if (fabs(want) > 65520) return isinf(got) && (got > 0) == (want > 0);
+        return err <= fmax(fabs(want) * 0x1p-10, 0x1p-24); /* 1 ulp of float16 (and the subnormal step) */
+    }
+    return ulps(got, want) <= tol_ulps;
+}
+
+/* The most ulps a row may be from the double reference in float32: 4 for
+ * one function (SLEEF's u35 is 3.5), more for rows that chain two. */
+static double row_tolerance(tgc_ew_op id) {
+    switch (id) {
+    case TGC_EW_Mish:
+    case TGC_EW_Celu:
+    case TGC_EW_Selu:
+    case TGC_EW_Elu: return 8;
+    default: return 4;
+    }
+}
+
+/* ---- Every row, dtype and ISA against the reference --------------------------------------- */
+
+#define N_VALUES 4096
+
+/* The row's parameters: its defaults, or (alt) other values in range. */
+static void row_params(const tgc_ew_row *r, bool alt, tgc_ew_params *p) {
+    memset(p, 0, sizeof *p);
+    for (int k = 0; k < r->n_attrs; k++) p->f[k] = alt ? r->attr_defaults[k] * 1.5f + 0.25f : r->attr_defaults[k];
+    if (tgc_ew_id(r) == TGC_EW_Clip) {
+        p->f[0] = alt ? 2.0f : -1.5f;
+        p->f[1] = alt ? 1.0f : 0.75f; /* alt: lo > hi, everything becomes hi */
+    }
+}
+
+/* float32 and float16 through loops l; returns mismatches (reported). */
+static int check_float_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype dt, bool alt) {
+    tgc_ew_op id = tgc_ew_id(r);
+    static float xa[N_VALUES], xb[N_VALUES];
+    static uint16_t ha[N_VALUES], hb[N_VALUES];
+    static unsigned char y[N_VALUES * 4];
+    float_inputs(xa, N_VALUES);
+    float_inputs(xb, N_VALUES);
+    /* the second operand: a few rotations of the first, so specials meet specials */
+    for (int i = 0; i < N_VALUES; i++)
+        if (i % 3 == 0) xb[i] = xa[(i * 7 + 5) % N_VALUES];
+    bool half = dt == TGC_FLOAT16;
+    for (int i = 0; i < N_VALUES && half; i++) {
+        ha[i] = tgc_float_to_half(xa[i]);
+        hb[i] = tgc_float_to_half(xb[i]);
+        xa[i] = tgc_half_to_float(ha[i]);
+        xb[i] = tgc_half_to_float(hb[i]);
+    }
+    tgc_ew_params p;
+    row_params(r, alt, &p);
+    /* odd lengths: every tail of a vector */
+    int n = N_VALUES - 3;
+    if (r->arity == 1) l->unary[id][dt](n, half ? (void *)ha : (void *)xa, y, &p);
+    else l->binary[id][dt](n, half ? (void *)ha : (void *)xa, 1, half ? (void *)hb : (void *)xb, 1, y, &p);
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        double want = 0, got;
+        CU_ASSERT_FATAL(ref_float(id, xa[i], xb[i], p.f, &want));
+        if (r->bool_out) {
+            got = y[i];
+            if (got != want && bad++ < 3)
+                fprintf(stderr, "\n  %s %s %s: (%a, %a) gave %g, want %g", l->isa, r->op, tgc_dtype_name(dt),
+                        xa[i], xb[i], got, want);
+            continue;
+        }
+        want = (float)want; /* the float nearest the exact value (overflow: inf) */
+        if (half) {
+            uint16_t h;
+            memcpy(&h, y + 2 * i, 2);
+            got = tgc_half_to_float(h);
+        } else {
+            float f;
+            memcpy(&f, y + 4 * i, 4);
+            got = f;
+        }
+        if (!close_enough(got, want, xa[i], half, row_tolerance(id)) && bad++ < 3)
+            fprintf(stderr, "\n  %s %s %s%s: x %a (%.9g), y %a gave %.9g, want %.9g", l->isa, r->op,
+                    tgc_dtype_name(dt), alt ? " (other parameters)" : "", xa[i], xa[i], xb[i], got, want);
+    }
+    return bad;
+}
+
+/* int32, int64, uint8 and bool (0 or 1) through loops l. */
+static int check_int_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype dt) {
+    tgc_ew_op id = tgc_ew_id(r);
+    int bits = dt == TGC_INT32 ? 32 : dt == TGC_INT64 ? 64 : 8;
+    size_t es = tgc_dtype_size(dt);
+    static int64_t a[N_VALUES], b[N_VALUES];
+    static unsigned char pa[N_VALUES * 8], pb[N_VALUES * 8], y[N_VALUES * 8];
+    const int64_t edges[] = {0, 1, -1, 2, -2, 7, 100, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, 255, 128};
+    for (int i = 0; i < N_VALUES; i++) {
+        a[i] = i < 13 ? edges[i] : (int64_t)next_u64() >> (next_u64() % 64);
+        b[i] = i < 13 ? edges[(i * 5 + 3) % 13] : (int64_t)next_u64() >> (next_u64() % 64);
+        if (i % 5 == 0) b[i] = a[i];
+        if (dt == TGC_BOOL) a[i] &= 1, b[i] &= 1;
+        else if (bits == 8) a[i] &= 0xff, b[i] &= 0xff;
+        else if (bits == 32) a[i] = (int32_t)a[i], b[i] = (int32_t)b[i];
+        if (id == TGC_EW_Div && b[i] == 0) b[i] = 3;
+        memcpy(pa + (size_t)i * es, &a[i], es); /* little-endian: the low bytes */
+        memcpy(pb + (size_t)i * es, &b[i], es);
+    }
+    tgc_ew_params p = {.i = {-1000, 1000000}};
+    if (bits == 8) p.i[0] = 3, p.i[1] = 200;
+    int n = N_VALUES - 5;
+    if (r->arity == 1) l->unary[id][dt](n, pa, y, &p);
+    else l->binary[id][dt](n, pa, 1, pb, 1, y, &p);
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t want = 0, got = 0;
+        CU_ASSERT_FATAL(ref_int(id, a[i], b[i], p.i[0], p.i[1], bits, &want));
+        if (r->bool_out) got = y[i];
+        else if (bits == 8) got = y[i];
+        else if (bits == 32) {
+            int32_t v;
+            memcpy(&v, y + 4 * i, 4);
+            got = v;
+        } else {
+            memcpy(&got, y + 8 * i, 8);
+        }
+        if (got != want && bad++ < 3)
+            fprintf(stderr, "\n  %s %s %s: (%lld, %lld) gave %lld, want %lld", l->isa, r->op, tgc_dtype_name(dt),
+                    (long long)a[i], (long long)b[i], (long long)got, (long long)want);
+    }
+    return bad;
+}
+
+static void test_rows_against_reference(void) {
+    int n_isas;
+    const tgc_ew_loops *const *isas = tgc_cpu_ew_all_loops(&n_isas);
+    CU_ASSERT_FATAL(n_isas >= 1);
+    int checked = 0;
+    for (int k = 0; k < n_isas; k++) {
+        for (int id = 0; id < TGC_EW_COUNT; id++) {
+            const tgc_ew_row *r = &tgc_ew_rows[id];
+            double probe;
+            if (!ref_float((tgc_ew_op)id, 1, 1, (float[3]){1, 1, 1}, &probe)) {
+                fprintf(stderr, "\n  row %s has no reference in this test\n", r->op);
+                CU_FAIL("a row without a reference");
+                continue;
+            }
+            for (int dt = 0; dt < TGC_DTYPE_COUNT; dt++) {
+                bool has = r->dtypes >> dt & 1u;
+                void *fn = r->arity == 1 ? (void *)isas[k]->unary[id][dt] : (void *)isas[k]->binary[id][dt];
+                CU_ASSERT_EQUAL(fn != NULL, has); /* exactly the row's class */
+                if (!has || fn == NULL) continue;
+                int bad;
+                if (dt == TGC_FLOAT32 || dt == TGC_FLOAT16)
+                    bad = check_float_row(isas[k], r, (tgc_dtype)dt, false) +
+                          (r->n_attrs > 0 || id == TGC_EW_Clip ? check_float_row(isas[k], r, (tgc_dtype)dt, true) : 0);
+                else bad = check_int_row(isas[k], r, (tgc_dtype)dt);
+                CU_ASSERT_EQUAL(bad, 0);
+                checked++;
+            }
+        }
+    }
+    printf("\n  %d (row, dtype, ISA) loops checked over %d ISAs (widest %s)\n", checked, n_isas,
+           isas[n_isas - 1]->isa);
+}
+
+/* ---- The ISA choice ------------------------------------------------------------------- */
+
+static void test_isa_choice(void) {
+    int n;
+    const tgc_ew_loops *const *isas = tgc_cpu_ew_all_loops(&n);
+    const tgc_ew_loops *l = tgc_cpu_ew_loops();
+    const char *cap = getenv("TGC_CPU_ISA");
+    bool capped = false;
+    for (int i = 0; cap != NULL && i < n; i++) capped = capped || strcmp(cap, isas[i]->isa) == 0;
+    /* the widest this cpu runs, unless TGC_CPU_ISA names a narrower one */
+    CU_ASSERT_STRING_EQUAL(l->isa, capped ? cap : isas[n - 1]->isa);
+    CU_ASSERT_STRING_EQUAL(isas[0]->isa, "sse2");
+    CU_ASSERT_EQUAL(isas[0]->lanes, 4);
+    for (int i = 1; i < n; i++) CU_ASSERT_EQUAL(isas[i]->lanes, isas[i - 1]->lanes * 2);
+    printf("\n  loops in use: %s (%d float lanes)%s\n", l->isa, l->lanes, capped ? ", capped by TGC_CPU_ISA" : "");
+}
+
+/* ---- cpu against gpu0, every row and dtype the gpu has ---------------------------------------- */
+
+/* Where a row's random inputs are drawn from (floats): the domain where
+ * both devices are defined and well conditioned. */
+static void row_domain(tgc_ew_op id, int input, double *lo, double *hi) {
+    *lo = -4;
+    *hi = 4;
+    switch (id) {
+    case TGC_EW_Log:
+    case TGC_EW_Sqrt: *lo = 0.01, *hi = 8; break;
+    case TGC_EW_Acosh: *lo = 1, *hi = 8; break;
+    case TGC_EW_Asin:
+    case TGC_EW_Acos:
+    case TGC_EW_Atanh: *lo = -0.99, *hi = 0.99; break;
+    case TGC_EW_Tan: *lo = -1.4, *hi = 1.4; break;
+    case TGC_EW_Pow:
+        if (input == 0) *lo = 0.1, *hi = 3;
+        else *lo = -3, *hi = 3;
+        break;
+    case TGC_EW_Div:
+    case TGC_EW_Reciprocal:
+        if (input == 1 || id == TGC_EW_Reciprocal) *lo = 0.25, *hi = 4;
+        break;
+    default: break;
+    }
+}
+
+static void test_rows_cpu_vs_gpu(void) {
+    gk_dev d;
+    if (!gk_open(&d)) return;
+    int cases = 0;
+    const int64_t dims[2] = {3, 67}, bdims[1] = {67};
+    for (int id = 0; id < TGC_EW_COUNT; id++) {
+        const tgc_ew_row *r = &tgc_ew_rows[id];
+        for (int dt = 0; dt < TGC_DTYPE_COUNT; dt++) {
+            if (!(r->dtypes >> dt & 1u) || gk_gpu_find(r->op, (tgc_dtype)dt) == NULL) continue;
+            for (int bcast = 0; bcast < (r->arity == 2 ? 2 : 1); bcast++) {
+                gk_case k;
+                gk_begin(&k, &d, r->op);
+                k.tol = dt == TGC_FLOAT16 ? 2e-3 : 1e-5;
+                for (int i = 0; i < r->arity; i++) {
+                    double lo, hi;
+                    row_domain((tgc_ew_op)id, i, &lo, &hi);
+                    bool ints = dt != TGC_FLOAT32 && dt != TGC_FLOAT16;
+                    if (ints && id == TGC_EW_Div && i == 1) lo = 1, hi = 50;
+                    else if (ints) lo = -100, hi = 100;
+                    if (dt == TGC_BOOL) lo = 0, hi = 1;
+                    bool second_bcast = bcast && i == 1;
+                    gk_in_range(&k, (tgc_dtype)dt, second_bcast ? 1 : 2, second_bcast ? bdims : dims, lo, hi);
+                }
+                if (id == TGC_EW_Clip) {
+                    const int64_t one = 1;
+                    double lo = -0.5, hi = 1.5;
+                    gk_in_range(&k, (tgc_dtype)dt, 0, &one, lo, lo);
+                    gk_in_range(&k, (tgc_dtype)dt, 0, &one, hi, hi);
+                }
+                for (int a = 0; a < r->n_attrs; a++) gk_attr(&k, GK_FLOAT(r->attr_names[a], r->attr_defaults[a] * 1.25f));
+                gk_out(&k, r->bool_out ? TGC_BOOL : (tgc_dtype)dt, 2, dims);
+                gk_run(&k);
+                gk_end(&k);
+                cases++;
+            }
+        }
+    }
+    printf("\n  %d (row, dtype, broadcast) cases: cpu and gpu0 agree\n", cases);
+    gk_close(&d);
+}
+
+TGC_TEST_MAIN("ew_rows",
+              {"rows against reference", test_rows_against_reference},
+              {"isa choice", test_isa_choice},
+              {"rows cpu vs gpu", test_rows_cpu_vs_gpu})
