@@ -49,6 +49,10 @@ typedef struct tgc_ew_loops {
     int lanes;       /* float32 lanes of a vector */
     tgc_ew_unary_fn unary[TGC_EW_COUNT][TGC_DTYPE_COUNT];
     tgc_ew_binary_fn binary[TGC_EW_COUNT][TGC_DTYPE_COUNT];
+    /* Cast's float16 <-> float32 conversions of n elements (F16C where the
+     * ISA has it; rounding to nearest even); x and y must not overlap. */
+    void (*half_to_float)(int64_t n, const uint16_t *x, float *y);
+    void (*float_to_half)(int64_t n, const float *x, uint16_t *y);
 } tgc_ew_loops;
 
 /* The loops of the chosen ISA (see above). Thread-safe; never NULL. */

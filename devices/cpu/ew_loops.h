@@ -124,6 +124,20 @@ typedef uint8_t ew_vu8 __attribute__((vector_size(TGC_VBYTES)));
 #include "devices/cpu/ew_dtype.h"
 #undef EW_DT
 
+/* ---- float16 <-> float32 ---------------------------------------------------------- */
+
+static void ew_half_to_float(int64_t n, const uint16_t *x, float *y) {
+    int64_t i = 0;
+    for (; i + TGC_VLANES <= n; i += TGC_VLANES) tgc_vf_store(y + i, tgc_vf_load_half(x + i));
+    for (; i < n; i++) y[i] = tgc_half_to_float(x[i]);
+}
+
+static void ew_float_to_half(int64_t n, const float *x, uint16_t *y) {
+    int64_t i = 0;
+    for (; i + TGC_VLANES <= n; i += TGC_VLANES) tgc_vf_store_half(y + i, tgc_vf_load(x + i));
+    for (; i < n; i++) y[i] = tgc_float_to_half(x[i]);
+}
+
 /* ---- The table ---------------------------------------------------------------- */
 
 /* [TGC_EW_<Op>][dtype] = ew_<Op>_<dt> where the row's class has the dtype. */
@@ -154,4 +168,6 @@ const tgc_ew_loops EW_CAT(tgc_ew_loops_, TGC_EW_ISA) = {
 #undef EW_UNARY
 #undef EW_BINARY
     },
+    .half_to_float = ew_half_to_float,
+    .float_to_half = ew_float_to_half,
 };

@@ -359,15 +359,24 @@ static tgc_status k_pow(tgc_kernel_ctx *c) {
 typedef void (*row3_fn)(int64_t n, const uint8_t *c, int64_t sc, const void *x, int64_t sx, const void *z,
                         int64_t sz, void *y);
 
+/* Branch-free: the condition byte becomes a mask of T's width (all ones
+ * or zero) that blends x and z, which the compiler turns into vector
+ * compare-and-blend. T is an unsigned type of the element's size. */
 #define ROW3_BODY(T, R)                                                                          \
     const uint8_t *R cond = pc;                                                                  \
     const T *R x = px;                                                                           \
     const T *R z = pz;                                                                           \
     T *R y = py;                                                                                 \
     if (sc && sx && sz)                                                                          \
-        for (int64_t i = 0; i < n; i++) y[i] = cond[i] ? x[i] : z[i];                            \
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            T m = (T)((T)0 - (T)(cond[i] != 0));                                                 \
+            y[i] = (T)((x[i] & m) | (z[i] & (T)~m));                                             \
+        }                                                                                        \
     else                                                                                         \
-        for (int64_t i = 0; i < n; i++) y[i] = cond[i * sc] ? x[i * sx] : z[i * sz];
+        for (int64_t i = 0; i < n; i++) {                                                        \
+            T m = (T)((T)0 - (T)(cond[i * sc] != 0));                                            \
+            y[i] = (T)((x[i * sx] & m) | (z[i * sz] & (T)~m));                                   \
+        }
 
 #define DEF_WHERE(name, T)                                                                       \
     static void name##_fast(int64_t n, const uint8_t *pc, int64_t sc, const void *px, int64_t sx, \
@@ -426,7 +435,9 @@ static tgc_status k_where(tgc_kernel_ctx *c) {
  *                         astype gives in ONNX's reference on x86);
  *   int -> narrower int   modulo 2^bits (two's complement), as numpy;
  *   any -> bool           x != 0 (NaN is true); bool -> any: 0 or 1;
- *   -> float16            rounded to nearest even (support/half.h).
+ *   -> float16            rounded to nearest even (support/half.h; float32
+ *                         <-> float16 through the ISA's vector conversion,
+ *                         F16C, where it has one: devices/cpu/ew.h).
  * Loops run backwards when the output widens and overlaps the input (a
  * forwarded buffer), so no element is overwritten before it is read. */
 typedef void (*cast_fn)(int64_t n, const void *x, void *y, bool backwards);
@@ -504,8 +515,11 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
         copy_value(&c->outputs[0], x);
         return TGC_OK;
     }
-    bool backwards = tgc_cpu_ew_overlap(x, y) && tgc_dtype_size(dt) > tgc_dtype_size(x->dtype);
-    cast_fns[x->dtype][dt](n, data_of(x), tgc_buffer_host_ptr(y->buf), backwards);
+    bool overlap = tgc_cpu_ew_overlap(x, y), backwards = overlap && tgc_dtype_size(dt) > tgc_dtype_size(x->dtype);
+    const tgc_ew_loops *l = tgc_cpu_ew_loops();
+    if (!overlap && x->dtype == TGC_FLOAT16 && dt == TGC_FLOAT32) l->half_to_float(n, data_of(x), tgc_buffer_host_ptr(y->buf));
+    else if (!overlap && x->dtype == TGC_FLOAT32 && dt == TGC_FLOAT16) l->float_to_half(n, data_of(x), tgc_buffer_host_ptr(y->buf));
+    else cast_fns[x->dtype][dt](n, data_of(x), tgc_buffer_host_ptr(y->buf), backwards);
     return TGC_OK;
 }
 

@@ -327,6 +327,40 @@ static void test_rows_against_reference(void) {
            isas[n_isas - 1]->isa);
 }
 
+/* ---- float16 conversions (Cast) -------------------------------------------------------- */
+
+/* Every float16 to float32 and back, and a float32 sample to float16,
+ * through each ISA's conversions against support/half.h's (round to
+ * nearest even): the same values, NaN for NaN. */
+static void test_half_conversions(void) {
+    int n_isas;
+    const tgc_ew_loops *const *isas = tgc_cpu_ew_all_loops(&n_isas);
+    static uint16_t h[65536], h2[N_VALUES];
+    static float f[65536], g[N_VALUES];
+    for (int i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+    float_inputs(g, N_VALUES);
+    for (int i = 0; i < N_VALUES / 2; i++) /* halfway cases and values near float16's range */
+        g[i] = tgc_half_to_float((uint16_t)next_u64()) * (1.0f + (float)(i % 3) * 0x1p-11f);
+    for (int k = 0; k < n_isas; k++) {
+        int bad = 0;
+        isas[k]->half_to_float(65536 - 1, h, f);
+        for (int i = 0; i < 65536 - 1; i++) {
+            float want = tgc_half_to_float(h[i]);
+            if (!(want == f[i] ? signbit(want) == signbit(f[i]) : want != want && f[i] != f[i]) && bad++ < 3)
+                fprintf(stderr, "\n  %s half_to_float(0x%04x) = %a, want %a", isas[k]->isa, h[i], f[i], want);
+        }
+        isas[k]->float_to_half(N_VALUES - 1, g, h2);
+        for (int i = 0; i < N_VALUES - 1; i++) {
+            uint16_t want = tgc_float_to_half(g[i]);
+            bool nan = (want & 0x7c00) == 0x7c00 && (want & 0x3ff);
+            bool got_nan = (h2[i] & 0x7c00) == 0x7c00 && (h2[i] & 0x3ff);
+            if (!(nan ? got_nan : h2[i] == want) && bad++ < 3)
+                fprintf(stderr, "\n  %s float_to_half(%a) = 0x%04x, want 0x%04x", isas[k]->isa, g[i], h2[i], want);
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+}
+
 /* ---- The ISA choice ------------------------------------------------------------------- */
 
 static void test_isa_choice(void) {
@@ -414,5 +448,6 @@ static void test_rows_cpu_vs_gpu(void) {
 
 TGC_TEST_MAIN("ew_rows",
               {"rows against reference", test_rows_against_reference},
+              {"half conversions", test_half_conversions},
               {"isa choice", test_isa_choice},
               {"rows cpu vs gpu", test_rows_cpu_vs_gpu})
