@@ -5,7 +5,7 @@
  *     ReduceMax-13     axes attribute, keepdims; float32 int32 int64 uint8
  *     ArgMax-13        axis, keepdims, select_last_point_index; int64 output
  *     Softmax-13, LogSoftmax-13   along `axis` (default -1) alone; float32;
- *                      exp from fast_exp.h, rows split over the pool
+ *                      exp from the Exp row, rows split over the pool
  * and tgc_cpu_kernels_reduce[], the list the registry reads.
  *
  * A reduction walks its input with the broadcasting iterator (broadcast.h)
@@ -16,7 +16,7 @@
  * its input and attributes and fails, never writes, when the executor's
  * differs. */
 #include "devices/cpu/broadcast.h"
-#include "devices/cpu/fast_exp.h"
+#include "devices/cpu/ew.h"
 #include "devices/cpu/row_sum.h"
 #include "devices/reduce_axes.h"
 
@@ -269,9 +269,13 @@ static float row_max(const float *x, int64_t n) {
 }
 
 
-/* e[k] = exp(x[k] - m) for k < n, vectorized (fast_exp.h). */
+/* v[k] = exp(v[k]) for k < n, through the Exp row's vector loop. */
+static void exp_in_place(float *v, int64_t n) { tgc_cpu_ew_loops()->unary[TGC_EW_Exp][TGC_FLOAT32](n, v, v, NULL); }
+
+/* e[k] = exp(x[k] - m) for k < n (e may be x). */
 static void row_exp(const float *x, float m, float *e, int64_t n) {
-    for (int64_t k = 0; k < n; k++) e[k] = tgc_cpu_fast_expf(x[k] - m);
+    for (int64_t k = 0; k < n; k++) e[k] = x[k] - m;
+    exp_in_place(e, n);
 }
 
 /* One piece of a softmax: rows [lo, hi) of the last axis (inner == 1), or
@@ -327,15 +331,12 @@ static void softmax_blocks(const softmax_job *j, int64_t lo, int64_t hi) {
             }
         for (int64_t k = 0; k < n; k++) {
             const float *xk = xo + k * inner;
-            float *yk = yo + k * inner;
-            if (j->log_out) /* y may be x: keep x */
-                for (int64_t c = 0; c < nb; c++) s[c] += tgc_cpu_fast_expf(xk[c] - m[c]);
-            else
-                for (int64_t c = 0; c < nb; c++) {
-                    float e = tgc_cpu_fast_expf(xk[c] - m[c]);
-                    yk[c] = e;
-                    s[c] += e;
-                }
+            float *yk = yo + k * inner, e[SOFTMAX_BLOCK];
+            for (int64_t c = 0; c < nb; c++) e[c] = xk[c] - m[c];
+            exp_in_place(e, nb);
+            for (int64_t c = 0; c < nb; c++) s[c] += e[c];
+            if (!j->log_out) /* log: y may be x, keep x */
+                memcpy(yk, e, (size_t)nb * sizeof *e);
         }
         if (j->log_out) {
             for (int64_t c = 0; c < nb; c++) s[c] = log(s[c]);
@@ -367,8 +368,8 @@ static void softmax_piece(void *arg, int64_t i, int slot) {
 /* Softmax-13 (log: LogSoftmax-13) of x [outer, n, inner] along n, n > 0:
  *     y = exp(x - max) / sum(exp(x - max))
  *     y = (x - max) - log(sum(exp(x - max)))
- * subtracting the maximum so exp never overflows; exp is fast_exp.h's
- * (within 1 ulp of the exact exp), sums in double. In place is safe: x[k]
+ * subtracting the maximum so exp never overflows; exp is the Exp row's
+ * (devices/cpu/vmath.h, within 1 ulp of the exact exp), sums in double. In place is safe: x[k]
  * is read before y[k] is written, and the last pass reads only y (softmax)
  * or the same x[k] (log). A row holding NaN becomes NaN. Rows (or blocks of
  * columns) are split over `pool` in pieces of about SOFTMAX_PIECE_ELEMS
