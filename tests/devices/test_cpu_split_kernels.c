@@ -7,12 +7,14 @@
  *   - Softmax and LogSoftmax over the last axis and over a middle one
  *     (column blocks), with NaN and -inf in rows;
  *   - LayerNormalization with an odd row length, Scale and B read in place;
- *   - Add with broadcasting (rows cut by pieces), Mul in place, Relu;
+ *   - Add with broadcasting (rows cut by pieces), Mul in place, Relu, every
+ *     unary row of graph/elementwise.def in place;
  *   - Transpose (2-D blocks, rows, one merged row) and Slice;
  *   - batched MatMul of small products (several per piece, B broadcast);
  *   - Gemm with C [N], [M, 1] and a scalar, filled block by block. */
 #include "tests/devices/kernel_fixture_nn.h"
 
+#include "graph/elementwise.h"
 #include "support/thread_pool.h"
 
 #include <cblas.h>
@@ -267,6 +269,21 @@ static void test_mul_in_place_and_relu(void) {
     free(y);
 }
 
+/* Every float32 unary row of graph/elementwise.def (its default
+ * attributes; Clip without bounds) over 100003 elements: alone and over a
+ * pool, in place, the same bits (values are test_ew_rows.c's). */
+static void test_every_unary_row(void) {
+    int64_t n = 100003;
+    float *x = random_floats(n, 43, 4.0f), *y = malloc((size_t)n * sizeof *y);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    binary_arg arg = {x, x, 1, 0, 1, {n}, {0}, {n}};
+    for (int id = 0; id < TGC_EW_COUNT; id++)
+        if (tgc_ew_rows[id].arity == 1 && (tgc_ew_rows[id].dtypes & (1u << TGC_FLOAT32)))
+            run_both(tgc_ew_rows[id].op, unary_setup, &arg, true, y, n);
+    free(x);
+    free(y);
+}
+
 /* ---- Transpose, Slice --------------------------------------------------------- */
 
 typedef struct move_arg {
@@ -432,6 +449,7 @@ TGC_TEST_MAIN("cpu split kernels", {"softmax and log-softmax", test_softmax},
               {"layer normalization checks full-size Scale and B", test_layer_norm_checks_full_size_params},
               {"add with broadcasting", test_add_broadcast},
               {"mul in place, relu", test_mul_in_place_and_relu},
+              {"every unary row, alone and over a pool", test_every_unary_row},
               {"transpose and slice", test_transpose_and_slice},
               {"batched matmul", test_batched_matmul},
               {"gemm with a bias", test_gemm_bias_split})
