@@ -11,7 +11,8 @@
  * loop reads each vector before it writes it; other overlaps are not
  * allowed. Every element is computed by the same lane arithmetic wherever
  * it falls in a vector, so the bits never depend on how the caller cuts
- * the work.
+ * the work. p gives the row's parameters (P0..P2); NULL means all zero
+ * (rows without parameters).
  *
  * The ISA is chosen once, at the first call: the widest of avx512
  * (AVX-512 F/BW/VL/DQ with FMA and F16C), avx2 (with FMA and F16C) and

@@ -16,7 +16,7 @@
 /* ---- float32, and float16 computed in float32 --------------------------------- */
 #define EW_V tgc_vf
 #define EW_N TGC_VLANES
-#define EW_PARAM(p, k) tgc_vf_splat((p)->f[k])
+#define EW_PARAM(p, k) tgc_vf_splat((p) != NULL ? (p)->f[k] : 0.0f)
 /* Broadcasts a float or passes a vector: -0 + v is v for every v. */
 #define EW_AS_V(v) (-(tgc_vf){0} + (v))
 #define SEL(m, t, f) tgc_vsel((m), EW_AS_V(t), EW_AS_V(f))
@@ -81,7 +81,7 @@ static inline tgc_vf ew_load_part_f16(const uint16_t *p, int64_t k) {
 #define EW_V ew_vu8
 #endif
 #define EW_N ((int)(TGC_VBYTES / sizeof(EW_T)))
-#define EW_PARAM(p, k) ((EW_V){0} + (EW_T)(p)->i[k])
+#define EW_PARAM(p, k) ((EW_V){0} + (EW_T)((p) != NULL ? (p)->i[k] : 0))
 #define EW_AS_V(v) ((EW_V){0} + (v))
 /* A comparison's mask has the lanes' width; cast, it is all ones or zero. */
 #define SEL(m, t, f) (((EW_V)(m) & EW_AS_V(t)) | (~(EW_V)(m) & EW_AS_V(f)))
