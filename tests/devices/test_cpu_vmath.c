@@ -5,10 +5,11 @@
  * special values bit for bit: NaN, +-inf, signed zeros, subnormal inputs,
  * the overflow and underflow edges, poles and domain edges.
  *
- * Built twice by tests/CMakeLists.txt: as baseline code (SSE2, 4 lanes)
- * and with -mavx512f ... (16 lanes); the second reports itself skipped
- * (exit 77) on a cpu without avx512f. The full sweep over all 2^32 inputs
- * is bench/bench_ulp.c. */
+ * Built twice by tests/CMakeLists.txt: as baseline code (SSE2, 4 lanes,
+ * no FMA) and with -mavx512f ... -mfma (16 lanes, fused multiply-adds:
+ * slightly different bits, the same bound); the second reports itself
+ * skipped (exit 77) on a cpu without avx512f. The full sweep over all 2^32
+ * inputs is bench/bench_ulp.c. */
 #include "tests/harness.h"
 
 #include "devices/cpu/vmath.h"
@@ -355,11 +356,22 @@ static void test_special_hyperbolic(void) {
     EXPECT(tgc_vasinh, NAN, NAN);
     CU_ASSERT(ulp_error(ev(tgc_vasinh, -FLT_MAX), asinh(-(double)FLT_MAX)) <= VMATH_MAX_ULP);
     CU_ASSERT(ulp_error(ev(tgc_vasinh, 0x1p64f), asinh(0x1p64)) <= VMATH_MAX_ULP);
+    EXPECT(tgc_vasinh, 0.0f, 0.0f);
+    EXPECT(tgc_vasinh, INFINITY, INFINITY);
+    EXPECT(tgc_vasinh, DENORM, DENORM);
+    EXPECT(tgc_vasinh, -DENORM_BIG, -DENORM_BIG);
+    CU_ASSERT(ulp_error(ev(tgc_vasinh, 4096.0f), asinh(4096.0)) <= VMATH_MAX_ULP); /* the split */
+    CU_ASSERT(ulp_error(ev(tgc_vasinh, -4096.0005f), asinh((double)-4096.0005f)) <= VMATH_MAX_ULP);
     EXPECT(tgc_vacosh, 1.0f, 0.0f);
     EXPECT(tgc_vacosh, 0.5f, NAN);
     EXPECT(tgc_vacosh, -INFINITY, NAN);
     EXPECT(tgc_vacosh, INFINITY, INFINITY);
     CU_ASSERT(ulp_error(ev(tgc_vacosh, FLT_MAX), acosh((double)FLT_MAX)) <= VMATH_MAX_ULP);
+    EXPECT(tgc_vacosh, 0.99999994f, NAN);
+    EXPECT(tgc_vacosh, NAN, NAN);
+    CU_ASSERT(ulp_error(ev(tgc_vacosh, 1.00000012f), acosh((double)1.00000012f)) <= VMATH_MAX_ULP);
+    CU_ASSERT(ulp_error(ev(tgc_vacosh, 4096.0f), acosh(4096.0)) <= VMATH_MAX_ULP); /* the split */
+    CU_ASSERT(ulp_error(ev(tgc_vacosh, 4096.0005f), acosh((double)4096.0005f)) <= VMATH_MAX_ULP);
     EXPECT(tgc_vatanh, 1.0f, INFINITY);
     EXPECT(tgc_vatanh, -1.0f, -INFINITY);
     EXPECT(tgc_vatanh, -0.0f, -0.0f);
