@@ -123,9 +123,24 @@ static inline EW_V EW_CAT(ew_load_part_, EW_DT)(const EW_T *p, int64_t k) {
         memcpy((q), t_, (size_t)(k) * sizeof(EW_T));                                             \
     } while (0)
 
-/* A BOOL row's lanes as bytes. */
-typedef int8_t EW_CAT(ew_bool_lanes_, EW_DT) __attribute__((vector_size(EW_N)));
-#define ew_bool_lanes EW_CAT(ew_bool_lanes_, EW_DT)
+/* A BOOL row's mask as EW_N bytes of 0 or 1 at q: 32-bit lanes pack
+ * (simd.h), byte lanes are bytes already, 64-bit lanes convert. */
+#if EW_DT_ID <= 3
+#define EW_MASK_BYTES(q, m) tgc_vi_store_bool((q), (m))
+#elif EW_DT_ID == 4
+typedef int8_t ew_bool_lanes_i64 __attribute__((vector_size(EW_N)));
+#define EW_MASK_BYTES(q, m)                                                                      \
+    do {                                                                                         \
+        ew_bool_lanes_i64 b_ = __builtin_convertvector((m), ew_bool_lanes_i64) & 1;              \
+        memcpy((q), &b_, sizeof b_);                                                             \
+    } while (0)
+#else
+#define EW_MASK_BYTES(q, m)                                                                      \
+    do {                                                                                         \
+        ew_vu8 b_ = (ew_vu8)(m) & 1;                                                             \
+        memcpy((q), &b_, sizeof b_);                                                             \
+    } while (0)
+#endif
 
 /* ---- The rows that have this dtype ------------------------------------------------ */
 
@@ -153,7 +168,7 @@ typedef int8_t EW_CAT(ew_bool_lanes_, EW_DT) __attribute__((vector_size(EW_N)));
 #undef EW_LOAD_SPLAT
 #undef EW_STORE
 #undef EW_STORE_N
-#undef ew_bool_lanes
+#undef EW_MASK_BYTES
 #undef SEL
 #undef ISNAN
 #undef ABS

@@ -88,16 +88,14 @@ typedef uint8_t ew_vu8 __attribute__((vector_size(TGC_VBYTES)));
         }                                                                                        \
     }
 
-/* Stores of a BOOL row: a mask's lanes as bytes of 0 or 1. */
-#define EW_STORE_MASK(q, m)                                                                      \
-    do {                                                                                         \
-        ew_bool_lanes b_ = __builtin_convertvector((m), ew_bool_lanes) & 1;                      \
-        memcpy((q), &b_, sizeof b_);                                                             \
-    } while (0)
+/* Stores of a BOOL row: a mask's lanes as bytes of 0 or 1 (EW_MASK_BYTES,
+ * per dtype in ew_dtype.h). */
+#define EW_STORE_MASK(q, m) EW_MASK_BYTES((q), (m))
 #define EW_STORE_MASK_N(q, k, m)                                                                 \
     do {                                                                                         \
-        ew_bool_lanes b_ = __builtin_convertvector((m), ew_bool_lanes) & 1;                      \
-        memcpy((q), &b_, (size_t)(k));                                                           \
+        uint8_t t_[TGC_VBYTES];                                                                  \
+        EW_MASK_BYTES(t_, (m));                                                                  \
+        memcpy((q), t_, (size_t)(k));                                                            \
     } while (0)
 
 #define EW_OUT_LOOP_SAME(op, expr, LOOP) LOOP(op, expr, EW_STORE, EW_STORE_N, EW_T)

@@ -113,6 +113,23 @@ static inline tgc_vf tgc_vsqrt(tgc_vf x) {
 #endif
 }
 
+/* Stores a mask's TGC_VLANES lanes (each all ones or zero) as bytes of 1
+ * or 0: a comparison's bool output. Packs, not a byte per lane. */
+static inline void tgc_vi_store_bool(uint8_t *p, tgc_vi m) {
+#if TGC_VBYTES == 64
+    _mm_storeu_si128((__m128i *)(void *)p, _mm_and_si128(_mm512_cvtepi32_epi8((__m512i)m), _mm_set1_epi8(1)));
+#elif TGC_VBYTES == 32
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128((__m256i)m), _mm256_extracti128_si256((__m256i)m, 1));
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_and_si128(_mm_packs_epi16(w, w), _mm_set1_epi8(1)));
+#elif defined(__SSE2__)
+    __m128i w = _mm_packs_epi32((__m128i)m, (__m128i)m);
+    int32_t b = _mm_cvtsi128_si32(_mm_and_si128(_mm_packs_epi16(w, w), _mm_set1_epi8(1)));
+    memcpy(p, &b, 4);
+#else
+    for (int i = 0; i < TGC_VLANES; i++) p[i] = (uint8_t)(m[i] & 1);
+#endif
+}
+
 /* ---- float16 (binary16 bits) <-> float32 lanes ------------------------------- */
 
 /* TGC_VLANES float16 values from p, exactly (F16C where the ISA has it). */
