@@ -5,6 +5,7 @@
 #include "devices/device.h"
 
 #include "support/alloc.h"
+#include "support/checked.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -129,9 +130,11 @@ void tgc_device_set_limit(tgc_device *d, int64_t bytes_limit) {
 static bool reserve(tgc_device *d, size_t nbytes) {
     pthread_mutex_lock(&d->stats_lock);
     tgc_allocator_stats *s = &d->stats;
-    bool ok = s->bytes_limit == 0 || s->bytes_in_use + d->pending_bytes + (int64_t)nbytes <= s->bytes_limit;
+    int64_t pending, total;
+    bool ok = tgc_checked_add_i64(d->pending_bytes, (int64_t)nbytes, &pending) &&
+              tgc_checked_add_i64(s->bytes_in_use, pending, &total) && (s->bytes_limit == 0 || total <= s->bytes_limit);
     if (ok && d->fail_countdown > 0 && --d->fail_countdown == 0) ok = false;
-    if (ok) d->pending_bytes += (int64_t)nbytes;
+    if (ok) d->pending_bytes = pending;
     pthread_mutex_unlock(&d->stats_lock);
     return ok;
 }
@@ -186,6 +189,7 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     *out = NULL;
     pthread_once(&env_once, read_env);
     if (injected_failure()) return TGC_ERR_NOMEM;
+    if (nbytes > (size_t)TGC_MAX_BYTES) return TGC_ERR_NOMEM; /* tgc_value_nbytes of a size that does not fit */
     tgc_buffer *b = tgc_malloc(sizeof *b);
     if (b == NULL) return TGC_ERR_NOMEM;
     if (!reserve(d, nbytes)) {

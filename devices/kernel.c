@@ -3,6 +3,8 @@
  * family; adding a family means listing its array here. */
 #include "devices/kernel.h"
 
+#include "support/checked.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,12 +46,14 @@ const tgc_kernel_def *tgc_kernel_find(const char *op, tgc_device_kind kind, tgc_
 }
 
 int64_t tgc_value_numel(const tgc_value *v) {
-    int64_t n = 1;
-    for (int i = 0; i < v->rank; i++) n *= v->dims[i];
-    return n;
+    int64_t n;
+    return tgc_checked_numel(v->rank, v->dims, &n) ? n : -1;
 }
 
-size_t tgc_value_nbytes(const tgc_value *v) { return (size_t)tgc_value_numel(v) * tgc_dtype_size(v->dtype); }
+size_t tgc_value_nbytes(const tgc_value *v) {
+    size_t n;
+    return tgc_checked_dims_nbytes(v->rank, v->dims, tgc_dtype_size(v->dtype), &n) ? n : SIZE_MAX;
+}
 
 const void *tgc_kernel_in_ptr(const tgc_kernel_ctx *c, int i) {
     return i < c->n_inputs ? tgc_buffer_host_ptr(c->inputs[i].buf) : NULL;

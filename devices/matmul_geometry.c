@@ -3,6 +3,8 @@
  * kernels. */
 #include "devices/matmul_geometry.h"
 
+#include "support/checked.h"
+
 tgc_status tgc_matmul_geometry_read(tgc_kernel_ctx *c, tgc_matmul_geometry *g) {
     if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "MatMul takes 2 inputs and 1 output");
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1];
@@ -31,8 +33,9 @@ tgc_status tgc_matmul_geometry_read(tgc_kernel_ctx *c, tgc_matmul_geometry *g) {
                                y->rank, nb + (ra >= 2) + (rb >= 2), (long long)m, (long long)n);
 
     /* Matrix strides of A and B along each output batch axis (0: broadcast). */
-    int64_t batch = 1, b_count = 1;
-    int64_t step_a = m * k, step_b = k * n;
+    int64_t batch = 1, b_count = 1, step_a, step_b;
+    if (!tgc_checked_mul_i64(m, k, &step_a) || !tgc_checked_mul_i64(k, n, &step_b))
+        return tgc_kernel_fail(c, "MatMul: the matrices' sizes do not fit in int64");
     for (int i = nb - 1; i >= 0; i--) {
         int ia = i - (nb - nba), ib = i - (nb - nbb);
         int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1, dy = y->dims[i];
@@ -44,10 +47,9 @@ tgc_status tgc_matmul_geometry_read(tgc_kernel_ctx *c, tgc_matmul_geometry *g) {
         g->dims[i] = dy;
         g->sa[i] = da == 1 ? 0 : step_a;
         g->sb[i] = db == 1 ? 0 : step_b;
-        step_a *= da;
-        step_b *= db;
-        batch *= dy;
-        b_count *= db;
+        if (!tgc_checked_mul_i64(step_a, da, &step_a) || !tgc_checked_mul_i64(step_b, db, &step_b) ||
+            !tgc_checked_mul_i64(batch, dy, &batch) || !tgc_checked_mul_i64(b_count, db, &b_count))
+            return tgc_kernel_fail(c, "MatMul: the batch sizes do not fit in int64");
     }
     g->m = m;
     g->n = n;

@@ -2,6 +2,8 @@
  * the checks for the cpu and gpu, so that both fail with the same words. */
 #include "devices/reduce_axes.h"
 
+#include "support/checked.h"
+
 tgc_status tgc_reduce_norm_axis(tgc_kernel_ctx *c, const char *op, const char *what, int64_t a, int rank, int *out) {
     if (a < -rank || a >= rank)
         return tgc_kernel_fail(c, "%s: %s %lld is out of range for rank %d (accepted: [%d, %d])", op, what,
@@ -42,8 +44,8 @@ tgc_status tgc_reduce_argmax_read(tgc_kernel_ctx *c, const char *op, int rank, c
     int64_t out[TGC_MAX_RANK], o = 1, i = 1;
     int out_rank = 0;
     for (int d = 0; d < rank; d++) {
-        if (d < a) o *= dims[d];
-        if (d > a) i *= dims[d];
+        if ((d < a && !tgc_checked_mul_i64(o, dims[d], &o)) || (d > a && !tgc_checked_mul_i64(i, dims[d], &i)))
+            return tgc_kernel_fail(c, "ArgMax: the input's sizes do not fit in int64");
         if (d != a) out[out_rank++] = dims[d];
         else if (keepdims) out[out_rank++] = 1;
     }

@@ -2,13 +2,16 @@
  * one copy for the cpu and gpu kernels. */
 #include "devices/strided_view.h"
 
+#include "support/checked.h"
+
 #include <stdbool.h>
 
 void tgc_view_contiguous_strides(int rank, const int64_t *dims, int64_t *strides) {
     int64_t s = 1;
     for (int i = rank - 1; i >= 0; i--) {
         strides[i] = s;
-        s *= dims[i];
+        /* Fits for every tensor that passed inference (tgc_checked_numel). */
+        if (!tgc_checked_mul_i64(s, dims[i], &s)) s = 0;
     }
 }
 

@@ -3,6 +3,8 @@
  * gpu kernels. */
 #include "devices/window.h"
 
+#include "support/checked.h"
+
 #include <string.h>
 
 /* ceil(a / b) and floor(a / b) for b > 0 and any sign of a. */
@@ -65,7 +67,9 @@ tgc_status tgc_window_read(tgc_kernel_ctx *c, const tgc_value *x, const tgc_valu
         if (k < 1)
             return tgc_kernel_fail(c, "kernel size %lld on spatial axis %d; it must be >= 1", (long long)k,
                                    i);
-        int64_t ek = (k - 1) * w->dilations[i] + 1; /* the window's extent */
+        int64_t ek; /* the window's extent, (k - 1) * d + 1 */
+        if (!tgc_checked_mul_i64(k - 1, w->dilations[i], &ek) || !tgc_checked_add_i64(ek, 1, &ek))
+            return tgc_kernel_fail(c, "the window's extent on spatial axis %d does not fit in int64", i);
         if (valid) {
             w->pads[i] = w->pads[n + i] = 0;
         } else if (same_upper || same_lower) {
@@ -77,13 +81,16 @@ tgc_status tgc_window_read(tgc_kernel_ctx *c, const tgc_value *x, const tgc_valu
             w->pads[i] = same_upper ? total / 2 : total - total / 2;
             w->pads[n + i] = total - w->pads[i];
         }
-        int64_t span = in + w->pads[i] + w->pads[n + i] - ek;
+        int64_t padded, span;
+        if (!tgc_checked_add_i64(in, w->pads[i], &padded) || !tgc_checked_add_i64(padded, w->pads[n + i], &padded) ||
+            !tgc_checked_sub_i64(padded, ek, &span))
+            return tgc_kernel_fail(c, "spatial axis %d: its size %lld with padding does not fit in int64", i,
+                                   (long long)in);
         if (span < 0)
             return tgc_kernel_fail(c,
                                    "spatial axis %d has size %lld (%lld with padding), smaller than the "
                                    "kernel's extent %lld",
-                                   i, (long long)in, (long long)(in + w->pads[i] + w->pads[n + i]),
-                                   (long long)ek);
+                                   i, (long long)in, (long long)padded, (long long)ek);
         int64_t out = y->dims[2 + i];
         if (out != span / s + 1 && !(ceil_mode && out == ceil_div(span, s) + 1))
             return tgc_kernel_fail(c, "output Y has %lld on spatial axis %d; the window gives %lld",
@@ -121,13 +128,10 @@ tgc_status tgc_window_read_pool(tgc_kernel_ctx *c, tgc_window *w, int64_t *plane
     if (y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
         return tgc_kernel_fail(c, "output Y must keep X's N and C (%lld, %lld)", (long long)x->dims[0],
                                (long long)x->dims[1]);
-    int64_t in = 1, out = 1, kk = 1;
-    for (int i = 0; i < n; i++) {
-        in *= w->in[i];
-        out *= w->out[i];
-        kk *= w->kernel[i];
-    }
-    *planes = x->dims[0] * x->dims[1];
+    int64_t in, out, kk;
+    if (!tgc_checked_numel(n, w->in, &in) || !tgc_checked_numel(n, w->out, &out) ||
+        !tgc_checked_numel(n, w->kernel, &kk) || !tgc_checked_numel(2, x->dims, planes))
+        return tgc_kernel_fail(c, "the window's sizes do not fit in int64");
     *in_size = in;
     *out_size = out;
     if (kk_count != NULL) *kk_count = kk;
@@ -182,12 +186,12 @@ tgc_status tgc_window_read_conv(tgc_kernel_ctx *c, tgc_conv_geometry *g) {
     st = tgc_window_read(c, x, y, wt->dims + 2, false, w);
     if (st != TGC_OK) return st;
 
-    int64_t in_size = 1, out_size = 1, kk_count = 1;
+    int64_t in_size, out_size, kk_count;
+    if (!tgc_checked_numel(w->n, w->in, &in_size) || !tgc_checked_numel(w->n, w->out, &out_size) ||
+        !tgc_checked_numel(w->n, w->kernel, &kk_count))
+        return tgc_kernel_fail(c, "the window's sizes do not fit in int64");
     bool pointwise = true;
     for (int a = 0; a < w->n; a++) {
-        in_size *= w->in[a];
-        out_size *= w->out[a];
-        kk_count *= w->kernel[a];
         pointwise = pointwise && w->kernel[a] == 1 && w->strides[a] == 1 && w->pads[a] == 0 && w->pads[w->n + a] == 0;
     }
     g->has_bias = has_bias;

@@ -6,6 +6,7 @@
 #include "devices/kernel.h"
 #include "graph/infer.h"
 #include "support/alloc.h"
+#include "support/checked.h"
 #include "support/diag.h"
 
 #include <inttypes.h>
@@ -34,8 +35,6 @@ static int order_cmp(const void *pa, const void *pb) {
     return (a->index > b->index) - (a->index < b->index);
 }
 
-static int64_t align_up(int64_t v, int64_t alignment) { return (v + alignment - 1) & ~(alignment - 1); }
-
 tgc_status tgc_memory_assign_offsets(tgc_memory_buffer *b, int32_t n, int32_t n_steps, int64_t alignment,
                                      int64_t *arena) {
     *arena = 0;
@@ -57,25 +56,32 @@ tgc_status tgc_memory_assign_offsets(tgc_memory_buffer *b, int32_t n, int32_t n_
         if (x->bytes <= 0) continue;
         /* simple_memory_arena.cc's Allocate: walk the placed buffers that
          * overlap in time, in offset order; take the smallest gap that fits. */
-        int64_t cur = 0, best = -1, best_fit = INT64_MAX;
-        for (int32_t k = 0; k < n_placed && best_fit != 0; k++) {
+        int64_t cur = 0, best = -1, best_fit = INT64_MAX, at, end;
+        bool fits = true;
+        for (int32_t k = 0; fits && k < n_placed && best_fit != 0; k++) {
             const tgc_memory_buffer *p = &b[placed[k]];
             if (p->last < x->first || p->first > x->last) continue;
-            int64_t at = align_up(cur, alignment);
-            if (at + x->bytes <= p->offset && p->offset - at < best_fit) {
+            fits = tgc_checked_align_i64(cur, alignment, &at) && tgc_checked_add_i64(at, x->bytes, &end);
+            if (fits && end <= p->offset && p->offset - at < best_fit) {
                 best = at;
                 best_fit = p->offset - at;
             }
-            if (p->offset + p->bytes > cur) cur = p->offset + p->bytes;
+            if (p->offset + p->bytes > cur) cur = p->offset + p->bytes; /* an end that fitted when placed */
         }
-        x->offset = best >= 0 ? best : align_up(cur, alignment);
-        if (x->offset + x->bytes > *arena) *arena = x->offset + x->bytes;
-        int32_t at = n_placed;
-        while (at > 0 && b[placed[at - 1]].offset > x->offset) {
-            placed[at] = placed[at - 1];
-            at--;
+        if (best >= 0) x->offset = best;
+        else fits = fits && tgc_checked_align_i64(cur, alignment, &x->offset);
+        if (!fits || !tgc_checked_add_i64(x->offset, x->bytes, &end)) {
+            tgc_free(order);
+            tgc_free(placed);
+            return TGC_ERR_INVALID;
         }
-        placed[at] = order[o].index;
+        if (end > *arena) *arena = end;
+        int32_t pos = n_placed;
+        while (pos > 0 && b[placed[pos - 1]].offset > x->offset) {
+            placed[pos] = placed[pos - 1];
+            pos--;
+        }
+        placed[pos] = order[o].index;
         n_placed++;
     }
     tgc_free(order);
@@ -86,6 +92,10 @@ tgc_status tgc_memory_assign_offsets(tgc_memory_buffer *b, int32_t n, int32_t n_
 int64_t tgc_memory_lower_bound(const tgc_memory_buffer *b, int32_t n, int32_t n_steps, int32_t *busiest) {
     *busiest = -1;
     if (n <= 0 || n_steps <= 0) return 0;
+    /* Every partial sum below is at most the total: check it once. */
+    int64_t total = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (b[i].bytes > 0 && !tgc_checked_add_i64(total, b[i].bytes, &total)) return INT64_MAX;
     int64_t *delta = tgc_calloc((size_t)n_steps + 1, sizeof *delta);
     if (delta == NULL) return -1;
     for (int32_t i = 0; i < n; i++) {
@@ -164,8 +174,11 @@ static tgc_status infer_node(tgc_memory_plan *mp, concrete *cc, int32_t id) {
         return substitute_info(mp, &n->outputs[0], &outs[0]);
     }
     bool done = false;
-    if (n->op != NULL && n->op->infer != NULL && n->n_inputs <= 64 && n->n_outputs <= 64) {
-        tgc_tensor_info ins[64];
+    tgc_tensor_info ins_small[64], *ins = ins_small; /* any arity: more from the heap */
+    if (n->op != NULL && n->op->infer != NULL && n->n_inputs > 64 &&
+        (ins = tgc_malloc((size_t)n->n_inputs * sizeof *ins)) == NULL)
+        return TGC_ERR_NOMEM;
+    if (n->op != NULL && n->op->infer != NULL) {
         for (int i = 0; i < n->n_inputs; i++) {
             if (n->inputs[i].node < 0) {
                 memset(&ins[i], 0, sizeof ins[i]);
@@ -183,6 +196,7 @@ static tgc_status infer_node(tgc_memory_plan *mp, concrete *cc, int32_t id) {
         tgc_infer_ctx ctx = {.graph = (tgc_graph *)g, .node = (tgc_node *)n, .diags = NULL, .input_infos = ins,
                              .output_infos = outs, .runtime = true};
         s = n->op->infer(&ctx);
+        if (ins != ins_small) tgc_free(ins);
         if (s == TGC_ERR_NOMEM || ctx.nomem) return TGC_ERR_NOMEM;
         done = s == TGC_OK && !ctx.unresolved;
         for (int k = 0; done && k < n->n_outputs; k++) done = outs[k].dtype != TGC_DTYPE_INVALID;
@@ -206,7 +220,49 @@ static void concrete_release(concrete *cc) {
     tgc_free(cc->base);
 }
 
-static tgc_status concrete_build(tgc_memory_plan *mp, concrete *cc) {
+/* The bytes of a concrete info (0 for an unknown shape); -1 when they do
+ * not fit (support/checked.h). */
+static int64_t info_bytes(const tgc_tensor_info *info) {
+    if (!tgc_shape_known(&info->shape)) return 0;
+    int64_t dims[TGC_MAX_RANK];
+    size_t bytes;
+    for (int i = 0; i < info->shape.rank; i++) dims[i] = info->shape.dims[i].v;
+    if (!tgc_checked_dims_nbytes(info->shape.rank, dims, tgc_dtype_size(info->dtype), &bytes)) return -1;
+    return (int64_t)bytes;
+}
+
+/* "N=1099511627776, T=7" for messages: the symbols the user bound. */
+static const char *bindings_str(const tgc_memory_plan *mp, char *buf, size_t size) {
+    const tgc_graph *g = mp->g;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int32_t i = 0; i < g->n_symbols && len < size; i++)
+        if (mp->symbols[i] >= 0)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s=%lld", len ? ", " : "", g->symbols[i],
+                                    (long long)mp->symbols[i]);
+    if (buf[0] == '\0') snprintf(buf, size, "none; unbound symbols count as 1");
+    return buf;
+}
+
+/* Refuses a node whose concrete outputs have more bytes than fit. */
+static tgc_status check_concrete(tgc_memory_plan *mp, const concrete *cc, int32_t id, tgc_diags *diags) {
+    const tgc_node *n = &mp->g->nodes[id];
+    for (int k = 0; k < n->n_outputs; k++) {
+        const tgc_tensor_info *info = &cc->info[cc->base[id] + k];
+        if (info_bytes(info) >= 0) continue;
+        char what[256], shape[256], binds[256];
+        if (n->kind == TGC_NODE_OP) snprintf(what, sizeof what, "node '%s' (%s)", n->name, n->op_name);
+        else snprintf(what, sizeof what, "%s '%s'", n->kind == TGC_NODE_INPUT ? "graph input" : "initializer", n->name);
+        return tgc_diag_error(diags, mp->g->path, n->pos, "size-overflow",
+                              "%s: output %d has shape %s (%s) with the symbols bound as given (%s); "
+                              "its size in bytes does not fit in 2^63 - 1", what, k,
+                              tgc_shape_str(mp->g, &info->shape, shape, sizeof shape),
+                              tgc_dtype_name(info->dtype), bindings_str(mp, binds, sizeof binds));
+    }
+    return TGC_OK;
+}
+
+static tgc_status concrete_build(tgc_memory_plan *mp, concrete *cc, tgc_diags *diags) {
     const tgc_graph *g = mp->g;
     memset(cc, 0, sizeof *cc);
     cc->base = tgc_malloc(((size_t)g->n_nodes + 1) * sizeof *cc->base);
@@ -219,14 +275,14 @@ static tgc_status concrete_build(tgc_memory_plan *mp, concrete *cc) {
     if (cc->info == NULL) return TGC_ERR_NOMEM;
     for (int32_t i = 0; i < cc->n; i++) cc->info[i].value_len = -1;
     tgc_status s = TGC_OK;
-    for (int32_t k = 0; s == TGC_OK && k < g->n_nodes; k++) s = infer_node(mp, cc, g->topo != NULL ? g->topo[k] : k);
+    for (int32_t k = 0; s == TGC_OK && k < g->n_nodes; k++) {
+        int32_t id = g->topo != NULL ? g->topo[k] : k;
+        s = infer_node(mp, cc, id);
+        if (s == TGC_OK) s = check_concrete(mp, cc, id, diags);
+    }
     return s;
 }
 
-static int64_t info_bytes(const tgc_tensor_info *info) {
-    int64_t numel = tgc_shape_numel(&info->shape);
-    return numel > 0 ? numel * (int64_t)tgc_dtype_size(info->dtype) : 0;
-}
 
 /* ---- one partition ------------------------------------------------------------- */
 
@@ -275,6 +331,8 @@ typedef struct part_ctx {
     int32_t *base;    /* node id -> first slot */
     slot_info *slots;
     int32_t n_slots;
+    tgc_diags *diags;
+    bool overflow; /* a size or a sum of sizes did not fit (support/checked.h) */
 } part_ctx;
 
 static tgc_status part_ctx_init(part_ctx *c) {
@@ -306,7 +364,7 @@ static tgc_status part_ctx_init(part_ctx *c) {
         const tgc_kernel_def *k = c->kernel[id];
         for (int i = 0; i < n->n_inputs; i++) {
             int32_t from = n->inputs[i].node;
-            bool host_arg = k != NULL && ((k->host_inputs | k->metadata_inputs) & (1u << i));
+            bool host_arg = tgc_kernel_host_input(k, i) || tgc_kernel_metadata_input(k, i);
             if (from >= 0 && pg->nodes[from].kind == TGC_NODE_CONST && !host_arg) c->const_host[from] = false;
         }
     }
@@ -353,22 +411,29 @@ static void read_slots(part_ctx *c, tgc_memory_space *dev, tgc_memory_space *hos
             slot_info *sl = &c->slots[c->base[id] + port];
             sl->info = slot_concrete(c, id, port);
             sl->bytes = info_bytes(&sl->info);
+            if (sl->bytes < 0) {
+                c->overflow = true;
+                sl->bytes = 0;
+            }
             sl->first = sl->last = id;
             sl->from = sl->tensor = -1;
             if (n->kind == TGC_NODE_CONST) {
                 tgc_memory_space *w = c->const_host[id] ? host : dev;
-                w->weights_bytes += (int64_t)n->data->nbytes;
+                size_t wb = n->data->nbytes;
+                if (wb > (size_t)TGC_MAX_BYTES || !tgc_checked_add_i64(w->weights_bytes, (int64_t)wb, &w->weights_bytes))
+                    c->overflow = true;
                 w->n_weights++;
                 sl->space = SPACE_NONE;
             } else if (n->kind == TGC_NODE_INPUT) {
                 sl->space = host_memory_device ? SPACE_NONE : SPACE_DEVICE; /* cpu: read in place */
-                if (host_memory_device) dev->feeds_bytes += sl->bytes;
+                if (host_memory_device && !tgc_checked_add_i64(dev->feeds_bytes, sl->bytes, &dev->feeds_bytes))
+                    c->overflow = true;
             } else if (is_op(n, "_Recv")) {
                 const tgc_partition_pair *p = c->pair_of[id] >= 0 ? &parts->pairs[c->pair_of[id]] : NULL;
                 if (p == NULL || recv_in_place(parts, p)) sl->space = SPACE_NONE;
                 else sl->space = p->recv_host_memory ? SPACE_HOST : SPACE_DEVICE;
             } else {
-                sl->space = k != NULL && (k->host_outputs & (1u << port)) ? SPACE_HOST : SPACE_DEVICE;
+                sl->space = tgc_kernel_host_output(k, port) ? SPACE_HOST : SPACE_DEVICE;
             }
         }
     }
@@ -445,9 +510,14 @@ static tgc_status fill_spaces(part_ctx *c, tgc_memory_space *dev, tgc_memory_spa
                 t->buffer = sp->n_buffers++;
                 sp->buffers[t->buffer] = (tgc_memory_buffer){t->bytes, t->first, t->last, 0, sl->tensor};
             }
-            sp->naive_sum += t->bytes;
+            if (!tgc_checked_add_i64(sp->naive_sum, t->bytes, &sp->naive_sum)) c->overflow = true;
         }
     }
+    char binds[256];
+    if (c->overflow)
+        return tgc_diag_error(c->diags, c->mp->g->path, (tgc_srcpos){0, 0}, "size-overflow",
+                              "the memory plan of %s: its tensors' bytes add up past 2^63 - 1 (symbols bound: %s)",
+                              dev->name, bindings_str(c->mp, binds, sizeof binds));
     tgc_memory_space *both[2] = {dev, host};
     for (int i = 0; i < 2; i++) {
         tgc_memory_space *sp = both[i];
@@ -455,14 +525,18 @@ static tgc_status fill_spaces(part_ctx *c, tgc_memory_space *dev, tgc_memory_spa
         sp->lower_bound = tgc_memory_lower_bound(sp->buffers, sp->n_buffers, sp->n_steps, &sp->busiest_step);
         if (sp->lower_bound < 0) return TGC_ERR_NOMEM;
         s = tgc_memory_assign_offsets(sp->buffers, sp->n_buffers, sp->n_steps, sp->alignment, &sp->arena_bytes);
+        if (s == TGC_ERR_INVALID)
+            return tgc_diag_error(c->diags, c->mp->g->path, (tgc_srcpos){0, 0}, "size-overflow",
+                                  "the memory plan of %s: its arena would pass 2^63 - 1 bytes (symbols bound: %s)",
+                                  sp->name, bindings_str(c->mp, binds, sizeof binds));
         if (s != TGC_OK) return s;
     }
     return TGC_OK;
 }
 
-static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int part) {
+static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int part, tgc_diags *diags) {
     const tgc_partition *pt = &mp->parts->parts[part];
-    part_ctx c = {.mp = mp, .cc = cc, .part = part, .pg = pt->graph, .origin = pt->origin,
+    part_ctx c = {.mp = mp, .cc = cc, .part = part, .pg = pt->graph, .origin = pt->origin, .diags = diags,
                   .kind = mp->parts->devices[pt->device].kind};
     tgc_memory_space *dev = &mp->spaces[2 * part], *host = &mp->spaces[2 * part + 1];
     snprintf(dev->name, sizeof dev->name, "%s", pt->device_name);
@@ -507,8 +581,8 @@ static tgc_status plan_fill(tgc_memory_plan *mp, tgc_diags *diags) {
     mp->spaces = tgc_calloc((size_t)mp->n_spaces + 1, sizeof *mp->spaces);
     if (mp->spaces == NULL) return TGC_ERR_NOMEM;
     concrete cc;
-    tgc_status s = concrete_build(mp, &cc);
-    for (int i = 0; s == TGC_OK && i < mp->parts->n_parts; i++) s = plan_partition(mp, &cc, i);
+    tgc_status s = concrete_build(mp, &cc, diags);
+    for (int i = 0; s == TGC_OK && i < mp->parts->n_parts; i++) s = plan_partition(mp, &cc, i, diags);
     concrete_release(&cc);
     if (s == TGC_ERR_NOMEM) tgc_diag_error(diags, mp->g->path, (tgc_srcpos){0, 0}, "out-of-memory",
                                            "out of host memory while planning memory");

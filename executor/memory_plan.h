@@ -81,14 +81,16 @@ typedef struct tgc_memory_buffer {
  * that no two buffers live at a common step overlap; stores the arena's
  * size (the largest offset + bytes; 0 when n is 0) in *arena. `n_steps`
  * is the schedule's length (a buffer from step 0 to n_steps - 1 lives for
- * the whole run); `alignment` a power of two. O(n^2) time. TGC_OK or
- * TGC_ERR_NOMEM. */
+ * the whole run); `alignment` a power of two. O(n^2) time. TGC_OK,
+ * TGC_ERR_NOMEM, or TGC_ERR_INVALID when an offset or the arena would pass
+ * INT64_MAX (support/checked.h). */
 tgc_status tgc_memory_assign_offsets(tgc_memory_buffer *b, int32_t n, int32_t n_steps, int64_t alignment,
                                      int64_t *arena);
 
 /* The most bytes of buffers live at one step (no arena can be smaller), and
  * the first step where that many are (*busiest; -1 when n is 0). O(n +
- * n_steps); NOMEM-free: returns -1 when host memory is short. */
+ * n_steps); NOMEM-free: returns -1 when host memory is short, INT64_MAX
+ * when the buffers' bytes add up past it. */
 int64_t tgc_memory_lower_bound(const tgc_memory_buffer *b, int32_t n, int32_t n_steps, int32_t *busiest);
 
 /* ---- the plan of a partitioned graph ----------------------------------------- */

@@ -48,7 +48,10 @@ const tgc_tensor_info *tgc_infer_input(const tgc_infer_ctx *c, int i);
 int tgc_infer_num_outputs(const tgc_infer_ctx *c);
 
 /* Sets output i's dtype and shape (value cleared). Returns TGC_OK, or
- * TGC_ERR_NOMEM after a failed tgc_infer_fresh_dim. An output at or past
+ * TGC_ERR_NOMEM after a failed tgc_infer_fresh_dim, or reports
+ * "size-overflow" (naming the output's and the inputs' shapes) and returns
+ * TGC_ERR_INVALID when the shape's concrete dims already give an element
+ * count or byte size that does not fit (tgc_shape_size_fits). An output at or past
  * tgc_infer_num_outputs (an optional output the node does not have) is
  * ignored, so ops set optional outputs without checking the count. */
 tgc_status tgc_infer_set_output(tgc_infer_ctx *c, int i, tgc_dtype dtype, const tgc_shape *shape);
@@ -75,6 +78,8 @@ bool tgc_infer_attr_ints(const tgc_infer_ctx *c, const char *name, const int64_t
  * "dtype-mismatch", "shape-mismatch" (shapes that cannot go together),
  * "bad-attribute" (an attribute's value, e.g. an axis out of range),
  * "bad-input" (an input's compile-time value, e.g. Reshape's target),
+ * "size-overflow" (an element count, byte size or sum of sizes that does
+ * not fit, support/checked.h),
  * "unsupported" (valid ONNX that tgc does not do). Returns TGC_ERR_INVALID
  * (or TGC_ERR_NOMEM). */
 tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, const char *fmt, ...)
@@ -87,6 +92,10 @@ tgc_dim tgc_infer_fresh_dim(tgc_infer_ctx *c);
 
 /* The same, in the callback form tgc_shape_broadcast takes (ctx is c). */
 tgc_dim tgc_infer_fresh_dim_cb(void *c);
+
+/* Lists the inputs' shapes for a message ("[1, 9, 4, 4] and [6]"; the
+ * first six, then a count); buf must hold at least 128 bytes. */
+const char *tgc_infer_input_shapes_str(const tgc_infer_ctx *c, char *buf, size_t size);
 
 /* Formats a shape for messages; buf must hold at least 128 bytes. */
 const char *tgc_infer_shape_str(const tgc_infer_ctx *c, const tgc_shape *s, char *buf, size_t size);

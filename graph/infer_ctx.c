@@ -20,9 +20,41 @@ const tgc_tensor_info *tgc_infer_input(const tgc_infer_ctx *c, int i) {
 
 int tgc_infer_num_outputs(const tgc_infer_ctx *c) { return c->node->n_outputs; }
 
+const char *tgc_infer_input_shapes_str(const tgc_infer_ctx *c, char *buf, size_t size) {
+    enum { SHOWN = 6 };
+    int n = tgc_infer_num_inputs(c);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && i < SHOWN && len < size; i++) {
+        const tgc_tensor_info *in = tgc_infer_input(c, i);
+        char s[256];
+        const char *sep = i == 0 ? "" : i == n - 1 ? " and " : ", ";
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", sep,
+                                in != NULL ? tgc_infer_shape_str(c, &in->shape, s, sizeof s) : "(omitted)");
+    }
+    if (n > SHOWN && len < size) snprintf(buf + len, size - len, ", ... (%d inputs)", n);
+    if (n == 0) snprintf(buf, size, "none");
+    return buf;
+}
+
+/* Refuses output i when its element count or bytes cannot fit
+ * (support/checked.h), whatever its symbols are bound to. */
+static tgc_status check_size(tgc_infer_ctx *c, int i, tgc_dtype dtype, const tgc_shape *shape) {
+    size_t elem = tgc_dtype_size(dtype);
+    if (tgc_shape_size_fits(shape, elem > 0 ? elem : 1)) return TGC_OK;
+    char so[256], si[1024];
+    return tgc_infer_fail(c, -1, "size-overflow",
+                          "output %d would have shape %s (%s), whose element count or size in bytes does "
+                          "not fit in 2^63 - 1; the inputs have shapes %s",
+                          i, tgc_infer_shape_str(c, shape, so, sizeof so), tgc_dtype_name(dtype),
+                          tgc_infer_input_shapes_str(c, si, sizeof si));
+}
+
 tgc_status tgc_infer_set_output(tgc_infer_ctx *c, int i, tgc_dtype dtype, const tgc_shape *shape) {
     if (c->nomem) return TGC_ERR_NOMEM;
     if (i < 0 || i >= c->node->n_outputs) return TGC_OK;
+    tgc_status st = check_size(c, i, dtype, shape);
+    if (st != TGC_OK) return st;
     tgc_tensor_info *o = c->output_infos != NULL ? &c->output_infos[i] : &c->node->outputs[i];
     tgc_info_clear_value(o);
     o->dtype = dtype;

@@ -88,6 +88,24 @@ static void reset_outputs(tgc_node *n) {
     }
 }
 
+/* Refuses an output whose concrete dims already give an element count or
+ * bytes that cannot fit (a graph input, an initializer, or an op's output
+ * after its declaration filled in what inference could not tell). */
+static tgc_status check_sizes(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
+    for (int k = 0; k < n->n_outputs; k++) {
+        const tgc_tensor_info *o = &n->outputs[k];
+        size_t elem = tgc_dtype_size(o->dtype);
+        if (tgc_shape_size_fits(&o->shape, elem > 0 ? elem : 1)) continue;
+        char s[256];
+        const char *what = n->kind == TGC_NODE_INPUT ? "graph input" : n->kind == TGC_NODE_CONST ? "initializer" : "node";
+        return tgc_diag_error(diags, g->path, n->pos, "size-overflow",
+                              "%s '%s': output %d has shape %s (%s), whose element count or size in bytes does "
+                              "not fit in 2^63 - 1", what, n->name, k, tgc_shape_str(g, &o->shape, s, sizeof s),
+                              tgc_dtype_name(o->dtype));
+    }
+    return TGC_OK;
+}
+
 static tgc_status infer_op(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
     if (!inputs_inferred(g, n)) return TGC_ERR_INVALID; /* an input's error was reported */
     int32_t first_new = g->n_symbols;
@@ -99,6 +117,7 @@ static tgc_status infer_op(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
                                "node '%s' (%s): inference left output %d unset (a tgc bug)", n->name, n->op_name, k);
     for (int k = 0; s == TGC_OK && k < n->n_declared && k < n->n_outputs; k++)
         s = check_declared(g, n, k, first_new, diags);
+    if (s == TGC_OK) s = check_sizes(g, n, diags);
     if (s != TGC_OK) reset_outputs(n);
     return s;
 }
@@ -110,6 +129,7 @@ tgc_status tgc_graph_infer(tgc_graph *g, tgc_diags *diags) {
         tgc_status s = TGC_OK;
         if (n->kind == TGC_NODE_CONST) s = infer_const(n);
         else if (n->kind == TGC_NODE_OP) s = infer_op(g, n, diags);
+        if (s == TGC_OK && n->kind != TGC_NODE_OP && (s = check_sizes(g, n, diags)) != TGC_OK) reset_outputs(n);
         if (s == TGC_ERR_NOMEM) return s;
         if (s != TGC_OK) result = s;
     }

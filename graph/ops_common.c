@@ -2,6 +2,7 @@
  * dtype classes, broadcasting with messages, symbolic products, axes and
  * compile-time values. */
 #include "graph/ops.h"
+#include "support/checked.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -53,8 +54,7 @@ tgc_dim tgc_ops_dims_product(tgc_infer_ctx *c, const tgc_dim *dims, int n) {
         if (tgc_dim_known(dims[i])) {
             int64_t d = dims[i].v;
             if (d == 0) return tgc_dim_of(0); /* zero elements, whatever the symbols */
-            if (d < 0 || prod > INT64_MAX / d) return tgc_infer_fresh_dim(c);
-            prod *= d;
+            if (d < 0 || !tgc_checked_mul_i64(prod, d, &prod)) return tgc_infer_fresh_dim(c);
         } else {
             n_sym++;
             sym = dims[i];

@@ -2,6 +2,7 @@
  * Their integer outputs carry compile-time values when small (Range over
  * known integers, a filled integer ConstantOfShape, Constant's int forms). */
 #include "graph/ops.h"
+#include "support/checked.h"
 
 #include <math.h>
 
@@ -46,13 +47,15 @@ static tgc_status infer_range(tgc_infer_ctx *c) {
     }
     if (known) {
         if (v[2] == 0) return tgc_infer_fail(c, 2, "bad-input", "delta is 0");
-        int64_t lo = v[0], hi = v[1], step = v[2];
-        bool overflow = (lo < 0 && hi > INT64_MAX + lo) || (lo > 0 && hi < INT64_MIN + lo);
-        if (!overflow) {
-            int64_t span = hi - lo;
-            n = step > 0 ? (span > 0 ? span / step + (span % step != 0) : 0)
-                         : (span < 0 ? span / step + (span % step != 0) : 0);
-        }
+        int64_t lo = v[0], hi = v[1], step = v[2], span;
+        if (!tgc_checked_sub_i64(hi, lo, &span))
+            return tgc_infer_fail(c, 1, "size-overflow", "limit - start (%lld - %lld) does not fit in "
+                                  "int64", (long long)hi, (long long)lo);
+        if (span == 0 || (span > 0) != (step > 0)) n = 0;
+        else if (span == INT64_MIN && step == -1) /* the count, 2^63, does not fit */
+            return tgc_infer_fail(c, 2, "size-overflow", "Range(%lld, %lld, -1) has 2^63 elements",
+                                  (long long)lo, (long long)hi);
+        else n = span / step + (span % step != 0);
     }
     tgc_shape out = {.rank = 1, .dims = {n >= 0 ? tgc_dim_of(n) : tgc_infer_fresh_dim(c)}};
     tgc_status st = tgc_infer_set_output(c, 0, t, &out);

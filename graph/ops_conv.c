@@ -3,6 +3,7 @@
  * the spatial output size, ONNX's convPoolShapeInference: kernel, strides,
  * dilations, explicit pads or auto_pad, and ceil_mode. */
 #include "graph/ops.h"
+#include "support/checked.h"
 
 #include <string.h>
 
@@ -98,13 +99,16 @@ static tgc_status spatial_out(tgc_infer_ctx *c, const window *w, int i, tgc_dim 
         *out = tgc_infer_fresh_dim(c);
         return TGC_OK;
     }
-    int64_t s = w->strides[i];
-    int64_t ek = (w->kernel[i] - 1) * w->dilations[i] + 1;
-    int64_t total;
+    int64_t s = w->strides[i], ek, total;
+    /* The attributes are in [0, 2^31 - 1] (read_ints), so none of these
+     * overflow; checked all the same, as every size is. */
+    if (!tgc_checked_mul_i64(w->kernel[i] - 1, w->dilations[i], &ek) || !tgc_checked_add_i64(ek, 1, &ek))
+        return tgc_infer_fail(c, -1, "size-overflow", "the kernel's extent on spatial axis %d does not fit in int64", i);
     if (w->pad == PAD_VALID) {
         total = 0;
     } else if (w->pad == PAD_NOTSET) {
-        total = w->pads[i] + w->pads[i + w->n];
+        if (!tgc_checked_add_i64(w->pads[i], w->pads[i + w->n], &total))
+            return tgc_infer_fail(c, -1, "size-overflow", "the pads of spatial axis %d add up past 2^63 - 1", i);
     } else if (tgc_dim_known(in)) {
         int64_t residual = in.v % s;
         total = residual == 0 ? ek - s : ek - residual;
@@ -116,15 +120,14 @@ static tgc_status spatial_out(tgc_infer_ctx *c, const window *w, int i, tgc_dim 
         *out = s == 1 && total == ek - 1 ? in : tgc_infer_fresh_dim(c);
         return TGC_OK;
     }
-    if (in.v - ek > INT64_MAX - total) { /* absurd sizes: not representable */
-        *out = tgc_infer_fresh_dim(c);
-        return TGC_OK;
-    }
-    int64_t span = (in.v - ek) + total;
+    int64_t span, padded;
+    if (!tgc_checked_add_i64(in.v, total, &padded) || !tgc_checked_sub_i64(padded, ek, &span))
+        return tgc_infer_fail(c, 0, "size-overflow", "spatial axis %d has size %lld, which with padding "
+                              "%lld does not fit in int64", i, (long long)in.v, (long long)total);
     if (span < 0)
         return tgc_infer_fail(c, 0, "shape-mismatch",
                               "spatial axis %d has size %lld (%lld with padding), smaller than the "
-                              "kernel's extent %lld", i, (long long)in.v, (long long)(in.v + total),
+                              "kernel's extent %lld", i, (long long)in.v, (long long)padded,
                               (long long)ek);
     *out = tgc_dim_of((w->ceil_mode ? ceil_div(span, s) : span / s) + 1);
     return TGC_OK;
@@ -178,14 +181,14 @@ static tgc_status infer_conv(tgc_infer_ctx *c) {
         }
     }
     /* Channels: C == (C/group) * group, and M divisible by group. */
+    int64_t taken;
     tgc_dim m = w_ranked ? ws->dims[0] : tgc_dim_of(0);
     if (x_ranked && w_ranked && tgc_dim_known(xs->dims[1]) && tgc_dim_known(ws->dims[1]) &&
         (xs->dims[1].v % group != 0 || xs->dims[1].v / group != ws->dims[1].v))
         return tgc_infer_fail(c, 1, "shape-mismatch", "X has shape %s with %lld channels but W %s "
                               "with group %lld takes %lld", SHAPE(c, xs, sx), (long long)xs->dims[1].v,
                               SHAPE(c, ws, sw), (long long)group,
-                              ws->dims[1].v > INT64_MAX / group ? -1LL
-                                                                : (long long)(ws->dims[1].v * group));
+                              tgc_checked_mul_i64(ws->dims[1].v, group, &taken) ? (long long)taken : -1LL);
     if (w_ranked && tgc_dim_known(m) && m.v % group != 0)
         return tgc_infer_fail(c, 1, "shape-mismatch", "W has shape %s; its %lld output channels do "
                               "not divide into %lld groups", SHAPE(c, ws, sw), (long long)m.v,

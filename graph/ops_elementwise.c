@@ -5,6 +5,7 @@
  * arithmetic such as Mul(Gather(Shape(x), 0), 16)). */
 #include "graph/elementwise.h"
 #include "graph/ops.h"
+#include "support/checked.h"
 
 #include <string.h>
 
@@ -30,20 +31,13 @@ static bool fold_element(arith_kind k, tgc_dim a, tgc_dim b, tgc_dim *out) {
     int64_t x = a.v, y = b.v, r;
     switch (k) {
     case ARITH_ADD:
-        if ((y > 0 && x > INT64_MAX - y) || (y < 0 && x < INT64_MIN - y)) return false;
-        r = x + y;
+        if (!tgc_checked_add_i64(x, y, &r)) return false;
         break;
     case ARITH_SUB:
-        if ((y < 0 && x > INT64_MAX + y) || (y > 0 && x < INT64_MIN + y)) return false;
-        r = x - y;
+        if (!tgc_checked_sub_i64(x, y, &r)) return false;
         break;
     case ARITH_MUL:
-        if (x != 0 && y != 0) {
-            if (x == INT64_MIN || y == INT64_MIN) return false;
-            int64_t ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
-            if (ax > INT64_MAX / ay) return false;
-        }
-        r = x * y;
+        if (!tgc_checked_mul_i64(x, y, &r)) return false;
         break;
     case ARITH_DIV:
         if (y == 0 || (x == INT64_MIN && y == -1)) return false;

@@ -4,6 +4,7 @@
  * Reshape and Expand read their target shape from one, symbols included
  * (Reshape(x [N, 16, 2, 2], [N, -1]) is [N, 64]). */
 #include "graph/ops.h"
+#include "support/checked.h"
 
 #include <string.h>
 
@@ -56,10 +57,8 @@ static tgc_status infer_size(tgc_infer_ctx *c) {
             if (!tgc_dim_known(d)) {
                 syms++;
                 at = i;
-            } else if (d.v < 0 || (d.v != 0 && prod > INT64_MAX / d.v)) {
+            } else if (d.v < 0 || !tgc_checked_mul_i64(prod, d.v, &prod)) {
                 return st;
-            } else {
-                prod *= d.v;
             }
         }
         if (prod == 0) v = tgc_dim_of(0);
@@ -86,8 +85,7 @@ static void product_add(sym_product *p, tgc_dim d) {
     if (!tgc_dim_known(d)) {
         p->syms[p->n_syms++] = d.sym;
     } else if (p->concrete >= 0) {
-        if (d.v != 0 && p->concrete > INT64_MAX / d.v) p->concrete = -1;
-        else p->concrete *= d.v;
+        if (d.v < 0 || !tgc_checked_mul_i64(p->concrete, d.v, &p->concrete)) p->concrete = -1;
     }
 }
 
@@ -168,7 +166,13 @@ static tgc_status infer_reshape(tgc_infer_ctx *c) {
         for (int i = 0; i < n; i++)
             if (i != infer_at) product_add(&target, out.dims[i]);
         product_cancel(&in, &target);
-        bool concrete = in.concrete >= 0 && target.concrete >= 0;
+        if (in.concrete < 0 || target.concrete < 0) {
+            if (infer_at >= 0) out.dims[infer_at] = tgc_dim_of(-1);
+            return tgc_infer_fail(c, 1, "size-overflow", "cannot reshape %s to %s: the element count "
+                                  "of the %s does not fit in int64", SHAPE(c, &x->shape, sx),
+                                  SHAPE(c, &out, st_buf), in.concrete < 0 ? "input" : "target");
+        }
+        bool concrete = true;
         if (infer_at >= 0) {
             tgc_dim d = tgc_dim_of(0);
             bool told = false;

@@ -3,6 +3,7 @@
  * integer tensors, so shape arithmetic such as
  * Concat(Gather(Shape(x), [0]), [-1]) is known before anything runs. */
 #include "graph/ops.h"
+#include "support/checked.h"
 
 #include <string.h>
 
@@ -117,10 +118,14 @@ static tgc_status infer_concat(tgc_infer_ctx *c) {
         }
         tgc_dim d = s->dims[axis];
         if (!tgc_dim_known(d)) n_syms++, sym = d;
-        else if (sum >= 0 && d.v <= INT64_MAX - sum) sum += d.v;
-        else sum = -1; /* overflow: not representable */
+        else if (d.v < 0 || !tgc_checked_add_i64(sum, d.v, &sum)) {
+            char si[1024];
+            return tgc_infer_fail(c, i, "size-overflow", "the sizes of axis %d add up past 2^63 - 1 at "
+                                  "input %d; the inputs have shapes %s", axis, i,
+                                  tgc_infer_input_shapes_str(c, si, sizeof si));
+        }
     }
-    if (!all_ranked || n_syms > 1 || (n_syms == 1 && sum != 0) || sum < 0)
+    if (!all_ranked || n_syms > 1 || (n_syms == 1 && sum != 0))
         out.dims[axis] = tgc_infer_fresh_dim(c);
     else out.dims[axis] = n_syms == 1 ? sym : tgc_dim_of(sum);
     st = tgc_infer_set_output(c, 0, first->dtype, &out);
@@ -191,10 +196,12 @@ static tgc_status infer_split(tgc_infer_ctx *c) {
                 return tgc_infer_fail(c, 1, "bad-input", "input 1 (split) has %lld at index %d; sizes "
                                       "must be >= 0", (long long)v[i].v, i);
             concrete = concrete && tgc_dim_known(v[i]);
-            if (tgc_dim_known(v[i]) && sum >= 0) sum = v[i].v <= INT64_MAX - sum ? sum + v[i].v : -1;
+            if (tgc_dim_known(v[i]) && !tgc_checked_add_i64(sum, v[i].v, &sum))
+                return tgc_infer_fail(c, 1, "size-overflow", "input 1 (split) has sizes that add up "
+                                      "past 2^63 - 1 (at index %d)", i);
             sizes[i] = v[i];
         }
-        if (concrete && tgc_dim_known(d) && sum != d.v) /* sum -1: overflowed */
+        if (concrete && tgc_dim_known(d) && sum != d.v)
             return tgc_infer_fail(c, 1, "shape-mismatch", "the split sizes add up to %lld but axis %d "
                                   "of input %s has %lld", (long long)sum, axis,
                                   SHAPE(c, &x->shape, sx), (long long)d.v);

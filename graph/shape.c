@@ -2,6 +2,8 @@
  * Symbols are plain indices here; names live in the graph (graph.h). */
 #include "graph/shape.h"
 
+#include "support/checked.h"
+
 #include <assert.h>
 #include <stddef.h>
 
@@ -21,14 +23,17 @@ bool tgc_shape_known(const tgc_shape *s) {
 
 int64_t tgc_shape_numel(const tgc_shape *s) {
     if (!tgc_shape_known(s)) return -1;
-    int64_t n = 1;
-    for (int i = 0; i < s->rank; i++) {
-        int64_t d = s->dims[i].v;
-        if (d < 0) return -1;
-        if (d != 0 && n > INT64_MAX / d) return -1; /* overflow: not representable */
-        n *= d;
-    }
-    return n;
+    int64_t dims[TGC_MAX_RANK], n;
+    for (int i = 0; i < s->rank; i++) dims[i] = s->dims[i].v;
+    return tgc_checked_numel(s->rank, dims, &n) ? n : -1;
+}
+
+bool tgc_shape_size_fits(const tgc_shape *s, size_t elem_size) {
+    if (s->rank < 0) return true;
+    int64_t dims[TGC_MAX_RANK];
+    size_t bytes;
+    for (int i = 0; i < s->rank; i++) dims[i] = tgc_dim_known(s->dims[i]) ? s->dims[i].v : 1;
+    return tgc_checked_dims_nbytes(s->rank, dims, elem_size, &bytes);
 }
 
 bool tgc_shape_eq(const tgc_shape *a, const tgc_shape *b) {

@@ -20,6 +20,7 @@
 #define TGC_GRAPH_SHAPE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TGC_MAX_RANK 8
@@ -50,8 +51,16 @@ tgc_shape tgc_shape_of(int rank, const int64_t *dims);
 /* True when every dim is concrete (and the rank is known). */
 bool tgc_shape_known(const tgc_shape *s);
 
-/* Number of elements when all dims are concrete; -1 otherwise. */
+/* Number of elements when all dims are concrete and the count fits
+ * (tgc_checked_numel, support/checked.h); -1 otherwise. */
 int64_t tgc_shape_numel(const tgc_shape *s);
+
+/* False when the concrete dims alone (each symbol counted as 1) already
+ * give an element count or a byte size (elem_size bytes an element) that
+ * does not fit (support/checked.h), or a concrete dim is negative: no
+ * binding of the symbols could make such a tensor. True for an unknown
+ * rank. Inference refuses such outputs ("size-overflow"). */
+bool tgc_shape_size_fits(const tgc_shape *s, size_t elem_size);
 
 /* True when the shapes are the same rank and dims (symbols compare by
  * index). Two unknown-rank shapes are equal. */

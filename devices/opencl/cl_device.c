@@ -13,6 +13,7 @@
 
 #include "devices/opencl/cl_program.h"
 #include "support/alloc.h"
+#include "support/checked.h"
 #include "support/diag.h"
 
 #include <clblast_c.h>
@@ -334,6 +335,7 @@ cl_command_queue tgc_cl_queue(tgc_device *d) { return cl_of(d)->queue; }
 
 cl_mem tgc_cl_scratch(tgc_device *d, size_t nbytes) {
     void *m = NULL;
+    if (nbytes > (size_t)TGC_MAX_BYTES) return NULL; /* a size that did not fit (support/checked.h) */
     return cl_alloc(d, nbytes ? nbytes : 4, &m) == TGC_OK ? (cl_mem)m : NULL;
 }
 

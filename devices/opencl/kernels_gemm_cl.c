@@ -33,6 +33,7 @@
 #include "devices/matmul_geometry.h"
 
 #include "support/alloc.h"
+#include "support/checked.h"
 
 #include <clblast_c.h>
 #include <limits.h>
@@ -177,15 +178,23 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
 
     /* im2col in slabs: `images` whole images, or `rows` rows of the first
      * output axis of one image when a single image passes the budget. */
-    int64_t image_floats = channels * kk_count * out_size, budget = COL_BUDGET_BYTES / (int64_t)sizeof(float);
-    int64_t row_cols = out_size / w.out[0], rows = w.out[0], images = budget / image_floats;
+    int64_t budget = COL_BUDGET_BYTES / (int64_t)sizeof(float);
+    int64_t row_cols = out_size / w.out[0], rows = w.out[0], row_floats, image_floats, col_floats;
+    size_t col_bytes;
+    if (!tgc_checked_mul_i64(channels, kk_count, &row_floats) ||
+        !tgc_checked_mul_i64(row_floats, row_cols, &row_floats) ||
+        !tgc_checked_mul_i64(row_floats, rows, &image_floats))
+        return tgc_kernel_fail(c, "Conv: the im2col sizes do not fit in int64");
+    int64_t images = budget / image_floats;
     if (images < 1) {
         images = 1;
-        rows = budget / (channels * kk_count * row_cols);
+        rows = budget / row_floats;
         if (rows < 1) rows = 1;
     }
     if (images > batch) images = batch;
-    size_t col_bytes = (size_t)(images * channels * kk_count * rows * row_cols) * sizeof(float);
+    if (!tgc_checked_mul_i64(images * rows, row_floats, &col_floats) || /* images * rows <= budget */
+        !tgc_checked_nbytes(col_floats, sizeof(float), &col_bytes))
+        return tgc_kernel_fail(c, "Conv: the im2col buffer's size does not fit");
     cl_mem col = tgc_cl_scratch(c->device, col_bytes);
     if (col == NULL)
         return tgc_kernel_fail(c, "out of device memory for Conv's im2col buffer (%zu bytes)", col_bytes);

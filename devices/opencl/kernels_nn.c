@@ -13,6 +13,7 @@
  * and GlobalAveragePool one work-group (NN_GROUP items) per row reduced. */
 #include "devices/opencl/kernels_nn.h"
 #include "devices/norm_geometry.h"
+#include "support/checked.h"
 
 #include <limits.h>
 #include <math.h>
@@ -183,7 +184,8 @@ static bool expand_geom(const tgc_value *p, const int64_t *dims, int n, cl_expan
 /* Expands p into a new scratch buffer *out of count floats (geometry g). */
 static tgc_status expand_param(tgc_kernel_ctx *c, const tgc_value *p, const cl_expand_geom *g, int64_t count,
                                cl_mem *out) {
-    *out = tgc_cl_scratch(c->device, (size_t)count * sizeof(float));
+    size_t nbytes;
+    *out = tgc_checked_nbytes(count, sizeof(float), &nbytes) ? tgc_cl_scratch(c->device, nbytes) : NULL;
     if (*out == NULL) return tgc_kernel_fail(c, "out of device memory for LayerNormalization's parameters");
     size_t global = (size_t)count;
     tgc_cl_arg args[] = {TGC_CL_BUF(p->buf), TGC_CL_MEM(*out), TGC_CL_BYTES(g, sizeof *g), TGC_CL_LONG(count)};

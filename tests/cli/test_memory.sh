@@ -80,6 +80,16 @@ expect_grep "needs a size of at least 1 byte" "$WORK/err" "bad size message"
 expect_exit 2 "limit on a device not in the session" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit gpu0=1MiB
 expect_grep "'gpu0' is not a device of this session (cpu0)" "$WORK/err" "unknown device message"
 
+# Sizes that do not fit in int64 (issue 21): a clean error, never a wrapped
+# figure. N = 2^62 makes the input itself too big; N = 2^51 makes every
+# tensor fit but their sum not.
+expect_exit 2 "a bound input too big" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory --bind N=4611686018427387904
+expect_grep "graph input 'x': output 0 has shape \[4611686018427387904, 1, 8, 8\] (float32) with the symbols bound as given (N=4611686018427387904); its size in bytes does not fit in 2^63 - 1 \[size-overflow\]" \
+    "$WORK/err" "input overflow message"
+expect_exit 2 "a plan too big" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory --bind N=2251799813685248
+expect_grep "the memory plan of cpu0: its tensors' bytes add up past 2^63 - 1 (symbols bound: N=2251799813685248) \[size-overflow\]" \
+    "$WORK/err" "plan overflow message"
+
 if "$TGC" devices | grep -q '^gpu0'; then
     expect_exit 0 "report on cpu,gpu0" -- "$TGC" run "$D/cnn.yaml" --devices cpu,gpu0 --input "$X" --memory-report
     expect_grep "predicted peak  *1038632  (weights 14632 + planned 1024000" "$WORK/out" "gpu0 prediction"
