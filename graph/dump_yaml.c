@@ -6,9 +6,11 @@
 #include "tgc.h"
 
 #include "graph/graph.h"
+#include "graph/npy.h"
 #include "graph/op_registry.h"
 #include "support/alloc.h"
 #include "support/half.h"
+#include "support/open_beneath.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,7 +25,9 @@ typedef struct dumper {
     const tgc_graph *g;
     const char *dest_dir;
     const char *const *devices; /* per node id: the device to write, or NULL */
+    tgc_diags *diags;
     bool failed;
+    bool reported; /* the failure has its own message in diags */
 } dumper;
 
 static void emit(dumper *d, yaml_event_t *ev) {
@@ -161,6 +165,63 @@ static void tensor_values(dumper *d, const tgc_const *c) {
     end_seq(d);
 }
 
+/* `path` (which stays beneath where it starts) without "." and "x/.."
+ * components, in a new block; NULL when out of memory. */
+static char *normalized(const char *path) {
+    size_t len = strlen(path);
+    char *out = tgc_malloc(len + 1);
+    if (out == NULL) return NULL;
+    size_t n = 0;
+    for (const char *p = path; *p;) {
+        size_t c = strcspn(p, "/");
+        if (c == 2 && p[0] == '.' && p[1] == '.') {
+            while (n > 0 && out[n - 1] != '/') n--; /* drop the last component */
+            if (n > 0) n--;
+        } else if (c > 0 && !(c == 1 && p[0] == '.')) {
+            if (n > 0) out[n++] = '/';
+            memcpy(out + n, p, c);
+            n += c;
+        }
+        p += c + (p[c] == '/');
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* The `file:` path to write for c. As written without a dest_dir. Else a
+ * path relative to dest_dir and beneath it, so the dump reloads under the
+ * loader's rule (support/open_beneath.h): the file's own where it lies
+ * beneath dest_dir; otherwise its data is written there as an .npy, at the
+ * path the graph gave it (atomically; a file of that name is replaced).
+ * NULL on failure (reported when it is more than out of memory). */
+static char *file_for_dump(dumper *d, const tgc_const *c) {
+    if (d->dest_dir == NULL) return tgc_strdup(c->file);
+    char *rel = relocate(d->g->dir, c->file, d->dest_dir);
+    if (rel == NULL || tgc_path_stays_beneath(rel)) return rel;
+    tgc_free(rel);
+    char *path = normalized(c->file);
+    if (path == NULL) return NULL;
+    tgc_npy a = {.dtype = c->dtype, .rank = c->shape.rank, .data = c->data, .nbytes = c->nbytes};
+    for (int i = 0; i < c->shape.rank; i++) a.dims[i] = c->shape.dims[i].v;
+    void *bytes = NULL;
+    size_t size = 0;
+    char err[PATH_MAX + 256] = "";
+    tgc_status st = tgc_npy_serialize(&a, &bytes, &size);
+    if (st == TGC_OK) st = tgc_write_beneath(d->dest_dir, path, bytes, size, err, sizeof err);
+    tgc_free(bytes);
+    if (st != TGC_OK) {
+        if (st != TGC_ERR_NOMEM) {
+            tgc_diag_add(d->diags, TGC_SEV_ERROR, d->dest_dir, (tgc_srcpos){0, 0}, "io",
+                         "cannot write the weights file '%s' beside the dump: it %s", path,
+                         err[0] ? err : tgc_status_name(st));
+            d->reported = true;
+        }
+        tgc_free(path);
+        return NULL;
+    }
+    return path;
+}
+
 /* dtype, shape and file or values; the caller opened the mapping. */
 static void tensor_body(dumper *d, const tgc_const *c) {
     str(d, "dtype");
@@ -168,7 +229,7 @@ static void tensor_body(dumper *d, const tgc_const *c) {
     str(d, "shape");
     shape_seq(d, &c->shape);
     if (c->file != NULL) {
-        char *path = relocate(d->g->dir, c->file, d->dest_dir);
+        char *path = d->failed ? NULL : file_for_dump(d, c);
         if (path == NULL) {
             d->failed = true;
             return;
@@ -326,7 +387,7 @@ tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_d
 
 tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
                                        const char *const *node_devices, tgc_diags *diags) {
-    dumper d = {.g = g, .dest_dir = dest_dir, .devices = node_devices};
+    dumper d = {.g = g, .dest_dir = dest_dir, .devices = node_devices, .diags = diags};
     if (!yaml_emitter_initialize(&d.em)) return TGC_ERR_NOMEM;
     yaml_emitter_set_output(&d.em, write_handler, out);
     yaml_emitter_set_width(&d.em, 120);
@@ -334,6 +395,7 @@ tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char
     dump_graph(&d);
     if (!d.failed && !yaml_emitter_flush(&d.em)) d.failed = true;
     yaml_emitter_delete(&d.em);
+    if (d.reported) return TGC_ERR_IO;
     if (d.failed || fflush(out) != 0 || ferror(out)) {
         tgc_diag_add(diags, TGC_SEV_ERROR, NULL, (tgc_srcpos){0, 0}, "io", "cannot write the graph: %s",
                      errno ? strerror(errno) : "emitter error");

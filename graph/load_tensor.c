@@ -4,13 +4,17 @@
 #include "graph/npy.h"
 #include "support/alloc.h"
 #include "support/half.h"
+#include "support/open_beneath.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 tgc_srcpos tgc_loader_pos(const yaml_node_t *n) {
     tgc_srcpos p = {0, 0};
@@ -312,30 +316,33 @@ static tgc_status load_values(tgc_loader *l, const yaml_node_t *n, const char *w
     return TGC_OK;
 }
 
-static char *join_path(const char *dir, const char *file) {
-    if (file[0] == '/' || dir == NULL || dir[0] == '\0') return tgc_strdup(file);
-    size_t a = strlen(dir), b = strlen(file);
-    char *p = tgc_malloc(a + b + 2);
-    if (p == NULL) return NULL;
-    memcpy(p, dir, a);
-    p[a] = '/';
-    memcpy(p + a + 1, file, b + 1);
-    return p;
-}
-
 static tgc_status load_npy(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_const *c) {
     const char *file = tgc_loader_scalar(l, n, "file");
     if (file == NULL) return TGC_ERR_INVALID;
     c->file = tgc_strdup(file);
-    char *path = join_path(l->g->dir, file);
-    if (c->file == NULL || path == NULL) {
-        tgc_free(path);
-        return tgc_loader_nomem(l);
+    if (c->file == NULL) return tgc_loader_nomem(l);
+    /* Beneath the graph's folder (or the weights folder), never out of it. */
+    const char *base_what = l->weights_dir ? "the weights folder" : "the model's folder";
+    int fd;
+    uint64_t size;
+    char err[PATH_MAX + 256];
+    tgc_status s = tgc_open_beneath(l->g->dir, file, base_what, &fd, &size, err, sizeof err);
+    if (s == TGC_ERR_NOMEM) return tgc_loader_nomem(l);
+    if (s == TGC_ERR_INVALID) return tgc_loader_error(l, n, "file-outside", "%s: file '%s' %s", what, file, err);
+    if (s != TGC_OK) return tgc_loader_error(l, n, "bad-npy", "%s: cannot use '%s': %s", what, file, err);
+    /* Too small for the declared data: said before the header is read. */
+    int64_t numel = tgc_shape_numel(&c->shape);
+    uint64_t need;
+    if (numel >= 0 && !__builtin_mul_overflow((uint64_t)numel, (uint64_t)tgc_dtype_size(c->dtype), &need) &&
+        size < need) {
+        close(fd);
+        return tgc_loader_error(l, n, "bad-npy",
+                                "%s: cannot use '%s': it holds %" PRIu64 " bytes, but the declared %s data alone "
+                                "needs %" PRIu64,
+                                what, file, size, tgc_dtype_name(c->dtype), need);
     }
     tgc_npy a;
-    char err[256];
-    tgc_status s = tgc_npy_read_file(path, &a, err, sizeof err);
-    tgc_free(path);
+    s = tgc_npy_read_fd(fd, &a, err, sizeof err);
     if (s == TGC_ERR_NOMEM) return tgc_loader_nomem(l);
     if (s != TGC_OK) return tgc_loader_error(l, n, "bad-npy", "%s: cannot use '%s': %s", what, file, err);
     char want[128], got[128];

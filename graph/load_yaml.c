@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define FOR_PAIRS(l, map, k, v)                                                                     \
     for (yaml_node_pair_t *pair_ = (map)->data.mapping.pairs.start; pair_ < (map)->data.mapping.pairs.top; \
@@ -751,10 +752,12 @@ static tgc_status parse_document(tgc_loader *l, const char *text, size_t size) {
     return s;
 }
 
-tgc_status tgc_graph_load_string(const char *text, size_t size, const char *name, const char *base_dir,
-                                 tgc_diags *diags, tgc_graph **out) {
+/* tgc_graph_load_string, with base_dir a weights folder the user named
+ * when weights_dir (for the messages). */
+static tgc_status load_text(const char *text, size_t size, const char *name, const char *base_dir, bool weights_dir,
+                            tgc_diags *diags, tgc_graph **out) {
     *out = NULL;
-    tgc_loader l = {.diags = diags};
+    tgc_loader l = {.diags = diags, .weights_dir = weights_dir};
     l.g = tgc_graph_create(name, base_dir);
     if (l.g == NULL) return TGC_ERR_NOMEM;
     tgc_status s = parse_document(&l, text, size);
@@ -778,6 +781,11 @@ tgc_status tgc_graph_load_string(const char *text, size_t size, const char *name
     }
     *out = l.g;
     return TGC_OK;
+}
+
+tgc_status tgc_graph_load_string(const char *text, size_t size, const char *name, const char *base_dir,
+                                 tgc_diags *diags, tgc_graph **out) {
+    return load_text(text, size, name, base_dir, false, diags, out);
 }
 
 static tgc_status read_file(const char *path, char **text, size_t *size, tgc_diags *diags) {
@@ -818,20 +826,37 @@ static tgc_status read_file(const char *path, char **text, size_t *size, tgc_dia
     return TGC_OK;
 }
 
-tgc_status tgc_graph_load(const char *path, tgc_diags *diags, tgc_graph **out) {
+tgc_status tgc_graph_load_with(const char *path, const tgc_graph_load_options *opts, tgc_diags *diags,
+                               tgc_graph **out) {
     *out = NULL;
+    const char *weights_dir = opts != NULL ? opts->weights_dir : NULL;
+    if (weights_dir != NULL) {
+        struct stat wst;
+        int e = stat(weights_dir, &wst) != 0 ? errno : S_ISDIR(wst.st_mode) ? 0 : ENOTDIR;
+        if (e != 0) {
+            tgc_diag_add(diags, TGC_SEV_ERROR, weights_dir, (tgc_srcpos){0, 0}, "io",
+                         "the weights folder cannot be used: %s", strerror(e));
+            return TGC_ERR_IO;
+        }
+    }
     char *text;
     size_t size;
     tgc_status s = read_file(path, &text, &size, diags);
     if (s != TGC_OK) return s;
     const char *slash = strrchr(path, '/');
-    char *dir = slash ? tgc_strndup(path, (size_t)(slash - path) + (slash == path)) : tgc_strdup(".");
+    char *dir = weights_dir != NULL ? tgc_strdup(weights_dir)
+                : slash         ? tgc_strndup(path, (size_t)(slash - path) + (slash == path))
+                                : tgc_strdup(".");
     if (dir == NULL) {
         tgc_free(text);
         return TGC_ERR_NOMEM;
     }
-    s = tgc_graph_load_string(text, size, path, dir, diags, out);
+    s = load_text(text, size, path, dir, weights_dir != NULL, diags, out);
     tgc_free(dir);
     tgc_free(text);
     return s;
+}
+
+tgc_status tgc_graph_load(const char *path, tgc_diags *diags, tgc_graph **out) {
+    return tgc_graph_load_with(path, NULL, diags, out);
 }

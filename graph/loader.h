@@ -25,6 +25,9 @@ typedef struct tgc_loader {
     pending_ref *refs;
     size_t n_refs, cap_refs;
     tgc_status failure; /* TGC_ERR_NOMEM or TGC_ERR_IO once one happened */
+    /* `file:` paths resolve beneath g->dir: the graph's folder, or (when
+     * this is set) a weights folder the user named. */
+    bool weights_dir;
     /* Set when names may be missing for a reason already reported (a
      * misspelt section, a section that is not a list, an entry that is not
      * a mapping or has no name): references that do not resolve are then
@@ -69,8 +72,10 @@ tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, const char *what,
 /* Reads a tensor given as a mapping {dtype, shape, file | values} into a
  * new tgc_const owned by the caller (*out): an initializer's (named: its
  * `name` key is allowed and skipped) or a tensor attribute's (no `name`).
- * `what` names it in messages ("initializer 'w'"). Relative files resolve
- * against the graph's dir. */
+ * `what` names it in messages ("initializer 'w'"). Files resolve beneath
+ * the graph's dir (support/open_beneath.h): absolute paths, '..' and links
+ * out of it are errors (rule "file-outside"), as are files that are not
+ * regular or are too small for the declared data. */
 tgc_status tgc_load_tensor(tgc_loader *l, const yaml_node_t *map, const char *what, bool named, tgc_const **out);
 
 /* Of the n strings cand[0..n) (NULL entries skipped), the one closest to

@@ -12,6 +12,7 @@
 #include "graph/npy.h"
 
 #include "support/alloc.h"
+#include "support/checked.h"
 #include "support/diag.h"
 
 #include <errno.h>
@@ -78,22 +79,11 @@ static bool host_is_little_endian(void) {
     return first == 1;
 }
 
-/* Stores product(dims) * element size in *nbytes; false if it overflows
- * size_t. Like NumPy, a zero dim does not excuse an overflowing product of
+/* Stores product(dims) * element size in *nbytes; false if it passes
+ * TGC_MAX_BYTES (support/checked.h). Like NumPy, a zero dim does not excuse an overflowing product of
  * the others. */
 static bool array_nbytes(tgc_dtype dtype, int rank, const int64_t *dims, size_t *nbytes) {
-    size_t total = tgc_dtype_size(dtype);
-    bool empty = false;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] == 0) {
-            empty = true;
-            continue;
-        }
-        if ((uint64_t)dims[i] > SIZE_MAX || total > SIZE_MAX / (size_t)dims[i]) return false;
-        total *= (size_t)dims[i];
-    }
-    *nbytes = empty ? 0 : total;
-    return true;
+    return tgc_checked_dims_nbytes(rank, dims, tgc_dtype_size(dtype), nbytes);
 }
 
 /* ---- Byte source: memory or a FILE -------------------------------------- */
@@ -320,10 +310,9 @@ static tgc_status parse_dim(cursor *c, int64_t *dim, char *err, size_t err_size)
     int64_t v = 0;
     while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
         int digit = *c->p++ - '0';
-        if (v > (INT64_MAX - digit) / 10)
+        if (!tgc_checked_mul_i64(v, 10, &v) || !tgc_checked_add_i64(v, digit, &v))
             return fail(err, err_size, TGC_ERR_INVALID,
                         "shape has a dimension too large for int64");
-        v = v * 10 + digit;
     }
     *dim = v;
     return TGC_OK;
@@ -473,6 +462,20 @@ tgc_status tgc_npy_read_file(const char *path, tgc_npy *out, char *err, size_t e
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
     if (f == NULL) return fail(err, err_size, TGC_ERR_IO, "%s", strerror(errno));
+    npy_source s = {.file = f};
+    tgc_status st = read_npy(&s, out, err, err_size);
+    fclose(f);
+    return st;
+}
+
+tgc_status tgc_npy_read_fd(int fd, tgc_npy *out, char *err, size_t err_size) {
+    memset(out, 0, sizeof *out);
+    FILE *f = fdopen(fd, "rb");
+    if (f == NULL) {
+        int e = errno;
+        close(fd);
+        return fail(err, err_size, e == ENOMEM ? TGC_ERR_NOMEM : TGC_ERR_IO, "%s", strerror(e));
+    }
     npy_source s = {.file = f};
     tgc_status st = read_npy(&s, out, err, err_size);
     fclose(f);

@@ -51,6 +51,13 @@ tgc_status tgc_npy_parse(const void *bytes, size_t size, tgc_npy *out, char *err
  * TGC_ERR_IO with "read failed: REASON"; otherwise as tgc_npy_parse. */
 tgc_status tgc_npy_read_file(const char *path, tgc_npy *out, char *err, size_t err_size);
 
+/* As tgc_npy_read_file, from the open descriptor `fd`, which it takes over
+ * (closed on return, success or not): for files opened beneath a model's
+ * folder (support/open_beneath.h). On a regular file the data size the
+ * header claims is checked against the bytes the file holds before any
+ * allocation for it. */
+tgc_status tgc_npy_read_fd(int fd, tgc_npy *out, char *err, size_t err_size);
+
 /* Writes `a` as a version 1.0 .npy file (version 2.0 if the header would not
  * fit in 65535 bytes) at `path`, byte for byte as np.save writes the same
  * array. The file is written to a temporary name in the same directory,

@@ -105,17 +105,42 @@ void tgc_diags_print(const tgc_diags *d, FILE *out);
 typedef struct tgc_graph tgc_graph;
 
 /* Loads the tgc/1 YAML file at `path`: parses it, reads initializer data
- * (.npy paths are relative to the file), validates every rule of the format
- * and infers each tensor's dtype and shape. On success stores a new graph
- * owned by the caller in *out and returns TGC_OK. On failure stores NULL,
- * appends every problem found to `diags` (which must not be NULL) and returns
- * TGC_ERR_INVALID (rule broken), TGC_ERR_IO (file unreadable) or
- * TGC_ERR_NOMEM. */
+ * (.npy paths are relative to the file's folder and must stay beneath it:
+ * an absolute path, a `..` that climbs out, or a symlink leading out of the
+ * folder is an error with rule "file-outside"; links that stay inside are
+ * followed; only regular files are read, and one too small for the declared
+ * dtype and shape is refused before it is read), validates every rule of
+ * the format and infers each tensor's dtype and shape. On success stores a
+ * new graph owned by the caller in *out and returns TGC_OK. On failure
+ * stores NULL, appends every problem found to `diags` (which must not be
+ * NULL) and returns TGC_ERR_INVALID (rule broken), TGC_ERR_IO (file
+ * unreadable) or TGC_ERR_NOMEM. */
 tgc_status tgc_graph_load(const char *path, tgc_diags *diags, tgc_graph **out);
 
+/* Options for tgc_graph_load_with; a zeroed struct (or NULL) gives
+ * tgc_graph_load's behaviour.
+ *
+ * Example usage (weights shared by several graphs):
+ *     tgc_graph_load_options o = {.weights_dir = "/models/shared_weights"};
+ *     st = tgc_graph_load_with("net_a.yaml", &o, diags, &g);
+ */
+typedef struct tgc_graph_load_options {
+    /* The folder `file:` paths resolve beneath instead of the graph file's
+     * own, under the same rules. NULL: the graph's folder. Borrowed: read
+     * during the call only. */
+    const char *weights_dir;
+} tgc_graph_load_options;
+
+/* tgc_graph_load with options. A weights_dir that is not a readable folder
+ * is TGC_ERR_IO (rule "io", naming it) before the graph is read. The
+ * graph's dumps (tgc_graph_dump_yaml) then see `file:` paths as relative
+ * to weights_dir. */
+tgc_status tgc_graph_load_with(const char *path, const tgc_graph_load_options *opts, tgc_diags *diags,
+                               tgc_graph **out);
+
 /* As tgc_graph_load, from the `size` bytes at `text`; `name` is used as the
- * file name in messages, `base_dir` resolves relative .npy paths (NULL: the
- * current directory). */
+ * file name in messages, `base_dir` is the folder .npy paths resolve
+ * beneath (NULL: the current directory). */
 tgc_status tgc_graph_load_string(const char *text, size_t size, const char *name,
                                  const char *base_dir, tgc_diags *diags, tgc_graph **out);
 
@@ -125,8 +150,13 @@ void tgc_graph_free(tgc_graph *g);
 /* Writes the graph as a tgc/1 YAML document with every node's `out`
  * (inferred dtypes and shapes) filled in; loading the result gives the same
  * graph. Initializers keep their form: `values:` inline, `file:` paths
- * rewritten relative to `dest_dir`, the directory the document will live in
- * (NULL: the source file's directory, so paths stay as written). Returns
+ * relative to `dest_dir`, the directory the document will live in, and
+ * beneath it, as the loader requires: a file that lies beneath dest_dir is
+ * named from there; one that does not has its data written as an .npy
+ * beneath dest_dir at the path the graph gave it (e.g. weights/w.npy;
+ * folders made as needed, written atomically, a file of that name
+ * replaced, never written through a link). dest_dir NULL: paths stay as
+ * written (the document is meant for the source file's folder). Returns
  * TGC_ERR_IO if writing fails or TGC_ERR_NOMEM, with a message in `diags`. */
 tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_dir,
                                tgc_diags *diags);
@@ -687,6 +717,17 @@ tgc_status tgc_memory_plan_write(const tgc_memory_plan *p, FILE *out, int json, 
  * renamed); one that the loader rejects keeps it, since the loader's
  * messages point into it. */
 tgc_status tgc_onnx_import(const char *onnx_path, const char *yaml_out_path, tgc_diags *diags);
+
+/* tgc_onnx_import with options: external data resolves beneath
+ * opts->weights_dir instead of the model's folder (NULL opts or field: the
+ * model's folder). Either way a location that is absolute, climbs out with
+ * `..` or is (or passes through) a symlink leading out of that folder is
+ * refused (rule "bad-model", TGC_ERR_INVALID: ONNX's own checker requires
+ * as much since CVE-2022-25882), as is a file that is not regular or holds
+ * fewer bytes than offset + the tensor's size. A weights_dir that is not a
+ * folder is TGC_ERR_IO. opts is borrowed for the call. */
+tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path, const tgc_graph_load_options *opts,
+                                tgc_diags *diags);
 
 /* What tgc_onnx_list lists about a model. */
 typedef enum tgc_onnx_list_kind {

@@ -55,7 +55,7 @@ void *tgc_onnx_alloc(tgc_onnx_arena *a, size_t size) {
 char *tgc_onnx_strndup(tgc_onnx_arena *a, const char *s, size_t n) {
     char *p = tgc_onnx_alloc(a, n + 1);
     if (p != NULL) {
-        memcpy(p, s, n);
+        if (n > 0) memcpy(p, s, n); /* an empty protobuf string has no bytes: s may be NULL */
         p[n] = '\0';
     }
     return p;

@@ -22,9 +22,11 @@
 #include "support/alloc.h"
 #include "support/diag.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* A group of problems of one kind ("unsupported op 'LSTM'") and where. */
 typedef struct problem {
@@ -735,9 +737,10 @@ static void release_importer(tgc_onnx_importer *im) {
     tgc_strmap_release(&im->problem_ids);
 }
 
-/* Pass 1 alone (for tgc_onnx_input_names) or both passes. */
-static tgc_status run_import(const Onnx__ModelProto *m, const char *path, tgc_onnx_arena *arena, tgc_diags *diags,
-                             tgc_onnx_doc *doc, bool names_only) {
+/* Pass 1 alone (for tgc_onnx_input_names) or both passes. External data
+ * resolves beneath data_dir (NULL: the model's folder). */
+static tgc_status run_import(const Onnx__ModelProto *m, const char *path, const char *data_dir, tgc_onnx_arena *arena,
+                             tgc_diags *diags, tgc_onnx_doc *doc, bool names_only) {
     memset(doc, 0, sizeof *doc);
     tgc_onnx_importer im = {0};
     im.g = m->graph;
@@ -748,7 +751,7 @@ static tgc_status run_import(const Onnx__ModelProto *m, const char *path, tgc_on
     im.names.arena = arena;
     im.symbols.arena = arena;
     im.symbols.symbols = true;
-    im.dir = dir_of(arena, path);
+    im.dir = data_dir != NULL ? tgc_onnx_strdup(arena, data_dir) : dir_of(arena, path);
     doc->source = path;
     const char *pv = str_or_empty(m->producer_version);
     doc->producer = tgc_onnx_printf(arena, "%s%s%s", str_or_empty(m->producer_name), pv[0] ? " " : "", pv);
@@ -846,18 +849,32 @@ static tgc_status run_import(const Onnx__ModelProto *m, const char *path, tgc_on
 
 tgc_status tgc_onnx_convert(const Onnx__ModelProto *m, const char *path, tgc_onnx_arena *arena, tgc_diags *diags,
                             tgc_onnx_doc *doc) {
-    return run_import(m, path, arena, diags, doc, false);
+    return run_import(m, path, NULL, arena, diags, doc, false);
 }
 
 /* ---- Public API ------------------------------------------------------------------------ */
 
 tgc_status tgc_onnx_import(const char *onnx_path, const char *yaml_out_path, tgc_diags *diags) {
+    return tgc_onnx_import_with(onnx_path, yaml_out_path, NULL, diags);
+}
+
+tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path, const tgc_graph_load_options *opts,
+                                tgc_diags *diags) {
+    const char *data_dir = opts != NULL ? opts->weights_dir : NULL;
+    if (data_dir != NULL) {
+        struct stat dst;
+        int e = stat(data_dir, &dst) != 0 ? errno : S_ISDIR(dst.st_mode) ? 0 : ENOTDIR;
+        if (e != 0) {
+            tgc_diag_error(diags, data_dir, no_pos, "io", "the weights folder cannot be used: %s", strerror(e));
+            return TGC_ERR_IO;
+        }
+    }
     Onnx__ModelProto *m = NULL;
     tgc_status st = tgc_onnx_model_load(onnx_path, diags, &m);
     if (st != TGC_OK) return st;
     tgc_onnx_arena arena = {0};
     tgc_onnx_doc doc;
-    st = tgc_onnx_convert(m, onnx_path, &arena, diags, &doc);
+    st = run_import(m, onnx_path, data_dir, &arena, diags, &doc, false);
     if (st == TGC_OK) st = tgc_onnx_write(&doc, yaml_out_path, diags);
     tgc_onnx_arena_release(&arena);
     tgc_onnx_model_free(m);
@@ -927,7 +944,7 @@ tgc_status tgc_onnx_list(const char *onnx_path, tgc_onnx_list_kind what, tgc_dia
         if (st == TGC_OK) st = copy_list(list, n, count, names);
     } else {
         tgc_onnx_doc doc;
-        st = run_import(m, onnx_path, &arena, diags, &doc, true);
+        st = run_import(m, onnx_path, NULL, &arena, diags, &doc, true);
         const char **list = st == TGC_OK ? tgc_onnx_alloc(&arena, ((size_t)doc.n_inputs + 1) * sizeof *list) : NULL;
         if (st == TGC_OK && list == NULL) st = TGC_ERR_NOMEM;
         for (int i = 0; st == TGC_OK && i < doc.n_inputs; i++)

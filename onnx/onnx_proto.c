@@ -5,13 +5,16 @@
 #include "onnx/onnx_import.h"
 
 #include "support/alloc.h"
+#include "support/checked.h"
 #include "support/diag.h"
+#include "support/open_beneath.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* protobuf-c's allocations through tgc_malloc. An unpack that returns NULL
  * may have run out of memory or met bad bytes; `data` points at a flag that
@@ -120,7 +123,7 @@ const char *tgc_onnx_dtype_name(int64_t code, char *buf, size_t size) {
 }
 
 /* Reads `length` bytes at `offset` of the external data file `location`
- * (relative to base_dir, inside it) into the arena. */
+ * (beneath base_dir: support/open_beneath.h) into the arena. */
 static tgc_status read_external(const Onnx__TensorProto *t, const char *base_dir, tgc_onnx_arena *a, size_t nbytes,
                                 void **data, char *err, size_t err_size) {
     const char *location = NULL;
@@ -148,27 +151,48 @@ static tgc_status read_external(const Onnx__TensorProto *t, const char *base_dir
         snprintf(err, err_size, "external data without a location");
         return TGC_ERR_INVALID;
     }
-    if (location[0] == '/' || strstr(location, "..") != NULL) {
-        snprintf(err, err_size, "external data location '%s' is not a path inside the model's directory", location);
-        return TGC_ERR_INVALID;
-    }
     if (length >= 0 && (uint64_t)length != nbytes) {
         snprintf(err, err_size, "external data: length %" PRId64 " but the dims need %zu bytes", length, nbytes);
         return TGC_ERR_INVALID;
     }
-    char *path = tgc_onnx_printf(a, "%s/%s", base_dir, location);
-    void *buf = tgc_onnx_alloc(a, nbytes ? nbytes : 1);
-    if (path == NULL || buf == NULL) return TGC_ERR_NOMEM;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, err_size, "external data file '%s': %s", path, strerror(errno));
-        return TGC_ERR_IO;
+    /* Beneath the model's folder, through no link out of it (ONNX's checker
+     * has required as much since CVE-2022-25882), a regular file holding
+     * the bytes asked for: all checked before a byte is read. */
+    int fd;
+    uint64_t size;
+    char why[512];
+    tgc_status st = tgc_open_beneath(base_dir, location, "the model's folder", &fd, &size, why, sizeof why);
+    if (st != TGC_OK) {
+        snprintf(err, err_size, "external data file '%s' %s", location, why);
+        return st;
     }
-    bool ok = fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, nbytes, f) == nbytes;
-    fclose(f);
-    if (!ok) {
-        snprintf(err, err_size, "external data file '%s': fewer than %zu bytes at offset %" PRId64, path, nbytes,
-                 offset);
+    uint64_t end;
+    if (__builtin_add_overflow((uint64_t)offset, (uint64_t)nbytes, &end) || end > size) {
+        close(fd);
+        snprintf(err, err_size,
+                 "external data file '%s' holds %" PRIu64 " bytes, fewer than the %zu at offset %" PRId64
+                 " the dims need",
+                 location, size, nbytes, offset);
+        return TGC_ERR_INVALID;
+    }
+    void *buf = tgc_onnx_alloc(a, nbytes ? nbytes : 1);
+    if (buf == NULL) {
+        close(fd);
+        return TGC_ERR_NOMEM;
+    }
+    size_t done = 0;
+    errno = 0;
+    while (done < nbytes) {
+        ssize_t got = pread(fd, (char *)buf + done, nbytes - done, (off_t)(offset + (int64_t)done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        done += (size_t)got;
+    }
+    int e = errno;
+    close(fd);
+    if (done < nbytes) {
+        snprintf(err, err_size, "external data file '%s': read failed: %s", location,
+                 e != 0 ? strerror(e) : "the file shrank");
         return TGC_ERR_IO;
     }
     *data = buf;
@@ -194,22 +218,23 @@ tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_d
         snprintf(err, err_size, "segmented tensors are not supported");
         return TGC_ERR_UNSUPPORTED;
     }
-    size_t esize = tgc_dtype_size(dt), numel = 1;
+    size_t esize = tgc_dtype_size(dt);
     for (size_t i = 0; i < t->n_dims; i++) {
         if (t->dims[i] < 0) {
             snprintf(err, err_size, "dimension %zu is %" PRId64, i, t->dims[i]);
             return TGC_ERR_INVALID;
         }
-        if (t->dims[i] > 0 && numel > (SIZE_MAX / 16) / (uint64_t)t->dims[i]) {
-            snprintf(err, err_size, "the dims are too large");
-            return TGC_ERR_INVALID;
-        }
-        numel *= (size_t)t->dims[i];
         out->dims[i] = t->dims[i];
     }
+    int64_t count;
+    if (!tgc_checked_numel((int)t->n_dims, out->dims, &count) ||
+        !tgc_checked_dims_nbytes((int)t->n_dims, out->dims, esize, &out->nbytes)) {
+        snprintf(err, err_size, "the dims are too large: the size in bytes does not fit in 2^63 - 1");
+        return TGC_ERR_INVALID;
+    }
+    size_t numel = (size_t)count;
     out->dtype = dt;
     out->rank = (int)t->n_dims;
-    out->nbytes = numel * esize;
 
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
         return read_external(t, base_dir, a, out->nbytes, &out->data, err, err_size);

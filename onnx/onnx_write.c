@@ -9,9 +9,11 @@
 #include "support/alloc.h"
 #include "support/diag.h"
 #include "support/half.h"
+#include "support/open_beneath.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,34 +307,32 @@ tgc_status tgc_onnx_write(const tgc_onnx_doc *doc, const char *yaml_path, tgc_di
     if (dot != NULL && dot != file && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
         stem_len = (size_t)(dot - file);
     char *wdir_rel = tgc_onnx_printf(&arena, "%.*s_weights", (int)stem_len, file);
-    char *wdir = tgc_onnx_printf(&arena, "%.*s%s", slash ? (int)(slash - yaml_path + 1) : 0, yaml_path,
-                                 wdir_rel ? wdir_rel : "");
-    if (rel == NULL || wdir_rel == NULL || wdir == NULL) st = TGC_ERR_NOMEM;
+    /* The YAML's folder: weights are written beneath it (support/open_beneath.h:
+     * atomically, never through a link planted as STEM_weights or a file). */
+    char *ydir = slash ? tgc_onnx_printf(&arena, "%.*s", slash == yaml_path ? 1 : (int)(slash - yaml_path), yaml_path)
+                       : tgc_onnx_strdup(&arena, ".");
+    if (rel == NULL || wdir_rel == NULL || ydir == NULL) st = TGC_ERR_NOMEM;
 
-    bool made_dir = false;
     for (int i = 0; st == TGC_OK && i < doc->n_inits; i++) {
         const tgc_npy *v = &doc->inits[i].value;
         if (written_inline(v)) continue;
-        if (!made_dir) {
-            if (mkdir(wdir, 0777) != 0 && errno != EEXIST) {
-                st = io_error(diags, wdir, "cannot create the weights directory", strerror(errno));
-                break;
-            }
-            made_dir = true;
-        }
         const char *fname = weight_file_name(&files, doc->inits[i].name);
         rel[i] = fname ? tgc_onnx_printf(&arena, "%s/%s.npy", wdir_rel, fname) : NULL;
-        char *path = rel[i] ? tgc_onnx_printf(&arena, "%s/%s.npy", wdir, fname) : NULL;
-        if (path == NULL) {
+        if (rel[i] == NULL) {
             st = TGC_ERR_NOMEM;
             break;
         }
-        char err[256] = "";
-        st = tgc_npy_write_file(path, v, err, sizeof err);
-        if (st == TGC_ERR_IO)
-            io_error(diags, path, "cannot write", err);
-        else if (st != TGC_OK)
-            tgc_diag_error(diags, path, (tgc_srcpos){0, 0}, "io", "cannot write: %s", err);
+        char err[PATH_MAX + 256] = "";
+        void *bytes = NULL;
+        size_t size = 0;
+        st = tgc_npy_serialize(v, &bytes, &size);
+        if (st == TGC_OK) st = tgc_write_beneath(ydir, rel[i], bytes, size, err, sizeof err);
+        tgc_free(bytes);
+        if (st != TGC_OK && st != TGC_ERR_NOMEM) {
+            tgc_diag_error(diags, ydir, (tgc_srcpos){0, 0}, "io", "cannot write '%s': it %s", rel[i],
+                           err[0] ? err : "is inconsistent");
+            st = TGC_ERR_IO;
+        }
     }
 
     /* The YAML, to a temporary file renamed into place. */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 static const char compile_usage[] =
-    "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]]\n"
+    "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]] [--weights-dir DIR]\n"
     "                   [--dump shapes|placed|partitioned] [--format yaml|json|dot] [-o FILE|DIR]\n"
     "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--format table|json]\n"
     "\n"
@@ -24,6 +24,9 @@ static const char compile_usage[] =
     "                    comma-separated, e.g. cpu,gpu0 or cpu0,cpu1\n"
     "  --soft-placement  relax device specs that cannot hold (to their kind, then to\n"
     "                    any device) with a warning, instead of failing\n"
+    "  --weights-dir DIR the folder the graph's `file:` weights resolve beneath (for\n"
+    "                    weights shared by several graphs); default: the graph's folder.\n"
+    "                    Either way a path may not leave it (absolute, '..', a symlink out)\n"
     "  --dump shapes     write the graph with every node's inferred `out` (the default)\n"
     "  --dump placed     write the placement (needs --devices), in --format:\n"
     "  --format yaml     a tgc/1 graph with every node's `device:` filled in (the default);\n"
@@ -47,7 +50,9 @@ static const char compile_usage[] =
     "                    and the plan says so), e.g. --bind N=400\n"
     "  -o FILE           write the dump to FILE (atomically) instead of standard output;\n"
     "                    the placement summary then goes to standard output, else to\n"
-    "                    standard error\n";
+    "                    standard error. A YAML dump's `file:` paths are relative, beneath\n"
+    "                    FILE's folder: weights from elsewhere are written there as .npy\n"
+    "                    files at the paths the graph gave them\n";
 
 typedef enum dump_format { FORMAT_YAML, FORMAT_JSON, FORMAT_DOT } dump_format;
 
@@ -172,8 +177,8 @@ static int write_memory(FILE *f, void *ctx) {
 }
 
 /* --dump memory: the static memory plan, per device. Returns the exit code. */
-static int dump_memory(const char *model, const char *devices, const char *bind, const char *format,
-                       const char *out_path, int soft_placement) {
+static int dump_memory(const char *model, const tgc_graph_load_options *lopts, const char *devices, const char *bind,
+                       const char *format, const char *out_path, int soft_placement) {
     if (devices == NULL)
         return tgc_usage_error("compile", "--dump memory needs --devices LIST (e.g. --devices cpu,gpu0)");
     int json = strcmp(format, "json") == 0;
@@ -182,7 +187,7 @@ static int dump_memory(const char *model, const char *devices, const char *bind,
     tgc_diags *diags = tgc_diags_create();
     if (diags == NULL) return TGC_EXIT_FAILED;
     tgc_graph *g = NULL;
-    tgc_status s = tgc_graph_load(model, diags, &g);
+    tgc_status s = tgc_graph_load_with(model, lopts, diags, &g);
     if (s != TGC_OK) return failed(diags, s);
     tgc_memory_plan *mp = NULL;
     tgc_memory_plan_options o = {.soft_placement = soft_placement, .bind = bind};
@@ -205,6 +210,7 @@ static int dump_memory(const char *model, const char *devices, const char *bind,
 int tgc_cmd_compile(int argc, char **argv) {
     const char *model = NULL, *out_path = NULL, *dump_name = "shapes", *format_name = "yaml", *devices = NULL;
     const char *bind = NULL;
+    tgc_graph_load_options lopts = {0};
     bool format_given = false;
     tgc_place_options popts = {0};
     for (int i = 0; i < argc; i++) {
@@ -213,10 +219,11 @@ int tgc_cmd_compile(int argc, char **argv) {
             fputs(compile_usage, stdout);
             return TGC_EXIT_OK;
         } else if (strcmp(a, "--dump") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--devices") == 0 ||
-                   strcmp(a, "--format") == 0 || strcmp(a, "--bind") == 0) {
+                   strcmp(a, "--format") == 0 || strcmp(a, "--bind") == 0 || strcmp(a, "--weights-dir") == 0) {
             if (i + 1 >= argc) return tgc_usage_error("compile", "%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "-o") == 0) out_path = v;
+            else if (strcmp(a, "--weights-dir") == 0) lopts.weights_dir = v;
             else if (strcmp(a, "--bind") == 0) bind = v;
             else if (strcmp(a, "--dump") == 0) dump_name = v;
             else if (strcmp(a, "--devices") == 0) devices = v;
@@ -236,7 +243,7 @@ int tgc_cmd_compile(int argc, char **argv) {
     }
     if (model == NULL) return tgc_usage_error("compile", "no model file given");
     if (strcmp(dump_name, "memory") == 0)
-        return dump_memory(model, devices, bind, format_given ? format_name : "table", out_path,
+        return dump_memory(model, &lopts, devices, bind, format_given ? format_name : "table", out_path,
                            popts.soft_placement);
     if (bind != NULL) return tgc_usage_error("compile", "--bind is for --dump memory");
     bool placed_dump = strcmp(dump_name, "placed") == 0;
@@ -262,7 +269,7 @@ int tgc_cmd_compile(int argc, char **argv) {
     tgc_diags *diags = tgc_diags_create();
     if (diags == NULL) return TGC_EXIT_FAILED;
     tgc_graph *g = NULL;
-    tgc_status s = tgc_graph_load(model, diags, &g);
+    tgc_status s = tgc_graph_load_with(model, &lopts, diags, &g);
     if (s != TGC_OK) return failed(diags, s);
     tgc_placed *placed = NULL;
     if (devices != NULL) {

@@ -57,10 +57,17 @@ int tgc_cmd_import(int argc, char **argv) {
     tgc_diags_print(diags, stderr);
     int rc = TGC_EXIT_OK;
     if (st == TGC_OK) {
+        /* The graph just written must load: if it does not, say so and fail. */
         tgc_graph *g = NULL;
         tgc_diags *d2 = tgc_diags_create();
-        if (d2 != NULL && tgc_graph_load(output, d2, &g) == TGC_OK)
+        tgc_status ls = d2 != NULL ? tgc_graph_load(output, d2, &g) : TGC_ERR_NOMEM;
+        if (ls == TGC_OK) {
             printf("imported %s: %zu nodes -> %s\n", model, tgc_graph_node_count(g), output);
+        } else {
+            tgc_diags_print(d2, stderr);
+            fprintf(stderr, "tgc: error: %s was written but does not load (%s)\n", output, tgc_status_name(ls));
+            rc = ls == TGC_ERR_IO || ls == TGC_ERR_NOMEM ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
+        }
         tgc_graph_free(g);
         tgc_diags_free(d2);
     } else {

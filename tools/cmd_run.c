@@ -12,7 +12,7 @@
 #include <time.h>
 
 static const char run_usage[] =
-    "usage: tgc run MODEL.yaml [--devices LIST] [--input NAME=FILE.npy]... [--output-dir DIR]\n"
+    "usage: tgc run MODEL.yaml [--devices LIST] [--input NAME=FILE.npy]... [--output-dir DIR] [--weights-dir DIR]\n"
     "               [--repeat N] [--threads DEV=N,...] [--soft-placement] [--trace FILE.json]\n"
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "               [--memory-limit DEV=SIZE,...] [--memory-report]\n"
@@ -35,7 +35,11 @@ static const char run_usage[] =
     "                        the peak, and the static plan's prediction beside the peak\n"
     "  --input NAME=FILE     feed graph input NAME from a .npy file (dtype and shape are\n"
     "                        checked against the declaration; symbols are bound)\n"
-    "  --output-dir DIR      write each graph output as DIR/NAME.npy\n"
+    "  --output-dir DIR      write each graph output as DIR/NAME.npy (atomically: a new\n"
+    "                        temporary file renamed into place, never written through a link)\n"
+    "  --weights-dir DIR     the folder the graph's `file:` weights resolve beneath (for\n"
+    "                        weights shared by several graphs); default: the graph's folder.\n"
+    "                        Either way a path may not leave it (absolute, '..', a symlink out)\n"
     "  --repeat N            run N times (default 1) and report the median time\n"
     "  --compare NAME=FILE   print the largest |output - reference|; exit 1 above --tolerance\n"
     "  --tolerance T         for --compare (default 1e-4)\n"
@@ -45,7 +49,7 @@ static const char run_usage[] =
 #define MAX_ITEMS 64
 
 typedef struct run_args {
-    const char *model, *devices, *output_dir, *labels, *threads, *trace, *memory_limits;
+    const char *model, *devices, *output_dir, *labels, *threads, *trace, *memory_limits, *weights_dir;
     bool soft_placement, memory_report;
     const char *input_names[MAX_ITEMS], *input_files[MAX_ITEMS];
     int n_inputs;
@@ -77,7 +81,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
                            strcmp(opt, "--output-dir") == 0 || strcmp(opt, "--repeat") == 0 ||
                            strcmp(opt, "--compare") == 0 || strcmp(opt, "--tolerance") == 0 ||
                            strcmp(opt, "--labels") == 0 || strcmp(opt, "--threads") == 0 ||
-                           strcmp(opt, "--trace") == 0 || strcmp(opt, "--memory-limit") == 0;
+                           strcmp(opt, "--trace") == 0 || strcmp(opt, "--memory-limit") == 0 ||
+                           strcmp(opt, "--weights-dir") == 0;
         if (strcmp(opt, "--soft-placement") == 0) {
             a->soft_placement = true;
             continue;
@@ -101,6 +106,7 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         int rc = TGC_EXIT_OK;
         if (strcmp(opt, "--devices") == 0) a->devices = v;
         else if (strcmp(opt, "--output-dir") == 0) a->output_dir = v;
+        else if (strcmp(opt, "--weights-dir") == 0) a->weights_dir = v;
         else if (strcmp(opt, "--labels") == 0) a->labels = v;
         else if (strcmp(opt, "--threads") == 0) a->threads = v;
         else if (strcmp(opt, "--trace") == 0) a->trace = v;
@@ -306,10 +312,12 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
 /* Loads the graph at `path`; a .onnx model is imported first into a new
  * temporary directory, stored in *tmp_dir (malloc'd) for the caller to
  * remove with remove_tmp_dir. */
-static tgc_status load_model(const char *path, tgc_diags *diags, tgc_graph **g, char **tmp_dir) {
+static tgc_status load_model(const char *path, const char *weights_dir, tgc_diags *diags, tgc_graph **g,
+                             char **tmp_dir) {
     *tmp_dir = NULL;
     size_t len = strlen(path);
-    if (len < 5 || strcmp(path + len - 5, ".onnx") != 0) return tgc_graph_load(path, diags, g);
+    tgc_graph_load_options lopts = {.weights_dir = weights_dir};
+    if (len < 5 || strcmp(path + len - 5, ".onnx") != 0) return tgc_graph_load_with(path, &lopts, diags, g);
     char dir[] = "/tmp/tgc-run-XXXXXX";
     if (mkdtemp(dir) == NULL) {
         fprintf(stderr, "tgc: error: cannot create a temporary directory: %s\n", strerror(errno));
@@ -321,7 +329,7 @@ static tgc_status load_model(const char *path, tgc_diags *diags, tgc_graph **g, 
     }
     char yaml[sizeof dir + 16];
     snprintf(yaml, sizeof yaml, "%s/model.yaml", dir);
-    tgc_status st = tgc_onnx_import(path, yaml, diags);
+    tgc_status st = tgc_onnx_import_with(path, yaml, &lopts, diags);
     return st == TGC_OK ? tgc_graph_load(yaml, diags, g) : st;
 }
 
@@ -339,7 +347,7 @@ int tgc_cmd_run(int argc, char **argv) {
         tgc_diags *diags = tgc_diags_create();
         tgc_graph *g = NULL;
         char *tmp_dir = NULL;
-        tgc_status st = diags ? load_model(a.model, diags, &g, &tmp_dir) : TGC_ERR_NOMEM;
+        tgc_status st = diags ? load_model(a.model, a.weights_dir, diags, &g, &tmp_dir) : TGC_ERR_NOMEM;
         if (st != TGC_OK) rc = st == TGC_ERR_NOMEM || st == TGC_ERR_IO ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
         else rc = run_model(&a, g, diags);
         tgc_diags_print(diags, stderr);

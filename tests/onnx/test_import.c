@@ -556,6 +556,131 @@ static void test_external_data(void) {
     tgc_diags_free(d);
 }
 
+/* A model in the scratch folder whose initializer w (float32 [1, 6]) is
+ * external data at `location`, offset 0. */
+static void write_external_model(const char *name, const char *location) {
+    pb g = {0}, t = {0}, loc = {0};
+    const char *dims[] = {"1", "6"};
+    pb x = value_info("x", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 11, &x);
+    pb_int(&t, 1, 1);
+    pb_int(&t, 1, 6);
+    pb_int(&t, 2, ONNX_FLOAT);
+    pb_str(&t, 8, "w");
+    pb_str(&loc, 1, "location");
+    pb_str(&loc, 2, location);
+    pb_msg(&t, 13, &loc);
+    pb_int(&t, 14, 1);
+    pb_msg(&g, 5, &t);
+    pb mul = node("m", "Mul", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL}, NULL, 0);
+    pb_msg(&g, 1, &mul);
+    pb y = value_info("y", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch(name), 13, &g);
+}
+
+/* Imports `model` from the scratch folder (external data beneath
+ * weights_dir when given); expects `want` and, when it fails, a "bad-model"
+ * message holding `phrase`; and no YAML written on failure. */
+static void expect_external(const char *model, const char *weights_dir, tgc_status want, const char *phrase) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph_load_options o = {.weights_dir = weights_dir};
+    remove(in_scratch("out.yaml"));
+    tgc_status st = tgc_onnx_import_with(in_scratch(model), in_scratch("out.yaml"), &o, d);
+    if (st != want) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, want);
+    if (want != TGC_OK) {
+        CU_ASSERT(has_diag(d, "bad-model", (const char *[]){"initializer 'w'", phrase, NULL}));
+        if (!has_diag(d, "bad-model", (const char *[]){phrase, NULL})) tgc_diags_print(d, stderr);
+        CU_ASSERT(!exists(in_scratch("out.yaml")));
+    }
+    tgc_diags_free(d);
+}
+
+/* External data stays beneath the model's folder (CVE-2022-25882): a symlink
+ * in the folder pointing at /etc/passwd, or a symlinked folder leading out,
+ * is refused before a byte is read, as are absolute paths, '..' out, files
+ * that are not regular, and files too small for the tensor. A weights
+ * folder named by the caller takes the model folder's place. */
+static void test_external_data_stays_beneath(void) {
+    scratch_dir();
+    float w[6] = {1, -2, 3, -4, 5, -6};
+    CU_ASSERT_EQUAL_FATAL(mkdir(in_scratch("m"), 0777), 0);
+    CU_ASSERT_EQUAL_FATAL(mkdir(in_scratch("shared"), 0777), 0);
+    FILE *f = fopen(in_scratch("shared/w.bin"), "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    fwrite(w, sizeof w[0], 6, f);
+    fclose(f);
+    CU_ASSERT_EQUAL(symlink("/etc/passwd", in_scratch("m/passwd.bin")), 0);
+    CU_ASSERT_EQUAL(symlink("..", in_scratch("m/up")), 0);
+    CU_ASSERT_EQUAL(symlink("../shared/w.bin", in_scratch("m/rel.bin")), 0);
+    CU_ASSERT_EQUAL(mkfifo(in_scratch("m/fifo.bin"), 0666), 0);
+    f = fopen(in_scratch("m/short.bin"), "wb");
+    CU_ASSERT_FATAL(f != NULL);
+    fwrite(w, sizeof w[0], 5, f);
+    fclose(f);
+
+    write_external_model("m/passwd.onnx", "passwd.bin");
+    expect_external("m/passwd.onnx", NULL, TGC_ERR_INVALID,
+                    "'passwd.bin' is a symlink leaving the model's folder ('passwd.bin' -> '/etc/passwd')");
+    write_external_model("m/rel.onnx", "rel.bin");
+    expect_external("m/rel.onnx", NULL, TGC_ERR_INVALID, "is a symlink leaving the model's folder");
+    write_external_model("m/updir.onnx", "up/shared/w.bin");
+    expect_external("m/updir.onnx", NULL, TGC_ERR_INVALID, "passes through a symlink leaving the model's folder");
+    write_external_model("m/abs.onnx", "/etc/passwd");
+    expect_external("m/abs.onnx", NULL, TGC_ERR_INVALID, "is an absolute path");
+    write_external_model("m/dots.onnx", "../shared/w.bin");
+    expect_external("m/dots.onnx", NULL, TGC_ERR_INVALID, "leaves the model's folder through '..'");
+    write_external_model("m/fifo.onnx", "fifo.bin");
+    expect_external("m/fifo.onnx", NULL, TGC_ERR_INVALID, "is not a regular file (a FIFO)");
+    write_external_model("m/short.onnx", "short.bin");
+    expect_external("m/short.onnx", NULL, TGC_ERR_INVALID, "holds 20 bytes, fewer than the 24");
+    write_external_model("m/missing.onnx", "missing.bin");
+    expect_external("m/missing.onnx", NULL, TGC_ERR_INVALID, "No such file or directory");
+
+    /* The same name, beneath a weights folder the caller names. */
+    write_external_model("m/shared.onnx", "w.bin");
+    expect_external("m/shared.onnx", NULL, TGC_ERR_INVALID, "No such file or directory");
+    expect_external("m/shared.onnx", in_scratch("shared"), TGC_OK, NULL);
+    float ones[6] = {1, 1, 1, 1, 1, 1};
+    tgc_tensor *out = run_one(in_scratch("out.yaml"), "x", 2, (const int64_t[]){1, 6}, ones);
+    CU_ASSERT_FATAL(out != NULL);
+    CU_ASSERT(memcmp(tgc_tensor_data(out), w, sizeof w) == 0);
+    tgc_tensor_release(out);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph_load_options o = {.weights_dir = in_scratch("nowhere")};
+    CU_ASSERT_EQUAL(tgc_onnx_import_with(in_scratch("m/shared.onnx"), in_scratch("out2.yaml"), &o, d), TGC_ERR_IO);
+    CU_ASSERT(has_diag(d, "io", (const char *[]){"the weights folder cannot be used", NULL}));
+    tgc_diags_free(d);
+}
+
+/* An empty string attribute (auto_pad: "") has no bytes in the protobuf:
+ * the importer copies it without handing memcpy a NULL pointer (UBSan
+ * checks), and the result is a clean answer either way. */
+static void test_empty_string_attribute(void) {
+    scratch_dir();
+    pb g = {0}, a = {0};
+    const char *dims[] = {"1", "1", "4", "4"};
+    pb x = value_info("x", ONNX_FLOAT, 4, dims);
+    pb_msg(&g, 11, &x);
+    float wv[9] = {0};
+    pb w = tensor_f32("w", 4, (const int64_t[]){1, 1, 3, 3}, wv);
+    pb_msg(&g, 5, &w);
+    pb_str(&a, 1, "auto_pad");
+    pb_int(&a, 20, ATTR_STRING);
+    pb_len(&a, 4, "", 0);
+    pb conv = node("c", "Conv", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL}, &a, 1);
+    pb_msg(&g, 1, &conv);
+    pb y = value_info("y", ONNX_FLOAT, 0, NULL);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("empty_attr.onnx"), 13, &g);
+    tgc_diags *d = tgc_diags_create();
+    tgc_status st = tgc_onnx_import(in_scratch("empty_attr.onnx"), in_scratch("empty_attr.yaml"), d);
+    CU_ASSERT(st == TGC_OK || st == TGC_ERR_INVALID || st == TGC_ERR_UNSUPPORTED);
+    if (st != TGC_OK) CU_ASSERT(tgc_diags_error_count(d) > 0);
+    tgc_diags_free(d);
+}
+
 /* Truncated, empty and missing files are clean errors, and write nothing. */
 static void test_bad_files(void) {
     scratch_dir();
@@ -629,5 +754,7 @@ static void test_allocation_failures(void) {
 TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
               {"legacy_opset", test_legacy_opset}, {"initializers_and_constants", test_initializers_and_constants},
-              {"external_data", test_external_data}, {"bad_files", test_bad_files},
+              {"external_data", test_external_data},
+              {"external_data_stays_beneath", test_external_data_stays_beneath},
+              {"empty_string_attribute", test_empty_string_attribute}, {"bad_files", test_bad_files},
               {"allocation_failures", test_allocation_failures})
