@@ -36,7 +36,14 @@ typedef struct tgc_value {
     tgc_buffer *buf;
 } tgc_value;
 
+/* The element count (tgc_checked_numel, support/checked.h), or -1 when a
+ * dim is negative or the count does not fit in int64. Inference refuses
+ * such shapes ("size-overflow"), so a value the executor made never gives
+ * -1. */
 int64_t tgc_value_numel(const tgc_value *v);
+/* The bytes of the value's elements (tgc_checked_dims_nbytes), or SIZE_MAX
+ * when they do not fit in TGC_MAX_BYTES: an allocation of that size fails
+ * cleanly where a wrapped product would have allocated too little. */
 size_t tgc_value_nbytes(const tgc_value *v);
 
 typedef struct tgc_kernel_ctx {
@@ -70,7 +77,11 @@ typedef struct tgc_kernel_def {
     const char *op;
     tgc_device_kind kind;
     tgc_kernel_fn fn;
-    /* Bit i set: input i / output i lives in host memory (shape arguments). */
+    /* Bit i set: input i / output i lives in host memory (shape arguments).
+     * The masks speak of positions 0..TGC_KERNEL_MASK_BITS-1 only (a
+     * kernel's shape arguments are among its first inputs); any later
+     * position is ordinary device data, whatever the op's arity. Read them
+     * through tgc_kernel_host_input and friends, never by shifting. */
     uint32_t host_inputs;
     uint32_t host_outputs;
     /* Bit i set: the kernel reads only input i's dtype and dims (Shape,
@@ -85,6 +96,30 @@ typedef struct tgc_kernel_def {
     /* The kernel honours tgc_kernel_ctx.fused_relu. */
     bool fuses_relu;
 } tgc_kernel_def;
+
+/* Positions a kernel definition's masks describe. */
+#define TGC_KERNEL_MASK_BITS 32
+
+/* Bit `pos` of `mask`; false for any position past the mask's width (and
+ * a negative one), so an op of any arity can be asked about. */
+static inline bool tgc_kernel_mask_has(uint32_t mask, int pos) {
+    return pos >= 0 && pos < TGC_KERNEL_MASK_BITS && ((mask >> pos) & 1u);
+}
+
+/* Input i is a host-memory argument of kernel k (false when k is NULL). */
+static inline bool tgc_kernel_host_input(const tgc_kernel_def *k, int i) {
+    return k != NULL && tgc_kernel_mask_has(k->host_inputs, i);
+}
+
+/* The kernel reads only input i's dtype and dims. */
+static inline bool tgc_kernel_metadata_input(const tgc_kernel_def *k, int i) {
+    return k != NULL && tgc_kernel_mask_has(k->metadata_inputs, i);
+}
+
+/* Output i of kernel k lives in host memory. */
+static inline bool tgc_kernel_host_output(const tgc_kernel_def *k, int i) {
+    return k != NULL && tgc_kernel_mask_has(k->host_outputs, i);
+}
 
 /* The kernel for (op, kind) that handles input-0 dtype `dtype`
  * (TGC_DTYPE_INVALID: any), or NULL. */

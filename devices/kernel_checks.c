@@ -2,6 +2,8 @@
  * kernel_checks.h). */
 #include "devices/kernel_checks.h"
 
+#include "support/checked.h"
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,18 +25,12 @@ tgc_status tgc_kernel_check_tensor(tgc_kernel_ctx *c, const char *what, int i, c
         return tgc_kernel_fail(c, "%s: %s %d has no valid dtype", op, what, i);
     if (v->rank < 0 || v->rank > TGC_MAX_RANK)
         return tgc_kernel_fail(c, "%s: %s %d has rank %d; tgc allows 0 to %d", op, what, i, v->rank, TGC_MAX_RANK);
-    int64_t numel = 1;
-    for (int d = 0; d < v->rank; d++) {
+    for (int d = 0; d < v->rank; d++)
         if (v->dims[d] < 0)
             return tgc_kernel_fail(c, "%s: %s %d has dim %lld at axis %d", op, what, i, (long long)v->dims[d], d);
-        if (v->dims[d] > 0 && numel > INT64_MAX / v->dims[d])
-            return tgc_kernel_fail(c, "%s: %s %d has more elements than an int64 holds", op, what, i);
-        numel *= v->dims[d];
-    }
-    size_t esize = tgc_dtype_size(v->dtype);
-    if ((uint64_t)numel > SIZE_MAX / esize)
-        return tgc_kernel_fail(c, "%s: %s %d is larger than the address space", op, what, i);
-    size_t nbytes = (size_t)numel * esize;
+    size_t nbytes;
+    if (!tgc_checked_dims_nbytes(v->rank, v->dims, tgc_dtype_size(v->dtype), &nbytes))
+        return tgc_kernel_fail(c, "%s: %s %d has more elements or bytes than fit in 2^63 - 1", op, what, i);
     if (nbytes == 0) return TGC_OK; /* an empty tensor: nothing to read or write */
     if (v->buf == NULL || v->buf->nbytes < nbytes)
         return tgc_kernel_fail(c, "%s: %s %d needs %zu bytes but its buffer holds %zu", op, what, i, nbytes,
@@ -60,7 +56,7 @@ tgc_status tgc_kernel_check_tensors(tgc_kernel_ctx *c, int min_inputs, int n_out
             if (i < min_inputs) return tgc_kernel_fail(c, "%s: input %d may not be omitted", op, i);
             continue;
         }
-        bool host = all_host || (i < 32 && (host_inputs >> i & 1u));
+        bool host = all_host || tgc_kernel_mask_has(host_inputs, i);
         tgc_status st = tgc_kernel_check_tensor(c, "input", i, &c->inputs[i], host);
         if (st != TGC_OK) return st;
     }
@@ -191,9 +187,8 @@ tgc_status tgc_kernel_concat_shape(tgc_kernel_ctx *c, int *axis, int64_t *dims) 
                                    tgc_kernel_dims_str(r, first->dims, sa), tgc_dtype_name(c->outputs[0].dtype),
                                    *axis);
         }
-        if (in->dims[*axis] > INT64_MAX - dims[*axis])
+        if (!tgc_checked_add_i64(dims[*axis], in->dims[*axis], &dims[*axis]))
             return tgc_kernel_fail(c, "Concat: the result has too many elements");
-        dims[*axis] += in->dims[*axis];
     }
     return tgc_kernel_expect_dims(c, 0, r, dims);
 }

@@ -18,8 +18,22 @@
  * integer inputs in host memory). Messages are only formatted on failure. */
 static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc_value *in, tgc_value *out, char *err,
                                 size_t err_size) {
-    tgc_tensor_info infos[TGC_RUN_MAX_IO], outs[TGC_RUN_MAX_IO];
-    tgc_dim values[TGC_RUN_MAX_IO][TGC_MAX_VALUE_LEN];
+    tgc_tensor_info infos_small[TGC_RUN_MAX_IO], outs_small[TGC_RUN_MAX_IO];
+    tgc_dim values_small[TGC_RUN_MAX_IO][TGC_MAX_VALUE_LEN];
+    tgc_tensor_info *infos = infos_small, *outs = outs_small;
+    tgc_dim(*values)[TGC_MAX_VALUE_LEN] = values_small;
+    void *heap = NULL;
+    if (n->n_inputs > TGC_RUN_MAX_IO || n->n_outputs > TGC_RUN_MAX_IO) { /* any arity: from the heap */
+        size_t ni = (size_t)n->n_inputs, no = (size_t)n->n_outputs;
+        heap = tgc_malloc(ni * sizeof *values + (ni + no) * sizeof *infos);
+        if (heap == NULL) {
+            snprintf(err, err_size, "no host memory to infer the shapes of %zu inputs", ni);
+            return TGC_ERR_NOMEM;
+        }
+        values = heap;
+        infos = (tgc_tensor_info *)(void *)(values + ni);
+        outs = infos + ni;
+    }
     for (int i = 0; i < n->n_inputs; i++) {
         tgc_tensor_info *info = &infos[i];
         memset(info, 0, sizeof *info);
@@ -70,6 +84,7 @@ static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc
         }
         if (s == TGC_OK || s == TGC_ERR_NOMEM || err[0] != '\0') break;
     }
+    tgc_free(heap);
     return s;
 }
 
@@ -93,7 +108,7 @@ static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_
 static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_kernel_def *k,
                                 tgc_device *d, tgc_value *out, bool *forwarded) {
     for (int i = 0; i < n->n_outputs; i++) {
-        tgc_device *od = k->host_outputs & (1u << i) ? tgc_host_device() : d;
+        tgc_device *od = tgc_kernel_host_output(k, i) ? tgc_host_device() : d;
         if (i == 0 && can_forward(ps, n, k->forward_input, &out[0], od)) {
             tgc_ref ref = n->inputs[k->forward_input];
             out[0].buf = tgc_buffer_retain(ps->vals[ps->plan->value_base[ref.node] + ref.port].buf);
@@ -120,9 +135,9 @@ static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node
 static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_device *d, tgc_value *in,
                                tgc_buffer **staged, int *failed) {
     for (int i = 0; i < n->n_inputs; i++) {
-        if (in[i].buf == NULL || (k->metadata_inputs & (1u << i))) continue;
+        if (in[i].buf == NULL || tgc_kernel_metadata_input(k, i)) continue;
         tgc_device *at = in[i].buf->device;
-        bool want_host = (k->host_inputs & (1u << i)) || tgc_device_host_memory(d);
+        bool want_host = tgc_kernel_host_input(k, i) || tgc_device_host_memory(d);
         bool in_place = want_host ? tgc_device_host_memory(at) : at == d;
         if (in_place) continue;
         tgc_device *to = want_host ? tgc_host_device() : d;
@@ -155,9 +170,20 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_node *n = &p->g->nodes[id];
     const tgc_kernel_def *k = p->kernel[id];
     tgc_device *d = p->device;
-    if (n->n_inputs > TGC_RUN_MAX_IO || n->n_outputs > TGC_RUN_MAX_IO)
-        return node_fail(st, n, d, TGC_ERR_UNSUPPORTED, "unsupported", "too many inputs or outputs");
-    tgc_value in[TGC_RUN_MAX_IO], out[TGC_RUN_MAX_IO];
+    tgc_value in_small[TGC_RUN_MAX_IO], out_small[TGC_RUN_MAX_IO];
+    tgc_buffer *staged_small[TGC_RUN_MAX_IO];
+    tgc_value *in = in_small, *out = out_small;
+    tgc_buffer **staged = staged_small;
+    void *heap = NULL;
+    if (n->n_inputs > TGC_RUN_MAX_IO || n->n_outputs > TGC_RUN_MAX_IO) { /* any arity: from the heap */
+        size_t ni = (size_t)n->n_inputs, no = (size_t)n->n_outputs;
+        heap = tgc_malloc((ni + no) * sizeof *in + ni * sizeof *staged);
+        if (heap == NULL) return node_fail(st, n, d, TGC_ERR_NOMEM, "out-of-memory", "no host memory for its inputs");
+        in = heap;
+        out = in + ni;
+        staged = (tgc_buffer **)(void *)(out + no);
+    }
+    memset(staged, 0, sizeof staged[0] * (size_t)n->n_inputs);
     memset(in, 0, sizeof in[0] * (size_t)n->n_inputs);
     memset(out, 0, sizeof out[0] * (size_t)n->n_outputs);
     for (int i = 0; i < n->n_inputs; i++) {
@@ -166,13 +192,12 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         else in[i].dtype = TGC_DTYPE_INVALID;
     }
     char err[512] = "";
-    tgc_buffer *staged[TGC_RUN_MAX_IO] = {0};
     int failed = 0;
     tgc_status s = stage_inputs(n, k, d, in, staged, &failed);
     if (s == TGC_ERR_NOMEM) {
         char which[48];
         snprintf(which, sizeof which, "a copy of input %d", failed);
-        bool to_host = (k->host_inputs & (1u << failed)) || tgc_device_host_memory(d);
+        bool to_host = tgc_kernel_host_input(k, failed) || tgc_device_host_memory(d);
         node_fail(st, n, d, s, "out-of-memory",
                   tgc_oom_str(err, sizeof err, which, &in[failed], to_host ? tgc_host_device() : d));
     } else if (s != TGC_OK) {
@@ -198,9 +223,11 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     for (int i = 0; i < n->n_inputs; i++) tgc_buffer_release(staged[i]);
     if (s != TGC_OK) {
         for (int i = 0; i < n->n_outputs; i++) tgc_buffer_release(out[i].buf);
+        tgc_free(heap);
         return s;
     }
     for (int i = 0; i < n->n_outputs; i++) ps->vals[p->value_base[id] + i] = out[i];
+    tgc_free(heap);
     for (int i = 0; ps->wslots != NULL && i < n->n_outputs; i++) {
         if (i == 0 && forwarded) {
             tgc_ref from = n->inputs[k->forward_input];

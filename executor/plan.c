@@ -52,7 +52,7 @@ static void place_constants(tgc_plan *p) {
         const tgc_kernel_def *k = p->kernel[id];
         for (int i = 0; i < n->n_inputs; i++) {
             int32_t from = n->inputs[i].node;
-            bool host_arg = k != NULL && ((k->host_inputs | k->metadata_inputs) & (1u << i));
+            bool host_arg = tgc_kernel_host_input(k, i) || tgc_kernel_metadata_input(k, i);
             if (from >= 0 && p->role[from] == TGC_ROLE_CONST && !host_arg) p->on_host[from] = false;
         }
     }

@@ -9,7 +9,8 @@
 
 #include <pthread.h>
 
-/* The most inputs or outputs one node may have at run time (Concat, Max...). */
+/* Inputs and outputs a node's run keeps on the stack; a node with more
+ * (Concat, Max... of any arity) takes its arrays from the heap. */
 #define TGC_RUN_MAX_IO 64
 
 typedef struct tgc_step tgc_step;

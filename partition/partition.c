@@ -291,16 +291,16 @@ static tgc_device_kind kind_of(const builder *b, int part) {
 /* Host memory is every cpu device's own memory: only other kinds have two. */
 static bool reads_host_memory(builder *b, const tgc_node *consumer, int input, int part) {
     tgc_device_kind kind = kind_of(b, part);
-    if (kind == TGC_DEVICE_CPU || input >= 32) return false;
+    if (kind == TGC_DEVICE_CPU) return false;
     const tgc_kernel_def *k = kernel_of(b, consumer, kind);
-    return k != NULL && ((k->host_inputs | k->metadata_inputs) >> input & 1u);
+    return tgc_kernel_host_input(k, input) || tgc_kernel_metadata_input(k, input);
 }
 
 static bool writes_host_memory(builder *b, const tgc_node *producer, int port, int part) {
     tgc_device_kind kind = kind_of(b, part);
-    if (kind == TGC_DEVICE_CPU || port >= 32) return false;
+    if (kind == TGC_DEVICE_CPU) return false;
     const tgc_kernel_def *k = kernel_of(b, producer, kind);
-    return k != NULL && (k->host_outputs >> port & 1u);
+    return tgc_kernel_host_output(k, port);
 }
 
 /* ---- pairs -------------------------------------------------------------------- */

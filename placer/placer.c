@@ -423,7 +423,7 @@ static bool in_host_memory(pl_ctx *c, int32_t p, int32_t port) {
     tgc_device_kind kind = c->devs[d].kind;
     if (kind == TGC_DEVICE_CPU) return true;
     const tgc_kernel_def *k = c->kdef[(size_t)p * KINDS + kind];
-    return k != NULL && port < 32 && (k->host_outputs & (1u << port));
+    return tgc_kernel_host_output(k, port);
 }
 
 /* Rule 5's exception: every input in host memory (the sizes were checked
@@ -493,7 +493,7 @@ static tgc_status place_sources(pl_ctx *c) {
         for (int i = 0; i < n->n_inputs; i++) {
             int32_t p = n->inputs[i].node;
             if (p < 0 || g->nodes[p].kind == TGC_NODE_OP || d < 0) continue;
-            bool host_read = k != NULL && i < 32 && ((k->host_inputs | k->metadata_inputs) & (1u << i));
+            bool host_read = tgc_kernel_host_input(k, i) || tgc_kernel_metadata_input(k, i);
             if (first_any[p] < 0) first_any[p] = d;
             if (!host_read && first_data[p] < 0) first_data[p] = d;
         }
