@@ -17,7 +17,7 @@
  * The ISA is chosen once, at the first call: the widest of avx512
  * (AVX-512 F/BW/VL/DQ with FMA and F16C), avx2 (with FMA and F16C) and
  * sse2 (the x86-64 baseline) that the running cpu and OS support
- * (__builtin_cpu_supports). TGC_CPU_ISA=sse2|avx2|avx512 in the
+ * (cpuid and XGETBV). TGC_CPU_ISA=sse2|avx2|avx512 in the
  * environment caps it (a wider name than the cpu has is ignored), so the
  * suite can run the baseline loops on any machine.
  *

@@ -3,6 +3,9 @@
  * TGC_CPU_ISA. */
 #include "devices/cpu/ew.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +19,23 @@ static const tgc_ew_loops *chosen;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* What the loops of each ISA were compiled to use (the flags in
- * CMakeLists.txt), as __builtin_cpu_supports tells it; it checks that the
- * OS saves the vector registers too. */
+ * CMakeLists.txt), from cpuid (Intel SDM vol. 2A, CPUID: leaf 1 ECX FMA
+ * bit 12, OSXSAVE 27, F16C 29; leaf 7 EBX AVX2 bit 5, AVX512F 16, DQ 17,
+ * BW 30, VL 31), and whether the OS saves those registers (XGETBV's XCR0:
+ * SSE and AVX state 0x6, AVX-512's opmask and upper registers 0xE0). */
 static bool cpu_has(int isa) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    switch (isa) {
-    case 0: return true;
-    case 1: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-    default:
-        return cpu_has(1) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    }
+    if (isa == 0) return true;
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    bool fma = c >> 12 & 1, osxsave = c >> 27 & 1, f16c = c >> 29 & 1;
+    if (!osxsave || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    bool avx_state = (lo & 0x6) == 0x6, avx512_state = (lo & 0xE6) == 0xE6;
+    bool avx2 = avx_state && fma && f16c && (b >> 5 & 1);
+    if (isa == 1) return avx2;
+    return avx2 && avx512_state && (b >> 16 & 1) && (b >> 17 & 1) && (b >> 30 & 1) && (b >> 31 & 1);
 #else
     return isa == 0;
 #endif
