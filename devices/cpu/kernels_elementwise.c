@@ -84,13 +84,13 @@ static bool int_tensor_has(const tgc_value *v, bool want_negative) {
 }
 
 /* Pow-15: the output has the base's type; the exponent may be any numeric
- * type. A float base goes through powf, or pow in double for an integer
- * exponent (exact up to 2^53, as ONNX Runtime's std::pow). An integer base
+ * type. A float base with a float exponent is the Pow row's; with an
+ * integer exponent it goes through pow in double (exact up to 2^53, as ONNX
+ * Runtime's std::pow). An integer base
  * with an integer exponent multiplies (wrapping); negative integer exponents
  * are refused before the loop runs, as numpy.power refuses them in ONNX's
  * reference implementation. An integer base with a float exponent computes
  * in double and truncates toward zero. */
-static inline float pow_f32_f32(float a, float b) { return powf(a, b); }
 static inline float pow_f32_int(float a, int64_t b) { return (float)pow((double)a, (double)b); }
 static inline int64_t ipow(int64_t a, int64_t b) {
     uint64_t r = 1, x = (uint64_t)a;
