@@ -167,12 +167,6 @@ int tgc_memory_space_live_at(const tgc_memory_space *sp, int32_t step, int32_t *
 
 /* ---- limits ------------------------------------------------------------------- */
 
-/* Parses a size: bytes ("1000"), or a number (a fraction allowed) with a
- * unit: B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers
- * of 1024), case-insensitive, e.g. "64MiB", "1.5GB". Stores the bytes,
- * rounded down, in *out; false when it is not a size or is past 2^62. */
-bool tgc_memory_parse_size(const char *text, size_t len, int64_t *out);
-
 /* Applies "DEV=SIZE[,DEV=SIZE...]" to devices[0..n) with
  * tgc_device_set_limit ("cpu" is cpu0, "gpu" gpu0). TGC_ERR_INVALID
  * ("bad-memory-limit") for a malformed spec, a size below 1 byte, or a

@@ -5,6 +5,7 @@
 
 #include "support/alloc.h"
 #include "support/diag.h"
+#include "support/parse_size.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -14,46 +15,6 @@
 static void shape_text(int rank, const int64_t *dims, char *buf, size_t size);
 
 /* ---- sizes and limits ------------------------------------------------------------ */
-
-bool tgc_memory_parse_size(const char *text, size_t len, int64_t *out) {
-    const int64_t max = INT64_C(1) << 62;
-    size_t i = 0;
-    int64_t whole = 0;
-    if (len == 0 || !isdigit((unsigned char)text[0])) return false;
-    for (; i < len && isdigit((unsigned char)text[i]); i++) {
-        if (whole > max / 10) return false;
-        whole = whole * 10 + (text[i] - '0');
-    }
-    double frac = 0, scale = 0.1;
-    if (i < len && text[i] == '.') {
-        if (++i >= len || !isdigit((unsigned char)text[i])) return false;
-        for (; i < len && isdigit((unsigned char)text[i]); i++, scale /= 10) frac += (text[i] - '0') * scale;
-    }
-    char unit[8] = "";
-    size_t ulen = len - i;
-    if (ulen >= sizeof unit) return false;
-    for (size_t k = 0; k < ulen; k++) unit[k] = (char)tolower((unsigned char)text[i + k]);
-    static const struct {
-        const char *name;
-        int64_t bytes;
-    } units[] = {{"", 1},
-                 {"b", 1},
-                 {"kb", 1000},
-                 {"mb", 1000000},
-                 {"gb", 1000000000},
-                 {"tb", INT64_C(1000000000000)},
-                 {"kib", INT64_C(1) << 10},
-                 {"mib", INT64_C(1) << 20},
-                 {"gib", INT64_C(1) << 30},
-                 {"tib", INT64_C(1) << 40}};
-    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-        if (strcmp(unit, units[u].name) != 0) continue;
-        if (whole > max / units[u].bytes) return false;
-        *out = whole * units[u].bytes + (int64_t)(frac * (double)units[u].bytes);
-        return *out <= max;
-    }
-    return false;
-}
 
 static const char limit_syntax[] = "DEVICE=SIZE[,DEVICE=SIZE...], SIZE like 64MiB, 512KiB, 1GB or 1000";
 
@@ -70,7 +31,7 @@ tgc_status tgc_memory_limits_apply(tgc_device *const *devices, int n, const char
         name[nlen] = '\0';
         if (strcmp(name, "cpu") == 0 || strcmp(name, "gpu") == 0) strcat(name, "0");
         int64_t bytes = 0;
-        if (!tgc_memory_parse_size(eq + 1, len - (size_t)(eq + 1 - p), &bytes) || bytes < 1)
+        if (!tgc_parse_size(eq + 1, len - (size_t)(eq + 1 - p), &bytes) || bytes < 1)
             return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-memory-limit",
                                   "--memory-limit: '%.*s' needs a size of at least 1 byte (%s)", (int)len, p,
                                   limit_syntax);

@@ -16,6 +16,7 @@ tgc_graph *tgc_graph_create(const char *path, const char *dir) {
         tgc_graph_free(g);
         return NULL;
     }
+    g->limits = tgc_load_limits_of(NULL);
     return g;
 }
 

@@ -127,6 +127,30 @@ typedef struct tgc_node {
     tgc_const *data;
 } tgc_node;
 
+/* The limits an untrusted model is held to (tgc_graph_load_options, every
+ * field resolved: no zeros). */
+typedef struct tgc_load_limits {
+    int64_t file_bytes, nodes, tensor_bytes;
+    int rank;
+} tgc_load_limits;
+
+#define TGC_DEFAULT_MAX_FILE_BYTES (INT64_C(2) << 30)
+#define TGC_DEFAULT_MAX_NODES INT64_C(1000000)
+#define TGC_DEFAULT_MAX_TENSOR_BYTES (INT64_C(64) << 30)
+
+/* opts' limits with defaults for its zeros (NULL: all defaults). */
+tgc_load_limits tgc_load_limits_of(const tgc_graph_load_options *opts);
+
+/* TGC_OK when a file of `size` bytes is within the limit, else an error
+ * ("over-limit") on `path` in diags and TGC_ERR_INVALID. */
+tgc_status tgc_load_limits_check_file(const tgc_load_limits *l, const char *path, int64_t size, tgc_diags *diags);
+
+/* NULL when a tensor of `shape` and element size (symbols as 1) is within
+ * the graph's limits of rank and bytes; else which limit it passes, as
+ * "rank 9 is above the limit of 8 (--load-limits rank=R)", in buf. */
+const char *tgc_load_limits_tensor(const tgc_graph *g, const tgc_shape *shape, size_t elem_size, char *buf,
+                                   size_t size);
+
 struct tgc_graph {
     char *path;     /* the file as given ("" for strings) */
     char *dir;      /* its directory, for relative .npy paths */
@@ -148,6 +172,8 @@ struct tgc_graph {
     int32_t next_fresh; /* counter for unk__K names */
 
     int32_t *topo; /* n_nodes ids in a topological order (after validation) */
+
+    tgc_load_limits limits; /* what the model may ask for (load_limits.c) */
 };
 
 /* Appends a zeroed node named `name` of `kind`; stores its id in *id.

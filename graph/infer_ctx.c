@@ -41,8 +41,14 @@ const char *tgc_infer_input_shapes_str(const tgc_infer_ctx *c, char *buf, size_t
  * (support/checked.h), whatever its symbols are bound to. */
 static tgc_status check_size(tgc_infer_ctx *c, int i, tgc_dtype dtype, const tgc_shape *shape) {
     size_t elem = tgc_dtype_size(dtype);
-    if (tgc_shape_size_fits(shape, elem > 0 ? elem : 1)) return TGC_OK;
-    char so[256], si[1024];
+    char so[256], si[1024], why[160];
+    if (tgc_shape_size_fits(shape, elem > 0 ? elem : 1)) {
+        const char *over = tgc_load_limits_tensor(c->graph, shape, elem > 0 ? elem : 1, why, sizeof why);
+        if (over == NULL) return TGC_OK;
+        return tgc_infer_fail(c, -1, "over-limit", "output %d would have shape %s (%s): %s; the inputs have shapes %s",
+                              i, tgc_infer_shape_str(c, shape, so, sizeof so), tgc_dtype_name(dtype), over,
+                              tgc_infer_input_shapes_str(c, si, sizeof si));
+    }
     return tgc_infer_fail(c, -1, "size-overflow",
                           "output %d would have shape %s (%s), whose element count or size in bytes does "
                           "not fit in 2^63 - 1; the inputs have shapes %s",

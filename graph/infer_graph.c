@@ -95,9 +95,15 @@ static tgc_status check_sizes(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
     for (int k = 0; k < n->n_outputs; k++) {
         const tgc_tensor_info *o = &n->outputs[k];
         size_t elem = tgc_dtype_size(o->dtype);
-        if (tgc_shape_size_fits(&o->shape, elem > 0 ? elem : 1)) continue;
-        char s[256];
+        char s[256], why[160];
         const char *what = n->kind == TGC_NODE_INPUT ? "graph input" : n->kind == TGC_NODE_CONST ? "initializer" : "node";
+        if (tgc_shape_size_fits(&o->shape, elem > 0 ? elem : 1)) {
+            const char *over = tgc_load_limits_tensor(g, &o->shape, elem > 0 ? elem : 1, why, sizeof why);
+            if (over == NULL) continue;
+            return tgc_diag_error(diags, g->path, n->pos, "over-limit", "%s '%s': output %d has shape %s (%s): %s",
+                                  what, n->name, k, tgc_shape_str(g, &o->shape, s, sizeof s),
+                                  tgc_dtype_name(o->dtype), over);
+        }
         return tgc_diag_error(diags, g->path, n->pos, "size-overflow",
                               "%s '%s': output %d has shape %s (%s), whose element count or size in bytes does "
                               "not fit in 2^63 - 1", what, n->name, k, tgc_shape_str(g, &o->shape, s, sizeof s),

@@ -753,17 +753,27 @@ static tgc_status parse_document(tgc_loader *l, const char *text, size_t size) {
 }
 
 /* tgc_graph_load_string, with base_dir a weights folder the user named
- * when weights_dir (for the messages). */
+ * when weights_dir (for the messages), and opts' limits. */
 static tgc_status load_text(const char *text, size_t size, const char *name, const char *base_dir, bool weights_dir,
-                            tgc_diags *diags, tgc_graph **out) {
+                            const tgc_graph_load_options *opts, tgc_diags *diags, tgc_graph **out) {
     *out = NULL;
     tgc_loader l = {.diags = diags, .weights_dir = weights_dir};
+    tgc_load_limits limits = tgc_load_limits_of(opts);
+    if (tgc_load_limits_check_file(&limits, name, (int64_t)size, diags) != TGC_OK) return TGC_ERR_INVALID;
     l.g = tgc_graph_create(name, base_dir);
     if (l.g == NULL) return TGC_ERR_NOMEM;
+    l.g->limits = limits;
     tgc_status s = parse_document(&l, text, size);
     if (s == TGC_OK) {
         s = load_root(&l, yaml_document_get_root_node(&l.doc));
         yaml_document_delete(&l.doc);
+        if (s == TGC_OK && l.g->n_nodes > limits.nodes) {
+            tgc_diag_add(diags, TGC_SEV_ERROR, name, (tgc_srcpos){0, 0}, "over-limit",
+                         "the graph has %ld inputs, initializers and nodes, above the limit of %lld "
+                         "(--load-limits nodes=N raises it)",
+                         (long)l.g->n_nodes, (long long)limits.nodes);
+            s = TGC_ERR_INVALID;
+        }
         if (l.failure == TGC_OK) {
             tgc_status rs = resolve_refs(&l);
             if (s == TGC_OK) s = rs;
@@ -785,10 +795,12 @@ static tgc_status load_text(const char *text, size_t size, const char *name, con
 
 tgc_status tgc_graph_load_string(const char *text, size_t size, const char *name, const char *base_dir,
                                  tgc_diags *diags, tgc_graph **out) {
-    return load_text(text, size, name, base_dir, false, diags, out);
+    return load_text(text, size, name, base_dir, false, NULL, diags, out);
 }
 
-static tgc_status read_file(const char *path, char **text, size_t *size, tgc_diags *diags) {
+/* The whole file at path, but never more than max_bytes + 1 bytes (the
+ * caller refuses a file past its limit without reading all of it). */
+static tgc_status read_file(const char *path, int64_t max_bytes, char **text, size_t *size, tgc_diags *diags) {
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot open: %s", strerror(errno)),
@@ -808,7 +820,7 @@ static tgc_status read_file(const char *path, char **text, size_t *size, tgc_dia
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
-        if (got == 0) {
+        if (got == 0 || len > (size_t)max_bytes) {
             if (ferror(f)) {
                 tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot read: %s", strerror(errno));
                 s = TGC_ERR_IO;
@@ -841,7 +853,7 @@ tgc_status tgc_graph_load_with(const char *path, const tgc_graph_load_options *o
     }
     char *text;
     size_t size;
-    tgc_status s = read_file(path, &text, &size, diags);
+    tgc_status s = read_file(path, tgc_load_limits_of(opts).file_bytes, &text, &size, diags);
     if (s != TGC_OK) return s;
     const char *slash = strrchr(path, '/');
     char *dir = weights_dir != NULL ? tgc_strdup(weights_dir)
@@ -851,7 +863,7 @@ tgc_status tgc_graph_load_with(const char *path, const tgc_graph_load_options *o
         tgc_free(text);
         return TGC_ERR_NOMEM;
     }
-    s = load_text(text, size, path, dir, weights_dir != NULL, diags, out);
+    s = load_text(text, size, path, dir, weights_dir != NULL, opts, diags, out);
     tgc_free(dir);
     tgc_free(text);
     return s;

@@ -129,9 +129,24 @@ typedef struct tgc_graph_load_options {
      * own, under the same rules. NULL: the graph's folder. Borrowed: read
      * during the call only. */
     const char *weights_dir;
+    /* Limits on what an untrusted model may ask for; 0 takes the default
+     * given. Past one, loading fails with TGC_ERR_INVALID and an error of
+     * rule "over-limit" naming the limit and how to raise it. */
+    int64_t max_file_bytes;   /* the model file, YAML or ONNX (2 GiB: protobuf's own limit) */
+    int64_t max_nodes;        /* graph inputs, initializers and nodes together (1,000,000) */
+    int max_rank;             /* dims of any tensor (8, tgc's most; a lower one is honoured) */
+    int64_t max_tensor_bytes; /* one tensor's bytes, declared or inferred, a symbol counting as 1;
+                                 at run time, as bound (64 GiB) */
 } tgc_graph_load_options;
 
-/* tgc_graph_load with options. A weights_dir that is not a readable folder
+/* Sets opts' limits from "file=SIZE,nodes=N,rank=R,tensor=SIZE" (any of
+ * them, any order; SIZE as tgc_session_options.memory_limits writes it:
+ * 1000, 64MiB, 2GB). Other fields are left as they are. TGC_ERR_INVALID
+ * (rule "bad-load-limits", in diags) for anything else, or a value below 1
+ * (a rank above 8). */
+tgc_status tgc_load_limits_parse(const char *spec, tgc_graph_load_options *opts, tgc_diags *diags);
+
+/* tgc_graph_load with options (NULL: the defaults). A weights_dir that is not a readable folder
  * is TGC_ERR_IO (rule "io", naming it) before the graph is read. The
  * graph's dumps (tgc_graph_dump_yaml) then see `file:` paths as relative
  * to weights_dir. */

@@ -870,7 +870,7 @@ tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path
         }
     }
     Onnx__ModelProto *m = NULL;
-    tgc_status st = tgc_onnx_model_load(onnx_path, diags, &m);
+    tgc_status st = tgc_onnx_model_load(onnx_path, tgc_load_limits_of(opts).file_bytes, diags, &m);
     if (st != TGC_OK) return st;
     tgc_onnx_arena arena = {0};
     tgc_onnx_doc doc;
@@ -882,7 +882,10 @@ tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path
     /* What tgc cannot run is better told now than at the first run. */
     tgc_graph *g = NULL;
     size_t before = tgc_diags_count(diags);
-    st = tgc_graph_load(yaml_out_path, diags, &g);
+    tgc_graph_load_options written = opts != NULL ? *opts : (tgc_graph_load_options){0};
+    written.weights_dir = NULL; /* its weights are beside it now */
+    written.max_file_bytes = 0; /* the limit was the .onnx file's */
+    st = tgc_graph_load_with(yaml_out_path, &written, diags, &g);
     tgc_graph_free(g);
     if (st == TGC_ERR_INVALID)
         for (size_t i = before; i < tgc_diags_count(diags); i++)
@@ -934,7 +937,7 @@ tgc_status tgc_onnx_list(const char *onnx_path, tgc_onnx_list_kind what, tgc_dia
     *count = 0;
     *names = NULL;
     Onnx__ModelProto *m = NULL;
-    tgc_status st = tgc_onnx_model_load(onnx_path, diags, &m);
+    tgc_status st = tgc_onnx_model_load(onnx_path, TGC_DEFAULT_MAX_FILE_BYTES, diags, &m);
     if (st != TGC_OK) return st;
     tgc_onnx_arena arena = {0};
     if (what == TGC_ONNX_OP_TYPES) {

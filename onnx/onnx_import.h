@@ -18,7 +18,7 @@
  *     Onnx__ModelProto *m = NULL;
  *     tgc_onnx_arena arena = {0};
  *     tgc_onnx_doc doc;
- *     if (tgc_onnx_model_load(path, diags, &m) == TGC_OK &&
+ *     if (tgc_onnx_model_load(path, TGC_DEFAULT_MAX_FILE_BYTES, diags, &m) == TGC_OK &&
  *         tgc_onnx_convert(m, path, &arena, diags, &doc) == TGC_OK)
  *         st = tgc_onnx_write(&doc, yaml_path, diags);
  *     tgc_onnx_arena_release(&arena);
@@ -67,9 +67,10 @@ void tgc_onnx_arena_release(tgc_onnx_arena *a);
 /* Reads and unpacks the ModelProto at `path` (protobuf-c's allocations go
  * through tgc_malloc). TGC_ERR_IO when the file cannot be read,
  * TGC_ERR_INVALID when it is not a ModelProto (a truncated file, another
- * format) or has no graph, TGC_ERR_NOMEM; each with a message naming the
- * file. *out is NULL on failure; release it with tgc_onnx_model_free. */
-tgc_status tgc_onnx_model_load(const char *path, tgc_diags *diags, Onnx__ModelProto **out);
+ * format) or has no graph or is past max_bytes (rule "over-limit"),
+ * TGC_ERR_NOMEM; each with a message naming the file. *out is NULL on
+ * failure; release it with tgc_onnx_model_free. */
+tgc_status tgc_onnx_model_load(const char *path, int64_t max_bytes, tgc_diags *diags, Onnx__ModelProto **out);
 void tgc_onnx_model_free(Onnx__ModelProto *m);
 
 /* tgc's dtype for an ONNX TensorProto.DataType code, or TGC_DTYPE_INVALID;

@@ -34,8 +34,9 @@ static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
 
 static const tgc_srcpos no_pos = {0, 0};
 
-/* Reads the whole file into a tgc_malloc'd buffer. */
-static tgc_status read_file(const char *path, tgc_diags *diags, uint8_t **bytes, size_t *size) {
+/* Reads the whole file into a tgc_malloc'd buffer; a file past max_bytes
+ * is refused ("over-limit") after reading at most max_bytes + 1 bytes. */
+static tgc_status read_file(const char *path, int64_t max_bytes, tgc_diags *diags, uint8_t **bytes, size_t *size) {
     *bytes = NULL;
     *size = 0;
     FILE *f = fopen(path, "rb");
@@ -58,6 +59,11 @@ static tgc_status read_file(const char *path, tgc_diags *diags, uint8_t **bytes,
         }
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
+        if (n > (size_t)max_bytes) {
+            tgc_load_limits l = {.file_bytes = max_bytes};
+            st = tgc_load_limits_check_file(&l, path, (int64_t)n, diags);
+            break;
+        }
         if (got == 0) {
             if (ferror(f)) {
                 tgc_diag_error(diags, path, no_pos, "io", "read failed: %s", strerror(errno));
@@ -77,11 +83,11 @@ static tgc_status read_file(const char *path, tgc_diags *diags, uint8_t **bytes,
     return TGC_OK;
 }
 
-tgc_status tgc_onnx_model_load(const char *path, tgc_diags *diags, Onnx__ModelProto **out) {
+tgc_status tgc_onnx_model_load(const char *path, int64_t max_bytes, tgc_diags *diags, Onnx__ModelProto **out) {
     *out = NULL;
     uint8_t *bytes;
     size_t size;
-    tgc_status st = read_file(path, diags, &bytes, &size);
+    tgc_status st = read_file(path, max_bytes, diags, &bytes, &size);
     if (st != TGC_OK) return st;
     bool nomem = false;
     ProtobufCAllocator counting = {pb_alloc, pb_free, &nomem};
@@ -292,7 +298,7 @@ tgc_status tgc_onnx_tensor_load(const char *pb_path, tgc_diags *diags, tgc_tenso
     *out = NULL;
     uint8_t *bytes;
     size_t size;
-    tgc_status st = read_file(pb_path, diags, &bytes, &size);
+    tgc_status st = read_file(pb_path, TGC_DEFAULT_MAX_FILE_BYTES, diags, &bytes, &size);
     if (st != TGC_OK) return st;
     bool nomem = false;
     ProtobufCAllocator counting = {pb_alloc, pb_free, &nomem};

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 static const char compile_usage[] =
-    "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]] [--weights-dir DIR]\n"
+    "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]] [--weights-dir DIR] [--load-limits LIST]\n"
     "                   [--dump shapes|placed|partitioned] [--format yaml|json|dot] [-o FILE|DIR]\n"
     "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--format table|json]\n"
     "\n"
@@ -27,6 +27,9 @@ static const char compile_usage[] =
     "  --weights-dir DIR the folder the graph's `file:` weights resolve beneath (for\n"
     "                    weights shared by several graphs); default: the graph's folder.\n"
     "                    Either way a path may not leave it (absolute, '..', a symlink out)\n"
+    "  --load-limits LIST what the model may ask for (untrusted input): file=SIZE (the\n"
+    "                    model file, default 2GiB), nodes=N (1000000), rank=R (8),\n"
+    "                    tensor=SIZE (one tensor's bytes, 64GiB), e.g. file=100MB,tensor=1GiB\n"
     "  --dump shapes     write the graph with every node's inferred `out` (the default)\n"
     "  --dump placed     write the placement (needs --devices), in --format:\n"
     "  --format yaml     a tgc/1 graph with every node's `device:` filled in (the default);\n"
@@ -219,11 +222,19 @@ int tgc_cmd_compile(int argc, char **argv) {
             fputs(compile_usage, stdout);
             return TGC_EXIT_OK;
         } else if (strcmp(a, "--dump") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--devices") == 0 ||
-                   strcmp(a, "--format") == 0 || strcmp(a, "--bind") == 0 || strcmp(a, "--weights-dir") == 0) {
+                   strcmp(a, "--format") == 0 || strcmp(a, "--bind") == 0 || strcmp(a, "--weights-dir") == 0 ||
+                   strcmp(a, "--load-limits") == 0) {
             if (i + 1 >= argc) return tgc_usage_error("compile", "%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "-o") == 0) out_path = v;
             else if (strcmp(a, "--weights-dir") == 0) lopts.weights_dir = v;
+            else if (strcmp(a, "--load-limits") == 0) {
+                tgc_diags *d = tgc_diags_create();
+                tgc_status ls = d != NULL ? tgc_load_limits_parse(v, &lopts, d) : TGC_ERR_NOMEM;
+                if (ls != TGC_OK && d != NULL) tgc_diags_print(d, stderr);
+                tgc_diags_free(d);
+                if (ls != TGC_OK) return ls == TGC_ERR_NOMEM ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
+            }
             else if (strcmp(a, "--bind") == 0) bind = v;
             else if (strcmp(a, "--dump") == 0) dump_name = v;
             else if (strcmp(a, "--devices") == 0) devices = v;

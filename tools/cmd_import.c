@@ -6,17 +6,20 @@
 #include <string.h>
 
 static const char import_usage[] =
-    "usage: tgc import MODEL.onnx [-o MODEL.yaml]\n"
+    "usage: tgc import MODEL.onnx [-o MODEL.yaml] [--load-limits LIST]\n"
     "\n"
     "Converts an ONNX model (opset 13-17; older opsets where the ops mean the same) into\n"
     "a tgc/1 graph file. Weights go to STEM_weights/NAME.npy beside the output; small\n"
     "integer tensors are written inline. Every unsupported op, attribute and dtype is\n"
     "reported at once, with its count and first nodes. The result is loaded to check it.\n"
     "\n"
-    "  -o, --output FILE   the graph file to write (default: MODEL.yaml beside MODEL.onnx)\n";
+    "  -o, --output FILE   the graph file to write (default: MODEL.yaml beside MODEL.onnx)\n"
+    "  --load-limits LIST  what the model may ask for (untrusted input): file=SIZE (the .onnx\n"
+    "                      file, default 2GiB), nodes=N (1000000), rank=R (8), tensor=SIZE\n"
+    "                      (one tensor's bytes, 64GiB), e.g. file=100MB,tensor=1GiB\n";
 
 int tgc_cmd_import(int argc, char **argv) {
-    const char *model = NULL, *output = NULL;
+    const char *model = NULL, *output = NULL, *limits = NULL;
     for (int i = 0; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
@@ -26,6 +29,9 @@ int tgc_cmd_import(int argc, char **argv) {
         if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
             if (i + 1 >= argc) return tgc_usage_error("import", "%s needs a file name", opt);
             output = argv[++i];
+        } else if (strcmp(opt, "--load-limits") == 0) {
+            if (i + 1 >= argc) return tgc_usage_error("import", "%s needs a value", opt);
+            limits = argv[++i];
         } else if (opt[0] == '-' && opt[1] != '\0') {
             return tgc_usage_error("import", "unknown option '%s'", opt);
         } else if (model != NULL) {
@@ -53,14 +59,17 @@ int tgc_cmd_import(int argc, char **argv) {
         free(default_out);
         return TGC_EXIT_FAILED;
     }
-    tgc_status st = tgc_onnx_import(model, output, diags);
+    tgc_graph_load_options lopts = {0};
+    tgc_status st = limits != NULL ? tgc_load_limits_parse(limits, &lopts, diags) : TGC_OK;
+    if (st == TGC_OK) st = tgc_onnx_import_with(model, output, &lopts, diags);
     tgc_diags_print(diags, stderr);
     int rc = TGC_EXIT_OK;
     if (st == TGC_OK) {
         /* The graph just written must load: if it does not, say so and fail. */
         tgc_graph *g = NULL;
         tgc_diags *d2 = tgc_diags_create();
-        tgc_status ls = d2 != NULL ? tgc_graph_load(output, d2, &g) : TGC_ERR_NOMEM;
+        lopts.max_file_bytes = 0; /* the limit was the .onnx file's */
+        tgc_status ls = d2 != NULL ? tgc_graph_load_with(output, &lopts, d2, &g) : TGC_ERR_NOMEM;
         if (ls == TGC_OK) {
             printf("imported %s: %zu nodes -> %s\n", model, tgc_graph_node_count(g), output);
         } else {

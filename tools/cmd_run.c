@@ -13,6 +13,7 @@
 
 static const char run_usage[] =
     "usage: tgc run MODEL.yaml [--devices LIST] [--input NAME=FILE.npy]... [--output-dir DIR] [--weights-dir DIR]\n"
+    "               [--load-limits LIST]\n"
     "               [--repeat N] [--threads DEV=N,...] [--soft-placement] [--trace FILE.json]\n"
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "               [--memory-limit DEV=SIZE,...] [--memory-report]\n"
@@ -40,6 +41,9 @@ static const char run_usage[] =
     "  --weights-dir DIR     the folder the graph's `file:` weights resolve beneath (for\n"
     "                        weights shared by several graphs); default: the graph's folder.\n"
     "                        Either way a path may not leave it (absolute, '..', a symlink out)\n"
+"  --load-limits LIST    what the model may ask for (untrusted input): file=SIZE (the model file,\n"
+    "                        default 2GiB), nodes=N (1000000), rank=R (8), tensor=SIZE (one tensor's\n"
+    "                        bytes, 64GiB), e.g. file=100MB,tensor=1GiB; past one is an error\n"
     "  --repeat N            run N times (default 1) and report the median time\n"
     "  --compare NAME=FILE   print the largest |output - reference|; exit 1 above --tolerance\n"
     "  --tolerance T         for --compare (default 1e-4)\n"
@@ -49,7 +53,7 @@ static const char run_usage[] =
 #define MAX_ITEMS 64
 
 typedef struct run_args {
-    const char *model, *devices, *output_dir, *labels, *threads, *trace, *memory_limits, *weights_dir;
+    const char *model, *devices, *output_dir, *labels, *threads, *trace, *memory_limits, *weights_dir, *load_limits;
     bool soft_placement, memory_report;
     const char *input_names[MAX_ITEMS], *input_files[MAX_ITEMS];
     int n_inputs;
@@ -82,7 +86,7 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
                            strcmp(opt, "--compare") == 0 || strcmp(opt, "--tolerance") == 0 ||
                            strcmp(opt, "--labels") == 0 || strcmp(opt, "--threads") == 0 ||
                            strcmp(opt, "--trace") == 0 || strcmp(opt, "--memory-limit") == 0 ||
-                           strcmp(opt, "--weights-dir") == 0;
+                           strcmp(opt, "--weights-dir") == 0 || strcmp(opt, "--load-limits") == 0;
         if (strcmp(opt, "--soft-placement") == 0) {
             a->soft_placement = true;
             continue;
@@ -107,6 +111,7 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         if (strcmp(opt, "--devices") == 0) a->devices = v;
         else if (strcmp(opt, "--output-dir") == 0) a->output_dir = v;
         else if (strcmp(opt, "--weights-dir") == 0) a->weights_dir = v;
+        else if (strcmp(opt, "--load-limits") == 0) a->load_limits = v;
         else if (strcmp(opt, "--labels") == 0) a->labels = v;
         else if (strcmp(opt, "--threads") == 0) a->threads = v;
         else if (strcmp(opt, "--trace") == 0) a->trace = v;
@@ -312,11 +317,12 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
 /* Loads the graph at `path`; a .onnx model is imported first into a new
  * temporary directory, stored in *tmp_dir (malloc'd) for the caller to
  * remove with remove_tmp_dir. */
-static tgc_status load_model(const char *path, const char *weights_dir, tgc_diags *diags, tgc_graph **g,
-                             char **tmp_dir) {
+static tgc_status load_model(const char *path, const run_args *a, tgc_diags *diags, tgc_graph **g, char **tmp_dir) {
     *tmp_dir = NULL;
     size_t len = strlen(path);
-    tgc_graph_load_options lopts = {.weights_dir = weights_dir};
+    tgc_graph_load_options lopts = {.weights_dir = a->weights_dir};
+    tgc_status ls = a->load_limits != NULL ? tgc_load_limits_parse(a->load_limits, &lopts, diags) : TGC_OK;
+    if (ls != TGC_OK) return ls;
     if (len < 5 || strcmp(path + len - 5, ".onnx") != 0) return tgc_graph_load_with(path, &lopts, diags, g);
     char dir[] = "/tmp/tgc-run-XXXXXX";
     if (mkdtemp(dir) == NULL) {
@@ -330,7 +336,10 @@ static tgc_status load_model(const char *path, const char *weights_dir, tgc_diag
     char yaml[sizeof dir + 16];
     snprintf(yaml, sizeof yaml, "%s/model.yaml", dir);
     tgc_status st = tgc_onnx_import_with(path, yaml, &lopts, diags);
-    return st == TGC_OK ? tgc_graph_load(yaml, diags, g) : st;
+    tgc_graph_load_options written = lopts; /* its weights are beside it now */
+    written.weights_dir = NULL;
+    written.max_file_bytes = 0;
+    return st == TGC_OK ? tgc_graph_load_with(yaml, &written, diags, g) : st;
 }
 
 static void remove_tmp_dir(char *dir) {
@@ -347,7 +356,7 @@ int tgc_cmd_run(int argc, char **argv) {
         tgc_diags *diags = tgc_diags_create();
         tgc_graph *g = NULL;
         char *tmp_dir = NULL;
-        tgc_status st = diags ? load_model(a.model, a.weights_dir, diags, &g, &tmp_dir) : TGC_ERR_NOMEM;
+        tgc_status st = diags ? load_model(a.model, &a, diags, &g, &tmp_dir) : TGC_ERR_NOMEM;
         if (st != TGC_OK) rc = st == TGC_ERR_NOMEM || st == TGC_ERR_IO ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
         else rc = run_model(&a, g, diags);
         tgc_diags_print(diags, stderr);

@@ -6,6 +6,7 @@
 #include "tests/harness.h"
 
 #include "executor/memory_plan.h"
+#include "support/parse_size.h"
 #include "executor/session.h"
 #include "tgc.h"
 
@@ -524,13 +525,13 @@ static void test_sizes(void) {
               {"1.5kb", 1500}, {"2gib", INT64_C(2) << 30}, {"7B", 7}, {"1TiB", INT64_C(1) << 40}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         int64_t v = -1;
-        CU_ASSERT_TRUE(tgc_memory_parse_size(ok[i].text, strlen(ok[i].text), &v));
+        CU_ASSERT_TRUE(tgc_parse_size(ok[i].text, strlen(ok[i].text), &v));
         CU_ASSERT_EQUAL(v, ok[i].bytes);
     }
     const char *bad[] = {"", "MiB", "1.", "-1", "1 MiB", "1XB", "99999999999TiB", "1.5.5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int64_t v;
-        CU_ASSERT_FALSE(tgc_memory_parse_size(bad[i], strlen(bad[i]), &v));
+        CU_ASSERT_FALSE(tgc_parse_size(bad[i], strlen(bad[i]), &v));
     }
 }
 

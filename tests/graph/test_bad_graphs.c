@@ -1,7 +1,8 @@
 /* Every file in tests/data/bad/ breaks one or more rules of the tgc/1
  * format. Each states what the loader must say in comment lines
  *     # expect: LINE:COL RULE [text the message must contain]
- * and this suite checks that loading fails and that the errors are exactly
+ * (and, optionally, the load limits to use: `# load-limits: SPEC`, as
+ * --load-limits takes it) and this suite checks that loading fails and that the errors are exactly
  * those, in that order: same positions, same rules. */
 #include "tests/harness.h"
 
@@ -43,6 +44,24 @@ static int read_expectations(const char *path, expectation *out) {
     return n;
 }
 
+/* The text after `key` on the first line holding it, trimmed; false when
+ * no line does. */
+static bool read_directive(const char *path, const char *key, char *out, size_t size) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return false;
+    char line[512];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f) != NULL) {
+        const char *p = strstr(line, key);
+        if (p == NULL) continue;
+        snprintf(out, size, "%s", p + strlen(key));
+        out[strcspn(out, " \n")] = '\0';
+        found = true;
+    }
+    fclose(f);
+    return found;
+}
+
 static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -55,7 +74,11 @@ static void check_file(const char *dir, const char *name, int *files) {
     CU_ASSERT_FATAL(n_want > 0);
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL;
-    tgc_status s = tgc_graph_load(path, d, &g);
+    tgc_graph_load_options opts = {0};
+    char limits[256];
+    if (read_directive(path, "# load-limits: ", limits, sizeof limits))
+        CU_ASSERT_EQUAL_FATAL(tgc_load_limits_parse(limits, &opts, d), TGC_OK);
+    tgc_status s = tgc_graph_load_with(path, &opts, d, &g);
     CU_ASSERT_NOT_EQUAL(s, TGC_OK);
     CU_ASSERT_PTR_NULL(g);
     size_t n_got = tgc_diags_error_count(d);

@@ -22,6 +22,14 @@ typedef struct pattern {
     int64_t dims[TGC_MAX_RANK];
 } pattern;
 
+/* A fixture graph without a tensor limit (--load-limits tensor=): the
+ * overflow checks must hold whatever a user allows. */
+static fx fx_unlimited(void) {
+    fx f = fx_begin();
+    f.g->limits.tensor_bytes = INT64_MAX;
+    return f;
+}
+
 static const int64_t bigs[] = {P2(31) - 1, P2(31), P2(32) - 1, P2(32), P2(62), P2(62) + 1, INT64_MAX};
 #define N_BIGS ((int)(sizeof bigs / sizeof bigs[0]))
 
@@ -139,7 +147,7 @@ static void check_result(const char *op, const tgc_tensor_info *outs, int n_outp
 /* One case: op with n_inputs inputs made by `mode` from pattern p. */
 static void run_case(const tgc_op_def *op, int n_inputs, const pattern *p, tgc_dtype dt, enum mode mode,
                      enum attrs set, tally *t) {
-    fx f = fx_begin();
+    fx f = fx_unlimited();
     char inputs[512] = "";
     size_t len = 0;
     for (int i = 0; i < n_inputs; i++) {
@@ -226,7 +234,7 @@ static void test_every_op_on_huge_dims(void) {
 
 /* The cases of issue 21, by name. */
 static void test_reshape_whose_target_overflows(void) {
-    fx f = fx_begin();
+    fx f = fx_unlimited();
     fx_input(&f, "x", TGC_FLOAT32, "1, 9, 4, 4");
     fx_value(&f, "target", TGC_INT64, "6", "1, 171798691841, 3, 3, 7561793, 4");
     int32_t r = fx_op(&f, "r", "Reshape", "x, target", 1);
@@ -238,7 +246,7 @@ static void test_reshape_whose_target_overflows(void) {
 }
 
 static void test_output_whose_bytes_overflow_names_the_inputs(void) {
-    fx f = fx_begin();
+    fx f = fx_unlimited();
     /* 2^61 float32 elements: the count fits in int64, the bytes do not. */
     fx_input(&f, "a", TGC_FLOAT32, "2305843009213693952, 1");
     fx_input(&f, "b", TGC_FLOAT32, "1, 1");
@@ -253,7 +261,7 @@ static void test_output_whose_bytes_overflow_names_the_inputs(void) {
 }
 
 static void test_symbols_do_not_excuse_a_concrete_overflow(void) {
-    fx f = fx_begin();
+    fx f = fx_unlimited();
     fx_input(&f, "x", TGC_FLOAT32, "N, 4611686018427387904");
     int32_t y = fx_op(&f, "y", "Relu", "x", 1);
     CU_ASSERT_EQUAL(fx_infer(&f, y), TGC_ERR_INVALID);
@@ -261,15 +269,27 @@ static void test_symbols_do_not_excuse_a_concrete_overflow(void) {
     fx_end(&f);
     /* The same count as uint8 fits whatever N is bound to: the planner
      * checks the bound sizes. */
-    f = fx_begin();
+    f = fx_unlimited();
     fx_input(&f, "x", TGC_UINT8, "N, 4611686018427387904");
     y = fx_op(&f, "y", "Identity", "x", 1);
     CU_ASSERT_EQUAL(fx_infer(&f, y), TGC_OK);
     fx_end(&f);
 }
 
-static void test_concat_and_split_sums(void) {
+/* With the default limits, a tensor of 2^62 bytes is refused before any
+ * sum of such tensors can overflow. */
+static void test_default_tensor_limit(void) {
     fx f = fx_begin();
+    fx_input(&f, "a", TGC_UINT8, "4611686018427387904");
+    int32_t y = fx_op(&f, "y", "Identity", "a", 1);
+    CU_ASSERT_EQUAL(fx_infer(&f, y), TGC_ERR_INVALID);
+    CU_ASSERT_STRING_EQUAL(tgc_diag_rule(f.d, 0), "over-limit");
+    CU_ASSERT_PTR_NOT_NULL(strstr(tgc_diag_message(f.d, 0), "above the limit of 68719476736"));
+    fx_end(&f);
+}
+
+static void test_concat_and_split_sums(void) {
+    fx f = fx_unlimited();
     fx_input(&f, "a", TGC_UINT8, "4611686018427387904");
     fx_input(&f, "b", TGC_UINT8, "4611686018427387904");
     int32_t y = fx_op(&f, "y", "Concat", "a, b", 1);
@@ -284,7 +304,7 @@ static void test_concat_and_split_sums(void) {
 }
 
 static void test_range_of_every_int64(void) {
-    fx f = fx_begin();
+    fx f = fx_unlimited();
     fx_value(&f, "lo", TGC_INT64, "", "-9223372036854775807");
     fx_value(&f, "hi", TGC_INT64, "", "9223372036854775807");
     fx_value(&f, "one", TGC_INT64, "", "1");
@@ -299,5 +319,6 @@ TGC_TEST_MAIN("infer_overflow",
               {"Reshape to a target whose count overflows (issue 21)", test_reshape_whose_target_overflows},
               {"an output whose bytes overflow names the inputs", test_output_whose_bytes_overflow_names_the_inputs},
               {"symbols do not excuse a concrete overflow", test_symbols_do_not_excuse_a_concrete_overflow},
+              {"the default tensor limit", test_default_tensor_limit},
               {"Concat and Split sums", test_concat_and_split_sums},
               {"Range over every int64", test_range_of_every_int64})
