@@ -52,14 +52,18 @@ test-tsan: build-tsan
 
 test: test-plain test-asan test-tsan
 
-# A short libFuzzer run over the graph loader (see README).
+# Short libFuzzer runs (see README): FUZZ_TARGET=loader|yaml|onnx (default
+# loader), FUZZ_SECONDS each. New inputs go to build-fuzz/corpus-TARGET; the
+# kept corpus in tests/fuzz/corpus/ is the starting point (replayed by make test).
 FUZZ_SECONDS ?= 60
+FUZZ_TARGET ?= loader
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTGC_BUILD_FUZZERS=ON -DTGC_BUILD_TESTS=OFF -DTGC_BUILD_BENCH=OFF >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_loader
-	mkdir -p build-fuzz/corpus
-	build-fuzz/tests/fuzz/fuzz_loader -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
-	  build-fuzz/corpus tests/fuzz/seeds
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_$(FUZZ_TARGET)
+	mkdir -p build-fuzz/corpus-$(FUZZ_TARGET)
+	build-fuzz/tests/fuzz/fuzz_$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=30 \
+	  -rss_limit_mb=4096 build-fuzz/corpus-$(FUZZ_TARGET) \
+	  $(if $(filter loader,$(FUZZ_TARGET)),tests/fuzz/seeds,tests/fuzz/corpus/$(FUZZ_TARGET))
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) build-fuzz
