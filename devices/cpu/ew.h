@@ -29,15 +29,10 @@
 #ifndef TGC_DEVICES_CPU_EW_H
 #define TGC_DEVICES_CPU_EW_H
 
+#include "devices/ew_args.h"
 #include "graph/elementwise.h"
 
 #include <stdint.h>
-
-/* A row's parameters (P0..P2): f for float dtypes, i for integer ones. */
-typedef struct tgc_ew_params {
-    float f[TGC_EW_MAX_PARAMS];
-    int64_t i[TGC_EW_MAX_PARAMS];
-} tgc_ew_params;
 
 typedef void (*tgc_ew_unary_fn)(int64_t n, const void *x, void *y, const tgc_ew_params *p);
 typedef void (*tgc_ew_binary_fn)(int64_t n, const void *a, int64_t sa, const void *b, int64_t sb, void *y,

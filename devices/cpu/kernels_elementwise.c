@@ -203,44 +203,6 @@ void tgc_cpu_relu_block(float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c
 
 /* ==== The rows of graph/elementwise.def ========================================== */
 
-/* The row's float attributes from the node (an integer attribute is taken
- * as a float too), defaults from the row. */
-static void row_params(const tgc_kernel_ctx *c, const tgc_ew_row *r, tgc_ew_params *p) {
-    memset(p, 0, sizeof *p);
-    for (int k = 0; k < r->n_attrs; k++) {
-        const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
-        if (a != NULL && a->type == TGC_ATTR_INT) p->f[k] = (float)a->i;
-        else p->f[k] = (float)tgc_kernel_attr_float(c, r->attr_names[k], r->attr_defaults[k]);
-    }
-}
-
-/* Clip-13's bounds, inputs 1 and 2 (optional one-element host tensors of
- * x's dtype; default the dtype's lowest and highest), as P0 and P1. */
-static tgc_status clip_params(tgc_kernel_ctx *c, tgc_ew_params *p) {
-    const tgc_value *x = &c->inputs[0];
-    p->f[0] = -INFINITY;
-    p->f[1] = INFINITY;
-    p->i[0] = x->dtype == TGC_INT32 ? INT32_MIN : x->dtype == TGC_INT64 ? INT64_MIN : 0;
-    p->i[1] = x->dtype == TGC_INT32 ? INT32_MAX : x->dtype == TGC_INT64 ? INT64_MAX : UINT8_MAX;
-    for (int i = 1; i <= 2; i++) {
-        if (!tgc_kernel_has_input(c, i)) continue;
-        const tgc_value *b = &c->inputs[i];
-        if (b->dtype != x->dtype || tgc_value_numel(b) != 1)
-            return tgc_kernel_fail(c, "Clip: input %d ('%s') must be one %s element; it is %s with %lld", i,
-                                   i == 1 ? "min" : "max", tgc_dtype_name(x->dtype), tgc_dtype_name(b->dtype),
-                                   (long long)tgc_value_numel(b));
-        const void *v = data_of(b);
-        switch (x->dtype) {
-        case TGC_FLOAT32: p->f[i - 1] = *(const float *)v; break;
-        case TGC_FLOAT16: p->f[i - 1] = tgc_half_to_float(*(const uint16_t *)v); break;
-        case TGC_INT32: p->i[i - 1] = *(const int32_t *)v; break;
-        case TGC_INT64: p->i[i - 1] = *(const int64_t *)v; break;
-        default: p->i[i - 1] = *(const uint8_t *)v; break;
-        }
-    }
-    return TGC_OK;
-}
-
 static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
@@ -249,9 +211,7 @@ static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     tgc_ew_unary_fn fn = valid_dtype(x->dtype) ? tgc_cpu_ew_loops()->unary[tgc_ew_id(r)][x->dtype] : NULL;
     if (fn == NULL) return no_kernel(c, x->dtype);
     tgc_ew_params p;
-    if (tgc_ew_id(r) == TGC_EW_Clip) st = clip_params(c, &p);
-    else row_params(c, r, &p);
-    if (st == TGC_OK && tgc_value_numel(y) > 0) run_unary(c, x, y, fn, &p);
+    if ((st = tgc_ew_read_params(c, r, &p)) == TGC_OK && tgc_value_numel(y) > 0) run_unary(c, x, y, fn, &p);
     return st;
 }
 
@@ -270,14 +230,7 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     tgc_status st = tgc_kernel_check_host(c, variadic && c->n_inputs >= 1 ? c->n_inputs : 2, 1);
     if (st != TGC_OK) return st;
     const tgc_value *a = &c->inputs[0], *y = &c->outputs[0];
-    tgc_dtype want = r->bool_out ? TGC_BOOL : a->dtype;
-    for (int k = 1; k < c->n_inputs; k++)
-        if (c->inputs[k].dtype != a->dtype)
-            return tgc_kernel_fail(c, "%s: input %d is %s, input 0 %s; they must have one dtype", r->op, k,
-                                   tgc_dtype_name(c->inputs[k].dtype), tgc_dtype_name(a->dtype));
-    if (y->dtype != want)
-        return tgc_kernel_fail(c, "%s: the output is %s; expected %s", r->op, tgc_dtype_name(y->dtype),
-                               tgc_dtype_name(want));
+    if ((st = tgc_ew_check_binary_dtypes(c, r)) != TGC_OK) return st;
     tgc_ew_binary_fn fn = valid_dtype(a->dtype) ? tgc_cpu_ew_loops()->binary[id][a->dtype] : NULL;
     if (fn == NULL) return no_kernel(c, a->dtype);
     if (c->n_inputs == 1) { /* Min or Max of one input */

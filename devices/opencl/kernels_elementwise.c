@@ -22,6 +22,7 @@
  * buffer, which the device code allows (each work-item reads element i
  * before writing it). */
 #include "devices/opencl/cl_kernel_util.h"
+#include "devices/ew_args.h"
 #include "graph/elementwise.h"
 #include "support/alloc.h"
 #include "support/half.h"
@@ -180,14 +181,7 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     tgc_status st = tgc_cl_check(c, variadic && c->n_inputs >= 1 ? c->n_inputs : 2, 1, 0);
     if (st != TGC_OK) return st;
     const tgc_value *a = &c->inputs[0], *y = &c->outputs[0];
-    tgc_dtype want = r->bool_out ? TGC_BOOL : a->dtype;
-    for (int k = 1; k < c->n_inputs; k++)
-        if (c->inputs[k].dtype != a->dtype)
-            return tgc_kernel_fail(c, "%s: input %d is %s, input 0 %s; they must have one dtype", r->op, k,
-                                   tgc_dtype_name(c->inputs[k].dtype), tgc_dtype_name(a->dtype));
-    if (y->dtype != want)
-        return tgc_kernel_fail(c, "%s: the output is %s; expected %s", r->op, tgc_dtype_name(y->dtype),
-                               tgc_dtype_name(want));
+    if ((st = tgc_ew_check_binary_dtypes(c, r)) != TGC_OK) return st;
     if (!gpu_has(r, a->dtype)) return no_kernel(c, a->dtype);
     if (c->n_inputs == 1) { /* Min or Max of one input */
         if ((st = tgc_kernel_need_like(c, y->dtype)) != TGC_OK) return st;
@@ -242,30 +236,6 @@ static row_param param_of(tgc_dtype t, float f, int64_t i) {
 /* Size of a parameter of dtype t in the kernel's signature. */
 static size_t param_size(tgc_dtype t) { return t == TGC_FLOAT16 ? sizeof(cl_float) : tgc_dtype_size(t); }
 
-/* Clip-13's bounds (inputs 1 and 2: optional one-element host tensors of
- * x's dtype; default the dtype's lowest and highest), as P0 and P1. */
-static tgc_status clip_params(tgc_kernel_ctx *c, row_param p[TGC_EW_MAX_PARAMS]) {
-    tgc_dtype t = c->inputs[0].dtype;
-    float lo_f = -INFINITY, hi_f = INFINITY;
-    int64_t lo_i = t == TGC_INT32 ? INT32_MIN : INT64_MIN, hi_i = t == TGC_INT32 ? INT32_MAX : INT64_MAX;
-    for (int i = 1; i <= 2; i++) {
-        if (!tgc_kernel_has_input(c, i)) continue;
-        const tgc_value *b = &c->inputs[i];
-        if (b->dtype != t || tgc_value_numel(b) != 1)
-            return tgc_kernel_fail(c, "Clip: input %d ('%s') must be one %s element; it is %s with %lld", i,
-                                   i == 1 ? "min" : "max", tgc_dtype_name(t), tgc_dtype_name(b->dtype),
-                                   (long long)tgc_value_numel(b));
-        const void *v = tgc_kernel_in_ptr(c, i);
-        float f = t == TGC_FLOAT32 ? *(const float *)v : t == TGC_FLOAT16 ? tgc_half_to_float(*(const uint16_t *)v) : 0;
-        int64_t n = t == TGC_INT32 ? *(const int32_t *)v : t == TGC_INT64 ? *(const int64_t *)v : 0;
-        if (i == 1) lo_f = f, lo_i = n;
-        else hi_f = f, hi_i = n;
-    }
-    p[0] = param_of(t, lo_f, lo_i);
-    p[1] = param_of(t, hi_f, hi_i);
-    return TGC_OK;
-}
-
 /* y = ew_<Op>_<dtype>(x, P0, P1, P2): the row's float attributes from the
  * node (an integer attribute taken as a float too), or Clip's bounds. */
 static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
@@ -275,19 +245,10 @@ static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
     if (!gpu_has(r, x->dtype)) return no_kernel(c, x->dtype);
+    tgc_ew_params params;
+    if ((st = tgc_ew_read_params(c, r, &params)) != TGC_OK) return st;
     row_param p[TGC_EW_MAX_PARAMS];
-    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p[k] = param_of(x->dtype, 0, 0);
-    if (clip) {
-        if ((st = clip_params(c, p)) != TGC_OK) return st;
-    } else {
-        for (int k = 0; k < r->n_attrs; k++) {
-            const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
-            float f = a != NULL && a->type == TGC_ATTR_INT
-                          ? (float)a->i
-                          : (float)tgc_kernel_attr_float(c, r->attr_names[k], r->attr_defaults[k]);
-            p[k] = param_of(x->dtype, f, 0);
-        }
-    }
+    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p[k] = param_of(x->dtype, params.f[k], params.i[k]);
     char name[48];
     snprintf(name, sizeof name, "ew_%s_%s", r->op, dtype_suffix(x->dtype));
     size_t ps = param_size(x->dtype);

@@ -1,0 +1,58 @@
+/* The arguments of an elementwise row's kernel (devices/ew_args.h). */
+#include "devices/ew_args.h"
+
+#include "devices/kernel_checks.h"
+#include "support/half.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Clip-13's bounds as P0 and P1. */
+static tgc_status clip_bounds(tgc_kernel_ctx *c, tgc_ew_params *p) {
+    tgc_dtype t = c->inputs[0].dtype;
+    p->f[0] = -INFINITY;
+    p->f[1] = INFINITY;
+    p->i[0] = t == TGC_INT32 ? INT32_MIN : t == TGC_INT64 ? INT64_MIN : 0;
+    p->i[1] = t == TGC_INT32 ? INT32_MAX : t == TGC_INT64 ? INT64_MAX : UINT8_MAX;
+    for (int i = 1; i <= 2; i++) {
+        if (!tgc_kernel_has_input(c, i)) continue;
+        const tgc_value *b = &c->inputs[i];
+        if (b->dtype != t || tgc_value_numel(b) != 1)
+            return tgc_kernel_fail(c, "Clip: input %d ('%s') must be one %s element; it is %s with %lld", i,
+                                   i == 1 ? "min" : "max", tgc_dtype_name(t), tgc_dtype_name(b->dtype),
+                                   (long long)tgc_value_numel(b));
+        const void *v = tgc_kernel_in_ptr(c, i);
+        switch (t) {
+        case TGC_FLOAT32: p->f[i - 1] = *(const float *)v; break;
+        case TGC_FLOAT16: p->f[i - 1] = tgc_half_to_float(*(const uint16_t *)v); break;
+        case TGC_INT32: p->i[i - 1] = *(const int32_t *)v; break;
+        case TGC_INT64: p->i[i - 1] = *(const int64_t *)v; break;
+        default: p->i[i - 1] = *(const uint8_t *)v; break;
+        }
+    }
+    return TGC_OK;
+}
+
+tgc_status tgc_ew_read_params(tgc_kernel_ctx *c, const tgc_ew_row *r, tgc_ew_params *p) {
+    memset(p, 0, sizeof *p);
+    if (tgc_ew_id(r) == TGC_EW_Clip) return clip_bounds(c, p);
+    for (int k = 0; k < r->n_attrs; k++) {
+        const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
+        if (a != NULL && a->type == TGC_ATTR_INT) p->f[k] = (float)a->i;
+        else p->f[k] = (float)tgc_kernel_attr_float(c, r->attr_names[k], r->attr_defaults[k]);
+    }
+    return TGC_OK;
+}
+
+tgc_status tgc_ew_check_binary_dtypes(tgc_kernel_ctx *c, const tgc_ew_row *r) {
+    const tgc_value *a = &c->inputs[0], *y = &c->outputs[0];
+    tgc_dtype want = r->bool_out ? TGC_BOOL : a->dtype;
+    for (int k = 1; k < c->n_inputs; k++)
+        if (c->inputs[k].dtype != a->dtype)
+            return tgc_kernel_fail(c, "%s: input %d is %s, input 0 %s; they must have one dtype", r->op, k,
+                                   tgc_dtype_name(c->inputs[k].dtype), tgc_dtype_name(a->dtype));
+    if (y->dtype != want)
+        return tgc_kernel_fail(c, "%s: the output is %s; expected %s", r->op, tgc_dtype_name(y->dtype),
+                               tgc_dtype_name(want));
+    return TGC_OK;
+}
