@@ -48,7 +48,7 @@ int main(int argc, char **argv) {
             if ((names[n++] = strdup(e->d_name)) == NULL) return 1;
         }
         closedir(d);
-        qsort(names, n, sizeof *names, by_name);
+        if (n > 1) qsort(names, n, sizeof *names, by_name);
         for (size_t i = 0; i < n; i++) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", argv[a], names[i]);
