@@ -84,7 +84,8 @@ const char *tgc_onnx_dtype_name(int64_t code, char *buf, size_t size);
  * out->data points into `t` (little-endian raw_data) or into the arena:
  * never pass *out to tgc_npy_release. On failure writes the reason into
  * err and returns TGC_ERR_UNSUPPORTED (a dtype tgc lacks, rank > 8,
- * segments) or TGC_ERR_INVALID (data that does not match the dims), or
+ * segments) or TGC_ERR_INVALID (data that does not match the dims, or t
+ * NULL: a TENSOR attribute without its tensor), or
  * TGC_ERR_IO / TGC_ERR_NOMEM. */
 tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir, tgc_onnx_arena *a, tgc_npy *out,
                                   char *err, size_t err_size);

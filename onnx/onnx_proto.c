@@ -208,6 +208,10 @@ static tgc_status read_external(const Onnx__TensorProto *t, const char *base_dir
 tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir, tgc_onnx_arena *a, tgc_npy *out,
                                   char *err, size_t err_size) {
     memset(out, 0, sizeof *out);
+    if (t == NULL) { /* a TENSOR attribute whose field is missing */
+        snprintf(err, err_size, "no tensor is given");
+        return TGC_ERR_INVALID;
+    }
     char nb[32];
     int64_t code = t->has_data_type ? t->data_type : 0;
     tgc_dtype dt = tgc_onnx_dtype(code);
