@@ -43,6 +43,7 @@ static void valid_range(int64_t off, int64_t s, int64_t in, int64_t l0, int64_t 
                         int64_t *hi) {
     int64_t l = ceil_div(-off, s), h = ceil_div(in - off, s);
     if (l < l0) l = l0;
+    if (l > l1) l = l1; /* every tap of the slab in the padding past the input */
     if (h > l1) h = l1;
     if (h < l) h = l;
     *lo = l;
