@@ -55,6 +55,7 @@ typedef enum reduce_kind { REDUCE_SUM, REDUCE_MEAN, REDUCE_MAX } reduce_kind;
         const T *x = px;                                                                        \
         T *y = py;                                                                              \
         for (int64_t i = 0; i < ny; i++) y[i] = INIT;                                           \
+        if (it->inner == 0) return; /* an empty input: x may be NULL */                         \
         for (int64_t r = 0; r < it->rows; r++, tgc_cpu_bcast_next(it)) {                        \
             const T *xr = x + it->off[0];                                                       \
             T *yr = y + it->off[1];                                                             \
