@@ -42,20 +42,6 @@
 
 /* ---- Errors and small helpers ------------------------------------------- */
 
-/* Formats a one-line reason into err (which may be NULL) and returns st. */
-static tgc_status fail(char *err, size_t err_size, tgc_status st, const char *fmt, ...)
-    TGC_PRINTF(4, 5);
-
-static tgc_status fail(char *err, size_t err_size, tgc_status st, const char *fmt, ...) {
-    if (err != NULL && err_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 /* Copies untrusted header text into `buf` for an error message: at most 32
  * characters, anything unprintable shown as '?', so a hostile file cannot
  * put control characters or a newline into a one-line reason. */
@@ -144,8 +130,8 @@ static size_t source_drain(npy_source *s) {
 static tgc_status short_read(const npy_source *s, const char *what, size_t expected, size_t found,
                              char *err, size_t err_size) {
     if (s->read_errno != 0)
-        return fail(err, err_size, TGC_ERR_IO, "read failed: %s", strerror(s->read_errno));
-    return fail(err, err_size, TGC_ERR_INVALID, "%s is truncated: expected %zu bytes, found %zu",
+        return tgc_err_format(err, err_size, TGC_ERR_IO, "read failed: %s", strerror(s->read_errno));
+    return tgc_err_format(err, err_size, TGC_ERR_INVALID, "%s is truncated: expected %zu bytes, found %zu",
                 what, expected, found);
 }
 
@@ -158,12 +144,12 @@ static tgc_status check_prefix(const unsigned char *p, size_t got, const npy_sou
                                size_t *len_field, char *err, size_t err_size) {
     size_t cmp = got < NPY_MAGIC_SIZE ? got : NPY_MAGIC_SIZE;
     if (memcmp(p, NPY_MAGIC, cmp) != 0)
-        return fail(err, err_size, TGC_ERR_INVALID, "not a .npy file: bad magic string");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "not a .npy file: bad magic string");
     if (got < NPY_PREFIX_SIZE)
         return short_read(s, "preamble", NPY_PREFIX_SIZE, got, err, err_size);
     int major = p[6], minor = p[7];
     if ((major != 1 && major != 2 && major != 3) || minor != 0)
-        return fail(err, err_size, TGC_ERR_INVALID, "unsupported .npy format version %d.%d", major,
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "unsupported .npy format version %d.%d", major,
                     minor);
     *len_field = major == 1 ? 2 : 4;
     return TGC_OK;
@@ -183,7 +169,7 @@ static tgc_status read_preamble(npy_source *s, size_t *header_len, char *err, si
     uint32_t len = 0;
     for (size_t i = len_field; i-- > 0;) len = (len << 8) | p[NPY_PREFIX_SIZE + i];
     if (len > NPY_MAX_HEADER_SIZE)
-        return fail(err, err_size, TGC_ERR_INVALID, "header length %lu exceeds the %zu-byte limit",
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "header length %lu exceeds the %zu-byte limit",
                     (unsigned long)len, NPY_MAX_HEADER_SIZE);
     *header_len = len;
     return TGC_OK;
@@ -226,17 +212,17 @@ static bool starts_with(const cursor *c, const char *word, size_t n) {
 static tgc_status parse_string(cursor *c, const char **s, size_t *len, char *err, size_t err_size) {
     skip_space(c);
     if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
-        return fail(err, err_size, TGC_ERR_INVALID, "malformed header: expected a quoted string");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "malformed header: expected a quoted string");
     char quote = *c->p++;
     const char *start = c->p;
     while (c->p < c->end && *c->p != quote) {
         if (*c->p == '\\' || *c->p == '\n')
-            return fail(err, err_size, TGC_ERR_INVALID,
+            return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                         "malformed header: escapes and line breaks in strings are not supported");
         c->p++;
     }
     if (c->p >= c->end)
-        return fail(err, err_size, TGC_ERR_INVALID, "malformed header: unterminated string");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "malformed header: unterminated string");
     *s = start;
     *len = (size_t)(c->p - start);
     c->p++;
@@ -267,19 +253,19 @@ static tgc_status descr_to_dtype(const char *s, size_t len, tgc_dtype *out, char
         if (code_len != 2 || memcmp(code, codes[i].code, 2) != 0) continue;
         bool little = order == '<' || (order != '>' && host_is_little_endian());
         if (tgc_dtype_size(codes[i].dtype) > 1 && !little)
-            return fail(err, err_size, TGC_ERR_INVALID, "big-endian data ('%s') is not supported",
+            return tgc_err_format(err, err_size, TGC_ERR_INVALID, "big-endian data ('%s') is not supported",
                         printable(s, len, shown));
         *out = codes[i].dtype;
         return TGC_OK;
     }
-    return fail(err, err_size, TGC_ERR_INVALID, "unsupported dtype '%s'", printable(s, len, shown));
+    return tgc_err_format(err, err_size, TGC_ERR_INVALID, "unsupported dtype '%s'", printable(s, len, shown));
 }
 
 /* The value of 'descr': a type string. A list there is a structured dtype. */
 static tgc_status parse_descr(cursor *c, tgc_npy *meta, char *err, size_t err_size) {
     skip_space(c);
     if (c->p < c->end && *c->p == '[')
-        return fail(err, err_size, TGC_ERR_INVALID, "structured dtypes are not supported");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "structured dtypes are not supported");
     const char *s;
     size_t len;
     tgc_status st = parse_string(c, &s, &len, err, err_size);
@@ -295,8 +281,8 @@ static tgc_status parse_fortran_order(cursor *c, char *err, size_t err_size) {
         return TGC_OK;
     }
     if (starts_with(c, "True", 4))
-        return fail(err, err_size, TGC_ERR_INVALID, "Fortran-order arrays are not supported");
-    return fail(err, err_size, TGC_ERR_INVALID,
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "Fortran-order arrays are not supported");
+    return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                 "malformed header: fortran_order must be True or False");
 }
 
@@ -304,14 +290,14 @@ static tgc_status parse_fortran_order(cursor *c, char *err, size_t err_size) {
 static tgc_status parse_dim(cursor *c, int64_t *dim, char *err, size_t err_size) {
     skip_space(c);
     if (c->p < c->end && *c->p == '-')
-        return fail(err, err_size, TGC_ERR_INVALID, "shape has a negative dimension");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "shape has a negative dimension");
     if (c->p >= c->end || *c->p < '0' || *c->p > '9')
-        return fail(err, err_size, TGC_ERR_INVALID, "malformed header: expected a dimension");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "malformed header: expected a dimension");
     int64_t v = 0;
     while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
         int digit = *c->p++ - '0';
         if (!tgc_checked_mul_i64(v, 10, &v) || !tgc_checked_add_i64(v, digit, &v))
-            return fail(err, err_size, TGC_ERR_INVALID,
+            return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                         "shape has a dimension too large for int64");
     }
     *dim = v;
@@ -322,24 +308,24 @@ static tgc_status parse_dim(cursor *c, int64_t *dim, char *err, size_t err_size)
  * "(2,3,)". "(3)" is an int in Python, not a tuple, and is refused. */
 static tgc_status parse_shape(cursor *c, tgc_npy *meta, char *err, size_t err_size) {
     if (!accept(c, '('))
-        return fail(err, err_size, TGC_ERR_INVALID, "malformed header: shape is not a tuple");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "malformed header: shape is not a tuple");
     int rank = 0;
     bool comma_after_last = false;
     while (!accept(c, ')')) {
         if (rank > 0 && !comma_after_last)
-            return fail(err, err_size, TGC_ERR_INVALID,
+            return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                         "malformed header: expected ',' or ')' in shape");
         int64_t dim = 0;
         tgc_status st = parse_dim(c, &dim, err, err_size);
         if (st != TGC_OK) return st;
         if (rank == TGC_NPY_MAX_RANK)
-            return fail(err, err_size, TGC_ERR_INVALID, "shape has more than %d dimensions",
+            return tgc_err_format(err, err_size, TGC_ERR_INVALID, "shape has more than %d dimensions",
                         TGC_NPY_MAX_RANK);
         meta->dims[rank++] = dim;
         comma_after_last = accept(c, ',');
     }
     if (rank == 1 && !comma_after_last)
-        return fail(err, err_size, TGC_ERR_INVALID, "malformed header: shape is not a tuple");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "malformed header: shape is not a tuple");
     meta->rank = rank;
     return TGC_OK;
 }
@@ -359,14 +345,14 @@ static tgc_status parse_entry(cursor *c, tgc_npy *meta, unsigned *seen, char *er
                    : (len == 5 && memcmp(key, "shape", 5) == 0)           ? KEY_SHAPE
                                                                           : 0;
     if (bit == 0)
-        return fail(err, err_size, TGC_ERR_INVALID, "header has an unexpected key '%s'",
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "header has an unexpected key '%s'",
                     printable(key, len, shown));
     if (*seen & bit)
-        return fail(err, err_size, TGC_ERR_INVALID, "header repeats the key '%s'",
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "header repeats the key '%s'",
                     printable(key, len, shown));
     *seen |= bit;
     if (!accept(c, ':'))
-        return fail(err, err_size, TGC_ERR_INVALID, "malformed header: expected ':' after a key");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "malformed header: expected ':' after a key");
     if (bit == KEY_DESCR) return parse_descr(c, meta, err, err_size);
     if (bit == KEY_FORTRAN) return parse_fortran_order(c, err, err_size);
     return parse_shape(c, meta, err, err_size);
@@ -379,11 +365,11 @@ static tgc_status parse_header(const char *text, size_t len, tgc_npy *meta, char
     cursor c = {text, text + len};
     unsigned seen = 0;
     if (!accept(&c, '{'))
-        return fail(err, err_size, TGC_ERR_INVALID, "malformed header: expected '{'");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "malformed header: expected '{'");
     bool comma_after_last = true;
     while (!accept(&c, '}')) {
         if (!comma_after_last)
-            return fail(err, err_size, TGC_ERR_INVALID,
+            return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                         "malformed header: expected ',' or '}' after an entry");
         tgc_status st = parse_entry(&c, meta, &seen, err, err_size);
         if (st != TGC_OK) return st;
@@ -391,11 +377,11 @@ static tgc_status parse_header(const char *text, size_t len, tgc_npy *meta, char
     }
     skip_space(&c);
     if (c.p != c.end)
-        return fail(err, err_size, TGC_ERR_INVALID, "malformed header: text after the closing '}'");
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "malformed header: text after the closing '}'");
     const char *missing = !(seen & KEY_DESCR) ? "descr" : !(seen & KEY_FORTRAN) ? "fortran_order"
                           : !(seen & KEY_SHAPE) ? "shape" : NULL;
     if (missing != NULL)
-        return fail(err, err_size, TGC_ERR_INVALID, "header has no '%s' key", missing);
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "header has no '%s' key", missing);
     return TGC_OK;
 }
 
@@ -407,13 +393,13 @@ static tgc_status read_header(npy_source *s, size_t header_len, tgc_npy *meta, c
     if (source_remaining(s, &left) && left < header_len)
         return short_read(s, "header", header_len, left, err, err_size);
     char *text = tgc_malloc(header_len);
-    if (text == NULL) return fail(err, err_size, TGC_ERR_NOMEM, "out of memory");
+    if (text == NULL) return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of memory");
     size_t got = source_read(s, text, header_len);
     tgc_status st = got < header_len ? short_read(s, "header", header_len, got, err, err_size)
                                      : parse_header(text, header_len, meta, err, err_size);
     tgc_free(text);
     if (st == TGC_OK && !array_nbytes(meta->dtype, meta->rank, meta->dims, &meta->nbytes))
-        st = fail(err, err_size, TGC_ERR_INVALID, "array size overflows");
+        st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "array size overflows");
     return st;
 }
 
@@ -426,18 +412,18 @@ static tgc_status read_data(npy_source *s, tgc_npy *meta, char *err, size_t err_
     size_t left;
     if (source_remaining(s, &left) && left != meta->nbytes) {
         if (left < meta->nbytes) return short_read(s, "data", meta->nbytes, left, err, err_size);
-        return fail(err, err_size, TGC_ERR_INVALID, "%zu extra bytes after the data",
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "%zu extra bytes after the data",
                     left - meta->nbytes);
     }
     meta->data = tgc_malloc(meta->nbytes);
-    if (meta->data == NULL) return fail(err, err_size, TGC_ERR_NOMEM, "out of memory");
+    if (meta->data == NULL) return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of memory");
     size_t got = source_read(s, meta->data, meta->nbytes);
     if (got < meta->nbytes) return short_read(s, "data", meta->nbytes, got, err, err_size);
     size_t extra = source_drain(s);
     if (s->read_errno != 0)
-        return fail(err, err_size, TGC_ERR_IO, "read failed: %s", strerror(s->read_errno));
+        return tgc_err_format(err, err_size, TGC_ERR_IO, "read failed: %s", strerror(s->read_errno));
     if (extra > 0)
-        return fail(err, err_size, TGC_ERR_INVALID, "%zu extra bytes after the data", extra);
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "%zu extra bytes after the data", extra);
     return TGC_OK;
 }
 
@@ -461,7 +447,7 @@ tgc_status tgc_npy_parse(const void *bytes, size_t size, tgc_npy *out, char *err
 tgc_status tgc_npy_read_file(const char *path, tgc_npy *out, char *err, size_t err_size) {
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
-    if (f == NULL) return fail(err, err_size, TGC_ERR_IO, "%s", strerror(errno));
+    if (f == NULL) return tgc_err_format(err, err_size, TGC_ERR_IO, "%s", strerror(errno));
     npy_source s = {.file = f};
     tgc_status st = read_npy(&s, out, err, err_size);
     fclose(f);
@@ -474,7 +460,7 @@ tgc_status tgc_npy_read_fd(int fd, tgc_npy *out, char *err, size_t err_size) {
     if (f == NULL) {
         int e = errno;
         close(fd);
-        return fail(err, err_size, e == ENOMEM ? TGC_ERR_NOMEM : TGC_ERR_IO, "%s", strerror(e));
+        return tgc_err_format(err, err_size, e == ENOMEM ? TGC_ERR_NOMEM : TGC_ERR_IO, "%s", strerror(e));
     }
     npy_source s = {.file = f};
     tgc_status st = read_npy(&s, out, err, err_size);
@@ -607,7 +593,7 @@ static tgc_status open_temp(const char *path, char **tmp_path, FILE **f, char *e
     static atomic_uint counter;
     size_t cap = strlen(path) + 48;
     char *name = tgc_malloc(cap);
-    if (name == NULL) return fail(err, err_size, TGC_ERR_NOMEM, "out of memory");
+    if (name == NULL) return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of memory");
     for (int attempt = 0; attempt < 100; attempt++) {
         snprintf(name, cap, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1));
         errno = 0;
@@ -620,7 +606,7 @@ static tgc_status open_temp(const char *path, char **tmp_path, FILE **f, char *e
     }
     int e = errno != 0 ? errno : EEXIST;
     tgc_free(name);
-    return fail(err, err_size, TGC_ERR_IO, "cannot create a temporary file: %s", strerror(e));
+    return tgc_err_format(err, err_size, TGC_ERR_IO, "cannot create a temporary file: %s", strerror(e));
 }
 
 /* Writes header and data to f, flushes them to the device, closes f. */
@@ -634,7 +620,7 @@ static tgc_status write_and_close(FILE *f, const unsigned char *header, size_t h
         ok = false;
         e = errno;
     }
-    if (!ok) return fail(err, err_size, TGC_ERR_IO, "write failed: %s", strerror(e != 0 ? e : EIO));
+    if (!ok) return tgc_err_format(err, err_size, TGC_ERR_IO, "write failed: %s", strerror(e != 0 ? e : EIO));
     return TGC_OK;
 }
 
@@ -642,7 +628,7 @@ tgc_status tgc_npy_write_file(const char *path, const tgc_npy *a, char *err, siz
     unsigned char header[NPY_WRITE_HEADER_CAP];
     size_t header_len = 0;
     if (make_header(a, header, &header_len) != TGC_OK)
-        return fail(err, err_size, TGC_ERR_INVALID,
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                     "array is inconsistent (dtype, rank, dims, nbytes or data)");
     char *tmp = NULL;
     FILE *f = NULL;
@@ -650,7 +636,7 @@ tgc_status tgc_npy_write_file(const char *path, const tgc_npy *a, char *err, siz
     if (st != TGC_OK) return st;
     st = write_and_close(f, header, header_len, a, err, err_size);
     if (st == TGC_OK && rename(tmp, path) != 0)
-        st = fail(err, err_size, TGC_ERR_IO, "cannot rename into place: %s", strerror(errno));
+        st = tgc_err_format(err, err_size, TGC_ERR_IO, "cannot rename into place: %s", strerror(errno));
     if (st != TGC_OK) remove(tmp);
     tgc_free(tmp);
     return st;

@@ -130,3 +130,13 @@ static int compare_entries(const void *pa, const void *pb) {
 void tgc_diags_sort(tgc_diags *d) {
     if (d != NULL && d->count > 1) qsort(d->items, d->count, sizeof *d->items, compare_entries);
 }
+
+tgc_status tgc_err_format(char *err, size_t err_size, tgc_status st, const char *fmt, ...) {
+    if (err != NULL && err_size > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, err_size, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}

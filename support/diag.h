@@ -39,4 +39,8 @@ tgc_status tgc_diag_error(tgc_diags *d, const char *file, tgc_srcpos pos, const 
  * so a file's errors read top to bottom whichever pass found them. */
 void tgc_diags_sort(tgc_diags *d);
 
+/* Formats a one-line reason into err[0..err_size) (err may be NULL) and
+ * returns st: for functions that report through an err buffer. */
+tgc_status tgc_err_format(char *err, size_t err_size, tgc_status st, const char *fmt, ...) TGC_PRINTF(4, 5);
+
 #endif

@@ -40,18 +40,6 @@
 #define MAX_DEPTH 64
 #define MAX_LINKS 40
 
-static tgc_status fail(char *err, size_t err_size, tgc_status st, const char *fmt, ...) TGC_PRINTF(4, 5);
-
-static tgc_status fail(char *err, size_t err_size, tgc_status st, const char *fmt, ...) {
-    if (err != NULL && err_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, err_size, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 static const char *kind_word(mode_t m) {
     if (S_ISDIR(m)) return "a directory";
     if (S_ISFIFO(m)) return "a FIFO";
@@ -79,11 +67,11 @@ bool tgc_path_stays_beneath(const char *path) {
 
 /* The checks every path gets before any resolution. */
 static tgc_status check_text(const char *path, const char *base_what, char *err, size_t err_size) {
-    if (path == NULL || path[0] == '\0') return fail(err, err_size, TGC_ERR_INVALID, "is an empty path");
+    if (path == NULL || path[0] == '\0') return tgc_err_format(err, err_size, TGC_ERR_INVALID, "is an empty path");
     if (path[0] == '/')
-        return fail(err, err_size, TGC_ERR_INVALID, "is an absolute path; files resolve beneath %s", base_what);
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "is an absolute path; files resolve beneath %s", base_what);
     if (!tgc_path_stays_beneath(path))
-        return fail(err, err_size, TGC_ERR_INVALID, "leaves %s through '..'", base_what);
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "leaves %s through '..'", base_what);
     return TGC_OK;
 }
 
@@ -100,12 +88,12 @@ static tgc_status finish_regular(int *fd, uint64_t *size, char *err, size_t err_
         int e = errno;
         close(*fd);
         *fd = -1;
-        return fail(err, err_size, TGC_ERR_IO, "cannot be read: %s", strerror(e));
+        return tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be read: %s", strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         close(*fd);
         *fd = -1;
-        return fail(err, err_size, TGC_ERR_INVALID, "is not a regular file (%s)", kind_word(st.st_mode));
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "is not a regular file (%s)", kind_word(st.st_mode));
     }
     int fl = fcntl(*fd, F_GETFL);
     if (fl >= 0) fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK);
@@ -133,7 +121,7 @@ static void walk_release(walk *w) {
  * component, else "passes through a symlink leaving ...". */
 static tgc_status escaped(const walk *w, const char *base_what, char *err, size_t err_size) {
     bool whole = w->path_is_link;
-    return fail(err, err_size, TGC_ERR_INVALID, "%s a symlink leaving %s ('%s' -> '%s')",
+    return tgc_err_format(err, err_size, TGC_ERR_INVALID, "%s a symlink leaving %s ('%s' -> '%s')",
                 whole ? "is" : "passes through", base_what, w->link_name, w->link_target);
 }
 
@@ -143,12 +131,12 @@ static tgc_status escaped(const walk *w, const char *base_what, char *err, size_
 static char *splice_link(walk *w, int dirfd, const char *name, const char *rest, const char *base_what,
                          tgc_status *st, char *err, size_t err_size) {
     if (++w->links > MAX_LINKS) {
-        *st = fail(err, err_size, TGC_ERR_INVALID, "has more than %d levels of symbolic links", MAX_LINKS);
+        *st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "has more than %d levels of symbolic links", MAX_LINKS);
         return NULL;
     }
     ssize_t n = readlinkat(dirfd, name, w->link_target, sizeof w->link_target - 1);
     if (n < 0) {
-        *st = fail(err, err_size, TGC_ERR_IO, "cannot be opened: %s", strerror(errno));
+        *st = tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be opened: %s", strerror(errno));
         return NULL;
     }
     w->link_target[n] = '\0';
@@ -160,7 +148,7 @@ static char *splice_link(walk *w, int dirfd, const char *name, const char *rest,
     size_t rest_len = rest ? strlen(rest) : 0;
     char *text = tgc_malloc((size_t)n + rest_len + 2);
     if (text == NULL) {
-        *st = fail(err, err_size, TGC_ERR_NOMEM, "out of memory");
+        *st = tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of memory");
         return NULL;
     }
     memcpy(text, w->link_target, (size_t)n);
@@ -180,14 +168,14 @@ static tgc_status open_walk(int base, const char *path, const char *base_what, i
     char *text = tgc_strdup(path);
     if (text == NULL) {
         walk_release(&w);
-        return fail(err, err_size, TGC_ERR_NOMEM, "out of memory");
+        return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of memory");
     }
     tgc_status st = TGC_OK;
     char *p = text;
     for (;;) {
         while (*p == '/') p++;
         if (*p == '\0') { /* the path ends on a folder: "", ".", "a/.." */
-            st = fail(err, err_size, TGC_ERR_INVALID, "is not a regular file (a directory)");
+            st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "is not a regular file (a directory)");
             break;
         }
         char *name = p;
@@ -199,7 +187,7 @@ static tgc_status open_walk(int base, const char *path, const char *base_what, i
         if (strcmp(name, "..") == 0) {
             if (w.depth == 0) { /* the text check passed: a link brought us here */
                 st = w.links > 0 ? escaped(&w, base_what, err, err_size)
-                                 : fail(err, err_size, TGC_ERR_INVALID, "leaves %s through '..'", base_what);
+                                 : tgc_err_format(err, err_size, TGC_ERR_INVALID, "leaves %s through '..'", base_what);
                 break;
             }
             close(w.fds[w.depth--]);
@@ -211,7 +199,7 @@ static tgc_status open_walk(int base, const char *path, const char *base_what, i
         if (fstatat(cur, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode)) {
             errno = ELOOP;
         } else if (last && fstatat(cur, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(sb.st_mode)) {
-            st = fail(err, err_size, TGC_ERR_INVALID, "is not a regular file (%s)", kind_word(sb.st_mode));
+            st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "is not a regular file (%s)", kind_word(sb.st_mode));
             break;
         } else {
             next = openat(cur, name,
@@ -228,7 +216,7 @@ static tgc_status open_walk(int base, const char *path, const char *base_what, i
                 text = p = spliced;
                 continue;
             }
-            st = fail(err, err_size, TGC_ERR_IO, "cannot be opened: %s", strerror(e));
+            st = tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be opened: %s", strerror(e));
             break;
         }
         if (last) {
@@ -238,7 +226,7 @@ static tgc_status open_walk(int base, const char *path, const char *base_what, i
         }
         if (w.depth == MAX_DEPTH) {
             close(next);
-            st = fail(err, err_size, TGC_ERR_INVALID, "is nested more than %d folders deep", MAX_DEPTH);
+            st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "is nested more than %d folders deep", MAX_DEPTH);
             break;
         }
         w.fds[++w.depth] = next;
@@ -262,7 +250,7 @@ static tgc_status open_beneath(bool kernel, const char *base_dir, const char *pa
     if (st != TGC_OK) return st;
     int base = open_base(base_dir);
     if (base < 0)
-        return fail(err, err_size, TGC_ERR_IO, "cannot be opened: folder '%s': %s",
+        return tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be opened: folder '%s': %s",
                     base_dir != NULL && base_dir[0] ? base_dir : ".", strerror(errno));
 #if defined(TGC_HAVE_OPENAT2) && defined(SYS_openat2)
     if (kernel) {
@@ -282,13 +270,13 @@ static tgc_status open_beneath(bool kernel, const char *base_dir, const char *pa
          * kernel without openat2 or these flags. */
         if (e != EXDEV && e != ELOOP && e != ENOSYS && e != EINVAL && e != E2BIG) {
             close(base);
-            return fail(err, err_size, TGC_ERR_IO, "cannot be opened: %s", strerror(e));
+            return tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be opened: %s", strerror(e));
         }
         st = open_walk(base, path, base_what, fd, size, err, err_size);
         if (st == TGC_OK && e != ENOSYS && e != EINVAL && e != E2BIG) { /* the kernel said no: so do we */
             close(*fd);
             *fd = -1;
-            st = fail(err, err_size, TGC_ERR_INVALID, "leaves %s (%s)", base_what, strerror(e));
+            st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "leaves %s (%s)", base_what, strerror(e));
         }
         return st;
     }
@@ -330,17 +318,17 @@ tgc_status tgc_write_beneath(const char *base_dir, const char *path, const void 
     if (st != TGC_OK) return st;
     for (const char *p = path; *p;) { /* no '..' at all when writing */
         size_t len = strcspn(p, "/");
-        if (len == 2 && p[0] == '.' && p[1] == '.') return fail(err, err_size, TGC_ERR_INVALID, "contains '..'");
+        if (len == 2 && p[0] == '.' && p[1] == '.') return tgc_err_format(err, err_size, TGC_ERR_INVALID, "contains '..'");
         p += len + (p[len] == '/');
     }
     int dir = open_base(base_dir);
     if (dir < 0)
-        return fail(err, err_size, TGC_ERR_IO, "cannot be written: folder '%s': %s",
+        return tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be written: folder '%s': %s",
                     base_dir != NULL && base_dir[0] ? base_dir : ".", strerror(errno));
     char *text = tgc_strdup(path);
     if (text == NULL) {
         close(dir);
-        return fail(err, err_size, TGC_ERR_NOMEM, "out of memory");
+        return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of memory");
     }
     /* The folders: made when missing, opened without following links. */
     char *name = text;
@@ -348,23 +336,23 @@ tgc_status tgc_write_beneath(const char *base_dir, const char *path, const void 
         *slash = '\0';
         if (name[0] == '\0' || strcmp(name, ".") == 0) continue;
         if (mkdirat(dir, name, 0777) != 0 && errno != EEXIST) {
-            st = fail(err, err_size, TGC_ERR_IO, "cannot be written: folder '%s': %s", name, strerror(errno));
+            st = tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be written: folder '%s': %s", name, strerror(errno));
             break;
         }
         int next = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (next < 0) {
             struct stat sb;
             if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode))
-                st = fail(err, err_size, TGC_ERR_INVALID, "passes through the symlink '%s'; outputs are not written through links", name);
+                st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "passes through the symlink '%s'; outputs are not written through links", name);
             else
-                st = fail(err, err_size, TGC_ERR_IO, "cannot be written: folder '%s': %s", name, strerror(errno));
+                st = tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be written: folder '%s': %s", name, strerror(errno));
             break;
         }
         close(dir);
         dir = next;
     }
     if (st == TGC_OK && (name[0] == '\0' || strcmp(name, ".") == 0))
-        st = fail(err, err_size, TGC_ERR_INVALID, "names a folder, not a file");
+        st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "names a folder, not a file");
     char tmp[NAME_MAX + 64];
     int fd = -1;
     for (int attempt = 0; st == TGC_OK && attempt < 100; attempt++) {
@@ -373,7 +361,7 @@ tgc_status tgc_write_beneath(const char *base_dir, const char *path, const void 
         if (fd >= 0 || errno != EEXIST) break;
     }
     if (st == TGC_OK && fd < 0)
-        st = fail(err, err_size, TGC_ERR_IO, "cannot be written: %s", strerror(errno));
+        st = tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be written: %s", strerror(errno));
     if (st == TGC_OK) {
         bool ok = write_all(fd, bytes, size) && fsync(fd) == 0;
         int e = errno;
@@ -387,7 +375,7 @@ tgc_status tgc_write_beneath(const char *base_dir, const char *path, const void 
         }
         if (!ok) {
             unlinkat(dir, tmp, 0);
-            st = fail(err, err_size, TGC_ERR_IO, "cannot be written: %s", strerror(e != 0 ? e : EIO));
+            st = tgc_err_format(err, err_size, TGC_ERR_IO, "cannot be written: %s", strerror(e != 0 ? e : EIO));
         }
     }
     tgc_free(text);
