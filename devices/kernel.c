@@ -82,6 +82,32 @@ const int64_t *tgc_kernel_attr_ints(const tgc_kernel_ctx *c, const char *name, s
     return *n ? a->ints : NULL;
 }
 
+tgc_status tgc_kernel_alloc_output(tgc_kernel_ctx *c, int i, int rank, const int64_t *dims) {
+    if (i < 0 || i >= c->n_outputs || rank < 0 || rank > TGC_MAX_RANK || c->outputs[i].buf != NULL) {
+        tgc_kernel_fail(c, "output %d cannot be allocated (rank %d%s)", i, rank,
+                        i >= 0 && i < c->n_outputs && c->outputs[i].buf != NULL ? ", already allocated" : "");
+        return TGC_ERR_INVALID;
+    }
+    tgc_value *v = &c->outputs[i];
+    v->rank = rank;
+    for (int d = 0; d < rank; d++) {
+        if (dims[d] < 0) {
+            tgc_kernel_fail(c, "output %d: dim %d is negative (%lld)", i, d, (long long)dims[d]);
+            return TGC_ERR_INVALID;
+        }
+        v->dims[d] = dims[d];
+    }
+    size_t nbytes = tgc_value_nbytes(v);
+    tgc_device *at = tgc_kernel_host_output(c->def, i) ? tgc_host_device() : c->device;
+    if (tgc_buffer_alloc(at, nbytes, &v->buf) != TGC_OK) {
+        v->buf = NULL;
+        if (nbytes == SIZE_MAX) tgc_kernel_fail(c, "output %d is too large", i);
+        else tgc_kernel_fail(c, "out of memory on %s allocating %zu bytes for output %d", at->name, nbytes, i);
+        return TGC_ERR_NOMEM;
+    }
+    return TGC_OK;
+}
+
 tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

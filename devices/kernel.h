@@ -46,6 +46,8 @@ int64_t tgc_value_numel(const tgc_value *v);
  * cleanly where a wrapped product would have allocated too little. */
 size_t tgc_value_nbytes(const tgc_value *v);
 
+typedef struct tgc_kernel_def tgc_kernel_def;
+
 typedef struct tgc_kernel_ctx {
     const tgc_node *node; /* the node being run: attributes, name */
     tgc_device *device;
@@ -67,13 +69,16 @@ typedef struct tgc_kernel_ctx {
      * step: the executor absorbed the Relu that follows (executor/fuse.c).
      * Set only for kernels whose definition says fuses_relu. */
     bool fused_relu;
+    /* The kernel being run (NULL in unit tests that call a kernel directly):
+     * tgc_kernel_alloc_output reads its host-output mask. */
+    const tgc_kernel_def *def;
 } tgc_kernel_ctx;
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);
 
 #define TGC_KERNEL_MAX_DTYPES 8
 
-typedef struct tgc_kernel_def {
+struct tgc_kernel_def {
     const char *op;
     tgc_device_kind kind;
     tgc_kernel_fn fn;
@@ -95,7 +100,12 @@ typedef struct tgc_kernel_def {
     tgc_dtype dtypes[TGC_KERNEL_MAX_DTYPES];
     /* The kernel honours tgc_kernel_ctx.fused_relu. */
     bool fuses_relu;
-} tgc_kernel_def;
+    /* The outputs' dims depend on the input values (NonZero, Unique,
+     * Compress, NonMaxSuppression): the executor does not allocate them;
+     * the kernel computes each output's dims and calls
+     * tgc_kernel_alloc_output for every output before it writes it. */
+    bool sizes_outputs;
+};
 
 /* Positions a kernel definition's masks describe. */
 #define TGC_KERNEL_MASK_BITS 32
@@ -136,6 +146,15 @@ double tgc_kernel_attr_float(const tgc_kernel_ctx *c, const char *name, double d
 const char *tgc_kernel_attr_string(const tgc_kernel_ctx *c, const char *name, const char *dflt);
 /* INTS attribute: the list (borrowed) and its length; NULL/0 if absent. */
 const int64_t *tgc_kernel_attr_ints(const tgc_kernel_ctx *c, const char *name, size_t *n);
+
+/* For kernels that size their outputs (tgc_kernel_def.sizes_outputs):
+ * sets output i's dims to dims[0..rank) (dtype as inferred) and allocates
+ * its buffer on the kernel's device, or in host memory for a host output.
+ * The byte size is overflow-checked. Call once per output. Returns TGC_OK;
+ * TGC_ERR_NOMEM (a device full or its memory limit reached) or
+ * TGC_ERR_INVALID (rank out of [0, TGC_MAX_RANK], a negative dim, an
+ * output already allocated), each with a reason in c->error. */
+tgc_status tgc_kernel_alloc_output(tgc_kernel_ctx *c, int i, int rank, const int64_t *dims);
 
 /* Writes a reason for failing into c->error; returns TGC_ERR_RUNTIME. */
 tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) TGC_PRINTF(2, 3);

@@ -15,9 +15,11 @@
 
 /* Runtime inference: fills the output values' dtypes and dims by the op's
  * inference function over the actual shapes (and the values of small
- * integer inputs in host memory). Messages are only formatted on failure. */
-static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc_value *in, tgc_value *out, char *err,
-                                size_t err_size) {
+ * integer inputs in host memory). Messages are only formatted on failure.
+ * kernel_sizes: the kernel sets the dims itself (tgc_kernel_def.
+ * sizes_outputs), so a dim that depends on input values is not an error. */
+static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc_value *in, tgc_value *out,
+                                bool kernel_sizes, char *err, size_t err_size) {
     tgc_tensor_info infos_small[TGC_RUN_MAX_IO], outs_small[TGC_RUN_MAX_IO];
     tgc_dim values_small[TGC_RUN_MAX_IO][TGC_MAX_VALUE_LEN];
     tgc_tensor_info *infos = infos_small, *outs = outs_small;
@@ -66,7 +68,7 @@ static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc
         tgc_infer_ctx ctx = {.graph = (tgc_graph *)g, .node = (tgc_node *)n, .diags = diags,
                              .input_infos = infos, .output_infos = outs, .runtime = true};
         s = n->op->infer(&ctx);
-        if (s == TGC_OK && ctx.unresolved) {
+        if (s == TGC_OK && ctx.unresolved && !kernel_sizes) {
             snprintf(err, err_size, "cannot determine an output shape from the inputs");
             s = TGC_ERR_RUNTIME;
         } else if (s != TGC_OK && attempt == 1) {
@@ -205,20 +207,24 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         node_fail(st, n, d, s, "copy-failed", err);
     }
     if (s == TGC_OK) {
-        s = infer_outputs(p->g, n, in, out, err, sizeof err);
+        s = infer_outputs(p->g, n, in, out, k->sizes_outputs, err, sizeof err);
         if (s != TGC_OK) node_fail(st, n, d, s, "runtime-shape", err);
     }
     bool forwarded = false;
-    if (s == TGC_OK) s = alloc_outputs(st, ps, n, k, d, out, &forwarded);
+    if (s == TGC_OK && !k->sizes_outputs) s = alloc_outputs(st, ps, n, k, d, out, &forwarded);
     if (s == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
                               .pool = p->pool, .cache = &p->caches[id], .const_inputs = p->const_inputs[id],
-                              .fused_relu = p->fused_relu[id]};
+                              .fused_relu = p->fused_relu[id], .def = k};
         if (injected_failure(st, n)) s = tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE");
         else if (p->absorbed[id] && forwarded) s = TGC_OK; /* its producer applied it in place */
         else s = k->fn(&ctx); /* (Relu is idempotent: absorbed but not forwarded, it runs) */
-        if (s != TGC_OK) node_fail(st, n, d, s, "kernel-failed", err[0] ? err : tgc_status_name(s));
+        for (int i = 0; s == TGC_OK && k->sizes_outputs && i < n->n_outputs; i++)
+            if (out[i].buf == NULL) s = tgc_kernel_fail(&ctx, "the kernel did not allocate output %d", i);
+        if (s != TGC_OK)
+            node_fail(st, n, d, s, s == TGC_ERR_NOMEM ? "out-of-memory" : "kernel-failed",
+                      err[0] ? err : tgc_status_name(s));
     }
     for (int i = 0; i < n->n_inputs; i++) tgc_buffer_release(staged[i]);
     if (s != TGC_OK) {
