@@ -183,7 +183,8 @@ static void max_pool_general(const tgc_window *w, int64_t planes, int64_t in_siz
                              int64_t storage_order, bool u8, const void *x, void *y, int64_t *indices) {
     size_t esize = u8 ? 1 : sizeof(float);
     for (int64_t p = 0; p < planes; p++) {
-        const char *plane = (const char *)x + (size_t)(p * in_size) * esize;
+        /* An empty input has no memory (x NULL) and windows that read nothing. */
+        const char *plane = x != NULL ? (const char *)x + (size_t)(p * in_size) * esize : NULL;
         int64_t o[TGC_MAX_RANK] = {0}, zero[TGC_MAX_RANK] = {0};
         for (int64_t j = 0; j < out_size; j++, odometer_next(w->n, o, zero, w->out)) {
             window_at at;
