@@ -10,7 +10,7 @@ BUILD_TSAN ?= build-tsan
 TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_rendezvous executor_test_parallel \
 	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion
 
-.PHONY: all deps build build-asan build-tsan demo test test-plain test-asan test-tsan fuzz clean
+.PHONY: all deps build build-asan build-tsan demo test test-plain test-asan test-tsan fuzz models-check clean
 
 all: build
 
@@ -57,6 +57,15 @@ test: test-plain test-asan test-tsan
 # kept corpus in tests/fuzz/corpus/ is the starting point (replayed by make test).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGET ?= loader
+# The model families users run (torchvision 0.14 classification, segmentation
+# and video, a GPT-style decoder, a BERT-style encoder, LSTM/GRU), exported
+# from PyTorch into a temporary folder and compared with it on cpu and
+# cpu,gpu0. Needs Debian's python3-torch and python3-torchvision (not
+# installed by deps: only this check uses them). Not part of make test.
+# MODELS=name,... picks some.
+models-check: build
+	/usr/bin/python3 scripts/models_check.py $(BUILD)/tgc $(if $(MODELS),--only $(MODELS))
+
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTGC_BUILD_FUZZERS=ON -DTGC_BUILD_TESTS=OFF -DTGC_BUILD_BENCH=OFF >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz_$(FUZZ_TARGET)

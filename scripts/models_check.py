@@ -1,0 +1,255 @@
+#!/usr/bin/python3
+"""make models-check: the model families users run, exported from PyTorch,
+imported and run by tgc, compared with PyTorch.
+
+One model of every torchvision 0.14 classification, segmentation and video
+family, plus a GPT-style decoder (causal self-attention, GELU), a BERT-style
+encoder (padding mask, LayerNorm) and LSTM/GRU models, each with random
+weights (fixed seed), eval mode, batch 1 at a small input size, exported by
+torch.onnx at opset 17 into a temporary folder (nothing is committed). Each is
+run by `tgc run MODEL.onnx` on `cpu` and on `cpu,gpu0` (when gpu0 exists) and
+every output compared with PyTorch's by numpy.allclose(rtol=1e-3, atol=1e-4).
+
+Needs Debian's python3-torch, python3-torchvision and python3-numpy; run
+with /usr/bin/python3. Not part of make test (minutes, and PyTorch).
+
+usage: models_check.py TGC [--only NAME,...] [--devices cpu,cpu+gpu0] [--keep DIR]
+Exit 0 when every family passes on every device; a table either way.
+"""
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torchvision.models as tvm
+import torchvision.models.segmentation as tvs
+import torchvision.models.video as tvv
+
+RTOL, ATOL = 1e-3, 1e-4
+warnings.filterwarnings("ignore")  # the exporter's, which would bury the table
+SEED = 17
+
+# ---- Sequence models -----------------------------------------------------------
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x, mask):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    """A GPT-2-style decoder: token + position embeddings, pre-LN blocks with
+    causal self-attention and GELU MLPs, tied output projection."""
+
+    def __init__(self, vocab=97, d=64, heads=4, layers=2, ctx=16):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList([GPTBlock(d, heads) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        x = self.tok(ids) + self.pos(torch.arange(t).unsqueeze(0))
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        for b in self.blocks:
+            x = b(x, mask)
+        return self.ln(x) @ self.tok.weight.t()
+
+
+class BERT(nn.Module):
+    """A BERT-style encoder: embeddings + LayerNorm, post-LN encoder layers
+    (GELU) over a key-padding mask, a pooled tanh head."""
+
+    def __init__(self, vocab=97, d=64, heads=4, layers=2, ctx=16):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+        self.ln = nn.LayerNorm(d)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu", batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.pool = nn.Linear(d, d)
+
+    def forward(self, ids, pad):
+        x = self.ln(self.tok(ids) + self.pos(torch.arange(ids.shape[1]).unsqueeze(0)))
+        x = self.enc(x, src_key_padding_mask=pad)
+        return x, torch.tanh(self.pool(x[:, 0]))
+
+
+class Recurrent(nn.Module):
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(16, 24, num_layers=2, batch_first=True, bidirectional=True)
+        self.head = nn.Linear(48, 5)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.head(y[:, -1])
+
+
+def image(c, h, w):
+    return (torch.randn(1, c, h, w),)
+
+
+def video(t, h, w):
+    return (torch.randn(1, 3, t, h, w),)
+
+
+def tokens():
+    g = torch.Generator().manual_seed(SEED)
+    return (torch.randint(0, 97, (1, 12), generator=g),)
+
+
+# name -> (builder, a function giving the example inputs)
+MODELS = {
+    # classification: one of every torchvision 0.14 family
+    "alexnet": (lambda: tvm.alexnet(), lambda: image(3, 96, 96)),
+    "convnext_tiny": (lambda: tvm.convnext_tiny(), lambda: image(3, 64, 64)),
+    "densenet121": (lambda: tvm.densenet121(), lambda: image(3, 64, 64)),
+    "efficientnet_b0": (lambda: tvm.efficientnet_b0(), lambda: image(3, 64, 64)),
+    "efficientnet_v2_s": (lambda: tvm.efficientnet_v2_s(), lambda: image(3, 64, 64)),
+    "googlenet": (lambda: tvm.googlenet(aux_logits=False, init_weights=True), lambda: image(3, 64, 64)),
+    "inception_v3": (lambda: tvm.inception_v3(aux_logits=False, init_weights=True), lambda: image(3, 96, 96)),
+    "maxvit_t": (lambda: tvm.maxvit_t(), lambda: image(3, 224, 224)),
+    "mnasnet0_5": (lambda: tvm.mnasnet0_5(), lambda: image(3, 64, 64)),
+    "mobilenet_v2": (lambda: tvm.mobilenet_v2(), lambda: image(3, 64, 64)),
+    "mobilenet_v3_small": (lambda: tvm.mobilenet_v3_small(), lambda: image(3, 64, 64)),
+    "regnet_y_400mf": (lambda: tvm.regnet_y_400mf(), lambda: image(3, 64, 64)),
+    "resnet18": (lambda: tvm.resnet18(), lambda: image(3, 64, 64)),
+    "resnext50_32x4d": (lambda: tvm.resnext50_32x4d(), lambda: image(3, 64, 64)),
+    "shufflenet_v2_x0_5": (lambda: tvm.shufflenet_v2_x0_5(), lambda: image(3, 64, 64)),
+    "squeezenet1_1": (lambda: tvm.squeezenet1_1(), lambda: image(3, 64, 64)),
+    "swin_t": (lambda: tvm.swin_t(), lambda: image(3, 64, 64)),
+    "swin_v2_t": (lambda: tvm.swin_v2_t(), lambda: image(3, 64, 64)),
+    "vgg11_bn": (lambda: tvm.vgg11_bn(), lambda: image(3, 64, 64)),
+    "vit_b_16": (lambda: tvm.vit_b_16(image_size=64), lambda: image(3, 64, 64)),
+    "wide_resnet50_2": (lambda: tvm.wide_resnet50_2(), lambda: image(3, 64, 64)),
+    # segmentation
+    "deeplabv3_mobilenet_v3_large": (lambda: tvs.deeplabv3_mobilenet_v3_large(weights_backbone=None),
+                                     lambda: image(3, 64, 64)),
+    "fcn_resnet50": (lambda: tvs.fcn_resnet50(weights_backbone=None), lambda: image(3, 64, 64)),
+    "lraspp_mobilenet_v3_large": (lambda: tvs.lraspp_mobilenet_v3_large(weights_backbone=None),
+                                  lambda: image(3, 64, 64)),
+    # video
+    "r3d_18": (lambda: tvv.r3d_18(), lambda: video(4, 32, 32)),
+    "mc3_18": (lambda: tvv.mc3_18(), lambda: video(4, 32, 32)),
+    "r2plus1d_18": (lambda: tvv.r2plus1d_18(), lambda: video(4, 32, 32)),
+    "s3d": (lambda: tvv.s3d(), lambda: video(8, 64, 64)),
+    "mvit_v2_s": (lambda: tvv.mvit_v2_s(), lambda: video(16, 224, 224)),
+    # sequence models
+    "gpt_decoder": (lambda: GPT(), tokens),
+    "bert_encoder": (lambda: BERT(), lambda: tokens() + (torch.tensor([[False] * 9 + [True] * 3]),)),
+    "lstm": (lambda: Recurrent(nn.LSTM), lambda: (torch.randn(1, 10, 16),)),
+    "gru": (lambda: Recurrent(nn.GRU), lambda: (torch.randn(1, 10, 16),)),
+}
+
+
+def export(name, outdir):
+    """Writes NAME.onnx, its inputs and PyTorch's outputs as .npy files;
+    returns (input names, output names)."""
+    build, make_inputs = MODELS[name]
+    torch.manual_seed(SEED)
+    model = build().eval()
+    inputs = make_inputs()
+    with torch.no_grad():
+        outs = model(*inputs)
+    if isinstance(outs, dict):
+        outs = tuple(outs.values())
+    if not isinstance(outs, tuple):
+        outs = (outs,)
+    in_names = [f"in{i}" for i in range(len(inputs))]
+    out_names = [f"out{i}" for i in range(len(outs))]
+    path = os.path.join(outdir, f"{name}.onnx")
+    torch.onnx.export(model, inputs, path, opset_version=17, input_names=in_names, output_names=out_names,
+                      do_constant_folding=True)
+    for n, t in zip(in_names, inputs):
+        np.save(os.path.join(outdir, f"{name}.{n}.npy"), t.numpy())
+    for n, t in zip(out_names, outs):
+        np.save(os.path.join(outdir, f"{name}.{n}.torch.npy"), t.numpy())
+    return in_names, out_names
+
+
+def run_tgc(tgc, name, outdir, devices, in_names, out_names):
+    """Runs the model; returns (ok, worst |diff| / (atol + rtol |ref|), message)."""
+    res = os.path.join(outdir, f"{name}.{devices.replace(',', '_')}")
+    shutil.rmtree(res, ignore_errors=True)
+    cmd = [tgc, "run", os.path.join(outdir, f"{name}.onnx"), "--devices", devices, "--output-dir", res]
+    for n in in_names:
+        cmd += ["--input", f"{n}={os.path.join(outdir, f'{name}.{n}.npy')}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        lines = (p.stderr or p.stdout).strip().splitlines()
+        return False, math.inf, lines[0] if lines else f"exit {p.returncode}"
+    worst = 0.0
+    for n in out_names:
+        f = os.path.join(res, f"{n}.npy")
+        if not os.path.exists(f):
+            return False, math.inf, f"output {n} not written (outputs: {', '.join(sorted(os.listdir(res)))})"
+        got = np.load(f)
+        ref = np.load(os.path.join(outdir, f"{name}.{n}.torch.npy"))
+        if got.shape != ref.shape:
+            return False, math.inf, f"output {n}: shape {got.shape}, PyTorch {ref.shape}"
+        err = np.abs(got.astype(np.float64) - ref) / (ATOL + RTOL * np.abs(ref))
+        worst = max(worst, float(np.nanmax(err)) if err.size else 0.0)
+        if np.isnan(got).any() != np.isnan(ref).any():
+            return False, math.inf, f"output {n}: NaN where PyTorch has none"
+    return worst <= 1.0, worst, "ok" if worst <= 1.0 else "outside rtol 1e-3, atol 1e-4"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("tgc")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--devices", default="")
+    ap.add_argument("--keep", default="")
+    a = ap.parse_args()
+    names = [n for n in a.only.split(",") if n] or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        sys.exit(f"unknown model(s): {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    devices = a.devices.replace("+", ",").split(";") if a.devices else ["cpu"]
+    if not a.devices and "gpu0" in subprocess.run([a.tgc, "devices"], capture_output=True, text=True).stdout:
+        devices.append("cpu,gpu0")
+    outdir = a.keep or tempfile.mkdtemp(prefix="tgc-models-")
+    os.makedirs(outdir, exist_ok=True)
+    torch.set_num_threads(2)
+    failures = 0
+    print(f"{'model':32} {'devices':10} {'result':6} {'worst':>9}  note")
+    try:
+        for name in names:
+            t0 = time.time()
+            try:
+                in_names, out_names = export(name, outdir)
+            except Exception as e:  # an export PyTorch itself cannot do is reported, not hidden
+                print(f"{name:32} {'-':10} {'EXPORT':6} {'':>9}  {type(e).__name__}: {str(e).splitlines()[0][:100]}")
+                failures += 1
+                continue
+            for dev in devices:
+                ok, worst, msg = run_tgc(a.tgc, name, outdir, dev, in_names, out_names)
+                failures += not ok
+                w = "-" if math.isinf(worst) else f"{worst:.3f}"
+                print(f"{name:32} {dev:10} {'ok' if ok else 'FAIL':6} {w:>9}  {msg[:140]} ({time.time() - t0:.0f} s)",
+                      flush=True)
+    finally:
+        if not a.keep:
+            shutil.rmtree(outdir, ignore_errors=True)
+    print(f"{len(names)} models, {failures} failures (worst: max |tgc - torch| / (atol + rtol |torch|), pass <= 1)")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
