@@ -189,6 +189,14 @@ const char *tgc_shape_str(const tgc_graph *g, const tgc_shape *s, char *buf, siz
 
 size_t tgc_graph_node_count(const tgc_graph *g) { return g ? (size_t)g->n_nodes : 0; }
 
+const char *tgc_graph_node_name(const tgc_graph *g, size_t i) {
+    return g != NULL && i < (size_t)g->n_nodes ? g->nodes[i].name : NULL;
+}
+
+const char *tgc_graph_node_op(const tgc_graph *g, size_t i) {
+    return g != NULL && i < (size_t)g->n_nodes && g->nodes[i].kind == TGC_NODE_OP ? g->nodes[i].op_name : NULL;
+}
+
 tgc_dtype tgc_dtype_from_onnx(int64_t code) {
     switch (code) {
     case 1: return TGC_FLOAT32;

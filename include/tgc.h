@@ -176,8 +176,14 @@ void tgc_graph_free(tgc_graph *g);
 tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_dir,
                                tgc_diags *diags);
 
-/* Counts, for summaries. */
+/* Counts, for summaries: graph inputs, initializers and op nodes. */
 size_t tgc_graph_node_count(const tgc_graph *g);
+
+/* Node i (0 <= i < tgc_graph_node_count) for listings: its name, and its op
+ * ("Conv") or NULL for a graph input or initializer. Both owned by the
+ * graph; NULL when i is out of range. */
+const char *tgc_graph_node_name(const tgc_graph *g, size_t i);
+const char *tgc_graph_node_op(const tgc_graph *g, size_t i);
 
 
 /* ---- Tensors ------------------------------------------------------------ */

@@ -23,7 +23,9 @@
  *
  * On gpu0 every node carries `device: gpu` (soft placement: a node without
  * a gpu0 kernel falls back to the cpu), since placement would otherwise keep
- * these small test graphs on the host. */
+ * these small test graphs on the host. After the table, a line per gpu
+ * list says how many op nodes of the models that passed ran on the gpu and
+ * which ops stayed on the cpu by kernel availability. */
 #include "tgc.h"
 #include "tools/remove_tree.h"
 
@@ -85,6 +87,10 @@ typedef struct model {
     bool done[MAX_DEVICES];
     outcome result[MAX_DEVICES];
     char *reason[MAX_DEVICES];
+    /* Where the op nodes were placed (gpu lists): nodes on a gpu, all op
+     * nodes, and the ops of those left on the cpu ("Op Op ..."). */
+    int gpu_nodes[MAX_DEVICES], op_nodes[MAX_DEVICES];
+    char *fell_back[MAX_DEVICES];
 } model;
 
 typedef struct options {
@@ -348,6 +354,34 @@ static void report(FILE *out, int index, int dev, outcome o, const char *reason)
     fflush(out);
 }
 
+/* Reports where soft placement put the op nodes of g on `devices`: a line
+ * "P INDEX DEV GPU_NODES OP_NODES OP..." naming each op left on the cpu
+ * (kernel availability: no gpu kernel for that op or dtype). */
+static void report_placement(FILE *out, int index, int dev, const tgc_graph *g, const char *devices) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_placed *p = NULL;
+    tgc_place_options po = {.soft_placement = 1};
+    if (tgc_graph_place(g, devices, &po, d, &p) == TGC_OK) {
+        int on_gpu = 0, ops = 0;
+        size_t n = tgc_graph_node_count(g);
+        for (size_t i = 0; i < n; i++) {
+            const char *op = tgc_graph_node_op(g, i), *at = tgc_placed_device_name(p, tgc_graph_node_name(g, i));
+            if (op == NULL || at == NULL) continue;
+            ops++;
+            on_gpu += strncmp(at, "gpu", 3) == 0;
+        }
+        fprintf(out, "P %d %d %d %d", index, dev, on_gpu, ops);
+        for (size_t i = 0; i < n; i++) {
+            const char *op = tgc_graph_node_op(g, i), *at = tgc_placed_device_name(p, tgc_graph_node_name(g, i));
+            if (op != NULL && at != NULL && strncmp(at, "gpu", 3) != 0) fprintf(out, " %s", op);
+        }
+        fputc('\n', out);
+        fflush(out);
+    }
+    tgc_placed_free(p);
+    tgc_diags_free(d);
+}
+
 /* Writes a copy of the imported graph with `device: gpu` on every node, so
  * that small test graphs run on gpu0 rather than staying on the host
  * (placement keeps a node whose inputs are small host tensors on the cpu);
@@ -475,6 +509,7 @@ static void run_model(const model *m, int index, const char *scratch, FILE *out)
             r = FAILED;
         }
         if (r == PASSED) r = run_on(m, gpu ? g_gpu : g, names, n_names, dev_lists[k], dev_why, sizeof dev_why);
+        if (r == PASSED && gpu) report_placement(out, index, k, g_gpu, dev_lists[k]);
         report(out, index, k, r, dev_why);
     }
     tgc_graph_free(g);
@@ -563,8 +598,15 @@ static bool take_lines(worker *w, model *models) {
     while ((nl = memchr(start, '\n', w->len - (size_t)(start - w->buf))) != NULL) {
         *nl = '\0';
         int index, dev, o, used = 0;
+        int on_gpu, ops;
         if (start[0] == 'R' && sscanf(start, "R %d %d %d %n", &index, &dev, &o, &used) == 3 && o >= 0 && o < N_OUTCOMES)
             record(models, index, dev, (outcome)o, start + used);
+        else if (start[0] == 'P' && sscanf(start, "P %d %d %d %d %n", &index, &dev, &on_gpu, &ops, &used) == 4 &&
+                 dev >= 0 && dev < n_devs && models[index].fell_back[dev] == NULL) {
+            models[index].gpu_nodes[dev] = on_gpu;
+            models[index].op_nodes[dev] = ops;
+            models[index].fell_back[dev] = xstrdup(start + used);
+        }
         else if (start[0] == 'D')
             finished = true;
         start = nl + 1;
@@ -753,6 +795,53 @@ static void print_table(const options *opt, model *models, int n) {
     free(groups);
 }
 
+typedef struct op_count {
+    char name[64];
+    int nodes;
+} op_count;
+
+static int cmp_op_count(const void *a, const void *b) {
+    const op_count *x = a, *y = b;
+    return x->nodes != y->nodes ? y->nodes - x->nodes : strcmp(x->name, y->name);
+}
+
+/* For each gpu device list: how many op nodes of the models that passed
+ * there ran on the gpu, and which ops fell back to the cpu (node counts). */
+static void print_placement(const model *models, int n) {
+    for (int k = 0; k < n_devs; k++) {
+        if (strstr(dev_lists[k], "gpu") == NULL) continue;
+        long on_gpu = 0, ops = 0;
+        op_count *counts = NULL;
+        int n_counts = 0;
+        for (int i = 0; i < n; i++) {
+            if (models[i].fell_back[k] == NULL) continue;
+            on_gpu += models[i].gpu_nodes[k];
+            ops += models[i].op_nodes[k];
+            char *list = xstrdup(models[i].fell_back[k]), *save = NULL;
+            for (char *op = strtok_r(list, " ", &save); op != NULL; op = strtok_r(NULL, " ", &save)) {
+                int j = 0;
+                while (j < n_counts && strcmp(counts[j].name, op) != 0) j++;
+                if (j == n_counts) {
+                    op_count *grown = realloc(counts, (size_t)(n_counts + 1) * sizeof *counts);
+                    if (grown == NULL) break;
+                    counts = grown;
+                    snprintf(counts[n_counts].name, sizeof counts[n_counts].name, "%s", op);
+                    counts[n_counts++].nodes = 0;
+                }
+                counts[j].nodes++;
+            }
+            free(list);
+        }
+        qsort(counts, (size_t)n_counts, sizeof *counts, cmp_op_count);
+        printf("%s: %ld of %ld op nodes of the models that passed ran on the gpu (%.1f%%)", dev_names[k], on_gpu, ops,
+               ops ? 100.0 * (double)on_gpu / (double)ops : 0.0);
+        printf("%s", n_counts ? "; on the cpu by kernel availability (nodes):" : "");
+        for (int j = 0; j < n_counts; j++) printf(" %s %d%s", counts[j].name, counts[j].nodes, j + 1 < n_counts ? "," : "");
+        printf("\n");
+        free(counts);
+    }
+}
+
 static void print_details(const options *opt, const model *models, int n) {
     bool header = false;
     for (int i = 0; i < n; i++)
@@ -920,6 +1009,7 @@ int main(int argc, char **argv) {
     tgc_tool_remove_tree(scratch);
 
     print_table(&opt, models, n);
+    print_placement(models, n);
     printf("%d models in %.1f s (%d jobs, timeout %d s)\n", n,
            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec), opt.jobs, opt.timeout);
     print_details(&opt, models, n);
@@ -931,6 +1021,7 @@ int main(int argc, char **argv) {
         free(models[i].group);
         for (int k = 0; k < n_devs; k++)
             free(models[i].reason[k]);
+            free(models[i].fell_back[k]);
     }
     free(models);
     return rc;
