@@ -1019,9 +1019,10 @@ int main(int argc, char **argv) {
         free(models[i].name);
         free(models[i].dir);
         free(models[i].group);
-        for (int k = 0; k < n_devs; k++)
+        for (int k = 0; k < n_devs; k++) {
             free(models[i].reason[k]);
             free(models[i].fell_back[k]);
+        }
     }
     free(models);
     return rc;
