@@ -208,6 +208,16 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out) {
     for (int i = 0; i < p->n_devs; i++)
         fprintf(out, "  %-6s %6" PRId64 " nodes (%" PRId64 " ops, %" PRId64 " inputs and initializers)\n",
                 p->names[i], ops[i] + sources[i], ops[i], sources[i]);
+    /* The ops the kernel-availability rule moved off the device kind their
+     * placement preferred (an op or dtype with no kernel there). */
+    int64_t by_kernel = 0;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        if (g->nodes[id].kind != TGC_NODE_OP || p->pl.reason[id] != TGC_PLACED_BY_KERNEL) continue;
+        if (by_kernel++ == 0) fputs("  by kernel availability (no kernel for its op and dtype on the preferred device):\n", out);
+        if (by_kernel <= 20)
+            fprintf(out, "    %s (%s) on %s\n", g->nodes[id].name, g->nodes[id].op_name, p->names[p->pl.device[id]]);
+    }
+    if (by_kernel > 20) fprintf(out, "    and %" PRId64 " more\n", by_kernel - 20);
 
     /* One tensor per (output, destination device): the union of each
      * output's consumers' devices other than its own. */
