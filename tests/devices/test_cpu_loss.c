@@ -37,10 +37,12 @@
     "[-1.25, 0.5, -0.5, 1.25, 0.25, -0.75, 1.0, 0.0, -1.0, 0.75, -0.25, -1.25, "                             \
     "0.5, -0.5, 1.25, 0.25, -0.75, 1.0, 0.0, -1.0, 0.75, -0.25, -1.25, 0.5]"
 
-/* Loads `text`, runs it on the cpu without feeds and stores its n_out
- * outputs; returns the run's status (asserting that loading and the
- * session succeed). *diags collects the messages; the caller frees it. */
-static tgc_status run_graph(const char *text, int n_out, tgc_tensor **out, tgc_diags **diags) {
+/* Loads `text`, runs it on the cpu with feeds (names[i] gets feeds[i])
+ * and stores its n_out outputs; returns the run's status (asserting that
+ * loading and the session succeed). *diags collects the messages; the
+ * caller frees it. */
+static tgc_status run_fed(const char *text, int n_feeds, const char *const *names, tgc_tensor *const *feeds,
+                          int n_out, tgc_tensor **out, tgc_diags **diags) {
     *diags = tgc_diags_create();
     CU_ASSERT_PTR_NOT_NULL_FATAL(*diags);
     tgc_graph *g = NULL;
@@ -50,10 +52,15 @@ static tgc_status run_graph(const char *text, int n_out, tgc_tensor **out, tgc_d
     if (st != TGC_OK) tgc_diags_print(*diags, stderr);
     CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
     CU_ASSERT_EQUAL_FATAL(tgc_session_output_count(s), n_out);
-    st = tgc_session_run(s, 0, NULL, NULL, out, *diags);
+    st = tgc_session_run(s, n_feeds, names, feeds, out, *diags);
     tgc_session_free(s);
     tgc_graph_free(g);
     return st;
+}
+
+/* run_fed without feeds. */
+static tgc_status run_graph(const char *text, int n_out, tgc_tensor **out, tgc_diags **diags) {
+    return run_fed(text, 0, NULL, NULL, n_out, out, diags);
 }
 
 /* Element i of a float32 or float16 tensor, as a double. */
@@ -177,6 +184,57 @@ static void test_sce_int32_target_ignore_index(void) {
     tgc_diags_free(d);
 }
 
+/* Many items, so the kernel splits them into pieces over the pool (and
+ * its softmax runs over blocks of columns): X [2, 3, 9000] float32 of
+ * x[i] = xs(i) at flat index i, targets (5 * item) % 4 with ignore_index 3,
+ * weight [0.5, 2, 1.5]:
+ *     x = xs(54000).reshape(2, 3, 9000); t = ((np.arange(18000) * 5) % 4).reshape(2, 9000)
+ *     nll(logsoftmax(x), t, w, 'mean', 3) -> 1.3514702550594282
+ *     nll(logsoftmax(x), t, w, 'none', 3)[n, d] at (0, 0), (0, 1), (0, 8999), (1, 0), (1, 4321), (1, 8999)
+ *         -> 1.013987871927655, 0.9496114563526292, 0, 0.1759759319014009, 0.9496114563526292, 0
+ *     logsoftmax(x)[1, 2, 8999], [0, 1, 77] -> -2.4748057281763147, -1.2779757438553099
+ *     nll(x, t, w, 'sum', 3) -> -6.375                                                          */
+static void test_many_items_in_pieces(void) {
+    const char *text =
+        "format: tgc/1\n"
+        "inputs:\n"
+        "  - {name: x, dtype: float32, shape: [2, 3, 9000]}\n"
+        "  - {name: t, dtype: int64, shape: [2, 9000]}\n"
+        "outputs: [mean, none, none:1, nll_sum]\n"
+        "initializers:\n"
+        "  - {name: w, dtype: float32, shape: [3], values: [0.5, 2.0, 1.5]}\n"
+        "nodes:\n"
+        "  - {name: mean, op: SoftmaxCrossEntropyLoss, inputs: [x, t, w], attrs: {ignore_index: 3}}\n"
+        "  - {name: none, op: SoftmaxCrossEntropyLoss, inputs: [x, t, w], attrs: {ignore_index: 3, reduction: none}}\n"
+        "  - {name: nll_sum, op: NegativeLogLikelihoodLoss, inputs: [x, t, w], attrs: {ignore_index: 3, reduction: sum}}\n";
+    static float x[2 * 3 * 9000];
+    static int64_t t[2 * 9000];
+    for (int i = 0; i < 2 * 3 * 9000; i++) x[i] = (float)((i * 7) % 11 - 5) / 4;
+    for (int i = 0; i < 2 * 9000; i++) t[i] = (i * 5) % 4;
+    tgc_tensor *feeds[2] = {NULL, NULL}, *out[4] = {NULL, NULL, NULL, NULL};
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 3, (const int64_t[]){2, 3, 9000}, x, &feeds[0]), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_INT64, 2, (const int64_t[]){2, 9000}, t, &feeds[1]), TGC_OK);
+    tgc_diags *d;
+    CU_ASSERT_EQUAL(run_fed(text, 2, (const char *const[]){"x", "t"}, feeds, 4, out, &d), TGC_OK);
+    expect(out[0], TGC_FLOAT32, 0, NULL, (const double[]){1.3514702550594282}, 1, 1e-6);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out[1]);
+    CU_ASSERT_EQUAL(tgc_tensor_numel(out[1]), 2 * 9000);
+    static const struct {
+        int64_t at;
+        double want;
+    } none[] = {{0, 1.013987871927655}, {1, 0.9496114563526292}, {8999, 0}, {9000, 0.1759759319014009},
+                {9000 + 4321, 0.9496114563526292}, {17999, 0}};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        CU_ASSERT_DOUBLE_EQUAL(elem(out[1], none[i].at), none[i].want, 1e-6);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out[2]);
+    CU_ASSERT_DOUBLE_EQUAL(elem(out[2], (1 * 3 + 2) * 9000 + 8999), -2.4748057281763147, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(elem(out[2], (0 * 3 + 1) * 9000 + 77), -1.2779757438553099, 1e-6);
+    expect(out[3], TGC_FLOAT32, 0, NULL, (const double[]){-6.375}, 1, 1e-6);
+    for (int i = 0; i < 4; i++) tgc_tensor_release(out[i]);
+    for (int i = 0; i < 2; i++) tgc_tensor_release(feeds[i]);
+    tgc_diags_free(d);
+}
+
 /* True when some message in d contains every one of the fragments. */
 static bool has_message(const tgc_diags *d, const char *a, const char *b, const char *c) {
     for (size_t i = 0; i < tgc_diags_count(d); i++) {
@@ -224,4 +282,5 @@ TGC_TEST_MAIN("devices/cpu_loss",
               {"nll_weight_ignore_index_3d_target", test_nll_weight_ignore_index_3d_target},
               {"sce_float16_log_prob", test_sce_float16_log_prob},
               {"sce_int32_target_ignore_index", test_sce_int32_target_ignore_index},
+              {"many_items_in_pieces", test_many_items_in_pieces},
               {"target_out_of_range_fails", test_target_out_of_range_fails})
