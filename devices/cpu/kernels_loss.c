@@ -72,7 +72,7 @@ static tgc_status loss_geometry_read(tgc_kernel_ctx *c, bool softmax, loss_geome
     if (g->want_log_prob && (st = tgc_kernel_check_tensor(c, "output", 1, &c->outputs[1], true)) != TGC_OK)
         return st;
     const tgc_value *x = &c->inputs[0], *t = &c->inputs[1], *y = &c->outputs[0];
-    char sx[TGC_KERNEL_DIMS_BUF], st_[TGC_KERNEL_DIMS_BUF];
+    char sx[TGC_KERNEL_DIMS_BUF], sy[TGC_KERNEL_DIMS_BUF];
     if (x->rank < 2)
         return tgc_kernel_fail(c, "%s: input 0 has shape %s; it must be [N, C, d1, ..., dk]", op,
                                tgc_kernel_dims_str(x->rank, x->dims, sx));
@@ -90,18 +90,20 @@ static tgc_status loss_geometry_read(tgc_kernel_ctx *c, bool softmax, loss_geome
     }
     if (!same)
         return tgc_kernel_fail(c, "%s: input 1 (target) has shape %s; for input 0 %s it must be [N, d1, ..., dk]",
-                               op, tgc_kernel_dims_str(t->rank, t->dims, st_), tgc_kernel_dims_str(x->rank, x->dims, sx));
+                               op, tgc_kernel_dims_str(t->rank, t->dims, sy),
+                               tgc_kernel_dims_str(x->rank, x->dims, sx));
     const tgc_value *w = g->has_weight ? &c->inputs[2] : NULL;
     if (w != NULL && (w->dtype != x->dtype || w->rank != 1 || w->dims[0] != g->classes))
         return tgc_kernel_fail(c, "%s: input 2 (weight) is %s %s; it must be %s [%lld]", op, tgc_dtype_name(w->dtype),
-                               tgc_kernel_dims_str(w->rank, w->dims, st_), tgc_dtype_name(x->dtype),
+                               tgc_kernel_dims_str(w->rank, w->dims, sy), tgc_dtype_name(x->dtype),
                                (long long)g->classes);
 
     const char *reduction = tgc_kernel_attr_string(c, "reduction", "mean");
     if (strcmp(reduction, "none") == 0) g->reduction = REDUCE_NONE;
     else if (strcmp(reduction, "sum") == 0) g->reduction = REDUCE_SUM;
     else if (strcmp(reduction, "mean") == 0) g->reduction = REDUCE_MEAN;
-    else return tgc_kernel_fail(c, "%s: attribute 'reduction' is '%s'; it must be 'none', 'sum' or 'mean'", op, reduction);
+    else return tgc_kernel_fail(c, "%s: attribute 'reduction' is '%s'; it must be 'none', 'sum' or 'mean'", op,
+                                reduction);
     g->has_ignore = tgc_node_attr(c->node, "ignore_index") != NULL;
     g->ignore_index = tgc_kernel_attr_int(c, "ignore_index", 0);
 
@@ -184,9 +186,13 @@ static void loss_piece(void *arg, int64_t piece, int slot) {
         int64_t n = item / dn, d = item % dn, b = hi - item < dn - d ? hi - item : dn - d;
         int64_t x_at = n * classes * dn + d; /* X[n, 0, d] */
         if (g->softmax) {
-            for (int64_t k = 0; k < classes; k++) j->to_double(j->x, x_at + k * dn, b, slab + k * b);
+            /* slab [classes][b] = X[n, :, d .. d + b); with dn 1 (then b is
+             * 1) the classes lie next to each other: one conversion */
+            if (dn == 1) j->to_double(j->x, x_at, classes, slab);
+            for (int64_t k = 0; dn > 1 && k < classes; k++) j->to_double(j->x, x_at + k * dn, b, slab + k * b);
             log_softmax_columns(slab, classes, b, slab + classes * per, slab + classes * per + per);
-            for (int64_t k = 0; j->log_prob != NULL && k < classes; k++)
+            if (j->log_prob != NULL && dn == 1) j->from_double(slab, classes, j->log_prob, x_at);
+            for (int64_t k = 0; j->log_prob != NULL && dn > 1 && k < classes; k++)
                 j->from_double(slab + k * b, b, j->log_prob, x_at + k * dn);
         }
         for (int64_t i = 0; i < b; i++) {
@@ -227,12 +233,12 @@ static tgc_status loss_run(tgc_kernel_ctx *c, const loss_geometry *g, loss_to_do
     int64_t pieces = items / per + (items % per != 0), width = tgc_parallel_width(c->pool);
     /* doubles: weight [classes], then per slot the slab and m, s (softmax)
      * and the loss row, then two sums per piece */
-    int64_t per_slot = per, n_doubles;
+    int64_t per_slot = per, rows = 3 * per, sums, n_doubles; /* per <= LOSS_PIECE_ELEMS */
     bool fits = !g->softmax || (tgc_checked_mul_i64(classes, per, &per_slot) &&
-                                tgc_checked_add_i64(per_slot, 3 * per, &per_slot));
+                                tgc_checked_add_i64(per_slot, rows, &per_slot));
     fits = fits && tgc_checked_mul_i64(per_slot, width, &n_doubles) &&
            tgc_checked_add_i64(n_doubles, g->has_weight ? classes : 0, &n_doubles) &&
-           tgc_checked_add_i64(n_doubles, 2 * pieces, &n_doubles);
+           tgc_checked_mul_i64(pieces, 2, &sums) && tgc_checked_add_i64(n_doubles, sums, &n_doubles);
     size_t doubles_bytes = 0, bad_bytes = 0;
     fits = fits && tgc_checked_nbytes(n_doubles, sizeof(double), &doubles_bytes) &&
            tgc_checked_nbytes(pieces, sizeof(int64_t), &bad_bytes);

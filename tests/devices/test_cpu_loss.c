@@ -206,7 +206,8 @@ static void test_many_items_in_pieces(void) {
         "nodes:\n"
         "  - {name: mean, op: SoftmaxCrossEntropyLoss, inputs: [x, t, w], attrs: {ignore_index: 3}}\n"
         "  - {name: none, op: SoftmaxCrossEntropyLoss, inputs: [x, t, w], attrs: {ignore_index: 3, reduction: none}}\n"
-        "  - {name: nll_sum, op: NegativeLogLikelihoodLoss, inputs: [x, t, w], attrs: {ignore_index: 3, reduction: sum}}\n";
+        "  - {name: nll_sum, op: NegativeLogLikelihoodLoss, inputs: [x, t, w],\n"
+        "     attrs: {ignore_index: 3, reduction: sum}}\n";
     static float x[2 * 3 * 9000];
     static int64_t t[2 * 9000];
     for (int i = 0; i < 2 * 3 * 9000; i++) x[i] = (float)((i * 7) % 11 - 5) / 4;
