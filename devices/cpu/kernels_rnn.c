@@ -17,142 +17,38 @@
  *      `clip` bounds every gate's input to [-clip, clip] before its function.
  * sequence_lens: batch row b runs steps 0..len-1 (the reverse direction
  * from len-1 down to 0); Y is 0 at its later steps, Y_h/Y_c hold its state
- * after its last step. Activation functions and their alpha/beta follow
- * ONNX's list; alphas and betas are consumed in order by the functions
- * that take them (as ONNX Runtime reads them). */
+ * after its last step. Attributes and activations: devices/tgc_rnn_geometry.h. */
 #include "devices/cpu/kernels_nn.h"
+#include "devices/tgc_rnn_geometry.h"
 
 #include "support/alloc.h"
 #include "support/checked.h"
 
 #include <math.h>
 #include <string.h>
-#include <strings.h>
 
-typedef enum act_kind {
-    ACT_RELU, ACT_TANH, ACT_SIGMOID, ACT_AFFINE, ACT_LEAKY_RELU, ACT_THRESHOLDED_RELU,
-    ACT_SCALED_TANH, ACT_HARD_SIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS,
-} act_kind;
-
-typedef struct act_info {
-    const char *name;
-    act_kind kind;
-    bool has_alpha, has_beta;
-    float alpha, beta; /* ONNX's defaults for the operator of that name */
-} act_info;
-
-static const act_info act_table[] = {
-    {"Relu", ACT_RELU, false, false, 0, 0},
-    {"Tanh", ACT_TANH, false, false, 0, 0},
-    {"Sigmoid", ACT_SIGMOID, false, false, 0, 0},
-    {"Affine", ACT_AFFINE, true, true, 1.0f, 0.0f},
-    {"LeakyRelu", ACT_LEAKY_RELU, true, false, 0.01f, 0},
-    {"ThresholdedRelu", ACT_THRESHOLDED_RELU, true, false, 1.0f, 0},
-    {"ScaledTanh", ACT_SCALED_TANH, true, true, 1.0f, 1.0f},
-    {"HardSigmoid", ACT_HARD_SIGMOID, true, true, 0.2f, 0.5f},
-    {"Elu", ACT_ELU, true, false, 1.0f, 0},
-    {"Softsign", ACT_SOFTSIGN, false, false, 0, 0},
-    {"Softplus", ACT_SOFTPLUS, false, false, 0, 0},
-};
-
-typedef struct act {
-    act_kind kind;
-    float alpha, beta;
-} act;
-
-static float act_apply(const act *a, float x) {
-    switch (a->kind) {
-    case ACT_RELU: return x < 0 ? 0 : x;
-    case ACT_TANH: return tanhf(x);
-    case ACT_SIGMOID: return x >= 0 ? 1 / (1 + expf(-x)) : expf(x) / (1 + expf(x));
-    case ACT_AFFINE: return a->alpha * x + a->beta;
-    case ACT_LEAKY_RELU: return x < 0 ? a->alpha * x : x;
-    case ACT_THRESHOLDED_RELU: return x > a->alpha ? x : 0;
-    case ACT_SCALED_TANH: return a->alpha * tanhf(a->beta * x);
-    case ACT_HARD_SIGMOID: return fmaxf(0, fminf(1, a->alpha * x + a->beta));
-    case ACT_ELU: return x < 0 ? a->alpha * expm1f(x) : x;
-    case ACT_SOFTSIGN: return x / (1 + fabsf(x));
-    case ACT_SOFTPLUS: return x > 20 ? x : log1pf(expf(x));
-    }
-    return x;
-}
-
-#define MAX_FUNCS 6 /* 3 functions x 2 directions */
-
-typedef struct rnn_geometry {
-    int gates, functions; /* G, and functions a direction */
-    int64_t seq, batch, input, hidden;
-    int dirs;
-    bool reverse_only, layout_batch_first;
-    float clip; /* 0: none */
-    act f[MAX_FUNCS];
-} rnn_geometry;
-
-/* Reads the activations (defaults `dflt`, one per function) into g->f. */
-static tgc_status read_activations(tgc_kernel_ctx *c, rnn_geometry *g, const act_kind *dflt) {
-    const tgc_attr *names = tgc_node_attr(c->node, "activations");
-    const tgc_attr *alphas = tgc_node_attr(c->node, "activation_alpha");
-    const tgc_attr *betas = tgc_node_attr(c->node, "activation_beta");
-    size_t ia = 0, ib = 0;
-    int n = g->functions * g->dirs;
-    if (names != NULL && names->n != (size_t)n) return tgc_kernel_fail(c, "'activations' needs %d names", n);
-    for (int i = 0; i < n; i++) {
-        const act_info *info = NULL;
-        for (size_t k = 0; k < sizeof act_table / sizeof act_table[0]; k++) {
-            bool match = names != NULL ? strcasecmp(names->strings[i], act_table[k].name) == 0
-                                       : act_table[k].kind == dflt[i % g->functions];
-            if (match) info = &act_table[k];
-        }
-        if (info == NULL) return tgc_kernel_fail(c, "unknown activation \"%s\"", names->strings[i]);
-        g->f[i] = (act){info->kind, info->alpha, info->beta};
-        if (info->has_alpha && alphas != NULL && ia < alphas->n) g->f[i].alpha = (float)alphas->floats[ia++];
-        if (info->has_beta && betas != NULL && ib < betas->n) g->f[i].beta = (float)betas->floats[ib++];
-    }
-    return TGC_OK;
-}
-
-static tgc_status read_geometry(tgc_kernel_ctx *c, int gates, int functions, const act_kind *dflt, rnn_geometry *g) {
+static tgc_status read_geometry(tgc_kernel_ctx *c, int gates, tgc_rnn_geometry *g) {
     tgc_status st = tgc_kernel_check_host(c, 3, 0);
     if (st != TGC_OK) return st;
     for (int i = 0; i < c->n_inputs; i++)
         if (i != 4 && tgc_kernel_has_input(c, i) && (st = tgc_kernel_need_f32(c, &c->inputs[i], "an input")) != TGC_OK)
             return st;
-    memset(g, 0, sizeof *g);
-    g->gates = gates;
-    g->functions = functions;
-    const char *direction = tgc_kernel_attr_string(c, "direction", "forward");
-    g->dirs = strcmp(direction, "bidirectional") == 0 ? 2 : 1;
-    g->reverse_only = strcmp(direction, "reverse") == 0;
-    g->layout_batch_first = tgc_kernel_attr_int(c, "layout", 0) == 1;
-    g->clip = (float)tgc_kernel_attr_float(c, "clip", 0);
-    if (g->clip < 0) return tgc_kernel_fail(c, "'clip' is negative");
-    const tgc_value *x = &c->inputs[0], *r = &c->inputs[2];
-    if (x->rank != 3 || r->rank != 3) return tgc_kernel_fail(c, "X and R must have rank 3");
-    g->seq = x->dims[g->layout_batch_first ? 1 : 0];
-    g->batch = x->dims[g->layout_batch_first ? 0 : 1];
-    g->input = x->dims[2];
-    g->hidden = r->dims[2];
-    int64_t gh;
-    if (!tgc_checked_mul_i64(gates, g->hidden, &gh) || r->dims[0] != g->dirs || r->dims[1] != gh ||
-        c->inputs[1].rank != 3 || c->inputs[1].dims[0] != g->dirs || c->inputs[1].dims[1] != gh ||
-        c->inputs[1].dims[2] != g->input)
-        return tgc_kernel_fail(c, "W or R does not match X and hidden_size %lld", (long long)g->hidden);
-    return read_activations(c, g, dflt);
+    return tgc_rnn_geometry_read(c, gates, g);
 }
 
 /* Where row (t, b) of direction d sits in Y, and row b of a state. */
-static int64_t y_row(const rnn_geometry *g, int64_t t, int d, int64_t b) {
-    return g->layout_batch_first ? (b * g->seq + t) * g->dirs + d : (t * g->dirs + d) * g->batch + b;
+static int64_t y_row(const tgc_rnn_geometry *g, int64_t t, int d, int64_t b) {
+    return g->batch_first ? (b * g->seq + t) * g->dirs + d : (t * g->dirs + d) * g->batch + b;
 }
-static int64_t state_row(const rnn_geometry *g, int d, int64_t b) {
-    return g->layout_batch_first ? b * g->dirs + d : d * g->batch + b;
+static int64_t state_row(const tgc_rnn_geometry *g, int d, int64_t b) {
+    return g->batch_first ? b * g->dirs + d : d * g->batch + b;
 }
 /* Row of X (and of the precomputed X W^T) for step t of batch row b. */
-static int64_t x_row(const rnn_geometry *g, int64_t t, int64_t b) {
-    return g->layout_batch_first ? b * g->seq + t : t * g->batch + b;
+static int64_t x_row(const tgc_rnn_geometry *g, int64_t t, int64_t b) {
+    return g->batch_first ? b * g->seq + t : t * g->batch + b;
 }
 
-static float clipped(const rnn_geometry *g, float v) {
+static float clipped(const tgc_rnn_geometry *g, float v) {
     return g->clip > 0 ? fmaxf(-g->clip, fminf(g->clip, v)) : v;
 }
 
@@ -165,7 +61,7 @@ typedef struct rnn_scratch {
     int64_t *len;
 } rnn_scratch;
 
-static tgc_status scratch_alloc(tgc_kernel_ctx *c, const rnn_geometry *g, rnn_scratch *s, void **block) {
+static tgc_status scratch_alloc(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, rnn_scratch *s, void **block) {
     int64_t gh = g->gates * g->hidden, rows, xw, hr, st, total;
     bool ok = tgc_checked_mul_i64(g->seq, g->batch, &rows) && tgc_checked_mul_i64(rows, gh, &xw) &&
               tgc_checked_mul_i64(g->batch, gh, &hr) && tgc_checked_mul_i64(g->batch, g->hidden, &st) &&
@@ -186,14 +82,14 @@ static tgc_status scratch_alloc(tgc_kernel_ctx *c, const rnn_geometry *g, rnn_sc
 }
 
 /* Copies direction d's initial state (input i, absent: zeros) into dst. */
-static void load_state(const tgc_kernel_ctx *c, const rnn_geometry *g, int i, int d, float *dst) {
+static void load_state(const tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int i, int d, float *dst) {
     const float *src = tgc_kernel_has_input(c, i) ? tgc_kernel_in_ptr(c, i) : NULL;
     for (int64_t b = 0; b < g->batch; b++)
         for (int64_t j = 0; j < g->hidden; j++)
             dst[b * g->hidden + j] = src != NULL ? src[state_row(g, d, b) * g->hidden + j] : 0.0f;
 }
 
-static void store_state(tgc_kernel_ctx *c, const rnn_geometry *g, int o, int d, const float *src) {
+static void store_state(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int o, int d, const float *src) {
     if (!tgc_kernel_has_output(c, o) || tgc_value_numel(&c->outputs[o]) == 0) return;
     float *dst = tgc_kernel_out_ptr(c, o);
     for (int64_t b = 0; b < g->batch; b++)
@@ -202,37 +98,37 @@ static void store_state(tgc_kernel_ctx *c, const rnn_geometry *g, int o, int d, 
 
 /* The gate equations of one step for batch row b: xw and hr are the row's
  * [G*hidden] pre-activations, h and cs its state (updated). */
-static void step_rnn(const rnn_geometry *g, const act *f, const float *xw, const float *hr, float *h) {
-    for (int64_t j = 0; j < g->hidden; j++) h[j] = act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+static void step_rnn(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, const float *hr, float *h) {
+    for (int64_t j = 0; j < g->hidden; j++) h[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
 }
 
-static void step_lstm(const rnn_geometry *g, const act *f, const float *xw, const float *hr, const float *p,
+static void step_lstm(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, const float *hr, const float *p,
                       bool input_forget, float *h, float *cs) {
     int64_t n = g->hidden;
     for (int64_t j = 0; j < n; j++) {
         float c_prev = cs[j];
-        float i = act_apply(&f[0], clipped(g, xw[j] + hr[j] + (p ? p[j] * c_prev : 0)));
+        float i = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j] + (p ? p[j] * c_prev : 0)));
         float fg = input_forget ? 1 - i
-                                : act_apply(&f[0], clipped(g, xw[2 * n + j] + hr[2 * n + j] + (p ? p[2 * n + j] * c_prev : 0)));
-        float cand = act_apply(&f[1], clipped(g, xw[3 * n + j] + hr[3 * n + j]));
+                                : tgc_rnn_act_apply(&f[0], clipped(g, xw[2 * n + j] + hr[2 * n + j] + (p ? p[2 * n + j] * c_prev : 0)));
+        float cand = tgc_rnn_act_apply(&f[1], clipped(g, xw[3 * n + j] + hr[3 * n + j]));
         float c_new = fg * c_prev + i * cand;
-        float o = act_apply(&f[0], clipped(g, xw[n + j] + hr[n + j] + (p ? p[n + j] * c_new : 0)));
+        float o = tgc_rnn_act_apply(&f[0], clipped(g, xw[n + j] + hr[n + j] + (p ? p[n + j] * c_new : 0)));
         cs[j] = c_new;
-        h[j] = o * act_apply(&f[2], c_new);
+        h[j] = o * tgc_rnn_act_apply(&f[2], c_new);
     }
 }
 
 /* GRU's step after its recurrent products: hr holds z and r already
  * activated (and, without linear_before_reset, (r . H) Rh^T); with it, the
  * raw H Rh^T, to which r . (... + Rbh) applies here. */
-static void step_gru(const rnn_geometry *g, const act *f, const float *xw, float *hr, const float *rbh,
+static void step_gru(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, float *hr, const float *rbh,
                      bool linear_before_reset, float *h) {
     int64_t n = g->hidden;
     if (linear_before_reset)
-        for (int64_t j = 0; j < 2 * n; j++) hr[j] = act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+        for (int64_t j = 0; j < 2 * n; j++) hr[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
     for (int64_t j = 0; j < n; j++) {
         float rec = linear_before_reset ? hr[n + j] * (hr[2 * n + j] + (rbh ? rbh[j] : 0)) : hr[2 * n + j];
-        float cand = act_apply(&f[1], clipped(g, xw[2 * n + j] + rec));
+        float cand = tgc_rnn_act_apply(&f[1], clipped(g, xw[2 * n + j] + rec));
         float z = hr[j];
         h[j] = (1 - z) * cand + z * h[j];
     }
@@ -251,11 +147,12 @@ static int64_t step_time(const rnn_scratch *s, bool reverse, int64_t k, int64_t 
 }
 
 /* Runs direction d over every step. */
-static tgc_status run_direction(tgc_kernel_ctx *c, const rnn_geometry *g, int d, bool reverse,
-                                const rnn_weights *wt, bool linear_before_reset, bool input_forget, rnn_scratch *s) {
+static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, bool reverse,
+                                const rnn_weights *wt, rnn_scratch *s) {
+    bool linear_before_reset = g->linear_before_reset, input_forget = g->input_forget;
     int64_t n = g->hidden, gh = g->gates * n, rows = g->seq * g->batch;
     const float *x = tgc_kernel_in_ptr(c, 0);
-    const act *f = &g->f[d * g->functions];
+    const tgc_rnn_act *f = &g->f[d * g->functions];
     bool gru = g->gates == 3, lstm = g->gates == 4;
     /* X W^T + the biases that simply add. */
     for (int64_t i = 0; i < rows; i++)
@@ -284,7 +181,7 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const rnn_geometry *g, int d,
                 }
                 const float *xw = s->xw + x_row(g, t, b) * gh;
                 float *hr = s->hr + b * gh;
-                for (int64_t j = 0; j < 2 * n; j++) hr[j] = act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+                for (int64_t j = 0; j < 2 * n; j++) hr[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
                 for (int64_t j = 0; j < n; j++) s->rh[b * n + j] = hr[n + j] * s->h[b * n + j];
             }
             if (!tgc_cpu_sgemm(c->pool, false, true, g->batch, n, n, 1.0f, s->rh, n, wt->r + 2 * n * n, n, 0.0f,
@@ -311,9 +208,9 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const rnn_geometry *g, int d,
     return TGC_OK;
 }
 
-static tgc_status run_rnn(tgc_kernel_ctx *c, int gates, int functions, const act_kind *dflt) {
-    rnn_geometry g;
-    tgc_status st = read_geometry(c, gates, functions, dflt, &g);
+static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
+    tgc_rnn_geometry g;
+    tgc_status st = read_geometry(c, gates, &g);
     if (st != TGC_OK) return st;
     rnn_scratch s = {0};
     void *block;
@@ -340,23 +237,17 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates, int functions, const act
     const float *w = tgc_kernel_in_ptr(c, 1), *r = tgc_kernel_in_ptr(c, 2);
     const float *b = tgc_kernel_has_input(c, 3) ? tgc_kernel_in_ptr(c, 3) : NULL;
     const float *p = gates == 4 && tgc_kernel_has_input(c, 7) ? tgc_kernel_in_ptr(c, 7) : NULL;
-    bool lbr = tgc_kernel_attr_int(c, "linear_before_reset", 0) != 0;
-    bool input_forget = tgc_kernel_attr_int(c, "input_forget", 0) != 0;
     for (int d = 0; d < g.dirs && st == TGC_OK; d++) {
         rnn_weights wt = {w + d * gh * g.input, r + d * gh * n, b ? b + d * 2 * gh : NULL, p ? p + d * 3 * n : NULL};
-        st = run_direction(c, &g, d, d == 1 || g.reverse_only, &wt, lbr, input_forget, &s);
+        st = run_direction(c, &g, d, d == 1 || g.reverse_only, &wt, &s);
     }
     tgc_free(block);
     return st;
 }
 
-static const act_kind rnn_defaults[] = {ACT_TANH};
-static const act_kind gru_defaults[] = {ACT_SIGMOID, ACT_TANH};
-static const act_kind lstm_defaults[] = {ACT_SIGMOID, ACT_TANH, ACT_TANH};
-
-static tgc_status rnn_f32(tgc_kernel_ctx *c) { return run_rnn(c, 1, 1, rnn_defaults); }
-static tgc_status gru_f32(tgc_kernel_ctx *c) { return run_rnn(c, 3, 2, gru_defaults); }
-static tgc_status lstm_f32(tgc_kernel_ctx *c) { return run_rnn(c, 4, 3, lstm_defaults); }
+static tgc_status rnn_f32(tgc_kernel_ctx *c) { return run_rnn(c, 1); }
+static tgc_status gru_f32(tgc_kernel_ctx *c) { return run_rnn(c, 3); }
+static tgc_status lstm_f32(tgc_kernel_ctx *c) { return run_rnn(c, 4); }
 
 #define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
 
