@@ -17,9 +17,9 @@
  *      `clip` bounds every gate's input to [-clip, clip] before its function.
  * sequence_lens: batch row b runs steps 0..len-1 (the reverse direction
  * from len-1 down to 0); Y is 0 at its later steps, Y_h/Y_c hold its state
- * after its last step. Attributes and activations: devices/tgc_rnn_geometry.h. */
+ * after its last step. Attributes and activations: devices/rnn_geometry.h. */
 #include "devices/cpu/kernels_nn.h"
-#include "devices/tgc_rnn_geometry.h"
+#include "devices/rnn_geometry.h"
 
 #include "support/alloc.h"
 #include "support/checked.h"
