@@ -19,6 +19,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
 extern const tgc_kernel_def tgc_gpu_kernels_reduce[];
+extern const tgc_kernel_def tgc_gpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_gpu_kernels_host[];
 
 static const tgc_kernel_def *const families[] = {
@@ -33,6 +34,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_gpu_kernels_nn,
     tgc_gpu_kernels_shape,
     tgc_gpu_kernels_reduce,
+    tgc_gpu_kernels_rnn,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {

@@ -4,7 +4,8 @@
 # reference: PyTorch's own outputs for the exported nn.LSTM/GRU/RNN modules,
 # a numpy transcription of ONNX's equations for what PyTorch cannot express
 # (sequence_lens, reverse, clip, input_forget, peepholes, activations with
-# alpha/beta, linear_before_reset 0, layout 1).
+# alpha/beta, linear_before_reset 0, layout 1). On cpu, and where gpu0
+# exists on cpu,gpu0 and on gpu0 alone (the OpenCL kernels).
 . "$(dirname "$0")/lib.bash"
 D="$ROOT/tests/data/rnn"
 
@@ -23,7 +24,7 @@ run_case() {
 }
 
 devices_list="cpu"
-"$TGC" devices | grep -q '^gpu0' && devices_list="cpu cpu,gpu0"
+"$TGC" devices | grep -q "^gpu0" && devices_list="cpu cpu,gpu0 gpu0"
 for dev in $devices_list; do
     run_case torch_lstm_bidir "$dev" x -- y=y /rnn/LSTM_output_0:1=h /rnn/LSTM_output_0:2=c
     run_case torch_lstm_batch_first_2layers "$dev" x -- y=y h=h c=c
@@ -45,4 +46,9 @@ python_free_bad_lens
 expect_exit 1 "sequence_lens past the sequence" -- "$TGC" run "$D/lstm_bidir_seqlens_peepholes.onnx" \
     --input "x=$D/lstm_bidir_seqlens_peepholes_x.npy" --input "lens=$WORK/bad_lens.npy"
 expect_grep "LSTM.*sequence_lens\[0\] is 9, outside \[0, 5\]" "$WORK/err" "bad sequence_lens message"
+if [ "$devices_list" != cpu ]; then
+    expect_exit 1 "sequence_lens past the sequence on gpu0" -- "$TGC" run "$D/lstm_bidir_seqlens_peepholes.onnx" \
+        --devices gpu0 --input "x=$D/lstm_bidir_seqlens_peepholes_x.npy" --input "lens=$WORK/bad_lens.npy"
+    expect_grep "on gpu0: .*sequence_lens\[0\] is 9, outside \[0, 5\]" "$WORK/err" "bad sequence_lens message on gpu0"
+fi
 finish
