@@ -14,10 +14,13 @@ extern const tgc_kernel_def tgc_cpu_kernels_nn[];
 extern const tgc_kernel_def tgc_cpu_kernels_shape[];
 extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_cpu_kernels_loss[];
+extern const tgc_kernel_def tgc_cpu_kernels_rnn[];
+extern const tgc_kernel_def tgc_cpu_kernels_tfidf[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
 extern const tgc_kernel_def tgc_gpu_kernels_reduce[];
+extern const tgc_kernel_def tgc_gpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_gpu_kernels_host[];
 
 static const tgc_kernel_def *const families[] = {
@@ -26,11 +29,14 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_shape,
     tgc_cpu_kernels_reduce,
     tgc_cpu_kernels_loss,
+    tgc_cpu_kernels_rnn,
+    tgc_cpu_kernels_tfidf,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,
     tgc_gpu_kernels_shape,
     tgc_gpu_kernels_reduce,
+    tgc_gpu_kernels_rnn,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {

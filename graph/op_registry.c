@@ -29,6 +29,10 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_Gather, &tgc_op_Concat, &tgc_op_Split, &tgc_op_Slice,
     /* ops_const.c */
     &tgc_op_Range, &tgc_op_ConstantOfShape, &tgc_op_Constant,
+
+    &tgc_op_RNN, &tgc_op_GRU, &tgc_op_LSTM,
+
+    &tgc_op_TfIdfVectorizer,
     /* ops_reduce.c */
     &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
     /* ops_loss.c */

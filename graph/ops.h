@@ -10,6 +10,8 @@
  *     ops_const.c        Range, ConstantOfShape, Constant
  *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
  *     ops_loss.c         NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+ *     ops_rnn.c          RNN, GRU, LSTM
+ *     ops_tfidf.c        TfIdfVectorizer
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -45,6 +47,10 @@ extern const tgc_op_def tgc_op_Unsqueeze, tgc_op_Squeeze, tgc_op_Expand;
 extern const tgc_op_def tgc_op_Gather, tgc_op_Concat, tgc_op_Split, tgc_op_Slice;
 
 extern const tgc_op_def tgc_op_Range, tgc_op_ConstantOfShape, tgc_op_Constant;
+
+extern const tgc_op_def tgc_op_RNN, tgc_op_GRU, tgc_op_LSTM;
+
+extern const tgc_op_def tgc_op_TfIdfVectorizer;
 
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
 

@@ -1,0 +1,259 @@
+/* RNN, GRU and LSTM on the cpu (float32), as ONNX opset 14 defines them
+ * (graph/ops_rnn.c gives the shapes). Per direction:
+ *   1. one GEMM computes X W^T for every time step at once, plus the biases
+ *      that are plain sums (all of Wb + Rb, except GRU's Rbh when
+ *      linear_before_reset);
+ *   2. each step runs H_{t-1} R^T (one GEMM over the batch) and the gate
+ *      equations row by row. Gate order: RNN i; GRU z, r, h; LSTM i, o, f, c.
+ *        RNN   H = f(Xi + Hr_i)
+ *        GRU   z = f(Xz + Hr_z)  r = f(Xr + Hr_r)
+ *              h = g(Xh + (r . H) Rh^T + Rbh)        linear_before_reset 0
+ *              h = g(Xh + r . (H Rh^T + Rbh))        linear_before_reset 1
+ *              H = (1 - z) . h + z . H
+ *        LSTM  i = f(Xi + Hr_i + Pi . C)  f = f(Xf + Hr_f + Pf . C)
+ *              c = g(Xc + Hr_c)  C = f . C + i . c
+ *              o = f(Xo + Hr_o + Po . C)  H = o . h(C)
+ *              (input_forget: f = 1 - i)
+ *      `clip` bounds every gate's input to [-clip, clip] before its function.
+ * sequence_lens: batch row b runs steps 0..len-1 (the reverse direction
+ * from len-1 down to 0); Y is 0 at its later steps, Y_h/Y_c hold its state
+ * after its last step. Attributes and activations: devices/rnn_geometry.h. */
+#include "devices/cpu/kernels_nn.h"
+#include "devices/rnn_geometry.h"
+
+#include "support/alloc.h"
+#include "support/checked.h"
+
+#include <math.h>
+#include <string.h>
+
+static tgc_status read_geometry(tgc_kernel_ctx *c, int gates, tgc_rnn_geometry *g) {
+    tgc_status st = tgc_kernel_check_host(c, 3, 0);
+    if (st != TGC_OK) return st;
+    for (int i = 0; i < c->n_inputs; i++)
+        if (i != 4 && tgc_kernel_has_input(c, i) && (st = tgc_kernel_need_f32(c, &c->inputs[i], "an input")) != TGC_OK)
+            return st;
+    return tgc_rnn_geometry_read(c, gates, g);
+}
+
+/* Where row (t, b) of direction d sits in Y, and row b of a state. */
+static int64_t y_row(const tgc_rnn_geometry *g, int64_t t, int d, int64_t b) {
+    return g->batch_first ? (b * g->seq + t) * g->dirs + d : (t * g->dirs + d) * g->batch + b;
+}
+static int64_t state_row(const tgc_rnn_geometry *g, int d, int64_t b) {
+    return g->batch_first ? b * g->dirs + d : d * g->batch + b;
+}
+/* Row of X (and of the precomputed X W^T) for step t of batch row b. */
+static int64_t x_row(const tgc_rnn_geometry *g, int64_t t, int64_t b) {
+    return g->batch_first ? b * g->seq + t : t * g->batch + b;
+}
+
+static float clipped(const tgc_rnn_geometry *g, float v) {
+    return g->clip > 0 ? fmaxf(-g->clip, fminf(g->clip, v)) : v;
+}
+
+/* Scratch a direction needs, from one allocation. */
+typedef struct rnn_scratch {
+    float *xw;   /* [seq * batch, G*hidden] */
+    float *hr;   /* [batch, G*hidden] */
+    float *h, *cs; /* [batch, hidden] state */
+    float *rh;   /* [batch, hidden] (GRU's r . H) */
+    int64_t *len;
+} rnn_scratch;
+
+static tgc_status scratch_alloc(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, rnn_scratch *s, void **block) {
+    int64_t gh = g->gates * g->hidden, rows, xw, hr, st, total;
+    bool ok = tgc_checked_mul_i64(g->seq, g->batch, &rows) && tgc_checked_mul_i64(rows, gh, &xw) &&
+              tgc_checked_mul_i64(g->batch, gh, &hr) && tgc_checked_mul_i64(g->batch, g->hidden, &st) &&
+              tgc_checked_mul_i64(st, 3, &total) && tgc_checked_add_i64(total, xw, &total) &&
+              tgc_checked_add_i64(total, hr, &total) && tgc_checked_add_i64(total, 2 * g->batch, &total);
+    size_t bytes;
+    if (!ok || !tgc_checked_nbytes(total, sizeof(float), &bytes)) return tgc_kernel_fail(c, "scratch too large");
+    *block = tgc_malloc(bytes > 0 ? bytes : 1);
+    if (*block == NULL) return tgc_kernel_fail(c, "no host memory for %zu bytes of scratch", bytes);
+    float *p = *block;
+    s->xw = p, p += xw;
+    s->hr = p, p += hr;
+    s->h = p, p += st;
+    s->cs = p, p += st;
+    s->rh = p, p += st;
+    s->len = (int64_t *)(void *)p;
+    return TGC_OK;
+}
+
+/* Copies direction d's initial state (input i, absent: zeros) into dst. */
+static void load_state(const tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int i, int d, float *dst) {
+    const float *src = tgc_kernel_has_input(c, i) ? tgc_kernel_in_ptr(c, i) : NULL;
+    for (int64_t b = 0; b < g->batch; b++)
+        for (int64_t j = 0; j < g->hidden; j++)
+            dst[b * g->hidden + j] = src != NULL ? src[state_row(g, d, b) * g->hidden + j] : 0.0f;
+}
+
+static void store_state(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int o, int d, const float *src) {
+    if (!tgc_kernel_has_output(c, o) || tgc_value_numel(&c->outputs[o]) == 0) return;
+    float *dst = tgc_kernel_out_ptr(c, o);
+    for (int64_t b = 0; b < g->batch; b++)
+        memcpy(dst + state_row(g, d, b) * g->hidden, src + b * g->hidden, (size_t)g->hidden * sizeof(float));
+}
+
+/* The gate equations of one step for batch row b: xw and hr are the row's
+ * [G*hidden] pre-activations, h and cs its state (updated). */
+static void step_rnn(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, const float *hr, float *h) {
+    for (int64_t j = 0; j < g->hidden; j++) h[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+}
+
+static void step_lstm(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, const float *hr, const float *p,
+                      bool input_forget, float *h, float *cs) {
+    int64_t n = g->hidden;
+    for (int64_t j = 0; j < n; j++) {
+        float c_prev = cs[j];
+        float i = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j] + (p ? p[j] * c_prev : 0)));
+        float fg = input_forget ? 1 - i
+                                : tgc_rnn_act_apply(&f[0], clipped(g, xw[2 * n + j] + hr[2 * n + j] + (p ? p[2 * n + j] * c_prev : 0)));
+        float cand = tgc_rnn_act_apply(&f[1], clipped(g, xw[3 * n + j] + hr[3 * n + j]));
+        float c_new = fg * c_prev + i * cand;
+        float o = tgc_rnn_act_apply(&f[0], clipped(g, xw[n + j] + hr[n + j] + (p ? p[n + j] * c_new : 0)));
+        cs[j] = c_new;
+        h[j] = o * tgc_rnn_act_apply(&f[2], c_new);
+    }
+}
+
+/* GRU's step after its recurrent products: hr holds z and r already
+ * activated (and, without linear_before_reset, (r . H) Rh^T); with it, the
+ * raw H Rh^T, to which r . (... + Rbh) applies here. */
+static void step_gru(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, float *hr, const float *rbh,
+                     bool linear_before_reset, float *h) {
+    int64_t n = g->hidden;
+    if (linear_before_reset)
+        for (int64_t j = 0; j < 2 * n; j++) hr[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+    for (int64_t j = 0; j < n; j++) {
+        float rec = linear_before_reset ? hr[n + j] * (hr[2 * n + j] + (rbh ? rbh[j] : 0)) : hr[2 * n + j];
+        float cand = tgc_rnn_act_apply(&f[1], clipped(g, xw[2 * n + j] + rec));
+        float z = hr[j];
+        h[j] = (1 - z) * cand + z * h[j];
+    }
+}
+
+typedef struct rnn_weights {
+    const float *w, *r, *b, *p; /* this direction's; b, p may be NULL */
+} rnn_weights;
+
+/* The time index batch row b works on at the k-th step of a direction
+ * (reverse: counting down from its length), or -1 when it has no step k. */
+static int64_t step_time(const rnn_scratch *s, bool reverse, int64_t k, int64_t b) {
+    int64_t len = s->len[b];
+    if (k >= len) return -1;
+    return reverse ? len - 1 - k : k;
+}
+
+/* Runs direction d over every step. */
+static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, bool reverse,
+                                const rnn_weights *wt, rnn_scratch *s) {
+    bool linear_before_reset = g->linear_before_reset, input_forget = g->input_forget;
+    int64_t n = g->hidden, gh = g->gates * n, rows = g->seq * g->batch;
+    const float *x = tgc_kernel_in_ptr(c, 0);
+    const tgc_rnn_act *f = &g->f[d * g->functions];
+    bool gru = g->gates == 3, lstm = g->gates == 4;
+    /* X W^T + the biases that simply add. */
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < gh; j++) {
+            float bias = 0;
+            if (wt->b != NULL) bias = wt->b[j] + (gru && linear_before_reset && j >= 2 * n ? 0 : wt->b[gh + j]);
+            s->xw[i * gh + j] = bias;
+        }
+    if (!tgc_cpu_sgemm(c->pool, false, true, rows, gh, g->input, 1.0f, x, g->input, wt->w, g->input, 1.0f, s->xw, gh))
+        return tgc_kernel_fail(c, "the input GEMM is too large for BLAS");
+    load_state(c, g, 5, d, s->h);
+    if (lstm) load_state(c, g, 6, d, s->cs);
+    float *y = tgc_kernel_has_output(c, 0) ? tgc_kernel_out_ptr(c, 0) : NULL;
+    for (int64_t k = 0; k < g->seq; k++) {
+        /* The recurrent products: all gates, or GRU's z and r first. */
+        int64_t first = gru && !linear_before_reset ? 2 * n : gh;
+        if (!tgc_cpu_sgemm(c->pool, false, true, g->batch, first, n, 1.0f, s->h, n, wt->r, n, 0.0f, s->hr, gh))
+            return tgc_kernel_fail(c, "the recurrent GEMM is too large for BLAS");
+        if (gru && !linear_before_reset) {
+            /* z and r for every row, then (r . H) Rh^T for the batch at once. */
+            for (int64_t b = 0; b < g->batch; b++) {
+                int64_t t = step_time(s, reverse, k, b);
+                if (t < 0) { /* a finished row: its product is not used */
+                    memset(s->rh + b * n, 0, (size_t)n * sizeof(float));
+                    continue;
+                }
+                const float *xw = s->xw + x_row(g, t, b) * gh;
+                float *hr = s->hr + b * gh;
+                for (int64_t j = 0; j < 2 * n; j++) hr[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+                for (int64_t j = 0; j < n; j++) s->rh[b * n + j] = hr[n + j] * s->h[b * n + j];
+            }
+            if (!tgc_cpu_sgemm(c->pool, false, true, g->batch, n, n, 1.0f, s->rh, n, wt->r + 2 * n * n, n, 0.0f,
+                               s->hr + 2 * n, gh))
+                return tgc_kernel_fail(c, "the recurrent GEMM is too large for BLAS");
+        }
+        for (int64_t b = 0; b < g->batch; b++) {
+            int64_t t = step_time(s, reverse, k, b);
+            if (t < 0) continue;
+            const float *xw = s->xw + x_row(g, t, b) * gh;
+            float *hr = s->hr + b * gh, *h = s->h + b * n;
+            if (lstm) step_lstm(g, f, xw, hr, wt->p, input_forget, h, s->cs + b * n);
+            else if (gru) step_gru(g, f, xw, hr, wt->b != NULL ? wt->b + gh + 2 * n : NULL, linear_before_reset, h);
+            else step_rnn(g, f, xw, hr, h);
+        }
+        /* Y at step k (forward) or its mirror (reverse); 0 past a row's length. */
+        for (int64_t b = 0; y != NULL && b < g->batch; b++) {
+            int64_t t = step_time(s, reverse, k, b);
+            if (t >= 0) memcpy(y + y_row(g, t, d, b) * n, s->h + b * n, (size_t)n * sizeof(float));
+        }
+    }
+    store_state(c, g, 1, d, s->h);
+    if (lstm) store_state(c, g, 2, d, s->cs);
+    return TGC_OK;
+}
+
+static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
+    tgc_rnn_geometry g;
+    tgc_status st = read_geometry(c, gates, &g);
+    if (st != TGC_OK) return st;
+    rnn_scratch s = {0};
+    void *block;
+    if ((st = scratch_alloc(c, &g, &s, &block)) != TGC_OK) return st;
+    for (int64_t b = 0; b < g.batch; b++) {
+        s.len[b] = g.seq;
+        if (!tgc_kernel_has_input(c, 4)) continue;
+        const tgc_value *sl = &c->inputs[4];
+        if (sl->dtype != TGC_INT32 || sl->rank != 1 || sl->dims[0] != g.batch) {
+            tgc_free(block);
+            return tgc_kernel_fail(c, "sequence_lens must be int32 [batch]");
+        }
+        int64_t len = ((const int32_t *)tgc_kernel_in_ptr(c, 4))[b];
+        if (len < 0 || len > g.seq) {
+            tgc_free(block);
+            return tgc_kernel_fail(c, "sequence_lens[%lld] is %lld, outside [0, %lld]", (long long)b, (long long)len,
+                                   (long long)g.seq);
+        }
+        s.len[b] = len;
+    }
+    if (tgc_kernel_has_output(c, 0) && tgc_value_numel(&c->outputs[0]) > 0)
+        memset(tgc_kernel_out_ptr(c, 0), 0, tgc_value_nbytes(&c->outputs[0]));
+    int64_t n = g.hidden, gh = gates * n;
+    const float *w = tgc_kernel_in_ptr(c, 1), *r = tgc_kernel_in_ptr(c, 2);
+    const float *b = tgc_kernel_has_input(c, 3) ? tgc_kernel_in_ptr(c, 3) : NULL;
+    const float *p = gates == 4 && tgc_kernel_has_input(c, 7) ? tgc_kernel_in_ptr(c, 7) : NULL;
+    for (int d = 0; d < g.dirs && st == TGC_OK; d++) {
+        rnn_weights wt = {w + d * gh * g.input, r + d * gh * n, b ? b + d * 2 * gh : NULL, p ? p + d * 3 * n : NULL};
+        st = run_direction(c, &g, d, d == 1 || g.reverse_only, &wt, &s);
+    }
+    tgc_free(block);
+    return st;
+}
+
+static tgc_status rnn_f32(tgc_kernel_ctx *c) { return run_rnn(c, 1); }
+static tgc_status gru_f32(tgc_kernel_ctx *c) { return run_rnn(c, 3); }
+static tgc_status lstm_f32(tgc_kernel_ctx *c) { return run_rnn(c, 4); }
+
+#define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
+
+const tgc_kernel_def tgc_cpu_kernels_rnn[] = {
+    {.op = "RNN", .kind = TGC_DEVICE_CPU, .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "GRU", .kind = TGC_DEVICE_CPU, .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "LSTM", .kind = TGC_DEVICE_CPU, .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = NULL},
+};
