@@ -90,6 +90,10 @@ expect_exit 2 "format for shapes" -- "$TGC" compile "$CNN" --format json
 expect_exit 2 "bad device list" -- "$TGC" compile "$CNN" --devices cpu,tpu0
 expect_grep "'tpu0' in device list 'cpu,tpu0' is not a device name" "$WORK/err" "device list message"
 expect_exit 2 "device listed twice" -- "$TGC" compile "$CNN" --devices cpu,cpu0
+# An op with no gpu kernel (placement is static: no gpu0 needed here).
+expect_exit 0 "no gpu kernel" -- "$TGC" compile "$ROOT/tests/data/placer/no_gpu_kernel.yaml" --devices cpu,gpu0 --dump placed
+expect_grep "by kernel availability" "$WORK/err" "kernel availability section"
+expect_grep "    y (TfIdfVectorizer) on cpu0" "$WORK/err" "the node moved to the cpu"
 expect_exit 0 "compile help" -- "$TGC" compile --help
 expect_grep "\-\-dump placed" "$WORK/out" "help mentions placed"
 expect_grep "\-\-soft-placement" "$WORK/out" "help mentions soft placement"
