@@ -9,6 +9,9 @@
  *     ops_tensor.c       Gather, Concat, Split, Slice
  *     ops_const.c        Range, ConstantOfShape, Constant
  *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
+ *     ops_convt.c        ConvTranspose, MaxUnpool (LpPool, GlobalMaxPool, GlobalLpPool: ops_conv.c)
+ *     ops_pad.c          Pad, DepthToSpace, SpaceToDepth
+ *     ops_channel_norm.c InstanceNormalization, LRN
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -46,6 +49,10 @@ extern const tgc_op_def tgc_op_Gather, tgc_op_Concat, tgc_op_Split, tgc_op_Slice
 extern const tgc_op_def tgc_op_Range, tgc_op_ConstantOfShape, tgc_op_Constant;
 
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
+
+extern const tgc_op_def tgc_op_ConvTranspose, tgc_op_MaxUnpool, tgc_op_Pad, tgc_op_DepthToSpace, tgc_op_SpaceToDepth;
+extern const tgc_op_def tgc_op_InstanceNormalization, tgc_op_LRN, tgc_op_LpPool, tgc_op_GlobalMaxPool;
+extern const tgc_op_def tgc_op_GlobalLpPool;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 
