@@ -45,7 +45,13 @@ tgc_status tgc_cpu_pad(tgc_kernel_ctx *c) {
         }
         char *dst = y + (size_t)(r * width) * es;
         const char *row = x + (size_t)(src * p.in[last]) * es;
+        /* The kept run [begin, begin + kept) is one contiguous copy; the
+         * pads around it (and a constant row) go element by element. */
+        int64_t run0 = constant_row ? width : p.begin[last], run1 = constant_row ? width : run0 + p.kept[last];
+        if (run1 > run0) memcpy(dst + (size_t)run0 * es, row + (size_t)p.lo[last] * es, (size_t)(run1 - run0) * es);
         for (int64_t o = 0; o < width; o++) {
+            if (o == run0) o = run1;
+            if (o >= width) break;
             int64_t i = constant_row ? -1 : row_map[o];
             move_elem(dst + (size_t)o * es, i < 0 ? (const char *)p.constant : row + (size_t)i * es, es);
         }
