@@ -119,6 +119,33 @@ static void test_convt_depthwise(void) {
     gn_end(&f);
 }
 
+/* 64 input channels (sums of 64 * 4 products), stride 2, pads 1:
+ * 2 * 8 + 4 - 2 = 18. */
+static void test_convt_wide(void) {
+    gn_fixture f;
+    if (!gn_begin(&f, "ConvTranspose", 18)) return;
+    GN_IN(&f, 2, 64, 9, 9);
+    GN_IN(&f, 64, 8, 4, 4);
+    GN_IN(&f, 8);
+    GN_INTS(&f, "strides", 2, 2);
+    GN_INTS(&f, "pads", 1, 1, 1, 1);
+    GN_OUT(&f, TGC_FLOAT32, 2, 8, 18, 18);
+    gn_check(&f, GN_ABS, TOL_SUM);
+    gn_end(&f);
+}
+
+/* No input channels: Y is the bias on both devices. */
+static void test_convt_no_channels(void) {
+    gn_fixture f;
+    if (!gn_begin(&f, "ConvTranspose", 19)) return;
+    GN_IN(&f, 1, 0, 3, 3);
+    GN_IN(&f, 0, 2, 2, 2);
+    GN_IN(&f, 2);
+    GN_OUT(&f, TGC_FLOAT32, 1, 2, 4, 4);
+    gn_check(&f, GN_ABS, 0.0);
+    gn_end(&f);
+}
+
 /* A Y whose shape the attributes do not give fails on both devices. */
 static void test_convt_bad_output(void) {
     gn_fixture f;
@@ -252,6 +279,8 @@ TGC_TEST_MAIN("gpu_convt",
               {"convtranspose SAME_UPPER", test_convt_same_upper},
               {"convtranspose 3d", test_convt_3d},
               {"convtranspose depthwise", test_convt_depthwise},
+              {"convtranspose 64 channels", test_convt_wide},
+              {"convtranspose no input channels", test_convt_no_channels},
               {"convtranspose bad output", test_convt_bad_output},
               {"pad reflect axes", test_pad_reflect_axes},
               {"pad edge crop", test_pad_edge_crop},
