@@ -3,12 +3,14 @@
  * ConvTranspose (float32, a direct gather: one work-item per output
  * element, no scratch), Pad, DepthToSpace and SpaceToDepth (any dtype of
  * 1, 2, 4 or 8 bytes, moved by element size), InstanceNormalization,
- * GlobalMaxPool (a work-group per plane) and LRN (float32). Each checks
+ * GlobalMaxPool and GlobalLpPool (a work-group per plane), LRN and LpPool
+ * (one work-item per output; float32). Each checks
  * its arguments as the cpu kernel does, through the same readers
  * (devices/convt_geometry.h, devices/pad_geometry.h, devices/window.h), so
  * both devices accept the same nodes; then enqueues without waiting. */
 #include "devices/convt_geometry.h"
 #include "devices/opencl/cl_kernel_util.h"
+#include "devices/opencl/kernels_nn.h"
 #include "devices/pad_geometry.h"
 #include "devices/window.h"
 #include "support/checked.h"
@@ -224,6 +226,40 @@ static tgc_status lrn_gpu(tgc_kernel_ctx *c) {
     return tgc_cl_run1d(c, "ct_lrn_f32", total, 11, args);
 }
 
+static tgc_status read_p(tgc_kernel_ctx *c, int64_t *p) {
+    *p = tgc_kernel_attr_int(c, "p", 2);
+    if (*p < 1 || *p > INT32_MAX) return tgc_kernel_fail(c, "attribute 'p' is %lld; it must be >= 1", (long long)*p);
+    return TGC_OK;
+}
+
+static tgc_status lp_pool_gpu(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 0);
+    tgc_window w;
+    tgc_cl_window cw;
+    int64_t planes, in_size, out_size, kk, p;
+    if (st == TGC_OK) st = tgc_window_read_pool(c, &w, &planes, &in_size, &out_size, &kk);
+    if (st == TGC_OK) st = tgc_cl_nn_window(c, &w, &cw); /* int ranges checked there */
+    if (st == TGC_OK) st = read_p(c, &p);
+    if (st != TGC_OK) return st;
+    int64_t total = planes * out_size;
+    tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), TGC_CL_INT((cl_int)p),
+                         TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)out_size),
+                         TGC_CL_INT((cl_int)kk), TGC_CL_LONG(total)};
+    return tgc_cl_run1d(c, "ct_lp_pool_f32", total, 8, args);
+}
+
+static tgc_status global_lp_pool_gpu(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 0);
+    int64_t planes, size, p;
+    if (st == TGC_OK) st = tgc_window_read_global_pool(c, &planes, &size);
+    if (st == TGC_OK) st = read_p(c, &p);
+    if (st != TGC_OK || planes == 0) return st;
+    size_t global = (size_t)planes * CT_GROUP, local = CT_GROUP;
+    tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), TGC_CL_INT((cl_int)p),
+                         TGC_CL_LONG(size)};
+    return tgc_cl_enqueue(c, "ct_global_lp_pool_f32", 1, &global, &local, 4, args);
+}
+
 /* ---- The family -------------------------------------------------------------------------------- */
 
 #define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
@@ -240,5 +276,7 @@ const tgc_kernel_def tgc_gpu_kernels_convt[] = {
      .dtypes = F32_ONLY},
     {.op = "GlobalMaxPool", .kind = TGC_DEVICE_GPU, .fn = global_max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = "LRN", .kind = TGC_DEVICE_GPU, .fn = lrn_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "LpPool", .kind = TGC_DEVICE_GPU, .fn = lp_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "GlobalLpPool", .kind = TGC_DEVICE_GPU, .fn = global_lp_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = NULL},
 };

@@ -6,7 +6,7 @@
  * output_shape, 3-D; Pad with opset-18 axes, crops and reflections past the
  * edge, int64 elements; DepthToSpace in both modes with blocksize 3;
  * InstanceNormalization and GlobalMaxPool on planes larger than a
- * work-group; LRN with an even size. Without an OpenCL device every case
+ * work-group; LRN with an even size; LpPool with dilations and ceil_mode. Without an OpenCL device every case
  * passes after a notice. */
 #include "tests/devices/gpu_fixture_nn.h"
 
@@ -31,7 +31,7 @@ static void in_host_ints(gn_fixture *f, int n, const int64_t *v) {
 
 static void test_registry(void) {
     static const char *const ops[] = {"ConvTranspose", "Pad", "DepthToSpace", "SpaceToDepth",
-                                      "InstanceNormalization", "GlobalMaxPool", "LRN"};
+                                      "InstanceNormalization", "GlobalMaxPool", "LRN", "LpPool", "GlobalLpPool"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         const tgc_kernel_def *k = tgc_kernel_find(ops[i], TGC_DEVICE_GPU, TGC_FLOAT32);
         CU_ASSERT_PTR_NOT_NULL(k);
@@ -270,6 +270,39 @@ static void test_lrn_even_size(void) {
     gn_end(&f);
 }
 
+/* LpPool p 3 with dilations, asymmetric pads and ceil_mode (opset 18). */
+static void test_lp_pool(void) {
+    gn_fixture f;
+    if (!gn_begin(&f, "LpPool", 20)) return;
+    GN_IN(&f, 2, 3, 7, 8);
+    gn_int(&f, "p", 3);
+    GN_INTS(&f, "kernel_shape", 3, 2);
+    GN_INTS(&f, "strides", 2, 3);
+    GN_INTS(&f, "dilations", 1, 2);
+    GN_INTS(&f, "pads", 1, 0, 0, 1);
+    gn_int(&f, "ceil_mode", 1);
+    /* ceil((7 + 1 - 3) / 2) + 1 = 4, ceil((8 + 1 - 3) / 3) + 1 = 3 */
+    GN_OUT(&f, TGC_FLOAT32, 2, 3, 4, 3);
+    gn_check(&f, GN_REL, 1e-5);
+    gn_end(&f);
+}
+
+static void global_lp_pool_case(unsigned seed, int64_t p) {
+    gn_fixture f;
+    if (!gn_begin(&f, "GlobalLpPool", seed)) return;
+    GN_IN(&f, 2, 3, 700);
+    gn_int(&f, "p", p);
+    GN_OUT(&f, TGC_FLOAT32, 2, 3, 1);
+    gn_check(&f, GN_REL, 1e-5);
+    gn_end(&f);
+}
+
+static void test_global_lp_pool(void) {
+    global_lp_pool_case(21, 1);
+    global_lp_pool_case(22, 2);
+    global_lp_pool_case(23, 3);
+}
+
 static void test_counters(void) { gn_suite_end(); }
 
 TGC_TEST_MAIN("gpu_convt",
@@ -293,4 +326,6 @@ TGC_TEST_MAIN("gpu_convt",
               {"globalmaxpool odd", test_global_max_pool_odd},
               {"globalmaxpool large plane", test_global_max_pool_large},
               {"lrn even size", test_lrn_even_size},
+              {"lppool p 3 dilations ceil_mode", test_lp_pool},
+              {"globallppool p 1, 2, 3", test_global_lp_pool},
               {"counters", test_counters})

@@ -220,3 +220,67 @@ __kernel void ct_lrn_f32(__global const float *x, __global float *y, float alpha
     }
     y[idx] = (float)(x[idx] / pow((ct_acc)bias + (ct_acc)alpha / (ct_acc)size * sum, (ct_acc)beta));
 }
+
+/* ---- LpPool, GlobalLpPool ------------------------------------------------------------------- */
+
+/* kernels_nn.h's tgc_cl_window (nn.cl's nn_window): output o of axis a
+ * reads input o * s - pb + t * d for taps t < k; outside [0, in) is
+ * padding, which adds nothing. */
+typedef struct ct_window {
+    int n;
+    int in[CT_MAX_AXES], out[CT_MAX_AXES], k[CT_MAX_AXES], s[CT_MAX_AXES];
+    int d[CT_MAX_AXES], pb[CT_MAX_AXES], pe[CT_MAX_AXES];
+} ct_window;
+
+/* |v|^p for an integer p >= 1, exactly for p 1 and 2 (kernels_channel.c). */
+static ct_acc ct_abs_pow(ct_acc v, int p) {
+    v = fabs(v);
+    return p == 1 ? v : p == 2 ? v * v : pow(v, (ct_acc)p);
+}
+
+static ct_acc ct_root(ct_acc s, int p) { return p == 1 ? s : p == 2 ? sqrt(s) : pow(s, (ct_acc)1 / (ct_acc)p); }
+
+/* LpPool: (sum over the window's taps inside the input of |x|^p)^(1/p),
+ * taps in row-major order as on the cpu. Global: [planes * out_size]. */
+__kernel void ct_lp_pool_f32(__global const float *x, __global float *y, int p, ct_window w, int in_size, int out_size,
+                             int kk, long total) {
+    long idx = get_global_id(0);
+    if (idx >= total) return;
+    long plane = idx / out_size;
+    int of = (int)(idx % out_size), o[CT_MAX_AXES], t[CT_MAX_AXES];
+    for (int a = w.n - 1; a >= 0; a--) {
+        o[a] = of % w.out[a];
+        of /= w.out[a];
+        t[a] = 0;
+    }
+    __global const float *xp = x + plane * in_size;
+    ct_acc sum = 0;
+    for (int tap = 0; tap < kk; tap++) {
+        int off = 0;
+        bool inside = true;
+        for (int a = 0; a < w.n; a++) {
+            int i = o[a] * w.s[a] - w.pb[a] + t[a] * w.d[a];
+            inside = inside && i >= 0 && i < w.in[a];
+            off = off * w.in[a] + i;
+        }
+        if (inside) sum += ct_abs_pow(xp[off], p);
+        for (int a = w.n - 1; a >= 0; a--) {
+            if (++t[a] < w.k[a]) break;
+            t[a] = 0;
+        }
+    }
+    y[idx] = (float)ct_root(sum, p);
+}
+
+/* GlobalLpPool: each plane's (sum |x|^p)^(1/p); 0 for an empty plane.
+ * Global: [planes * CT_GROUP], local [CT_GROUP]. */
+__kernel __attribute__((reqd_work_group_size(CT_GROUP, 1, 1))) void ct_global_lp_pool_f32(
+    __global const float *x, __global float *y, int p, long size) {
+    __local ct_acc scratch[CT_GROUP];
+    long plane = get_group_id(0);
+    __global const float *xp = x + plane * size;
+    ct_acc sum = 0;
+    for (long i = get_local_id(0); i < size; i += CT_GROUP) sum += ct_abs_pow(xp[i], p);
+    sum = ct_group_sum(sum, scratch);
+    if (get_local_id(0) == 0) y[plane] = (float)ct_root(sum, p);
+}
