@@ -16,12 +16,14 @@ extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_cpu_kernels_loss[];
 extern const tgc_kernel_def tgc_cpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_cpu_kernels_tfidf[];
+extern const tgc_kernel_def tgc_cpu_kernels_convt[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
 extern const tgc_kernel_def tgc_gpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_gpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_gpu_kernels_host[];
+extern const tgc_kernel_def tgc_gpu_kernels_convt[];
 
 static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_elementwise,
@@ -31,12 +33,14 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_loss,
     tgc_cpu_kernels_rnn,
     tgc_cpu_kernels_tfidf,
+    tgc_cpu_kernels_convt,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,
     tgc_gpu_kernels_shape,
     tgc_gpu_kernels_reduce,
     tgc_gpu_kernels_rnn,
+    tgc_gpu_kernels_convt,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {

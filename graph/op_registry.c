@@ -37,6 +37,9 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
     /* ops_loss.c */
     &tgc_op_NegativeLogLikelihoodLoss, &tgc_op_SoftmaxCrossEntropyLoss,
+    /* ops_convt.c, ops_pad.c, ops_channel_norm.c, and pools in ops_conv.c */
+    &tgc_op_ConvTranspose, &tgc_op_MaxUnpool, &tgc_op_Pad, &tgc_op_DepthToSpace, &tgc_op_SpaceToDepth,
+    &tgc_op_InstanceNormalization, &tgc_op_LRN, &tgc_op_LpPool, &tgc_op_GlobalMaxPool, &tgc_op_GlobalLpPool,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

@@ -12,6 +12,9 @@
  *     ops_loss.c         NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
  *     ops_rnn.c          RNN, GRU, LSTM
  *     ops_tfidf.c        TfIdfVectorizer
+ *     ops_convt.c        ConvTranspose, MaxUnpool (LpPool, GlobalMaxPool, GlobalLpPool: ops_conv.c)
+ *     ops_pad.c          Pad, DepthToSpace, SpaceToDepth
+ *     ops_channel_norm.c InstanceNormalization, LRN
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -55,6 +58,9 @@ extern const tgc_op_def tgc_op_TfIdfVectorizer;
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
 
 extern const tgc_op_def tgc_op_NegativeLogLikelihoodLoss, tgc_op_SoftmaxCrossEntropyLoss;
+extern const tgc_op_def tgc_op_ConvTranspose, tgc_op_MaxUnpool, tgc_op_Pad, tgc_op_DepthToSpace, tgc_op_SpaceToDepth;
+extern const tgc_op_def tgc_op_InstanceNormalization, tgc_op_LRN, tgc_op_LpPool, tgc_op_GlobalMaxPool;
+extern const tgc_op_def tgc_op_GlobalLpPool;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

@@ -307,3 +307,33 @@ static tgc_status infer_global_average_pool(tgc_infer_ctx *c) {
 
 const tgc_op_def tgc_op_GlobalAveragePool = {"GlobalAveragePool", 1, 1, 1, 1,
                                              no_attrs, infer_global_average_pool};
+
+/* LpPool-18 (LpPool-11 without dilations and ceil_mode): MaxPool's window
+ * and output; the integer p (default 2) must be >= 1. */
+static tgc_status infer_lp_pool(tgc_infer_ctx *c) {
+    int64_t p = tgc_infer_attr_int(c, "p", 2);
+    if (p < 1) return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'p' is %lld; it must be >= 1", (long long)p);
+    return infer_pool(c, TGC_DT_FLOAT, false);
+}
+
+static const tgc_attr_def lp_pool_attrs[] = {
+    {"auto_pad", TGC_ATTR_STRING, false}, {"ceil_mode", TGC_ATTR_INT, false},
+    {"dilations", TGC_ATTR_INTS, false},  {"kernel_shape", TGC_ATTR_INTS, true},
+    {"p", TGC_ATTR_INT, false},           {"pads", TGC_ATTR_INTS, false},
+    {"strides", TGC_ATTR_INTS, false},    {NULL, 0, false},
+};
+
+const tgc_op_def tgc_op_LpPool = {"LpPool", 1, 1, 1, 1, lp_pool_attrs, infer_lp_pool};
+
+/* GlobalMaxPool-1 and GlobalLpPool-2 (p >= 1, default 2): GlobalAveragePool's
+ * shapes. */
+static tgc_status infer_global_lp_pool(tgc_infer_ctx *c) {
+    int64_t p = tgc_infer_attr_int(c, "p", 2);
+    if (p < 1) return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'p' is %lld; it must be >= 1", (long long)p);
+    return infer_global_average_pool(c);
+}
+
+static const tgc_attr_def global_lp_pool_attrs[] = {{"p", TGC_ATTR_INT, false}, {NULL, 0, false}};
+
+const tgc_op_def tgc_op_GlobalMaxPool = {"GlobalMaxPool", 1, 1, 1, 1, no_attrs, infer_global_average_pool};
+const tgc_op_def tgc_op_GlobalLpPool = {"GlobalLpPool", 1, 1, 1, 1, global_lp_pool_attrs, infer_global_lp_pool};

@@ -20,7 +20,10 @@ static void test_registry_has_every_op(void) {
         "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
         "Shrink", "Reciprocal", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
         "Atanh", "LessOrEqual", "GreaterOrEqual",
-        "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "RNN", "GRU", "LSTM", "TfIdfVectorizer"};
+        "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "RNN", "GRU", "LSTM", "TfIdfVectorizer",
+        /* convolution-family and layout ops (ops_convt.c, ops_pad.c, ops_channel_norm.c) */
+        "ConvTranspose", "MaxUnpool", "Pad", "DepthToSpace", "SpaceToDepth", "InstanceNormalization", "LRN",
+        "LpPool", "GlobalMaxPool", "GlobalLpPool"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);
