@@ -1,0 +1,183 @@
+/* The cpu Resize kernel (ONNX Resize-19, every mode; see
+ * devices/resize_geometry.h) and the registry's list of the family,
+ * tgc_cpu_kernels_resize.
+ *
+ * Resize is separable, so the kernel resizes one axis at a time, as ONNX's
+ * reference does: X is widened to double, each resized axis in turn maps
+ * [outer, in, inner] to [outer, out, inner] by its sampling table, and the
+ * result is narrowed to X's dtype (integers rounded half to even and
+ * saturated, as the reference's saturate_cast). The kernel sizes its own
+ * output: scales are float32 values inference cannot track. */
+#include "devices/kernel.h"
+#include "devices/kernel_checks.h"
+#include "devices/resize_geometry.h"
+
+#include "support/alloc.h"
+#include "support/checked.h"
+#include "support/half.h"
+#include "support/parallel_for.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- Element types ------------------------------------------------------------------ */
+
+/* Integers: round half to even, then saturate into [lo, hi]; NaN gives 0. */
+static double saturate(double d, double lo, double hi) {
+    if (d != d) return 0;
+    d = nearbyint(d);
+    return d < lo ? lo : d > hi ? hi : d;
+}
+
+/* int64: 2^63 itself does not fit, so the top clamps below it. */
+static int64_t saturate_i64(double d) {
+    if (d != d) return 0;
+    d = nearbyint(d);
+    if (d <= -9223372036854775808.0) return INT64_MIN;
+    if (d >= 9223372036854775808.0) return INT64_MAX;
+    return (int64_t)d;
+}
+
+/* One line per element type Resize handles: dtype, C type, load to double
+ * (v), store from double (d). */
+#define RESIZE_ELEMENT_TYPES(X)                                                                                        \
+    X(TGC_FLOAT32, float, (double)v, (float)d)                                                                         \
+    X(TGC_FLOAT16, uint16_t, (double)tgc_half_to_float(v), tgc_float_to_half((float)d))                               \
+    X(TGC_UINT8, uint8_t, (double)v, (uint8_t)saturate(d, 0, 255))                                                     \
+    X(TGC_INT32, int32_t, (double)v, (int32_t)saturate(d, INT32_MIN, INT32_MAX))                                       \
+    X(TGC_INT64, int64_t, (double)v, saturate_i64(d))
+
+static bool load_doubles(tgc_dtype dtype, const void *src, int64_t n, double *dst) {
+    switch (dtype) {
+#define LOAD(dt, T, load, store)                                                                                       \
+    case dt:                                                                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                                              \
+            T v = ((const T *)src)[i];                                                                                 \
+            dst[i] = load;                                                                                             \
+        }                                                                                                              \
+        return true;
+        RESIZE_ELEMENT_TYPES(LOAD)
+#undef LOAD
+    default: return false;
+    }
+}
+
+static void store_doubles(tgc_dtype dtype, const double *src, int64_t n, void *dst) {
+    switch (dtype) {
+#define STORE(dt, T, load, store)                                                                                      \
+    case dt:                                                                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                                              \
+            double d = src[i];                                                                                         \
+            ((T *)dst)[i] = store;                                                                                     \
+        }                                                                                                              \
+        return;
+        RESIZE_ELEMENT_TYPES(STORE)
+#undef STORE
+    default: return;
+    }
+}
+
+/* ---- One axis --------------------------------------------------------------------- */
+
+/* One pass: src [outer, len, inner] -> dst [outer, t->n_out, inner]. Work
+ * is split into blocks of output rows (o, j) sized from the shapes alone. */
+typedef struct axis_pass {
+    const double *src;
+    double *dst;
+    const tgc_resize_taps *t;
+    int64_t len, inner, rows, rows_per_block;
+    double extrapolation;
+} axis_pass;
+
+static void pass_block(void *arg, int64_t b, int slot) {
+    (void)slot;
+    const axis_pass *p = arg;
+    const tgc_resize_taps *t = p->t;
+    int64_t end = (b + 1) * p->rows_per_block < p->rows ? (b + 1) * p->rows_per_block : p->rows;
+    for (int64_t row = b * p->rows_per_block; row < end; row++) {
+        int64_t o = row / t->n_out, j = row % t->n_out;
+        double *out = p->dst + row * p->inner;
+        if (t->outside[j]) {
+            for (int64_t i = 0; i < p->inner; i++) out[i] = p->extrapolation;
+            continue;
+        }
+        const int64_t *idx = t->index + j * t->n;
+        const double *w = t->weight + j * t->n;
+        const double *base = p->src + o * p->len * p->inner;
+        for (int64_t i = 0; i < p->inner; i++) out[i] = 0;
+        for (int k = 0; k < t->n; k++) {
+            if (w[k] == 0) continue;
+            const double *in = base + idx[k] * p->inner;
+            for (int64_t i = 0; i < p->inner; i++) out[i] += w[k] * in[i];
+        }
+    }
+}
+
+/* ---- The kernel ------------------------------------------------------------------- */
+
+/* Allocates a double buffer of n elements, or fails naming the need. */
+static double *doubles(tgc_kernel_ctx *c, int64_t n) {
+    size_t nbytes;
+    double *p = tgc_checked_nbytes(n, sizeof(double), &nbytes) ? tgc_malloc(nbytes ? nbytes : 1) : NULL;
+    if (p == NULL) tgc_kernel_fail(c, "Resize: no host memory for %lld intermediate values", (long long)n);
+    return p;
+}
+
+static tgc_status resize_cpu(tgc_kernel_ctx *c) {
+    const tgc_value *x = &c->inputs[0];
+    tgc_status st = c->n_inputs >= 1 ? tgc_kernel_check_tensor(c, "input", 0, x, true)
+                                     : tgc_kernel_fail(c, "Resize: needs input X");
+    tgc_resize_geometry g;
+    if (st == TGC_OK) st = tgc_resize_geometry_read(c, &g);
+    if (st == TGC_OK) st = tgc_kernel_alloc_output(c, 0, g.rank, g.out);
+    if (st != TGC_OK) return st;
+    if (c->outputs[0].dtype != x->dtype)
+        return tgc_kernel_fail(c, "Resize: output Y is %s but X is %s", tgc_dtype_name(c->outputs[0].dtype),
+                               tgc_dtype_name(x->dtype));
+    int64_t n_in = tgc_value_numel(x), n_out = tgc_value_numel(&c->outputs[0]);
+    if (n_out == 0) return TGC_OK;
+    double *cur = doubles(c, n_in);
+    if (cur == NULL) return TGC_ERR_NOMEM;
+    if (!load_doubles(x->dtype, tgc_kernel_in_ptr(c, 0), n_in, cur)) {
+        tgc_free(cur);
+        return tgc_kernel_fail(c, "Resize: X of dtype %s is not supported", tgc_dtype_name(x->dtype));
+    }
+    int64_t dims[TGC_MAX_RANK];
+    memcpy(dims, g.in, sizeof dims);
+    for (int a = 0; a < g.rank && st == TGC_OK; a++) {
+        if (tgc_resize_axis_identity(&g, a)) continue;
+        tgc_resize_taps t;
+        if ((st = tgc_resize_taps_make(c, &g, a, &t)) != TGC_OK) break;
+        int64_t outer = 1, inner = 1, next_n;
+        for (int d = 0; d < a; d++) outer *= dims[d];
+        for (int d = a + 1; d < g.rank; d++) inner *= dims[d];
+        /* dims mixes output dims (before a) and input dims (after): both counts are known to fit. */
+        tgc_checked_mul_i64(outer * g.out[a], inner, &next_n);
+        double *next = doubles(c, next_n);
+        if (next == NULL) {
+            tgc_resize_taps_free(&t);
+            st = TGC_ERR_NOMEM;
+            break;
+        }
+        axis_pass p = {.src = cur, .dst = next, .t = &t, .len = dims[a], .inner = inner, .rows = outer * g.out[a],
+                       .extrapolation = g.extrapolation};
+        p.rows_per_block = inner >= 4096 ? 1 : 4096 / inner;
+        tgc_parallel_for(c->pool, (p.rows + p.rows_per_block - 1) / p.rows_per_block, pass_block, &p);
+        tgc_resize_taps_free(&t);
+        tgc_free(cur);
+        cur = next;
+        dims[a] = g.out[a];
+    }
+    if (st == TGC_OK) store_doubles(x->dtype, cur, n_out, tgc_kernel_out_ptr(c, 0));
+    tgc_free(cur);
+    return st;
+}
+
+#define RESIZE_DTYPE(dt, T, load, store) dt,
+
+const tgc_kernel_def tgc_cpu_kernels_resize[] = {
+    {.op = "Resize", .kind = TGC_DEVICE_CPU, .fn = resize_cpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
+     .forward_input = -1, .sizes_outputs = true, .dtypes = {RESIZE_ELEMENT_TYPES(RESIZE_DTYPE) TGC_DTYPE_INVALID}},
+    {.op = NULL},
+};
