@@ -33,6 +33,8 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
     /* ops_resize.c */
     &tgc_op_Resize,
+    /* ops_detection.c */
+    &tgc_op_GridSample, &tgc_op_RoiAlign, &tgc_op_NonMaxSuppression,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

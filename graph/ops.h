@@ -10,6 +10,7 @@
  *     ops_const.c        Range, ConstantOfShape, Constant
  *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
  *     ops_resize.c       Resize
+ *     ops_detection.c    GridSample, RoiAlign, NonMaxSuppression
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -49,6 +50,7 @@ extern const tgc_op_def tgc_op_Range, tgc_op_ConstantOfShape, tgc_op_Constant;
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
 
 extern const tgc_op_def tgc_op_Resize;
+extern const tgc_op_def tgc_op_GridSample, tgc_op_RoiAlign, tgc_op_NonMaxSuppression;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

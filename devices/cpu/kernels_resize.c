@@ -6,77 +6,20 @@
  * reference does: X is widened to double, each resized axis in turn maps
  * [outer, in, inner] to [outer, out, inner] by its sampling table, and the
  * result is narrowed to X's dtype (integers rounded half to even and
- * saturated, as the reference's saturate_cast). The kernel sizes its own
+ * saturated, as the reference's saturate_cast: sample_types.h). The kernel sizes its own
  * output: scales are float32 values inference cannot track. */
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
+#include "devices/cpu/sample_types.h"
 #include "devices/resize_geometry.h"
 
 #include "support/alloc.h"
 #include "support/checked.h"
-#include "support/half.h"
 #include "support/parallel_for.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-
-/* ---- Element types ------------------------------------------------------------------ */
-
-/* Integers: round half to even, then saturate into [lo, hi]; NaN gives 0. */
-static double saturate(double d, double lo, double hi) {
-    if (d != d) return 0;
-    d = nearbyint(d);
-    return d < lo ? lo : d > hi ? hi : d;
-}
-
-/* int64: 2^63 itself does not fit, so the top clamps below it. */
-static int64_t saturate_i64(double d) {
-    if (d != d) return 0;
-    d = nearbyint(d);
-    if (d <= -9223372036854775808.0) return INT64_MIN;
-    if (d >= 9223372036854775808.0) return INT64_MAX;
-    return (int64_t)d;
-}
-
-/* One line per element type Resize handles: dtype, C type, load to double
- * (v), store from double (d). */
-#define RESIZE_ELEMENT_TYPES(X)                                                                                        \
-    X(TGC_FLOAT32, float, (double)v, (float)d)                                                                         \
-    X(TGC_FLOAT16, uint16_t, (double)tgc_half_to_float(v), tgc_float_to_half((float)d))                               \
-    X(TGC_UINT8, uint8_t, (double)v, (uint8_t)saturate(d, 0, 255))                                                     \
-    X(TGC_INT32, int32_t, (double)v, (int32_t)saturate(d, INT32_MIN, INT32_MAX))                                       \
-    X(TGC_INT64, int64_t, (double)v, saturate_i64(d))
-
-static bool load_doubles(tgc_dtype dtype, const void *src, int64_t n, double *dst) {
-    switch (dtype) {
-#define LOAD(dt, T, load, store)                                                                                       \
-    case dt:                                                                                                           \
-        for (int64_t i = 0; i < n; i++) {                                                                              \
-            T v = ((const T *)src)[i];                                                                                 \
-            dst[i] = load;                                                                                             \
-        }                                                                                                              \
-        return true;
-        RESIZE_ELEMENT_TYPES(LOAD)
-#undef LOAD
-    default: return false;
-    }
-}
-
-static void store_doubles(tgc_dtype dtype, const double *src, int64_t n, void *dst) {
-    switch (dtype) {
-#define STORE(dt, T, load, store)                                                                                      \
-    case dt:                                                                                                           \
-        for (int64_t i = 0; i < n; i++) {                                                                              \
-            double d = src[i];                                                                                         \
-            ((T *)dst)[i] = store;                                                                                     \
-        }                                                                                                              \
-        return;
-        RESIZE_ELEMENT_TYPES(STORE)
-#undef STORE
-    default: return;
-    }
-}
 
 /* ---- One axis --------------------------------------------------------------------- */
 
@@ -139,7 +82,7 @@ static tgc_status resize_cpu(tgc_kernel_ctx *c) {
     if (n_out == 0) return TGC_OK;
     double *cur = doubles(c, n_in);
     if (cur == NULL) return TGC_ERR_NOMEM;
-    if (!load_doubles(x->dtype, tgc_kernel_in_ptr(c, 0), n_in, cur)) {
+    if (!tgc_sample_load(x->dtype, tgc_kernel_in_ptr(c, 0), n_in, cur)) {
         tgc_free(cur);
         return tgc_kernel_fail(c, "Resize: X of dtype %s is not supported", tgc_dtype_name(x->dtype));
     }
@@ -169,15 +112,13 @@ static tgc_status resize_cpu(tgc_kernel_ctx *c) {
         cur = next;
         dims[a] = g.out[a];
     }
-    if (st == TGC_OK) store_doubles(x->dtype, cur, n_out, tgc_kernel_out_ptr(c, 0));
+    if (st == TGC_OK) tgc_sample_store(x->dtype, cur, n_out, tgc_kernel_out_ptr(c, 0));
     tgc_free(cur);
     return st;
 }
 
-#define RESIZE_DTYPE(dt, T, load, store) dt,
-
 const tgc_kernel_def tgc_cpu_kernels_resize[] = {
     {.op = "Resize", .kind = TGC_DEVICE_CPU, .fn = resize_cpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
-     .forward_input = -1, .sizes_outputs = true, .dtypes = {RESIZE_ELEMENT_TYPES(RESIZE_DTYPE) TGC_DTYPE_INVALID}},
+     .forward_input = -1, .sizes_outputs = true, .dtypes = {SAMPLE_ELEMENT_TYPES(SAMPLE_DTYPE) TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

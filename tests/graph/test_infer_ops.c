@@ -20,8 +20,8 @@ static void test_registry_has_every_op(void) {
         "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
         "Shrink", "Reciprocal", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
         "Atanh", "LessOrEqual", "GreaterOrEqual",
-        /* ops_resize.c */
-        "Resize"};
+        /* ops_resize.c, ops_detection.c */
+        "Resize", "GridSample", "RoiAlign", "NonMaxSuppression"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);
