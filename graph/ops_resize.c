@@ -135,30 +135,29 @@ static tgc_status infer_resize(tgc_infer_ctx *c) {
                               given, given == 3 ? "sizes" : "scales", n_val, n_axes);
     tgc_resize_policy policy = TGC_RESIZE_STRETCH;
     tgc_resize_policy_parse(tgc_infer_attr_string(c, "keep_aspect_ratio_policy", "stretch"), &policy);
-    int64_t in[TGC_MAX_RANK];
+    /* With the values known, each listed axis of known size gets its dim (a
+     * symbolic size stands in as 1; under keep_aspect_ratio_policy every
+     * listed size must be known, as the one scale depends on them all). */
+    int64_t in[TGC_MAX_RANK], od[TGC_MAX_RANK];
+    double sc[TGC_MAX_RANK];
+    bool listed_known = true;
     for (int d = 0; d < r; d++) {
-        in[d] = x->shape.dims[d].v;
+        in[d] = tgc_dim_known(x->shape.dims[d]) ? x->shape.dims[d].v : 1;
         out.dims[d] = x->shape.dims[d];
     }
+    for (int i = 0; i < n_axes; i++) listed_known = listed_known && tgc_dim_known(x->shape.dims[axes[i]]);
     if (known) {
-        /* Unresized axes may be symbolic: only the listed ones need values. */
-        bool listed_known = true;
-        for (int i = 0; i < n_axes; i++) listed_known = listed_known && tgc_dim_known(x->shape.dims[axes[i]]);
-        if (listed_known) {
-            int64_t od[TGC_MAX_RANK];
-            double sc[TGC_MAX_RANK];
-            char why[192];
-            if (!tgc_resize_output_dims(r, in, axes, n_axes, given == 2 ? scales : NULL, given == 3 ? sizes : NULL,
-                                        policy, od, sc, why, sizeof why))
-                return tgc_infer_fail(c, given, "bad-input", "%s", why);
-            for (int i = 0; i < n_axes; i++) out.dims[axes[i]] = tgc_dim_of(od[axes[i]]);
-            return tgc_infer_set_output(c, 0, x->dtype, &out);
-        }
+        char why[192];
+        if (!tgc_resize_output_dims(r, in, axes, n_axes, given == 2 ? scales : NULL, given == 3 ? sizes : NULL, policy,
+                                    od, sc, why, sizeof why))
+            return tgc_infer_fail(c, given, strstr(why, "2^63") ? "size-overflow" : "bad-input", "%s", why);
     }
     for (int i = 0; i < n_axes; i++) {
         int a = axes[i];
-        if (known && given == 2 && scales[i] == 1.0f) continue; /* floor(d * 1) is d, symbol or not */
-        if (known && given == 3 && policy == TGC_RESIZE_STRETCH) out.dims[a] = tgc_dim_of(sizes[i]);
+        bool own = known && tgc_dim_known(x->shape.dims[a]);
+        if (own && (given == 2 || policy == TGC_RESIZE_STRETCH || listed_known)) out.dims[a] = tgc_dim_of(od[a]);
+        else if (known && given == 2 && scales[i] == 1.0f) continue; /* floor(d * 1) is d, symbol or not */
+        else if (known && given == 3 && policy == TGC_RESIZE_STRETCH) out.dims[a] = tgc_dim_of(sizes[i]);
         else out.dims[a] = tgc_infer_fresh_dim(c);
     }
     return tgc_infer_set_output(c, 0, x->dtype, &out);
