@@ -43,7 +43,7 @@ static void det_attr(det_case *k, tgc_attr a) { k->attrs[k->n_attrs++] = a; }
 
 static tgc_value det_value(det_case *k, tgc_dtype dt, int rank, const int64_t *dims, const void *data) {
     tgc_value v = {.dtype = dt, .rank = rank};
-    memcpy(v.dims, dims, (size_t)rank * sizeof *dims);
+    for (int d = 0; d < rank; d++) v.dims[d] = dims[d];
     size_t nbytes = tgc_value_nbytes(&v);
     CU_ASSERT_EQUAL_FATAL(tgc_buffer_alloc(k->cpu, nbytes, &v.buf), TGC_OK);
     if (nbytes && data) memcpy(tgc_buffer_host_ptr(v.buf), data, nbytes);
