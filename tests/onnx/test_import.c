@@ -460,6 +460,62 @@ static void test_legacy_opset(void) {
     tgc_diags_free(d);
 }
 
+/* Upsample-7 (scales attribute, linear) and Resize-10 (scales initializer,
+ * nearest) become Resize with asymmetric coordinates and floor for
+ * nearest: x = y / scale. Expected values by hand (ONNX's Upsample-7 linear
+ * example; np.repeat for nearest). */
+static void test_legacy_upsample_resize(void) {
+    scratch_dir();
+    pb g = {0};
+    const char *dims[] = {"1", "1", "2", "2"};
+    pb x = value_info("x", ONNX_FLOAT, 4, dims);
+    pb_msg(&g, 11, &x);
+    pb up_attrs[2] = {{0}, {0}};
+    pb_str(&up_attrs[0], 1, "scales");
+    pb_int(&up_attrs[0], 20, 6); /* FLOATS */
+    const float up_scales[] = {1, 1, 2, 2};
+    for (int i = 0; i < 4; i++) pb_float(&up_attrs[0], 7, up_scales[i]);
+    pb_str(&up_attrs[1], 1, "mode");
+    pb_int(&up_attrs[1], 20, ATTR_STRING);
+    pb_str(&up_attrs[1], 4, "linear");
+    pb up = node("up", "Upsample", (const char *[]){"x", NULL}, (const char *[]){"y", NULL}, up_attrs, 2);
+    pb_msg(&g, 1, &up);
+    const char *ydims[] = {"1", "1", "4", "4"};
+    pb y = value_info("y", ONNX_FLOAT, 4, ydims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("upsample7.onnx"), 7, &g);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("upsample7.onnx"), in_scratch("upsample7.yaml"), d) == TGC_OK);
+    const float xv[] = {1, 2, 3, 4};
+    tgc_tensor *out = run_one(in_scratch("upsample7.yaml"), "x", 4, (const int64_t[]){1, 1, 2, 2}, xv);
+    CU_ASSERT_FATAL(out != NULL);
+    static const float want_linear[] = {1, 1.5f, 2, 2, 2, 2.5f, 3, 3, 3, 3.5f, 4, 4, 3, 3.5f, 4, 4};
+    CU_ASSERT(tgc_tensor_rank(out) == 4 && tgc_tensor_dims(out)[2] == 4 && tgc_tensor_dims(out)[3] == 4);
+    CU_ASSERT(memcmp(tgc_tensor_data(out), want_linear, sizeof want_linear) == 0);
+    tgc_tensor_release(out);
+
+    pb g10 = {0};
+    pb x10 = value_info("x", ONNX_FLOAT, 4, dims);
+    pb_msg(&g10, 11, &x10);
+    const float scales10[] = {1, 1, 2, 3};
+    pb sc = tensor_f32("scales", 1, (const int64_t[]){4}, scales10);
+    pb_msg(&g10, 5, &sc);
+    pb rs = node("rs", "Resize", (const char *[]){"x", "scales", NULL}, (const char *[]){"y", NULL}, NULL, 0);
+    pb_msg(&g10, 1, &rs);
+    const char *y10dims[] = {"1", "1", "4", "6"};
+    pb y10 = value_info("y", ONNX_FLOAT, 4, y10dims);
+    pb_msg(&g10, 12, &y10);
+    write_model(in_scratch("resize10.onnx"), 10, &g10);
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("resize10.onnx"), in_scratch("resize10.yaml"), d) == TGC_OK);
+    out = run_one(in_scratch("resize10.yaml"), "x", 4, (const int64_t[]){1, 1, 2, 2}, xv);
+    CU_ASSERT_FATAL(out != NULL);
+    static const float want_nearest[] = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
+    CU_ASSERT(tgc_tensor_rank(out) == 4 && tgc_tensor_dims(out)[2] == 4 && tgc_tensor_dims(out)[3] == 6);
+    CU_ASSERT(memcmp(tgc_tensor_data(out), want_nearest, sizeof want_nearest) == 0);
+    tgc_tensor_release(out);
+    tgc_diags_free(d);
+}
+
 /* A Constant, an inline int64 initializer, a float weight in a .npy file. */
 static pb small_model_graph(void) {
     pb g = {0};
@@ -753,7 +809,8 @@ static void test_allocation_failures(void) {
 
 TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
-              {"legacy_opset", test_legacy_opset}, {"initializers_and_constants", test_initializers_and_constants},
+              {"legacy_opset", test_legacy_opset},
+              {"legacy_upsample_resize", test_legacy_upsample_resize}, {"initializers_and_constants", test_initializers_and_constants},
               {"external_data", test_external_data},
               {"external_data_stays_beneath", test_external_data_stays_beneath},
               {"empty_string_attribute", test_empty_string_attribute}, {"bad_files", test_bad_files},
