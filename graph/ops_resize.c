@@ -109,7 +109,7 @@ static tgc_status infer_resize(tgc_infer_ctx *c) {
             return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'axes' lists %zu axes for an input of rank %d",
                                   n_attr_axes, r);
         n_axes = (int)n_attr_axes;
-        memcpy(axes64, attr_axes, n_attr_axes * sizeof *axes64);
+        if (n_attr_axes > 0) memcpy(axes64, attr_axes, n_attr_axes * sizeof *axes64);
         if ((st = tgc_ops_normalize_axes(c, -1, "axes", axes64, n_axes, r)) != TGC_OK) return st;
     } else {
         for (int d = 0; d < r; d++) axes64[d] = d;

@@ -436,7 +436,8 @@ static tgc_status non_max_suppression(tgc_kernel_ctx *c) {
     bool thresholded = nms_scalar(c, 4, &score_min);
     int64_t nb = boxes->dims[0], ns = boxes->dims[1], nc = scores->dims[1];
     int64_t keep_max = max_out > 0 ? (max_out < (double)ns ? (int64_t)max_out : ns) : 0, cap;
-    if (!tgc_checked_mul_i64(nb * nc, keep_max, &cap) || !tgc_checked_mul_i64(cap, 3, &cap))
+    if (!tgc_checked_mul_i64(nb, nc, &cap) || !tgc_checked_mul_i64(cap, keep_max, &cap) ||
+        !tgc_checked_mul_i64(cap, 3, &cap))
         return tgc_kernel_fail(c, "NonMaxSuppression: the selection does not fit");
     int64_t *sel = tgc_malloc((size_t)(cap ? cap : 1) * sizeof *sel);
     nms_box *cand = tgc_malloc((size_t)(ns ? ns : 1) * sizeof *cand);
