@@ -3,11 +3,12 @@
  * tgc_cpu_kernels_resize.
  *
  * Resize is separable, so the kernel resizes one axis at a time, as ONNX's
- * reference does: X is widened to double, each resized axis in turn maps
- * [outer, in, inner] to [outer, out, inner] by its sampling table, and the
- * result is narrowed to X's dtype (integers rounded half to even and
- * saturated, as the reference's saturate_cast: sample_types.h). The kernel sizes its own
- * output: scales are float32 values inference cannot track. */
+ * reference does: X is widened to double, each resized axis in turn (the
+ * shrinking ones first) maps [outer, in, inner] to [outer, out, inner] by
+ * its sampling table, and the result is narrowed to X's dtype (integers
+ * rounded half to even and saturated, as the reference's saturate_cast:
+ * sample_types.h). The kernel sizes its own output: scales are float32
+ * values inference cannot track. */
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
 #include "devices/cpu/sample_types.h"
@@ -88,15 +89,34 @@ static tgc_status resize_cpu(tgc_kernel_ctx *c) {
     }
     int64_t dims[TGC_MAX_RANK];
     memcpy(dims, g.in, sizeof dims);
-    for (int a = 0; a < g.rank && st == TGC_OK; a++) {
+    /* Axes that shrink go first, so the values in between stay as few as
+     * the shapes allow (the passes commute: each is linear along its own
+     * axis). Stable: equal ratios keep axis order, as the reference. */
+    int order[TGC_MAX_RANK], n_order = 0;
+    for (int a = 0; a < g.rank; a++) {
         if (tgc_resize_axis_identity(&g, a)) continue;
+        int at = n_order++;
+        double ratio = (double)g.out[a] / (double)g.in[a];
+        while (at > 0 && (double)g.out[order[at - 1]] / (double)g.in[order[at - 1]] > ratio) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = a;
+    }
+    for (int k = 0; k < n_order && st == TGC_OK; k++) {
+        int a = order[k];
         tgc_resize_taps t;
         if ((st = tgc_resize_taps_make(c, &g, a, &t)) != TGC_OK) break;
         int64_t outer = 1, inner = 1, next_n;
         for (int d = 0; d < a; d++) outer *= dims[d];
         for (int d = a + 1; d < g.rank; d++) inner *= dims[d];
-        /* dims mixes output dims (before a) and input dims (after): both counts are known to fit. */
-        tgc_checked_mul_i64(outer * g.out[a], inner, &next_n);
+        /* dims mixes output and input dims, so the product of all of them
+         * may pass what either holds. */
+        if (!tgc_checked_mul_i64(outer, g.out[a], &next_n) || !tgc_checked_mul_i64(next_n, inner, &next_n)) {
+            tgc_resize_taps_free(&t);
+            st = tgc_kernel_fail(c, "Resize: the values between two axes' passes do not fit in int64");
+            break;
+        }
         double *next = doubles(c, next_n);
         if (next == NULL) {
             tgc_resize_taps_free(&t);
