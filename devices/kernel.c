@@ -17,6 +17,8 @@ extern const tgc_kernel_def tgc_cpu_kernels_loss[];
 extern const tgc_kernel_def tgc_cpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_cpu_kernels_tfidf[];
 extern const tgc_kernel_def tgc_cpu_kernels_convt[];
+extern const tgc_kernel_def tgc_cpu_kernels_resize[];
+extern const tgc_kernel_def tgc_cpu_kernels_detection[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -24,6 +26,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_gpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_gpu_kernels_host[];
 extern const tgc_kernel_def tgc_gpu_kernels_convt[];
+extern const tgc_kernel_def tgc_gpu_kernels_resize[];
 
 static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_elementwise,
@@ -34,6 +37,8 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_rnn,
     tgc_cpu_kernels_tfidf,
     tgc_cpu_kernels_convt,
+    tgc_cpu_kernels_resize,
+    tgc_cpu_kernels_detection,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,
@@ -41,6 +46,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_gpu_kernels_reduce,
     tgc_gpu_kernels_rnn,
     tgc_gpu_kernels_convt,
+    tgc_gpu_kernels_resize,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {

@@ -40,6 +40,10 @@ static const tgc_op_def *const all_ops[] = {
     /* ops_convt.c, ops_pad.c, ops_channel_norm.c, and pools in ops_conv.c */
     &tgc_op_ConvTranspose, &tgc_op_MaxUnpool, &tgc_op_Pad, &tgc_op_DepthToSpace, &tgc_op_SpaceToDepth,
     &tgc_op_InstanceNormalization, &tgc_op_LRN, &tgc_op_LpPool, &tgc_op_GlobalMaxPool, &tgc_op_GlobalLpPool,
+    /* ops_resize.c */
+    &tgc_op_Resize,
+    /* ops_detection.c */
+    &tgc_op_GridSample, &tgc_op_RoiAlign, &tgc_op_NonMaxSuppression,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

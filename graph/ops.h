@@ -15,6 +15,8 @@
  *     ops_convt.c        ConvTranspose, MaxUnpool (LpPool, GlobalMaxPool, GlobalLpPool: ops_conv.c)
  *     ops_pad.c          Pad, DepthToSpace, SpaceToDepth
  *     ops_channel_norm.c InstanceNormalization, LRN
+ *     ops_resize.c       Resize
+ *     ops_detection.c    GridSample, RoiAlign, NonMaxSuppression
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -61,6 +63,8 @@ extern const tgc_op_def tgc_op_NegativeLogLikelihoodLoss, tgc_op_SoftmaxCrossEnt
 extern const tgc_op_def tgc_op_ConvTranspose, tgc_op_MaxUnpool, tgc_op_Pad, tgc_op_DepthToSpace, tgc_op_SpaceToDepth;
 extern const tgc_op_def tgc_op_InstanceNormalization, tgc_op_LRN, tgc_op_LpPool, tgc_op_GlobalMaxPool;
 extern const tgc_op_def tgc_op_GlobalLpPool;
+extern const tgc_op_def tgc_op_Resize;
+extern const tgc_op_def tgc_op_GridSample, tgc_op_RoiAlign, tgc_op_NonMaxSuppression;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

@@ -443,6 +443,13 @@ const char *tgc_onnx_add_float(tgc_onnx_node_ctx *c, const char *suffix, float v
     return name;
 }
 
+const char *tgc_onnx_add_floats(tgc_onnx_node_ctx *c, const char *suffix, const float *v, size_t n) {
+    const char *name = derived_name(c, suffix);
+    tgc_onnx_init *init = name ? new_init(c->im, name) : NULL;
+    if (init == NULL || !npy_of(c->im, &init->value, TGC_FLOAT32, v, n, false)) return NULL;
+    return name;
+}
+
 tgc_onnx_node *tgc_onnx_add_node(tgc_onnx_node_ctx *c, const char *suffix, const char *op, const char *const *inputs,
                                  int n_inputs) {
     const char *name = derived_name(c, suffix);
@@ -470,6 +477,13 @@ bool tgc_onnx_set_int_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const cha
     tgc_onnx_attr *a = new_attr(im, node, name, TGC_ATTR_INT);
     if (a == NULL) return false;
     a->i = v;
+    return true;
+}
+
+bool tgc_onnx_set_string_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const char *name, const char *v) {
+    tgc_onnx_attr *a = new_attr(im, node, name, TGC_ATTR_STRING);
+    if (a == NULL) return false;
+    a->s = v;
     return true;
 }
 
@@ -645,9 +659,9 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
         convert_constant(im, n, index);
         return;
     }
-    /* Dropout and Sum are rewritten (onnx_legacy.c); tgc's own ops are not ONNX's. */
+    /* Dropout, Sum and Upsample are rewritten (onnx_legacy.c); tgc's own ops are not ONNX's. */
     const tgc_op_def *def = op[0] != '_' ? tgc_op_find(op) : NULL;
-    if (def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0) {
+    if (def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 && strcmp(op, "Upsample") != 0) {
         add_problem(im, "unsupported-op", tgc_onnx_printf(im->arena, "unsupported op '%s'", op), "node", where);
         return;
     }

@@ -203,6 +203,9 @@ const char *tgc_onnx_add_int64s(tgc_onnx_node_ctx *c, const char *suffix, const 
 /* A new float32 scalar initializer; its reference, or NULL. */
 const char *tgc_onnx_add_float(tgc_onnx_node_ctx *c, const char *suffix, float v);
 
+/* A new float32 1-D initializer of n values; its reference, or NULL. */
+const char *tgc_onnx_add_floats(tgc_onnx_node_ctx *c, const char *suffix, const float *v, size_t n);
+
 /* Appends an op node named after the node being converted + suffix, with
  * n_inputs inputs; returns it (attrs empty) or NULL (nomem). */
 tgc_onnx_node *tgc_onnx_add_node(tgc_onnx_node_ctx *c, const char *suffix, const char *op, const char *const *inputs,
@@ -210,6 +213,9 @@ tgc_onnx_node *tgc_onnx_add_node(tgc_onnx_node_ctx *c, const char *suffix, const
 
 /* Adds an int attribute to `node`; false when out of memory. */
 bool tgc_onnx_set_int_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const char *name, int64_t v);
+
+/* Adds a string attribute (v borrowed: arena or static) to `node`; false when out of memory. */
+bool tgc_onnx_set_string_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const char *name, const char *v);
 
 /* Sets input slot i of the node being converted (growing the list with ""). */
 bool tgc_onnx_set_input(tgc_onnx_node_ctx *c, int i, const char *ref);

@@ -23,6 +23,14 @@
  *                                        training_mode is absent or false
  *   Sum, any opset                       a chain of Adds (the same broadcast, the
  *                                        same order of additions)
+ *   Upsample 7, 9 and Resize 10          Resize with roi omitted, the scales as
+ *                                        input 2, coordinate_transformation_mode
+ *                                        asymmetric and nearest_mode floor: x = y /
+ *                                        scale, nearest taking floor(x) (ONNX's
+ *                                        reference Upsample repeats each element;
+ *                                        onnxruntime's opset-10 nearest rounds up
+ *                                        instead when downsampling, which the
+ *                                        spec does not say)
  *
  * What differs and cannot be rewritten (a legacy broadcast `axis`,
  * BatchNormalization spatial 0, Dropout in training) is refused. */
@@ -139,6 +147,29 @@ static bool sum_to_adds(tgc_onnx_node_ctx *c) {
     return true;
 }
 
+/* Upsample-7 (scales attribute), Upsample-9 and Resize-10 (scales input
+ * 1) -> Resize-13 with the opset-10 coordinate rules. */
+static bool upsample_to_resize(tgc_onnx_node_ctx *c) {
+    tgc_onnx_node *out = c->out;
+    const Onnx__AttributeProto *a = consume(c, "scales");
+    const char *scales = out->n_inputs > 1 ? out->inputs[1] : NULL;
+    if (a != NULL) {
+        if (a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS)
+            return tgc_onnx_node_unsupported(c, "bad-model", label(c, "attribute 'scales' is not of type floats"));
+        scales = tgc_onnx_add_floats(c, "/scales", a->floats, a->n_floats);
+        if (scales == NULL) return false;
+    }
+    if (scales == NULL || scales[0] == '\0')
+        return tgc_onnx_node_unsupported(c, "unsupported-attribute",
+                                         label(c, "Upsample without scales (height_scale, width_scale) is not supported"));
+    if (!tgc_onnx_set_input(c, 2, scales)) return false;
+    out->inputs[1] = "";
+    out->n_inputs = 3;
+    out->op = "Resize";
+    return tgc_onnx_set_string_attr(c->im, out, "coordinate_transformation_mode", "asymmetric") &&
+           tgc_onnx_set_string_attr(c->im, out, "nearest_mode", "floor");
+}
+
 static bool is_op(const char *op, const char *const *list) {
     for (; *list; list++)
         if (strcmp(op, *list) == 0) return true;
@@ -150,6 +181,7 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     consume(c, "consumed_inputs");
     if (strcmp(op, "Dropout") == 0) return dropout_to_identity(c);
     if (strcmp(op, "Sum") == 0) return sum_to_adds(c);
+    if (strcmp(op, "Upsample") == 0 || (strcmp(op, "Resize") == 0 && opset < 11)) return upsample_to_resize(c);
     if (opset >= TGC_ONNX_OPSET_MIN) return true;
 
     static const char *const axes_ops[] = {"Unsqueeze", "Squeeze", "ReduceSum", NULL};

@@ -23,7 +23,9 @@ static void test_registry_has_every_op(void) {
         "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "RNN", "GRU", "LSTM", "TfIdfVectorizer",
         /* convolution-family and layout ops (ops_convt.c, ops_pad.c, ops_channel_norm.c) */
         "ConvTranspose", "MaxUnpool", "Pad", "DepthToSpace", "SpaceToDepth", "InstanceNormalization", "LRN",
-        "LpPool", "GlobalMaxPool", "GlobalLpPool"};
+        "LpPool", "GlobalMaxPool", "GlobalLpPool",
+        /* ops_resize.c, ops_detection.c */
+        "Resize", "GridSample", "RoiAlign", "NonMaxSuppression"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

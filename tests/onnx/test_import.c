@@ -135,7 +135,7 @@ static void pb_msg(pb *p, int field, pb *sub) {
     *sub = (pb){0};
 }
 
-enum { ONNX_FLOAT = 1, ONNX_INT64 = 7, ONNX_DOUBLE = 11 };
+enum { ONNX_FLOAT = 1, ONNX_INT64 = 7, ONNX_COMPLEX64 = 14 };
 enum { ATTR_FLOAT = 1, ATTR_INT = 2, ATTR_STRING = 3, ATTR_INTS = 7 };
 
 /* ValueInfoProto: dims are "3", "N" (a dim_param) or "" (unknown). */
@@ -343,20 +343,20 @@ static void test_tensor_load(void) {
 
 /* ---- Models built here ---------------------------------------------------------------------- */
 
-/* Two LSTMs, a Foo, a Relu with an attribute it lacks, a Cast to double:
- * one import reports them all. */
+/* Two Bars, a Foo (ops no ONNX opset has), a Relu with an attribute it
+ * lacks, a Cast to complex64: one import reports them all. */
 static void test_unsupported_lists_all(void) {
     scratch_dir();
     pb g = {0};
     const char *d2[] = {"2", "3"};
     pb x = value_info("x", ONNX_FLOAT, 2, d2);
     pb_msg(&g, 11, &x);
-    pb n1 = node("l1", "LSTM", (const char *[]){"x", NULL}, (const char *[]){"a", NULL}, NULL, 0);
-    pb n2 = node("l2", "LSTM", (const char *[]){"a", NULL}, (const char *[]){"b", NULL}, NULL, 0);
+    pb n1 = node("l1", "Bar", (const char *[]){"x", NULL}, (const char *[]){"a", NULL}, NULL, 0);
+    pb n2 = node("l2", "Bar", (const char *[]){"a", NULL}, (const char *[]){"b", NULL}, NULL, 0);
     pb n3 = node("f1", "Foo", (const char *[]){"b", NULL}, (const char *[]){"c", NULL}, NULL, 0);
     pb bogus = attr_int("bogus", 1);
     pb n4 = node("r1", "Relu", (const char *[]){"c", NULL}, (const char *[]){"d", NULL}, &bogus, 1);
-    pb to = attr_int("to", ONNX_DOUBLE);
+    pb to = attr_int("to", ONNX_COMPLEX64);
     pb n5 = node("c1", "Cast", (const char *[]){"d", NULL}, (const char *[]){"e", NULL}, &to, 1);
     pb_msg(&g, 1, &n1);
     pb_msg(&g, 1, &n2);
@@ -369,10 +369,10 @@ static void test_unsupported_lists_all(void) {
 
     tgc_diags *d = tgc_diags_create();
     CU_ASSERT(tgc_onnx_import(in_scratch("bad.onnx"), in_scratch("bad.yaml"), d) == TGC_ERR_UNSUPPORTED);
-    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'LSTM'", "2 nodes", "'l1'", "'l2'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Bar'", "2 nodes", "'l1'", "'l2'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Foo'", "1 node", "'f1'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-attribute", (const char *[]){"'Relu'", "'bogus'", "'r1'", NULL}));
-    CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"DOUBLE", "'c1'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"COMPLEX64", "'c1'", NULL}));
     CU_ASSERT(tgc_diags_error_count(d) == 4);
     CU_ASSERT(!exists(in_scratch("bad.yaml")));
     tgc_diags_free(d);
@@ -456,6 +456,62 @@ static void test_legacy_opset(void) {
         for (int i = 0; i < 12; i++)
             CU_ASSERT(fabs(o[b * 12 + i] - exp(xv[b * 12 + i]) / sum) < 1e-6);
     }
+    tgc_tensor_release(out);
+    tgc_diags_free(d);
+}
+
+/* Upsample-7 (scales attribute, linear) and Resize-10 (scales initializer,
+ * nearest) become Resize with asymmetric coordinates and floor for
+ * nearest: x = y / scale. Expected values by hand (ONNX's Upsample-7 linear
+ * example; np.repeat for nearest). */
+static void test_legacy_upsample_resize(void) {
+    scratch_dir();
+    pb g = {0};
+    const char *dims[] = {"1", "1", "2", "2"};
+    pb x = value_info("x", ONNX_FLOAT, 4, dims);
+    pb_msg(&g, 11, &x);
+    pb up_attrs[2] = {{0}, {0}};
+    pb_str(&up_attrs[0], 1, "scales");
+    pb_int(&up_attrs[0], 20, 6); /* FLOATS */
+    const float up_scales[] = {1, 1, 2, 2};
+    for (int i = 0; i < 4; i++) pb_float(&up_attrs[0], 7, up_scales[i]);
+    pb_str(&up_attrs[1], 1, "mode");
+    pb_int(&up_attrs[1], 20, ATTR_STRING);
+    pb_str(&up_attrs[1], 4, "linear");
+    pb up = node("up", "Upsample", (const char *[]){"x", NULL}, (const char *[]){"y", NULL}, up_attrs, 2);
+    pb_msg(&g, 1, &up);
+    const char *ydims[] = {"1", "1", "4", "4"};
+    pb y = value_info("y", ONNX_FLOAT, 4, ydims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("upsample7.onnx"), 7, &g);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("upsample7.onnx"), in_scratch("upsample7.yaml"), d) == TGC_OK);
+    const float xv[] = {1, 2, 3, 4};
+    tgc_tensor *out = run_one(in_scratch("upsample7.yaml"), "x", 4, (const int64_t[]){1, 1, 2, 2}, xv);
+    CU_ASSERT_FATAL(out != NULL);
+    static const float want_linear[] = {1, 1.5f, 2, 2, 2, 2.5f, 3, 3, 3, 3.5f, 4, 4, 3, 3.5f, 4, 4};
+    CU_ASSERT(tgc_tensor_rank(out) == 4 && tgc_tensor_dims(out)[2] == 4 && tgc_tensor_dims(out)[3] == 4);
+    CU_ASSERT(memcmp(tgc_tensor_data(out), want_linear, sizeof want_linear) == 0);
+    tgc_tensor_release(out);
+
+    pb g10 = {0};
+    pb x10 = value_info("x", ONNX_FLOAT, 4, dims);
+    pb_msg(&g10, 11, &x10);
+    const float scales10[] = {1, 1, 2, 3};
+    pb sc = tensor_f32("scales", 1, (const int64_t[]){4}, scales10);
+    pb_msg(&g10, 5, &sc);
+    pb rs = node("rs", "Resize", (const char *[]){"x", "scales", NULL}, (const char *[]){"y", NULL}, NULL, 0);
+    pb_msg(&g10, 1, &rs);
+    const char *y10dims[] = {"1", "1", "4", "6"};
+    pb y10 = value_info("y", ONNX_FLOAT, 4, y10dims);
+    pb_msg(&g10, 12, &y10);
+    write_model(in_scratch("resize10.onnx"), 10, &g10);
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("resize10.onnx"), in_scratch("resize10.yaml"), d) == TGC_OK);
+    out = run_one(in_scratch("resize10.yaml"), "x", 4, (const int64_t[]){1, 1, 2, 2}, xv);
+    CU_ASSERT_FATAL(out != NULL);
+    static const float want_nearest[] = {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4};
+    CU_ASSERT(tgc_tensor_rank(out) == 4 && tgc_tensor_dims(out)[2] == 4 && tgc_tensor_dims(out)[3] == 6);
+    CU_ASSERT(memcmp(tgc_tensor_data(out), want_nearest, sizeof want_nearest) == 0);
     tgc_tensor_release(out);
     tgc_diags_free(d);
 }
@@ -753,7 +809,8 @@ static void test_allocation_failures(void) {
 
 TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
-              {"legacy_opset", test_legacy_opset}, {"initializers_and_constants", test_initializers_and_constants},
+              {"legacy_opset", test_legacy_opset},
+              {"legacy_upsample_resize", test_legacy_upsample_resize}, {"initializers_and_constants", test_initializers_and_constants},
               {"external_data", test_external_data},
               {"external_data_stays_beneath", test_external_data_stays_beneath},
               {"empty_string_attribute", test_empty_string_attribute}, {"bad_files", test_bad_files},

@@ -1,0 +1,144 @@
+/* The cpu Resize kernel (ONNX Resize-19, every mode; see
+ * devices/resize_geometry.h) and the registry's list of the family,
+ * tgc_cpu_kernels_resize.
+ *
+ * Resize is separable, so the kernel resizes one axis at a time, as ONNX's
+ * reference does: X is widened to double, each resized axis in turn (the
+ * shrinking ones first) maps [outer, in, inner] to [outer, out, inner] by
+ * its sampling table, and the result is narrowed to X's dtype (integers
+ * rounded half to even and saturated, as the reference's saturate_cast:
+ * sample_types.h). The kernel sizes its own output: scales are float32
+ * values inference cannot track. */
+#include "devices/kernel.h"
+#include "devices/kernel_checks.h"
+#include "devices/cpu/sample_types.h"
+#include "devices/resize_geometry.h"
+
+#include "support/alloc.h"
+#include "support/checked.h"
+#include "support/parallel_for.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- One axis --------------------------------------------------------------------- */
+
+/* One pass: src [outer, len, inner] -> dst [outer, t->n_out, inner]. Work
+ * is split into blocks of output rows (o, j) sized from the shapes alone. */
+typedef struct axis_pass {
+    const double *src;
+    double *dst;
+    const tgc_resize_taps *t;
+    int64_t len, inner, rows, rows_per_block;
+    double extrapolation;
+} axis_pass;
+
+static void pass_block(void *arg, int64_t b, int slot) {
+    (void)slot;
+    const axis_pass *p = arg;
+    const tgc_resize_taps *t = p->t;
+    int64_t end = (b + 1) * p->rows_per_block < p->rows ? (b + 1) * p->rows_per_block : p->rows;
+    for (int64_t row = b * p->rows_per_block; row < end; row++) {
+        int64_t o = row / t->n_out, j = row % t->n_out;
+        double *out = p->dst + row * p->inner;
+        if (t->outside[j]) {
+            for (int64_t i = 0; i < p->inner; i++) out[i] = p->extrapolation;
+            continue;
+        }
+        const int64_t *idx = t->index + j * t->n;
+        const double *w = t->weight + j * t->n;
+        const double *base = p->src + o * p->len * p->inner;
+        for (int64_t i = 0; i < p->inner; i++) out[i] = 0;
+        for (int k = 0; k < t->n; k++) {
+            if (w[k] == 0) continue;
+            const double *in = base + idx[k] * p->inner;
+            for (int64_t i = 0; i < p->inner; i++) out[i] += w[k] * in[i];
+        }
+    }
+}
+
+/* ---- The kernel ------------------------------------------------------------------- */
+
+/* Allocates a double buffer of n elements, or fails naming the need. */
+static double *doubles(tgc_kernel_ctx *c, int64_t n) {
+    size_t nbytes;
+    double *p = tgc_checked_nbytes(n, sizeof(double), &nbytes) ? tgc_malloc(nbytes ? nbytes : 1) : NULL;
+    if (p == NULL) tgc_kernel_fail(c, "Resize: no host memory for %lld intermediate values", (long long)n);
+    return p;
+}
+
+static tgc_status resize_cpu(tgc_kernel_ctx *c) {
+    const tgc_value *x = &c->inputs[0];
+    tgc_status st = c->n_inputs >= 1 ? tgc_kernel_check_tensor(c, "input", 0, x, true)
+                                     : tgc_kernel_fail(c, "Resize: needs input X");
+    tgc_resize_geometry g;
+    if (st == TGC_OK) st = tgc_resize_geometry_read(c, &g);
+    if (st == TGC_OK) st = tgc_kernel_alloc_output(c, 0, g.rank, g.out);
+    if (st != TGC_OK) return st;
+    if (c->outputs[0].dtype != x->dtype)
+        return tgc_kernel_fail(c, "Resize: output Y is %s but X is %s", tgc_dtype_name(c->outputs[0].dtype),
+                               tgc_dtype_name(x->dtype));
+    int64_t n_in = tgc_value_numel(x), n_out = tgc_value_numel(&c->outputs[0]);
+    if (n_out == 0) return TGC_OK;
+    double *cur = doubles(c, n_in);
+    if (cur == NULL) return TGC_ERR_NOMEM;
+    if (!tgc_sample_load(x->dtype, tgc_kernel_in_ptr(c, 0), n_in, cur)) {
+        tgc_free(cur);
+        return tgc_kernel_fail(c, "Resize: X of dtype %s is not supported", tgc_dtype_name(x->dtype));
+    }
+    int64_t dims[TGC_MAX_RANK];
+    memcpy(dims, g.in, sizeof dims);
+    /* Axes that shrink go first, so the values in between stay as few as
+     * the shapes allow (the passes commute: each is linear along its own
+     * axis). Stable: equal ratios keep axis order, as the reference. */
+    int order[TGC_MAX_RANK], n_order = 0;
+    for (int a = 0; a < g.rank; a++) {
+        if (tgc_resize_axis_identity(&g, a)) continue;
+        int at = n_order++;
+        double ratio = (double)g.out[a] / (double)g.in[a];
+        while (at > 0 && (double)g.out[order[at - 1]] / (double)g.in[order[at - 1]] > ratio) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = a;
+    }
+    for (int k = 0; k < n_order && st == TGC_OK; k++) {
+        int a = order[k];
+        tgc_resize_taps t;
+        if ((st = tgc_resize_taps_make(c, &g, a, &t)) != TGC_OK) break;
+        int64_t outer = 1, inner = 1, next_n;
+        for (int d = 0; d < a; d++) outer *= dims[d];
+        for (int d = a + 1; d < g.rank; d++) inner *= dims[d];
+        /* dims mixes output and input dims, so the product of all of them
+         * may pass what either holds. */
+        if (!tgc_checked_mul_i64(outer, g.out[a], &next_n) || !tgc_checked_mul_i64(next_n, inner, &next_n)) {
+            tgc_resize_taps_free(&t);
+            st = tgc_kernel_fail(c, "Resize: the values between two axes' passes do not fit in int64");
+            break;
+        }
+        double *next = doubles(c, next_n);
+        if (next == NULL) {
+            tgc_resize_taps_free(&t);
+            st = TGC_ERR_NOMEM;
+            break;
+        }
+        axis_pass p = {.src = cur, .dst = next, .t = &t, .len = dims[a], .inner = inner, .rows = outer * g.out[a],
+                       .extrapolation = g.extrapolation};
+        p.rows_per_block = inner >= 4096 ? 1 : 4096 / inner;
+        tgc_parallel_for(c->pool, (p.rows + p.rows_per_block - 1) / p.rows_per_block, pass_block, &p);
+        tgc_resize_taps_free(&t);
+        tgc_free(cur);
+        cur = next;
+        dims[a] = g.out[a];
+    }
+    if (st == TGC_OK) tgc_sample_store(x->dtype, cur, n_out, tgc_kernel_out_ptr(c, 0));
+    tgc_free(cur);
+    return st;
+}
+
+const tgc_kernel_def tgc_cpu_kernels_resize[] = {
+    {.op = "Resize", .kind = TGC_DEVICE_CPU, .fn = resize_cpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
+     .forward_input = -1, .sizes_outputs = true, .dtypes = {SAMPLE_ELEMENT_TYPES(SAMPLE_DTYPE) TGC_DTYPE_INVALID}},
+    {.op = NULL},
+};

@@ -1,0 +1,132 @@
+/* The gpu Resize kernel (float32, every mode of the cpu kernel) and the
+ * registry's list of the family, tgc_gpu_kernels_resize. Device code:
+ * kernels/resize.cl.
+ *
+ * The host reads the node as the cpu does (devices/resize_geometry.c),
+ * sizes and allocates Y (the kernel sizes its output: scales are float
+ * values inference cannot track), builds each resized axis's sampling
+ * table, uploads the tables to one scratch pair (indices and flags as ints,
+ * weights as floats) and enqueues resize_f32 over Y's elements. Weights
+ * and sums are float here, double on the cpu: results agree to float
+ * rounding. */
+#include "devices/kernel_checks.h"
+#include "devices/opencl/opencl.h"
+#include "devices/resize_geometry.h"
+
+#include "support/alloc.h"
+#include "support/checked.h"
+
+#include <limits.h>
+#include <string.h>
+
+/* resize.cl's resize_geom, field for field. */
+typedef struct tgc_cl_resize_geom {
+    cl_long rank;
+    cl_long out[8], in_stride[8], taps[8], off[8], flag_off[8];
+} tgc_cl_resize_geom;
+
+_Static_assert(TGC_MAX_RANK <= 8, "resize.cl handles up to 8 axes");
+
+/* Builds every resized axis's table into the host arrays *ti (indices, then
+ * flags) and *tw (weights), filling cg's taps and offsets. */
+static tgc_status build_tables(tgc_kernel_ctx *c, const tgc_resize_geometry *g, tgc_cl_resize_geom *cg, cl_int **ti,
+                               cl_float **tw, size_t *n_ti, size_t *n_tw) {
+    tgc_resize_taps t[TGC_MAX_RANK];
+    memset(t, 0, sizeof t);
+    size_t entries = 0, flags = 0;
+    tgc_status st = TGC_OK;
+    for (int a = 0; a < g->rank && st == TGC_OK; a++) {
+        if (tgc_resize_axis_identity(g, a)) continue;
+        st = tgc_resize_taps_make(c, g, a, &t[a]);
+        if (st != TGC_OK) break;
+        cg->taps[a] = t[a].n;
+        cg->off[a] = (cl_long)entries;
+        entries += (size_t)t[a].n_out * (size_t)t[a].n; /* each table fitted in host memory */
+        flags += (size_t)t[a].n_out;
+    }
+    *n_ti = entries + flags;
+    *n_tw = entries;
+    *ti = st == TGC_OK ? tgc_calloc(*n_ti ? *n_ti : 1, sizeof **ti) : NULL;
+    *tw = st == TGC_OK ? tgc_calloc(*n_tw ? *n_tw : 1, sizeof **tw) : NULL;
+    if (st == TGC_OK && (*ti == NULL || *tw == NULL)) {
+        st = TGC_ERR_NOMEM;
+        tgc_kernel_fail(c, "Resize: no host memory for the sampling tables");
+    }
+    size_t at_flag = entries;
+    for (int a = 0; a < g->rank && st == TGC_OK; a++) {
+        if (cg->taps[a] == 0) continue;
+        size_t e = (size_t)cg->off[a], n = (size_t)t[a].n_out * (size_t)t[a].n;
+        for (size_t i = 0; i < n; i++) {
+            (*ti)[e + i] = (cl_int)t[a].index[i];
+            (*tw)[e + i] = (cl_float)t[a].weight[i];
+        }
+        cg->flag_off[a] = (cl_long)at_flag;
+        for (int64_t j = 0; j < t[a].n_out; j++) (*ti)[at_flag++] = t[a].outside[j];
+    }
+    for (int a = 0; a < g->rank; a++) tgc_resize_taps_free(&t[a]);
+    return st;
+}
+
+/* Copies n bytes from host memory into m (blocking), or fails. */
+static tgc_status upload(tgc_kernel_ctx *c, cl_mem m, const void *p, size_t n) {
+    cl_int err = clEnqueueWriteBuffer(tgc_cl_queue(c->device), m, CL_TRUE, 0, n, p, 0, NULL, NULL);
+    return err == CL_SUCCESS ? TGC_OK
+                             : tgc_kernel_fail(c, "Resize: clEnqueueWriteBuffer failed: %s", tgc_cl_error_name(err));
+}
+
+static tgc_status resize_gpu(tgc_kernel_ctx *c) {
+    const tgc_value *x = &c->inputs[0];
+    tgc_status st = c->n_inputs >= 1 ? tgc_kernel_check_tensor(c, "input", 0, x, false)
+                                     : tgc_kernel_fail(c, "Resize: needs input X");
+    if (st == TGC_OK) st = tgc_kernel_need_f32(c, x, "input X");
+    tgc_resize_geometry g;
+    if (st == TGC_OK) st = tgc_resize_geometry_read(c, &g);
+    if (st != TGC_OK) return st;
+    for (int d = 0; d < g.rank; d++)
+        if (g.in[d] > INT_MAX) return tgc_kernel_fail(c, "Resize: axis %d passes the gpu kernel's int range", d);
+    if ((st = tgc_kernel_alloc_output(c, 0, g.rank, g.out)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_f32(c, &c->outputs[0], "output Y")) != TGC_OK) return st;
+    int64_t total = tgc_value_numel(&c->outputs[0]);
+    if (total == 0) return TGC_OK;
+    tgc_cl_resize_geom cg;
+    memset(&cg, 0, sizeof cg);
+    cg.rank = g.rank;
+    int64_t stride = 1;
+    for (int d = g.rank - 1; d >= 0; d--) {
+        cg.out[d] = g.out[d];
+        cg.in_stride[d] = stride;
+        stride *= g.in[d];
+    }
+    cl_int *ti = NULL;
+    cl_float *tw = NULL;
+    size_t n_ti = 0, n_tw = 0;
+    st = build_tables(c, &g, &cg, &ti, &tw, &n_ti, &n_tw);
+    cl_mem mi = NULL, mw = NULL;
+    if (st == TGC_OK) {
+        mi = tgc_cl_scratch(c->device, n_ti * sizeof *ti);
+        mw = tgc_cl_scratch(c->device, n_tw * sizeof *tw);
+        if (mi == NULL || mw == NULL) st = tgc_kernel_fail(c, "Resize: out of device memory for the sampling tables");
+    }
+    if (st == TGC_OK && n_ti > 0) st = upload(c, mi, ti, n_ti * sizeof *ti);
+    if (st == TGC_OK && n_tw > 0) st = upload(c, mw, tw, n_tw * sizeof *tw);
+    if (st == TGC_OK) {
+        size_t global = (size_t)total;
+        tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),         TGC_CL_BUF(c->outputs[0].buf),
+                             {sizeof(cl_mem), &mi},      {sizeof(cl_mem), &mw},
+                             TGC_CL_BYTES(&cg, sizeof cg), TGC_CL_FLOAT((float)g.extrapolation),
+                             TGC_CL_LONG(total)};
+        st = tgc_cl_enqueue(c, "resize_f32", 1, &global, NULL, 7, args);
+    }
+    /* Released after the enqueue: OpenCL frees them once the kernel is done. */
+    tgc_cl_scratch_release(c->device, mi);
+    tgc_cl_scratch_release(c->device, mw);
+    tgc_free(ti);
+    tgc_free(tw);
+    return st;
+}
+
+const tgc_kernel_def tgc_gpu_kernels_resize[] = {
+    {.op = "Resize", .kind = TGC_DEVICE_GPU, .fn = resize_gpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
+     .forward_input = -1, .sizes_outputs = true, .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
+    {.op = NULL},
+};
