@@ -31,6 +31,9 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_Range, &tgc_op_ConstantOfShape, &tgc_op_Constant,
     /* ops_reduce.c */
     &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
+    /* ops_quant.c */
+    &tgc_op_QuantizeLinear, &tgc_op_DequantizeLinear, &tgc_op_DynamicQuantizeLinear,
+    &tgc_op_MatMulInteger, &tgc_op_QLinearMatMul, &tgc_op_ConvInteger, &tgc_op_QLinearConv,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

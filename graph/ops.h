@@ -9,6 +9,8 @@
  *     ops_tensor.c       Gather, Concat, Split, Slice
  *     ops_const.c        Range, ConstantOfShape, Constant
  *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
+ *     ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+ *                        MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -46,6 +48,9 @@ extern const tgc_op_def tgc_op_Gather, tgc_op_Concat, tgc_op_Split, tgc_op_Slice
 extern const tgc_op_def tgc_op_Range, tgc_op_ConstantOfShape, tgc_op_Constant;
 
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
+
+extern const tgc_op_def tgc_op_QuantizeLinear, tgc_op_DequantizeLinear, tgc_op_DynamicQuantizeLinear;
+extern const tgc_op_def tgc_op_MatMulInteger, tgc_op_QLinearMatMul, tgc_op_ConvInteger, tgc_op_QLinearConv;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 
