@@ -14,6 +14,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_nn[];
 extern const tgc_kernel_def tgc_cpu_kernels_shape[];
 extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_cpu_kernels_quant[];
+extern const tgc_kernel_def tgc_cpu_kernels_signal[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -26,6 +27,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_shape,
     tgc_cpu_kernels_reduce,
     tgc_cpu_kernels_quant,
+    tgc_cpu_kernels_signal,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,

@@ -34,6 +34,9 @@ static const tgc_op_def *const all_ops[] = {
     /* ops_quant.c */
     &tgc_op_QuantizeLinear, &tgc_op_DequantizeLinear, &tgc_op_DynamicQuantizeLinear,
     &tgc_op_MatMulInteger, &tgc_op_QLinearMatMul, &tgc_op_ConvInteger, &tgc_op_QLinearConv,
+    /* ops_signal.c */
+    &tgc_op_HannWindow, &tgc_op_HammingWindow, &tgc_op_BlackmanWindow, &tgc_op_DFT, &tgc_op_STFT,
+    &tgc_op_MelWeightMatrix,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

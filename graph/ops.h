@@ -11,6 +11,7 @@
  *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
  *     ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
  *                        MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv
+ *     ops_signal.c       HannWindow, HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -51,6 +52,9 @@ extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, t
 
 extern const tgc_op_def tgc_op_QuantizeLinear, tgc_op_DequantizeLinear, tgc_op_DynamicQuantizeLinear;
 extern const tgc_op_def tgc_op_MatMulInteger, tgc_op_QLinearMatMul, tgc_op_ConvInteger, tgc_op_QLinearConv;
+
+extern const tgc_op_def tgc_op_HannWindow, tgc_op_HammingWindow, tgc_op_BlackmanWindow, tgc_op_DFT, tgc_op_STFT;
+extern const tgc_op_def tgc_op_MelWeightMatrix;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

@@ -27,7 +27,8 @@ static bool check_param(tgc_infer_ctx *c, int i, const char *what, tgc_dim count
     const tgc_tensor_info *p = tgc_infer_input(c, i);
     if (p == NULL || p->shape.rank < 0 || p->shape.rank == 0) return true;
     tgc_dim d = p->shape.rank == 1 ? p->shape.dims[0] : tgc_dim_of(0), m;
-    if (p->shape.rank == 1 && (tgc_dim_is(d, 1) || tgc_dim_is(count, -1) || tgc_ops_dim_merge(d, count, &m))) return true;
+    if (p->shape.rank == 1 && (tgc_dim_is(d, 1) || tgc_dim_is(count, -1) || tgc_ops_dim_merge(d, count, &m)))
+        return true;
     char sp[TGC_OPS_SHAPE_BUF];
     tgc_infer_fail(c, i, "shape-mismatch", "input %d (%s) has shape %s; it must be a scalar or 1-D with one "
                    "element per index of the quantized axis", i, what, SHAPE(c, &p->shape, sp));

@@ -437,9 +437,10 @@ static tgc_status conv_integer_body(tgc_kernel_ctx *c, int x, int w, int xzp_at,
             }
             int32_t *yg = y32 + (b * g->m_count + gi * mg) * g->out_size;
             igemm(mg, g->out_size, ck, ww + gi * mg * ck, col, row, yg);
-            for (int64_t m = 0; bias != NULL && m < mg; m++)
-                for (int64_t o = 0; o < g->out_size; o++)
-                    yg[m * g->out_size + o] = (int32_t)((uint32_t)yg[m * g->out_size + o] + (uint32_t)bias[gi * mg + m]);
+            for (int64_t m = 0; bias != NULL && m < mg; m++) {
+                int32_t *ym = yg + m * g->out_size;
+                for (int64_t o = 0; o < g->out_size; o++) ym[o] = (int32_t)((uint32_t)ym[o] + (uint32_t)bias[gi * mg + m]);
+            }
         }
     tgc_free(wx), tgc_free(ww), tgc_free(col), tgc_free(row);
     return TGC_OK;
