@@ -15,6 +15,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_shape[];
 extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_cpu_kernels_quant[];
 extern const tgc_kernel_def tgc_cpu_kernels_signal[];
+extern const tgc_kernel_def tgc_cpu_kernels_random[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -28,6 +29,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_reduce,
     tgc_cpu_kernels_quant,
     tgc_cpu_kernels_signal,
+    tgc_cpu_kernels_random,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,

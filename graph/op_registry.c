@@ -37,6 +37,9 @@ static const tgc_op_def *const all_ops[] = {
     /* ops_signal.c */
     &tgc_op_HannWindow, &tgc_op_HammingWindow, &tgc_op_BlackmanWindow, &tgc_op_DFT, &tgc_op_STFT,
     &tgc_op_MelWeightMatrix,
+    /* ops_random.c */
+    &tgc_op_RandomUniform, &tgc_op_RandomNormal, &tgc_op_RandomUniformLike, &tgc_op_RandomNormalLike,
+    &tgc_op_Bernoulli, &tgc_op_Multinomial, &tgc_op_Dropout,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

@@ -12,6 +12,8 @@
  *     ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
  *                        MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv
  *     ops_signal.c       HannWindow, HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix
+ *     ops_random.c       RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike,
+ *                        Bernoulli, Multinomial, Dropout
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -55,6 +57,9 @@ extern const tgc_op_def tgc_op_MatMulInteger, tgc_op_QLinearMatMul, tgc_op_ConvI
 
 extern const tgc_op_def tgc_op_HannWindow, tgc_op_HammingWindow, tgc_op_BlackmanWindow, tgc_op_DFT, tgc_op_STFT;
 extern const tgc_op_def tgc_op_MelWeightMatrix;
+
+extern const tgc_op_def tgc_op_RandomUniform, tgc_op_RandomNormal, tgc_op_RandomUniformLike;
+extern const tgc_op_def tgc_op_RandomNormalLike, tgc_op_Bernoulli, tgc_op_Multinomial, tgc_op_Dropout;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 
