@@ -9,8 +9,8 @@
  *
  *   RandomUniform*   rand() as the output type, times (high - low), plus low
  *   RandomNormal*    randn() as the output type, times scale, plus mean
- *   Bernoulli        binomial(1, p): numpy's inversion algorithm (no draw
- *                    for p == 0; for p > 0.5, 1 - binomial(1, 1 - p))
+ *   Bernoulli        binomial(1, p): numpy's legacy inversion algorithm, one
+ *                    draw per element (for p > 0.5, 1 - binomial(1, 1 - p))
  *   Dropout          training with ratio > 0: mask = uniform >= ratio,
  *                    y = mask * x * (1 / (1 - ratio)); otherwise y = x and
  *                    the mask all true
@@ -128,7 +128,7 @@ static tgc_status bernoulli(tgc_kernel_ctx *c) {
     void *py = tgc_kernel_out_ptr(c, 0);
     for (int64_t i = 0; i < n; i++) {
         double p = load_float(x->dtype, px, i);
-        int v = p == 0 ? 0 : p <= 0.5 ? binomial1_inversion(&g, p) : 1 - binomial1_inversion(&g, 1.0 - p);
+        int v = p <= 0.5 ? binomial1_inversion(&g, p) : 1 - binomial1_inversion(&g, 1.0 - p);
         store(y->dtype, py, i, v);
     }
     return TGC_OK;
