@@ -451,7 +451,8 @@ static tgc_status conv_integer(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     if (c->outputs[0].dtype != TGC_INT32) return tgc_kernel_fail(c, "output y must be int32");
     tgc_conv_geometry g;
-    return conv_integer_body(c, 0, 1, 2, 3, NULL, tgc_kernel_out_ptr(c, 0), &g);
+    int32_t scratch, *y = tgc_value_numel(&c->outputs[0]) > 0 ? tgc_kernel_out_ptr(c, 0) : &scratch; /* never NULL */
+    return conv_integer_body(c, 0, 1, 2, 3, NULL, y, &g);
 }
 
 static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
