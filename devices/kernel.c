@@ -19,6 +19,9 @@ extern const tgc_kernel_def tgc_cpu_kernels_tfidf[];
 extern const tgc_kernel_def tgc_cpu_kernels_convt[];
 extern const tgc_kernel_def tgc_cpu_kernels_resize[];
 extern const tgc_kernel_def tgc_cpu_kernels_detection[];
+extern const tgc_kernel_def tgc_cpu_kernels_quant[];
+extern const tgc_kernel_def tgc_cpu_kernels_signal[];
+extern const tgc_kernel_def tgc_cpu_kernels_random[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -39,6 +42,9 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_convt,
     tgc_cpu_kernels_resize,
     tgc_cpu_kernels_detection,
+    tgc_cpu_kernels_quant,
+    tgc_cpu_kernels_signal,
+    tgc_cpu_kernels_random,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,

@@ -44,6 +44,15 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_Resize,
     /* ops_detection.c */
     &tgc_op_GridSample, &tgc_op_RoiAlign, &tgc_op_NonMaxSuppression,
+    /* ops_quant.c */
+    &tgc_op_QuantizeLinear, &tgc_op_DequantizeLinear, &tgc_op_DynamicQuantizeLinear,
+    &tgc_op_MatMulInteger, &tgc_op_QLinearMatMul, &tgc_op_ConvInteger, &tgc_op_QLinearConv,
+    /* ops_signal.c */
+    &tgc_op_HannWindow, &tgc_op_HammingWindow, &tgc_op_BlackmanWindow, &tgc_op_DFT, &tgc_op_STFT,
+    &tgc_op_MelWeightMatrix,
+    /* ops_random.c */
+    &tgc_op_RandomUniform, &tgc_op_RandomNormal, &tgc_op_RandomUniformLike, &tgc_op_RandomNormalLike,
+    &tgc_op_Bernoulli, &tgc_op_Multinomial, &tgc_op_Dropout,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

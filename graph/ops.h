@@ -17,6 +17,11 @@
  *     ops_channel_norm.c InstanceNormalization, LRN
  *     ops_resize.c       Resize
  *     ops_detection.c    GridSample, RoiAlign, NonMaxSuppression
+ *     ops_quant.c        QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+ *                        MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv
+ *     ops_signal.c       HannWindow, HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix
+ *     ops_random.c       RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike,
+ *                        Bernoulli, Multinomial, Dropout
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -65,6 +70,14 @@ extern const tgc_op_def tgc_op_InstanceNormalization, tgc_op_LRN, tgc_op_LpPool,
 extern const tgc_op_def tgc_op_GlobalLpPool;
 extern const tgc_op_def tgc_op_Resize;
 extern const tgc_op_def tgc_op_GridSample, tgc_op_RoiAlign, tgc_op_NonMaxSuppression;
+extern const tgc_op_def tgc_op_QuantizeLinear, tgc_op_DequantizeLinear, tgc_op_DynamicQuantizeLinear;
+extern const tgc_op_def tgc_op_MatMulInteger, tgc_op_QLinearMatMul, tgc_op_ConvInteger, tgc_op_QLinearConv;
+
+extern const tgc_op_def tgc_op_HannWindow, tgc_op_HammingWindow, tgc_op_BlackmanWindow, tgc_op_DFT, tgc_op_STFT;
+extern const tgc_op_def tgc_op_MelWeightMatrix;
+
+extern const tgc_op_def tgc_op_RandomUniform, tgc_op_RandomNormal, tgc_op_RandomUniformLike;
+extern const tgc_op_def tgc_op_RandomNormalLike, tgc_op_Bernoulli, tgc_op_Multinomial, tgc_op_Dropout;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

@@ -133,22 +133,22 @@ const tgc_op_def tgc_op_Gemm = {"Gemm", 2, 3, 1, 1, gemm_attrs, infer_gemm};
 
 /* ---- Normalisation ------------------------------------------------------ */
 
-/* BatchNormalization-15, inference mode: X [N, C, ...], scale, B, mean and
- * var all [C]; Y has X's shape. training_mode = 1 and the running-statistics
- * outputs it brings are not supported. */
+/* BatchNormalization-15: X [N, C, ...], scale, B, mean and var all [C]; Y
+ * has X's shape. With training_mode = 1 the optional outputs running_mean
+ * and running_var are [C] (devices/cpu/kernels_batch_norm_train.c); in
+ * inference mode (0, the default) there is only Y. */
 static tgc_status infer_batch_norm(tgc_infer_ctx *c) {
     const tgc_tensor_info *x = tgc_infer_input(c, 0);
     static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
     for (int i = 0; i < 5; i++)
         if (!tgc_ops_require_dtypes(c, i, TGC_DT_FLOAT)) return TGC_ERR_INVALID;
     int64_t training = tgc_infer_attr_int(c, "training_mode", 0);
-    if (training != 0)
-        return tgc_infer_fail(c, -1, "unsupported", "attribute 'training_mode' is %lld; tgc runs "
-                              "BatchNormalization in inference mode only (training_mode 0)",
+    if (training != 0 && training != 1)
+        return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'training_mode' is %lld; it must be 0 or 1",
                               (long long)training);
-    if (tgc_infer_num_outputs(c) > 1)
-        return tgc_infer_fail(c, -1, "unsupported", "outputs running_mean and running_var exist "
-                              "only with training_mode 1, which tgc does not support");
+    if (training == 0 && tgc_infer_num_outputs(c) > 1)
+        return tgc_infer_fail(c, -1, "bad-attribute", "outputs running_mean and running_var exist "
+                              "only with training_mode 1");
     char sx[TGC_OPS_SHAPE_BUF], sp[TGC_OPS_SHAPE_BUF];
     if (x->shape.rank >= 0 && x->shape.rank < 2)
         return tgc_infer_fail(c, 0, "shape-mismatch", "input 0 has shape %s; BatchNormalization needs "
@@ -163,7 +163,12 @@ static tgc_status infer_batch_norm(tgc_infer_ctx *c) {
                                   "for X %s", i, names[i], SHAPE(c, &p->shape, sp),
                                   SHAPE(c, &x->shape, sx));
     }
-    return tgc_ops_like_input(c, false);
+    tgc_status st = tgc_ops_like_input(c, false);
+    tgc_shape stats = {.rank = 1, .dims = {ch}};
+    if (x->shape.rank < 0) stats = tgc_infer_input(c, 1)->shape;
+    if (st == TGC_OK) st = tgc_infer_set_output(c, 1, x->dtype, &stats);
+    if (st == TGC_OK) st = tgc_infer_set_output(c, 2, x->dtype, &stats);
+    return st;
 }
 
 static const tgc_attr_def batch_norm_attrs[] = {

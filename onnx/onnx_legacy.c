@@ -20,7 +20,8 @@
  *                                        legacy suffix match is numpy's rule
  *   any op < 6                           `consumed_inputs` (a hint) dropped
  *   Dropout, any opset                   Identity, when the mask is unused and
- *                                        training_mode is absent or false
+ *                                        training_mode is absent or false; else
+ *                                        Dropout-13 (< 12: `ratio` -> input 1)
  *   Sum, any opset                       a chain of Adds (the same broadcast, the
  *                                        same order of additions)
  *   Upsample 7, 9 and Resize 10          Resize with roi omitted, the scales as
@@ -33,7 +34,7 @@
  *                                        spec does not say)
  *
  * What differs and cannot be rewritten (a legacy broadcast `axis`,
- * BatchNormalization spatial 0, Dropout in training) is refused. */
+ * BatchNormalization spatial 0, Dropout's mask before opset 10) is refused. */
 #include "onnx/onnx_import.h"
 
 #include <stdio.h>
@@ -105,22 +106,30 @@ static bool cast_to_code(tgc_onnx_node_ctx *c) {
     return tgc_onnx_node_unsupported(c, "bad-model", label(c, "attribute 'to' names no ONNX type"));
 }
 
-static bool dropout_to_identity(tgc_onnx_node_ctx *c) {
-    consume(c, "ratio");
-    consume(c, "is_test");
-    consume(c, "seed");
-    if (c->n->n_output > 1 && tgc_onnx_tensor_used(c->im, c->n->output[1]))
-        return tgc_onnx_node_unsupported(c, "unsupported-output", "op 'Dropout': the mask output is not supported");
+/* Dropout in inference (training_mode absent or a constant false) with its
+ * mask unused is Identity; otherwise it stays Dropout-13 (graph/ops_random.c),
+ * an older form's `ratio` attribute becoming input 1. Before opset 10 the
+ * mask had the data's type, not bool: such a mask, when read, is refused. */
+static bool dropout_convert(tgc_onnx_node_ctx *c, int64_t opset) {
+    bool mask_used = c->n->n_output > 1 && tgc_onnx_tensor_used(c->im, c->n->output[1]);
+    bool training = false;
     if (c->n->n_input > 2 && c->n->input[2] != NULL && c->n->input[2][0] != '\0') {
         const tgc_npy *v = tgc_onnx_constant_value(c->im, c->n->input[2]);
-        bool off = v != NULL && v->nbytes == 1 && *(const unsigned char *)v->data == 0;
-        if (!off)
-            return tgc_onnx_node_unsupported(
-                c, "unsupported-attribute", "op 'Dropout': training_mode other than a constant false is not supported");
+        training = !(v != NULL && v->nbytes == 1 && *(const unsigned char *)v->data == 0);
     }
-    c->out->op = "Identity";
-    c->out->n_inputs = c->out->n_inputs > 1 ? 1 : c->out->n_inputs;
-    return true;
+    if (!mask_used && !training) {
+        consume(c, "ratio");
+        consume(c, "is_test");
+        consume(c, "seed");
+        c->out->op = "Identity";
+        c->out->n_inputs = c->out->n_inputs > 1 ? 1 : c->out->n_inputs;
+        return true;
+    }
+    if (opset < 10 && mask_used)
+        return tgc_onnx_node_unsupported(c, "unsupported-output",
+                                         "op 'Dropout' (opset < 10): a mask of the data's type is not supported");
+    consume(c, "is_test");
+    return opset >= 12 || float_to_input(c, "ratio", 1);
 }
 
 /* Sum(x1, ..., xn) = ((x1 + x2) + x3) + ... */
@@ -179,7 +188,7 @@ static bool is_op(const char *op, const char *const *list) {
 bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     const char *op = c->n->op_type;
     consume(c, "consumed_inputs");
-    if (strcmp(op, "Dropout") == 0) return dropout_to_identity(c);
+    if (strcmp(op, "Dropout") == 0) return dropout_convert(c, opset);
     if (strcmp(op, "Sum") == 0) return sum_to_adds(c);
     if (strcmp(op, "Upsample") == 0 || (strcmp(op, "Resize") == 0 && opset < 11)) return upsample_to_resize(c);
     if (opset >= TGC_ONNX_OPSET_MIN) return true;

@@ -38,6 +38,8 @@ tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_average_pool_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_global_average_pool_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_batch_norm_f32(tgc_kernel_ctx *c);
+/* training_mode = 1 (kernels_batch_norm_train.c); tgc_cpu_batch_norm_f32 hands such nodes over. */
+tgc_status tgc_cpu_batch_norm_train_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_layer_norm_f32(tgc_kernel_ctx *c);
 
 /* ---- Shared helpers ------------------------------------------------------ */

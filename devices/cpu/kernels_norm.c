@@ -26,6 +26,7 @@
 /* ---- BatchNormalization ------------------------------------------------------ */
 
 tgc_status tgc_cpu_batch_norm_f32(tgc_kernel_ctx *c) {
+    if (tgc_kernel_attr_int(c, "training_mode", 0) != 0) return tgc_cpu_batch_norm_train_f32(c);
     int64_t planes, channels, size;
     tgc_status st = tgc_batch_norm_geometry_read(c, &planes, &channels, &size);
     if (st != TGC_OK) return st;

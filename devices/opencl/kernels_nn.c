@@ -1,9 +1,10 @@
 /* The gpu nn kernel family (float32): the registry's list
  * (tgc_gpu_kernels_nn); the host sides of MaxPool-12 (with its optional
  * int64 Indices), AveragePool-11, GlobalAveragePool-1,
- * BatchNormalization-15 (inference) and LayerNormalization-17 (with its
- * optional Mean and InvStdDev); and the helpers the family shares. MatMul,
- * Gemm and Conv are in kernels_gemm_cl.c; the OpenCL C of all of them is
+ * BatchNormalization-15 (inference; training mode on the host) and
+ * LayerNormalization-17 (with its optional Mean and InvStdDev); and the
+ * helpers the family shares. MatMul, Gemm and Conv are in
+ * kernels_gemm_cl.c; the OpenCL C of all of them is
  * kernels/nn.cl.
  *
  * Each checks its inputs and attributes as the cpu kernel does (the window
@@ -136,7 +137,55 @@ static tgc_status global_average_pool_gpu(tgc_kernel_ctx *c) {
 
 /* ---- BatchNormalization --------------------------------------------------------------------- */
 
+/* training_mode = 1 (not found in inference models) runs the cpu kernel
+ * (devices/cpu/kernels_batch_norm_train.c) on host copies of the inputs and
+ * copies its outputs back: correct, not fast. */
+static tgc_status batch_norm_train_on_host(tgc_kernel_ctx *c) {
+    enum { IN = 5, OUT = 3 };
+    if (c->n_inputs < IN || c->n_outputs < 1 || c->n_outputs > OUT)
+        return tgc_kernel_fail(c, "BatchNormalization takes 5 inputs and 1 to 3 outputs");
+    const tgc_kernel_def *cpu = tgc_kernel_find("BatchNormalization", TGC_DEVICE_CPU, TGC_FLOAT32);
+    tgc_value in[IN], out[OUT];
+    memset(in, 0, sizeof in);
+    memset(out, 0, sizeof out);
+    tgc_status st = cpu != NULL ? TGC_OK : tgc_kernel_fail(c, "no cpu BatchNormalization kernel");
+    for (int i = 0; st == TGC_OK && i < IN; i++) {
+        in[i] = c->inputs[i];
+        in[i].buf = NULL;
+        size_t nbytes = tgc_value_nbytes(&c->inputs[i]);
+        if (nbytes > 0 && tgc_buffer_copy(c->inputs[i].buf, nbytes, tgc_host_device(), &in[i].buf) != TGC_OK)
+            st = tgc_kernel_fail(c, "cannot copy input %d to the host", i);
+    }
+    for (int o = 0; st == TGC_OK && o < c->n_outputs; o++) {
+        out[o] = c->outputs[o];
+        out[o].buf = NULL;
+        size_t nbytes = tgc_value_nbytes(&c->outputs[o]);
+        if (c->outputs[o].buf != NULL && nbytes > 0 &&
+            tgc_buffer_alloc(tgc_host_device(), nbytes, &out[o].buf) != TGC_OK)
+            st = tgc_kernel_fail(c, "out of host memory for output %d", o);
+    }
+    if (st == TGC_OK) {
+        tgc_kernel_ctx host = *c;
+        host.device = tgc_host_device();
+        host.inputs = in;
+        host.outputs = out;
+        host.pool = NULL;
+        host.cache = NULL;
+        host.def = cpu;
+        st = cpu->fn(&host);
+    }
+    for (int o = 0; st == TGC_OK && o < c->n_outputs; o++)
+        if (out[o].buf != NULL &&
+            c->device->ops->copy_from_host(c->device, c->outputs[o].buf->mem, 0, tgc_buffer_host_ptr(out[o].buf),
+                                           tgc_value_nbytes(&c->outputs[o])) != TGC_OK)
+            st = tgc_kernel_fail(c, "cannot copy output %d back to %s", o, c->device->name);
+    for (int i = 0; i < IN; i++) tgc_buffer_release(in[i].buf);
+    for (int o = 0; o < OUT; o++) tgc_buffer_release(out[o].buf);
+    return st;
+}
+
 static tgc_status batch_norm_gpu(tgc_kernel_ctx *c) {
+    if (tgc_kernel_attr_int(c, "training_mode", 0) != 0) return batch_norm_train_on_host(c);
     int64_t planes, channels, size;
     tgc_status st = tgc_batch_norm_geometry_read(c, &planes, &channels, &size);
     if (st != TGC_OK) return st;

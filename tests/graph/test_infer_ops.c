@@ -25,7 +25,12 @@ static void test_registry_has_every_op(void) {
         "ConvTranspose", "MaxUnpool", "Pad", "DepthToSpace", "SpaceToDepth", "InstanceNormalization", "LRN",
         "LpPool", "GlobalMaxPool", "GlobalLpPool",
         /* ops_resize.c, ops_detection.c */
-        "Resize", "GridSample", "RoiAlign", "NonMaxSuppression"};
+        "Resize", "GridSample", "RoiAlign", "NonMaxSuppression",
+        /* quantization, signal and random ops (ops_quant.c, ops_signal.c, ops_random.c) */
+        "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "QLinearMatMul",
+        "ConvInteger", "QLinearConv", "HannWindow", "HammingWindow", "BlackmanWindow", "DFT", "STFT",
+        "MelWeightMatrix", "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
+        "Multinomial", "Dropout"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);
@@ -863,11 +868,17 @@ static void test_batch_norm(void) {
     fx_attr_float(&f, bn, "epsilon", 1e-3);
     FX_OK(&f, bn);
     FX_OUT(&f, bn, 0, TGC_FLOAT32, "[N, 8, 4, 4]");
-    int32_t tr = fx_op(&f, "tr", "BatchNormalization", "x, p, p, p, p", 1);
+    int32_t tr = fx_op(&f, "tr", "BatchNormalization", "x, p, p, p, p", 3); /* training: running statistics */
     fx_attr_int(&f, tr, "training_mode", 1);
-    FX_FAILS(&f, tr, -1, "unsupported", "attribute 'training_mode' is 1");
+    FX_OK(&f, tr);
+    FX_OUT(&f, tr, 0, TGC_FLOAT32, "[N, 8, 4, 4]");
+    FX_OUT(&f, tr, 1, TGC_FLOAT32, "[8]");
+    FX_OUT(&f, tr, 2, TGC_FLOAT32, "[8]");
+    int32_t tr2 = fx_op(&f, "tr2", "BatchNormalization", "x, p, p, p, p", 1);
+    fx_attr_int(&f, tr2, "training_mode", 2);
+    FX_FAILS(&f, tr2, -1, "bad-attribute", "attribute 'training_mode' is 2");
     int32_t three = fx_op(&f, "three", "BatchNormalization", "x, p, p, p, p", 3);
-    FX_FAILS(&f, three, -1, "unsupported", "running_mean and running_var");
+    FX_FAILS(&f, three, -1, "bad-attribute", "running_mean and running_var exist only with training_mode 1");
     int32_t bad = fx_op(&f, "bad", "BatchNormalization", "x, p, p, p7, p", 1);
     FX_FAILS(&f, bad, 3, "shape-mismatch", "input 3 (input_mean) has shape [7]; it must be [C] for X [N, 8, 4, 4]");
     fx_end(&f);

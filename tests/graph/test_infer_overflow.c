@@ -179,8 +179,8 @@ static void run_case(const tgc_op_def *op, int n_inputs, const pattern *p, tgc_d
     check_result(op->name, n->outputs, n->n_outputs, s, tgc_diags_count(f.d), false, t);
 
     /* As the executor runs it: concrete infos (a symbol bound to 5). */
-    tgc_tensor_info ins[8], outs[8];
-    tgc_dim values[8][TGC_MAX_VALUE_LEN];
+    tgc_tensor_info ins[16], outs[16]; /* QLinearConv has 9 inputs */
+    tgc_dim values[16][TGC_MAX_VALUE_LEN];
     for (int i = 0; i < n_inputs; i++) {
         ins[i] = fx_node(&f, n->inputs[i].node)->outputs[0];
         for (int d = 0; d < ins[i].shape.rank; d++)

@@ -1,0 +1,181 @@
+/* The cpu quantization kernels (devices/cpu/kernels_quant.c) called
+ * directly, against NumPy: each expected tensor is pasted with the numpy
+ * expression that made it (ONNX's reference formulas, onnx/reference/ops),
+ * for what the backend test data does not cover: int32 inputs, per-axis
+ * and per-row/column parameters, ties, saturation, grouped/strided/padded/
+ * dilated convolution with a bias and per-channel scales, and errors. */
+#define FX_MAX 12
+#include "tests/devices/kernel_fixture_shape.h"
+
+#include <stdint.h>
+
+/* QuantizeLinear-13, int32 x [2, 3], per-axis on axis 0:
+ * np.clip(np.rint(x / s.reshape(2, 1)).astype(np.int32) + z.reshape(2, 1), 0, 255)
+ * with x [[-7, 3, 250], [1000, -2, 5]], s [2, 0.5], z [10, 128]. */
+static void test_quantize_int32_per_axis(void) {
+    shape_fx f;
+    fx_begin(&f, "QuantizeLinear");
+    fx_in(&f, TGC_INT32, 2, (int64_t[]){2, 3}, (int32_t[]){-7, 3, 250, 1000, -2, 5});
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){2}, (float[]){2.0f, 0.5f});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){2}, (uint8_t[]){10, 128});
+    fx_attr_int(&f, "axis", 0);
+    fx_out_expect(&f, TGC_UINT8, 2, (int64_t[]){2, 3}, (uint8_t[]){6, 12, 135, 255, 124, 138});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* Ties round half to even, results saturate:
+ * np.clip(np.rint(x / 1) + 3, 0, 255) for x [0.5, 1.5, 2.5, -0.5, -1.5, 300, -300]. */
+static void test_quantize_ties_and_saturation(void) {
+    shape_fx f;
+    fx_begin(&f, "QuantizeLinear");
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){7}, (float[]){0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 300.0f, -300.0f});
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){1.0f});
+    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){3});
+    fx_out_expect(&f, TGC_UINT8, 1, (int64_t[]){7}, (uint8_t[]){3, 5, 5, 3, 1, 255, 0});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* A per-axis scale whose length is not the axis's size is an error. */
+static void test_quantize_bad_scale_length(void) {
+    shape_fx f;
+    fx_begin(&f, "QuantizeLinear");
+    fx_in(&f, TGC_FLOAT32, 2, (int64_t[]){2, 3}, (float[]){0, 1, 2, 3, 4, 5});
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){2}, (float[]){1, 2});
+    fx_out(&f, TGC_UINT8, 2, (int64_t[]){2, 3});
+    fx_run_fails(&f, "y_scale");
+    fx_end(&f);
+}
+
+/* DequantizeLinear of int32 refuses a non-zero zero point (ONNX). */
+static void test_dequantize_int32_needs_zero_point_0(void) {
+    shape_fx f;
+    fx_begin(&f, "DequantizeLinear");
+    fx_in(&f, TGC_INT32, 1, (int64_t[]){2}, (int32_t[]){5, -5});
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.5f});
+    fx_in(&f, TGC_INT32, 0, NULL, (int32_t[]){1});
+    fx_out(&f, TGC_FLOAT32, 1, (int64_t[]){2});
+    fx_run_fails(&f, "zero x_zero_point");
+    fx_end(&f);
+}
+
+/* MatMulInteger with a per-row a_zero_point and a per-column b_zero_point:
+ * (A - az.reshape(2, 1)) @ (B - bz.reshape(1, 2)) in int32. */
+static void test_matmul_integer_per_row_and_column(void) {
+    shape_fx f;
+    fx_begin(&f, "MatMulInteger");
+    fx_in(&f, TGC_UINT8, 2, (int64_t[]){2, 3}, (uint8_t[]){1, 2, 3, 4, 5, 6});
+    fx_in(&f, TGC_UINT8, 2, (int64_t[]){3, 2}, (uint8_t[]){7, 8, 9, 10, 11, 12});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){2}, (uint8_t[]){1, 2});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){2}, (uint8_t[]){3, 4});
+    fx_out_expect(&f, TGC_INT32, 2, (int64_t[]){2, 2}, (int32_t[]){22, 22, 58, 58});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* K = 40000 products of 255 * 255 sum past 2^31: exact in int64, then
+ * wrapped to int32 as numpy's int32 matmul does: 40000 * 65025 mod 2^32
+ * as int32 = 2601000000 - 2^32 = -1693967296. */
+static void test_matmul_integer_large_k_exact(void) {
+    enum { K = 40000 };
+    static uint8_t a[K], b[K];
+    for (int i = 0; i < K; i++) a[i] = b[i] = 255;
+    shape_fx f;
+    fx_begin(&f, "MatMulInteger");
+    fx_in(&f, TGC_UINT8, 2, (int64_t[]){1, K}, a);
+    fx_in(&f, TGC_UINT8, 2, (int64_t[]){K, 1}, b);
+    fx_out_expect(&f, TGC_INT32, 2, (int64_t[]){1, 1}, (int32_t[]){-1693967296});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* numpy.random.RandomState(1): X = randint(0, 256, (1, 4, 5, 5)), W =
+ * randint(0, 256, (4, 2, 2, 2)) as uint8 (pasted below). */
+static const uint8_t conv_x[100] = {
+    37,  235, 140, 72,  255, 137, 203, 133, 79,  192, 144, 129, 204, 71,  237, 252, 134, 25,  178, 20,
+    254, 101, 146, 212, 139, 252, 234, 156, 157, 142, 50,  68,  215, 215, 233, 241, 247, 222, 96,  86,
+    141, 233, 137, 7,   63,  61,  22,  57,  1,   128, 60,  209, 8,   216, 141, 115, 175, 234, 121, 200,
+    30,  71,  131, 198, 149, 49,  57,  3,   196, 24,  241, 43,  76,  26,  52,  80,  109, 115, 41,  210,
+    15,  64,  196, 25,  111, 226, 215, 135, 26,  153, 104, 22,  9,   195, 231, 126, 23,  125, 100, 155};
+static const uint8_t conv_w[32] = {165, 57,  83,  166, 136, 32,  162, 10,  23,  143, 239, 87,  25,  199, 243, 92,
+                                   74,  190, 46,  160, 216, 151, 183, 65,  113, 77,  3,   128, 248, 253, 205, 6};
+
+/* QLinearConv: group 2, strides [2, 1], pads [1, 0, 0, 1], dilations
+ * [1, 2], bias [100, -200, 3000, -50], x_scale 0.02, x_zp 120, per-channel
+ * w_scale [0.01, 0.02, 0.015, 0.03] and w_zp [128, 100, 130, 127], y_scale
+ * 0.5, y_zp 100. Reference: R = conv(X - 120, W - wz, ...) + B (a direct
+ * loop over the padded input), then np.clip(np.rint(R * (xs * ws / ys) +
+ * 100), 0, 255). */
+static void test_qlinear_conv_grouped_strided_padded_dilated(void) {
+    static const uint8_t want[48] = {102, 97,  101, 101, 94,  101, 97,  100, 104, 109, 102, 97,
+                                     105, 126, 105, 99,  126, 120, 125, 88,  97,  72,  92,  100,
+                                     102, 102, 104, 94,  109, 106, 104, 90,  91,  102, 98,  107,
+                                     106, 97,  103, 78,  111, 106, 98,  66,  71,  99,  110, 122};
+    shape_fx f;
+    fx_begin(&f, "QLinearConv");
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){1, 4, 5, 5}, conv_x);
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.02f});
+    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){120});
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){4, 2, 2, 2}, conv_w);
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){4}, (float[]){0.01f, 0.02f, 0.015f, 0.03f});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){4}, (uint8_t[]){128, 100, 130, 127});
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.5f});
+    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){100});
+    fx_in(&f, TGC_INT32, 1, (int64_t[]){4}, (int32_t[]){100, -200, 3000, -50});
+    fx_attr_int(&f, "group", 2);
+    fx_attr_ints(&f, "strides", 2, (int64_t[]){2, 1});
+    fx_attr_ints(&f, "pads", 4, (int64_t[]){1, 0, 0, 1});
+    fx_attr_ints(&f, "dilations", 2, (int64_t[]){1, 2});
+    fx_out_expect(&f, TGC_UINT8, 4, (int64_t[]){1, 4, 3, 4}, want);
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* ConvInteger, group 2, x_zp 7, per-channel w_zp [128, 100, 130, 127]:
+ * conv(X - 7, W - wz) by the direct loop, as int32. */
+static void test_conv_integer_per_channel_zero_point(void) {
+    static const int32_t want[64] = {
+        -39048, -39997, -33308, -42769, -36511, -36388, -28379, -30939, -53072, -40880, 6029,   -34643, -28053,
+        -11589, -6492,  -18663, 32775,  18554,  40887,  43313,  50231,  53340,  54970,  27186,  50665,  51059,
+        -862,   29260,  39633,  -81,    20071,  17889,  10259,  -16778, 15685,  -6069,  3992,   14131,  11623,
+        -11339, 27892,  20777,  9815,   -17438, -4004,  -9484,  10667,  6371,   -8654,  -15956, -8582,  -5057,
+        -12636, 9933,   8759,   -35690, 49778,  28924,  -15311, -24938, -11095, -15858, 3950,   34511};
+    shape_fx f;
+    fx_begin(&f, "ConvInteger");
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){1, 4, 5, 5}, conv_x);
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){4, 2, 2, 2}, conv_w);
+    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){7});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){4}, (uint8_t[]){128, 100, 130, 127});
+    fx_attr_int(&f, "group", 2);
+    fx_out_expect(&f, TGC_INT32, 4, (int64_t[]){1, 4, 4, 4}, want);
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* W's channels must match X's with the group. */
+static void test_conv_integer_channel_mismatch_fails(void) {
+    shape_fx f;
+    fx_begin(&f, "ConvInteger");
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){1, 4, 5, 5}, conv_x);
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){4, 2, 2, 2}, conv_w);
+    fx_out(&f, TGC_INT32, 4, (int64_t[]){1, 4, 4, 4});
+    fx_run_fails(&f, "group");
+    fx_end(&f);
+}
+
+TGC_TEST_MAIN("devices/cpu_quant", {"QuantizeLinear int32 per axis", test_quantize_int32_per_axis},
+              {"QuantizeLinear ties and saturation", test_quantize_ties_and_saturation},
+              {"QuantizeLinear bad scale length", test_quantize_bad_scale_length},
+              {"DequantizeLinear int32 zero point", test_dequantize_int32_needs_zero_point_0},
+              {"MatMulInteger per row and column", test_matmul_integer_per_row_and_column},
+              {"MatMulInteger large K exact", test_matmul_integer_large_k_exact},
+              {"QLinearConv grouped strided padded dilated", test_qlinear_conv_grouped_strided_padded_dilated},
+              {"ConvInteger per-channel zero point", test_conv_integer_per_channel_zero_point},
+              {"ConvInteger channel mismatch", test_conv_integer_channel_mismatch_fails})
