@@ -31,6 +31,8 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_Range, &tgc_op_ConstantOfShape, &tgc_op_Constant,
     /* ops_reduce.c */
     &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
+    &tgc_op_ReduceMin, &tgc_op_ReduceProd, &tgc_op_ReduceL1, &tgc_op_ReduceL2, &tgc_op_ReduceLogSum,
+    &tgc_op_ReduceLogSumExp, &tgc_op_ReduceSumSquare, &tgc_op_ArgMin,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

@@ -9,6 +9,8 @@
  *     ops_tensor.c       Gather, Concat, Split, Slice
  *     ops_const.c        Range, ConstantOfShape, Constant
  *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
+ *                        ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum,
+ *                        ReduceLogSumExp, ReduceSumSquare, ArgMin
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -46,6 +48,8 @@ extern const tgc_op_def tgc_op_Gather, tgc_op_Concat, tgc_op_Split, tgc_op_Slice
 extern const tgc_op_def tgc_op_Range, tgc_op_ConstantOfShape, tgc_op_Constant;
 
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
+extern const tgc_op_def tgc_op_ReduceMin, tgc_op_ReduceProd, tgc_op_ReduceL1, tgc_op_ReduceL2, tgc_op_ReduceLogSum;
+extern const tgc_op_def tgc_op_ReduceLogSumExp, tgc_op_ReduceSumSquare, tgc_op_ArgMin;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

@@ -1,0 +1,85 @@
+/* Shape inference of the reductions added with ReduceMin ... ArgMin and of
+ * the opset 18 form of every ReduceX (axes as input 1, noop_with_empty_axes),
+ * as the ONNX operator specification states it. */
+#include "graph/ops.h"
+#include "tests/graph/infer_fixture.h"
+
+static void test_reduce_axes_input_every_op(void) {
+    static const char *const ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                                      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+                                      "ReduceSumSquare"};
+    fx f = fx_begin();
+    fx_input(&f, "x", TGC_FLOAT32, "N, 3, 4, 5");
+    fx_value(&f, "a", TGC_INT64, "2", "1, -1");
+    fx_value(&f, "none", TGC_INT64, "0", "");
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "k%zu", i);
+        int32_t k = fx_op(&f, name, ops[i], "x, a", 1);
+        FX_OK(&f, k);
+        FX_OUT(&f, k, 0, TGC_FLOAT32, "[N, 1, 4, 1]");
+        snprintf(name, sizeof name, "d%zu", i);
+        int32_t d = fx_op(&f, name, ops[i], "x, a", 1);
+        fx_attr_int(&f, d, "keepdims", 0);
+        FX_OK(&f, d);
+        FX_OUT(&f, d, 0, TGC_FLOAT32, "[N, 4]");
+        snprintf(name, sizeof name, "n%zu", i);
+        int32_t n = fx_op(&f, name, ops[i], "x, none", 1);
+        fx_attr_int(&f, n, "noop_with_empty_axes", 1);
+        FX_OK(&f, n);
+        FX_OUT(&f, n, 0, TGC_FLOAT32, "[N, 3, 4, 5]");
+    }
+    fx_end(&f);
+}
+
+static void test_reduce_attr_axes_new_ops(void) {
+    fx f = fx_begin();
+    fx_input(&f, "x", TGC_INT32, "2, 3, 4");
+    int32_t m = fx_op(&f, "m", "ReduceMin", "x", 1);
+    fx_attr_ints(&f, m, "axes", "0, 2");
+    FX_OK(&f, m);
+    FX_OUT(&f, m, 0, TGC_INT32, "[1, 3, 1]");
+    int32_t p = fx_op(&f, "p", "ReduceProd", "x", 1);
+    fx_attr_int(&f, p, "keepdims", 0);
+    FX_OK(&f, p);
+    FX_OUT(&f, p, 0, TGC_INT32, "[]");
+    fx_end(&f);
+}
+
+static void test_reduce_errors(void) {
+    fx f = fx_begin();
+    fx_input(&f, "x", TGC_FLOAT32, "2, 3");
+    fx_input(&f, "b", TGC_BOOL, "2, 3");
+    fx_input(&f, "u", TGC_UINT8, "2, 3");
+    fx_value(&f, "a", TGC_INT64, "1", "0");
+    int32_t twice = fx_op(&f, "twice", "ReduceL2", "x, a", 1);
+    fx_attr_ints(&f, twice, "axes", "1");
+    FX_FAILS(&f, twice, 1, "bad-input", "axes are given twice");
+    int32_t bad = fx_op(&f, "bad", "ReduceLogSum", "b", 1);
+    FX_FAILS(&f, bad, 0, "dtype-mismatch", "");
+    int32_t u = fx_op(&f, "u8", "ReduceSumSquare", "u", 1); /* uint8: Max and Min only */
+    FX_FAILS(&f, u, 0, "dtype-mismatch", "");
+    int32_t um = fx_op(&f, "u8min", "ReduceMin", "u", 1);
+    FX_OK(&f, um);
+    fx_end(&f);
+}
+
+static void test_argmin(void) {
+    fx f = fx_begin();
+    fx_input(&f, "x", TGC_FLOAT32, "N, 3, 4");
+    int32_t a = fx_op(&f, "a", "ArgMin", "x", 1);
+    fx_attr_int(&f, a, "axis", -2);
+    fx_attr_int(&f, a, "keepdims", 0);
+    FX_OK(&f, a);
+    FX_OUT(&f, a, 0, TGC_INT64, "[N, 4]");
+    int32_t bad = fx_op(&f, "bad", "ArgMin", "x", 1);
+    fx_attr_int(&f, bad, "axis", -4);
+    FX_FAILS(&f, bad, -1, "bad-attribute", "attribute 'axis' is -4");
+    fx_end(&f);
+}
+
+TGC_TEST_MAIN("graph/infer_reduce",
+              {"reduce_axes_input_every_op", test_reduce_axes_input_every_op},
+              {"reduce_attr_axes_new_ops", test_reduce_attr_axes_new_ops},
+              {"reduce_errors", test_reduce_errors},
+              {"argmin", test_argmin})
