@@ -33,6 +33,8 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
     &tgc_op_ReduceMin, &tgc_op_ReduceProd, &tgc_op_ReduceL1, &tgc_op_ReduceL2, &tgc_op_ReduceLogSum,
     &tgc_op_ReduceLogSumExp, &tgc_op_ReduceSumSquare, &tgc_op_ArgMin,
+    /* ops_normalize.c */
+    &tgc_op_Hardmax, &tgc_op_LpNormalization, &tgc_op_MeanVarianceNormalization,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

@@ -11,6 +11,7 @@
  *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
  *                        ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum,
  *                        ReduceLogSumExp, ReduceSumSquare, ArgMin
+ *     ops_normalize.c    Hardmax, LpNormalization, MeanVarianceNormalization
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -50,6 +51,8 @@ extern const tgc_op_def tgc_op_Range, tgc_op_ConstantOfShape, tgc_op_Constant;
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
 extern const tgc_op_def tgc_op_ReduceMin, tgc_op_ReduceProd, tgc_op_ReduceL1, tgc_op_ReduceL2, tgc_op_ReduceLogSum;
 extern const tgc_op_def tgc_op_ReduceLogSumExp, tgc_op_ReduceSumSquare, tgc_op_ArgMin;
+
+extern const tgc_op_def tgc_op_Hardmax, tgc_op_LpNormalization, tgc_op_MeanVarianceNormalization;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

@@ -22,7 +22,7 @@ static void test_registry_has_every_op(void) {
         "Atanh", "LessOrEqual", "GreaterOrEqual",
         /* the reductions and friends (op-reduce) */
         "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
-        "ArgMin"};
+        "ArgMin", "Hardmax", "LpNormalization", "MeanVarianceNormalization"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

@@ -78,7 +78,36 @@ static void test_argmin(void) {
     fx_end(&f);
 }
 
+static void test_normalizations(void) {
+    fx f = fx_begin();
+    fx_input(&f, "x", TGC_FLOAT32, "N, 3, 4, 5");
+    fx_input(&f, "v", TGC_FLOAT16, "7");
+    fx_input(&f, "i", TGC_INT32, "7");
+    int32_t h = fx_op(&f, "h", "Hardmax", "x", 1);
+    FX_OK(&f, h);
+    FX_OUT(&f, h, 0, TGC_FLOAT32, "[N, 3, 4, 5]");
+    int32_t hb = fx_op(&f, "hb", "Hardmax", "v", 1);
+    fx_attr_int(&f, hb, "axis", 1);
+    FX_FAILS(&f, hb, -1, "bad-attribute", "attribute 'axis' is 1");
+    int32_t hi = fx_op(&f, "hi", "Hardmax", "i", 1);
+    FX_FAILS(&f, hi, 0, "dtype-mismatch", "");
+    int32_t lp = fx_op(&f, "lp", "LpNormalization", "v", 1);
+    fx_attr_int(&f, lp, "p", 1);
+    FX_OK(&f, lp);
+    FX_OUT(&f, lp, 0, TGC_FLOAT16, "[7]");
+    int32_t lp3 = fx_op(&f, "lp3", "LpNormalization", "x", 1);
+    fx_attr_int(&f, lp3, "p", 3);
+    FX_FAILS(&f, lp3, -1, "bad-attribute", "attribute 'p' is 3");
+    int32_t m = fx_op(&f, "m", "MeanVarianceNormalization", "x", 1);
+    FX_OK(&f, m);
+    FX_OUT(&f, m, 0, TGC_FLOAT32, "[N, 3, 4, 5]");
+    int32_t mv = fx_op(&f, "mv", "MeanVarianceNormalization", "v", 1); /* default axes [0, 2, 3], rank 1 */
+    FX_FAILS(&f, mv, -1, "bad-attribute", "axes");
+    fx_end(&f);
+}
+
 TGC_TEST_MAIN("graph/infer_reduce",
+              {"normalizations", test_normalizations},
               {"reduce_axes_input_every_op", test_reduce_axes_input_every_op},
               {"reduce_attr_axes_new_ops", test_reduce_attr_axes_new_ops},
               {"reduce_errors", test_reduce_errors},
