@@ -13,7 +13,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_cpu_kernels_nn[];
 extern const tgc_kernel_def tgc_cpu_kernels_shape[];
 extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
-extern const tgc_kernel_def tgc_cpu_kernels_normalize[];
+extern const tgc_kernel_def tgc_cpu_kernels_normalize[], tgc_cpu_kernels_linalg[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -26,6 +26,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_shape,
     tgc_cpu_kernels_reduce,
     tgc_cpu_kernels_normalize,
+    tgc_cpu_kernels_linalg,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,

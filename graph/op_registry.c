@@ -35,6 +35,8 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_ReduceLogSumExp, &tgc_op_ReduceSumSquare, &tgc_op_ArgMin,
     /* ops_normalize.c */
     &tgc_op_Hardmax, &tgc_op_LpNormalization, &tgc_op_MeanVarianceNormalization,
+    /* ops_linalg.c */
+    &tgc_op_Einsum, &tgc_op_Det,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

@@ -12,6 +12,7 @@
  *                        ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum,
  *                        ReduceLogSumExp, ReduceSumSquare, ArgMin
  *     ops_normalize.c    Hardmax, LpNormalization, MeanVarianceNormalization
+ *     ops_linalg.c       Einsum, Det (einsum.c parses Einsum's equation)
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -53,6 +54,8 @@ extern const tgc_op_def tgc_op_ReduceMin, tgc_op_ReduceProd, tgc_op_ReduceL1, tg
 extern const tgc_op_def tgc_op_ReduceLogSumExp, tgc_op_ReduceSumSquare, tgc_op_ArgMin;
 
 extern const tgc_op_def tgc_op_Hardmax, tgc_op_LpNormalization, tgc_op_MeanVarianceNormalization;
+
+extern const tgc_op_def tgc_op_Einsum, tgc_op_Det;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

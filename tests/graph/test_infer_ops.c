@@ -22,7 +22,8 @@ static void test_registry_has_every_op(void) {
         "Atanh", "LessOrEqual", "GreaterOrEqual",
         /* the reductions and friends (op-reduce) */
         "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
-        "ArgMin", "Hardmax", "LpNormalization", "MeanVarianceNormalization"};
+        "ArgMin", "Hardmax", "LpNormalization", "MeanVarianceNormalization",
+        "Einsum", "Det"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

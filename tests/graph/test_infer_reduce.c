@@ -106,7 +106,49 @@ static void test_normalizations(void) {
     fx_end(&f);
 }
 
+/* Einsum: explicit, implicit (ellipsis first, then letters used once, in
+ * ASCII order), broadcast ellipsis dims, diagonals; Det: [..., M, M] -> [...]. */
+static void test_einsum_det(void) {
+    fx f = fx_begin();
+    fx_input(&f, "a", TGC_FLOAT32, "N, 3, 4");
+    fx_input(&f, "b", TGC_FLOAT32, "N, 4, 5");
+    fx_input(&f, "c", TGC_FLOAT32, "1, 4, 5");
+    fx_input(&f, "s", TGC_FLOAT32, "2, 6, 6");
+    fx_input(&f, "i", TGC_INT32, "4, 5");
+    const struct {
+        const char *inputs, *eq, *out;
+    } cases[] = {
+        {"a, b", "bij,bjk->bik", "[N, 3, 5]"}, {"a, b", "bij,bjk", "[3, 5]"} /* implicit: b is used twice, so summed */,
+        {"a, c", "...ij,...jk->...ik", "[N, 3, 5]"}, {"s", "...ii->...i", "[2, 6]"},
+        {"s", "bii", "[2]"}, {"a", "ijk->", "[]"}, {"a", "ijk->kji", "[4, 3, N]"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "e%zu", k);
+        int32_t e = fx_op(&f, name, "Einsum", cases[k].inputs, 1);
+        fx_attr_string(&f, e, "equation", cases[k].eq);
+        FX_OK(&f, e);
+        FX_OUT(&f, e, 0, TGC_FLOAT32, cases[k].out);
+    }
+    int32_t mis = fx_op(&f, "mis", "Einsum", "a, b", 1);
+    fx_attr_string(&f, mis, "equation", "bij,bkj->bik");
+    FX_FAILS(&f, mis, 1, "shape-mismatch", "axis 2 of input 1 has 5 elements");
+    int32_t bad = fx_op(&f, "bad", "Einsum", "a", 1);
+    fx_attr_string(&f, bad, "equation", "ij->i");
+    FX_FAILS(&f, bad, -1, "bad-attribute", "does not fit input 0 of rank 3");
+    int32_t mixed = fx_op(&f, "mixed", "Einsum", "b, i", 1);
+    fx_attr_string(&f, mixed, "equation", "bjk,jk->b");
+    FX_FAILS(&f, mixed, 1, "dtype-mismatch", "");
+    int32_t d = fx_op(&f, "d", "Det", "s", 1);
+    FX_OK(&f, d);
+    FX_OUT(&f, d, 0, TGC_FLOAT32, "[2]");
+    int32_t nsq = fx_op(&f, "nsq", "Det", "a", 1);
+    FX_FAILS(&f, nsq, 0, "shape-mismatch", "not square");
+    fx_end(&f);
+}
+
 TGC_TEST_MAIN("graph/infer_reduce",
+              {"einsum_det", test_einsum_det},
               {"normalizations", test_normalizations},
               {"reduce_axes_input_every_op", test_reduce_axes_input_every_op},
               {"reduce_attr_axes_new_ops", test_reduce_attr_axes_new_ops},

@@ -22,11 +22,17 @@ RNG = np.random.default_rng(20261126)
 F32, F16 = np.float32, np.float16
 
 
+def c_order(x):
+    """x in C order, keeping rank 0 (np.ascontiguousarray makes it [1])."""
+    x = np.asarray(x)
+    return x if x.ndim == 0 else np.ascontiguousarray(x)
+
+
 def save(name, x, out):
     d = os.path.join(HERE, "normalize")
     os.makedirs(d, exist_ok=True)
-    np.save(os.path.join(d, name + "_in0.npy"), np.ascontiguousarray(x))
-    np.save(os.path.join(d, name + "_out.npy"), np.ascontiguousarray(out))
+    np.save(os.path.join(d, name + "_in0.npy"), c_order(x))
+    np.save(os.path.join(d, name + "_out.npy"), c_order(out))
 
 
 def hardmax(x, axis):

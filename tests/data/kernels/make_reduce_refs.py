@@ -22,12 +22,18 @@ RNG = np.random.default_rng(20261125)
 F32, F16, I32, I64, U8 = np.float32, np.float16, np.int32, np.int64, np.uint8
 
 
+def c_order(x):
+    """x in C order, keeping rank 0 (np.ascontiguousarray makes it [1])."""
+    x = np.asarray(x)
+    return x if x.ndim == 0 else np.ascontiguousarray(x)
+
+
 def red(name, inputs, out):
     d = os.path.join(HERE, "reduce")
     os.makedirs(d, exist_ok=True)
     for i, x in enumerate(inputs):
-        np.save(os.path.join(d, "%s_in%d.npy" % (name, i)), np.ascontiguousarray(x))
-    np.save(os.path.join(d, name + "_out.npy"), np.ascontiguousarray(out))
+        np.save(os.path.join(d, "%s_in%d.npy" % (name, i)), c_order(x))
+    np.save(os.path.join(d, name + "_out.npy"), c_order(out))
 
 
 def axes(*a):
