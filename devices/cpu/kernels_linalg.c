@@ -1,5 +1,6 @@
-/* The cpu kernels of Einsum-12 and Det-11 (float32; float16 widened to
- * float32 and rounded once), and tgc_cpu_kernels_linalg[].
+/* The cpu kernels of Einsum-12 (float32, int32, int64, uint8; float16
+ * widened to float32 and rounded once) and Det-11 (float32, float16), and
+ * tgc_cpu_kernels_linalg[].
  *
  * Einsum (numpy.einsum's semantics, equation as graph/einsum.h parses it):
  * each label gets a size (a dim of 1 broadcasts) and, per tensor, a stride
@@ -12,7 +13,7 @@
  * gives [batch, M, N], which is scattered into the output's label order.
  * Anything else runs the general loop: for each output element, the sum
  * over the summed labels of the product of the inputs' elements, in
- * double.
+ * double (integers: always the loop, wrapping as numpy does).
  *
  * Det: the determinant of each [M, M] matrix of [..., M, M] by LU
  * factorisation with partial pivoting (Golub & Van Loan, Matrix
@@ -88,41 +89,62 @@ typedef struct einsum_plan {
     int count[TGC_EINSUM_MAX_INPUTS][MAXL]; /* axes of input i with the label */
 } einsum_plan;
 
-/* The general loop: y[o] = sum over the summed labels of prod_i x_i. */
-static void einsum_loop(const einsum_plan *p, const tgc_einsum *e, const float *const *x, float *y) {
-    int order[MAXL], no = 0, ns = 0;
-    for (int j = 0; j < e->out_rank; j++) order[no++] = e->out_labels[j];
-    int sum_labels[MAXL];
-    for (int l = 0; l < MAXL; l++)
-        if (e->used[l] && !p->in_out[l]) sum_labels[ns++] = l;
-    int64_t n_out = 1, n_sum = 1;
-    for (int j = 0; j < no; j++) n_out *= p->size[order[j]];
-    for (int j = 0; j < ns; j++) n_sum *= p->size[sum_labels[j]];
-    int64_t oidx[MAXL] = {0}, base[TGC_EINSUM_MAX_INPUTS] = {0};
-    for (int64_t o = 0; o < n_out; o++) {
-        double acc = 0;
-        int64_t sidx[MAXL] = {0}, off[TGC_EINSUM_MAX_INPUTS];
-        for (int i = 0; i < p->n; i++) off[i] = base[i];
-        for (int64_t s = 0; s < n_sum; s++) {
-            double prod = 1;
-            for (int i = 0; i < p->n; i++) prod *= x[i][off[i]];
-            acc += prod;
-            for (int j = ns - 1; j >= 0; j--) {
-                int l = sum_labels[j];
-                for (int i = 0; i < p->n; i++) off[i] += p->stride[i][l];
-                if (++sidx[j] < p->size[l]) break;
-                for (int i = 0; i < p->n; i++) off[i] -= p->stride[i][l] * p->size[l];
-                sidx[j] = 0;
-            }
-        }
-        y[o] = (float)acc; /* the output is contiguous in its label order */
-        for (int j = no - 1; j >= 0; j--) {
-            int l = order[j];
-            for (int i = 0; i < p->n; i++) base[i] += p->stride[i][l];
-            if (++oidx[j] < p->size[l]) break;
-            for (int i = 0; i < p->n; i++) base[i] -= p->stride[i][l] * p->size[l];
-            oidx[j] = 0;
-        }
+/* The general loop: y[o] = sum over the summed labels of prod_i x_i,
+ * accumulated in ACC: double for floats; uint64_t for integers, so that
+ * products and sums wrap around (two's complement) as numpy's do in the
+ * tensors' type once truncated. One line per element type below. */
+#define DEF_EINSUM_LOOP(s, T, ACC)                                                                  \
+    static void einsum_loop_##s(const einsum_plan *p, const tgc_einsum *e, const void *const *px, void *py) { \
+        const T *const *x = (const T *const *)px;                                                   \
+        T *y = py;                                                                                  \
+        int order[MAXL], sum_labels[MAXL], no = 0, ns = 0;                                          \
+        for (int j = 0; j < e->out_rank; j++) order[no++] = e->out_labels[j];                       \
+        for (int l = 0; l < MAXL; l++)                                                              \
+            if (e->used[l] && !p->in_out[l]) sum_labels[ns++] = l;                                  \
+        int64_t n_out = 1, n_sum = 1;                                                               \
+        for (int j = 0; j < no; j++) n_out *= p->size[order[j]];                                    \
+        for (int j = 0; j < ns; j++) n_sum *= p->size[sum_labels[j]];                               \
+        int64_t oidx[MAXL] = {0}, base[TGC_EINSUM_MAX_INPUTS] = {0};                                \
+        for (int64_t o = 0; o < n_out; o++) {                                                       \
+            ACC acc = 0;                                                                            \
+            int64_t sidx[MAXL] = {0}, off[TGC_EINSUM_MAX_INPUTS];                                   \
+            for (int i = 0; i < p->n; i++) off[i] = base[i];                                        \
+            for (int64_t t = 0; t < n_sum; t++) {                                                   \
+                ACC prod = 1;                                                                       \
+                for (int i = 0; i < p->n; i++) prod *= (ACC)x[i][off[i]];                           \
+                acc += prod;                                                                        \
+                for (int j = ns - 1; j >= 0; j--) {                                                 \
+                    int l = sum_labels[j];                                                          \
+                    for (int i = 0; i < p->n; i++) off[i] += p->stride[i][l];                       \
+                    if (++sidx[j] < p->size[l]) break;                                              \
+                    for (int i = 0; i < p->n; i++) off[i] -= p->stride[i][l] * p->size[l];          \
+                    sidx[j] = 0;                                                                    \
+                }                                                                                   \
+            }                                                                                       \
+            y[o] = (T)acc; /* the output is contiguous in its label order */                        \
+            for (int j = no - 1; j >= 0; j--) {                                                     \
+                int l = order[j];                                                                   \
+                for (int i = 0; i < p->n; i++) base[i] += p->stride[i][l];                          \
+                if (++oidx[j] < p->size[l]) break;                                                  \
+                for (int i = 0; i < p->n; i++) base[i] -= p->stride[i][l] * p->size[l];             \
+                oidx[j] = 0;                                                                        \
+            }                                                                                       \
+        }                                                                                           \
+    }
+DEF_EINSUM_LOOP(f32, float, double)
+DEF_EINSUM_LOOP(i32, int32_t, uint64_t)
+DEF_EINSUM_LOOP(i64, int64_t, uint64_t)
+DEF_EINSUM_LOOP(u8, uint8_t, uint64_t)
+
+typedef void (*einsum_loop_fn)(const einsum_plan *p, const tgc_einsum *e, const void *const *x, void *y);
+
+/* The loop of an integer type; NULL for the others. */
+static einsum_loop_fn int_loop(tgc_dtype t) {
+    switch (t) {
+    case TGC_INT32: return einsum_loop_i32;
+    case TGC_INT64: return einsum_loop_i64;
+    case TGC_UINT8: return einsum_loop_u8;
+    default: return NULL;
     }
 }
 
@@ -186,9 +208,11 @@ static tgc_status k_einsum(tgc_kernel_ctx *c) {
     for (int i = 0; i < n; i++) {
         const tgc_value *v = &c->inputs[i];
         if (v->buf == NULL && v->dtype == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "%s: input %d is omitted", op, i);
-        if (v->dtype != y->dtype || (v->dtype != TGC_FLOAT32 && v->dtype != TGC_FLOAT16))
-            return tgc_kernel_fail(c, "%s: input %d is %s and the output %s; the cpu takes float32 or float16 alike",
-                                   op, i, tgc_dtype_name(v->dtype), tgc_dtype_name(y->dtype));
+        if (v->dtype != y->dtype ||
+            (v->dtype != TGC_FLOAT32 && v->dtype != TGC_FLOAT16 && int_loop(v->dtype) == NULL))
+            return tgc_kernel_fail(c, "%s: input %d is %s and the output %s; the cpu takes float32, float16, int32, "
+                                   "int64 or uint8, all alike", op, i, tgc_dtype_name(v->dtype),
+                                   tgc_dtype_name(y->dtype));
         ranks[i] = v->rank;
     }
     tgc_einsum e;
@@ -234,12 +258,24 @@ static tgc_status k_einsum(tgc_kernel_ctx *c) {
     }
     if ((st = tgc_kernel_expect_dims(c, 0, e.out_rank, out)) != TGC_OK) return st;
     if (tgc_value_numel(y) == 0) return TGC_OK;
+    bool empty_input = false;
+    for (int i = 0; i < n; i++) empty_input = empty_input || tgc_value_numel(&c->inputs[i]) == 0;
+    einsum_loop_fn loop = int_loop(y->dtype);
+    if (loop != NULL) { /* integers: the general loop, in the type itself */
+        void *py = tgc_buffer_host_ptr(y->buf);
+        if (empty_input) {
+            memset(py, 0, tgc_value_nbytes(y));
+        } else {
+            const void *xs[TGC_EINSUM_MAX_INPUTS];
+            for (int i = 0; i < n; i++) xs[i] = tgc_buffer_host_ptr(c->inputs[i].buf);
+            loop(&p, &e, xs, py);
+        }
+        return TGC_OK;
+    }
 
     float *owned[TGC_EINSUM_MAX_INPUTS] = {NULL}, *yo = NULL;
     const float *x[TGC_EINSUM_MAX_INPUTS];
     float *yf = NULL;
-    bool empty_input = false;
-    for (int i = 0; i < n; i++) empty_input = empty_input || tgc_value_numel(&c->inputs[i]) == 0;
     bool ok = true;
     for (int i = 0; i < n && ok && !empty_input; i++) ok = (x[i] = as_f32(&c->inputs[i], &owned[i])) != NULL;
     if (ok) ok = (yf = out_f32(y, &yo)) != NULL;
@@ -248,7 +284,7 @@ static tgc_status k_einsum(tgc_kernel_ctx *c) {
     } else if (empty_input) { /* a sum over an empty label: 0 */
         memset(yf, 0, (size_t)tgc_value_numel(y) * sizeof *yf);
     } else if (!einsum_gemm(&p, &e, x, yf)) {
-        einsum_loop(&p, &e, x, yf);
+        einsum_loop_f32(&p, &e, (const void *const *)x, yf);
     }
     if (ok) out_done(y, yf);
     for (int i = 0; i < n; i++) tgc_free(owned[i]);
@@ -329,7 +365,7 @@ static tgc_status k_det(tgc_kernel_ctx *c) {
 
 const tgc_kernel_def tgc_cpu_kernels_linalg[] = {
     {.op = "Einsum", .kind = TGC_DEVICE_CPU, .fn = k_einsum, .forward_input = -1,
-     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_DTYPE_INVALID}},
     {.op = "Det", .kind = TGC_DEVICE_CPU, .fn = k_det, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}},
     {.op = NULL},

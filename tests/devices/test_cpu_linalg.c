@@ -39,6 +39,12 @@ static void test_einsum_loop(void) {
     einsum_case("implicit_sorted", "ba,cb", 2, 1e-5);
 }
 
+static void test_einsum_ints(void) {
+    einsum_case("i32_matmul", "ij,jk->ik", 2, 0);
+    einsum_case("i64_wrap", "i,i", 2, 0);
+    einsum_case("u8_trace", "ii", 1, 0);
+}
+
 static void einsum_fails(const char *eq, int n_in, const int64_t *const *dims, const int *ranks, const char *frag) {
     ew_fx f;
     ew_begin(&f, "Einsum", LA_DIR);
@@ -104,6 +110,7 @@ static void test_det_errors(void) {
 TGC_TEST_MAIN("cpu_linalg",
               {"einsum_gemm", test_einsum_gemm},
               {"einsum_loop", test_einsum_loop},
+              {"einsum_ints", test_einsum_ints},
               {"einsum_errors", test_einsum_errors},
               {"einsum_empty", test_einsum_empty},
               {"det", test_det},

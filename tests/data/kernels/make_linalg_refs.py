@@ -63,6 +63,14 @@ def main():
     einsum("broadcast_ellipsis", "...ij,...jk->...ik", r(2, 1, 3, 4), r(3, 4, 2))
     einsum("implicit_sorted", "ba,cb", r(3, 2), r(4, 3))  # output 'ac'
     einsum("f16_matmul", "ij,jk->ik", r(3, 4), r(4, 5), dtype=F16)
+    # Integers: in the type itself, wrapping (numpy.einsum with the dtype).
+    ai = RNG.integers(-9, 9, size=(3, 4), endpoint=True).astype(np.int32)
+    bi = RNG.integers(-9, 9, size=(4, 5), endpoint=True).astype(np.int32)
+    save("i32_matmul", [ai, bi], np.einsum("ij,jk->ik", ai, bi))
+    big = np.array([2**40, 3], dtype=np.int64)
+    save("i64_wrap", [big, big], np.einsum("i,i", big, big))  # 2^80 + 9 wraps to 9
+    u = RNG.integers(0, 255, size=(4, 4), endpoint=True).astype(np.uint8)
+    save("u8_trace", [u], np.einsum("ii", u))  # the sum wraps in uint8
 
     # Det: a batch of random matrices, a singular one, a permutation (sign), 1 x 1.
     a = r(2, 3, 4, 4).astype(np.float64) * 3
