@@ -8,6 +8,8 @@
  *     ReduceLogSumExp, ReduceSumSquare   float32
  *     ArgMax-13, ArgMin-13   axis, keepdims, select_last_point_index; int64 output
  *     Softmax-13, LogSoftmax-13   along `axis` (default -1); float32
+ *     Hardmax-13, LpNormalization-1   along `axis` (default -1); float32
+ *     MeanVarianceNormalization-13   over `axes` (default [0, 2, 3]); float32
  * and tgc_gpu_kernels_reduce[]. Device code: kernels/reduce.cl, one
  * work-item per output element.
  *
@@ -192,6 +194,89 @@ static tgc_status arg_extreme(tgc_kernel_ctx *c, bool is_min) {
 static tgc_status k_argmax(tgc_kernel_ctx *c) { return arg_extreme(c, false); }
 static tgc_status k_argmin(tgc_kernel_ctx *c) { return arg_extreme(c, true); }
 
+/* ==== Hardmax, LpNormalization, MeanVarianceNormalization =================== */
+
+/* Hardmax-13 (p 0) and LpNormalization-1 (p 1, 2) along `axis` (default -1). */
+static tgc_status along_axis(tgc_kernel_ctx *c, int p) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 0);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
+    if (y->dtype != TGC_FLOAT32)
+        return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype));
+    if ((st = tgc_kernel_expect_dims(c, 0, x->rank, x->dims)) != TGC_OK) return st;
+    int axis;
+    if ((st = norm_axis(c, tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (d < axis) outer *= x->dims[d];
+        if (d > axis) inner *= x->dims[d];
+    }
+    if (tgc_value_numel(x) == 0) return TGC_OK;
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),         TGC_CL_BUF(y->buf), TGC_CL_LONG(outer * inner),
+                         TGC_CL_LONG(x->dims[axis]), TGC_CL_LONG(inner), TGC_CL_INT(p)};
+    return tgc_cl_run1d(c, "red_along_axis_f32", outer * inner, 6, args);
+}
+
+static tgc_status k_hardmax(tgc_kernel_ctx *c) { return along_axis(c, 0); }
+
+static tgc_status k_lp_normalization(tgc_kernel_ctx *c) {
+    int64_t p = tgc_kernel_attr_int(c, "p", 2);
+    if (p != 1 && p != 2)
+        return tgc_kernel_fail(c, "%s: p is %lld; it must be 1 or 2", tgc_kernel_op_name(c), (long long)p);
+    return along_axis(c, (int)p);
+}
+
+/* MeanVarianceNormalization-13 over `axes` (default [0, 2, 3]; an empty
+ * list reduces nothing: y = 0), one work-item per group. */
+static tgc_status k_mvn(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 0);
+    if (st != TGC_OK) return st;
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
+    if (y->dtype != TGC_FLOAT32)
+        return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype));
+    if ((st = tgc_kernel_expect_dims(c, 0, x->rank, x->dims)) != TGC_OK) return st;
+    static const int64_t dflt[] = {0, 2, 3};
+    size_t n_axes;
+    const int64_t *axes = tgc_kernel_attr_ints(c, "axes", &n_axes);
+    if (tgc_node_attr(c->node, "axes") == NULL) {
+        axes = dflt;
+        n_axes = 3;
+    }
+    bool reduced[TGC_MAX_RANK] = {false};
+    int64_t out[TGC_MAX_RANK], stride[TGC_MAX_RANK], s = 1;
+    int out_rank;
+    if (n_axes > 0 && (st = tgc_reduce_axes_read(c, tgc_kernel_op_name(c), axes, n_axes, x->rank, x->dims, reduced,
+                                                 out, &out_rank)) != TGC_OK)
+        return st;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        stride[d] = s;
+        s *= x->dims[d];
+    }
+    axes_list kept = {0}, red = {0};
+    int64_t groups = 1, nr = 1;
+    for (int d = 0; d < x->rank; d++) {
+        axes_push(reduced[d] ? &red : &kept, x->dims[d], stride[d]);
+        if (reduced[d]) nr *= x->dims[d];
+        else groups *= x->dims[d];
+    }
+    if (tgc_value_numel(x) == 0) return TGC_OK;
+    for (int i = kept.n; i < 8; i++) kept.dims.s[i] = 1;
+    for (int i = red.n; i < 8; i++) red.dims.s[i] = 1;
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),
+                         TGC_CL_BUF(y->buf),
+                         TGC_CL_LONG(groups),
+                         TGC_CL_LONG(nr),
+                         TGC_CL_INT(kept.n),
+                         TGC_CL_BYTES(&kept.dims, sizeof kept.dims),
+                         TGC_CL_BYTES(&kept.strides, sizeof kept.strides),
+                         TGC_CL_INT(red.n),
+                         TGC_CL_BYTES(&red.dims, sizeof red.dims),
+                         TGC_CL_BYTES(&red.strides, sizeof red.strides)};
+    return tgc_cl_run1d(c, "red_mvn_f32", groups, 10, args);
+}
+
 /* ==== Softmax, LogSoftmax =================================================== */
 
 static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
@@ -237,6 +322,9 @@ const tgc_kernel_def tgc_gpu_kernels_reduce[] = {
     RED("ReduceSumSquare", k_reduce_sum_square, 1u << 1, -1, DTYPES(TGC_FLOAT32)),
     RED("ArgMax", k_argmax, 0, -1, DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)),
     RED("ArgMin", k_argmin, 0, -1, DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)),
+    RED("Hardmax", k_hardmax, 0, -1, DTYPES(TGC_FLOAT32)),
+    RED("LpNormalization", k_lp_normalization, 0, -1, DTYPES(TGC_FLOAT32)),
+    RED("MeanVarianceNormalization", k_mvn, 0, -1, DTYPES(TGC_FLOAT32)),
     RED("Softmax", k_softmax, 0, 0, DTYPES(TGC_FLOAT32)),
     RED("LogSoftmax", k_log_softmax, 0, 0, DTYPES(TGC_FLOAT32)),
     {.op = NULL},

@@ -1,6 +1,6 @@
 /* The gpu (OpenCL) kernels of ReduceMin, ReduceProd, ReduceL1, ReduceL2,
- * ReduceLogSum, ReduceLogSumExp, ReduceSumSquare and ArgMin
- * (devices/opencl/kernels_reduce.c) against the cpu kernels of the same
+ * ReduceLogSum, ReduceLogSumExp, ReduceSumSquare, ArgMin, Hardmax,
+ * LpNormalization and MeanVarianceNormalization (devices/opencl/kernels_reduce.c) against the cpu kernels of the same
  * ops (themselves checked against NumPy in test_cpu_reduce_ops.c), with
  * axes as the attribute and as input 1 (opset 18), keepdims 0 and 1,
  * negative axes, every axis, empty inputs, NaN and infinities. Floats must
@@ -143,6 +143,42 @@ static void test_argmin(void) {
     gk_close(&d);
 }
 
+/* Hardmax and LpNormalization along each axis; MeanVarianceNormalization
+ * over its default axes and others. */
+static void test_normalizations(void) {
+    gk_dev d;
+    if (!gk_open(&d)) return;
+    static const int64_t dims[] = {2, 3, 4, 5};
+    for (int axis = -4; axis < 4; axis++)
+        for (int p = 0; p < 3; p++) {
+            gk_case k;
+            gk_begin(&k, &d, p == 0 ? "Hardmax" : "LpNormalization");
+            gk_attr(&k, GK_INT("axis", axis));
+            if (p > 0) gk_attr(&k, GK_INT("p", p));
+            gk_in_range(&k, TGC_FLOAT32, 4, dims, p == 0 ? 0 : -3, 3); /* Hardmax: many ties */
+            gk_out(&k, TGC_FLOAT32, 4, dims);
+            gk_run(&k);
+            gk_end(&k);
+        }
+    gk_case k;
+    gk_begin(&k, &d, "LpNormalization"); /* a zero norm gives 0; NaN propagates */
+    gk_in(&k, TGC_FLOAT32, SHAPE(3, 2), (float[]){0, 0, 3, 4, NAN, 1});
+    gk_out(&k, TGC_FLOAT32, SHAPE(3, 2));
+    gk_run(&k);
+    gk_end(&k);
+    static const int64_t axes[][3] = {{0, 2, 3}, {-1, 0, 0}, {1, 2, 0}};
+    static const int n_axes[] = {-1, 1, 2}; /* -1: the default */
+    for (int a = 0; a < 3; a++) {
+        gk_begin(&k, &d, "MeanVarianceNormalization");
+        if (n_axes[a] > 0) gk_attr(&k, GK_INTS("axes", axes[a], (size_t)n_axes[a]));
+        gk_in_range(&k, TGC_FLOAT32, 4, dims, -3, 3);
+        gk_out(&k, TGC_FLOAT32, 4, dims);
+        gk_run(&k);
+        gk_end(&k);
+    }
+    gk_close(&d);
+}
+
 static void test_registry(void) {
     static const char *const ops[] = {"ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
                                       "ReduceLogSumExp", "ReduceSumSquare", "ReduceMean", "ReduceMax"};
@@ -160,4 +196,5 @@ TGC_TEST_MAIN("gpu_reduce_ops",
               {"reduce_float_kinds", test_reduce_float_kinds},
               {"reduce_min_ints", test_reduce_min_ints},
               {"reduce_edges", test_reduce_edges},
-              {"argmin", test_argmin})
+              {"argmin", test_argmin},
+              {"normalizations", test_normalizations})

@@ -6,6 +6,7 @@
  *     red_more_f32         ReduceProd, L1, L2, LogSum, LogSumExp, SumSquare
  *     red_argmax_{f32,i32,i64,u8}, red_argmin_...       ArgMax, ArgMin
  *     red_softmax_f32                                   Softmax, LogSoftmax
+ *     red_along_axis_f32, red_mvn_f32   Hardmax, LpNormalization, MeanVarianceNormalization
  * One work-item per output element, looping over what it reduces; the
  * global size may be rounded up past the output's count.
  *
@@ -126,6 +127,61 @@ __kernel void red_more_f32(__global const float *x, __global float *y, RED_ARGS,
     }
     float total = kind == 1 || !isfinite(acc) ? acc : acc + comp;
     y[o] = kind == 3 ? sqrt(total) : kind == 4 ? log(total) : kind == 5 ? m + log(total) : total;
+}
+
+/* Hardmax (p = 0: 1 at the first largest x along n, NaN counting as the
+ * largest, 0 elsewhere) and LpNormalization (p = 1: x / sum |x|, p = 2:
+ * x / sqrt(sum x^2); 0 where the norm is 0) of x [outer, n, inner] along
+ * n, one work-item per (outer, inner). */
+__kernel void red_along_axis_f32(__global const float *x, __global float *y, long ny, long n, long inner, int p) {
+    long o = get_global_id(0);
+    if (o >= ny) return;
+    long outer = o / inner, base = outer * n * inner + (o - outer * inner);
+    if (p == 0) {
+        long best = 0;
+        float b = x[base];
+        for (long k = 1; k < n; k++) {
+            float v = x[base + k * inner];
+            if (v > b || (v != v && b == b)) {
+                best = k;
+                b = v;
+            }
+        }
+        for (long k = 0; k < n; k++) y[base + k * inner] = k == best ? 1.0f : 0.0f;
+        return;
+    }
+    float sum = 0.0f, comp = 0.0f;
+    for (long k = 0; k < n; k++) {
+        float v = x[base + k * inner];
+        red_add(&sum, &comp, p == 1 ? fabs(v) : v * v);
+    }
+    float total = isfinite(sum) ? sum + comp : sum;
+    float norm = p == 1 ? total : sqrt(total);
+    for (long k = 0; k < n; k++) y[base + k * inner] = norm == 0.0f ? 0.0f : x[base + k * inner] / norm;
+}
+
+/* MeanVarianceNormalization: for the group of output o (its reduced
+ * elements), y = (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9); y has
+ * x's layout, so the reduced walk addresses both. */
+__kernel void red_mvn_f32(__global const float *x, __global float *y, RED_ARGS) {
+    long o = get_global_id(0);
+    if (o >= ny) return;
+    float sum = 0.0f, comp = 0.0f; /* not s: FOR_REDUCED declares d, s, idx, off, r, k */
+    {
+        FOR_REDUCED(red_add(&sum, &comp, x[off]))
+    }
+    float mean = (isfinite(sum) ? sum + comp : sum) / (float)nr;
+    float v = 0.0f, vc = 0.0f;
+    {
+        FOR_REDUCED({
+            float dv = x[off] - mean;
+            red_add(&v, &vc, dv * dv);
+        })
+    }
+    float sd = sqrt((isfinite(v) ? v + vc : v) / (float)nr) + 1e-9f;
+    {
+        FOR_REDUCED(y[off] = (x[off] - mean) / sd)
+    }
 }
 
 /* ArgMax (ArgMin) over x seen as [outer, n, inner]: output o = (outer
