@@ -87,7 +87,7 @@ static void test_axes_twice(void) {
 
 static void test_empty_identities(void) {
     const tgc_attr a0[] = {EW_INTS("axes", AXES(0), 1)};
-    red_case("ReduceSum", "empty_sum", 1, a0, 1); /* attribute form on ReduceSum too: tgc accepts it */
+    red_case("ReduceSum", "empty_sum", 1, a0, 1); /* the kernel reads an axes attribute on any ReduceX (the schema of ReduceSum has none) */
     red_case("ReduceProd", "empty_prod", 1, a0, 1);
     red_case("ReduceMin", "empty_min", 1, a0, 1);
     red_case("ReduceL1", "empty_l1", 1, a0, 1);
