@@ -22,6 +22,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_detection[];
 extern const tgc_kernel_def tgc_cpu_kernels_quant[];
 extern const tgc_kernel_def tgc_cpu_kernels_signal[];
 extern const tgc_kernel_def tgc_cpu_kernels_random[];
+extern const tgc_kernel_def tgc_cpu_kernels_normalize[], tgc_cpu_kernels_linalg[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -45,6 +46,8 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_quant,
     tgc_cpu_kernels_signal,
     tgc_cpu_kernels_random,
+    tgc_cpu_kernels_normalize,
+    tgc_cpu_kernels_linalg,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,

@@ -34,8 +34,8 @@ tgc_status tgc_reduce_argmax_read(tgc_kernel_ctx *c, const char *op, int rank, c
                                   int64_t *outer, int64_t *n, int64_t *inner, bool *last) {
     const tgc_value *y = &c->outputs[0];
     if (y->dtype != TGC_INT64)
-        return tgc_kernel_fail(c, "ArgMax: output is %s, expected int64", tgc_dtype_name(y->dtype));
-    if (rank == 0) return tgc_kernel_fail(c, "ArgMax: the input is a scalar; it needs rank >= 1");
+        return tgc_kernel_fail(c, "%s: output is %s, expected int64", op, tgc_dtype_name(y->dtype));
+    if (rank == 0) return tgc_kernel_fail(c, "%s: the input is a scalar; it needs rank >= 1", op);
     int a;
     tgc_status st = tgc_reduce_norm_axis(c, op, "axis", tgc_kernel_attr_int(c, "axis", 0), rank, &a);
     if (st != TGC_OK) return st;
@@ -45,13 +45,13 @@ tgc_status tgc_reduce_argmax_read(tgc_kernel_ctx *c, const char *op, int rank, c
     int out_rank = 0;
     for (int d = 0; d < rank; d++) {
         if ((d < a && !tgc_checked_mul_i64(o, dims[d], &o)) || (d > a && !tgc_checked_mul_i64(i, dims[d], &i)))
-            return tgc_kernel_fail(c, "ArgMax: the input's sizes do not fit in int64");
+            return tgc_kernel_fail(c, "%s: the input's sizes do not fit in int64", op);
         if (d != a) out[out_rank++] = dims[d];
         else if (keepdims) out[out_rank++] = 1;
     }
     if ((st = tgc_kernel_expect_dims(c, 0, out_rank, out)) != TGC_OK) return st;
     if (o * i != 0 && dims[a] == 0)
-        return tgc_kernel_fail(c, "ArgMax: axis %d is empty: there is no largest element", a);
+        return tgc_kernel_fail(c, "%s: axis %d is empty: there is no element to pick", op, a);
     *axis = a;
     *outer = o;
     *n = dims[a];

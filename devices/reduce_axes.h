@@ -1,7 +1,7 @@
 /* Axis arguments of the reduction kernels, shared by the cpu and gpu
  * (devices/cpu/kernels_reduce.c, devices/opencl/kernels_reduce.c): one
- * axis normalised into [0, rank), ReduceSum/Mean/Max's list of axes read
- * into a mask of reduced axes and the output dims, and ArgMax's axis and
+ * axis normalised into [0, rank), the ReduceX ops' list of axes read
+ * into a mask of reduced axes and the output dims, and ArgMax's / ArgMin's axis and
  * output checked. Device-independent:
  * it reads only attributes and dims.
  *
@@ -37,13 +37,13 @@ tgc_status tgc_reduce_norm_axis(tgc_kernel_ctx *c, const char *op, const char *w
 tgc_status tgc_reduce_axes_read(tgc_kernel_ctx *c, const char *op, const int64_t *axes, size_t n_axes, int rank,
                                 const int64_t *dims, bool *reduced, int64_t *out, int *out_rank);
 
-/* Checks an ArgMax-13 node's output (int64, of the dims that the input's
+/* Checks an ArgMax-13 or ArgMin-13 node's output (int64, of the dims that the input's
  * dims and the axis and keepdims attributes give) for input dims
  * dims[0..rank) (rank >= 1) and reads its geometry: the input is seen as
  * [*outer, *n, *inner] around the axis (*axis, normalised), and *last is
- * select_last_point_index. Fails the kernel (message starting with
- * "ArgMax" or `op`) and returns its status otherwise, also when the axis is
- * empty while the output is not (no largest element to name). */
+ * select_last_point_index. Fails the kernel (message starting with `op`)
+ * and returns its status otherwise, also when the axis is empty while the
+ * output is not (no element to name). */
 tgc_status tgc_reduce_argmax_read(tgc_kernel_ctx *c, const char *op, int rank, const int64_t *dims, int *axis,
                                   int64_t *outer, int64_t *n, int64_t *inner, bool *last);
 

@@ -53,6 +53,12 @@ static const tgc_op_def *const all_ops[] = {
     /* ops_random.c */
     &tgc_op_RandomUniform, &tgc_op_RandomNormal, &tgc_op_RandomUniformLike, &tgc_op_RandomNormalLike,
     &tgc_op_Bernoulli, &tgc_op_Multinomial, &tgc_op_Dropout,
+    &tgc_op_ReduceMin, &tgc_op_ReduceProd, &tgc_op_ReduceL1, &tgc_op_ReduceL2, &tgc_op_ReduceLogSum,
+    &tgc_op_ReduceLogSumExp, &tgc_op_ReduceSumSquare, &tgc_op_ArgMin,
+    /* ops_normalize.c */
+    &tgc_op_Hardmax, &tgc_op_LpNormalization, &tgc_op_MeanVarianceNormalization,
+    /* ops_linalg.c */
+    &tgc_op_Einsum, &tgc_op_Det,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

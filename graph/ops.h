@@ -22,6 +22,10 @@
  *     ops_signal.c       HannWindow, HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix
  *     ops_random.c       RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike,
  *                        Bernoulli, Multinomial, Dropout
+ *                        ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum,
+ *                        ReduceLogSumExp, ReduceSumSquare, ArgMin
+ *     ops_normalize.c    Hardmax, LpNormalization, MeanVarianceNormalization
+ *     ops_linalg.c       Einsum, Det (einsum.c parses Einsum's equation)
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -63,6 +67,12 @@ extern const tgc_op_def tgc_op_RNN, tgc_op_GRU, tgc_op_LSTM;
 extern const tgc_op_def tgc_op_TfIdfVectorizer;
 
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
+extern const tgc_op_def tgc_op_ReduceMin, tgc_op_ReduceProd, tgc_op_ReduceL1, tgc_op_ReduceL2, tgc_op_ReduceLogSum;
+extern const tgc_op_def tgc_op_ReduceLogSumExp, tgc_op_ReduceSumSquare, tgc_op_ArgMin;
+
+extern const tgc_op_def tgc_op_Hardmax, tgc_op_LpNormalization, tgc_op_MeanVarianceNormalization;
+
+extern const tgc_op_def tgc_op_Einsum, tgc_op_Det;
 
 extern const tgc_op_def tgc_op_NegativeLogLikelihoodLoss, tgc_op_SoftmaxCrossEntropyLoss;
 extern const tgc_op_def tgc_op_ConvTranspose, tgc_op_MaxUnpool, tgc_op_Pad, tgc_op_DepthToSpace, tgc_op_SpaceToDepth;

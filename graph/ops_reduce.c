@@ -1,6 +1,8 @@
-/* Reductions (ONNX opset 17): ReduceMean and ReduceMax take `axes` as an
- * attribute (it became an input only in opset 18), ReduceSum takes it as an
- * optional int64 input (since opset 13); ArgMax reduces one axis to int64
+/* Reductions (ONNX opset 17, and the opset 18 form): ReduceSum, ReduceMean,
+ * ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum,
+ * ReduceLogSumExp, ReduceSumSquare take `axes` as an attribute (opset 13)
+ * or as an optional int64 input 1 (opset 18; ReduceSum since 13) with
+ * noop_with_empty_axes; ArgMax and ArgMin reduce one axis to int64
  * indices. Reduced axes become 1 with keepdims (the default) or vanish. */
 #include "graph/ops.h"
 
@@ -38,50 +40,63 @@ static tgc_status reduce_shape(tgc_infer_ctx *c, tgc_dtype dtype, int64_t *axes,
     return tgc_infer_set_output(c, 0, dtype, &out);
 }
 
-/* ReduceMean-13, ReduceMax-13: axes attribute (default: all axes). */
-static tgc_status infer_reduce_attr(tgc_infer_ctx *c, unsigned dtypes) {
-    if (!tgc_ops_require_dtypes(c, 0, dtypes)) return TGC_ERR_INVALID;
-    const int64_t *a;
-    size_t n;
+/* Every ReduceX: input 0 of a dtype in `dtypes`; `axes` is the attribute
+ * (opset 13 form; ReduceSum has none since 13) or the optional int64 1-D
+ * input 1 (opset 18 form; ReduceSum since 13), never both. Without a known
+ * value of input 1 the output keeps the rank with fresh dims (keepdims) or
+ * has unknown rank. */
+static tgc_status infer_reduce(tgc_infer_ctx *c, unsigned dtypes) {
+    if (!tgc_ops_require_dtypes(c, 0, dtypes) || !tgc_infer_require_dtype(c, 1, TGC_INT64))
+        return TGC_ERR_INVALID;
+    const int64_t *a = NULL;
+    size_t n = 0;
     tgc_infer_attr_ints(c, "axes", &a, &n);
+    tgc_dtype dt = tgc_infer_input(c, 0)->dtype;
+    if (tgc_infer_input(c, 1) != NULL) {
+        if (n > 0)
+            return tgc_infer_fail(c, 1, "bad-input", "axes are given twice, as the attribute and as input 1");
+        int64_t axes[TGC_MAX_VALUE_LEN];
+        int na = 0;
+        bool known = tgc_infer_input_concrete_value(c, 1, axes, TGC_MAX_VALUE_LEN, &na);
+        return reduce_shape(c, dt, axes, na, known, 1);
+    }
     if (n > TGC_MAX_RANK)
         return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'axes' has %zu entries; tgc allows at "
                               "most %d axes", n, TGC_MAX_RANK);
     int64_t axes[TGC_MAX_RANK];
     for (size_t i = 0; i < n; i++) axes[i] = a[i];
-    return reduce_shape(c, tgc_infer_input(c, 0)->dtype, axes, (int)n, true, -1);
+    return reduce_shape(c, dt, axes, (int)n, true, -1);
 }
 
-static tgc_status infer_reduce_mean(tgc_infer_ctx *c) { return infer_reduce_attr(c, DT_REDUCE); }
-static tgc_status infer_reduce_max(tgc_infer_ctx *c) { return infer_reduce_attr(c, TGC_DT_NUMERIC); }
+/* ONNX's type constraints: Max and Min take uint8 too (opset 13's int8 /
+ * uint8 rows); the others floats and int32 / int64. */
+static tgc_status infer_reduce_numeric(tgc_infer_ctx *c) { return infer_reduce(c, TGC_DT_NUMERIC); }
+static tgc_status infer_reduce_signed(tgc_infer_ctx *c) { return infer_reduce(c, DT_REDUCE); }
 
-static const tgc_attr_def reduce_attrs[] = {
-    {"axes", TGC_ATTR_INTS, false}, {"keepdims", TGC_ATTR_INT, false}, {NULL, 0, false}};
-
-const tgc_op_def tgc_op_ReduceMean = {"ReduceMean", 1, 1, 1, 1, reduce_attrs, infer_reduce_mean};
-const tgc_op_def tgc_op_ReduceMax = {"ReduceMax", 1, 1, 1, 1, reduce_attrs, infer_reduce_max};
-
-/* ReduceSum-13: axes is an optional int64 1-D input; without a known value
- * the output keeps the rank with fresh dims (keepdims) or has unknown rank. */
-static tgc_status infer_reduce_sum(tgc_infer_ctx *c) {
-    if (!tgc_ops_require_dtypes(c, 0, DT_REDUCE) || !tgc_infer_require_dtype(c, 1, TGC_INT64))
-        return TGC_ERR_INVALID;
-    int64_t axes[TGC_MAX_VALUE_LEN];
-    int n = 0;
-    bool known = tgc_infer_input(c, 1) == NULL ||
-                 tgc_infer_input_concrete_value(c, 1, axes, TGC_MAX_VALUE_LEN, &n);
-    return reduce_shape(c, tgc_infer_input(c, 0)->dtype, axes, n, known, 1);
-}
-
+static const tgc_attr_def reduce_attrs[] = {{"axes", TGC_ATTR_INTS, false},
+                                            {"keepdims", TGC_ATTR_INT, false},
+                                            {"noop_with_empty_axes", TGC_ATTR_INT, false},
+                                            {NULL, 0, false}};
+/* ReduceSum's axes are an input since opset 13. */
 static const tgc_attr_def reduce_sum_attrs[] = {{"keepdims", TGC_ATTR_INT, false},
                                                 {"noop_with_empty_axes", TGC_ATTR_INT, false},
                                                 {NULL, 0, false}};
 
-const tgc_op_def tgc_op_ReduceSum = {"ReduceSum", 1, 2, 1, 1, reduce_sum_attrs, infer_reduce_sum};
+#define REDUCE_OP(name, attrs, infer) {#name, 1, 2, 1, 1, attrs, infer}
+const tgc_op_def tgc_op_ReduceSum = REDUCE_OP(ReduceSum, reduce_sum_attrs, infer_reduce_signed);
+const tgc_op_def tgc_op_ReduceMean = REDUCE_OP(ReduceMean, reduce_attrs, infer_reduce_signed);
+const tgc_op_def tgc_op_ReduceMax = REDUCE_OP(ReduceMax, reduce_attrs, infer_reduce_numeric);
+const tgc_op_def tgc_op_ReduceMin = REDUCE_OP(ReduceMin, reduce_attrs, infer_reduce_numeric);
+const tgc_op_def tgc_op_ReduceProd = REDUCE_OP(ReduceProd, reduce_attrs, infer_reduce_signed);
+const tgc_op_def tgc_op_ReduceL1 = REDUCE_OP(ReduceL1, reduce_attrs, infer_reduce_signed);
+const tgc_op_def tgc_op_ReduceL2 = REDUCE_OP(ReduceL2, reduce_attrs, infer_reduce_signed);
+const tgc_op_def tgc_op_ReduceLogSum = REDUCE_OP(ReduceLogSum, reduce_attrs, infer_reduce_signed);
+const tgc_op_def tgc_op_ReduceLogSumExp = REDUCE_OP(ReduceLogSumExp, reduce_attrs, infer_reduce_signed);
+const tgc_op_def tgc_op_ReduceSumSquare = REDUCE_OP(ReduceSumSquare, reduce_attrs, infer_reduce_signed);
 
-/* ArgMax-13: axis in [-r, r) (default 0); int64 output of the input's shape
+/* ArgMax-13, ArgMin-13: axis in [-r, r) (default 0); int64 output of the input's shape
  * with that axis 1 (keepdims, the default) or removed. */
-static tgc_status infer_argmax(tgc_infer_ctx *c) {
+static tgc_status infer_arg_extreme(tgc_infer_ctx *c) {
     const tgc_tensor_info *x = tgc_infer_input(c, 0);
     if (!tgc_ops_require_dtypes(c, 0, TGC_DT_NUMERIC)) return TGC_ERR_INVALID;
     int64_t axis[1] = {0};
@@ -99,4 +114,5 @@ static const tgc_attr_def argmax_attrs[] = {{"axis", TGC_ATTR_INT, false},
                                             {"select_last_point_index", TGC_ATTR_INT, false},
                                             {NULL, 0, false}};
 
-const tgc_op_def tgc_op_ArgMax = {"ArgMax", 1, 1, 1, 1, argmax_attrs, infer_argmax};
+const tgc_op_def tgc_op_ArgMax = {"ArgMax", 1, 1, 1, 1, argmax_attrs, infer_arg_extreme};
+const tgc_op_def tgc_op_ArgMin = {"ArgMin", 1, 1, 1, 1, argmax_attrs, infer_arg_extreme};

@@ -633,6 +633,7 @@ static void convert_attr(tgc_onnx_node_ctx *c, const Onnx__AttributeProto *a, co
 static const tgc_attr_def *schema_attr(const tgc_op_def *def, const char *name) {
     static const char *const spellings[][3] = {
         {"ArgMax", "select_last_index", "select_last_point_index"},
+        {"ArgMin", "select_last_index", "select_last_point_index"},
     };
     const tgc_attr_def *d = tgc_op_attr_def(def, name);
     for (size_t i = 0; d == NULL && i < sizeof spellings / sizeof spellings[0]; i++)

@@ -9,7 +9,7 @@
  *   Slice < 10                           `starts`, `ends`, `axes` -> inputs 1, 2, 3
  *   Pad < 11                             `pads` (`paddings` in Pad-1) -> int64 input 1,
  *                                        `value` -> float input 2 (constant_value)
- *   Softmax, LogSoftmax < 13             coerced to 2-D at `axis` (default 1):
+ *   Softmax, LogSoftmax, Hardmax < 13    coerced to 2-D at `axis` (default 1):
  *                                        Reshape(Softmax(Flatten(x, axis), 1), Shape(x))
  *   Concat < 4                           `axis` defaulted to 1
  *   Cast < 6                             `to` as a type name -> its code
@@ -203,7 +203,8 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     if (strcmp(op, "Clip") == 0 && opset < 11) return float_to_input(c, "min", 1) && float_to_input(c, "max", 2);
     if (strcmp(op, "Pad") == 0 && opset < 11)
         return ints_to_input(c, "pads", 1) && ints_to_input(c, "paddings", 1) && float_to_input(c, "value", 2);
-    if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0) return coerced_softmax(c);
+    if (strcmp(op, "Softmax") == 0 || strcmp(op, "LogSoftmax") == 0 || strcmp(op, "Hardmax") == 0)
+        return coerced_softmax(c);
     if (strcmp(op, "Concat") == 0 && opset < 4 && tgc_onnx_node_attr(c->n, "axis", NULL) == NULL)
         return tgc_onnx_set_int_attr(c->im, c->out, "axis", 1);
     if (strcmp(op, "Cast") == 0 && opset < 6) return cast_to_code(c);

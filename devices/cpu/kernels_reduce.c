@@ -1,12 +1,23 @@
-/* The cpu reduction kernels, ONNX opset 17 semantics:
- *     ReduceSum-13     axes as input 1 (int64, host memory), keepdims,
- *                      noop_with_empty_axes; float32 int32 int64
- *     ReduceMean-13    axes attribute, keepdims; float32 int32 int64
- *     ReduceMax-13     axes attribute, keepdims; float32 int32 int64 uint8
- *     ArgMax-13        axis, keepdims, select_last_point_index; int64 output
+/* The cpu reduction kernels, ONNX opset 17 semantics with the opset 18
+ * form of the reductions' axes:
+ *     ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
+ *     ReduceSumSquare                 float32 float16 int32 int64 (Max, Min:
+ *                                     uint8 too)
+ *     ReduceL2, ReduceLogSum,
+ *     ReduceLogSumExp                 float32 float16
+ *                      each with axes as the attribute (opset 13) or as
+ *                      input 1 (int64, host memory; opset 18, ReduceSum
+ *                      since 13), keepdims, noop_with_empty_axes
+ *     ArgMax-13, ArgMin-13   axis, keepdims, select_last_point_index
+ *                      (ONNX's select_last_index); int64 output
  *     Softmax-13, LogSoftmax-13   along `axis` (default -1) alone; float32;
  *                      exp from the Exp row, rows split over the pool
- * and tgc_cpu_kernels_reduce[], the list the registry reads.
+ * and tgc_cpu_kernels_reduce[], the list the registry reads. The
+ * definitions are ONNX's reference (onnx/reference/ops/op_reduce_*.py):
+ * L1 = sum |x|, L2 = sqrt(sum x^2), LogSum = log(sum x), LogSumExp =
+ * log(sum exp x) (computed as m + log(sum exp(x - m)), m the largest),
+ * SumSquare = sum x^2; over nothing: sum 0, product 1, max -inf (the
+ * type's lowest), min +inf (its highest), log of a sum -inf.
  *
  * A reduction walks its input with the broadcasting iterator (broadcast.h)
  * and treats the output, seen with keepdims, as an operand broadcast along
@@ -19,6 +30,8 @@
 #include "devices/cpu/ew.h"
 #include "devices/cpu/row_sum.h"
 #include "devices/reduce_axes.h"
+#include "support/alloc.h"
+#include "support/half.h"
 
 #include <math.h>
 #include <string.h>
@@ -34,76 +47,225 @@ static tgc_status norm_axis(tgc_kernel_ctx *c, const char *what, int64_t a, int 
     return tgc_reduce_norm_axis(c, tgc_kernel_op_name(c), what, a, rank, out);
 }
 
-/* ==== ReduceSum, ReduceMean, ReduceMax ====================================== */
+/* ==== ReduceSum ... ReduceSumSquare ======================================== */
 
-typedef enum reduce_kind { REDUCE_SUM, REDUCE_MEAN, REDUCE_MAX } reduce_kind;
+typedef enum reduce_kind {
+    REDUCE_SUM,
+    REDUCE_MEAN,
+    REDUCE_MAX,
+    REDUCE_MIN,
+    REDUCE_PROD,
+    REDUCE_L1,
+    REDUCE_L2,
+    REDUCE_LOG_SUM,
+    REDUCE_LOG_SUM_EXP,
+    REDUCE_SUM_SQUARE,
+} reduce_kind;
 
-/* Integer sums wrap around (two's complement) through unsigned arithmetic. */
-#define ADD_F32(a, b) ((a) + (b))
-#define ADD_I32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))
-#define ADD_I64(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
-/* Max propagates NaN, as numpy.maximum.reduce in ONNX's reference. */
-#define MAX_F32(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
-#define MAX_INT(a, b) ((b) > (a) ? (b) : (a))
+/* The fold a reduction starts with (what it maps each element to, and how
+ * it combines two); the rest is a pass over the output (reduce_finish). */
+typedef enum fold_kind { FOLD_SUM, FOLD_MAX, FOLD_MIN, FOLD_PROD, FOLD_ABS_SUM, FOLD_SQUARE_SUM, FOLD_COUNT } fold_kind;
+
+static fold_kind fold_of(reduce_kind k) {
+    switch (k) {
+    case REDUCE_MAX:
+    case REDUCE_LOG_SUM_EXP: return FOLD_MAX; /* the largest first, subtracted before exp */
+    case REDUCE_MIN: return FOLD_MIN;
+    case REDUCE_PROD: return FOLD_PROD;
+    case REDUCE_L1: return FOLD_ABS_SUM;
+    case REDUCE_L2:
+    case REDUCE_SUM_SQUARE: return FOLD_SQUARE_SUM;
+    default: return FOLD_SUM; /* Sum, Mean, LogSum */
+    }
+}
+
+/* Float folds accumulate in double. Integer sums and products wrap around
+ * (two's complement), computed in uint64_t and truncated to the type, as
+ * numpy's do in ONNX's reference. */
+#define F_ID(x) (x)
+#define F_ABS(x) fabs((double)(x))
+#define F_SQ(x) ((double)(x) * (double)(x))
+#define F_ADD(a, b) ((a) + (b))
+#define F_MUL(a, b) ((a) * (b))
+/* Max and min propagate NaN, as numpy.maximum.reduce / minimum.reduce. */
+#define F_MAX(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
+#define F_MIN(a, b) (((a) < (b) || (a) != (a)) ? (a) : (b))
+#define I_ID(x) (x)
+#define I_ABS(x) ((x) < 0 ? 0 - (uint64_t)(x) : (uint64_t)(x))
+#define I_SQ(x) ((uint64_t)(x) * (uint64_t)(x))
+#define I_ADD(a, b) ((uint64_t)(a) + (uint64_t)(b))
+#define I_MUL(a, b) ((uint64_t)(a) * (uint64_t)(b))
+#define I_MAX(a, b) ((b) > (a) ? (b) : (a))
+#define I_MIN(a, b) ((b) < (a) ? (b) : (a))
 
 /* y = fold of x over the iterator's rows: y starts at INIT everywhere; a
  * row with output step 0 folds into one element through four ACC
- * accumulators (double for float sums; four chains run in parallel), a
- * row with step 1 folds elementwise. */
-#define DEF_FOLD(name, T, ACC, INIT, OP)                                                        \
+ * accumulators (four chains run in parallel), a row with step 1 folds
+ * elementwise. acc = OP(acc, MAP(x)). */
+#define DEF_FOLD(name, T, ACC, INIT, MAP, OP)                                                   \
     static void name(tgc_cpu_bcast *it, const void *px, void *py, int64_t ny) {                 \
         const T *x = px;                                                                        \
         T *y = py;                                                                              \
-        for (int64_t i = 0; i < ny; i++) y[i] = INIT;                                           \
+        for (int64_t i = 0; i < ny; i++) y[i] = (T)(INIT);                                      \
         if (it->inner == 0) return; /* an empty input: x may be NULL */                         \
         for (int64_t r = 0; r < it->rows; r++, tgc_cpu_bcast_next(it)) {                        \
             const T *xr = x + it->off[0];                                                       \
             T *yr = y + it->off[1];                                                             \
             int64_t n = it->inner, i = 0;                                                       \
             if (it->step[1] == 0) {                                                             \
-                ACC a0 = INIT, a1 = INIT, a2 = INIT, a3 = INIT;                                 \
+                ACC a0 = (ACC)(INIT), a1 = a0, a2 = a0, a3 = a0;                                \
                 for (; i + 4 <= n; i += 4) {                                                    \
-                    a0 = OP(a0, xr[i]);                                                         \
-                    a1 = OP(a1, xr[i + 1]);                                                     \
-                    a2 = OP(a2, xr[i + 2]);                                                     \
-                    a3 = OP(a3, xr[i + 3]);                                                     \
+                    a0 = (ACC)OP(a0, MAP(xr[i]));                                               \
+                    a1 = (ACC)OP(a1, MAP(xr[i + 1]));                                           \
+                    a2 = (ACC)OP(a2, MAP(xr[i + 2]));                                           \
+                    a3 = (ACC)OP(a3, MAP(xr[i + 3]));                                           \
                 }                                                                               \
-                for (; i < n; i++) a0 = OP(a0, xr[i]);                                          \
-                ACC acc = OP(OP(a0, a1), OP(a2, a3));                                           \
+                for (; i < n; i++) a0 = (ACC)OP(a0, MAP(xr[i]));                                \
+                ACC a01 = (ACC)OP(a0, a1), a23 = (ACC)OP(a2, a3);                               \
+                ACC acc = (ACC)OP(a01, a23);                                                    \
                 *yr = (T)OP((ACC)*yr, acc);                                                     \
             } else {                                                                            \
-                for (; i < n; i++) yr[i] = OP(yr[i], xr[i]);                                    \
+                for (; i < n; i++) yr[i] = (T)OP((ACC)yr[i], MAP(xr[i]));                       \
             }                                                                                   \
         }                                                                                       \
     }
-DEF_FOLD(sum_f32, float, double, 0.0f, ADD_F32)
-DEF_FOLD(sum_i32, int32_t, int32_t, 0, ADD_I32)
-DEF_FOLD(sum_i64, int64_t, int64_t, 0, ADD_I64)
-/* The maximum of nothing is the lowest value of the type, as ONNX states
- * from opset 18 on (-inf for floats); opset 17 leaves it unsaid. */
-DEF_FOLD(max_f32, float, float, -INFINITY, MAX_F32)
-DEF_FOLD(max_i32, int32_t, int32_t, INT32_MIN, MAX_INT)
-DEF_FOLD(max_i64, int64_t, int64_t, INT64_MIN, MAX_INT)
-DEF_FOLD(max_u8, uint8_t, uint8_t, 0, MAX_INT)
 
 typedef void (*fold_fn)(tgc_cpu_bcast *it, const void *x, void *y, int64_t ny);
 
+/* The folds of one element type, indexed by fold_kind. The extreme of
+ * nothing is the type's extreme (+-inf for floats), as ONNX states from
+ * opset 18 on; opset 17 leaves it unsaid. */
+#define DEF_FLOAT_FOLDS(s, T)                                                                   \
+    DEF_FOLD(sum_##s, T, double, 0.0, F_ID, F_ADD)                                              \
+    DEF_FOLD(max_##s, T, T, -INFINITY, F_ID, F_MAX)                                             \
+    DEF_FOLD(min_##s, T, T, INFINITY, F_ID, F_MIN)                                              \
+    DEF_FOLD(prod_##s, T, double, 1.0, F_ID, F_MUL)                                             \
+    DEF_FOLD(abs_sum_##s, T, double, 0.0, F_ABS, F_ADD)                                         \
+    DEF_FOLD(sq_sum_##s, T, double, 0.0, F_SQ, F_ADD)                                           \
+    static const fold_fn folds_##s[FOLD_COUNT] = {sum_##s, max_##s, min_##s, prod_##s, abs_sum_##s, sq_sum_##s};
+#define DEF_INT_FOLDS(s, T, LO, HI, ABS)                                                        \
+    DEF_FOLD(sum_##s, T, T, 0, I_ID, I_ADD)                                                     \
+    DEF_FOLD(max_##s, T, T, LO, I_ID, I_MAX)                                                    \
+    DEF_FOLD(min_##s, T, T, HI, I_ID, I_MIN)                                                    \
+    DEF_FOLD(prod_##s, T, T, 1, I_ID, I_MUL)                                                    \
+    DEF_FOLD(abs_sum_##s, T, T, 0, ABS, I_ADD)                                                  \
+    DEF_FOLD(sq_sum_##s, T, T, 0, I_SQ, I_ADD)                                                  \
+    static const fold_fn folds_##s[FOLD_COUNT] = {sum_##s, max_##s, min_##s, prod_##s, abs_sum_##s, sq_sum_##s};
+
+/* One line per element type (float16 is folded as float32: reduce()). */
+DEF_FLOAT_FOLDS(f32, float)
+DEF_INT_FOLDS(i32, int32_t, INT32_MIN, INT32_MAX, I_ABS)
+DEF_INT_FOLDS(i64, int64_t, INT64_MIN, INT64_MAX, I_ABS)
+DEF_INT_FOLDS(u8, uint8_t, 0, UINT8_MAX, I_ID)
+
+static const fold_fn *folds_of(tgc_dtype t) {
+    switch (t) {
+    case TGC_FLOAT32: return folds_f32;
+    case TGC_INT32: return folds_i32;
+    case TGC_INT64: return folds_i64;
+    case TGC_UINT8: return folds_u8;
+    default: return NULL;
+    }
+}
+
+/* The shift that keeps exp(x - m) finite: the largest element m when it is
+ * finite, else 0 (all -inf or empty: the sum is 0 and its log -inf; +inf
+ * or NaN: exp gives them back). */
+static double lse_shift(double m) { return isfinite(m) ? m : 0.0; }
+
+/* ReduceLogSumExp's second pass, y holding the largest element of each
+ * output: y = m + log(sum(exp(x - m))), m = lse_shift(y), summed in
+ * double. TGC_ERR_NOMEM when the sums do not fit in memory. */
+#define DEF_LOG_SUM_EXP(s, T)                                                                   \
+    static tgc_status log_sum_exp_##s(tgc_cpu_bcast *it, const T *x, T *y, int64_t ny) {        \
+        double *sum = tgc_calloc((size_t)ny, sizeof *sum);                                      \
+        if (sum == NULL) return TGC_ERR_NOMEM;                                                  \
+        for (int64_t r = 0; it->inner > 0 && r < it->rows; r++, tgc_cpu_bcast_next(it)) {       \
+            const T *xr = x + it->off[0], *mr = y + it->off[1];                                 \
+            double *sr = sum + it->off[1];                                                      \
+            if (it->step[1] == 0) {                                                             \
+                double m = lse_shift(*mr), a = 0;                                               \
+                for (int64_t i = 0; i < it->inner; i++) a += exp((double)xr[i] - m);            \
+                *sr += a;                                                                       \
+            } else {                                                                            \
+                for (int64_t i = 0; i < it->inner; i++) sr[i] += exp((double)xr[i] - lse_shift(mr[i])); \
+            }                                                                                   \
+        }                                                                                       \
+        for (int64_t i = 0; i < ny; i++) y[i] = (T)(lse_shift(y[i]) + log(sum[i]));             \
+        tgc_free(sum);                                                                          \
+        return TGC_OK;                                                                          \
+    }
+DEF_LOG_SUM_EXP(f32, float)
+
+/* The pass after the fold over y[0..ny) of float type T, each output
+ * element having folded `count` inputs: the mean (the float mean of
+ * nothing is 0 / 0 = NaN, as numpy.mean), the root of the sum of squares,
+ * the log of the sum (of nothing: -inf). */
+#define DEF_FLOAT_FINISH(s, T)                                                                  \
+    static void finish_##s(reduce_kind kind, T *y, int64_t ny, int64_t count) {                \
+        for (int64_t i = 0; i < ny; i++) {                                                      \
+            if (kind == REDUCE_MEAN) y[i] = (T)((double)y[i] / (double)count);                  \
+            else if (kind == REDUCE_L2) y[i] = (T)sqrt((double)y[i]);                           \
+            else if (kind == REDUCE_LOG_SUM) y[i] = (T)log((double)y[i]);                       \
+        }                                                                                       \
+    }
+DEF_FLOAT_FINISH(f32, float)
+
+/* An integer mean sums in its type (wrapping) and truncates toward zero,
+ * as numpy.mean(x, dtype=x.dtype) in ONNX's reference does. */
+#define DEF_INT_MEAN(s, T)                                                                      \
+    static void mean_##s(T *y, int64_t ny, int64_t count) {                                     \
+        for (int64_t i = 0; i < ny; i++) y[i] = (T)(y[i] / count);                              \
+    }
+DEF_INT_MEAN(i32, int32_t)
+DEF_INT_MEAN(i64, int64_t)
+
+static bool is_float_only(reduce_kind k) {
+    return k == REDUCE_L2 || k == REDUCE_LOG_SUM || k == REDUCE_LOG_SUM_EXP;
+}
+
+/* Folds x (compute dtype t: float32 or an integer type) over the reduced
+ * axes into y: it walks x against y seen with keepdims (dims kept[]). */
+static tgc_status reduce_values(tgc_kernel_ctx *c, reduce_kind kind, tgc_dtype t, int rank, const int64_t *xdims,
+                                const int64_t *kept, const void *x, void *y, int64_t ny, int64_t count) {
+    const fold_fn *folds = folds_of(t);
+    if (folds == NULL || (is_float_only(kind) && t != TGC_FLOAT32) ||
+        (kind == REDUCE_MEAN && t != TGC_FLOAT32 && t != TGC_INT32 && t != TGC_INT64))
+        return no_kernel(c, t);
+    if (kind == REDUCE_MEAN && count == 0 && t != TGC_FLOAT32)
+        return tgc_kernel_fail(c, "%s: the mean of an empty %s axis has no value", tgc_kernel_op_name(c),
+                               tgc_dtype_name(t));
+    tgc_cpu_bcast it;
+    const int ranks[2] = {rank, rank};
+    const int64_t *dims[2] = {xdims, kept};
+    if (tgc_cpu_bcast_init(&it, rank, xdims, 2, ranks, dims) >= 0)
+        return tgc_kernel_fail(c, "%s: internal error: the output does not broadcast to the input", tgc_kernel_op_name(c));
+    folds[fold_of(kind)](&it, x, y, ny);
+    switch (t) {
+    case TGC_FLOAT32:
+        if (kind == REDUCE_LOG_SUM_EXP) {
+            tgc_cpu_bcast_init(&it, rank, xdims, 2, ranks, dims);
+            if (log_sum_exp_f32(&it, x, y, ny) != TGC_OK)
+                return tgc_kernel_fail(c, "%s: out of memory for %lld sums", tgc_kernel_op_name(c), (long long)ny);
+        }
+        finish_f32(kind, y, ny, count);
+        break;
+    case TGC_INT32: if (kind == REDUCE_MEAN) mean_i32(y, ny, count); break;
+    case TGC_INT64: if (kind == REDUCE_MEAN) mean_i64(y, ny, count); break;
+    default: break;
+    }
+    return TGC_OK;
+}
+
 /* Reduces input 0 over `axes` (n_axes of them; none: every axis, or none
- * at all when `noop`, which copies). */
+ * at all when `noop`, which copies). float16 is widened to float32 for the
+ * fold and rounded back once at the end. */
 static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axes, size_t n_axes, bool noop) {
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (y->dtype != x->dtype)
         return tgc_kernel_fail(c, "%s: output is %s, the input %s", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype),
                                tgc_dtype_name(x->dtype));
-    fold_fn fold = NULL;
-    switch (x->dtype) {
-    case TGC_FLOAT32: fold = kind == REDUCE_MAX ? max_f32 : sum_f32; break;
-    case TGC_INT32: fold = kind == REDUCE_MAX ? max_i32 : sum_i32; break;
-    case TGC_INT64: fold = kind == REDUCE_MAX ? max_i64 : sum_i64; break;
-    case TGC_UINT8: fold = kind == REDUCE_MAX ? max_u8 : NULL; break;
-    default: break;
-    }
-    if (fold == NULL) return no_kernel(c, x->dtype);
+    if (x->dtype != TGC_FLOAT16 && folds_of(x->dtype) == NULL) return no_kernel(c, x->dtype);
 
     int rank = x->rank;
     if (n_axes == 0 && noop) { /* noop_with_empty_axes: the input as it is */
@@ -124,72 +286,70 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
     if (st != TGC_OK) return st;
     int64_t ny = tgc_value_numel(y), nx = tgc_value_numel(x);
     if (ny == 0) return TGC_OK;
-
     int64_t count = nx / ny; /* elements folded into each output element */
-    if (kind == REDUCE_MEAN && count == 0 && x->dtype != TGC_FLOAT32)
-        return tgc_kernel_fail(c, "%s: the mean of an empty %s axis has no value", tgc_kernel_op_name(c),
-                               tgc_dtype_name(x->dtype));
-
-    tgc_cpu_bcast it;
-    const int ranks[2] = {rank, rank};
-    const int64_t *dims[2] = {x->dims, kept};
-    if (tgc_cpu_bcast_init(&it, rank, x->dims, 2, ranks, dims) >= 0)
-        return tgc_kernel_fail(c, "%s: internal error: the output does not broadcast to the input", tgc_kernel_op_name(c));
     void *py = tgc_buffer_host_ptr(y->buf);
-    fold(&it, data_of(x), py, ny);
-    if (kind != REDUCE_MEAN) return TGC_OK;
-    /* The float mean of nothing is 0 / 0 = NaN, as numpy.mean. An integer
-     * mean sums in its type (wrapping) and truncates toward zero, as
-     * numpy.mean(x, dtype=x.dtype) in ONNX's reference does. */
-    for (int64_t i = 0; i < ny; i++) {
-        switch (x->dtype) {
-        case TGC_FLOAT32: ((float *)py)[i] = (float)(((float *)py)[i] / (double)count); break;
-        case TGC_INT32: ((int32_t *)py)[i] = (int32_t)(((int32_t *)py)[i] / count); break;
-        default: ((int64_t *)py)[i] = ((int64_t *)py)[i] / count; break;
-        }
+    if (x->dtype != TGC_FLOAT16)
+        return reduce_values(c, kind, x->dtype, rank, x->dims, kept, data_of(x), py, ny, count);
+
+    float *xf = tgc_malloc((size_t)(nx > 0 ? nx : 1) * sizeof *xf), *yf = tgc_malloc((size_t)ny * sizeof *yf);
+    if (xf == NULL || yf == NULL) {
+        st = tgc_kernel_fail(c, "%s: out of memory widening float16 to float32", tgc_kernel_op_name(c));
+    } else {
+        const uint16_t *xh = data_of(x);
+        uint16_t *yh = py;
+        for (int64_t i = 0; i < nx; i++) xf[i] = tgc_half_to_float(xh[i]);
+        st = reduce_values(c, kind, TGC_FLOAT32, rank, x->dims, kept, xf, yf, ny, count);
+        for (int64_t i = 0; st == TGC_OK && i < ny; i++) yh[i] = tgc_float_to_half(yf[i]);
     }
-    return TGC_OK;
+    tgc_free(xf);
+    tgc_free(yf);
+    return st;
 }
 
-/* ReduceMean-13 and ReduceMax-13: `axes` is an attribute. */
-static tgc_status reduce_attr(tgc_kernel_ctx *c, reduce_kind kind) {
+/* Every ReduceX: `axes` is the attribute (opset 13 form; ReduceSum-13 has
+ * none) or the optional int64 input 1 (opset 18 form; ReduceSum since 13),
+ * never both. Absent or empty reduces every axis, unless
+ * noop_with_empty_axes makes it the identity. */
+static tgc_status reduce_kernel(tgc_kernel_ctx *c, reduce_kind kind) {
     tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     size_t n;
     const int64_t *axes = tgc_kernel_attr_ints(c, "axes", &n);
-    return reduce(c, kind, axes, n, false);
-}
-
-static tgc_status k_reduce_mean(tgc_kernel_ctx *c) { return reduce_attr(c, REDUCE_MEAN); }
-static tgc_status k_reduce_max(tgc_kernel_ctx *c) { return reduce_attr(c, REDUCE_MAX); }
-
-/* ReduceSum-13: `axes` is the optional int64 input 1; absent or empty
- * reduces every axis, unless noop_with_empty_axes makes it the identity. */
-static tgc_status k_reduce_sum(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_kernel_check_host(c, 1, 1);
-    if (st != TGC_OK) return st;
-    const int64_t *axes = NULL;
-    size_t n = 0;
     if (tgc_kernel_has_input(c, 1)) {
         const tgc_value *a = &c->inputs[1];
+        if (n > 0)
+            return tgc_kernel_fail(c, "%s: axes are given twice, as the attribute and as input 1",
+                                   tgc_kernel_op_name(c));
         if (a->dtype != TGC_INT64 || a->rank > 1)
-            return tgc_kernel_fail(c, "ReduceSum: axes (input 1) must be a 1-D int64 tensor; it is %s of "
-                                   "rank %d", tgc_dtype_name(a->dtype), a->rank);
+            return tgc_kernel_fail(c, "%s: axes (input 1) must be a 1-D int64 tensor; it is %s of rank %d",
+                                   tgc_kernel_op_name(c), tgc_dtype_name(a->dtype), a->rank);
         n = (size_t)tgc_value_numel(a);
         axes = n ? data_of(a) : NULL;
     }
-    return reduce(c, REDUCE_SUM, axes, n, tgc_kernel_attr_int(c, "noop_with_empty_axes", 0) != 0);
+    return reduce(c, kind, axes, n, tgc_kernel_attr_int(c, "noop_with_empty_axes", 0) != 0);
 }
 
-/* ==== ArgMax ================================================================ */
+static tgc_status k_reduce_sum(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_SUM); }
+static tgc_status k_reduce_mean(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_MEAN); }
+static tgc_status k_reduce_max(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_MAX); }
+static tgc_status k_reduce_min(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_MIN); }
+static tgc_status k_reduce_prod(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_PROD); }
+static tgc_status k_reduce_l1(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_L1); }
+static tgc_status k_reduce_l2(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_L2); }
+static tgc_status k_reduce_log_sum(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_LOG_SUM); }
+static tgc_status k_reduce_log_sum_exp(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_LOG_SUM_EXP); }
+static tgc_status k_reduce_sum_square(tgc_kernel_ctx *c) { return reduce_kernel(c, REDUCE_SUM_SQUARE); }
 
-/* y[o, i] = the index k of the largest x[o, k, i]; the first one on ties,
- * or the last with select_last_point_index. NaN counts as the largest, as
- * in numpy.argmax (ONNX's reference). Scans k outermost so x is read in
- * order, comparing with the best so far through its index in y. */
-#define DEF_ARGMAX(s, T, ISNAN)                                                                   \
-    static void argmax_##s(const void *px, int64_t *y, int64_t outer, int64_t n, int64_t inner,   \
-                           bool last) {                                                           \
+/* ==== ArgMax, ArgMin ======================================================== */
+
+/* y[o, i] = the index k of the largest (ArgMax; ArgMin: smallest)
+ * x[o, k, i]; the first one on ties, or the last with
+ * select_last_point_index. NaN counts as the most extreme, as in
+ * numpy.argmax / argmin (ONNX's reference). Scans k outermost so x is read
+ * in order, comparing with the best so far through its index in y.
+ * BETTER / BETTER_EQ: > and >= (max) or < and <= (min). */
+#define DEF_ARG(fn, T, ISNAN, BETTER, BETTER_EQ)                                                  \
+    static void fn(const void *px, int64_t *y, int64_t outer, int64_t n, int64_t inner, bool last) { \
         const T *x = px;                                                                          \
         for (int64_t o = 0; o < outer; o++) {                                                     \
             const T *xo = x + o * n * inner;                                                      \
@@ -199,7 +359,8 @@ static tgc_status k_reduce_sum(tgc_kernel_ctx *c) {
                 const T *xk = xo + k * inner;                                                     \
                 for (int64_t i = 0; i < inner; i++) {                                             \
                     T v = xk[i], b = xo[yo[i] * inner + i];                                       \
-                    bool take = last ? (v >= b || ISNAN(v)) : (v > b || (ISNAN(v) && !ISNAN(b))); \
+                    bool take = last ? (v BETTER_EQ b || ISNAN(v))                                \
+                                     : (v BETTER b || (ISNAN(v) && !ISNAN(b)));                   \
                     if (take) yo[i] = k;                                                          \
                 }                                                                                 \
             }                                                                                     \
@@ -207,15 +368,35 @@ static tgc_status k_reduce_sum(tgc_kernel_ctx *c) {
     }
 #define NAN_F32(v) ((v) != (v))
 #define NAN_INT(v) false
-DEF_ARGMAX(f32, float, NAN_F32)
-DEF_ARGMAX(i32, int32_t, NAN_INT)
-DEF_ARGMAX(i64, int64_t, NAN_INT)
-DEF_ARGMAX(u8, uint8_t, NAN_INT)
+typedef void (*arg_fn)(const void *x, int64_t *y, int64_t outer, int64_t n, int64_t inner, bool last);
+/* One line per element type: {argmax, argmin}. */
+#define DEF_ARGS(s, T, ISNAN)                                                                     \
+    DEF_ARG(argmax_##s, T, ISNAN, >, >=)                                                          \
+    DEF_ARG(argmin_##s, T, ISNAN, <, <=)                                                          \
+    static const arg_fn args_##s[2] = {argmax_##s, argmin_##s};
+DEF_ARGS(f32, float, NAN_F32)
+DEF_ARGS(i32, int32_t, NAN_INT)
+DEF_ARGS(i64, int64_t, NAN_INT)
+DEF_ARGS(u8, uint8_t, NAN_INT)
 
-static tgc_status k_argmax(tgc_kernel_ctx *c) {
+static const arg_fn *args_of(tgc_dtype t) {
+    switch (t) {
+    case TGC_FLOAT32: return args_f32;
+    case TGC_INT32: return args_i32;
+    case TGC_INT64: return args_i64;
+    case TGC_UINT8: return args_u8;
+    default: return NULL;
+    }
+}
+
+/* ArgMax-13 (is_min false) and ArgMin-13; float16 is widened to float32
+ * (exact, so the same index). */
+static tgc_status arg_extreme(tgc_kernel_ctx *c, bool is_min) {
     tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    const arg_fn *fns = args_of(x->dtype == TGC_FLOAT16 ? TGC_FLOAT32 : x->dtype);
+    if (fns == NULL) return no_kernel(c, x->dtype);
     int axis;
     int64_t outer, n, inner;
     bool last;
@@ -223,15 +404,22 @@ static tgc_status k_argmax(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     if (outer * inner == 0) return TGC_OK;
     int64_t *py = tgc_buffer_host_ptr(y->buf);
-    switch (x->dtype) {
-    case TGC_FLOAT32: argmax_f32(data_of(x), py, outer, n, inner, last); break;
-    case TGC_INT32: argmax_i32(data_of(x), py, outer, n, inner, last); break;
-    case TGC_INT64: argmax_i64(data_of(x), py, outer, n, inner, last); break;
-    case TGC_UINT8: argmax_u8(data_of(x), py, outer, n, inner, last); break;
-    default: return no_kernel(c, x->dtype);
+    if (x->dtype != TGC_FLOAT16) {
+        fns[is_min](data_of(x), py, outer, n, inner, last);
+        return TGC_OK;
     }
+    int64_t nx = tgc_value_numel(x);
+    float *xf = tgc_malloc((size_t)nx * sizeof *xf);
+    if (xf == NULL) return tgc_kernel_fail(c, "%s: out of memory widening float16", tgc_kernel_op_name(c));
+    const uint16_t *xh = data_of(x);
+    for (int64_t i = 0; i < nx; i++) xf[i] = tgc_half_to_float(xh[i]);
+    fns[is_min](xf, py, outer, n, inner, last);
+    tgc_free(xf);
     return TGC_OK;
 }
+
+static tgc_status k_argmax(tgc_kernel_ctx *c) { return arg_extreme(c, false); }
+static tgc_status k_argmin(tgc_kernel_ctx *c) { return arg_extreme(c, true); }
 
 /* ==== Softmax, LogSoftmax =================================================== */
 
@@ -419,15 +607,28 @@ static tgc_status k_log_softmax(tgc_kernel_ctx *c) { return softmax(c, true); }
 
 #define DTYPES(...) {__VA_ARGS__, TGC_DTYPE_INVALID}
 
+/* The reductions: axes as input 1 lives in host memory. */
+#define RED(name, f, ...)                                                                            \
+    {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .host_inputs = 1u << 1, .forward_input = -1,       \
+     .dtypes = DTYPES(__VA_ARGS__)}
+#define RED_ALL TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64
+#define ARG(name, f)                                                                                 \
+    {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .forward_input = -1,                               \
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8)}
+
 const tgc_kernel_def tgc_cpu_kernels_reduce[] = {
-    {.op = "ReduceSum", .kind = TGC_DEVICE_CPU, .fn = k_reduce_sum, .host_inputs = 1u << 1, .forward_input = -1,
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)},
-    {.op = "ReduceMean", .kind = TGC_DEVICE_CPU, .fn = k_reduce_mean, .forward_input = -1,
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)},
-    {.op = "ReduceMax", .kind = TGC_DEVICE_CPU, .fn = k_reduce_max, .forward_input = -1,
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)},
-    {.op = "ArgMax", .kind = TGC_DEVICE_CPU, .fn = k_argmax, .forward_input = -1,
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)},
+    RED("ReduceSum", k_reduce_sum, RED_ALL),
+    RED("ReduceMean", k_reduce_mean, RED_ALL),
+    RED("ReduceMax", k_reduce_max, RED_ALL, TGC_UINT8),
+    RED("ReduceMin", k_reduce_min, RED_ALL, TGC_UINT8),
+    RED("ReduceProd", k_reduce_prod, RED_ALL),
+    RED("ReduceL1", k_reduce_l1, RED_ALL),
+    RED("ReduceL2", k_reduce_l2, TGC_FLOAT32, TGC_FLOAT16),
+    RED("ReduceLogSum", k_reduce_log_sum, TGC_FLOAT32, TGC_FLOAT16),
+    RED("ReduceLogSumExp", k_reduce_log_sum_exp, TGC_FLOAT32, TGC_FLOAT16),
+    RED("ReduceSumSquare", k_reduce_sum_square, RED_ALL),
+    ARG("ArgMax", k_argmax),
+    ARG("ArgMin", k_argmin),
     {.op = "Softmax", .kind = TGC_DEVICE_CPU, .fn = k_softmax, .forward_input = 0,
      .dtypes = DTYPES(TGC_FLOAT32)},
     {.op = "LogSoftmax", .kind = TGC_DEVICE_CPU, .fn = k_log_softmax, .forward_input = 0,

@@ -30,7 +30,11 @@ static void test_registry_has_every_op(void) {
         "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "QLinearMatMul",
         "ConvInteger", "QLinearConv", "HannWindow", "HammingWindow", "BlackmanWindow", "DFT", "STFT",
         "MelWeightMatrix", "RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli",
-        "Multinomial", "Dropout"};
+        "Multinomial", "Dropout",
+        /* the reductions and friends (op-reduce) */
+        "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
+        "ArgMin", "Hardmax", "LpNormalization", "MeanVarianceNormalization",
+        "Einsum", "Det"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

@@ -516,6 +516,32 @@ static void test_legacy_upsample_resize(void) {
     tgc_diags_free(d);
 }
 
+/* Hardmax-11 coerces to 2-D at axis 1 as Softmax-11 does: one 1 per batch
+ * row of 12 values (Hardmax-13 would put one per column of 3). */
+static void test_legacy_hardmax(void) {
+    scratch_dir();
+    pb g = {0};
+    const char *dims[] = {"2", "3", "4"};
+    pb x = value_info("x", ONNX_FLOAT, 3, dims);
+    pb_msg(&g, 11, &x);
+    pb axis = attr_int("axis", 1);
+    pb hm = node("hm", "Hardmax", (const char *[]){"x", NULL}, (const char *[]){"y", NULL}, &axis, 1);
+    pb_msg(&g, 1, &hm);
+    pb y = value_info("y", ONNX_FLOAT, 3, dims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("hardmax11.onnx"), 11, &g);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("hardmax11.onnx"), in_scratch("hardmax11.yaml"), d) == TGC_OK);
+    float xv[24];
+    for (int i = 0; i < 24; i++) xv[i] = (float)(i % 7) * 0.5f - 1.0f; /* largest (2.0) first at 6 and 13 */
+    tgc_tensor *out = run_one(in_scratch("hardmax11.yaml"), "x", 3, (const int64_t[]){2, 3, 4}, xv);
+    CU_ASSERT_FATAL(out != NULL);
+    const float *o = tgc_tensor_data(out);
+    for (int i = 0; i < 24; i++) CU_ASSERT_EQUAL(o[i], i == 6 || i == 13 ? 1.0f : 0.0f);
+    tgc_tensor_release(out);
+    tgc_diags_free(d);
+}
+
 /* A Constant, an inline int64 initializer, a float weight in a .npy file. */
 static pb small_model_graph(void) {
     pb g = {0};
@@ -810,7 +836,8 @@ static void test_allocation_failures(void) {
 TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
               {"legacy_opset", test_legacy_opset},
-              {"legacy_upsample_resize", test_legacy_upsample_resize}, {"initializers_and_constants", test_initializers_and_constants},
+              {"legacy_upsample_resize", test_legacy_upsample_resize}, {"legacy_hardmax", test_legacy_hardmax},
+              {"initializers_and_constants", test_initializers_and_constants},
               {"external_data", test_external_data},
               {"external_data_stays_beneath", test_external_data_stays_beneath},
               {"empty_string_attribute", test_empty_string_attribute}, {"bad_files", test_bad_files},
