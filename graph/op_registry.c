@@ -31,6 +31,10 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_Range, &tgc_op_ConstantOfShape, &tgc_op_Constant,
     /* ops_reduce.c */
     &tgc_op_ReduceMean, &tgc_op_ReduceSum, &tgc_op_ReduceMax, &tgc_op_ArgMax,
+    /* ops_index.c, ops_arrange.c, ops_select.c */
+    &tgc_op_GatherElements, &tgc_op_ScatterElements, &tgc_op_ScatterND, &tgc_op_GatherND, &tgc_op_OneHot,
+    &tgc_op_Tile, &tgc_op_Trilu, &tgc_op_EyeLike, &tgc_op_CumSum, &tgc_op_ReverseSequence, &tgc_op_TopK,
+    &tgc_op_NonZero, &tgc_op_Compress, &tgc_op_Unique,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

@@ -9,6 +9,9 @@
  *     ops_tensor.c       Gather, Concat, Split, Slice
  *     ops_const.c        Range, ConstantOfShape, Constant
  *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
+ *     ops_index.c        GatherElements, ScatterElements, ScatterND, GatherND, OneHot
+ *     ops_arrange.c      Tile, Trilu, EyeLike, CumSum, ReverseSequence, TopK
+ *     ops_select.c       NonZero, Compress, Unique (value-dependent output sizes)
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -46,6 +49,10 @@ extern const tgc_op_def tgc_op_Gather, tgc_op_Concat, tgc_op_Split, tgc_op_Slice
 extern const tgc_op_def tgc_op_Range, tgc_op_ConstantOfShape, tgc_op_Constant;
 
 extern const tgc_op_def tgc_op_ReduceMean, tgc_op_ReduceSum, tgc_op_ReduceMax, tgc_op_ArgMax;
+
+extern const tgc_op_def tgc_op_GatherElements, tgc_op_ScatterElements, tgc_op_ScatterND, tgc_op_GatherND;
+extern const tgc_op_def tgc_op_OneHot, tgc_op_Tile, tgc_op_Trilu, tgc_op_EyeLike, tgc_op_CumSum;
+extern const tgc_op_def tgc_op_ReverseSequence, tgc_op_TopK, tgc_op_NonZero, tgc_op_Compress, tgc_op_Unique;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 
