@@ -13,6 +13,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_cpu_kernels_nn[];
 extern const tgc_kernel_def tgc_cpu_kernels_shape[];
 extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
+extern const tgc_kernel_def tgc_cpu_kernels_indexing[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -24,6 +25,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_nn,
     tgc_cpu_kernels_shape,
     tgc_cpu_kernels_reduce,
+    tgc_cpu_kernels_indexing,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,
