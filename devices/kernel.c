@@ -19,6 +19,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
 extern const tgc_kernel_def tgc_gpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_gpu_kernels_host[];
+extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
 
 static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_elementwise,
@@ -31,6 +32,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_gpu_kernels_nn,
     tgc_gpu_kernels_shape,
     tgc_gpu_kernels_reduce,
+    tgc_gpu_kernels_indexing,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {
