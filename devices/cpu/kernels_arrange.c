@@ -7,6 +7,7 @@
 #include "devices/cpu/elem_types.h"
 #include "devices/cpu/kernels_indexing.h"
 #include "devices/cpu/kernels_shape.h"
+#include "support/checked.h"
 
 #include <math.h>
 #include <string.h>
@@ -31,7 +32,8 @@ static tgc_status read_scalar(tgc_kernel_ctx *c, int i, const char *what, int64_
 static void tile_from(int d, int r, const int64_t *xd, const int64_t *rep, const size_t *xin, const size_t *oin,
                       const char *src, char *dst) {
     size_t first = (size_t)xd[d] * oin[d];
-    if (d == r - 1) memcpy(dst, src, first);
+    if (d == r - 1)
+        memcpy(dst, src, first);
     else
         for (int64_t i = 0; i < xd[d]; i++)
             tile_from(d + 1, r, xd, rep, xin, oin, src + (size_t)i * xin[d], dst + (size_t)i * oin[d]);
@@ -51,8 +53,8 @@ tgc_status tgc_cpu_tile(tgc_kernel_ctx *c) {
     if (n != r) return tgc_kernel_fail(c, "Tile: input 1 (repeats) has %d values; input 0 has rank %d", n, r);
     for (int i = 0; i < r; i++) {
         if (rep[i] < 0) return tgc_kernel_fail(c, "Tile: repeats[%d] is %lld; it must be >= 0", i, (long long)rep[i]);
-        dims[i] = x->dims[i] * rep[i]; /* fits: inference checked it and expect_dims compares */
-        if (rep[i] != 0 && dims[i] / rep[i] != x->dims[i]) return tgc_kernel_fail(c, "Tile: the result is too large");
+        if (!tgc_checked_mul_i64(x->dims[i], rep[i], &dims[i]))
+            return tgc_kernel_fail(c, "Tile: axis %d repeated %lld times is too large", i, (long long)rep[i]);
     }
     if ((st = tgc_kernel_expect_dims(c, 0, r, dims)) != TGC_OK) return st;
     size_t es = tgc_dtype_size(x->dtype), xin[TGC_MAX_RANK], oin[TGC_MAX_RANK];
@@ -173,7 +175,9 @@ tgc_status tgc_cpu_one_hot(tgc_kernel_ctx *c) {
     int64_t dims[TGC_MAX_RANK];
     for (int i = 0, j = 0; i <= r; i++) dims[i] = i == axis ? depth : ind->dims[j++];
     if ((st = tgc_kernel_alloc_output(c, 0, r + 1, dims)) != TGC_OK) return st;
-    int64_t outer = tgc_cpu_dims_product(ind->dims, (int)axis), inner = tgc_cpu_dims_product(ind->dims + axis, r - (int)axis);
+    if (tgc_value_numel(&c->outputs[0]) == 0) return TGC_OK; /* (a huge depth with no indices: no loop) */
+    int64_t outer = tgc_cpu_dims_product(ind->dims, (int)axis);
+    int64_t inner = tgc_cpu_dims_product(ind->dims + axis, r - (int)axis);
     size_t es = tgc_dtype_size(vals->dtype);
     const char *off = tgc_kernel_in_ptr(c, 2), *on = off + es;
     const void *ip = tgc_kernel_in_ptr(c, 0);
@@ -192,7 +196,7 @@ tgc_status tgc_cpu_one_hot(tgc_kernel_ctx *c) {
 
 /* cumsum_<tag>: running sums along the middle axis of [outer, n, inner]. */
 #define CUMSUM(dt, ST, CT, tag)                                                                                        \
-    static void cumsum_##tag(const ST *x, ST *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,             \
+    static void cumsum_##tag(const ST *x, ST *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,              \
                              bool reverse) {                                                                           \
         for (int64_t o = 0; o < outer; o++)                                                                            \
             for (int64_t i = 0; i < inner; i++) {                                                                      \
@@ -255,8 +259,8 @@ tgc_status tgc_cpu_reverse_sequence(tgc_kernel_ctx *c) {
     const tgc_value *x = &c->inputs[0], *lens = &c->inputs[1];
     int64_t ba = tgc_kernel_attr_int(c, "batch_axis", 1), ta = tgc_kernel_attr_int(c, "time_axis", 0);
     if (x->rank < 2 || !((ba == 0 && ta == 1) || (ba == 1 && ta == 0)))
-        return tgc_kernel_fail(c, "ReverseSequence: needs rank >= 2 and batch_axis, time_axis 0 and 1 (rank %d, %lld, "
-                               "%lld)", x->rank, (long long)ba, (long long)ta);
+        return tgc_kernel_fail(c, "ReverseSequence: rank %d, batch_axis %lld, time_axis %lld; it needs rank >= 2 "
+                               "and the two axes 0 and 1", x->rank, (long long)ba, (long long)ta);
     int64_t batches = x->dims[ba], steps = x->dims[ta];
     if (lens->rank != 1 || lens->dims[0] != batches)
         return tgc_kernel_fail(c, "ReverseSequence: input 1 (sequence_lens) must hold %lld lengths, one per batch",

@@ -29,14 +29,14 @@ static tgc_status reduction_of(tgc_kernel_ctx *c, enum reduction *red) {
 
 /* combine_<tag>(dst, src, n, red): dst[i] = red(dst[i], src[i]) for n elements. */
 #define COMBINE(dt, ST, CT, tag)                                                                                       \
-    static void combine_##tag(ST *dst, const ST *src, int64_t n, enum reduction red) {                                \
+    static void combine_##tag(ST *dst, const ST *src, int64_t n, enum reduction red) {                                 \
         for (int64_t i = 0; i < n; i++) {                                                                              \
             CT a = tgc_cpu_ld_##tag(dst[i]), b = tgc_cpu_ld_##tag(src[i]), v;                                          \
             switch (red) {                                                                                             \
             case RED_ADD: v = tgc_cpu_add_##tag(a, b); break;                                                          \
             case RED_MUL: v = tgc_cpu_mul_##tag(a, b); break;                                                          \
-            case RED_MAX: v = (a > b || tgc_cpu_isnan_##tag(a)) ? a : b; break;                                                        \
-            case RED_MIN: v = (a < b || tgc_cpu_isnan_##tag(a)) ? a : b; break;                                                        \
+            case RED_MAX: v = (a > b || tgc_cpu_isnan_##tag(a)) ? a : b; break;                                        \
+            case RED_MIN: v = (a < b || tgc_cpu_isnan_##tag(a)) ? a : b; break;                                        \
             default: v = b;                                                                                            \
             }                                                                                                          \
             dst[i] = tgc_cpu_st_##tag(v);                                                                              \
@@ -71,8 +71,8 @@ static tgc_status scatter_common(tgc_kernel_ctx *c, enum reduction *red) {
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *u = &c->inputs[2];
     if (u->dtype != x->dtype)
-        return tgc_kernel_fail(c, "%s: updates are %s but data is %s", tgc_kernel_op_name(c),
-                               tgc_dtype_name(u->dtype), tgc_dtype_name(x->dtype));
+        return tgc_kernel_fail(c, "%s: updates are %s but data is %s", tgc_kernel_op_name(c), tgc_dtype_name(u->dtype),
+                               tgc_dtype_name(x->dtype));
     return tgc_kernel_expect_dims(c, 0, x->rank, x->dims);
 }
 

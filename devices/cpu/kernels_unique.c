@@ -43,8 +43,11 @@ tgc_status tgc_cpu_unique(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 1, 0);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
-    slices s = {.cmp = tgc_cpu_elem_cmp(x->dtype), .data = tgc_kernel_in_ptr(c, 0), .outer = 1,
-                .size = tgc_value_numel(x), .inner = 1};
+    slices s = {.cmp = tgc_cpu_elem_cmp(x->dtype),
+                .data = tgc_kernel_in_ptr(c, 0),
+                .outer = 1,
+                .size = tgc_value_numel(x),
+                .inner = 1};
     if (s.cmp == NULL) return tgc_kernel_fail(c, "Unique: input 0 is %s; no order for it", tgc_dtype_name(x->dtype));
     bool has_axis = tgc_node_attr(c->node, "axis") != NULL, sorted = tgc_kernel_attr_int(c, "sorted", 1) != 0;
     int axis = 0;
@@ -91,7 +94,8 @@ tgc_status tgc_cpu_unique(tgc_kernel_ctx *c) {
     const char *src = s.data;
     char *y = tgc_kernel_out_ptr(c, 0);
     for (int64_t o = 0; run > 0 && o < s.outer; o++)
-        for (int64_t j = 0; j < u; j++) memcpy(y + (size_t)(o * u + j) * run, src + (size_t)(o * n + first[order[j]]) * run, run);
+        for (int64_t j = 0; j < u; j++)
+            memcpy(y + (size_t)(o * u + j) * run, src + (size_t)(o * n + first[order[j]]) * run, run);
     int64_t *out_idx = c->n_outputs > 1 ? tgc_kernel_out_ptr(c, 1) : NULL;
     int64_t *out_inv = c->n_outputs > 2 ? tgc_kernel_out_ptr(c, 2) : NULL;
     int64_t *out_cnt = c->n_outputs > 3 ? tgc_kernel_out_ptr(c, 3) : NULL;

@@ -7,6 +7,7 @@
  * arguments as the cpu kernel does (devices/cpu/kernels_gather.c,
  * kernels_arrange.c) and fails, never writes, when they are wrong. */
 #include "devices/opencl/cl_kernel_util.h"
+#include "support/checked.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +60,8 @@ static tgc_status k_gather_elements(tgc_kernel_ctx *c) {
                                tgc_dtype_name(ind->dtype));
     if (x->rank < 1 || ind->rank != x->rank)
         return tgc_kernel_fail(c, "GatherElements: indices %s and data %s must have one rank >= 1",
-                               tgc_kernel_dims_str(ind->rank, ind->dims, si), tgc_kernel_dims_str(x->rank, x->dims, sx));
+                               tgc_kernel_dims_str(ind->rank, ind->dims, si),
+                               tgc_kernel_dims_str(x->rank, x->dims, sx));
     if ((st = tgc_kernel_axis_attr(c, 0, x->rank, &axis)) != TGC_OK) return st;
     for (int d = 0; d < x->rank; d++)
         if (d != axis && ind->dims[d] > x->dims[d])
@@ -84,9 +86,15 @@ static tgc_status k_gather_elements(tgc_kernel_ctx *c) {
         char name[48];
         snprintf(name, sizeof name, "idx_gather_elements_%s_%s", suffix, ind->dtype == TGC_INT32 ? "i32" : "i64");
         cl_long8 dims = long8_of(ind->rank, ind->dims, 1), xs = long8_of(x->rank, strides, 0);
-        tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),          TGC_CL_BUF(ind->buf),         TGC_CL_BUF(c->outputs[0].buf),
-                             TGC_CL_LONG(n),              TGC_CL_INT(x->rank),          TGC_CL_INT(axis),
-                             TGC_CL_LONG(x->dims[axis]),  TGC_CL_BYTES(&dims, sizeof dims), TGC_CL_BYTES(&xs, sizeof xs),
+        tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),
+                             TGC_CL_BUF(ind->buf),
+                             TGC_CL_BUF(c->outputs[0].buf),
+                             TGC_CL_LONG(n),
+                             TGC_CL_INT(x->rank),
+                             TGC_CL_INT(axis),
+                             TGC_CL_LONG(x->dims[axis]),
+                             TGC_CL_BYTES(&dims, sizeof dims),
+                             TGC_CL_BYTES(&xs, sizeof xs),
                              {sizeof(cl_mem), &bad}};
         st = tgc_cl_run1d(c, name, n, 10, args);
         cl_int flag = 0;
@@ -116,11 +124,12 @@ static tgc_status k_tile(tgc_kernel_ctx *c) {
     if (st == TGC_OK) st = tgc_kernel_read_ints(c, 1, "repeats", rep, TGC_MAX_RANK, &n);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
-    if (n != x->rank) return tgc_kernel_fail(c, "Tile: input 1 (repeats) has %d values; input 0 has rank %d", n, x->rank);
+    if (n != x->rank)
+        return tgc_kernel_fail(c, "Tile: input 1 (repeats) has %d values; input 0 has rank %d", n, x->rank);
     for (int d = 0; d < n; d++) {
         if (rep[d] < 0) return tgc_kernel_fail(c, "Tile: repeats[%d] is %lld; it must be >= 0", d, (long long)rep[d]);
-        dims[d] = x->dims[d] * rep[d];
-        if (rep[d] != 0 && dims[d] / rep[d] != x->dims[d]) return tgc_kernel_fail(c, "Tile: the result is too large");
+        if (!tgc_checked_mul_i64(x->dims[d], rep[d], &dims[d]))
+            return tgc_kernel_fail(c, "Tile: axis %d repeated %lld times is too large", d, (long long)rep[d]);
     }
     if ((st = tgc_kernel_expect_dims(c, 0, n, dims)) != TGC_OK) return st;
     int64_t numel = tgc_value_numel(&c->outputs[0]);
@@ -128,8 +137,8 @@ static tgc_status k_tile(tgc_kernel_ctx *c) {
     char name[32];
     snprintf(name, sizeof name, "idx_tile_%s", suffix);
     cl_long8 od = long8_of(n, dims, 1), xd = long8_of(n, x->dims, 1);
-    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(c->outputs[0].buf), TGC_CL_LONG(numel), TGC_CL_INT(n),
-                         TGC_CL_BYTES(&od, sizeof od), TGC_CL_BYTES(&xd, sizeof xd)};
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(c->outputs[0].buf), TGC_CL_LONG(numel),
+                         TGC_CL_INT(n),      TGC_CL_BYTES(&od, sizeof od),  TGC_CL_BYTES(&xd, sizeof xd)};
     return tgc_cl_run1d(c, name, numel, 6, args);
 }
 
@@ -155,16 +164,22 @@ static tgc_status k_trilu(tgc_kernel_ctx *c) {
     if (k < -rows) k = -rows - 1;
     char name[32];
     snprintf(name, sizeof name, "idx_trilu_%s", suffix);
-    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),  TGC_CL_BUF(c->outputs[0].buf), TGC_CL_LONG(numel), TGC_CL_LONG(rows),
-                         TGC_CL_LONG(cols),   TGC_CL_LONG(k), TGC_CL_INT(tgc_kernel_attr_int(c, "upper", 1) != 0)};
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),
+                         TGC_CL_BUF(c->outputs[0].buf),
+                         TGC_CL_LONG(numel),
+                         TGC_CL_LONG(rows),
+                         TGC_CL_LONG(cols),
+                         TGC_CL_LONG(k),
+                         TGC_CL_INT(tgc_kernel_attr_int(c, "upper", 1) != 0)};
     return tgc_cl_run1d(c, name, numel, 7, args);
 }
 
 /* ---- The table ------------------------------------------------------------------------ */
 
-#define ANY_DTYPE {TGC_DTYPE_INVALID}
+#define ANY_DTYPE                                                                                                      \
+    { TGC_DTYPE_INVALID }
 #define GPU(name, f, host, fwd)                                                                                        \
-    {.op = name, .kind = TGC_DEVICE_GPU, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = ANY_DTYPE}
+    { .op = name, .kind = TGC_DEVICE_GPU, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = ANY_DTYPE }
 
 const tgc_kernel_def tgc_gpu_kernels_indexing[] = {
     GPU("GatherElements", k_gather_elements, 0, -1),
