@@ -1,15 +1,16 @@
 /* The element types of the cpu indexing kernels (kernels_gather.c,
  * kernels_scatter.c, kernels_arrange.c, kernels_select.c) as X-macro lists,
  * so that a kernel body written once as a macro is instantiated per type
- * and a dtype switch is generated from the same list: adding an element
- * type is one line here (plus its load/store pair when it is stored in
- * another C type than it computes in, as float16 is).
+ * and a dtype switch (and the kernel defs' dtype lists) are generated from
+ * the same list: adding an element type is its line in a list and its
+ * helpers' line (TGC_CPU_FLOAT_TYPE / TGC_CPU_INT_TYPE; written out when it
+ * is stored in another C type than it computes in, as float16 is).
  *
  * Each entry is X(dtype, store_t, calc_t, tag): the tgc dtype, the C type
  * of one stored element, the C type arithmetic and comparisons use, and a
- * short suffix for generated names. tgc_cpu_ld_<tag> / tgc_cpu_st_<tag>
- * convert between the two. Bool computes as C's bool, so sums and
- * products of bools are logical or / and (numpy's answer).
+ * short suffix for generated names, with the helpers of that tag below.
+ * Bool computes as C's bool, so sums and products of bools are logical or
+ * / and (numpy's answer).
  *
  * Example usage:
  *     #define CUMSUM(dt, ST, CT, tag) static void cumsum_##tag(...) { ... tgc_cpu_ld_##tag(x[i]) ... }
@@ -43,44 +44,56 @@
 /* Every type (Unique, the scatter reductions, non-zero tests). */
 #define TGC_CPU_ALL_TYPES(X) TGC_CPU_NUMERIC_TYPES(X) X(TGC_BOOL, uint8_t, bool, b8)
 
+/* Per calc type `tag`: tgc_cpu_ld_<tag> / tgc_cpu_st_<tag> (stored <->
+ * calc), tgc_cpu_add_<tag> / tgc_cpu_mul_<tag> (integers wrap, through an
+ * unsigned type U at least as wide as int, never undefined; bools are or /
+ * and) and tgc_cpu_isnan_<tag> (false but for floats). A type stored as it
+ * computes takes one line below; float16 and bool are written out. */
+#define TGC_CPU_FLOAT_TYPE(T, tag)                                                                                     \
+    static inline T tgc_cpu_ld_##tag(T v) { return v; }                                                                \
+    static inline T tgc_cpu_st_##tag(T v) { return v; }                                                                \
+    static inline T tgc_cpu_add_##tag(T a, T b) { return a + b; }                                                      \
+    static inline T tgc_cpu_mul_##tag(T a, T b) { return a * b; }                                                      \
+    static inline bool tgc_cpu_isnan_##tag(T v) { return isnan(v); }
+#define TGC_CPU_INT_TYPE(T, U, tag)                                                                                    \
+    static inline T tgc_cpu_ld_##tag(T v) { return v; }                                                                \
+    static inline T tgc_cpu_st_##tag(T v) { return v; }                                                                \
+    static inline T tgc_cpu_add_##tag(T a, T b) { return (T)((U)a + (U)b); }                                           \
+    static inline T tgc_cpu_mul_##tag(T a, T b) { return (T)((U)a * (U)b); }                                           \
+    static inline bool tgc_cpu_isnan_##tag(T v) { return (void)v, false; }
+TGC_CPU_FLOAT_TYPE(float, f32)
+TGC_CPU_INT_TYPE(int32_t, uint32_t, i32)
+TGC_CPU_INT_TYPE(int64_t, uint64_t, i64)
+TGC_CPU_INT_TYPE(uint8_t, uint32_t, u8)
+#undef TGC_CPU_FLOAT_TYPE
+#undef TGC_CPU_INT_TYPE
+
 static inline float tgc_cpu_ld_f16(uint16_t v) { return tgc_half_to_float(v); }
 static inline uint16_t tgc_cpu_st_f16(float v) { return tgc_float_to_half(v); }
+static inline float tgc_cpu_add_f16(float a, float b) { return a + b; }
+static inline float tgc_cpu_mul_f16(float a, float b) { return a * b; }
+static inline bool tgc_cpu_isnan_f16(float v) { return isnan(v); }
+
 static inline bool tgc_cpu_ld_b8(uint8_t v) { return v != 0; }
 static inline uint8_t tgc_cpu_st_b8(bool v) { return (uint8_t)v; }
-#define TGC_CPU_PLAIN_TYPE(T, tag)                                                                                     \
-    static inline T tgc_cpu_ld_##tag(T v) { return v; }                                                                \
-    static inline T tgc_cpu_st_##tag(T v) { return v; }
-TGC_CPU_PLAIN_TYPE(float, f32)
-TGC_CPU_PLAIN_TYPE(int32_t, i32)
-TGC_CPU_PLAIN_TYPE(int64_t, i64)
-TGC_CPU_PLAIN_TYPE(uint8_t, u8)
-#undef TGC_CPU_PLAIN_TYPE
-
-/* Sums and products in each calc type: integers wrap (two's complement,
- * through the unsigned type, never undefined), bools are or / and. */
-#define TGC_CPU_FLOAT_ARITH(T, tag)                                                                                    \
-    static inline T tgc_cpu_add_##tag(T a, T b) { return a + b; }                                                      \
-    static inline T tgc_cpu_mul_##tag(T a, T b) { return a * b; }
-#define TGC_CPU_INT_ARITH(T, U, tag)                                                                                   \
-    static inline T tgc_cpu_add_##tag(T a, T b) { return (T)((U)a + (U)b); }                                           \
-    static inline T tgc_cpu_mul_##tag(T a, T b) { return (T)((U)a * (U)b); }
-TGC_CPU_FLOAT_ARITH(float, f32)
-TGC_CPU_FLOAT_ARITH(float, f16)
-TGC_CPU_INT_ARITH(int32_t, uint32_t, i32)
-TGC_CPU_INT_ARITH(int64_t, uint64_t, i64)
-TGC_CPU_INT_ARITH(uint8_t, uint32_t, u8)
 static inline bool tgc_cpu_add_b8(bool a, bool b) { return a || b; }
 static inline bool tgc_cpu_mul_b8(bool a, bool b) { return a && b; }
-#undef TGC_CPU_FLOAT_ARITH
-#undef TGC_CPU_INT_ARITH
-
-/* NaN tests in each calc type (false for the integers and bool). */
-static inline bool tgc_cpu_isnan_f32(float v) { return isnan(v); }
-static inline bool tgc_cpu_isnan_f16(float v) { return isnan(v); }
-static inline bool tgc_cpu_isnan_i32(int32_t v) { return (void)v, false; }
-static inline bool tgc_cpu_isnan_i64(int64_t v) { return (void)v, false; }
-static inline bool tgc_cpu_isnan_u8(uint8_t v) { return (void)v, false; }
 static inline bool tgc_cpu_isnan_b8(bool v) { return (void)v, false; }
+
+/* The dtypes of a list, for a kernel def's .dtypes (TGC_DTYPE_INVALID
+ * ends it): {TGC_CPU_SIGNED_TYPES(TGC_CPU_DTYPE_OF) TGC_DTYPE_INVALID}. */
+#define TGC_CPU_DTYPE_OF(dt, ST, CT, tag) dt,
+
+/* True when dtype is in TGC_CPU_ALL_TYPES (the typed helpers below know it). */
+static inline bool tgc_cpu_dtype_listed(tgc_dtype dtype) {
+    switch (dtype) {
+#define TGC_CPU_LISTED(dt, ST, CT, tag)                                                                                \
+    case dt: return true;
+        TGC_CPU_ALL_TYPES(TGC_CPU_LISTED)
+#undef TGC_CPU_LISTED
+    default: return false;
+    }
+}
 
 /* Element i of a tensor of `dtype` at p as a double (for values that
  * index or count: OneHot's indices and depth); 0 for a dtype not listed. */

@@ -164,6 +164,9 @@ tgc_status tgc_cpu_one_hot(tgc_kernel_ctx *c) {
     if (c->outputs[0].dtype != vals->dtype)
         return tgc_kernel_fail(c, "OneHot: output 0 is %s but values are %s", tgc_dtype_name(c->outputs[0].dtype),
                                tgc_dtype_name(vals->dtype));
+    if (!tgc_cpu_dtype_listed(ind->dtype) || !tgc_cpu_dtype_listed(dv->dtype))
+        return tgc_kernel_fail(c, "OneHot: indices (%s) and depth (%s) must be numeric", tgc_dtype_name(ind->dtype),
+                               tgc_dtype_name(dv->dtype));
     double df = tgc_cpu_elem_f64(dv->dtype, tgc_kernel_in_ptr(c, 1), 0);
     if (!(df >= 0 && df < 9.2e18)) return tgc_kernel_fail(c, "OneHot: input 1 (depth) is %g; it must be >= 0", df);
     int64_t depth = (int64_t)df, axis = tgc_kernel_attr_int(c, "axis", -1);

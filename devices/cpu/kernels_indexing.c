@@ -2,12 +2,14 @@
  * scatters (kernels_gather.c, kernels_scatter.c), the rearranging and
  * filling ops (kernels_arrange.c), the selections (kernels_select.c,
  * kernels_unique.c). Kernels that move bytes take any dtype; the others
- * list theirs (the types of elem_types.h). */
+ * list theirs, generated from elem_types.h's lists. */
+#include "devices/cpu/elem_types.h"
 #include "devices/cpu/kernels_indexing.h"
 
 #define ANY_DTYPE {TGC_DTYPE_INVALID}
-#define SIGNED_DTYPES {TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_DTYPE_INVALID}
-#define NUMERIC_DTYPES {TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_DTYPE_INVALID}
+#define SIGNED_DTYPES {TGC_CPU_SIGNED_TYPES(TGC_CPU_DTYPE_OF) TGC_DTYPE_INVALID}
+#define NUMERIC_DTYPES {TGC_CPU_NUMERIC_TYPES(TGC_CPU_DTYPE_OF) TGC_DTYPE_INVALID}
+#define ALL_DTYPES {TGC_CPU_ALL_TYPES(TGC_CPU_DTYPE_OF) TGC_DTYPE_INVALID}
 #define BIT(i) (1u << (i))
 
 const tgc_kernel_def tgc_cpu_kernels_indexing[] = {
@@ -32,11 +34,11 @@ const tgc_kernel_def tgc_cpu_kernels_indexing[] = {
      .dtypes = ANY_DTYPE},
     {.op = "TopK", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_top_k, .host_inputs = BIT(1), .forward_input = -1,
      .dtypes = NUMERIC_DTYPES},
-    {.op = "NonZero", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_nonzero, .forward_input = -1, .dtypes = ANY_DTYPE,
+    {.op = "NonZero", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_nonzero, .forward_input = -1, .dtypes = ALL_DTYPES,
      .sizes_outputs = true},
     {.op = "Compress", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_compress, .forward_input = -1, .dtypes = ANY_DTYPE,
      .sizes_outputs = true},
-    {.op = "Unique", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_unique, .forward_input = -1, .dtypes = ANY_DTYPE,
+    {.op = "Unique", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_unique, .forward_input = -1, .dtypes = ALL_DTYPES,
      .sizes_outputs = true},
     {.op = NULL},
 };

@@ -92,6 +92,8 @@ tgc_status tgc_cpu_nonzero(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 1, 0);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0];
+    if (!tgc_cpu_dtype_listed(x->dtype))
+        return tgc_kernel_fail(c, "NonZero: input 0 is %s; no zero test for it", tgc_dtype_name(x->dtype));
     int64_t total = tgc_value_numel(x), count = 0;
     const void *p = tgc_kernel_in_ptr(c, 0);
     for (int64_t i = 0; i < total; i++) count += tgc_cpu_elem_nonzero(x->dtype, p, i);
