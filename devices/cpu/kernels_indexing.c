@@ -16,10 +16,12 @@ const tgc_kernel_def tgc_cpu_kernels_indexing[] = {
     {.op = "GatherElements", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gather_elements, .forward_input = -1,
      .dtypes = ANY_DTYPE},
     {.op = "GatherND", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gather_nd, .forward_input = -1, .dtypes = ANY_DTYPE},
-    /* The scatters copy data into output 0 first: it may be data's buffer. */
-    {.op = "ScatterElements", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_scatter_elements, .forward_input = 0,
+    /* The scatters never take data's buffer: the same tensor may also be
+     * the indices or the updates (forwarding counts every use in the node),
+     * which writing would change under the loop that reads them. */
+    {.op = "ScatterElements", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_scatter_elements, .forward_input = -1,
      .dtypes = ANY_DTYPE},
-    {.op = "ScatterND", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_scatter_nd, .forward_input = 0, .dtypes = ANY_DTYPE},
+    {.op = "ScatterND", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_scatter_nd, .forward_input = -1, .dtypes = ANY_DTYPE},
     {.op = "Tile", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_tile, .host_inputs = BIT(1), .forward_input = -1,
      .dtypes = ANY_DTYPE},
     {.op = "Trilu", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_trilu, .host_inputs = BIT(1), .forward_input = 0,
