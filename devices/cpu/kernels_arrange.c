@@ -197,6 +197,10 @@ tgc_status tgc_cpu_one_hot(tgc_kernel_ctx *c) {
 
 /* ---- CumSum ------------------------------------------------------------------------ */
 
+/* A running sum rounded to the stored type at each step, as numpy's
+ * cumsum of float16 rounds (a no-op for the other types). */
+#define RUN_ADD(tag, acc, v) tgc_cpu_ld_##tag(tgc_cpu_st_##tag(tgc_cpu_add_##tag((acc), (v))))
+
 /* cumsum_<tag>: running sums along the middle axis of [outer, n, inner]. */
 #define CUMSUM(dt, ST, CT, tag)                                                                                        \
     static void cumsum_##tag(const ST *x, ST *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,              \
@@ -207,14 +211,15 @@ tgc_status tgc_cpu_one_hot(tgc_kernel_ctx *c) {
                 for (int64_t s = 0; s < n; s++) {                                                                      \
                     int64_t at = (o * n + (reverse ? n - 1 - s : s)) * inner + i;                                      \
                     CT v = tgc_cpu_ld_##tag(x[at]);                                                                    \
-                    if (!exclusive) acc = tgc_cpu_add_##tag(acc, v);                                                   \
+                    if (!exclusive) acc = RUN_ADD(tag, acc, v);                                                        \
                     y[at] = tgc_cpu_st_##tag(acc);                                                                     \
-                    if (exclusive) acc = tgc_cpu_add_##tag(acc, v);                                                    \
+                    if (exclusive) acc = RUN_ADD(tag, acc, v);                                                         \
                 }                                                                                                      \
             }                                                                                                          \
     }
 TGC_CPU_SIGNED_TYPES(CUMSUM)
 #undef CUMSUM
+#undef RUN_ADD
 
 /* CumSum-14: running sums of input 0 (float or int) along the axis given
  * by input 1 (host int scalar, in [-r, r)); exclusive leaves out the

@@ -166,6 +166,19 @@ static void test_cumsum_exclusive_reverse_int32(void) {
     fx_end(&f);
 }
 
+/* numpy: cumsum([2048, 1, 1, 1] float16) is [2048] * 4: each running sum
+ * rounds to float16 (2049 ties to 2048), it is not summed in float32. */
+static void test_cumsum_float16_rounds_each_step(void) {
+    shape_fx f;
+    fx_begin(&f, "CumSum");
+    fx_in(&f, TGC_FLOAT16, 1, (int64_t[]){4}, (uint16_t[]){26624, 15360, 15360, 15360});
+    fx_in(&f, TGC_INT64, 0, NULL, (int64_t[]){0});
+    fx_out_expect(&f, TGC_FLOAT16, 1, (int64_t[]){4}, (uint16_t[]){26624, 26624, 26624, 26624});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
 /* numpy: tril(ones((3, 3), bool), -1) and triu(..., 5) (all false). */
 static void test_trilu_bool_and_far_diagonals(void) {
     static const uint8_t ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -254,6 +267,7 @@ TGC_TEST_MAIN("cpu_indexing", {"scatter elements reductions", test_scatter_eleme
               {"top k ties take the lower index", test_top_k_ties_take_the_lower_index},
               {"one hot float depth and odd indices", test_one_hot_float_depth_and_odd_indices},
               {"cumsum exclusive reverse int32", test_cumsum_exclusive_reverse_int32},
+              {"cumsum float16 rounds each step", test_cumsum_float16_rounds_each_step},
               {"trilu bool and far diagonals", test_trilu_bool_and_far_diagonals},
               {"tile uint8 and zero repeat", test_tile_uint8_and_zero_repeat},
               {"selection values and errors", test_selection_values_and_errors})
