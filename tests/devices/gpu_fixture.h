@@ -230,7 +230,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_shape[];
 extern const tgc_kernel_def tgc_gpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
 
-/* The OpenCL kernel for op that handles dtype, from the three families
+/* The OpenCL kernel for op that handles dtype, from the families
  * under test (tgc_kernel_find would answer the host-memory "gpu" kernels
  * of integer shape arithmetic first, where they overlap). NULL if none. */
 static inline const tgc_kernel_def *gk_gpu_find(const char *op, tgc_dtype dtype) {
