@@ -23,6 +23,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_quant[];
 extern const tgc_kernel_def tgc_cpu_kernels_signal[];
 extern const tgc_kernel_def tgc_cpu_kernels_random[];
 extern const tgc_kernel_def tgc_cpu_kernels_normalize[], tgc_cpu_kernels_linalg[];
+extern const tgc_kernel_def tgc_cpu_kernels_indexing[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -31,6 +32,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_gpu_kernels_host[];
 extern const tgc_kernel_def tgc_gpu_kernels_convt[];
 extern const tgc_kernel_def tgc_gpu_kernels_resize[];
+extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
 
 static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_elementwise,
@@ -48,6 +50,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_random,
     tgc_cpu_kernels_normalize,
     tgc_cpu_kernels_linalg,
+    tgc_cpu_kernels_indexing,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,
@@ -56,6 +59,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_gpu_kernels_rnn,
     tgc_gpu_kernels_convt,
     tgc_gpu_kernels_resize,
+    tgc_gpu_kernels_indexing,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {

@@ -26,6 +26,9 @@
  *                        ReduceLogSumExp, ReduceSumSquare, ArgMin
  *     ops_normalize.c    Hardmax, LpNormalization, MeanVarianceNormalization
  *     ops_linalg.c       Einsum, Det (einsum.c parses Einsum's equation)
+ *     ops_index.c        GatherElements, ScatterElements, ScatterND, GatherND, OneHot
+ *     ops_arrange.c      Tile, Trilu, EyeLike, CumSum, ReverseSequence, TopK
+ *     ops_select.c       NonZero, Compress, Unique (value-dependent output sizes)
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -88,6 +91,10 @@ extern const tgc_op_def tgc_op_MelWeightMatrix;
 
 extern const tgc_op_def tgc_op_RandomUniform, tgc_op_RandomNormal, tgc_op_RandomUniformLike;
 extern const tgc_op_def tgc_op_RandomNormalLike, tgc_op_Bernoulli, tgc_op_Multinomial, tgc_op_Dropout;
+
+extern const tgc_op_def tgc_op_GatherElements, tgc_op_ScatterElements, tgc_op_ScatterND, tgc_op_GatherND;
+extern const tgc_op_def tgc_op_OneHot, tgc_op_Tile, tgc_op_Trilu, tgc_op_EyeLike, tgc_op_CumSum;
+extern const tgc_op_def tgc_op_ReverseSequence, tgc_op_TopK, tgc_op_NonZero, tgc_op_Compress, tgc_op_Unique;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

@@ -660,9 +660,10 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
         convert_constant(im, n, index);
         return;
     }
-    /* Dropout, Sum and Upsample are rewritten (onnx_legacy.c); tgc's own ops are not ONNX's. */
+    /* Dropout, Sum, Upsample and Scatter are rewritten (onnx_legacy.c); tgc's own ops are not ONNX's. */
     const tgc_op_def *def = op[0] != '_' ? tgc_op_find(op) : NULL;
-    if (def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 && strcmp(op, "Upsample") != 0) {
+    if (def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 && strcmp(op, "Upsample") != 0 &&
+        strcmp(op, "Scatter") != 0) {
         add_problem(im, "unsupported-op", tgc_onnx_printf(im->arena, "unsupported op '%s'", op), "node", where);
         return;
     }

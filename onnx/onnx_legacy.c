@@ -32,6 +32,8 @@
  *                                        onnxruntime's opset-10 nearest rounds up
  *                                        instead when downsampling, which the
  *                                        spec does not say)
+ *   Scatter (9, deprecated in 11)        ScatterElements (the same op, renamed)
+ *   TopK < 10                            attribute `k` -> int64 input 1 ([k])
  *
  * What differs and cannot be rewritten (a legacy broadcast `axis`,
  * BatchNormalization spatial 0, Dropout's mask before opset 10) is refused. */
@@ -60,6 +62,17 @@ static bool ints_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
     char suffix[64];
     snprintf(suffix, sizeof suffix, "/%s", attr);
     return tgc_onnx_set_input(c, input, tgc_onnx_add_int64s(c, suffix, a->ints, a->n_ints, false));
+}
+
+/* Attribute `attr` (an int) becomes the int64 [1] initializer input `input`. */
+static bool int_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
+    const Onnx__AttributeProto *a = consume(c, attr);
+    if (a == NULL) return true;
+    if (a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "an int attribute is not of type int"));
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "/%s", attr);
+    return tgc_onnx_set_input(c, input, tgc_onnx_add_int64s(c, suffix, &a->i, 1, false));
 }
 
 static bool float_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
@@ -191,12 +204,17 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     if (strcmp(op, "Dropout") == 0) return dropout_convert(c, opset);
     if (strcmp(op, "Sum") == 0) return sum_to_adds(c);
     if (strcmp(op, "Upsample") == 0 || (strcmp(op, "Resize") == 0 && opset < 11)) return upsample_to_resize(c);
+    if (strcmp(op, "Scatter") == 0) {
+        c->out->op = "ScatterElements";
+        return true;
+    }
     if (opset >= TGC_ONNX_OPSET_MIN) return true;
 
     static const char *const axes_ops[] = {"Unsqueeze", "Squeeze", "ReduceSum", NULL};
     static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "Greater", NULL};
     if (is_op(op, axes_ops)) return ints_to_input(c, "axes", 1);
     if (strcmp(op, "Split") == 0) return ints_to_input(c, "split", 1);
+    if (strcmp(op, "TopK") == 0 && opset < 10) return int_to_input(c, "k", 1);
     if (strcmp(op, "Reshape") == 0 && opset < 5) return ints_to_input(c, "shape", 1);
     if (strcmp(op, "Slice") == 0 && opset < 10)
         return ints_to_input(c, "starts", 1) && ints_to_input(c, "ends", 2) && ints_to_input(c, "axes", 3);

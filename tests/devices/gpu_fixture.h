@@ -228,14 +228,15 @@ static inline void gk_out(gk_case *k, tgc_dtype dtype, int rank, const int64_t *
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
 extern const tgc_kernel_def tgc_gpu_kernels_reduce[];
+extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
 
-/* The OpenCL kernel for op that handles dtype, from the three families
+/* The OpenCL kernel for op that handles dtype, from the families
  * under test (tgc_kernel_find would answer the host-memory "gpu" kernels
  * of integer shape arithmetic first, where they overlap). NULL if none. */
 static inline const tgc_kernel_def *gk_gpu_find(const char *op, tgc_dtype dtype) {
     const tgc_kernel_def *const families[] = {tgc_gpu_kernels_elementwise, tgc_gpu_kernels_shape,
-                                              tgc_gpu_kernels_reduce};
-    for (int f = 0; f < 3; f++)
+                                              tgc_gpu_kernels_reduce, tgc_gpu_kernels_indexing};
+    for (int f = 0; f < (int)(sizeof families / sizeof families[0]); f++)
         for (const tgc_kernel_def *k = families[f]; k->op != NULL; k++) {
             if (k->kind != TGC_DEVICE_GPU || strcmp(k->op, op) != 0) continue;
             bool any = k->dtypes[0] == TGC_DTYPE_INVALID || dtype == TGC_DTYPE_INVALID;

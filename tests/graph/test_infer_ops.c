@@ -34,7 +34,10 @@ static void test_registry_has_every_op(void) {
         /* the reductions and friends (op-reduce) */
         "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
         "ArgMin", "Hardmax", "LpNormalization", "MeanVarianceNormalization",
-        "Einsum", "Det"};
+        "Einsum", "Det",
+        /* index and selection ops (ops_index.c, ops_arrange.c, ops_select.c) */
+        "GatherElements", "ScatterElements", "ScatterND", "GatherND", "OneHot", "Tile", "Trilu", "EyeLike",
+        "CumSum", "ReverseSequence", "TopK", "NonZero", "Compress", "Unique"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

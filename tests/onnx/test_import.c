@@ -542,6 +542,31 @@ static void test_legacy_hardmax(void) {
     tgc_diags_free(d);
 }
 
+/* Opset 9: TopK's attribute k becomes its input; the values are numpy's
+ * -sort(-x, axis=1)[:, :2] for x = [[1, 4, 2, 8], [7, 3, 9, 5]]. */
+static void test_legacy_top_k(void) {
+    scratch_dir();
+    pb g = {0};
+    const char *dims[] = {"2", "4"}, *ydims[] = {"2", "2"};
+    pb x = value_info("x", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 11, &x);
+    pb k = attr_int("k", 2);
+    pb top = node("top", "TopK", (const char *[]){"x", NULL}, (const char *[]){"v", "i", NULL}, &k, 1);
+    pb_msg(&g, 1, &top);
+    pb v = value_info("v", ONNX_FLOAT, 2, ydims);
+    pb_msg(&g, 12, &v);
+    write_model(in_scratch("topk9.onnx"), 9, &g);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT_FATAL(tgc_onnx_import(in_scratch("topk9.onnx"), in_scratch("topk9.yaml"), d) == TGC_OK);
+    const float xv[8] = {1, 4, 2, 8, 7, 3, 9, 5}, want[4] = {8, 4, 9, 7};
+    tgc_tensor *out = run_one(in_scratch("topk9.yaml"), "x", 2, (const int64_t[]){2, 4}, xv);
+    CU_ASSERT_FATAL(out != NULL);
+    CU_ASSERT(tgc_tensor_rank(out) == 2 && tgc_tensor_dims(out)[1] == 2);
+    CU_ASSERT(memcmp(tgc_tensor_data(out), want, sizeof want) == 0);
+    tgc_tensor_release(out);
+    tgc_diags_free(d);
+}
+
 /* A Constant, an inline int64 initializer, a float weight in a .npy file. */
 static pb small_model_graph(void) {
     pb g = {0};
@@ -837,6 +862,7 @@ TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
               {"legacy_opset", test_legacy_opset},
               {"legacy_upsample_resize", test_legacy_upsample_resize}, {"legacy_hardmax", test_legacy_hardmax},
+              {"legacy_top_k", test_legacy_top_k},
               {"initializers_and_constants", test_initializers_and_constants},
               {"external_data", test_external_data},
               {"external_data_stays_beneath", test_external_data_stays_beneath},
