@@ -19,7 +19,10 @@ static void test_registry_has_every_op(void) {
         /* rows of graph/elementwise.def since step 15 */
         "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "ThresholdedRelu",
         "Shrink", "Reciprocal", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
-        "Atanh", "LessOrEqual", "GreaterOrEqual"};
+        "Atanh", "LessOrEqual", "GreaterOrEqual",
+        /* the logic, bit, rounding and test rows */
+        "And", "Or", "Xor", "Not", "BitShift", "Mod", "IsNaN", "IsInf", "Sign", "Floor", "Ceil", "Round", "PRelu",
+        "Mean"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);
