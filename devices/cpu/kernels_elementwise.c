@@ -91,7 +91,8 @@ static bool int_tensor_has(const tgc_value *v, bool want_negative) {
  * with an integer exponent multiplies (wrapping); negative integer exponents
  * are refused before the loop runs, as numpy.power refuses them in ONNX's
  * reference implementation. An integer base with a float exponent computes
- * in double and truncates toward zero. */
+ * in double and truncates toward zero. float16 on either side of a mixed
+ * pair is widened to double too (a float16 result rounds once). */
 static inline float pow_f32_int(float a, int64_t b) { return (float)pow((double)a, (double)b); }
 static inline int64_t ipow(int64_t a, int64_t b) {
     uint64_t r = 1, x = (uint64_t)a;
@@ -103,6 +104,17 @@ static inline int32_t pow_i32_int(int32_t a, int64_t b) { return (int32_t)(uint3
 static inline int64_t pow_i64_int(int64_t a, int64_t b) { return ipow(a, b); }
 static inline int32_t pow_i32_f32(int32_t a, float b) { return d2i32(pow((double)a, (double)b)); }
 static inline int64_t pow_i64_f32(int64_t a, float b) { return d2i64(pow((double)a, (double)b)); }
+/* float16 as either side: its value in double, a float16 result rounded
+ * once (to nearest even) from the double's float. */
+static inline uint16_t pow_f16_int(uint16_t a, int64_t b) {
+    return tgc_float_to_half((float)pow((double)tgc_half_to_float(a), (double)b));
+}
+static inline uint16_t pow_f16_f32(uint16_t a, float b) {
+    return tgc_float_to_half((float)pow((double)tgc_half_to_float(a), (double)b));
+}
+static inline float pow_f32_f16(float a, uint16_t b) { return (float)pow((double)a, (double)tgc_half_to_float(b)); }
+static inline int32_t pow_i32_f16(int32_t a, uint16_t b) { return d2i32(pow((double)a, (double)tgc_half_to_float(b))); }
+static inline int64_t pow_i64_f16(int64_t a, uint16_t b) { return d2i64(pow((double)a, (double)tgc_half_to_float(b))); }
 
 /* ==== Pieces over the pool ================================================== */
 
@@ -291,15 +303,25 @@ DEF_POW_LOOP(pow_i64_f32_loop, int64_t, float, int64_t, pow_i64_f32)
 DEF_POW_LOOP(pow_i64_i32_loop, int64_t, int32_t, int64_t, pow_i64_int)
 DEF_POW_LOOP(pow_i64_i64_loop, int64_t, int64_t, int64_t, pow_i64_int)
 DEF_POW_LOOP(pow_i64_u8_loop, int64_t, uint8_t, int64_t, pow_i64_int)
+DEF_POW_LOOP(pow_f16_f32_loop, uint16_t, float, uint16_t, pow_f16_f32)
+DEF_POW_LOOP(pow_f16_i32_loop, uint16_t, int32_t, uint16_t, pow_f16_int)
+DEF_POW_LOOP(pow_f16_i64_loop, uint16_t, int64_t, uint16_t, pow_f16_int)
+DEF_POW_LOOP(pow_f16_u8_loop, uint16_t, uint8_t, uint16_t, pow_f16_int)
+DEF_POW_LOOP(pow_f32_f16_loop, float, uint16_t, float, pow_f32_f16)
+DEF_POW_LOOP(pow_i32_f16_loop, int32_t, uint16_t, int32_t, pow_i32_f16)
+DEF_POW_LOOP(pow_i64_f16_loop, int64_t, uint16_t, int64_t, pow_i64_f16)
 
 /* By base dtype, then exponent dtype (a float32 base with a float32
  * exponent is the Pow row's). */
 static const row2_fn pow_loops[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {
-    [TGC_FLOAT32] = {[TGC_INT32] = pow_f32_i32_loop, [TGC_INT64] = pow_f32_i64_loop, [TGC_UINT8] = pow_f32_u8_loop},
+    [TGC_FLOAT32] = {[TGC_INT32] = pow_f32_i32_loop, [TGC_INT64] = pow_f32_i64_loop, [TGC_UINT8] = pow_f32_u8_loop,
+                     [TGC_FLOAT16] = pow_f32_f16_loop},
+    [TGC_FLOAT16] = {[TGC_FLOAT32] = pow_f16_f32_loop, [TGC_INT32] = pow_f16_i32_loop, [TGC_INT64] = pow_f16_i64_loop,
+                     [TGC_UINT8] = pow_f16_u8_loop},
     [TGC_INT32] = {[TGC_FLOAT32] = pow_i32_f32_loop, [TGC_INT32] = pow_i32_i32_loop, [TGC_INT64] = pow_i32_i64_loop,
-                   [TGC_UINT8] = pow_i32_u8_loop},
+                   [TGC_UINT8] = pow_i32_u8_loop, [TGC_FLOAT16] = pow_i32_f16_loop},
     [TGC_INT64] = {[TGC_FLOAT32] = pow_i64_f32_loop, [TGC_INT32] = pow_i64_i32_loop, [TGC_INT64] = pow_i64_i64_loop,
-                   [TGC_UINT8] = pow_i64_u8_loop},
+                   [TGC_UINT8] = pow_i64_u8_loop, [TGC_FLOAT16] = pow_i64_f16_loop},
 };
 
 static tgc_status k_pow(tgc_kernel_ctx *c) {
@@ -313,7 +335,7 @@ static tgc_status k_pow(tgc_kernel_ctx *c) {
     if (loop == NULL)
         return tgc_kernel_fail(c, "Pow: the cpu has no kernel for a %s base with a %s exponent",
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
-    if (a->dtype != TGC_FLOAT32 && int_tensor_has(b, true))
+    if (a->dtype != TGC_FLOAT32 && a->dtype != TGC_FLOAT16 && int_tensor_has(b, true))
         return tgc_kernel_fail(c, "Pow: negative exponent for an integer (%s) base", tgc_dtype_name(a->dtype));
     return run_binary(c, a, b, y, loop, NULL);
 }

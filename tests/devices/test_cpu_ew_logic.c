@@ -144,6 +144,23 @@ static void test_prelu_int(void) {
     run_and_check(&f, (int32_t[]){-2, 2, -9, 4, -20, 6}, 6, 4);
 }
 
+/* Pow with a float16 base and an int32 exponent, and the reverse pair
+ * kinds: [2, 3] ** [3, 2] = [8, 9] (exact; float16 bits 0x4800, 0x4880). */
+static void test_pow_float16_pairs(void) {
+    ew_fx f;
+    ew_begin(&f, "Pow", EW_DIR);
+    ew_in(&f, TGC_FLOAT16, 1, (int64_t[]){2}, (uint16_t[]){0x4000, 0x4200});
+    ew_in(&f, TGC_INT32, 1, (int64_t[]){2}, (int32_t[]){3, 2});
+    ew_out(&f, TGC_FLOAT16, 1, (int64_t[]){2});
+    run_and_check(&f, (uint16_t[]){0x4800, 0x4880}, 2, 2);
+
+    ew_begin(&f, "Pow", EW_DIR);
+    ew_in(&f, TGC_INT64, 1, (int64_t[]){2}, (int64_t[]){2, 3});
+    ew_in(&f, TGC_FLOAT16, 1, (int64_t[]){2}, (uint16_t[]){0x4200, 0x4000}); /* 3, 2 */
+    ew_out(&f, TGC_INT64, 1, (int64_t[]){2});
+    run_and_check(&f, (int64_t[]){8, 9}, 2, 8);
+}
+
 /* ---- Inference ------------------------------------------------------------------- */
 
 static void test_infer_rules(void) {
@@ -209,4 +226,5 @@ TGC_TEST_MAIN("cpu_ew_logic",
               {"bitshift", test_bitshift},
               {"tests and logic", test_tests_and_logic},
               {"prelu int", test_prelu_int},
+              {"pow float16 pairs", test_pow_float16_pairs},
               {"infer rules", test_infer_rules})
