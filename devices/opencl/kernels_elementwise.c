@@ -4,7 +4,8 @@
  *                  uint8 (uint8 tensors stay on the cpu); Min and Max
  *                  variadic, Clip's bounds from host-memory inputs, integer
  *                  Div's divisor checked for zeros on the host
- *     Pow          also a float32 base with an int32 or int64 exponent
+ *     Pow          also a float32 or float16 base with an int32 or int64
+ *                  exponent
  *     Where        any dtype, moved by element size
  *     Cast         all pairs of float32 float16 int32 int64 uint8 bool
  *     Identity     any dtype
@@ -226,7 +227,7 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     return st;
 }
 
-/* Pow-15: a float32 base with an int32 or int64 exponent. */
+/* Pow-15: a float32 or float16 base with an int32 or int64 exponent. */
 static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 2, 1, 0);
     if (st != TGC_OK) return st;
@@ -234,11 +235,11 @@ static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     if (y->dtype != a->dtype)
         return tgc_kernel_fail(c, "Pow: output is %s, expected the base's %s", tgc_dtype_name(y->dtype),
                                tgc_dtype_name(a->dtype));
-    if (a->dtype != TGC_FLOAT32 || !(b->dtype == TGC_INT32 || b->dtype == TGC_INT64))
+    if ((a->dtype != TGC_FLOAT32 && a->dtype != TGC_FLOAT16) || !(b->dtype == TGC_INT32 || b->dtype == TGC_INT64))
         return tgc_kernel_fail(c, "Pow: the gpu has no kernel for a %s base with a %s exponent",
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
     char base[32];
-    snprintf(base, sizeof base, "pow_f32_%s", dtype_suffix(b->dtype));
+    snprintf(base, sizeof base, "pow_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype));
     return run_binary(c, base, a, b, y, NULL);
 }
 

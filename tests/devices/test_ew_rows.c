@@ -505,6 +505,22 @@ static void test_rows_cpu_vs_gpu(void) {
             }
         }
     }
+    /* Pow's float base with an integer exponent (not a row): float32 and
+     * float16 bases, int32 and int64 exponents, equal and broadcast shapes. */
+    const tgc_dtype bases[2] = {TGC_FLOAT32, TGC_FLOAT16}, exps[2] = {TGC_INT32, TGC_INT64};
+    for (int bi = 0; bi < 2; bi++)
+        for (int ei = 0; ei < 2; ei++)
+            for (int bcast = 0; bcast < 2; bcast++) {
+                gk_case k;
+                gk_begin(&k, &d, "Pow");
+                k.tol = bases[bi] == TGC_FLOAT16 ? 2e-3 : 1e-5;
+                gk_in_range(&k, bases[bi], 2, dims, -2, 2);
+                gk_in_range(&k, exps[ei], bcast ? 1 : 2, bcast ? bdims : dims, -3, 3);
+                gk_out(&k, bases[bi], 2, dims);
+                gk_run(&k);
+                gk_end(&k);
+                cases++;
+            }
     printf("\n  %d (row, dtype, broadcast) cases: cpu and gpu0 agree\n", cases);
     gk_close(&d);
 }

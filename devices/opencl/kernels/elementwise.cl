@@ -255,6 +255,28 @@ long ew_imod_i64(long a, long b) {
 POW_INT_EXP(i32, int)
 POW_INT_EXP(i64, long)
 
+/* A float16 base with an int32 or int64 exponent: computed in float,
+ * rounded once to float16 (nearest even). */
+#define POW_F16_INT_EXP(s, TB)                                                                   \
+    __kernel void ew_pow_f16_##s##_c(__global const half *a, __global const TB *b, __global half *y, long n) { \
+        long i = get_global_id(0);                                                               \
+        if (i < n) vstore_half_rte(pow(vload_half(i, a), (float)b[i]), i, y);                    \
+    }                                                                                            \
+    __kernel void ew_pow_f16_##s##_s(__global const half *a, long sa, __global const TB *b, long sb, \
+                                     __global half *y, long n) {                                 \
+        long i = get_global_id(0);                                                               \
+        if (i < n) vstore_half_rte(pow(vload_half(i * sa, a), (float)b[i * sb]), i, y);          \
+    }                                                                                            \
+    __kernel void ew_pow_f16_##s##_b(__global const half *a, __global const TB *b, __global half *y, long n, \
+                                     int rank, long8 dims, long8 sa, long8 sb) {                 \
+        long i = get_global_id(0), oa, ob, unused;                                               \
+        if (i >= n) return;                                                                      \
+        ew_offsets(i, rank, dims, sa, sb, sb, &oa, &ob, &unused);                                \
+        vstore_half_rte(pow(vload_half(oa, a), (float)b[ob]), i, y);                             \
+    }
+POW_F16_INT_EXP(i32, int)
+POW_F16_INT_EXP(i64, long)
+
 /* ==== Where ================================================================= */
 
 /* Where-16: y = cond ? x : z, moving elements by size. */
