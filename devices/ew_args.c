@@ -33,10 +33,34 @@ static tgc_status clip_bounds(tgc_kernel_ctx *c, tgc_ew_params *p) {
     return TGC_OK;
 }
 
+/* An integer or word attribute as P<k>, in both computing types. */
+static tgc_status int_param(tgc_kernel_ctx *c, const tgc_ew_row *r, int k, tgc_ew_params *p) {
+    int64_t v;
+    if (r->attr_kinds[k] == TGC_EW_ATTR_INT) {
+        v = tgc_kernel_attr_int(c, r->attr_names[k], (int64_t)r->attr_defaults[k]);
+    } else {
+        const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
+        const char *s = a != NULL && a->type == TGC_ATTR_STRING && a->s != NULL ? a->s : "";
+        for (v = 0; v < 2 && strcmp(s, r->attr_words[v]) != 0; v++) continue;
+        if (v == 2)
+            return tgc_kernel_fail(c, "%s: attribute '%s' is '%s'; it must be %s or %s", r->op, r->attr_names[k], s,
+                                   r->attr_words[0], r->attr_words[1]);
+    }
+    p->f[k] = (float)v;
+    p->i[k] = v;
+    return TGC_OK;
+}
+
 tgc_status tgc_ew_read_params(tgc_kernel_ctx *c, const tgc_ew_row *r, tgc_ew_params *p) {
     memset(p, 0, sizeof *p);
     if (tgc_ew_id(r) == TGC_EW_Clip) return clip_bounds(c, p);
+    if (tgc_ew_id(r) == TGC_EW_Mean) p->f[0] = 1.0f; /* the kernel sets the last pass's divisor */
     for (int k = 0; k < r->n_attrs; k++) {
+        if (r->attr_kinds[k] != TGC_EW_ATTR_FLOAT) {
+            tgc_status st = int_param(c, r, k, p);
+            if (st != TGC_OK) return st;
+            continue;
+        }
         const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
         if (a != NULL && a->type == TGC_ATTR_INT) p->f[k] = (float)a->i;
         else p->f[k] = (float)tgc_kernel_attr_float(c, r->attr_names[k], r->attr_defaults[k]);

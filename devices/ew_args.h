@@ -23,9 +23,12 @@ typedef struct tgc_ew_params {
 
 /* Fills *p for row r on node c: the row's float attributes from the node
  * (an integer attribute taken as a float too; absent: the row's default),
- * or, for Clip-13, its bounds from inputs 1 and 2 (optional one-element
- * host-memory tensors of input 0's dtype; absent: the dtype's lowest and
- * highest). Fails through tgc_kernel_fail on a malformed bound. */
+ * its integer attributes (in f and i), its word attribute (the word's
+ * index, in f and i), or, for Clip-13, its bounds from inputs 1 and 2
+ * (optional one-element host-memory tensors of input 0's dtype; absent:
+ * the dtype's lowest and highest); Mean's divisor P0 is 1 (the kernel
+ * sets it for the last pass). Fails through tgc_kernel_fail on a
+ * malformed bound or a word attribute that is neither word. */
 tgc_status tgc_ew_read_params(tgc_kernel_ctx *c, const tgc_ew_row *r, tgc_ew_params *p);
 
 /* A binary row's inputs (two, or Min/Max's one or more) share one dtype,

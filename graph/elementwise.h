@@ -16,24 +16,37 @@
 /* One id per row, in table order: TGC_EW_Relu, TGC_EW_Add, ... */
 typedef enum tgc_ew_op {
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) TGC_EW_##op,
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) TGC_EW_##op,
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr) TGC_EW_##op,
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) TGC_EW_##op,
 #include "graph/elementwise.def"
 #undef EW_UNARY
+#undef EW_PREDICATE
 #undef EW_BINARY
+#undef EW_BINARY_ATTRS
     TGC_EW_COUNT
 } tgc_ew_op;
 
-/* Most float attributes a row has (P0, P1, P2). */
+/* Most attributes a row has (P0, P1, P2). */
 #define TGC_EW_MAX_PARAMS 3
+
+/* What an attribute of a row is (graph/elementwise.def's ATTRS forms). */
+typedef enum tgc_ew_attr_kind {
+    TGC_EW_ATTR_FLOAT, /* EW_ATTRS1, EW_ATTRS2 */
+    TGC_EW_ATTR_INT,   /* EW_INT_ATTRS1, EW_INT_ATTRS2 */
+    TGC_EW_ATTR_WORD,  /* EW_WORD_ATTR: P0 is the index of the word in attr_words */
+} tgc_ew_attr_kind;
 
 typedef struct tgc_ew_row {
     const char *op;      /* the ONNX name */
     int arity;           /* 1 (EW_UNARY) or 2 (EW_BINARY) */
-    bool bool_out;       /* a comparison: the output is bool */
+    bool bool_out;       /* a comparison or a predicate: the output is bool */
     unsigned dtypes;     /* bit (1u << dtype) for each dtype of the row's class */
     int n_attrs;         /* float attributes, read as P0.. */
     const char *attr_names[TGC_EW_MAX_PARAMS];
     float attr_defaults[TGC_EW_MAX_PARAMS];
+    tgc_ew_attr_kind attr_kinds[TGC_EW_MAX_PARAMS];
+    const char *attr_words[2]; /* TGC_EW_ATTR_WORD: the two words (a required attribute) */
 } tgc_ew_row;
 
 /* The rows, indexed by tgc_ew_op. */

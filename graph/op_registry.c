@@ -13,9 +13,13 @@ static const tgc_op_def *const all_ops[] = {
     /* ops_elementwise.c: the rows of elementwise.def, then the rest */
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) &tgc_op_##op,
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr) &tgc_op_##op,
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) &tgc_op_##op,
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) &tgc_op_##op,
 #include "graph/elementwise.def"
 #undef EW_UNARY
 #undef EW_BINARY
+#undef EW_PREDICATE
+#undef EW_BINARY_ATTRS
     &tgc_op_Where, &tgc_op_Cast, &tgc_op_Identity,
     /* ops_nn.c */
     &tgc_op_Softmax, &tgc_op_LogSoftmax, &tgc_op_MatMul, &tgc_op_Gemm,

@@ -47,9 +47,13 @@
 /* One per row of graph/elementwise.def: tgc_op_Relu, tgc_op_Add, ... */
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) extern const tgc_op_def tgc_op_##op;
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr) extern const tgc_op_def tgc_op_##op;
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) extern const tgc_op_def tgc_op_##op;
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) extern const tgc_op_def tgc_op_##op;
 #include "graph/elementwise.def"
 #undef EW_UNARY
 #undef EW_BINARY
+#undef EW_PREDICATE
+#undef EW_BINARY_ATTRS
 extern const tgc_op_def tgc_op_Where;
 extern const tgc_op_def tgc_op_Cast, tgc_op_Identity;
 

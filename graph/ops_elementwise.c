@@ -120,11 +120,10 @@ const tgc_op_def tgc_op_Identity = {"Identity", 1, 1, 1, 1, no_attrs, infer_iden
 
 /* ---- Min, Max, Clip ----------------------------------------------------------- */
 
-/* Min, Max (opset 13): one or more inputs of one numeric type, all
- * broadcast together. */
-static tgc_status infer_min_max(tgc_infer_ctx *c) {
+/* One or more inputs of one type in `mask`, all broadcast together. */
+static tgc_status infer_variadic(tgc_infer_ctx *c, unsigned mask) {
     const tgc_tensor_info *a = tgc_infer_input(c, 0);
-    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_NUMERIC)) return TGC_ERR_INVALID;
+    if (!tgc_ops_require_dtypes(c, 0, mask)) return TGC_ERR_INVALID;
     tgc_shape out = a->shape;
     for (int i = 1; i < tgc_infer_num_inputs(c); i++) {
         const tgc_tensor_info *b = tgc_infer_input(c, i);
@@ -137,6 +136,9 @@ static tgc_status infer_min_max(tgc_infer_ctx *c) {
     }
     return tgc_infer_set_output(c, 0, a->dtype, &out);
 }
+
+/* Min, Max (opset 13): one or more inputs of one numeric type. */
+static tgc_status infer_min_max(tgc_infer_ctx *c) { return infer_variadic(c, TGC_DT_NUMERIC); }
 
 /* Clip (opset 13): min and max are optional scalar inputs of the input's
  * type; the output is the input's shape. A one-element 1-D bound is also
@@ -189,6 +191,79 @@ static tgc_status infer_where(tgc_infer_ctx *c) {
 
 const tgc_op_def tgc_op_Where = {"Where", 3, 3, 1, 1, no_attrs, infer_where};
 
+/* ---- Logic, bits, Mod, tests, PRelu, Mean ------------------------------------ */
+
+/* The unsigned integer dtypes (BitShift-11's T). */
+#define DT_UNSIGNED TGC_DT(TGC_UINT8)
+
+/* Two inputs of one dtype in `mask`, broadcast; the output has their dtype. */
+static tgc_status infer_same_binary(tgc_infer_ctx *c, unsigned mask) {
+    const tgc_tensor_info *a = tgc_infer_input(c, 0), *b = tgc_infer_input(c, 1);
+    if (!tgc_ops_require_dtypes(c, 0, mask) || !tgc_infer_require_same_dtype(c, 0, 1)) return TGC_ERR_INVALID;
+    tgc_shape out;
+    tgc_status st = tgc_ops_broadcast(c, 0, 1, &a->shape, &b->shape, &out);
+    return st == TGC_OK ? tgc_infer_set_output(c, 0, a->dtype, &out) : st;
+}
+
+/* And-7, Or-7, Xor-7: two bool inputs, broadcast; a bool output. */
+static tgc_status infer_logical(tgc_infer_ctx *c) { return infer_same_binary(c, TGC_DT(TGC_BOOL)); }
+
+/* Not-1: bool in, bool out. */
+static tgc_status infer_not(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT(TGC_BOOL)); }
+
+/* BitShift-11: two unsigned inputs of one dtype, broadcast; `direction`
+ * (required) is "LEFT" or "RIGHT". */
+static tgc_status infer_bitshift(tgc_infer_ctx *c) {
+    const char *d = tgc_infer_attr_string(c, "direction", NULL);
+    if (d == NULL) return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'direction' is required");
+    if (strcmp(d, "LEFT") != 0 && strcmp(d, "RIGHT") != 0)
+        return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'direction' is '%s'; it must be LEFT or RIGHT", d);
+    return infer_same_binary(c, DT_UNSIGNED);
+}
+
+/* Mod-13: two numeric inputs of one dtype, broadcast; fmod is 0 or 1 and
+ * must be 1 for floats (the spec's rule: Python's modulo is integer-only). */
+static tgc_status infer_mod(tgc_infer_ctx *c) {
+    int64_t fmod = tgc_infer_attr_int(c, "fmod", 0);
+    if (fmod != 0 && fmod != 1)
+        return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'fmod' is %lld; it must be 0 or 1", (long long)fmod);
+    tgc_status st = infer_same_binary(c, TGC_DT_NUMERIC);
+    if (st == TGC_OK && fmod == 0 && (TGC_DT(tgc_infer_input(c, 0)->dtype) & TGC_DT_FLOAT))
+        return tgc_infer_fail(c, 0, "bad-attribute", "Mod of %s inputs needs fmod = 1 (fmod = 0 is for integers)",
+                              tgc_dtype_name(tgc_infer_input(c, 0)->dtype));
+    return st;
+}
+
+/* IsNaN-13, IsInf-10: a float input; a bool output of its shape. */
+static tgc_status infer_float_test(tgc_infer_ctx *c) {
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_FLOAT)) return TGC_ERR_INVALID;
+    return tgc_infer_set_output(c, 0, TGC_BOOL, &tgc_infer_input(c, 0)->shape);
+}
+
+/* PRelu-16: X and slope of one dtype; slope broadcasts to X's shape
+ * (unidirectionally: it has no more dims than X, and each of its trailing
+ * dims is 1 or X's); the output has X's shape. */
+static tgc_status infer_prelu(tgc_infer_ctx *c) {
+    const tgc_tensor_info *x = tgc_infer_input(c, 0), *s = tgc_infer_input(c, 1);
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_SIGNED) || !tgc_infer_require_same_dtype(c, 0, 1))
+        return TGC_ERR_INVALID;
+    const tgc_shape *xs = &x->shape, *ss = &s->shape;
+    bool fits = xs->rank < 0 || ss->rank < 0 || ss->rank <= xs->rank;
+    for (int i = 0; fits && xs->rank >= 0 && ss->rank >= 0 && i < ss->rank; i++) {
+        tgc_dim sd = ss->dims[ss->rank - 1 - i], xd = xs->dims[xs->rank - 1 - i], m;
+        fits = tgc_dim_is(sd, 1) || tgc_ops_dim_merge(sd, xd, &m);
+    }
+    if (!fits) {
+        char a[TGC_OPS_SHAPE_BUF], b[TGC_OPS_SHAPE_BUF];
+        return tgc_infer_fail(c, 1, "shape-mismatch", "slope of shape %s does not broadcast to X's shape %s",
+                              tgc_infer_shape_str(c, ss, a, sizeof a), tgc_infer_shape_str(c, xs, b, sizeof b));
+    }
+    return tgc_infer_set_output(c, 0, x->dtype, xs);
+}
+
+/* Mean-13: one or more float inputs of one dtype, broadcast together. */
+static tgc_status infer_mean(tgc_infer_ctx *c) { return infer_variadic(c, TGC_DT_FLOAT); }
+
 /* ---- Cast --------------------------------------------------------------------- */
 
 /* Cast (opset 13): output dtype from `to`, same shape. An int32/int64 value
@@ -232,6 +307,13 @@ const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
 #define EW_ARITY_infer_min_max 1, -1
 #define EW_ARITY_infer_equal 2, 2
 #define EW_ARITY_infer_ordered 2, 2
+#define EW_ARITY_infer_logical 2, 2
+#define EW_ARITY_infer_not 1, 1
+#define EW_ARITY_infer_bitshift 2, 2
+#define EW_ARITY_infer_mod 2, 2
+#define EW_ARITY_infer_float_test 1, 1
+#define EW_ARITY_infer_prelu 2, 2
+#define EW_ARITY_infer_mean 1, -1
 
 /* An op def per row: tgc_op_<Op>, with its float attributes. */
 #define EW_ATTRS0 {{NULL, 0, false}}
@@ -242,30 +324,54 @@ const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
     const tgc_op_def tgc_op_##op = {#op, EW_ARITY_##infer, 1, 1, op##_attrs, infer};
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
     const tgc_op_def tgc_op_##op = {#op, EW_ARITY_##infer, 1, 1, no_attrs, infer};
+#define EW_INT_ATTRS1(n0, d0) {{#n0, TGC_ATTR_INT, false}, {NULL, 0, false}}
+#define EW_INT_ATTRS2(n0, d0, n1, d1) {{#n0, TGC_ATTR_INT, false}, {#n1, TGC_ATTR_INT, false}, {NULL, 0, false}}
+#define EW_WORD_ATTR(n0, w0, w1) {{#n0, TGC_ATTR_STRING, true}, {NULL, 0, false}}
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr)                                        \
+    static const tgc_attr_def op##_attrs[] = attrs;                                              \
+    const tgc_op_def tgc_op_##op = {#op, EW_ARITY_##infer, 1, 1, op##_attrs, infer};
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr)                                \
+    static const tgc_attr_def op##_attrs[] = attrs;                                              \
+    const tgc_op_def tgc_op_##op = {#op, EW_ARITY_##infer, 1, 1, op##_attrs, infer};
 #include "graph/elementwise.def"
 #undef EW_UNARY
+#undef EW_PREDICATE
 #undef EW_BINARY
+#undef EW_BINARY_ATTRS
 #undef EW_ATTRS0
 #undef EW_ATTRS1
 #undef EW_ATTRS2
+#undef EW_INT_ATTRS1
+#undef EW_INT_ATTRS2
+#undef EW_WORD_ATTR
 
 /* The rows as data (graph/elementwise.h). */
 #define EW_CLASS_F (TGC_DT_FLOAT)
 #define EW_CLASS_FS (TGC_DT_SIGNED)
 #define EW_CLASS_FN (TGC_DT_NUMERIC)
 #define EW_CLASS_FNB (TGC_DT_ANY)
-#define EW_ATTRS0 0, {NULL}, {0}
-#define EW_ATTRS1(n0, d0) 1, {#n0}, {d0}
-#define EW_ATTRS2(n0, d0, n1, d1) 2, {#n0, #n1}, {d0, d1}
+#define EW_ATTRS0 0, {NULL}, {0}, {TGC_EW_ATTR_FLOAT}, {NULL}
+#define EW_ATTRS1(n0, d0) 1, {#n0}, {d0}, {TGC_EW_ATTR_FLOAT}, {NULL}
+#define EW_ATTRS2(n0, d0, n1, d1) 2, {#n0, #n1}, {d0, d1}, {TGC_EW_ATTR_FLOAT}, {NULL}
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) {#op, 1, false, EW_CLASS_##cls, attrs},
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr) {#op, 2, EW_OUT_##out, EW_CLASS_##cls, EW_ATTRS0},
 #define EW_OUT_SAME false
 #define EW_OUT_BOOL true
+#define EW_CLASS_B (TGC_DT(TGC_BOOL))
+#define EW_CLASS_U (DT_UNSIGNED)
+#define EW_CLASS_FW (TGC_DT_SIGNED)
+#define EW_INT_ATTRS1(n0, d0) 1, {#n0}, {d0}, {TGC_EW_ATTR_INT}, {NULL}
+#define EW_INT_ATTRS2(n0, d0, n1, d1) 2, {#n0, #n1}, {d0, d1}, {TGC_EW_ATTR_INT, TGC_EW_ATTR_INT}, {NULL}
+#define EW_WORD_ATTR(n0, w0, w1) 1, {#n0}, {0}, {TGC_EW_ATTR_WORD}, {#w0, #w1}
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) {#op, 1, true, EW_CLASS_##cls, attrs},
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) {#op, 2, EW_OUT_##out, EW_CLASS_##cls, attrs},
 const tgc_ew_row tgc_ew_rows[TGC_EW_COUNT] = {
 #include "graph/elementwise.def"
 };
 #undef EW_UNARY
+#undef EW_PREDICATE
 #undef EW_BINARY
+#undef EW_BINARY_ATTRS
 
 const tgc_ew_row *tgc_ew_find(const char *op) {
     for (int i = 0; i < TGC_EW_COUNT; i++)

@@ -16,8 +16,11 @@
  *   BatchNormalization < 9               `spatial` 1 (the only meaning now) dropped,
  *                                        `is_test` dropped (tgc runs inference)
  *   Gemm < 7                             `broadcast` dropped (C broadcasts since 7)
- *   Add ... Greater < 7                  `broadcast` without `axis` dropped: the
+ *   Add ... Greater, And, Or, Xor < 7    `broadcast` without `axis` dropped: the
  *                                        legacy suffix match is numpy's rule
+ *   PRelu < 7                            a constant slope of shape [C] (C > 1) is
+ *                                        per channel (axis 1): reshaped to
+ *                                        [C, 1, ..., 1] for X's rank at run time
  *   any op < 6                           `consumed_inputs` (a hint) dropped
  *   Dropout, any opset                   Identity, when the mask is unused and
  *                                        training_mode is absent or false; else
@@ -192,6 +195,41 @@ static bool upsample_to_resize(tgc_onnx_node_ctx *c) {
            tgc_onnx_set_string_attr(c->im, out, "nearest_mode", "floor");
 }
 
+/* PRelu-6 applies a slope of C values per channel (axis 1 of X); from 7 on
+ * the slope broadcasts numpy-style, so a [C] slope becomes
+ * Reshape(slope, Concat([C], Shape(X)[2:] * 0 + 1)): [C, 1, ..., 1] for
+ * any rank of X (a rank-2 X gives [C], as before). */
+static bool prelu_per_channel(tgc_onnx_node_ctx *c) {
+    tgc_onnx_node *out = c->out;
+    if (out->n_inputs != 2 || out->inputs[0][0] == '\0' || c->n->n_input < 2) return true; /* the loader will say */
+    const tgc_npy *slope = tgc_onnx_constant_value(c->im, c->n->input[1]);
+    if (slope == NULL || slope->rank != 1 || slope->dims[0] <= 1) return true; /* the same in both versions */
+    const int64_t two = 2, end = INT64_MAX, zero = 0, one = 1, chans = slope->dims[0];
+    const char *starts = tgc_onnx_add_int64s(c, "/starts", &two, 1, false);
+    const char *ends = tgc_onnx_add_int64s(c, "/ends", &end, 1, false);
+    const char *k0 = tgc_onnx_add_int64s(c, "/zero", &zero, 1, false);
+    const char *k1 = tgc_onnx_add_int64s(c, "/one", &one, 1, false);
+    const char *kc = tgc_onnx_add_int64s(c, "/channels", &chans, 1, false);
+    if (starts == NULL || ends == NULL || k0 == NULL || k1 == NULL || kc == NULL) return false;
+    tgc_onnx_node *shape = tgc_onnx_add_node(c, "/shape", "Shape", &out->inputs[0], 1);
+    if (shape == NULL) return false;
+    const char *slice_in[3] = {shape->name, starts, ends};
+    tgc_onnx_node *tail = tgc_onnx_add_node(c, "/tail", "Slice", slice_in, 3);
+    if (tail == NULL) return false;
+    const char *mul_in[2] = {tail->name, k0};
+    tgc_onnx_node *zeros = tgc_onnx_add_node(c, "/zeros", "Mul", mul_in, 2);
+    if (zeros == NULL) return false;
+    const char *add_in[2] = {zeros->name, k1};
+    tgc_onnx_node *ones = tgc_onnx_add_node(c, "/ones", "Add", add_in, 2);
+    if (ones == NULL) return false;
+    const char *cat_in[2] = {kc, ones->name};
+    tgc_onnx_node *dims = tgc_onnx_add_node(c, "/slope_shape", "Concat", cat_in, 2);
+    if (dims == NULL || !tgc_onnx_set_int_attr(c->im, dims, "axis", 0)) return false;
+    const char *reshape_in[2] = {out->inputs[1], dims->name};
+    tgc_onnx_node *s2 = tgc_onnx_add_node(c, "/slope", "Reshape", reshape_in, 2);
+    return s2 != NULL && tgc_onnx_set_input(c, 1, s2->name);
+}
+
 static bool is_op(const char *op, const char *const *list) {
     for (; *list; list++)
         if (strcmp(op, *list) == 0) return true;
@@ -211,7 +249,8 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     if (opset >= TGC_ONNX_OPSET_MIN) return true;
 
     static const char *const axes_ops[] = {"Unsqueeze", "Squeeze", "ReduceSum", NULL};
-    static const char *const binary_ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "Greater", NULL};
+    static const char *const binary_ops[] = {"Add",  "Sub", "Mul", "Div", "Pow", "Equal", "Less",
+                                             "Greater", "And", "Or", "Xor", NULL};
     if (is_op(op, axes_ops)) return ints_to_input(c, "axes", 1);
     if (strcmp(op, "Split") == 0) return ints_to_input(c, "split", 1);
     if (strcmp(op, "TopK") == 0 && opset < 10) return int_to_input(c, "k", 1);
@@ -226,6 +265,7 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     if (strcmp(op, "Concat") == 0 && opset < 4 && tgc_onnx_node_attr(c->n, "axis", NULL) == NULL)
         return tgc_onnx_set_int_attr(c->im, c->out, "axis", 1);
     if (strcmp(op, "Cast") == 0 && opset < 6) return cast_to_code(c);
+    if (strcmp(op, "PRelu") == 0 && opset < 7) return prelu_per_channel(c);
     if (strcmp(op, "BatchNormalization") == 0) {
         consume(c, "is_test");
         const Onnx__AttributeProto *a = consume(c, "spatial");

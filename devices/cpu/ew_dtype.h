@@ -43,6 +43,10 @@
 #define ACOSH(v) tgc_vacosh(v)
 #define ATANH(v) tgc_vatanh(v)
 #define POW(a, b) tgc_vpow((a), (b))
+#define FLOOR(v) tgc_vfloor(v)
+#define CEIL(v) tgc_vceil(v)
+#define ROUND(v) tgc_vrint(v)
+#define FMOD(a, b) tgc_vfmod((a), (b))
 #if EW_DT_ID == 1
 #define EW_T float
 #define EW_LOAD(p) tgc_vf_load(p)
@@ -95,6 +99,32 @@ static inline tgc_vf ew_load_part_f16(const uint16_t *p, int64_t k) {
 #else
 #define IDIV(a, b) ((a) / (b))
 #endif
+/* IREM, IMOD (graph/elementwise.def): the divisor is replaced by 1 where
+ * it is 0 (and -1, signed: INT_MIN % -1 traps on x86; x % -1 is 0) before
+ * the division, and the result by 0 where it was 0. */
+#if EW_DT_ID == 3 || EW_DT_ID == 4
+static inline EW_V EW_CAT(ew_irem_, EW_DT)(EW_V a, EW_V b) {
+    return SEL(b == 0, 0, a % SEL((b == 0) | (b == -1), 1, b));
+}
+/* Python's: a nonzero remainder of the other sign than b moves by b. */
+static inline EW_V EW_CAT(ew_imod_, EW_DT)(EW_V a, EW_V b) {
+    EW_V r = EW_CAT(ew_irem_, EW_DT)(a, b);
+    return SEL((r != 0) & ((r ^ b) < 0), r + b, r);
+}
+#define IMOD(a, b) EW_CAT(ew_imod_, EW_DT)((a), (b))
+#elif EW_DT_ID == 5
+static inline EW_V EW_CAT(ew_irem_, EW_DT)(EW_V a, EW_V b) { return SEL(b == 0, 0, a % SEL(b == 0, 1, b)); }
+#define IMOD(a, b) EW_CAT(ew_irem_, EW_DT)((a), (b)) /* unsigned: the same */
+/* SHL, SHR for the unsigned types: the count masked into range for the
+ * vector shift, and 0 where it was the width or more. */
+#define EW_BITS ((EW_T)(8 * sizeof(EW_T)))
+static inline EW_V EW_CAT(ew_shl_, EW_DT)(EW_V a, EW_V b) { return SEL(b < EW_BITS, a << (b & (EW_BITS - 1)), 0); }
+static inline EW_V EW_CAT(ew_shr_, EW_DT)(EW_V a, EW_V b) { return SEL(b < EW_BITS, a >> (b & (EW_BITS - 1)), 0); }
+#define SHL(a, b) EW_CAT(ew_shl_, EW_DT)((a), (b))
+#define SHR(a, b) EW_CAT(ew_shr_, EW_DT)((a), (b))
+#undef EW_BITS
+#endif
+#define IREM(a, b) EW_CAT(ew_irem_, EW_DT)((a), (b))
 #define EW_LOAD(p) EW_CAT(ew_load_, EW_DT)(p)
 #define EW_LOAD_N(p, k) EW_CAT(ew_load_part_, EW_DT)((p), (k))
 #define EW_LOAD_SPLAT(p) ((EW_V){0} + *(p))
@@ -151,11 +181,16 @@ typedef int8_t ew_bool_lanes_i64 __attribute__((vector_size(EW_N)));
 #endif
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)                                            \
     EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_OUT_LOOP_SAME(op, EW_EXPR(fexpr, iexpr), EW_UNARY_LOOP))
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr)                                        \
+    EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_OUT_LOOP_BOOL(op, EW_EXPR(fexpr, iexpr), EW_UNARY_LOOP))
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
     EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_OUT_LOOP_##out(op, EW_EXPR(fexpr, iexpr), EW_BINARY_LOOP))
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) EW_BINARY(op, cls, out, infer, fexpr, iexpr)
 #include "graph/elementwise.def"
 #undef EW_UNARY
+#undef EW_PREDICATE
 #undef EW_BINARY
+#undef EW_BINARY_ATTRS
 #undef EW_EXPR
 
 #undef EW_T
@@ -193,6 +228,14 @@ typedef int8_t ew_bool_lanes_i64 __attribute__((vector_size(EW_N)));
 #undef ACOSH
 #undef ATANH
 #undef POW
+#undef FLOOR
+#undef CEIL
+#undef ROUND
+#undef FMOD
+#undef IREM
+#undef IMOD
+#undef SHL
+#undef SHR
 #undef INEG
 #undef IADD
 #undef ISUB

@@ -72,7 +72,8 @@ typedef uint8_t ew_vu8 __attribute__((vector_size(TGC_VBYTES)));
                                           void *py, const tgc_ew_params *p) {                    \
         const EW_T *A = pa, *B = pb;                                                             \
         YT *Y = py;                                                                              \
-        (void)p;                                                                                 \
+        const EW_V P0 = EW_PARAM(p, 0), P1 = EW_PARAM(p, 1), P2 = EW_PARAM(p, 2);                \
+        (void)P0, (void)P1, (void)P2;                                                            \
         if (sa && sb) {                                                                          \
             EW_BINARY_PASS(expr, EW_IN_FULL(A, i), EW_IN_FULL(B, i), EW_IN_PART(A, i, n - i),     \
                            EW_IN_PART(B, i, n - i), STORE, STORE_N);                              \
@@ -154,17 +155,25 @@ const tgc_ew_loops EW_CAT(tgc_ew_loops_, TGC_EW_ISA) = {
     .lanes = TGC_VLANES,
     .unary = {
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) EW_ENTRIES(op, cls)
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) EW_ENTRIES(op, cls)
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr)
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr)
 #include "graph/elementwise.def"
 #undef EW_UNARY
+#undef EW_PREDICATE
 #undef EW_BINARY
+#undef EW_BINARY_ATTRS
     },
     .binary = {
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr)
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr) EW_ENTRIES(op, cls)
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) EW_ENTRIES(op, cls)
 #include "graph/elementwise.def"
 #undef EW_UNARY
+#undef EW_PREDICATE
 #undef EW_BINARY
+#undef EW_BINARY_ATTRS
     },
     .half_to_float = ew_half_to_float,
     .float_to_half = ew_float_to_half,

@@ -1,6 +1,7 @@
 /* The cpu elementwise kernels, ONNX opset 17 semantics:
  *     every row of graph/elementwise.def (arithmetic, activations, math,
- *                  Min/Max (variadic), Clip, comparisons), through the
+ *                  Min/Max/Mean (variadic), Clip, comparisons, logic,
+ *                  BitShift, Mod, IsNaN/IsInf, rounding, PRelu), through the
  *                  vector loops generated from it (devices/cpu/ew.h)
  *     Pow          also an integer base or exponent (exact through double)
  *     Where        any dtype, moved by element size
@@ -14,7 +15,7 @@
  * over the device's pool; pieces depend on the sizes alone and each
  * element is computed alone, so no split changes a bit.
  *
- * In place: every kernel here declares forward_input = 0, so the executor
+ * In place: every kernel here but Mean's declares forward_input = 0, so the executor
  * may hand output 0 the buffer of input 0 (when it has the output's size,
  * hence input 0's shape). Every loop reads element i (a generated loop: its
  * whole vector) before it writes it.
@@ -90,7 +91,8 @@ static bool int_tensor_has(const tgc_value *v, bool want_negative) {
  * with an integer exponent multiplies (wrapping); negative integer exponents
  * are refused before the loop runs, as numpy.power refuses them in ONNX's
  * reference implementation. An integer base with a float exponent computes
- * in double and truncates toward zero. */
+ * in double and truncates toward zero. float16 on either side of a mixed
+ * pair is widened to double too (a float16 result rounds once). */
 static inline float pow_f32_int(float a, int64_t b) { return (float)pow((double)a, (double)b); }
 static inline int64_t ipow(int64_t a, int64_t b) {
     uint64_t r = 1, x = (uint64_t)a;
@@ -102,6 +104,17 @@ static inline int32_t pow_i32_int(int32_t a, int64_t b) { return (int32_t)(uint3
 static inline int64_t pow_i64_int(int64_t a, int64_t b) { return ipow(a, b); }
 static inline int32_t pow_i32_f32(int32_t a, float b) { return d2i32(pow((double)a, (double)b)); }
 static inline int64_t pow_i64_f32(int64_t a, float b) { return d2i64(pow((double)a, (double)b)); }
+/* float16 as either side: its value in double, a float16 result rounded
+ * once (to nearest even) from the double's float. */
+static inline uint16_t pow_f16_int(uint16_t a, int64_t b) {
+    return tgc_float_to_half((float)pow((double)tgc_half_to_float(a), (double)b));
+}
+static inline uint16_t pow_f16_f32(uint16_t a, float b) {
+    return tgc_float_to_half((float)pow((double)tgc_half_to_float(a), (double)b));
+}
+static inline float pow_f32_f16(float a, uint16_t b) { return (float)pow((double)a, (double)tgc_half_to_float(b)); }
+static inline int32_t pow_i32_f16(int32_t a, uint16_t b) { return d2i32(pow((double)a, (double)tgc_half_to_float(b))); }
+static inline int64_t pow_i64_f16(int64_t a, uint16_t b) { return d2i64(pow((double)a, (double)tgc_half_to_float(b))); }
 
 /* ==== Pieces over the pool ================================================== */
 
@@ -126,6 +139,7 @@ typedef struct binary_job {
     char *py;
     size_t ea, eb, ey;
     row2_fn fn;
+    const tgc_ew_params *params; /* the row's P0..P2; NULL: none */
     int64_t numel;
     bool relu; /* a fused Relu (float32 output), applied to each piece */
 } binary_job;
@@ -142,7 +156,8 @@ static void binary_piece(void *arg, int64_t piece, int slot) {
     for (int64_t at = lo; at < hi;) {
         int64_t len = inner - col < hi - at ? inner - col : hi - at;
         j->fn(len, j->pa + (size_t)(it.off[0] + col * it.step[0]) * j->ea, it.step[0],
-              j->pb + (size_t)(it.off[1] + col * it.step[1]) * j->eb, it.step[1], j->py + (size_t)at * j->ey, NULL);
+              j->pb + (size_t)(it.off[1] + col * it.step[1]) * j->eb, it.step[1], j->py + (size_t)at * j->ey,
+              j->params);
         at += len;
         col = 0;
         if (at < hi) tgc_cpu_bcast_next(&it);
@@ -151,11 +166,11 @@ static void binary_piece(void *arg, int64_t piece, int slot) {
 }
 
 /* y = fn(a, b) over the broadcast output y (all checked by the caller),
- * split over c->pool. Pieces write disjoint parts of y, and an output that
+ * with parameters params (NULL: none), split over c->pool. Pieces write disjoint parts of y, and an output that
  * overlaps an input is input 0's own buffer (forwarding needs the output's
  * size), element for element, so a piece reads only what it writes. */
 static tgc_status run_binary(tgc_kernel_ctx *c, const tgc_value *a, const tgc_value *b, const tgc_value *y,
-                             row2_fn fn) {
+                             row2_fn fn, const tgc_ew_params *params) {
     int64_t numel = tgc_value_numel(y);
     if (numel == 0) return TGC_OK;
     tgc_cpu_bcast it;
@@ -164,7 +179,7 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const tgc_value *a, const tgc_va
     if (st != TGC_OK) return st;
     binary_job j = {.it = &it, .pa = data_of(a), .pb = data_of(b), .py = tgc_buffer_host_ptr(y->buf),
                     .ea = tgc_dtype_size(a->dtype), .eb = tgc_dtype_size(b->dtype), .ey = tgc_dtype_size(y->dtype),
-                    .fn = fn, .numel = numel, .relu = c->fused_relu && y->dtype == TGC_FLOAT32};
+                    .fn = fn, .params = params, .numel = numel, .relu = c->fused_relu && y->dtype == TGC_FLOAT32};
     tgc_parallel_for(c->pool, ew_pieces(numel), binary_piece, &j);
     return TGC_OK;
 }
@@ -207,7 +222,7 @@ static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, r->bool_out ? TGC_BOOL : x->dtype)) != TGC_OK) return st;
     tgc_ew_unary_fn fn = valid_dtype(x->dtype) ? tgc_cpu_ew_loops()->unary[tgc_ew_id(r)][x->dtype] : NULL;
     if (fn == NULL) return no_kernel(c, x->dtype);
     tgc_ew_params p;
@@ -217,13 +232,15 @@ static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
 
 static tgc_status k_pow(tgc_kernel_ctx *c);
 
-/* A binary row: two inputs of one dtype, or Min/Max's one or more (folded
- * pairwise: y = op(x0, x1), then y = op(y, xk); both are idempotent, so
- * this stays right when a later input is input 0's tensor again and its
- * buffer is the output's). Integer Div refuses a zero divisor first. */
+/* A binary row: two inputs of one dtype, or Min/Max/Mean's one or more
+ * (folded pairwise: y = op(x0, x1), then y = op(y, xk); Min and Max are
+ * idempotent, so this stays right when a later input is input 0's tensor
+ * again and its buffer is the output's; Mean is never forwarded one, and
+ * divides at the last pass).
+ * Integer Div refuses a zero divisor first. */
 static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     tgc_ew_op id = tgc_ew_id(r);
-    bool variadic = id == TGC_EW_Min || id == TGC_EW_Max;
+    bool variadic = id == TGC_EW_Min || id == TGC_EW_Max || id == TGC_EW_Mean;
     if (id == TGC_EW_Pow && (c->n_inputs != 2 || c->inputs[0].dtype != c->inputs[1].dtype ||
                              !(r->dtypes & (1u << c->inputs[0].dtype))))
         return k_pow(c); /* an integer base or exponent */
@@ -233,15 +250,19 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     if ((st = tgc_ew_check_binary_dtypes(c, r)) != TGC_OK) return st;
     tgc_ew_binary_fn fn = valid_dtype(a->dtype) ? tgc_cpu_ew_loops()->binary[id][a->dtype] : NULL;
     if (fn == NULL) return no_kernel(c, a->dtype);
-    if (c->n_inputs == 1) { /* Min or Max of one input */
+    if (c->n_inputs == 1) { /* Min, Max or Mean of one input */
         if ((st = tgc_kernel_need_like(c, y->dtype)) != TGC_OK) return st;
         copy_value(&c->outputs[0], a);
         return TGC_OK;
     }
     if (id == TGC_EW_Div && a->dtype != TGC_FLOAT32 && a->dtype != TGC_FLOAT16 && int_tensor_has(&c->inputs[1], false))
         return tgc_kernel_fail(c, "division by zero in Div (%s)", tgc_dtype_name(a->dtype));
-    st = run_binary(c, a, &c->inputs[1], y, fn);
-    for (int k = 2; k < c->n_inputs && st == TGC_OK; k++) st = run_binary(c, y, &c->inputs[k], y, fn);
+    tgc_ew_params p;
+    if ((st = tgc_ew_read_params(c, r, &p)) != TGC_OK) return st;
+    for (int k = 1; k < c->n_inputs && st == TGC_OK; k++) {
+        if (id == TGC_EW_Mean && k == c->n_inputs - 1) p.f[0] = (float)c->n_inputs;
+        st = run_binary(c, k == 1 ? a : y, &c->inputs[k], y, fn, &p);
+    }
     return st;
 }
 
@@ -250,9 +271,13 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     static tgc_status k_ew_##op(tgc_kernel_ctx *c) { return run_unary_row(c, &tgc_ew_rows[TGC_EW_##op]); }
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
     static tgc_status k_ew_##op(tgc_kernel_ctx *c) { return run_binary_row(c, &tgc_ew_rows[TGC_EW_##op]); }
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) EW_BINARY(op, cls, out, infer, fexpr, iexpr)
 #include "graph/elementwise.def"
 #undef EW_UNARY
 #undef EW_BINARY
+#undef EW_PREDICATE
+#undef EW_BINARY_ATTRS
 
 /* ==== Pow with an integer base or exponent ====================================== */
 
@@ -278,15 +303,25 @@ DEF_POW_LOOP(pow_i64_f32_loop, int64_t, float, int64_t, pow_i64_f32)
 DEF_POW_LOOP(pow_i64_i32_loop, int64_t, int32_t, int64_t, pow_i64_int)
 DEF_POW_LOOP(pow_i64_i64_loop, int64_t, int64_t, int64_t, pow_i64_int)
 DEF_POW_LOOP(pow_i64_u8_loop, int64_t, uint8_t, int64_t, pow_i64_int)
+DEF_POW_LOOP(pow_f16_f32_loop, uint16_t, float, uint16_t, pow_f16_f32)
+DEF_POW_LOOP(pow_f16_i32_loop, uint16_t, int32_t, uint16_t, pow_f16_int)
+DEF_POW_LOOP(pow_f16_i64_loop, uint16_t, int64_t, uint16_t, pow_f16_int)
+DEF_POW_LOOP(pow_f16_u8_loop, uint16_t, uint8_t, uint16_t, pow_f16_int)
+DEF_POW_LOOP(pow_f32_f16_loop, float, uint16_t, float, pow_f32_f16)
+DEF_POW_LOOP(pow_i32_f16_loop, int32_t, uint16_t, int32_t, pow_i32_f16)
+DEF_POW_LOOP(pow_i64_f16_loop, int64_t, uint16_t, int64_t, pow_i64_f16)
 
 /* By base dtype, then exponent dtype (a float32 base with a float32
  * exponent is the Pow row's). */
 static const row2_fn pow_loops[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {
-    [TGC_FLOAT32] = {[TGC_INT32] = pow_f32_i32_loop, [TGC_INT64] = pow_f32_i64_loop, [TGC_UINT8] = pow_f32_u8_loop},
+    [TGC_FLOAT32] = {[TGC_INT32] = pow_f32_i32_loop, [TGC_INT64] = pow_f32_i64_loop, [TGC_UINT8] = pow_f32_u8_loop,
+                     [TGC_FLOAT16] = pow_f32_f16_loop},
+    [TGC_FLOAT16] = {[TGC_FLOAT32] = pow_f16_f32_loop, [TGC_INT32] = pow_f16_i32_loop, [TGC_INT64] = pow_f16_i64_loop,
+                     [TGC_UINT8] = pow_f16_u8_loop},
     [TGC_INT32] = {[TGC_FLOAT32] = pow_i32_f32_loop, [TGC_INT32] = pow_i32_i32_loop, [TGC_INT64] = pow_i32_i64_loop,
-                   [TGC_UINT8] = pow_i32_u8_loop},
+                   [TGC_UINT8] = pow_i32_u8_loop, [TGC_FLOAT16] = pow_i32_f16_loop},
     [TGC_INT64] = {[TGC_FLOAT32] = pow_i64_f32_loop, [TGC_INT32] = pow_i64_i32_loop, [TGC_INT64] = pow_i64_i64_loop,
-                   [TGC_UINT8] = pow_i64_u8_loop},
+                   [TGC_UINT8] = pow_i64_u8_loop, [TGC_FLOAT16] = pow_i64_f16_loop},
 };
 
 static tgc_status k_pow(tgc_kernel_ctx *c) {
@@ -300,9 +335,9 @@ static tgc_status k_pow(tgc_kernel_ctx *c) {
     if (loop == NULL)
         return tgc_kernel_fail(c, "Pow: the cpu has no kernel for a %s base with a %s exponent",
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
-    if (a->dtype != TGC_FLOAT32 && int_tensor_has(b, true))
+    if (a->dtype != TGC_FLOAT32 && a->dtype != TGC_FLOAT16 && int_tensor_has(b, true))
         return tgc_kernel_fail(c, "Pow: negative exponent for an integer (%s) base", tgc_dtype_name(a->dtype));
-    return run_binary(c, a, b, y, loop);
+    return run_binary(c, a, b, y, loop, NULL);
 }
 
 /* ==== Where ================================================================= */
@@ -492,6 +527,9 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 #define DT_CLASS_FS DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64)
 #define DT_CLASS_FN DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8)
 #define DT_CLASS_FNB DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_BOOL)
+#define DT_CLASS_B DTYPES(TGC_BOOL)
+#define DT_CLASS_U DTYPES(TGC_UINT8)
+#define DT_CLASS_FW DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64)
 #define DT_ALL DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_BOOL)
 /* A row's kernel: Clip's bounds are host-memory inputs; Add absorbs a Relu. */
 #define EW_ROW_KERNEL(name, cls)                                                                 \
@@ -503,9 +541,17 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 const tgc_kernel_def tgc_cpu_kernels_elementwise[] = {
 #define EW_UNARY(name, cls, attrs, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
 #define EW_BINARY(name, cls, out, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
+#define EW_PREDICATE(name, cls, attrs, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
+/* Mean's later passes read inputs that may be input 0's tensor again, which
+ * forwarding would have overwritten: it never runs in place. */
+#define EW_BINARY_ATTRS(name, cls, out, attrs, infer, fexpr, iexpr)                              \
+    {.op = #name, .kind = TGC_DEVICE_CPU, .fn = k_ew_##name, .dtypes = DT_CLASS_##cls,            \
+     .forward_input = TGC_EW_##name == TGC_EW_Mean ? -1 : 0},
 #include "graph/elementwise.def"
 #undef EW_UNARY
 #undef EW_BINARY
+#undef EW_PREDICATE
+#undef EW_BINARY_ATTRS
     EW("Pow", k_pow, DTYPES(TGC_INT32, TGC_INT64)), /* an integer base */
     EW("Where", k_where, DTYPES(TGC_BOOL)),
     EW("Cast", k_cast, DT_ALL),

@@ -491,6 +491,57 @@ static inline tgc_vf tgc_vatanh(tgc_vf x) { return TGC_VM_SLEEF(atanh, u10, x); 
  * Max 0.76 ulp on 2^20 pairs of bench_ulp's 2^26-pair grid. */
 static inline tgc_vf tgc_vpow(tgc_vf x, tgc_vf y) { return TGC_VM_SLEEF2(pow, u10, x, y); }
 
+/* ---- Exact rounding (SLEEF 3.5) and remainder (own code) ------------------------ */
+/* Exact results, C99's special values: NaN and +-inf pass, the sign of
+ * zero is kept. SLEEF has one variant of each rounding function (no
+ * accuracy suffix); its fmodf gives NaN once x / y overflows float (x
+ * 1e31, y 1e-8), hence tgc_vfmod's own long division. */
+
+/* floor(x), ceil(x): the integers at or below, at or above x. */
+static inline tgc_vf tgc_vfloor(tgc_vf x) { return TGC_VM_SLEEF(floor, , x); }
+static inline tgc_vf tgc_vceil(tgc_vf x) { return TGC_VM_SLEEF(ceil, , x); }
+
+/* rint(x) in the default rounding mode: the nearest integer, halves to
+ * even (numpy.round, ONNX Round). */
+static inline tgc_vf tgc_vrint(tgc_vf x) { return TGC_VM_SLEEF(rint, , x); }
+
+/* Double lanes, as many as tgc_vf has (twice its bytes; gcc splits them
+ * into the ISA's registers). */
+typedef double tgc_vm_vd __attribute__((vector_size(2 * TGC_VBYTES)));
+typedef int64_t tgc_vm_vl __attribute__((vector_size(2 * TGC_VBYTES)));
+
+/* fmod(x, y): x - trunc(x / y) y exactly, with the sign of x; NaN for
+ * y = 0, a NaN or an infinite x; x for an infinite y.
+ * Long division in double on r = |x|, b = |y|: each step takes B = b 2^k
+ * with k = max(0, e(r) - e(b) - 28) (binary exponents, so r / B < 2^29),
+ * q = trunc(r / B) and r -= q B, which is exact: q B has at most 29 + 24
+ * significant bits, and the difference, below B and a multiple of b's
+ * last bit, fits in a double. r / B
+ * may round up to the next integer: the step then goes negative by less
+ * than B, and adding B back is exact. Each step removes 28 bits of the
+ * exponent difference (at most 127 + 149 = 276 for floats), so 11 steps
+ * reach r < b for every pair; no data-dependent branch. */
+static inline tgc_vf tgc_vfmod(tgc_vf x, tgc_vf y) {
+    tgc_vf ax = tgc_vabs(x), ay = tgc_vabs(y);
+    tgc_vi bad = (ax == INFINITY) | (ax != ax) | (ay == 0.0f) | (ay != ay);
+    tgc_vi keep = ay == INFINITY; /* x itself */
+    tgc_vi ok = ~(bad | keep);
+    tgc_vm_vd r = __builtin_convertvector(tgc_vm_sel(ok, ax, tgc_vf_splat(0.0f)), tgc_vm_vd);
+    tgc_vm_vd b = __builtin_convertvector(tgc_vm_sel(ok, ay, tgc_vf_splat(1.0f)), tgc_vm_vd);
+    tgc_vm_vl eb = (tgc_vm_vl)b >> 52; /* biased exponents: every float is a normal double */
+    for (int step = 0; step < 11; step++) {
+        tgc_vm_vl k = ((tgc_vm_vl)r >> 52) - eb - 28;
+        k &= (tgc_vm_vl)(k > 0);
+        tgc_vm_vd big = (tgc_vm_vd)((tgc_vm_vl)b + (k << 52)); /* b 2^k, exact */
+        tgc_vm_vd q = __builtin_convertvector(__builtin_convertvector(r / big, tgc_vi), tgc_vm_vd);
+        r -= q * big;
+        r += (tgc_vm_vd)((tgc_vm_vl)(r < 0) & (tgc_vm_vl)big);
+    }
+    tgc_vf res = tgc_vcopysign(__builtin_convertvector(r, tgc_vf), x);
+    res = tgc_vm_sel(keep, x, res);
+    return tgc_vm_sel(bad, tgc_vf_splat(NAN), res);
+}
+
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
 #endif

@@ -4,7 +4,8 @@
  *                  uint8 (uint8 tensors stay on the cpu); Min and Max
  *                  variadic, Clip's bounds from host-memory inputs, integer
  *                  Div's divisor checked for zeros on the host
- *     Pow          also a float32 base with an int32 or int64 exponent
+ *     Pow          also a float32 or float16 base with an int32 or int64
+ *                  exponent
  *     Where        any dtype, moved by element size
  *     Cast         all pairs of float32 float16 int32 int64 uint8 bool
  *     Identity     any dtype
@@ -112,9 +113,29 @@ static cl_long8 long8_of(const int64_t *v, int rank, int64_t pad) {
     return l;
 }
 
-/* y = kernel ew_<base>_{c,s,b}(a, b) over the broadcast output y. */
+/* A row parameter in the kernel's computing type: float for float32 and
+ * float16, the integer type otherwise. */
+typedef union row_param {
+    cl_float f;
+    cl_int i;
+    cl_long l;
+    cl_uchar u;
+} row_param;
+
+/* The parameters P0..P2 of a row's kernel, appended to its arguments. */
+typedef struct row_params {
+    row_param p[TGC_EW_MAX_PARAMS];
+    size_t size; /* of each, in the kernel's signature */
+} row_params;
+
+/* The three parameter arguments of ps (unused when ps is NULL). */
+#define PARAM_ARG(ps, k) TGC_CL_BYTES((ps) ? (const void *)&(ps)->p[k] : NULL, (ps) ? (ps)->size : 0)
+#define PARAM_ARGS(ps) PARAM_ARG(ps, 0), PARAM_ARG(ps, 1), PARAM_ARG(ps, 2)
+
+/* y = kernel ew_<base>_{c,s,b}(a, b[, P0, P1, P2]) over the broadcast
+ * output y; params NULL: a kernel without parameters. */
 static tgc_status run_binary(tgc_kernel_ctx *c, const char *base, const tgc_value *a, const tgc_value *b,
-                             const tgc_value *y) {
+                             const tgc_value *y, const row_params *params) {
     int64_t n = tgc_value_numel(y);
     if (n == 0) return TGC_OK;
     bcast bc;
@@ -124,22 +145,23 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const char *base, const tgc_valu
     char name[48];
     if (bc.rank == 1 && bc.strides[0][0] == 1 && bc.strides[1][0] == 1) {
         snprintf(name, sizeof name, "ew_%s_c", base);
-        tgc_cl_arg args[] = {TGC_CL_BUF(a->buf), TGC_CL_BUF(b->buf), TGC_CL_BUF(y->buf), TGC_CL_LONG(n)};
-        return tgc_cl_run1d(c, name, n, 4, args);
+        tgc_cl_arg args[] = {TGC_CL_BUF(a->buf), TGC_CL_BUF(b->buf), TGC_CL_BUF(y->buf), TGC_CL_LONG(n),
+                             PARAM_ARGS(params)};
+        return tgc_cl_run1d(c, name, n, params ? 7 : 4, args);
     }
     if (bc.rank == 1) {
         snprintf(name, sizeof name, "ew_%s_s", base);
         tgc_cl_arg args[] = {TGC_CL_BUF(a->buf), TGC_CL_LONG(bc.strides[0][0]), TGC_CL_BUF(b->buf),
-                             TGC_CL_LONG(bc.strides[1][0]), TGC_CL_BUF(y->buf), TGC_CL_LONG(n)};
-        return tgc_cl_run1d(c, name, n, 6, args);
+                             TGC_CL_LONG(bc.strides[1][0]), TGC_CL_BUF(y->buf), TGC_CL_LONG(n), PARAM_ARGS(params)};
+        return tgc_cl_run1d(c, name, n, params ? 9 : 6, args);
     }
     snprintf(name, sizeof name, "ew_%s_b", base);
     cl_long8 dims = long8_of(bc.dims, bc.rank, 1), sa = long8_of(bc.strides[0], bc.rank, 0),
              sb = long8_of(bc.strides[1], bc.rank, 0);
     tgc_cl_arg args[] = {TGC_CL_BUF(a->buf), TGC_CL_BUF(b->buf), TGC_CL_BUF(y->buf), TGC_CL_LONG(n),
                          TGC_CL_INT(bc.rank), TGC_CL_BYTES(&dims, sizeof dims), TGC_CL_BYTES(&sa, sizeof sa),
-                         TGC_CL_BYTES(&sb, sizeof sb)};
-    return tgc_cl_run1d(c, name, n, 8, args);
+                         TGC_CL_BYTES(&sb, sizeof sb), PARAM_ARGS(params)};
+    return tgc_cl_run1d(c, name, n, params ? 11 : 8, args);
 }
 
 /* ==== The rows of graph/elementwise.def ========================================== */
@@ -169,13 +191,17 @@ static tgc_status check_int_divisor(tgc_kernel_ctx *c, const tgc_value *b) {
 
 static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c);
 
-/* A binary row: two inputs of one dtype, or Min/Max's one or more (folded
- * pairwise, y = op(x0, x1) then y = op(y, xk), each launch after the last
- * on the in-order queue; both are idempotent, so this holds even when y is
- * input 0's buffer). */
+static row_param param_of(tgc_dtype t, float f, int64_t i);
+static size_t param_size(tgc_dtype t);
+
+/* A binary row: two inputs of one dtype, or Min/Max/Mean's one or more
+ * (folded pairwise, y = op(x0, x1) then y = op(y, xk), each launch after
+ * the last on the in-order queue; Min and Max are idempotent, so this
+ * holds even when y is input 0's buffer; Mean is never given it, and its
+ * last pass divides). The row's parameters P0..P2 go to every kernel. */
 static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     tgc_ew_op id = tgc_ew_id(r);
-    bool variadic = id == TGC_EW_Min || id == TGC_EW_Max;
+    bool variadic = id == TGC_EW_Min || id == TGC_EW_Max || id == TGC_EW_Mean;
     if (id == TGC_EW_Pow && c->n_inputs == 2 && c->inputs[1].dtype != c->inputs[0].dtype)
         return k_pow_int_exponent(c);
     tgc_status st = tgc_cl_check(c, variadic && c->n_inputs >= 1 ? c->n_inputs : 2, 1, 0);
@@ -183,19 +209,25 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     const tgc_value *a = &c->inputs[0], *y = &c->outputs[0];
     if ((st = tgc_ew_check_binary_dtypes(c, r)) != TGC_OK) return st;
     if (!gpu_has(r, a->dtype)) return no_kernel(c, a->dtype);
-    if (c->n_inputs == 1) { /* Min or Max of one input */
+    if (c->n_inputs == 1) { /* Min, Max or Mean of one input */
         if ((st = tgc_kernel_need_like(c, y->dtype)) != TGC_OK) return st;
         return tgc_cl_copy(c, y->buf->mem, 0, a->buf->mem, 0, tgc_value_nbytes(y));
     }
     if (id == TGC_EW_Div && (st = check_int_divisor(c, &c->inputs[1])) != TGC_OK) return st;
+    tgc_ew_params params;
+    if ((st = tgc_ew_read_params(c, r, &params)) != TGC_OK) return st;
+    row_params ps = {.size = param_size(a->dtype)};
     char base[48];
     snprintf(base, sizeof base, "%s_%s", r->op, dtype_suffix(a->dtype));
-    st = run_binary(c, base, a, &c->inputs[1], y);
-    for (int k = 2; k < c->n_inputs && st == TGC_OK; k++) st = run_binary(c, base, y, &c->inputs[k], y);
+    for (int k = 1; k < c->n_inputs && st == TGC_OK; k++) {
+        if (id == TGC_EW_Mean && k == c->n_inputs - 1) params.f[0] = (float)c->n_inputs;
+        for (int j = 0; j < TGC_EW_MAX_PARAMS; j++) ps.p[j] = param_of(a->dtype, params.f[j], params.i[j]);
+        st = run_binary(c, base, k == 1 ? a : y, &c->inputs[k], y, &ps);
+    }
     return st;
 }
 
-/* Pow-15: a float32 base with an int32 or int64 exponent. */
+/* Pow-15: a float32 or float16 base with an int32 or int64 exponent. */
 static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 2, 1, 0);
     if (st != TGC_OK) return st;
@@ -203,22 +235,13 @@ static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     if (y->dtype != a->dtype)
         return tgc_kernel_fail(c, "Pow: output is %s, expected the base's %s", tgc_dtype_name(y->dtype),
                                tgc_dtype_name(a->dtype));
-    if (a->dtype != TGC_FLOAT32 || !(b->dtype == TGC_INT32 || b->dtype == TGC_INT64))
+    if ((a->dtype != TGC_FLOAT32 && a->dtype != TGC_FLOAT16) || !(b->dtype == TGC_INT32 || b->dtype == TGC_INT64))
         return tgc_kernel_fail(c, "Pow: the gpu has no kernel for a %s base with a %s exponent",
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
     char base[32];
-    snprintf(base, sizeof base, "pow_f32_%s", dtype_suffix(b->dtype));
-    return run_binary(c, base, a, b, y);
+    snprintf(base, sizeof base, "pow_%s_%s", dtype_suffix(a->dtype), dtype_suffix(b->dtype));
+    return run_binary(c, base, a, b, y, NULL);
 }
-
-/* A row parameter in the kernel's computing type: float for float32 and
- * float16, the integer type otherwise. */
-typedef union row_param {
-    cl_float f;
-    cl_int i;
-    cl_long l;
-    cl_uchar u;
-} row_param;
 
 static row_param param_of(tgc_dtype t, float f, int64_t i) {
     row_param p;
@@ -243,7 +266,7 @@ static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     tgc_status st = tgc_cl_check(c, 1, 1, clip ? (1u << 1) | (1u << 2) : 0);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((st = tgc_kernel_need_like(c, x->dtype)) != TGC_OK) return st;
+    if ((st = tgc_kernel_need_like(c, r->bool_out ? TGC_BOOL : x->dtype)) != TGC_OK) return st;
     if (!gpu_has(r, x->dtype)) return no_kernel(c, x->dtype);
     tgc_ew_params params;
     if ((st = tgc_ew_read_params(c, r, &params)) != TGC_OK) return st;
@@ -257,14 +280,29 @@ static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     return tgc_cl_run1d(c, name, tgc_value_numel(y), 6, args);
 }
 
+/* Whether the gpu runs any dtype of a row class (EW_KEEP) or none
+ * (EW_DROP: the row has no gpu kernel). */
+#define GPU_ROWS_F EW_KEEP
+#define GPU_ROWS_FS EW_KEEP
+#define GPU_ROWS_FN EW_KEEP
+#define GPU_ROWS_FNB EW_KEEP
+#define GPU_ROWS_FW EW_KEEP
+#define GPU_ROWS_B EW_KEEP
+#define GPU_ROWS_U EW_DROP /* uint8 alone */
+
 /* A kernel per row: k_ew_<Op>. */
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)                                            \
     static tgc_status k_ew_##op(tgc_kernel_ctx *c) { return run_unary_row(c, &tgc_ew_rows[TGC_EW_##op]); }
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
     static tgc_status k_ew_##op(tgc_kernel_ctx *c) { return run_binary_row(c, &tgc_ew_rows[TGC_EW_##op]); }
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) EW_UNARY(op, cls, attrs, infer, fexpr, iexpr)
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr)                                \
+    GPU_ROWS_##cls(EW_BINARY(op, cls, out, infer, fexpr, iexpr))
 #include "graph/elementwise.def"
 #undef EW_UNARY
 #undef EW_BINARY
+#undef EW_PREDICATE
+#undef EW_BINARY_ATTRS
 
 /* ==== Where ================================================================= */
 
@@ -339,6 +377,9 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 #define GPU_CLASS_FS DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64)
 #define GPU_CLASS_FN GPU_CLASS_FS
 #define GPU_CLASS_FNB DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_BOOL)
+#define GPU_CLASS_B DTYPES(TGC_BOOL)
+#define GPU_CLASS_U {TGC_DTYPE_INVALID} /* uint8 alone: not on the gpu (unused, GPU_ROWS_U) */
+#define GPU_CLASS_FW GPU_CLASS_FS
 #define EW_ROW_KERNEL(name, cls)                                                                 \
     {.op = #name, .kind = TGC_DEVICE_GPU, .fn = k_ew_##name, .forward_input = 0,                 \
      .dtypes = GPU_CLASS_##cls,                                                                  \
@@ -348,9 +389,19 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 const tgc_kernel_def tgc_gpu_kernels_elementwise[] = {
 #define EW_UNARY(name, cls, attrs, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
 #define EW_BINARY(name, cls, out, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
+/* The rows whose class the gpu has no dtype of (GPU_ROWS_<class>) are
+ * left out: an empty dtype list would claim every dtype. Mean is never
+ * forwarded input 0's buffer (its later passes may read that tensor). */
+#define EW_PREDICATE(name, cls, attrs, infer, fexpr, iexpr) GPU_ROWS_##cls(EW_ROW_KERNEL(name, cls))
+#define EW_ATTRS_ROW_KERNEL(name, cls)                                                           \
+    {.op = #name, .kind = TGC_DEVICE_GPU, .fn = k_ew_##name, .dtypes = GPU_CLASS_##cls,           \
+     .forward_input = TGC_EW_##name == TGC_EW_Mean ? -1 : 0},
+#define EW_BINARY_ATTRS(name, cls, out, attrs, infer, fexpr, iexpr) GPU_ROWS_##cls(EW_ATTRS_ROW_KERNEL(name, cls))
 #include "graph/elementwise.def"
 #undef EW_UNARY
 #undef EW_BINARY
+#undef EW_PREDICATE
+#undef EW_BINARY_ATTRS
     EW("Where", k_where, DTYPES(TGC_BOOL)),
     EW("Cast", k_cast, DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_BOOL)),
     EW("Identity", k_identity, {TGC_DTYPE_INVALID}),

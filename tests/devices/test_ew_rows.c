@@ -27,6 +27,19 @@ static double ref_clip(double x, double lo, double hi) {
 
 static double ref_softplus(double x) { return x > 40 ? x : log1p(exp(x)); }
 
+/* numpy.round: the nearest integer, halves to even (C's nearbyint in the
+ * default rounding mode, written out). */
+static double ref_round(double x) {
+    if (!isfinite(x)) return x;
+    double f = floor(x), d = x - f;
+    double r = d > 0.5 ? f + 1 : d < 0.5 ? f : fmod(f, 2) == 0 ? f : f + 1;
+    return copysign(r, x); /* -0.3 rounds to -0 */
+}
+
+/* numpy.sign: -1, 0 or 1; NaN stays NaN, and a zero keeps its sign here
+ * (compared with ==, so either zero passes). */
+static double ref_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : x; }
+
 /* Row `id` at x (and y, for binary rows) with parameters p (float rows)
  * as ONNX defines it; false when the row has no reference yet. */
 static bool ref_float(tgc_ew_op id, double x, double y, const float *p, double *out) {
@@ -77,14 +90,38 @@ static bool ref_float(tgc_ew_op id, double x, double y, const float *p, double *
     case TGC_EW_LessOrEqual: r = x <= y; break;
     case TGC_EW_Greater: r = x > y; break;
     case TGC_EW_GreaterOrEqual: r = x >= y; break;
+    /* integer-only rows: a probe value (never compared) */
+    case TGC_EW_And:
+    case TGC_EW_Or:
+    case TGC_EW_Xor:
+    case TGC_EW_Not:
+    case TGC_EW_BitShift: r = 0; break;
+    case TGC_EW_Mod: r = fmod(x, y); break; /* floats need fmod = 1 */
+    case TGC_EW_IsNaN: r = x != x; break;
+    case TGC_EW_IsInf: r = (x == -INFINITY && p[0] != 0) || (x == INFINITY && p[1] != 0); break;
+    case TGC_EW_Sign: r = ref_sign(x); break;
+    case TGC_EW_Floor: r = floor(x); break;
+    case TGC_EW_Ceil: r = ceil(x); break;
+    case TGC_EW_Round: r = ref_round(x); break;
+    case TGC_EW_PRelu: r = x < 0 ? y * x : x; break;
+    /* numpy adds in the dtype (an overflow is inf), then divides */
+    case TGC_EW_Mean: r = (double)(float)(x + y) / p[0]; break;
     default: return false;
     }
     *out = r;
     return true;
 }
 
+/* Python's integer modulo (the sign of y); 0 for y = 0, as numpy. */
+static int64_t ref_py_mod(int64_t x, int64_t y) {
+    if (y == 0 || y == -1) return 0;
+    int64_t r = x % y;
+    return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+}
+
 /* Integer rows, wrapping in two's complement at `bits` (8 unsigned, 32 or
- * 64 signed); lo and hi are Clip's bounds. */
+ * 64 signed); lo and hi are Clip's bounds, or Mod's fmod and BitShift's
+ * direction (lo: 0 LEFT, 1 RIGHT). */
 static bool ref_int(tgc_ew_op id, int64_t x, int64_t y, int64_t lo, int64_t hi, int bits, int64_t *out) {
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y, r;
     switch (id) {
@@ -103,6 +140,14 @@ static bool ref_int(tgc_ew_op id, int64_t x, int64_t y, int64_t lo, int64_t hi, 
     case TGC_EW_LessOrEqual: r = x <= y; break;
     case TGC_EW_Greater: r = x > y; break;
     case TGC_EW_GreaterOrEqual: r = x >= y; break;
+    case TGC_EW_And: r = x & y; break;
+    case TGC_EW_Or: r = x | y; break;
+    case TGC_EW_Xor: r = x ^ y; break;
+    case TGC_EW_Not: r = !x; break;
+    case TGC_EW_BitShift: r = y >= bits ? 0 : lo == 0 ? ux << y : ux >> y; break;
+    case TGC_EW_Mod: r = (uint64_t)(lo ? (y == 0 || y == -1 ? 0 : x % y) : ref_py_mod(x, y)); break;
+    case TGC_EW_Sign: r = (uint64_t)(x > 0 ? 1 : x < 0 ? -1 : 0); break;
+    case TGC_EW_PRelu: r = x < 0 ? uy * ux : ux; break;
     default: return false;
     }
     if (bits == 8) *out = (int64_t)(r & 0xff);
@@ -196,6 +241,8 @@ static void row_params(const tgc_ew_row *r, bool alt, tgc_ew_params *p) {
         p->f[0] = alt ? 2.0f : -1.5f;
         p->f[1] = alt ? 1.0f : 0.75f; /* alt: lo > hi, everything becomes hi */
     }
+    if (tgc_ew_id(r) == TGC_EW_IsInf && alt) p->f[0] = 0.0f; /* detect_negative 0 */
+    if (tgc_ew_id(r) == TGC_EW_Mean) p->f[0] = alt ? 3.0f : 2.0f; /* the divisor, as the kernels set it */
 }
 
 /* float32 and float16 through loops l; returns mismatches (reported). */
@@ -250,8 +297,9 @@ static int check_float_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype
     return bad;
 }
 
-/* int32, int64, uint8 and bool (0 or 1) through loops l. */
-static int check_int_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype dt) {
+/* int32, int64, uint8 and bool (0 or 1) through loops l; alt: the other
+ * value of Mod's fmod and BitShift's direction (parameter 0). */
+static int check_int_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype dt, bool alt) {
     tgc_ew_op id = tgc_ew_id(r);
     int bits = dt == TGC_INT32 ? 32 : dt == TGC_INT64 ? 64 : 8;
     size_t es = tgc_dtype_size(dt);
@@ -266,11 +314,14 @@ static int check_int_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype d
         else if (bits == 8) a[i] &= 0xff, b[i] &= 0xff;
         else if (bits == 32) a[i] = (int32_t)a[i], b[i] = (int32_t)b[i];
         if (id == TGC_EW_Div && b[i] == 0) b[i] = 3;
+        if (id == TGC_EW_BitShift) b[i] = i % 11; /* counts 0..10: past uint8's width too */
+        if (id == TGC_EW_Mod && i % 7 == 1) b[i] = 0; /* x mod 0 is 0 */
         memcpy(pa + (size_t)i * es, &a[i], es); /* little-endian: the low bytes */
         memcpy(pb + (size_t)i * es, &b[i], es);
     }
     tgc_ew_params p = {.i = {-1000, 1000000}};
     if (bits == 8) p.i[0] = 3, p.i[1] = 200;
+    if (r->n_attrs > 0) p.i[0] = alt, p.i[1] = 0; /* Mod's fmod, BitShift's direction */
     int n = N_VALUES - 5;
     if (r->arity == 1) l->unary[id][dt](n, pa, y, &p);
     else l->binary[id][dt](n, pa, 1, pb, 1, y, &p);
@@ -316,8 +367,11 @@ static void test_rows_against_reference(void) {
                 int bad;
                 if (dt == TGC_FLOAT32 || dt == TGC_FLOAT16)
                     bad = check_float_row(isas[k], r, (tgc_dtype)dt, false) +
-                          (r->n_attrs > 0 || id == TGC_EW_Clip ? check_float_row(isas[k], r, (tgc_dtype)dt, true) : 0);
-                else bad = check_int_row(isas[k], r, (tgc_dtype)dt);
+                          (r->n_attrs > 0 || id == TGC_EW_Clip || id == TGC_EW_Mean
+                               ? check_float_row(isas[k], r, (tgc_dtype)dt, true)
+                               : 0);
+                else bad = check_int_row(isas[k], r, (tgc_dtype)dt, false) +
+                           (r->n_attrs > 0 ? check_int_row(isas[k], r, (tgc_dtype)dt, true) : 0);
                 CU_ASSERT_EQUAL(bad, 0);
                 checked++;
             }
@@ -434,7 +488,16 @@ static void test_rows_cpu_vs_gpu(void) {
                     gk_in_range(&k, (tgc_dtype)dt, 0, &one, lo, lo);
                     gk_in_range(&k, (tgc_dtype)dt, 0, &one, hi, hi);
                 }
-                for (int a = 0; a < r->n_attrs; a++) gk_attr(&k, GK_FLOAT(r->attr_names[a], r->attr_defaults[a] * 1.25f));
+                for (int a = 0; a < r->n_attrs; a++) {
+                    if (r->attr_kinds[a] == TGC_EW_ATTR_FLOAT)
+                        gk_attr(&k, GK_FLOAT(r->attr_names[a], r->attr_defaults[a] * 1.25f));
+                    else if (id == TGC_EW_Mod) /* fmod: 1 for floats (required), 0 for integers */
+                        gk_attr(&k, GK_INT(r->attr_names[a], dt == TGC_FLOAT32 || dt == TGC_FLOAT16));
+                    else if (r->attr_kinds[a] == TGC_EW_ATTR_INT) /* IsInf: detect one sign only */
+                        gk_attr(&k, GK_INT(r->attr_names[a], a == 0));
+                    else
+                        CU_FAIL("a gpu row with a word attribute: give it a value here");
+                }
                 gk_out(&k, r->bool_out ? TGC_BOOL : (tgc_dtype)dt, 2, dims);
                 gk_run(&k);
                 gk_end(&k);
@@ -442,6 +505,22 @@ static void test_rows_cpu_vs_gpu(void) {
             }
         }
     }
+    /* Pow's float base with an integer exponent (not a row): float32 and
+     * float16 bases, int32 and int64 exponents, equal and broadcast shapes. */
+    const tgc_dtype bases[2] = {TGC_FLOAT32, TGC_FLOAT16}, exps[2] = {TGC_INT32, TGC_INT64};
+    for (int bi = 0; bi < 2; bi++)
+        for (int ei = 0; ei < 2; ei++)
+            for (int bcast = 0; bcast < 2; bcast++) {
+                gk_case k;
+                gk_begin(&k, &d, "Pow");
+                k.tol = bases[bi] == TGC_FLOAT16 ? 2e-3 : 1e-5;
+                gk_in_range(&k, bases[bi], 2, dims, -2, 2);
+                gk_in_range(&k, exps[ei], bcast ? 1 : 2, bcast ? bdims : dims, -3, 3);
+                gk_out(&k, bases[bi], 2, dims);
+                gk_run(&k);
+                gk_end(&k);
+                cases++;
+            }
     printf("\n  %d (row, dtype, broadcast) cases: cpu and gpu0 agree\n", cases);
     gk_close(&d);
 }

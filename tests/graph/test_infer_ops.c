@@ -37,7 +37,10 @@ static void test_registry_has_every_op(void) {
         "Einsum", "Det",
         /* index and selection ops (ops_index.c, ops_arrange.c, ops_select.c) */
         "GatherElements", "ScatterElements", "ScatterND", "GatherND", "OneHot", "Tile", "Trilu", "EyeLike",
-        "CumSum", "ReverseSequence", "TopK", "NonZero", "Compress", "Unique"};
+        "CumSum", "ReverseSequence", "TopK", "NonZero", "Compress", "Unique",
+        /* the logic, bit, rounding and test rows */
+        "And", "Or", "Xor", "Not", "BitShift", "Mod", "IsNaN", "IsInf", "Sign", "Floor", "Ceil", "Round", "PRelu",
+        "Mean"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

@@ -3,7 +3,10 @@
  * build time (scripts/embed_cl.cmake), give, for each row and dtype of its
  * class:
  *     ew_<Op>_<t>      unary: y[i] = EXPR(x[i]), P0..P2 the row's parameters
- *     ew_<Op>_<t>_c    binary, equal shapes: y[i] = EXPR(a[i], b[i])
+ *                      (a predicate row: y is bool, uchar 0 or 1)
+ *     ew_<Op>_<t>_c    binary, equal shapes: y[i] = EXPR(a[i], b[i]); every
+ *                      binary kernel ends with P0..P2 too (EW_BINARY rows
+ *                      ignore them)
  *     ew_<Op>_<t>_s    binary, one row with steps 0 or 1 (a scalar side)
  *     ew_<Op>_<t>_b    binary, broadcast: per-operand strides (0 where
  *                      broadcast) over the collapsed output dims, rank <= 8
@@ -72,24 +75,36 @@ float ew_softplus(float x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs
         EW_ST(Y, i, (EW_EXPR(fexpr, iexpr)));                                                    \
     }
 
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr)                                        \
+    EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_PREDICATE_K(op, fexpr, iexpr))
+#define EW_PREDICATE_K(op, fexpr, iexpr)                                                         \
+    __kernel void EW_NAME(op, )(__global const EW_T *X, __global uchar *Y, long n, EW_C P0, EW_C P1, EW_C P2) { \
+        long i = get_global_id(0);                                                               \
+        if (i >= n) return;                                                                      \
+        EW_C x = EW_LD(X, i);                                                                    \
+        EW_ST_BOOL(Y, i, (EW_EXPR(fexpr, iexpr)));                                               \
+    }
+
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr)                                             \
     EW_CAT(EW_HAS_##cls##_, EW_DT)(EW_BINARY_K(op, EW_EXPR(fexpr, iexpr), EW_ST_##out, EW_YT_##out))
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) EW_BINARY(op, cls, out, infer, fexpr, iexpr)
 #define EW_BINARY_K(op, expr, STORE, YT)                                                         \
-    __kernel void EW_NAME(op, _c)(__global const EW_T *A, __global const EW_T *B, __global YT *Y, long n) { \
+    __kernel void EW_NAME(op, _c)(__global const EW_T *A, __global const EW_T *B, __global YT *Y, long n, \
+                                  EW_C P0, EW_C P1, EW_C P2) {                                   \
         long i = get_global_id(0);                                                               \
         if (i >= n) return;                                                                      \
         EW_C a = EW_LD(A, i), b = EW_LD(B, i);                                                   \
         STORE(Y, i, (expr));                                                                     \
     }                                                                                            \
     __kernel void EW_NAME(op, _s)(__global const EW_T *A, long sa, __global const EW_T *B, long sb, \
-                                  __global YT *Y, long n) {                                      \
+                                  __global YT *Y, long n, EW_C P0, EW_C P1, EW_C P2) {           \
         long i = get_global_id(0);                                                               \
         if (i >= n) return;                                                                      \
         EW_C a = EW_LD(A, i * sa), b = EW_LD(B, i * sb);                                         \
         STORE(Y, i, (expr));                                                                     \
     }                                                                                            \
     __kernel void EW_NAME(op, _b)(__global const EW_T *A, __global const EW_T *B, __global YT *Y, long n, \
-                                  int rank, long8 dims, long8 sa, long8 sb) {                    \
+                                  int rank, long8 dims, long8 sa, long8 sb, EW_C P0, EW_C P1, EW_C P2) { \
         long i = get_global_id(0), oa, ob, unused;                                               \
         if (i >= n) return;                                                                      \
         ew_offsets(i, rank, dims, sa, sb, sb, &oa, &ob, &unused);                                \
@@ -122,6 +137,25 @@ float ew_softplus(float x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs
 #define ACOSH(v) acosh(v)
 #define ATANH(v) atanh(v)
 #define POW(a, b) pow((a), (b))
+#define FLOOR(v) floor(v)
+#define CEIL(v) ceil(v)
+#define ROUND(v) rint(v) /* the default rounding: halves to even */
+#define FMOD(a, b) fmod((a), (b))
+/* IREM, IMOD: 0 for a zero divisor, and x % -1 is 0 (INT_MIN % -1 is
+ * undefined); IMOD moves a remainder of the other sign than b by b. */
+#define IREM(a, b) ((b) == 0 || ((EW_T)-1 < 0 && (b) == -1) ? 0 : (a) % (b))
+#define IMOD(a, b) EW_CAT(ew_imod_, EW_DT)((a), (b))
+int ew_imod_i32(int a, int b) {
+    int r = b == 0 || b == -1 ? 0 : a % b;
+    return r != 0 && (r ^ b) < 0 ? r + b : r;
+}
+long ew_imod_i64(long a, long b) {
+    long r = b == 0 || b == -1 ? 0 : a % b;
+    return r != 0 && (r ^ b) < 0 ? r + b : r;
+}
+/* Unsigned shifts: 0 from the type's width on. */
+#define SHL(a, b) ((b) < 8 * sizeof(EW_T) ? (EW_T)((a) << (b)) : (EW_T)0)
+#define SHR(a, b) ((b) < 8 * sizeof(EW_T) ? (EW_T)((a) >> (b)) : (EW_T)0)
 
 /* ---- float32 and float16 ---- */
 #define EW_EXPR(fexpr, iexpr) fexpr
@@ -220,6 +254,28 @@ float ew_softplus(float x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs
     }
 POW_INT_EXP(i32, int)
 POW_INT_EXP(i64, long)
+
+/* A float16 base with an int32 or int64 exponent: computed in float,
+ * rounded once to float16 (nearest even). */
+#define POW_F16_INT_EXP(s, TB)                                                                   \
+    __kernel void ew_pow_f16_##s##_c(__global const half *a, __global const TB *b, __global half *y, long n) { \
+        long i = get_global_id(0);                                                               \
+        if (i < n) vstore_half_rte(pow(vload_half(i, a), (float)b[i]), i, y);                    \
+    }                                                                                            \
+    __kernel void ew_pow_f16_##s##_s(__global const half *a, long sa, __global const TB *b, long sb, \
+                                     __global half *y, long n) {                                 \
+        long i = get_global_id(0);                                                               \
+        if (i < n) vstore_half_rte(pow(vload_half(i * sa, a), (float)b[i * sb]), i, y);          \
+    }                                                                                            \
+    __kernel void ew_pow_f16_##s##_b(__global const half *a, __global const TB *b, __global half *y, long n, \
+                                     int rank, long8 dims, long8 sa, long8 sb) {                 \
+        long i = get_global_id(0), oa, ob, unused;                                               \
+        if (i >= n) return;                                                                      \
+        ew_offsets(i, rank, dims, sa, sb, sb, &oa, &ob, &unused);                                \
+        vstore_half_rte(pow(vload_half(oa, a), (float)b[ob]), i, y);                             \
+    }
+POW_F16_INT_EXP(i32, int)
+POW_F16_INT_EXP(i64, long)
 
 /* ==== Where ================================================================= */
 
