@@ -200,8 +200,9 @@ static tgc_status infer_cast(tgc_infer_ctx *c) {
     tgc_dtype t = tgc_dtype_from_onnx(to->i);
     if (t == TGC_DTYPE_INVALID)
         return tgc_infer_fail(c, -1, "bad-attribute",
-                              "attribute 'to' is %lld, not a supported type (1 float32, 10 float16, "
-                              "6 int32, 7 int64, 2 uint8, 9 bool)",
+                              "attribute 'to' is %lld, not a supported type (1 float32, 2 uint8, 3 int8, "
+                              "4 uint16, 5 int16, 6 int32, 7 int64, 9 bool, 10 float16, 11 float64, "
+                              "12 uint32, 13 uint64, 16 bfloat16)",
                               (long long)to->i);
     tgc_status st = tgc_infer_set_output(c, 0, t, &x->shape);
     const tgc_dim *v;

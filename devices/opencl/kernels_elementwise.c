@@ -21,6 +21,7 @@
  * Every kernel here declares forward_input = 0: output 0 may be input 0's
  * buffer, which the device code allows (each work-item reads element i
  * before writing it). */
+#include "devices/cpu/ew.h"
 #include "devices/opencl/cl_kernel_util.h"
 #include "devices/ew_args.h"
 #include "graph/elementwise.h"
@@ -144,9 +145,12 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const char *base, const tgc_valu
 
 /* ==== The rows of graph/elementwise.def ========================================== */
 
-/* The dtypes the gpu runs a row in: its class, less uint8. */
+/* The dtypes the gpu runs a row in: its class, among float32, float16,
+ * int32, int64 and bool (kernels/elementwise.cl is built for those; the
+ * others fall back to the cpu by kernel availability). */
 static bool gpu_has(const tgc_ew_row *r, tgc_dtype t) {
-    return t >= 0 && t < TGC_DTYPE_COUNT && t != TGC_UINT8 && (r->dtypes & (1u << t));
+    bool built = t == TGC_FLOAT32 || t == TGC_FLOAT16 || t == TGC_INT32 || t == TGC_INT64 || t == TGC_BOOL;
+    return built && (r->dtypes & (1u << t));
 }
 
 /* Integer Div refuses a zero divisor, as the cpu does: the divisor is read
@@ -304,8 +308,34 @@ static tgc_status k_where(tgc_kernel_ctx *c) {
 
 /* ==== Cast and Identity ===================================================== */
 
-/* Cast-13 between tgc's dtypes (the rules in kernels/elementwise.cl). A
- * cast to the same dtype is a copy. */
+/* Cast from or to a dtype kernels/elementwise.cl is not built for (float64,
+ * bfloat16, int8, int16, uint16, uint32, uint64): x read back to the host,
+ * converted by the cpu's rules (devices/cpu/ew.h), y written back. Rare
+ * (model inputs and outputs), so a round trip is acceptable; it keeps Cast
+ * placeable on the gpu whatever its `to`. */
+static tgc_status cast_through_host(tgc_kernel_ctx *c, tgc_dtype dt) {
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    size_t nx = tgc_value_nbytes(x), ny = tgc_value_nbytes(y);
+    int64_t n = tgc_value_numel(y);
+    if (n <= 0) return TGC_OK;
+    void *hx = tgc_malloc(nx), *hy = tgc_malloc(ny);
+    if (hx == NULL || hy == NULL) {
+        tgc_free(hx);
+        tgc_free(hy);
+        return tgc_kernel_fail(c, "Cast: out of host memory for a %zu-byte round trip", nx + ny);
+    }
+    cl_command_queue q = tgc_cl_queue(c->device);
+    cl_int err = clEnqueueReadBuffer(q, x->buf->mem, CL_TRUE, 0, nx, hx, 0, NULL, NULL);
+    bool ok = err == CL_SUCCESS && tgc_cpu_cast_elements(x->dtype, hx, dt, hy, n);
+    if (ok) err = clEnqueueWriteBuffer(q, y->buf->mem, CL_TRUE, 0, ny, hy, 0, NULL, NULL);
+    tgc_free(hx);
+    tgc_free(hy);
+    if (err != CL_SUCCESS) return tgc_kernel_fail(c, "Cast: host round trip failed: %s", tgc_cl_error_name(err));
+    return ok ? TGC_OK : no_kernel(c, x->dtype);
+}
+
+/* Cast-13 between tgc's dtypes (the rules in kernels/elementwise.cl; other
+ * dtypes through the host). A cast to the same dtype is a copy. */
 static tgc_status k_cast(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 1, 1, 0);
     if (st != TGC_OK) return st;
@@ -314,8 +344,8 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
     tgc_dtype dt = tgc_dtype_from_onnx(to);
     if (dt == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "Cast: 'to' is %lld, not a supported type", (long long)to);
     if ((st = tgc_kernel_need_like(c, dt)) != TGC_OK) return st;
-    if (dtype_suffix(x->dtype) == NULL) return no_kernel(c, x->dtype);
     int64_t n = tgc_value_numel(y);
+    if (dtype_suffix(x->dtype) == NULL || dtype_suffix(dt) == NULL) return cast_through_host(c, dt);
     if (x->dtype == dt) return tgc_cl_copy(c, y->buf->mem, 0, x->buf->mem, 0, tgc_value_nbytes(y));
     char name[32];
     snprintf(name, sizeof name, "ew_cast_%s_%s", dtype_suffix(x->dtype), dtype_suffix(dt));
@@ -352,7 +382,7 @@ const tgc_kernel_def tgc_gpu_kernels_elementwise[] = {
 #undef EW_UNARY
 #undef EW_BINARY
     EW("Where", k_where, DTYPES(TGC_BOOL)),
-    EW("Cast", k_cast, DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_BOOL)),
+    EW("Cast", k_cast, DTYPES(TGC_DTYPE_INVALID)), /* any: the gpu's own dtypes, the rest through the host */
     EW("Identity", k_identity, {TGC_DTYPE_INVALID}),
     {.op = NULL},
 };

@@ -135,7 +135,7 @@ static void pb_msg(pb *p, int field, pb *sub) {
     *sub = (pb){0};
 }
 
-enum { ONNX_FLOAT = 1, ONNX_INT64 = 7, ONNX_DOUBLE = 11 };
+enum { ONNX_FLOAT = 1, ONNX_INT64 = 7, ONNX_STRING = 8 };
 enum { ATTR_FLOAT = 1, ATTR_INT = 2, ATTR_STRING = 3, ATTR_INTS = 7 };
 
 /* ValueInfoProto: dims are "3", "N" (a dim_param) or "" (unknown). */
@@ -356,7 +356,7 @@ static void test_unsupported_lists_all(void) {
     pb n3 = node("f1", "Foo", (const char *[]){"b", NULL}, (const char *[]){"c", NULL}, NULL, 0);
     pb bogus = attr_int("bogus", 1);
     pb n4 = node("r1", "Relu", (const char *[]){"c", NULL}, (const char *[]){"d", NULL}, &bogus, 1);
-    pb to = attr_int("to", ONNX_DOUBLE);
+    pb to = attr_int("to", ONNX_STRING);
     pb n5 = node("c1", "Cast", (const char *[]){"d", NULL}, (const char *[]){"e", NULL}, &to, 1);
     pb_msg(&g, 1, &n1);
     pb_msg(&g, 1, &n2);
@@ -372,7 +372,7 @@ static void test_unsupported_lists_all(void) {
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'LSTM'", "2 nodes", "'l1'", "'l2'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Foo'", "1 node", "'f1'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-attribute", (const char *[]){"'Relu'", "'bogus'", "'r1'", NULL}));
-    CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"DOUBLE", "'c1'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"STRING", "'c1'", NULL}));
     CU_ASSERT(tgc_diags_error_count(d) == 4);
     CU_ASSERT(!exists(in_scratch("bad.yaml")));
     tgc_diags_free(d);
