@@ -106,8 +106,9 @@ static int64_t numel(const tgc_npy *v) {
 static bool written_inline(const tgc_npy *v) {
     int64_t n = numel(v);
     if (n == 0) return true;
+    if (v->dtype == TGC_BFLOAT16) return true; /* no .npy dtype: always inline (shortest decimals are exact) */
     if (v->dtype == TGC_FLOAT32 || v->dtype == TGC_FLOAT64) return n == 1;
-    return v->dtype != TGC_FLOAT16 && v->dtype != TGC_BFLOAT16 && n <= INLINE_INTS;
+    return v->dtype != TGC_FLOAT16 && n <= INLINE_INTS;
 }
 
 static void tensor_body(writer *w, const tgc_npy *v, const char *file) {
