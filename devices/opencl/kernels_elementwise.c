@@ -200,6 +200,43 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
 }
 
 /* Pow-15: a float32 base with an int32 or int64 exponent. */
+/* A float32 base with an exponent of a dtype the gpu's pow kernels lack
+ * (int8, int16, uint8..uint64, float16, bfloat16, float64): the exponent
+ * converted on the host (Cast's rules) to int64 for an integer, float32 for
+ * a float (float64 exponents round: float32's pow computes in float32
+ * anyway), uploaded to a temporary buffer, then the int64 or float32 kernel. */
+static tgc_status pow_exponent_through_host(tgc_kernel_ctx *c, const tgc_value *a, const tgc_value *b,
+                                            const tgc_value *y) {
+    bool is_float = b->dtype == TGC_FLOAT16 || b->dtype == TGC_BFLOAT16 || b->dtype == TGC_FLOAT64;
+    tgc_dtype to = is_float ? TGC_FLOAT32 : TGC_INT64;
+    int64_t n = tgc_value_numel(b);
+    if (n <= 0 || tgc_value_numel(y) == 0) return TGC_OK;
+    size_t nb = tgc_value_nbytes(b), nt = (size_t)n * tgc_dtype_size(to);
+    void *hb = tgc_malloc(nb), *ht = tgc_malloc(nt);
+    tgc_buffer *tb = NULL;
+    tgc_status st = TGC_OK;
+    if (hb == NULL || ht == NULL || tgc_buffer_alloc(c->device, nt, &tb) != TGC_OK) {
+        st = tgc_kernel_fail(c, "Pow: out of memory converting a %s exponent", tgc_dtype_name(b->dtype));
+    } else {
+        cl_command_queue q = tgc_cl_queue(c->device);
+        cl_int err = clEnqueueReadBuffer(q, b->buf->mem, CL_TRUE, 0, nb, hb, 0, NULL, NULL);
+        if (err == CL_SUCCESS && tgc_cpu_cast_elements(b->dtype, hb, to, ht, n))
+            err = clEnqueueWriteBuffer(q, tb->mem, CL_TRUE, 0, nt, ht, 0, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            st = tgc_kernel_fail(c, "Pow: converting the exponent failed: %s", tgc_cl_error_name(err));
+        } else {
+            tgc_value bt = *b;
+            bt.dtype = to;
+            bt.buf = tb;
+            st = is_float ? run_binary(c, "Pow_f32", a, &bt, y) : run_binary(c, "pow_f32_i64", a, &bt, y);
+        }
+    }
+    tgc_buffer_release(tb);
+    tgc_free(hb);
+    tgc_free(ht);
+    return st;
+}
+
 static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 2, 1, 0);
     if (st != TGC_OK) return st;
@@ -207,6 +244,9 @@ static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     if (y->dtype != a->dtype)
         return tgc_kernel_fail(c, "Pow: output is %s, expected the base's %s", tgc_dtype_name(y->dtype),
                                tgc_dtype_name(a->dtype));
+    if (a->dtype == TGC_FLOAT32 && b->dtype != TGC_INT32 && b->dtype != TGC_INT64 && b->dtype != TGC_BOOL &&
+        b->dtype >= 0 && b->dtype < TGC_DTYPE_COUNT)
+        return pow_exponent_through_host(c, a, b, y);
     if (a->dtype != TGC_FLOAT32 || !(b->dtype == TGC_INT32 || b->dtype == TGC_INT64))
         return tgc_kernel_fail(c, "Pow: the gpu has no kernel for a %s base with a %s exponent",
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
