@@ -86,11 +86,13 @@ static tgc_status infer_mul(tgc_infer_ctx *c) { return infer_arith(c, ARITH_MUL)
 static tgc_status infer_div(tgc_infer_ctx *c) { return infer_arith(c, ARITH_DIV); }
 
 
-/* Pow (opset 15): base T in {int32, int64, float}, exponent T1 any numeric
- * type independently of T; the output has T. */
+/* Pow (opset 15): base T in {int32, int64, float16, float32, float64,
+ * bfloat16}, exponent T1 any numeric type independently of T; the output
+ * has T. */
 static tgc_status infer_pow(tgc_infer_ctx *c) {
     const tgc_tensor_info *a = tgc_infer_input(c, 0), *b = tgc_infer_input(c, 1);
-    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_SIGNED) || !tgc_ops_require_dtypes(c, 1, TGC_DT_NUMERIC))
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_FLOAT | TGC_DT(TGC_INT32) | TGC_DT(TGC_INT64)) ||
+        !tgc_ops_require_dtypes(c, 1, TGC_DT_NUMERIC))
         return TGC_ERR_INVALID;
     tgc_shape out;
     tgc_status st = tgc_ops_broadcast(c, 0, 1, &a->shape, &b->shape, &out);
