@@ -1,9 +1,10 @@
 /* The cpu reduction kernels, ONNX opset 17 semantics:
  *     ReduceSum-13     axes as input 1 (int64, host memory), keepdims,
- *                      noop_with_empty_axes; float32 int32 int64
- *     ReduceMean-13    axes attribute, keepdims; float32 int32 int64
- *     ReduceMax-13     axes attribute, keepdims; float32 int32 int64 uint8
+ *                      noop_with_empty_axes; float32 float64 int32 int64
+ *     ReduceMean-13    axes attribute, keepdims; float32 float64 int32 int64
+ *     ReduceMax-13     axes attribute, keepdims; float32 float64 int32 int64 uint8
  *     ArgMax-13        axis, keepdims, select_last_point_index; int64 output
+ *                      (float32 float64 int32 int64 uint8)
  *     Softmax-13, LogSoftmax-13   along `axis` (default -1) alone; float32;
  *                      exp from the Exp row, rows split over the pool
  * and tgc_cpu_kernels_reduce[], the list the registry reads.
@@ -77,11 +78,13 @@ typedef enum reduce_kind { REDUCE_SUM, REDUCE_MEAN, REDUCE_MAX } reduce_kind;
         }                                                                                       \
     }
 DEF_FOLD(sum_f32, float, double, 0.0f, ADD_F32)
+DEF_FOLD(sum_f64, double, double, 0.0, ADD_F32)
 DEF_FOLD(sum_i32, int32_t, int32_t, 0, ADD_I32)
 DEF_FOLD(sum_i64, int64_t, int64_t, 0, ADD_I64)
 /* The maximum of nothing is the lowest value of the type, as ONNX states
  * from opset 18 on (-inf for floats); opset 17 leaves it unsaid. */
 DEF_FOLD(max_f32, float, float, -INFINITY, MAX_F32)
+DEF_FOLD(max_f64, double, double, -INFINITY, MAX_F32)
 DEF_FOLD(max_i32, int32_t, int32_t, INT32_MIN, MAX_INT)
 DEF_FOLD(max_i64, int64_t, int64_t, INT64_MIN, MAX_INT)
 DEF_FOLD(max_u8, uint8_t, uint8_t, 0, MAX_INT)
@@ -98,6 +101,7 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
     fold_fn fold = NULL;
     switch (x->dtype) {
     case TGC_FLOAT32: fold = kind == REDUCE_MAX ? max_f32 : sum_f32; break;
+    case TGC_FLOAT64: fold = kind == REDUCE_MAX ? max_f64 : sum_f64; break;
     case TGC_INT32: fold = kind == REDUCE_MAX ? max_i32 : sum_i32; break;
     case TGC_INT64: fold = kind == REDUCE_MAX ? max_i64 : sum_i64; break;
     case TGC_UINT8: fold = kind == REDUCE_MAX ? max_u8 : NULL; break;
@@ -126,7 +130,7 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
     if (ny == 0) return TGC_OK;
 
     int64_t count = nx / ny; /* elements folded into each output element */
-    if (kind == REDUCE_MEAN && count == 0 && x->dtype != TGC_FLOAT32)
+    if (kind == REDUCE_MEAN && count == 0 && x->dtype != TGC_FLOAT32 && x->dtype != TGC_FLOAT64)
         return tgc_kernel_fail(c, "%s: the mean of an empty %s axis has no value", tgc_kernel_op_name(c),
                                tgc_dtype_name(x->dtype));
 
@@ -144,6 +148,7 @@ static tgc_status reduce(tgc_kernel_ctx *c, reduce_kind kind, const int64_t *axe
     for (int64_t i = 0; i < ny; i++) {
         switch (x->dtype) {
         case TGC_FLOAT32: ((float *)py)[i] = (float)(((float *)py)[i] / (double)count); break;
+        case TGC_FLOAT64: ((double *)py)[i] = ((double *)py)[i] / (double)count; break;
         case TGC_INT32: ((int32_t *)py)[i] = (int32_t)(((int32_t *)py)[i] / count); break;
         default: ((int64_t *)py)[i] = ((int64_t *)py)[i] / count; break;
         }
@@ -208,6 +213,7 @@ static tgc_status k_reduce_sum(tgc_kernel_ctx *c) {
 #define NAN_F32(v) ((v) != (v))
 #define NAN_INT(v) false
 DEF_ARGMAX(f32, float, NAN_F32)
+DEF_ARGMAX(f64, double, NAN_F32)
 DEF_ARGMAX(i32, int32_t, NAN_INT)
 DEF_ARGMAX(i64, int64_t, NAN_INT)
 DEF_ARGMAX(u8, uint8_t, NAN_INT)
@@ -225,6 +231,7 @@ static tgc_status k_argmax(tgc_kernel_ctx *c) {
     int64_t *py = tgc_buffer_host_ptr(y->buf);
     switch (x->dtype) {
     case TGC_FLOAT32: argmax_f32(data_of(x), py, outer, n, inner, last); break;
+    case TGC_FLOAT64: argmax_f64(data_of(x), py, outer, n, inner, last); break;
     case TGC_INT32: argmax_i32(data_of(x), py, outer, n, inner, last); break;
     case TGC_INT64: argmax_i64(data_of(x), py, outer, n, inner, last); break;
     case TGC_UINT8: argmax_u8(data_of(x), py, outer, n, inner, last); break;
@@ -421,13 +428,13 @@ static tgc_status k_log_softmax(tgc_kernel_ctx *c) { return softmax(c, true); }
 
 const tgc_kernel_def tgc_cpu_kernels_reduce[] = {
     {.op = "ReduceSum", .kind = TGC_DEVICE_CPU, .fn = k_reduce_sum, .host_inputs = 1u << 1, .forward_input = -1,
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)},
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT64, TGC_INT32, TGC_INT64)},
     {.op = "ReduceMean", .kind = TGC_DEVICE_CPU, .fn = k_reduce_mean, .forward_input = -1,
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)},
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT64, TGC_INT32, TGC_INT64)},
     {.op = "ReduceMax", .kind = TGC_DEVICE_CPU, .fn = k_reduce_max, .forward_input = -1,
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)},
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT64, TGC_INT32, TGC_INT64, TGC_UINT8)},
     {.op = "ArgMax", .kind = TGC_DEVICE_CPU, .fn = k_argmax, .forward_input = -1,
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64, TGC_UINT8)},
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT64, TGC_INT32, TGC_INT64, TGC_UINT8)},
     {.op = "Softmax", .kind = TGC_DEVICE_CPU, .fn = k_softmax, .forward_input = 0,
      .dtypes = DTYPES(TGC_FLOAT32)},
     {.op = "LogSoftmax", .kind = TGC_DEVICE_CPU, .fn = k_log_softmax, .forward_input = 0,

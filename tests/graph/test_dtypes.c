@@ -247,6 +247,44 @@ static void test_ops_end_to_end(void) {
     tgc_tensor_release(x);
 }
 
+/* float64 reductions in double: numpy.sum([0.1, 0.2, 0.3]) ==
+ * 0.6000000000000001 and numpy.mean([1., 2., 4.]) == 7 / 3 (to an ulp
+ * or two: the summation order may differ), numpy.max and argmax. */
+static void test_float64_reductions(void) {
+    double v[3] = {0.1, 0.2, 0.3};
+    tgc_tensor *x, *y;
+    tgc_tensor_create(TGC_FLOAT64, 1, (int64_t[]){3}, v, &x);
+    y = run1("format: tgc/1\ninputs:\n  - {name: x, dtype: float64, shape: [3]}\noutputs: [y]\n"
+             "nodes:\n  - {name: y, op: ReduceSum, inputs: [x]}\n",
+             x);
+    CU_ASSERT_FATAL(y != NULL && tgc_tensor_dtype(y) == TGC_FLOAT64);
+    CU_ASSERT_DOUBLE_EQUAL(*(const double *)tgc_tensor_data(y), 0.6000000000000001, 2e-16);
+    tgc_tensor_release(y);
+    y = run1("format: tgc/1\ninputs:\n  - {name: x, dtype: float64, shape: [3]}\noutputs: [y]\n"
+             "nodes:\n  - {name: y, op: ArgMax, inputs: [x]}\n",
+             x);
+    CU_ASSERT_FATAL(y != NULL && tgc_tensor_dtype(y) == TGC_INT64);
+    CU_ASSERT_EQUAL(*(const int64_t *)tgc_tensor_data(y), 2);
+    tgc_tensor_release(y);
+    tgc_tensor_release(x);
+    double w[3] = {1, 2, 4};
+    tgc_tensor_create(TGC_FLOAT64, 1, (int64_t[]){3}, w, &x);
+    y = run1("format: tgc/1\ninputs:\n  - {name: x, dtype: float64, shape: [3]}\noutputs: [y]\n"
+             "nodes:\n  - {name: y, op: ReduceMean, inputs: [x]}\n",
+             x);
+    CU_ASSERT_FATAL(y != NULL && tgc_tensor_dtype(y) == TGC_FLOAT64);
+    CU_ASSERT_DOUBLE_EQUAL(*(const double *)tgc_tensor_data(y), 7.0 / 3.0, 1e-15);
+    tgc_tensor_release(y);
+    y = run1("format: tgc/1\ninputs:\n  - {name: x, dtype: float64, shape: [3]}\noutputs: [y]\n"
+             "nodes:\n  - {name: y, op: ReduceMax, inputs: [x]}\n",
+             x);
+    CU_ASSERT_FATAL(y != NULL && tgc_tensor_dtype(y) == TGC_FLOAT64);
+    CU_ASSERT_EQUAL(*(const double *)tgc_tensor_data(y), 4.0);
+    tgc_tensor_release(y);
+    tgc_tensor_release(x);
+}
+
 TGC_TEST_MAIN("dtypes", {"names and sizes", test_names_and_sizes}, {"bfloat16 rounding", test_bfloat16_rounding},
               {"YAML values and round trip", test_yaml_values_and_round_trip},
-              {"YAML range errors", test_yaml_range_errors}, {"ops end to end", test_ops_end_to_end})
+              {"YAML range errors", test_yaml_range_errors}, {"ops end to end", test_ops_end_to_end},
+              {"float64 reductions", test_float64_reductions})
