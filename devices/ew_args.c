@@ -2,7 +2,7 @@
 #include "devices/ew_args.h"
 
 #include "devices/kernel_checks.h"
-#include "support/half.h"
+#include "support/dtype_elem.h"
 
 #include <math.h>
 #include <string.h>
@@ -10,10 +10,19 @@
 /* Clip-13's bounds as P0 and P1. */
 static tgc_status clip_bounds(tgc_kernel_ctx *c, tgc_ew_params *p) {
     tgc_dtype t = c->inputs[0].dtype;
-    p->f[0] = -INFINITY;
-    p->f[1] = INFINITY;
-    p->i[0] = t == TGC_INT32 ? INT32_MIN : t == TGC_INT64 ? INT64_MIN : 0;
-    p->i[1] = t == TGC_INT32 ? INT32_MAX : t == TGC_INT64 ? INT64_MAX : UINT8_MAX;
+    /* No bound: the dtype's own extremes (an integer's bits, as the loops
+     * read i[] as the element type: -1 is uint64's largest). */
+    static const int64_t lo[TGC_DTYPE_COUNT] = {[TGC_INT8] = INT8_MIN, [TGC_INT16] = INT16_MIN,
+                                                [TGC_INT32] = INT32_MIN, [TGC_INT64] = INT64_MIN};
+    static const int64_t hi[TGC_DTYPE_COUNT] = {
+        [TGC_INT8] = INT8_MAX,   [TGC_INT16] = INT16_MAX,   [TGC_INT32] = INT32_MAX, [TGC_INT64] = INT64_MAX,
+        [TGC_UINT8] = UINT8_MAX, [TGC_UINT16] = UINT16_MAX, [TGC_UINT32] = UINT32_MAX, [TGC_UINT64] = -1,
+        [TGC_BOOL] = 1};
+    bool known = t >= 0 && t < TGC_DTYPE_COUNT;
+    p->f[0] = p->d[0] = -INFINITY;
+    p->f[1] = p->d[1] = INFINITY;
+    p->i[0] = known ? lo[t] : 0;
+    p->i[1] = known ? hi[t] : 0;
     for (int i = 1; i <= 2; i++) {
         if (!tgc_kernel_has_input(c, i)) continue;
         const tgc_value *b = &c->inputs[i];
@@ -22,13 +31,9 @@ static tgc_status clip_bounds(tgc_kernel_ctx *c, tgc_ew_params *p) {
                                    i == 1 ? "min" : "max", tgc_dtype_name(t), tgc_dtype_name(b->dtype),
                                    (long long)tgc_value_numel(b));
         const void *v = tgc_kernel_in_ptr(c, i);
-        switch (t) {
-        case TGC_FLOAT32: p->f[i - 1] = *(const float *)v; break;
-        case TGC_FLOAT16: p->f[i - 1] = tgc_half_to_float(*(const uint16_t *)v); break;
-        case TGC_INT32: p->i[i - 1] = *(const int32_t *)v; break;
-        case TGC_INT64: p->i[i - 1] = *(const int64_t *)v; break;
-        default: p->i[i - 1] = *(const uint8_t *)v; break;
-        }
+        p->d[i - 1] = tgc_elem_as_double(t, v, 0);
+        p->f[i - 1] = (float)p->d[i - 1]; /* exact for float32, float16, bfloat16 */
+        p->i[i - 1] = tgc_elem_as_int64(t, v, 0);
     }
     return TGC_OK;
 }
@@ -64,6 +69,7 @@ tgc_status tgc_ew_read_params(tgc_kernel_ctx *c, const tgc_ew_row *r, tgc_ew_par
         const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
         if (a != NULL && a->type == TGC_ATTR_INT) p->f[k] = (float)a->i;
         else p->f[k] = (float)tgc_kernel_attr_float(c, r->attr_names[k], r->attr_defaults[k]);
+        p->d[k] = p->f[k]; /* ONNX's float attributes are float32 */
     }
     return TGC_OK;
 }

@@ -15,9 +15,11 @@
 
 #include <stdint.h>
 
-/* A row's parameters (P0..P2): f for float dtypes, i for integer ones. */
+/* A row's parameters (P0..P2): f for float32/float16/bfloat16, d for
+ * float64, i for integer ones (uint64 as its bits). */
 typedef struct tgc_ew_params {
     float f[TGC_EW_MAX_PARAMS];
+    double d[TGC_EW_MAX_PARAMS];
     int64_t i[TGC_EW_MAX_PARAMS];
 } tgc_ew_params;
 

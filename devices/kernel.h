@@ -76,7 +76,7 @@ typedef struct tgc_kernel_ctx {
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);
 
-#define TGC_KERNEL_MAX_DTYPES 8
+#define TGC_KERNEL_MAX_DTYPES 16 /* room for every dtype and the terminator */
 
 struct tgc_kernel_def {
     const char *op;

@@ -7,6 +7,7 @@
 #include "graph/npy.h"
 #include "support/alloc.h"
 #include "support/diag.h"
+#include "support/half.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,8 +73,18 @@ tgc_status tgc_tensor_save_npy(const tgc_tensor *t, const char *path, tgc_diags 
     tgc_npy a = {.dtype = t->v.dtype, .rank = t->v.rank, .nbytes = tgc_value_nbytes(&t->v)};
     memcpy(a.dims, t->v.dims, sizeof a.dims);
     a.data = tgc_buffer_host_ptr(t->v.buf);
+    float *wide = NULL;
+    if (a.dtype == TGC_BFLOAT16) { /* no NumPy dtype: widened to float32, exactly */
+        int64_t n = tgc_value_numel(&t->v);
+        wide = tgc_malloc(n > 0 ? (size_t)n * sizeof *wide : 1);
+        if (wide == NULL) return TGC_ERR_NOMEM;
+        for (int64_t i = 0; i < n; i++) wide[i] = tgc_bf16_to_float(((const uint16_t *)a.data)[i]);
+        a = (tgc_npy){.dtype = TGC_FLOAT32, .rank = a.rank, .nbytes = (size_t)n * sizeof *wide, .data = wide};
+        memcpy(a.dims, t->v.dims, sizeof a.dims);
+    }
     char err[256];
     tgc_status s = tgc_npy_write_file(path, &a, err, sizeof err);
+    tgc_free(wide);
     if (s != TGC_OK) tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "%s", err);
     return s;
 }

@@ -9,7 +9,7 @@
 #include "graph/npy.h"
 #include "graph/op_registry.h"
 #include "support/alloc.h"
-#include "support/half.h"
+#include "support/dtype_elem.h"
 #include "support/open_beneath.h"
 
 #include <errno.h>
@@ -148,18 +148,23 @@ static char *relocate(const char *src_dir, const char *file, const char *dest_di
     return out;
 }
 
+/* Each value in the fewest digits that read back to the same element:
+ * float32, float16 and bfloat16 as floats, float64 as a double, integers
+ * exactly (uint64 above INT64_MAX too). */
 static void tensor_values(dumper *d, const tgc_const *c) {
     int64_t numel = tgc_shape_numel(&c->shape);
     begin_seq(d, true);
     for (int64_t i = 0; i < numel; i++) {
-        switch (c->dtype) {
-        case TGC_FLOAT32: float_scalar(d, ((const float *)c->data)[i], true); break;
-        case TGC_FLOAT16: float_scalar(d, tgc_half_to_float(((const uint16_t *)c->data)[i]), true); break;
-        case TGC_INT32: int_scalar(d, ((const int32_t *)c->data)[i]); break;
-        case TGC_INT64: int_scalar(d, ((const int64_t *)c->data)[i]); break;
-        case TGC_UINT8: int_scalar(d, ((const uint8_t *)c->data)[i]); break;
-        case TGC_BOOL: num(d, ((const uint8_t *)c->data)[i] ? "true" : "false"); break;
-        default: break;
+        if (c->dtype == TGC_BOOL) {
+            num(d, ((const uint8_t *)c->data)[i] ? "true" : "false");
+        } else if (c->dtype == TGC_UINT64) {
+            char buf[24];
+            snprintf(buf, sizeof buf, "%" PRIu64, ((const uint64_t *)c->data)[i]);
+            num(d, buf);
+        } else if (tgc_dtype_is_float(c->dtype)) {
+            float_scalar(d, tgc_elem_as_double(c->dtype, c->data, i), c->dtype != TGC_FLOAT64);
+        } else {
+            int_scalar(d, tgc_elem_as_int64(c->dtype, c->data, i));
         }
     }
     end_seq(d);

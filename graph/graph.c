@@ -205,6 +205,13 @@ tgc_dtype tgc_dtype_from_onnx(int64_t code) {
     case 7: return TGC_INT64;
     case 2: return TGC_UINT8;
     case 9: return TGC_BOOL;
+    case 11: return TGC_FLOAT64;
+    case 3: return TGC_INT8;
+    case 5: return TGC_INT16;
+    case 4: return TGC_UINT16;
+    case 12: return TGC_UINT32;
+    case 13: return TGC_UINT64;
+    case 16: return TGC_BFLOAT16;
     default: return TGC_DTYPE_INVALID;
     }
 }

@@ -195,8 +195,9 @@ int32_t tgc_graph_fresh_symbol(tgc_graph *g);
 const tgc_tensor_info *tgc_graph_ref_info(const tgc_graph *g, tgc_ref ref);
 
 /* The tgc dtype of an ONNX TensorProto.DataType code (Cast's `to`: 1
- * float32, 10 float16, 6 int32, 7 int64, 2 uint8, 9 bool), or
- * TGC_DTYPE_INVALID for a code tgc has no dtype for. */
+ * float32, 2 uint8, 3 int8, 4 uint16, 5 int16, 6 int32, 7 int64, 9 bool,
+ * 10 float16, 11 float64, 12 uint32, 13 uint64, 16 bfloat16), or
+ * TGC_DTYPE_INVALID for a code tgc has no dtype for (string, complex). */
 tgc_dtype tgc_dtype_from_onnx(int64_t code);
 
 /* The YAML dumper (graph/dump_yaml.c) with each node's `device:` replaced

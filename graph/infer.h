@@ -102,7 +102,7 @@ const char *tgc_infer_shape_str(const tgc_infer_ctx *c, const tgc_shape *s, char
 
 /* Dtype checks on input i; each reports "dtype-mismatch" and returns false
  * when the input's dtype is not in the class. */
-bool tgc_infer_require_float(tgc_infer_ctx *c, int i);   /* float32, float16 */
+bool tgc_infer_require_float(tgc_infer_ctx *c, int i);   /* float32, float16, bfloat16, float64 */
 bool tgc_infer_require_numeric(tgc_infer_ctx *c, int i); /* float or int, not bool */
 bool tgc_infer_require_int(tgc_infer_ctx *c, int i);     /* int32, int64 */
 bool tgc_infer_require_dtype(tgc_infer_ctx *c, int i, tgc_dtype t);

@@ -168,14 +168,16 @@ static bool dtype_fail(tgc_infer_ctx *c, int i, const tgc_tensor_info *in, const
 
 bool tgc_infer_require_float(tgc_infer_ctx *c, int i) {
     const tgc_tensor_info *in = tgc_infer_input(c, i);
-    if (in == NULL || in->dtype == TGC_FLOAT32 || in->dtype == TGC_FLOAT16) return true;
-    return dtype_fail(c, i, in, "float32 or float16");
+    if (in == NULL || in->dtype == TGC_FLOAT32 || in->dtype == TGC_FLOAT16 || in->dtype == TGC_BFLOAT16 ||
+        in->dtype == TGC_FLOAT64)
+        return true;
+    return dtype_fail(c, i, in, "float32, float16, bfloat16 or float64");
 }
 
 bool tgc_infer_require_numeric(tgc_infer_ctx *c, int i) {
     const tgc_tensor_info *in = tgc_infer_input(c, i);
     if (in == NULL || (in->dtype != TGC_BOOL && in->dtype != TGC_DTYPE_INVALID)) return true;
-    return dtype_fail(c, i, in, "a numeric type (float32, float16, int32, int64, uint8)");
+    return dtype_fail(c, i, in, "a numeric type (a float or an integer)");
 }
 
 bool tgc_infer_require_int(tgc_infer_ctx *c, int i) {

@@ -229,17 +229,53 @@ tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, const char *what,
     return TGC_OK;
 }
 
-/* Stores value `v` (already range-checked) as element i of a `dtype` array. */
+/* Stores value `v` (already range-checked; uint64 as its bits) or `f` as
+ * element i of a `dtype` array. Floats round once to the dtype (nearest
+ * even); float16 and bfloat16 from a double go through float32, which is
+ * exact for the short decimals written by hand and by tgc's dumper. */
 static void store_element(void *data, tgc_dtype dtype, size_t i, double f, int64_t v, bool is_int) {
+    double d = is_int ? (double)v : f;
     switch (dtype) {
-    case TGC_FLOAT32: ((float *)data)[i] = is_int ? (float)v : (float)f; break;
-    case TGC_FLOAT16: ((uint16_t *)data)[i] = tgc_float_to_half(is_int ? (float)v : (float)f); break;
+    case TGC_FLOAT32: ((float *)data)[i] = (float)d; break;
+    case TGC_FLOAT64: ((double *)data)[i] = d; break;
+    case TGC_FLOAT16: ((uint16_t *)data)[i] = tgc_float_to_half((float)d); break;
+    case TGC_BFLOAT16: ((uint16_t *)data)[i] = tgc_float_to_bf16((float)d); break;
+    case TGC_INT8: ((int8_t *)data)[i] = (int8_t)v; break;
+    case TGC_INT16: ((int16_t *)data)[i] = (int16_t)v; break;
     case TGC_INT32: ((int32_t *)data)[i] = (int32_t)v; break;
     case TGC_INT64: ((int64_t *)data)[i] = v; break;
     case TGC_UINT8: ((uint8_t *)data)[i] = (uint8_t)v; break;
+    case TGC_UINT16: ((uint16_t *)data)[i] = (uint16_t)v; break;
+    case TGC_UINT32: ((uint32_t *)data)[i] = (uint32_t)v; break;
+    case TGC_UINT64: ((uint64_t *)data)[i] = (uint64_t)v; break;
     case TGC_BOOL: ((uint8_t *)data)[i] = (uint8_t)(v != 0); break;
     default: break;
     }
+}
+
+/* The range of an integer dtype (uint64's upper half is parsed apart). */
+static void int_range(tgc_dtype dtype, int64_t *lo, int64_t *hi) {
+    switch (dtype) {
+    case TGC_INT8: *lo = INT8_MIN, *hi = INT8_MAX; break;
+    case TGC_INT16: *lo = INT16_MIN, *hi = INT16_MAX; break;
+    case TGC_INT32: *lo = INT32_MIN, *hi = INT32_MAX; break;
+    case TGC_UINT8: *lo = 0, *hi = UINT8_MAX; break;
+    case TGC_UINT16: *lo = 0, *hi = UINT16_MAX; break;
+    case TGC_UINT32: *lo = 0, *hi = UINT32_MAX; break;
+    case TGC_UINT64: *lo = 0, *hi = INT64_MAX; break;
+    default: *lo = INT64_MIN, *hi = INT64_MAX; break;
+    }
+}
+
+/* A uint64 above INT64_MAX written in decimal: its bits in *v. */
+static bool parse_big_uint64(const char *s, int64_t *v) {
+    if (!tgc_is_int_text(s) || *s == '-') return false;
+    errno = 0;
+    char *end;
+    unsigned long long u = strtoull(s, &end, 10);
+    if (errno == ERANGE || *end != '\0') return false;
+    *v = (int64_t)(uint64_t)u;
+    return true;
 }
 
 /* Parses one inline value for `dtype`; reports and returns false on error. */
@@ -248,7 +284,7 @@ static bool parse_element(tgc_loader *l, const yaml_node_t *n, const char *what,
     const char *s = (const char *)n->data.scalar.value; /* a scalar: load_values checked */
     int64_t v = 0;
     double f = 0;
-    if (dtype == TGC_FLOAT32 || dtype == TGC_FLOAT16) {
+    if (dtype == TGC_FLOAT32 || dtype == TGC_FLOAT16 || dtype == TGC_BFLOAT16 || dtype == TGC_FLOAT64) {
         if (!tgc_parse_number(s, &f)) {
             const char *p = s + (*s == '-' || *s == '+');
             bool special = same_ignoring_case(p, "nan") || same_ignoring_case(p, "inf") ||
@@ -270,6 +306,10 @@ static bool parse_element(tgc_loader *l, const yaml_node_t *n, const char *what,
         store_element(data, dtype, i, 0, v, true);
         return true;
     }
+    if (dtype == TGC_UINT64 && parse_big_uint64(s, &v)) {
+        store_element(data, dtype, i, 0, v, true);
+        return true;
+    }
     if (!tgc_parse_int(s, &v)) {
         if (tgc_is_int_text(s))
             tgc_loader_error(l, n, "value-out-of-range", "%s: value %s does not fit in %s", what, s,
@@ -278,8 +318,8 @@ static bool parse_element(tgc_loader *l, const yaml_node_t *n, const char *what,
             tgc_loader_error(l, n, "bad-value", "%s: value '%s' is not an integer", what, s);
         return false;
     }
-    int64_t lo = dtype == TGC_UINT8 ? 0 : dtype == TGC_INT32 ? INT32_MIN : INT64_MIN;
-    int64_t hi = dtype == TGC_UINT8 ? 255 : dtype == TGC_INT32 ? INT32_MAX : INT64_MAX;
+    int64_t lo, hi;
+    int_range(dtype, &lo, &hi);
     if (v < lo || v > hi) {
         tgc_loader_error(l, n, "value-out-of-range", "%s: value %s does not fit in %s", what, s,
                          tgc_dtype_name(dtype));

@@ -238,8 +238,9 @@ static tgc_status descr_to_dtype(const char *s, size_t len, tgc_dtype *out, char
     static const struct {
         const char *code;
         tgc_dtype dtype;
-    } codes[] = {{"f4", TGC_FLOAT32}, {"f2", TGC_FLOAT16}, {"i4", TGC_INT32},
-                 {"i8", TGC_INT64},   {"u1", TGC_UINT8},   {"b1", TGC_BOOL}};
+    } codes[] = {{"f4", TGC_FLOAT32}, {"f2", TGC_FLOAT16}, {"f8", TGC_FLOAT64}, {"i1", TGC_INT8},
+                 {"i2", TGC_INT16},   {"i4", TGC_INT32},   {"i8", TGC_INT64},   {"u1", TGC_UINT8},
+                 {"u2", TGC_UINT16},  {"u4", TGC_UINT32},  {"u8", TGC_UINT64},  {"b1", TGC_BOOL}};
     char shown[40];
     const char *code = s;
     size_t code_len = len;
@@ -476,14 +477,23 @@ void tgc_npy_release(tgc_npy *a) {
 
 /* ---- Writing ---------------------------------------------------------------- */
 
-/* The descr NumPy writes for each dtype (one-byte types have no order). */
+/* The descr NumPy writes for each dtype (one-byte types have no order).
+ * bfloat16 has none: NumPy has no such type (ml_dtypes adds one, which
+ * np.save writes as raw '<V2' bytes that read back as void, not numbers),
+ * so it is refused here; tgc_tensor_save_npy widens it to float32. */
 static const char *dtype_descr(tgc_dtype t) {
     switch (t) {
     case TGC_FLOAT32: return "<f4";
     case TGC_FLOAT16: return "<f2";
+    case TGC_FLOAT64: return "<f8";
+    case TGC_INT8: return "|i1";
+    case TGC_INT16: return "<i2";
     case TGC_INT32: return "<i4";
     case TGC_INT64: return "<i8";
     case TGC_UINT8: return "|u1";
+    case TGC_UINT16: return "<u2";
+    case TGC_UINT32: return "<u4";
+    case TGC_UINT64: return "<u8";
     case TGC_BOOL: return "|b1";
     default: return NULL;
     }
@@ -627,6 +637,8 @@ static tgc_status write_and_close(FILE *f, const unsigned char *header, size_t h
 tgc_status tgc_npy_write_file(const char *path, const tgc_npy *a, char *err, size_t err_size) {
     unsigned char header[NPY_WRITE_HEADER_CAP];
     size_t header_len = 0;
+    if (a->dtype == TGC_BFLOAT16)
+        return tgc_err_format(err, err_size, TGC_ERR_INVALID, "bfloat16 has no NumPy dtype (write it as float32)");
     if (make_header(a, header, &header_len) != TGC_OK)
         return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                     "array is inconsistent (dtype, rank, dims, nbytes or data)");

@@ -30,7 +30,9 @@ typedef struct tgc_npy {
 } tgc_npy;
 
 /* Parses a whole .npy image of `size` bytes at `bytes`. Accepted descr
- * (type strings): '<f4' '<f2' '<i4' '<i8' and '|u1' '|b1'; the multi-byte
+ * (type strings): '<f4' '<f2' '<f8' '<i2' '<i4' '<i8' '<u2' '<u4' '<u8' and
+ * '|i1' '|u1' '|b1' (bfloat16 has no NumPy dtype: never read, and refused
+ * by the writers, TGC_ERR_INVALID); the multi-byte
  * ones also with the native marks '=' or '|' or none (little-endian hosts),
  * the one-byte ones with any order mark. fortran_order must be False, rank
  * <= TGC_NPY_MAX_RANK, and the data exactly product(dims) * element size

@@ -21,6 +21,8 @@ static const tgc_op_def *const all_ops[] = {
 #undef EW_PREDICATE
 #undef EW_BINARY_ATTRS
     &tgc_op_Where, &tgc_op_Cast, &tgc_op_Identity,
+    /* ops_cast.c */
+    &tgc_op_CastLike,
     /* ops_nn.c */
     &tgc_op_Softmax, &tgc_op_LogSoftmax, &tgc_op_MatMul, &tgc_op_Gemm,
     &tgc_op_BatchNormalization, &tgc_op_LayerNormalization,

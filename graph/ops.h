@@ -8,7 +8,8 @@
  *     ops_shape.c        Shape, Size, Reshape, Flatten, Transpose, Unsqueeze, Squeeze, Expand
  *     ops_tensor.c       Gather, Concat, Split, Slice
  *     ops_const.c        Range, ConstantOfShape, Constant
- *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax
+ *     ops_reduce.c       ReduceMean, ReduceSum, ReduceMax, ArgMax, ReduceMin, ReduceProd,
+ *                        ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare, ArgMin
  *     ops_loss.c         NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
  *     ops_rnn.c          RNN, GRU, LSTM
  *     ops_tfidf.c        TfIdfVectorizer
@@ -22,13 +23,12 @@
  *     ops_signal.c       HannWindow, HammingWindow, BlackmanWindow, DFT, STFT, MelWeightMatrix
  *     ops_random.c       RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike,
  *                        Bernoulli, Multinomial, Dropout
- *                        ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum,
- *                        ReduceLogSumExp, ReduceSumSquare, ArgMin
  *     ops_normalize.c    Hardmax, LpNormalization, MeanVarianceNormalization
  *     ops_linalg.c       Einsum, Det (einsum.c parses Einsum's equation)
  *     ops_index.c        GatherElements, ScatterElements, ScatterND, GatherND, OneHot
  *     ops_arrange.c      Tile, Trilu, EyeLike, CumSum, ReverseSequence, TopK
  *     ops_select.c       NonZero, Compress, Unique (value-dependent output sizes)
+ *     ops_cast.c         CastLike
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -56,6 +56,7 @@
 #undef EW_BINARY_ATTRS
 extern const tgc_op_def tgc_op_Where;
 extern const tgc_op_def tgc_op_Cast, tgc_op_Identity;
+extern const tgc_op_def tgc_op_CastLike;
 
 extern const tgc_op_def tgc_op_Softmax, tgc_op_LogSoftmax, tgc_op_MatMul, tgc_op_Gemm;
 extern const tgc_op_def tgc_op_BatchNormalization, tgc_op_LayerNormalization;
@@ -103,10 +104,14 @@ extern const tgc_op_def tgc_op_ReverseSequence, tgc_op_TopK, tgc_op_NonZero, tgc
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 
 #define TGC_DT(t) (1u << (unsigned)(t))
-#define TGC_DT_FLOAT (TGC_DT(TGC_FLOAT32) | TGC_DT(TGC_FLOAT16))
-#define TGC_DT_INT (TGC_DT(TGC_INT32) | TGC_DT(TGC_INT64))
+/* float32, float16, bfloat16, float64: ONNX's tensor(float) class. */
+#define TGC_DT_FLOAT (TGC_DT(TGC_FLOAT32) | TGC_DT(TGC_FLOAT16) | TGC_DT(TGC_BFLOAT16) | TGC_DT(TGC_FLOAT64))
+/* The signed integers int8, int16, int32, int64. */
+#define TGC_DT_INT (TGC_DT(TGC_INT8) | TGC_DT(TGC_INT16) | TGC_DT(TGC_INT32) | TGC_DT(TGC_INT64))
+/* The unsigned integers uint8, uint16, uint32, uint64. */
+#define TGC_DT_UINT (TGC_DT(TGC_UINT8) | TGC_DT(TGC_UINT16) | TGC_DT(TGC_UINT32) | TGC_DT(TGC_UINT64))
 #define TGC_DT_SIGNED (TGC_DT_FLOAT | TGC_DT_INT)
-#define TGC_DT_NUMERIC (TGC_DT_SIGNED | TGC_DT(TGC_UINT8))
+#define TGC_DT_NUMERIC (TGC_DT_SIGNED | TGC_DT_UINT)
 #define TGC_DT_ANY (TGC_DT_NUMERIC | TGC_DT(TGC_BOOL))
 
 /* True when input i is omitted or its dtype is in `mask`; otherwise reports

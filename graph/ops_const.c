@@ -16,7 +16,9 @@ static const tgc_attr_def no_attrs[] = {{NULL, 0, false}};
  * max(ceil((limit - start) / delta), 0) elements, known when the three are
  * known integers (and then its value too, when small). */
 static tgc_status infer_range(tgc_infer_ctx *c) {
-    const unsigned dtypes = TGC_DT(TGC_FLOAT32) | TGC_DT_INT;
+    /* ONNX's T: float, double, int16, int32, int64 */
+    const unsigned dtypes = TGC_DT(TGC_FLOAT32) | TGC_DT(TGC_FLOAT64) | TGC_DT(TGC_INT16) | TGC_DT(TGC_INT32) |
+                            TGC_DT(TGC_INT64);
     static const char *const names[] = {"start", "limit", "delta"};
     int64_t v[3];
     bool known = true;

@@ -86,11 +86,13 @@ static tgc_status infer_mul(tgc_infer_ctx *c) { return infer_arith(c, ARITH_MUL)
 static tgc_status infer_div(tgc_infer_ctx *c) { return infer_arith(c, ARITH_DIV); }
 
 
-/* Pow (opset 15): base T in {int32, int64, float}, exponent T1 any numeric
- * type independently of T; the output has T. */
+/* Pow (opset 15): base T in {int32, int64, float16, float32, float64,
+ * bfloat16}, exponent T1 any numeric type independently of T; the output
+ * has T. */
 static tgc_status infer_pow(tgc_infer_ctx *c) {
     const tgc_tensor_info *a = tgc_infer_input(c, 0), *b = tgc_infer_input(c, 1);
-    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_SIGNED) || !tgc_ops_require_dtypes(c, 1, TGC_DT_NUMERIC))
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_FLOAT | TGC_DT(TGC_INT32) | TGC_DT(TGC_INT64)) ||
+        !tgc_ops_require_dtypes(c, 1, TGC_DT_NUMERIC))
         return TGC_ERR_INVALID;
     tgc_shape out;
     tgc_status st = tgc_ops_broadcast(c, 0, 1, &a->shape, &b->shape, &out);
@@ -194,7 +196,9 @@ const tgc_op_def tgc_op_Where = {"Where", 3, 3, 1, 1, no_attrs, infer_where};
 /* ---- Logic, bits, Mod, tests, PRelu, Mean ------------------------------------ */
 
 /* The unsigned integer dtypes (BitShift-11's T). */
-#define DT_UNSIGNED TGC_DT(TGC_UINT8)
+#define DT_UNSIGNED TGC_DT_UINT
+/* PRelu-16's T: the floats and the 32- and 64-bit integers. */
+#define DT_PRELU (TGC_DT_FLOAT | TGC_DT(TGC_INT32) | TGC_DT(TGC_INT64) | TGC_DT(TGC_UINT32) | TGC_DT(TGC_UINT64))
 
 /* Two inputs of one dtype in `mask`, broadcast; the output has their dtype. */
 static tgc_status infer_same_binary(tgc_infer_ctx *c, unsigned mask) {
@@ -245,7 +249,7 @@ static tgc_status infer_float_test(tgc_infer_ctx *c) {
  * dims is 1 or X's); the output has X's shape. */
 static tgc_status infer_prelu(tgc_infer_ctx *c) {
     const tgc_tensor_info *x = tgc_infer_input(c, 0), *s = tgc_infer_input(c, 1);
-    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_SIGNED) || !tgc_infer_require_same_dtype(c, 0, 1))
+    if (!tgc_ops_require_dtypes(c, 0, DT_PRELU) || !tgc_infer_require_same_dtype(c, 0, 1))
         return TGC_ERR_INVALID;
     const tgc_shape *xs = &x->shape, *ss = &s->shape;
     bool fits = xs->rank < 0 || ss->rank < 0 || ss->rank <= xs->rank;
@@ -275,8 +279,9 @@ static tgc_status infer_cast(tgc_infer_ctx *c) {
     tgc_dtype t = tgc_dtype_from_onnx(to->i);
     if (t == TGC_DTYPE_INVALID)
         return tgc_infer_fail(c, -1, "bad-attribute",
-                              "attribute 'to' is %lld, not a supported type (1 float32, 10 float16, "
-                              "6 int32, 7 int64, 2 uint8, 9 bool)",
+                              "attribute 'to' is %lld, not a supported type (1 float32, 2 uint8, 3 int8, "
+                              "4 uint16, 5 int16, 6 int32, 7 int64, 9 bool, 10 float16, 11 float64, "
+                              "12 uint32, 13 uint64, 16 bfloat16)",
                               (long long)to->i);
     tgc_status st = tgc_infer_set_output(c, 0, t, &x->shape);
     const tgc_dim *v;
@@ -359,7 +364,7 @@ const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
 #define EW_OUT_BOOL true
 #define EW_CLASS_B (TGC_DT(TGC_BOOL))
 #define EW_CLASS_U (DT_UNSIGNED)
-#define EW_CLASS_FW (TGC_DT_SIGNED)
+#define EW_CLASS_FW (DT_PRELU)
 #define EW_INT_ATTRS1(n0, d0) 1, {#n0}, {d0}, {TGC_EW_ATTR_INT}, {NULL}
 #define EW_INT_ATTRS2(n0, d0, n1, d1) 2, {#n0, #n1}, {d0, d1}, {TGC_EW_ATTR_INT, TGC_EW_ATTR_INT}, {NULL}
 #define EW_WORD_ATTR(n0, w0, w1) 1, {#n0}, {0}, {TGC_EW_ATTR_WORD}, {#w0, #w1}

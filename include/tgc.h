@@ -52,9 +52,20 @@ typedef enum tgc_dtype {
     TGC_INT64,
     TGC_UINT8,
     TGC_BOOL,
+    TGC_FLOAT64,  /* IEEE double */
+    TGC_INT8,
+    TGC_INT16,
+    TGC_UINT16,
+    TGC_UINT32,
+    TGC_UINT64,
+    TGC_BFLOAT16, /* the upper 16 bits of a float32; computed in float32 */
     TGC_DTYPE_COUNT,
     TGC_DTYPE_INVALID = -1,
 } tgc_dtype;
+
+/* Every graph-format dtype name, for messages. */
+#define TGC_DTYPE_NAMES \
+    "float32, float16, bfloat16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool"
 
 /* Returns the graph-format name ("float32", ...) of `t`, or "invalid". */
 const char *tgc_dtype_name(tgc_dtype t);
@@ -212,7 +223,8 @@ tgc_status tgc_tensor_create(tgc_dtype dtype, int rank, const int64_t *dims, con
 /* Reads a .npy file into a new host tensor; problems go to diags (may be NULL). */
 tgc_status tgc_tensor_load_npy(const char *path, tgc_diags *diags, tgc_tensor **out);
 
-/* Writes the tensor as a .npy file, atomically (temporary file, then rename). */
+/* Writes the tensor as a .npy file, atomically (temporary file, then rename).
+ * bfloat16, which has no NumPy dtype, is written as float32 (exactly). */
 tgc_status tgc_tensor_save_npy(const tgc_tensor *t, const char *path, tgc_diags *diags);
 
 /* Adds a reference, owned by the caller; returns t. Thread safe. */

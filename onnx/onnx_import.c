@@ -240,7 +240,7 @@ static void name_everything(tgc_onnx_importer *im) {
 
 static const char *dtype_problem_label(tgc_onnx_importer *im, int64_t code) {
     char nb[32];
-    return tgc_onnx_printf(im->arena, "dtype %s is not supported (tgc has float32, float16, int32, int64, uint8, bool)",
+    return tgc_onnx_printf(im->arena, "dtype %s is not supported (tgc has " TGC_DTYPE_NAMES ")",
                            tgc_onnx_dtype_name(code, nb, sizeof nb));
 }
 

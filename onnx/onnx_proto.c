@@ -216,7 +216,7 @@ tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_d
     int64_t code = t->has_data_type ? t->data_type : 0;
     tgc_dtype dt = tgc_onnx_dtype(code);
     if (dt == TGC_DTYPE_INVALID) {
-        snprintf(err, err_size, "dtype %s is not supported (tgc has float32, float16, int32, int64, uint8, bool)",
+        snprintf(err, err_size, "dtype %s is not supported (tgc has " TGC_DTYPE_NAMES ")",
                  tgc_onnx_dtype_name(code, nb, sizeof nb));
         return TGC_ERR_UNSUPPORTED;
     }
@@ -256,11 +256,17 @@ tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_d
         out->data = numel ? t->raw_data.data : NULL; /* little-endian, as ONNX stores it */
         return TGC_OK;
     }
-    /* The typed fields. */
+    /* The typed fields (onnx.proto, TensorProto): float_data for FLOAT,
+     * double_data for DOUBLE, int64_data for INT64, uint64_data for UINT32
+     * and UINT64, and int32_data for INT32 and every narrower type (INT8,
+     * INT16, UINT8, UINT16, BOOL, and FLOAT16 and BFLOAT16 as their bits). */
     size_t have;
     switch (code) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: have = t->n_float_data; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: have = t->n_double_data; break;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: have = t->n_int64_data; break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT32:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: have = t->n_uint64_data; break;
     default: have = t->n_int32_data; break;
     }
     if (have != numel) {
@@ -270,20 +276,28 @@ tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_d
     if (numel == 0) return TGC_OK;
     switch (code) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: out->data = t->float_data; return TGC_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: out->data = t->double_data; return TGC_OK;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: out->data = t->int64_data; return TGC_OK;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT64: out->data = t->uint64_data; return TGC_OK;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: out->data = t->int32_data; return TGC_OK;
     default: break;
     }
-    /* uint8, bool and float16 (its bits) travel widened in int32_data. */
+    /* The narrower types travel widened: keep each value's low esize bytes
+     * (little-endian, as every host tgc builds for; a two's complement
+     * int8/int16 and an unsigned value alike). bool is normalized to 0/1. */
     unsigned char *buf = tgc_onnx_alloc(a, out->nbytes);
     if (buf == NULL) return TGC_ERR_NOMEM;
     for (size_t i = 0; i < numel; i++) {
-        int32_t v = t->int32_data[i];
-        if (dt == TGC_FLOAT16) {
-            uint16_t h = (uint16_t)v;
-            memcpy(buf + 2 * i, &h, 2);
+        if (dt == TGC_UINT32) {
+            uint32_t v = (uint32_t)t->uint64_data[i];
+            memcpy(buf + 4 * i, &v, 4);
+        } else if (dt == TGC_BOOL) {
+            buf[i] = t->int32_data[i] != 0;
+        } else if (esize == 2) {
+            uint16_t v = (uint16_t)(uint32_t)t->int32_data[i];
+            memcpy(buf + 2 * i, &v, 2);
         } else {
-            buf[i] = dt == TGC_BOOL ? (v != 0) : (unsigned char)v;
+            buf[i] = (unsigned char)(uint32_t)t->int32_data[i];
         }
     }
     out->data = buf;

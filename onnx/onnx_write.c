@@ -8,7 +8,7 @@
 
 #include "support/alloc.h"
 #include "support/diag.h"
-#include "support/half.h"
+#include "support/dtype_elem.h"
 #include "support/open_beneath.h"
 
 #include <errno.h>
@@ -57,8 +57,9 @@ static void int_scalar(writer *w, int64_t v) {
 }
 
 /* The shortest decimal that reads back as the same float (ONNX's floats
- * are 32-bit), in YAML's spelling for infinities and NaN. */
-static void float_scalar(writer *w, double v) {
+ * are 32-bit; as_double: the same double, for float64 tensors), in YAML's
+ * spelling for infinities and NaN. */
+static void float_scalar_as(writer *w, double v, bool as_double) {
     char buf[40];
     if (isnan(v))
         snprintf(buf, sizeof buf, ".nan");
@@ -67,10 +68,13 @@ static void float_scalar(writer *w, double v) {
     else
         for (int p = 1; p <= 17; p++) {
             snprintf(buf, sizeof buf, "%.*g", p, v);
-            if ((float)strtod(buf, NULL) == (float)v) break;
+            double back = strtod(buf, NULL);
+            if (as_double ? back == v : (float)back == (float)v) break;
         }
     num(w, buf);
 }
+
+static void float_scalar(writer *w, double v) { float_scalar_as(w, v, false); }
 
 static void begin(writer *w, bool map, bool flow) {
     yaml_event_t ev;
@@ -102,7 +106,8 @@ static int64_t numel(const tgc_npy *v) {
 static bool written_inline(const tgc_npy *v) {
     int64_t n = numel(v);
     if (n == 0) return true;
-    if (v->dtype == TGC_FLOAT32) return n == 1;
+    if (v->dtype == TGC_BFLOAT16) return true; /* no .npy dtype: always inline (shortest decimals are exact) */
+    if (v->dtype == TGC_FLOAT32 || v->dtype == TGC_FLOAT64) return n == 1;
     return v->dtype != TGC_FLOAT16 && n <= INLINE_INTS;
 }
 
@@ -124,14 +129,16 @@ static void tensor_body(writer *w, const tgc_npy *v, const char *file) {
     int64_t n = numel(v);
     for (int64_t i = 0; i < n; i++) {
         const void *p = v->data;
-        switch (v->dtype) {
-        case TGC_FLOAT32: float_scalar(w, ((const float *)p)[i]); break;
-        case TGC_FLOAT16: float_scalar(w, tgc_half_to_float(((const uint16_t *)p)[i])); break;
-        case TGC_INT32: int_scalar(w, ((const int32_t *)p)[i]); break;
-        case TGC_INT64: int_scalar(w, ((const int64_t *)p)[i]); break;
-        case TGC_UINT8: int_scalar(w, ((const uint8_t *)p)[i]); break;
-        case TGC_BOOL: num(w, ((const uint8_t *)p)[i] ? "true" : "false"); break;
-        default: break;
+        if (v->dtype == TGC_BOOL) {
+            num(w, ((const uint8_t *)p)[i] ? "true" : "false");
+        } else if (v->dtype == TGC_UINT64) {
+            char buf[24];
+            snprintf(buf, sizeof buf, "%" PRIu64, ((const uint64_t *)p)[i]);
+            num(w, buf);
+        } else if (tgc_dtype_is_float(v->dtype)) {
+            float_scalar_as(w, tgc_elem_as_double(v->dtype, p, i), v->dtype == TGC_FLOAT64);
+        } else {
+            int_scalar(w, tgc_elem_as_int64(v->dtype, p, i));
         }
     }
     end(w, false);

@@ -21,6 +21,9 @@ static const struct {
 } dtype_table[TGC_DTYPE_COUNT] = {
     [TGC_FLOAT32] = {"float32", 4}, [TGC_FLOAT16] = {"float16", 2}, [TGC_INT32] = {"int32", 4},
     [TGC_INT64] = {"int64", 8},     [TGC_UINT8] = {"uint8", 1},     [TGC_BOOL] = {"bool", 1},
+    [TGC_FLOAT64] = {"float64", 8}, [TGC_INT8] = {"int8", 1},       [TGC_INT16] = {"int16", 2},
+    [TGC_UINT16] = {"uint16", 2},   [TGC_UINT32] = {"uint32", 4},   [TGC_UINT64] = {"uint64", 8},
+    [TGC_BFLOAT16] = {"bfloat16", 2},
 };
 
 const char *tgc_dtype_name(tgc_dtype t) {

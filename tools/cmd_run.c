@@ -1,5 +1,6 @@
 /* tgc run: compile a graph for a device list and run it on .npy inputs. */
 #include "tools/cli.h"
+#include "support/dtype_elem.h"
 #include "tools/remove_tree.h"
 
 #include <errno.h>
@@ -142,15 +143,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
 }
 
 static double as_double(const tgc_tensor *t, int64_t i) {
-    const void *p = tgc_tensor_data(t);
-    switch (tgc_tensor_dtype(t)) {
-    case TGC_FLOAT32: return ((const float *)p)[i];
-    case TGC_INT32: return ((const int32_t *)p)[i];
-    case TGC_INT64: return (double)((const int64_t *)p)[i];
-    case TGC_UINT8:
-    case TGC_BOOL: return ((const uint8_t *)p)[i];
-    default: return NAN;
-    }
+    tgc_dtype dt = tgc_tensor_dtype(t);
+    return dt >= 0 && dt < TGC_DTYPE_COUNT ? tgc_elem_as_double(dt, tgc_tensor_data(t), i) : NAN;
 }
 
 static void print_summary(const char *name, const tgc_tensor *t) {

@@ -32,6 +32,7 @@
 #include "devices/ew_args.h"
 #include "graph/elementwise.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef void (*tgc_ew_unary_fn)(int64_t n, const void *x, void *y, const tgc_ew_params *p);
@@ -57,6 +58,12 @@ const tgc_ew_loops *tgc_cpu_ew_loops(void);
 /* Every ISA's loops this build has, for tests: sets *count. The ones the
  * running cpu lacks are not listed. */
 const tgc_ew_loops *const *tgc_cpu_ew_all_loops(int *count);
+
+/* Cast-13's conversion of n elements of dtype `from` at x into dtype `to`
+ * at y (devices/cpu/kernels_elementwise.c has the rules), for callers with
+ * host copies (the gpu's Cast to a dtype it has no kernel for). x and y
+ * must not overlap. False for an invalid dtype or a negative n. */
+bool tgc_cpu_cast_elements(tgc_dtype from, const void *x, tgc_dtype to, void *y, int64_t n);
 
 /* Built once per ISA by devices/cpu/ew_isa_*.c. */
 extern const tgc_ew_loops tgc_ew_loops_sse2, tgc_ew_loops_avx2, tgc_ew_loops_avx512;

@@ -17,6 +17,9 @@
 #include "devices/cpu/simd.h"
 #include "devices/cpu/vmath.h"
 
+#include "support/half.h"
+
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,6 +29,33 @@
 /* Vector types beside simd.h's float32 and int32 ones. */
 typedef int64_t ew_vi64 __attribute__((vector_size(TGC_VBYTES)));
 typedef uint8_t ew_vu8 __attribute__((vector_size(TGC_VBYTES)));
+typedef int8_t ew_vi8 __attribute__((vector_size(TGC_VBYTES)));
+typedef int16_t ew_vi16 __attribute__((vector_size(TGC_VBYTES)));
+typedef uint16_t ew_vu16 __attribute__((vector_size(TGC_VBYTES)));
+typedef uint64_t ew_vu64 __attribute__((vector_size(TGC_VBYTES)));
+typedef double ew_vf64 __attribute__((vector_size(TGC_VBYTES)));
+
+/* float64's functions: libm's, lane by lane (correctly rounded or nearly,
+ * which is what a double model's reference, numpy, gives). */
+static inline ew_vf64 ew_vd_map_(ew_vf64 v, double (*fn)(double)) {
+    for (int i = 0; i < (int)(TGC_VBYTES / sizeof(double)); i++) v[i] = fn(v[i]);
+    return v;
+}
+#define ew_vd_map(v, fn) ew_vd_map_((v), fn)
+static inline ew_vf64 ew_vd_pow(ew_vf64 a, ew_vf64 b) {
+    for (int i = 0; i < (int)(TGC_VBYTES / sizeof(double)); i++) a[i] = pow(a[i], b[i]);
+    return a;
+}
+/* C's fmod lane by lane: exact (ONNX Mod with fmod 1). */
+static inline ew_vf64 ew_vd_fmod(ew_vf64 a, ew_vf64 b) {
+    for (int i = 0; i < (int)(TGC_VBYTES / sizeof(double)); i++) a[i] = fmod(a[i], b[i]);
+    return a;
+}
+static inline double ew_sigmoid_f64(double x) {
+    return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x));
+}
+/* log(1 + e^x) without overflow: x + log1p(e^-x) for positive x. */
+static inline double ew_softplus_f64(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
 
 /* ---- Row loops, from a dtype's macros (ew_dtype.h) ------------------------------- */
 
@@ -122,6 +152,27 @@ typedef uint8_t ew_vu8 __attribute__((vector_size(TGC_VBYTES)));
 #define EW_DT b8
 #include "devices/cpu/ew_dtype.h"
 #undef EW_DT
+#define EW_DT f64
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT i8
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT i16
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT u16
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT u32
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT u64
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
+#define EW_DT bf16
+#include "devices/cpu/ew_dtype.h"
+#undef EW_DT
 
 /* ---- float16 <-> float32 ---------------------------------------------------------- */
 
@@ -148,7 +199,14 @@ static void ew_float_to_half(int64_t n, const float *x, uint16_t *y) {
     EW_ENTRY(op, cls, i32, TGC_INT32)                                                            \
     EW_ENTRY(op, cls, i64, TGC_INT64)                                                            \
     EW_ENTRY(op, cls, u8, TGC_UINT8)                                                             \
-    EW_ENTRY(op, cls, b8, TGC_BOOL)
+    EW_ENTRY(op, cls, b8, TGC_BOOL)                                                              \
+    EW_ENTRY(op, cls, f64, TGC_FLOAT64)                                                          \
+    EW_ENTRY(op, cls, i8, TGC_INT8)                                                              \
+    EW_ENTRY(op, cls, i16, TGC_INT16)                                                            \
+    EW_ENTRY(op, cls, u16, TGC_UINT16)                                                           \
+    EW_ENTRY(op, cls, u32, TGC_UINT32)                                                           \
+    EW_ENTRY(op, cls, u64, TGC_UINT64)                                                           \
+    EW_ENTRY(op, cls, bf16, TGC_BFLOAT16)
 
 const tgc_ew_loops EW_CAT(tgc_ew_loops_, TGC_EW_ISA) = {
     .isa = TGC_ISA_NAME,

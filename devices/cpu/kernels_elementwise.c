@@ -5,7 +5,7 @@
  *                  vector loops generated from it (devices/cpu/ew.h)
  *     Pow          also an integer base or exponent (exact through double)
  *     Where        any dtype, moved by element size
- *     Cast         all pairs of float32 float16 int32 int64 uint8 bool
+ *     Cast         all pairs of tgc's dtypes; CastLike (Cast to input 1's dtype)
  *     Identity     any dtype
  * and tgc_cpu_kernels_elementwise[], the list the registry reads.
  *
@@ -28,7 +28,7 @@
 #include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_nn.h"
 
-#include "support/half.h"
+#include "support/dtype_elem.h"
 
 #include <math.h>
 #include <string.h>
@@ -69,52 +69,31 @@ static tgc_status no_kernel(tgc_kernel_ctx *c, tgc_dtype dtype) {
 /* True when some element of the integer tensor v (any dtype) is zero
  * (want_negative false) or negative (true). Floats are never flagged. */
 static bool int_tensor_has(const tgc_value *v, bool want_negative) {
+    if (tgc_dtype_is_float(v->dtype) || (want_negative && !tgc_dtype_is_signed_int(v->dtype))) return false;
     int64_t n = tgc_value_numel(v);
     const void *p = data_of(v);
     for (int64_t i = 0; i < n; i++) {
-        int64_t x;
-        switch (v->dtype) {
-        case TGC_INT32: x = ((const int32_t *)p)[i]; break;
-        case TGC_INT64: x = ((const int64_t *)p)[i]; break;
-        case TGC_UINT8: x = ((const uint8_t *)p)[i]; break;
-        default: return false;
-        }
+        int64_t x = tgc_elem_as_int64(v->dtype, p, i);
         if (want_negative ? x < 0 : x == 0) return true;
     }
     return false;
 }
 
-/* Pow-15: the output has the base's type; the exponent may be any numeric
- * type. A float base with a float exponent is the Pow row's; with an
- * integer exponent it goes through pow in double (exact up to 2^53, as ONNX
- * Runtime's std::pow). An integer base
- * with an integer exponent multiplies (wrapping); negative integer exponents
- * are refused before the loop runs, as numpy.power refuses them in ONNX's
+/* Pow-15: the output has the base's type (float16, float32, float64,
+ * bfloat16, int32, int64); the exponent may be any numeric type. A float
+ * base with an exponent of its own dtype is the Pow row's; any other
+ * exponent goes through pow in double (exact up to 2^53, as ONNX Runtime's
+ * std::pow), rounded once to the base's dtype. An integer base with an
+ * integer exponent multiplies (wrapping); negative integer exponents are
+ * refused before the loop runs, as numpy.power refuses them in ONNX's
  * reference implementation. An integer base with a float exponent computes
- * in double and truncates toward zero. float16 on either side of a mixed
- * pair is widened to double too (a float16 result rounds once). */
-static inline float pow_f32_int(float a, int64_t b) { return (float)pow((double)a, (double)b); }
+ * in double and truncates toward zero. */
 static inline int64_t ipow(int64_t a, int64_t b) {
     uint64_t r = 1, x = (uint64_t)a;
     for (; b > 0; b >>= 1, x *= x)
         if (b & 1) r *= x;
     return (int64_t)r;
 }
-static inline int32_t pow_i32_int(int32_t a, int64_t b) { return (int32_t)(uint32_t)(uint64_t)ipow(a, b); }
-static inline int64_t pow_i64_int(int64_t a, int64_t b) { return ipow(a, b); }
-static inline int32_t pow_i32_f32(int32_t a, float b) { return d2i32(pow((double)a, (double)b)); }
-static inline int64_t pow_i64_f32(int64_t a, float b) { return d2i64(pow((double)a, (double)b)); }
-/* float16 as either side: its value in double, a float16 result rounded
- * once (to nearest even) from the double's float. */
-static inline uint16_t pow_f16_int(uint16_t a, int64_t b) {
-    return tgc_float_to_half((float)pow((double)tgc_half_to_float(a), (double)b));
-}
-static inline uint16_t pow_f16_f32(uint16_t a, float b) {
-    return tgc_float_to_half((float)pow((double)tgc_half_to_float(a), (double)b));
-}
-static inline float pow_f32_f16(float a, uint16_t b) { return (float)pow((double)a, (double)tgc_half_to_float(b)); }
-static inline int32_t pow_i32_f16(int32_t a, uint16_t b) { return d2i32(pow((double)a, (double)tgc_half_to_float(b))); }
-static inline int64_t pow_i64_f16(int64_t a, uint16_t b) { return d2i64(pow((double)a, (double)tgc_half_to_float(b))); }
 
 /* ==== Pieces over the pool ================================================== */
 
@@ -255,12 +234,12 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
         copy_value(&c->outputs[0], a);
         return TGC_OK;
     }
-    if (id == TGC_EW_Div && a->dtype != TGC_FLOAT32 && a->dtype != TGC_FLOAT16 && int_tensor_has(&c->inputs[1], false))
+    if (id == TGC_EW_Div && !tgc_dtype_is_float(a->dtype) && int_tensor_has(&c->inputs[1], false))
         return tgc_kernel_fail(c, "division by zero in Div (%s)", tgc_dtype_name(a->dtype));
     tgc_ew_params p;
     if ((st = tgc_ew_read_params(c, r, &p)) != TGC_OK) return st;
     for (int k = 1; k < c->n_inputs && st == TGC_OK; k++) {
-        if (id == TGC_EW_Mean && k == c->n_inputs - 1) p.f[0] = (float)c->n_inputs;
+        if (id == TGC_EW_Mean && k == c->n_inputs - 1) p.f[0] = (float)c->n_inputs, p.d[0] = c->n_inputs;
         st = run_binary(c, k == 1 ? a : y, &c->inputs[k], y, fn, &p);
     }
     return st;
@@ -278,67 +257,6 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
 #undef EW_BINARY
 #undef EW_PREDICATE
 #undef EW_BINARY_ATTRS
-
-/* ==== Pow with an integer base or exponent ====================================== */
-
-/* y[i] = OP(a[i * sa], b[i * sb]) for i < n, reading element i before
- * writing it (y may be a). */
-#define DEF_POW_LOOP(name, TA, TB, TY, OP)                                                       \
-    static void name(int64_t n, const void *pa, int64_t sa, const void *pb, int64_t sb, void *py, \
-                     const tgc_ew_params *p) {                                                   \
-        const TA *a = pa;                                                                        \
-        const TB *b = pb;                                                                        \
-        TY *y = py;                                                                              \
-        (void)p;                                                                                 \
-        for (int64_t i = 0; i < n; i++) y[i] = OP(a[i * sa], b[i * sb]);                         \
-    }
-DEF_POW_LOOP(pow_f32_i32_loop, float, int32_t, float, pow_f32_int)
-DEF_POW_LOOP(pow_f32_i64_loop, float, int64_t, float, pow_f32_int)
-DEF_POW_LOOP(pow_f32_u8_loop, float, uint8_t, float, pow_f32_int)
-DEF_POW_LOOP(pow_i32_f32_loop, int32_t, float, int32_t, pow_i32_f32)
-DEF_POW_LOOP(pow_i32_i32_loop, int32_t, int32_t, int32_t, pow_i32_int)
-DEF_POW_LOOP(pow_i32_i64_loop, int32_t, int64_t, int32_t, pow_i32_int)
-DEF_POW_LOOP(pow_i32_u8_loop, int32_t, uint8_t, int32_t, pow_i32_int)
-DEF_POW_LOOP(pow_i64_f32_loop, int64_t, float, int64_t, pow_i64_f32)
-DEF_POW_LOOP(pow_i64_i32_loop, int64_t, int32_t, int64_t, pow_i64_int)
-DEF_POW_LOOP(pow_i64_i64_loop, int64_t, int64_t, int64_t, pow_i64_int)
-DEF_POW_LOOP(pow_i64_u8_loop, int64_t, uint8_t, int64_t, pow_i64_int)
-DEF_POW_LOOP(pow_f16_f32_loop, uint16_t, float, uint16_t, pow_f16_f32)
-DEF_POW_LOOP(pow_f16_i32_loop, uint16_t, int32_t, uint16_t, pow_f16_int)
-DEF_POW_LOOP(pow_f16_i64_loop, uint16_t, int64_t, uint16_t, pow_f16_int)
-DEF_POW_LOOP(pow_f16_u8_loop, uint16_t, uint8_t, uint16_t, pow_f16_int)
-DEF_POW_LOOP(pow_f32_f16_loop, float, uint16_t, float, pow_f32_f16)
-DEF_POW_LOOP(pow_i32_f16_loop, int32_t, uint16_t, int32_t, pow_i32_f16)
-DEF_POW_LOOP(pow_i64_f16_loop, int64_t, uint16_t, int64_t, pow_i64_f16)
-
-/* By base dtype, then exponent dtype (a float32 base with a float32
- * exponent is the Pow row's). */
-static const row2_fn pow_loops[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {
-    [TGC_FLOAT32] = {[TGC_INT32] = pow_f32_i32_loop, [TGC_INT64] = pow_f32_i64_loop, [TGC_UINT8] = pow_f32_u8_loop,
-                     [TGC_FLOAT16] = pow_f32_f16_loop},
-    [TGC_FLOAT16] = {[TGC_FLOAT32] = pow_f16_f32_loop, [TGC_INT32] = pow_f16_i32_loop, [TGC_INT64] = pow_f16_i64_loop,
-                     [TGC_UINT8] = pow_f16_u8_loop},
-    [TGC_INT32] = {[TGC_FLOAT32] = pow_i32_f32_loop, [TGC_INT32] = pow_i32_i32_loop, [TGC_INT64] = pow_i32_i64_loop,
-                   [TGC_UINT8] = pow_i32_u8_loop, [TGC_FLOAT16] = pow_i32_f16_loop},
-    [TGC_INT64] = {[TGC_FLOAT32] = pow_i64_f32_loop, [TGC_INT32] = pow_i64_i32_loop, [TGC_INT64] = pow_i64_i64_loop,
-                   [TGC_UINT8] = pow_i64_u8_loop, [TGC_FLOAT16] = pow_i64_f16_loop},
-};
-
-static tgc_status k_pow(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_kernel_check_host(c, 2, 1);
-    if (st != TGC_OK) return st;
-    const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
-    if (y->dtype != a->dtype)
-        return tgc_kernel_fail(c, "Pow: output is %s, expected the base's %s", tgc_dtype_name(y->dtype),
-                               tgc_dtype_name(a->dtype));
-    row2_fn loop = valid_dtype(a->dtype) && valid_dtype(b->dtype) ? pow_loops[a->dtype][b->dtype] : NULL;
-    if (loop == NULL)
-        return tgc_kernel_fail(c, "Pow: the cpu has no kernel for a %s base with a %s exponent",
-                               tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
-    if (a->dtype != TGC_FLOAT32 && a->dtype != TGC_FLOAT16 && int_tensor_has(b, true))
-        return tgc_kernel_fail(c, "Pow: negative exponent for an integer (%s) base", tgc_dtype_name(a->dtype));
-    return run_binary(c, a, b, y, loop, NULL);
-}
 
 /* ==== Where ================================================================= */
 
@@ -414,45 +332,84 @@ static tgc_status k_where(tgc_kernel_ctx *c) {
 
 /* ==== Cast and Identity ===================================================== */
 
-/* Cast-13 between tgc's dtypes. A source is read as a float (float32,
- * float16), an integer (int32, int64, uint8, widened to int64) or a bool;
- * then stored:
- *   float -> int32/int64  truncated toward zero, as C converts (out of range
- *                         saturates and NaN gives 0: undefined in C);
- *   float -> uint8        truncated to int64, then modulo 256 (what numpy's
- *                         astype gives in ONNX's reference on x86);
+/* Cast-13 between all of tgc's dtypes. A source is read as a double (the
+ * floats: exact) or as an integer of its own C type (bool as 0 or 1), then
+ * stored:
+ *   float -> int32/int64/uint64  truncated toward zero, as C converts (out
+ *                         of range saturates and NaN gives 0: undefined in
+ *                         C, unspecified in ONNX);
+ *   float -> int8/int16/uint8/uint16/uint32  truncated to int64, then
+ *                         modulo 2^bits (what numpy's astype gives in
+ *                         ONNX's reference on x86);
  *   int -> narrower int   modulo 2^bits (two's complement), as numpy;
+ *   int -> float          rounded to nearest even by C's conversion;
  *   any -> bool           x != 0 (NaN is true); bool -> any: 0 or 1;
- *   -> float16            rounded to nearest even (support/half.h; float32
- *                         <-> float16 through the ISA's vector conversion,
- *                         F16C, where it has one: devices/cpu/ew.h).
+ *   -> float16, bfloat16  rounded once to nearest even (support/half.h):
+ *                         a double goes to float rounding to odd first, so
+ *                         the second rounding cannot double-round (Boldo and
+ *                         Melquiond, "Emulation of FMA and correctly rounded
+ *                         sums: proved algorithms using rounding to odd",
+ *                         2008); float32 <-> float16 goes through the ISA's
+ *                         vector conversion, F16C, where it has one
+ *                         (devices/cpu/ew.h).
  * Loops run backwards when the output widens and overlaps the input (a
  * forwarded buffer), so no element is overwritten before it is read. */
 typedef void (*cast_fn)(int64_t n, const void *x, void *y, bool backwards);
 
-#define LD_F32(v) (v)
-#define LD_F16(v) tgc_half_to_float(v)
-#define LD_INT(v) ((int64_t)(v))
+/* d rounded to a float with round-to-odd: truncated toward zero, and the
+ * last bit set when that was inexact. NaN and infinities pass. */
+static inline float f64_to_f32_odd(double d) {
+    float f = (float)d;
+    if (d != d || (double)f == d) return f;
+    if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u |= 1u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline uint64_t d2u64(double v) {
+    if (v != v) return 0;
+    if (v >= 18446744073709551616.0) return UINT64_MAX;
+    if (v < 0) return (uint64_t)d2i64(v); /* wraps, as the narrower types */
+    return (uint64_t)v;
+}
+
+#define LD_F32(v) ((double)(v))
+#define LD_F16(v) ((double)tgc_half_to_float(v))
+#define LD_BF16(v) ((double)tgc_bf16_to_float(v))
+#define LD_F64(v) (v)
+#define LD_INT(v) (v)
 #define LD_BOOL(v) ((v) != 0)
 
-#define ST_F32_F(v) (v)
-#define ST_F32_I(v) ((float)(v))
-#define ST_F32_B(v) ((v) ? 1.0f : 0.0f)
-#define ST_F16_F(v) tgc_float_to_half(v)
-#define ST_F16_I(v) tgc_float_to_half((float)(v))
-#define ST_F16_B(v) ((uint16_t)((v) ? 0x3C00 : 0))
-#define ST_I32_F(v) d2i32(v)
-#define ST_I32_I(v) ((int32_t)(uint32_t)(v))
-#define ST_I32_B(v) ((int32_t)(v))
-#define ST_I64_F(v) d2i64(v)
-#define ST_I64_I(v) (v)
-#define ST_I64_B(v) ((int64_t)(v))
-#define ST_U8_F(v) ((uint8_t)d2i64(v))
-#define ST_U8_I(v) ((uint8_t)(v))
-#define ST_U8_B(v) ((uint8_t)(v))
-#define ST_B8_F(v) ((uint8_t)((v) != 0))
-#define ST_B8_I(v) ((uint8_t)((v) != 0))
-#define ST_B8_B(v) ((uint8_t)(v))
+/* Stores by destination: _F from a double, _N from an integer. */
+#define ST_f32_F(v) ((float)(v))
+#define ST_f32_N(v) ((float)(v))
+#define ST_f64_F(v) (v)
+#define ST_f64_N(v) ((double)(v))
+#define ST_f16_F(v) tgc_float_to_half(f64_to_f32_odd(v))
+#define ST_f16_N(v) tgc_float_to_half(f64_to_f32_odd((double)(v)))
+#define ST_bf16_F(v) tgc_float_to_bf16(f64_to_f32_odd(v))
+#define ST_bf16_N(v) tgc_float_to_bf16(f64_to_f32_odd((double)(v)))
+#define ST_i32_F(v) d2i32(v)
+#define ST_i64_F(v) d2i64(v)
+#define ST_u64_F(v) d2u64(v)
+#define ST_i8_F(v) ((int8_t)(uint8_t)(uint64_t)d2i64(v))
+#define ST_i16_F(v) ((int16_t)(uint16_t)(uint64_t)d2i64(v))
+#define ST_u8_F(v) ((uint8_t)(uint64_t)d2i64(v))
+#define ST_u16_F(v) ((uint16_t)(uint64_t)d2i64(v))
+#define ST_u32_F(v) ((uint32_t)(uint64_t)d2i64(v))
+#define ST_i8_N(v) ((int8_t)(uint8_t)(uint64_t)(v))
+#define ST_i16_N(v) ((int16_t)(uint16_t)(uint64_t)(v))
+#define ST_i32_N(v) ((int32_t)(uint32_t)(uint64_t)(v))
+#define ST_i64_N(v) ((int64_t)(uint64_t)(v))
+#define ST_u8_N(v) ((uint8_t)(uint64_t)(v))
+#define ST_u16_N(v) ((uint16_t)(uint64_t)(v))
+#define ST_u32_N(v) ((uint32_t)(uint64_t)(v))
+#define ST_u64_N(v) ((uint64_t)(v))
+#define ST_b8_F(v) ((uint8_t)((v) != 0))
+#define ST_b8_N(v) ((uint8_t)((v) != 0))
 
 #define DEF_CAST(name, S, D, LOAD, STORE)                                                        \
     static void name(int64_t n, const void *px, void *py, bool backwards) {                     \
@@ -464,39 +421,64 @@ typedef void (*cast_fn)(int64_t n, const void *x, void *y, bool backwards);
             for (int64_t i = 0; i < n; i++) y[i] = STORE(LOAD(x[i]));                            \
     }
 
-/* One source dtype to every other; K is the source's kind (F, I or B). */
-#define DEF_CASTS_FROM(s, S, LOAD, K)                                                            \
-    DEF_CAST(cast_##s##_f32, S, float, LOAD, ST_F32_##K)                                         \
-    DEF_CAST(cast_##s##_f16, S, uint16_t, LOAD, ST_F16_##K)                                      \
-    DEF_CAST(cast_##s##_i32, S, int32_t, LOAD, ST_I32_##K)                                       \
-    DEF_CAST(cast_##s##_i64, S, int64_t, LOAD, ST_I64_##K)                                       \
-    DEF_CAST(cast_##s##_u8, S, uint8_t, LOAD, ST_U8_##K)                                         \
-    DEF_CAST(cast_##s##_b8, S, uint8_t, LOAD, ST_B8_##K)
-DEF_CASTS_FROM(f32, float, LD_F32, F)
-DEF_CASTS_FROM(f16, uint16_t, LD_F16, F)
-DEF_CASTS_FROM(i32, int32_t, LD_INT, I)
-DEF_CASTS_FROM(i64, int64_t, LD_INT, I)
-DEF_CASTS_FROM(u8, uint8_t, LD_INT, I)
-DEF_CASTS_FROM(b8, uint8_t, LD_BOOL, B)
+/* Every dtype: (suffix, tgc_dtype, C type, load, kind: F float, N integer).
+ * Adding a dtype to Cast is one line in each list (the same line twice:
+ * the preprocessor cannot nest a list inside itself). */
+#define CAST_SOURCES(X, ...)                                                                     \
+    X(f32, TGC_FLOAT32, float, LD_F32, F, __VA_ARGS__)                                           \
+    X(f16, TGC_FLOAT16, uint16_t, LD_F16, F, __VA_ARGS__)                                        \
+    X(bf16, TGC_BFLOAT16, uint16_t, LD_BF16, F, __VA_ARGS__)                                     \
+    X(f64, TGC_FLOAT64, double, LD_F64, F, __VA_ARGS__)                                          \
+    X(i8, TGC_INT8, int8_t, LD_INT, N, __VA_ARGS__)                                              \
+    X(i16, TGC_INT16, int16_t, LD_INT, N, __VA_ARGS__)                                           \
+    X(i32, TGC_INT32, int32_t, LD_INT, N, __VA_ARGS__)                                           \
+    X(i64, TGC_INT64, int64_t, LD_INT, N, __VA_ARGS__)                                           \
+    X(u8, TGC_UINT8, uint8_t, LD_INT, N, __VA_ARGS__)                                            \
+    X(u16, TGC_UINT16, uint16_t, LD_INT, N, __VA_ARGS__)                                         \
+    X(u32, TGC_UINT32, uint32_t, LD_INT, N, __VA_ARGS__)                                         \
+    X(u64, TGC_UINT64, uint64_t, LD_INT, N, __VA_ARGS__)                                         \
+    X(b8, TGC_BOOL, uint8_t, LD_BOOL, N, __VA_ARGS__)
+#define CAST_DESTS(X, ...)                                                                       \
+    X(f32, TGC_FLOAT32, float, LD_F32, F, __VA_ARGS__)                                           \
+    X(f16, TGC_FLOAT16, uint16_t, LD_F16, F, __VA_ARGS__)                                        \
+    X(bf16, TGC_BFLOAT16, uint16_t, LD_BF16, F, __VA_ARGS__)                                     \
+    X(f64, TGC_FLOAT64, double, LD_F64, F, __VA_ARGS__)                                          \
+    X(i8, TGC_INT8, int8_t, LD_INT, N, __VA_ARGS__)                                              \
+    X(i16, TGC_INT16, int16_t, LD_INT, N, __VA_ARGS__)                                           \
+    X(i32, TGC_INT32, int32_t, LD_INT, N, __VA_ARGS__)                                           \
+    X(i64, TGC_INT64, int64_t, LD_INT, N, __VA_ARGS__)                                           \
+    X(u8, TGC_UINT8, uint8_t, LD_INT, N, __VA_ARGS__)                                            \
+    X(u16, TGC_UINT16, uint16_t, LD_INT, N, __VA_ARGS__)                                         \
+    X(u32, TGC_UINT32, uint32_t, LD_INT, N, __VA_ARGS__)                                         \
+    X(u64, TGC_UINT64, uint64_t, LD_INT, N, __VA_ARGS__)                                         \
+    X(b8, TGC_BOOL, uint8_t, LD_BOOL, N, __VA_ARGS__)
 
-/* [source][destination], in tgc_dtype order; the diagonal copies bytes. */
-#define CAST_ROW(s)                                                                              \
-    {cast_##s##_f32, cast_##s##_f16, cast_##s##_i32, cast_##s##_i64, cast_##s##_u8, cast_##s##_b8}
-static const cast_fn cast_fns[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {
-    [TGC_FLOAT32] = CAST_ROW(f32), [TGC_FLOAT16] = CAST_ROW(f16), [TGC_INT32] = CAST_ROW(i32),
-    [TGC_INT64] = CAST_ROW(i64),   [TGC_UINT8] = CAST_ROW(u8),    [TGC_BOOL] = CAST_ROW(b8),
-};
+/* cast_<s>_<d> for every pair (the diagonal is never called: it copies). */
+#define CAST_TO(d, dt, D, dload, dk, s, S, LOAD, K) DEF_CAST(cast_##s##_##d, S, D, LOAD, ST_##d##_##K)
+#define CAST_FROM(s, st, S, LOAD, K, unused) CAST_DESTS(CAST_TO, s, S, LOAD, K)
+CAST_SOURCES(CAST_FROM, 0)
 
-static tgc_status k_cast(tgc_kernel_ctx *c) {
-    tgc_status st = tgc_kernel_check_host(c, 1, 1);
-    if (st != TGC_OK) return st;
+/* [source][destination]. */
+#define CAST_ENTRY(d, dt, D, dload, dk, s, st) [st][dt] = cast_##s##_##d,
+#define CAST_ROW(s, st, S, LOAD, K, unused) CAST_DESTS(CAST_ENTRY, s, st)
+static const cast_fn cast_fns[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {CAST_SOURCES(CAST_ROW, 0)};
+
+bool tgc_cpu_cast_elements(tgc_dtype from, const void *x, tgc_dtype to, void *y, int64_t n) {
+    if (!valid_dtype(from) || !valid_dtype(to) || n < 0) return false;
+    if (from == to) {
+        if (n > 0) memcpy(y, x, (size_t)n * tgc_dtype_size(to));
+        return true;
+    }
+    cast_fns[from][to](n, x, y, false);
+    return true;
+}
+
+/* y = x converted to y's dtype `dt` (checked by the caller). */
+static tgc_status run_cast(tgc_kernel_ctx *c, tgc_dtype dt) {
+    tgc_status st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    int64_t to = tgc_kernel_attr_int(c, "to", -1);
-    tgc_dtype dt = tgc_dtype_from_onnx(to);
-    if (dt == TGC_DTYPE_INVALID)
-        return tgc_kernel_fail(c, "Cast: 'to' is %lld, not a supported type", (long long)to);
     if ((st = tgc_kernel_need_like(c, dt)) != TGC_OK) return st;
-    if (x->dtype < 0 || x->dtype >= TGC_DTYPE_COUNT) return no_kernel(c, x->dtype);
+    if (!valid_dtype(x->dtype) || !valid_dtype(dt) || cast_fns[x->dtype][dt] == NULL) return no_kernel(c, x->dtype);
     int64_t n = tgc_value_numel(y);
     if (n == 0) return TGC_OK;
     if (x->dtype == dt) {
@@ -511,6 +493,85 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
     return TGC_OK;
 }
 
+static tgc_status k_cast(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_kernel_check_host(c, 1, 1);
+    if (st != TGC_OK) return st;
+    int64_t to = tgc_kernel_attr_int(c, "to", -1);
+    tgc_dtype dt = tgc_dtype_from_onnx(to);
+    if (dt == TGC_DTYPE_INVALID)
+        return tgc_kernel_fail(c, "Cast: 'to' is %lld, not a supported type", (long long)to);
+    return run_cast(c, dt);
+}
+
+/* CastLike-15: Cast to input 1's dtype (its values are not read). */
+static tgc_status k_cast_like(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_kernel_check_host(c, 2, 1);
+    if (st != TGC_OK) return st;
+    return run_cast(c, c->inputs[1].dtype);
+}
+
+/* ==== Pow with a mixed base and exponent =================================== */
+
+/* y[i] = base a[i * sa] to the power b[i * sb], reading element i before
+ * writing it (y may be a). BK is the base's kind: F (a float, through
+ * double) or I (an integer); EK the exponent's, F or N. */
+#define POW_FF(a, b) pow((a), (b))
+#define POW_FN(a, b) pow((a), (double)(b))
+#define POW_IF(a, b) d2i64(pow((double)(a), (b)))
+#define POW_IN(a, b) ipow((int64_t)(a), (int64_t)(b))
+#define POW_BASE_KIND_F F
+#define POW_BASE_KIND_N I
+#define DEF_POW_LOOP(bn, BT, bload, BK, bstore, en, ET, eload, EK)                               \
+    static void pow_##bn##_##en##_loop(int64_t n, const void *pa, int64_t sa, const void *pb, int64_t sb, \
+                                       void *py, const tgc_ew_params *p) {                      \
+        const BT *a = pa;                                                                        \
+        const ET *b = pb;                                                                        \
+        BT *y = py;                                                                              \
+        (void)p;                                                                                 \
+        for (int64_t i = 0; i < n; i++) y[i] = bstore(POW_##BK##EK(bload(a[i * sa]), eload(b[i * sb]))); \
+    }
+
+/* Bases: (suffix, tgc_dtype, C type, load, kind, store). */
+#define POW_ST_F32(v) ((float)(v))
+#define POW_ST_F64(v) (v)
+#define POW_ST_F16(v) tgc_float_to_half(f64_to_f32_odd(v))
+#define POW_ST_BF16(v) tgc_float_to_bf16(f64_to_f32_odd(v))
+#define POW_ST_I32(v) ((int32_t)(uint32_t)(uint64_t)(v))
+#define POW_ST_I64(v) ((int64_t)(v))
+#define POW_BASES(X, ...)                                                                        \
+    X(f32, TGC_FLOAT32, float, LD_F32, F, POW_ST_F32, __VA_ARGS__)                               \
+    X(f16, TGC_FLOAT16, uint16_t, LD_F16, F, POW_ST_F16, __VA_ARGS__)                            \
+    X(bf16, TGC_BFLOAT16, uint16_t, LD_BF16, F, POW_ST_BF16, __VA_ARGS__)                        \
+    X(f64, TGC_FLOAT64, double, LD_F64, F, POW_ST_F64, __VA_ARGS__)                              \
+    X(i32, TGC_INT32, int32_t, LD_INT, I, POW_ST_I32, __VA_ARGS__)                               \
+    X(i64, TGC_INT64, int64_t, LD_INT, I, POW_ST_I64, __VA_ARGS__)
+#define POW_BODY(en, et, ET, eload, EK, bn, BT, bload, BK, bstore)                               \
+    DEF_POW_LOOP(bn, BT, bload, BK, bstore, en, ET, eload, EK)
+#define POW_FROM_BASE(bn, bt, BT, bload, BK, bstore, unused) CAST_DESTS(POW_BODY, bn, BT, bload, BK, bstore)
+POW_BASES(POW_FROM_BASE, 0)
+
+/* By base dtype, then exponent dtype (bool exponents are not ONNX's:
+ * refused by inference; a float base with its own dtype is the row's). */
+#define POW_ENTRY(en, et, ET, eload, EK, bn, bt) [bt][et] = pow_##bn##_##en##_loop,
+#define POW_ROW(bn, bt, BT, bload, BK, bstore, unused) CAST_DESTS(POW_ENTRY, bn, bt)
+static const row2_fn pow_loops[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {POW_BASES(POW_ROW, 0)};
+
+static tgc_status k_pow(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_kernel_check_host(c, 2, 1);
+    if (st != TGC_OK) return st;
+    const tgc_value *a = &c->inputs[0], *b = &c->inputs[1], *y = &c->outputs[0];
+    if (y->dtype != a->dtype)
+        return tgc_kernel_fail(c, "Pow: output is %s, expected the base's %s", tgc_dtype_name(y->dtype),
+                               tgc_dtype_name(a->dtype));
+    row2_fn loop = valid_dtype(a->dtype) && valid_dtype(b->dtype) ? pow_loops[a->dtype][b->dtype] : NULL;
+    if (loop == NULL)
+        return tgc_kernel_fail(c, "Pow: the cpu has no kernel for a %s base with a %s exponent",
+                               tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
+    if (!tgc_dtype_is_float(a->dtype) && int_tensor_has(b, true))
+        return tgc_kernel_fail(c, "Pow: negative exponent for an integer (%s) base", tgc_dtype_name(a->dtype));
+    return run_binary(c, a, b, y, loop, NULL);
+}
+
 /* Identity-16: any dtype; nothing to do when the buffer was forwarded. */
 static tgc_status k_identity(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 1, 1);
@@ -523,14 +584,17 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 /* ==== The list ============================================================== */
 
 #define DTYPES(...) {__VA_ARGS__, TGC_DTYPE_INVALID}
-#define DT_CLASS_F DTYPES(TGC_FLOAT32, TGC_FLOAT16)
-#define DT_CLASS_FS DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64)
-#define DT_CLASS_FN DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8)
-#define DT_CLASS_FNB DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_BOOL)
+#define DT_FLOATS TGC_FLOAT32, TGC_FLOAT16, TGC_BFLOAT16, TGC_FLOAT64
+#define DT_SINTS TGC_INT8, TGC_INT16, TGC_INT32, TGC_INT64
+#define DT_UINTS TGC_UINT8, TGC_UINT16, TGC_UINT32, TGC_UINT64
+#define DT_CLASS_F DTYPES(DT_FLOATS)
+#define DT_CLASS_FS DTYPES(DT_FLOATS, DT_SINTS)
+#define DT_CLASS_FN DTYPES(DT_FLOATS, DT_SINTS, DT_UINTS)
+#define DT_CLASS_FNB DTYPES(DT_FLOATS, DT_SINTS, DT_UINTS, TGC_BOOL)
+#define DT_ALL DT_CLASS_FNB
 #define DT_CLASS_B DTYPES(TGC_BOOL)
-#define DT_CLASS_U DTYPES(TGC_UINT8)
-#define DT_CLASS_FW DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64)
-#define DT_ALL DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_BOOL)
+#define DT_CLASS_U DTYPES(DT_UINTS)
+#define DT_CLASS_FW DTYPES(DT_FLOATS, TGC_INT32, TGC_INT64, TGC_UINT32, TGC_UINT64)
 /* A row's kernel: Clip's bounds are host-memory inputs; Add absorbs a Relu. */
 #define EW_ROW_KERNEL(name, cls)                                                                 \
     {.op = #name, .kind = TGC_DEVICE_CPU, .fn = k_ew_##name, .forward_input = 0, .dtypes = DT_CLASS_##cls, \
@@ -556,5 +620,6 @@ const tgc_kernel_def tgc_cpu_kernels_elementwise[] = {
     EW("Where", k_where, DTYPES(TGC_BOOL)),
     EW("Cast", k_cast, DT_ALL),
     EW("Identity", k_identity, DTYPES(TGC_DTYPE_INVALID)),
+    EW("CastLike", k_cast_like, DT_ALL),
     {.op = NULL},
 };

@@ -154,6 +154,7 @@ typedef void (*fold_fn)(tgc_cpu_bcast *it, const void *x, void *y, int64_t ny);
 
 /* One line per element type (float16 is folded as float32: reduce()). */
 DEF_FLOAT_FOLDS(f32, float)
+DEF_FLOAT_FOLDS(f64, double)
 DEF_INT_FOLDS(i32, int32_t, INT32_MIN, INT32_MAX, I_ABS)
 DEF_INT_FOLDS(i64, int64_t, INT64_MIN, INT64_MAX, I_ABS)
 DEF_INT_FOLDS(u8, uint8_t, 0, UINT8_MAX, I_ID)
@@ -161,6 +162,7 @@ DEF_INT_FOLDS(u8, uint8_t, 0, UINT8_MAX, I_ID)
 static const fold_fn *folds_of(tgc_dtype t) {
     switch (t) {
     case TGC_FLOAT32: return folds_f32;
+    case TGC_FLOAT64: return folds_f64;
     case TGC_INT32: return folds_i32;
     case TGC_INT64: return folds_i64;
     case TGC_UINT8: return folds_u8;
@@ -196,6 +198,7 @@ static double lse_shift(double m) { return isfinite(m) ? m : 0.0; }
         return TGC_OK;                                                                          \
     }
 DEF_LOG_SUM_EXP(f32, float)
+DEF_LOG_SUM_EXP(f64, double)
 
 /* The pass after the fold over y[0..ny) of float type T, each output
  * element having folded `count` inputs: the mean (the float mean of
@@ -210,6 +213,7 @@ DEF_LOG_SUM_EXP(f32, float)
         }                                                                                       \
     }
 DEF_FLOAT_FINISH(f32, float)
+DEF_FLOAT_FINISH(f64, double)
 
 /* An integer mean sums in its type (wrapping) and truncates toward zero,
  * as numpy.mean(x, dtype=x.dtype) in ONNX's reference does. */
@@ -224,15 +228,17 @@ static bool is_float_only(reduce_kind k) {
     return k == REDUCE_L2 || k == REDUCE_LOG_SUM || k == REDUCE_LOG_SUM_EXP;
 }
 
-/* Folds x (compute dtype t: float32 or an integer type) over the reduced
+static bool is_float_type(tgc_dtype t) { return t == TGC_FLOAT32 || t == TGC_FLOAT64; }
+
+/* Folds x (compute dtype t: float32, float64 or an integer type) over the reduced
  * axes into y: it walks x against y seen with keepdims (dims kept[]). */
 static tgc_status reduce_values(tgc_kernel_ctx *c, reduce_kind kind, tgc_dtype t, int rank, const int64_t *xdims,
                                 const int64_t *kept, const void *x, void *y, int64_t ny, int64_t count) {
     const fold_fn *folds = folds_of(t);
-    if (folds == NULL || (is_float_only(kind) && t != TGC_FLOAT32) ||
-        (kind == REDUCE_MEAN && t != TGC_FLOAT32 && t != TGC_INT32 && t != TGC_INT64))
+    if (folds == NULL || (is_float_only(kind) && !is_float_type(t)) ||
+        (kind == REDUCE_MEAN && !is_float_type(t) && t != TGC_INT32 && t != TGC_INT64))
         return no_kernel(c, t);
-    if (kind == REDUCE_MEAN && count == 0 && t != TGC_FLOAT32)
+    if (kind == REDUCE_MEAN && count == 0 && !is_float_type(t))
         return tgc_kernel_fail(c, "%s: the mean of an empty %s axis has no value", tgc_kernel_op_name(c),
                                tgc_dtype_name(t));
     tgc_cpu_bcast it;
@@ -249,6 +255,14 @@ static tgc_status reduce_values(tgc_kernel_ctx *c, reduce_kind kind, tgc_dtype t
                 return tgc_kernel_fail(c, "%s: out of memory for %lld sums", tgc_kernel_op_name(c), (long long)ny);
         }
         finish_f32(kind, y, ny, count);
+        break;
+    case TGC_FLOAT64:
+        if (kind == REDUCE_LOG_SUM_EXP) {
+            tgc_cpu_bcast_init(&it, rank, xdims, 2, ranks, dims);
+            if (log_sum_exp_f64(&it, x, y, ny) != TGC_OK)
+                return tgc_kernel_fail(c, "%s: out of memory for %lld sums", tgc_kernel_op_name(c), (long long)ny);
+        }
+        finish_f64(kind, y, ny, count);
         break;
     case TGC_INT32: if (kind == REDUCE_MEAN) mean_i32(y, ny, count); break;
     case TGC_INT64: if (kind == REDUCE_MEAN) mean_i64(y, ny, count); break;
@@ -375,6 +389,7 @@ typedef void (*arg_fn)(const void *x, int64_t *y, int64_t outer, int64_t n, int6
     DEF_ARG(argmin_##s, T, ISNAN, <, <=)                                                          \
     static const arg_fn args_##s[2] = {argmax_##s, argmin_##s};
 DEF_ARGS(f32, float, NAN_F32)
+DEF_ARGS(f64, double, NAN_F32)
 DEF_ARGS(i32, int32_t, NAN_INT)
 DEF_ARGS(i64, int64_t, NAN_INT)
 DEF_ARGS(u8, uint8_t, NAN_INT)
@@ -382,6 +397,7 @@ DEF_ARGS(u8, uint8_t, NAN_INT)
 static const arg_fn *args_of(tgc_dtype t) {
     switch (t) {
     case TGC_FLOAT32: return args_f32;
+    case TGC_FLOAT64: return args_f64;
     case TGC_INT32: return args_i32;
     case TGC_INT64: return args_i64;
     case TGC_UINT8: return args_u8;
@@ -611,10 +627,11 @@ static tgc_status k_log_softmax(tgc_kernel_ctx *c) { return softmax(c, true); }
 #define RED(name, f, ...)                                                                            \
     {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .host_inputs = 1u << 1, .forward_input = -1,       \
      .dtypes = DTYPES(__VA_ARGS__)}
-#define RED_ALL TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64
+#define RED_ALL TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_INT32, TGC_INT64
+#define RED_FLOAT TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64
 #define ARG(name, f)                                                                                 \
     {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .forward_input = -1,                               \
-     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8)}
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_INT32, TGC_INT64, TGC_UINT8)}
 
 const tgc_kernel_def tgc_cpu_kernels_reduce[] = {
     RED("ReduceSum", k_reduce_sum, RED_ALL),
@@ -623,9 +640,9 @@ const tgc_kernel_def tgc_cpu_kernels_reduce[] = {
     RED("ReduceMin", k_reduce_min, RED_ALL, TGC_UINT8),
     RED("ReduceProd", k_reduce_prod, RED_ALL),
     RED("ReduceL1", k_reduce_l1, RED_ALL),
-    RED("ReduceL2", k_reduce_l2, TGC_FLOAT32, TGC_FLOAT16),
-    RED("ReduceLogSum", k_reduce_log_sum, TGC_FLOAT32, TGC_FLOAT16),
-    RED("ReduceLogSumExp", k_reduce_log_sum_exp, TGC_FLOAT32, TGC_FLOAT16),
+    RED("ReduceL2", k_reduce_l2, RED_FLOAT),
+    RED("ReduceLogSum", k_reduce_log_sum, RED_FLOAT),
+    RED("ReduceLogSumExp", k_reduce_log_sum_exp, RED_FLOAT),
     RED("ReduceSumSquare", k_reduce_sum_square, RED_ALL),
     ARG("ArgMax", k_argmax),
     ARG("ArgMin", k_argmin),

@@ -22,6 +22,7 @@
  * Every kernel here declares forward_input = 0: output 0 may be input 0's
  * buffer, which the device code allows (each work-item reads element i
  * before writing it). */
+#include "devices/cpu/ew.h"
 #include "devices/opencl/cl_kernel_util.h"
 #include "devices/ew_args.h"
 #include "graph/elementwise.h"
@@ -166,9 +167,12 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const char *base, const tgc_valu
 
 /* ==== The rows of graph/elementwise.def ========================================== */
 
-/* The dtypes the gpu runs a row in: its class, less uint8. */
+/* The dtypes the gpu runs a row in: its class, among float32, float16,
+ * int32, int64 and bool (kernels/elementwise.cl is built for those; the
+ * others fall back to the cpu by kernel availability). */
 static bool gpu_has(const tgc_ew_row *r, tgc_dtype t) {
-    return t >= 0 && t < TGC_DTYPE_COUNT && t != TGC_UINT8 && (r->dtypes & (1u << t));
+    bool built = t == TGC_FLOAT32 || t == TGC_FLOAT16 || t == TGC_INT32 || t == TGC_INT64 || t == TGC_BOOL;
+    return built && (r->dtypes & (1u << t));
 }
 
 /* Integer Div refuses a zero divisor, as the cpu does: the divisor is read
@@ -227,7 +231,45 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     return st;
 }
 
-/* Pow-15: a float32 or float16 base with an int32 or int64 exponent. */
+/* A float32 base with an exponent of a dtype the gpu's pow kernels lack
+ * (int8, int16, uint8..uint64, float16, bfloat16, float64): the exponent
+ * converted on the host (Cast's rules) to int64 for an integer, float32 for
+ * a float (float64 exponents round: float32's pow computes in float32
+ * anyway), uploaded to a temporary buffer, then the int64 or float32 kernel. */
+static tgc_status pow_exponent_through_host(tgc_kernel_ctx *c, const tgc_value *a, const tgc_value *b,
+                                            const tgc_value *y) {
+    bool is_float = b->dtype == TGC_FLOAT16 || b->dtype == TGC_BFLOAT16 || b->dtype == TGC_FLOAT64;
+    tgc_dtype to = is_float ? TGC_FLOAT32 : TGC_INT64;
+    int64_t n = tgc_value_numel(b);
+    if (n <= 0 || tgc_value_numel(y) == 0) return TGC_OK;
+    size_t nb = tgc_value_nbytes(b), nt = (size_t)n * tgc_dtype_size(to);
+    void *hb = tgc_malloc(nb), *ht = tgc_malloc(nt);
+    tgc_buffer *tb = NULL;
+    tgc_status st = TGC_OK;
+    if (hb == NULL || ht == NULL || tgc_buffer_alloc(c->device, nt, &tb) != TGC_OK) {
+        st = tgc_kernel_fail(c, "Pow: out of memory converting a %s exponent", tgc_dtype_name(b->dtype));
+    } else {
+        cl_command_queue q = tgc_cl_queue(c->device);
+        cl_int err = clEnqueueReadBuffer(q, b->buf->mem, CL_TRUE, 0, nb, hb, 0, NULL, NULL);
+        if (err == CL_SUCCESS && tgc_cpu_cast_elements(b->dtype, hb, to, ht, n))
+            err = clEnqueueWriteBuffer(q, tb->mem, CL_TRUE, 0, nt, ht, 0, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            st = tgc_kernel_fail(c, "Pow: converting the exponent failed: %s", tgc_cl_error_name(err));
+        } else {
+            tgc_value bt = *b;
+            bt.dtype = to;
+            bt.buf = tb;
+            st = is_float ? run_binary(c, "Pow_f32", a, &bt, y, NULL) : run_binary(c, "pow_f32_i64", a, &bt, y, NULL);
+        }
+    }
+    tgc_buffer_release(tb);
+    tgc_free(hb);
+    tgc_free(ht);
+    return st;
+}
+
+/* Pow-15: a float32 or float16 base with an int32 or int64 exponent (a
+ * float32 base with any other exponent: pow_exponent_through_host). */
 static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 2, 1, 0);
     if (st != TGC_OK) return st;
@@ -235,6 +277,9 @@ static tgc_status k_pow_int_exponent(tgc_kernel_ctx *c) {
     if (y->dtype != a->dtype)
         return tgc_kernel_fail(c, "Pow: output is %s, expected the base's %s", tgc_dtype_name(y->dtype),
                                tgc_dtype_name(a->dtype));
+    if (a->dtype == TGC_FLOAT32 && b->dtype != TGC_INT32 && b->dtype != TGC_INT64 && b->dtype != TGC_BOOL &&
+        b->dtype >= 0 && b->dtype < TGC_DTYPE_COUNT)
+        return pow_exponent_through_host(c, a, b, y);
     if ((a->dtype != TGC_FLOAT32 && a->dtype != TGC_FLOAT16) || !(b->dtype == TGC_INT32 || b->dtype == TGC_INT64))
         return tgc_kernel_fail(c, "Pow: the gpu has no kernel for a %s base with a %s exponent",
                                tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
@@ -342,8 +387,34 @@ static tgc_status k_where(tgc_kernel_ctx *c) {
 
 /* ==== Cast and Identity ===================================================== */
 
-/* Cast-13 between tgc's dtypes (the rules in kernels/elementwise.cl). A
- * cast to the same dtype is a copy. */
+/* Cast from or to a dtype kernels/elementwise.cl is not built for (float64,
+ * bfloat16, int8, int16, uint16, uint32, uint64): x read back to the host,
+ * converted by the cpu's rules (devices/cpu/ew.h), y written back. Rare
+ * (model inputs and outputs), so a round trip is acceptable; it keeps Cast
+ * placeable on the gpu whatever its `to`. */
+static tgc_status cast_through_host(tgc_kernel_ctx *c, tgc_dtype dt) {
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    size_t nx = tgc_value_nbytes(x), ny = tgc_value_nbytes(y);
+    int64_t n = tgc_value_numel(y);
+    if (n <= 0) return TGC_OK;
+    void *hx = tgc_malloc(nx), *hy = tgc_malloc(ny);
+    if (hx == NULL || hy == NULL) {
+        tgc_free(hx);
+        tgc_free(hy);
+        return tgc_kernel_fail(c, "Cast: out of host memory for a %zu-byte round trip", nx + ny);
+    }
+    cl_command_queue q = tgc_cl_queue(c->device);
+    cl_int err = clEnqueueReadBuffer(q, x->buf->mem, CL_TRUE, 0, nx, hx, 0, NULL, NULL);
+    bool ok = err == CL_SUCCESS && tgc_cpu_cast_elements(x->dtype, hx, dt, hy, n);
+    if (ok) err = clEnqueueWriteBuffer(q, y->buf->mem, CL_TRUE, 0, ny, hy, 0, NULL, NULL);
+    tgc_free(hx);
+    tgc_free(hy);
+    if (err != CL_SUCCESS) return tgc_kernel_fail(c, "Cast: host round trip failed: %s", tgc_cl_error_name(err));
+    return ok ? TGC_OK : no_kernel(c, x->dtype);
+}
+
+/* Cast-13 between tgc's dtypes (the rules in kernels/elementwise.cl; other
+ * dtypes through the host). A cast to the same dtype is a copy. */
 static tgc_status k_cast(tgc_kernel_ctx *c) {
     tgc_status st = tgc_cl_check(c, 1, 1, 0);
     if (st != TGC_OK) return st;
@@ -352,8 +423,8 @@ static tgc_status k_cast(tgc_kernel_ctx *c) {
     tgc_dtype dt = tgc_dtype_from_onnx(to);
     if (dt == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "Cast: 'to' is %lld, not a supported type", (long long)to);
     if ((st = tgc_kernel_need_like(c, dt)) != TGC_OK) return st;
-    if (dtype_suffix(x->dtype) == NULL) return no_kernel(c, x->dtype);
     int64_t n = tgc_value_numel(y);
+    if (dtype_suffix(x->dtype) == NULL || dtype_suffix(dt) == NULL) return cast_through_host(c, dt);
     if (x->dtype == dt) return tgc_cl_copy(c, y->buf->mem, 0, x->buf->mem, 0, tgc_value_nbytes(y));
     char name[32];
     snprintf(name, sizeof name, "ew_cast_%s_%s", dtype_suffix(x->dtype), dtype_suffix(dt));
@@ -403,7 +474,7 @@ const tgc_kernel_def tgc_gpu_kernels_elementwise[] = {
 #undef EW_PREDICATE
 #undef EW_BINARY_ATTRS
     EW("Where", k_where, DTYPES(TGC_BOOL)),
-    EW("Cast", k_cast, DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_BOOL)),
+    EW("Cast", k_cast, DTYPES(TGC_DTYPE_INVALID)), /* any: the gpu's own dtypes, the rest through the host */
     EW("Identity", k_identity, {TGC_DTYPE_INVALID}),
     {.op = NULL},
 };

@@ -292,7 +292,7 @@ static void test_cast_saturates(void) {
 static void test_cast_errors(void) {
     ew_fx f;
     ew_begin(&f, "Cast", EW_DIR);
-    ew_attr(&f, EW_INT("to", 3)); /* int8: not a tgc dtype */
+    ew_attr(&f, EW_INT("to", 8)); /* string: not a tgc dtype */
     ew_in(&f, TGC_FLOAT32, 1, (int64_t[]){1}, (float[]){1});
     ew_out(&f, TGC_INT32, 1, (int64_t[]){1});
     CU_ASSERT_EQUAL(ew_run(&f), TGC_ERR_RUNTIME);
@@ -533,9 +533,9 @@ static void test_registry(void) {
     CU_ASSERT_FATAL(k != NULL);
     CU_ASSERT_EQUAL(k->host_inputs, (1u << 1) | (1u << 2));
     /* Every row of graph/elementwise.def has a kernel, then Pow's integer
-     * bases, Where, Cast and Identity; each but Mean may run in place over input 0,
+     * bases, Where, Cast, Identity and CastLike; each but Mean may run in place over input 0,
      * each list ended. */
-    static const char *extra[] = {"Pow", "Where", "Cast", "Identity"};
+    static const char *extra[] = {"Pow", "Where", "Cast", "Identity", "CastLike"};
     size_t n = 0, n_extra = sizeof extra / sizeof extra[0];
     for (k = tgc_cpu_kernels_elementwise; k->op != NULL; k++, n++) {
         const char *want = n < TGC_EW_COUNT ? tgc_ew_rows[n].op : n - TGC_EW_COUNT < n_extra ? extra[n - TGC_EW_COUNT] : "";

@@ -105,7 +105,7 @@ static bool ref_float(tgc_ew_op id, double x, double y, const float *p, double *
     case TGC_EW_Round: r = ref_round(x); break;
     case TGC_EW_PRelu: r = x < 0 ? y * x : x; break;
     /* numpy adds in the dtype (an overflow is inf), then divides */
-    case TGC_EW_Mean: r = (double)(float)(x + y) / p[0]; break;
+    case TGC_EW_Mean: r = (double)(float)(x + y) / p[0]; break; /* float64: check_float_row */
     default: return false;
     }
     *out = r;
@@ -119,40 +119,51 @@ static int64_t ref_py_mod(int64_t x, int64_t y) {
     return r != 0 && (r < 0) != (y < 0) ? r + y : r;
 }
 
-/* Integer rows, wrapping in two's complement at `bits` (8 unsigned, 32 or
- * 64 signed); lo and hi are Clip's bounds, or Mod's fmod and BitShift's
- * direction (lo: 0 LEFT, 1 RIGHT). */
-static bool ref_int(tgc_ew_op id, int64_t x, int64_t y, int64_t lo, int64_t hi, int bits, int64_t *out) {
+/* Integer rows over `bits`-bit lanes (8, 16, 32, 64), signed (two's
+ * complement, wrapping) or unsigned: x and y are the lanes' values (an
+ * unsigned 64-bit one as its bits), and so is *out; lo and hi are Clip's
+ * bounds, of the dtype too, or Mod's fmod and BitShift's direction (lo: 0
+ * LEFT, 1 RIGHT). */
+static bool ref_int(tgc_ew_op id, int64_t x, int64_t y, int64_t lo, int64_t hi, int bits, bool uns, int64_t *out) {
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y, r;
+    /* x < y in the dtype's order */
+#define LT(a, b) (uns ? (uint64_t)(a) < (uint64_t)(b) : (a) < (b))
     switch (id) {
     case TGC_EW_Relu: r = x < 0 ? 0 : ux; break;
     case TGC_EW_Neg: r = 0 - ux; break;
-    case TGC_EW_Abs: r = x < 0 ? 0 - ux : ux; break;
-    case TGC_EW_Clip: r = (uint64_t)(x < lo ? (lo > hi ? hi : lo) : x > hi ? hi : x); break;
+    case TGC_EW_Abs: r = !uns && x < 0 ? 0 - ux : ux; break;
+    case TGC_EW_Clip: r = (uint64_t)(LT(x, lo) ? (LT(hi, lo) ? hi : lo) : LT(hi, x) ? hi : x); break;
     case TGC_EW_Add: r = ux + uy; break;
     case TGC_EW_Sub: r = ux - uy; break;
     case TGC_EW_Mul: r = ux * uy; break;
-    case TGC_EW_Div: r = y == -1 ? 0 - ux : (uint64_t)(x / y); break;
-    case TGC_EW_Min: r = (uint64_t)(x < y ? x : y); break;
-    case TGC_EW_Max: r = (uint64_t)(x > y ? x : y); break;
+    case TGC_EW_Div: r = uns ? ux / uy : y == -1 ? 0 - ux : (uint64_t)(x / y); break;
+    case TGC_EW_Min: r = (uint64_t)(LT(x, y) ? x : y); break;
+    case TGC_EW_Max: r = (uint64_t)(LT(y, x) ? x : y); break;
     case TGC_EW_Equal: r = x == y; break;
-    case TGC_EW_Less: r = x < y; break;
-    case TGC_EW_LessOrEqual: r = x <= y; break;
-    case TGC_EW_Greater: r = x > y; break;
-    case TGC_EW_GreaterOrEqual: r = x >= y; break;
+    case TGC_EW_Less: r = LT(x, y); break;
+    case TGC_EW_LessOrEqual: r = !LT(y, x); break;
+    case TGC_EW_Greater: r = LT(y, x); break;
+    case TGC_EW_GreaterOrEqual: r = !LT(x, y); break;
     case TGC_EW_And: r = x & y; break;
     case TGC_EW_Or: r = x | y; break;
     case TGC_EW_Xor: r = x ^ y; break;
     case TGC_EW_Not: r = !x; break;
-    case TGC_EW_BitShift: r = y >= bits ? 0 : lo == 0 ? ux << y : ux >> y; break;
-    case TGC_EW_Mod: r = (uint64_t)(lo ? (y == 0 || y == -1 ? 0 : x % y) : ref_py_mod(x, y)); break;
-    case TGC_EW_Sign: r = (uint64_t)(x > 0 ? 1 : x < 0 ? -1 : 0); break;
-    case TGC_EW_PRelu: r = x < 0 ? uy * ux : ux; break;
+    case TGC_EW_BitShift: r = uy >= (uint64_t)bits ? 0 : lo == 0 ? ux << uy : ux >> uy; break;
+    case TGC_EW_Mod:
+        if (uns) r = uy == 0 ? 0 : ux % uy;
+        else r = (uint64_t)(lo ? (y == 0 || y == -1 ? 0 : x % y) : ref_py_mod(x, y));
+        break;
+    case TGC_EW_Sign: r = (uint64_t)(!uns && x < 0 ? -1 : x != 0 ? 1 : 0); break;
+    case TGC_EW_PRelu: r = !uns && x < 0 ? uy * ux : ux; break;
     default: return false;
     }
-    if (bits == 8) *out = (int64_t)(r & 0xff);
-    else if (bits == 32) *out = (int64_t)(int32_t)(uint32_t)r;
-    else *out = (int64_t)r;
+#undef LT
+    if (bits < 64) {
+        uint64_t m = (1ull << bits) - 1;
+        r &= m;
+        if (!uns && (r >> (bits - 1) & 1)) r |= ~m; /* sign-extend */
+    }
+    *out = (int64_t)r;
     return true;
 }
 
@@ -243,36 +254,60 @@ static void row_params(const tgc_ew_row *r, bool alt, tgc_ew_params *p) {
     }
     if (tgc_ew_id(r) == TGC_EW_IsInf && alt) p->f[0] = 0.0f; /* detect_negative 0 */
     if (tgc_ew_id(r) == TGC_EW_Mean) p->f[0] = alt ? 3.0f : 2.0f; /* the divisor, as the kernels set it */
+    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p->d[k] = p->f[k];
 }
 
-/* float32 and float16 through loops l; returns mismatches (reported). */
+/* float64 against the double reference: the absolute slack of
+ * close_enough, or 2^-40 relative (libm's functions are within an ulp or
+ * two of each other; a row's float literals, HardSwish's 0.16666667f, are
+ * float32's and land in the absolute slack). */
+static bool close_enough_f64(double got, double want, double x) {
+    if (want != want) return got != got;
+    if (isinf(want)) return got == want;
+    double err = fabs(got - want);
+    return err <= 1e-6 * fmax(1.0, fabs(x)) || err <= fabs(want) * 0x1p-40;
+}
+
+/* float32, float16, bfloat16 and float64 through loops l (float64 on the
+ * same float inputs, in double); returns mismatches (reported). */
 static int check_float_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype dt, bool alt) {
     tgc_ew_op id = tgc_ew_id(r);
     static float xa[N_VALUES], xb[N_VALUES];
     static uint16_t ha[N_VALUES], hb[N_VALUES];
-    static unsigned char y[N_VALUES * 4];
+    static double da[N_VALUES], db[N_VALUES];
+    static unsigned char y[N_VALUES * 8];
     float_inputs(xa, N_VALUES);
     float_inputs(xb, N_VALUES);
     /* the second operand: a few rotations of the first, so specials meet specials */
     for (int i = 0; i < N_VALUES; i++)
         if (i % 3 == 0) xb[i] = xa[(i * 7 + 5) % N_VALUES];
-    bool half = dt == TGC_FLOAT16;
+    bool half = dt == TGC_FLOAT16, bf16 = dt == TGC_BFLOAT16, f64 = dt == TGC_FLOAT64;
     for (int i = 0; i < N_VALUES && half; i++) {
         ha[i] = tgc_float_to_half(xa[i]);
         hb[i] = tgc_float_to_half(xb[i]);
         xa[i] = tgc_half_to_float(ha[i]);
         xb[i] = tgc_half_to_float(hb[i]);
     }
+    for (int i = 0; i < N_VALUES && bf16; i++) {
+        ha[i] = tgc_float_to_bf16(xa[i]);
+        hb[i] = tgc_float_to_bf16(xb[i]);
+        xa[i] = tgc_bf16_to_float(ha[i]);
+        xb[i] = tgc_bf16_to_float(hb[i]);
+    }
+    for (int i = 0; i < N_VALUES; i++) da[i] = xa[i], db[i] = xb[i];
     tgc_ew_params p;
     row_params(r, alt, &p);
     /* odd lengths: every tail of a vector */
     int n = N_VALUES - 3;
-    if (r->arity == 1) l->unary[id][dt](n, half ? (void *)ha : (void *)xa, y, &p);
-    else l->binary[id][dt](n, half ? (void *)ha : (void *)xa, 1, half ? (void *)hb : (void *)xb, 1, y, &p);
+    void *in_a = half || bf16 ? (void *)ha : f64 ? (void *)da : (void *)xa;
+    void *in_b = half || bf16 ? (void *)hb : f64 ? (void *)db : (void *)xb;
+    if (r->arity == 1) l->unary[id][dt](n, in_a, y, &p);
+    else l->binary[id][dt](n, in_a, 1, in_b, 1, y, &p);
     int bad = 0;
     for (int i = 0; i < n; i++) {
         double want = 0, got;
         CU_ASSERT_FATAL(ref_float(id, xa[i], xb[i], p.f, &want));
+        if (f64 && id == TGC_EW_Mean) want = (xa[i] + (double)xb[i]) / p.f[0]; /* the sum in double */
         if (r->bool_out) {
             got = y[i];
             if (got != want && bad++ < 3)
@@ -280,7 +315,30 @@ static int check_float_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype
                         xa[i], xb[i], got, want);
             continue;
         }
+        if (f64) {
+            memcpy(&got, y + 8 * i, 8);
+            if (!close_enough_f64(got, want, xa[i]) && bad++ < 3)
+                fprintf(stderr, "\n  %s %s float64%s: x %a, y %a gave %.17g, want %.17g", l->isa, r->op,
+                        alt ? " (other parameters)" : "", xa[i], xb[i], got, want);
+            continue;
+        }
         want = (float)want; /* the float nearest the exact value (overflow: inf) */
+        if (bf16) {
+            uint16_t h;
+            memcpy(&h, y + 2 * i, 2);
+            got = tgc_bf16_to_float(h);
+            /* one rounding to bfloat16 (8 significant bits): half an ulp,
+             * 2^-9 relative, plus the float32 computation's few ulps */
+            bool ok = want != want ? got != got
+                      : isinf(want)  ? got == want
+                                     : fabs(got - want) <= fabs(want) * 0x1p-8 ||
+                                          fabs(got - want) <= 1e-6 * fmax(1.0, fabs(xa[i])) ||
+                                          (isinf(got) && fabs(want) >= 0x1.fep127);
+            if (!ok && bad++ < 3)
+                fprintf(stderr, "\n  %s %s bfloat16%s: x %a, y %a gave %.9g, want %.9g", l->isa, r->op,
+                        alt ? " (other parameters)" : "", xa[i], xb[i], got, want);
+            continue;
+        }
         if (half) {
             uint16_t h;
             memcpy(&h, y + 2 * i, 2);
@@ -297,30 +355,37 @@ static int check_float_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype
     return bad;
 }
 
-/* int32, int64, uint8 and bool (0 or 1) through loops l; alt: the other
+/* Every integer dtype and bool (0 or 1) through loops l; alt: the other
  * value of Mod's fmod and BitShift's direction (parameter 0). */
 static int check_int_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype dt, bool alt) {
     tgc_ew_op id = tgc_ew_id(r);
-    int bits = dt == TGC_INT32 ? 32 : dt == TGC_INT64 ? 64 : 8;
     size_t es = tgc_dtype_size(dt);
+    int bits = (int)es * 8;
+    bool uns = dt == TGC_UINT8 || dt == TGC_UINT16 || dt == TGC_UINT32 || dt == TGC_UINT64 || dt == TGC_BOOL;
     static int64_t a[N_VALUES], b[N_VALUES];
     static unsigned char pa[N_VALUES * 8], pb[N_VALUES * 8], y[N_VALUES * 8];
     const int64_t edges[] = {0, 1, -1, 2, -2, 7, 100, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, 255, 128};
+    /* a value as the dtype's lanes hold it: the low bits, sign- or zero-extended */
+    uint64_t m = bits == 64 ? ~0ull : (1ull << bits) - 1;
+#define FIT(v) ((int64_t)(uns || bits == 64 || !(((uint64_t)(v) & m) >> (bits - 1) & 1) ? (uint64_t)(v) & m \
+                                                                                   : ((uint64_t)(v) & m) | ~m))
     for (int i = 0; i < N_VALUES; i++) {
         a[i] = i < 13 ? edges[i] : (int64_t)next_u64() >> (next_u64() % 64);
         b[i] = i < 13 ? edges[(i * 5 + 3) % 13] : (int64_t)next_u64() >> (next_u64() % 64);
         if (i % 5 == 0) b[i] = a[i];
         if (dt == TGC_BOOL) a[i] &= 1, b[i] &= 1;
-        else if (bits == 8) a[i] &= 0xff, b[i] &= 0xff;
-        else if (bits == 32) a[i] = (int32_t)a[i], b[i] = (int32_t)b[i];
+        a[i] = FIT(a[i]), b[i] = FIT(b[i]);
         if (id == TGC_EW_Div && b[i] == 0) b[i] = 3;
         if (id == TGC_EW_BitShift) b[i] = i % 11; /* counts 0..10: past uint8's width too */
         if (id == TGC_EW_Mod && i % 7 == 1) b[i] = 0; /* x mod 0 is 0 */
         memcpy(pa + (size_t)i * es, &a[i], es); /* little-endian: the low bytes */
         memcpy(pb + (size_t)i * es, &b[i], es);
     }
+    /* Clip's bounds, of the dtype */
     tgc_ew_params p = {.i = {-1000, 1000000}};
-    if (bits == 8) p.i[0] = 3, p.i[1] = 200;
+    if (bits == 8) p.i[0] = uns ? 3 : -100, p.i[1] = uns ? 200 : 100;
+    else if (bits == 16) p.i[0] = uns ? 3 : -1000, p.i[1] = uns ? 60000 : 30000;
+    else if (uns) p.i[0] = 3, p.i[1] = 1000000;
     if (r->n_attrs > 0) p.i[0] = alt, p.i[1] = 0; /* Mod's fmod, BitShift's direction */
     int n = N_VALUES - 5;
     if (r->arity == 1) l->unary[id][dt](n, pa, y, &p);
@@ -328,20 +393,17 @@ static int check_int_row(const tgc_ew_loops *l, const tgc_ew_row *r, tgc_dtype d
     int bad = 0;
     for (int i = 0; i < n; i++) {
         int64_t want = 0, got = 0;
-        CU_ASSERT_FATAL(ref_int(id, a[i], b[i], p.i[0], p.i[1], bits, &want));
+        CU_ASSERT_FATAL(ref_int(id, a[i], b[i], p.i[0], p.i[1], bits, uns, &want));
         if (r->bool_out) got = y[i];
-        else if (bits == 8) got = y[i];
-        else if (bits == 32) {
-            int32_t v;
-            memcpy(&v, y + 4 * i, 4);
-            got = v;
-        } else {
-            memcpy(&got, y + 8 * i, 8);
+        else {
+            memcpy(&got, y + es * i, es);
+            got = FIT(got);
         }
         if (got != want && bad++ < 3)
             fprintf(stderr, "\n  %s %s %s: (%lld, %lld) gave %lld, want %lld", l->isa, r->op, tgc_dtype_name(dt),
                     (long long)a[i], (long long)b[i], (long long)got, (long long)want);
     }
+#undef FIT
     return bad;
 }
 
@@ -365,7 +427,7 @@ static void test_rows_against_reference(void) {
                 CU_ASSERT_EQUAL(fn != NULL, has); /* exactly the row's class */
                 if (!has || fn == NULL) continue;
                 int bad;
-                if (dt == TGC_FLOAT32 || dt == TGC_FLOAT16)
+                if (dt == TGC_FLOAT32 || dt == TGC_FLOAT16 || dt == TGC_BFLOAT16 || dt == TGC_FLOAT64)
                     bad = check_float_row(isas[k], r, (tgc_dtype)dt, false) +
                           (r->n_attrs > 0 || id == TGC_EW_Clip || id == TGC_EW_Mean
                                ? check_float_row(isas[k], r, (tgc_dtype)dt, true)

@@ -339,8 +339,11 @@ static void test_cast(void) {
     for (int i = 0; i < 24; i++) f16[i] = tgc_float_to_half(f[i]);
     const void *src[TGC_DTYPE_COUNT] = {f, f16, i32, i64, u8, b8};
     const int64_t count[TGC_DTYPE_COUNT] = {24, 24, 12, 12, 8, 8};
-    for (int s = 0; s < TGC_DTYPE_COUNT; s++)
-        for (int t = 0; t < TGC_DTYPE_COUNT; t++) {
+    /* the dtypes the gpu's .cl kernels are built for (the others go through
+     * the host, devices/cpu/ew.h; ONNX's conformance data checks those) */
+    const int n_native = TGC_BOOL + 1;
+    for (int s = 0; s < n_native; s++)
+        for (int t = 0; t < n_native; t++) {
             gk_case k;
             gk_begin(&k, &d, "Cast");
             k.tol = 0; /* conversions are exact: equal values, NaN for NaN */
