@@ -796,11 +796,12 @@ static tgc_status run_import(const Onnx__ModelProto *m, const char *path, const 
     im.consts = tgc_onnx_alloc(arena, n_tensors * sizeof *im.consts);
     im.node_names = tgc_onnx_alloc(arena, (g->n_node + 1) * sizeof *im.node_names);
     doc->inputs = tgc_onnx_alloc(arena, (g->n_input + 1) * sizeof *doc->inputs);
-    /* A node gives at most four (legacy Softmax: Shape, Flatten, Softmax,
-     * Reshape), or one per input (Sum: a chain of Adds). */
+    /* A node gives at most eleven (a legacy broadcast along `axis`: ten
+     * shape-arithmetic nodes and the op, onnx_legacy.c), or one per input
+     * (Sum: a chain of Adds). */
     size_t cap_nodes = 1;
     for (size_t i = 0; i < g->n_node; i++)
-        cap_nodes += 4 + g->node[i]->n_input;
+        cap_nodes += 11 + g->node[i]->n_input;
     doc->cap_nodes = cap_nodes < INT32_MAX ? (int)cap_nodes : 0;
     doc->nodes = tgc_onnx_alloc(arena, (size_t)doc->cap_nodes * sizeof *doc->nodes);
     tgc_status st = TGC_OK;

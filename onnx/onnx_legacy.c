@@ -17,7 +17,9 @@
  *                                        `is_test` dropped (tgc runs inference)
  *   Gemm < 7                             `broadcast` dropped (C broadcasts since 7)
  *   Add ... Greater, And, Or, Xor < 7    `broadcast` without `axis` dropped: the
- *                                        legacy suffix match is numpy's rule
+ *                                        legacy suffix match is numpy's rule; with
+ *                                        `axis`, B reshaped with trailing ones so
+ *                                        that numpy's rule matches it there
  *   PRelu < 7                            a constant slope of shape [C] (C > 1) is
  *                                        per channel (axis 1): reshaped to
  *                                        [C, 1, ..., 1] for X's rank at run time
@@ -38,7 +40,7 @@
  *   Scatter (9, deprecated in 11)        ScatterElements (the same op, renamed)
  *   TopK < 10                            attribute `k` -> int64 input 1 ([k])
  *
- * What differs and cannot be rewritten (a legacy broadcast `axis`,
+ * What differs and cannot be rewritten (a negative legacy broadcast `axis`,
  * BatchNormalization spatial 0, Dropout's mask before opset 10) is refused. */
 #include "onnx/onnx_import.h"
 
@@ -230,6 +232,37 @@ static bool prelu_per_channel(tgc_onnx_node_ctx *c) {
     return s2 != NULL && tgc_onnx_set_input(c, 1, s2->name);
 }
 
+/* Add ... Greater before opset 7 with broadcast 1 and an `axis`: B's dims
+ * line up with A's from `axis` on (B [3] against A [2, 3, 4] at axis 1 is
+ * [3, 1]). Rewritten to numpy broadcasting by giving B trailing ones:
+ * Reshape(B, Concat(Shape(B), Expand([1], [rank(A) - axis - rank(B)]))),
+ * computed at run time (host-memory shape arithmetic). */
+static bool broadcast_at_axis(tgc_onnx_node_ctx *c, int64_t axis) {
+    tgc_onnx_node *out = c->out;
+    if (out->n_inputs != 2 || out->inputs[0][0] == '\0' || out->inputs[1][0] == '\0') return true; /* the loader will say */
+    if (axis < 0) return tgc_onnx_node_unsupported(c, "unsupported-attribute", label(c, "negative legacy 'axis'"));
+    const int64_t one = 1;
+    const char *k_axis = tgc_onnx_add_int64s(c, "/axis", &axis, 1, false);
+    const char *k_one = tgc_onnx_add_int64s(c, "/one", &one, 1, false);
+    if (k_axis == NULL || k_one == NULL) return false;
+    tgc_onnx_node *sa = tgc_onnx_add_node(c, "/shape_a", "Shape", &out->inputs[0], 1);
+    tgc_onnx_node *sb = tgc_onnx_add_node(c, "/shape_b", "Shape", &out->inputs[1], 1);
+    if (sa == NULL || sb == NULL) return false;
+    tgc_onnx_node *ra = tgc_onnx_add_node(c, "/rank_a", "Shape", (const char *[]){sa->name}, 1);
+    tgc_onnx_node *rb = tgc_onnx_add_node(c, "/rank_b", "Shape", (const char *[]){sb->name}, 1);
+    if (ra == NULL || rb == NULL) return false;
+    tgc_onnx_node *after = tgc_onnx_add_node(c, "/after_axis", "Sub", (const char *[]){ra->name, k_axis}, 2);
+    if (after == NULL) return false;
+    tgc_onnx_node *k = tgc_onnx_add_node(c, "/trailing", "Sub", (const char *[]){after->name, rb->name}, 2);
+    if (k == NULL) return false;
+    tgc_onnx_node *ones = tgc_onnx_add_node(c, "/ones", "Expand", (const char *[]){k_one, k->name}, 2);
+    if (ones == NULL) return false;
+    tgc_onnx_node *dims = tgc_onnx_add_node(c, "/b_shape", "Concat", (const char *[]){sb->name, ones->name}, 2);
+    if (dims == NULL || !tgc_onnx_set_int_attr(c->im, dims, "axis", 0)) return false;
+    tgc_onnx_node *b = tgc_onnx_add_node(c, "/b", "Reshape", (const char *[]){out->inputs[1], dims->name}, 2);
+    return b != NULL && tgc_onnx_set_input(c, 1, b->name);
+}
+
 static bool is_op(const char *op, const char *const *list) {
     for (; *list; list++)
         if (strcmp(op, *list) == 0) return true;
@@ -278,11 +311,9 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
         return true;
     }
     if (is_op(op, binary_ops) && opset < 7) {
-        consume(c, "broadcast");
-        if (tgc_onnx_node_attr(c->n, "axis", NULL) != NULL)
-            return tgc_onnx_node_unsupported(c, "unsupported-attribute",
-                                             label(c, "legacy broadcast along attribute 'axis'"));
-        return true;
+        const Onnx__AttributeProto *b = consume(c, "broadcast");
+        const Onnx__AttributeProto *axis = consume(c, "axis");
+        return axis == NULL || b == NULL || b->i == 0 || broadcast_at_axis(c, axis->i);
     }
     return true;
 }
