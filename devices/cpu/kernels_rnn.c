@@ -71,13 +71,13 @@ static tgc_status scratch_alloc(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, rn
     if (!ok || !tgc_checked_nbytes(total, sizeof(float), &bytes)) return tgc_kernel_fail(c, "scratch too large");
     *block = tgc_malloc(bytes > 0 ? bytes : 1);
     if (*block == NULL) return tgc_kernel_fail(c, "no host memory for %zu bytes of scratch", bytes);
-    float *p = *block;
+    s->len = *block; /* the int64 lengths first: aligned */
+    float *p = (float *)(void *)(s->len + g->batch);
     s->xw = p, p += xw;
     s->hr = p, p += hr;
     s->h = p, p += st;
     s->cs = p, p += st;
-    s->rh = p, p += st;
-    s->len = (int64_t *)(void *)p;
+    s->rh = p;
     return TGC_OK;
 }
 
