@@ -5,13 +5,28 @@
 
 #include "support/checked.h"
 
+/* Checks that tensor v is present with dtype dt (float32 or float64). */
+static tgc_status need_dtype(tgc_kernel_ctx *c, const tgc_value *v, const char *what, tgc_dtype dt) {
+    if (v->dtype == dt) return TGC_OK;
+    if (v->dtype == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "%s is missing", what);
+    return tgc_kernel_fail(c, "%s is %s; this kernel takes %s", what, tgc_dtype_name(v->dtype), tgc_dtype_name(dt));
+}
+
 tgc_status tgc_matmul_geometry_read(tgc_kernel_ctx *c, tgc_matmul_geometry *g) {
+    return tgc_matmul_geometry_read_dtype(c, TGC_FLOAT32, g);
+}
+
+tgc_status tgc_gemm_geometry_read(tgc_kernel_ctx *c, tgc_gemm_geometry *g) {
+    return tgc_gemm_geometry_read_dtype(c, TGC_FLOAT32, g);
+}
+
+tgc_status tgc_matmul_geometry_read_dtype(tgc_kernel_ctx *c, tgc_dtype dt, tgc_matmul_geometry *g) {
     if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "MatMul takes 2 inputs and 1 output");
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1];
     const tgc_value *y = &c->outputs[0];
-    tgc_status st = tgc_kernel_need_f32(c, a, "input A");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, b, "input B");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
+    tgc_status st = need_dtype(c, a, "input A", dt);
+    if (st == TGC_OK) st = need_dtype(c, b, "input B", dt);
+    if (st == TGC_OK) st = need_dtype(c, y, "output Y", dt);
     if (st != TGC_OK) return st;
     int ra = a->rank, rb = b->rank;
     if (ra < 1 || rb < 1)
@@ -73,16 +88,16 @@ void tgc_matmul_geometry_offsets(const tgc_matmul_geometry *g, int64_t t, int64_
     *oy = t * g->m * g->n;
 }
 
-tgc_status tgc_gemm_geometry_read(tgc_kernel_ctx *c, tgc_gemm_geometry *g) {
+tgc_status tgc_gemm_geometry_read_dtype(tgc_kernel_ctx *c, tgc_dtype dt, tgc_gemm_geometry *g) {
     if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "Gemm takes 2 or 3 inputs and 1 output");
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1];
     const tgc_value *y = &c->outputs[0];
     bool has_c = tgc_kernel_has_input(c, 2);
     const tgc_value *cv = has_c ? &c->inputs[2] : NULL;
-    tgc_status st = tgc_kernel_need_f32(c, a, "input A");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, b, "input B");
-    if (st == TGC_OK && has_c) st = tgc_kernel_need_f32(c, cv, "input C");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
+    tgc_status st = need_dtype(c, a, "input A", dt);
+    if (st == TGC_OK) st = need_dtype(c, b, "input B", dt);
+    if (st == TGC_OK && has_c) st = need_dtype(c, cv, "input C", dt);
+    if (st == TGC_OK) st = need_dtype(c, y, "output Y", dt);
     if (st != TGC_OK) return st;
     bool ta = tgc_kernel_attr_int(c, "transA", 0) != 0, tb = tgc_kernel_attr_int(c, "transB", 0) != 0;
     if (a->rank != 2 || b->rank != 2)

@@ -50,6 +50,10 @@ typedef struct tgc_matmul_geometry {
  * that do not broadcast) and returns its status. Only dims are read. */
 tgc_status tgc_matmul_geometry_read(tgc_kernel_ctx *c, tgc_matmul_geometry *g);
 
+/* tgc_matmul_geometry_read with A, B and Y all of dtype dt (float64: the
+ * cpu's double path) in place of float32. */
+tgc_status tgc_matmul_geometry_read_dtype(tgc_kernel_ctx *c, tgc_dtype dt, tgc_matmul_geometry *g);
+
 /* The element offsets of output matrix t (0 <= t < g->batch, row-major over
  * the batch dims) in A (*oa), B (*ob) and Y (*oy). */
 void tgc_matmul_geometry_offsets(const tgc_matmul_geometry *g, int64_t t, int64_t *oa, int64_t *ob, int64_t *oy);
@@ -69,5 +73,9 @@ typedef struct tgc_gemm_geometry {
  * TGC_OK, or fails the kernel through tgc_kernel_fail and returns its
  * status. */
 tgc_status tgc_gemm_geometry_read(tgc_kernel_ctx *c, tgc_gemm_geometry *g);
+
+/* tgc_gemm_geometry_read with A, B, C and Y all of dtype dt in place of
+ * float32. */
+tgc_status tgc_gemm_geometry_read_dtype(tgc_kernel_ctx *c, tgc_dtype dt, tgc_gemm_geometry *g);
 
 #endif

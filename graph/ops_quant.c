@@ -2,8 +2,8 @@
  * DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and
  * QLinearConv.
  *
- * The 8-bit quantized type is uint8 (and int8 once tgc has it: add
- * TGC_DT(TGC_INT8) to DT_Q8 below). Scales are float32. A scale or zero
+ * The 8-bit quantized types are uint8 and int8 (DT_Q8 below). Scales are
+ * float32. A scale or zero
  * point is per tensor (a scalar or one element) or per axis (1-D, one per
  * index of the quantized axis); the matrix ops take per-row zero points of
  * A and per-column ones of B, the conv ops per-output-channel ones of W.
@@ -17,8 +17,8 @@
 
 #define SHAPE(c, s, buf) tgc_infer_shape_str((c), (s), (buf), sizeof(buf))
 
-/* The 8-bit quantized types. int8: | TGC_DT(TGC_INT8) once it exists. */
-#define DT_Q8 (TGC_DT(TGC_UINT8))
+/* The 8-bit quantized types. */
+#define DT_Q8 (TGC_DT(TGC_UINT8) | TGC_DT(TGC_INT8))
 
 /* Checks that input i (a scale or zero point; omitted is fine) has rank 0,
  * or rank 1 with one element or `count` elements (count < 0: any length,

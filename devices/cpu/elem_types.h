@@ -35,11 +35,20 @@
 #define TGC_CPU_SIGNED_TYPES(X)                                                                                        \
     X(TGC_FLOAT32, float, float, f32)                                                                                  \
     X(TGC_FLOAT16, uint16_t, float, f16)                                                                               \
+    X(TGC_BFLOAT16, uint16_t, float, bf16)                                                                             \
+    X(TGC_FLOAT64, double, double, f64)                                                                                \
+    X(TGC_INT8, int8_t, int8_t, i8)                                                                                    \
+    X(TGC_INT16, int16_t, int16_t, i16)                                                                                \
     X(TGC_INT32, int32_t, int32_t, i32)                                                                                \
     X(TGC_INT64, int64_t, int64_t, i64)
 
 /* Every numeric type (TopK's, OneHot's indices and depth). */
-#define TGC_CPU_NUMERIC_TYPES(X) TGC_CPU_SIGNED_TYPES(X) X(TGC_UINT8, uint8_t, uint8_t, u8)
+#define TGC_CPU_NUMERIC_TYPES(X)                                                                                       \
+    TGC_CPU_SIGNED_TYPES(X)                                                                                            \
+    X(TGC_UINT8, uint8_t, uint8_t, u8)                                                                                 \
+    X(TGC_UINT16, uint16_t, uint16_t, u16)                                                                             \
+    X(TGC_UINT32, uint32_t, uint32_t, u32)                                                                             \
+    X(TGC_UINT64, uint64_t, uint64_t, u64)
 
 /* Every type (Unique, the scatter reductions, non-zero tests). */
 #define TGC_CPU_ALL_TYPES(X) TGC_CPU_NUMERIC_TYPES(X) X(TGC_BOOL, uint8_t, bool, b8)
@@ -48,7 +57,9 @@
  * calc), tgc_cpu_add_<tag> / tgc_cpu_mul_<tag> (integers wrap, through an
  * unsigned type U at least as wide as int, never undefined; bools are or /
  * and) and tgc_cpu_isnan_<tag> (false but for floats). A type stored as it
- * computes takes one line below; float16 and bool are written out. */
+ * computes takes one line below; float16, bfloat16 and bool are written
+ * out. Narrow integers (int8/int16 sums) wrap by conversion from the
+ * unsigned type, as gcc and clang define it (two's complement). */
 #define TGC_CPU_FLOAT_TYPE(T, tag)                                                                                     \
     static inline T tgc_cpu_ld_##tag(T v) { return v; }                                                                \
     static inline T tgc_cpu_st_##tag(T v) { return v; }                                                                \
@@ -62,9 +73,15 @@
     static inline T tgc_cpu_mul_##tag(T a, T b) { return (T)((U)a * (U)b); }                                           \
     static inline bool tgc_cpu_isnan_##tag(T v) { return (void)v, false; }
 TGC_CPU_FLOAT_TYPE(float, f32)
+TGC_CPU_FLOAT_TYPE(double, f64)
+TGC_CPU_INT_TYPE(int8_t, uint32_t, i8)
+TGC_CPU_INT_TYPE(int16_t, uint32_t, i16)
 TGC_CPU_INT_TYPE(int32_t, uint32_t, i32)
 TGC_CPU_INT_TYPE(int64_t, uint64_t, i64)
 TGC_CPU_INT_TYPE(uint8_t, uint32_t, u8)
+TGC_CPU_INT_TYPE(uint16_t, uint32_t, u16)
+TGC_CPU_INT_TYPE(uint32_t, uint32_t, u32)
+TGC_CPU_INT_TYPE(uint64_t, uint64_t, u64)
 #undef TGC_CPU_FLOAT_TYPE
 #undef TGC_CPU_INT_TYPE
 
@@ -73,6 +90,12 @@ static inline uint16_t tgc_cpu_st_f16(float v) { return tgc_float_to_half(v); }
 static inline float tgc_cpu_add_f16(float a, float b) { return a + b; }
 static inline float tgc_cpu_mul_f16(float a, float b) { return a * b; }
 static inline bool tgc_cpu_isnan_f16(float v) { return isnan(v); }
+
+static inline float tgc_cpu_ld_bf16(uint16_t v) { return tgc_bf16_to_float(v); }
+static inline uint16_t tgc_cpu_st_bf16(float v) { return tgc_float_to_bf16(v); }
+static inline float tgc_cpu_add_bf16(float a, float b) { return a + b; }
+static inline float tgc_cpu_mul_bf16(float a, float b) { return a * b; }
+static inline bool tgc_cpu_isnan_bf16(float v) { return isnan(v); }
 
 static inline bool tgc_cpu_ld_b8(uint8_t v) { return v != 0; }
 static inline uint8_t tgc_cpu_st_b8(bool v) { return (uint8_t)v; }

@@ -1,5 +1,6 @@
-/* The cpu kernels of Einsum-12 (float32, int32, int64, uint8; float16
- * widened to float32 and rounded once) and Det-11 (float32, float16), and
+/* The cpu kernels of Einsum-12 (float32, float64 and every int type;
+ * float16 widened to float32 and rounded once) and Det-11 (float32,
+ * float16, float64), and
  * tgc_cpu_kernels_linalg[].
  *
  * Einsum (numpy.einsum's semantics, equation as graph/einsum.h parses it):
@@ -13,7 +14,8 @@
  * gives [batch, M, N], which is scattered into the output's label order.
  * Anything else runs the general loop: for each output element, the sum
  * over the summed labels of the product of the inputs' elements, in
- * double (integers: always the loop, wrapping as numpy does).
+ * double (integers and float64: always the loop, integers wrapping as
+ * numpy does).
  *
  * Det: the determinant of each [M, M] matrix of [..., M, M] by LU
  * factorisation with partial pivoting (Golub & Van Loan, Matrix
@@ -135,15 +137,28 @@ DEF_EINSUM_LOOP(f32, float, double)
 DEF_EINSUM_LOOP(i32, int32_t, uint64_t)
 DEF_EINSUM_LOOP(i64, int64_t, uint64_t)
 DEF_EINSUM_LOOP(u8, uint8_t, uint64_t)
+DEF_EINSUM_LOOP(f64, double, double)
+DEF_EINSUM_LOOP(i8, int8_t, uint64_t)
+DEF_EINSUM_LOOP(i16, int16_t, uint64_t)
+DEF_EINSUM_LOOP(u16, uint16_t, uint64_t)
+DEF_EINSUM_LOOP(u32, uint32_t, uint64_t)
+DEF_EINSUM_LOOP(u64, uint64_t, uint64_t)
 
 typedef void (*einsum_loop_fn)(const einsum_plan *p, const tgc_einsum *e, const void *const *x, void *y);
 
-/* The loop of an integer type; NULL for the others. */
-static einsum_loop_fn int_loop(tgc_dtype t) {
+/* The loop of a type the loop computes in itself (the integers, float64);
+ * NULL for the others (float32 and float16: the GEMM path first). */
+static einsum_loop_fn typed_loop(tgc_dtype t) {
     switch (t) {
     case TGC_INT32: return einsum_loop_i32;
     case TGC_INT64: return einsum_loop_i64;
     case TGC_UINT8: return einsum_loop_u8;
+    case TGC_FLOAT64: return einsum_loop_f64;
+    case TGC_INT8: return einsum_loop_i8;
+    case TGC_INT16: return einsum_loop_i16;
+    case TGC_UINT16: return einsum_loop_u16;
+    case TGC_UINT32: return einsum_loop_u32;
+    case TGC_UINT64: return einsum_loop_u64;
     default: return NULL;
     }
 }
@@ -209,9 +224,9 @@ static tgc_status k_einsum(tgc_kernel_ctx *c) {
         const tgc_value *v = &c->inputs[i];
         if (v->buf == NULL && v->dtype == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "%s: input %d is omitted", op, i);
         if (v->dtype != y->dtype ||
-            (v->dtype != TGC_FLOAT32 && v->dtype != TGC_FLOAT16 && int_loop(v->dtype) == NULL))
-            return tgc_kernel_fail(c, "%s: input %d is %s and the output %s; the cpu takes float32, float16, int32, "
-                                   "int64 or uint8, all alike", op, i, tgc_dtype_name(v->dtype),
+            (v->dtype != TGC_FLOAT32 && v->dtype != TGC_FLOAT16 && typed_loop(v->dtype) == NULL))
+            return tgc_kernel_fail(c, "%s: input %d is %s and the output %s; the cpu takes a float (not "
+                                   "bfloat16) or int type, all alike", op, i, tgc_dtype_name(v->dtype),
                                    tgc_dtype_name(y->dtype));
         ranks[i] = v->rank;
     }
@@ -260,8 +275,8 @@ static tgc_status k_einsum(tgc_kernel_ctx *c) {
     if (tgc_value_numel(y) == 0) return TGC_OK;
     bool empty_input = false;
     for (int i = 0; i < n; i++) empty_input = empty_input || tgc_value_numel(&c->inputs[i]) == 0;
-    einsum_loop_fn loop = int_loop(y->dtype);
-    if (loop != NULL) { /* integers: the general loop, in the type itself */
+    einsum_loop_fn loop = typed_loop(y->dtype);
+    if (loop != NULL) { /* integers and float64: the general loop, in the type itself */
         void *py = tgc_buffer_host_ptr(y->buf);
         if (empty_input) {
             memset(py, 0, tgc_value_nbytes(y));
@@ -320,13 +335,28 @@ static double det_lu(double *a, int64_t m) {
     return det;
 }
 
+/* Det of float64 [batch, M, M] (dims checked by k_det): LU in double, in
+ * place of widening. */
+static tgc_status det_f64(tgc_kernel_ctx *c, int64_t m, int64_t batch) {
+    const double *x = tgc_buffer_host_ptr(c->inputs[0].buf);
+    double *y = tgc_buffer_host_ptr(c->outputs[0].buf);
+    double *a = tgc_malloc((size_t)(m * m > 0 ? m * m : 1) * sizeof *a);
+    if (a == NULL) return tgc_kernel_fail(c, "%s: out of memory", tgc_kernel_op_name(c));
+    for (int64_t b = 0; b < batch; b++) {
+        memcpy(a, x + b * m * m, (size_t)(m * m) * sizeof *a);
+        y[b] = m == 0 ? 1.0 : det_lu(a, m);
+    }
+    tgc_free(a);
+    return TGC_OK;
+}
+
 static tgc_status k_det(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const char *op = tgc_kernel_op_name(c);
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if ((x->dtype != TGC_FLOAT32 && x->dtype != TGC_FLOAT16) || y->dtype != x->dtype)
-        return tgc_kernel_fail(c, "%s: input %s, output %s; the cpu takes float32 or float16 alike", op,
+    if ((x->dtype != TGC_FLOAT32 && x->dtype != TGC_FLOAT16 && x->dtype != TGC_FLOAT64) || y->dtype != x->dtype)
+        return tgc_kernel_fail(c, "%s: input %s, output %s; the cpu takes float32, float16 or float64 alike", op,
                                tgc_dtype_name(x->dtype), tgc_dtype_name(y->dtype));
     int r = x->rank;
     if (r < 2 || x->dims[r - 1] != x->dims[r - 2])
@@ -334,6 +364,7 @@ static tgc_status k_det(tgc_kernel_ctx *c) {
     if ((st = tgc_kernel_expect_dims(c, 0, r - 2, x->dims)) != TGC_OK) return st;
     int64_t m = x->dims[r - 1], batch = tgc_value_numel(y);
     if (batch == 0) return TGC_OK;
+    if (x->dtype == TGC_FLOAT64) return det_f64(c, m, batch);
     float *xo = NULL, *yo = NULL;
     if (m == 0) { /* 0 x 0 matrices */
         float *yf = out_f32(y, &yo);
@@ -365,8 +396,9 @@ static tgc_status k_det(tgc_kernel_ctx *c) {
 
 const tgc_kernel_def tgc_cpu_kernels_linalg[] = {
     {.op = "Einsum", .kind = TGC_DEVICE_CPU, .fn = k_einsum, .forward_input = -1,
-     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_INT8, TGC_INT16, TGC_INT32, TGC_INT64, TGC_UINT8,
+                TGC_UINT16, TGC_UINT32, TGC_UINT64, TGC_DTYPE_INVALID}},
     {.op = "Det", .kind = TGC_DEVICE_CPU, .fn = k_det, .forward_input = -1,
-     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

@@ -25,10 +25,9 @@
  * loss are in double; per-piece partial sums are added in piece order, so
  * results do not depend on the thread count.
  *
- * Element types: LOSS_ELEMENT_TYPES below lists them, each with its
- * conversions to and from double; float64 is one line there once tgc has
- * TGC_FLOAT64 (the dtypes list, the dispatch and the conversions all come
- * from that list). */
+ * Element types: LOSS_ELEMENT_TYPES below lists them (float32, float16,
+ * float64), each with its conversions to and from double (the dtypes list,
+ * the dispatch and the conversions all come from that list). */
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
 
@@ -40,11 +39,11 @@
 #include <string.h>
 
 /* X(dtype, suffix, C element type, to double, from double): every element
- * type the loss kernels handle. Float64, when TGC_FLOAT64 exists:
- *     X(TGC_FLOAT64, f64, double, (double), (double))                      */
+ * type the loss kernels handle. */
 #define LOSS_ELEMENT_TYPES(X)                                                                                \
     X(TGC_FLOAT32, f32, float, (double), (float))                                                            \
-    X(TGC_FLOAT16, f16, uint16_t, (double)tgc_half_to_float, half_of_double)
+    X(TGC_FLOAT16, f16, uint16_t, (double)tgc_half_to_float, half_of_double)                                 \
+    X(TGC_FLOAT64, f64, double, (double), (double))
 
 /* Double to float16 through float (support/half.h converts from float only):
  * two roundings, which can differ from one in a tie of the last half bit. */
@@ -304,7 +303,7 @@ static tgc_status loss_kernel(tgc_kernel_ctx *c, bool softmax) {
 #undef LOSS_CASE
     default: break;
     }
-    return tgc_kernel_fail(c, "%s: input 0 is %s; the cpu kernel takes float32 or float16", tgc_kernel_op_name(c),
+    return tgc_kernel_fail(c, "%s: input 0 is %s; the cpu kernel takes float32, float16 or float64", tgc_kernel_op_name(c),
                            tgc_dtype_name(c->inputs[0].dtype));
 }
 

@@ -33,6 +33,9 @@
 
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c);
+/* MatMul and Gemm in float64 (kernels_gemm_f64.c, cblas_dgemm). */
+tgc_status tgc_cpu_matmul_f64(tgc_kernel_ctx *c);
+tgc_status tgc_cpu_gemm_f64(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_average_pool_f32(tgc_kernel_ctx *c);

@@ -20,7 +20,7 @@
  *                     y_scale, in double, plus y_zp, rint, saturated.
  *
  * Element types: every kernel reads and writes its 8-bit operands through
- * the QUANT_TYPES list, one line per type; int8 is the commented line. */
+ * the QUANT_TYPES list (uint8, int8), one entry per type. */
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
 #include "devices/matmul_geometry.h"
@@ -33,8 +33,7 @@
 #include <string.h>
 
 /* X(tgc dtype, C type, min, max) for each 8-bit quantized type. */
-#define QUANT_TYPES(X) X(TGC_UINT8, uint8_t, 0, 255)
-/* int8, once tgc has it:  X(TGC_INT8, int8_t, -128, 127)  appended above. */
+#define QUANT_TYPES(X) X(TGC_UINT8, uint8_t, 0, 255) X(TGC_INT8, int8_t, -128, 127)
 
 /* ---- Element access ------------------------------------------------------------ */
 
@@ -498,21 +497,20 @@ static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
 
 /* ---- The family --------------------------------------------------------------------- */
 
-/* int8: add TGC_INT8 to the lists that name TGC_UINT8. */
 const tgc_kernel_def tgc_cpu_kernels_quant[] = {
     {.op = "QuantizeLinear", .kind = TGC_DEVICE_CPU, .fn = quantize_linear, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_INT32, TGC_DTYPE_INVALID}},
     {.op = "DequantizeLinear", .kind = TGC_DEVICE_CPU, .fn = dequantize_linear, .forward_input = -1,
-     .dtypes = {TGC_UINT8, TGC_INT32, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_INT32, TGC_DTYPE_INVALID}},
     {.op = "DynamicQuantizeLinear", .kind = TGC_DEVICE_CPU, .fn = dynamic_quantize_linear, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
     {.op = "MatMulInteger", .kind = TGC_DEVICE_CPU, .fn = matmul_integer, .forward_input = -1,
-     .dtypes = {TGC_UINT8, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
     {.op = "QLinearMatMul", .kind = TGC_DEVICE_CPU, .fn = qlinear_matmul, .forward_input = -1,
-     .dtypes = {TGC_UINT8, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
     {.op = "ConvInteger", .kind = TGC_DEVICE_CPU, .fn = conv_integer, .forward_input = -1,
-     .dtypes = {TGC_UINT8, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
     {.op = "QLinearConv", .kind = TGC_DEVICE_CPU, .fn = qlinear_conv, .forward_input = -1,
-     .dtypes = {TGC_UINT8, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

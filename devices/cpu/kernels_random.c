@@ -30,11 +30,15 @@
 #include <string.h>
 
 /* X(tgc dtype, C type) for the output types stored by plain conversion
- * (float16 and bool aside). float64: X(TGC_FLOAT64, double); int8 etc. alike. */
-#define PLAIN_TYPES(X) X(TGC_FLOAT32, float) X(TGC_INT32, int32_t) X(TGC_INT64, int64_t) X(TGC_UINT8, uint8_t)
+ * (float16, bfloat16 and bool aside). */
+#define PLAIN_TYPES(X)                                                                                                 \
+    X(TGC_FLOAT32, float) X(TGC_FLOAT64, double) X(TGC_INT8, int8_t) X(TGC_INT16, int16_t) X(TGC_INT32, int32_t)       \
+    X(TGC_INT64, int64_t) X(TGC_UINT8, uint8_t) X(TGC_UINT16, uint16_t) X(TGC_UINT32, uint32_t)                        \
+    X(TGC_UINT64, uint64_t)
 
 static void store(tgc_dtype t, void *p, int64_t i, double v) {
     if (t == TGC_FLOAT16) ((uint16_t *)p)[i] = tgc_float_to_half((float)v);
+    else if (t == TGC_BFLOAT16) ((uint16_t *)p)[i] = tgc_float_to_bf16((float)v);
     else if (t == TGC_BOOL) ((uint8_t *)p)[i] = v != 0;
 #define STORE(dt, ct) else if (t == dt) ((ct *)p)[i] = (ct)v;
     PLAIN_TYPES(STORE)
@@ -42,11 +46,16 @@ static void store(tgc_dtype t, void *p, int64_t i, double v) {
 }
 
 static double load_float(tgc_dtype t, const void *p, int64_t i) {
+    if (t == TGC_FLOAT64) return ((const double *)p)[i];
     return t == TGC_FLOAT16 ? tgc_half_to_float(((const uint16_t *)p)[i]) : ((const float *)p)[i];
 }
 
-/* Rounds v to output type t's precision (float32 or float16). */
-static float as_type(tgc_dtype t, double v) {
+/* Rounds v to output type t's precision (float32, float16 or float64).
+ * Callers compute in double and round after each operation: for float32
+ * and float16 that equals the operation done in that type (a product of
+ * two floats is exact in double; a sum's double rounding is innocuous). */
+static double as_type(tgc_dtype t, double v) {
+    if (t == TGC_FLOAT64) return v;
     return t == TGC_FLOAT16 ? tgc_half_to_float(tgc_float_to_half((float)v)) : (float)v;
 }
 
@@ -61,7 +70,7 @@ static void seed_generator(const tgc_kernel_ctx *c, tgc_mt19937 *g) {
     tgc_mt19937_seed(g, s);
 }
 
-static bool float_type(tgc_dtype t) { return t == TGC_FLOAT32 || t == TGC_FLOAT16; }
+static bool float_type(tgc_dtype t) { return t == TGC_FLOAT32 || t == TGC_FLOAT16 || t == TGC_FLOAT64; }
 
 /* ---- RandomUniform, RandomNormal and their *Like forms --------------------------------- */
 
@@ -75,12 +84,12 @@ static tgc_status fill_random(tgc_kernel_ctx *c, bool normal) {
     double a = normal ? tgc_kernel_attr_float(c, "scale", 1.0) : tgc_kernel_attr_float(c, "high", 1.0) -
                                                                   tgc_kernel_attr_float(c, "low", 0.0);
     double b = normal ? tgc_kernel_attr_float(c, "mean", 0.0) : tgc_kernel_attr_float(c, "low", 0.0);
-    float fa = as_type(y->dtype, a), fb = as_type(y->dtype, b);
+    double fa = as_type(y->dtype, a), fb = as_type(y->dtype, b);
     tgc_mt19937 g;
     seed_generator(c, &g);
     void *py = tgc_kernel_out_ptr(c, 0);
     for (int64_t i = 0, n = tgc_value_numel(y); i < n; i++) {
-        float r = as_type(y->dtype, normal ? tgc_mt19937_gauss(&g) : tgc_mt19937_double(&g));
+        double r = as_type(y->dtype, normal ? tgc_mt19937_gauss(&g) : tgc_mt19937_double(&g));
         r = as_type(y->dtype, r * fa);
         store(y->dtype, py, i, as_type(y->dtype, r + fb));
     }
@@ -204,12 +213,12 @@ static tgc_status dropout(tgc_kernel_ctx *c) {
         return TGC_OK;
     }
     if (!(ratio >= 0 && ratio < 1)) return tgc_kernel_fail(c, "ratio is %g; training needs it in [0, 1)", ratio);
-    float scale = as_type(x->dtype, 1.0f / (1.0f - (float)ratio));
+    double scale = x->dtype == TGC_FLOAT64 ? 1.0 / (1.0 - ratio) : as_type(x->dtype, 1.0f / (1.0f - (float)ratio));
     tgc_mt19937 g;
     seed_generator(c, &g);
     for (int64_t i = 0; i < n; i++) {
         bool keep = tgc_mt19937_double(&g) >= ratio;
-        float v = keep ? as_type(x->dtype, load_float(x->dtype, px, i)) : 0.0f * (float)load_float(x->dtype, px, i);
+        double v = keep ? as_type(x->dtype, load_float(x->dtype, px, i)) : 0.0 * load_float(x->dtype, px, i);
         store(x->dtype, py, i, as_type(x->dtype, v * scale));
         if (mask != NULL) mask[i] = keep;
     }
@@ -218,7 +227,7 @@ static tgc_status dropout(tgc_kernel_ctx *c) {
 
 /* ---- The family ----------------------------------------------------------------------------- */
 
-#define FLOATS {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}
+#define FLOATS {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_DTYPE_INVALID}
 #define HOST(i) (1u << (i))
 
 const tgc_kernel_def tgc_cpu_kernels_random[] = {

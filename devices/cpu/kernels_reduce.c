@@ -10,8 +10,9 @@
  *                      since 13), keepdims, noop_with_empty_axes
  *     ArgMax-13, ArgMin-13   axis, keepdims, select_last_point_index
  *                      (ONNX's select_last_index); int64 output
- *     Softmax-13, LogSoftmax-13   along `axis` (default -1) alone; float32;
- *                      exp from the Exp row, rows split over the pool
+ *     Softmax-13, LogSoftmax-13   along `axis` (default -1) alone; float32
+ *                      (exp from the Exp row, rows split over the pool)
+ *                      or float64 (serial, libm exp);
  * and tgc_cpu_kernels_reduce[], the list the registry reads. The
  * definitions are ONNX's reference (onnx/reference/ops/op_reduce_*.py):
  * L1 = sum |x|, L2 = sqrt(sum x^2), LogSum = log(sum x), LogSumExp =
@@ -596,13 +597,33 @@ static void softmax_f32(tgc_thread_pool *pool, const float *x, float *y, int64_t
     tgc_parallel_for(pool, (j.units + j.per_piece - 1) / j.per_piece, softmax_piece, &j);
 }
 
+/* softmax_f32's float64 form, serial: per [outer, inner] column the max,
+ * then sum(exp(x - max)), then y = exp(x - max) / sum or (log)
+ * x - max - log(sum), as ONNX's reference (numpy, float64). Each x[k] is
+ * read before y[k] is written, so y may be x. */
+static void softmax_f64(const double *x, double *y, int64_t outer, int64_t n, int64_t inner, bool log_out) {
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t base = o * n * inner + i;
+            double m = -INFINITY, sum = 0.0;
+            for (int64_t k = 0; k < n; k++) m = fmax(m, x[base + k * inner]);
+            for (int64_t k = 0; k < n; k++) sum += exp(x[base + k * inner] - m);
+            double log_sum = log(sum);
+            for (int64_t k = 0; k < n; k++) {
+                double t = x[base + k * inner] - m;
+                y[base + k * inner] = log_out ? t - log_sum : exp(t) / sum;
+            }
+        }
+}
+
 static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
     tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
-    if (y->dtype != TGC_FLOAT32)
-        return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype));
+    if (x->dtype != TGC_FLOAT32 && x->dtype != TGC_FLOAT64) return no_kernel(c, x->dtype);
+    if (y->dtype != x->dtype)
+        return tgc_kernel_fail(c, "%s: output is %s, expected %s", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype),
+                               tgc_dtype_name(x->dtype));
     if ((st = tgc_kernel_expect_dims(c, 0, x->rank, x->dims)) != TGC_OK) return st;
     int axis;
     if ((st = norm_axis(c, "axis", tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
@@ -611,7 +632,9 @@ static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
         if (d < axis) outer *= x->dims[d];
         if (d > axis) inner *= x->dims[d];
     }
-    if (tgc_value_numel(x) > 0)
+    if (tgc_value_numel(x) > 0 && x->dtype == TGC_FLOAT64)
+        softmax_f64(tgc_kernel_in_ptr(c, 0), tgc_buffer_host_ptr(y->buf), outer, x->dims[axis], inner, log_out);
+    else if (tgc_value_numel(x) > 0)
         softmax_f32(c->pool, data_of(x), tgc_buffer_host_ptr(y->buf), outer, x->dims[axis], inner, log_out);
     return TGC_OK;
 }
@@ -647,8 +670,8 @@ const tgc_kernel_def tgc_cpu_kernels_reduce[] = {
     ARG("ArgMax", k_argmax),
     ARG("ArgMin", k_argmin),
     {.op = "Softmax", .kind = TGC_DEVICE_CPU, .fn = k_softmax, .forward_input = 0,
-     .dtypes = DTYPES(TGC_FLOAT32)},
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT64)},
     {.op = "LogSoftmax", .kind = TGC_DEVICE_CPU, .fn = k_log_softmax, .forward_input = 0,
-     .dtypes = DTYPES(TGC_FLOAT32)},
+     .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT64)},
     {.op = NULL},
 };

@@ -28,22 +28,28 @@
 
 #define PI 3.141592653589793238462643383279502884
 
-/* X(tgc dtype, C type) for the plain numeric output types (float16 aside).
- * float64: X(TGC_FLOAT64, double) once tgc has it. */
-#define OUT_TYPES(X) X(TGC_FLOAT32, float) X(TGC_INT32, int32_t) X(TGC_INT64, int64_t) X(TGC_UINT8, uint8_t)
+/* X(tgc dtype, C type) for the plain numeric output types (float16 aside). */
+#define OUT_TYPES(X)                                                                                                   \
+    X(TGC_FLOAT32, float) X(TGC_FLOAT64, double) X(TGC_INT8, int8_t) X(TGC_INT16, int16_t) X(TGC_INT32, int32_t)       \
+    X(TGC_INT64, int64_t) X(TGC_UINT8, uint8_t) X(TGC_UINT16, uint16_t) X(TGC_UINT32, uint32_t)                        \
+    X(TGC_UINT64, uint64_t)
+
+/* The float types the transforms read (float32, float16, float64). */
+static bool float_in(tgc_dtype t) { return t == TGC_FLOAT32 || t == TGC_FLOAT16 || t == TGC_FLOAT64; }
 
 /* Stores v as element i of p (type t), as numpy's astype: ints truncate.
  * Callers give values in the type's range. */
 static void store_real(tgc_dtype t, void *p, int64_t i, double v) {
-    if (t != TGC_FLOAT32 && t != TGC_FLOAT16 && !(v >= -9.2e18 && v <= 9.2e18)) v = 0; /* NaN: no UB */
+    if (!float_in(t) && !(v >= -9.2e18 && v <= 9.2e18)) v = 0; /* NaN: no UB */
     if (t == TGC_FLOAT16) ((uint16_t *)p)[i] = tgc_float_to_half((float)v);
 #define STORE(dt, ct) else if (t == dt) ((ct *)p)[i] = (ct)v;
     OUT_TYPES(STORE)
 #undef STORE
 }
 
-/* Element i of a float32 or float16 tensor. */
+/* Element i of a float32, float16 or float64 tensor. */
 static double load_float(tgc_dtype t, const void *p, int64_t i) {
+    if (t == TGC_FLOAT64) return ((const double *)p)[i];
     return t == TGC_FLOAT16 ? tgc_half_to_float(((const uint16_t *)p)[i]) : ((const float *)p)[i];
 }
 
@@ -122,7 +128,7 @@ static tgc_status dft(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     int r = x->rank;
-    if ((x->dtype != TGC_FLOAT32 && x->dtype != TGC_FLOAT16) || y->dtype != x->dtype || r < 2 ||
+    if (!float_in(x->dtype) || y->dtype != x->dtype || r < 2 ||
         (x->dims[r - 1] != 1 && x->dims[r - 1] != 2) || y->rank != r)
         return tgc_kernel_fail(c, "DFT takes float [batch, ..., 1 or 2] to the same dtype and rank");
     int64_t axis = tgc_kernel_attr_int(c, "axis", 1);
@@ -186,7 +192,7 @@ static tgc_status stft(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     bool has_window = tgc_kernel_has_input(c, 2);
-    if ((x->dtype != TGC_FLOAT32 && x->dtype != TGC_FLOAT16) || y->dtype != x->dtype || x->rank != 3 ||
+    if (!float_in(x->dtype) || y->dtype != x->dtype || x->rank != 3 ||
         (x->dims[2] != 1 && x->dims[2] != 2) ||
         (has_window && (c->inputs[2].dtype != x->dtype || c->inputs[2].rank != 1)))
         return tgc_kernel_fail(c, "STFT takes a float signal [batch, length, 1 or 2] and a 1-D window of its dtype");
@@ -240,7 +246,7 @@ static tgc_status mel_weight_matrix(tgc_kernel_ctx *c) {
     if (st == TGC_OK) st = int_scalar(c, 2, "sample_rate", &rate);
     if (st != TGC_OK) return st;
     for (int i = 3; i < 5; i++)
-        if ((c->inputs[i].dtype != TGC_FLOAT32 && c->inputs[i].dtype != TGC_FLOAT16) ||
+        if (!float_in(c->inputs[i].dtype) ||
             tgc_value_numel(&c->inputs[i]) != 1)
             return tgc_kernel_fail(c, "input %d must be a float scalar (a frequency in hertz)", i);
     const tgc_value *y = &c->outputs[0];
@@ -297,9 +303,9 @@ const tgc_kernel_def tgc_cpu_kernels_signal[] = {
     {.op = "BlackmanWindow", .kind = TGC_DEVICE_CPU, .fn = blackman_window, .forward_input = -1, .host_inputs = HOST(0),
      .dtypes = INTS},
     {.op = "DFT", .kind = TGC_DEVICE_CPU, .fn = dft, .forward_input = -1, .host_inputs = HOST(1),
-     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_DTYPE_INVALID}},
     {.op = "STFT", .kind = TGC_DEVICE_CPU, .fn = stft, .forward_input = -1, .host_inputs = HOST(1) | HOST(3),
-     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_DTYPE_INVALID}},
     {.op = "MelWeightMatrix", .kind = TGC_DEVICE_CPU, .fn = mel_weight_matrix, .forward_input = -1,
      .host_inputs = HOST(0) | HOST(1) | HOST(2) | HOST(3) | HOST(4), .dtypes = INTS},
     {.op = NULL},

@@ -41,6 +41,7 @@ static inline int64_t tgc_sample_saturate_i64(double d) {
     X(TGC_FLOAT32, float, (double)v, (float)d)                                                                         \
     X(TGC_FLOAT16, uint16_t, (double)tgc_half_to_float(v), tgc_float_to_half((float)d))                               \
     X(TGC_UINT8, uint8_t, (double)v, (uint8_t)tgc_sample_saturate(d, 0, 255))                                          \
+    X(TGC_INT8, int8_t, (double)v, (int8_t)tgc_sample_saturate(d, -128, 127))                                         \
     X(TGC_INT32, int32_t, (double)v, (int32_t)tgc_sample_saturate(d, INT32_MIN, INT32_MAX))                            \
     X(TGC_INT64, int64_t, (double)v, tgc_sample_saturate_i64(d))
 

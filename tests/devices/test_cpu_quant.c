@@ -170,6 +170,45 @@ static void test_conv_integer_channel_mismatch_fails(void) {
     fx_end(&f);
 }
 
+/* int8 QuantizeLinear then int8 DequantizeLinear, per tensor:
+ * np.clip(np.rint(x / 2) + (-3), -128, 127).astype(np.int8) for
+ * x [0.5, 1.5, 2.5, -0.5, -1.5, 300, -300, -20.4]; and
+ * (q.astype(np.int32) - (-5)) * 0.25 for q [-128, -1, 0, 127]. */
+static void test_quantize_dequantize_int8(void) {
+    shape_fx f;
+    fx_begin(&f, "QuantizeLinear");
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){8}, (float[]){0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 300.0f, -300.0f, -20.4f});
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){2.0f});
+    fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){-3});
+    fx_out_expect(&f, TGC_INT8, 1, (int64_t[]){8}, (int8_t[]){-3, -2, -2, -3, -4, 127, -128, -13});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+    fx_begin(&f, "DequantizeLinear");
+    fx_in(&f, TGC_INT8, 1, (int64_t[]){4}, (int8_t[]){-128, -1, 0, 127});
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.25f});
+    fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){-5});
+    fx_out_expect(&f, TGC_FLOAT32, 1, (int64_t[]){4}, (float[]){-30.75f, 1.0f, 1.25f, 33.0f});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* MatMulInteger of int8 A and B with scalar zero points -2 and 3:
+ * (A.astype(np.int32) + 2) @ (B.astype(np.int32) - 3). */
+static void test_matmul_integer_int8(void) {
+    shape_fx f;
+    fx_begin(&f, "MatMulInteger");
+    fx_in(&f, TGC_INT8, 2, (int64_t[]){2, 3}, (int8_t[]){-1, 2, -3, 4, -128, 127});
+    fx_in(&f, TGC_INT8, 2, (int64_t[]){3, 2}, (int8_t[]){7, -8, 9, 10, -11, 12});
+    fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){-2});
+    fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){3});
+    fx_out_expect(&f, TGC_INT32, 2, (int64_t[]){2, 2}, (int32_t[]){42, 8, -2538, 213});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
 TGC_TEST_MAIN("devices/cpu_quant", {"QuantizeLinear int32 per axis", test_quantize_int32_per_axis},
               {"QuantizeLinear ties and saturation", test_quantize_ties_and_saturation},
               {"QuantizeLinear bad scale length", test_quantize_bad_scale_length},
@@ -178,4 +217,6 @@ TGC_TEST_MAIN("devices/cpu_quant", {"QuantizeLinear int32 per axis", test_quanti
               {"MatMulInteger large K exact", test_matmul_integer_large_k_exact},
               {"QLinearConv grouped strided padded dilated", test_qlinear_conv_grouped_strided_padded_dilated},
               {"ConvInteger per-channel zero point", test_conv_integer_per_channel_zero_point},
-              {"ConvInteger channel mismatch", test_conv_integer_channel_mismatch_fails})
+              {"ConvInteger channel mismatch", test_conv_integer_channel_mismatch_fails},
+              {"QuantizeLinear/DequantizeLinear int8", test_quantize_dequantize_int8},
+              {"MatMulInteger int8", test_matmul_integer_int8})
