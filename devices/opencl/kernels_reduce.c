@@ -196,8 +196,11 @@ static tgc_status k_argmin(tgc_kernel_ctx *c) { return arg_extreme(c, true); }
 
 /* ==== Hardmax, LpNormalization, MeanVarianceNormalization =================== */
 
-/* Hardmax-13 (p 0) and LpNormalization-1 (p 1, 2) along `axis` (default -1). */
-static tgc_status along_axis(tgc_kernel_ctx *c, int p) {
+/* One work-item per (outer, inner) position of a float32 tensor, running
+ * `kernel` down `axis` (attribute, default -1) with the int argument `arg`:
+ * Hardmax and LpNormalization (red_along_axis_f32, arg p), Softmax and
+ * LogSoftmax (red_softmax_f32, arg log). */
+static tgc_status run_along_axis(tgc_kernel_ctx *c, const char *kernel, int arg) {
     tgc_status st = tgc_cl_check(c, 1, 1, 0);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
@@ -214,9 +217,12 @@ static tgc_status along_axis(tgc_kernel_ctx *c, int p) {
     }
     if (tgc_value_numel(x) == 0) return TGC_OK;
     tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),         TGC_CL_BUF(y->buf), TGC_CL_LONG(outer * inner),
-                         TGC_CL_LONG(x->dims[axis]), TGC_CL_LONG(inner), TGC_CL_INT(p)};
-    return tgc_cl_run1d(c, "red_along_axis_f32", outer * inner, 6, args);
+                         TGC_CL_LONG(x->dims[axis]), TGC_CL_LONG(inner), TGC_CL_INT(arg)};
+    return tgc_cl_run1d(c, kernel, outer * inner, 6, args);
 }
+
+/* Hardmax-13 (p 0) and LpNormalization-1 (p 1, 2) along `axis`. */
+static tgc_status along_axis(tgc_kernel_ctx *c, int p) { return run_along_axis(c, "red_along_axis_f32", p); }
 
 static tgc_status k_hardmax(tgc_kernel_ctx *c) { return along_axis(c, 0); }
 
@@ -280,24 +286,7 @@ static tgc_status k_mvn(tgc_kernel_ctx *c) {
 /* ==== Softmax, LogSoftmax =================================================== */
 
 static tgc_status softmax(tgc_kernel_ctx *c, bool log_out) {
-    tgc_status st = tgc_cl_check(c, 1, 1, 0);
-    if (st != TGC_OK) return st;
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    if (x->dtype != TGC_FLOAT32) return no_kernel(c, x->dtype);
-    if (y->dtype != TGC_FLOAT32)
-        return tgc_kernel_fail(c, "%s: output is %s, expected float32", tgc_kernel_op_name(c), tgc_dtype_name(y->dtype));
-    if ((st = tgc_kernel_expect_dims(c, 0, x->rank, x->dims)) != TGC_OK) return st;
-    int axis;
-    if ((st = norm_axis(c, tgc_kernel_attr_int(c, "axis", -1), x->rank, &axis)) != TGC_OK) return st;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < x->rank; d++) {
-        if (d < axis) outer *= x->dims[d];
-        if (d > axis) inner *= x->dims[d];
-    }
-    if (tgc_value_numel(x) == 0) return TGC_OK;
-    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),     TGC_CL_BUF(y->buf), TGC_CL_LONG(outer * inner),
-                         TGC_CL_LONG(x->dims[axis]), TGC_CL_LONG(inner), TGC_CL_INT(log_out)};
-    return tgc_cl_run1d(c, "red_softmax_f32", outer * inner, 6, args);
+    return run_along_axis(c, "red_softmax_f32", log_out);
 }
 
 static tgc_status k_softmax(tgc_kernel_ctx *c) { return softmax(c, false); }
