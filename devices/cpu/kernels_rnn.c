@@ -62,11 +62,12 @@ typedef struct rnn_scratch {
 } rnn_scratch;
 
 static tgc_status scratch_alloc(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, rnn_scratch *s, void **block) {
-    int64_t gh = g->gates * g->hidden, rows, xw, hr, st, total;
+    int64_t gh = g->gates * g->hidden, rows, xw, hr, st, total, lens;
     bool ok = tgc_checked_mul_i64(g->seq, g->batch, &rows) && tgc_checked_mul_i64(rows, gh, &xw) &&
               tgc_checked_mul_i64(g->batch, gh, &hr) && tgc_checked_mul_i64(g->batch, g->hidden, &st) &&
               tgc_checked_mul_i64(st, 3, &total) && tgc_checked_add_i64(total, xw, &total) &&
-              tgc_checked_add_i64(total, hr, &total) && tgc_checked_add_i64(total, 2 * g->batch, &total);
+              tgc_checked_add_i64(total, hr, &total) && tgc_checked_mul_i64(g->batch, 2, &lens) &&
+              tgc_checked_add_i64(total, lens, &total); /* the int64 lengths, as two floats each */
     size_t bytes;
     if (!ok || !tgc_checked_nbytes(total, sizeof(float), &bytes)) return tgc_kernel_fail(c, "scratch too large");
     *block = tgc_malloc(bytes > 0 ? bytes : 1);

@@ -12,6 +12,7 @@
 #include "graph/tfidf_pool.h"
 
 #include "support/alloc.h"
+#include "support/checked.h"
 
 #include <string.h>
 
@@ -55,9 +56,15 @@ static tgc_status tfidf(tgc_kernel_ctx *c) {
     if (why != NULL) return tgc_kernel_fail(c, "%s", why);
     const tgc_value *x = &c->inputs[0];
     int64_t rows = x->rank == 2 ? x->dims[0] : 1, width = x->rank == 0 ? 1 : x->dims[x->rank - 1];
-    if (tgc_value_numel(&c->outputs[0]) != rows * p.columns) return tgc_kernel_fail(c, "output shape mismatch");
+    int64_t out_numel, scratch;
+    size_t scratch_bytes;
+    if (!tgc_checked_mul_i64(rows, p.columns, &out_numel) || tgc_value_numel(&c->outputs[0]) != out_numel)
+        return tgc_kernel_fail(c, "output shape mismatch");
+    if (!tgc_checked_add_i64(width, p.columns, &scratch) ||
+        !tgc_checked_nbytes(scratch, sizeof(int64_t), &scratch_bytes))
+        return tgc_kernel_fail(c, "a row of %lld items is too large", (long long)width);
     float *y = tgc_kernel_out_ptr(c, 0);
-    int64_t *row = tgc_malloc((size_t)(width + p.columns) * sizeof(int64_t) + 1);
+    int64_t *row = tgc_malloc(scratch_bytes + 1);
     if (row == NULL) return tgc_kernel_fail(c, "no host memory for a row");
     int64_t *counts = row + width;
     for (int64_t r = 0; r < rows; r++) {
