@@ -111,7 +111,13 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     tgc_session *s = tgc_calloc(1, sizeof *s);
     if (s == NULL) return TGC_ERR_NOMEM;
     s->g = g;
-    tgc_status st = open_devices(s, devices, opts, diags);
+    tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
+    tgc_status st = TGC_OK;
+    if (level != TGC_OPTIMIZE_NONE) {
+        st = tgc_graph_optimize(g, level, NULL, diags, &s->optimized);
+        s->g = s->optimized;
+    }
+    if (st == TGC_OK) st = open_devices(s, devices, opts, diags);
     if (st == TGC_OK) {
         tgc_placer_options po = {.soft_placement = opts != NULL && opts->soft_placement};
         st = tgc_placer_run(g, s->place_devices, s->n_devices, &po, diags, &s->placement);
@@ -147,6 +153,7 @@ void tgc_session_free(tgc_session *s) {
     tgc_free(s->output_names);
     tgc_trace_free(s->trace);
     tgc_memory_watch_free(s->watch);
+    tgc_graph_free(s->optimized);
     tgc_free(s);
 }
 

@@ -70,7 +70,8 @@ typedef struct tgc_plan {
 } tgc_plan;
 
 struct tgc_session {
-    const tgc_graph *g;
+    const tgc_graph *g;     /* what runs: the optimized graph, or the user's */
+    tgc_graph *optimized;   /* owned; NULL with TGC_OPTIMIZE_NONE */
     tgc_placer_device place_devices[TGC_MAX_DEVICES];
     tgc_device *devices[TGC_MAX_DEVICES]; /* parallel to place_devices */
     tgc_thread_pool *pools[TGC_MAX_DEVICES];

@@ -88,7 +88,15 @@ void tgc_graph_free(tgc_graph *g) {
     tgc_free(g->path);
     tgc_free(g->dir);
     tgc_free(g->name);
+    tgc_graph *source = g->source;
     tgc_free(g);
+    tgc_graph_free(source);
+}
+
+tgc_status tgc_graph_adopt_source(tgc_graph *g, tgc_graph *source) {
+    if (g->source != NULL) return TGC_ERR_INVALID;
+    g->source = source;
+    return TGC_OK;
 }
 
 tgc_status tgc_graph_add_node(tgc_graph *g, const char *name, tgc_node_kind kind, int32_t *id) {

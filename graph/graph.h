@@ -174,6 +174,10 @@ struct tgc_graph {
     int32_t *topo; /* n_nodes ids in a topological order (after validation) */
 
     tgc_load_limits limits; /* what the model may ask for (load_limits.c) */
+
+    /* The graph whose weights this one borrows, owned (freed after this
+     * one), or NULL: see tgc_graph_adopt_source. */
+    tgc_graph *source;
 };
 
 /* Appends a zeroed node named `name` of `kind`; stores its id in *id.
@@ -206,6 +210,31 @@ tgc_dtype tgc_dtype_from_onnx(int64_t code);
  * tgc_graph_dump_yaml. */
 tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
                                        const char *const *node_devices, tgc_diags *diags);
+
+/* ---- Copies (graph/graph_copy.c), for stages that build one graph from
+ * another. Each returns TGC_OK or TGC_ERR_NOMEM; on failure dst holds what
+ * was copied so far, for its owner to release. */
+
+/* dst = src's dtype, shape and known float scalar; its small integer value
+ * too when with_value (dst's old value is not freed). */
+tgc_status tgc_info_copy(tgc_tensor_info *dst, const tgc_tensor_info *src, bool with_value);
+
+/* A new description of constant c whose data is c's, borrowed (c must
+ * outlive it: a partition or an optimized graph holds its weights once).
+ * NULL if out of memory. */
+tgc_const *tgc_const_borrow(const tgc_const *c);
+
+/* A deep copy of attribute src into dst (a tensor attribute borrows its data). */
+tgc_status tgc_attr_copy(tgc_attr *dst, const tgc_attr *src);
+
+/* Gives node n `count` outputs copied from src (values too). */
+tgc_status tgc_node_set_outputs(tgc_node *n, const tgc_tensor_info *src, int count);
+
+/* Copies into the fresh node dst everything of src except its name, kind,
+ * inputs, controls and colocation (which refer to node ids the caller
+ * maps): op, positions, requested device, attributes, outputs, declared
+ * `out`, and constant data (borrowed). */
+tgc_status tgc_node_copy_body(tgc_node *dst, const tgc_node *src);
 
 /* Releases a constant and its data (unless borrowed); NULL is ignored. */
 void tgc_const_free(tgc_const *c);

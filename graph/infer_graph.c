@@ -131,13 +131,18 @@ static tgc_status infer_op(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
 tgc_status tgc_graph_infer(tgc_graph *g, tgc_diags *diags) {
     tgc_status result = TGC_OK;
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        tgc_node *n = &g->nodes[g->topo[i]];
-        tgc_status s = TGC_OK;
-        if (n->kind == TGC_NODE_CONST) s = infer_const(n);
-        else if (n->kind == TGC_NODE_OP) s = infer_op(g, n, diags);
-        if (s == TGC_OK && n->kind != TGC_NODE_OP && (s = check_sizes(g, n, diags)) != TGC_OK) reset_outputs(n);
+        tgc_status s = tgc_graph_infer_node(g, g->topo[i], diags);
         if (s == TGC_ERR_NOMEM) return s;
         if (s != TGC_OK) result = s;
     }
     return result;
+}
+
+tgc_status tgc_graph_infer_node(tgc_graph *g, int32_t id, tgc_diags *diags) {
+    tgc_node *n = &g->nodes[id];
+    tgc_status s = TGC_OK;
+    if (n->kind == TGC_NODE_CONST) s = infer_const(n);
+    else if (n->kind == TGC_NODE_OP) s = infer_op(g, n, diags);
+    if (s == TGC_OK && n->kind != TGC_NODE_OP && (s = check_sizes(g, n, diags)) != TGC_OK) reset_outputs(n);
+    return s;
 }

@@ -20,4 +20,10 @@ tgc_status tgc_graph_validate(tgc_graph *g, tgc_diags *diags);
  * first. Returns TGC_OK, TGC_ERR_INVALID or TGC_ERR_NOMEM. */
 tgc_status tgc_graph_infer(tgc_graph *g, tgc_diags *diags);
 
+/* Infers node `id` alone (its inputs already inferred), as
+ * tgc_graph_infer does for each node: for a node a later stage adds. Its
+ * outputs must be allocated (n_outputs set). Returns TGC_OK,
+ * TGC_ERR_INVALID (the problem in diags) or TGC_ERR_NOMEM. */
+tgc_status tgc_graph_infer_node(tgc_graph *g, int32_t id, tgc_diags *diags);
+
 #endif

@@ -242,6 +242,62 @@ int64_t tgc_tensor_numel(const tgc_tensor *t);
  * that tgc_session_run returns are always in host memory. */
 const void *tgc_tensor_data(const tgc_tensor *t);
 
+/* ---- Optimization ------------------------------------------------------- */
+
+/* How much the optimization passes (docs/passes.md) rewrite a graph before
+ * placement. Each pass preserves the graph's outputs (values within
+ * float32 rounding), its inputs and the names of its outputs.
+ *
+ * Example usage:
+ *     tgc_graph *opt = NULL;
+ *     tgc_optimize_report rep;
+ *     if (tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, &rep, diags, &opt) == TGC_OK) {
+ *         tgc_optimize_report_print(&rep, stderr);   // a line per pass
+ *         ... tgc_graph_dump_yaml(opt, stdout, NULL, diags) ...
+ *         tgc_graph_free(opt);                        // before g
+ *     }
+ */
+typedef enum tgc_optimize_level {
+    TGC_OPTIMIZE_DEFAULT = 0, /* the highest (TGC_OPTIMIZE_ALL) */
+    TGC_OPTIMIZE_NONE,        /* `--optimize 0`: the graph as written */
+    TGC_OPTIMIZE_BASIC,       /* `--optimize 1`: constant folding, common subexpressions, dead nodes */
+    TGC_OPTIMIZE_ALL,         /* `--optimize 2`: also BatchNorm folding and op fusions */
+} tgc_optimize_level;
+
+/* What one pass did. */
+typedef struct tgc_pass_summary {
+    const char *name;          /* "fold-constants", ... (static) */
+    int32_t nodes_before, nodes_after; /* op nodes and initializers */
+    int32_t rewrites;          /* edits it made: nodes replaced, folded, removed, fused */
+    double ms;                 /* wall time */
+} tgc_pass_summary;
+
+#define TGC_MAX_PASSES 16
+
+typedef struct tgc_optimize_report {
+    int n_passes;
+    tgc_pass_summary passes[TGC_MAX_PASSES];
+} tgc_optimize_report;
+
+/* Runs the optimization passes of `level` over g (validated and inferred,
+ * as tgc_graph_load leaves it; g is not changed) and stores the optimized
+ * graph in *out: owned by the caller (tgc_graph_free), its weights borrowed
+ * from g, which must outlive it. The result is a valid graph that dumps as
+ * tgc/1 and loads again. report may be NULL. TGC_OPTIMIZE_NONE gives a
+ * plain copy. Returns TGC_OK, TGC_ERR_INVALID (a pass broke the graph: a
+ * tgc bug, reported in diags) or TGC_ERR_NOMEM. */
+tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, tgc_optimize_report *report,
+                              tgc_diags *diags, tgc_graph **out);
+
+/* Makes g own `source`, the graph whose weights it borrows (as the result
+ * of tgc_graph_optimize borrows its input's): tgc_graph_free(g) then frees
+ * source too, after g. So one handle stands for both. TGC_OK, or
+ * TGC_ERR_INVALID when g already owns a source. */
+tgc_status tgc_graph_adopt_source(tgc_graph *g, tgc_graph *source);
+
+/* Prints one line per pass: name, nodes before -> after, rewrites, ms. */
+void tgc_optimize_report_print(const tgc_optimize_report *r, FILE *out);
+
 /* ---- Sessions ------------------------------------------------------------ */
 
 /* A graph compiled for a list of devices, with its weights loaded once,
@@ -277,6 +333,9 @@ typedef struct tgc_session_options {
      * tgc_session_memory_report can name the largest tensors live at each
      * device's peak (a little work per allocation; none when zero). */
     int memory_report;
+    /* The optimization passes run before placement (TGC_OPTIMIZE_DEFAULT:
+     * all of them). */
+    tgc_optimize_level optimize;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on

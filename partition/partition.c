@@ -47,71 +47,6 @@ typedef struct builder {
 
 static const char *device_name(const tgc_partitioning *p, int part) { return p->parts[part].device_name; }
 
-/* ---- copying ------------------------------------------------------------- */
-
-static tgc_status copy_info(tgc_tensor_info *dst, const tgc_tensor_info *src, bool with_value) {
-    dst->dtype = src->dtype;
-    dst->shape = src->shape;
-    dst->value_len = -1;
-    dst->value = NULL;
-    if (with_value && src->value_len >= 0) return tgc_info_set_value(dst, src->value_len, src->value);
-    return TGC_OK;
-}
-
-/* A partition's copy of constant c: its own description, c's data
- * borrowed (the source graph outlives its partitions), so a partitioned
- * model holds its weights once. */
-static tgc_const *copy_const(const tgc_const *c) {
-    tgc_const *k = tgc_calloc(1, sizeof *k);
-    if (k == NULL) return NULL;
-    *k = *c;
-    k->borrowed = true;
-    k->file = NULL;
-    if (c->file != NULL && (k->file = tgc_strdup(c->file)) == NULL) {
-        tgc_const_free(k);
-        return NULL;
-    }
-    return k;
-}
-
-static tgc_status copy_attr(tgc_attr *dst, const tgc_attr *src) {
-    memset(dst, 0, sizeof *dst);
-    dst->type = src->type;
-    dst->pos = src->pos;
-    dst->i = src->i;
-    dst->f = src->f;
-    dst->n = src->n;
-    if ((dst->name = tgc_strdup(src->name)) == NULL) return TGC_ERR_NOMEM;
-    if (src->s != NULL && (dst->s = tgc_strdup(src->s)) == NULL) return TGC_ERR_NOMEM;
-    if (src->ints != NULL) {
-        if ((dst->ints = tgc_malloc(src->n * sizeof *dst->ints)) == NULL) return TGC_ERR_NOMEM;
-        memcpy(dst->ints, src->ints, src->n * sizeof *dst->ints);
-    }
-    if (src->floats != NULL) {
-        if ((dst->floats = tgc_malloc(src->n * sizeof *dst->floats)) == NULL) return TGC_ERR_NOMEM;
-        memcpy(dst->floats, src->floats, src->n * sizeof *dst->floats);
-    }
-    if (src->strings != NULL) {
-        if ((dst->strings = tgc_calloc(src->n ? src->n : 1, sizeof *dst->strings)) == NULL) return TGC_ERR_NOMEM;
-        for (size_t i = 0; i < src->n; i++)
-            if ((dst->strings[i] = tgc_strdup(src->strings[i])) == NULL) return TGC_ERR_NOMEM;
-    }
-    if (src->tensor != NULL && (dst->tensor = copy_const(src->tensor)) == NULL) return TGC_ERR_NOMEM;
-    return TGC_OK;
-}
-
-/* Gives node `n` n_outputs outputs copied from `src` (values too). */
-static tgc_status set_outputs(tgc_node *n, const tgc_tensor_info *src, int count) {
-    if (count == 0) return TGC_OK;
-    n->outputs = tgc_calloc((size_t)count, sizeof *n->outputs);
-    if (n->outputs == NULL) return TGC_ERR_NOMEM;
-    n->n_outputs = count;
-    for (int k = 0; k < count; k++) n->outputs[k].value_len = -1;
-    for (int k = 0; k < count; k++)
-        if (copy_info(&n->outputs[k], &src[k], true) != TGC_OK) return TGC_ERR_NOMEM;
-    return TGC_OK;
-}
-
 /* ---- partitions ------------------------------------------------------------ */
 
 /* Appends a node named `name` to partition `part` with the given origin;
@@ -150,20 +85,11 @@ static tgc_status copy_node(builder *b, int part, int32_t id, tgc_ref *inputs, t
     n->n_inputs = inputs ? src->n_inputs : 0;
     n->controls = controls;
     n->n_controls = controls ? src->n_controls : 0;
-    n->op = src->op;
-    n->pos = src->pos;
-    n->op_pos = src->op_pos;
-    n->device_pos = src->device_pos;
-    n->declared_pos = src->declared_pos;
-    if (src->op_name != NULL && (n->op_name = tgc_strdup(src->op_name)) == NULL) return TGC_ERR_NOMEM;
-    if (src->kind == TGC_NODE_OP && (n->device = tgc_strdup(b->out->parts[part].device_name)) == NULL)
-        return TGC_ERR_NOMEM;
-    if (src->n_attrs > 0) {
-        if ((n->attrs = tgc_calloc((size_t)src->n_attrs, sizeof *n->attrs)) == NULL) return TGC_ERR_NOMEM;
-        for (int i = 0; i < src->n_attrs; i++) {
-            n->n_attrs = i + 1;
-            if (copy_attr(&n->attrs[i], &src->attrs[i]) != TGC_OK) return TGC_ERR_NOMEM;
-        }
+    if (tgc_node_copy_body(n, src) != TGC_OK) return TGC_ERR_NOMEM;
+    tgc_free(n->device); /* the partition's device, for op nodes only */
+    n->device = NULL;
+    if (src->kind == TGC_NODE_OP) {
+        if ((n->device = tgc_strdup(b->out->parts[part].device_name)) == NULL) return TGC_ERR_NOMEM;
     }
     /* Colocation ties nodes of one device; a tie to another partition
      * (a placement that broke it) has nothing to point at here. */
@@ -174,18 +100,6 @@ static tgc_status copy_node(builder *b, int part, int32_t id, tgc_ref *inputs, t
             return TGC_ERR_NOMEM;
         n->colocate[n->n_colocate++] = (tgc_ref){b->out->local_id[c], 0, src->colocate[i].pos};
     }
-    if (set_outputs(n, src->outputs, src->n_outputs) != TGC_OK) return TGC_ERR_NOMEM;
-    if (src->n_declared > 0) {
-        n->declared = tgc_calloc((size_t)src->n_declared, sizeof *n->declared);
-        n->declared_has_shape = tgc_calloc((size_t)src->n_declared, sizeof *n->declared_has_shape);
-        if (n->declared == NULL || n->declared_has_shape == NULL) return TGC_ERR_NOMEM;
-        n->n_declared = src->n_declared;
-        for (int k = 0; k < src->n_declared; k++) {
-            copy_info(&n->declared[k], &src->declared[k], false);
-            n->declared_has_shape[k] = src->declared_has_shape[k];
-        }
-    }
-    if (src->data != NULL && (n->data = copy_const(src->data)) == NULL) return TGC_ERR_NOMEM;
     return TGC_OK;
 }
 
@@ -382,12 +296,12 @@ static tgc_status add_recv(builder *b, tgc_partition_pair *pr, const char *base,
     if (s == TGC_OK) s = init_added(b, part, pr->recv_node, b->op_recv);
     if (s != TGC_OK) return s;
     tgc_node *n = &b->out->parts[part].graph->nodes[pr->recv_node];
-    if (set_outputs(n, info, 1) != TGC_OK) return TGC_ERR_NOMEM;
+    if (tgc_node_set_outputs(n, info, 1) != TGC_OK) return TGC_ERR_NOMEM;
     n->declared = tgc_calloc(1, sizeof *n->declared);
     n->declared_has_shape = tgc_calloc(1, sizeof *n->declared_has_shape);
     if (n->declared == NULL || n->declared_has_shape == NULL) return TGC_ERR_NOMEM;
     n->n_declared = 1;
-    copy_info(&n->declared[0], info, false);
+    tgc_info_copy(&n->declared[0], info, false);
     n->declared_has_shape[0] = info->shape.rank != TGC_RANK_UNKNOWN;
     pr->recv_feed = pr->recv_node;
     return set_pair_attrs(n, pr, device_name(b->out, pr->send_part), device_name(b->out, part), pr->recv_host_memory);
@@ -499,7 +413,7 @@ static tgc_status control_pair(builder *b, int32_t a, int dst, int32_t *feed) {
                 n->attrs[0].tensor->shape = pr->shape;
             }
         }
-        if (s == TGC_OK) s = set_outputs(n, &info, 1);
+        if (s == TGC_OK) s = tgc_node_set_outputs(n, &info, 1);
     }
     if (s == TGC_OK) s = add_send(b, pr, names[1], (tgc_ref){empty, 0, {0, 0}});
     pr = &out->pairs[index];
@@ -512,7 +426,7 @@ static tgc_status control_pair(builder *b, int32_t a, int dst, int32_t *feed) {
         tgc_node *n = &out->parts[dst].graph->nodes[ident];
         if ((n->inputs = one_ref(pr->recv_node, 0)) == NULL) s = TGC_ERR_NOMEM;
         else n->n_inputs = 1;
-        if (s == TGC_OK) s = set_outputs(n, &info, 1);
+        if (s == TGC_OK) s = tgc_node_set_outputs(n, &info, 1);
         pr->recv_feed = ident;
     }
     for (int i = 0; i < 4; i++) tgc_free(names[i]);

@@ -4,6 +4,8 @@
 
 #include "tgc.h"
 
+#include <stdbool.h>
+
 /* Exit codes shared by every command. */
 enum {
     TGC_EXIT_OK = 0,
@@ -19,6 +21,10 @@ int tgc_cmd_import(int argc, char **argv);
 
 /* Prints "tgc: error: MESSAGE" and a one-line hint to stderr; returns 2. */
 int tgc_usage_error(const char *command, const char *fmt, ...);
+
+/* Parses `--optimize`'s value "0", "1" or "2" into *level; false if it is
+ * none of them. */
+bool tgc_parse_optimize_level(const char *text, tgc_optimize_level *level);
 
 /* Writes `write(file, ctx)`'s output to `path` atomically: to a temporary
  * file in the same directory, renamed into place only on success, so a

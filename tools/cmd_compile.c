@@ -11,7 +11,8 @@
 
 static const char compile_usage[] =
     "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]] [--weights-dir DIR] [--load-limits LIST]\n"
-    "                   [--dump shapes|placed|partitioned] [--format yaml|json|dot] [-o FILE|DIR]\n"
+    "                   [--dump shapes|optimized|placed|partitioned] [--format yaml|json|dot] [-o FILE|DIR]\n"
+    "                   [--optimize 0|1|2]\n"
     "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--format table|json]\n"
     "\n"
     "Loads MODEL.yaml (format tgc/1), checks every rule of the format and infers\n"
@@ -31,6 +32,12 @@ static const char compile_usage[] =
     "                    model file, default 2GiB), nodes=N (1000000), rank=R (8),\n"
     "                    tensor=SIZE (one tensor's bytes, 64GiB), e.g. file=100MB,tensor=1GiB\n"
     "  --dump shapes     write the graph with every node's inferred `out` (the default)\n"
+    "  --dump optimized  write the graph after the optimization passes (a tgc/1 graph) and\n"
+    "                    print a line per pass: nodes before and after, rewrites, time\n"
+    "  --optimize 0|1|2  the passes the placed, partitioned, memory and optimized dumps see,\n"
+    "                    as `tgc run` would run the graph (docs/passes.md): 0 none, 1 constant\n"
+    "                    folding, common subexpressions and dead nodes, 2 (the default) also\n"
+    "                    BatchNorm folding and fusions\n"
     "  --dump placed     write the placement (needs --devices), in --format:\n"
     "  --format yaml     a tgc/1 graph with every node's `device:` filled in (the default);\n"
     "                    compiling it again on the same devices gives the same placement\n"
@@ -179,8 +186,31 @@ static int write_memory(FILE *f, void *ctx) {
     return tgc_memory_plan_write(job->mp, f, job->json, job->diags) == TGC_OK ? 0 : EIO;
 }
 
+/* Replaces *g (loaded) by its optimized graph at `level`, which keeps the
+ * loaded one alive as the owner of the weights it borrows: both are freed
+ * by tgc_graph_free of the result via the holder below. The report goes to
+ * standard error, or standard output when the dump goes to a file. On
+ * failure *g is freed and NULL. */
+static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, bool report, const char *out_path,
+                           tgc_diags *diags) {
+    tgc_optimize_report rep;
+    tgc_graph *opt = NULL;
+    tgc_status s = tgc_graph_optimize(*g, level, &rep, diags, &opt);
+    if (s == TGC_OK) s = tgc_graph_adopt_source(opt, *g);
+    if (s != TGC_OK) {
+        tgc_graph_free(opt);
+        tgc_graph_free(*g);
+        *g = NULL;
+        return s;
+    }
+    if (report) tgc_optimize_report_print(&rep, out_path != NULL ? stdout : stderr);
+    *g = opt;
+    return TGC_OK;
+}
+
 /* --dump memory: the static memory plan, per device. Returns the exit code. */
-static int dump_memory(const char *model, const tgc_graph_load_options *lopts, const char *devices, const char *bind,
+static int dump_memory(const char *model, const tgc_graph_load_options *lopts, tgc_optimize_level level,
+                       const char *devices, const char *bind,
                        const char *format, const char *out_path, int soft_placement) {
     if (devices == NULL)
         return tgc_usage_error("compile", "--dump memory needs --devices LIST (e.g. --devices cpu,gpu0)");
@@ -191,6 +221,7 @@ static int dump_memory(const char *model, const tgc_graph_load_options *lopts, c
     if (diags == NULL) return TGC_EXIT_FAILED;
     tgc_graph *g = NULL;
     tgc_status s = tgc_graph_load_with(model, lopts, diags, &g);
+    if (s == TGC_OK) s = optimize(&g, level, false, out_path, diags);
     if (s != TGC_OK) return failed(diags, s);
     tgc_memory_plan *mp = NULL;
     tgc_memory_plan_options o = {.soft_placement = soft_placement, .bind = bind};
@@ -216,6 +247,7 @@ int tgc_cmd_compile(int argc, char **argv) {
     tgc_graph_load_options lopts = {0};
     bool format_given = false;
     tgc_place_options popts = {0};
+    tgc_optimize_level level = TGC_OPTIMIZE_ALL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -223,10 +255,13 @@ int tgc_cmd_compile(int argc, char **argv) {
             return TGC_EXIT_OK;
         } else if (strcmp(a, "--dump") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--devices") == 0 ||
                    strcmp(a, "--format") == 0 || strcmp(a, "--bind") == 0 || strcmp(a, "--weights-dir") == 0 ||
-                   strcmp(a, "--load-limits") == 0) {
+                   strcmp(a, "--load-limits") == 0 || strcmp(a, "--optimize") == 0) {
             if (i + 1 >= argc) return tgc_usage_error("compile", "%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "-o") == 0) out_path = v;
+            else if (strcmp(a, "--optimize") == 0) {
+                if (!tgc_parse_optimize_level(v, &level)) return tgc_usage_error("compile", "--optimize takes 0, 1 or 2, not '%s'", v);
+            }
             else if (strcmp(a, "--weights-dir") == 0) lopts.weights_dir = v;
             else if (strcmp(a, "--load-limits") == 0) {
                 tgc_diags *d = tgc_diags_create();
@@ -254,13 +289,15 @@ int tgc_cmd_compile(int argc, char **argv) {
     }
     if (model == NULL) return tgc_usage_error("compile", "no model file given");
     if (strcmp(dump_name, "memory") == 0)
-        return dump_memory(model, &lopts, devices, bind, format_given ? format_name : "table", out_path,
+        return dump_memory(model, &lopts, level, devices, bind, format_given ? format_name : "table", out_path,
                            popts.soft_placement);
     if (bind != NULL) return tgc_usage_error("compile", "--bind is for --dump memory");
     bool placed_dump = strcmp(dump_name, "placed") == 0;
     bool parts_dump = strcmp(dump_name, "partitioned") == 0;
-    if (!placed_dump && !parts_dump && strcmp(dump_name, "shapes") != 0)
-        return tgc_usage_error("compile", "unknown dump '%s' (this tgc knows: shapes, placed, partitioned, memory)",
+    bool optimized_dump = strcmp(dump_name, "optimized") == 0;
+    if (!placed_dump && !parts_dump && !optimized_dump && strcmp(dump_name, "shapes") != 0)
+        return tgc_usage_error("compile",
+                               "unknown dump '%s' (this tgc knows: shapes, optimized, placed, partitioned, memory)",
                                dump_name);
     dump_format format = FORMAT_YAML;
     if (strcmp(format_name, "json") == 0) format = FORMAT_JSON;
@@ -268,8 +305,8 @@ int tgc_cmd_compile(int argc, char **argv) {
     else if (strcmp(format_name, "yaml") != 0)
         return tgc_usage_error("compile", "unknown format '%s' (yaml, json or dot)", format_name);
     if (!placed_dump && !parts_dump && format != FORMAT_YAML)
-        return tgc_usage_error("compile", "--dump shapes is written as yaml only; --format %s needs --dump placed",
-                               format_name);
+        return tgc_usage_error("compile", "--dump %s is written as yaml only; --format %s needs --dump placed",
+                               dump_name, format_name);
     if (placed_dump && devices == NULL)
         return tgc_usage_error("compile", "--dump placed needs --devices LIST (e.g. --devices cpu,gpu0)");
     if (parts_dump && devices == NULL)
@@ -282,6 +319,8 @@ int tgc_cmd_compile(int argc, char **argv) {
     tgc_graph *g = NULL;
     tgc_status s = tgc_graph_load_with(model, &lopts, diags, &g);
     if (s != TGC_OK) return failed(diags, s);
+    if (strcmp(dump_name, "shapes") != 0 && (s = optimize(&g, level, optimized_dump, out_path, diags)) != TGC_OK)
+        return failed(diags, s);
     tgc_placed *placed = NULL;
     if (devices != NULL) {
         s = tgc_graph_place(g, devices, &popts, diags, &placed);

@@ -17,7 +17,7 @@ static const char run_usage[] =
     "               [--load-limits LIST]\n"
     "               [--repeat N] [--threads DEV=N,...] [--soft-placement] [--trace FILE.json]\n"
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
-    "               [--memory-limit DEV=SIZE,...] [--memory-report]\n"
+    "               [--memory-limit DEV=SIZE,...] [--memory-report] [--optimize 0|1|2]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
@@ -28,6 +28,8 @@ static const char run_usage[] =
     "                        the graph is placed and split across them (docs/placement.md)\n"
     "  --threads DEV=N,...   worker threads per device (default: a cpu one per core, a gpu 1)\n"
     "  --soft-placement      relax device specs that name unlisted devices, with a warning\n"
+    "  --optimize 0|1|2      the optimization passes run before placement (docs/passes.md):\n"
+    "                        0 none, 1 basic, 2 all (the default)\n"
     "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing) of the runs\n"
     "  --memory-limit DEV=SIZE,...  cap a device's memory, e.g. gpu0=64MiB,cpu=512KiB (SIZE:\n"
     "                        bytes, or B/KB/MB/GB powers of 1000, KiB/MiB/GiB powers of 1024);\n"
@@ -56,6 +58,7 @@ static const char run_usage[] =
 typedef struct run_args {
     const char *model, *devices, *output_dir, *labels, *threads, *trace, *memory_limits, *weights_dir, *load_limits;
     bool soft_placement, memory_report;
+    tgc_optimize_level optimize;
     const char *input_names[MAX_ITEMS], *input_files[MAX_ITEMS];
     int n_inputs;
     const char *compare_names[MAX_ITEMS], *compare_files[MAX_ITEMS];
@@ -87,7 +90,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
                            strcmp(opt, "--compare") == 0 || strcmp(opt, "--tolerance") == 0 ||
                            strcmp(opt, "--labels") == 0 || strcmp(opt, "--threads") == 0 ||
                            strcmp(opt, "--trace") == 0 || strcmp(opt, "--memory-limit") == 0 ||
-                           strcmp(opt, "--weights-dir") == 0 || strcmp(opt, "--load-limits") == 0;
+                           strcmp(opt, "--weights-dir") == 0 || strcmp(opt, "--load-limits") == 0 ||
+                           strcmp(opt, "--optimize") == 0;
         if (strcmp(opt, "--soft-placement") == 0) {
             a->soft_placement = true;
             continue;
@@ -117,6 +121,10 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         else if (strcmp(opt, "--threads") == 0) a->threads = v;
         else if (strcmp(opt, "--trace") == 0) a->trace = v;
         else if (strcmp(opt, "--memory-limit") == 0) a->memory_limits = v;
+        else if (strcmp(opt, "--optimize") == 0) {
+            if (!tgc_parse_optimize_level(v, &a->optimize))
+                return tgc_usage_error("run", "--optimize takes 0, 1 or 2, not '%s'", v);
+        }
         else if (strcmp(opt, "--repeat") == 0) {
             char *end;
             long n = strtol(v, &end, 10);
@@ -265,7 +273,8 @@ static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *di
 static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session *s = NULL;
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
-                                .memory_limits = a->memory_limits, .memory_report = a->memory_report};
+                                .memory_limits = a->memory_limits, .memory_report = a->memory_report,
+                                .optimize = a->optimize};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     if (a->trace != NULL && tgc_session_trace_start(s) != TGC_OK) {

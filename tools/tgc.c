@@ -20,6 +20,13 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success, 1 the run failed, 2 bad command line or invalid graph.\n";
 
+bool tgc_parse_optimize_level(const char *text, tgc_optimize_level *level) {
+    static const tgc_optimize_level levels[] = {TGC_OPTIMIZE_NONE, TGC_OPTIMIZE_BASIC, TGC_OPTIMIZE_ALL};
+    if (text[0] < '0' || text[0] > '2' || text[1] != '\0') return false;
+    *level = levels[text[0] - '0'];
+    return true;
+}
+
 int tgc_usage_error(const char *command, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -1,0 +1,64 @@
+/* The optimization passes (private to the library): one file a pass, each
+ * a function that edits the working graph through passes/rewrite.h. The
+ * driver (passes/optimize.c) rebuilds the graph after each pass, so every
+ * pass starts from a canonical graph with topo set and every value
+ * inferred. A pass returns TGC_OK (whether or not it changed anything) or
+ * TGC_ERR_NOMEM; it never fails on a graph it does not understand: it
+ * leaves that part alone. */
+#ifndef TGC_PASSES_PASS_H
+#define TGC_PASSES_PASS_H
+
+#include "passes/rewrite.h"
+
+typedef tgc_status (*tgc_pass_fn)(tgc_rewrite *rw);
+
+/* Replaces every value computable at compile time by an initializer: the
+ * outputs of deterministic ops whose inputs are all initializers (run once
+ * on the cpu, through a session of the subgraph), and small integer
+ * tensors whose value inference already knows (shape arithmetic over
+ * static shapes: Shape, Gather of it, Concat...). Outputs above 10 MiB stay
+ * computed at run time (TensorFlow grappler's limit). ONNX Runtime's
+ * ConstantFolding, grappler's constant folding. */
+tgc_status tgc_pass_fold_constants(tgc_rewrite *rw);
+
+/* Common subexpression elimination: of two op nodes with the same op,
+ * inputs, attributes and requested device, or two initializers of at most
+ * 1 MiB with the same dtype, shape and bytes, the later one's readers read
+ * the earlier one. Nondeterministic ops (Random*, Bernoulli, Multinomial,
+ * Dropout) and nodes with control inputs are never merged. */
+tgc_status tgc_pass_eliminate_common(tgc_rewrite *rw);
+
+/* Removes op nodes and initializers that no graph output depends on (data
+ * or control); graph inputs stay, fed or not. */
+tgc_status tgc_pass_eliminate_dead(tgc_rewrite *rw);
+
+/* Folds an inference-mode BatchNormalization into the Conv (or Gemm with
+ * a constant B) before it: W' = W * s, B' = (B - mean) * s + beta with
+ * s = scale / sqrt(var + epsilon) per output channel, computed in float64
+ * and rounded once. Only when every parameter is a float32 initializer and
+ * the BatchNormalization is the Conv's only reader. */
+tgc_status tgc_pass_fold_batch_norm(tgc_rewrite *rw);
+
+/* MatMul(A, B) + C, with A of rank 2, B a [K, N] initializer and C an
+ * initializer broadcastable to [M, N] (a bias [N] or [1, N], or a scalar),
+ * the Add being the MatMul's only reader: one Gemm (ONNX Runtime's
+ * MatMulAddFusion). */
+tgc_status tgc_pass_matmul_add_to_gemm(tgc_rewrite *rw);
+
+/* Helpers the passes share (passes/pass_util.c). */
+
+/* The initializer data behind value r, or NULL when r is not an
+ * initializer's output. */
+const tgc_const *tgc_pass_const_of(const tgc_rewrite *rw, tgc_ref r);
+
+/* A new owned constant of dtype and concrete shape with zeroed data
+ * (nbytes from the shape, overflow-checked), positioned at pos. NULL if out
+ * of memory or too large. */
+tgc_const *tgc_pass_new_const(tgc_dtype dtype, const tgc_shape *shape, tgc_srcpos pos);
+
+/* True for ops whose outputs are not a function of their inputs and
+ * attributes (Random*, Bernoulli, Multinomial, Dropout) or that talk to
+ * other partitions (_Send, _Recv): never folded or merged. */
+bool tgc_pass_op_is_stateful(const char *op_name);
+
+#endif
