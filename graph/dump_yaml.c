@@ -196,14 +196,16 @@ static char *normalized(const char *path) {
 /* The `file:` path to write for c. As written without a dest_dir. Else a
  * path relative to dest_dir and beneath it, so the dump reloads under the
  * loader's rule (support/open_beneath.h): the file's own where it lies
- * beneath dest_dir; otherwise its data is written there as an .npy, at the
- * path the graph gave it (atomically; a file of that name is replaced).
+ * beneath dest_dir; otherwise (or when it exists only in memory) its data
+ * is written there as an .npy, at the path the graph gave it (atomically; a file of that name is replaced).
  * NULL on failure (reported when it is more than out of memory). */
 static char *file_for_dump(dumper *d, const tgc_const *c) {
     if (d->dest_dir == NULL) return tgc_strdup(c->file);
-    char *rel = relocate(d->g->dir, c->file, d->dest_dir);
-    if (rel == NULL || tgc_path_stays_beneath(rel)) return rel;
-    tgc_free(rel);
+    if (!c->unsaved) {
+        char *rel = relocate(d->g->dir, c->file, d->dest_dir);
+        if (rel == NULL || tgc_path_stays_beneath(rel)) return rel;
+        tgc_free(rel);
+    }
     char *path = normalized(c->file);
     if (path == NULL) return NULL;
     tgc_npy a = {.dtype = c->dtype, .rank = c->shape.rank, .data = c->data, .nbytes = c->nbytes};
@@ -233,7 +235,7 @@ static void tensor_body(dumper *d, const tgc_const *c) {
     str(d, tgc_dtype_name(c->dtype));
     str(d, "shape");
     shape_seq(d, &c->shape);
-    if (c->file != NULL) {
+    if (c->file != NULL && !(c->unsaved && d->dest_dir == NULL)) {
         char *path = d->failed ? NULL : file_for_dump(d, c);
         if (path == NULL) {
             d->failed = true;

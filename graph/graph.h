@@ -57,6 +57,10 @@ typedef struct tgc_const {
     /* data belongs to another graph's constant, which outlives this one (a
      * partition borrows its source graph's weights): not freed with it. */
     bool borrowed;
+    /* data exists only in memory (made by an optimization pass) although
+     * `file` is set: a dump with a destination folder writes it there, at
+     * `file`; a dump without one writes the values inline. */
+    bool unsaved;
 } tgc_const;
 
 typedef enum tgc_attr_type {

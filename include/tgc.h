@@ -268,7 +268,7 @@ typedef enum tgc_optimize_level {
 typedef struct tgc_pass_summary {
     const char *name;          /* "fold-constants", ... (static) */
     int32_t nodes_before, nodes_after; /* op nodes and initializers */
-    int32_t rewrites;          /* edits it made: nodes replaced, folded, removed, fused */
+    int32_t rewrites;          /* nodes it folded, merged or removed; patterns it fused (once each) */
     double ms;                 /* wall time */
 } tgc_pass_summary;
 

@@ -111,6 +111,7 @@ tgc_status tgc_pass_eliminate_common(tgc_rewrite *rw) {
         for (int k = 0; k < n->n_outputs; k++)
             tgc_rewrite_replace_uses(rw, (tgc_ref){id, k, {0, 0}}, (tgc_ref){twin, k, {0, 0}});
         tgc_rewrite_remove(rw, id);
+        rw->edits++;
     }
     tgc_free(table);
     tgc_free(hashes);

@@ -34,7 +34,10 @@ tgc_status tgc_pass_eliminate_dead(tgc_rewrite *rw) {
         }
     }
     for (int32_t id = 0; id < nn; id++)
-        if (!live[id] && g->nodes[id].kind != TGC_NODE_INPUT && !rw->removed[id]) tgc_rewrite_remove(rw, id);
+        if (!live[id] && g->nodes[id].kind != TGC_NODE_INPUT && !rw->removed[id]) {
+            tgc_rewrite_remove(rw, id);
+            rw->edits++;
+        }
     tgc_free(live);
     tgc_free(stack);
     return TGC_OK;

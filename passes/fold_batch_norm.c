@@ -63,6 +63,7 @@ static tgc_status add_fused(tgc_rewrite *rw, int32_t prod, int32_t bn, tgc_ref x
     tgc_rewrite_replace_uses(rw, (tgc_ref){bn, 0, {0, 0}}, (tgc_ref){fused, 0, {0, 0}});
     tgc_rewrite_remove(rw, bn);
     tgc_rewrite_remove(rw, prod);
+    rw->edits++;
     return TGC_OK;
 }
 

@@ -58,6 +58,7 @@ static tgc_status fold_known(tgc_rewrite *rw, int32_t id) {
         tgc_rewrite_replace_uses(rw, (tgc_ref){id, k, {0, 0}}, (tgc_ref){cid, 0, {0, 0}});
     }
     tgc_rewrite_remove(rw, id);
+    rw->edits++;
     return TGC_OK;
 }
 
@@ -196,7 +197,10 @@ static tgc_status fold_run(tgc_rewrite *rw, const unsigned char *state, int32_t 
     }
     if (s == TGC_OK && run == TGC_OK)
         for (int32_t id = 0; id < nn; id++)
-            if (state[id] == FOLDABLE) tgc_rewrite_remove(rw, id);
+            if (state[id] == FOLDABLE) {
+                tgc_rewrite_remove(rw, id);
+                rw->edits++;
+            }
     for (int i = 0; values != NULL && i < n_wanted; i++) tgc_tensor_release(values[i]);
     tgc_free(values);
     tgc_graph_free(sub);

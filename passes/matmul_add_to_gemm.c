@@ -47,6 +47,7 @@ tgc_status tgc_pass_matmul_add_to_gemm(tgc_rewrite *rw) {
             tgc_rewrite_replace_uses(rw, (tgc_ref){add, 0, {0, 0}}, (tgc_ref){gemm, 0, {0, 0}});
             tgc_rewrite_remove(rw, add);
             tgc_rewrite_remove(rw, matmul);
+            rw->edits++;
             break;
         }
     }

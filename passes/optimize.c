@@ -8,6 +8,7 @@
 #include "support/alloc.h"
 
 #include <inttypes.h>
+#include <string.h>
 #include <time.h>
 
 typedef struct pass_entry {
@@ -19,8 +20,8 @@ typedef struct pass_entry {
 static const pass_entry passes[] = {
     {"fold-constants", tgc_pass_fold_constants, TGC_OPTIMIZE_BASIC},
     {"eliminate-common", tgc_pass_eliminate_common, TGC_OPTIMIZE_BASIC},
-    {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL},
     {"matmul-add-to-gemm", tgc_pass_matmul_add_to_gemm, TGC_OPTIMIZE_ALL},
+    {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL}, /* after: a Gemm it made may take a BN */
     {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC},
 };
 
@@ -32,6 +33,38 @@ static double now_ms(void) {
 
 /* Op nodes and initializers: what a pass can remove. */
 static int32_t count_nodes(const tgc_graph *g) { return g->n_nodes - g->n_inputs_nodes; }
+
+/* Gives each initializer a pass made (more than a few elements: small ones
+ * stay inline) the `file:` a dump writes it to: "optimized/NAME.npy", NAME
+ * the node's name with anything but [A-Za-z0-9._-] as '_', and its id
+ * when that is taken. */
+static tgc_status name_made_weights(tgc_graph *g) {
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        tgc_node *n = &g->nodes[id];
+        if (n->kind != TGC_NODE_CONST || n->data->file != NULL || n->data->borrowed ||
+            tgc_shape_numel(&n->data->shape) <= 16)
+            continue;
+        char path[300];
+        int len = snprintf(path, sizeof path, "optimized/%.200s", n->name);
+        for (int i = 10; i < len && i < (int)sizeof path; i++) {
+            char c = path[i];
+            bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-';
+            if (!ok) path[i] = '_';
+        }
+        bool clash = false;
+        for (int32_t other = 0; other < id && !clash; other++) {
+            const tgc_const *c = g->nodes[other].kind == TGC_NODE_CONST ? g->nodes[other].data : NULL;
+            clash = c != NULL && c->unsaved && strncmp(c->file, path, strlen(path)) == 0 &&
+                    strcmp(c->file + strlen(path), ".npy") == 0;
+        }
+        if (clash) snprintf(path + strlen(path), sizeof path - strlen(path), "_%" PRId32, id);
+        strncat(path, ".npy", sizeof path - strlen(path) - 1);
+        if ((n->data->file = tgc_strdup(path)) == NULL) return TGC_ERR_NOMEM;
+        n->data->unsaved = true;
+    }
+    return TGC_OK;
+}
 
 tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, tgc_optimize_report *report,
                               tgc_diags *diags, tgc_graph **out) {
@@ -58,6 +91,10 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, tgc_
         if (report != NULL && report->n_passes < TGC_MAX_PASSES)
             report->passes[report->n_passes++] =
                 (tgc_pass_summary){passes[i].name, before, count_nodes(cur), edits, now_ms() - t0};
+    }
+    if (name_made_weights(cur) != TGC_OK) {
+        tgc_graph_free(cur);
+        return TGC_ERR_NOMEM;
     }
     *out = cur;
     return TGC_OK;

@@ -174,7 +174,6 @@ void tgc_rewrite_replace_uses(tgc_rewrite *rw, tgc_ref from, tgc_ref to) {
             g->outputs[i].node = to.node;
             g->outputs[i].port = to.port;
         }
-    rw->edits++;
 }
 
 void tgc_rewrite_set_input(tgc_rewrite *rw, int32_t id, int k, tgc_ref to) {
@@ -190,7 +189,6 @@ void tgc_rewrite_remove(tgc_rewrite *rw, int32_t id) {
     if (rw->removed[id]) return;
     rw->removed[id] = true;
     count_inputs(rw, id, -1);
-    rw->edits++;
 }
 
 /* Appends a node of `kind` named after `like` or `base` (see the header). */
@@ -227,7 +225,6 @@ static tgc_status add_node(tgc_rewrite *rw, tgc_node_kind kind, int32_t like, co
     rw->like[*id] = like;
     rw->value_base[*id] = rw->n_values;
     rw->n_values += n_outputs;
-    rw->edits++;
     return TGC_OK;
 }
 

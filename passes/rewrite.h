@@ -31,7 +31,7 @@ typedef struct tgc_rewrite {
     int32_t *uses;      /* per value: data inputs and graph outputs reading it */
     int32_t cap_nodes, n_values, cap_values;
     int32_t next_name;  /* counter for made-up names */
-    int32_t edits;      /* rewrites the pass made (for its report) */
+    int32_t edits;      /* rewrites the pass made (it counts them: nodes folded, merged, fused) */
 } tgc_rewrite;
 
 /* Starts editing g (taken over: freed by tgc_rewrite_finish or

@@ -1,0 +1,358 @@
+/* The optimization passes: each rewrite checked on the optimized graph's
+ * structure (which nodes are gone, what replaced them, names kept) and on
+ * its values, against numbers worked out by hand in the comments (never
+ * against tgc's own unoptimized run alone). */
+#include "graph/graph.h"
+#include "tests/harness.h"
+#include "tgc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fixture {
+    tgc_diags *diags;
+    tgc_graph *g, *opt;
+    tgc_optimize_report rep;
+} fixture;
+
+static void load_and_optimize(fixture *f, const char *yaml, tgc_optimize_level level) {
+    memset(f, 0, sizeof *f);
+    f->diags = tgc_diags_create();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f->diags);
+    tgc_status st = tgc_graph_load_string(yaml, strlen(yaml), "passes.yaml", NULL, f->diags, &f->g);
+    if (st == TGC_OK) st = tgc_graph_optimize(f->g, level, &f->rep, f->diags, &f->opt);
+    if (st != TGC_OK) tgc_diags_print(f->diags, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+}
+
+static void release(fixture *f) {
+    tgc_graph_free(f->opt);
+    tgc_graph_free(f->g);
+    tgc_diags_free(f->diags);
+}
+
+static int count_op(const tgc_graph *g, const char *op) {
+    int n = 0;
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        n += g->nodes[id].kind == TGC_NODE_OP && strcmp(g->nodes[id].op_name, op) == 0;
+    return n;
+}
+
+static const tgc_node *node_named(const tgc_graph *g, const char *name) {
+    int32_t id = tgc_graph_find(g, name);
+    return id >= 0 ? &g->nodes[id] : NULL;
+}
+
+/* Runs g (at `level`) on the cpu with one float32 feed; returns output 0
+ * (g has at most 4 outputs). */
+static tgc_tensor *run1(const tgc_graph *g, tgc_optimize_level level, const char *name, int rank,
+                        const int64_t *dims, const float *x) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_tensor *feed = NULL, *outs[4] = {NULL};
+    tgc_session_options o = {.optimize = level, .threads = "cpu0=1"};
+    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
+    CU_ASSERT_FATAL(st != TGC_OK || tgc_session_output_count(s) <= 4);
+    if (st == TGC_OK && name != NULL) st = tgc_tensor_create(TGC_FLOAT32, rank, dims, x, &feed);
+    if (st == TGC_OK) st = tgc_session_run(s, name != NULL, &name, &feed, outs, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    tgc_tensor *y = outs[0];
+    for (int i = 1; i < 4; i++) tgc_tensor_release(outs[i]);
+    tgc_tensor_release(feed);
+    tgc_session_free(s);
+    tgc_diags_free(d);
+    return y;
+}
+
+static void expect_values(const tgc_tensor *y, const float *want, int n, float tol) {
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_numel(y), n);
+    const float *got = tgc_tensor_data(y);
+    for (int i = 0; i < n; i++) {
+        if (fabsf(got[i] - want[i]) > tol) fprintf(stderr, "\n  element %d: %g, want %g", i, got[i], want[i]);
+        CU_ASSERT(fabsf(got[i] - want[i]) <= tol);
+    }
+}
+
+/* Add of two initializers folds into one; a Shape over a static shape and
+ * what is computed from it fold too; the Reshape then reads initializers. */
+static void test_fold_constants(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [2, 3]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: c1, dtype: float32, shape: [3], values: [1, 2, 3]}\n"
+                       "  - {name: c2, dtype: float32, shape: [3], values: [10, 20, 30]}\n"
+                       "nodes:\n"
+                       "  - {name: s, op: Add, inputs: [c1, c2]}\n"
+                       "  - {name: m, op: Mul, inputs: [x, s]}\n"
+                       "  - {name: shp, op: Shape, inputs: [m]}\n"
+                       "  - {name: y, op: Reshape, inputs: [m, shp]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_BASIC);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Add"), 0);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Shape"), 0);
+    const tgc_node *s = node_named(f.opt, "s"); /* the folded value keeps the node's name */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL_FATAL(s->kind, TGC_NODE_CONST);
+    const float *sv = s->data->data;
+    CU_ASSERT(sv[0] == 11 && sv[1] == 22 && sv[2] == 33);
+    const tgc_node *shp = node_named(f.opt, "shp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(shp);
+    CU_ASSERT_EQUAL(shp->kind, TGC_NODE_CONST);
+    CU_ASSERT_EQUAL(((const int64_t *)shp->data->data)[1], 3);
+    float x[6] = {1, 1, 1, 2, 2, 2};
+    tgc_tensor *y = run1(f.g, TGC_OPTIMIZE_BASIC, "x", 2, (int64_t[]){2, 3}, x);
+    expect_values(y, (float[]){11, 22, 33, 22, 44, 66}, 6, 0); /* x * [11, 22, 33] */
+    tgc_tensor_release(y);
+    release(&f);
+}
+
+/* A constant subgraph that would fail at run time stays, so that the run
+ * reports it with the node's name; random ops are never folded. (The index
+ * tensor has 65 elements, more than inference tracks, so only the run can
+ * see that one is out of range.) */
+static void test_fold_leaves_failures_and_random(void) {
+    char yaml[2048];
+    int at = snprintf(yaml, sizeof yaml,
+                      "format: tgc/1\n"
+                      "inputs: [{name: x, dtype: float32, shape: [65]}]\n"
+                      "outputs: [y, r]\n"
+                      "initializers:\n"
+                      "  - {name: data, dtype: float32, shape: [3], values: [1, 2, 3]}\n"
+                      "  - {name: idx, dtype: int64, shape: [65], values: [7");
+    for (int i = 1; i < 65; i++) at += snprintf(yaml + at, sizeof yaml - (size_t)at, ", 0");
+    snprintf(yaml + at, sizeof yaml - (size_t)at,
+             "]}\n"
+             "nodes:\n"
+             "  - {name: bad, op: Gather, inputs: [data, idx]}\n"
+             "  - {name: y, op: Add, inputs: [x, bad]}\n"
+             "  - {name: r, op: RandomNormal, attrs: {shape: [2], seed: 1.0}}\n");
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Gather"), 1);
+    CU_ASSERT_EQUAL(count_op(f.opt, "RandomNormal"), 1);
+    release(&f);
+}
+
+/* Two equal Relu nodes become one; two equal initializers too; equal
+ * nodes that are both graph outputs keep their own names. */
+static void test_eliminate_common(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [3]}]\n"
+                       "outputs: [y, o1, o2]\n"
+                       "initializers:\n"
+                       "  - {name: k1, dtype: float32, shape: [3], values: [1, 2, 3]}\n"
+                       "  - {name: k2, dtype: float32, shape: [3], values: [1, 2, 3]}\n"
+                       "nodes:\n"
+                       "  - {name: a, op: Relu, inputs: [x]}\n"
+                       "  - {name: b, op: Relu, inputs: [x]}\n"
+                       "  - {name: a2, op: Mul, inputs: [a, k1]}\n"
+                       "  - {name: b2, op: Mul, inputs: [b, k2]}\n"
+                       "  - {name: y, op: Add, inputs: [a2, b2]}\n"
+                       "  - {name: o1, op: Neg, inputs: [x]}\n"
+                       "  - {name: o2, op: Neg, inputs: [x]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_BASIC);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Relu"), 1);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Mul"), 1);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Neg"), 2);
+    CU_ASSERT_PTR_NULL(node_named(f.opt, "k2"));
+    CU_ASSERT_PTR_NOT_NULL(node_named(f.opt, "o2"));
+    const tgc_node *y = node_named(f.opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT(y->inputs[0].node == y->inputs[1].node);
+    tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_BASIC, "x", 1, (int64_t[]){3}, (float[]){-1, 2, 3});
+    expect_values(out, (float[]){0, 8, 18}, 3, 0); /* 2 * relu(x) * [1, 2, 3] */
+    tgc_tensor_release(out);
+    release(&f);
+}
+
+/* Nodes no output needs go, with the initializers only they read; an
+ * unused graph input stays (a feed for it is still accepted). */
+static void test_eliminate_dead(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [2]}, {name: unused, dtype: float32, shape: [1]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: w, dtype: float32, shape: [2], values: [1, 2]}\n"
+                       "nodes:\n"
+                       "  - {name: y, op: Relu, inputs: [x]}\n"
+                       "  - {name: dead, op: Mul, inputs: [x, w]}\n"
+                       "  - {name: dead2, op: Exp, inputs: [dead]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_BASIC);
+    CU_ASSERT_PTR_NULL(node_named(f.opt, "dead"));
+    CU_ASSERT_PTR_NULL(node_named(f.opt, "dead2"));
+    CU_ASSERT_PTR_NULL(node_named(f.opt, "w"));
+    CU_ASSERT_PTR_NOT_NULL(node_named(f.opt, "unused"));
+    CU_ASSERT_EQUAL(f.opt->n_inputs_nodes, 2);
+    release(&f);
+}
+
+/* Conv (2 output channels, 1x1, with bias) then BatchNormalization:
+ * per channel m, s = scale / sqrt(var + eps):
+ *   m=0: scale 2, var 3, eps 1 -> s = 2 / 2 = 1; mean 1, beta 0.5
+ *   m=1: scale 4, var 3, eps 1 -> s = 4 / 2 = 2; mean -1, beta 0
+ * x = [1, 2] (C=2, 1x1), W = [[1, 1], [2, -1]], B = [0, 1]:
+ *   conv = [3, 1]; bn = [(3 - 1) * 1 + 0.5, (1 + 1) * 2 + 0] = [2.5, 4]. */
+static void test_fold_batch_norm_conv(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [1, 2, 1, 1]}]\n"
+                       "outputs: [bn]\n"
+                       "initializers:\n"
+                       "  - {name: W, dtype: float32, shape: [2, 2, 1, 1], values: [1, 1, 2, -1]}\n"
+                       "  - {name: B, dtype: float32, shape: [2], values: [0, 1]}\n"
+                       "  - {name: scale, dtype: float32, shape: [2], values: [2, 4]}\n"
+                       "  - {name: beta, dtype: float32, shape: [2], values: [0.5, 0]}\n"
+                       "  - {name: mean, dtype: float32, shape: [2], values: [1, -1]}\n"
+                       "  - {name: var, dtype: float32, shape: [2], values: [3, 3]}\n"
+                       "nodes:\n"
+                       "  - {name: conv, op: Conv, inputs: [x, W, B]}\n"
+                       "  - {name: bn, op: BatchNormalization, inputs: [conv, scale, beta, mean, var],"
+                       " attrs: {epsilon: 1.0}}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "BatchNormalization"), 0);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Conv"), 1);
+    const tgc_node *bn = node_named(f.opt, "bn"); /* the fused Conv takes the output's name */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bn);
+    CU_ASSERT_STRING_EQUAL(bn->op_name, "Conv");
+    tgc_tensor *y = run1(f.g, TGC_OPTIMIZE_ALL, "x", 4, (int64_t[]){1, 2, 1, 1}, (float[]){1, 2});
+    expect_values(y, (float[]){2.5f, 4}, 2, 1e-6f);
+    tgc_tensor_release(y);
+    release(&f);
+}
+
+/* Gemm (transB, alpha 2, beta 0.5, C = [2, 4]) then BatchNormalization over
+ * its 2 columns: A = [[1, 1]], B^T rows [1, 0] and [0, 1]:
+ *   gemm = 2 * [1, 1] + 0.5 * [2, 4] = [3, 4];
+ *   bn (scale [1, 2], var [0, 0], eps 1 -> s = [1, 2]; mean [1, 1]; beta [0, 1])
+ *      = [(3 - 1) * 1 + 0, (4 - 1) * 2 + 1] = [2, 7]. */
+static void test_fold_batch_norm_gemm(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: a, dtype: float32, shape: [1, 2]}]\n"
+                       "outputs: [bn]\n"
+                       "initializers:\n"
+                       "  - {name: B, dtype: float32, shape: [2, 2], values: [1, 0, 0, 1]}\n"
+                       "  - {name: C, dtype: float32, shape: [2], values: [2, 4]}\n"
+                       "  - {name: scale, dtype: float32, shape: [2], values: [1, 2]}\n"
+                       "  - {name: beta, dtype: float32, shape: [2], values: [0, 1]}\n"
+                       "  - {name: mean, dtype: float32, shape: [2], values: [1, 1]}\n"
+                       "  - {name: var, dtype: float32, shape: [2], values: [0, 0]}\n"
+                       "nodes:\n"
+                       "  - {name: gemm, op: Gemm, inputs: [a, B, C], attrs: {transB: 1, alpha: 2.0, beta: 0.5}}\n"
+                       "  - {name: bn, op: BatchNormalization, inputs: [gemm, scale, beta, mean, var],"
+                       " attrs: {epsilon: 1.0}}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "BatchNormalization"), 0);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Gemm"), 1);
+    tgc_tensor *y = run1(f.g, TGC_OPTIMIZE_ALL, "a", 2, (int64_t[]){1, 2}, (float[]){1, 1});
+    expect_values(y, (float[]){2, 7}, 2, 1e-6f);
+    tgc_tensor_release(y);
+    /* and level 1 leaves the BatchNormalization alone, with the same values */
+    tgc_graph *basic = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_BASIC, NULL, f.diags, &basic), TGC_OK);
+    CU_ASSERT_EQUAL(count_op(basic, "BatchNormalization"), 1);
+    tgc_graph_free(basic);
+    y = run1(f.g, TGC_OPTIMIZE_NONE, "a", 2, (int64_t[]){1, 2}, (float[]){1, 1});
+    expect_values(y, (float[]){2, 7}, 2, 1e-6f);
+    tgc_tensor_release(y);
+    release(&f);
+}
+
+/* A BatchNormalization whose input another node reads too is not folded. */
+static void test_fold_batch_norm_needs_only_reader(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [1, 1, 1, 1]}]\n"
+                       "outputs: [bn, conv]\n"
+                       "initializers:\n"
+                       "  - {name: W, dtype: float32, shape: [1, 1, 1, 1], values: [2]}\n"
+                       "  - {name: p, dtype: float32, shape: [1], values: [1]}\n"
+                       "nodes:\n"
+                       "  - {name: conv, op: Conv, inputs: [x, W]}\n"
+                       "  - {name: bn, op: BatchNormalization, inputs: [conv, p, p, p, p]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "BatchNormalization"), 1);
+    release(&f);
+}
+
+/* MatMul [2, 2] x [2, 3] + bias [3] -> one Gemm named after the Add:
+ * a = [[1, 2], [3, 4]], b = [[1, 0, 1], [0, 1, 1]], bias [10, 20, 30]:
+ *   a b = [[1, 2, 3], [3, 4, 7]]; + bias = [[11, 22, 33], [13, 24, 37]]. */
+static void test_matmul_add_to_gemm(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: a, dtype: float32, shape: [2, 2]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: b, dtype: float32, shape: [2, 3], values: [1, 0, 1, 0, 1, 1]}\n"
+                       "  - {name: bias, dtype: float32, shape: [3], values: [10, 20, 30]}\n"
+                       "nodes:\n"
+                       "  - {name: mm, op: MatMul, inputs: [a, b]}\n"
+                       "  - {name: y, op: Add, inputs: [bias, mm]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "MatMul"), 0);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Add"), 0);
+    const tgc_node *y = node_named(f.opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->op_name, "Gemm");
+    tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_ALL, "a", 2, (int64_t[]){2, 2}, (float[]){1, 2, 3, 4});
+    expect_values(out, (float[]){11, 22, 33, 13, 24, 37}, 6, 0);
+    tgc_tensor_release(out);
+    release(&f);
+}
+
+/* A 3-D MatMul is no Gemm; the graph stays as it was. */
+static void test_matmul_add_rank3_stays(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: a, dtype: float32, shape: [2, 2, 2]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: b, dtype: float32, shape: [2, 2], values: [1, 0, 0, 1]}\n"
+                       "  - {name: bias, dtype: float32, shape: [2], values: [1, 1]}\n"
+                       "nodes:\n"
+                       "  - {name: mm, op: MatMul, inputs: [a, b]}\n"
+                       "  - {name: y, op: Add, inputs: [mm, bias]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "MatMul"), 1);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Gemm"), 0);
+    release(&f);
+}
+
+/* The report names every pass of the level, in order, with node counts. */
+static void test_report(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [2]}]\n"
+                       "outputs: [y]\n"
+                       "nodes:\n"
+                       "  - {name: y, op: Relu, inputs: [x]}\n"
+                       "  - {name: dead, op: Neg, inputs: [x]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_BASIC);
+    CU_ASSERT_EQUAL_FATAL(f.rep.n_passes, 3);
+    CU_ASSERT_STRING_EQUAL(f.rep.passes[0].name, "fold-constants");
+    CU_ASSERT_STRING_EQUAL(f.rep.passes[2].name, "eliminate-dead");
+    CU_ASSERT_EQUAL(f.rep.passes[2].nodes_before, 2);
+    CU_ASSERT_EQUAL(f.rep.passes[2].nodes_after, 1);
+    CU_ASSERT_EQUAL(f.rep.passes[2].rewrites, 1);
+    release(&f);
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_NONE);
+    CU_ASSERT_EQUAL(f.rep.n_passes, 0);
+    CU_ASSERT_PTR_NOT_NULL(node_named(f.opt, "dead"));
+    release(&f);
+}
+
+TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
+              {"fold_leaves_failures_and_random", test_fold_leaves_failures_and_random},
+              {"eliminate_common", test_eliminate_common}, {"eliminate_dead", test_eliminate_dead},
+              {"fold_batch_norm_conv", test_fold_batch_norm_conv}, {"fold_batch_norm_gemm", test_fold_batch_norm_gemm},
+              {"fold_batch_norm_needs_only_reader", test_fold_batch_norm_needs_only_reader},
+              {"matmul_add_to_gemm", test_matmul_add_to_gemm}, {"matmul_add_rank3_stays", test_matmul_add_rank3_stays},
+              {"report", test_report})
