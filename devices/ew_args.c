@@ -45,7 +45,8 @@ static tgc_status int_param(tgc_kernel_ctx *c, const tgc_ew_row *r, int k, tgc_e
         v = tgc_kernel_attr_int(c, r->attr_names[k], (int64_t)r->attr_defaults[k]);
     } else {
         const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
-        const char *s = a != NULL && a->type == TGC_ATTR_STRING && a->s != NULL ? a->s : "";
+        /* absent: the first word (an optional attribute's default; a required one is refused at inference) */
+        const char *s = a == NULL ? r->attr_words[0] : a->type == TGC_ATTR_STRING && a->s != NULL ? a->s : "";
         for (v = 0; v < 2 && strcmp(s, r->attr_words[v]) != 0; v++) continue;
         if (v == 2)
             return tgc_kernel_fail(c, "%s: attribute '%s' is '%s'; it must be %s or %s", r->op, r->attr_names[k], s,

@@ -46,7 +46,7 @@ typedef struct tgc_ew_row {
     const char *attr_names[TGC_EW_MAX_PARAMS];
     float attr_defaults[TGC_EW_MAX_PARAMS];
     tgc_ew_attr_kind attr_kinds[TGC_EW_MAX_PARAMS];
-    const char *attr_words[2]; /* TGC_EW_ATTR_WORD: the two words (a required attribute) */
+    const char *attr_words[2]; /* TGC_EW_ATTR_WORD: the two words (absent: the first) */
 } tgc_ew_row;
 
 /* The rows, indexed by tgc_ew_op. */

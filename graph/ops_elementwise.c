@@ -112,6 +112,13 @@ static tgc_status infer_signed(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_
 static tgc_status infer_numeric(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_NUMERIC); }
 static tgc_status infer_float(tgc_infer_ctx *c) { return infer_unary(c, TGC_DT_FLOAT); }
 
+static tgc_status infer_gelu(tgc_infer_ctx *c) {
+    const char *a = tgc_infer_attr_string(c, "approximate", "none");
+    if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0)
+        return tgc_infer_fail(c, -1, "bad-attribute", "attribute 'approximate' is '%s'; it must be none or tanh", a);
+    return infer_unary(c, TGC_DT_FLOAT);
+}
+
 /* Identity (opset 16): any type, the value passes through. */
 static tgc_status infer_identity(tgc_infer_ctx *c) {
     if (!tgc_ops_require_dtypes(c, 0, TGC_DT_ANY)) return TGC_ERR_INVALID;
@@ -303,6 +310,7 @@ const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
 #define EW_ARITY_infer_signed 1, 1
 #define EW_ARITY_infer_numeric 1, 1
 #define EW_ARITY_infer_float 1, 1
+#define EW_ARITY_infer_gelu 1, 1
 #define EW_ARITY_infer_clip 1, 3
 #define EW_ARITY_infer_add 2, 2
 #define EW_ARITY_infer_sub 2, 2
@@ -332,6 +340,7 @@ const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
 #define EW_INT_ATTRS1(n0, d0) {{#n0, TGC_ATTR_INT, false}, {NULL, 0, false}}
 #define EW_INT_ATTRS2(n0, d0, n1, d1) {{#n0, TGC_ATTR_INT, false}, {#n1, TGC_ATTR_INT, false}, {NULL, 0, false}}
 #define EW_WORD_ATTR(n0, w0, w1) {{#n0, TGC_ATTR_STRING, true}, {NULL, 0, false}}
+#define EW_WORD_ATTR_OPT(n0, w0, w1) {{#n0, TGC_ATTR_STRING, false}, {NULL, 0, false}}
 #define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr)                                        \
     static const tgc_attr_def op##_attrs[] = attrs;                                              \
     const tgc_op_def tgc_op_##op = {#op, EW_ARITY_##infer, 1, 1, op##_attrs, infer};
@@ -349,6 +358,7 @@ const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
 #undef EW_INT_ATTRS1
 #undef EW_INT_ATTRS2
 #undef EW_WORD_ATTR
+#undef EW_WORD_ATTR_OPT
 
 /* The rows as data (graph/elementwise.h). */
 #define EW_CLASS_F (TGC_DT_FLOAT)
@@ -368,6 +378,7 @@ const tgc_op_def tgc_op_Cast = {"Cast", 1, 1, 1, 1, cast_attrs, infer_cast};
 #define EW_INT_ATTRS1(n0, d0) 1, {#n0}, {d0}, {TGC_EW_ATTR_INT}, {NULL}
 #define EW_INT_ATTRS2(n0, d0, n1, d1) 2, {#n0, #n1}, {d0, d1}, {TGC_EW_ATTR_INT, TGC_EW_ATTR_INT}, {NULL}
 #define EW_WORD_ATTR(n0, w0, w1) 1, {#n0}, {0}, {TGC_EW_ATTR_WORD}, {#w0, #w1}
+#define EW_WORD_ATTR_OPT(n0, w0, w1) 1, {#n0}, {0}, {TGC_EW_ATTR_WORD}, {#w0, #w1}
 #define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) {#op, 1, true, EW_CLASS_##cls, attrs},
 #define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) {#op, 2, EW_OUT_##out, EW_CLASS_##cls, attrs},
 const tgc_ew_row tgc_ew_rows[TGC_EW_COUNT] = {

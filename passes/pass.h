@@ -45,7 +45,35 @@ tgc_status tgc_pass_fold_batch_norm(tgc_rewrite *rw);
  * MatMulAddFusion). */
 tgc_status tgc_pass_matmul_add_to_gemm(tgc_rewrite *rw);
 
+/* GELU from its decomposed ONNX form, x * 0.5 * (1 + Erf(x / sqrt 2)) in
+ * any association of the products (x / sqrt 2 also as x * (1 / sqrt 2)),
+ * as PyTorch and TensorFlow export it, becomes one Gelu node (ONNX Runtime's
+ * GeluFusion). Every intermediate must have no other reader. */
+tgc_status tgc_pass_fuse_gelu(tgc_rewrite *rw);
+
+/* LayerNormalization from its decomposed form over the last axis:
+ * d = x - ReduceMean(x); y = d / Sqrt(ReduceMean(d^2) + eps) [* gamma]
+ * [+ beta] (Pow(d, 2) or d * d), as exporters below opset 17 write it,
+ * becomes one LayerNormalization (ONNX Runtime's LayerNormFusion). */
+tgc_status tgc_pass_fuse_layer_norm(tgc_rewrite *rw);
+
 /* Helpers the passes share (passes/pass_util.c). */
+
+/* The node reading value r when it is the only reader (and r is no graph
+ * output), else -1. */
+int32_t tgc_pass_only_reader(const tgc_rewrite *rw, tgc_ref r);
+
+/* True when node id is a live op node `op` without control inputs. */
+bool tgc_pass_is_op(const tgc_rewrite *rw, int32_t id, const char *op);
+
+/* True when r is a float32 initializer of one element within a relative
+ * 1e-4 of `want` (exactly `want` when want is 0). */
+bool tgc_pass_is_scalar(const tgc_rewrite *rw, tgc_ref r, double want);
+
+/* For a binary node id: the index (0 or 1) of its input that `pred` holds
+ * for, the other one in *other; -1 when neither does. */
+int tgc_pass_match_either(const tgc_rewrite *rw, int32_t id, bool (*pred)(const tgc_rewrite *, tgc_ref, void *),
+                          void *ctx, tgc_ref *other);
 
 /* The initializer data behind value r, or NULL when r is not an
  * initializer's output. */

@@ -4,6 +4,7 @@
 #include "support/alloc.h"
 #include "support/checked.h"
 
+#include <math.h>
 #include <string.h>
 
 const tgc_const *tgc_pass_const_of(const tgc_rewrite *rw, tgc_ref r) {
@@ -37,4 +38,35 @@ bool tgc_pass_op_is_stateful(const char *op_name) {
     for (size_t i = 0; i < sizeof stateful / sizeof *stateful; i++)
         if (strcmp(op_name, stateful[i]) == 0) return true;
     return false;
+}
+
+int32_t tgc_pass_only_reader(const tgc_rewrite *rw, tgc_ref r) {
+    if (tgc_rewrite_uses(rw, r) != 1 || tgc_rewrite_is_output(rw, r)) return -1;
+    int32_t reader;
+    return tgc_rewrite_readers(rw, r, &reader, 1) == 1 ? reader : -1;
+}
+
+bool tgc_pass_is_op(const tgc_rewrite *rw, int32_t id, const char *op) {
+    if (id < 0 || rw->removed[id]) return false;
+    const tgc_node *n = &rw->g->nodes[id];
+    return n->kind == TGC_NODE_OP && n->n_controls == 0 && strcmp(n->op_name, op) == 0;
+}
+
+bool tgc_pass_is_scalar(const tgc_rewrite *rw, tgc_ref r, double want) {
+    const tgc_const *c = tgc_pass_const_of(rw, r);
+    if (c == NULL || c->dtype != TGC_FLOAT32 || tgc_shape_numel(&c->shape) != 1) return false;
+    double v = *(const float *)c->data;
+    return want == 0 ? v == 0 : fabs(v - want) <= 1e-4 * fabs(want);
+}
+
+int tgc_pass_match_either(const tgc_rewrite *rw, int32_t id, bool (*pred)(const tgc_rewrite *, tgc_ref, void *),
+                          void *ctx, tgc_ref *other) {
+    const tgc_node *n = &rw->g->nodes[id];
+    if (n->n_inputs != 2) return -1;
+    for (int k = 0; k < 2; k++)
+        if (pred(rw, n->inputs[k], ctx)) {
+            *other = n->inputs[1 - k];
+            return k;
+        }
+    return -1;
 }

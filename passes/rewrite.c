@@ -145,9 +145,26 @@ void tgc_rewrite_abandon(tgc_rewrite *rw) {
 
 /* ---- queries and edits ------------------------------------------------------ */
 
+static bool same_ref(tgc_ref a, tgc_ref b) { return a.node == b.node && a.port == b.port; }
+
 int32_t tgc_rewrite_uses(const tgc_rewrite *rw, tgc_ref r) {
     int32_t *u = use_slot((tgc_rewrite *)rw, r);
     return u != NULL ? *u : 0;
+}
+
+int tgc_rewrite_readers(const tgc_rewrite *rw, tgc_ref r, int32_t *out, int max) {
+    int n = 0;
+    for (int32_t id = 0; id < rw->g->n_nodes; id++) {
+        if (rw->removed[id]) continue;
+        const tgc_node *nd = &rw->g->nodes[id];
+        for (int k = 0; k < nd->n_inputs; k++)
+            if (same_ref(nd->inputs[k], r)) {
+                if (n < max) out[n] = id;
+                n++;
+                break;
+            }
+    }
+    return n;
 }
 
 bool tgc_rewrite_is_output(const tgc_rewrite *rw, tgc_ref r) {
@@ -155,8 +172,6 @@ bool tgc_rewrite_is_output(const tgc_rewrite *rw, tgc_ref r) {
         if (rw->g->outputs[i].node == r.node && rw->g->outputs[i].port == r.port) return true;
     return false;
 }
-
-static bool same_ref(tgc_ref a, tgc_ref b) { return a.node == b.node && a.port == b.port; }
 
 void tgc_rewrite_replace_uses(tgc_rewrite *rw, tgc_ref from, tgc_ref to) {
     tgc_graph *g = rw->g;

@@ -42,6 +42,12 @@ tgc_status tgc_rewrite_begin(tgc_rewrite *rw, tgc_graph *g);
 /* How many data inputs and graph outputs read value r. */
 int32_t tgc_rewrite_uses(const tgc_rewrite *rw, tgc_ref r);
 
+/* Stores in out[0..max) the ids of the live nodes with a data input reading
+ * r (a node once however many of its inputs read it); returns how many
+ * there are (may exceed max). O(nodes): for pattern matching around a
+ * candidate, not for every node. */
+int tgc_rewrite_readers(const tgc_rewrite *rw, tgc_ref r, int32_t *out, int max);
+
 /* True when r is one of the graph's outputs. */
 bool tgc_rewrite_is_output(const tgc_rewrite *rw, tgc_ref r);
 

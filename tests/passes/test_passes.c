@@ -326,6 +326,131 @@ static void test_matmul_add_rank3_stays(void) {
     release(&f);
 }
 
+static const float gelu_x[8] = {-3, -1, -0.5f, 0, 0.5f, 1, 2, 3};
+/* numpy, float64: 0.5 * x * (1 + erf(x / sqrt(2))) */
+static const float gelu_exact[8] = {-0.00404969f, -0.15865526f, -0.15426877f, 0.0f,
+                                    0.34573123f,  0.84134477f,  1.95449972f,  2.99595022f};
+/* numpy, float64: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) */
+static const float gelu_tanh[8] = {-0.00363739f, -0.15880801f, -0.15428600f, 0.0f,
+                                   0.34571400f,  0.84119201f,  1.95459771f,  2.99636269f};
+
+/* The Gelu op (opset 20) in both approximations. */
+static void test_gelu_op(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [8]}]\n"
+                       "outputs: [e, t]\n"
+                       "nodes:\n"
+                       "  - {name: e, op: Gelu, inputs: [x]}\n"
+                       "  - {name: t, op: Gelu, inputs: [x], attrs: {approximate: tanh}}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_NONE);
+    tgc_tensor *y = run1(f.g, TGC_OPTIMIZE_NONE, "x", 1, (int64_t[]){8}, gelu_x); /* output e */
+    expect_values(y, gelu_exact, 8, 2e-6f);
+    tgc_tensor_release(y);
+    release(&f);
+    const char *bad = "format: tgc/1\n"
+                      "inputs: [{name: x, dtype: float32, shape: [8]}]\n"
+                      "outputs: [e]\n"
+                      "nodes:\n"
+                      "  - {name: e, op: Gelu, inputs: [x], attrs: {approximate: fast}}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL(tgc_graph_load_string(bad, strlen(bad), "bad.yaml", NULL, d, &g), TGC_ERR_INVALID);
+    tgc_diags_free(d);
+}
+
+/* Gelu with approximate tanh, output 1 of the graph above, alone. */
+static void test_gelu_op_tanh(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [8]}]\n"
+                       "outputs: [t]\n"
+                       "nodes:\n"
+                       "  - {name: t, op: Gelu, inputs: [x], attrs: {approximate: tanh}}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_NONE);
+    tgc_tensor *y = run1(f.g, TGC_OPTIMIZE_NONE, "x", 1, (int64_t[]){8}, gelu_x);
+    expect_values(y, gelu_tanh, 8, 2e-6f);
+    tgc_tensor_release(y);
+    release(&f);
+}
+
+/* PyTorch's export of GELU, x * (1 + erf(x / sqrt 2)) * 0.5, and another
+ * association, (x * 0.5) * (1 + erf(x * (1 / sqrt 2))): each one Gelu. */
+static void test_fuse_gelu(void) {
+    const char *forms[] = {
+        "  - {name: s, op: Div, inputs: [x, sqrt2]}\n"
+        "  - {name: e, op: Erf, inputs: [s]}\n"
+        "  - {name: a, op: Add, inputs: [e, one]}\n"
+        "  - {name: m, op: Mul, inputs: [x, a]}\n"
+        "  - {name: y, op: Mul, inputs: [m, half]}\n",
+        "  - {name: s, op: Mul, inputs: [inv_sqrt2, x]}\n"
+        "  - {name: e, op: Erf, inputs: [s]}\n"
+        "  - {name: a, op: Add, inputs: [one, e]}\n"
+        "  - {name: h, op: Mul, inputs: [x, half]}\n"
+        "  - {name: y, op: Mul, inputs: [h, a]}\n",
+    };
+    for (int i = 0; i < 2; i++) {
+        char yaml[2048];
+        snprintf(yaml, sizeof yaml,
+                 "format: tgc/1\n"
+                 "inputs: [{name: x, dtype: float32, shape: [8]}]\n"
+                 "outputs: [y]\n"
+                 "initializers:\n"
+                 "  - {name: sqrt2, dtype: float32, shape: [], values: [1.4142135]}\n"
+                 "  - {name: inv_sqrt2, dtype: float32, shape: [], values: [0.70710677]}\n"
+                 "  - {name: one, dtype: float32, shape: [], values: [1.0]}\n"
+                 "  - {name: half, dtype: float32, shape: [], values: [0.5]}\n"
+                 "nodes:\n%s",
+                 forms[i]);
+        fixture f;
+        load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+        CU_ASSERT_EQUAL(count_op(f.opt, "Gelu"), 1);
+        CU_ASSERT_EQUAL(count_op(f.opt, "Erf") + count_op(f.opt, "Mul") + count_op(f.opt, "Add"), 0);
+        const tgc_node *y = node_named(f.opt, "y");
+        CU_ASSERT(y != NULL && strcmp(y->op_name, "Gelu") == 0);
+        tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_ALL, "x", 1, (int64_t[]){8}, gelu_x);
+        expect_values(out, gelu_exact, 8, 2e-6f);
+        tgc_tensor_release(out);
+        release(&f);
+    }
+}
+
+/* The decomposed LayerNormalization of exporters below opset 17 (here with
+ * d * d for the square, eps 1e-3, gamma [1, 2, 0.5, -1], beta [0, 1, 0, 0.5])
+ * is one LayerNormalization; values by numpy in float64. */
+static void test_fuse_layer_norm(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [2, 4]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: eps, dtype: float32, shape: [], values: [0.001]}\n"
+                       "  - {name: gamma, dtype: float32, shape: [4], values: [1, 2, 0.5, -1]}\n"
+                       "  - {name: beta, dtype: float32, shape: [4], values: [0, 1, 0, 0.5]}\n"
+                       "nodes:\n"
+                       "  - {name: mean, op: ReduceMean, inputs: [x], attrs: {axes: [-1]}}\n"
+                       "  - {name: d, op: Sub, inputs: [x, mean]}\n"
+                       "  - {name: sq, op: Mul, inputs: [d, d]}\n"
+                       "  - {name: var, op: ReduceMean, inputs: [sq], attrs: {axes: [1]}}\n"
+                       "  - {name: ve, op: Add, inputs: [var, eps]}\n"
+                       "  - {name: sd, op: Sqrt, inputs: [ve]}\n"
+                       "  - {name: n, op: Div, inputs: [d, sd]}\n"
+                       "  - {name: g, op: Mul, inputs: [gamma, n]}\n"
+                       "  - {name: y, op: Add, inputs: [g, beta]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "LayerNormalization"), 1);
+    CU_ASSERT_EQUAL(count_op(f.opt, "ReduceMean"), 0);
+    const tgc_node *y = node_named(f.opt, "y");
+    CU_ASSERT(y != NULL && strcmp(y->op_name, "LayerNormalization") == 0 && y->n_inputs == 3);
+    tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_ALL, "x", 2, (int64_t[]){2, 4}, (float[]){1, 2, 3, 4, -1, 0, 5, 2});
+    expect_values(out,
+                  (float[]){-1.341105f, 0.1059304f, 0.2235174f, -0.8411044f, -1.090986f, -0.3091827f, 0.7636899f,
+                            0.2818029f},
+                  8, 2e-6f);
+    tgc_tensor_release(out);
+    release(&f);
+}
+
 /* The report names every pass of the level, in order, with node counts. */
 static void test_report(void) {
     const char *yaml = "format: tgc/1\n"
@@ -355,4 +480,5 @@ TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
               {"fold_batch_norm_conv", test_fold_batch_norm_conv}, {"fold_batch_norm_gemm", test_fold_batch_norm_gemm},
               {"fold_batch_norm_needs_only_reader", test_fold_batch_norm_needs_only_reader},
               {"matmul_add_to_gemm", test_matmul_add_to_gemm}, {"matmul_add_rank3_stays", test_matmul_add_rank3_stays},
-              {"report", test_report})
+              {"gelu_op", test_gelu_op}, {"gelu_op_tanh", test_gelu_op_tanh}, {"fuse_gelu", test_fuse_gelu},
+              {"fuse_layer_norm", test_fuse_layer_norm}, {"report", test_report})
