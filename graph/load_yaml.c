@@ -508,7 +508,7 @@ static tgc_status load_node(tgc_loader *l, const yaml_node_t *map) {
             for (size_t i = 0; i < count && k < 256; i++)
                 if (ops[i]->name[0] != '_') names[k++] = ops[i]->name;
             /* Case only: an op name one letter from a known one is as often
-             * another op (Gelu, Relu) as a typo. */
+             * another op (Selu, Relu) as a typo. */
             const char *near = tgc_loader_closest(op_name, names, k, 0);
             s = tgc_loader_error(l, op, "unknown-op", "node '%s': unknown op '%s'%s%s%s", n->name, op_name,
                                  near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
