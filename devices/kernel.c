@@ -130,7 +130,7 @@ tgc_status tgc_kernel_alloc_output(tgc_kernel_ctx *c, int i, int rank, const int
     }
     size_t nbytes = tgc_value_nbytes(v);
     tgc_device *at = tgc_kernel_host_output(c->def, i) ? tgc_host_device() : c->device;
-    if (tgc_buffer_alloc(at, nbytes, &v->buf) != TGC_OK) {
+    if (tgc_buffer_alloc_typed(at, v->dtype, nbytes, &v->buf) != TGC_OK) {
         v->buf = NULL;
         if (nbytes == SIZE_MAX) tgc_kernel_fail(c, "output %d is too large", i);
         else tgc_kernel_fail(c, "out of memory on %s allocating %zu bytes for output %d", at->name, nbytes, i);

@@ -113,6 +113,10 @@ extern const tgc_op_def tgc_op_ReverseSequence, tgc_op_TopK, tgc_op_NonZero, tgc
 #define TGC_DT_SIGNED (TGC_DT_FLOAT | TGC_DT_INT)
 #define TGC_DT_NUMERIC (TGC_DT_SIGNED | TGC_DT_UINT)
 #define TGC_DT_ANY (TGC_DT_NUMERIC | TGC_DT(TGC_BOOL))
+/* string: host-memory char * slots; only ops that say so take it. */
+#define TGC_DT_STRING TGC_DT(TGC_STRING)
+/* Every dtype, string included (ONNX's "all tensor types" for ops that only move data). */
+#define TGC_DT_ALL (TGC_DT_ANY | TGC_DT_STRING)
 
 /* True when input i is omitted or its dtype is in `mask`; otherwise reports
  * "dtype-mismatch" listing the dtypes the op accepts and returns false. */
