@@ -16,6 +16,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_cpu_kernels_loss[];
 extern const tgc_kernel_def tgc_cpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_cpu_kernels_tfidf[];
+extern const tgc_kernel_def tgc_cpu_kernels_string[];
 extern const tgc_kernel_def tgc_cpu_kernels_convt[];
 extern const tgc_kernel_def tgc_cpu_kernels_resize[];
 extern const tgc_kernel_def tgc_cpu_kernels_detection[];
@@ -42,6 +43,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_loss,
     tgc_cpu_kernels_rnn,
     tgc_cpu_kernels_tfidf,
+    tgc_cpu_kernels_string,
     tgc_cpu_kernels_convt,
     tgc_cpu_kernels_resize,
     tgc_cpu_kernels_detection,

@@ -29,6 +29,7 @@
  *     ops_arrange.c      Tile, Trilu, EyeLike, CumSum, ReverseSequence, TopK
  *     ops_select.c       NonZero, Compress, Unique (value-dependent output sizes)
  *     ops_cast.c         CastLike
+ *     ops_string.c       StringNormalizer (string tensors)
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -100,6 +101,7 @@ extern const tgc_op_def tgc_op_RandomNormalLike, tgc_op_Bernoulli, tgc_op_Multin
 extern const tgc_op_def tgc_op_GatherElements, tgc_op_ScatterElements, tgc_op_ScatterND, tgc_op_GatherND;
 extern const tgc_op_def tgc_op_OneHot, tgc_op_Tile, tgc_op_Trilu, tgc_op_EyeLike, tgc_op_CumSum;
 extern const tgc_op_def tgc_op_ReverseSequence, tgc_op_TopK, tgc_op_NonZero, tgc_op_Compress, tgc_op_Unique;
+extern const tgc_op_def tgc_op_StringNormalizer;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 
