@@ -36,6 +36,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_resize[];
 extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
 
 static const tgc_kernel_def *const families[] = {
+    tgc_cpu_kernels_string, /* first: its string-only movers stand before the any-dtype ones */
     tgc_cpu_kernels_elementwise,
     tgc_cpu_kernels_nn,
     tgc_cpu_kernels_shape,
@@ -43,7 +44,6 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_loss,
     tgc_cpu_kernels_rnn,
     tgc_cpu_kernels_tfidf,
-    tgc_cpu_kernels_string,
     tgc_cpu_kernels_convt,
     tgc_cpu_kernels_resize,
     tgc_cpu_kernels_detection,

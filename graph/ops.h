@@ -120,6 +120,12 @@ extern const tgc_op_def tgc_op_StringNormalizer;
 /* Every dtype, string included (ONNX's "all tensor types" for ops that only move data). */
 #define TGC_DT_ALL (TGC_DT_ANY | TGC_DT_STRING)
 
+/* True when op `op` may read or write string tensors (ops_string.c lists
+ * them). Inference refuses a string input or output of any other op
+ * before its own rules run ("dtype-mismatch"), so no kernel that copies
+ * bytes ever sees string slots (infer_graph.c). */
+bool tgc_ops_take_strings(const char *op);
+
 /* True when input i is omitted or its dtype is in `mask`; otherwise reports
  * "dtype-mismatch" listing the dtypes the op accepts and returns false. */
 bool tgc_ops_require_dtypes(tgc_infer_ctx *c, int i, unsigned mask);

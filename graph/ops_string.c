@@ -1,6 +1,7 @@
 /* StringNormalizer (ONNX opset 10): string X [C] or [1, C] -> Y [C'] or
  * [1, C'] with the stopwords removed and the case changed; C' depends on
- * the values (a fresh dim; the cpu kernel sizes its output). */
+ * the values (a fresh dim; the cpu kernel sizes its output). And the list
+ * of ops that take string tensors at all. */
 #include "graph/ops.h"
 
 #include <string.h>
@@ -49,3 +50,16 @@ static tgc_status infer_string_normalizer(tgc_infer_ctx *c) {
 }
 
 const tgc_op_def tgc_op_StringNormalizer = {"StringNormalizer", 1, 1, 1, 1, strnorm_attrs, infer_string_normalizer};
+
+/* The ops whose kernels handle string tensors (devices/cpu/kernels_string.c,
+ * string_cast.c) or read only their dims (Shape, Size), and tgc's own
+ * _Send/_Recv (the rendezvous copies strings deep). */
+static const char *const string_ops[] = {"StringNormalizer", "Cast", "CastLike", "Identity", "Reshape", "Flatten",
+                                         "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Gather", "Slice",
+                                         "Expand", "Tile", "Shape", "Size", "_Send", "_Recv"};
+
+bool tgc_ops_take_strings(const char *op) {
+    for (size_t i = 0; i < sizeof string_ops / sizeof string_ops[0]; i++)
+        if (strcmp(string_ops[i], op) == 0) return true;
+    return false;
+}

@@ -1,5 +1,7 @@
-/* Ops over string tensors on the cpu: StringNormalizer. (Cast to and from
- * strings: string_cast.c; the data-moving ops copy strings themselves.) */
+/* Ops over string tensors on the cpu: StringNormalizer, and the data-moving
+ * ops (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split,
+ * Gather, Slice, Expand, Tile) made to copy strings. Cast to and from
+ * strings, and Identity: string_cast.c. */
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
 #include "graph/graph.h"
@@ -120,8 +122,81 @@ static tgc_status k_string_normalizer(tgc_kernel_ctx *c) {
     return st;
 }
 
+/* ---- Data movement over strings ------------------------------------------------ */
+
+/* The data-moving kernels (kernels_shape.h) copy elements by their size,
+ * never reading them. Run over a string tensor they copy `char *` slots:
+ * each output slot then points at a string that an input's buffer owns.
+ * A string mover runs that byte kernel, then makes every output own its
+ * strings: each moved pointer is replaced by a copy of its string (the
+ * inputs are alive until the kernel returns). When the byte kernel fails,
+ * the borrowed pointers are forgotten (set NULL) so the output's release
+ * frees nothing it does not own. An output that is an input's own buffer
+ * (forwarded: Reshape, Flatten, Squeeze, Unsqueeze) moved no string and is
+ * left alone. The byte kernel is the one the cpu runs for an 8-byte dtype:
+ * the same element size as a slot. */
+_Static_assert(sizeof(char *) == 8, "string slots are moved as 8-byte elements");
+
+static bool is_input_buffer(const tgc_kernel_ctx *c, const tgc_buffer *b) {
+    for (int i = 0; i < c->n_inputs; i++)
+        if (c->inputs[i].buf == b) return true;
+    return false;
+}
+
+/* Output o's slots hold borrowed pointers: replace each with a copy of its
+ * string (own = true) or with NULL (own = false). False when a copy fails:
+ * the slots not yet copied are NULL then. */
+static bool own_slots(tgc_kernel_ctx *c, int o, bool own) {
+    tgc_value *v = &c->outputs[o];
+    if (v->buf == NULL || v->dtype != TGC_STRING || is_input_buffer(c, v->buf)) return true;
+    char **slots = tgc_buffer_host_ptr(v->buf);
+    size_t n = v->buf->n_strings;
+    for (size_t i = 0; i < n; i++) {
+        if (!own || slots[i] == NULL) {
+            slots[i] = NULL;
+            continue;
+        }
+        slots[i] = tgc_strdup(slots[i]);
+        if (slots[i] == NULL) {
+            memset(slots + i, 0, (n - i) * sizeof *slots);
+            return false;
+        }
+    }
+    return true;
+}
+
+static tgc_status move_strings(tgc_kernel_ctx *c) {
+    const tgc_kernel_def *bytes = tgc_kernel_find(c->node->op_name, TGC_DEVICE_CPU, TGC_INT64);
+    if (bytes == NULL || bytes->fn == NULL) return tgc_kernel_fail(c, "%s: no cpu kernel moves 8-byte elements", tgc_kernel_op_name(c));
+    tgc_status st = bytes->fn(c);
+    bool ok = true;
+    for (int o = 0; o < c->n_outputs; o++) ok = own_slots(c, o, st == TGC_OK && ok) && ok;
+    if (st == TGC_OK && !ok) {
+        tgc_kernel_fail(c, "%s: out of host memory copying strings", tgc_kernel_op_name(c));
+        return TGC_ERR_NOMEM;
+    }
+    return st;
+}
+
+#define STRINGS {TGC_STRING, TGC_DTYPE_INVALID}
+#define BIT(i) (1u << (i))
+/* The masks are the byte kernels' (kernels_shape.c, kernels_indexing.c). */
+#define MOVER(name, host, fwd) \
+    {.op = name, .kind = TGC_DEVICE_CPU, .fn = move_strings, .host_inputs = (host), .forward_input = (fwd), .dtypes = STRINGS}
+
 const tgc_kernel_def tgc_cpu_kernels_string[] = {
     {.op = "StringNormalizer", .kind = TGC_DEVICE_CPU, .fn = k_string_normalizer, .forward_input = -1,
-     .dtypes = {TGC_STRING, TGC_DTYPE_INVALID}, .sizes_outputs = true},
+     .dtypes = STRINGS, .sizes_outputs = true},
+    MOVER("Reshape", BIT(1), 0),
+    MOVER("Flatten", 0, 0),
+    MOVER("Squeeze", BIT(1), 0),
+    MOVER("Unsqueeze", BIT(1), 0),
+    MOVER("Transpose", 0, -1),
+    MOVER("Concat", 0, -1),
+    MOVER("Split", BIT(1), -1),
+    MOVER("Gather", 0, -1),
+    MOVER("Slice", BIT(1) | BIT(2) | BIT(3) | BIT(4), -1),
+    MOVER("Expand", BIT(1), -1),
+    MOVER("Tile", BIT(1), -1),
     {.op = NULL},
 };
