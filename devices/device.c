@@ -4,6 +4,8 @@
  * (bfc_allocator.c) into views; without one, one ops->alloc per buffer. */
 #include "devices/device.h"
 
+#include "support/string_slots.h"
+
 #include "support/alloc.h"
 #include "support/checked.h"
 
@@ -200,6 +202,7 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     b->nbytes = nbytes;
     b->mem = NULL;
     b->chunk = UINT32_MAX;
+    b->n_strings = 0;
     atomic_init(&b->refs, 1);
     if (nbytes > 0 && memory_alloc(d, b) != TGC_OK) {
         commit(d, nbytes, false);
@@ -209,6 +212,25 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     commit(d, nbytes, true);
     *out = b;
     return TGC_OK;
+}
+
+tgc_status tgc_buffer_alloc_strings(tgc_device *d, size_t n_strings, tgc_buffer **out) {
+    *out = NULL;
+    if (!tgc_device_host_memory(d)) return TGC_ERR_UNSUPPORTED;
+    if (n_strings > (size_t)TGC_MAX_BYTES / sizeof(char *)) return TGC_ERR_NOMEM;
+    tgc_status s = tgc_buffer_alloc(d, n_strings * sizeof(char *), out);
+    if (s != TGC_OK) return s;
+    if (n_strings > 0) memset(tgc_buffer_host_ptr(*out), 0, n_strings * sizeof(char *));
+    (*out)->n_strings = n_strings;
+    return TGC_OK;
+}
+
+tgc_status tgc_buffer_alloc_typed(tgc_device *d, tgc_dtype dtype, size_t nbytes, tgc_buffer **out) {
+    if (dtype == TGC_STRING) {
+        if (nbytes == SIZE_MAX) return TGC_ERR_NOMEM; /* tgc_value_nbytes of a size that does not fit */
+        return tgc_buffer_alloc_strings(d, nbytes / sizeof(char *), out);
+    }
+    return tgc_buffer_alloc(d, nbytes, out);
 }
 
 tgc_buffer *tgc_buffer_retain(tgc_buffer *b) {
@@ -221,6 +243,7 @@ void tgc_buffer_release(tgc_buffer *b) {
     int before = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
     assert(before > 0);
     if (before != 1) return;
+    if (b->n_strings > 0) tgc_string_slots_free(tgc_buffer_host_ptr(b), b->n_strings);
     if (b->mem != NULL) memory_free(b->device, b);
     unreserve(b->device, b->nbytes);
     tgc_free(b);
@@ -230,7 +253,24 @@ void *tgc_buffer_host_ptr(tgc_buffer *b) {
     return b != NULL && b->mem != NULL ? b->device->ops->host_ptr(b->device, b->mem) : NULL;
 }
 
+/* A string buffer's copy: the first nbytes / sizeof(char *) slots, each
+ * string duplicated, into a new string buffer in `to`'s host memory. */
+static tgc_status copy_strings(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out) {
+    size_t n = nbytes / sizeof(char *);
+    if (n > src->n_strings) n = src->n_strings;
+    tgc_status s = tgc_buffer_alloc_strings(to, n, out);
+    if (s == TGC_ERR_UNSUPPORTED) return TGC_ERR_RUNTIME;
+    if (s != TGC_OK || n == 0) return s;
+    s = tgc_string_slots_copy(tgc_buffer_host_ptr(*out), (const char *const *)tgc_buffer_host_ptr(src), n);
+    if (s != TGC_OK) {
+        tgc_buffer_release(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
 tgc_status tgc_buffer_copy(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out) {
+    if (src->n_strings > 0) return copy_strings(src, nbytes, to, out);
     tgc_device *from = src->device;
     tgc_status s = tgc_buffer_alloc(to, nbytes, out);
     if (s != TGC_OK || nbytes == 0) return s;

@@ -95,13 +95,29 @@ struct tgc_device {
 
 /* A block of device memory, reference counted. The creator holds one
  * reference; tgc_buffer_retain adds one; the last tgc_buffer_release gives
- * the memory back to its device. Thread safe. */
+ * the memory back to its device. Thread safe.
+ *
+ * String buffers (TGC_STRING tensors, support/string_slots.h): a buffer
+ * made by tgc_buffer_alloc_strings holds n_strings `char *` slots, in host
+ * memory only. The buffer OWNS the strings its slots point to: whoever
+ * writes a slot (a kernel, a copy, a loader) puts a fresh tgc_malloc'd
+ * string there (or leaves NULL, the empty string) and gives up the
+ * string; the last tgc_buffer_release frees every slot's string before the
+ * slot array goes back to the device. Slots start NULL, so a buffer whose
+ * writer failed half-way is freed safely. Nothing else may free a slot,
+ * and a slot's pointer is never copied into another buffer: copies
+ * (tgc_buffer_copy, kernels that move data) duplicate the strings.
+ * Forwarding a buffer to an output moves the ownership with it.
+ * Memory figures: the device's stats count the slot arrays as any buffer
+ * (n_strings x sizeof(char *)); the strings themselves are host blocks of
+ * support/alloc.h, counted by tgc_host_alloc_stats, not by the device. */
 typedef struct tgc_buffer {
     tgc_device *device;
     void *mem;      /* the device's handle (host pointer on cpu) */
     size_t nbytes;
     uint32_t chunk; /* the arena's chunk (device with an arena, nbytes > 0) */
     atomic_int refs;
+    size_t n_strings; /* > 0: a string buffer owning this many slots' strings */
 } tgc_buffer;
 
 /* Initialises the common part of a device (name from kind and index). */
@@ -158,9 +174,23 @@ void tgc_device_set_limit(tgc_device *d, int64_t bytes_limit);
  * caller's to write (it knows the node and tensor). */
 tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out);
 
+/* Allocates a string buffer of n_strings slots (all NULL: empty strings)
+ * on `d`, which must be a host-memory device; refs = 1. The buffer owns the
+ * strings later stored in its slots (see tgc_buffer). n_strings 0 gives an
+ * empty buffer. TGC_ERR_NOMEM as tgc_buffer_alloc; TGC_ERR_UNSUPPORTED when
+ * d's memory is not host memory (strings never live on a gpu). */
+tgc_status tgc_buffer_alloc_strings(tgc_device *d, size_t n_strings, tgc_buffer **out);
+
+/* The buffer for a tensor of `dtype` taking `nbytes` (tgc_value_nbytes):
+ * tgc_buffer_alloc_strings for TGC_STRING (nbytes / sizeof(char *) slots),
+ * else tgc_buffer_alloc. Every allocation of a tensor whose dtype may be
+ * string goes through here. Errors as those two. */
+tgc_status tgc_buffer_alloc_typed(tgc_device *d, tgc_dtype dtype, size_t nbytes, tgc_buffer **out);
+
 tgc_buffer *tgc_buffer_retain(tgc_buffer *b);
 
-/* Drops one reference; at zero the memory returns to the device. NULL ok. */
+/* Drops one reference; at zero a string buffer's strings are freed and the
+ * memory returns to the device. NULL ok. */
 void tgc_buffer_release(tgc_buffer *b);
 
 /* True when d's memory is host memory: the cpu devices and the host device
@@ -169,8 +199,10 @@ static inline bool tgc_device_host_memory(const tgc_device *d) { return d->kind 
 
 /* Copies the first `nbytes` of `src` into a new buffer on `to` (*out, refs
  * 1, owned by the caller), through host memory when neither side is host
- * memory. Blocking: the data is in place on return. TGC_ERR_NOMEM (the
- * allocation failed) or TGC_ERR_RUNTIME (a copy failed); *out is then NULL. */
+ * memory. Blocking: the data is in place on return. A string buffer's copy
+ * is a string buffer with a copy of each string (deep), only to host
+ * memory. TGC_ERR_NOMEM (the allocation failed) or TGC_ERR_RUNTIME (a copy
+ * failed, or strings asked to go to device memory); *out is then NULL. */
 tgc_status tgc_buffer_copy(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out);
 
 /* Host pointer of the buffer's memory on host-memory devices, else NULL. */

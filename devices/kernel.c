@@ -16,6 +16,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
 extern const tgc_kernel_def tgc_cpu_kernels_loss[];
 extern const tgc_kernel_def tgc_cpu_kernels_rnn[];
 extern const tgc_kernel_def tgc_cpu_kernels_tfidf[];
+extern const tgc_kernel_def tgc_cpu_kernels_string[];
 extern const tgc_kernel_def tgc_cpu_kernels_convt[];
 extern const tgc_kernel_def tgc_cpu_kernels_resize[];
 extern const tgc_kernel_def tgc_cpu_kernels_detection[];
@@ -35,6 +36,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_resize[];
 extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
 
 static const tgc_kernel_def *const families[] = {
+    tgc_cpu_kernels_string, /* first: its string-only movers stand before the any-dtype ones */
     tgc_cpu_kernels_elementwise,
     tgc_cpu_kernels_nn,
     tgc_cpu_kernels_shape,
@@ -130,7 +132,7 @@ tgc_status tgc_kernel_alloc_output(tgc_kernel_ctx *c, int i, int rank, const int
     }
     size_t nbytes = tgc_value_nbytes(v);
     tgc_device *at = tgc_kernel_host_output(c->def, i) ? tgc_host_device() : c->device;
-    if (tgc_buffer_alloc(at, nbytes, &v->buf) != TGC_OK) {
+    if (tgc_buffer_alloc_typed(at, v->dtype, nbytes, &v->buf) != TGC_OK) {
         v->buf = NULL;
         if (nbytes == SIZE_MAX) tgc_kernel_fail(c, "output %d is too large", i);
         else tgc_kernel_fail(c, "out of memory on %s allocating %zu bytes for output %d", at->name, nbytes, i);

@@ -118,7 +118,7 @@ static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node
             continue;
         }
         size_t nbytes = tgc_value_nbytes(&out[i]);
-        if (tgc_buffer_alloc(od, nbytes, &out[i].buf) != TGC_OK) {
+        if (tgc_buffer_alloc_typed(od, out[i].dtype, nbytes, &out[i].buf) != TGC_OK) {
             char what[512], which[32];
             snprintf(which, sizeof which, "output %d", i);
             tgc_oom_str(what, sizeof what, which, &out[i], od);

@@ -5,6 +5,8 @@
 
 #include "support/alloc.h"
 #include "support/diag.h"
+#include "support/string_slots.h"
+#include "support/string_slots.h"
 
 #include <string.h>
 
@@ -125,14 +127,16 @@ static tgc_status load_weights(tgc_plan *p, tgc_diags *diags) {
         v->dtype = c->dtype;
         v->rank = c->shape.rank;
         for (int i = 0; i < v->rank; i++) v->dims[i] = c->shape.dims[i].v;
-        tgc_status s = tgc_buffer_alloc(d, c->nbytes, &v->buf);
+        tgc_status s = tgc_buffer_alloc_typed(d, c->dtype, c->nbytes, &v->buf);
         if (s != TGC_OK) {
             char what[512];
             return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "out-of-memory", "initializer '%s' on %s: %s",
                                 n->name, d->name, tgc_oom_str(what, sizeof what, "its data", v, d)),
                    TGC_ERR_NOMEM;
         }
-        if (c->nbytes > 0) s = d->ops->copy_from_host(d, v->buf->mem, 0, c->data, c->nbytes);
+        if (c->nbytes > 0 && c->dtype == TGC_STRING) /* the buffer gets its own copy of each string */
+            s = tgc_string_slots_copy(tgc_buffer_host_ptr(v->buf), c->data, c->nbytes / sizeof(char *));
+        else if (c->nbytes > 0) s = d->ops->copy_from_host(d, v->buf->mem, 0, c->data, c->nbytes);
         if (s != TGC_OK)
             return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "copy-failed",
                                 "initializer '%s': cannot copy %zu bytes to %s", n->name, c->nbytes, d->name),

@@ -259,8 +259,13 @@ static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags)
     tgc_part_state *ps = &st->parts[f->part];
     const tgc_value *v = &ps->vals[ps->plan->value_base[f->node] + f->port];
     size_t nbytes = tgc_value_nbytes(v);
-    tgc_status s = tgc_tensor_create(v->dtype, v->rank, v->dims, NULL, out);
-    if (s == TGC_OK && nbytes > 0)
+    tgc_status s;
+    if (v->dtype == TGC_STRING) /* host memory only; the new tensor gets its own copy of each string */
+        s = tgc_buffer_host_ptr(v->buf) != NULL || nbytes == 0
+                ? tgc_tensor_create(v->dtype, v->rank, v->dims, tgc_buffer_host_ptr(v->buf), out)
+                : TGC_ERR_RUNTIME;
+    else s = tgc_tensor_create(v->dtype, v->rank, v->dims, NULL, out);
+    if (s == TGC_OK && nbytes > 0 && v->dtype != TGC_STRING)
         s = v->buf->device->ops->copy_to_host(v->buf->device, (void *)tgc_tensor_data(*out), v->buf->mem, 0, nbytes);
     if (s != TGC_OK)
         tgc_diag_error(diags, st->s->g->path, (tgc_srcpos){0, 0}, s == TGC_ERR_NOMEM ? "out-of-memory" : "copy-failed",

@@ -8,6 +8,7 @@
 #include "support/alloc.h"
 #include "support/diag.h"
 #include "support/half.h"
+#include "support/string_slots.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,13 +45,16 @@ tgc_status tgc_tensor_create(tgc_dtype dtype, int rank, const int64_t *dims, con
     tgc_device *host = tgc_host_device();
     if (host == NULL) return TGC_ERR_NOMEM;
     size_t nbytes = tgc_value_nbytes(&v);
-    if (tgc_buffer_alloc(host, nbytes, &v.buf) != TGC_OK) return TGC_ERR_NOMEM;
+    if (tgc_buffer_alloc_typed(host, dtype, nbytes, &v.buf) != TGC_OK) return TGC_ERR_NOMEM;
     void *p = tgc_buffer_host_ptr(v.buf);
-    if (nbytes > 0) {
+    tgc_status s = TGC_OK;
+    if (nbytes > 0 && dtype == TGC_STRING) { /* slots start NULL (""); each string copied */
+        if (data != NULL) s = tgc_string_slots_copy(p, data, nbytes / sizeof(char *));
+    } else if (nbytes > 0) {
         if (data != NULL) memcpy(p, data, nbytes);
         else memset(p, 0, nbytes);
     }
-    tgc_status s = tgc_tensor_wrap(&v, out);
+    if (s == TGC_OK) s = tgc_tensor_wrap(&v, out);
     if (s != TGC_OK) tgc_buffer_release(v.buf);
     return s;
 }
@@ -111,6 +115,11 @@ int tgc_tensor_rank(const tgc_tensor *t) { return t->v.rank; }
 const int64_t *tgc_tensor_dims(const tgc_tensor *t) { return t->v.dims; }
 int64_t tgc_tensor_numel(const tgc_tensor *t) { return tgc_value_numel(&t->v); }
 const void *tgc_tensor_data(const tgc_tensor *t) { return tgc_buffer_host_ptr(t->v.buf); }
+
+const char *tgc_tensor_string(const tgc_tensor *t, int64_t i) {
+    if (t == NULL || t->v.dtype != TGC_STRING || i < 0 || i >= tgc_value_numel(&t->v)) return NULL;
+    return tgc_string_slot_get(tgc_buffer_host_ptr(t->v.buf), (size_t)i);
+}
 
 /* ---- Memory figures ---------------------------------------------------- */
 

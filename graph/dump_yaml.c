@@ -10,6 +10,7 @@
 #include "graph/op_registry.h"
 #include "support/alloc.h"
 #include "support/dtype_elem.h"
+#include "support/string_slots.h"
 #include "support/open_beneath.h"
 
 #include <errno.h>
@@ -155,7 +156,9 @@ static void tensor_values(dumper *d, const tgc_const *c) {
     int64_t numel = tgc_shape_numel(&c->shape);
     begin_seq(d, true);
     for (int64_t i = 0; i < numel; i++) {
-        if (c->dtype == TGC_BOOL) {
+        if (c->dtype == TGC_STRING) { /* double quotes: any text, escaped, never read as a number */
+            scalar_styled(d, tgc_string_slot_get(c->data, (size_t)i), YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+        } else if (c->dtype == TGC_BOOL) {
             num(d, ((const uint8_t *)c->data)[i] ? "true" : "false");
         } else if (c->dtype == TGC_UINT64) {
             char buf[24];

@@ -2,6 +2,7 @@
 #include "graph/graph.h"
 
 #include "support/alloc.h"
+#include "support/string_slots.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@ void tgc_info_clear_value(tgc_tensor_info *info) {
 
 void tgc_const_free(tgc_const *c) {
     if (c == NULL) return;
+    if (!c->borrowed && c->dtype == TGC_STRING) tgc_string_slots_free(c->data, c->nbytes / sizeof(char *));
     if (!c->borrowed) tgc_free(c->data);
     tgc_free(c->file);
     tgc_free(c);
@@ -220,6 +222,7 @@ tgc_dtype tgc_dtype_from_onnx(int64_t code) {
     case 12: return TGC_UINT32;
     case 13: return TGC_UINT64;
     case 16: return TGC_BFLOAT16;
+    case 8: return TGC_STRING;
     default: return TGC_DTYPE_INVALID;
     }
 }

@@ -50,7 +50,9 @@ void tgc_info_clear_value(tgc_tensor_info *info);
 typedef struct tgc_const {
     tgc_dtype dtype;
     tgc_shape shape; /* all dims concrete */
-    void *data;      /* C order, little-endian, tgc_malloc'd; NULL iff nbytes == 0 */
+    void *data;      /* C order, little-endian, tgc_malloc'd; NULL iff nbytes == 0. string:
+                      * nbytes / sizeof(char *) slots, each NULL ("") or a tgc_malloc'd
+                      * string owned by the constant (support/string_slots.h) */
     size_t nbytes;
     char *file; /* the `file:` path as written, or NULL for inline `values:` */
     tgc_srcpos pos;
@@ -204,8 +206,8 @@ const tgc_tensor_info *tgc_graph_ref_info(const tgc_graph *g, tgc_ref ref);
 
 /* The tgc dtype of an ONNX TensorProto.DataType code (Cast's `to`: 1
  * float32, 2 uint8, 3 int8, 4 uint16, 5 int16, 6 int32, 7 int64, 9 bool,
- * 10 float16, 11 float64, 12 uint32, 13 uint64, 16 bfloat16), or
- * TGC_DTYPE_INVALID for a code tgc has no dtype for (string, complex). */
+ * 10 float16, 11 float64, 12 uint32, 13 uint64, 16 bfloat16, 8 string), or
+ * TGC_DTYPE_INVALID for a code tgc has no dtype for (complex, float8). */
 tgc_dtype tgc_dtype_from_onnx(int64_t code);
 
 /* The YAML dumper (graph/dump_yaml.c) with each node's `device:` replaced

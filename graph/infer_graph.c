@@ -4,6 +4,7 @@
 #include "graph/passes.h"
 
 #include "graph/infer.h"
+#include "graph/ops.h"
 #include "support/alloc.h"
 
 #include <string.h>
@@ -112,11 +113,30 @@ static tgc_status check_sizes(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
     return TGC_OK;
 }
 
+/* A string input or output of an op that does not take strings
+ * (graph/ops.h, tgc_ops_take_strings): index of the first (outputs after
+ * inputs, counted from n_inputs), or -1. */
+static int string_misuse(const tgc_graph *g, const tgc_node *n, bool outputs) {
+    if (tgc_ops_take_strings(n->op_name)) return -1;
+    for (int i = 0; !outputs && i < n->n_inputs; i++)
+        if (n->inputs[i].node >= 0 && tgc_graph_ref_info(g, n->inputs[i])->dtype == TGC_STRING) return i;
+    for (int k = 0; outputs && k < n->n_outputs; k++)
+        if (n->outputs[k].dtype == TGC_STRING) return n->n_inputs + k;
+    return -1;
+}
+
 static tgc_status infer_op(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
     if (!inputs_inferred(g, n)) return TGC_ERR_INVALID; /* an input's error was reported */
     int32_t first_new = g->n_symbols;
     tgc_infer_ctx ctx = {.graph = g, .node = n, .diags = diags};
+    int bad = string_misuse(g, n, false);
+    if (bad >= 0)
+        return tgc_infer_fail(&ctx, bad, "dtype-mismatch", "input %d is a string tensor; %s does not take strings "
+                              "in tgc", bad, n->op_name);
     tgc_status s = n->op->infer(&ctx);
+    if (s == TGC_OK && (bad = string_misuse(g, n, true)) >= 0)
+        s = tgc_infer_fail(&ctx, -1, "dtype-mismatch", "output %d would be a string tensor; %s does not make "
+                           "strings in tgc", bad - n->n_inputs, n->op_name);
     for (int k = 0; s == TGC_OK && k < n->n_outputs; k++)
         if (n->outputs[k].dtype == TGC_DTYPE_INVALID)
             s = tgc_diag_error(diags, g->path, n->pos, "internal",

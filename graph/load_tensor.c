@@ -3,6 +3,7 @@
 
 #include "graph/npy.h"
 #include "support/alloc.h"
+#include "support/string_slots.h"
 #include "support/half.h"
 #include "support/open_beneath.h"
 
@@ -284,6 +285,11 @@ static bool parse_element(tgc_loader *l, const yaml_node_t *n, const char *what,
     const char *s = (const char *)n->data.scalar.value; /* a scalar: load_values checked */
     int64_t v = 0;
     double f = 0;
+    if (dtype == TGC_STRING) { /* the scalar's text as it is, a fresh copy owned by the constant */
+        if (tgc_string_slot_set(&((char **)data)[i], s, n->data.scalar.length) == TGC_OK) return true;
+        tgc_loader_nomem(l);
+        return false;
+    }
     if (dtype == TGC_FLOAT32 || dtype == TGC_FLOAT16 || dtype == TGC_BFLOAT16 || dtype == TGC_FLOAT64) {
         if (!tgc_parse_number(s, &f)) {
             const char *p = s + (*s == '-' || *s == '+');
@@ -348,7 +354,7 @@ static tgc_status load_values(tgc_loader *l, const yaml_node_t *n, const char *w
         return tgc_loader_error(l, n, "value-count", "%s has %zu values but its shape %s needs %lld", what,
                                 count, tgc_shape_str(l->g, &c->shape, (char[128]){0}, 128), (long long)numel);
     c->nbytes = count * tgc_dtype_size(c->dtype);
-    c->data = c->nbytes ? tgc_malloc(c->nbytes) : NULL;
+    c->data = c->nbytes ? tgc_calloc(1, c->nbytes) : NULL; /* string slots start NULL */
     if (c->nbytes && c->data == NULL) return tgc_loader_nomem(l);
     for (size_t i = 0; i < count; i++)
         if (!parse_element(l, yaml_document_get_node(&l->doc, items[i]), what, c->dtype, c->data, i))

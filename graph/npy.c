@@ -14,6 +14,8 @@
 #include "support/alloc.h"
 #include "support/checked.h"
 #include "support/diag.h"
+#include "support/string_slots.h"
+#include "support/utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -262,6 +264,25 @@ static tgc_status descr_to_dtype(const char *s, size_t len, tgc_dtype *out, char
     return tgc_err_format(err, err_size, TGC_ERR_INVALID, "unsupported dtype '%s'", printable(s, len, shown));
 }
 
+/* A text type string: '<U{n}' (UTF-32, little-endian: '<', or '=' / '|' /
+ * none on a little-endian host) or '{order}S{n}' (bytes). False when s is
+ * not of that form; then *err is untouched. */
+static bool text_descr(const char *s, size_t len, tgc_npy *meta) {
+    char order = '=';
+    if (len > 0 && strchr("<>=|", s[0]) != NULL && s[0] != '\0') order = s[0], s++, len--;
+    if (len < 2 || (s[0] != 'U' && s[0] != 'S')) return false;
+    size_t width = 0;
+    for (size_t i = 1; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9' || width > (SIZE_MAX - 9) / 10 / 4) return false;
+        width = width * 10 + (size_t)(s[i] - '0');
+    }
+    if (s[0] == 'U' && !(order == '<' || (order != '>' && host_is_little_endian()))) return false;
+    meta->dtype = TGC_STRING;
+    meta->text_unit = s[0] == 'U' ? 4 : 1;
+    meta->text_width = width;
+    return true;
+}
+
 /* The value of 'descr': a type string. A list there is a structured dtype. */
 static tgc_status parse_descr(cursor *c, tgc_npy *meta, char *err, size_t err_size) {
     skip_space(c);
@@ -271,6 +292,7 @@ static tgc_status parse_descr(cursor *c, tgc_npy *meta, char *err, size_t err_si
     size_t len;
     tgc_status st = parse_string(c, &s, &len, err, err_size);
     if (st != TGC_OK) return st;
+    if (text_descr(s, len, meta)) return TGC_OK;
     return descr_to_dtype(s, len, &meta->dtype, err, err_size);
 }
 
@@ -399,7 +421,13 @@ static tgc_status read_header(npy_source *s, size_t header_len, tgc_npy *meta, c
     tgc_status st = got < header_len ? short_read(s, "header", header_len, got, err, err_size)
                                      : parse_header(text, header_len, meta, err, err_size);
     tgc_free(text);
-    if (st == TGC_OK && !array_nbytes(meta->dtype, meta->rank, meta->dims, &meta->nbytes))
+    size_t slots;
+    if (st == TGC_OK && meta->text_unit != 0 && /* the file's bytes; the slots must fit too */
+        (!tgc_checked_dims_nbytes(meta->rank, meta->dims, meta->text_width * (size_t)meta->text_unit,
+                                  &meta->nbytes) ||
+         !array_nbytes(TGC_STRING, meta->rank, meta->dims, &slots)))
+        st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "array size overflows");
+    else if (st == TGC_OK && meta->text_unit == 0 && !array_nbytes(meta->dtype, meta->rank, meta->dims, &meta->nbytes))
         st = tgc_err_format(err, err_size, TGC_ERR_INVALID, "array size overflows");
     return st;
 }
@@ -428,6 +456,61 @@ static tgc_status read_data(npy_source *s, tgc_npy *meta, char *err, size_t err_
     return TGC_OK;
 }
 
+/* Element i of a text array's raw data as UTF-8 into out (room for
+ * 4 x width + 1 bytes); its length in *n. False for a '<U' unit that is not
+ * a Unicode scalar value. Trailing NULs are padding; a NUL ends the text. */
+static bool text_element(const tgc_npy *a, size_t i, char *out, size_t *n) {
+    size_t w = a->text_width;
+    const unsigned char *raw = (const unsigned char *)a->data + i * w * (size_t)a->text_unit;
+    *n = 0;
+    for (size_t k = 0; k < w; k++) {
+        if (a->text_unit == 1) {
+            if (raw[k] == 0) break;
+            out[(*n)++] = (char)raw[k];
+            continue;
+        }
+        const unsigned char *u = raw + 4 * k;
+        uint32_t cp = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+        if (cp == 0) break;
+        if (!tgc_utf8_is_scalar(cp)) return false;
+        *n += tgc_utf8_put(cp, out + *n);
+    }
+    out[*n] = '\0';
+    return true;
+}
+
+/* Turns a text array's raw elements into string slots (the array's data
+ * from then on). */
+static tgc_status text_to_slots(tgc_npy *a, char *err, size_t err_size) {
+    int64_t count = 1;
+    for (int i = 0; i < a->rank; i++) count *= a->dims[i]; /* fits: read_header checked the slots' bytes */
+    size_t numel = (size_t)count;
+    char **slots = tgc_calloc(numel ? numel : 1, sizeof *slots);
+    char *text = tgc_malloc(4 * a->text_width + 1);
+    tgc_status st = slots == NULL || text == NULL ? TGC_ERR_NOMEM : TGC_OK;
+    for (size_t i = 0; st == TGC_OK && i < numel; i++) {
+        size_t n;
+        if (!text_element(a, i, text, &n))
+            st = tgc_err_format(err, err_size, TGC_ERR_INVALID,
+                                "element %zu holds a UTF-32 unit that is not a Unicode code point", i);
+        else st = tgc_string_slot_set(&slots[i], text, n);
+    }
+    tgc_free(text);
+    if (st == TGC_ERR_NOMEM) tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of memory");
+    if (st != TGC_OK) {
+        tgc_string_slots_free(slots, numel);
+        tgc_free(slots);
+        return st;
+    }
+    tgc_free(a->data);
+    a->data = numel ? slots : NULL;
+    if (numel == 0) tgc_free(slots);
+    a->nbytes = numel * sizeof *slots;
+    a->text_unit = 0;
+    a->text_width = 0;
+    return TGC_OK;
+}
+
 /* The whole read: preamble, header, data. On failure releases and zeroes
  * *out. */
 static tgc_status read_npy(npy_source *s, tgc_npy *out, char *err, size_t err_size) {
@@ -436,6 +519,7 @@ static tgc_status read_npy(npy_source *s, tgc_npy *out, char *err, size_t err_si
     tgc_status st = read_preamble(s, &header_len, err, err_size);
     if (st == TGC_OK) st = read_header(s, header_len, out, err, err_size);
     if (st == TGC_OK) st = read_data(s, out, err, err_size);
+    if (st == TGC_OK && out->text_unit != 0) st = text_to_slots(out, err, err_size);
     if (st != TGC_OK) tgc_npy_release(out);
     return st;
 }
@@ -471,6 +555,8 @@ tgc_status tgc_npy_read_fd(int fd, tgc_npy *out, char *err, size_t err_size) {
 
 void tgc_npy_release(tgc_npy *a) {
     if (a == NULL) return;
+    if (a->dtype == TGC_STRING && a->text_unit == 0 && a->data != NULL)
+        tgc_string_slots_free(a->data, a->nbytes / sizeof(char *));
     tgc_free(a->data);
     memset(a, 0, sizeof *a);
 }
@@ -495,6 +581,7 @@ static const char *dtype_descr(tgc_dtype t) {
     case TGC_UINT32: return "<u4";
     case TGC_UINT64: return "<u8";
     case TGC_BOOL: return "|b1";
+    case TGC_STRING: return "<U"; /* text as the writers pass it on: width follows (text_encode) */
     default: return NULL;
     }
 }
@@ -506,8 +593,47 @@ static bool array_is_consistent(const tgc_npy *a) {
     for (int i = 0; i < a->rank; i++)
         if (a->dims[i] < 0) return false;
     size_t nbytes;
-    return array_nbytes(a->dtype, a->rank, a->dims, &nbytes) && nbytes == a->nbytes &&
-           (a->data != NULL || nbytes == 0);
+    bool sized = a->text_unit != 0
+                     ? tgc_checked_dims_nbytes(a->rank, a->dims, a->text_width * (size_t)a->text_unit, &nbytes)
+                     : array_nbytes(a->dtype, a->rank, a->dims, &nbytes);
+    return sized && nbytes == a->nbytes && (a->data != NULL || nbytes == 0);
+}
+
+/* A string array (slots) as np.save would write its '<U' form: *out gets
+ * the UTF-32LE elements (text_unit 4, text_width the most code points of
+ * any element, at least 1), data owned by the caller (tgc_free).
+ * TGC_ERR_INVALID when `a` is inconsistent; TGC_ERR_NOMEM. */
+static tgc_status text_encode(const tgc_npy *a, tgc_npy *out) {
+    *out = *a;
+    out->data = NULL;
+    int64_t count;
+    size_t slot_bytes;
+    if (a->rank < 0 || a->rank > TGC_NPY_MAX_RANK || !tgc_checked_numel(a->rank, a->dims, &count) ||
+        !array_nbytes(TGC_STRING, a->rank, a->dims, &slot_bytes) || slot_bytes != a->nbytes ||
+        (a->data == NULL && a->nbytes > 0))
+        return TGC_ERR_INVALID;
+    const char *const *slots = a->data;
+    size_t numel = (size_t)count, width = 1;
+    for (size_t i = 0; i < numel; i++) {
+        const char *t = tgc_string_slot_get(slots, i);
+        size_t n = tgc_utf8_count(t, strlen(t));
+        if (n > width) width = n;
+    }
+    out->text_unit = 4;
+    out->text_width = width;
+    if (!tgc_checked_dims_nbytes(a->rank, a->dims, width * 4, &out->nbytes)) return TGC_ERR_NOMEM;
+    unsigned char *raw = tgc_calloc(1, out->nbytes ? out->nbytes : 1);
+    if (raw == NULL) return TGC_ERR_NOMEM;
+    for (size_t i = 0; i < numel; i++) {
+        const char *t = tgc_string_slot_get(slots, i);
+        size_t len = strlen(t), at = 0;
+        for (unsigned char *u = raw + i * width * 4; at < len; u += 4) {
+            uint32_t cp = tgc_utf8_next(t, len, &at);
+            u[0] = (unsigned char)cp, u[1] = (unsigned char)(cp >> 8), u[2] = (unsigned char)(cp >> 16), u[3] = 0;
+        }
+    }
+    out->data = raw;
+    return TGC_OK;
 }
 
 /* Appends printf output to buf at *len; false if it does not fit in cap. */
@@ -535,8 +661,10 @@ static bool append(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
 static bool format_header(const tgc_npy *a, unsigned char *buf, size_t cap, size_t *len) {
     char dict[NPY_WRITE_HEADER_CAP];
     size_t n = 0;
-    bool ok = append(dict, sizeof dict, &n, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     dtype_descr(a->dtype));
+    char descr[40];
+    if (a->text_unit != 0) snprintf(descr, sizeof descr, "%s%zu", dtype_descr(a->dtype), a->text_width);
+    else snprintf(descr, sizeof descr, "%s", dtype_descr(a->dtype));
+    bool ok = append(dict, sizeof dict, &n, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; ok && i < a->rank; i++)
         ok = append(dict, sizeof dict, &n, i == 0 ? "%lld" : ", %lld", (long long)a->dims[i]);
     ok = ok && append(dict, sizeof dict, &n, "%s), }", a->rank == 1 ? "," : "");
@@ -581,6 +709,13 @@ static tgc_status make_header(const tgc_npy *a, unsigned char buf[NPY_WRITE_HEAD
 tgc_status tgc_npy_serialize(const tgc_npy *a, void **bytes, size_t *size) {
     *bytes = NULL;
     *size = 0;
+    if (a->dtype == TGC_STRING && a->text_unit == 0) {
+        tgc_npy text;
+        tgc_status st = text_encode(a, &text);
+        if (st == TGC_OK) st = tgc_npy_serialize(&text, bytes, size);
+        tgc_free(text.data);
+        return st;
+    }
     unsigned char header[NPY_WRITE_HEADER_CAP];
     size_t header_len = 0;
     tgc_status st = make_header(a, header, &header_len);
@@ -639,6 +774,14 @@ tgc_status tgc_npy_write_file(const char *path, const tgc_npy *a, char *err, siz
     size_t header_len = 0;
     if (a->dtype == TGC_BFLOAT16)
         return tgc_err_format(err, err_size, TGC_ERR_INVALID, "bfloat16 has no NumPy dtype (write it as float32)");
+    if (a->dtype == TGC_STRING && a->text_unit == 0) {
+        tgc_npy text;
+        tgc_status st = text_encode(a, &text);
+        if (st == TGC_OK) st = tgc_npy_write_file(path, &text, err, err_size);
+        else tgc_err_format(err, err_size, st, st == TGC_ERR_NOMEM ? "out of memory" : "array is inconsistent");
+        tgc_free(text.data);
+        return st;
+    }
     if (make_header(a, header, &header_len) != TGC_OK)
         return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                     "array is inconsistent (dtype, rank, dims, nbytes or data)");

@@ -27,12 +27,22 @@ typedef struct tgc_npy {
     int64_t dims[TGC_NPY_MAX_RANK];
     void *data;                    /* C-order, little-endian; owned (tgc_malloc) */
     size_t nbytes;                 /* product(dims) * tgc_dtype_size(dtype) */
+    /* Reader's state while a text array's raw elements are in `data` (4:
+     * '<U' UTF-32, 1: '|S' bytes; text_width units each); 0 once `data`
+     * holds string slots, and in every array the reader returns. */
+    int text_unit;
+    size_t text_width;
 } tgc_npy;
 
 /* Parses a whole .npy image of `size` bytes at `bytes`. Accepted descr
  * (type strings): '<f4' '<f2' '<f8' '<i2' '<i4' '<i8' '<u2' '<u4' '<u8' and
  * '|i1' '|u1' '|b1' (bfloat16 has no NumPy dtype: never read, and refused
- * by the writers, TGC_ERR_INVALID); the multi-byte
+ * by the writers, TGC_ERR_INVALID), and text: '<U{n}' (UTF-32LE, n code
+ * points an element, trailing NULs padding) and '|S{n}' (n bytes, trailing
+ * NULs padding), both read as TGC_STRING: `data` then holds numel `char *`
+ * slots, each NULL ("") or a tgc_malloc'd UTF-8 string owned by the array
+ * (support/string_slots.h; a NUL inside an element ends its string; a
+ * '<U' unit that is not a Unicode scalar value is an error); the multi-byte
  * ones also with the native marks '=' or '|' or none (little-endian hosts),
  * the one-byte ones with any order mark. fortran_order must be False, rank
  * <= TGC_NPY_MAX_RANK, and the data exactly product(dims) * element size
@@ -62,7 +72,10 @@ tgc_status tgc_npy_read_fd(int fd, tgc_npy *out, char *err, size_t err_size);
 
 /* Writes `a` as a version 1.0 .npy file (version 2.0 if the header would not
  * fit in 65535 bytes) at `path`, byte for byte as np.save writes the same
- * array. The file is written to a temporary name in the same directory,
+ * array. A TGC_STRING array (slots as the reader gives them) is written
+ * as np.save writes np.array(list_of_str): '<U{n}', n the most code points
+ * of any element (at least 1), UTF-32LE, NUL-padded (bytes that are not
+ * UTF-8 become U+FFFD). The file is written to a temporary name in the same directory,
  * synced, and renamed into place, so a failure never leaves a half-written
  * file (the temporary is removed). Returns TGC_OK; TGC_ERR_IO with the reason
  * in err; TGC_ERR_INVALID if `a` is inconsistent (unknown dtype, rank out of
@@ -76,7 +89,8 @@ tgc_status tgc_npy_write_file(const char *path, const tgc_npy *a, char *err, siz
  * failure *bytes is NULL and *size 0. */
 tgc_status tgc_npy_serialize(const tgc_npy *a, void **bytes, size_t *size);
 
-/* Frees a->data and zeroes *a; safe on a zeroed struct. */
+/* Frees a->data (a string array's strings too) and zeroes *a; safe on a
+ * zeroed struct. */
 void tgc_npy_release(tgc_npy *a);
 
 #endif

@@ -69,6 +69,8 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_GatherElements, &tgc_op_ScatterElements, &tgc_op_ScatterND, &tgc_op_GatherND, &tgc_op_OneHot,
     &tgc_op_Tile, &tgc_op_Trilu, &tgc_op_EyeLike, &tgc_op_CumSum, &tgc_op_ReverseSequence, &tgc_op_TopK,
     &tgc_op_NonZero, &tgc_op_Compress, &tgc_op_Unique,
+    /* ops_string.c */
+    &tgc_op_StringNormalizer,
 };
 
 /* tgc's own ops (ops_internal.c, names starting with '_'): found by name,

@@ -29,6 +29,7 @@
  *     ops_arrange.c      Tile, Trilu, EyeLike, CumSum, ReverseSequence, TopK
  *     ops_select.c       NonZero, Compress, Unique (value-dependent output sizes)
  *     ops_cast.c         CastLike
+ *     ops_string.c       StringNormalizer (string tensors)
  *     ops_common.c       the helpers below
  *
  * Example usage (inside an infer function):
@@ -100,6 +101,7 @@ extern const tgc_op_def tgc_op_RandomNormalLike, tgc_op_Bernoulli, tgc_op_Multin
 extern const tgc_op_def tgc_op_GatherElements, tgc_op_ScatterElements, tgc_op_ScatterND, tgc_op_GatherND;
 extern const tgc_op_def tgc_op_OneHot, tgc_op_Tile, tgc_op_Trilu, tgc_op_EyeLike, tgc_op_CumSum;
 extern const tgc_op_def tgc_op_ReverseSequence, tgc_op_TopK, tgc_op_NonZero, tgc_op_Compress, tgc_op_Unique;
+extern const tgc_op_def tgc_op_StringNormalizer;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 
@@ -113,6 +115,16 @@ extern const tgc_op_def tgc_op_ReverseSequence, tgc_op_TopK, tgc_op_NonZero, tgc
 #define TGC_DT_SIGNED (TGC_DT_FLOAT | TGC_DT_INT)
 #define TGC_DT_NUMERIC (TGC_DT_SIGNED | TGC_DT_UINT)
 #define TGC_DT_ANY (TGC_DT_NUMERIC | TGC_DT(TGC_BOOL))
+/* string: host-memory char * slots; only ops that say so take it. */
+#define TGC_DT_STRING TGC_DT(TGC_STRING)
+/* Every dtype, string included (ONNX's "all tensor types" for ops that only move data). */
+#define TGC_DT_ALL (TGC_DT_ANY | TGC_DT_STRING)
+
+/* True when op `op` may read or write string tensors (ops_string.c lists
+ * them). Inference refuses a string input or output of any other op
+ * before its own rules run ("dtype-mismatch"), so no kernel that copies
+ * bytes ever sees string slots (infer_graph.c). */
+bool tgc_ops_take_strings(const char *op);
 
 /* True when input i is omitted or its dtype is in `mask`; otherwise reports
  * "dtype-mismatch" listing the dtypes the op accepts and returns false. */

@@ -144,8 +144,9 @@ const tgc_op_def tgc_op_ConstantOfShape = {"ConstantOfShape", 1, 1, 1, 1, consta
 
 /* Constant-13: exactly one of value (a tensor), value_float, value_floats
  * (float32), value_int, value_ints (int64) gives the output; the integer
- * forms carry their value. value_string(s) are accepted by the schema but
- * tgc has no string dtype. */
+ * forms carry their value. value_string(s) are accepted by the schema; a
+ * Constant node of strings is not run (the ONNX importer turns one into a
+ * string initializer, which is how a graph file gives strings). */
 static tgc_status infer_constant(tgc_infer_ctx *c) {
     static const char *const forms[] = {"value",     "value_float",  "value_floats", "value_int",
                                         "value_ints", "value_string", "value_strings"};
@@ -190,8 +191,8 @@ static tgc_status infer_constant(tgc_infer_ctx *c) {
         return tgc_infer_set_value(c, 0, (int)a->n, v);
     }
     default:
-        return tgc_infer_fail(c, -1, "unsupported", "attribute '%s': tgc has no string tensors",
-                              forms[which]);
+        return tgc_infer_fail(c, -1, "unsupported", "attribute '%s': give strings as an initializer of "
+                              "dtype string, not a Constant node", forms[which]);
     }
 }
 

@@ -119,9 +119,9 @@ static tgc_status infer_gelu(tgc_infer_ctx *c) {
     return infer_unary(c, TGC_DT_FLOAT);
 }
 
-/* Identity (opset 16): any type, the value passes through. */
+/* Identity (opset 16): any type (string too), the value passes through. */
 static tgc_status infer_identity(tgc_infer_ctx *c) {
-    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_ANY)) return TGC_ERR_INVALID;
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT_ALL)) return TGC_ERR_INVALID;
     return tgc_ops_like_input(c, true);
 }
 
@@ -277,8 +277,9 @@ static tgc_status infer_mean(tgc_infer_ctx *c) { return infer_variadic(c, TGC_DT
 
 /* ---- Cast --------------------------------------------------------------------- */
 
-/* Cast (opset 13): output dtype from `to`, same shape. An int32/int64 value
- * passes through (int64 -> int32 only when every element fits). */
+/* Cast (opset 13): output dtype from `to` (any dtype, string included),
+ * same shape. An int32/int64 value passes through (int64 -> int32 only
+ * when every element fits; never into a string). */
 static tgc_status infer_cast(tgc_infer_ctx *c) {
     const tgc_tensor_info *x = tgc_infer_input(c, 0);
     const tgc_attr *to = tgc_infer_attr(c, "to");
@@ -288,12 +289,12 @@ static tgc_status infer_cast(tgc_infer_ctx *c) {
         return tgc_infer_fail(c, -1, "bad-attribute",
                               "attribute 'to' is %lld, not a supported type (1 float32, 2 uint8, 3 int8, "
                               "4 uint16, 5 int16, 6 int32, 7 int64, 9 bool, 10 float16, 11 float64, "
-                              "12 uint32, 13 uint64, 16 bfloat16)",
+                              "12 uint32, 13 uint64, 16 bfloat16, 8 string)",
                               (long long)to->i);
     tgc_status st = tgc_infer_set_output(c, 0, t, &x->shape);
     const tgc_dim *v;
     int n;
-    if (st != TGC_OK || !tgc_ops_input_value(c, 0, &v, &n)) return st;
+    if (st != TGC_OK || t == TGC_STRING || !tgc_ops_input_value(c, 0, &v, &n)) return st;
     if (t == TGC_INT32)
         for (int i = 0; i < n; i++)
             if (tgc_dim_known(v[i]) && (v[i].v > INT32_MAX || v[i].v < INT32_MIN)) return TGC_OK;

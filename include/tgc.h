@@ -59,18 +59,20 @@ typedef enum tgc_dtype {
     TGC_UINT32,
     TGC_UINT64,
     TGC_BFLOAT16, /* the upper 16 bits of a float32; computed in float32 */
+    TGC_STRING,   /* UTF-8 text: each element a `char *` (NULL = ""), in host memory only */
     TGC_DTYPE_COUNT,
     TGC_DTYPE_INVALID = -1,
 } tgc_dtype;
 
 /* Every graph-format dtype name, for messages. */
 #define TGC_DTYPE_NAMES \
-    "float32, float16, bfloat16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool"
+    "float32, float16, bfloat16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, string"
 
 /* Returns the graph-format name ("float32", ...) of `t`, or "invalid". */
 const char *tgc_dtype_name(tgc_dtype t);
 
-/* Returns the element size of `t` in bytes (bool is one byte), 0 if invalid. */
+/* Returns the element size of `t` in bytes (bool is one byte; string is
+ * sizeof(char *), one pointer slot per element), 0 if invalid. */
 size_t tgc_dtype_size(tgc_dtype t);
 
 /* Parses a graph-format dtype name; returns TGC_DTYPE_INVALID if unknown. */
@@ -217,7 +219,10 @@ typedef struct tgc_tensor tgc_tensor;
 
 /* Creates a host tensor of `dtype` and shape dims[0..rank) (rank <= 8, dims
  * >= 0) and copies nbytes = numel * dtype size bytes from `data` (which may
- * be NULL: zero-filled). TGC_ERR_INVALID for a bad shape; TGC_ERR_NOMEM. */
+ * be NULL: zero-filled). For TGC_STRING, `data` is an array of numel
+ * `const char *` (NUL-terminated UTF-8; a NULL element means ""): each
+ * string is copied, the caller keeps its own; NULL data gives numel empty
+ * strings. TGC_ERR_INVALID for a bad shape; TGC_ERR_NOMEM. */
 tgc_status tgc_tensor_create(tgc_dtype dtype, int rank, const int64_t *dims, const void *data, tgc_tensor **out);
 
 /* Reads a .npy file into a new host tensor; problems go to diags (may be NULL). */
@@ -239,8 +244,17 @@ int tgc_tensor_rank(const tgc_tensor *t);
 const int64_t *tgc_tensor_dims(const tgc_tensor *t);
 int64_t tgc_tensor_numel(const tgc_tensor *t);
 /* Host pointer to the data (C order), valid while the handle lives. Tensors
- * that tgc_session_run returns are always in host memory. */
+ * that tgc_session_run returns are always in host memory. For a TGC_STRING
+ * tensor it is an array of numel `const char *`, each NULL (meaning "") or
+ * a NUL-terminated UTF-8 string owned by the tensor: read-only, never
+ * freed by the caller; tgc_tensor_string reads one without the NULL case. */
 const void *tgc_tensor_data(const tgc_tensor *t);
+
+/* Element i (0 <= i < numel, C order) of a TGC_STRING tensor: a
+ * NUL-terminated UTF-8 string owned by the tensor, valid while the handle
+ * lives ("" for an empty element). NULL when t is not a string tensor or i
+ * is out of range. */
+const char *tgc_tensor_string(const tgc_tensor *t, int64_t i);
 
 /* ---- Optimization ------------------------------------------------------- */
 

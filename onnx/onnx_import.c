@@ -363,6 +363,23 @@ static bool npy_of(tgc_onnx_importer *im, tgc_npy *v, tgc_dtype dt, const void *
     return true;
 }
 
+/* A string tensor (char * slots in the arena) from Constant's value_string
+ * (one, a scalar) or value_strings (a list); a NUL byte cuts a string. */
+static bool strings_npy(tgc_onnx_importer *im, tgc_npy *v, const ProtobufCBinaryData *b, size_t n, bool scalar) {
+    memset(v, 0, sizeof *v);
+    v->dtype = TGC_STRING;
+    v->rank = scalar ? 0 : 1;
+    v->dims[0] = (int64_t)n;
+    v->nbytes = n * sizeof(char *);
+    if (n == 0) return true;
+    char **slots = tgc_onnx_alloc(im->arena, v->nbytes);
+    if (slots == NULL) return false;
+    for (size_t i = 0; i < n; i++)
+        if ((slots[i] = tgc_onnx_strndup(im->arena, (const char *)b[i].data, b[i].len)) == NULL) return false;
+    v->data = slots;
+    return true;
+}
+
 /* Constant (opset 13) -> an initializer of the same name. */
 static void convert_constant(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t index) {
     const char *where = node_where(im, n, index);
@@ -388,11 +405,13 @@ static void convert_constant(tgc_onnx_importer *im, const Onnx__NodeProto *n, si
         ok = npy_of(im, &v, TGC_INT64, &a->i, 1, true);
     } else if (strcmp(an, "value_ints") == 0) {
         ok = npy_of(im, &v, TGC_INT64, a->ints, a->n_ints, false);
+    } else if (strcmp(an, "value_string") == 0 || strcmp(an, "value_strings") == 0) {
+        ok = strings_npy(im, &v, an[12] == '\0' ? &a->s : a->strings, an[12] == '\0' ? 1 : a->n_strings,
+                         an[12] == '\0');
     } else {
         add_problem(im, "unsupported-attribute",
-                    tgc_onnx_printf(im->arena, "op 'Constant': attribute '%s' is not supported%s", an,
-                                    strncmp(an, "value_string", 12) == 0 ? " (tgc has no string tensors)" : ""),
-                    "node", where);
+                    tgc_onnx_printf(im->arena, "op 'Constant': attribute '%s' is not supported", an), "node",
+                    where);
         return;
     }
     if (!ok) return;

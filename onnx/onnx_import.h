@@ -82,7 +82,9 @@ const char *tgc_onnx_dtype_name(int64_t code, char *buf, size_t size);
 /* Decodes tensor `t` into *out: its dtype, dims and data (raw_data, the
  * typed fields, or external data read from a file relative to base_dir).
  * out->data points into `t` (little-endian raw_data) or into the arena:
- * never pass *out to tgc_npy_release. On failure writes the reason into
+ * never pass *out to tgc_npy_release. A STRING tensor's string_data gives
+ * numel `char *` slots, the slots and each NUL-terminated copy in the
+ * arena (a string holding a NUL byte is cut there). On failure writes the reason into
  * err and returns TGC_ERR_UNSUPPORTED (a dtype tgc lacks, rank > 8,
  * segments) or TGC_ERR_INVALID (data that does not match the dims, or t
  * NULL: a TENSOR attribute without its tensor), or

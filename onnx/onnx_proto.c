@@ -246,6 +246,21 @@ tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_d
     out->dtype = dt;
     out->rank = (int)t->n_dims;
 
+    if (dt == TGC_STRING) { /* string_data: byte strings, each copied with a NUL into the arena */
+        if (t->n_string_data != numel) {
+            snprintf(err, err_size, "holds %zu strings, the dims need %zu", t->n_string_data, numel);
+            return TGC_ERR_INVALID;
+        }
+        if (numel == 0) return TGC_OK;
+        char **slots = tgc_onnx_alloc(a, out->nbytes);
+        if (slots == NULL) return TGC_ERR_NOMEM;
+        for (size_t i = 0; i < numel; i++) {
+            slots[i] = tgc_onnx_strndup(a, (const char *)t->string_data[i].data, t->string_data[i].len);
+            if (slots[i] == NULL) return TGC_ERR_NOMEM;
+        }
+        out->data = slots; /* char * slots in the arena, as tgc_tensor_create takes them */
+        return TGC_OK;
+    }
     if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
         return read_external(t, base_dir, a, out->nbytes, &out->data, err, err_size);
     if (t->has_raw_data) {

@@ -107,6 +107,7 @@ static bool written_inline(const tgc_npy *v) {
     int64_t n = numel(v);
     if (n == 0) return true;
     if (v->dtype == TGC_BFLOAT16) return true; /* no .npy dtype: always inline (shortest decimals are exact) */
+    if (v->dtype == TGC_STRING) return true;   /* text: inline, double-quoted */
     if (v->dtype == TGC_FLOAT32 || v->dtype == TGC_FLOAT64) return n == 1;
     return v->dtype != TGC_FLOAT16 && n <= INLINE_INTS;
 }
@@ -129,7 +130,10 @@ static void tensor_body(writer *w, const tgc_npy *v, const char *file) {
     int64_t n = numel(v);
     for (int64_t i = 0; i < n; i++) {
         const void *p = v->data;
-        if (v->dtype == TGC_BOOL) {
+        if (v->dtype == TGC_STRING) {
+            const char *t = ((const char *const *)p)[i];
+            scalar(w, t != NULL ? t : "", YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+        } else if (v->dtype == TGC_BOOL) {
             num(w, ((const uint8_t *)p)[i] ? "true" : "false");
         } else if (v->dtype == TGC_UINT64) {
             char buf[24];

@@ -159,6 +159,17 @@ static tgc_dtype kernel_dtype(const tgc_graph *g, const tgc_node *n) {
 
 static bool is_int(tgc_dtype t) { return t == TGC_INT32 || t == TGC_INT64; }
 
+/* A node that reads or writes a string tensor runs on a cpu device only:
+ * strings live in host memory (devices/device.h), whatever dtypes a gpu
+ * kernel of the op lists (Cast and Identity list any). */
+static bool touches_strings(const tgc_graph *g, const tgc_node *n) {
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i].node >= 0 && tgc_graph_ref_info(g, n->inputs[i])->dtype == TGC_STRING) return true;
+    for (int i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i].dtype == TGC_STRING) return true;
+    return false;
+}
+
 /* Integer shape arithmetic: every input and output int32/int64, every
  * output of known rank <= 1. */
 static bool host_int(const tgc_graph *g, const tgc_node *n) {
@@ -307,9 +318,11 @@ static tgc_status init_nodes(pl_ctx *c) {
             break;
         }
         c->kinds[id] = 0;
+        bool strings = touches_strings(g, n);
         for (int k = 0; k < KINDS; k++) {
-            c->kdef[(size_t)id * KINDS + k] = e->k[k];
-            if (e->k[k] != NULL) c->kinds[id] |= (uint8_t)(1u << k);
+            const tgc_kernel_def *kd = strings && k != TGC_DEVICE_CPU ? NULL : e->k[k];
+            c->kdef[(size_t)id * KINDS + k] = kd;
+            if (kd != NULL) c->kinds[id] |= (uint8_t)(1u << k);
         }
         c->kern[id] = kinds_mask(c, c->kinds[id]);
         if (c->kern[id] != c->all) c->kern_holder[id] = id;

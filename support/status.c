@@ -23,7 +23,7 @@ static const struct {
     [TGC_INT64] = {"int64", 8},     [TGC_UINT8] = {"uint8", 1},     [TGC_BOOL] = {"bool", 1},
     [TGC_FLOAT64] = {"float64", 8}, [TGC_INT8] = {"int8", 1},       [TGC_INT16] = {"int16", 2},
     [TGC_UINT16] = {"uint16", 2},   [TGC_UINT32] = {"uint32", 4},   [TGC_UINT64] = {"uint64", 8},
-    [TGC_BFLOAT16] = {"bfloat16", 2},
+    [TGC_BFLOAT16] = {"bfloat16", 2}, [TGC_STRING] = {"string", sizeof(char *)},
 };
 
 const char *tgc_dtype_name(tgc_dtype t) {

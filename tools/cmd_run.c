@@ -49,6 +49,7 @@ static const char run_usage[] =
     "                        bytes, 64GiB), e.g. file=100MB,tensor=1GiB; past one is an error\n"
     "  --repeat N            run N times (default 1) and report the median time\n"
     "  --compare NAME=FILE   print the largest |output - reference|; exit 1 above --tolerance\n"
+    "                        (string outputs: exit 1 unless every string is equal)\n"
     "  --tolerance T         for --compare (default 1e-4)\n"
     "  --labels FILE         int64 class labels: print the accuracy of the argmax of the\n"
     "                        first output along its last axis\n";
@@ -152,7 +153,15 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
 
 static double as_double(const tgc_tensor *t, int64_t i) {
     tgc_dtype dt = tgc_tensor_dtype(t);
-    return dt >= 0 && dt < TGC_DTYPE_COUNT ? tgc_elem_as_double(dt, tgc_tensor_data(t), i) : NAN;
+    return dt >= 0 && dt < TGC_DTYPE_COUNT && dt != TGC_STRING ? tgc_elem_as_double(dt, tgc_tensor_data(t), i) : NAN;
+}
+
+/* A string tensor's summary: its first few elements, quoted. */
+static void print_strings(const char *name, const char *shape, const tgc_tensor *t) {
+    int64_t n = tgc_tensor_numel(t);
+    printf("%-16s %-16s %-8s", name, shape, "string");
+    for (int64_t i = 0; i < n && i < 4; i++) printf("%s\"%.40s\"", i ? ", " : " ", tgc_tensor_string(t, i));
+    printf("%s\n", n > 4 ? ", ..." : n == 0 ? " (empty)" : "");
 }
 
 static void print_summary(const char *name, const tgc_tensor *t) {
@@ -163,6 +172,10 @@ static void print_summary(const char *name, const tgc_tensor *t) {
         strncat(shape, d, sizeof shape - strlen(shape) - 2);
     }
     strcat(shape, "]");
+    if (tgc_tensor_dtype(t) == TGC_STRING) {
+        print_strings(name, shape, t);
+        return;
+    }
     int64_t n = tgc_tensor_numel(t);
     double lo = INFINITY, hi = -INFINITY, sum = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -208,6 +221,14 @@ static int compare_output(const tgc_session *s, tgc_tensor **outs, const char *n
     if (tgc_tensor_numel(ref) != tgc_tensor_numel(outs[i]) || tgc_tensor_rank(ref) != tgc_tensor_rank(outs[i])) {
         fprintf(stderr, "tgc: error: --compare: '%s' and %s differ in shape\n", name, file);
         rc = TGC_EXIT_FAILED;
+    } else if (tgc_tensor_dtype(ref) == TGC_STRING || tgc_tensor_dtype(outs[i]) == TGC_STRING) {
+        int64_t n = tgc_tensor_numel(ref), differ = 0; /* strings: equal or not, whatever --tolerance says */
+        bool both = tgc_tensor_dtype(ref) == tgc_tensor_dtype(outs[i]);
+        for (int64_t k = 0; k < n; k++)
+            differ += !both || strcmp(tgc_tensor_string(outs[i], k), tgc_tensor_string(ref, k)) != 0;
+        printf("compare %s with %s: %lld of %lld strings differ %s\n", name, file, (long long)differ, (long long)n,
+               differ == 0 ? "ok" : "FAILED");
+        if (differ > 0) rc = TGC_EXIT_FAILED;
     } else {
         double worst = 0;
         for (int64_t k = 0; k < tgc_tensor_numel(ref); k++) {

@@ -5,7 +5,7 @@
  * output compared with output_K.pb by ONNX's backend test rule,
  * numpy.testing.assert_allclose(actual, expected, rtol=1e-3, atol=1e-7):
  * |actual - expected| <= atol + rtol * |expected| elementwise, NaN equal to
- * NaN, dtype and shape equal. A model counts as
+ * NaN, dtype and shape equal (string tensors: every element equal). A model counts as
  *     passed       every output of every data set matches
  *     failed       a mismatch, a run error, or an import/load/session error
  *                  other than "unsupported"
@@ -278,7 +278,7 @@ static void assign_groups(model *models, int n) {
 
 static double value_at(const tgc_tensor *t, int64_t i) {
     tgc_dtype dt = tgc_tensor_dtype(t);
-    return dt >= 0 && dt < TGC_DTYPE_COUNT ? tgc_elem_as_double(dt, tgc_tensor_data(t), i) : NAN;
+    return dt >= 0 && dt < TGC_DTYPE_COUNT && dt != TGC_STRING ? tgc_elem_as_double(dt, tgc_tensor_data(t), i) : NAN;
 }
 
 /* ONNX's backend test data stores bfloat16 tensors as UINT16 bits (numpy
@@ -323,6 +323,15 @@ static bool allclose(const tgc_tensor *got, const tgc_tensor *want, char *why, s
     if (strcmp(gs, ws) != 0) {
         snprintf(why, size, "shape %s, expected %s", gs, ws);
         return false;
+    }
+    if (tgc_tensor_dtype(want) == TGC_STRING) { /* strings: exact equality, element by element */
+        for (int64_t i = 0; i < tgc_tensor_numel(want); i++)
+            if (strcmp(tgc_tensor_string(got, i), tgc_tensor_string(want, i)) != 0) {
+                snprintf(why, size, "element %lld is \"%.100s\", expected \"%.100s\"", (long long)i,
+                         tgc_tensor_string(got, i), tgc_tensor_string(want, i));
+                return false;
+            }
+        return true;
     }
     int64_t bad = 0, worst_i = -1;
     double worst = 0;
@@ -795,7 +804,7 @@ static void print_table(const options *opt, model *models, int n) {
     }
     print_row(opt, opt->markdown ? "**total**" : "total", n, total);
     printf("\nrule: numpy.testing.assert_allclose(actual, expected, rtol=%g, atol=%g), NaN == NaN; dtype and shape "
-           "equal\n",
+           "equal; strings exactly\n",
            RTOL, ATOL);
     for (int k = 0; k < n_devs; k++) {
         int ran = total[k][PASSED] + total[k][FAILED];

@@ -5,7 +5,7 @@
  *                  vector loops generated from it (devices/cpu/ew.h)
  *     Pow          also an integer base or exponent (exact through double)
  *     Where        any dtype, moved by element size
- *     Cast         all pairs of tgc's dtypes; CastLike (Cast to input 1's dtype)
+ *     Cast         all pairs of tgc's dtypes (string: string_cast.c); CastLike (Cast to input 1's dtype)
  *     Identity     any dtype
  * and tgc_cpu_kernels_elementwise[], the list the registry reads.
  *
@@ -25,6 +25,7 @@
  * overflow is avoided by computing in unsigned types (here) or with
  * -fwrapv (the generated loops). */
 #include "devices/cpu/broadcast.h"
+#include "devices/cpu/string_cast.h"
 #include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_nn.h"
 
@@ -464,7 +465,7 @@ CAST_SOURCES(CAST_FROM, 0)
 static const cast_fn cast_fns[TGC_DTYPE_COUNT][TGC_DTYPE_COUNT] = {CAST_SOURCES(CAST_ROW, 0)};
 
 bool tgc_cpu_cast_elements(tgc_dtype from, const void *x, tgc_dtype to, void *y, int64_t n) {
-    if (!valid_dtype(from) || !valid_dtype(to) || n < 0) return false;
+    if (!valid_dtype(from) || !valid_dtype(to) || n < 0 || from == TGC_STRING || to == TGC_STRING) return false;
     if (from == to) {
         if (n > 0) memcpy(y, x, (size_t)n * tgc_dtype_size(to));
         return true;
@@ -478,6 +479,7 @@ static tgc_status run_cast(tgc_kernel_ctx *c, tgc_dtype dt) {
     tgc_status st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if ((st = tgc_kernel_need_like(c, dt)) != TGC_OK) return st;
+    if (x->dtype == TGC_STRING || dt == TGC_STRING) return tgc_cpu_cast_strings(c, dt); /* string_cast.h */
     if (!valid_dtype(x->dtype) || !valid_dtype(dt) || cast_fns[x->dtype][dt] == NULL) return no_kernel(c, x->dtype);
     int64_t n = tgc_value_numel(y);
     if (n == 0) return TGC_OK;
@@ -577,6 +579,9 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 1, 1);
     if (st != TGC_OK) return st;
     if ((st = tgc_kernel_need_like(c, c->inputs[0].dtype)) != TGC_OK) return st;
+    if (c->inputs[0].dtype == TGC_STRING) /* each string copied: slots are never shared */
+        return tgc_cpu_copy_strings(c, tgc_buffer_host_ptr(c->outputs[0].buf), data_of(&c->inputs[0]),
+                                    (size_t)tgc_value_numel(&c->inputs[0]));
     copy_value(&c->outputs[0], &c->inputs[0]);
     return TGC_OK;
 }
@@ -591,7 +596,7 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 #define DT_CLASS_FS DTYPES(DT_FLOATS, DT_SINTS)
 #define DT_CLASS_FN DTYPES(DT_FLOATS, DT_SINTS, DT_UINTS)
 #define DT_CLASS_FNB DTYPES(DT_FLOATS, DT_SINTS, DT_UINTS, TGC_BOOL)
-#define DT_ALL DT_CLASS_FNB
+#define DT_ALL DTYPES(DT_FLOATS, DT_SINTS, DT_UINTS, TGC_BOOL, TGC_STRING) /* Cast, CastLike: string_cast.h */
 #define DT_CLASS_B DTYPES(TGC_BOOL)
 #define DT_CLASS_U DTYPES(DT_UINTS)
 #define DT_CLASS_FW DTYPES(DT_FLOATS, TGC_INT32, TGC_INT64, TGC_UINT32, TGC_UINT64)

@@ -292,7 +292,7 @@ static void test_cast_saturates(void) {
 static void test_cast_errors(void) {
     ew_fx f;
     ew_begin(&f, "Cast", EW_DIR);
-    ew_attr(&f, EW_INT("to", 8)); /* string: not a tgc dtype */
+    ew_attr(&f, EW_INT("to", 14)); /* complex64: not a tgc dtype */
     ew_in(&f, TGC_FLOAT32, 1, (int64_t[]){1}, (float[]){1});
     ew_out(&f, TGC_INT32, 1, (int64_t[]){1});
     CU_ASSERT_EQUAL(ew_run(&f), TGC_ERR_RUNTIME);

@@ -79,6 +79,7 @@ static void fuzz_run(const tgc_graph *g, tgc_diags *d) {
             case TGC_FLOAT16: { uint16_t h = v == 0 ? 0 : v == 1 ? 0x3C00 : 0x4000; memcpy(p, &h, 2); break; }
             case TGC_INT32: { int32_t x = v; memcpy(p, &x, 4); break; }
             case TGC_INT64: { int64_t x = v; memcpy(p, &x, 8); break; }
+            case TGC_STRING: { static const char *const text[] = {"0", "1", "2"}; memcpy(p, &text[v], sizeof(char *)); break; }
             default: *p = (unsigned char)(v & 1); break;
             }
         }

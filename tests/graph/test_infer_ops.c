@@ -42,7 +42,9 @@ static void test_registry_has_every_op(void) {
         "And", "Or", "Xor", "Not", "BitShift", "Mod", "IsNaN", "IsInf", "Sign", "Floor", "Ceil", "Round", "PRelu",
         "Mean",
         /* graph/ops_cast.c */
-        "CastLike"};
+        "CastLike",
+        /* graph/ops_string.c */
+        "StringNormalizer"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

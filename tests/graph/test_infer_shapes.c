@@ -732,7 +732,7 @@ static void test_constant(void) {
     FX_FAILS(&f, two, -1, "bad-attribute", "it has 2");
     int32_t str = fx_op(&f, "str", "Constant", "", 1);
     fx_attr_string(&f, str, "value_string", "hello");
-    FX_FAILS(&f, str, -1, "unsupported", "attribute 'value_string': tgc has no string tensors");
+    FX_FAILS(&f, str, -1, "unsupported", "attribute 'value_string': give strings as an initializer");
     fx_end(&f);
 }
 

@@ -87,11 +87,24 @@ static void test_typed_fields(void) {
     u64.n_uint64_data = 1;
     CU_ASSERT_EQUAL(tgc_onnx_tensor_decode(&u64, ".", &a, &v, err, sizeof err), TGC_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "holds 1 values, the dims need 2"));
-    /* still unsupported: STRING */
+    /* still unsupported: COMPLEX64 */
+    Onnx__TensorProto cx = ONNX__TENSOR_PROTO__INIT;
+    cx.has_data_type = 1, cx.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64;
+    CU_ASSERT_EQUAL(tgc_onnx_tensor_decode(&cx, ".", &a, &v, err, sizeof err), TGC_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "COMPLEX64"));
+    /* STRING: string_data, each a NUL-terminated copy in a char * slot */
     Onnx__TensorProto s = ONNX__TENSOR_PROTO__INIT;
     s.has_data_type = 1, s.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__STRING;
-    CU_ASSERT_EQUAL(tgc_onnx_tensor_decode(&s, ".", &a, &v, err, sizeof err), TGC_ERR_UNSUPPORTED);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "STRING"));
+    int64_t two[] = {2};
+    ProtobufCBinaryData words[] = {{3, (uint8_t *)"abc"}, {0, NULL}};
+    s.n_dims = 1, s.dims = two, s.n_string_data = 2, s.string_data = words;
+    CU_ASSERT_EQUAL_FATAL(tgc_onnx_tensor_decode(&s, ".", &a, &v, err, sizeof err), TGC_OK);
+    CU_ASSERT(v.dtype == TGC_STRING && v.nbytes == 2 * sizeof(char *));
+    CU_ASSERT_STRING_EQUAL(((char **)v.data)[0], "abc");
+    CU_ASSERT_STRING_EQUAL(((char **)v.data)[1], "");
+    s.n_string_data = 1; /* fewer strings than the dims need */
+    CU_ASSERT_EQUAL(tgc_onnx_tensor_decode(&s, ".", &a, &v, err, sizeof err), TGC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "holds 1 strings"));
     tgc_onnx_arena_release(&a);
 }
 
