@@ -72,7 +72,8 @@ static bool same_node(const tgc_node *a, const tgc_node *b) {
 }
 
 static bool mergeable(const tgc_node *n) {
-    if (n->kind == TGC_NODE_CONST) return n->data != NULL && n->data->nbytes <= MAX_CONST_BYTES;
+    if (n->kind == TGC_NODE_CONST) /* strings: slots are pointers, compared by value they would never merge */
+        return n->data != NULL && n->data->dtype != TGC_STRING && n->data->nbytes <= MAX_CONST_BYTES;
     return n->kind == TGC_NODE_OP && n->n_controls == 0 && !tgc_pass_op_is_stateful(n->op_name);
 }
 

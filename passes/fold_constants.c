@@ -31,7 +31,10 @@ static bool small_known_value(const tgc_tensor_info *o) {
     return true;
 }
 
+/* Static, at most MAX_FOLD_BYTES, and plain bytes (a string tensor's
+ * elements are pointers its buffer owns: never folded). */
 static bool static_and_small(const tgc_tensor_info *o) {
+    if (o->dtype == TGC_STRING) return false;
     int64_t numel = tgc_shape_numel(&o->shape);
     size_t elem = tgc_dtype_size(o->dtype);
     return numel >= 0 && elem > 0 && numel <= MAX_FOLD_BYTES / (int64_t)elem;

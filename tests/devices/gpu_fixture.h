@@ -122,6 +122,7 @@ static inline void gk_attr(gk_case *k, tgc_attr a) {
 
 #define GK_INT(key, v) ((tgc_attr){.name = (char *)(key), .type = TGC_ATTR_INT, .i = (v)})
 #define GK_FLOAT(key, v) ((tgc_attr){.name = (char *)(key), .type = TGC_ATTR_FLOAT, .f = (v)})
+#define GK_STRING(key, v) ((tgc_attr){.name = (char *)(key), .type = TGC_ATTR_STRING, .s = (char *)(v)})
 #define GK_INTS(key, arr, len) \
     ((tgc_attr){.name = (char *)(key), .type = TGC_ATTR_INTS, .ints = (int64_t *)(arr), .n = (len)})
 

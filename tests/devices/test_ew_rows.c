@@ -57,6 +57,10 @@ static bool ref_float(tgc_ew_op id, double x, double y, const float *p, double *
     case TGC_EW_Softplus: r = ref_softplus(x); break;
     case TGC_EW_Softsign: r = x / (1 + fabs(x)); break;
     case TGC_EW_Mish: r = x * tanh(ref_softplus(x)); break;
+    case TGC_EW_Gelu: /* approximate: none (p 0, erfc: no cancellation) or tanh (p 1) */
+        r = p[0] < 0.5f ? 0.5 * x * erfc(-x / sqrt(2.0))
+                        : 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        break;
     case TGC_EW_ThresholdedRelu: r = x > p[0] ? x : 0; break;
     case TGC_EW_Shrink: r = x < -p[1] ? x + p[0] : x > p[1] ? x - p[0] : 0; break;
     case TGC_EW_Neg: r = -x; break;
@@ -233,6 +237,7 @@ static bool close_enough(double got, double want, double x, bool half, double to
 static double row_tolerance(tgc_ew_op id) {
     switch (id) {
     case TGC_EW_Mish:
+    case TGC_EW_Gelu:
     case TGC_EW_Celu:
     case TGC_EW_Selu:
     case TGC_EW_Elu: return 8;
@@ -557,6 +562,8 @@ static void test_rows_cpu_vs_gpu(void) {
                         gk_attr(&k, GK_INT(r->attr_names[a], dt == TGC_FLOAT32 || dt == TGC_FLOAT16));
                     else if (r->attr_kinds[a] == TGC_EW_ATTR_INT) /* IsInf: detect one sign only */
                         gk_attr(&k, GK_INT(r->attr_names[a], a == 0));
+                    else if (id == TGC_EW_Gelu) /* the default is checked on the cpu's side */
+                        gk_attr(&k, GK_STRING(r->attr_names[a], "tanh"));
                     else
                         CU_FAIL("a gpu row with a word attribute: give it a value here");
                 }
