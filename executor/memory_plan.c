@@ -608,8 +608,20 @@ tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *par
 tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const tgc_memory_plan_options *opts,
                                  tgc_diags *diags, tgc_memory_plan **out) {
     *out = NULL;
+    /* Plan the graph a session would run: the passes of the same level. */
+    tgc_graph *optimized = NULL;
+    tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
+    if (level != TGC_OPTIMIZE_NONE) {
+        tgc_status os = tgc_graph_optimize(g, level, devices != NULL ? devices : "cpu", NULL, diags, &optimized);
+        if (os != TGC_OK) return os;
+        g = optimized;
+    }
     tgc_memory_plan *mp = plan_alloc(g);
-    if (mp == NULL) return TGC_ERR_NOMEM;
+    if (mp == NULL) {
+        tgc_graph_free(optimized);
+        return TGC_ERR_NOMEM;
+    }
+    mp->optimized = optimized;
     mp->device_list = tgc_strdup(devices != NULL ? devices : "cpu");
     tgc_status s = mp->device_list != NULL ? TGC_OK : TGC_ERR_NOMEM;
     if (s == TGC_OK && opts != NULL && opts->bind != NULL) s = tgc_memory_parse_bind(g, opts->bind, mp->symbols, diags);
@@ -648,6 +660,7 @@ void tgc_memory_plan_free(tgc_memory_plan *mp) {
     tgc_free(mp->bound);
     tgc_free(mp->defaulted);
     tgc_free(mp->device_list);
+    tgc_graph_free(mp->optimized);
     tgc_free(mp);
 }
 

@@ -129,7 +129,8 @@ typedef struct tgc_memory_space {
 } tgc_memory_space;
 
 struct tgc_memory_plan {
-    const tgc_graph *g;
+    const tgc_graph *g;            /* what is planned: `optimized`, or the caller's graph */
+    tgc_graph *optimized;          /* owned, as a session would run it; NULL at TGC_OPTIMIZE_NONE */
     const tgc_partitioning *parts; /* borrowed, or owned_parts */
     tgc_memory_space *spaces;      /* two per partition: [2i] its device, [2i+1] host */
     int n_spaces;

@@ -114,15 +114,15 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
     tgc_status st = TGC_OK;
     if (level != TGC_OPTIMIZE_NONE) {
-        st = tgc_graph_optimize(g, level, NULL, diags, &s->optimized);
+        st = tgc_graph_optimize(g, level, devices, NULL, diags, &s->optimized);
         s->g = s->optimized;
     }
     if (st == TGC_OK) st = open_devices(s, devices, opts, diags);
     if (st == TGC_OK) {
         tgc_placer_options po = {.soft_placement = opts != NULL && opts->soft_placement};
-        st = tgc_placer_run(g, s->place_devices, s->n_devices, &po, diags, &s->placement);
+        st = tgc_placer_run(s->g, s->place_devices, s->n_devices, &po, diags, &s->placement);
     }
-    if (st == TGC_OK) st = tgc_partition_build(g, &s->placement, s->place_devices, s->n_devices, diags, &s->parts);
+    if (st == TGC_OK) st = tgc_partition_build(s->g, &s->placement, s->place_devices, s->n_devices, diags, &s->parts);
     if (st == TGC_OK) {
         s->plans = tgc_calloc((size_t)s->parts.n_parts + 1, sizeof *s->plans);
         if (s->plans == NULL) st = TGC_ERR_NOMEM;

@@ -265,7 +265,7 @@ const char *tgc_tensor_string(const tgc_tensor *t, int64_t i);
  * Example usage:
  *     tgc_graph *opt = NULL;
  *     tgc_optimize_report rep;
- *     if (tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, &rep, diags, &opt) == TGC_OK) {
+ *     if (tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, "cpu", &rep, diags, &opt) == TGC_OK) {
  *         tgc_optimize_report_print(&rep, stderr);   // a line per pass
  *         ... tgc_graph_dump_yaml(opt, stdout, NULL, diags) ...
  *         tgc_graph_free(opt);                        // before g
@@ -294,14 +294,16 @@ typedef struct tgc_optimize_report {
 } tgc_optimize_report;
 
 /* Runs the optimization passes of `level` over g (validated and inferred,
- * as tgc_graph_load leaves it; g is not changed) and stores the optimized
+ * as tgc_graph_load leaves it; g is not changed) for the comma-separated
+ * `devices` it will run on ("cpu", "cpu,gpu0"; NULL: not known, so no
+ * device-specific rewrite: fusion groups form for cpu-only lists) and stores the optimized
  * graph in *out: owned by the caller (tgc_graph_free), its weights borrowed
  * from g, which must outlive it. The result is a valid graph that dumps as
  * tgc/1 and loads again. report may be NULL. TGC_OPTIMIZE_NONE gives a
  * plain copy. Returns TGC_OK, TGC_ERR_INVALID (a pass broke the graph: a
  * tgc bug, reported in diags) or TGC_ERR_NOMEM. */
-tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, tgc_optimize_report *report,
-                              tgc_diags *diags, tgc_graph **out);
+tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, const char *devices,
+                              tgc_optimize_report *report, tgc_diags *diags, tgc_graph **out);
 
 /* Makes g own `source`, the graph whose weights it borrows (as the result
  * of tgc_graph_optimize borrows its input's): tgc_graph_free(g) then frees
@@ -754,6 +756,7 @@ typedef struct tgc_memory_plan tgc_memory_plan;
 typedef struct tgc_memory_plan_options {
     int soft_placement; /* as tgc_session_options */
     const char *bind;   /* "N=400,B=2" (NULL: none bound) */
+    tgc_optimize_level optimize; /* as tgc_session_options: the plan is of the graph a session runs */
 } tgc_memory_plan_options;
 
 /* Places, partitions and plans `g` (borrowed: it must outlive *out) on the

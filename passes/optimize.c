@@ -24,6 +24,7 @@ static const pass_entry passes[] = {
     {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL}, /* after: a Gemm it made may take a BN */
     {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL},
     {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL},
+    {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL}, /* last: after the patterns it would split */
     {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC},
 };
 
@@ -68,8 +69,21 @@ static tgc_status name_made_weights(tgc_graph *g) {
     return TGC_OK;
 }
 
-tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, tgc_optimize_report *report,
-                              tgc_diags *diags, tgc_graph **out) {
+/* True when the list names cpu devices alone ("cpu", "cpu0,cpu1"). */
+static bool cpu_only(const char *devices) {
+    if (devices == NULL || devices[0] == '\0') return false;
+    for (const char *p = devices; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len < 3 || strncmp(p, "cpu", 3) != 0) return false;
+        for (size_t i = 3; i < len; i++)
+            if (p[i] < '0' || p[i] > '9') return false;
+        p += len + (p[len] == ',');
+    }
+    return true;
+}
+
+tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, const char *devices,
+                              tgc_optimize_report *report, tgc_diags *diags, tgc_graph **out) {
     *out = NULL;
     if (report != NULL) report->n_passes = 0;
     if (level == TGC_OPTIMIZE_DEFAULT) level = TGC_OPTIMIZE_ALL;
@@ -81,6 +95,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, tgc_
         int32_t before = count_nodes(cur);
         tgc_rewrite rw;
         tgc_status s = tgc_rewrite_begin(&rw, cur);
+        rw.cpu_only = cpu_only(devices);
         if (s == TGC_OK) s = passes[i].run(&rw);
         int32_t edits = rw.edits;
         if (s == TGC_OK) {

@@ -57,6 +57,10 @@ tgc_status tgc_pass_fuse_gelu(tgc_rewrite *rw);
  * becomes one LayerNormalization (ONNX Runtime's LayerNormFusion). */
 tgc_status tgc_pass_fuse_layer_norm(tgc_rewrite *rw);
 
+/* Fusion groups of elementwise nodes, each made one _FusedElementwise node
+ * (passes/fuse_elementwise.c has the rules); only when rw->cpu_only. */
+tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw);
+
 /* Helpers the passes share (passes/pass_util.c). */
 
 /* The node reading value r when it is the only reader (and r is no graph

@@ -308,6 +308,25 @@ static tgc_attr *attr_slot(tgc_rewrite *rw, int32_t id, const char *name, tgc_at
     return a;
 }
 
+tgc_status tgc_rewrite_set_attr_list(tgc_rewrite *rw, int32_t id, const char *name, tgc_attr_type type, size_t n,
+                                     const void *values) {
+    tgc_attr *a = attr_slot(rw, id, name, type);
+    if (a == NULL) return TGC_ERR_NOMEM;
+    a->n = n;
+    if (type == TGC_ATTR_INTS) {
+        if ((a->ints = tgc_malloc(n * sizeof *a->ints + 1)) == NULL) return TGC_ERR_NOMEM;
+        if (n > 0) memcpy(a->ints, values, n * sizeof *a->ints);
+    } else if (type == TGC_ATTR_FLOATS) {
+        if ((a->floats = tgc_malloc(n * sizeof *a->floats + 1)) == NULL) return TGC_ERR_NOMEM;
+        if (n > 0) memcpy(a->floats, values, n * sizeof *a->floats);
+    } else {
+        if ((a->strings = tgc_calloc(n ? n : 1, sizeof *a->strings)) == NULL) return TGC_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++)
+            if ((a->strings[i] = tgc_strdup(((const char *const *)values)[i])) == NULL) return TGC_ERR_NOMEM;
+    }
+    return TGC_OK;
+}
+
 tgc_status tgc_rewrite_set_attr_int(tgc_rewrite *rw, int32_t id, const char *name, int64_t v) {
     tgc_attr *a = attr_slot(rw, id, name, TGC_ATTR_INT);
     if (a == NULL) return TGC_ERR_NOMEM;
@@ -470,14 +489,21 @@ tgc_status tgc_rewrite_finish(tgc_rewrite *rw, tgc_diags *diags, tgc_graph **out
         s = (ng->topo = tgc_malloc(((size_t)ng->n_nodes + 1) * sizeof *ng->topo)) != NULL ? TGC_OK : TGC_ERR_NOMEM;
         for (int32_t k = 0; s == TGC_OK && k < ng->n_nodes; k++) ng->topo[k] = k;
     }
+    /* Added nodes are inferred in the new order, which is topological (a
+     * pass may add a node that reads one it added after it). */
+    bool *added_new = s == TGC_OK ? tgc_calloc((size_t)ng->n_nodes + 1, sizeof *added_new) : NULL;
+    if (s == TGC_OK && added_new == NULL) s = TGC_ERR_NOMEM;
     for (int32_t id = 0; s == TGC_OK && id < nn; id++)
-        if (new_id[id] >= 0 && rw->added[id]) {
-            s = tgc_graph_infer_node(ng, new_id[id], diags);
-            if (s == TGC_ERR_INVALID)
-                tgc_diag_error(diags, g->path, ng->nodes[new_id[id]].pos, "internal",
-                               "node '%s' made by an optimization pass does not infer (a tgc bug)",
-                               ng->nodes[new_id[id]].name);
-        }
+        if (new_id[id] >= 0 && rw->added[id]) added_new[new_id[id]] = true;
+    for (int32_t id = 0; s == TGC_OK && id < ng->n_nodes; id++) {
+        if (!added_new[id]) continue;
+        s = tgc_graph_infer_node(ng, id, diags);
+        if (s == TGC_ERR_INVALID)
+            tgc_diag_error(diags, g->path, ng->nodes[id].pos, "internal",
+                           "node '%s' (%s) made by an optimization pass does not infer (a tgc bug)", ng->nodes[id].name,
+                           ng->nodes[id].op_name);
+    }
+    tgc_free(added_new);
     tgc_free(order);
     tgc_free(new_id);
     tgc_free(claimed);

@@ -32,6 +32,7 @@ typedef struct tgc_rewrite {
     int32_t cap_nodes, n_values, cap_values;
     int32_t next_name;  /* counter for made-up names */
     int32_t edits;      /* rewrites the pass made (it counts them: nodes folded, merged, fused) */
+    bool cpu_only;      /* the graph will run on cpu devices alone (set by the driver) */
 } tgc_rewrite;
 
 /* Starts editing g (taken over: freed by tgc_rewrite_finish or
@@ -76,6 +77,12 @@ tgc_status tgc_rewrite_add_const(tgc_rewrite *rw, int32_t like, const char *base
 
 /* Gives node `to` deep copies of every attribute of node `from` (to has none yet). */
 tgc_status tgc_rewrite_copy_attrs(tgc_rewrite *rw, int32_t from, int32_t to);
+
+/* Adds (or replaces) list attribute `name` of node id with n values
+ * (copied): int64_t for TGC_ATTR_INTS, double for TGC_ATTR_FLOATS, const
+ * char * for TGC_ATTR_STRINGS. */
+tgc_status tgc_rewrite_set_attr_list(tgc_rewrite *rw, int32_t id, const char *name, tgc_attr_type type, size_t n,
+                                     const void *values);
 
 /* Adds (or replaces) attribute `name` of node id. */
 tgc_status tgc_rewrite_set_attr_int(tgc_rewrite *rw, int32_t id, const char *name, int64_t v);

@@ -186,16 +186,17 @@ static int write_memory(FILE *f, void *ctx) {
     return tgc_memory_plan_write(job->mp, f, job->json, job->diags) == TGC_OK ? 0 : EIO;
 }
 
-/* Replaces *g (loaded) by its optimized graph at `level`, which keeps the
+/* Replaces *g (loaded) by its optimized graph at `level` for `devices`
+ * (NULL: cpu, as tgc run's default), which keeps the
  * loaded one alive as the owner of the weights it borrows: both are freed
  * by tgc_graph_free of the result via the holder below. The report goes to
  * standard error, or standard output when the dump goes to a file. On
  * failure *g is freed and NULL. */
-static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, bool report, const char *out_path,
-                           tgc_diags *diags) {
+static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, const char *devices, bool report,
+                           const char *out_path, tgc_diags *diags) {
     tgc_optimize_report rep;
     tgc_graph *opt = NULL;
-    tgc_status s = tgc_graph_optimize(*g, level, &rep, diags, &opt);
+    tgc_status s = tgc_graph_optimize(*g, level, devices != NULL ? devices : "cpu", &rep, diags, &opt);
     if (s == TGC_OK) s = tgc_graph_adopt_source(opt, *g);
     if (s != TGC_OK) {
         tgc_graph_free(opt);
@@ -221,10 +222,11 @@ static int dump_memory(const char *model, const tgc_graph_load_options *lopts, t
     if (diags == NULL) return TGC_EXIT_FAILED;
     tgc_graph *g = NULL;
     tgc_status s = tgc_graph_load_with(model, lopts, diags, &g);
-    if (s == TGC_OK) s = optimize(&g, level, false, out_path, diags);
+    if (s == TGC_OK) s = optimize(&g, level, devices, false, out_path, diags);
     if (s != TGC_OK) return failed(diags, s);
     tgc_memory_plan *mp = NULL;
-    tgc_memory_plan_options o = {.soft_placement = soft_placement, .bind = bind};
+    /* already optimized above, as the session will */
+    tgc_memory_plan_options o = {.soft_placement = soft_placement, .bind = bind, .optimize = TGC_OPTIMIZE_NONE};
     s = tgc_graph_memory_plan(g, devices, &o, diags, &mp);
     if (s != TGC_OK) {
         tgc_graph_free(g);
@@ -319,7 +321,7 @@ int tgc_cmd_compile(int argc, char **argv) {
     tgc_graph *g = NULL;
     tgc_status s = tgc_graph_load_with(model, &lopts, diags, &g);
     if (s != TGC_OK) return failed(diags, s);
-    if (strcmp(dump_name, "shapes") != 0 && (s = optimize(&g, level, optimized_dump, out_path, diags)) != TGC_OK)
+    if (strcmp(dump_name, "shapes") != 0 && (s = optimize(&g, level, devices, optimized_dump, out_path, diags)) != TGC_OK)
         return failed(diags, s);
     tgc_placed *placed = NULL;
     if (devices != NULL) {

@@ -112,7 +112,8 @@ static tgc_graph *make_graph(const char *outputs, const int (*w)[2], int n_w, co
 static tgc_memory_plan *plan_of(const tgc_graph *g, const char *devices, const char *bind) {
     tgc_diags *d = tgc_diags_create();
     tgc_memory_plan *mp = NULL;
-    tgc_memory_plan_options o = {.bind = bind};
+    /* the planner's arithmetic on the graph as written (no passes) */
+    tgc_memory_plan_options o = {.bind = bind, .optimize = TGC_OPTIMIZE_NONE};
     if (tgc_graph_memory_plan(g, devices, &o, d, &mp) != TGC_OK) tgc_diags_print(d, stderr);
     tgc_diags_free(d);
     return mp;
@@ -281,7 +282,7 @@ static void test_watch_balances_under_parallel_runs(void) {
     CU_ASSERT_EQUAL(f.naive_sum, 8 * 256 + 2048);
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
-    tgc_session_options o = {.threads = "cpu0=4", .memory_report = 1};
+    tgc_session_options o = {.threads = "cpu0=4", .memory_report = 1, .optimize = TGC_OPTIMIZE_NONE}; /* 8 MatMuls, not one */
     CU_ASSERT_EQUAL_FATAL(tgc_session_create(g, "cpu", &o, d, &s), TGC_OK);
     tgc_tensor *x = NULL;
     tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){1, 16}, NULL, &x);

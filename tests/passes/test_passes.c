@@ -22,7 +22,7 @@ static void load_and_optimize(fixture *f, const char *yaml, tgc_optimize_level l
     f->diags = tgc_diags_create();
     CU_ASSERT_PTR_NOT_NULL_FATAL(f->diags);
     tgc_status st = tgc_graph_load_string(yaml, strlen(yaml), "passes.yaml", NULL, f->diags, &f->g);
-    if (st == TGC_OK) st = tgc_graph_optimize(f->g, level, &f->rep, f->diags, &f->opt);
+    if (st == TGC_OK) st = tgc_graph_optimize(f->g, level, NULL, &f->rep, f->diags, &f->opt);
     if (st != TGC_OK) tgc_diags_print(f->diags, stderr);
     CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
 }
@@ -256,7 +256,7 @@ static void test_fold_batch_norm_gemm(void) {
     tgc_tensor_release(y);
     /* and level 1 leaves the BatchNormalization alone, with the same values */
     tgc_graph *basic = NULL;
-    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_BASIC, NULL, f.diags, &basic), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_BASIC, NULL, NULL, f.diags, &basic), TGC_OK);
     CU_ASSERT_EQUAL(count_op(basic, "BatchNormalization"), 1);
     tgc_graph_free(basic);
     y = run1(f.g, TGC_OPTIMIZE_NONE, "a", 2, (int64_t[]){1, 2}, (float[]){1, 1});
@@ -451,6 +451,58 @@ static void test_fuse_layer_norm(void) {
     release(&f);
 }
 
+/* A chain of elementwise ops with a scalar initializer and a diamond (x
+ * read twice) becomes one _FusedElementwise on cpu-only device lists, none
+ * with a gpu in the list; its values are bitwise the unfused ones, and by
+ * hand: y = sigmoid(2x + 1) * x, z = leaky_relu(relu(y - 0.25), 0.5)
+ *   x = 0: y = 0, z = 0;  x = -0.5: 2x + 1 = 0, y = -0.25, z = 0
+ *   x = 1: y = sigmoid(3) = 0.9525741268 -> z = 0.9525741268 - 0.25 = 0.7025741268. */
+static void test_fuse_elementwise(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [N]}]\n"
+                       "outputs: [z]\n"
+                       "initializers:\n"
+                       "  - {name: two, dtype: float32, shape: [], values: [2]}\n"
+                       "  - {name: one, dtype: float32, shape: [1], values: [1]}\n"
+                       "  - {name: q, dtype: float32, shape: [], values: [0.25]}\n"
+                       "nodes:\n"
+                       "  - {name: a, op: Mul, inputs: [x, two]}\n"
+                       "  - {name: b, op: Add, inputs: [a, one]}\n"
+                       "  - {name: s, op: Sigmoid, inputs: [b]}\n"
+                       "  - {name: y, op: Mul, inputs: [s, x]}\n"
+                       "  - {name: d, op: Sub, inputs: [y, q]}\n"
+                       "  - {name: r, op: Relu, inputs: [d]}\n"
+                       "  - {name: z, op: LeakyRelu, inputs: [r], attrs: {alpha: 0.5}}\n";
+    fixture f;
+    memset(&f, 0, sizeof f);
+    f.diags = tgc_diags_create();
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "fuse.yaml", NULL, f.diags, &f.g), TGC_OK);
+    tgc_graph *gpu = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_ALL, "cpu,gpu0", NULL, f.diags, &gpu), TGC_OK);
+    CU_ASSERT_EQUAL(count_op(gpu, "_FusedElementwise"), 0);
+    tgc_graph_free(gpu);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_ALL, "cpu", &f.rep, f.diags, &f.opt), TGC_OK);
+    CU_ASSERT_EQUAL(count_op(f.opt, "_FusedElementwise"), 1);
+    CU_ASSERT_EQUAL(f.opt->n_nodes - f.opt->n_inputs_nodes, 4); /* three initializers and the group */
+    const tgc_node *z = node_named(f.opt, "z");
+    CU_ASSERT(z != NULL && strcmp(z->op_name, "_FusedElementwise") == 0 && tgc_node_attr(z, "ops")->n == 7);
+    enum { N = 5000 }; /* several tiles and a ragged end */
+    float *x = malloc(N * sizeof *x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    for (int i = 0; i < N; i++) x[i] = (float)((i * 37) % 401 - 200) / 50.0f;
+    x[0] = 0, x[1] = -0.5f, x[2] = 1;
+    tgc_tensor *fused = run1(f.g, TGC_OPTIMIZE_ALL, "x", 1, (int64_t[]){N}, x);
+    tgc_tensor *plain = run1(f.g, TGC_OPTIMIZE_NONE, "x", 1, (int64_t[]){N}, x);
+    CU_ASSERT_FATAL(fused != NULL && plain != NULL);
+    CU_ASSERT(memcmp(tgc_tensor_data(fused), tgc_tensor_data(plain), N * sizeof(float)) == 0);
+    const float *got = tgc_tensor_data(fused), want[3] = {0, 0, 0.7025741268f};
+    for (int i = 0; i < 3; i++) CU_ASSERT(fabsf(got[i] - want[i]) <= 1e-6f);
+    tgc_tensor_release(fused);
+    tgc_tensor_release(plain);
+    free(x);
+    release(&f);
+}
+
 /* The report names every pass of the level, in order, with node counts. */
 static void test_report(void) {
     const char *yaml = "format: tgc/1\n"
@@ -481,4 +533,5 @@ TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
               {"fold_batch_norm_needs_only_reader", test_fold_batch_norm_needs_only_reader},
               {"matmul_add_to_gemm", test_matmul_add_to_gemm}, {"matmul_add_rank3_stays", test_matmul_add_rank3_stays},
               {"gelu_op", test_gelu_op}, {"gelu_op_tanh", test_gelu_op_tanh}, {"fuse_gelu", test_fuse_gelu},
-              {"fuse_layer_norm", test_fuse_layer_norm}, {"report", test_report})
+              {"fuse_layer_norm", test_fuse_layer_norm}, {"fuse_elementwise", test_fuse_elementwise},
+              {"report", test_report})

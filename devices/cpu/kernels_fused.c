@@ -1,0 +1,132 @@
+/* _FusedElementwise on the cpu (graph/ops_fused.c has the op): the group's
+ * steps run tile by tile, each tile of TILE elements passing through every
+ * step while it stays in the core's L1/L2, so a chain of k elementwise ops
+ * reads its inputs and writes its output once instead of k times. Each
+ * step is the row's own vector loop (devices/cpu/ew.h, the same code the
+ * unfused op runs), so results are bitwise those of the ops run one by one.
+ * The tensor is split into PIECE-element pieces over the pool (from the
+ * size alone: the same bits for any thread count); each participant has
+ * its own scratch of one tile per step. (The interpreter XLA's and TVM's
+ * fusers make unnecessary by generating one loop; the LLVM-C JIT of step 10
+ * is that next stage. This one already removes the memory traffic.) */
+#include "devices/cpu/ew.h"
+#include "devices/kernel.h"
+#include "support/alloc.h"
+
+#include <string.h>
+
+#define TILE 1024
+#define PIECE ((int64_t)TILE * 16)
+#define MAX_STEPS 64
+
+typedef struct fused_step {
+    tgc_ew_unary_fn unary;
+    tgc_ew_binary_fn binary;
+    int a, b; /* operands: input index, or n_inputs + step */
+    tgc_ew_params p;
+} fused_step;
+
+typedef struct fused_run {
+    fused_step steps[MAX_STEPS];
+    int n_steps, n_inputs;
+    const float *in[TGC_KERNEL_MASK_BITS];
+    bool scalar[TGC_KERNEL_MASK_BITS]; /* one element, read with stride 0 */
+    float *y;
+    int64_t numel;
+    float *scratch; /* width x n_steps x TILE */
+} fused_run;
+
+/* Operand o of a tile starting at element `at`: its pointer and stride. */
+static const float *operand(const fused_run *r, const float *tiles, int o, int64_t at, int64_t *stride) {
+    if (o >= r->n_inputs) {
+        *stride = 1;
+        return tiles + (size_t)(o - r->n_inputs) * TILE;
+    }
+    *stride = r->scalar[o] ? 0 : 1;
+    return r->scalar[o] ? r->in[o] : r->in[o] + at;
+}
+
+static void run_piece(void *arg, int64_t piece, int slot) {
+    const fused_run *r = arg;
+    float *tiles = r->scratch + (size_t)slot * (size_t)r->n_steps * TILE;
+    int64_t end = (piece + 1) * PIECE < r->numel ? (piece + 1) * PIECE : r->numel;
+    for (int64_t at = piece * PIECE; at < end; at += TILE) {
+        int64_t n = end - at < TILE ? end - at : TILE;
+        for (int k = 0; k < r->n_steps; k++) {
+            const fused_step *s = &r->steps[k];
+            /* the last step writes the output directly */
+            float *out = k == r->n_steps - 1 ? r->y + at : tiles + (size_t)k * TILE;
+            int64_t sa, sb = 0;
+            const float *a = operand(r, tiles, s->a, at, &sa);
+            if (s->unary != NULL) {
+                if (sa == 0) { /* a scalar through a unary row: every lane the same */
+                    float v;
+                    s->unary(1, a, &v, &s->p);
+                    for (int64_t i = 0; i < n; i++) out[i] = v;
+                } else {
+                    s->unary(n, a, out, &s->p);
+                }
+            } else {
+                const float *b = operand(r, tiles, s->b, at, &sb);
+                s->binary(n, a, sa, b, sb, out, &s->p);
+            }
+        }
+    }
+}
+
+/* Reads the program (checked by inference) into r. */
+static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
+    const tgc_attr *ops = tgc_node_attr(c->node, "ops"), *operands = tgc_node_attr(c->node, "operands");
+    const tgc_attr *params = tgc_node_attr(c->node, "params");
+    if (ops == NULL || operands == NULL || params == NULL || ops->n > MAX_STEPS)
+        return tgc_kernel_fail(c, "a fused group of %zu steps (at most %d)", ops ? ops->n : 0, MAX_STEPS);
+    if (c->n_inputs > TGC_KERNEL_MASK_BITS)
+        return tgc_kernel_fail(c, "a fused group with %d inputs (at most %d)", c->n_inputs, TGC_KERNEL_MASK_BITS);
+    const tgc_ew_loops *l = tgc_cpu_ew_loops();
+    r->n_steps = (int)ops->n;
+    r->n_inputs = c->n_inputs;
+    for (int k = 0; k < r->n_steps; k++) {
+        const tgc_ew_row *row = tgc_ew_find(ops->strings[k]);
+        fused_step *s = &r->steps[k];
+        memset(s, 0, sizeof *s);
+        if (row == NULL) return tgc_kernel_fail(c, "step %d: unknown row '%s'", k, ops->strings[k]);
+        s->a = (int)operands->ints[2 * k];
+        s->b = (int)operands->ints[2 * k + 1];
+        if (row->arity == 1) s->unary = l->unary[tgc_ew_id(row)][TGC_FLOAT32];
+        else s->binary = l->binary[tgc_ew_id(row)][TGC_FLOAT32];
+        if (s->unary == NULL && s->binary == NULL) return tgc_kernel_fail(c, "step %d: no float32 loop for %s", k, row->op);
+        for (int j = 0; j < 3; j++) {
+            s->p.f[j] = (float)params->floats[3 * k + j];
+            s->p.d[j] = params->floats[3 * k + j];
+            s->p.i[j] = (int64_t)params->floats[3 * k + j];
+        }
+    }
+    for (int i = 0; i < c->n_inputs; i++) {
+        r->in[i] = tgc_kernel_in_ptr(c, i);
+        r->scalar[i] = tgc_value_numel(&c->inputs[i]) == 1;
+    }
+    return TGC_OK;
+}
+
+static tgc_status fused_f32(tgc_kernel_ctx *c) {
+    fused_run *r = tgc_calloc(1, sizeof *r);
+    if (r == NULL) return TGC_ERR_NOMEM;
+    tgc_status s = load_program(c, r);
+    r->y = tgc_kernel_out_ptr(c, 0);
+    r->numel = tgc_value_numel(&c->outputs[0]);
+    int width = tgc_parallel_width(c->pool);
+    if (s == TGC_OK && r->numel > 0) {
+        r->scratch = tgc_malloc((size_t)width * (size_t)r->n_steps * TILE * sizeof(float));
+        if (r->scratch == NULL) s = TGC_ERR_NOMEM;
+    }
+    if (s == TGC_OK && r->numel > 0) tgc_parallel_for(c->pool, (r->numel + PIECE - 1) / PIECE, run_piece, r);
+    tgc_free(r->scratch);
+    tgc_free(r);
+    return s;
+}
+
+const tgc_kernel_def tgc_cpu_kernels_fused[] = {
+    {.op = "_FusedElementwise", .kind = TGC_DEVICE_CPU, .fn = fused_f32, .forward_input = -1,
+     .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
+    {.op = NULL},
+};
