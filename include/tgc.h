@@ -295,9 +295,9 @@ typedef struct tgc_optimize_report {
 
 /* Runs the optimization passes of `level` over g (validated and inferred,
  * as tgc_graph_load leaves it; g is not changed) for the comma-separated
- * `devices` it will run on ("cpu", "cpu,gpu0"; NULL: not known, so no
- * device-specific rewrite: fusion groups form for cpu-only lists) and stores the optimized
- * graph in *out: owned by the caller (tgc_graph_free), its weights borrowed
+ * `devices` it will run on ("cpu", "cpu,gpu0"): fusion groups form only
+ * when every one is a cpu (NULL: not known, so none form). Stores the
+ * optimized graph in *out: owned by the caller (tgc_graph_free), its weights borrowed
  * from g, which must outlive it. The result is a valid graph that dumps as
  * tgc/1 and loads again. report may be NULL. TGC_OPTIMIZE_NONE gives a
  * plain copy. Returns TGC_OK, TGC_ERR_INVALID (a pass broke the graph: a
