@@ -25,7 +25,8 @@ static tgc_graph *load_text(const char *text, const char *dir) {
 static tgc_session *open_session(const tgc_graph *g, const char *devices, const char *threads) {
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
-    tgc_session_options o = {.threads = threads};
+    /* the executor as it runs the graph as written: passes would fuse the chain */
+    tgc_session_options o = {.threads = threads, .optimize = TGC_OPTIMIZE_NONE};
     if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
     tgc_diags_free(d);
     return s;

@@ -1,0 +1,118 @@
+/* The optimization passes, each figure beside its reference in the same run:
+ *   1. a fusion group: a chain of 8 elementwise ops (Mul, Add, Sigmoid, Mul,
+ *      Tanh, Sub, Abs, Exp) over 2^22 floats, fused (--optimize 2) against
+ *      op by op (--optimize 0), rounds interleaved, medians, and the bytes
+ *      each moves (inputs read and outputs written, per op or per group);
+ *   2. the passes' own time on the examples: tgc_graph_optimize per model,
+ *      median ms, and the node counts before and after.
+ * Run by hand: build/bench/bench_passes [threads]. */
+#include "tgc.h"
+
+#include "bench_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N (1 << 22)
+#define ROUNDS 15
+
+static const char chain8[] = "format: tgc/1\n"
+                             "inputs: [{name: x, dtype: float32, shape: [4194304]}]\n"
+                             "outputs: [y]\n"
+                             "initializers: [{name: c, dtype: float32, shape: [], values: [0.5]}]\n"
+                             "nodes:\n"
+                             "  - {name: a1, op: Mul, inputs: [x, c]}\n"
+                             "  - {name: a2, op: Add, inputs: [a1, c]}\n"
+                             "  - {name: a3, op: Sigmoid, inputs: [a2]}\n"
+                             "  - {name: a4, op: Mul, inputs: [a3, x]}\n"
+                             "  - {name: a5, op: Tanh, inputs: [a4]}\n"
+                             "  - {name: a6, op: Sub, inputs: [a5, c]}\n"
+                             "  - {name: a7, op: Abs, inputs: [a6]}\n"
+                             "  - {name: y, op: Exp, inputs: [a7]}\n";
+
+static tgc_session *open_session(const tgc_graph *g, tgc_optimize_level level, const char *threads) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_session_options o = {.threads = threads, .optimize = level};
+    if (tgc_session_create(g, "cpu", &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    if (s == NULL) exit(1);
+    return s;
+}
+
+static double run_once(tgc_session *s, tgc_tensor *x) {
+    const char *names[] = {"x"};
+    tgc_tensor *y = NULL;
+    double t0 = bench_now_s();
+    if (tgc_session_run(s, 1, names, &x, &y, NULL) != TGC_OK) exit(1);
+    double t = bench_now_s() - t0;
+    tgc_tensor_release(y);
+    return t;
+}
+
+static void bench_chain(const char *threads) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(chain8, strlen(chain8), "chain8.yaml", ".", d, &g) != TGC_OK) exit(1);
+    tgc_diags_free(d);
+    float *v = malloc((size_t)N * sizeof *v);
+    for (int64_t i = 0; i < N; i++) v[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+    tgc_tensor *x = NULL;
+    tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){N}, v, &x);
+    free(v);
+    tgc_session *fused = open_session(g, TGC_OPTIMIZE_ALL, threads), *plain = open_session(g, TGC_OPTIMIZE_NONE, threads);
+    double tf[ROUNDS], tp[ROUNDS];
+    run_once(fused, x), run_once(plain, x); /* warm-up */
+    for (int r = 0; r < ROUNDS; r++) { /* interleaved: the machine's noise hits both */
+        tf[r] = run_once(fused, x);
+        tp[r] = run_once(plain, x);
+    }
+    double mf = bench_median(tf, ROUNDS), mp = bench_median(tp, ROUNDS);
+    double mb = (double)N * 4 / (1 << 20);
+    printf("chain of 8 elementwise ops on 2^22 floats (threads %s), median of %d:\n", threads, ROUNDS);
+    printf("  op by op   %8.2f ms   moves %6.0f MiB (each op reads its inputs, writes its output)\n", mp * 1e3,
+           mb * (8 + 3 + 8)); /* 8 outputs; x read 2x, every intermediate read once, c negligible */
+    printf("  fused      %8.2f ms   moves %6.0f MiB (x read once, y written once)\n", mf * 1e3, mb * 2);
+    printf("  speed-up   %8.2fx\n", mp / mf);
+    tgc_session_free(fused);
+    tgc_session_free(plain);
+    tgc_tensor_release(x);
+    tgc_graph_free(g);
+}
+
+static void bench_compile(const char *path) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    if (tgc_graph_load(path, d, &g) != TGC_OK) {
+        printf("  %-45s (not found)\n", path);
+        tgc_diags_free(d);
+        return;
+    }
+    double t[9];
+    tgc_optimize_report rep = {0};
+    for (int r = 0; r < 9; r++) {
+        tgc_graph *opt = NULL;
+        double t0 = bench_now_s();
+        if (tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, "cpu", &rep, d, &opt) != TGC_OK) exit(1);
+        t[r] = bench_now_s() - t0;
+        tgc_graph_free(opt);
+    }
+    int32_t before = rep.n_passes ? rep.passes[0].nodes_before : 0;
+    int32_t after = rep.n_passes ? rep.passes[rep.n_passes - 1].nodes_after : 0;
+    printf("  %-45s %8.3f ms  %5d -> %5d nodes\n", path, bench_median(t, 9) * 1e3, (int)before, (int)after);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+int main(int argc, char **argv) {
+    char threads[32];
+    snprintf(threads, sizeof threads, "cpu0=%s", argc > 1 ? argv[1] : "2");
+    bench_chain(threads);
+    printf("tgc_graph_optimize, every pass (median of 9):\n");
+    bench_compile("examples/digits/mlp.yaml");
+    bench_compile("examples/digits/cnn.yaml");
+    bench_compile("examples/resnet_mini/resnet_mini.yaml");
+    bench_compile("tests/data/passes/every_pass.yaml");
+    return 0;
+}
