@@ -2,7 +2,7 @@
  * kernels_conv.c) run as a session runs it (a pool of one worker per core,
  * OpenBLAS single-threaded), on a ResNet stage-2 sized input [1, 64, 56,
  * 56], float32:
- *   - 3x3, pad 1, 64 filters: the Winograd F(4x4, 3x3) path;
+ *   - 3x3, pad 1, 64 filters: the Winograd F(2x2, 3x3) path;
  *   - the GEMM an im2col convolution would run for it ([64, 576] x [576,
  *     3136], cblas_sgemm on a ready col matrix, OpenBLAS's own threads, one
  *     per core): the ceiling of im2col + GEMM, which Winograd passes;
@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
     openblas_set_num_threads(1); /* as a session sets it */
     double flops = 2.0 * (double)(m * c * 9 * p);
     double t = time_conv(dev, def, &x, m, 3, 1, 1, 1, reps, times);
-    printf("%-40s  %9.3f  %9.1f\n", "3x3 pad 1, 64 -> 64 (Winograd F(4x4,3x3))", t * 1e3, flops / t * 1e-9);
+    printf("%-40s  %9.3f  %9.1f\n", "3x3 pad 1, 64 -> 64 (Winograd F(2x2,3x3))", t * 1e3, flops / t * 1e-9);
 
     /* The GEMM of that path alone, on a col matrix already built. */
     float *w = malloc((size_t)(m * c * 9) * sizeof *w), *col = malloc((size_t)(c * 9 * p) * sizeof *col);

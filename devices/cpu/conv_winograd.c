@@ -3,9 +3,13 @@
  * m x m block of outputs comes from an alpha x alpha input patch
  * (alpha = m + 2) with alpha^2 multiplies per input channel instead of
  * 9 m^2, and the multiplies of all channels, tiles and filters form alpha^2
- * independent GEMMs. F(4x4, 3x3) (36 for 144) where the output holds 49
- * tiles of 4x4, else F(2x2, 3x3) (16 for 36); the transforms are in
- * conv_winograd_f23.c and conv_winograd_f43.c. For one image:
+ * independent GEMMs. Only F(2x2, 3x3) (16 for 36; transforms in
+ * conv_winograd_f23.c): its rounding stays that of a direct float32
+ * convolution, where F(4x4, 3x3) (36 for 144) rounds 6x to 17x worse even
+ * with exact transforms (its GEMM errors pass through A^T's 4s and 8s), and
+ * deep networks amplify that (Inception-v3's logits: 0.0065 from float64
+ * with F(4x4, 3x3), 0.0047 with F(2x2, 3x3), PyTorch's own 0.0022-0.0044;
+ * measured on the model's layers, docs/cpu-speed.md). For one image:
  *   U[xi][m][c] = (G g[m][c] G^T)[xi]           filters, [alpha^2][M][C]
  *   V[xi][c][t] = (B^T d[c][t] B)[xi]           input tiles, [alpha^2][C][T]
  *   P[xi]       = U[xi] V[xi]                   GEMMs [M, C] x [C, T]
@@ -50,15 +54,13 @@ static int64_t tiles_of(const tgc_window *w, int m) { return (w->out[0] + m - 1)
 
 /* The variant for geometry g, or NULL: 3x3, stride 1, dilation 1, one
  * group, at least 16 input and output channels (fewer: the GEMMs are too
- * thin to gain), and MIN_TILES tiles. */
+ * thin to gain), and MIN_TILES tiles of 2x2. */
 static const tgc_winograd_variant *variant_for(const tgc_conv_geometry *g) {
     const tgc_window *w = &g->w;
     if (w->n != 2 || g->group != 1 || g->cg < 16 || g->m_count < 16) return NULL;
     for (int a = 0; a < 2; a++)
         if (w->kernel[a] != 3 || w->strides[a] != 1 || w->dilations[a] != 1) return NULL;
-    if (tiles_of(w, 4) >= MIN_TILES) return &tgc_winograd_f43;
-    if (tiles_of(w, 2) >= MIN_TILES) return &tgc_winograd_f23;
-    return NULL;
+    return tiles_of(w, 2) >= MIN_TILES ? &tgc_winograd_f23 : NULL;
 }
 
 bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g) { return variant_for(g) != NULL; }

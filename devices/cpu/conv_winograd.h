@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#define TGC_WINOGRAD_MAX_ALPHA 6
+#define TGC_WINOGRAD_MAX_ALPHA 4
 
 typedef struct tgc_winograd_variant {
     int m;     /* outputs per tile side */
@@ -34,6 +34,5 @@ typedef struct tgc_winograd_variant {
 } tgc_winograd_variant;
 
 extern const tgc_winograd_variant tgc_winograd_f23; /* F(2x2, 3x3): 16 GEMMs for 4 outputs */
-extern const tgc_winograd_variant tgc_winograd_f43; /* F(4x4, 3x3): 36 GEMMs for 16 outputs */
 
 #endif

@@ -2,8 +2,8 @@
  * devices/cpu/. One file per family, the list in kernels_nn.c:
  *     kernels_gemm.c  MatMul, Gemm, and tgc_cpu_sgemm (OpenBLAS)
  *     kernels_conv.c  Conv (im2col + GEMM, pointwise GEMM, direct depthwise)
- *     conv_winograd.c Conv 3x3 stride 1 by Winograd F(4x4, 3x3) or F(2x2, 3x3)
- *                     (transforms in conv_winograd_f23.c, conv_winograd_f43.c)
+ *     conv_winograd.c Conv 3x3 stride 1 by Winograd F(2x2, 3x3)
+ *                     (transforms in conv_winograd_f23.c)
  *     kernels_pool.c  MaxPool, AveragePool, GlobalAveragePool
  * Conv and pooling read their window geometry through devices/window.h.
  *     kernels_norm.c  BatchNormalization, LayerNormalization
@@ -52,12 +52,11 @@ tgc_status tgc_cpu_layer_norm_f32(tgc_kernel_ctx *c);
  * channels and 49 output tiles of 2x2 (a 13x13 output or more). */
 bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g);
 
-/* Conv by Winograd F(4x4, 3x3) where the output holds 49 tiles of 4x4,
- * else F(2x2, 3x3) (conv_winograd.c), for a geometry that
+/* Conv by Winograd F(2x2, 3x3) (conv_winograd.c), for a geometry that
  * tgc_cpu_conv_winograd_applies accepts: x [N, C, H, W], w [M, C, 3, 3],
  * bias [M] (NULL: none) into y [N, M, OH, OW], all float32, through Relu when
  * c->fused_relu. Scratch of
- * alpha^2 * (M*C + C*T + M*T) floats (alpha = 6 or 4, T output tiles) comes
+ * alpha^2 * (M*C + C*T + M*T) floats (alpha = 4, T output tiles) comes
  * from tgc_malloc and is freed before returning (M*C of it lives on in the
  * node's kernel cache instead when W is a weight); without it, fails through
  * tgc_kernel_fail naming the bytes. Split over c->pool. */

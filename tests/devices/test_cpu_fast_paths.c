@@ -1,9 +1,9 @@
 /* The cpu kernels' fast paths, each against a direct loop in double, and
  * each run both alone and split over a thread pool (results must be
  * bitwise the same: the pieces are chosen from the sizes alone):
- *   - Conv by Winograd F(2x2, 3x3) and F(4x4, 3x3) (conv_winograd*.c): odd
- *     and even output sizes, asymmetric pads, a batch, with and without the
- *     filter cache;
+ *   - Conv by Winograd F(2x2, 3x3) (conv_winograd*.c): odd and even output
+ *     sizes, asymmetric pads, a batch, with and without the filter cache,
+ *     within the rounding of a direct float32 convolution;
  *   - Conv by im2col in tiles over the threads, and by one im2col matrix
  *     with the GEMM split over output channels (small maps);
  *   - GEMM split into blocks (tgc_cpu_sgemm through MatMul), and GEMV for a
@@ -108,8 +108,12 @@ static void conv_check(const conv_shape *s) {
 
     run_conv(s, x, wt, b, NULL, NULL, alone);
     double err = conv_error(s, x, wt, b, alone);
-    CU_ASSERT(err < 1e-5);
-    if (getenv("TGC_TEST_VERBOSE") != NULL || err >= 1e-5) printf("\n  conv %lldx%lld C=%lld M=%lld: relative error %.3g\n", (long long)s->h,
+    /* Direct float32 sums (im2col) round to 1.5e-7 .. 2.5e-7 of the summed
+     * magnitudes on these shapes, F(2x2, 3x3) to 0.7e-7 .. 2e-7; F(4x4,
+     * 3x3) reached 2.2e-6 and fails, as any path rounding well past a
+     * direct convolution's must (deep networks amplify it). */
+    CU_ASSERT(err < 1e-6);
+    if (getenv("TGC_TEST_VERBOSE") != NULL || err >= 1e-6) printf("\n  conv %lldx%lld C=%lld M=%lld: relative error %.3g\n", (long long)s->h,
                             (long long)s->w, (long long)s->channels, (long long)s->m_count, err);
 
     tgc_thread_pool *pool = NULL;
@@ -155,8 +159,8 @@ static void test_winograd_shapes(void) {
         {2, 24, 20, 17, 19, 3, 1, {1, 0, 0, 2}},  /* odd outputs, asymmetric pads, a batch */
         {1, 32, 48, 30, 16, 3, 1, {0, 0, 0, 0}},  /* no pads */
         {1, 17, 33, 21, 23, 3, 1, {2, 2, 2, 2}},  /* pads of 2: tiles reading only padding */
-        {1, 16, 24, 28, 28, 3, 1, {1, 1, 1, 1}},  /* 28x28 out: 49 tiles of 4x4, F(4x4, 3x3) */
-        {2, 20, 16, 30, 33, 3, 1, {1, 2, 0, 1}},  /* F(4x4, 3x3) with ragged edges */
+        {1, 16, 24, 28, 28, 3, 1, {1, 1, 1, 1}},  /* 28x28 out */
+        {2, 20, 16, 30, 33, 3, 1, {1, 2, 0, 1}},  /* ragged edges */
         {1, 64, 64, 56, 56, 3, 1, {1, 1, 1, 1}},  /* a ResNet layer-1 conv */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
