@@ -10,6 +10,15 @@ torch.onnx at opset 17 into a temporary folder (nothing is committed). Each is
 run by `tgc run MODEL.onnx` on `cpu` and on `cpu,gpu0` (when gpu0 exists) and
 every output compared with PyTorch's by numpy.allclose(rtol=1e-3, atol=1e-4).
 
+Where that fails, the model is also run by PyTorch in float64 (the exact
+answer, to float32's eyes): with random weights some deep networks multiply
+float32 rounding by hundreds (Inception-v3: PyTorch's own float32 output
+misses its float64 output by 21x that tolerance), so no float32 engine
+passes the first test. The model then passes when tgc is as accurate as
+PyTorch: its error against float64, in units of the same tolerance, is
+within 1 or within 1.5x PyTorch float32's own. The table says which test
+passed.
+
 Needs Debian's python3-torch, python3-torchvision and python3-numpy; run
 with /usr/bin/python3. Not part of make test (minutes, and PyTorch).
 
@@ -238,7 +247,37 @@ def export(name, outdir):
         np.save(os.path.join(outdir, f"{name}.{n}.npy"), t.numpy())
     for n, t in zip(out_names, outs):
         np.save(os.path.join(outdir, f"{name}.{n}.torch.npy"), t.numpy())
+    try:  # the float64 reference (float inputs only; token ids stay integers)
+        with torch.no_grad():
+            outs64 = model.double()(*[t.double() if t.is_floating_point() else t for t in inputs])
+        if isinstance(outs64, dict):
+            outs64 = tuple(outs64.values())
+        if not isinstance(outs64, tuple):
+            outs64 = (outs64,)
+        for n, t in zip(out_names, outs64):
+            np.save(os.path.join(outdir, f"{name}.{n}.f64.npy"), t.numpy())
+    except Exception:  # a module without float64 kernels: the first test alone
+        pass
     return in_names, out_names
+
+
+def scaled_error(got, ref):
+    """max |got - ref| / (atol + rtol |ref|): 1 is the tolerance."""
+    err = np.abs(got.astype(np.float64) - ref) / (ATOL + RTOL * np.abs(ref))
+    return float(np.nanmax(err)) if err.size else 0.0
+
+
+def as_accurate_as_torch(name, outdir, res, out_names):
+    """The second test: (passed, tgc's and PyTorch float32's errors against float64)."""
+    e_tgc = e_torch = 0.0
+    for n in out_names:
+        f64 = os.path.join(outdir, f"{name}.{n}.f64.npy")
+        if not os.path.exists(f64):
+            return False, math.inf, math.inf
+        ref = np.load(f64)
+        e_tgc = max(e_tgc, scaled_error(np.load(os.path.join(res, f"{n}.npy")), ref))
+        e_torch = max(e_torch, scaled_error(np.load(os.path.join(outdir, f"{name}.{n}.torch.npy")), ref))
+    return e_tgc <= max(1.0, 1.5 * e_torch), e_tgc, e_torch
 
 
 def run_tgc(tgc, name, outdir, devices, in_names, out_names):
@@ -261,11 +300,15 @@ def run_tgc(tgc, name, outdir, devices, in_names, out_names):
         ref = np.load(os.path.join(outdir, f"{name}.{n}.torch.npy"))
         if got.shape != ref.shape:
             return False, math.inf, f"output {n}: shape {got.shape}, PyTorch {ref.shape}"
-        err = np.abs(got.astype(np.float64) - ref) / (ATOL + RTOL * np.abs(ref))
-        worst = max(worst, float(np.nanmax(err)) if err.size else 0.0)
+        worst = max(worst, scaled_error(got, ref))
         if np.isnan(got).any() != np.isnan(ref).any():
             return False, math.inf, f"output {n}: NaN where PyTorch has none"
-    return worst <= 1.0, worst, "ok" if worst <= 1.0 else "outside rtol 1e-3, atol 1e-4"
+    if worst <= 1.0:
+        return True, worst, "ok"
+    ok, e_tgc, e_torch = as_accurate_as_torch(name, outdir, res, out_names)
+    msg = (f"outside rtol 1e-3, atol 1e-4 of PyTorch float32; against float64 tgc {e_tgc:.2f}, "
+           f"PyTorch float32 {e_torch:.2f}: " + ("as accurate as PyTorch" if ok else "less accurate than PyTorch"))
+    return ok, worst, msg
 
 
 def main():
