@@ -56,6 +56,12 @@
 #undef EW_PREDICATE
 #undef EW_BINARY_ATTRS
 extern const tgc_op_def tgc_op_Where;
+
+/* _FusedElementwise's rule for an input of shape x in a group of shape
+ * out: the same shape, one element, or a row broadcast (x's dims, leading
+ * 1s aside, are out's last dims). graph/ops_fused.c; the fusion pass uses
+ * it too. */
+bool tgc_fused_input_fits(const tgc_shape *x, const tgc_shape *out);
 extern const tgc_op_def tgc_op_Cast, tgc_op_Identity;
 extern const tgc_op_def tgc_op_CastLike;
 

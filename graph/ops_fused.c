@@ -8,12 +8,25 @@
  *               row's second
  *     params    floats, three per step: the row's P0..P2, attributes and
  *               defaults already applied
- * The last step's result is the output. Every input has the output's shape
- * or one element (broadcast); all are float32. */
+ * The last step's result is the output, of input 0's shape. Every other
+ * input has that shape, one element, or is a row broadcast over its
+ * leading dims (tgc_fused_input_fits); all are float32. */
 #include "graph/elementwise.h"
 #include "graph/ops.h"
 
 #include <string.h>
+
+bool tgc_fused_input_fits(const tgc_shape *x, const tgc_shape *out) {
+    if (x->rank == TGC_RANK_UNKNOWN || out->rank == TGC_RANK_UNKNOWN) return false;
+    if (tgc_shape_eq(x, out)) return true;
+    if (x->rank > out->rank) return false;
+    int lead = 0; /* x's leading 1s */
+    while (lead < x->rank && tgc_dim_is(x->dims[lead], 1)) lead++;
+    if (lead == x->rank) return true; /* one element */
+    for (int d = lead; d < x->rank; d++)
+        if (!tgc_dim_eq(x->dims[d], out->dims[out->rank - x->rank + d])) return false;
+    return true;
+}
 
 static const tgc_attr_def fused_attrs[] = {
     {"ops", TGC_ATTR_STRINGS, true}, {"operands", TGC_ATTR_INTS, true}, {"params", TGC_ATTR_FLOATS, true}, {NULL, 0, false}};
@@ -40,21 +53,17 @@ static tgc_status infer_fused(tgc_infer_ctx *c) {
                                       (long long)o);
         }
     }
-    /* The output: the shape of the inputs that are not one element (all
-     * the same), else the highest-rank one-element input's. */
-    int full = -1, widest = 0;
+    /* The output has input 0's shape; every other input that shape, one
+     * element, or a row broadcast of it (its dims, leading 1s aside, the
+     * output's last dims: a bias [C] of [N, T, C]). */
+    tgc_shape out = tgc_infer_input(c, 0)->shape;
     for (int i = 0; i < n_in; i++) {
         if (!tgc_infer_require_dtype(c, i, TGC_FLOAT32)) return TGC_ERR_INVALID;
         const tgc_shape *x = &tgc_infer_input(c, i)->shape;
-        if (tgc_shape_numel(x) != 1 && full < 0) full = i;
-        if (x->rank > tgc_infer_input(c, widest)->shape.rank) widest = i;
-    }
-    tgc_shape out = tgc_infer_input(c, full >= 0 ? full : widest)->shape;
-    for (int i = 0; i < n_in; i++) {
-        const tgc_shape *x = &tgc_infer_input(c, i)->shape;
-        if (tgc_shape_eq(x, &out) || (tgc_shape_numel(x) == 1 && x->rank <= out.rank)) continue;
+        if (tgc_fused_input_fits(x, &out)) continue;
         char a[128], b[128];
-        return tgc_infer_fail(c, i, "shape-mismatch", "input %d has shape %s; the group's is %s (or one element)", i,
+        return tgc_infer_fail(c, i, "shape-mismatch",
+                              "input %d has shape %s; the group's is %s (or one element, or a row of it)", i,
                               tgc_infer_shape_str(c, x, a, sizeof a), tgc_infer_shape_str(c, &out, b, sizeof b));
     }
     return tgc_infer_set_output(c, 0, TGC_FLOAT32, &out);

@@ -6,8 +6,9 @@
  * (graph/ops_fused.c), which the cpu runs tile by tile
  * (devices/cpu/kernels_fused.c). Each group grows from its last node (in
  * reverse topological order) up through its inputs' producers to a fixed
- * point. An input of a member must have the group's shape or one element
- * (a broadcast of a scalar); other broadcasts end the group there.
+ * point. An input of a member must have the group's shape, one element, or
+ * be a row broadcast over its leading dims (a bias [C] of [N, T, C]); other
+ * broadcasts end the group there.
  *
  * Formed only when the graph runs on cpu devices alone: the fused op has no
  * gpu kernel yet, and a group never spans devices (TensorFlow's XLA
@@ -15,6 +16,7 @@
 #include "passes/pass.h"
 
 #include "graph/elementwise.h"
+#include "graph/ops.h"
 #include "support/alloc.h"
 
 #include <math.h>
@@ -46,9 +48,7 @@ static const tgc_ew_row *fusable_row(const tgc_rewrite *rw, int32_t id) {
             continue;
         }
         const tgc_tensor_info *x = tgc_graph_ref_info(rw->g, in);
-        if (x == NULL || x->dtype != TGC_FLOAT32) return NULL;
-        if (!tgc_shape_eq(&x->shape, s) && !(tgc_shape_numel(&x->shape) == 1 && x->shape.rank <= s->rank))
-            return NULL;
+        if (x == NULL || x->dtype != TGC_FLOAT32 || !tgc_fused_input_fits(&x->shape, s)) return NULL;
     }
     return r;
 }
@@ -168,8 +168,19 @@ static tgc_status emit(tgc_rewrite *rw, group *gp, const int32_t *pos) {
             operands[2 * s + k] = e;
         }
     }
-    for (int i = 0; i < 2 * gp->n; i++)
+    /* input 0 must have the group's shape (it gives the output's): swap one in */
+    const tgc_shape *shape = &rw->g->nodes[gp->members[gp->n - 1]].outputs[0].shape;
+    int full = 0;
+    while (full < n_ext && !tgc_shape_eq(&tgc_graph_ref_info(rw->g, ext[full])->shape, shape)) full++;
+    if (full == n_ext) return TGC_OK; /* none has it: leave the group alone */
+    tgc_ref t = ext[0];
+    ext[0] = ext[full];
+    ext[full] = t;
+    for (int i = 0; i < 2 * gp->n; i++) {
+        if (operands[i] == 0) operands[i] = full;
+        else if (operands[i] == full) operands[i] = 0;
         if (operands[i] >= MAX_EXTERNAL) operands[i] = operands[i] - MAX_EXTERNAL + n_ext;
+    }
     int32_t root = gp->members[gp->n - 1], fused;
     tgc_status st = tgc_rewrite_add_op(rw, "_FusedElementwise", root, ext, n_ext, 1, &fused);
     if (st == TGC_OK) st = tgc_rewrite_set_attr_list(rw, fused, "ops", TGC_ATTR_STRINGS, (size_t)gp->n, ops);

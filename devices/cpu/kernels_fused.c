@@ -4,6 +4,9 @@
  * reads its inputs and writes its output once instead of k times. Each
  * step is the row's own vector loop (devices/cpu/ew.h, the same code the
  * unfused op runs), so results are bitwise those of the ops run one by one.
+ * An input has the output's shape, one element, or a row broadcast over
+ * the leading dims (a bias [C] of [N, T, C]): read at i % its count, in
+ * segments that never cross its period.
  * The tensor is split into PIECE-element pieces over the pool (from the
  * size alone: the same bits for any thread count); each participant has
  * its own scratch of one tile per step. (The interpreter XLA's and TVM's
@@ -13,6 +16,7 @@
 #include "devices/kernel.h"
 #include "support/alloc.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #define TILE 1024
@@ -30,20 +34,58 @@ typedef struct fused_run {
     fused_step steps[MAX_STEPS];
     int n_steps, n_inputs;
     const float *in[TGC_KERNEL_MASK_BITS];
-    bool scalar[TGC_KERNEL_MASK_BITS]; /* one element, read with stride 0 */
+    /* each input's period: its element count, read at i % period (the
+     * output's count: element i; 1: a scalar; else a row broadcast over
+     * the leading dims, e.g. a bias [C] of [N, T, C]) */
+    int64_t period[TGC_KERNEL_MASK_BITS];
     float *y;
     int64_t numel;
     float *scratch; /* width x n_steps x TILE */
 } fused_run;
 
-/* Operand o of a tile starting at element `at`: its pointer and stride. */
-static const float *operand(const fused_run *r, const float *tiles, int o, int64_t at, int64_t *stride) {
-    if (o >= r->n_inputs) {
-        *stride = 1;
-        return tiles + (size_t)(o - r->n_inputs) * TILE;
+/* Operand o at output element `at` (tile offset `i`): its pointer and
+ * stride, and in *run how many elements from there it can give before its
+ * period wraps. */
+static const float *operand(const fused_run *r, const float *tiles, int o, int64_t at, int64_t i, int64_t *stride,
+                            int64_t *run) {
+    *run = INT64_MAX;
+    *stride = 1;
+    if (o >= r->n_inputs) return tiles + (size_t)(o - r->n_inputs) * TILE + i;
+    int64_t period = r->period[o];
+    if (period == r->numel) return r->in[o] + at + i;
+    if (period == 1) {
+        *stride = 0;
+        return r->in[o];
     }
-    *stride = r->scalar[o] ? 0 : 1;
-    return r->scalar[o] ? r->in[o] : r->in[o] + at;
+    int64_t off = (at + i) % period;
+    *run = period - off;
+    return r->in[o] + off;
+}
+
+/* One step over elements [at, at + n) of the tile: in segments where no
+ * operand's period wraps (one segment unless a row-broadcast input's
+ * period is shorter than the tile). */
+static void run_step(const fused_run *r, const fused_step *s, float *tiles, int k, int64_t at, int64_t n) {
+    bool last = k == r->n_steps - 1; /* the last step writes the output directly */
+    for (int64_t i = 0; i < n;) {
+        int64_t sa, sb = 0, ra, rb = INT64_MAX;
+        const float *a = operand(r, tiles, s->a, at, i, &sa, &ra);
+        const float *b = s->binary != NULL ? operand(r, tiles, s->b, at, i, &sb, &rb) : NULL;
+        int64_t len = n - i;
+        if (ra < len) len = ra;
+        if (rb < len) len = rb;
+        float *out = last ? r->y + at + i : tiles + (size_t)k * TILE + i;
+        if (s->binary != NULL) {
+            s->binary(len, a, sa, b, sb, out, &s->p);
+        } else if (sa == 0) { /* a scalar through a unary row: every lane the same */
+            float v;
+            s->unary(1, a, &v, &s->p);
+            for (int64_t j = 0; j < len; j++) out[j] = v;
+        } else {
+            s->unary(len, a, out, &s->p);
+        }
+        i += len;
+    }
 }
 
 static void run_piece(void *arg, int64_t piece, int slot) {
@@ -52,25 +94,7 @@ static void run_piece(void *arg, int64_t piece, int slot) {
     int64_t end = (piece + 1) * PIECE < r->numel ? (piece + 1) * PIECE : r->numel;
     for (int64_t at = piece * PIECE; at < end; at += TILE) {
         int64_t n = end - at < TILE ? end - at : TILE;
-        for (int k = 0; k < r->n_steps; k++) {
-            const fused_step *s = &r->steps[k];
-            /* the last step writes the output directly */
-            float *out = k == r->n_steps - 1 ? r->y + at : tiles + (size_t)k * TILE;
-            int64_t sa, sb = 0;
-            const float *a = operand(r, tiles, s->a, at, &sa);
-            if (s->unary != NULL) {
-                if (sa == 0) { /* a scalar through a unary row: every lane the same */
-                    float v;
-                    s->unary(1, a, &v, &s->p);
-                    for (int64_t i = 0; i < n; i++) out[i] = v;
-                } else {
-                    s->unary(n, a, out, &s->p);
-                }
-            } else {
-                const float *b = operand(r, tiles, s->b, at, &sb);
-                s->binary(n, a, sa, b, sb, out, &s->p);
-            }
-        }
+        for (int k = 0; k < r->n_steps; k++) run_step(r, &r->steps[k], tiles, k, at, n);
     }
 }
 
@@ -101,9 +125,13 @@ static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
             s->p.i[j] = (int64_t)params->floats[3 * k + j];
         }
     }
+    int64_t numel = tgc_value_numel(&c->outputs[0]);
     for (int i = 0; i < c->n_inputs; i++) {
         r->in[i] = tgc_kernel_in_ptr(c, i);
-        r->scalar[i] = tgc_value_numel(&c->inputs[i]) == 1;
+        r->period[i] = tgc_value_numel(&c->inputs[i]);
+        if (r->period[i] < 1 || numel % r->period[i] != 0)
+            return tgc_kernel_fail(c, "input %d has %lld elements, which do not tile the output's %lld", i,
+                                   (long long)r->period[i], (long long)numel);
     }
     return TGC_OK;
 }
@@ -111,9 +139,9 @@ static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
 static tgc_status fused_f32(tgc_kernel_ctx *c) {
     fused_run *r = tgc_calloc(1, sizeof *r);
     if (r == NULL) return TGC_ERR_NOMEM;
-    tgc_status s = load_program(c, r);
     r->y = tgc_kernel_out_ptr(c, 0);
     r->numel = tgc_value_numel(&c->outputs[0]);
+    tgc_status s = load_program(c, r);
     int width = tgc_parallel_width(c->pool);
     if (s == TGC_OK && r->numel > 0) {
         r->scratch = tgc_malloc((size_t)width * (size_t)r->n_steps * TILE * sizeof(float));

@@ -503,6 +503,46 @@ static void test_fuse_elementwise(void) {
     release(&f);
 }
 
+/* A row broadcast (a bias [3] of [N, 3], a period shorter than a tile)
+ * joins the group: y = relu(x + b) * 2, bitwise the unfused values and by
+ * hand for the first row: x = [-1, 0.5, 2], b = [0.5, -1, 1]:
+ * relu([-0.5, -0.5, 3]) * 2 = [0, 0, 6]. */
+static void test_fuse_elementwise_row_broadcast(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [N, 3]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: b, dtype: float32, shape: [3], values: [0.5, -1, 1]}\n"
+                       "  - {name: two, dtype: float32, shape: [1, 1], values: [2]}\n"
+                       "nodes:\n"
+                       "  - {name: s, op: Add, inputs: [b, x]}\n"
+                       "  - {name: r, op: Relu, inputs: [s]}\n"
+                       "  - {name: y, op: Mul, inputs: [two, r]}\n";
+    fixture f;
+    memset(&f, 0, sizeof f);
+    f.diags = tgc_diags_create();
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "row.yaml", NULL, f.diags, &f.g), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_ALL, "cpu", NULL, f.diags, &f.opt), TGC_OK);
+    const tgc_node *y = node_named(f.opt, "y");
+    CU_ASSERT_FATAL(y != NULL && strcmp(y->op_name, "_FusedElementwise") == 0);
+    CU_ASSERT_EQUAL(tgc_graph_ref_info(f.opt, y->inputs[0])->shape.rank, 2); /* x, the full shape, first */
+    enum { ROWS = 1501 };
+    float *x = malloc(ROWS * 3 * sizeof *x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    for (int i = 0; i < ROWS * 3; i++) x[i] = (float)((i * 13) % 17 - 8) / 4.0f;
+    x[0] = -1, x[1] = 0.5f, x[2] = 2;
+    tgc_tensor *fused = run1(f.g, TGC_OPTIMIZE_ALL, "x", 2, (int64_t[]){ROWS, 3}, x);
+    tgc_tensor *plain = run1(f.g, TGC_OPTIMIZE_NONE, "x", 2, (int64_t[]){ROWS, 3}, x);
+    CU_ASSERT_FATAL(fused != NULL && plain != NULL);
+    CU_ASSERT(memcmp(tgc_tensor_data(fused), tgc_tensor_data(plain), ROWS * 3 * sizeof(float)) == 0);
+    const float *got = tgc_tensor_data(fused);
+    CU_ASSERT(got[0] == 0 && got[1] == 0 && got[2] == 6);
+    tgc_tensor_release(fused);
+    tgc_tensor_release(plain);
+    free(x);
+    release(&f);
+}
+
 /* The report names every pass of the level, in order, with node counts. */
 static void test_report(void) {
     const char *yaml = "format: tgc/1\n"
@@ -534,4 +574,5 @@ TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
               {"matmul_add_to_gemm", test_matmul_add_to_gemm}, {"matmul_add_rank3_stays", test_matmul_add_rank3_stays},
               {"gelu_op", test_gelu_op}, {"gelu_op_tanh", test_gelu_op_tanh}, {"fuse_gelu", test_fuse_gelu},
               {"fuse_layer_norm", test_fuse_layer_norm}, {"fuse_elementwise", test_fuse_elementwise},
+              {"fuse_elementwise_row_broadcast", test_fuse_elementwise_row_broadcast},
               {"report", test_report})
