@@ -3,6 +3,7 @@
  * its values, against numbers worked out by hand in the comments (never
  * against tgc's own unoptimized run alone). */
 #include "graph/graph.h"
+#include "support/alloc.h"
 #include "tests/harness.h"
 #include "tgc.h"
 
@@ -543,6 +544,42 @@ static void test_fuse_elementwise_row_broadcast(void) {
     release(&f);
 }
 
+/* tgc_graph_optimize with every host allocation failing in turn, over the
+ * graph every pass rewrites: each fails cleanly (TGC_ERR_NOMEM or an
+ * unchanged graph from a pass that gave up), nothing is left allocated,
+ * and once nothing fails the result is the same graph as without faults. */
+static void test_every_allocation_fails_in_turn(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load(tgc_test_path("tests/data/passes/every_pass.yaml"), d, &g), TGC_OK);
+    tgc_graph *want = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, "cpu", NULL, d, &want), TGC_OK);
+    int64_t base = tgc_host_alloc_stats_get().live_blocks, failures = 0, left = 0, crashes = 0;
+    for (int64_t n = 1; n < 200000; n++) {
+        tgc_diags *dn = tgc_diags_create();
+        int64_t before = tgc_host_alloc_stats_get().num_allocs;
+        tgc_host_alloc_fail_nth(n);
+        tgc_graph *opt = NULL;
+        tgc_status st = tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, "cpu", NULL, dn, &opt);
+        tgc_host_alloc_fail_nth(0);
+        failures += st != TGC_OK;
+        crashes += st != TGC_OK && st != TGC_ERR_NOMEM && st != TGC_ERR_INVALID;
+        bool done = st == TGC_OK && tgc_host_alloc_stats_get().num_allocs - before < n;
+        if (done) CU_ASSERT_EQUAL(opt->n_nodes, want->n_nodes);
+        tgc_graph_free(opt);
+        tgc_diags_free(dn);
+        left += tgc_host_alloc_stats_get().live_blocks != base;
+        if (done) break;
+    }
+    printf("\n  %lld allocations failed in turn, each cleanly\n", (long long)failures);
+    CU_ASSERT(failures > 100);
+    CU_ASSERT_EQUAL(left, 0);
+    CU_ASSERT_EQUAL(crashes, 0);
+    tgc_graph_free(want);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* The report names every pass of the level, in order, with node counts. */
 static void test_report(void) {
     const char *yaml = "format: tgc/1\n"
@@ -575,4 +612,4 @@ TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
               {"gelu_op", test_gelu_op}, {"gelu_op_tanh", test_gelu_op_tanh}, {"fuse_gelu", test_fuse_gelu},
               {"fuse_layer_norm", test_fuse_layer_norm}, {"fuse_elementwise", test_fuse_elementwise},
               {"fuse_elementwise_row_broadcast", test_fuse_elementwise_row_broadcast},
-              {"report", test_report})
+              {"every_allocation_fails_in_turn", test_every_allocation_fails_in_turn}, {"report", test_report})
