@@ -48,6 +48,14 @@ size_t tgc_value_nbytes(const tgc_value *v);
 
 typedef struct tgc_kernel_def tgc_kernel_def;
 
+/* An activation a kernel applies to its output as it writes it, absorbed
+ * from the node that followed (executor/fuse.c): a unary float row of
+ * graph/elementwise.def (a tgc_ew_op) with its parameters P0..P2. */
+typedef struct tgc_fused_act {
+    int row;
+    float params[3];
+} tgc_fused_act;
+
 typedef struct tgc_kernel_ctx {
     const tgc_node *node; /* the node being run: attributes, name */
     tgc_device *device;
@@ -65,10 +73,11 @@ typedef struct tgc_kernel_ctx {
      * an initializer, the same values every run). */
     tgc_kernel_cache *cache;
     uint32_t const_inputs;
-    /* Apply Relu-14 (x < 0 ? 0 : x, NaN passing) to output 0 as the last
-     * step: the executor absorbed the Relu that follows (executor/fuse.c).
-     * Set only for kernels whose definition says fuses_relu. */
-    bool fused_relu;
+    /* Apply this activation to output 0 as the last step of each block
+     * written: the executor absorbed the node that follows (executor/fuse.c).
+     * NULL: none. Set only for kernels whose definition says
+     * fuses_activation, and float32 outputs. */
+    const tgc_fused_act *fused_act;
     /* The kernel being run (NULL in unit tests that call a kernel directly):
      * tgc_kernel_alloc_output reads its host-output mask. */
     const tgc_kernel_def *def;
@@ -98,8 +107,8 @@ struct tgc_kernel_def {
     /* Dtypes of input 0 this kernel handles (TGC_DTYPE_INVALID-terminated;
      * empty: any). The placer uses this for kernel availability. */
     tgc_dtype dtypes[TGC_KERNEL_MAX_DTYPES];
-    /* The kernel honours tgc_kernel_ctx.fused_relu. */
-    bool fuses_relu;
+    /* The kernel honours tgc_kernel_ctx.fused_act. */
+    bool fuses_activation;
     /* The outputs' dims depend on the input values (NonZero, Unique,
      * Compress, NonMaxSuppression): the executor does not allocate them;
      * the kernel computes each output's dims and calls

@@ -1,16 +1,35 @@
-/* Activation fusion: a Relu whose only input is an output that nothing
- * else reads, made by a kernel that can apply Relu itself as it writes
- * (tgc_kernel_def.fuses_relu: the cpu Conv, Gemm and Add; float32 only),
- * is absorbed into that kernel: the producer runs with c->fused_relu and
- * the Relu node only takes over the buffer (buffer forwarding), without a
- * pass of its own over the tensor. The rewrite of ONNX Runtime's ConvActivationFusion and
- * TensorFlow grappler's remapper, done on the plan rather than the graph
- * so that placement, partitions, the memory plan and the trace still show
- * every node. TGC_NO_FUSION=1 turns it off (for comparisons). */
+/* Activation fusion: a unary float activation (any one-input row of
+ * graph/elementwise.def: Relu, Clip with constant bounds, LeakyRelu,
+ * HardSwish, HardSigmoid, Sigmoid, Tanh, Gelu, Elu...) whose only input is
+ * an output that nothing else reads, made by a kernel that can apply it as
+ * it writes (tgc_kernel_def.fuses_activation: the cpu Conv, Gemm and Add;
+ * float32 only), is absorbed into that kernel: the producer runs with
+ * c->fused_act and the activation node only takes over the buffer (buffer
+ * forwarding), without a pass of its own over the tensor. The kernels apply
+ * it with the row's own vector loop, so the values are bitwise the unfused
+ * ones. The rewrite of ONNX Runtime's ConvActivationFusion and TensorFlow
+ * grappler's remapper, done on the plan rather than the graph so that
+ * placement, partitions, the memory plan and the trace still show every
+ * node. TGC_NO_FUSION=1 turns it off (for comparisons). */
 #include "executor/session.h"
+
+#include "graph/elementwise.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* The row of node n when it is a unary float32 activation it could fold,
+ * its parameters in *act; NULL otherwise. */
+static const tgc_ew_row *activation_row(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act) {
+    const tgc_ew_row *r = tgc_ew_find(n->op_name);
+    if (r == NULL || r->arity != 1 || r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0) return NULL;
+    if (tgc_ew_id(r) != TGC_EW_Clip && n->n_inputs != 1) return NULL;
+    double p[TGC_EW_MAX_PARAMS];
+    if (!tgc_ew_node_params(g, n, r, p)) return NULL; /* Clip with bounds known only at run time */
+    act->row = tgc_ew_id(r);
+    for (int k = 0; k < 3; k++) act->params[k] = (float)p[k];
+    return r;
+}
 
 void tgc_plan_fuse_activations(tgc_plan *p) {
     const char *off = getenv("TGC_NO_FUSION");
@@ -18,14 +37,16 @@ void tgc_plan_fuse_activations(tgc_plan *p) {
     const tgc_graph *g = p->g;
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
-        if (p->role[id] != TGC_ROLE_KERNEL || strcmp(n->op_name, "Relu") != 0 || n->n_inputs != 1) continue;
+        tgc_fused_act act;
+        if (p->role[id] != TGC_ROLE_KERNEL || n->n_inputs < 1 || activation_row(g, n, &act) == NULL) continue;
         tgc_ref from = n->inputs[0];
         if (from.node < 0 || p->role[from.node] != TGC_ROLE_KERNEL) continue;
         const tgc_kernel_def *k = p->kernel[from.node];
-        if (k == NULL || !k->fuses_relu || from.port != 0 || p->fused_relu[from.node]) continue;
-        if (p->use_count[p->value_base[from.node]] != 1) continue; /* another reader wants it before Relu */
+        if (k == NULL || !k->fuses_activation || from.port != 0 || p->fused_act[from.node].row >= 0) continue;
+        if (p->use_count[p->value_base[from.node]] != 1) continue; /* another reader wants it before */
         if (n->outputs[0].dtype != TGC_FLOAT32 || tgc_graph_ref_info(g, from)->dtype != TGC_FLOAT32) continue;
-        p->fused_relu[from.node] = true;
+        if (p->kernel[id] == NULL || p->kernel[id]->kind != TGC_DEVICE_CPU) continue;
+        p->fused_act[from.node] = act;
         p->absorbed[id] = true;
     }
 }

@@ -163,6 +163,15 @@ static tgc_status node_fail(tgc_step *st, const tgc_node *n, const tgc_device *d
 /* Test hook: TGC_FAIL_NODE=name (read once per step) makes that node's
  * kernel fail, to prove a failing step drains, wakes waiting receivers and
  * leaks nothing. */
+/* An absorbed activation whose input buffer could not be taken over: its
+ * producer already applied it, so the values are copied as they are (a
+ * cpu kernel: host memory). */
+static tgc_status copy_applied(tgc_kernel_ctx *c) {
+    size_t bytes = tgc_value_nbytes(&c->outputs[0]);
+    if (bytes > 0) memcpy(tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), bytes);
+    return TGC_OK;
+}
+
 static bool injected_failure(const tgc_step *st, const tgc_node *n) {
     return st->fail_node != NULL && strcmp(st->fail_node, n->name) == 0;
 }
@@ -216,10 +225,11 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
                               .pool = p->pool, .cache = &p->caches[id], .const_inputs = p->const_inputs[id],
-                              .fused_relu = p->fused_relu[id], .def = k};
+                              .fused_act = p->fused_act[id].row >= 0 ? &p->fused_act[id] : NULL, .def = k};
         if (injected_failure(st, n)) s = tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE");
         else if (p->absorbed[id] && forwarded) s = TGC_OK; /* its producer applied it in place */
-        else s = k->fn(&ctx); /* (Relu is idempotent: absorbed but not forwarded, it runs) */
+        else if (p->absorbed[id]) s = copy_applied(&ctx); /* applied already: never twice */
+        else s = k->fn(&ctx);
         for (int i = 0; s == TGC_OK && k->sizes_outputs && i < n->n_outputs; i++)
             if (out[i].buf == NULL) s = tgc_kernel_fail(&ctx, "the kernel did not allocate output %d", i);
         if (s != TGC_OK)

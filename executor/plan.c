@@ -167,11 +167,12 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diag
     p->feed_index = tgc_calloc(nn, sizeof *p->feed_index);
     p->caches = tgc_calloc(nn, sizeof *p->caches);
     p->const_inputs = tgc_calloc(nn, sizeof *p->const_inputs);
-    p->fused_relu = tgc_calloc(nn, sizeof *p->fused_relu);
+    p->fused_act = tgc_calloc(nn, sizeof *p->fused_act);
     p->absorbed = tgc_calloc(nn, sizeof *p->absorbed);
     for (size_t i = 0; p->caches != NULL && i < nn; i++) tgc_kernel_cache_init(&p->caches[i]);
+    for (size_t i = 0; p->fused_act != NULL && i < nn; i++) p->fused_act[i].row = -1;
     if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches ||
-        !p->const_inputs || !p->fused_relu || !p->absorbed)
+        !p->const_inputs || !p->fused_act || !p->absorbed)
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
@@ -201,7 +202,7 @@ void tgc_plan_release(tgc_plan *p) {
         tgc_kernel_cache_clear(&p->caches[i]);
     tgc_free(p->caches);
     tgc_free(p->const_inputs);
-    tgc_free(p->fused_relu);
+    tgc_free(p->fused_act);
     tgc_free(p->absorbed);
     memset(p, 0, sizeof *p);
 }

@@ -65,8 +65,8 @@ typedef struct tgc_plan {
     int32_t *feed_index;   /* node id -> index of the original graph input, -1 */
     tgc_kernel_cache *caches; /* node id -> its kernel's cache across runs */
     uint32_t *const_inputs;   /* node id -> bit i: input i is an initializer of this plan */
-    bool *fused_relu;         /* node id -> its kernel applies a Relu it absorbed (executor/fuse.c) */
-    bool *absorbed;           /* node id -> a Relu absorbed by its producer: takes the buffer, runs nothing */
+    tgc_fused_act *fused_act; /* node id -> the activation its kernel applies (executor/fuse.c); row -1: none */
+    bool *absorbed;           /* node id -> an activation absorbed by its producer: takes the buffer, runs nothing */
 } tgc_plan;
 
 struct tgc_session {
@@ -89,10 +89,10 @@ struct tgc_session {
 tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
                             tgc_diags *diags);
 
-/* Marks the Relu nodes of p that their producer's kernel can apply itself
- * (executor/fuse.c): p->fused_relu for the producer, p->absorbed for the
- * Relu. Needs roles, kernels and use counts. Nothing when TGC_NO_FUSION is
- * set. */
+/* Marks the activation nodes of p that their producer's kernel can apply
+ * itself (executor/fuse.c): p->fused_act for the producer, p->absorbed for
+ * the activation. Needs roles, kernels and use counts. Nothing when
+ * TGC_NO_FUSION is set. */
 void tgc_plan_fuse_activations(tgc_plan *p);
 
 /* Builds the plan of partition `part` on `device` (weights loaded). */

@@ -9,6 +9,7 @@
 #ifndef TGC_GRAPH_ELEMENTWISE_H
 #define TGC_GRAPH_ELEMENTWISE_H
 
+#include "graph/graph.h"
 #include "tgc.h"
 
 #include <stdbool.h>
@@ -51,6 +52,14 @@ typedef struct tgc_ew_row {
 
 /* The rows, indexed by tgc_ew_op. */
 extern const tgc_ew_row tgc_ew_rows[TGC_EW_COUNT];
+
+/* P0..P2 of row r for node n of graph g as its kernels read them
+ * (devices/ew_args.c): float attributes (an int taken as a float, rounded
+ * to float32), integer ones, a word's index, defaults for what is absent;
+ * Clip's bounds from its inputs 1 and 2 when those are float32 one-element
+ * initializers (absent: -inf, +inf). False when a Clip bound is anything
+ * else (known only at run time). */
+bool tgc_ew_node_params(const tgc_graph *g, const tgc_node *n, const tgc_ew_row *r, double p[TGC_EW_MAX_PARAMS]);
 
 /* The row of ONNX op `op`, or NULL when it has none. */
 const tgc_ew_row *tgc_ew_find(const char *op);

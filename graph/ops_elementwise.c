@@ -7,6 +7,7 @@
 #include "graph/ops.h"
 #include "support/checked.h"
 
+#include <math.h>
 #include <string.h>
 
 static const tgc_attr_def no_attrs[] = {{NULL, 0, false}};
@@ -394,4 +395,33 @@ const tgc_ew_row *tgc_ew_find(const char *op) {
     for (int i = 0; i < TGC_EW_COUNT; i++)
         if (strcmp(tgc_ew_rows[i].op, op) == 0) return &tgc_ew_rows[i];
     return NULL;
+}
+
+bool tgc_ew_node_params(const tgc_graph *g, const tgc_node *n, const tgc_ew_row *r, double p[TGC_EW_MAX_PARAMS]) {
+    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p[k] = 0;
+    if (tgc_ew_id(r) == TGC_EW_Clip) {
+        p[0] = -INFINITY;
+        p[1] = INFINITY;
+        for (int k = 1; k < n->n_inputs && k < 3; k++) {
+            tgc_ref b = n->inputs[k];
+            if (b.node < 0) continue;
+            const tgc_node *c = &g->nodes[b.node];
+            if (c->kind != TGC_NODE_CONST || c->data->dtype != TGC_FLOAT32 || tgc_shape_numel(&c->data->shape) != 1)
+                return false;
+            p[k - 1] = *(const float *)c->data->data;
+        }
+        return true;
+    }
+    for (int k = 0; k < r->n_attrs; k++) {
+        const tgc_attr *a = tgc_node_attr(n, r->attr_names[k]);
+        if (r->attr_kinds[k] == TGC_EW_ATTR_WORD)
+            p[k] = a != NULL && a->s != NULL && strcmp(a->s, r->attr_words[1]) == 0;
+        else if (a != NULL && a->type == TGC_ATTR_INT)
+            p[k] = r->attr_kinds[k] == TGC_EW_ATTR_INT ? (double)a->i : (double)(float)a->i;
+        else if (a != NULL && a->type == TGC_ATTR_FLOAT)
+            p[k] = r->attr_kinds[k] == TGC_EW_ATTR_INT ? (double)(int64_t)a->f : (double)(float)a->f;
+        else
+            p[k] = r->attr_defaults[k];
+    }
+    return true;
 }

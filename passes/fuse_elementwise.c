@@ -19,7 +19,6 @@
 #include "graph/ops.h"
 #include "support/alloc.h"
 
-#include <math.h>
 #include <string.h>
 
 #define MAX_MEMBERS 64
@@ -51,30 +50,6 @@ static const tgc_ew_row *fusable_row(const tgc_rewrite *rw, int32_t id) {
         if (x == NULL || x->dtype != TGC_FLOAT32 || !tgc_fused_input_fits(&x->shape, s)) return NULL;
     }
     return r;
-}
-
-/* P0..P2 of node n's row as its kernel would read them (devices/ew_args.c). */
-static void row_params(const tgc_rewrite *rw, const tgc_node *n, const tgc_ew_row *r, double p[3]) {
-    p[0] = p[1] = p[2] = 0;
-    if (tgc_ew_id(r) == TGC_EW_Clip) {
-        p[0] = -INFINITY;
-        p[1] = INFINITY;
-        for (int k = 1; k < n->n_inputs && k < 3; k++)
-            if (n->inputs[k].node >= 0) p[k - 1] = *(const float *)tgc_pass_const_of(rw, n->inputs[k])->data;
-        return;
-    }
-    for (int k = 0; k < r->n_attrs; k++) {
-        const tgc_attr *a = tgc_node_attr(n, r->attr_names[k]);
-        if (r->attr_kinds[k] == TGC_EW_ATTR_WORD) {
-            p[k] = a != NULL && a->s != NULL && strcmp(a->s, r->attr_words[1]) == 0;
-        } else if (a != NULL && a->type == TGC_ATTR_INT) {
-            p[k] = r->attr_kinds[k] == TGC_EW_ATTR_INT ? (double)a->i : (double)(float)a->i;
-        } else if (a != NULL && a->type == TGC_ATTR_FLOAT) {
-            p[k] = r->attr_kinds[k] == TGC_EW_ATTR_INT ? (double)(int64_t)a->f : (double)(float)a->f;
-        } else {
-            p[k] = r->attr_defaults[k];
-        }
-    }
 }
 
 /* True when both nodes ask for the same device (or neither asks): a group
@@ -147,7 +122,7 @@ static tgc_status emit(tgc_rewrite *rw, group *gp, const int32_t *pos) {
         const tgc_node *n = &rw->g->nodes[gp->members[s]];
         const tgc_ew_row *r = tgc_ew_find(n->op_name);
         ops[s] = r->op;
-        row_params(rw, n, r, &params[3 * s]);
+        tgc_ew_node_params(rw->g, n, r, &params[3 * s]); /* Clip's bounds: checked by fusable_row */
         for (int k = 0; k < 2; k++) {
             operands[2 * s + k] = -1;
             if (k >= r->arity) continue;

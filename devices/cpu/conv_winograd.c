@@ -21,6 +21,7 @@
  * device's threads in pieces chosen from the sizes alone. */
 #include "devices/cpu/conv_winograd.h"
 #include "devices/cpu/kernels_nn.h"
+#include "graph/elementwise.h"
 
 #include "support/alloc.h"
 
@@ -38,7 +39,7 @@ typedef struct winograd {
     const float *x, *w; /* this image's input [C, H, W]; the filters [M, C, 3, 3] */
     const float *bias;  /* [M], or NULL: zeros */
     float *y;           /* this image's output [M, OH, OW] */
-    bool relu;          /* a fused Relu */
+    const tgc_fused_act *act; /* a fused activation, or NULL */
     const float *u;     /* [alpha^2][M][C]: the transformed filters the GEMMs read */
     float *u_out;       /* where transform_filters writes them */
     float *v, *p;       /* [alpha^2][C][T], [alpha^2][M][T]; each xi at a stride of its own */
@@ -130,7 +131,8 @@ static void multiply(void *arg, int64_t xi, int slot) {
         wg->failed = true;
 }
 
-/* y[k] = b + o[k] for k < n, and through Relu-14 (NaN passes). */
+/* y[k] = b + o[k] for k < n; bias_relu_row also through Relu-14 (NaN
+ * passes), the common fused activation in one pass. */
 __attribute__((noinline)) static void bias_row(float *restrict y, const float *restrict o, float b, int64_t n) {
     for (int64_t k = 0; k < n; k++) y[k] = b + o[k];
 }
@@ -143,7 +145,7 @@ __attribute__((noinline)) static void bias_relu_row(float *restrict y, const flo
     }
 }
 
-/* Y = bias + A^T P A (through a fused Relu) for output channels [lo, hi)
+/* Y = bias + A^T P A (through a fused activation) for output channels [lo, hi)
  * of the piece, a row of tiles at a time, clipped at Y's edges: every
  * output is written once. */
 static void transform_output(void *arg, int64_t piece, int slot) {
@@ -160,8 +162,12 @@ static void transform_output(void *arg, int64_t piece, int slot) {
             wg->var->output_row(wg->p + mi * wg->tiles + ty * tiles_w, wg->p_stride, tiles_w, rest, out);
             for (int i = 0; i < m && ty * m + i < oh; i++) {
                 float *yr = ym + (ty * m + i) * ow;
-                if (wg->relu) bias_relu_row(yr, out[i], b, ow);
-                else bias_row(yr, out[i], b, ow);
+                if (wg->act != NULL && wg->act->row == TGC_EW_Relu) {
+                    bias_relu_row(yr, out[i], b, ow);
+                } else {
+                    bias_row(yr, out[i], b, ow);
+                    tgc_cpu_act_block(wg->act, yr, ow, 0, 1, 0, ow);
+                }
             }
         }
     }
@@ -197,7 +203,7 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
     const tgc_window *win = &g->w;
     int64_t m = g->m_count, ch = g->cg, xis = var->alpha * var->alpha;
     int64_t tiles_w = (win->out[1] + var->m - 1) / var->m, tiles_h = (win->out[0] + var->m - 1) / var->m;
-    winograd wg = {.var = var, .g = g, .w = w, .bias = bias, .relu = c->fused_relu, .pool = c->pool, .tiles_w = tiles_w, .tiles_h = tiles_h,
+    winograd wg = {.var = var, .g = g, .w = w, .bias = bias, .act = c->fused_act, .pool = c->pool, .tiles_w = tiles_w, .tiles_h = tiles_h,
                    .tiles = tiles_h * tiles_w, .row_len = var->m * tiles_w + 2, .u_stride = spread_stride(m * ch)};
     wg.v_stride = spread_stride(ch * wg.tiles);
     wg.p_stride = spread_stride(m * wg.tiles);

@@ -21,7 +21,7 @@
  *     freed before returning.
  * Y starts as the bias and the products accumulate onto it (beta 1), per
  * tile or per GEMM piece (tgc_cpu_sgemm_fused) while the block is in cache;
- * a fused Relu (c->fused_relu, executor/fuse.c) is applied the same way, as
+ * a fused activation (c->fused_act, executor/fuse.c) is applied the same way, as
  * the last step (the depthwise loop: one pass over Y each). Large passes are split over c->pool in
  * pieces chosen from the sizes alone. */
 #include "devices/cpu/kernels_nn.h"
@@ -197,6 +197,7 @@ static void depthwise(const float *restrict x, const float *restrict wt, float *
 typedef struct conv_rows {
     float *y;
     const float *bias; /* [M], or NULL: zeros */
+    const tgc_fused_act *act; /* act_piece's activation */
     int64_t m_count, out_size, rows, rows_per_piece;
 } conv_rows;
 
@@ -211,17 +212,17 @@ static void fill_bias_piece(void *arg, int64_t piece, int slot) {
     }
 }
 
-static void relu_piece(void *arg, int64_t piece, int slot) {
+static void act_piece(void *arg, int64_t piece, int slot) {
     (void)slot;
     const conv_rows *r = arg;
     int64_t hi = (piece + 1) * r->rows_per_piece < r->rows ? (piece + 1) * r->rows_per_piece : r->rows;
-    tgc_cpu_relu_block(r->y, r->out_size, piece * r->rows_per_piece, hi, 0, r->out_size);
+    tgc_cpu_act_block(r->act, r->y, r->out_size, piece * r->rows_per_piece, hi, 0, r->out_size);
 }
 
-/* Runs fn (fill_bias_piece or relu_piece) over all of Y, split over the pool. */
+/* Runs fn (fill_bias_piece or act_piece) over all of Y, split over the pool. */
 static void over_rows(tgc_kernel_ctx *c, const tgc_conv_geometry *g, float *y, const float *bias,
                       tgc_parallel_fn fn) {
-    conv_rows r = {.y = y, .bias = bias, .m_count = g->m_count, .out_size = g->out_size,
+    conv_rows r = {.y = y, .bias = bias, .act = c->fused_act, .m_count = g->m_count, .out_size = g->out_size,
                    .rows = g->batch * g->m_count};
     r.rows_per_piece = ROWS_PIECE_FLOATS / (g->out_size > 0 ? g->out_size : 1);
     if (r.rows_per_piece < 1) r.rows_per_piece = 1;
@@ -244,7 +245,7 @@ typedef struct conv_tiles {
     const tgc_conv_geometry *g;
     const float *x, *w, *bias; /* bias [M] or NULL */
     float *y;
-    bool relu; /* a fused Relu, applied to each tile's block */
+    const tgc_fused_act *act; /* a fused activation, applied to each tile's block */
     int64_t k, m_group, row_cols, tile_rows, tiles; /* tiles per (image, group) */
     float **col;                                    /* one [k, tile_rows * row_cols] block per slot */
     _Atomic bool failed;
@@ -295,7 +296,7 @@ static void conv_tile(void *arg, int64_t i, int slot) {
     if (!tgc_cpu_sgemm_one(false, false, t->m_group, cols, t->k, 1.0f, t->w + gi * t->m_group * t->k, t->k,
                            t->col[slot], cols, 1.0f, y, g->out_size))
         t->failed = true;
-    if (t->relu) tgc_cpu_relu_block(y, g->out_size, 0, t->m_group, 0, cols);
+    tgc_cpu_act_block(t->act, y, g->out_size, 0, t->m_group, 0, cols);
 }
 
 static void free_cols(float **cols, int count) {
@@ -330,7 +331,7 @@ static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, con
     if (cols == NULL)
         return tgc_kernel_fail(c, "out of host memory for Conv's im2col buffers (%d x %zu bytes)", width,
                                col_bytes);
-    conv_tiles t = {.g = g, .x = px, .w = pw, .bias = bias, .y = py, .relu = c->fused_relu, .k = k,
+    conv_tiles t = {.g = g, .x = px, .w = pw, .bias = bias, .y = py, .act = c->fused_act, .k = k,
                     .m_group = m_group, .row_cols = row_cols, .tile_rows = tile_rows,
                     .tiles = (w->out[0] + tile_rows - 1) / tile_rows, .col = cols};
     if (tiled) {
@@ -346,7 +347,7 @@ static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, con
                     build_col_split(c, xg, g, o0, o1, cols[0]);
                     t.failed = !tgc_cpu_sgemm_fused(c->pool, false, false, m_group, n_cols, k, 1.0f,
                                                     pw + gi * m_group * k, k, cols[0], n_cols, bg != NULL ? 1.0f : 0.0f,
-                                                    yg + o0 * row_cols, g->out_size, bg, 1, 0, c->fused_relu);
+                                                    yg + o0 * row_cols, g->out_size, bg, 1, 0, c->fused_act);
                 }
             }
         }
@@ -382,7 +383,7 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
                 if (!tgc_cpu_sgemm_fused(c->pool, false, false, m_group, out_size, cg, 1.0f, pw + g * m_group * cg,
                                          cg, px + (n * channels + g * cg) * in_size, in_size, bg != NULL ? 1.0f : 0.0f,
                                          py + (n * m_count + g * m_group) * out_size, out_size, bg, 1, 0,
-                                         c->fused_relu))
+                                         c->fused_act))
                     return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
             }
         return TGC_OK;
@@ -390,6 +391,6 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     /* Y starts as the bias; the depthwise loop accumulates onto it. */
     over_rows(c, &g, py, bias, fill_bias_piece);
     if (!empty) depthwise(px, pw, py, batch, channels, m_count, &w);
-    if (c->fused_relu) over_rows(c, &g, py, NULL, relu_piece);
+    if (c->fused_act != NULL) over_rows(c, &g, py, NULL, act_piece);
     return TGC_OK;
 }

@@ -121,7 +121,7 @@ typedef struct binary_job {
     row2_fn fn;
     const tgc_ew_params *params; /* the row's P0..P2; NULL: none */
     int64_t numel;
-    bool relu; /* a fused Relu (float32 output), applied to each piece */
+    const tgc_fused_act *act; /* a fused activation (float32 output), applied to each piece */
 } binary_job;
 
 /* Output elements [piece * EW_PIECE_ELEMS, ...): the rows they cover, the
@@ -142,7 +142,7 @@ static void binary_piece(void *arg, int64_t piece, int slot) {
         col = 0;
         if (at < hi) tgc_cpu_bcast_next(&it);
     }
-    if (j->relu) tgc_cpu_relu_block((float *)(void *)j->py, 0, 0, 1, lo, hi);
+    if (j->act != NULL) tgc_cpu_act_block(j->act, (float *)(void *)j->py, 0, 0, 1, lo, hi);
 }
 
 /* y = fn(a, b) over the broadcast output y (all checked by the caller),
@@ -159,7 +159,7 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const tgc_value *a, const tgc_va
     if (st != TGC_OK) return st;
     binary_job j = {.it = &it, .pa = data_of(a), .pb = data_of(b), .py = tgc_buffer_host_ptr(y->buf),
                     .ea = tgc_dtype_size(a->dtype), .eb = tgc_dtype_size(b->dtype), .ey = tgc_dtype_size(y->dtype),
-                    .fn = fn, .params = params, .numel = numel, .relu = c->fused_relu && y->dtype == TGC_FLOAT32};
+                    .fn = fn, .params = params, .numel = numel, .act = y->dtype == TGC_FLOAT32 ? c->fused_act : NULL};
     tgc_parallel_for(c->pool, ew_pieces(numel), binary_piece, &j);
     return TGC_OK;
 }
@@ -191,9 +191,18 @@ static void run_unary(tgc_kernel_ctx *c, const tgc_value *x, const tgc_value *y,
 }
 
 /* Relu over C[r0..r1, c0..c1) through the Relu row's float32 loop. */
-void tgc_cpu_relu_block(float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    tgc_ew_unary_fn relu = tgc_cpu_ew_loops()->unary[TGC_EW_Relu][TGC_FLOAT32];
-    for (int64_t r = r0; r < r1; r++) relu(c1 - c0, c + r * ldc + c0, c + r * ldc + c0, NULL);
+void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0,
+                       int64_t c1) {
+    if (act == NULL) return;
+    tgc_ew_unary_fn fn = tgc_cpu_ew_loops()->unary[act->row][TGC_FLOAT32];
+    tgc_ew_params p;
+    memset(&p, 0, sizeof p);
+    for (int k = 0; k < 3; k++) {
+        p.f[k] = act->params[k];
+        p.d[k] = act->params[k];
+        p.i[k] = isfinite(act->params[k]) ? (int64_t)act->params[k] : 0; /* float rows read f */
+    }
+    for (int64_t r = r0; r < r1; r++) fn(c1 - c0, c + r * ldc + c0, c + r * ldc + c0, &p);
 }
 
 /* ==== The rows of graph/elementwise.def ========================================== */
@@ -604,7 +613,7 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 #define EW_ROW_KERNEL(name, cls)                                                                 \
     {.op = #name, .kind = TGC_DEVICE_CPU, .fn = k_ew_##name, .forward_input = 0, .dtypes = DT_CLASS_##cls, \
      .host_inputs = TGC_EW_##name == TGC_EW_Clip ? (1u << 1) | (1u << 2) : 0,                    \
-     .fuses_relu = TGC_EW_##name == TGC_EW_Add},
+     .fuses_activation = TGC_EW_##name == TGC_EW_Add},
 #define EW(name, f, dt) {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .forward_input = 0, .dtypes = dt}
 
 const tgc_kernel_def tgc_cpu_kernels_elementwise[] = {

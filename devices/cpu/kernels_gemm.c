@@ -113,7 +113,7 @@ typedef struct sgemm_split {
     float *c;
     const float *bias;
     int64_t bias_sm, bias_sn;
-    bool relu; /* a fused Relu (Gemm's c->fused_relu), applied to each block */
+    const tgc_fused_act *act; /* a fused activation (c->fused_act), applied to each block */
 } sgemm_split;
 
 
@@ -127,19 +127,19 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
         if (s->bias != NULL) fill_c(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, lo, hi, 0, s->n);
         s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, hi - lo, s->n, s->k, s->alpha, a, s->lda, s->b, s->ldb, s->beta,
                                      s->c + lo * s->ldc, s->ldc);
-        if (s->relu) tgc_cpu_relu_block(s->c, s->ldc, lo, hi, 0, s->n);
+        tgc_cpu_act_block(s->act, s->c, s->ldc, lo, hi, 0, s->n);
     } else {
         const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
         if (s->bias != NULL) fill_c(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, 0, s->m, lo, hi);
         s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, s->beta,
                                      s->c + lo, s->ldc);
-        if (s->relu) tgc_cpu_relu_block(s->c, s->ldc, 0, s->m, lo, hi);
+        tgc_cpu_act_block(s->act, s->c, s->ldc, 0, s->m, lo, hi);
     }
 }
 
 bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
-                      const float *bias, int64_t bias_sm, int64_t bias_sn, bool relu) {
+                      const float *bias, int64_t bias_sm, int64_t bias_sn, const tgc_fused_act *act) {
     int64_t macs = m > 0 && n > 0 && k > 0 && m * n <= INT64_MAX / k ? m * n * k : 0;
     int64_t pieces = sgemm_pieces(macs, m == 1 || n == 1);
     /* Cut the longer side of C, in multiples of 64 (of OpenBLAS's tiles). */
@@ -149,7 +149,7 @@ bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int
     if (pieces < 2 || len < 32) {
         if (bias != NULL) fill_c(c, ldc, bias, bias_sm, bias_sn, 0, m, 0, n);
         bool ok = tgc_cpu_sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-        if (ok && relu) tgc_cpu_relu_block(c, ldc, 0, m, 0, n);
+        if (ok) tgc_cpu_act_block(act, c, ldc, 0, m, 0, n);
         return ok;
     }
     int64_t step = (len + pieces - 1) / pieces;
@@ -157,7 +157,7 @@ bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int
     pieces = (len + step - 1) / step;
     sgemm_split s = {.ta = ta, .tb = tb, .split_m = split_m, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
                      .ldc = ldc, .step = step, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c,
-                     .bias = bias, .bias_sm = bias_sm, .bias_sn = bias_sn, .relu = relu};
+                     .bias = bias, .bias_sm = bias_sm, .bias_sn = bias_sn, .act = act};
     tgc_parallel_for(pool, pieces, sgemm_piece, &s);
     for (int64_t i = 0; i < pieces; i++)
         if (!s.ok[i]) return false;
@@ -250,7 +250,7 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
     const float *pc = has_c ? tgc_kernel_in_ptr(c, 2) : NULL;
     if (!tgc_cpu_sgemm_fused(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n, pc,
-                   cm, cn, c->fused_relu))
+                   cm, cn, c->fused_act))
         return tgc_kernel_fail(c, "Gemm sizes pass BLAS's int range");
     return TGC_OK;
 }

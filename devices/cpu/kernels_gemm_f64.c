@@ -5,8 +5,8 @@
  *
  * MatMul: numpy.matmul (1-D operands, broadcast batch axes).
  * Gemm: Y = alpha * A' B' + beta * C, C broadcast to [M, N] and copied
- * into Y first so that cblas_dgemm's beta adds it; the fused Relu (the
- * executor's, tgc_kernel_ctx.fused_relu) clamps Y afterwards. */
+ * into Y first so that cblas_dgemm's beta adds it. (The executor fuses
+ * activations into float32 outputs only.) */
 #include "devices/cpu/kernels_nn.h"
 #include "devices/matmul_geometry.h"
 
@@ -65,7 +65,5 @@ tgc_status tgc_cpu_gemm_f64(tgc_kernel_ctx *c) {
                           n)) {
         return tgc_kernel_fail(c, "Gemm sizes pass BLAS's int range");
     }
-    if (c->fused_relu)
-        for (int64_t i = 0; i < m * n; i++) py[i] = py[i] > 0.0 ? py[i] : py[i] == py[i] ? 0.0 : py[i];
     return TGC_OK;
 }

@@ -54,8 +54,8 @@ bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g);
 
 /* Conv by Winograd F(2x2, 3x3) (conv_winograd.c), for a geometry that
  * tgc_cpu_conv_winograd_applies accepts: x [N, C, H, W], w [M, C, 3, 3],
- * bias [M] (NULL: none) into y [N, M, OH, OW], all float32, through Relu when
- * c->fused_relu. Scratch of
+ * bias [M] (NULL: none) into y [N, M, OH, OW], all float32, through
+ * c->fused_act when set. Scratch of
  * alpha^2 * (M*C + C*T + M*T) floats (alpha = 4, T output tiles) comes
  * from tgc_malloc and is freed before returning (M*C of it lives on in the
  * node's kernel cache instead when W is a weight); without it, fails through
@@ -81,18 +81,21 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
-/* C[r0..r1, c0..c1) (rows ldc floats apart) through Relu-14, x < 0 ? 0 : x
- * with NaN passing: the fused Relu of the cpu Conv, Gemm and Add. */
-void tgc_cpu_relu_block(float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+/* C[r0..r1, c0..c1) (rows ldc floats apart) through activation `act`, in
+ * place, by the row's own float32 vector loop (bitwise what the unfused
+ * node computes): the fused activation of the cpu Conv, Gemm and Add.
+ * Nothing when act is NULL. */
+void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0,
+                       int64_t c1);
 
 /* tgc_cpu_sgemm with an epilogue, each block of C by the piece that
  * computes it, while it is in that core's cache: with bias non-NULL, C is
  * first filled with bias[i * bias_sm + j * bias_sn] (sm, sn are 0 along an
  * axis the bias is broadcast along; sn is 0 or 1), which beta then scales;
- * with relu, C goes through Relu-14 last (x < 0 ? 0 : x). Gemm's C and
- * Conv's bias and fused Relu use it. */
+ * with act non-NULL, C goes through that activation last. Gemm's C and
+ * Conv's bias and fused activation use it. */
 bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                          const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
-                         const float *bias, int64_t bias_sm, int64_t bias_sn, bool relu);
+                         const float *bias, int64_t bias_sm, int64_t bias_sn, const tgc_fused_act *act);
 
 #endif

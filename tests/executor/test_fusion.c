@@ -1,4 +1,5 @@
-/* Activation fusion (executor/fuse.c): a Relu after a cpu Conv, Gemm or
+/* Activation fusion (executor/fuse.c): a Relu (and, in the second test,
+ * Clip, HardSwish, Tanh, LeakyRelu, Sigmoid) after a cpu Conv, Gemm or
  * Add whose output nothing else reads is absorbed into it (each Conv path:
  * im2col, pointwise, Winograd; Gemm; a broadcasting Add); a Relu whose Conv
  * output is also read elsewhere (here: a graph output) is not, and that
@@ -197,5 +198,72 @@ static void test_every_host_allocation_fails_in_turn(void) {
     free(text);
 }
 
+/* The same with other activations, one after each kind of producer:
+ * Clip(0, 6) (ReLU6: bounds from initializers) after an im2col Conv,
+ * HardSwish after a Winograd Conv, Tanh after a pointwise Conv, LeakyRelu
+ * (alpha 0.2) after a Gemm and Sigmoid after a broadcasting Add: each
+ * absorbed, the values bitwise those of the nodes run one by one, and each
+ * activation's range held (Clip in [0, 6], Sigmoid in (0, 1), Tanh in
+ * (-1, 1), HardSwish >= -3/8). */
+static void test_other_activations(void) {
+    size_t size = 1 << 17, at = 0;
+    char *buf = malloc(size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    at += (size_t)snprintf(buf + at, size - at,
+                           "format: tgc/1\n"
+                           "inputs:\n"
+                           "  - {name: x, dtype: float32, shape: [1, 16, 12, 12]}\n"
+                           "  - {name: x2, dtype: float32, shape: [1, 16, 30, 30]}\n"
+                           "  - {name: v, dtype: float32, shape: [3, 20]}\n"
+                           "outputs: [a1, a2, a3, a4, a5]\n"
+                           "initializers:\n"
+                           "  - {name: lo, dtype: float32, shape: [], values: [0]}\n"
+                           "  - {name: hi, dtype: float32, shape: [], values: [6]}\n");
+    at = put_init(buf, at, size, "w1", "[16, 16, 3, 3]", 16 * 16 * 9, 1);
+    at = put_init(buf, at, size, "b1", "[16]", 16, 2);
+    at = put_init(buf, at, size, "w2", "[16, 16, 1, 1]", 16 * 16, 3);
+    at = put_init(buf, at, size, "wg", "[20, 24]", 20 * 24, 5);
+    at = put_init(buf, at, size, "b20", "[20]", 20, 10);
+    at += (size_t)snprintf(buf + at, size - at,
+                           "nodes:\n"
+                           "  - {name: c1, op: Conv, inputs: [x, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
+                           "  - {name: a1, op: Clip, inputs: [c1, lo, hi]}\n"
+                           "  - {name: c3, op: Conv, inputs: [x2, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
+                           "  - {name: a2, op: HardSwish, inputs: [c3]}\n"
+                           "  - {name: c2, op: Conv, inputs: [x, w2]}\n"
+                           "  - {name: a3, op: Tanh, inputs: [c2]}\n"
+                           "  - {name: g1, op: Gemm, inputs: [v, wg]}\n"
+                           "  - {name: a4, op: LeakyRelu, inputs: [g1], attrs: {alpha: 0.2}}\n"
+                           "  - {name: s1, op: Add, inputs: [v, b20]}\n"
+                           "  - {name: a5, op: Sigmoid, inputs: [s1]}\n");
+    CU_ASSERT_FATAL(at < size);
+    tgc_diags *diags = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(buf, strlen(buf), "acts.yaml", NULL, diags, &g), TGC_OK);
+    int64_t xd[4] = {1, 16, 12, 12}, x2d[4] = {1, 16, 30, 30}, vd[2] = {3, 20};
+    tgc_tensor *feeds[3] = {random_tensor(4, xd, 17), random_tensor(4, x2d, 18), random_tensor(2, vd, 19)};
+    tgc_tensor *fused[N_OUT] = {0}, *plain[N_OUT] = {0};
+    CU_ASSERT_EQUAL(run(g, true, feeds, fused), 5);
+    CU_ASSERT_EQUAL(run(g, false, feeds, plain), 0);
+    const float lo[5] = {0, -0.375f, -1, -1e30f, 0}, hi[5] = {6, 1e30f, 1, 1e30f, 1};
+    for (int i = 0; i < 5; i++) {
+        size_t bytes = (size_t)tgc_tensor_numel(fused[i]) * sizeof(float);
+        CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(fused[i]), tgc_tensor_data(plain[i]), bytes), 0);
+        const float *y = tgc_tensor_data(fused[i]);
+        int64_t out = 0;
+        for (int64_t k = 0; k < tgc_tensor_numel(fused[i]); k++) out += y[k] < lo[i] || y[k] > hi[i];
+        CU_ASSERT_EQUAL(out, 0);
+    }
+    for (int i = 0; i < N_OUT; i++) {
+        tgc_tensor_release(fused[i]);
+        tgc_tensor_release(plain[i]);
+    }
+    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
+    tgc_graph_free(g);
+    tgc_diags_free(diags);
+    free(buf);
+}
+
 TGC_TEST_MAIN("activation fusion", {"fused equals unfused", test_fused_equals_unfused},
+              {"other activations", test_other_activations},
               {"every host allocation fails in turn", test_every_host_allocation_fails_in_turn})
