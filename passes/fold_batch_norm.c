@@ -54,7 +54,7 @@ static tgc_status add_fused(tgc_rewrite *rw, int32_t prod, int32_t bn, tgc_ref x
         tgc_const_free(b);
         return s;
     }
-    snprintf(base, sizeof base, "%s_B_bn", rw->g->nodes[prod].name);
+    snprintf(base, sizeof base, "%s_B_bn", pname);
     if ((s = tgc_rewrite_add_const(rw, -1, base, b, &bid)) != TGC_OK) return s;
     tgc_ref ins[3] = {x, {wid, 0, {0, 0}}, {bid, 0, {0, 0}}};
     s = tgc_rewrite_add_op(rw, rw->g->nodes[prod].op_name, bn, ins, 3, 1, &fused);
@@ -143,17 +143,15 @@ tgc_status tgc_pass_fold_batch_norm(tgc_rewrite *rw) {
     for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
         int32_t bn = rw->g->topo[i];
         const tgc_node *n = &rw->g->nodes[bn];
-        if (rw->removed[bn] || n->kind != TGC_NODE_OP || strcmp(n->op_name, "BatchNormalization") != 0 ||
-            n->n_inputs != 5 || n->n_controls > 0 || attr_i(n, "training_mode", 0) != 0)
+        if (!tgc_pass_is_op(rw, bn, "BatchNormalization") || n->n_inputs != 5 || attr_i(n, "training_mode", 0) != 0)
             continue;
         bool extra_read = false; /* the running statistics outputs of training mode */
         for (int k = 1; k < n->n_outputs; k++) extra_read |= tgc_rewrite_uses(rw, (tgc_ref){bn, k, {0, 0}}) > 0;
         tgc_ref x = n->inputs[0];
         if (extra_read || x.node < 0 || x.port != 0 || tgc_rewrite_uses(rw, x) != 1) continue;
-        const tgc_node *prod = &rw->g->nodes[x.node];
-        if (prod->kind != TGC_NODE_OP || prod->n_controls > 0 || n->outputs[0].dtype != TGC_FLOAT32) continue;
-        if (strcmp(prod->op_name, "Conv") == 0) s = fold_into_conv(rw, x.node, bn);
-        else if (strcmp(prod->op_name, "Gemm") == 0) s = fold_into_gemm(rw, x.node, bn);
+        if (n->outputs[0].dtype != TGC_FLOAT32) continue;
+        if (tgc_pass_is_op(rw, x.node, "Conv")) s = fold_into_conv(rw, x.node, bn);
+        else if (tgc_pass_is_op(rw, x.node, "Gemm")) s = fold_into_gemm(rw, x.node, bn);
     }
     return s;
 }

@@ -7,10 +7,6 @@
 
 #include <string.h>
 
-static bool is_op(const tgc_node *n, const char *op) {
-    return n->kind == TGC_NODE_OP && n->n_controls == 0 && strcmp(n->op_name, op) == 0;
-}
-
 /* True when c broadcasts to out one way (numpy rules, c's dims 1 or equal). */
 static bool broadcasts_to(const tgc_shape *c, const tgc_shape *out) {
     if (c->rank == TGC_RANK_UNKNOWN || c->rank > out->rank) return false;
@@ -27,12 +23,12 @@ tgc_status tgc_pass_matmul_add_to_gemm(tgc_rewrite *rw) {
     for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
         int32_t add = rw->g->topo[i];
         const tgc_node *a = &rw->g->nodes[add];
-        if (rw->removed[add] || !is_op(a, "Add") || a->n_inputs != 2 || a->outputs[0].dtype != TGC_FLOAT32) continue;
+        if (!tgc_pass_is_op(rw, add, "Add") || a->n_inputs != 2 || a->outputs[0].dtype != TGC_FLOAT32) continue;
         for (int side = 0; side < 2; side++) {
             tgc_ref mm = a->inputs[side], c = a->inputs[1 - side];
             if (mm.node < 0 || mm.port != 0 || c.node < 0 || tgc_rewrite_uses(rw, mm) != 1) continue;
             const tgc_node *m = &rw->g->nodes[mm.node];
-            if (!is_op(m, "MatMul") || m->n_inputs != 2) continue;
+            if (!tgc_pass_is_op(rw, mm.node, "MatMul") || m->n_inputs != 2) continue;
             const tgc_tensor_info *ai = tgc_graph_ref_info(rw->g, m->inputs[0]);
             const tgc_tensor_info *bi = tgc_graph_ref_info(rw->g, m->inputs[1]);
             const tgc_tensor_info *ci = tgc_graph_ref_info(rw->g, c);
