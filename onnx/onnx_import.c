@@ -75,6 +75,10 @@ static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
 tgc_onnx_arena *tgc_onnx_importer_arena(tgc_onnx_importer *im) { return im->arena; }
 
+const Onnx__GraphProto *tgc_onnx_importer_graph(const tgc_onnx_importer *im) { return im->g; }
+
+const char *tgc_onnx_importer_dir(const tgc_onnx_importer *im) { return im->dir; }
+
 /* Grows an arena array of `elem`-byte items to hold `need`. */
 static bool grow(tgc_onnx_arena *a, void **arr, int *cap, int need, size_t elem) {
     if (need <= *cap) return true;
@@ -679,10 +683,11 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
         convert_constant(im, n, index);
         return;
     }
-    /* Dropout, Sum, Upsample and Scatter are rewritten (onnx_legacy.c); tgc's own ops are not ONNX's. */
+    /* Dropout, Sum, Upsample and Scatter are rewritten (onnx_legacy.c), SplitToSequence and
+     * SequenceAt where they make a Split (onnx_sequence_split.c); tgc's own ops are not ONNX's. */
     const tgc_op_def *def = op[0] != '_' ? tgc_op_find(op) : NULL;
     if (def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 && strcmp(op, "Upsample") != 0 &&
-        strcmp(op, "Scatter") != 0) {
+        strcmp(op, "Scatter") != 0 && strcmp(op, "SplitToSequence") != 0 && strcmp(op, "SequenceAt") != 0) {
         add_problem(im, "unsupported-op", tgc_onnx_printf(im->arena, "unsupported op '%s'", op), "node", where);
         return;
     }
