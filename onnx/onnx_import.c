@@ -66,6 +66,7 @@ struct tgc_onnx_importer {
     problem *problems;
     int n_problems, cap_problems;
     bool invalid; /* a problem that makes the model malformed, not just unsupported */
+    tgc_onnx_seq_index *seq_index; /* onnx_sequence_split.c's, made on first use */
     bool no_onnx_opset;
 };
 
@@ -78,6 +79,8 @@ tgc_onnx_arena *tgc_onnx_importer_arena(tgc_onnx_importer *im) { return im->aren
 const Onnx__GraphProto *tgc_onnx_importer_graph(const tgc_onnx_importer *im) { return im->g; }
 
 const char *tgc_onnx_importer_dir(const tgc_onnx_importer *im) { return im->dir; }
+
+tgc_onnx_seq_index **tgc_onnx_importer_seq_index(tgc_onnx_importer *im) { return &im->seq_index; }
 
 /* Grows an arena array of `elem`-byte items to hold `need`. */
 static bool grow(tgc_onnx_arena *a, void **arr, int *cap, int need, size_t elem) {
@@ -775,6 +778,7 @@ static void release_importer(tgc_onnx_importer *im) {
     tgc_strmap_release(&im->tensors);
     tgc_strmap_release(&im->used);
     tgc_strmap_release(&im->problem_ids);
+    tgc_onnx_seq_index_release(im->seq_index);
 }
 
 /* Pass 1 alone (for tgc_onnx_input_names) or both passes. External data

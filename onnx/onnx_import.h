@@ -261,6 +261,13 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset);
  * "bad-model" for a position outside the sequence. */
 bool tgc_onnx_sequence_split_convert(tgc_onnx_node_ctx *c);
 
+/* The names index tgc_onnx_sequence_split_convert builds once per import
+ * (arena memory; its maps are freed by tgc_onnx_seq_index_release, which
+ * the importer calls at its end; NULL does nothing). */
+typedef struct tgc_onnx_seq_index tgc_onnx_seq_index;
+tgc_onnx_seq_index **tgc_onnx_importer_seq_index(tgc_onnx_importer *im);
+void tgc_onnx_seq_index_release(tgc_onnx_seq_index *x);
+
 /* ---- Writing (onnx_write.c) --------------------------------------------------------- */
 
 /* Writes `doc` as a tgc/1 file at yaml_path (atomically: a temporary file

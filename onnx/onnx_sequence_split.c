@@ -24,9 +24,9 @@
  * the reason, and its SequenceAt readers too; a position outside the
  * sequence is a bad-model error naming the SequenceAt node.
  *
- * The plan is recomputed from the ONNX graph for each node (no state kept
- * between nodes): the positions' Constant nodes may come after the
- * SplitToSequence node, so constants are read from the graph directly. */
+ * The positions' Constant nodes may come after the SplitToSequence node, so
+ * constants are read from the ONNX graph directly, through an index of its
+ * names built once per import; each node's plan is recomputed from it. */
 #include "onnx/onnx_import.h"
 
 #include <inttypes.h>
@@ -52,12 +52,34 @@ static int64_t int_attr(const Onnx__NodeProto *n, const char *name, int64_t dflt
     return a != NULL ? a->i : dflt;
 }
 
+/* What the rewrite looks up, built once per import on the first
+ * SplitToSequence or SequenceAt (so that a model of many such nodes costs
+ * linear time, not a scan of the graph per node). */
+struct tgc_onnx_seq_index {
+    tgc_strmap producer;    /* ONNX tensor name -> index of the first node making it */
+    tgc_strmap initializer; /* initializer name -> index */
+    tgc_strmap typed;       /* name -> 3 * index + list: graph input 0, value_info 1, graph output 2 */
+    tgc_strmap seq;         /* a SplitToSequence's output -> index in why */
+    const char **why;       /* NULL, or why that sequence cannot become a Split */
+};
+
+static bool put_first(tgc_strmap *m, const char *key, int32_t v) {
+    return key == NULL || key[0] == '\0' || tgc_strmap_get(m, key) >= 0 || tgc_strmap_put(m, key, v) == TGC_OK;
+}
+
+void tgc_onnx_seq_index_release(tgc_onnx_seq_index *x) {
+    if (x == NULL) return;
+    tgc_strmap_release(&x->producer);
+    tgc_strmap_release(&x->initializer);
+    tgc_strmap_release(&x->typed);
+    tgc_strmap_release(&x->seq);
+}
+
 /* The node of g whose output is `name`, or NULL. */
-static const Onnx__NodeProto *producer(const Onnx__GraphProto *g, const char *name) {
-    for (size_t i = 0; i < g->n_node; i++)
-        for (size_t k = 0; k < g->node[i]->n_output; k++)
-            if (strcmp(str_or_empty(g->node[i]->output[k]), name) == 0) return g->node[i];
-    return NULL;
+static const Onnx__NodeProto *producer(tgc_onnx_importer *im, const char *name) {
+    const tgc_onnx_seq_index *x = *tgc_onnx_importer_seq_index(im);
+    int32_t i = tgc_strmap_get(&x->producer, name);
+    return i >= 0 ? tgc_onnx_importer_graph(im)->node[i] : NULL;
 }
 
 /* Reads the integer constant `name` (an initializer or a Constant node's
@@ -66,11 +88,11 @@ static const Onnx__NodeProto *producer(const Onnx__GraphProto *g, const char *na
  * or holds more than cap values. */
 static bool int_constant(tgc_onnx_importer *im, const char *name, int64_t *v, int cap, int *n, int *rank) {
     const Onnx__GraphProto *g = tgc_onnx_importer_graph(im);
-    const Onnx__TensorProto *t = NULL;
-    for (size_t i = 0; i < g->n_initializer && t == NULL; i++)
-        if (strcmp(str_or_empty(g->initializer[i]->name), name) == 0) t = g->initializer[i];
+    const tgc_onnx_seq_index *ix = *tgc_onnx_importer_seq_index(im);
+    int32_t init = tgc_strmap_get(&ix->initializer, name);
+    const Onnx__TensorProto *t = init >= 0 ? g->initializer[init] : NULL;
     if (t == NULL) {
-        const Onnx__NodeProto *p = producer(g, name);
+        const Onnx__NodeProto *p = producer(im, name);
         if (p == NULL || !is_onnx_domain(p->domain) || strcmp(str_or_empty(p->op_type), "Constant") != 0 ||
             p->n_attribute != 1)
             return false;
@@ -133,34 +155,96 @@ static bool type_shape(const Onnx__TypeProto *t, int *rank, int64_t *dims) {
 /* The static shape of ONNX tensor `name` as the model states it: an
  * initializer's dims, or the type of a graph input, value_info or graph
  * output. False when the model does not say. */
-static bool static_shape(const Onnx__GraphProto *g, const char *name, int *rank, int64_t *dims) {
-    for (size_t i = 0; i < g->n_initializer; i++) {
+static bool static_shape(tgc_onnx_importer *im, const char *name, int *rank, int64_t *dims) {
+    const Onnx__GraphProto *g = tgc_onnx_importer_graph(im);
+    const tgc_onnx_seq_index *ix = *tgc_onnx_importer_seq_index(im);
+    int32_t i = tgc_strmap_get(&ix->initializer, name);
+    if (i >= 0) {
         const Onnx__TensorProto *t = g->initializer[i];
-        if (strcmp(str_or_empty(t->name), name) != 0) continue;
         if (t->n_dims > TGC_MAX_TENSOR_RANK) return false;
         *rank = (int)t->n_dims;
         for (size_t k = 0; k < t->n_dims; k++)
             dims[k] = t->dims[k];
         return true;
     }
-    const Onnx__ValueInfoProto *const *lists[3] = {(const Onnx__ValueInfoProto *const *)g->input,
-                                                    (const Onnx__ValueInfoProto *const *)g->value_info,
-                                                    (const Onnx__ValueInfoProto *const *)g->output};
-    size_t sizes[3] = {g->n_input, g->n_value_info, g->n_output};
-    for (int l = 0; l < 3; l++)
-        for (size_t i = 0; i < sizes[l]; i++)
-            if (strcmp(str_or_empty(lists[l][i]->name), name) == 0 && type_shape(lists[l][i]->type, rank, dims))
-                return true;
-    return false;
+    i = tgc_strmap_get(&ix->typed, name);
+    if (i < 0) return false;
+    const Onnx__ValueInfoProto *v = i % 3 == 0 ? g->input[i / 3] : i % 3 == 1 ? g->value_info[i / 3] : g->output[i / 3];
+    return type_shape(v->type, rank, dims);
 }
 
 static bool is_sequence_at(const Onnx__NodeProto *n) {
     return is_onnx_domain(n->domain) && strcmp(str_or_empty(n->op_type), "SequenceAt") == 0;
 }
 
-/* The plan for SplitToSequence node s, or NULL with the reason in *why. */
-static bool make_plan(tgc_onnx_importer *im, const Onnx__NodeProto *s, seq_plan *p, const char **why) {
+/* Why sequence `seq` (a SplitToSequence's output) cannot become a Split
+ * because of who reads it: a graph output, an op other than SequenceAt, a
+ * position that is not a constant. NULL when its readers allow it. */
+static const char *readers_refuse(tgc_onnx_importer *im, tgc_onnx_seq_index *ix, const char *seq) {
     const Onnx__GraphProto *g = tgc_onnx_importer_graph(im);
+    int32_t id = tgc_strmap_get(&ix->seq, seq);
+    if (id < 0) return "its sequence is made twice"; /* a bad model, reported as such by the importer */
+    const char **why = &ix->why[id];
+    for (size_t i = 0; i < g->n_output && *why == NULL; i++)
+        if (strcmp(str_or_empty(g->output[i]->name), seq) == 0)
+            *why = "its sequence is a graph output (tgc has no sequences)";
+    return *why;
+}
+
+/* Builds the index (im's, kept until the import ends); false when out of memory. */
+static bool build_index(tgc_onnx_importer *im) {
+    tgc_onnx_seq_index **slot = tgc_onnx_importer_seq_index(im);
+    if (*slot != NULL) return true;
+    const Onnx__GraphProto *g = tgc_onnx_importer_graph(im);
+    tgc_onnx_arena *a = tgc_onnx_importer_arena(im);
+    tgc_onnx_seq_index *ix = tgc_onnx_alloc(a, sizeof *ix);
+    if (ix == NULL) return false;
+    *slot = ix; /* int_constant reads it while it is built; released with the importer */
+    bool ok = true;
+    for (size_t i = 0; i < g->n_initializer && ok; i++)
+        ok = put_first(&ix->initializer, g->initializer[i]->name, (int32_t)i);
+    const Onnx__ValueInfoProto *const *lists[3] = {(const Onnx__ValueInfoProto *const *)g->input,
+                                                    (const Onnx__ValueInfoProto *const *)g->value_info,
+                                                    (const Onnx__ValueInfoProto *const *)g->output};
+    size_t sizes[3] = {g->n_input, g->n_value_info, g->n_output};
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < sizes[l] && ok; i++)
+            ok = i < INT32_MAX / 3 && put_first(&ix->typed, lists[l][i]->name, (int32_t)(3 * i + (size_t)l));
+    int32_t n_seq = 0;
+    for (size_t i = 0; i < g->n_node && ok; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        for (size_t k = 0; k < n->n_output && ok; k++)
+            ok = put_first(&ix->producer, n->output[k], (int32_t)i);
+        if (ok && is_onnx_domain(n->domain) && strcmp(str_or_empty(n->op_type), "SplitToSequence") == 0 &&
+            n->n_output >= 1 && str_or_empty(n->output[0])[0] != '\0' && tgc_strmap_get(&ix->seq, n->output[0]) < 0)
+            ok = tgc_strmap_put(&ix->seq, n->output[0], n_seq++) == TGC_OK;
+    }
+    ix->why = ok ? tgc_onnx_alloc(a, ((size_t)n_seq + 1) * sizeof *ix->why) : NULL;
+    if (ix->why == NULL) {
+        tgc_onnx_seq_index_release(ix);
+        *slot = NULL; /* the import stops: out of memory */
+        return false;
+    }
+    /* Every read of a sequence: only a SequenceAt's input 0 at a constant position. */
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *r = g->node[i];
+        for (size_t k = 0; k < r->n_input; k++) {
+            int32_t id = tgc_strmap_get(&ix->seq, str_or_empty(r->input[k]));
+            if (id < 0 || ix->why[id] != NULL) continue;
+            int64_t pos;
+            int n, rank;
+            if (!is_sequence_at(r) || k != 0)
+                ix->why[id] = "its sequence is read by an op other than SequenceAt (tgc has no sequences)";
+            else if (r->n_input != 2 || !int_constant(im, str_or_empty(r->input[1]), &pos, 1, &n, &rank))
+                ix->why[id] = "a SequenceAt reads its sequence at a position that is not a constant";
+        }
+    }
+    return true;
+}
+
+/* The plan for SplitToSequence node s, or false with the reason in *why. */
+static bool make_plan(tgc_onnx_importer *im, const Onnx__NodeProto *s, seq_plan *p, const char **why) {
+    tgc_onnx_seq_index *ix = *tgc_onnx_importer_seq_index(im);
     memset(p, 0, sizeof *p);
     p->split_node = s;
     const char *seq = s->n_output == 1 ? str_or_empty(s->output[0]) : "";
@@ -168,33 +252,13 @@ static bool make_plan(tgc_onnx_importer *im, const Onnx__NodeProto *s, seq_plan 
         *why = "it needs one input and one output";
         return false;
     }
-    for (size_t i = 0; i < g->n_output; i++)
-        if (strcmp(str_or_empty(g->output[i]->name), seq) == 0) {
-            *why = "its sequence is a graph output (tgc has no sequences)";
-            return false;
-        }
-    for (size_t i = 0; i < g->n_node; i++) {
-        const Onnx__NodeProto *r = g->node[i];
-        for (size_t k = 0; k < r->n_input; k++) {
-            if (strcmp(str_or_empty(r->input[k]), seq) != 0) continue;
-            int64_t pos;
-            int n, rank;
-            if (!is_sequence_at(r) || k != 0) {
-                *why = "its sequence is read by an op other than SequenceAt (tgc has no sequences)";
-                return false;
-            }
-            if (r->n_input != 2 || !int_constant(im, str_or_empty(r->input[1]), &pos, 1, &n, &rank) || n != 1) {
-                *why = "a SequenceAt reads its sequence at a position that is not a constant";
-                return false;
-            }
-        }
-    }
+    if ((*why = readers_refuse(im, ix, seq)) != NULL) return false;
     p->axis = int_attr(s, "axis", 0);
     p->squeeze = false;
     int rank = -1;
     int64_t dims[TGC_MAX_TENSOR_RANK];
     int64_t dim = -1;
-    if (static_shape(g, s->input[0], &rank, dims)) {
+    if (static_shape(im, s->input[0], &rank, dims)) {
         if (p->axis < -rank || p->axis >= rank) {
             *why = "its axis is outside the input's rank";
             return false;
@@ -281,9 +345,8 @@ static bool convert_split(tgc_onnx_node_ctx *c) {
 
 /* SequenceAt -> Identity(seq:k) or Squeeze(seq:k, [axis]). */
 static bool convert_at(tgc_onnx_node_ctx *c) {
-    const Onnx__GraphProto *g = tgc_onnx_importer_graph(c->im);
     tgc_onnx_arena *a = tgc_onnx_importer_arena(c->im);
-    const Onnx__NodeProto *s = c->n->n_input == 2 ? producer(g, str_or_empty(c->n->input[0])) : NULL;
+    const Onnx__NodeProto *s = c->n->n_input == 2 ? producer(c->im, str_or_empty(c->n->input[0])) : NULL;
     seq_plan p;
     const char *why;
     if (s == NULL || !is_onnx_domain(s->domain) || strcmp(str_or_empty(s->op_type), "SplitToSequence") != 0 ||
@@ -317,6 +380,10 @@ static bool convert_at(tgc_onnx_node_ctx *c) {
 
 bool tgc_onnx_sequence_split_convert(tgc_onnx_node_ctx *c) {
     const char *op = str_or_empty(c->n->op_type);
+    if ((strcmp(op, "SplitToSequence") == 0 || strcmp(op, "SequenceAt") == 0) && !build_index(c->im)) {
+        tgc_onnx_importer_arena(c->im)->failed = true;
+        return false;
+    }
     if (strcmp(op, "SplitToSequence") == 0) return convert_split(c);
     if (strcmp(op, "SequenceAt") == 0) return convert_at(c);
     return true;
