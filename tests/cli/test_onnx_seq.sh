@@ -7,22 +7,26 @@
 . "$(dirname "$0")/lib.bash"
 D="$ROOT/tests/data/onnx_seq"
 
-# run_case MODEL OUTPUT...: OUTPUT is the SequenceAt's output name (the
-# importer names the node after it), compared with MODEL_OUTPUT.npy.
+# run_case MODEL DEVICES OUTPUT...: OUTPUT is the SequenceAt's output name
+# (the importer names the node after it), compared with MODEL_OUTPUT.npy.
 run_case() {
-    local model=$1
-    shift
+    local model=$1 devices=$2
+    shift 2
     local args=(--input "x=$D/${model}_x.npy")
     for o in "$@"; do args+=(--compare "$o=$D/${model}_$o.npy"); done
-    expect_exit 0 "$model" -- "$TGC" run "$D/$model.onnx" "${args[@]}" --tolerance 0
-    for o in "$@"; do expect_grep "compare $o .* ok" "$WORK/out" "$model $o"; done
+    expect_exit 0 "$model on $devices" -- "$TGC" run "$D/$model.onnx" --devices "$devices" "${args[@]}" --tolerance 0
+    for o in "$@"; do expect_grep "compare $o .* ok" "$WORK/out" "$model $o on $devices"; done
 }
 
-run_case scalar_split a b c
-run_case list_split a b
-run_case unbind_keepdims0 a b c
-run_case unbind_keepdims1 a b
-run_case split_keepdims0_ignored a
+devices_list="cpu"
+"$TGC" devices | grep -q "^gpu0" && devices_list="cpu gpu0"
+for dev in $devices_list; do
+    run_case scalar_split "$dev" a b c
+    run_case list_split "$dev" a b
+    run_case unbind_keepdims0 "$dev" a b c
+    run_case unbind_keepdims1 "$dev" a b
+    run_case split_keepdims0_ignored "$dev" a
+done
 
 expect_exit 2 "position past the sequence" -- "$TGC" run "$D/position_out_of_range.onnx" \
     --input "x=$D/position_out_of_range_x.npy"
