@@ -66,6 +66,7 @@ struct tgc_onnx_importer {
     problem *problems;
     int n_problems, cap_problems;
     bool invalid; /* a problem that makes the model malformed, not just unsupported */
+    tgc_onnx_seq_index *seq_index; /* onnx_sequence_split.c's, made on first use */
     bool no_onnx_opset;
 };
 
@@ -74,6 +75,12 @@ static const tgc_srcpos no_pos = {0, 0};
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
 tgc_onnx_arena *tgc_onnx_importer_arena(tgc_onnx_importer *im) { return im->arena; }
+
+const Onnx__GraphProto *tgc_onnx_importer_graph(const tgc_onnx_importer *im) { return im->g; }
+
+const char *tgc_onnx_importer_dir(const tgc_onnx_importer *im) { return im->dir; }
+
+tgc_onnx_seq_index **tgc_onnx_importer_seq_index(tgc_onnx_importer *im) { return &im->seq_index; }
 
 /* Grows an arena array of `elem`-byte items to hold `need`. */
 static bool grow(tgc_onnx_arena *a, void **arr, int *cap, int need, size_t elem) {
@@ -679,10 +686,11 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
         convert_constant(im, n, index);
         return;
     }
-    /* Dropout, Sum, Upsample and Scatter are rewritten (onnx_legacy.c); tgc's own ops are not ONNX's. */
+    /* Dropout, Sum, Upsample and Scatter are rewritten (onnx_legacy.c), SplitToSequence and
+     * SequenceAt where they make a Split (onnx_sequence_split.c); tgc's own ops are not ONNX's. */
     const tgc_op_def *def = op[0] != '_' ? tgc_op_find(op) : NULL;
     if (def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 && strcmp(op, "Upsample") != 0 &&
-        strcmp(op, "Scatter") != 0) {
+        strcmp(op, "Scatter") != 0 && strcmp(op, "SplitToSequence") != 0 && strcmp(op, "SequenceAt") != 0) {
         add_problem(im, "unsupported-op", tgc_onnx_printf(im->arena, "unsupported op '%s'", op), "node", where);
         return;
     }
@@ -770,6 +778,7 @@ static void release_importer(tgc_onnx_importer *im) {
     tgc_strmap_release(&im->tensors);
     tgc_strmap_release(&im->used);
     tgc_strmap_release(&im->problem_ids);
+    tgc_onnx_seq_index_release(im->seq_index);
 }
 
 /* Pass 1 alone (for tgc_onnx_input_names) or both passes. External data

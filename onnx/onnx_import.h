@@ -236,6 +236,10 @@ const tgc_npy *tgc_onnx_constant_value(const tgc_onnx_importer *im, const char *
 
 tgc_onnx_arena *tgc_onnx_importer_arena(tgc_onnx_importer *im);
 
+/* The ONNX graph being converted, and the folder its external data is read from. */
+const Onnx__GraphProto *tgc_onnx_importer_graph(const tgc_onnx_importer *im);
+const char *tgc_onnx_importer_dir(const tgc_onnx_importer *im);
+
 /* ---- Conversions (onnx_legacy.c) ------------------------------------------------- */
 
 /* Rewrites the node in `c` for opset `opset` (< 13: attributes that later
@@ -245,6 +249,24 @@ tgc_onnx_arena *tgc_onnx_importer_arena(tgc_onnx_importer *im);
  * c->consumed. May replace c->out->op. Sum becomes a chain of Adds.
  * Returns false after reporting what cannot be converted. */
 bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset);
+
+/* ---- Sequences split and read at constant positions (onnx_sequence_split.c) --- */
+
+/* SplitToSequence whose sequence only SequenceAt nodes read, at constant
+ * positions, with a number of chunks known at import: the SplitToSequence
+ * node in `c` becomes Split(x, lengths) and each SequenceAt
+ * Identity(chunk) or Squeeze(chunk, [axis]) (keepdims 0 without split).
+ * Other op types are left alone (true). Returns false after reporting the
+ * node: unsupported (with the reason) when the pattern does not hold,
+ * "bad-model" for a position outside the sequence. */
+bool tgc_onnx_sequence_split_convert(tgc_onnx_node_ctx *c);
+
+/* The names index tgc_onnx_sequence_split_convert builds once per import
+ * (arena memory; its maps are freed by tgc_onnx_seq_index_release, which
+ * the importer calls at its end; NULL does nothing). */
+typedef struct tgc_onnx_seq_index tgc_onnx_seq_index;
+tgc_onnx_seq_index **tgc_onnx_importer_seq_index(tgc_onnx_importer *im);
+void tgc_onnx_seq_index_release(tgc_onnx_seq_index *x);
 
 /* ---- Writing (onnx_write.c) --------------------------------------------------------- */
 

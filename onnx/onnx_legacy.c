@@ -39,6 +39,9 @@
  *                                        spec does not say)
  *   Scatter (9, deprecated in 11)        ScatterElements (the same op, renamed)
  *   TopK < 10                            attribute `k` -> int64 input 1 ([k])
+ *   SplitToSequence + SequenceAt         Split (+ Squeeze), where the sequence is
+ *                                        only read at constant positions
+ *                                        (onnx_sequence_split.c)
  *
  * What differs and cannot be rewritten (a negative legacy broadcast `axis`,
  * BatchNormalization spatial 0, Dropout's mask before opset 10) is refused. */
@@ -275,6 +278,7 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     if (strcmp(op, "Dropout") == 0) return dropout_convert(c, opset);
     if (strcmp(op, "Sum") == 0) return sum_to_adds(c);
     if (strcmp(op, "Upsample") == 0 || (strcmp(op, "Resize") == 0 && opset < 11)) return upsample_to_resize(c);
+    if (strcmp(op, "SplitToSequence") == 0 || strcmp(op, "SequenceAt") == 0) return tgc_onnx_sequence_split_convert(c);
     if (strcmp(op, "Scatter") == 0) {
         c->out->op = "ScatterElements";
         return true;

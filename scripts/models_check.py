@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import warnings
 
 import numpy as np
@@ -128,9 +129,44 @@ def mvit_v2_s_at(frames, side):
 
     mvit._mvit = at_size
     try:
-        return mvit.mvit_v2_s()
+        model = mvit.mvit_v2_s()
     finally:
         mvit._mvit = build
+    slice_class_token(mvit)
+    return model
+
+
+class _TorchWithSlicedTensorSplit:
+    """torch, but tensor_split(x, indices=(i,), dim) as the two slices
+    x[..., :i, ...], x[..., i:, ...] (the same values)."""
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def tensor_split(x, indices, dim):
+        (i,) = indices
+        head = (slice(None),) * (dim % x.dim())
+        return x[head + (slice(0, i),)], x[head + (slice(i, None),)]
+
+
+def slice_class_token(mvit):
+    """MViT's Pool separates the class token with torch.tensor_split(x,
+    indices=(1,), dim=2). Exported without the exporter's shape inference
+    (NO_EXPORTER_SHAPE_INFERENCE) the rank of `indices` is unknown to
+    PyTorch 1.13's symbolic (symbolic_opset13.tensor_split), which then takes
+    the scalar `sections` branch: the ONNX graph splits into 1 section (a
+    SplitToSequence whose lengths are [dim]) and reads sections 0 and 1, so
+    no ONNX runtime can compute PyTorch's output from it (position 1 is
+    outside the sequence). Pool.forward runs with slicing instead, which
+    exports as Slice."""
+    if getattr(mvit.Pool.forward, "_tgc_sliced", False):
+        return
+    f = mvit.Pool.forward
+    env = dict(f.__globals__, torch=_TorchWithSlicedTensorSplit())
+    forward = types.FunctionType(f.__code__, env, f.__name__, f.__defaults__, f.__closure__)
+    forward._tgc_sliced = True
+    mvit.Pool.forward = forward
 
 
 def image(c, h, w):
