@@ -45,7 +45,8 @@ tgc_status tgc_pass_fold_batch_norm(tgc_rewrite *rw);
  * MatMulAddFusion). */
 tgc_status tgc_pass_matmul_add_to_gemm(tgc_rewrite *rw);
 
-/* GELU from its decomposed ONNX form, x * 0.5 * (1 + Erf(x / sqrt 2)) in
+/* GELU from its decomposed ONNX forms, x * 0.5 * (1 + Erf(x / sqrt 2)) (and
+ * the tanh approximation, becoming Gelu approximate "tanh") in
  * any association of the products (x / sqrt 2 also as x * (1 / sqrt 2)),
  * as PyTorch and TensorFlow export it, becomes one Gelu node (ONNX Runtime's
  * GeluFusion). Every intermediate must have no other reader. */

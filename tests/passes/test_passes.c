@@ -416,6 +416,50 @@ static void test_fuse_gelu(void) {
     }
 }
 
+/* GPT-2's tanh GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), with
+ * x^3 as Pow or as PyTorch's x * (x * x), is one Gelu with approximate
+ * "tanh"; values by numpy (gelu_tanh). */
+static void test_fuse_gelu_tanh(void) {
+    const char *cubes[] = {"  - {name: p, op: Pow, inputs: [x, three]}\n",
+                           /* PyTorch 1.13's export: x * (x * x) */
+                           "  - {name: sq, op: Mul, inputs: [x, x]}\n"
+                           "  - {name: p, op: Mul, inputs: [x, sq]}\n"};
+    for (int i = 0; i < 2; i++) {
+        char yaml[2048];
+        snprintf(yaml, sizeof yaml,
+                 "format: tgc/1\n"
+                 "inputs: [{name: x, dtype: float32, shape: [8]}]\n"
+                 "outputs: [y]\n"
+                 "initializers:\n"
+                 "  - {name: three, dtype: float32, shape: [], values: [3]}\n"
+                 "  - {name: c, dtype: float32, shape: [], values: [0.044715]}\n"
+                 "  - {name: k, dtype: float32, shape: [], values: [0.7978846]}\n"
+                 "  - {name: one, dtype: float32, shape: [], values: [1]}\n"
+                 "  - {name: half, dtype: float32, shape: [], values: [0.5]}\n"
+                 "nodes:\n%s"
+                 "  - {name: m, op: Mul, inputs: [c, p]}\n"
+                 "  - {name: a, op: Add, inputs: [x, m]}\n"
+                 "  - {name: s, op: Mul, inputs: [a, k]}\n"
+                 "  - {name: t, op: Tanh, inputs: [s]}\n"
+                 "  - {name: o, op: Add, inputs: [t, one]}\n"
+                 "  - {name: h, op: Mul, inputs: [half, x]}\n"
+                 "  - {name: y, op: Mul, inputs: [h, o]}\n",
+                 cubes[i]);
+        fixture f;
+        load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+        CU_ASSERT_EQUAL(count_op(f.opt, "Gelu"), 1);
+        CU_ASSERT_EQUAL(count_op(f.opt, "Tanh") + count_op(f.opt, "Pow") + count_op(f.opt, "Mul"), 0);
+        const tgc_node *y = node_named(f.opt, "y");
+        CU_ASSERT_FATAL(y != NULL && strcmp(y->op_name, "Gelu") == 0);
+        const tgc_attr *a = tgc_node_attr(y, "approximate");
+        CU_ASSERT(a != NULL && a->s != NULL && strcmp(a->s, "tanh") == 0);
+        tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_ALL, "x", 1, (int64_t[]){8}, gelu_x);
+        expect_values(out, gelu_tanh, 8, 2e-6f);
+        tgc_tensor_release(out);
+        release(&f);
+    }
+}
+
 /* The decomposed LayerNormalization of exporters below opset 17 (here with
  * d * d for the square, eps 1e-3, gamma [1, 2, 0.5, -1], beta [0, 1, 0, 0.5])
  * is one LayerNormalization; values by numpy in float64. */
@@ -610,6 +654,7 @@ TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
               {"fold_batch_norm_needs_only_reader", test_fold_batch_norm_needs_only_reader},
               {"matmul_add_to_gemm", test_matmul_add_to_gemm}, {"matmul_add_rank3_stays", test_matmul_add_rank3_stays},
               {"gelu_op", test_gelu_op}, {"gelu_op_tanh", test_gelu_op_tanh}, {"fuse_gelu", test_fuse_gelu},
+              {"fuse_gelu_tanh", test_fuse_gelu_tanh},
               {"fuse_layer_norm", test_fuse_layer_norm}, {"fuse_elementwise", test_fuse_elementwise},
               {"fuse_elementwise_row_broadcast", test_fuse_elementwise_row_broadcast},
               {"every_allocation_fails_in_turn", test_every_allocation_fails_in_turn}, {"report", test_report})
