@@ -38,40 +38,26 @@ static tgc_status clip_bounds(tgc_kernel_ctx *c, tgc_ew_params *p) {
     return TGC_OK;
 }
 
-/* An integer or word attribute as P<k>, in both computing types. */
-static tgc_status int_param(tgc_kernel_ctx *c, const tgc_ew_row *r, int k, tgc_ew_params *p) {
-    int64_t v;
-    if (r->attr_kinds[k] == TGC_EW_ATTR_INT) {
-        v = tgc_kernel_attr_int(c, r->attr_names[k], (int64_t)r->attr_defaults[k]);
-    } else {
-        const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
-        /* absent: the first word (an optional attribute's default; a required one is refused at inference) */
-        const char *s = a == NULL ? r->attr_words[0] : a->type == TGC_ATTR_STRING && a->s != NULL ? a->s : "";
-        for (v = 0; v < 2 && strcmp(s, r->attr_words[v]) != 0; v++) continue;
-        if (v == 2)
-            return tgc_kernel_fail(c, "%s: attribute '%s' is '%s'; it must be %s or %s", r->op, r->attr_names[k], s,
-                                   r->attr_words[0], r->attr_words[1]);
-    }
-    p->f[k] = (float)v;
-    p->i[k] = v;
-    return TGC_OK;
-}
-
 tgc_status tgc_ew_read_params(tgc_kernel_ctx *c, const tgc_ew_row *r, tgc_ew_params *p) {
     memset(p, 0, sizeof *p);
     if (tgc_ew_id(r) == TGC_EW_Clip) return clip_bounds(c, p);
-    if (tgc_ew_id(r) == TGC_EW_Mean) p->f[0] = 1.0f; /* the kernel sets the last pass's divisor */
+    /* a word attribute that is neither word (inference refuses it too) */
     for (int k = 0; k < r->n_attrs; k++) {
-        if (r->attr_kinds[k] != TGC_EW_ATTR_FLOAT) {
-            tgc_status st = int_param(c, r, k, p);
-            if (st != TGC_OK) return st;
-            continue;
-        }
         const tgc_attr *a = tgc_node_attr(c->node, r->attr_names[k]);
-        if (a != NULL && a->type == TGC_ATTR_INT) p->f[k] = (float)a->i;
-        else p->f[k] = (float)tgc_kernel_attr_float(c, r->attr_names[k], r->attr_defaults[k]);
-        p->d[k] = p->f[k]; /* ONNX's float attributes are float32 */
+        if (r->attr_kinds[k] != TGC_EW_ATTR_WORD || a == NULL) continue;
+        const char *s = a->type == TGC_ATTR_STRING && a->s != NULL ? a->s : "";
+        if (strcmp(s, r->attr_words[0]) != 0 && strcmp(s, r->attr_words[1]) != 0)
+            return tgc_kernel_fail(c, "%s: attribute '%s' is '%s'; it must be %s or %s", r->op, r->attr_names[k], s,
+                                   r->attr_words[0], r->attr_words[1]);
     }
+    double v[TGC_EW_MAX_PARAMS]; /* the one reading of a row's attributes (graph/elementwise.h) */
+    tgc_ew_node_params(NULL, c->node, r, v);
+    for (int k = 0; k < r->n_attrs; k++) {
+        p->f[k] = (float)v[k];
+        p->d[k] = p->f[k]; /* ONNX's float attributes are float32 */
+        p->i[k] = r->attr_kinds[k] == TGC_EW_ATTR_FLOAT ? 0 : (int64_t)v[k];
+    }
+    if (tgc_ew_id(r) == TGC_EW_Mean) p->f[0] = 1.0f; /* the kernel sets the last pass's divisor */
     return TGC_OK;
 }
 

@@ -31,6 +31,12 @@ typedef enum tgc_ew_op {
 /* Most attributes a row has (P0, P1, P2). */
 #define TGC_EW_MAX_PARAMS 3
 
+/* The most steps and inputs of a _FusedElementwise node (graph/ops_fused.c):
+ * inference refuses more, the fusion pass makes no larger group, and the
+ * cpu kernel's tables are this size. */
+#define TGC_FUSED_MAX_STEPS 64
+#define TGC_FUSED_MAX_INPUTS 32
+
 /* What an attribute of a row is (graph/elementwise.def's ATTRS forms). */
 typedef enum tgc_ew_attr_kind {
     TGC_EW_ATTR_FLOAT, /* EW_ATTRS1, EW_ATTRS2 */
@@ -58,7 +64,8 @@ extern const tgc_ew_row tgc_ew_rows[TGC_EW_COUNT];
  * to float32), integer ones, a word's index, defaults for what is absent;
  * Clip's bounds from its inputs 1 and 2 when those are float32 one-element
  * initializers (absent: -inf, +inf). False when a Clip bound is anything
- * else (known only at run time). */
+ * else (known only at run time). g is read for Clip only (may be NULL for
+ * other rows). */
 bool tgc_ew_node_params(const tgc_graph *g, const tgc_node *n, const tgc_ew_row *r, double p[TGC_EW_MAX_PARAMS]);
 
 /* The row of ONNX op `op`, or NULL when it has none. */

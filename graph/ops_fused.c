@@ -36,6 +36,9 @@ static tgc_status infer_fused(tgc_infer_ctx *c) {
     const tgc_attr *params = tgc_infer_attr(c, "params");
     int n_in = tgc_infer_num_inputs(c);
     size_t steps = ops != NULL ? ops->n : 0;
+    if (steps > TGC_FUSED_MAX_STEPS || n_in > TGC_FUSED_MAX_INPUTS)
+        return tgc_infer_fail(c, -1, "bad-attribute", "a fused group of %zu steps and %d inputs (at most %d and %d)",
+                              steps, n_in, TGC_FUSED_MAX_STEPS, TGC_FUSED_MAX_INPUTS);
     if (steps == 0 || operands->n != 2 * steps || params->n != 3 * steps)
         return tgc_infer_fail(c, -1, "bad-attribute",
                               "a fused group needs 2 operands and 3 params per step (%zu steps, %zu operands, %zu "

@@ -21,8 +21,8 @@
 
 #include <string.h>
 
-#define MAX_MEMBERS 64
-#define MAX_EXTERNAL 32
+#define MAX_MEMBERS TGC_FUSED_MAX_STEPS
+#define MAX_EXTERNAL TGC_FUSED_MAX_INPUTS
 
 static tgc_ref out0(int32_t id) { return (tgc_ref){id, 0, {0, 0}}; }
 
@@ -64,15 +64,16 @@ typedef struct group {
     int n;
 } group;
 
-/* True when every reader of node id's output is in the group being grown. */
-static bool read_only_inside(const tgc_rewrite *rw, int32_t id, const int32_t *group_of, int32_t tag) {
-    int32_t readers[MAX_MEMBERS];
-    if (tgc_rewrite_is_output(rw, out0(id))) return false;
-    int nr = tgc_rewrite_readers(rw, out0(id), readers, MAX_MEMBERS);
-    if (nr > MAX_MEMBERS || nr == 0) return false;
-    for (int i = 0; i < nr; i++)
-        if (group_of[readers[i]] != tag) return false;
-    return true;
+/* True when every read of node id's output is by a member of gp: the
+ * members' input slots holding it account for all its uses (a graph
+ * output is a use no member accounts for). O(group), not O(graph). */
+static bool read_only_inside(const tgc_rewrite *rw, int32_t id, const group *gp) {
+    int32_t inside = 0;
+    for (int m = 0; m < gp->n; m++) {
+        const tgc_node *n = &rw->g->nodes[gp->members[m]];
+        for (int k = 0; k < n->n_inputs; k++) inside += n->inputs[k].node == id && n->inputs[k].port == 0;
+    }
+    return inside > 0 && inside == tgc_rewrite_uses(rw, out0(id));
 }
 
 static void grow(const tgc_rewrite *rw, int32_t root, int32_t *group_of, group *gp) {
@@ -92,11 +93,8 @@ static void grow(const tgc_rewrite *rw, int32_t root, int32_t *group_of, group *
                 if (fusable_row(rw, in.node) == NULL || !tgc_shape_eq(&p->outputs[0].shape, shape) ||
                     !same_device_spec(p, &rw->g->nodes[root]))
                     continue;
-                group_of[in.node] = root; /* tentatively, for the readers test */
-                if (!read_only_inside(rw, in.node, group_of, root)) {
-                    group_of[in.node] = -1;
-                    continue;
-                }
+                if (!read_only_inside(rw, in.node, gp)) continue;
+                group_of[in.node] = root;
                 gp->members[gp->n++] = in.node;
                 added = true;
             }

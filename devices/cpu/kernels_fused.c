@@ -13,6 +13,7 @@
  * fusers make unnecessary by generating one loop; the LLVM-C JIT of step 10
  * is that next stage. This one already removes the memory traffic.) */
 #include "devices/cpu/ew.h"
+#include "graph/elementwise.h"
 #include "devices/kernel.h"
 #include "support/alloc.h"
 
@@ -21,7 +22,6 @@
 
 #define TILE 1024
 #define PIECE ((int64_t)TILE * 16)
-#define MAX_STEPS 64
 
 typedef struct fused_step {
     tgc_ew_unary_fn unary;
@@ -31,13 +31,13 @@ typedef struct fused_step {
 } fused_step;
 
 typedef struct fused_run {
-    fused_step steps[MAX_STEPS];
+    fused_step steps[TGC_FUSED_MAX_STEPS];
     int n_steps, n_inputs;
-    const float *in[TGC_KERNEL_MASK_BITS];
+    const float *in[TGC_FUSED_MAX_INPUTS];
     /* each input's period: its element count, read at i % period (the
      * output's count: element i; 1: a scalar; else a row broadcast over
      * the leading dims, e.g. a bias [C] of [N, T, C]) */
-    int64_t period[TGC_KERNEL_MASK_BITS];
+    int64_t period[TGC_FUSED_MAX_INPUTS];
     float *y;
     int64_t numel;
     float *scratch; /* width x n_steps x TILE */
@@ -102,10 +102,10 @@ static void run_piece(void *arg, int64_t piece, int slot) {
 static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
     const tgc_attr *ops = tgc_node_attr(c->node, "ops"), *operands = tgc_node_attr(c->node, "operands");
     const tgc_attr *params = tgc_node_attr(c->node, "params");
-    if (ops == NULL || operands == NULL || params == NULL || ops->n > MAX_STEPS)
-        return tgc_kernel_fail(c, "a fused group of %zu steps (at most %d)", ops ? ops->n : 0, MAX_STEPS);
-    if (c->n_inputs > TGC_KERNEL_MASK_BITS)
-        return tgc_kernel_fail(c, "a fused group with %d inputs (at most %d)", c->n_inputs, TGC_KERNEL_MASK_BITS);
+    if (ops == NULL || operands == NULL || params == NULL || ops->n > TGC_FUSED_MAX_STEPS)
+        return tgc_kernel_fail(c, "a fused group of %zu steps (at most %d)", ops ? ops->n : 0, TGC_FUSED_MAX_STEPS);
+    if (c->n_inputs > TGC_FUSED_MAX_INPUTS)
+        return tgc_kernel_fail(c, "a fused group with %d inputs (at most %d)", c->n_inputs, TGC_FUSED_MAX_INPUTS);
     const tgc_ew_loops *l = tgc_cpu_ew_loops();
     r->n_steps = (int)ops->n;
     r->n_inputs = c->n_inputs;

@@ -2,6 +2,7 @@
  * structure (which nodes are gone, what replaced them, names kept) and on
  * its values, against numbers worked out by hand in the comments (never
  * against tgc's own unoptimized run alone). */
+#include "graph/elementwise.h"
 #include "graph/graph.h"
 #include "support/alloc.h"
 #include "tests/harness.h"
@@ -624,6 +625,48 @@ static void test_every_allocation_fails_in_turn(void) {
     tgc_diags_free(d);
 }
 
+/* A chain longer than a group may be (TGC_FUSED_MAX_STEPS) becomes several
+ * groups, with the chain's value (x + 100, by hand); a file asking for a
+ * longer program than the kernel takes is refused at load. */
+static void test_fuse_elementwise_limits(void) {
+    enum { LEN = 150 };
+    size_t cap = 64 * LEN + 512, at = 0;
+    char *yaml = malloc(cap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(yaml);
+    at += (size_t)snprintf(yaml + at, cap - at,
+                           "format: tgc/1\ninputs: [{name: x, dtype: float32, shape: [4]}]\noutputs: [a%d]\n"
+                           "initializers: [{name: one, dtype: float32, shape: [], values: [1]}]\nnodes:\n"
+                           "  - {name: a0, op: Add, inputs: [x, one]}\n",
+                           LEN - 1);
+    for (int i = 1; i < LEN; i++)
+        at += (size_t)snprintf(yaml + at, cap - at, "  - {name: a%d, op: Add, inputs: [a%d, one]}\n", i, i - 1);
+    fixture f;
+    memset(&f, 0, sizeof f);
+    f.diags = tgc_diags_create();
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, at, "long.yaml", NULL, f.diags, &f.g), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_ALL, "cpu", NULL, f.diags, &f.opt), TGC_OK);
+    int groups = count_op(f.opt, "_FusedElementwise");
+    CU_ASSERT(groups >= (LEN + TGC_FUSED_MAX_STEPS - 1) / TGC_FUSED_MAX_STEPS && count_op(f.opt, "Add") <= 1);
+    tgc_tensor *y = run1(f.g, TGC_OPTIMIZE_ALL, "x", 1, (int64_t[]){4}, (float[]){0, 1, -2, 0.5f});
+    expect_values(y, (float[]){150, 151, 148, 150.5f}, 4, 0);
+    tgc_tensor_release(y);
+    release(&f);
+    at = (size_t)snprintf(yaml, cap, "format: tgc/1\ninputs: [{name: x, dtype: float32, shape: [4]}]\noutputs: [y]\n"
+                                     "nodes:\n  - {name: y, op: _FusedElementwise, inputs: [x], attrs: {ops: [Neg");
+    for (int i = 1; i <= TGC_FUSED_MAX_STEPS; i++) at += (size_t)snprintf(yaml + at, cap - at, ", Neg");
+    at += (size_t)snprintf(yaml + at, cap - at, "], operands: [0, -1");
+    for (int i = 1; i <= TGC_FUSED_MAX_STEPS; i++) at += (size_t)snprintf(yaml + at, cap - at, ", %d, -1", i);
+    at += (size_t)snprintf(yaml + at, cap - at, "], params: [0, 0, 0");
+    for (int i = 1; i <= TGC_FUSED_MAX_STEPS; i++) at += (size_t)snprintf(yaml + at, cap - at, ", 0, 0, 0");
+    at += (size_t)snprintf(yaml + at, cap - at, "]}}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL(tgc_graph_load_string(yaml, at, "too_long.yaml", NULL, d, &g), TGC_ERR_INVALID);
+    CU_ASSERT(tgc_diags_count(d) > 0 && strstr(tgc_diag_message(d, 0), "steps and") != NULL);
+    tgc_diags_free(d);
+    free(yaml);
+}
+
 /* The report names every pass of the level, in order, with node counts. */
 static void test_report(void) {
     const char *yaml = "format: tgc/1\n"
@@ -657,4 +700,5 @@ TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
               {"fuse_gelu_tanh", test_fuse_gelu_tanh},
               {"fuse_layer_norm", test_fuse_layer_norm}, {"fuse_elementwise", test_fuse_elementwise},
               {"fuse_elementwise_row_broadcast", test_fuse_elementwise_row_broadcast},
+              {"fuse_elementwise_limits", test_fuse_elementwise_limits},
               {"every_allocation_fails_in_turn", test_every_allocation_fails_in_turn}, {"report", test_report})
