@@ -42,6 +42,9 @@
 /* The largest im2col scratch buffer made at once. */
 #define COL_BUDGET_BYTES ((int64_t)64 << 20)
 
+/* The longest run of k one CLBlastSgemm call sums (see tgc_cl_nn_sgemm). */
+#define SGEMM_K_BLOCK ((int64_t)256)
+
 /* ---- SGEMM through CLBlast ------------------------------------------------------ */
 
 /* The name of a CLBlast status code that is not an OpenCL one. */
@@ -60,9 +63,10 @@ static const char *clblast_status_name(CLBlastStatusCode s) {
     }
 }
 
-tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-                           cl_mem a, int64_t a_off, int64_t lda, cl_mem b, int64_t b_off, int64_t ldb, float beta,
-                           cl_mem y, int64_t y_off, int64_t ldc) {
+/* One CLBlastSgemm call: C = alpha * op(A) op(B) + beta * C over the whole k. */
+static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                             cl_mem a, int64_t a_off, int64_t lda, cl_mem b, int64_t b_off, int64_t ldb, float beta,
+                             cl_mem y, int64_t y_off, int64_t ldc) {
     cl_command_queue queue = tgc_cl_queue(c->device);
     tgc_cl_blas_lock();
     CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
@@ -74,6 +78,18 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
     const char *name = clblast_status_name(s);
     return tgc_kernel_fail(c, "CLBlastSgemm (m %lld, n %lld, k %lld) failed: %s (%d)", (long long)m, (long long)n,
                            (long long)k, name != NULL ? name : tgc_cl_error_name((cl_int)s), (int)s);
+}
+
+tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                           cl_mem a, int64_t a_off, int64_t lda, cl_mem b, int64_t b_off, int64_t ldb, float beta,
+                           cl_mem y, int64_t y_off, int64_t ldc) {
+    tgc_status st = TGC_OK;
+    for (int64_t k0 = 0; st == TGC_OK && k0 < k; k0 += SGEMM_K_BLOCK) {
+        int64_t kb = k - k0 < SGEMM_K_BLOCK ? k - k0 : SGEMM_K_BLOCK;
+        st = sgemm_call(c, ta, tb, m, n, kb, alpha, a, a_off + (ta ? k0 * lda : k0), lda, b,
+                        b_off + (tb ? k0 : k0 * ldb), ldb, k0 == 0 ? beta : 1.0f, y, y_off, ldc);
+    }
+    return st;
 }
 
 /* ---- MatMul ----------------------------------------------------------------------- */
