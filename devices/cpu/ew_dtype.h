@@ -31,32 +31,7 @@
 #define EW_AS_V(v) (-(tgc_vf){0} + (v))
 #define SEL(m, t, f) tgc_vsel((m), EW_AS_V(t), EW_AS_V(f))
 #define ISNAN(v) ((v) != (v))
-#define ABS(v) tgc_vabs(v)
-#define SQRT(v) tgc_vsqrt(v)
-#define EXP(v) tgc_vexp(v)
-#define EXPM1(v) tgc_vexpm1(v)
-#define LOG(v) tgc_vlog(v)
-#define LOG1P(v) tgc_vlog1p(v)
-#define TANH(v) tgc_vtanh(v)
-#define SIGMOID(v) tgc_vsigmoid(v)
-#define ERF(v) tgc_verf(v)
-#define SOFTPLUS(v) tgc_vsoftplus(v)
-#define SIN(v) tgc_vsin(v)
-#define COS(v) tgc_vcos(v)
-#define TAN(v) tgc_vtan(v)
-#define ASIN(v) tgc_vasin(v)
-#define ACOS(v) tgc_vacos(v)
-#define ATAN(v) tgc_vatan(v)
-#define SINH(v) tgc_vsinh(v)
-#define COSH(v) tgc_vcosh(v)
-#define ASINH(v) tgc_vasinh(v)
-#define ACOSH(v) tgc_vacosh(v)
-#define ATANH(v) tgc_vatanh(v)
-#define POW(a, b) tgc_vpow((a), (b))
-#define FLOOR(v) tgc_vfloor(v)
-#define CEIL(v) tgc_vceil(v)
-#define ROUND(v) tgc_vrint(v)
-#define FMOD(a, b) tgc_vfmod((a), (b))
+#include "devices/cpu/ew_funcs_f32.h"
 #if EW_DT_ID == 1
 #define EW_T float
 #define EW_LOAD(p) tgc_vf_load(p)
@@ -68,6 +43,10 @@ static inline tgc_vf ew_load_part_f32(const float *p, int64_t k) {
 }
 #define EW_LOAD_N(p, k) ew_load_part_f32((p), (k))
 #define EW_STORE(q, v) tgc_vf_store((q), (v))
+/* The functions by name, one vector in memory (devices/cpu/ew.h's funcs). */
+#define EW_STATIC_VEC_FN(name) EW_VEC_FN_DEFINE(static, ew_fn_##name, name)
+TGC_EW_FUNCS(EW_STATIC_VEC_FN)
+#undef EW_STATIC_VEC_FN
 #elif EW_DT_ID == 13
 /* bfloat16: the upper half of a float32's bits; stores round to nearest
  * even (support/half.h's tgc_float_to_bf16, lane by lane). */

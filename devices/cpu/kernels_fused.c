@@ -11,8 +11,16 @@
  * size alone: the same bits for any thread count); each participant has
  * its own scratch of one tile per step. (The interpreter XLA's and TVM's
  * fusers make unnecessary by generating one loop; the LLVM-C JIT of step 10
- * is that next stage. This one already removes the memory traffic.) */
+ * is that next stage. This one already removes the memory traffic.)
+ * With the JIT (devices/cpu/jit/jit.h) the group runs as one generated
+ * loop instead, the same bits: the pieces and segments are cut the same
+ * way, each segment one call of the compiled kernel over its whole
+ * vectors, the last partial vector through a padded copy (lanes past the
+ * end hold 1, as the row loops' tails do). The kernel is looked up once
+ * per node and session (devices/kernel_cache.h). */
 #include "devices/cpu/ew.h"
+#include "devices/cpu/jit/jit.h"
+#include "devices/kernel_cache.h"
 #include "graph/elementwise.h"
 #include "devices/kernel.h"
 #include "support/alloc.h"
@@ -41,6 +49,9 @@ typedef struct fused_run {
     float *y;
     int64_t numel;
     float *scratch; /* width x n_steps x TILE */
+    tgc_jit_program program;
+    tgc_jit_fused_fn jit; /* NULL: the interpreter */
+    int lanes;
 } fused_run;
 
 /* Operand o at output element `at` (tile offset `i`): its pointer and
@@ -88,10 +99,49 @@ static void run_step(const fused_run *r, const fused_step *s, float *tiles, int 
     }
 }
 
+/* Elements [at, at + n) through the compiled kernel, n of no input's
+ * period wrap (one segment). */
+static void run_jit_segment(const fused_run *r, int64_t at, int64_t n) {
+    const float *ptr[TGC_FUSED_MAX_INPUTS];
+    for (int i = 0; i < r->n_inputs; i++) {
+        int64_t period = r->period[i];
+        ptr[i] = period == 1 ? r->in[i] : r->in[i] + (period == r->numel ? at : at % period);
+    }
+    int64_t nvec = n / r->lanes, done = nvec * r->lanes;
+    if (nvec > 0) r->jit(nvec, ptr, r->y + at);
+    if (done == n) return;
+    float pad[TGC_FUSED_MAX_INPUTS][16], out[16];
+    int rest = (int)(n - done);
+    for (int i = 0; i < r->n_inputs; i++) {
+        if (r->period[i] == 1) continue;
+        for (int j = 0; j < r->lanes; j++) pad[i][j] = 1.0f;
+        memcpy(pad[i], ptr[i] + done, (size_t)rest * sizeof(float));
+        ptr[i] = pad[i];
+    }
+    r->jit(1, ptr, out);
+    memcpy(r->y + at + done, out, (size_t)rest * sizeof(float));
+}
+
+static void run_jit_piece(const fused_run *r, int64_t begin, int64_t end) {
+    for (int64_t at = begin; at < end;) {
+        int64_t n = end - at;
+        for (int i = 0; i < r->n_inputs; i++) {
+            int64_t period = r->period[i];
+            if (period != 1 && period != r->numel && period - at % period < n) n = period - at % period;
+        }
+        run_jit_segment(r, at, n);
+        at += n;
+    }
+}
+
 static void run_piece(void *arg, int64_t piece, int slot) {
     const fused_run *r = arg;
     float *tiles = r->scratch + (size_t)slot * (size_t)r->n_steps * TILE;
     int64_t end = (piece + 1) * PIECE < r->numel ? (piece + 1) * PIECE : r->numel;
+    if (r->jit != NULL) {
+        run_jit_piece(r, piece * PIECE, end);
+        return;
+    }
     for (int64_t at = piece * PIECE; at < end; at += TILE) {
         int64_t n = end - at < TILE ? end - at : TILE;
         for (int k = 0; k < r->n_steps; k++) run_step(r, &r->steps[k], tiles, k, at, n);
@@ -119,12 +169,19 @@ static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
         if (row->arity == 1) s->unary = l->unary[tgc_ew_id(row)][TGC_FLOAT32];
         else s->binary = l->binary[tgc_ew_id(row)][TGC_FLOAT32];
         if (s->unary == NULL && s->binary == NULL) return tgc_kernel_fail(c, "step %d: no float32 loop for %s", k, row->op);
+        tgc_jit_step *js = &r->program.steps[k];
+        js->row = (int)tgc_ew_id(row);
+        js->a = s->a;
+        js->b = row->arity == 2 ? s->b : -1;
         for (int j = 0; j < 3; j++) {
             s->p.f[j] = (float)params->floats[3 * k + j];
             s->p.d[j] = params->floats[3 * k + j];
             s->p.i[j] = (int64_t)params->floats[3 * k + j];
+            js->p[j] = s->p.f[j];
         }
     }
+    r->program.n_steps = r->n_steps;
+    r->program.n_inputs = r->n_inputs;
     int64_t numel = tgc_value_numel(&c->outputs[0]);
     for (int i = 0; i < c->n_inputs; i++) {
         r->in[i] = tgc_kernel_in_ptr(c, i);
@@ -132,8 +189,35 @@ static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
         if (r->period[i] < 1 || numel % r->period[i] != 0)
             return tgc_kernel_fail(c, "input %d has %lld elements, which do not tile the output's %lld", i,
                                    (long long)r->period[i], (long long)numel);
+        r->program.scalar[i] = r->period[i] == 1;
     }
     return TGC_OK;
+}
+
+/* The node's compiled kernel, in its cache block: a pointer that stays
+ * NULL when the JIT could not compile the program (so a session asks once). */
+typedef struct jit_block {
+    tgc_jit_fused_fn fn;
+} jit_block;
+
+static void *build_jit_block(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const fused_run *r = arg;
+    jit_block *b = tgc_malloc(sizeof *b);
+    if (b == NULL) return NULL;
+    char err[256];
+    b->fn = tgc_jit_fused_kernel(&r->program, r->lanes, err, sizeof err);
+    *bytes = sizeof *b;
+    return b;
+}
+
+/* The JIT's kernel for the node, or NULL (off, failed: the interpreter). */
+static tgc_jit_fused_fn find_jit(tgc_kernel_ctx *c, const fused_run *r) {
+    if (!tgc_jit_enabled()) return NULL;
+    const jit_block *b = tgc_kernel_cache_get(c, 0, build_jit_block, (void *)r);
+    if (b != NULL) return b->fn;
+    char err[256];
+    return tgc_jit_fused_kernel(&r->program, r->lanes, err, sizeof err); /* no session cache */
 }
 
 static tgc_status fused_f32(tgc_kernel_ctx *c) {
@@ -142,8 +226,11 @@ static tgc_status fused_f32(tgc_kernel_ctx *c) {
     r->y = tgc_kernel_out_ptr(c, 0);
     r->numel = tgc_value_numel(&c->outputs[0]);
     tgc_status s = load_program(c, r);
+    const tgc_ew_loops *loops = tgc_cpu_ew_loops();
+    r->lanes = loops->lanes;
+    if (s == TGC_OK && r->numel > 0) r->jit = find_jit(c, r);
     int width = tgc_parallel_width(c->pool);
-    if (s == TGC_OK && r->numel > 0) {
+    if (s == TGC_OK && r->numel > 0 && r->jit == NULL) {
         r->scratch = tgc_malloc((size_t)width * (size_t)r->n_steps * TILE * sizeof(float));
         if (r->scratch == NULL) s = TGC_ERR_NOMEM;
     }
