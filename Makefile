@@ -1,16 +1,20 @@
 # The two commands of the README. Both install what the project needs first.
 #   make demo   configure, build, run the main example
 #   make test   configure, build, run the whole suite: plain, then under
-#               AddressSanitizer + UndefinedBehaviorSanitizer
+#               AddressSanitizer + UndefinedBehaviorSanitizer, the threaded
+#               suites under ThreadSanitizer, and the whole suite again in a
+#               build without the LLVM JIT (TGC_JIT=OFF: the interpreter)
 JOBS ?= $(shell nproc)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_NOJIT ?= build-nojit
 # The suites with threads of their own, run again under ThreadSanitizer.
 TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_rendezvous executor_test_parallel \
 	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion
 
-.PHONY: all deps build build-asan build-tsan demo test test-plain test-asan test-tsan fuzz models-check clean
+.PHONY: all deps build build-asan build-tsan build-nojit demo test test-plain test-asan test-tsan test-nojit fuzz \
+	models-check clean
 
 all: build
 
@@ -24,6 +28,10 @@ build: deps
 build-asan: deps
 	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_SANITIZE=ON >/dev/null
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+build-nojit: deps
+	@cmake -S . -B $(BUILD_NOJIT) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGC_JIT=OFF -DTGC_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(BUILD_NOJIT) -j $(JOBS)
 
 DIGITS = examples/digits
 build-tsan: deps
@@ -50,7 +58,10 @@ test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure \
 	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_fast_paths|test_cpu_split_kernels|test_fusion'
 
-test: test-plain test-asan test-tsan
+test-nojit: build-nojit
+	ctest --test-dir $(BUILD_NOJIT) --output-on-failure -j $(JOBS)
+
+test: test-plain test-asan test-tsan test-nojit
 
 # Short libFuzzer runs (see README): FUZZ_TARGET=loader|yaml|onnx (default
 # loader), FUZZ_SECONDS each. New inputs go to build-fuzz/corpus-TARGET; the
@@ -75,4 +86,4 @@ fuzz: deps
 	  $(if $(filter loader,$(FUZZ_TARGET)),tests/fuzz/seeds,tests/fuzz/corpus/$(FUZZ_TARGET))
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) build-fuzz
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_NOJIT) build-fuzz

@@ -4,15 +4,23 @@
  *      op by op (--optimize 0), rounds interleaved, medians, and the bytes
  *      each moves (inputs read and outputs written, per op or per group);
  *   2. the passes' own time on the examples: tgc_graph_optimize per model,
- *      median ms, and the node counts before and after.
+ *      median ms, and the node counts before and after;
+ *   3. the JIT: the chain unfused, fused through the interpreter
+ *      (TGC_JIT=0) and fused through the JIT, interleaved; and the JIT's
+ *      cost at a process's first run, cold (compiling) and with its disk
+ *      cache (loading), each in a fresh process over a scratch cache.
  * Run by hand: build/bench/bench_passes [threads]. */
 #include "tgc.h"
 
 #include "bench_util.h"
 
+#include "devices/cpu/jit/jit.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define N (1 << 22)
 #define ROUNDS 15
@@ -105,14 +113,102 @@ static void bench_compile(const char *path) {
     tgc_diags_free(d);
 }
 
+static tgc_graph *load_chain(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(chain8, strlen(chain8), "chain8.yaml", ".", d, &g) != TGC_OK) exit(1);
+    tgc_diags_free(d);
+    return g;
+}
+
+static tgc_tensor *chain_input(void) {
+    float *v = malloc((size_t)N * sizeof *v);
+    for (int64_t i = 0; i < N; i++) v[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
+    tgc_tensor *x = NULL;
+    tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){N}, v, &x);
+    free(v);
+    return x;
+}
+
+/* In a child: a session's first run and a later one, and the JIT's figures. */
+static void first_run_child(const char *what, const char *threads) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0) {
+        waitpid(pid, NULL, 0);
+        return;
+    }
+    tgc_graph *g = load_chain();
+    tgc_tensor *x = chain_input();
+    tgc_session *s = open_session(g, TGC_OPTIMIZE_ALL, threads);
+    double first = run_once(s, x), later[5];
+    for (int r = 0; r < 5; r++) later[r] = run_once(s, x);
+    tgc_jit_stats st = tgc_jit_get_stats();
+    printf("  %-8s first run %7.2f ms, later %7.2f ms: +%6.2f ms (%lld compiled in %.2f ms, %lld loaded in %.2f ms)\n",
+           what, first * 1e3, bench_median(later, 5) * 1e3, (first - bench_median(later, 5)) * 1e3,
+           (long long)st.compiled, st.compile_seconds * 1e3, (long long)st.disk_loads, st.load_seconds * 1e3);
+    fflush(stdout);
+    _exit(0);
+}
+
+static void bench_jit(const char *threads) {
+    if (!tgc_jit_enabled()) {
+        printf("the JIT: off (a build without LLVM, or TGC_JIT=0)\n");
+        return;
+    }
+    tgc_graph *g = load_chain();
+    tgc_tensor *x = chain_input();
+    tgc_session *fused = open_session(g, TGC_OPTIMIZE_ALL, threads), *plain = open_session(g, TGC_OPTIMIZE_NONE, threads);
+    double tj[ROUNDS], ti[ROUNDS], tp[ROUNDS];
+    run_once(fused, x), run_once(plain, x);
+    for (int r = 0; r < ROUNDS; r++) {
+        setenv("TGC_JIT", "0", 1);
+        ti[r] = run_once(fused, x);
+        unsetenv("TGC_JIT");
+        tj[r] = run_once(fused, x);
+        tp[r] = run_once(plain, x);
+    }
+    double mj = bench_median(tj, ROUNDS), mi = bench_median(ti, ROUNDS), mp = bench_median(tp, ROUNDS);
+    printf("the JIT, the same chain (threads %s), median of %d, rounds interleaved:\n", threads, ROUNDS);
+    printf("  op by op       %8.2f ms\n", mp * 1e3);
+    printf("  interpreter    %8.2f ms   %5.2fx op by op\n", mi * 1e3, mp / mi);
+    printf("  JIT            %8.2f ms   %5.2fx op by op, %5.2fx the interpreter\n", mj * 1e3, mp / mj, mi / mj);
+    tgc_session_free(fused);
+    tgc_session_free(plain);
+    tgc_tensor_release(x);
+    tgc_graph_free(g);
+}
+
+/* Before anything in this process compiles the chain (children inherit
+ * the process's cache). */
+static void bench_jit_first_run(const char *threads) {
+    if (!tgc_jit_enabled()) return;
+    char home[] = "/tmp/tgc_bench_jit_XXXXXX";
+    if (mkdtemp(home) == NULL) return;
+    const char *old = getenv("XDG_CACHE_HOME");
+    char *saved = old != NULL ? strdup(old) : NULL;
+    setenv("XDG_CACHE_HOME", home, 1);
+    printf("the JIT at a process's first run (the chain's one group; a fresh process each):\n");
+    first_run_child("cold", threads);
+    first_run_child("cached", threads);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", home);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", home);
+    if (saved != NULL) setenv("XDG_CACHE_HOME", saved, 1);
+    else unsetenv("XDG_CACHE_HOME");
+    free(saved);
+}
+
 int main(int argc, char **argv) {
     char threads[32];
     snprintf(threads, sizeof threads, "cpu0=%s", argc > 1 ? argv[1] : "2");
+    bench_jit_first_run(threads);
     bench_chain(threads);
     printf("tgc_graph_optimize, every pass (median of 9):\n");
     bench_compile("examples/digits/mlp.yaml");
     bench_compile("examples/digits/cnn.yaml");
     bench_compile("examples/resnet_mini/resnet_mini.yaml");
     bench_compile("tests/data/passes/every_pass.yaml");
+    bench_jit(threads);
     return 0;
 }

@@ -195,7 +195,7 @@ static bool program_ok(const tgc_jit_program *p, char *err, size_t size) {
 }
 
 /* Every function of m but the kernel `name` becomes internal and always
- * inlined (what the kernel does not call is then dropped); the kernel
+ * inlined, and those the kernel does not call are deleted; the kernel
  * gets the host CPU's name and features, which include the bitcode's. */
 static void inline_everything(LLVMContextRef ctx, LLVMModuleRef m, const char *name) {
     unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
@@ -213,6 +213,18 @@ static void inline_everything(LLVMContextRef ctx, LLVMModuleRef m, const char *n
         LLVMSetLinkage(f, LLVMInternalLinkage);
         LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, never);
         LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, always, 0));
+    }
+    /* The functions nothing calls go before O3 sees them (most of the
+     * bitcode, for a small group): until a pass deletes none. */
+    for (bool deleted = true; deleted;) {
+        deleted = false;
+        for (LLVMValueRef f = LLVMGetFirstFunction(m), next; f != NULL; f = next) {
+            next = LLVMGetNextFunction(f);
+            if (LLVMGetFirstUse(f) == NULL && strcmp(LLVMGetValueName(f), name) != 0) {
+                LLVMDeleteFunction(f);
+                deleted = true;
+            }
+        }
     }
 }
 
