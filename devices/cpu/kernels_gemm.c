@@ -183,6 +183,7 @@ typedef struct matmul_batch {
     const float *a, *b;
     float *y;
     int64_t per_piece;
+    const tgc_fused_act *act; /* applied to each product as it is written */
     atomic_bool failed;
 } matmul_batch;
 
@@ -197,6 +198,7 @@ static void matmul_batch_piece(void *arg, int64_t piece, int slot) {
         if (!tgc_cpu_sgemm_one(false, false, g->m, g->n, g->k, 1.0f, mb->a + oa, g->k, mb->b + ob, g->n, 0.0f,
                                mb->y + oy, g->n))
             atomic_store(&mb->failed, true);
+        tgc_cpu_act_block(mb->act, mb->y + oy, g->n, 0, g->m, 0, g->n);
     }
 }
 
@@ -210,16 +212,20 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
 
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
     float *py = tgc_kernel_out_ptr(c, 0);
+    const tgc_fused_act *act = c->fused_act; /* executor/fuse.c: applied as each block is written */
     if (k == 0) { /* an empty sum: zeros, and A and B have no memory to point into */
         memset(py, 0, tgc_value_nbytes(y));
+        tgc_cpu_act_block(act, py, n, 0, batch * m, 0, n);
         return TGC_OK;
     }
     bool ok = true;
     int64_t macs = m * n <= INT64_MAX / k ? m * n * k : INT64_MAX;
     if (g.b_count == 1 && batch * m <= INT_MAX) { /* then A's batch is the output's */
-        ok = tgc_cpu_sgemm(c->pool, false, false, batch * m, n, k, 1.0f, pa, k, pb, n, 0.0f, py, n);
+        ok = tgc_cpu_sgemm_fused(c->pool, false, false, batch * m, n, k, 1.0f, pa, k, pb, n, 0.0f, py, n, NULL, 0, 0,
+                                 act);
     } else if (batch > 1 && macs < SGEMM_SPLIT_MACS) { /* small products: several at once */
-        matmul_batch b = {.g = &g, .a = pa, .b = pb, .y = py, .per_piece = (BATCH_PIECE_MACS + macs - 1) / macs};
+        matmul_batch b = {.g = &g, .a = pa, .b = pb, .y = py, .per_piece = (BATCH_PIECE_MACS + macs - 1) / macs,
+                          .act = act};
         atomic_init(&b.failed, false);
         tgc_parallel_for(c->pool, (batch + b.per_piece - 1) / b.per_piece, matmul_batch_piece, &b);
         ok = !atomic_load(&b.failed);
@@ -227,7 +233,8 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
         for (int64_t t = 0; ok && t < batch; t++) {
             int64_t oa, ob, oy;
             tgc_matmul_geometry_offsets(&g, t, &oa, &ob, &oy);
-            ok = tgc_cpu_sgemm(c->pool, false, false, m, n, k, 1.0f, pa + oa, k, pb + ob, n, 0.0f, py + oy, n);
+            ok = tgc_cpu_sgemm_fused(c->pool, false, false, m, n, k, 1.0f, pa + oa, k, pb + ob, n, 0.0f, py + oy, n,
+                                     NULL, 0, 0, act);
         }
     }
     if (!ok) return tgc_kernel_fail(c, "MatMul sizes pass BLAS's int range");

@@ -9,7 +9,7 @@
 #define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
 
 const tgc_kernel_def tgc_cpu_kernels_nn[] = {
-    {.op = "MatMul", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_matmul_f32, .forward_input = -1,
+    {.op = "MatMul", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_matmul_f32, .forward_input = -1, .fuses_activation = true,
      .dtypes = F32_ONLY},
     {.op = "Gemm", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gemm_f32, .forward_input = -1, .fuses_activation = true,
      .dtypes = F32_ONLY},

@@ -83,7 +83,7 @@ bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n
 
 /* C[r0..r1, c0..c1) (rows ldc floats apart) through activation `act`, in
  * place, by the row's own float32 vector loop (bitwise what the unfused
- * node computes): the fused activation of the cpu Conv, Gemm and Add.
+ * node computes): the fused activation of the cpu Conv, Gemm, MatMul and Add.
  * Nothing when act is NULL. */
 void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0,
                        int64_t c1);

@@ -1,5 +1,6 @@
 /* Activation fusion (executor/fuse.c): a Relu (and, in the second test,
- * Clip, HardSwish, Tanh, LeakyRelu, Sigmoid) after a cpu Conv, Gemm or
+ * Clip, HardSwish, Tanh, LeakyRelu, Sigmoid; in the third, Gelu, Sigmoid
+ * and Tanh after each of MatMul's paths) after a cpu Conv, Gemm, MatMul or
  * Add whose output nothing else reads is absorbed into it (each Conv path:
  * im2col, pointwise, Winograd; Gemm; a broadcasting Add); a Relu whose Conv
  * output is also read elsewhere (here: a graph output) is not, and that
@@ -264,6 +265,68 @@ static void test_other_activations(void) {
     free(buf);
 }
 
+/* MatMul's three paths, each with an activation after it: the batch folded
+ * into one GEMM (v [3, 20] x [20, 24], Gelu), small products several at a
+ * piece ([4, 5, 20] x [4, 20, 6], Sigmoid), one GEMM per product
+ * ([2, 70, 64] x [2, 64, 80], Tanh), and an empty sum ([3, 0] x [0, 4],
+ * Sigmoid: 0.5 everywhere, by hand). Absorbed, and bitwise unfused. */
+static void test_matmul_activations(void) {
+    size_t size = 1 << 18, at = 0;
+    char *buf = malloc(size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    at += (size_t)snprintf(buf + at, size - at,
+                           "format: tgc/1\n"
+                           "inputs:\n"
+                           "  - {name: x, dtype: float32, shape: [1, 16, 12, 12]}\n"
+                           "  - {name: x2, dtype: float32, shape: [1, 16, 30, 30]}\n"
+                           "  - {name: v, dtype: float32, shape: [3, 20]}\n"
+                           "outputs: [a1, a2, a3, a4]\n"
+                           "initializers:\n"
+                           "  - {name: e0, dtype: float32, shape: [3, 0], values: []}\n"
+                           "  - {name: e1, dtype: float32, shape: [0, 4], values: []}\n");
+    at = put_init(buf, at, size, "wg", "[20, 24]", 20 * 24, 5);
+    at = put_init(buf, at, size, "pa", "[4, 5, 20]", 4 * 5 * 20, 6);
+    at = put_init(buf, at, size, "pb", "[4, 20, 6]", 4 * 20 * 6, 7);
+    at = put_init(buf, at, size, "qa", "[2, 70, 64]", 2 * 70 * 64, 8);
+    at = put_init(buf, at, size, "qb", "[2, 64, 80]", 2 * 64 * 80, 9);
+    at += (size_t)snprintf(buf + at, size - at,
+                           "nodes:\n"
+                           "  - {name: m1, op: MatMul, inputs: [v, wg]}\n"
+                           "  - {name: a1, op: Gelu, inputs: [m1]}\n"
+                           "  - {name: m2, op: MatMul, inputs: [pa, pb]}\n"
+                           "  - {name: a2, op: Sigmoid, inputs: [m2]}\n"
+                           "  - {name: m3, op: MatMul, inputs: [qa, qb]}\n"
+                           "  - {name: a3, op: Tanh, inputs: [m3]}\n"
+                           "  - {name: m4, op: MatMul, inputs: [e0, e1]}\n"
+                           "  - {name: a4, op: Sigmoid, inputs: [m4]}\n");
+    CU_ASSERT_FATAL(at < size);
+    tgc_diags *diags = tgc_diags_create();
+    tgc_graph *g = NULL;
+    tgc_status st = tgc_graph_load_string(buf, strlen(buf), "matmul_acts.yaml", NULL, diags, &g);
+    if (st != TGC_OK) tgc_diags_print(diags, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    int64_t xd[4] = {1, 16, 12, 12}, x2d[4] = {1, 16, 30, 30}, vd[2] = {3, 20};
+    tgc_tensor *feeds[3] = {random_tensor(4, xd, 17), random_tensor(4, x2d, 18), random_tensor(2, vd, 19)};
+    tgc_tensor *fused[N_OUT] = {0}, *plain[N_OUT] = {0};
+    CU_ASSERT_EQUAL(run(g, true, feeds, fused), 4);
+    CU_ASSERT_EQUAL(run(g, false, feeds, plain), 0);
+    for (int i = 0; i < 4; i++) {
+        size_t bytes = (size_t)tgc_tensor_numel(fused[i]) * sizeof(float);
+        CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(fused[i]), tgc_tensor_data(plain[i]), bytes), 0);
+    }
+    const float *half = tgc_tensor_data(fused[3]);
+    for (int k = 0; k < 12; k++) CU_ASSERT_EQUAL(half[k], 0.5f);
+    for (int i = 0; i < N_OUT; i++) {
+        tgc_tensor_release(fused[i]);
+        tgc_tensor_release(plain[i]);
+    }
+    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
+    tgc_graph_free(g);
+    tgc_diags_free(diags);
+    free(buf);
+}
+
 TGC_TEST_MAIN("activation fusion", {"fused equals unfused", test_fused_equals_unfused},
               {"other activations", test_other_activations},
+              {"MatMul's paths with activations", test_matmul_activations},
               {"every host allocation fails in turn", test_every_host_allocation_fails_in_turn})
