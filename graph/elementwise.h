@@ -71,6 +71,10 @@ bool tgc_ew_node_params(const tgc_graph *g, const tgc_node *n, const tgc_ew_row 
 /* The row of ONNX op `op`, or NULL when it has none. */
 const tgc_ew_row *tgc_ew_find(const char *op);
 
+/* The row of a fused activation (graph/ops_fused_act.c): a unary float32
+ * row that is no predicate, by its op name; NULL for anything else. */
+const tgc_ew_row *tgc_fused_act_row(const char *name);
+
 /* The row's id (its index in tgc_ew_rows). */
 static inline tgc_ew_op tgc_ew_id(const tgc_ew_row *r) { return (tgc_ew_op)(r - tgc_ew_rows); }
 

@@ -39,10 +39,16 @@ typedef struct tgc_op_def {
     tgc_status (*infer)(tgc_infer_ctx *c);
 } tgc_op_def;
 
+/* The op that `op` extends: an internal op that is another op plus
+ * attributes of its own (_FusedConv is Conv with an activation) takes
+ * that op's attributes too. NULL for every other op. */
+const tgc_op_def *tgc_op_extends(const tgc_op_def *op);
+
 /* Returns the op named `name` (exact, case-sensitive), or NULL. */
 const tgc_op_def *tgc_op_find(const char *name);
 
-/* Returns the schema entry of attribute `name` of `op`, or NULL. */
+/* Returns the schema entry of attribute `name` of `op` (or of the op it
+ * extends), or NULL. */
 const tgc_attr_def *tgc_op_attr_def(const tgc_op_def *op, const char *name);
 
 /* All registered ops, for listings and tests: *count is set. */

@@ -21,6 +21,7 @@
 
 #include "devices/kernel_checks.h"
 #include "devices/opencl/opencl.h"
+#include "graph/elementwise.h"
 #include "devices/window.h"
 
 #include <stdbool.h>
@@ -49,6 +50,14 @@ typedef struct tgc_cl_window {
 /* Converts *w; fails through tgc_kernel_fail if an axis size passes
  * INT_MAX / 2, or a plane's positions or a window's taps pass INT_MAX. */
 tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_window *w, tgc_cl_window *out);
+
+/* y[0..numel) = row r (a unary float32 row of graph/elementwise.def) of
+ * x[0..numel) with parameters P0..P2, through the row's OpenCL kernel
+ * (devices/opencl/kernels_elementwise.c); x may be y (each element is read
+ * before it is written). A row without a gpu kernel fails through
+ * tgc_kernel_fail. */
+tgc_status tgc_cl_ew_unary_f32(tgc_kernel_ctx *c, const tgc_ew_row *r, const float params[TGC_EW_MAX_PARAMS],
+                               const tgc_buffer *x, const tgc_buffer *y, int64_t numel);
 
 /* C[m, n] = alpha * op(A) op(B) + beta * C through CLBlastSgemm on c's
  * device queue, row-major, offsets and leading dimensions in floats (as

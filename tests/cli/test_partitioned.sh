@@ -10,7 +10,7 @@
 CNN=$ROOT/examples/digits/cnn.yaml
 
 # YAML into a directory that does not exist yet.
-expect_exit 0 "partitioned yaml" -- "$TGC" compile "$CNN" --devices cpu,gpu0 --dump partitioned -o "$WORK/a/b"
+expect_exit 0 "partitioned yaml" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump partitioned -o "$WORK/a/b"
 for dev in cpu0 gpu0; do
     if [ -s "$WORK/a/b/$dev.yaml" ]; then pass; else fail "no $dev.yaml written"; fi
 done
@@ -44,7 +44,7 @@ for dev in cpu0 gpu0; do
 done
 
 # Without -o: one document a device on standard output, the summary on stderr.
-expect_exit 0 "partitioned yaml to stdout" -- "$TGC" compile "$CNN" --devices cpu,gpu0 --dump partitioned
+expect_exit 0 "partitioned yaml to stdout" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump partitioned
 expect_grep "^--- # partition cpu0" "$WORK/out" "document for cpu0"
 expect_grep "^--- # partition gpu0" "$WORK/out" "document for gpu0"
 expect_grep "2 send/recv pairs" "$WORK/err" "summary on stderr"
@@ -65,7 +65,7 @@ for dev in cpu0 gpu0 gpu1; do
 done
 
 # JSON: one document with every partition and pair.
-expect_exit 0 "partitioned json" -- "$TGC" compile "$CNN" --devices cpu,gpu0 --dump partitioned --format json -o "$WORK/p.json"
+expect_exit 0 "partitioned json" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump partitioned --format json -o "$WORK/p.json"
 expect_grep '"key": "cpu0;gpu0;flat_shape;host"' "$WORK/p.json" "json pair key"
 expect_grep '"recv_host_memory": true' "$WORK/p.json" "json host memory"
 if command -v python3 >/dev/null 2>&1; then
@@ -80,7 +80,7 @@ assert sum(t["bytes"] for t in d["traffic"]) == 48
 fi
 
 # DOT: a cluster per device, a dashed edge per pair.
-expect_exit 0 "partitioned dot" -- "$TGC" compile "$CNN" --devices cpu,gpu0 --dump partitioned --format dot
+expect_exit 0 "partitioned dot" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump partitioned --format dot
 expect_grep "subgraph cluster_0 {" "$WORK/out" "dot cluster cpu0"
 expect_grep 'label="gpu0";' "$WORK/out" "dot cluster gpu0"
 dashed=$(grep -c "style=dashed" "$WORK/out")
@@ -90,13 +90,13 @@ if command -v dot >/dev/null 2>&1; then
 fi
 
 # One device: one partition, no pairs.
-expect_exit 0 "one device" -- "$TGC" compile "$ROOT/examples/digits/mlp.yaml" --devices cpu --dump partitioned -o "$WORK/one"
+expect_exit 0 "one device" -- "$TGC" compile "$ROOT/examples/digits/mlp.yaml" --optimize 0 --devices cpu --dump partitioned -o "$WORK/one"
 expect_grep "^1 partition (cpu0: 9 nodes), 0 send/recv pairs" "$WORK/out" "one partition"
 
 # Usage errors.
 expect_exit 2 "partitioned without devices" -- "$TGC" compile "$CNN" --dump partitioned
 expect_grep "needs --devices" "$WORK/err" "partitioned needs devices"
 touch "$WORK/afile"
-expect_exit 1 "-o names a file" -- "$TGC" compile "$CNN" --devices cpu,gpu0 --dump partitioned -o "$WORK/afile"
+expect_exit 1 "-o names a file" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump partitioned -o "$WORK/afile"
 expect_grep "cannot create directory" "$WORK/err" "directory error"
 finish

@@ -8,7 +8,7 @@ DATA=$ROOT/tests/data/placer
 
 # YAML: a tgc/1 graph with every op's device filled in; compiling it again
 # on the same devices gives the same placement, so the dump is a fixed point.
-expect_exit 0 "placed yaml" -- "$TGC" compile "$CNN" --devices cpu,gpu0 --dump placed -o "$WORK/cnn.1.yaml"
+expect_exit 0 "placed yaml" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump placed -o "$WORK/cnn.1.yaml"
 expect_grep "^placement on 2 devices:" "$WORK/out" "summary on stdout with -o"
 expect_grep "crossing devices: 2 tensors, 48 bytes per step" "$WORK/out" "crossing tensors"
 if [ -s "$WORK/err" ]; then fail "placed yaml: unexpected stderr"; sed 's/^/  | /' "$WORK/err" >&2; else pass; fi
@@ -19,14 +19,14 @@ grep -A4 "name: conv1$" "$WORK/cnn.1.yaml" >"$WORK/conv1.txt"
 expect_grep "device: gpu0" "$WORK/conv1.txt" "conv1 on gpu0"
 grep -A4 "name: flat_shape$" "$WORK/cnn.1.yaml" >"$WORK/flat_shape.txt"
 expect_grep "device: cpu0" "$WORK/flat_shape.txt" "flat_shape on cpu0"
-expect_exit 0 "placed yaml again" -- "$TGC" compile "$WORK/cnn.1.yaml" --devices cpu,gpu0 --dump placed -o "$WORK/cnn.2.yaml"
+expect_exit 0 "placed yaml again" -- "$TGC" compile "$WORK/cnn.1.yaml" --optimize 0 --devices cpu,gpu0 --dump placed -o "$WORK/cnn.2.yaml"
 if cmp -s "$WORK/cnn.1.yaml" "$WORK/cnn.2.yaml"; then pass; else fail "placed yaml is not a fixed point"; fi
 # ...and the dump still runs through --dump shapes unchanged but for devices.
-expect_exit 0 "placed yaml as shapes" -- "$TGC" compile "$WORK/cnn.1.yaml" -o "$WORK/cnn.3.yaml"
+expect_exit 0 "placed yaml as shapes" -- "$TGC" compile "$WORK/cnn.1.yaml" --optimize 0 -o "$WORK/cnn.3.yaml"
 if cmp -s "$WORK/cnn.1.yaml" "$WORK/cnn.3.yaml"; then pass; else fail "shapes dump of the placed dump differs"; fi
 
 # JSON: node -> device and reason; the summary goes to stderr without -o.
-expect_exit 0 "placed json" -- "$TGC" compile "$CNN" --devices cpu,gpu0 --dump placed --format json
+expect_exit 0 "placed json" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump placed --format json
 expect_grep '"conv1": {"device": "gpu0", "reason": "default"}' "$WORK/out" "json conv1"
 expect_grep '"feat_shape": {"device": "gpu0", "reason": "host-memory"}' "$WORK/out" "json Shape"
 expect_grep '"batch": {"device": "cpu0", "reason": "host-memory"}' "$WORK/out" "json Gather"
@@ -41,7 +41,7 @@ if command -v python3 >/dev/null 2>&1; then
 fi
 
 # DOT: nodes coloured by device; Graphviz renders it when it is installed.
-expect_exit 0 "placed dot" -- "$TGC" compile "$CNN" --devices cpu,gpu0 --dump placed --format dot -o "$WORK/cnn.dot"
+expect_exit 0 "placed dot" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump placed --format dot -o "$WORK/cnn.dot"
 expect_grep '^digraph "digits_cnn" {' "$WORK/cnn.dot" "dot header"
 expect_grep '"conv1" \[label="conv1\\nConv\\ngpu0 (default)", fillcolor="#ffb703"\]' "$WORK/cnn.dot" "dot conv1 colour"
 expect_grep '"flat_shape" -> "flat" \[label="\[2\]", penwidth=2.5' "$WORK/cnn.dot" "dot crossing edge"
@@ -53,7 +53,7 @@ else
 fi
 
 # Virtual cpus: all on cpu0 by default, nothing crosses.
-expect_exit 0 "virtual cpus" -- "$TGC" compile "$CNN" --devices cpu0,cpu1 --dump placed --format json
+expect_exit 0 "virtual cpus" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu0,cpu1 --dump placed --format json
 if grep -q '"cpu1"' "$WORK/out" && ! grep -q '"device": "cpu1"' "$WORK/out"; then pass; else fail "cpu0,cpu1: something on cpu1"; fi
 expect_grep "crossing devices: 0 tensors, 0 bytes per step" "$WORK/err" "virtual cpus summary"
 expect_exit 0 "virtual cpus with a spec" -- "$TGC" compile "$DATA/virtual_cpus.yaml" --devices cpu0,cpu1 \
@@ -62,7 +62,7 @@ expect_grep '"a": {"device": "cpu1", "reason": "spec"}' "$WORK/out" "cpu1 spec"
 expect_grep "crossing devices: 2 tensors, 128 bytes per step (counting N as 1)" "$WORK/err" "symbolic bytes"
 
 # --dump shapes keeps working, with the summary when --devices is given.
-expect_exit 0 "shapes with devices" -- "$TGC" compile "$CNN" --devices cpu,gpu0
+expect_exit 0 "shapes with devices" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0
 expect_grep "{dtype: float32, shape: \[N, 64\]}" "$WORK/out" "shapes dump"
 expect_grep "^placement on 2 devices:" "$WORK/err" "summary with shapes"
 if grep -q "device:" "$WORK/out"; then fail "shapes dump has devices"; else pass; fi
@@ -85,11 +85,11 @@ expect_grep "error: cannot place 'a' (op Relu) on cpu1" "$WORK/err" "unlisted me
 # Usage.
 expect_exit 2 "placed without devices" -- "$TGC" compile "$CNN" --dump placed
 expect_grep "needs --devices" "$WORK/err" "placed needs devices"
-expect_exit 2 "bad format" -- "$TGC" compile "$CNN" --devices cpu --dump placed --format xml
+expect_exit 2 "bad format" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu --dump placed --format xml
 expect_exit 2 "format for shapes" -- "$TGC" compile "$CNN" --format json
-expect_exit 2 "bad device list" -- "$TGC" compile "$CNN" --devices cpu,tpu0
+expect_exit 2 "bad device list" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,tpu0
 expect_grep "'tpu0' in device list 'cpu,tpu0' is not a device name" "$WORK/err" "device list message"
-expect_exit 2 "device listed twice" -- "$TGC" compile "$CNN" --devices cpu,cpu0
+expect_exit 2 "device listed twice" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,cpu0
 # An op with no gpu kernel (placement is static: no gpu0 needed here).
 expect_exit 0 "no gpu kernel" -- "$TGC" compile "$ROOT/tests/data/placer/no_gpu_kernel.yaml" --devices cpu,gpu0 --dump placed
 expect_grep "by kernel availability" "$WORK/err" "kernel availability section"

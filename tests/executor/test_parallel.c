@@ -44,7 +44,7 @@ static tgc_graph *load(const char *rel) {
 static tgc_session *open_session(const tgc_graph *g, const char *devices, const char *threads) {
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
-    tgc_session_options o = {.threads = threads};
+    tgc_session_options o = {.threads = threads, .optimize = TGC_OPTIMIZE_NONE}; /* the nodes as written */
     if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
     tgc_diags_free(d);
     return s;
