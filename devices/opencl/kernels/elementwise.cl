@@ -10,7 +10,9 @@
  *     ew_<Op>_<t>_s    binary, one row with steps 0 or 1 (a scalar side)
  *     ew_<Op>_<t>_b    binary, broadcast: per-operand strides (0 where
  *                      broadcast) over the collapsed output dims, rank <= 8
- * and, written here, ew_where_<size>_{c,b} and ew_cast_<from>_<to>.
+ * and, written here, ew_where_<size>_{c,b} and ew_cast_<from>_<to>. Each
+ * float32 row of float result is also a function ew_row_<Op> (below) that
+ * the generated kernels of fused groups call (devices/opencl/kernels_fused_cl.c).
  * Types: f32 float, f16 half (stored; computed as float through vload_half
  * and vstore_half_rte), i32 int, i64 long, u8 uchar, b8 bool as uchar.
  * Integer arithmetic wraps (computed unsigned); comparisons write 0 or 1.
@@ -23,27 +25,6 @@
  * writes y[i], and reads no other work-item's y. No pointer is restrict. */
 
 #pragma OPENCL FP_CONTRACT OFF
-
-/* Element offsets of output element i in up to three operands, from the
- * collapsed dims and each operand's strides. */
-void ew_offsets(long i, int rank, long8 dims, long8 s0, long8 s1, long8 s2, long *o0, long *o1, long *o2) {
-    long d[8], a[8], b[8], c[8];
-    vstore8(dims, 0, d);
-    vstore8(s0, 0, a);
-    vstore8(s1, 0, b);
-    vstore8(s2, 0, c);
-    long rem = i, x = 0, y = 0, z = 0;
-    for (int k = rank - 1; k >= 0; k--) {
-        long q = rem / d[k], j = rem - q * d[k];
-        x += j * a[k];
-        y += j * b[k];
-        z += j * c[k];
-        rem = q;
-    }
-    *o0 = x;
-    *o1 = y;
-    *o2 = z;
-}
 
 /* ==== The rows of graph/elementwise.def ======================================= */
 
@@ -128,6 +109,27 @@ long ew_imod_i64(long a, long b) {
 /* ==== end of the row functions (tgc fused prelude) ==== */
 
 /* ==== The kernels of each row ============================================== */
+
+/* Element offsets of output element i in up to three operands, from the
+ * collapsed dims and each operand's strides. */
+void ew_offsets(long i, int rank, long8 dims, long8 s0, long8 s1, long8 s2, long *o0, long *o1, long *o2) {
+    long d[8], a[8], b[8], c[8];
+    vstore8(dims, 0, d);
+    vstore8(s0, 0, a);
+    vstore8(s1, 0, b);
+    vstore8(s2, 0, c);
+    long rem = i, x = 0, y = 0, z = 0;
+    for (int k = rank - 1; k >= 0; k--) {
+        long q = rem / d[k], j = rem - q * d[k];
+        x += j * a[k];
+        y += j * b[k];
+        z += j * c[k];
+        rem = q;
+    }
+    *o0 = x;
+    *o1 = y;
+    *o2 = z;
+}
 
 /* Kernels of one row for the dtype defined below (EW_DT, EW_T storage type,
  * EW_C computing type, EW_LD/EW_ST element access, EW_EXPR picking the
