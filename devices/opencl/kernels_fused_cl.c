@@ -1,23 +1,32 @@
 /* _FusedElementwise on an OpenCL device (graph/ops_fused.c has the op,
  * passes/fuse_elementwise.c makes it): the group's program becomes the
- * source of ONE kernel, one work-item per output element, that loads each
- * input once, runs every step as the row's own function and stores the
- * last step's result:
+ * source of ONE kernel that loads each input once per element, runs every
+ * step as the row's own function and stores the last step's result; each
+ * work-item takes eight consecutive elements as float8 lanes (the last
+ * few elements one by one):
  *     __kernel void tgc_fused(__global const float *X0, ..., __global float *Y,
  *                             long n, long R2, ...) {
- *         long i = get_global_id(0);
- *         if (i >= n) return;
- *         float x0 = X0[i];          full input: element i
- *         float x1 = X1[0];          one element
- *         float x2 = X2[i % R2];     a row broadcast over the leading dims
- *         float t0 = ew_row_Mul(x0, x1, P0, P1, P2);
- *         ...
- *         Y[i] = t7;
+ *         long w = get_global_id(0), i = w * 8;
+ *         if (i + 8 <= n) {
+ *             float8 x0 = vload8(w, X0);                  full input
+ *             float8 x1 = (float8)(X1[0]);                one element
+ *             float8 x2 = (float8)(X2[(i + 0) % R2], ...); a row broadcast
+ *             float8 t0 = ew_row8_Mul(x0, x1, P0, P1, P2);
+ *             ...
+ *             vstore8(t7, w, Y);
+ *             return;
+ *         }
+ *         for (; i < n; i++) { the same with float and ew_row_<Op> }
  *     }
- * The ew_row_<Op> functions are kernels/elementwise.cl's (its text up to
- * the "end of the row functions" mark is compiled first): the expression of
- * graph/elementwise.def's row, as the unfused ew_<Op>_f32 kernels compute
- * it, under the same FP_CONTRACT OFF. The parameters are the exact bits of
+ * The ew_row_<Op> and ew_row8_<Op> functions are kernels/elementwise.cl's
+ * (its text up to the "end of the row functions" mark is compiled first):
+ * the expression of graph/elementwise.def's row, as the unfused
+ * ew_<Op>_f32 kernels compute it, under the same FP_CONTRACT OFF. Results:
+ * arithmetic rows bitwise the unfused kernels'; where a row calls a
+ * built-in (exp, tanh, erf, log, atan, ...), its float8 form may round
+ * differently from the scalar one the unfused kernel calls: on PoCL at
+ * most 3 ulp apart through the tested programs (tests/devices/
+ * test_gpu_fused.c measures each row and bounds it at 4). The parameters are the exact bits of
  * the float each step's kernel would be passed (as_float(0x...u): no
  * decimal round trip, NaN and infinities included). The generated text
  * (program and input kinds) is the key of a per-device cache, and the
@@ -45,8 +54,10 @@
 #define PRELUDE_FILE "elementwise.cl"
 #define PRELUDE_END "/* ==== end of the row functions (tgc fused prelude) ==== */"
 #define GROUP 64
-/* Room for the generated kernel: 64 steps and 32 inputs need under 16 KiB. */
-#define TEXT_CAP (48 * 1024)
+#define LANES 8
+/* Room for the generated kernel: 64 steps and 32 inputs (rows gathered
+ * lane by lane) need under 32 KiB. */
+#define TEXT_CAP (64 * 1024)
 
 typedef struct tgc_cl_fused_cache {
     tgc_strmap index; /* kernel text -> entry */
@@ -193,50 +204,90 @@ static uint32_t float_bits(double v) {
 }
 
 /* Checks the node's program (as inference does: a node may come from a
- * file) and writes the kernel's text into t. */
-static tgc_status generate(tgc_kernel_ctx *c, const input_kind *kinds, text *t) {
-    const tgc_attr *ops = tgc_node_attr(c->node, "ops"), *operands = tgc_node_attr(c->node, "operands");
-    const tgc_attr *params = tgc_node_attr(c->node, "params");
-    if (ops == NULL || ops->type != TGC_ATTR_STRINGS || operands == NULL || operands->type != TGC_ATTR_INTS ||
-        params == NULL || params->type != TGC_ATTR_FLOATS)
+ * file). */
+static tgc_status check_program(tgc_kernel_ctx *c, const tgc_attr **ops, const tgc_attr **operands,
+                                const tgc_attr **params) {
+    *ops = tgc_node_attr(c->node, "ops");
+    *operands = tgc_node_attr(c->node, "operands");
+    *params = tgc_node_attr(c->node, "params");
+    if (*ops == NULL || (*ops)->type != TGC_ATTR_STRINGS || *operands == NULL || (*operands)->type != TGC_ATTR_INTS ||
+        *params == NULL || (*params)->type != TGC_ATTR_FLOATS)
         return tgc_kernel_fail(c, "_FusedElementwise: needs the attributes ops (strings), operands (ints) and "
                                   "params (floats)");
-    size_t steps = ops->n;
-    if (steps == 0 || steps > TGC_FUSED_MAX_STEPS || operands->n != 2 * steps || params->n != 3 * steps)
+    size_t steps = (*ops)->n;
+    if (steps == 0 || steps > TGC_FUSED_MAX_STEPS || (*operands)->n != 2 * steps || (*params)->n != 3 * steps)
         return tgc_kernel_fail(c, "_FusedElementwise: a group of %zu steps (1 to %d) with %zu operands and %zu "
-                                  "params (2 and 3 per step)", steps, TGC_FUSED_MAX_STEPS, operands->n, params->n);
-    int n_in = c->n_inputs;
-    put(t, "__kernel void tgc_fused(");
-    for (int i = 0; i < n_in; i++) put(t, "__global const float *X%d, ", i);
-    put(t, "__global float *Y, long n");
-    for (int i = 0; i < n_in; i++)
-        if (kinds[i] == IN_ROW) put(t, ", long R%d", i);
-    put(t, ") {\n    long i = get_global_id(0);\n    if (i >= n) return;\n");
-    for (int i = 0; i < n_in; i++) {
-        if (kinds[i] == IN_FULL) put(t, "    float x%d = X%d[i];\n", i, i);
-        else if (kinds[i] == IN_SCALAR) put(t, "    float x%d = X%d[0];\n", i, i);
-        else put(t, "    float x%d = X%d[i %% R%d];\n", i, i, i);
-    }
+                                  "params (2 and 3 per step)", steps, TGC_FUSED_MAX_STEPS, (*operands)->n,
+                               (*params)->n);
     for (size_t k = 0; k < steps; k++) {
-        const tgc_ew_row *r = tgc_ew_find(ops->strings[k]);
+        const tgc_ew_row *r = tgc_ew_find((*ops)->strings[k]);
         if (r == NULL || r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0)
             return tgc_kernel_fail(c, "_FusedElementwise: step %zu: '%s' is no float elementwise row", k,
-                                   ops->strings[k]);
-        put(t, "    float t%zu = ew_row_%s(", k, r->op);
+                                   (*ops)->strings[k]);
         for (int j = 0; j < 2; j++) {
-            int64_t o = operands->ints[2 * k + j];
+            int64_t o = (*operands)->ints[2 * k + j];
             bool used = j < r->arity;
-            if ((used && (o < 0 || o >= n_in + (int64_t)k)) || (!used && o != -1))
+            if ((used && (o < 0 || o >= c->n_inputs + (int64_t)k)) || (!used && o != -1))
                 return tgc_kernel_fail(c, "_FusedElementwise: step %zu (%s): operand %d is %lld", k, r->op, j,
                                        (long long)o);
-            if (!used) continue;
+        }
+    }
+    return TGC_OK;
+}
+
+/* The loads and the steps over one element i (lanes 1) or eight, i to
+ * i + 7 (lanes 8: float8 values, the rows' ew_row8_ forms), indented by
+ * `ind`; the last step's value is t<steps - 1>. */
+static void put_body(text *t, int lanes, const char *ind, int n_in, const input_kind *kinds, const tgc_attr *ops,
+                     const tgc_attr *operands, const tgc_attr *params) {
+    const char *type = lanes == 8 ? "float8" : "float";
+    for (int i = 0; i < n_in; i++) {
+        if (kinds[i] == IN_SCALAR) put(t, "%s%s x%d = (%s)(X%d[0]);\n", ind, type, i, type, i);
+        else if (lanes == 1 && kinds[i] == IN_FULL) put(t, "%sfloat x%d = X%d[i];\n", ind, i, i);
+        else if (lanes == 1) put(t, "%sfloat x%d = X%d[i %% R%d];\n", ind, i, i, i);
+        else if (kinds[i] == IN_FULL) put(t, "%sfloat8 x%d = vload8(w, X%d);\n", ind, i, i);
+        else {
+            put(t, "%sfloat8 x%d = (float8)(", ind, i);
+            for (int j = 0; j < 8; j++) put(t, "X%d[(i + %d) %% R%d]%s", i, j, i, j < 7 ? ", " : ");\n");
+        }
+    }
+    size_t steps = ops->n;
+    for (size_t k = 0; k < steps; k++) {
+        const tgc_ew_row *r = tgc_ew_find(ops->strings[k]);
+        put(t, "%s%s t%zu = ew_row%s_%s(", ind, type, k, lanes == 8 ? "8" : "", r->op);
+        for (int j = 0; j < r->arity; j++) {
+            int64_t o = operands->ints[2 * k + j];
             if (o < n_in) put(t, "x%d, ", (int)o);
             else put(t, "t%d, ", (int)(o - n_in));
         }
         for (int j = 0; j < 3; j++)
             put(t, "as_float(0x%08" PRIx32 "u)%s", float_bits(params->floats[3 * k + j]), j < 2 ? ", " : ");\n");
     }
-    put(t, "    Y[i] = t%zu;\n}\n", steps - 1);
+}
+
+/* Checks the node's program and writes the kernel's text into t: work-item
+ * w computes elements 8w .. 8w + 7 as float8 lanes where all eight are
+ * there, and the last few one by one. (Eight lanes per work-item, not one
+ * element: PoCL's cpu device vectorizes a kernel across work-items only
+ * when every call in it has a vector form, and a group with Tanh or Erf in
+ * it then ran every step scalar, slower than the unfused kernels; the
+ * explicit float8 keeps the other steps vectorized. A gpu gets the same
+ * lanes as instruction-level parallelism.) */
+static tgc_status generate(tgc_kernel_ctx *c, const input_kind *kinds, text *t) {
+    const tgc_attr *ops, *operands, *params;
+    tgc_status st = check_program(c, &ops, &operands, &params);
+    if (st != TGC_OK) return st;
+    int n_in = c->n_inputs;
+    put(t, "__kernel void tgc_fused(");
+    for (int i = 0; i < n_in; i++) put(t, "__global const float *X%d, ", i);
+    put(t, "__global float *Y, long n");
+    for (int i = 0; i < n_in; i++)
+        if (kinds[i] == IN_ROW) put(t, ", long R%d", i);
+    put(t, ") {\n    long w = get_global_id(0), i = w * 8;\n    if (i + 8 <= n) {\n");
+    put_body(t, 8, "        ", n_in, kinds, ops, operands, params);
+    put(t, "        vstore8(t%zu, w, Y);\n        return;\n    }\n    for (; i < n; i++) {\n", ops->n - 1);
+    put_body(t, 1, "        ", n_in, kinds, ops, operands, params);
+    put(t, "        Y[i] = t%zu;\n    }\n}\n", ops->n - 1);
     if (t->full) return tgc_kernel_fail(c, "_FusedElementwise: the generated kernel is too long");
     return TGC_OK;
 }
@@ -272,7 +323,7 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     char why[2048];
     cl_kernel k = NULL;
     cl_int err = CL_SUCCESS;
-    size_t global = ((size_t)n + GROUP - 1) / GROUP * GROUP;
+    size_t items = ((size_t)n + LANES - 1) / LANES, global = (items + GROUP - 1) / GROUP * GROUP;
     cl_long nl = n;
     pthread_mutex_lock(&d->lock);
     st = tgc_cl_fused_kernel(d, t.s, why, sizeof why, &k);

@@ -1,7 +1,7 @@
 /* _FusedElementwise on the gpu (devices/opencl/kernels_fused_cl.c): each
  * program's generated kernel against the unfused gpu kernels run step by
  * step (ew_<Op>_f32_{c,s,b} and the unary ones, through their host sides),
- * bit for bit; one program against numpy's values; the per-device cache of
+ * within MAX_ULP (below); one program against numpy's values; the per-device cache of
  * built kernels (a second node with the same program and input kinds
  * compiles nothing, nor does a second device open, through the disk
  * cache); bad programs and a source that does not compile fail cleanly;
@@ -22,6 +22,15 @@
 #include <unistd.h>
 
 #define MAX_IN 4
+/* The fused kernel runs the rows' float8 forms where the unfused kernels
+ * run the scalar ones: PoCL's vector exp, tanh, erf, log, atan, acos round
+ * a few results differently (measured: at most 3 ulp apart through the
+ * programs below; test_each_row has each row's count with TGC_TEST_VERBOSE
+ * set). An element passes within MAX_ULP ulp of the unfused value, or
+ * within MAX_ULP ulp of max(1, |value|) absolutely where a row cancels
+ * (Gelu's 1 + erf(x / sqrt 2) for x < -2 leaves a tiny result whose ulps
+ * say nothing: 81 ulp there, 1e-7 absolutely). */
+#define MAX_ULP 4
 #define MAX_STEPS 64
 
 /* A step: a row, its operands (input index, or n_in + k for step k's
@@ -168,10 +177,11 @@ static void make_inputs(gk_dev *d, const program *p, float lo, float hi, tgc_val
     }
 }
 
-/* The fused kernel against the unfused ones on inputs in [lo, hi):
- * bitwise (the generated kernel calls the rows' own expressions under the
- * same FP_CONTRACT OFF). */
-static void check_program(gk_dev *d, const char *what, const program *p, float lo, float hi) {
+/* The fused kernel against the unfused ones on inputs in [lo, hi): each
+ * element within max_ulp units in the last place, or absolutely within
+ * max_ulp ulp of max(1, |unfused|) (NaN matching NaN); returns the
+ * largest distance in ulp. */
+static int64_t check_program(gk_dev *d, const char *what, const program *p, float lo, float hi, int64_t max_ulp) {
     tgc_value in[MAX_IN];
     make_inputs(d, p, lo, hi, in);
     tgc_value y = gpu_tensor(d, p->rank[0], p->dims[0], NULL);
@@ -182,21 +192,28 @@ static void check_program(gk_dev *d, const char *what, const program *p, float l
     tgc_value ref = run_unfused(d, p, in);
     CU_ASSERT_EQUAL_FATAL(tgc_value_numel(&ref), tgc_value_numel(&y));
     float *got = read_back(d, &y), *want = read_back(d, &ref);
-    int64_t n = tgc_value_numel(&y), differ = 0, worst = 0;
+    int64_t n = tgc_value_numel(&y), differ = 0, worst = 0, bad = 0;
+    double worst_abs = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t u = ulps(got[i], want[i]);
-        if (u != 0 && differ++ < 3)
+        double diff = u == 0 ? 0 : fabs((double)got[i] - (double)want[i]);
+        bool ok = u <= max_ulp || diff <= (double)max_ulp * 0x1p-24 * fmax(1.0, fabs((double)want[i]));
+        differ += u != 0;
+        if (!ok && bad++ < 3)
             fprintf(stderr, "\n  %s element %lld: fused %.9g, unfused %.9g", what, (long long)i, got[i], want[i]);
         if (u > worst) worst = u;
+        if (diff > worst_abs) worst_abs = diff;
     }
-    if (differ) fprintf(stderr, "\n  %s: %lld of %lld differ, at most %lld ulp\n", what, (long long)differ,
-                        (long long)n, (long long)worst);
-    CU_ASSERT_EQUAL(differ, 0);
+    if (bad > 0 || getenv("TGC_TEST_VERBOSE") != NULL)
+        fprintf(stderr, "\n  %s: %lld of %lld differ, at most %lld ulp, %.3g absolutely; %lld outside the bound\n",
+                what, (long long)differ, (long long)n, (long long)worst, worst_abs, (long long)bad);
+    CU_ASSERT_EQUAL(bad, 0);
     tgc_free(got);
     tgc_free(want);
     for (int i = 0; i < p->n_in; i++) tgc_buffer_release(in[i].buf);
     tgc_buffer_release(y.buf);
     tgc_buffer_release(ref.buf);
+    return worst;
 }
 
 #define U(op, x) {op, x, -1, {0, 0, 0}}
@@ -211,7 +228,7 @@ static void test_unary_chain(void) {
     const char *chain[] = {"Sin", "Exp", "Sqrt", "Log", "Tanh", "Sigmoid", "Softplus", "Erf",
                            "Neg", "Abs", "Reciprocal", "Cos", "Atan", "Floor", "Round", "Sign"};
     for (int k = 0; k < 16; k++) p.steps[p.n_steps++] = (step)U(chain[k], k);
-    check_program(&d, "unary chain", &p, -4, 4);
+    check_program(&d, "unary chain", &p, -4, 4, MAX_ULP);
     gk_close(&d);
 }
 
@@ -227,9 +244,9 @@ static void test_binary_broadcasts(void) {
                 B("Mod", 14, 2)};
     s[11].p[0] = 1; /* fmod */
     for (size_t k = 0; k < sizeof s / sizeof *s; k++) p.steps[p.n_steps++] = s[k];
-    check_program(&d, "binary broadcasts", &p, 0.25f, 2);
+    check_program(&d, "binary broadcasts", &p, 0.25f, 2, MAX_ULP);
     /* negative values through the same program (Pow of a negative base: NaN in both) */
-    check_program(&d, "binary broadcasts, signed", &p, -2, 2);
+    check_program(&d, "binary broadcasts, signed", &p, -2, 2, MAX_ULP);
     gk_close(&d);
 }
 
@@ -254,7 +271,29 @@ static void test_activations_with_params(void) {
                 UP("Gelu", 12, 1, 0),
                 UP("Clip", 13, -INFINITY, 0.05)};
     for (size_t k = 0; k < sizeof s / sizeof *s; k++) p.steps[p.n_steps++] = s[k];
-    check_program(&d, "activations", &p, -3, 3);
+    check_program(&d, "activations", &p, -3, 3, MAX_ULP);
+    gk_close(&d);
+}
+
+/* Every float row that can join a group, alone (then Neg, exact, so the
+ * row's value is a step result), fused against its own unfused kernel:
+ * the rows of plain arithmetic bitwise (0 ulp measured), the rest within
+ * MAX_ULP. */
+static void test_each_row(void) {
+    gk_dev d;
+    if (!gk_open(&d)) return;
+    for (int id = 0; id < TGC_EW_COUNT; id++) {
+        const tgc_ew_row *r = &tgc_ew_rows[id];
+        if (r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0 || id == TGC_EW_Mean) continue;
+        program p = {.n_in = 2, .rank = {1, 1}, .dims = {{4099}, {4099}}};
+        p.steps[0] = (step){r->op, 0, r->arity == 2 ? 1 : -1, {0, 0, 0}};
+        for (int j = 0; j < r->n_attrs; j++) p.steps[0].p[j] = r->attr_defaults[j];
+        if (id == TGC_EW_Clip) p.steps[0].p[0] = -0.5, p.steps[0].p[1] = 0.5;
+        if (id == TGC_EW_Mod) p.steps[0].p[0] = 1; /* float Mod is fmod */
+        p.steps[1] = (step)U("Neg", 2);
+        p.n_steps = 2;
+        check_program(&d, r->op, &p, -4, 4, MAX_ULP);
+    }
     gk_close(&d);
 }
 
@@ -274,7 +313,7 @@ static void test_64_steps(void) {
         }
     }
     CU_ASSERT_EQUAL(p.n_steps, TGC_FUSED_MAX_STEPS);
-    check_program(&d, "64 steps", &p, -2, 2);
+    check_program(&d, "64 steps", &p, -2, 2, MAX_ULP);
     gk_close(&d);
 }
 
@@ -476,8 +515,8 @@ static tgc_tensor *run_gpu(const tgc_graph *g, tgc_optimize_level level, const i
 }
 
 /* A graph optimized for gpu0 (a row-broadcast bias, a scalar, a diamond)
- * holds one _FusedElementwise and gives bitwise the values of the same
- * graph run unoptimized there; the first row by hand: x = [-1, 0.5, 2],
+ * holds one _FusedElementwise and gives the values of the same graph run
+ * unoptimized there (within MAX_ULP); the first row by hand: x = [-1, 0.5, 2],
  * b = [0.5, -1, 1]: y = tanh(relu(x + b) * 2) * x = [0, 0, 2 tanh(6)]. */
 static void test_graph_on_gpu(void) {
     gk_dev probe;
@@ -510,8 +549,10 @@ static void test_graph_on_gpu(void) {
     int64_t dims[2] = {ROWS, 3};
     tgc_tensor *fused = run_gpu(g, TGC_OPTIMIZE_ALL, dims, x), *plain = run_gpu(g, TGC_OPTIMIZE_NONE, dims, x);
     CU_ASSERT_FATAL(fused != NULL && plain != NULL);
-    CU_ASSERT(memcmp(tgc_tensor_data(fused), tgc_tensor_data(plain), ROWS * 3 * sizeof(float)) == 0);
-    const float *got = tgc_tensor_data(fused);
+    const float *got = tgc_tensor_data(fused), *want = tgc_tensor_data(plain);
+    int64_t worst = 0;
+    for (int i = 0; i < ROWS * 3; i++) worst = ulps(got[i], want[i]) > worst ? ulps(got[i], want[i]) : worst;
+    CU_ASSERT(worst <= MAX_ULP);
     CU_ASSERT(got[0] == 0 && got[1] == 0 && fabsf(got[2] - 2 * 0.999987710f) <= 1e-6f);
     tgc_tensor_release(fused);
     tgc_tensor_release(plain);
@@ -520,7 +561,7 @@ static void test_graph_on_gpu(void) {
     tgc_diags_free(d);
 }
 
-TGC_TEST_MAIN("gpu_fused", {"unary_chain", test_unary_chain}, {"binary_broadcasts", test_binary_broadcasts},
+TGC_TEST_MAIN("gpu_fused", {"each_row", test_each_row}, {"unary_chain", test_unary_chain}, {"binary_broadcasts", test_binary_broadcasts},
               {"activations_with_params", test_activations_with_params}, {"64_steps", test_64_steps},
               {"against_numpy", test_against_numpy}, {"cache", test_cache}, {"bad_programs", test_bad_programs},
               {"graph_on_gpu", test_graph_on_gpu})

@@ -89,8 +89,16 @@ long ew_imod_i64(long a, long b) {
 /* ew_row_<Op>(x, P0, P1, P2) for a unary row and ew_row_<Op>(a, b, P0, P1,
  * P2) for a binary row of float result: the row's float expression, the
  * same text the ew_<Op>_f32 kernels below compute, for kernels that chain
- * rows. The fused-group kernels (devices/opencl/kernels_fused_cl.c) compile
- * this file's text up to the end mark below, then their generated kernel. */
+ * rows; ew_row8_<Op> the same expression over float8 lanes (SEL a
+ * per-lane select, the built-in functions their vector forms). The
+ * fused-group kernels (devices/opencl/kernels_fused_cl.c) compile this
+ * file's text up to the end mark below, then their generated kernel. */
+float8 ew_sigmoid8(float8 x) {
+    float8 e = exp(-fabs(x));
+    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+float8 ew_softplus8(float8 x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs(x))); }
+
 #define EW_ROW_FN_U(op, fexpr)                                                                   \
     float ew_row_##op(float x, float P0, float P1, float P2) { return (fexpr); }
 #define EW_ROW_FN_B(op, fexpr)                                                                   \
@@ -102,6 +110,23 @@ long ew_imod_i64(long a, long b) {
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr) EW_HAS_##cls##_f32(EW_ROW_FN_B_##out(op, fexpr))
 #define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) EW_BINARY(op, cls, out, infer, fexpr, iexpr)
 #include "graph/elementwise.def"
+#undef EW_ROW_FN_U
+#undef EW_ROW_FN_B
+#define EW_ROW_FN_U(op, fexpr)                                                                   \
+    float8 ew_row8_##op(float8 x, float P0, float P1, float P2) { return (fexpr); }
+#define EW_ROW_FN_B(op, fexpr)                                                                   \
+    float8 ew_row8_##op(float8 a, float8 b, float P0, float P1, float P2) { return (fexpr); }
+#undef SIGMOID
+#undef SOFTPLUS
+#define SIGMOID(v) ew_sigmoid8(v)
+#define SOFTPLUS(v) ew_softplus8(v)
+#include "graph/elementwise.def"
+#undef SIGMOID
+#undef SOFTPLUS
+#define SIGMOID(v) ew_sigmoid(v)
+#define SOFTPLUS(v) ew_softplus(v)
+#undef EW_ROW_FN_U
+#undef EW_ROW_FN_B
 #undef EW_UNARY
 #undef EW_PREDICATE
 #undef EW_BINARY
