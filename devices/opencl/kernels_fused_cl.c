@@ -302,12 +302,16 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     int64_t period[TGC_FUSED_MAX_INPUTS];
     if (c->outputs[0].dtype != TGC_FLOAT32 || n < 0)
         return tgc_kernel_fail(c, "_FusedElementwise: the output must be float32");
+    if (n == 0) { /* nothing to compute (empty inputs have no period): the program is still checked */
+        const tgc_attr *ops, *operands, *params;
+        return check_program(c, &ops, &operands, &params);
+    }
     for (int i = 0; i < c->n_inputs; i++) {
         period[i] = tgc_value_numel(&c->inputs[i]);
         if (c->inputs[i].dtype != TGC_FLOAT32)
             return tgc_kernel_fail(c, "_FusedElementwise: input %d is %s, not float32", i,
                                    tgc_dtype_name(c->inputs[i].dtype));
-        if (period[i] < 1 || (n > 0 && n % period[i] != 0))
+        if (period[i] < 1 || n % period[i] != 0)
             return tgc_kernel_fail(c, "_FusedElementwise: input %d has %lld elements, which do not tile the "
                                       "output's %lld", i, (long long)period[i], (long long)n);
         kinds[i] = period[i] == n ? IN_FULL : period[i] == 1 ? IN_SCALAR : IN_ROW;
@@ -315,7 +319,7 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     text t = {tgc_malloc(TEXT_CAP), 0, false};
     if (t.s == NULL) return TGC_ERR_NOMEM;
     st = generate(c, kinds, &t);
-    if (st != TGC_OK || n == 0) {
+    if (st != TGC_OK) {
         tgc_free(t.s);
         return st;
     }

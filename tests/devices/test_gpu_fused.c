@@ -435,7 +435,7 @@ static void test_cache(void) {
 
 /* Bad programs are kernel errors naming the problem, and a generated
  * source that does not compile is one too, with OpenCL's build log; none
- * leaves a program behind. */
+ * leaves a program behind. An empty output runs nothing. */
 static void test_bad_programs(void) {
     gk_dev d;
     if (!gk_open(&d)) return;
@@ -477,6 +477,14 @@ static void test_bad_programs(void) {
     CU_ASSERT_EQUAL(run_fused(&d, &q, two, &y, err, sizeof err), TGC_ERR_RUNTIME);
     CU_ASSERT(strstr(err, "do not tile") != NULL);
     tgc_buffer_release(odd.buf);
+    /* an empty tensor: nothing to run, but the program is still checked */
+    tgc_value empty = gpu_tensor(&d, 2, (int64_t[]){0, 3}, NULL), empty_y = gpu_tensor(&d, 2, (int64_t[]){0, 3}, NULL);
+    program e = {.n_in = 1, .n_steps = 1, .steps = {U("Neg", 0)}};
+    CU_ASSERT_EQUAL(run_fused(&d, &e, &empty, &empty_y, err, sizeof err), TGC_OK);
+    e.steps[0] = (step)U("Equal", 0);
+    CU_ASSERT_EQUAL(run_fused(&d, &e, &empty, &empty_y, err, sizeof err), TGC_ERR_RUNTIME);
+    tgc_buffer_release(empty.buf);
+    tgc_buffer_release(empty_y.buf);
     /* a source the compiler refuses */
     tgc_cl_device *c = (tgc_cl_device *)d.gpu;
     cl_kernel k = NULL;
