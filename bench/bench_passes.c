@@ -3,6 +3,8 @@
  *      Tanh, Sub, Abs, Exp) over 2^22 floats, fused (--optimize 2) against
  *      op by op (--optimize 0), rounds interleaved, medians, and the bytes
  *      each moves (inputs read and outputs written, per op or per group);
+ *      on the cpu, then on gpu0 (the generated OpenCL kernel against the
+ *      unfused gpu kernels; skipped without an OpenCL device);
  *   2. the passes' own time on the examples: tgc_graph_optimize per model,
  *      median ms, and the node counts before and after;
  *   3. the JIT: the chain unfused, fused through the interpreter
@@ -39,13 +41,14 @@ static const char chain8[] = "format: tgc/1\n"
                              "  - {name: a7, op: Abs, inputs: [a6]}\n"
                              "  - {name: y, op: Exp, inputs: [a7]}\n";
 
-static tgc_session *open_session(const tgc_graph *g, tgc_optimize_level level, const char *threads) {
+/* A session on `devices`; NULL (after the reason) when it cannot open. */
+static tgc_session *open_session(const tgc_graph *g, tgc_optimize_level level, const char *devices,
+                                 const char *threads) {
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
     tgc_session_options o = {.threads = threads, .optimize = level};
-    if (tgc_session_create(g, "cpu", &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
+    if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
     tgc_diags_free(d);
-    if (s == NULL) exit(1);
     return s;
 }
 
@@ -59,7 +62,7 @@ static double run_once(tgc_session *s, tgc_tensor *x) {
     return t;
 }
 
-static void bench_chain(const char *threads) {
+static void bench_chain(const char *devices, const char *threads) {
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL;
     if (tgc_graph_load_string(chain8, strlen(chain8), "chain8.yaml", ".", d, &g) != TGC_OK) exit(1);
@@ -69,7 +72,15 @@ static void bench_chain(const char *threads) {
     tgc_tensor *x = NULL;
     tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){N}, v, &x);
     free(v);
-    tgc_session *fused = open_session(g, TGC_OPTIMIZE_ALL, threads), *plain = open_session(g, TGC_OPTIMIZE_NONE, threads);
+    tgc_session *fused = open_session(g, TGC_OPTIMIZE_ALL, devices, threads);
+    tgc_session *plain = fused != NULL ? open_session(g, TGC_OPTIMIZE_NONE, devices, threads) : NULL;
+    if (plain == NULL) {
+        printf("chain of 8 elementwise ops on %s: skipped (no session)\n", devices);
+        tgc_session_free(fused);
+        tgc_tensor_release(x);
+        tgc_graph_free(g);
+        return;
+    }
     double tf[ROUNDS], tp[ROUNDS];
     run_once(fused, x), run_once(plain, x); /* warm-up */
     for (int r = 0; r < ROUNDS; r++) { /* interleaved: the machine's noise hits both */
@@ -78,11 +89,13 @@ static void bench_chain(const char *threads) {
     }
     double mf = bench_median(tf, ROUNDS), mp = bench_median(tp, ROUNDS);
     double mb = (double)N * 4 / (1 << 20);
-    printf("chain of 8 elementwise ops on 2^22 floats (threads %s), median of %d:\n", threads, ROUNDS);
+    printf("chain of 8 elementwise ops on 2^22 floats on %s (threads %s), median of %d:\n", devices,
+           threads ? threads : "-", ROUNDS);
     printf("  op by op   %8.2f ms   moves %6.0f MiB (each op reads its inputs, writes its output)\n", mp * 1e3,
            mb * (8 + 3 + 8)); /* 8 outputs; x read 2x, every intermediate read once, c negligible */
     printf("  fused      %8.2f ms   moves %6.0f MiB (x read once, y written once)\n", mf * 1e3, mb * 2);
     printf("  speed-up   %8.2fx\n", mp / mf);
+    if (strncmp(devices, "gpu", 3) == 0) printf("  (both include copying x to the device and y back)\n");
     tgc_session_free(fused);
     tgc_session_free(plain);
     tgc_tensor_release(x);
@@ -140,7 +153,7 @@ static void first_run_child(const char *what, const char *threads) {
     }
     tgc_graph *g = load_chain();
     tgc_tensor *x = chain_input();
-    tgc_session *s = open_session(g, TGC_OPTIMIZE_ALL, threads);
+    tgc_session *s = open_session(g, TGC_OPTIMIZE_ALL, "cpu", threads);
     double first = run_once(s, x), later[5];
     for (int r = 0; r < 5; r++) later[r] = run_once(s, x);
     tgc_jit_stats st = tgc_jit_get_stats();
@@ -158,7 +171,8 @@ static void bench_jit(const char *threads) {
     }
     tgc_graph *g = load_chain();
     tgc_tensor *x = chain_input();
-    tgc_session *fused = open_session(g, TGC_OPTIMIZE_ALL, threads), *plain = open_session(g, TGC_OPTIMIZE_NONE, threads);
+    tgc_session *fused = open_session(g, TGC_OPTIMIZE_ALL, "cpu", threads),
+                *plain = open_session(g, TGC_OPTIMIZE_NONE, "cpu", threads);
     double tj[ROUNDS], ti[ROUNDS], tp[ROUNDS];
     run_once(fused, x), run_once(plain, x);
     for (int r = 0; r < ROUNDS; r++) {
@@ -203,7 +217,8 @@ int main(int argc, char **argv) {
     char threads[32];
     snprintf(threads, sizeof threads, "cpu0=%s", argc > 1 ? argv[1] : "2");
     bench_jit_first_run(threads);
-    bench_chain(threads);
+    bench_chain("cpu", threads);
+    bench_chain("gpu0", NULL);
     printf("tgc_graph_optimize, every pass (median of 9):\n");
     bench_compile("examples/digits/mlp.yaml");
     bench_compile("examples/digits/cnn.yaml");

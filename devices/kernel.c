@@ -36,6 +36,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_convt[];
 extern const tgc_kernel_def tgc_gpu_kernels_resize[];
 extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
 extern const tgc_kernel_def tgc_cpu_kernels_fused_act[], tgc_gpu_kernels_fused_act[];
+extern const tgc_kernel_def tgc_gpu_kernels_fused[];
 
 static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_string, /* first: its string-only movers stand before the any-dtype ones */
@@ -67,6 +68,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_gpu_kernels_resize,
     tgc_gpu_kernels_indexing,
     tgc_gpu_kernels_fused_act,
+    tgc_gpu_kernels_fused,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {

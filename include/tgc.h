@@ -296,7 +296,8 @@ typedef struct tgc_optimize_report {
 /* Runs the optimization passes of `level` over g (validated and inferred,
  * as tgc_graph_load leaves it; g is not changed) for the comma-separated
  * `devices` it will run on ("cpu", "cpu,gpu0"): fusion groups form only
- * when every one is a cpu (NULL: not known, so none form). Stores the
+ * when every one has a _FusedElementwise kernel (cpu and gpu do; NULL: not
+ * known, so none form). Stores the
  * optimized graph in *out: owned by the caller (tgc_graph_free), its weights borrowed
  * from g, which must outlive it. The result is a valid graph that dumps as
  * tgc/1 and loads again. report may be NULL. TGC_OPTIMIZE_NONE gives a

@@ -10,13 +10,18 @@
  * be a row broadcast over its leading dims (a bias [C] of [N, T, C]); other
  * broadcasts end the group there.
  *
- * Formed only when the graph runs on cpu devices alone: the fused op has no
- * gpu kernel yet, and a group never spans devices (TensorFlow's XLA
- * clustering and ONNX Runtime's elementwise fusion keep to one device too). */
+ * Formed only when every device of the run has a _FusedElementwise kernel
+ * (the kernel registry says: the cpu's tile interpreter, the gpu's generated
+ * kernel, devices/opencl/kernels_fused_cl.c), so placement can put the
+ * group's one node on any of them; a group never spans devices: its
+ * members all ask for the same device or none (TensorFlow's XLA clustering
+ * and ONNX Runtime's elementwise fusion keep to one device too). */
 #include "passes/pass.h"
 
+#include "devices/kernel.h"
 #include "graph/elementwise.h"
 #include "graph/ops.h"
+#include "placer/placer.h"
 #include "support/alloc.h"
 
 #include <string.h>
@@ -167,8 +172,17 @@ static tgc_status emit(tgc_rewrite *rw, group *gp, const int32_t *pos) {
     return TGC_OK;
 }
 
+bool tgc_pass_fusion_devices(const char *devices) {
+    tgc_placer_device devs[64];
+    int n = 0;
+    if (devices == NULL || tgc_placer_parse_devices(devices, devs, 64, &n, NULL) != TGC_OK || n == 0) return false;
+    for (int i = 0; i < n; i++)
+        if (tgc_kernel_find("_FusedElementwise", devs[i].kind, TGC_FLOAT32) == NULL) return false;
+    return true;
+}
+
 tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw) {
-    if (!rw->cpu_only) return TGC_OK;
+    if (!rw->fuse_groups) return TGC_OK;
     int32_t nn = rw->g->n_nodes;
     int32_t *group_of = tgc_malloc(((size_t)nn + 1) * sizeof *group_of);
     int32_t *pos = tgc_malloc(((size_t)nn + 1) * sizeof *pos);

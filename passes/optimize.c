@@ -90,6 +90,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
     if (level == TGC_OPTIMIZE_DEFAULT) level = TGC_OPTIMIZE_ALL;
     tgc_graph *cur = tgc_graph_copy(g);
     if (cur == NULL) return TGC_ERR_NOMEM;
+    bool fuse_groups = tgc_pass_fusion_devices(devices);
     for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
         if (level < passes[i].level) continue;
         double t0 = now_ms();
@@ -97,6 +98,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
         tgc_rewrite rw;
         tgc_status s = tgc_rewrite_begin(&rw, cur);
         rw.cpu_only = cpu_only(devices);
+        rw.fuse_groups = fuse_groups;
         if (s == TGC_OK) s = passes[i].run(&rw);
         int32_t edits = rw.edits;
         if (s == TGC_OK) {

@@ -66,8 +66,13 @@ tgc_status tgc_pass_fuse_layer_norm(tgc_rewrite *rw);
 tgc_status tgc_pass_fuse_activation(tgc_rewrite *rw);
 
 /* Fusion groups of elementwise nodes, each made one _FusedElementwise node
- * (passes/fuse_elementwise.c has the rules); only when rw->cpu_only. */
+ * (passes/fuse_elementwise.c has the rules); only when rw->fuse_groups. */
 tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw);
+
+/* True when `devices` (a --devices list, "cpu,gpu0") parses and every
+ * device it names has a float32 _FusedElementwise kernel in the kernel
+ * registry; false for NULL or a bad list. */
+bool tgc_pass_fusion_devices(const char *devices);
 
 /* Helpers the passes share (passes/pass_util.c). */
 

@@ -33,6 +33,7 @@ typedef struct tgc_rewrite {
     int32_t next_name;  /* counter for made-up names */
     int32_t edits;      /* rewrites the pass made (it counts them: nodes folded, merged, fused) */
     bool cpu_only;      /* the graph will run on cpu devices alone (set by the driver) */
+    bool fuse_groups;   /* every device of the run has a _FusedElementwise kernel (set by the driver) */
 } tgc_rewrite;
 
 /* Starts editing g (taken over: freed by tgc_rewrite_finish or

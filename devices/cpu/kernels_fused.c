@@ -186,6 +186,7 @@ static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
     for (int i = 0; i < c->n_inputs; i++) {
         r->in[i] = tgc_kernel_in_ptr(c, i);
         r->period[i] = tgc_value_numel(&c->inputs[i]);
+        if (numel == 0) continue; /* an empty group: nothing to read */
         if (r->period[i] < 1 || numel % r->period[i] != 0)
             return tgc_kernel_fail(c, "input %d has %lld elements, which do not tile the output's %lld", i,
                                    (long long)r->period[i], (long long)numel);

@@ -4,6 +4,7 @@
 #include "devices/opencl/cl_program.h"
 
 #include "devices/opencl/cl_sources.h"
+#include "devices/opencl/kernels_fused_cl.h"
 #include "support/alloc.h"
 #include "support/diag.h"
 #include "support/strmap.h"
@@ -202,6 +203,7 @@ cl_kernel tgc_cl_kernel_get(tgc_cl_device *c, const char *name) {
 }
 
 void tgc_cl_programs_release(tgc_cl_device *c) {
+    tgc_cl_fused_release(c);
     kernel_cache *kc = c->base.impl;
     if (kc != NULL) {
         for (int i = 0; i < kc->count; i++) clReleaseKernel(kc->kernels[i]);

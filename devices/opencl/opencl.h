@@ -38,6 +38,7 @@ typedef struct tgc_cl_counters {
     int64_t kernels;
     int64_t program_builds; /* programs compiled from source (not the disk cache) */
     int64_t cache_loads;    /* programs created from cached binaries */
+    int64_t fused_hits;     /* fused-group kernels found already built (kernels_fused_cl.c) */
 } tgc_cl_counters;
 
 typedef struct tgc_cl_device {
@@ -48,6 +49,7 @@ typedef struct tgc_cl_device {
     cl_command_queue queue;
     cl_program programs[TGC_CL_MAX_PROGRAMS]; /* one per .cl file */
     int n_programs;
+    struct tgc_cl_fused_cache *fused; /* built kernels of fused groups (kernels_fused_cl.c) */
     pthread_mutex_t lock; /* kernel objects: clSetKernelArg + enqueue as one step */
     tgc_cl_counters counters;
     char device_name[256], platform_name[256], driver_version[128];

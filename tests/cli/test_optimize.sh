@@ -55,6 +55,28 @@ for m in mlp cnn; do
     done
 done
 
+# Groups form with a gpu in the device list too (every device has the fused
+# op's kernel), one node placed on one device: every_pass's group, and a
+# chain of elementwise ops alone, which the placer puts on gpu0.
+expect_exit 0 "compile --devices cpu,gpu0 --dump placed" -- "$TGC" compile "$D/every_pass.yaml" \
+    --devices cpu,gpu0 --dump placed
+if grep -A4 "op: _FusedElementwise" "$WORK/out" | grep -Eq "device: (cpu0|gpu0)"; then pass; else
+    fail "every_pass's fused group placed on a device"; fi
+cat >"$WORK/chain.yaml" <<'YAML'
+format: tgc/1
+inputs: [{name: x, dtype: float32, shape: [N, 3]}]
+outputs: [y]
+initializers:
+  - {name: b, dtype: float32, shape: [3], values: [0.5, -1, 1]}
+nodes:
+  - {name: s, op: Add, inputs: [x, b]}
+  - {name: r, op: Relu, inputs: [s]}
+  - {name: y, op: Tanh, inputs: [r]}
+YAML
+expect_exit 0 "a chain compiled for cpu,gpu0" -- "$TGC" compile "$WORK/chain.yaml" --devices cpu,gpu0 --dump placed
+if grep -A4 "op: _FusedElementwise" "$WORK/out" | grep -q "device: gpu0"; then pass; else
+    fail "the chain's fused group placed on gpu0"; sed 's/^/  | /' "$WORK/out" >&2; fi
+
 expect_exit 2 "--optimize 3" -- "$TGC" run "$D/every_pass.yaml" --optimize 3
 expect_grep "0, 1 or 2" "$WORK/err" "--optimize's message"
 expect_exit 2 "compile --optimize x" -- "$TGC" compile "$D/every_pass.yaml" --optimize x --dump optimized

@@ -4,6 +4,7 @@
  * against tgc's own unoptimized run alone). */
 #include "graph/elementwise.h"
 #include "graph/graph.h"
+#include "passes/pass.h"
 #include "support/alloc.h"
 #include "tests/harness.h"
 #include "tgc.h"
@@ -498,8 +499,9 @@ static void test_fuse_layer_norm(void) {
 }
 
 /* A chain of elementwise ops with a scalar initializer and a diamond (x
- * read twice) becomes one _FusedElementwise on cpu-only device lists, none
- * with a gpu in the list; its values are bitwise the unfused ones, and by
+ * read twice) becomes one _FusedElementwise on cpu-only device lists and on
+ * lists with a gpu (every device has the op's kernel), none without a list
+ * (the devices unknown); its values are bitwise the unfused ones, and by
  * hand: y = sigmoid(2x + 1) * x, z = leaky_relu(relu(y - 0.25), 0.5)
  *   x = 0: y = 0, z = 0;  x = -0.5: 2x + 1 = 0, y = -0.25, z = 0
  *   x = 1: y = sigmoid(3) = 0.9525741268 -> z = 0.9525741268 - 0.25 = 0.7025741268. */
@@ -525,6 +527,9 @@ static void test_fuse_elementwise(void) {
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "fuse.yaml", NULL, f.diags, &f.g), TGC_OK);
     tgc_graph *gpu = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_ALL, "cpu,gpu0", NULL, f.diags, &gpu), TGC_OK);
+    CU_ASSERT_EQUAL(count_op(gpu, "_FusedElementwise"), 1);
+    tgc_graph_free(gpu);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_ALL, NULL, NULL, f.diags, &gpu), TGC_OK);
     CU_ASSERT_EQUAL(count_op(gpu, "_FusedElementwise"), 0);
     tgc_graph_free(gpu);
     CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_ALL, "cpu", &f.rep, f.diags, &f.opt), TGC_OK);
@@ -586,6 +591,38 @@ static void test_fuse_elementwise_row_broadcast(void) {
     tgc_tensor_release(fused);
     tgc_tensor_release(plain);
     free(x);
+    release(&f);
+}
+
+/* Which device lists form groups (the kernel registry has the op for cpu
+ * and gpu), and a group never spans devices: a chain whose first half asks
+ * for gpu0 and second half for cpu0 becomes two groups, each asking for its
+ * members' device. */
+static void test_fuse_elementwise_devices(void) {
+    CU_ASSERT(tgc_pass_fusion_devices("cpu"));
+    CU_ASSERT(tgc_pass_fusion_devices("cpu,gpu0"));
+    CU_ASSERT(tgc_pass_fusion_devices("gpu1"));
+    CU_ASSERT(!tgc_pass_fusion_devices(NULL));
+    CU_ASSERT(!tgc_pass_fusion_devices(""));
+    CU_ASSERT(!tgc_pass_fusion_devices("cpu,tpu0"));
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [8]}]\n"
+                       "outputs: [d]\n"
+                       "nodes:\n"
+                       "  - {name: a, op: Neg, inputs: [x], device: gpu0}\n"
+                       "  - {name: b, op: Exp, inputs: [a], device: gpu0}\n"
+                       "  - {name: c, op: Tanh, inputs: [b], device: cpu0}\n"
+                       "  - {name: d, op: Relu, inputs: [c], device: cpu0}\n";
+    fixture f;
+    memset(&f, 0, sizeof f);
+    f.diags = tgc_diags_create();
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "devs.yaml", NULL, f.diags, &f.g), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(f.g, TGC_OPTIMIZE_ALL, "cpu,gpu0", NULL, f.diags, &f.opt), TGC_OK);
+    CU_ASSERT_EQUAL(count_op(f.opt, "_FusedElementwise"), 2);
+    const tgc_node *b = node_named(f.opt, "b"), *d = node_named(f.opt, "d");
+    CU_ASSERT_FATAL(b != NULL && d != NULL);
+    CU_ASSERT(strcmp(b->op_name, "_FusedElementwise") == 0 && b->device != NULL && strcmp(b->device, "gpu0") == 0);
+    CU_ASSERT(strcmp(d->op_name, "_FusedElementwise") == 0 && d->device != NULL && strcmp(d->device, "cpu0") == 0);
     release(&f);
 }
 
@@ -701,4 +738,5 @@ TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
               {"fuse_layer_norm", test_fuse_layer_norm}, {"fuse_elementwise", test_fuse_elementwise},
               {"fuse_elementwise_row_broadcast", test_fuse_elementwise_row_broadcast},
               {"fuse_elementwise_limits", test_fuse_elementwise_limits},
+              {"fuse_elementwise_devices", test_fuse_elementwise_devices},
               {"every_allocation_fails_in_turn", test_every_allocation_fails_in_turn}, {"report", test_report})

@@ -10,7 +10,9 @@
  *     ew_<Op>_<t>_s    binary, one row with steps 0 or 1 (a scalar side)
  *     ew_<Op>_<t>_b    binary, broadcast: per-operand strides (0 where
  *                      broadcast) over the collapsed output dims, rank <= 8
- * and, written here, ew_where_<size>_{c,b} and ew_cast_<from>_<to>.
+ * and, written here, ew_where_<size>_{c,b} and ew_cast_<from>_<to>. Each
+ * float32 row of float result is also a function ew_row_<Op> (below) that
+ * the generated kernels of fused groups call (devices/opencl/kernels_fused_cl.c).
  * Types: f32 float, f16 half (stored; computed as float through vload_half
  * and vstore_half_rte), i32 int, i64 long, u8 uchar, b8 bool as uchar.
  * Integer arithmetic wraps (computed unsigned); comparisons write 0 or 1.
@@ -23,6 +25,115 @@
  * writes y[i], and reads no other work-item's y. No pointer is restrict. */
 
 #pragma OPENCL FP_CONTRACT OFF
+
+/* ==== The rows of graph/elementwise.def ======================================= */
+
+float ew_sigmoid(float x) {
+    float e = exp(-fabs(x)); /* never overflows */
+    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+
+/* log(1 + e^x) = max(x, 0) + log1p(e^-|x|), without overflow. */
+float ew_softplus(float x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs(x))); }
+
+#define EW_CAT_(a, b) a##b
+#define EW_CAT(a, b) EW_CAT_(a, b)
+
+/* The expression language (graph/elementwise.def), per work-item scalars. */
+#define SEL(m, t, f) ((m) ? (t) : (f))
+#define ISNAN(v) isnan(v)
+#define ABS(v) fabs(v)
+#define SQRT(v) sqrt(v)
+#define EXP(v) exp(v)
+#define EXPM1(v) expm1(v)
+#define LOG(v) log(v)
+#define LOG1P(v) log1p(v)
+#define TANH(v) tanh(v)
+#define SIGMOID(v) ew_sigmoid(v)
+#define ERF(v) erf(v)
+#define SOFTPLUS(v) ew_softplus(v)
+#define SIN(v) sin(v)
+#define COS(v) cos(v)
+#define TAN(v) tan(v)
+#define ASIN(v) asin(v)
+#define ACOS(v) acos(v)
+#define ATAN(v) atan(v)
+#define SINH(v) sinh(v)
+#define COSH(v) cosh(v)
+#define ASINH(v) asinh(v)
+#define ACOSH(v) acosh(v)
+#define ATANH(v) atanh(v)
+#define POW(a, b) pow((a), (b))
+#define FLOOR(v) floor(v)
+#define CEIL(v) ceil(v)
+#define ROUND(v) rint(v) /* the default rounding: halves to even */
+#define FMOD(a, b) fmod((a), (b))
+/* IREM, IMOD: 0 for a zero divisor, and x % -1 is 0 (INT_MIN % -1 is
+ * undefined); IMOD moves a remainder of the other sign than b by b. */
+#define IREM(a, b) ((b) == 0 || ((EW_T)-1 < 0 && (b) == -1) ? 0 : (a) % (b))
+#define IMOD(a, b) EW_CAT(ew_imod_, EW_DT)((a), (b))
+int ew_imod_i32(int a, int b) {
+    int r = b == 0 || b == -1 ? 0 : a % b;
+    return r != 0 && (r ^ b) < 0 ? r + b : r;
+}
+long ew_imod_i64(long a, long b) {
+    long r = b == 0 || b == -1 ? 0 : a % b;
+    return r != 0 && (r ^ b) < 0 ? r + b : r;
+}
+/* Unsigned shifts: 0 from the type's width on. */
+#define SHL(a, b) ((b) < 8 * sizeof(EW_T) ? (EW_T)((a) << (b)) : (EW_T)0)
+#define SHR(a, b) ((b) < 8 * sizeof(EW_T) ? (EW_T)((a) >> (b)) : (EW_T)0)
+
+/* ==== The float32 rows as functions ========================================== */
+
+/* ew_row_<Op>(x, P0, P1, P2) for a unary row and ew_row_<Op>(a, b, P0, P1,
+ * P2) for a binary row of float result: the row's float expression, the
+ * same text the ew_<Op>_f32 kernels below compute, for kernels that chain
+ * rows; ew_row8_<Op> the same expression over float8 lanes (SEL a
+ * per-lane select, the built-in functions their vector forms). The
+ * fused-group kernels (devices/opencl/kernels_fused_cl.c) compile this
+ * file's text up to the end mark below, then their generated kernel. */
+float8 ew_sigmoid8(float8 x) {
+    float8 e = exp(-fabs(x));
+    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+float8 ew_softplus8(float8 x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs(x))); }
+
+#define EW_ROW_FN_U(op, fexpr)                                                                   \
+    float ew_row_##op(float x, float P0, float P1, float P2) { return (fexpr); }
+#define EW_ROW_FN_B(op, fexpr)                                                                   \
+    float ew_row_##op(float a, float b, float P0, float P1, float P2) { return (fexpr); }
+#define EW_ROW_FN_B_SAME(op, fexpr) EW_ROW_FN_B(op, fexpr)
+#define EW_ROW_FN_B_BOOL(op, fexpr)
+#define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) EW_HAS_##cls##_f32(EW_ROW_FN_U(op, fexpr))
+#define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr)
+#define EW_BINARY(op, cls, out, infer, fexpr, iexpr) EW_HAS_##cls##_f32(EW_ROW_FN_B_##out(op, fexpr))
+#define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) EW_BINARY(op, cls, out, infer, fexpr, iexpr)
+#include "graph/elementwise.def"
+#undef EW_ROW_FN_U
+#undef EW_ROW_FN_B
+#define EW_ROW_FN_U(op, fexpr)                                                                   \
+    float8 ew_row8_##op(float8 x, float P0, float P1, float P2) { return (fexpr); }
+#define EW_ROW_FN_B(op, fexpr)                                                                   \
+    float8 ew_row8_##op(float8 a, float8 b, float P0, float P1, float P2) { return (fexpr); }
+#undef SIGMOID
+#undef SOFTPLUS
+#define SIGMOID(v) ew_sigmoid8(v)
+#define SOFTPLUS(v) ew_softplus8(v)
+#include "graph/elementwise.def"
+#undef SIGMOID
+#undef SOFTPLUS
+#define SIGMOID(v) ew_sigmoid(v)
+#define SOFTPLUS(v) ew_softplus(v)
+#undef EW_ROW_FN_U
+#undef EW_ROW_FN_B
+#undef EW_UNARY
+#undef EW_PREDICATE
+#undef EW_BINARY
+#undef EW_BINARY_ATTRS
+/* ==== end of the row functions (tgc fused prelude) ==== */
+
+/* ==== The kernels of each row ============================================== */
 
 /* Element offsets of output element i in up to three operands, from the
  * collapsed dims and each operand's strides. */
@@ -45,21 +156,9 @@ void ew_offsets(long i, int rank, long8 dims, long8 s0, long8 s1, long8 s2, long
     *o2 = z;
 }
 
-/* ==== The rows of graph/elementwise.def ======================================= */
-
-float ew_sigmoid(float x) {
-    float e = exp(-fabs(x)); /* never overflows */
-    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
-}
-
-/* log(1 + e^x) = max(x, 0) + log1p(e^-|x|), without overflow. */
-float ew_softplus(float x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs(x))); }
-
 /* Kernels of one row for the dtype defined below (EW_DT, EW_T storage type,
  * EW_C computing type, EW_LD/EW_ST element access, EW_EXPR picking the
  * float or integer expression). */
-#define EW_CAT_(a, b) a##b
-#define EW_CAT(a, b) EW_CAT_(a, b)
 #define EW_NAME(op, suffix) EW_CAT(EW_CAT(ew_##op##_, EW_DT), suffix)
 #define EW_ST_SAME(y, i, v) EW_ST(y, i, v)
 #define EW_ST_BOOL(y, i, v) ((y)[i] = (uchar)((v) ? 1 : 0))
@@ -111,51 +210,6 @@ float ew_softplus(float x) { return x != x ? x : fmax(x, 0.0f) + log1p(exp(-fabs
         EW_C a = EW_LD(A, oa), b = EW_LD(B, ob);                                                 \
         STORE(Y, i, (expr));                                                                     \
     }
-
-/* The expression language (graph/elementwise.def), per work-item scalars. */
-#define SEL(m, t, f) ((m) ? (t) : (f))
-#define ISNAN(v) isnan(v)
-#define ABS(v) fabs(v)
-#define SQRT(v) sqrt(v)
-#define EXP(v) exp(v)
-#define EXPM1(v) expm1(v)
-#define LOG(v) log(v)
-#define LOG1P(v) log1p(v)
-#define TANH(v) tanh(v)
-#define SIGMOID(v) ew_sigmoid(v)
-#define ERF(v) erf(v)
-#define SOFTPLUS(v) ew_softplus(v)
-#define SIN(v) sin(v)
-#define COS(v) cos(v)
-#define TAN(v) tan(v)
-#define ASIN(v) asin(v)
-#define ACOS(v) acos(v)
-#define ATAN(v) atan(v)
-#define SINH(v) sinh(v)
-#define COSH(v) cosh(v)
-#define ASINH(v) asinh(v)
-#define ACOSH(v) acosh(v)
-#define ATANH(v) atanh(v)
-#define POW(a, b) pow((a), (b))
-#define FLOOR(v) floor(v)
-#define CEIL(v) ceil(v)
-#define ROUND(v) rint(v) /* the default rounding: halves to even */
-#define FMOD(a, b) fmod((a), (b))
-/* IREM, IMOD: 0 for a zero divisor, and x % -1 is 0 (INT_MIN % -1 is
- * undefined); IMOD moves a remainder of the other sign than b by b. */
-#define IREM(a, b) ((b) == 0 || ((EW_T)-1 < 0 && (b) == -1) ? 0 : (a) % (b))
-#define IMOD(a, b) EW_CAT(ew_imod_, EW_DT)((a), (b))
-int ew_imod_i32(int a, int b) {
-    int r = b == 0 || b == -1 ? 0 : a % b;
-    return r != 0 && (r ^ b) < 0 ? r + b : r;
-}
-long ew_imod_i64(long a, long b) {
-    long r = b == 0 || b == -1 ? 0 : a % b;
-    return r != 0 && (r ^ b) < 0 ? r + b : r;
-}
-/* Unsigned shifts: 0 from the type's width on. */
-#define SHL(a, b) ((b) < 8 * sizeof(EW_T) ? (EW_T)((a) << (b)) : (EW_T)0)
-#define SHR(a, b) ((b) < 8 * sizeof(EW_T) ? (EW_T)((a) >> (b)) : (EW_T)0)
 
 /* ---- float32 and float16 ---- */
 #define EW_EXPR(fexpr, iexpr) fexpr

@@ -1,0 +1,359 @@
+/* _FusedElementwise on an OpenCL device (graph/ops_fused.c has the op,
+ * passes/fuse_elementwise.c makes it): the group's program becomes the
+ * source of ONE kernel that loads each input once per element, runs every
+ * step as the row's own function and stores the last step's result; each
+ * work-item takes eight consecutive elements as float8 lanes (the last
+ * few elements one by one):
+ *     __kernel void tgc_fused(__global const float *X0, ..., __global float *Y,
+ *                             long n, long R2, ...) {
+ *         long w = get_global_id(0), i = w * 8;
+ *         if (i + 8 <= n) {
+ *             float8 x0 = vload8(w, X0);                  full input
+ *             float8 x1 = (float8)(X1[0]);                one element
+ *             float8 x2 = (float8)(X2[(i + 0) % R2], ...); a row broadcast
+ *             float8 t0 = ew_row8_Mul(x0, x1, P0, P1, P2);
+ *             ...
+ *             vstore8(t7, w, Y);
+ *             return;
+ *         }
+ *         for (; i < n; i++) { the same with float and ew_row_<Op> }
+ *     }
+ * The ew_row_<Op> and ew_row8_<Op> functions are kernels/elementwise.cl's
+ * (its text up to the "end of the row functions" mark is compiled first):
+ * the expression of graph/elementwise.def's row, as the unfused
+ * ew_<Op>_f32 kernels compute it, under the same FP_CONTRACT OFF. Results:
+ * arithmetic rows bitwise the unfused kernels'; where a row calls a
+ * built-in (exp, tanh, erf, log, atan, ...), its float8 form may round
+ * differently from the scalar one the unfused kernel calls: on PoCL at
+ * most 3 ulp apart through the tested programs (tests/devices/
+ * test_gpu_fused.c measures each row and bounds it at 4). The parameters are the exact bits of
+ * the float each step's kernel would be passed (as_float(0x...u): no
+ * decimal round trip, NaN and infinities included). The generated text
+ * (program and input kinds) is the key of a per-device cache, and the
+ * program goes through tgc_cl_program_build, whose disk cache keys on the
+ * full source: a second node with the same program compiles nothing, and
+ * neither does a second process. (XLA's and TVM's gpu fusion generate one
+ * kernel per group the same way; NVRTC/OpenCL runtime compilation with a
+ * source-keyed cache is the usual way to do it without a compiler
+ * backend in the library.) */
+#include "devices/opencl/kernels_fused_cl.h"
+
+#include "devices/opencl/cl_kernel_util.h"
+#include "devices/opencl/cl_program.h"
+#include "devices/opencl/cl_sources.h"
+#include "graph/elementwise.h"
+#include "support/alloc.h"
+#include "support/diag.h"
+#include "support/strmap.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PRELUDE_FILE "elementwise.cl"
+#define PRELUDE_END "/* ==== end of the row functions (tgc fused prelude) ==== */"
+#define GROUP 64
+#define LANES 8
+/* Room for the generated kernel: 64 steps and 32 inputs (rows gathered
+ * lane by lane) need under 32 KiB. */
+#define TEXT_CAP (64 * 1024)
+
+typedef struct tgc_cl_fused_cache {
+    tgc_strmap index; /* kernel text -> entry */
+    cl_program *programs;
+    cl_kernel *kernels;
+    int count, cap;
+} tgc_cl_fused_cache;
+
+/* ==== The cache =============================================================== */
+
+/* The text of elementwise.cl up to the end of its row functions; NULL if
+ * the embedded file lacks the mark. */
+static const char *prelude(size_t *len) {
+    for (const tgc_cl_source *s = tgc_cl_sources; s->name != NULL; s++) {
+        if (strcmp(s->name, PRELUDE_FILE) != 0) continue;
+        const char *end = strstr(s->text, PRELUDE_END);
+        if (end == NULL) return NULL;
+        *len = (size_t)(end - s->text) + strlen(PRELUDE_END);
+        return s->text;
+    }
+    return NULL;
+}
+
+static uint64_t fnv1a(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Builds prelude + kernel_text into *p and its kernel into *k. */
+static tgc_status build(tgc_cl_device *c, const char *kernel_text, char *err, size_t err_size, cl_program *p,
+                        cl_kernel *k) {
+    size_t pre_len = 0, text_len = strlen(kernel_text);
+    const char *pre = prelude(&pre_len);
+    if (pre == NULL) return tgc_err_format(err, err_size, TGC_ERR_RUNTIME, "the row functions of %s are missing",
+                                           PRELUDE_FILE);
+    char *full = tgc_malloc(pre_len + text_len + 2);
+    if (full == NULL) return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
+    memcpy(full, pre, pre_len);
+    full[pre_len] = '\n';
+    memcpy(full + pre_len + 1, kernel_text, text_len + 1);
+    char name[64];
+    snprintf(name, sizeof name, "fused_%016" PRIx64 ".cl", fnv1a(kernel_text));
+    tgc_cl_source src = {name, full, pre_len + 1 + text_len};
+    tgc_diags *diags = tgc_diags_create();
+    tgc_status st = diags != NULL ? tgc_cl_program_build(c, &src, diags, p) : TGC_ERR_NOMEM;
+    tgc_free(full);
+    if (st != TGC_OK) {
+        const char *why = diags != NULL && tgc_diags_count(diags) > 0 ? tgc_diag_message(diags, 0) : "out of memory";
+        tgc_err_format(err, err_size, st == TGC_ERR_NOMEM ? st : TGC_ERR_RUNTIME, "%s", why);
+        tgc_diags_free(diags);
+        return st == TGC_ERR_NOMEM ? st : TGC_ERR_RUNTIME;
+    }
+    tgc_diags_free(diags);
+    cl_int e;
+    *k = clCreateKernel(*p, "tgc_fused", &e);
+    if (e != CL_SUCCESS) {
+        clReleaseProgram(*p);
+        return tgc_err_format(err, err_size, TGC_ERR_RUNTIME, "the generated program has no kernel tgc_fused: %s",
+                              tgc_cl_error_name(e));
+    }
+    return TGC_OK;
+}
+
+tgc_status tgc_cl_fused_kernel(tgc_cl_device *c, const char *kernel_text, char *err, size_t err_size,
+                               cl_kernel *out) {
+    if (c->fused == NULL && (c->fused = tgc_calloc(1, sizeof *c->fused)) == NULL)
+        return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
+    tgc_cl_fused_cache *fc = c->fused;
+    int32_t at = tgc_strmap_get(&fc->index, kernel_text);
+    if (at >= 0) {
+        c->counters.fused_hits++;
+        *out = fc->kernels[at];
+        return TGC_OK;
+    }
+    if (fc->count == fc->cap) {
+        int cap = fc->cap ? 2 * fc->cap : 8;
+        cl_program *p = tgc_realloc(fc->programs, (size_t)cap * sizeof *p);
+        if (p != NULL) fc->programs = p;
+        cl_kernel *k = p != NULL ? tgc_realloc(fc->kernels, (size_t)cap * sizeof *k) : NULL;
+        if (k == NULL) return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
+        fc->kernels = k;
+        fc->cap = cap;
+    }
+    cl_program p = NULL;
+    cl_kernel k = NULL;
+    tgc_status st = build(c, kernel_text, err, err_size, &p, &k);
+    if (st != TGC_OK) return st;
+    if (tgc_strmap_put(&fc->index, kernel_text, fc->count) != TGC_OK) {
+        clReleaseKernel(k);
+        clReleaseProgram(p);
+        return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
+    }
+    fc->programs[fc->count] = p;
+    fc->kernels[fc->count++] = k;
+    c->counters.programs++;
+    c->counters.kernels++;
+    *out = k;
+    return TGC_OK;
+}
+
+void tgc_cl_fused_release(tgc_cl_device *c) {
+    tgc_cl_fused_cache *fc = c->fused;
+    if (fc == NULL) return;
+    for (int i = 0; i < fc->count; i++) {
+        clReleaseKernel(fc->kernels[i]);
+        clReleaseProgram(fc->programs[i]);
+    }
+    c->counters.programs -= fc->count;
+    c->counters.kernels -= fc->count;
+    tgc_strmap_release(&fc->index);
+    tgc_free(fc->programs);
+    tgc_free(fc->kernels);
+    tgc_free(fc);
+    c->fused = NULL;
+}
+
+/* ==== The generated kernel ===================================================== */
+
+typedef enum input_kind { IN_FULL, IN_SCALAR, IN_ROW } input_kind;
+
+typedef struct text {
+    char *s;
+    size_t len;
+    bool full;
+} text;
+
+static void put(text *t, const char *fmt, ...) TGC_PRINTF(2, 3);
+static void put(text *t, const char *fmt, ...) {
+    if (t->full) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->s + t->len, TEXT_CAP - t->len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= TEXT_CAP - t->len) t->full = true;
+    else t->len += (size_t)n;
+}
+
+static uint32_t float_bits(double v) {
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Checks the node's program (as inference does: a node may come from a
+ * file). */
+static tgc_status check_program(tgc_kernel_ctx *c, const tgc_attr **ops, const tgc_attr **operands,
+                                const tgc_attr **params) {
+    *ops = tgc_node_attr(c->node, "ops");
+    *operands = tgc_node_attr(c->node, "operands");
+    *params = tgc_node_attr(c->node, "params");
+    if (*ops == NULL || (*ops)->type != TGC_ATTR_STRINGS || *operands == NULL || (*operands)->type != TGC_ATTR_INTS ||
+        *params == NULL || (*params)->type != TGC_ATTR_FLOATS)
+        return tgc_kernel_fail(c, "_FusedElementwise: needs the attributes ops (strings), operands (ints) and "
+                                  "params (floats)");
+    size_t steps = (*ops)->n;
+    if (steps == 0 || steps > TGC_FUSED_MAX_STEPS || (*operands)->n != 2 * steps || (*params)->n != 3 * steps)
+        return tgc_kernel_fail(c, "_FusedElementwise: a group of %zu steps (1 to %d) with %zu operands and %zu "
+                                  "params (2 and 3 per step)", steps, TGC_FUSED_MAX_STEPS, (*operands)->n,
+                               (*params)->n);
+    for (size_t k = 0; k < steps; k++) {
+        const tgc_ew_row *r = tgc_ew_find((*ops)->strings[k]);
+        if (r == NULL || r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0)
+            return tgc_kernel_fail(c, "_FusedElementwise: step %zu: '%s' is no float elementwise row", k,
+                                   (*ops)->strings[k]);
+        for (int j = 0; j < 2; j++) {
+            int64_t o = (*operands)->ints[2 * k + j];
+            bool used = j < r->arity;
+            if ((used && (o < 0 || o >= c->n_inputs + (int64_t)k)) || (!used && o != -1))
+                return tgc_kernel_fail(c, "_FusedElementwise: step %zu (%s): operand %d is %lld", k, r->op, j,
+                                       (long long)o);
+        }
+    }
+    return TGC_OK;
+}
+
+/* The loads and the steps over one element i (lanes 1) or eight, i to
+ * i + 7 (lanes 8: float8 values, the rows' ew_row8_ forms), indented by
+ * `ind`; the last step's value is t<steps - 1>. */
+static void put_body(text *t, int lanes, const char *ind, int n_in, const input_kind *kinds, const tgc_attr *ops,
+                     const tgc_attr *operands, const tgc_attr *params) {
+    const char *type = lanes == 8 ? "float8" : "float";
+    for (int i = 0; i < n_in; i++) {
+        if (kinds[i] == IN_SCALAR) put(t, "%s%s x%d = (%s)(X%d[0]);\n", ind, type, i, type, i);
+        else if (lanes == 1 && kinds[i] == IN_FULL) put(t, "%sfloat x%d = X%d[i];\n", ind, i, i);
+        else if (lanes == 1) put(t, "%sfloat x%d = X%d[i %% R%d];\n", ind, i, i, i);
+        else if (kinds[i] == IN_FULL) put(t, "%sfloat8 x%d = vload8(w, X%d);\n", ind, i, i);
+        else {
+            put(t, "%sfloat8 x%d = (float8)(", ind, i);
+            for (int j = 0; j < 8; j++) put(t, "X%d[(i + %d) %% R%d]%s", i, j, i, j < 7 ? ", " : ");\n");
+        }
+    }
+    size_t steps = ops->n;
+    for (size_t k = 0; k < steps; k++) {
+        const tgc_ew_row *r = tgc_ew_find(ops->strings[k]);
+        put(t, "%s%s t%zu = ew_row%s_%s(", ind, type, k, lanes == 8 ? "8" : "", r->op);
+        for (int j = 0; j < r->arity; j++) {
+            int64_t o = operands->ints[2 * k + j];
+            if (o < n_in) put(t, "x%d, ", (int)o);
+            else put(t, "t%d, ", (int)(o - n_in));
+        }
+        for (int j = 0; j < 3; j++)
+            put(t, "as_float(0x%08" PRIx32 "u)%s", float_bits(params->floats[3 * k + j]), j < 2 ? ", " : ");\n");
+    }
+}
+
+/* Checks the node's program and writes the kernel's text into t: work-item
+ * w computes elements 8w .. 8w + 7 as float8 lanes where all eight are
+ * there, and the last few one by one. (Eight lanes per work-item, not one
+ * element: PoCL's cpu device vectorizes a kernel across work-items only
+ * when every call in it has a vector form, and a group with Tanh or Erf in
+ * it then ran every step scalar, slower than the unfused kernels; the
+ * explicit float8 keeps the other steps vectorized. A gpu gets the same
+ * lanes as instruction-level parallelism.) */
+static tgc_status generate(tgc_kernel_ctx *c, const input_kind *kinds, text *t) {
+    const tgc_attr *ops, *operands, *params;
+    tgc_status st = check_program(c, &ops, &operands, &params);
+    if (st != TGC_OK) return st;
+    int n_in = c->n_inputs;
+    put(t, "__kernel void tgc_fused(");
+    for (int i = 0; i < n_in; i++) put(t, "__global const float *X%d, ", i);
+    put(t, "__global float *Y, long n");
+    for (int i = 0; i < n_in; i++)
+        if (kinds[i] == IN_ROW) put(t, ", long R%d", i);
+    put(t, ") {\n    long w = get_global_id(0), i = w * 8;\n    if (i + 8 <= n) {\n");
+    put_body(t, 8, "        ", n_in, kinds, ops, operands, params);
+    put(t, "        vstore8(t%zu, w, Y);\n        return;\n    }\n    for (; i < n; i++) {\n", ops->n - 1);
+    put_body(t, 1, "        ", n_in, kinds, ops, operands, params);
+    put(t, "        Y[i] = t%zu;\n    }\n}\n", ops->n - 1);
+    if (t->full) return tgc_kernel_fail(c, "_FusedElementwise: the generated kernel is too long");
+    return TGC_OK;
+}
+
+static tgc_status fused_gpu(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_cl_check(c, 1, 1, 0);
+    if (st != TGC_OK) return st;
+    if (c->n_inputs > TGC_FUSED_MAX_INPUTS)
+        return tgc_kernel_fail(c, "_FusedElementwise: %d inputs (at most %d)", c->n_inputs, TGC_FUSED_MAX_INPUTS);
+    int64_t n = tgc_value_numel(&c->outputs[0]);
+    input_kind kinds[TGC_FUSED_MAX_INPUTS];
+    int64_t period[TGC_FUSED_MAX_INPUTS];
+    if (c->outputs[0].dtype != TGC_FLOAT32 || n < 0)
+        return tgc_kernel_fail(c, "_FusedElementwise: the output must be float32");
+    if (n == 0) { /* nothing to compute (empty inputs have no period): the program is still checked */
+        const tgc_attr *ops, *operands, *params;
+        return check_program(c, &ops, &operands, &params);
+    }
+    for (int i = 0; i < c->n_inputs; i++) {
+        period[i] = tgc_value_numel(&c->inputs[i]);
+        if (c->inputs[i].dtype != TGC_FLOAT32)
+            return tgc_kernel_fail(c, "_FusedElementwise: input %d is %s, not float32", i,
+                                   tgc_dtype_name(c->inputs[i].dtype));
+        if (period[i] < 1 || n % period[i] != 0)
+            return tgc_kernel_fail(c, "_FusedElementwise: input %d has %lld elements, which do not tile the "
+                                      "output's %lld", i, (long long)period[i], (long long)n);
+        kinds[i] = period[i] == n ? IN_FULL : period[i] == 1 ? IN_SCALAR : IN_ROW;
+    }
+    text t = {tgc_malloc(TEXT_CAP), 0, false};
+    if (t.s == NULL) return TGC_ERR_NOMEM;
+    st = generate(c, kinds, &t);
+    if (st != TGC_OK) {
+        tgc_free(t.s);
+        return st;
+    }
+    tgc_cl_device *d = (tgc_cl_device *)c->device;
+    char why[2048];
+    cl_kernel k = NULL;
+    cl_int err = CL_SUCCESS;
+    size_t items = ((size_t)n + LANES - 1) / LANES, global = (items + GROUP - 1) / GROUP * GROUP;
+    cl_long nl = n;
+    pthread_mutex_lock(&d->lock);
+    st = tgc_cl_fused_kernel(d, t.s, why, sizeof why, &k);
+    cl_uint a = 0;
+    for (int i = 0; st == TGC_OK && err == CL_SUCCESS && i < c->n_inputs; i++)
+        err = clSetKernelArg(k, a++, sizeof(cl_mem), &c->inputs[i].buf->mem);
+    if (st == TGC_OK && err == CL_SUCCESS) err = clSetKernelArg(k, a++, sizeof(cl_mem), &c->outputs[0].buf->mem);
+    if (st == TGC_OK && err == CL_SUCCESS) err = clSetKernelArg(k, a++, sizeof nl, &nl);
+    for (int i = 0; st == TGC_OK && err == CL_SUCCESS && i < c->n_inputs; i++)
+        if (kinds[i] == IN_ROW) {
+            cl_long r = period[i];
+            err = clSetKernelArg(k, a++, sizeof r, &r);
+        }
+    if (st == TGC_OK && err == CL_SUCCESS) err = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL);
+    pthread_mutex_unlock(&d->lock);
+    tgc_free(t.s);
+    if (st != TGC_OK) {
+        tgc_kernel_fail(c, "_FusedElementwise: %s", why);
+        return st;
+    }
+    if (err != CL_SUCCESS) return tgc_kernel_fail(c, "_FusedElementwise: OpenCL kernel: %s", tgc_cl_error_name(err));
+    return TGC_OK;
+}
+
+const tgc_kernel_def tgc_gpu_kernels_fused[] = {
+    {.op = "_FusedElementwise", .kind = TGC_DEVICE_GPU, .fn = fused_gpu, .forward_input = -1,
+     .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
+    {.op = NULL},
+};
