@@ -58,6 +58,12 @@ tgc_status tgc_pass_fuse_gelu(tgc_rewrite *rw);
  * becomes one LayerNormalization (ONNX Runtime's LayerNormFusion). */
 tgc_status tgc_pass_fuse_layer_norm(tgc_rewrite *rw);
 
+/* Scaled dot-product attention, softmax(scale * Q K^T [+ mask]) V over the
+ * last axis in the decomposed forms exporters write, becomes one
+ * _Attention node (passes/fuse_attention.c has the rules); only when every
+ * device in the list has an _Attention kernel. */
+tgc_status tgc_pass_fuse_attention(tgc_rewrite *rw);
+
 /* Fusion groups of elementwise nodes, each made one _FusedElementwise node
  * (passes/fuse_elementwise.c has the rules); only when rw->cpu_only. */
 tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw);
