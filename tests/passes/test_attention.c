@@ -170,13 +170,12 @@ static void test_kernel_broadcast(void) {
     tgc_graph_free(g);
 }
 
-/* Lq 70 and Lk 400: blocks of 40 query rows (the scratch's 16384 floats
- * over 400 keys), the last one short; a mask [B, 1, Lk] broadcast over the
- * rows; on 1 and on 2 threads. */
+/* Lq 150 and Lk 400: blocks of 128 query rows, the last one short (22);
+ * a mask [B, 1, Lk] broadcast over the rows; on 1 and on 2 threads. */
 static void test_kernel_blocks(void) {
     tgc_graph *g = load("format: tgc/1\n"
                         "inputs:\n"
-                        "  - {name: q, dtype: float32, shape: [2, 70, 8]}\n"
+                        "  - {name: q, dtype: float32, shape: [2, 150, 8]}\n"
                         "  - {name: k, dtype: float32, shape: [2, 400, 8]}\n"
                         "  - {name: v, dtype: float32, shape: [2, 400, 8]}\n"
                         "  - {name: mask, dtype: float32, shape: [2, 1, 400]}\n"

@@ -61,8 +61,8 @@ for n, a in (("b_q", q), ("b_kt", kt), ("b_v", v), ("b_mask", pad)):
     save(n, a)
 save("b_out", attention(q, np.swapaxes(kt, -1, -2), v, 0.3, pad))
 
-# c: several row blocks and pieces: [2] batch, Lq 70, Lk 400, D 8, Dv 8, a [2, 1, 400] mask
-q, k, v = f32(2, 70, 8), f32(2, 400, 8), f32(2, 400, 8)
+# c: two row blocks (128 rows and 22): [2] batch, Lq 150, Lk 400, D 8, Dv 8, a [2, 1, 400] mask
+q, k, v = f32(2, 150, 8), f32(2, 400, 8), f32(2, 400, 8)
 cm = (rng.standard_normal((2, 1, 400)) * 2).astype(np.float32)
 for n, a in (("c_q", q), ("c_k", k), ("c_v", v), ("c_mask", cm)):
     save(n, a)
