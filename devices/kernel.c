@@ -36,6 +36,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_host[];
 extern const tgc_kernel_def tgc_gpu_kernels_convt[];
 extern const tgc_kernel_def tgc_gpu_kernels_resize[];
 extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
+extern const tgc_kernel_def tgc_gpu_kernels_attention[];
 
 static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_string, /* first: its string-only movers stand before the any-dtype ones */
@@ -66,6 +67,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_gpu_kernels_convt,
     tgc_gpu_kernels_resize,
     tgc_gpu_kernels_indexing,
+    tgc_gpu_kernels_attention,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {

@@ -71,15 +71,15 @@ static tgc_graph *optimized(const tgc_graph *g, const char *devices) {
     return opt;
 }
 
-/* Runs g on the cpu (optimized at `level`, `threads` workers) with the
+/* Runs g on `devices` (optimized at `level`, `threads` workers) with the
  * feeds; stores the first n_out outputs in outs (the caller releases). */
-static void run(const tgc_graph *g, tgc_optimize_level level, const char *threads, int n_feeds,
-                const char *const *names, tgc_tensor *const *feeds, int n_out, tgc_tensor **outs) {
+static void run_on(const char *devices, const tgc_graph *g, tgc_optimize_level level, const char *threads,
+                   int n_feeds, const char *const *names, tgc_tensor *const *feeds, int n_out, tgc_tensor **outs) {
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
     tgc_tensor *all[4] = {NULL};
     tgc_session_options o = {.optimize = level, .threads = threads};
-    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
+    tgc_status st = tgc_session_create(g, devices, &o, d, &s);
     CU_ASSERT_FATAL(st != TGC_OK || tgc_session_output_count(s) <= 4);
     if (st == TGC_OK) st = tgc_session_run(s, n_feeds, names, (tgc_tensor **)feeds, all, d);
     if (st != TGC_OK) tgc_diags_print(d, stderr);
@@ -90,6 +90,17 @@ static void run(const tgc_graph *g, tgc_optimize_level level, const char *thread
     }
     tgc_session_free(s);
     tgc_diags_free(d);
+}
+
+/* run_on the cpu. */
+static void run(const tgc_graph *g, tgc_optimize_level level, const char *threads, int n_feeds,
+                const char *const *names, tgc_tensor *const *feeds, int n_out, tgc_tensor **outs) {
+    run_on("cpu", g, level, threads, n_feeds, names, feeds, n_out, outs);
+}
+
+static bool has_gpu(void) {
+    tgc_device_info info[4];
+    return tgc_devices_list(info, 4) > 1;
 }
 
 /* max |got - want| / max |want|, both of want's size. */
@@ -377,8 +388,6 @@ static void test_near_misses(void) {
         {"-1", ", r", "  - {name: r, op: ReduceSum, inputs: [p], attrs: {keepdims: 0}}\n", "cpu",
          "the probabilities have another reader (nn.MultiheadAttention's averaged weights)"},
         {"-1", ", n", "  - {name: n, op: Neg, inputs: [sd]}\n", "cpu", "the scaled scores have another reader"},
-        {"-1", "", "", "cpu,gpu0", "a gpu in the list has no _Attention kernel"},
-        {"-1", "", "", NULL, "no device list"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tgc_graph *g = load(classic(cases[i].axis, cases[i].outputs, cases[i].nodes));
@@ -444,6 +453,57 @@ static void test_threads_bitwise(void) {
     tgc_tensor_release(two);
     tgc_tensor_release(plain);
     free(buf);
+    tgc_graph_free(g);
+}
+
+/* The gpu kernel (when there is an OpenCL device): the kernel cases
+ * against numpy, and the pass fusing on a list with the gpu, whose run
+ * matches numpy too. */
+static void test_gpu(void) {
+    if (!has_gpu()) {
+        printf("\n  notice: no OpenCL device; gpu kernel not checked\n");
+        return;
+    }
+    struct {
+        const char *yaml, *in[4], *out;
+        double tol;
+    } cases[] = {
+        {"format: tgc/1\ninputs: [{name: q, dtype: float32, shape: [2, 3, 5, 4]}, {name: k, dtype: float32, shape: "
+         "[2, 3, 7, 4]}, {name: v, dtype: float32, shape: [2, 3, 7, 6]}, {name: mask, dtype: float32, shape: [5, 7]}]\n"
+         "outputs: [y]\nnodes: [{name: y, op: _Attention, inputs: [q, k, v, mask], attrs: {scale: 0.5}}]\n",
+         {"a_q", "a_k", "a_v", "a_mask"}, "a_out", 1e-6},
+        {"format: tgc/1\ninputs: [{name: q, dtype: float32, shape: [2, 1, 5, 4]}, {name: k, dtype: float32, shape: "
+         "[3, 4, 7]}, {name: v, dtype: float32, shape: [1, 3, 7, 6]}, {name: mask, dtype: float32, shape: [2, 1, 1, "
+         "7]}]\noutputs: [y]\nnodes: [{name: y, op: _Attention, inputs: [q, k, v, mask], attrs: {scale: 0.3, "
+         "k_transposed: 1}}]\n",
+         {"b_q", "b_kt", "b_v", "b_mask"}, "b_out", 1e-6},
+        {"format: tgc/1\ninputs: [{name: q, dtype: float32, shape: [2, 150, 8]}, {name: k, dtype: float32, shape: "
+         "[2, 400, 8]}, {name: v, dtype: float32, shape: [2, 400, 8]}, {name: mask, dtype: float32, shape: [2, 1, "
+         "400]}]\noutputs: [y]\nnodes: [{name: y, op: _Attention, inputs: [q, k, v, mask], attrs: {scale: 0.125}}]\n",
+         {"c_q", "c_k", "c_v", "c_mask"}, "c_out", 3e-6},
+    };
+    const char *names[] = {"q", "k", "v", "mask"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tgc_graph *g = load(cases[i].yaml);
+        tgc_tensor *in[4], *out = NULL, *want = npy(cases[i].out);
+        for (int k = 0; k < 4; k++) in[k] = npy(cases[i].in[k]);
+        run_on("gpu0", g, TGC_OPTIMIZE_NONE, NULL, 4, names, in, 1, &out);
+        expect_close(out, want, cases[i].tol, cases[i].out);
+        release_all(in, 4);
+        tgc_tensor_release(out);
+        tgc_tensor_release(want);
+        tgc_graph_free(g);
+    }
+    tgc_graph *g = load(classic("-1", "", ""));
+    tgc_graph *opt = optimized(g, "cpu,gpu0");
+    CU_ASSERT_EQUAL(count_op(opt, "_Attention"), 1);
+    tgc_graph_free(opt);
+    tgc_tensor *in[3] = {npy("a_q"), npy("a_k"), npy("a_v")}, *fused = NULL, *want = npy("a_out");
+    run_on("gpu0", g, TGC_OPTIMIZE_ALL, NULL, 3, qkv_names, in, 1, &fused);
+    expect_close(fused, want, 1e-6, "fused on gpu0 vs numpy");
+    release_all(in, 3);
+    tgc_tensor_release(fused);
+    tgc_tensor_release(want);
     tgc_graph_free(g);
 }
 
@@ -545,7 +605,7 @@ TGC_TEST_MAIN("attention", {"kernel_values", test_kernel_values}, {"kernel_broad
               {"kernel_blocks", test_kernel_blocks}, {"kernel_bad_shapes", test_kernel_bad_shapes},
               {"fuse_classic", test_fuse_classic}, {"fuse_sdpa_form", test_fuse_sdpa_form},
               {"fuse_pretransposed_runtime_mask", test_fuse_pretransposed_runtime_mask},
-              {"near_misses", test_near_misses}, {"threads_bitwise", test_threads_bitwise},
+              {"near_misses", test_near_misses}, {"threads_bitwise", test_threads_bitwise}, {"gpu", test_gpu},
               {"exported_models", test_exported_models},
               {"exported_mha_with_weights", test_exported_mha_with_weights},
               {"every_allocation_fails_in_turn", test_every_allocation_fails_in_turn})
