@@ -19,8 +19,8 @@
  * AttentionFusion/MultiHeadAttention, PyTorch's SDPA.
  *
  * Formed only when every device the graph may run on has an _Attention
- * kernel (the kernel registry; a gpu in the list without one keeps the
- * unfused ops). */
+ * kernel (the kernel registry: the cpu and the gpu have one; a device kind
+ * without one would keep the unfused ops). */
 #include "graph/ops_attention.h"
 #include "passes/pass.h"
 
