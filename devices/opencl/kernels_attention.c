@@ -1,7 +1,7 @@
 /* _Attention on the gpu (float32): the host side of
  * kernels/attention.cl's attention_f32, one work-item per (batch index,
- * query row, chunk of 32 output columns), each walking the keys twice and
- * never storing the scores. Arguments are checked by the geometry the cpu
+ * query row, chunk of 64 output columns), each walking the keys once
+ * (online softmax) and never storing the scores. Arguments are checked by the geometry the cpu
  * kernel reads too (devices/attention_geometry.c). */
 #include "devices/attention_geometry.h"
 #include "devices/opencl/cl_kernel_util.h"
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#define ATT_CHUNK 32 /* attention.cl's output columns a work-item */
+#define ATT_CHUNK 64 /* attention.cl's output columns a work-item */
 #define ATT_MAX_BATCH_AXES 8
 
 static tgc_status attention_cl(tgc_kernel_ctx *c) {

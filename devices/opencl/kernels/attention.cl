@@ -3,17 +3,18 @@
  * devices/attention_geometry.c):
  *     Y = softmax(scale * Q K^T + mask, last axis) V
  * One work-item per (batch index, query row, chunk of ATT_CHUNK output
- * columns): a first walk over the keys finds the largest score, a second
- * sums exp(score - max) (compensated, Neumaier, as reduce.cl's softmax)
- * and accumulates exp(score - max) * V[key] for the chunk's columns, and
- * the chunk is divided by the sum. The scores are recomputed, never
- * stored. A NaN score makes the row NaN; a row masked everywhere by -inf
- * is NaN, as the unfused Softmax makes it. Batch axes (at most 8) are
+ * columns), one walk over the keys with the online softmax of Milakov and
+ * Gimelshein (2018), as FlashAttention computes it: the running maximum m,
+ * sum of exp(score - m) and exp(score - m) * V[key] for the chunk's
+ * columns, both rescaled by exp(m_old - m_new) when the maximum grows; the
+ * chunk is divided by the sum at the end. The scores are never stored. A
+ * NaN score makes the row NaN; a row masked everywhere by -inf is NaN, as
+ * the unfused Softmax makes it. Batch axes (at most 8) are
  * walked with each operand's strides (0 along a broadcast axis). */
 
 #pragma OPENCL FP_CONTRACT OFF
 
-#define ATT_CHUNK 32
+#define ATT_CHUNK 64
 
 /* scale * Q[i] . K[j] (+ mask[i, j]). */
 float att_score(__global const float *q, __global const float *k, __global const float *mask, long j, long lk,
@@ -54,24 +55,23 @@ __kernel void attention_f32(__global const float *q, __global const float *k, __
     }
     __global const float *qi = q + oq + i * d;
     long mrow = om + i * m_row;
-    float m = -INFINITY;
-    for (long j = 0; j < lk; j++) {
-        float s = att_score(qi, k + ok, mask, j, lk, d, kt, scale, has_mask, mrow, m_col);
-        m = s > m ? s : m;
-    }
     long c0 = chunk * ATT_CHUNK, n = dv - c0 < ATT_CHUNK ? dv - c0 : ATT_CHUNK;
     float acc[ATT_CHUNK];
     for (int c = 0; c < ATT_CHUNK; c++) acc[c] = 0.0f;
-    float sum = 0.0f, comp = 0.0f;
+    float m = -INFINITY, sum = 0.0f;
     for (long j = 0; j < lk; j++) {
-        float e = exp(att_score(qi, k + ok, mask, j, lk, d, kt, scale, has_mask, mrow, m_col) - m);
-        float tot = sum + e;
-        comp += fabs(sum) >= fabs(e) ? (sum - tot) + e : (e - tot) + sum;
-        sum = tot;
+        float s = att_score(qi, k + ok, mask, j, lk, d, kt, scale, has_mask, mrow, m_col);
+        if (s > m) { /* a new maximum: what was summed is rescaled to it */
+            float f = exp(m - s);
+            sum *= f;
+            for (int c = 0; c < n; c++) acc[c] *= f;
+            m = s;
+        }
+        float e = exp(s - m);
+        sum += e;
         __global const float *vj = v + ov + j * dv + c0;
         for (int c = 0; c < n; c++) acc[c] += e * vj[c];
     }
-    float total = isfinite(sum) ? sum + comp : sum;
     __global float *yi = y + (t * lq + i) * dv + c0;
-    for (int c = 0; c < n; c++) yi[c] = acc[c] / total;
+    for (int c = 0; c < n; c++) yi[c] = acc[c] / sum;
 }
