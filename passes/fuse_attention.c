@@ -11,6 +11,9 @@
  *                      swapping the last two axes (then K is read and the
  *                      Transpose goes), or anything else (read as K^T)
  *
+ * Each product may also be an Einsum of the same meaning over equal batch
+ * labels (maxvit's "BGHID,BGHJD->BGHIJ" and "BGHIJ,BGHJD->BGHID").
+ *
  * Every intermediate has the next node as its only reader and is no graph
  * output; all nodes ask for the same device and have no control inputs or
  * colocate_with. The scale is the product of the constants (in double,
@@ -25,6 +28,7 @@
 #include "passes/pass.h"
 
 #include "devices/kernel.h"
+#include "graph/einsum.h"
 
 #include <math.h>
 #include <string.h>
@@ -109,9 +113,47 @@ static bool swaps_last_two(const tgc_rewrite *rw, int32_t id) {
     return perm->ints[r - 2] == r - 1 && perm->ints[r - 1] == r - 2;
 }
 
-/* True when value r is the first output of a MatMul read only by node rd. */
+/* Einsum forms of the two products (maxvit's "BGHID,BGHJD->BGHIJ" and
+ * "BGHIJ,BGHJD->BGHID"): two terms and the output of one rank r >= 2 whose
+ * first r - 2 labels are the same letters; then in the last two, with x,
+ * y, z distinct and none a batch label:
+ *     want 'k': xz, yz -> xy (Q K^T, K as it is) or xz, zy -> xy (K^T)
+ *     want 'v': xy, yz -> xz (P V)
+ * *kt tells which K form. */
+static bool einsum_product(const tgc_rewrite *rw, int32_t id, char want, bool *kt) {
+    if (!tgc_pass_is_op(rw, id, "Einsum")) return false;
+    const tgc_node *n = &rw->g->nodes[id];
+    const tgc_attr *eq = tgc_node_attr(n, "equation");
+    const tgc_tensor_info *a = tgc_graph_ref_info(rw->g, n->inputs[0]);
+    const tgc_tensor_info *b = n->n_inputs == 2 ? tgc_graph_ref_info(rw->g, n->inputs[1]) : NULL;
+    if (eq == NULL || eq->s == NULL || b == NULL || a->shape.rank < 2 || a->shape.rank != b->shape.rank) return false;
+    tgc_einsum e;
+    char err[128];
+    int r = a->shape.rank;
+    if (!tgc_einsum_parse(eq->s, 2, (int[]){r, r}, &e, err, sizeof err) || e.n_ellipsis > 0 || e.out_rank != r)
+        return false;
+    for (int d = 0; d < r - 2; d++)
+        if (e.labels[0][d] != e.labels[1][d] || e.labels[0][d] != e.out_labels[d]) return false;
+    int x = e.labels[0][r - 2], p = e.labels[0][r - 1], b0 = e.labels[1][r - 2], b1 = e.labels[1][r - 1];
+    int o0 = e.out_labels[r - 2], o1 = e.out_labels[r - 1];
+    for (int d = 0; d < r - 2; d++)
+        if (e.labels[0][d] == x || e.labels[0][d] == p || e.labels[0][d] == b0 || e.labels[0][d] == b1) return false;
+    if (x == p || o0 != x) return false;
+    if (want == 'v') return b0 == p && b1 != x && b1 != p && o1 == b1;
+    /* want 'k': p is z, the summed label; y is the output's last */
+    if (o1 == x || o1 == p) return false;
+    if (b0 == o1 && b1 == p) *kt = false;
+    else if (b0 == p && b1 == o1) *kt = true;
+    else return false;
+    return true;
+}
+
+/* True when value r is the first output of a MatMul (or an Einsum Q K^T)
+ * read only by node rd. */
 static bool matmul_read_by(const tgc_rewrite *rw, tgc_ref r, int32_t rd) {
-    return r.port == 0 && tgc_pass_is_op(rw, r.node, "MatMul") && tgc_pass_only_reader(rw, r) == rd;
+    bool kt;
+    return r.port == 0 && (tgc_pass_is_op(rw, r.node, "MatMul") || einsum_product(rw, r.node, 'k', &kt)) &&
+           tgc_pass_only_reader(rw, r) == rd;
 }
 
 /* True when x (rank >= 2) has batch dims the scores' batch dims cover
@@ -141,7 +183,9 @@ static bool match(const tgc_rewrite *rw, int32_t softmax, att_match *m) {
     m->scale = 1.0;
     m->mask.node = -1;
     int32_t mm2 = tgc_pass_only_reader(rw, out0(softmax));
-    if (!tgc_pass_is_op(rw, mm2, "MatMul") || !same(rw->g->nodes[mm2].inputs[0], out0(softmax)) ||
+    bool ein_kt;
+    if (!(tgc_pass_is_op(rw, mm2, "MatMul") || einsum_product(rw, mm2, 'v', &ein_kt)) ||
+        !same(rw->g->nodes[mm2].inputs[0], out0(softmax)) ||
         !take(rw, m, mm2) || !take(rw, m, softmax))
         return false;
     m->v = rw->g->nodes[mm2].inputs[1];
@@ -183,7 +227,9 @@ static bool match(const tgc_rewrite *rw, int32_t softmax, att_match *m) {
     tgc_ref kb = strip_scales(rw, m, n->inputs[1], &rd);
     m->kt = true;
     m->k = kb;
-    if (kb.port == 0 && swaps_last_two(rw, kb.node) && tgc_pass_only_reader(rw, kb) == rd && take(rw, m, kb.node)) {
+    if (einsum_product(rw, mm1, 'k', &ein_kt)) {
+        m->kt = ein_kt; /* the Einsum says which; a Transpose before it stays */
+    } else if (kb.port == 0 && swaps_last_two(rw, kb.node) && tgc_pass_only_reader(rw, kb) == rd && take(rw, m, kb.node)) {
         m->kt = false;
         rd = kb.node;
         m->k = strip_scales(rw, m, rw->g->nodes[kb.node].inputs[0], &rd);

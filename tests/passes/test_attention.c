@@ -378,6 +378,63 @@ static void test_fuse_pretransposed_runtime_mask(void) {
     tgc_graph_free(g);
 }
 
+/* Einsum products as torchvision's maxvit writes them: Q K^T as
+ * "bhid,bhjd->bhij" (K as it is) and P V as "bhij,bhjd->bhid", with the
+ * numpy values of the unmasked case; and Q K^T as "bhid,bhdj->bhij" (K^T). */
+static void test_fuse_einsum_form(void) {
+    const char *forms[2][2] = {{"bhid,bhjd->bhij", "[2, 3, 7, 4]"}, {"bhid,bhdj->bhij", "[2, 3, 4, 7]"}};
+    for (int f = 0; f < 2; f++) {
+        char yaml[1024];
+        snprintf(yaml, sizeof yaml,
+                 "format: tgc/1\n"
+                 "inputs:\n"
+                 "  - {name: q, dtype: float32, shape: [2, 3, 5, 4]}\n"
+                 "  - {name: k, dtype: float32, shape: %s}\n"
+                 "  - {name: v, dtype: float32, shape: [2, 3, 7, 6]}\n"
+                 "outputs: [y]\n"
+                 "initializers: [{name: c, dtype: float32, shape: [], values: [0.5]}]\n"
+                 "nodes:\n"
+                 "  - {name: qs, op: Mul, inputs: [q, c]}\n"
+                 "  - {name: s, op: Einsum, inputs: [qs, k], attrs: {equation: \"%s\"}}\n"
+                 "  - {name: p, op: Softmax, inputs: [s]}\n"
+                 "  - {name: y, op: Einsum, inputs: [p, v], attrs: {equation: \"bhij,bhjd->bhid\"}}\n",
+                 forms[f][1], forms[f][0]);
+        tgc_graph *g = load(yaml);
+        tgc_graph *opt = optimized(g, "cpu");
+        CU_ASSERT_EQUAL(count_op(opt, "_Attention"), 1);
+        CU_ASSERT_EQUAL(count_op(opt, "Einsum"), 0);
+        int32_t y = tgc_graph_find(opt, "y");
+        CU_ASSERT_FATAL(y >= 0);
+        const tgc_attr *kt = tgc_node_attr(&opt->nodes[y], "k_transposed");
+        CU_ASSERT_EQUAL(kt != NULL && kt->i == 1, f == 1);
+        tgc_graph_free(opt);
+        if (f == 0) {
+            tgc_tensor *in[3] = {npy("a_q"), npy("a_k"), npy("a_v")}, *fused = NULL, *want = npy("a_out_nomask");
+            run(g, TGC_OPTIMIZE_ALL, "cpu0=1", 3, qkv_names, in, 1, &fused);
+            expect_close(fused, want, 1e-6, "einsum form vs numpy");
+            release_all(in, 3);
+            tgc_tensor_release(fused);
+            tgc_tensor_release(want);
+        }
+        tgc_graph_free(g);
+    }
+    /* an Einsum that is no attention product ("bhij,bhjd->bhdi": P V transposed) stays */
+    tgc_graph *g = load("format: tgc/1\n"
+                        "inputs:\n"
+                        "  - {name: q, dtype: float32, shape: [2, 3, 5, 4]}\n"
+                        "  - {name: k, dtype: float32, shape: [2, 3, 7, 4]}\n"
+                        "  - {name: v, dtype: float32, shape: [2, 3, 7, 6]}\n"
+                        "outputs: [y]\n"
+                        "nodes:\n"
+                        "  - {name: s, op: Einsum, inputs: [q, k], attrs: {equation: \"bhid,bhjd->bhij\"}}\n"
+                        "  - {name: p, op: Softmax, inputs: [s]}\n"
+                        "  - {name: y, op: Einsum, inputs: [p, v], attrs: {equation: \"bhij,bhjd->bhdi\"}}\n");
+    tgc_graph *opt = optimized(g, "cpu");
+    CU_ASSERT_EQUAL(count_op(opt, "_Attention"), 0);
+    tgc_graph_free(opt);
+    tgc_graph_free(g);
+}
+
 /* What is not exactly attention stays as it is. */
 static void test_near_misses(void) {
     struct {
@@ -605,7 +662,7 @@ TGC_TEST_MAIN("attention", {"kernel_values", test_kernel_values}, {"kernel_broad
               {"kernel_blocks", test_kernel_blocks}, {"kernel_bad_shapes", test_kernel_bad_shapes},
               {"fuse_classic", test_fuse_classic}, {"fuse_sdpa_form", test_fuse_sdpa_form},
               {"fuse_pretransposed_runtime_mask", test_fuse_pretransposed_runtime_mask},
-              {"near_misses", test_near_misses}, {"threads_bitwise", test_threads_bitwise}, {"gpu", test_gpu},
+              {"fuse_einsum_form", test_fuse_einsum_form}, {"near_misses", test_near_misses}, {"threads_bitwise", test_threads_bitwise}, {"gpu", test_gpu},
               {"exported_models", test_exported_models},
               {"exported_mha_with_weights", test_exported_mha_with_weights},
               {"every_allocation_fails_in_turn", test_every_allocation_fails_in_turn})
