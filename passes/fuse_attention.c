@@ -229,7 +229,8 @@ static bool match(const tgc_rewrite *rw, int32_t softmax, att_match *m) {
     m->k = kb;
     if (einsum_product(rw, mm1, 'k', &ein_kt)) {
         m->kt = ein_kt; /* the Einsum says which; a Transpose before it stays */
-    } else if (kb.port == 0 && swaps_last_two(rw, kb.node) && tgc_pass_only_reader(rw, kb) == rd && take(rw, m, kb.node)) {
+    } else if (kb.port == 0 && swaps_last_two(rw, kb.node) && tgc_pass_only_reader(rw, kb) == rd &&
+               take(rw, m, kb.node)) {
         m->kt = false;
         rd = kb.node;
         m->k = strip_scales(rw, m, rw->g->nodes[kb.node].inputs[0], &rd);

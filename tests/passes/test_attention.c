@@ -662,7 +662,8 @@ TGC_TEST_MAIN("attention", {"kernel_values", test_kernel_values}, {"kernel_broad
               {"kernel_blocks", test_kernel_blocks}, {"kernel_bad_shapes", test_kernel_bad_shapes},
               {"fuse_classic", test_fuse_classic}, {"fuse_sdpa_form", test_fuse_sdpa_form},
               {"fuse_pretransposed_runtime_mask", test_fuse_pretransposed_runtime_mask},
-              {"fuse_einsum_form", test_fuse_einsum_form}, {"near_misses", test_near_misses}, {"threads_bitwise", test_threads_bitwise}, {"gpu", test_gpu},
+              {"fuse_einsum_form", test_fuse_einsum_form}, {"near_misses", test_near_misses},
+              {"threads_bitwise", test_threads_bitwise}, {"gpu", test_gpu},
               {"exported_models", test_exported_models},
               {"exported_mha_with_weights", test_exported_mha_with_weights},
               {"every_allocation_fails_in_turn", test_every_allocation_fails_in_turn})
