@@ -26,6 +26,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_random[];
 extern const tgc_kernel_def tgc_cpu_kernels_normalize[], tgc_cpu_kernels_linalg[];
 extern const tgc_kernel_def tgc_cpu_kernels_indexing[];
 extern const tgc_kernel_def tgc_cpu_kernels_fused[];
+extern const tgc_kernel_def tgc_cpu_kernels_attention[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -37,6 +38,7 @@ extern const tgc_kernel_def tgc_gpu_kernels_resize[];
 extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
 extern const tgc_kernel_def tgc_cpu_kernels_fused_act[], tgc_gpu_kernels_fused_act[];
 extern const tgc_kernel_def tgc_gpu_kernels_fused[];
+extern const tgc_kernel_def tgc_gpu_kernels_attention[];
 
 static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_string, /* first: its string-only movers stand before the any-dtype ones */
@@ -58,6 +60,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_indexing,
     tgc_cpu_kernels_fused,
     tgc_cpu_kernels_fused_act,
+    tgc_cpu_kernels_attention,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,
@@ -69,6 +72,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_gpu_kernels_indexing,
     tgc_gpu_kernels_fused_act,
     tgc_gpu_kernels_fused,
+    tgc_gpu_kernels_attention,
 };
 
 static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {

@@ -73,12 +73,13 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_StringNormalizer,
 };
 
-/* tgc's own ops (ops_internal.c, ops_fused.c; names starting with '_'): found by name,
+/* tgc's own ops (ops_internal.c, ops_fused.c, ops_attention.c; names starting with '_'): found by name,
  * but not listed by tgc_op_all, which lists what users may write. */
 extern const tgc_op_def tgc_op__Send, tgc_op__Recv, tgc_op__FusedElementwise, tgc_op__FusedConv, tgc_op__FusedGemm,
-    tgc_op__FusedMatMul;
-static const tgc_op_def *const internal_ops[] = {&tgc_op__Send,      &tgc_op__Recv,      &tgc_op__FusedElementwise,
-                                                 &tgc_op__FusedConv, &tgc_op__FusedGemm, &tgc_op__FusedMatMul};
+    tgc_op__FusedMatMul, tgc_op__Attention;
+static const tgc_op_def *const internal_ops[] = {&tgc_op__Send,       &tgc_op__Recv,      &tgc_op__FusedElementwise,
+                                                 &tgc_op__FusedConv,  &tgc_op__FusedGemm, &tgc_op__FusedMatMul,
+                                                 &tgc_op__Attention};
 
 const tgc_op_def *const *tgc_op_all(size_t *count) {
     *count = sizeof all_ops / sizeof all_ops[0] - 1;

@@ -58,6 +58,12 @@ tgc_status tgc_pass_fuse_gelu(tgc_rewrite *rw);
  * becomes one LayerNormalization (ONNX Runtime's LayerNormFusion). */
 tgc_status tgc_pass_fuse_layer_norm(tgc_rewrite *rw);
 
+/* Scaled dot-product attention, softmax(scale * Q K^T [+ mask]) V over the
+ * last axis in the decomposed forms exporters write, becomes one
+ * _Attention node (passes/fuse_attention.c has the rules); only when every
+ * device in the list has an _Attention kernel. */
+tgc_status tgc_pass_fuse_attention(tgc_rewrite *rw);
+
 /* Conv, Gemm or MatMul (float32) whose only reader is a unary float
  * activation (any one-input row of graph/elementwise.def; Clip with
  * constant bounds), both asking for the same device: one _FusedConv,
