@@ -245,6 +245,35 @@ static void test_session_bits(void) {
                   before.compiled + before.memory_hits + before.disk_loads + 2);
 }
 
+/* A group over an empty tensor runs (nothing to read or write). */
+static void test_empty_group(void) {
+    static const char yaml[] = "format: tgc/1\n"
+                               "inputs: [{name: x, dtype: float32, shape: [0, 5]}]\n"
+                               "outputs: [y]\n"
+                               "initializers: [{name: c, dtype: float32, shape: [5], values: [1, 2, 3, 4, 5]}]\n"
+                               "nodes:\n"
+                               "  - {name: a, op: Mul, inputs: [x, c]}\n"
+                               "  - {name: y, op: Tanh, inputs: [a]}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    tgc_session *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "empty.yaml", NULL, d, &g), TGC_OK);
+    tgc_session_options o = {.optimize = TGC_OPTIMIZE_ALL};
+    CU_ASSERT_EQUAL_FATAL(tgc_session_create(g, "cpu", &o, d, &s), TGC_OK);
+    tgc_tensor *x = NULL, *y = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){0, 5}, NULL, &x), TGC_OK);
+    const char *names[] = {"x"};
+    tgc_status st = tgc_session_run(s, 1, names, &x, &y, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    CU_ASSERT(y != NULL && tgc_tensor_numel(y) == 0 && tgc_tensor_rank(y) == 2);
+    tgc_tensor_release(y);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* ---- The disk cache ------------------------------------------------------------------ */
 
 /* A program no other case compiles: x * P + 1 through Tanh, Softsign. */
@@ -421,6 +450,7 @@ int main(void) {
         {"parse: errors", test_parse_errors},
         {"every row: JIT bits = loop bits", test_rows_match_loops},
         {"a session's groups: JIT = interpreter = unfused", test_session_bits},
+        {"a group over an empty tensor", test_empty_group},
         {"disk cache: reuse, truncated, corrupt, foreign", test_disk_cache},
         {"TGC_JIT=0", test_jit_off},
         {"a bad program is refused", test_bad_program},
