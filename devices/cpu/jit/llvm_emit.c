@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "devices/cpu/jit/llvm_names.h" /* last: LLVM's names as the loaded library's */
+
 typedef struct emitter {
     LLVMContextRef ctx;
     LLVMBuilderRef b;

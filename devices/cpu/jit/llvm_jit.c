@@ -1,5 +1,6 @@
 /* The LLVM-C JIT's engine (devices/cpu/jit/jit.h has the contract): one
- * LLJIT for the process, made on first use; a target machine for the host
+ * LLJIT for the process, made on first use (libLLVM-14 opened then, see
+ * llvm_api.h); a target machine for the host
  * CPU's name and features (so the loops use AVX2 or AVX-512 as the CPU
  * has them); per program a key, then the process's cache, then the disk
  * cache, then a compile: IR (llvm_emit.c), LLVMRunPasses "default<O3>",
@@ -14,14 +15,6 @@
 
 #include "devices/cpu/jit/ew_expr.h"
 
-#include <llvm-c/Analysis.h>
-#include <llvm-c/BitReader.h>
-#include <llvm-c/Error.h>
-#include <llvm-c/LLJIT.h>
-#include <llvm-c/Orc.h>
-#include <llvm-c/Target.h>
-#include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 #include <llvm/Config/llvm-config.h>
 
 #include <inttypes.h>
@@ -31,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "devices/cpu/jit/llvm_names.h" /* last: LLVM's names as the loaded library's */
 
 typedef struct cached_kernel {
     char *key;
@@ -84,10 +79,11 @@ static void llvm_error(char *err, size_t size, const char *what, LLVMErrorRef e)
 static bool init_llvm(void) {
     if (init_tried) return init_ok;
     init_tried = true;
-    if (LLVMInitializeNativeTarget() != 0 || LLVMInitializeNativeAsmPrinter() != 0) {
-        set_error(init_error, sizeof init_error, "LLVM has no native target");
-        return false;
-    }
+    if (!tgc_llvm_load(init_error, sizeof init_error)) return false;
+    LLVMInitializeX86TargetInfo(); /* LLVMInitializeNativeTarget's work, through the loaded library */
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
     triple = LLVMGetDefaultTargetTriple();
     cpu_name = LLVMGetHostCPUName();
     cpu_features = LLVMGetHostCPUFeatures();

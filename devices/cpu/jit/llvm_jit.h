@@ -4,7 +4,7 @@
 
 #include "devices/cpu/jit/jit.h"
 
-#include <llvm-c/Core.h>
+#include "devices/cpu/jit/llvm_api.h"
 
 #include <stdbool.h>
 #include <stddef.h>
