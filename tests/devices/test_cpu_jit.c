@@ -274,6 +274,58 @@ static void test_empty_group(void) {
     tgc_diags_free(d);
 }
 
+/* The JIT's LLVM beside the OpenCL driver's: with a kernel compiled (so
+ * libLLVM-14 is loaded), gpu0 (PoCL, which brings LLVM 15) compiles a
+ * program it has never seen (a fused group with a constant unique to this
+ * process) and runs it. With LLVM 14 linked into the library, PoCL's
+ * compiler called into it and crashed. Skipped without gpu0. */
+static tgc_jit_program cache_program(float scale);
+
+static void test_beside_opencl_compiler(void) {
+    if (!jit_or_notice()) return;
+    tgc_jit_program prog = cache_program(0.375f);
+    char err[256];
+    CU_ASSERT_PTR_NOT_NULL(tgc_jit_fused_kernel(&prog, tgc_cpu_ew_loops()->lanes, err, sizeof err));
+    char yaml[1024];
+    float c = 1.0f + (float)(getpid() % 100000) / 1048576.0f; /* a source PoCL's cache cannot hold */
+    snprintf(yaml, sizeof yaml,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [64]}]\n"
+             "outputs: [y]\n"
+             "initializers: [{name: c, dtype: float32, shape: [], values: [%.9g]}]\n"
+             "nodes:\n"
+             "  - {name: a, op: Mul, inputs: [x, c]}\n"
+             "  - {name: y, op: Tanh, inputs: [a]}\n",
+             (double)c);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    tgc_session *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "beside.yaml", NULL, d, &g), TGC_OK);
+    tgc_session_options o = {.optimize = TGC_OPTIMIZE_ALL};
+    if (tgc_session_create(g, "gpu0", &o, d, &s) != TGC_OK) { /* no OpenCL device */
+        tgc_graph_free(g);
+        tgc_diags_free(d);
+        return;
+    }
+    float xv[64];
+    for (int i = 0; i < 64; i++) xv[i] = (float)(i - 32) / 16.0f;
+    tgc_tensor *x = NULL, *y = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){64}, xv, &x), TGC_OK);
+    const char *names[] = {"x"};
+    tgc_status st = tgc_session_run(s, 1, names, &x, &y, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    if (y != NULL) {
+        const float *got = tgc_tensor_data(y);
+        for (int i = 0; i < 64; i++) CU_ASSERT(fabs(got[i] - tanh((double)xv[i] * c)) <= 1e-6);
+    }
+    tgc_tensor_release(y);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* ---- The disk cache ------------------------------------------------------------------ */
 
 /* A program no other case compiles: x * P + 1 through Tanh, Softsign. */
@@ -451,6 +503,7 @@ int main(void) {
         {"every row: JIT bits = loop bits", test_rows_match_loops},
         {"a session's groups: JIT = interpreter = unfused", test_session_bits},
         {"a group over an empty tensor", test_empty_group},
+        {"the JIT beside the OpenCL driver's compiler", test_beside_opencl_compiler},
         {"disk cache: reuse, truncated, corrupt, foreign", test_disk_cache},
         {"TGC_JIT=0", test_jit_off},
         {"a bad program is refused", test_bad_program},
