@@ -136,12 +136,12 @@ static void run_jit_piece(const fused_run *r, int64_t begin, int64_t end) {
 
 static void run_piece(void *arg, int64_t piece, int slot) {
     const fused_run *r = arg;
-    float *tiles = r->scratch + (size_t)slot * (size_t)r->n_steps * TILE;
     int64_t end = (piece + 1) * PIECE < r->numel ? (piece + 1) * PIECE : r->numel;
-    if (r->jit != NULL) {
+    if (r->jit != NULL) { /* no scratch: the compiled loop keeps its values in registers */
         run_jit_piece(r, piece * PIECE, end);
         return;
     }
+    float *tiles = r->scratch + (size_t)slot * (size_t)r->n_steps * TILE;
     for (int64_t at = piece * PIECE; at < end; at += TILE) {
         int64_t n = end - at < TILE ? end - at : TILE;
         for (int k = 0; k < r->n_steps; k++) run_step(r, &r->steps[k], tiles, k, at, n);
