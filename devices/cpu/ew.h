@@ -40,8 +40,9 @@ typedef void (*tgc_ew_binary_fn)(int64_t n, const void *a, int64_t sa, const voi
                                  const tgc_ew_params *p);
 
 /* The functions of the expression language (graph/elementwise.def) over
- * float32, by name: what a generated kernel (devices/cpu/jit/) calls
- * for each, so that it computes exactly what the row loops compute. */
+ * float32, by name: the JIT (devices/cpu/jit/) parses them in the rows'
+ * expressions and calls the same code for each (devices/cpu/ew_funcs_f32.h,
+ * compiled to bitcode), so that it computes what the row loops compute. */
 #define TGC_EW_FUNCS(X)                                                                                      \
     X(EXP) X(EXPM1) X(LOG) X(LOG1P) X(TANH) X(SIGMOID) X(ERF) X(SOFTPLUS) X(SIN) X(COS) X(TAN) X(ASIN) X(ACOS) \
     X(ATAN) X(SINH) X(COSH) X(ASINH) X(ACOSH) X(ATANH) X(SQRT) X(FLOOR) X(CEIL) X(ROUND) X(POW) X(FMOD)
@@ -52,11 +53,6 @@ typedef enum tgc_ew_fn {
 #undef TGC_EW_FN_ENUM
     TGC_EW_FN_COUNT
 } tgc_ew_fn;
-
-/* One function over one vector of `lanes` float32 values in place:
- * v = F(v), or v = F(v, w) for POW and FMOD (w unread by the others).
- * v and w need no alignment. */
-typedef void (*tgc_ew_vec_fn)(float *v, const float *w);
 
 /* One ISA's loops: NULL where the row's class lacks the dtype (and in the
  * other table: unary rows have no binary loop and the reverse). */
@@ -69,9 +65,6 @@ typedef struct tgc_ew_loops {
      * ISA has it; rounding to nearest even); x and y must not overlap. */
     void (*half_to_float)(int64_t n, const uint16_t *x, float *y);
     void (*float_to_half)(int64_t n, const float *x, uint16_t *y);
-    /* The expression language's float32 functions (tgc_ew_fn), each the
-     * code the row loops inline. */
-    tgc_ew_vec_fn funcs[TGC_EW_FN_COUNT];
 } tgc_ew_loops;
 
 /* The loops of the chosen ISA (see above). Thread-safe; never NULL. */

@@ -43,10 +43,6 @@ static inline tgc_vf ew_load_part_f32(const float *p, int64_t k) {
 }
 #define EW_LOAD_N(p, k) ew_load_part_f32((p), (k))
 #define EW_STORE(q, v) tgc_vf_store((q), (v))
-/* The functions by name, one vector in memory (devices/cpu/ew.h's funcs). */
-#define EW_STATIC_VEC_FN(name) EW_VEC_FN_DEFINE(static, ew_fn_##name, name)
-TGC_EW_FUNCS(EW_STATIC_VEC_FN)
-#undef EW_STATIC_VEC_FN
 #elif EW_DT_ID == 13
 /* bfloat16: the upper half of a float32's bits; stores round to nearest
  * even (support/half.h's tgc_float_to_bf16, lane by lane). */

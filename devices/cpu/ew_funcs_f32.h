@@ -32,7 +32,8 @@
 #define FMOD(a, b) tgc_vfmod((a), (b))
 
 /* One function as void NAME(float *v, const float *w): v = F(v[, w]) on
- * one vector in memory (devices/cpu/ew.h's tgc_ew_vec_fn). */
+ * one vector of TGC_VLANES floats in memory, no alignment needed (the
+ * JIT's calls, devices/cpu/jit/llvm_emit.c, which the optimizer inlines). */
 #define EW_VEC_FN_DEFINE(linkage, fname, name)                                                  \
     linkage void fname(float *v, const float *w) {                                              \
         tgc_vf x = tgc_vf_load(v), y = tgc_vf_load(w != NULL ? w : v);                          \

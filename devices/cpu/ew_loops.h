@@ -235,9 +235,4 @@ const tgc_ew_loops EW_CAT(tgc_ew_loops_, TGC_EW_ISA) = {
     },
     .half_to_float = ew_half_to_float,
     .float_to_half = ew_float_to_half,
-    .funcs = {
-#define EW_FN_ENTRY(name) [TGC_EW_FN_##name] = ew_fn_##name,
-        TGC_EW_FUNCS(EW_FN_ENTRY)
-#undef EW_FN_ENTRY
-    },
 };
