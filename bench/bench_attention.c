@@ -17,13 +17,10 @@
 #define MAX_FEEDS 8
 #define MAX_ROUNDS 1000
 
+/* A session, or exit. */
 static tgc_session *open_session(const tgc_graph *g, const char *devices, tgc_optimize_level level,
                                  const char *threads) {
-    tgc_diags *d = tgc_diags_create();
-    tgc_session *s = NULL;
-    tgc_session_options o = {.threads = threads, .optimize = level};
-    if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
-    tgc_diags_free(d);
+    tgc_session *s = bench_open_session(g, devices, level, threads);
     if (s == NULL) exit(1);
     return s;
 }

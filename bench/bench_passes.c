@@ -41,17 +41,6 @@ static const char chain8[] = "format: tgc/1\n"
                              "  - {name: a7, op: Abs, inputs: [a6]}\n"
                              "  - {name: y, op: Exp, inputs: [a7]}\n";
 
-/* A session on `devices`; NULL (after the reason) when it cannot open. */
-static tgc_session *open_session(const tgc_graph *g, tgc_optimize_level level, const char *devices,
-                                 const char *threads) {
-    tgc_diags *d = tgc_diags_create();
-    tgc_session *s = NULL;
-    tgc_session_options o = {.threads = threads, .optimize = level};
-    if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
-    tgc_diags_free(d);
-    return s;
-}
-
 static double run_once(tgc_session *s, tgc_tensor *x) {
     const char *names[] = {"x"};
     tgc_tensor *y = NULL;
@@ -72,8 +61,8 @@ static void bench_chain(const char *devices, const char *threads) {
     tgc_tensor *x = NULL;
     tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){N}, v, &x);
     free(v);
-    tgc_session *fused = open_session(g, TGC_OPTIMIZE_ALL, devices, threads);
-    tgc_session *plain = fused != NULL ? open_session(g, TGC_OPTIMIZE_NONE, devices, threads) : NULL;
+    tgc_session *fused = bench_open_session(g, devices, TGC_OPTIMIZE_ALL, threads);
+    tgc_session *plain = fused != NULL ? bench_open_session(g, devices, TGC_OPTIMIZE_NONE, threads) : NULL;
     if (plain == NULL) {
         printf("chain of 8 elementwise ops on %s: skipped (no session)\n", devices);
         tgc_session_free(fused);
@@ -153,7 +142,7 @@ static void first_run_child(const char *what, const char *threads) {
     }
     tgc_graph *g = load_chain();
     tgc_tensor *x = chain_input();
-    tgc_session *s = open_session(g, TGC_OPTIMIZE_ALL, "cpu", threads);
+    tgc_session *s = bench_open_session(g, "cpu", TGC_OPTIMIZE_ALL, threads);
     double first = run_once(s, x), later[5];
     for (int r = 0; r < 5; r++) later[r] = run_once(s, x);
     tgc_jit_stats st = tgc_jit_get_stats();
@@ -171,8 +160,8 @@ static void bench_jit(const char *threads) {
     }
     tgc_graph *g = load_chain();
     tgc_tensor *x = chain_input();
-    tgc_session *fused = open_session(g, TGC_OPTIMIZE_ALL, "cpu", threads),
-                *plain = open_session(g, TGC_OPTIMIZE_NONE, "cpu", threads);
+    tgc_session *fused = bench_open_session(g, "cpu", TGC_OPTIMIZE_ALL, threads),
+                *plain = bench_open_session(g, "cpu", TGC_OPTIMIZE_NONE, threads);
     double tj[ROUNDS], ti[ROUNDS], tp[ROUNDS];
     run_once(fused, x), run_once(plain, x);
     for (int r = 0; r < ROUNDS; r++) {

@@ -1,8 +1,11 @@
-/* Timing helpers shared by the benchmarks in bench/: a monotonic clock in
- * seconds and the median of a set of run times. Header-only (static inline)
+/* Helpers shared by the benchmarks in bench/: a monotonic clock in
+ * seconds, the median of a set of run times, and a session at an
+ * optimization level. Header-only (static inline)
  * so that each benchmark stays one plain program. */
 #ifndef TGC_BENCH_UTIL_H
 #define TGC_BENCH_UTIL_H
+
+#include "tgc.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -25,6 +28,19 @@ static inline int bench_cmp_double(const void *a, const void *b) {
 static inline double bench_median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A session on `devices` with `threads` ("cpu0=2", or NULL) running g at
+ * optimization `level`; NULL, after printing why, when it cannot open (a
+ * gpu0 that is not there). */
+static inline tgc_session *bench_open_session(const tgc_graph *g, const char *devices, tgc_optimize_level level,
+                                              const char *threads) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_session_options o = {.threads = threads, .optimize = level};
+    if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    return s;
 }
 
 #endif

@@ -21,8 +21,8 @@
 /* The row of node n when it is a unary float32 activation it could fold,
  * its parameters in *act; NULL otherwise. */
 static const tgc_ew_row *activation_row(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act) {
-    const tgc_ew_row *r = tgc_ew_find(n->op_name);
-    if (r == NULL || r->arity != 1 || r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0) return NULL;
+    const tgc_ew_row *r = tgc_fused_act_row(n->op_name);
+    if (r == NULL) return NULL;
     if (tgc_ew_id(r) != TGC_EW_Clip && n->n_inputs != 1) return NULL;
     double p[TGC_EW_MAX_PARAMS];
     if (!tgc_ew_node_params(g, n, r, p)) return NULL; /* Clip with bounds known only at run time */
