@@ -110,7 +110,7 @@ static void run_jit_segment(const fused_run *r, int64_t at, int64_t n) {
     int64_t nvec = n / r->lanes, done = nvec * r->lanes;
     if (nvec > 0) r->jit(nvec, ptr, r->y + at);
     if (done == n) return;
-    float pad[TGC_FUSED_MAX_INPUTS][16], out[16];
+    float pad[TGC_FUSED_MAX_INPUTS][TGC_JIT_MAX_LANES], out[TGC_JIT_MAX_LANES];
     int rest = (int)(n - done);
     for (int i = 0; i < r->n_inputs; i++) {
         if (r->period[i] == 1) continue;

@@ -39,6 +39,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The widest vector a kernel is compiled for, in float lanes (AVX-512's);
+ * callers size their padded tails by it. */
+#define TGC_JIT_MAX_LANES 16
+
 /* One step: row `row` (a tgc_ew_op) over operands a and b (an input index
  * 0..n_inputs-1, or n_inputs + k for step k's result; b -1 for a unary
  * row), parameters p (P0..P2). */
@@ -59,7 +63,8 @@ typedef struct tgc_jit_program {
  * is the lanes it was compiled for. No alignment needed. */
 typedef void (*tgc_jit_fused_fn)(int64_t nvec, const float *const *in, float *y);
 
-/* The kernel for program p at `lanes` float lanes (4, 8 or 16), compiled
+/* The kernel for program p at `lanes` float lanes (4, 8 or 16 =
+ * TGC_JIT_MAX_LANES), compiled
  * now or found in the caches; NULL when the JIT is off (err "") or could
  * not compile it (err says why; the caller falls back). Thread-safe (one
  * compile at a time); the kernel lives until the process ends. */

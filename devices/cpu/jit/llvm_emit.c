@@ -33,7 +33,7 @@ typedef struct emitter {
 } emitter;
 
 static LLVMValueRef splat_const(emitter *e, float v) {
-    LLVMValueRef c = LLVMConstReal(e->f32, (double)v), lanes[16];
+    LLVMValueRef c = LLVMConstReal(e->f32, (double)v), lanes[TGC_JIT_MAX_LANES];
     for (int i = 0; i < e->lanes; i++) lanes[i] = c;
     return LLVMConstVector(lanes, (unsigned)e->lanes);
 }
@@ -109,7 +109,7 @@ static LLVMValueRef emit_node(emitter *e, const tgc_ew_tree *t, int i, const ope
     case TGC_EWX_SEL: v = LLVMBuildSelect(b, k[0], k[1], k[2], ""); break;
     case TGC_EWX_ISNAN: v = LLVMBuildFCmp(b, LLVMRealUNO, k[0], k[0], ""); break;
     case TGC_EWX_ABS: {
-        LLVMValueRef bits = LLVMBuildBitCast(b, k[0], e->ivec, ""), m[16];
+        LLVMValueRef bits = LLVMBuildBitCast(b, k[0], e->ivec, ""), m[TGC_JIT_MAX_LANES];
         for (int j = 0; j < e->lanes; j++) m[j] = LLVMConstInt(e->i32, 0x7fffffffu, 0);
         bits = LLVMBuildAnd(b, bits, LLVMConstVector(m, (unsigned)e->lanes), "");
         v = LLVMBuildBitCast(b, bits, e->vec, "");
@@ -124,7 +124,7 @@ static LLVMValueRef emit_node(emitter *e, const tgc_ew_tree *t, int i, const ope
 bool tgc_jit_emit_fused(LLVMContextRef ctx, LLVMModuleRef m, const char *name, const tgc_jit_program *p, int lanes,
                         char *err, size_t err_size) {
     emitter e = {.ctx = ctx, .module = m, .lanes = lanes, .err = err, .err_size = err_size};
-    if (lanes != 4 && lanes != 8 && lanes != 16) {
+    if (lanes != 4 && lanes != 8 && lanes != TGC_JIT_MAX_LANES) {
         snprintf(err, err_size, "no code for %d lanes", lanes);
         return false;
     }
