@@ -158,7 +158,7 @@ static char *make_key(const tgc_jit_program *p, int lanes) {
     uint64_t functions = 0; /* the bitcode's hash: its code is in every kernel */
     for (const tgc_jit_bitcode *bc = tgc_jit_bitcodes; bc->lanes != 0; bc++)
         if (bc->lanes == lanes) functions = tgc_jit_fnv1a(0xcbf29ce484222325ull, bc->data, bc->size);
-    text_add(&t, "tgc-jit 2\nllvm %s\ntriple %s\ncpu %s %s\nlanes %d\nfunctions %016" PRIx64 "\ninputs ",
+    text_add(&t, "tgc-jit 3\nllvm %s\ntriple %s\ncpu %s %s\nlanes %d\nfunctions %016" PRIx64 "\ninputs ",
              LLVM_VERSION_STRING, triple, cpu_name, cpu_features, lanes, functions);
     for (int i = 0; i < p->n_inputs; i++) text_add(&t, "%c", p->scalar[i] ? 's' : 'v');
     text_add(&t, "\n");
