@@ -38,6 +38,12 @@ struct tgc_tensor {
 /* Wraps `v` (taking over its buffer reference) in a new handle, refs 1. */
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out);
 
+/* A new host tensor of `dtype` and dims[rank] whose elements the caller
+ * writes next: tgc_tensor_create without its copy or zero fill (a session
+ * run's outputs, copied from their device). Strings start as NULL slots.
+ * TGC_ERR_INVALID for a bad dtype, rank or size, TGC_ERR_NOMEM. */
+tgc_status tgc_tensor_alloc(tgc_dtype dtype, int rank, const int64_t *dims, tgc_tensor **out);
+
 /* What one node is to the executor. */
 typedef enum tgc_node_role {
     TGC_ROLE_INPUT,  /* a graph input: takes its feed */

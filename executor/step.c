@@ -264,7 +264,7 @@ static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags)
         s = tgc_buffer_host_ptr(v->buf) != NULL || nbytes == 0
                 ? tgc_tensor_create(v->dtype, v->rank, v->dims, tgc_buffer_host_ptr(v->buf), out)
                 : TGC_ERR_RUNTIME;
-    else s = tgc_tensor_create(v->dtype, v->rank, v->dims, NULL, out);
+    else s = tgc_tensor_alloc(v->dtype, v->rank, v->dims, out); /* every byte copied below */
     if (s == TGC_OK && nbytes > 0 && v->dtype != TGC_STRING)
         s = v->buf->device->ops->copy_to_host(v->buf->device, (void *)tgc_tensor_data(*out), v->buf->mem, 0, nbytes);
     if (s != TGC_OK)

@@ -32,7 +32,7 @@ tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out) {
     return TGC_OK;
 }
 
-tgc_status tgc_tensor_create(tgc_dtype dtype, int rank, const int64_t *dims, const void *data, tgc_tensor **out) {
+tgc_status tgc_tensor_alloc(tgc_dtype dtype, int rank, const int64_t *dims, tgc_tensor **out) {
     *out = NULL;
     if (tgc_dtype_size(dtype) == 0 || rank < 0 || rank > TGC_MAX_TENSOR_RANK) return TGC_ERR_INVALID;
     tgc_value v = {.dtype = dtype, .rank = rank};
@@ -44,18 +44,27 @@ tgc_status tgc_tensor_create(tgc_dtype dtype, int rank, const int64_t *dims, con
     }
     tgc_device *host = tgc_host_device();
     if (host == NULL) return TGC_ERR_NOMEM;
-    size_t nbytes = tgc_value_nbytes(&v);
-    if (tgc_buffer_alloc_typed(host, dtype, nbytes, &v.buf) != TGC_OK) return TGC_ERR_NOMEM;
-    void *p = tgc_buffer_host_ptr(v.buf);
-    tgc_status s = TGC_OK;
+    if (tgc_buffer_alloc_typed(host, dtype, tgc_value_nbytes(&v), &v.buf) != TGC_OK) return TGC_ERR_NOMEM;
+    tgc_status s = tgc_tensor_wrap(&v, out);
+    if (s != TGC_OK) tgc_buffer_release(v.buf);
+    return s;
+}
+
+tgc_status tgc_tensor_create(tgc_dtype dtype, int rank, const int64_t *dims, const void *data, tgc_tensor **out) {
+    tgc_status s = tgc_tensor_alloc(dtype, rank, dims, out);
+    if (s != TGC_OK) return s;
+    void *p = tgc_buffer_host_ptr((*out)->v.buf);
+    size_t nbytes = tgc_value_nbytes(&(*out)->v);
     if (nbytes > 0 && dtype == TGC_STRING) { /* slots start NULL (""); each string copied */
         if (data != NULL) s = tgc_string_slots_copy(p, data, nbytes / sizeof(char *));
     } else if (nbytes > 0) {
         if (data != NULL) memcpy(p, data, nbytes);
         else memset(p, 0, nbytes);
     }
-    if (s == TGC_OK) s = tgc_tensor_wrap(&v, out);
-    if (s != TGC_OK) tgc_buffer_release(v.buf);
+    if (s != TGC_OK) {
+        tgc_tensor_release(*out);
+        *out = NULL;
+    }
     return s;
 }
 
