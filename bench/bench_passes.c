@@ -1,6 +1,7 @@
 /* The optimization passes, each figure beside its reference in the same run:
  *   1. a fusion group: a chain of 8 elementwise ops (Mul, Add, Sigmoid, Mul,
- *      Tanh, Sub, Abs, Exp) over 2^22 floats, fused (--optimize 2) against
+ *      Tanh, Sub, Abs, Exp), and one of 8 arithmetic ops (Mul, Add, Relu,
+ *      Mul, Abs, Sub, LeakyRelu, Div), over 2^22 floats, fused (--optimize 2) against
  *      op by op (--optimize 0), rounds interleaved, medians, and the bytes
  *      each moves (inputs read and outputs written, per op or per group);
  *      on the cpu, then on gpu0 (the generated OpenCL kernel against the
@@ -41,6 +42,22 @@ static const char chain8[] = "format: tgc/1\n"
                              "  - {name: a7, op: Abs, inputs: [a6]}\n"
                              "  - {name: y, op: Exp, inputs: [a7]}\n";
 
+/* The same length in arithmetic only: each op costs a few instructions a
+ * vector, so op by op is bound by memory traffic, and fusion removes it. */
+static const char arith8[] = "format: tgc/1\n"
+                             "inputs: [{name: x, dtype: float32, shape: [4194304]}]\n"
+                             "outputs: [y]\n"
+                             "initializers: [{name: c, dtype: float32, shape: [], values: [0.5]}]\n"
+                             "nodes:\n"
+                             "  - {name: a1, op: Mul, inputs: [x, c]}\n"
+                             "  - {name: a2, op: Add, inputs: [a1, c]}\n"
+                             "  - {name: a3, op: Relu, inputs: [a2]}\n"
+                             "  - {name: a4, op: Mul, inputs: [a3, x]}\n"
+                             "  - {name: a5, op: Abs, inputs: [a4]}\n"
+                             "  - {name: a6, op: Sub, inputs: [a5, c]}\n"
+                             "  - {name: a7, op: LeakyRelu, inputs: [a6]}\n"
+                             "  - {name: y, op: Div, inputs: [a7, c]}\n";
+
 static double run_once(tgc_session *s, tgc_tensor *x) {
     const char *names[] = {"x"};
     tgc_tensor *y = NULL;
@@ -51,10 +68,10 @@ static double run_once(tgc_session *s, tgc_tensor *x) {
     return t;
 }
 
-static void bench_chain(const char *devices, const char *threads) {
+static void bench_chain(const char *what, const char *yaml, const char *devices, const char *threads) {
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL;
-    if (tgc_graph_load_string(chain8, strlen(chain8), "chain8.yaml", ".", d, &g) != TGC_OK) exit(1);
+    if (tgc_graph_load_string(yaml, strlen(yaml), "chain.yaml", ".", d, &g) != TGC_OK) exit(1);
     tgc_diags_free(d);
     float *v = malloc((size_t)N * sizeof *v);
     for (int64_t i = 0; i < N; i++) v[i] = (float)((i * 7919) % 2001 - 1000) / 400.0f;
@@ -64,7 +81,7 @@ static void bench_chain(const char *devices, const char *threads) {
     tgc_session *fused = bench_open_session(g, devices, TGC_OPTIMIZE_ALL, threads);
     tgc_session *plain = fused != NULL ? bench_open_session(g, devices, TGC_OPTIMIZE_NONE, threads) : NULL;
     if (plain == NULL) {
-        printf("chain of 8 elementwise ops on %s: skipped (no session)\n", devices);
+        printf("%s on %s: skipped (no session)\n", what, devices);
         tgc_session_free(fused);
         tgc_tensor_release(x);
         tgc_graph_free(g);
@@ -78,8 +95,8 @@ static void bench_chain(const char *devices, const char *threads) {
     }
     double mf = bench_median(tf, ROUNDS), mp = bench_median(tp, ROUNDS);
     double mb = (double)N * 4 / (1 << 20);
-    printf("chain of 8 elementwise ops on 2^22 floats on %s (threads %s), median of %d:\n", devices,
-           threads ? threads : "-", ROUNDS);
+    printf("%s on 2^22 floats on %s (threads %s), median of %d:\n", what, devices, threads ? threads : "-",
+           ROUNDS);
     printf("  op by op   %8.2f ms   moves %6.0f MiB (each op reads its inputs, writes its output)\n", mp * 1e3,
            mb * (8 + 3 + 8)); /* 8 outputs; x read 2x, every intermediate read once, c negligible */
     printf("  fused      %8.2f ms   moves %6.0f MiB (x read once, y written once)\n", mf * 1e3, mb * 2);
@@ -206,8 +223,12 @@ int main(int argc, char **argv) {
     char threads[32];
     snprintf(threads, sizeof threads, "cpu0=%s", argc > 1 ? argv[1] : "2");
     bench_jit_first_run(threads);
-    bench_chain("cpu", threads);
-    bench_chain("gpu0", NULL);
+    static const char transcendental[] = "chain of 8 elementwise ops (3 transcendental)";
+    static const char arithmetic[] = "chain of 8 arithmetic elementwise ops";
+    bench_chain(transcendental, chain8, "cpu", threads);
+    bench_chain(arithmetic, arith8, "cpu", threads);
+    bench_chain(transcendental, chain8, "gpu0", NULL);
+    bench_chain(arithmetic, arith8, "gpu0", NULL);
     printf("tgc_graph_optimize, every pass (median of 9):\n");
     bench_compile("examples/digits/mlp.yaml");
     bench_compile("examples/digits/cnn.yaml");
