@@ -381,16 +381,48 @@ static inline tgc_vf tgc_verf(tgc_vf x) {
  * pi/2, acosh(1) = +0, atanh(+-1) = +-inf, pow as C99 powf. Max errors
  * measured here are in each comment. */
 
-/* sin(x): SLEEF u35. Max 2.42 ulp (bench_ulp, every 64th input). */
-static inline tgc_vf tgc_vsin(tgc_vf x) { return TGC_VM_SLEEF(sin, u35, x); }
+/* True when some lane of m is set. */
+static inline int tgc_vm_any(tgc_vi m) {
+    int32_t lanes[TGC_VLANES], acc = 0;
+    memcpy(lanes, &m, sizeof lanes);
+    for (int i = 0; i < TGC_VLANES; i++) acc |= lanes[i];
+    return acc != 0;
+}
 
-/* cos(x): SLEEF u35. Max 2.41 ulp (every 64th input). */
-static inline tgc_vf tgc_vcos(tgc_vf x) { return TGC_VM_SLEEF(cos, u35, x); }
+/* SLEEF's sin, cos and tan choose their argument reduction for the whole
+ * vector (sleefsimdsp.c): Cody-Waite in three constants when every lane's
+ * |x| is below 125, in four below 39000 (where a function has that tier),
+ * else Payne-Hanek, which NaN and infinities take too; the same lane then
+ * rounds an ulp apart beside different neighbours. tgc wants every lane a
+ * function of its own input alone (a loop gives the bits of single calls
+ * at any offset, fused groups and tails those of the row loops, any thread
+ * count the same), so each range is evaluated on a vector whose other
+ * lanes hold a value of the same range: one call when all lanes are below
+ * 125, the common case. */
+#define TGC_VM_TRIG_LANEWISE(fn, acc, x)                                                                   \
+    do {                                                                                                   \
+        tgc_vf a_ = tgc_vabs(x);                                                                           \
+        tgc_vi small_ = a_ < 125.0f; /* NaN: not small */                                                  \
+        tgc_vf y_ = TGC_VM_SLEEF(fn, acc, tgc_vm_sel(small_, x, TGC_VM_K(0.0f)));                          \
+        if (!tgc_vm_any(~small_)) return y_;                                                               \
+        tgc_vi mid_ = ~small_ & (a_ < 39000.0f), big_ = ~(small_ | mid_);                                  \
+        if (tgc_vm_any(mid_))                                                                              \
+            y_ = tgc_vm_sel(mid_, TGC_VM_SLEEF(fn, acc, tgc_vm_sel(mid_, x, TGC_VM_K(125.0f))), y_);       \
+        if (tgc_vm_any(big_))                                                                              \
+            y_ = tgc_vm_sel(big_, TGC_VM_SLEEF(fn, acc, tgc_vm_sel(big_, x, TGC_VM_K(39000.0f))), y_);     \
+        return y_;                                                                                         \
+    } while (0)
 
-/* tan(x): SLEEF u10 (u35 measured 3.33 ulp on every 64th input, too
- * close to the 3.5 bound to trust over all of them). Max 0.94 ulp
- * (every 64th input). */
-static inline tgc_vf tgc_vtan(tgc_vf x) { return TGC_VM_SLEEF(tan, u10, x); }
+/* sin(x): SLEEF u35, lane by lane. Max 2.42 ulp (bench_ulp, every 64th input). */
+static inline tgc_vf tgc_vsin(tgc_vf x) { TGC_VM_TRIG_LANEWISE(sin, u35, x); }
+
+/* cos(x): SLEEF u35, lane by lane. Max 2.41 ulp (every 64th input). */
+static inline tgc_vf tgc_vcos(tgc_vf x) { TGC_VM_TRIG_LANEWISE(cos, u35, x); }
+
+/* tan(x): SLEEF u10, lane by lane (u35 measured 3.33 ulp on every 64th
+ * input, too close to the 3.5 bound to trust over all of them). Max 0.94
+ * ulp (every 64th input). */
+static inline tgc_vf tgc_vtan(tgc_vf x) { TGC_VM_TRIG_LANEWISE(tan, u10, x); }
 
 /* asin(x): SLEEF u35; |x| > 1 -> NaN. Max 2.39 ulp (every 64th input). */
 static inline tgc_vf tgc_vasin(tgc_vf x) { return TGC_VM_SLEEF(asin, u35, x); }
