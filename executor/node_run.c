@@ -90,6 +90,25 @@ static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc
     return s;
 }
 
+/* The outputs' dtypes and shapes as the graph has them, for a node whose
+ * shapes are all static (tgc_plan.static_shapes), after checking that its
+ * inputs have theirs; false (nothing set) where one differs, and runtime
+ * inference decides. */
+static bool static_outputs(const tgc_graph *g, const tgc_node *n, const tgc_value *in, tgc_value *out) {
+    for (int i = 0; i < n->n_inputs; i++) {
+        const tgc_tensor_info *info = tgc_graph_ref_info(g, n->inputs[i]);
+        if (in[i].dtype != info->dtype || in[i].rank != info->shape.rank) return false;
+        for (int d = 0; d < in[i].rank; d++)
+            if (in[i].dims[d] != info->shape.dims[d].v) return false;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+        out[k].dtype = n->outputs[k].dtype;
+        out[k].rank = n->outputs[k].shape.rank;
+        for (int d = 0; d < out[k].rank; d++) out[k].dims[d] = n->outputs[k].shape.dims[d].v;
+    }
+    return true;
+}
+
 /* Output 0 may take input j's buffer when this node is its last user and
  * only the run holds it (not a weight, not a feed) and the sizes match. */
 static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_value *out, const tgc_device *out_device) {
@@ -202,7 +221,8 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (ref.node >= 0) in[i] = ps->vals[p->value_base[ref.node] + ref.port];
         else in[i].dtype = TGC_DTYPE_INVALID;
     }
-    char err[512] = "";
+    char err[512];
+    err[0] = '\0';
     int failed = 0;
     tgc_status s = stage_inputs(n, k, d, in, staged, &failed);
     if (s == TGC_ERR_NOMEM) {
@@ -215,7 +235,7 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         snprintf(err, sizeof err, "cannot move an input to %s", d->name);
         node_fail(st, n, d, s, "copy-failed", err);
     }
-    if (s == TGC_OK) {
+    if (s == TGC_OK && !(p->static_shapes[id] && static_outputs(p->g, n, in, out))) {
         s = infer_outputs(p->g, n, in, out, k->sizes_outputs, err, sizeof err);
         if (s != TGC_OK) node_fail(st, n, d, s, "runtime-shape", err);
     }

@@ -152,6 +152,34 @@ static void map_feeds(tgc_plan *p, const tgc_session *s, int part) {
         if (parts->part_of[in] == part) p->feed_index[parts->local_id[in]] = in;
 }
 
+/* A dtype and a shape of known dims, within the executor's rank. */
+static bool concrete(const tgc_tensor_info *info) {
+    if (info->dtype == TGC_DTYPE_INVALID || info->shape.rank < 0 || info->shape.rank > TGC_MAX_TENSOR_RANK)
+        return false;
+    for (int d = 0; d < info->shape.rank; d++)
+        if (!tgc_dim_known(info->shape.dims[d])) return false;
+    return true;
+}
+
+/* A kernel node whose inputs and outputs all have concrete dtypes and
+ * shapes in the graph needs no inference at run time: feeds are checked
+ * against the inputs' declared shapes before a step, so by induction every
+ * value has its compile-time shape, and an inferred shape that did not
+ * depend on a runtime value (a value not known at compile time makes a
+ * fresh symbolic dim) is the one the runtime would infer again. Kernels
+ * that size their outputs themselves are left out. */
+static void mark_static_shapes(tgc_plan *p) {
+    const tgc_graph *g = p->g;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        bool ok = p->role[id] == TGC_ROLE_KERNEL && p->kernel[id] != NULL && !p->kernel[id]->sizes_outputs;
+        for (int i = 0; ok && i < n->n_inputs; i++)
+            ok = n->inputs[i].node >= 0 && concrete(tgc_graph_ref_info(g, n->inputs[i]));
+        for (int k = 0; ok && k < n->n_outputs; k++) ok = concrete(&n->outputs[k]);
+        p->static_shapes[id] = ok;
+    }
+}
+
 tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diags) {
     memset(p, 0, sizeof *p);
     const tgc_partition *pt = &s->parts.parts[part];
@@ -169,15 +197,17 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diag
     p->const_inputs = tgc_calloc(nn, sizeof *p->const_inputs);
     p->fused_act = tgc_calloc(nn, sizeof *p->fused_act);
     p->absorbed = tgc_calloc(nn, sizeof *p->absorbed);
+    p->static_shapes = tgc_calloc(nn, sizeof *p->static_shapes);
     for (size_t i = 0; p->caches != NULL && i < nn; i++) tgc_kernel_cache_init(&p->caches[i]);
     for (size_t i = 0; p->fused_act != NULL && i < nn; i++) p->fused_act[i].row = -1;
     if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches ||
-        !p->const_inputs || !p->fused_act || !p->absorbed)
+        !p->const_inputs || !p->fused_act || !p->absorbed || !p->static_shapes)
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
     place_constants(p);
     mark_const_inputs(p);
+    mark_static_shapes(p);
     map_feeds(p, s, part);
     st = count_edges(p, &s->parts, part);
     if (st == TGC_OK) tgc_plan_fuse_activations(p);
@@ -204,5 +234,6 @@ void tgc_plan_release(tgc_plan *p) {
     tgc_free(p->const_inputs);
     tgc_free(p->fused_act);
     tgc_free(p->absorbed);
+    tgc_free(p->static_shapes);
     memset(p, 0, sizeof *p);
 }

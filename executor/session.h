@@ -73,6 +73,8 @@ typedef struct tgc_plan {
     uint32_t *const_inputs;   /* node id -> bit i: input i is an initializer of this plan */
     tgc_fused_act *fused_act; /* node id -> the activation its kernel applies (executor/fuse.c); row -1: none */
     bool *absorbed;           /* node id -> an activation absorbed by its producer: takes the buffer, runs nothing */
+    bool *static_shapes;      /* node id -> every input and output shape concrete at compile time: outputs
+                               * take the graph's shapes, no runtime inference (tgc_plan_static_shapes) */
 } tgc_plan;
 
 struct tgc_session {

@@ -145,6 +145,34 @@ static void binary_piece(void *arg, int64_t piece, int slot) {
     if (j->act != NULL) tgc_cpu_act_block(j->act, (float *)(void *)j->py, 0, 0, 1, lo, hi);
 }
 
+/* Output elements [piece * EW_PIECE_ELEMS, ...) when neither operand needs
+ * the broadcast walk: each has the output's shape (step 1) or is one
+ * element (step 0). */
+static void flat_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const binary_job *j = arg;
+    int64_t lo = piece * EW_PIECE_ELEMS, hi = lo + EW_PIECE_ELEMS < j->numel ? lo + EW_PIECE_ELEMS : j->numel;
+    int64_t sa = j->it->step[0], sb = j->it->step[1];
+    j->fn(hi - lo, j->pa + (size_t)(lo * sa) * j->ea, sa, j->pb + (size_t)(lo * sb) * j->eb, sb,
+          j->py + (size_t)lo * j->ey, j->params);
+    if (j->act != NULL) tgc_cpu_act_block(j->act, (float *)(void *)j->py, 0, 0, 1, lo, hi);
+}
+
+/* How x is read for output y without the broadcast walk: 1 when it has
+ * y's shape (leading dims of 1 aside), 0 when it is one element of rank at
+ * most y's, -1 otherwise (the walk decides, and reports a bad shape). */
+static int flat_step(const tgc_value *x, const tgc_value *y) {
+    if (x->rank > y->rank) return -1;
+    bool same = true, one = true;
+    for (int d = 0; d < y->rank; d++) {
+        int di = d - (y->rank - x->rank);
+        int64_t xd = di >= 0 ? x->dims[di] : 1;
+        same &= xd == y->dims[d];
+        one &= xd == 1;
+    }
+    return same ? 1 : one ? 0 : -1;
+}
+
 /* y = fn(a, b) over the broadcast output y (all checked by the caller),
  * with parameters params (NULL: none), split over c->pool. Pieces write disjoint parts of y, and an output that
  * overlaps an input is input 0's own buffer (forwarding needs the output's
@@ -154,13 +182,20 @@ static tgc_status run_binary(tgc_kernel_ctx *c, const tgc_value *a, const tgc_va
     int64_t numel = tgc_value_numel(y);
     if (numel == 0) return TGC_OK;
     tgc_cpu_bcast it;
-    const tgc_value *ops[2] = {a, b};
-    tgc_status st = tgc_cpu_bcast_values(c, &it, y, 2, ops);
-    if (st != TGC_OK) return st;
+    int sa = flat_step(a, y), sb = flat_step(b, y);
+    bool flat = sa >= 0 && sb >= 0; /* the common cases, without setting up a walk */
+    if (flat) {
+        it.step[0] = sa;
+        it.step[1] = sb;
+    } else {
+        const tgc_value *ops[2] = {a, b};
+        tgc_status st = tgc_cpu_bcast_values(c, &it, y, 2, ops);
+        if (st != TGC_OK) return st;
+    }
     binary_job j = {.it = &it, .pa = data_of(a), .pb = data_of(b), .py = tgc_buffer_host_ptr(y->buf),
                     .ea = tgc_dtype_size(a->dtype), .eb = tgc_dtype_size(b->dtype), .ey = tgc_dtype_size(y->dtype),
                     .fn = fn, .params = params, .numel = numel, .act = y->dtype == TGC_FLOAT32 ? c->fused_act : NULL};
-    tgc_parallel_for(c->pool, ew_pieces(numel), binary_piece, &j);
+    tgc_parallel_for(c->pool, ew_pieces(numel), flat ? flat_piece : binary_piece, &j);
     return TGC_OK;
 }
 
