@@ -16,8 +16,9 @@
  * loop instead, the same bits: the pieces and segments are cut the same
  * way, each segment one call of the compiled kernel over its whole
  * vectors, the last partial vector through a padded copy (lanes past the
- * end hold 1, as the row loops' tails do). The kernel is looked up once
- * per node and session (devices/kernel_cache.h). */
+ * end hold 1, as the row loops' tails do). The program is read from the
+ * node's attributes and its kernel looked up once per node and session
+ * (devices/kernel_cache.h). */
 #include "devices/cpu/ew.h"
 #include "devices/cpu/jit/jit.h"
 #include "devices/kernel_cache.h"
@@ -38,8 +39,19 @@ typedef struct fused_step {
     tgc_ew_params p;
 } fused_step;
 
-typedef struct fused_run {
+/* What the node's attributes say, read once per session (the kernel
+ * cache's block) or per run outside one: the steps with their row loops,
+ * the JIT's form of the program, and the JIT's kernel for the input kinds
+ * of the run that built it (NULL: none, the interpreter). */
+typedef struct fused_program {
     fused_step steps[TGC_FUSED_MAX_STEPS];
+    int n_steps;
+    tgc_jit_program program;
+    tgc_jit_fused_fn jit;
+} fused_program;
+
+typedef struct fused_run {
+    const fused_step *steps;
     int n_steps, n_inputs;
     const float *in[TGC_FUSED_MAX_INPUTS];
     /* each input's period: its element count, read at i % period (the
@@ -49,7 +61,6 @@ typedef struct fused_run {
     float *y;
     int64_t numel;
     float *scratch; /* width x n_steps x TILE */
-    tgc_jit_program program;
     tgc_jit_fused_fn jit; /* NULL: the interpreter */
     int lanes;
 } fused_run;
@@ -148,28 +159,26 @@ static void run_piece(void *arg, int64_t piece, int slot) {
     }
 }
 
-/* Reads the program (checked by inference) into r. */
-static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
+/* Reads the node's program (checked by inference) into p, the JIT's input
+ * kinds from `scalar` (input i is one element). Errors through c. */
+static tgc_status read_program(tgc_kernel_ctx *c, const bool *scalar, fused_program *p) {
     const tgc_attr *ops = tgc_node_attr(c->node, "ops"), *operands = tgc_node_attr(c->node, "operands");
     const tgc_attr *params = tgc_node_attr(c->node, "params");
     if (ops == NULL || operands == NULL || params == NULL || ops->n > TGC_FUSED_MAX_STEPS)
         return tgc_kernel_fail(c, "a fused group of %zu steps (at most %d)", ops ? ops->n : 0, TGC_FUSED_MAX_STEPS);
-    if (c->n_inputs > TGC_FUSED_MAX_INPUTS)
-        return tgc_kernel_fail(c, "a fused group with %d inputs (at most %d)", c->n_inputs, TGC_FUSED_MAX_INPUTS);
     const tgc_ew_loops *l = tgc_cpu_ew_loops();
-    r->n_steps = (int)ops->n;
-    r->n_inputs = c->n_inputs;
-    for (int k = 0; k < r->n_steps; k++) {
+    memset(p, 0, sizeof *p);
+    p->n_steps = (int)ops->n;
+    for (int k = 0; k < p->n_steps; k++) {
         const tgc_ew_row *row = tgc_ew_find(ops->strings[k]);
-        fused_step *s = &r->steps[k];
-        memset(s, 0, sizeof *s);
+        fused_step *s = &p->steps[k];
         if (row == NULL) return tgc_kernel_fail(c, "step %d: unknown row '%s'", k, ops->strings[k]);
         s->a = (int)operands->ints[2 * k];
         s->b = (int)operands->ints[2 * k + 1];
         if (row->arity == 1) s->unary = l->unary[tgc_ew_id(row)][TGC_FLOAT32];
         else s->binary = l->binary[tgc_ew_id(row)][TGC_FLOAT32];
         if (s->unary == NULL && s->binary == NULL) return tgc_kernel_fail(c, "step %d: no float32 loop for %s", k, row->op);
-        tgc_jit_step *js = &r->program.steps[k];
+        tgc_jit_step *js = &p->program.steps[k];
         js->row = (int)tgc_ew_id(row);
         js->a = s->a;
         js->b = row->arity == 2 ? s->b : -1;
@@ -180,64 +189,80 @@ static tgc_status load_program(tgc_kernel_ctx *c, fused_run *r) {
             js->p[j] = s->p.f[j];
         }
     }
-    r->program.n_steps = r->n_steps;
-    r->program.n_inputs = r->n_inputs;
-    int64_t numel = tgc_value_numel(&c->outputs[0]);
-    for (int i = 0; i < c->n_inputs; i++) {
-        r->in[i] = tgc_kernel_in_ptr(c, i);
-        r->period[i] = tgc_value_numel(&c->inputs[i]);
-        if (numel == 0) continue; /* an empty group: nothing to read */
-        if (r->period[i] < 1 || numel % r->period[i] != 0)
-            return tgc_kernel_fail(c, "input %d has %lld elements, which do not tile the output's %lld", i,
-                                   (long long)r->period[i], (long long)numel);
-        r->program.scalar[i] = r->period[i] == 1;
+    p->program.n_steps = p->n_steps;
+    p->program.n_inputs = c->n_inputs;
+    memcpy(p->program.scalar, scalar, sizeof(bool) * (size_t)c->n_inputs);
+    if (tgc_jit_enabled()) {
+        char err[256];
+        p->jit = tgc_jit_fused_kernel(&p->program, tgc_cpu_ew_loops()->lanes, err, sizeof err);
     }
     return TGC_OK;
 }
 
-/* The node's compiled kernel, in its cache block: a pointer that stays
- * NULL when the JIT could not compile the program (so a session asks once). */
-typedef struct jit_block {
-    tgc_jit_fused_fn fn;
-} jit_block;
-
-static void *build_jit_block(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
-    (void)c;
-    const fused_run *r = arg;
-    jit_block *b = tgc_malloc(sizeof *b);
-    if (b == NULL) return NULL;
-    char err[256];
-    b->fn = tgc_jit_fused_kernel(&r->program, r->lanes, err, sizeof err);
-    *bytes = sizeof *b;
-    return b;
+static void *build_program(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    fused_program *p = tgc_malloc(sizeof *p);
+    if (p == NULL) return NULL;
+    char err[256]; /* a bad program: the run reads it again and reports */
+    tgc_kernel_ctx quiet = *c;
+    quiet.error = err;
+    quiet.error_size = sizeof err;
+    if (read_program(&quiet, arg, p) != TGC_OK) {
+        tgc_free(p);
+        return NULL;
+    }
+    *bytes = sizeof *p;
+    return p;
 }
 
-/* The JIT's kernel for the node, or NULL (off, failed: the interpreter). */
-static tgc_jit_fused_fn find_jit(tgc_kernel_ctx *c, const fused_run *r) {
-    if (!tgc_jit_enabled()) return NULL;
-    const jit_block *b = tgc_kernel_cache_get(c, 0, build_jit_block, (void *)r);
-    if (b != NULL) return b->fn;
-    char err[256];
-    return tgc_jit_fused_kernel(&r->program, r->lanes, err, sizeof err); /* no session cache */
+/* The inputs' pointers and periods into r, each checked to tile the
+ * output, and which inputs are one element. */
+static tgc_status read_inputs(tgc_kernel_ctx *c, fused_run *r, bool *scalar) {
+    if (c->n_inputs > TGC_FUSED_MAX_INPUTS)
+        return tgc_kernel_fail(c, "a fused group with %d inputs (at most %d)", c->n_inputs, TGC_FUSED_MAX_INPUTS);
+    r->n_inputs = c->n_inputs;
+    for (int i = 0; i < c->n_inputs; i++) {
+        r->in[i] = tgc_kernel_in_ptr(c, i);
+        r->period[i] = tgc_value_numel(&c->inputs[i]);
+        scalar[i] = r->period[i] == 1;
+        if (r->numel == 0) continue; /* an empty group: nothing to read */
+        if (r->period[i] < 1 || r->numel % r->period[i] != 0)
+            return tgc_kernel_fail(c, "input %d has %lld elements, which do not tile the output's %lld", i,
+                                   (long long)r->period[i], (long long)r->numel);
+    }
+    return TGC_OK;
 }
 
 static tgc_status fused_f32(tgc_kernel_ctx *c) {
-    fused_run *r = tgc_calloc(1, sizeof *r);
-    if (r == NULL) return TGC_ERR_NOMEM;
-    r->y = tgc_kernel_out_ptr(c, 0);
-    r->numel = tgc_value_numel(&c->outputs[0]);
-    tgc_status s = load_program(c, r);
-    const tgc_ew_loops *loops = tgc_cpu_ew_loops();
-    r->lanes = loops->lanes;
-    if (s == TGC_OK && r->numel > 0) r->jit = find_jit(c, r);
-    int width = tgc_parallel_width(c->pool);
-    if (s == TGC_OK && r->numel > 0 && r->jit == NULL) {
-        r->scratch = tgc_malloc((size_t)width * (size_t)r->n_steps * TILE * sizeof(float));
-        if (r->scratch == NULL) s = TGC_ERR_NOMEM;
+    fused_run r = {.y = tgc_kernel_out_ptr(c, 0), .numel = tgc_value_numel(&c->outputs[0]),
+                   .lanes = tgc_cpu_ew_loops()->lanes};
+    bool scalar[TGC_FUSED_MAX_INPUTS] = {false};
+    tgc_status s = read_inputs(c, &r, scalar);
+    if (s != TGC_OK) return s;
+    /* The program from the session's cache; its JIT kernel serves runs with
+     * the input kinds it was built for (a symbolic dim may make an input
+     * one element in one run and not in another). */
+    const fused_program *p = tgc_kernel_cache_get(c, 0, build_program, scalar);
+    fused_program *own = NULL;
+    if (p == NULL) {
+        if ((own = tgc_malloc(sizeof *own)) == NULL) return TGC_ERR_NOMEM;
+        if ((s = read_program(c, scalar, own)) != TGC_OK) {
+            tgc_free(own);
+            return s;
+        }
+        p = own;
     }
-    if (s == TGC_OK && r->numel > 0) tgc_parallel_for(c->pool, (r->numel + PIECE - 1) / PIECE, run_piece, r);
-    tgc_free(r->scratch);
-    tgc_free(r);
+    r.steps = p->steps;
+    r.n_steps = p->n_steps;
+    bool same_kinds = memcmp(p->program.scalar, scalar, sizeof(bool) * (size_t)c->n_inputs) == 0;
+    r.jit = same_kinds && tgc_jit_enabled() ? p->jit : NULL;
+    int width = tgc_parallel_width(c->pool);
+    if (r.numel > 0 && r.jit == NULL) {
+        r.scratch = tgc_malloc((size_t)width * (size_t)r.n_steps * TILE * sizeof(float));
+        if (r.scratch == NULL) s = TGC_ERR_NOMEM;
+    }
+    if (s == TGC_OK && r.numel > 0) tgc_parallel_for(c->pool, (r.numel + PIECE - 1) / PIECE, run_piece, &r);
+    tgc_free(r.scratch);
+    tgc_free(own);
     return s;
 }
 
