@@ -15,11 +15,15 @@
  *              o = f(Xo + Hr_o + Po . C)  H = o . h(C)
  *              (input_forget: f = 1 - i)
  *      `clip` bounds every gate's input to [-clip, clip] before its function.
+ * Each gate's function runs over the whole gate as the elementwise row
+ * loop of its ONNX op (vectorized), the arithmetic between as plain loops.
  * sequence_lens: batch row b runs steps 0..len-1 (the reverse direction
  * from len-1 down to 0); Y is 0 at its later steps, Y_h/Y_c hold its state
  * after its last step. Attributes and activations: devices/rnn_geometry.h. */
+#include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/rnn_geometry.h"
+#include "graph/elementwise.h"
 
 #include "support/alloc.h"
 #include "support/checked.h"
@@ -97,26 +101,74 @@ static void store_state(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int o, int
         memcpy(dst + state_row(g, d, b) * g->hidden, src + b * g->hidden, (size_t)g->hidden * sizeof(float));
 }
 
-/* The gate equations of one step for batch row b: xw and hr are the row's
- * [G*hidden] pre-activations, h and cs its state (updated). */
-static void step_rnn(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, const float *hr, float *h) {
-    for (int64_t j = 0; j < g->hidden; j++) h[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+/* v[0..n) = clip(v) where `clip` is set (ONNX: every gate's input). */
+static void clip_in_place(const tgc_rnn_geometry *g, float *v, int64_t n) {
+    if (g->clip > 0)
+        for (int64_t j = 0; j < n; j++) v[j] = clipped(g, v[j]);
 }
 
-static void step_lstm(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, const float *hr, const float *p,
+/* v[0..n) = f(v), through the elementwise row loop of the activation's
+ * ONNX op (devices/cpu/ew.h: vectorized, vmath.h's functions) where it
+ * has one, else element by element (Affine, ScaledTanh). */
+static void act_in_place(const tgc_rnn_act *f, float *v, int64_t n) {
+    static const tgc_ew_op rows[] = {
+        [TGC_RNN_RELU] = TGC_EW_Relu,           [TGC_RNN_TANH] = TGC_EW_Tanh,
+        [TGC_RNN_SIGMOID] = TGC_EW_Sigmoid,     [TGC_RNN_LEAKY_RELU] = TGC_EW_LeakyRelu,
+        [TGC_RNN_THRESHOLDED_RELU] = TGC_EW_ThresholdedRelu, [TGC_RNN_HARD_SIGMOID] = TGC_EW_HardSigmoid,
+        [TGC_RNN_ELU] = TGC_EW_Elu,             [TGC_RNN_SOFTSIGN] = TGC_EW_Softsign,
+        [TGC_RNN_SOFTPLUS] = TGC_EW_Softplus,
+    };
+    bool has_row = f->kind != TGC_RNN_AFFINE && f->kind != TGC_RNN_SCALED_TANH;
+    tgc_ew_unary_fn fn = has_row ? tgc_cpu_ew_loops()->unary[rows[f->kind]][TGC_FLOAT32] : NULL;
+    if (fn == NULL) {
+        for (int64_t j = 0; j < n; j++) v[j] = tgc_rnn_act_apply(f, v[j]);
+        return;
+    }
+    tgc_ew_params p;
+    memset(&p, 0, sizeof p);
+    p.f[0] = f->alpha, p.f[1] = f->beta; /* the rows' P0, P1: alpha, beta */
+    p.d[0] = f->alpha, p.d[1] = f->beta;
+    fn(n, v, v, &p);
+}
+
+/* The gate equations of one step for batch row b: xw is the row's
+ * [G*hidden] input pre-activations, hr its recurrent products (used as
+ * scratch), h and cs its state (updated). Each equation runs over a whole
+ * gate at once, so the functions run as vector loops. */
+static void step_rnn(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, const float *hr, float *h) {
+    for (int64_t j = 0; j < g->hidden; j++) h[j] = xw[j] + hr[j];
+    clip_in_place(g, h, g->hidden);
+    act_in_place(&f[0], h, g->hidden);
+}
+
+static void step_lstm(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, float *hr, const float *p,
                       bool input_forget, float *h, float *cs) {
     int64_t n = g->hidden;
-    for (int64_t j = 0; j < n; j++) {
-        float c_prev = cs[j];
-        float i = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j] + (p ? p[j] * c_prev : 0)));
-        float fg = input_forget ? 1 - i
-                                : tgc_rnn_act_apply(&f[0], clipped(g, xw[2 * n + j] + hr[2 * n + j] + (p ? p[2 * n + j] * c_prev : 0)));
-        float cand = tgc_rnn_act_apply(&f[1], clipped(g, xw[3 * n + j] + hr[3 * n + j]));
-        float c_new = fg * c_prev + i * cand;
-        float o = tgc_rnn_act_apply(&f[0], clipped(g, xw[n + j] + hr[n + j] + (p ? p[n + j] * c_new : 0)));
-        cs[j] = c_new;
-        h[j] = o * tgc_rnn_act_apply(&f[2], c_new);
+    float *gi = hr, *go = hr + n, *gf = hr + 2 * n, *gc = hr + 3 * n; /* ONNX's gate order: i, o, f, c */
+    for (int64_t j = 0; j < 4 * n; j++) hr[j] += xw[j];
+    if (p != NULL)
+        for (int64_t j = 0; j < n; j++) {
+            gi[j] += p[j] * cs[j];
+            gf[j] += p[2 * n + j] * cs[j];
+        }
+    clip_in_place(g, gi, n);
+    act_in_place(&f[0], gi, n);
+    if (input_forget) {
+        for (int64_t j = 0; j < n; j++) gf[j] = 1 - gi[j];
+    } else {
+        clip_in_place(g, gf, n);
+        act_in_place(&f[0], gf, n);
     }
+    clip_in_place(g, gc, n);
+    act_in_place(&f[1], gc, n);
+    for (int64_t j = 0; j < n; j++) cs[j] = gf[j] * cs[j] + gi[j] * gc[j];
+    if (p != NULL)
+        for (int64_t j = 0; j < n; j++) go[j] += p[n + j] * cs[j];
+    clip_in_place(g, go, n);
+    act_in_place(&f[0], go, n);
+    memcpy(gc, cs, (size_t)n * sizeof *gc); /* h(C), in the candidate's place */
+    act_in_place(&f[2], gc, n);
+    for (int64_t j = 0; j < n; j++) h[j] = go[j] * gc[j];
 }
 
 /* GRU's step after its recurrent products: hr holds z and r already
@@ -125,14 +177,19 @@ static void step_lstm(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const flo
 static void step_gru(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const float *xw, float *hr, const float *rbh,
                      bool linear_before_reset, float *h) {
     int64_t n = g->hidden;
-    if (linear_before_reset)
-        for (int64_t j = 0; j < 2 * n; j++) hr[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+    if (linear_before_reset) {
+        for (int64_t j = 0; j < 2 * n; j++) hr[j] += xw[j];
+        clip_in_place(g, hr, 2 * n);
+        act_in_place(&f[0], hr, 2 * n);
+    }
+    float *cand = hr + 2 * n; /* the candidate's pre-activation, in place */
     for (int64_t j = 0; j < n; j++) {
         float rec = linear_before_reset ? hr[n + j] * (hr[2 * n + j] + (rbh ? rbh[j] : 0)) : hr[2 * n + j];
-        float cand = tgc_rnn_act_apply(&f[1], clipped(g, xw[2 * n + j] + rec));
-        float z = hr[j];
-        h[j] = (1 - z) * cand + z * h[j];
+        cand[j] = xw[2 * n + j] + rec;
     }
+    clip_in_place(g, cand, n);
+    act_in_place(&f[1], cand, n);
+    for (int64_t j = 0; j < n; j++) h[j] = (1 - hr[j]) * cand[j] + hr[j] * h[j];
 }
 
 typedef struct rnn_weights {
@@ -182,7 +239,9 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, in
                 }
                 const float *xw = s->xw + x_row(g, t, b) * gh;
                 float *hr = s->hr + b * gh;
-                for (int64_t j = 0; j < 2 * n; j++) hr[j] = tgc_rnn_act_apply(&f[0], clipped(g, xw[j] + hr[j]));
+                for (int64_t j = 0; j < 2 * n; j++) hr[j] += xw[j];
+                clip_in_place(g, hr, 2 * n);
+                act_in_place(&f[0], hr, 2 * n);
                 for (int64_t j = 0; j < n; j++) s->rh[b * n + j] = hr[n + j] * s->h[b * n + j];
             }
             if (!tgc_cpu_sgemm(c->pool, false, true, g->batch, n, n, 1.0f, s->rh, n, wt->r + 2 * n * n, n, 0.0f,
