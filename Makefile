@@ -3,7 +3,8 @@
 #   make test   configure, build, run the whole suite: plain, then under
 #               AddressSanitizer + UndefinedBehaviorSanitizer, the threaded
 #               suites under ThreadSanitizer, and the whole suite again in a
-#               build without the LLVM JIT (TGC_JIT=OFF: the interpreter)
+#               build without the optional libraries (TGC_JIT=OFF: fusion groups
+#               through the interpreter; TGC_DNNL=OFF: every GEMM through OpenBLAS)
 JOBS ?= $(shell nproc)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
@@ -11,7 +12,8 @@ BUILD_TSAN ?= build-tsan
 BUILD_NOJIT ?= build-nojit
 # The suites with threads of their own, run again under ThreadSanitizer.
 TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_rendezvous executor_test_parallel \
-	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion devices_test_cpu_jit
+	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion devices_test_cpu_jit \
+	devices_test_cpu_gemm_packed
 
 .PHONY: all deps build build-asan build-tsan build-nojit demo test test-plain test-asan test-tsan test-nojit fuzz \
 	models-check clean
@@ -30,7 +32,8 @@ build-asan: deps
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 
 build-nojit: deps
-	@cmake -S . -B $(BUILD_NOJIT) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGC_JIT=OFF -DTGC_BUILD_BENCH=OFF >/dev/null
+	@cmake -S . -B $(BUILD_NOJIT) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGC_JIT=OFF -DTGC_DNNL=OFF -DTGC_BUILD_BENCH=OFF \
+	  >/dev/null
 	@cmake --build $(BUILD_NOJIT) -j $(JOBS)
 
 DIGITS = examples/digits
@@ -56,7 +59,7 @@ test-asan: build-asan
 
 test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure \
-	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_fast_paths|test_cpu_split_kernels|test_fusion|test_cpu_jit'
+	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_fast_paths|test_cpu_split_kernels|test_fusion|test_cpu_jit|test_cpu_gemm_packed'
 
 test-nojit: build-nojit
 	ctest --test-dir $(BUILD_NOJIT) --output-on-failure -j $(JOBS)

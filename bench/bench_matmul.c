@@ -9,10 +9,19 @@
  * the reference (switching OpenBLAS's threads between single calls would
  * leave its idle threads spinning into tgc's runs).
  *
+ * Then GEMMs on packed weights (devices/cpu/gemm_packed.h: oneDNN's
+ * matmul, B packed once) beside the OpenBLAS path tgc takes otherwise
+ * (tgc_cpu_sgemm), on the products of the peer models (transformer and
+ * GPT layers, the MLP, ResNet's late 1x1 and 3x3 layers as GEMMs), at 1 and
+ * 2 threads of tgc's pool, the two interleaved run by run.
+ *
  * Usage: bench_matmul [repetitions]   (default 7) */
 #include "devices/kernel.h"
 
 #include "bench_util.h"
+
+#include "devices/cpu/gemm_packed.h"
+#include "devices/cpu/kernels_nn.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -33,6 +42,60 @@ static tgc_value square(tgc_device *dev, int64_t n, unsigned seed) {
         p[i] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
     }
     return v;
+}
+
+/* One row of the packed-weights table: median ms of each path at `threads`. */
+static void packed_row(int64_t m, int64_t n, int64_t k, const char *what, int threads, int reps) {
+    float *a = malloc((size_t)(m * k) * sizeof *a), *b = malloc((size_t)(k * n) * sizeof *b);
+    float *c = malloc((size_t)(m * n) * sizeof *c);
+    double *tp = malloc((size_t)reps * sizeof *tp), *to = malloc((size_t)reps * sizeof *to);
+    if (a == NULL || b == NULL || c == NULL || tp == NULL || to == NULL) exit(1);
+    for (int64_t i = 0; i < m * k; i++) a[i] = (float)((i * 7) % 13 - 6) / 13.0f;
+    for (int64_t i = 0; i < k * n; i++) b[i] = (float)((i * 5) % 11 - 5) / 11.0f;
+    tgc_thread_pool *pool = NULL;
+    if (tgc_thread_pool_create(threads, &pool) != TGC_OK) exit(1);
+    tgc_gemm_shape shape = {.m = m, .n = n, .k = k, .lda = k, .ldb = n, .ldc = n, .alpha = 1.0f};
+    size_t bytes;
+    tgc_packed_gemm *g = tgc_packed_gemm_create(&shape, b, &bytes);
+    openblas_set_num_threads(1);
+    for (int r = -1; r < reps; r++) {
+        double t0 = bench_now_s();
+        if (g != NULL && !tgc_packed_gemm_run(g, pool, a, c, NULL)) exit(1);
+        double t1 = bench_now_s();
+        if (!tgc_cpu_sgemm(pool, false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n)) exit(1);
+        double t2 = bench_now_s();
+        if (r >= 0) tp[r] = t1 - t0, to[r] = t2 - t1;
+    }
+    double mp = bench_median(tp, reps), mo = bench_median(to, reps), flops = 2.0 * (double)(m * n * k);
+    if (g != NULL)
+        printf("%-24s %5lld %5lld %5lld %3d %9.3f %7.1f %9.3f %7.1f %6.2fx\n", what, (long long)m, (long long)n,
+               (long long)k, threads, mp * 1e3, flops / mp * 1e-9, mo * 1e3, flops / mo * 1e-9, mo / mp);
+    else
+        printf("%-24s %5lld %5lld %5lld %3d %9s %7s %9.3f %7.1f\n", what, (long long)m, (long long)n, (long long)k,
+               threads, "-", "-", mo * 1e3, flops / mo * 1e-9);
+    tgc_packed_gemm_free(g);
+    tgc_thread_pool_free(pool);
+    free(a), free(b), free(c), free(tp), free(to);
+}
+
+static void bench_packed(int reps) {
+    static const struct {
+        int64_t m, n, k;
+        const char *what;
+    } shapes[] = {
+        {1, 512, 784, "MLP batch 1"},          {64, 512, 784, "MLP batch 64"},
+        {128, 768, 256, "transformer in_proj"}, {128, 1024, 256, "transformer linear1"},
+        {128, 256, 1024, "transformer linear2"}, {128, 1536, 512, "GPT d512 in_proj"},
+        {128, 2048, 512, "GPT d512 linear1"},   {128, 512, 2048, "GPT d512 linear2"},
+        {49, 2048, 512, "ResNet-50 1x1, 7x7"},  {196, 256, 2304, "ResNet 3x3 as GEMM, 14x14"},
+    };
+    printf("\nGEMMs on packed weights (oneDNN) beside OpenBLAS (tgc_cpu_sgemm), median of %d, interleaved%s\n", reps,
+           tgc_packed_gemm_available() ? "" : " (no oneDNN in this build, or TGC_DNNL=0)");
+    printf("%-24s %5s %5s %5s %3s %9s %7s %9s %7s %7s\n", "product", "M", "N", "K", "thr", "packed ms", "GFLOP/s",
+           "BLAS ms", "GFLOP/s", "speedup");
+    for (int threads = 1; threads <= 2; threads++)
+        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+            packed_row(shapes[i].m, shapes[i].n, shapes[i].k, shapes[i].what, threads, reps);
 }
 
 int main(int argc, char **argv) {
@@ -90,5 +153,6 @@ int main(int argc, char **argv) {
     free(t_blas);
     tgc_thread_pool_free(pool);
     tgc_device_destroy(dev);
+    bench_packed(reps);
     return 0;
 }

@@ -8,15 +8,23 @@ void tgc_kernel_cache_init(tgc_kernel_cache *k) {
     pthread_mutex_init(&k->lock, NULL);
     atomic_init(&k->data, NULL);
     k->bytes = 0;
+    k->release = NULL;
 }
 
 void tgc_kernel_cache_clear(tgc_kernel_cache *k) {
-    tgc_free(atomic_load(&k->data));
+    void *data = atomic_load(&k->data);
+    if (data != NULL && k->release != NULL) k->release(data);
+    else tgc_free(data);
     atomic_store(&k->data, NULL);
     pthread_mutex_destroy(&k->lock);
 }
 
 const void *tgc_kernel_cache_get(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build, void *arg) {
+    return tgc_kernel_cache_get_owning(c, const_inputs, build, NULL, arg);
+}
+
+const void *tgc_kernel_cache_get_owning(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build,
+                                        tgc_kernel_cache_release release, void *arg) {
     tgc_kernel_cache *k = c->cache;
     if (k == NULL || (c->const_inputs & const_inputs) != const_inputs) return NULL;
     void *data = atomic_load_explicit(&k->data, memory_order_acquire);
@@ -26,7 +34,7 @@ const void *tgc_kernel_cache_get(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_k
     if (data == NULL) {
         size_t bytes = 0;
         data = build(c, arg, &bytes);
-        if (data != NULL) k->bytes = bytes;
+        if (data != NULL) k->bytes = bytes, k->release = release;
         atomic_store_explicit(&k->data, data, memory_order_release);
     }
     pthread_mutex_unlock(&k->lock);

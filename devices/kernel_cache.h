@@ -19,10 +19,14 @@ typedef struct tgc_kernel_ctx tgc_kernel_ctx;
 
 /* One node's cache: one tgc_malloc block or nothing. Owned by the
  * executor's plan (one per node), which calls init and clear. */
+/* Frees a block that holds more than its own memory (a library's handles). */
+typedef void (*tgc_kernel_cache_release)(void *data);
+
 typedef struct tgc_kernel_cache {
     pthread_mutex_t lock;     /* held while building */
     _Atomic(void *) data;     /* the block, NULL until built */
     size_t bytes;
+    tgc_kernel_cache_release release; /* NULL: tgc_free */
 } tgc_kernel_cache;
 
 void tgc_kernel_cache_init(tgc_kernel_cache *k);
@@ -41,6 +45,12 @@ typedef void *(*tgc_kernel_cache_build)(const tgc_kernel_ctx *c, void *arg, size
  * failed. Safe from several threads: one builds, the others wait for it.
  * The block is read-only afterwards; the caller does not free it. */
 const void *tgc_kernel_cache_get(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build, void *arg);
+
+/* tgc_kernel_cache_get for a block that release(block) frees when the
+ * cache is cleared (one that holds handles of a library: oneDNN's packed
+ * weights and primitives). */
+const void *tgc_kernel_cache_get_owning(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build,
+                                        tgc_kernel_cache_release release, void *arg);
 
 /* Bytes held by the caches of `count` nodes (for memory reports). */
 size_t tgc_kernel_cache_bytes(const tgc_kernel_cache *caches, int64_t count);

@@ -11,9 +11,16 @@
  * Gemm-13: Y = alpha * A' B' + beta * C, A' = transA ? A^T : A, B' likewise;
  * C (optional) broadcasts unidirectionally to [M, N] and is copied into Y
  * first, each block by the piece that then multiplies into it, so that
- * cblas_sgemm's beta does the rest. */
+ * cblas_sgemm's beta does the rest.
+ *
+ * Where B is a session constant (a weight) and A is not transposed, both
+ * run on B packed once for oneDNN's matmul (devices/cpu/gemm_packed.h),
+ * kept in the node's kernel cache; OpenBLAS does the rest. */
+#include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
+#include "devices/kernel_cache.h"
 #include "devices/matmul_geometry.h"
+#include "support/alloc.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -169,6 +176,55 @@ bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n
     return tgc_cpu_sgemm_fused(pool, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, 0, 0, false);
 }
 
+/* ---- Packed weights (devices/cpu/gemm_packed.h) ------------------------------ */
+
+/* Below this many multiply-adds a product stays with OpenBLAS: oneDNN's
+ * per-call set-up (memory objects for A and C) would be a large share. */
+#define PACKED_MIN_MACS ((int64_t)1 << 16)
+
+/* A node's packed B, in its kernel cache: g NULL when oneDNN declined the
+ * shape (so the session asks once). */
+typedef struct packed_block {
+    tgc_packed_gemm *g;
+} packed_block;
+
+typedef struct packed_args {
+    const tgc_gemm_shape *shape;
+    const float *b;
+} packed_args;
+
+static void *build_packed(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const packed_args *pa = arg;
+    packed_block *blk = tgc_malloc(sizeof *blk);
+    if (blk == NULL) return NULL;
+    blk->g = tgc_packed_gemm_create(pa->shape, pa->b, bytes);
+    *bytes += sizeof *blk;
+    return blk;
+}
+
+static void release_packed(void *data) {
+    packed_block *blk = data;
+    tgc_packed_gemm_free(blk->g);
+    tgc_free(blk);
+}
+
+/* The node's packed GEMM for shape s with B = input 1 (b), built on the
+ * first run; NULL when B is not a session constant, the product is small
+ * or one row,
+ * oneDNN is absent or declined, or this run's sizes are not the first
+ * run's (a symbolic dim): then OpenBLAS. */
+static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
+    bool small = s->m < PACKED_MIN_MACS && s->n < PACKED_MIN_MACS && s->k < PACKED_MIN_MACS &&
+                 s->m * s->n * s->k < PACKED_MIN_MACS; /* each below 2^16: no overflow */
+    /* One row is a matrix-vector product, bound by reading B: OpenBLAS's
+     * GEMV, split finer (GEMV_PIECE_MACS), keeps up with it. */
+    if (small || s->m == 1 || !tgc_packed_gemm_available()) return NULL;
+    packed_args args = {.shape = s, .b = b};
+    const packed_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_packed, release_packed, &args);
+    return blk != NULL && blk->g != NULL && tgc_packed_gemm_matches(blk->g, s) ? blk->g : NULL;
+}
+
 /* ---- MatMul --------------------------------------------------------------- */
 
 /* A batch of products each too small to split (below SGEMM_SPLIT_MACS) runs
@@ -220,7 +276,12 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     }
     bool ok = true;
     int64_t macs = m * n <= INT64_MAX / k ? m * n * k : INT64_MAX;
-    if (g.b_count == 1 && batch * m <= INT_MAX) { /* then A's batch is the output's */
+    tgc_gemm_shape shape = {.m = batch * m, .n = n, .k = k, .lda = k, .ldb = n, .ldc = n, .alpha = 1.0f};
+    const tgc_packed_gemm *packed = g.b_count == 1 && batch * m <= INT_MAX ? packed_for(c, &shape, pb) : NULL;
+    if (packed != NULL) {
+        ok = tgc_packed_gemm_run(packed, c->pool, pa, py, act);
+        if (!ok) return tgc_kernel_fail(c, "MatMul: oneDNN's matmul failed");
+    } else if (g.b_count == 1 && batch * m <= INT_MAX) { /* then A's batch is the output's */
         ok = tgc_cpu_sgemm_fused(c->pool, false, false, batch * m, n, k, 1.0f, pa, k, pb, n, 0.0f, py, n, NULL, 0, 0,
                                  act);
     } else if (batch > 1 && macs < SGEMM_SPLIT_MACS) { /* small products: several at once */
@@ -256,6 +317,15 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     float *py = tgc_kernel_out_ptr(c, 0);
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
     const float *pc = has_c ? tgc_kernel_in_ptr(c, 2) : NULL;
+    tgc_gemm_shape shape = {.tb = tb, .m = m, .n = n, .k = k, .lda = a->dims[1], .ldb = b->dims[1], .ldc = n,
+                            .alpha = alpha, .beta = has_c ? beta : 0.0f};
+    const tgc_packed_gemm *packed = !ta && k > 0 ? packed_for(c, &shape, pb) : NULL;
+    if (packed != NULL) {
+        if (has_c && beta != 0.0f) fill_c(py, n, pc, cm, cn, 0, m, 0, n);
+        if (!tgc_packed_gemm_run(packed, c->pool, pa, py, c->fused_act))
+            return tgc_kernel_fail(c, "Gemm: oneDNN's matmul failed");
+        return TGC_OK;
+    }
     if (!tgc_cpu_sgemm_fused(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n, pc,
                    cm, cn, c->fused_act))
         return tgc_kernel_fail(c, "Gemm sizes pass BLAS's int range");

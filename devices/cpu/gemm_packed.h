@@ -1,0 +1,69 @@
+/* GEMMs on packed weights: C = alpha * A op(B) + beta * C for a B that
+ * stays the same from run to run (a session's weight), packed once into
+ * the layout oneDNN's matmul (Debian's libdnnl 2.6; brgemm kernels for the
+ * running cpu's widest ISA) computes with, as ONNX Runtime prepacks its
+ * MLAS weights. OpenBLAS packs B again on every call and, where
+ * OPENBLAS_CORETYPE pins it to Haswell, runs 256-bit kernels on AVX-512
+ * cpus; on this machine (AVX-512 with full-width FMA) oneDNN ran the
+ * transformer's and ResNet's GEMMs 2.0-2.4x faster on one core
+ * (docs/cpu-speed.md). Private to the cpu device.
+ *
+ * The columns of C are cut into pieces from the sizes alone, each with its
+ * own block of B packed and its own primitive, and the pieces are spread
+ * over the device's pool (tgc_parallel_for); each piece runs on one thread
+ * (oneDNN's OpenMP runtime told so per calling thread), so any thread
+ * count gives the same bits. Without libdnnl at build time (-DTGC_DNNL=OFF)
+ * create returns NULL and callers keep OpenBLAS.
+ *
+ * Example usage (B constant across runs, kept in the node's kernel cache):
+ *     tgc_packed_gemm *g = tgc_packed_gemm_create(&shape, b, &bytes);
+ *     if (g != NULL) tgc_packed_gemm_run(g, pool, a, c, act);   // C = A op(B)
+ *     tgc_packed_gemm_free(g);
+ */
+#ifndef TGC_DEVICES_CPU_GEMM_PACKED_H
+#define TGC_DEVICES_CPU_GEMM_PACKED_H
+
+#include "devices/kernel.h"
+#include "support/thread_pool.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A GEMM's geometry, row-major float32: A [m, k] with row stride lda, B
+ * [k, n] (tb: B^T [n, k]) with row stride ldb, C [m, n] with row stride
+ * ldc; alpha scales the product, beta the C already there (0: C is only
+ * written). */
+typedef struct tgc_gemm_shape {
+    bool tb;
+    int64_t m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+} tgc_gemm_shape;
+
+typedef struct tgc_packed_gemm tgc_packed_gemm;
+
+/* True when tgc was built with oneDNN (TGC_DNNL) and the environment does
+ * not say TGC_DNNL=0. */
+bool tgc_packed_gemm_available(void);
+
+/* Packs b for shape s (every size >= 1): the pieces' primitives and packed
+ * blocks. Returns NULL without oneDNN, for sizes past oneDNN's int64 dims,
+ * when oneDNN has no fast kernel for the shape (only its reference
+ * implementation), or when memory runs out; *bytes then 0. The caller owns
+ * the result (tgc_packed_gemm_free); b is read during the call only. */
+tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes);
+
+/* True when g was made for exactly shape s (a run with other sizes cannot
+ * use it). */
+bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s);
+
+/* C = alpha * A op(B) + beta * C with the B g packed, a and c as its shape
+ * says; then the activation act (NULL: none) over each piece of C as it is
+ * written. Pieces over pool (NULL: the caller's thread). False when oneDNN
+ * reports an error (C is then undefined). */
+bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a, float *c,
+                         const tgc_fused_act *act);
+
+void tgc_packed_gemm_free(tgc_packed_gemm *g);
+
+#endif

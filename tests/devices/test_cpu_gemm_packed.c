@@ -1,0 +1,202 @@
+/* GEMMs on packed weights (devices/cpu/gemm_packed.c, oneDNN's matmul):
+ *   - C = alpha * A op(B) + beta * C against a direct loop in double, over
+ *     shapes of one to several column pieces, odd sizes, B transposed,
+ *     row strides above the sizes, alpha and beta, a fused Relu; bitwise
+ *     the same alone and split over a pool of two threads;
+ *   - TGC_DNNL=0 turns it off; a build without oneDNN makes nothing;
+ *   - through a session: MatMul and Gemm with a weight, run twice (the
+ *     second from the node's cache), and MatMul fed a different batch
+ *     size than its first run (the packed B does not fit: OpenBLAS),
+ *     each against the direct loop. */
+#include "tests/harness.h"
+
+#include "devices/cpu/gemm_packed.h"
+#include "graph/elementwise.h"
+#include "support/thread_pool.h"
+#include "tgc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static float lcg(uint32_t *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)(*s >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+static float *random_floats(size_t n, uint32_t seed) {
+    float *v = malloc(n * sizeof *v);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    for (size_t i = 0; i < n; i++) v[i] = lcg(&seed);
+    return v;
+}
+
+/* B[kk, j] of shape s in b. */
+static float b_at(const tgc_gemm_shape *s, const float *b, int64_t kk, int64_t j) {
+    return s->tb ? b[j * s->ldb + kk] : b[kk * s->ldb + j];
+}
+
+/* Checks c against alpha * A op(B) + beta * c0 (then Relu when relu), in
+ * double: each element within 1e-5 of the sum of its terms' magnitudes. */
+static int count_bad(const tgc_gemm_shape *s, const float *a, const float *b, const float *c0, const float *c,
+                     bool relu) {
+    int bad = 0;
+    for (int64_t i = 0; i < s->m; i++)
+        for (int64_t j = 0; j < s->n; j++) {
+            double sum = 0, mag = 0;
+            for (int64_t kk = 0; kk < s->k; kk++) {
+                double t = (double)a[i * s->lda + kk] * b_at(s, b, kk, j);
+                sum += t;
+                mag += fabs(t);
+            }
+            double want = s->alpha * sum + s->beta * c0[i * s->ldc + j];
+            mag = fabs(s->alpha) * mag + fabs(s->beta * c0[i * s->ldc + j]);
+            if (relu && want < 0) want = 0;
+            if (fabs(c[i * s->ldc + j] - want) > 1e-5 * (mag + 1e-30)) {
+                if (bad++ < 3)
+                    fprintf(stderr, "\n  m %lld n %lld k %lld: C[%lld, %lld] = %.8g, want %.8g", (long long)s->m,
+                            (long long)s->n, (long long)s->k, (long long)i, (long long)j, (double)c[i * s->ldc + j],
+                            want);
+            }
+        }
+    return bad;
+}
+
+static void check_shape(tgc_gemm_shape s, tgc_thread_pool *pool, bool relu) {
+    size_t na = (size_t)(s.m * s.lda), nb = (size_t)(s.tb ? s.n * s.ldb : s.k * s.ldb), nc = (size_t)(s.m * s.ldc);
+    float *a = random_floats(na, 1), *b = random_floats(nb, 2), *c0 = random_floats(nc, 3);
+    float *c1 = malloc(nc * sizeof *c1), *c2 = malloc(nc * sizeof *c2);
+    size_t bytes = 0;
+    tgc_packed_gemm *g = tgc_packed_gemm_create(&s, b, &bytes);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT(bytes >= (size_t)(s.k * s.n) * sizeof(float)); /* the packed blocks hold all of B */
+    CU_ASSERT(tgc_packed_gemm_matches(g, &s));
+    tgc_gemm_shape other = s;
+    other.m++;
+    CU_ASSERT(!tgc_packed_gemm_matches(g, &other));
+    tgc_fused_act act = {.row = TGC_EW_Relu};
+    memcpy(c1, c0, nc * sizeof *c1);
+    memcpy(c2, c0, nc * sizeof *c2);
+    CU_ASSERT(tgc_packed_gemm_run(g, NULL, a, c1, relu ? &act : NULL));
+    CU_ASSERT(tgc_packed_gemm_run(g, pool, a, c2, relu ? &act : NULL));
+    CU_ASSERT_EQUAL(count_bad(&s, a, b, c0, c1, relu), 0);
+    CU_ASSERT(memcmp(c1, c2, nc * sizeof *c1) == 0); /* any thread count, the same bits */
+    tgc_packed_gemm_free(g);
+    free(a), free(b), free(c0), free(c1), free(c2);
+}
+
+static void test_against_direct_loop(void) {
+    if (!tgc_packed_gemm_available()) { /* a build without oneDNN: nothing is made */
+        size_t bytes = 1;
+        tgc_gemm_shape s = {.m = 4, .n = 4, .k = 4, .lda = 4, .ldb = 4, .ldc = 4, .alpha = 1};
+        CU_ASSERT_PTR_NULL(tgc_packed_gemm_create(&s, (float[16]){0}, &bytes));
+        CU_ASSERT_EQUAL(bytes, 0);
+        return;
+    }
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_FATAL(tgc_thread_pool_create(2, &pool) == TGC_OK);
+    static const tgc_gemm_shape shapes[] = {
+        {.m = 1, .n = 512, .k = 784, .lda = 784, .ldb = 512, .ldc = 512, .alpha = 1},         /* batch 1 */
+        {.m = 3, .n = 7, .k = 5, .lda = 5, .ldb = 7, .ldc = 7, .alpha = 1},                   /* tiny, odd */
+        {.m = 64, .n = 1000, .k = 300, .lda = 300, .ldb = 1000, .ldc = 1000, .alpha = 1},     /* 2+ pieces */
+        {.m = 128, .n = 2048, .k = 512, .lda = 512, .ldb = 2048, .ldc = 2048, .alpha = 1},    /* 16 pieces */
+        {.tb = true, .m = 197, .n = 768, .k = 768, .lda = 768, .ldb = 768, .ldc = 768, .alpha = 1},
+        {.tb = true, .m = 50, .n = 130, .k = 33, .lda = 40, .ldb = 35, .ldc = 150, .alpha = 0.5f, .beta = 2},
+        {.m = 17, .n = 300, .k = 129, .lda = 129, .ldb = 301, .ldc = 300, .alpha = -1.5f, .beta = 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) check_shape(shapes[i], pool, false);
+    check_shape(shapes[2], pool, true);
+    check_shape(shapes[5], pool, true);
+    tgc_thread_pool_free(pool);
+}
+
+static void test_env_turns_it_off(void) {
+    setenv("TGC_DNNL", "0", 1);
+    CU_ASSERT(!tgc_packed_gemm_available());
+    size_t bytes = 1;
+    tgc_gemm_shape s = {.m = 64, .n = 64, .k = 64, .lda = 64, .ldb = 64, .ldc = 64, .alpha = 1};
+    float *b = random_floats(64 * 64, 4);
+    CU_ASSERT_PTR_NULL(tgc_packed_gemm_create(&s, b, &bytes));
+    CU_ASSERT_EQUAL(bytes, 0);
+    free(b);
+    unsetenv("TGC_DNNL");
+}
+
+/* ---- Through a session ------------------------------------------------------------ */
+
+/* A graph of x [N, 64] -> MatMul(x, w [64, 96]) -> Gemm(mm, v [80, 96], transB, bias [80]), the weights
+ * inline, as text (caller frees). */
+static char *weights_graph(const float *w, const float *v, const float *bias) {
+    size_t cap = 400000, len = 0;
+    char *t = malloc(cap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    len += (size_t)snprintf(t + len, cap - len,
+                            "format: tgc/1\ninputs: [{name: x, dtype: float32, shape: [N, 64]}]\noutputs: [y]\n"
+                            "initializers:\n  - {name: w, dtype: float32, shape: [64, 96], values: [");
+    for (int i = 0; i < 64 * 96; i++) len += (size_t)snprintf(t + len, cap - len, "%s%.9g", i ? ", " : "", w[i]);
+    len += (size_t)snprintf(t + len, cap - len, "]}\n  - {name: v, dtype: float32, shape: [80, 96], values: [");
+    for (int i = 0; i < 80 * 96; i++) len += (size_t)snprintf(t + len, cap - len, "%s%.9g", i ? ", " : "", v[i]);
+    len += (size_t)snprintf(t + len, cap - len, "]}\n  - {name: bias, dtype: float32, shape: [80], values: [");
+    for (int i = 0; i < 80; i++) len += (size_t)snprintf(t + len, cap - len, "%s%.9g", i ? ", " : "", bias[i]);
+    snprintf(t + len, cap - len,
+             "]}\nnodes:\n  - {name: mm, op: MatMul, inputs: [x, w]}\n"
+             "  - {name: y, op: Gemm, inputs: [mm, v, bias], attrs: {transB: 1, alpha: 0.75, beta: 1.5}}\n");
+    return t;
+}
+
+/* y's rows for x [rows, 64], in double. */
+static void direct_model(const float *x, int64_t rows, const float *w, const float *v, const float *bias,
+                         double *y) {
+    for (int64_t i = 0; i < rows; i++) {
+        double h[96];
+        for (int j = 0; j < 96; j++) {
+            h[j] = 0;
+            for (int kk = 0; kk < 64; kk++) h[j] += (double)x[i * 64 + kk] * w[kk * 96 + j];
+        }
+        for (int j = 0; j < 80; j++) {
+            double s = 0;
+            for (int kk = 0; kk < 96; kk++) s += (double)(float)h[kk] * v[j * 96 + kk];
+            y[i * 80 + j] = 0.75 * s + 1.5 * bias[j];
+        }
+    }
+}
+
+static void run_rows(tgc_session *s, int64_t rows, const float *w, const float *v, const float *bias) {
+    float *x = random_floats((size_t)rows * 64, (uint32_t)rows);
+    tgc_tensor *xt = NULL, *y = NULL;
+    CU_ASSERT_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){rows, 64}, x, &xt) == TGC_OK);
+    const char *names[] = {"x"};
+    CU_ASSERT_FATAL(tgc_session_run(s, 1, names, &xt, &y, NULL) == TGC_OK);
+    double *want = malloc((size_t)rows * 80 * sizeof *want);
+    direct_model(x, rows, w, v, bias, want);
+    const float *got = tgc_tensor_data(y);
+    int bad = 0;
+    for (int64_t i = 0; i < rows * 80; i++) bad += fabs(got[i] - want[i]) > 1e-4 * (1 + fabs(want[i]));
+    CU_ASSERT_EQUAL(bad, 0);
+    free(want), free(x);
+    tgc_tensor_release(y);
+    tgc_tensor_release(xt);
+}
+
+static void test_session_weights(void) {
+    float *w = random_floats(64 * 96, 5), *v = random_floats(80 * 96, 6), *bias = random_floats(80, 7);
+    char *text = weights_graph(w, v, bias);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_FATAL(tgc_graph_load_string(text, strlen(text), "weights.yaml", ".", d, &g) == TGC_OK);
+    tgc_session *s = NULL;
+    tgc_session_options o = {.threads = "cpu0=2", .optimize = TGC_OPTIMIZE_NONE};
+    CU_ASSERT_FATAL(tgc_session_create(g, "cpu", &o, d, &s) == TGC_OK);
+    run_rows(s, 32, w, v, bias); /* builds the packed weights */
+    run_rows(s, 32, w, v, bias); /* from the cache */
+    run_rows(s, 7, w, v, bias);  /* other sizes: OpenBLAS */
+    run_rows(s, 32, w, v, bias);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    free(text), free(w), free(v), free(bias);
+}
+
+TGC_TEST_MAIN("cpu_gemm_packed", {"against a direct loop, alone and over a pool", test_against_direct_loop},
+              {"TGC_DNNL=0 turns it off", test_env_turns_it_off}, {"through a session", test_session_weights})
