@@ -203,6 +203,7 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     b->mem = NULL;
     b->chunk = UINT32_MAX;
     b->n_strings = 0;
+    b->borrowed = false;
     atomic_init(&b->refs, 1);
     if (nbytes > 0 && memory_alloc(d, b) != TGC_OK) {
         commit(d, nbytes, false);
@@ -238,13 +239,32 @@ tgc_buffer *tgc_buffer_retain(tgc_buffer *b) {
     return b;
 }
 
+tgc_status tgc_buffer_borrow_host(tgc_device *d, void *mem, size_t nbytes, tgc_buffer **out) {
+    *out = NULL;
+    if (!tgc_device_host_memory(d) || (mem == NULL && nbytes > 0)) return TGC_ERR_INVALID;
+    pthread_once(&env_once, read_env);
+    if (injected_failure()) return TGC_ERR_NOMEM;
+    tgc_buffer *b = tgc_malloc(sizeof *b);
+    if (b == NULL) return TGC_ERR_NOMEM;
+    if (!reserve(d, nbytes)) {
+        tgc_free(b);
+        return TGC_ERR_NOMEM;
+    }
+    *b = (tgc_buffer){.device = d, .mem = nbytes > 0 ? mem : NULL, .nbytes = nbytes, .chunk = UINT32_MAX,
+                      .borrowed = true};
+    atomic_init(&b->refs, 1);
+    commit(d, nbytes, true);
+    *out = b;
+    return TGC_OK;
+}
+
 void tgc_buffer_release(tgc_buffer *b) {
     if (b == NULL) return;
     int before = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
     assert(before > 0);
     if (before != 1) return;
     if (b->n_strings > 0) tgc_string_slots_free(tgc_buffer_host_ptr(b), b->n_strings);
-    if (b->mem != NULL) memory_free(b->device, b);
+    if (b->mem != NULL && !b->borrowed) memory_free(b->device, b);
     unreserve(b->device, b->nbytes);
     tgc_free(b);
 }

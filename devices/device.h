@@ -118,6 +118,7 @@ typedef struct tgc_buffer {
     uint32_t chunk; /* the arena's chunk (device with an arena, nbytes > 0) */
     atomic_int refs;
     size_t n_strings; /* > 0: a string buffer owning this many slots' strings */
+    bool borrowed;    /* mem is host memory owned elsewhere (tgc_buffer_borrow_host): never freed here */
 } tgc_buffer;
 
 /* Initialises the common part of a device (name from kind and index). */
@@ -173,6 +174,16 @@ void tgc_device_set_limit(tgc_device *d, int64_t bytes_limit);
  * failure fires; the figures are then as before and the message is the
  * caller's to write (it knows the node and tensor). */
 tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out);
+
+/* A buffer of `nbytes` on `d`, a device whose memory is host memory
+ * (tgc_device_host_memory), over `mem` owned by the caller, which must
+ * outlive the buffer and stay unchanged while it lives: a cpu partition's
+ * weights, which live in the session's graph already. Counted in the
+ * device's figures and limit as an allocation (the tensor is the device's
+ * to read), but takes none of its memory; its release frees nothing of
+ * mem. TGC_ERR_INVALID for another kind of device, TGC_ERR_NOMEM as
+ * tgc_buffer_alloc. */
+tgc_status tgc_buffer_borrow_host(tgc_device *d, void *mem, size_t nbytes, tgc_buffer **out);
 
 /* Allocates a string buffer of n_strings slots (all NULL: empty strings)
  * on `d`, which must be a host-memory device; refs = 1. The buffer owns the

@@ -1,5 +1,6 @@
 /* A partition's plan: roles, kernels, output slots with their use counts,
- * pending counts and consumer lists, and the weights on the device. */
+ * pending counts and consumer lists, and the weights on the device (on a
+ * cpu, the graph's own copy, borrowed). */
 #include "executor/session.h"
 #include "executor/step.h"
 
@@ -127,7 +128,11 @@ static tgc_status load_weights(tgc_plan *p, tgc_diags *diags) {
         v->dtype = c->dtype;
         v->rank = c->shape.rank;
         for (int i = 0; i < v->rank; i++) v->dims[i] = c->shape.dims[i].v;
-        tgc_status s = tgc_buffer_alloc_typed(d, c->dtype, c->nbytes, &v->buf);
+        /* In host memory the graph's copy serves (it outlives the session):
+         * borrowed, not copied. Strings get their own slots. */
+        bool borrow = tgc_device_host_memory(d) && c->dtype != TGC_STRING && c->nbytes > 0;
+        tgc_status s = borrow ? tgc_buffer_borrow_host(d, c->data, c->nbytes, &v->buf)
+                              : tgc_buffer_alloc_typed(d, c->dtype, c->nbytes, &v->buf);
         if (s != TGC_OK) {
             char what[512];
             return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "out-of-memory", "initializer '%s' on %s: %s",
@@ -136,7 +141,7 @@ static tgc_status load_weights(tgc_plan *p, tgc_diags *diags) {
         }
         if (c->nbytes > 0 && c->dtype == TGC_STRING) /* the buffer gets its own copy of each string */
             s = tgc_string_slots_copy(tgc_buffer_host_ptr(v->buf), c->data, c->nbytes / sizeof(char *));
-        else if (c->nbytes > 0) s = d->ops->copy_from_host(d, v->buf->mem, 0, c->data, c->nbytes);
+        else if (c->nbytes > 0 && !borrow) s = d->ops->copy_from_host(d, v->buf->mem, 0, c->data, c->nbytes);
         if (s != TGC_OK)
             return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "copy-failed",
                                 "initializer '%s': cannot copy %zu bytes to %s", n->name, c->nbytes, d->name),
