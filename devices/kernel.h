@@ -88,6 +88,10 @@ typedef struct tgc_kernel_ctx {
     /* The kernel being run (NULL in unit tests that call a kernel directly):
      * tgc_kernel_alloc_output reads its host-output mask. */
     const tgc_kernel_def *def;
+    /* Out: how the kernel ran, when it has several ways (a static string:
+     * "onednn packed matmul", "openblas sgemm"); the executor shows it in
+     * traces. Left NULL by kernels with one way. */
+    const char *impl;
 } tgc_kernel_ctx;
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);

@@ -250,6 +250,7 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         else if (p->absorbed[id] && forwarded) s = TGC_OK; /* its producer applied it in place */
         else if (p->absorbed[id]) s = copy_applied(&ctx); /* applied already: never twice */
         else s = k->fn(&ctx);
+        if (ctx.impl != NULL) atomic_store_explicit(&p->impl[id], ctx.impl, memory_order_relaxed);
         for (int i = 0; s == TGC_OK && k->sizes_outputs && i < n->n_outputs; i++)
             if (out[i].buf == NULL) s = tgc_kernel_fail(&ctx, "the kernel did not allocate output %d", i);
         if (s != TGC_OK)

@@ -203,10 +203,11 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diag
     p->fused_act = tgc_calloc(nn, sizeof *p->fused_act);
     p->absorbed = tgc_calloc(nn, sizeof *p->absorbed);
     p->static_shapes = tgc_calloc(nn, sizeof *p->static_shapes);
+    p->impl = tgc_calloc(nn, sizeof *p->impl);
     for (size_t i = 0; p->caches != NULL && i < nn; i++) tgc_kernel_cache_init(&p->caches[i]);
     for (size_t i = 0; p->fused_act != NULL && i < nn; i++) p->fused_act[i].row = -1;
     if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches ||
-        !p->const_inputs || !p->fused_act || !p->absorbed || !p->static_shapes)
+        !p->const_inputs || !p->fused_act || !p->absorbed || !p->static_shapes || !p->impl)
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
@@ -240,5 +241,6 @@ void tgc_plan_release(tgc_plan *p) {
     tgc_free(p->fused_act);
     tgc_free(p->absorbed);
     tgc_free(p->static_shapes);
+    tgc_free((void *)p->impl);
     memset(p, 0, sizeof *p);
 }

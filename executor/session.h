@@ -73,6 +73,7 @@ typedef struct tgc_plan {
     uint32_t *const_inputs;   /* node id -> bit i: input i is an initializer of this plan */
     tgc_fused_act *fused_act; /* node id -> the activation its kernel applies (executor/fuse.c); row -1: none */
     bool *absorbed;           /* node id -> an activation absorbed by its producer: takes the buffer, runs nothing */
+    _Atomic(const char *) *impl; /* node id -> how its kernel last ran (tgc_kernel_ctx.impl), NULL: not said */
     bool *static_shapes;      /* node id -> every input and output shape concrete at compile time: outputs
                                * take the graph's shapes, no runtime inference (tgc_plan_static_shapes) */
 } tgc_plan;

@@ -27,6 +27,7 @@ typedef struct event {
     char name[96];
     char op[32];
     char args[160]; /* shapes */
+    char kernel[40]; /* how the kernel ran (tgc_kernel_ctx.impl), "" when it did not say */
 } event;
 
 struct tgc_trace {
@@ -117,6 +118,8 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint6
         snprintf(e->name, sizeof e->name, "%s", n->name);
         snprintf(e->op, sizeof e->op, "%s", n->op_name ? n->op_name : n->kind == TGC_NODE_INPUT ? "input" : "const");
         shapes_of(plan->g, n, e->args, sizeof e->args);
+        const char *impl = plan->impl != NULL ? atomic_load_explicit(&plan->impl[id], memory_order_relaxed) : NULL;
+        snprintf(e->kernel, sizeof e->kernel, "%s", impl != NULL ? impl : "");
     }
     if (plan->role[id] == TGC_ROLE_SEND && (e = append(t)) != NULL) {
         e->kind = EV_FLOW_START;
@@ -181,6 +184,10 @@ static void write_event(FILE *f, const event *e) {
         json_str(f, e->op);
         fprintf(f, ",\"outputs\":");
         json_str(f, e->args);
+        if (e->kernel[0] != '\0') {
+            fprintf(f, ",\"kernel\":");
+            json_str(f, e->kernel);
+        }
         fprintf(f, "}}");
         break;
     case EV_FLOW_START:

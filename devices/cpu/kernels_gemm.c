@@ -278,6 +278,7 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     int64_t macs = m * n <= INT64_MAX / k ? m * n * k : INT64_MAX;
     tgc_gemm_shape shape = {.m = batch * m, .n = n, .k = k, .lda = k, .ldb = n, .ldc = n, .alpha = 1.0f};
     const tgc_packed_gemm *packed = g.b_count == 1 && batch * m <= INT_MAX ? packed_for(c, &shape, pb) : NULL;
+    c->impl = packed != NULL ? "onednn packed matmul" : "openblas sgemm";
     if (packed != NULL) {
         ok = tgc_packed_gemm_run(packed, c->pool, pa, py, act);
         if (!ok) return tgc_kernel_fail(c, "MatMul: oneDNN's matmul failed");
@@ -320,6 +321,7 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     tgc_gemm_shape shape = {.tb = tb, .m = m, .n = n, .k = k, .lda = a->dims[1], .ldb = b->dims[1], .ldc = n,
                             .alpha = alpha, .beta = has_c ? beta : 0.0f};
     const tgc_packed_gemm *packed = !ta && k > 0 ? packed_for(c, &shape, pb) : NULL;
+    c->impl = packed != NULL ? "onednn packed matmul" : "openblas sgemm";
     if (packed != NULL) {
         if (has_c && beta != 0.0f) fill_c(py, n, pc, cm, cn, 0, m, 0, n);
         if (!tgc_packed_gemm_run(packed, c->pool, pa, py, c->fused_act))

@@ -7,7 +7,8 @@
  *   - through a session: MatMul and Gemm with a weight, run twice (the
  *     second from the node's cache), and MatMul fed a different batch
  *     size than its first run (the packed B does not fit: OpenBLAS),
- *     each against the direct loop. */
+ *     each against the direct loop, and the trace naming the way each
+ *     node ran. */
 #include "tests/harness.h"
 
 #include "devices/cpu/gemm_packed.h"
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static float lcg(uint32_t *s) {
     *s = *s * 1664525u + 1013904223u;
@@ -188,8 +190,24 @@ static void test_session_weights(void) {
     tgc_session *s = NULL;
     tgc_session_options o = {.threads = "cpu0=2", .optimize = TGC_OPTIMIZE_NONE};
     CU_ASSERT_FATAL(tgc_session_create(g, "cpu", &o, d, &s) == TGC_OK);
+    CU_ASSERT_FATAL(tgc_session_trace_start(s) == TGC_OK);
     run_rows(s, 32, w, v, bias); /* builds the packed weights */
     run_rows(s, 32, w, v, bias); /* from the cache */
+    /* the trace says which way each node ran */
+    char path[] = "/tmp/tgc_packed_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_FATAL(tgc_session_trace_write(s, path, d) == TGC_OK);
+    FILE *f = fopen(path, "r");
+    char trace[8192] = "";
+    size_t got = f != NULL ? fread(trace, 1, sizeof trace - 1, f) : 0;
+    trace[got] = 0;
+    if (f != NULL) fclose(f);
+    unlink(path);
+    const char *want = tgc_packed_gemm_available() ? "\"kernel\":\"onednn packed matmul\""
+                                                   : "\"kernel\":\"openblas sgemm\"";
+    CU_ASSERT_PTR_NOT_NULL(strstr(trace, want));
     run_rows(s, 7, w, v, bias);  /* other sizes: OpenBLAS */
     run_rows(s, 32, w, v, bias);
     tgc_session_free(s);
