@@ -37,7 +37,7 @@ typedef struct piece {
     dnnl_primitive_t prim;
     dnnl_memory_t weights; /* B's block, packed */
     dnnl_memory_desc_t src, dst;
-    size_t packed_bytes;
+    size_t packed_bytes, scratch_bytes;
 } piece;
 
 struct tgc_packed_gemm {
@@ -49,25 +49,101 @@ struct tgc_packed_gemm {
 
 static dnnl_engine_t engine;
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
-static pthread_key_t stream_key;
+/* Held while primitives are made (and B packed by reorders, which use
+ * oneDNN's own scratchpad): one thread at a time. */
+static pthread_mutex_t make_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t thread_key;
 
-static void destroy_stream(void *s) { dnnl_stream_destroy(s); }
+/* What each thread that runs primitives keeps: its stream, and its
+ * scratchpad. Primitives are made with user scratchpads: oneDNN's own
+ * (this build has no DNNL_ENABLE_CONCURRENT_EXEC) is one buffer for the
+ * process, and two threads running products at once wrote over each
+ * other's packed blocks (ResNet-50 on two threads: logits off by 10^30). */
+typedef struct thread_state {
+    dnnl_stream_t stream;
+    dnnl_memory_t scratch; /* NULL until a primitive needs one */
+    size_t scratch_bytes;
+} thread_state;
+
+static void destroy_thread_state(void *p) {
+    thread_state *t = p;
+    if (t->scratch != NULL) dnnl_memory_destroy(t->scratch);
+    dnnl_stream_destroy(t->stream);
+    free(t);
+}
 
 static void make_engine(void) {
-    if (pthread_key_create(&stream_key, destroy_stream) != 0) return;
+    if (pthread_key_create(&thread_key, destroy_thread_state) != 0) return;
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) engine = NULL;
 }
 
-/* This thread's stream on the engine, made on first use; NULL on failure. */
-static dnnl_stream_t thread_stream(void) {
-    dnnl_stream_t s = pthread_getspecific(stream_key);
-    if (s != NULL) return s;
-    if (dnnl_stream_create(&s, engine, dnnl_stream_default_flags) != dnnl_success) return NULL;
-    if (pthread_setspecific(stream_key, s) != 0) {
-        dnnl_stream_destroy(s);
+/* This thread's state, made on first use; NULL on failure. malloc'd: it
+ * lives as long as the thread, past any tgc object. */
+static thread_state *this_thread(void) {
+    thread_state *t = pthread_getspecific(thread_key);
+    if (t != NULL) return t;
+    if ((t = calloc(1, sizeof *t)) == NULL) return NULL;
+    if (dnnl_stream_create(&t->stream, engine, dnnl_stream_default_flags) != dnnl_success) {
+        free(t);
         return NULL;
     }
-    return s;
+    if (pthread_setspecific(thread_key, t) != 0) {
+        destroy_thread_state(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* A scratchpad of at least `bytes` for this thread (NULL when none is
+ * needed); *ok false when it cannot be had. */
+static dnnl_memory_t thread_scratch(thread_state *t, size_t bytes, bool *ok) {
+    *ok = true;
+    if (bytes == 0) return NULL;
+    if (t->scratch_bytes >= bytes) return t->scratch;
+    if (t->scratch != NULL) dnnl_memory_destroy(t->scratch);
+    t->scratch = NULL;
+    t->scratch_bytes = 0;
+    dnnl_memory_desc_t md;
+    dnnl_dims_t dims = {(dnnl_dim_t)bytes};
+    if (dnnl_memory_desc_init_by_tag(&md, 1, dims, dnnl_u8, dnnl_a) != dnnl_success ||
+        dnnl_memory_create(&t->scratch, &md, engine, DNNL_MEMORY_ALLOCATE) != dnnl_success) {
+        t->scratch = NULL;
+        *ok = false;
+        return NULL;
+    }
+    t->scratch_bytes = bytes;
+    return t->scratch;
+}
+
+/* Runs prim on this thread with src, weights (memory) and dst, its
+ * scratchpad needing scratch_bytes. False on any failure. */
+static bool execute(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_memory_desc_t *src_md, const void *src,
+                    dnnl_memory_t weights, const dnnl_memory_desc_t *weights_md, const void *weights_data,
+                    const dnnl_memory_desc_t *dst_md, void *dst) {
+    omp_set_num_threads(1);
+    thread_state *t = this_thread();
+    if (t == NULL) return false;
+    bool ok;
+    dnnl_memory_t scratch = thread_scratch(t, scratch_bytes, &ok), s = NULL, w = NULL, d = NULL;
+    ok = ok && dnnl_memory_create(&s, src_md, engine, (void *)src) == dnnl_success &&
+         dnnl_memory_create(&d, dst_md, engine, dst) == dnnl_success;
+    if (ok && weights == NULL) ok = dnnl_memory_create(&w, weights_md, engine, (void *)weights_data) == dnnl_success;
+    if (ok) {
+        dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, weights != NULL ? weights : w},
+                                   {DNNL_ARG_DST, d}, {DNNL_ARG_SCRATCHPAD, scratch}};
+        ok = dnnl_primitive_execute(prim, t->stream, scratch != NULL ? 4 : 3, args) == dnnl_success &&
+             dnnl_stream_wait(t->stream) == dnnl_success;
+    }
+    if (s != NULL) dnnl_memory_destroy(s);
+    if (w != NULL) dnnl_memory_destroy(w);
+    if (d != NULL) dnnl_memory_destroy(d);
+    return ok;
+}
+
+/* The scratchpad bytes a primitive made with user scratchpads needs. */
+static size_t scratch_size(const_dnnl_primitive_desc_t pd) {
+    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    return md != NULL ? dnnl_memory_desc_get_size(md) : 0;
 }
 
 bool tgc_packed_gemm_available(void) {
@@ -92,8 +168,8 @@ void tgc_packed_gemm_free(tgc_packed_gemm *g) {
 /* The attributes: alpha as the output scale, beta as a sum post-op. */
 static bool make_attr(const tgc_gemm_shape *s, dnnl_primitive_attr_t *attr) {
     if (dnnl_primitive_attr_create(attr) != dnnl_success) return false;
-    bool ok = true;
-    if (s->alpha != 1.0f) ok = dnnl_primitive_attr_set_output_scales(*attr, 1, 0, &s->alpha) == dnnl_success;
+    bool ok = dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user) == dnnl_success;
+    if (ok && s->alpha != 1.0f) ok = dnnl_primitive_attr_set_output_scales(*attr, 1, 0, &s->alpha) == dnnl_success;
     if (ok && s->beta != 0.0f) {
         dnnl_post_ops_t po;
         ok = dnnl_post_ops_create(&po) == dnnl_success;
@@ -133,6 +209,7 @@ static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t st
                 strncmp(impl, "ref", 3) != 0; /* the reference loops: slower than OpenBLAS */
     const dnnl_memory_desc_t *packed = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (packed != NULL) p->packed_bytes = dnnl_memory_desc_get_size(packed);
+    p->scratch_bytes = scratch_size(pd);
     bool ok = fast && packed != NULL && dnnl_primitive_create(&p->prim, pd) == dnnl_success &&
               dnnl_memory_create(&p->weights, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
     dnnl_primitive_desc_t rpd = NULL;
@@ -168,9 +245,9 @@ tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b,
     if (!tgc_packed_gemm_available() || s->m < 1 || s->n < 1 || s->k < 1) return NULL;
     if (s->m > INT32_MAX || s->n > INT32_MAX || s->k > INT32_MAX || s->m > INT64_MAX / s->n / s->k) return NULL;
     omp_set_num_threads(1); /* primitives planned for one thread: tgc's pool splits the work */
-    dnnl_stream_t stream = thread_stream();
+    thread_state *t = this_thread();
     tgc_packed_gemm *g = tgc_calloc(1, sizeof *g);
-    if (g == NULL || stream == NULL) {
+    if (g == NULL || t == NULL) {
         tgc_free(g);
         return NULL;
     }
@@ -179,15 +256,19 @@ tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b,
     int pieces = piece_count(s);
     int64_t step = (s->n + pieces - 1) / pieces;
     step = (step + 15) / 16 * 16;
-    for (int64_t n0 = 0; n0 < s->n; n0 += step) {
+    bool ok = true;
+    pthread_mutex_lock(&make_lock);
+    for (int64_t n0 = 0; ok && n0 < s->n; n0 += step) {
         piece *p = &g->pieces[g->n_pieces++];
         p->n0 = n0;
         p->n1 = n0 + step < s->n ? n0 + step : s->n;
-        if (!make_piece(s, b, stream, p)) {
-            tgc_packed_gemm_free(g);
-            return NULL;
-        }
+        ok = make_piece(s, b, t->stream, p);
         g->bytes += p->packed_bytes;
+    }
+    pthread_mutex_unlock(&make_lock);
+    if (!ok) {
+        tgc_packed_gemm_free(g);
+        return NULL;
     }
     *bytes = g->bytes;
     return g;
@@ -211,19 +292,8 @@ static void run_piece(void *arg, int64_t i, int slot) {
     (void)slot;
     run_job *j = arg;
     const piece *p = &j->g->pieces[i];
-    omp_set_num_threads(1);
-    dnnl_stream_t stream = thread_stream();
-    dnnl_memory_t src = NULL, dst = NULL;
-    bool ok = stream != NULL && dnnl_memory_create(&src, &p->src, engine, (void *)j->a) == dnnl_success &&
-              dnnl_memory_create(&dst, &p->dst, engine, j->c + p->n0) == dnnl_success;
-    if (ok) {
-        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
-        ok = dnnl_primitive_execute(p->prim, stream, 3, args) == dnnl_success &&
-             dnnl_stream_wait(stream) == dnnl_success;
-    }
-    if (src != NULL) dnnl_memory_destroy(src);
-    if (dst != NULL) dnnl_memory_destroy(dst);
-    if (!ok) atomic_store(&j->failed, true);
+    if (!execute(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, j->c + p->n0))
+        atomic_store(&j->failed, true);
     else tgc_cpu_act_block(j->act, j->c, j->g->shape.ldc, 0, j->g->shape.m, p->n0, p->n1);
 }
 
@@ -235,7 +305,112 @@ bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const 
     return !atomic_load(&j.failed);
 }
 
+/* ---- Plain operands: a process-wide table of primitives ------------------------- */
+
+/* Every geometry met gets an entry, kept for the process's life (a model's
+ * nodes have a few each): whether oneDNN runs a product must depend on its
+ * geometry alone, never on what ran before, or the bits would. Entries are
+ * malloc'd, not tgc_malloc'd: they outlive every tgc object by design. */
+#define PLAIN_BUCKETS 1024
+
+typedef struct plain_entry {
+    struct plain_entry *next;
+    bool ta, tb;
+    int64_t m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    dnnl_primitive_t prim; /* NULL: declined */
+    dnnl_memory_desc_t src, weights, dst;
+    size_t scratch_bytes;
+} plain_entry;
+
+/* Read without the lock (an entry is complete before it is published, and
+ * never changes after); added under make_lock. */
+static _Atomic(plain_entry *) plain_buckets[PLAIN_BUCKETS];
+
+static bool same_geometry(const plain_entry *e, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda,
+                          int64_t ldb, int64_t ldc, float alpha, float beta) {
+    return e->ta == ta && e->tb == tb && e->m == m && e->n == n && e->k == k && e->lda == lda && e->ldb == ldb &&
+           e->ldc == ldc && e->alpha == alpha && e->beta == beta;
+}
+
+/* Makes e's primitive (e's geometry set); leaves prim NULL when oneDNN
+ * declines or offers only its reference loops. */
+static void make_plain(plain_entry *e) {
+    dnnl_dims_t sd = {e->m, e->k}, ss = {e->ta ? 1 : e->lda, e->ta ? e->lda : 1};
+    dnnl_dims_t wd = {e->k, e->n}, ws = {e->tb ? 1 : e->ldb, e->tb ? e->ldb : 1};
+    dnnl_dims_t dd = {e->m, e->n}, ds = {e->ldc, 1};
+    tgc_gemm_shape shape = {.alpha = e->alpha, .beta = e->beta};
+    dnnl_matmul_desc_t desc;
+    dnnl_primitive_attr_t attr;
+    if (dnnl_memory_desc_init_by_strides(&e->src, 2, sd, dnnl_f32, ss) != dnnl_success ||
+        dnnl_memory_desc_init_by_strides(&e->weights, 2, wd, dnnl_f32, ws) != dnnl_success ||
+        dnnl_memory_desc_init_by_strides(&e->dst, 2, dd, dnnl_f32, ds) != dnnl_success ||
+        dnnl_matmul_desc_init(&desc, &e->src, &e->weights, NULL, &e->dst) != dnnl_success || !make_attr(&shape, &attr))
+        return;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t st = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (st != dnnl_success) return;
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
+        strncmp(impl, "brg", 3) == 0) { /* brgemm: the others it may offer here ran slower than OpenBLAS */
+        e->scratch_bytes = scratch_size(pd);
+        if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) e->prim = NULL;
+    }
+    dnnl_primitive_desc_destroy(pd);
+}
+
+/* The primitive for a geometry, made on its first use; NULL when declined
+ * (or no memory for the entry). */
+static const plain_entry *plain_lookup(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                                       int64_t ldc, float alpha, float beta) {
+    uint64_t h = 1469598103934665603ull;
+    uint32_t alpha_bits, beta_bits;
+    memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
+    memcpy(&beta_bits, &beta, sizeof beta_bits);
+    int64_t key[9] = {ta | (int64_t)tb << 1, m, n, k, lda, ldb, ldc, alpha_bits, beta_bits};
+    for (int i = 0; i < 9; i++) h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
+    _Atomic(plain_entry *) *bucket = &plain_buckets[h % PLAIN_BUCKETS];
+    plain_entry *e;
+    for (e = atomic_load_explicit(bucket, memory_order_acquire); e != NULL; e = e->next)
+        if (same_geometry(e, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta)) return e->prim != NULL ? e : NULL;
+    pthread_mutex_lock(&make_lock);
+    for (e = atomic_load_explicit(bucket, memory_order_acquire); e != NULL; e = e->next) /* made meanwhile? */
+        if (same_geometry(e, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta)) break;
+    if (e == NULL && (e = calloc(1, sizeof *e)) != NULL) { /* a new geometry: made here, once */
+        *e = (plain_entry){.next = atomic_load_explicit(bucket, memory_order_relaxed), .ta = ta, .tb = tb, .m = m,
+                           .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta};
+        omp_set_num_threads(1);
+        make_plain(e);
+        atomic_store_explicit(bucket, e, memory_order_release);
+    }
+    pthread_mutex_unlock(&make_lock);
+    return e != NULL && e->prim != NULL ? e : NULL;
+}
+
+int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                   const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+    /* B rows 4 KiB apart alias in the cache when read unpacked (measured: a
+     * [128, 512] x [512, 2048] product ran at 0.4x OpenBLAS's): OpenBLAS
+     * packs them. */
+    bool aliasing = !tb && ldb % 1024 == 0;
+    if (aliasing || m < 1 || n < 1 || k < 1 || !tgc_packed_gemm_available()) return 0;
+    const plain_entry *e = plain_lookup(ta, tb, m, n, k, lda, ldb, ldc, alpha, beta);
+    if (e == NULL) return 0;
+    /* Memory objects or a scratchpad that cannot be had would leave C
+     * untouched, but are not told apart from a failed run: both fail. */
+    return execute(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, c) ? 1 : -1;
+}
+
 #else /* no oneDNN: OpenBLAS everywhere */
+
+int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                   const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+    (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb, (void)beta;
+    (void)c, (void)ldc;
+    return 0;
+}
+
 
 bool tgc_packed_gemm_available(void) { return false; }
 

@@ -66,4 +66,16 @@ bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const 
 
 void tgc_packed_gemm_free(tgc_packed_gemm *g);
 
+/* One GEMM on operands as they lie (nothing packed ahead): C = alpha *
+ * op(A) op(B) + beta * C, op(A) [m, k] (A stored [k, m] when ta), op(B)
+ * [k, n] (B^T stored when tb), row strides lda, ldb, ldc, on the calling
+ * thread, through a oneDNN matmul primitive made for the geometry once per
+ * process and kept (whether oneDNN runs a product depends on its geometry
+ * alone: those oneDNN has no brgemm kernel for are declined, and so are
+ * B's rows a multiple of 4 KiB apart). Returns 1 when done; 0 having touched nothing
+ * when it declines or oneDNN is absent (the caller then uses OpenBLAS); -1
+ * when oneDNN failed while running (C undefined). Every size >= 1. */
+int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                   const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+
 #endif

@@ -54,6 +54,8 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
                     a, (int)lda, b, tb ? 1 : (int)ldb, beta, c, (int)ldc);
         return true;
     }
+    int done = tgc_dnnl_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc); /* oneDNN where it takes it */
+    if (done != 0) return done > 0;
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                 (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
     return true;

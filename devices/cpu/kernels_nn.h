@@ -63,12 +63,15 @@ bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g);
 tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
                                  const float *bias, float *y);
 
-/* C[m, n] = alpha * op(A) op(B) + beta * C, row-major float32, by one
- * cblas_sgemm on the calling thread. op(A) is [m, k] (A stored [k, m] when
- * ta), op(B) is [k, n]; lda, ldb, ldc are the stored row lengths. Any of
- * m, n, k may be 0: k == 0 leaves C = beta * C (0 when beta is 0, whatever
- * C held) without touching A or B. Returns false, computing nothing, when a
- * size does not fit BLAS's int. */
+/* C[m, n] = alpha * op(A) op(B) + beta * C, row-major float32, on the
+ * calling thread: by oneDNN's matmul where it takes the geometry
+ * (devices/cpu/gemm_packed.h, tgc_dnnl_sgemm), else one cblas_sgemm (a
+ * GEMV for one row or column). op(A) is [m, k] (A stored [k, m] when ta),
+ * op(B) is [k, n]; lda, ldb, ldc are the stored row lengths. Any of m, n,
+ * k may be 0: k == 0 leaves C = beta * C (0 when beta is 0, whatever C
+ * held) without touching A or B. Returns false, computing nothing, when a
+ * size does not fit BLAS's int, or when oneDNN failed while running (C
+ * undefined). */
 bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                        const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 

@@ -3,6 +3,8 @@
  *     shapes of one to several column pieces, odd sizes, B transposed,
  *     row strides above the sizes, alpha and beta, a fused Relu; bitwise
  *     the same alone and split over a pool of two threads;
+ *   - products on operands as they lie (tgc_dnnl_sgemm through
+ *     tgc_cpu_sgemm) from two threads at once, against the direct loop;
  *   - TGC_DNNL=0 turns it off; a build without oneDNN makes nothing;
  *   - through a session: MatMul and Gemm with a weight, run twice (the
  *     second from the node's cache), and MatMul fed a different batch
@@ -12,6 +14,7 @@
 #include "tests/harness.h"
 
 #include "devices/cpu/gemm_packed.h"
+#include "devices/cpu/kernels_nn.h"
 #include "graph/elementwise.h"
 #include "support/thread_pool.h"
 #include "tgc.h"
@@ -110,6 +113,32 @@ static void test_against_direct_loop(void) {
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) check_shape(shapes[i], pool, false);
     check_shape(shapes[2], pool, true);
     check_shape(shapes[5], pool, true);
+    tgc_thread_pool_free(pool);
+}
+
+/* tgc_cpu_sgemm over a pool of two: the pieces run on oneDNN's plain
+ * path (tgc_dnnl_sgemm) on both threads at once, each with its own
+ * scratchpad (oneDNN's shared one let them write over each other), so the
+ * result is the direct loop's, and the same as on one thread. Pointwise
+ * convolution shapes (W [M, K] x X [K, HW]), each run five times. */
+static void test_plain_from_two_threads(void) {
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_FATAL(tgc_thread_pool_create(2, &pool) == TGC_OK);
+    static const int64_t shapes[][3] = {{256, 3136, 64}, {64, 3136, 256}, {512, 196, 1024}, {96, 785, 33}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        tgc_gemm_shape s = {.m = shapes[i][0], .n = shapes[i][1], .k = shapes[i][2], .alpha = 1};
+        s.lda = s.k, s.ldb = s.n, s.ldc = s.n;
+        float *a = random_floats((size_t)(s.m * s.k), 8), *b = random_floats((size_t)(s.k * s.n), 9);
+        float *zero = calloc((size_t)(s.m * s.n), sizeof *zero), *c = malloc((size_t)(s.m * s.n) * sizeof *c);
+        float *one = malloc((size_t)(s.m * s.n) * sizeof *one);
+        CU_ASSERT_FATAL(tgc_cpu_sgemm(NULL, false, false, s.m, s.n, s.k, 1.0f, a, s.k, b, s.n, 0.0f, one, s.n));
+        CU_ASSERT_EQUAL(count_bad(&s, a, b, zero, one, false), 0);
+        for (int r = 0; r < 5; r++) {
+            CU_ASSERT_FATAL(tgc_cpu_sgemm(pool, false, false, s.m, s.n, s.k, 1.0f, a, s.k, b, s.n, 0.0f, c, s.n));
+            CU_ASSERT(memcmp(c, one, (size_t)(s.m * s.n) * sizeof *c) == 0);
+        }
+        free(a), free(b), free(zero), free(c), free(one);
+    }
     tgc_thread_pool_free(pool);
 }
 
@@ -217,4 +246,5 @@ static void test_session_weights(void) {
 }
 
 TGC_TEST_MAIN("cpu_gemm_packed", {"against a direct loop, alone and over a pool", test_against_direct_loop},
+              {"plain operands from two threads at once", test_plain_from_two_threads},
               {"TGC_DNNL=0 turns it off", test_env_turns_it_off}, {"through a session", test_session_weights})
