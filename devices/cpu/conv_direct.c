@@ -1,0 +1,327 @@
+/* Direct convolution for depthwise Conv (group == C: MobileNet, EfficientNet,
+ * ConvNeXt) and grouped Conv with few channels a group, 1-D and 2-D,
+ * float32, NCHW, any kernel size, strides, dilations and pads.
+ *
+ * im2col would copy kh*kw times the input to multiply it by a matrix of
+ * one row (depthwise) or a few (narrow groups), and a loop over taps that
+ * adds each tap into Y makes kh*kw passes over Y. Instead each output is
+ * computed in a register over all of its taps and stored once, by one of
+ * two methods, chosen by the output's width:
+ *
+ * Rows (the row kernel, conv_rows.h), for outputs wider than a vector or
+ * two:
+ *   1. Pack. A piece of work is one image, one or more groups (one input
+ *      channel a group when depthwise) and a band of output rows. A
+ *      group's input rows are copied into a scratch block with the padding
+ *      written out as zeros, split by phase: with strides (sh, sw), padded
+ *      row u * sh + a and column v * sw + b go to phase plane (a, b) at
+ *      (u, v) (a polyphase split, as XNNPACK's stride-2 CHW depthwise
+ *      kernels, f32-dwconv2d-chw, deinterleave even and odd columns). Then
+ *      output (oh, ow)'s tap (i, j) reads phase plane ((i*dh) % sh,
+ *      (j*dw) % sw) at row oh + (i*dh) / sh and column ow + (j*dw) / sw:
+ *      for every stride and dilation a tap is one offset, and a row of
+ *      outputs reads a contiguous run of each plane. Padding costs nothing
+ *      past the copy: no tap is ever clipped, and there are no branches
+ *      within a row.
+ *   2. Compute. y[k][r][f] = bias[k] + sum over taps t of w[k][t] *
+ *      block[r * pitch + off[t] + f], 1, 2 or 4 output channels by up to 4
+ *      vectors in registers (a channel multiplier or a group's outputs
+ *      share each load).
+ *   3. The fused activation (c->fused_act) runs over the band just
+ *      written, while it is in cache.
+ * Lanes (conv_dw_lanes.h), for depthwise outputs of 7x7 and strided ones
+ * up to 16 wide, where a row is a vector or less: a block of 8 or 16
+ * channels is transposed so that each pixel is a vector of channels (the
+ * blocked layout oneDNN and ONNX Runtime keep whole networks in), every
+ * tap of a tile of 8 pixels is added in registers, and the rows are
+ * transposed back, through the activation first.
+ * The vector kernels come in one build per ISA (conv_isa_*.c), the one the
+ * elementwise loops run (ew_dispatch.c's cpuid choice).
+ *
+ * Pieces come from the sizes alone (bands near PACK_FLOATS or
+ * LANES_FLOATS of packed input, whole groups up to PIECE_MACS), and an
+ * output's arithmetic (the bias, then its taps in order, one multiply-add
+ * each) is the same in any piece, tile, method or vector width of one ISA:
+ * the bits do not depend on the thread count. */
+#include "devices/cpu/conv_direct.h"
+
+#include "devices/cpu/ew.h"
+#include "support/alloc.h"
+#include "support/checked.h"
+#include "support/parallel_for.h"
+
+#include <string.h>
+
+/* A band's packed input aims at this many floats (32 KiB, in a core's L1 or
+ * close to it): it is read kh * kw times. */
+#define PACK_FLOATS ((int64_t)8 << 10)
+
+/* A piece takes whole groups until it has this many multiply-adds: small
+ * maps (7x7, 14x14) would otherwise make pieces of a few hundred. */
+#define PIECE_MACS ((int64_t)1 << 16)
+
+/* Groups of up to this many input channels take the direct path; wider
+ * ones go to im2col + GEMM, whose GEMM is then wide enough to win. */
+#define DIRECT_MAX_CG 1
+
+/* Depthwise outputs up to this wide (or, strided, this wide) run with a
+ * channel a lane (conv_dw_lanes.h), wider ones by rows: measured on the
+ * layers of bench/bench_conv_families.c at AVX-512 and AVX2, the lanes
+ * method is ahead on 7x7 outputs (1.2-1.5x) and on strided ones up to
+ * 14 wide (1.3-2.4x: the row method's phase planes cost the most there),
+ * level on 14x14 at stride 1 and behind from 28 wide. */
+#define LANES_MAX_OW 8
+#define LANES_MAX_OW_STRIDED 16
+
+/* The lanes method's band of packed input aims at this many floats. */
+#define LANES_FLOATS ((int64_t)16 << 10)
+
+/* One Conv's direct plan, shared by its pieces (read only). */
+typedef struct direct_plan {
+    const float *x, *w, *bias; /* bias NULL: zeros */
+    float *y;
+    const tgc_fused_act *act;
+    const tgc_conv_isa *isa;
+    int64_t channels, m_count, groups, cin, mout; /* C, M, group, C / group, M / group */
+    /* The 2-D window (1-D: one row, kernel height 1). */
+    int64_t h, wd, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
+    int64_t qi_max, qj_max; /* the furthest tap's row and column shift in its phase plane */
+    int64_t lc;             /* floats in a phase plane's row: ow + qj_max */
+    int64_t band, bands;    /* output rows a piece; pieces a plane */
+    int64_t gb;             /* groups a piece */
+    int64_t plane_floats;   /* one phase plane of a band: (band + qi_max) * lc */
+    int64_t *off;           /* [cin * kh * kw]: each tap's offset in the block */
+    int64_t *rphases, *cphases, n_rphases, n_cphases; /* the phases taps read: up to kh, kw */
+    float **scratch;        /* one block a participant */
+    /* The lanes method (depthwise, small maps): channel blocks of lanes,
+     * their weights [blocks, mout, kh * kw, lanes] and biases [blocks,
+     * mout, lanes] transposed (zeros past C). */
+    bool by_lanes;
+    int64_t lanes, blocks;
+    float *wt, *bt;
+} direct_plan;
+
+/* The 2-D view of geometry g (1-D: one row). */
+static void view_2d(const tgc_conv_geometry *g, direct_plan *d) {
+    const tgc_window *w = &g->w;
+    bool two = w->n == 2;
+    d->h = two ? w->in[0] : 1;
+    d->oh = two ? w->out[0] : 1;
+    d->kh = two ? w->kernel[0] : 1;
+    d->sh = two ? w->strides[0] : 1;
+    d->dh = two ? w->dilations[0] : 1;
+    d->ph = two ? w->pads[0] : 0;
+    d->wd = w->in[two];
+    d->ow = w->out[two];
+    d->kw = w->kernel[two];
+    d->sw = w->strides[two];
+    d->dw = w->dilations[two];
+    d->pw = w->pads[two];
+    d->qi_max = (d->kh - 1) * d->dh / d->sh;
+    d->qj_max = (d->kw - 1) * d->dw / d->sw;
+}
+
+bool tgc_cpu_conv_direct_applies(const tgc_conv_geometry *g) {
+    if (g->w.n > 2 || g->group <= 1 || g->cg > DIRECT_MAX_CG) return false;
+    direct_plan d;
+    view_2d(g, &d);
+    /* The padded input a whole plane would pack, against a few times what
+     * the input and output planes hold: pads or dilations far past the
+     * kernel (nothing a trained model has) go to im2col instead. */
+    int64_t rows, cols, packed, in_plane, out_plane, bound;
+    if (!tgc_checked_add_i64(d.oh, d.qi_max, &rows) || !tgc_checked_mul_i64(rows, d.sh, &rows) ||
+        !tgc_checked_add_i64(d.ow, d.qj_max, &cols) || !tgc_checked_mul_i64(cols, d.sw, &cols) ||
+        !tgc_checked_mul_i64(rows, cols, &packed) || !tgc_checked_mul_i64(d.h, d.wd, &in_plane) ||
+        !tgc_checked_mul_i64(d.oh, d.ow, &out_plane) || !tgc_checked_add_i64(in_plane, out_plane, &bound) ||
+        !tgc_checked_mul_i64(bound, 4, &bound) || !tgc_checked_add_i64(bound, 4096, &bound))
+        return false;
+    return packed <= bound;
+}
+
+/* [*lo, *hi): the v in [0, n) whose input index v * s + off lies in [0, in). */
+static void valid_span(int64_t off, int64_t s, int64_t in, int64_t n, int64_t *lo, int64_t *hi) {
+    int64_t l = off >= 0 ? 0 : (-off + s - 1) / s, e = in - off <= 0 ? 0 : (in - off + s - 1) / s;
+    *lo = l < n ? l : n;
+    *hi = e < *lo ? *lo : e < n ? e : n;
+}
+
+/* Packs the input rows that output rows [oh0, oh0 + rows) read, of the
+ * cin channels at x [cin, h, wd], into block: channel ci's phase plane
+ * (a, b) at block + ((ci * sh + a) * sw + b) * plane_floats, its row u the
+ * padded input row (oh0 + u) * sh + a, its column v the padded column
+ * v * sw + b. Only the columns that fall inside the input are written
+ * (the input, or zeros for a padding row): the others are padding in every
+ * row of every piece, and stay the zeros the block was allocated with, as
+ * do the planes no tap reads and, when a piece is a whole plane (one
+ * band), the padding rows. */
+static void pack(const direct_plan *d, const float *x, int64_t oh0, int64_t rows, float *block) {
+    int64_t lr = rows + d->qi_max;
+    for (int64_t pa = 0; pa < d->n_rphases; pa++) {
+        int64_t a = d->rphases[pa], ulo, uhi; /* rows u whose input row (oh0 + u) * sh + a - ph is inside */
+        valid_span(oh0 * d->sh + a - d->ph, d->sh, d->h, lr, &ulo, &uhi);
+        for (int64_t pb = 0; pb < d->n_cphases; pb++) {
+            int64_t b = d->cphases[pb], vlo, vhi;
+            valid_span(b - d->pw, d->sw, d->wd, d->lc, &vlo, &vhi);
+            if (vlo == vhi) continue;
+            for (int64_t ci = 0; ci < d->cin; ci++) {
+                float *plane = block + ((ci * d->sh + a) * d->sw + b) * d->plane_floats + vlo;
+                for (int64_t u = 0; d->bands > 1 && u < ulo; u++)
+                    memset(plane + u * d->lc, 0, (size_t)(vhi - vlo) * sizeof *plane);
+                for (int64_t u = uhi; d->bands > 1 && u < lr; u++)
+                    memset(plane + u * d->lc, 0, (size_t)(vhi - vlo) * sizeof *plane);
+                if (ulo == uhi) continue;
+                const float *src = x + (ci * d->h + (oh0 + ulo) * d->sh + a - d->ph) * d->wd + vlo * d->sw + b - d->pw;
+                d->isa->pack(plane + ulo * d->lc, d->lc, src, d->sh * d->wd, uhi - ulo, vhi - vlo, d->sw);
+            }
+        }
+    }
+}
+
+/* Row method, piece p: image n, groups [g0, g0 + gb), output rows [oh0, oh0 + rows). */
+static void rows_piece(void *arg, int64_t p, int slot) {
+    const direct_plan *d = arg;
+    int64_t band = p % d->bands, blocks = (d->groups + d->gb - 1) / d->gb;
+    int64_t g0 = p / d->bands % blocks * d->gb, n = p / d->bands / blocks;
+    int64_t g1 = g0 + d->gb < d->groups ? g0 + d->gb : d->groups;
+    int64_t oh0 = band * d->band, rows = d->oh - oh0 < d->band ? d->oh - oh0 : d->band;
+    int64_t out_plane = d->oh * d->ow, taps = d->cin * d->kh * d->kw;
+    for (int64_t gi = g0; gi < g1; gi++) {
+        int64_t m0 = gi * d->mout;
+        pack(d, d->x + (n * d->channels + gi * d->cin) * d->h * d->wd, oh0, rows, d->scratch[slot]);
+        float *y = d->y + (n * d->m_count + m0) * out_plane + oh0 * d->ow;
+        tgc_conv_rows_job j = {.in = d->scratch[slot], .in_rs = d->lc, .off = d->off, .taps = taps,
+                               .w = d->w + m0 * taps, .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = d->mout,
+                               .out = y, .out_cs = out_plane, .out_rs = d->ow, .rows = rows, .n = d->ow};
+        d->isa->rows(&j);
+        tgc_cpu_act_block(d->act, y, out_plane, 0, d->mout, 0, rows * d->ow);
+    }
+}
+
+/* Appends phase p to list[0 .. *n) unless it is there. */
+static void add_phase(int64_t *list, int64_t *n, int64_t p) {
+    for (int64_t i = 0; i < *n; i++)
+        if (list[i] == p) return;
+    list[(*n)++] = p;
+}
+
+/* Lanes method, piece p: image n, channel block cb, output rows [oh0, oh0 + rows). */
+static void lanes_piece(void *arg, int64_t p, int slot) {
+    const direct_plan *d = arg;
+    int64_t band = p % d->bands, cb = p / d->bands % d->blocks, n = p / d->bands / d->blocks;
+    int64_t c0 = cb * d->lanes, taps = d->kh * d->kw, out_plane = d->oh * d->ow;
+    tgc_conv_dw_job j = {.x = d->x + (n * d->channels + c0) * d->h * d->wd,
+                         .nl = d->channels - c0 < d->lanes ? d->channels - c0 : d->lanes, .h = d->h, .w = d->wd,
+                         .oh_count = d->oh, .ow_count = d->ow, .kh = d->kh, .kw = d->kw, .sh = d->sh, .sw = d->sw,
+                         .dh = d->dh, .dw = d->dw, .ph = d->ph, .pw = d->pw, .oh0 = band * d->band, .mult = d->mout,
+                         .wt = d->wt + cb * d->mout * taps * d->lanes, .bias = d->bt + cb * d->mout * d->lanes,
+                         .y = d->y + (n * d->m_count + c0 * d->mout) * out_plane, .act = d->act,
+                         .scratch = d->scratch[slot]};
+    j.rows = d->oh - j.oh0 < d->band ? d->oh - j.oh0 : d->band;
+    d->isa->dw_block(&j);
+}
+
+/* The vector kernels of the ISA the elementwise loops run (ew_dispatch.c's
+ * cpuid choice, TGC_CPU_ISA included). */
+static const tgc_conv_isa *conv_isa(void) {
+    const char *isa = tgc_cpu_ew_loops()->isa;
+    if (strcmp(isa, tgc_conv_isa_avx512.isa) == 0) return &tgc_conv_isa_avx512;
+    if (strcmp(isa, tgc_conv_isa_avx2.isa) == 0) return &tgc_conv_isa_avx2;
+    return &tgc_conv_isa_sse2;
+}
+
+/* The row method's bands, groups a piece and tap offsets (into d->off,
+ * allocated here); *floats: the scratch block a participant needs. */
+static bool plan_rows(direct_plan *d, int64_t *floats) {
+    d->lc = d->ow + d->qj_max;
+    /* Bands: the packed block near PACK_FLOATS, at least the halo's rows.
+     * The plane sizes passed tgc_cpu_conv_direct_applies's checks, so only
+     * the products with cin can overflow. */
+    int64_t per_row, taps = d->cin * d->kh * d->kw;
+    if (!tgc_checked_mul_i64(d->cin * d->sh * d->sw, d->lc, &per_row)) return false;
+    d->band = PACK_FLOATS / per_row - d->qi_max;
+    if (d->band < d->qi_max) d->band = d->qi_max;
+    if (d->band < 1) d->band = 1;
+    if (d->band > d->oh) d->band = d->oh;
+    d->bands = (d->oh + d->band - 1) / d->band;
+    d->plane_floats = (d->band + d->qi_max) * d->lc;
+    if (!tgc_checked_mul_i64(per_row, d->band + d->qi_max, floats) ||
+        !tgc_checked_add_i64(*floats, TGC_CONV_ROWS_MAX_LANES, floats))
+        return false;
+    /* Groups a piece: enough to pass PIECE_MACS multiply-adds (small maps). */
+    int64_t macs = d->band * d->ow * taps * d->mout;
+    d->gb = macs >= PIECE_MACS ? 1 : PIECE_MACS / (macs > 0 ? macs : 1);
+    if (d->gb > d->groups) d->gb = d->groups;
+    if ((d->off = tgc_malloc((size_t)(taps + d->kh + d->kw) * sizeof *d->off)) == NULL) return false;
+    for (int64_t ci = 0, t = 0; ci < d->cin; ci++)
+        for (int64_t i = 0; i < d->kh; i++)
+            for (int64_t jj = 0; jj < d->kw; jj++, t++) {
+                int64_t a = i * d->dh % d->sh, b = jj * d->dw % d->sw;
+                d->off[t] = ((ci * d->sh + a) * d->sw + b) * d->plane_floats + i * d->dh / d->sh * d->lc +
+                            jj * d->dw / d->sw;
+            }
+    /* The row and column phases some tap reads, each once. */
+    d->rphases = d->off + taps;
+    d->cphases = d->rphases + d->kh;
+    for (int64_t i = 0; i < d->kh; i++) add_phase(d->rphases, &d->n_rphases, i * d->dh % d->sh);
+    for (int64_t jj = 0; jj < d->kw; jj++) add_phase(d->cphases, &d->n_cphases, jj * d->dw % d->sw);
+    return true;
+}
+
+/* The lanes method's bands and transposed weights (d->wt, allocated here);
+ * *floats: the scratch a participant needs. */
+static bool plan_lanes(direct_plan *d, int64_t *floats) {
+    d->lanes = d->isa->lanes;
+    d->blocks = (d->channels + d->lanes - 1) / d->lanes;
+    int64_t cols = (d->ow - 1) * d->sw + (d->kw - 1) * d->dw + 1, taps = d->kh * d->kw;
+    d->band = ((LANES_FLOATS / (cols * d->lanes) - (d->kh - 1) * d->dh - 1) / d->sh) + 1;
+    if (d->band < 1) d->band = 1;
+    if (d->band > d->oh) d->band = d->oh;
+    d->bands = (d->oh + d->band - 1) / d->band;
+    tgc_conv_dw_job probe = {.rows = d->band, .ow_count = d->ow, .kh = d->kh, .kw = d->kw, .sh = d->sh,
+                             .sw = d->sw, .dh = d->dh, .dw = d->dw};
+    *floats = tgc_conv_dw_scratch_floats(&probe, d->lanes);
+    int64_t wt_floats;
+    if (!tgc_checked_mul_i64(d->blocks * d->lanes * d->mout, taps + 1, &wt_floats)) return false;
+    if ((d->wt = tgc_malloc((size_t)wt_floats * sizeof *d->wt)) == NULL) return false;
+    d->bt = d->wt + d->blocks * d->mout * taps * d->lanes;
+    for (int64_t cb = 0; cb < d->blocks; cb++)
+        for (int64_t q = 0; q < d->mout; q++)
+            for (int64_t l = 0; l < d->lanes; l++) {
+                int64_t ch = cb * d->lanes + l, m = ch * d->mout + q;
+                float *wt = d->wt + (cb * d->mout + q) * taps * d->lanes + l;
+                for (int64_t t = 0; t < taps; t++) wt[t * d->lanes] = ch < d->channels ? d->w[m * taps + t] : 0.0f;
+                d->bt[(cb * d->mout + q) * d->lanes + l] = ch < d->channels && d->bias != NULL ? d->bias[m] : 0.0f;
+            }
+    return true;
+}
+
+static void free_scratch(float **s, int count) {
+    for (int i = 0; s != NULL && i < count; i++) tgc_free(s[i]);
+    tgc_free(s);
+}
+
+tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
+                               const float *bias, float *y) {
+    direct_plan d = {.x = x, .w = w, .bias = bias, .y = y, .act = c->fused_act, .isa = conv_isa(),
+                     .channels = g->channels, .m_count = g->m_count, .groups = g->group, .cin = g->cg,
+                     .mout = g->m_count / g->group};
+    view_2d(g, &d);
+    d.by_lanes = d.cin == 1 && (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
+    int64_t floats = 0;
+    size_t bytes = 0;
+    int width = tgc_parallel_width(c->pool);
+    bool ok = (d.by_lanes ? plan_lanes(&d, &floats) : plan_rows(&d, &floats)) &&
+              tgc_checked_mul_size((size_t)floats, sizeof(float), &bytes);
+    if (ok) ok = (d.scratch = tgc_calloc((size_t)width, sizeof *d.scratch)) != NULL;
+    for (int s = 0; ok && s < width; s++) ok = (d.scratch[s] = tgc_calloc(1, bytes)) != NULL;
+    if (ok) {
+        int64_t pieces = d.by_lanes ? g->batch * d.blocks * d.bands
+                                    : g->batch * ((d.groups + d.gb - 1) / d.gb) * d.bands;
+        tgc_parallel_for(c->pool, pieces, d.by_lanes ? lanes_piece : rows_piece, &d);
+    }
+    tgc_free(d.off);
+    tgc_free(d.wt);
+    free_scratch(d.scratch, d.scratch != NULL ? width : 0);
+    if (!ok) return tgc_kernel_fail(c, "out of host memory for Conv's packed input (%d x %zu bytes)", width, bytes);
+    return TGC_OK;
+}
