@@ -60,9 +60,15 @@
  * maps (7x7, 14x14) would otherwise make pieces of a few hundred. */
 #define PIECE_MACS ((int64_t)1 << 16)
 
-/* Groups of up to this many input channels take the direct path; wider
- * ones go to im2col + GEMM, whose GEMM is then wide enough to win. */
-#define DIRECT_MAX_CG 1
+/* Which Conv takes the direct path (bench/bench_conv_families.c's "direct"
+ * against "old", the GEMM paths, at 1 thread, AVX-512 and AVX2 against
+ * OpenBLAS's AVX2 kernels): grouped Conv up to 32 channels a group
+ * (ResNeXt's 4 to 32: 1.4-4.5x), and one group when a window has at most
+ * 48 taps (C * kh * kw: 3x3 and 4x4 stems on RGB, 1x1 on up to 48
+ * channels: 1.1-2.5x; 1x1 on 64 channels is even at AVX2, wider ones and
+ * ResNet's 7x7 stem go to GEMM). */
+#define DIRECT_MAX_CG 32
+#define DIRECT_MAX_DENSE_TAPS 48
 
 /* Depthwise outputs up to this wide (or, strided, this wide) run with a
  * channel a lane (conv_dw_lanes.h), wider ones by rows: measured on the
@@ -122,7 +128,8 @@ static void view_2d(const tgc_conv_geometry *g, direct_plan *d) {
 }
 
 bool tgc_cpu_conv_direct_applies(const tgc_conv_geometry *g) {
-    if (g->w.n > 2 || g->group <= 1 || g->cg > DIRECT_MAX_CG) return false;
+    if (g->w.n > 2) return false;
+    if (g->group > 1 ? g->cg > DIRECT_MAX_CG : g->cg * g->kk_count > DIRECT_MAX_DENSE_TAPS) return false;
     direct_plan d;
     view_2d(g, &d);
     /* The padded input a whole plane would pack, against a few times what
@@ -192,6 +199,10 @@ static void rows_piece(void *arg, int64_t p, int slot) {
         tgc_conv_rows_job j = {.in = d->scratch[slot], .in_rs = d->lc, .off = d->off, .taps = taps,
                                .w = d->w + m0 * taps, .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = d->mout,
                                .out = y, .out_cs = out_plane, .out_rs = d->ow, .rows = rows, .n = d->ow};
+        if (d->lc == d->ow) { /* rows as far apart in the block as in Y (kernels 1 wide): one long row */
+            j.n = rows * d->ow;
+            j.rows = 1;
+        }
         d->isa->rows(&j);
         tgc_cpu_act_block(d->act, y, out_plane, 0, d->mout, 0, rows * d->ow);
     }

@@ -1,6 +1,8 @@
 /* The cpu's direct convolution (devices/cpu/conv_direct.c): depthwise Conv
- * (group == C, M a multiple of C), 1-D and 2-D, by its two methods (rows in
- * registers over phase planes; a channel a lane on small maps), against a
+ * (group == C, M a multiple of C), grouped Conv with up to 32 channels a
+ * group and Conv on few input channels, 1-D and 2-D, by its two methods
+ * (rows in registers over phase planes; depthwise with a channel a lane on
+ * small maps), against a
  * direct convolution written again here in double, within the rounding of
  * a float32 sum (relative to the summed magnitudes, as
  * test_cpu_fast_paths.c). Every case also runs over pools of 1 and 3
@@ -210,6 +212,27 @@ static void test_multiplier_batch_1d(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
 }
 
+/* Grouped Conv (ResNeXt's 32 groups of 4 to 32 channels) and Conv on a
+ * few input channels (stems on RGB, 1x1 on up to 48 channels): output
+ * channels a group in tiles of 4, 2 and 1. */
+static void test_grouped_and_few_channels(void) {
+    const dw_case cases[] = {
+        {1, 8, 8, 12, 13, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 2},     /* 2 groups of 4 -> 4 */
+        {1, 16, 24, 11, 30, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 4},   /* 4 -> 6: tiles 4, 2 */
+        {1, 12, 9, 10, 10, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 3},    /* 4 -> 3: tiles 2, 1 */
+        {2, 64, 64, 14, 14, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 2},   /* 32 a group */
+        {1, 128, 128, 20, 20, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 32}, /* ResNeXt's first */
+        {1, 256, 256, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, false, 32},  /* 8 a group, 7x7 */
+        {1, 6, 9, 1, 40, 1, 5, 1, 2, 1, 2, {0, 3, 0, 1}, true, true, 3},        /* 1-D grouped */
+        {1, 3, 16, 33, 35, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 1},     /* a 3x3 stem */
+        {1, 3, 8, 32, 32, 4, 4, 4, 4, 1, 1, {0, 0, 0, 0}, false, true, 1},      /* a 4x4 patchify stem */
+        {1, 16, 24, 20, 21, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 on 16 channels */
+        {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
+        {1, 5, 7, 13, 12, 3, 3, 1, 2, 2, 1, {2, 1, 2, 0}, false, true, 1},      /* dilated, strided */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+}
+
 /* An empty batch and an empty channel axis: nothing to compute, success. */
 static void test_empty(void) {
     dw_case k = {0, 4, 4, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0};
@@ -279,7 +302,7 @@ static void test_fused_activations(void) {
 
 /* Which geometries take the direct path. */
 static void test_applies(void) {
-    tgc_conv_geometry g = {.group = 32, .batch = 1, .channels = 32, .m_count = 32, .cg = 1};
+    tgc_conv_geometry g = {.group = 32, .batch = 1, .channels = 32, .m_count = 32, .cg = 1, .kk_count = 9};
     g.w.n = 2;
     for (int a = 0; a < 2; a++) {
         g.w.in[a] = 56;
@@ -289,11 +312,24 @@ static void test_applies(void) {
         g.w.dilations[a] = 1;
         g.w.pads[a] = g.w.pads[2 + a] = 1;
     }
-    CU_ASSERT(tgc_cpu_conv_direct_applies(&g));
-    tgc_conv_geometry one = g;
-    one.group = 1;
-    one.cg = 32;
-    CU_ASSERT(!tgc_cpu_conv_direct_applies(&one)); /* one group: GEMM paths */
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&g)); /* depthwise */
+    tgc_conv_geometry k = g;
+    k.group = 4;
+    k.cg = 32;
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 32 channels a group */
+    k.group = 2;
+    k.cg = 64;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k)); /* 64: im2col */
+    k.group = 1;
+    k.cg = 5;
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 45 taps */
+    k.cg = 6;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k)); /* 54 taps: GEMM */
+    k.cg = 48;
+    k.kk_count = 1;
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 1x1 on 48 channels */
+    k.cg = 49;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k));
     tgc_conv_geometry far = g; /* pads and a stride of 2^40: 3 output rows from a padded plane of 2^41: im2col */
     far.w.pads[0] = far.w.pads[2] = (int64_t)1 << 40;
     far.w.strides[0] = (int64_t)1 << 40;
@@ -309,6 +345,7 @@ static void test_applies(void) {
 TGC_TEST_MAIN("cpu direct convolution", {"kernel sizes 1x1 .. 7x7", test_kernel_sizes},
               {"strides, dilations, pads", test_strides_dilations_pads},
               {"widths and channel counts", test_widths_and_channels},
-              {"channel multiplier, batch, 1-D", test_multiplier_batch_1d}, {"empty batch", test_empty},
+              {"channel multiplier, batch, 1-D", test_multiplier_batch_1d},
+              {"grouped, few input channels", test_grouped_and_few_channels}, {"empty batch", test_empty},
               {"fused activations: bitwise Conv then the op", test_fused_activations},
               {"which geometries apply", test_applies})
