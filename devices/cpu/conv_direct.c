@@ -65,10 +65,13 @@
  * OpenBLAS's AVX2 kernels): grouped Conv up to 32 channels a group
  * (ResNeXt's 4 to 32: 1.4-4.5x), and one group when a window has at most
  * 48 taps (C * kh * kw: 3x3 and 4x4 stems on RGB, 1x1 on up to 48
- * channels: 1.1-2.5x; 1x1 on 64 channels is even at AVX2, wider ones and
- * ResNet's 7x7 stem go to GEMM). */
+ * channels: 1.1-2.5x; 1x1 on 64 channels is even at AVX2, on 96 and more
+ * behind) or the input at most 4 channels whatever the kernel (images:
+ * ResNet's 7x7 stem 2.4-3.5x at AVX-512, 1.0-1.2x at AVX2, where im2col
+ * copies the input 49 times). */
 #define DIRECT_MAX_CG 32
 #define DIRECT_MAX_DENSE_TAPS 48
+#define DIRECT_MAX_DENSE_CG 4
 
 /* Depthwise outputs up to this wide (or, strided, this wide) run with a
  * channel a lane (conv_dw_lanes.h), wider ones by rows: measured on the
@@ -129,7 +132,9 @@ static void view_2d(const tgc_conv_geometry *g, direct_plan *d) {
 
 bool tgc_cpu_conv_direct_applies(const tgc_conv_geometry *g) {
     if (g->w.n > 2) return false;
-    if (g->group > 1 ? g->cg > DIRECT_MAX_CG : g->cg * g->kk_count > DIRECT_MAX_DENSE_TAPS) return false;
+    if (g->group > 1 ? g->cg > DIRECT_MAX_CG
+                     : g->cg > DIRECT_MAX_DENSE_CG && g->cg * g->kk_count > DIRECT_MAX_DENSE_TAPS)
+        return false;
     direct_plan d;
     view_2d(g, &d);
     /* The padded input a whole plane would pack, against a few times what

@@ -1,8 +1,8 @@
 /* The cpu's direct convolution (devices/cpu/conv_direct.c): depthwise Conv
  * (group == C, M a multiple of C), grouped Conv with up to 32 channels a
- * group and Conv on few input channels, 1-D and 2-D, by its two methods
- * (rows in registers over phase planes; depthwise with a channel a lane on
- * small maps), against a
+ * group and Conv on few input channels (images, thin 1x1), 1-D and 2-D, by
+ * its two methods (rows in registers over phase planes; depthwise with a
+ * channel a lane on small maps), against a
  * direct convolution written again here in double, within the rounding of
  * a float32 sum (relative to the summed magnitudes, as
  * test_cpu_fast_paths.c). Every case also runs over pools of 1 and 3
@@ -226,6 +226,7 @@ static void test_grouped_and_few_channels(void) {
         {1, 6, 9, 1, 40, 1, 5, 1, 2, 1, 2, {0, 3, 0, 1}, true, true, 3},        /* 1-D grouped */
         {1, 3, 16, 33, 35, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 1},     /* a 3x3 stem */
         {1, 3, 8, 32, 32, 4, 4, 4, 4, 1, 1, {0, 0, 0, 0}, false, true, 1},      /* a 4x4 patchify stem */
+        {1, 3, 20, 45, 47, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, false, true, 1},     /* ResNet's 7x7 stem */
         {1, 16, 24, 20, 21, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 on 16 channels */
         {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
         {1, 5, 7, 13, 12, 3, 3, 1, 2, 2, 1, {2, 1, 2, 0}, false, true, 1},      /* dilated, strided */
@@ -325,6 +326,9 @@ static void test_applies(void) {
     CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 45 taps */
     k.cg = 6;
     CU_ASSERT(!tgc_cpu_conv_direct_applies(&k)); /* 54 taps: GEMM */
+    k.cg = 4;
+    k.kk_count = 49;
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 7x7 on 4 channels: an image stem */
     k.cg = 48;
     k.kk_count = 1;
     CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 1x1 on 48 channels */
