@@ -491,6 +491,29 @@ static double rel_diff(const float *a, const float *ref, int64_t n) {
     return worst / top;
 }
 
+enum { N_KINDS = 3 };
+static const char *const kind_names[N_KINDS] = {"depthwise", "grouped", "dense"};
+
+static int kind_index(const layer *l) {
+    for (int k = 0; k < N_KINDS; k++)
+        if (strcmp(kind_of(l), kind_names[k]) == 0) return k;
+    return N_KINDS - 1;
+}
+
+/* A model's sums of median x occurrences, each kind of layer and all. */
+static void print_totals(const char *model, double totals[N_KINDS][N_VARIANTS]) {
+    for (int k = 0; k <= N_KINDS; k++) {
+        double sum[N_VARIANTS] = {0};
+        for (int v = 0; v < N_VARIANTS; v++)
+            for (int q = 0; q < N_KINDS; q++)
+                if (k == N_KINDS || q == k) sum[v] += totals[q][v];
+        if (sum[V_OLD] + sum[V_NEW] + sum[V_DIRECT] + sum[V_DNNL] == 0.0) continue;
+        printf("%-18s %-9s total ms:", model, k < N_KINDS ? kind_names[k] : "all");
+        for (int v = 0; v < N_VARIANTS; v++) printf("  %s %.3f", variant_names[v], sum[v]);
+        printf("\n");
+    }
+}
+
 /* A median in ms, or "-" for a variant not run. */
 static void print_ms(double ms) {
     if (ms > 0.0) printf(" %8.3f", ms);
@@ -551,12 +574,11 @@ int main(int argc, char **argv) {
                threads, threads > 1 ? "s" : "", "model", "kind", "C", "HW", "M", "k", "s", "g", "x", "old", "new",
                "direct", "dnnl", "dnnl*", "old/new", "dnnl/new", "oneDNN impl (nchw | blocked)");
         const char *model = NULL;
-        double totals[N_VARIANTS] = {0};
+        double totals[N_KINDS][N_VARIANTS] = {{0}};
         for (int li = 0; li <= N_LAYERS; li++) {
             const layer *l = li < N_LAYERS ? &layers[li] : NULL;
             if (model != NULL && (l == NULL || strcmp(l->model, model) != 0)) {
-                printf("%-18s total ms: old %.3f  new %.3f  direct %.3f  dnnl %.3f  dnnl* %.3f\n", model,
-                       totals[V_OLD], totals[V_NEW], totals[V_DIRECT], totals[V_DNNL], totals[V_DNNL_BLOCKED]);
+                print_totals(model, totals);
                 memset(totals, 0, sizeof totals);
             }
             model = l != NULL ? l->model : NULL;
@@ -605,7 +627,7 @@ int main(int argc, char **argv) {
             for (int v = 0; v < variants; v++) {
                 if (!in_list(variant_list, variant_names[v])) continue;
                 med[v] = bench_median(times + v * reps, reps) * 1e3;
-                totals[v] += med[v] * (double)l->count;
+                totals[kind_index(l)][v] += med[v] * (double)l->count;
             }
             printf("%-18s %-9s %5lld %4lld %4lld %3lld %2lld %4lld %3lld", l->model, kind_of(l), (long long)l->c,
                    (long long)l->h, (long long)l->m, (long long)l->k, (long long)l->stride, (long long)l->group,
