@@ -322,7 +322,9 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
                      .channels = g->channels, .m_count = g->m_count, .groups = g->group, .cin = g->cg,
                      .mout = g->m_count / g->group};
     view_2d(g, &d);
-    d.by_lanes = d.cin == 1 && (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
+    /* depthwise with a vector's worth of channels at least, on narrow outputs */
+    d.by_lanes = d.cin == 1 && d.groups > 1 && d.channels >= d.isa->lanes &&
+                 (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
     int64_t floats = 0;
     size_t bytes = 0;
     int width = tgc_parallel_width(c->pool);

@@ -180,28 +180,31 @@ static void test_strides_dilations_pads(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
 }
 
-/* Row method (outputs wider than 16) and lanes method (16 and narrower),
- * channel counts around the lane widths (4, 8, 16), widths below a vector. */
+/* Row method and lanes method (depthwise on at least a vector's worth of
+ * channels, outputs up to 8 wide, or 16 when strided), channel counts
+ * around the lane widths (4, 8, 16), widths below a vector. */
 static void test_widths_and_channels(void) {
     const dw_case cases[] = {
         {1, 3, 3, 5, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},    /* one column */
         {1, 17, 17, 3, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* 3x3 map, 17 channels */
         {1, 33, 33, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* 7x7 */
         {1, 20, 20, 14, 14, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, false, true, 0},
-        {1, 9, 9, 16, 16, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* 16 wide: lanes */
-        {1, 9, 9, 17, 17, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* 17 wide: rows */
+        {1, 9, 9, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},    /* fewer channels than lanes: rows */
+        {1, 20, 20, 16, 16, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* 16 wide, stride 1: rows */
+        {1, 20, 20, 32, 32, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* 16 wide, stride 2: lanes */
+        {1, 20, 20, 34, 34, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* 17 wide, stride 2: rows */
         {1, 8, 8, 30, 37, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* tiles and a tail */
         {1, 4, 4, 40, 70, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, false, true, 0},  /* ConvNeXt-like */
         {1, 3, 3, 100, 90, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* bands over a plane */
         {1, 2, 2, 150, 150, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},
-        {1, 2, 2, 120, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* tall and narrow: lanes bands */
+        {1, 16, 16, 120, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* tall, narrow: lanes in bands */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
 }
 
 static void test_multiplier_batch_1d(void) {
     const dw_case cases[] = {
-        {1, 4, 8, 12, 12, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* M = 2C, lanes */
+        {1, 16, 32, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* M = 2C, lanes */
         {1, 3, 9, 11, 40, 3, 3, 2, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* M = 3C, rows */
         {3, 5, 5, 9, 21, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},    /* a batch */
         {2, 18, 36, 7, 7, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, false, false, 0},  /* a batch, M = 2C, no bias */
