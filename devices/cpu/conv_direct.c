@@ -157,6 +157,36 @@ static void valid_span(int64_t off, int64_t s, int64_t in, int64_t n, int64_t *l
     *hi = e < *lo ? *lo : e < n ? e : n;
 }
 
+/* pack's row phase a when the column stride is 2 and taps read both
+ * column phases (3x3 and 5x5 at stride 2): input column iw, padded
+ * column iw + pw, goes to phase (iw + pw) % 2 at (iw + pw) / 2, so the
+ * even input columns of a row fill one plane from column pw / 2 and the
+ * odd ones the other from (pw + 1) / 2, both in one pass over the row. */
+static void pack_pairs(const direct_plan *d, const float *x, int64_t oh0, int64_t a, int64_t lr, int64_t ulo,
+                       int64_t uhi, float *block) {
+    int64_t ve = d->pw / 2, vo = (d->pw + 1) / 2; /* where column 0 and column 1 land */
+    int64_t ne = (d->wd + 1) / 2 < d->lc - ve ? (d->wd + 1) / 2 : d->lc - ve;
+    int64_t no = d->wd / 2 < d->lc - vo ? d->wd / 2 : d->lc - vo;
+    if (ne < 0) ne = 0; /* pads past the row: all padding */
+    if (no < 0) no = 0;
+    for (int64_t ci = 0; ci < d->cin; ci++) {
+        float *plane[2];
+        for (int b = 0; b < 2; b++) plane[b] = block + ((ci * d->sh + a) * 2 + b) * d->plane_floats;
+        float *even = plane[d->pw % 2] + ve, *odd = plane[(d->pw + 1) % 2] + vo;
+        for (int64_t u = 0; d->bands > 1 && u < ulo; u++) {
+            memset(even + u * d->lc, 0, (size_t)ne * sizeof *even);
+            memset(odd + u * d->lc, 0, (size_t)no * sizeof *odd);
+        }
+        for (int64_t u = uhi; d->bands > 1 && u < lr; u++) {
+            memset(even + u * d->lc, 0, (size_t)ne * sizeof *even);
+            memset(odd + u * d->lc, 0, (size_t)no * sizeof *odd);
+        }
+        if (ulo == uhi || ne == 0) continue;
+        const float *src = x + (ci * d->h + (oh0 + ulo) * d->sh + a - d->ph) * d->wd;
+        d->isa->pack2(even + ulo * d->lc, odd + ulo * d->lc, d->lc, src, d->sh * d->wd, uhi - ulo, ne, no);
+    }
+}
+
 /* Packs the input rows that output rows [oh0, oh0 + rows) read, of the
  * cin channels at x [cin, h, wd], into block: channel ci's phase plane
  * (a, b) at block + ((ci * sh + a) * sw + b) * plane_floats, its row u the
@@ -171,6 +201,10 @@ static void pack(const direct_plan *d, const float *x, int64_t oh0, int64_t rows
     for (int64_t pa = 0; pa < d->n_rphases; pa++) {
         int64_t a = d->rphases[pa], ulo, uhi; /* rows u whose input row (oh0 + u) * sh + a - ph is inside */
         valid_span(oh0 * d->sh + a - d->ph, d->sh, d->h, lr, &ulo, &uhi);
+        if (d->sw == 2 && d->n_cphases == 2) {
+            pack_pairs(d, x, oh0, a, lr, ulo, uhi, block);
+            continue;
+        }
         for (int64_t pb = 0; pb < d->n_cphases; pb++) {
             int64_t b = d->cphases[pb], vlo, vhi;
             valid_span(b - d->pw, d->sw, d->wd, d->lc, &vlo, &vhi);

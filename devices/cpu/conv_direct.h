@@ -100,6 +100,12 @@ typedef struct tgc_conv_isa {
      * v in [0, n), s >= 1, reading nothing else; dst and src do not overlap
      * (input rows packed into a phase plane). */
     void (*pack)(float *dst, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows, int64_t n, int64_t s);
+    /* Both column phases of stride 2 in one pass: for r in [0, rows),
+     * even[r * dst_rs + k] = src[r * src_rs + 2k] for k in [0, ne) and
+     * odd[r * dst_rs + k] = src[r * src_rs + 2k + 1] for k in [0, no),
+     * no <= ne <= no + 1, reading nothing else. */
+    void (*pack2)(float *even, float *odd, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows,
+                  int64_t ne, int64_t no);
     void (*dw_block)(const tgc_conv_dw_job *j);
 } tgc_conv_isa;
 

@@ -9,5 +9,6 @@ const tgc_conv_isa tgc_conv_isa_avx512 = {
     .lanes = TGC_VLANES,
     .rows = cr_run,
     .pack = cr_pack,
+    .pack2 = cr_pack2,
     .dw_block = dl_block,
 };

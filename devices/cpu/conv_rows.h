@@ -235,6 +235,26 @@ static inline tgc_vf cr_even(tgc_vf a, tgc_vf b) {
 #endif
 }
 
+/* The odd lanes of a, then those of b. */
+static inline tgc_vf cr_odd(tgc_vf a, tgc_vf b) {
+#if TGC_VBYTES == 64
+    __m512i idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    return (tgc_vf)_mm512_permutex2var_ps((__m512)a, idx, (__m512)b);
+#elif TGC_VBYTES == 32
+    __m256 e = _mm256_shuffle_ps((__m256)a, (__m256)b, 0xDD); /* a1 a3 b1 b3 a5 a7 b5 b7 */
+    return (tgc_vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+#elif defined(__SSE2__)
+    return (tgc_vf)_mm_shuffle_ps((__m128)a, (__m128)b, 0xDD);
+#else
+    tgc_vf v;
+    for (int i = 0; i < TGC_VLANES / 2; i++) {
+        v[i] = a[2 * i + 1];
+        v[TGC_VLANES / 2 + i] = b[2 * i + 1];
+    }
+    return v;
+#endif
+}
+
 /* dst[v] = src[v * s], v in [0, n): whole vectors, then the tail through
  * masks (stride 1 and 2; others lane by lane). Reads nothing past the
  * last src[v * s]. */
@@ -266,6 +286,27 @@ static void cr_pack(float *dst, int64_t dst_rs, const float *src, int64_t src_rs
         for (int64_t r = 0; r < rows; r++) cr_gather(dst + r * dst_rs, src + r * src_rs, n, 2);
     else
         for (int64_t r = 0; r < rows; r++) cr_gather(dst + r * dst_rs, src + r * src_rs, n, s);
+}
+
+/* tgc_conv_isa.pack2: one load of each pair of vectors for both phases. */
+static void cr_pack2(float *even, float *odd, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows,
+                     int64_t ne, int64_t no) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *p = src + r * src_rs;
+        float *e = even + r * dst_rs, *o = odd + r * dst_rs;
+        int64_t k = 0;
+        for (; k + TGC_VLANES <= no; k += TGC_VLANES) {
+            tgc_vf a = tgc_vf_load(p + 2 * k), b = tgc_vf_load(p + 2 * k + TGC_VLANES);
+            tgc_vf_store(e + k, cr_even(a, b));
+            tgc_vf_store(o + k, cr_odd(a, b));
+        }
+        int64_t re = ne - k, ro = no - k, floats = 2 * re - 1 > 2 * ro ? 2 * re - 1 : 2 * ro;
+        if (re <= 0) continue;
+        tgc_vf a = cr_load_n(p + 2 * k, floats < TGC_VLANES ? floats : TGC_VLANES);
+        tgc_vf b = floats > TGC_VLANES ? cr_load_n(p + 2 * k + TGC_VLANES, floats - TGC_VLANES) : tgc_vf_splat(0.0f);
+        cr_store_n(e + k, cr_even(a, b), re);
+        if (ro > 0) cr_store_n(o + k, cr_odd(a, b), ro);
+    }
 }
 
 #endif

@@ -168,6 +168,8 @@ static void test_strides_dilations_pads(void) {
     const dw_case cases[] = {
         {1, 6, 6, 14, 14, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* MobileNet's stride 2 */
         {1, 6, 6, 15, 17, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, false, true, 0},  /* odd sizes */
+        {1, 5, 5, 11, 12, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, false, true, 0},  /* stride 2, left pad 0 */
+        {1, 5, 5, 12, 13, 3, 3, 2, 2, 1, 1, {2, 2, 0, 0}, false, true, 0},  /* stride 2, left pad 2 */
         {1, 5, 5, 20, 22, 3, 3, 3, 3, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* stride 3 */
         {1, 5, 5, 21, 19, 3, 3, 2, 3, 1, 1, {0, 2, 1, 0}, false, true, 0},  /* strides 2, 3, asymmetric pads */
         {1, 4, 4, 16, 16, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, false, true, 0},  /* dilation 2 */
