@@ -46,6 +46,7 @@
 #include "devices/cpu/conv_direct.h"
 
 #include "devices/cpu/ew.h"
+#include "devices/kernel_cache.h"
 #include "support/alloc.h"
 #include "support/checked.h"
 #include "support/parallel_for.h"
@@ -107,7 +108,8 @@ typedef struct direct_plan {
      * mout, lanes] transposed (zeros past C). */
     bool by_lanes;
     int64_t lanes, blocks;
-    float *wt, *bt;
+    const float *wt, *bt; /* the node's kernel cache, or wt_owned */
+    float *wt_owned;
 } direct_plan;
 
 /* The 2-D view of geometry g (1-D: one row). */
@@ -317,9 +319,37 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
     return true;
 }
 
-/* The lanes method's bands and transposed weights (d->wt, allocated here);
+/* The lanes method's weights and biases, transposed: a block of `floats`
+ * floats from tgc_malloc (NULL without memory). */
+static float *transpose_weights(const direct_plan *d, int64_t floats) {
+    float *wt = tgc_malloc((size_t)floats * sizeof *wt);
+    if (wt == NULL) return NULL;
+    int64_t taps = d->kh * d->kw;
+    float *bt = wt + d->blocks * d->mout * taps * d->lanes;
+    for (int64_t cb = 0; cb < d->blocks; cb++)
+        for (int64_t q = 0; q < d->mout; q++)
+            for (int64_t l = 0; l < d->lanes; l++) {
+                int64_t ch = cb * d->lanes + l, m = ch * d->mout + q;
+                float *w = wt + (cb * d->mout + q) * taps * d->lanes + l;
+                for (int64_t t = 0; t < taps; t++) w[t * d->lanes] = ch < d->channels ? d->w[m * taps + t] : 0.0f;
+                bt[(cb * d->mout + q) * d->lanes + l] = ch < d->channels && d->bias != NULL ? d->bias[m] : 0.0f;
+            }
+    return wt;
+}
+
+/* tgc_kernel_cache_build for the transposed weights (arg: the plan). */
+static void *build_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const direct_plan *d = arg;
+    int64_t floats = d->blocks * d->lanes * d->mout * (d->kh * d->kw + 1);
+    *bytes = (size_t)floats * sizeof(float);
+    return transpose_weights(d, floats);
+}
+
+/* The lanes method's bands and transposed weights (from the node's kernel
+ * cache when W and B are weights, else into d->wt_owned, allocated here);
  * *floats: the scratch a participant needs. */
-static bool plan_lanes(direct_plan *d, int64_t *floats) {
+static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
     d->lanes = d->isa->lanes;
     d->blocks = (d->channels + d->lanes - 1) / d->lanes;
     int64_t cols = (d->ow - 1) * d->sw + (d->kw - 1) * d->dw + 1, taps = d->kh * d->kw;
@@ -330,18 +360,12 @@ static bool plan_lanes(direct_plan *d, int64_t *floats) {
     tgc_conv_dw_job probe = {.rows = d->band, .ow_count = d->ow, .kh = d->kh, .kw = d->kw, .sh = d->sh,
                              .sw = d->sw, .dh = d->dh, .dw = d->dw};
     *floats = tgc_conv_dw_scratch_floats(&probe, d->lanes);
-    int64_t wt_floats;
+    int64_t wt_floats; /* W's size, rounded up to whole channel blocks, and as many biases */
     if (!tgc_checked_mul_i64(d->blocks * d->lanes * d->mout, taps + 1, &wt_floats)) return false;
-    if ((d->wt = tgc_malloc((size_t)wt_floats * sizeof *d->wt)) == NULL) return false;
+    uint32_t consts = 1u << 1 | (d->bias != NULL ? 1u << 2 : 0u);
+    d->wt = tgc_kernel_cache_get(c, consts, build_weights, d);
+    if (d->wt == NULL && (d->wt = d->wt_owned = transpose_weights(d, wt_floats)) == NULL) return false;
     d->bt = d->wt + d->blocks * d->mout * taps * d->lanes;
-    for (int64_t cb = 0; cb < d->blocks; cb++)
-        for (int64_t q = 0; q < d->mout; q++)
-            for (int64_t l = 0; l < d->lanes; l++) {
-                int64_t ch = cb * d->lanes + l, m = ch * d->mout + q;
-                float *wt = d->wt + (cb * d->mout + q) * taps * d->lanes + l;
-                for (int64_t t = 0; t < taps; t++) wt[t * d->lanes] = ch < d->channels ? d->w[m * taps + t] : 0.0f;
-                d->bt[(cb * d->mout + q) * d->lanes + l] = ch < d->channels && d->bias != NULL ? d->bias[m] : 0.0f;
-            }
     return true;
 }
 
@@ -362,7 +386,7 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
     int64_t floats = 0;
     size_t bytes = 0;
     int width = tgc_parallel_width(c->pool);
-    bool ok = (d.by_lanes ? plan_lanes(&d, &floats) : plan_rows(&d, &floats)) &&
+    bool ok = (d.by_lanes ? plan_lanes(c, &d, &floats) : plan_rows(&d, &floats)) &&
               tgc_checked_mul_size((size_t)floats, sizeof(float), &bytes);
     if (ok) ok = (d.scratch = tgc_calloc((size_t)width, sizeof *d.scratch)) != NULL;
     for (int s = 0; ok && s < width; s++) ok = (d.scratch[s] = tgc_calloc(1, bytes)) != NULL;
@@ -372,7 +396,7 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
         tgc_parallel_for(c->pool, pieces, d.by_lanes ? lanes_piece : rows_piece, &d);
     }
     tgc_free(d.off);
-    tgc_free(d.wt);
+    tgc_free(d.wt_owned);
     free_scratch(d.scratch, d.scratch != NULL ? width : 0);
     if (!ok) return tgc_kernel_fail(c, "out of host memory for Conv's packed input (%d x %zu bytes)", width, bytes);
     return TGC_OK;

@@ -43,8 +43,9 @@ static int64_t group_of(const dw_case *k) { return k->group > 0 ? k->group : k->
 
 /* Runs op ("Conv" or "_FusedConv" with activation act and its params) on
  * k's x, w, b over pool; y gets the output (N*M*OH*OW floats). */
-static void run(const dw_case *k, const char *op, const char *act, const double *params, int n_params,
-                const float *x, const float *w, const float *b, tgc_thread_pool *pool, float *y) {
+static void run_cached(const dw_case *k, const char *op, const char *act, const double *params, int n_params,
+                       const float *x, const float *w, const float *b, tgc_thread_pool *pool,
+                       tgc_kernel_cache *cache, float *y) {
     int64_t oh = oh_of(k), ow = ow_of(k), cg = k->c / group_of(k);
     nn_fixture f;
     nn_begin(&f, op, "conv_direct");
@@ -76,12 +77,20 @@ static void run(const dw_case *k, const char *op, const char *act, const double 
         a->n = (size_t)n_params;
     }
     f.pool = pool;
+    f.cache = cache;
+    f.const_inputs = cache != NULL ? 0x6 : 0; /* W and B are weights */
     tgc_status st = nn_run(&f);
     CU_ASSERT_EQUAL(st, TGC_OK);
     if (st != TGC_OK) fprintf(stderr, "\n  %s: %s\n", op, f.err);
     int64_t n = k->batch * k->m * oh * ow;
     for (int64_t i = 0; i < n; i++) y[i] = nn_out_f32(&f, 0, i);
     nn_end(&f);
+}
+
+/* run_cached without a kernel cache (as a kernel run outside a session). */
+static void run(const dw_case *k, const char *op, const char *act, const double *params, int n_params,
+                const float *x, const float *w, const float *b, tgc_thread_pool *pool, float *y) {
+    run_cached(k, op, act, params, n_params, x, w, b, pool, NULL, y);
 }
 
 /* The largest |y - direct| over the sum of |terms| at each output, the
@@ -115,7 +124,9 @@ static double error_of(const dw_case *k, const float *x, const float *w, const f
     return worst;
 }
 
-/* Case k: correct alone, the same bits over pools of 1 and 3 workers. */
+/* Case k: correct alone, the same bits over pools of 1 and 3 workers, and
+ * with a kernel cache (the lanes method's transposed weights) on its first
+ * run and its second. */
 static void check(const dw_case *k) {
     int64_t h = k->one_d ? 1 : k->h, kh = k->one_d ? 1 : k->kh, cg = k->c / group_of(k);
     size_t nx = (size_t)(k->batch * k->c * h * k->w), nw = (size_t)(k->m * cg * kh * k->kw);
@@ -142,6 +153,13 @@ static void check(const dw_case *k) {
         CU_ASSERT_EQUAL(memcmp(alone, split, ny * sizeof *alone), 0);
         tgc_thread_pool_free(pool);
     }
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    for (int pass = 0; pass < 2; pass++) {
+        run_cached(k, "Conv", NULL, NULL, 0, x, w, b, NULL, &cache, split);
+        CU_ASSERT_EQUAL(memcmp(alone, split, ny * sizeof *alone), 0);
+    }
+    tgc_kernel_cache_clear(&cache);
     free(x);
     free(w);
     free(b);
