@@ -66,9 +66,9 @@
  * OpenBLAS's AVX2 kernels): grouped Conv up to 32 channels a group
  * (ResNeXt's 4 to 32: 1.4-4.5x), and one group when a window has at most
  * 48 taps (C * kh * kw: 3x3 and 4x4 stems on RGB, 1x1 on up to 48
- * channels: 1.1-2.5x; 1x1 on 64 channels is even at AVX2, on 96 and more
+ * channels: 1.1-2.6x; 1x1 on 64 channels is even at AVX2, on 96 and more
  * behind) or the input at most 4 channels whatever the kernel (images:
- * ResNet's 7x7 stem 2.4-3.5x at AVX-512, 1.0-1.2x at AVX2, where im2col
+ * ResNet's 7x7 stem 2-3.5x at AVX-512, 1.0-1.2x at AVX2, where im2col
  * copies the input 49 times). */
 #define DIRECT_MAX_CG 32
 #define DIRECT_MAX_DENSE_TAPS 48
