@@ -369,6 +369,7 @@ static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
     return true;
 }
 
+/* Frees s[0 .. count) (NULL entries allowed) and s itself; s may be NULL. */
 static void free_scratch(float **s, int count) {
     for (int i = 0; s != NULL && i < count; i++) tgc_free(s[i]);
     tgc_free(s);

@@ -179,6 +179,8 @@ static void dl_unpack(const tgc_conv_dw_job *j, const float *row, int64_t oh, in
     }
 }
 
+/* tgc_conv_isa.dw_block: pack the band, then each output row of each
+ * multiplier index through registers, the activation and back. */
 static void dl_block(const tgc_conv_dw_job *j) {
     const int64_t in_rows = (j->rows - 1) * j->sh + (j->kh - 1) * j->dh + 1;
     const int64_t cols = (j->ow_count - 1) * j->sw + (j->kw - 1) * j->dw + 1;

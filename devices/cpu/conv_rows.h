@@ -192,6 +192,7 @@ static inline __attribute__((always_inline)) void cr_rows(const tgc_conv_rows_jo
     }
 }
 
+/* cr_rows for each tile shape, out of line (three copies of the loops, not one a call site). */
 static void cr_rows_4(const tgc_conv_rows_job *j, const float *w, const float *b, float *o) {
     cr_rows(j, w, b, o, 4, 2);
 }
@@ -213,7 +214,7 @@ static void cr_run(const tgc_conv_rows_job *j) {
         cr_rows_1(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
 }
 
-/* ---- Packing: a row's columns of one phase ------------------------------------- */
+/* ---- Packing: input rows into phase planes ---------------------------------------- */
 
 /* The even lanes of a, then those of b. */
 static inline tgc_vf cr_even(tgc_vf a, tgc_vf b) {
@@ -278,6 +279,7 @@ static inline __attribute__((always_inline)) void cr_gather(float *restrict dst,
     }
 }
 
+/* tgc_conv_isa.pack: cr_gather row by row, its stride a constant where it is 1 or 2. */
 static void cr_pack(float *dst, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows, int64_t n,
                     int64_t s) {
     if (s == 1)
