@@ -272,8 +272,9 @@ static void test_fused_activations(void) {
         const char *op;
         double params[2];
         int n;
-    } acts[] = {{"Relu", {0, 0}, 0},     {"Clip", {0.0, 6.0}, 2}, {"HardSwish", {0, 0}, 0},
-                {"Sigmoid", {0, 0}, 0},  {"Tanh", {0, 0}, 0},     {"LeakyRelu", {0.1, 0}, 1}};
+    } acts[] = {{"Relu", {0, 0}, 0},    {"Clip", {0.0, 6.0}, 2}, {"HardSwish", {0, 0}, 0},
+                {"Sigmoid", {0, 0}, 0}, {"Tanh", {0, 0}, 0},     {"LeakyRelu", {0.1, 0}, 1},
+                {"Gelu", {0, 0}, 0},    {"Mish", {0, 0}, 0}};
     const dw_case shapes[] = {
         {1, 19, 19, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* lanes */
         {1, 5, 10, 12, 33, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* rows, M = 2C */
