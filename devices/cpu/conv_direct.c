@@ -61,6 +61,9 @@
  * maps (7x7, 14x14) would otherwise make pieces of a few hundred. */
 #define PIECE_MACS ((int64_t)1 << 16)
 
+/* Fewer pieces than this (per image) and the output channels split too. */
+#define MIN_PIECES 8
+
 /* Which Conv takes the direct path (bench/bench_conv_families.c's "direct"
  * against "old", the GEMM paths, at 1 thread, AVX-512 and AVX2 against
  * OpenBLAS's AVX2 kernels): grouped Conv up to 32 channels a group
@@ -99,6 +102,7 @@ typedef struct direct_plan {
     int64_t lc;             /* floats in a phase plane's row: ow + qj_max */
     int64_t band, bands;    /* output rows a piece; pieces a plane */
     int64_t gb;             /* groups a piece */
+    int64_t mc, mchunks;    /* output channels of a group a piece (all but when pieces are few), chunks */
     int64_t plane_floats;   /* one phase plane of a band: (band + qi_max) * lc */
     int64_t *off;           /* [cin * kh * kw]: each tap's offset in the block */
     int64_t *rphases, *cphases, n_rphases, n_cphases; /* the phases taps read: up to kh, kw */
@@ -225,27 +229,29 @@ static void pack(const direct_plan *d, const float *x, int64_t oh0, int64_t rows
     }
 }
 
-/* Row method, piece p: image n, groups [g0, g0 + gb), output rows [oh0, oh0 + rows). */
+/* Row method, piece p: image n, groups [g0, g0 + gb), output rows [oh0,
+ * oh0 + rows), output channels [mc0, mc0 + mc) of each group. */
 static void rows_piece(void *arg, int64_t p, int slot) {
     const direct_plan *d = arg;
-    int64_t band = p % d->bands, blocks = (d->groups + d->gb - 1) / d->gb;
-    int64_t g0 = p / d->bands % blocks * d->gb, n = p / d->bands / blocks;
+    int64_t band = p % d->bands, q = p / d->bands, chunk = q % d->mchunks, blocks = (d->groups + d->gb - 1) / d->gb;
+    int64_t g0 = q / d->mchunks % blocks * d->gb, n = q / d->mchunks / blocks;
     int64_t g1 = g0 + d->gb < d->groups ? g0 + d->gb : d->groups;
     int64_t oh0 = band * d->band, rows = d->oh - oh0 < d->band ? d->oh - oh0 : d->band;
+    int64_t mc0 = chunk * d->mc, mc = d->mout - mc0 < d->mc ? d->mout - mc0 : d->mc;
     int64_t out_plane = d->oh * d->ow, taps = d->cin * d->kh * d->kw;
     for (int64_t gi = g0; gi < g1; gi++) {
-        int64_t m0 = gi * d->mout;
+        int64_t m0 = gi * d->mout + mc0;
         pack(d, d->x + (n * d->channels + gi * d->cin) * d->h * d->wd, oh0, rows, d->scratch[slot]);
         float *y = d->y + (n * d->m_count + m0) * out_plane + oh0 * d->ow;
         tgc_conv_rows_job j = {.in = d->scratch[slot], .in_rs = d->lc, .off = d->off, .taps = taps,
-                               .w = d->w + m0 * taps, .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = d->mout,
+                               .w = d->w + m0 * taps, .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = mc,
                                .out = y, .out_cs = out_plane, .out_rs = d->ow, .rows = rows, .n = d->ow};
         if (d->lc == d->ow) { /* rows as far apart in the block as in Y (kernels 1 wide): one long row */
             j.n = rows * d->ow;
             j.rows = 1;
         }
         d->isa->rows(&j);
-        tgc_cpu_act_block(d->act, y, out_plane, 0, d->mout, 0, rows * d->ow);
+        tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);
     }
 }
 
@@ -303,6 +309,18 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
     int64_t macs = d->band * d->ow * taps * d->mout;
     d->gb = macs >= PIECE_MACS ? 1 : PIECE_MACS / (macs > 0 ? macs : 1);
     if (d->gb > d->groups) d->gb = d->groups;
+    /* Few pieces (one image, one group, a band or two: 1-D and small 2-D
+     * Convs on few channels): the output channels split too, each chunk
+     * packing the input again, into MIN_PIECES pieces if there are enough
+     * channels (chunks of whole tiles of 4). */
+    int64_t pieces = ((d->groups + d->gb - 1) / d->gb) * d->bands;
+    d->mc = d->mout;
+    if (pieces < MIN_PIECES && d->mout >= 8) {
+        int64_t want = (MIN_PIECES + pieces - 1) / pieces;
+        d->mc = (d->mout + want - 1) / want;
+        d->mc = (d->mc + 3) / 4 * 4;
+    }
+    d->mchunks = (d->mout + d->mc - 1) / d->mc;
     if ((d->off = tgc_malloc((size_t)(taps + d->kh + d->kw) * sizeof *d->off)) == NULL) return false;
     for (int64_t ci = 0, t = 0; ci < d->cin; ci++)
         for (int64_t i = 0; i < d->kh; i++)
@@ -393,7 +411,7 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
     for (int s = 0; ok && s < width; s++) ok = (d.scratch[s] = tgc_calloc(1, bytes)) != NULL;
     if (ok) {
         int64_t pieces = d.by_lanes ? g->batch * d.blocks * d.bands
-                                    : g->batch * ((d.groups + d.gb - 1) / d.gb) * d.bands;
+                                    : g->batch * ((d.groups + d.gb - 1) / d.gb) * d.mchunks * d.bands;
         tgc_parallel_for(c->pool, pieces, d.by_lanes ? lanes_piece : rows_piece, &d);
     }
     tgc_free(d.off);

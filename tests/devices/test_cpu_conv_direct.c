@@ -253,6 +253,8 @@ static void test_grouped_and_few_channels(void) {
         {1, 16, 24, 20, 21, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 on 16 channels */
         {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
         {1, 5, 7, 13, 12, 3, 3, 1, 2, 2, 1, {2, 1, 2, 0}, false, true, 1},      /* dilated, strided */
+        {1, 1, 40, 1, 500, 1, 10, 1, 5, 1, 1, {0, 0, 0, 0}, true, true, 1},     /* 1-D, one piece: channels split */
+        {2, 2, 13, 1, 300, 1, 7, 1, 2, 1, 1, {0, 3, 0, 3}, true, true, 1},      /* split 8 + 5 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
 }
