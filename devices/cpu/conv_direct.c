@@ -39,7 +39,8 @@
  * elementwise loops run (ew_dispatch.c's cpuid choice).
  *
  * Pieces come from the sizes alone (bands near PACK_FLOATS or
- * LANES_FLOATS of packed input, whole groups up to PIECE_MACS), and an
+ * LANES_FLOATS of packed input, whole groups up to PIECE_MACS, chunks of
+ * output channels below MIN_PIECES), and an
  * output's arithmetic (the bias, then its taps in order, one multiply-add
  * each) is the same in any piece, tile, method or vector width of one ISA:
  * the bits do not depend on the thread count. */
