@@ -7,10 +7,11 @@
  *     3136], cblas_sgemm on a ready col matrix, OpenBLAS's own threads, one
  *     per core): the ceiling of im2col + GEMM, which Winograd passes;
  *   - 1x1, 64 filters: the pointwise path (GEMM on the input, no copy);
- *   - 3x3 depthwise (group 64), pad 1: the direct loop;
- * and two ResNet shapes on the im2col path: the 7x7 stride-2 stem on [1, 3,
- * 224, 224] (tiles over the threads) and a 3x3 conv on [1, 512, 7, 7] (one
- * matrix, the GEMM split by output channels). GFLOP/s counts the direct
+ *   - 3x3 depthwise (group 64), pad 1: the direct kernel (conv_direct.c;
+ *     bench_conv_families has every depthwise layer of five networks);
+ * and two ResNet shapes: the 7x7 stride-2 stem on [1, 3, 224, 224] (the
+ * direct kernel: 3 input channels) and a 3x3 conv on [1, 512, 7, 7] (im2col,
+ * one matrix, the GEMM split by output channels). GFLOP/s counts the direct
  * convolution's 2 * M * (C / group) * k * k * OH * OW per image whatever
  * the path; each figure is the median of several repetitions.
  *
@@ -139,7 +140,7 @@ int main(int argc, char **argv) {
     x = tensor(dev, 4, stem_d, 2);
     flops = 2.0 * (double)(64 * 3 * 49 * 112 * 112);
     t = time_conv(dev, def, &x, 64, 7, 3, 2, 1, reps, times);
-    printf("%-40s  %9.3f  %9.1f\n", "stem 7x7/2 on 3x224x224 (im2col tiles)", t * 1e3, flops / t * 1e-9);
+    printf("%-40s  %9.3f  %9.1f\n", "stem 7x7/2 on 3x224x224 (direct)", t * 1e3, flops / t * 1e-9);
     tgc_buffer_release(x.buf);
     x = tensor(dev, 4, late_d, 3);
     flops = 2.0 * (double)(512 * 512 * 9 * 49);

@@ -6,12 +6,13 @@
  * Four paths, by shape:
  *   - Winograd (3x3, stride 1, one group, 16+ channels, a large enough
  *     output): conv_winograd.c.
+ *   - direct (1-D and 2-D depthwise: group == C > 1, M a multiple of C):
+ *     conv_direct.c, each output row in registers over all its taps;
+ *     im2col would copy k1*k2 times the input to multiply it by a 1-row
+ *     matrix.
  *   - pointwise (every kernel size 1, strides 1, no pads): each group's
  *     output is one GEMM on the input as it lies, Y_g = W_g [M/g, C/g] x
  *     X_g [C/g, D1*..*Dn]; no copy.
- *   - depthwise (group == C > 1, so one input channel per group and
- *     M a multiple of C), 1-D and 2-D: a direct loop; im2col would copy
- *     k1*k2 times the input to multiply it by a 1-row matrix.
  *   - otherwise im2col (Chellapilla, Puri and Simard, "High Performance
  *     Convolutional Neural Networks for Document Processing", 2006): each
  *     group's receptive fields are unrolled into a matrix col
@@ -22,9 +23,11 @@
  * Y starts as the bias and the products accumulate onto it (beta 1), per
  * tile or per GEMM piece (tgc_cpu_sgemm_fused) while the block is in cache;
  * a fused activation (c->fused_act, executor/fuse.c) is applied the same way, as
- * the last step (the depthwise loop: one pass over Y each). Large passes are split over c->pool in
- * pieces chosen from the sizes alone. */
+ * the last step. Large passes are split over c->pool in pieces chosen from
+ * the sizes alone. */
 #include "devices/cpu/kernels_nn.h"
+
+#include "devices/cpu/conv_direct.h"
 
 #include "support/alloc.h"
 
@@ -152,41 +155,6 @@ static void im2col_2d(const float *x, int64_t cg, const tgc_window *w, int64_t o
     }
 }
 
-/* Depthwise convolution, 1-D or 2-D (1-D as 2-D with a height of 1): each
- * output channel m reads input channel m / (M / C) only. y holds the bias. */
-static void depthwise(const float *restrict x, const float *restrict wt, float *restrict y, int64_t batch,
-                      int64_t channels, int64_t m_count, const tgc_window *w) {
-    bool two = w->n == 2;
-    int64_t h = two ? w->in[0] : 1, wd = w->in[two], kh = two ? w->kernel[0] : 1, kw = w->kernel[two];
-    int64_t sh = two ? w->strides[0] : 1, sw = w->strides[two], dh = two ? w->dilations[0] : 1;
-    int64_t dw = w->dilations[two], ph = two ? w->pads[0] : 0, pw = w->pads[two ? 1 : 0];
-    int64_t oh_count = two ? w->out[0] : 1, ow_count = w->out[two], per_group = m_count / channels;
-    for (int64_t n = 0; n < batch; n++) {
-        for (int64_t m = 0; m < m_count; m++) {
-            const float *xp = x + (n * channels + m / per_group) * h * wd;
-            const float *wp = wt + m * kh * kw;
-            float *yp = y + (n * m_count + m) * oh_count * ow_count;
-            for (int64_t i = 0; i < kh; i++) {
-                for (int64_t j = 0; j < kw; j++) {
-                    float v = wp[i * kw + j];
-                    int64_t off = j * dw - pw, lo, hi;
-                    valid_range(off, sw, wd, 0, ow_count, &lo, &hi);
-                    for (int64_t oh = 0; oh < oh_count; oh++) {
-                        int64_t ih = oh * sh - ph + i * dh;
-                        if (ih < 0 || ih >= h) continue;
-                        const float *restrict row = xp + ih * wd; /* row[ow * sw + off]: ow in [lo, hi) */
-                        float *restrict out = yp + oh * ow_count;
-                        if (sw == 1)
-                            for (int64_t ow = lo; ow < hi; ow++) out[ow] += v * row[ow + off];
-                        else
-                            for (int64_t ow = lo; ow < hi; ow++) out[ow] += v * row[ow * sw + off];
-                    }
-                }
-            }
-        }
-    }
-}
-
 /* ---- Bias and a fused Relu ------------------------------------------------ */
 
 /* Y's rows (one per image and output channel, out_size floats each) in
@@ -304,9 +272,8 @@ static void free_cols(float **cols, int count) {
     tgc_free(cols);
 }
 
-/* Conv by im2col + GEMM, the bias and a fused Relu included. */
-static tgc_status im2col_gemm(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *px, const float *pw,
-                              const float *bias, float *py) {
+tgc_status tgc_cpu_conv_im2col(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *px, const float *pw,
+                               const float *bias, float *py) {
     const tgc_window *w = &g->w;
     int64_t k = g->cg * g->kk_count, m_group = g->m_count / g->group;
     int64_t row_cols = g->out_size / w->out[0]; /* output positions in one row of axis 0 */
@@ -361,7 +328,6 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     tgc_status st = tgc_window_read_conv(c, &g);
     if (st != TGC_OK) return st;
-    const tgc_window w = g.w;
     bool has_bias = g.has_bias, pointwise = g.pointwise;
     int64_t group = g.group, batch = g.batch, channels = g.channels, m_count = g.m_count, cg = g.cg;
     int64_t in_size = g.in_size, out_size = g.out_size, kk_count = g.kk_count;
@@ -372,11 +338,11 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     int64_t k = cg * kk_count, m_group = m_count / group;
     const float *px = tgc_kernel_in_ptr(c, 0), *pw = tgc_kernel_in_ptr(c, 1);
     bool empty = k == 0 || in_size == 0; /* no input channels, or only padding to read: Y is the bias */
-    bool depthwise_path = group == channels && group > 1 && w.n <= 2;
     if (!empty && tgc_cpu_conv_winograd_applies(&g)) return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
-    if (!empty && !depthwise_path && !pointwise) return im2col_gemm(c, &g, px, pw, bias, py);
+    if (!empty && tgc_cpu_conv_direct_applies(&g)) return tgc_cpu_conv_direct(c, &g, px, pw, bias, py);
+    if (!empty && !pointwise) return tgc_cpu_conv_im2col(c, &g, px, pw, bias, py);
 
-    if (pointwise && !depthwise_path && !empty) { /* one GEMM a group, bias and Relu per piece */
+    if (!empty) { /* one GEMM a group, bias and Relu per piece */
         for (int64_t n = 0; n < batch; n++)
             for (int64_t g = 0; g < group; g++) {
                 const float *bg = bias != NULL ? bias + g * m_group : NULL;
@@ -388,9 +354,8 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
             }
         return TGC_OK;
     }
-    /* Y starts as the bias; the depthwise loop accumulates onto it. */
+    /* Y is the bias, through the fused activation. */
     over_rows(c, &g, py, bias, fill_bias_piece);
-    if (!empty) depthwise(px, pw, py, batch, channels, m_count, &w);
     if (c->fused_act != NULL) over_rows(c, &g, py, NULL, act_piece);
     return TGC_OK;
 }

@@ -1,7 +1,8 @@
 /* The cpu neural-network kernels (float32, ONNX opset 17), private to
  * devices/cpu/. One file per family, the list in kernels_nn.c:
  *     kernels_gemm.c  MatMul, Gemm, and tgc_cpu_sgemm (OpenBLAS)
- *     kernels_conv.c  Conv (im2col + GEMM, pointwise GEMM, direct depthwise)
+ *     kernels_conv.c  Conv (im2col + GEMM, pointwise GEMM; picks the path)
+ *     conv_direct.c   Conv depthwise, direct (rows in registers; conv_direct.h)
  *     conv_winograd.c Conv 3x3 stride 1 by Winograd F(2x2, 3x3)
  *                     (transforms in conv_winograd_f23.c)
  *     kernels_pool.c  MaxPool, AveragePool, GlobalAveragePool
@@ -62,6 +63,16 @@ bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g);
  * tgc_kernel_fail naming the bytes. Split over c->pool. */
 tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
                                  const float *bias, float *y);
+
+/* Conv by im2col + GEMM (kernels_conv.c), the path for any geometry:
+ * x [N, C, D1..Dn], w [M, C / group, k1..kn], bias [M] (NULL: none) into
+ * y [N, M, O1..On], float32, through c->fused_act when set. The Conv
+ * kernel takes it where no faster path applies; benchmarks and tests run
+ * it against the others. Scratch (im2col blocks) from tgc_malloc, freed
+ * before returning; fails through tgc_kernel_fail when it cannot have
+ * them or a size passes BLAS's int. */
+tgc_status tgc_cpu_conv_im2col(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
+                               const float *bias, float *y);
 
 /* C[m, n] = alpha * op(A) op(B) + beta * C, row-major float32, on the
  * calling thread: by oneDNN's matmul where it takes the geometry

@@ -2,7 +2,7 @@
  * Clip, HardSwish, Tanh, LeakyRelu, Sigmoid; in the third, Gelu, Sigmoid
  * and Tanh after each of MatMul's paths) after a cpu Conv, Gemm, MatMul or
  * Add whose output nothing else reads is absorbed into it (each Conv path:
- * im2col, pointwise, Winograd; Gemm; a broadcasting Add); a Relu whose Conv
+ * im2col, pointwise, Winograd, direct; Gemm; a broadcasting Add); a Relu whose Conv
  * output is also read elsewhere (here: a graph output) is not, and that
  * reader sees the values before Relu. Outputs are bitwise those of the same
  * session built with TGC_NO_FUSION=1. Then the same graph with every host
@@ -33,8 +33,8 @@ static size_t put_init(char *buf, size_t at, size_t size, const char *name, cons
     return at;
 }
 
-/* x [1,16,12,12] -> c1 (3x3, one im2col matrix) -> r1 -> c2 (1x1,
- * pointwise) -> r2, with c2 also an output; x2 [1,16,30,30] -> c3 (3x3,
+/* x [1,16,12,12] -> c1 (3x3, one im2col matrix) -> r1 -> c2 (1x1 on 16
+ * channels: the direct path) -> r2, with c2 also an output; x2 [1,16,30,30] -> c3 (3x3,
  * Winograd) -> r3 and -> c4 (5x5, im2col in tiles) -> r4; v [3, 20] -> g1
  * (Gemm) -> r5 and -> s1 (Add, broadcast) -> r6. */
 static char *graph_text(void) {
@@ -201,33 +201,38 @@ static void test_every_host_allocation_fails_in_turn(void) {
 
 /* The same with other activations, one after each kind of producer:
  * Clip(0, 6) (ReLU6: bounds from initializers) after an im2col Conv,
- * HardSwish after a Winograd Conv, Tanh after a pointwise Conv, LeakyRelu
- * (alpha 0.2) after a Gemm and Sigmoid after a broadcasting Add: each
- * absorbed, the values bitwise those of the nodes run one by one, and each
- * activation's range held (Clip in [0, 6], Sigmoid in (0, 1), Tanh in
- * (-1, 1), HardSwish >= -3/8). */
+ * HardSwish after a Winograd Conv, Tanh after a pointwise Conv (64 input
+ * channels: a GEMM), LeakyRelu (alpha 0.2) after a Gemm, Sigmoid after a
+ * broadcasting Add, and after depthwise Convs (the direct path) Relu (rows,
+ * 12 wide) and Sigmoid (stride 2: a channel a lane): each absorbed, the
+ * values bitwise those of the nodes run one by one, and each activation's
+ * range held (Clip in [0, 6], Sigmoid in (0, 1), Tanh in (-1, 1),
+ * HardSwish >= -3/8, Relu >= 0). */
 static void test_other_activations(void) {
-    size_t size = 1 << 17, at = 0;
+    size_t size = 1 << 18, at = 0;
     char *buf = malloc(size);
     CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
     at += (size_t)snprintf(buf + at, size - at,
                            "format: tgc/1\n"
                            "inputs:\n"
-                           "  - {name: x, dtype: float32, shape: [1, 16, 12, 12]}\n"
+                           "  - {name: x, dtype: float32, shape: [1, 64, 12, 12]}\n"
                            "  - {name: x2, dtype: float32, shape: [1, 16, 30, 30]}\n"
                            "  - {name: v, dtype: float32, shape: [3, 20]}\n"
-                           "outputs: [a1, a2, a3, a4, a5]\n"
+                           "outputs: [a1, a2, a3, a4, a5, a6, a7]\n"
                            "initializers:\n"
                            "  - {name: lo, dtype: float32, shape: [], values: [0]}\n"
                            "  - {name: hi, dtype: float32, shape: [], values: [6]}\n");
+    at = put_init(buf, at, size, "w0", "[16, 64, 3, 3]", 16 * 64 * 9, 11);
     at = put_init(buf, at, size, "w1", "[16, 16, 3, 3]", 16 * 16 * 9, 1);
     at = put_init(buf, at, size, "b1", "[16]", 16, 2);
-    at = put_init(buf, at, size, "w2", "[16, 16, 1, 1]", 16 * 16, 3);
+    at = put_init(buf, at, size, "w2", "[16, 64, 1, 1]", 16 * 64, 3);
+    at = put_init(buf, at, size, "wd", "[64, 1, 3, 3]", 64 * 9, 12);
+    at = put_init(buf, at, size, "bd", "[64]", 64, 13);
     at = put_init(buf, at, size, "wg", "[20, 24]", 20 * 24, 5);
     at = put_init(buf, at, size, "b20", "[20]", 20, 10);
     at += (size_t)snprintf(buf + at, size - at,
                            "nodes:\n"
-                           "  - {name: c1, op: Conv, inputs: [x, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
+                           "  - {name: c1, op: Conv, inputs: [x, w0, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
                            "  - {name: a1, op: Clip, inputs: [c1, lo, hi]}\n"
                            "  - {name: c3, op: Conv, inputs: [x2, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
                            "  - {name: a2, op: HardSwish, inputs: [c3]}\n"
@@ -236,18 +241,23 @@ static void test_other_activations(void) {
                            "  - {name: g1, op: Gemm, inputs: [v, wg]}\n"
                            "  - {name: a4, op: LeakyRelu, inputs: [g1], attrs: {alpha: 0.2}}\n"
                            "  - {name: s1, op: Add, inputs: [v, b20]}\n"
-                           "  - {name: a5, op: Sigmoid, inputs: [s1]}\n");
+                           "  - {name: a5, op: Sigmoid, inputs: [s1]}\n"
+                           "  - {name: d1, op: Conv, inputs: [x, wd, bd], attrs: {pads: [1, 1, 1, 1], group: 64}}\n"
+                           "  - {name: a6, op: Relu, inputs: [d1]}\n"
+                           "  - {name: d2, op: Conv, inputs: [x, wd, bd],\n"
+                           "     attrs: {pads: [1, 1, 1, 1], strides: [2, 2], group: 64}}\n"
+                           "  - {name: a7, op: Sigmoid, inputs: [d2]}\n");
     CU_ASSERT_FATAL(at < size);
     tgc_diags *diags = tgc_diags_create();
     tgc_graph *g = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(buf, strlen(buf), "acts.yaml", NULL, diags, &g), TGC_OK);
-    int64_t xd[4] = {1, 16, 12, 12}, x2d[4] = {1, 16, 30, 30}, vd[2] = {3, 20};
+    int64_t xd[4] = {1, 64, 12, 12}, x2d[4] = {1, 16, 30, 30}, vd[2] = {3, 20};
     tgc_tensor *feeds[3] = {random_tensor(4, xd, 17), random_tensor(4, x2d, 18), random_tensor(2, vd, 19)};
     tgc_tensor *fused[N_OUT] = {0}, *plain[N_OUT] = {0};
-    CU_ASSERT_EQUAL(run(g, true, feeds, fused), 5);
+    CU_ASSERT_EQUAL(run(g, true, feeds, fused), 7);
     CU_ASSERT_EQUAL(run(g, false, feeds, plain), 0);
-    const float lo[5] = {0, -0.375f, -1, -1e30f, 0}, hi[5] = {6, 1e30f, 1, 1e30f, 1};
-    for (int i = 0; i < 5; i++) {
+    const float lo[7] = {0, -0.375f, -1, -1e30f, 0, 0, 0}, hi[7] = {6, 1e30f, 1, 1e30f, 1, 1e30f, 1};
+    for (int i = 0; i < 7; i++) {
         size_t bytes = (size_t)tgc_tensor_numel(fused[i]) * sizeof(float);
         CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(fused[i]), tgc_tensor_data(plain[i]), bytes), 0);
         const float *y = tgc_tensor_data(fused[i]);

@@ -1,0 +1,423 @@
+/* Direct convolution for depthwise Conv (group == C: MobileNet, EfficientNet,
+ * ConvNeXt) and grouped Conv with few channels a group, 1-D and 2-D,
+ * float32, NCHW, any kernel size, strides, dilations and pads.
+ *
+ * im2col would copy kh*kw times the input to multiply it by a matrix of
+ * one row (depthwise) or a few (narrow groups), and a loop over taps that
+ * adds each tap into Y makes kh*kw passes over Y. Instead each output is
+ * computed in a register over all of its taps and stored once, by one of
+ * two methods, chosen by the output's width:
+ *
+ * Rows (the row kernel, conv_rows.h), for outputs wider than a vector or
+ * two:
+ *   1. Pack. A piece of work is one image, one or more groups (one input
+ *      channel a group when depthwise) and a band of output rows. A
+ *      group's input rows are copied into a scratch block with the padding
+ *      written out as zeros, split by phase: with strides (sh, sw), padded
+ *      row u * sh + a and column v * sw + b go to phase plane (a, b) at
+ *      (u, v) (a polyphase split, as XNNPACK's stride-2 CHW depthwise
+ *      kernels, f32-dwconv2d-chw, deinterleave even and odd columns). Then
+ *      output (oh, ow)'s tap (i, j) reads phase plane ((i*dh) % sh,
+ *      (j*dw) % sw) at row oh + (i*dh) / sh and column ow + (j*dw) / sw:
+ *      for every stride and dilation a tap is one offset, and a row of
+ *      outputs reads a contiguous run of each plane. Padding costs nothing
+ *      past the copy: no tap is ever clipped, and there are no branches
+ *      within a row.
+ *   2. Compute. y[k][r][f] = bias[k] + sum over taps t of w[k][t] *
+ *      block[r * pitch + off[t] + f], 1, 2 or 4 output channels by up to 4
+ *      vectors in registers (a channel multiplier or a group's outputs
+ *      share each load).
+ *   3. The fused activation (c->fused_act) runs over the band just
+ *      written, while it is in cache.
+ * Lanes (conv_dw_lanes.h), for depthwise outputs of 7x7 and strided ones
+ * up to 16 wide, where a row is a vector or less: a block of 8 or 16
+ * channels is transposed so that each pixel is a vector of channels (the
+ * blocked layout oneDNN and ONNX Runtime keep whole networks in), every
+ * tap of a tile of 8 pixels is added in registers, and the rows are
+ * transposed back, through the activation first.
+ * The vector kernels come in one build per ISA (conv_isa_*.c), the one the
+ * elementwise loops run (ew_dispatch.c's cpuid choice).
+ *
+ * Pieces come from the sizes alone (bands near PACK_FLOATS or
+ * LANES_FLOATS of packed input, whole groups up to PIECE_MACS, chunks of
+ * output channels below MIN_PIECES), and an
+ * output's arithmetic (the bias, then its taps in order, one multiply-add
+ * each) is the same in any piece, tile, method or vector width of one ISA:
+ * the bits do not depend on the thread count. */
+#include "devices/cpu/conv_direct.h"
+
+#include "devices/cpu/ew.h"
+#include "devices/kernel_cache.h"
+#include "support/alloc.h"
+#include "support/checked.h"
+#include "support/parallel_for.h"
+
+#include <string.h>
+
+/* A band's packed input aims at this many floats (32 KiB, in a core's L1 or
+ * close to it): it is read kh * kw times. */
+#define PACK_FLOATS ((int64_t)8 << 10)
+
+/* A piece takes whole groups until it has this many multiply-adds: small
+ * maps (7x7, 14x14) would otherwise make pieces of a few hundred. */
+#define PIECE_MACS ((int64_t)1 << 16)
+
+/* Fewer pieces than this (per image) and the output channels split too. */
+#define MIN_PIECES 8
+
+/* Which Conv takes the direct path (bench/bench_conv_families.c's "direct"
+ * against "old", the GEMM paths, at 1 thread, AVX-512 and AVX2 against
+ * OpenBLAS's AVX2 kernels): grouped Conv up to 32 channels a group
+ * (ResNeXt's 4 to 32: 1.4-4.5x), and one group when a window has at most
+ * 48 taps (C * kh * kw: 3x3 and 4x4 stems on RGB, 1x1 on up to 48
+ * channels: 1.1-2.6x; 1x1 on 64 channels is even at AVX2, on 96 and more
+ * behind) or the input at most 4 channels whatever the kernel (images:
+ * ResNet's 7x7 stem 2-3.5x at AVX-512, 1.0-1.2x at AVX2, where im2col
+ * copies the input 49 times). */
+#define DIRECT_MAX_CG 32
+#define DIRECT_MAX_DENSE_TAPS 48
+#define DIRECT_MAX_DENSE_CG 4
+
+/* Depthwise outputs up to this wide (or, strided, this wide) run with a
+ * channel a lane (conv_dw_lanes.h), wider ones by rows: measured on the
+ * layers of bench/bench_conv_families.c at AVX-512 and AVX2, the lanes
+ * method is ahead on 7x7 outputs (1.2-1.5x) and on strided ones up to
+ * 14 wide (1.3-2.4x: the row method's phase planes cost the most there),
+ * level on 14x14 at stride 1 and behind from 28 wide. */
+#define LANES_MAX_OW 8
+#define LANES_MAX_OW_STRIDED 16
+
+/* The lanes method's band of packed input aims at this many floats. */
+#define LANES_FLOATS ((int64_t)16 << 10)
+
+/* One Conv's direct plan, shared by its pieces (read only). */
+typedef struct direct_plan {
+    const float *x, *w, *bias; /* bias NULL: zeros */
+    float *y;
+    const tgc_fused_act *act;
+    const tgc_conv_isa *isa;
+    int64_t channels, m_count, groups, cin, mout; /* C, M, group, C / group, M / group */
+    /* The 2-D window (1-D: one row, kernel height 1). */
+    int64_t h, wd, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw;
+    int64_t qi_max, qj_max; /* the furthest tap's row and column shift in its phase plane */
+    int64_t lc;             /* floats in a phase plane's row: ow + qj_max */
+    int64_t band, bands;    /* output rows a piece; pieces a plane */
+    int64_t gb;             /* groups a piece */
+    int64_t mc, mchunks;    /* output channels of a group a piece (all but when pieces are few), chunks */
+    int64_t plane_floats;   /* one phase plane of a band: (band + qi_max) * lc */
+    int64_t *off;           /* [cin * kh * kw]: each tap's offset in the block */
+    int64_t *rphases, *cphases, n_rphases, n_cphases; /* the phases taps read: up to kh, kw */
+    float **scratch;        /* one block a participant */
+    /* The lanes method (depthwise, small maps): channel blocks of lanes,
+     * their weights [blocks, mout, kh * kw, lanes] and biases [blocks,
+     * mout, lanes] transposed (zeros past C). */
+    bool by_lanes;
+    int64_t lanes, blocks;
+    const float *wt, *bt; /* the node's kernel cache, or wt_owned */
+    float *wt_owned;
+} direct_plan;
+
+/* The 2-D view of geometry g (1-D: one row). */
+static void view_2d(const tgc_conv_geometry *g, direct_plan *d) {
+    const tgc_window *w = &g->w;
+    bool two = w->n == 2;
+    d->h = two ? w->in[0] : 1;
+    d->oh = two ? w->out[0] : 1;
+    d->kh = two ? w->kernel[0] : 1;
+    d->sh = two ? w->strides[0] : 1;
+    d->dh = two ? w->dilations[0] : 1;
+    d->ph = two ? w->pads[0] : 0;
+    d->wd = w->in[two];
+    d->ow = w->out[two];
+    d->kw = w->kernel[two];
+    d->sw = w->strides[two];
+    d->dw = w->dilations[two];
+    d->pw = w->pads[two];
+    d->qi_max = (d->kh - 1) * d->dh / d->sh;
+    d->qj_max = (d->kw - 1) * d->dw / d->sw;
+}
+
+bool tgc_cpu_conv_direct_applies(const tgc_conv_geometry *g) {
+    if (g->w.n > 2) return false;
+    if (g->group > 1 ? g->cg > DIRECT_MAX_CG
+                     : g->cg > DIRECT_MAX_DENSE_CG && g->cg * g->kk_count > DIRECT_MAX_DENSE_TAPS)
+        return false;
+    direct_plan d;
+    view_2d(g, &d);
+    /* The padded input a whole plane would pack, against a few times what
+     * the input and output planes hold: pads or dilations far past the
+     * kernel (nothing a trained model has) go to im2col instead. */
+    int64_t rows, cols, packed, in_plane, out_plane, bound;
+    if (!tgc_checked_add_i64(d.oh, d.qi_max, &rows) || !tgc_checked_mul_i64(rows, d.sh, &rows) ||
+        !tgc_checked_add_i64(d.ow, d.qj_max, &cols) || !tgc_checked_mul_i64(cols, d.sw, &cols) ||
+        !tgc_checked_mul_i64(rows, cols, &packed) || !tgc_checked_mul_i64(d.h, d.wd, &in_plane) ||
+        !tgc_checked_mul_i64(d.oh, d.ow, &out_plane) || !tgc_checked_add_i64(in_plane, out_plane, &bound) ||
+        !tgc_checked_mul_i64(bound, 4, &bound) || !tgc_checked_add_i64(bound, 4096, &bound))
+        return false;
+    return packed <= bound;
+}
+
+/* [*lo, *hi): the v in [0, n) whose input index v * s + off lies in [0, in). */
+static void valid_span(int64_t off, int64_t s, int64_t in, int64_t n, int64_t *lo, int64_t *hi) {
+    int64_t l = off >= 0 ? 0 : (-off + s - 1) / s, e = in - off <= 0 ? 0 : (in - off + s - 1) / s;
+    *lo = l < n ? l : n;
+    *hi = e < *lo ? *lo : e < n ? e : n;
+}
+
+/* pack's row phase a when the column stride is 2 and taps read both
+ * column phases (3x3 and 5x5 at stride 2): input column iw, padded
+ * column iw + pw, goes to phase (iw + pw) % 2 at (iw + pw) / 2, so the
+ * even input columns of a row fill one plane from column pw / 2 and the
+ * odd ones the other from (pw + 1) / 2, both in one pass over the row. */
+static void pack_pairs(const direct_plan *d, const float *x, int64_t oh0, int64_t a, int64_t lr, int64_t ulo,
+                       int64_t uhi, float *block) {
+    int64_t ve = d->pw / 2, vo = (d->pw + 1) / 2; /* where column 0 and column 1 land */
+    int64_t ne = (d->wd + 1) / 2 < d->lc - ve ? (d->wd + 1) / 2 : d->lc - ve;
+    int64_t no = d->wd / 2 < d->lc - vo ? d->wd / 2 : d->lc - vo;
+    if (ne < 0) ne = 0; /* pads past the row: all padding */
+    if (no < 0) no = 0;
+    for (int64_t ci = 0; ci < d->cin; ci++) {
+        float *plane[2];
+        for (int b = 0; b < 2; b++) plane[b] = block + ((ci * d->sh + a) * 2 + b) * d->plane_floats;
+        float *even = plane[d->pw % 2] + ve, *odd = plane[(d->pw + 1) % 2] + vo;
+        for (int64_t u = 0; d->bands > 1 && u < ulo; u++) {
+            memset(even + u * d->lc, 0, (size_t)ne * sizeof *even);
+            memset(odd + u * d->lc, 0, (size_t)no * sizeof *odd);
+        }
+        for (int64_t u = uhi; d->bands > 1 && u < lr; u++) {
+            memset(even + u * d->lc, 0, (size_t)ne * sizeof *even);
+            memset(odd + u * d->lc, 0, (size_t)no * sizeof *odd);
+        }
+        if (ulo == uhi || ne == 0) continue;
+        const float *src = x + (ci * d->h + (oh0 + ulo) * d->sh + a - d->ph) * d->wd;
+        d->isa->pack2(even + ulo * d->lc, odd + ulo * d->lc, d->lc, src, d->sh * d->wd, uhi - ulo, ne, no);
+    }
+}
+
+/* Packs the input rows that output rows [oh0, oh0 + rows) read, of the
+ * cin channels at x [cin, h, wd], into block: channel ci's phase plane
+ * (a, b) at block + ((ci * sh + a) * sw + b) * plane_floats, its row u the
+ * padded input row (oh0 + u) * sh + a, its column v the padded column
+ * v * sw + b. Only the columns that fall inside the input are written
+ * (the input, or zeros for a padding row): the others are padding in every
+ * row of every piece, and stay the zeros the block was allocated with, as
+ * do the planes no tap reads and, when a piece is a whole plane (one
+ * band), the padding rows. */
+static void pack(const direct_plan *d, const float *x, int64_t oh0, int64_t rows, float *block) {
+    int64_t lr = rows + d->qi_max;
+    for (int64_t pa = 0; pa < d->n_rphases; pa++) {
+        int64_t a = d->rphases[pa], ulo, uhi; /* rows u whose input row (oh0 + u) * sh + a - ph is inside */
+        valid_span(oh0 * d->sh + a - d->ph, d->sh, d->h, lr, &ulo, &uhi);
+        if (d->sw == 2 && d->n_cphases == 2) {
+            pack_pairs(d, x, oh0, a, lr, ulo, uhi, block);
+            continue;
+        }
+        for (int64_t pb = 0; pb < d->n_cphases; pb++) {
+            int64_t b = d->cphases[pb], vlo, vhi;
+            valid_span(b - d->pw, d->sw, d->wd, d->lc, &vlo, &vhi);
+            if (vlo == vhi) continue;
+            for (int64_t ci = 0; ci < d->cin; ci++) {
+                float *plane = block + ((ci * d->sh + a) * d->sw + b) * d->plane_floats + vlo;
+                for (int64_t u = 0; d->bands > 1 && u < ulo; u++)
+                    memset(plane + u * d->lc, 0, (size_t)(vhi - vlo) * sizeof *plane);
+                for (int64_t u = uhi; d->bands > 1 && u < lr; u++)
+                    memset(plane + u * d->lc, 0, (size_t)(vhi - vlo) * sizeof *plane);
+                if (ulo == uhi) continue;
+                const float *src = x + (ci * d->h + (oh0 + ulo) * d->sh + a - d->ph) * d->wd + vlo * d->sw + b - d->pw;
+                d->isa->pack(plane + ulo * d->lc, d->lc, src, d->sh * d->wd, uhi - ulo, vhi - vlo, d->sw);
+            }
+        }
+    }
+}
+
+/* Row method, piece p: image n, groups [g0, g0 + gb), output rows [oh0,
+ * oh0 + rows), output channels [mc0, mc0 + mc) of each group. */
+static void rows_piece(void *arg, int64_t p, int slot) {
+    const direct_plan *d = arg;
+    int64_t band = p % d->bands, q = p / d->bands, chunk = q % d->mchunks, blocks = (d->groups + d->gb - 1) / d->gb;
+    int64_t g0 = q / d->mchunks % blocks * d->gb, n = q / d->mchunks / blocks;
+    int64_t g1 = g0 + d->gb < d->groups ? g0 + d->gb : d->groups;
+    int64_t oh0 = band * d->band, rows = d->oh - oh0 < d->band ? d->oh - oh0 : d->band;
+    int64_t mc0 = chunk * d->mc, mc = d->mout - mc0 < d->mc ? d->mout - mc0 : d->mc;
+    int64_t out_plane = d->oh * d->ow, taps = d->cin * d->kh * d->kw;
+    for (int64_t gi = g0; gi < g1; gi++) {
+        int64_t m0 = gi * d->mout + mc0;
+        pack(d, d->x + (n * d->channels + gi * d->cin) * d->h * d->wd, oh0, rows, d->scratch[slot]);
+        float *y = d->y + (n * d->m_count + m0) * out_plane + oh0 * d->ow;
+        tgc_conv_rows_job j = {.in = d->scratch[slot], .in_rs = d->lc, .off = d->off, .taps = taps,
+                               .w = d->w + m0 * taps, .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = mc,
+                               .out = y, .out_cs = out_plane, .out_rs = d->ow, .rows = rows, .n = d->ow};
+        if (d->lc == d->ow) { /* rows as far apart in the block as in Y (kernels 1 wide): one long row */
+            j.n = rows * d->ow;
+            j.rows = 1;
+        }
+        d->isa->rows(&j);
+        tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);
+    }
+}
+
+/* Appends phase p to list[0 .. *n) unless it is there. */
+static void add_phase(int64_t *list, int64_t *n, int64_t p) {
+    for (int64_t i = 0; i < *n; i++)
+        if (list[i] == p) return;
+    list[(*n)++] = p;
+}
+
+/* Lanes method, piece p: image n, channel block cb, output rows [oh0, oh0 + rows). */
+static void lanes_piece(void *arg, int64_t p, int slot) {
+    const direct_plan *d = arg;
+    int64_t band = p % d->bands, cb = p / d->bands % d->blocks, n = p / d->bands / d->blocks;
+    int64_t c0 = cb * d->lanes, taps = d->kh * d->kw, out_plane = d->oh * d->ow;
+    tgc_conv_dw_job j = {.x = d->x + (n * d->channels + c0) * d->h * d->wd,
+                         .nl = d->channels - c0 < d->lanes ? d->channels - c0 : d->lanes, .h = d->h, .w = d->wd,
+                         .oh_count = d->oh, .ow_count = d->ow, .kh = d->kh, .kw = d->kw, .sh = d->sh, .sw = d->sw,
+                         .dh = d->dh, .dw = d->dw, .ph = d->ph, .pw = d->pw, .oh0 = band * d->band, .mult = d->mout,
+                         .wt = d->wt + cb * d->mout * taps * d->lanes, .bias = d->bt + cb * d->mout * d->lanes,
+                         .y = d->y + (n * d->m_count + c0 * d->mout) * out_plane, .act = d->act,
+                         .scratch = d->scratch[slot]};
+    j.rows = d->oh - j.oh0 < d->band ? d->oh - j.oh0 : d->band;
+    d->isa->dw_block(&j);
+}
+
+/* The vector kernels of the ISA the elementwise loops run (ew_dispatch.c's
+ * cpuid choice, TGC_CPU_ISA included). */
+static const tgc_conv_isa *conv_isa(void) {
+    const char *isa = tgc_cpu_ew_loops()->isa;
+    if (strcmp(isa, tgc_conv_isa_avx512.isa) == 0) return &tgc_conv_isa_avx512;
+    if (strcmp(isa, tgc_conv_isa_avx2.isa) == 0) return &tgc_conv_isa_avx2;
+    return &tgc_conv_isa_sse2;
+}
+
+/* The row method's bands, groups a piece and tap offsets (into d->off,
+ * allocated here); *floats: the scratch block a participant needs. */
+static bool plan_rows(direct_plan *d, int64_t *floats) {
+    d->lc = d->ow + d->qj_max;
+    /* Bands: the packed block near PACK_FLOATS, at least the halo's rows.
+     * The plane sizes passed tgc_cpu_conv_direct_applies's checks, so only
+     * the products with cin can overflow. */
+    int64_t per_row, taps = d->cin * d->kh * d->kw;
+    if (!tgc_checked_mul_i64(d->cin * d->sh * d->sw, d->lc, &per_row)) return false;
+    d->band = PACK_FLOATS / per_row - d->qi_max;
+    if (d->band < d->qi_max) d->band = d->qi_max;
+    if (d->band < 1) d->band = 1;
+    if (d->band > d->oh) d->band = d->oh;
+    d->bands = (d->oh + d->band - 1) / d->band;
+    d->plane_floats = (d->band + d->qi_max) * d->lc;
+    if (!tgc_checked_mul_i64(per_row, d->band + d->qi_max, floats) ||
+        !tgc_checked_add_i64(*floats, TGC_CONV_ROWS_MAX_LANES, floats))
+        return false;
+    /* Groups a piece: enough to pass PIECE_MACS multiply-adds (small maps). */
+    int64_t macs = d->band * d->ow * taps * d->mout;
+    d->gb = macs >= PIECE_MACS ? 1 : PIECE_MACS / (macs > 0 ? macs : 1);
+    if (d->gb > d->groups) d->gb = d->groups;
+    /* Few pieces (one image, one group, a band or two: 1-D and small 2-D
+     * Convs on few channels): the output channels split too, each chunk
+     * packing the input again, into MIN_PIECES pieces if there are enough
+     * channels (chunks of whole tiles of 4). */
+    int64_t pieces = ((d->groups + d->gb - 1) / d->gb) * d->bands;
+    d->mc = d->mout;
+    if (pieces < MIN_PIECES && d->mout >= 8) {
+        int64_t want = (MIN_PIECES + pieces - 1) / pieces;
+        d->mc = (d->mout + want - 1) / want;
+        d->mc = (d->mc + 3) / 4 * 4;
+    }
+    d->mchunks = (d->mout + d->mc - 1) / d->mc;
+    if ((d->off = tgc_malloc((size_t)(taps + d->kh + d->kw) * sizeof *d->off)) == NULL) return false;
+    for (int64_t ci = 0, t = 0; ci < d->cin; ci++)
+        for (int64_t i = 0; i < d->kh; i++)
+            for (int64_t jj = 0; jj < d->kw; jj++, t++) {
+                int64_t a = i * d->dh % d->sh, b = jj * d->dw % d->sw;
+                d->off[t] = ((ci * d->sh + a) * d->sw + b) * d->plane_floats + i * d->dh / d->sh * d->lc +
+                            jj * d->dw / d->sw;
+            }
+    /* The row and column phases some tap reads, each once. */
+    d->rphases = d->off + taps;
+    d->cphases = d->rphases + d->kh;
+    for (int64_t i = 0; i < d->kh; i++) add_phase(d->rphases, &d->n_rphases, i * d->dh % d->sh);
+    for (int64_t jj = 0; jj < d->kw; jj++) add_phase(d->cphases, &d->n_cphases, jj * d->dw % d->sw);
+    return true;
+}
+
+/* The lanes method's weights and biases, transposed: a block of `floats`
+ * floats from tgc_malloc (NULL without memory). */
+static float *transpose_weights(const direct_plan *d, int64_t floats) {
+    float *wt = tgc_malloc((size_t)floats * sizeof *wt);
+    if (wt == NULL) return NULL;
+    int64_t taps = d->kh * d->kw;
+    float *bt = wt + d->blocks * d->mout * taps * d->lanes;
+    for (int64_t cb = 0; cb < d->blocks; cb++)
+        for (int64_t q = 0; q < d->mout; q++)
+            for (int64_t l = 0; l < d->lanes; l++) {
+                int64_t ch = cb * d->lanes + l, m = ch * d->mout + q;
+                float *w = wt + (cb * d->mout + q) * taps * d->lanes + l;
+                for (int64_t t = 0; t < taps; t++) w[t * d->lanes] = ch < d->channels ? d->w[m * taps + t] : 0.0f;
+                bt[(cb * d->mout + q) * d->lanes + l] = ch < d->channels && d->bias != NULL ? d->bias[m] : 0.0f;
+            }
+    return wt;
+}
+
+/* tgc_kernel_cache_build for the transposed weights (arg: the plan). */
+static void *build_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const direct_plan *d = arg;
+    int64_t floats = d->blocks * d->lanes * d->mout * (d->kh * d->kw + 1);
+    *bytes = (size_t)floats * sizeof(float);
+    return transpose_weights(d, floats);
+}
+
+/* The lanes method's bands and transposed weights (from the node's kernel
+ * cache when W and B are weights, else into d->wt_owned, allocated here);
+ * *floats: the scratch a participant needs. */
+static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
+    d->lanes = d->isa->lanes;
+    d->blocks = (d->channels + d->lanes - 1) / d->lanes;
+    int64_t cols = (d->ow - 1) * d->sw + (d->kw - 1) * d->dw + 1, taps = d->kh * d->kw;
+    d->band = ((LANES_FLOATS / (cols * d->lanes) - (d->kh - 1) * d->dh - 1) / d->sh) + 1;
+    if (d->band < 1) d->band = 1;
+    if (d->band > d->oh) d->band = d->oh;
+    d->bands = (d->oh + d->band - 1) / d->band;
+    tgc_conv_dw_job probe = {.rows = d->band, .ow_count = d->ow, .kh = d->kh, .kw = d->kw, .sh = d->sh,
+                             .sw = d->sw, .dh = d->dh, .dw = d->dw};
+    *floats = tgc_conv_dw_scratch_floats(&probe, d->lanes);
+    int64_t wt_floats; /* W's size, rounded up to whole channel blocks, and as many biases */
+    if (!tgc_checked_mul_i64(d->blocks * d->lanes * d->mout, taps + 1, &wt_floats)) return false;
+    uint32_t consts = 1u << 1 | (d->bias != NULL ? 1u << 2 : 0u);
+    d->wt = tgc_kernel_cache_get(c, consts, build_weights, d);
+    if (d->wt == NULL && (d->wt = d->wt_owned = transpose_weights(d, wt_floats)) == NULL) return false;
+    d->bt = d->wt + d->blocks * d->mout * taps * d->lanes;
+    return true;
+}
+
+/* Frees s[0 .. count) (NULL entries allowed) and s itself; s may be NULL. */
+static void free_scratch(float **s, int count) {
+    for (int i = 0; s != NULL && i < count; i++) tgc_free(s[i]);
+    tgc_free(s);
+}
+
+tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
+                               const float *bias, float *y) {
+    direct_plan d = {.x = x, .w = w, .bias = bias, .y = y, .act = c->fused_act, .isa = conv_isa(),
+                     .channels = g->channels, .m_count = g->m_count, .groups = g->group, .cin = g->cg,
+                     .mout = g->m_count / g->group};
+    view_2d(g, &d);
+    /* depthwise with a vector's worth of channels at least, on narrow outputs */
+    d.by_lanes = d.cin == 1 && d.groups > 1 && d.channels >= d.isa->lanes &&
+                 (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
+    int64_t floats = 0;
+    size_t bytes = 0;
+    int width = tgc_parallel_width(c->pool);
+    bool ok = (d.by_lanes ? plan_lanes(c, &d, &floats) : plan_rows(&d, &floats)) &&
+              tgc_checked_mul_size((size_t)floats, sizeof(float), &bytes);
+    if (ok) ok = (d.scratch = tgc_calloc((size_t)width, sizeof *d.scratch)) != NULL;
+    for (int s = 0; ok && s < width; s++) ok = (d.scratch[s] = tgc_calloc(1, bytes)) != NULL;
+    if (ok) {
+        int64_t pieces = d.by_lanes ? g->batch * d.blocks * d.bands
+                                    : g->batch * ((d.groups + d.gb - 1) / d.gb) * d.mchunks * d.bands;
+        tgc_parallel_for(c->pool, pieces, d.by_lanes ? lanes_piece : rows_piece, &d);
+    }
+    tgc_free(d.off);
+    tgc_free(d.wt_owned);
+    free_scratch(d.scratch, d.scratch != NULL ? width : 0);
+    if (!ok) return tgc_kernel_fail(c, "out of host memory for Conv's packed input (%d x %zu bytes)", width, bytes);
+    return TGC_OK;
+}

@@ -1,0 +1,118 @@
+/* Direct convolution on the cpu for depthwise and narrow grouped Conv
+ * (conv_direct.c), and the vector kernels it runs, compiled once per ISA
+ * as conv_isa_sse2.c, conv_isa_avx2.c, conv_isa_avx512.c: output rows in
+ * registers (conv_rows.h) and depthwise with a channel a lane
+ * (conv_dw_lanes.h). Private to devices/cpu/.
+ *
+ * Example usage (inside the Conv kernel):
+ *     if (tgc_cpu_conv_direct_applies(&g)) return tgc_cpu_conv_direct(c, &g, x, w, bias, y);
+ */
+#ifndef TGC_DEVICES_CPU_CONV_DIRECT_H
+#define TGC_DEVICES_CPU_CONV_DIRECT_H
+
+#include "devices/cpu/kernels_nn.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- The driver (conv_direct.c) ---------------------------------------------- */
+
+/* True when Conv geometry g (from tgc_window_read_conv, with input
+ * channels and output positions) suits tgc_cpu_conv_direct: 1-D or 2-D,
+ * group > 1 with one input channel a group (depthwise: group == C, M any
+ * multiple of C) or a few (see conv_direct.c), and pads and dilations
+ * that keep its padded copy of an input plane within a few times the
+ * input's and output's planes (a model asking for more goes to im2col). */
+bool tgc_cpu_conv_direct_applies(const tgc_conv_geometry *g);
+
+/* Conv by the direct method of conv_direct.c for a geometry that
+ * tgc_cpu_conv_direct_applies accepts: x [N, C, (H,) W], w [M, C / group,
+ * (kh,) kw], bias [M] (NULL: zeros) into y [N, M, (OH,) OW], all float32,
+ * through c->fused_act when it is set. Split over c->pool in pieces chosen
+ * from the sizes alone; each output's arithmetic is the same whatever the
+ * split, so the bits do not depend on the thread count. Scratch (one
+ * padded block of input rows per participant, tens of KiB) comes from
+ * tgc_calloc and is freed before returning; without it, fails through
+ * tgc_kernel_fail naming the bytes. */
+tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
+                               const float *bias, float *y);
+
+/* ---- The vector kernels (one table per ISA) -------------------------------- */
+
+/* One block of output rows: for output channel k in [0, mb), row r in
+ * [0, rows) and column f in [0, n),
+ *     out[k * out_cs + r * out_rs + f]
+ *         = bias[k] + sum over t in [0, taps) of w[k * taps + t] * in[r * in_rs + off[t] + f],
+ * summed in the order t = 0, 1, ..., one multiply-add a step (fused where
+ * the ISA has FMA), bias NULL meaning zeros. The value of an output never
+ * depends on rows, n, mb or where it falls in a vector. The kernel reads in
+ * up to `lanes` floats past the last one a sum uses (the caller's buffer
+ * has that slack; those lanes are dropped) and writes the outputs only. */
+typedef struct tgc_conv_rows_job {
+    const float *in;
+    int64_t in_rs;
+    const int64_t *off; /* [taps] */
+    int64_t taps;
+    const float *w;    /* [mb, taps] */
+    const float *bias; /* [mb], or NULL */
+    int64_t mb;
+    float *out;
+    int64_t out_cs, out_rs;
+    int64_t rows, n;
+} tgc_conv_rows_job;
+
+/* A band of output rows of a depthwise Conv for a block of input
+ * channels c0 .. c0 + nl - 1, one channel a vector lane (nl <= lanes):
+ * for each multiplier index q in [0, mult), lane l, output row oh in
+ * [oh0, oh0 + rows) and column ow in [0, ow_count),
+ *     y[(l * mult + q) * oh_count * ow_count + oh * ow_count + ow]
+ *         = bias[q * lanes + l] + sum over taps t = (i, j) of wt[(q * taps + t) * lanes + l] *
+ *           x[l * h * w + (oh * sh - ph + i * dh) * w + ow * sw - pw + j * dw]
+ * (zero outside the input), taps in the order t = i * kw + j, one
+ * multiply-add a step as tgc_conv_rows_job's, then through act (NULL:
+ * none). x and y are the block's first input and output planes (output
+ * channel (c0 + l) * mult + q sits (l * mult + q) planes after y). */
+typedef struct tgc_conv_dw_job {
+    const float *x;
+    int64_t nl, h, w, oh_count, ow_count, kh, kw, sh, sw, dh, dw, ph, pw;
+    int64_t oh0, rows, mult;
+    const float *wt;   /* [mult, kh * kw, lanes] */
+    const float *bias; /* [mult, lanes], or NULL */
+    float *y;
+    const tgc_fused_act *act;
+    float *scratch; /* tgc_conv_dw_scratch_floats(j, lanes) floats, any values */
+} tgc_conv_dw_job;
+
+/* The scratch a tgc_conv_dw_job needs at `lanes` lanes: the band's padded
+ * input, pixel by pixel with a vector of channels each, and one output row
+ * the same way. No overflow: the driver checks the plane sizes first. */
+static inline int64_t tgc_conv_dw_scratch_floats(const tgc_conv_dw_job *j, int64_t lanes) {
+    int64_t in_rows = (j->rows - 1) * j->sh + (j->kh - 1) * j->dh + 1;
+    int64_t in_cols = (j->ow_count - 1) * j->sw + (j->kw - 1) * j->dw + 1;
+    return (in_rows * in_cols + (j->ow_count + lanes) / lanes * lanes + lanes) * lanes;
+}
+
+typedef struct tgc_conv_isa {
+    const char *isa; /* "sse2", "avx2", "avx512": the names of devices/cpu/ew.h */
+    int lanes;       /* float32 lanes of its vectors */
+    void (*rows)(const tgc_conv_rows_job *j);
+    /* dst[r * dst_rs + v] = src[r * src_rs + v * s] for r in [0, rows),
+     * v in [0, n), s >= 1, reading nothing else; dst and src do not overlap
+     * (input rows packed into a phase plane). */
+    void (*pack)(float *dst, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows, int64_t n, int64_t s);
+    /* Both column phases of stride 2 in one pass: for r in [0, rows),
+     * even[r * dst_rs + k] = src[r * src_rs + 2k] for k in [0, ne) and
+     * odd[r * dst_rs + k] = src[r * src_rs + 2k + 1] for k in [0, no),
+     * no <= ne <= no + 1, reading nothing else. */
+    void (*pack2)(float *even, float *odd, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows,
+                  int64_t ne, int64_t no);
+    void (*dw_block)(const tgc_conv_dw_job *j);
+} tgc_conv_isa;
+
+/* One table per ISA (devices/cpu/conv_isa_*.c). */
+extern const tgc_conv_isa tgc_conv_isa_sse2, tgc_conv_isa_avx2, tgc_conv_isa_avx512;
+
+/* The widest lanes any table has: the slack a caller leaves past its input. */
+#define TGC_CONV_ROWS_MAX_LANES 16
+
+#endif

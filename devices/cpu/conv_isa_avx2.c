@@ -1,0 +1,14 @@
+/* The direct convolution's vector kernels for AVX2 with FMA (32-byte vectors),
+ * compiled with that ISA's flags (CMakeLists.txt): conv_rows.h and
+ * conv_dw_lanes.h, in the table devices/cpu/conv_direct.h declares. */
+#include "devices/cpu/conv_rows.h"
+#include "devices/cpu/conv_dw_lanes.h"
+
+const tgc_conv_isa tgc_conv_isa_avx2 = {
+    .isa = TGC_ISA_NAME,
+    .lanes = TGC_VLANES,
+    .rows = cr_run,
+    .pack = cr_pack,
+    .pack2 = cr_pack2,
+    .dw_block = dl_block,
+};

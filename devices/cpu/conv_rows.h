@@ -1,0 +1,314 @@
+/* The row kernel of the direct convolution (devices/cpu/conv_direct.h's
+ * tgc_conv_rows_job) and the packing of input rows, for one vector ISA:
+ * included by devices/cpu/conv_isa_{sse2,avx2,avx512}.c, compiled with
+ * that ISA's flags (CMakeLists.txt, the elementwise loops' flags).
+ *
+ * A tile of mb output channels by nv vectors is held in registers while
+ * every tap is added in: per tap, nv loads of the input, one broadcast
+ * weight per channel and mb * nv multiply-adds, so each load feeds mb
+ * multiply-adds and each output is stored once. Tiles: 4 channels x 2
+ * vectors, 2 x 3, 1 x 4 (at most 8 accumulators, within AVX2's 16
+ * registers beside the loads). A row's last columns (fewer than a tile)
+ * take a vector at a time, nv rows side by side so that the chains of
+ * multiply-adds stay independent; a last part of at most half a vector
+ * runs at half width (AVX-512: 8 lanes, AVX2: 4); partial vectors are
+ * stored through a mask. Every lane computes its output the same way (the
+ * bias, then the taps in order by tgc_vmuladd), so an output's bits do not
+ * depend on the tile or the width that computed it. */
+#ifndef TGC_DEVICES_CPU_CONV_ROWS_H
+#define TGC_DEVICES_CPU_CONV_ROWS_H
+
+#include "devices/cpu/conv_direct.h"
+#include "devices/cpu/simd.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* The biggest tile: mb channels x nv vectors. */
+#define CR_MB 4
+#define CR_NV 4
+
+/* out[0..k) = the first k lanes of v (0 <= k <= TGC_VLANES). */
+static inline void cr_store_n(float *out, tgc_vf v, int64_t k) {
+#if TGC_VBYTES == 64
+    _mm512_mask_storeu_ps(out, (__mmask16)((1u << k) - 1u), (__m512)v);
+#elif TGC_VBYTES == 32
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), lane), (__m256)v);
+#else
+    float t[TGC_VLANES];
+    tgc_vf_store(t, v);
+    for (int64_t i = 0; i < k; i++) out[i] = t[i];
+#endif
+}
+
+/* A masked load: the first k lanes from p (0 < k <= TGC_VLANES), zeros
+ * in the others; nothing past p + k is read. */
+static inline tgc_vf cr_load_n(const float *p, int64_t k) {
+#if TGC_VBYTES == 64
+    return (tgc_vf)_mm512_maskz_loadu_ps((__mmask16)((1u << k) - 1u), p);
+#elif TGC_VBYTES == 32
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return (tgc_vf)_mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), lane));
+#else
+    tgc_vf v = {0};
+    for (int64_t i = 0; i < k; i++) v[i] = p[i];
+    return v;
+#endif
+}
+
+/* One tile: channels [0, mb) x nv slots, slot v reading its taps at
+ * in[v] + off[t] and writing channel k's output at out[v] + k * out_cs,
+ * cols lanes of it (all when cols >= lanes). Inlined with constant mb and
+ * nv, so the accumulators live in registers. Slots are vectors of one row
+ * side by side, or the same columns of nv rows (the chains of
+ * multiply-adds are independent either way, which hides their latency). */
+static inline __attribute__((always_inline)) void cr_tile(const tgc_conv_rows_job *j, const float *w,
+                                                          const float *bias, const float *const *in,
+                                                          float *const *out, int64_t cols, const int mb,
+                                                          const int nv) {
+    tgc_vf acc[CR_MB][CR_NV];
+#pragma GCC unroll 4
+    for (int k = 0; k < mb; k++) {
+        tgc_vf b = tgc_vf_splat(bias != NULL ? bias[k] : 0.0f);
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) acc[k][v] = b;
+    }
+    const int64_t taps = j->taps;
+    for (int64_t t = 0; t < taps; t++) {
+        const int64_t o = j->off[t];
+        tgc_vf x[CR_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) x[v] = tgc_vf_load(in[v] + o);
+#pragma GCC unroll 4
+        for (int k = 0; k < mb; k++) {
+            tgc_vf wk = tgc_vf_splat(w[k * taps + t]);
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) acc[k][v] = tgc_vmuladd(wk, x[v], acc[k][v]);
+        }
+    }
+    if (cols >= TGC_VLANES) {
+#pragma GCC unroll 4
+        for (int k = 0; k < mb; k++)
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) tgc_vf_store(out[v] + k * j->out_cs, acc[k][v]);
+    } else {
+#pragma GCC unroll 4
+        for (int k = 0; k < mb; k++)
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) cr_store_n(out[v] + k * j->out_cs, acc[k][v], cols);
+    }
+}
+
+#if TGC_VBYTES >= 32
+/* Half-width vectors for a last part of at most lanes / 2 columns: the
+ * same multiply-adds (FMA in both widths) on half the lanes. */
+#if TGC_VBYTES == 64
+typedef __m256 cr_half;
+#define CR_HALF_LOAD(p) _mm256_loadu_ps(p)
+#define CR_HALF_SPLAT(s) _mm256_set1_ps(s)
+#define CR_HALF_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define CR_HALF_STORE_N(p, v, k) _mm256_mask_storeu_ps((p), (__mmask8)((1u << (k)) - 1u), (v))
+#else
+typedef __m128 cr_half;
+#define CR_HALF_LOAD(p) _mm_loadu_ps(p)
+#define CR_HALF_SPLAT(s) _mm_set1_ps(s)
+#if defined(__FMA__)
+#define CR_HALF_FMA(a, b, c) _mm_fmadd_ps((a), (b), (c))
+#else
+#define CR_HALF_FMA(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c))
+#endif
+#define CR_HALF_STORE_N(p, v, k) \
+    _mm_maskstore_ps((p), _mm_cmpgt_epi32(_mm_set1_epi32((int)(k)), _mm_setr_epi32(0, 1, 2, 3)), (v))
+#endif
+
+/* cr_tile at half width, cols <= lanes / 2. */
+static inline __attribute__((always_inline)) void cr_tile_half(const tgc_conv_rows_job *j, const float *w,
+                                                               const float *bias, const float *const *in,
+                                                               float *const *out, int64_t cols, const int mb,
+                                                               const int nv) {
+    cr_half acc[CR_MB][CR_NV];
+#pragma GCC unroll 4
+    for (int k = 0; k < mb; k++) {
+        cr_half b = CR_HALF_SPLAT(bias != NULL ? bias[k] : 0.0f);
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) acc[k][v] = b;
+    }
+    const int64_t taps = j->taps;
+    for (int64_t t = 0; t < taps; t++) {
+        const int64_t o = j->off[t];
+        cr_half x[CR_NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) x[v] = CR_HALF_LOAD(in[v] + o);
+#pragma GCC unroll 4
+        for (int k = 0; k < mb; k++) {
+            cr_half wk = CR_HALF_SPLAT(w[k * taps + t]);
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) acc[k][v] = CR_HALF_FMA(wk, x[v], acc[k][v]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < mb; k++)
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) CR_HALF_STORE_N(out[v] + k * j->out_cs, acc[k][v], cols);
+}
+#endif
+
+/* Every row of the job for channels [0, mb) (a tile height), w and bias
+ * already at the first of them: each row's columns in tiles of nv vectors
+ * side by side; then the columns left over (the same in every row, fewer
+ * than nv vectors) a vector at a time, nv rows a tile (the last tile
+ * repeats its last row, computing and storing the same values twice). */
+static inline __attribute__((always_inline)) void cr_rows(const tgc_conv_rows_job *j, const float *w,
+                                                          const float *bias, float *out, const int mb,
+                                                          const int nv) {
+    const int64_t n = j->n, step = (int64_t)nv * TGC_VLANES, full = n / step * step;
+    const float *in[CR_NV];
+    float *o[CR_NV];
+    for (int64_t r = 0; r < j->rows; r++)
+        for (int64_t f = 0; f < full; f += step) {
+            for (int v = 0; v < nv; v++) {
+                in[v] = j->in + r * j->in_rs + f + v * TGC_VLANES;
+                o[v] = out + r * j->out_rs + f + v * TGC_VLANES;
+            }
+            cr_tile(j, w, bias, in, o, TGC_VLANES, mb, nv);
+        }
+    for (int64_t f = full; f < n; f += TGC_VLANES) {
+        int64_t cols = n - f < TGC_VLANES ? n - f : TGC_VLANES;
+        for (int64_t r0 = 0; r0 < j->rows; r0 += nv) {
+            for (int v = 0; v < nv; v++) {
+                int64_t r = r0 + v < j->rows ? r0 + v : j->rows - 1;
+                in[v] = j->in + r * j->in_rs + f;
+                o[v] = out + r * j->out_rs + f;
+            }
+#if TGC_VBYTES >= 32
+            if (cols <= TGC_VLANES / 2) {
+                cr_tile_half(j, w, bias, in, o, cols, mb, nv);
+                continue;
+            }
+#endif
+            cr_tile(j, w, bias, in, o, cols, mb, nv);
+        }
+    }
+}
+
+/* cr_rows for each tile shape, out of line (three copies of the loops, not one a call site). */
+static void cr_rows_4(const tgc_conv_rows_job *j, const float *w, const float *b, float *o) {
+    cr_rows(j, w, b, o, 4, 2);
+}
+static void cr_rows_2(const tgc_conv_rows_job *j, const float *w, const float *b, float *o) {
+    cr_rows(j, w, b, o, 2, 3);
+}
+static void cr_rows_1(const tgc_conv_rows_job *j, const float *w, const float *b, float *o) {
+    cr_rows(j, w, b, o, 1, 4);
+}
+
+/* The job's channels in tiles of 4, then 2, then 1. */
+static void cr_run(const tgc_conv_rows_job *j) {
+    int64_t k = 0;
+    for (; k + 4 <= j->mb; k += 4)
+        cr_rows_4(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
+    for (; k + 2 <= j->mb; k += 2)
+        cr_rows_2(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
+    for (; k < j->mb; k++)
+        cr_rows_1(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
+}
+
+/* ---- Packing: input rows into phase planes ---------------------------------------- */
+
+/* The even lanes of a, then those of b. */
+static inline tgc_vf cr_even(tgc_vf a, tgc_vf b) {
+#if TGC_VBYTES == 64
+    __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return (tgc_vf)_mm512_permutex2var_ps((__m512)a, idx, (__m512)b);
+#elif TGC_VBYTES == 32
+    __m256 e = _mm256_shuffle_ps((__m256)a, (__m256)b, 0x88); /* a0 a2 b0 b2 a4 a6 b4 b6 */
+    return (tgc_vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+#elif defined(__SSE2__)
+    return (tgc_vf)_mm_shuffle_ps((__m128)a, (__m128)b, 0x88);
+#else
+    tgc_vf v;
+    for (int i = 0; i < TGC_VLANES / 2; i++) {
+        v[i] = a[2 * i];
+        v[TGC_VLANES / 2 + i] = b[2 * i];
+    }
+    return v;
+#endif
+}
+
+/* The odd lanes of a, then those of b. */
+static inline tgc_vf cr_odd(tgc_vf a, tgc_vf b) {
+#if TGC_VBYTES == 64
+    __m512i idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    return (tgc_vf)_mm512_permutex2var_ps((__m512)a, idx, (__m512)b);
+#elif TGC_VBYTES == 32
+    __m256 e = _mm256_shuffle_ps((__m256)a, (__m256)b, 0xDD); /* a1 a3 b1 b3 a5 a7 b5 b7 */
+    return (tgc_vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+#elif defined(__SSE2__)
+    return (tgc_vf)_mm_shuffle_ps((__m128)a, (__m128)b, 0xDD);
+#else
+    tgc_vf v;
+    for (int i = 0; i < TGC_VLANES / 2; i++) {
+        v[i] = a[2 * i + 1];
+        v[TGC_VLANES / 2 + i] = b[2 * i + 1];
+    }
+    return v;
+#endif
+}
+
+/* dst[v] = src[v * s], v in [0, n): whole vectors, then the tail through
+ * masks (stride 1 and 2; others lane by lane). Reads nothing past the
+ * last src[v * s]. */
+static inline __attribute__((always_inline)) void cr_gather(float *restrict dst, const float *restrict src,
+                                                            int64_t n, int64_t s) {
+    int64_t v = 0;
+    if (s == 1) {
+        for (; v + TGC_VLANES <= n; v += TGC_VLANES) tgc_vf_store(dst + v, tgc_vf_load(src + v));
+        if (v < n) cr_store_n(dst + v, cr_load_n(src + v, n - v), n - v);
+    } else if (s == 2) {
+        for (; v + TGC_VLANES <= n; v += TGC_VLANES)
+            tgc_vf_store(dst + v, cr_even(tgc_vf_load(src + 2 * v), tgc_vf_load(src + 2 * v + TGC_VLANES)));
+        if (v < n) {
+            int64_t k = 2 * (n - v) - 1; /* floats up to the last one taken */
+            tgc_vf a = cr_load_n(src + 2 * v, k < TGC_VLANES ? k : TGC_VLANES);
+            tgc_vf b = k > TGC_VLANES ? cr_load_n(src + 2 * v + TGC_VLANES, k - TGC_VLANES) : tgc_vf_splat(0.0f);
+            cr_store_n(dst + v, cr_even(a, b), n - v);
+        }
+    } else {
+        for (; v < n; v++) dst[v] = src[v * s];
+    }
+}
+
+/* tgc_conv_isa.pack: cr_gather row by row, its stride a constant where it is 1 or 2. */
+static void cr_pack(float *dst, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows, int64_t n,
+                    int64_t s) {
+    if (s == 1)
+        for (int64_t r = 0; r < rows; r++) cr_gather(dst + r * dst_rs, src + r * src_rs, n, 1);
+    else if (s == 2)
+        for (int64_t r = 0; r < rows; r++) cr_gather(dst + r * dst_rs, src + r * src_rs, n, 2);
+    else
+        for (int64_t r = 0; r < rows; r++) cr_gather(dst + r * dst_rs, src + r * src_rs, n, s);
+}
+
+/* tgc_conv_isa.pack2: one load of each pair of vectors for both phases. */
+static void cr_pack2(float *even, float *odd, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows,
+                     int64_t ne, int64_t no) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *p = src + r * src_rs;
+        float *e = even + r * dst_rs, *o = odd + r * dst_rs;
+        int64_t k = 0;
+        for (; k + TGC_VLANES <= no; k += TGC_VLANES) {
+            tgc_vf a = tgc_vf_load(p + 2 * k), b = tgc_vf_load(p + 2 * k + TGC_VLANES);
+            tgc_vf_store(e + k, cr_even(a, b));
+            tgc_vf_store(o + k, cr_odd(a, b));
+        }
+        int64_t re = ne - k, ro = no - k, floats = 2 * re - 1 > 2 * ro ? 2 * re - 1 : 2 * ro;
+        if (re <= 0) continue;
+        tgc_vf a = cr_load_n(p + 2 * k, floats < TGC_VLANES ? floats : TGC_VLANES);
+        tgc_vf b = floats > TGC_VLANES ? cr_load_n(p + 2 * k + TGC_VLANES, floats - TGC_VLANES) : tgc_vf_splat(0.0f);
+        cr_store_n(e + k, cr_even(a, b), re);
+        if (ro > 0) cr_store_n(o + k, cr_odd(a, b), ro);
+    }
+}
+
+#endif

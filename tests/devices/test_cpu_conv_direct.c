@@ -1,0 +1,381 @@
+/* The cpu's direct convolution (devices/cpu/conv_direct.c): depthwise Conv
+ * (group == C, M a multiple of C), grouped Conv with up to 32 channels a
+ * group and Conv on few input channels (images, thin 1x1), 1-D and 2-D, by
+ * its two methods (rows in registers over phase planes; depthwise with a
+ * channel a lane on small maps), against a
+ * direct convolution written again here in double, within the rounding of
+ * a float32 sum (relative to the summed magnitudes, as
+ * test_cpu_fast_paths.c). Every case also runs over pools of 1 and 3
+ * workers and must give the same bits as alone; with a fused activation
+ * (_FusedConv) it must give the bits of the activation's own kernel run
+ * on Conv's output. The suite runs again with TGC_CPU_ISA=sse2 and avx2
+ * (tests/CMakeLists.txt), so every ISA's kernels are checked on a machine
+ * with AVX-512. */
+#include "tests/devices/kernel_fixture_nn.h"
+
+#include "devices/cpu/conv_direct.h"
+
+#include <stdlib.h>
+
+static float lcg(uint32_t *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)(*s >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+/* A depthwise (or grouped) Conv: 2-D unless one_d; pads top, left, bottom,
+ * right (1-D: left, right in [1], [3]). */
+typedef struct dw_case {
+    int64_t batch, c, m, h, w, kh, kw, sh, sw, dh, dw;
+    int64_t pads[4];
+    bool one_d, bias;
+    int64_t group; /* 0: depthwise (C) */
+} dw_case;
+
+static int64_t out_dim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1) {
+    return (in + p0 + p1 - (k - 1) * d - 1) / s + 1;
+}
+
+static int64_t oh_of(const dw_case *k) {
+    return k->one_d ? 1 : out_dim(k->h, k->kh, k->sh, k->dh, k->pads[0], k->pads[2]);
+}
+static int64_t ow_of(const dw_case *k) { return out_dim(k->w, k->kw, k->sw, k->dw, k->pads[1], k->pads[3]); }
+static int64_t group_of(const dw_case *k) { return k->group > 0 ? k->group : k->c; }
+
+/* Runs op ("Conv" or "_FusedConv" with activation act and its params) on
+ * k's x, w, b over pool; y gets the output (N*M*OH*OW floats). */
+static void run_cached(const dw_case *k, const char *op, const char *act, const double *params, int n_params,
+                       const float *x, const float *w, const float *b, tgc_thread_pool *pool,
+                       tgc_kernel_cache *cache, float *y) {
+    int64_t oh = oh_of(k), ow = ow_of(k), cg = k->c / group_of(k);
+    nn_fixture f;
+    nn_begin(&f, op, "conv_direct");
+    if (k->one_d) {
+        int64_t xd[3] = {k->batch, k->c, k->w}, wd[3] = {k->m, cg, k->kw}, yd[3] = {k->batch, k->m, ow};
+        nn_in_dims(&f, TGC_FLOAT32, 3, xd, x);
+        nn_in_dims(&f, TGC_FLOAT32, 3, wd, w);
+        NN_INTS(&f, "pads", k->pads[1], k->pads[3]);
+        NN_INTS(&f, "strides", k->sw);
+        NN_INTS(&f, "dilations", k->dw);
+        if (k->bias) nn_in_dims(&f, TGC_FLOAT32, 1, &k->m, b);
+        nn_out_dims(&f, TGC_FLOAT32, 3, yd);
+    } else {
+        int64_t xd[4] = {k->batch, k->c, k->h, k->w}, wd[4] = {k->m, cg, k->kh, k->kw};
+        int64_t yd[4] = {k->batch, k->m, oh, ow};
+        nn_in_dims(&f, TGC_FLOAT32, 4, xd, x);
+        nn_in_dims(&f, TGC_FLOAT32, 4, wd, w);
+        NN_INTS(&f, "pads", k->pads[0], k->pads[1], k->pads[2], k->pads[3]);
+        NN_INTS(&f, "strides", k->sh, k->sw);
+        NN_INTS(&f, "dilations", k->dh, k->dw);
+        if (k->bias) nn_in_dims(&f, TGC_FLOAT32, 1, &k->m, b);
+        nn_out_dims(&f, TGC_FLOAT32, 4, yd);
+    }
+    nn_int(&f, "group", group_of(k));
+    if (act != NULL) {
+        nn_string(&f, "activation", act);
+        tgc_attr *a = nn_attr(&f, "activation_params", TGC_ATTR_FLOATS);
+        a->floats = (double *)params;
+        a->n = (size_t)n_params;
+    }
+    f.pool = pool;
+    f.cache = cache;
+    f.const_inputs = cache != NULL ? 0x6 : 0; /* W and B are weights */
+    tgc_status st = nn_run(&f);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    if (st != TGC_OK) fprintf(stderr, "\n  %s: %s\n", op, f.err);
+    int64_t n = k->batch * k->m * oh * ow;
+    for (int64_t i = 0; i < n; i++) y[i] = nn_out_f32(&f, 0, i);
+    nn_end(&f);
+}
+
+/* run_cached without a kernel cache (as a kernel run outside a session). */
+static void run(const dw_case *k, const char *op, const char *act, const double *params, int n_params,
+                const float *x, const float *w, const float *b, tgc_thread_pool *pool, float *y) {
+    run_cached(k, op, act, params, n_params, x, w, b, pool, NULL, y);
+}
+
+/* The largest |y - direct| over the sum of |terms| at each output, the
+ * direct convolution in double (taps in the padding skipped). */
+static double error_of(const dw_case *k, const float *x, const float *w, const float *b, const float *y) {
+    int64_t oh = oh_of(k), ow = ow_of(k), h = k->one_d ? 1 : k->h, kh = k->one_d ? 1 : k->kh;
+    int64_t groups = group_of(k), cg = k->c / groups, mg = k->m / groups;
+    double worst = 0.0;
+    for (int64_t n = 0; n < k->batch; n++)
+        for (int64_t m = 0; m < k->m; m++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    double sum = k->bias ? b[m] : 0.0, mag = fabs(sum);
+                    for (int64_t ci = 0; ci < cg; ci++) {
+                        int64_t c = m / mg * cg + ci;
+                        for (int64_t a = 0; a < kh; a++)
+                            for (int64_t e = 0; e < k->kw; e++) {
+                                int64_t r = k->one_d ? 0 : i * k->sh - k->pads[0] + a * k->dh;
+                                int64_t q = j * k->sw - k->pads[1] + e * k->dw;
+                                if (r < 0 || r >= h || q < 0 || q >= k->w) continue;
+                                double p = (double)x[((n * k->c + c) * h + r) * k->w + q] *
+                                           w[((m * cg + ci) * kh + a) * k->kw + e];
+                                sum += p;
+                                mag += fabs(p);
+                            }
+                    }
+                    double got = y[((n * k->m + m) * oh + i) * ow + j];
+                    double rel = fabs(got - sum) / (mag + 1e-30);
+                    if (!(rel <= worst)) worst = rel; /* NaN shows as NaN */
+                }
+    return worst;
+}
+
+/* Case k: correct alone, the same bits over pools of 1 and 3 workers, and
+ * with a kernel cache (the lanes method's transposed weights) on its first
+ * run and its second. */
+static void check(const dw_case *k) {
+    int64_t h = k->one_d ? 1 : k->h, kh = k->one_d ? 1 : k->kh, cg = k->c / group_of(k);
+    size_t nx = (size_t)(k->batch * k->c * h * k->w), nw = (size_t)(k->m * cg * kh * k->kw);
+    size_t ny = (size_t)(k->batch * k->m * oh_of(k) * ow_of(k));
+    uint32_t seed = (uint32_t)(k->c * 131 + k->w * 7 + k->kw);
+    float *x = malloc((nx + 1) * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc((size_t)k->m * sizeof *b);
+    float *alone = malloc((ny + 1) * sizeof *alone), *split = malloc((ny + 1) * sizeof *split);
+    CU_ASSERT_FATAL(x && w && b && alone && split);
+    for (size_t i = 0; i < nx; i++) x[i] = lcg(&seed);
+    for (size_t i = 0; i < nw; i++) w[i] = lcg(&seed);
+    for (int64_t i = 0; i < k->m; i++) b[i] = lcg(&seed);
+
+    run(k, "Conv", NULL, NULL, 0, x, w, b, NULL, alone);
+    double err = error_of(k, x, w, b, alone);
+    CU_ASSERT(err < 1e-6);
+    if (!(err < 1e-6) || getenv("TGC_TEST_VERBOSE") != NULL)
+        printf("\n  C=%lld M=%lld %lldx%lld k %lldx%lld s %lld,%lld d %lld,%lld: relative error %.3g", (long long)k->c,
+               (long long)k->m, (long long)h, (long long)k->w, (long long)kh, (long long)k->kw, (long long)k->sh,
+               (long long)k->sw, (long long)k->dh, (long long)k->dw, err);
+    for (int workers = 1; workers <= 3; workers += 2) {
+        tgc_thread_pool *pool = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(workers, &pool), TGC_OK);
+        run(k, "Conv", NULL, NULL, 0, x, w, b, pool, split);
+        CU_ASSERT_EQUAL(memcmp(alone, split, ny * sizeof *alone), 0);
+        tgc_thread_pool_free(pool);
+    }
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    for (int pass = 0; pass < 2; pass++) {
+        run_cached(k, "Conv", NULL, NULL, 0, x, w, b, NULL, &cache, split);
+        CU_ASSERT_EQUAL(memcmp(alone, split, ny * sizeof *alone), 0);
+    }
+    tgc_kernel_cache_clear(&cache);
+    free(x);
+    free(w);
+    free(b);
+    free(alone);
+    free(split);
+}
+
+/* {batch, C, M, H, W, kh, kw, sh, sw, dh, dw, {pads t, l, b, r}, one_d, bias} */
+static void test_kernel_sizes(void) {
+    const dw_case cases[] = {
+        {1, 5, 5, 9, 11, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 0},  /* 1x1 */
+        {1, 5, 5, 9, 11, 2, 2, 1, 1, 1, 1, {0, 1, 1, 0}, false, true, 0},  /* 2x2, pads on one side */
+        {1, 7, 7, 12, 13, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},
+        {1, 7, 7, 12, 13, 4, 4, 1, 1, 1, 1, {1, 2, 2, 1}, false, true, 0}, /* even kernel, uneven pads */
+        {1, 6, 6, 15, 14, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, false, true, 0},
+        {1, 3, 3, 14, 14, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, false, true, 0},
+        {1, 4, 4, 10, 12, 3, 5, 1, 1, 1, 1, {1, 2, 1, 2}, false, true, 0}, /* 3x5 */
+        {1, 4, 4, 10, 12, 5, 1, 1, 1, 1, 1, {2, 0, 2, 0}, false, false, 0}, /* 5x1, no bias */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+}
+
+static void test_strides_dilations_pads(void) {
+    const dw_case cases[] = {
+        {1, 6, 6, 14, 14, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* MobileNet's stride 2 */
+        {1, 6, 6, 15, 17, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, false, true, 0},  /* odd sizes */
+        {1, 5, 5, 11, 12, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, false, true, 0},  /* stride 2, left pad 0 */
+        {1, 5, 5, 12, 13, 3, 3, 2, 2, 1, 1, {2, 2, 0, 0}, false, true, 0},  /* stride 2, left pad 2 */
+        {1, 5, 5, 20, 22, 3, 3, 3, 3, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* stride 3 */
+        {1, 5, 5, 21, 19, 3, 3, 2, 3, 1, 1, {0, 2, 1, 0}, false, true, 0},  /* strides 2, 3, asymmetric pads */
+        {1, 4, 4, 16, 16, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, false, true, 0},  /* dilation 2 */
+        {1, 4, 4, 17, 18, 3, 3, 2, 2, 2, 2, {2, 1, 0, 2}, false, true, 0},  /* dilation and stride 2 */
+        {1, 4, 4, 13, 11, 3, 2, 1, 1, 3, 2, {3, 0, 1, 2}, false, true, 0},  /* dilations 3, 2 */
+        {1, 3, 3, 9, 9, 3, 3, 1, 1, 1, 1, {4, 5, 3, 6}, false, true, 0},    /* pads past the kernel */
+        {1, 3, 3, 9, 9, 3, 3, 4, 4, 1, 1, {0, 0, 0, 0}, false, true, 0},    /* stride past the kernel */
+        {1, 3, 3, 6, 5, 5, 5, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 0},    /* 2x1 output, no pads */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+}
+
+/* Row method and lanes method (depthwise on at least a vector's worth of
+ * channels, outputs up to 8 wide, or 16 when strided), channel counts
+ * around the lane widths (4, 8, 16), widths below a vector. */
+static void test_widths_and_channels(void) {
+    const dw_case cases[] = {
+        {1, 3, 3, 5, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},    /* one column */
+        {1, 17, 17, 3, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* 3x3 map, 17 channels */
+        {1, 33, 33, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* 7x7 */
+        {1, 20, 20, 14, 14, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, false, true, 0},
+        {1, 9, 9, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},    /* fewer channels than lanes: rows */
+        {1, 20, 20, 16, 16, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* 16 wide, stride 1: rows */
+        {1, 20, 20, 32, 32, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* 16 wide, stride 2: lanes */
+        {1, 20, 20, 34, 34, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* 17 wide, stride 2: rows */
+        {1, 8, 8, 30, 37, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* tiles and a tail */
+        {1, 4, 4, 40, 70, 7, 7, 1, 1, 1, 1, {3, 3, 3, 3}, false, true, 0},  /* ConvNeXt-like */
+        {1, 3, 3, 100, 90, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* bands over a plane */
+        {1, 2, 2, 150, 150, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},
+        {1, 16, 16, 120, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* tall, narrow: lanes in bands */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+}
+
+static void test_multiplier_batch_1d(void) {
+    const dw_case cases[] = {
+        {1, 16, 32, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* M = 2C, lanes */
+        {1, 3, 9, 11, 40, 3, 3, 2, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* M = 3C, rows */
+        {3, 5, 5, 9, 21, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},    /* a batch */
+        {2, 18, 36, 7, 7, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, false, false, 0},  /* a batch, M = 2C, no bias */
+        {1, 4, 4, 1, 50, 1, 5, 1, 1, 1, 1, {0, 2, 0, 2}, true, true, 0},     /* 1-D */
+        {2, 6, 12, 1, 33, 1, 9, 1, 3, 1, 2, {0, 4, 0, 1}, true, true, 0},    /* 1-D, stride 3, dilation 2 */
+        {1, 5, 5, 1, 12, 1, 3, 1, 2, 1, 1, {0, 1, 0, 1}, true, false, 0},    /* 1-D, short */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+}
+
+/* Grouped Conv (ResNeXt's 32 groups of 4 to 32 channels) and Conv on a
+ * few input channels (stems on RGB, 1x1 on up to 48 channels): output
+ * channels a group in tiles of 4, 2 and 1. */
+static void test_grouped_and_few_channels(void) {
+    const dw_case cases[] = {
+        {1, 8, 8, 12, 13, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 2},     /* 2 groups of 4 -> 4 */
+        {1, 16, 24, 11, 30, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 4},   /* 4 -> 6: tiles 4, 2 */
+        {1, 12, 9, 10, 10, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 3},    /* 4 -> 3: tiles 2, 1 */
+        {2, 64, 64, 14, 14, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 2},   /* 32 a group */
+        {1, 128, 128, 20, 20, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 32}, /* ResNeXt's first */
+        {1, 256, 256, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, false, 32},  /* 8 a group, 7x7 */
+        {1, 6, 9, 1, 40, 1, 5, 1, 2, 1, 2, {0, 3, 0, 1}, true, true, 3},        /* 1-D grouped */
+        {1, 3, 16, 33, 35, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 1},     /* a 3x3 stem */
+        {1, 3, 8, 32, 32, 4, 4, 4, 4, 1, 1, {0, 0, 0, 0}, false, true, 1},      /* a 4x4 patchify stem */
+        {1, 3, 20, 45, 47, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, false, true, 1},     /* ResNet's 7x7 stem */
+        {1, 16, 24, 20, 21, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 on 16 channels */
+        {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
+        {1, 5, 7, 13, 12, 3, 3, 1, 2, 2, 1, {2, 1, 2, 0}, false, true, 1},      /* dilated, strided */
+        {1, 1, 40, 1, 500, 1, 10, 1, 5, 1, 1, {0, 0, 0, 0}, true, true, 1},     /* 1-D, one piece: channels split */
+        {2, 2, 13, 1, 300, 1, 7, 1, 2, 1, 1, {0, 3, 0, 3}, true, true, 1},      /* split 8 + 5 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+}
+
+/* An empty batch and an empty channel axis: nothing to compute, success. */
+static void test_empty(void) {
+    dw_case k = {0, 4, 4, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0};
+    float x[1] = {0}, w[36], b[4] = {0}, y[1];
+    for (int i = 0; i < 36; i++) w[i] = 1.0f;
+    run(&k, "Conv", NULL, NULL, 0, x, w, b, NULL, y);
+}
+
+/* _FusedConv on the direct path is bitwise Conv then the activation's own
+ * kernel, for both methods. */
+static void test_fused_activations(void) {
+    static const struct {
+        const char *op;
+        double params[2];
+        int n;
+    } acts[] = {{"Relu", {0, 0}, 0},    {"Clip", {0.0, 6.0}, 2}, {"HardSwish", {0, 0}, 0},
+                {"Sigmoid", {0, 0}, 0}, {"Tanh", {0, 0}, 0},     {"LeakyRelu", {0.1, 0}, 1},
+                {"Gelu", {0, 0}, 0},    {"Mish", {0, 0}, 0}};
+    const dw_case shapes[] = {
+        {1, 19, 19, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* lanes */
+        {1, 5, 10, 12, 33, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* rows, M = 2C */
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const dw_case *k = &shapes[s];
+        size_t nx = (size_t)(k->c * k->h * k->w), nw = (size_t)(k->m * k->kh * k->kw);
+        int64_t ny = k->m * oh_of(k) * ow_of(k), yd[4] = {1, k->m, oh_of(k), ow_of(k)};
+        uint32_t seed = 99;
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc((size_t)k->m * sizeof *b);
+        float *conv = malloc((size_t)ny * sizeof *conv), *fused = malloc((size_t)ny * sizeof *fused);
+        CU_ASSERT_FATAL(x && w && b && conv && fused);
+        for (size_t i = 0; i < nx; i++) x[i] = 4.0f * lcg(&seed);
+        for (size_t i = 0; i < nw; i++) w[i] = lcg(&seed);
+        for (int64_t i = 0; i < k->m; i++) b[i] = lcg(&seed);
+        run(k, "Conv", NULL, NULL, 0, x, w, b, NULL, conv);
+        tgc_thread_pool *pool = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
+        for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+            run(k, "_FusedConv", acts[a].op, acts[a].params, acts[a].n, x, w, b, pool, fused);
+            /* the activation's kernel on Conv's output */
+            nn_fixture f;
+            nn_begin(&f, acts[a].op, "conv_direct");
+            nn_in_dims(&f, TGC_FLOAT32, 4, yd, conv);
+            if (strcmp(acts[a].op, "Clip") == 0) {
+                float lo = (float)acts[a].params[0], hi = (float)acts[a].params[1];
+                nn_in_dims(&f, TGC_FLOAT32, 0, NULL, &lo);
+                nn_in_dims(&f, TGC_FLOAT32, 0, NULL, &hi);
+            }
+            if (strcmp(acts[a].op, "LeakyRelu") == 0) nn_float(&f, "alpha", acts[a].params[0]);
+            nn_out_dims(&f, TGC_FLOAT32, 4, yd);
+            CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+            int64_t differ = 0;
+            for (int64_t i = 0; i < ny; i++) {
+                float want = nn_out_f32(&f, 0, i);
+                differ += memcmp(&want, &fused[i], sizeof want) != 0;
+            }
+            CU_ASSERT_EQUAL(differ, 0);
+            if (differ != 0) printf("\n  %s: %lld outputs differ", acts[a].op, (long long)differ);
+            nn_end(&f);
+        }
+        tgc_thread_pool_free(pool);
+        free(x);
+        free(w);
+        free(b);
+        free(conv);
+        free(fused);
+    }
+}
+
+/* Which geometries take the direct path. */
+static void test_applies(void) {
+    tgc_conv_geometry g = {.group = 32, .batch = 1, .channels = 32, .m_count = 32, .cg = 1, .kk_count = 9};
+    g.w.n = 2;
+    for (int a = 0; a < 2; a++) {
+        g.w.in[a] = 56;
+        g.w.out[a] = 56;
+        g.w.kernel[a] = 3;
+        g.w.strides[a] = 1;
+        g.w.dilations[a] = 1;
+        g.w.pads[a] = g.w.pads[2 + a] = 1;
+    }
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&g)); /* depthwise */
+    tgc_conv_geometry k = g;
+    k.group = 4;
+    k.cg = 32;
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 32 channels a group */
+    k.group = 2;
+    k.cg = 64;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k)); /* 64: im2col */
+    k.group = 1;
+    k.cg = 5;
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 45 taps */
+    k.cg = 6;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k)); /* 54 taps: GEMM */
+    k.cg = 4;
+    k.kk_count = 49;
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 7x7 on 4 channels: an image stem */
+    k.cg = 48;
+    k.kk_count = 1;
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 1x1 on 48 channels */
+    k.cg = 49;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k));
+    tgc_conv_geometry far = g; /* pads and a stride of 2^40: 3 output rows from a padded plane of 2^41: im2col */
+    far.w.pads[0] = far.w.pads[2] = (int64_t)1 << 40;
+    far.w.strides[0] = (int64_t)1 << 40;
+    far.w.out[0] = 3;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&far));
+    far.w.strides[0] = (int64_t)1 << 62; /* products past int64 */
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&far));
+    tgc_conv_geometry three = g;
+    three.w.n = 3;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&three));
+}
+
+TGC_TEST_MAIN("cpu direct convolution", {"kernel sizes 1x1 .. 7x7", test_kernel_sizes},
+              {"strides, dilations, pads", test_strides_dilations_pads},
+              {"widths and channel counts", test_widths_and_channels},
+              {"channel multiplier, batch, 1-D", test_multiplier_batch_1d},
+              {"grouped, few input channels", test_grouped_and_few_channels}, {"empty batch", test_empty},
+              {"fused activations: bitwise Conv then the op", test_fused_activations},
+              {"which geometries apply", test_applies})
