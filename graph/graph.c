@@ -54,6 +54,7 @@ void tgc_attr_release(tgc_attr *a) {
         for (size_t i = 0; i < a->n; i++) tgc_free(a->strings[i]);
     tgc_free(a->strings);
     tgc_const_free(a->tensor);
+    tgc_graph_free(a->graph);
     memset(a, 0, sizeof *a);
 }
 
@@ -90,6 +91,8 @@ void tgc_graph_free(tgc_graph *g) {
     tgc_free(g->path);
     tgc_free(g->dir);
     tgc_free(g->name);
+    tgc_free(g->captures);
+    tgc_free(g->capture_input);
     tgc_graph *source = g->source;
     tgc_free(g);
     tgc_graph_free(source);
@@ -125,7 +128,13 @@ tgc_status tgc_graph_add_node(tgc_graph *g, const char *name, tgc_node_kind kind
 
 int32_t tgc_graph_find(const tgc_graph *g, const char *name) { return tgc_strmap_get(&g->names, name); }
 
+tgc_graph *tgc_graph_root(const tgc_graph *g) {
+    while (g->parent != NULL) g = g->parent;
+    return (tgc_graph *)g;
+}
+
 int32_t tgc_graph_symbol(tgc_graph *g, const char *name, bool fresh) {
+    g = tgc_graph_root(g);
     int32_t id = tgc_strmap_get(&g->symbol_ids, name);
     if (id >= 0) return id;
     if (g->n_symbols == g->cap_symbols) {
@@ -150,6 +159,7 @@ int32_t tgc_graph_symbol(tgc_graph *g, const char *name, bool fresh) {
 }
 
 int32_t tgc_graph_fresh_symbol(tgc_graph *g) {
+    g = tgc_graph_root(g);
     char name[32];
     do snprintf(name, sizeof name, "unk__%" PRId32, g->next_fresh++);
     while (tgc_strmap_get(&g->symbol_ids, name) >= 0);
@@ -170,6 +180,7 @@ const tgc_attr *tgc_node_attr(const tgc_node *n, const char *name) {
 }
 
 const char *tgc_dim_str(const tgc_graph *g, tgc_dim d, char *buf, size_t size) {
+    if (g != NULL) g = tgc_graph_root(g);
     if (tgc_dim_known(d))
         snprintf(buf, size, "%" PRId64, d.v);
     else if (g != NULL && d.sym >= 0 && d.sym < g->n_symbols)

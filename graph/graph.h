@@ -73,6 +73,7 @@ typedef enum tgc_attr_type {
     TGC_ATTR_FLOATS,
     TGC_ATTR_STRINGS,
     TGC_ATTR_TENSOR,
+    TGC_ATTR_GRAPH, /* a subgraph: If's branches, Loop's and Scan's body (graph/subgraph.h) */
 } tgc_attr_type;
 
 typedef struct tgc_attr {
@@ -87,6 +88,7 @@ typedef struct tgc_attr {
     char **strings;  /* TGC_ATTR_STRINGS */
     size_t n;
     tgc_const *tensor; /* TGC_ATTR_TENSOR */
+    struct tgc_graph *graph; /* TGC_ATTR_GRAPH: owned; its parent is the node's graph */
 } tgc_attr;
 
 /* A reference to output `port` of node `node`. node == -1 is an omitted
@@ -109,6 +111,10 @@ typedef struct tgc_node {
 
     tgc_ref *inputs; /* data inputs, in order */
     int n_inputs;
+    /* The last n_implicit of `inputs` are not written in the file: the
+     * outer values this node's subgraphs read by name (graph/subgraph.h).
+     * 0 for every node without a subgraph attribute. */
+    int n_implicit;
     tgc_ref *controls; /* control dependencies (^node); port unused */
     int n_controls;
 
@@ -184,11 +190,30 @@ struct tgc_graph {
     /* The graph whose weights this one borrows, owned (freed after this
      * one), or NULL: see tgc_graph_adopt_source. */
     tgc_graph *source;
+
+    /* Subgraphs (graph/subgraph.h). A subgraph is the value of a node's
+     * TGC_ATTR_GRAPH attribute. Its parent is the graph of that node (NULL
+     * for a top-level graph); depth counts parents. A subgraph keeps no
+     * symbols of its own: its dims name the top-level graph's symbols,
+     * which every symbol function reaches through parent. Its nodes
+     * [0, n_inputs_nodes) are its formal inputs; each outer value it reads
+     * by name is a further TGC_NODE_INPUT node, a capture: captures[j] is
+     * that node's id and capture_input[j] the input of the owning node
+     * (one of its implicit inputs) that carries the value in. */
+    tgc_graph *parent;
+    int depth;
+    int32_t *captures;
+    int32_t *capture_input;
+    int32_t n_captures, cap_captures;
 };
 
 /* Appends a zeroed node named `name` of `kind`; stores its id in *id.
  * Returns TGC_OK or TGC_ERR_NOMEM. The caller checks uniqueness first. */
 tgc_status tgc_graph_add_node(tgc_graph *g, const char *name, tgc_node_kind kind, int32_t *id);
+
+/* The top-level graph above g (g itself when it has no parent): the one
+ * that holds the symbols. */
+tgc_graph *tgc_graph_root(const tgc_graph *g);
 
 /* Returns the id of the node named `name`, or -1. */
 int32_t tgc_graph_find(const tgc_graph *g, const char *name);
@@ -230,7 +255,8 @@ tgc_status tgc_info_copy(tgc_tensor_info *dst, const tgc_tensor_info *src, bool 
  * NULL if out of memory. */
 tgc_const *tgc_const_borrow(const tgc_const *c);
 
-/* A deep copy of attribute src into dst (a tensor attribute borrows its data). */
+/* A deep copy of attribute src into dst (a tensor attribute borrows its
+ * data; a subgraph is cloned, its parent set by tgc_graph_adopt_subgraphs). */
 tgc_status tgc_attr_copy(tgc_attr *dst, const tgc_attr *src);
 
 /* Gives node n `count` outputs copied from src (values too). */
@@ -238,8 +264,10 @@ tgc_status tgc_node_set_outputs(tgc_node *n, const tgc_tensor_info *src, int cou
 
 /* Copies into the fresh node dst everything of src except its name, kind,
  * inputs, controls and colocation (which refer to node ids the caller
- * maps): op, positions, requested device, attributes, outputs, declared
- * `out`, and constant data (borrowed). */
+ * maps): op, positions, requested device, attributes (subgraphs cloned:
+ * call tgc_graph_adopt_subgraphs on dst's graph once it is built), how
+ * many inputs are implicit, outputs, declared `out`, and constant data
+ * (borrowed). */
 tgc_status tgc_node_copy_body(tgc_node *dst, const tgc_node *src);
 
 /* Releases a constant and its data (unless borrowed); NULL is ignored. */

@@ -38,7 +38,8 @@ struct tgc_infer_ctx {
     bool unresolved;
 };
 
-/* Number of inputs as written (including omitted ones). */
+/* Number of inputs as written (including omitted ones; the implicit inputs
+ * of a node with subgraphs left out, though tgc_infer_input reads them). */
 int tgc_infer_num_inputs(const tgc_infer_ctx *c);
 
 /* Input i's info, or NULL when omitted or i >= the written count. */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int tgc_infer_num_inputs(const tgc_infer_ctx *c) { return c->node->n_inputs; }
+int tgc_infer_num_inputs(const tgc_infer_ctx *c) { return c->node->n_inputs - c->node->n_implicit; }
 
 const tgc_tensor_info *tgc_infer_input(const tgc_infer_ctx *c, int i) {
     if (i < 0 || i >= c->node->n_inputs) return NULL;

@@ -127,7 +127,7 @@ static int string_misuse(const tgc_graph *g, const tgc_node *n, bool outputs) {
 
 static tgc_status infer_op(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
     if (!inputs_inferred(g, n)) return TGC_ERR_INVALID; /* an input's error was reported */
-    int32_t first_new = g->n_symbols;
+    int32_t first_new = tgc_graph_root(g)->n_symbols;
     tgc_infer_ctx ctx = {.graph = g, .node = n, .diags = diags};
     int bad = string_misuse(g, n, false);
     if (bad >= 0)

@@ -33,6 +33,15 @@ typedef struct tgc_loader {
      * a mapping or has no name): references that do not resolve are then
      * consequences, not reported again. */
     bool names_incomplete;
+    /* Subgraphs (graph/subgraph.h): the loader of the enclosing graph and
+     * the node there that holds this one (NULL, -1 at the top level), and
+     * the loaders of the subgraphs inside this graph, in file order, whose
+     * references resolve once this graph's have. Children share the
+     * parent's document and diagnostics. */
+    struct tgc_loader *parent;
+    int32_t owner;
+    struct tgc_loader **children;
+    size_t n_children, cap_children;
 } tgc_loader;
 
 /* Position of a YAML node (1-based). */

@@ -63,6 +63,7 @@ extern const tgc_op_def tgc_op_Where;
  * it too. */
 bool tgc_fused_input_fits(const tgc_shape *x, const tgc_shape *out);
 extern const tgc_op_def tgc_op_Cast, tgc_op_Identity;
+extern const tgc_op_def tgc_op_If, tgc_op_Loop, tgc_op_Scan;
 extern const tgc_op_def tgc_op_CastLike;
 
 extern const tgc_op_def tgc_op_Softmax, tgc_op_LogSoftmax, tgc_op_MatMul, tgc_op_Gemm;

@@ -650,6 +650,7 @@ static void convert_attr(tgc_onnx_node_ctx *c, const Onnx__AttributeProto *a, co
                 tgc_onnx_printf(im->arena, "op '%s': attribute '%s': %s", c->n->op_type, an, err));
         break;
     }
+    case TGC_ATTR_GRAPH: break; /* never reached: want is TENSOR, so a graph is reported above */
     }
 }
 

@@ -176,6 +176,7 @@ static void attr_value(writer *w, const tgc_onnx_attr *a) {
         tensor_body(w, a->tensor, NULL);
         end(w, true);
         break;
+    case TGC_ATTR_GRAPH: break; /* the importer writes subgraphs itself */
     }
 }
 

@@ -11,6 +11,7 @@
 
 #include "devices/kernel.h"
 #include "graph/op_registry.h"
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 
 #include <inttypes.h>
@@ -616,6 +617,7 @@ tgc_status tgc_partition_build(const tgc_graph *g, const tgc_placement *p, const
         tgc_graph *pg = out->parts[i].graph;
         if ((pg->topo = tgc_malloc(((size_t)pg->n_nodes + 1) * sizeof *pg->topo)) == NULL) s = TGC_ERR_NOMEM;
         for (int32_t k = 0; s == TGC_OK && k < pg->n_nodes; k++) pg->topo[k] = k;
+        if (s == TGC_OK) tgc_graph_adopt_subgraphs(pg);
     }
     tgc_free(b->part_of_device);
     tgc_free(b->origin_cap);
