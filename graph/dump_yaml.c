@@ -344,7 +344,8 @@ static void dump_node(dumper *d, const tgc_node *n) {
     for (int k = 0; k < n->n_outputs; k++) {
         begin_map(d, true);
         str(d, "dtype");
-        str(d, tgc_dtype_name(n->outputs[k].dtype));
+        char type[64];
+        str(d, tgc_type_str(n->outputs[k].dtype, n->outputs[k].kind, type, sizeof type));
         if (n->outputs[k].shape.rank != TGC_RANK_UNKNOWN) {
             str(d, "shape");
             shape_seq(d, &n->outputs[k].shape);
@@ -368,8 +369,9 @@ static void dump_input(dumper *d, const tgc_node *n) {
         has_shape = n->declared_has_shape[0];
     }
     if (info->dtype != TGC_DTYPE_INVALID) {
+        char type[64];
         str(d, "dtype");
-        str(d, tgc_dtype_name(info->dtype));
+        str(d, tgc_type_str(info->dtype, info->kind, type, sizeof type));
     }
     if (has_shape && info->shape.rank != TGC_RANK_UNKNOWN) {
         str(d, "shape");

@@ -21,6 +21,42 @@ tgc_graph *tgc_graph_create(const char *path, const char *dir) {
     return g;
 }
 
+const char *tgc_type_str(tgc_dtype dtype, int kind, char *buf, size_t size) {
+    const char *d = tgc_dtype_name(dtype);
+    switch (kind) {
+    case TGC_KIND_SEQUENCE: snprintf(buf, size, "seq(%s)", d); break;
+    case TGC_KIND_OPTIONAL: snprintf(buf, size, "optional(%s)", d); break;
+    case TGC_KIND_OPTIONAL_SEQUENCE: snprintf(buf, size, "optional(seq(%s))", d); break;
+    default: snprintf(buf, size, "%s", d); break;
+    }
+    return buf;
+}
+
+/* Strips "word(" ... ")" from [*s, *end): true when it was there. */
+static bool unwrap(const char **s, const char **end, const char *word) {
+    size_t n = strlen(word);
+    if ((size_t)(*end - *s) < n + 2 || strncmp(*s, word, n) != 0 || (*s)[n] != '(' || (*end)[-1] != ')')
+        return false;
+    *s += n + 1;
+    *end -= 1;
+    return true;
+}
+
+bool tgc_type_parse(const char *text, tgc_dtype *dtype, uint8_t *kind) {
+    const char *s = text, *end = text + strlen(text);
+    uint8_t k = TGC_KIND_TENSOR;
+    if (unwrap(&s, &end, "optional")) k |= TGC_KIND_OPTIONAL;
+    if (unwrap(&s, &end, "seq")) k |= TGC_KIND_SEQUENCE;
+    char name[32];
+    size_t len = (size_t)(end - s);
+    if (len >= sizeof name) return false;
+    memcpy(name, s, len);
+    name[len] = '\0';
+    *dtype = tgc_dtype_from_name(name);
+    *kind = k;
+    return *dtype != TGC_DTYPE_INVALID;
+}
+
 tgc_status tgc_info_set_value(tgc_tensor_info *info, int n, const tgc_dim *value) {
     tgc_dim *copy = tgc_malloc((size_t)n * sizeof *copy);
     if (copy == NULL) return TGC_ERR_NOMEM;

@@ -24,9 +24,22 @@ struct tgc_op_def;
 /* The largest integer tensor whose value inference tracks at compile time. */
 #define TGC_MAX_VALUE_LEN 64
 
+/* What a value is (ONNX's type kinds): a tensor, a sequence of tensors, or
+ * an optional holding one of those or nothing. Bit 0: a sequence; bit 1:
+ * optional. A tensor_info's dtype and shape describe the tensor, or the
+ * sequence's elements (dims they do not share are symbols; the rank is
+ * unknown when they have different ranks or none is known). */
+typedef enum tgc_value_kind {
+    TGC_KIND_TENSOR = 0,
+    TGC_KIND_SEQUENCE = 1,
+    TGC_KIND_OPTIONAL = 2,          /* optional(tensor) */
+    TGC_KIND_OPTIONAL_SEQUENCE = 3, /* optional(seq(tensor)) */
+} tgc_value_kind;
+
 typedef struct tgc_tensor_info {
     tgc_dtype dtype; /* TGC_DTYPE_INVALID until inferred */
     tgc_shape shape;
+    uint8_t kind; /* tgc_value_kind; 0 (a tensor) in a zeroed info */
     /* The compile-time value of a small integer tensor (rank 0 or 1, at most
      * TGC_MAX_VALUE_LEN elements), or value_len == -1 when not known.
      * Elements may be symbolic (see shape.h). */
@@ -38,6 +51,13 @@ typedef struct tgc_tensor_info {
     bool has_real;
     double real;
 } tgc_tensor_info;
+
+/* A type as the format writes it: "float32", "seq(float32)",
+ * "optional(float32)", "optional(seq(float32))", into buf. */
+const char *tgc_type_str(tgc_dtype dtype, int kind, char *buf, size_t size);
+
+/* Parses what tgc_type_str writes: false when `text` is no type. */
+bool tgc_type_parse(const char *text, tgc_dtype *dtype, uint8_t *kind);
 
 /* Stores a copy of `n` value elements in info (replacing any value).
  * TGC_OK or TGC_ERR_NOMEM. n must be <= TGC_MAX_VALUE_LEN. */

@@ -10,6 +10,7 @@
 tgc_status tgc_info_copy(tgc_tensor_info *dst, const tgc_tensor_info *src, bool with_value) {
     dst->dtype = src->dtype;
     dst->shape = src->shape;
+    dst->kind = src->kind;
     dst->has_real = src->has_real;
     dst->real = src->real;
     dst->value_len = -1;

@@ -57,6 +57,11 @@ int tgc_infer_num_outputs(const tgc_infer_ctx *c);
  * ignored, so ops set optional outputs without checking the count. */
 tgc_status tgc_infer_set_output(tgc_infer_ctx *c, int i, tgc_dtype dtype, const tgc_shape *shape);
 
+/* As tgc_infer_set_output (which always makes a tensor), for an output of
+ * kind `kind` (graph.h's tgc_value_kind): dtype and shape are the
+ * elements' for a sequence, the held value's for an optional. */
+tgc_status tgc_infer_set_output_kind(tgc_infer_ctx *c, int i, int kind, tgc_dtype dtype, const tgc_shape *shape);
+
 /* Sets output i's compile-time value (n <= TGC_MAX_VALUE_LEN elements);
  * call after tgc_infer_set_output. Does nothing (TGC_OK) unless output i is
  * int32/int64 of rank 0 or 1 with n elements (rank 0: n == 1). Returns

@@ -31,15 +31,15 @@ static tgc_status copy_diags(const tgc_diags *from, tgc_diags *to) {
 static tgc_status formal_info(tgc_infer_ctx *c, tgc_graph *body, int32_t id, const tgc_tensor_info *given,
                               tgc_tensor_info *out) {
     const tgc_node *n = &body->nodes[id];
-    *out = (tgc_tensor_info){.dtype = given->dtype, .shape = given->shape, .value_len = -1};
+    *out = (tgc_tensor_info){.dtype = given->dtype, .shape = given->shape, .kind = given->kind, .value_len = -1};
     if (n->n_declared == 0) return TGC_OK;
     const tgc_tensor_info *want = &n->declared[0];
     char a[256], b[256];
-    if (want->dtype != TGC_DTYPE_INVALID && want->dtype != given->dtype)
+    if (want->dtype != TGC_DTYPE_INVALID && (want->dtype != given->dtype || want->kind != given->kind))
         return tgc_diag_error(c->diags, body->path, n->declared_pos, "dtype-mismatch",
                               "subgraph input '%s' is declared %s but node '%s' (%s) gives it %s", n->name,
-                              tgc_dtype_name(want->dtype), c->node->name, c->node->op_name,
-                              tgc_dtype_name(given->dtype));
+                              tgc_type_str(want->dtype, want->kind, a, sizeof a), c->node->name, c->node->op_name,
+                              tgc_type_str(given->dtype, given->kind, b, sizeof b));
     if (!n->declared_has_shape[0] || want->shape.rank == TGC_RANK_UNKNOWN) return TGC_OK;
     bool ok = given->shape.rank == TGC_RANK_UNKNOWN || given->shape.rank == want->shape.rank;
     for (int d = 0; ok && given->shape.rank != TGC_RANK_UNKNOWN && d < want->shape.rank; d++) {
@@ -129,7 +129,7 @@ tgc_status tgc_subgraph_infer(tgc_infer_ctx *c, tgc_graph *body, const tgc_tenso
         tgc_diags_free(scratch);
     }
     for (int k = 0; s == TGC_OK && carried != NULL && k < n_carried; k++)
-        carried[k] = (tgc_tensor_info){.dtype = infos[first_carried + k].dtype,
+        carried[k] = (tgc_tensor_info){.dtype = infos[first_carried + k].dtype, .kind = infos[first_carried + k].kind,
                                        .shape = infos[first_carried + k].shape, .value_len = -1};
     tgc_free(infos);
     return s;
@@ -142,11 +142,20 @@ tgc_status tgc_subgraph_carry(tgc_infer_ctx *c, tgc_graph *body, int k, int outp
     if (out == NULL) return TGC_ERR_INVALID;
     tgc_srcpos pos = body->outputs[output].pos;
     const tgc_node *n = c->node;
-    if (out->dtype != in->dtype)
+    /* What comes out may be the value an optional going in would hold. */
+    bool kind_ok = out->kind == in->kind || out->kind == (in->kind & ~TGC_KIND_OPTIONAL);
+    if (out->dtype != in->dtype || !kind_ok)
         return tgc_diag_error(c->diags, body->path, pos, "dtype-mismatch", "node '%s' (%s): carried value %d goes "
                               "into the body as %s but comes out as %s", n->name, n->op_name, k,
-                              tgc_dtype_name(in->dtype), tgc_dtype_name(out->dtype));
+                              tgc_type_str(in->dtype, in->kind, a, sizeof a),
+                              tgc_type_str(out->dtype, out->kind, b, sizeof b));
     if (in->shape.rank == TGC_RANK_UNKNOWN) return TGC_OK;
+    if (in->kind != TGC_KIND_TENSOR && out->shape.rank != in->shape.rank) {
+        /* A sequence's elements may change rank from one iteration to the next: then none is known. */
+        in->shape.rank = TGC_RANK_UNKNOWN;
+        *changed = true;
+        return TGC_OK;
+    }
     if (out->shape.rank != in->shape.rank)
         return tgc_diag_error(c->diags, body->path, pos, "unsupported", "node '%s' (%s): carried value %d goes into "
                               "the body with shape %s but comes out with shape %s; tgc carries values whose rank "

@@ -165,14 +165,22 @@ static tgc_status load_input(tgc_loader *l, const yaml_node_t *map) {
     n->outputs[0].dtype = TGC_DTYPE_INVALID;
     if (dup) return s;
     if (l->parent != NULL) return s == TGC_OK ? load_subgraph_input(l, map, n, dtype, shape, where) : s;
-    if (dtype == NULL || shape == NULL)
+    /* A sequence's or an optional's shape (its elements') may be left out: unknown. */
+    bool shape_optional = false;
+    if (dtype != NULL && shape == NULL && dtype->type == YAML_SCALAR_NODE) {
+        tgc_dtype dt;
+        uint8_t kind;
+        shape_optional = tgc_type_parse((const char *)dtype->data.scalar.value, &dt, &kind) && kind != 0;
+    }
+    if (dtype == NULL || (shape == NULL && !shape_optional))
         return unknown ? s
                        : tgc_loader_error(l, map, "missing-key", "%s needs %s", where,
                                           dtype == NULL && shape == NULL ? "a 'dtype' and a 'shape'"
                                           : dtype == NULL                ? "a 'dtype'"
                                                                          : "a 'shape'");
-    if (tgc_load_dtype(l, dtype, where, &n->outputs[0].dtype) != TGC_OK) s = TGC_ERR_INVALID;
-    if (tgc_load_shape(l, shape, where, true, &l->g->nodes[id].outputs[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
+    if (tgc_load_type(l, dtype, where, &n->outputs[0].dtype, &n->outputs[0].kind) != TGC_OK) s = TGC_ERR_INVALID;
+    if (shape == NULL) l->g->nodes[id].outputs[0].shape.rank = TGC_RANK_UNKNOWN;
+    else if (tgc_load_shape(l, shape, where, true, &l->g->nodes[id].outputs[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
     return l->failure != TGC_OK ? l->failure : s;
 }
 
@@ -192,7 +200,8 @@ static tgc_status load_subgraph_input(tgc_loader *l, const yaml_node_t *map, tgc
     n->declared[0] = (tgc_tensor_info){.dtype = TGC_DTYPE_INVALID, .value_len = -1};
     n->declared[0].shape.rank = TGC_RANK_UNKNOWN;
     tgc_status s = TGC_OK;
-    if (dtype != NULL && tgc_load_dtype(l, dtype, where, &n->declared[0].dtype) != TGC_OK) s = TGC_ERR_INVALID;
+    if (dtype != NULL && tgc_load_type(l, dtype, where, &n->declared[0].dtype, &n->declared[0].kind) != TGC_OK)
+        s = TGC_ERR_INVALID;
     if (shape != NULL) {
         if (tgc_load_shape(l, shape, where, true, &n->declared[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
         n->declared_has_shape[0] = true;
@@ -537,7 +546,7 @@ static tgc_status load_declared_outputs(tgc_loader *l, const yaml_node_t *seq, i
         if (unknown) s = TGC_ERR_INVALID;
         const yaml_node_t *dtype = find_key(l, item, "dtype"), *shape = find_key(l, item, "shape");
         if (dtype == NULL && !unknown) s = tgc_loader_error(l, item, "missing-key", "%s needs a 'dtype'", where);
-        if (dtype != NULL && tgc_load_dtype(l, dtype, where, &info->dtype) != TGC_OK) s = TGC_ERR_INVALID;
+        if (dtype != NULL && tgc_load_type(l, dtype, where, &info->dtype, &info->kind) != TGC_OK) s = TGC_ERR_INVALID;
         if (shape != NULL) {
             if (tgc_load_shape(l, shape, where, true, &info->shape) != TGC_OK) s = TGC_ERR_INVALID;
             n->declared_has_shape[i] = true;

@@ -73,6 +73,11 @@ bool tgc_parse_number(const char *s, double *out);
 /* Reads a `dtype:` value of `what` (named in messages: "graph input 'x'"). */
 tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_dtype *out);
 
+/* Reads a `dtype:` value that may also name a sequence or an optional
+ * ("seq(float32)", "optional(int64)", "optional(seq(bool))"; graph.h's
+ * tgc_type_parse): graph inputs' and `out` entries' types. */
+tgc_status tgc_load_type(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_dtype *dtype, uint8_t *kind);
+
 /* Reads a `shape:` list of `what`; symbols are allowed when allow_symbols,
  * else every dim must be a concrete integer >= 0. */
 tgc_status tgc_load_shape(tgc_loader *l, const yaml_node_t *n, const char *what, bool allow_symbols,

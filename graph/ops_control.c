@@ -59,20 +59,23 @@ static tgc_status infer_if(tgc_infer_ctx *c) {
         const tgc_tensor_info *a = tgc_subgraph_output(t, k), *b = tgc_subgraph_output(e, k);
         char sa[TGC_OPS_SHAPE_BUF], sb[TGC_OPS_SHAPE_BUF];
         if (a == NULL || b == NULL) return TGC_ERR_INVALID;
-        if (a->dtype != b->dtype)
+        if (a->dtype != b->dtype || a->kind != b->kind)
             return tgc_diag_error(c->diags, e->path, e->outputs[k].pos, "dtype-mismatch", "node '%s' (If): output "
                                   "%d is %s in 'then_branch' but %s in 'else_branch'", c->node->name, k,
-                                  tgc_dtype_name(a->dtype), tgc_dtype_name(b->dtype));
-        if (a->shape.rank != b->shape.rank)
+                                  tgc_type_str(a->dtype, a->kind, sa, sizeof sa),
+                                  tgc_type_str(b->dtype, b->kind, sb, sizeof sb));
+        tgc_shape merged = a->shape;
+        if (a->kind != TGC_KIND_TENSOR && a->shape.rank != b->shape.rank) merged.rank = TGC_RANK_UNKNOWN;
+        else if (a->shape.rank == TGC_RANK_UNKNOWN || b->shape.rank == TGC_RANK_UNKNOWN) merged.rank = TGC_RANK_UNKNOWN;
+        else if (a->shape.rank != b->shape.rank)
             return tgc_diag_error(c->diags, e->path, e->outputs[k].pos, "unsupported", "node '%s' (If): output %d "
                                   "has shape %s in 'then_branch' but %s in 'else_branch'; tgc needs the branches to "
                                   "agree on each output's rank", c->node->name, k,
                                   tgc_infer_shape_str(c, &a->shape, sa, sizeof sa),
                                   tgc_infer_shape_str(c, &b->shape, sb, sizeof sb));
-        tgc_shape merged = a->shape;
         for (int d = 0; d < merged.rank; d++)
             if (!tgc_dim_eq(a->shape.dims[d], b->shape.dims[d])) merged.dims[d] = tgc_infer_fresh_dim(c);
-        tgc_status s = tgc_infer_set_output(c, k, a->dtype, &merged);
+        tgc_status s = tgc_infer_set_output_kind(c, k, a->kind, a->dtype, &merged);
         if (s != TGC_OK) return s;
     }
     return TGC_OK;
@@ -86,6 +89,13 @@ const tgc_op_def tgc_op_If = {"If", 1, 1, 1, -1, if_attrs, infer_if};
  * values of `per` along `axis` (in [0, rank of per]). */
 static tgc_status set_stacked(tgc_infer_ctx *c, int k, const tgc_tensor_info *per, tgc_dim steps, int axis) {
     char buf[TGC_OPS_SHAPE_BUF];
+    if (per->kind != TGC_KIND_TENSOR)
+        return tgc_infer_fail(c, -1, "dtype-mismatch", "scan output %d must be a tensor, got %s", k,
+                              tgc_type_str(per->dtype, per->kind, buf, sizeof buf));
+    if (per->shape.rank == TGC_RANK_UNKNOWN) {
+        tgc_shape unknown = {.rank = TGC_RANK_UNKNOWN};
+        return tgc_infer_set_output(c, k, per->dtype, &unknown);
+    }
     if (per->shape.rank >= TGC_MAX_RANK)
         return tgc_infer_fail(c, -1, "unsupported", "scan output %d would stack values of shape %s: rank %d is above "
                               "tgc's %d", k, tgc_infer_shape_str(c, &per->shape, buf, sizeof buf),
@@ -115,7 +125,7 @@ static tgc_status infer_loop(tgc_infer_ctx *c) {
     for (int k = 0; s == TGC_OK && k < carried; k++) {
         const tgc_tensor_info *v = tgc_infer_input(c, 2 + k);
         if (v == NULL) s = tgc_infer_fail(c, 2 + k, "missing-input", "carried value %d cannot be omitted", k);
-        else formal[2 + k] = (tgc_tensor_info){.dtype = v->dtype, .shape = v->shape, .value_len = -1};
+        else formal[2 + k] = (tgc_tensor_info){.dtype = v->dtype, .shape = v->shape, .kind = v->kind, .value_len = -1};
     }
     tgc_subgraph_carried carry = {.first_input = 2, .first_output = 1, .count = carried};
     if (s == TGC_OK) s = tgc_subgraph_infer(c, body, formal, 2 + carried, &carry, final);
@@ -124,7 +134,8 @@ static tgc_status infer_loop(tgc_infer_ctx *c) {
         s = tgc_diag_error(c->diags, body->path, body->outputs[0].pos, "dtype-mismatch", "node '%s' (Loop): the "
                            "body's first output (the condition) must be bool, got %s", c->node->name,
                            cond ? tgc_dtype_name(cond->dtype) : "nothing");
-    for (int k = 0; s == TGC_OK && k < carried; k++) s = tgc_infer_set_output(c, k, final[k].dtype, &final[k].shape);
+    for (int k = 0; s == TGC_OK && k < carried; k++)
+        s = tgc_infer_set_output_kind(c, k, final[k].kind, final[k].dtype, &final[k].shape);
     /* Without a cond input the body's condition is ignored: M iterations exactly. */
     const tgc_tensor_info *m = tgc_infer_input(c, 0);
     bool counted = m != NULL && tgc_infer_input(c, 1) == NULL && m->value_len == 1 && tgc_dim_known(m->value[0]) &&
@@ -179,8 +190,12 @@ static tgc_status infer_scan(tgc_infer_ctx *c) {
             s = tgc_infer_fail(c, i, "missing-input", "input %d cannot be omitted", i);
             break;
         }
-        formal[i] = (tgc_tensor_info){.dtype = v->dtype, .shape = v->shape, .value_len = -1};
+        formal[i] = (tgc_tensor_info){.dtype = v->dtype, .shape = v->shape, .kind = v->kind, .value_len = -1};
         if (i < state) continue;
+        if (v->kind != TGC_KIND_TENSOR) {
+            s = tgc_infer_fail(c, i, "dtype-mismatch", "scan input %d must be a tensor", i - state);
+            break;
+        }
         int64_t axis = list_entry(c, "scan_input_axes", i - state);
         int rank = v->shape.rank;
         if (rank < 1 || axis < -rank || axis >= rank) {
@@ -202,7 +217,8 @@ static tgc_status infer_scan(tgc_infer_ctx *c) {
     }
     tgc_subgraph_carried carry = {.first_input = 0, .first_output = 0, .count = state};
     if (s == TGC_OK) s = tgc_subgraph_infer(c, body, formal, inputs, &carry, final);
-    for (int k = 0; s == TGC_OK && k < state; k++) s = tgc_infer_set_output(c, k, final[k].dtype, &final[k].shape);
+    for (int k = 0; s == TGC_OK && k < state; k++)
+        s = tgc_infer_set_output_kind(c, k, final[k].kind, final[k].dtype, &final[k].shape);
     for (int k = state; s == TGC_OK && k < tgc_infer_num_outputs(c); k++) {
         const tgc_tensor_info *per = tgc_subgraph_output(body, k);
         if (per == NULL) {

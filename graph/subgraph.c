@@ -163,7 +163,7 @@ int tgc_subgraph_node_outputs(const tgc_node *n) {
         b = tgc_node_subgraph(n, "body");
         return b != NULL && b->n_outputs >= 1 ? b->n_outputs - 1 : -1;
     }
-    if (strcmp(op, "Scan") == 0) {
+    if (strcmp(op, "Scan") == 0 || strcmp(op, "SequenceMap") == 0) {
         b = tgc_node_subgraph(n, "body");
         return b != NULL ? b->n_outputs : -1;
     }
@@ -263,6 +263,15 @@ static tgc_status check_scan(tgc_graph *g, tgc_diags *diags, const tgc_node *n) 
     return s;
 }
 
+static tgc_status check_sequence_map(tgc_graph *g, tgc_diags *diags, const tgc_node *n) {
+    const tgc_graph *b = tgc_node_subgraph(n, "body");
+    int inputs = tgc_node_explicit_inputs(n);
+    if (b == NULL || b->n_inputs_nodes == inputs) return TGC_OK;
+    return report(g, diags, n, attr_pos(n, "body"), "the body takes %d input%s, but the SequenceMap gives it %d (an "
+                  "element of each sequence input, each other input as it is)", b->n_inputs_nodes,
+                  plural(b->n_inputs_nodes), inputs);
+}
+
 tgc_status tgc_subgraph_validate_node(tgc_graph *g, int32_t id, tgc_diags *diags) {
     tgc_node *n = &g->nodes[id];
     tgc_status s = TGC_OK;
@@ -280,5 +289,6 @@ tgc_status tgc_subgraph_validate_node(tgc_graph *g, int32_t id, tgc_diags *diags
     if (strcmp(n->op->name, "If") == 0) cs = check_if(g, diags, n);
     else if (strcmp(n->op->name, "Loop") == 0) cs = check_loop(g, diags, n);
     else if (strcmp(n->op->name, "Scan") == 0) cs = check_scan(g, diags, n);
+    else if (strcmp(n->op->name, "SequenceMap") == 0) cs = check_sequence_map(g, diags, n);
     return cs != TGC_OK ? cs : s;
 }

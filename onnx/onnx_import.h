@@ -128,6 +128,7 @@ typedef struct tgc_onnx_attr {
     const char *const *strings;
     size_t n;
     const tgc_npy *tensor;
+    const struct tgc_onnx_doc *graph; /* TGC_ATTR_GRAPH: a subgraph, converted like the graph */
 } tgc_onnx_attr;
 
 typedef struct tgc_onnx_node {
@@ -146,8 +147,9 @@ typedef struct tgc_onnx_init {
 
 typedef struct tgc_onnx_input {
     const char *name;
-    tgc_dtype dtype;
-    int rank;
+    tgc_dtype dtype;  /* TGC_DTYPE_INVALID: not given (a subgraph's input) */
+    uint8_t kind;     /* graph.h's tgc_value_kind */
+    int rank;         /* -1: no shape given (a sequence's, a subgraph input's) */
     const char **dims; /* "3" or a symbol */
 } tgc_onnx_input;
 
