@@ -128,9 +128,14 @@ tgc_status tgc_subgraph_infer(tgc_infer_ctx *c, tgc_graph *body, const tgc_tenso
         }
         tgc_diags_free(scratch);
     }
-    for (int k = 0; s == TGC_OK && carried != NULL && k < n_carried; k++)
-        carried[k] = (tgc_tensor_info){.dtype = infos[first_carried + k].dtype, .kind = infos[first_carried + k].kind,
+    /* What the node gives: the widened carried values, of the kind the body gives them (an optional going
+     * in may come out as the value it would hold). */
+    for (int k = 0; s == TGC_OK && carried != NULL && k < n_carried; k++) {
+        const tgc_tensor_info *out = tgc_subgraph_output(body, carry->first_output + k);
+        carried[k] = (tgc_tensor_info){.dtype = infos[first_carried + k].dtype,
+                                       .kind = out != NULL ? out->kind : infos[first_carried + k].kind,
                                        .shape = infos[first_carried + k].shape, .value_len = -1};
+    }
     tgc_free(infos);
     return s;
 }
