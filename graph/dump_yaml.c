@@ -31,7 +31,9 @@ typedef struct dumper {
     const tgc_node *owner[TGC_MAX_SUBGRAPH_DEPTH + 1];
     int level;
     const char *dest_dir;
-    const char *const *devices; /* per node id: the device to write, or NULL */
+    const char *const *devices; /* per node id of the top level: the device to write, or NULL */
+    tgc_node_device_fn device_of; /* or per node of any graph (tgc_graph_dump_yaml_placed) */
+    void *device_ctx;
     tgc_diags *diags;
     bool failed;
     bool reported; /* the failure has its own message in diags */
@@ -329,6 +331,8 @@ static void dump_node(dumper *d, const tgc_node *n) {
     const char *device = n->device;
     if (d->level == 0 && d->devices != NULL && d->devices[n - d->g->nodes] != NULL)
         device = d->devices[n - d->g->nodes];
+    const char *placed = d->device_of != NULL ? d->device_of(d->device_ctx, d->g, (int32_t)(n - d->g->nodes)) : NULL;
+    if (placed != NULL) device = placed;
     if (device != NULL) {
         str(d, "device");
         str(d, device);
@@ -457,9 +461,23 @@ tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_d
     return tgc_graph_dump_yaml_devices(g, out, dest_dir, NULL, diags);
 }
 
+static tgc_status dump_with(dumper *d, FILE *out);
+
+tgc_status tgc_graph_dump_yaml_placed(const tgc_graph *g, FILE *out, const char *dest_dir, tgc_node_device_fn device_of,
+                                      void *ctx, tgc_diags *diags) {
+    dumper d = {.g = g, .dest_dir = dest_dir, .device_of = device_of, .device_ctx = ctx, .diags = diags, .scope = {g}};
+    return dump_with(&d, out);
+}
+
 tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
                                        const char *const *node_devices, tgc_diags *diags) {
     dumper d = {.g = g, .dest_dir = dest_dir, .devices = node_devices, .diags = diags, .scope = {g}};
+    return dump_with(&d, out);
+}
+
+static tgc_status dump_with(dumper *dp, FILE *out) {
+    dumper d = *dp;
+    tgc_diags *diags = d.diags;
     if (!yaml_emitter_initialize(&d.em)) return TGC_ERR_NOMEM;
     yaml_emitter_set_output(&d.em, write_handler, out);
     yaml_emitter_set_width(&d.em, 120);

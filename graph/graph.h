@@ -255,6 +255,16 @@ const tgc_tensor_info *tgc_graph_ref_info(const tgc_graph *g, tgc_ref ref);
  * TGC_DTYPE_INVALID for a code tgc has no dtype for (complex, float8). */
 tgc_dtype tgc_dtype_from_onnx(int64_t code);
 
+/* The device to write for node `id` of g (the top-level graph or a subgraph
+ * inside it), or NULL to keep what the node asks for. */
+typedef const char *(*tgc_node_device_fn)(void *ctx, const tgc_graph *g, int32_t id);
+
+/* The YAML dumper (graph/dump_yaml.c) with each node's `device:`, the
+ * subgraphs' nodes too, given by device_of (may be NULL). Same contract as
+ * tgc_graph_dump_yaml. */
+tgc_status tgc_graph_dump_yaml_placed(const tgc_graph *g, FILE *out, const char *dest_dir, tgc_node_device_fn device_of,
+                                      void *ctx, tgc_diags *diags);
+
 /* The YAML dumper (graph/dump_yaml.c) with each node's `device:` replaced
  * by node_devices[id] (a full device name, e.g. a placement's) where that
  * is not NULL; node_devices may be NULL. Same contract as

@@ -735,14 +735,18 @@ tgc_status tgc_graph_partition(const tgc_graph *g, const tgc_placed *placed, tgc
 /* Releases the partitions; NULL is ignored. */
 void tgc_partitions_free(tgc_partitions *p);
 
-/* The partitions, in device-list order: how many, partition i's device
- * ("cpu0", "gpu0"; NULL when i is out of range) and its node count
- * (_Send and _Recv included). */
+/* The partitions: the graph's in device-list order, then each subgraph's
+ * (If's branches, a Loop's body...: placed and split as graphs of their
+ * own, depth first in node order): how many, partition i's device ("cpu0",
+ * "gpu0"; NULL when i is out of range), its label (the device for the
+ * graph's, "loop.body@gpu0" for a subgraph's; valid until the next call)
+ * and its node count (_Send and _Recv included). */
 int tgc_partitions_count(const tgc_partitions *p);
 const char *tgc_partitions_device(const tgc_partitions *p, int i);
+const char *tgc_partitions_label(const tgc_partitions *p, int i);
 size_t tgc_partitions_node_count(const tgc_partitions *p, int i);
 
-/* The number of _Send/_Recv pairs. */
+/* The number of _Send/_Recv pairs, the subgraphs' included. */
 int tgc_partitions_pair_count(const tgc_partitions *p);
 
 /* Checks the partitions against the graph: every _Recv has exactly one
@@ -755,14 +759,17 @@ tgc_status tgc_partitions_validate(const tgc_partitions *p, tgc_diags *diags);
 /* Writes partition i as a tgc/1 document (as tgc_graph_dump_yaml, `file:`
  * paths relative to dest_dir): its nodes with `device:` set, its _Send and
  * _Recv nodes with their attributes and `out`, its share of the graph's
- * inputs and outputs. The document loads again with tgc_graph_load.
+ * inputs and outputs (a subgraph's captures are inputs of its partitions;
+ * a comment above the document says how its keys get the frame and
+ * iteration at run time). The document loads again with tgc_graph_load.
  * TGC_ERR_IO or TGC_ERR_NOMEM with a message in diags. */
 tgc_status tgc_partitions_dump_yaml(const tgc_partitions *p, int i, FILE *out, const char *dest_dir,
                                     tgc_diags *diags);
 
-/* Writes every partition (nodes, inputs, outputs) and every pair (key,
- * tensor, devices, nodes, dtype, shape, bytes, host memory) as one JSON
- * document, with the traffic per device pair. TGC_ERR_IO as above. */
+/* Writes every partition of the graph (nodes, inputs, outputs) and every
+ * pair (key, tensor, devices, nodes, dtype, shape, bytes, host memory) as
+ * one JSON document, with the traffic per device pair (subgraphs: the YAML
+ * dump). TGC_ERR_IO as above. */
 tgc_status tgc_partitions_dump_json(const tgc_partitions *p, FILE *out, tgc_diags *diags);
 
 /* Writes a Graphviz digraph: one cluster per device, a dashed edge from each

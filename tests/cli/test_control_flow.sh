@@ -41,6 +41,45 @@ if /usr/bin/python3 "$WORK/two_rows.py" "$WORK/x2.npy" 2>/dev/null; then
     expect_grep "node 'row' (Gather) on cpu0 in iteration 2 of Loop 'count'" "$WORK/err" "failure names the iteration"
 fi
 
+# Placement and partitioning go inside subgraphs: a Loop body with a node on
+# gpu0 and one on cpu0 is placed and split per device, with a pair between.
+cat > "$WORK/across.yaml" <<'YAML'
+format: tgc/1
+inputs:
+  - {name: v0, dtype: float32, shape: [8]}
+outputs: [loop]
+initializers:
+  - {name: m, dtype: int64, shape: [], values: [40]}
+  - {name: half, dtype: float32, shape: [], values: [0.5]}
+  - {name: one, dtype: float32, shape: [], values: [1]}
+nodes:
+  - name: loop
+    op: Loop
+    inputs: [m, '', v0]
+    attrs:
+      body:
+        inputs: [{name: i}, {name: c}, {name: v}]
+        outputs: [c, w]
+        nodes:
+          - {name: h, op: Mul, inputs: [v, half], device: gpu0}
+          - {name: w, op: Add, inputs: [h, one], device: cpu0}
+YAML
+if "$TGC" devices | grep -q "^gpu0"; then
+    expect_exit 0 "--dump placed shows each body's devices" -- "$TGC" compile "$WORK/across.yaml" --devices cpu,gpu0 \
+        --dump placed -o "$WORK/placed.yaml"
+    expect_grep "subgraph loop.body: cpu0 1 ops, gpu0 1 ops" "$WORK/out" "placement summary of the body"
+    expect_grep "        device: gpu0" "$WORK/placed.yaml" "a body node's device in the placed dump"
+    expect_exit 0 "--dump partitioned writes each body per device" -- "$TGC" compile "$WORK/across.yaml" \
+        --devices cpu,gpu0 --dump partitioned -o "$WORK/parts"
+    expect_grep "subgraph loop.body: 2 partitions (cpu0: .*, gpu0: .*), 1 send/recv pair" "$WORK/out" \
+        "partition summary of the body"
+    expect_grep "key: gpu0;cpu0;h" "$WORK/parts/loop.body@gpu0.yaml" "the body's _Send"
+    expect_grep "key: gpu0;cpu0;h" "$WORK/parts/loop.body@cpu0.yaml" "the body's _Recv"
+    for f in "$WORK"/parts/*.yaml; do
+        expect_exit 0 "$(basename "$f") loads again" -- "$TGC" compile "$f"
+    done
+fi
+
 # A sequence output, written element by element.
 cat > "$WORK/seq.yaml" <<'YAML'
 format: tgc/1

@@ -596,9 +596,90 @@ static void test_run_survives_allocation_failures(void) {
     close_run(&r);
 }
 
+/* ---- a body across devices ---------------------------------------------------- */
+
+/* A Loop whose body spans gpu0 and cpu0: v' = (v * 0.5 on gpu0) + 1 on
+ * cpu0, so each iteration sends h from gpu0 to cpu0 through the rendezvous,
+ * and the carried value goes back to gpu0 as the next iteration's feed.
+ * The reference repeats the two float32 roundings in C. Keys carry the
+ * frame and the iteration: were they not, the second iteration's _Send
+ * would find its key sent already and the run would fail. */
+static void test_body_across_devices(void) {
+    tgc_device_info info[4];
+    if (tgc_devices_list(info, 4) < 2) {
+        printf("\n  notice: no OpenCL device; skipped\n");
+        return;
+    }
+    static const char text[] = "format: tgc/1\n"
+                               "inputs:\n"
+                               "  - {name: v0, dtype: float32, shape: [8]}\n"
+                               "outputs: [loop]\n"
+                               "initializers:\n"
+                               "  - {name: m, dtype: int64, shape: [], values: [40]}\n"
+                               "  - {name: half, dtype: float32, shape: [], values: [0.5]}\n"
+                               "  - {name: one, dtype: float32, shape: [], values: [1]}\n"
+                               "nodes:\n"
+                               "  - name: loop\n"
+                               "    op: Loop\n"
+                               "    inputs: [m, '', v0]\n"
+                               "    attrs:\n"
+                               "      body:\n"
+                               "        inputs: [{name: i}, {name: c}, {name: v}]\n"
+                               "        outputs: [c, w]\n"
+                               "        nodes:\n"
+                               "          - {name: h, op: Mul, inputs: [v, half], device: gpu0}\n"
+                               "          - {name: w, op: Add, inputs: [h, one], device: cpu0}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_FATAL(tgc_graph_load_string(text, strlen(text), "across.yaml", NULL, d, &g) == TGC_OK);
+    /* The partitions: the body's on both devices, with pairs between them. */
+    tgc_placed *placed = NULL;
+    tgc_partitions *parts = NULL;
+    CU_ASSERT_FATAL(tgc_graph_place(g, "cpu,gpu0", NULL, d, &placed) == TGC_OK);
+    CU_ASSERT_FATAL(tgc_graph_partition(g, placed, d, &parts) == TGC_OK);
+    CU_ASSERT_EQUAL(tgc_partitions_validate(parts, d), TGC_OK);
+    bool body_cpu = false, body_gpu = false;
+    for (int i = 0; i < tgc_partitions_count(parts); i++) {
+        body_cpu |= strcmp(tgc_partitions_label(parts, i), "loop.body@cpu0") == 0;
+        body_gpu |= strcmp(tgc_partitions_label(parts, i), "loop.body@gpu0") == 0;
+    }
+    CU_ASSERT(body_cpu && body_gpu);
+    CU_ASSERT(tgc_partitions_pair_count(parts) >= 1); /* h: gpu0 -> cpu0 */
+    tgc_partitions_free(parts);
+    tgc_placed_free(placed);
+    tgc_session *s = NULL;
+    CU_ASSERT_FATAL(tgc_session_create(g, "cpu,gpu0", NULL, d, &s) == TGC_OK);
+    float v0[8];
+    double want_d[8];
+    for (int k = 0; k < 8; k++) v0[k] = want_d[k] = (float)k;
+    for (int it = 0; it < 40; it++)
+        for (int k = 0; k < 8; k++) want_d[k] = (double)(float)((float)want_d[k] * 0.5f) + 1.0;
+    float want[8];
+    for (int k = 0; k < 8; k++) want[k] = (float)want_d[k];
+    const char *names[] = {"v0"};
+    tgc_memory_figures before[2] = {tgc_session_memory(s, 0), tgc_session_memory(s, 1)};
+    for (int rep = 0; rep < 2; rep++) { /* twice: a second step starts from a clean rendezvous */
+        tgc_tensor *feeds[1] = {f32(1, (int64_t[]){8}, v0)}, *out[1] = {0};
+        CU_ASSERT_EQUAL_FATAL(tgc_session_run(s, 1, names, feeds, out, d), TGC_OK);
+        check_f32(out[0], 1, (int64_t[]){8}, want);
+        release_all(out, 1);
+        release_all(feeds, 1);
+    }
+    for (int dev = 0; dev < 2; dev++) { /* every iteration's buffers went back, on both devices */
+        tgc_memory_figures after = tgc_session_memory(s, dev);
+        CU_ASSERT_EQUAL(after.bytes_in_use, before[dev].bytes_in_use);
+        CU_ASSERT_EQUAL(after.live_buffers, before[dev].live_buffers);
+    }
+    tgc_diags_print(d, stderr);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("control flow", {"loop and if", test_loop_and_if}, {"while and growing", test_while_and_growing},
               {"scan", test_scan}, {"nested loops", test_nested_loops}, {"sequences", test_sequences},
               {"sequence feeds", test_sequence_feeds}, {"flat memory", test_flat_memory},
               {"failure names the iteration", test_failure_names_the_iteration},
               {"max iterations", test_max_iterations},
-              {"run survives allocation failures", test_run_survives_allocation_failures})
+              {"run survives allocation failures", test_run_survives_allocation_failures},
+              {"a body across devices", test_body_across_devices})
