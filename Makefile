@@ -57,7 +57,7 @@ test-asan: build-asan
 
 test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure \
-	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_fast_paths|test_cpu_split_kernels|test_fusion|test_cpu_jit|test_control_flow'
+	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_fast_paths|test_cpu_split_kernels|test_fusion|test_cpu_jit|executor/test_control_flow'
 
 test-nojit: build-nojit
 	ctest --test-dir $(BUILD_NOJIT) --output-on-failure -j $(JOBS)

@@ -318,31 +318,46 @@ const tgc_value *tgc_frame_output(const tgc_frame *f, int i) {
     return &ps->vals[ps->plan->value_base[o->node] + o->port];
 }
 
+/* Starts node `id` of ps, which has nothing pending: a _Recv asks the
+ * rendezvous, any other node goes to its device's pool. */
+static void start_source(tgc_step *st, tgc_part_state *ps, int32_t id) {
+    const tgc_plan *p = ps->plan;
+    if (p->role[id] != TGC_ROLE_RECV) {
+        tgc_step_submit(st, p->pool, run_task, &ps->tasks[id]);
+        return;
+    }
+    const tgc_node *n = &p->g->nodes[id];
+    tgc_device *dst = p->on_host[id] ? NULL : p->device;
+    char buf[1024];
+    const char *key = tgc_frame_key(ps, tgc_node_attr(n, "key")->s, buf, sizeof buf);
+    if (key == NULL || tgc_rendezvous_recv_async(st->rendezvous, key, dst, recv_done, &ps->tasks[id]) != TGC_OK) {
+        tgc_step_fail(st, key ? TGC_ERR_NOMEM : TGC_ERR_INVALID, n->pos, "recv-failed", "node '%s': cannot wait for '%s'",
+                      n->name, key ? key : "(a key too long)");
+        run_task(&ps->tasks[id]); /* finishes it (skipped) */
+    }
+}
+
 void tgc_frame_start(tgc_frame *f) {
     tgc_step *st = f->step;
     if (atomic_load(&f->outstanding) == 0) { /* nothing to run: done already */
         frame_finished(f);
         return;
     }
-    for (int i = 0; i < f->n_parts; i++) {
+    /* Once the last source is started the frame may end on another thread,
+     * and a loop's frame be reset or freed, before this call returns: the
+     * sources are counted first, and nothing of the frame is read after
+     * the last one. */
+    long left = 0;
+    for (int i = 0; i < f->n_parts; i++)
+        for (int32_t id = 0; id < f->ps[i].plan->g->n_nodes; id++) left += f->ps[i].plan->pending[id] == 0;
+    for (int i = 0, n_parts = f->n_parts; i < n_parts; i++) {
         tgc_part_state *ps = &f->ps[i];
         const tgc_plan *p = ps->plan;
         for (int32_t id = 0; id < p->g->n_nodes; id++) {
             if (p->pending[id] != 0) continue;
-            if (p->role[id] == TGC_ROLE_RECV) {
-                const tgc_node *n = &p->g->nodes[id];
-                tgc_device *dst = p->on_host[id] ? NULL : p->device;
-                char buf[1024];
-                const char *key = tgc_frame_key(ps, tgc_node_attr(n, "key")->s, buf, sizeof buf);
-                if (key == NULL ||
-                    tgc_rendezvous_recv_async(st->rendezvous, key, dst, recv_done, &ps->tasks[id]) != TGC_OK) {
-                    tgc_step_fail(st, key ? TGC_ERR_NOMEM : TGC_ERR_INVALID, n->pos, "recv-failed",
-                                  "node '%s': cannot wait for '%s'", n->name, key ? key : "(a key too long)");
-                    run_task(&ps->tasks[id]); /* finishes it (skipped) */
-                }
-            } else {
-                tgc_step_submit(st, p->pool, run_task, &ps->tasks[id]);
-            }
+            bool last = --left == 0;
+            start_source(st, ps, id);
+            if (last) return;
         }
     }
 }
