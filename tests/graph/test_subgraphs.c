@@ -58,7 +58,7 @@ static void check_out(const tgc_graph *g, const char *name, int k, tgc_dtype dty
 /* True when dim d of output k of `name` is a symbol made by inference. */
 static bool fresh_dim(const tgc_graph *g, const char *name, int k, int d) {
     tgc_dim dim = node(g, name)->outputs[k].shape.dims[d];
-    return !tgc_dim_known(dim) && g->symbol_fresh[dim.sym];
+    return !tgc_dim_known(dim) && tgc_graph_root(g)->symbol_fresh[dim.sym]; /* a subgraph's are its root's */
 }
 
 /* The capture of `body` named `name`: the outer value it stands for. */
@@ -177,6 +177,62 @@ static void test_merges_and_trip_counts(void) {
     tgc_graph_free(g);
 }
 
+/* Carried shapes through two levels: the inner Loop grows its carried
+ * value by one element an iteration (Concat), so inside the outer body it
+ * gives a fresh-symbol length; the outer Loop carries that, so its own
+ * carried value is a symbol too. A Scan state whose shape an If in the body
+ * keeps ([2]) stays [2]. An If inside a Loop body whose branches give [1]
+ * and [2] makes the carried value, which starts [1], a symbol. */
+static void test_carried_shapes_nest(void) {
+    tgc_graph *g = load_text("format: tgc/1\n"
+                             "inputs:\n"
+                             "  - {name: c, dtype: bool, shape: []}\n"
+                             "outputs: [outer, widen]\n"
+                             "initializers:\n"
+                             "  - {name: two, dtype: int64, shape: [], values: [2]}\n"
+                             "  - {name: empty, dtype: float32, shape: [0], values: []}\n"
+                             "  - {name: one, dtype: float32, shape: [1], values: [1]}\n"
+                             "nodes:\n"
+                             "  - name: outer\n"
+                             "    op: Loop\n"
+                             "    inputs: [two, '', empty]\n"
+                             "    attrs:\n"
+                             "      body:\n"
+                             "        inputs: [{name: i}, {name: k}, {name: acc}]\n"
+                             "        outputs: [k, inner]\n"
+                             "        nodes:\n"
+                             "          - name: inner\n"
+                             "            op: Loop\n"
+                             "            inputs: [two, '', acc]\n"
+                             "            attrs:\n"
+                             "              body:\n"
+                             "                inputs: [{name: j}, {name: k2}, {name: a}]\n"
+                             "                outputs: [k2, grown]\n"
+                             "                nodes:\n"
+                             "                  - {name: grown, op: Concat, inputs: [a, one], attrs: {axis: 0}}\n"
+                             "  - name: widen\n"
+                             "    op: Loop\n"
+                             "    inputs: [two, '', one]\n"
+                             "    attrs:\n"
+                             "      body:\n"
+                             "        inputs: [{name: i}, {name: k}, {name: v}]\n"
+                             "        outputs: [k, pick]\n"
+                             "        nodes:\n"
+                             "          - {name: both, op: Concat, inputs: [v, v], attrs: {axis: 0}}\n"
+                             "          - name: pick\n"
+                             "            op: If\n"
+                             "            inputs: [c]\n"
+                             "            attrs:\n"
+                             "              then_branch: {outputs: [one]}\n"
+                             "              else_branch: {outputs: [both]}\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT(fresh_dim(g, "outer", 0, 0));
+    const tgc_graph *body = tgc_node_subgraph(node(g, "outer"), "body");
+    CU_ASSERT(fresh_dim(body, "inner", 0, 0));
+    CU_ASSERT(fresh_dim(g, "widen", 0, 0));
+    tgc_graph_free(g);
+}
+
 /* A copy is deep: its subgraphs are its own (their parent the copy), and
  * it dumps as the original does. */
 static char *dump(const tgc_graph *g) {
@@ -277,5 +333,6 @@ static void test_load_survives_every_allocation_failure(void) {
 TGC_TEST_MAIN("subgraphs", {"captures are implicit inputs", test_captures_are_implicit_inputs},
               {"inference into subgraphs", test_inference_into_subgraphs},
               {"merges and trip counts", test_merges_and_trip_counts}, {"a copy is deep", test_clone_is_deep},
+              {"carried shapes nest", test_carried_shapes_nest},
               {"scopes", test_scopes},
               {"load survives every allocation failure", test_load_survives_every_allocation_failure})
