@@ -5,7 +5,12 @@
  *      same arithmetic in a plain C loop;
  *   2. inter-op parallelism: 8 independent branches of 512x512 MatMuls with
  *      2 threads against 1 (the speed-up);
- *   3. the digits CNN's latency on cpu, gpu0 and cpu,gpu0.
+ *   3. the digits CNN's latency on cpu, gpu0 and cpu,gpu0;
+ *   4. per-iteration overhead of a Loop: 10^5 iterations of a body that is
+ *      one Add on a 1-element tensor, against the Add kernel alone called as
+ *      often (the difference is what an iteration costs: its frame's reset,
+ *      the iteration number and condition, starting the body's nodes and
+ *      collecting its outputs).
  * Medians of repeated runs; these machines are noisy. */
 #include "tgc.h"
 
@@ -57,16 +62,22 @@ static double time_runs(tgc_session *s, int n_feeds, const char **names, tgc_ten
     return m;
 }
 
+static double kernel_loop_node(const tgc_node *node, int n);
+
 /* The reference for the executor's overhead: the cpu's Add kernel called n
  * times in a plain loop, as the chain runs it (1-element float32 tensors,
  * each call's output the next one's input, the graph's node a1 for its
  * attributes), with nothing between the calls. Median seconds of 15. */
 static double kernel_loop(const tgc_graph *g, int n) {
+    const tgc_node *node = NULL;
+    for (int32_t id = 0; g != NULL && id < g->n_nodes && node == NULL; id++)
+        if (strcmp(g->nodes[id].name, "a1") == 0) node = &g->nodes[id];
+    return kernel_loop_node(node, n);
+}
+
+static double kernel_loop_node(const tgc_node *node, int n) {
     tgc_device *cpu = tgc_cpu_device_create(0);
     const tgc_kernel_def *k = tgc_kernel_find("Add", TGC_DEVICE_CPU, TGC_FLOAT32);
-    const tgc_node *node = NULL;
-    for (int32_t id = 0; id < g->n_nodes && node == NULL; id++)
-        if (strcmp(g->nodes[id].name, "a1") == 0) node = &g->nodes[id];
     tgc_value v[3] = {{.dtype = TGC_FLOAT32, .rank = 1, .dims = {1}}, {.dtype = TGC_FLOAT32, .rank = 1, .dims = {1}},
                       {.dtype = TGC_FLOAT32, .rank = 1, .dims = {1}}};
     for (int i = 0; i < 3; i++)
@@ -194,9 +205,52 @@ static void bench_digits(const char *root) {
     tgc_graph_free(g);
 }
 
+/* A Loop of 10^5 iterations whose body adds 1e-4 to a 1-element carried
+ * value, with 1 thread, against the Add kernel alone called as often. */
+static void bench_loop(void) {
+    enum { N = 100000 };
+    static const char text[] = "format: tgc/1\n"
+                               "inputs:\n  - {name: m, dtype: int64, shape: []}\n"
+                               "  - {name: x, dtype: float32, shape: [1]}\n"
+                               "outputs: [loop]\n"
+                               "initializers:\n  - {name: one, dtype: float32, shape: [1], values: [1.0e-4]}\n"
+                               "nodes:\n"
+                               "  - name: loop\n    op: Loop\n    inputs: [m, '', x]\n    attrs:\n      body:\n"
+                               "        inputs: [{name: i}, {name: c}, {name: v}]\n        outputs: [c, a1]\n"
+                               "        nodes:\n          - {name: a1, op: Add, inputs: [v, one]}\n";
+    tgc_graph *g = load_text(text, ".");
+    tgc_session *s = g ? open_session(g, "cpu", "cpu=1") : NULL;
+    if (s == NULL) exit(1);
+    tgc_tensor *feeds[2];
+    float x = 1;
+    int64_t m = N;
+    tgc_tensor_create(TGC_INT64, 0, NULL, &m, &feeds[0]);
+    tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){1}, &x, &feeds[1]);
+    const char *names[] = {"m", "x"};
+    double run = time_runs(s, 2, names, feeds, 7);
+    const tgc_graph *body = NULL;
+    for (int a = 0; a < g->nodes[g->n_nodes - 1].n_attrs; a++)
+        if (g->nodes[g->n_nodes - 1].attrs[a].graph != NULL) body = g->nodes[g->n_nodes - 1].attrs[a].graph;
+    double kernels = kernel_loop(body, N);
+    printf("Loop of %d iterations, body one Add (1 element, cpu, 1 thread):\n", N);
+    printf("  tgc run              %9.3f ms   %7.1f ns/iteration\n", run * 1e3, run / N * 1e9);
+    printf("  the Add kernel alone %9.3f ms   %7.1f ns/call\n", kernels * 1e3, kernels / N * 1e9);
+    printf("  per-iteration overhead %7.1f ns (tgc run - the kernel alone: the body's 5 nodes and the loop)\n\n",
+           (run - kernels) / N * 1e9);
+    tgc_tensor_release(feeds[0]);
+    tgc_tensor_release(feeds[1]);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+}
+
 int main(int argc, char **argv) {
     const char *root = argc > 1 ? argv[1] : ".";
+    if (argc > 2 && strcmp(argv[2], "loop") == 0) { /* the loop alone */
+        bench_loop();
+        return 0;
+    }
     bench_chain();
+    bench_loop();
     bench_wide();
     bench_digits(root);
     return 0;

@@ -3,6 +3,7 @@
  * d->ops, or, with an arena, from d->arena_ops: regions carved by the arena
  * (bfc_allocator.c) into views; without one, one ops->alloc per buffer. */
 #include "devices/device.h"
+#include "devices/kernel.h"
 
 #include "support/string_slots.h"
 
@@ -204,6 +205,8 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     b->chunk = UINT32_MAX;
     b->n_strings = 0;
     b->borrowed = false;
+    b->list = 0;
+    b->n_values = 0;
     atomic_init(&b->refs, 1);
     if (nbytes > 0 && memory_alloc(d, b) != TGC_OK) {
         commit(d, nbytes, false);
@@ -225,6 +228,20 @@ tgc_status tgc_buffer_alloc_strings(tgc_device *d, size_t n_strings, tgc_buffer 
     (*out)->n_strings = n_strings;
     return TGC_OK;
 }
+
+tgc_status tgc_buffer_alloc_list(tgc_device *d, size_t n_values, uint8_t kind, tgc_buffer **out) {
+    *out = NULL;
+    if (!tgc_device_host_memory(d)) return TGC_ERR_UNSUPPORTED;
+    if (n_values > (size_t)TGC_MAX_BYTES / sizeof(tgc_value)) return TGC_ERR_NOMEM;
+    tgc_status s = tgc_buffer_alloc(d, n_values * sizeof(tgc_value), out);
+    if (s != TGC_OK) return s;
+    if (n_values > 0) memset(tgc_buffer_host_ptr(*out), 0, n_values * sizeof(tgc_value));
+    (*out)->list = kind;
+    (*out)->n_values = n_values;
+    return TGC_OK;
+}
+
+void *tgc_buffer_list_slots(tgc_buffer *b) { return b != NULL && b->list ? tgc_buffer_host_ptr(b) : NULL; }
 
 tgc_status tgc_buffer_alloc_typed(tgc_device *d, tgc_dtype dtype, size_t nbytes, tgc_buffer **out) {
     if (dtype == TGC_STRING) {
@@ -264,6 +281,8 @@ void tgc_buffer_release(tgc_buffer *b) {
     assert(before > 0);
     if (before != 1) return;
     if (b->n_strings > 0) tgc_string_slots_free(tgc_buffer_host_ptr(b), b->n_strings);
+    tgc_value *slots = tgc_buffer_list_slots(b);
+    for (size_t i = 0; slots != NULL && i < b->n_values; i++) tgc_buffer_release(slots[i].buf);
     if (b->mem != NULL && !b->borrowed) memory_free(b->device, b);
     unreserve(b->device, b->nbytes);
     tgc_free(b);
@@ -289,7 +308,21 @@ static tgc_status copy_strings(tgc_buffer *src, size_t nbytes, tgc_device *to, t
     return s;
 }
 
+/* A list buffer's copy: a new list on `to` sharing the elements. */
+static tgc_status copy_list(tgc_buffer *src, tgc_device *to, tgc_buffer **out) {
+    tgc_status s = tgc_buffer_alloc_list(to, src->n_values, src->list, out);
+    if (s == TGC_ERR_UNSUPPORTED) return TGC_ERR_RUNTIME;
+    if (s != TGC_OK) return s;
+    tgc_value *from = tgc_buffer_list_slots(src), *slots = tgc_buffer_list_slots(*out);
+    for (size_t i = 0; i < src->n_values; i++) {
+        slots[i] = from[i];
+        tgc_buffer_retain(slots[i].buf);
+    }
+    return TGC_OK;
+}
+
 tgc_status tgc_buffer_copy(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out) {
+    if (src->list) return copy_list(src, to, out);
     if (src->n_strings > 0) return copy_strings(src, nbytes, to, out);
     tgc_device *from = src->device;
     tgc_status s = tgc_buffer_alloc(to, nbytes, out);

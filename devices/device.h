@@ -119,6 +119,11 @@ typedef struct tgc_buffer {
     atomic_int refs;
     size_t n_strings; /* > 0: a string buffer owning this many slots' strings */
     bool borrowed;    /* mem is host memory owned elsewhere (tgc_buffer_borrow_host): never freed here */
+    /* A list buffer (a sequence's or an optional's value, see
+     * tgc_buffer_alloc_list): list is its kind (graph.h's TGC_KIND_SEQUENCE
+     * or TGC_KIND_OPTIONAL), n_values its tgc_value slots. 0 otherwise. */
+    uint8_t list;
+    size_t n_values;
 } tgc_buffer;
 
 /* Initialises the common part of a device (name from kind and index). */
@@ -198,6 +203,22 @@ tgc_status tgc_buffer_alloc_strings(tgc_device *d, size_t n_strings, tgc_buffer 
  * string goes through here. Errors as those two. */
 tgc_status tgc_buffer_alloc_typed(tgc_device *d, tgc_dtype dtype, size_t nbytes, tgc_buffer **out);
 
+/* Allocates a list buffer of n_values tgc_value slots (devices/kernel.h),
+ * all empty (buf NULL), on `d`, which must be a host-memory device: the
+ * value of a sequence (kind TGC_KIND_SEQUENCE: its elements in order) or of
+ * an optional (TGC_KIND_OPTIONAL: none, or the one value it holds). The
+ * buffer OWNS one reference to each slot's buffer: whoever fills a slot
+ * gives it a reference of its own (tgc_buffer_retain), and the last
+ * tgc_buffer_release releases the slots' buffers. A list is never changed
+ * once filled: an op that changes a sequence makes a new list sharing the
+ * elements. TGC_ERR_NOMEM as tgc_buffer_alloc; TGC_ERR_UNSUPPORTED when d's
+ * memory is not host memory. */
+tgc_status tgc_buffer_alloc_list(tgc_device *d, size_t n_values, uint8_t kind, tgc_buffer **out);
+
+/* The slots of list buffer b (struct tgc_value *, devices/kernel.h); NULL
+ * when b is not a list or holds none. */
+void *tgc_buffer_list_slots(tgc_buffer *b);
+
 tgc_buffer *tgc_buffer_retain(tgc_buffer *b);
 
 /* Drops one reference; at zero a string buffer's strings are freed and the
@@ -215,6 +236,8 @@ static inline bool tgc_device_host_memory(const tgc_device *d) { return d->kind 
  * memory. TGC_ERR_NOMEM (the allocation failed) or TGC_ERR_RUNTIME (a copy
  * failed, or strings asked to go to device memory); *out is then NULL. */
 tgc_status tgc_buffer_copy(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out);
+/* (A list buffer's copy is a new list on `to`, host memory only, sharing
+ * the elements: each retained.) */
 
 /* Host pointer of the buffer's memory on host-memory devices, else NULL. */
 void *tgc_buffer_host_ptr(tgc_buffer *b);

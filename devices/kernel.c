@@ -27,6 +27,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_normalize[], tgc_cpu_kernels_linalg[
 extern const tgc_kernel_def tgc_cpu_kernels_indexing[];
 extern const tgc_kernel_def tgc_cpu_kernels_fused[];
 extern const tgc_kernel_def tgc_cpu_kernels_attention[];
+extern const tgc_kernel_def tgc_cpu_kernels_sequence[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -61,6 +62,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_fused,
     tgc_cpu_kernels_fused_act,
     tgc_cpu_kernels_attention,
+    tgc_cpu_kernels_sequence,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,
@@ -95,6 +97,7 @@ int64_t tgc_value_numel(const tgc_value *v) {
 }
 
 size_t tgc_value_nbytes(const tgc_value *v) {
+    if (v->buf != NULL && v->buf->list) return v->buf->nbytes; /* a sequence's or an optional's slots */
     size_t n;
     return tgc_checked_dims_nbytes(v->rank, v->dims, tgc_dtype_size(v->dtype), &n) ? n : SIZE_MAX;
 }
@@ -150,6 +153,33 @@ tgc_status tgc_kernel_alloc_output(tgc_kernel_ctx *c, int i, int rank, const int
         return TGC_ERR_NOMEM;
     }
     return TGC_OK;
+}
+
+tgc_status tgc_kernel_set_output(tgc_kernel_ctx *c, int i, const tgc_value *v) {
+    if (i < 0 || i >= c->n_outputs || c->outputs[i].buf != NULL || v->buf == NULL) {
+        tgc_kernel_fail(c, "output %d cannot be set", i);
+        return TGC_ERR_INVALID;
+    }
+    c->outputs[i] = *v;
+    tgc_buffer_retain(v->buf);
+    return TGC_OK;
+}
+
+tgc_value *tgc_kernel_alloc_list(tgc_kernel_ctx *c, int i, uint8_t kind, size_t n, tgc_dtype elem) {
+    if (i < 0 || i >= c->n_outputs || c->outputs[i].buf != NULL) {
+        tgc_kernel_fail(c, "output %d cannot be allocated", i);
+        return NULL;
+    }
+    tgc_value *v = &c->outputs[i];
+    *v = (tgc_value){.dtype = elem};
+    if (tgc_buffer_alloc_list(tgc_host_device(), n, kind, &v->buf) != TGC_OK) {
+        v->buf = NULL;
+        tgc_kernel_fail(c, "out of memory allocating a %s of %zu values", kind == TGC_KIND_SEQUENCE ? "sequence"
+                                                                          : "optional", n);
+        return NULL;
+    }
+    tgc_value *slots = tgc_buffer_list_slots(v->buf);
+    return slots != NULL ? slots : (tgc_value *)(void *)v; /* n == 0: no slots, but not NULL */
 }
 
 tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) {

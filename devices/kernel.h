@@ -36,13 +36,17 @@ typedef struct tgc_value {
     tgc_buffer *buf;
 } tgc_value;
 
+/* A value holds a sequence or an optional when its buffer is a list
+ * (device.h's tgc_buffer_alloc_list): rank 0, dtype its elements'. */
+static inline bool tgc_value_is_list(const tgc_value *v) { return v->buf != NULL && v->buf->list != 0; }
+
 /* The element count (tgc_checked_numel, support/checked.h), or -1 when a
  * dim is negative or the count does not fit in int64. Inference refuses
  * such shapes ("size-overflow"), so a value the executor made never gives
  * -1. */
 int64_t tgc_value_numel(const tgc_value *v);
-/* The bytes of the value's elements (tgc_checked_dims_nbytes), or SIZE_MAX
- * when they do not fit in TGC_MAX_BYTES: an allocation of that size fails
+/* The bytes of the value's elements (tgc_checked_dims_nbytes; a list's:
+ * its slots' bytes), or SIZE_MAX when they do not fit in TGC_MAX_BYTES: an allocation of that size fails
  * cleanly where a wrapped product would have allocated too little. */
 size_t tgc_value_nbytes(const tgc_value *v);
 
@@ -175,6 +179,20 @@ const int64_t *tgc_kernel_attr_ints(const tgc_kernel_ctx *c, const char *name, s
  * TGC_ERR_INVALID (rank out of [0, TGC_MAX_RANK], a negative dim, an
  * output already allocated), each with a reason in c->error. */
 tgc_status tgc_kernel_alloc_output(tgc_kernel_ctx *c, int i, int rank, const int64_t *dims);
+
+/* For kernels that size their outputs: output i becomes the value v itself
+ * (its buffer retained), as SequenceAt gives an element. TGC_OK, or
+ * TGC_ERR_INVALID (output already set, v empty) with a reason. */
+tgc_status tgc_kernel_set_output(tgc_kernel_ctx *c, int i, const tgc_value *v);
+
+/* For kernels that size their outputs: output i becomes a new list value
+ * (device.h's tgc_buffer_alloc_list, in host memory) of kind `kind`
+ * (TGC_KIND_SEQUENCE, TGC_KIND_OPTIONAL) holding n values whose elements are
+ * of dtype `elem`; returns its n slots for the kernel to fill (each slot
+ * given a reference of its own: tgc_buffer_retain), or NULL with a reason
+ * in c->error when out of memory. For n 0 the pointer is not NULL and not
+ * to be written. A list value's rank is 0 and its dtype its elements'. */
+tgc_value *tgc_kernel_alloc_list(tgc_kernel_ctx *c, int i, uint8_t kind, size_t n, tgc_dtype elem);
 
 /* Writes a reason for failing into c->error; returns TGC_ERR_RUNTIME. */
 tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) TGC_PRINTF(2, 3);

@@ -188,9 +188,10 @@ void tgc_watch_set(tgc_step *st, tgc_part_state *ps, int32_t slot, int32_t node)
     }
 }
 
-void tgc_watch_recv(tgc_step *st, tgc_part_state *ps, int part, int32_t slot, int32_t node) {
+void tgc_watch_recv(tgc_step *st, tgc_part_state *ps, int32_t slot, int32_t node) {
     if (ps->wslots == NULL) return;
-    const tgc_partitioning *parts = &st->s->parts;
+    const tgc_partitioning *parts = ps->frame->parts;
+    int part = ps->part;
     for (int32_t i = 0; i < parts->n_pairs; i++) {
         const tgc_partition_pair *p = &parts->pairs[i];
         if (p->recv_part != part || p->recv_node != node) continue;
@@ -412,15 +413,24 @@ tgc_status tgc_memory_plan_write(const tgc_memory_plan *mp, FILE *out, int json,
 
 /* ---- the session's report -------------------------------------------------------- */
 
-/* Weights the session's plans hold on device d. */
-static int64_t weights_on(const tgc_session *s, const tgc_device *d) {
+/* Weights that plans[0..n) hold on device d, the subgraphs' plans of their
+ * control nodes too (depth-bounded as the subgraphs are). */
+static int64_t plans_weights_on(const tgc_plan *plans, int n, const tgc_device *d) {
     int64_t bytes = 0;
-    for (int p = 0; s->plans != NULL && p < s->parts.n_parts; p++) {
-        const tgc_plan *pl = &s->plans[p];
+    for (int p = 0; plans != NULL && p < n; p++) {
+        const tgc_plan *pl = &plans[p];
         for (int32_t v = 0; pl->weights != NULL && v < pl->n_values; v++)
             if (pl->weights[v].buf != NULL && pl->weights[v].buf->device == d) bytes += (int64_t)pl->weights[v].buf->nbytes;
+        for (int32_t id = 0; pl->control != NULL && id < pl->g->n_nodes; id++)
+            for (int b = 0; b < pl->control[id].n_bodies; b++)
+                bytes += plans_weights_on(pl->control[id].bodies[b].plans, pl->control[id].bodies[b].parts.n_parts, d);
     }
     return bytes;
+}
+
+/* Weights the session's plans hold on device d. */
+static int64_t weights_on(const tgc_session *s, const tgc_device *d) {
+    return plans_weights_on(s->plans, s->parts.n_parts, d);
 }
 
 /* The plan for the last run's feeds (symbols from their shapes). */

@@ -42,6 +42,12 @@ static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc
         info->dtype = in[i].dtype;
         info->shape = tgc_shape_of(in[i].rank, in[i].dims);
         info->value_len = -1;
+        if (n->inputs[i].node >= 0 && tgc_graph_ref_info(g, n->inputs[i])->kind != TGC_KIND_TENSOR) {
+            /* A sequence or an optional: its kind as the graph has it; the kernel reads the elements. */
+            info->kind = tgc_graph_ref_info(g, n->inputs[i])->kind;
+            info->shape.rank = TGC_RANK_UNKNOWN;
+            continue;
+        }
         int64_t numel = tgc_value_numel(&in[i]);
         const void *p = tgc_buffer_host_ptr(in[i].buf);
         if (in[i].dtype == TGC_FLOAT32 && numel == 1 && p != NULL) {
@@ -141,8 +147,9 @@ static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node
             char what[512], which[32];
             snprintf(which, sizeof which, "output %d", i);
             tgc_oom_str(what, sizeof what, which, &out[i], od);
-            tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s: %s", n->name, n->op_name,
-                          d->name, what);
+            char where[256];
+            tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s%s: %s", n->name,
+                          n->op_name, d->name, tgc_frame_where(ps, where, sizeof where), what);
             return TGC_ERR_NOMEM;
         }
     }
@@ -173,9 +180,11 @@ static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_d
 }
 
 /* Reports a node's failure: the node, its op, its device and the cause. */
-static tgc_status node_fail(tgc_step *st, const tgc_node *n, const tgc_device *d, tgc_status status, const char *rule,
-                            const char *what) {
-    tgc_step_fail(st, status, n->pos, rule, "node '%s' (%s) on %s: %s", n->name, n->op_name, d->name, what);
+static tgc_status node_fail(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_device *d,
+                            tgc_status status, const char *rule, const char *what) {
+    char where[256];
+    tgc_step_fail(st, status, n->pos, rule, "node '%s' (%s) on %s%s: %s", n->name, n->op_name, d->name,
+                  tgc_frame_where(ps, where, sizeof where), what);
     return status;
 }
 
@@ -208,7 +217,8 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     if (n->n_inputs > TGC_RUN_MAX_IO || n->n_outputs > TGC_RUN_MAX_IO) { /* any arity: from the heap */
         size_t ni = (size_t)n->n_inputs, no = (size_t)n->n_outputs;
         heap = tgc_malloc((ni + no) * sizeof *in + ni * sizeof *staged);
-        if (heap == NULL) return node_fail(st, n, d, TGC_ERR_NOMEM, "out-of-memory", "no host memory for its inputs");
+        if (heap == NULL)
+            return node_fail(st, ps, n, d, TGC_ERR_NOMEM, "out-of-memory", "no host memory for its inputs");
         in = heap;
         out = in + ni;
         staged = (tgc_buffer **)(void *)(out + no);
@@ -229,15 +239,23 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         char which[48];
         snprintf(which, sizeof which, "a copy of input %d", failed);
         bool to_host = tgc_kernel_host_input(k, failed) || tgc_device_host_memory(d);
-        node_fail(st, n, d, s, "out-of-memory",
+        node_fail(st, ps, n, d, s, "out-of-memory",
                   tgc_oom_str(err, sizeof err, which, &in[failed], to_host ? tgc_host_device() : d));
     } else if (s != TGC_OK) {
         snprintf(err, sizeof err, "cannot move an input to %s", d->name);
-        node_fail(st, n, d, s, "copy-failed", err);
+        node_fail(st, ps, n, d, s, "copy-failed", err);
+    }
+    if (s == TGC_OK && n->n_inputs == 1 && tgc_value_is_list(&in[0]) && strcmp(n->op_name, "Identity") == 0) {
+        out[0] = in[0]; /* a sequence or an optional passes through: lists are never written */
+        tgc_buffer_retain(out[0].buf);
+        ps->vals[p->value_base[id]] = out[0];
+        tgc_free(heap);
+        tgc_watch_set(st, ps, p->value_base[id], id);
+        return TGC_OK;
     }
     if (s == TGC_OK && !(p->static_shapes[id] && static_outputs(p->g, n, in, out))) {
         s = infer_outputs(p->g, n, in, out, k->sizes_outputs, err, sizeof err);
-        if (s != TGC_OK) node_fail(st, n, d, s, "runtime-shape", err);
+        if (s != TGC_OK) node_fail(st, ps, n, d, s, "runtime-shape", err);
     }
     bool forwarded = false;
     if (s == TGC_OK && !k->sizes_outputs) s = alloc_outputs(st, ps, n, k, d, out, &forwarded);
@@ -254,7 +272,7 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         for (int i = 0; s == TGC_OK && k->sizes_outputs && i < n->n_outputs; i++)
             if (out[i].buf == NULL) s = tgc_kernel_fail(&ctx, "the kernel did not allocate output %d", i);
         if (s != TGC_OK)
-            node_fail(st, n, d, s, s == TGC_ERR_NOMEM ? "out-of-memory" : "kernel-failed",
+            node_fail(st, ps, n, d, s, s == TGC_ERR_NOMEM ? "out-of-memory" : "kernel-failed",
                       err[0] ? err : tgc_status_name(s));
     }
     for (int i = 0; i < n->n_inputs; i++) tgc_buffer_release(staged[i]);

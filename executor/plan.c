@@ -4,9 +4,10 @@
 #include "executor/session.h"
 #include "executor/step.h"
 
+#include "graph/subgraph.h"
+
 #include "support/alloc.h"
 #include "support/diag.h"
-#include "support/string_slots.h"
 #include "support/string_slots.h"
 
 #include <string.h>
@@ -28,6 +29,7 @@ static tgc_status assign_roles(tgc_plan *p, tgc_diags *diags) {
         else if (n->kind == TGC_NODE_CONST) p->role[id] = TGC_ROLE_CONST;
         else if (strcmp(n->op_name, "_Send") == 0) p->role[id] = TGC_ROLE_SEND;
         else if (strcmp(n->op_name, "_Recv") == 0) p->role[id] = TGC_ROLE_RECV;
+        else if (tgc_node_has_subgraphs(n)) p->role[id] = TGC_ROLE_CONTROL;
         else {
             p->role[id] = TGC_ROLE_KERNEL;
             tgc_dtype dt = kernel_dtype(g, n);
@@ -150,11 +152,60 @@ static tgc_status load_weights(tgc_plan *p, tgc_diags *diags) {
     return TGC_OK;
 }
 
-static void map_feeds(tgc_plan *p, const tgc_session *s, int part) {
-    const tgc_partitioning *parts = &s->parts;
+/* Each input node of the partition -> its feed in the source graph: a
+ * graph input's index, a subgraph's formal input or capture. */
+static void map_feeds(tgc_plan *p, const tgc_partitioning *parts, const tgc_graph *source, int part) {
     for (int32_t id = 0; id < p->g->n_nodes; id++) p->feed_index[id] = -1;
-    for (int32_t in = 0; in < s->g->n_inputs_nodes; in++)
-        if (parts->part_of[in] == part) p->feed_index[parts->local_id[in]] = in;
+    p->n_feeds = tgc_graph_feed_count(source);
+    for (int32_t i = 0; i < p->n_feeds; i++) {
+        int32_t in = tgc_graph_feed_node(source, i);
+        if (parts->part_of[in] == part) p->feed_index[parts->local_id[in]] = i;
+    }
+}
+
+static void body_plan_release(tgc_body_plan *bp) {
+    for (int i = 0; bp->plans != NULL && i < bp->parts.n_parts; i++) tgc_plan_release(&bp->plans[i]);
+    tgc_free(bp->plans);
+    tgc_partitioning_release(&bp->parts);
+    tgc_placement_release(&bp->placement);
+}
+
+/* Places, partitions and plans subgraph `body` on the session's devices, as
+ * the session's graph is (recursing into the control nodes inside it, at
+ * most TGC_MAX_SUBGRAPH_DEPTH deep). */
+static tgc_status body_plan_build(tgc_session *s, const tgc_graph *body, tgc_body_plan *bp, tgc_diags *diags) {
+    memset(bp, 0, sizeof *bp);
+    bp->g = body;
+    tgc_placer_options po = {.soft_placement = s->soft_placement};
+    tgc_status st = tgc_placer_run(body, s->place_devices, s->n_devices, &po, diags, &bp->placement);
+    if (st == TGC_OK) st = tgc_partition_build(body, &bp->placement, s->place_devices, s->n_devices, diags, &bp->parts);
+    if (st == TGC_OK && (bp->plans = tgc_calloc((size_t)bp->parts.n_parts + 1, sizeof *bp->plans)) == NULL)
+        st = TGC_ERR_NOMEM;
+    for (int i = 0; st == TGC_OK && i < bp->parts.n_parts; i++)
+        st = tgc_plan_build_for(s, &bp->parts, body, i, &bp->plans[i], diags);
+    return st;
+}
+
+/* The subgraphs of every control node of p, each planned. */
+static tgc_status plan_control(tgc_session *s, tgc_plan *p, tgc_diags *diags) {
+    const tgc_graph *g = p->g;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        if (p->role[id] != TGC_ROLE_CONTROL) continue;
+        const tgc_node *n = &g->nodes[id];
+        if (g->depth >= TGC_MAX_SUBGRAPH_DEPTH) /* the loader never makes one this deep */
+            return tgc_diag_error(diags, g->path, n->pos, "over-limit", "node '%s': subgraphs nest too deep",
+                                  n->name);
+        tgc_control_plan *cp = &p->control[id];
+        cp->bodies = tgc_calloc((size_t)n->n_attrs + 1, sizeof *cp->bodies);
+        if (cp->bodies == NULL) return TGC_ERR_NOMEM;
+        for (int a = 0; a < n->n_attrs; a++) {
+            if (n->attrs[a].type != TGC_ATTR_GRAPH || n->attrs[a].graph == NULL) continue;
+            tgc_body_plan *bp = &cp->bodies[cp->n_bodies++];
+            tgc_status st = body_plan_build(s, n->attrs[a].graph, bp, diags);
+            if (st != TGC_OK) return st;
+        }
+    }
+    return TGC_OK;
 }
 
 /* A dtype and a shape of known dims, within the executor's rank. */
@@ -186,8 +237,13 @@ static void mark_static_shapes(tgc_plan *p) {
 }
 
 tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diags) {
+    return tgc_plan_build_for(s, &s->parts, s->g, part, p, diags);
+}
+
+tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, const tgc_graph *source, int part,
+                              tgc_plan *p, tgc_diags *diags) {
     memset(p, 0, sizeof *p);
-    const tgc_partition *pt = &s->parts.parts[part];
+    const tgc_partition *pt = &parts->parts[part];
     p->g = pt->graph;
     p->device = s->devices[pt->device];
     p->pool = s->pools[pt->device];
@@ -203,21 +259,24 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diag
     p->fused_act = tgc_calloc(nn, sizeof *p->fused_act);
     p->absorbed = tgc_calloc(nn, sizeof *p->absorbed);
     p->static_shapes = tgc_calloc(nn, sizeof *p->static_shapes);
+    p->control = tgc_calloc(nn, sizeof *p->control);
     p->impl = tgc_calloc(nn, sizeof *p->impl);
     for (size_t i = 0; p->caches != NULL && i < nn; i++) tgc_kernel_cache_init(&p->caches[i]);
     for (size_t i = 0; p->fused_act != NULL && i < nn; i++) p->fused_act[i].row = -1;
     if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches ||
-        !p->const_inputs || !p->fused_act || !p->absorbed || !p->static_shapes || !p->impl)
+        !p->const_inputs || !p->fused_act || !p->absorbed || !p->static_shapes || !p->control ||
+        !p->impl)
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
     place_constants(p);
     mark_const_inputs(p);
     mark_static_shapes(p);
-    map_feeds(p, s, part);
-    st = count_edges(p, &s->parts, part);
+    map_feeds(p, parts, source, part);
+    st = count_edges(p, parts, part);
     if (st == TGC_OK) tgc_plan_fuse_activations(p);
     if (st == TGC_OK) st = load_weights(p, diags);
+    if (st == TGC_OK) st = plan_control(s, p, diags);
     return st;
 }
 
@@ -242,5 +301,10 @@ void tgc_plan_release(tgc_plan *p) {
     tgc_free(p->absorbed);
     tgc_free(p->static_shapes);
     tgc_free((void *)p->impl);
+    for (int32_t i = 0; p->control != NULL && p->g != NULL && i < p->g->n_nodes; i++) {
+        for (int b = 0; b < p->control[i].n_bodies; b++) body_plan_release(&p->control[i].bodies[b]);
+        tgc_free(p->control[i].bodies);
+    }
+    tgc_free(p->control);
     memset(p, 0, sizeof *p);
 }

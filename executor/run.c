@@ -18,6 +18,17 @@ static tgc_status bind_feed(const tgc_graph *g, const tgc_node *input, const tgc
                             tgc_diags *diags) {
     const tgc_tensor_info *want = &input->outputs[0];
     char shape_want[256], shape_got[256];
+    int kind = !tgc_value_is_list(&t->v) ? TGC_KIND_TENSOR
+               : t->v.buf->list == TGC_KIND_SEQUENCE ? TGC_KIND_SEQUENCE
+                                                     : TGC_KIND_OPTIONAL;
+    /* An optional input takes an optional (of a tensor or a sequence: its element is not looked into). */
+    bool kind_ok = kind == want->kind || (kind == TGC_KIND_OPTIONAL && (want->kind & TGC_KIND_OPTIONAL));
+    if (!kind_ok || t->v.dtype != want->dtype) {
+        tgc_type_str(want->dtype, want->kind, shape_want, sizeof shape_want);
+        tgc_type_str(t->v.dtype, kind, shape_got, sizeof shape_got);
+        return feed_error(diags, "input '%s' is declared %s but the feed is %s", input->name, shape_want, shape_got);
+    }
+    if (kind != TGC_KIND_TENSOR) return TGC_OK; /* the elements' shapes are checked by the ops that read them */
     if (t->v.dtype != want->dtype)
         return feed_error(diags, "input '%s' is declared %s but the feed is %s", input->name,
                           tgc_dtype_name(want->dtype), tgc_dtype_name(t->v.dtype));

@@ -111,6 +111,8 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     tgc_session *s = tgc_calloc(1, sizeof *s);
     if (s == NULL) return TGC_ERR_NOMEM;
     s->g = g;
+    s->soft_placement = opts != NULL && opts->soft_placement;
+    s->max_iterations = opts != NULL && opts->max_iterations > 0 ? opts->max_iterations : 0;
     tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
     tgc_status st = TGC_OK;
     if (level != TGC_OPTIMIZE_NONE) {

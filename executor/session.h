@@ -38,6 +38,12 @@ struct tgc_tensor {
 /* Wraps `v` (taking over its buffer reference) in a new handle, refs 1. */
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out);
 
+/* A new handle for the list value v (a sequence or an optional, devices/
+ * device.h) with its elements in host memory: the list itself when they
+ * are there already, else a new list of host copies (executor/
+ * tensor_list.c). TGC_ERR_NOMEM or TGC_ERR_RUNTIME (a copy failed). */
+tgc_status tgc_tensor_of_list(const tgc_value *v, tgc_tensor **out);
+
 /* A new host tensor of `dtype` and dims[rank] whose elements the caller
  * writes next: tgc_tensor_create without its copy or zero fill (a session
  * run's outputs, copied from their device). Strings start as NULL slots.
@@ -51,10 +57,30 @@ typedef enum tgc_node_role {
     TGC_ROLE_KERNEL, /* an op with a kernel */
     TGC_ROLE_SEND,   /* _Send: hands its input to the rendezvous */
     TGC_ROLE_RECV,   /* _Recv: completes from the rendezvous' callback */
+    TGC_ROLE_CONTROL, /* If, Loop, Scan, SequenceMap: runs its subgraphs (control_flow.c), completes when they end */
 } tgc_node_role;
 
+typedef struct tgc_plan tgc_plan;
+
+/* A subgraph ready to run: placed and split like the session's graph (its
+ * nodes may span devices), each partition planned. Built once, when the
+ * session is created; run once per iteration (executor/control_flow.c). */
+typedef struct tgc_body_plan {
+    const tgc_graph *g; /* the subgraph: its node's attribute, in the partition graph that holds the node */
+    tgc_placement placement;
+    tgc_partitioning parts;
+    tgc_plan *plans; /* one per partition */
+} tgc_body_plan;
+
+/* A control node's subgraphs, in attribute order (If: then_branch,
+ * else_branch; the others: body). */
+typedef struct tgc_control_plan {
+    tgc_body_plan *bodies;
+    int n_bodies;
+} tgc_control_plan;
+
 /* One partition, ready to run on its device. */
-typedef struct tgc_plan {
+struct tgc_plan {
     const tgc_graph *g; /* the partition's graph (owned by the partitioning) */
     tgc_device *device;
     tgc_thread_pool *pool;         /* the device's pool (owned by the session) */
@@ -76,7 +102,9 @@ typedef struct tgc_plan {
     _Atomic(const char *) *impl; /* node id -> how its kernel last ran (tgc_kernel_ctx.impl), NULL: not said */
     bool *static_shapes;      /* node id -> every input and output shape concrete at compile time: outputs
                                * take the graph's shapes, no runtime inference (tgc_plan_static_shapes) */
-} tgc_plan;
+    tgc_control_plan *control; /* node id -> its subgraphs' plans (TGC_ROLE_CONTROL) */
+    int32_t n_feeds;           /* feeds of the graph this partition comes from (feed_index's range) */
+};
 
 struct tgc_session {
     const tgc_graph *g;     /* what runs: the optimized graph, or the user's */
@@ -91,6 +119,8 @@ struct tgc_session {
     char **output_names; /* graph output i as written: "node" or "node:k" */
     tgc_trace *trace;    /* NULL unless tracing */
     tgc_memory_watch *watch; /* NULL unless opts->memory_report */
+    bool soft_placement;     /* opts->soft_placement: subgraphs are placed as the graph is */
+    int64_t max_iterations;  /* opts->max_iterations (0: none) */
 };
 
 /* Runs one step of the session (executor/step.c): feeds indexed by the
@@ -104,8 +134,15 @@ tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor
  * TGC_NO_FUSION is set. */
 void tgc_plan_fuse_activations(tgc_plan *p);
 
-/* Builds the plan of partition `part` on `device` (weights loaded). */
+/* Builds the plan of partition `part` of the session's partitioning
+ * (weights loaded; the subgraphs of its control nodes planned too). */
 tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *out, tgc_diags *diags);
+
+/* The same for partition `part` of `parts`, the partitioning of `source`
+ * (the session's graph, or a subgraph: its feeds are its formal inputs and
+ * captures, graph/subgraph.h). */
+tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, const tgc_graph *source, int part,
+                              tgc_plan *out, tgc_diags *diags);
 void tgc_plan_release(tgc_plan *p);
 
 #endif

@@ -10,7 +10,13 @@
  * the callback. Each node finishes exactly once, whether it ran, failed or
  * was skipped after a failure, so the step always drains; the last node to
  * finish wakes the caller. Buffers follow ggml's rule: a slot's buffer is
- * released when its last use drops its count to zero. */
+ * released when its last use drops its count to zero.
+ *
+ * Subgraphs run the same way, in frames: a control node (If, Loop...) does
+ * not occupy a thread either; it starts its subgraph's frame and completes
+ * when the frame's last run ends (control_flow.c). A frame is a set of part
+ * states with its own count of nodes outstanding; the step's graph is the
+ * root frame. */
 #include "executor/step.h"
 
 #include "support/alloc.h"
@@ -67,6 +73,27 @@ static void release_unused_outputs(tgc_part_state *ps, int32_t id) {
 
 static void run_task(void *arg);
 
+void tgc_step_submit(tgc_step *st, tgc_thread_pool *pool, void (*fn)(void *), void *arg) {
+    if (tgc_thread_pool_submit(pool, fn, arg) == TGC_OK) return;
+    /* Never run here instead: this may be a loop's thread, many iterations deep. */
+    tgc_step_fail(st, TGC_ERR_NOMEM, (tgc_srcpos){0, 0}, "out-of-memory", "no host memory to queue a task");
+    fn(arg); /* the step has failed: the task only finishes its node */
+}
+
+/* The last node of f's run finished: the root wakes the caller, a
+ * subgraph's frame tells its control node. */
+static void frame_finished(tgc_frame *f) {
+    if (f->done != NULL) {
+        f->done(f);
+        return;
+    }
+    tgc_step *st = f->step;
+    pthread_mutex_lock(&st->lock);
+    st->done = true;
+    pthread_cond_signal(&st->done_cond);
+    pthread_mutex_unlock(&st->lock);
+}
+
 /* Marks node `id` finished: consumers' counts drop; returns the first
  * consumer that became ready (to run on this thread), or -1; the others
  * go to the pool. */
@@ -79,48 +106,76 @@ static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (next < 0) next = c;
         else if (tgc_thread_pool_submit(p->pool, run_task, &ps->tasks[c]) != TGC_OK) run_task(&ps->tasks[c]);
     }
-    if (atomic_fetch_sub(&st->outstanding, 1) == 1) {
-        pthread_mutex_lock(&st->lock);
-        st->done = true;
-        pthread_cond_signal(&st->done_cond);
-        pthread_mutex_unlock(&st->lock);
-    }
+    (void)st;
+    if (atomic_fetch_sub(&ps->frame->outstanding, 1) == 1) frame_finished(ps->frame);
     return next;
 }
 
+/* The frame's feed goes to the input's slot: shared where its buffer
+ * already is where the partition reads it (host memory is every cpu
+ * device's), handed over when the frame says so, copied otherwise. */
 static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_plan *p = ps->plan;
-    const tgc_tensor *feed = st->feeds[p->feed_index[id]];
+    tgc_frame *f = ps->frame;
+    int32_t k = p->feed_index[id];
+    tgc_value *feed = &f->feeds[k];
     int32_t slot = p->value_base[id];
-    ps->vals[slot] = feed->v;
-    if (tgc_device_host_memory(p->device)) {
-        tgc_buffer_retain(feed->v.buf); /* host memory is every cpu device's memory: no copy */
+    ps->vals[slot] = *feed;
+    const tgc_device *at = feed->buf != NULL ? feed->buf->device : NULL;
+    bool in_place = at == NULL || at == p->device || (tgc_device_host_memory(at) && tgc_device_host_memory(p->device));
+    if (in_place) {
+        if (f->take != NULL && f->take[k]) feed->buf = NULL; /* the slot owns it now */
+        else tgc_buffer_retain(feed->buf);
+        if (f->parent != NULL) tgc_watch_set(st, ps, slot, id);
         return;
     }
     ps->vals[slot].buf = NULL;
-    tgc_status s = tgc_buffer_copy(feed->v.buf, tgc_value_nbytes(&feed->v), p->device, &ps->vals[slot].buf);
+    tgc_status s = tgc_buffer_copy(feed->buf, tgc_value_nbytes(feed), p->device, &ps->vals[slot].buf);
+    if (s == TGC_OK && f->take != NULL && f->take[k]) { /* handed over: the copy stands for it */
+        tgc_buffer_release(feed->buf);
+        feed->buf = NULL;
+    }
     const tgc_node *n = &p->g->nodes[id];
+    char where[256];
     if (s == TGC_ERR_NOMEM) {
         char what[512];
-        tgc_step_fail(st, s, n->pos, "out-of-memory", "input '%s' on %s: %s", n->name, p->device->name,
-                      tgc_oom_str(what, sizeof what, "a copy of the feed", &feed->v, p->device));
+        tgc_step_fail(st, s, n->pos, "out-of-memory", "input '%s' on %s%s: %s", n->name, p->device->name,
+                      tgc_frame_where(ps, where, sizeof where),
+                      tgc_oom_str(what, sizeof what, "a copy of the feed", feed, p->device));
     } else if (s != TGC_OK) {
-        tgc_step_fail(st, TGC_ERR_RUNTIME, n->pos, "copy-failed", "input '%s': cannot copy the feed to %s", n->name,
-                      p->device->name);
+        tgc_step_fail(st, TGC_ERR_RUNTIME, n->pos, "copy-failed", "input '%s': cannot copy the feed to %s%s", n->name,
+                      p->device->name, tgc_frame_where(ps, where, sizeof where));
     } else {
         tgc_watch_set(st, ps, slot, id);
     }
+}
+
+const char *tgc_frame_key(const tgc_part_state *ps, const char *key, char *buf, size_t size) {
+    const char *prefix = ps->frame->key;
+    if (prefix[0] == '\0') return key;
+    int n = snprintf(buf, size, "%s%s", prefix, key);
+    return n >= 0 && (size_t)n < size ? buf : NULL;
+}
+
+const char *tgc_frame_where(const tgc_part_state *ps, char *buf, size_t size) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (const tgc_frame *f = ps->frame; f != NULL && f->parent != NULL && at < size; f = f->parent)
+        at += (size_t)snprintf(buf + at, size - at, "%s iteration %lld of %s '%s'", at ? "," : " in",
+                               (long long)f->iteration, f->op_name, f->node_name);
+    return buf;
 }
 
 static void run_send(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_node *n = &ps->plan->g->nodes[id];
     tgc_ref r = n->inputs[0];
     const tgc_value *v = &ps->vals[ps->plan->value_base[r.node] + r.port];
-    const tgc_attr *key = tgc_node_attr(n, "key");
-    tgc_status s = tgc_rendezvous_send(st->rendezvous, key->s, v);
+    char buf[1024], where[256];
+    const char *key = tgc_frame_key(ps, tgc_node_attr(n, "key")->s, buf, sizeof buf);
+    tgc_status s = key != NULL ? tgc_rendezvous_send(st->rendezvous, key, v) : TGC_ERR_INVALID;
     if (s != TGC_OK && !atomic_load(&st->failed))
-        tgc_step_fail(st, s, n->pos, "send-failed", "node '%s' (_Send) on %s: cannot send '%s'", n->name,
-                      ps->plan->device->name, key->s);
+        tgc_step_fail(st, s, n->pos, "send-failed", "node '%s' (_Send) on %s%s: cannot send '%s'", n->name,
+                      ps->plan->device->name, tgc_frame_where(ps, where, sizeof where), key ? key : "(too long)");
 }
 
 /* Runs the node (unless the step has failed), then finishes it and keeps
@@ -139,6 +194,9 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
             case TGC_ROLE_KERNEL: tgc_node_run(st, ps, id); break;
             case TGC_ROLE_SEND: run_send(st, ps, id); break;
             case TGC_ROLE_RECV: break; /* completed by its callback, never scheduled */
+            case TGC_ROLE_CONTROL:
+                if (tgc_control_start(st, ps, id)) return; /* it completes when its subgraphs end */
+                break;
             }
         }
         if (st->trace) tgc_trace_node(st->trace, p, id, t0, tgc_trace_now_us());
@@ -150,19 +208,26 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
 
 static void run_task(void *arg) {
     tgc_task *t = arg;
-    run_chain(t->step, &t->step->parts[t->part], t->node);
+    run_chain(t->step, t->ps, t->node);
+}
+
+void tgc_node_complete(tgc_step *st, tgc_part_state *ps, int32_t id) {
+    release_inputs(ps, id);
+    release_unused_outputs(ps, id);
+    int32_t next = finish(st, ps, id);
+    if (next >= 0) tgc_step_submit(st, ps->plan->pool, run_task, &ps->tasks[next]);
 }
 
 /* The rendezvous delivers a _Recv's value (or the step's error). */
 static void recv_done(void *ctx, tgc_status status, tgc_value *received) {
     tgc_task *t = ctx;
     tgc_step *st = t->step;
-    tgc_part_state *ps = &st->parts[t->part];
+    tgc_part_state *ps = t->ps;
     const tgc_node *n = &ps->plan->g->nodes[t->node];
     if (status == TGC_OK) {
         int32_t slot = ps->plan->value_base[t->node];
         ps->vals[slot] = *received;
-        tgc_watch_recv(st, ps, t->part, slot, t->node);
+        tgc_watch_recv(st, ps, slot, t->node);
         if (st->trace) tgc_trace_recv(st->trace, ps->plan, t->node, tgc_trace_now_us());
     } else if (status == TGC_ERR_NOMEM && !atomic_load(&st->failed)) {
         char figures[256];
@@ -183,15 +248,17 @@ static void recv_done(void *ctx, tgc_status status, tgc_value *received) {
     }
 }
 
-static tgc_status init_parts(tgc_step *st) {
-    tgc_session *s = st->s;
-    st->parts = tgc_calloc((size_t)s->parts.n_parts + 1, sizeof *st->parts);
-    if (st->parts == NULL) return TGC_ERR_NOMEM;
-    long total = 0;
-    for (int i = 0; i < s->parts.n_parts; i++) {
-        tgc_part_state *ps = &st->parts[i];
-        tgc_plan *p = &s->plans[i];
+tgc_status tgc_frame_init(tgc_frame *f) {
+    tgc_session *s = f->step->s;
+    f->n_parts = f->parts->n_parts;
+    f->ps = tgc_calloc((size_t)f->n_parts + 1, sizeof *f->ps);
+    if (f->ps == NULL) return TGC_ERR_NOMEM;
+    for (int i = 0; i < f->n_parts; i++) {
+        tgc_part_state *ps = &f->ps[i];
+        tgc_plan *p = &f->plans[i];
         ps->plan = p;
+        ps->frame = f;
+        ps->part = i;
         size_t nn = (size_t)p->g->n_nodes + 1;
         ps->vals = tgc_calloc((size_t)p->n_values + 1, sizeof *ps->vals);
         ps->remaining = tgc_malloc(((size_t)p->n_values + 1) * sizeof *ps->remaining);
@@ -206,17 +273,34 @@ static tgc_status init_parts(tgc_step *st) {
         for (int32_t v = 0; v < p->n_values; v++) atomic_init(&ps->remaining[v], p->use_count[v]);
         for (int32_t id = 0; id < p->g->n_nodes; id++) {
             atomic_init(&ps->pending[id], p->pending[id]);
-            ps->tasks[id] = (tgc_task){st, i, id};
+            ps->tasks[id] = (tgc_task){f->step, ps, id};
         }
-        total += p->g->n_nodes;
     }
-    atomic_init(&st->outstanding, total);
+    long total = 0;
+    for (int i = 0; i < f->n_parts; i++) total += f->plans[i].g->n_nodes;
+    atomic_init(&f->outstanding, total);
     return TGC_OK;
 }
 
-static void release_parts(tgc_step *st) {
-    for (int i = 0; st->parts != NULL && i < st->s->parts.n_parts; i++) {
-        tgc_part_state *ps = &st->parts[i];
+void tgc_frame_reset(tgc_frame *f) {
+    long total = 0;
+    for (int i = 0; i < f->n_parts; i++) {
+        tgc_part_state *ps = &f->ps[i];
+        const tgc_plan *p = ps->plan;
+        for (int32_t v = 0; v < p->n_values; v++) {
+            if (ps->vals[v].buf != NULL) release_slot(ps, v);
+            atomic_store_explicit(&ps->remaining[v], p->use_count[v], memory_order_relaxed);
+        }
+        for (int32_t id = 0; id < p->g->n_nodes; id++)
+            atomic_store_explicit(&ps->pending[id], p->pending[id], memory_order_relaxed);
+        total += p->g->n_nodes;
+    }
+    atomic_store(&f->outstanding, total);
+}
+
+void tgc_frame_release(tgc_frame *f) {
+    for (int i = 0; f->ps != NULL && i < f->n_parts; i++) {
+        tgc_part_state *ps = &f->ps[i];
         for (int32_t v = 0; ps->vals != NULL && v < ps->plan->n_values; v++) release_slot(ps, v);
         tgc_free(ps->vals);
         tgc_free(ps->remaining);
@@ -224,48 +308,73 @@ static void release_parts(tgc_step *st) {
         tgc_free(ps->tasks);
         tgc_free(ps->wslots);
     }
-    tgc_free(st->parts);
+    tgc_free(f->ps);
+    f->ps = NULL;
 }
 
-/* Starts every node with nothing pending: sources go to their pools, each
- * _Recv asks the rendezvous. */
-static void start(tgc_step *st) {
-    for (int i = 0; i < st->s->parts.n_parts; i++) {
-        tgc_part_state *ps = &st->parts[i];
+const tgc_value *tgc_frame_output(const tgc_frame *f, int i) {
+    const tgc_partition_fetch *o = &f->parts->outputs[i];
+    const tgc_part_state *ps = &f->ps[o->part];
+    return &ps->vals[ps->plan->value_base[o->node] + o->port];
+}
+
+/* Starts node `id` of ps, which has nothing pending: a _Recv asks the
+ * rendezvous, any other node goes to its device's pool. */
+static void start_source(tgc_step *st, tgc_part_state *ps, int32_t id) {
+    const tgc_plan *p = ps->plan;
+    if (p->role[id] != TGC_ROLE_RECV) {
+        tgc_step_submit(st, p->pool, run_task, &ps->tasks[id]);
+        return;
+    }
+    const tgc_node *n = &p->g->nodes[id];
+    tgc_device *dst = p->on_host[id] ? NULL : p->device;
+    char buf[1024];
+    const char *key = tgc_frame_key(ps, tgc_node_attr(n, "key")->s, buf, sizeof buf);
+    if (key == NULL || tgc_rendezvous_recv_async(st->rendezvous, key, dst, recv_done, &ps->tasks[id]) != TGC_OK) {
+        tgc_step_fail(st, key ? TGC_ERR_NOMEM : TGC_ERR_INVALID, n->pos, "recv-failed", "node '%s': cannot wait for '%s'",
+                      n->name, key ? key : "(a key too long)");
+        run_task(&ps->tasks[id]); /* finishes it (skipped) */
+    }
+}
+
+void tgc_frame_start(tgc_frame *f) {
+    tgc_step *st = f->step;
+    if (atomic_load(&f->outstanding) == 0) { /* nothing to run: done already */
+        frame_finished(f);
+        return;
+    }
+    /* Once the last source is started the frame may end on another thread,
+     * and a loop's frame be reset or freed, before this call returns: the
+     * sources are counted first, and nothing of the frame is read after
+     * the last one. */
+    long left = 0;
+    for (int i = 0; i < f->n_parts; i++)
+        for (int32_t id = 0; id < f->ps[i].plan->g->n_nodes; id++) left += f->ps[i].plan->pending[id] == 0;
+    for (int i = 0, n_parts = f->n_parts; i < n_parts; i++) {
+        tgc_part_state *ps = &f->ps[i];
         const tgc_plan *p = ps->plan;
         for (int32_t id = 0; id < p->g->n_nodes; id++) {
             if (p->pending[id] != 0) continue;
-            if (p->role[id] == TGC_ROLE_RECV) {
-                const tgc_node *n = &p->g->nodes[id];
-                tgc_device *dst = p->on_host[id] ? NULL : p->device;
-                if (tgc_rendezvous_recv_async(st->rendezvous, tgc_node_attr(n, "key")->s, dst, recv_done,
-                                              &ps->tasks[id]) != TGC_OK) {
-                    tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "recv-failed", "node '%s': cannot wait for '%s'",
-                                  n->name, tgc_node_attr(n, "key")->s);
-                    run_task(&ps->tasks[id]); /* finishes it (skipped) */
-                }
-            } else if (tgc_thread_pool_submit(p->pool, run_task, &ps->tasks[id]) != TGC_OK) {
-                run_task(&ps->tasks[id]);
-            }
+            bool last = --left == 0;
+            start_source(st, ps, id);
+            if (last) return;
         }
     }
 }
 
-static bool all_finished(void *arg) { return atomic_load(&((tgc_step *)arg)->outstanding) == 0; }
-
 /* Copies a graph output into a new host tensor for the caller. */
 static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags) {
-    const tgc_partition_fetch *f = &st->s->parts.outputs[i];
-    tgc_part_state *ps = &st->parts[f->part];
-    const tgc_value *v = &ps->vals[ps->plan->value_base[f->node] + f->port];
+    const tgc_value *v = tgc_frame_output(&st->root, i);
     size_t nbytes = tgc_value_nbytes(v);
     tgc_status s;
-    if (v->dtype == TGC_STRING) /* host memory only; the new tensor gets its own copy of each string */
+    if (tgc_value_is_list(v))
+        s = tgc_tensor_of_list(v, out);
+    else if (v->dtype == TGC_STRING) /* host memory only; the new tensor gets its own copy of each string */
         s = tgc_buffer_host_ptr(v->buf) != NULL || nbytes == 0
                 ? tgc_tensor_create(v->dtype, v->rank, v->dims, tgc_buffer_host_ptr(v->buf), out)
                 : TGC_ERR_RUNTIME;
     else s = tgc_tensor_alloc(v->dtype, v->rank, v->dims, out); /* every byte copied below */
-    if (s == TGC_OK && nbytes > 0 && v->dtype != TGC_STRING)
+    if (s == TGC_OK && nbytes > 0 && v->dtype != TGC_STRING && !tgc_value_is_list(v))
         s = v->buf->device->ops->copy_to_host(v->buf->device, (void *)tgc_tensor_data(*out), v->buf->mem, 0, nbytes);
     if (s != TGC_OK)
         tgc_diag_error(diags, st->s->g->path, (tgc_srcpos){0, 0}, s == TGC_ERR_NOMEM ? "out-of-memory" : "copy-failed",
@@ -279,17 +388,26 @@ static void synchronize(tgc_step *st) {
     for (int i = 0; i < st->s->n_devices; i++) st->s->devices[i]->ops->synchronize(st->s->devices[i]);
 }
 
+static bool all_finished(void *arg) { return atomic_load(&((tgc_step *)arg)->root.outstanding) == 0; }
+
 tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
                             tgc_diags *diags) {
     tgc_step st = {.s = s, .feeds = feeds, .trace = trace, .fail_node = getenv("TGC_FAIL_NODE")};
     pthread_mutex_init(&st.lock, NULL);
     pthread_cond_init(&st.done_cond, NULL);
     atomic_init(&st.failed, false);
+    st.root = (tgc_frame){.step = &st, .parts = &s->parts, .plans = s->plans};
     tgc_status result = tgc_rendezvous_create(&st.rendezvous);
-    if (result == TGC_OK) result = init_parts(&st);
+    if (result == TGC_OK) {
+        st.root.feeds = tgc_calloc((size_t)s->g->n_inputs_nodes + 1, sizeof *st.root.feeds);
+        if (st.root.feeds == NULL) result = TGC_ERR_NOMEM;
+        for (int32_t i = 0; result == TGC_OK && i < s->g->n_inputs_nodes; i++) st.root.feeds[i] = feeds[i]->v;
+    }
+    if (result == TGC_OK) result = tgc_frame_init(&st.root);
+    st.parts = st.root.ps;
     if (result == TGC_OK && s->watch != NULL) tgc_watch_feeds(s->watch, s->g, feeds);
     if (result == TGC_OK) {
-        start(&st);
+        tgc_frame_start(&st.root);
         tgc_spin_until(all_finished, &st); /* a small graph is done before a futex wake-up would arrive */
         pthread_mutex_lock(&st.lock);
         while (!st.done) pthread_cond_wait(&st.done_cond, &st.lock);
@@ -306,7 +424,8 @@ tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor
             tgc_tensor_release(outputs[i]);
             outputs[i] = NULL;
         }
-    release_parts(&st);
+    tgc_frame_release(&st.root);
+    tgc_free(st.root.feeds);
     tgc_rendezvous_free(st.rendezvous);
     pthread_cond_destroy(&st.done_cond);
     pthread_mutex_destroy(&st.lock);

@@ -83,6 +83,11 @@ tgc_status tgc_tensor_load_npy(const char *path, tgc_diags *diags, tgc_tensor **
 }
 
 tgc_status tgc_tensor_save_npy(const tgc_tensor *t, const char *path, tgc_diags *diags) {
+    if (tgc_value_is_list(&t->v)) {
+        tgc_diag_error(diags, path, (tgc_srcpos){0, 0}, "bad-npy",
+                       "a sequence or an optional is no array: save its elements one by one");
+        return TGC_ERR_INVALID;
+    }
     tgc_npy a = {.dtype = t->v.dtype, .rank = t->v.rank, .nbytes = tgc_value_nbytes(&t->v)};
     memcpy(a.dims, t->v.dims, sizeof a.dims);
     a.data = tgc_buffer_host_ptr(t->v.buf);
@@ -122,11 +127,14 @@ void tgc_tensor_release(tgc_tensor *t) {
 tgc_dtype tgc_tensor_dtype(const tgc_tensor *t) { return t->v.dtype; }
 int tgc_tensor_rank(const tgc_tensor *t) { return t->v.rank; }
 const int64_t *tgc_tensor_dims(const tgc_tensor *t) { return t->v.dims; }
-int64_t tgc_tensor_numel(const tgc_tensor *t) { return tgc_value_numel(&t->v); }
-const void *tgc_tensor_data(const tgc_tensor *t) { return tgc_buffer_host_ptr(t->v.buf); }
+int64_t tgc_tensor_numel(const tgc_tensor *t) { return tgc_value_is_list(&t->v) ? 0 : tgc_value_numel(&t->v); }
+const void *tgc_tensor_data(const tgc_tensor *t) {
+    return tgc_value_is_list(&t->v) ? NULL : tgc_buffer_host_ptr(t->v.buf);
+}
 
 const char *tgc_tensor_string(const tgc_tensor *t, int64_t i) {
-    if (t == NULL || t->v.dtype != TGC_STRING || i < 0 || i >= tgc_value_numel(&t->v)) return NULL;
+    if (t == NULL || t->v.dtype != TGC_STRING || tgc_value_is_list(&t->v) || i < 0 || i >= tgc_value_numel(&t->v))
+        return NULL;
     return tgc_string_slot_get(tgc_buffer_host_ptr(t->v.buf), (size_t)i);
 }
 

@@ -8,6 +8,7 @@
 #include "graph/graph.h"
 #include "graph/npy.h"
 #include "graph/op_registry.h"
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 #include "support/dtype_elem.h"
 #include "support/string_slots.h"
@@ -23,9 +24,16 @@
 
 typedef struct dumper {
     yaml_emitter_t em;
-    const tgc_graph *g;
+    const tgc_graph *g; /* the graph being written: the top level, or a subgraph inside it */
+    /* The subgraphs being written, outermost first: scope[0] is the top
+     * level; scope[k] (k > 0) is held by owner[k], a node of scope[k - 1]. */
+    const tgc_graph *scope[TGC_MAX_SUBGRAPH_DEPTH + 1];
+    const tgc_node *owner[TGC_MAX_SUBGRAPH_DEPTH + 1];
+    int level;
     const char *dest_dir;
-    const char *const *devices; /* per node id: the device to write, or NULL */
+    const char *const *devices; /* per node id of the top level: the device to write, or NULL */
+    tgc_node_device_fn device_of; /* or per node of any graph (tgc_graph_dump_yaml_placed) */
+    void *device_ctx;
     tgc_diags *diags;
     bool failed;
     bool reported; /* the failure has its own message in diags */
@@ -98,7 +106,7 @@ static void end_seq(dumper *d) {
 
 static void dim_scalar(dumper *d, tgc_dim dim) {
     if (tgc_dim_known(dim)) int_scalar(d, dim.v);
-    else str(d, d->g->symbols[dim.sym]);
+    else str(d, d->scope[0]->symbols[dim.sym]);
 }
 
 static void shape_seq(dumper *d, const tgc_shape *s) {
@@ -107,16 +115,30 @@ static void shape_seq(dumper *d, const tgc_shape *s) {
     end_seq(d);
 }
 
+/* The text of reference r in scope `level`: "node" or "node:k"; a capture
+ * is written as the outer value it stands for, as the file wrote it. */
+static void ref_text(const dumper *d, int level, tgc_ref r, char *buf, size_t size) {
+    const tgc_graph *g = d->scope[level];
+    const tgc_node *n = &g->nodes[r.node];
+    if (level > 0 && n->kind == TGC_NODE_INPUT && r.node >= g->n_inputs_nodes) {
+        int32_t j = tgc_graph_feed_index(g, r.node) - g->n_inputs_nodes;
+        if (j >= 0) {
+            ref_text(d, level - 1, d->owner[level]->inputs[g->capture_input[j]], buf, size);
+            return;
+        }
+    }
+    if (r.port == 0) snprintf(buf, size, "%s", n->name);
+    else snprintf(buf, size, "%s:%" PRId32, n->name, r.port);
+}
+
 static void ref_scalar(dumper *d, tgc_ref r, bool control) {
     if (r.node < 0) {
         str(d, "");
         return;
     }
-    const char *name = d->g->nodes[r.node].name;
     char buf[1100];
-    if (control) snprintf(buf, sizeof buf, "^%s", name);
-    else if (r.port == 0) snprintf(buf, sizeof buf, "%s", name);
-    else snprintf(buf, sizeof buf, "%s:%" PRId32, name, r.port);
+    buf[0] = '^';
+    ref_text(d, d->level, r, buf + control, sizeof buf - 1);
     str(d, buf);
 }
 
@@ -253,7 +275,9 @@ static void tensor_body(dumper *d, const tgc_const *c) {
     }
 }
 
-static void attr_value(dumper *d, const tgc_attr *a) {
+static void dump_subgraph(dumper *d, const tgc_node *owner, const tgc_graph *sub);
+
+static void attr_value(dumper *d, const tgc_node *owner, const tgc_attr *a) {
     switch (a->type) {
     case TGC_ATTR_INT: int_scalar(d, a->i); break;
     case TGC_ATTR_FLOAT: float_scalar(d, a->f, false); break;
@@ -278,6 +302,7 @@ static void attr_value(dumper *d, const tgc_attr *a) {
         tensor_body(d, a->tensor);
         end_map(d);
         break;
+    case TGC_ATTR_GRAPH: dump_subgraph(d, owner, a->graph); break;
     }
 }
 
@@ -287,24 +312,27 @@ static void dump_node(dumper *d, const tgc_node *n) {
     str(d, n->name);
     str(d, "op");
     str(d, n->op_name);
-    if (n->n_inputs + n->n_controls > 0) {
+    if (tgc_node_explicit_inputs(n) + n->n_controls > 0) {
         str(d, "inputs");
         begin_seq(d, true);
-        for (int i = 0; i < n->n_inputs; i++) ref_scalar(d, n->inputs[i], false);
+        for (int i = 0; i < tgc_node_explicit_inputs(n); i++) ref_scalar(d, n->inputs[i], false);
         for (int i = 0; i < n->n_controls; i++) ref_scalar(d, n->controls[i], true);
         end_seq(d);
     }
     if (n->n_attrs > 0) {
         str(d, "attrs");
-        begin_map(d, true);
+        begin_map(d, !tgc_node_has_subgraphs(n)); /* a subgraph is written as a block */
         for (int i = 0; i < n->n_attrs; i++) {
             str(d, n->attrs[i].name);
-            attr_value(d, &n->attrs[i]);
+            attr_value(d, n, &n->attrs[i]);
         }
         end_map(d);
     }
     const char *device = n->device;
-    if (d->devices != NULL && d->devices[n - d->g->nodes] != NULL) device = d->devices[n - d->g->nodes];
+    if (d->level == 0 && d->devices != NULL && d->devices[n - d->g->nodes] != NULL)
+        device = d->devices[n - d->g->nodes];
+    const char *placed = d->device_of != NULL ? d->device_of(d->device_ctx, d->g, (int32_t)(n - d->g->nodes)) : NULL;
+    if (placed != NULL) device = placed;
     if (device != NULL) {
         str(d, "device");
         str(d, device);
@@ -320,7 +348,8 @@ static void dump_node(dumper *d, const tgc_node *n) {
     for (int k = 0; k < n->n_outputs; k++) {
         begin_map(d, true);
         str(d, "dtype");
-        str(d, tgc_dtype_name(n->outputs[k].dtype));
+        char type[64];
+        str(d, tgc_type_str(n->outputs[k].dtype, n->outputs[k].kind, type, sizeof type));
         if (n->outputs[k].shape.rank != TGC_RANK_UNKNOWN) {
             str(d, "shape");
             shape_seq(d, &n->outputs[k].shape);
@@ -331,33 +360,41 @@ static void dump_node(dumper *d, const tgc_node *n) {
     end_map(d);
 }
 
-static void dump_graph(dumper *d) {
+/* A graph input: the top level's as declared; a subgraph's as inferred
+ * (or declared, or by name alone when neither tells). */
+static void dump_input(dumper *d, const tgc_node *n) {
+    begin_map(d, true);
+    str(d, "name");
+    str(d, n->name);
+    const tgc_tensor_info *info = &n->outputs[0];
+    bool has_shape = info->dtype != TGC_DTYPE_INVALID;
+    if (!has_shape && n->n_declared > 0) {
+        info = &n->declared[0];
+        has_shape = n->declared_has_shape[0];
+    }
+    if (info->dtype != TGC_DTYPE_INVALID) {
+        char type[64];
+        str(d, "dtype");
+        str(d, tgc_type_str(info->dtype, info->kind, type, sizeof type));
+    }
+    if (has_shape && info->shape.rank != TGC_RANK_UNKNOWN) {
+        str(d, "shape");
+        shape_seq(d, &info->shape);
+    }
+    end_map(d);
+}
+
+/* The keys of a graph after `format`: name, inputs, outputs,
+ * initializers, nodes (d->g is the graph). */
+static void dump_contents(dumper *d) {
     const tgc_graph *g = d->g;
-    yaml_event_t ev;
-    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-    emit(d, &ev);
-    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-    emit(d, &ev);
-    begin_map(d, false);
-    str(d, "format");
-    str(d, "tgc/1");
     if (g->name != NULL) {
         str(d, "name");
         str(d, g->name);
     }
     str(d, "inputs");
     begin_seq(d, false);
-    for (int32_t id = 0; id < g->n_inputs_nodes; id++) {
-        const tgc_node *n = &g->nodes[id];
-        begin_map(d, true);
-        str(d, "name");
-        str(d, n->name);
-        str(d, "dtype");
-        str(d, tgc_dtype_name(n->outputs[0].dtype));
-        str(d, "shape");
-        shape_seq(d, &n->outputs[0].shape);
-        end_map(d);
-    }
+    for (int32_t id = 0; id < g->n_inputs_nodes; id++) dump_input(d, &g->nodes[id]);
     end_seq(d);
     str(d, "outputs");
     begin_seq(d, true);
@@ -380,6 +417,35 @@ static void dump_graph(dumper *d) {
     for (int32_t id = g->n_inputs_nodes; id < g->n_nodes; id++)
         if (g->nodes[id].kind == TGC_NODE_OP) dump_node(d, &g->nodes[id]);
     end_seq(d);
+}
+
+/* Subgraph `sub` of node `owner` (a node of d->g), as a block mapping. */
+static void dump_subgraph(dumper *d, const tgc_node *owner, const tgc_graph *sub) {
+    if (d->level >= TGC_MAX_SUBGRAPH_DEPTH) { /* the loader never makes one this deep */
+        d->failed = true;
+        return;
+    }
+    const tgc_graph *outer = d->g;
+    d->level++;
+    d->scope[d->level] = d->g = sub;
+    d->owner[d->level] = owner;
+    begin_map(d, false);
+    dump_contents(d);
+    end_map(d);
+    d->level--;
+    d->g = outer;
+}
+
+static void dump_graph(dumper *d) {
+    yaml_event_t ev;
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    emit(d, &ev);
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    emit(d, &ev);
+    begin_map(d, false);
+    str(d, "format");
+    str(d, "tgc/1");
+    dump_contents(d);
     end_map(d);
     yaml_document_end_event_initialize(&ev, 1);
     emit(d, &ev);
@@ -395,9 +461,23 @@ tgc_status tgc_graph_dump_yaml(const tgc_graph *g, FILE *out, const char *dest_d
     return tgc_graph_dump_yaml_devices(g, out, dest_dir, NULL, diags);
 }
 
+static tgc_status dump_with(dumper *d, FILE *out);
+
+tgc_status tgc_graph_dump_yaml_placed(const tgc_graph *g, FILE *out, const char *dest_dir, tgc_node_device_fn device_of,
+                                      void *ctx, tgc_diags *diags) {
+    dumper d = {.g = g, .dest_dir = dest_dir, .device_of = device_of, .device_ctx = ctx, .diags = diags, .scope = {g}};
+    return dump_with(&d, out);
+}
+
 tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char *dest_dir,
                                        const char *const *node_devices, tgc_diags *diags) {
-    dumper d = {.g = g, .dest_dir = dest_dir, .devices = node_devices, .diags = diags};
+    dumper d = {.g = g, .dest_dir = dest_dir, .devices = node_devices, .diags = diags, .scope = {g}};
+    return dump_with(&d, out);
+}
+
+static tgc_status dump_with(dumper *dp, FILE *out) {
+    dumper d = *dp;
+    tgc_diags *diags = d.diags;
     if (!yaml_emitter_initialize(&d.em)) return TGC_ERR_NOMEM;
     yaml_emitter_set_output(&d.em, write_handler, out);
     yaml_emitter_set_width(&d.em, 120);

@@ -21,6 +21,42 @@ tgc_graph *tgc_graph_create(const char *path, const char *dir) {
     return g;
 }
 
+const char *tgc_type_str(tgc_dtype dtype, int kind, char *buf, size_t size) {
+    const char *d = tgc_dtype_name(dtype);
+    switch (kind) {
+    case TGC_KIND_SEQUENCE: snprintf(buf, size, "seq(%s)", d); break;
+    case TGC_KIND_OPTIONAL: snprintf(buf, size, "optional(%s)", d); break;
+    case TGC_KIND_OPTIONAL_SEQUENCE: snprintf(buf, size, "optional(seq(%s))", d); break;
+    default: snprintf(buf, size, "%s", d); break;
+    }
+    return buf;
+}
+
+/* Strips "word(" ... ")" from [*s, *end): true when it was there. */
+static bool unwrap(const char **s, const char **end, const char *word) {
+    size_t n = strlen(word);
+    if ((size_t)(*end - *s) < n + 2 || strncmp(*s, word, n) != 0 || (*s)[n] != '(' || (*end)[-1] != ')')
+        return false;
+    *s += n + 1;
+    *end -= 1;
+    return true;
+}
+
+bool tgc_type_parse(const char *text, tgc_dtype *dtype, uint8_t *kind) {
+    const char *s = text, *end = text + strlen(text);
+    uint8_t k = TGC_KIND_TENSOR;
+    if (unwrap(&s, &end, "optional")) k |= TGC_KIND_OPTIONAL;
+    if (unwrap(&s, &end, "seq")) k |= TGC_KIND_SEQUENCE;
+    char name[32];
+    size_t len = (size_t)(end - s);
+    if (len >= sizeof name) return false;
+    memcpy(name, s, len);
+    name[len] = '\0';
+    *dtype = tgc_dtype_from_name(name);
+    *kind = k;
+    return *dtype != TGC_DTYPE_INVALID;
+}
+
 tgc_status tgc_info_set_value(tgc_tensor_info *info, int n, const tgc_dim *value) {
     tgc_dim *copy = tgc_malloc((size_t)n * sizeof *copy);
     if (copy == NULL) return TGC_ERR_NOMEM;
@@ -54,6 +90,7 @@ void tgc_attr_release(tgc_attr *a) {
         for (size_t i = 0; i < a->n; i++) tgc_free(a->strings[i]);
     tgc_free(a->strings);
     tgc_const_free(a->tensor);
+    tgc_graph_free(a->graph);
     memset(a, 0, sizeof *a);
 }
 
@@ -90,6 +127,8 @@ void tgc_graph_free(tgc_graph *g) {
     tgc_free(g->path);
     tgc_free(g->dir);
     tgc_free(g->name);
+    tgc_free(g->captures);
+    tgc_free(g->capture_input);
     tgc_graph *source = g->source;
     tgc_free(g);
     tgc_graph_free(source);
@@ -125,7 +164,13 @@ tgc_status tgc_graph_add_node(tgc_graph *g, const char *name, tgc_node_kind kind
 
 int32_t tgc_graph_find(const tgc_graph *g, const char *name) { return tgc_strmap_get(&g->names, name); }
 
+tgc_graph *tgc_graph_root(const tgc_graph *g) {
+    while (g->parent != NULL) g = g->parent;
+    return (tgc_graph *)g;
+}
+
 int32_t tgc_graph_symbol(tgc_graph *g, const char *name, bool fresh) {
+    g = tgc_graph_root(g);
     int32_t id = tgc_strmap_get(&g->symbol_ids, name);
     if (id >= 0) return id;
     if (g->n_symbols == g->cap_symbols) {
@@ -150,6 +195,7 @@ int32_t tgc_graph_symbol(tgc_graph *g, const char *name, bool fresh) {
 }
 
 int32_t tgc_graph_fresh_symbol(tgc_graph *g) {
+    g = tgc_graph_root(g);
     char name[32];
     do snprintf(name, sizeof name, "unk__%" PRId32, g->next_fresh++);
     while (tgc_strmap_get(&g->symbol_ids, name) >= 0);
@@ -170,6 +216,7 @@ const tgc_attr *tgc_node_attr(const tgc_node *n, const char *name) {
 }
 
 const char *tgc_dim_str(const tgc_graph *g, tgc_dim d, char *buf, size_t size) {
+    if (g != NULL) g = tgc_graph_root(g);
     if (tgc_dim_known(d))
         snprintf(buf, size, "%" PRId64, d.v);
     else if (g != NULL && d.sym >= 0 && d.sym < g->n_symbols)

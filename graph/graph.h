@@ -24,9 +24,22 @@ struct tgc_op_def;
 /* The largest integer tensor whose value inference tracks at compile time. */
 #define TGC_MAX_VALUE_LEN 64
 
+/* What a value is (ONNX's type kinds): a tensor, a sequence of tensors, or
+ * an optional holding one of those or nothing. Bit 0: a sequence; bit 1:
+ * optional. A tensor_info's dtype and shape describe the tensor, or the
+ * sequence's elements (dims they do not share are symbols; the rank is
+ * unknown when they have different ranks or none is known). */
+typedef enum tgc_value_kind {
+    TGC_KIND_TENSOR = 0,
+    TGC_KIND_SEQUENCE = 1,
+    TGC_KIND_OPTIONAL = 2,          /* optional(tensor) */
+    TGC_KIND_OPTIONAL_SEQUENCE = 3, /* optional(seq(tensor)) */
+} tgc_value_kind;
+
 typedef struct tgc_tensor_info {
     tgc_dtype dtype; /* TGC_DTYPE_INVALID until inferred */
     tgc_shape shape;
+    uint8_t kind; /* tgc_value_kind; 0 (a tensor) in a zeroed info */
     /* The compile-time value of a small integer tensor (rank 0 or 1, at most
      * TGC_MAX_VALUE_LEN elements), or value_len == -1 when not known.
      * Elements may be symbolic (see shape.h). */
@@ -38,6 +51,13 @@ typedef struct tgc_tensor_info {
     bool has_real;
     double real;
 } tgc_tensor_info;
+
+/* A type as the format writes it: "float32", "seq(float32)",
+ * "optional(float32)", "optional(seq(float32))", into buf. */
+const char *tgc_type_str(tgc_dtype dtype, int kind, char *buf, size_t size);
+
+/* Parses what tgc_type_str writes: false when `text` is no type. */
+bool tgc_type_parse(const char *text, tgc_dtype *dtype, uint8_t *kind);
 
 /* Stores a copy of `n` value elements in info (replacing any value).
  * TGC_OK or TGC_ERR_NOMEM. n must be <= TGC_MAX_VALUE_LEN. */
@@ -73,6 +93,7 @@ typedef enum tgc_attr_type {
     TGC_ATTR_FLOATS,
     TGC_ATTR_STRINGS,
     TGC_ATTR_TENSOR,
+    TGC_ATTR_GRAPH, /* a subgraph: If's branches, Loop's and Scan's body (graph/subgraph.h) */
 } tgc_attr_type;
 
 typedef struct tgc_attr {
@@ -87,6 +108,7 @@ typedef struct tgc_attr {
     char **strings;  /* TGC_ATTR_STRINGS */
     size_t n;
     tgc_const *tensor; /* TGC_ATTR_TENSOR */
+    struct tgc_graph *graph; /* TGC_ATTR_GRAPH: owned; its parent is the node's graph */
 } tgc_attr;
 
 /* A reference to output `port` of node `node`. node == -1 is an omitted
@@ -109,6 +131,10 @@ typedef struct tgc_node {
 
     tgc_ref *inputs; /* data inputs, in order */
     int n_inputs;
+    /* The last n_implicit of `inputs` are not written in the file: the
+     * outer values this node's subgraphs read by name (graph/subgraph.h).
+     * 0 for every node without a subgraph attribute. */
+    int n_implicit;
     tgc_ref *controls; /* control dependencies (^node); port unused */
     int n_controls;
 
@@ -184,11 +210,30 @@ struct tgc_graph {
     /* The graph whose weights this one borrows, owned (freed after this
      * one), or NULL: see tgc_graph_adopt_source. */
     tgc_graph *source;
+
+    /* Subgraphs (graph/subgraph.h). A subgraph is the value of a node's
+     * TGC_ATTR_GRAPH attribute. Its parent is the graph of that node (NULL
+     * for a top-level graph); depth counts parents. A subgraph keeps no
+     * symbols of its own: its dims name the top-level graph's symbols,
+     * which every symbol function reaches through parent. Its nodes
+     * [0, n_inputs_nodes) are its formal inputs; each outer value it reads
+     * by name is a further TGC_NODE_INPUT node, a capture: captures[j] is
+     * that node's id and capture_input[j] the input of the owning node
+     * (one of its implicit inputs) that carries the value in. */
+    tgc_graph *parent;
+    int depth;
+    int32_t *captures;
+    int32_t *capture_input;
+    int32_t n_captures, cap_captures;
 };
 
 /* Appends a zeroed node named `name` of `kind`; stores its id in *id.
  * Returns TGC_OK or TGC_ERR_NOMEM. The caller checks uniqueness first. */
 tgc_status tgc_graph_add_node(tgc_graph *g, const char *name, tgc_node_kind kind, int32_t *id);
+
+/* The top-level graph above g (g itself when it has no parent): the one
+ * that holds the symbols. */
+tgc_graph *tgc_graph_root(const tgc_graph *g);
 
 /* Returns the id of the node named `name`, or -1. */
 int32_t tgc_graph_find(const tgc_graph *g, const char *name);
@@ -210,6 +255,16 @@ const tgc_tensor_info *tgc_graph_ref_info(const tgc_graph *g, tgc_ref ref);
  * TGC_DTYPE_INVALID for a code tgc has no dtype for (complex, float8). */
 tgc_dtype tgc_dtype_from_onnx(int64_t code);
 
+/* The device to write for node `id` of g (the top-level graph or a subgraph
+ * inside it), or NULL to keep what the node asks for. */
+typedef const char *(*tgc_node_device_fn)(void *ctx, const tgc_graph *g, int32_t id);
+
+/* The YAML dumper (graph/dump_yaml.c) with each node's `device:`, the
+ * subgraphs' nodes too, given by device_of (may be NULL). Same contract as
+ * tgc_graph_dump_yaml. */
+tgc_status tgc_graph_dump_yaml_placed(const tgc_graph *g, FILE *out, const char *dest_dir, tgc_node_device_fn device_of,
+                                      void *ctx, tgc_diags *diags);
+
 /* The YAML dumper (graph/dump_yaml.c) with each node's `device:` replaced
  * by node_devices[id] (a full device name, e.g. a placement's) where that
  * is not NULL; node_devices may be NULL. Same contract as
@@ -230,7 +285,8 @@ tgc_status tgc_info_copy(tgc_tensor_info *dst, const tgc_tensor_info *src, bool 
  * NULL if out of memory. */
 tgc_const *tgc_const_borrow(const tgc_const *c);
 
-/* A deep copy of attribute src into dst (a tensor attribute borrows its data). */
+/* A deep copy of attribute src into dst (a tensor attribute borrows its
+ * data; a subgraph is cloned, its parent set by tgc_graph_adopt_subgraphs). */
 tgc_status tgc_attr_copy(tgc_attr *dst, const tgc_attr *src);
 
 /* Gives node n `count` outputs copied from src (values too). */
@@ -238,8 +294,10 @@ tgc_status tgc_node_set_outputs(tgc_node *n, const tgc_tensor_info *src, int cou
 
 /* Copies into the fresh node dst everything of src except its name, kind,
  * inputs, controls and colocation (which refer to node ids the caller
- * maps): op, positions, requested device, attributes, outputs, declared
- * `out`, and constant data (borrowed). */
+ * maps): op, positions, requested device, attributes (subgraphs cloned:
+ * call tgc_graph_adopt_subgraphs on dst's graph once it is built), how
+ * many inputs are implicit, outputs, declared `out`, and constant data
+ * (borrowed). */
 tgc_status tgc_node_copy_body(tgc_node *dst, const tgc_node *src);
 
 /* Releases a constant and its data (unless borrowed); NULL is ignored. */

@@ -2,6 +2,7 @@
  * (the partitioner, the optimization passes). */
 #include "graph/graph.h"
 
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 
 #include <string.h>
@@ -9,6 +10,7 @@
 tgc_status tgc_info_copy(tgc_tensor_info *dst, const tgc_tensor_info *src, bool with_value) {
     dst->dtype = src->dtype;
     dst->shape = src->shape;
+    dst->kind = src->kind;
     dst->has_real = src->has_real;
     dst->real = src->real;
     dst->value_len = -1;
@@ -53,6 +55,7 @@ tgc_status tgc_attr_copy(tgc_attr *dst, const tgc_attr *src) {
             if ((dst->strings[i] = tgc_strdup(src->strings[i])) == NULL) return TGC_ERR_NOMEM;
     }
     if (src->tensor != NULL && (dst->tensor = tgc_const_borrow(src->tensor)) == NULL) return TGC_ERR_NOMEM;
+    if (src->graph != NULL && (dst->graph = tgc_subgraph_clone(src->graph)) == NULL) return TGC_ERR_NOMEM;
     return TGC_OK;
 }
 
@@ -73,6 +76,7 @@ tgc_status tgc_node_copy_body(tgc_node *dst, const tgc_node *src) {
     dst->op_pos = src->op_pos;
     dst->device_pos = src->device_pos;
     dst->declared_pos = src->declared_pos;
+    dst->n_implicit = src->n_implicit;
     if (src->op_name != NULL && (dst->op_name = tgc_strdup(src->op_name)) == NULL) return TGC_ERR_NOMEM;
     if (src->device != NULL && (dst->device = tgc_strdup(src->device)) == NULL) return TGC_ERR_NOMEM;
     if (src->n_attrs > 0) {

@@ -38,7 +38,8 @@ struct tgc_infer_ctx {
     bool unresolved;
 };
 
-/* Number of inputs as written (including omitted ones). */
+/* Number of inputs as written (including omitted ones; the implicit inputs
+ * of a node with subgraphs left out, though tgc_infer_input reads them). */
 int tgc_infer_num_inputs(const tgc_infer_ctx *c);
 
 /* Input i's info, or NULL when omitted or i >= the written count. */
@@ -55,6 +56,11 @@ int tgc_infer_num_outputs(const tgc_infer_ctx *c);
  * tgc_infer_num_outputs (an optional output the node does not have) is
  * ignored, so ops set optional outputs without checking the count. */
 tgc_status tgc_infer_set_output(tgc_infer_ctx *c, int i, tgc_dtype dtype, const tgc_shape *shape);
+
+/* As tgc_infer_set_output (which always makes a tensor), for an output of
+ * kind `kind` (graph.h's tgc_value_kind): dtype and shape are the
+ * elements' for a sequence, the held value's for an optional. */
+tgc_status tgc_infer_set_output_kind(tgc_infer_ctx *c, int i, int kind, tgc_dtype dtype, const tgc_shape *shape);
 
 /* Sets output i's compile-time value (n <= TGC_MAX_VALUE_LEN elements);
  * call after tgc_infer_set_output. Does nothing (TGC_OK) unless output i is

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int tgc_infer_num_inputs(const tgc_infer_ctx *c) { return c->node->n_inputs; }
+int tgc_infer_num_inputs(const tgc_infer_ctx *c) { return c->node->n_inputs - c->node->n_implicit; }
 
 const tgc_tensor_info *tgc_infer_input(const tgc_infer_ctx *c, int i) {
     if (i < 0 || i >= c->node->n_inputs) return NULL;
@@ -65,7 +65,15 @@ tgc_status tgc_infer_set_output(tgc_infer_ctx *c, int i, tgc_dtype dtype, const 
     tgc_info_clear_value(o);
     o->dtype = dtype;
     o->shape = *shape;
+    o->kind = TGC_KIND_TENSOR;
     return TGC_OK;
+}
+
+tgc_status tgc_infer_set_output_kind(tgc_infer_ctx *c, int i, int kind, tgc_dtype dtype, const tgc_shape *shape) {
+    tgc_status st = tgc_infer_set_output(c, i, dtype, shape);
+    if (st == TGC_OK && i >= 0 && i < c->node->n_outputs)
+        (c->output_infos != NULL ? &c->output_infos[i] : &c->node->outputs[i])->kind = (uint8_t)kind;
+    return st;
 }
 
 tgc_status tgc_infer_set_value(tgc_infer_ctx *c, int i, int n, const tgc_dim *value) {

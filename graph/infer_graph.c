@@ -49,10 +49,11 @@ static tgc_status check_declared(tgc_graph *g, tgc_node *n, int k, int32_t first
     const tgc_tensor_info *want = &n->declared[k];
     tgc_tensor_info *got = &n->outputs[k];
     char a[256], b[256];
-    if (want->dtype != got->dtype)
+    if (want->dtype != got->dtype || want->kind != got->kind)
         return tgc_diag_error(diags, g->path, n->declared_pos, "out-mismatch",
                               "node '%s' (%s): output %d is declared %s but inference gives %s", n->name, n->op_name, k,
-                              tgc_dtype_name(want->dtype), tgc_dtype_name(got->dtype));
+                              tgc_type_str(want->dtype, want->kind, a, sizeof a),
+                              tgc_type_str(got->dtype, got->kind, b, sizeof b));
     if (!n->declared_has_shape[k]) return TGC_OK;
     if (got->shape.rank == TGC_RANK_UNKNOWN) {
         got->shape = want->shape;
@@ -125,11 +126,27 @@ static int string_misuse(const tgc_graph *g, const tgc_node *n, bool outputs) {
     return -1;
 }
 
+/* A sequence or optional input of an op that takes tensors only
+ * (graph/ops.h, tgc_ops_take_kinds): its index, or -1. */
+static int kind_misuse(const tgc_graph *g, const tgc_node *n) {
+    if (tgc_ops_take_kinds(n->op_name)) return -1;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i].node >= 0 && tgc_graph_ref_info(g, n->inputs[i])->kind != TGC_KIND_TENSOR) return i;
+    return -1;
+}
+
 static tgc_status infer_op(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
     if (!inputs_inferred(g, n)) return TGC_ERR_INVALID; /* an input's error was reported */
-    int32_t first_new = g->n_symbols;
+    int32_t first_new = tgc_graph_root(g)->n_symbols;
     tgc_infer_ctx ctx = {.graph = g, .node = n, .diags = diags};
-    int bad = string_misuse(g, n, false);
+    int bad = kind_misuse(g, n);
+    if (bad >= 0) {
+        const tgc_tensor_info *in = tgc_graph_ref_info(g, n->inputs[bad]);
+        char t[64];
+        return tgc_infer_fail(&ctx, bad, "dtype-mismatch", "input %d is a %s; %s takes tensors", bad,
+                              tgc_type_str(in->dtype, in->kind, t, sizeof t), n->op_name);
+    }
+    bad = string_misuse(g, n, false);
     if (bad >= 0)
         return tgc_infer_fail(&ctx, bad, "dtype-mismatch", "input %d is a string tensor; %s does not take strings "
                               "in tgc", bad, n->op_name);

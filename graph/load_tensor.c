@@ -182,6 +182,17 @@ tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, const char *what,
     return TGC_OK;
 }
 
+tgc_status tgc_load_type(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_dtype *dtype, uint8_t *kind) {
+    const char *s = tgc_loader_scalar(l, n, "dtype");
+    if (s == NULL) return TGC_ERR_INVALID;
+    if (!tgc_type_parse(s, dtype, kind))
+        return tgc_loader_error(l, n, "unknown-dtype",
+                                "%s: unknown dtype '%s' (expected float32, float16, int32, int64, uint8 or bool, or "
+                                "seq(T), optional(T), optional(seq(T)) of one)",
+                                what, s);
+    return TGC_OK;
+}
+
 static bool is_symbol(const char *s) {
     if (!(isalpha((unsigned char)*s) || *s == '_')) return false;
     for (; *s; s++)

@@ -6,6 +6,7 @@
 
 #include "graph/op_registry.h"
 #include "graph/passes.h"
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 
 #include <ctype.h>
@@ -126,6 +127,11 @@ static bool check_keys(tgc_loader *l, const yaml_node_t *map, const char *where,
     return ok;
 }
 
+static tgc_status load_contents(tgc_loader *l, const yaml_node_t *root);
+static tgc_status load_subgraph(tgc_loader *l, const yaml_node_t *map, int32_t id, tgc_attr *a);
+static tgc_status load_subgraph_input(tgc_loader *l, const yaml_node_t *map, tgc_node *n, const yaml_node_t *dtype,
+                                      const yaml_node_t *shape, const char *where);
+
 /* ---- inputs -------------------------------------------------------------- */
 
 /* Each list entry below is loaded in the same order: its keys are checked
@@ -158,14 +164,48 @@ static tgc_status load_input(tgc_loader *l, const yaml_node_t *map) {
     n->outputs[0].value_len = -1;
     n->outputs[0].dtype = TGC_DTYPE_INVALID;
     if (dup) return s;
-    if (dtype == NULL || shape == NULL)
+    if (l->parent != NULL) return s == TGC_OK ? load_subgraph_input(l, map, n, dtype, shape, where) : s;
+    /* A sequence's or an optional's shape (its elements') may be left out: unknown. */
+    bool shape_optional = false;
+    if (dtype != NULL && shape == NULL && dtype->type == YAML_SCALAR_NODE) {
+        tgc_dtype dt;
+        uint8_t kind;
+        shape_optional = tgc_type_parse((const char *)dtype->data.scalar.value, &dt, &kind) && kind != 0;
+    }
+    if (dtype == NULL || (shape == NULL && !shape_optional))
         return unknown ? s
                        : tgc_loader_error(l, map, "missing-key", "%s needs %s", where,
                                           dtype == NULL && shape == NULL ? "a 'dtype' and a 'shape'"
                                           : dtype == NULL                ? "a 'dtype'"
                                                                          : "a 'shape'");
-    if (tgc_load_dtype(l, dtype, where, &n->outputs[0].dtype) != TGC_OK) s = TGC_ERR_INVALID;
-    if (tgc_load_shape(l, shape, where, true, &l->g->nodes[id].outputs[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
+    if (tgc_load_type(l, dtype, where, &n->outputs[0].dtype, &n->outputs[0].kind) != TGC_OK) s = TGC_ERR_INVALID;
+    if (shape == NULL) l->g->nodes[id].outputs[0].shape.rank = TGC_RANK_UNKNOWN;
+    else if (tgc_load_shape(l, shape, where, true, &l->g->nodes[id].outputs[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
+    return l->failure != TGC_OK ? l->failure : s;
+}
+
+/* A subgraph's input takes what the node gives it (a Loop's carried value,
+ * a Scan's slice), so its dtype and shape may be left out; when given,
+ * they are kept as the input's declaration (n->declared) and checked
+ * against what the node gives when the subgraph is inferred. */
+static tgc_status load_subgraph_input(tgc_loader *l, const yaml_node_t *map, tgc_node *n, const yaml_node_t *dtype,
+                                      const yaml_node_t *shape, const char *where) {
+    n->outputs[0].shape.rank = TGC_RANK_UNKNOWN;
+    if (dtype == NULL && shape == NULL) return TGC_OK;
+    n->declared = tgc_calloc(1, sizeof *n->declared);
+    n->declared_has_shape = tgc_calloc(1, sizeof *n->declared_has_shape);
+    if (n->declared == NULL || n->declared_has_shape == NULL) return tgc_loader_nomem(l);
+    n->n_declared = 1;
+    n->declared_pos = tgc_loader_pos(map);
+    n->declared[0] = (tgc_tensor_info){.dtype = TGC_DTYPE_INVALID, .value_len = -1};
+    n->declared[0].shape.rank = TGC_RANK_UNKNOWN;
+    tgc_status s = TGC_OK;
+    if (dtype != NULL && tgc_load_type(l, dtype, where, &n->declared[0].dtype, &n->declared[0].kind) != TGC_OK)
+        s = TGC_ERR_INVALID;
+    if (shape != NULL) {
+        if (tgc_load_shape(l, shape, where, true, &n->declared[0].shape) != TGC_OK) s = TGC_ERR_INVALID;
+        n->declared_has_shape[0] = true;
+    }
     return l->failure != TGC_OK ? l->failure : s;
 }
 
@@ -205,6 +245,7 @@ static tgc_status attr_type_error(tgc_loader *l, const yaml_node_t *v, const tgc
                        : type == TGC_ATTR_INTS   ? "a list of ints"
                        : type == TGC_ATTR_FLOATS ? "a list of numbers"
                        : type == TGC_ATTR_STRINGS ? "a list of strings"
+                       : type == TGC_ATTR_GRAPH   ? "a graph (a mapping {inputs, outputs, initializers, nodes})"
                                                  : "a tensor (a mapping {dtype, shape, values})";
     return tgc_loader_error(l, v, "attribute-type", "node '%s' (%s): attribute '%s' must be %s, got %s", n->name,
                             n->op_name, name, want, got);
@@ -327,6 +368,10 @@ static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id, 
             as = v->type == YAML_MAPPING_NODE ? tgc_load_tensor(l, v, what, false, &a->tensor)
                                               : attr_type_error(l, v, n, key, def->type,
                                                                 value_word(v, what, sizeof what));
+        } else if (def->type == TGC_ATTR_GRAPH) {
+            as = v->type == YAML_MAPPING_NODE
+                     ? load_subgraph(l, v, id, a)
+                     : attr_type_error(l, v, n, key, def->type, value_word(v, (char[300]){0}, 300));
         } else if (def->type == TGC_ATTR_INTS || def->type == TGC_ATTR_FLOATS || def->type == TGC_ATTR_STRINGS) {
             as = parse_attr_list(l, v, n, a);
         } else {
@@ -336,6 +381,45 @@ static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id, 
         if (as != TGC_OK) s = as;
     }
     return s;
+}
+
+/* Loads the graph-valued attribute `a` of node `id` from mapping `map`
+ * into a new subgraph whose references resolve later (resolve_scope). */
+static tgc_status load_subgraph(tgc_loader *l, const yaml_node_t *map, int32_t id, tgc_attr *a) {
+    const tgc_node *n = &l->g->nodes[id];
+    if (l->g->depth + 1 > TGC_MAX_SUBGRAPH_DEPTH)
+        return tgc_loader_error(l, map, "over-limit", "node '%s' (%s): attribute '%s' nests subgraphs deeper than "
+                                "%d levels", n->name, n->op_name, a->name, TGC_MAX_SUBGRAPH_DEPTH);
+    if (l->n_children == l->cap_children) {
+        size_t cap = l->cap_children ? l->cap_children * 2 : 4;
+        tgc_loader **grown = tgc_realloc(l->children, cap * sizeof *grown);
+        if (grown == NULL) return tgc_loader_nomem(l);
+        l->children = grown;
+        l->cap_children = cap;
+    }
+    tgc_loader *c = tgc_calloc(1, sizeof *c);
+    if (c == NULL) return tgc_loader_nomem(l);
+    l->children[l->n_children++] = c;
+    *c = (tgc_loader){.diags = l->diags, .doc = l->doc, .weights_dir = l->weights_dir, .parent = l, .owner = id};
+    if ((c->g = tgc_graph_create(l->g->path, l->g->dir)) == NULL) return tgc_loader_nomem(l);
+    c->g->parent = l->g;
+    c->g->depth = l->g->depth + 1;
+    c->g->limits = l->g->limits;
+    c->g->format_pos = tgc_loader_pos(map);
+    a->graph = c->g;
+    static const char *const keys[] = {"name", "inputs", "outputs", "initializers", "nodes", NULL};
+    char where[400];
+    snprintf(where, sizeof where, "subgraph '%s' of node '%s'", a->name, n->name);
+    tgc_status s = TGC_OK;
+    if (!check_duplicate_keys(c, map)) return TGC_ERR_INVALID;
+    FOR_PAIRS(c, map, k, v) {
+        if (tgc_loader_check_key(c, k, where, keys)) continue;
+        s = TGC_ERR_INVALID;
+        if (v->type == YAML_SEQUENCE_NODE) c->names_incomplete = true;
+    }
+    tgc_status cs = load_contents(c, map);
+    if (c->failure != TGC_OK) l->failure = c->failure;
+    return l->failure != TGC_OK ? l->failure : cs != TGC_OK ? cs : s;
 }
 
 /* Reports each attribute the op requires that node id does not give. */
@@ -462,7 +546,7 @@ static tgc_status load_declared_outputs(tgc_loader *l, const yaml_node_t *seq, i
         if (unknown) s = TGC_ERR_INVALID;
         const yaml_node_t *dtype = find_key(l, item, "dtype"), *shape = find_key(l, item, "shape");
         if (dtype == NULL && !unknown) s = tgc_loader_error(l, item, "missing-key", "%s needs a 'dtype'", where);
-        if (dtype != NULL && tgc_load_dtype(l, dtype, where, &info->dtype) != TGC_OK) s = TGC_ERR_INVALID;
+        if (dtype != NULL && tgc_load_type(l, dtype, where, &info->dtype, &info->kind) != TGC_OK) s = TGC_ERR_INVALID;
         if (shape != NULL) {
             if (tgc_load_shape(l, shape, where, true, &info->shape) != TGC_OK) s = TGC_ERR_INVALID;
             n->declared_has_shape[i] = true;
@@ -579,6 +663,35 @@ static tgc_status load_list(tgc_loader *l, const yaml_node_t *seq, const char *w
     return s;
 }
 
+/* A graph's contents, at the top level or inside a subgraph: inputs,
+ * initializers, nodes, name and outputs (keys checked by the caller). */
+static tgc_status load_contents(tgc_loader *l, const yaml_node_t *root) {
+    tgc_status s = TGC_OK;
+    /* Inputs first, then initializers, then nodes: node ids follow that order. */
+    static const struct {
+        const char *key;
+        item_loader fn;
+    } lists[] = {{"inputs", load_input}, {"initializers", load_initializer}, {"nodes", load_node}};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        const yaml_node_t *v = find_key(l, root, lists[i].key);
+        tgc_status ls = v ? load_list(l, v, lists[i].key, lists[i].fn) : TGC_OK;
+        if (l->failure != TGC_OK) return l->failure;
+        if (v != NULL && v->type != YAML_SEQUENCE_NODE) l->names_incomplete = true;
+        if (ls != TGC_OK) s = ls;
+        if (i == 0) l->g->n_inputs_nodes = l->g->n_nodes;
+    }
+    const yaml_node_t *name = find_key(l, root, "name");
+    if (name != NULL) {
+        const char *text = tgc_loader_scalar(l, name, "name");
+        if (text == NULL) s = TGC_ERR_INVALID;
+        else if ((l->g->name = tgc_strdup(text)) == NULL) return tgc_loader_nomem(l);
+    }
+    const yaml_node_t *outputs = find_key(l, root, "outputs");
+    if (outputs == NULL) return tgc_loader_error(l, root, "missing-key", "the graph needs 'outputs'");
+    tgc_status os = load_outputs(l, outputs);
+    return os != TGC_OK ? os : s;
+}
+
 static tgc_status load_root(tgc_loader *l, const yaml_node_t *root) {
     static const char *const keys[] = {"format", "name", "inputs", "outputs", "initializers", "nodes", NULL};
     if (root == NULL) /* nothing but comments: point at the start of the file */
@@ -605,29 +718,8 @@ static tgc_status load_root(tgc_loader *l, const yaml_node_t *root) {
     if (strcmp(fmt, "tgc/1") != 0)
         return tgc_loader_error(l, format, "bad-format", "format '%s' is not supported (this tgc reads tgc/1)", fmt);
 
-    /* Inputs first, then initializers, then nodes: node ids follow that order. */
-    static const struct {
-        const char *key;
-        item_loader fn;
-    } lists[] = {{"inputs", load_input}, {"initializers", load_initializer}, {"nodes", load_node}};
-    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
-        const yaml_node_t *v = find_key(l, root, lists[i].key);
-        tgc_status ls = v ? load_list(l, v, lists[i].key, lists[i].fn) : TGC_OK;
-        if (l->failure != TGC_OK) return l->failure;
-        if (v != NULL && v->type != YAML_SEQUENCE_NODE) l->names_incomplete = true;
-        if (ls != TGC_OK) s = ls;
-        if (i == 0) l->g->n_inputs_nodes = l->g->n_nodes;
-    }
-    const yaml_node_t *name = find_key(l, root, "name");
-    if (name != NULL) {
-        const char *text = tgc_loader_scalar(l, name, "name");
-        if (text == NULL) s = TGC_ERR_INVALID;
-        else if ((l->g->name = tgc_strdup(text)) == NULL) return tgc_loader_nomem(l);
-    }
-    const yaml_node_t *outputs = find_key(l, root, "outputs");
-    if (outputs == NULL) return tgc_loader_error(l, root, "missing-key", "the graph needs 'outputs'");
-    tgc_status os = load_outputs(l, outputs);
-    return os != TGC_OK ? os : s;
+    tgc_status cs = load_contents(l, root);
+    return cs != TGC_OK ? cs : s;
 }
 
 /* ---- references ---------------------------------------------------------- */
@@ -668,29 +760,68 @@ static const char *closest_name(tgc_loader *l, const char *text) {
     return best;
 }
 
+/* resolve_text in a graph whose captures stand for outer values: "x:1"
+ * never reads port 1 of the capture named x (one value), but is captured
+ * itself. */
+static int resolve_local(const tgc_graph *g, const char *text, int32_t *node, int32_t *port) {
+    int found = resolve_text(g, text, node, port);
+    if (found == 1 && *port != 0 && g->nodes[*node].kind == TGC_NODE_INPUT && *node >= g->n_inputs_nodes) return 0;
+    return found;
+}
+
+/* Resolves `text`, which names nothing in l's graph, in the graphs that
+ * enclose it: the outer value becomes a capture of each subgraph on the
+ * way down (each owner gets an implicit input), so *node is the capture in
+ * l's graph and *port 0. 1 found, 0 not, -1 out of memory. The depth of
+ * the recursion is bounded by TGC_MAX_SUBGRAPH_DEPTH. */
+static int resolve_outer(tgc_loader *l, const char *text, tgc_srcpos pos, int32_t *node, int32_t *port) {
+    tgc_loader *up = l->parent;
+    if (up == NULL) return 0;
+    int32_t onode, oport;
+    int found = resolve_local(up->g, text, &onode, &oport);
+    if (found == 0) found = resolve_outer(up, text, pos, &onode, &oport);
+    if (found <= 0) return found;
+    *port = 0;
+    return tgc_subgraph_add_capture(l->g, text, up->g, l->owner, (tgc_ref){onode, oport, pos}, node) == TGC_OK ? 1
+                                                                                                            : -1;
+}
+
+/* True when a name may be missing from l's graph or an enclosing one for
+ * a reason already reported. */
+static bool names_incomplete(const tgc_loader *l) {
+    for (; l != NULL; l = l->parent)
+        if (l->names_incomplete) return true;
+    return false;
+}
+
 static tgc_status resolve_refs(tgc_loader *l) {
     tgc_status s = TGC_OK;
     tgc_graph *g = l->g;
     for (size_t i = 0; i < l->n_refs; i++) {
         pending_ref *p = &l->refs[i];
         int32_t node, port;
-        int found = resolve_text(g, p->text, &node, &port);
+        int found = resolve_local(g, p->text, &node, &port);
+        if (found == 0 && (p->kind == PENDING_INPUT || p->kind == PENDING_OUTPUT))
+            found = resolve_outer(l, p->text, p->pos, &node, &port);
         if (found < 0) return tgc_loader_nomem(l);
         char owner[300];
-        if (p->kind == PENDING_OUTPUT) snprintf(owner, sizeof owner, "graph output");
+        if (p->kind == PENDING_OUTPUT) snprintf(owner, sizeof owner, "%s output", l->parent ? "subgraph" : "graph");
         else snprintf(owner, sizeof owner, "node '%s':", g->nodes[p->owner].name);
         const char *caret = p->kind == PENDING_CONTROL ? "^" : "";
         const char *role = p->kind == PENDING_COLOCATE ? " colocate_with" : "";
         if (!found) {
-            if (l->names_incomplete) { /* the reason was reported; this is a consequence */
+            if (names_incomplete(l)) { /* the reason was reported; this is a consequence */
                 s = TGC_ERR_INVALID;
                 continue;
             }
             const char *near = closest_name(l, p->text);
-            s = tgc_diag_error(l->diags, g->path, p->pos, "dangling-reference", "%s%s '%s%s' names no %s%s%s%s",
-                               owner, role, caret, p->text,
-                               p->kind == PENDING_INPUT || p->kind == PENDING_OUTPUT ? "input, initializer or node"
-                                                                                      : "node",
+            bool data = p->kind == PENDING_INPUT || p->kind == PENDING_OUTPUT;
+            s = tgc_diag_error(l->diags, g->path, p->pos, "dangling-reference", "%s%s '%s%s' names no %s%s%s%s%s",
+                               owner, role, caret, p->text, data ? "input, initializer or node" : "node",
+                               l->parent == NULL ? ""
+                               : data            ? " of this subgraph or an enclosing graph"
+                                                 : " of this subgraph (control inputs and colocate_with stay in "
+                                                   "their graph)",
                                near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             if (s == TGC_ERR_NOMEM) return tgc_loader_nomem(l);
             continue;
@@ -712,11 +843,37 @@ static tgc_status resolve_refs(tgc_loader *l) {
     return s;
 }
 
+/* Resolves l's references, then its subgraphs' (a subgraph may read any
+ * name of the graphs around it, wherever that name is written). */
+static tgc_status resolve_scope(tgc_loader *l) {
+    tgc_status s = resolve_refs(l);
+    for (size_t i = 0; i < l->n_children && l->failure == TGC_OK; i++) {
+        tgc_status cs = resolve_scope(l->children[i]);
+        if (l->children[i]->failure != TGC_OK) l->failure = l->children[i]->failure;
+        if (cs != TGC_OK && s == TGC_OK) s = cs;
+    }
+    return l->failure != TGC_OK ? l->failure : s;
+}
+
+/* Inputs, initializers and nodes of g and every subgraph inside it. */
+static int64_t count_nodes(const tgc_graph *g) {
+    int64_t count = g->n_nodes;
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        for (int i = 0; i < g->nodes[id].n_attrs; i++)
+            if (g->nodes[id].attrs[i].graph != NULL) count += count_nodes(g->nodes[id].attrs[i].graph);
+    return count;
+}
+
 /* ---- entry points -------------------------------------------------------- */
 
 static void loader_release(tgc_loader *l) {
     for (size_t i = 0; i < l->n_refs; i++) tgc_free(l->refs[i].text);
     tgc_free(l->refs);
+    for (size_t i = 0; i < l->n_children; i++) {
+        loader_release(l->children[i]);
+        tgc_free(l->children[i]);
+    }
+    tgc_free(l->children);
 }
 
 static tgc_status parse_document(tgc_loader *l, const char *text, size_t size) {
@@ -759,7 +916,7 @@ static tgc_status parse_document(tgc_loader *l, const char *text, size_t size) {
 static tgc_status load_text(const char *text, size_t size, const char *name, const char *base_dir, bool weights_dir,
                             const tgc_graph_load_options *opts, tgc_diags *diags, tgc_graph **out) {
     *out = NULL;
-    tgc_loader l = {.diags = diags, .weights_dir = weights_dir};
+    tgc_loader l = {.diags = diags, .weights_dir = weights_dir, .owner = -1};
     tgc_load_limits limits = tgc_load_limits_of(opts);
     if (tgc_load_limits_check_file(&limits, name, (int64_t)size, diags) != TGC_OK) return TGC_ERR_INVALID;
     l.g = tgc_graph_create(name, base_dir);
@@ -769,15 +926,16 @@ static tgc_status load_text(const char *text, size_t size, const char *name, con
     if (s == TGC_OK) {
         s = load_root(&l, yaml_document_get_root_node(&l.doc));
         yaml_document_delete(&l.doc);
-        if (s == TGC_OK && l.g->n_nodes > limits.nodes) {
+        int64_t total = l.failure == TGC_OK ? count_nodes(l.g) : 0;
+        if (s == TGC_OK && total > limits.nodes) {
             tgc_diag_add(diags, TGC_SEV_ERROR, name, (tgc_srcpos){0, 0}, "over-limit",
-                         "the graph has %ld inputs, initializers and nodes, above the limit of %lld "
+                         "the graph has %lld inputs, initializers and nodes, above the limit of %lld "
                          "(--load-limits nodes=N raises it)",
-                         (long)l.g->n_nodes, (long long)limits.nodes);
+                         (long long)total, (long long)limits.nodes);
             s = TGC_ERR_INVALID;
         }
         if (l.failure == TGC_OK) {
-            tgc_status rs = resolve_refs(&l);
+            tgc_status rs = resolve_scope(&l);
             if (s == TGC_OK) s = rs;
         }
     }

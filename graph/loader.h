@@ -33,6 +33,15 @@ typedef struct tgc_loader {
      * a mapping or has no name): references that do not resolve are then
      * consequences, not reported again. */
     bool names_incomplete;
+    /* Subgraphs (graph/subgraph.h): the loader of the enclosing graph and
+     * the node there that holds this one (NULL, -1 at the top level), and
+     * the loaders of the subgraphs inside this graph, in file order, whose
+     * references resolve once this graph's have. Children share the
+     * parent's document and diagnostics. */
+    struct tgc_loader *parent;
+    int32_t owner;
+    struct tgc_loader **children;
+    size_t n_children, cap_children;
 } tgc_loader;
 
 /* Position of a YAML node (1-based). */
@@ -63,6 +72,11 @@ bool tgc_parse_number(const char *s, double *out);
 
 /* Reads a `dtype:` value of `what` (named in messages: "graph input 'x'"). */
 tgc_status tgc_load_dtype(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_dtype *out);
+
+/* Reads a `dtype:` value that may also name a sequence or an optional
+ * ("seq(float32)", "optional(int64)", "optional(seq(bool))"; graph.h's
+ * tgc_type_parse): graph inputs' and `out` entries' types. */
+tgc_status tgc_load_type(tgc_loader *l, const yaml_node_t *n, const char *what, tgc_dtype *dtype, uint8_t *kind);
 
 /* Reads a `shape:` list of `what`; symbols are allowed when allow_symbols,
  * else every dim must be a concrete integer >= 0. */

@@ -71,6 +71,12 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_NonZero, &tgc_op_Compress, &tgc_op_Unique,
     /* ops_string.c */
     &tgc_op_StringNormalizer,
+    /* ops_control.c */
+    &tgc_op_If, &tgc_op_Loop, &tgc_op_Scan,
+    /* ops_sequence.c */
+    &tgc_op_SequenceEmpty, &tgc_op_SequenceConstruct, &tgc_op_SequenceInsert, &tgc_op_SequenceAt,
+    &tgc_op_SequenceLength, &tgc_op_SequenceErase, &tgc_op_ConcatFromSequence, &tgc_op_SplitToSequence,
+    &tgc_op_SequenceMap, &tgc_op_Optional, &tgc_op_OptionalHasElement, &tgc_op_OptionalGetElement,
 };
 
 /* tgc's own ops (ops_internal.c, ops_fused.c, ops_attention.c; names starting with '_'): found by name,
@@ -120,6 +126,7 @@ const char *tgc_attr_type_name(tgc_attr_type t) {
     case TGC_ATTR_FLOATS: return "floats";
     case TGC_ATTR_STRINGS: return "strings";
     case TGC_ATTR_TENSOR: return "tensor";
+    case TGC_ATTR_GRAPH: return "graph";
     }
     return "unknown";
 }

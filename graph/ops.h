@@ -63,6 +63,10 @@ extern const tgc_op_def tgc_op_Where;
  * it too. */
 bool tgc_fused_input_fits(const tgc_shape *x, const tgc_shape *out);
 extern const tgc_op_def tgc_op_Cast, tgc_op_Identity;
+extern const tgc_op_def tgc_op_If, tgc_op_Loop, tgc_op_Scan;
+extern const tgc_op_def tgc_op_SequenceEmpty, tgc_op_SequenceConstruct, tgc_op_SequenceInsert, tgc_op_SequenceAt,
+    tgc_op_SequenceLength, tgc_op_SequenceErase, tgc_op_ConcatFromSequence, tgc_op_SplitToSequence,
+    tgc_op_SequenceMap, tgc_op_Optional, tgc_op_OptionalHasElement, tgc_op_OptionalGetElement;
 extern const tgc_op_def tgc_op_CastLike;
 
 extern const tgc_op_def tgc_op_Softmax, tgc_op_LogSoftmax, tgc_op_MatMul, tgc_op_Gemm;
@@ -131,6 +135,11 @@ extern const tgc_op_def tgc_op_StringNormalizer;
  * before its own rules run ("dtype-mismatch"), so no kernel that copies
  * bytes ever sees string slots (infer_graph.c). */
 bool tgc_ops_take_strings(const char *op);
+
+/* True when op takes sequences and optionals (graph/ops_sequence.c: the
+ * sequence and optional ops, Identity, the control flow ops, _Send and
+ * _Recv); every other op is given tensors only. */
+bool tgc_ops_take_kinds(const char *op);
 
 /* True when input i is omitted or its dtype is in `mask`; otherwise reports
  * "dtype-mismatch" listing the dtypes the op accepts and returns false. */

@@ -120,9 +120,12 @@ static tgc_status infer_gelu(tgc_infer_ctx *c) {
     return infer_unary(c, TGC_DT_FLOAT);
 }
 
-/* Identity (opset 16): any type (string too), the value passes through. */
+/* Identity (opset 16): any type (string too), sequences and optionals
+ * too; the value passes through. */
 static tgc_status infer_identity(tgc_infer_ctx *c) {
     if (!tgc_ops_require_dtypes(c, 0, TGC_DT_ALL)) return TGC_ERR_INVALID;
+    const tgc_tensor_info *x = tgc_infer_input(c, 0);
+    if (x->kind != TGC_KIND_TENSOR) return tgc_infer_set_output_kind(c, 0, x->kind, x->dtype, &x->shape);
     return tgc_ops_like_input(c, true);
 }
 

@@ -53,10 +53,15 @@ const tgc_op_def tgc_op_StringNormalizer = {"StringNormalizer", 1, 1, 1, 1, strn
 
 /* The ops whose kernels handle string tensors (devices/cpu/kernels_string.c,
  * string_cast.c) or read only their dims (Shape, Size), and tgc's own
- * _Send/_Recv (the rendezvous copies strings deep). */
+ * _Send/_Recv (the rendezvous copies strings deep), the control flow
+ * ops, which move whatever their subgraphs take and give, and the sequence
+ * and optional ops that move whole tensors. */
 static const char *const string_ops[] = {"StringNormalizer", "Cast", "CastLike", "Identity", "Reshape", "Flatten",
                                          "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Gather", "Slice",
-                                         "Expand", "Tile", "Shape", "Size", "_Send", "_Recv"};
+                                         "Expand", "Tile", "Shape", "Size", "_Send", "_Recv", "If", "Loop",
+                                         "Scan", "SequenceMap", "SequenceEmpty", "SequenceConstruct",
+                                         "SequenceInsert", "SequenceAt", "SequenceLength", "SequenceErase",
+                                         "Optional", "OptionalHasElement", "OptionalGetElement"};
 
 bool tgc_ops_take_strings(const char *op) {
     for (size_t i = 0; i < sizeof string_ops / sizeof string_ops[0]; i++)

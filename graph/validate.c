@@ -5,6 +5,7 @@
 #include "graph/passes.h"
 
 #include "graph/op_registry.h"
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 
 #include <stdio.h>
@@ -47,6 +48,8 @@ static tgc_status count_outputs(tgc_graph *g, tgc_diags *diags) {
             count = n->op->min_outputs;
             if (used[id] > count) count = used[id];
             if (n->n_declared > count) count = n->n_declared;
+            int by_body = tgc_subgraph_node_outputs(n);
+            if (by_body > count) count = by_body;
             /* Split: one output per entry of a constant `split` input, used or not. */
             if (strcmp(n->op_name, "Split") == 0 && n->n_inputs >= 2 && n->inputs[1].node >= 0 &&
                 g->nodes[n->inputs[1].node].kind == TGC_NODE_CONST) {
@@ -107,19 +110,19 @@ static tgc_status check_input_counts(tgc_graph *g, tgc_diags *diags) {
     for (int32_t id = g->n_inputs_nodes; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
         if (n->kind != TGC_NODE_OP) continue;
-        int lo = n->op->min_inputs, hi = n->op->max_inputs;
-        if (n->n_inputs < lo || (hi >= 0 && n->n_inputs > hi)) {
+        int lo = n->op->min_inputs, hi = n->op->max_inputs, given = tgc_node_explicit_inputs(n);
+        if (given < lo || (hi >= 0 && given > hi)) {
             char want[64];
             if (hi < 0) snprintf(want, sizeof want, "at least %d input%s", lo, lo == 1 ? "" : "s");
             else if (lo == hi) snprintf(want, sizeof want, "%d input%s", lo, lo == 1 ? "" : "s");
             else snprintf(want, sizeof want, "%d to %d inputs", lo, hi);
             /* Too many: point at the first one too many; too few: at the node. */
-            tgc_srcpos pos = hi >= 0 && n->n_inputs > hi ? n->inputs[hi].pos : n->pos;
+            tgc_srcpos pos = hi >= 0 && given > hi ? n->inputs[hi].pos : n->pos;
             s = tgc_diag_error(diags, g->path, pos, "input-count", "node '%s' (%s) takes %s, got %d", n->name,
-                               n->op_name, want, n->n_inputs);
+                               n->op_name, want, given);
             continue;
         }
-        for (int i = 0; i < lo && i < n->n_inputs; i++)
+        for (int i = 0; i < lo && i < given; i++)
             if (n->inputs[i].node < 0)
                 s = tgc_diag_error(diags, g->path, n->inputs[i].pos, "missing-input",
                                    "node '%s' (%s): input %d is required and cannot be omitted", n->name, n->op_name, i);
@@ -216,11 +219,26 @@ done:
     return s;
 }
 
+/* Each node's subgraphs: their signatures, and each validated as a graph. */
+static tgc_status check_subgraphs(tgc_graph *g, tgc_diags *diags) {
+    tgc_status s = TGC_OK;
+    for (int32_t id = g->n_inputs_nodes; id < g->n_nodes; id++) {
+        if (!tgc_node_has_subgraphs(&g->nodes[id])) continue;
+        tgc_status bs = tgc_subgraph_validate_node(g, id, diags);
+        if (bs == TGC_ERR_NOMEM) return bs;
+        if (bs != TGC_OK) s = bs;
+    }
+    return s;
+}
+
 tgc_status tgc_graph_validate(tgc_graph *g, tgc_diags *diags) {
     tgc_status s = count_outputs(g, diags);
     if (s == TGC_ERR_NOMEM) return s;
     tgc_status c = check_input_counts(g, diags);
     if (s == TGC_OK) s = c;
+    tgc_status b = check_subgraphs(g, diags);
+    if (b == TGC_ERR_NOMEM) return b;
+    if (s == TGC_OK) s = b;
     tgc_status o = order_nodes(g, diags);
     if (o == TGC_ERR_NOMEM || s == TGC_OK) s = o;
     return s;

@@ -256,6 +256,49 @@ const void *tgc_tensor_data(const tgc_tensor *t);
  * is out of range. */
 const char *tgc_tensor_string(const tgc_tensor *t, int64_t i);
 
+/* ---- Sequences and optionals ------------------------------------------- */
+
+/* A handle may hold a sequence of tensors or an optional (ONNX's seq(T)
+ * and optional(T): a graph input or output of such a type) instead of a
+ * tensor. Its dtype is its elements'; its rank is 0 and its data NULL;
+ * its elements are read one by one as handles of their own.
+ *
+ * Example usage:
+ *     tgc_tensor *elems[2] = {a, b}, *seq = NULL;
+ *     if (tgc_sequence_create(TGC_FLOAT32, 2, elems, &seq) != TGC_OK) ...  // a, b retained
+ *     for (int64_t i = 0; i < tgc_tensor_list_length(seq); i++) {
+ *         tgc_tensor *e = tgc_tensor_list_at(seq, i);   // caller releases
+ *         ...
+ *         tgc_tensor_release(e);
+ *     }
+ *     tgc_tensor_release(seq);
+ */
+typedef enum tgc_tensor_kind {
+    TGC_TENSOR_PLAIN = 0,    /* a tensor */
+    TGC_TENSOR_SEQUENCE = 1, /* a sequence of tensors */
+    TGC_TENSOR_OPTIONAL = 2, /* an optional: none, or one tensor or sequence */
+} tgc_tensor_kind;
+
+tgc_tensor_kind tgc_tensor_kind_of(const tgc_tensor *t);
+
+/* A new sequence of the n handles elems[0..n) (tensors in host memory, of
+ * dtype `dtype`: each retained by the sequence, the caller keeps its own;
+ * n may be 0). TGC_ERR_INVALID for an element of another dtype or kind;
+ * TGC_ERR_NOMEM. */
+tgc_status tgc_sequence_create(tgc_dtype dtype, int n, tgc_tensor *const *elems, tgc_tensor **out);
+
+/* A new optional holding `elem` (a tensor or a sequence, retained) or, with
+ * elem NULL, nothing (an optional of `dtype`). TGC_ERR_INVALID for an elem
+ * of another dtype, or itself an optional; TGC_ERR_NOMEM. */
+tgc_status tgc_optional_create(tgc_dtype dtype, tgc_tensor *elem, tgc_tensor **out);
+
+/* The elements of a sequence, or of an optional (0 or 1); -1 for a tensor. */
+int64_t tgc_tensor_list_length(const tgc_tensor *t);
+
+/* Element i of a sequence or an optional, as a new handle the caller
+ * releases; NULL when i is out of range, t is a tensor, or out of memory. */
+tgc_tensor *tgc_tensor_list_at(const tgc_tensor *t, int64_t i);
+
 /* ---- Optimization ------------------------------------------------------- */
 
 /* How much the optimization passes (docs/passes.md) rewrite a graph before
@@ -353,6 +396,12 @@ typedef struct tgc_session_options {
     /* The optimization passes run before placement (TGC_OPTIMIZE_DEFAULT:
      * all of them). */
     tgc_optimize_level optimize;
+    /* The most iterations any one Loop (or Scan, or SequenceMap) may run in
+     * a step; 0: no limit. A loop whose condition never turns false is the
+     * caller's to stop: past the limit the run fails with TGC_ERR_RUNTIME
+     * and a message naming the loop (rule "max-iterations") instead of
+     * running forever. */
+    int64_t max_iterations;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on
@@ -686,14 +735,18 @@ tgc_status tgc_graph_partition(const tgc_graph *g, const tgc_placed *placed, tgc
 /* Releases the partitions; NULL is ignored. */
 void tgc_partitions_free(tgc_partitions *p);
 
-/* The partitions, in device-list order: how many, partition i's device
- * ("cpu0", "gpu0"; NULL when i is out of range) and its node count
- * (_Send and _Recv included). */
+/* The partitions: the graph's in device-list order, then each subgraph's
+ * (If's branches, a Loop's body...: placed and split as graphs of their
+ * own, depth first in node order): how many, partition i's device ("cpu0",
+ * "gpu0"; NULL when i is out of range), its label (the device for the
+ * graph's, "loop.body@gpu0" for a subgraph's; valid until the next call)
+ * and its node count (_Send and _Recv included). */
 int tgc_partitions_count(const tgc_partitions *p);
 const char *tgc_partitions_device(const tgc_partitions *p, int i);
+const char *tgc_partitions_label(const tgc_partitions *p, int i);
 size_t tgc_partitions_node_count(const tgc_partitions *p, int i);
 
-/* The number of _Send/_Recv pairs. */
+/* The number of _Send/_Recv pairs, the subgraphs' included. */
 int tgc_partitions_pair_count(const tgc_partitions *p);
 
 /* Checks the partitions against the graph: every _Recv has exactly one
@@ -706,14 +759,17 @@ tgc_status tgc_partitions_validate(const tgc_partitions *p, tgc_diags *diags);
 /* Writes partition i as a tgc/1 document (as tgc_graph_dump_yaml, `file:`
  * paths relative to dest_dir): its nodes with `device:` set, its _Send and
  * _Recv nodes with their attributes and `out`, its share of the graph's
- * inputs and outputs. The document loads again with tgc_graph_load.
+ * inputs and outputs (a subgraph's captures are inputs of its partitions;
+ * a comment above the document says how its keys get the frame and
+ * iteration at run time). The document loads again with tgc_graph_load.
  * TGC_ERR_IO or TGC_ERR_NOMEM with a message in diags. */
 tgc_status tgc_partitions_dump_yaml(const tgc_partitions *p, int i, FILE *out, const char *dest_dir,
                                     tgc_diags *diags);
 
-/* Writes every partition (nodes, inputs, outputs) and every pair (key,
- * tensor, devices, nodes, dtype, shape, bytes, host memory) as one JSON
- * document, with the traffic per device pair. TGC_ERR_IO as above. */
+/* Writes every partition of the graph (nodes, inputs, outputs) and every
+ * pair (key, tensor, devices, nodes, dtype, shape, bytes, host memory) as
+ * one JSON document, with the traffic per device pair (subgraphs: the YAML
+ * dump). TGC_ERR_IO as above. */
 tgc_status tgc_partitions_dump_json(const tgc_partitions *p, FILE *out, tgc_diags *diags);
 
 /* Writes a Graphviz digraph: one cluster per device, a dashed edge from each
@@ -861,6 +917,15 @@ void tgc_onnx_names_free(char **names, int count);
  * dims), TGC_ERR_UNSUPPORTED (a dtype tgc lacks) or TGC_ERR_NOMEM, with a
  * message in diags. */
 tgc_status tgc_onnx_tensor_load(const char *pb_path, tgc_diags *diags, tgc_tensor **out);
+
+/* The same for a value of kind `kind`: a TensorProto (TGC_TENSOR_PLAIN), a
+ * SequenceProto of tensors (TGC_TENSOR_SEQUENCE) or an OptionalProto of a
+ * tensor or such a sequence (TGC_TENSOR_OPTIONAL), ONNX's onnx-data.proto.
+ * `dtype` is the elements' where the file cannot say (an empty sequence, an
+ * empty optional). Errors as tgc_onnx_tensor_load's; TGC_ERR_UNSUPPORTED
+ * for maps, sparse tensors and nested sequences. */
+tgc_status tgc_onnx_value_load(const char *pb_path, tgc_tensor_kind kind, tgc_dtype dtype, tgc_diags *diags,
+                               tgc_tensor **out);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
 #include "onnx/onnx_import.h"
 
 #include "graph/op_registry.h"
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 #include "support/diag.h"
 
@@ -68,6 +69,17 @@ struct tgc_onnx_importer {
     bool invalid; /* a problem that makes the model malformed, not just unsupported */
     tgc_onnx_seq_index *seq_index; /* onnx_sequence_split.c's, made on first use */
     bool no_onnx_opset;
+
+    /* Subgraphs (If's branches, Loop's, Scan's and SequenceMap's bodies)
+     * are converted by an importer of their own whose tensor table chains
+     * to the enclosing one's: an ONNX name a subgraph does not define is
+     * looked up outside, and its tgc reference there becomes, in the
+     * tgc/1 file, an outer value the subgraph reads by name. Names,
+     * symbols and problems are the top-level importer's (root), so every
+     * tgc name is unique in the whole file. */
+    tgc_onnx_importer *root, *parent;
+    const char *scope; /* "" at the top; "'loop' body: " inside, for messages */
+    int depth;
 };
 
 static const tgc_srcpos no_pos = {0, 0};
@@ -101,6 +113,7 @@ static bool grow(tgc_onnx_arena *a, void **arr, int *cap, int need, size_t elem)
 /* Records one instance of the problem `label` (rule `rule`) at `where`. */
 static void add_problem(tgc_onnx_importer *im, const char *rule, const char *label, const char *noun,
                         const char *where) {
+    im = im->root;
     if (strcmp(rule, "bad-model") == 0) im->invalid = true;
     char *key = tgc_onnx_printf(im->arena, "%s\x1f%s", rule, label);
     if (key == NULL) return;
@@ -138,11 +151,11 @@ static void report_problems(tgc_onnx_importer *im) {
 
 /* "'name'" for a node: its ONNX name, else its first output's. */
 static const char *node_where(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t index) {
-    if (n->name != NULL && n->name[0] != '\0') return tgc_onnx_printf(im->arena, "'%s'", n->name);
+    if (n->name != NULL && n->name[0] != '\0') return tgc_onnx_printf(im->arena, "%s'%s'", im->scope, n->name);
     for (size_t k = 0; k < n->n_output; k++)
         if (n->output[k] != NULL && n->output[k][0] != '\0')
-            return tgc_onnx_printf(im->arena, "#%zu (output '%s')", index, n->output[k]);
-    return tgc_onnx_printf(im->arena, "#%zu", index);
+            return tgc_onnx_printf(im->arena, "%s#%zu (output '%s')", im->scope, index, n->output[k]);
+    return tgc_onnx_printf(im->arena, "%s#%zu", im->scope, index);
 }
 
 bool tgc_onnx_node_unsupported(tgc_onnx_node_ctx *c, const char *rule, const char *label) {
@@ -177,8 +190,22 @@ bool tgc_onnx_tensor_used(const tgc_onnx_importer *im, const char *name) {
 }
 
 const tgc_npy *tgc_onnx_constant_value(const tgc_onnx_importer *im, const char *name) {
-    int32_t id = tensor_id(im, name);
-    return id >= 0 ? im->consts[id] : NULL;
+    for (; im != NULL; im = im->parent) {
+        int32_t id = tensor_id(im, name);
+        if (id >= 0) return im->consts[id];
+    }
+    return NULL;
+}
+
+/* The tgc reference of ONNX tensor `name` as im's graph reads it: its own,
+ * or (a subgraph reading an outer value) an enclosing graph's; NULL when
+ * no graph defines it. */
+static const char *lookup_ref(const tgc_onnx_importer *im, const char *name) {
+    for (; im != NULL; im = im->parent) {
+        int32_t id = tensor_id(im, name);
+        if (id >= 0) return im->refs[id];
+    }
+    return NULL;
 }
 
 /* Keeps the rename for the document's header when the name changed. */
@@ -203,6 +230,23 @@ static bool fed_input(const tgc_onnx_importer *im, size_t i) {
     return !is_initializer(im, str_or_empty(im->g->input[i]->name));
 }
 
+/* Marks every name that subgraph g (and the subgraphs inside it) reads as
+ * used in im's graph: a value read only inside a subgraph is read all the
+ * same. Names g defines itself are marked too, harmlessly. */
+static void mark_used_inside(tgc_onnx_importer *im, const Onnx__GraphProto *g, int depth) {
+    if (depth >= TGC_MAX_SUBGRAPH_DEPTH) return; /* refused when converted */
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *n = g->node[i];
+        for (size_t k = 0; k < n->n_input; k++)
+            if (n->input[k] != NULL && n->input[k][0] != '\0' && tgc_strmap_put(&im->used, n->input[k], 1) != TGC_OK)
+                im->arena->failed = true;
+        for (size_t k = 0; k < n->n_attribute; k++)
+            if (n->attribute[k]->g != NULL) mark_used_inside(im, n->attribute[k]->g, depth + 1);
+    }
+    for (size_t i = 0; i < g->n_output; i++)
+        if (tgc_strmap_put(&im->used, str_or_empty(g->output[i]->name), 1) != TGC_OK) im->arena->failed = true;
+}
+
 /* Pass 1: a tgc name for every graph input, initializer and node, and a
  * reference for every ONNX tensor name. */
 static void name_everything(tgc_onnx_importer *im) {
@@ -210,13 +254,13 @@ static void name_everything(tgc_onnx_importer *im) {
     for (size_t i = 0; i < g->n_input; i++) {
         if (!fed_input(im, i)) continue;
         const char *onnx = str_or_empty(g->input[i]->name);
-        const char *name = tgc_onnx_name(&im->names, onnx, "input");
+        const char *name = tgc_onnx_name(&im->root->names, onnx, "input");
         note_rename(im, onnx, name);
         define_tensor(im, onnx, name, tgc_onnx_printf(im->arena, "input '%s'", onnx));
     }
     for (size_t i = 0; i < g->n_initializer; i++) {
         const char *onnx = str_or_empty(g->initializer[i]->name);
-        const char *name = tgc_onnx_name(&im->names, onnx, "initializer");
+        const char *name = tgc_onnx_name(&im->root->names, onnx, "initializer");
         note_rename(im, onnx, name);
         define_tensor(im, onnx, name, tgc_onnx_printf(im->arena, "initializer '%s'", onnx));
     }
@@ -226,7 +270,7 @@ static void name_everything(tgc_onnx_importer *im) {
         for (size_t k = 0; k < n->n_output && first == NULL; k++)
             if (n->output[k] != NULL && n->output[k][0] != '\0') first = n->output[k];
         const char *wanted = first ? first : n->name;
-        const char *name = tgc_onnx_name(&im->names, wanted, str_or_empty(n->op_type)[0] ? n->op_type : "node");
+        const char *name = tgc_onnx_name(&im->root->names, wanted, str_or_empty(n->op_type)[0] ? n->op_type : "node");
         im->node_names[i] = name;
         if (wanted != NULL) note_rename(im, wanted, name);
         for (size_t k = 0; k < n->n_output; k++) {
@@ -238,6 +282,8 @@ static void name_everything(tgc_onnx_importer *im) {
         for (size_t k = 0; k < n->n_input; k++)
             if (n->input[k] != NULL && n->input[k][0] != '\0' && tgc_strmap_put(&im->used, n->input[k], 1) != TGC_OK)
                 im->arena->failed = true;
+        for (size_t k = 0; k < n->n_attribute; k++)
+            if (n->attribute[k]->g != NULL) mark_used_inside(im, n->attribute[k]->g, 0);
     }
     for (size_t i = 0; i < g->n_output; i++)
         if (tgc_strmap_put(&im->used, str_or_empty(g->output[i]->name), 1) != TGC_OK) im->arena->failed = true;
@@ -253,9 +299,10 @@ static const char *dtype_problem_label(tgc_onnx_importer *im, int64_t code) {
 
 /* The symbol for dim_param `param` (one symbol per distinct param). */
 static const char *param_symbol(tgc_onnx_importer *im, const char *param) {
+    im = im->root;
     int32_t id = tgc_strmap_get(&im->dim_params, param);
     if (id >= 0) return im->dim_symbols[id];
-    const char *sym = tgc_onnx_name(&im->symbols, param, "D");
+    const char *sym = tgc_onnx_name(&im->root->symbols, param, "D");
     int cap = im->n_dim_symbols; /* grown one by one: few distinct params */
     const char **grown = tgc_onnx_alloc(im->arena, (size_t)(cap + 1) * sizeof *grown);
     if (sym == NULL || grown == NULL || tgc_strmap_put(&im->dim_params, param, im->n_dim_symbols) != TGC_OK) {
@@ -268,55 +315,94 @@ static const char *param_symbol(tgc_onnx_importer *im, const char *param) {
     return sym;
 }
 
-static void convert_input(tgc_onnx_importer *im, const Onnx__ValueInfoProto *v, const char *name) {
-    const char *onnx = str_or_empty(v->name);
-    const char *where = tgc_onnx_printf(im->arena, "'%s'", onnx);
-    const Onnx__TypeProto *t = v->type;
-    if (t == NULL || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || t->tensor_type == NULL) {
-        add_problem(im, "unsupported-input",
-                    "graph inputs must be tensors (sequences, maps, optionals and sparse tensors are not supported)",
-                    "input", where);
-        return;
+/* The tensor type inside `t`: t itself, or a sequence's or an optional's
+ * element (an optional of a sequence: two levels), with the kind they make
+ * in *kind; NULL for a type tgc has no kind for (maps, sparse tensors). */
+static const Onnx__TypeProto__Tensor *tensor_type_of(const Onnx__TypeProto *t, uint8_t *kind) {
+    *kind = TGC_KIND_TENSOR;
+    if (t != NULL && t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && t->optional_type != NULL) {
+        *kind |= TGC_KIND_OPTIONAL;
+        t = t->optional_type->elem_type;
     }
-    const Onnx__TypeProto__Tensor *tt = t->tensor_type;
-    int64_t code = tt->has_elem_type ? tt->elem_type : 0;
-    tgc_dtype dt = tgc_onnx_dtype(code);
-    if (dt == TGC_DTYPE_INVALID) {
-        add_problem(im, "unsupported-dtype", dtype_problem_label(im, code), "place",
-                    tgc_onnx_printf(im->arena, "input '%s'", onnx));
-        return;
+    if (t != NULL && t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && t->sequence_type != NULL) {
+        *kind |= TGC_KIND_SEQUENCE;
+        t = t->sequence_type->elem_type;
+    }
+    return t != NULL && t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? t->tensor_type : NULL;
+}
+
+/* Reads ONNX type `t` of the value `name` into out (dtype, kind, rank and
+ * dims; rank -1 when the shape is not given, dtype TGC_DTYPE_INVALID when
+ * the type is not). `required` (a top-level graph input): the type must be
+ * given, and a tensor's shape too. False after reporting what tgc cannot
+ * take. */
+static bool convert_type(tgc_onnx_importer *im, const Onnx__TypeProto *t, tgc_onnx_input *out, const char *name,
+                         const char *where, bool required) {
+    *out = (tgc_onnx_input){.name = name, .dtype = TGC_DTYPE_INVALID, .rank = -1};
+    if (t == NULL || t->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+        if (required)
+            add_problem(im, "unsupported-input", "graph inputs need a type; the model gives none", "input", where);
+        return !required;
+    }
+    const Onnx__TypeProto__Tensor *tt = tensor_type_of(t, &out->kind);
+    if (tt == NULL) {
+        add_problem(im, "unsupported-input",
+                    "values must be tensors, sequences of tensors or optionals of those (maps and sparse tensors are "
+                    "not supported)", "value", where);
+        return false;
+    }
+    if (!tt->has_elem_type || tt->elem_type == 0) { /* an element type left open */
+        if (required && out->kind == TGC_KIND_TENSOR)
+            add_problem(im, "unsupported-input", "graph inputs need an element type", "input", where);
+        return !(required && out->kind == TGC_KIND_TENSOR);
+    }
+    out->dtype = tgc_onnx_dtype(tt->elem_type);
+    if (out->dtype == TGC_DTYPE_INVALID) {
+        add_problem(im, "unsupported-dtype", dtype_problem_label(im, tt->elem_type), "place", where);
+        return false;
     }
     if (tt->shape == NULL) {
-        add_problem(im, "unsupported-input", "graph inputs need a shape (at least their rank); the model gives none",
-                    "input", where);
-        return;
+        if (required && out->kind == TGC_KIND_TENSOR) {
+            add_problem(im, "unsupported-input",
+                        "graph inputs need a shape (at least their rank); the model gives none", "input", where);
+            return false;
+        }
+        return true;
     }
     if (tt->shape->n_dim > TGC_MAX_TENSOR_RANK) {
-        add_problem(im, "unsupported-input", "graph inputs of rank > 8 are not supported", "input", where);
-        return;
+        add_problem(im, "unsupported-input", "values of rank > 8 are not supported", "value", where);
+        return false;
     }
-    tgc_onnx_input *in = &im->doc->inputs[im->doc->n_inputs++];
-    in->name = name;
-    in->dtype = dt;
-    in->rank = (int)tt->shape->n_dim;
-    in->dims = tgc_onnx_alloc(im->arena, (size_t)(in->rank + 1) * sizeof *in->dims);
-    if (in->dims == NULL) return;
-    for (int k = 0; k < in->rank; k++) {
+    out->rank = (int)tt->shape->n_dim;
+    out->dims = tgc_onnx_alloc(im->arena, (size_t)(out->rank + 1) * sizeof *out->dims);
+    if (out->dims == NULL) return false;
+    for (int k = 0; k < out->rank; k++) {
         const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
         if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
-            in->dims[k] = tgc_onnx_printf(im->arena, "%" PRId64, d->dim_value);
+            out->dims[k] = tgc_onnx_printf(im->arena, "%" PRId64, d->dim_value);
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-            add_problem(im, "bad-model", "a dimension is negative", "input", where);
-            return;
+            add_problem(im, "bad-model", "a dimension is negative", "value", where);
+            return false;
         } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param != NULL &&
                    d->dim_param[0] != '\0') {
-            in->dims[k] = param_symbol(im, d->dim_param);
+            out->dims[k] = param_symbol(im, d->dim_param);
         } else { /* unknown: a symbol of its own */
             char wanted[256];
             snprintf(wanted, sizeof wanted, "%s_dim%d", name, k);
-            in->dims[k] = tgc_onnx_name(&im->symbols, wanted, "D");
+            out->dims[k] = tgc_onnx_name(&im->root->symbols, wanted, "D");
         }
     }
+    return true;
+}
+
+/* A graph input: the top level's need a type (a tensor's, a shape too); a
+ * subgraph's take what their node gives them, so theirs may be missing or
+ * partial (a Loop body's carried value). */
+static void convert_input(tgc_onnx_importer *im, const Onnx__ValueInfoProto *v, const char *name) {
+    const char *onnx = str_or_empty(v->name);
+    const char *where = tgc_onnx_printf(im->arena, "%s'%s'", im->scope, onnx);
+    tgc_onnx_input in;
+    if (convert_type(im, v->type, &in, name, where, im->parent == NULL)) im->doc->inputs[im->doc->n_inputs++] = in;
 }
 
 /* ---- Initializers ------------------------------------------------------------------ */
@@ -452,7 +538,7 @@ static tgc_onnx_node *new_node(tgc_onnx_importer *im) {
 static const char *derived_name(tgc_onnx_node_ctx *c, const char *suffix) {
     char wanted[512];
     snprintf(wanted, sizeof wanted, "%s%s", c->out->name, suffix);
-    return tgc_onnx_name(&c->im->names, wanted, "node");
+    return tgc_onnx_name(&c->im->root->names, wanted, "node");
 }
 
 const char *tgc_onnx_add_int64s(tgc_onnx_node_ctx *c, const char *suffix, const int64_t *v, size_t n, bool scalar) {
@@ -556,6 +642,8 @@ static int attr_type_of(const Onnx__AttributeProto *a) {
     if (a->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
     if (a->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
     if (a->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (a->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (a->tp) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
     if (a->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
     if (a->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
     if (a->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
@@ -567,6 +655,8 @@ static const char *attr_string(tgc_onnx_importer *im, ProtobufCBinaryData b) {
     if (b.len > 0 && memchr(b.data, '\0', b.len) != NULL) return NULL;
     return tgc_onnx_strndup(im->arena, (const char *)b.data, b.len);
 }
+
+static const tgc_onnx_doc *convert_subgraph(tgc_onnx_node_ctx *c, const Onnx__GraphProto *g, const char *attr);
 
 /* Types ONNX attribute `a` of the node in `c` by the schema entry `d`. */
 static void convert_attr(tgc_onnx_node_ctx *c, const Onnx__AttributeProto *a, const tgc_attr_def *d) {
@@ -581,6 +671,7 @@ static void convert_attr(tgc_onnx_node_ctx *c, const Onnx__AttributeProto *a, co
     case TGC_ATTR_INTS: want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS; break;
     case TGC_ATTR_FLOATS: want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS; break;
     case TGC_ATTR_STRINGS: want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS; break;
+    case TGC_ATTR_GRAPH: want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH; break;
     default: want = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR; break;
     }
     /* An empty list has no field set in IR 1 models; take it as the type wanted. */
@@ -650,6 +741,7 @@ static void convert_attr(tgc_onnx_node_ctx *c, const Onnx__AttributeProto *a, co
                 tgc_onnx_printf(im->arena, "op '%s': attribute '%s': %s", c->n->op_type, an, err));
         break;
     }
+    case TGC_ATTR_GRAPH: o->graph = a->g != NULL ? convert_subgraph(c, a->g, an) : NULL; break;
     }
 }
 
@@ -669,6 +761,92 @@ static const tgc_attr_def *schema_attr(const tgc_op_def *def, const char *name) 
 }
 
 static bool domain_is_onnx(const char *d) { return d == NULL || d[0] == '\0' || strcmp(d, "ai.onnx") == 0; }
+
+/* Scan before opset 9 scans batches: its inputs (sequence_lens, states...,
+ * scan inputs...) have a batch axis 0 and scan along axis 1. Without
+ * sequence_lens that is one opset-9 Scan per batch element, so it becomes
+ * a Scan over axis 0 of every input (no states) whose body runs the
+ * original Scan on one batch element, giving its final states and scan
+ * outputs, which the outer Scan stacks along axis 0 again. */
+static void convert_scan8(tgc_onnx_node_ctx *c) {
+    tgc_onnx_importer *im = c->im;
+    tgc_onnx_arena *a = im->arena;
+    const Onnx__AttributeProto *body = tgc_onnx_node_attr(c->n, "body", NULL);
+    const Onnx__AttributeProto *m = tgc_onnx_node_attr(c->n, "num_scan_inputs", NULL);
+    const Onnx__AttributeProto *dirs = tgc_onnx_node_attr(c->n, "directions", NULL);
+    int all = c->out->n_inputs - 1;
+    if (body == NULL || body->g == NULL || m == NULL || all < 1 || m->i < 1 || m->i > all) {
+        tgc_onnx_node_unsupported(c, "bad-model", "op 'Scan' (opset 8): it needs body, num_scan_inputs and inputs");
+        return;
+    }
+    if (c->out->inputs[0][0] != '\0') {
+        tgc_onnx_node_unsupported(c, "unsupported-attribute", "op 'Scan' (opset 8): sequence_lens is not supported");
+        return;
+    }
+    for (size_t i = 0; i < c->n->n_attribute; i++) {
+        const char *an = str_or_empty(c->n->attribute[i]->name);
+        if (strcmp(an, "body") != 0 && strcmp(an, "num_scan_inputs") != 0 && strcmp(an, "directions") != 0)
+            tgc_onnx_node_unsupported(c, "unsupported-attribute",
+                                      tgc_onnx_printf(a, "op 'Scan' (opset 8): attribute '%s' is not supported", an));
+    }
+    const tgc_onnx_doc *inner_body = convert_subgraph(c, body->g, "body");
+    int outputs = (int)c->n->n_output;
+    tgc_onnx_doc *outer = tgc_onnx_alloc(a, sizeof *outer);
+    tgc_onnx_node *inner = tgc_onnx_alloc(a, sizeof *inner);
+    const char **ins = tgc_onnx_alloc(a, (size_t)all * sizeof *ins);
+    if (inner_body == NULL || outer == NULL || inner == NULL || ins == NULL) return;
+    outer->inputs = tgc_onnx_alloc(a, (size_t)all * sizeof *outer->inputs);
+    outer->outputs = tgc_onnx_alloc(a, (size_t)outputs * sizeof *outer->outputs);
+    inner->name = tgc_onnx_name(&im->root->names, tgc_onnx_printf(a, "%s/per_batch", c->out->name), "scan");
+    if (outer->inputs == NULL || outer->outputs == NULL || inner->name == NULL) return;
+    for (int i = 0; i < all; i++) {
+        const char *name = tgc_onnx_name(&im->root->names, tgc_onnx_printf(a, "%s/batch_in%d", c->out->name, i), "x");
+        outer->inputs[i] = (tgc_onnx_input){.name = name, .dtype = TGC_DTYPE_INVALID, .rank = -1};
+        ins[i] = name;
+    }
+    for (int k = 0; k < outputs; k++)
+        outer->outputs[k] = k == 0 ? inner->name : tgc_onnx_printf(a, "%s:%d", inner->name, k);
+    outer->n_inputs = all;
+    outer->n_outputs = outputs;
+    outer->nodes = inner;
+    outer->n_nodes = outer->cap_nodes = 1;
+    inner->op = "Scan";
+    inner->inputs = ins;
+    inner->n_inputs = all;
+    tgc_onnx_attr *ib = new_attr(im, inner, "body", TGC_ATTR_GRAPH);
+    if (ib != NULL) ib->graph = inner_body;
+    tgc_onnx_set_int_attr(im, inner, "num_scan_inputs", m->i);
+    if (dirs != NULL && dirs->n_ints > 0) {
+        tgc_onnx_attr *d = new_attr(im, inner, "scan_input_directions", TGC_ATTR_INTS);
+        if (d != NULL) {
+            d->ints = dirs->ints;
+            d->n = dirs->n_ints;
+        }
+    }
+    /* The outer Scan: every input scanned along its batch axis. */
+    for (int i = 0; i < all; i++) c->out->inputs[i] = c->out->inputs[i + 1];
+    c->out->n_inputs = all;
+    tgc_onnx_attr *ob = new_attr(im, c->out, "body", TGC_ATTR_GRAPH);
+    if (ob != NULL) ob->graph = outer;
+    tgc_onnx_set_int_attr(im, c->out, "num_scan_inputs", all);
+}
+
+/* Optional's `type` (a TypeProto) as the format's type string. */
+static bool convert_optional_type(tgc_onnx_node_ctx *c) {
+    size_t i;
+    const Onnx__AttributeProto *a = tgc_onnx_node_attr(c->n, "type", &i);
+    if (a == NULL) return true;
+    c->consumed[i] = true;
+    uint8_t kind;
+    const Onnx__TypeProto__Tensor *tt = a->tp != NULL ? tensor_type_of(a->tp, &kind) : NULL;
+    tgc_dtype dt = tt != NULL && tt->has_elem_type ? tgc_onnx_dtype(tt->elem_type) : TGC_DTYPE_INVALID;
+    if (dt == TGC_DTYPE_INVALID || (kind & TGC_KIND_OPTIONAL))
+        return tgc_onnx_node_unsupported(c, "unsupported-attribute",
+                                         "op 'Optional': attribute 'type' is no tensor or sequence type tgc has");
+    char buf[64];
+    return tgc_onnx_set_string_attr(c->im, c->out, "type",
+                                    tgc_onnx_strdup(c->im->arena, tgc_type_str(dt, kind, buf, sizeof buf)));
+}
 
 static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t index) {
     const char *op = str_or_empty(n->op_type);
@@ -703,23 +881,28 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
     out->inputs = ins;
     for (size_t k = 0; k < n->n_input; k++) {
         const char *in = str_or_empty(n->input[k]);
-        int32_t id = in[0] ? tensor_id(im, in) : -1;
-        if (in[0] != '\0' && id < 0) {
+        const char *ref = in[0] ? lookup_ref(im, in) : "";
+        if (ref == NULL) {
             add_problem(
                 im, "bad-model",
                 tgc_onnx_printf(im->arena, "tensor '%s' is read but no input, initializer or node makes it", in),
                 "node", where);
             ins[k] = "";
         } else {
-            ins[k] = in[0] ? im->refs[id] : "";
+            ins[k] = ref;
         }
     }
     out->n_inputs = (int)n->n_input;
     tgc_onnx_node_ctx c = {im, n, out, consumed, where};
     if (where == NULL) return;
+    if (strcmp(op, "Scan") == 0 && im->opset < 9) {
+        convert_scan8(&c);
+        return;
+    }
     if (!tgc_onnx_legacy_convert(&c, im->opset)) return;
     def = tgc_op_find(out->op); /* the conversion may change the op */
     if (def == NULL) return;
+    if (strcmp(out->op, "Optional") == 0 && !convert_optional_type(&c)) return;
     for (size_t i = 0; i < n->n_attribute; i++) {
         if (consumed[i]) continue;
         const Onnx__AttributeProto *a = n->attribute[i];
@@ -771,6 +954,99 @@ static char *dir_of(tgc_onnx_arena *a, const char *path) {
     return tgc_onnx_strndup(a, path, (size_t)(slash - path));
 }
 
+/* Converts im->g into im->doc: pass 1 (names) and, unless names_only,
+ * pass 2 (inputs, initializers, nodes, outputs). For the top-level graph
+ * and for every subgraph (convert_subgraph). */
+static void convert_graph(tgc_onnx_importer *im, bool names_only) {
+    tgc_onnx_arena *arena = im->arena;
+    tgc_onnx_doc *doc = im->doc;
+    const Onnx__GraphProto *g = im->g;
+    size_t n_tensors = g->n_input + g->n_initializer + 1;
+    for (size_t i = 0; i < g->n_node; i++)
+        n_tensors += g->node[i]->n_output;
+    im->refs = tgc_onnx_alloc(arena, n_tensors * sizeof *im->refs);
+    im->consts = tgc_onnx_alloc(arena, n_tensors * sizeof *im->consts);
+    im->node_names = tgc_onnx_alloc(arena, (g->n_node + 1) * sizeof *im->node_names);
+    doc->inputs = tgc_onnx_alloc(arena, (g->n_input + 1) * sizeof *doc->inputs);
+    /* A node gives at most eleven (a legacy broadcast along `axis`: ten
+     * shape-arithmetic nodes and the op, onnx_legacy.c), or one per input
+     * (Sum: a chain of Adds). */
+    size_t cap_nodes = 1;
+    for (size_t i = 0; i < g->n_node; i++)
+        cap_nodes += 11 + g->node[i]->n_input;
+    doc->cap_nodes = cap_nodes < INT32_MAX ? (int)cap_nodes : 0;
+    doc->nodes = tgc_onnx_alloc(arena, (size_t)doc->cap_nodes * sizeof *doc->nodes);
+    if (!arena->failed) name_everything(im);
+    if (!arena->failed && !names_only) {
+        for (size_t i = 0; i < g->n_input; i++) {
+            int32_t id = tensor_id(im, str_or_empty(g->input[i]->name));
+            if (fed_input(im, i) && id >= 0) convert_input(im, g->input[i], im->refs[id]);
+        }
+        for (size_t i = 0; i < g->n_initializer; i++) {
+            const char *onnx = str_or_empty(g->initializer[i]->name);
+            int32_t id = tensor_id(im, onnx);
+            if (id >= 0)
+                add_tensor_init(im, g->initializer[i], im->refs[id], onnx,
+                                tgc_onnx_printf(arena, "%sinitializer '%s'", im->scope, onnx));
+        }
+        if (g->n_sparse_initializer > 0)
+            add_problem(im, "unsupported-tensor", "sparse initializers are not supported", "tensor", "graph");
+        for (size_t i = 0; i < g->n_node && !arena->failed; i++)
+            convert_node(im, g->node[i], i);
+        doc->outputs = tgc_onnx_alloc(arena, (g->n_output + 1) * sizeof *doc->outputs);
+        for (size_t i = 0; i < g->n_output && doc->outputs != NULL; i++) {
+            const Onnx__ValueInfoProto *v = g->output[i];
+            const char *onnx = str_or_empty(v->name);
+            const char *ref = lookup_ref(im, onnx);
+            if (ref == NULL) {
+                add_problem(im, "bad-model", "graph output that nothing makes", "output",
+                            tgc_onnx_printf(arena, "%s'%s'", im->scope, onnx));
+                continue;
+            }
+            doc->outputs[doc->n_outputs++] = ref;
+            tgc_onnx_input type = {0};
+            convert_type(im, v->type, &type, ref, tgc_onnx_printf(arena, "%soutput '%s'", im->scope, onnx), false);
+        }
+        if (g->n_output == 0) add_problem(im, "bad-model", "the graph has no outputs", "graph", im->scope);
+    }
+    if (names_only && !arena->failed)
+        for (size_t i = 0; i < g->n_input; i++) {
+            int32_t id = tensor_id(im, str_or_empty(g->input[i]->name));
+            if (fed_input(im, i) && id >= 0) doc->inputs[doc->n_inputs++].name = im->refs[id];
+        }
+}
+
+/* Converts subgraph `g`, attribute `attr` of the node in `c`, into a new
+ * document (arena memory): its own names (unique in the whole file), its
+ * own tensors, and the enclosing graphs' tensors read by name. NULL when
+ * out of memory or nested too deep (reported). */
+static const tgc_onnx_doc *convert_subgraph(tgc_onnx_node_ctx *c, const Onnx__GraphProto *g, const char *attr) {
+    tgc_onnx_importer *up = c->im;
+    tgc_onnx_arena *arena = up->arena;
+    if (up->depth + 1 > TGC_MAX_SUBGRAPH_DEPTH) {
+        add_problem(up, "unsupported-attribute",
+                    tgc_onnx_printf(arena, "subgraphs nest deeper than %d levels", TGC_MAX_SUBGRAPH_DEPTH), "node",
+                    c->node_where);
+        return NULL;
+    }
+    tgc_onnx_doc *doc = tgc_onnx_alloc(arena, sizeof *doc);
+    tgc_onnx_importer *im = tgc_onnx_alloc(arena, sizeof *im);
+    if (doc == NULL || im == NULL) return NULL;
+    *im = (tgc_onnx_importer){.g = g, .path = up->path, .dir = up->dir, .diags = up->diags, .arena = arena,
+                              .doc = doc, .opset = up->opset, .no_onnx_opset = up->no_onnx_opset, .root = up->root,
+                              .parent = up, .depth = up->depth + 1};
+    im->scope = tgc_onnx_printf(arena, "%s %s: ", c->node_where, attr); /* node_where starts with up->scope */
+    doc->name = g->name != NULL && g->name[0] != '\0' ? tgc_onnx_name(&up->root->names, g->name, "graph") : NULL;
+    doc->source = up->doc->source;
+    doc->producer = up->doc->producer;
+    doc->opset = up->opset;
+    if (im->scope != NULL) convert_graph(im, false);
+    tgc_strmap_release(&im->tensors);
+    tgc_strmap_release(&im->used);
+    tgc_onnx_seq_index_release(im->seq_index);
+    return arena->failed ? NULL : doc;
+}
+
 static void release_importer(tgc_onnx_importer *im) {
     tgc_onnx_namer_release(&im->names);
     tgc_onnx_namer_release(&im->symbols);
@@ -787,6 +1063,8 @@ static tgc_status run_import(const Onnx__ModelProto *m, const char *path, const 
                              tgc_diags *diags, tgc_onnx_doc *doc, bool names_only) {
     memset(doc, 0, sizeof *doc);
     tgc_onnx_importer im = {0};
+    im.root = &im;
+    im.scope = "";
     im.g = m->graph;
     im.path = path;
     im.diags = diags;
@@ -816,69 +1094,8 @@ static tgc_status run_import(const Onnx__ModelProto *m, const char *path, const 
         return TGC_ERR_UNSUPPORTED;
     }
 
-    const Onnx__GraphProto *g = im.g;
-    size_t n_tensors = g->n_input + g->n_initializer + 1;
-    for (size_t i = 0; i < g->n_node; i++)
-        n_tensors += g->node[i]->n_output;
-    im.refs = tgc_onnx_alloc(arena, n_tensors * sizeof *im.refs);
-    im.consts = tgc_onnx_alloc(arena, n_tensors * sizeof *im.consts);
-    im.node_names = tgc_onnx_alloc(arena, (g->n_node + 1) * sizeof *im.node_names);
-    doc->inputs = tgc_onnx_alloc(arena, (g->n_input + 1) * sizeof *doc->inputs);
-    /* A node gives at most eleven (a legacy broadcast along `axis`: ten
-     * shape-arithmetic nodes and the op, onnx_legacy.c), or one per input
-     * (Sum: a chain of Adds). */
-    size_t cap_nodes = 1;
-    for (size_t i = 0; i < g->n_node; i++)
-        cap_nodes += 11 + g->node[i]->n_input;
-    doc->cap_nodes = cap_nodes < INT32_MAX ? (int)cap_nodes : 0;
-    doc->nodes = tgc_onnx_alloc(arena, (size_t)doc->cap_nodes * sizeof *doc->nodes);
     tgc_status st = TGC_OK;
-    if (!arena->failed) name_everything(&im);
-
-    if (!arena->failed && !names_only) {
-        for (size_t i = 0; i < g->n_input; i++) {
-            int32_t id = tensor_id(&im, str_or_empty(g->input[i]->name));
-            if (fed_input(&im, i) && id >= 0) convert_input(&im, g->input[i], im.refs[id]);
-        }
-        for (size_t i = 0; i < g->n_initializer; i++) {
-            const char *onnx = str_or_empty(g->initializer[i]->name);
-            int32_t id = tensor_id(&im, onnx);
-            if (id >= 0)
-                add_tensor_init(&im, g->initializer[i], im.refs[id], onnx,
-                                tgc_onnx_printf(arena, "initializer '%s'", onnx));
-        }
-        if (g->n_sparse_initializer > 0)
-            add_problem(&im, "unsupported-tensor", "sparse initializers are not supported", "tensor", "graph");
-        for (size_t i = 0; i < g->n_node && !arena->failed; i++)
-            convert_node(&im, g->node[i], i);
-        doc->outputs = tgc_onnx_alloc(arena, (g->n_output + 1) * sizeof *doc->outputs);
-        for (size_t i = 0; i < g->n_output && doc->outputs != NULL; i++) {
-            const Onnx__ValueInfoProto *v = g->output[i];
-            const char *onnx = str_or_empty(v->name);
-            int32_t id = tensor_id(&im, onnx);
-            if (id < 0) {
-                add_problem(&im, "bad-model", "graph output that nothing makes", "output",
-                            tgc_onnx_printf(arena, "'%s'", onnx));
-                continue;
-            }
-            doc->outputs[doc->n_outputs++] = im.refs[id];
-            const Onnx__TypeProto *t = v->type;
-            if (t != NULL && t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE && t->tensor_type != NULL &&
-                t->tensor_type->has_elem_type && tgc_onnx_dtype(t->tensor_type->elem_type) == TGC_DTYPE_INVALID)
-                add_problem(&im, "unsupported-dtype", dtype_problem_label(&im, t->tensor_type->elem_type), "place",
-                            tgc_onnx_printf(arena, "output '%s'", onnx));
-            else if (t != NULL && t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
-                     t->value_case != ONNX__TYPE_PROTO__VALUE__NOT_SET)
-                add_problem(&im, "unsupported-output", "graph outputs must be tensors", "output",
-                            tgc_onnx_printf(arena, "'%s'", onnx));
-        }
-        if (g->n_output == 0) add_problem(&im, "bad-model", "the graph has no outputs", "graph", "graph");
-    }
-    if (names_only && !arena->failed)
-        for (size_t i = 0; i < g->n_input; i++) {
-            int32_t id = tensor_id(&im, str_or_empty(g->input[i]->name));
-            if (fed_input(&im, i) && id >= 0) doc->inputs[doc->n_inputs++].name = im.refs[id];
-        }
+    if (!arena->failed) convert_graph(&im, names_only);
     report_problems(&im);
     if (arena->failed) {
         tgc_diag_error(diags, path, no_pos, "out-of-memory", "out of memory importing the model");

@@ -92,6 +92,16 @@ const char *tgc_onnx_dtype_name(int64_t code, char *buf, size_t size);
 tgc_status tgc_onnx_tensor_decode(const Onnx__TensorProto *t, const char *base_dir, tgc_onnx_arena *a, tgc_npy *out,
                                   char *err, size_t err_size);
 
+/* The bytes of the file at `path` (tgc_malloc'd, *size of them), at most
+ * the default file limit; TGC_ERR_IO or TGC_ERR_NOMEM with a message. */
+tgc_status tgc_onnx_file_bytes(const char *path, tgc_diags *diags, uint8_t **bytes, size_t *size);
+
+/* A serialized TensorProto (`size` bytes; external data beside pb_path,
+ * which messages name) as a new host tensor: tgc_onnx_tensor_load's work
+ * after reading the file, for TensorProtos inside other messages too. */
+tgc_status tgc_onnx_tensor_from_bytes(const uint8_t *bytes, size_t size, const char *pb_path, tgc_diags *diags,
+                                      tgc_tensor **out);
+
 /* ---- Names (onnx_names.c) ---------------------------------------------------- */
 
 /* Makes names unique in one namespace. A zeroed struct with `arena` set is
@@ -128,6 +138,7 @@ typedef struct tgc_onnx_attr {
     const char *const *strings;
     size_t n;
     const tgc_npy *tensor;
+    const struct tgc_onnx_doc *graph; /* TGC_ATTR_GRAPH: a subgraph, converted like the graph */
 } tgc_onnx_attr;
 
 typedef struct tgc_onnx_node {
@@ -146,8 +157,9 @@ typedef struct tgc_onnx_init {
 
 typedef struct tgc_onnx_input {
     const char *name;
-    tgc_dtype dtype;
-    int rank;
+    tgc_dtype dtype;  /* TGC_DTYPE_INVALID: not given (a subgraph's input) */
+    uint8_t kind;     /* graph.h's tgc_value_kind */
+    int rank;         /* -1: no shape given (a sequence's, a subgraph input's) */
     const char **dims; /* "3" or a symbol */
 } tgc_onnx_input;
 

@@ -333,10 +333,22 @@ tgc_status tgc_onnx_tensor_load(const char *pb_path, tgc_diags *diags, tgc_tenso
     size_t size;
     tgc_status st = read_file(pb_path, TGC_DEFAULT_MAX_FILE_BYTES, diags, &bytes, &size);
     if (st != TGC_OK) return st;
+    st = tgc_onnx_tensor_from_bytes(bytes, size, pb_path, diags, out);
+    tgc_free(bytes);
+    return st;
+}
+
+tgc_status tgc_onnx_file_bytes(const char *path, tgc_diags *diags, uint8_t **bytes, size_t *size) {
+    return read_file(path, TGC_DEFAULT_MAX_FILE_BYTES, diags, bytes, size);
+}
+
+tgc_status tgc_onnx_tensor_from_bytes(const uint8_t *bytes, size_t size, const char *pb_path, tgc_diags *diags,
+                                      tgc_tensor **out) {
+    *out = NULL;
+    tgc_status st;
     bool nomem = false;
     ProtobufCAllocator counting = {pb_alloc, pb_free, &nomem};
     Onnx__TensorProto *t = onnx__tensor_proto__unpack(&counting, size, bytes);
-    tgc_free(bytes);
     if (t == NULL && nomem) {
         tgc_diag_error(diags, pb_path, no_pos, "out-of-memory", "out of memory reading the tensor");
         return TGC_ERR_NOMEM;

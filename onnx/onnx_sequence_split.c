@@ -1,5 +1,5 @@
 /* SplitToSequence read only through SequenceAt at constant positions,
- * imported as a Split (tgc has no sequence type).
+ * imported as a Split: the chunks as a Split's outputs, no sequence.
  *
  * ONNX semantics (Operators.md, SplitToSequence-11 and SequenceAt-11; the
  * reference onnx/reference/ops/op_split_to_sequence.py): the input is cut
@@ -20,14 +20,17 @@
  *     Split(x, lengths)        lengths: an int64 initializer, one per chunk
  * (named as the sequence, so chunk k is "seq:k") and each SequenceAt becomes
  *     Identity(seq:k)  or, keepdims 0 without split, Squeeze(seq:k, [axis])
- * named as its output. Otherwise SplitToSequence stays unsupported, with
- * the reason, and its SequenceAt readers too; a position outside the
- * sequence is a bad-model error naming the SequenceAt node.
+ * named as its output. Otherwise (a sequence read elsewhere, inside a
+ * subgraph, or at a position not constant) SplitToSequence and its
+ * SequenceAt readers stay the sequence ops they are; a position outside
+ * the sequence is a bad-model error naming the SequenceAt node.
  *
  * The positions' Constant nodes may come after the SplitToSequence node, so
  * constants are read from the ONNX graph directly, through an index of its
  * names built once per import; each node's plan is recomputed from it. */
 #include "onnx/onnx_import.h"
+
+#include "graph/subgraph.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -187,8 +190,27 @@ static const char *readers_refuse(tgc_onnx_importer *im, tgc_onnx_seq_index *ix,
     const char **why = &ix->why[id];
     for (size_t i = 0; i < g->n_output && *why == NULL; i++)
         if (strcmp(str_or_empty(g->output[i]->name), seq) == 0)
-            *why = "its sequence is a graph output (tgc has no sequences)";
+            *why = "its sequence is a graph output";
     return *why;
+}
+
+/* A sequence read inside a subgraph (g, and the subgraphs in it) stays a
+ * sequence: the subgraph may read it at any position. */
+static void refuse_reads_inside(tgc_onnx_seq_index *ix, const Onnx__GraphProto *g, int depth) {
+    if (depth >= TGC_MAX_SUBGRAPH_DEPTH) return; /* refused when converted */
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *r = g->node[i];
+        for (size_t k = 0; k < r->n_input; k++) {
+            int32_t id = tgc_strmap_get(&ix->seq, str_or_empty(r->input[k]));
+            if (id >= 0 && ix->why[id] == NULL) ix->why[id] = "its sequence is read inside a subgraph";
+        }
+        for (size_t k = 0; k < r->n_attribute; k++)
+            if (r->attribute[k]->g != NULL) refuse_reads_inside(ix, r->attribute[k]->g, depth + 1);
+    }
+    for (size_t i = 0; i < g->n_output; i++) {
+        int32_t id = tgc_strmap_get(&ix->seq, str_or_empty(g->output[i]->name));
+        if (id >= 0 && ix->why[id] == NULL) ix->why[id] = "its sequence is an output of a subgraph";
+    }
 }
 
 /* Builds the index (im's, kept until the import ends); false when out of memory. */
@@ -228,13 +250,15 @@ static bool build_index(tgc_onnx_importer *im) {
     /* Every read of a sequence: only a SequenceAt's input 0 at a constant position. */
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *r = g->node[i];
+        for (size_t k = 0; k < r->n_attribute; k++)
+            if (r->attribute[k]->g != NULL) refuse_reads_inside(ix, r->attribute[k]->g, 0);
         for (size_t k = 0; k < r->n_input; k++) {
             int32_t id = tgc_strmap_get(&ix->seq, str_or_empty(r->input[k]));
             if (id < 0 || ix->why[id] != NULL) continue;
             int64_t pos;
             int n, rank;
             if (!is_sequence_at(r) || k != 0)
-                ix->why[id] = "its sequence is read by an op other than SequenceAt (tgc has no sequences)";
+                ix->why[id] = "its sequence is read by an op other than SequenceAt";
             else if (r->n_input != 2 || !int_constant(im, str_or_empty(r->input[1]), &pos, 1, &n, &rank))
                 ix->why[id] = "a SequenceAt reads its sequence at a position that is not a constant";
         }
@@ -328,12 +352,8 @@ static bool convert_split(tgc_onnx_node_ctx *c) {
     seq_plan p;
     const char *why = NULL;
     tgc_onnx_arena *a = tgc_onnx_importer_arena(c->im);
-    if (!make_plan(c->im, c->n, &p, &why))
-        return tgc_onnx_node_unsupported(c, "unsupported-op",
-                                         tgc_onnx_printf(a, "unsupported op 'SplitToSequence': %s", why));
-    if (p.count == 0)
-        return tgc_onnx_node_unsupported(c, "unsupported-op",
-                                         "unsupported op 'SplitToSequence': it makes an empty sequence");
+    if (!make_plan(c->im, c->n, &p, &why) || p.count == 0) return true; /* a sequence it stays */
+    (void)a;
     size_t i;
     if (tgc_onnx_node_attr(c->n, "axis", &i) != NULL) c->consumed[i] = true;
     if (tgc_onnx_node_attr(c->n, "keepdims", &i) != NULL) c->consumed[i] = true;
@@ -351,11 +371,10 @@ static bool convert_at(tgc_onnx_node_ctx *c) {
     const char *why;
     if (s == NULL || !is_onnx_domain(s->domain) || strcmp(str_or_empty(s->op_type), "SplitToSequence") != 0 ||
         !make_plan(c->im, s, &p, &why) || p.count == 0 || c->out->n_inputs != 2 || c->out->inputs[0][0] == '\0')
-        return tgc_onnx_node_unsupported(c, "unsupported-op", "unsupported op 'SequenceAt'");
+        return true; /* it reads a sequence that stays one */
     int64_t pos;
     int n, rank;
-    if (!int_constant(c->im, c->n->input[1], &pos, 1, &n, &rank))
-        return tgc_onnx_node_unsupported(c, "unsupported-op", "unsupported op 'SequenceAt'");
+    if (!int_constant(c->im, c->n->input[1], &pos, 1, &n, &rank)) return true;
     if (pos < -p.count || pos >= p.count)
         return tgc_onnx_node_unsupported(
             c, "bad-model",

@@ -6,6 +6,7 @@
  * graph came from and lists the names that had to change. */
 #include "onnx/onnx_import.h"
 
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 #include "support/diag.h"
 #include "support/dtype_elem.h"
@@ -28,6 +29,10 @@
 typedef struct writer {
     yaml_emitter_t em;
     bool failed;
+    /* Initializer name (unique in the whole file, subgraphs too) -> its
+     * .npy path, for those not written inline. */
+    tgc_strmap file_of;
+    const char **files;
 } writer;
 
 static void emit(writer *w, yaml_event_t *ev) {
@@ -148,6 +153,8 @@ static void tensor_body(writer *w, const tgc_npy *v, const char *file) {
     end(w, false);
 }
 
+static void write_contents(writer *w, const tgc_onnx_doc *doc);
+
 static void attr_value(writer *w, const tgc_onnx_attr *a) {
     switch (a->type) {
     case TGC_ATTR_INT: int_scalar(w, a->i); break;
@@ -176,20 +183,21 @@ static void attr_value(writer *w, const tgc_onnx_attr *a) {
         tensor_body(w, a->tensor, NULL);
         end(w, true);
         break;
+    case TGC_ATTR_GRAPH:
+        begin(w, true, false);
+        if (a->graph != NULL) write_contents(w, a->graph);
+        end(w, true);
+        break;
     }
 }
 
-static void write_document(writer *w, const tgc_onnx_doc *doc, const char *const *files) {
-    yaml_event_t ev;
-    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-    emit(w, &ev);
-    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-    emit(w, &ev);
-    begin(w, true, false);
-    str(w, "format");
-    str(w, "tgc/1");
-    str(w, "name");
-    str(w, doc->name);
+/* The keys of a graph after `format`: name, inputs, outputs,
+ * initializers, nodes; for the file and for each subgraph. */
+static void write_contents(writer *w, const tgc_onnx_doc *doc) {
+    if (doc->name != NULL) {
+        str(w, "name");
+        str(w, doc->name);
+    }
     if (doc->n_inputs > 0) {
         str(w, "inputs");
         begin(w, false, false);
@@ -198,13 +206,18 @@ static void write_document(writer *w, const tgc_onnx_doc *doc, const char *const
             begin(w, true, true);
             str(w, "name");
             str(w, in->name);
-            str(w, "dtype");
-            str(w, tgc_dtype_name(in->dtype));
-            str(w, "shape");
-            begin(w, false, true);
-            for (int k = 0; k < in->rank; k++)
-                str(w, in->dims[k]);
-            end(w, false);
+            if (in->dtype != TGC_DTYPE_INVALID) {
+                char type[64];
+                str(w, "dtype");
+                str(w, tgc_type_str(in->dtype, in->kind, type, sizeof type));
+            }
+            if (in->rank >= 0 && in->dtype != TGC_DTYPE_INVALID) {
+                str(w, "shape");
+                begin(w, false, true);
+                for (int k = 0; k < in->rank; k++)
+                    str(w, in->dims[k]);
+                end(w, false);
+            }
             end(w, true);
         }
         end(w, false);
@@ -218,10 +231,11 @@ static void write_document(writer *w, const tgc_onnx_doc *doc, const char *const
         str(w, "initializers");
         begin(w, false, false);
         for (int i = 0; i < doc->n_inits; i++) {
+            int32_t f = tgc_strmap_get(&w->file_of, doc->inits[i].name);
             begin(w, true, true);
             str(w, "name");
             str(w, doc->inits[i].name);
-            tensor_body(w, &doc->inits[i].value, files[i]);
+            tensor_body(w, &doc->inits[i].value, f >= 0 ? w->files[f] : NULL);
             end(w, true);
         }
         end(w, false);
@@ -244,8 +258,11 @@ static void write_document(writer *w, const tgc_onnx_doc *doc, const char *const
                 end(w, false);
             }
             if (n->n_attrs > 0) {
+                bool block = false; /* a subgraph is written as a block */
+                for (int k = 0; k < n->n_attrs; k++)
+                    block |= n->attrs[k].type == TGC_ATTR_GRAPH;
                 str(w, "attrs");
-                begin(w, true, true);
+                begin(w, true, !block);
                 for (int k = 0; k < n->n_attrs; k++) {
                     str(w, n->attrs[k].name);
                     attr_value(w, &n->attrs[k]);
@@ -256,6 +273,18 @@ static void write_document(writer *w, const tgc_onnx_doc *doc, const char *const
         }
         end(w, false);
     }
+}
+
+static void write_document(writer *w, const tgc_onnx_doc *doc) {
+    yaml_event_t ev;
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    emit(w, &ev);
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    emit(w, &ev);
+    begin(w, true, false);
+    str(w, "format");
+    str(w, "tgc/1");
+    write_contents(w, doc);
     end(w, true);
     yaml_document_end_event_initialize(&ev, 1);
     emit(w, &ev);
@@ -304,11 +333,64 @@ static tgc_status io_error(tgc_diags *diags, const char *path, const char *what,
     return TGC_ERR_IO;
 }
 
+/* Where the weights go: the folder of the YAML (ydir) and the folder
+ * beneath it (wdir_rel). */
+typedef struct weights_out {
+    tgc_onnx_arena *arena;
+    tgc_onnx_namer files;
+    const char *ydir, *wdir_rel;
+    tgc_diags *diags;
+    writer *w;
+    int n_files, cap_files;
+} weights_out;
+
+/* Writes the initializers of doc and of its subgraphs that are not written
+ * inline as .npy files, noting each one's path in wo->w. */
+static tgc_status write_weights(weights_out *wo, const tgc_onnx_doc *doc, int depth) {
+    if (depth > TGC_MAX_SUBGRAPH_DEPTH) return TGC_OK; /* the importer never makes one this deep */
+    for (int i = 0; i < doc->n_inits; i++) {
+        const tgc_npy *v = &doc->inits[i].value;
+        if (written_inline(v)) continue;
+        const char *fname = weight_file_name(&wo->files, doc->inits[i].name);
+        const char *rel = fname ? tgc_onnx_printf(wo->arena, "%s/%s.npy", wo->wdir_rel, fname) : NULL;
+        if (rel == NULL) return TGC_ERR_NOMEM;
+        if (wo->n_files == wo->cap_files) {
+            int cap = wo->cap_files ? wo->cap_files * 2 : 16;
+            const char **grown = tgc_onnx_alloc(wo->arena, (size_t)cap * sizeof *grown);
+            if (grown == NULL) return TGC_ERR_NOMEM;
+            if (wo->n_files) memcpy(grown, wo->w->files, (size_t)wo->n_files * sizeof *grown);
+            wo->w->files = grown;
+            wo->cap_files = cap;
+        }
+        wo->w->files[wo->n_files] = rel;
+        if (tgc_strmap_put(&wo->w->file_of, doc->inits[i].name, wo->n_files++) != TGC_OK) return TGC_ERR_NOMEM;
+        char err[PATH_MAX + 256] = "";
+        void *bytes = NULL;
+        size_t size = 0;
+        tgc_status st = tgc_npy_serialize(v, &bytes, &size);
+        if (st == TGC_OK) st = tgc_write_beneath(wo->ydir, rel, bytes, size, err, sizeof err);
+        tgc_free(bytes);
+        if (st != TGC_OK && st != TGC_ERR_NOMEM) {
+            tgc_diag_error(wo->diags, wo->ydir, (tgc_srcpos){0, 0}, "io", "cannot write '%s': it %s", rel,
+                           err[0] ? err : "is inconsistent");
+            st = TGC_ERR_IO;
+        }
+        if (st != TGC_OK) return st;
+    }
+    for (int i = 0; i < doc->n_nodes; i++)
+        for (int k = 0; k < doc->nodes[i].n_attrs; k++) {
+            const tgc_onnx_doc *sub = doc->nodes[i].attrs[k].graph;
+            tgc_status st = sub != NULL ? write_weights(wo, sub, depth + 1) : TGC_OK;
+            if (st != TGC_OK) return st;
+        }
+    return TGC_OK;
+}
+
 tgc_status tgc_onnx_write(const tgc_onnx_doc *doc, const char *yaml_path, tgc_diags *diags) {
     tgc_onnx_arena arena = {0};
-    tgc_onnx_namer files = {.arena = &arena};
+    writer w = {0};
+    weights_out wo = {.arena = &arena, .files = {.arena = &arena}, .diags = diags, .w = &w};
     tgc_status st = TGC_OK;
-    const char **rel = tgc_onnx_alloc(&arena, ((size_t)doc->n_inits + 1) * sizeof *rel);
 
     /* STEM_weights/ beside the YAML: dir/m.yaml -> dir/m_weights/. */
     const char *slash = strrchr(yaml_path, '/');
@@ -317,34 +399,13 @@ tgc_status tgc_onnx_write(const tgc_onnx_doc *doc, const char *yaml_path, tgc_di
     const char *dot = strrchr(file, '.');
     if (dot != NULL && dot != file && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
         stem_len = (size_t)(dot - file);
-    char *wdir_rel = tgc_onnx_printf(&arena, "%.*s_weights", (int)stem_len, file);
+    wo.wdir_rel = tgc_onnx_printf(&arena, "%.*s_weights", (int)stem_len, file);
     /* The YAML's folder: weights are written beneath it (support/open_beneath.h:
      * atomically, never through a link planted as STEM_weights or a file). */
-    char *ydir = slash ? tgc_onnx_printf(&arena, "%.*s", slash == yaml_path ? 1 : (int)(slash - yaml_path), yaml_path)
-                       : tgc_onnx_strdup(&arena, ".");
-    if (rel == NULL || wdir_rel == NULL || ydir == NULL) st = TGC_ERR_NOMEM;
-
-    for (int i = 0; st == TGC_OK && i < doc->n_inits; i++) {
-        const tgc_npy *v = &doc->inits[i].value;
-        if (written_inline(v)) continue;
-        const char *fname = weight_file_name(&files, doc->inits[i].name);
-        rel[i] = fname ? tgc_onnx_printf(&arena, "%s/%s.npy", wdir_rel, fname) : NULL;
-        if (rel[i] == NULL) {
-            st = TGC_ERR_NOMEM;
-            break;
-        }
-        char err[PATH_MAX + 256] = "";
-        void *bytes = NULL;
-        size_t size = 0;
-        st = tgc_npy_serialize(v, &bytes, &size);
-        if (st == TGC_OK) st = tgc_write_beneath(ydir, rel[i], bytes, size, err, sizeof err);
-        tgc_free(bytes);
-        if (st != TGC_OK && st != TGC_ERR_NOMEM) {
-            tgc_diag_error(diags, ydir, (tgc_srcpos){0, 0}, "io", "cannot write '%s': it %s", rel[i],
-                           err[0] ? err : "is inconsistent");
-            st = TGC_ERR_IO;
-        }
-    }
+    wo.ydir = slash ? tgc_onnx_printf(&arena, "%.*s", slash == yaml_path ? 1 : (int)(slash - yaml_path), yaml_path)
+                    : tgc_onnx_strdup(&arena, ".");
+    if (wo.wdir_rel == NULL || wo.ydir == NULL) st = TGC_ERR_NOMEM;
+    if (st == TGC_OK) st = write_weights(&wo, doc, 0);
 
     /* The YAML, to a temporary file renamed into place. */
     char *tmp = st == TGC_OK ? tgc_onnx_printf(&arena, "%s.tmpXXXXXX", yaml_path) : NULL;
@@ -358,14 +419,13 @@ tgc_status tgc_onnx_write(const tgc_onnx_doc *doc, const char *yaml_path, tgc_di
             if (fd >= 0) unlink(tmp);
         } else {
             write_header(f, doc);
-            writer w = {0};
             if (!yaml_emitter_initialize(&w.em))
                 w.failed = true;
             else {
                 yaml_emitter_set_output(&w.em, write_handler, f);
                 yaml_emitter_set_width(&w.em, 120);
                 yaml_emitter_set_unicode(&w.em, 1);
-                write_document(&w, doc, rel);
+                write_document(&w, doc);
                 if (!w.failed && !yaml_emitter_flush(&w.em)) w.failed = true;
                 yaml_emitter_delete(&w.em);
             }
@@ -380,7 +440,8 @@ tgc_status tgc_onnx_write(const tgc_onnx_doc *doc, const char *yaml_path, tgc_di
         }
     }
     if (st == TGC_ERR_NOMEM) tgc_diag_error(diags, yaml_path, (tgc_srcpos){0, 0}, "out-of-memory", "out of memory");
-    tgc_onnx_namer_release(&files);
+    tgc_onnx_namer_release(&wo.files);
+    tgc_strmap_release(&w.file_of);
     tgc_onnx_arena_release(&arena);
     return st;
 }

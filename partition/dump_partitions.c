@@ -89,6 +89,9 @@ static void json_attr(FILE *f, const tgc_graph *g, const tgc_attr *a) {
         json_shape(f, g, &a->tensor->shape);
         fputc('}', f);
         break;
+    case TGC_ATTR_GRAPH:
+        fprintf(f, "{\"subgraph_nodes\": %" PRId32 "}", a->graph != NULL ? a->graph->n_nodes : 0);
+        break;
     }
 }
 

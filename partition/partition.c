@@ -11,6 +11,7 @@
 
 #include "devices/kernel.h"
 #include "graph/op_registry.h"
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 
 #include <inttypes.h>
@@ -114,9 +115,10 @@ static tgc_status open_partition(builder *b, int part, int dev, const tgc_placer
     char name[300];
     snprintf(name, sizeof name, "%s%s%s", g->name ? g->name : "", g->name ? "@" : "", pt->device_name);
     if ((pt->graph->name = tgc_strdup(name)) == NULL) return TGC_ERR_NOMEM;
-    for (int32_t i = 0; i < g->n_symbols; i++)
-        if (tgc_graph_symbol(pt->graph, g->symbols[i], g->symbol_fresh[i]) != i) return TGC_ERR_NOMEM;
-    pt->graph->next_fresh = g->next_fresh;
+    const tgc_graph *root = tgc_graph_root(g); /* a subgraph's dims name the top-level graph's symbols */
+    for (int32_t i = 0; i < root->n_symbols; i++)
+        if (tgc_graph_symbol(pt->graph, root->symbols[i], root->symbol_fresh[i]) != i) return TGC_ERR_NOMEM;
+    pt->graph->next_fresh = root->next_fresh;
     return TGC_OK;
 }
 
@@ -616,6 +618,7 @@ tgc_status tgc_partition_build(const tgc_graph *g, const tgc_placement *p, const
         tgc_graph *pg = out->parts[i].graph;
         if ((pg->topo = tgc_malloc(((size_t)pg->n_nodes + 1) * sizeof *pg->topo)) == NULL) s = TGC_ERR_NOMEM;
         for (int32_t k = 0; s == TGC_OK && k < pg->n_nodes; k++) pg->topo[k] = k;
+        if (s == TGC_OK) tgc_graph_adopt_subgraphs(pg);
     }
     tgc_free(b->part_of_device);
     tgc_free(b->origin_cap);

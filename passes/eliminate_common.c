@@ -5,6 +5,8 @@
  * an exporter's repeated constants (shape vectors, scalars) merge too. */
 #include "passes/pass.h"
 
+#include "graph/subgraph.h"
+
 #include "support/alloc.h"
 
 #include <string.h>
@@ -74,7 +76,9 @@ static bool same_node(const tgc_node *a, const tgc_node *b) {
 static bool mergeable(const tgc_node *n) {
     if (n->kind == TGC_NODE_CONST) /* strings: slots are pointers, compared by value they would never merge */
         return n->data != NULL && n->data->dtype != TGC_STRING && n->data->nbytes <= MAX_CONST_BYTES;
-    return n->kind == TGC_NODE_OP && n->n_controls == 0 && !tgc_pass_op_is_stateful(n->op_name);
+    /* A node with subgraphs is never merged: two bodies are not compared. */
+    return n->kind == TGC_NODE_OP && n->n_controls == 0 && !tgc_pass_op_is_stateful(n->op_name) &&
+           !tgc_node_has_subgraphs(n);
 }
 
 tgc_status tgc_pass_eliminate_common(tgc_rewrite *rw) {

@@ -2,7 +2,8 @@
  *   - a known value: every output a small integer tensor whose elements
  *     inference already knows (shape arithmetic over static shapes); it
  *     becomes an initializer at once, without running anything;
- *   - foldable: deterministic, no control inputs, every input an
+ *   - foldable: deterministic, no control inputs, no subgraphs (a loop
+ *     may not end), every input an
  *     initializer or foldable, every output of a static shape and at most
  *     MAX_FOLD_BYTES;
  *   - or neither.
@@ -13,6 +14,8 @@
  * fail at run time too), nothing is folded: the run reports it then, with
  * the node's name. */
 #include "passes/pass.h"
+
+#include "graph/subgraph.h"
 
 #include "support/alloc.h"
 
@@ -221,7 +224,10 @@ tgc_status tgc_pass_fold_constants(tgc_rewrite *rw) {
         int32_t id = rw->g->topo[i];
         const tgc_node *n = &rw->g->nodes[id];
         if (n->kind == TGC_NODE_CONST) state[id] = IS_CONST;
-        if (n->kind != TGC_NODE_OP || n->n_controls > 0 || tgc_pass_op_is_stateful(n->op_name)) continue;
+        /* Control flow is never run at compile time: a loop may not end. */
+        if (n->kind != TGC_NODE_OP || n->n_controls > 0 || tgc_pass_op_is_stateful(n->op_name) ||
+            tgc_node_has_subgraphs(n))
+            continue;
         bool known = n->n_outputs > 0, small = true, inputs_const = true;
         for (int k = 0; k < n->n_outputs; k++) {
             known &= small_known_value(&n->outputs[k]);

@@ -3,6 +3,7 @@
 
 #include "graph/op_registry.h"
 #include "graph/passes.h"
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 
 #include <stdio.h>
@@ -59,6 +60,7 @@ tgc_graph *tgc_graph_copy(const tgc_graph *g) {
         tgc_graph_free(out);
         return NULL;
     }
+    tgc_graph_adopt_subgraphs(out);
     return out;
 }
 
@@ -488,6 +490,7 @@ tgc_status tgc_rewrite_finish(tgc_rewrite *rw, tgc_diags *diags, tgc_graph **out
         remap(ng->outputs, &ng->n_outputs, new_id, false);
         s = (ng->topo = tgc_malloc(((size_t)ng->n_nodes + 1) * sizeof *ng->topo)) != NULL ? TGC_OK : TGC_ERR_NOMEM;
         for (int32_t k = 0; s == TGC_OK && k < ng->n_nodes; k++) ng->topo[k] = k;
+        tgc_graph_adopt_subgraphs(ng);
     }
     /* Added nodes are inferred in the new order, which is topological (a
      * pass may add a node that reads one it added after it). */

@@ -5,6 +5,7 @@
  * the tensors that cross them. */
 #include "tgc.h"
 
+#include "graph/subgraph.h"
 #include "placer/placer.h"
 #include "support/alloc.h"
 #include "support/diag.h"
@@ -13,13 +14,65 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* A subgraph's placement: If's branches, a Loop's body... are placed on
+ * the same devices as graphs of their own (as a session does), so a body
+ * may span devices. `label` names it: "loop.body", "outer.body.inner.body". */
+typedef struct placed_sub {
+    const tgc_graph *g;
+    char *label;
+    tgc_placement pl;
+} placed_sub;
+
 struct tgc_placed {
     const tgc_graph *g;
     tgc_placer_device devs[TGC_PLACER_MAX_DEVICES];
     char names[TGC_PLACER_MAX_DEVICES][16];
     int n_devs;
     tgc_placement pl;
+    placed_sub *subs; /* every subgraph, depth first in node order */
+    int n_subs, cap_subs;
 };
+
+/* Places the subgraphs of g's nodes (and theirs, at most
+ * TGC_MAX_SUBGRAPH_DEPTH deep), labelled after `prefix`. */
+static tgc_status place_subgraphs(tgc_placed *p, const tgc_graph *g, const char *prefix, const tgc_placer_options *po,
+                                  tgc_diags *diags) {
+    if (g->depth >= TGC_MAX_SUBGRAPH_DEPTH) return TGC_OK; /* the loader never makes one this deep */
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        for (int a = 0; a < n->n_attrs; a++) {
+            const tgc_graph *body = n->attrs[a].type == TGC_ATTR_GRAPH ? n->attrs[a].graph : NULL;
+            if (body == NULL) continue;
+            if (p->n_subs == p->cap_subs) {
+                int cap = p->cap_subs ? p->cap_subs * 2 : 4;
+                placed_sub *grown = tgc_realloc(p->subs, (size_t)cap * sizeof *grown);
+                if (grown == NULL) return TGC_ERR_NOMEM;
+                p->subs = grown;
+                p->cap_subs = cap;
+            }
+            placed_sub *sp = &p->subs[p->n_subs];
+            memset(sp, 0, sizeof *sp);
+            size_t len = strlen(prefix) + strlen(n->name) + strlen(n->attrs[a].name) + 3;
+            if ((sp->label = tgc_malloc(len)) == NULL) return TGC_ERR_NOMEM;
+            snprintf(sp->label, len, "%s%s%s.%s", prefix, prefix[0] ? "." : "", n->name, n->attrs[a].name);
+            sp->g = body;
+            p->n_subs++;
+            tgc_status s = tgc_placer_run(body, p->devs, p->n_devs, po, diags, &sp->pl);
+            if (s == TGC_OK) s = place_subgraphs(p, body, sp->label, po, diags);
+            if (s != TGC_OK) return s;
+        }
+    }
+    return TGC_OK;
+}
+
+const tgc_placement *tgc_placed_subgraph(const tgc_placed *p, const tgc_graph *body, const char **label) {
+    for (int i = 0; i < p->n_subs; i++)
+        if (p->subs[i].g == body) {
+            if (label != NULL) *label = p->subs[i].label;
+            return &p->subs[i].pl;
+        }
+    return NULL;
+}
 
 tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_place_options *opts,
                            tgc_diags *diags, tgc_placed **out) {
@@ -36,6 +89,7 @@ tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_pl
             po.small_host_bytes = opts->small_host_bytes;
         }
         s = tgc_placer_run(g, p->devs, p->n_devs, &po, diags, &p->pl);
+        if (s == TGC_OK) s = place_subgraphs(p, g, "", &po, diags);
     }
     if (s != TGC_OK) {
         tgc_placed_free(p);
@@ -48,6 +102,11 @@ tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_pl
 void tgc_placed_free(tgc_placed *p) {
     if (p == NULL) return;
     tgc_placement_release(&p->pl);
+    for (int i = 0; i < p->n_subs; i++) {
+        tgc_placement_release(&p->subs[i].pl);
+        tgc_free(p->subs[i].label);
+    }
+    tgc_free(p->subs);
     tgc_free(p);
 }
 
@@ -67,13 +126,15 @@ const char *tgc_placed_reason(const tgc_placed *p, const char *node_name) {
 
 /* ---- YAML ----------------------------------------------------------------------- */
 
+/* The device of node `id` of g: the graph's or a subgraph's placement. */
+static const char *device_of(void *ctx, const tgc_graph *g, int32_t id) {
+    const tgc_placed *p = ctx;
+    const tgc_placement *pl = g == p->g ? &p->pl : tgc_placed_subgraph(p, g, NULL);
+    return pl != NULL && id >= 0 && id < pl->n_nodes ? p->names[pl->device[id]] : NULL;
+}
+
 tgc_status tgc_placed_dump_yaml(const tgc_placed *p, FILE *out, const char *dest_dir, tgc_diags *diags) {
-    const char **names = tgc_malloc(((size_t)p->g->n_nodes + 1) * sizeof *names);
-    if (names == NULL) return TGC_ERR_NOMEM;
-    for (int32_t id = 0; id < p->g->n_nodes; id++) names[id] = p->names[p->pl.device[id]];
-    tgc_status s = tgc_graph_dump_yaml_devices(p->g, out, dest_dir, names, diags);
-    tgc_free(names);
-    return s;
+    return tgc_graph_dump_yaml_placed(p->g, out, dest_dir, device_of, (void *)p, diags);
 }
 
 static tgc_status write_result(FILE *out, tgc_diags *diags) {
@@ -208,6 +269,16 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out) {
     for (int i = 0; i < p->n_devs; i++)
         fprintf(out, "  %-6s %6" PRId64 " nodes (%" PRId64 " ops, %" PRId64 " inputs and initializers)\n",
                 p->names[i], ops[i] + sources[i], ops[i], sources[i]);
+    for (int k = 0; k < p->n_subs; k++) { /* each subgraph's ops per device */
+        const placed_sub *sp = &p->subs[k];
+        int64_t sub_ops[TGC_PLACER_MAX_DEVICES] = {0};
+        for (int32_t id = 0; id < sp->g->n_nodes; id++)
+            if (sp->g->nodes[id].kind == TGC_NODE_OP) sub_ops[sp->pl.device[id]]++;
+        fprintf(out, "  subgraph %s:", sp->label);
+        for (int i = 0, shown = 0; i < p->n_devs; i++)
+            if (sub_ops[i] > 0) fprintf(out, "%s %s %" PRId64 " ops", shown++ ? "," : "", p->names[i], sub_ops[i]);
+        fputc('\n', out);
+    }
     /* The ops the kernel-availability rule moved off the device kind their
      * placement preferred (an op or dtype with no kernel there). */
     int64_t by_kernel = 0;

@@ -159,14 +159,19 @@ static tgc_dtype kernel_dtype(const tgc_graph *g, const tgc_node *n) {
 
 static bool is_int(tgc_dtype t) { return t == TGC_INT32 || t == TGC_INT64; }
 
-/* A node that reads or writes a string tensor runs on a cpu device only:
- * strings live in host memory (devices/device.h), whatever dtypes a gpu
- * kernel of the op lists (Cast and Identity list any). */
+/* A node that reads or writes a string tensor, a sequence or an optional
+ * runs on a cpu device only: strings and lists live in host memory
+ * (devices/device.h), whatever dtypes a gpu kernel of the op lists (Cast and
+ * Identity list any). */
+static bool host_only_value(const tgc_tensor_info *info) {
+    return info->dtype == TGC_STRING || info->kind != TGC_KIND_TENSOR;
+}
+
 static bool touches_strings(const tgc_graph *g, const tgc_node *n) {
     for (int i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i].node >= 0 && tgc_graph_ref_info(g, n->inputs[i])->dtype == TGC_STRING) return true;
+        if (n->inputs[i].node >= 0 && host_only_value(tgc_graph_ref_info(g, n->inputs[i]))) return true;
     for (int i = 0; i < n->n_outputs; i++)
-        if (n->outputs[i].dtype == TGC_STRING) return true;
+        if (host_only_value(&n->outputs[i])) return true;
     return false;
 }
 

@@ -103,6 +103,13 @@ tgc_status tgc_placer_run(const tgc_graph *g, const tgc_placer_device *devices, 
 
 void tgc_placement_release(tgc_placement *p);
 
+/* The placement that tgc_graph_place made of subgraph `body` of the placed
+ * graph (bodies are placed like graphs of their own), and its label
+ * ("loop.body") in *label when label is not NULL; NULL when body is none
+ * of the graph's subgraphs. */
+struct tgc_placed;
+const tgc_placement *tgc_placed_subgraph(const struct tgc_placed *p, const tgc_graph *body, const char **label);
+
 /* Parses a device list ("cpu,gpu0", "cpu0,cpu1"; cpu = cpu0, gpu = gpu0)
  * into devices[0..*n) (at most `max`). Whether a gpuN exists on this
  * machine is not checked: placement is static. TGC_ERR_INVALID with a

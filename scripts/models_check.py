@@ -4,7 +4,10 @@ imported and run by tgc, compared with PyTorch.
 
 One model of every torchvision 0.14 classification, segmentation and video
 family, plus a GPT-style decoder (causal self-attention, GELU), a BERT-style
-encoder (padding mask, LayerNorm) and LSTM/GRU models, each with random
+encoder (padding mask, LayerNorm), LSTM/GRU models and models scripted with
+torch.jit.script (a data-dependent if, taken both ways; a loop whose trip
+count is an input; a greedy decoder appending to a list, stopped by its
+step count and by its end token), each with random
 weights (fixed seed), eval mode, batch 1 at a small input size, exported by
 torch.onnx at opset 17 into a temporary folder (nothing is committed). Each is
 run by `tgc run MODEL.onnx` on `cpu` and on `cpu,gpu0` (when gpu0 exists) and
@@ -35,6 +38,7 @@ import tempfile
 import time
 import types
 import warnings
+from typing import List
 
 import numpy as np
 import torch
@@ -109,6 +113,71 @@ class Recurrent(nn.Module):
     def forward(self, x):
         y, _ = self.rnn(x)
         return self.head(y[:, -1])
+
+
+# ---- Control flow: models scripted with torch.jit.script ---------------------
+# Scripting keeps Python's control flow, which the exporter writes as ONNX If
+# and Loop (and a list as SequenceEmpty, SequenceInsert, ConcatFromSequence).
+
+
+class ScriptedIf(nn.Module):
+    """A data-dependent if: x doubled when its sum is positive, else x - 1."""
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            return x * 2.0
+        return x - 1.0
+
+
+class ScriptedLoop(nn.Module):
+    """A loop whose trip count is an input: x halved and added to n times."""
+
+    def forward(self, x, n):
+        for i in range(int(n)):
+            x = x * 0.5 + float(i)
+        return x
+
+
+class ScriptedDecoder(nn.Module):
+    """A greedy decoder: a tanh cell fed its last token's embedding, the
+    argmax appended to a list until `steps` tokens or the end token."""
+
+    def __init__(self, eos: int, vocab: int = 11, d: int = 16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.wx, self.wh = nn.Linear(d, d), nn.Linear(d, d)
+        self.out = nn.Linear(d, vocab)
+        self.eos = eos
+
+    def forward(self, h, steps):
+        tok = torch.zeros(1, dtype=torch.long)
+        outs: List[torch.Tensor] = []
+        for _ in range(int(steps)):
+            h = torch.tanh(self.wx(self.emb(tok)) + self.wh(h))
+            tok = self.out(h).argmax(-1)
+            outs.append(tok)
+            if int(tok[0]) == self.eos:
+                break
+        return torch.stack(outs)
+
+
+def decoder_start():
+    """The decoder's initial state (its own seed, whatever ran before)."""
+    return torch.Generator().manual_seed(SEED + 1)
+
+
+def decoder_h0():
+    return (torch.randn(1, 16, generator=decoder_start()), torch.tensor(8))
+
+
+def decoder_stopping_at(step):
+    """A scripted decoder whose end token is the token it gives at `step`
+    (found by running it once without one), so that it stops there."""
+    d = ScriptedDecoder(eos=-1)
+    with torch.no_grad():
+        toks = d(*decoder_h0())
+    d.eos = int(toks[step - 1, 0])
+    return torch.jit.script(d)
 
 
 def mvit_v2_s_at(frames, side):
@@ -227,6 +296,13 @@ MODELS = {
     "bert_encoder": (lambda: BERT(), lambda: tokens() + (torch.tensor([[False] * 9 + [True] * 3]),)),
     "lstm": (lambda: Recurrent(nn.LSTM), lambda: (torch.randn(1, 10, 16),)),
     "gru": (lambda: Recurrent(nn.GRU), lambda: (torch.randn(1, 10, 16),)),
+    # control flow, scripted: each branch, a trip count from the input, a decoder that runs out of steps and
+    # one that stops at its end token (a list appended to in a Loop whose condition the data sets)
+    "scripted_if_then": (lambda: torch.jit.script(ScriptedIf()), lambda: (torch.rand(2, 3) + 0.1,)),
+    "scripted_if_else": (lambda: torch.jit.script(ScriptedIf()), lambda: (-torch.rand(2, 3) - 0.1,)),
+    "scripted_loop": (lambda: torch.jit.script(ScriptedLoop()), lambda: (torch.randn(4), torch.tensor(5))),
+    "scripted_decoder": (lambda: torch.jit.script(ScriptedDecoder(eos=-1)), decoder_h0),
+    "scripted_decoder_eos": (lambda: decoder_stopping_at(2), decoder_h0),
 }
 
 

@@ -146,7 +146,9 @@ static int write_partitions(tgc_graph *g, tgc_placed *placed, dump_format format
         if (err != 0) fprintf(stderr, "tgc: error: cannot create directory '%s': %s\n", out_path, strerror(err));
         for (int i = 0; err == 0 && i < tgc_partitions_count(parts); i++) {
             char path[4096];
-            snprintf(path, sizeof path, "%s/%s.yaml", out_path, tgc_partitions_device(parts, i));
+            snprintf(path, sizeof path, "%s/%s.yaml", out_path, tgc_partitions_label(parts, i));
+            for (char *c = path + strlen(out_path) + 1; *c; c++)
+                if (*c == '/' || *c == ':') *c = '_'; /* node names may hold them */
             job.part = i;
             job.dest_dir = out_path;
             if ((err = tgc_write_atomically(path, write_dump, &job)) != 0)
@@ -154,7 +156,7 @@ static int write_partitions(tgc_graph *g, tgc_placed *placed, dump_format format
         }
     } else if (format == FORMAT_YAML) {
         for (int i = 0; err == 0 && i < tgc_partitions_count(parts); i++) {
-            printf("--- # partition %s\n", tgc_partitions_device(parts, i));
+            printf("--- # partition %s\n", tgc_partitions_label(parts, i));
             job.part = i;
             if (dump(&job, stdout) != TGC_OK) err = EIO;
         }

@@ -18,6 +18,7 @@ static const char run_usage[] =
     "               [--repeat N] [--threads DEV=N,...] [--soft-placement] [--trace FILE.json]\n"
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "               [--memory-limit DEV=SIZE,...] [--memory-report] [--optimize 0|1|2]\n"
+    "               [--max-iterations N]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
@@ -40,7 +41,11 @@ static const char run_usage[] =
     "  --input NAME=FILE     feed graph input NAME from a .npy file (dtype and shape are\n"
     "                        checked against the declaration; symbols are bound)\n"
     "  --output-dir DIR      write each graph output as DIR/NAME.npy (atomically: a new\n"
-    "                        temporary file renamed into place, never written through a link)\n"
+    "                        temporary file renamed into place, never written through a link);\n"
+    "                        a sequence element by element (NAME_0.npy, ...), an optional as\n"
+    "                        what it holds\n"
+    "  --max-iterations N    stop with an error (exit 1) a Loop, Scan or SequenceMap that would\n"
+    "                        run more than N iterations (default: no limit)\n"
     "  --weights-dir DIR     the folder the graph's `file:` weights resolve beneath (for\n"
     "                        weights shared by several graphs); default: the graph's folder.\n"
     "                        Either way a path may not leave it (absolute, '..', a symlink out)\n"
@@ -65,6 +70,7 @@ typedef struct run_args {
     const char *compare_names[MAX_ITEMS], *compare_files[MAX_ITEMS];
     int n_compare;
     int repeat;
+    int64_t max_iterations;
     double tolerance;
 } run_args;
 
@@ -92,7 +98,7 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
                            strcmp(opt, "--labels") == 0 || strcmp(opt, "--threads") == 0 ||
                            strcmp(opt, "--trace") == 0 || strcmp(opt, "--memory-limit") == 0 ||
                            strcmp(opt, "--weights-dir") == 0 || strcmp(opt, "--load-limits") == 0 ||
-                           strcmp(opt, "--optimize") == 0;
+                           strcmp(opt, "--optimize") == 0 || strcmp(opt, "--max-iterations") == 0;
         if (strcmp(opt, "--soft-placement") == 0) {
             a->soft_placement = true;
             continue;
@@ -126,7 +132,13 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
             if (!tgc_parse_optimize_level(v, &a->optimize))
                 return tgc_usage_error("run", "--optimize takes 0, 1 or 2, not '%s'", v);
         }
-        else if (strcmp(opt, "--repeat") == 0) {
+        else if (strcmp(opt, "--max-iterations") == 0) {
+            char *end;
+            long long n = strtoll(v, &end, 10);
+            if (*end != '\0' || n < 1)
+                return tgc_usage_error("run", "--max-iterations takes a count >= 1, got '%s'", v);
+            a->max_iterations = n;
+        } else if (strcmp(opt, "--repeat") == 0) {
             char *end;
             long n = strtol(v, &end, 10);
             if (*end != '\0' || n < 1 || n > 1000000) return tgc_usage_error("run", "--repeat takes a count >= 1, got '%s'", v);
@@ -164,7 +176,32 @@ static void print_strings(const char *name, const char *shape, const tgc_tensor 
     printf("%s\n", n > 4 ? ", ..." : n == 0 ? " (empty)" : "");
 }
 
+static void print_summary(const char *name, const tgc_tensor *t);
+
+/* A sequence's or an optional's summary: its length, then its first few
+ * elements, one a line. */
+static void print_list(const char *name, const tgc_tensor *t) {
+    int64_t n = tgc_tensor_list_length(t);
+    bool seq = tgc_tensor_kind_of(t) == TGC_TENSOR_SEQUENCE;
+    char what[64];
+    snprintf(what, sizeof what, seq ? "%lld element%s" : n ? "holding one" : "holding none", (long long)n,
+             n == 1 ? "" : "s");
+    printf("%-16s %-16s %s(%s)\n", name, what, seq ? "seq" : "optional", tgc_dtype_name(tgc_tensor_dtype(t)));
+    for (int64_t i = 0; i < n && i < 4; i++) {
+        tgc_tensor *e = tgc_tensor_list_at(t, i);
+        char label[64];
+        snprintf(label, sizeof label, "  [%lld]", (long long)i);
+        if (e != NULL) print_summary(label, e);
+        tgc_tensor_release(e);
+    }
+    if (n > 4) printf("  ...\n");
+}
+
 static void print_summary(const char *name, const tgc_tensor *t) {
+    if (tgc_tensor_kind_of(t) != TGC_TENSOR_PLAIN) {
+        print_list(name, t);
+        return;
+    }
     char shape[256] = "[";
     for (int i = 0; i < tgc_tensor_rank(t); i++) {
         char d[32];
@@ -278,15 +315,25 @@ static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *di
         return TGC_EXIT_FAILED;
     }
     for (int i = 0; i < tgc_session_output_count(s); i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s.npy", dir, tgc_session_output_name(s, i));
-        for (char *p = path + strlen(dir) + 1; *p; p++)
-            if (*p == '/' || *p == ':') *p = '_';
-        tgc_diags *d = tgc_diags_create();
-        tgc_status st = tgc_tensor_save_npy(outs[i], path, d);
-        tgc_diags_print(d, stderr);
-        tgc_diags_free(d);
-        if (st != TGC_OK) return TGC_EXIT_FAILED;
+        /* A sequence is written element by element (NAME_0.npy, NAME_1.npy, ...), an
+         * optional as its element (nothing when it holds none). */
+        bool list = tgc_tensor_kind_of(outs[i]) != TGC_TENSOR_PLAIN;
+        bool seq = tgc_tensor_kind_of(outs[i]) == TGC_TENSOR_SEQUENCE;
+        int64_t n = list ? tgc_tensor_list_length(outs[i]) : 1;
+        for (int64_t k = 0; k < n; k++) {
+            char path[4096];
+            if (seq) snprintf(path, sizeof path, "%s/%s_%lld.npy", dir, tgc_session_output_name(s, i), (long long)k);
+            else snprintf(path, sizeof path, "%s/%s.npy", dir, tgc_session_output_name(s, i));
+            for (char *p = path + strlen(dir) + 1; *p; p++)
+                if (*p == '/' || *p == ':') *p = '_';
+            tgc_tensor *e = list ? tgc_tensor_list_at(outs[i], k) : tgc_tensor_retain(outs[i]);
+            tgc_diags *d = tgc_diags_create();
+            tgc_status st = e != NULL ? tgc_tensor_save_npy(e, path, d) : TGC_ERR_NOMEM;
+            tgc_diags_print(d, stderr);
+            tgc_diags_free(d);
+            tgc_tensor_release(e);
+            if (st != TGC_OK) return TGC_EXIT_FAILED;
+        }
     }
     return TGC_EXIT_OK;
 }
@@ -295,7 +342,7 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session *s = NULL;
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
-                                .optimize = a->optimize};
+                                .optimize = a->optimize, .max_iterations = a->max_iterations};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     if (a->trace != NULL && tgc_session_trace_start(s) != TGC_OK) {

@@ -302,6 +302,67 @@ static tgc_dtype input_dtype(const tgc_graph *g, const char *name) {
     return TGC_DTYPE_INVALID;
 }
 
+/* What a value of info `t` is stored as in ONNX's test data: a tensor, a
+ * SequenceProto or an OptionalProto. */
+static tgc_tensor_kind kind_of_info(const tgc_tensor_info *t) {
+    return t->kind & TGC_KIND_OPTIONAL ? TGC_TENSOR_OPTIONAL
+           : t->kind == TGC_KIND_SEQUENCE ? TGC_TENSOR_SEQUENCE
+                                          : TGC_TENSOR_PLAIN;
+}
+
+/* The declared kind and dtype of graph input `name`. */
+static tgc_tensor_kind input_kind(const tgc_graph *g, const char *name, tgc_dtype *dtype) {
+    for (int32_t i = 0; i < g->n_inputs_nodes; i++)
+        if (strcmp(g->nodes[i].name, name) == 0) {
+            *dtype = g->nodes[i].outputs[0].dtype;
+            return kind_of_info(&g->nodes[i].outputs[0]);
+        }
+    *dtype = TGC_DTYPE_INVALID;
+    return TGC_TENSOR_PLAIN;
+}
+
+static bool allclose(const tgc_tensor *got, const tgc_tensor *want, char *why, size_t size);
+
+/* Sequences and optionals: the same kind, length, and each element
+ * allclose (an optional holding its value compares as that value). */
+static bool allclose_lists(const tgc_tensor *got, const tgc_tensor *want, char *why, size_t size) {
+    tgc_tensor_kind gk = tgc_tensor_kind_of(got), wk = tgc_tensor_kind_of(want);
+    if (gk == TGC_TENSOR_OPTIONAL && wk != TGC_TENSOR_OPTIONAL && tgc_tensor_list_length(got) == 1) {
+        tgc_tensor *e = tgc_tensor_list_at(got, 0);
+        bool ok = e != NULL && allclose(e, want, why, size);
+        tgc_tensor_release(e);
+        return ok;
+    }
+    if (wk == TGC_TENSOR_OPTIONAL && gk != TGC_TENSOR_OPTIONAL && tgc_tensor_list_length(want) == 1) {
+        tgc_tensor *e = tgc_tensor_list_at(want, 0);
+        bool ok = e != NULL && allclose(got, e, why, size);
+        tgc_tensor_release(e);
+        return ok;
+    }
+    if (gk != wk) {
+        static const char *const words[] = {"tensor", "sequence", "optional"};
+        snprintf(why, size, "a %s, expected a %s", words[gk], words[wk]);
+        return false;
+    }
+    int64_t n = tgc_tensor_list_length(want);
+    if (tgc_tensor_list_length(got) != n) {
+        snprintf(why, size, "%lld elements, expected %lld", (long long)tgc_tensor_list_length(got), (long long)n);
+        return false;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        tgc_tensor *g = tgc_tensor_list_at(got, i), *w = tgc_tensor_list_at(want, i);
+        char inner[400] = "";
+        bool ok = g != NULL && w != NULL && allclose(g, w, inner, sizeof inner);
+        tgc_tensor_release(g);
+        tgc_tensor_release(w);
+        if (!ok) {
+            snprintf(why, size, "element %lld: %s", (long long)i, inner);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void shape_text(const tgc_tensor *t, char *buf, size_t size) {
     size_t n = (size_t)snprintf(buf, size, "[");
     for (int i = 0; i < tgc_tensor_rank(t) && n < size; i++)
@@ -312,6 +373,8 @@ static void shape_text(const tgc_tensor *t, char *buf, size_t size) {
 /* Compares like numpy.testing.assert_allclose(got, want, rtol, atol):
  * true, or false with the reason in why. */
 static bool allclose(const tgc_tensor *got, const tgc_tensor *want, char *why, size_t size) {
+    if (tgc_tensor_kind_of(got) != TGC_TENSOR_PLAIN || tgc_tensor_kind_of(want) != TGC_TENSOR_PLAIN)
+        return allclose_lists(got, want, why, size);
     char gs[128], ws[128];
     shape_text(got, gs, sizeof gs);
     shape_text(want, ws, sizeof ws);
@@ -439,7 +502,9 @@ static outcome run_on(const model *m, const tgc_graph *g, char **names, int n_na
         for (; n_feeds < n_names && n_feeds < 64; n_feeds++) {
             char *path = xprintf("%s/%s/input_%d.pb", m->dir, sets[k], n_feeds);
             bool there = file_exists(path, NULL);
-            tgc_status st = there ? tgc_onnx_tensor_load(path, d, &feeds[n_feeds]) : TGC_OK;
+            tgc_dtype dt;
+            tgc_tensor_kind kind = input_kind(g, names[n_feeds], &dt);
+            tgc_status st = there ? tgc_onnx_value_load(path, kind, dt, d, &feeds[n_feeds]) : TGC_OK;
             free(path);
             if (!there) break;
             if (st == TGC_OK && input_dtype(g, names[n_feeds]) == TGC_BFLOAT16 && !as_bfloat16(&feeds[n_feeds]))
@@ -462,7 +527,8 @@ static outcome run_on(const model *m, const tgc_graph *g, char **names, int n_na
                 free(path);
                 continue;
             }
-            if (tgc_onnx_tensor_load(path, d, &want) != TGC_OK ||
+            const tgc_tensor_info *info = tgc_graph_ref_info(g, g->outputs[i]);
+            if (tgc_onnx_value_load(path, kind_of_info(info), info->dtype, d, &want) != TGC_OK ||
                 (tgc_tensor_dtype(outs[i]) == TGC_BFLOAT16 && !as_bfloat16(&want))) {
                 first_error(d, "expected output", why, size);
                 o = FAILED;

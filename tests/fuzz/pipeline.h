@@ -45,7 +45,7 @@ static void fuzz_compile(const tgc_graph *g, const char *devices, tgc_diags *d) 
     tgc_memory_plan_free(mp);
 }
 
-/* Runs g once on cpu under a 64 MiB limit with generated feeds. */
+/* Runs g once on cpu under a 64 MiB limit (and 1000 iterations a loop) with generated feeds. */
 static void fuzz_run(const tgc_graph *g, tgc_diags *d) {
     int n = g->n_inputs_nodes < FUZZ_MAX_FEEDS ? g->n_inputs_nodes : FUZZ_MAX_FEEDS;
     if (n < g->n_inputs_nodes) return;
@@ -87,7 +87,9 @@ static void fuzz_run(const tgc_graph *g, tgc_diags *d) {
         free(data);
     }
     if (ok) {
-        tgc_session_options so = {.soft_placement = 1, .memory_limits = "cpu=64MiB", .threads = "cpu0=1"};
+        /* A loop of an untrusted model may not end: at most 1000 iterations. */
+        tgc_session_options so = {.soft_placement = 1, .memory_limits = "cpu=64MiB", .threads = "cpu0=1",
+                                  .max_iterations = 1000};
         tgc_session *s = NULL;
         if (tgc_session_create(g, "cpu", &so, d, &s) == TGC_OK) {
             int n_out = tgc_session_output_count(s);

@@ -155,7 +155,9 @@ static void load_survives_every_allocation_failure(const char *name) {
 static void test_load_survives_every_allocation_failure(void) {
     static const char *const files[] = {"dangling_input.yaml", "multi_error_loader.yaml",
                                         "multi_error_validation.yaml", "multi_error_inference.yaml",
-                                        "npy_shape_mismatch.yaml", "tensor_attr_value_count.yaml"};
+                                        "npy_shape_mismatch.yaml", "tensor_attr_value_count.yaml",
+                                        "subgraph_error_inside.yaml", "loop_carried_rank.yaml",
+                                        "subgraph_dangling_outer.yaml"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) load_survives_every_allocation_failure(files[i]);
 }
 

@@ -44,7 +44,13 @@ static void test_registry_has_every_op(void) {
         /* graph/ops_cast.c */
         "CastLike",
         /* graph/ops_string.c */
-        "StringNormalizer"};
+        "StringNormalizer",
+        /* graph/ops_control.c */
+        "If", "Loop", "Scan",
+        /* graph/ops_sequence.c */
+        "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceLength", "SequenceErase",
+        "ConcatFromSequence", "SplitToSequence", "SequenceMap", "Optional", "OptionalHasElement",
+        "OptionalGetElement"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

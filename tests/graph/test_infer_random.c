@@ -68,6 +68,7 @@ static void random_attr(fx *f, int32_t id, const tgc_attr_def *def) {
         break;
     case TGC_ATTR_FLOAT: fx_attr_float(f, id, def->name, (double)rnd(100) / 10.0); break;
     case TGC_ATTR_STRING: fx_attr_string(f, id, def->name, strings[rnd(5)]); break;
+    case TGC_ATTR_GRAPH: break; /* subgraphs: tests/graph/test_subgraphs.c */
     case TGC_ATTR_INTS:
     case TGC_ATTR_FLOATS: {
         /* Mostly short lists of small positive numbers (kernel sizes,

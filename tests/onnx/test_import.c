@@ -288,6 +288,14 @@ static void test_roundtrip_testdata(void) {
         "pytorch-converted/test_Softmax",      /* opset 6 Softmax: Flatten, Softmax, Reshape */
         "pytorch-operator/test_operator_mm",
         "simple/test_single_relu_model",
+        "node/test_loop11",                    /* a Loop: its body reads outer values */
+        "node/test_if_seq",                    /* If whose branches give sequences */
+        "node/test_scan9_sum",                 /* Scan */
+        "node/test_scan_sum",                  /* opset-8 Scan: a Scan per batch element */
+        "node/test_loop16_seq_none",           /* an optional sequence carried, an If inside the body */
+        "node/test_sequence_map_add_2_sequences", /* SequenceMap */
+        "node/test_optional_get_element_sequence",
+        "simple/test_sequence_model1",         /* sequence inputs, SequenceInsert, SequenceAt */
     };
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         scratch_dir();
@@ -375,6 +383,64 @@ static void test_unsupported_lists_all(void) {
     CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"COMPLEX64", "'c1'", NULL}));
     CU_ASSERT(tgc_diags_error_count(d) == 4);
     CU_ASSERT(!exists(in_scratch("bad.yaml")));
+    tgc_diags_free(d);
+}
+
+static pb attr_graph(const char *name, pb *graph) {
+    pb a = {0};
+    pb_str(&a, 1, name);
+    pb_int(&a, 20, 5); /* GRAPH */
+    pb_msg(&a, 6, graph);
+    return a;
+}
+
+/* Unsupported ops inside subgraphs are reported with the path of their
+ * node: a Loop body holding a Foo and an If whose branch holds a Bar. */
+static void test_unsupported_inside_subgraphs(void) {
+    scratch_dir();
+    const char *d1[] = {"1"};
+    pb inner = {0}; /* then_branch: Bar(v) */
+    pb bar = node("bar1", "Bar", (const char *[]){"v", NULL}, (const char *[]){"t", NULL}, NULL, 0);
+    pb_msg(&inner, 1, &bar);
+    pb_str(&inner, 2, "then");
+    pb t_out = value_info("t", ONNX_FLOAT, 1, d1);
+    pb_msg(&inner, 12, &t_out);
+    pb other = {0}; /* else_branch: v itself */
+    pb_str(&other, 2, "else");
+    pb e_out = value_info("v", ONNX_FLOAT, 1, d1);
+    pb_msg(&other, 12, &e_out);
+    pb body = {0}; /* body(i, c, v): Foo(v), If(c) */
+    pb i_in = value_info("i", ONNX_INT64, 0, NULL), c_in = value_info("c", 9, 0, NULL);
+    pb v_in = value_info("v", ONNX_FLOAT, 1, d1);
+    pb_msg(&body, 11, &i_in);
+    pb_msg(&body, 11, &c_in);
+    pb_msg(&body, 11, &v_in);
+    pb foo = node("foo1", "Foo", (const char *[]){"v", NULL}, (const char *[]){"w", NULL}, NULL, 0);
+    pb branches[2] = {attr_graph("then_branch", &inner), attr_graph("else_branch", &other)};
+    pb pick = node("pick1", "If", (const char *[]){"c", NULL}, (const char *[]){"p", NULL}, branches, 2);
+    pb_msg(&body, 1, &foo);
+    pb_msg(&body, 1, &pick);
+    pb_str(&body, 2, "body");
+    pb c_out = value_info("c", 9, 0, NULL), w_out = value_info("p", ONNX_FLOAT, 1, d1);
+    pb_msg(&body, 12, &c_out);
+    pb_msg(&body, 12, &w_out);
+    pb g = {0};
+    pb m = value_info("m", ONNX_INT64, 0, NULL), x = value_info("x", ONNX_FLOAT, 1, d1);
+    pb_msg(&g, 11, &m);
+    pb_msg(&g, 11, &x);
+    pb battr = attr_graph("body", &body);
+    pb loop = node("loop1", "Loop", (const char *[]){"m", "", "x", NULL}, (const char *[]){"y", NULL}, &battr, 1);
+    pb_msg(&g, 1, &loop);
+    pb y = value_info("y", ONNX_FLOAT, 1, d1);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("nested.onnx"), 13, &g);
+
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT(tgc_onnx_import(in_scratch("nested.onnx"), in_scratch("nested.yaml"), d) == TGC_ERR_UNSUPPORTED);
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Foo'", "(1 node: 'loop1' body: 'foo1')", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op",
+                       (const char *[]){"'Bar'", "(1 node: 'loop1' body: 'pick1' then_branch: 'bar1')", NULL}));
+    CU_ASSERT(tgc_diags_error_count(d) == 2);
     tgc_diags_free(d);
 }
 
@@ -859,6 +925,7 @@ static void test_allocation_failures(void) {
 }
 
 TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
+              {"unsupported inside subgraphs", test_unsupported_inside_subgraphs},
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
               {"legacy_opset", test_legacy_opset},
               {"legacy_upsample_resize", test_legacy_upsample_resize}, {"legacy_hardmax", test_legacy_hardmax},
