@@ -84,6 +84,20 @@ void tgc_device_init(tgc_device *d, const tgc_device_ops *ops, tgc_device_kind k
     d->index = index;
     snprintf(d->name, sizeof d->name, "%s%d", kind == TGC_DEVICE_CPU ? "cpu" : "gpu", index);
     pthread_mutex_init(&d->stats_lock, NULL);
+    atomic_init(&d->refs, 1);
+    atomic_init(&d->live_handles, 0);
+    atomic_init(&d->live_handle_bytes, 0);
+}
+
+tgc_device *tgc_device_retain(tgc_device *d) {
+    atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
+    return d;
+}
+
+void tgc_device_release(tgc_device *d) {
+    if (d == NULL || atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1) return;
+    if (d->on_last_release != NULL) d->on_last_release(d);
+    else tgc_device_destroy(d);
 }
 
 void tgc_device_destroy(tgc_device *d) {
@@ -203,6 +217,9 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     b->mem = NULL;
     b->chunk = UINT32_MAX;
     b->n_strings = 0;
+    b->borrowed = false;
+    b->foreign_release = NULL;
+    b->foreign_ctx = NULL;
     atomic_init(&b->refs, 1);
     if (nbytes > 0 && memory_alloc(d, b) != TGC_OK) {
         commit(d, nbytes, false);
@@ -233,6 +250,24 @@ tgc_status tgc_buffer_alloc_typed(tgc_device *d, tgc_dtype dtype, size_t nbytes,
     return tgc_buffer_alloc(d, nbytes, out);
 }
 
+tgc_status tgc_buffer_wrap_host(tgc_device *d, void *data, size_t nbytes, void (*release)(void *ctx), void *ctx,
+                                tgc_buffer **out) {
+    *out = NULL;
+    if (!tgc_device_host_memory(d)) return TGC_ERR_UNSUPPORTED;
+    tgc_buffer *b = tgc_calloc(1, sizeof *b);
+    if (b == NULL) return TGC_ERR_NOMEM;
+    b->device = d;
+    b->mem = nbytes > 0 ? data : NULL;
+    b->nbytes = nbytes;
+    b->chunk = UINT32_MAX;
+    atomic_init(&b->refs, 1);
+    b->borrowed = true;
+    b->foreign_release = release;
+    b->foreign_ctx = ctx;
+    *out = b;
+    return TGC_OK;
+}
+
 tgc_buffer *tgc_buffer_retain(tgc_buffer *b) {
     if (b != NULL) atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
     return b;
@@ -243,6 +278,11 @@ void tgc_buffer_release(tgc_buffer *b) {
     int before = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
     assert(before > 0);
     if (before != 1) return;
+    if (b->borrowed) { /* host memory the device never counted */
+        if (b->foreign_release != NULL) b->foreign_release(b->foreign_ctx);
+        tgc_free(b);
+        return;
+    }
     if (b->n_strings > 0) tgc_string_slots_free(tgc_buffer_host_ptr(b), b->n_strings);
     if (b->mem != NULL) memory_free(b->device, b);
     unreserve(b->device, b->nbytes);
