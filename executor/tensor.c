@@ -3,6 +3,7 @@
  * memory, and the host device's trace (used and peak since a reset). */
 #include "executor/session.h"
 
+#include "executor/memory_tracer.h"
 #include "executor/scope.h"
 #include "graph/npy.h"
 #include "support/alloc.h"
@@ -25,8 +26,14 @@ tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out) {
     if (t == NULL) return TGC_ERR_NOMEM;
     atomic_init(&t->refs, 1);
     t->v = *v;
+    long long bytes = (long long)tgc_value_nbytes(&t->v);
     atomic_fetch_add(&live_handles, 1);
-    atomic_fetch_add(&live_handle_bytes, (long long)tgc_value_nbytes(&t->v));
+    atomic_fetch_add(&live_handle_bytes, bytes);
+    if (t->v.buf != NULL) { /* the device outlives the handles on it (devices/device_registry.h) */
+        tgc_device *d = tgc_device_retain(t->v.buf->device);
+        atomic_fetch_add_explicit(&d->live_handles, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&d->live_handle_bytes, bytes, memory_order_relaxed);
+    }
     tgc_scope_adopt(t);
     *out = t;
     return TGC_OK;
@@ -113,9 +120,16 @@ void tgc_tensor_release(tgc_tensor *t) {
     if (t == NULL) return;
     tgc_scope_forget(t);
     if (atomic_fetch_sub(&t->refs, 1) != 1) return;
+    long long bytes = (long long)tgc_value_nbytes(&t->v);
     atomic_fetch_sub(&live_handles, 1);
-    atomic_fetch_sub(&live_handle_bytes, (long long)tgc_value_nbytes(&t->v));
+    atomic_fetch_sub(&live_handle_bytes, bytes);
+    tgc_device *d = t->v.buf != NULL ? t->v.buf->device : NULL;
     tgc_buffer_release(t->v.buf);
+    if (d != NULL) {
+        atomic_fetch_sub_explicit(&d->live_handles, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&d->live_handle_bytes, bytes, memory_order_relaxed);
+        tgc_device_release(d);
+    }
     tgc_free(t);
 }
 
@@ -189,7 +203,7 @@ static atomic_llong trace_allocs_mark;
 void tgc_memory_trace_reset(void) {
     tgc_device *host = tgc_host_device();
     if (host == NULL) return;
-    tgc_device_reset_peak(host);
+    tgc_memory_tracers_reset_peak(host); /* the running tracers keep their peaks */
     atomic_store(&trace_allocs_mark, tgc_device_stats(host).num_allocs);
 }
 
