@@ -1044,6 +1044,17 @@ tgc_memory_plan_figures tgc_memory_plan_get(const tgc_memory_plan *p, int i);
  * diags when writing fails. */
 tgc_status tgc_memory_plan_write(const tgc_memory_plan *p, FILE *out, int json, tgc_diags *diags);
 
+/* Checks that each memory of the plan fits: a warning (rule
+ * "over-memory", at the node in the graph file) for each whose weights and
+ * planned peak together are above the device's memory on this machine
+ * (tgc_device_memory; a gpuN this machine lacks is not compared) or above
+ * its limit in `memory_limits` ("gpu0=64MiB,cpu=1GiB", as
+ * tgc_session_options; NULL: none), naming the largest tensor live at the
+ * busiest step: node, dtype, shape and bytes. TGC_OK (warnings or none),
+ * or TGC_ERR_INVALID (rule "bad-memory-limit") for a malformed spec or a
+ * device the plan does not have. */
+tgc_status tgc_memory_plan_check(const tgc_memory_plan *p, const char *memory_limits, tgc_diags *diags);
+
 /* ---- ONNX import ------------------------------------------------------------ */
 
 /* ONNX models (opset 13-17; older opsets where a later op means the same,
