@@ -46,6 +46,17 @@ else
     fail "the CMake build did not configure or compile"
 fi
 
+# The Python package, installed beside the library, finds it there.
+PY=${TGC_PYTHON:-/usr/bin/python3}
+pydir=$(find "$P" -type d -name dist-packages | head -1)
+if [ -n "$pydir" ] && [ -z "$EXTRA" ] && "$PY" -c "import numpy" 2>/dev/null; then  # sanitized: not loadable
+    out=$(cd "$WORK" && env -u TGC_LIBRARY PYTHONPATH="$pydir" "$PY" -c \
+          'import tgc, numpy as np; print(tgc.library_path); print(list((tgc.tensor(np.float32([1])) + 1).numpy()))' 2>&1)
+    case "$out" in "$P"/*"[2.0]") ;; *) fail "the installed Python package: $out";; esac
+elif [ -z "$pydir" ]; then
+    fail "no Python package installed"
+fi
+
 # The installed command line finds its library relative to itself.
 "$P/bin/tgc" --version >/dev/null || fail "the installed tgc does not run"
 echo "$fails failed"
