@@ -201,6 +201,30 @@ static void memory_free(tgc_device *d, tgc_buffer *b) {
     tgc_bfc_free(d->arena, b->chunk);
 }
 
+/* A buffer from the arena with one hold of the stats lock: the limit
+ * check, the arena's chunk (its own lock nests inside; nothing takes the
+ * two the other way) and the figures at once, where reserve, the arena and
+ * commit would take three (an eager op's result is mostly this). False:
+ * refused or failed, the figures as they were. */
+static bool arena_alloc_counted(tgc_device *d, tgc_buffer *b) {
+    pthread_mutex_lock(&d->stats_lock);
+    tgc_allocator_stats *s = &d->stats;
+    int64_t n = (int64_t)b->nbytes, total;
+    bool ok = tgc_checked_add_i64(s->bytes_in_use, d->pending_bytes, &total) &&
+              tgc_checked_add_i64(total, n, &total) && (s->bytes_limit == 0 || total <= s->bytes_limit);
+    if (ok && d->fail_countdown > 0 && --d->fail_countdown == 0) ok = false;
+    if (ok) ok = memory_alloc(d, b) == TGC_OK;
+    if (ok) {
+        s->bytes_in_use += n;
+        if (s->bytes_in_use > s->peak_bytes_in_use) s->peak_bytes_in_use = s->bytes_in_use;
+        if (n > s->largest_alloc_size) s->largest_alloc_size = n;
+        s->num_allocs++;
+        s->live_buffers++;
+    }
+    pthread_mutex_unlock(&d->stats_lock);
+    return ok;
+}
+
 tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     *out = NULL;
     pthread_once(&env_once, read_env);
@@ -208,7 +232,8 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     if (nbytes > (size_t)TGC_MAX_BYTES) return TGC_ERR_NOMEM; /* tgc_value_nbytes of a size that does not fit */
     tgc_buffer *b = tgc_malloc(sizeof *b);
     if (b == NULL) return TGC_ERR_NOMEM;
-    if (!reserve(d, nbytes)) {
+    bool in_arena = d->arena != NULL && nbytes > 0;
+    if (!in_arena && !reserve(d, nbytes)) {
         tgc_free(b);
         return TGC_ERR_NOMEM;
     }
@@ -221,6 +246,14 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     b->foreign_release = NULL;
     b->foreign_ctx = NULL;
     atomic_init(&b->refs, 1);
+    if (in_arena) {
+        if (!arena_alloc_counted(d, b)) {
+            tgc_free(b);
+            return TGC_ERR_NOMEM;
+        }
+        *out = b;
+        return TGC_OK;
+    }
     if (nbytes > 0 && memory_alloc(d, b) != TGC_OK) {
         commit(d, nbytes, false);
         tgc_free(b);
@@ -284,8 +317,18 @@ void tgc_buffer_release(tgc_buffer *b) {
         return;
     }
     if (b->n_strings > 0) tgc_string_slots_free(tgc_buffer_host_ptr(b), b->n_strings);
-    if (b->mem != NULL) memory_free(b->device, b);
-    unreserve(b->device, b->nbytes);
+    tgc_device *d = b->device;
+    if (b->mem != NULL && d->arena != NULL) { /* as arena_alloc_counted: one hold of the stats lock */
+        pthread_mutex_lock(&d->stats_lock);
+        memory_free(d, b);
+        d->stats.bytes_in_use -= (int64_t)b->nbytes;
+        d->stats.live_buffers--;
+        d->stats.num_frees++;
+        pthread_mutex_unlock(&d->stats_lock);
+    } else {
+        if (b->mem != NULL) memory_free(d, b);
+        unreserve(d, b->nbytes);
+    }
     tgc_free(b);
 }
 
