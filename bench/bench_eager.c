@@ -1,16 +1,17 @@
 /* The overhead of one eager op from C: an Add of two 1-element float32
  * tensors on cpu, its result released, timed in batches; prints the
  * median ns per op (target: 1000 ns at most) beside a plain loop that only
- * creates and releases a tensor, for scale. bench/eager_overhead.py runs
- * this and the same op from Python and torch's eager mode beside it.
- * build/bench/bench_eager [OPS_PER_BATCH] */
+ * creates and releases a tensor, for scale, and every batch's ns per op
+ * on a last line ("batches_ns ..."). bench/eager_overhead.py runs this and
+ * the same op from Python and torch's eager mode beside it.
+ * build/bench/bench_eager [OPS_PER_BATCH [BATCHES]] */
 #include "tgc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#define BATCHES 21
+#define MAX_BATCHES 101
 
 static double now_ns(void) {
     struct timespec t;
@@ -25,6 +26,11 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     long ops = argc > 1 ? atol(argv[1]) : 100000;
+    int batches = argc > 2 ? atoi(argv[2]) : 21;
+    if (ops < 1 || batches < 1 || batches > MAX_BATCHES) {
+        fprintf(stderr, "usage: bench_eager [OPS_PER_BATCH [BATCHES <= %d]]\n", MAX_BATCHES);
+        return 2;
+    }
     tgc_diags *diags = tgc_diags_create();
     tgc_eager *e = NULL;
     if (tgc_eager_create("cpu", NULL, diags, &e) != TGC_OK) {
@@ -35,8 +41,8 @@ int main(int argc, char **argv) {
     tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){1}, (float[]){1}, &a);
     tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){1}, (float[]){2}, &b);
     tgc_tensor *in[] = {a, b};
-    double add[BATCHES], create[BATCHES];
-    for (int r = 0; r < BATCHES; r++) {
+    double add[MAX_BATCHES], create[MAX_BATCHES], order[MAX_BATCHES];
+    for (int r = 0; r < batches; r++) {
         double t0 = now_ns();
         for (long i = 0; i < ops; i++) {
             if (tgc_eager_run(e, "Add", NULL, 0, in, 2, NULL, &y, 1, diags) != TGC_OK) {
@@ -45,7 +51,7 @@ int main(int argc, char **argv) {
             }
             tgc_tensor_release(y);
         }
-        add[r] = (now_ns() - t0) / (double)ops;
+        add[r] = order[r] = (now_ns() - t0) / (double)ops;
         t0 = now_ns();
         for (long i = 0; i < ops; i++) {
             tgc_tensor_create(TGC_FLOAT32, 1, (int64_t[]){1}, NULL, &y);
@@ -53,14 +59,16 @@ int main(int argc, char **argv) {
         }
         create[r] = (now_ns() - t0) / (double)ops;
     }
-    qsort(add, BATCHES, sizeof add[0], cmp);
-    qsort(create, BATCHES, sizeof create[0], cmp);
+    qsort(add, (size_t)batches, sizeof add[0], cmp);
+    qsort(create, (size_t)batches, sizeof create[0], cmp);
     tgc_eager_stats st = tgc_eager_get_stats(e);
     printf("eager Add of two 1-element float32 tensors on cpu, from C: median %.0f ns/op (target <= 1000)\n",
-           add[BATCHES / 2]);
-    printf("  for scale: tgc_tensor_create + release of a 1-element tensor: %.0f ns\n", create[BATCHES / 2]);
+           add[batches / 2]);
+    printf("  for scale: tgc_tensor_create + release of a 1-element tensor: %.0f ns\n", create[batches / 2]);
     printf("  kernel cache: %lld hits, %lld misses\n", (long long)st.cache_hits, (long long)st.cache_misses);
-    printf("c_add_ns %.1f\n", add[BATCHES / 2]);
+    printf("batches_ns");
+    for (int r = 0; r < batches; r++) printf(" %.1f", order[r]);
+    printf("\n");
     tgc_tensor_release(a);
     tgc_tensor_release(b);
     tgc_eager_free(e);

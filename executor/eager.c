@@ -76,6 +76,8 @@ tgc_status tgc_eager_create(const char *devices, const tgc_eager_options *opts, 
     if (s != TGC_OK) return s;
     tgc_eager *e = tgc_calloc(1, sizeof *e);
     if (e == NULL) return TGC_ERR_NOMEM;
+    static atomic_ullong ids;
+    e->id = atomic_fetch_add(&ids, 1) + 1; /* 0: no context */
     pthread_mutex_init(&e->lock, NULL);
     if ((e->g = tgc_graph_create("", NULL)) == NULL) s = TGC_ERR_NOMEM;
     if (s == TGC_OK) s = add_device(e, (tgc_placer_device){TGC_DEVICE_CPU, 0}, diags);
@@ -196,7 +198,12 @@ static tgc_status resolve(tgc_eager *e, const char *op, const tgc_op_attr *attrs
     tgc_node *n = &en->node;
     tgc_status s = tgc_eager_node_build(n, op, attrs, n_attrs, n_inputs, n_outputs, diags);
     if (s == TGC_OK && (en->outs = tgc_calloc((size_t)n->n_outputs, sizeof *en->outs)) == NULL) s = TGC_ERR_NOMEM;
-    for (int i = 0; s == TGC_OK && i < n_inputs; i++) n->inputs[i] = (tgc_ref){.node = inputs[i] ? i : -1};
+    for (int i = 0; s == TGC_OK && i < n_inputs; i++) {
+        n->inputs[i] = (tgc_ref){.node = inputs[i] ? i : -1};
+        if (inputs[i] == NULL && i < n->op->min_inputs)
+            s = call_error(diags, TGC_ERR_INVALID, "missing-input", "op %s: input %d is required and cannot be "
+                           "omitted (NULL)", op, i);
+    }
     bool unresolved = false;
     if (s == TGC_OK) s = tgc_eager_infer(e->g, n, in, en->outs, true, true, &unresolved, diags);
     if (s == TGC_OK) {
@@ -279,7 +286,8 @@ static tgc_status run_kernel(tgc_eager *e, const tgc_eager_entry *en, tgc_value 
                              tgc_diags *diags) {
     tgc_device *d = e->devices[en->device];
     const tgc_kernel_def *k = en->kernel;
-    char err[512] = "";
+    char err[512];
+    err[0] = '\0'; /* not the whole buffer: a kernel writes its message only when it fails */
     tgc_kernel_ctx ctx = {.node = &en->node, .device = d, .inputs = in, .n_inputs = en->node.n_inputs,
                           .outputs = out, .n_outputs = en->node.n_outputs, .error = err, .error_size = sizeof err,
                           .pool = e->pools[en->device], .def = k};
@@ -293,15 +301,19 @@ static tgc_status run_kernel(tgc_eager *e, const tgc_eager_entry *en, tgc_value 
     return TGC_OK;
 }
 
+/* Inputs and outputs a call keeps on the stack (a small frame: the call is
+ * the hot path of every eager op); more come from the heap. */
+#define EAGER_SMALL_IO 8
+
 static tgc_status run_entry(tgc_eager *e, tgc_eager_entry *en, tgc_tensor *const *inputs, tgc_tensor **outputs,
                             tgc_diags *diags) {
     const tgc_node *n = &en->node;
-    tgc_value in_small[TGC_RUN_MAX_IO], out_small[TGC_RUN_MAX_IO];
-    tgc_buffer *staged_small[TGC_RUN_MAX_IO];
+    tgc_value in_small[EAGER_SMALL_IO], out_small[EAGER_SMALL_IO];
+    tgc_buffer *staged_small[EAGER_SMALL_IO];
     tgc_value *in = in_small, *out = out_small;
     tgc_buffer **staged = staged_small;
     void *heap = NULL;
-    if (n->n_inputs > TGC_RUN_MAX_IO || n->n_outputs > TGC_RUN_MAX_IO) {
+    if (n->n_inputs > EAGER_SMALL_IO || n->n_outputs > EAGER_SMALL_IO) {
         size_t ni = (size_t)n->n_inputs, no = (size_t)n->n_outputs;
         if ((heap = tgc_malloc((ni + no) * sizeof *in + ni * sizeof *staged + 1)) == NULL) return TGC_ERR_NOMEM;
         in = heap;
@@ -337,9 +349,11 @@ static tgc_status run_entry(tgc_eager *e, tgc_eager_entry *en, tgc_tensor *const
     return s;
 }
 
-tgc_status tgc_eager_run(tgc_eager *e, const char *op, const tgc_op_attr *attrs, int n_attrs,
-                         tgc_tensor *const *inputs, int n_inputs, const char *device, tgc_tensor **outputs,
-                         int n_outputs, tgc_diags *diags) {
+/* tgc_eager_run; *cached (may be NULL) gets the cache's entry the call ran,
+ * NULL when it ran none (it failed, or the cache was full). */
+static tgc_status run_call(tgc_eager *e, const char *op, const tgc_op_attr *attrs, int n_attrs,
+                           tgc_tensor *const *inputs, int n_inputs, const char *device, tgc_tensor **outputs,
+                           int n_outputs, tgc_diags *diags, tgc_eager_entry **cached) {
     for (int k = 0; outputs != NULL && k < n_outputs; k++) outputs[k] = NULL;
     if (e == NULL || op == NULL || n_inputs < 0 || (n_inputs > 0 && inputs == NULL) || n_outputs < 0 ||
         outputs == NULL || n_attrs < 0 || (n_attrs > 0 && attrs == NULL))
@@ -358,8 +372,8 @@ tgc_status tgc_eager_run(tgc_eager *e, const char *op, const tgc_op_attr *attrs,
     uint64_t hash = tgc_eager_key_hash(&key);
     tgc_eager_entry *en = s == TGC_OK ? tgc_eager_cache_lookup(e, &key, hash) : NULL, *own = NULL;
     if (s == TGC_OK && en == NULL) {
-        tgc_value in_small[TGC_RUN_MAX_IO], *in = in_small;
-        if (n_inputs > TGC_RUN_MAX_IO && (in = tgc_malloc((size_t)n_inputs * sizeof *in)) == NULL) s = TGC_ERR_NOMEM;
+        tgc_value in_small[EAGER_SMALL_IO], *in = in_small;
+        if (n_inputs > EAGER_SMALL_IO && (in = tgc_malloc((size_t)n_inputs * sizeof *in)) == NULL) s = TGC_ERR_NOMEM;
         for (int i = 0; s == TGC_OK && i < n_inputs; i++)
             in[i] = inputs[i] != NULL ? inputs[i]->v : (tgc_value){.dtype = TGC_DTYPE_INVALID};
         if (s == TGC_OK) s = resolve(e, op, attrs, n_attrs, inputs, n_inputs, want, n_outputs, in, &en, diags);
@@ -369,8 +383,71 @@ tgc_status tgc_eager_run(tgc_eager *e, const char *op, const tgc_op_attr *attrs,
     tgc_eager_key_free(&key);
     if (s == TGC_OK) s = run_entry(e, en, inputs, outputs, diags);
     if (s == TGC_OK) atomic_fetch_add_explicit(&e->ops, 1, memory_order_relaxed);
+    if (cached != NULL) *cached = s == TGC_OK && own == NULL ? en : NULL;
     tgc_eager_entry_free(own);
     return s;
+}
+
+tgc_status tgc_eager_run(tgc_eager *e, const char *op, const tgc_op_attr *attrs, int n_attrs,
+                         tgc_tensor *const *inputs, int n_inputs, const char *device, tgc_tensor **outputs,
+                         int n_outputs, tgc_diags *diags) {
+    return run_call(e, op, attrs, n_attrs, inputs, n_inputs, device, outputs, n_outputs, diags, NULL);
+}
+
+/* What tgc_eager_apply's last call on this thread ran, and on what: the
+ * same context, op and inputs' dtypes, dims and devices find its entry
+ * without making a key (a binding's operator in a loop). Entries live as
+ * long as their context, whose id is never reused. */
+typedef struct apply_input {
+    tgc_dtype dtype;
+    int rank;
+    int64_t dims[TGC_MAX_RANK];
+    const tgc_device *device;
+} apply_input;
+
+static _Thread_local struct {
+    uint64_t context; /* 0: none */
+    tgc_eager_entry *entry;
+    char op[32];
+    int n_inputs;
+    apply_input in[2];
+} last_apply;
+
+static void note_input(apply_input *r, const tgc_tensor *t) {
+    r->dtype = t->v.dtype;
+    r->rank = t->v.rank;
+    memcpy(r->dims, t->v.dims, (size_t)t->v.rank * sizeof r->dims[0]);
+    r->device = t->v.buf != NULL ? t->v.buf->device : NULL;
+}
+
+static bool same_input(const apply_input *r, const tgc_tensor *t) {
+    return r->dtype == t->v.dtype && r->rank == t->v.rank &&
+           r->device == (t->v.buf != NULL ? t->v.buf->device : NULL) &&
+           memcmp(r->dims, t->v.dims, (size_t)t->v.rank * sizeof r->dims[0]) == 0;
+}
+
+tgc_tensor *tgc_eager_apply(tgc_eager *e, const char *op, tgc_tensor *a, tgc_tensor *b, tgc_diags *diags) {
+    tgc_tensor *in[2] = {a, b}, *out = NULL;
+    int n = b != NULL ? 2 : 1;
+    if (e != NULL && op != NULL && a != NULL && last_apply.context == e->id && last_apply.n_inputs == n &&
+        strcmp(op, last_apply.op) == 0 && same_input(&last_apply.in[0], a) &&
+        (b == NULL || same_input(&last_apply.in[1], b))) {
+        atomic_fetch_add_explicit(&e->hits, 1, memory_order_relaxed);
+        if (run_entry(e, last_apply.entry, in, &out, diags) == TGC_OK)
+            atomic_fetch_add_explicit(&e->ops, 1, memory_order_relaxed);
+        return out;
+    }
+    tgc_eager_entry *cached = NULL;
+    if (run_call(e, op, NULL, 0, in, n, NULL, &out, 1, diags, &cached) == TGC_OK && cached != NULL &&
+        strlen(op) < sizeof last_apply.op) {
+        last_apply.context = e->id;
+        last_apply.entry = cached;
+        snprintf(last_apply.op, sizeof last_apply.op, "%s", op);
+        last_apply.n_inputs = n;
+        note_input(&last_apply.in[0], a);
+        if (b != NULL) note_input(&last_apply.in[1], b);
+    }
+    return out;
 }
 
 /* ---- copies ---------------------------------------------------------------------- */

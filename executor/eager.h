@@ -34,6 +34,7 @@ typedef struct tgc_eager_entry {
 #define TGC_EAGER_CACHE_MAX 4096 /* entries; past it calls run without caching */
 
 struct tgc_eager {
+    uint64_t id; /* unique in the process: a thread's last hit names its context by it */
     tgc_device *devices[TGC_MAX_DEVICES]; /* retained; devices[0] is cpu0 */
     tgc_thread_pool *pools[TGC_MAX_DEVICES]; /* cpus' pools; NULL for gpus */
     int n_devices;
@@ -79,7 +80,8 @@ tgc_status tgc_eager_infer(tgc_graph *g, tgc_node *n, const tgc_value *in, tgc_v
                            bool sized, bool *unresolved, tgc_diags *diags);
 
 /* The cache (eager_cache.c). lookup: the entry of key k, or NULL; counts
- * the hit or miss. insert: takes e's ownership of entry (its key set from
+ * the hit or miss; the calling thread's last entry is checked first,
+ * without the lock (a loop calling one op finds it there). insert: takes e's ownership of entry (its key set from
  * k) unless the cache is full (returns false: the caller frees it). */
 tgc_eager_entry *tgc_eager_cache_lookup(tgc_eager *e, const tgc_eager_key *k, uint64_t hash);
 bool tgc_eager_cache_insert(tgc_eager *e, tgc_eager_entry *entry, const tgc_eager_key *k, uint64_t hash);

@@ -13,7 +13,18 @@ static bool same_key(const tgc_eager_entry *e, const tgc_eager_key *k, uint64_t 
     return e->hash == hash && e->key_len == k->len && memcmp(e->key, k->bytes, k->len) == 0;
 }
 
+/* The calling thread's last entry, and the context it belongs to (by id:
+ * entries live as long as their context, and ids are never reused). */
+static _Thread_local struct {
+    uint64_t context;
+    tgc_eager_entry *entry;
+} last;
+
 tgc_eager_entry *tgc_eager_cache_lookup(tgc_eager *e, const tgc_eager_key *k, uint64_t hash) {
+    if (last.context == e->id && last.entry != NULL && same_key(last.entry, k, hash)) {
+        atomic_fetch_add_explicit(&e->hits, 1, memory_order_relaxed);
+        return last.entry;
+    }
     tgc_eager_entry *found = NULL;
     pthread_mutex_lock(&e->lock);
     if (e->n_buckets > 0)
@@ -21,6 +32,10 @@ tgc_eager_entry *tgc_eager_cache_lookup(tgc_eager *e, const tgc_eager_key *k, ui
             if (same_key(x, k, hash)) found = x;
     pthread_mutex_unlock(&e->lock);
     atomic_fetch_add_explicit(found != NULL ? &e->hits : &e->misses, 1, memory_order_relaxed);
+    if (found != NULL) {
+        last.context = e->id;
+        last.entry = found;
+    }
     return found;
 }
 
@@ -59,6 +74,8 @@ bool tgc_eager_cache_insert(tgc_eager *e, tgc_eager_entry *entry, const tgc_eage
         e->buckets[hash & (e->n_buckets - 1)] = entry;
         e->n_entries++;
         inserted = true;
+        last.context = e->id;
+        last.entry = entry;
     }
     pthread_mutex_unlock(&e->lock);
     if (!inserted) tgc_free(key);

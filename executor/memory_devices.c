@@ -23,6 +23,17 @@ static int devices_now(tgc_device **out) {
     return 1 + tgc_device_registry_list(out + 1, MAX_TRACKED - 1);
 }
 
+void tgc_live_handles(int64_t *count, int64_t *bytes) {
+    tgc_device *devs[MAX_TRACKED];
+    int n = devices_now(devs);
+    *count = *bytes = 0;
+    for (int i = 0; i < n; i++) {
+        *count += atomic_load(&devs[i]->live_handles);
+        *bytes += atomic_load(&devs[i]->live_handle_bytes);
+        tgc_device_release(devs[i]);
+    }
+}
+
 int tgc_memory_devices(tgc_memory_device *out, int max) {
     tgc_device *devs[MAX_TRACKED];
     int n = devices_now(devs);

@@ -15,20 +15,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Every handle alive in the process, and numel x dtype size summed over them. */
-static atomic_llong live_handles;
-static atomic_llong live_handle_bytes;
-
-/* Every handle is born here: counted, and linked into the calling thread's
- * innermost scope when one is open. */
+/* Every handle is born here: counted on its buffer's device (which it
+ * holds open; the process's figures are the devices' sums,
+ * tgc_live_handles), and linked into the calling thread's innermost scope
+ * when one is open. */
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out) {
     tgc_tensor *t = tgc_malloc(sizeof *t);
     if (t == NULL) return TGC_ERR_NOMEM;
     atomic_init(&t->refs, 1);
     t->v = *v;
     long long bytes = (long long)tgc_value_nbytes(&t->v);
-    atomic_fetch_add(&live_handles, 1);
-    atomic_fetch_add(&live_handle_bytes, bytes);
     if (t->v.buf != NULL) { /* the device outlives the handles on it (devices/device_registry.h) */
         tgc_device *d = tgc_device_retain(t->v.buf->device);
         atomic_fetch_add_explicit(&d->live_handles, 1, memory_order_relaxed);
@@ -121,8 +117,6 @@ void tgc_tensor_release(tgc_tensor *t) {
     tgc_scope_forget(t);
     if (atomic_fetch_sub(&t->refs, 1) != 1) return;
     long long bytes = (long long)tgc_value_nbytes(&t->v);
-    atomic_fetch_sub(&live_handles, 1);
-    atomic_fetch_sub(&live_handle_bytes, bytes);
     tgc_device *d = t->v.buf != NULL ? t->v.buf->device : NULL;
     tgc_buffer_release(t->v.buf);
     if (d != NULL) {
@@ -155,8 +149,7 @@ static tgc_memory_figures figures_of(tgc_device *d) {
 
 tgc_memory_info tgc_memory(void) {
     tgc_memory_info m = {0};
-    m.live_tensors = atomic_load(&live_handles);
-    m.live_tensor_bytes = atomic_load(&live_handle_bytes);
+    tgc_live_handles(&m.live_tensors, &m.live_tensor_bytes);
     tgc_device *host = tgc_host_device();
     if (host != NULL) m.host = figures_of(host);
     tgc_scope_figures(&m.scope_depth, &m.scoped_tensors);
@@ -221,6 +214,7 @@ tgc_status tgc_memory_trace_report(tgc_memory_trace *out) {
     out->peak_bytes_in_use = st.peak_bytes_in_use;
     out->num_allocs = st.num_allocs - atomic_load(&trace_allocs_mark);
     out->live_buffers = st.live_buffers;
-    out->live_tensors = atomic_load(&live_handles);
+    int64_t bytes;
+    tgc_live_handles(&out->live_tensors, &bytes);
     return TGC_OK;
 }

@@ -563,6 +563,13 @@ tgc_status tgc_eager_run(tgc_eager *e, const char *op, const tgc_op_attr *attrs,
                          tgc_tensor *const *inputs, int n_inputs, const char *device, tgc_tensor **outputs,
                          int n_outputs, tgc_diags *diags);
 
+/* tgc_eager_run's shortcut for an op of one input (b NULL) or two, without
+ * attributes, with one output, on the device the rules choose: returns the
+ * new tensor (in the innermost scope, or the caller's), or NULL on failure
+ * with the message in diags (may be NULL). One foreign call and no arrays:
+ * what bindings' operators (Python's + - * / @) take. */
+tgc_tensor *tgc_eager_apply(tgc_eager *e, const char *op, tgc_tensor *a, tgc_tensor *b, tgc_diags *diags);
+
 /* A copy of t on `device` of the context ("gpu0", "cpu": cpu0, "host":
  * the host device), new, in the innermost scope or owned by the caller.
  * Counted as a copy. TGC_ERR_INVALID (a device not in the context, strings

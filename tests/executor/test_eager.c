@@ -75,6 +75,18 @@ static void test_add_on_cpu(void) {
     CU_ASSERT_EQUAL(st.cache_hits, 0);
     CU_ASSERT_EQUAL(st.copies, 0); /* host tensors are read in place on cpu0 */
     tgc_tensor_release(y);
+    /* the one-call shortcut: the same op, a hit; a unary one; a failure gives NULL and its message */
+    y = tgc_eager_apply(e, "Add", in[0], in[1], diags);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(((const float *)tgc_tensor_data(y))[4], a[4] + b[1]);
+    tgc_tensor_release(y);
+    y = tgc_eager_apply(e, "Neg", in[1], NULL, diags);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(((const float *)tgc_tensor_data(y))[1], 20);
+    tgc_tensor_release(y);
+    CU_ASSERT_PTR_NULL(tgc_eager_apply(e, "MatMul", in[0], in[0], NULL)); /* [2, 3] x [2, 3] */
+    CU_ASSERT_PTR_NULL(tgc_eager_apply(NULL, "Add", in[0], in[1], diags));
+    CU_ASSERT_EQUAL(tgc_eager_get_stats(e).cache_hits, 1);
     tgc_tensor_release(in[0]);
     tgc_tensor_release(in[1]);
     tgc_eager_free(e);
@@ -271,6 +283,8 @@ static void test_errors(void) {
     expect_error(e, "Frobnicate", NULL, 0, in, 1, 1, TGC_ERR_INVALID, "unknown-op");
     expect_error(e, "Add", NULL, 0, in, 2, 1, TGC_ERR_INVALID, "shape-mismatch");
     expect_error(e, "Add", NULL, 0, in, 1, 1, TGC_ERR_INVALID, "input-count");
+    tgc_tensor *first_missing[] = {NULL, b};
+    expect_error(e, "Add", NULL, 0, first_missing, 2, 1, TGC_ERR_INVALID, "missing-input");
     expect_error(e, "Relu", NULL, 0, in, 1, 2, TGC_ERR_INVALID, "output-count");
     tgc_op_attr bogus = {.name = "bogus", .type = TGC_OP_ATTR_INT, .i = 1};
     expect_error(e, "Relu", &bogus, 1, in, 1, 1, TGC_ERR_INVALID, "unknown-attribute");
