@@ -8,16 +8,14 @@ import threading
 from . import _tensor
 from ._errors import diags, raise_for
 from ._lib import EagerOptions, OpAttr, lib
-from ._lib import path as _lib_path
 
 _lock = threading.Lock()
-_ctx = [None]       # the default context's handle
-_c_ctx = [None]     # the same, as a c_void_p (the fast path's argument)
+_ctx = [None]         # the default context's handle
+_c_ctx = _tensor._ctx  # the same as a c_void_p, the operators' argument
 _devices = ["cpu0"]  # its devices, full names
 _options = [None]   # EagerOptions, or None
 
 _run = lib.tgc_eager_run
-_VOID2 = ctypes.c_void_p * 2
 
 
 def full_name(device):
@@ -95,7 +93,7 @@ def stats():
 
 
 def _close():
-    _tensor._shutdown[0] = True  # handles still alive at exit go with the process
+    _tensor.shutdown()  # handles still alive at exit go with the process
     if _ctx[0] is not None:
         lib.tgc_eager_free(_ctx[0])
         _ctx[0] = _c_ctx[0] = None
@@ -104,40 +102,11 @@ def _close():
 atexit.register(_close)
 
 
-# The operators' fast path: the call without prototypes (arguments already
-# C values: the context as a c_void_p, the handles in a c_void_p array) and
-# without a diagnostics list; a call that fails runs again with one, for
-# tgc's message (a failed op leaves nothing behind).
-_raw_run = ctypes.CDLL(_lib_path).tgc_eager_run
-_raw_run.restype = ctypes.c_int
-_VOID1 = ctypes.c_void_p * 1
-_wrap = _tensor.wrap
-
-
-def run2(op, a, b):
-    """Binary op `op` (bytes) on Tensors a and b (wrap() inlined: this is the hot path)."""
-    ha, hb = a._h, b._h
-    c = _c_ctx[0]
-    if ha is None or hb is None or c is None:
-        (a if ha is None else b)._handle()
-        c = _c_ctx[0] = ctypes.c_void_p(context())
-    outs = _VOID1()
-    if _raw_run(c, op, None, 0, _VOID2(ha, hb), 2, None, outs, 1, None) != 0:
-        st = _run(c, op, None, 0, _VOID2(ha, hb), 2, None, outs, 1, diags())
-        if st != 0:
-            raise_for(st)
-    if _open_scopes[0]:
-        return _wrap(outs[0])
-    t = _new(_Tensor)
-    t._h = outs[0]
-    t._meta = t._scope = None
-    return t
-
-
-_open_scopes, _new, _Tensor = _tensor._open_scopes, _tensor._new, _tensor.Tensor
-
-
-_tensor._run2 = run2
+def default_context():
+    """The default context as a c_void_p (what the operators' calls take), opened if need be."""
+    if _c_ctx[0] is None:
+        context()
+    return _c_ctx[0]
 
 
 def run(op, inputs, attrs=None, device=None, outputs=1):
@@ -145,7 +114,7 @@ def run(op, inputs, attrs=None, device=None, outputs=1):
     `attrs` (a ctypes array of OpAttr, or None); returns a list of Tensors."""
     dev = device.encode() if device is not None else None
     ctx = context(device)
-    handles = (ctypes.c_void_p * max(len(inputs), 1))(*[t._handle() if t is not None else None for t in inputs])
+    handles = (ctypes.c_void_p * max(len(inputs), 1))(*[t._handle().value if t is not None else None for t in inputs])
     outs = (ctypes.c_void_p * outputs)()
     st = _run(ctx, op, attrs, len(attrs) if attrs is not None else 0, handles, len(inputs), dev, outs, outputs,
               diags())
@@ -160,11 +129,11 @@ def copy_to(t, device):
     if full_name(device) == lib.tgc_tensor_device(h).decode():
         return t
     ctx = context(device)
-    out = ctypes.c_void_p()
+    out = _tensor.Tensor()
     st = lib.tgc_eager_copy(ctx, h, full_name(device).encode(), ctypes.byref(out), diags())
     if st != 0:
         raise_for(st)
-    return _tensor.wrap(out.value)
+    return _tensor.adopt(out) if _tensor._open_scopes[0] else out
 
 
 def cast(t, dtype):

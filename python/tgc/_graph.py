@@ -314,7 +314,7 @@ class Session:
         tensors = [v if isinstance(v, _tensor.Tensor) else _tensor.tensor(v) for v in feeds.values()]
         n = len(names)
         c_names = (ctypes.c_char_p * max(n, 1))(*[k.encode() for k in names])
-        c_feeds = (ctypes.c_void_p * max(n, 1))(*[t._handle() for t in tensors])
+        c_feeds = (ctypes.c_void_p * max(n, 1))(*[t._handle().value for t in tensors])
         outs = (ctypes.c_void_p * max(len(self.outputs), 1))()
         st = lib.tgc_session_run(self._h, n, c_names, c_feeds, outs, diags())
         if st != 0:

@@ -7,6 +7,11 @@ collected or disposed. Inside ``with tgc.scope():`` the scope owns it: the
 scope's end disposes every Tensor made inside it that was not kept
 (``tgc.keep``), whatever still refers to it, as tf.tidy does; using one
 afterwards raises ``tgc.Error``.
+
+A Tensor is a ``ctypes.c_void_p`` holding the handle itself: the C library
+returns it from the operators' one call (tgc_eager_apply) and it goes back
+into calls as it is, with no conversion on the way (the cost of one eager
+op from Python is mostly the foreign call: bench/eager_overhead.py).
 """
 import ctypes
 import itertools
@@ -18,10 +23,22 @@ import numpy as np
 from . import _dtypes
 from ._errors import Error, InvalidError
 from ._lib import RELEASE_FN, lib
+from ._lib import path as _lib_path
 
 _release = lib.tgc_tensor_release
 _shutdown = [False]
-_new = object.__new__
+# Calls that take Tensors as they are (no prototypes: each argument is
+# already a C value), for the hot paths.
+_raw = ctypes.CDLL(_lib_path)
+_rel = [ctypes.PyDLL(_lib_path).tgc_tensor_release]  # [0] becomes a no-op at exit (shutdown())
+_rel[0].restype = None
+
+
+def shutdown():
+    """At exit: handles still alive go with the process (their releases would
+    run while the interpreter is half gone)."""
+    _shutdown[0] = True
+    _rel[0] = lambda t: None
 
 
 # ---- scopes ------------------------------------------------------------------------
@@ -71,7 +88,7 @@ class scope:
         for ref in self.tensors.values():
             t = ref()
             if t is not None:
-                t._h = None  # the scope's end releases it below
+                t.value = None  # the scope's end releases it below
                 t._scope = None
         self.tensors.clear()
         lib.tgc_scope_end()
@@ -83,8 +100,8 @@ def keep(t):
     of its scope: it lives on after the scope ends, until it is garbage
     collected or disposed. Returns its argument."""
     for x in _tensors_in(t):
-        if x._scope is not None and x._h is not None:
-            lib.tgc_keep(x._h)
+        if x._scope is not None and x.value is not None:
+            lib.tgc_keep(x)
             x._scope.tensors.pop(id(x), None)
             x._scope = None
     return t
@@ -99,8 +116,8 @@ def tidy(fn, *args, **kwargs):
         result = fn(*args, **kwargs)
         parent = _stack.scopes[-2] if len(_stack.scopes) > 1 else None
         for x in _tensors_in(result):
-            if x._scope is s and x._h is not None:
-                lib.tgc_scope_move_out(x._h)
+            if x._scope is s and x.value is not None:
+                lib.tgc_scope_move_out(x)
                 del s.tensors[id(x)]
                 x._scope = parent
                 if parent is not None:
@@ -143,7 +160,7 @@ class _View:
             _release(self.h)
 
 
-class Tensor:
+class Tensor(ctypes.c_void_p):
     """A tensor on one device: dtype, shape and data, made by ``tgc.tensor``,
     an op of ``tgc.ops``, an operator (``+ - * / @``, unary ``-``) or ``.to``.
 
@@ -155,29 +172,31 @@ class Tensor:
         ``"host"`` (made from NumPy data, or read back), ``"cpu0"``, ``"gpu0"``...
     """
 
-    __slots__ = ("_h", "_scope", "_meta", "__weakref__")
-
-    def __init__(self):
-        raise TypeError("make tensors with tgc.tensor(array, device=...) or tgc.ops")
+    _scope = None  # the Python scope holding it (instances set their own)
+    _meta = None   # (tgc dtype code, shape), read once
 
     def _handle(self):
-        h = self._h
-        if h is None:
+        if self.value is None:
             raise InvalidError(1, [], "tgc: this tensor was disposed (by dispose() or the end of its "
                                "scope); tgc.keep(t) keeps one past its scope")
-        return h
+        return self
+
+    @property
+    def _h(self):
+        return self.value
 
     def __del__(self):
-        h = self._h
-        if h is not None and not _shutdown[0]:
-            _release(h)
+        _rel[0](self)  # NULL (disposed) is ignored; a no-op once the interpreter exits
+
+    def __bool__(self):
+        return bool(self.item())
 
     def dispose(self):
         """Releases the tensor's memory now (tf.js's dispose); using the Tensor
         afterwards raises tgc.Error. Disposing twice does nothing."""
-        h = self._h
+        h = self.value
         if h is not None:
-            self._h = None
+            self.value = None
             if self._scope is not None:
                 self._scope.tensors.pop(id(self), None)
                 self._scope = None
@@ -186,7 +205,7 @@ class Tensor:
     @property
     def disposed(self):
         """True once the tensor's memory was released."""
-        return self._h is None
+        return self.value is None
 
     def _info(self):
         m = self._meta
@@ -283,59 +302,10 @@ class Tensor:
         return self.numpy().reshape(-1)[0].item()
 
     def __repr__(self):
-        if self._h is None:
+        if self.value is None:
             return "tgc.Tensor(disposed)"
         return "tgc.Tensor(shape=%s, dtype=%s, device=%s)" % (list(self.shape), _dtypes.name(self._info()[0]),
                                                               self.device)
-
-    # ---- operators: ONNX ops through the eager path ----
-    def __add__(self, o):
-        if type(o) is Tensor:
-            return _run2(b"Add", self, o)
-        return _binary(b"Add", self, o)
-
-    def __radd__(self, o):
-        return _binary(b"Add", o, self)
-
-    def __sub__(self, o):
-        if type(o) is Tensor:
-            return _run2(b"Sub", self, o)
-        return _binary(b"Sub", self, o)
-
-    def __rsub__(self, o):
-        return _binary(b"Sub", o, self)
-
-    def __mul__(self, o):
-        if type(o) is Tensor:
-            return _run2(b"Mul", self, o)
-        return _binary(b"Mul", self, o)
-
-    def __rmul__(self, o):
-        return _binary(b"Mul", o, self)
-
-    def __truediv__(self, o):
-        if type(o) is Tensor:
-            return _run2(b"Div", self, o)
-        return _binary(b"Div", self, o)
-
-    def __rtruediv__(self, o):
-        return _binary(b"Div", o, self)
-
-    def __matmul__(self, o):
-        if type(o) is Tensor:
-            return _run2(b"MatMul", self, o)
-        return _binary(b"MatMul", self, o)
-
-    def __rmatmul__(self, o):
-        return _binary(b"MatMul", o, self)
-
-    def __neg__(self):
-        from . import _eager
-        return _eager.run(b"Neg", [self])[0]
-
-    def __abs__(self):
-        from . import _eager
-        return _eager.run(b"Abs", [self])[0]
 
 
 def _read(h, array):
@@ -343,19 +313,21 @@ def _read(h, array):
         raise Error(5, [], "tgc: reading the tensor back from its device failed")
 
 
-def wrap(h):
-    """A Tensor for a new handle `h` (its one reference), in the innermost scope if one is open."""
-    t = _new(Tensor)
-    t._h = h
-    t._meta = None
-    scopes = _stack.scopes if _open_scopes[0] else None
+def adopt(t):
+    """Files new Tensor t in this thread's innermost scope, if one is open
+    (the C scope holds its handle already). Returns t."""
+    scopes = _stack.scopes
     if scopes:
         s = scopes[-1]
         t._scope = s
         s.tensors[id(t)] = weakref.ref(t)
-    else:
-        t._scope = None
     return t
+
+
+def wrap(h):
+    """A Tensor for a new handle `h` (an int: its one reference), in the innermost scope if one is open."""
+    t = Tensor(h)
+    return adopt(t) if _open_scopes[0] else t
 
 
 def tensor(data, dtype=None, device=None):
@@ -397,7 +369,7 @@ def tensor(data, dtype=None, device=None):
     if a.ndim > 8:
         raise ValueError("tgc tensors have rank 8 at most, got %d" % a.ndim)
     dims = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
-    out = ctypes.c_void_p()
+    out = Tensor()
     if code == _dtypes.STRING:
         flat = [s if isinstance(s, bytes) else str(s).encode("utf-8") for s in a.reshape(-1)]
         arr = (ctypes.c_char_p * max(len(flat), 1))(*flat)
@@ -413,19 +385,70 @@ def tensor(data, dtype=None, device=None):
             _lent.pop(key, None)
     if st != 0:
         raise InvalidError(st, [], "tgc: cannot make a tensor of %s %s" % (a.dtype, a.shape))
-    t = wrap(out.value)
+    t = adopt(out) if _open_scopes[0] else out
     return t if device is None else t.to(device)
 
 
-def _binary(op, a, b):
-    if type(a) is not Tensor:
-        a = _like(a, b)
-    elif type(b) is not Tensor:
-        b = _like(b, a)
-    return _run2(op, a, b)
+# The operators' path: one foreign call, tgc_eager_apply, whose result is
+# already a Tensor (its restype), on the default context; a failed call
+# runs again with a diagnostics list for tgc's message (a failed op leaves
+# nothing behind).
+_apply = _raw.tgc_eager_apply
+_apply.restype = Tensor
+_ctx = [None]  # the default context as a c_void_p (set by _eager)
 
 
-_run2 = None  # _eager.run2, set when _eager loads (it imports this module)
+def _binary(op, reflected=False):
+    """The operator method for binary op `op` (bytes): self op o, or o op
+    self when reflected. Its body is the whole hot path: one frame, the
+    globals it reads bound as locals."""
+    if reflected:
+        def method(self, o, _apply=_apply, _ctx=_ctx, _open=_open_scopes, Tensor=Tensor):
+            if type(o) is not Tensor:
+                o = _like(o, self)
+            t = _apply(_ctx[0], op, o, self, None)
+            if t.value is None:
+                t = _failed(op, o, self)
+            return adopt(t) if _open[0] else t
+    else:
+        def method(self, o, _apply=_apply, _ctx=_ctx, _open=_open_scopes, Tensor=Tensor):
+            if type(o) is not Tensor:
+                o = _like(o, self)
+            t = _apply(_ctx[0], op, self, o, None)
+            if t.value is None:
+                t = _failed(op, self, o)
+            return adopt(t) if _open[0] else t
+    return method
+
+
+def _unary(op):
+    def method(self, _apply=_apply, _ctx=_ctx, _open=_open_scopes):
+        t = _apply(_ctx[0], op, self, None, None)
+        if t.value is None:
+            t = _failed(op, self, None)
+        return adopt(t) if _open[0] else t
+    return method
+
+
+for _name, _op in (("add", b"Add"), ("sub", b"Sub"), ("mul", b"Mul"), ("truediv", b"Div"), ("matmul", b"MatMul")):
+    setattr(Tensor, "__%s__" % _name, _binary(_op))
+    setattr(Tensor, "__r%s__" % _name, _binary(_op, reflected=True))
+Tensor.__neg__ = _unary(b"Neg")
+Tensor.__abs__ = _unary(b"Abs")
+
+
+def _failed(op, a, b):
+    """The operator's call again, after making sure of what can be made
+    sure of (the inputs live, the default context open), with a
+    diagnostics list: its result, or tgc's error."""
+    from . import _eager, _errors
+    a._handle()
+    if b is not None:
+        b._handle()
+    t = _apply(_eager.default_context(), op, a, b, ctypes.c_void_p(_errors.diags()))  # no prototype: a C pointer
+    if t.value is None:
+        _errors.raise_for(1)
+    return t
 
 
 def _like(x, t):

@@ -62,7 +62,7 @@ def _attr(schema_type, name, value, keep):
         if t.device != "host":
             t = t.to("host")
         keep.append(t)
-        a.tensor = t._handle()
+        a.tensor = t._handle().value
     return a
 
 
