@@ -1,15 +1,11 @@
 /* Tensor handles beyond the host: where a handle's data lives, reading it
- * back from any device, handles over memory the caller keeps (a NumPy
- * array's, read in place), and releases in batches. */
+ * back from any device, and handles over memory the caller keeps (a NumPy
+ * array's, read in place). */
 #include "executor/session.h"
 
 #include "support/alloc.h"
 
 #include <string.h>
-
-void tgc_tensor_release_all(tgc_tensor *const *ts, size_t n) {
-    for (size_t i = 0; ts != NULL && i < n; i++) tgc_tensor_release(ts[i]);
-}
 
 const char *tgc_tensor_device(const tgc_tensor *t) {
     return t != NULL && t->v.buf != NULL ? t->v.buf->device->name : "host";

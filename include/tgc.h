@@ -240,10 +240,6 @@ tgc_tensor *tgc_tensor_retain(tgc_tensor *t);
  * last one frees the handle and its data. NULL is ignored. Thread safe. */
 void tgc_tensor_release(tgc_tensor *t);
 
-/* tgc_tensor_release of ts[0..n), in order (NULL entries ignored): one call
- * for bindings that release in batches. */
-void tgc_tensor_release_all(tgc_tensor *const *ts, size_t n);
-
 tgc_dtype tgc_tensor_dtype(const tgc_tensor *t);
 int tgc_tensor_rank(const tgc_tensor *t);
 const int64_t *tgc_tensor_dims(const tgc_tensor *t);
