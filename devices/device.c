@@ -85,6 +85,20 @@ void tgc_device_init(tgc_device *d, const tgc_device_ops *ops, tgc_device_kind k
     d->index = index;
     snprintf(d->name, sizeof d->name, "%s%d", kind == TGC_DEVICE_CPU ? "cpu" : "gpu", index);
     pthread_mutex_init(&d->stats_lock, NULL);
+    atomic_init(&d->refs, 1);
+    atomic_init(&d->live_handles, 0);
+    atomic_init(&d->live_handle_bytes, 0);
+}
+
+tgc_device *tgc_device_retain(tgc_device *d) {
+    atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
+    return d;
+}
+
+void tgc_device_release(tgc_device *d) {
+    if (d == NULL || atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1) return;
+    if (d->on_last_release != NULL) d->on_last_release(d);
+    else tgc_device_destroy(d);
 }
 
 void tgc_device_destroy(tgc_device *d) {
@@ -188,6 +202,30 @@ static void memory_free(tgc_device *d, tgc_buffer *b) {
     tgc_bfc_free(d->arena, b->chunk);
 }
 
+/* A buffer from the arena with one hold of the stats lock: the limit
+ * check, the arena's chunk (its own lock nests inside; nothing takes the
+ * two the other way) and the figures at once, where reserve, the arena and
+ * commit would take three (an eager op's result is mostly this). False:
+ * refused or failed, the figures as they were. */
+static bool arena_alloc_counted(tgc_device *d, tgc_buffer *b) {
+    pthread_mutex_lock(&d->stats_lock);
+    tgc_allocator_stats *s = &d->stats;
+    int64_t n = (int64_t)b->nbytes, total;
+    bool ok = tgc_checked_add_i64(s->bytes_in_use, d->pending_bytes, &total) &&
+              tgc_checked_add_i64(total, n, &total) && (s->bytes_limit == 0 || total <= s->bytes_limit);
+    if (ok && d->fail_countdown > 0 && --d->fail_countdown == 0) ok = false;
+    if (ok) ok = memory_alloc(d, b) == TGC_OK;
+    if (ok) {
+        s->bytes_in_use += n;
+        if (s->bytes_in_use > s->peak_bytes_in_use) s->peak_bytes_in_use = s->bytes_in_use;
+        if (n > s->largest_alloc_size) s->largest_alloc_size = n;
+        s->num_allocs++;
+        s->live_buffers++;
+    }
+    pthread_mutex_unlock(&d->stats_lock);
+    return ok;
+}
+
 tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     *out = NULL;
     pthread_once(&env_once, read_env);
@@ -195,7 +233,8 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     if (nbytes > (size_t)TGC_MAX_BYTES) return TGC_ERR_NOMEM; /* tgc_value_nbytes of a size that does not fit */
     tgc_buffer *b = tgc_malloc(sizeof *b);
     if (b == NULL) return TGC_ERR_NOMEM;
-    if (!reserve(d, nbytes)) {
+    bool in_arena = d->arena != NULL && nbytes > 0;
+    if (!in_arena && !reserve(d, nbytes)) {
         tgc_free(b);
         return TGC_ERR_NOMEM;
     }
@@ -207,7 +246,18 @@ tgc_status tgc_buffer_alloc(tgc_device *d, size_t nbytes, tgc_buffer **out) {
     b->borrowed = false;
     b->list = 0;
     b->n_values = 0;
+    b->foreign_release = NULL;
+    b->foreign_ctx = NULL;
+    b->borrow_counted = false;
     atomic_init(&b->refs, 1);
+    if (in_arena) {
+        if (!arena_alloc_counted(d, b)) {
+            tgc_free(b);
+            return TGC_ERR_NOMEM;
+        }
+        *out = b;
+        return TGC_OK;
+    }
     if (nbytes > 0 && memory_alloc(d, b) != TGC_OK) {
         commit(d, nbytes, false);
         tgc_free(b);
@@ -251,6 +301,24 @@ tgc_status tgc_buffer_alloc_typed(tgc_device *d, tgc_dtype dtype, size_t nbytes,
     return tgc_buffer_alloc(d, nbytes, out);
 }
 
+tgc_status tgc_buffer_wrap_host(tgc_device *d, void *data, size_t nbytes, void (*release)(void *ctx), void *ctx,
+                                tgc_buffer **out) {
+    *out = NULL;
+    if (!tgc_device_host_memory(d)) return TGC_ERR_UNSUPPORTED;
+    tgc_buffer *b = tgc_calloc(1, sizeof *b);
+    if (b == NULL) return TGC_ERR_NOMEM;
+    b->device = d;
+    b->mem = nbytes > 0 ? data : NULL;
+    b->nbytes = nbytes;
+    b->chunk = UINT32_MAX;
+    atomic_init(&b->refs, 1);
+    b->borrowed = true;
+    b->foreign_release = release;
+    b->foreign_ctx = ctx;
+    *out = b;
+    return TGC_OK;
+}
+
 tgc_buffer *tgc_buffer_retain(tgc_buffer *b) {
     if (b != NULL) atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
     return b;
@@ -268,7 +336,7 @@ tgc_status tgc_buffer_borrow_host(tgc_device *d, void *mem, size_t nbytes, tgc_b
         return TGC_ERR_NOMEM;
     }
     *b = (tgc_buffer){.device = d, .mem = nbytes > 0 ? mem : NULL, .nbytes = nbytes, .chunk = UINT32_MAX,
-                      .borrowed = true};
+                      .borrowed = true, .borrow_counted = true};
     atomic_init(&b->refs, 1);
     commit(d, nbytes, true);
     *out = b;
@@ -280,11 +348,27 @@ void tgc_buffer_release(tgc_buffer *b) {
     int before = atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel);
     assert(before > 0);
     if (before != 1) return;
+    if (b->borrowed) { /* host memory of another owner: counted (weights) or not (NumPy's) */
+        if (b->borrow_counted) unreserve(b->device, b->nbytes);
+        if (b->foreign_release != NULL) b->foreign_release(b->foreign_ctx);
+        tgc_free(b);
+        return;
+    }
     if (b->n_strings > 0) tgc_string_slots_free(tgc_buffer_host_ptr(b), b->n_strings);
     tgc_value *slots = tgc_buffer_list_slots(b);
     for (size_t i = 0; slots != NULL && i < b->n_values; i++) tgc_buffer_release(slots[i].buf);
-    if (b->mem != NULL && !b->borrowed) memory_free(b->device, b);
-    unreserve(b->device, b->nbytes);
+    tgc_device *d = b->device;
+    if (b->mem != NULL && d->arena != NULL) { /* as arena_alloc_counted: one hold of the stats lock */
+        pthread_mutex_lock(&d->stats_lock);
+        memory_free(d, b);
+        d->stats.bytes_in_use -= (int64_t)b->nbytes;
+        d->stats.live_buffers--;
+        d->stats.num_frees++;
+        pthread_mutex_unlock(&d->stats_lock);
+    } else {
+        if (b->mem != NULL) memory_free(d, b);
+        unreserve(d, b->nbytes);
+    }
     tgc_free(b);
 }
 

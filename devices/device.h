@@ -91,6 +91,14 @@ struct tgc_device {
     const tgc_arena_ops *arena_ops;
     tgc_bfc *arena;         /* NULL: each buffer straight from ops->alloc */
     void *impl;             /* the kind's own state */
+    /* Holders of the device (devices/device_registry.c: eager contexts, and
+     * the tensor handles whose data lives here): 1 from tgc_device_init;
+     * the last tgc_device_release calls on_last_release (NULL:
+     * tgc_device_destroy). A session's devices keep their one reference. */
+    atomic_int refs;
+    void (*on_last_release)(tgc_device *d);
+    /* Public tensor handles whose data lives here, and their bytes (executor/tensor.c). */
+    atomic_llong live_handles, live_handle_bytes;
 };
 
 /* A block of device memory, reference counted. The creator holds one
@@ -118,12 +126,20 @@ typedef struct tgc_buffer {
     uint32_t chunk; /* the arena's chunk (device with an arena, nbytes > 0) */
     atomic_int refs;
     size_t n_strings; /* > 0: a string buffer owning this many slots' strings */
-    bool borrowed;    /* mem is host memory owned elsewhere (tgc_buffer_borrow_host): never freed here */
     /* A list buffer (a sequence's or an optional's value, see
      * tgc_buffer_alloc_list): list is its kind (graph.h's TGC_KIND_SEQUENCE
      * or TGC_KIND_OPTIONAL), n_values its tgc_value slots. 0 otherwise. */
     uint8_t list;
     size_t n_values;
+    /* borrowed: host memory the buffer borrows, never freed here: a NumPy
+     * array's (tgc_buffer_wrap_host, not counted, given back by
+     * foreign_release(foreign_ctx) when set), or a cpu partition's weights
+     * in the session's graph (tgc_buffer_borrow_host: borrow_counted, in
+     * the device's figures). */
+    bool borrowed;
+    void (*foreign_release)(void *ctx);
+    void *foreign_ctx;
+    bool borrow_counted;
 } tgc_buffer;
 
 /* Initialises the common part of a device (name from kind and index). */
@@ -160,6 +176,13 @@ void tgc_device_fail_nth_alloc(int64_t n);
 
 /* Destroys the device; every buffer must already be released (asserted). */
 void tgc_device_destroy(tgc_device *d);
+
+/* Adds a holder of d; returns d. Thread safe. */
+tgc_device *tgc_device_retain(tgc_device *d);
+
+/* Drops a holder; the last one calls d->on_last_release (NULL:
+ * tgc_device_destroy). NULL is ignored. Thread safe. */
+void tgc_device_release(tgc_device *d);
 
 /* A snapshot of the device's figures. */
 tgc_allocator_stats tgc_device_stats(tgc_device *d);
@@ -218,6 +241,16 @@ tgc_status tgc_buffer_alloc_list(tgc_device *d, size_t n_values, uint8_t kind, t
 /* The slots of list buffer b (struct tgc_value *, devices/kernel.h); NULL
  * when b is not a list or holds none. */
 void *tgc_buffer_list_slots(tgc_buffer *b);
+
+/* A buffer over `nbytes` of host memory at `data` that tgc does not own
+ * (a NumPy array's), on the host-memory device `d`, refs = 1: kernels read
+ * it in place. The device's figures do not count it (its allocator did not
+ * make it); the last tgc_buffer_release calls release(ctx) (release may be
+ * NULL) instead of freeing. data may be NULL when nbytes is 0. Never a
+ * string buffer. TGC_ERR_NOMEM (release is then not called);
+ * TGC_ERR_UNSUPPORTED when d is not host memory. */
+tgc_status tgc_buffer_wrap_host(tgc_device *d, void *data, size_t nbytes, void (*release)(void *ctx), void *ctx,
+                                tgc_buffer **out);
 
 tgc_buffer *tgc_buffer_retain(tgc_buffer *b);
 

@@ -3,6 +3,7 @@
  * memory, and the host device's trace (used and peak since a reset). */
 #include "executor/session.h"
 
+#include "executor/memory_tracer.h"
 #include "executor/scope.h"
 #include "graph/npy.h"
 #include "support/alloc.h"
@@ -14,19 +15,21 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Every handle alive in the process, and numel x dtype size summed over them. */
-static atomic_llong live_handles;
-static atomic_llong live_handle_bytes;
-
-/* Every handle is born here: counted, and linked into the calling thread's
- * innermost scope when one is open. */
+/* Every handle is born here: counted on its buffer's device (which it
+ * holds open; the process's figures are the devices' sums,
+ * tgc_live_handles), and linked into the calling thread's innermost scope
+ * when one is open. */
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out) {
     tgc_tensor *t = tgc_malloc(sizeof *t);
     if (t == NULL) return TGC_ERR_NOMEM;
     atomic_init(&t->refs, 1);
     t->v = *v;
-    atomic_fetch_add(&live_handles, 1);
-    atomic_fetch_add(&live_handle_bytes, (long long)tgc_value_nbytes(&t->v));
+    long long bytes = (long long)tgc_value_nbytes(&t->v);
+    if (t->v.buf != NULL) { /* the device outlives the handles on it (devices/device_registry.h) */
+        tgc_device *d = tgc_device_retain(t->v.buf->device);
+        atomic_fetch_add_explicit(&d->live_handles, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&d->live_handle_bytes, bytes, memory_order_relaxed);
+    }
     tgc_scope_adopt(t);
     *out = t;
     return TGC_OK;
@@ -118,9 +121,14 @@ void tgc_tensor_release(tgc_tensor *t) {
     if (t == NULL) return;
     tgc_scope_forget(t);
     if (atomic_fetch_sub(&t->refs, 1) != 1) return;
-    atomic_fetch_sub(&live_handles, 1);
-    atomic_fetch_sub(&live_handle_bytes, (long long)tgc_value_nbytes(&t->v));
+    long long bytes = (long long)tgc_value_nbytes(&t->v);
+    tgc_device *d = t->v.buf != NULL ? t->v.buf->device : NULL;
     tgc_buffer_release(t->v.buf);
+    if (d != NULL) {
+        atomic_fetch_sub_explicit(&d->live_handles, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&d->live_handle_bytes, bytes, memory_order_relaxed);
+        tgc_device_release(d);
+    }
     tgc_free(t);
 }
 
@@ -149,8 +157,7 @@ static tgc_memory_figures figures_of(tgc_device *d) {
 
 tgc_memory_info tgc_memory(void) {
     tgc_memory_info m = {0};
-    m.live_tensors = atomic_load(&live_handles);
-    m.live_tensor_bytes = atomic_load(&live_handle_bytes);
+    tgc_live_handles(&m.live_tensors, &m.live_tensor_bytes);
     tgc_device *host = tgc_host_device();
     if (host != NULL) m.host = figures_of(host);
     tgc_scope_figures(&m.scope_depth, &m.scoped_tensors);
@@ -197,7 +204,7 @@ static atomic_llong trace_allocs_mark;
 void tgc_memory_trace_reset(void) {
     tgc_device *host = tgc_host_device();
     if (host == NULL) return;
-    tgc_device_reset_peak(host);
+    tgc_memory_tracers_reset_peak(host); /* the running tracers keep their peaks */
     atomic_store(&trace_allocs_mark, tgc_device_stats(host).num_allocs);
 }
 
@@ -215,6 +222,7 @@ tgc_status tgc_memory_trace_report(tgc_memory_trace *out) {
     out->peak_bytes_in_use = st.peak_bytes_in_use;
     out->num_allocs = st.num_allocs - atomic_load(&trace_allocs_mark);
     out->live_buffers = st.live_buffers;
-    out->live_tensors = atomic_load(&live_handles);
+    int64_t bytes;
+    tgc_live_handles(&out->live_tensors, &bytes);
     return TGC_OK;
 }

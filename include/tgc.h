@@ -203,7 +203,8 @@ const char *tgc_graph_node_op(const tgc_graph *g, size_t i);
 
 /* A tensor handle: dtype, concrete shape and data on one device, reference
  * counted. Handles the caller gets from a function named *_create, *_load,
- * or from tgc_session_run are owned by the caller: release each once with
+ * or from tgc_session_run, tgc_eager_run and tgc_eager_copy are owned by
+ * the caller: release each once with
  * tgc_tensor_release (or tgc_tensor_retain to share it). Inside a scope
  * (see Memory) the scope releases them instead, unless kept.
  *
@@ -243,8 +244,10 @@ tgc_dtype tgc_tensor_dtype(const tgc_tensor *t);
 int tgc_tensor_rank(const tgc_tensor *t);
 const int64_t *tgc_tensor_dims(const tgc_tensor *t);
 int64_t tgc_tensor_numel(const tgc_tensor *t);
-/* Host pointer to the data (C order), valid while the handle lives. Tensors
- * that tgc_session_run returns are always in host memory. For a TGC_STRING
+/* Host pointer to the data (C order), valid while the handle lives; NULL
+ * when the data lives in a gpu's memory (an eager result: read it with
+ * tgc_tensor_read). Tensors that tgc_session_run returns are always in
+ * host memory. For a TGC_STRING
  * tensor it is an array of numel `const char *`, each NULL (meaning "") or
  * a NUL-terminated UTF-8 string owned by the tensor: read-only, never
  * freed by the caller; tgc_tensor_string reads one without the NULL case. */
@@ -298,6 +301,31 @@ int64_t tgc_tensor_list_length(const tgc_tensor *t);
 /* Element i of a sequence or an optional, as a new handle the caller
  * releases; NULL when i is out of range, t is a tensor, or out of memory. */
 tgc_tensor *tgc_tensor_list_at(const tgc_tensor *t, int64_t i);
+
+/* Creates a host tensor of `dtype` and shape dims[0..rank) (as
+ * tgc_tensor_create) over the caller's memory at `data` without copying
+ * it: numel * dtype size bytes, C order, aligned to the dtype's size, that
+ * must stay valid and unchanged until release(ctx) is called (once, when
+ * the last reference goes; release may be NULL). tgc only reads the
+ * memory. The host device's allocator figures do not count it; tgc_memory
+ * counts the handle and its bytes. Not for TGC_STRING. data may be NULL
+ * when numel is 0. TGC_ERR_INVALID (a bad dtype or shape, a misaligned or
+ * NULL data pointer: release is not called), TGC_ERR_NOMEM (nor then). */
+tgc_status tgc_tensor_create_borrowed(tgc_dtype dtype, int rank, const int64_t *dims, void *data,
+                                      void (*release)(void *ctx), void *ctx, tgc_tensor **out);
+
+/* The device whose memory holds t's data: "host" (tensors made by
+ * tgc_tensor_create and friends, and session outputs), or the device an
+ * eager op left it on ("cpu0", "gpu0"). Static storage of the device;
+ * valid while t lives. */
+const char *tgc_tensor_device(const tgc_tensor *t);
+
+/* Copies t's data (C order) into the caller's host memory at `dst`, from
+ * whatever device holds it, waiting for the device's queued work first:
+ * `nbytes` must be numel * dtype size. TGC_ERR_INVALID (a size that
+ * differs, or a string tensor: read those with tgc_tensor_string),
+ * TGC_ERR_RUNTIME (the device's copy failed). */
+tgc_status tgc_tensor_read(const tgc_tensor *t, void *dst, size_t nbytes);
 
 /* ---- Optimization ------------------------------------------------------- */
 
@@ -463,6 +491,174 @@ tgc_memory_figures tgc_session_memory(const tgc_session *s, int i);
 tgc_status tgc_session_memory_report(const tgc_session *s, FILE *out);
 
 
+/* ---- Eager ops ----------------------------------------------------------- */
+
+/* One op at a time on tensors, as TensorFlow's eager mode runs them: an
+ * eager context holds a list of devices; tgc_eager_run runs one op by its
+ * ONNX name and attributes through the same op registry, shape inference,
+ * kernels and allocators as a session, and leaves the results on the
+ * device that computed them (read them with tgc_tensor_read, or
+ * tgc_tensor_data where that device's memory is host memory).
+ *
+ * The device of an op, in TensorFlow eager's order:
+ *   1. `device` when the caller names one (it must be in the context and
+ *      have a kernel for the op and its dtypes);
+ *   2. integer shape arithmetic (every input and output int32 or int64,
+ *      each output of rank <= 1, inputs in host memory) runs on cpu0;
+ *   3. else the device of the first input whose data is not in host
+ *      memory (a gpu), else cpu0; if that device has no kernel for the op
+ *      and its dtypes, cpu0.
+ * Inputs that live elsewhere are copied to the op's device for the op
+ * (counted in tgc_eager_stats) and the copies freed after it; an input in
+ * host memory is read in place by a cpu kernel. A context always has cpu0.
+ *
+ * Devices are shared by the contexts of the process (opened by the first
+ * that lists one) and live while a context or a tensor needs them: a
+ * tensor on gpu0 stays valid after its context is freed. Every result is
+ * a new handle, held by the calling thread's innermost scope if one is
+ * open (see Memory), else owned by the caller.
+ *
+ * A kernel cache keyed by (op, attributes, input dtypes, shapes and
+ * devices, requested device) keeps what a call works out once: the
+ * attributes checked against the op's schema, the device, the kernel, and
+ * the output dtypes and shapes where they do not depend on input values.
+ *
+ * Example usage:
+ *     tgc_eager *e = NULL;
+ *     if (tgc_eager_create("cpu,gpu0", NULL, diags, &e) != TGC_OK) ...
+ *     tgc_tensor *x, *w, *y;                          // x [1, 3, 8, 8], w [4, 3, 3, 3] on the host
+ *     tgc_op_attr pads = {.name = "pads", .type = TGC_OP_ATTR_INTS, .ints = (int64_t[]){1, 1, 1, 1}, .n = 4};
+ *     tgc_tensor *xw[] = {x, w};
+ *     if (tgc_eager_run(e, "Conv", &pads, 1, xw, 2, "gpu0", &y, 1, diags) == TGC_OK) {
+ *         float out[4 * 8 * 8];
+ *         tgc_tensor_read(y, out, sizeof out);        // y lives on gpu0 until read
+ *         tgc_tensor_release(y);
+ *     }
+ *     tgc_eager_free(e);
+ */
+typedef struct tgc_eager tgc_eager;
+
+typedef struct tgc_eager_options {
+    /* Worker threads of each cpu device's pool, "cpu0=2" (as
+     * tgc_session_options.threads; NULL: one per core). gpus need none. */
+    const char *threads;
+    /* Memory limits, "gpu0=64MiB,cpu0=1GiB" (as tgc_session_options). The
+     * devices are shared: a limit holds for every context on the device
+     * from now on. NULL: none set. */
+    const char *memory_limits;
+} tgc_eager_options;
+
+/* Creates a context over the comma-separated `devices` ("cpu",
+ * "cpu,gpu0", "gpu1"; cpu0 is added when not listed), opening those no
+ * other context holds. opts may be NULL. TGC_ERR_INVALID (a bad list, a
+ * gpuN this machine lacks, a bad option; in diags), TGC_ERR_RUNTIME
+ * (OpenCL failed), TGC_ERR_NOMEM. */
+tgc_status tgc_eager_create(const char *devices, const tgc_eager_options *opts, tgc_diags *diags, tgc_eager **out);
+
+/* Frees the context and its kernel cache; its devices close when no other
+ * context and no tensor holds them. Call it when no other thread is
+ * running an op on it. NULL is ignored. */
+void tgc_eager_free(tgc_eager *e);
+
+/* The context's devices, as full names ("cpu0", "gpu0"), cpu0 first. */
+int tgc_eager_device_count(const tgc_eager *e);
+const char *tgc_eager_device_name(const tgc_eager *e, int i);
+
+/* An attribute of an op, for tgc_eager_run. The fields of `type` are read:
+ * i (INT), f (FLOAT; an INT attribute of the schema refuses it, a FLOAT
+ * attribute takes an INT), s (STRING, NUL-terminated), ints / floats /
+ * strings with n elements (INTS, FLOATS, STRINGS), tensor (TENSOR: a host
+ * tensor, copied). Everything is borrowed for the call. */
+typedef enum tgc_op_attr_type {
+    TGC_OP_ATTR_INT = 0,
+    TGC_OP_ATTR_FLOAT,
+    TGC_OP_ATTR_STRING,
+    TGC_OP_ATTR_INTS,
+    TGC_OP_ATTR_FLOATS,
+    TGC_OP_ATTR_STRINGS,
+    TGC_OP_ATTR_TENSOR,
+} tgc_op_attr_type;
+
+typedef struct tgc_op_attr {
+    const char *name;
+    tgc_op_attr_type type;
+    int64_t i;
+    double f;
+    const char *s;
+    const int64_t *ints;
+    const double *floats;
+    const char *const *strings;
+    size_t n;
+    const tgc_tensor *tensor;
+} tgc_op_attr;
+
+/* Runs op `op` (an ONNX opset 17 name, "Conv") once: inputs[0..n_inputs)
+ * (NULL: an omitted optional input) with attrs[0..n_attrs) (unset
+ * attributes take the schema's defaults), on `device` ("gpu0", "cpu";
+ * NULL: chosen by the rules above). The op gets n_outputs outputs (within
+ * its schema's counts; 0: its least, at least 1) and stores that many new
+ * tensors in outputs[]. Thread safe: several threads may run ops on one
+ * context. On failure stores NULLs and returns TGC_ERR_INVALID (an unknown
+ * op or attribute, a bad count, shapes or dtypes the op refuses, a device
+ * not in the context or without a kernel; the message names the op and
+ * the rule), TGC_ERR_NOMEM (a device full or at its limit: the message
+ * gives the tensor and the device's figures) or TGC_ERR_RUNTIME (the kernel
+ * failed); nothing is left allocated. */
+tgc_status tgc_eager_run(tgc_eager *e, const char *op, const tgc_op_attr *attrs, int n_attrs,
+                         tgc_tensor *const *inputs, int n_inputs, const char *device, tgc_tensor **outputs,
+                         int n_outputs, tgc_diags *diags);
+
+/* tgc_eager_run's shortcut for an op of one input (b NULL) or two, without
+ * attributes, with one output, on the device the rules choose: returns the
+ * new tensor (in the innermost scope, or the caller's), or NULL on failure
+ * with the message in diags (may be NULL). One foreign call and no arrays:
+ * what bindings' operators (Python's + - * / @) take. */
+tgc_tensor *tgc_eager_apply(tgc_eager *e, const char *op, tgc_tensor *a, tgc_tensor *b, tgc_diags *diags);
+
+/* A copy of t on `device` of the context ("gpu0", "cpu": cpu0, "host":
+ * the host device), new, in the innermost scope or owned by the caller.
+ * Counted as a copy. TGC_ERR_INVALID (a device not in the context, strings
+ * to a gpu), TGC_ERR_NOMEM, TGC_ERR_RUNTIME, with a message in diags. */
+tgc_status tgc_eager_copy(tgc_eager *e, const tgc_tensor *t, const char *device, tgc_tensor **out, tgc_diags *diags);
+
+/* Waits until the work queued on the context's devices is done (gpu
+ * kernels run asynchronously; tgc_tensor_read waits by itself).
+ * TGC_ERR_RUNTIME when a device reports a failure. */
+tgc_status tgc_eager_synchronize(tgc_eager *e);
+
+/* What the context has done since it was created. */
+typedef struct tgc_eager_stats {
+    int64_t ops;           /* tgc_eager_run calls that ran */
+    int64_t cache_hits;    /* calls that found their kernel cache entry */
+    int64_t cache_misses;  /* calls that made one (or failed before) */
+    int64_t cache_entries; /* entries held now */
+    int64_t copies;        /* inputs copied to another device, and tgc_eager_copy calls */
+    int64_t copy_bytes;
+} tgc_eager_stats;
+
+tgc_eager_stats tgc_eager_get_stats(const tgc_eager *e);
+
+/* The op registry, for bindings that list ops (Python's tgc.ops). */
+typedef struct tgc_op_schema {
+    const char *name;            /* "Conv" (static) */
+    int min_inputs, max_inputs;   /* max -1: any number */
+    int min_outputs, max_outputs; /* max -1: any number */
+    int n_attrs;                  /* attributes in its schema */
+} tgc_op_schema;
+
+/* The number of registered ops, and op i's schema (0 <= i < count; ops
+ * named with a leading '_' are tgc's own). TGC_ERR_INVALID out of range. */
+int tgc_op_schema_count(void);
+tgc_status tgc_op_schema_at(int i, tgc_op_schema *out);
+
+/* The schema of op `name`; TGC_ERR_INVALID when no op has that name. */
+tgc_status tgc_op_schema_find(const char *name, tgc_op_schema *out);
+
+/* Attribute i (< n_attrs) of op `name`: its name (static), type and
+ * whether it is required. TGC_ERR_INVALID when out of range. */
+tgc_status tgc_op_schema_attr(const char *name, int i, const char **attr_name, tgc_op_attr_type *type,
+                              int *required);
+
 /* ---- Devices ------------------------------------------------------------- */
 
 /* One device as `tgc devices` shows it. Memory in bytes; -1 where the
@@ -493,8 +689,9 @@ int tgc_devices_list(tgc_device_info *out, int max);
  * Scopes, in the manner of tf.tidy and dispose scopes. tgc_scope_begin opens
  * a scope on the calling thread; scopes nest, and each thread has its own
  * stack of them. Every handle created while a scope is open on the thread
- * (by tgc_tensor_create, tgc_tensor_load_npy, or as an output of
- * tgc_session_run) is held by the innermost one: the scope owns the
+ * (by tgc_tensor_create and its kin, tgc_tensor_load_npy, or as an output
+ * of tgc_session_run, tgc_eager_run or tgc_eager_copy) is held by the
+ * innermost one: the scope owns the
  * reference the handle was created with, and tgc_scope_end releases that
  * reference of every handle the scope still holds. A handle leaves its
  * scope, and the scope no longer releases it, by:
@@ -570,13 +767,15 @@ tgc_tensor *tgc_scope_move_out(tgc_tensor *t);
 
 /* What is live, as tf.memory() gives it. */
 typedef struct tgc_memory_info {
-    int64_t live_tensors;      /* tensor handles alive in the process, all threads */
+    int64_t live_tensors;      /* tensor handles alive in the process, all threads and devices */
     int64_t live_tensor_bytes; /* their data: numel x dtype size, summed over them */
-    /* The host device, which holds the data of every handle and, during a
-     * run, the values kept in host memory (shape arithmetic; the weights a
-     * gpu session reads as shapes, for the session's life). Sessions' own
-     * devices report through tgc_session_memory. peak_bytes_in_use is since
-     * the process started or the last tgc_memory_trace_reset. */
+    /* The host device, which holds the data of the handles made on the
+     * host (tgc_tensor_create, session outputs) and, during a run, the
+     * values kept in host memory (shape arithmetic; the weights a gpu
+     * session reads as shapes, for the session's life). Eager results live
+     * on their devices (tgc_memory_devices); sessions' own devices report
+     * through tgc_session_memory. peak_bytes_in_use is since the process
+     * started or the last tgc_memory_trace_reset. */
     tgc_memory_figures host;
     int scope_depth;        /* the calling thread's open scopes */
     int64_t scoped_tensors; /* the handles they hold */
@@ -621,6 +820,59 @@ tgc_status tgc_memory_trace_report(tgc_memory_trace *out);
  * num_allocs counts from zero. This is also the host device's own
  * high-water mark (tgc_memory's host figures). Thread safe. */
 void tgc_memory_trace_reset(void);
+
+/* One device's memory, as tf.memory() and fastai's gpu_mem_get_all give it. Bytes. */
+typedef struct tgc_memory_device {
+    char device[16];           /* "host", "cpu0", "gpu0" */
+    int64_t live_tensors;      /* tensor handles whose data lives there */
+    int64_t live_tensor_bytes; /* their numel x dtype size */
+    int64_t bytes_in_use;      /* the device allocator's: tensors, and copies in flight */
+    int64_t peak_bytes_in_use; /* since the device opened, or a trace began (below) */
+    int64_t bytes_limit;       /* 0: none */
+    int64_t num_allocs;        /* since the device opened */
+} tgc_memory_device;
+
+/* Fills out[0..max) with the host device, then every device an eager
+ * context has open (cpus, then gpus, by index); returns how many there are
+ * (which may be more than max). A snapshot; thread safe. Sessions' own
+ * devices report through tgc_session_memory. */
+int tgc_memory_devices(tgc_memory_device *out, int max);
+
+/* A memory trace over a block of code, as fastai's GPUMemTrace: per
+ * device, the bytes in use at its start and now, and the most in use at
+ * once in between. Traces nest and overlap (each keeps its own peak);
+ * starting one resets the devices' peak_bytes_in_use (tgc_memory_devices).
+ *
+ * Example usage:
+ *     tgc_memory_tracer *tr = NULL;
+ *     tgc_memory_tracer_start(&tr);
+ *     ... eager ops, runs ...
+ *     tgc_memory_delta d[8];
+ *     int n = tgc_memory_tracer_report(tr, d, 8);  // d[i].used_delta, d[i].peak_delta
+ *     tgc_memory_tracer_free(tr);
+ */
+typedef struct tgc_memory_tracer tgc_memory_tracer;
+
+typedef struct tgc_memory_delta {
+    char device[16];          /* as tgc_memory_device */
+    int64_t used_start;       /* bytes in use when the trace started (0: the device opened since) */
+    int64_t used_now;
+    int64_t used_delta;       /* used_now - used_start */
+    int64_t peak;             /* the most in use at once since the start */
+    int64_t peak_delta;       /* peak - used_start: what the block needed above its start */
+    int64_t tensors_delta;    /* live tensors now - at the start */
+} tgc_memory_delta;
+
+/* Starts a trace, owned by the caller (tgc_memory_tracer_free). TGC_OK or TGC_ERR_NOMEM. */
+tgc_status tgc_memory_tracer_start(tgc_memory_tracer **out);
+
+/* Fills out[0..max) with a row per device, in tgc_memory_devices' order
+ * (devices closed since the start are left out); returns how many there
+ * are. Any number of times while the trace runs. */
+int tgc_memory_tracer_report(const tgc_memory_tracer *t, tgc_memory_delta *out, int max);
+
+/* Ends the trace; NULL is ignored. */
+void tgc_memory_tracer_free(tgc_memory_tracer *t);
 
 /* ---- Placement ------------------------------------------------------------ */
 
@@ -850,6 +1102,17 @@ tgc_memory_plan_figures tgc_memory_plan_get(const tgc_memory_plan *p, int i);
  * every buffer's lifetime and offset too. TGC_ERR_IO with a message in
  * diags when writing fails. */
 tgc_status tgc_memory_plan_write(const tgc_memory_plan *p, FILE *out, int json, tgc_diags *diags);
+
+/* Checks that each memory of the plan fits: a warning (rule
+ * "over-memory", at the node in the graph file) for each whose weights and
+ * planned peak together are above the device's memory on this machine
+ * (tgc_device_memory; a gpuN this machine lacks is not compared) or above
+ * its limit in `memory_limits` ("gpu0=64MiB,cpu=1GiB", as
+ * tgc_session_options; NULL: none), naming the largest tensor live at the
+ * busiest step: node, dtype, shape and bytes. TGC_OK (warnings or none),
+ * or TGC_ERR_INVALID (rule "bad-memory-limit") for a malformed spec or a
+ * device the plan does not have. */
+tgc_status tgc_memory_plan_check(const tgc_memory_plan *p, const char *memory_limits, tgc_diags *diags);
 
 /* ---- ONNX import ------------------------------------------------------------ */
 

@@ -13,7 +13,8 @@ static const char compile_usage[] =
     "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]] [--weights-dir DIR] [--load-limits LIST]\n"
     "                   [--dump shapes|optimized|placed|partitioned] [--format yaml|json|dot] [-o FILE|DIR]\n"
     "                   [--optimize 0|1|2]\n"
-    "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--format table|json]\n"
+    "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--memory-limit DEV=SIZE,...]\n"
+    "                   [--format table|json]\n"
     "\n"
     "Loads MODEL.yaml (format tgc/1), checks every rule of the format and infers\n"
     "each tensor's dtype and shape. With --devices it also gives every node a\n"
@@ -58,6 +59,9 @@ static const char compile_usage[] =
     "                    default) or json (every buffer's lifetime and offset too)\n"
     "  --bind SYM=N,...  the value of each shape symbol for --dump memory (unbound: 1,\n"
     "                    and the plan says so), e.g. --bind N=400\n"
+    "  --memory-limit DEV=SIZE,...  the limits a run will set (as tgc run's): --dump memory\n"
+    "                    warns, naming the largest tensor, where a device's planned peak\n"
+    "                    with its weights is above its limit or the memory it has\n"
     "  -o FILE           write the dump to FILE (atomically) instead of standard output;\n"
     "                    the placement summary then goes to standard output, else to\n"
     "                    standard error. A YAML dump's `file:` paths are relative, beneath\n"
@@ -213,7 +217,7 @@ static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, const char *
 
 /* --dump memory: the static memory plan, per device. Returns the exit code. */
 static int dump_memory(const char *model, const tgc_graph_load_options *lopts, tgc_optimize_level level,
-                       const char *devices, const char *bind,
+                       const char *devices, const char *bind, const char *limits,
                        const char *format, const char *out_path, int soft_placement) {
     if (devices == NULL)
         return tgc_usage_error("compile", "--dump memory needs --devices LIST (e.g. --devices cpu,gpu0)");
@@ -234,7 +238,14 @@ static int dump_memory(const char *model, const tgc_graph_load_options *lopts, t
         tgc_graph_free(g);
         return failed(diags, s);
     }
-    tgc_diags_print(diags, stderr); /* warnings: soft placement's relaxations */
+    if ((s = tgc_memory_plan_check(mp, limits, diags)) != TGC_OK) {
+        tgc_memory_plan_free(mp);
+        tgc_graph_free(g);
+        tgc_diags_print(diags, stderr);
+        tgc_diags_free(diags);
+        return TGC_EXIT_USAGE;
+    }
+    tgc_diags_print(diags, stderr); /* warnings: soft placement's relaxations, peaks that cannot fit */
     memory_job job = {mp, json, diags};
     int err = out_path != NULL ? tgc_write_atomically(out_path, write_memory, &job) : write_memory(stdout, &job);
     if (err != 0) fprintf(stderr, "tgc: error: cannot write '%s': %s\n", out_path ? out_path : "standard output",
@@ -247,7 +258,7 @@ static int dump_memory(const char *model, const tgc_graph_load_options *lopts, t
 
 int tgc_cmd_compile(int argc, char **argv) {
     const char *model = NULL, *out_path = NULL, *dump_name = "shapes", *format_name = "yaml", *devices = NULL;
-    const char *bind = NULL;
+    const char *bind = NULL, *limits = NULL;
     tgc_graph_load_options lopts = {0};
     bool format_given = false;
     tgc_place_options popts = {0};
@@ -259,7 +270,8 @@ int tgc_cmd_compile(int argc, char **argv) {
             return TGC_EXIT_OK;
         } else if (strcmp(a, "--dump") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--devices") == 0 ||
                    strcmp(a, "--format") == 0 || strcmp(a, "--bind") == 0 || strcmp(a, "--weights-dir") == 0 ||
-                   strcmp(a, "--load-limits") == 0 || strcmp(a, "--optimize") == 0) {
+                   strcmp(a, "--load-limits") == 0 || strcmp(a, "--optimize") == 0 ||
+                   strcmp(a, "--memory-limit") == 0) {
             if (i + 1 >= argc) return tgc_usage_error("compile", "%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "-o") == 0) out_path = v;
@@ -275,6 +287,7 @@ int tgc_cmd_compile(int argc, char **argv) {
                 if (ls != TGC_OK) return ls == TGC_ERR_NOMEM ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
             }
             else if (strcmp(a, "--bind") == 0) bind = v;
+            else if (strcmp(a, "--memory-limit") == 0) limits = v;
             else if (strcmp(a, "--dump") == 0) dump_name = v;
             else if (strcmp(a, "--devices") == 0) devices = v;
             else {
@@ -293,9 +306,10 @@ int tgc_cmd_compile(int argc, char **argv) {
     }
     if (model == NULL) return tgc_usage_error("compile", "no model file given");
     if (strcmp(dump_name, "memory") == 0)
-        return dump_memory(model, &lopts, level, devices, bind, format_given ? format_name : "table", out_path,
+        return dump_memory(model, &lopts, level, devices, bind, limits, format_given ? format_name : "table", out_path,
                            popts.soft_placement);
     if (bind != NULL) return tgc_usage_error("compile", "--bind is for --dump memory");
+    if (limits != NULL) return tgc_usage_error("compile", "--memory-limit is for --dump memory");
     bool placed_dump = strcmp(dump_name, "placed") == 0;
     bool parts_dump = strcmp(dump_name, "partitioned") == 0;
     bool optimized_dump = strcmp(dump_name, "optimized") == 0;

@@ -99,6 +99,32 @@ expect_exit 2 "a plan too big" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --d
 expect_grep "the memory plan of cpu0: its tensors' bytes add up past 2^63 - 1 (symbols bound: N=2251799813685248) \[size-overflow\]" \
     "$WORK/err" "plan overflow message"
 
+# A planned peak above the memory a device has, or above a limit, is a
+# warning naming the largest tensor at its node; the dump still comes.
+cat > "$WORK/huge.yaml" <<'YAML'
+format: tgc/1
+name: huge
+inputs:
+  - {name: x, dtype: float32, shape: [N, N, N]}
+outputs: [y]
+nodes:
+  - {name: h, op: Relu, inputs: [x]}
+  - {name: y, op: Sigmoid, inputs: [h]}
+YAML
+expect_exit 0 "a 4 PB plan" -- "$TGC" compile "$WORK/huge.yaml" --devices cpu --dump memory --bind N=100000
+expect_grep "huge.yaml:8:5: warning: cpu0: the planned peak, 4000000000000000 bytes (3.6 PiB: weights and tensors), is above the .* this machine has; the largest tensor live at its busiest step is tensor 'y' (float32 \[100000, 100000, 100000\], 4000000000000000 bytes, 3.6 PiB) \[over-memory\]" \
+    "$WORK/err" "over-memory warning"
+expect_exit 0 "a plan above its limit" -- "$TGC" compile "$D/cnn.yaml" --optimize 0 --devices cpu --dump memory \
+    --bind N=400 --memory-limit cpu=1MB
+expect_grep "warning: cpu0: the planned peak, 1038648 bytes (1014.3 KiB: weights and tensors), is above its --memory-limit of 976.6 KiB; the largest tensor live at its busiest step is tensor 'relu1' (float32 \[400, 8, 8, 8\], 819200 bytes, 800.0 KiB) \[over-memory\]" \
+    "$WORK/err" "over-limit warning"
+expect_exit 0 "a plan within its limit" -- "$TGC" compile "$D/cnn.yaml" --optimize 0 --devices cpu --dump memory \
+    --bind N=400 --memory-limit cpu=2MB
+[ ! -s "$WORK/err" ] && pass || fail "a plan within its limit warned: $(cat "$WORK/err")"
+expect_exit 2 "a limit for a device not planned" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory \
+    --memory-limit gpu0=1MB
+expect_grep "'gpu0' is not a device of this plan (cpu) \[bad-memory-limit\]" "$WORK/err" "unplanned device"
+
 if "$TGC" devices | grep -q '^gpu0'; then
     expect_exit 0 "report on cpu,gpu0" -- "$TGC" run "$D/cnn.yaml" --devices cpu,gpu0 --input "$X" --memory-report
     expect_grep "predicted peak  *1038632  (weights 14632 + planned 1024000" "$WORK/out" "gpu0 prediction"

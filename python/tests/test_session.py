@@ -1,0 +1,96 @@
+"""Models from Python: tgc.load and Session.run against the references
+committed beside the models (PyTorch's logits; ONNX's own test outputs),
+on cpu and cpu,gpu0; dumps equal to the command line's; errors with the
+file, line and column of the graph file."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import tgc
+from conftest import ROOT, data, gpu
+
+TGC = os.environ.get("TGC_BINARY", os.path.join(ROOT, "build", "tgc"))
+DIGITS = data("examples", "digits")
+
+
+def digits(model, devices, **kw):
+    x = np.load(os.path.join(DIGITS, "test_x.npy" if model == "cnn" else "test_x_flat.npy"))
+    s = tgc.Session(os.path.join(DIGITS, model + ".yaml"), devices=devices, **kw)
+    out = s.run({"x": x})
+    ref = np.load(os.path.join(DIGITS, "ref_logits_%s.npy" % model))
+    np.testing.assert_allclose(out["logits"], ref, rtol=1e-4, atol=1e-4)
+    labels = np.load(os.path.join(DIGITS, "test_y.npy"))
+    assert (out["logits"].argmax(axis=1) == labels).mean() > 0.9
+    return s, out
+
+
+def test_mlp_on_cpu():
+    s, out = digits("mlp", "cpu")
+    assert s.outputs == ["logits", "probs"] and set(out) == {"logits", "probs"}
+    assert not out["probs"].flags.writeable  # a view of the output's memory
+    np.testing.assert_allclose(out["probs"].sum(axis=1), 1, rtol=1e-5)
+
+
+@gpu
+def test_cnn_on_cpu_and_gpu0():
+    s, _ = digits("cnn", "cpu,gpu0")
+    assert set(s.memory()) == {"cpu0", "gpu0"}
+    assert "predicted peak" in s.memory_report()
+
+
+def test_auto_devices():
+    s, _ = digits("mlp", "auto")
+    assert s.devices == tgc.auto_device()
+
+
+def test_onnx_model():
+    s = tgc.Session(data("tests", "data", "rnn", "torch_gru_bidir.onnx"))
+    x = np.load(data("tests", "data", "rnn", "torch_gru_bidir_x.npy"))
+    out = s.run({"x": x})
+    y = np.load(data("tests", "data", "rnn", "torch_gru_bidir_y.npy"))
+    np.testing.assert_allclose(out[s.outputs[0]], y, rtol=1e-4, atol=1e-5)
+
+
+def cli(*args):
+    return subprocess.run([TGC, *args], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.skipif(not os.path.exists(TGC), reason="the build tree's tgc is not there")
+def test_dumps_match_the_command_line():
+    cnn = os.path.join(DIGITS, "cnn.yaml")
+    g = tgc.load(cnn)
+    assert g.dump() == cli("compile", cnn)
+    p = g.place("cpu,gpu0")
+    assert p.dump() == cli("compile", cnn, "--devices", "cpu,gpu0", "--dump", "placed")
+    assert p.dump("json") == cli("compile", cnn, "--devices", "cpu,gpu0", "--dump", "placed", "--format", "json")
+    assert p.device_of("relu1") == "gpu0" and p.reason_of("relu1") == "default"  # conv1 fused into it
+    parts = g.partition("cpu,gpu0")
+    assert parts.dump("json") == cli("compile", cnn, "--devices", "cpu,gpu0", "--dump", "partitioned", "--format",
+                                     "json")
+    assert parts.devices == ["cpu0", "gpu0"] and parts.pairs > 0
+    assert "pairs" in parts.summary()
+
+
+def test_load_errors_give_file_line_column():
+    bad = data("tests", "data", "bad", "dtype_mismatch_add.yaml")
+    with pytest.raises(tgc.InvalidError) as e:
+        tgc.load(bad)
+    assert str(e.value).startswith(bad + ":10:36: error: node 'y' (Add): input 1 is int64 but input 0 is float32")
+    assert e.value.diagnostics[0]["line"] == 10 and e.value.diagnostics[0]["rule"] == "dtype-mismatch"
+    with pytest.raises(tgc.FileError):
+        tgc.load(data("no", "such.yaml"))
+
+
+def test_run_errors():
+    s = tgc.Session(os.path.join(DIGITS, "mlp.yaml"))
+    with pytest.raises(tgc.InvalidError, match="x"):
+        s.run({"x": np.zeros((4, 63), np.float32)})
+    with pytest.raises(tgc.InvalidError):
+        s.run({})
+    small = tgc.Session(os.path.join(DIGITS, "mlp.yaml"), memory_limit="cpu=20KiB")
+    with pytest.raises(tgc.OutOfMemoryError, match="cpu0"):
+        small.run({"x": np.zeros((400, 64), np.float32)})
+    with pytest.raises(tgc.InvalidError, match="bad-device-list"):
+        tgc.Session(os.path.join(DIGITS, "mlp.yaml"), devices="tpu")
