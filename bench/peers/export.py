@@ -172,6 +172,7 @@ def build(name):
 
 
 def export(outdir, names):
+    outdir = os.path.abspath(outdir)  # models.json's paths work from any folder
     os.makedirs(outdir, exist_ok=True)
     meta_path = os.path.join(outdir, "models.json")
     try:  # other models exported earlier stay listed

@@ -87,7 +87,10 @@ else:
 }
 
 { date -Is; uname -srm; nproc; grep -m1 'model name' /proc/cpuinfo; echo "threads: $THREADS; rounds: $ROUNDS;" \
-  "repeat scale: $REPEAT_SCALE; tgc $(git -C "$ROOT" describe --always --dirty 2>/dev/null)"; uptime; } \
+  "repeat scale: $REPEAT_SCALE; tgc $(git -C "$ROOT" describe --always --dirty 2>/dev/null)"
+  # OpenBLAS picks its kernels by cpuid (OPENBLAS_CORETYPE overrides): tgc's and PyTorch's GEMMs depend on it
+  echo "OpenBLAS $(OPENBLAS_VERBOSE=2 "$TGC" devices 2>&1 | grep -m1 '^Core:')${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}"
+  uptime; } \
   > "$PEERS_DIR/logs/machine.txt"
 
 for m in "${MODELS[@]}"; do
