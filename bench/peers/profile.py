@@ -13,14 +13,16 @@ and prints, in Markdown, the model's time per run split by kind of node:
 the op with what decides its kernel (a convolution's kernel size, depthwise
 or grouped, stride; a MatMul's right operand: weights or activations; a
 fused elementwise group's ops), the node count, tgc's ms per run and share,
-the GFLOP/s of the convolutions, matrix products and attention, and ORT's
-ms for the same kind; then tgc's slowest nodes. tgc's node times come from
+the GFLOP/s of the convolutions, matrix products and attention (nominal:
+every multiply-add of the op's definition, taps over padding included), and
+ORT's ms for the same kind; then tgc's slowest nodes. tgc's node times come from
 the trace (one event per node and run) and ORT's from its profile (one per
 kernel and run); each node's time is its median over the runs after the
 first (the first, cold run is dropped), and a kind's time is the sum of
 its nodes'. The kinds are found from the tensors' shapes alone (both
-runtimes record them), so ORT's fused and relaid-out nodes (FusedConv,
-NCHWc Conv) land in the same rows as tgc's; what either runtime fused into
+runtimes record them; a convolution's dilation, which they do not show,
+from tgc's attributes, for ORT from tgc's node of the same name), so ORT's
+fused and relaid-out nodes (FusedConv, NCHWc Conv) land in the same rows as tgc's; what either runtime fused into
 a node (an activation, ORT's Add into a Conv) is counted in that node.
 tgc's node input shapes come from `tgc compile --dump optimized`.
 
@@ -48,9 +50,11 @@ TGC = os.environ.get("TGC", os.path.join(ROOT, "build", "tgc"))
 # Ops whose kernel is a convolution, a matrix product or attention, by their
 # names in tgc's graph and in ORT's profile (its fused ops included).
 CONV = {"Conv", "_FusedConv", "FusedConv"}
-MATMUL = {"MatMul", "FusedMatMul"}
-GEMM = {"Gemm", "FusedGemm"}
+MATMUL = {"MatMul", "FusedMatMul", "_FusedMatMul"}
+GEMM = {"Gemm", "FusedGemm", "_FusedGemm"}
 ATTENTION = {"_Attention"}
+# ORT's names for the same ops (its NCHWc layout runs Resize as Upsample)
+ORT_ALIASES = {"Upsample": "Resize"}
 
 
 def kind_and_flops(op, ins, out, attrs):
@@ -70,6 +74,8 @@ def kind_and_flops(op, ins, out, attrs):
             k += " groups=%d" % groups
         if stride > 1:
             k += " stride %d" % stride
+        if max(attrs.get("dilations") or [1]) > 1:
+            k += " dilation %d" % max(attrs["dilations"])
         return k, 2.0 * np.prod(out) * w[1] * w[2] * w[3]
     if op in CONV:
         return "Conv", 0.0
@@ -99,8 +105,9 @@ def medians_after_first(events):
     return {n: float(np.median(d[1:] if len(d) > 1 else d)) for n, d in by.items()}
 
 
-def tgc_profile(m, threads, optimize, repeat, prof):
-    """tgc's nodes: {name: (kind, flops, out shape, median us)} and its wall ms per run."""
+def tgc_profile(m, threads, optimize, repeat, prof, conv_kinds):
+    """tgc's nodes: {name: (kind, flops, out shape, median us)} and its wall ms
+    per run; adds each convolution's kind to CONV_KINDS[signature]."""
     yml = os.path.join(PEERS_DIR, m + ".yaml")
     opt = os.path.join(prof, "%s.O%d.yaml" % (m, optimize))
     subprocess.run([TGC, "compile", yml, "--dump", "optimized", "--optimize", str(optimize), "-o", opt],
@@ -134,11 +141,19 @@ def tgc_profile(m, threads, optimize, repeat, prof):
         out = (n.get("out") or [{}])[0].get("shape")
         kind, flops = kind_and_flops(n["op"], ins, out, n.get("attrs") or {})
         nodes[n["name"]] = (kind, flops, out, med[n["name"]])
+        if n["op"] in CONV and len(ins) > 1 and ins[0] and ins[1] and out:
+            conv_kinds[signature(ins[0], ins[1], out)].add(kind)
     return nodes, wall, " ".join(cmd)
 
 
-def ort_profile(m, threads, repeat, prof):
-    """ORT's nodes as tgc_profile's, and its median ms per run (profiler on)."""
+def signature(x, w, y):
+    """A convolution as its input, weight and output shapes."""
+    return tuple(x), tuple(w), tuple(y)
+
+
+def ort_profile(m, threads, repeat, prof, tgc_kinds, conv_kinds):
+    """ORT's nodes as tgc_profile's, and its median ms per run (profiler on);
+    TGC_KINDS: tgc's node name -> kind; CONV_KINDS: tgc_profile's."""
     meta = json.load(open(os.path.join(PEERS_DIR, "models.json")))[m]
     prefix = os.path.join(prof, "%s.t%d.ort" % (m, threads))
     for old in glob.glob(glob.escape(prefix) + "_*.json"):
@@ -159,9 +174,19 @@ def ort_profile(m, threads, repeat, prof):
         if name in nodes:
             continue
         a = e.get("args", {})
+        op = a.get("op_name", "?")
         ins = [shape_of(s) for s in a.get("input_type_shape", [])]
         outs = [shape_of(s) for s in a.get("output_type_shape", [])]
-        kind, flops = kind_and_flops(a.get("op_name", "?"), ins, outs[0] if outs else None, {})
+        kind, flops = kind_and_flops(ORT_ALIASES.get(op, op), ins, outs[0] if outs else None, {})
+        # What shapes cannot tell (a convolution's dilation): from tgc's node
+        # of the same name (ORT's names are the ONNX node's + a suffix), else
+        # from tgc's convolutions of the same shapes when they agree
+        same = tgc_kinds.get(re.sub(r"(_nchwc)?_kernel_time$", "", name), "")
+        alike = conv_kinds.get(signature(ins[0], ins[1], outs[0])) if kind.startswith("Conv ") else None
+        if kind.startswith("Conv ") and same.startswith(kind):
+            kind = same
+        elif alike and len(alike) == 1 and next(iter(alike)).startswith(kind):
+            kind = next(iter(alike))
         nodes[name] = (kind, flops, outs[0] if outs else None, med[name])
     return nodes, wall
 
@@ -180,8 +205,10 @@ def by_kind(nodes):
 def report(m, threads, optimize, repeat, top, with_ort):
     prof = os.path.join(PEERS_DIR, "profile")
     os.makedirs(prof, exist_ok=True)
-    nodes, wall, cmd = tgc_profile(m, threads, optimize, repeat, prof)
-    ort, ort_wall = ort_profile(m, threads, repeat, prof) if with_ort else ({}, None)
+    conv_kinds = collections.defaultdict(set)
+    nodes, wall, cmd = tgc_profile(m, threads, optimize, repeat, prof, conv_kinds)
+    ort, ort_wall = ort_profile(m, threads, repeat, prof, {n: v[0] for n, v in nodes.items()}, conv_kinds) \
+        if with_ort else ({}, None)
     tk, ok = by_kind(nodes), by_kind(ort)
     total = sum(a[1] for a in tk.values())
     ort_total = sum(a[1] for a in ok.values())
@@ -189,7 +216,8 @@ def report(m, threads, optimize, repeat, top, with_ort):
     print()
     print("tgc %.2f ms per run (median of %d, trace on; its nodes' times add up to %.2f ms)%s. `%s`" % (
         wall, repeat + 1, total / 1e3,
-        "; ORT %.2f ms (profiler on; nodes %.2f ms): tgc/ORT %.2f" % (ort_wall, ort_total / 1e3, wall / ort_wall)
+        "; ORT %.2f ms (profiler on; nodes %.2f ms): tgc/ORT %.2f per run, %.2f in the nodes" % (
+            ort_wall, ort_total / 1e3, wall / ort_wall, total / ort_total)
         if with_ort else "", cmd.replace(ROOT + "/", "")))
     print()
     heads = ["kind", "nodes", "tgc ms", "share", "tgc GFLOP/s"]
@@ -197,10 +225,12 @@ def report(m, threads, optimize, repeat, top, with_ort):
         heads += ["ORT nodes", "ORT ms", "ORT GFLOP/s", "tgc/ORT"]
     print("| " + " | ".join(heads) + " |")
     print("|" + "|".join("---" for _ in heads) + "|")
-    # tgc's kinds by its time, then the kinds only ORT has by ORT's
+    # tgc's kinds by its time, then the kinds only ORT has by ORT's; the TOP
+    # first and any other that takes 1% of either runtime's time are shown
     kinds = sorted(set(tk) | set(ok), key=lambda k: (-tk.get(k, [0, 0])[1], -ok.get(k, [0, 0])[1]))
-    shown = kinds[:top]
-    rest = kinds[top:]
+    shown = [k for i, k in enumerate(kinds) if i < top or tk.get(k, [0, 0])[1] >= 0.01 * total or
+             ok.get(k, [0, 0])[1] >= 0.01 * ort_total]
+    rest = [k for k in kinds if k not in shown]
     for k in shown + (["(other %d kinds)" % len(rest)] if rest else []):
         if k in tk or k in ok:
             t, o = tk.get(k), ok.get(k)
