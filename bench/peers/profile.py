@@ -26,7 +26,9 @@ fused and relaid-out nodes (FusedConv, NCHWc Conv) land in the same rows as tgc'
 a node (an activation, ORT's Add into a Conv) is counted in that node.
 tgc's node input shapes come from `tgc compile --dump optimized`.
 
-Everything is written under PEERS_DIR/profile/. Needs /usr/bin/python3 with
+OpenBLAS runs its own choice of kernels, as in run.sh (KEEP_OPENBLAS_ENV=1
+keeps the environment's OPENBLAS_CORETYPE). Everything is written under
+PEERS_DIR/profile/. Needs /usr/bin/python3 with
 numpy and yaml (Debian's python3-yaml), node with onnxruntime-node (run.sh
 installs it).
 """
@@ -45,6 +47,10 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 PEERS_DIR = os.environ.get("PEERS_DIR", os.path.join(ROOT, "build", "peers"))
+# OpenBLAS's own kernels, as run.sh runs the peers (see there)
+if os.environ.get("KEEP_OPENBLAS_ENV") != "1":
+    for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        os.environ.pop(v, None)
 TGC = os.environ.get("TGC", os.path.join(ROOT, "build", "tgc"))
 
 # Ops whose kernel is a convolution, a matrix product or attention, by their

@@ -23,7 +23,17 @@
 #                    best median of each (helps on a loaded machine)
 #   REPEAT_SCALE=F   scale the per-model run counts (export.py's repeats; >= 3)
 #   TIMEOUT=S        give up on one process after S seconds (default 900)
+#   KEEP_OPENBLAS_ENV=1  keep OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (see below)
 set -u
+# OpenBLAS (tgc's and PyTorch's GEMMs) picks its kernels by cpuid unless
+# OPENBLAS_CORETYPE names others. Some machines here set it (with
+# OPENBLAS_L2_SIZE) for older OpenBLAS builds that fail on their processors:
+# on the Zen 5 of the results below, Haswell's AVX2 kernels where OpenBLAS
+# 0.3.21 itself picks Cooperlake's AVX-512 ones, 1.3-1.8x faster on GEMM-bound
+# models. The peers run with OpenBLAS's own choice, as on a user's machine,
+# unless KEEP_OPENBLAS_ENV=1; machine.txt names the kernels, and compare.py
+# checks every output against PyTorch's.
+[ "${KEEP_OPENBLAS_ENV:-0}" = 1 ] || unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
 PEERS_DIR="${PEERS_DIR:-$ROOT/build/peers}"
@@ -89,7 +99,8 @@ else:
 { date -Is; uname -srm; nproc; grep -m1 'model name' /proc/cpuinfo; echo "threads: $THREADS; rounds: $ROUNDS;" \
   "repeat scale: $REPEAT_SCALE; tgc $(git -C "$ROOT" describe --always --dirty 2>/dev/null)"
   # OpenBLAS picks its kernels by cpuid (OPENBLAS_CORETYPE overrides): tgc's and PyTorch's GEMMs depend on it
-  echo "OpenBLAS $(OPENBLAS_VERBOSE=2 "$TGC" devices 2>&1 | grep -m1 '^Core:')${OPENBLAS_CORETYPE:+ (OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)}"
+  echo "OpenBLAS $(OPENBLAS_VERBOSE=2 "$TGC" devices 2>&1 | grep -m1 '^Core:')" \
+    "(OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-unset}, OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE-unset})"
   uptime; } \
   > "$PEERS_DIR/logs/machine.txt"
 
