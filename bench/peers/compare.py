@@ -4,12 +4,14 @@
   compare.py PEERS_DIR [MODEL...]
 
 Reads PEERS_DIR/logs/MODEL.tT.* for every thread count T that run.sh ran (tgc
-run logs at --optimize 2 and 0 + /usr/bin/time RSS, ort_bench.js JSON,
+run logs at --optimize 2 and 0 + their rusage, ort_bench.js JSON,
 export.py bench JSON), the outputs under PEERS_DIR/out and the PyTorch
-reference PEERS_DIR/MODEL.torch.npy; prints one table per thread count (plain
-and Markdown) with a geometric-mean row, writes PEERS_DIR/results.json. With
-several rounds, the lowest median of each peer is kept and the highest peak
-RSS. Target: tgc within 1.25x of ORT.
+reference PEERS_DIR/MODEL.torch.npy; prints per thread count (plain and
+Markdown, each with a geometric-mean row) the table of medians, the same
+ratios from each peer's fastest run, and at 1 thread from CPU time per run;
+writes PEERS_DIR/results.json. With several rounds, the lowest median (and
+fastest run, least CPU time) of each peer is kept and the highest peak RSS.
+Target: tgc within 1.25x of ORT.
 
 An output is WRONG when its max |output - PyTorch's| passes 1e-3 times
 max(1, max |PyTorch's output|): 1e-3 absolute where outputs are at most 1 (the
@@ -28,6 +30,14 @@ import numpy as np
 
 TARGET = 1.25
 TOLERANCE = 1e-3
+
+
+def timed(text):
+    """run.sh's rusage figures: peak RSS (KiB), user and system CPU (s), or None."""
+    try:
+        return [float(v) for v in (text or "").strip().splitlines()[-1].split()][:3] or None
+    except (IndexError, ValueError):
+        return None
 
 
 def read(path):
@@ -64,7 +74,7 @@ def thread_counts(d, models):
 def tgc_result(r, d, m, t, k, rounds, ref):
     """tgc's figures at one --optimize level (K: "tgc" = 2, "tgc0" = 0) into R."""
     L = os.path.join(d, "logs", "%s.t%d.%s" % (m, t, k))
-    meds, rss = [], []
+    meds, mins, cpus, rss = [], [], [], []
     for i in rounds:
         log = read("%s.%d.log" % (L, i))
         if log is None:
@@ -76,12 +86,22 @@ def tgc_result(r, d, m, t, k, rounds, ref):
                 k, rc, (read("%s.%d.cmd" % (L, i)) or "?").strip(), last_lines(log)))
             continue
         meds.append(float(mt.group(1)))
-        s = (read("%s.%d.rss" % (L, i)) or "").strip().splitlines()
-        if s and s[-1].isdigit():
-            rss.append(int(s[-1]) / 1024.0)
+        mn = re.search(r"min ([0-9.]+) ms", log)
+        if mn:
+            mins.append(float(mn.group(1)))
+        s, one = (timed(read("%s.%d.%s" % (L, i, f))) for f in ("rss", "rss1"))
+        if s:
+            rss.append(s[0] / 1024.0)
+        runs = re.search(r"median of ([0-9]+)", log)
+        if s and one and runs and int(runs.group(1)) > 1:  # less the 1-run process, over N
+            cpus.append(((s[1] + s[2]) - (one[1] + one[2])) * 1e3 / (int(runs.group(1)) - 1))
     if meds:
         r[k + "_ms"] = min(meds)
         r[k + "_ms_all"] = meds
+    if mins:
+        r[k + "_min"] = min(mins)
+    if cpus:
+        r[k + "_cpu"] = min(cpus)
     if rss:
         r[k + "_rss"] = max(rss)
     outs = sorted(glob.glob(os.path.join(d, "out", "%s.t%d.%s" % (m, t, k), "*.npy")))
@@ -112,7 +132,7 @@ def model_result(d, m, t):
     # ORT, PyTorch
     # ORT: default spin-wait ("ort") and spinning off ("ortns"); keep the faster
     for peer, files in (("ort", ("ort", "ortns")), ("torch", ("torch",))):
-        meds, rss = [], []
+        meds, mins, cpus, rss = [], [], [], []
         for i in rounds:
             for f in files:
                 txt = read("%s.t%d.%s.%d.json" % (L, t, f, i))
@@ -121,6 +141,10 @@ def model_result(d, m, t):
                 try:
                     j = json.loads(txt.strip().splitlines()[-1])
                     meds.append(j["median_ms"])
+                    if "min_ms" in j:
+                        mins.append(j["min_ms"])
+                    if "cpu_ms" in j:
+                        cpus.append(j["cpu_ms"])
                     rss.append(j["peak_rss_mib"])
                     r.setdefault(f + "_ms_all", []).append(j["median_ms"])
                 except (IndexError, ValueError, KeyError):
@@ -128,15 +152,23 @@ def model_result(d, m, t):
         if meds:
             r[peer + "_ms"] = min(meds)
             r[peer + "_rss"] = max(rss)
+        if mins:
+            r[peer + "_min"] = min(mins)
+        if cpus:
+            r[peer + "_cpu"] = min(cpus)
     diffs = [maxdiff(os.path.join(d, "out", "%s.t%d.%s.npy" % (m, t, f)), ref) for f in ("ort", "ortns")]
     diffs = [x for x in diffs if x is not None]
     r["ort_diff"] = max(diffs, key=lambda x: x if isinstance(x, float) else math.inf) if diffs else None
-    if r.get("tgc_ms") and r.get("ort_ms"):
-        r["tgc_over_ort"] = r["tgc_ms"] / r["ort_ms"]
-    if r.get("tgc_ms") and r.get("torch_ms"):
-        r["tgc_over_torch"] = r["tgc_ms"] / r["torch_ms"]
-    if r.get("tgc_ms") and r.get("tgc0_ms"):
-        r["o0_over_o2"] = r["tgc0_ms"] / r["tgc_ms"]
+    # ratios of the medians, and of the fastest runs
+    for sfx in ("ms", "min", "cpu"):
+        tail = "" if sfx == "ms" else "_" + sfx
+        tgc = r.get("tgc_" + sfx)
+        if tgc and r.get("ort_" + sfx):
+            r["tgc_over_ort" + tail] = tgc / r["ort_" + sfx]
+        if tgc and r.get("torch_" + sfx):
+            r["tgc_over_torch" + tail] = tgc / r["torch_" + sfx]
+        if tgc and r.get("tgc0_" + sfx):
+            r["o0_over_o2" + tail] = r["tgc0_" + sfx] / tgc
     return r
 
 
@@ -163,30 +195,44 @@ COLS = [("model", "model", "s"), ("tgc ms", "tgc_ms", ".3f"), ("tgc O0 ms", "tgc
         ("tgc MiB", "tgc_rss", ".0f"), ("ORT MiB", "ort_rss", ".0f"), ("PyTorch MiB", "torch_rss", ".0f"),
         ("diff tgc-PT", "tgc_diff", ".2e"), ("diff O0-PT", "tgc0_diff", ".2e"), ("diff ORT-PT", "ort_diff", ".2e")]
 RATIOS = ("o0_over_o2", "tgc_over_ort", "tgc_over_torch")
+# The same from each peer's fastest run over all rounds: on a loaded machine
+# the least disturbed run, where a median can be half waiting
+MIN_COLS = [("model", "model", "s"), ("tgc min", "tgc_min", ".3f"), ("tgc O0 min", "tgc0_min", ".3f"),
+            ("O2 speed-up", "o0_over_o2_min", ".2f"), ("ORT min", "ort_min", ".3f"),
+            ("PyTorch min", "torch_min", ".3f"), ("tgc/ORT", "tgc_over_ort_min", ".2f"),
+            ("tgc/PyTorch", "tgc_over_torch_min", ".2f")]
 
 
-def table(res, t):
-    rows = [[fmt(r.get(k), s) for _, k, s in COLS] for r in res]
+# The same from CPU time per run (user + system, the process's threads
+# together, least over the rounds). With 1 thread it does not grow with the
+# machine's load as wall time does; with more it counts spin-waiting too.
+CPU_COLS = [(h.replace("min", "CPU"), k.replace("_min", "_cpu"), s) for h, k, s in MIN_COLS]
+
+
+def table(res, cols, title, note):
+    """Prints RES as COLS (plain and Markdown) with a geometric-mean row;
+    returns the geometric means of the ratio columns."""
+    ratios = [k for _, k, _ in cols if k.startswith(RATIOS)]
+    ort = next(k for k in ratios if k.startswith("tgc_over_ort"))
+    rows = [[fmt(r.get(k), s) for _, k, s in cols] for r in res]
     for r, row in zip(res, rows):
-        q = r.get("tgc_over_ort")
+        q = r.get(ort)
         if q is not None and q > TARGET:
-            row[6] += " *"
+            row[[k for _, k, _ in cols].index(ort)] += " *"
     # Geometric means of the ratios, over the models that have them
-    g = {k: geomean([r.get(k) for r in res]) for k in RATIOS}
-    n = {k: sum(1 for r in res if r.get(k)) for k in RATIOS}
-    geo = ["geomean (%d models)" % n["tgc_over_ort"]] + [""] * (len(COLS) - 1)
-    for i, (_, k, s) in enumerate(COLS):
-        if k in RATIOS:
-            geo[i] = fmt(g[k], s) + ("" if n[k] == n["tgc_over_ort"] else " (%d)" % n[k])
-    heads = [c[0] for c in COLS]
+    g = {k: geomean([r.get(k) for r in res]) for k in ratios}
+    n = {k: sum(1 for r in res if r.get(k)) for k in ratios}
+    geo = ["geomean (%d models)" % n[ort]] + [""] * (len(cols) - 1)
+    for i, (_, k, s) in enumerate(cols):
+        if k in ratios:
+            geo[i] = fmt(g[k], s) + ("" if n[k] == n[ort] else " (%d)" % n[k])
+    heads = [c[0] for c in cols]
     w = [max(len(h), len(geo[i]), *(len(row[i]) for row in rows)) for i, h in enumerate(heads)]
-    print("%s:" % threads(t))
+    print(title + ":")
     print("  ".join(h.ljust(w[i]) for i, h in enumerate(heads)))
     for row in rows + [geo]:
         print("  ".join(c.ljust(w[i]) for i, c in enumerate(row)))
-    print("(* = tgc slower than the 1.25x-of-ORT target; medians in ms, %s each; tgc = --optimize 2,"
-          " O2 speed-up = tgc O0 ms / tgc ms; peak RSS of each process; diff = max |output - PyTorch output|)"
-          % threads(t))
+    print(note)
     print()
     print("| " + " | ".join(heads) + " |")
     print("|" + "|".join("---" for _ in heads) + "|")
@@ -194,6 +240,19 @@ def table(res, t):
         print("| " + " | ".join(row) + " |")
     print("| " + " | ".join("**%s**" % c if c else "" for c in geo) + " |")
     print()
+    return g
+
+
+def tables(res, t):
+    g = table(res, COLS, threads(t),
+              "(* = tgc slower than the 1.25x-of-ORT target; medians in ms, %s each; tgc = --optimize 2,"
+              " O2 speed-up = tgc O0 ms / tgc ms; peak RSS of each process; diff = max |output - PyTorch output|)"
+              % threads(t))
+    g.update(table(res, MIN_COLS, "%s, fastest run" % threads(t),
+                   "(the fastest run of each peer over all rounds, ms; ratios of those)"))
+    if t == 1:
+        g.update(table(res, CPU_COLS, "%s, CPU time" % threads(t),
+                       "(CPU ms per run, user + system, least over the rounds; ratios of those)"))
     for r in res:
         print("%s medians per round (%s): tgc %s; tgc O0 %s; ORT spin %s; ORT no-spin %s; PyTorch %s" % (
             r["model"], threads(t), *(" ".join("%.3f" % v for v in r.get(k, [])) or "-"
@@ -214,7 +273,7 @@ def main():
     results, geo = {}, {}
     for t in thread_counts(d, models):
         results[t] = [model_result(d, m, t) for m in models]
-        geo[t] = table(results[t], t)
+        geo[t] = tables(results[t], t)
     machine = read(os.path.join(d, "logs", "machine.txt"))
     if machine:
         print("machine:\n  " + "\n  ".join(machine.strip().splitlines()))

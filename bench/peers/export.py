@@ -7,8 +7,8 @@
                                      and update OUTDIR/models.json (input files, repeats)
   export.py bench OUTDIR NAME N T    rebuild model NAME from the same seed in a fresh
                                      process, time N runs with torch.set_num_threads(T)
-                                     and print one JSON line: median ms, peak RSS, max
-                                     diff from NAME.torch.npy
+                                     and print one JSON line: median and min ms, CPU ms
+                                     per run, peak RSS, max diff from NAME.torch.npy
 
 Run with /usr/bin/python3 (Debian's python3-torch and python3-torchvision).
 The GPT, BERT and LSTM models are scripts/models_check.py's classes, at
@@ -217,15 +217,17 @@ def bench(outdir, name, n, threads):
     times = []
     with torch.inference_mode():
         y = m(*xs)  # warm-up
+        cpu0 = time.process_time()  # the process's CPU time, all its threads
         for _ in range(n):
             t0 = time.perf_counter()
             y = m(*xs)
             times.append((time.perf_counter() - t0) * 1e3)
+        cpu = (time.process_time() - cpu0) * 1e3 / n
     diff = float(np.max(np.abs(y.numpy() - ref)))
     np.save(os.path.join(outdir, "out", "%s.t%d.torch.npy" % (name, threads)), y.numpy())
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"model": name, "median_ms": float(np.median(times)), "runs": n,
-                      "peak_rss_mib": rss_kib / 1024.0, "self_diff": diff,
+    print(json.dumps({"model": name, "median_ms": float(np.median(times)), "min_ms": min(times), "cpu_ms": cpu,
+                      "runs": n, "peak_rss_mib": rss_kib / 1024.0, "self_diff": diff,
                       "threads": torch.get_num_threads(),
                       "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}))
 

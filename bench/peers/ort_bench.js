@@ -6,7 +6,8 @@
 // which bundles libonnxruntime.so), intraOpNumThreads THREADS and
 // interOpNumThreads 1, feeds each INPUT.npy (float32, int64 or bool, C order)
 // to the model's input NAME, runs once to warm up and then N times, writes the
-// first output to OUTPUT.npy and prints one JSON line: median ms, peak RSS
+// first output to OUTPUT.npy and prints one JSON line: median and min ms, CPU
+// ms per run (user + system of the process over the N runs, over N), peak RSS
 // (process.resourceUsage().maxRSS, KiB).
 // ORT_PROFILE=PREFIX writes ORT's own profile (every node's time in every run,
 // the warm-up included) to PREFIX_DATE.json, for profile.py.
@@ -79,18 +80,20 @@ async function main() {
   }
   let out = await sess.run(feeds); // warm-up
   const times = [];
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const t0 = process.hrtime.bigint();
     out = await sess.run(feeds);
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
+  const cpu = process.cpuUsage(cpu0); // user + system us of the whole process over the N runs
   times.sort((a, b) => a - b);
   const median = n % 2 ? times[(n - 1) / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
   if (process.env.ORT_PROFILE) sess.endProfiling();
   const y = out[sess.outputNames[0]];
   writeNpy(outPath, y.dims, y.data);
   console.log(JSON.stringify({
-    model, median_ms: median, min_ms: times[0], runs: n, threads,
+    model, median_ms: median, min_ms: times[0], cpu_ms: (cpu.user + cpu.system) / 1e3 / n, runs: n, threads,
     peak_rss_mib: process.resourceUsage().maxRSS / 1024,
     ort_version: ort.env.versions ? ort.env.versions.common : null,
     allow_spinning: process.env.ORT_ALLOW_SPINNING === undefined ? 'default' : process.env.ORT_ALLOW_SPINNING,

@@ -7,7 +7,7 @@
 #
 # Needs: build/tgc (cmake --build build), /usr/bin/python3 with torch and
 # torchvision, node + npm (onnxruntime-node is installed into build/peers/node
-# with --ignore-scripts on first use), /usr/bin/time.
+# with --ignore-scripts on first use).
 # Everything it writes goes under $PEERS_DIR (default build/peers): models,
 # inputs, outputs, logs; compare.py then prints the tables from those logs.
 # Per model, round and thread count it runs: tgc at --optimize 2 (the
@@ -96,6 +96,18 @@ else:
     print("\n".join("%s=%s" % kv for kv in m["inputs"].items()))' "$PEERS_DIR/models.json" "$@"
 }
 
+# rusage FILE CMD...: runs CMD under timeout, writes its peak RSS (KiB) and
+# user and system CPU seconds (its whole process tree) to FILE; CMD's status
+rusage() {
+  "$PY" -c '
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as f:
+    f.write("%d %.6f %.6f\n" % (r.ru_maxrss, r.ru_utime, r.ru_stime))
+sys.exit(rc)' "$1" timeout "$TIMEOUT" "${@:2}"
+}
+
 { date -Is; uname -srm; nproc; grep -m1 'model name' /proc/cpuinfo; echo "threads: $THREADS; rounds: $ROUNDS;" \
   "repeat scale: $REPEAT_SCALE; tgc $(git -C "$ROOT" describe --always --dirty 2>/dev/null)"
   # OpenBLAS picks its kernels by cpuid (OPENBLAS_CORETYPE overrides): tgc's and PyTorch's GEMMs depend on it
@@ -123,16 +135,20 @@ for m in "${MODELS[@]}"; do
       uptime >> "$L.t$t.uptime"
       # tgc run has no warm-up: its median covers all runs, the first (cold)
       # one included, so it gets N+1 runs where the others get 1 warm-up + N.
-      # "tgc" is --optimize 2 (the default), "tgc0" --optimize 0.
+      # "tgc" is --optimize 2 (the default), "tgc0" --optimize 0. Its CPU time
+      # per run: that of the process with N+1 runs less that of one with 1
+      # run (loading, compiling and the cold run), over N; both from rusage,
+      # in microseconds (/usr/bin/time's %U has 10 ms steps).
       for o in 2 0; do
         k=tgc; [ "$o" = 2 ] || k=tgc$o
         [ "$(cat "$L.import.rc")" = 0 ] || continue
         echo "[$m round $r/$ROUNDS, $t threads, N=$n] tgc --optimize $o"
-        cmd=("$TGC" run "$PEERS_DIR/$m.yaml" --devices cpu --threads "cpu=$t" --optimize "$o" "${TGC_INPUTS[@]}"
-             --repeat "$((n + 1))" --output-dir "$PEERS_DIR/out/$m.t$t.$k")
-        printf '%q ' "${cmd[@]}" > "$L.t$t.$k.$r.cmd"  # for compare.py's error lines
-        /usr/bin/time -f "%M" -o "$L.t$t.$k.$r.rss" timeout "$TIMEOUT" "${cmd[@]}" > "$L.t$t.$k.$r.log" 2>&1
+        cmd=("$TGC" run "$PEERS_DIR/$m.yaml" --devices cpu --threads "cpu=$t" --optimize "$o" "${TGC_INPUTS[@]}")
+        printf '%q ' "${cmd[@]}" --repeat "$((n + 1))" > "$L.t$t.$k.$r.cmd"  # for compare.py's error lines
+        rusage "$L.t$t.$k.$r.rss" "${cmd[@]}" --repeat "$((n + 1))" --output-dir "$PEERS_DIR/out/$m.t$t.$k" \
+          > "$L.t$t.$k.$r.log" 2>&1
         echo $? > "$L.t$t.$k.$r.rc"
+        rusage "$L.t$t.$k.$r.rss1" "${cmd[@]}" --repeat 1 > /dev/null 2>&1
       done
       echo "[$m round $r/$ROUNDS, $t threads, N=$n] onnxruntime"
       timeout "$TIMEOUT" node "$HERE/ort_bench.js" "$onnx" "$t" "$n" "$PEERS_DIR/out/$m.t$t.ort.npy" "${INPUTS[@]}" \
