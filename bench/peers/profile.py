@@ -11,8 +11,8 @@ build/peers, by a run of run.sh), runs
 
 and prints, in Markdown, the model's time per run split by kind of node:
 the op with what decides its kernel (a convolution's kernel size, depthwise
-or grouped, stride; a MatMul's right operand: weights or activations; a
-fused elementwise group's ops), the node count, tgc's ms per run and share,
+or grouped, stride, dilation; a matrix product's right operand: weights, as
+MatMul or Gemm, or activations; a fused elementwise group's ops), the node count, tgc's ms per run and share,
 the GFLOP/s of the convolutions, matrix products and attention (nominal:
 every multiply-add of the op's definition, taps over padding included), and
 ORT's ms for the same kind; then tgc's slowest nodes. tgc's node times come from
@@ -85,11 +85,15 @@ def kind_and_flops(op, ins, out, attrs):
         return k, 2.0 * np.prod(out) * w[1] * w[2] * w[3]
     if op in CONV:
         return "Conv", 0.0
+    # A product with a 2-D right operand (a layer's weights) is one kind
+    # whether it is a MatMul or a Gemm (ORT makes MatMul + Add a Gemm where
+    # tgc keeps the MatMul and fuses the Add elsewhere)
     if op in MATMUL and x and w and out:
-        rhs = "weights" if len(w) == 2 else "activations"
-        return "MatMul x %s" % rhs, 2.0 * np.prod(out) * x[-1]
+        if len(w) == 2:
+            return "MatMul/Gemm x weights", 2.0 * np.prod(out) * x[-1]
+        return "MatMul x activations", 2.0 * np.prod(out) * x[-1]
     if op in GEMM and x and out:
-        return "Gemm", 2.0 * np.prod(out) * (np.prod(x) / out[0])
+        return "MatMul/Gemm x weights", 2.0 * np.prod(out) * (np.prod(x) / out[0])
     if op in ATTENTION and len(ins) >= 2 and ins[1] and out:
         keys = ins[1][-1] if attrs.get("k_transposed") else ins[1][-2]
         return op, 4.0 * np.prod(out) * keys
