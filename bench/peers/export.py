@@ -27,6 +27,12 @@ import time
 # otherwise; must be set before libgomp loads (with torch).
 if len(sys.argv) > 1 and sys.argv[1] == "bench":
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # torch.set_num_threads sets OpenMP's threads, not those of the OpenBLAS
+    # (pthreads) that Debian's torch calls for matrix products: without this
+    # a 1-thread PyTorch ran its GEMMs on every core (CPU time per run 4x
+    # its wall time on the batch-64 MLP)
+    if len(sys.argv) == 6:
+        os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = sys.argv[5]
 
 import numpy as np
 import torch
