@@ -105,10 +105,13 @@ class BERT(nn.Module):
 
 
 class Recurrent(nn.Module):
-    def __init__(self, cell):
+    """A recurrent classifier: a stacked LSTM or GRU over the sequence, a
+    linear head on its last step (also bench/peers/export.py's LSTM)."""
+
+    def __init__(self, cell, inputs=16, hidden=24, layers=2, bidirectional=True, classes=5):
         super().__init__()
-        self.rnn = cell(16, 24, num_layers=2, batch_first=True, bidirectional=True)
-        self.head = nn.Linear(48, 5)
+        self.rnn = cell(inputs, hidden, num_layers=layers, batch_first=True, bidirectional=bidirectional)
+        self.head = nn.Linear(hidden * (2 if bidirectional else 1), classes)
 
     def forward(self, x):
         y, _ = self.rnn(x)
