@@ -35,7 +35,7 @@ set -u
 # checks every output against PyTorch's.
 [ "${KEEP_OPENBLAS_ENV:-0}" = 1 ] || unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$ROOT"
+cd "$ROOT" || exit 2
 PEERS_DIR="${PEERS_DIR:-$ROOT/build/peers}"
 TGC="${TGC:-$ROOT/build/tgc}"
 PY=/usr/bin/python3
