@@ -1,12 +1,13 @@
-/* GEMMs on weights packed once, through oneDNN's matmul (see
- * gemm_packed.h). Each piece of C's columns is one oneDNN matmul primitive
- * over its block of B, packed at creation by a oneDNN reorder into the
- * layout the primitive asked for (format "any"); alpha is the primitive's
- * output scale and beta a sum post-op. The engine is the process's one cpu
- * engine; each thread that runs a piece keeps a stream of its own (a
- * thread-specific key destroys it when the thread ends). oneDNN runs on
+/* GEMMs through oneDNN's matmul (see gemm_packed.h). On packed weights:
+ * each piece of C's columns is one primitive over its block of B, packed
+ * at creation by a oneDNN reorder into the layout the primitive asked for
+ * (format "any"). On operands as they lie: one primitive per geometry, in
+ * a process-wide table. Alpha is a primitive's output scale, beta a sum
+ * post-op. The engine is the process's one cpu engine; each thread that
+ * runs primitives keeps a stream and a scratchpad of its own (a
+ * thread-specific key destroys them when the thread ends). oneDNN runs on
  * OpenMP: omp_set_num_threads(1) on the calling thread, before a primitive
- * is made and before it runs, keeps each piece on that thread. */
+ * is made and before it runs, keeps each product on that thread. */
 #include "devices/cpu/gemm_packed.h"
 
 #include "devices/cpu/kernels_nn.h"
@@ -221,7 +222,8 @@ static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t st
          dnnl_primitive_create(&reorder, rpd) == dnnl_success;
     if (ok) {
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, p->weights}};
-        ok = dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success && dnnl_stream_wait(stream) == dnnl_success;
+        ok = dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success &&
+             dnnl_stream_wait(stream) == dnnl_success;
     }
     if (reorder != NULL) dnnl_primitive_destroy(reorder);
     if (rpd != NULL) dnnl_primitive_desc_destroy(rpd);
