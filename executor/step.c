@@ -331,8 +331,8 @@ static void start_source(tgc_step *st, tgc_part_state *ps, int32_t id) {
     char buf[1024];
     const char *key = tgc_frame_key(ps, tgc_node_attr(n, "key")->s, buf, sizeof buf);
     if (key == NULL || tgc_rendezvous_recv_async(st->rendezvous, key, dst, recv_done, &ps->tasks[id]) != TGC_OK) {
-        tgc_step_fail(st, key ? TGC_ERR_NOMEM : TGC_ERR_INVALID, n->pos, "recv-failed", "node '%s': cannot wait for '%s'",
-                      n->name, key ? key : "(a key too long)");
+        tgc_step_fail(st, key ? TGC_ERR_NOMEM : TGC_ERR_INVALID, n->pos, "recv-failed",
+                      "node '%s': cannot wait for '%s'", n->name, key ? key : "(a key too long)");
         run_task(&ps->tasks[id]); /* finishes it (skipped) */
     }
 }

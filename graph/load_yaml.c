@@ -877,6 +877,8 @@ static void loader_release(tgc_loader *l) {
 }
 
 static tgc_status parse_document(tgc_loader *l, const char *text, size_t size) {
+    tgc_status depth = tgc_yaml_check_depth(text, size, TGC_YAML_MAX_NESTING, l->g->path, l->diags);
+    if (depth != TGC_OK) return depth == TGC_ERR_NOMEM ? tgc_loader_nomem(l) : depth;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) return tgc_loader_nomem(l);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, size);

@@ -44,6 +44,19 @@ typedef struct tgc_loader {
     size_t n_children, cap_children;
 } tgc_loader;
 
+/* The most levels mappings and lists may nest in a tgc/1 file: about 4
+ * per subgraph level (graph/subgraph.h's TGC_MAX_SUBGRAPH_DEPTH of them),
+ * with room for tensor specs and attribute values. */
+#define TGC_YAML_MAX_NESTING 128
+
+/* Parses the `size` bytes of `text` event by event, and fails with an
+ * error of rule "over-limit" at the first mapping or list nested deeper
+ * than `limit` (TGC_ERR_INVALID), before anything is loaded. A syntax
+ * error ends the check with TGC_OK (loading the document reports it);
+ * TGC_ERR_NOMEM, without a message, as the loader's other allocation
+ * failures. Messages name `path`. */
+tgc_status tgc_yaml_check_depth(const char *text, size_t size, int limit, const char *path, tgc_diags *diags);
+
 /* Position of a YAML node (1-based). */
 tgc_srcpos tgc_loader_pos(const yaml_node_t *n);
 

@@ -45,7 +45,7 @@ static tgc_graph *subgraph(tgc_infer_ctx *c, const char *name) {
 /* ---- If ------------------------------------------------------------------------ */
 
 static const tgc_attr_def if_attrs[] = {
-    {"then_branch", TGC_ATTR_GRAPH, true}, {"else_branch", TGC_ATTR_GRAPH, true}, {NULL}};
+    {"then_branch", TGC_ATTR_GRAPH, true}, {"else_branch", TGC_ATTR_GRAPH, true}, {NULL, 0, false}};
 
 static tgc_status infer_if(tgc_infer_ctx *c) {
     if (!require_single(c, 0, TGC_BOOL, "the condition")) return TGC_ERR_INVALID;
@@ -105,7 +105,7 @@ static tgc_status set_stacked(tgc_infer_ctx *c, int k, const tgc_tensor_info *pe
     return tgc_infer_set_output(c, k, per->dtype, &out);
 }
 
-static const tgc_attr_def loop_attrs[] = {{"body", TGC_ATTR_GRAPH, true}, {NULL}};
+static const tgc_attr_def loop_attrs[] = {{"body", TGC_ATTR_GRAPH, true}, {NULL, 0, false}};
 
 static tgc_status infer_loop(tgc_infer_ctx *c) {
     if (!require_single(c, 0, TGC_INT64, "the trip count M") || !require_single(c, 1, TGC_BOOL, "the condition"))
@@ -160,7 +160,7 @@ static const tgc_attr_def scan_attrs[] = {{"body", TGC_ATTR_GRAPH, true},
                                           {"scan_input_directions", TGC_ATTR_INTS, false},
                                           {"scan_output_axes", TGC_ATTR_INTS, false},
                                           {"scan_output_directions", TGC_ATTR_INTS, false},
-                                          {NULL}};
+                                          {NULL, 0, false}};
 
 /* Entry i of INTS attribute `name`, or 0 when absent. */
 static int64_t list_entry(tgc_infer_ctx *c, const char *name, int i) {

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const tgc_attr_def no_attrs[] = {{NULL}};
+static const tgc_attr_def no_attrs[] = {{NULL, 0, false}};
 
 /* What input i is (dtype and kind) in words, for messages. */
 static const char *type_of(const tgc_tensor_info *in, char *buf, size_t size) {
@@ -64,7 +64,7 @@ static tgc_shape merge_elements(tgc_infer_ctx *c, const tgc_shape *a, const tgc_
 
 /* ---- making and changing sequences -------------------------------------------- */
 
-static const tgc_attr_def empty_attrs[] = {{"dtype", TGC_ATTR_INT, false}, {NULL}};
+static const tgc_attr_def empty_attrs[] = {{"dtype", TGC_ATTR_INT, false}, {NULL, 0, false}};
 
 static tgc_status infer_sequence_empty(tgc_infer_ctx *c) {
     int64_t code = tgc_infer_attr_int(c, "dtype", 1);
@@ -123,7 +123,8 @@ static tgc_status infer_sequence_length(tgc_infer_ctx *c) {
 
 /* ---- sequences and tensors ------------------------------------------------------ */
 
-static const tgc_attr_def concat_attrs[] = {{"axis", TGC_ATTR_INT, true}, {"new_axis", TGC_ATTR_INT, false}, {NULL}};
+static const tgc_attr_def concat_attrs[] = {
+    {"axis", TGC_ATTR_INT, true}, {"new_axis", TGC_ATTR_INT, false}, {NULL, 0, false}};
 
 static tgc_status infer_concat_from_sequence(tgc_infer_ctx *c) {
     if (!require_kind(c, 0, TGC_KIND_SEQUENCE, false)) return TGC_ERR_INVALID;
@@ -153,7 +154,8 @@ static tgc_status infer_concat_from_sequence(tgc_infer_ctx *c) {
     return tgc_infer_set_output(c, 0, seq->dtype, &out);
 }
 
-static const tgc_attr_def split_attrs[] = {{"axis", TGC_ATTR_INT, false}, {"keepdims", TGC_ATTR_INT, false}, {NULL}};
+static const tgc_attr_def split_attrs[] = {
+    {"axis", TGC_ATTR_INT, false}, {"keepdims", TGC_ATTR_INT, false}, {NULL, 0, false}};
 
 static tgc_status infer_split_to_sequence(tgc_infer_ctx *c) {
     if (!require_kind(c, 0, TGC_KIND_TENSOR, false)) return TGC_ERR_INVALID;
@@ -182,7 +184,7 @@ static tgc_status infer_split_to_sequence(tgc_infer_ctx *c) {
 
 /* Optional's `type` is ONNX's TypeProto; the importer writes it as the
  * format's type string ("float32", "seq(int64)"). */
-static const tgc_attr_def optional_attrs[] = {{"type", TGC_ATTR_STRING, false}, {NULL}};
+static const tgc_attr_def optional_attrs[] = {{"type", TGC_ATTR_STRING, false}, {NULL, 0, false}};
 
 static tgc_status infer_optional(tgc_infer_ctx *c) {
     const tgc_tensor_info *x = tgc_infer_input(c, 0);
@@ -217,7 +219,7 @@ static tgc_status infer_optional_get_element(tgc_infer_ctx *c) {
 
 /* ---- SequenceMap ----------------------------------------------------------------- */
 
-static const tgc_attr_def map_attrs[] = {{"body", TGC_ATTR_GRAPH, true}, {NULL}};
+static const tgc_attr_def map_attrs[] = {{"body", TGC_ATTR_GRAPH, true}, {NULL, 0, false}};
 
 /* The body takes an element of each sequence input and each tensor input
  * as it is; each of its outputs, one per element, makes a sequence. */

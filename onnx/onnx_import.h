@@ -67,11 +67,24 @@ void tgc_onnx_arena_release(tgc_onnx_arena *a);
 /* Reads and unpacks the ModelProto at `path` (protobuf-c's allocations go
  * through tgc_malloc). TGC_ERR_IO when the file cannot be read,
  * TGC_ERR_INVALID when it is not a ModelProto (a truncated file, another
- * format) or has no graph or is past max_bytes (rule "over-limit"),
+ * format) or has no graph or is past max_bytes or nests its messages
+ * deeper than TGC_ONNX_MAX_NESTING (rule "over-limit"),
  * TGC_ERR_NOMEM; each with a message naming the file. *out is NULL on
  * failure; release it with tgc_onnx_model_free. */
 tgc_status tgc_onnx_model_load(const char *path, int64_t max_bytes, tgc_diags *diags, Onnx__ModelProto **out);
 void tgc_onnx_model_free(Onnx__ModelProto *m);
+
+/* The most levels messages may nest in a model file (the ModelProto is
+ * level 0; each subgraph takes 3: node, attribute, graph), checked before
+ * protobuf-c, whose unpack recurses per level, reads the file. */
+#define TGC_ONNX_MAX_NESTING 100
+
+/* How deep the submessages of the `size` bytes of a `desc` message nest
+ * (0: none), walked with a stack of at most `limit` levels (clamped to
+ * 1..TGC_ONNX_MAX_NESTING): limit + 1 when they nest deeper. Bytes that
+ * do not parse end the walk with the depth seen so far (the unpack that
+ * follows refuses them). No allocation; the bytes are only read. */
+int tgc_onnx_nesting(const ProtobufCMessageDescriptor *desc, const uint8_t *bytes, size_t size, int limit);
 
 /* tgc's dtype for an ONNX TensorProto.DataType code, or TGC_DTYPE_INVALID;
  * and the code's name in ONNX's spelling ("DOUBLE"; "code 42" goes to buf

@@ -4,6 +4,7 @@
  * tgc_malloc, and decodes tensors into dtype, dims and little-endian data. */
 #include "onnx/onnx_import.h"
 
+#include "graph/subgraph.h"
 #include "support/alloc.h"
 #include "support/checked.h"
 #include "support/diag.h"
@@ -89,6 +90,15 @@ tgc_status tgc_onnx_model_load(const char *path, int64_t max_bytes, tgc_diags *d
     size_t size;
     tgc_status st = read_file(path, max_bytes, diags, &bytes, &size);
     if (st != TGC_OK) return st;
+    if (tgc_onnx_nesting(&onnx__model_proto__descriptor, bytes, size, TGC_ONNX_MAX_NESTING) >
+        TGC_ONNX_MAX_NESTING) {
+        tgc_free(bytes);
+        tgc_diag_error(diags, path, no_pos, "over-limit",
+                       "its messages nest deeper than %d levels (subgraphs nest at most %d deep, each taking 3 "
+                       "levels: node, attribute, graph)",
+                       TGC_ONNX_MAX_NESTING, TGC_MAX_SUBGRAPH_DEPTH);
+        return TGC_ERR_INVALID;
+    }
     bool nomem = false;
     ProtobufCAllocator counting = {pb_alloc, pb_free, &nomem};
     Onnx__ModelProto *m = onnx__model_proto__unpack(&counting, size, bytes);

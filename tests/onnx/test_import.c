@@ -444,6 +444,56 @@ static void test_unsupported_inside_subgraphs(void) {
     tgc_diags_free(d);
 }
 
+/* A file of about 1.5 MB nesting 300,000 messages (graph, node, attribute,
+ * graph, ...) is refused before protobuf-c, whose unpack recurses once a
+ * level, reads it (it overflowed the stack); 20 nested If branches still
+ * parse, and are refused as nesting subgraphs deeper than 16. */
+static void test_nesting_bound(void) {
+    scratch_dir();
+    enum { LEVELS = 300000 };
+    static const int field[3] = {1, 5, 6}; /* GraphProto.node, NodeProto.attribute, AttributeProto.g */
+    size_t *len = malloc((LEVELS + 1) * sizeof *len);
+    CU_ASSERT_FATAL(len != NULL);
+    len[LEVELS] = 0; /* len[i]: the bytes inside the message at level i */
+    for (int i = LEVELS - 1; i >= 0; i--) {
+        size_t v = len[i + 1], bytes = 1;
+        while (v >= 0x80) v >>= 7, bytes++;
+        len[i] = 1 + bytes + len[i + 1];
+    }
+    pb g = {0};
+    for (int i = 0; i < LEVELS; i++) {
+        pb_varint(&g, (uint64_t)field[i % 3] << 3 | 2);
+        pb_varint(&g, len[i + 1]);
+    }
+    CU_ASSERT(g.n == len[0]);
+    free(len);
+    write_model(in_scratch("deep.onnx"), 13, &g);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT(tgc_onnx_import(in_scratch("deep.onnx"), in_scratch("deep.yaml"), d) == TGC_ERR_INVALID);
+    CU_ASSERT(has_diag(d, "over-limit", (const char *[]){"nest deeper than 100 levels", NULL}));
+    CU_ASSERT(!exists(in_scratch("deep.yaml")));
+    tgc_diags_free(d);
+
+    pb branch = {0}; /* If(c) nested 20 deep in then_branch, each else_branch empty */
+    for (int k = 0; k < 20; k++) {
+        pb attrs[2] = {{0}, {0}}, empty = {0};
+        pb_str(&attrs[0], 1, "then_branch");
+        pb_int(&attrs[0], 20, 5);
+        pb_msg(&attrs[0], 6, &branch);
+        pb_str(&attrs[1], 1, "else_branch");
+        pb_int(&attrs[1], 20, 5);
+        pb_msg(&attrs[1], 6, &empty);
+        pb n = node(NULL, "If", (const char *[]){"c", NULL}, (const char *[]){"y", NULL}, attrs, 2);
+        pb_msg(&branch, 1, &n);
+    }
+    write_model(in_scratch("if20.onnx"), 13, &branch);
+    d = tgc_diags_create();
+    CU_ASSERT(tgc_onnx_import(in_scratch("if20.onnx"), in_scratch("if20.yaml"), d) != TGC_OK);
+    CU_ASSERT(has_diag(d, "unsupported-attribute", (const char *[]){"subgraphs nest deeper than 16 levels", NULL}));
+    CU_ASSERT(!has_diag(d, "over-limit", (const char *[]){NULL}));
+    tgc_diags_free(d);
+}
+
 /* Names outside tgc's alphabet, their clashes, dim_params and unknown dims. */
 static void test_names_and_symbols(void) {
     scratch_dir();
@@ -926,6 +976,7 @@ static void test_allocation_failures(void) {
 
 TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
               {"unsupported inside subgraphs", test_unsupported_inside_subgraphs},
+              {"nesting bound", test_nesting_bound},
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
               {"legacy_opset", test_legacy_opset},
               {"legacy_upsample_resize", test_legacy_upsample_resize}, {"legacy_hardmax", test_legacy_hardmax},
