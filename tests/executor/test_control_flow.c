@@ -676,10 +676,75 @@ static void test_body_across_devices(void) {
     tgc_diags_free(d);
 }
 
+/* The failure of a body spanning devices: row = x[i] on cpu0, w = acc + row
+ * on gpu0 (which waits on a _Recv for row). x has 2 rows, so iteration 2's
+ * Gather fails on cpu0 while gpu0 waits for its row: the whole step stops,
+ * naming the node, the device and the iteration, both devices' buffers go
+ * back, and the session runs again with 4 rows (sums by hand). */
+static void test_failure_across_devices(void) {
+    tgc_device_info info[4];
+    if (tgc_devices_list(info, 4) < 2) {
+        printf("\n  notice: no OpenCL device; skipped\n");
+        return;
+    }
+    static const char text[] = "format: tgc/1\n"
+                               "inputs:\n"
+                               "  - {name: x, dtype: float32, shape: [N, 4]}\n"
+                               "outputs: [count]\n"
+                               "initializers:\n"
+                               "  - {name: four, dtype: int64, shape: [], values: [4]}\n"
+                               "  - {name: z, dtype: float32, shape: [4], values: [0, 0, 0, 0]}\n"
+                               "nodes:\n"
+                               "  - name: count\n"
+                               "    op: Loop\n"
+                               "    inputs: [four, '', z]\n"
+                               "    attrs:\n"
+                               "      body:\n"
+                               "        inputs: [{name: i}, {name: c}, {name: acc}]\n"
+                               "        outputs: [c, sum]\n"
+                               "        nodes:\n"
+                               "          - {name: row, op: Gather, inputs: [x, i], attrs: {axis: 0}, device: cpu0}\n"
+                               "          - {name: sum, op: Add, inputs: [acc, row], device: gpu0}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    tgc_session *s = NULL;
+    CU_ASSERT_FATAL(tgc_graph_load_string(text, strlen(text), "fail.yaml", NULL, d, &g) == TGC_OK);
+    CU_ASSERT_FATAL(tgc_session_create(g, "cpu,gpu0", NULL, d, &s) == TGC_OK);
+    tgc_memory_figures before[2] = {tgc_session_memory(s, 0), tgc_session_memory(s, 1)};
+    const char *names[] = {"x"};
+    tgc_tensor *feeds[1] = {f32(2, (int64_t[]){2, 4}, (float[]){1, 2, 3, 4, 5, 6, 7, 8})}, *out[1] = {0};
+    CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, feeds, out, d), TGC_ERR_RUNTIME);
+    CU_ASSERT_PTR_NULL(out[0]);
+    CU_ASSERT_EQUAL_FATAL(tgc_diags_count(d), 1);
+    const char *msg = tgc_diag_message(d, 0);
+    CU_ASSERT(strstr(msg, "node 'row' (Gather) on cpu0 in iteration 2 of Loop 'count'") != NULL);
+    if (strstr(msg, "in iteration 2") == NULL) fprintf(stderr, "\n%s\n", msg);
+    release_all(feeds, 1);
+    for (int dev = 0; dev < 2; dev++) {
+        tgc_memory_figures after = tgc_session_memory(s, dev);
+        CU_ASSERT_EQUAL(after.bytes_in_use, before[dev].bytes_in_use);
+        CU_ASSERT_EQUAL(after.live_buffers, before[dev].live_buffers);
+    }
+    tgc_diags_free(d);
+    d = tgc_diags_create();
+    float x4[16];
+    for (int k = 0; k < 16; k++) x4[k] = (float)k; /* column j sums to j + (j + 4) + (j + 8) + (j + 12) */
+    feeds[0] = f32(2, (int64_t[]){4, 4}, x4);
+    CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, feeds, out, d), TGC_OK);
+    check_f32(out[0], 1, (int64_t[]){4}, (float[]){24, 28, 32, 36});
+    release_all(out, 1);
+    release_all(feeds, 1);
+    tgc_diags_print(d, stderr);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("control flow", {"loop and if", test_loop_and_if}, {"while and growing", test_while_and_growing},
               {"scan", test_scan}, {"nested loops", test_nested_loops}, {"sequences", test_sequences},
               {"sequence feeds", test_sequence_feeds}, {"flat memory", test_flat_memory},
               {"failure names the iteration", test_failure_names_the_iteration},
               {"max iterations", test_max_iterations},
               {"run survives allocation failures", test_run_survives_allocation_failures},
-              {"a body across devices", test_body_across_devices})
+              {"a body across devices", test_body_across_devices},
+              {"a failure across devices", test_failure_across_devices})
