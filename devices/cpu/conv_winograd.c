@@ -247,6 +247,6 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
     }
     tgc_free(scratch);
     tgc_free(wg.scratch);
-    if (atomic_load(&wg.failed)) return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
+    if (atomic_load(&wg.failed)) return tgc_kernel_fail(c, "Conv: " TGC_CPU_GEMM_FAILED);
     return TGC_OK;
 }

@@ -136,7 +136,7 @@ static tgc_status attention_f32(tgc_kernel_ctx *c) {
     }
     atomic_init(&r->failed, false);
     tgc_parallel_for(c->pool, (r->units + r->per_piece - 1) / r->per_piece, run_piece, r);
-    if (atomic_load(&r->failed)) st = tgc_kernel_fail(c, "attention sizes pass BLAS's int range");
+    if (atomic_load(&r->failed)) st = tgc_kernel_fail(c, "attention: " TGC_CPU_GEMM_FAILED);
 done:
     tgc_free(r->scratch);
     tgc_free(r);

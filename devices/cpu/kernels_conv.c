@@ -320,7 +320,7 @@ tgc_status tgc_cpu_conv_im2col(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
         }
     }
     free_cols(cols, width);
-    if (t.failed) return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
+    if (t.failed) return tgc_kernel_fail(c, "Conv: " TGC_CPU_GEMM_FAILED);
     return TGC_OK;
 }
 
@@ -350,7 +350,7 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
                                          cg, px + (n * channels + g * cg) * in_size, in_size, bg != NULL ? 1.0f : 0.0f,
                                          py + (n * m_count + g * m_group) * out_size, out_size, bg, 1, 0,
                                          c->fused_act))
-                    return tgc_kernel_fail(c, "Conv sizes pass BLAS's int range");
+                    return tgc_kernel_fail(c, "Conv: " TGC_CPU_GEMM_FAILED);
             }
         return TGC_OK;
     }

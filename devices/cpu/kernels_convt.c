@@ -123,7 +123,7 @@ static tgc_status conv_transpose_f32(tgc_kernel_ctx *c) {
                 int64_t m1 = m0 + mb < g.mg ? m0 + mb : g.mg;
                 if (!tgc_cpu_sgemm(c->pool, true, false, (m1 - m0) * g.kk_count, g.in_size, g.cg, 1.0f,
                                    wg + m0 * g.kk_count, ld_w, xg, g.in_size, 0.0f, col, g.in_size)) {
-                    st = tgc_kernel_fail(c, "ConvTranspose sizes pass BLAS's int range");
+                    st = tgc_kernel_fail(c, "ConvTranspose: " TGC_CPU_GEMM_FAILED);
                     break;
                 }
                 col2im_block b = {.g = &g, .col = col, .y = yg, .m0 = m0};

@@ -301,7 +301,7 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
                                      NULL, 0, 0, act);
         }
     }
-    if (!ok) return tgc_kernel_fail(c, "MatMul sizes pass BLAS's int range");
+    if (!ok) return tgc_kernel_fail(c, "MatMul: " TGC_CPU_GEMM_FAILED);
     return TGC_OK;
 }
 
@@ -332,6 +332,6 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     }
     if (!tgc_cpu_sgemm_fused(c->pool, ta, tb, m, n, k, alpha, pa, a->dims[1], pb, b->dims[1], has_c ? beta : 0.0f, py, n, pc,
                    cm, cn, c->fused_act))
-        return tgc_kernel_fail(c, "Gemm sizes pass BLAS's int range");
+        return tgc_kernel_fail(c, "Gemm: " TGC_CPU_GEMM_FAILED);
     return TGC_OK;
 }

@@ -83,6 +83,9 @@ tgc_status tgc_cpu_conv_im2col(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
  * held) without touching A or B. Returns false, computing nothing, when a
  * size does not fit BLAS's int, or when oneDNN failed while running (C
  * undefined). */
+/* The message of a kernel whose tgc_cpu_sgemm* call returned false. */
+#define TGC_CPU_GEMM_FAILED "a GEMM failed (a size past BLAS's int range, or oneDNN's matmul failed)"
+
 bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                        const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 

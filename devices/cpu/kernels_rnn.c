@@ -220,7 +220,7 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, in
             s->xw[i * gh + j] = bias;
         }
     if (!tgc_cpu_sgemm(c->pool, false, true, rows, gh, g->input, 1.0f, x, g->input, wt->w, g->input, 1.0f, s->xw, gh))
-        return tgc_kernel_fail(c, "the input GEMM is too large for BLAS");
+        return tgc_kernel_fail(c, "the input GEMM: " TGC_CPU_GEMM_FAILED);
     load_state(c, g, 5, d, s->h);
     if (lstm) load_state(c, g, 6, d, s->cs);
     float *y = tgc_kernel_has_output(c, 0) ? tgc_kernel_out_ptr(c, 0) : NULL;
@@ -228,7 +228,7 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, in
         /* The recurrent products: all gates, or GRU's z and r first. */
         int64_t first = gru && !linear_before_reset ? 2 * n : gh;
         if (!tgc_cpu_sgemm(c->pool, false, true, g->batch, first, n, 1.0f, s->h, n, wt->r, n, 0.0f, s->hr, gh))
-            return tgc_kernel_fail(c, "the recurrent GEMM is too large for BLAS");
+            return tgc_kernel_fail(c, "the recurrent GEMM: " TGC_CPU_GEMM_FAILED);
         if (gru && !linear_before_reset) {
             /* z and r for every row, then (r . H) Rh^T for the batch at once. */
             for (int64_t b = 0; b < g->batch; b++) {
@@ -246,7 +246,7 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, in
             }
             if (!tgc_cpu_sgemm(c->pool, false, true, g->batch, n, n, 1.0f, s->rh, n, wt->r + 2 * n * n, n, 0.0f,
                                s->hr + 2 * n, gh))
-                return tgc_kernel_fail(c, "the recurrent GEMM is too large for BLAS");
+                return tgc_kernel_fail(c, "the recurrent GEMM: " TGC_CPU_GEMM_FAILED);
         }
         for (int64_t b = 0; b < g->batch; b++) {
             int64_t t = step_time(s, reverse, k, b);
