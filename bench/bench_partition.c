@@ -87,7 +87,7 @@ static tgc_graph *chain(int32_t n) {
 
 /* run 0: thirds. */
 static void bench_build(int32_t n, int run, const char *spread) {
-    static const tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0}, {TGC_DEVICE_CPU, 1}, {TGC_DEVICE_GPU, 0}};
+    static const tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0, 0}, {TGC_DEVICE_CPU, 1, 0}, {TGC_DEVICE_GPU, 0, 0}};
     tgc_graph *g = chain(n);
     int32_t *device = tgc_malloc((size_t)n * sizeof *device);
     if (device == NULL) die("out of memory");

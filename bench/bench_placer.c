@@ -120,7 +120,7 @@ static tgc_graph *build(int32_t n_ops) {
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     if (reps < 1 || reps > 100) reps = 5;
-    tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0}, {TGC_DEVICE_GPU, 0}};
+    tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0, 0}, {TGC_DEVICE_GPU, 0, 0}};
     printf("%10s %10s %12s %10s %10s\n", "op nodes", "nodes", "median ms", "ns/node", "on gpu0");
     for (int32_t n_ops = 10000; n_ops <= 1000000; n_ops *= 10) {
         tgc_graph *g = build(n_ops);

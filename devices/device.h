@@ -83,7 +83,7 @@ struct tgc_device {
     const tgc_device_ops *ops;
     tgc_device_kind kind;
     int index;      /* cpu0, cpu1 (virtual host devices), gpu0, ... */
-    char name[16];  /* "cpu0", "gpu0" */
+    char name[32];  /* "cpu0", "gpu0"; "/task:1/cpu0" in a session spanning processes */
     pthread_mutex_t stats_lock;
     tgc_allocator_stats stats;
     int64_t fail_countdown; /* test hook: the Nth allocation from now fails */

@@ -80,7 +80,7 @@ tgc_status tgc_eager_create(const char *devices, const tgc_eager_options *opts, 
     e->id = atomic_fetch_add(&ids, 1) + 1; /* 0: no context */
     pthread_mutex_init(&e->lock, NULL);
     if ((e->g = tgc_graph_create("", NULL)) == NULL) s = TGC_ERR_NOMEM;
-    if (s == TGC_OK) s = add_device(e, (tgc_placer_device){TGC_DEVICE_CPU, 0}, diags);
+    if (s == TGC_OK) s = add_device(e, (tgc_placer_device){TGC_DEVICE_CPU, 0, 0}, diags);
     for (int i = 0; s == TGC_OK && i < n; i++) s = add_device(e, list[i], diags);
     for (int i = 0; s == TGC_OK && i < e->n_devices; i++) {
         if (e->devices[i]->kind != TGC_DEVICE_CPU) continue;

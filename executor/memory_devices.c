@@ -42,7 +42,7 @@ int tgc_memory_devices(tgc_memory_device *out, int max) {
             tgc_allocator_stats st = tgc_device_stats(devs[i]);
             tgc_memory_device *m = &out[i];
             memset(m, 0, sizeof *m);
-            snprintf(m->device, sizeof m->device, "%s", devs[i]->name);
+            snprintf(m->device, sizeof m->device, "%.15s", devs[i]->name);
             m->live_tensors = atomic_load(&devs[i]->live_handles);
             m->live_tensor_bytes = atomic_load(&devs[i]->live_handle_bytes);
             m->bytes_in_use = st.bytes_in_use;
@@ -130,7 +130,7 @@ int tgc_memory_tracer_report(const tgc_memory_tracer *t, tgc_memory_delta *out, 
         if (r == NULL) r = &zero;
         tgc_memory_delta *m = &out[i];
         memset(m, 0, sizeof *m);
-        snprintf(m->device, sizeof m->device, "%s", devs[i]->name);
+        snprintf(m->device, sizeof m->device, "%.15s", devs[i]->name);
         m->used_start = r->used_start;
         m->used_now = st.bytes_in_use;
         m->used_delta = m->used_now - m->used_start;

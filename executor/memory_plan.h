@@ -110,7 +110,7 @@ typedef struct tgc_memory_tensor {
 /* One memory: a partition's device, or the host memory its int shape
  * values (host_outputs, _HostRecv) and host-side initializers live in. */
 typedef struct tgc_memory_space {
-    char name[16]; /* "cpu0", "gpu0", "host" */
+    char name[32]; /* "cpu0", "gpu0", "/task:1/cpu0", "host" */
     int part;      /* the partition */
     bool host;
     int64_t alignment;

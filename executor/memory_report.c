@@ -272,7 +272,7 @@ tgc_memory_plan_figures tgc_memory_plan_get(const tgc_memory_plan *mp, int i) {
     if (i < 0 || i >= tgc_memory_plan_count(mp)) return f;
     if (i < mp->parts->n_parts) {
         const tgc_memory_space *sp = &mp->spaces[2 * i];
-        snprintf(f.device, sizeof f.device, "%s", sp->name);
+        snprintf(f.device, sizeof f.device, "%.15s", sp->name);
         f.weights_bytes = sp->weights_bytes;
         f.planned_peak = sp->arena_bytes;
         f.lower_bound = sp->lower_bound;
@@ -419,6 +419,7 @@ static int64_t plans_weights_on(const tgc_plan *plans, int n, const tgc_device *
     int64_t bytes = 0;
     for (int p = 0; plans != NULL && p < n; p++) {
         const tgc_plan *pl = &plans[p];
+        if (pl->remote) continue;
         for (int32_t v = 0; pl->weights != NULL && v < pl->n_values; v++)
             if (pl->weights[v].buf != NULL && pl->weights[v].buf->device == d) bytes += (int64_t)pl->weights[v].buf->nbytes;
         for (int32_t id = 0; pl->control != NULL && id < pl->g->n_nodes; id++)
@@ -494,7 +495,7 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     if (f.bytes_limit > 0) fprintf(out, "  %-22s %12" PRId64 "\n", "limit", f.bytes_limit);
     size_t cached = 0;
     for (int p = 0; p < s->parts.n_parts; p++)
-        if (s->devices[s->parts.parts[p].device] == d)
+        if (!s->plans[p].remote && s->devices[s->parts.parts[p].device] == d)
             cached += tgc_kernel_cache_bytes(s->plans[p].caches, (int64_t)s->plans[p].g->n_nodes + 1);
     if (cached > 0)
         fprintf(out, "  %-22s %12zu  (host memory: weights in a kernel's own layout, kept across runs)\n",

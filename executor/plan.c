@@ -181,6 +181,14 @@ static tgc_status body_plan_build(tgc_session *s, const tgc_graph *body, tgc_bod
     if (st == TGC_OK) st = tgc_partition_build(body, &bp->placement, s->place_devices, s->n_devices, diags, &bp->parts);
     if (st == TGC_OK && (bp->plans = tgc_calloc((size_t)bp->parts.n_parts + 1, sizeof *bp->plans)) == NULL)
         st = TGC_ERR_NOMEM;
+    /* A subgraph runs in its control node's process: its pairs are local. */
+    for (int i = 0; st == TGC_OK && s->distributed && i < bp->parts.n_parts; i++)
+        if (s->place_devices[bp->parts.parts[i].device].task != s->rank)
+            st = tgc_diag_error(diags, body->path, (tgc_srcpos){0, 0}, "subgraph-across-processes",
+                                "a subgraph run on rank %d places nodes on %s, a device of another process: "
+                                "subgraphs of If, Loop and Scan run in their node's process; give their nodes "
+                                "device specs of task %d (docs/distributed.md)",
+                                s->rank, bp->parts.parts[i].device_name, s->rank);
     for (int i = 0; st == TGC_OK && i < bp->parts.n_parts; i++)
         st = tgc_plan_build_for(s, &bp->parts, body, i, &bp->plans[i], diags);
     return st;

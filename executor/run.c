@@ -84,7 +84,8 @@ tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names
     for (int i = 0; i < g->n_outputs; i++) outputs[i] = NULL;
     const tgc_tensor **feed_of = tgc_calloc((size_t)g->n_inputs_nodes + 1, sizeof *feed_of);
     if (feed_of == NULL) return TGC_ERR_NOMEM;
-    tgc_status st = match_feeds(g, n_feeds, names, feeds, feed_of, diags);
+    /* Across processes rank 0 alone is fed: the graph's inputs are on its devices. */
+    tgc_status st = s->distributed && s->rank != 0 ? TGC_OK : match_feeds(g, n_feeds, names, feeds, feed_of, diags);
     if (st == TGC_OK) st = tgc_step_execute(s, feed_of, outputs, s->trace, diags);
     tgc_free(feed_of);
     return st;

@@ -3,6 +3,7 @@
 #include "executor/session.h"
 
 #include "devices/opencl/opencl.h"
+#include "distributed/transport.h"
 #include "support/alloc.h"
 #include "support/diag.h"
 
@@ -89,16 +90,27 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
                                tgc_diags *diags) {
     int n = 0;
     tgc_status st = tgc_placer_parse_devices(devices, s->place_devices, TGC_MAX_DEVICES, &n, diags);
+    if (st == TGC_OK && tgc_placer_max_task(s->place_devices, n) > 0) {
+        s->distributed = true;
+        s->rank = tgc_dist_rank();
+        st = tgc_session_dist_check_list(s->place_devices, n, diags);
+    }
     for (int i = 0; st == TGC_OK && i < n; i++) {
-        st = open_device(s->place_devices[i], diags, &s->devices[i]);
+        bool here = s->place_devices[i].task == s->rank;
+        /* Another process's device: a stand-in that holds nothing, for names and figures. */
+        if (here) st = open_device(s->place_devices[i], diags, &s->devices[i]);
+        else if ((s->devices[i] = tgc_cpu_device_create(s->place_devices[i].index)) == NULL) st = TGC_ERR_NOMEM;
         if (st != TGC_OK) break;
         s->n_devices++;
         int threads = threads_for(s->devices[i], opts ? opts->threads : NULL, diags, &st);
-        if (st == TGC_OK) st = tgc_thread_pool_create(threads, &s->pools[i]);
+        if (st == TGC_OK && here) st = tgc_thread_pool_create(threads, &s->pools[i]);
     }
     /* Limits hold from the first allocation: the weights count too. */
     if (st == TGC_OK && opts != NULL && opts->memory_limits != NULL)
         st = tgc_memory_limits_apply(s->devices, s->n_devices, opts->memory_limits, diags);
+    /* Messages name a device with its process: "/task:1/cpu0". */
+    for (int i = 0; st == TGC_OK && s->distributed && i < s->n_devices; i++)
+        tgc_placer_device_name(s->place_devices[i], s->devices[i]->name, sizeof s->devices[i]->name);
     if (st == TGC_OK && opts != NULL && opts->memory_report &&
         (s->watch = tgc_memory_watch_create(s->n_devices, s->g->n_inputs_nodes)) == NULL)
         st = TGC_ERR_NOMEM;
@@ -129,7 +141,15 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
         s->plans = tgc_calloc((size_t)s->parts.n_parts + 1, sizeof *s->plans);
         if (s->plans == NULL) st = TGC_ERR_NOMEM;
     }
-    for (int i = 0; st == TGC_OK && i < s->parts.n_parts; i++) st = tgc_plan_build(s, i, &s->plans[i], diags);
+    for (int i = 0; st == TGC_OK && i < s->parts.n_parts; i++) {
+        if (s->distributed && s->place_devices[s->parts.parts[i].device].task != s->rank) s->plans[i].remote = true;
+        else st = tgc_plan_build(s, i, &s->plans[i], diags);
+    }
+    if (s->distributed) {
+        if (opts != NULL && opts->peer_timeout_s != 0) tgc_dist_set_peer_timeout(opts->peer_timeout_s);
+        tgc_status agreed = tgc_session_dist_agree(s, devices, st == TGC_OK, diags);
+        if (st == TGC_OK) st = agreed;
+    }
     if (st == TGC_OK) choose_blas_threads();
     if (st == TGC_OK) st = name_outputs(s);
     if (st != TGC_OK) {

@@ -104,6 +104,9 @@ struct tgc_plan {
                                * take the graph's shapes, no runtime inference (tgc_plan_static_shapes) */
     tgc_control_plan *control; /* node id -> its subgraphs' plans (TGC_ROLE_CONTROL) */
     int32_t n_feeds;           /* feeds of the graph this partition comes from (feed_index's range) */
+    /* A partition of a device in another process (docs/distributed.md):
+     * nothing else of the plan is set; this process never runs it. */
+    bool remote;
 };
 
 struct tgc_session {
@@ -121,7 +124,28 @@ struct tgc_session {
     tgc_memory_watch *watch; /* NULL unless opts->memory_report */
     bool soft_placement;     /* opts->soft_placement: subgraphs are placed as the graph is */
     int64_t max_iterations;  /* opts->max_iterations (0: none) */
+    /* Devices in other processes: the list names a task above 0. Then
+     * devices[i] of another task is a stand-in (a cpu device named after
+     * it, holding nothing) with no pool, and its partitions are remote. */
+    bool distributed;
+    int rank; /* this process's task */
 };
+
+/* Distributed sessions (executor/session_dist.c). */
+
+/* Before devices open: refuses a list naming tasks this run does not have
+ * (no MPI in the build, fewer processes than tasks, no device on task 0).
+ * TGC_ERR_INVALID with a message. */
+tgc_status tgc_session_dist_check_list(const tgc_placer_device *devs, int n, tgc_diags *diags);
+
+/* After the session's plans are built (or its creation failed: ok false):
+ * refuses control flow whose subgraphs span processes, then every rank
+ * compares what it placed (a fingerprint of the graph, the device list,
+ * every node's device and every pair's key) with every other's. A rank
+ * whose creation failed, or placed differently, fails every rank's
+ * creation with a message naming it. TGC_OK, TGC_ERR_INVALID or
+ * TGC_ERR_RUNTIME (a rank did not answer within the peer timeout). */
+tgc_status tgc_session_dist_agree(tgc_session *s, const char *devices, bool ok, tgc_diags *diags);
 
 /* Runs one step of the session (executor/step.c): feeds indexed by the
  * original graph's input ids, already checked; outputs as tgc_session_run. */

@@ -19,6 +19,8 @@
  * root frame. */
 #include "executor/step.h"
 
+#include "distributed/transport.h"
+
 #include "support/alloc.h"
 #include "support/diag.h"
 #include "support/spin.h"
@@ -32,9 +34,11 @@ void tgc_step_fail(tgc_step *st, tgc_status status, tgc_srcpos pos, const char *
     pthread_mutex_lock(&st->lock);
     bool first = !atomic_load(&st->failed);
     if (first) {
+        /* Across processes the message names the rank ("rank 1: node ..."). */
+        int at = st->distributed ? snprintf(st->message, sizeof st->message, "rank %d: ", st->rank) : 0;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(st->message, sizeof st->message, fmt, ap);
+        vsnprintf(st->message + at, sizeof st->message - (size_t)at, fmt, ap);
         va_end(ap);
         st->status = status;
         st->pos = pos;
@@ -42,7 +46,22 @@ void tgc_step_fail(tgc_step *st, tgc_status status, tgc_srcpos pos, const char *
         atomic_store(&st->failed, true);
     }
     pthread_mutex_unlock(&st->lock);
+    if (first && st->distributed) tgc_dist_abort_peers(st->step_id, status, st->message);
     if (first) tgc_rendezvous_abort(st->rendezvous, status, st->message);
+}
+
+void tgc_step_fail_from_peer(tgc_step *st, tgc_status status, const char *message) {
+    pthread_mutex_lock(&st->lock);
+    bool first = !atomic_load(&st->failed);
+    if (first) {
+        snprintf(st->message, sizeof st->message, "%s", message);
+        st->status = status != TGC_OK ? status : TGC_ERR_RUNTIME;
+        st->pos = (tgc_srcpos){0, 0};
+        snprintf(st->rule, sizeof st->rule, "peer-failed");
+        atomic_store(&st->failed, true);
+    }
+    pthread_mutex_unlock(&st->lock);
+    if (first) tgc_rendezvous_abort(st->rendezvous, st->status, st->message);
 }
 
 static void release_slot(tgc_part_state *ps, int32_t slot) {
@@ -172,6 +191,11 @@ static void run_send(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_value *v = &ps->vals[ps->plan->value_base[r.node] + r.port];
     char buf[1024], where[256];
     const char *key = tgc_frame_key(ps, tgc_node_attr(n, "key")->s, buf, sizeof buf);
+    int task = st->distributed ? tgc_dist_task_of(tgc_node_attr(n, "recv_device")->s) : 0;
+    if (key != NULL && task != st->rank) { /* its _Recv is in another process */
+        tgc_step_dist_send(st, ps, id, key, v, task);
+        return;
+    }
     tgc_status s = key != NULL ? tgc_rendezvous_send(st->rendezvous, key, v) : TGC_ERR_INVALID;
     if (s != TGC_OK && !atomic_load(&st->failed))
         tgc_step_fail(st, s, n->pos, "send-failed", "node '%s' (_Send) on %s%s: cannot send '%s'", n->name,
@@ -259,6 +283,7 @@ tgc_status tgc_frame_init(tgc_frame *f) {
         ps->plan = p;
         ps->frame = f;
         ps->part = i;
+        if (p->remote) continue; /* another process runs it */
         size_t nn = (size_t)p->g->n_nodes + 1;
         ps->vals = tgc_calloc((size_t)p->n_values + 1, sizeof *ps->vals);
         ps->remaining = tgc_malloc(((size_t)p->n_values + 1) * sizeof *ps->remaining);
@@ -277,7 +302,7 @@ tgc_status tgc_frame_init(tgc_frame *f) {
         }
     }
     long total = 0;
-    for (int i = 0; i < f->n_parts; i++) total += f->plans[i].g->n_nodes;
+    for (int i = 0; i < f->n_parts; i++) total += f->plans[i].remote ? 0 : f->plans[i].g->n_nodes;
     atomic_init(&f->outstanding, total);
     return TGC_OK;
 }
@@ -287,6 +312,7 @@ void tgc_frame_reset(tgc_frame *f) {
     for (int i = 0; i < f->n_parts; i++) {
         tgc_part_state *ps = &f->ps[i];
         const tgc_plan *p = ps->plan;
+        if (p->remote) continue;
         for (int32_t v = 0; v < p->n_values; v++) {
             if (ps->vals[v].buf != NULL) release_slot(ps, v);
             atomic_store_explicit(&ps->remaining[v], p->use_count[v], memory_order_relaxed);
@@ -349,10 +375,12 @@ void tgc_frame_start(tgc_frame *f) {
      * the last one. */
     long left = 0;
     for (int i = 0; i < f->n_parts; i++)
-        for (int32_t id = 0; id < f->ps[i].plan->g->n_nodes; id++) left += f->ps[i].plan->pending[id] == 0;
+        for (int32_t id = 0; !f->ps[i].plan->remote && id < f->ps[i].plan->g->n_nodes; id++)
+            left += f->ps[i].plan->pending[id] == 0;
     for (int i = 0, n_parts = f->n_parts; i < n_parts; i++) {
         tgc_part_state *ps = &f->ps[i];
         const tgc_plan *p = ps->plan;
+        if (p->remote) continue;
         for (int32_t id = 0; id < p->g->n_nodes; id++) {
             if (p->pending[id] != 0) continue;
             bool last = --left == 0;
@@ -364,7 +392,9 @@ void tgc_frame_start(tgc_frame *f) {
 
 /* Copies a graph output into a new host tensor for the caller. */
 static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags) {
-    const tgc_value *v = tgc_frame_output(&st->root, i);
+    const tgc_value *v = st->remote_out != NULL && st->s->plans[st->s->parts.outputs[i].part].remote
+                             ? &st->remote_out[i]
+                             : tgc_frame_output(&st->root, i);
     size_t nbytes = tgc_value_nbytes(v);
     tgc_status s;
     if (tgc_value_is_list(v))
@@ -385,14 +415,17 @@ static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags)
 
 /* Waits for the devices' queues: a run returns with its work done. */
 static void synchronize(tgc_step *st) {
-    for (int i = 0; i < st->s->n_devices; i++) st->s->devices[i]->ops->synchronize(st->s->devices[i]);
+    for (int i = 0; i < st->s->n_devices; i++)
+        if (st->s->pools[i] != NULL) st->s->devices[i]->ops->synchronize(st->s->devices[i]); /* not a stand-in */
 }
 
 static bool all_finished(void *arg) { return atomic_load(&((tgc_step *)arg)->root.outstanding) == 0; }
 
 tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
                             tgc_diags *diags) {
-    tgc_step st = {.s = s, .feeds = feeds, .trace = trace, .fail_node = getenv("TGC_FAIL_NODE")};
+    tgc_step st = {.s = s, .feeds = feeds, .trace = trace, .fail_node = getenv("TGC_FAIL_NODE"),
+                   .distributed = s->distributed, .rank = s->rank,
+                   .step_id = s->distributed ? tgc_dist_next_step() : 0};
     pthread_mutex_init(&st.lock, NULL);
     pthread_cond_init(&st.done_cond, NULL);
     atomic_init(&st.failed, false);
@@ -401,29 +434,35 @@ tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor
     if (result == TGC_OK) {
         st.root.feeds = tgc_calloc((size_t)s->g->n_inputs_nodes + 1, sizeof *st.root.feeds);
         if (st.root.feeds == NULL) result = TGC_ERR_NOMEM;
-        for (int32_t i = 0; result == TGC_OK && i < s->g->n_inputs_nodes; i++) st.root.feeds[i] = feeds[i]->v;
+        /* Another process than rank 0 is fed nothing: its inputs are on task 0. */
+        for (int32_t i = 0; result == TGC_OK && i < s->g->n_inputs_nodes; i++)
+            if (feeds[i] != NULL) st.root.feeds[i] = feeds[i]->v;
     }
     if (result == TGC_OK) result = tgc_frame_init(&st.root);
     st.parts = st.root.ps;
-    if (result == TGC_OK && s->watch != NULL) tgc_watch_feeds(s->watch, s->g, feeds);
+    if (result == TGC_OK && st.distributed) result = tgc_step_dist_begin(&st);
+    if (result == TGC_OK && s->watch != NULL && st.rank == 0) tgc_watch_feeds(s->watch, s->g, feeds);
     if (result == TGC_OK) {
         tgc_frame_start(&st.root);
         tgc_spin_until(all_finished, &st); /* a small graph is done before a futex wake-up would arrive */
         pthread_mutex_lock(&st.lock);
         while (!st.done) pthread_cond_wait(&st.done_cond, &st.lock);
         pthread_mutex_unlock(&st.lock);
+        if (st.distributed) tgc_step_dist_finish(&st);
         synchronize(&st);
         if (atomic_load(&st.failed)) {
             result = st.status;
             tgc_diag_error(diags, s->g->path, st.pos, st.rule, "%s", st.message);
         }
-        for (int i = 0; result == TGC_OK && i < s->g->n_outputs; i++) result = fetch(&st, i, &outputs[i], diags);
+        for (int i = 0; result == TGC_OK && st.rank == 0 && i < s->g->n_outputs; i++)
+            result = fetch(&st, i, &outputs[i], diags);
     }
     if (result != TGC_OK)
         for (int i = 0; i < s->g->n_outputs; i++) {
             tgc_tensor_release(outputs[i]);
             outputs[i] = NULL;
         }
+    if (st.distributed) tgc_step_dist_end(&st);
     tgc_frame_release(&st.root);
     tgc_free(st.root.feeds);
     tgc_rendezvous_free(st.rendezvous);

@@ -85,7 +85,35 @@ struct tgc_step {
     char rule[32];
     tgc_trace *trace;         /* NULL unless tracing */
     const char *fail_node;    /* test hook: $TGC_FAIL_NODE, the node made to fail */
+    /* A session spanning processes (executor/step_dist.c): the step's id
+     * (the same on every rank), and what this rank waits for besides its
+     * own partitions: rank 0 the outputs produced elsewhere, the others
+     * rank 0's word that the step ended well. */
+    bool distributed;
+    int rank;
+    uint64_t step_id;
+    int remote_left;          /* under lock */
+    tgc_value *remote_out;    /* rank 0: graph output i when produced in another process */
+    struct tgc_remote_wait *waits;
 };
+
+/* ---- Steps spanning processes (step_dist.c) ----------------------------------- */
+
+/* Registers the step with the transport and asks the rendezvous for what
+ * this rank waits on from others. TGC_OK or TGC_ERR_NOMEM. */
+tgc_status tgc_step_dist_begin(tgc_step *st);
+
+/* After the rank's own partitions finished: sends its outputs to rank 0
+ * (other ranks) or the step's end to every peer (rank 0), and waits for
+ * what tgc_step_dist_begin asked for. */
+void tgc_step_dist_finish(tgc_step *st);
+
+/* Unregisters the step; releases what came and was not used. */
+void tgc_step_dist_end(tgc_step *st);
+
+/* A _Send whose _Recv is in another process: pushes the value (copied to
+ * host memory first when it is elsewhere) to that rank. */
+void tgc_step_dist_send(tgc_step *st, tgc_part_state *ps, int32_t id, const char *key, const tgc_value *v, int task);
 
 /* ---- Frames (step.c) ----------------------------------------------------------- */
 
@@ -148,6 +176,10 @@ void tgc_control_observe(void (*fn)(void *ctx, const char *node, int64_t iterati
  * rendezvous so every waiting receiver fails too. Thread safe. */
 void tgc_step_fail(tgc_step *st, tgc_status status, tgc_srcpos pos, const char *rule, const char *fmt, ...)
     TGC_PRINTF(5, 6);
+
+/* As tgc_step_fail for an error that came from a peer process (its message
+ * as it wrote it): nothing is sent back. */
+void tgc_step_fail_from_peer(tgc_step *st, tgc_status status, const char *message);
 
 /* Runs one kernel node: places its inputs, infers its output shapes from
  * the actual inputs, allocates (or forwards) its outputs and runs the

@@ -495,8 +495,15 @@ static tgc_status load_colocation(tgc_loader *l, const yaml_node_t *seq, int32_t
 }
 
 /* A device spec: cpu, gpu (partial) or cpuN, gpuN (full), N without
- * leading zeros. */
+ * leading zeros, each may start with /task:T/ (a process, T at most
+ * 99999 without leading zeros: docs/distributed.md). */
 static bool valid_device_spec(const char *s) {
+    if (strncmp(s, "/task:", 6) == 0) {
+        const char *t = s + 6;
+        size_t digits = strspn(t, "0123456789");
+        if (digits == 0 || digits > 5 || t[digits] != '/' || (t[0] == '0' && digits > 1)) return false;
+        s = t + digits + 1;
+    }
     const char *p = strncmp(s, "cpu", 3) == 0 || strncmp(s, "gpu", 3) == 0 ? s + 3 : NULL;
     if (p == NULL) return false;
     if (*p == '\0') return true;
@@ -513,7 +520,8 @@ static tgc_status load_device(tgc_loader *l, const yaml_node_t *v, int32_t id) {
     n->device_pos = tgc_loader_pos(v);
     if (!valid_device_spec(spec))
         return tgc_loader_error(l, v, "bad-device-spec",
-                                "node '%s': device '%s' is not a device spec (cpu, gpu, cpuN or gpuN)", n->name,
+                                "node '%s': device '%s' is not a device spec (cpu, gpu, cpuN or gpuN, each may "
+                                "start with /task:N/)", n->name,
                                 spec);
     n->device = tgc_strdup(spec);
     return n->device ? TGC_OK : tgc_loader_nomem(l);

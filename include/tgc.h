@@ -430,6 +430,11 @@ typedef struct tgc_session_options {
      * and a message naming the loop (rule "max-iterations") instead of
      * running forever. */
     int64_t max_iterations;
+    /* Devices in other processes (docs/distributed.md): a step fails when a
+     * peer process sends nothing, not even the transport's heartbeat, for
+     * this many seconds (it died or stopped). 0: the default, 60 s;
+     * negative: wait forever. Process-wide: the last session created sets it. */
+    double peer_timeout_s;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on
@@ -681,6 +686,53 @@ typedef struct tgc_device_info {
 /* Fills out[0..max) with the cpu and then every gpuN (see tgc_cl_list for
  * which OpenCL devices serve as gpuN); returns how many there are. */
 int tgc_devices_list(tgc_device_info *out, int max);
+
+/* ---- Processes (MPI) ------------------------------------------------------ */
+
+/* A device may belong to another process: "/task:1/cpu0" is the cpu0 of
+ * MPI rank 1 (TensorFlow's /job:worker/task:1/device:CPU:0, shortened).
+ * Every rank creates the same session from the same graph and device list;
+ * each builds and runs only the partitions of its own devices, and the
+ * _Send/_Recv pairs between ranks become MPI messages (docs/distributed.md).
+ * Rank 0 gives the feeds and gets the outputs; the other ranks call
+ * tgc_session_run with no feeds and get NULL outputs. Every rank runs the
+ * same steps in the same order (steps are matched by their number).
+ *
+ * Example usage (started as mpirun -np 2 ./prog):
+ *     tgc_distributed_init(diags);
+ *     tgc_session_create(g, "/task:0/cpu,/task:1/cpu", NULL, diags, &s);
+ *     if (tgc_distributed_rank() == 0) tgc_session_run(s, 1, names, feeds, outs, diags);
+ *     else tgc_session_run(s, 0, NULL, NULL, outs, diags);
+ *     tgc_session_free(s);
+ *     tgc_distributed_finalize(failed);
+ */
+
+/* Starts MPI (MPI_Init_thread at MPI_THREAD_SERIALIZED) and the transport's
+ * progress thread, which makes every MPI call of the process. Call once,
+ * before any session, on every rank; a second call does nothing. Outside
+ * mpirun it gives one process. TGC_OK, or TGC_ERR_RUNTIME (rule
+ * "mpi-failed") / TGC_ERR_NOMEM. A build without MPI: TGC_OK, one process. */
+tgc_status tgc_distributed_init(tgc_diags *diags);
+
+/* This process's rank (0 before init) and the number of processes (1). */
+int tgc_distributed_rank(void);
+int tgc_distributed_size(void);
+
+/* 1 when this tgc was built with MPI (TGC_MPI), else 0. */
+int tgc_distributed_available(void);
+
+/* Stops the transport. failed == 0: waits for what is being sent, then
+ * MPI_Finalize (every rank must call it). failed != 0: gives abort
+ * messages up to 2.5 s to leave and returns without MPI_Finalize (which
+ * would wait for a peer that died); the caller then exits non-zero and
+ * mpirun ends the job. */
+void tgc_distributed_finalize(int failed);
+
+/* Every rank's devices (tgc_devices_list), gathered on every rank: fills
+ * out[0..max) in rank order with task[i] the rank of out[i]; returns the
+ * count, or -1 (message in diags) when a rank did not answer within the
+ * peer timeout. Collective: every rank calls it. */
+int tgc_distributed_devices(tgc_device_info *out, int *task, int max, tgc_diags *diags);
 
 /* ---- Memory ---------------------------------------------------------------- */
 

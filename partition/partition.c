@@ -110,7 +110,7 @@ static tgc_status open_partition(builder *b, int part, int dev, const tgc_placer
     const tgc_graph *g = b->g;
     tgc_partition *pt = &b->out->parts[part];
     pt->device = dev;
-    snprintf(pt->device_name, sizeof pt->device_name, "%s%d", d->kind == TGC_DEVICE_CPU ? "cpu" : "gpu", d->index);
+    tgc_placer_device_name(*d, pt->device_name, sizeof pt->device_name);
     if ((pt->graph = tgc_graph_create(g->path, g->dir)) == NULL) return TGC_ERR_NOMEM;
     char name[300];
     snprintf(name, sizeof name, "%s%s%s", g->name ? g->name : "", g->name ? "@" : "", pt->device_name);

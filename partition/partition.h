@@ -45,7 +45,7 @@
 /* One device's subgraph. */
 typedef struct tgc_partition {
     int device;          /* index into the device list given to tgc_partition_build */
-    char device_name[16]; /* "cpu0", "gpu0" */
+    char device_name[32]; /* "cpu0", "gpu0", "/task:1/cpu0" */
     /* A standalone graph: its own names, symbols (the original's, same
      * indices), constant data and tensor infos (values too); every op node's
      * `device` is device_name; topo is set (node ids are already in a

@@ -26,7 +26,7 @@ typedef struct placed_sub {
 struct tgc_placed {
     const tgc_graph *g;
     tgc_placer_device devs[TGC_PLACER_MAX_DEVICES];
-    char names[TGC_PLACER_MAX_DEVICES][16];
+    char names[TGC_PLACER_MAX_DEVICES][32];
     int n_devs;
     tgc_placement pl;
     placed_sub *subs; /* every subgraph, depth first in node order */

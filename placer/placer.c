@@ -38,18 +38,47 @@ const char *tgc_place_reason_name(tgc_place_reason r) {
     case TGC_PLACED_BY_DEFAULT: return "default";
     case TGC_PLACED_BY_SOFT: return "soft";
     case TGC_PLACED_BY_CONSUMER: return "consumer";
+    case TGC_PLACED_BY_FEED: return "feed";
     }
     return "unknown";
 }
 
 const char *tgc_placer_device_name(tgc_placer_device d, char *buf, size_t size) {
-    snprintf(buf, size, "%s%d", d.kind == TGC_DEVICE_GPU ? "gpu" : "cpu", d.index);
+    if (d.task > 0) snprintf(buf, size, "/task:%d/%s%d", d.task, d.kind == TGC_DEVICE_GPU ? "gpu" : "cpu", d.index);
+    else snprintf(buf, size, "%s%d", d.kind == TGC_DEVICE_GPU ? "gpu" : "cpu", d.index);
     return buf;
 }
 
-/* Parses cpu, gpu, cpuN, gpuN (N without leading zeros) into kind and
- * index; cpu and gpu mean index 0. */
+int tgc_placer_max_task(const tgc_placer_device *devices, int n) {
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (devices[i].task > m) m = devices[i].task;
+    return m;
+}
+
+/* Reads a "/task:N/" prefix (N a number without leading zeros, at most
+ * 99999) off s[0..*len): its length, 0 when there is none, -1 when it is
+ * malformed. */
+static int task_prefix(const char *s, size_t len, int *task) {
+    *task = 0;
+    if (len < 6 || strncmp(s, "/task:", 6) != 0) return 0;
+    size_t i = 6;
+    if (i < len && s[i] == '0' && i + 1 < len && s[i + 1] != '/') return -1;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (*task > 9999) return -1;
+        *task = *task * 10 + (s[i] - '0');
+    }
+    if (i == 6 || i >= len || s[i] != '/') return -1;
+    return (int)i + 1;
+}
+
+/* Parses [/task:N/]cpu, gpu, cpuN, gpuN (N without leading zeros) into
+ * kind, index and task; cpu and gpu mean index 0, no task task 0. */
 static bool parse_device(const char *s, size_t len, tgc_placer_device *d) {
+    int skip = task_prefix(s, len, &d->task);
+    if (skip < 0) return false;
+    s += skip;
+    len -= (size_t)skip;
     if (len < 3) return false;
     if (strncmp(s, "cpu", 3) == 0) d->kind = TGC_DEVICE_CPU;
     else if (strncmp(s, "gpu", 3) == 0) d->kind = TGC_DEVICE_GPU;
@@ -75,13 +104,15 @@ tgc_status tgc_placer_parse_devices(const char *list, tgc_placer_device *devices
         tgc_placer_device d;
         if (!parse_device(p, len, &d))
             return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
-                                  "'%.*s' in device list '%s' is not a device name (cpu, cpuN, gpu, gpuN)",
+                                  "'%.*s' in device list '%s' is not a device name (cpu, cpuN, gpu, gpuN, "
+                                  "each may start with /task:N/)",
                                   (int)(len < 64 ? len : 64), p, list);
         for (int i = 0; i < *n; i++)
-            if (devices[i].kind == d.kind && devices[i].index == d.index) {
+            if (devices[i].kind == d.kind && devices[i].index == d.index && devices[i].task == d.task) {
                 char name[32];
                 return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
-                                      "device %s is listed twice in '%s' (cpu is cpu0, gpu is gpu0)",
+                                      "device %s is listed twice in '%s' (cpu is cpu0, gpu is gpu0, "
+                                      "/task:0/cpu0 is cpu0)",
                                       tgc_placer_device_name(d, name, sizeof name), list);
             }
         if (*n == max)
@@ -224,16 +255,22 @@ static tgc_devmask kinds_mask(const pl_ctx *c, unsigned kinds) {
 /* A node's device spec as masks: level 0 as written, level 1 its kind. */
 static void spec_masks(const pl_ctx *c, const char *spec, tgc_devmask *s0, tgc_devmask *s1) {
     tgc_placer_device d;
-    bool partial = strlen(spec) == 3;
+    int task;
+    int skip = task_prefix(spec, strlen(spec), &task);
+    bool has_task = skip > 0;
+    bool partial = skip >= 0 && strlen(spec + skip) == 3;
     if (!parse_device(spec, strlen(spec), &d)) { /* the loader checked the spelling */
         *s0 = *s1 = c->all;
         return;
     }
+    /* Without a task, a spec names the device on any task (TensorFlow's
+     * partial specs): cpu0 is every task's cpu0. */
     *s1 = c->kind_mask[d.kind];
-    *s0 = partial ? *s1 : 0;
-    if (!partial)
-        for (int i = 0; i < c->n_devs; i++)
-            if (c->devs[i].kind == d.kind && c->devs[i].index == d.index) *s0 = bit(i);
+    *s0 = 0;
+    for (int i = 0; i < c->n_devs; i++)
+        if (c->devs[i].kind == d.kind && (partial || c->devs[i].index == d.index) &&
+            (!has_task || c->devs[i].task == d.task))
+            *s0 |= bit(i);
 }
 
 static void ctx_free(pl_ctx *c) {
@@ -431,6 +468,33 @@ static int first_cpu(const pl_ctx *c, tgc_devmask m) {
 
 static int dev_of(pl_ctx *c, int32_t id) { return c->device[tgc_pl_find(c, id)]; }
 
+/* The host cpu of `task` (its first listed cpu): the host-memory rule
+ * holds per process. -1 when the task has no cpu listed. */
+static int host_cpu_of(const pl_ctx *c, int task) {
+    if (c->host_cpu >= 0 && c->devs[c->host_cpu].task == task) return c->host_cpu;
+    for (int i = 0; i < c->n_devs; i++)
+        if (c->devs[i].kind == TGC_DEVICE_CPU && c->devs[i].task == task) return i;
+    return -1;
+}
+
+/* The host cpu for op `id`: the one of the process its first placed op
+ * input is in; else the first listed cpu. */
+static int host_cpu_near(pl_ctx *c, int32_t id) {
+    const tgc_node *n = &c->g->nodes[id];
+    for (int i = 0; i < n->n_inputs; i++) {
+        int32_t p = n->inputs[i].node;
+        /* A Shape or Size not placed yet will run where its own input is. */
+        for (int hops = 0; p >= 0 && c->g->nodes[p].kind == TGC_NODE_OP && dev_of(c, p) < 0 && hops < 8; hops++)
+            p = c->g->nodes[p].n_inputs > 0 ? c->g->nodes[p].inputs[0].node : -1;
+        int pd = p >= 0 && c->g->nodes[p].kind == TGC_NODE_OP ? dev_of(c, p) : -1;
+        if (pd >= 0) {
+            int h = host_cpu_of(c, c->devs[pd].task);
+            return h >= 0 ? h : c->host_cpu;
+        }
+    }
+    return c->host_cpu;
+}
+
 /* Is output `port` of node p in host memory once p has run? Graph inputs
  * and initializers start there; cpu devices are host memory; a gpu kernel
  * says which of its outputs it leaves there (Shape, Size, shape arithmetic). */
@@ -468,8 +532,8 @@ static void decide_group(pl_ctx *c, int32_t id, int32_t *deferred, int32_t *n_de
         c->flags[r] |= PL_DEFERRED | PL_DECIDED;
         deferred[(*n_deferred)++] = id;
         return;
-    } else if (c->all_host_int[r] && c->host_cpu >= 0 && (m & bit(c->host_cpu))) {
-        d = c->host_cpu;
+    } else if (c->all_host_int[r] && host_cpu_near(c, id) >= 0 && (m & bit(host_cpu_near(c, id)))) {
+        d = host_cpu_near(c, id); /* the host of the process its inputs are in */
         how = PL_HOW_HOST;
     } else {
         d = pick_default(c, m);
@@ -525,7 +589,8 @@ static tgc_status place_sources(pl_ctx *c) {
         int any = first_any[id];
         if (first_data[id] >= 0) d = first_data[id], how = PL_HOW_CONSUMER;
         else if (any >= 0 && c->devs[any].kind == TGC_DEVICE_CPU) d = any, how = PL_HOW_HOST;
-        else if (c->host_cpu >= 0) d = c->host_cpu, how = PL_HOW_HOST;
+        else if (host_cpu_of(c, any >= 0 ? c->devs[any].task : 0) >= 0)
+            d = host_cpu_of(c, any >= 0 ? c->devs[any].task : 0), how = PL_HOW_HOST;
         else if (any >= 0) d = any, how = PL_HOW_CONSUMER;
         else d = pick_default(c, c->all), how = PL_HOW_DEFAULT;
         c->device[r] = d;
@@ -564,6 +629,7 @@ static tgc_place_reason reason_of(pl_ctx *c, int32_t id) {
         if (c->size[r] > 1) return TGC_PLACED_BY_COLOCATION; /* an op of its group decided */
         switch (how) {
         case PL_HOW_CONSUMER: return TGC_PLACED_BY_CONSUMER;
+        case PL_HOW_FEED: return TGC_PLACED_BY_FEED;
         case PL_HOW_HOST: return TGC_PLACED_BY_HOST_RULE;
         case PL_HOW_DEFAULT: return TGC_PLACED_BY_DEFAULT;
         default: return TGC_PLACED_BY_DEFAULT;
@@ -614,6 +680,25 @@ static tgc_status warn_relaxed(pl_ctx *c, int32_t id) {
 
 /* ---- The driver ----------------------------------------------------------------------------------- */
 
+/* Graph inputs whose consumer is in another process go to task 0, which
+ * reads the feeds (its first cpu, else its first device); a pair carries
+ * them over. An input colocated with ops stays with its group. */
+static void feeds_on_task0(pl_ctx *c) {
+    if (tgc_placer_max_task(c->devs, c->n_devs) == 0) return;
+    int home = -1;
+    for (int i = 0; i < c->n_devs; i++)
+        if (c->devs[i].task == 0 && (home < 0 || (c->devs[home].kind != TGC_DEVICE_CPU && c->devs[i].kind == TGC_DEVICE_CPU)))
+            home = i;
+    if (home < 0) return; /* no device on task 0: the session refuses the list */
+    for (int32_t id = 0; id < c->g->n_nodes; id++) {
+        if (c->g->nodes[id].kind != TGC_NODE_INPUT) continue;
+        int32_t r = tgc_pl_find(c, id);
+        if (c->size[r] > 1 || c->device[r] < 0 || c->devs[c->device[r]].task == 0) continue;
+        c->device[r] = home;
+        c->how[r] = (uint8_t)PL_HOW_FEED;
+    }
+}
+
 static tgc_status run(pl_ctx *c, tgc_placement *out) {
     const tgc_graph *g = c->g;
     tgc_status s = ctx_alloc(c);
@@ -655,6 +740,7 @@ static tgc_status run(pl_ctx *c, tgc_placement *out) {
     }
     s = place_sources(c);
     if (s == TGC_OK) place_deferred(c, deferred, n_deferred);
+    if (s == TGC_OK) feeds_on_task0(c);
     tgc_free(deferred);
     if (s != TGC_OK) return s;
 
@@ -690,7 +776,8 @@ tgc_status tgc_placer_run(const tgc_graph *g, const tgc_placer_device *devices, 
                               "a placement needs 1 to %d devices, got %d", TGC_PLACER_MAX_DEVICES, n_devices);
     for (int i = 0; i < n_devices; i++) {
         for (int j = 0; j < i; j++)
-            if (devices[j].kind == devices[i].kind && devices[j].index == devices[i].index) {
+            if (devices[j].kind == devices[i].kind && devices[j].index == devices[i].index &&
+                devices[j].task == devices[i].task) {
                 char name[32];
                 return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list", "device %s is listed twice",
                                       tgc_placer_device_name(devices[i], name, sizeof name));

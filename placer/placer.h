@@ -43,10 +43,14 @@
 /* The documented default of tgc_placer_options.small_host_bytes. */
 #define TGC_PLACER_SMALL_HOST_BYTES 4096
 
-/* A device a run lists: kind and index ("gpu1" is {TGC_DEVICE_GPU, 1}). */
+/* A device a run lists: kind, index and the process (task) it belongs to
+ * ("gpu1" is {TGC_DEVICE_GPU, 1, 0}; "/task:2/cpu0" is {TGC_DEVICE_CPU, 0,
+ * 2}: the MPI rank 2's cpu0, docs/distributed.md). Task 0 is the process
+ * that reads the feeds; a name without a task is task 0's. */
 typedef struct tgc_placer_device {
     tgc_device_kind kind;
     int index;
+    int task;
 } tgc_placer_device;
 
 /* Which rule decided a node's device. */
@@ -60,10 +64,12 @@ typedef enum tgc_place_reason {
     TGC_PLACED_BY_DEFAULT,    /* the first listed device of the best kind */
     TGC_PLACED_BY_SOFT,       /* soft placement relaxed an unsatisfiable spec */
     TGC_PLACED_BY_CONSUMER,   /* a graph input or initializer: where its first consumer reads it */
+    TGC_PLACED_BY_FEED,       /* a graph input whose consumer is in another process: on task 0, which
+                                 reads the feeds (its host cpu) */
 } tgc_place_reason;
 
 /* Returns a short name of the reason ("spec", "colocation", "kernel",
- * "host-memory", "small-host", "default", "soft", "consumer"). */
+ * "host-memory", "small-host", "default", "soft", "consumer", "feed"). */
 const char *tgc_place_reason_name(tgc_place_reason r);
 
 /* Kernel lookup as tgc_kernel_find (the default); tests pass their own
@@ -110,15 +116,21 @@ void tgc_placement_release(tgc_placement *p);
 struct tgc_placed;
 const tgc_placement *tgc_placed_subgraph(const struct tgc_placed *p, const tgc_graph *body, const char **label);
 
-/* Parses a device list ("cpu,gpu0", "cpu0,cpu1"; cpu = cpu0, gpu = gpu0)
- * into devices[0..*n) (at most `max`). Whether a gpuN exists on this
- * machine is not checked: placement is static. TGC_ERR_INVALID with a
+/* Parses a device list ("cpu,gpu0", "cpu0,cpu1"; cpu = cpu0, gpu = gpu0;
+ * "/task:0/cpu,/task:1/gpu0": devices of two processes, docs/
+ * distributed.md) into devices[0..*n) (at most `max`). Whether a gpuN
+ * exists on this machine, or a task runs, is not checked: placement is
+ * static. TGC_ERR_INVALID with a
  * "bad-device-list" message for an empty list, a name that is not a
  * device, a device listed twice or too many devices. */
 tgc_status tgc_placer_parse_devices(const char *list, tgc_placer_device *devices, int max, int *n,
                                     tgc_diags *diags);
 
-/* Writes "cpu0", "gpu1" into buf. */
+/* Writes "cpu0", "gpu1", "/task:1/cpu0" (the task written when it is not
+ * 0) into buf. */
 const char *tgc_placer_device_name(tgc_placer_device d, char *buf, size_t size);
+
+/* The highest task a device of the list belongs to (0: one process). */
+int tgc_placer_max_task(const tgc_placer_device *devices, int n);
 
 #endif

@@ -30,7 +30,7 @@ enum {
 };
 
 /* How a group's device was chosen (at the root). */
-typedef enum pl_how { PL_HOW_FORCED, PL_HOW_HOST, PL_HOW_SMALL, PL_HOW_DEFAULT, PL_HOW_CONSUMER } pl_how;
+typedef enum pl_how { PL_HOW_FORCED, PL_HOW_HOST, PL_HOW_SMALL, PL_HOW_DEFAULT, PL_HOW_CONSUMER, PL_HOW_FEED } pl_how;
 
 typedef struct pl_ctx {
     const tgc_graph *g;

@@ -11,7 +11,9 @@ static const char devices_usage[] =
     "the other OpenCL devices, such as PoCL's CPU device, serve as gpu0...), with\n"
     "name, platform, type, the ISA its kernels use (the cpu: the widest vector ISA it\n"
     "has, capped by TGC_CPU_ISA=sse2|avx2|avx512; gpus: opencl), compute units and\n"
-    "total / used / free memory.\n";
+    "total / used / free memory.\n"
+    "Under mpirun every rank lists its own and rank 0 prints them all, each named as\n"
+    "--devices names it there (/task:1/cpu, docs/distributed.md).\n";
 
 static void human(int64_t bytes, char *out, size_t size) {
     if (bytes < 0) {
@@ -47,13 +49,30 @@ int tgc_cmd_devices(int argc, char **argv) {
     }
     if (strcmp(format, "table") != 0 && strcmp(format, "json") != 0)
         return tgc_usage_error("devices", "unknown format '%s' (table or json)", format);
-    tgc_device_info info[17];
-    int n = tgc_devices_list(info, 17);
+    enum { MAX_LISTED = 17 * 64 };
+    static tgc_device_info info[MAX_LISTED];
+    static int task[MAX_LISTED];
+    int n;
+    if (tgc_distributed_size() > 1) {
+        tgc_diags *d = tgc_diags_create();
+        n = tgc_distributed_devices(info, task, MAX_LISTED, d);
+        tgc_diags_print(d, stderr);
+        tgc_diags_free(d);
+        if (n < 0) return TGC_EXIT_FAILED;
+        if (tgc_distributed_rank() != 0) return TGC_EXIT_OK; /* rank 0 prints */
+    } else {
+        n = tgc_devices_list(info, 17);
+    }
+    int width = tgc_distributed_size() > 1 ? 13 : 6;
+    static char label[MAX_LISTED][32];
+    for (int i = 0; i < n; i++)
+        if (tgc_distributed_size() > 1 && task[i] > 0) snprintf(label[i], sizeof label[i], "/task:%d/%.15s", task[i] % 100000, info[i].name);
+        else snprintf(label[i], sizeof label[i], "%.15s", info[i].name);
     if (strcmp(format, "json") == 0) {
         printf("[\n");
         for (int i = 0; i < n; i++) {
             printf("  {\"name\": ");
-            json_string(info[i].name);
+            json_string(label[i]);
             printf(", \"description\": ");
             json_string(info[i].description);
             printf(", \"platform\": ");
@@ -69,14 +88,14 @@ int tgc_cmd_devices(int argc, char **argv) {
         printf("]\n");
         return TGC_EXIT_OK;
     }
-    printf("%-6s %-40s %-30s %-5s %-6s %5s %11s %11s %11s\n", "device", "name", "platform", "type", "isa", "units",
+    printf("%-*s %-40s %-30s %-5s %-6s %5s %11s %11s %11s\n", width, "device", "name", "platform", "type", "isa", "units",
            "total", "used", "free");
     for (int i = 0; i < n; i++) {
         char total[32], used[32], free_[32];
         human(info[i].total_memory, total, sizeof total);
         human(info[i].used_memory, used, sizeof used);
         human(info[i].free_memory, free_, sizeof free_);
-        printf("%-6s %-40.40s %-30.30s %-5s %-6s %5u %11s %11s %11s\n", info[i].name, info[i].description,
+        printf("%-*s %-40.40s %-30.30s %-5s %-6s %5u %11s %11s %11s\n", width, label[i], info[i].description,
                info[i].platform, info[i].type, info[i].isa, info[i].compute_units, total, used, free_);
     }
     if (n == 1) printf("(no OpenCL device: only cpu is available)\n");

@@ -18,7 +18,7 @@ static const char run_usage[] =
     "               [--repeat N] [--threads DEV=N,...] [--soft-placement] [--trace FILE.json]\n"
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "               [--memory-limit DEV=SIZE,...] [--memory-report] [--optimize 0|1|2]\n"
-    "               [--max-iterations N]\n"
+    "               [--max-iterations N] [--peer-timeout SECONDS]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
@@ -26,7 +26,12 @@ static const char run_usage[] =
     "into a temporary directory that is removed afterwards.\n"
     "\n"
     "  --devices LIST        comma-separated devices: cpu, cpuN, gpu, gpuN (default: cpu);\n"
-    "                        the graph is placed and split across them (docs/placement.md)\n"
+    "                        the graph is placed and split across them (docs/placement.md);\n"
+    "                        /task:N/cpu0 is a device of MPI rank N: under mpirun every rank\n"
+    "                        runs its own partitions, rank 0 reads the inputs and writes\n"
+    "                        the outputs (docs/distributed.md)\n"
+    "  --peer-timeout S      with devices of other ranks: fail (exit 1) when a rank sends\n"
+    "                        nothing for S seconds, as when it died or stopped (default 60)\n"
     "  --threads DEV=N,...   worker threads per device (default: a cpu one per core, a gpu 1)\n"
     "  --soft-placement      relax device specs that name unlisted devices, with a warning\n"
     "  --optimize 0|1|2      the optimization passes run before placement (docs/passes.md):\n"
@@ -72,6 +77,7 @@ typedef struct run_args {
     int repeat;
     int64_t max_iterations;
     double tolerance;
+    double peer_timeout;
 } run_args;
 
 static int split_pair(const char *arg, const char *opt, const char **name, const char **file, char **store) {
@@ -98,7 +104,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
                            strcmp(opt, "--labels") == 0 || strcmp(opt, "--threads") == 0 ||
                            strcmp(opt, "--trace") == 0 || strcmp(opt, "--memory-limit") == 0 ||
                            strcmp(opt, "--weights-dir") == 0 || strcmp(opt, "--load-limits") == 0 ||
-                           strcmp(opt, "--optimize") == 0 || strcmp(opt, "--max-iterations") == 0;
+                           strcmp(opt, "--optimize") == 0 || strcmp(opt, "--max-iterations") == 0 ||
+                           strcmp(opt, "--peer-timeout") == 0;
         if (strcmp(opt, "--soft-placement") == 0) {
             a->soft_placement = true;
             continue;
@@ -138,6 +145,11 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
             if (*end != '\0' || n < 1)
                 return tgc_usage_error("run", "--max-iterations takes a count >= 1, got '%s'", v);
             a->max_iterations = n;
+        } else if (strcmp(opt, "--peer-timeout") == 0) {
+            char *end;
+            a->peer_timeout = strtod(v, &end);
+            if (*end != '\0' || !(a->peer_timeout > 0) || a->peer_timeout > 1e6)
+                return tgc_usage_error("run", "--peer-timeout takes seconds > 0, got '%s'", v);
         } else if (strcmp(opt, "--repeat") == 0) {
             char *end;
             long n = strtol(v, &end, 10);
@@ -342,8 +354,11 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session *s = NULL;
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
-                                .optimize = a->optimize, .max_iterations = a->max_iterations};
+                                .optimize = a->optimize, .max_iterations = a->max_iterations,
+                                .peer_timeout_s = a->peer_timeout};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
+    /* Under mpirun, rank 0 reads the feeds and reports; the others run their partitions. */
+    bool reporter = tgc_distributed_rank() == 0;
     if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     if (a->trace != NULL && tgc_session_trace_start(s) != TGC_OK) {
         tgc_session_free(s);
@@ -351,7 +366,7 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     }
     tgc_tensor *feeds[MAX_ITEMS] = {0};
     int rc = TGC_EXIT_OK;
-    for (int i = 0; i < a->n_inputs && rc == TGC_EXIT_OK; i++)
+    for (int i = 0; reporter && i < a->n_inputs && rc == TGC_EXIT_OK; i++)
         if (tgc_tensor_load_npy(a->input_files[i], diags, &feeds[i]) != TGC_OK) rc = TGC_EXIT_USAGE;
     int n_out = tgc_session_output_count(s);
     tgc_tensor **outs = calloc((size_t)n_out + 1, sizeof *outs);
@@ -361,11 +376,12 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
         if (r > 0)
             for (int i = 0; i < n_out; i++) tgc_tensor_release(outs[i]);
         double t0 = now_seconds();
-        tgc_status st = tgc_session_run(s, a->n_inputs, a->input_names, feeds, outs, diags);
+        tgc_status st = reporter ? tgc_session_run(s, a->n_inputs, a->input_names, feeds, outs, diags)
+                                 : tgc_session_run(s, 0, NULL, NULL, outs, diags);
         times[r] = now_seconds() - t0;
         if (st != TGC_OK) rc = st == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     }
-    if (rc == TGC_EXIT_OK) {
+    if (rc == TGC_EXIT_OK && reporter) {
         for (int i = 0; i < n_out; i++) print_summary(tgc_session_output_name(s, i), outs[i]);
         qsort(times, (size_t)a->repeat, sizeof *times, compare_doubles);
         printf("wall time per run: %.3f ms (median of %d; min %.3f ms) on %s\n", times[a->repeat / 2] * 1e3, a->repeat,

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
@@ -50,8 +51,20 @@ int main(int argc, char **argv) {
         return TGC_EXIT_OK;
     }
     if (strcmp(cmd, "compile") == 0) return tgc_cmd_compile(argc - 2, argv + 2);
-    if (strcmp(cmd, "run") == 0) return tgc_cmd_run(argc - 2, argv + 2);
-    if (strcmp(cmd, "devices") == 0) return tgc_cmd_devices(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0 || strcmp(cmd, "devices") == 0) {
+        /* Started by mpirun: every rank joins (docs/distributed.md). */
+        bool mpi = getenv("OMPI_COMM_WORLD_SIZE") != NULL || getenv("PMIX_RANK") != NULL;
+        if (mpi) {
+            tgc_diags *d = tgc_diags_create();
+            tgc_status st = d != NULL ? tgc_distributed_init(d) : TGC_ERR_NOMEM;
+            tgc_diags_print(d, stderr);
+            tgc_diags_free(d);
+            if (st != TGC_OK) return TGC_EXIT_FAILED;
+        }
+        int rc = strcmp(cmd, "run") == 0 ? tgc_cmd_run(argc - 2, argv + 2) : tgc_cmd_devices(argc - 2, argv + 2);
+        if (mpi) tgc_distributed_finalize(rc != TGC_EXIT_OK);
+        return rc;
+    }
     if (strcmp(cmd, "import") == 0) return tgc_cmd_import(argc - 2, argv + 2);
     return tgc_usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CPU0 {TGC_DEVICE_CPU, 0}
-#define CPU1 {TGC_DEVICE_CPU, 1}
-#define GPU0 {TGC_DEVICE_GPU, 0}
+#define CPU0 {TGC_DEVICE_CPU, 0, 0}
+#define CPU1 {TGC_DEVICE_CPU, 1, 0}
+#define GPU0 {TGC_DEVICE_GPU, 0, 0}
 
 /* ---- fixture -------------------------------------------------------------- */
 

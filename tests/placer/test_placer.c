@@ -327,6 +327,8 @@ static void test_device_lists(void) {
         {"gpu,cpu1", 2, {"gpu0", "cpu1"}},
         {"cpu0,cpu1", 2, {"cpu0", "cpu1"}},
         {"gpu12,cpu", 2, {"gpu12", "cpu0"}}, /* static: gpu12 need not exist here */
+        {"/task:0/cpu,/task:1/cpu", 2, {"cpu0", "/task:1/cpu0"}}, /* task 0 is written without its task */
+        {"cpu,/task:12/gpu3,/task:1/cpu1", 3, {"cpu0", "/task:12/gpu3", "/task:1/cpu1"}},
     };
     tgc_graph *g = load("tests/data/placer/default_gpu_first.yaml");
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
@@ -348,7 +350,14 @@ static void test_device_lists(void) {
         {"tpu0", "'tpu0' in device list 'tpu0' is not a device name"},
         {"cpu,", "'' in device list 'cpu,' is not a device name"},
         {"gpu01", "'gpu01' in device list"},
-        {"cpu,cpu0", "device cpu0 is listed twice in 'cpu,cpu0' (cpu is cpu0, gpu is gpu0)"},
+        {"cpu,cpu0", "device cpu0 is listed twice in 'cpu,cpu0' (cpu is cpu0, gpu is gpu0"},
+        {"cpu,/task:0/cpu0", "device cpu0 is listed twice"},
+        {"/task:1/cpu,/task:1/cpu0", "device /task:1/cpu0 is listed twice"},
+        {"/task:01/cpu", "is not a device name"},
+        {"/task:1/", "is not a device name"},
+        {"/task:/cpu", "is not a device name"},
+        {"/task:1cpu", "is not a device name"},
+        {"/task:123456/cpu", "is not a device name"},
         {"gpu0,gpu", "device gpu0 is listed twice"},
         {"cpu gpu0", "is not a device name"},
     };
@@ -507,7 +516,7 @@ static void test_kernel_conflicts(void) {
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, sizeof text - 1, "k.yaml", NULL, d, &g), TGC_OK);
-    tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0}, {TGC_DEVICE_GPU, 0}};
+    tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0, 0}, {TGC_DEVICE_GPU, 0, 0}};
     tgc_placer_options opts = {.kernel_find = fake_find};
     tgc_placement pl;
     CU_ASSERT_EQUAL(tgc_placer_run(g, devs, 2, &opts, d, &pl), TGC_ERR_INVALID);
@@ -594,7 +603,7 @@ static void make_random(random_graph *r, char *text, size_t size) {
     }
     /* A random non-empty subset of cpu0, cpu1, gpu0, gpu1, in random order. */
     static const tgc_placer_device all[] = {
-        {TGC_DEVICE_CPU, 0}, {TGC_DEVICE_CPU, 1}, {TGC_DEVICE_GPU, 0}, {TGC_DEVICE_GPU, 1}};
+        {TGC_DEVICE_CPU, 0, 0}, {TGC_DEVICE_CPU, 1, 0}, {TGC_DEVICE_GPU, 0, 0}, {TGC_DEVICE_GPU, 1, 0}};
     int order[4] = {0, 1, 2, 3};
     for (int i = 3; i > 0; i--) {
         int j = (int)rnd((uint32_t)i + 1), t = order[i];
