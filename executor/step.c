@@ -54,7 +54,7 @@ void tgc_step_fail_from_peer(tgc_step *st, tgc_status status, const char *messag
     pthread_mutex_lock(&st->lock);
     bool first = !atomic_load(&st->failed);
     if (first) {
-        snprintf(st->message, sizeof st->message, "%s", message);
+        snprintf(st->message, sizeof st->message, "%.900s (the step stopped on rank %d too)", message, st->rank);
         st->status = status != TGC_OK ? status : TGC_ERR_RUNTIME;
         st->pos = (tgc_srcpos){0, 0};
         snprintf(st->rule, sizeof st->rule, "peer-failed");
@@ -424,6 +424,7 @@ static bool all_finished(void *arg) { return atomic_load(&((tgc_step *)arg)->roo
 tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
                             tgc_diags *diags) {
     tgc_step st = {.s = s, .feeds = feeds, .trace = trace, .fail_node = getenv("TGC_FAIL_NODE"),
+                   .stop_node = getenv("TGC_STOP_NODE"),
                    .distributed = s->distributed, .rank = s->rank,
                    .step_id = s->distributed ? tgc_dist_next_step() : 0};
     pthread_mutex_init(&st.lock, NULL);

@@ -85,6 +85,8 @@ struct tgc_step {
     char rule[32];
     tgc_trace *trace;         /* NULL unless tracing */
     const char *fail_node;    /* test hook: $TGC_FAIL_NODE, the node made to fail */
+    const char *stop_node;    /* test hook: $TGC_STOP_NODE, the node at which the process stops (SIGSTOP),
+                               * as a machine that froze: its peers must fail, not hang (tests/distributed) */
     /* A session spanning processes (executor/step_dist.c): the step's id
      * (the same on every rank), and what this rank waits for besides its
      * own partitions: rank 0 the outputs produced elsewhere, the others
