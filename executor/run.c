@@ -85,7 +85,7 @@ tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names
     const tgc_tensor **feed_of = tgc_calloc((size_t)g->n_inputs_nodes + 1, sizeof *feed_of);
     if (feed_of == NULL) return TGC_ERR_NOMEM;
     tgc_status st = match_feeds(g, n_feeds, names, feeds, feed_of, diags);
-    if (st == TGC_OK) st = tgc_step_execute(s, feed_of, outputs, s->trace, diags);
+    if (st == TGC_OK) st = tgc_step_execute(s, tgc_session_next_step_id(s), feed_of, outputs, s->trace, diags);
     tgc_free(feed_of);
     return st;
 }

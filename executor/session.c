@@ -159,6 +159,8 @@ void tgc_session_free(tgc_session *s) {
     tgc_free(s);
 }
 
+int64_t tgc_session_next_step_id(tgc_session *s) { return atomic_fetch_add(&s->last_step_id, 1) + 1; }
+
 int tgc_session_output_count(const tgc_session *s) { return s->g->n_outputs; }
 const char *tgc_session_output_name(const tgc_session *s, int i) { return s->output_names[i]; }
 int tgc_session_device_count(const tgc_session *s) { return s->n_devices; }

@@ -121,12 +121,19 @@ struct tgc_session {
     tgc_memory_watch *watch; /* NULL unless opts->memory_report */
     bool soft_placement;     /* opts->soft_placement: subgraphs are placed as the graph is */
     int64_t max_iterations;  /* opts->max_iterations (0: none) */
+    atomic_llong last_step_id; /* the id of the latest step started (0: none yet) */
 };
 
-/* Runs one step of the session (executor/step.c): feeds indexed by the
- * original graph's input ids, already checked; outputs as tgc_session_run. */
-tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
-                            tgc_diags *diags);
+/* A new step id for s: 1, 2, 3... in the order asked, unique in the
+ * session. Thread safe. */
+int64_t tgc_session_next_step_id(tgc_session *s);
+
+/* Runs one step of the session (executor/step.c) whose rendezvous keys
+ * carry `step_id` (tgc_session_next_step_id, or one agreed with other
+ * processes): feeds indexed by the original graph's input ids, already
+ * checked; outputs as tgc_session_run. */
+tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **feeds, tgc_tensor **outputs,
+                            tgc_trace *trace, tgc_diags *diags);
 
 /* Marks the activation nodes of p that their producer's kernel can apply
  * itself (executor/fuse.c): p->fused_act for the producer, p->absorbed for
