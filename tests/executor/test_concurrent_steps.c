@@ -11,7 +11,10 @@
  * device's bytes and buffers and the process's tensors are back where they
  * were. With max_inflight K the steps in flight never pass K. A Loop whose
  * body spans two devices runs from 6 threads at once: the keys of its
- * pairs carry the step, so iterations of different steps never meet.
+ * pairs carry the step, so iterations of different steps never meet. The
+ * digits CNN (convolutions, shape arithmetic, batches of 1 to 20 rows)
+ * runs from 4 threads with the memory watch and a trace on, on cpu and on
+ * cpu,gpu0, bitwise equal to its lone runs, those within 1e-4 of PyTorch.
  * Run under ThreadSanitizer by make test-tsan. */
 #include "tests/harness.h"
 
@@ -402,7 +405,122 @@ static void test_loop_across_devices(void) {
     tgc_diags_free(d);
 }
 
+/* ---- the digits CNN: convolutions, shape arithmetic, a memory watch, a trace ---------- */
+
+#define DIGIT_BATCHES 20
+#define DIGIT_THREADS 4
+
+typedef struct digits {
+    tgc_session *s;
+    const float *x;               /* [400, 1, 8, 8] */
+    float *alone[DIGIT_BATCHES];  /* batch -> the lone run's logits */
+    atomic_int ok, wrong;
+} digits;
+
+/* Batch b: rows [20 b, 20 b + n) with n from 1 to 20, so N (a symbol) changes from step to step. */
+static int batch_rows(int b) { return 1 + (b * 7) % 20; }
+
+static tgc_status run_batch(tgc_session *s, const float *x, int b, tgc_tensor **logits) {
+    tgc_tensor *feed = NULL, *outs[2] = {NULL, NULL};
+    tgc_status st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){batch_rows(b), 1, 8, 8}, x + (size_t)b * 20 * 64, &feed);
+    tgc_diags *d = tgc_diags_create();
+    const char *names[] = {"x"};
+    if (st == TGC_OK) st = tgc_session_run(s, 1, names, &feed, outs, d);
+    tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    tgc_tensor_release(feed);
+    tgc_tensor_release(outs[1]);
+    *logits = outs[0];
+    return st;
+}
+
+typedef struct digits_worker {
+    digits *dg;
+    int thread;
+} digits_worker;
+
+static void *digits_main(void *arg) {
+    digits_worker *w = arg;
+    for (int k = 0; k < DIGIT_BATCHES; k++) {
+        int b = (k + w->thread * 5) % DIGIT_BATCHES;
+        tgc_tensor *logits = NULL;
+        bool ok = run_batch(w->dg->s, w->dg->x, b, &logits) == TGC_OK &&
+                  memcmp(tgc_tensor_data(logits), w->dg->alone[b], (size_t)batch_rows(b) * 10 * sizeof(float)) == 0;
+        atomic_fetch_add(ok ? &w->dg->ok : &w->dg->wrong, 1);
+        tgc_tensor_release(logits);
+    }
+    return NULL;
+}
+
+static void digits_on(const tgc_graph *g, const float *x, const float *ref, const char *devices) {
+    digits dg = {.x = x};
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *alone = NULL;
+    CU_ASSERT_FATAL(tgc_session_create(g, devices, NULL, d, &alone) == TGC_OK);
+    double worst = 0;
+    for (int b = 0; b < DIGIT_BATCHES; b++) { /* the lone runs, against PyTorch's logits */
+        tgc_tensor *logits = NULL;
+        CU_ASSERT_EQUAL_FATAL(run_batch(alone, x, b, &logits), TGC_OK);
+        size_t n = (size_t)batch_rows(b) * 10;
+        dg.alone[b] = malloc(n * sizeof(float));
+        memcpy(dg.alone[b], tgc_tensor_data(logits), n * sizeof(float));
+        for (size_t k = 0; k < n; k++) worst = fmax(worst, fabs(dg.alone[b][k] - ref[(size_t)b * 200 + k]));
+        tgc_tensor_release(logits);
+    }
+    CU_ASSERT(worst <= 1e-4);
+    tgc_session_free(alone);
+    tgc_session_options o = {.memory_report = 1};
+    CU_ASSERT_FATAL(tgc_session_create(g, devices, &o, d, &dg.s) == TGC_OK);
+    CU_ASSERT_EQUAL(tgc_session_trace_start(dg.s), TGC_OK);
+    int n_dev = tgc_session_device_count(dg.s);
+    tgc_memory_figures before[2];
+    for (int dev = 0; dev < n_dev && dev < 2; dev++) before[dev] = tgc_session_memory(dg.s, dev);
+    pthread_t threads[DIGIT_THREADS];
+    digits_worker workers[DIGIT_THREADS];
+    for (int t = 0; t < DIGIT_THREADS; t++) {
+        workers[t] = (digits_worker){&dg, t};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&threads[t], NULL, digits_main, &workers[t]), 0);
+    }
+    for (int t = 0; t < DIGIT_THREADS; t++) pthread_join(threads[t], NULL);
+    CU_ASSERT_EQUAL(atomic_load(&dg.wrong), 0);
+    CU_ASSERT_EQUAL(atomic_load(&dg.ok), DIGIT_THREADS * DIGIT_BATCHES);
+    for (int dev = 0; dev < n_dev && dev < 2; dev++) {
+        tgc_memory_figures after = tgc_session_memory(dg.s, dev);
+        CU_ASSERT_EQUAL(after.bytes_in_use, before[dev].bytes_in_use);
+        CU_ASSERT_EQUAL(after.live_buffers, before[dev].live_buffers);
+    }
+    FILE *sink = fopen("/dev/null", "w");
+    CU_ASSERT_EQUAL(tgc_session_memory_report(dg.s, sink), TGC_OK);
+    fclose(sink);
+    printf("\n  digits CNN on %s: %d batches of 1 to 20 rows from %d threads, bitwise equal to the lone runs "
+           "(those within %.2g of PyTorch) ",
+           devices, atomic_load(&dg.ok), DIGIT_THREADS, worst);
+    for (int b = 0; b < DIGIT_BATCHES; b++) free(dg.alone[b]);
+    tgc_session_free(dg.s);
+    tgc_diags_free(d);
+}
+
+static void test_digits(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    tgc_tensor *x = NULL, *ref = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tgc_test_path("examples/digits/cnn.yaml"));
+    CU_ASSERT_FATAL(tgc_graph_load(path, d, &g) == TGC_OK);
+    snprintf(path, sizeof path, "%s", tgc_test_path("examples/digits/test_x.npy"));
+    CU_ASSERT_FATAL(tgc_tensor_load_npy(path, d, &x) == TGC_OK);
+    snprintf(path, sizeof path, "%s", tgc_test_path("examples/digits/ref_logits_cnn.npy"));
+    CU_ASSERT_FATAL(tgc_tensor_load_npy(path, d, &ref) == TGC_OK);
+    digits_on(g, tgc_tensor_data(x), tgc_tensor_data(ref), "cpu");
+    if (have_gpu()) digits_on(g, tgc_tensor_data(x), tgc_tensor_data(ref), "cpu,gpu0");
+    tgc_tensor_release(x);
+    tgc_tensor_release(ref);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("concurrent steps", {"8 threads on cpu0 | cpu1, some steps failing alone", test_two_cpus},
               {"8 threads on cpu0 | gpu0, some steps failing alone", test_cpu_and_gpu},
               {"max_inflight bounds the steps in flight", test_bounded_in_flight},
-              {"a loop across devices from 6 threads", test_loop_across_devices})
+              {"a loop across devices from 6 threads", test_loop_across_devices},
+              {"the digits CNN from 4 threads, memory watch and trace on", test_digits})
