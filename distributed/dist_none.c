@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static atomic_uint_fast64_t next_step;
+static atomic_uint_fast64_t next_session;
 static _Atomic double peer_timeout = 60.0;
 
 int tgc_dist_rank(void) { return 0; }
 int tgc_dist_size(void) { return 1; }
-uint64_t tgc_dist_next_step(void) { return atomic_fetch_add(&next_step, 1); }
+uint64_t tgc_dist_next_session(void) { return atomic_fetch_add(&next_session, 1); }
 void tgc_dist_set_peer_timeout(double seconds) { atomic_store(&peer_timeout, seconds); }
 double tgc_dist_peer_timeout(void) { return atomic_load(&peer_timeout); }
 

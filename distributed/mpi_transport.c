@@ -114,6 +114,7 @@ typedef struct reg_step {
 
 /* A collective asked of the thread (tgc_dist_allgather). */
 typedef struct collective {
+    bool barrier; /* MPI_Ibarrier instead */
     const void *mine;
     void *all;
     size_t size;
@@ -139,7 +140,7 @@ static struct {
     pthread_mutex_t steps_lock; /* steps and held; deliveries run under it */
     reg_step *steps;
     held *held;
-    atomic_uint_fast64_t next_step;
+    atomic_uint_fast64_t next_session;
     _Atomic double peer_timeout;
     /* The thread's own */
     out_msg *sending;
@@ -164,7 +165,7 @@ static double now_s(void) {
 
 int tgc_dist_rank(void) { return T.up ? T.rank : 0; }
 int tgc_dist_size(void) { return T.up ? T.size : 1; }
-uint64_t tgc_dist_next_step(void) { return atomic_fetch_add(&T.next_step, 1); }
+uint64_t tgc_dist_next_session(void) { return atomic_fetch_add(&T.next_session, 1); }
 void tgc_dist_set_peer_timeout(double seconds) { atomic_store(&T.peer_timeout, seconds); }
 double tgc_dist_peer_timeout(void) { return atomic_load(&T.peer_timeout); }
 
@@ -337,6 +338,9 @@ void tgc_dist_abort_peers(uint64_t step, tgc_status status, const char *message)
     }
 }
 
+/* Runs collective c on the progress thread and waits for it. */
+static tgc_status run_collective(collective *c, char *err, size_t err_size);
+
 tgc_status tgc_dist_allgather(const void *mine, size_t size, void *all, double timeout_s, char *err,
                               size_t err_size) {
     if (!T.up || T.size == 1) {
@@ -347,15 +351,23 @@ tgc_status tgc_dist_allgather(const void *mine, size_t size, void *all, double t
         snprintf(err, err_size, "an exchange of %zu bytes is too large", size);
         return TGC_ERR_INVALID;
     }
-    collective c = {.mine = mine, .all = all, .size = size, .deadline = now_s() + timeout_s};
+    collective *c = tgc_calloc(1, sizeof *c);
+    if (c == NULL) return TGC_ERR_NOMEM;
+    *c = (collective){.mine = mine, .all = all, .size = size, .deadline = now_s() + timeout_s};
+    tgc_status st = run_collective(c, err, err_size);
+    if (c->started && st == TGC_OK) tgc_free(c); /* one that timed out stays: MPI may still complete it */
+    return st;
+}
+
+static tgc_status run_collective(collective *c, char *err, size_t err_size) {
     pthread_mutex_lock(&T.lock);
     while (T.coll != NULL) pthread_cond_wait(&T.collective_done, &T.lock); /* one at a time */
-    T.coll = &c;
+    T.coll = c;
     pthread_cond_signal(&T.wake);
-    while (!c.done) pthread_cond_wait(&T.collective_done, &T.lock);
+    while (!c->done) pthread_cond_wait(&T.collective_done, &T.lock);
     pthread_mutex_unlock(&T.lock);
-    if (c.status != TGC_OK) snprintf(err, err_size, "%s", c.err);
-    return c.status;
+    if (c->status != TGC_OK) snprintf(err, err_size, "%s", c->err);
+    return c->status;
 }
 
 /* ---- The progress thread ------------------------------------------------------- */
@@ -509,7 +521,8 @@ static void progress_collective(void) {
     int rc = MPI_SUCCESS, flag = 0;
     if (!c->started) {
         c->started = true;
-        rc = MPI_Iallgather(c->mine, (int)c->size, MPI_BYTE, c->all, (int)c->size, MPI_BYTE, T.comm, &c->req);
+        rc = c->barrier ? MPI_Ibarrier(T.comm, &c->req)
+                        : MPI_Iallgather(c->mine, (int)c->size, MPI_BYTE, c->all, (int)c->size, MPI_BYTE, T.comm, &c->req);
     }
     if (rc == MPI_SUCCESS) rc = MPI_Test(&c->req, &flag, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS && !flag && now_s() < c->deadline) return;
@@ -520,7 +533,7 @@ static void progress_collective(void) {
         snprintf(c->err, sizeof c->err, "MPI_Iallgather failed: %.200s", text);
     } else if (!flag) {
         snprintf(c->err, sizeof c->err, "not every rank answered within %.0f s (one failed before it, died or hangs)",
-                 tgc_dist_peer_timeout());
+                 c->barrier ? 5.0 : tgc_dist_peer_timeout());
     }
     /* A collective that timed out is left pending: MPI cannot cancel it, and the process is about to fail. */
     pthread_mutex_lock(&T.lock);
@@ -667,6 +680,17 @@ int tgc_distributed_available(void) { return 1; }
 
 void tgc_distributed_finalize(int failed) {
     if (!T.up) return;
+    if (failed) {
+        /* Every rank that failed cleanly arrives here at once: wait for the
+         * others (at most 5 s: one may have died) so that mpirun, which
+         * ends the job at the first non-zero exit, cuts no rank's report. */
+        collective *c = tgc_calloc(1, sizeof *c);
+        char err[256];
+        if (c != NULL) {
+            *c = (collective){.barrier = true, .deadline = now_s() + 5.0};
+            if (run_collective(c, err, sizeof err) == TGC_OK) tgc_free(c);
+        }
+    }
     pthread_mutex_lock(&T.lock);
     T.stop = true;
     pthread_cond_signal(&T.wake);
@@ -685,8 +709,6 @@ void tgc_distributed_finalize(int failed) {
             struct timespec ts = {0, 10000000};
             nanosleep(&ts, NULL);
         }
-        struct timespec ts = {0, 500000000};
-        nanosleep(&ts, NULL);
         return;
     }
     pthread_join(T.thread, NULL);

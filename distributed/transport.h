@@ -6,16 +6,19 @@
  * another task hands its value to tgc_dist_send instead of the rendezvous;
  * the receiving process's transport puts the value into that step's
  * rendezvous (tgc_rendezvous_send) under the pair's key, where the _Recv
- * finds it as it would a local one. Steps are matched by their step id:
- * every process numbers its distributed steps in the order it runs them
- * (tgc_dist_next_step), so the nth step of every rank is the same step.
+ * finds it as it would a local one. Steps are matched by their id: the
+ * session's number among the process's distributed sessions
+ * (tgc_dist_next_session) in the high bits, the session's step id
+ * (tgc_session_next_step_id: 1, 2, 3... in the order the steps start) in
+ * the low 40; every rank creates the same sessions and starts the same
+ * steps in the same order, so ids agree across ranks.
  *
  * Two builds: distributed/mpi_transport.c (OpenMPI; its opening comment
  * has the message format) and distributed/dist_none.c, where one process
  * runs (rank 0 of 1) and nothing is ever sent.
  *
  * Example usage (executor/step.c):
- *     uint64_t step = tgc_dist_next_step();
+ *     uint64_t step = session_number << 40 | session_step_id;
  *     tgc_dist_step_begin(step, rendezvous, on_peer_abort, st);
  *     ... tgc_dist_send(1, step, "cpu0;/task:1/cpu0;x", &value) ...
  *     tgc_dist_step_end(step);
@@ -39,9 +42,9 @@ typedef void (*tgc_dist_abort_fn)(void *ctx, tgc_status status, const char *mess
 int tgc_dist_rank(void);
 int tgc_dist_size(void);
 
-/* The id of this process's next distributed step (0, 1, 2... in call
- * order; thread safe). */
-uint64_t tgc_dist_next_step(void);
+/* The number of this process's next distributed session (0, 1, 2... in
+ * call order; thread safe). */
+uint64_t tgc_dist_next_session(void);
 
 /* Registers step `step` and its rendezvous: messages of the step that
  * arrived before (held by the transport) are put into `r` now, on this

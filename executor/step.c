@@ -171,7 +171,6 @@ static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
 
 const char *tgc_frame_key(const tgc_part_state *ps, const char *key, char *buf, size_t size) {
     const char *prefix = ps->frame->key;
-    if (prefix[0] == '\0') return key;
     int n = snprintf(buf, size, "%s%s", prefix, key);
     return n >= 0 && (size_t)n < size ? buf : NULL;
 }
@@ -421,16 +420,19 @@ static void synchronize(tgc_step *st) {
 
 static bool all_finished(void *arg) { return atomic_load(&((tgc_step *)arg)->root.outstanding) == 0; }
 
-tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
-                            tgc_diags *diags) {
-    tgc_step st = {.s = s, .feeds = feeds, .trace = trace, .fail_node = getenv("TGC_FAIL_NODE"),
+tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **feeds, tgc_tensor **outputs,
+                            tgc_trace *trace, tgc_diags *diags) {
+    /* Across processes the transport tells sessions apart too: every rank
+     * creates its distributed sessions, and runs their steps, in one order. */
+    tgc_step st = {.s = s, .id = step_id, .feeds = feeds, .trace = trace, .fail_node = getenv("TGC_FAIL_NODE"),
                    .stop_node = getenv("TGC_STOP_NODE"),
                    .distributed = s->distributed, .rank = s->rank,
-                   .step_id = s->distributed ? tgc_dist_next_step() : 0};
+                   .step_id = s->distributed ? s->dist_id << 40 | (uint64_t)step_id : 0};
     pthread_mutex_init(&st.lock, NULL);
     pthread_cond_init(&st.done_cond, NULL);
     atomic_init(&st.failed, false);
     st.root = (tgc_frame){.step = &st, .parts = &s->parts, .plans = s->plans};
+    tgc_rendezvous_step_prefix(step_id, st.root.key, sizeof st.root.key);
     tgc_status result = tgc_rendezvous_create(&st.rendezvous);
     if (result == TGC_OK) {
         st.root.feeds = tgc_calloc((size_t)s->g->n_inputs_nodes + 1, sizeof *st.root.feeds);
