@@ -11,8 +11,7 @@
  *     magic 'TGC1', kind, sender's rank, step id, status,
  *     DATA:   dtype, rank, dims[8], bytes, data tag, key (NUL-terminated)
  *     ABORT:  status and the failing rank's message
- *     BEAT:   nothing (a heartbeat, sent every quarter of the peer timeout
- *             while a step runs)
+ *     BEAT:   nothing (a heartbeat, sent every quarter of the peer timeout)
  * A DATA header is followed by the tensor's bytes in pieces of at most
  * 1 GiB (MPI counts are int; MPI 3.1 has no large-count calls), each a
  * message of its own on the header's data tag, in order. Data tags are
@@ -55,7 +54,7 @@
 
 #define TAG_HEADER 0
 #define DATA_TAGS (1 << 20)
-#define PIECE_BYTES ((size_t)1 << 30)
+#define PIECE_BYTES T.piece_bytes /* 1 GiB; $TGC_MPI_PIECE_BYTES in tests */
 #define DIST_MAGIC 0x31434754u /* "TGC1" */
 
 enum { KIND_DATA = 1, KIND_ABORT = 2, KIND_BEAT = 3 };
@@ -67,7 +66,7 @@ typedef struct dist_header {
     int32_t dtype, rank;
     int64_t dims[8];
     int64_t bytes;
-    int32_t data_tag, pad;
+    int32_t data_tag, piece; /* DATA: the tag of its pieces, and their size (the last may be smaller) */
     char text[TGC_DIST_MAX_KEY + 324]; /* DATA: the key; ABORT: the message */
 } dist_header;
 
@@ -156,11 +155,13 @@ static struct {
      * 115 ms a round trip from plain host buffers, bench_mpi_pingpong).
      * Host memory: a cpu partition's _Recv takes the buffer as it is. */
     tgc_device *landing;
+    size_t piece_bytes;
 } T = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .wake = PTHREAD_COND_INITIALIZER,
        .collective_done = PTHREAD_COND_INITIALIZER,
        .steps_lock = PTHREAD_MUTEX_INITIALIZER,
-       .peer_timeout = 60.0};
+       .peer_timeout = 60.0,
+       .piece_bytes = (size_t)1 << 30};
 
 static double now_s(void) {
     struct timespec ts;
@@ -396,12 +397,18 @@ static bool post_header(void) {
     return rc == MPI_SUCCESS;
 }
 
-static int n_pieces(int64_t bytes) { return bytes == 0 ? 0 : (int)(((size_t)bytes + PIECE_BYTES - 1) / PIECE_BYTES); }
+/* Pieces of `piece` bytes, the last one smaller; the sender chooses the
+ * size and the header carries it. */
+static int n_pieces(int64_t bytes, size_t piece) { return bytes == 0 ? 0 : (int)(((size_t)bytes + piece - 1) / piece); }
 
 static void start_send(out_msg *m) {
     m->started = true;
-    int pieces = m->h.kind == KIND_DATA ? n_pieces(m->h.bytes) : 0;
-    if (m->h.kind == KIND_DATA) m->h.data_tag = 1 + (int32_t)(T.next_tag[m->dest]++ % DATA_TAGS);
+    size_t piece = PIECE_BYTES;
+    int pieces = m->h.kind == KIND_DATA ? n_pieces(m->h.bytes, piece) : 0;
+    if (m->h.kind == KIND_DATA) {
+        m->h.data_tag = 1 + (int32_t)(T.next_tag[m->dest]++ % DATA_TAGS);
+        m->h.piece = (int32_t)piece;
+    }
     m->reqs = tgc_malloc(sizeof *m->reqs * (size_t)(pieces + 1));
     if (m->reqs == NULL) {
         mpi_error("a send (out of memory)", MPI_ERR_NO_MEM);
@@ -411,8 +418,8 @@ static void start_send(out_msg *m) {
     m->n_reqs = 1;
     const char *data = m->buf != NULL ? tgc_buffer_host_ptr(m->buf) : NULL;
     for (int i = 0; rc == MPI_SUCCESS && i < pieces; i++) {
-        size_t off = (size_t)i * PIECE_BYTES, len = (size_t)m->h.bytes - off;
-        if (len > PIECE_BYTES) len = PIECE_BYTES;
+        size_t off = (size_t)i * piece, len = (size_t)m->h.bytes - off;
+        if (len > piece) len = piece;
         rc = MPI_Isend(data + off, (int)len, MPI_BYTE, m->dest, m->h.data_tag, T.comm, &m->reqs[m->n_reqs]);
         if (rc == MPI_SUCCESS) m->n_reqs++;
     }
@@ -432,8 +439,13 @@ static void on_header(const dist_header *h) {
         deliver(h->step, true, (tgc_status)h->status, msg, NULL);
         return;
     }
+    if (h->bytes < 0 || (h->bytes > 0 && h->piece <= 0) || h->rank < 0 || h->rank > TGC_MAX_RANK) {
+        mpi_error("a malformed header", MPI_ERR_OTHER);
+        return;
+    }
     in_msg *m = tgc_calloc(1, sizeof *m);
-    int pieces = n_pieces(h->bytes);
+    size_t piece = h->bytes > 0 ? (size_t)h->piece : 1;
+    int pieces = n_pieces(h->bytes, piece);
     if (m != NULL) m->reqs = tgc_malloc(sizeof *m->reqs * (size_t)(pieces + 1));
     if (m == NULL || m->reqs == NULL) {
         if (m) tgc_free(m);
@@ -448,8 +460,8 @@ static void on_header(const dist_header *h) {
     if (tgc_buffer_alloc_typed(T.landing, m->v.dtype, (size_t)h->bytes, &m->v.buf) == TGC_OK)
         data = tgc_buffer_host_ptr(m->v.buf);
     for (int i = 0; i < pieces; i++) {
-        size_t off = (size_t)i * PIECE_BYTES, len = (size_t)h->bytes - off;
-        if (len > PIECE_BYTES) len = PIECE_BYTES;
+        size_t off = (size_t)i * piece, len = (size_t)h->bytes - off;
+        if (len > piece) len = piece;
         /* Out of memory: the pieces are still taken off the wire (truncated into nothing). */
         int rc = MPI_Irecv(data ? data + off : NULL, data ? (int)len : 0, MPI_BYTE, h->from, h->data_tag, T.comm,
                            &m->reqs[m->n_reqs]);
@@ -549,14 +561,13 @@ static void progress_collective(void) {
     pthread_mutex_unlock(&T.lock);
 }
 
-/* While steps run: a heartbeat to every peer each quarter timeout, and the
- * steps fail when a peer has been silent for the whole timeout. */
+/* A heartbeat to every peer each quarter of the peer timeout, always (a
+ * peer may wait in a step while this rank is busy elsewhere, loading its
+ * feeds); while steps run here, they fail when a peer has been silent for
+ * the whole timeout. */
 static void heartbeats(bool stepping) {
     double timeout = tgc_dist_peer_timeout(), t = now_s();
-    if (!stepping || timeout <= 0) {
-        for (int r = 0; r < T.size; r++) T.last_heard[r] = t; /* silence between steps is no failure */
-        return;
-    }
+    if (timeout <= 0) return;
     if (t - T.last_beat >= timeout / 4) {
         T.last_beat = t;
         for (int r = 0; r < T.size; r++) {
@@ -570,7 +581,7 @@ static void heartbeats(bool stepping) {
             start_send(m);
         }
     }
-    for (int r = 0; r < T.size; r++) {
+    for (int r = 0; stepping && r < T.size; r++) {
         if (r == T.rank || t - T.last_heard[r] < timeout) continue;
         char msg[256];
         snprintf(msg, sizeof msg, "rank %d: no message from rank %d for %.0f s: it died or stopped (--peer-timeout)",
@@ -663,6 +674,9 @@ tgc_status tgc_distributed_init(tgc_diags *diags) {
     if (rc != MPI_SUCCESS || provided < MPI_THREAD_SERIALIZED)
         return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "mpi-failed",
                               "MPI could not start with MPI_THREAD_SERIALIZED (got level %d)", provided);
+    /* Test hook: smaller pieces, so that tests cross piece boundaries with small tensors. */
+    const char *piece = getenv("TGC_MPI_PIECE_BYTES");
+    if (piece != NULL && atol(piece) > 0 && atol(piece) <= (1L << 30)) T.piece_bytes = (size_t)atol(piece);
     MPI_Comm_dup(MPI_COMM_WORLD, &T.comm);
     MPI_Comm_set_errhandler(T.comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(T.comm, &T.rank);
@@ -672,6 +686,7 @@ tgc_status tgc_distributed_init(tgc_diags *diags) {
     T.landing = tgc_cpu_device_create(0);
     if (T.last_heard == NULL || T.next_tag == NULL || T.landing == NULL) return TGC_ERR_NOMEM;
     snprintf(T.landing->name, sizeof T.landing->name, "mpi-received");
+    for (int r = 0; r < T.size; r++) T.last_heard[r] = now_s();
     T.up = true;
     if (!post_header()) return TGC_ERR_RUNTIME;
     if (pthread_create(&T.thread, NULL, progress_main, NULL) != 0) {
