@@ -109,6 +109,7 @@ typedef struct reg_step {
     tgc_dist_abort_fn on_abort;
     void *ctx;
     bool aborted;
+    int sends; /* DATA messages of the step not yet sent: their buffers are the step's */
 } reg_step;
 
 /* A collective asked of the thread (tgc_dist_allgather). */
@@ -137,6 +138,7 @@ static struct {
     atomic_bool failed;
     char failure[256];
     pthread_mutex_t steps_lock; /* steps and held; deliveries run under it */
+    pthread_cond_t sent_cond;   /* a step's last send completed */
     reg_step *steps;
     held *held;
     atomic_uint_fast64_t next_session;
@@ -160,6 +162,7 @@ static struct {
        .wake = PTHREAD_COND_INITIALIZER,
        .collective_done = PTHREAD_COND_INITIALIZER,
        .steps_lock = PTHREAD_MUTEX_INITIALIZER,
+       .sent_cond = PTHREAD_COND_INITIALIZER,
        .peer_timeout = 60.0,
        .piece_bytes = (size_t)1 << 30};
 
@@ -221,7 +224,7 @@ static void deliver(uint64_t step, bool abort, tgc_status status, char *key, tgc
 tgc_status tgc_dist_step_begin(uint64_t step, tgc_rendezvous *r, tgc_dist_abort_fn on_abort, void *ctx) {
     reg_step *s = tgc_calloc(1, sizeof *s);
     if (s == NULL) return TGC_ERR_NOMEM;
-    *s = (reg_step){NULL, step, r, on_abort, ctx, false};
+    *s = (reg_step){NULL, step, r, on_abort, ctx, false, 0};
     pthread_mutex_lock(&T.steps_lock);
     s->next = T.steps;
     T.steps = s;
@@ -252,6 +255,16 @@ tgc_status tgc_dist_step_begin(uint64_t step, tgc_rendezvous *r, tgc_dist_abort_
 
 void tgc_dist_step_end(uint64_t step) {
     pthread_mutex_lock(&T.steps_lock);
+    /* The step's buffers are its own to release once this returns: wait
+     * for its sends (at most the peer timeout: a peer that died never
+     * takes a large message, and the process is failing then). */
+    reg_step *me = find_step(step);
+    double timeout = tgc_dist_peer_timeout();
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout > 0 ? (time_t)timeout + 1 : 1000000000;
+    while (me != NULL && me->sends > 0 && !T.failed)
+        if (pthread_cond_timedwait(&T.sent_cond, &T.steps_lock, &until) != 0) break;
     for (reg_step **p = &T.steps; *p != NULL; p = &(*p)->next)
         if ((*p)->step == step) {
             reg_step *s = *p;
@@ -327,6 +340,10 @@ tgc_status tgc_dist_send(int dest, uint64_t step, const char *key, const tgc_val
     memcpy(m->h.dims, v->dims, sizeof(int64_t) * (size_t)v->rank);
     snprintf(m->h.text, sizeof m->h.text, "%s", key);
     m->buf = nbytes > 0 ? tgc_buffer_retain(v->buf) : NULL;
+    pthread_mutex_lock(&T.steps_lock);
+    reg_step *s = find_step(step);
+    if (s != NULL) s->sends++;
+    pthread_mutex_unlock(&T.steps_lock);
     enqueue(m);
     return TGC_OK;
 }
@@ -342,6 +359,15 @@ void tgc_dist_abort_peers(uint64_t step, tgc_status status, const char *message)
         snprintf(m->h.text, sizeof m->h.text, "%.1000s", message);
         enqueue(m);
     }
+}
+
+/* Collectives that timed out: MPI may still complete them, so they are
+ * never freed (kept reachable here). */
+static collective *abandoned[8];
+static int n_abandoned;
+
+static void abandon(collective *c) {
+    if (n_abandoned < 8) abandoned[n_abandoned++] = c;
 }
 
 /* Runs collective c on the progress thread and waits for it. */
@@ -361,7 +387,8 @@ tgc_status tgc_dist_allgather(const void *mine, size_t size, void *all, double t
     if (c == NULL) return TGC_ERR_NOMEM;
     *c = (collective){.mine = mine, .all = all, .size = size, .deadline = now_s() + timeout_s};
     tgc_status st = run_collective(c, err, err_size);
-    if (c->started && st == TGC_OK) tgc_free(c); /* one that timed out stays: MPI may still complete it */
+    if (st == TGC_OK) tgc_free(c);
+    else abandon(c); /* one that timed out stays: MPI may still complete it */
     return st;
 }
 
@@ -387,6 +414,9 @@ static void mpi_error(const char *what, int code) {
     T.failed = true;
     pthread_mutex_unlock(&T.lock);
     abort_all(T.failure);
+    pthread_mutex_lock(&T.steps_lock);
+    pthread_cond_broadcast(&T.sent_cond);
+    pthread_mutex_unlock(&T.steps_lock);
 }
 
 /* Posts the receive of the next header. */
@@ -511,6 +541,15 @@ static bool progress_receives(void) {
     return moved;
 }
 
+/* A DATA message left (or was dropped): its step may end. */
+static void sent(const out_msg *m) {
+    if (m->h.kind != KIND_DATA) return;
+    pthread_mutex_lock(&T.steps_lock);
+    reg_step *s = find_step(m->h.step);
+    if (s != NULL && s->sends > 0 && --s->sends == 0) pthread_cond_broadcast(&T.sent_cond);
+    pthread_mutex_unlock(&T.steps_lock);
+}
+
 static bool progress_sends(void) {
     bool moved = false;
     for (out_msg **p = &T.sending; *p != NULL;) {
@@ -524,6 +563,7 @@ static bool progress_sends(void) {
         moved = true;
         if (error) mpi_error("sending a tensor", MPI_ERR_OTHER);
         tgc_buffer_release(m->buf);
+        sent(m);
         tgc_free(m->reqs);
         tgc_free(m);
     }
@@ -627,6 +667,7 @@ static void *progress_main(void *arg) {
             for (out_msg *m = T.sending, *next; m != NULL; m = next) {
                 next = m->next;
                 tgc_buffer_release(m->buf);
+                sent(m);
                 tgc_free(m->reqs);
                 tgc_free(m);
             }
@@ -711,6 +752,7 @@ void tgc_distributed_finalize(int failed) {
         if (c != NULL) {
             *c = (collective){.barrier = true, .deadline = now_s() + 5.0};
             if (run_collective(c, err, sizeof err) == TGC_OK) tgc_free(c);
+            else abandon(c);
         }
     }
     pthread_mutex_lock(&T.lock);

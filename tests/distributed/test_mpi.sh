@@ -15,6 +15,12 @@ MPIRUN=(mpirun --oversubscribe --bind-to none --timeout 120 -np "$NP")
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 [ "$TRANSPORT" = tcp ] && MPIRUN+=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Under AddressSanitizer (make test-asan): OpenMPI's components stay loaded
+# and stacks are unwound slowly, so that LeakSanitizer can name OpenMPI's
+# own blocks (tests/lsan.supp) and tgc's are still reported.
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+[ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+[ -n "${LSAN_OPTIONS:-}" ] && export LSAN_OPTIONS="$LSAN_OPTIONS:fast_unwind_on_malloc=0"
 if ! command -v mpirun >/dev/null; then echo "mpirun not found: install openmpi-bin"; exit 1; fi
 DEVICES="/task:0/cpu"
 for ((t = 1; t < NP; t++)); do DEVICES="$DEVICES,/task:$t/cpu"; done
