@@ -15,6 +15,8 @@ TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_r
 	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion devices_test_cpu_jit \
 	devices_test_cpu_gemm_packed devices_test_cpu_conv_direct executor_test_control_flow executor_test_eager_threads \
 	executor_test_concurrent_steps
+# With MPI (the build's TGC_MPI finds it the same way): the transport and tgc itself under mpirun.
+TSAN_TESTS += $(shell pkg-config --exists ompi-c 2>/dev/null && echo distributed_mpi_transport_check tgc)
 
 .PHONY: all deps build build-asan build-tsan build-nojit demo test test-plain test-asan test-tsan test-nojit fuzz \
 	models-check clean
@@ -60,7 +62,7 @@ test-asan: build-asan
 
 test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure \
-	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_(fast_paths|split_kernels|jit|conv_direct|gemm_packed)|test_fusion|executor/test_control_flow|test_eager_threads|test_concurrent_steps'
+	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_(fast_paths|split_kernels|jit|conv_direct|gemm_packed)|test_fusion|executor/test_control_flow|test_eager_threads|test_concurrent_steps|distributed/'
 
 test-nojit: build-nojit
 	ctest --test-dir $(BUILD_NOJIT) --output-on-failure -j $(JOBS)

@@ -773,6 +773,7 @@ void tgc_distributed_finalize(int failed) {
             struct timespec ts = {0, 10000000};
             nanosleep(&ts, NULL);
         }
+        pthread_detach(T.thread); /* it may be stuck in a send to a dead peer: the process exits around it */
         return;
     }
     pthread_join(T.thread, NULL);

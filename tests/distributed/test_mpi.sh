@@ -21,6 +21,7 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_mca_base_component_disable_dlclose=1
 [ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
 [ -n "${LSAN_OPTIONS:-}" ] && export LSAN_OPTIONS="$LSAN_OPTIONS:fast_unwind_on_malloc=0"
+[ -n "${TSAN_OPTIONS:-}" ] && export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$(dirname "$0")/tsan_openmpi.supp"
 if ! command -v mpirun >/dev/null; then echo "mpirun not found: install openmpi-bin"; exit 1; fi
 DEVICES="/task:0/cpu"
 for ((t = 1; t < NP; t++)); do DEVICES="$DEVICES,/task:$t/cpu"; done
