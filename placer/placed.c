@@ -266,8 +266,11 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out) {
         else sources[p->pl.device[id]]++;
     }
     fprintf(out, "placement on %d device%s:\n", p->n_devs, p->n_devs == 1 ? "" : "s");
+    int width = 6; /* "/task:1/cpu0" widens the column */
     for (int i = 0; i < p->n_devs; i++)
-        fprintf(out, "  %-6s %6" PRId64 " nodes (%" PRId64 " ops, %" PRId64 " inputs and initializers)\n",
+        if ((int)strlen(p->names[i]) > width) width = (int)strlen(p->names[i]);
+    for (int i = 0; i < p->n_devs; i++)
+        fprintf(out, "  %-*s %6" PRId64 " nodes (%" PRId64 " ops, %" PRId64 " inputs and initializers)\n", width,
                 p->names[i], ops[i] + sources[i], ops[i], sources[i]);
     for (int k = 0; k < p->n_subs; k++) { /* each subgraph's ops per device */
         const placed_sub *sp = &p->subs[k];

@@ -69,6 +69,10 @@ if [ "$MODE" != failures ]; then
     split "$RESNET/resnet_mini.yaml" "$WORK/res_split.yaml"
     expect_exit 0 "split cnn places across $NP ranks" -- "$TGC" compile "$WORK/cnn_split.yaml" --weights-dir "$DIGITS" --devices "$DEVICES" --dump partitioned
     expect_grep "/task:$((NP - 1))/cpu0" "$WORK/out" "the last rank has a partition"
+    expect_exit 0 "placement dump, all on the last rank" -- "$TGC" compile "$RESNET/resnet_mini.yaml" \
+        --devices "/task:$((NP - 1))/cpu,/task:0/cpu" --dump placed --format json
+    expect_grep '"x": {"device": "cpu0", "reason": "feed"}' "$WORK/out" "the input is on task 0 to be fed"
+    expect_grep '"probs": {"device": "/task:'$((NP - 1))'/cpu0"' "$WORK/out" "the ops on the last rank"
     expect_exit 0 "digits cnn on $NP ranks ($TRANSPORT)" -- "${MPIRUN[@]}" "$TGC" run "$WORK/cnn_split.yaml" \
         --weights-dir "$DIGITS" --devices "$DEVICES" --input x="$X_DIGITS" --output-dir "$WORK/cnnN" --repeat 3
     expect_grep "on $DEVICES" "$WORK/out" "rank 0 reports the run"
@@ -129,5 +133,8 @@ else
     expect_exit 2 "tasks without mpirun" -- "$TGC" run "$RESNET/resnet_mini.yaml" --devices /task:0/cpu,/task:1/cpu \
         --input x="$X_RESNET"
     expect_grep "mpirun -np 2" "$WORK/err" "the message says to use mpirun"
+    expect_exit 2 "--inflight with tasks" -- "${MPIRUN[@]}" "$TGC" run "$RESNET/resnet_mini.yaml" \
+        --devices "$DEVICES" --input x="$X_RESNET" --inflight 2
+    expect_grep "do not take devices of other processes" "$WORK/err" "--inflight says why"
 fi
 finish
