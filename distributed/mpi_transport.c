@@ -311,7 +311,9 @@ static void enqueue(out_msg *m) {
 
 tgc_status tgc_dist_send(int dest, uint64_t step, const char *key, const tgc_value *v, char *err, size_t err_size) {
     if (!T.up || T.failed) {
+        pthread_mutex_lock(&T.lock);
         snprintf(err, err_size, "the MPI transport is not running%s%s", T.failed ? ": " : "", T.failure);
+        pthread_mutex_unlock(&T.lock);
         return TGC_ERR_RUNTIME;
     }
     if (dest < 0 || dest >= T.size || dest == T.rank) {
@@ -688,7 +690,10 @@ static void *progress_main(void *arg) {
             continue;
         }
         /* Nothing moved: yield while work is in flight, else sleep (woken by the queue). */
-        bool busy = T.sending != NULL || T.receiving != NULL || T.coll != NULL || any_step();
+        pthread_mutex_lock(&T.lock);
+        bool collective = T.coll != NULL;
+        pthread_mutex_unlock(&T.lock);
+        bool busy = T.sending != NULL || T.receiving != NULL || collective || any_step();
         if (busy && ++idle < 20000) {
             sched_yield();
             continue;
