@@ -1,8 +1,8 @@
 /* Element types of the cpu sampling kernels (Resize, GridSample, RoiAlign):
  * they compute in double, as ONNX's reference implementations compute in
  * numpy float64, and convert each element on the way in and out (float64
- * itself passes through). Adding an
- * element type is one line of SAMPLE_ELEMENT_TYPES. Private to devices/cpu.
+ * itself passes through). Adding an element type is one line of
+ * SAMPLE_ELEMENT_TYPES. Private to devices/cpu.
  *
  * Example usage:
  *     double *d = ...;
