@@ -143,7 +143,7 @@ tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, c
     va_end(ap);
 
     tgc_status s = tgc_diag_error(c->diags, c->graph->path, pos, rule, "node '%s' (%s): %s",
-                                  n->name, op_name(n), msg);
+                                  tgc_node_label(n), op_name(n), msg);
     tgc_free(msg);
     return s;
 }

@@ -61,7 +61,7 @@ static tgc_status infer_if(tgc_infer_ctx *c) {
         if (a == NULL || b == NULL) return TGC_ERR_INVALID;
         if (a->dtype != b->dtype || a->kind != b->kind)
             return tgc_diag_error(c->diags, e->path, e->outputs[k].pos, "dtype-mismatch", "node '%s' (If): output "
-                                  "%d is %s in 'then_branch' but %s in 'else_branch'", c->node->name, k,
+                                  "%d is %s in 'then_branch' but %s in 'else_branch'", tgc_node_label(c->node), k,
                                   tgc_type_str(a->dtype, a->kind, sa, sizeof sa),
                                   tgc_type_str(b->dtype, b->kind, sb, sizeof sb));
         tgc_shape merged = a->shape;
@@ -132,7 +132,7 @@ static tgc_status infer_loop(tgc_infer_ctx *c) {
     const tgc_tensor_info *cond = s == TGC_OK ? tgc_subgraph_output(body, 0) : NULL;
     if (s == TGC_OK && (cond == NULL || cond->dtype != TGC_BOOL))
         s = tgc_diag_error(c->diags, body->path, body->outputs[0].pos, "dtype-mismatch", "node '%s' (Loop): the "
-                           "body's first output (the condition) must be bool, got %s", c->node->name,
+                           "body's first output (the condition) must be bool, got %s", tgc_node_label(c->node),
                            cond ? tgc_dtype_name(cond->dtype) : "nothing");
     for (int k = 0; s == TGC_OK && k < carried; k++)
         s = tgc_infer_set_output_kind(c, k, final[k].kind, final[k].dtype, &final[k].shape);

@@ -402,7 +402,9 @@ static void convert_input(tgc_onnx_importer *im, const Onnx__ValueInfoProto *v, 
     const char *onnx = str_or_empty(v->name);
     const char *where = tgc_onnx_printf(im->arena, "%s'%s'", im->scope, onnx);
     tgc_onnx_input in;
-    if (convert_type(im, v->type, &in, name, where, im->parent == NULL)) im->doc->inputs[im->doc->n_inputs++] = in;
+    if (!convert_type(im, v->type, &in, name, where, im->parent == NULL)) return;
+    if (im->parent == NULL && strcmp(onnx, name) != 0) in.source = tgc_onnx_strdup(im->arena, onnx);
+    im->doc->inputs[im->doc->n_inputs++] = in;
 }
 
 /* ---- Initializers ------------------------------------------------------------------ */
@@ -877,6 +879,7 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
     const char **ins = tgc_onnx_alloc(im->arena, (n->n_input + 1) * sizeof *ins);
     if (out == NULL || consumed == NULL || ins == NULL) return;
     out->name = im->node_names[index];
+    if (n->name != NULL && n->name[0] != '\0' && strcmp(n->name, out->name) != 0) out->source = n->name;
     out->op = def ? def->name : op;
     out->inputs = ins;
     for (size_t k = 0; k < n->n_input; k++) {
@@ -994,7 +997,8 @@ static void convert_graph(tgc_onnx_importer *im, bool names_only) {
         for (size_t i = 0; i < g->n_node && !arena->failed; i++)
             convert_node(im, g->node[i], i);
         doc->outputs = tgc_onnx_alloc(arena, (g->n_output + 1) * sizeof *doc->outputs);
-        for (size_t i = 0; i < g->n_output && doc->outputs != NULL; i++) {
+        doc->output_sources = tgc_onnx_alloc(arena, (g->n_output + 1) * sizeof *doc->output_sources);
+        for (size_t i = 0; i < g->n_output && doc->outputs != NULL && doc->output_sources != NULL; i++) {
             const Onnx__ValueInfoProto *v = g->output[i];
             const char *onnx = str_or_empty(v->name);
             const char *ref = lookup_ref(im, onnx);
@@ -1003,6 +1007,8 @@ static void convert_graph(tgc_onnx_importer *im, bool names_only) {
                             tgc_onnx_printf(arena, "%s'%s'", im->scope, onnx));
                 continue;
             }
+            /* The top level's outputs keep their ONNX names: what users fetch. */
+            doc->output_sources[doc->n_outputs] = im->parent == NULL && strcmp(onnx, ref) != 0 ? onnx : NULL;
             doc->outputs[doc->n_outputs++] = ref;
             tgc_onnx_input type = {0};
             convert_type(im, v->type, &type, ref, tgc_onnx_printf(arena, "%soutput '%s'", im->scope, onnx), false);

@@ -125,9 +125,10 @@ typedef struct tgc_onnx_namer {
     bool symbols; /* identifiers [A-Za-z_][A-Za-z0-9_]* instead of tgc names */
 } tgc_onnx_namer;
 
-/* `wanted` made valid (a tgc name: [A-Za-z0-9_./-], at most 200 bytes;
- * ':' becomes '_' too, so that "name:k" always reads as output k; or an
- * identifier for a symbol namer), `fallback` when that leaves nothing, then
+/* `wanted` made valid (a tgc name: [A-Za-z0-9_.:/-], at most 200 bytes,
+ * not ending in ':' and digits, so that "name:k" always reads as output k
+ * of node "name": such a ':' becomes '_'; or an identifier for a symbol
+ * namer), `fallback` when that leaves nothing, then
  * made unique with a suffix "_1", "_2", ... in order of asking: the same
  * requests in the same order give the same names. Arena string, or NULL when
  * out of memory. */
@@ -156,6 +157,7 @@ typedef struct tgc_onnx_attr {
 
 typedef struct tgc_onnx_node {
     const char *name;
+    const char *source; /* the ONNX node's name where it differs from `name` (source_name), or NULL */
     const char *op;
     const char **inputs; /* references: "name", "name:k", or "" */
     int n_inputs;
@@ -170,6 +172,7 @@ typedef struct tgc_onnx_init {
 
 typedef struct tgc_onnx_input {
     const char *name;
+    const char *source; /* the ONNX name where it differs from `name` (a top-level input's), or NULL */
     tgc_dtype dtype;  /* TGC_DTYPE_INVALID: not given (a subgraph's input) */
     uint8_t kind;     /* graph.h's tgc_value_kind */
     int rank;         /* -1: no shape given (a sequence's, a subgraph input's) */
@@ -193,6 +196,7 @@ typedef struct tgc_onnx_doc {
     tgc_onnx_node *nodes;
     int n_nodes, cap_nodes;
     const char **outputs;
+    const char **output_sources; /* per output: its ONNX name where it differs from the reference, or NULL */
     int n_outputs;
     tgc_onnx_rename *renames;
     int n_renames, cap_renames;
