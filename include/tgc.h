@@ -1155,7 +1155,9 @@ tgc_status tgc_memory_plan_check(const tgc_memory_plan *p, const char *memory_li
  * The written file is then loaded (tgc_graph_load) to check it.
  * Returns TGC_OK; TGC_ERR_UNSUPPORTED when the model uses what tgc lacks
  * (diags then lists every unsupported op type, attribute and dtype at once,
- * each with its count and first nodes; rules "unsupported-op",
+ * each with its count and first nodes, inside subgraphs with their node's
+ * path, and the attribute values inference refuses in the model's other
+ * nodes, checked through a temporary folder in $TMPDIR or /tmp; rules "unsupported-op",
  * "unsupported-attribute", "unsupported-dtype", "unsupported-opset", or the
  * loader's "unsupported"); TGC_ERR_INVALID for a file that is not a valid
  * ONNX model (rule "bad-model": truncated, dangling names) or a graph tgc's

@@ -8,7 +8,9 @@
  *                     (onnx_legacy.c: opsets before 13, Dropout, Sum); collect
  *                     every unsupported op and attribute before failing
  *     onnx_write.c    write the document as YAML, weights as .npy beside it
- * with onnx_names.c making ONNX names into tgc names and symbols.
+ * with onnx_names.c making ONNX names into tgc names and symbols, and
+ * onnx_probe.c checking a refused model's other nodes for what only
+ * inference tells (attribute values), so every problem is told at once.
  *
  * Everything the conversion makes lives in one arena released at once;
  * decoded tensors may also point into the unpacked ModelProto, which
@@ -296,6 +298,15 @@ bool tgc_onnx_sequence_split_convert(tgc_onnx_node_ctx *c);
 typedef struct tgc_onnx_seq_index tgc_onnx_seq_index;
 tgc_onnx_seq_index **tgc_onnx_importer_seq_index(tgc_onnx_importer *im);
 void tgc_onnx_seq_index_release(tgc_onnx_seq_index *x);
+
+/* ---- The check of a refused model (onnx_probe.c) -------------------------------------- */
+
+/* Writes `doc` (a model tgc_onnx_convert refused as unsupported, its
+ * refused nodes _Unsupported) into a temporary folder, loads it, and adds
+ * the errors inference gives (attribute values, dtypes, inside subgraphs
+ * too; not _Unsupported's own) to diags on onnx_path, without a position;
+ * removes the folder. Adds nothing when the folder cannot be made. */
+void tgc_onnx_probe(const tgc_onnx_doc *doc, const char *onnx_path, tgc_diags *diags);
 
 /* ---- Writing (onnx_write.c) --------------------------------------------------------- */
 

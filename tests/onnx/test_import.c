@@ -444,6 +444,41 @@ static void test_unsupported_inside_subgraphs(void) {
     tgc_diags_free(d);
 }
 
+/* Every problem at once (tests/data/onnx_problems/every_problem.onnx, made
+ * by make_models.py): ops tgc lacks at the top, in an If's branches and in
+ * a custom op's body, an attribute, a dtype, and the attribute values only
+ * inference refuses (Pad's "wrap", a Resize coordinate mode), each once,
+ * with its node's path; the Relu after the refused Pad is not blamed, and
+ * nothing is left behind (no YAML, no probe folder). */
+static void test_every_problem_at_once(void) {
+    scratch_dir();
+    char tmpdir[128];
+    snprintf(tmpdir, sizeof tmpdir, "%s", in_scratch("tmp"));
+    CU_ASSERT_FATAL(mkdir(tmpdir, 0700) == 0);
+    setenv("TMPDIR", tmpdir, 1);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT(tgc_onnx_import(tgc_test_path("tests/data/onnx_problems/every_problem.onnx"), in_scratch("p.yaml"), d) ==
+              TGC_ERR_UNSUPPORTED);
+    unsetenv("TMPDIR");
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Bar'", "'top/bar'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'FooOp'", "'top/if' then_branch: 'then/foo'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Custom' of domain 'com.example'", "'top/custom'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Baz'", "'top/custom' body: 'custom/baz'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-attribute", (const char *[]){"'LeakyRelu'", "'bogus'", "'top/leaky'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"COMPLEX64", "'top/if' else_branch: 'else/cast'", NULL}));
+    CU_ASSERT(has_diag(d, "bad-attribute",
+                       (const char *[]){"node 'else/resize' (Resize) in 'top/if' else_branch",
+                                        "'coordinate_transformation_mode' is 'tf_crop_and_resize_bogus'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported",
+                       (const char *[]){"node 'then/pad_wrap' (Pad) in 'top/if' then_branch", "'wrap'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported", (const char *[]){"node 'top/pad_wrap' (Pad):", "'wrap'", NULL}));
+    CU_ASSERT(tgc_diags_error_count(d) == 9);
+    tgc_diags_print(d, stderr);
+    CU_ASSERT(!exists(in_scratch("p.yaml")));
+    CU_ASSERT(rmdir(tmpdir) == 0); /* the probe's folder went */
+    tgc_diags_free(d);
+}
+
 /* A file of about 1.5 MB nesting 300,000 messages (graph, node, attribute,
  * graph, ...) is refused before protobuf-c, whose unpack recurses once a
  * level, reads it (it overflowed the stack); 20 nested If branches still
@@ -1014,7 +1049,7 @@ static void test_allocation_failures(void) {
 
 TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
               {"unsupported inside subgraphs", test_unsupported_inside_subgraphs},
-              {"nesting bound", test_nesting_bound},
+              {"nesting bound", test_nesting_bound}, {"every problem at once", test_every_problem_at_once},
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
               {"legacy_opset", test_legacy_opset},
               {"legacy_upsample_resize", test_legacy_upsample_resize}, {"legacy_hardmax", test_legacy_hardmax},
