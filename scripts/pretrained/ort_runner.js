@@ -5,11 +5,9 @@
 //   node ort_runner.js        (NODE_PATH points at a folder holding onnxruntime-node)
 //
 // Request:  {"model": PATH, "feeds": {NAME: FILE.npy, ...}, "out_dir": DIR, "repeat": N, "threads": T}
-// Answer:   {"inputs": [{name, type, shape}...]} for {"model": PATH, "describe": true};
-//           {"outputs": {NAME: FILE.npy, ...}, "ms": [t1, ..., tN]} for a run: every output in
-//           DIR, named as tgc run --output-dir names it (each byte outside [A-Za-z0-9_.-], and a
-//           leading '.', as %XX; past 200 bytes cut at 191 with '~' and a hash, docs/graph-format.md),
-//           the wall time of each of N runs (after one warm-up when N > 1);
+// Answer:   {"inputs": [NAME...], "outputs": [NAME...]} for {"model": PATH, "describe": true};
+//           {"outputs": {NAME: FILE.npy, ...}, "ms": [t1, ..., tN]} for a run: output i written as
+//           DIR/out<i>.npy, the wall time in ms of each of N runs (after one warm-up when N > 1);
 //           {"error": MESSAGE} when something fails.
 // Inputs and outputs: float32, int64, int32 or bool .npy files, C order. Sessions use ORT's CPU
 // execution provider, intraOpNumThreads T (default 2), interOpNumThreads 1, as bench/peers does.
@@ -55,20 +53,6 @@ function writeNpy(file, t) {
     Buffer.from(d.buffer, d.byteOffset, d.byteLength)]));
 }
 
-// The FNV-1a hash and %XX escaping of tools/cmd_run.c's output_file_stem.
-function fileStem(name) {
-  const bytes = Buffer.from(name, 'utf8');
-  let out = '', hash = 2166136261;
-  bytes.forEach((b, i) => {
-    hash = Math.imul(hash ^ b, 16777619) >>> 0;
-    const c = String.fromCharCode(b);
-    const plain = /[A-Za-z0-9_-]/.test(c) || (c === '.' && i > 0);
-    out += plain ? c : '%' + b.toString(16).toUpperCase().padStart(2, '0');
-  });
-  if (out.length > 200) out = out.slice(0, 191) + '~' + hash.toString(16).padStart(8, '0');
-  return out;
-}
-
 const sessions = new Map();
 async function session(model, threads) {
   const key = model + '#' + threads;
@@ -94,8 +78,8 @@ async function handle(req) {
   }
   fs.mkdirSync(req.out_dir, { recursive: true });
   const outputs = {};
-  for (const name of s.outputNames) {
-    const file = path.join(req.out_dir, fileStem(name) + '.npy');
+  for (const [i, name] of s.outputNames.entries()) {
+    const file = path.join(req.out_dir, 'out' + i + '.npy');
     writeNpy(file, out[name]);
     outputs[name] = file;
   }

@@ -9,6 +9,7 @@
 . "$(dirname "$0")/lib.bash"
 D="$ROOT/tests/data/onnx_names"
 JSON='{"1": "1_minute_timer", "2": "5_minute_timer"}'
+LONG=$(/usr/bin/python3 -c 'print("{" + ", ".join("\"%d\": \"%d_minute_timer\"" % (i, 5 * i) for i in range(1, 11)) + "}")')
 feeds=(--input "onnx::Flatten_0=$D/a.npy" --input "input.1=$D/b.npy" --input "x:0=$D/x.npy")
 
 devices_list="cpu"
@@ -16,6 +17,7 @@ devices_list="cpu"
 for dev in $devices_list; do
     expect_exit 0 "run by ONNX names on $dev" -- "$TGC" run "$D/exporter_names.onnx" --devices "$dev" "${feeds[@]}" \
         --compare "/block/Split_output_1=$D/split1.npy" --compare "y:0=$D/y.npy" --compare "$JSON=$D/json.npy" \
+        --compare "$LONG=$D/long.npy" \
         --output-dir "$WORK/out_$dev" --trace "$WORK/trace_$dev.json" --optimize 0
     expect_grep "compare /block/Split_output_1 with .* ok" "$WORK/out" "output 1 of a Split by its ONNX name ($dev)"
     expect_grep "compare y:0 with .* ok" "$WORK/out" "a renamed output by its ONNX name ($dev)"
@@ -28,12 +30,21 @@ for dev in $devices_list; do
     expect_grep '"name":"/block/Split"' "$WORK/trace_$dev.json" "the trace names the ONNX node ($dev)"
     expect_grep '"name":"relu node"' "$WORK/trace_$dev.json" "the trace names a node with a space ($dev)"
 done
-/usr/bin/python3 - "$WORK/out_cpu" "$D" <<'PY' && pass || fail "escaped file names read back with unquote"
+/usr/bin/python3 - "$WORK/out_cpu" "$D" "$LONG" <<'PY' && pass || fail "escaped file names read back with unquote"
 import os, sys, urllib.parse
 import numpy as np
-names = {urllib.parse.unquote(f[:-4]): f for f in os.listdir(sys.argv[1])}
+out, data, long_name = sys.argv[1:]
+names = {urllib.parse.unquote(f[:-4]): f for f in os.listdir(out) if "~" not in f}
 assert set(names) == {"/block/Split_output_1", "y:0", '{"1": "1_minute_timer", "2": "5_minute_timer"}'}, names
-np.testing.assert_allclose(np.load(os.path.join(sys.argv[1], names["y:0"])), np.load(os.path.join(sys.argv[2], "y.npy")))
+np.testing.assert_allclose(np.load(os.path.join(out, names["y:0"])), np.load(os.path.join(data, "y.npy")))
+# Past 200 escaped bytes: the first 191, '~' and the FNV-1a hash of the name (docs/graph-format.md).
+escaped = urllib.parse.quote(long_name, safe="_.-")
+h = 2166136261
+for b in long_name.encode():
+    h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+want = escaped[:191] + "~%08x.npy" % h
+assert len(escaped) > 200 and os.path.exists(os.path.join(out, want)), (want, os.listdir(out))
+np.testing.assert_allclose(np.load(os.path.join(out, want)), np.load(os.path.join(data, "long.npy")), rtol=1e-5)
 PY
 
 # tgc's names of the inputs work too; x_0 is tgc's name of x:0.
@@ -46,6 +57,10 @@ expect_grep "'onnx::Flatten' is not a graph input; the inputs are 'onnx::Flatten
 expect_exit 2 "--compare naming no output" -- "$TGC" run "$D/exporter_names.onnx" "${feeds[@]}" --compare "y=$D/y.npy"
 expect_grep "'y' is not a graph output; the outputs are '/block/Split_output_1', 'y:0', '{\"1\"" "$WORK/err" \
     "the unknown output's message lists the outputs"
+
+# A run-time error names the ONNX node.
+expect_exit 1 "a Reshape that fails at run time" -- "$TGC" run "$D/runtime_error.onnx" --input "input.1=$D/four.npy"
+expect_grep "node '/head/Reshape' (Reshape) on cpu0: .*cannot reshape \[4\]" "$WORK/err" "the run-time error names the ONNX node"
 
 # The written file keeps the ONNX names beside tgc's, and a dump of it too.
 mkdir -p "$WORK/imp"
