@@ -455,11 +455,15 @@ static void test_every_problem_at_once(void) {
     char tmpdir[128];
     snprintf(tmpdir, sizeof tmpdir, "%s", in_scratch("tmp"));
     CU_ASSERT_FATAL(mkdir(tmpdir, 0700) == 0);
+    const char *old = getenv("TMPDIR");
+    char *saved = old != NULL ? strdup(old) : NULL;
     setenv("TMPDIR", tmpdir, 1);
     tgc_diags *d = tgc_diags_create();
     CU_ASSERT(tgc_onnx_import(tgc_test_path("tests/data/onnx_problems/every_problem.onnx"), in_scratch("p.yaml"), d) ==
               TGC_ERR_UNSUPPORTED);
-    unsetenv("TMPDIR");
+    if (saved != NULL) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Bar'", "'top/bar'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'FooOp'", "'top/if' then_branch: 'then/foo'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Custom' of domain 'com.example'", "'top/custom'", NULL}));
