@@ -126,14 +126,12 @@ static const char *op_name(const tgc_node *n) {
     return n->op_name != NULL ? n->op_name : "?";
 }
 
-/* Where subgraph g sits, for messages: "" at the top level, else " in
- * 'loop1' body: 'pick1' then_branch" (each owning node by its label and
- * the attribute holding the subgraph, outermost first). Looks the owner up
- * among the parent's nodes: messages are rare, graphs nest at most 16 deep. */
-static void subgraph_where(const tgc_graph *g, char *buf, size_t size) {
+/* Looks each owner up among its parent's nodes: messages are rare, graphs
+ * nest at most 16 deep. */
+const char *tgc_infer_where(const tgc_graph *g, char *buf, size_t size) {
     buf[0] = '\0';
-    if (g->parent == NULL) return;
-    subgraph_where(g->parent, buf, size);
+    if (g->parent == NULL) return buf;
+    tgc_infer_where(g->parent, buf, size);
     const tgc_graph *p = g->parent;
     for (int32_t i = 0; i < p->n_nodes; i++)
         for (int a = 0; a < p->nodes[i].n_attrs; a++)
@@ -141,8 +139,9 @@ static void subgraph_where(const tgc_graph *g, char *buf, size_t size) {
                 size_t len = strlen(buf);
                 snprintf(buf + len, size - len, "%s'%s' %s", len ? ": " : " in ", tgc_node_label(&p->nodes[i]),
                          p->nodes[i].attrs[a].name);
-                return;
+                return buf;
             }
+    return buf;
 }
 
 tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, const char *fmt, ...) {
@@ -162,7 +161,7 @@ tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, c
     va_end(ap);
 
     char where[512];
-    subgraph_where(c->graph, where, sizeof where);
+    tgc_infer_where(c->graph, where, sizeof where);
     tgc_status s = tgc_diag_error(c->diags, c->graph->path, pos, rule, "node '%s' (%s)%s: %s", tgc_node_label(n),
                                   op_name(n), where, msg);
     tgc_free(msg);
