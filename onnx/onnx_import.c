@@ -860,8 +860,10 @@ static void refuse_node(tgc_onnx_node_ctx *c, const char *op) {
     c->out->op = "_Unsupported";
     c->out->n_attrs = 0;
     tgc_onnx_set_string_attr(c->im, c->out, "op", op);
-    for (size_t i = 0; i < c->n->n_attribute; i++)
-        if (c->n->attribute[i]->g != NULL) convert_subgraph(c, c->n->attribute[i]->g, str_or_empty(c->n->attribute[i]->name));
+    for (size_t i = 0; i < c->n->n_attribute; i++) {
+        const Onnx__AttributeProto *a = c->n->attribute[i];
+        if (a->g != NULL) convert_subgraph(c, a->g, str_or_empty(a->name));
+    }
 }
 
 static void convert_node_body(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t index) {
@@ -876,7 +878,7 @@ static void convert_node_body(tgc_onnx_importer *im, const Onnx__NodeProto *n, s
         add_problem(im, "bad-model", "an op of the ONNX domain, but the model imports no ONNX opset", "node", where);
         return;
     }
-    if (strcmp(op, "Constant") == 0) {
+    if (refused == NULL && strcmp(op, "Constant") == 0) {
         convert_constant(im, n, index);
         return;
     }

