@@ -33,13 +33,14 @@ nodes = [
     helper.make_node("If", ["c"], ["y"], name="top/if", then_branch=then_g, else_branch=else_g),
     helper.make_node("LeakyRelu", ["x"], ["z"], name="top/leaky", alpha=0.1, bogus=3),
     helper.make_node("Custom", ["x"], ["w"], name="top/custom", domain="com.example", body=body),
+    helper.make_node("Constant", [], ["k"], name="top/not_onnx_constant", domain="com.example"),
     helper.make_node("Pad", ["x", "pads"], ["p"], name="top/pad_wrap", mode="wrap"),
     helper.make_node("Relu", ["p"], ["r"], name="top/relu_after_pad"),
 ]
 g = helper.make_graph(
     nodes, "problems",
     [helper.make_tensor_value_info("x", f, [1, 1, 4, 4]), helper.make_tensor_value_info("c", T.BOOL, [])],
-    [helper.make_tensor_value_info(o, f, None) for o in ("y", "z", "b", "w", "r")],
+    [helper.make_tensor_value_info(o, f, None) for o in ("y", "z", "b", "w", "r", "k")],
     initializer=[helper.make_tensor("pads", T.INT64, [8], [0, 0, 1, 1, 0, 0, 1, 1]),
                  helper.make_tensor("scales", f, [4], [1, 1, 2, 2])])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)],
