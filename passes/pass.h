@@ -39,6 +39,12 @@ tgc_status tgc_pass_eliminate_dead(tgc_rewrite *rw);
  * the BatchNormalization is the Conv's only reader. */
 tgc_status tgc_pass_fold_batch_norm(tgc_rewrite *rw);
 
+/* A zero-valued constant Pad of the spatial axes folded into the Conv or
+ * AveragePool that alone reads it, as that op's pads (AveragePool's then
+ * counted: count_include_pad 1); ONNX Runtime's PadFusion.
+ * passes/fuse_pad.c. */
+tgc_status tgc_pass_fuse_pad(tgc_rewrite *rw);
+
 /* Conv kernel taps that read only padding (static spatial sizes: no
  * output position's tap lands inside the input) cut from the weights, the
  * pads shrunk to match: the same output, less work (DeepLabV3's dilated
