@@ -868,7 +868,8 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
      * SequenceAt where they make a Split (onnx_sequence_split.c); tgc's own ops are not ONNX's. */
     const tgc_op_def *def = op[0] != '_' ? tgc_op_find(op) : NULL;
     if (def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 && strcmp(op, "Upsample") != 0 &&
-        strcmp(op, "Scatter") != 0 && strcmp(op, "SplitToSequence") != 0 && strcmp(op, "SequenceAt") != 0) {
+        strcmp(op, "Scatter") != 0 && strcmp(op, "SplitToSequence") != 0 && strcmp(op, "SequenceAt") != 0 &&
+        !tgc_onnx_opset_rewritten_op(op)) {
         add_problem(im, "unsupported-op", tgc_onnx_printf(im->arena, "unsupported op '%s'", op), "node", where);
         return;
     }
@@ -893,7 +894,7 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
         }
     }
     out->n_inputs = (int)n->n_input;
-    tgc_onnx_node_ctx c = {im, n, out, consumed, where};
+    tgc_onnx_node_ctx c = {im, n, out, consumed, where, im->opset};
     if (where == NULL) return;
     if (strcmp(op, "Scan") == 0 && im->opset < 9) {
         convert_scan8(&c);
@@ -1086,13 +1087,8 @@ static tgc_status run_import(const Onnx__ModelProto *m, const char *path, const 
     doc->opset = im.opset;
     /* Without an ONNX opset only other domains' ops can be used (reported below). */
     im.no_onnx_opset = !found;
-    if (found && im.opset > TGC_ONNX_OPSET_MAX) {
-        tgc_diag_error(diags, path, no_pos, "unsupported-opset",
-                       "opset %" PRId64 " is newer than tgc reads (%d to %d; older opsets are converted); export "
-                       "the model with opset_version=%d",
-                       im.opset, TGC_ONNX_OPSET_MIN, TGC_ONNX_OPSET_MAX, TGC_ONNX_OPSET_MAX);
-        return TGC_ERR_UNSUPPORTED;
-    }
+    if (!tgc_onnx_opset_supported(diags, path, found, im.opset))
+        return found && im.opset > TGC_ONNX_OPSET_MAX ? TGC_ERR_UNSUPPORTED : TGC_ERR_INVALID;
 
     tgc_status st = TGC_OK;
     if (!arena->failed) convert_graph(&im, names_only);

@@ -1,0 +1,170 @@
+/* The opset range the importer reads, and the forms of opsets 13 to 18 that
+ * differ from the op tgc implements (onnx_legacy.c does opsets before 13).
+ * From ONNX's changelog (docs/Changelog.md) and the per-opset schema lists
+ * (onnx/defs/operator_sets.h), version by version:
+ *
+ *   RoiAlign < 16               RoiAlign-10 maps sampling points with the
+ *                               output_half_pixel rule; opset 16's default
+ *                               is half_pixel: the mode is set explicitly
+ *   Split 18, num_outputs N     the axis splits into N chunks of
+ *                               ceil(d / N), the last one smaller:
+ *                               Split-13's `split` input computed from
+ *                               Shape(x) at run time (host-memory shape
+ *                               arithmetic: chunk = (d + N - 1) / N,
+ *                               sizes = [chunk] * (N - 1) ++ [d - chunk * (N - 1)])
+ *   GroupNormalization 18       scale and bias per group (opset 18's form):
+ *                               Reshape(InstanceNormalization(
+ *                               Reshape(x, [0, G, -1]), scale, bias), Shape(x))
+ *                               normalizes each (n, g) over its channels and
+ *                               positions, as the op does
+ *
+ * What opset 18 changed that tgc takes as written: the Reduce ops' `axes`
+ * as input 1 with noop_with_empty_axes, Pad's `axes` input, Resize's
+ * antialias, axes and keep_aspect_ratio_policy, ScatterElements' and
+ * ScatterND's reductions max and min, LpPool's ceil_mode, Mish, and
+ * OptionalHasElement/OptionalGetElement taking a plain tensor. New in 18
+ * and not in tgc: BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot,
+ * CenterCropPad, Col2Im (refused as unsupported ops). */
+#include "onnx/onnx_import.h"
+
+#include "support/diag.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static const tgc_srcpos no_pos = {0, 0};
+
+bool tgc_onnx_opset_supported(tgc_diags *diags, const char *path, bool found, int64_t opset) {
+    if (!found) return true; /* only other domains' ops (refused node by node) */
+    if (opset < 1) {
+        tgc_diag_error(diags, path, no_pos, "bad-model",
+                       "the model imports ONNX opset %" PRId64 "; ONNX's opsets start at 1", opset);
+        return false;
+    }
+    if (opset > TGC_ONNX_OPSET_MAX) {
+        tgc_diag_error(diags, path, no_pos, "unsupported-opset",
+                       "opset %" PRId64 " is newer than tgc reads (%d to %d; opsets 1 to 6 with a warning); "
+                       "export the model with opset_version=%d, or convert it down with "
+                       "onnx.version_converter.convert_version(model, %d)",
+                       opset, TGC_ONNX_OPSET_OLDEST, TGC_ONNX_OPSET_MAX, TGC_ONNX_OPSET_MAX, TGC_ONNX_OPSET_MAX);
+        return false;
+    }
+    if (opset < TGC_ONNX_OPSET_OLDEST)
+        tgc_diag_add(diags, TGC_SEV_WARNING, path, no_pos, "old-opset",
+                     "opset %" PRId64 " is older than %d, the oldest tgc is tested at: its ops are converted where "
+                     "ONNX's changelog gives a later op the same meaning (docs/onnx-opsets.md), and a model that "
+                     "relies on anything else may be refused",
+                     opset, TGC_ONNX_OPSET_OLDEST);
+    return true;
+}
+
+bool tgc_onnx_opset_rewritten_op(const char *op) { return strcmp(op, "GroupNormalization") == 0; }
+
+static const Onnx__AttributeProto *consume(tgc_onnx_node_ctx *c, const char *name) {
+    size_t i;
+    const Onnx__AttributeProto *a = tgc_onnx_node_attr(c->n, name, &i);
+    if (a != NULL) c->consumed[i] = true;
+    return a;
+}
+
+static const char *label(tgc_onnx_node_ctx *c, const char *what) {
+    return tgc_onnx_printf(tgc_onnx_importer_arena(c->im), "op '%s' (opset %" PRId64 "): %s", c->n->op_type, c->opset,
+                           what);
+}
+
+/* A float attribute on a node the conversion made (its attrs empty so far). */
+static bool set_float_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const char *name, double v) {
+    tgc_onnx_attr *a = tgc_onnx_alloc(tgc_onnx_importer_arena(im), sizeof *a);
+    if (a == NULL || node->n_attrs != 0) return false;
+    a->name = name;
+    a->type = TGC_ATTR_FLOAT;
+    a->f = v;
+    node->attrs = a;
+    node->n_attrs = node->cap_attrs = 1;
+    return true;
+}
+
+/* Split-18's num_outputs: the `split` input computed from x's shape. */
+static bool split_num_outputs(tgc_onnx_node_ctx *c) {
+    const Onnx__AttributeProto *a = consume(c, "num_outputs");
+    if (a == NULL) return true;
+    tgc_onnx_node *out = c->out;
+    if (out->n_inputs > 1 && out->inputs[1][0] != '\0')
+        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "both input 'split' and num_outputs"));
+    if (a->i < 1 || (size_t)a->i != c->n->n_output)
+        return tgc_onnx_node_unsupported(c, "bad-model",
+                                         label(c, "num_outputs differs from the number of outputs"));
+    if (out->n_inputs < 1 || out->inputs[0][0] == '\0') return true; /* the loader will say */
+    int64_t n = a->i;
+    if (n == 1) return true; /* one chunk: the whole axis, as Split without sizes */
+    const Onnx__AttributeProto *ax = tgc_onnx_node_attr(c->n, "axis", NULL);
+    const int64_t axis = ax != NULL ? ax->i : 0, rest = n - 1;
+    int64_t ones[TGC_MAX_VALUE_LEN];
+    if (n > TGC_MAX_VALUE_LEN)
+        return tgc_onnx_node_unsupported(c, "unsupported-attribute",
+                                         label(c, "num_outputs past tgc's limit on outputs"));
+    for (int64_t i = 0; i < rest; i++)
+        ones[i] = 1;
+    const char *k_axis = tgc_onnx_add_int64s(c, "/axis", &axis, 1, false);
+    const char *k_n = tgc_onnx_add_int64s(c, "/num_outputs", &n, 1, false);
+    const char *k_rest = tgc_onnx_add_int64s(c, "/num_outputs_less_one", &rest, 1, false);
+    const char *k_ones = tgc_onnx_add_int64s(c, "/ones", ones, (size_t)rest, false);
+    if (k_axis == NULL || k_n == NULL || k_rest == NULL || k_ones == NULL) return false;
+    tgc_onnx_node *shape = tgc_onnx_add_node(c, "/shape", "Shape", &out->inputs[0], 1);
+    if (shape == NULL) return false;
+    tgc_onnx_node *d = tgc_onnx_add_node(c, "/axis_size", "Gather", (const char *[]){shape->name, k_axis}, 2);
+    if (d == NULL) return false;
+    tgc_onnx_node *up = tgc_onnx_add_node(c, "/round_up", "Add", (const char *[]){d->name, k_rest}, 2);
+    if (up == NULL) return false;
+    tgc_onnx_node *chunk = tgc_onnx_add_node(c, "/chunk", "Div", (const char *[]){up->name, k_n}, 2);
+    if (chunk == NULL) return false;
+    tgc_onnx_node *firsts = tgc_onnx_add_node(c, "/chunks", "Mul", (const char *[]){chunk->name, k_ones}, 2);
+    if (firsts == NULL) return false;
+    tgc_onnx_node *used = tgc_onnx_add_node(c, "/before_last", "Mul", (const char *[]){chunk->name, k_rest}, 2);
+    if (used == NULL) return false;
+    tgc_onnx_node *last = tgc_onnx_add_node(c, "/last", "Sub", (const char *[]){d->name, used->name}, 2);
+    if (last == NULL) return false;
+    tgc_onnx_node *sizes = tgc_onnx_add_node(c, "/split", "Concat", (const char *[]){firsts->name, last->name}, 2);
+    if (sizes == NULL || !tgc_onnx_set_int_attr(c->im, sizes, "axis", 0)) return false;
+    return tgc_onnx_set_input(c, 1, sizes->name);
+}
+
+/* GroupNormalization-18 (scale and bias of G values) as InstanceNormalization
+ * over x seen as [N, G, rest]. */
+static bool group_norm(tgc_onnx_node_ctx *c) {
+    tgc_onnx_node *out = c->out;
+    const Onnx__AttributeProto *g = consume(c, "num_groups");
+    const Onnx__AttributeProto *eps = consume(c, "epsilon");
+    if (g == NULL || g->i < 1)
+        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "num_groups missing or below 1"));
+    if (out->n_inputs != 3 || out->inputs[0][0] == '\0' || out->inputs[1][0] == '\0' || out->inputs[2][0] == '\0')
+        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "it takes three inputs: X, scale, bias"));
+    const int64_t grouped[3] = {0, g->i, -1};
+    const char *k_grouped = tgc_onnx_add_int64s(c, "/grouped_shape", grouped, 3, false);
+    if (k_grouped == NULL) return false;
+    tgc_onnx_node *shape = tgc_onnx_add_node(c, "/shape", "Shape", &out->inputs[0], 1);
+    if (shape == NULL) return false;
+    tgc_onnx_node *x3 = tgc_onnx_add_node(c, "/grouped", "Reshape", (const char *[]){out->inputs[0], k_grouped}, 2);
+    if (x3 == NULL) return false;
+    tgc_onnx_node *norm = tgc_onnx_add_node(c, "/normalized", "InstanceNormalization",
+                                            (const char *[]){x3->name, out->inputs[1], out->inputs[2]}, 3);
+    if (norm == NULL || !set_float_attr(c->im, norm, "epsilon", eps != NULL ? eps->f : 1e-5f)) return false;
+    out->op = "Reshape";
+    out->inputs[0] = norm->name;
+    out->inputs[1] = shape->name;
+    out->n_inputs = 2;
+    return true;
+}
+
+bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled) {
+    const char *op = c->n->op_type;
+    *handled = true;
+    if (strcmp(op, "RoiAlign") == 0 && opset < 16) {
+        if (tgc_onnx_node_attr(c->n, "coordinate_transformation_mode", NULL) != NULL) return true;
+        return tgc_onnx_set_string_attr(c->im, c->out, "coordinate_transformation_mode", "output_half_pixel");
+    }
+    if (strcmp(op, "Split") == 0 && opset >= 18) return split_num_outputs(c);
+    if (strcmp(op, "GroupNormalization") == 0) return group_norm(c);
+    *handled = false;
+    return true;
+}
