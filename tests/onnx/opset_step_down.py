@@ -21,8 +21,11 @@ rejects a type the older version does not take. It does not check the
 values an older version takes (a negative axis before opset 11): a model
 relabeled so is still valid ONNX at the newer opset's meaning.
 """
-import onnx, copy
-from onnx import helper, defs, shape_inference, version_converter
+import copy
+
+import numpy as np
+import onnx
+from onnx import defs, helper, numpy_helper, shape_inference, version_converter
 
 # Ops whose older version has the same signature but means something else
 # when an attribute added later is left at its default.
@@ -32,6 +35,7 @@ NOT_RELABELED = {"RoiAlign"}
 # and those it relabeled.
 ADAPTED = set()
 RELABELED = set()
+CUSTOM_ADAPTED = set()
 
 def schema(op, v):
     try:
@@ -67,19 +71,122 @@ def relabel_ok(node, new, old):
     return all(k in an for k in ao)
 
 def node_alone(m, node, types, consts):
-    ins, inits = [], []
+    """A model of `node` alone: its constant inputs made by Constant nodes
+    (ONNX 1.12's axes adapters mishandle initializers), the others graph
+    inputs typed by `types`."""
+    ins, made = [], []
     for name in node.input:
-        if not name:
+        if not name or name in {n.output[0] for n in made}:
             continue
         if name in consts:
-            inits.append(consts[name])
+            made.append(helper.make_node("Constant", [], [name], value=consts[name]))
         elif name in types:
             ins.append(types[name])
         else:
             raise RuntimeError("no type for %s" % name)
     outs = [types.get(o) or helper.make_empty_tensor_value_info(o) for o in node.output if o]
-    g = helper.make_graph([node], "one", ins, outs, inits)
+    g = helper.make_graph(made + [node], "one", ins, outs)
     return helper.make_model(g, opset_imports=[o for o in m.opset_import], ir_version=m.ir_version)
+
+
+# ---- Downward steps ONNX 1.12 lacks, each from the two versions' definitions
+# in ONNX's changelog. Each takes (node, consts, types, new_inits) and returns
+# the nodes replacing `node` at the lower opset, or raises.
+
+def const_values(node, k, consts):
+    """Input k's constant value as a numpy array, None when omitted."""
+    if k >= len(node.input) or not node.input[k]:
+        return None
+    if node.input[k] not in consts:
+        raise RuntimeError("%s: input %d is not a constant" % (node.op_type, k))
+    return numpy_helper.to_array(consts[node.input[k]])
+
+
+def attrs_of_node(node, drop=()):
+    return [a for a in node.attribute if a.name not in drop]
+
+
+def rank_of(name, types):
+    t = types.get(name)
+    if t is None or not t.type.tensor_type.HasField("shape"):
+        raise RuntimeError("the rank of %s is not known" % name)
+    return len(t.type.tensor_type.shape.dim)
+
+
+def remake(node, op_inputs, attrs):
+    n = helper.make_node(node.op_type, op_inputs, list(node.output), name=node.name)
+    n.attribute.extend(attrs)
+    return n
+
+
+def resize_13_to_12(node, consts, types, new_inits):
+    # Resize-11 takes roi and scales always (empty tensors when unused).
+    ins = list(node.input) + [""] * (4 - len(node.input))
+    for k, what in ((1, "roi"), (2, "scales")):
+        if not ins[k]:
+            name = "%s_empty_%s" % (node.output[0], what)
+            new_inits.append(numpy_helper.from_array(np.zeros(0, np.float32), name))
+            ins[k] = name
+    while ins and not ins[-1]:
+        ins.pop()
+    return [remake(node, ins, attrs_of_node(node))]
+
+
+def softmax_13_to_12(node, consts, types, new_inits):
+    # Before 13 the input is coerced to 2-D at `axis`: the same as
+    # normalizing along one axis only when that axis is the last.
+    r = rank_of(node.input[0], types)
+    axis = next((a.i for a in node.attribute if a.name == "axis"), -1)
+    if axis % r != r - 1:
+        raise RuntimeError("%s-13 along axis %d of rank %d has no 2-D coerced form" % (node.op_type, axis, r))
+    return [remake(node, [node.input[0]], [helper.make_attribute("axis", r - 1)])]
+
+
+def dropout_12_to_11(node, consts, types, new_inits):
+    ratio = const_values(node, 1, consts)
+    training = const_values(node, 2, consts)
+    if training is not None and bool(training):
+        raise RuntimeError("Dropout in training mode has no form before opset 12")
+    attrs = attrs_of_node(node, ("seed",))
+    if ratio is not None:
+        attrs.append(helper.make_attribute("ratio", float(ratio)))
+    return [remake(node, [node.input[0]], attrs)]
+
+
+def clip_11_to_10(node, consts, types, new_inits):
+    attrs = []
+    for k, name in ((1, "min"), (2, "max")):
+        v = const_values(node, k, consts)
+        if v is not None:
+            attrs.append(helper.make_attribute(name, float(v)))
+    return [remake(node, [node.input[0]], attrs)]
+
+
+def slice_10_to_9(node, consts, types, new_inits):
+    starts, ends = const_values(node, 1, consts), const_values(node, 2, consts)
+    axes, steps = const_values(node, 3, consts), const_values(node, 4, consts)
+    if steps is not None and np.any(steps != 1):
+        raise RuntimeError("Slice steps other than 1 have no form before opset 10")
+    attrs = [helper.make_attribute("starts", [int(v) for v in starts]),
+             helper.make_attribute("ends", [int(v) for v in ends])]
+    if axes is not None:
+        attrs.append(helper.make_attribute("axes", [int(v) for v in axes]))
+    return [remake(node, [node.input[0]], attrs)]
+
+
+def pad_11_to_10(node, consts, types, new_inits):
+    pads, value = const_values(node, 1, consts), const_values(node, 2, consts)
+    attrs = attrs_of_node(node) + [helper.make_attribute("pads", [int(v) for v in pads])]
+    if value is not None:
+        attrs.append(helper.make_attribute("value", float(value)))
+    return [remake(node, [node.input[0]], attrs)]
+
+
+CUSTOM = {("Resize", 13): resize_13_to_12, ("Softmax", 13): softmax_13_to_12,
+          ("LogSoftmax", 13): softmax_13_to_12, ("Hardmax", 13): softmax_13_to_12,
+          ("Dropout", 12): dropout_12_to_11, ("Clip", 11): clip_11_to_10, ("Slice", 10): slice_10_to_9,
+          ("Pad", 11): pad_11_to_10}
+
 
 def step_down(m, v):
     """m at opset v becomes a model at v - 1 (raises when it cannot)."""
@@ -106,13 +213,21 @@ def step_down(m, v):
             RELABELED.add(n.op_type)
             new_nodes.append(n)
             continue
+        if (n.op_type, v) in CUSTOM:
+            CUSTOM_ADAPTED.add(n.op_type)
+            new_inits = []
+            new_nodes.extend(CUSTOM[(n.op_type, v)](n, consts, types, new_inits))
+            m.graph.initializer.extend(new_inits)
+            continue
         ADAPTED.add(n.op_type)
         one = node_alone(m, n, types, consts)
         for o in one.opset_import:
             if o.domain in ("", "ai.onnx"):
                 o.version = v
         c = version_converter.convert_version(one, v - 1)
-        new_nodes.extend(c.graph.node)
+        for cn in c.graph.node:  # the constants stand in for values the graph has
+            if not (cn.op_type == "Constant" and len(cn.output) == 1 and cn.output[0] in n.input):
+                new_nodes.append(cn)
         have = {t.name for t in m.graph.initializer}
         for t in c.graph.initializer:
             if t.name not in have and t.name not in n.input:
@@ -123,6 +238,7 @@ def step_down(m, v):
         if o.domain in ("", "ai.onnx"):
             o.version = v - 1
     return m
+
 
 def check_subgraph(g, v):
     for n in g.node:
@@ -140,7 +256,43 @@ def convert_stepwise(m, target):
     m = copy.deepcopy(m)
     ADAPTED.clear()
     RELABELED.clear()
+    CUSTOM_ADAPTED.clear()
     while v > target:
         m = step_down(m, v)
         v -= 1
+    return m
+
+
+# Ops whose downward adapters need their non-data inputs as constants
+# (axes, split, starts/ends, pads, k, scales).
+CONSTANT_INPUT_OPS = {"Squeeze", "Unsqueeze", "Split", "Slice", "Pad", "TopK", "Clip", "Upsample", "Resize",
+                      "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                      "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}
+
+
+def bakeable_inputs(m):
+    """The fed graph inputs (indices among them) that only CONSTANT_INPUT_OPS
+    read, and only as an input other than their first."""
+    inits = {t.name for t in m.graph.initializer}
+    fed = [vi.name for vi in m.graph.input if vi.name not in inits]
+    ok = {}
+    for n in m.graph.node:
+        for k, name in enumerate(n.input):
+            if name in fed:
+                good = n.op_type in CONSTANT_INPUT_OPS and k >= 1
+                ok[name] = ok.get(name, True) and good
+    return [i for i, name in enumerate(fed) if ok.get(name)]
+
+
+def bake_inputs(m, values):
+    """A copy of m whose graph inputs named in `values` ({name: TensorProto})
+    are initializers holding those values."""
+    m = copy.deepcopy(m)
+    keep = [vi for vi in m.graph.input if vi.name not in values]
+    del m.graph.input[:]
+    m.graph.input.extend(keep)
+    for name, t in values.items():
+        t = copy.deepcopy(t)
+        t.name = name
+        m.graph.initializer.append(t)
     return m
