@@ -11,11 +11,19 @@ cpu): the expected outputs are the original model's, so each converted model
 is compared with ONNX's reference values by ONNX's rule (rtol 1e-3, atol
 1e-7), not with anything tgc computed.
 
-The converter aborts or crashes on some models (ONNX 1.12 has no downward
-adapter for many ops, and crashes on a few); conversions run in a worker
-process that is restarted after a crash, and such models are counted as
-"not converted". A converted model that tgc refuses (unsupported) or fails is
-listed with --verbose.
+ONNX 1.12's converter has no downward adapter for most ops whose newer
+version only widened the types, nor for Resize 13, Softmax 13, Dropout 12,
+Clip 11, Pad 11, Slice 10; where it refuses a model, opset_step_down.py
+converts it node by node (relabeling the nodes whose older version has the
+same signature, its own steps for those six, ONNX's adapters for the rest),
+and where an adapter needs an input constant (Squeeze's axes, Split's
+sizes), the graph inputs that only give such values are baked in from
+test_data_set_0 (leaving the data set). The converter aborts or crashes on
+some models; conversions run in a worker process restarted after a crash,
+and such models count as "not converted". The table says how many each
+route converted and passed; --verbose lists every model not converted (with
+the reason), refused or failed, and the ops that adapters converted in the
+models that passed.
 
 Prints, per target opset: models above it, converted, passed, failed,
 unsupported. With --floor FILE (lines 'opsetN COUNT'), exits 1 when fewer
@@ -39,10 +47,10 @@ SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple")
 
 def worker(target, out_root, mode):
     """Reads model folders from stdin, one a line; converts each to `target`
-    (ONNX's converter, else opset_step_down's when `stepwise`) and prints a
-    JSON line {"dir": ..., "ok": bool, "how": "onnx"|"stepwise", "why": ...}."""
+    (convert(): mode "both", "onnx" or "stepwise"), writes it under
+    out_root with its data sets, and prints a JSON line {"dir": ..., "ok":
+    bool, "how": "onnx"|"stepwise", "why": ..., "adapted": [...]}."""
     import onnx
-    from onnx import version_converter
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.dont_write_bytecode = True  # nothing written beside the sources
@@ -234,8 +242,7 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="list each model not converted, refused or failed")
     args = ap.parse_args()
     try:
-        import onnx  # noqa: F401
-        from onnx import version_converter  # noqa: F401
+        import onnx.version_converter  # noqa: F401
     except ImportError:
         print("opset_conformance: Python's onnx module is missing (Debian's python3-onnx); skipped")
         return 77

@@ -10,16 +10,27 @@ Max 13 -> 12, ...). This steps from opset v to v - 1 node by node instead:
     the same defaults, apart from attributes added at v that the node leaves
     out, is relabeled (stays as it is; RoiAlign, whose added attribute's
     default is not the old behaviour, is never relabeled);
+  - a node with a step of its own here (CUSTOM: Resize 13 -> 12 with empty
+    roi/scales, Softmax/LogSoftmax/Hardmax 13 -> 12 along the last axis,
+    Dropout 12 -> 11, Clip 11 -> 10, Pad 11 -> 10, Slice 10 -> 9, each
+    needing its extra inputs constant) is rewritten by it, following the
+    two versions' definitions in ONNX's changelog;
   - any other node goes alone through ONNX's converter (a one-node model
-    holding its constant inputs as initializers, typed by ONNX's shape
+    whose constant inputs are Constant nodes, typed by ONNX's shape
     inference) and is replaced by what comes back;
   - an op with no version below v, or a subgraph node that would need an
     adapter, makes the model unconvertible (RuntimeError).
 Relabeling checks signatures, not the type constraints: the caller checks
 the result with onnx.checker.check_model(full_check=True), whose inference
 rejects a type the older version does not take. It does not check the
-values an older version takes (a negative axis before opset 11): a model
-relabeled so is still valid ONNX at the newer opset's meaning.
+values an older version takes: a relabeled node may keep a value only the
+newer version allows (a negative axis before opset 11), which tgc reads as
+the newer version does.
+
+Example usage:
+    import opset_step_down
+    m9 = opset_step_down.convert_stepwise(onnx.load("model.onnx"), 9)
+    onnx.checker.check_model(m9, full_check=True)
 """
 import copy
 
