@@ -969,12 +969,12 @@ static void convert_graph(tgc_onnx_importer *im, bool names_only) {
     im->consts = tgc_onnx_alloc(arena, n_tensors * sizeof *im->consts);
     im->node_names = tgc_onnx_alloc(arena, (g->n_node + 1) * sizeof *im->node_names);
     doc->inputs = tgc_onnx_alloc(arena, (g->n_input + 1) * sizeof *doc->inputs);
-    /* A node gives at most eleven (a legacy broadcast along `axis`: ten
-     * shape-arithmetic nodes and the op, onnx_legacy.c), or one per input
-     * (Sum: a chain of Adds). */
+    /* A node gives at most thirteen (CenterCropPad: twelve shape-arithmetic
+     * nodes and the Pad, onnx_opset_upgrade.c), or one per input (Sum: a
+     * chain of Adds). */
     size_t cap_nodes = 1;
     for (size_t i = 0; i < g->n_node; i++)
-        cap_nodes += 11 + g->node[i]->n_input;
+        cap_nodes += 13 + g->node[i]->n_input;
     doc->cap_nodes = cap_nodes < INT32_MAX ? (int)cap_nodes : 0;
     doc->nodes = tgc_onnx_alloc(arena, (size_t)doc->cap_nodes * sizeof *doc->nodes);
     if (!arena->failed) name_everything(im);

@@ -288,11 +288,13 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset);
 bool tgc_onnx_opset_supported(tgc_diags *diags, const char *path, bool found, int64_t opset);
 
 /* True for ONNX ops tgc has no op of its own for that
- * tgc_onnx_opset_upgrade rewrites into others (GroupNormalization). */
+ * tgc_onnx_opset_upgrade rewrites into others (GroupNormalization,
+ * CenterCropPad). */
 bool tgc_onnx_opset_rewritten_op(const char *op);
 
 /* Rewrites the node in `c` where its form at `opset` differs from tgc's op
- * (RoiAlign before 16, Split-18's num_outputs, GroupNormalization-18; the
+ * (RoiAlign before 16, Split-18's num_outputs, GroupNormalization-18,
+ * CenterCropPad-18; the
  * table at the top of onnx_opset_upgrade.c); *handled tells whether it
  * did (then nothing else converts the node). Marks the attributes it used
  * in c->consumed. Returns false after reporting what cannot be converted. */

@@ -17,6 +17,8 @@
  *                               Reshape(x, [0, G, -1]), scale, bias), Shape(x))
  *                               normalizes each (n, g) over its channels and
  *                               positions, as the op does
+ *   CenterCropPad 18            Slice then Pad (zeros) by sizes computed
+ *                               from Shape(x) at run time (center_crop_pad)
  *
  * What opset 18 changed that tgc takes as written: the Reduce ops' `axes`
  * as input 1 with noop_with_empty_axes, Pad's `axes` input, Resize's
@@ -24,7 +26,7 @@
  * ScatterND's reductions max and min, LpPool's ceil_mode, Mish, and
  * OptionalHasElement/OptionalGetElement taking a plain tensor. New in 18
  * and not in tgc: BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot,
- * CenterCropPad, Col2Im (refused as unsupported ops). */
+ * Col2Im (refused as unsupported ops). */
 #include "onnx/onnx_import.h"
 
 #include "support/diag.h"
@@ -58,7 +60,9 @@ bool tgc_onnx_opset_supported(tgc_diags *diags, const char *path, bool found, in
     return true;
 }
 
-bool tgc_onnx_opset_rewritten_op(const char *op) { return strcmp(op, "GroupNormalization") == 0; }
+bool tgc_onnx_opset_rewritten_op(const char *op) {
+    return strcmp(op, "GroupNormalization") == 0 || strcmp(op, "CenterCropPad") == 0;
+}
 
 static const Onnx__AttributeProto *consume(tgc_onnx_node_ctx *c, const char *name) {
     size_t i;
@@ -156,6 +160,59 @@ static bool group_norm(tgc_onnx_node_ctx *c) {
     return true;
 }
 
+/* CenterCropPad-18: each axis (`axes`, default all) cropped or padded with
+ * zeros to its size in `shape`, centered (ONNX's reference puts the odd
+ * element at the end: a crop starts at floor((d - s) / 2), a pad puts
+ * floor((s - d) / 2) before). With d the axes' sizes, e = d - shape,
+ * c = max(e, 0), p = c - e (= max(-e, 0)):
+ *     y = Pad(Slice(x, c / 2, c / 2 + (d - c), axes), [p / 2, p - p / 2], 0, axes)
+ * computed at run time (host-memory shape arithmetic). */
+static bool center_crop_pad(tgc_onnx_node_ctx *c) {
+    tgc_onnx_node *out = c->out;
+    if (out->n_inputs != 2 || out->inputs[0][0] == '\0' || out->inputs[1][0] == '\0')
+        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "it takes two inputs: input_data, shape"));
+    const Onnx__AttributeProto *ax = consume(c, "axes");
+    const int64_t zero = 0, two = 2;
+    const char *k_zero = tgc_onnx_add_int64s(c, "/zero", &zero, 1, true);
+    const char *k_two = tgc_onnx_add_int64s(c, "/two", &two, 1, true);
+    const char *k_axes = ax != NULL ? tgc_onnx_add_int64s(c, "/axes", ax->ints, ax->n_ints, false) : "";
+    if (k_zero == NULL || k_two == NULL || k_axes == NULL) return false;
+    const char *x = out->inputs[0], *want = out->inputs[1];
+    tgc_onnx_node *shape = tgc_onnx_add_node(c, "/shape", "Shape", &x, 1);
+    if (shape == NULL) return false;
+    const char *dims = shape->name;
+    if (ax != NULL) {
+        tgc_onnx_node *g = tgc_onnx_add_node(c, "/sizes", "Gather", (const char *[]){shape->name, k_axes}, 2);
+        if (g == NULL) return false;
+        dims = g->name;
+    }
+    tgc_onnx_node *e = tgc_onnx_add_node(c, "/excess", "Sub", (const char *[]){dims, want}, 2);
+    if (e == NULL) return false;
+    tgc_onnx_node *cut = tgc_onnx_add_node(c, "/cut", "Max", (const char *[]){e->name, k_zero}, 2);
+    if (cut == NULL) return false;
+    tgc_onnx_node *start = tgc_onnx_add_node(c, "/crop_start", "Div", (const char *[]){cut->name, k_two}, 2);
+    if (start == NULL) return false;
+    tgc_onnx_node *kept = tgc_onnx_add_node(c, "/kept", "Sub", (const char *[]){dims, cut->name}, 2);
+    if (kept == NULL) return false;
+    tgc_onnx_node *end = tgc_onnx_add_node(c, "/crop_end", "Add", (const char *[]){start->name, kept->name}, 2);
+    if (end == NULL) return false;
+    tgc_onnx_node *crop = tgc_onnx_add_node(c, "/cropped", "Slice",
+                                            (const char *[]){x, start->name, end->name, k_axes}, ax != NULL ? 4 : 3);
+    if (crop == NULL) return false;
+    tgc_onnx_node *pad = tgc_onnx_add_node(c, "/pad", "Sub", (const char *[]){cut->name, e->name}, 2);
+    if (pad == NULL) return false;
+    tgc_onnx_node *before = tgc_onnx_add_node(c, "/pad_before", "Div", (const char *[]){pad->name, k_two}, 2);
+    if (before == NULL) return false;
+    tgc_onnx_node *after = tgc_onnx_add_node(c, "/pad_after", "Sub", (const char *[]){pad->name, before->name}, 2);
+    if (after == NULL) return false;
+    tgc_onnx_node *pads = tgc_onnx_add_node(c, "/pads", "Concat", (const char *[]){before->name, after->name}, 2);
+    if (pads == NULL || !tgc_onnx_set_int_attr(c->im, pads, "axis", 0)) return false;
+    out->op = "Pad";
+    out->inputs[0] = crop->name;
+    out->inputs[1] = pads->name;
+    return ax == NULL || (tgc_onnx_set_input(c, 2, "") && tgc_onnx_set_input(c, 3, k_axes));
+}
+
 bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled) {
     const char *op = c->n->op_type;
     *handled = true;
@@ -165,6 +222,7 @@ bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled) 
     }
     if (strcmp(op, "Split") == 0 && opset >= 18) return split_num_outputs(c);
     if (strcmp(op, "GroupNormalization") == 0) return group_norm(c);
+    if (strcmp(op, "CenterCropPad") == 0) return center_crop_pad(c);
     *handled = false;
     return true;
 }

@@ -267,6 +267,29 @@ def main():
     case("groupnorm18", [helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2, epsilon=1e-4)],
          [("x", x)], [("y", y)], 18, [("s", s), ("b", b)])
 
+    # CenterCropPad-18: crop or pad with zeros, centered (ONNX's reference:
+    # a crop starts at floor((d - s) / 2), a pad puts floor((s - d) / 2) before).
+    def center_crop_pad(x, shape, axes):
+        y = x
+        for a, s_ in zip(axes, shape):
+            d = y.shape[a]
+            if s_ < d:
+                b = (d - s_) // 2
+                y = np.take(y, range(b, b + s_), axis=a)
+            elif s_ > d:
+                b = (s_ - d) // 2
+                widths = [(0, 0)] * y.ndim
+                widths[a] = (b, s_ - d - b)
+                y = np.pad(y, widths)
+        return y
+    x = f32(2, 5, 4)
+    sh = np.array([2, 7], np.int64)
+    case("centercroppad18_axes", [helper.make_node("CenterCropPad", ["x", "s"], ["y"], axes=[-1, 1])],
+         [("x", x)], [("y", center_crop_pad(x, sh, [2, 1]))], 18, [("s", sh)])
+    sh = np.array([3, 2, 5], np.int64)
+    case("centercroppad18_all_axes", [helper.make_node("CenterCropPad", ["x", "s"], ["y"])],
+         [("x", x), ("s", sh)], [("y", center_crop_pad(x, sh, [0, 1, 2]))], 18)
+
     # RoiAlign-10 (output_half_pixel mapping): ONNX's test_roialign_aligned_false at opset 10.
     src = os.path.join(TESTDATA, "node", "test_roialign_aligned_false")
     if os.path.isdir(src):
