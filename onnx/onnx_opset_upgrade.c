@@ -3,6 +3,9 @@
  * From ONNX's changelog (docs/Changelog.md) and the per-opset schema lists
  * (onnx/defs/operator_sets.h), version by version:
  *
+ *   BatchNormalization < 14     its optional outputs 1 to 4 are training
+ *                               statistics (no attribute says so): refused
+ *                               when read, dropped otherwise
  *   RoiAlign < 16               RoiAlign-10 maps sampling points with the
  *                               output_half_pixel rule; opset 16's default
  *                               is half_pixel: the mode is set explicitly
@@ -220,6 +223,13 @@ bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled) 
         if (tgc_onnx_node_attr(c->n, "coordinate_transformation_mode", NULL) != NULL) return true;
         return tgc_onnx_set_string_attr(c->im, c->out, "coordinate_transformation_mode", "output_half_pixel");
     }
+    if (strcmp(op, "BatchNormalization") == 0 && opset < 14)
+        for (size_t k = 1; k < c->n->n_output; k++)
+            if (tgc_onnx_tensor_used(c->im, c->n->output[k]))
+                return tgc_onnx_node_unsupported(
+                    c, "unsupported-output",
+                    label(c, "outputs 1 to 4 (the statistics of training, before opset 14's training_mode) are "
+                             "not supported"));
     if (strcmp(op, "Split") == 0 && opset >= 18) return split_num_outputs(c);
     if (strcmp(op, "GroupNormalization") == 0) return group_norm(c);
     if (strcmp(op, "CenterCropPad") == 0) return center_crop_pad(c);

@@ -22,6 +22,8 @@ refused opset5_warning 0 "warning: opset 5 is older than 7, the oldest tgc is te
 refused batchnorm7_spatial0 2 \
     "op 'BatchNormalization' (opset 7): attribute 'spatial' 0 (a mean and variance per activation, not per channel)" \
     "(1 node: #0 (output 'y')) \[unsupported-attribute\]"
+refused batchnorm9_training_output_read 2 \
+    "op 'BatchNormalization' (opset 9): outputs 1 to 4 (the statistics of training" "\[unsupported-output\]"
 refused dropout7_mask_used 2 "op 'Dropout' (opset 7): the mask output, of the data's type before opset 10" \
     "\[unsupported-output\]"
 refused split18_num_outputs_mismatch 2 "op 'Split' (opset 18): num_outputs differs from the number of outputs" \

@@ -207,6 +207,9 @@ def main():
          [("x", x)], [("y", y)], 7, bn_w)
     case("batchnorm9", [helper.make_node("BatchNormalization", bn_in, ["y"], epsilon=1e-3)],
          [("x", x)], [("y", y)], 9, bn_w)
+    case("batchnorm9_training_outputs_unread", [helper.make_node("BatchNormalization", bn_in,
+                                                                 ["y", "m", "v", "sm", "sv"], epsilon=1e-3)],
+         [("x", x)], [("y", y)], 9, bn_w)
     case("batchnorm6_is_test", [helper.make_node("BatchNormalization", bn_in, ["y"], is_test=1, epsilon=1e-3,
                                                  consumed_inputs=[0, 0, 0, 1, 1])],
          [("x", x)], [("y", y)], 6, bn_w)
@@ -314,6 +317,9 @@ def main():
     x4 = f32(2, 3, 2, 2)
     refused("batchnorm7_spatial0", [helper.make_node("BatchNormalization", bn_in, ["y"], spatial=0)],
             [("x", x4)], [("y", x4)], 7, bn_w)
+    refused("batchnorm9_training_output_read",
+            [helper.make_node("BatchNormalization", bn_in, ["y", "m", "v"])], [("x", x4)], [("y", x4), ("m", s)], 9,
+            bn_w)
     refused("dropout7_mask_used", [helper.make_node("Dropout", ["x"], ["y", "mask"], ratio=0.5)],
             [("x", x)], [("y", x), ("mask", x)], 7)
     refused("split18_num_outputs_mismatch", [helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=3)],
