@@ -38,9 +38,11 @@ def dtype_code(a):
     return {np.float32: F, np.int64: I64, np.bool_: BOOL}[a.dtype.type]
 
 
-def model(nodes, inputs, outputs, opset, inits=()):
-    """inputs/outputs: [(name, array)] (types and shapes from the arrays)."""
-    vi = lambda n, a: helper.make_tensor_value_info(n, dtype_code(a), list(a.shape))
+def model(nodes, inputs, outputs, opset, inits=(), dims=None):
+    """inputs/outputs: [(name, array)] (types and shapes from the arrays, or
+    from dims {name: [size or symbol, ...]})."""
+    dims = dims or {}
+    vi = lambda n, a: helper.make_tensor_value_info(n, dtype_code(a), dims.get(n, list(a.shape)))
     g = helper.make_graph(nodes, "g", [vi(n, a) for n, a in inputs], [vi(n, a) for n, a in outputs],
                           [numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_models.py")
@@ -48,10 +50,10 @@ def model(nodes, inputs, outputs, opset, inits=()):
     return m
 
 
-def case(name, nodes, inputs, outputs, opset, inits=()):
+def case(name, nodes, inputs, outputs, opset, inits=(), dims=None):
     d = os.path.join(HERE, "node", "test_" + name)
     os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(model(nodes, inputs, outputs, opset, inits), os.path.join(d, "model.onnx"))
+    onnx.save(model(nodes, inputs, outputs, opset, inits, dims), os.path.join(d, "model.onnx"))
     for kind, lst in (("input", inputs), ("output", outputs)):
         for k, (n, a) in enumerate(lst):
             with open(os.path.join(d, "test_data_set_0", "%s_%d.pb" % (kind, k)), "wb") as f:
@@ -173,6 +175,11 @@ def main():
          [("x", x)], [("a", x[:, :, 0:3]), ("b", x[:, :, 3:6]), ("c", x[:, :, 6:7])], 18)
     case("split18_num_outputs_even", [helper.make_node("Split", ["x"], ["a", "b"], axis=-1, num_outputs=2)],
          [("x", x6)], [("a", x6[:, :3]), ("b", x6[:, 3:])], 18)
+    x8 = np.arange(16, dtype=np.float32).reshape(2, 8) / 4  # the axis' size a symbol: the sizes computed at run time
+    case("split18_num_outputs_symbolic_dim",
+         [helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)],
+         [("x", x8)], [("a", x8[:, 0:3]), ("b", x8[:, 3:6]), ("c", x8[:, 6:8])], 18,
+         dims={"x": [2, "L"], "a": [2, "La"], "b": [2, "Lb"], "c": [2, "Lc"]})
     case("split18_split_input", [helper.make_node("Split", ["x", "s"], ["a", "b"], axis=0)],
          [("x", x6)], [("a", x6[:1]), ("b", x6[1:])], 18, [("s", np.array([1, 1], np.int64))])
 
