@@ -3,6 +3,8 @@
  * From ONNX's changelog (docs/Changelog.md) and the per-opset schema lists
  * (onnx/defs/operator_sets.h), version by version:
  *
+ *   Tile < 6                    Tile-1 repeats along one axis (inputs tiles,
+ *                               axis): refused, the message says so
  *   BatchNormalization < 14     its optional outputs 1 to 4 are training
  *                               statistics (no attribute says so): refused
  *                               when read, dropped otherwise
@@ -223,6 +225,10 @@ bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled) 
         if (tgc_onnx_node_attr(c->n, "coordinate_transformation_mode", NULL) != NULL) return true;
         return tgc_onnx_set_string_attr(c->im, c->out, "coordinate_transformation_mode", "output_half_pixel");
     }
+    if (strcmp(op, "Tile") == 0 && opset < 6)
+        return tgc_onnx_node_unsupported(c, "unsupported-input",
+                                         label(c, "Tile-1's inputs 'tiles' and 'axis' (before opset 6's "
+                                                  "'repeats') are not supported"));
     if (strcmp(op, "BatchNormalization") == 0 && opset < 14)
         for (size_t k = 1; k < c->n->n_output; k++)
             if (tgc_onnx_tensor_used(c->im, c->n->output[k]))

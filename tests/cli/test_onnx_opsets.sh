@@ -28,6 +28,8 @@ refused dropout7_mask_used 2 "op 'Dropout' (opset 7): the mask output, of the da
     "\[unsupported-output\]"
 refused split18_num_outputs_mismatch 2 "op 'Split' (opset 18): num_outputs differs from the number of outputs" \
     "\[bad-model\]"
+refused tile1_tiles_axis 2 "op 'Tile' (opset 5): Tile-1's inputs 'tiles' and 'axis'" "\[unsupported-input\]" \
+    "warning: opset 5 is older than 7"
 refused upsample7_no_scales 2 "op 'Upsample' (opset 7): Upsample without scales"
 refused several_problems 2 "op 'BatchNormalization' (opset 7): attribute 'spatial' 0" \
     "unsupported op 'Col2Im' (1 node: #1 (output 'u'))" "op 'Dropout' (opset 7): the mask output"

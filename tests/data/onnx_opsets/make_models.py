@@ -333,6 +333,8 @@ def main():
             [("x", x6)], [("a", x6), ("b", x6)], 18)
     refused("upsample7_no_scales", [helper.make_node("Upsample", ["x"], ["y"], mode="nearest")],
             [("x", x4)], [("y", x4)], 7)
+    refused("tile1_tiles_axis", [helper.make_node("Tile", ["x", "t", "a"], ["y"])], [("x", x)], [("y", x)], 5,
+            [("t", np.array(2, np.int64)), ("a", np.array(1, np.int64))])
     # Every problem at once: three nodes, each refused for its own reason.
     refused("several_problems",
             [helper.make_node("BatchNormalization", bn_in, ["t"], spatial=0),
