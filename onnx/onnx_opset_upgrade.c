@@ -1,6 +1,7 @@
-/* The opset range the importer reads, and the forms of opsets 13 to 18 that
- * differ from the op tgc implements (onnx_legacy.c does opsets before 13).
- * From ONNX's changelog (docs/Changelog.md) and the per-opset schema lists
+/* The opset range the importer reads, opset 18's forms and new ops that map
+ * onto tgc's, and the older forms that onnx_legacy.c (opsets before 13's
+ * attributes-to-inputs table) does not cover. From ONNX's changelog
+ * (docs/Changelog.md) and the per-opset schema lists
  * (onnx/defs/operator_sets.h), version by version:
  *
  *   Tile < 6                    Tile-1 repeats along one axis (inputs tiles,
