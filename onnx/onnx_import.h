@@ -289,12 +289,12 @@ bool tgc_onnx_opset_supported(tgc_diags *diags, const char *path, bool found, in
 
 /* True for ONNX ops tgc has no op of its own for that
  * tgc_onnx_opset_upgrade rewrites into others (GroupNormalization,
- * CenterCropPad). */
+ * CenterCropPad, Col2Im). */
 bool tgc_onnx_opset_rewritten_op(const char *op);
 
 /* Rewrites the node in `c` where its form at `opset` differs from tgc's op
  * (RoiAlign before 16, Split-18's num_outputs, GroupNormalization-18,
- * CenterCropPad-18; the
+ * CenterCropPad-18, Col2Im-18; the
  * table at the top of onnx_opset_upgrade.c); *handled tells whether it
  * did (then nothing else converts the node). Marks the attributes it used
  * in c->consumed. Returns false after reporting what cannot be converted. */

@@ -25,16 +25,19 @@
  *                               positions, as the op does
  *   CenterCropPad 18            Slice then Pad (zeros) by sizes computed
  *                               from Shape(x) at run time (center_crop_pad)
+ *   Col2Im 18                   a ConvTranspose with one-hot filters on
+ *                               the blocks reshaped (col2im)
  *
  * What opset 18 changed that tgc takes as written: the Reduce ops' `axes`
  * as input 1 with noop_with_empty_axes, Pad's `axes` input, Resize's
  * antialias, axes and keep_aspect_ratio_policy, ScatterElements' and
  * ScatterND's reductions max and min, LpPool's ceil_mode, Mish, and
  * OptionalHasElement/OptionalGetElement taking a plain tensor. New in 18
- * and not in tgc: BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot,
- * Col2Im (refused as unsupported ops). */
+ * and not in tgc: BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot
+ * (refused as unsupported ops). */
 #include "onnx/onnx_import.h"
 
+#include "support/checked.h"
 #include "support/diag.h"
 
 #include <inttypes.h>
@@ -67,7 +70,7 @@ bool tgc_onnx_opset_supported(tgc_diags *diags, const char *path, bool found, in
 }
 
 bool tgc_onnx_opset_rewritten_op(const char *op) {
-    return strcmp(op, "GroupNormalization") == 0 || strcmp(op, "CenterCropPad") == 0;
+    return strcmp(op, "GroupNormalization") == 0 || strcmp(op, "CenterCropPad") == 0 || strcmp(op, "Col2Im") == 0;
 }
 
 static const Onnx__AttributeProto *consume(tgc_onnx_node_ctx *c, const char *name) {
@@ -219,6 +222,153 @@ static bool center_crop_pad(tgc_onnx_node_ctx *c) {
     return ax == NULL || (tgc_onnx_set_input(c, 2, "") && tgc_onnx_set_input(c, 3, k_axes));
 }
 
+/* An INTS attribute on a node the conversion made (values copied to the arena). */
+static bool add_ints_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const char *name, const int64_t *v, int n) {
+    tgc_onnx_arena *a = tgc_onnx_importer_arena(im);
+    tgc_onnx_attr *attrs = tgc_onnx_alloc(a, (size_t)(node->n_attrs + 1) * sizeof *attrs);
+    int64_t *copy = tgc_onnx_alloc(a, (size_t)(n + 1) * sizeof *copy);
+    if (attrs == NULL || copy == NULL) return false;
+    if (node->n_attrs > 0) memcpy(attrs, node->attrs, (size_t)node->n_attrs * sizeof *attrs);
+    memcpy(copy, v, (size_t)n * sizeof *copy);
+    attrs[node->n_attrs] = (tgc_onnx_attr){.name = name, .type = TGC_ATTR_INTS, .ints = copy, .n = (size_t)n};
+    node->attrs = attrs;
+    node->n_attrs++;
+    node->cap_attrs = node->n_attrs;
+    return true;
+}
+
+/* The int64 1-D constant behind input `k` of the node (n values into v,
+ * at most max), or false. */
+static bool const_ints(tgc_onnx_node_ctx *c, int k, int64_t *v, int *n, int max) {
+    if ((size_t)k >= c->n->n_input) return false;
+    const tgc_npy *t = tgc_onnx_constant_value(c->im, c->n->input[k]);
+    if (t == NULL || t->dtype != TGC_INT64 || t->rank != 1 || t->dims[0] < 1 || t->dims[0] > max) return false;
+    *n = (int)t->dims[0];
+    memcpy(v, t->data, (size_t)*n * sizeof *v);
+    return true;
+}
+
+/* An INTS attribute of the ONNX node with n values each >= min (dflt when
+ * absent); false (reported) when it has another length or a value below min. */
+static bool ints_attr(tgc_onnx_node_ctx *c, const char *name, int n, int64_t min, int64_t dflt, int64_t *out) {
+    const Onnx__AttributeProto *a = consume(c, name);
+    for (int i = 0; i < n; i++)
+        out[i] = dflt;
+    if (a == NULL) return true;
+    bool ok = a->n_ints == (size_t)n;
+    for (size_t i = 0; ok && i < a->n_ints; i++) {
+        ok = a->ints[i] >= min && a->ints[i] <= INT32_MAX;
+        out[i] = a->ints[i];
+    }
+    if (!ok)
+        tgc_onnx_node_unsupported(c, "bad-model",
+                                  label(c, tgc_onnx_printf(tgc_onnx_importer_arena(c->im),
+                                                           "attribute '%s' needs %d values, each >= %lld", name, n,
+                                                           (long long)min)));
+    return ok;
+}
+
+/* Col2Im-18 (the adjoint of im2col: input [N, C * prod(block), L] of
+ * blocks, each added back at its place in an image [N, C, image_shape...];
+ * PyTorch's fold) as a transposed convolution with one-hot filters:
+ *     x [N, C * K, L] -> [N, C * K, o...] -> [N, C, K, o...] -> [N * C, K, o...]
+ *     ConvTranspose with W [K, 1, block...], W[k] one at block position k,
+ *     dilations, strides and pads as given, output_padding r
+ *     -> [N * C, 1, image...] -> [N, C, image...]
+ * where o_i = (image_i + pads - (d_i (k_i - 1) + 1)) / s_i + 1 blocks fit
+ * along axis i and r_i the remainder of that division (the image's last
+ * positions no block covers). image_shape and block_shape must be
+ * constants. The reshapes check L = prod(o) and that C * K splits. A NaN
+ * or infinity in a block spreads to its neighbours (0 * inf in the
+ * convolution's sums); finite values are exact sums of the blocks. */
+static bool col2im(tgc_onnx_node_ctx *c) {
+    tgc_onnx_node *out = c->out;
+    tgc_onnx_arena *arena = tgc_onnx_importer_arena(c->im);
+    enum { MAX_AXES = TGC_MAX_TENSOR_RANK - 2 };
+    if (out->n_inputs != 3 || out->inputs[0][0] == '\0' || out->inputs[1][0] == '\0' || out->inputs[2][0] == '\0')
+        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "it takes three inputs: input, image_shape, "
+                                                                  "block_shape"));
+    int64_t image[MAX_AXES], block[MAX_AXES];
+    int n = 0, nb = 0;
+    if (!const_ints(c, 1, image, &n, MAX_AXES) || !const_ints(c, 2, block, &nb, MAX_AXES) || n != nb)
+        return tgc_onnx_node_unsupported(
+            c, "unsupported-input",
+            label(c, "image_shape and block_shape must be constant int64 lists of the same length (1 to 6)"));
+    int64_t dil[MAX_AXES], str[MAX_AXES], pads[2 * MAX_AXES];
+    if (!ints_attr(c, "dilations", n, 1, 1, dil) || !ints_attr(c, "strides", n, 1, 1, str) ||
+        !ints_attr(c, "pads", 2 * n, 0, 0, pads))
+        return false;
+    int64_t K = 1, blocks[MAX_AXES], rest[MAX_AXES];
+    for (int i = 0; i < n; i++) {
+        int64_t eff, span;
+        if (image[i] < 1 || block[i] < 1 || !tgc_checked_mul_i64(dil[i], block[i] - 1, &eff) ||
+            !tgc_checked_add_i64(eff, 1, &eff) || !tgc_checked_add_i64(image[i], pads[i], &span) ||
+            !tgc_checked_add_i64(span, pads[n + i], &span) || !tgc_checked_mul_i64(K, block[i], &K) || K > 1024)
+            return tgc_onnx_node_unsupported(
+                c, "bad-model", label(c, "image_shape and block_shape need sizes >= 1, and at most 1024 block "
+                                         "positions"));
+        if (span < eff)
+            return tgc_onnx_node_unsupported(c, "bad-model",
+                                             label(c, "a block is larger than the padded image"));
+        blocks[i] = (span - eff) / str[i] + 1;
+        rest[i] = (span - eff) % str[i];
+    }
+    /* The one-hot filters: K x K values (at most 1 Mi floats). */
+    float *w = tgc_onnx_alloc(arena, (size_t)(K * K) * sizeof *w);
+    if (w == NULL) return false;
+    for (int64_t k = 0; k < K; k++)
+        w[k * K + k] = 1.0f;
+    const char *k_w = tgc_onnx_add_floats(c, "/one_hot", w, (size_t)(K * K));
+    int64_t s_keep[2 + MAX_AXES] = {0, 0}, s_split[3 + MAX_AXES] = {0, -1, K}, s_fold[2 + MAX_AXES] = {-1, K},
+            s_tail[1 + MAX_AXES] = {-1};
+    for (int i = 0; i < n; i++) {
+        s_keep[2 + i] = s_split[3 + i] = s_fold[2 + i] = blocks[i];
+        s_tail[1 + i] = image[i];
+    }
+    const int64_t zero = 0, one = 1;
+    const char *k_keep = tgc_onnx_add_int64s(c, "/blocks_shape", s_keep, (size_t)(2 + n), false);
+    const char *k_split = tgc_onnx_add_int64s(c, "/channels_shape", s_split, (size_t)(3 + n), false);
+    const char *k_fold = tgc_onnx_add_int64s(c, "/planes_shape", s_fold, (size_t)(2 + n), false);
+    const char *k_tail = tgc_onnx_add_int64s(c, "/image_shape", s_tail, (size_t)(1 + n), false);
+    const char *k_zero = tgc_onnx_add_int64s(c, "/zero", &zero, 1, false);
+    const char *k_one = tgc_onnx_add_int64s(c, "/one", &one, 1, false);
+    if (k_w == NULL || k_keep == NULL || k_split == NULL || k_fold == NULL || k_tail == NULL || k_zero == NULL ||
+        k_one == NULL)
+        return false;
+    /* The filters' shape [K, 1, block...]: the initializer is made 1-D, so reshaped. */
+    int64_t s_w[2 + MAX_AXES] = {K, 1};
+    for (int i = 0; i < n; i++)
+        s_w[2 + i] = block[i];
+    const char *k_wshape = tgc_onnx_add_int64s(c, "/one_hot_shape", s_w, (size_t)(2 + n), false);
+    if (k_wshape == NULL) return false;
+    const char *x = out->inputs[0];
+    tgc_onnx_node *r0 = tgc_onnx_add_node(c, "/blocks", "Reshape", (const char *[]){x, k_keep}, 2);
+    if (r0 == NULL) return false;
+    tgc_onnx_node *r1 = tgc_onnx_add_node(c, "/channels", "Reshape", (const char *[]){r0->name, k_split}, 2);
+    if (r1 == NULL) return false;
+    tgc_onnx_node *r2 = tgc_onnx_add_node(c, "/planes", "Reshape", (const char *[]){r1->name, k_fold}, 2);
+    if (r2 == NULL) return false;
+    tgc_onnx_node *wr = tgc_onnx_add_node(c, "/filters_f32", "Reshape", (const char *[]){k_w, k_wshape}, 2);
+    if (wr == NULL) return false;
+    tgc_onnx_node *wc = tgc_onnx_add_node(c, "/filters", "CastLike", (const char *[]){wr->name, x}, 2);
+    if (wc == NULL) return false;
+    tgc_onnx_node *ct = tgc_onnx_add_node(c, "/added", "ConvTranspose", (const char *[]){r2->name, wc->name}, 2);
+    if (ct == NULL || !add_ints_attr(c->im, ct, "dilations", dil, n) || !add_ints_attr(c->im, ct, "strides", str, n) ||
+        !add_ints_attr(c->im, ct, "pads", pads, 2 * n) || !add_ints_attr(c->im, ct, "output_padding", rest, n))
+        return false;
+    tgc_onnx_node *shape = tgc_onnx_add_node(c, "/shape", "Shape", &x, 1);
+    if (shape == NULL) return false;
+    tgc_onnx_node *batch = tgc_onnx_add_node(c, "/batch", "Slice", (const char *[]){shape->name, k_zero, k_one}, 3);
+    if (batch == NULL) return false;
+    tgc_onnx_node *dims = tgc_onnx_add_node(c, "/out_shape", "Concat", (const char *[]){batch->name, k_tail}, 2);
+    if (dims == NULL || !tgc_onnx_set_int_attr(c->im, dims, "axis", 0)) return false;
+    out->op = "Reshape";
+    out->inputs[0] = ct->name;
+    out->inputs[1] = dims->name;
+    out->n_inputs = 2;
+    return true;
+}
+
 bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled) {
     const char *op = c->n->op_type;
     *handled = true;
@@ -240,6 +390,7 @@ bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled) 
     if (strcmp(op, "Split") == 0 && opset >= 18) return split_num_outputs(c);
     if (strcmp(op, "GroupNormalization") == 0) return group_norm(c);
     if (strcmp(op, "CenterCropPad") == 0) return center_crop_pad(c);
+    if (strcmp(op, "Col2Im") == 0) return col2im(c);
     *handled = false;
     return true;
 }

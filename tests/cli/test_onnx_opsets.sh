@@ -30,9 +30,13 @@ refused split18_num_outputs_mismatch 2 "op 'Split' (opset 18): num_outputs diffe
     "\[bad-model\]"
 refused tile1_tiles_axis 2 "op 'Tile' (opset 5): Tile-1's inputs 'tiles' and 'axis'" "\[unsupported-input\]" \
     "warning: opset 5 is older than 7"
+refused col2im18_image_shape_fed 2 \
+    "op 'Col2Im' (opset 18): image_shape and block_shape must be constant int64 lists" "\[unsupported-input\]"
+refused col2im18_block_too_large 2 "op 'Col2Im' (opset 18): a block is larger than the padded image" \
+    "\[bad-model\]"
 refused upsample7_no_scales 2 "op 'Upsample' (opset 7): Upsample without scales"
 refused several_problems 2 "op 'BatchNormalization' (opset 7): attribute 'spatial' 0" \
-    "unsupported op 'Col2Im' (1 node: #1 (output 'u'))" "op 'Dropout' (opset 7): the mask output"
+    "unsupported op 'BitwiseNot' (1 node: #1 (output 'u'))" "op 'Dropout' (opset 7): the mask output"
 
 # The warning is given once, and the model still runs.
 expect_exit 0 "opset 5 runs" -- "$TGC" run "$D/opset5_warning.onnx" --input "x=$ROOT/tests/data/onnx_opsets/x23.npy"

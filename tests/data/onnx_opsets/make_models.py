@@ -300,6 +300,49 @@ def main():
     case("centercroppad18_all_axes", [helper.make_node("CenterCropPad", ["x", "s"], ["y"])],
          [("x", x), ("s", sh)], [("y", center_crop_pad(x, sh, [0, 1, 2]))], 18)
 
+    # Col2Im-18: each block added back at its place (ONNX's definition:
+    # position o * stride - pad_begin + k * dilation, outside the image skipped).
+    def col2im(x, image, block, dil, pads, strides):
+        n_ax = len(image)
+        K = int(np.prod(block))
+        N, CK, L = x.shape
+        C = CK // K
+        grid = [(image[i] + pads[i] + pads[n_ax + i] - (dil[i] * (block[i] - 1) + 1)) // strides[i] + 1
+                for i in range(n_ax)]
+        assert int(np.prod(grid)) == L
+        y = np.zeros((N, C) + tuple(image), np.float64)
+        xb = x.reshape(N, C, K, L).astype(np.float64)
+        for k, kpos in enumerate(np.ndindex(*block)):
+            for l, opos in enumerate(np.ndindex(*grid)):
+                pos = [opos[i] * strides[i] - pads[i] + kpos[i] * dil[i] for i in range(n_ax)]
+                if all(0 <= pos[i] < image[i] for i in range(n_ax)):
+                    y[(slice(None), slice(None)) + tuple(pos)] += xb[:, :, k, l]
+        return y.astype(np.float32)
+
+    def col2im_case(name, n, c, image, block, dil=None, pads=None, strides=None):
+        n_ax = len(image)
+        dil, strides = dil or [1] * n_ax, strides or [1] * n_ax
+        pads = pads or [0] * (2 * n_ax)
+        grid = [(image[i] + pads[i] + pads[n_ax + i] - (dil[i] * (block[i] - 1) + 1)) // strides[i] + 1
+                for i in range(n_ax)]
+        x = f32(n, c * int(np.prod(block)), int(np.prod(grid)))
+        attrs = {}
+        if dil != [1] * n_ax:
+            attrs["dilations"] = dil
+        if strides != [1] * n_ax:
+            attrs["strides"] = strides
+        if pads != [0] * (2 * n_ax):
+            attrs["pads"] = pads
+        case(name, [helper.make_node("Col2Im", ["x", "image", "block"], ["y"], **attrs)],
+             [("x", x)], [("y", col2im(x, image, block, dil, pads, strides))], 18,
+             [("image", np.array(image, np.int64)), ("block", np.array(block, np.int64))])
+
+    col2im_case("col2im18", 1, 1, [5, 5], [2, 2])
+    col2im_case("col2im18_dilations_pads", 2, 3, [6, 6], [2, 2], dil=[1, 5], pads=[0, 1, 0, 1])
+    col2im_case("col2im18_strides_remainder", 1, 2, [6, 7], [3, 2], strides=[2, 3])
+    col2im_case("col2im18_1d", 2, 1, [7], [3], strides=[2], pads=[1, 0])
+    col2im_case("col2im18_3d", 1, 2, [3, 4, 5], [1, 2, 3], pads=[0, 1, 0, 0, 0, 1])
+
     # RoiAlign-10 (output_half_pixel mapping): ONNX's test_roialign_aligned_false at opset 10.
     src = os.path.join(TESTDATA, "node", "test_roialign_aligned_false")
     if os.path.isdir(src):
@@ -335,13 +378,19 @@ def main():
             [("x", x4)], [("y", x4)], 7)
     refused("tile1_tiles_axis", [helper.make_node("Tile", ["x", "t", "a"], ["y"])], [("x", x)], [("y", x)], 5,
             [("t", np.array(2, np.int64)), ("a", np.array(1, np.int64))])
+    xc = f32(1, 4, 16)
+    refused("col2im18_image_shape_fed", [helper.make_node("Col2Im", ["x", "image", "block"], ["y"])],
+            [("x", xc), ("image", np.array([5, 5], np.int64))], [("y", xc)], 18,
+            [("block", np.array([2, 2], np.int64))])
+    refused("col2im18_block_too_large", [helper.make_node("Col2Im", ["x", "image", "block"], ["y"])],
+            [("x", xc)], [("y", xc)], 18, [("image", np.array([5, 5], np.int64)), ("block", np.array([6, 2], np.int64))])
     # Every problem at once: three nodes, each refused for its own reason.
     refused("several_problems",
             [helper.make_node("BatchNormalization", bn_in, ["t"], spatial=0),
-             helper.make_node("Col2Im", ["t", "is", "bs"], ["u"]),
+             helper.make_node("BitwiseNot", ["t"], ["u"]),
              helper.make_node("Dropout", ["u"], ["y", "mask"])],
             [("x", x4)], [("y", x4), ("mask", x4)], 7,
-            bn_w + [("is", np.array([2, 2], np.int64)), ("bs", np.array([1, 1], np.int64))])
+            bn_w)
 
 
 if __name__ == "__main__":
