@@ -32,9 +32,9 @@
  * as input 1 with noop_with_empty_axes, Pad's `axes` input, Resize's
  * antialias, axes and keep_aspect_ratio_policy, ScatterElements' and
  * ScatterND's reductions max and min, LpPool's ceil_mode, Mish, and
- * OptionalHasElement/OptionalGetElement taking a plain tensor. New in 18
- * and not in tgc: BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot
- * (refused as unsupported ops). */
+ * OptionalHasElement/OptionalGetElement taking a plain tensor; BitwiseAnd,
+ * BitwiseOr, BitwiseXor and BitwiseNot (new in 18) are tgc's ops
+ * (graph/ops_bitwise.c). */
 #include "onnx/onnx_import.h"
 
 #include "support/checked.h"

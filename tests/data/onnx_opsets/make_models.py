@@ -35,7 +35,7 @@ BOOL = TensorProto.BOOL
 
 
 def dtype_code(a):
-    return {np.float32: F, np.int64: I64, np.bool_: BOOL}[a.dtype.type]
+    return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[a.dtype]
 
 
 def model(nodes, inputs, outputs, opset, inits=(), dims=None):
@@ -343,6 +343,24 @@ def main():
     col2im_case("col2im18_1d", 2, 1, [7], [3], strides=[2], pads=[1, 0])
     col2im_case("col2im18_3d", 1, 2, [3, 4, 5], [1, 2, 3], pads=[0, 1, 0, 0, 0, 1])
 
+    # BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot (opset 18): numpy's bitwise ops.
+    brng = np.random.RandomState(18)  # a stream of its own: the other cases' data stay as they were
+
+    def ints(dtype, *shape):  # random bits: every value of the dtype, negatives too
+        n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        return np.frombuffer(brng.bytes(n), dtype).reshape(shape).copy()
+    for op, fn in (("BitwiseAnd", np.bitwise_and), ("BitwiseOr", np.bitwise_or), ("BitwiseXor", np.bitwise_xor)):
+        for dt, sa, sb in ((np.int32, (3, 4), (4,)), (np.uint8, (2, 3), (2, 3)), (np.int64, (2, 1, 3), (4, 1)),
+                           (np.int8, (5,), ()), (np.uint16, (2, 2), (2, 1)), (np.uint32, (1, 3), (2, 1)),
+                           (np.int16, (3,), (3,)), (np.uint64, (2, 2), (2, 2))):
+            a, b = ints(dt, *sa), ints(dt, *sb)
+            case("%s18_%s" % (op.lower(), np.dtype(dt).name), [helper.make_node(op, ["a", "b"], ["y"])],
+                 [("a", a), ("b", b)], [("y", fn(a, b))], 18)
+    for dt in (np.int16, np.uint64, np.int8, np.uint32):
+        x = ints(dt, 2, 3)
+        case("bitwisenot18_%s" % np.dtype(dt).name, [helper.make_node("BitwiseNot", ["x"], ["y"])],
+             [("x", x)], [("y", np.invert(x))], 18)
+
     # RoiAlign-10 (output_half_pixel mapping): ONNX's test_roialign_aligned_false at opset 10.
     src = os.path.join(TESTDATA, "node", "test_roialign_aligned_false")
     if os.path.isdir(src):
@@ -387,7 +405,7 @@ def main():
     # Every problem at once: three nodes, each refused for its own reason.
     refused("several_problems",
             [helper.make_node("BatchNormalization", bn_in, ["t"], spatial=0),
-             helper.make_node("BitwiseNot", ["t"], ["u"]),
+             helper.make_node("DeformConv", ["t", "t", "t"], ["u"]),
              helper.make_node("Dropout", ["u"], ["y", "mask"])],
             [("x", x4)], [("y", x4), ("mask", x4)], 7,
             bn_w)
