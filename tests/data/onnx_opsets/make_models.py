@@ -361,6 +361,13 @@ def main():
         case("bitwisenot18_%s" % np.dtype(dt).name, [helper.make_node("BitwiseNot", ["x"], ["y"])],
              [("x", x)], [("y", np.invert(x))], 18)
 
+    # OptionalHasElement and OptionalGetElement given a plain tensor (opset 18).
+    xo = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
+    case("optionalhaselement18_tensor", [helper.make_node("OptionalHasElement", ["x"], ["y"])],
+         [("x", xo)], [("y", np.array(True))], 18)
+    case("optionalgetelement18_tensor", [helper.make_node("OptionalGetElement", ["x"], ["y"])],
+         [("x", xo)], [("y", xo)], 18)
+
     # RoiAlign-10 (output_half_pixel mapping): ONNX's test_roialign_aligned_false at opset 10.
     src = os.path.join(TESTDATA, "node", "test_roialign_aligned_false")
     if os.path.isdir(src):
