@@ -21,6 +21,8 @@ static const tgc_op_def *const all_ops[] = {
 #undef EW_PREDICATE
 #undef EW_BINARY_ATTRS
     &tgc_op_Where, &tgc_op_Cast, &tgc_op_Identity,
+    /* ops_bitwise.c */
+    &tgc_op_BitwiseAnd, &tgc_op_BitwiseOr, &tgc_op_BitwiseXor, &tgc_op_BitwiseNot,
     /* ops_cast.c */
     &tgc_op_CastLike,
     /* ops_nn.c */

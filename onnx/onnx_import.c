@@ -887,7 +887,7 @@ static void convert_node_body(tgc_onnx_importer *im, const Onnx__NodeProto *n, s
     const tgc_op_def *def = op[0] != '_' && refused == NULL ? tgc_op_find(op) : NULL;
     if (refused == NULL && def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 &&
         strcmp(op, "Upsample") != 0 && strcmp(op, "Scatter") != 0 && strcmp(op, "SplitToSequence") != 0 &&
-        strcmp(op, "SequenceAt") != 0) {
+        strcmp(op, "SequenceAt") != 0 && !tgc_onnx_opset_rewritten_op(op)) {
         add_problem(im, "unsupported-op", tgc_onnx_printf(im->arena, "unsupported op '%s'", op), "node", where);
         refused = op;
     }
@@ -913,7 +913,7 @@ static void convert_node_body(tgc_onnx_importer *im, const Onnx__NodeProto *n, s
         }
     }
     out->n_inputs = (int)n->n_input;
-    tgc_onnx_node_ctx c = {im, n, out, consumed, where};
+    tgc_onnx_node_ctx c = {im, n, out, consumed, where, im->opset};
     if (where == NULL) return;
     if (refused != NULL) {
         refuse_node(&c, refused);
@@ -1009,12 +1009,12 @@ static void convert_graph(tgc_onnx_importer *im, bool names_only) {
     im->consts = tgc_onnx_alloc(arena, n_tensors * sizeof *im->consts);
     im->node_names = tgc_onnx_alloc(arena, (g->n_node + 1) * sizeof *im->node_names);
     doc->inputs = tgc_onnx_alloc(arena, (g->n_input + 1) * sizeof *doc->inputs);
-    /* A node gives at most eleven (a legacy broadcast along `axis`: ten
-     * shape-arithmetic nodes and the op, onnx_legacy.c), or one per input
-     * (Sum: a chain of Adds). */
+    /* A node gives at most thirteen (CenterCropPad: twelve shape-arithmetic
+     * nodes and the Pad, onnx_opset_upgrade.c), or one per input (Sum: a
+     * chain of Adds). */
     size_t cap_nodes = 1;
     for (size_t i = 0; i < g->n_node; i++)
-        cap_nodes += 11 + g->node[i]->n_input;
+        cap_nodes += 13 + g->node[i]->n_input;
     doc->cap_nodes = cap_nodes < INT32_MAX ? (int)cap_nodes : 0;
     doc->nodes = tgc_onnx_alloc(arena, (size_t)doc->cap_nodes * sizeof *doc->nodes);
     if (!arena->failed) name_everything(im);
@@ -1130,13 +1130,8 @@ static tgc_status run_import(const Onnx__ModelProto *m, const char *path, const 
     doc->opset = im.opset;
     /* Without an ONNX opset only other domains' ops can be used (reported below). */
     im.no_onnx_opset = !found;
-    if (found && im.opset > TGC_ONNX_OPSET_MAX) {
-        tgc_diag_error(diags, path, no_pos, "unsupported-opset",
-                       "opset %" PRId64 " is newer than tgc reads (%d to %d; older opsets are converted); export "
-                       "the model with opset_version=%d",
-                       im.opset, TGC_ONNX_OPSET_MIN, TGC_ONNX_OPSET_MAX, TGC_ONNX_OPSET_MAX);
-        return TGC_ERR_UNSUPPORTED;
-    }
+    if (!tgc_onnx_opset_supported(diags, path, found, im.opset))
+        return found && im.opset > TGC_ONNX_OPSET_MAX ? TGC_ERR_UNSUPPORTED : TGC_ERR_INVALID;
 
     tgc_status st = TGC_OK;
     if (!arena->failed) convert_graph(&im, names_only);

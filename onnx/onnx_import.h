@@ -39,10 +39,13 @@
 
 #include <stdbool.h>
 
-/* The opsets the importer reads as they are; older ones go through the
- * conversions of onnx_legacy.c, newer ones are refused. */
+/* The opsets the importer reads as they are (MIN to MAX; forms of 13 to 18
+ * that differ from tgc's op go through onnx_opset_upgrade.c); older ones go
+ * through the conversions of onnx_legacy.c, those before OLDEST with a
+ * warning; newer ones are refused. */
 #define TGC_ONNX_OPSET_MIN 13
-#define TGC_ONNX_OPSET_MAX 17
+#define TGC_ONNX_OPSET_MAX 18
+#define TGC_ONNX_OPSET_OLDEST 7
 
 /* ---- Arena ------------------------------------------------------------------ */
 
@@ -224,6 +227,7 @@ typedef struct tgc_onnx_node_ctx {
     tgc_onnx_node *out;     /* the node being built: inputs resolved, attrs not yet */
     bool *consumed;         /* per attribute of n: handled, not to be mapped */
     const char *node_where; /* "'sm1'" (or "#3 (output 'y')") for messages */
+    int64_t opset;          /* the model's ONNX opset, for messages */
 } tgc_onnx_node_ctx;
 
 /* The attribute of n called `name`, or NULL. */
@@ -280,6 +284,27 @@ const char *tgc_onnx_importer_dir(const tgc_onnx_importer *im);
  * c->consumed. May replace c->out->op. Sum becomes a chain of Adds.
  * Returns false after reporting what cannot be converted. */
 bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset);
+
+/* ---- Opset range and opset 13-18 forms (onnx_opset_upgrade.c) ------------------ */
+
+/* Whether the model's ONNX opset (`found`: the model imports one) can be
+ * read: an error in diags (rule "unsupported-opset" past
+ * TGC_ONNX_OPSET_MAX, "bad-model" below 1) and false when not; a warning
+ * ("old-opset") below TGC_ONNX_OPSET_OLDEST. */
+bool tgc_onnx_opset_supported(tgc_diags *diags, const char *path, bool found, int64_t opset);
+
+/* True for ONNX ops tgc has no op of its own for that
+ * tgc_onnx_opset_upgrade rewrites into others (GroupNormalization,
+ * CenterCropPad, Col2Im). */
+bool tgc_onnx_opset_rewritten_op(const char *op);
+
+/* Rewrites the node in `c` where its form at `opset` differs from tgc's op
+ * (RoiAlign before 16, Split-18's num_outputs, GroupNormalization-18,
+ * CenterCropPad-18, Col2Im-18; the
+ * table at the top of onnx_opset_upgrade.c); *handled tells whether it
+ * did (then nothing else converts the node). Marks the attributes it used
+ * in c->consumed. Returns false after reporting what cannot be converted. */
+bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled);
 
 /* ---- Sequences split and read at constant positions (onnx_sequence_split.c) --- */
 

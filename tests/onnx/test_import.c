@@ -1023,9 +1023,9 @@ static void test_bad_files(void) {
     CU_ASSERT(!exists(in_scratch("e.yaml")) && !exists(in_scratch("m.yaml")));
     /* A newer opset is refused with the reason. */
     pb g2 = small_model_graph();
-    write_model(in_scratch("new.onnx"), 18, &g2);
+    write_model(in_scratch("new.onnx"), 19, &g2);
     CU_ASSERT(tgc_onnx_import(in_scratch("new.onnx"), in_scratch("n.yaml"), d) == TGC_ERR_UNSUPPORTED);
-    CU_ASSERT(has_diag(d, "unsupported-opset", (const char *[]){"opset 18", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-opset", (const char *[]){"opset 19", NULL}));
     tgc_diags_free(d);
 }
 
