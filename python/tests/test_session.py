@@ -94,3 +94,24 @@ def test_run_errors():
         small.run({"x": np.zeros((400, 64), np.float32)})
     with pytest.raises(tgc.InvalidError, match="bad-device-list"):
         tgc.Session(os.path.join(DIGITS, "mlp.yaml"), devices="tpu")
+
+
+def test_runs_from_many_threads():
+    """Eight threads run the digits CNN on one session, two at most at once:
+    each batch's logits equal (bitwise) the same batch run alone, which
+    match PyTorch's; the bound held."""
+    from concurrent.futures import ThreadPoolExecutor
+    x = np.load(os.path.join(DIGITS, "test_x.npy"))
+    ref = np.load(os.path.join(DIGITS, "ref_logits_cnn.npy"))
+    batches = [(lo, lo + 1 + lo % 13) for lo in range(0, 320, 20)]
+    s = tgc.Session(os.path.join(DIGITS, "cnn.yaml"), devices="cpu0,cpu1", max_inflight=2)
+    alone = [s.run({"x": x[lo:hi]})["logits"].copy() for lo, hi in batches]
+    for (lo, hi), a in zip(batches, alone):
+        np.testing.assert_allclose(a, ref[lo:hi], rtol=1e-4, atol=1e-4)
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda i: s.run({"x": x[batches[i % 16][0]:batches[i % 16][1]]})["logits"].copy(),
+                            range(64)))
+    for i, g in enumerate(got):
+        assert np.array_equal(g, alone[i % 16])
+    now, peak = s.steps_in_flight()
+    assert now == 0 and 1 <= peak <= 2
