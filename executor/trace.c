@@ -23,7 +23,8 @@ typedef struct event {
     int pid, tid;
     uint64_t ts, dur;
     int64_t value;  /* counter: bytes in use */
-    uint64_t flow;  /* flow id: hash of the rendezvous key */
+    uint64_t flow;  /* flow id: hash of the rendezvous key as it ran (step id and frame included) */
+    int64_t step;   /* the step id */
     char name[96];
     char op[32];
     char args[160]; /* shapes */
@@ -104,7 +105,8 @@ static void shapes_of(const tgc_graph *g, const tgc_node *n, char *out, size_t s
     }
 }
 
-void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint64_t start, uint64_t end) {
+void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
+                    uint64_t start, uint64_t end) {
     const tgc_node *n = &plan->g->nodes[id];
     int64_t in_use = tgc_device_stats(plan->device).bytes_in_use;
     pthread_mutex_lock(&t->lock);
@@ -113,6 +115,7 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint6
     if (e != NULL) {
         e->kind = EV_NODE;
         e->pid = pid;
+        e->step = step;
         e->ts = start;
         e->dur = end > start ? end - start : 0;
         snprintf(e->name, sizeof e->name, "%s", n->name);
@@ -121,11 +124,11 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint6
         const char *impl = plan->impl != NULL ? atomic_load_explicit(&plan->impl[id], memory_order_relaxed) : NULL;
         snprintf(e->kernel, sizeof e->kernel, "%s", impl != NULL ? impl : "");
     }
-    if (plan->role[id] == TGC_ROLE_SEND && (e = append(t)) != NULL) {
+    if (plan->role[id] == TGC_ROLE_SEND && key != NULL && (e = append(t)) != NULL) {
         e->kind = EV_FLOW_START;
         e->pid = pid;
         e->ts = start;
-        e->flow = key_hash(tgc_node_attr(n, "key")->s);
+        e->flow = key_hash(key);
         snprintf(e->name, sizeof e->name, "%s", n->name);
     }
     if ((e = append(t)) != NULL) {
@@ -137,7 +140,8 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint6
     pthread_mutex_unlock(&t->lock);
 }
 
-void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint64_t at) {
+void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
+                    uint64_t at) {
     const tgc_node *n = &plan->g->nodes[id];
     pthread_mutex_lock(&t->lock);
     int pid = device_pid(t, plan->device->name);
@@ -145,17 +149,18 @@ void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint6
     if (e != NULL) {
         e->kind = EV_NODE;
         e->pid = pid;
+        e->step = step;
         e->ts = at;
         e->dur = 1;
         snprintf(e->name, sizeof e->name, "%s", n->name);
         snprintf(e->op, sizeof e->op, "_Recv");
         shapes_of(plan->g, n, e->args, sizeof e->args);
     }
-    if ((e = append(t)) != NULL) {
+    if (key != NULL && (e = append(t)) != NULL) {
         e->kind = EV_FLOW_END;
         e->pid = pid;
         e->ts = at;
-        e->flow = key_hash(tgc_node_attr(n, "key")->s);
+        e->flow = key_hash(key);
         snprintf(e->name, sizeof e->name, "%s", n->name);
     }
     pthread_mutex_unlock(&t->lock);
@@ -182,7 +187,7 @@ static void write_event(FILE *f, const event *e) {
         json_str(f, e->op);
         fprintf(f, ",\"args\":{\"op\":");
         json_str(f, e->op);
-        fprintf(f, ",\"outputs\":");
+        fprintf(f, ",\"step\":%lld,\"outputs\":", (long long)e->step);
         json_str(f, e->args);
         if (e->kernel[0] != '\0') {
             fprintf(f, ",\"kernel\":");

@@ -14,7 +14,9 @@
  * pairs carry the step, so iterations of different steps never meet. The
  * digits CNN (convolutions, shape arithmetic, batches of 1 to 20 rows)
  * runs from 4 threads with the memory watch and a trace on, on cpu and on
- * cpu,gpu0, bitwise equal to its lone runs, those within 1e-4 of PyTorch.
+ * cpu,gpu0, bitwise equal to its lone runs, those within 1e-4 of PyTorch;
+ * the trace has one step id per run, and each send/recv arrow (named by
+ * its key as it ran) starts and ends once: no arrow joins two steps.
  * Run under ThreadSanitizer by make test-tsan. */
 #include "tests/harness.h"
 
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define STEPS_PER_THREAD 12
@@ -452,6 +455,45 @@ static void *digits_main(void *arg) {
     return NULL;
 }
 
+/* Reads a trace file written by tgc_session_trace_write (one event a line)
+ * and checks its flow arrows: every _Send's arrow id (the hash of its key
+ * as it ran) starts once and ends once, so no arrow joins two steps. Gives
+ * the number of arrows and of distinct step ids on node events. */
+static int compare_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool trace_flows_pair_up(const char *path, int *n_flows, int *n_steps) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return false;
+    size_t cap = 1 << 16, n_s = 0, n_f = 0, n_st = 0;
+    uint64_t *starts = malloc(cap * sizeof *starts), *ends = malloc(cap * sizeof *ends), *steps = malloc(cap * 8);
+    char line[2048];
+    bool ok = starts && ends && steps;
+    while (ok && fgets(line, sizeof line, f) != NULL) {
+        const char *id = strstr(line, "\"id\":"), *step = strstr(line, "\"step\":");
+        if (strncmp(line, "{\"ph\":\"s\"", 9) == 0 && id && n_s < cap) starts[n_s++] = strtoull(id + 5, NULL, 10);
+        if (strncmp(line, "{\"ph\":\"f\"", 9) == 0 && id && n_f < cap) ends[n_f++] = strtoull(id + 5, NULL, 10);
+        if (strncmp(line, "{\"ph\":\"X\"", 9) == 0 && step && n_st < cap) steps[n_st++] = strtoull(step + 7, NULL, 10);
+    }
+    fclose(f);
+    if (ok) {
+        qsort(starts, n_s, sizeof *starts, compare_u64);
+        qsort(ends, n_f, sizeof *ends, compare_u64);
+        qsort(steps, n_st, sizeof *steps, compare_u64);
+        ok = n_s == n_f && n_s < cap;
+        for (size_t i = 0; ok && i < n_s; i++) ok = starts[i] == ends[i] && (i == 0 || starts[i] != starts[i - 1]);
+        *n_flows = (int)n_s;
+        *n_steps = 0;
+        for (size_t i = 0; i < n_st; i++) *n_steps += i == 0 || steps[i] != steps[i - 1];
+    }
+    free(starts);
+    free(ends);
+    free(steps);
+    return ok;
+}
+
 static void digits_on(const tgc_graph *g, const float *x, const float *ref, const char *devices) {
     digits dg = {.x = x};
     tgc_diags *d = tgc_diags_create();
@@ -489,12 +531,23 @@ static void digits_on(const tgc_graph *g, const float *x, const float *ref, cons
         CU_ASSERT_EQUAL(after.bytes_in_use, before[dev].bytes_in_use);
         CU_ASSERT_EQUAL(after.live_buffers, before[dev].live_buffers);
     }
-    FILE *sink = fopen("/dev/null", "w");
+    FILE *sink = tmpfile();
     CU_ASSERT_EQUAL(tgc_session_memory_report(dg.s, sink), TGC_OK);
-    fclose(sink);
+    if (sink != NULL) fclose(sink);
+    /* The trace: one step id per run, and every pair's arrow within its own step. */
+    char trace[] = "/tmp/tgc-test-trace-XXXXXX";
+    int fd = mkstemp(trace);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_EQUAL(tgc_session_trace_write(dg.s, trace, d), TGC_OK);
+    int n_flows = -1, n_steps = -1;
+    CU_ASSERT(trace_flows_pair_up(trace, &n_flows, &n_steps));
+    CU_ASSERT_EQUAL(n_steps, DIGIT_THREADS * DIGIT_BATCHES);
+    if (strchr(devices, ',') != NULL) CU_ASSERT(n_flows >= DIGIT_THREADS * DIGIT_BATCHES); /* pairs in every step */
+    remove(trace);
     printf("\n  digits CNN on %s: %d batches of 1 to 20 rows from %d threads, bitwise equal to the lone runs "
-           "(those within %.2g of PyTorch) ",
-           devices, atomic_load(&dg.ok), DIGIT_THREADS, worst);
+           "(those within %.2g of PyTorch), %d steps in the trace, %d send/recv arrows each within its step ",
+           devices, atomic_load(&dg.ok), DIGIT_THREADS, worst, n_steps, n_flows);
     for (int b = 0; b < DIGIT_BATCHES; b++) free(dg.alone[b]);
     tgc_session_free(dg.s);
     tgc_diags_free(d);
