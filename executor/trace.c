@@ -7,6 +7,7 @@
 #include "executor/session.h"
 #include "support/alloc.h"
 #include "support/diag.h"
+#include "support/special_file.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -212,8 +213,9 @@ static void write_event(FILE *f, const event *e) {
 
 tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
     char tmp[4096];
+    bool in_place = tgc_path_is_device(path); /* /dev/null: written, never replaced */
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    FILE *f = fopen(in_place ? path : tmp, "w");
     if (f == NULL)
         return tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot write the trace"), TGC_ERR_IO;
     pthread_mutex_lock(&t->lock);
@@ -231,8 +233,8 @@ tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
     pthread_mutex_unlock(&t->lock);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
+    if (!ok || (!in_place && rename(tmp, path) != 0)) {
+        if (!in_place) remove(tmp);
         return tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot write the trace"), TGC_ERR_IO;
     }
     return TGC_OK;
