@@ -82,7 +82,8 @@ static tgc_status match_feeds(const tgc_graph *g, int n_feeds, const char *const
  * counts this one in. */
 static void enter_step(tgc_session *s) {
     pthread_mutex_lock(&s->inflight_lock);
-    while (s->max_inflight > 0 && s->inflight >= s->max_inflight) pthread_cond_wait(&s->inflight_cond, &s->inflight_lock);
+    while (s->max_inflight > 0 && s->inflight >= s->max_inflight)
+        pthread_cond_wait(&s->inflight_cond, &s->inflight_lock);
     if (++s->inflight > s->inflight_peak) s->inflight_peak = s->inflight;
     pthread_mutex_unlock(&s->inflight_lock);
 }

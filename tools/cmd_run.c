@@ -146,8 +146,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
             char *end;
             long n = strtol(v, &end, 10);
             if (*end != '\0' || n < 1 || n > TGC_STREAM_MAX_INFLIGHT)
-                return tgc_usage_error("run", "--inflight takes a count from 1 to %d, got '%s'", TGC_STREAM_MAX_INFLIGHT,
-                                       v);
+                return tgc_usage_error("run", "--inflight takes a count from 1 to %d, got '%s'",
+                                       TGC_STREAM_MAX_INFLIGHT, v);
             a->inflight = (int)n;
         }
         else if (strcmp(opt, "--optimize") == 0) {
@@ -367,7 +367,8 @@ static int check_outputs(const run_args *a, const tgc_session *s, tgc_tensor **o
     int rc = TGC_EXIT_OK;
     for (int i = 0; i < a->n_compare && rc == TGC_EXIT_OK; i++)
         rc = compare_output(s, outs, a->compare_names[i], a->compare_files[i], a->tolerance);
-    if (rc == TGC_EXIT_OK && a->labels != NULL && tgc_session_output_count(s) > 0) rc = report_accuracy(outs[0], a->labels);
+    if (rc == TGC_EXIT_OK && a->labels != NULL && tgc_session_output_count(s) > 0)
+        rc = report_accuracy(outs[0], a->labels);
     if (rc == TGC_EXIT_OK && a->output_dir != NULL) rc = write_outputs(s, outs, a->output_dir);
     return rc;
 }
@@ -479,10 +480,12 @@ static int stream_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     }
     if (rc == TGC_EXIT_OK && a->input_dir == NULL)
         for (int i = 0; i < n_out; i++) print_summary(tgc_session_output_name(s, i), c.last[i]);
-    if (fig.steps_done > 0)
+    if (fig.steps_done > 0) {
+        double rate = fig.elapsed_s > 0 ? fig.steps_done / fig.elapsed_s : 0.0;
         printf("%d step%s in %.3f s: %.2f steps/s; latency median %.3f ms (min %.3f, max %.3f); %d in flight on %s\n",
-               fig.steps_done, fig.steps_done == 1 ? "" : "s", fig.elapsed_s, fig.elapsed_s > 0 ? fig.steps_done / fig.elapsed_s : 0.0,
-               fig.latency_median_s * 1e3, fig.latency_min_s * 1e3, fig.latency_max_s * 1e3, inflight, a->devices);
+               fig.steps_done, fig.steps_done == 1 ? "" : "s", fig.elapsed_s, rate, fig.latency_median_s * 1e3,
+               fig.latency_min_s * 1e3, fig.latency_max_s * 1e3, inflight, a->devices);
+    }
     if (rc == TGC_EXIT_OK && a->input_dir == NULL) rc = check_outputs(a, s, c.last);
     if (a->trace != NULL && tgc_session_trace_write(s, a->trace, diags) != TGC_OK) rc = TGC_EXIT_FAILED;
     if (a->memory_report && tgc_session_memory_report(s, stdout) != TGC_OK) rc = TGC_EXIT_FAILED;

@@ -253,7 +253,8 @@ static void run_concurrently(const tgc_graph *g, const char *devices, int max_in
     for (int t = 0; inject && t < THREADS; t++)
         for (int j = 0; j < STEPS_PER_THREAD; j++) expected_bad += bad_step(t, j);
     CU_ASSERT_EQUAL(atomic_load(&sh.wrong), 0);
-    if (atomic_load(&sh.wrong) > 0) printf("\n  %s: %d wrong; first: %s\n", devices, atomic_load(&sh.wrong), sh.first_wrong);
+    if (atomic_load(&sh.wrong) > 0)
+        printf("\n  %s: %d wrong; first: %s\n", devices, atomic_load(&sh.wrong), sh.first_wrong);
     CU_ASSERT_EQUAL(atomic_load(&sh.failed_as_expected), expected_bad);
     CU_ASSERT_EQUAL(atomic_load(&sh.ok), THREADS * STEPS_PER_THREAD - expected_bad);
     int now = -1, peak = -1;
@@ -425,7 +426,8 @@ static int batch_rows(int b) { return 1 + (b * 7) % 20; }
 
 static tgc_status run_batch(tgc_session *s, const float *x, int b, tgc_tensor **logits) {
     tgc_tensor *feed = NULL, *outs[2] = {NULL, NULL};
-    tgc_status st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){batch_rows(b), 1, 8, 8}, x + (size_t)b * 20 * 64, &feed);
+    const int64_t dims[4] = {batch_rows(b), 1, 8, 8};
+    tgc_status st = tgc_tensor_create(TGC_FLOAT32, 4, dims, x + (size_t)b * 20 * 64, &feed);
     tgc_diags *d = tgc_diags_create();
     const char *names[] = {"x"};
     if (st == TGC_OK) st = tgc_session_run(s, 1, names, &feed, outs, d);
