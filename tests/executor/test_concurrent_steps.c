@@ -13,8 +13,9 @@
  * body spans two devices runs from 6 threads at once: the keys of its
  * pairs carry the step, so iterations of different steps never meet. The
  * digits CNN (convolutions, shape arithmetic, batches of 1 to 20 rows)
- * runs from 4 threads with the memory watch and a trace on, on cpu and on
- * cpu,gpu0, bitwise equal to its lone runs, those within 1e-4 of PyTorch;
+ * runs from 4 threads with the memory watch and a trace on (read, with the
+ * memory report, while the steps run), on cpu and on cpu,gpu0, bitwise
+ * equal to its lone runs, those within 1e-4 of PyTorch;
  * the trace has one step id per run, and each send/recv arrow (named by
  * its key as it ran) starts and ends once: no arrow joins two steps.
  * Run under ThreadSanitizer by make test-tsan. */
@@ -525,6 +526,21 @@ static void digits_on(const tgc_graph *g, const float *x, const float *ref, cons
         workers[t] = (digits_worker){&dg, t};
         CU_ASSERT_EQUAL_FATAL(pthread_create(&threads[t], NULL, digits_main, &workers[t]), 0);
     }
+    /* Meanwhile this thread reads the figures, the memory report and the trace, as a monitor would. */
+    char during[] = "/tmp/tgc-test-trace-during-XXXXXX";
+    int during_fd = mkstemp(during);
+    CU_ASSERT_FATAL(during_fd >= 0);
+    close(during_fd);
+    for (int k = 0; k < 5; k++) {
+        FILE *report = tmpfile();
+        tgc_diags *dd = tgc_diags_create();
+        CU_ASSERT_EQUAL(tgc_session_memory_report(dg.s, report), TGC_OK);
+        CU_ASSERT_EQUAL(tgc_session_trace_write(dg.s, during, dd), TGC_OK);
+        CU_ASSERT(tgc_session_memory(dg.s, 0).bytes_in_use >= 0);
+        tgc_diags_free(dd);
+        if (report != NULL) fclose(report);
+    }
+    remove(during);
     for (int t = 0; t < DIGIT_THREADS; t++) pthread_join(threads[t], NULL);
     CU_ASSERT_EQUAL(atomic_load(&dg.wrong), 0);
     CU_ASSERT_EQUAL(atomic_load(&dg.ok), DIGIT_THREADS * DIGIT_BATCHES);
