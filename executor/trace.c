@@ -119,7 +119,7 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64
         e->step = step;
         e->ts = start;
         e->dur = end > start ? end - start : 0;
-        snprintf(e->name, sizeof e->name, "%s", n->name);
+        snprintf(e->name, sizeof e->name, "%s", tgc_node_label(n));
         snprintf(e->op, sizeof e->op, "%s", n->op_name ? n->op_name : n->kind == TGC_NODE_INPUT ? "input" : "const");
         shapes_of(plan->g, n, e->args, sizeof e->args);
         const char *impl = plan->impl != NULL ? atomic_load_explicit(&plan->impl[id], memory_order_relaxed) : NULL;

@@ -261,6 +261,12 @@ class Session:
         ends. Each run is a step of its own, its outputs bitwise those of a
         lone run (docs/pipelines.md); ``run`` releases the GIL while it runs.
 
+    Attributes
+    ----------
+    inputs, outputs : list of str
+        The graph's input and output names, in order: an ONNX model's are its
+        ONNX names as written in the file ("onnx::Flatten_0", "input.1").
+
     Examples
     --------
     >>> s = tgc.Session("examples/digits/cnn.yaml", devices="cpu,gpu0")
@@ -283,6 +289,10 @@ class Session:
             raise_for(st)
         self._h = out.value
         self.warnings = take_warnings()
+        # An ONNX model's inputs and outputs go by their ONNX names, as written
+        # in the file ("onnx::Flatten_0", "input.1"), as in ONNX Runtime.
+        self.inputs = [lib.tgc_session_input_name(self._h, i).decode()
+                       for i in range(lib.tgc_session_input_count(self._h))]
         self.outputs = [lib.tgc_session_output_name(self._h, i).decode()
                         for i in range(lib.tgc_session_output_count(self._h))]
 
@@ -296,15 +306,18 @@ class Session:
         Parameters
         ----------
         feeds : dict of str to array_like
-            Every graph input by name, with its declared dtype and a shape that
-            matches its declaration (symbols bind across feeds). NumPy arrays
-            are read in place, not copied.
+            Every graph input by name (``inputs``: an ONNX model's by its ONNX
+            names, as written in the file; tgc's names of them work too), with
+            its declared dtype and a shape that matches its declaration
+            (symbols bind across feeds). NumPy arrays are read in place, not
+            copied.
 
         Returns
         -------
         dict of str to numpy.ndarray
-            Every graph output by name: read-only arrays over the outputs'
-            host memory (no copy).
+            Every graph output by name (``outputs``: an ONNX model's by its
+            ONNX names): read-only arrays over the outputs' host memory (no
+            copy).
 
         Raises
         ------
