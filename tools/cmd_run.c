@@ -353,7 +353,7 @@ static int report_accuracy(tgc_tensor *logits, const char *file) {
  * with urllib.parse.unquote. An escaped name past 200 bytes keeps its first
  * 191 and ends with '~' and the 8 hex digits of the FNV-1a hash of the
  * whole name (file names stop at 255 bytes). */
-static void output_file_stem(const char *name, char *out, size_t size) {
+void tgc_file_stem(const char *name, char *out, size_t size) {
     static const char hex[] = "0123456789ABCDEF";
     enum { MAX_STEM = 200, KEPT = 191 };
     char buf[3 * 4096 + 1];
@@ -388,7 +388,7 @@ static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *di
         bool seq = tgc_tensor_kind_of(outs[i]) == TGC_TENSOR_SEQUENCE;
         int64_t n = list ? tgc_tensor_list_length(outs[i]) : 1;
         char stem[256];
-        output_file_stem(tgc_session_output_name(s, i), stem, sizeof stem);
+        tgc_file_stem(tgc_session_output_name(s, i), stem, sizeof stem);
         for (int64_t k = 0; k < n; k++) {
             char path[4096];
             if (seq) snprintf(path, sizeof path, "%s/%s_%lld.npy", dir, stem, (long long)k);
