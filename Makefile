@@ -13,7 +13,8 @@ BUILD_NOJIT ?= build-nojit
 # The suites with threads of their own, run again under ThreadSanitizer.
 TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_rendezvous executor_test_parallel \
 	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion devices_test_cpu_jit \
-	devices_test_cpu_gemm_packed devices_test_cpu_conv_direct executor_test_control_flow executor_test_eager_threads
+	devices_test_cpu_gemm_packed devices_test_cpu_conv_direct executor_test_control_flow executor_test_eager_threads \
+	executor_test_concurrent_steps
 
 .PHONY: all deps build build-asan build-tsan build-nojit demo test test-plain test-asan test-tsan test-nojit fuzz \
 	models-check pretrained-check clean
@@ -59,7 +60,7 @@ test-asan: build-asan
 
 test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure \
-	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_(fast_paths|split_kernels|jit|conv_direct|gemm_packed)|test_fusion|executor/test_control_flow|test_eager_threads'
+	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_(fast_paths|split_kernels|jit|conv_direct|gemm_packed)|test_fusion|executor/test_control_flow|test_eager_threads|test_concurrent_steps'
 
 test-nojit: build-nojit
 	ctest --test-dir $(BUILD_NOJIT) --output-on-failure -j $(JOBS)

@@ -18,8 +18,9 @@
  *   - SequenceMap runs its body once per element of its sequences.
  * Each iteration's buffers are freed at their last use within it, as in
  * any run; what the frame keeps between iterations is its arrays. The
- * rendezvous keys of pairs inside a subgraph carry the frame and the
- * iteration (tgc_frame.key), so pairs of different iterations never meet.
+ * rendezvous keys of pairs inside a subgraph carry the step, the frame and
+ * the iteration (tgc_frame.key), so pairs of different iterations never
+ * meet.
  * A failure anywhere ends the loop at the iteration it happened in; the
  * message names the iteration (tgc_frame_where). A loop that passes the
  * session's max_iterations fails cleanly (rule "max-iterations"). */

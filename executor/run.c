@@ -117,6 +117,23 @@ static tgc_status match_feeds(const tgc_graph *g, int n_feeds, const char *const
     return st;
 }
 
+/* Waits until fewer than max_inflight steps run (back pressure), then
+ * counts this one in. */
+static void enter_step(tgc_session *s) {
+    pthread_mutex_lock(&s->inflight_lock);
+    while (s->max_inflight > 0 && s->inflight >= s->max_inflight)
+        pthread_cond_wait(&s->inflight_cond, &s->inflight_lock);
+    if (++s->inflight > s->inflight_peak) s->inflight_peak = s->inflight;
+    pthread_mutex_unlock(&s->inflight_lock);
+}
+
+static void leave_step(tgc_session *s) {
+    pthread_mutex_lock(&s->inflight_lock);
+    s->inflight--;
+    pthread_cond_signal(&s->inflight_cond);
+    pthread_mutex_unlock(&s->inflight_lock);
+}
+
 tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names, tgc_tensor *const *feeds,
                            tgc_tensor **outputs, tgc_diags *diags) {
     const tgc_graph *g = s->g;
@@ -124,18 +141,34 @@ tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names
     const tgc_tensor **feed_of = tgc_calloc((size_t)g->n_inputs_nodes + 1, sizeof *feed_of);
     if (feed_of == NULL) return TGC_ERR_NOMEM;
     tgc_status st = match_feeds(g, n_feeds, names, feeds, feed_of, diags);
-    if (st == TGC_OK) st = tgc_step_execute(s, feed_of, outputs, s->trace, diags);
+    if (st == TGC_OK) {
+        enter_step(s);
+        st = tgc_step_execute(s, tgc_session_next_step_id(s), feed_of, outputs, atomic_load(&s->trace), diags);
+        leave_step(s);
+    }
     tgc_free(feed_of);
     return st;
 }
 
+void tgc_session_steps_in_flight(tgc_session *s, int *now, int *peak) {
+    pthread_mutex_lock(&s->inflight_lock);
+    if (now != NULL) *now = s->inflight;
+    if (peak != NULL) *peak = s->inflight_peak;
+    pthread_mutex_unlock(&s->inflight_lock);
+}
+
 tgc_status tgc_session_trace_start(tgc_session *s) {
-    if (s->trace != NULL) return TGC_OK;
-    return tgc_trace_create(&s->trace);
+    if (atomic_load(&s->trace) != NULL) return TGC_OK;
+    tgc_trace *t = NULL;
+    tgc_status st = tgc_trace_create(&t);
+    if (st != TGC_OK) return st;
+    tgc_trace *none = NULL;
+    if (!atomic_compare_exchange_strong(&s->trace, &none, t)) tgc_trace_free(t); /* another thread started it */
+    return TGC_OK;
 }
 
 tgc_status tgc_session_trace_write(tgc_session *s, const char *path, tgc_diags *diags) {
-    if (s->trace == NULL)
-        return tgc_diag_error(diags, path, (tgc_srcpos){0, 0}, "no-trace", "tracing was not started");
-    return tgc_trace_write(s->trace, path, diags);
+    tgc_trace *t = atomic_load(&s->trace);
+    if (t == NULL) return tgc_diag_error(diags, path, (tgc_srcpos){0, 0}, "no-trace", "tracing was not started");
+    return tgc_trace_write(t, path, diags);
 }

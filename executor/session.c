@@ -111,6 +111,9 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     s->g = g;
     s->soft_placement = opts != NULL && opts->soft_placement;
     s->max_iterations = opts != NULL && opts->max_iterations > 0 ? opts->max_iterations : 0;
+    s->max_inflight = opts != NULL && opts->max_inflight > 0 ? opts->max_inflight : 0;
+    pthread_mutex_init(&s->inflight_lock, NULL);
+    pthread_cond_init(&s->inflight_cond, NULL);
     tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
     tgc_status st = TGC_OK;
     if (level != TGC_OPTIMIZE_NONE) {
@@ -151,11 +154,15 @@ void tgc_session_free(tgc_session *s) {
     if (s->output_names != NULL)
         for (int i = 0; i < s->g->n_outputs; i++) tgc_free(s->output_names[i]);
     tgc_free(s->output_names);
-    tgc_trace_free(s->trace);
+    tgc_trace_free(atomic_load(&s->trace));
     tgc_memory_watch_free(s->watch);
     tgc_graph_free(s->optimized);
+    pthread_cond_destroy(&s->inflight_cond);
+    pthread_mutex_destroy(&s->inflight_lock);
     tgc_free(s);
 }
+
+int64_t tgc_session_next_step_id(tgc_session *s) { return atomic_fetch_add(&s->last_step_id, 1) + 1; }
 
 int tgc_session_output_count(const tgc_session *s) { return s->g->n_outputs; }
 const char *tgc_session_output_name(const tgc_session *s, int i) { return s->output_names[i]; }

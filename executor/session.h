@@ -21,6 +21,7 @@
 #include "partition/partition.h"
 #include "placer/placer.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #define TGC_MAX_DEVICES 16
@@ -117,16 +118,31 @@ struct tgc_session {
     tgc_partitioning parts;
     tgc_plan *plans; /* one per partition */
     char **output_names; /* graph output i as written: "node" or "node:k" */
-    tgc_trace *trace;    /* NULL unless tracing */
+    _Atomic(tgc_trace *) trace; /* NULL unless tracing; set once, by the first tgc_session_trace_start */
     tgc_memory_watch *watch; /* NULL unless opts->memory_report */
     bool soft_placement;     /* opts->soft_placement: subgraphs are placed as the graph is */
     int64_t max_iterations;  /* opts->max_iterations (0: none) */
+    atomic_llong last_step_id; /* the id of the latest step started (0: none yet) */
+    /* Steps in flight: tgc_session_run may be called from many threads at
+     * once, each call a step of its own (its frames, slots and rendezvous;
+     * step.h). At most max_inflight run at once (0: no bound); a caller
+     * past it waits on inflight_cond until a step ends: back pressure. */
+    int max_inflight;
+    pthread_mutex_t inflight_lock; /* guards inflight and inflight_peak */
+    pthread_cond_t inflight_cond;
+    int inflight, inflight_peak;
 };
 
-/* Runs one step of the session (executor/step.c): feeds indexed by the
- * original graph's input ids, already checked; outputs as tgc_session_run. */
-tgc_status tgc_step_execute(tgc_session *s, const tgc_tensor **feeds, tgc_tensor **outputs, tgc_trace *trace,
-                            tgc_diags *diags);
+/* A new step id for s: 1, 2, 3... in the order asked, unique in the
+ * session. Thread safe. */
+int64_t tgc_session_next_step_id(tgc_session *s);
+
+/* Runs one step of the session (executor/step.c) whose rendezvous keys
+ * carry `step_id` (tgc_session_next_step_id, or one agreed with other
+ * processes): feeds indexed by the original graph's input ids, already
+ * checked; outputs as tgc_session_run. */
+tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **feeds, tgc_tensor **outputs,
+                            tgc_trace *trace, tgc_diags *diags);
 
 /* Marks the activation nodes of p that their producer's kernel can apply
  * itself (executor/fuse.c): p->fused_act for the producer, p->absorbed for

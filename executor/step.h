@@ -60,9 +60,10 @@ struct tgc_frame {
     bool *take;
     void (*done)(tgc_frame *f);       /* NULL at the root */
     void *ctx;                        /* done's */
-    /* The prefix of its rendezvous keys, unique in the step: "" at the
-     * root; the parent's, then "NODE@ITERATION/" (so that pairs of
-     * different frames and iterations never meet). */
+    /* The prefix of its rendezvous keys, unique in the session: the
+     * step's "step17/" at the root; the parent's, then "NODE@ITERATION/"
+     * (so that pairs of different steps, frames and iterations never
+     * meet; partition/rendezvous.h). */
     char key[256];
     /* For messages: the control node running it and the iteration. */
     const char *node_name, *op_name;
@@ -71,6 +72,7 @@ struct tgc_frame {
 
 struct tgc_step {
     tgc_session *s;
+    int64_t id;               /* the step id its rendezvous keys carry (tgc_session_next_step_id) */
     tgc_part_state *parts;    /* the root frame's */
     tgc_frame root;
     tgc_rendezvous *rendezvous;

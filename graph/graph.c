@@ -258,6 +258,12 @@ const char *tgc_graph_node_op(const tgc_graph *g, size_t i) {
     return g != NULL && i < (size_t)g->n_nodes && g->nodes[i].kind == TGC_NODE_OP ? g->nodes[i].op_name : NULL;
 }
 
+int tgc_graph_input_count(const tgc_graph *g) { return g ? (int)g->n_inputs_nodes : 0; }
+
+const char *tgc_graph_input_name(const tgc_graph *g, int i) {
+    return g != NULL && i >= 0 && i < g->n_inputs_nodes ? g->nodes[i].name : NULL;
+}
+
 tgc_dtype tgc_dtype_from_onnx(int64_t code) {
     switch (code) {
     case 1: return TGC_FLOAT32;

@@ -198,6 +198,12 @@ size_t tgc_graph_node_count(const tgc_graph *g);
 const char *tgc_graph_node_name(const tgc_graph *g, size_t i);
 const char *tgc_graph_node_op(const tgc_graph *g, size_t i);
 
+/* The graph's inputs (what tgc_session_run feeds), in the order the file
+ * declares them: their number, and the name of input i (owned by the
+ * graph; NULL when i is out of range). */
+int tgc_graph_input_count(const tgc_graph *g);
+const char *tgc_graph_input_name(const tgc_graph *g, int i);
+
 
 /* ---- Tensors ------------------------------------------------------------ */
 
@@ -430,6 +436,11 @@ typedef struct tgc_session_options {
      * and a message naming the loop (rule "max-iterations") instead of
      * running forever. */
     int64_t max_iterations;
+    /* The most steps (tgc_session_run calls) that may run at once; 0: no
+     * bound. A call past the bound waits, before it starts, until a step
+     * ends: back pressure, so that K steps' tensors bound the memory a
+     * session's runs hold however many threads call it. */
+    int max_inflight;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on
@@ -457,22 +468,43 @@ const char *tgc_session_output_name(const tgc_session *s, int i);
 int tgc_session_input_count(const tgc_session *s);
 const char *tgc_session_input_name(const tgc_session *s, int i);
 
-/* Runs the graph once. feeds[i] is the value of graph input names[i] (its
- * tgc name or the model's own, as tgc_session_input_name gives it: an ONNX
- * model's inputs go by their ONNX names, "onnx::Flatten_0", "input.1");
- * every graph input must be fed once, with the declared dtype and a shape
- * that matches the declaration (a symbol binds to one value across all
- * feeds). A name that is no input is TGC_ERR_INVALID with a message listing
- * the inputs with their dtypes and shapes.
- * On success stores tgc_session_output_count(s) new tensors, owned by the
- * caller, in outputs[]. On failure stores NULLs and returns TGC_ERR_INVALID
- * (bad feeds), TGC_ERR_RUNTIME (a kernel failed: the message names the node,
- * op and device) or TGC_ERR_NOMEM (memory limit); all intermediate memory is
- * released either way. */
+/* Runs the graph once (a step). feeds[i] is the value of graph input
+ * names[i] (its tgc name or the model's own, as tgc_session_input_name
+ * gives it: an ONNX model's inputs go by their ONNX names,
+ * "onnx::Flatten_0", "input.1"); every graph input must be fed once, with
+ * the declared dtype and a shape that matches the declaration (a symbol
+ * binds to one value across all feeds). A name that is no input is
+ * TGC_ERR_INVALID with a message listing the inputs with their dtypes and
+ * shapes. On success stores tgc_session_output_count(s) new tensors, owned
+ * by the caller, in outputs[]. On failure stores NULLs and returns
+ * TGC_ERR_INVALID (bad feeds), TGC_ERR_RUNTIME (a kernel failed: the
+ * message names the node, op and device) or TGC_ERR_NOMEM (memory limit);
+ * all intermediate memory is released either way.
+ *
+ * Concurrent steps: many threads may call tgc_session_run on one session
+ * at once. Each call is a step of its own, with its own step id (carried by
+ * every rendezvous key, so _Send/_Recv pairs of different steps never
+ * meet), its own tensors and its own error: a step that fails fails alone.
+ * A step's outputs are bitwise those of the same call made alone (kernels
+ * never split a sum differently because other steps run). Steps share the
+ * session's devices, thread pools, weights and kernel caches, so the
+ * partitions of different steps overlap on different devices (pipelining:
+ * docs/pipelines.md). tgc_session_options.max_inflight bounds the steps
+ * running at once; a call past it waits. Each thread passes its own diags
+ * (a tgc_diags is not thread safe); the feeds may be shared (they are only
+ * read). tgc_session_free must not overlap any call. Memory: each step
+ * holds its own intermediate tensors, so K steps in flight hold up to K
+ * times a single step's; all of it is released as each step ends. */
 tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names, tgc_tensor *const *feeds,
                            tgc_tensor **outputs, tgc_diags *diags);
 
-/* Tracing: after tgc_session_trace_start, every run records its events
+/* Steps of s running now (inside tgc_session_run, past the max_inflight
+ * wait) in *now and the most that ever ran at once in *peak (either may be
+ * NULL). Thread safe. */
+void tgc_session_steps_in_flight(tgc_session *s, int *now, int *peak);
+
+/* Tracing (thread safe, concurrent steps included: each step's pairs have
+ * flows of their own): after tgc_session_trace_start, every run records its events
  * (a track per device thread, an event per node, flow arrows from each
  * _Send to its _Recv, bytes in use per device) until
  * tgc_session_trace_write writes them as a Chrome trace JSON file (Perfetto,

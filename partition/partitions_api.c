@@ -195,8 +195,9 @@ tgc_status tgc_partitions_dump_yaml(const tgc_partitions *p, int i, FILE *out, c
     const tgc_partitioning *pp = partitioning_of(p, i, &at, &sub);
     if (pp == NULL) return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "io", "no partition %d", i);
     if (sub != NULL)
-        fprintf(out, "# subgraph %s on %s. At run time each pair's key gets the frame and the iteration in\n"
-                     "# front of it (TensorFlow's frame/iteration): e.g. 'NODE@3/%s' in iteration 3.\n",
+        fprintf(out, "# subgraph %s on %s. At run time each pair's key gets the step id, the frame and the\n"
+                     "# iteration in front of it (TensorFlow's frame/iteration): e.g. 'step1/NODE@3/%s' in\n"
+                     "# iteration 3 of step 1.\n",
                 sub->label, pp->parts[at].device_name, pp->n_pairs > 0 ? pp->pairs[0].key : "cpu0;gpu0;x");
     return tgc_partition_dump_yaml(pp, at, out, dest_dir, diags);
 }

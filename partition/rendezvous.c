@@ -9,6 +9,7 @@
 
 #include "support/alloc.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,26 @@ static uint64_t hash_key(const char *s) {
     uint64_t h = 1469598103934665603ull;
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
+}
+
+const char *tgc_rendezvous_step_prefix(int64_t step_id, char *buf, size_t size) {
+    snprintf(buf, size, "step%" PRId64 "/", step_id);
+    return buf;
+}
+
+bool tgc_rendezvous_key_step(const char *key, int64_t *step_id) {
+    *step_id = -1;
+    if (strncmp(key, "step", 4) != 0) return false;
+    int64_t id = 0;
+    const char *p = key + 4;
+    if (*p < '0' || *p > '9') return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (id > (INT64_MAX - (*p - '0')) / 10) return false;
+        id = id * 10 + (*p - '0');
+    }
+    if (*p != '/') return false;
+    *step_id = id;
+    return true;
 }
 
 tgc_status tgc_rendezvous_create(tgc_rendezvous **out) {

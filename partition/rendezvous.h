@@ -14,11 +14,20 @@
  * value. Thread safe; callbacks run without the rendezvous' lock held, so
  * they may send and receive again.
  *
+ * Keys. The partitioner names a pair "SRC_DEVICE;DST_DEVICE;TENSOR"
+ * (partition/partition.c); at run time the executor puts the step id in
+ * front, then the frame and iteration of each enclosing subgraph run:
+ * "step17/cpu0;gpu0;conv1", "step17/loop@3/cpu0;gpu0;x" (TensorFlow's
+ * step id and frame/iteration). A key therefore names its step wherever
+ * it travels (a message between processes too), and steps running at once
+ * on one session never meet each other's tensors even if they shared a
+ * rendezvous. tgc_rendezvous_key_step reads the id back.
+ *
  * Example usage:
  *     tgc_rendezvous *r;
  *     if (tgc_rendezvous_create(&r) != TGC_OK) ...
- *     tgc_rendezvous_recv_async(r, "cpu0;gpu0;conv1", gpu, on_conv1, ctx);
- *     tgc_rendezvous_send(r, "cpu0;gpu0;conv1", &value);   // on_conv1 runs now, with a gpu copy
+ *     tgc_rendezvous_recv_async(r, "step1/cpu0;gpu0;conv1", gpu, on_conv1, ctx);
+ *     tgc_rendezvous_send(r, "step1/cpu0;gpu0;conv1", &value);   // on_conv1 runs now, with a gpu copy
  *     tgc_rendezvous_free(r);
  */
 #ifndef TGC_PARTITION_RENDEZVOUS_H
@@ -33,6 +42,15 @@ typedef struct tgc_rendezvous tgc_rendezvous;
  * the callback now owns and must release. On failure (an abort, or a copy
  * that failed: TGC_ERR_NOMEM, TGC_ERR_RUNTIME) `received` is NULL. */
 typedef void (*tgc_recv_callback)(void *ctx, tgc_status status, tgc_value *received);
+
+/* The prefix every key of step `step_id` starts with: "step17/" in buf
+ * (at least TGC_RENDEZVOUS_STEP_PREFIX_MAX bytes). Returns buf. */
+#define TGC_RENDEZVOUS_STEP_PREFIX_MAX 32
+const char *tgc_rendezvous_step_prefix(int64_t step_id, char *buf, size_t size);
+
+/* The step id a key starts with ("step17/..." -> 17) in *step_id: true,
+ * or false when the key has no step prefix (then *step_id is -1). */
+bool tgc_rendezvous_key_step(const char *key, int64_t *step_id);
 
 /* A new, empty rendezvous in *out. TGC_OK or TGC_ERR_NOMEM. */
 tgc_status tgc_rendezvous_create(tgc_rendezvous **out);

@@ -2,6 +2,8 @@
 #include "tools/cli.h"
 #include "support/dtype_elem.h"
 #include "tools/remove_tree.h"
+#include "tools/run_inputs.h"
+#include "tools/run_stream.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +22,7 @@ static const char run_usage[] =
     "               [--repeat N] [--threads DEV=N,...] [--soft-placement] [--trace FILE.json]\n"
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "               [--memory-limit DEV=SIZE,...] [--memory-report] [--optimize 0|1|2]\n"
-    "               [--max-iterations N]\n"
+    "               [--max-iterations N] [--inflight K] [--input-dir DIR]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
@@ -50,6 +52,14 @@ static const char run_usage[] =
     "                        past 200 bytes, the first 191, '~' and an 8-digit hash\n"
     "                        a sequence element by element (NAME_0.npy, ...), an optional as\n"
     "                        what it holds\n"
+    "  --inflight K          run up to K steps at once on the session (default 1): with --repeat\n"
+    "                        or --input-dir the steps stream through it, so a graph split over\n"
+    "                        devices overlaps its stages; prints steps/s and latencies\n"
+    "                        (docs/pipelines.md)\n"
+    "  --input-dir DIR       one step per entry of DIR, in the byte order of the names: a folder\n"
+    "                        of NAME.npy per graph input not given by --input, or a file\n"
+    "                        STEM.npy for the one such input; with --output-dir, step STEM's\n"
+    "                        outputs go to OUTPUT_DIR/STEM/NAME.npy, written in order\n"
     "  --max-iterations N    stop with an error (exit 1) a Loop, Scan or SequenceMap that would\n"
     "                        run more than N iterations (default: no limit)\n"
     "  --weights-dir DIR     the folder the graph's `file:` weights resolve beneath (for\n"
@@ -78,6 +88,8 @@ typedef struct run_args {
     int n_compare;
     int repeat;
     int64_t max_iterations;
+    int inflight; /* 0: not given */
+    const char *input_dir;
     double tolerance;
 } run_args;
 
@@ -105,7 +117,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
                            strcmp(opt, "--labels") == 0 || strcmp(opt, "--threads") == 0 ||
                            strcmp(opt, "--trace") == 0 || strcmp(opt, "--memory-limit") == 0 ||
                            strcmp(opt, "--weights-dir") == 0 || strcmp(opt, "--load-limits") == 0 ||
-                           strcmp(opt, "--optimize") == 0 || strcmp(opt, "--max-iterations") == 0;
+                           strcmp(opt, "--optimize") == 0 || strcmp(opt, "--max-iterations") == 0 ||
+                           strcmp(opt, "--inflight") == 0 || strcmp(opt, "--input-dir") == 0;
         if (strcmp(opt, "--soft-placement") == 0) {
             a->soft_placement = true;
             continue;
@@ -135,6 +148,15 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         else if (strcmp(opt, "--threads") == 0) a->threads = v;
         else if (strcmp(opt, "--trace") == 0) a->trace = v;
         else if (strcmp(opt, "--memory-limit") == 0) a->memory_limits = v;
+        else if (strcmp(opt, "--input-dir") == 0) a->input_dir = v;
+        else if (strcmp(opt, "--inflight") == 0) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*end != '\0' || n < 1 || n > TGC_STREAM_MAX_INFLIGHT)
+                return tgc_usage_error("run", "--inflight takes a count from 1 to %d, got '%s'",
+                                       TGC_STREAM_MAX_INFLIGHT, v);
+            a->inflight = (int)n;
+        }
         else if (strcmp(opt, "--optimize") == 0) {
             if (!tgc_parse_optimize_level(v, &a->optimize))
                 return tgc_usage_error("run", "--optimize takes 0, 1 or 2, not '%s'", v);
@@ -167,6 +189,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         if (a->n_inputs >= MAX_ITEMS || a->n_compare >= MAX_ITEMS) return tgc_usage_error("run", "too many NAME=FILE options");
     }
     if (a->model == NULL) return tgc_usage_error("run", "no model file given");
+    if (a->input_dir != NULL && (a->repeat > 1 || a->n_compare > 0 || a->labels != NULL))
+        return tgc_usage_error("run", "--input-dir runs each input once: it takes no --repeat, --compare or --labels");
     return TGC_EXIT_OK;
 }
 
@@ -329,7 +353,7 @@ static int report_accuracy(tgc_tensor *logits, const char *file) {
  * with urllib.parse.unquote. An escaped name past 200 bytes keeps its first
  * 191 and ends with '~' and the 8 hex digits of the FNV-1a hash of the
  * whole name (file names stop at 255 bytes). */
-static void output_file_stem(const char *name, char *out, size_t size) {
+void tgc_file_stem(const char *name, char *out, size_t size) {
     static const char hex[] = "0123456789ABCDEF";
     enum { MAX_STEM = 200, KEPT = 191 };
     char buf[3 * 4096 + 1];
@@ -364,7 +388,7 @@ static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *di
         bool seq = tgc_tensor_kind_of(outs[i]) == TGC_TENSOR_SEQUENCE;
         int64_t n = list ? tgc_tensor_list_length(outs[i]) : 1;
         char stem[256];
-        output_file_stem(tgc_session_output_name(s, i), stem, sizeof stem);
+        tgc_file_stem(tgc_session_output_name(s, i), stem, sizeof stem);
         for (int64_t k = 0; k < n; k++) {
             char path[4096];
             if (seq) snprintf(path, sizeof path, "%s/%s_%lld.npy", dir, stem, (long long)k);
@@ -381,7 +405,148 @@ static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *di
     return TGC_EXIT_OK;
 }
 
+/* --compare, --labels and --output-dir on a run's outputs. */
+static int check_outputs(const run_args *a, const tgc_session *s, tgc_tensor **outs) {
+    int rc = TGC_EXIT_OK;
+    for (int i = 0; i < a->n_compare && rc == TGC_EXIT_OK; i++)
+        rc = compare_output(s, outs, a->compare_names[i], a->compare_files[i], a->tolerance);
+    if (rc == TGC_EXIT_OK && a->labels != NULL && tgc_session_output_count(s) > 0)
+        rc = report_accuracy(outs[0], a->labels);
+    if (rc == TGC_EXIT_OK && a->output_dir != NULL) rc = write_outputs(s, outs, a->output_dir);
+    return rc;
+}
+
+/* ---- --inflight and --input-dir: steps streamed through the session ------------- */
+
+typedef struct stream_ctx {
+    const run_args *a;
+    tgc_session *s;
+    const char **names; /* --input's names, then the inputs read from --input-dir */
+    int n_fixed, n_streamed;
+    tgc_tensor **fixed; /* --input's values, shared by every step */
+    tgc_input_dir in;   /* count 0 without --input-dir */
+    tgc_tensor **last;  /* without --input-dir: the last step's outputs */
+    char what[64];      /* describe's answer (called in turn, one at a time) */
+} stream_ctx;
+
+static int load_step(void *ctx, int step, tgc_tensor **feeds, tgc_diags *diags) {
+    stream_ctx *c = ctx;
+    for (int k = 0; k < c->n_fixed; k++) feeds[k] = tgc_tensor_retain(c->fixed[k]);
+    for (int k = 0; k < c->n_streamed; k++) {
+        char path[4096];
+        if (tgc_input_dir_path(&c->in, step, c->names[c->n_fixed + k], path, sizeof path) == NULL) {
+            fprintf(stderr, "tgc: error: --input-dir: the path of input '%s' of '%s' is too long\n",
+                    c->names[c->n_fixed + k], c->in.stems[step]);
+            return TGC_EXIT_USAGE;
+        }
+        if (tgc_tensor_load_npy(path, diags, &feeds[c->n_fixed + k]) != TGC_OK) return TGC_EXIT_USAGE;
+    }
+    return TGC_EXIT_OK;
+}
+
+static int emit_step(void *ctx, int step, tgc_tensor **outs) {
+    stream_ctx *c = ctx;
+    int n_out = tgc_session_output_count(c->s);
+    if (c->in.count == 0) { /* --repeat: the summary shows the last */
+        for (int i = 0; i < n_out; i++) {
+            tgc_tensor_release(c->last[i]);
+            c->last[i] = tgc_tensor_retain(outs[i]);
+        }
+        return TGC_EXIT_OK;
+    }
+    for (int i = 0; i < n_out; i++) {
+        char label[512];
+        snprintf(label, sizeof label, "%s/%s", c->in.stems[step], tgc_session_output_name(c->s, i));
+        print_summary(label, outs[i]);
+    }
+    if (c->a->output_dir == NULL) return TGC_EXIT_OK;
+    char dir[4096];
+    int n = snprintf(dir, sizeof dir, "%s/%s", c->a->output_dir, c->in.stems[step]);
+    if (n < 0 || (size_t)n >= sizeof dir) {
+        fprintf(stderr, "tgc: error: --output-dir: the folder for '%s' is too long a path\n", c->in.stems[step]);
+        return TGC_EXIT_FAILED;
+    }
+    return write_outputs(c->s, outs, dir);
+}
+
+static const char *describe_step(void *ctx, int step) {
+    stream_ctx *c = ctx;
+    if (c->in.count == 0) snprintf(c->what, sizeof c->what, "run %d of --repeat", step + 1);
+    else snprintf(c->what, sizeof c->what, "input '%.40s%s'", c->in.stems[step], c->in.is_folder[step] ? "/" : ".npy");
+    return c->what;
+}
+
+/* The graph inputs that --input does not give (by the model's name or
+ * tgc's), in c->names after them, by the model's names: the files an entry
+ * of --input-dir holds are named so. */
+static int name_streamed(stream_ctx *c, const tgc_graph *g) {
+    for (int i = 0; i < tgc_session_input_count(c->s); i++) {
+        const char *name = tgc_session_input_name(c->s, i), *tgc_name = tgc_graph_input_name(g, i);
+        bool given = false;
+        for (int k = 0; k < c->n_fixed; k++)
+            given |= strcmp(c->names[k], name) == 0 || (tgc_name != NULL && strcmp(c->names[k], tgc_name) == 0);
+        if (!given) c->names[c->n_fixed + c->n_streamed++] = name;
+    }
+    return TGC_EXIT_OK;
+}
+
+static int stream_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
+    int inflight = a->inflight > 0 ? a->inflight : 1;
+    tgc_session *s = NULL;
+    tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
+                                .memory_limits = a->memory_limits, .memory_report = a->memory_report,
+                                .optimize = a->optimize, .max_iterations = a->max_iterations,
+                                .max_inflight = inflight};
+    tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
+    if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
+    int n_out = tgc_session_output_count(s);
+    stream_ctx c = {.a = a, .s = s, .n_fixed = a->n_inputs};
+    c.names = calloc((size_t)a->n_inputs + (size_t)tgc_session_input_count(s) + 1, sizeof *c.names);
+    c.fixed = calloc((size_t)a->n_inputs + 1, sizeof *c.fixed);
+    c.last = calloc((size_t)n_out + 1, sizeof *c.last);
+    int rc = c.names && c.fixed && c.last ? TGC_EXIT_OK : TGC_EXIT_FAILED;
+    if (rc == TGC_EXIT_OK && a->trace != NULL && tgc_session_trace_start(s) != TGC_OK) rc = TGC_EXIT_FAILED;
+    for (int i = 0; i < a->n_inputs && rc == TGC_EXIT_OK; i++) {
+        c.names[i] = a->input_names[i];
+        if (tgc_tensor_load_npy(a->input_files[i], diags, &c.fixed[i]) != TGC_OK) rc = TGC_EXIT_USAGE;
+    }
+    if (rc == TGC_EXIT_OK && a->input_dir != NULL) rc = name_streamed(&c, g);
+    if (rc == TGC_EXIT_OK && a->input_dir != NULL) rc = tgc_input_dir_list(a->input_dir, c.n_streamed, &c.in);
+    if (rc == TGC_EXIT_OK && a->input_dir != NULL && a->output_dir != NULL && mkdir(a->output_dir, 0777) != 0 &&
+        errno != EEXIST) {
+        fprintf(stderr, "tgc: error: cannot create '%s': %s\n", a->output_dir, strerror(errno));
+        rc = TGC_EXIT_FAILED;
+    }
+    tgc_stream_figures fig = {0};
+    if (rc == TGC_EXIT_OK) {
+        tgc_stream st = {.session = s, .n_steps = a->input_dir != NULL ? c.in.count : a->repeat,
+                         .inflight = inflight, .n_feeds = c.n_fixed + c.n_streamed, .names = c.names,
+                         .load = load_step, .emit = emit_step, .describe = describe_step, .ctx = &c};
+        rc = tgc_stream_run(&st, &fig);
+    }
+    if (rc == TGC_EXIT_OK && a->input_dir == NULL)
+        for (int i = 0; i < n_out; i++) print_summary(tgc_session_output_name(s, i), c.last[i]);
+    if (fig.steps_done > 0) {
+        double rate = fig.elapsed_s > 0 ? fig.steps_done / fig.elapsed_s : 0.0;
+        printf("%d step%s in %.3f s: %.2f steps/s; latency median %.3f ms (min %.3f, max %.3f); %d in flight on %s\n",
+               fig.steps_done, fig.steps_done == 1 ? "" : "s", fig.elapsed_s, rate, fig.latency_median_s * 1e3,
+               fig.latency_min_s * 1e3, fig.latency_max_s * 1e3, inflight, a->devices);
+    }
+    if (rc == TGC_EXIT_OK && a->input_dir == NULL) rc = check_outputs(a, s, c.last);
+    if (a->trace != NULL && tgc_session_trace_write(s, a->trace, diags) != TGC_OK) rc = TGC_EXIT_FAILED;
+    if (a->memory_report && tgc_session_memory_report(s, stdout) != TGC_OK) rc = TGC_EXIT_FAILED;
+    for (int i = 0; c.last != NULL && i < n_out; i++) tgc_tensor_release(c.last[i]);
+    for (int i = 0; c.fixed != NULL && i < a->n_inputs; i++) tgc_tensor_release(c.fixed[i]);
+    tgc_input_dir_free(&c.in);
+    free(c.names);
+    free(c.fixed);
+    free(c.last);
+    tgc_session_free(s);
+    return rc;
+}
+
 static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
+    if (a->inflight > 0 || a->input_dir != NULL) return stream_model(a, g, diags);
     tgc_session *s = NULL;
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
@@ -413,10 +578,7 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
         qsort(times, (size_t)a->repeat, sizeof *times, compare_doubles);
         printf("wall time per run: %.3f ms (median of %d; min %.3f ms) on %s\n", times[a->repeat / 2] * 1e3, a->repeat,
                times[0] * 1e3, a->devices);
-        for (int i = 0; i < a->n_compare && rc == TGC_EXIT_OK; i++)
-            rc = compare_output(s, outs, a->compare_names[i], a->compare_files[i], a->tolerance);
-        if (rc == TGC_EXIT_OK && a->labels != NULL && n_out > 0) rc = report_accuracy(outs[0], a->labels);
-        if (rc == TGC_EXIT_OK && a->output_dir != NULL) rc = write_outputs(s, outs, a->output_dir);
+        rc = check_outputs(a, s, outs);
     }
     if (a->trace != NULL && tgc_session_trace_write(s, a->trace, diags) != TGC_OK) rc = TGC_EXIT_FAILED;
     if (a->memory_report && tgc_session_memory_report(s, stdout) != TGC_OK) rc = TGC_EXIT_FAILED;

@@ -114,3 +114,24 @@ def test_onnx_names():
     with pytest.raises(tgc.InvalidError, match=r"'onnx::Flatten' is not a graph input; the inputs are "
                                                r"'onnx::Flatten_0' \(float32 \[2, 4\]\), 'input.1'"):
         s.run({"onnx::Flatten": np.load(d("a.npy"))})
+
+
+def test_runs_from_many_threads():
+    """Eight threads run the digits CNN on one session, two at most at once:
+    each batch's logits equal (bitwise) the same batch run alone, which
+    match PyTorch's; the bound held."""
+    from concurrent.futures import ThreadPoolExecutor
+    x = np.load(os.path.join(DIGITS, "test_x.npy"))
+    ref = np.load(os.path.join(DIGITS, "ref_logits_cnn.npy"))
+    batches = [(lo, lo + 1 + lo % 13) for lo in range(0, 320, 20)]
+    s = tgc.Session(os.path.join(DIGITS, "cnn.yaml"), devices="cpu0,cpu1", max_inflight=2)
+    alone = [s.run({"x": x[lo:hi]})["logits"].copy() for lo, hi in batches]
+    for (lo, hi), a in zip(batches, alone):
+        np.testing.assert_allclose(a, ref[lo:hi], rtol=1e-4, atol=1e-4)
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda i: s.run({"x": x[batches[i % 16][0]:batches[i % 16][1]]})["logits"].copy(),
+                            range(64)))
+    for i, g in enumerate(got):
+        assert np.array_equal(g, alone[i % 16])
+    now, peak = s.steps_in_flight()
+    assert now == 0 and 1 <= peak <= 2

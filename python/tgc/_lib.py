@@ -103,7 +103,8 @@ class EagerOptions(ctypes.Structure):
 
 class SessionOptions(ctypes.Structure):
     _fields_ = [("soft_placement", c_int), ("threads", c_char_p), ("memory_limits", c_char_p),
-                ("memory_report", c_int), ("optimize", c_int)]
+                ("memory_report", c_int), ("optimize", c_int), ("max_iterations", c_int64),
+                ("max_inflight", c_int)]
 
 
 class PlaceOptions(ctypes.Structure):
@@ -194,6 +195,7 @@ _PROTOTYPES = {
     "tgc_session_device_name": (c_char_p, [c_void_p, c_int]),
     "tgc_session_memory": (MemoryFigures, [c_void_p, c_int]),
     "tgc_session_memory_report": (c_int, [c_void_p, c_void_p]),
+    "tgc_session_steps_in_flight": (None, [c_void_p, P(c_int), P(c_int)]),
 }
 
 for _name, (_res, _args) in _PROTOTYPES.items():

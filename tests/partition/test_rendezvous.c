@@ -473,7 +473,27 @@ static void test_copy_fails(void) {
     tgc_device_destroy(gpu0);
 }
 
-TGC_TEST_MAIN("rendezvous", {"send before recv", test_send_before_recv},
+/* Keys name their step: the prefix the executor puts in front of every key,
+ * and the id read back from a key, including a frame's; keys without a
+ * well-formed prefix give -1. */
+static void test_step_in_keys(void) {
+    char buf[TGC_RENDEZVOUS_STEP_PREFIX_MAX];
+    CU_ASSERT_STRING_EQUAL(tgc_rendezvous_step_prefix(17, buf, sizeof buf), "step17/");
+    CU_ASSERT_STRING_EQUAL(tgc_rendezvous_step_prefix(INT64_MAX, buf, sizeof buf), "step9223372036854775807/");
+    int64_t id = 0;
+    CU_ASSERT(tgc_rendezvous_key_step("step17/cpu0;gpu0;x", &id) && id == 17);
+    CU_ASSERT(tgc_rendezvous_key_step("step1/loop@3/cpu0;gpu0;x", &id) && id == 1);
+    CU_ASSERT(tgc_rendezvous_key_step("step9223372036854775807/a", &id) && id == INT64_MAX);
+    const char *bad[] = {"cpu0;gpu0;x", "step/x", "stepx/x", "step17", "step17;x", "step9223372036854775808/x",
+                         "Step1/x", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        id = 0;
+        CU_ASSERT(!tgc_rendezvous_key_step(bad[i], &id) && id == -1);
+    }
+}
+
+TGC_TEST_MAIN("rendezvous", {"keys carry their step id", test_step_in_keys},
+              {"send before recv", test_send_before_recv},
               {"recv before send", test_recv_before_send},
               {"moves between host and device memory", test_moves_between_memories},
               {"empty and omitted values", test_empty_values},
