@@ -19,7 +19,7 @@ TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_r
 TSAN_TESTS += $(shell pkg-config --exists ompi-c 2>/dev/null && echo distributed_mpi_transport_check tgc)
 
 .PHONY: all deps build build-asan build-tsan build-nojit demo test test-plain test-asan test-tsan test-nojit fuzz \
-	models-check clean
+	models-check pretrained-check clean
 
 all: build
 
@@ -82,6 +82,17 @@ FUZZ_TARGET ?= loader
 # MODELS=name,... picks some.
 models-check: build
 	/usr/bin/python3 scripts/models_check.py $(BUILD)/tgc $(if $(MODELS),--only $(MODELS))
+
+# Pretrained models other people exported and ship in npm packages (PaddleOCR
+# v4 from paddle2onnx, openWakeWord from PyTorch and tf2onnx, Silero VAD from
+# PyTorch and spox), run on rendered text and synthesized speech with tgc on cpu
+# and cpu,gpu0 and with ONNX Runtime (onnxruntime-node), outputs and task
+# results compared (scripts/pretrained_check.py). Needs the npm registry;
+# installs imagemagick and espeak-ng when missing. Downloads go to
+# $(BUILD)/pretrained, never committed. Not part of make test. MODELS=name,...
+# picks some.
+pretrained-check: build
+	/usr/bin/python3 scripts/pretrained_check.py --build $(BUILD) $(if $(MODELS),--only $(MODELS))
 
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTGC_BUILD_FUZZERS=ON -DTGC_BUILD_TESTS=OFF -DTGC_BUILD_BENCH=OFF >/dev/null

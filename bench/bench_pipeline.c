@@ -52,7 +52,8 @@ static bool write_model(const char *dir, const char *dev_a, const char *dev_b, c
     float *w = malloc((size_t)width * width * sizeof *w);
     if (w == NULL) return false;
     for (int l = 1; l <= 2 * LAYERS; l++) {
-        for (int i = 0; i < width * width; i++) w[i] = (float)(((i * 37 + l * 11) % 97) - 48) / (48.0f * sqrtf((float)width));
+        for (int i = 0; i < width * width; i++)
+            w[i] = (float)(((i * 37 + l * 11) % 97) - 48) / (48.0f * sqrtf((float)width));
         tgc_tensor *t = NULL;
         char path[1024];
         snprintf(path, sizeof path, "%s/w%d.npy", dir, l);
@@ -66,8 +67,8 @@ static bool write_model(const char *dir, const char *dev_a, const char *dev_b, c
             free(w);
             return false;
         }
-        at += (size_t)snprintf(yaml + at, size - at, "  - {name: w%d, dtype: float32, shape: [%d, %d], file: w%d.npy}\n",
-                               l, width, width, l);
+        at += (size_t)snprintf(yaml + at, size - at,
+                               "  - {name: w%d, dtype: float32, shape: [%d, %d], file: w%d.npy}\n", l, width, width, l);
     }
     free(w);
     at += (size_t)snprintf(yaml + at, size - at, "nodes:\n");

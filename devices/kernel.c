@@ -28,6 +28,7 @@ extern const tgc_kernel_def tgc_cpu_kernels_indexing[];
 extern const tgc_kernel_def tgc_cpu_kernels_fused[];
 extern const tgc_kernel_def tgc_cpu_kernels_attention[];
 extern const tgc_kernel_def tgc_cpu_kernels_sequence[];
+extern const tgc_kernel_def tgc_cpu_kernels_bitwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
 extern const tgc_kernel_def tgc_gpu_kernels_nn[];
 extern const tgc_kernel_def tgc_gpu_kernels_shape[];
@@ -63,6 +64,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_fused_act,
     tgc_cpu_kernels_attention,
     tgc_cpu_kernels_sequence,
+    tgc_cpu_kernels_bitwise,
     tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
     tgc_gpu_kernels_elementwise,
     tgc_gpu_kernels_nn,

@@ -84,7 +84,7 @@ static void fail(cf_run *r, tgc_status status, const char *rule, const char *fmt
     char where[256];
     char msg[512];
     snprintf(msg, sizeof msg, fmt, what);
-    tgc_step_fail(r->st, status, r->n->pos, rule, "node '%s' (%s)%s: %s", r->n->name, r->n->op_name,
+    tgc_step_fail(r->st, status, r->n->pos, rule, "node '%s' (%s)%s: %s", tgc_node_label(r->n), r->n->op_name,
                   tgc_frame_where(r->ps, where, sizeof where), msg);
 }
 
@@ -609,7 +609,7 @@ bool tgc_control_start(tgc_step *st, tgc_part_state *ps, int32_t id) {
     if (r == NULL) {
         char where[256];
         tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s)%s: no host memory to start it",
-                      n->name, n->op_name, tgc_frame_where(ps, where, sizeof where));
+                      tgc_node_label(n), n->op_name, tgc_frame_where(ps, where, sizeof where));
         return false;
     }
     *r = (cf_run){.st = st, .ps = ps, .id = id, .n = n};

@@ -251,8 +251,9 @@ static tgc_status check_concrete(tgc_memory_plan *mp, const concrete *cc, int32_
         const tgc_tensor_info *info = &cc->info[cc->base[id] + k];
         if (info_bytes(info) >= 0) continue;
         char what[256], shape[256], binds[256];
-        if (n->kind == TGC_NODE_OP) snprintf(what, sizeof what, "node '%s' (%s)", n->name, n->op_name);
-        else snprintf(what, sizeof what, "%s '%s'", n->kind == TGC_NODE_INPUT ? "graph input" : "initializer", n->name);
+        if (n->kind == TGC_NODE_OP) snprintf(what, sizeof what, "node '%s' (%s)", tgc_node_label(n), n->op_name);
+        else snprintf(what, sizeof what, "%s '%s'", n->kind == TGC_NODE_INPUT ? "graph input" : "initializer",
+                      tgc_node_label(n));
         return tgc_diag_error(diags, mp->g->path, n->pos, "size-overflow",
                               "%s: output %d has shape %s (%s) with the symbols bound as given (%s); "
                               "its size in bytes does not fit in 2^63 - 1", what, k,

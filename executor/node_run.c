@@ -149,8 +149,8 @@ static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node
             snprintf(which, sizeof which, "output %d", i);
             tgc_oom_str(what, sizeof what, which, &out[i], od);
             char where[256];
-            tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s%s: %s", n->name,
-                          n->op_name, d->name, tgc_frame_where(ps, where, sizeof where), what);
+            tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s%s: %s",
+                          tgc_node_label(n), n->op_name, d->name, tgc_frame_where(ps, where, sizeof where), what);
             return TGC_ERR_NOMEM;
         }
     }
@@ -184,7 +184,7 @@ static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_d
 static tgc_status node_fail(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_device *d,
                             tgc_status status, const char *rule, const char *what) {
     char where[256];
-    tgc_step_fail(st, status, n->pos, rule, "node '%s' (%s) on %s%s: %s", n->name, n->op_name, d->name,
+    tgc_step_fail(st, status, n->pos, rule, "node '%s' (%s) on %s%s: %s", tgc_node_label(n), n->op_name, d->name,
                   tgc_frame_where(ps, where, sizeof where), what);
     return status;
 }

@@ -36,7 +36,7 @@ static tgc_status assign_roles(tgc_plan *p, tgc_diags *diags) {
             p->kernel[id] = tgc_kernel_find(n->op_name, p->device->kind, dt);
             if (p->kernel[id] == NULL)
                 result = tgc_diag_error(diags, g->path, n->pos, "no-kernel", "node '%s' (%s): no kernel for %s on %s",
-                                        n->name, n->op_name, tgc_dtype_name(dt), p->device->name);
+                                        tgc_node_label(n), n->op_name, tgc_dtype_name(dt), p->device->name);
         }
         if (p->role[id] == TGC_ROLE_RECV) {
             const tgc_attr *host = tgc_node_attr(n, "host_memory");

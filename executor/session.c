@@ -58,11 +58,9 @@ static tgc_status name_outputs(tgc_session *s) {
     s->output_names = tgc_calloc((size_t)g->n_outputs + 1, sizeof *s->output_names);
     if (s->output_names == NULL) return TGC_ERR_NOMEM;
     for (int i = 0; i < g->n_outputs; i++) {
-        const char *node = g->nodes[g->outputs[i].node].name;
-        size_t size = strlen(node) + 16;
-        if ((s->output_names[i] = tgc_malloc(size)) == NULL) return TGC_ERR_NOMEM;
-        if (g->outputs[i].port == 0) snprintf(s->output_names[i], size, "%s", node);
-        else snprintf(s->output_names[i], size, "%s:%d", node, (int)g->outputs[i].port);
+        char buf[1100];
+        if ((s->output_names[i] = tgc_strdup(tgc_graph_output_name(g, i, buf, sizeof buf))) == NULL)
+            return TGC_ERR_NOMEM;
     }
     return TGC_OK;
 }
@@ -189,6 +187,11 @@ int64_t tgc_session_next_step_id(tgc_session *s) { return atomic_fetch_add(&s->l
 
 int tgc_session_output_count(const tgc_session *s) { return s->g->n_outputs; }
 const char *tgc_session_output_name(const tgc_session *s, int i) { return s->output_names[i]; }
+
+int tgc_session_input_count(const tgc_session *s) { return s->g->n_inputs_nodes; }
+
+const char *tgc_session_input_name(const tgc_session *s, int i) { return tgc_node_label(&s->g->nodes[i]); }
+
 int tgc_session_device_count(const tgc_session *s) { return s->n_devices; }
 const char *tgc_session_device_name(const tgc_session *s, int i) { return s->devices[i]->name; }
 

@@ -201,6 +201,17 @@ static void run_send(tgc_step *st, tgc_part_state *ps, int32_t id) {
                       ps->plan->device->name, tgc_frame_where(ps, where, sizeof where), key ? key : "(too long)");
 }
 
+/* Records node `id`'s run in the trace; a _Send's flow arrow under its key
+ * as it ran (step and frame in front). */
+static void trace_node(tgc_step *st, tgc_part_state *ps, int32_t id, uint64_t t0) {
+    const tgc_plan *p = ps->plan;
+    char buf[1024];
+    const char *key = p->role[id] == TGC_ROLE_SEND
+                          ? tgc_frame_key(ps, tgc_node_attr(&p->g->nodes[id], "key")->s, buf, sizeof buf)
+                          : NULL;
+    tgc_trace_node(st->trace, p, id, st->id, key, t0, tgc_trace_now_us());
+}
+
 /* Runs the node (unless the step has failed), then finishes it and keeps
  * going with a consumer that became ready, on this thread. */
 static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
@@ -222,7 +233,7 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
                 break;
             }
         }
-        if (st->trace) tgc_trace_node(st->trace, p, id, t0, tgc_trace_now_us());
+        if (st->trace) trace_node(st, ps, id, t0);
         release_inputs(ps, id);
         release_unused_outputs(ps, id);
         id = finish(st, ps, id);
@@ -251,7 +262,11 @@ static void recv_done(void *ctx, tgc_status status, tgc_value *received) {
         int32_t slot = ps->plan->value_base[t->node];
         ps->vals[slot] = *received;
         tgc_watch_recv(st, ps, slot, t->node);
-        if (st->trace) tgc_trace_recv(st->trace, ps->plan, t->node, tgc_trace_now_us());
+        if (st->trace) {
+            char buf[1024];
+            const char *key = tgc_frame_key(ps, tgc_node_attr(n, "key")->s, buf, sizeof buf);
+            tgc_trace_recv(st->trace, ps->plan, t->node, st->id, key, tgc_trace_now_us());
+        }
     } else if (status == TGC_ERR_NOMEM && !atomic_load(&st->failed)) {
         char figures[256];
         tgc_device *dst = ps->plan->on_host[t->node] ? tgc_host_device() : ps->plan->device;

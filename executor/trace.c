@@ -7,6 +7,7 @@
 #include "executor/session.h"
 #include "support/alloc.h"
 #include "support/diag.h"
+#include "support/special_file.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,7 +24,8 @@ typedef struct event {
     int pid, tid;
     uint64_t ts, dur;
     int64_t value;  /* counter: bytes in use */
-    uint64_t flow;  /* flow id: hash of the rendezvous key */
+    uint64_t flow;  /* flow id: hash of the rendezvous key as it ran (step id and frame included) */
+    int64_t step;   /* the step id */
     char name[96];
     char op[32];
     char args[160]; /* shapes */
@@ -104,7 +106,8 @@ static void shapes_of(const tgc_graph *g, const tgc_node *n, char *out, size_t s
     }
 }
 
-void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint64_t start, uint64_t end) {
+void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
+                    uint64_t start, uint64_t end) {
     const tgc_node *n = &plan->g->nodes[id];
     int64_t in_use = tgc_device_stats(plan->device).bytes_in_use;
     pthread_mutex_lock(&t->lock);
@@ -113,19 +116,20 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint6
     if (e != NULL) {
         e->kind = EV_NODE;
         e->pid = pid;
+        e->step = step;
         e->ts = start;
         e->dur = end > start ? end - start : 0;
-        snprintf(e->name, sizeof e->name, "%s", n->name);
+        snprintf(e->name, sizeof e->name, "%s", tgc_node_label(n));
         snprintf(e->op, sizeof e->op, "%s", n->op_name ? n->op_name : n->kind == TGC_NODE_INPUT ? "input" : "const");
         shapes_of(plan->g, n, e->args, sizeof e->args);
         const char *impl = plan->impl != NULL ? atomic_load_explicit(&plan->impl[id], memory_order_relaxed) : NULL;
         snprintf(e->kernel, sizeof e->kernel, "%s", impl != NULL ? impl : "");
     }
-    if (plan->role[id] == TGC_ROLE_SEND && (e = append(t)) != NULL) {
+    if (plan->role[id] == TGC_ROLE_SEND && key != NULL && (e = append(t)) != NULL) {
         e->kind = EV_FLOW_START;
         e->pid = pid;
         e->ts = start;
-        e->flow = key_hash(tgc_node_attr(n, "key")->s);
+        e->flow = key_hash(key);
         snprintf(e->name, sizeof e->name, "%s", n->name);
     }
     if ((e = append(t)) != NULL) {
@@ -137,7 +141,8 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint6
     pthread_mutex_unlock(&t->lock);
 }
 
-void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint64_t at) {
+void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
+                    uint64_t at) {
     const tgc_node *n = &plan->g->nodes[id];
     pthread_mutex_lock(&t->lock);
     int pid = device_pid(t, plan->device->name);
@@ -145,17 +150,18 @@ void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint6
     if (e != NULL) {
         e->kind = EV_NODE;
         e->pid = pid;
+        e->step = step;
         e->ts = at;
         e->dur = 1;
         snprintf(e->name, sizeof e->name, "%s", n->name);
         snprintf(e->op, sizeof e->op, "_Recv");
         shapes_of(plan->g, n, e->args, sizeof e->args);
     }
-    if ((e = append(t)) != NULL) {
+    if (key != NULL && (e = append(t)) != NULL) {
         e->kind = EV_FLOW_END;
         e->pid = pid;
         e->ts = at;
-        e->flow = key_hash(tgc_node_attr(n, "key")->s);
+        e->flow = key_hash(key);
         snprintf(e->name, sizeof e->name, "%s", n->name);
     }
     pthread_mutex_unlock(&t->lock);
@@ -182,7 +188,7 @@ static void write_event(FILE *f, const event *e) {
         json_str(f, e->op);
         fprintf(f, ",\"args\":{\"op\":");
         json_str(f, e->op);
-        fprintf(f, ",\"outputs\":");
+        fprintf(f, ",\"step\":%lld,\"outputs\":", (long long)e->step);
         json_str(f, e->args);
         if (e->kernel[0] != '\0') {
             fprintf(f, ",\"kernel\":");
@@ -207,8 +213,9 @@ static void write_event(FILE *f, const event *e) {
 
 tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
     char tmp[4096];
+    bool in_place = tgc_path_is_device(path); /* /dev/null: written, never replaced */
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    FILE *f = fopen(in_place ? path : tmp, "w");
     if (f == NULL)
         return tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot write the trace"), TGC_ERR_IO;
     pthread_mutex_lock(&t->lock);
@@ -226,8 +233,8 @@ tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
     pthread_mutex_unlock(&t->lock);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
+    if (!ok || (!in_place && rename(tmp, path) != 0)) {
+        if (!in_place) remove(tmp);
         return tgc_diag_add(diags, TGC_SEV_ERROR, path, (tgc_srcpos){0, 0}, "io", "cannot write the trace"), TGC_ERR_IO;
     }
     return TGC_OK;

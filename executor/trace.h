@@ -27,12 +27,18 @@ void tgc_trace_free(tgc_trace *t);
 uint64_t tgc_trace_now_us(void);
 
 /* Records node `id` of `plan` running from start to end (microseconds) on
- * the calling thread; a _Send also starts its flow arrow; the device's
+ * the calling thread in step `step` (its args show the step id); a _Send
+ * also starts its flow arrow, named by `key`, its rendezvous key as it ran
+ * (the step id and frame in front, so that the arrows of concurrent steps
+ * and of loop iterations never join; NULL for other nodes); the device's
  * bytes in use become a counter sample. Thread safe. */
-void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint64_t start, uint64_t end);
+void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
+                    uint64_t start, uint64_t end);
 
-/* Records a _Recv's completion at `at` (the end of its flow arrow). */
-void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, uint64_t at);
+/* Records a _Recv's completion at `at` (the end of the flow arrow of the
+ * run-time `key`) in step `step`. */
+void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
+                    uint64_t at);
 
 /* Writes every event recorded so far as one JSON document, atomically
  * (temporary file, then rename). TGC_ERR_IO with a message in diags. */

@@ -310,6 +310,10 @@ static void dump_node(dumper *d, const tgc_node *n) {
     begin_map(d, false);
     str(d, "name");
     str(d, n->name);
+    if (n->source_name != NULL) {
+        str(d, "source_name");
+        str(d, n->source_name);
+    }
     str(d, "op");
     str(d, n->op_name);
     if (tgc_node_explicit_inputs(n) + n->n_controls > 0) {
@@ -366,6 +370,10 @@ static void dump_input(dumper *d, const tgc_node *n) {
     begin_map(d, true);
     str(d, "name");
     str(d, n->name);
+    if (n->source_name != NULL) {
+        str(d, "source_name");
+        str(d, n->source_name);
+    }
     const tgc_tensor_info *info = &n->outputs[0];
     bool has_shape = info->dtype != TGC_DTYPE_INVALID;
     if (!has_shape && n->n_declared > 0) {
@@ -398,7 +406,19 @@ static void dump_contents(dumper *d) {
     end_seq(d);
     str(d, "outputs");
     begin_seq(d, true);
-    for (int i = 0; i < g->n_outputs; i++) ref_scalar(d, g->outputs[i], false);
+    for (int i = 0; i < g->n_outputs; i++) {
+        const char *source = g->output_sources != NULL ? g->output_sources[i] : NULL;
+        if (source != NULL) { /* {ref: R, source_name: S} */
+            begin_map(d, true);
+            str(d, "ref");
+        }
+        ref_scalar(d, g->outputs[i], false);
+        if (source != NULL) {
+            str(d, "source_name");
+            str(d, source);
+            end_map(d);
+        }
+    }
     end_seq(d);
     str(d, "initializers");
     begin_seq(d, false);

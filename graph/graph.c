@@ -96,6 +96,7 @@ void tgc_attr_release(tgc_attr *a) {
 
 static void release_node(tgc_node *n) {
     tgc_free(n->name);
+    tgc_free(n->source_name);
     tgc_free(n->op_name);
     tgc_free(n->inputs);
     tgc_free(n->controls);
@@ -119,6 +120,9 @@ void tgc_graph_free(tgc_graph *g) {
     tgc_free(g->nodes);
     tgc_strmap_release(&g->names);
     tgc_free(g->outputs);
+    if (g->output_sources != NULL)
+        for (int i = 0; i < g->n_outputs; i++) tgc_free(g->output_sources[i]);
+    tgc_free(g->output_sources);
     for (int32_t i = 0; i < g->n_symbols; i++) tgc_free(g->symbols[i]);
     tgc_free(g->symbols);
     tgc_free(g->symbol_fresh);

@@ -123,6 +123,11 @@ typedef enum tgc_node_kind { TGC_NODE_INPUT, TGC_NODE_CONST, TGC_NODE_OP } tgc_n
 
 typedef struct tgc_node {
     char *name;
+    /* The name the model's own file gives it, where that differs from
+     * `name` (an ONNX node's or graph input's name, any string: YAML key
+     * `source_name`), or NULL. Messages, dumps and traces show it; feeds
+     * may name a graph input by it. */
+    char *source_name;
     tgc_node_kind kind;
     const struct tgc_op_def *op; /* NULL for INPUT and CONST, or an unknown op */
     char *op_name;               /* as written; NULL for INPUT and CONST */
@@ -196,6 +201,10 @@ struct tgc_graph {
 
     tgc_ref *outputs; /* graph outputs */
     int n_outputs;
+    /* Per graph output, the name the model's own file gives it (an ONNX
+     * graph output's name, `{ref: R, source_name: S}` in the file) or
+     * NULL; the array itself is NULL when no output has one. */
+    char **output_sources;
 
     char **symbols; /* symbol index -> name */
     bool *symbol_fresh; /* made by inference, not written by the user */
@@ -299,6 +308,18 @@ tgc_status tgc_node_set_outputs(tgc_node *n, const tgc_tensor_info *src, int cou
  * many inputs are implicit, outputs, declared `out`, and constant data
  * (borrowed). */
 tgc_status tgc_node_copy_body(tgc_node *dst, const tgc_node *src);
+
+/* How messages, dumps and traces name node n: its source_name when it has
+ * one, else its name. */
+const char *tgc_node_label(const tgc_node *n);
+
+/* Copies src's output_sources (src->n_outputs of them) into dst, which
+ * has none yet. TGC_OK or TGC_ERR_NOMEM. */
+tgc_status tgc_graph_copy_output_sources(tgc_graph *dst, const tgc_graph *src);
+
+/* The name graph output i goes by: its source name, else the reference
+ * text ("node" or "node:k") written into buf. */
+const char *tgc_graph_output_name(const tgc_graph *g, int i, char *buf, size_t size);
 
 /* Releases a constant and its data (unless borrowed); NULL is ignored. */
 void tgc_const_free(tgc_const *c);

@@ -5,6 +5,7 @@
 #include "graph/subgraph.h"
 #include "support/alloc.h"
 
+#include <stdio.h>
 #include <string.h>
 
 tgc_status tgc_info_copy(tgc_tensor_info *dst, const tgc_tensor_info *src, bool with_value) {
@@ -78,6 +79,7 @@ tgc_status tgc_node_copy_body(tgc_node *dst, const tgc_node *src) {
     dst->declared_pos = src->declared_pos;
     dst->n_implicit = src->n_implicit;
     if (src->op_name != NULL && (dst->op_name = tgc_strdup(src->op_name)) == NULL) return TGC_ERR_NOMEM;
+    if (src->source_name != NULL && (dst->source_name = tgc_strdup(src->source_name)) == NULL) return TGC_ERR_NOMEM;
     if (src->device != NULL && (dst->device = tgc_strdup(src->device)) == NULL) return TGC_ERR_NOMEM;
     if (src->n_attrs > 0) {
         if ((dst->attrs = tgc_calloc((size_t)src->n_attrs, sizeof *dst->attrs)) == NULL) return TGC_ERR_NOMEM;
@@ -99,4 +101,25 @@ tgc_status tgc_node_copy_body(tgc_node *dst, const tgc_node *src) {
     }
     if (src->data != NULL && (dst->data = tgc_const_borrow(src->data)) == NULL) return TGC_ERR_NOMEM;
     return TGC_OK;
+}
+
+const char *tgc_node_label(const tgc_node *n) { return n->source_name != NULL ? n->source_name : n->name; }
+
+tgc_status tgc_graph_copy_output_sources(tgc_graph *dst, const tgc_graph *src) {
+    if (src->output_sources == NULL) return TGC_OK;
+    dst->output_sources = tgc_calloc((size_t)src->n_outputs + 1, sizeof *dst->output_sources);
+    if (dst->output_sources == NULL) return TGC_ERR_NOMEM;
+    for (int i = 0; i < src->n_outputs; i++)
+        if (src->output_sources[i] != NULL && (dst->output_sources[i] = tgc_strdup(src->output_sources[i])) == NULL)
+            return TGC_ERR_NOMEM;
+    return TGC_OK;
+}
+
+const char *tgc_graph_output_name(const tgc_graph *g, int i, char *buf, size_t size) {
+    if (g->output_sources != NULL && g->output_sources[i] != NULL) return g->output_sources[i];
+    tgc_ref r = g->outputs[i];
+    const char *node = r.node >= 0 ? g->nodes[r.node].name : "?";
+    if (r.port == 0) snprintf(buf, size, "%s", node);
+    else snprintf(buf, size, "%s:%d", node, (int)r.port);
+    return buf;
 }

@@ -91,6 +91,12 @@ bool tgc_infer_attr_ints(const tgc_infer_ctx *c, const char *name, const int64_t
 tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, const char *fmt, ...)
     TGC_PRINTF(4, 5);
 
+/* Where graph g sits, for messages about its nodes, written into buf and
+ * returned: "" for a top-level graph, else " in 'loop1' body: 'pick1'
+ * then_branch" (each owning node by its model name, tgc_node_label, and the
+ * attribute that holds the subgraph, outermost first). */
+const char *tgc_infer_where(const tgc_graph *g, char *buf, size_t size);
+
 /* A fresh symbolic dim (unk__K) for a dimension inference cannot tell. If
  * the symbol cannot be made (out of memory) returns a concrete 0 and the
  * graph records the failure; inference of the node then fails. */

@@ -126,6 +126,24 @@ static const char *op_name(const tgc_node *n) {
     return n->op_name != NULL ? n->op_name : "?";
 }
 
+/* Looks each owner up among its parent's nodes: messages are rare, graphs
+ * nest at most 16 deep. */
+const char *tgc_infer_where(const tgc_graph *g, char *buf, size_t size) {
+    buf[0] = '\0';
+    if (g->parent == NULL) return buf;
+    tgc_infer_where(g->parent, buf, size);
+    const tgc_graph *p = g->parent;
+    for (int32_t i = 0; i < p->n_nodes; i++)
+        for (int a = 0; a < p->nodes[i].n_attrs; a++)
+            if (p->nodes[i].attrs[a].graph == g) {
+                size_t len = strlen(buf);
+                snprintf(buf + len, size - len, "%s'%s' %s", len ? ": " : " in ", tgc_node_label(&p->nodes[i]),
+                         p->nodes[i].attrs[a].name);
+                return buf;
+            }
+    return buf;
+}
+
 tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, const char *fmt, ...) {
     const tgc_node *n = c->node;
     tgc_srcpos pos = n->pos;
@@ -142,8 +160,10 @@ tgc_status tgc_infer_fail(tgc_infer_ctx *c, int input_index, const char *rule, c
     vsnprintf(msg, (size_t)(len > 0 ? len : 0) + 1, fmt, ap);
     va_end(ap);
 
-    tgc_status s = tgc_diag_error(c->diags, c->graph->path, pos, rule, "node '%s' (%s): %s",
-                                  n->name, op_name(n), msg);
+    char where[512];
+    tgc_infer_where(c->graph, where, sizeof where);
+    tgc_status s = tgc_diag_error(c->diags, c->graph->path, pos, rule, "node '%s' (%s)%s: %s", tgc_node_label(n),
+                                  op_name(n), where, msg);
     tgc_free(msg);
     return s;
 }

@@ -51,7 +51,8 @@ static tgc_status check_declared(tgc_graph *g, tgc_node *n, int k, int32_t first
     char a[256], b[256];
     if (want->dtype != got->dtype || want->kind != got->kind)
         return tgc_diag_error(diags, g->path, n->declared_pos, "out-mismatch",
-                              "node '%s' (%s): output %d is declared %s but inference gives %s", n->name, n->op_name, k,
+                              "node '%s' (%s): output %d is declared %s but inference gives %s", tgc_node_label(n),
+                              n->op_name, k,
                               tgc_type_str(want->dtype, want->kind, a, sizeof a),
                               tgc_type_str(got->dtype, got->kind, b, sizeof b));
     if (!n->declared_has_shape[k]) return TGC_OK;
@@ -68,7 +69,8 @@ static tgc_status check_declared(tgc_graph *g, tgc_node *n, int k, int32_t first
     }
     if (!ok)
         return tgc_diag_error(diags, g->path, n->declared_pos, "out-mismatch",
-                              "node '%s' (%s): output %d is declared with shape %s but inference gives %s", n->name,
+                              "node '%s' (%s): output %d is declared with shape %s but inference gives %s",
+                              tgc_node_label(n),
                               n->op_name, k, tgc_shape_str(g, &want->shape, a, sizeof a),
                               tgc_shape_str(g, &got->shape, b, sizeof b));
     return TGC_OK;
@@ -157,7 +159,8 @@ static tgc_status infer_op(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
     for (int k = 0; s == TGC_OK && k < n->n_outputs; k++)
         if (n->outputs[k].dtype == TGC_DTYPE_INVALID)
             s = tgc_diag_error(diags, g->path, n->pos, "internal",
-                               "node '%s' (%s): inference left output %d unset (a tgc bug)", n->name, n->op_name, k);
+                               "node '%s' (%s): inference left output %d unset (a tgc bug)", tgc_node_label(n),
+                               n->op_name, k);
     for (int k = 0; s == TGC_OK && k < n->n_declared && k < n->n_outputs; k++)
         s = check_declared(g, n, k, first_new, diags);
     if (s == TGC_OK) s = check_sizes(g, n, diags);

@@ -38,7 +38,8 @@ static tgc_status formal_info(tgc_infer_ctx *c, tgc_graph *body, int32_t id, con
     if (want->dtype != TGC_DTYPE_INVALID && (want->dtype != given->dtype || want->kind != given->kind))
         return tgc_diag_error(c->diags, body->path, n->declared_pos, "dtype-mismatch",
                               "subgraph input '%s' is declared %s but node '%s' (%s) gives it %s", n->name,
-                              tgc_type_str(want->dtype, want->kind, a, sizeof a), c->node->name, c->node->op_name,
+                              tgc_type_str(want->dtype, want->kind, a, sizeof a), tgc_node_label(c->node),
+                              c->node->op_name,
                               tgc_type_str(given->dtype, given->kind, b, sizeof b));
     if (!n->declared_has_shape[0] || want->shape.rank == TGC_RANK_UNKNOWN) return TGC_OK;
     bool ok = given->shape.rank == TGC_RANK_UNKNOWN || given->shape.rank == want->shape.rank;
@@ -49,7 +50,8 @@ static tgc_status formal_info(tgc_infer_ctx *c, tgc_graph *body, int32_t id, con
     if (!ok)
         return tgc_diag_error(c->diags, body->path, n->declared_pos, "shape-mismatch",
                               "subgraph input '%s' is declared with shape %s but node '%s' (%s) gives it %s", n->name,
-                              tgc_shape_str(body, &want->shape, a, sizeof a), c->node->name, c->node->op_name,
+                              tgc_shape_str(body, &want->shape, a, sizeof a), tgc_node_label(c->node),
+                              c->node->op_name,
                               tgc_shape_str(body, &given->shape, b, sizeof b));
     out->shape = want->shape;
     return TGC_OK;
@@ -121,8 +123,8 @@ tgc_status tgc_subgraph_infer(tgc_infer_ctx *c, tgc_graph *body, const tgc_tenso
             if (cs == TGC_ERR_NOMEM) s = cs;
             if (s == TGC_OK && changed)
                 s = tgc_diag_error(c->diags, body->path, c->node->pos, "internal",
-                                   "node '%s' (%s): the carried shapes did not settle (a tgc bug)", c->node->name,
-                                   c->node->op_name);
+                                   "node '%s' (%s): the carried shapes did not settle (a tgc bug)",
+                                   tgc_node_label(c->node), c->node->op_name);
             tgc_diags_free(scratch);
             break;
         }
@@ -151,7 +153,7 @@ tgc_status tgc_subgraph_carry(tgc_infer_ctx *c, tgc_graph *body, int k, int outp
     bool kind_ok = out->kind == in->kind || out->kind == (in->kind & ~TGC_KIND_OPTIONAL);
     if (out->dtype != in->dtype || !kind_ok)
         return tgc_diag_error(c->diags, body->path, pos, "dtype-mismatch", "node '%s' (%s): carried value %d goes "
-                              "into the body as %s but comes out as %s", n->name, n->op_name, k,
+                              "into the body as %s but comes out as %s", tgc_node_label(n), n->op_name, k,
                               tgc_type_str(in->dtype, in->kind, a, sizeof a),
                               tgc_type_str(out->dtype, out->kind, b, sizeof b));
     if (in->shape.rank == TGC_RANK_UNKNOWN) return TGC_OK;

@@ -132,6 +132,17 @@ static tgc_status load_subgraph(tgc_loader *l, const yaml_node_t *map, int32_t i
 static tgc_status load_subgraph_input(tgc_loader *l, const yaml_node_t *map, tgc_node *n, const yaml_node_t *dtype,
                                       const yaml_node_t *shape, const char *where);
 
+/* `source_name:` of an input or node: the model's own name for it, any
+ * non-empty string (an ONNX name such as "onnx::Flatten_0"). */
+static tgc_status load_source_name(tgc_loader *l, const yaml_node_t *v, char **out) {
+    const char *text = tgc_loader_scalar(l, v, "source_name");
+    if (text == NULL) return TGC_ERR_INVALID;
+    if (text[0] == '\0') return tgc_loader_error(l, v, "bad-name", "a source_name may not be empty");
+    tgc_free(*out);
+    if ((*out = tgc_strdup(text)) == NULL) return tgc_loader_nomem(l);
+    return TGC_OK;
+}
+
 /* ---- inputs -------------------------------------------------------------- */
 
 /* Each list entry below is loaded in the same order: its keys are checked
@@ -141,7 +152,7 @@ static tgc_status load_subgraph_input(tgc_loader *l, const yaml_node_t *map, tgc
  * unknown key was (a misspelt key would otherwise give two messages). */
 
 static tgc_status load_input(tgc_loader *l, const yaml_node_t *map) {
-    static const char *const keys[] = {"name", "dtype", "shape", NULL};
+    static const char *const keys[] = {"name", "source_name", "dtype", "shape", NULL};
     if (!expect_kind(l, map, YAML_MAPPING_NODE, "a graph input")) return TGC_ERR_INVALID;
     bool dup = !check_duplicate_keys(l, map);
     const yaml_node_t *name = find_key(l, map, "name"), *dtype = find_key(l, map, "dtype"),
@@ -164,6 +175,12 @@ static tgc_status load_input(tgc_loader *l, const yaml_node_t *map) {
     n->outputs[0].value_len = -1;
     n->outputs[0].dtype = TGC_DTYPE_INVALID;
     if (dup) return s;
+    const yaml_node_t *source = find_key(l, map, "source_name");
+    if (source != NULL) {
+        tgc_status ss = load_source_name(l, source, &n->source_name);
+        if (ss == TGC_ERR_NOMEM) return ss;
+        if (ss != TGC_OK) s = ss;
+    }
     if (l->parent != NULL) return s == TGC_OK ? load_subgraph_input(l, map, n, dtype, shape, where) : s;
     /* A sequence's or an optional's shape (its elements') may be left out: unknown. */
     bool shape_optional = false;
@@ -565,7 +582,8 @@ static tgc_status load_declared_outputs(tgc_loader *l, const yaml_node_t *seq, i
 }
 
 static tgc_status load_node(tgc_loader *l, const yaml_node_t *map) {
-    static const char *const keys[] = {"name", "op", "inputs", "attrs", "device", "colocate_with", "out", NULL};
+    static const char *const keys[] = {"name",   "source_name",   "op",  "inputs", "attrs",
+                                       "device", "colocate_with", "out", NULL};
     if (!expect_kind(l, map, YAML_MAPPING_NODE, "a node")) return TGC_ERR_INVALID;
     bool dup = !check_duplicate_keys(l, map);
     const yaml_node_t *name = find_key(l, map, "name"), *op = find_key(l, map, "op");
@@ -619,6 +637,7 @@ static tgc_status load_node(tgc_loader *l, const yaml_node_t *map) {
         else if (strcmp(key, "device") == 0) ks = load_device(l, v, id);
         else if (strcmp(key, "colocate_with") == 0) ks = load_colocation(l, v, id);
         else if (strcmp(key, "out") == 0) ks = load_declared_outputs(l, v, id);
+        else if (strcmp(key, "source_name") == 0) ks = load_source_name(l, v, &l->g->nodes[id].source_name);
         if (ks == TGC_ERR_NOMEM || l->failure != TGC_OK) return TGC_ERR_NOMEM;
         if (ks != TGC_OK) s = ks;
     }
@@ -638,16 +657,40 @@ static tgc_status load_outputs(tgc_loader *l, const yaml_node_t *seq) {
     if (l->g->outputs == NULL) return tgc_loader_nomem(l);
     tgc_status s = TGC_OK;
     FOR_ITEMS(l, seq, item) {
-        const char *text = tgc_loader_scalar(l, item, "an output reference");
+        /* {ref: R, source_name: S}: output R, which the model's file calls S. */
+        const yaml_node_t *source = NULL;
+        if (item->type == YAML_MAPPING_NODE) {
+            static const char *const keys[] = {"ref", "source_name", NULL};
+            const yaml_node_t *ref = find_key(l, item, "ref");
+            source = find_key(l, item, "source_name");
+            if (!check_duplicate_keys(l, item) || !check_keys(l, item, "a graph output", keys)) {
+                s = TGC_ERR_INVALID;
+                continue;
+            }
+            if (ref == NULL) {
+                s = tgc_loader_error(l, item, "missing-key", "a graph output written as a mapping needs a 'ref'");
+                continue;
+            }
+        }
+        const yaml_node_t *ref_node = item->type == YAML_MAPPING_NODE ? find_key(l, item, "ref") : item;
+        const char *text = tgc_loader_scalar(l, ref_node, "an output reference");
         if (text == NULL) {
             s = TGC_ERR_INVALID;
             continue;
         }
-        tgc_srcpos pos = tgc_loader_pos(item);
+        tgc_srcpos pos = tgc_loader_pos(ref_node);
         int i = l->g->n_outputs++;
         l->g->outputs[i] = (tgc_ref){-1, 0, pos};
+        if (source != NULL) {
+            if (l->g->output_sources == NULL &&
+                (l->g->output_sources = tgc_calloc(count + 1, sizeof *l->g->output_sources)) == NULL)
+                return tgc_loader_nomem(l);
+            tgc_status ss = load_source_name(l, source, &l->g->output_sources[i]);
+            if (ss == TGC_ERR_NOMEM) return ss;
+            if (ss != TGC_OK) s = ss;
+        }
         if (text[0] == '\0' || text[0] == '^')
-            s = tgc_loader_error(l, item, "bad-reference", "graph output '%s' must name a tensor", text);
+            s = tgc_loader_error(l, ref_node, "bad-reference", "graph output '%s' must name a tensor", text);
         else if (add_pending(l, PENDING_OUTPUT, -1, i, text, pos) != TGC_OK)
             return TGC_ERR_NOMEM;
     }
@@ -668,6 +711,31 @@ static tgc_status load_list(tgc_loader *l, const yaml_node_t *seq, const char *w
         if (is == TGC_ERR_NOMEM || l->failure != TGC_OK) return TGC_ERR_NOMEM;
         if (is != TGC_OK) s = is;
     }
+    return s;
+}
+
+/* A feed or a fetch names one input or output: no two graph inputs share
+ * a model name (source_name, else name), and no two graph outputs a
+ * source_name. Quadratic in the inputs and outputs (few). */
+static tgc_status check_source_names(tgc_loader *l) {
+    const tgc_graph *g = l->g;
+    tgc_status s = TGC_OK;
+    for (int32_t i = 0; i < g->n_inputs_nodes; i++)
+        for (int32_t j = 0; g->nodes[i].source_name != NULL && j < g->n_inputs_nodes; j++)
+            if (j != i && strcmp(tgc_node_label(&g->nodes[i]), tgc_node_label(&g->nodes[j])) == 0) {
+                s = tgc_diag_error(l->diags, g->path, g->nodes[i].pos, "duplicate-name",
+                                   "graph inputs '%s' and '%s' both go by '%s' (a source_name)", g->nodes[j].name,
+                                   g->nodes[i].name, g->nodes[i].source_name);
+                break;
+            }
+    for (int i = 0; g->output_sources != NULL && i < g->n_outputs; i++)
+        for (int j = 0; g->output_sources[i] != NULL && j < i; j++)
+            if (g->output_sources[j] != NULL && strcmp(g->output_sources[i], g->output_sources[j]) == 0) {
+                s = tgc_diag_error(l->diags, g->path, g->outputs[i].pos, "duplicate-name",
+                                   "graph outputs %d and %d have the same source_name '%s'", j, i,
+                                   g->output_sources[i]);
+                break;
+            }
     return s;
 }
 
@@ -697,7 +765,9 @@ static tgc_status load_contents(tgc_loader *l, const yaml_node_t *root) {
     const yaml_node_t *outputs = find_key(l, root, "outputs");
     if (outputs == NULL) return tgc_loader_error(l, root, "missing-key", "the graph needs 'outputs'");
     tgc_status os = load_outputs(l, outputs);
-    return os != TGC_OK ? os : s;
+    if (os == TGC_ERR_NOMEM) return os;
+    tgc_status cs = check_source_names(l);
+    return os != TGC_OK ? os : cs != TGC_OK ? cs : s;
 }
 
 static tgc_status load_root(tgc_loader *l, const yaml_node_t *root) {

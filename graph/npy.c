@@ -14,6 +14,7 @@
 #include "support/alloc.h"
 #include "support/checked.h"
 #include "support/diag.h"
+#include "support/special_file.h"
 #include "support/string_slots.h"
 #include "support/utf8.h"
 
@@ -754,12 +755,13 @@ static tgc_status open_temp(const char *path, char **tmp_path, FILE **f, char *e
     return tgc_err_format(err, err_size, TGC_ERR_IO, "cannot create a temporary file: %s", strerror(e));
 }
 
-/* Writes header and data to f, flushes them to the device, closes f. */
+/* Writes header and data to f, flushes them (to the disk too when `sync`:
+ * a device such as /dev/null refuses fsync), closes f. */
 static tgc_status write_and_close(FILE *f, const unsigned char *header, size_t header_len,
-                                  const tgc_npy *a, char *err, size_t err_size) {
+                                  const tgc_npy *a, bool sync, char *err, size_t err_size) {
     bool ok = fwrite(header, 1, header_len, f) == header_len &&
               (a->nbytes == 0 || fwrite(a->data, 1, a->nbytes, f) == a->nbytes) &&
-              fflush(f) == 0 && fsync(fileno(f)) == 0;
+              fflush(f) == 0 && (!sync || fsync(fileno(f)) == 0);
     int e = errno;
     if (fclose(f) != 0 && ok) {
         ok = false;
@@ -785,11 +787,16 @@ tgc_status tgc_npy_write_file(const char *path, const tgc_npy *a, char *err, siz
     if (make_header(a, header, &header_len) != TGC_OK)
         return tgc_err_format(err, err_size, TGC_ERR_INVALID,
                     "array is inconsistent (dtype, rank, dims, nbytes or data)");
+    if (tgc_path_is_device(path)) { /* /dev/null: written in place, never replaced by a rename */
+        FILE *f = fopen(path, "wb");
+        if (f == NULL) return tgc_err_format(err, err_size, TGC_ERR_IO, "cannot open: %s", strerror(errno));
+        return write_and_close(f, header, header_len, a, false, err, err_size);
+    }
     char *tmp = NULL;
     FILE *f = NULL;
     tgc_status st = open_temp(path, &tmp, &f, err, err_size);
     if (st != TGC_OK) return st;
-    st = write_and_close(f, header, header_len, a, err, err_size);
+    st = write_and_close(f, header, header_len, a, true, err, err_size);
     if (st == TGC_OK && rename(tmp, path) != 0)
         st = tgc_err_format(err, err_size, TGC_ERR_IO, "cannot rename into place: %s", strerror(errno));
     if (st != TGC_OK) remove(tmp);

@@ -21,6 +21,8 @@ static const tgc_op_def *const all_ops[] = {
 #undef EW_PREDICATE
 #undef EW_BINARY_ATTRS
     &tgc_op_Where, &tgc_op_Cast, &tgc_op_Identity,
+    /* ops_bitwise.c */
+    &tgc_op_BitwiseAnd, &tgc_op_BitwiseOr, &tgc_op_BitwiseXor, &tgc_op_BitwiseNot,
     /* ops_cast.c */
     &tgc_op_CastLike,
     /* ops_nn.c */
@@ -82,10 +84,10 @@ static const tgc_op_def *const all_ops[] = {
 /* tgc's own ops (ops_internal.c, ops_fused.c, ops_attention.c; names starting with '_'): found by name,
  * but not listed by tgc_op_all, which lists what users may write. */
 extern const tgc_op_def tgc_op__Send, tgc_op__Recv, tgc_op__FusedElementwise, tgc_op__FusedConv, tgc_op__FusedGemm,
-    tgc_op__FusedMatMul, tgc_op__Attention;
+    tgc_op__FusedMatMul, tgc_op__Attention, tgc_op__Unsupported;
 static const tgc_op_def *const internal_ops[] = {&tgc_op__Send,       &tgc_op__Recv,      &tgc_op__FusedElementwise,
                                                  &tgc_op__FusedConv,  &tgc_op__FusedGemm, &tgc_op__FusedMatMul,
-                                                 &tgc_op__Attention};
+                                                 &tgc_op__Attention,  &tgc_op__Unsupported};
 
 const tgc_op_def *const *tgc_op_all(size_t *count) {
     *count = sizeof all_ops / sizeof all_ops[0] - 1;

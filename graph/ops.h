@@ -29,6 +29,7 @@
  *     ops_arrange.c      Tile, Trilu, EyeLike, CumSum, ReverseSequence, TopK
  *     ops_select.c       NonZero, Compress, Unique (value-dependent output sizes)
  *     ops_cast.c         CastLike
+ *     ops_bitwise.c      BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot (opset 18)
  *     ops_string.c       StringNormalizer (string tensors)
  *     ops_common.c       the helpers below
  *
@@ -112,6 +113,7 @@ extern const tgc_op_def tgc_op_GatherElements, tgc_op_ScatterElements, tgc_op_Sc
 extern const tgc_op_def tgc_op_OneHot, tgc_op_Tile, tgc_op_Trilu, tgc_op_EyeLike, tgc_op_CumSum;
 extern const tgc_op_def tgc_op_ReverseSequence, tgc_op_TopK, tgc_op_NonZero, tgc_op_Compress, tgc_op_Unique;
 extern const tgc_op_def tgc_op_StringNormalizer;
+extern const tgc_op_def tgc_op_BitwiseAnd, tgc_op_BitwiseOr, tgc_op_BitwiseXor, tgc_op_BitwiseNot;
 
 /* ---- Dtype classes (bit masks of tgc_dtype) ------------------------------ */
 

@@ -57,20 +57,22 @@ static tgc_status infer_if(tgc_infer_ctx *c) {
     if (st != TGC_OK || se != TGC_OK) return TGC_ERR_INVALID;
     for (int k = 0; k < tgc_infer_num_outputs(c); k++) {
         const tgc_tensor_info *a = tgc_subgraph_output(t, k), *b = tgc_subgraph_output(e, k);
-        char sa[TGC_OPS_SHAPE_BUF], sb[TGC_OPS_SHAPE_BUF];
+        char sa[TGC_OPS_SHAPE_BUF], sb[TGC_OPS_SHAPE_BUF], where[512];
         if (a == NULL || b == NULL) return TGC_ERR_INVALID;
         if (a->dtype != b->dtype || a->kind != b->kind)
-            return tgc_diag_error(c->diags, e->path, e->outputs[k].pos, "dtype-mismatch", "node '%s' (If): output "
-                                  "%d is %s in 'then_branch' but %s in 'else_branch'", c->node->name, k,
+            return tgc_diag_error(c->diags, e->path, e->outputs[k].pos, "dtype-mismatch", "node '%s' (If)%s: output "
+                                  "%d is %s in 'then_branch' but %s in 'else_branch'", tgc_node_label(c->node),
+                                  tgc_infer_where(c->graph, where, sizeof where), k,
                                   tgc_type_str(a->dtype, a->kind, sa, sizeof sa),
                                   tgc_type_str(b->dtype, b->kind, sb, sizeof sb));
         tgc_shape merged = a->shape;
         if (a->kind != TGC_KIND_TENSOR && a->shape.rank != b->shape.rank) merged.rank = TGC_RANK_UNKNOWN;
         else if (a->shape.rank == TGC_RANK_UNKNOWN || b->shape.rank == TGC_RANK_UNKNOWN) merged.rank = TGC_RANK_UNKNOWN;
         else if (a->shape.rank != b->shape.rank)
-            return tgc_diag_error(c->diags, e->path, e->outputs[k].pos, "unsupported", "node '%s' (If): output %d "
+            return tgc_diag_error(c->diags, e->path, e->outputs[k].pos, "unsupported", "node '%s' (If)%s: output %d "
                                   "has shape %s in 'then_branch' but %s in 'else_branch'; tgc needs the branches to "
-                                  "agree on each output's rank", c->node->name, k,
+                                  "agree on each output's rank", tgc_node_label(c->node),
+                                  tgc_infer_where(c->graph, where, sizeof where), k,
                                   tgc_infer_shape_str(c, &a->shape, sa, sizeof sa),
                                   tgc_infer_shape_str(c, &b->shape, sb, sizeof sb));
         for (int d = 0; d < merged.rank; d++)
@@ -132,7 +134,7 @@ static tgc_status infer_loop(tgc_infer_ctx *c) {
     const tgc_tensor_info *cond = s == TGC_OK ? tgc_subgraph_output(body, 0) : NULL;
     if (s == TGC_OK && (cond == NULL || cond->dtype != TGC_BOOL))
         s = tgc_diag_error(c->diags, body->path, body->outputs[0].pos, "dtype-mismatch", "node '%s' (Loop): the "
-                           "body's first output (the condition) must be bool, got %s", c->node->name,
+                           "body's first output (the condition) must be bool, got %s", tgc_node_label(c->node),
                            cond ? tgc_dtype_name(cond->dtype) : "nothing");
     for (int k = 0; s == TGC_OK && k < carried; k++)
         s = tgc_infer_set_output_kind(c, k, final[k].kind, final[k].dtype, &final[k].shape);

@@ -6,7 +6,13 @@
  * a file only because partition dumps are tgc/1 files too.
  *
  * A _Recv has no input to infer its output from, so it carries its output's
- * dtype and shape as its declared `out`, which its inference copies. */
+ * dtype and shape as its declared `out`, which its inference copies.
+ *
+ * _Unsupported stands for a node of an op tgc lacks in the graph the ONNX
+ * importer checks a refused model with (onnx_import.c): every other node
+ * is inferred, so that its attribute values and dtypes are checked too,
+ * while this one fails, naming the op, and the nodes that read it are
+ * skipped as after any failed node. */
 #include "graph/ops.h"
 
 static const tgc_attr_def send_recv_attrs[] = {
@@ -37,3 +43,15 @@ static tgc_status infer_recv(tgc_infer_ctx *c) {
 
 const tgc_op_def tgc_op__Send = {"_Send", 1, 1, 0, 0, send_recv_attrs, infer_send};
 const tgc_op_def tgc_op__Recv = {"_Recv", 0, 0, 1, 1, send_recv_attrs, infer_recv};
+
+static const tgc_attr_def unsupported_attrs[] = {
+    {"op", TGC_ATTR_STRING, true}, /* the op it stands for: "Foo", "com.example.Foo" */
+    {NULL, 0, false},
+};
+
+static tgc_status infer_unsupported(tgc_infer_ctx *c) {
+    const tgc_attr *op = tgc_node_attr(c->node, "op");
+    return tgc_infer_fail(c, -1, "unsupported-op", "op '%s' is not supported", op != NULL ? op->s : "?");
+}
+
+const tgc_op_def tgc_op__Unsupported = {"_Unsupported", 0, -1, 0, -1, unsupported_attrs, infer_unsupported};

@@ -122,6 +122,7 @@ tgc_graph *tgc_subgraph_clone(const tgc_graph *src) {
         out->n_inputs_nodes = src->n_inputs_nodes;
         ok = (out->outputs = copy_refs(src->outputs, src->n_outputs)) != NULL;
         if (ok) out->n_outputs = src->n_outputs;
+        if (ok) ok = tgc_graph_copy_output_sources(out, src) == TGC_OK;
     }
     if (ok && src->n_captures > 0) {
         out->captures = copy_ids(src->captures, src->n_captures);
@@ -187,7 +188,8 @@ static tgc_status report(tgc_graph *g, tgc_diags *diags, const tgc_node *n, tgc_
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return tgc_diag_error(diags, g->path, pos, "subgraph-signature", "node '%s' (%s): %s", n->name, n->op_name, msg);
+    return tgc_diag_error(diags, g->path, pos, "subgraph-signature", "node '%s' (%s): %s", tgc_node_label(n),
+                          n->op_name, msg);
 }
 
 static const char *plural(int k) { return k == 1 ? "" : "s"; }

@@ -60,7 +60,8 @@ static tgc_status count_outputs(tgc_graph *g, tgc_diags *diags) {
         }
         if (max >= 0 && n->n_declared > max) {
             s = tgc_diag_error(diags, g->path, n->declared_pos, "output-count",
-                               "node '%s' (%s) has at most %d output%s, but 'out' lists %d", n->name, op_label(n), max,
+                               "node '%s' (%s) has at most %d output%s, but 'out' lists %d", tgc_node_label(n),
+                               op_label(n), max,
                                max == 1 ? "" : "s", n->n_declared);
             count = max;
         }
@@ -118,14 +119,15 @@ static tgc_status check_input_counts(tgc_graph *g, tgc_diags *diags) {
             else snprintf(want, sizeof want, "%d to %d inputs", lo, hi);
             /* Too many: point at the first one too many; too few: at the node. */
             tgc_srcpos pos = hi >= 0 && given > hi ? n->inputs[hi].pos : n->pos;
-            s = tgc_diag_error(diags, g->path, pos, "input-count", "node '%s' (%s) takes %s, got %d", n->name,
+            s = tgc_diag_error(diags, g->path, pos, "input-count", "node '%s' (%s) takes %s, got %d", tgc_node_label(n),
                                n->op_name, want, given);
             continue;
         }
         for (int i = 0; i < lo && i < given; i++)
             if (n->inputs[i].node < 0)
                 s = tgc_diag_error(diags, g->path, n->inputs[i].pos, "missing-input",
-                                   "node '%s' (%s): input %d is required and cannot be omitted", n->name, n->op_name, i);
+                                   "node '%s' (%s): input %d is required and cannot be omitted", tgc_node_label(n),
+                                   n->op_name, i);
     }
     return s;
 }
@@ -160,7 +162,7 @@ static tgc_status report_cycle(tgc_graph *g, tgc_diags *diags, int32_t start, co
         used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", k ? " -> " : "", g->nodes[path[i]].name);
     }
     const tgc_node *n = &g->nodes[path[earliest]];
-    return tgc_diag_error(diags, g->path, n->pos, "cycle", "node '%s' is on a cycle: %s", n->name, text);
+    return tgc_diag_error(diags, g->path, n->pos, "cycle", "node '%s' is on a cycle: %s", tgc_node_label(n), text);
 }
 
 static tgc_status order_nodes(tgc_graph *g, tgc_diags *diags) {

@@ -460,15 +460,28 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
 
 void tgc_session_free(tgc_session *s);
 
-/* The graph's outputs: count, and the name of output i. */
+/* The graph's outputs: count, and the name of output i: the name the
+ * model's own file gives it (an ONNX graph output's name, as written, any
+ * string) where it has one, else its reference ("node" or "node:k"). The
+ * string is the session's. */
 int tgc_session_output_count(const tgc_session *s);
 const char *tgc_session_output_name(const tgc_session *s, int i);
 
+/* The graph's inputs, fed at run time: count, and the name of input i, the
+ * model's own (an ONNX graph input's, as written) where it has one, else
+ * its tgc name. tgc_session_run takes either. The string is the session's. */
+int tgc_session_input_count(const tgc_session *s);
+const char *tgc_session_input_name(const tgc_session *s, int i);
+
 /* Runs the graph once (a step). feeds[i] is the value of graph input
- * names[i]; every graph input must be fed once, with the declared dtype and
- * a shape that matches the declaration (a symbol binds to one value across
- * all feeds). On success stores tgc_session_output_count(s) new tensors,
- * owned by the caller, in outputs[]. On failure stores NULLs and returns
+ * names[i] (its tgc name or the model's own, as tgc_session_input_name
+ * gives it: an ONNX model's inputs go by their ONNX names,
+ * "onnx::Flatten_0", "input.1"); every graph input must be fed once, with
+ * the declared dtype and a shape that matches the declaration (a symbol
+ * binds to one value across all feeds). A name that is no input is
+ * TGC_ERR_INVALID with a message listing the inputs with their dtypes and
+ * shapes. On success stores tgc_session_output_count(s) new tensors, owned
+ * by the caller, in outputs[]. On failure stores NULLs and returns
  * TGC_ERR_INVALID (bad feeds), TGC_ERR_RUNTIME (a kernel failed: the
  * message names the node, op and device) or TGC_ERR_NOMEM (memory limit);
  * all intermediate memory is released either way.
@@ -1216,13 +1229,20 @@ tgc_status tgc_memory_plan_check(const tgc_memory_plan *p, const char *memory_li
  * (<= 64 elements, inline as `values:`) or a float scalar as an .npy file in
  * STEM_weights/ beside it (created if needed; STEM is the YAML's name
  * without .yaml). Names become tgc names: characters outside
- * [A-Za-z0-9_./-] (and ':') turn into '_', clashes get "_1", "_2"... in the
- * model's order; a node is named after its first output. dim_params become
+ * [A-Za-z0-9_.:/-] turn into '_', and so does the ':' of a name ending in
+ * ':' and digits ("x:0" -> "x_0"), clashes get "_1", "_2"... in the
+ * model's order; a node is named after its first output. The ONNX names
+ * of graph inputs, graph outputs and nodes are kept beside as
+ * `source_name` where they differ: sessions are fed and fetched by them
+ * (tgc_session_input_name, tgc_session_output_name), and messages and
+ * traces name nodes by them (docs/graph-format.md). dim_params become
  * symbols, unknown dims fresh symbols; Constant nodes become initializers.
  * The written file is then loaded (tgc_graph_load) to check it.
  * Returns TGC_OK; TGC_ERR_UNSUPPORTED when the model uses what tgc lacks
  * (diags then lists every unsupported op type, attribute and dtype at once,
- * each with its count and first nodes; rules "unsupported-op",
+ * each with its count and first nodes, inside subgraphs with their node's
+ * path, and the attribute values inference refuses in the model's other
+ * nodes, checked through a temporary folder in $TMPDIR or /tmp; rules "unsupported-op",
  * "unsupported-attribute", "unsupported-dtype", "unsupported-opset", or the
  * loader's "unsupported"); TGC_ERR_INVALID for a file that is not a valid
  * ONNX model (rule "bad-model": truncated, dangling names) or a graph tgc's

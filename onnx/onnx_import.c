@@ -80,6 +80,7 @@ struct tgc_onnx_importer {
     tgc_onnx_importer *root, *parent;
     const char *scope; /* "" at the top; "'loop' body: " inside, for messages */
     int depth;
+    int node_problems; /* problems recorded on this graph's own nodes (not inside their subgraphs) */
 };
 
 static const tgc_srcpos no_pos = {0, 0};
@@ -113,6 +114,7 @@ static bool grow(tgc_onnx_arena *a, void **arr, int *cap, int need, size_t elem)
 /* Records one instance of the problem `label` (rule `rule`) at `where`. */
 static void add_problem(tgc_onnx_importer *im, const char *rule, const char *label, const char *noun,
                         const char *where) {
+    im->node_problems++;
     im = im->root;
     if (strcmp(rule, "bad-model") == 0) im->invalid = true;
     char *key = tgc_onnx_printf(im->arena, "%s\x1f%s", rule, label);
@@ -402,7 +404,9 @@ static void convert_input(tgc_onnx_importer *im, const Onnx__ValueInfoProto *v, 
     const char *onnx = str_or_empty(v->name);
     const char *where = tgc_onnx_printf(im->arena, "%s'%s'", im->scope, onnx);
     tgc_onnx_input in;
-    if (convert_type(im, v->type, &in, name, where, im->parent == NULL)) im->doc->inputs[im->doc->n_inputs++] = in;
+    if (!convert_type(im, v->type, &in, name, where, im->parent == NULL)) return;
+    if (im->parent == NULL && strcmp(onnx, name) != 0) in.source = tgc_onnx_strdup(im->arena, onnx);
+    im->doc->inputs[im->doc->n_inputs++] = in;
 }
 
 /* ---- Initializers ------------------------------------------------------------------ */
@@ -848,35 +852,51 @@ static bool convert_optional_type(tgc_onnx_node_ctx *c) {
                                     tgc_onnx_strdup(c->im->arena, tgc_type_str(dt, kind, buf, sizeof buf)));
 }
 
-static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t index) {
+/* A node whose op (or its form) tgc lacks, already reported: it becomes
+ * _Unsupported (graph/ops_internal.c) with its inputs, so that the graph
+ * tgc_onnx_import checks a refused model with has every other node; its
+ * subgraphs are converted for the problems inside them, then dropped. */
+static void refuse_node(tgc_onnx_node_ctx *c, const char *op) {
+    c->out->op = "_Unsupported";
+    c->out->n_attrs = 0;
+    tgc_onnx_set_string_attr(c->im, c->out, "op", op);
+    for (size_t i = 0; i < c->n->n_attribute; i++) {
+        const Onnx__AttributeProto *a = c->n->attribute[i];
+        if (a->g != NULL) convert_subgraph(c, a->g, str_or_empty(a->name));
+    }
+}
+
+static void convert_node_body(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t index) {
     const char *op = str_or_empty(n->op_type);
     const char *where = node_where(im, n, index);
+    const char *refused = NULL; /* the op tgc lacks, as _Unsupported's `op` */
     if (!domain_is_onnx(n->domain)) {
         add_problem(im, "unsupported-op",
                     tgc_onnx_printf(im->arena, "unsupported op '%s' of domain '%s'", op, n->domain), "node", where);
-        return;
-    }
-    if (im->no_onnx_opset) {
+        refused = tgc_onnx_printf(im->arena, "%s.%s", n->domain, op);
+    } else if (im->no_onnx_opset) {
         add_problem(im, "bad-model", "an op of the ONNX domain, but the model imports no ONNX opset", "node", where);
         return;
     }
-    if (strcmp(op, "Constant") == 0) {
+    if (refused == NULL && strcmp(op, "Constant") == 0) {
         convert_constant(im, n, index);
         return;
     }
     /* Dropout, Sum, Upsample and Scatter are rewritten (onnx_legacy.c), SplitToSequence and
      * SequenceAt where they make a Split (onnx_sequence_split.c); tgc's own ops are not ONNX's. */
-    const tgc_op_def *def = op[0] != '_' ? tgc_op_find(op) : NULL;
-    if (def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 && strcmp(op, "Upsample") != 0 &&
-        strcmp(op, "Scatter") != 0 && strcmp(op, "SplitToSequence") != 0 && strcmp(op, "SequenceAt") != 0) {
+    const tgc_op_def *def = op[0] != '_' && refused == NULL ? tgc_op_find(op) : NULL;
+    if (refused == NULL && def == NULL && strcmp(op, "Dropout") != 0 && strcmp(op, "Sum") != 0 &&
+        strcmp(op, "Upsample") != 0 && strcmp(op, "Scatter") != 0 && strcmp(op, "SplitToSequence") != 0 &&
+        strcmp(op, "SequenceAt") != 0 && !tgc_onnx_opset_rewritten_op(op)) {
         add_problem(im, "unsupported-op", tgc_onnx_printf(im->arena, "unsupported op '%s'", op), "node", where);
-        return;
+        refused = op;
     }
     tgc_onnx_node *out = new_node(im);
     bool *consumed = tgc_onnx_alloc(im->arena, n->n_attribute + 1);
     const char **ins = tgc_onnx_alloc(im->arena, (n->n_input + 1) * sizeof *ins);
     if (out == NULL || consumed == NULL || ins == NULL) return;
     out->name = im->node_names[index];
+    if (n->name != NULL && n->name[0] != '\0' && strcmp(n->name, out->name) != 0) out->source = n->name;
     out->op = def ? def->name : op;
     out->inputs = ins;
     for (size_t k = 0; k < n->n_input; k++) {
@@ -893,13 +913,20 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
         }
     }
     out->n_inputs = (int)n->n_input;
-    tgc_onnx_node_ctx c = {im, n, out, consumed, where};
+    tgc_onnx_node_ctx c = {im, n, out, consumed, where, im->opset};
     if (where == NULL) return;
+    if (refused != NULL) {
+        refuse_node(&c, refused);
+        return;
+    }
     if (strcmp(op, "Scan") == 0 && im->opset < 9) {
         convert_scan8(&c);
         return;
     }
-    if (!tgc_onnx_legacy_convert(&c, im->opset)) return;
+    if (!tgc_onnx_legacy_convert(&c, im->opset)) {
+        refuse_node(&c, op);
+        return;
+    }
     def = tgc_op_find(out->op); /* the conversion may change the op */
     if (def == NULL) return;
     if (strcmp(out->op, "Optional") == 0 && !convert_optional_type(&c)) return;
@@ -930,6 +957,20 @@ static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t
                         tgc_onnx_printf(im->arena, "op '%s': output %zu is not supported", op, k), "node", where);
     while (out->n_inputs > 0 && out->inputs[out->n_inputs - 1][0] == '\0')
         out->n_inputs--;
+}
+
+/* Converts node n; a node with a problem of its own (an attribute or
+ * dtype tgc lacks, an input no one makes) becomes _Unsupported, as a
+ * refused op does, so that the check of a refused model reports it once. */
+static void convert_node(tgc_onnx_importer *im, const Onnx__NodeProto *n, size_t index) {
+    int problems = im->node_problems, first = im->doc->n_nodes;
+    convert_node_body(im, n, index);
+    if (im->node_problems == problems || im->doc->n_nodes == first) return;
+    tgc_onnx_node *out = &im->doc->nodes[first];
+    if (strcmp(out->op, "_Unsupported") == 0) return;
+    out->op = "_Unsupported";
+    out->n_attrs = 0;
+    tgc_onnx_set_string_attr(im, out, "op", str_or_empty(n->op_type));
 }
 
 /* ---- The model ------------------------------------------------------------------------ */
@@ -968,12 +1009,12 @@ static void convert_graph(tgc_onnx_importer *im, bool names_only) {
     im->consts = tgc_onnx_alloc(arena, n_tensors * sizeof *im->consts);
     im->node_names = tgc_onnx_alloc(arena, (g->n_node + 1) * sizeof *im->node_names);
     doc->inputs = tgc_onnx_alloc(arena, (g->n_input + 1) * sizeof *doc->inputs);
-    /* A node gives at most eleven (a legacy broadcast along `axis`: ten
-     * shape-arithmetic nodes and the op, onnx_legacy.c), or one per input
-     * (Sum: a chain of Adds). */
+    /* A node gives at most thirteen (CenterCropPad: twelve shape-arithmetic
+     * nodes and the Pad, onnx_opset_upgrade.c), or one per input (Sum: a
+     * chain of Adds). */
     size_t cap_nodes = 1;
     for (size_t i = 0; i < g->n_node; i++)
-        cap_nodes += 11 + g->node[i]->n_input;
+        cap_nodes += 13 + g->node[i]->n_input;
     doc->cap_nodes = cap_nodes < INT32_MAX ? (int)cap_nodes : 0;
     doc->nodes = tgc_onnx_alloc(arena, (size_t)doc->cap_nodes * sizeof *doc->nodes);
     if (!arena->failed) name_everything(im);
@@ -994,7 +1035,8 @@ static void convert_graph(tgc_onnx_importer *im, bool names_only) {
         for (size_t i = 0; i < g->n_node && !arena->failed; i++)
             convert_node(im, g->node[i], i);
         doc->outputs = tgc_onnx_alloc(arena, (g->n_output + 1) * sizeof *doc->outputs);
-        for (size_t i = 0; i < g->n_output && doc->outputs != NULL; i++) {
+        doc->output_sources = tgc_onnx_alloc(arena, (g->n_output + 1) * sizeof *doc->output_sources);
+        for (size_t i = 0; i < g->n_output && doc->outputs != NULL && doc->output_sources != NULL; i++) {
             const Onnx__ValueInfoProto *v = g->output[i];
             const char *onnx = str_or_empty(v->name);
             const char *ref = lookup_ref(im, onnx);
@@ -1003,6 +1045,8 @@ static void convert_graph(tgc_onnx_importer *im, bool names_only) {
                             tgc_onnx_printf(arena, "%s'%s'", im->scope, onnx));
                 continue;
             }
+            /* The top level's outputs keep their ONNX names: what users fetch. */
+            doc->output_sources[doc->n_outputs] = im->parent == NULL && strcmp(onnx, ref) != 0 ? onnx : NULL;
             doc->outputs[doc->n_outputs++] = ref;
             tgc_onnx_input type = {0};
             convert_type(im, v->type, &type, ref, tgc_onnx_printf(arena, "%soutput '%s'", im->scope, onnx), false);
@@ -1086,13 +1130,8 @@ static tgc_status run_import(const Onnx__ModelProto *m, const char *path, const 
     doc->opset = im.opset;
     /* Without an ONNX opset only other domains' ops can be used (reported below). */
     im.no_onnx_opset = !found;
-    if (found && im.opset > TGC_ONNX_OPSET_MAX) {
-        tgc_diag_error(diags, path, no_pos, "unsupported-opset",
-                       "opset %" PRId64 " is newer than tgc reads (%d to %d; older opsets are converted); export "
-                       "the model with opset_version=%d",
-                       im.opset, TGC_ONNX_OPSET_MIN, TGC_ONNX_OPSET_MAX, TGC_ONNX_OPSET_MAX);
-        return TGC_ERR_UNSUPPORTED;
-    }
+    if (!tgc_onnx_opset_supported(diags, path, found, im.opset))
+        return found && im.opset > TGC_ONNX_OPSET_MAX ? TGC_ERR_UNSUPPORTED : TGC_ERR_INVALID;
 
     tgc_status st = TGC_OK;
     if (!arena->failed) convert_graph(&im, names_only);
@@ -1138,6 +1177,7 @@ tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path
     tgc_onnx_doc doc;
     st = run_import(m, onnx_path, data_dir, &arena, diags, &doc, false);
     if (st == TGC_OK) st = tgc_onnx_write(&doc, yaml_out_path, diags);
+    else if (st == TGC_ERR_UNSUPPORTED) tgc_onnx_probe(&doc, onnx_path, diags);
     tgc_onnx_arena_release(&arena);
     tgc_onnx_model_free(m);
     if (st != TGC_OK) return st;

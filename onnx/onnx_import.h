@@ -8,7 +8,9 @@
  *                     (onnx_legacy.c: opsets before 13, Dropout, Sum); collect
  *                     every unsupported op and attribute before failing
  *     onnx_write.c    write the document as YAML, weights as .npy beside it
- * with onnx_names.c making ONNX names into tgc names and symbols.
+ * with onnx_names.c making ONNX names into tgc names and symbols, and
+ * onnx_probe.c checking a refused model's other nodes for what only
+ * inference tells (attribute values), so every problem is told at once.
  *
  * Everything the conversion makes lives in one arena released at once;
  * decoded tensors may also point into the unpacked ModelProto, which
@@ -37,10 +39,13 @@
 
 #include <stdbool.h>
 
-/* The opsets the importer reads as they are; older ones go through the
- * conversions of onnx_legacy.c, newer ones are refused. */
+/* The opsets the importer reads as they are (MIN to MAX; forms of 13 to 18
+ * that differ from tgc's op go through onnx_opset_upgrade.c); older ones go
+ * through the conversions of onnx_legacy.c, those before OLDEST with a
+ * warning; newer ones are refused. */
 #define TGC_ONNX_OPSET_MIN 13
-#define TGC_ONNX_OPSET_MAX 17
+#define TGC_ONNX_OPSET_MAX 18
+#define TGC_ONNX_OPSET_OLDEST 7
 
 /* ---- Arena ------------------------------------------------------------------ */
 
@@ -125,9 +130,10 @@ typedef struct tgc_onnx_namer {
     bool symbols; /* identifiers [A-Za-z_][A-Za-z0-9_]* instead of tgc names */
 } tgc_onnx_namer;
 
-/* `wanted` made valid (a tgc name: [A-Za-z0-9_./-], at most 200 bytes;
- * ':' becomes '_' too, so that "name:k" always reads as output k; or an
- * identifier for a symbol namer), `fallback` when that leaves nothing, then
+/* `wanted` made valid (a tgc name: [A-Za-z0-9_.:/-], at most 200 bytes,
+ * not ending in ':' and digits, so that "name:k" always reads as output k
+ * of node "name": such a ':' becomes '_'; or an identifier for a symbol
+ * namer), `fallback` when that leaves nothing, then
  * made unique with a suffix "_1", "_2", ... in order of asking: the same
  * requests in the same order give the same names. Arena string, or NULL when
  * out of memory. */
@@ -156,6 +162,7 @@ typedef struct tgc_onnx_attr {
 
 typedef struct tgc_onnx_node {
     const char *name;
+    const char *source; /* the ONNX node's name where it differs from `name` (source_name), or NULL */
     const char *op;
     const char **inputs; /* references: "name", "name:k", or "" */
     int n_inputs;
@@ -170,6 +177,7 @@ typedef struct tgc_onnx_init {
 
 typedef struct tgc_onnx_input {
     const char *name;
+    const char *source; /* the ONNX name where it differs from `name` (a top-level input's), or NULL */
     tgc_dtype dtype;  /* TGC_DTYPE_INVALID: not given (a subgraph's input) */
     uint8_t kind;     /* graph.h's tgc_value_kind */
     int rank;         /* -1: no shape given (a sequence's, a subgraph input's) */
@@ -193,6 +201,7 @@ typedef struct tgc_onnx_doc {
     tgc_onnx_node *nodes;
     int n_nodes, cap_nodes;
     const char **outputs;
+    const char **output_sources; /* per output: its ONNX name where it differs from the reference, or NULL */
     int n_outputs;
     tgc_onnx_rename *renames;
     int n_renames, cap_renames;
@@ -218,6 +227,7 @@ typedef struct tgc_onnx_node_ctx {
     tgc_onnx_node *out;     /* the node being built: inputs resolved, attrs not yet */
     bool *consumed;         /* per attribute of n: handled, not to be mapped */
     const char *node_where; /* "'sm1'" (or "#3 (output 'y')") for messages */
+    int64_t opset;          /* the model's ONNX opset, for messages */
 } tgc_onnx_node_ctx;
 
 /* The attribute of n called `name`, or NULL. */
@@ -275,6 +285,27 @@ const char *tgc_onnx_importer_dir(const tgc_onnx_importer *im);
  * Returns false after reporting what cannot be converted. */
 bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset);
 
+/* ---- Opset range and opset 13-18 forms (onnx_opset_upgrade.c) ------------------ */
+
+/* Whether the model's ONNX opset (`found`: the model imports one) can be
+ * read: an error in diags (rule "unsupported-opset" past
+ * TGC_ONNX_OPSET_MAX, "bad-model" below 1) and false when not; a warning
+ * ("old-opset") below TGC_ONNX_OPSET_OLDEST. */
+bool tgc_onnx_opset_supported(tgc_diags *diags, const char *path, bool found, int64_t opset);
+
+/* True for ONNX ops tgc has no op of its own for that
+ * tgc_onnx_opset_upgrade rewrites into others (GroupNormalization,
+ * CenterCropPad, Col2Im). */
+bool tgc_onnx_opset_rewritten_op(const char *op);
+
+/* Rewrites the node in `c` where its form at `opset` differs from tgc's op
+ * (RoiAlign before 16, Split-18's num_outputs, GroupNormalization-18,
+ * CenterCropPad-18, Col2Im-18; the
+ * table at the top of onnx_opset_upgrade.c); *handled tells whether it
+ * did (then nothing else converts the node). Marks the attributes it used
+ * in c->consumed. Returns false after reporting what cannot be converted. */
+bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled);
+
 /* ---- Sequences split and read at constant positions (onnx_sequence_split.c) --- */
 
 /* SplitToSequence whose sequence only SequenceAt nodes read, at constant
@@ -292,6 +323,15 @@ bool tgc_onnx_sequence_split_convert(tgc_onnx_node_ctx *c);
 typedef struct tgc_onnx_seq_index tgc_onnx_seq_index;
 tgc_onnx_seq_index **tgc_onnx_importer_seq_index(tgc_onnx_importer *im);
 void tgc_onnx_seq_index_release(tgc_onnx_seq_index *x);
+
+/* ---- The check of a refused model (onnx_probe.c) -------------------------------------- */
+
+/* Writes `doc` (a model tgc_onnx_convert refused as unsupported, its
+ * refused nodes _Unsupported) into a temporary folder, loads it, and adds
+ * the errors inference gives (attribute values, dtypes, inside subgraphs
+ * too; not _Unsupported's own) to diags on onnx_path, without a position;
+ * removes the folder. Adds nothing when the folder cannot be made. */
+void tgc_onnx_probe(const tgc_onnx_doc *doc, const char *onnx_path, tgc_diags *diags);
 
 /* ---- Writing (onnx_write.c) --------------------------------------------------------- */
 

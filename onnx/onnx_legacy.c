@@ -47,6 +47,7 @@
  * BatchNormalization spatial 0, Dropout's mask before opset 10) is refused. */
 #include "onnx/onnx_import.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,7 +59,8 @@ static const Onnx__AttributeProto *consume(tgc_onnx_node_ctx *c, const char *nam
 }
 
 static const char *label(tgc_onnx_node_ctx *c, const char *what) {
-    return tgc_onnx_printf(tgc_onnx_importer_arena(c->im), "op '%s' (opset < 13): %s", c->n->op_type, what);
+    return tgc_onnx_printf(tgc_onnx_importer_arena(c->im), "op '%s' (opset %" PRId64 "): %s", c->n->op_type, c->opset,
+                           what);
 }
 
 /* Attribute `attr` (ints) becomes int64 initializer input `input`. */
@@ -148,7 +150,8 @@ static bool dropout_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     }
     if (opset < 10 && mask_used)
         return tgc_onnx_node_unsupported(c, "unsupported-output",
-                                         "op 'Dropout' (opset < 10): a mask of the data's type is not supported");
+                                         label(c, "the mask output, of the data's type before opset 10, is not "
+                                                  "supported (from opset 10 it is bool)"));
     consume(c, "is_test");
     return opset >= 12 || float_to_input(c, "ratio", 1);
 }
@@ -274,6 +277,9 @@ static bool is_op(const char *op, const char *const *list) {
 
 bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     const char *op = c->n->op_type;
+    bool handled;
+    bool ok = tgc_onnx_opset_upgrade(c, opset, &handled); /* opsets 13-18's forms */
+    if (!ok || handled) return ok;
     consume(c, "consumed_inputs");
     if (strcmp(op, "Dropout") == 0) return dropout_convert(c, opset);
     if (strcmp(op, "Sum") == 0) return sum_to_adds(c);
@@ -307,7 +313,10 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
         consume(c, "is_test");
         const Onnx__AttributeProto *a = consume(c, "spatial");
         if (a != NULL && a->i != 1)
-            return tgc_onnx_node_unsupported(c, "unsupported-attribute", label(c, "attribute 'spatial' other than 1"));
+            return tgc_onnx_node_unsupported(
+                c, "unsupported-attribute",
+                label(c, "attribute 'spatial' 0 (a mean and variance per activation, not per channel) is not "
+                         "supported"));
         return true;
     }
     if (strcmp(op, "Gemm") == 0) {

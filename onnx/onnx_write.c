@@ -206,6 +206,10 @@ static void write_contents(writer *w, const tgc_onnx_doc *doc) {
             begin(w, true, true);
             str(w, "name");
             str(w, in->name);
+            if (in->source != NULL) {
+                str(w, "source_name");
+                str(w, in->source);
+            }
             if (in->dtype != TGC_DTYPE_INVALID) {
                 char type[64];
                 str(w, "dtype");
@@ -224,8 +228,19 @@ static void write_contents(writer *w, const tgc_onnx_doc *doc) {
     }
     str(w, "outputs");
     begin(w, false, true);
-    for (int i = 0; i < doc->n_outputs; i++)
+    for (int i = 0; i < doc->n_outputs; i++) {
+        const char *source = doc->output_sources != NULL ? doc->output_sources[i] : NULL;
+        if (source == NULL) {
+            str(w, doc->outputs[i]);
+            continue;
+        }
+        begin(w, true, true); /* {ref: R, source_name: ONNX name} */
+        str(w, "ref");
         str(w, doc->outputs[i]);
+        str(w, "source_name");
+        str(w, source);
+        end(w, true);
+    }
     end(w, false);
     if (doc->n_inits > 0) {
         str(w, "initializers");
@@ -248,6 +263,10 @@ static void write_contents(writer *w, const tgc_onnx_doc *doc) {
             begin(w, true, false);
             str(w, "name");
             str(w, n->name);
+            if (n->source != NULL) {
+                str(w, "source_name");
+                str(w, n->source);
+            }
             str(w, "op");
             str(w, n->op);
             if (n->n_inputs > 0) {
@@ -309,7 +328,9 @@ static void write_header(FILE *f, const tgc_onnx_doc *doc) {
     fprintf(f, " by tgc import (ONNX opset %" PRId64 ", producer: ", doc->opset);
     comment_text(f, doc->producer[0] ? doc->producer : "unknown");
     fputs(").\n", f);
-    if (doc->n_renames > 0) fputs("# Names changed to fit tgc's [A-Za-z0-9_./-] (ONNX name -> tgc name):\n", f);
+    if (doc->n_renames > 0)
+        fputs("# Names changed to fit tgc's [A-Za-z0-9_.:/-] (ONNX name -> tgc name; inputs, outputs and nodes\n"
+              "# keep theirs as source_name, by which feeds and fetches may name them):\n", f);
     for (int i = 0; i < doc->n_renames; i++) {
         fputs("#   ", f);
         comment_text(f, doc->renames[i].from);

@@ -22,6 +22,8 @@ static const pass_entry passes[] = {
     {"eliminate-common", tgc_pass_eliminate_common, TGC_OPTIMIZE_BASIC},
     {"matmul-add-to-gemm", tgc_pass_matmul_add_to_gemm, TGC_OPTIMIZE_ALL},
     {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL}, /* after: a Gemm it made may take a BN */
+    {"fuse-pad", tgc_pass_fuse_pad, TGC_OPTIMIZE_ALL},
+    {"trim-conv-taps", tgc_pass_trim_conv_taps, TGC_OPTIMIZE_ALL},   /* after: the folded weights, fused pads */
     {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL},
     {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL},
     {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL}, /* before fuse-elementwise takes its scales */

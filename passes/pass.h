@@ -39,6 +39,19 @@ tgc_status tgc_pass_eliminate_dead(tgc_rewrite *rw);
  * the BatchNormalization is the Conv's only reader. */
 tgc_status tgc_pass_fold_batch_norm(tgc_rewrite *rw);
 
+/* A zero-valued constant Pad of the spatial axes folded into the Conv or
+ * AveragePool that alone reads it, as that op's pads (AveragePool's then
+ * counted: count_include_pad 1); ONNX Runtime's PadFusion.
+ * passes/fuse_pad.c. */
+tgc_status tgc_pass_fuse_pad(tgc_rewrite *rw);
+
+/* Conv kernel taps that read only padding (static spatial sizes: no
+ * output position's tap lands inside the input) cut from the weights, the
+ * pads shrunk to match: the same output, less work (DeepLabV3's dilated
+ * 3x3 convolutions over small maps become 1x1). Constant float32 weights,
+ * auto_pad NOTSET, pads kept >= 0. passes/trim_conv_taps.c. */
+tgc_status tgc_pass_trim_conv_taps(tgc_rewrite *rw);
+
 /* MatMul(A, B) + C, with A of rank 2, B a [K, N] initializer and C an
  * initializer broadcastable to [M, N] (a bias [N] or [1, N], or a scalar),
  * the Add being the MatMul's only reader: one Gemm (ONNX Runtime's

@@ -51,6 +51,7 @@ tgc_graph *tgc_graph_copy(const tgc_graph *g) {
         out->n_inputs_nodes = g->n_inputs_nodes;
         ok = (out->outputs = copy_refs(g->outputs, g->n_outputs)) != NULL;
         if (ok) out->n_outputs = g->n_outputs;
+        if (ok) ok = tgc_graph_copy_output_sources(out, g) == TGC_OK;
     }
     if (ok && g->topo != NULL) {
         ok = (out->topo = tgc_malloc(((size_t)g->n_nodes + 1) * sizeof *out->topo)) != NULL;
@@ -485,7 +486,9 @@ tgc_status tgc_rewrite_finish(tgc_rewrite *rw, tgc_diags *diags, tgc_graph **out
     if (s == TGC_OK) {
         ng->outputs = g->outputs;
         ng->n_outputs = g->n_outputs;
+        ng->output_sources = g->output_sources;
         g->outputs = NULL;
+        g->output_sources = NULL;
         g->n_outputs = 0;
         remap(ng->outputs, &ng->n_outputs, new_id, false);
         s = (ng->topo = tgc_malloc(((size_t)ng->n_nodes + 1) * sizeof *ng->topo)) != NULL ? TGC_OK : TGC_ERR_NOMEM;

@@ -174,6 +174,10 @@ tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags
         json_string(out, p->names[p->pl.device[id]]);
         fputs(", \"reason\": ", out);
         json_string(out, tgc_place_reason_name(p->pl.reason[id]));
+        if (g->nodes[id].source_name != NULL) { /* the model's own name (an ONNX node's) */
+            fputs(", \"source_name\": ", out);
+            json_string(out, g->nodes[id].source_name);
+        }
         fputc('}', out);
     }
     fputs(g->n_nodes ? "\n  }\n}\n" : "}\n}\n", out);
@@ -223,7 +227,8 @@ tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags)
         fputs(" [label=", out);
         /* name \n op \n device, as one quoted label. */
         fputc('"', out);
-        for (const char *c = n->name; *c; c++) fprintf(out, "%s%c", (*c == '"' || *c == '\\') ? "\\" : "", *c);
+        for (const char *c = tgc_node_label(n); *c; c++) /* the model's own name: ONNX's */
+            fprintf(out, "%s%c", (*c == '"' || *c == '\\') ? "\\" : "", *c);
         fprintf(out, "\\n%s\\n%s (%s)\", fillcolor=\"%s\"%s];\n", what, p->names[d],
                 tgc_place_reason_name(p->pl.reason[id]), device_colour(p, d),
                 n->kind == TGC_NODE_OP ? "" : ", shape=ellipse");

@@ -79,8 +79,8 @@ class GPT(nn.Module):
 
     def forward(self, ids):
         t = ids.shape[1]
-        x = self.tok(ids) + self.pos(torch.arange(t).unsqueeze(0))
-        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        x = self.tok(ids) + self.pos(torch.arange(t, device=ids.device).unsqueeze(0))
+        mask = torch.triu(torch.full((t, t), float("-inf"), device=ids.device), diagonal=1)
         for b in self.blocks:
             x = b(x, mask)
         return self.ln(x) @ self.tok.weight.t()
@@ -99,7 +99,7 @@ class BERT(nn.Module):
         self.pool = nn.Linear(d, d)
 
     def forward(self, ids, pad):
-        x = self.ln(self.tok(ids) + self.pos(torch.arange(ids.shape[1]).unsqueeze(0)))
+        x = self.ln(self.tok(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)))
         x = self.enc(x, src_key_padding_mask=pad)
         return x, torch.tanh(self.pool(x[:, 0]))
 

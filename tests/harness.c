@@ -2,6 +2,7 @@
 #include "tests/harness.h"
 
 #include "support/alloc.h"
+#include "tgc.h"
 
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -11,6 +12,11 @@
 #endif
 
 const char *tgc_test_source_dir(void) { return TGC_SOURCE_DIR; }
+
+bool tgc_test_has_opencl_device(void) {
+    tgc_device_info info[2];
+    return tgc_devices_list(info, 2) > 1;
+}
 
 const char *tgc_test_path(const char *rel) {
     static char buf[4096];

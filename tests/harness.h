@@ -11,6 +11,7 @@
 #define TGC_TESTS_HARNESS_H
 
 #include <CUnit/CUnit.h>
+#include <stdbool.h>
 
 typedef struct tgc_test_case {
     const char *name;
@@ -26,6 +27,11 @@ const char *tgc_test_source_dir(void);
 
 /* Returns a static buffer holding SOURCE_DIR "/" rel. */
 const char *tgc_test_path(const char *rel);
+
+/* Whether OpenCL offers a device here (tgc_devices_list lists a gpu0).
+ * A gpu test may skip only when it is false: where a device exists but
+ * will not open (its kernels fail to build, say), the test must fail. */
+bool tgc_test_has_opencl_device(void);
 
 #define TGC_TEST_MAIN(suite, ...)                                                           \
     int main(void) {                                                                        \

@@ -26,6 +26,13 @@ int tgc_usage_error(const char *command, const char *fmt, ...);
  * none of them. */
 bool tgc_parse_optimize_level(const char *text, tgc_optimize_level *level);
 
+/* The file name (without ".npy") a tensor named `name` is written under or
+ * read from (tgc run's --output-dir files, --input-dir's folders): each
+ * byte outside [A-Za-z0-9_.-], and a leading '.', as %XX ("onnx::Flatten_0"
+ * is "onnx%3A%3AFlatten_0"); past 200 bytes, the first 191 then '~' and the
+ * name's FNV-1a hash in 8 hex digits (tools/cmd_run.c). */
+void tgc_file_stem(const char *name, char *out, size_t size);
+
 /* Writes `write(file, ctx)`'s output to `path` atomically: to a temporary
  * file in the same directory, renamed into place only on success, so a
  * failure leaves no half-written file. Returns 0 or an errno-style code. */

@@ -5,7 +5,9 @@
 #include "tools/run_inputs.h"
 #include "tools/run_stream.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -46,9 +48,13 @@ static const char run_usage[] =
     "                        end, reserved, allocations, fragmentation, the tensors live at\n"
     "                        the peak, and the static plan's prediction beside the peak\n"
     "  --input NAME=FILE     feed graph input NAME from a .npy file (dtype and shape are\n"
-    "                        checked against the declaration; symbols are bound)\n"
+    "                        checked against the declaration; symbols are bound); NAME is the\n"
+    "                        model's own (an ONNX input's, as written: onnx::Flatten_0) or tgc's\n"
     "  --output-dir DIR      write each graph output as DIR/NAME.npy (atomically: a new\n"
     "                        temporary file renamed into place, never written through a link);\n"
+    "                        NAME is the output's name with each byte outside [A-Za-z0-9_.-]\n"
+    "                        (and a leading '.') written %XX: onnx::Flatten_0 -> onnx%3A%3AFlatten_0;\n"
+    "                        past 200 bytes, the first 191, '~' and an 8-digit hash\n"
     "                        a sequence element by element (NAME_0.npy, ...), an optional as\n"
     "                        what it holds\n"
     "  --inflight K          run up to K steps at once on the session (default 1): with --repeat\n"
@@ -68,7 +74,8 @@ static const char run_usage[] =
     "                        default 2GiB), nodes=N (1000000), rank=R (8), tensor=SIZE (one tensor's\n"
     "                        bytes, 64GiB), e.g. file=100MB,tensor=1GiB; past one is an error\n"
     "  --repeat N            run N times (default 1) and report the median time\n"
-    "  --compare NAME=FILE   print the largest |output - reference|; exit 1 above --tolerance\n"
+    "  --compare NAME=FILE   print the largest |output - reference| of output NAME (as printed\n"
+    "                        above: an ONNX output's own name); exit 1 above --tolerance\n"
     "                        (string outputs: exit 1 unless every string is equal)\n"
     "  --tolerance T         for --compare (default 1e-4)\n"
     "  --labels FILE         int64 class labels: print the accuracy of the argmax of the\n"
@@ -153,8 +160,8 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
             char *end;
             long n = strtol(v, &end, 10);
             if (*end != '\0' || n < 1 || n > TGC_STREAM_MAX_INFLIGHT)
-                return tgc_usage_error("run", "--inflight takes a count from 1 to %d, got '%s'", TGC_STREAM_MAX_INFLIGHT,
-                                       v);
+                return tgc_usage_error("run", "--inflight takes a count from 1 to %d, got '%s'",
+                                       TGC_STREAM_MAX_INFLIGHT, v);
             a->inflight = (int)n;
         }
         else if (strcmp(opt, "--optimize") == 0) {
@@ -283,7 +290,13 @@ static int find_output(const tgc_session *s, const char *name) {
 /* --compare: largest absolute difference; returns 1 above tolerance, 2 on a usage problem. */
 static int compare_output(const tgc_session *s, tgc_tensor **outs, const char *name, const char *file, double tol) {
     int i = find_output(s, name);
-    if (i < 0) return tgc_usage_error("run", "--compare: '%s' is not a graph output", name);
+    if (i < 0) {
+        fprintf(stderr, "tgc: error: --compare: '%s' is not a graph output; the outputs are", name);
+        for (int k = 0; k < tgc_session_output_count(s); k++)
+            fprintf(stderr, "%s '%s'", k ? "," : "", tgc_session_output_name(s, k));
+        fputc('\n', stderr);
+        return TGC_EXIT_USAGE;
+    }
     tgc_tensor *ref = NULL;
     tgc_diags *d = tgc_diags_create();
     tgc_status st = tgc_tensor_load_npy(file, d, &ref);
@@ -345,6 +358,36 @@ static int report_accuracy(tgc_tensor *logits, const char *file) {
     return rc;
 }
 
+/* The file name (without ".npy") output `name` is written under: each
+ * byte outside [A-Za-z0-9_.-], and a leading '.', as %XX (uppercase hex),
+ * so "onnx::Flatten_0" is "onnx%3A%3AFlatten_0" and "/conv/Conv_output_0"
+ * "%2Fconv%2FConv_output_0": names stay apart and the original reads back
+ * with urllib.parse.unquote. An escaped name past 200 bytes keeps its first
+ * 191 and ends with '~' and the 8 hex digits of the FNV-1a hash of the
+ * whole name (file names stop at 255 bytes). */
+void tgc_file_stem(const char *name, char *out, size_t size) {
+    static const char hex[] = "0123456789ABCDEF";
+    enum { MAX_STEM = 200, KEPT = 191 };
+    char buf[3 * 4096 + 1];
+    size_t len = 0;
+    uint32_t hash = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        hash = (hash ^ *p) * 16777619u;
+        bool plain = isalnum(*p) || *p == '_' || *p == '-' || (*p == '.' && p != (const unsigned char *)name);
+        if (len + 4 > sizeof buf) continue; /* only the hash sees the rest */
+        if (plain) {
+            buf[len++] = (char)*p;
+        } else {
+            buf[len++] = '%';
+            buf[len++] = hex[*p >> 4];
+            buf[len++] = hex[*p & 15];
+        }
+    }
+    buf[len] = '\0';
+    if (len > MAX_STEM) snprintf(buf + KEPT, sizeof buf - KEPT, "~%08" PRIx32, hash);
+    snprintf(out, size, "%s", buf);
+}
+
 static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *dir) {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "tgc: error: cannot create '%s': %s\n", dir, strerror(errno));
@@ -356,12 +399,12 @@ static int write_outputs(const tgc_session *s, tgc_tensor **outs, const char *di
         bool list = tgc_tensor_kind_of(outs[i]) != TGC_TENSOR_PLAIN;
         bool seq = tgc_tensor_kind_of(outs[i]) == TGC_TENSOR_SEQUENCE;
         int64_t n = list ? tgc_tensor_list_length(outs[i]) : 1;
+        char stem[256];
+        tgc_file_stem(tgc_session_output_name(s, i), stem, sizeof stem);
         for (int64_t k = 0; k < n; k++) {
             char path[4096];
-            if (seq) snprintf(path, sizeof path, "%s/%s_%lld.npy", dir, tgc_session_output_name(s, i), (long long)k);
-            else snprintf(path, sizeof path, "%s/%s.npy", dir, tgc_session_output_name(s, i));
-            for (char *p = path + strlen(dir) + 1; *p; p++)
-                if (*p == '/' || *p == ':') *p = '_';
+            if (seq) snprintf(path, sizeof path, "%s/%s_%lld.npy", dir, stem, (long long)k);
+            else snprintf(path, sizeof path, "%s/%s.npy", dir, stem);
             tgc_tensor *e = list ? tgc_tensor_list_at(outs[i], k) : tgc_tensor_retain(outs[i]);
             tgc_diags *d = tgc_diags_create();
             tgc_status st = e != NULL ? tgc_tensor_save_npy(e, path, d) : TGC_ERR_NOMEM;
@@ -379,7 +422,8 @@ static int check_outputs(const run_args *a, const tgc_session *s, tgc_tensor **o
     int rc = TGC_EXIT_OK;
     for (int i = 0; i < a->n_compare && rc == TGC_EXIT_OK; i++)
         rc = compare_output(s, outs, a->compare_names[i], a->compare_files[i], a->tolerance);
-    if (rc == TGC_EXIT_OK && a->labels != NULL && tgc_session_output_count(s) > 0) rc = report_accuracy(outs[0], a->labels);
+    if (rc == TGC_EXIT_OK && a->labels != NULL && tgc_session_output_count(s) > 0)
+        rc = report_accuracy(outs[0], a->labels);
     if (rc == TGC_EXIT_OK && a->output_dir != NULL) rc = write_outputs(s, outs, a->output_dir);
     return rc;
 }
@@ -444,12 +488,15 @@ static const char *describe_step(void *ctx, int step) {
     return c->what;
 }
 
-/* The graph inputs that --input does not give, in c->names after them. */
+/* The graph inputs that --input does not give (by the model's name or
+ * tgc's), in c->names after them, by the model's names: the files an entry
+ * of --input-dir holds are named so. */
 static int name_streamed(stream_ctx *c, const tgc_graph *g) {
-    for (int i = 0; i < tgc_graph_input_count(g); i++) {
-        const char *name = tgc_graph_input_name(g, i);
+    for (int i = 0; i < tgc_session_input_count(c->s); i++) {
+        const char *name = tgc_session_input_name(c->s, i), *tgc_name = tgc_graph_input_name(g, i);
         bool given = false;
-        for (int k = 0; k < c->n_fixed; k++) given |= strcmp(c->names[k], name) == 0;
+        for (int k = 0; k < c->n_fixed; k++)
+            given |= strcmp(c->names[k], name) == 0 || (tgc_name != NULL && strcmp(c->names[k], tgc_name) == 0);
         if (!given) c->names[c->n_fixed + c->n_streamed++] = name;
     }
     return TGC_EXIT_OK;
@@ -466,7 +513,7 @@ static int stream_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     int n_out = tgc_session_output_count(s);
     stream_ctx c = {.a = a, .s = s, .n_fixed = a->n_inputs};
-    c.names = calloc((size_t)a->n_inputs + (size_t)tgc_graph_input_count(g) + 1, sizeof *c.names);
+    c.names = calloc((size_t)a->n_inputs + (size_t)tgc_session_input_count(s) + 1, sizeof *c.names);
     c.fixed = calloc((size_t)a->n_inputs + 1, sizeof *c.fixed);
     c.last = calloc((size_t)n_out + 1, sizeof *c.last);
     int rc = c.names && c.fixed && c.last ? TGC_EXIT_OK : TGC_EXIT_FAILED;
@@ -491,10 +538,12 @@ static int stream_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     }
     if (rc == TGC_EXIT_OK && a->input_dir == NULL)
         for (int i = 0; i < n_out; i++) print_summary(tgc_session_output_name(s, i), c.last[i]);
-    if (fig.steps_done > 0)
+    if (fig.steps_done > 0) {
+        double rate = fig.elapsed_s > 0 ? fig.steps_done / fig.elapsed_s : 0.0;
         printf("%d step%s in %.3f s: %.2f steps/s; latency median %.3f ms (min %.3f, max %.3f); %d in flight on %s\n",
-               fig.steps_done, fig.steps_done == 1 ? "" : "s", fig.elapsed_s, fig.elapsed_s > 0 ? fig.steps_done / fig.elapsed_s : 0.0,
-               fig.latency_median_s * 1e3, fig.latency_min_s * 1e3, fig.latency_max_s * 1e3, inflight, a->devices);
+               fig.steps_done, fig.steps_done == 1 ? "" : "s", fig.elapsed_s, rate, fig.latency_median_s * 1e3,
+               fig.latency_min_s * 1e3, fig.latency_max_s * 1e3, inflight, a->devices);
+    }
     if (rc == TGC_EXIT_OK && a->input_dir == NULL) rc = check_outputs(a, s, c.last);
     if (a->trace != NULL && tgc_session_trace_write(s, a->trace, diags) != TGC_OK) rc = TGC_EXIT_FAILED;
     if (a->memory_report && tgc_session_memory_report(s, stdout) != TGC_OK) rc = TGC_EXIT_FAILED;

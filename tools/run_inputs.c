@@ -128,13 +128,10 @@ const char *tgc_input_dir_path(const tgc_input_dir *in, int i, const char *input
         n = snprintf(buf, size, "%s/%s.npy", in->dir, in->stems[i]);
         return n >= 0 && (size_t)n < size ? buf : NULL;
     }
-    n = snprintf(buf, size, "%s/%s/", in->dir, in->stems[i]);
-    if (n < 0 || (size_t)n >= size) return NULL;
-    size_t at = (size_t)n, len = strlen(input);
-    if (len + 5 > size - at) return NULL;
-    for (size_t k = 0; k < len; k++) buf[at + k] = input[k] == '/' || input[k] == ':' ? '_' : input[k];
-    memcpy(buf + at + len, ".npy", 5);
-    return buf;
+    char stem[256];
+    tgc_file_stem(input, stem, sizeof stem);
+    n = snprintf(buf, size, "%s/%s/%s.npy", in->dir, in->stems[i], stem);
+    return n >= 0 && (size_t)n < size ? buf : NULL;
 }
 
 void tgc_input_dir_free(tgc_input_dir *in) {

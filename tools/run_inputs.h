@@ -33,8 +33,9 @@ typedef struct tgc_input_dir {
 int tgc_input_dir_list(const char *dir, int streamed, tgc_input_dir *out);
 
 /* The file feeding graph input `input` in step i: DIR/STEM.npy for a file
- * entry, DIR/STEM/INPUT.npy for a folder (an input name's '/' and ':' as
- * '_', as output files are named). NULL when it does not fit in buf. */
+ * entry, DIR/STEM/INPUT.npy for a folder (the input's name escaped as
+ * output files' are, tgc_file_stem: "onnx::Flatten_0" is
+ * "onnx%3A%3AFlatten_0.npy"). NULL when it does not fit in buf. */
 const char *tgc_input_dir_path(const tgc_input_dir *in, int i, const char *input, char *buf, size_t size);
 
 void tgc_input_dir_free(tgc_input_dir *in);

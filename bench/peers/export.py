@@ -168,6 +168,18 @@ model("bert_encoder", lambda g: (token_ids(g), (torch.arange(CTX) >= CTX - 16).u
 model("lstm", randn(1, 64, 512), 50)(lambda: Recurrent(nn.LSTM, 512, 512, 2, False, 10))
 
 
+# Batch 16 (issue 15, item 5): three CNNs and the encoder, as a server
+# batching requests would run them. Same weights and seeds as batch 1.
+BATCH = 16
+model("resnet50_b16", randn(BATCH, 3, 224, 224), 2)(vision(tvm.resnet50))
+model("mobilenet_v2_b16", randn(BATCH, 3, 224, 224), 5)(vision(tvm.mobilenet_v2))
+model("efficientnet_b0_b16", randn(BATCH, 3, 224, 224), 3)(vision(tvm.efficientnet_b0))
+model("bert_encoder_b16",
+      lambda g: (torch.randint(0, VOCAB, (BATCH, CTX), generator=g),
+                 (torch.arange(CTX) >= CTX - 16).unsqueeze(0).expand(BATCH, CTX)), 2,
+      names=("input_ids", "pad_mask"))(lambda: OneOutput(BERT(vocab=VOCAB, d=512, heads=8, layers=6, ctx=CTX), 0))
+
+
 def build(name):
     """Model NAME in eval mode and its inputs, the same on every call."""
     fn, inputs, _, _ = MODELS[name]

@@ -48,7 +48,8 @@ HERE="$ROOT/bench/peers"
 ALL_MODELS=(mlp_b1 mlp_b64 resnet18 resnet50 transformer
             mobilenet_v2 mobilenet_v3_large efficientnet_b0 resnext50_32x4d convnext_tiny
             densenet121 inception_v3 vit_b_16 swin_t deeplabv3_mobilenet_v3
-            gpt_decoder bert_encoder lstm)
+            gpt_decoder bert_encoder lstm
+            resnet50_b16 mobilenet_v2_b16 efficientnet_b0_b16 bert_encoder_b16)
 mkdir -p "$PEERS_DIR/logs" "$PEERS_DIR/out"
 
 [ -x "$TGC" ] || { echo "run.sh: $TGC missing: cmake -S . -B build && cmake --build build -j2" >&2; exit 2; }

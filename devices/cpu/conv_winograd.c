@@ -24,6 +24,7 @@
 #include "graph/elementwise.h"
 
 #include "support/alloc.h"
+#include "support/checked.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -53,15 +54,28 @@ typedef struct winograd {
 
 static int64_t tiles_of(const tgc_window *w, int m) { return (w->out[0] + m - 1) / m * ((w->out[1] + m - 1) / m); }
 
+/* The most floats the transformed input and products (V and P, all 16
+ * matrices of all tiles) may take: 24 MiB. Past it the transforms stream
+ * through memory rather than cache, and im2col with oneDNN's GEMM was
+ * 2.5-3x faster (Inception-v3's 32 -> 64 channel 3x3 over 147x147, V and P
+ * 34 MiB: 24 ms against 8.3 ms on one core of a Zen 5 with 32 MiB of L3;
+ * at 22 MiB, 32 -> 32 channels, Winograd still won, 3.0 against 4.8 ms). */
+#define MAX_TRANSFORM_FLOATS ((int64_t)6 << 20)
+
 /* The variant for geometry g, or NULL: 3x3, stride 1, dilation 1, one
  * group, at least 16 input and output channels (fewer: the GEMMs are too
- * thin to gain), and MIN_TILES tiles of 2x2. */
+ * thin to gain), MIN_TILES tiles of 2x2, and transforms that fit
+ * MAX_TRANSFORM_FLOATS. */
 static const tgc_winograd_variant *variant_for(const tgc_conv_geometry *g) {
     const tgc_window *w = &g->w;
     if (w->n != 2 || g->group != 1 || g->cg < 16 || g->m_count < 16) return NULL;
     for (int a = 0; a < 2; a++)
         if (w->kernel[a] != 3 || w->strides[a] != 1 || w->dilations[a] != 1) return NULL;
-    return tiles_of(w, 2) >= MIN_TILES ? &tgc_winograd_f23 : NULL;
+    int64_t tiles = tiles_of(w, 2), per_tile;
+    if (tiles < MIN_TILES || !tgc_checked_add_i64(g->cg, g->m_count, &per_tile) ||
+        per_tile > MAX_TRANSFORM_FLOATS / 16 / tiles)
+        return NULL;
+    return &tgc_winograd_f23;
 }
 
 bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g) { return variant_for(g) != NULL; }

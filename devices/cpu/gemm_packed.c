@@ -354,8 +354,13 @@ static void make_plain(plain_entry *e) {
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success) return;
     const char *impl = NULL;
+    /* brgemm, or the jit GEMM oneDNN picks where B's rows are further
+     * apart than its width (a piece of a split product, a Conv's columns):
+     * 2x OpenBLAS's Haswell kernels on [24..2048, 16..2048] x [.., 64..6400]
+     * pieces on one Zen 5 core (brgemm declines those). Its reference
+     * loops are slower than OpenBLAS. */
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
-        strncmp(impl, "brg", 3) == 0) { /* brgemm: the others it may offer here ran slower than OpenBLAS */
+        (strncmp(impl, "brg", 3) == 0 || strcmp(impl, "gemm:jit") == 0)) {
         e->scratch_bytes = scratch_size(pd);
         if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) e->prim = NULL;
     }

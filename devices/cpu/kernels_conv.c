@@ -338,9 +338,19 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     int64_t k = cg * kk_count, m_group = m_count / group;
     const float *px = tgc_kernel_in_ptr(c, 0), *pw = tgc_kernel_in_ptr(c, 1);
     bool empty = k == 0 || in_size == 0; /* no input channels, or only padding to read: Y is the bias */
-    if (!empty && tgc_cpu_conv_winograd_applies(&g)) return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
-    if (!empty && tgc_cpu_conv_direct_applies(&g)) return tgc_cpu_conv_direct(c, &g, px, pw, bias, py);
-    if (!empty && !pointwise) return tgc_cpu_conv_im2col(c, &g, px, pw, bias, py);
+    if (!empty && tgc_cpu_conv_winograd_applies(&g)) {
+        c->impl = "winograd f(2x2,3x3)";
+        return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
+    }
+    if (!empty && tgc_cpu_conv_direct_applies(&g)) {
+        c->impl = "direct";
+        return tgc_cpu_conv_direct(c, &g, px, pw, bias, py);
+    }
+    if (!empty && !pointwise) {
+        c->impl = "im2col + gemm";
+        return tgc_cpu_conv_im2col(c, &g, px, pw, bias, py);
+    }
+    c->impl = empty ? "bias only" : "pointwise gemm";
 
     if (!empty) { /* one GEMM a group, bias and Relu per piece */
         for (int64_t n = 0; n < batch; n++)

@@ -20,6 +20,7 @@
  *     for 1: only possible with pads >= kernel or ceil_mode overshoot) gives
  *     NaN, and Indices -1. */
 #include "devices/cpu/kernels_nn.h"
+#include "support/alloc.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -80,19 +81,49 @@ static int64_t column_major(const tgc_window *w, int64_t off) {
     return col;
 }
 
-/* ---- MaxPool, 2-D without Indices: the CNN case ----------------------------- */
+/* ---- 2-D pooling over rows: the CNN case ------------------------------------ */
 
 /* The taps of a 2-D window along the last axis, each with the output
  * columns [lo, hi) where it reads input; at most POOL_2D_MAX_TAPS of them. */
 #define POOL_2D_MAX_TAPS 64
 
-typedef struct max_pool_2d {
+/* A 2-D pool split over the device's threads by planes. For AveragePool,
+ * count_w[ow] is the number of taps of output column ow's window that count
+ * (per count_include_pad), and include_pad the attribute. */
+typedef struct pool_2d {
     const tgc_window *w;
     const float *x;
     float *y;
     int64_t planes, planes_per_piece;
     int64_t col_lo[POOL_2D_MAX_TAPS], col_hi[POOL_2D_MAX_TAPS];
-} max_pool_2d;
+    const int64_t *count_w;
+    bool include_pad;
+} pool_2d;
+
+/* Fills m's column ranges for a 2-D window; false (nothing filled) when
+ * the window is not 2-D or has more than POOL_2D_MAX_TAPS taps per row. */
+static bool pool_2d_columns(const tgc_window *w, pool_2d *m) {
+    if (w->n != 2 || w->kernel[1] > POOL_2D_MAX_TAPS) return false;
+    for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
+        /* ow * sw - pad + tw * dw in [0, in): tgc_window_taps from the output side */
+        int64_t off = tw * w->dilations[1] - w->pads[1], lo = 0, hi = w->out[1];
+        while (lo < hi && lo * w->strides[1] + off < 0) lo++;
+        while (hi > lo && (hi - 1) * w->strides[1] + off >= w->in[1]) hi--;
+        m->col_lo[tw] = lo;
+        m->col_hi[tw] = hi;
+    }
+    return true;
+}
+
+/* Splits m's planes into pieces of about POOL_PIECE_WORK taps and runs
+ * `piece` over them on the device's pool. */
+static void pool_2d_split(tgc_kernel_ctx *c, pool_2d *m, void (*piece)(void *, int64_t, int)) {
+    const tgc_window *w = m->w;
+    int64_t plane_work = w->out[0] * w->out[1] * w->kernel[0] * w->kernel[1];
+    m->planes_per_piece = POOL_PIECE_WORK / (plane_work > 0 ? plane_work : 1);
+    if (m->planes_per_piece < 1) m->planes_per_piece = 1;
+    tgc_parallel_for(c->pool, (m->planes + m->planes_per_piece - 1) / m->planes_per_piece, piece, m);
+}
 
 /* Planes [piece * planes_per_piece, ...) row by row: each output row starts
  * at -inf and takes, tap by tap in row-major window order, v when
@@ -100,7 +131,7 @@ typedef struct max_pool_2d {
  * the general path, with loops over the row that vectorize. */
 static void max_pool_2d_piece(void *arg, int64_t piece, int slot) {
     (void)slot;
-    const max_pool_2d *m = arg;
+    const pool_2d *m = arg;
     const tgc_window *w = m->w;
     int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];
     int64_t sw = w->strides[1], dw = w->dilations[1];
@@ -115,9 +146,17 @@ static void max_pool_2d_piece(void *arg, int64_t piece, int slot) {
                 const float *restrict row = m->x + (p * h + h0 + th * w->dilations[0]) * wd;
                 for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
                     int64_t off = tw * dw - w->pads[1];
-                    for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {
-                        float v = row[ow * sw + off];
-                        out[ow] = v > out[ow] || v != v ? v : out[ow];
+                    if (sw == 1) { /* contiguous: vectorizes */
+                        const float *restrict in = row + off;
+                        for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {
+                            float v = in[ow];
+                            out[ow] = v > out[ow] || v != v ? v : out[ow];
+                        }
+                    } else {
+                        for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {
+                            float v = row[ow * sw + off];
+                            out[ow] = v > out[ow] || v != v ? v : out[ow];
+                        }
                     }
                 }
             }
@@ -128,16 +167,8 @@ static void max_pool_2d_piece(void *arg, int64_t piece, int slot) {
 /* The 2-D path when it applies (every output window reads some input, and
  * at most POOL_2D_MAX_TAPS taps per row): true when it ran. */
 static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, const float *x, float *y) {
-    if (w->n != 2 || w->kernel[1] > POOL_2D_MAX_TAPS) return false;
-    max_pool_2d m = {.w = w, .x = x, .y = y, .planes = planes};
-    for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
-        /* ow * sw - pad + tw * dw in [0, in): tgc_window_taps from the output side */
-        int64_t off = tw * w->dilations[1] - w->pads[1], lo = 0, hi = w->out[1];
-        while (lo < hi && lo * w->strides[1] + off < 0) lo++;
-        while (hi > lo && (hi - 1) * w->strides[1] + off >= w->in[1]) hi--;
-        m.col_lo[tw] = lo;
-        m.col_hi[tw] = hi;
-    }
+    pool_2d m = {.w = w, .x = x, .y = y, .planes = planes};
+    if (!pool_2d_columns(w, &m)) return false;
     /* Every window must read input (with dilation, one in the middle may
      * not): each output row has a tap row, each output column a tap. */
     for (int64_t oh = 0; oh < w->out[0]; oh++) {
@@ -150,10 +181,77 @@ static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t plan
         for (int64_t tw = 0; tw < w->kernel[1] && !read; tw++) read = m.col_lo[tw] <= ow && ow < m.col_hi[tw];
         if (!read) return false;
     }
-    int64_t plane_work = w->out[0] * w->out[1] * w->kernel[0] * w->kernel[1];
-    m.planes_per_piece = POOL_PIECE_WORK / (plane_work > 0 ? plane_work : 1);
-    if (m.planes_per_piece < 1) m.planes_per_piece = 1;
-    tgc_parallel_for(c->pool, (planes + m.planes_per_piece - 1) / m.planes_per_piece, max_pool_2d_piece, &m);
+    pool_2d_split(c, &m, max_pool_2d_piece);
+    return true;
+}
+
+/* ---- AveragePool, 2-D ---------------------------------------------------------- */
+
+/* Planes [piece * planes_per_piece, ...) row by row: each output row's sums
+ * start at 0 and take the taps that read input in row-major window order
+ * (the general path's order, so the sums are bitwise the same), then each
+ * is divided by its window's count: rows' count times count_w[ow]. */
+static void average_pool_2d_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const pool_2d *m = arg;
+    const tgc_window *w = m->w;
+    int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];
+    int64_t sw = w->strides[1], dw = w->dilations[1];
+    int64_t p1 = (piece + 1) * m->planes_per_piece < m->planes ? (piece + 1) * m->planes_per_piece : m->planes;
+    for (int64_t p = piece * m->planes_per_piece; p < p1; p++) {
+        for (int64_t oh = 0; oh < oh_count; oh++) {
+            float *restrict out = m->y + (p * oh_count + oh) * ow_count;
+            for (int64_t ow = 0; ow < ow_count; ow++) out[ow] = 0.0f;
+            int64_t h0 = oh * w->strides[0] - w->pads[0], hlo, hhi, count_h;
+            tgc_window_taps(h0, w->kernel[0], w->dilations[0], 0, h, &hlo, &hhi);
+            count_h = hhi - hlo;
+            if (m->include_pad) {
+                int64_t plo, phi;
+                tgc_window_taps(h0, w->kernel[0], w->dilations[0], -w->pads[0], h + w->pads[2], &plo, &phi);
+                count_h = phi - plo;
+            }
+            for (int64_t th = hlo; th < hhi; th++) {
+                const float *restrict row = m->x + (p * h + h0 + th * w->dilations[0]) * wd;
+                for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
+                    int64_t off = tw * dw - w->pads[1];
+                    if (sw == 1) { /* contiguous: vectorizes */
+                        const float *restrict in = row + off;
+                        for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) out[ow] += in[ow];
+                    } else {
+                        for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) out[ow] += row[ow * sw + off];
+                    }
+                }
+            }
+            for (int64_t ow = 0; ow < ow_count; ow++) {
+                int64_t count = count_h * m->count_w[ow];
+                out[ow] = count > 0 ? out[ow] / (float)count : NAN;
+            }
+        }
+    }
+}
+
+/* The 2-D path when it applies: true when it ran; TGC_ERR_NOMEM through
+ * *st when its column counts could not be allocated. */
+static bool average_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, bool include_pad,
+                                const float *x, float *y, tgc_status *st) {
+    pool_2d m = {.w = w, .x = x, .y = y, .planes = planes, .include_pad = include_pad};
+    if (!pool_2d_columns(w, &m)) return false;
+    int64_t *count_w = tgc_malloc((size_t)w->out[1] * sizeof *count_w);
+    if (count_w == NULL) {
+        *st = tgc_kernel_fail(c, "out of host memory for AveragePool's column counts");
+        return true;
+    }
+    for (int64_t ow = 0; ow < w->out[1]; ow++) {
+        int64_t start = ow * w->strides[1] - w->pads[1], lo, hi;
+        if (include_pad)
+            tgc_window_taps(start, w->kernel[1], w->dilations[1], -w->pads[1], w->in[1] + w->pads[3], &lo, &hi);
+        else
+            tgc_window_taps(start, w->kernel[1], w->dilations[1], 0, w->in[1], &lo, &hi);
+        count_w[ow] = hi - lo;
+    }
+    m.count_w = count_w;
+    pool_2d_split(c, &m, average_pool_2d_piece);
+    tgc_free(count_w);
     return true;
 }
 
@@ -234,6 +332,7 @@ tgc_status tgc_cpu_average_pool_f32(tgc_kernel_ctx *c) {
     if (planes * out_size == 0) return TGC_OK;
     const float *x = tgc_kernel_in_ptr(c, 0);
     float *y = tgc_kernel_out_ptr(c, 0);
+    if (average_pool_2d_run(c, &w, planes, include_pad != 0, x, y, &st)) return st;
 
     for (int64_t p = 0; p < planes; p++) {
         int64_t o[TGC_MAX_RANK] = {0}, zero[TGC_MAX_RANK] = {0};
@@ -263,19 +362,45 @@ tgc_status tgc_cpu_average_pool_f32(tgc_kernel_ctx *c) {
 
 /* ---- GlobalAveragePool ------------------------------------------------------- */
 
+typedef struct global_pool {
+    const float *x;
+    float *y;
+    int64_t planes, size, planes_per_piece;
+} global_pool;
+
+/* The sum in double of x[0..n): 8 running sums (element i into sum i mod
+ * 8, which vectorizes and hides the adds' latency), then added pairwise. */
+static double sum_as_double(const float *restrict x, int64_t n) {
+    double acc[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) acc[k] += (double)x[i + k];
+    for (int k = 0; i < n; i++, k++) acc[k] += (double)x[i];
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+/* Planes [piece * planes_per_piece, ...): each plane's mean. */
+static void global_average_pool_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const global_pool *g = arg;
+    int64_t p1 = (piece + 1) * g->planes_per_piece < g->planes ? (piece + 1) * g->planes_per_piece : g->planes;
+    for (int64_t p = piece * g->planes_per_piece; p < p1; p++) {
+        double sum = sum_as_double(g->x + p * g->size, g->size);
+        g->y[p] = g->size > 0 ? (float)(sum / (double)g->size) : NAN;
+    }
+}
+
 /* [N, C, D1..Dn] -> [N, C, 1..1]: the mean of each plane, summed in double
- * (planes can be large); NaN for an empty plane, as numpy's mean. */
+ * (planes can be large); NaN for an empty plane, as numpy's mean. Planes
+ * split over the device's threads (the same sums on any thread count). */
 tgc_status tgc_cpu_global_average_pool_f32(tgc_kernel_ctx *c) {
     int64_t planes, size;
     tgc_status st = tgc_window_read_global_pool(c, &planes, &size);
     if (st != TGC_OK) return st;
     if (planes == 0) return TGC_OK;
-    const float *px = tgc_kernel_in_ptr(c, 0);
-    float *py = tgc_kernel_out_ptr(c, 0);
-    for (int64_t p = 0; p < planes; p++) {
-        double sum = 0.0;
-        for (int64_t i = 0; i < size; i++) sum += px[p * size + i];
-        py[p] = size > 0 ? (float)(sum / (double)size) : NAN;
-    }
+    global_pool g = {.x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .planes = planes, .size = size};
+    g.planes_per_piece = POOL_PIECE_WORK / (size > 0 ? size : 1);
+    if (g.planes_per_piece < 1) g.planes_per_piece = 1;
+    tgc_parallel_for(c->pool, (planes + g.planes_per_piece - 1) / g.planes_per_piece, global_average_pool_piece, &g);
     return TGC_OK;
 }

@@ -7,8 +7,10 @@
  * shrinking ones first) maps [outer, in, inner] to [outer, out, inner] by
  * its sampling table, and the result is narrowed to X's dtype (integers
  * rounded half to even and saturated, as the reference's saturate_cast:
- * sample_types.h). The kernel sizes its own output: scales are float32
- * values inference cannot track. */
+ * sample_types.h). float32 images (only the last two axes resized, nothing
+ * outside the input) take a float32 path over output rows instead. The
+ * kernel sizes its own output: scales are float32 values inference cannot
+ * track. */
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
 #include "devices/cpu/sample_types.h"
@@ -58,6 +60,111 @@ static void pass_block(void *arg, int64_t b, int slot) {
     }
 }
 
+/* ---- float32 over the last two axes: images ---------------------------------------- */
+
+/* The common case (an image's height and width, every other axis kept,
+ * nothing outside the input) in float32, one output row at a time: the
+ * height's taps blend whole input rows into one row (contiguous, it
+ * vectorizes), then the width's taps sample that row. The weights are the
+ * same tables' rounded to float32, so values differ from the double path
+ * by float32 rounding only. */
+typedef struct image_pass {
+    const float *x;
+    float *y;
+    const tgc_resize_taps *th, *tw; /* NULL: the axis is kept */
+    const float *wh, *ww;           /* their weights in float32 */
+    int64_t in_h, in_w, out_h, out_w, rows, rows_per_block;
+    bool *failed;                   /* set when a block had no memory for its row */
+} image_pass;
+
+static void image_block(void *arg, int64_t b, int slot) {
+    (void)slot;
+    const image_pass *p = arg;
+    float *blend = p->th != NULL ? tgc_malloc((size_t)p->in_w * sizeof *blend) : NULL;
+    if (p->th != NULL && blend == NULL) {
+        __atomic_store_n(p->failed, true, __ATOMIC_RELAXED);
+        return;
+    }
+    int64_t end = (b + 1) * p->rows_per_block < p->rows ? (b + 1) * p->rows_per_block : p->rows;
+    for (int64_t row = b * p->rows_per_block; row < end; row++) {
+        int64_t o = row / p->out_h, j = row % p->out_h;
+        const float *plane = p->x + o * p->in_h * p->in_w, *src = plane + j * p->in_w;
+        if (p->th != NULL) {
+            int n = p->th->n;
+            for (int64_t i = 0; i < p->in_w; i++) blend[i] = 0.0f;
+            for (int k = 0; k < n; k++) {
+                float w = p->wh[j * n + k];
+                if (w == 0.0f) continue;
+                const float *restrict in = plane + p->th->index[j * n + k] * p->in_w;
+                for (int64_t i = 0; i < p->in_w; i++) blend[i] += w * in[i];
+            }
+            src = blend;
+        }
+        float *restrict out = p->y + row * p->out_w;
+        if (p->tw == NULL) {
+            memcpy(out, src, (size_t)p->out_w * sizeof *out);
+            continue;
+        }
+        int n = p->tw->n;
+        const int64_t *idx = p->tw->index;
+        for (int64_t q = 0; q < p->out_w; q++) {
+            float acc = 0.0f;
+            for (int k = 0; k < n; k++) acc += p->ww[q * n + k] * src[idx[q * n + k]];
+            out[q] = acc;
+        }
+    }
+    tgc_free(blend);
+}
+
+/* An axis's table made and its weights rounded to float32 (*wf, owned by
+ * the caller); false with *st set on failure, or when an output index
+ * falls outside the input (tf_crop_and_resize: left to the double path). */
+static bool image_axis(tgc_kernel_ctx *c, const tgc_resize_geometry *g, int a, tgc_resize_taps *t, float **wf,
+                       tgc_status *st) {
+    if ((*st = tgc_resize_taps_make(c, g, a, t)) != TGC_OK) return false;
+    for (int64_t j = 0; j < t->n_out; j++)
+        if (t->outside[j]) return false;
+    size_t nbytes;
+    *wf = tgc_checked_nbytes(t->n_out * t->n, sizeof **wf, &nbytes) ? tgc_malloc(nbytes ? nbytes : 1) : NULL;
+    if (*wf == NULL) {
+        *st = tgc_kernel_fail(c, "Resize: no host memory for a sampling table");
+        return false;
+    }
+    for (int64_t i = 0; i < t->n_out * t->n; i++) (*wf)[i] = (float)t->weight[i];
+    return true;
+}
+
+/* Runs the image path when it applies (float32, only the last two axes
+ * resized); true when it ran or failed (*st says which). */
+static bool resize_image_f32(tgc_kernel_ctx *c, const tgc_resize_geometry *g, tgc_status *st) {
+    if (c->inputs[0].dtype != TGC_FLOAT32 || g->rank < 2) return false;
+    for (int a = 0; a < g->rank - 2; a++)
+        if (!tgc_resize_axis_identity(g, a)) return false;
+    int ah = g->rank - 2, aw = g->rank - 1;
+    bool keep_h = tgc_resize_axis_identity(g, ah), keep_w = tgc_resize_axis_identity(g, aw);
+    if (keep_h && keep_w) return false;
+    tgc_resize_taps th = {0}, tw = {0};
+    float *wh = NULL, *ww = NULL;
+    bool ok = (keep_h || image_axis(c, g, ah, &th, &wh, st)) && (keep_w || image_axis(c, g, aw, &tw, &ww, st));
+    bool ran = ok || *st != TGC_OK;
+    if (ok) {
+        bool failed = false;
+        image_pass p = {.x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .th = keep_h ? NULL : &th,
+                        .tw = keep_w ? NULL : &tw, .wh = wh, .ww = ww, .in_h = g->in[ah], .in_w = g->in[aw],
+                        .out_h = g->out[ah], .out_w = g->out[aw], .failed = &failed};
+        p.rows = tgc_value_numel(&c->outputs[0]) / p.out_w;
+        int64_t row_work = p.out_w > p.in_w ? p.out_w : p.in_w;
+        p.rows_per_block = row_work >= 16384 ? 1 : 16384 / (row_work > 0 ? row_work : 1);
+        tgc_parallel_for(c->pool, (p.rows + p.rows_per_block - 1) / p.rows_per_block, image_block, &p);
+        if (failed) *st = tgc_kernel_fail(c, "Resize: no host memory for a blended row");
+    }
+    tgc_free(wh);
+    tgc_free(ww);
+    tgc_resize_taps_free(&th);
+    tgc_resize_taps_free(&tw);
+    return ran;
+}
+
 /* ---- The kernel ------------------------------------------------------------------- */
 
 /* Allocates a double buffer of n elements, or fails naming the need. */
@@ -81,6 +188,7 @@ static tgc_status resize_cpu(tgc_kernel_ctx *c) {
                                tgc_dtype_name(x->dtype));
     int64_t n_in = tgc_value_numel(x), n_out = tgc_value_numel(&c->outputs[0]);
     if (n_out == 0) return TGC_OK;
+    if (resize_image_f32(c, &g, &st)) return st;
     double *cur = doubles(c, n_in);
     if (cur == NULL) return TGC_ERR_NOMEM;
     if (!tgc_sample_load(x->dtype, tgc_kernel_in_ptr(c, 0), n_in, cur)) {

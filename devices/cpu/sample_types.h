@@ -1,7 +1,8 @@
 /* Element types of the cpu sampling kernels (Resize, GridSample, RoiAlign):
  * they compute in double, as ONNX's reference implementations compute in
- * numpy float64, and convert each element on the way in and out. Adding an
- * element type is one line of SAMPLE_ELEMENT_TYPES. Private to devices/cpu.
+ * numpy float64, and convert each element on the way in and out (float64
+ * itself passes through). Adding an element type is one line of
+ * SAMPLE_ELEMENT_TYPES. Private to devices/cpu.
  *
  * Example usage:
  *     double *d = ...;
@@ -43,7 +44,8 @@ static inline int64_t tgc_sample_saturate_i64(double d) {
     X(TGC_UINT8, uint8_t, (double)v, (uint8_t)tgc_sample_saturate(d, 0, 255))                                          \
     X(TGC_INT8, int8_t, (double)v, (int8_t)tgc_sample_saturate(d, -128, 127))                                         \
     X(TGC_INT32, int32_t, (double)v, (int32_t)tgc_sample_saturate(d, INT32_MIN, INT32_MAX))                            \
-    X(TGC_INT64, int64_t, (double)v, tgc_sample_saturate_i64(d))
+    X(TGC_INT64, int64_t, (double)v, tgc_sample_saturate_i64(d))                                                     \
+    X(TGC_FLOAT64, double, v, d)
 
 /* The kernel definitions' dtype list: SAMPLE_ELEMENT_TYPES(SAMPLE_DTYPE) TGC_DTYPE_INVALID. */
 #define SAMPLE_DTYPE(dt, T, load, store) dt,

@@ -94,3 +94,44 @@ def test_run_errors():
         small.run({"x": np.zeros((400, 64), np.float32)})
     with pytest.raises(tgc.InvalidError, match="bad-device-list"):
         tgc.Session(os.path.join(DIGITS, "mlp.yaml"), devices="tpu")
+
+
+def test_onnx_names():
+    """An ONNX model's inputs and outputs go by their names in the file, as in
+    ONNX Runtime (tests/data/onnx_names: numpy's references)."""
+    d = lambda f: data("tests", "data", "onnx_names", f)
+    s = tgc.Session(d("exporter_names.onnx"))
+    json_name = '{"1": "1_minute_timer", "2": "5_minute_timer"}'
+    assert s.inputs == ["onnx::Flatten_0", "input.1", "x:0"]
+    long_name = "{" + ", ".join('"%d": "%d_minute_timer"' % (i, 5 * i) for i in range(1, 11)) + "}"
+    assert s.outputs == ["/block/Split_output_1", "y:0", json_name, long_name]
+    out = s.run({"onnx::Flatten_0": np.load(d("a.npy")), "input.1": np.load(d("b.npy")), "x:0": np.load(d("x.npy"))})
+    assert list(out) == s.outputs
+    np.testing.assert_allclose(out["/block/Split_output_1"], np.load(d("split1.npy")), rtol=1e-6)
+    np.testing.assert_allclose(out["y:0"], np.load(d("y.npy")), rtol=1e-6)
+    np.testing.assert_allclose(out[json_name], np.load(d("json.npy")), rtol=1e-5)
+    np.testing.assert_allclose(out[long_name], np.load(d("long.npy")), rtol=1e-5)
+    with pytest.raises(tgc.InvalidError, match=r"'onnx::Flatten' is not a graph input; the inputs are "
+                                               r"'onnx::Flatten_0' \(float32 \[2, 4\]\), 'input.1'"):
+        s.run({"onnx::Flatten": np.load(d("a.npy"))})
+
+
+def test_runs_from_many_threads():
+    """Eight threads run the digits CNN on one session, two at most at once:
+    each batch's logits equal (bitwise) the same batch run alone, which
+    match PyTorch's; the bound held."""
+    from concurrent.futures import ThreadPoolExecutor
+    x = np.load(os.path.join(DIGITS, "test_x.npy"))
+    ref = np.load(os.path.join(DIGITS, "ref_logits_cnn.npy"))
+    batches = [(lo, lo + 1 + lo % 13) for lo in range(0, 320, 20)]
+    s = tgc.Session(os.path.join(DIGITS, "cnn.yaml"), devices="cpu0,cpu1", max_inflight=2)
+    alone = [s.run({"x": x[lo:hi]})["logits"].copy() for lo, hi in batches]
+    for (lo, hi), a in zip(batches, alone):
+        np.testing.assert_allclose(a, ref[lo:hi], rtol=1e-4, atol=1e-4)
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda i: s.run({"x": x[batches[i % 16][0]:batches[i % 16][1]]})["logits"].copy(),
+                            range(64)))
+    for i, g in enumerate(got):
+        assert np.array_equal(g, alone[i % 16])
+    now, peak = s.steps_in_flight()
+    assert now == 0 and 1 <= peak <= 2

@@ -255,6 +255,17 @@ class Session:
     memory_report : bool
         Watch the runs so that ``memory_report()`` names the largest tensors
         live at each device's peak.
+    max_inflight : int
+        The most runs (steps) that may run at once when several threads call
+        ``run`` on this session (0: no bound); a run past it waits until one
+        ends. Each run is a step of its own, its outputs bitwise those of a
+        lone run (docs/pipelines.md); ``run`` releases the GIL while it runs.
+
+    Attributes
+    ----------
+    inputs, outputs : list of str
+        The graph's input and output names, in order: an ONNX model's are its
+        ONNX names as written in the file ("onnx::Flatten_0", "input.1").
 
     Examples
     --------
@@ -264,13 +275,13 @@ class Session:
     """
 
     def __init__(self, model, devices="cpu", memory_limit=None, threads=None, soft_placement=False, optimize=2,
-                 memory_report=False):
+                 memory_report=False, max_inflight=0):
         self._h = None
         self.graph = model if isinstance(model, Graph) else load(model)
         self.devices = _memory.auto_device() if devices == "auto" else devices
         opts = SessionOptions(1 if soft_placement else 0, threads.encode() if threads else None,
                               memory_limit.encode() if memory_limit else None, 1 if memory_report else 0,
-                              _level(optimize))
+                              _level(optimize), 0, int(max_inflight))
         out = ctypes.c_void_p()
         st = lib.tgc_session_create(self.graph._h, self.devices.encode(), ctypes.byref(opts), diags(),
                                     ctypes.byref(out))
@@ -278,6 +289,10 @@ class Session:
             raise_for(st)
         self._h = out.value
         self.warnings = take_warnings()
+        # An ONNX model's inputs and outputs go by their ONNX names, as written
+        # in the file ("onnx::Flatten_0", "input.1"), as in ONNX Runtime.
+        self.inputs = [lib.tgc_session_input_name(self._h, i).decode()
+                       for i in range(lib.tgc_session_input_count(self._h))]
         self.outputs = [lib.tgc_session_output_name(self._h, i).decode()
                         for i in range(lib.tgc_session_output_count(self._h))]
 
@@ -291,15 +306,18 @@ class Session:
         Parameters
         ----------
         feeds : dict of str to array_like
-            Every graph input by name, with its declared dtype and a shape that
-            matches its declaration (symbols bind across feeds). NumPy arrays
-            are read in place, not copied.
+            Every graph input by name (``inputs``: an ONNX model's by its ONNX
+            names, as written in the file; tgc's names of them work too), with
+            its declared dtype and a shape that matches its declaration
+            (symbols bind across feeds). NumPy arrays are read in place, not
+            copied.
 
         Returns
         -------
         dict of str to numpy.ndarray
-            Every graph output by name: read-only arrays over the outputs'
-            host memory (no copy).
+            Every graph output by name (``outputs``: an ONNX model's by its
+            ONNX names): read-only arrays over the outputs' host memory (no
+            copy).
 
         Raises
         ------
@@ -334,6 +352,13 @@ class Session:
             f = lib.tgc_session_memory(self._h, i)
             out[lib.tgc_session_device_name(self._h, i).decode()] = {k: getattr(f, k) for k, _ in f._fields_}
         return out
+
+    def steps_in_flight(self):
+        """(now, peak): the runs of this session running now, and the most
+        that ever ran at once (int, int)."""
+        now, peak = ctypes.c_int(), ctypes.c_int()
+        lib.tgc_session_steps_in_flight(self._h, ctypes.byref(now), ctypes.byref(peak))
+        return now.value, peak.value
 
     def memory_report(self):
         """The memory report ``tgc run --memory-report`` prints (str)."""

@@ -188,11 +188,14 @@ _PROTOTYPES = {
     "tgc_session_free": (None, [c_void_p]),
     "tgc_session_output_count": (c_int, [c_void_p]),
     "tgc_session_output_name": (c_char_p, [c_void_p, c_int]),
+    "tgc_session_input_count": (c_int, [c_void_p]),
+    "tgc_session_input_name": (c_char_p, [c_void_p, c_int]),
     "tgc_session_run": (c_int, [c_void_p, c_int, P(c_char_p), P(c_void_p), P(c_void_p), c_void_p]),
     "tgc_session_device_count": (c_int, [c_void_p]),
     "tgc_session_device_name": (c_char_p, [c_void_p, c_int]),
     "tgc_session_memory": (MemoryFigures, [c_void_p, c_int]),
     "tgc_session_memory_report": (c_int, [c_void_p, c_void_p]),
+    "tgc_session_steps_in_flight": (None, [c_void_p, P(c_int), P(c_int)]),
 }
 
 for _name, (_res, _args) in _PROTOTYPES.items():

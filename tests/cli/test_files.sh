@@ -132,4 +132,19 @@ if [ -f "$LIN" ]; then
     [ -z "$(ls "$WORK/imp_elsewhere")" ] && [ ! -e "$WORK/imp/lin.yaml" ] && pass || fail "import wrote through a link"
 fi
 
+# A path that is a device or a FIFO (as /dev/null is) is written in place, never replaced by the
+# temporary file's rename: `-o /dev/null` as root once turned the machine's /dev/null into a file.
+D="$ROOT/examples/digits"
+for what in "compile $D/mlp.yaml --dump shapes -o" "run $D/mlp.yaml --input x=$D/test_x_flat.npy --trace"; do
+    rm -f "$WORK/pipe" "$WORK/pipe.got"
+    mkfifo "$WORK/pipe"
+    cat "$WORK/pipe" >"$WORK/pipe.got" &
+    reader=$!
+    # shellcheck disable=SC2086
+    expect_exit 0 "${what%% *} into a FIFO" -- timeout 60 "$TGC" $what "$WORK/pipe"
+    if [ -p "$WORK/pipe" ]; then pass; else fail "${what%% *}: the FIFO was replaced by a file"; kill "$reader"; fi
+    wait "$reader"
+    [ -s "$WORK/pipe.got" ] && pass || fail "${what%% *}: nothing came through the FIFO"
+done
+
 finish

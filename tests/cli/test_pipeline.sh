@@ -49,6 +49,20 @@ if "$TGC" devices | grep -q '^gpu0'; then
 fi
 stream "$P/two_inputs.yaml" "$P/two_in" two cpu 2 "s1 s2 s3" "$P/two_ref" z
 
+# An ONNX model's inputs by their own names, escaped as output files are: onnx::Flatten_0 is
+# onnx%3A%3AFlatten_0.npy in a step's folder (numpy's references: tests/data/onnx_names).
+N="$ROOT/tests/data/onnx_names"
+mkdir -p "$WORK/named/s1"
+cp "$N/a.npy" "$WORK/named/s1/onnx%3A%3AFlatten_0.npy"
+cp "$N/b.npy" "$WORK/named/s1/input.1.npy"
+cp "$N/x.npy" "$WORK/named/s1/x%3A0.npy"
+expect_exit 0 "ONNX names from a folder" -- "$TGC" run "$N/exporter_names.onnx" --input-dir "$WORK/named" \
+    --output-dir "$WORK/named_out" --inflight 2
+expect_exit 0 "ONNX names: lone run" -- "$TGC" run "$N/exporter_names.onnx" --input "onnx::Flatten_0=$N/a.npy" \
+    --input "input.1=$N/b.npy" --input "x:0=$N/x.npy" --compare "y:0=$N/y.npy" --output-dir "$WORK/named_lone"
+expect_grep "compare y:0 .* ok" "$WORK/out" "ONNX names: lone run against numpy"
+cmp -s "$WORK/named_out/s1/y%3A0.npy" "$WORK/named_lone/y%3A0.npy" && pass || fail "ONNX names: streamed y:0 differs"
+
 # --input gives one input to every step; the entries give the other.
 mkdir -p "$WORK/x_only"
 for s in s1 s2 s3; do cp "$P/two_in/$s/x.npy" "$WORK/x_only/$s.npy"; done

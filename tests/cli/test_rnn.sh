@@ -10,8 +10,8 @@
 D="$ROOT/tests/data/rnn"
 
 # run_case MODEL DEVICES FEEDS... -- OUTPUT=REF...: OUTPUT is the graph output
-# as the importer names it today (a node's output k is NODE:k; ONNX's own
-# output names are step 16's), REF the reference file's suffix.
+# by its ONNX name (its node's output k > 0 too: an LSTM's Y_h), REF the
+# reference file's suffix.
 run_case() {
     local model=$1 devices=$2
     shift 2
@@ -26,15 +26,15 @@ run_case() {
 devices_list="cpu"
 "$TGC" devices | grep -q "^gpu0" && devices_list="cpu cpu,gpu0 gpu0"
 for dev in $devices_list; do
-    run_case torch_lstm_bidir "$dev" x -- y=y /rnn/LSTM_output_0:1=h /rnn/LSTM_output_0:2=c
+    run_case torch_lstm_bidir "$dev" x -- y=y h=h c=c
     run_case torch_lstm_batch_first_2layers "$dev" x -- y=y h=h c=c
-    run_case torch_gru_bidir "$dev" x -- y=y /rnn/GRU_output_0:1=h
-    run_case torch_rnn_relu "$dev" x -- y=y /rnn/RNN_output_0:1=h
-    run_case lstm_bidir_seqlens_peepholes "$dev" x lens -- y=y y:1=yh y:2=yc
-    run_case lstm_reverse_input_forget_layout1 "$dev" x lens -- y=y y:1=yh y:2=yc
-    run_case gru_bidir_lbr0 "$dev" x lens -- y=y y:1=yh
-    run_case gru_bidir_lbr1 "$dev" x lens -- y=y y:1=yh
-    run_case rnn_reverse_relu "$dev" x lens -- y=y y:1=yh
+    run_case torch_gru_bidir "$dev" x -- y=y h=h
+    run_case torch_rnn_relu "$dev" x -- y=y h=h
+    run_case lstm_bidir_seqlens_peepholes "$dev" x lens -- y=y yh=yh yc=yc
+    run_case lstm_reverse_input_forget_layout1 "$dev" x lens -- y=y yh=yh yc=yc
+    run_case gru_bidir_lbr0 "$dev" x lens -- y=y yh=yh
+    run_case gru_bidir_lbr1 "$dev" x lens -- y=y yh=yh
+    run_case rnn_reverse_relu "$dev" x lens -- y=y yh=yh
 done
 
 # A sequence length past the sequence: a clear error naming the node, exit 1.

@@ -44,7 +44,8 @@ typedef struct gk_dev {
 } gk_dev;
 
 /* Opens gpu0 and cpu0; false (after a notice, printed once) when there is
- * no OpenCL device. */
+ * no OpenCL device, false and a failed assertion when there is one that
+ * does not open. */
 static inline bool gk_open(gk_dev *d) {
     static bool told;
     memset(d, 0, sizeof *d);
@@ -52,9 +53,11 @@ static inline bool gk_open(gk_dev *d) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(diags);
     tgc_status st = tgc_cl_device_create(0, diags, &d->gpu);
     if (st != TGC_OK) {
-        if (!told) {
-            fprintf(stderr, "\n  notice: no OpenCL device; the gpu kernel tests check nothing here\n");
+        if (tgc_test_has_opencl_device()) { /* there, but it will not open: a failure */
             tgc_diags_print(diags, stderr);
+            CU_FAIL("gpu0 exists but did not open (see the error above)");
+        } else if (!told) {
+            fprintf(stderr, "\n  notice: no OpenCL device; the gpu kernel tests check nothing here\n");
             told = true;
         }
         tgc_diags_free(diags);

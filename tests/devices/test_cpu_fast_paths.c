@@ -9,7 +9,10 @@
  *   - GEMM split into blocks (tgc_cpu_sgemm through MatMul), and GEMV for a
  *     product with one row or one column (through Gemm, every transpose);
  *   - MaxPool's 2-D row path, with NaN, -inf and ties, against the rule of
- *     the general path. */
+ *     the general path;
+ *   - AveragePool's 2-D row path, both count_include_pad values, ceil_mode,
+ *     dilation, uneven pads, bitwise against the rule of ONNX's reference
+ *     (float sums in row-major window order). */
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "devices/cpu/kernels_nn.h"
@@ -389,6 +392,98 @@ static void test_max_pool_2d(void) {
     max_pool_check(2, 3, 3, 2, 1, 3, 5);      /* dilation 5 on 3 wide: a middle window reads nothing (NaN) */
 }
 
+/* ---- AveragePool 2-D ---------------------------------------------------------------- */
+
+/* The rule for one window (AveragePool-11, ONNX's reference): the float sum
+ * of the taps inside the input in row-major order over the count of taps
+ * inside the input (include_pad 0) or inside [-pad, size + pad_end) (1);
+ * NaN when the count is 0. pads: top, left, bottom, right. */
+static float window_mean(const float *plane, int64_t h, int64_t w, int64_t r0, int64_t c0, int64_t kh, int64_t kw,
+                         int64_t d, const int64_t *pads, bool include_pad) {
+    float sum = 0.0f;
+    int64_t rows = 0, cols = 0;
+    for (int64_t a = 0; a < kh; a++) {
+        int64_t r = r0 + a * d;
+        rows += include_pad ? r >= -pads[0] && r < h + pads[2] : r >= 0 && r < h;
+    }
+    for (int64_t e = 0; e < kw; e++) {
+        int64_t c = c0 + e * d;
+        cols += include_pad ? c >= -pads[1] && c < w + pads[3] : c >= 0 && c < w;
+    }
+    for (int64_t a = 0; a < kh; a++)
+        for (int64_t e = 0; e < kw; e++) {
+            int64_t r = r0 + a * d, c = c0 + e * d;
+            if (r >= 0 && r < h && c >= 0 && c < w) sum += plane[r * w + c];
+        }
+    int64_t count = rows * cols;
+    return count > 0 ? sum / (float)count : NAN;
+}
+
+typedef struct avg_pool_shape {
+    int64_t planes, h, w, kh, kw, stride, dil, pads[4];
+    bool include_pad, ceil_mode;
+} avg_pool_shape;
+
+static int64_t pool_out(int64_t in, int64_t p0, int64_t p1, int64_t ext, int64_t stride, bool ceil_mode) {
+    int64_t span = in + p0 + p1 - ext;
+    int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    /* ceil_mode: the last window must start inside the input or left padding */
+    if (ceil_mode && (o - 1) * stride >= in + p0) o--;
+    return o;
+}
+
+static void avg_pool_check(avg_pool_shape s) {
+    size_t nx = (size_t)(s.planes * s.h * s.w);
+    float *x = random_floats(nx, 33);
+    int64_t oh = pool_out(s.h, s.pads[0], s.pads[2], s.dil * (s.kh - 1) + 1, s.stride, s.ceil_mode);
+    int64_t ow = pool_out(s.w, s.pads[1], s.pads[3], s.dil * (s.kw - 1) + 1, s.stride, s.ceil_mode);
+    int64_t xd[4] = {1, s.planes, s.h, s.w}, yd[4] = {1, s.planes, oh, ow};
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        nn_fixture f;
+        nn_begin(&f, "AveragePool", "fast_paths");
+        nn_in_dims(&f, TGC_FLOAT32, 4, xd, x);
+        NN_INTS(&f, "kernel_shape", s.kh, s.kw);
+        NN_INTS(&f, "strides", s.stride, s.stride);
+        NN_INTS(&f, "pads", s.pads[0], s.pads[1], s.pads[2], s.pads[3]);
+        NN_INTS(&f, "dilations", s.dil, s.dil);
+        nn_int(&f, "count_include_pad", s.include_pad);
+        nn_int(&f, "ceil_mode", s.ceil_mode);
+        nn_out_dims(&f, TGC_FLOAT32, 4, yd);
+        f.pool = pass == 0 ? NULL : pool;
+        CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+        int64_t wrong = 0;
+        for (int64_t p = 0; f.ok && p < s.planes; p++)
+            for (int64_t i = 0; i < oh; i++)
+                for (int64_t j = 0; j < ow; j++) {
+                    float want = window_mean(x + p * s.h * s.w, s.h, s.w, i * s.stride - s.pads[0],
+                                             j * s.stride - s.pads[1], s.kh, s.kw, s.dil, s.pads, s.include_pad);
+                    float got = nn_out_f32(&f, 0, (p * oh + i) * ow + j);
+                    wrong += !((isnan(want) && isnan(got)) || memcmp(&want, &got, sizeof got) == 0);
+                }
+        CU_ASSERT_EQUAL(wrong, 0);
+        nn_end(&f);
+    }
+    tgc_thread_pool_free(pool);
+    free(x);
+}
+
+static void test_average_pool_2d(void) {
+    /* Inception's 3x3 stride 1 pool with its pads counted, many pieces */
+    avg_pool_check((avg_pool_shape){64, 35, 35, 3, 3, 1, 1, {1, 1, 1, 1}, true, false});
+    avg_pool_check((avg_pool_shape){5, 17, 17, 3, 3, 1, 1, {1, 1, 1, 1}, false, false});
+    /* DenseNet's 2x2 stride 2 transition, odd sizes */
+    avg_pool_check((avg_pool_shape){7, 15, 13, 2, 2, 2, 1, {0, 0, 0, 0}, false, false});
+    /* uneven kernel and pads, ceil_mode, dilation */
+    avg_pool_check((avg_pool_shape){3, 11, 9, 3, 2, 2, 1, {1, 0, 2, 1}, true, true});
+    avg_pool_check((avg_pool_shape){3, 11, 9, 3, 2, 2, 1, {1, 0, 2, 1}, false, true});
+    avg_pool_check((avg_pool_shape){4, 13, 10, 3, 3, 1, 2, {2, 2, 2, 2}, false, false});
+    /* dilation 5 on 3 wide: a window reads nothing (NaN without pads counted) */
+    avg_pool_check((avg_pool_shape){2, 3, 3, 2, 2, 1, 5, {3, 3, 3, 3}, false, false});
+    avg_pool_check((avg_pool_shape){2, 3, 3, 2, 2, 1, 5, {3, 3, 3, 3}, true, false});
+}
+
 /* Kernels run here outside a session: OpenBLAS single-threaded as a
  * session makes it, before any test (its own threads synchronize in ways
  * ThreadSanitizer cannot see, and the pool is what these tests exercise).
@@ -441,4 +536,5 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"winograd declines", test_winograd_declines},
               {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
               {"cache needs constant filters", test_cache_needs_constant_filters},
-              {"gemm split", test_gemm_split}, {"gemv", test_gemv}, {"max pool uint8", test_max_pool_u8}, {"max pool 2-D", test_max_pool_2d})
+              {"gemm split", test_gemm_split}, {"gemv", test_gemv}, {"max pool uint8", test_max_pool_u8}, {"max pool 2-D", test_max_pool_2d},
+              {"average pool 2-D", test_average_pool_2d})

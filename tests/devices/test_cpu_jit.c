@@ -308,6 +308,7 @@ static void test_beside_opencl_compiler(void) {
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "beside.yaml", NULL, d, &g), TGC_OK);
     tgc_session_options o = {.optimize = TGC_OPTIMIZE_ALL};
     if (tgc_session_create(g, "gpu0", &o, d, &s) != TGC_OK) { /* no OpenCL device */
+        CU_ASSERT_FALSE(tgc_test_has_opencl_device());
         tgc_graph_free(g);
         tgc_diags_free(d);
         return;

@@ -9,6 +9,7 @@
 #include "devices/kernel.h"
 #include "devices/opencl/opencl.h"
 #include "support/alloc.h"
+#include "support/thread_pool.h"
 #include "tests/harness.h"
 
 #include <math.h>
@@ -29,6 +30,7 @@ typedef struct rz_case {
     int n_in;
     tgc_value out;
     char err[256];
+    tgc_thread_pool *pool; /* NULL: the kernel runs on the calling thread */
 } rz_case;
 
 static tgc_attr rz_str(const char *name, const char *v) {
@@ -72,7 +74,7 @@ static tgc_status rz_call(rz_case *k, const tgc_kernel_def *def, tgc_device *dev
         if (in[i].buf == NULL) given[i].dtype = TGC_DTYPE_INVALID;
     }
     tgc_kernel_ctx c = {.node = &node, .device = dev, .inputs = given, .n_inputs = k->n_in, .outputs = &k->out,
-                        .n_outputs = 1, .error = k->err, .error_size = sizeof k->err, .def = def};
+                        .n_outputs = 1, .error = k->err, .error_size = sizeof k->err, .def = def, .pool = k->pool};
     return def->fn(&c);
 }
 
@@ -241,6 +243,67 @@ static void test_nearest_ceil_pytorch(void) { /* X [1, 4], sizes [1, 7], ceil, p
     tgc_device_destroy(cpu);
 }
 
+/* ---- float32 images against the double path ------------------------------------------ */
+
+/* float32 X resized on its last two axes takes the float32 image path;
+ * the same values as float64 take the double path that the cases above
+ * check against ONNX's reference. Both must agree within float32
+ * rounding (|d| <= 1e-5 * max(1, |want|)), alone and over 2 threads. */
+static void image_case(tgc_device *cpu, tgc_thread_pool *pool, const char *mode, const char *coord, int antialias,
+                       const int64_t *sizes) {
+    int64_t xd[4] = {2, 3, 11, 9}, n = 2 * 3 * 11 * 9;
+    float xf[2 * 3 * 11 * 9];
+    double xdbl[2 * 3 * 11 * 9];
+    uint32_t r = 7;
+    for (int64_t i = 0; i < n; i++) {
+        r = r * 1664525u + 1013904223u;
+        xf[i] = (float)(r >> 8) / (float)(1u << 20) - 8.0f;
+        xdbl[i] = xf[i];
+    }
+    rz_case kf = {0}, kd = {0};
+    rz_case *ks[2] = {&kf, &kd};
+    for (int v = 0; v < 2; v++) {
+        rz_case *k = ks[v];
+        k->attrs[k->n_attrs++] = rz_str("mode", mode);
+        k->attrs[k->n_attrs++] = rz_str("coordinate_transformation_mode", coord);
+        k->attrs[k->n_attrs++] = rz_int("antialias", antialias);
+        k->pool = pool;
+        rz_in(k, cpu, 0, v == 0 ? TGC_FLOAT32 : TGC_FLOAT64, 4, xd, v == 0 ? (const void *)xf : (const void *)xdbl);
+        rz_in(k, cpu, 3, TGC_INT64, 1, (int64_t[]){4}, sizes);
+        tgc_status st = rz_call(k, &tgc_cpu_kernels_resize[0], cpu, k->in);
+        if (st != TGC_OK) fprintf(stderr, "\n  Resize failed: %s\n", k->err);
+        CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    }
+    int64_t m = tgc_value_numel(&kf.out);
+    CU_ASSERT_EQUAL_FATAL(m, tgc_value_numel(&kd.out));
+    const float *got = tgc_buffer_host_ptr(kf.out.buf);
+    const double *want = tgc_buffer_host_ptr(kd.out.buf);
+    int bad = 0;
+    for (int64_t i = 0; i < m; i++)
+        if (!(fabs(got[i] - want[i]) <= 1e-5 * fmax(1.0, fabs(want[i]))) && bad++ < 4)
+            fprintf(stderr, "\n  %s %s: element %lld: got %.9g, want %.9g", mode, coord, (long long)i, got[i], want[i]);
+    CU_ASSERT_EQUAL(bad, 0);
+    rz_release(&kf);
+    rz_release(&kd);
+}
+
+static void test_image_path_matches_double(void) {
+    tgc_device *cpu = cpu_open();
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
+    for (int t = 0; t < 2; t++) {
+        tgc_thread_pool *p = t == 0 ? NULL : pool;
+        image_case(cpu, p, "linear", "half_pixel", 0, (int64_t[]){2, 3, 40, 31});  /* DeepLab's upsampling */
+        image_case(cpu, p, "cubic", "align_corners", 0, (int64_t[]){2, 3, 23, 17});
+        image_case(cpu, p, "nearest", "asymmetric", 0, (int64_t[]){2, 3, 22, 27});
+        image_case(cpu, p, "linear", "pytorch_half_pixel", 1, (int64_t[]){2, 3, 5, 4}); /* antialiased down */
+        image_case(cpu, p, "linear", "half_pixel", 0, (int64_t[]){2, 3, 30, 9});  /* height only */
+        image_case(cpu, p, "cubic", "half_pixel", 0, (int64_t[]){2, 3, 11, 4});   /* width only */
+    }
+    tgc_thread_pool_free(pool);
+    tgc_device_destroy(cpu);
+}
+
 static void test_uint8_rounding(void) { /* X uint8 [2, 3], scales [1.5, 1.7], linear: rounded half to even */
     tgc_device *cpu = cpu_open();
     static const uint8_t x[] = {0, 255, 100, 3, 77, 250};
@@ -314,6 +377,7 @@ static void test_gpu_matches_cpu(void) {
     tgc_diags *diags = tgc_diags_create();
     tgc_device *gpu = NULL;
     if (tgc_cl_device_create(0, diags, &gpu) != TGC_OK) {
+        CU_ASSERT_FALSE(tgc_test_has_opencl_device()); /* a gpu0 that will not open fails */
         fprintf(stderr, "\n  notice: no OpenCL device; the gpu Resize is not checked here\n");
         tgc_diags_free(diags);
         return;
@@ -389,4 +453,5 @@ TGC_TEST_MAIN("resize", {"antialias linear", test_antialias_linear}, {"antialias
               {"tf_crop_and_resize on one axis", test_crop_axes_extrapolation},
               {"cubic exclude_outside", test_cubic_exclude_outside},
               {"nearest ceil pytorch_half_pixel", test_nearest_ceil_pytorch}, {"uint8 rounding", test_uint8_rounding},
-              {"errors", test_errors}, {"gpu matches cpu", test_gpu_matches_cpu})
+              {"errors", test_errors}, {"gpu matches cpu", test_gpu_matches_cpu},
+              {"float32 image path matches the double path", test_image_path_matches_double})

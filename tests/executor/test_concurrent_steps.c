@@ -13,8 +13,11 @@
  * body spans two devices runs from 6 threads at once: the keys of its
  * pairs carry the step, so iterations of different steps never meet. The
  * digits CNN (convolutions, shape arithmetic, batches of 1 to 20 rows)
- * runs from 4 threads with the memory watch and a trace on, on cpu and on
- * cpu,gpu0, bitwise equal to its lone runs, those within 1e-4 of PyTorch.
+ * runs from 4 threads with the memory watch and a trace on (read, with the
+ * memory report, while the steps run), on cpu and on cpu,gpu0, bitwise
+ * equal to its lone runs, those within 1e-4 of PyTorch;
+ * the trace has one step id per run, and each send/recv arrow (named by
+ * its key as it ran) starts and ends once: no arrow joins two steps.
  * Run under ThreadSanitizer by make test-tsan. */
 #include "tests/harness.h"
 
@@ -28,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define STEPS_PER_THREAD 12
@@ -250,7 +254,8 @@ static void run_concurrently(const tgc_graph *g, const char *devices, int max_in
     for (int t = 0; inject && t < THREADS; t++)
         for (int j = 0; j < STEPS_PER_THREAD; j++) expected_bad += bad_step(t, j);
     CU_ASSERT_EQUAL(atomic_load(&sh.wrong), 0);
-    if (atomic_load(&sh.wrong) > 0) printf("\n  %s: %d wrong; first: %s\n", devices, atomic_load(&sh.wrong), sh.first_wrong);
+    if (atomic_load(&sh.wrong) > 0)
+        printf("\n  %s: %d wrong; first: %s\n", devices, atomic_load(&sh.wrong), sh.first_wrong);
     CU_ASSERT_EQUAL(atomic_load(&sh.failed_as_expected), expected_bad);
     CU_ASSERT_EQUAL(atomic_load(&sh.ok), THREADS * STEPS_PER_THREAD - expected_bad);
     int now = -1, peak = -1;
@@ -422,7 +427,8 @@ static int batch_rows(int b) { return 1 + (b * 7) % 20; }
 
 static tgc_status run_batch(tgc_session *s, const float *x, int b, tgc_tensor **logits) {
     tgc_tensor *feed = NULL, *outs[2] = {NULL, NULL};
-    tgc_status st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){batch_rows(b), 1, 8, 8}, x + (size_t)b * 20 * 64, &feed);
+    const int64_t dims[4] = {batch_rows(b), 1, 8, 8};
+    tgc_status st = tgc_tensor_create(TGC_FLOAT32, 4, dims, x + (size_t)b * 20 * 64, &feed);
     tgc_diags *d = tgc_diags_create();
     const char *names[] = {"x"};
     if (st == TGC_OK) st = tgc_session_run(s, 1, names, &feed, outs, d);
@@ -450,6 +456,45 @@ static void *digits_main(void *arg) {
         tgc_tensor_release(logits);
     }
     return NULL;
+}
+
+/* Reads a trace file written by tgc_session_trace_write (one event a line)
+ * and checks its flow arrows: every _Send's arrow id (the hash of its key
+ * as it ran) starts once and ends once, so no arrow joins two steps. Gives
+ * the number of arrows and of distinct step ids on node events. */
+static int compare_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool trace_flows_pair_up(const char *path, int *n_flows, int *n_steps) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return false;
+    size_t cap = 1 << 16, n_s = 0, n_f = 0, n_st = 0;
+    uint64_t *starts = malloc(cap * sizeof *starts), *ends = malloc(cap * sizeof *ends), *steps = malloc(cap * 8);
+    char line[2048];
+    bool ok = starts && ends && steps;
+    while (ok && fgets(line, sizeof line, f) != NULL) {
+        const char *id = strstr(line, "\"id\":"), *step = strstr(line, "\"step\":");
+        if (strncmp(line, "{\"ph\":\"s\"", 9) == 0 && id && n_s < cap) starts[n_s++] = strtoull(id + 5, NULL, 10);
+        if (strncmp(line, "{\"ph\":\"f\"", 9) == 0 && id && n_f < cap) ends[n_f++] = strtoull(id + 5, NULL, 10);
+        if (strncmp(line, "{\"ph\":\"X\"", 9) == 0 && step && n_st < cap) steps[n_st++] = strtoull(step + 7, NULL, 10);
+    }
+    fclose(f);
+    if (ok) {
+        qsort(starts, n_s, sizeof *starts, compare_u64);
+        qsort(ends, n_f, sizeof *ends, compare_u64);
+        qsort(steps, n_st, sizeof *steps, compare_u64);
+        ok = n_s == n_f && n_s < cap;
+        for (size_t i = 0; ok && i < n_s; i++) ok = starts[i] == ends[i] && (i == 0 || starts[i] != starts[i - 1]);
+        *n_flows = (int)n_s;
+        *n_steps = 0;
+        for (size_t i = 0; i < n_st; i++) *n_steps += i == 0 || steps[i] != steps[i - 1];
+    }
+    free(starts);
+    free(ends);
+    free(steps);
+    return ok;
 }
 
 static void digits_on(const tgc_graph *g, const float *x, const float *ref, const char *devices) {
@@ -481,6 +526,21 @@ static void digits_on(const tgc_graph *g, const float *x, const float *ref, cons
         workers[t] = (digits_worker){&dg, t};
         CU_ASSERT_EQUAL_FATAL(pthread_create(&threads[t], NULL, digits_main, &workers[t]), 0);
     }
+    /* Meanwhile this thread reads the figures, the memory report and the trace, as a monitor would. */
+    char during[] = "/tmp/tgc-test-trace-during-XXXXXX";
+    int during_fd = mkstemp(during);
+    CU_ASSERT_FATAL(during_fd >= 0);
+    close(during_fd);
+    for (int k = 0; k < 5; k++) {
+        FILE *report = tmpfile();
+        tgc_diags *dd = tgc_diags_create();
+        CU_ASSERT_EQUAL(tgc_session_memory_report(dg.s, report), TGC_OK);
+        CU_ASSERT_EQUAL(tgc_session_trace_write(dg.s, during, dd), TGC_OK);
+        CU_ASSERT(tgc_session_memory(dg.s, 0).bytes_in_use >= 0);
+        tgc_diags_free(dd);
+        if (report != NULL) fclose(report);
+    }
+    remove(during);
     for (int t = 0; t < DIGIT_THREADS; t++) pthread_join(threads[t], NULL);
     CU_ASSERT_EQUAL(atomic_load(&dg.wrong), 0);
     CU_ASSERT_EQUAL(atomic_load(&dg.ok), DIGIT_THREADS * DIGIT_BATCHES);
@@ -489,12 +549,23 @@ static void digits_on(const tgc_graph *g, const float *x, const float *ref, cons
         CU_ASSERT_EQUAL(after.bytes_in_use, before[dev].bytes_in_use);
         CU_ASSERT_EQUAL(after.live_buffers, before[dev].live_buffers);
     }
-    FILE *sink = fopen("/dev/null", "w");
+    FILE *sink = tmpfile();
     CU_ASSERT_EQUAL(tgc_session_memory_report(dg.s, sink), TGC_OK);
-    fclose(sink);
+    if (sink != NULL) fclose(sink);
+    /* The trace: one step id per run, and every pair's arrow within its own step. */
+    char trace[] = "/tmp/tgc-test-trace-XXXXXX";
+    int fd = mkstemp(trace);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_EQUAL(tgc_session_trace_write(dg.s, trace, d), TGC_OK);
+    int n_flows = -1, n_steps = -1;
+    CU_ASSERT(trace_flows_pair_up(trace, &n_flows, &n_steps));
+    CU_ASSERT_EQUAL(n_steps, DIGIT_THREADS * DIGIT_BATCHES);
+    if (strchr(devices, ',') != NULL) CU_ASSERT(n_flows >= DIGIT_THREADS * DIGIT_BATCHES); /* pairs in every step */
+    remove(trace);
     printf("\n  digits CNN on %s: %d batches of 1 to 20 rows from %d threads, bitwise equal to the lone runs "
-           "(those within %.2g of PyTorch) ",
-           devices, atomic_load(&dg.ok), DIGIT_THREADS, worst);
+           "(those within %.2g of PyTorch), %d steps in the trace, %d send/recv arrows each within its step ",
+           devices, atomic_load(&dg.ok), DIGIT_THREADS, worst, n_steps, n_flows);
     for (int b = 0; b < DIGIT_BATCHES; b++) free(dg.alone[b]);
     tgc_session_free(dg.s);
     tgc_diags_free(d);

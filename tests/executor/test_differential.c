@@ -16,7 +16,9 @@
  *
  * To reproduce one case: TGC_DIFF_SEED=0x... ./executor_test_differential
  * runs only that seed and prints its YAML. TGC_DIFF_GRAPHS=n changes the
- * number of graphs, TGC_DIFF_BASE_SEED=n the seed their seeds come from. */
+ * number of graphs, TGC_DIFF_BASE_SEED=n the seed their seeds come from;
+ * TGC_DIFF_TRACE=1 prints each seed to stderr before its case runs, so a
+ * crash names the graph that caused it. */
 #include "tests/harness.h"
 
 #include "devices/device.h"
@@ -1177,6 +1179,7 @@ static void run_case(uint64_t seed, int index, bool gpu, bool show_yaml, totals 
     c->seed = seed;
     c->yaml = generate(seed, &c->gen);
     if (show_yaml) printf("\n---- seed 0x%016" PRIx64 " ----\n%s", seed, c->yaml);
+    if (getenv("TGC_DIFF_TRACE") != NULL) fprintf(stderr, "\n  case %d: TGC_DIFF_SEED=0x%016" PRIx64, index, seed);
     int64_t blocks_before = tgc_host_alloc_stats_get().live_blocks;
     tgc_diags *d = tgc_diags_create();
     char file[64];

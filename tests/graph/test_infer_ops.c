@@ -50,7 +50,9 @@ static void test_registry_has_every_op(void) {
         /* graph/ops_sequence.c */
         "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceLength", "SequenceErase",
         "ConcatFromSequence", "SplitToSequence", "SequenceMap", "Optional", "OptionalHasElement",
-        "OptionalGetElement"};
+        "OptionalGetElement",
+        /* graph/ops_bitwise.c */
+        "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
     size_t n_names = sizeof names / sizeof names[0], count;
     const tgc_op_def *const *all = tgc_op_all(&count);
     CU_ASSERT_EQUAL(count, n_names);

@@ -444,6 +444,49 @@ static void test_unsupported_inside_subgraphs(void) {
     tgc_diags_free(d);
 }
 
+/* Every problem at once (tests/data/onnx_problems/every_problem.onnx, made
+ * by make_models.py): ops tgc lacks at the top, in an If's branches and in
+ * a custom op's body, a custom-domain op named Constant, an attribute, a
+ * dtype, and the attribute values only
+ * inference refuses (Pad's "wrap", a Resize coordinate mode), each once,
+ * with its node's path; the Relu after the refused Pad is not blamed, and
+ * nothing is left behind (no YAML, no probe folder). */
+static void test_every_problem_at_once(void) {
+    scratch_dir();
+    char tmpdir[128];
+    snprintf(tmpdir, sizeof tmpdir, "%s", in_scratch("tmp"));
+    CU_ASSERT_FATAL(mkdir(tmpdir, 0700) == 0);
+    const char *old = getenv("TMPDIR");
+    char *saved = old != NULL ? strdup(old) : NULL;
+    setenv("TMPDIR", tmpdir, 1);
+    tgc_diags *d = tgc_diags_create();
+    CU_ASSERT(tgc_onnx_import(tgc_test_path("tests/data/onnx_problems/every_problem.onnx"), in_scratch("p.yaml"), d) ==
+              TGC_ERR_UNSUPPORTED);
+    if (saved != NULL) setenv("TMPDIR", saved, 1);
+    else unsetenv("TMPDIR");
+    free(saved);
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Bar'", "'top/bar'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'FooOp'", "'top/if' then_branch: 'then/foo'", NULL}));
+    CU_ASSERT(
+        has_diag(d, "unsupported-op", (const char *[]){"'Custom' of domain 'com.example'", "'top/custom'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Baz'", "'top/custom' body: 'custom/baz'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-attribute", (const char *[]){"'LeakyRelu'", "'bogus'", "'top/leaky'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-dtype", (const char *[]){"COMPLEX64", "'top/if' else_branch: 'else/cast'", NULL}));
+    CU_ASSERT(has_diag(d, "bad-attribute",
+                       (const char *[]){"node 'else/resize' (Resize) in 'top/if' else_branch",
+                                        "'coordinate_transformation_mode' is 'tf_crop_and_resize_bogus'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported",
+                       (const char *[]){"node 'then/pad_wrap' (Pad) in 'top/if' then_branch", "'wrap'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported", (const char *[]){"node 'top/pad_wrap' (Pad):", "'wrap'", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-op",
+                       (const char *[]){"'Constant' of domain 'com.example'", "'top/not_onnx_constant'", NULL}));
+    CU_ASSERT(tgc_diags_error_count(d) == 10);
+    tgc_diags_print(d, stderr);
+    CU_ASSERT(!exists(in_scratch("p.yaml")));
+    CU_ASSERT(rmdir(tmpdir) == 0); /* the probe's folder went */
+    tgc_diags_free(d);
+}
+
 /* A file of about 1.5 MB nesting 300,000 messages (graph, node, attribute,
  * graph, ...) is refused before protobuf-c, whose unpack recurses once a
  * level, reads it (it overflowed the stack); 20 nested If branches still
@@ -518,12 +561,50 @@ static void test_names_and_symbols(void) {
     char *text = read_text(in_scratch("names.yaml"));
     CU_ASSERT_FATAL(text != NULL);
     CU_ASSERT(strstr(text, "name: my_graph") != NULL);
-    CU_ASSERT(strstr(text, "{name: x_0, dtype: float32, shape: [batch_size, x_0_dim1, 3]}") != NULL);
-    CU_ASSERT(strstr(text, "{name: x_0_1, dtype: float32, shape: [batch_size, x_0_1_dim1, 3]}") != NULL);
+    /* "x:0" would read as output 0 of x: it becomes x_0, and keeps its name beside. */
+    CU_ASSERT(strstr(text, "{name: x_0, source_name: 'x:0', dtype: float32, shape: [batch_size, x_0_dim1, 3]}") !=
+              NULL);
+    CU_ASSERT(strstr(text, "{name: x_0_1, source_name: x_0, dtype: float32, shape: [batch_size, x_0_1_dim1, 3]}") !=
+              NULL);
     CU_ASSERT(strstr(text, "inputs: [x_0, x_0_1]") != NULL);
     CU_ASSERT(strstr(text, "outputs: [y/0]") != NULL);
+    CU_ASSERT(strstr(text, "source_name: add") != NULL); /* the ONNX node's name, beside tgc's ("sum_out") */
     CU_ASSERT(strstr(text, "#   x:0 -> x_0\n") != NULL); /* the header keeps the map */
     free(text);
+
+    /* A session takes the ONNX names first ("x:0" and "x_0", as written in
+     * the model), then tgc's where a name is no input's ONNX name ("x_0_1").
+     * A name that is neither lists the inputs. */
+    tgc_graph *graph = NULL;
+    tgc_session *s = NULL;
+    CU_ASSERT_FATAL(tgc_graph_load(in_scratch("names.yaml"), d, &graph) == TGC_OK);
+    CU_ASSERT_FATAL(tgc_session_create(graph, "cpu", NULL, d, &s) == TGC_OK);
+    CU_ASSERT(tgc_session_input_count(s) == 2);
+    CU_ASSERT(strcmp(tgc_session_input_name(s, 0), "x:0") == 0 && strcmp(tgc_session_input_name(s, 1), "x_0") == 0);
+    CU_ASSERT(strcmp(tgc_session_output_name(s, 0), "y/0") == 0);
+    float xa[6] = {1, -2, 3, -4, 5, -6}, xb[6] = {1, 1, 1, 1, 1, 1};
+    tgc_tensor *ins[2] = {NULL, NULL}, *out = NULL;
+    CU_ASSERT(tgc_tensor_create(TGC_FLOAT32, 3, (int64_t[]){1, 2, 3}, xa, &ins[0]) == TGC_OK);
+    CU_ASSERT(tgc_tensor_create(TGC_FLOAT32, 3, (int64_t[]){1, 2, 3}, xb, &ins[1]) == TGC_OK);
+    const char *by_onnx[] = {"x_0", "x:0"}, *by_tgc[] = {"x_0_1", "x:0"};
+    for (int k = 0; k < 2; k++) {
+        CU_ASSERT(tgc_session_run(s, 2, k == 0 ? by_onnx : by_tgc, (tgc_tensor *[]){ins[1], ins[0]}, &out,
+                  d) == TGC_OK);
+        if (out != NULL) { /* Relu(x:0 + x_0), by hand */
+            const float *y = tgc_tensor_data(out);
+            CU_ASSERT(y[0] == 2 && y[1] == 0 && y[2] == 4 && y[3] == 0 && y[4] == 6 && y[5] == 0);
+        }
+        tgc_tensor_release(out);
+        out = NULL;
+    }
+    CU_ASSERT(tgc_session_run(s, 1, (const char *[]){"x"}, ins, &out, d) == TGC_ERR_INVALID);
+    CU_ASSERT(has_diag(d, "bad-feed",
+                       (const char *[]){"'x' is not a graph input; the inputs are 'x:0' (float32 [batch_size, "
+                                        "x_0_dim1, 3]), 'x_0' (float32 [batch_size, x_0_1_dim1, 3])", NULL}));
+    tgc_tensor_release(ins[0]);
+    tgc_tensor_release(ins[1]);
+    tgc_session_free(s);
+    tgc_graph_free(graph);
 
     int n = 0;
     char **names = NULL;
@@ -942,9 +1023,9 @@ static void test_bad_files(void) {
     CU_ASSERT(!exists(in_scratch("e.yaml")) && !exists(in_scratch("m.yaml")));
     /* A newer opset is refused with the reason. */
     pb g2 = small_model_graph();
-    write_model(in_scratch("new.onnx"), 18, &g2);
+    write_model(in_scratch("new.onnx"), 19, &g2);
     CU_ASSERT(tgc_onnx_import(in_scratch("new.onnx"), in_scratch("n.yaml"), d) == TGC_ERR_UNSUPPORTED);
-    CU_ASSERT(has_diag(d, "unsupported-opset", (const char *[]){"opset 18", NULL}));
+    CU_ASSERT(has_diag(d, "unsupported-opset", (const char *[]){"opset 19", NULL}));
     tgc_diags_free(d);
 }
 
@@ -976,7 +1057,7 @@ static void test_allocation_failures(void) {
 
 TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"tensor_load", test_tensor_load},
               {"unsupported inside subgraphs", test_unsupported_inside_subgraphs},
-              {"nesting bound", test_nesting_bound},
+              {"nesting bound", test_nesting_bound}, {"every problem at once", test_every_problem_at_once},
               {"unsupported_lists_all", test_unsupported_lists_all}, {"names_and_symbols", test_names_and_symbols},
               {"legacy_opset", test_legacy_opset},
               {"legacy_upsample_resize", test_legacy_upsample_resize}, {"legacy_hardmax", test_legacy_hardmax},

@@ -492,7 +492,8 @@ static void test_step_in_keys(void) {
     }
 }
 
-TGC_TEST_MAIN("rendezvous", {"keys carry their step id", test_step_in_keys}, {"send before recv", test_send_before_recv},
+TGC_TEST_MAIN("rendezvous", {"keys carry their step id", test_step_in_keys},
+              {"send before recv", test_send_before_recv},
               {"recv before send", test_recv_before_send},
               {"moves between host and device memory", test_moves_between_memories},
               {"empty and omitted values", test_empty_values},

@@ -114,7 +114,8 @@ static bool run_on(const char *devices) {
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(graph_yaml, strlen(graph_yaml), "acts.yaml", NULL, d, &g), TGC_OK);
     tgc_session *s = NULL;
     tgc_session_options o = {.optimize = TGC_OPTIMIZE_ALL};
-    if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) {
+    if (tgc_session_create(g, devices, &o, d, &s) != TGC_OK) { /* no such device here */
+        CU_ASSERT_FALSE(tgc_test_has_opencl_device());
         tgc_graph_free(g);
         tgc_diags_free(d);
         return false;

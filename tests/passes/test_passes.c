@@ -230,6 +230,153 @@ static void test_fold_batch_norm_conv(void) {
     release(&f);
 }
 
+/* The attr's ints, or NULL. */
+static const int64_t *ints_of(const tgc_node *n, const char *name, size_t want) {
+    const tgc_attr *a = tgc_node_attr(n, name);
+    return a != NULL && a->type == TGC_ATTR_INTS && a->n == want ? a->ints : NULL;
+}
+
+/* Dilation 4 and pads 4 on a 3x3 map: every output's outer taps read
+ * padding, so the 3x3 kernel becomes its centre tap, pads 0:
+ * y = 5 * x + 0.5 for x = 1..9. */
+static void test_trim_conv_taps_to_centre(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [1, 1, 3, 3]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: W, dtype: float32, shape: [1, 1, 3, 3], values: [1, 2, 3, 4, 5, 6, 7, 8, 9]}\n"
+                       "  - {name: B, dtype: float32, shape: [1], values: [0.5]}\n"
+                       "nodes:\n"
+                       "  - {name: y, op: Conv, inputs: [x, W, B], attrs: {dilations: [4, 4], pads: [4, 4, 4, 4]}}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    const tgc_node *y = node_named(f.opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    const int64_t *k = ints_of(y, "kernel_shape", 2), *pads = ints_of(y, "pads", 4);
+    CU_ASSERT_FATAL(k != NULL && pads != NULL);
+    CU_ASSERT(k[0] == 1 && k[1] == 1);
+    CU_ASSERT(pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0);
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, want[9];
+    for (int i = 0; i < 9; i++) want[i] = 5 * x[i] + 0.5f;
+    tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_ALL, "x", 4, (int64_t[]){1, 1, 3, 3}, x);
+    expect_values(out, want, 9, 1e-6f);
+    tgc_tensor_release(out);
+    release(&f);
+}
+
+/* One side only: width 4, dilation 3, pads [0, 3] on the width and none on
+ * the end, one output column: its taps read -3 (padding), 0 and 3, so the
+ * first tap goes (kernel [2, 2], pads 0) and the height's two taps stay.
+ * x = [[1, 2, 3, 4], [5, 6, 7, 8]], W = [[1, 2, 3], [4, 5, 6]]:
+ * y = 2*1 + 3*4 + 5*5 + 6*8 = 87. Symbolic sizes leave a Conv alone. */
+static void test_trim_conv_taps_one_side(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [1, 1, 2, 4]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: W, dtype: float32, shape: [1, 1, 2, 3], values: [1, 2, 3, 4, 5, 6]}\n"
+                       "nodes:\n"
+                       "  - {name: y, op: Conv, inputs: [x, W], attrs: {dilations: [1, 3], pads: [0, 3, 0, 0]}}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    const tgc_node *y = node_named(f.opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    const int64_t *k = ints_of(y, "kernel_shape", 2), *pads = ints_of(y, "pads", 4);
+    CU_ASSERT_FATAL(k != NULL && pads != NULL);
+    CU_ASSERT(k[0] == 2 && k[1] == 2);
+    CU_ASSERT(pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 0);
+    tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_ALL, "x", 4, (int64_t[]){1, 1, 2, 4}, (float[]){1, 2, 3, 4, 5, 6, 7, 8});
+    expect_values(out, (float[]){87}, 1, 1e-5f);
+    tgc_tensor_release(out);
+    release(&f);
+
+    const char *sym = "format: tgc/1\n"
+                      "inputs: [{name: x, dtype: float32, shape: [1, 1, 2, W]}]\n"
+                      "outputs: [y]\n"
+                      "initializers:\n"
+                      "  - {name: W, dtype: float32, shape: [1, 1, 2, 3], values: [1, 2, 3, 4, 5, 6]}\n"
+                      "nodes:\n"
+                      "  - {name: y, op: Conv, inputs: [x, W], attrs: {dilations: [1, 3], pads: [0, 3, 0, 0]}}\n";
+    load_and_optimize(&f, sym, TGC_OPTIMIZE_ALL);
+    y = node_named(f.opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_PTR_NULL(ints_of(y, "kernel_shape", 2));
+    release(&f);
+}
+
+/* Pad by 1 with zeros, then a 3x3 AveragePool with no pads (PyTorch's
+ * avg_pool2d(padding=1) as exported): one AveragePool, pads 1, the zeros
+ * counted. x = 1..9 (3x3): each output is the sum of x in its window / 9,
+ * e.g. the corner (1 + 2 + 4 + 5) / 9 = 12/9. An AveragePool with pads of
+ * its own that do not count keeps its Pad. */
+static void test_fuse_pad_average_pool(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [1, 1, 3, 3]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: p, dtype: int64, shape: [8], values: [0, 0, 1, 1, 0, 0, 1, 1]}\n"
+                       "nodes:\n"
+                       "  - {name: padded, op: Pad, inputs: [x, p]}\n"
+                       "  - {name: y, op: AveragePool, inputs: [padded], attrs: {kernel_shape: [3, 3]}}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Pad"), 0);
+    const tgc_node *y = node_named(f.opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    const int64_t *pads = ints_of(y, "pads", 4);
+    CU_ASSERT_FATAL(pads != NULL);
+    CU_ASSERT(pads[0] == 1 && pads[1] == 1 && pads[2] == 1 && pads[3] == 1);
+    const tgc_attr *cip = tgc_node_attr(y, "count_include_pad");
+    CU_ASSERT(cip != NULL && cip->i == 1);
+    float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    float want[9] = {12 / 9.0f, 21 / 9.0f, 16 / 9.0f, 27 / 9.0f, 45 / 9.0f, 33 / 9.0f, 24 / 9.0f, 39 / 9.0f, 28 / 9.0f};
+    tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_ALL, "x", 4, (int64_t[]){1, 1, 3, 3}, x);
+    expect_values(out, want, 9, 1e-6f);
+    tgc_tensor_release(out);
+    release(&f);
+
+    const char *keep = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [1, 1, 3, 3]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: p, dtype: int64, shape: [8], values: [0, 0, 1, 1, 0, 0, 1, 1]}\n"
+                       "nodes:\n"
+                       "  - {name: padded, op: Pad, inputs: [x, p]}\n"
+                       "  - {name: y, op: AveragePool, inputs: [padded], attrs: {kernel_shape: [3, 3],"
+                       " pads: [1, 1, 1, 1]}}\n";
+    load_and_optimize(&f, keep, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Pad"), 1);
+    release(&f);
+}
+
+/* Pad the top and the right by 1 (asymmetric, as TensorFlow's SAME), then
+ * a 2x2 Conv of ones: one Conv, pads [1, 0, 0, 1]. x = [[1, 2], [3, 4]]
+ * padded is [[0, 0, 0], [1, 2, 0], [3, 4, 0]]: y = [[3, 2], [10, 6]]. */
+static void test_fuse_pad_conv(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [1, 1, 2, 2]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: p, dtype: int64, shape: [8], values: [0, 0, 1, 0, 0, 0, 0, 1]}\n"
+                       "  - {name: zero, dtype: float32, shape: [], values: [0]}\n"
+                       "  - {name: W, dtype: float32, shape: [1, 1, 2, 2], values: [1, 1, 1, 1]}\n"
+                       "nodes:\n"
+                       "  - {name: padded, op: Pad, inputs: [x, p, zero]}\n"
+                       "  - {name: y, op: Conv, inputs: [padded, W]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Pad"), 0);
+    const tgc_node *y = node_named(f.opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    const int64_t *pads = ints_of(y, "pads", 4);
+    CU_ASSERT_FATAL(pads != NULL);
+    CU_ASSERT(pads[0] == 1 && pads[1] == 0 && pads[2] == 0 && pads[3] == 1);
+    tgc_tensor *out = run1(f.g, TGC_OPTIMIZE_ALL, "x", 4, (int64_t[]){1, 1, 2, 2}, (float[]){1, 2, 3, 4});
+    expect_values(out, (float[]){3, 2, 10, 6}, 4, 1e-6f);
+    tgc_tensor_release(out);
+    release(&f);
+}
+
 /* Gemm (transB, alpha 2, beta 0.5, C = [2, 4]) then BatchNormalization over
  * its 2 columns: A = [[1, 1]], B^T rows [1, 0] and [0, 1]:
  *   gemm = 2 * [1, 1] + 0.5 * [2, 4] = [3, 4];
@@ -728,6 +875,9 @@ static void test_report(void) {
 }
 
 TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
+              {"trim_conv_taps to the centre", test_trim_conv_taps_to_centre},
+              {"trim_conv_taps on one side", test_trim_conv_taps_one_side},
+              {"fuse_pad into AveragePool", test_fuse_pad_average_pool}, {"fuse_pad into Conv", test_fuse_pad_conv},
               {"fold_leaves_failures_and_random", test_fold_leaves_failures_and_random},
               {"eliminate_common", test_eliminate_common}, {"eliminate_dead", test_eliminate_dead},
               {"fold_batch_norm_conv", test_fold_batch_norm_conv}, {"fold_batch_norm_gemm", test_fold_batch_norm_gemm},

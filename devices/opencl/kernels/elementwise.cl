@@ -360,7 +360,9 @@ WHERE(u64, ulong)
  * cpu kernel stores it: float -> integer truncates toward zero, saturating,
  * NaN to 0 (uint8: through int64, then modulo 256); integer -> narrower
  * integer modulo 2^bits; anything -> bool is x != 0; -> float16 rounds to
- * nearest even (through float32 from an integer). */
+ * nearest even (through float32 from an integer). OpenCL's saturating
+ * conversions take NaN to 0, but NVIDIA's driver 580 makes it INT64_MIN
+ * for long (seen on an H200): NaN is tested first. */
 #define LD_F32(x, i) ((x)[i])
 #define LD_F16(x, i) vload_half((i), (x))
 #define LD_INT(x, i) ((long)(x)[i])
@@ -372,13 +374,13 @@ WHERE(u64, ulong)
 #define ST_F16_F(y, i, v) vstore_half_rte((v), (i), (y))
 #define ST_F16_I(y, i, v) vstore_half_rte(convert_float(v), (i), (y))
 #define ST_F16_B(y, i, v) vstore_half_rte((v) ? 1.0f : 0.0f, (i), (y))
-#define ST_I32_F(y, i, v) (y)[i] = convert_int_sat_rtz(v)
+#define ST_I32_F(y, i, v) (y)[i] = isnan(v) ? 0 : convert_int_sat_rtz(v)
 #define ST_I32_I(y, i, v) (y)[i] = as_int((uint)(v))
 #define ST_I32_B(y, i, v) (y)[i] = (int)(v)
-#define ST_I64_F(y, i, v) (y)[i] = convert_long_sat_rtz(v)
+#define ST_I64_F(y, i, v) (y)[i] = isnan(v) ? 0 : convert_long_sat_rtz(v)
 #define ST_I64_I(y, i, v) (y)[i] = (v)
 #define ST_I64_B(y, i, v) (y)[i] = (long)(v)
-#define ST_U8_F(y, i, v) (y)[i] = (uchar)convert_long_sat_rtz(v)
+#define ST_U8_F(y, i, v) (y)[i] = isnan(v) ? 0 : (uchar)convert_long_sat_rtz(v)
 #define ST_U8_I(y, i, v) (y)[i] = (uchar)(v)
 #define ST_U8_B(y, i, v) (y)[i] = (uchar)(v)
 #define ST_B8_F(y, i, v) (y)[i] = (uchar)((v) != 0)

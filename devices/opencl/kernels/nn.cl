@@ -87,12 +87,12 @@ __kernel void nn_expand_f32(__global const float *x, __global float *y, nn_expan
  * parameter and a __kernel that calls it through NN_BY_AXES: with n a
  * constant 1, 2 or 3 the compiler unrolls the per-axis loops and keeps
  * start[] and t[] in registers; any other n takes the general copy. */
-#define NN_BY_AXES(body, n, ...)              \
-    switch (n) {                              \
-    case 1: body(1, __VA_ARGS__); break;      \
-    case 2: body(2, __VA_ARGS__); break;      \
-    case 3: body(3, __VA_ARGS__); break;      \
-    default: body((n), __VA_ARGS__); break;   \
+#define NN_BY_AXES(call, n)         \
+    switch (n) {                    \
+    case 1: call(1); break;         \
+    case 2: call(2); break;         \
+    case 3: call(3); break;         \
+    default: call((n)); break;      \
     }
 
 /* Output position pos's window: per axis the input index of tap 0. */
@@ -160,7 +160,8 @@ static void nn_im2col(const int n, __global const float *x, long x_off, __global
 
 __kernel void nn_im2col_f32(__global const float *x, long x_off, __global float *col, nn_window w, long planes,
                             int in_size, int kk_count, int cols, int first) {
-    NN_BY_AXES(nn_im2col, w.n, x, x_off, col, &w, planes, in_size, kk_count, cols, first)
+#define NN_IM2COL(n) nn_im2col(n, x, x_off, col, &w, planes, in_size, kk_count, cols, first)
+    NN_BY_AXES(NN_IM2COL, w.n)
 }
 
 /* Direct convolution, one work-item per output (n, m, position): y = bias
@@ -194,8 +195,9 @@ static void nn_conv_direct(const int n, __global const float *x, __global const 
 __kernel void nn_conv_direct_f32(__global const float *x, __global const float *wt, __global const float *b,
                                  int has_bias, __global float *y, nn_window w, long channels, long m_count,
                                  long cg, long m_group, int in_size, int out_size, int kk_count, long total) {
-    NN_BY_AXES(nn_conv_direct, w.n, x, wt, b, has_bias, y, &w, channels, m_count, cg, m_group, in_size, out_size,
-               kk_count, total)
+#define NN_CONV_DIRECT(n) \
+    nn_conv_direct(n, x, wt, b, has_bias, y, &w, channels, m_count, cg, m_group, in_size, out_size, kk_count, total)
+    NN_BY_AXES(NN_CONV_DIRECT, w.n)
 }
 
 /* ---- Pooling ------------------------------------------------------------------------- */
@@ -249,7 +251,9 @@ static void nn_max_pool(const int n, __global const float *x, __global float *y,
 __kernel void nn_max_pool_f32(__global const float *x, __global float *y, __global long *indices, int want_indices,
                               int storage_order, nn_window w, int in_size, int out_size, int kk_count,
                               long total) {
-    NN_BY_AXES(nn_max_pool, w.n, x, y, indices, want_indices, storage_order, &w, in_size, out_size, kk_count, total)
+#define NN_MAX_POOL(n) \
+    nn_max_pool(n, x, y, indices, want_indices, storage_order, &w, in_size, out_size, kk_count, total)
+    NN_BY_AXES(NN_MAX_POOL, w.n)
 }
 
 /* AveragePool: the sum of the taps that read input over the count of taps
@@ -282,7 +286,8 @@ static void nn_average_pool(const int n, __global const float *x, __global float
 
 __kernel void nn_average_pool_f32(__global const float *x, __global float *y, int include_pad, nn_window w,
                                   int in_size, int out_size, int kk_count, long total) {
-    NN_BY_AXES(nn_average_pool, w.n, x, y, include_pad, &w, in_size, out_size, kk_count, total)
+#define NN_AVERAGE_POOL(n) nn_average_pool(n, x, y, include_pad, &w, in_size, out_size, kk_count, total)
+    NN_BY_AXES(NN_AVERAGE_POOL, w.n)
 }
 
 /* The sum over a work-group of each item's v (NN_GROUP items). */
