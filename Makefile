@@ -15,8 +15,10 @@ TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_r
 	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion devices_test_cpu_jit \
 	devices_test_cpu_gemm_packed devices_test_cpu_conv_direct executor_test_control_flow executor_test_eager_threads \
 	executor_test_concurrent_steps
-# With MPI (the build's TGC_MPI finds it the same way): the transport and tgc itself under mpirun.
-TSAN_TESTS += $(shell pkg-config --exists ompi-c 2>/dev/null && echo distributed_mpi_transport_check tgc)
+# With MPI (the build's TGC_MPI finds it the same way): the transport and tgc
+# itself under mpirun. Asked in the recipe, after deps: on a bare machine
+# OpenMPI is only there once install-deps has run.
+TSAN_MPI_TESTS = $$(pkg-config --exists ompi-c 2>/dev/null && echo distributed_mpi_transport_check tgc)
 
 .PHONY: all deps build build-asan build-tsan build-nojit demo test test-plain test-asan test-tsan test-nojit fuzz \
 	models-check pretrained-check clean
@@ -42,7 +44,7 @@ build-nojit: deps
 DIGITS = examples/digits
 build-tsan: deps
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_TSAN=ON -DTGC_BUILD_BENCH=OFF >/dev/null
-	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TESTS)
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TESTS) $(TSAN_MPI_TESTS)
 
 demo: build
 	$(BUILD)/tgc compile $(DIGITS)/cnn.yaml --dump shapes -o $(BUILD)/cnn.shapes.yaml
