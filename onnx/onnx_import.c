@@ -552,6 +552,18 @@ const char *tgc_onnx_add_int64s(tgc_onnx_node_ctx *c, const char *suffix, const 
     return name;
 }
 
+const Onnx__AttributeProto *tgc_onnx_consume_attr(tgc_onnx_node_ctx *c, const char *name) {
+    size_t i;
+    const Onnx__AttributeProto *a = tgc_onnx_node_attr(c->n, name, &i);
+    if (a != NULL) c->consumed[i] = true;
+    return a;
+}
+
+const char *tgc_onnx_node_problem(tgc_onnx_node_ctx *c, const char *what) {
+    return tgc_onnx_printf(tgc_onnx_importer_arena(c->im), "op '%s' (opset %" PRId64 "): %s", c->n->op_type, c->opset,
+                           what);
+}
+
 const char *tgc_onnx_add_float(tgc_onnx_node_ctx *c, const char *suffix, float v) {
     const char *name = derived_name(c, suffix);
     tgc_onnx_init *init = name ? new_init(c->im, name) : NULL;

@@ -233,6 +233,13 @@ typedef struct tgc_onnx_node_ctx {
 /* The attribute of n called `name`, or NULL. */
 const Onnx__AttributeProto *tgc_onnx_node_attr(const Onnx__NodeProto *n, const char *name, size_t *index);
 
+/* Attribute `name` of the node being converted, marked handled (not to be
+ * mapped as a tgc attribute); NULL when the node has none. */
+const Onnx__AttributeProto *tgc_onnx_consume_attr(tgc_onnx_node_ctx *c, const char *name);
+
+/* "op 'T' (opset N): what", in the importer's arena, for a refusal's message. */
+const char *tgc_onnx_node_problem(tgc_onnx_node_ctx *c, const char *what);
+
 /* A new int64 initializer of n values (rank 1, or a scalar when scalar)
  * named after `base` + suffix; returns its reference, or NULL (nomem). */
 const char *tgc_onnx_add_int64s(tgc_onnx_node_ctx *c, const char *suffix, const int64_t *v, size_t n, bool scalar);

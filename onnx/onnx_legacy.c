@@ -51,24 +51,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static const Onnx__AttributeProto *consume(tgc_onnx_node_ctx *c, const char *name) {
-    size_t i;
-    const Onnx__AttributeProto *a = tgc_onnx_node_attr(c->n, name, &i);
-    if (a != NULL) c->consumed[i] = true;
-    return a;
-}
-
-static const char *label(tgc_onnx_node_ctx *c, const char *what) {
-    return tgc_onnx_printf(tgc_onnx_importer_arena(c->im), "op '%s' (opset %" PRId64 "): %s", c->n->op_type, c->opset,
-                           what);
-}
-
 /* Attribute `attr` (ints) becomes int64 initializer input `input`. */
 static bool ints_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
-    const Onnx__AttributeProto *a = consume(c, attr);
+    const Onnx__AttributeProto *a = tgc_onnx_consume_attr(c, attr);
     if (a == NULL) return true;
     if (a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
-        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "a list attribute is not of type ints"));
+        return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "a list attribute is not of type ints"));
     char suffix[64];
     snprintf(suffix, sizeof suffix, "/%s", attr);
     return tgc_onnx_set_input(c, input, tgc_onnx_add_int64s(c, suffix, a->ints, a->n_ints, false));
@@ -76,17 +64,17 @@ static bool ints_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
 
 /* Attribute `attr` (an int) becomes the int64 [1] initializer input `input`. */
 static bool int_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
-    const Onnx__AttributeProto *a = consume(c, attr);
+    const Onnx__AttributeProto *a = tgc_onnx_consume_attr(c, attr);
     if (a == NULL) return true;
     if (a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "an int attribute is not of type int"));
+        return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "an int attribute is not of type int"));
     char suffix[64];
     snprintf(suffix, sizeof suffix, "/%s", attr);
     return tgc_onnx_set_input(c, input, tgc_onnx_add_int64s(c, suffix, &a->i, 1, false));
 }
 
 static bool float_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
-    const Onnx__AttributeProto *a = consume(c, attr);
+    const Onnx__AttributeProto *a = tgc_onnx_consume_attr(c, attr);
     if (a == NULL) return true;
     char suffix[64];
     snprintf(suffix, sizeof suffix, "/%s", attr);
@@ -95,7 +83,7 @@ static bool float_to_input(tgc_onnx_node_ctx *c, const char *attr, int input) {
 
 /* Softmax before 13 flattens to 2-D at `axis` and normalises each row. */
 static bool coerced_softmax(tgc_onnx_node_ctx *c) {
-    const Onnx__AttributeProto *a = consume(c, "axis");
+    const Onnx__AttributeProto *a = tgc_onnx_consume_attr(c, "axis");
     int64_t axis = a != NULL ? a->i : 1;
     tgc_onnx_node *out = c->out;
     if (out->n_inputs < 1 || out->inputs[0][0] == '\0') return true; /* the loader will say */
@@ -119,14 +107,14 @@ static bool cast_to_code(tgc_onnx_node_ctx *c) {
     const Onnx__AttributeProto *a = tgc_onnx_node_attr(c->n, "to", NULL);
     if (a == NULL || !(a->has_s || (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)))
         return true;
-    consume(c, "to");
+    tgc_onnx_consume_attr(c, "to");
     for (int64_t code = 1; code <= 16; code++) {
         char nb[32];
         const char *name = tgc_onnx_dtype_name(code, nb, sizeof nb);
         if (a->s.len == strlen(name) && memcmp(a->s.data, name, a->s.len) == 0)
             return tgc_onnx_set_int_attr(c->im, c->out, "to", code);
     }
-    return tgc_onnx_node_unsupported(c, "bad-model", label(c, "attribute 'to' names no ONNX type"));
+    return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "attribute 'to' names no ONNX type"));
 }
 
 /* Dropout in inference (training_mode absent or a constant false) with its
@@ -141,18 +129,18 @@ static bool dropout_convert(tgc_onnx_node_ctx *c, int64_t opset) {
         training = !(v != NULL && v->nbytes == 1 && *(const unsigned char *)v->data == 0);
     }
     if (!mask_used && !training) {
-        consume(c, "ratio");
-        consume(c, "is_test");
-        consume(c, "seed");
+        tgc_onnx_consume_attr(c, "ratio");
+        tgc_onnx_consume_attr(c, "is_test");
+        tgc_onnx_consume_attr(c, "seed");
         c->out->op = "Identity";
         c->out->n_inputs = c->out->n_inputs > 1 ? 1 : c->out->n_inputs;
         return true;
     }
     if (opset < 10 && mask_used)
         return tgc_onnx_node_unsupported(c, "unsupported-output",
-                                         label(c, "the mask output, of the data's type before opset 10, is not "
+                                         tgc_onnx_node_problem(c, "the mask output, of the data's type before opset 10, is not "
                                                   "supported (from opset 10 it is bool)"));
-    consume(c, "is_test");
+    tgc_onnx_consume_attr(c, "is_test");
     return opset >= 12 || float_to_input(c, "ratio", 1);
 }
 
@@ -184,17 +172,17 @@ static bool sum_to_adds(tgc_onnx_node_ctx *c) {
  * 1) -> Resize-13 with the opset-10 coordinate rules. */
 static bool upsample_to_resize(tgc_onnx_node_ctx *c) {
     tgc_onnx_node *out = c->out;
-    const Onnx__AttributeProto *a = consume(c, "scales");
+    const Onnx__AttributeProto *a = tgc_onnx_consume_attr(c, "scales");
     const char *scales = out->n_inputs > 1 ? out->inputs[1] : NULL;
     if (a != NULL) {
         if (a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS)
-            return tgc_onnx_node_unsupported(c, "bad-model", label(c, "attribute 'scales' is not of type floats"));
+            return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "attribute 'scales' is not of type floats"));
         scales = tgc_onnx_add_floats(c, "/scales", a->floats, a->n_floats);
         if (scales == NULL) return false;
     }
     if (scales == NULL || scales[0] == '\0')
         return tgc_onnx_node_unsupported(c, "unsupported-attribute",
-                                         label(c, "Upsample without scales (height_scale, width_scale) is not supported"));
+                                         tgc_onnx_node_problem(c, "Upsample without scales (height_scale, width_scale) is not supported"));
     if (!tgc_onnx_set_input(c, 2, scales)) return false;
     out->inputs[1] = "";
     out->n_inputs = 3;
@@ -246,7 +234,7 @@ static bool prelu_per_channel(tgc_onnx_node_ctx *c) {
 static bool broadcast_at_axis(tgc_onnx_node_ctx *c, int64_t axis) {
     tgc_onnx_node *out = c->out;
     if (out->n_inputs != 2 || out->inputs[0][0] == '\0' || out->inputs[1][0] == '\0') return true; /* the loader will say */
-    if (axis < 0) return tgc_onnx_node_unsupported(c, "unsupported-attribute", label(c, "negative legacy 'axis'"));
+    if (axis < 0) return tgc_onnx_node_unsupported(c, "unsupported-attribute", tgc_onnx_node_problem(c, "negative legacy 'axis'"));
     const int64_t one = 1;
     const char *k_axis = tgc_onnx_add_int64s(c, "/axis", &axis, 1, false);
     const char *k_one = tgc_onnx_add_int64s(c, "/one", &one, 1, false);
@@ -280,7 +268,7 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     bool handled;
     bool ok = tgc_onnx_opset_upgrade(c, opset, &handled); /* opsets 13-18's forms */
     if (!ok || handled) return ok;
-    consume(c, "consumed_inputs");
+    tgc_onnx_consume_attr(c, "consumed_inputs");
     if (strcmp(op, "Dropout") == 0) return dropout_convert(c, opset);
     if (strcmp(op, "Sum") == 0) return sum_to_adds(c);
     if (strcmp(op, "Upsample") == 0 || (strcmp(op, "Resize") == 0 && opset < 11)) return upsample_to_resize(c);
@@ -310,22 +298,22 @@ bool tgc_onnx_legacy_convert(tgc_onnx_node_ctx *c, int64_t opset) {
     if (strcmp(op, "Cast") == 0 && opset < 6) return cast_to_code(c);
     if (strcmp(op, "PRelu") == 0 && opset < 7) return prelu_per_channel(c);
     if (strcmp(op, "BatchNormalization") == 0) {
-        consume(c, "is_test");
-        const Onnx__AttributeProto *a = consume(c, "spatial");
+        tgc_onnx_consume_attr(c, "is_test");
+        const Onnx__AttributeProto *a = tgc_onnx_consume_attr(c, "spatial");
         if (a != NULL && a->i != 1)
             return tgc_onnx_node_unsupported(
                 c, "unsupported-attribute",
-                label(c, "attribute 'spatial' 0 (a mean and variance per activation, not per channel) is not "
+                tgc_onnx_node_problem(c, "attribute 'spatial' 0 (a mean and variance per activation, not per channel) is not "
                          "supported"));
         return true;
     }
     if (strcmp(op, "Gemm") == 0) {
-        consume(c, "broadcast");
+        tgc_onnx_consume_attr(c, "broadcast");
         return true;
     }
     if (is_op(op, binary_ops) && opset < 7) {
-        const Onnx__AttributeProto *b = consume(c, "broadcast");
-        const Onnx__AttributeProto *axis = consume(c, "axis");
+        const Onnx__AttributeProto *b = tgc_onnx_consume_attr(c, "broadcast");
+        const Onnx__AttributeProto *axis = tgc_onnx_consume_attr(c, "axis");
         return axis == NULL || b == NULL || b->i == 0 || broadcast_at_axis(c, axis->i);
     }
     return true;

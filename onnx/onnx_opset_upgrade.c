@@ -73,18 +73,6 @@ bool tgc_onnx_opset_rewritten_op(const char *op) {
     return strcmp(op, "GroupNormalization") == 0 || strcmp(op, "CenterCropPad") == 0 || strcmp(op, "Col2Im") == 0;
 }
 
-static const Onnx__AttributeProto *consume(tgc_onnx_node_ctx *c, const char *name) {
-    size_t i;
-    const Onnx__AttributeProto *a = tgc_onnx_node_attr(c->n, name, &i);
-    if (a != NULL) c->consumed[i] = true;
-    return a;
-}
-
-static const char *label(tgc_onnx_node_ctx *c, const char *what) {
-    return tgc_onnx_printf(tgc_onnx_importer_arena(c->im), "op '%s' (opset %" PRId64 "): %s", c->n->op_type, c->opset,
-                           what);
-}
-
 /* A float attribute on a node the conversion made (its attrs empty so far). */
 static bool set_float_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const char *name, double v) {
     tgc_onnx_attr *a = tgc_onnx_alloc(tgc_onnx_importer_arena(im), sizeof *a);
@@ -99,14 +87,14 @@ static bool set_float_attr(tgc_onnx_importer *im, tgc_onnx_node *node, const cha
 
 /* Split-18's num_outputs: the `split` input computed from x's shape. */
 static bool split_num_outputs(tgc_onnx_node_ctx *c) {
-    const Onnx__AttributeProto *a = consume(c, "num_outputs");
+    const Onnx__AttributeProto *a = tgc_onnx_consume_attr(c, "num_outputs");
     if (a == NULL) return true;
     tgc_onnx_node *out = c->out;
     if (out->n_inputs > 1 && out->inputs[1][0] != '\0')
-        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "both input 'split' and num_outputs"));
+        return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "both input 'split' and num_outputs"));
     if (a->i < 1 || (size_t)a->i != c->n->n_output)
         return tgc_onnx_node_unsupported(c, "bad-model",
-                                         label(c, "num_outputs differs from the number of outputs"));
+                                         tgc_onnx_node_problem(c, "num_outputs differs from the number of outputs"));
     if (out->n_inputs < 1 || out->inputs[0][0] == '\0') return true; /* the loader will say */
     int64_t n = a->i;
     if (n == 1) return true; /* one chunk: the whole axis, as Split without sizes */
@@ -115,7 +103,7 @@ static bool split_num_outputs(tgc_onnx_node_ctx *c) {
     int64_t ones[TGC_MAX_VALUE_LEN];
     if (n > TGC_MAX_VALUE_LEN)
         return tgc_onnx_node_unsupported(c, "unsupported-attribute",
-                                         label(c, "num_outputs past tgc's limit on outputs"));
+                                         tgc_onnx_node_problem(c, "num_outputs past tgc's limit on outputs"));
     for (int64_t i = 0; i < rest; i++)
         ones[i] = 1;
     const char *k_axis = tgc_onnx_add_int64s(c, "/axis", &axis, 1, false);
@@ -146,12 +134,12 @@ static bool split_num_outputs(tgc_onnx_node_ctx *c) {
  * over x seen as [N, G, rest]. */
 static bool group_norm(tgc_onnx_node_ctx *c) {
     tgc_onnx_node *out = c->out;
-    const Onnx__AttributeProto *g = consume(c, "num_groups");
-    const Onnx__AttributeProto *eps = consume(c, "epsilon");
+    const Onnx__AttributeProto *g = tgc_onnx_consume_attr(c, "num_groups");
+    const Onnx__AttributeProto *eps = tgc_onnx_consume_attr(c, "epsilon");
     if (g == NULL || g->i < 1)
-        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "num_groups missing or below 1"));
+        return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "num_groups missing or below 1"));
     if (out->n_inputs != 3 || out->inputs[0][0] == '\0' || out->inputs[1][0] == '\0' || out->inputs[2][0] == '\0')
-        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "it takes three inputs: X, scale, bias"));
+        return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "it takes three inputs: X, scale, bias"));
     const int64_t grouped[3] = {0, g->i, -1};
     const char *k_grouped = tgc_onnx_add_int64s(c, "/grouped_shape", grouped, 3, false);
     if (k_grouped == NULL) return false;
@@ -179,8 +167,8 @@ static bool group_norm(tgc_onnx_node_ctx *c) {
 static bool center_crop_pad(tgc_onnx_node_ctx *c) {
     tgc_onnx_node *out = c->out;
     if (out->n_inputs != 2 || out->inputs[0][0] == '\0' || out->inputs[1][0] == '\0')
-        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "it takes two inputs: input_data, shape"));
-    const Onnx__AttributeProto *ax = consume(c, "axes");
+        return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "it takes two inputs: input_data, shape"));
+    const Onnx__AttributeProto *ax = tgc_onnx_consume_attr(c, "axes");
     const int64_t zero = 0, two = 2;
     const char *k_zero = tgc_onnx_add_int64s(c, "/zero", &zero, 1, true);
     const char *k_two = tgc_onnx_add_int64s(c, "/two", &two, 1, true);
@@ -251,7 +239,7 @@ static bool const_ints(tgc_onnx_node_ctx *c, int k, int64_t *v, int *n, int max)
 /* An INTS attribute of the ONNX node with n values each >= min (dflt when
  * absent); false (reported) when it has another length or a value below min. */
 static bool ints_attr(tgc_onnx_node_ctx *c, const char *name, int n, int64_t min, int64_t dflt, int64_t *out) {
-    const Onnx__AttributeProto *a = consume(c, name);
+    const Onnx__AttributeProto *a = tgc_onnx_consume_attr(c, name);
     for (int i = 0; i < n; i++)
         out[i] = dflt;
     if (a == NULL) return true;
@@ -262,7 +250,7 @@ static bool ints_attr(tgc_onnx_node_ctx *c, const char *name, int n, int64_t min
     }
     if (!ok)
         tgc_onnx_node_unsupported(c, "bad-model",
-                                  label(c, tgc_onnx_printf(tgc_onnx_importer_arena(c->im),
+                                  tgc_onnx_node_problem(c, tgc_onnx_printf(tgc_onnx_importer_arena(c->im),
                                                            "attribute '%s' needs %d values, each >= %lld", name, n,
                                                            (long long)min)));
     return ok;
@@ -286,14 +274,14 @@ static bool col2im(tgc_onnx_node_ctx *c) {
     tgc_onnx_arena *arena = tgc_onnx_importer_arena(c->im);
     enum { MAX_AXES = TGC_MAX_TENSOR_RANK - 2 };
     if (out->n_inputs != 3 || out->inputs[0][0] == '\0' || out->inputs[1][0] == '\0' || out->inputs[2][0] == '\0')
-        return tgc_onnx_node_unsupported(c, "bad-model", label(c, "it takes three inputs: input, image_shape, "
+        return tgc_onnx_node_unsupported(c, "bad-model", tgc_onnx_node_problem(c, "it takes three inputs: input, image_shape, "
                                                                   "block_shape"));
     int64_t image[MAX_AXES], block[MAX_AXES];
     int n = 0, nb = 0;
     if (!const_ints(c, 1, image, &n, MAX_AXES) || !const_ints(c, 2, block, &nb, MAX_AXES) || n != nb)
         return tgc_onnx_node_unsupported(
             c, "unsupported-input",
-            label(c, "image_shape and block_shape must be constant int64 lists of the same length (1 to 6)"));
+            tgc_onnx_node_problem(c, "image_shape and block_shape must be constant int64 lists of the same length (1 to 6)"));
     int64_t dil[MAX_AXES], str[MAX_AXES], pads[2 * MAX_AXES];
     if (!ints_attr(c, "dilations", n, 1, 1, dil) || !ints_attr(c, "strides", n, 1, 1, str) ||
         !ints_attr(c, "pads", 2 * n, 0, 0, pads))
@@ -305,11 +293,11 @@ static bool col2im(tgc_onnx_node_ctx *c) {
             !tgc_checked_add_i64(eff, 1, &eff) || !tgc_checked_add_i64(image[i], pads[i], &span) ||
             !tgc_checked_add_i64(span, pads[n + i], &span) || !tgc_checked_mul_i64(K, block[i], &K) || K > 1024)
             return tgc_onnx_node_unsupported(
-                c, "bad-model", label(c, "image_shape and block_shape need sizes >= 1, and at most 1024 block "
+                c, "bad-model", tgc_onnx_node_problem(c, "image_shape and block_shape need sizes >= 1, and at most 1024 block "
                                          "positions"));
         if (span < eff)
             return tgc_onnx_node_unsupported(c, "bad-model",
-                                             label(c, "a block is larger than the padded image"));
+                                             tgc_onnx_node_problem(c, "a block is larger than the padded image"));
         blocks[i] = (span - eff) / str[i] + 1;
         rest[i] = (span - eff) % str[i];
     }
@@ -378,14 +366,14 @@ bool tgc_onnx_opset_upgrade(tgc_onnx_node_ctx *c, int64_t opset, bool *handled) 
     }
     if (strcmp(op, "Tile") == 0 && opset < 6)
         return tgc_onnx_node_unsupported(c, "unsupported-input",
-                                         label(c, "Tile-1's inputs 'tiles' and 'axis' (before opset 6's "
+                                         tgc_onnx_node_problem(c, "Tile-1's inputs 'tiles' and 'axis' (before opset 6's "
                                                   "'repeats') are not supported"));
     if (strcmp(op, "BatchNormalization") == 0 && opset < 14)
         for (size_t k = 1; k < c->n->n_output; k++)
             if (tgc_onnx_tensor_used(c->im, c->n->output[k]))
                 return tgc_onnx_node_unsupported(
                     c, "unsupported-output",
-                    label(c, "outputs 1 to 4 (the statistics of training, before opset 14's training_mode) are "
+                    tgc_onnx_node_problem(c, "outputs 1 to 4 (the statistics of training, before opset 14's training_mode) are "
                              "not supported"));
     if (strcmp(op, "Split") == 0 && opset >= 18) return split_num_outputs(c);
     if (strcmp(op, "GroupNormalization") == 0) return group_norm(c);

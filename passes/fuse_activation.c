@@ -21,11 +21,6 @@ static const char *fused_name(const char *op) {
     return NULL;
 }
 
-static bool same_device(const tgc_node *a, const tgc_node *b) {
-    if (a->device == NULL || b->device == NULL) return a->device == b->device;
-    return strcmp(a->device, b->device) == 0;
-}
-
 /* The producer of activation node `act` when the pair can fuse, else -1;
  * the activation's row and parameters in *row and p. */
 static int32_t fusable_pair(const tgc_rewrite *rw, int32_t act, const tgc_ew_row **row, double p[TGC_EW_MAX_PARAMS]) {
@@ -40,7 +35,7 @@ static int32_t fusable_pair(const tgc_rewrite *rw, int32_t act, const tgc_ew_row
     if (in.node < 0 || in.port != 0 || rw->removed[in.node]) return -1;
     const tgc_node *m = &rw->g->nodes[in.node];
     if (m->kind != TGC_NODE_OP || fused_name(m->op_name) == NULL || m->n_controls > 0 || m->n_colocate > 0 ||
-        m->n_outputs != 1 || m->outputs[0].dtype != TGC_FLOAT32 || !same_device(a, m))
+        m->n_outputs != 1 || m->outputs[0].dtype != TGC_FLOAT32 || !tgc_pass_same_device(a, m))
         return -1;
     if (tgc_pass_only_reader(rw, in) != act) return -1;
     return in.node;

@@ -57,13 +57,6 @@ static const tgc_ew_row *fusable_row(const tgc_rewrite *rw, int32_t id) {
     return r;
 }
 
-/* True when both nodes ask for the same device (or neither asks): a group
- * never spans devices. */
-static bool same_device_spec(const tgc_node *a, const tgc_node *b) {
-    return (a->device == NULL && b->device == NULL) ||
-           (a->device != NULL && b->device != NULL && strcmp(a->device, b->device) == 0);
-}
-
 typedef struct group {
     int32_t members[MAX_MEMBERS];
     int n;
@@ -96,7 +89,7 @@ static void grow(const tgc_rewrite *rw, int32_t root, int32_t *group_of, group *
                 if (in.node < 0 || in.port != 0 || group_of[in.node] >= 0) continue;
                 const tgc_node *p = &rw->g->nodes[in.node];
                 if (fusable_row(rw, in.node) == NULL || !tgc_shape_eq(&p->outputs[0].shape, shape) ||
-                    !same_device_spec(p, &rw->g->nodes[root]))
+                    !tgc_pass_same_device(p, &rw->g->nodes[root]))
                     continue;
                 if (!read_only_inside(rw, in.node, gp)) continue;
                 group_of[in.node] = root;

@@ -25,11 +25,6 @@ static int64_t attr_i(const tgc_node *n, const char *name, int64_t dflt) {
     return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
 }
 
-static bool same_device(const tgc_node *a, const tgc_node *b) {
-    if (a->device == NULL || b->device == NULL) return a->device == b->device;
-    return strcmp(a->device, b->device) == 0;
-}
-
 /* The Pad's amounts per axis of a rank-`rank` input: begin[a], end[a];
  * false unless it pads with zeros by constant amounts >= 0. */
 static bool zero_pad_amounts(const tgc_rewrite *rw, const tgc_node *pad, int rank, int64_t *begin, int64_t *end) {
@@ -73,7 +68,7 @@ static tgc_status fuse_one(tgc_rewrite *rw, int32_t pad_id) {
     const tgc_node *op = &rw->g->nodes[op_id];
     bool conv = tgc_pass_is_op(rw, op_id, "Conv"), avg = tgc_pass_is_op(rw, op_id, "AveragePool");
     if ((!conv && !avg) || op->n_inputs < 1 || op->inputs[0].node != pad_id || op->n_colocate > 0 ||
-        !same_device(pad, op))
+        !tgc_pass_same_device(pad, op))
         return TGC_OK;
     for (int k = 1; k < op->n_inputs; k++)
         if (op->inputs[k].node == pad_id) return TGC_OK;

@@ -99,6 +99,10 @@ bool tgc_pass_fusion_devices(const char *devices);
  * output), else -1. */
 int32_t tgc_pass_only_reader(const tgc_rewrite *rw, tgc_ref r);
 
+/* True when nodes a and b ask for the same device, or neither asks: a
+ * fused node must not join two requests. */
+bool tgc_pass_same_device(const tgc_node *a, const tgc_node *b);
+
 /* True when node id is a live op node `op` without control inputs. */
 bool tgc_pass_is_op(const tgc_rewrite *rw, int32_t id, const char *op);
 

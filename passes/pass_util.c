@@ -40,6 +40,11 @@ bool tgc_pass_op_is_stateful(const char *op_name) {
     return false;
 }
 
+bool tgc_pass_same_device(const tgc_node *a, const tgc_node *b) {
+    if (a->device == NULL || b->device == NULL) return a->device == b->device;
+    return strcmp(a->device, b->device) == 0;
+}
+
 int32_t tgc_pass_only_reader(const tgc_rewrite *rw, tgc_ref r) {
     if (tgc_rewrite_uses(rw, r) != 1 || tgc_rewrite_is_output(rw, r)) return -1;
     int32_t reader;
