@@ -17,6 +17,7 @@
  * (MaxPool would need value -inf; left alone). The fused node takes the
  * op's name. */
 #include "passes/pass.h"
+#include "support/checked.h"
 
 #include <string.h>
 
@@ -53,9 +54,9 @@ static bool zero_pad_amounts(const tgc_rewrite *rw, const tgc_node *pad, int ran
     for (int a = 0; a < rank; a++) begin[a] = end[a] = 0;
     const int64_t *v = p->data;
     for (int i = 0; i < n_axes; i++) {
-        if (v[i] < 0 || v[n_axes + i] < 0) return false;
-        begin[axes[i]] += v[i];
-        end[axes[i]] += v[n_axes + i];
+        if (v[i] < 0 || v[n_axes + i] < 0 || !tgc_checked_add_i64(begin[axes[i]], v[i], &begin[axes[i]]) ||
+            !tgc_checked_add_i64(end[axes[i]], v[n_axes + i], &end[axes[i]]))
+            return false;
     }
     return begin[0] == 0 && end[0] == 0 && begin[1] == 0 && end[1] == 0;
 }
@@ -89,10 +90,10 @@ static tgc_status fuse_one(tgc_rewrite *rw, int32_t pad_id) {
         }
     }
     if (avg && !own_zero && attr_i(op, "count_include_pad", 0) != 1) return TGC_OK;
-    for (int a = 0; a < n; a++) {
-        pads[a] += begin[2 + a];
-        pads[n + a] += end[2 + a];
-    }
+    for (int a = 0; a < n; a++)
+        if (!tgc_checked_add_i64(pads[a], begin[2 + a], &pads[a]) ||
+            !tgc_checked_add_i64(pads[n + a], end[2 + a], &pads[n + a]))
+            return TGC_OK; /* pads past int64: left for inference to refuse */
     tgc_ref ins[3];
     for (int k = 0; k < op->n_inputs && k < 3; k++) ins[k] = op->inputs[k];
     ins[0] = pad->inputs[0];

@@ -16,6 +16,7 @@
  * constant float32 weights, explicit pads (auto_pad NOTSET), and static
  * input and output spatial sizes; pads never go below zero. */
 #include "passes/pass.h"
+#include "support/checked.h"
 
 #include <string.h>
 
@@ -55,26 +56,55 @@ static bool read_axes(const tgc_rewrite *rw, const tgc_node *c, const tgc_const 
     if (x == NULL || y == NULL || !static_dims(&x->shape, 2, ax->n, ax->in) || !static_dims(&y->shape, 2, ax->n, ax->out))
         return false;
     for (int a = 0; a < ax->n; a++) ax->k[a] = w->shape.dims[2 + a].v;
-    return ints_attr(c, "strides", ax->n, 1, ax->stride) && ints_attr(c, "dilations", ax->n, 1, ax->dil) &&
-           ints_attr(c, "pads", 2 * ax->n, 0, ax->pads);
+    if (!ints_attr(c, "strides", ax->n, 1, ax->stride) || !ints_attr(c, "dilations", ax->n, 1, ax->dil) ||
+        !ints_attr(c, "pads", 2 * ax->n, 0, ax->pads))
+        return false;
+    for (int a = 0; a < ax->n; a++) /* values inference refuses: left to it */
+        if (ax->stride[a] < 1 || ax->dil[a] < 1 || ax->k[a] < 1 || ax->pads[a] < 0 || ax->pads[ax->n + a] < 0)
+            return false;
+    return true;
+}
+
+/* floor(a / b) for b > 0. */
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+
+/* Whether tap t of axis a reads input for some output position: o * stride
+ * - pad + t * dilation in [0, in) for an o in [0, out), i.e. o in
+ * [ceil((pad - t d) / s), floor((in - 1 + pad - t d) / s)] meets [0, out),
+ * in O(1) however long the axis. *live false and true returned when the
+ * sizes' arithmetic would overflow int64 (the caller then leaves the Conv
+ * alone). */
+static bool tap_live(const conv_axes *ax, int a, int64_t t, bool *live) {
+    int64_t td, lo_num, hi_num;
+    *live = false;
+    /* pads >= 0 and td >= 0 (read_axes), so pad - td > INT64_MIN */
+    if (!tgc_checked_mul_i64(t, ax->dil[a], &td) || !tgc_checked_sub_i64(ax->pads[a], td, &lo_num) ||
+        !tgc_checked_add_i64(lo_num, ax->in[a] - 1, &hi_num))
+        return false;
+    int64_t o_lo = -floor_div(-lo_num, ax->stride[a]), o_hi = floor_div(hi_num, ax->stride[a]);
+    if (o_lo < 0) o_lo = 0;
+    if (o_hi > ax->out[a] - 1) o_hi = ax->out[a] - 1;
+    *live = o_lo <= o_hi;
+    return true;
 }
 
 /* Axis a's live taps [*lo, *hi]: the first and last tap some output
  * position reads input with, kept where cutting more would make a pad
- * negative; false when no tap of the axis reads input. */
+ * negative; false when no tap of the axis reads input, or when its sizes
+ * overflow. */
 static bool live_taps(const conv_axes *ax, int a, int64_t *lo, int64_t *hi) {
     *lo = -1;
     *hi = -1;
     for (int64_t t = 0; t < ax->k[a]; t++) {
-        bool live = false;
-        for (int64_t o = 0; o < ax->out[a] && !live; o++) {
-            int64_t i = o * ax->stride[a] - ax->pads[a] + t * ax->dil[a];
-            live = i >= 0 && i < ax->in[a];
-        }
+        bool live;
+        if (!tap_live(ax, a, t, &live)) return false;
         if (live && *lo < 0) *lo = t;
         if (live) *hi = t;
     }
     if (*lo < 0) return false;
+    /* lo * dil <= pad and (k - 1 - hi) * dil <= pad_end keep the pads >= 0;
+     * the products fit (tap_live multiplied every t < k by dil), and a pad
+     * >= 0 less one of them does not overflow */
     while (*lo > 0 && ax->pads[a] - *lo * ax->dil[a] < 0) (*lo)--;
     while (*hi < ax->k[a] - 1 && ax->pads[ax->n + a] - (ax->k[a] - 1 - *hi) * ax->dil[a] < 0) (*hi)++;
     return true;

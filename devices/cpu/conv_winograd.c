@@ -71,11 +71,12 @@ static const tgc_winograd_variant *variant_for(const tgc_conv_geometry *g) {
     if (w->n != 2 || g->group != 1 || g->cg < 16 || g->m_count < 16) return NULL;
     for (int a = 0; a < 2; a++)
         if (w->kernel[a] != 3 || w->strides[a] != 1 || w->dilations[a] != 1) return NULL;
-    int64_t tiles = tiles_of(w, 2), per_tile;
+    const tgc_winograd_variant *var = &tgc_winograd_f23;
+    int64_t tiles = tiles_of(w, var->m), xis = var->alpha * var->alpha, per_tile;
     if (tiles < MIN_TILES || !tgc_checked_add_i64(g->cg, g->m_count, &per_tile) ||
-        per_tile > MAX_TRANSFORM_FLOATS / 16 / tiles)
+        per_tile > MAX_TRANSFORM_FLOATS / xis / tiles)
         return NULL;
-    return &tgc_winograd_f23;
+    return var;
 }
 
 bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g) { return variant_for(g) != NULL; }

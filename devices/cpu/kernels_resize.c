@@ -74,17 +74,12 @@ typedef struct image_pass {
     const tgc_resize_taps *th, *tw; /* NULL: the axis is kept */
     const float *wh, *ww;           /* their weights in float32 */
     int64_t in_h, in_w, out_h, out_w, rows, rows_per_block;
-    bool *failed;                   /* set when a block had no memory for its row */
+    float *blend;                   /* per pool slot: in_w floats for the blended row */
 } image_pass;
 
 static void image_block(void *arg, int64_t b, int slot) {
-    (void)slot;
     const image_pass *p = arg;
-    float *blend = p->th != NULL ? tgc_malloc((size_t)p->in_w * sizeof *blend) : NULL;
-    if (p->th != NULL && blend == NULL) {
-        __atomic_store_n(p->failed, true, __ATOMIC_RELAXED);
-        return;
-    }
+    float *blend = p->blend != NULL ? p->blend + slot * p->in_w : NULL;
     int64_t end = (b + 1) * p->rows_per_block < p->rows ? (b + 1) * p->rows_per_block : p->rows;
     for (int64_t row = b * p->rows_per_block; row < end; row++) {
         int64_t o = row / p->out_h, j = row % p->out_h;
@@ -113,7 +108,6 @@ static void image_block(void *arg, int64_t b, int slot) {
             out[q] = acc;
         }
     }
-    tgc_free(blend);
 }
 
 /* An axis's table made and its weights rounded to float32 (*wf, owned by
@@ -147,17 +141,29 @@ static bool resize_image_f32(tgc_kernel_ctx *c, const tgc_resize_geometry *g, tg
     float *wh = NULL, *ww = NULL;
     bool ok = (keep_h || image_axis(c, g, ah, &th, &wh, st)) && (keep_w || image_axis(c, g, aw, &tw, &ww, st));
     bool ran = ok || *st != TGC_OK;
+    float *blend = NULL;
+    if (ok && !keep_h) { /* one blended row per pool slot */
+        size_t nbytes;
+        int64_t floats;
+        bool fits = tgc_checked_mul_i64(tgc_parallel_width(c->pool), g->in[aw], &floats) &&
+                    tgc_checked_nbytes(floats, sizeof *blend, &nbytes);
+        blend = fits ? tgc_malloc(nbytes ? nbytes : 1) : NULL;
+        if (blend == NULL) {
+            ok = false;
+            *st = tgc_kernel_fail(c, "Resize: no host memory for the blended rows");
+            ran = true;
+        }
+    }
     if (ok) {
-        bool failed = false;
         image_pass p = {.x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .th = keep_h ? NULL : &th,
                         .tw = keep_w ? NULL : &tw, .wh = wh, .ww = ww, .in_h = g->in[ah], .in_w = g->in[aw],
-                        .out_h = g->out[ah], .out_w = g->out[aw], .failed = &failed};
+                        .out_h = g->out[ah], .out_w = g->out[aw], .blend = blend};
         p.rows = tgc_value_numel(&c->outputs[0]) / p.out_w;
         int64_t row_work = p.out_w > p.in_w ? p.out_w : p.in_w;
         p.rows_per_block = row_work >= 16384 ? 1 : 16384 / (row_work > 0 ? row_work : 1);
         tgc_parallel_for(c->pool, (p.rows + p.rows_per_block - 1) / p.rows_per_block, image_block, &p);
-        if (failed) *st = tgc_kernel_fail(c, "Resize: no host memory for a blended row");
     }
+    tgc_free(blend);
     tgc_free(wh);
     tgc_free(ww);
     tgc_resize_taps_free(&th);

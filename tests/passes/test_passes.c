@@ -290,6 +290,32 @@ static void test_trim_conv_taps_one_side(void) {
     tgc_tensor_release(out);
     release(&f);
 
+    /* Stride 3, dilation 4 along a width of 5, pads [4, 3]: output 0 reads
+     * -4 (padding), 0 and 4, output 1 reads -1, 3 and 7 (both padding at the
+     * ends): the first tap goes, the last stays (output 0 reads with it),
+     * kernel [1, 2], pads [0, 0, 0, 3]. x = 1..5, W = [1, 2, 3]:
+     * y = [2*1 + 3*5, 2*4 + 3*0] = [17, 8]. */
+    const char *strided = "format: tgc/1\n"
+                          "inputs: [{name: x, dtype: float32, shape: [1, 1, 1, 5]}]\n"
+                          "outputs: [y]\n"
+                          "initializers:\n"
+                          "  - {name: W, dtype: float32, shape: [1, 1, 1, 3], values: [1, 2, 3]}\n"
+                          "nodes:\n"
+                          "  - {name: y, op: Conv, inputs: [x, W], attrs: {strides: [1, 3], dilations: [1, 4],"
+                          " pads: [0, 4, 0, 3]}}\n";
+    load_and_optimize(&f, strided, TGC_OPTIMIZE_ALL);
+    y = node_named(f.opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    k = ints_of(y, "kernel_shape", 2);
+    pads = ints_of(y, "pads", 4);
+    CU_ASSERT_FATAL(k != NULL && pads != NULL);
+    CU_ASSERT(k[0] == 1 && k[1] == 2);
+    CU_ASSERT(pads[0] == 0 && pads[1] == 0 && pads[2] == 0 && pads[3] == 3);
+    out = run1(f.g, TGC_OPTIMIZE_ALL, "x", 4, (int64_t[]){1, 1, 1, 5}, (float[]){1, 2, 3, 4, 5});
+    expect_values(out, (float[]){17, 8}, 2, 1e-5f);
+    tgc_tensor_release(out);
+    release(&f);
+
     const char *sym = "format: tgc/1\n"
                       "inputs: [{name: x, dtype: float32, shape: [1, 1, 2, W]}]\n"
                       "outputs: [y]\n"
