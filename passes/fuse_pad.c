@@ -68,7 +68,7 @@ static tgc_status fuse_one(tgc_rewrite *rw, int32_t pad_id) {
     if (op_id < 0) return TGC_OK;
     const tgc_node *op = &rw->g->nodes[op_id];
     bool conv = tgc_pass_is_op(rw, op_id, "Conv"), avg = tgc_pass_is_op(rw, op_id, "AveragePool");
-    if ((!conv && !avg) || op->n_inputs < 1 || op->inputs[0].node != pad_id || op->n_colocate > 0 ||
+    if ((!conv && !avg) || op->n_inputs < 1 || op->n_inputs > 3 || op->inputs[0].node != pad_id || op->n_colocate > 0 ||
         !tgc_pass_same_device(pad, op))
         return TGC_OK;
     for (int k = 1; k < op->n_inputs; k++)
@@ -95,17 +95,14 @@ static tgc_status fuse_one(tgc_rewrite *rw, int32_t pad_id) {
             !tgc_checked_add_i64(pads[n + a], end[2 + a], &pads[n + a]))
             return TGC_OK; /* pads past int64: left for inference to refuse */
     tgc_ref ins[3];
-    for (int k = 0; k < op->n_inputs && k < 3; k++) ins[k] = op->inputs[k];
+    for (int k = 0; k < op->n_inputs; k++) ins[k] = op->inputs[k];
     ins[0] = pad->inputs[0];
     int32_t fused;
-    tgc_status s = tgc_rewrite_add_op(rw, op->op_name, op_id, ins, op->n_inputs, 1, &fused);
-    if (s == TGC_OK) s = tgc_rewrite_copy_attrs(rw, op_id, fused);
+    tgc_status s = tgc_rewrite_replace_op(rw, op_id, ins, op->n_inputs, &fused);
     if (s == TGC_OK) s = tgc_rewrite_set_attr_list(rw, fused, "pads", TGC_ATTR_INTS, (size_t)(2 * n), pads);
     if (s == TGC_OK && avg) s = tgc_rewrite_set_attr_int(rw, fused, "count_include_pad", 1);
     if (s != TGC_OK) return s;
-    tgc_rewrite_replace_uses(rw, (tgc_ref){op_id, 0, {0, 0}}, (tgc_ref){fused, 0, {0, 0}});
-    tgc_rewrite_remove(rw, op_id);
-    tgc_rewrite_remove(rw, pad_id);
+    tgc_rewrite_remove(rw, pad_id); /* its only reader is gone */
     rw->edits++;
     return TGC_OK;
 }

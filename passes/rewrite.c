@@ -274,6 +274,15 @@ tgc_status tgc_rewrite_add_const(tgc_rewrite *rw, int32_t like, const char *base
     return TGC_OK;
 }
 
+tgc_status tgc_rewrite_replace_op(tgc_rewrite *rw, int32_t id, const tgc_ref *inputs, int n_inputs, int32_t *copy) {
+    tgc_status s = tgc_rewrite_add_op(rw, rw->g->nodes[id].op_name, id, inputs, n_inputs, 1, copy);
+    if (s == TGC_OK) s = tgc_rewrite_copy_attrs(rw, id, *copy);
+    if (s != TGC_OK) return s;
+    tgc_rewrite_replace_uses(rw, (tgc_ref){id, 0, {0, 0}}, (tgc_ref){*copy, 0, {0, 0}});
+    tgc_rewrite_remove(rw, id);
+    return TGC_OK;
+}
+
 tgc_status tgc_rewrite_copy_attrs(tgc_rewrite *rw, int32_t from, int32_t to) {
     const tgc_node *src = &rw->g->nodes[from];
     tgc_node *dst = &rw->g->nodes[to];

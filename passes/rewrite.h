@@ -79,6 +79,13 @@ tgc_status tgc_rewrite_add_const(tgc_rewrite *rw, int32_t like, const char *base
 /* Gives node `to` deep copies of every attribute of node `from` (to has none yet). */
 tgc_status tgc_rewrite_copy_attrs(tgc_rewrite *rw, int32_t from, int32_t to);
 
+/* Replaces single-output op node id by a copy reading inputs[0..n_inputs)
+ * instead: same op, attributes (deep copies), name, position and requested
+ * device; id's readers read the copy and id is removed. *copy is the new
+ * node's id, whose attributes the caller may then change. TGC_OK or
+ * TGC_ERR_NOMEM. */
+tgc_status tgc_rewrite_replace_op(tgc_rewrite *rw, int32_t id, const tgc_ref *inputs, int n_inputs, int32_t *copy);
+
 /* Adds (or replaces) list attribute `name` of node id with n values
  * (copied): int64_t for TGC_ATTR_INTS, double for TGC_ATTR_FLOATS, const
  * char * for TGC_ATTR_STRINGS. */

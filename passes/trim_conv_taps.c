@@ -159,9 +159,7 @@ static tgc_status trim_one(tgc_rewrite *rw, int32_t id) {
     if (s != TGC_OK) return s;
     c = &rw->g->nodes[id];
     tgc_ref ins[3] = {c->inputs[0], {wid, 0, {0, 0}}, c->n_inputs > 2 ? c->inputs[2] : (tgc_ref){-1, 0, {0, 0}}};
-    if ((s = tgc_rewrite_add_op(rw, "Conv", id, ins, c->n_inputs > 2 ? 3 : 2, 1, &conv)) != TGC_OK ||
-        (s = tgc_rewrite_copy_attrs(rw, id, conv)) != TGC_OK)
-        return s;
+    if ((s = tgc_rewrite_replace_op(rw, id, ins, c->n_inputs > 2 ? 3 : 2, &conv)) != TGC_OK) return s;
     int64_t kernel[TGC_MAX_RANK], pads[2 * TGC_MAX_RANK];
     for (int a = 0; a < ax.n; a++) {
         kernel[a] = hi[a] - lo[a] + 1;
@@ -171,8 +169,6 @@ static tgc_status trim_one(tgc_rewrite *rw, int32_t id) {
     if ((s = tgc_rewrite_set_attr_list(rw, conv, "kernel_shape", TGC_ATTR_INTS, (size_t)ax.n, kernel)) != TGC_OK ||
         (s = tgc_rewrite_set_attr_list(rw, conv, "pads", TGC_ATTR_INTS, (size_t)(2 * ax.n), pads)) != TGC_OK)
         return s;
-    tgc_rewrite_replace_uses(rw, (tgc_ref){id, 0, {0, 0}}, (tgc_ref){conv, 0, {0, 0}});
-    tgc_rewrite_remove(rw, id);
     rw->edits++;
     return TGC_OK;
 }
