@@ -81,6 +81,11 @@ static int64_t column_major(const tgc_window *w, int64_t off) {
     return col;
 }
 
+/* The end of piece `piece`'s planes [piece * per, end) out of `planes`. */
+static int64_t piece_end(int64_t piece, int64_t per, int64_t planes) {
+    return (piece + 1) * per < planes ? (piece + 1) * per : planes;
+}
+
 /* ---- 2-D pooling over rows: the CNN case ------------------------------------ */
 
 /* The taps of a 2-D window along the last axis, each with the output
@@ -135,7 +140,7 @@ static void max_pool_2d_piece(void *arg, int64_t piece, int slot) {
     const tgc_window *w = m->w;
     int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];
     int64_t sw = w->strides[1], dw = w->dilations[1];
-    int64_t p1 = (piece + 1) * m->planes_per_piece < m->planes ? (piece + 1) * m->planes_per_piece : m->planes;
+    int64_t p1 = piece_end(piece, m->planes_per_piece, m->planes);
     for (int64_t p = piece * m->planes_per_piece; p < p1; p++) {
         for (int64_t oh = 0; oh < oh_count; oh++) {
             float *restrict out = m->y + (p * oh_count + oh) * ow_count;
@@ -197,7 +202,7 @@ static void average_pool_2d_piece(void *arg, int64_t piece, int slot) {
     const tgc_window *w = m->w;
     int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];
     int64_t sw = w->strides[1], dw = w->dilations[1];
-    int64_t p1 = (piece + 1) * m->planes_per_piece < m->planes ? (piece + 1) * m->planes_per_piece : m->planes;
+    int64_t p1 = piece_end(piece, m->planes_per_piece, m->planes);
     for (int64_t p = piece * m->planes_per_piece; p < p1; p++) {
         for (int64_t oh = 0; oh < oh_count; oh++) {
             float *restrict out = m->y + (p * oh_count + oh) * ow_count;
@@ -383,7 +388,7 @@ static double sum_as_double(const float *restrict x, int64_t n) {
 static void global_average_pool_piece(void *arg, int64_t piece, int slot) {
     (void)slot;
     const global_pool *g = arg;
-    int64_t p1 = (piece + 1) * g->planes_per_piece < g->planes ? (piece + 1) * g->planes_per_piece : g->planes;
+    int64_t p1 = piece_end(piece, g->planes_per_piece, g->planes);
     for (int64_t p = piece * g->planes_per_piece; p < p1; p++) {
         double sum = sum_as_double(g->x + p * g->size, g->size);
         g->y[p] = g->size > 0 ? (float)(sum / (double)g->size) : NAN;
