@@ -100,6 +100,15 @@ typedef struct tgc_kernel_ctx {
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);
 
+/* How a kernel with several ways will run a node: the name of the way
+ * (a static string, as it sets tgc_kernel_ctx.impl at run time), decided
+ * from c->node's attributes, the dtypes and dims of c->inputs and
+ * c->outputs and c->const_inputs alone; buffers may be NULL and must not
+ * be read. NULL: it cannot say from these (bad arguments among them: the
+ * run's checks report those). tgc_kernel_choice calls it with the static
+ * shapes a graph infers, so --dump placed shows what a run will take. */
+typedef const char *(*tgc_kernel_choose_fn)(tgc_kernel_ctx *c);
+
 #define TGC_KERNEL_MAX_DTYPES 16 /* room for every dtype and the terminator */
 
 struct tgc_kernel_def {
@@ -129,6 +138,8 @@ struct tgc_kernel_def {
      * the kernel computes each output's dims and calls
      * tgc_kernel_alloc_output for every output before it writes it. */
     bool sizes_outputs;
+    /* The kernel's ways (tgc_kernel_choose_fn); NULL: one way. */
+    tgc_kernel_choose_fn choose;
 };
 
 /* Positions a kernel definition's masks describe. */
@@ -158,6 +169,13 @@ static inline bool tgc_kernel_host_output(const tgc_kernel_def *k, int i) {
 /* The kernel for (op, kind) that handles input-0 dtype `dtype`
  * (TGC_DTYPE_INVALID: any), or NULL. */
 const tgc_kernel_def *tgc_kernel_find(const char *op, tgc_device_kind kind, tgc_dtype dtype);
+
+/* The way kernel `def` will run node `id` of g (def->choose) on the
+ * static shapes g's inference gave its inputs and outputs, with the
+ * inputs read from initializers counted as session constants; NULL when
+ * the kernel has one way, a shape is unknown or symbolic, or the chooser
+ * cannot say. The string is static. */
+const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int32_t id);
 
 /* Host pointers of input/output i's data (cpu kernels and host-memory
  * arguments); NULL for an omitted input or an empty tensor's NULL memory. */

@@ -5,6 +5,7 @@
  * the tensors that cross them. */
 #include "tgc.h"
 
+#include "devices/kernel.h"
 #include "graph/subgraph.h"
 #include "placer/placer.h"
 #include "support/alloc.h"
@@ -156,6 +157,16 @@ static void json_string(FILE *out, const char *s) {
     fputc('"', out);
 }
 
+/* How node id's kernel will run on its device (tgc_kernel_choice: the
+ * same chooser a run asks), or NULL for kernels with one way and shapes
+ * not known before the run. */
+static const char *kernel_way(const tgc_placed *p, int32_t id) {
+    const tgc_node *n = &p->g->nodes[id];
+    if (n->kind != TGC_NODE_OP || n->n_inputs < 1 || n->inputs[0].node < 0) return NULL;
+    tgc_dtype dtype = tgc_graph_ref_info(p->g, n->inputs[0])->dtype;
+    return tgc_kernel_choice(tgc_kernel_find(n->op_name, p->devs[p->pl.device[id]].kind, dtype), p->g, id);
+}
+
 tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags) {
     const tgc_graph *g = p->g;
     fputs("{\n  \"graph\": ", out);
@@ -174,6 +185,11 @@ tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags
         json_string(out, p->names[p->pl.device[id]]);
         fputs(", \"reason\": ", out);
         json_string(out, tgc_place_reason_name(p->pl.reason[id]));
+        const char *way = kernel_way(p, id);
+        if (way != NULL) {
+            fputs(", \"kernel\": ", out);
+            json_string(out, way);
+        }
         if (g->nodes[id].source_name != NULL) { /* the model's own name (an ONNX node's) */
             fputs(", \"source_name\": ", out);
             json_string(out, g->nodes[id].source_name);

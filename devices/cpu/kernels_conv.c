@@ -324,35 +324,55 @@ tgc_status tgc_cpu_conv_im2col(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
     return TGC_OK;
 }
 
+/* Conv's ways, in the order they are tried. */
+typedef enum conv_way { CONV_NOTHING, CONV_BIAS_ONLY, CONV_WINOGRAD, CONV_DIRECT, CONV_IM2COL, CONV_POINTWISE } conv_way;
+
+static const char *const conv_way_names[] = {
+    [CONV_NOTHING] = NULL, /* an empty output: nothing runs */
+    [CONV_BIAS_ONLY] = "bias only",
+    [CONV_WINOGRAD] = "winograd f(2x2,3x3)",
+    [CONV_DIRECT] = "direct",
+    [CONV_IM2COL] = "im2col + gemm",
+    [CONV_POINTWISE] = "pointwise gemm",
+};
+
+/* The way for geometry g: from its sizes alone, so a run and
+ * tgc_cpu_conv_choose agree. */
+static conv_way conv_way_for(const tgc_conv_geometry *g) {
+    if (g->batch == 0 || g->m_count == 0 || g->out_size == 0) return CONV_NOTHING;
+    if (g->cg * g->kk_count == 0 || g->in_size == 0) return CONV_BIAS_ONLY; /* no channels, or only padding */
+    if (tgc_cpu_conv_winograd_applies(g)) return CONV_WINOGRAD;
+    if (tgc_cpu_conv_direct_applies(g)) return CONV_DIRECT;
+    return g->pointwise ? CONV_POINTWISE : CONV_IM2COL;
+}
+
+const char *tgc_cpu_conv_choose(tgc_kernel_ctx *c) {
+    tgc_conv_geometry g;
+    return tgc_window_read_conv(c, &g) == TGC_OK ? conv_way_names[conv_way_for(&g)] : NULL;
+}
+
 tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     tgc_status st = tgc_window_read_conv(c, &g);
     if (st != TGC_OK) return st;
-    bool has_bias = g.has_bias, pointwise = g.pointwise;
     int64_t group = g.group, batch = g.batch, channels = g.channels, m_count = g.m_count, cg = g.cg;
-    int64_t in_size = g.in_size, out_size = g.out_size, kk_count = g.kk_count;
-    if (batch * m_count * out_size == 0) return TGC_OK;
+    int64_t in_size = g.in_size, out_size = g.out_size;
+    conv_way way = conv_way_for(&g);
+    c->impl = conv_way_names[way];
+    if (way == CONV_NOTHING) return TGC_OK;
 
     float *py = tgc_kernel_out_ptr(c, 0);
-    const float *bias = has_bias ? tgc_kernel_in_ptr(c, 2) : NULL;
-    int64_t k = cg * kk_count, m_group = m_count / group;
+    const float *bias = g.has_bias ? tgc_kernel_in_ptr(c, 2) : NULL;
+    int64_t m_group = m_count / group;
     const float *px = tgc_kernel_in_ptr(c, 0), *pw = tgc_kernel_in_ptr(c, 1);
-    bool empty = k == 0 || in_size == 0; /* no input channels, or only padding to read: Y is the bias */
-    if (!empty && tgc_cpu_conv_winograd_applies(&g)) {
-        c->impl = "winograd f(2x2,3x3)";
-        return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
+    switch (way) {
+    case CONV_WINOGRAD: return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
+    case CONV_DIRECT: return tgc_cpu_conv_direct(c, &g, px, pw, bias, py);
+    case CONV_IM2COL: return tgc_cpu_conv_im2col(c, &g, px, pw, bias, py);
+    default: break;
     }
-    if (!empty && tgc_cpu_conv_direct_applies(&g)) {
-        c->impl = "direct";
-        return tgc_cpu_conv_direct(c, &g, px, pw, bias, py);
-    }
-    if (!empty && !pointwise) {
-        c->impl = "im2col + gemm";
-        return tgc_cpu_conv_im2col(c, &g, px, pw, bias, py);
-    }
-    c->impl = empty ? "bias only" : "pointwise gemm";
 
-    if (!empty) { /* one GEMM a group, bias and Relu per piece */
+    if (way == CONV_POINTWISE) { /* one GEMM a group, bias and Relu per piece */
         for (int64_t n = 0; n < batch; n++)
             for (int64_t g = 0; g < group; g++) {
                 const float *bg = bias != NULL ? bias + g * m_group : NULL;

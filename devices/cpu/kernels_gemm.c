@@ -211,17 +211,27 @@ static void release_packed(void *data) {
     tgc_free(blk);
 }
 
-/* The node's packed GEMM for shape s with B = input 1 (b), built on the
- * first run; NULL when B is not a session constant, the product is small
- * or one row,
- * oneDNN is absent or declined, or this run's sizes are not the first
- * run's (a symbolic dim): then OpenBLAS. */
-static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
+/* The ways MatMul and Gemm run (the trace's and --dump placed's names). */
+#define WAY_PACKED "onednn packed matmul"
+#define WAY_SGEMM "sgemm (onednn or openblas)" /* tgc_cpu_sgemm_fused: oneDNN's plain GEMM where it takes the piece */
+
+/* Whether shape s with B = input 1 is worth packing once per session: B a
+ * session constant, the product not small and not one row (a
+ * matrix-vector product, bound by reading B: OpenBLAS's GEMV, split finer
+ * (GEMV_PIECE_MACS), keeps up with it), and oneDNN present. From sizes
+ * alone, so runs and the choosers agree. */
+static bool packing_pays(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
     bool small = s->m < PACKED_MIN_MACS && s->n < PACKED_MIN_MACS && s->k < PACKED_MIN_MACS &&
                  s->m * s->n * s->k < PACKED_MIN_MACS; /* each below 2^16: no overflow */
-    /* One row is a matrix-vector product, bound by reading B: OpenBLAS's
-     * GEMV, split finer (GEMV_PIECE_MACS), keeps up with it. */
-    if (small || s->m == 1 || !tgc_packed_gemm_available()) return NULL;
+    return !small && s->m != 1 && (c->const_inputs & (1u << 1)) != 0 && tgc_packed_gemm_available();
+}
+
+/* The node's packed GEMM for shape s with B = input 1 (b), built on the
+ * first run; NULL when packing does not pay (packing_pays), oneDNN
+ * declined, or this run's sizes are not the first run's (a symbolic dim):
+ * then tgc_cpu_sgemm_fused. */
+static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
+    if (!packing_pays(c, s)) return NULL;
     packed_args args = {.shape = s, .b = b};
     const packed_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_packed, release_packed, &args);
     return blk != NULL && blk->g != NULL && tgc_packed_gemm_matches(blk->g, s) ? blk->g : NULL;
@@ -260,6 +270,21 @@ static void matmul_batch_piece(void *arg, int64_t piece, int slot) {
     }
 }
 
+/* A MatMul whose B has no batch is one GEMM over A's rows, batches
+ * stacked: its shape into *s; false for a batched B (or rows past int). */
+static bool matmul_one_gemm(const tgc_matmul_geometry *g, tgc_gemm_shape *s) {
+    *s = (tgc_gemm_shape){.m = g->batch * g->m, .n = g->n, .k = g->k, .lda = g->k, .ldb = g->n, .ldc = g->n,
+                          .alpha = 1.0f};
+    return g->b_count == 1 && g->batch * g->m <= INT_MAX;
+}
+
+const char *tgc_cpu_matmul_choose(tgc_kernel_ctx *c) {
+    tgc_matmul_geometry g;
+    tgc_gemm_shape s;
+    if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return NULL;
+    return matmul_one_gemm(&g, &s) && packing_pays(c, &s) ? WAY_PACKED : WAY_SGEMM;
+}
+
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     tgc_matmul_geometry g;
     tgc_status st = tgc_matmul_geometry_read(c, &g);
@@ -278,9 +303,9 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     }
     bool ok = true;
     int64_t macs = m * n <= INT64_MAX / k ? m * n * k : INT64_MAX;
-    tgc_gemm_shape shape = {.m = batch * m, .n = n, .k = k, .lda = k, .ldb = n, .ldc = n, .alpha = 1.0f};
-    const tgc_packed_gemm *packed = g.b_count == 1 && batch * m <= INT_MAX ? packed_for(c, &shape, pb) : NULL;
-    c->impl = packed != NULL ? "onednn packed matmul" : "openblas sgemm";
+    tgc_gemm_shape shape;
+    const tgc_packed_gemm *packed = matmul_one_gemm(&g, &shape) ? packed_for(c, &shape, pb) : NULL;
+    c->impl = packed != NULL ? WAY_PACKED : WAY_SGEMM;
     if (packed != NULL) {
         ok = tgc_packed_gemm_run(packed, c->pool, pa, py, act);
         if (!ok) return tgc_kernel_fail(c, "MatMul: oneDNN's matmul failed");
@@ -307,6 +332,19 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
 
 /* ---- Gemm ----------------------------------------------------------------- */
 
+static tgc_gemm_shape gemm_shape(const tgc_kernel_ctx *c, const tgc_gemm_geometry *g) {
+    return (tgc_gemm_shape){.tb = g->tb, .m = g->m, .n = g->n, .k = g->k, .lda = c->inputs[0].dims[1],
+                            .ldb = c->inputs[1].dims[1], .ldc = g->n, .alpha = g->alpha,
+                            .beta = g->has_c ? g->beta : 0.0f};
+}
+
+const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c) {
+    tgc_gemm_geometry g;
+    if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0) return NULL;
+    tgc_gemm_shape s = gemm_shape(c, &g);
+    return !g.ta && g.k > 0 && packing_pays(c, &s) ? WAY_PACKED : WAY_SGEMM;
+}
+
 tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     tgc_gemm_geometry g;
     tgc_status st = tgc_gemm_geometry_read(c, &g);
@@ -320,10 +358,9 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     float *py = tgc_kernel_out_ptr(c, 0);
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
     const float *pc = has_c ? tgc_kernel_in_ptr(c, 2) : NULL;
-    tgc_gemm_shape shape = {.tb = tb, .m = m, .n = n, .k = k, .lda = a->dims[1], .ldb = b->dims[1], .ldc = n,
-                            .alpha = alpha, .beta = has_c ? beta : 0.0f};
+    tgc_gemm_shape shape = gemm_shape(c, &g);
     const tgc_packed_gemm *packed = !ta && k > 0 ? packed_for(c, &shape, pb) : NULL;
-    c->impl = packed != NULL ? "onednn packed matmul" : "openblas sgemm";
+    c->impl = packed != NULL ? WAY_PACKED : WAY_SGEMM;
     if (packed != NULL) {
         if (has_c && beta != 0.0f) fill_c(py, n, pc, cm, cn, 0, m, 0, n);
         if (!tgc_packed_gemm_run(packed, c->pool, pa, py, c->fused_act))

@@ -10,15 +10,15 @@
 
 const tgc_kernel_def tgc_cpu_kernels_nn[] = {
     {.op = "MatMul", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_matmul_f32, .forward_input = -1, .fuses_activation = true,
-     .dtypes = F32_ONLY},
+     .dtypes = F32_ONLY, .choose = tgc_cpu_matmul_choose},
     {.op = "Gemm", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gemm_f32, .forward_input = -1, .fuses_activation = true,
-     .dtypes = F32_ONLY},
+     .dtypes = F32_ONLY, .choose = tgc_cpu_gemm_choose},
     {.op = "MatMul", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_matmul_f64, .forward_input = -1,
      .dtypes = {TGC_FLOAT64, TGC_DTYPE_INVALID}},
     {.op = "Gemm", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_gemm_f64, .forward_input = -1,
      .dtypes = {TGC_FLOAT64, TGC_DTYPE_INVALID}},
     {.op = "Conv", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_conv_f32, .forward_input = -1, .fuses_activation = true,
-     .dtypes = F32_ONLY},
+     .dtypes = F32_ONLY, .choose = tgc_cpu_conv_choose},
     {.op = "MaxPool", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_max_pool, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_UINT8, TGC_DTYPE_INVALID}},
     {.op = "AveragePool", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_average_pool_f32, .forward_input = -1,

@@ -38,6 +38,15 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_matmul_f64(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_gemm_f64(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c);
+/* The choosers (tgc_kernel_choose_fn, devices/kernel.h) of the kernels
+ * above: the name each run sets in c->impl for the same shapes. Conv:
+ * "winograd f(2x2,3x3)", "direct", "im2col + gemm", "pointwise gemm",
+ * "bias only"; MatMul and Gemm: "onednn packed matmul" (B a session
+ * constant, packed once) or "sgemm (onednn or openblas)". NULL for bad
+ * arguments or an empty output. */
+const char *tgc_cpu_conv_choose(tgc_kernel_ctx *c);
+const char *tgc_cpu_matmul_choose(tgc_kernel_ctx *c);
+const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_average_pool_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_global_average_pool_f32(tgc_kernel_ctx *c);

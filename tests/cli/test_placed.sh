@@ -40,6 +40,30 @@ if command -v python3 >/dev/null 2>&1; then
     fi
 fi
 
+# Kernel ways: the JSON names how each Conv, MatMul and Gemm on the cpu
+# will run, from the shapes (the chooser a run asks), and a run's trace
+# shows the same way for every node.
+KW=$DATA/kernel_ways.yaml
+expect_exit 0 "kernel ways json" -- "$TGC" compile "$KW" --optimize 0 --devices cpu --dump placed --format json
+cp "$WORK/out" "$WORK/ways.json"
+for want in '"c_pw": .*"kernel": "pointwise gemm"' '"c_wino": .*"kernel": "winograd f(2x2,3x3)"' \
+            '"c_dw": .*"kernel": "direct"' '"c_im2col": .*"kernel": "im2col + gemm"' \
+            '"mm_row": .*"kernel": "sgemm (onednn or openblas)"' '"gemm_ta": .*"kernel": "sgemm (onednn or openblas)"'; do
+    expect_grep "$want" "$WORK/ways.json" "kernel way"
+done
+if grep -q '"x": .*"kernel"' "$WORK/ways.json"; then fail "Expand, a kernel of one way, names one"; else pass; fi
+# Without oneDNN (TGC_DNNL=0) the constant B is not packed.
+TGC_DNNL=0 expect_exit 0 "kernel ways without oneDNN" -- "$TGC" compile "$KW" --optimize 0 --devices cpu --dump placed --format json
+expect_grep '"mm_packed": .*"kernel": "sgemm (onednn or openblas)"' "$WORK/out" "no packing without oneDNN"
+K=$DATA/kernel_ways
+expect_exit 0 "kernel ways run" -- "$TGC" run "$KW" --optimize 0 --devices cpu --input xs="$K/xs.npy" --input a="$K/a.npy" \
+    --input a1="$K/a1.npy" --trace "$WORK/ways_trace.json" --output-dir "$WORK/ways_out"
+for node in c_pw c_wino c_dw c_im2col mm_packed mm_row gemm_ta; do
+    dumped=$(sed -n "s/.*\"$node\": {.*\"kernel\": \"\([^\"]*\)\".*/\1/p" "$WORK/ways.json")
+    traced=$(grep -o "\"name\":\"$node\",[^}]*\"kernel\":\"[^\"]*\"" "$WORK/ways_trace.json" | sed 's/.*"kernel":"//; s/"$//')
+    if [ -n "$dumped" ] && [ "$dumped" = "$traced" ]; then pass; else fail "$node: dump says '$dumped', trace '$traced'"; fi
+done
+
 # DOT: nodes coloured by device; Graphviz renders it when it is installed.
 expect_exit 0 "placed dot" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump placed --format dot -o "$WORK/cnn.dot"
 expect_grep '^digraph "digits_cnn" {' "$WORK/cnn.dot" "dot header"

@@ -1,0 +1,41 @@
+/* tgc_kernel_choice (devices/kernel.h): a kernel's way for a node, asked
+ * of its chooser before any run, from the shapes the graph infers. The
+ * context it builds carries dtypes and dims but no buffers, as the
+ * chooser's contract allows. */
+#include "devices/kernel.h"
+
+/* Value v from a static tensor info; false when its rank or a dim is
+ * unknown or symbolic. An omitted input stays TGC_DTYPE_INVALID. */
+static bool static_value(const tgc_tensor_info *info, tgc_value *v) {
+    *v = (tgc_value){.dtype = TGC_DTYPE_INVALID};
+    if (info == NULL) return true;
+    if (info->shape.rank < 0 || info->shape.rank > TGC_MAX_RANK) return false;
+    v->dtype = info->dtype;
+    v->rank = info->shape.rank;
+    for (int d = 0; d < v->rank; d++) {
+        if (!tgc_dim_known(info->shape.dims[d]) || info->shape.dims[d].v < 0) return false;
+        v->dims[d] = info->shape.dims[d].v;
+    }
+    return true;
+}
+
+const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int32_t id) {
+    if (def == NULL || def->choose == NULL || id < 0 || id >= g->n_nodes) return NULL;
+    const tgc_node *n = &g->nodes[id];
+    if (n->kind != TGC_NODE_OP || n->n_inputs > TGC_KERNEL_MASK_BITS || n->n_outputs > TGC_KERNEL_MASK_BITS)
+        return NULL;
+    tgc_value in[TGC_KERNEL_MASK_BITS], out[TGC_KERNEL_MASK_BITS];
+    uint32_t const_inputs = 0;
+    for (int i = 0; i < n->n_inputs; i++) {
+        tgc_ref r = n->inputs[i];
+        if (!static_value(r.node >= 0 ? tgc_graph_ref_info(g, r) : NULL, &in[i])) return NULL;
+        if (r.node >= 0 && g->nodes[r.node].kind == TGC_NODE_CONST) const_inputs |= 1u << i;
+    }
+    for (int o = 0; o < n->n_outputs; o++)
+        if (!static_value(&n->outputs[o], &out[o])) return NULL;
+    char error[256];
+    tgc_kernel_ctx c = {.node = n, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
+                        .n_outputs = n->n_outputs, .error = error, .error_size = sizeof error,
+                        .const_inputs = const_inputs, .def = def};
+    return def->choose(&c);
+}
