@@ -93,7 +93,7 @@ typedef struct tgc_kernel_ctx {
      * tgc_kernel_alloc_output reads its host-output mask. */
     const tgc_kernel_def *def;
     /* Out: how the kernel ran, when it has several ways (a static string:
-     * "onednn packed matmul", "openblas sgemm"); the executor shows it in
+     * "onednn packed matmul", "winograd f(2x2,3x3)"); the executor shows it in
      * traces. Left NULL by kernels with one way. */
     const char *impl;
 } tgc_kernel_ctx;
