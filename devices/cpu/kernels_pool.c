@@ -20,6 +20,7 @@
  *     for 1: only possible with pads >= kernel or ceil_mode overshoot) gives
  *     NaN, and Indices -1. */
 #include "devices/cpu/kernels_nn.h"
+#include "devices/cpu/pool_padded.h"
 #include "support/alloc.h"
 
 #include <math.h>
@@ -169,9 +170,13 @@ static void max_pool_2d_piece(void *arg, int64_t piece, int slot) {
     }
 }
 
-/* The 2-D path when it applies (every output window reads some input, and
- * at most POOL_2D_MAX_TAPS taps per row): true when it ran. */
-static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, const float *x, float *y) {
+/* The 2-D paths when one applies (every output window reads some input;
+ * padded planes (pool_padded.h) for equal strides and no dilation, else
+ * rows, at most POOL_2D_MAX_TAPS taps per row): true when one ran, with
+ * *st its status. */
+static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, const float *x, float *y,
+                            tgc_status *st) {
+    *st = TGC_OK;
     pool_2d m = {.w = w, .x = x, .y = y, .planes = planes};
     if (!pool_2d_columns(w, &m)) return false;
     /* Every window must read input (with dilation, one in the middle may
@@ -186,6 +191,7 @@ static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t plan
         for (int64_t tw = 0; tw < w->kernel[1] && !read; tw++) read = m.col_lo[tw] <= ow && ow < m.col_hi[tw];
         if (!read) return false;
     }
+    if (tgc_cpu_pool_padded(c, w, planes, TGC_POOL_MAX, false, x, y, st)) return true;
     pool_2d_split(c, &m, max_pool_2d_piece);
     return true;
 }
@@ -235,10 +241,12 @@ static void average_pool_2d_piece(void *arg, int64_t piece, int slot) {
     }
 }
 
-/* The 2-D path when it applies: true when it ran; TGC_ERR_NOMEM through
- * *st when its column counts could not be allocated. */
+/* The 2-D paths when one applies (padded planes, pool_padded.h, for equal
+ * strides and no dilation, else rows): true when one ran; TGC_ERR_NOMEM
+ * through *st when its scratch could not be allocated. */
 static bool average_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, bool include_pad,
                                 const float *x, float *y, tgc_status *st) {
+    if (tgc_cpu_pool_padded(c, w, planes, TGC_POOL_AVERAGE, include_pad, x, y, st)) return true;
     pool_2d m = {.w = w, .x = x, .y = y, .planes = planes, .include_pad = include_pad};
     if (!pool_2d_columns(w, &m)) return false;
     int64_t *count_w = tgc_malloc((size_t)w->out[1] * sizeof *count_w);
@@ -320,7 +328,7 @@ tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c) {
     bool u8 = c->inputs[0].dtype == TGC_UINT8;
     const void *x = tgc_kernel_in_ptr(c, 0);
     void *y = tgc_kernel_out_ptr(c, 0);
-    if (!u8 && indices == NULL && max_pool_2d_run(c, &w, planes, x, y)) return TGC_OK;
+    if (!u8 && indices == NULL && max_pool_2d_run(c, &w, planes, x, y, &st)) return st;
     max_pool_general(&w, planes, in_size, out_size, storage_order, u8, x, y, indices);
     return TGC_OK;
 }

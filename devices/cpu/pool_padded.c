@@ -1,0 +1,225 @@
+/* tgc_cpu_pool_padded (pool_padded.h): pooling a plane at a time over a
+ * padded, phase-split copy of it. */
+#include "devices/cpu/pool_padded.h"
+
+#include "support/alloc.h"
+#include "support/checked.h"
+#include "support/parallel_for.h"
+
+#include <math.h>
+#include <string.h>
+
+/* A thread's scratch block at most (16 MiB): planes past it (thousands of
+ * pixels a side) take the row path. */
+#define MAX_SCRATCH_FLOATS ((int64_t)4 << 20)
+
+/* Strides past this (s * s phases) take the row path. */
+#define MAX_STRIDE 8
+
+/* A batch's scratch aims at this many floats (64 KiB, within a core's L2):
+ * small planes (Inception's 17x17 and 8x8) go many to a tap loop. */
+#define BATCH_FLOATS ((int64_t)16 << 10)
+
+/* Taps (window reads) a piece of planes aims at: about 100 us of work. */
+#define PIECE_TAPS ((int64_t)1 << 18)
+
+typedef struct padded_pool {
+    const tgc_window *w;
+    const float *x;
+    float *y;
+    tgc_pool_kind kind;
+    int64_t s;            /* the stride, both axes */
+    int64_t hq, wq;       /* a phase's rows and row length: the padded plane's, divided by s (rounded up) */
+    int64_t plane_floats; /* hq * wq: one plane's part of a phase, and its outputs' stride in ext */
+    int64_t n_ext;        /* (OH - 1) * wq + OW: a plane's flat outputs */
+    int64_t batch;        /* planes side by side in the scratch: a tap's loop runs over all of them */
+    int64_t planes, planes_per_piece;
+    const float *counts;  /* AveragePool: [OH, OW], the taps that count in each window */
+    float *scratch;       /* per slot: s * s phases of batch planes, then the flat outputs */
+    int64_t slot_floats;  /* (s * s + 1) * batch * plane_floats */
+} padded_pool;
+
+/* The loops below are compiled for AVX-512, AVX2 and the x86-64 baseline
+ * (GCC's target_clones, picked by cpuid when the library loads): they are
+ * additions, comparisons and copies, whose results do not depend on the
+ * vector width. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define POOL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define POOL_CLONES
+#endif
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* dst[q] = src[(q - q0) * s] for q in [q0, q1): the stride a constant
+ * where it is 1 or 2, so the copy vectorizes. */
+INLINE void phase_row(float *restrict dst, const float *restrict src, int64_t q0, int64_t q1, int64_t s) {
+    if (s == 1) {
+        for (int64_t q = q0; q < q1; q++) dst[q] = src[q - q0];
+    } else if (s == 2) {
+        for (int64_t q = q0; q < q1; q++) dst[q] = src[(q - q0) * 2];
+    } else {
+        for (int64_t q = q0; q < q1; q++) dst[q] = src[(q - q0) * s];
+    }
+}
+
+/* The start of phase (a, b)'s part for plane k of the batch. */
+INLINE float *phase_at(const padded_pool *pp, float *phases, int64_t a, int64_t b, int64_t k) {
+    return phases + ((a * pp->s + b) * pp->batch + k) * pp->plane_floats;
+}
+
+/* Copies plane x [H, W] into plane k of the phases: input (ih, iw) is
+ * padded row r = ih + pad_top, column c = iw + pad_left, and goes to phase
+ * (r % s, c % s) at row r / s, column c / s. Only the input's places are
+ * written: the padding around them is the same for every plane and was
+ * written once (pool_piece). */
+INLINE void copy_plane(const padded_pool *pp, const float *restrict x, float *phases, int64_t k) {
+    const tgc_window *w = pp->w;
+    int64_t s = pp->s, h = w->in[0], wd = w->in[1], pt = w->pads[0], pl = w->pads[1], wq = pp->wq;
+    int64_t c_end = wd < s * wq - pl ? wd : s * wq - pl; /* input columns that land in the block */
+    int64_t r_end = h + pt < s * pp->hq ? h + pt : s * pp->hq;
+    for (int64_t r = pt; r < r_end; r++)
+        for (int64_t b = 0; b < s; b++) {
+            int64_t c0 = ((b - pl) % s + s) % s; /* the first input column of phase b */
+            if (c0 >= c_end) continue;
+            int64_t q0 = (c0 + pl) / s, q1 = q0 + (c_end - 1 - c0) / s + 1;
+            phase_row(phase_at(pp, phases, r % s, b, k) + r / s * wq, x + (r - pt) * wd + c0, q0, q1, s);
+        }
+}
+
+/* Planes [0, count) of a batch from x into y: their input into the
+ * phases, every tap in row-major window order over the flat outputs of all
+ * of them (a sum from +0, or the maximum from -inf: p where it is greater
+ * or NaN, the general path's rule; the first tap assigns what either would
+ * give), then the OW columns of each row out, averages divided by their
+ * counts. */
+POOL_CLONES static void pool_batch(const padded_pool *pp, const float *x, float *y, int64_t count, float *phases,
+                                   float *ext) {
+    const tgc_window *w = pp->w;
+    int64_t oh_count = w->out[0], ow_count = w->out[1], kh = w->kernel[0], kw = w->kernel[1];
+    int64_t n = (count - 1) * pp->plane_floats + pp->n_ext, in_plane = w->in[0] * w->in[1];
+    bool max = pp->kind == TGC_POOL_MAX;
+    for (int64_t k = 0; k < count; k++) copy_plane(pp, x + k * in_plane, phases, k);
+    float *restrict e = ext;
+    for (int64_t th = 0; th < kh; th++)
+        for (int64_t tw = 0; tw < kw; tw++) {
+            const float *restrict p = phase_at(pp, phases, th % pp->s, tw % pp->s, 0) + th / pp->s * pp->wq + tw / pp->s;
+            if (th == 0 && tw == 0) {
+                for (int64_t i = 0; i < n; i++) e[i] = max ? p[i] : 0.0f + p[i];
+            } else if (max) {
+                for (int64_t i = 0; i < n; i++) {
+                    float v = p[i];
+                    e[i] = v > e[i] || v != v ? v : e[i];
+                }
+            } else {
+                for (int64_t i = 0; i < n; i++) e[i] += p[i];
+            }
+        }
+    for (int64_t k = 0; k < count; k++)
+        for (int64_t oh = 0; oh < oh_count; oh++) {
+            const float *restrict er = ext + k * pp->plane_floats + oh * pp->wq;
+            float *restrict yr = y + (k * oh_count + oh) * ow_count;
+            if (max) {
+                for (int64_t ow = 0; ow < ow_count; ow++) yr[ow] = er[ow];
+                continue;
+            }
+            const float *restrict c = pp->counts + oh * ow_count;
+            for (int64_t ow = 0; ow < ow_count; ow++) yr[ow] = c[ow] > 0.0f ? er[ow] / c[ow] : NAN;
+        }
+}
+
+/* Planes [piece * planes_per_piece, ...) a batch at a time, in the slot's
+ * scratch; its phases start as all padding. */
+static void pool_piece(void *arg, int64_t piece, int slot) {
+    const padded_pool *pp = arg;
+    const tgc_window *w = pp->w;
+    int64_t p0 = piece * pp->planes_per_piece;
+    int64_t p1 = p0 + pp->planes_per_piece < pp->planes ? p0 + pp->planes_per_piece : pp->planes;
+    int64_t phase_floats = pp->s * pp->s * pp->batch * pp->plane_floats;
+    float *phases = pp->scratch + slot * pp->slot_floats, *ext = phases + phase_floats;
+    float pad = pp->kind == TGC_POOL_MAX ? -INFINITY : 0.0f;
+    for (int64_t i = 0; i < phase_floats; i++) phases[i] = pad;
+    for (int64_t p = p0; p < p1; p += pp->batch) {
+        int64_t count = p1 - p < pp->batch ? p1 - p : pp->batch;
+        pool_batch(pp, pp->x + p * w->in[0] * w->in[1], pp->y + p * w->out[0] * w->out[1], count, phases, ext);
+    }
+}
+
+/* The taps of an axis's window o (starting at o * s - pad, k taps) that
+ * count: inside the input [0, in), or with include_pad inside the padded
+ * input [-pad, in + pad_end). */
+static int64_t axis_count(int64_t o, int64_t s, int64_t k, int64_t pad, int64_t in, int64_t pad_end,
+                          bool include_pad) {
+    int64_t lo, hi;
+    if (include_pad) tgc_window_taps(o * s - pad, k, 1, -pad, in + pad_end, &lo, &hi);
+    else tgc_window_taps(o * s - pad, k, 1, 0, in, &lo, &hi);
+    return hi - lo;
+}
+
+/* AveragePool's count of each window, [OH, OW] as floats (exact: at most
+ * kh * kw), in a block from tgc_malloc; NULL without memory. */
+static float *window_counts(const tgc_window *w, bool include_pad) {
+    float *counts = tgc_malloc((size_t)(w->out[0] * w->out[1]) * sizeof *counts);
+    for (int64_t oh = 0; counts != NULL && oh < w->out[0]; oh++) {
+        int64_t ch = axis_count(oh, w->strides[0], w->kernel[0], w->pads[0], w->in[0], w->pads[2], include_pad);
+        for (int64_t ow = 0; ow < w->out[1]; ow++)
+            counts[oh * w->out[1] + ow] =
+                (float)(ch * axis_count(ow, w->strides[1], w->kernel[1], w->pads[1], w->in[1], w->pads[3], include_pad));
+    }
+    return counts;
+}
+
+/* The phases' geometry for window w into *pp (pp->s set): false when the
+ * sizes overflow or a thread's scratch would pass MAX_SCRATCH_FLOATS. */
+static bool plan(const tgc_window *w, padded_pool *pp) {
+    int64_t hneed, wneed, taps, work, per_plane;
+    /* (OH - 1) * s + kh padded rows and (OW - 1) * s + kw columns, in s * s
+     * phases of hq = ceil(rows / s) rows of wq = ceil(columns / s) */
+    if (!tgc_checked_mul_i64(w->out[0] - 1, pp->s, &hneed) || !tgc_checked_add_i64(hneed, w->kernel[0], &hneed) ||
+        !tgc_checked_mul_i64(w->out[1] - 1, pp->s, &wneed) || !tgc_checked_add_i64(wneed, w->kernel[1], &wneed))
+        return false;
+    pp->hq = hneed / pp->s + (hneed % pp->s != 0);
+    pp->wq = wneed / pp->s + (wneed % pp->s != 0);
+    /* a plane's scratch: s * s phases and its outputs, (s * s + 1) * hq * wq */
+    if (!tgc_checked_mul_i64(w->out[0] - 1, pp->wq, &pp->n_ext) ||
+        !tgc_checked_add_i64(pp->n_ext, w->out[1], &pp->n_ext) ||
+        !tgc_checked_mul_i64(pp->hq, pp->wq, &pp->plane_floats) ||
+        !tgc_checked_mul_i64(pp->plane_floats, pp->s * pp->s + 1, &per_plane) || per_plane > MAX_SCRATCH_FLOATS ||
+        !tgc_checked_mul_i64(w->kernel[0], w->kernel[1], &taps) || !tgc_checked_mul_i64(taps, pp->n_ext, &work))
+        return false;
+    pp->planes_per_piece = PIECE_TAPS / (work > 0 ? work : 1);
+    if (pp->planes_per_piece < 1) pp->planes_per_piece = 1;
+    pp->batch = BATCH_FLOATS / per_plane;
+    if (pp->batch > pp->planes_per_piece) pp->batch = pp->planes_per_piece;
+    if (pp->batch < 1) pp->batch = 1;
+    pp->slot_floats = pp->batch * per_plane;
+    return true;
+}
+
+bool tgc_cpu_pool_padded(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, tgc_pool_kind kind,
+                         bool include_pad, const float *x, float *y, tgc_status *st) {
+    *st = TGC_OK;
+    if (w->n != 2 || w->strides[0] != w->strides[1] || w->strides[0] < 1 || w->strides[0] > MAX_STRIDE ||
+        w->dilations[0] != 1 || w->dilations[1] != 1 || w->out[0] < 1 || w->out[1] < 1)
+        return false;
+    for (int a = 0; a < 4; a++)
+        if (w->pads[a] < 0) return false;
+    padded_pool pp = {.w = w, .x = x, .y = y, .kind = kind, .s = w->strides[0], .planes = planes};
+    if (!plan(w, &pp)) return false;
+    int width = tgc_parallel_width(c->pool);
+    float *counts = kind == TGC_POOL_AVERAGE ? window_counts(w, include_pad) : NULL;
+    pp.counts = counts;
+    /* slot_floats <= max(2^22, BATCH_FLOATS) and width <= 257: the product fits */
+    pp.scratch = tgc_malloc((size_t)(pp.slot_floats * width) * sizeof *pp.scratch);
+    if (pp.scratch == NULL || (kind == TGC_POOL_AVERAGE && counts == NULL)) {
+        tgc_free(pp.scratch);
+        tgc_free(counts);
+        *st = tgc_kernel_fail(c, "out of host memory for the pool's padded planes (%d x %lld floats)", width,
+                              (long long)pp.slot_floats);
+        return true;
+    }
+    tgc_parallel_for(c->pool, (planes + pp.planes_per_piece - 1) / pp.planes_per_piece, pool_piece, &pp);
+    tgc_free(pp.scratch);
+    tgc_free(counts);
+    return true;
+}
