@@ -2,8 +2,8 @@
  * graph/elementwise.def: Relu, Clip with constant bounds, LeakyRelu,
  * HardSwish, HardSigmoid, Sigmoid, Tanh, Gelu, Elu...) whose only input is
  * an output that nothing else reads, made by a kernel that can apply it as
- * it writes (tgc_kernel_def.fuses_activation: the cpu Conv, Gemm, MatMul and Add;
- * float32 only), is absorbed into that kernel: the producer runs with
+ * it writes (tgc_kernel_def.fuses_activation: the cpu Conv, Gemm, MatMul, Add
+ * and BatchNormalization; float32 only), is absorbed into that kernel: the producer runs with
  * c->fused_act and the activation node only takes over the buffer (buffer
  * forwarding), without a pass of its own over the tensor. The kernels apply
  * it with the row's own vector loop, so the values are bitwise the unfused

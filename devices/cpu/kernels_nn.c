@@ -26,7 +26,7 @@ const tgc_kernel_def tgc_cpu_kernels_nn[] = {
     {.op = "GlobalAveragePool", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_global_average_pool_f32,
      .forward_input = -1, .dtypes = F32_ONLY},
     {.op = "BatchNormalization", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_batch_norm_f32,
-     .forward_input = 0, .dtypes = F32_ONLY},
+     .forward_input = 0, .dtypes = F32_ONLY, .fuses_activation = true},
     {.op = "LayerNormalization", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_layer_norm_f32,
      .forward_input = -1, .dtypes = F32_ONLY},
     {.op = NULL},

@@ -5,6 +5,9 @@
  * channel (axis 1), computed as Y = X * a + b with a = scale / sqrt(var +
  * epsilon) and b = B - mean * a per channel (in double); each element is
  * read once before it is written, so Y may be X's buffer (forwarding).
+ * Planes are split over the device's pool; a fused activation (a Relu
+ * after a pre-activation BatchNormalization, executor/fuse.c) runs over
+ * each plane as it is written.
  *
  * LayerNormalization follows its ONNX function body with stash_type 1
  * (statistics in float32 or wider): over each row of the normalised axes
@@ -16,6 +19,7 @@
  * split over the device's pool in pieces chosen from the sizes alone. */
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/row_sum.h"
+#include "devices/cpu/target_clones.h"
 #include "devices/norm_geometry.h"
 
 #include "support/alloc.h"
@@ -25,24 +29,60 @@
 
 /* ---- BatchNormalization ------------------------------------------------------ */
 
+/* Planes a BatchNormalization piece takes: about 2^16 elements. */
+#define BN_PIECE_ELEMENTS ((int64_t)1 << 16)
+
+typedef struct batch_norm_job {
+    const float *x, *scale, *bias, *mean, *var;
+    float *y;
+    double eps;
+    int64_t planes, channels, size, per_piece;
+    const tgc_fused_act *act;
+} batch_norm_job;
+
+/* y[i] = (float)(x[i] * a + b) in double: the same bits at every vector
+ * width (no FMA is contracted in ISO C); y is x or apart from it. */
+TGC_CPU_CLONES static void scale_shift(float *restrict y, const float *restrict x, double a, double b, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = (float)(x[i] * a + b);
+}
+
+TGC_CPU_CLONES static void scale_shift_in_place(float *y, double a, double b, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = (float)(y[i] * a + b);
+}
+
+static void batch_norm_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const batch_norm_job *j = arg;
+    int64_t p1 = (piece + 1) * j->per_piece < j->planes ? (piece + 1) * j->per_piece : j->planes;
+    for (int64_t p = piece * j->per_piece; p < p1; p++) {
+        int64_t ch = p % j->channels;
+        double a = j->scale[ch] / sqrt((double)j->var[ch] + j->eps);
+        double b = j->bias[ch] - j->mean[ch] * a;
+        if (j->y == j->x) scale_shift_in_place(j->y + p * j->size, a, b, j->size);
+        else scale_shift(j->y + p * j->size, j->x + p * j->size, a, b, j->size);
+        tgc_cpu_act_block(j->act, j->y + p * j->size, j->size, 0, 1, 0, j->size);
+    }
+}
+
 tgc_status tgc_cpu_batch_norm_f32(tgc_kernel_ctx *c) {
-    if (tgc_kernel_attr_int(c, "training_mode", 0) != 0) return tgc_cpu_batch_norm_train_f32(c);
+    if (tgc_kernel_attr_int(c, "training_mode", 0) != 0) {
+        tgc_status st = tgc_cpu_batch_norm_train_f32(c);
+        if (st == TGC_OK && c->fused_act != NULL) { /* the absorbed activation over Y */
+            int64_t n = tgc_value_numel(&c->outputs[0]);
+            tgc_cpu_act_block(c->fused_act, tgc_kernel_out_ptr(c, 0), n, 0, n > 0, 0, n);
+        }
+        return st;
+    }
     int64_t planes, channels, size;
     tgc_status st = tgc_batch_norm_geometry_read(c, &planes, &channels, &size);
     if (st != TGC_OK) return st;
-    double eps = (float)tgc_kernel_attr_float(c, "epsilon", 1e-5); /* a float attribute in ONNX */
     if (planes * size == 0) return TGC_OK;
-
-    const float *px = tgc_kernel_in_ptr(c, 0), *scale = tgc_kernel_in_ptr(c, 1),
-                *bias = tgc_kernel_in_ptr(c, 2);
-    const float *mean = tgc_kernel_in_ptr(c, 3), *var = tgc_kernel_in_ptr(c, 4);
-    float *py = tgc_kernel_out_ptr(c, 0);
-    for (int64_t p = 0; p < planes; p++) {
-        int64_t ch = p % channels;
-        double a = scale[ch] / sqrt((double)var[ch] + eps);
-        double b = bias[ch] - mean[ch] * a;
-        for (int64_t i = 0; i < size; i++) py[p * size + i] = (float)(px[p * size + i] * a + b);
-    }
+    batch_norm_job j = {.x = tgc_kernel_in_ptr(c, 0), .scale = tgc_kernel_in_ptr(c, 1), .bias = tgc_kernel_in_ptr(c, 2),
+                        .mean = tgc_kernel_in_ptr(c, 3), .var = tgc_kernel_in_ptr(c, 4), .y = tgc_kernel_out_ptr(c, 0),
+                        .eps = (float)tgc_kernel_attr_float(c, "epsilon", 1e-5), /* a float attribute in ONNX */
+                        .planes = planes, .channels = channels, .size = size, .act = c->fused_act};
+    j.per_piece = BN_PIECE_ELEMENTS / size > 1 ? BN_PIECE_ELEMENTS / size : 1;
+    tgc_parallel_for(c->pool, (planes + j.per_piece - 1) / j.per_piece, batch_norm_piece, &j);
     return TGC_OK;
 }
 

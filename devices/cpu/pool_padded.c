@@ -2,6 +2,8 @@
  * padded, phase-split copy of it. */
 #include "devices/cpu/pool_padded.h"
 
+#include "devices/cpu/target_clones.h"
+
 #include "support/alloc.h"
 #include "support/checked.h"
 #include "support/parallel_for.h"
@@ -38,16 +40,6 @@ typedef struct padded_pool {
     float *scratch;       /* per slot: s * s phases of batch planes, then the flat outputs */
     int64_t slot_floats;  /* (s * s + 1) * batch * plane_floats */
 } padded_pool;
-
-/* The loops below are compiled for AVX-512, AVX2 and the x86-64 baseline
- * (GCC's target_clones, picked by cpuid when the library loads): they are
- * additions, comparisons and copies, whose results do not depend on the
- * vector width. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define POOL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define POOL_CLONES
-#endif
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -93,7 +85,7 @@ INLINE void copy_plane(const padded_pool *pp, const float *restrict x, float *ph
  * or NaN, the general path's rule; the first tap assigns what either would
  * give), then the OW columns of each row out, averages divided by their
  * counts. */
-POOL_CLONES static void pool_batch(const padded_pool *pp, const float *x, float *y, int64_t count, float *phases,
+TGC_CPU_CLONES static void pool_batch(const padded_pool *pp, const float *x, float *y, int64_t count, float *phases,
                                    float *ext) {
     const tgc_window *w = pp->w;
     int64_t oh_count = w->out[0], ow_count = w->out[1], kh = w->kernel[0], kw = w->kernel[1];

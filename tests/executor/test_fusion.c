@@ -1,8 +1,9 @@
 /* Activation fusion (executor/fuse.c): a Relu (and, in the second test,
  * Clip, HardSwish, Tanh, LeakyRelu, Sigmoid; in the third, Gelu, Sigmoid
- * and Tanh after each of MatMul's paths) after a cpu Conv, Gemm, MatMul or
- * Add whose output nothing else reads is absorbed into it (each Conv path:
- * im2col, pointwise, Winograd, direct; Gemm; a broadcasting Add); a Relu whose Conv
+ * and Tanh after each of MatMul's paths) after a cpu Conv, Gemm, MatMul,
+ * Add or BatchNormalization whose output nothing else reads is absorbed
+ * into it (each Conv path: im2col, pointwise, Winograd, direct; Gemm; a
+ * broadcasting Add; a pre-activation BatchNormalization); a Relu whose Conv
  * output is also read elsewhere (here: a graph output) is not, and that
  * reader sees the values before Relu. Outputs are bitwise those of the same
  * session built with TGC_NO_FUSION=1. Then the same graph with every host
@@ -35,8 +36,9 @@ static size_t put_init(char *buf, size_t at, size_t size, const char *name, cons
 
 /* x [1,16,12,12] -> c1 (3x3, one im2col matrix) -> r1 -> c2 (1x1 on 16
  * channels: the direct path) -> r2, with c2 also an output; x2 [1,16,30,30] -> c3 (3x3,
- * Winograd) -> r3 and -> c4 (5x5, im2col in tiles) -> r4; v [3, 20] -> g1
- * (Gemm) -> r5 and -> s1 (Add, broadcast) -> r6. */
+ * Winograd) -> r3 and -> c4 (5x5, im2col in tiles) -> r4 and -> n1
+ * (BatchNormalization) -> r7; v [3, 20] -> g1 (Gemm) -> r5 and -> s1 (Add,
+ * broadcast) -> r6. */
 static char *graph_text(void) {
     size_t size = 1 << 17, at = 0;
     char *buf = malloc(size);
@@ -47,7 +49,7 @@ static char *graph_text(void) {
                            "  - {name: x, dtype: float32, shape: [1, 16, 12, 12]}\n"
                            "  - {name: x2, dtype: float32, shape: [1, 16, 30, 30]}\n"
                            "  - {name: v, dtype: float32, shape: [3, 20]}\n"
-                           "outputs: [r1, r2, c2, r3, r4, r5, r6]\n"
+                           "outputs: [r1, r2, c2, r3, r4, r5, r6, r7]\n"
                            "initializers:\n");
     at = put_init(buf, at, size, "w1", "[16, 16, 3, 3]", 16 * 16 * 9, 1);
     at = put_init(buf, at, size, "b1", "[16]", 16, 2);
@@ -56,6 +58,12 @@ static char *graph_text(void) {
     at = put_init(buf, at, size, "wg", "[20, 24]", 20 * 24, 5);
     at = put_init(buf, at, size, "bg", "[24]", 24, 6);
     at = put_init(buf, at, size, "b20", "[20]", 20, 10);
+    at = put_init(buf, at, size, "bn_scale", "[16]", 16, 11);
+    at = put_init(buf, at, size, "bn_bias", "[16]", 16, 12);
+    at = put_init(buf, at, size, "bn_mean", "[16]", 16, 13);
+    at += (size_t)snprintf(buf + at, size - at, "  - {name: bn_var, dtype: float32, shape: [16], values: [");
+    for (int i = 0; i < 16; i++) at += (size_t)snprintf(buf + at, size - at, "%s%.2f", i ? ", " : "", 0.5 + 0.1 * i);
+    at += (size_t)snprintf(buf + at, size - at, "]}\n");
     at += (size_t)snprintf(buf + at, size - at,
                            "nodes:\n"
                            "  - {name: c1, op: Conv, inputs: [x, w1, b1], attrs: {pads: [1, 1, 1, 1]}}\n"
@@ -69,7 +77,9 @@ static char *graph_text(void) {
                            "  - {name: g1, op: Gemm, inputs: [v, wg, bg]}\n"
                            "  - {name: r5, op: Relu, inputs: [g1]}\n"
                            "  - {name: s1, op: Add, inputs: [v, b20]}\n"
-                           "  - {name: r6, op: Relu, inputs: [s1]}\n");
+                           "  - {name: r6, op: Relu, inputs: [s1]}\n"
+                           "  - {name: n1, op: BatchNormalization, inputs: [x2, bn_scale, bn_bias, bn_mean, bn_var]}\n"
+                           "  - {name: r7, op: Relu, inputs: [n1]}\n");
     CU_ASSERT_FATAL(at < size);
     return buf;
 }
@@ -85,7 +95,7 @@ static tgc_tensor *random_tensor(int rank, const int64_t *dims, uint32_t seed) {
     return t;
 }
 
-#define N_OUT 7
+#define N_OUT 8
 
 /* Runs the graph once in a session built with fusion on or off; returns
  * the outputs and how many Relu nodes the plan absorbed. */
@@ -116,7 +126,7 @@ static void test_fused_equals_unfused(void) {
     int64_t xd[4] = {1, 16, 12, 12}, x2d[4] = {1, 16, 30, 30}, vd[2] = {3, 20};
     tgc_tensor *feeds[3] = {random_tensor(4, xd, 7), random_tensor(4, x2d, 8), random_tensor(2, vd, 9)};
     tgc_tensor *fused[N_OUT], *plain[N_OUT];
-    CU_ASSERT_EQUAL(run(g, true, feeds, fused), 5); /* r1, r3, r4, r5, r6; r2's input is also an output */
+    CU_ASSERT_EQUAL(run(g, true, feeds, fused), 6); /* r1, r3, r4, r5, r6, r7; r2's input is also an output */
     CU_ASSERT_EQUAL(run(g, false, feeds, plain), 0);
     for (int i = 0; i < N_OUT; i++) {
         size_t bytes = (size_t)tgc_tensor_numel(fused[i]) * sizeof(float);
@@ -134,7 +144,7 @@ static void test_fused_equals_unfused(void) {
     for (int64_t i = 0; i < tgc_tensor_numel(fused[0]); i++) below += r1[i] < 0;
     for (int64_t i = 0; i < tgc_tensor_numel(fused[3]); i++) below += r3[i] < 0;
     for (int64_t i = 0; i < tgc_tensor_numel(fused[4]); i++) below += r4[i] < 0;
-    for (int k = 5; k < 7; k++) {
+    for (int k = 5; k < 8; k++) {
         const float *r = tgc_tensor_data(fused[k]);
         for (int64_t i = 0; i < tgc_tensor_numel(fused[k]); i++) below += r[i] < 0;
     }
