@@ -107,6 +107,12 @@ typedef struct tgc_conv_isa {
     void (*pack2)(float *even, float *odd, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows,
                   int64_t ne, int64_t no);
     void (*dw_block)(const tgc_conv_dw_job *j);
+    /* rows for a job of one input channel whose taps are a k x k window
+     * at stride s (both axes) and dilation 1 over phase planes, as
+     * conv_direct.c packs them (k 3, 5 or 7 at stride 1, 3 or 5 at stride
+     * 2; others go to rows): the same outputs, bit for bit, each phase row
+     * loaded once for all the output rows of a tile that read it. */
+    void (*dw_rows)(const tgc_conv_rows_job *j, int k, int s);
 } tgc_conv_isa;
 
 /* One table per ISA (devices/cpu/conv_isa_*.c). */

@@ -8,6 +8,7 @@ const tgc_conv_isa tgc_conv_isa_avx512 = {
     .isa = TGC_ISA_NAME,
     .lanes = TGC_VLANES,
     .rows = cr_run,
+    .dw_rows = cr_dw_run,
     .pack = cr_pack,
     .pack2 = cr_pack2,
     .dw_block = dl_block,

@@ -214,6 +214,89 @@ static void cr_run(const tgc_conv_rows_job *j) {
         cr_rows_1(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
 }
 
+/* ---- Depthwise KxK, stride 1 or 2: input rows loaded once for every output row ---- */
+
+/* Output rows a tile holds: with stride 1 each input row it loads feeds up
+ * to K of them (3x3: 6 rows of loads for 4 rows of outputs). */
+#define CR_DW_ROWS 4
+
+/* R output rows (R <= CR_DW_ROWS) of a vector of columns, for a window of
+ * K x K taps at stride S over one channel's phase planes (tap (i, j) reads
+ * plane (i % S, j % S), which starts at plane[(i % S) * K + j % S], at row
+ * i / S and column j / S; rows in_rs apart). Each phase row is loaded once
+ * a column shift and multiplied into every output row whose window covers
+ * it; an output's taps still come in the order (i, j) row-major, each one
+ * tgc_vmuladd onto the bias: cr_tile's arithmetic, so the same bits, with
+ * a K-th of its loads (stride 1) and, for 3x3, the weights in registers. */
+static inline __attribute__((always_inline)) void cr_dw_rows(const float *in, const int64_t *plane, int64_t in_rs,
+                                                             const float *w, const tgc_vf *wv, tgc_vf b, float *out,
+                                                             int64_t out_rs, int64_t cols, const int K, const int S,
+                                                             const int R) {
+    tgc_vf acc[CR_DW_ROWS];
+#pragma GCC unroll 4
+    for (int v = 0; v < R; v++) acc[v] = b;
+    const int rows_in = R + (K - 1) / S; /* the phase rows the R output rows read */
+#pragma GCC unroll 8
+    for (int u = 0; u < rows_in; u++) {
+#pragma GCC unroll 2
+        for (int a = 0; a < S; a++) {
+#pragma GCC unroll 7
+            for (int jj = 0; jj < K; jj++) {
+                bool used = false;
+#pragma GCC unroll 4
+                for (int v = 0; v < R; v++) used = used || (S * (u - v) + a >= 0 && S * (u - v) + a < K);
+                if (used) { /* some output row's window covers this phase row (stride 2: not always) */
+                    tgc_vf x = tgc_vf_load(in + plane[a * K + jj % S] + u * in_rs + jj / S);
+#pragma GCC unroll 4
+                    for (int v = 0; v < R; v++) {
+                        int i = S * (u - v) + a;
+                        if (i >= 0 && i < K)
+                            acc[v] = tgc_vmuladd(K == 3 ? wv[i * 3 + jj] : tgc_vf_splat(w[i * K + jj]), x, acc[v]);
+                    }
+                }
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < R; v++) {
+        if (cols >= TGC_VLANES) tgc_vf_store(out + v * out_rs, acc[v]);
+        else cr_store_n(out + v * out_rs, acc[v], cols);
+    }
+}
+
+/* A job of one input channel with a K x K window at stride S and dilation
+ * 1: rows CR_DW_ROWS at a time, a vector of columns at a time. Reads up to
+ * a vector past the last column a sum uses, as cr_run does. */
+static inline __attribute__((always_inline)) void cr_dw(const tgc_conv_rows_job *j, const int K, const int S) {
+    const int64_t *plane = j->off; /* tap (a, b) for a, b < S: plane (a, b) at row 0, column 0 */
+    for (int64_t k = 0; k < j->mb; k++) {
+        const float *w = j->w + k * K * K;
+        tgc_vf wv[9];
+        for (int t = 0; t < 9; t++) wv[t] = tgc_vf_splat(K == 3 ? w[t] : 0.0f);
+        tgc_vf b = tgc_vf_splat(j->bias != NULL ? j->bias[k] : 0.0f);
+        float *out = j->out + k * j->out_cs;
+        int64_t r = 0;
+        for (; r + CR_DW_ROWS <= j->rows; r += CR_DW_ROWS)
+            for (int64_t f = 0; f < j->n; f += TGC_VLANES)
+                cr_dw_rows(j->in + r * j->in_rs + f, plane, j->in_rs, w, wv, b, out + r * j->out_rs + f, j->out_rs,
+                           j->n - f, K, S, CR_DW_ROWS);
+        for (; r < j->rows; r++)
+            for (int64_t f = 0; f < j->n; f += TGC_VLANES)
+                cr_dw_rows(j->in + r * j->in_rs + f, plane, j->in_rs, w, wv, b, out + r * j->out_rs + f, j->out_rs,
+                           j->n - f, K, S, 1);
+    }
+}
+
+/* tgc_conv_isa.dw_rows: cr_dw for the windows it is built for. */
+static void cr_dw_run(const tgc_conv_rows_job *j, int k, int s) {
+    if (k == 3 && s == 1) cr_dw(j, 3, 1);
+    else if (k == 3 && s == 2) cr_dw(j, 3, 2);
+    else if (k == 5 && s == 1) cr_dw(j, 5, 1);
+    else if (k == 5 && s == 2) cr_dw(j, 5, 2);
+    else if (k == 7 && s == 1) cr_dw(j, 7, 1);
+    else cr_run(j);
+}
+
 /* ---- Packing: input rows into phase planes ---------------------------------------- */
 
 /* The even lanes of a, then those of b. */

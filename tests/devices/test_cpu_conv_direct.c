@@ -372,10 +372,69 @@ static void test_applies(void) {
     CU_ASSERT(!tgc_cpu_conv_direct_applies(&three));
 }
 
+/* The vector table of each ISA this cpu runs, NULL past the last. */
+static const tgc_conv_isa *runnable_isa(int i) {
+    const tgc_conv_isa *all[3] = {&tgc_conv_isa_sse2, NULL, NULL};
+    int n = 1;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) all[n++] = &tgc_conv_isa_avx2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        all[n++] = &tgc_conv_isa_avx512;
+    return i < n ? all[i] : NULL;
+}
+
+/* dw_rows against rows on the same job, bit for bit, for every window it
+ * takes (k 3, 5, 7 at stride 1; 3, 5 at stride 2), with two output channels
+ * (a multiplier), a bias, a row count that leaves a tile tail and widths
+ * that leave a partial vector, on phase planes laid out as conv_direct.c
+ * packs them (plane (a, b) at ((a * s) + b) * plane_floats; tap (i, j) at
+ * its plane, row i / s, column j / s), the block aligned and not. */
+static void test_dw_rows_bitwise(void) {
+    static const int windows[][2] = {{3, 1}, {5, 1}, {7, 1}, {3, 2}, {5, 2}};
+    for (int isa_i = 0; runnable_isa(isa_i) != NULL; isa_i++) {
+        const tgc_conv_isa *isa = runnable_isa(isa_i);
+        for (size_t wi = 0; wi < sizeof windows / sizeof windows[0]; wi++)
+            for (int64_t n = 5; n <= 37; n += 16)
+                for (int shift = 0; shift < 2; shift++) {
+                    int k = windows[wi][0], s = windows[wi][1];
+                    int64_t rows = 7, qmax = (k - 1) / s, lc = n + qmax + 3 * shift;
+                    int64_t plane_floats = (rows + qmax) * lc, taps = k * k, mb = 2;
+                    size_t block_floats = (size_t)(s * s * plane_floats + 64);
+                    /* aligned_alloc wants a multiple of the alignment */
+                    float *store = aligned_alloc(64, (block_floats + 16 + 15) / 16 * 16 * sizeof(float));
+                    float *in = store + shift, *w = malloc((size_t)(mb * taps) * sizeof *w);
+                    float bias[2], *y0 = calloc((size_t)(mb * rows * n), sizeof *y0);
+                    float *y1 = calloc((size_t)(mb * rows * n), sizeof *y1);
+                    int64_t *off = malloc((size_t)taps * sizeof *off);
+                    CU_ASSERT_FATAL(store && w && y0 && y1 && off);
+                    uint32_t seed = (uint32_t)(k * 31 + s * 7 + n);
+                    for (size_t i = 0; i < block_floats; i++) in[i] = lcg(&seed);
+                    for (int64_t i = 0; i < mb * taps; i++) w[i] = lcg(&seed);
+                    bias[0] = lcg(&seed), bias[1] = lcg(&seed);
+                    for (int i = 0; i < k; i++)
+                        for (int j = 0; j < k; j++)
+                            off[i * k + j] = ((i % s) * s + j % s) * plane_floats + i / s * lc + j / s;
+                    tgc_conv_rows_job job = {.in = in, .in_rs = lc, .off = off, .taps = taps, .w = w, .bias = bias,
+                                             .mb = mb, .out = y0, .out_cs = rows * n, .out_rs = n, .rows = rows,
+                                             .n = n};
+                    isa->rows(&job);
+                    job.out = y1;
+                    isa->dw_rows(&job, k, s);
+                    bool same = memcmp(y0, y1, (size_t)(mb * rows * n) * sizeof *y0) == 0;
+                    CU_ASSERT(same);
+                    if (!same)
+                        printf("\n  %s: %dx%d stride %d, %lld wide, shift %d: dw_rows differs from rows", isa->isa, k,
+                               k, s, (long long)n, shift);
+                    free(store), free(w), free(y0), free(y1), free(off);
+                }
+    }
+}
+
 TGC_TEST_MAIN("cpu direct convolution", {"kernel sizes 1x1 .. 7x7", test_kernel_sizes},
               {"strides, dilations, pads", test_strides_dilations_pads},
               {"widths and channel counts", test_widths_and_channels},
               {"channel multiplier, batch, 1-D", test_multiplier_batch_1d},
               {"grouped, few input channels", test_grouped_and_few_channels}, {"empty batch", test_empty},
               {"fused activations: bitwise Conv then the op", test_fused_activations},
-              {"which geometries apply", test_applies})
+              {"which geometries apply", test_applies},
+              {"depthwise rows kernel: bitwise the general one", test_dw_rows_bitwise})
