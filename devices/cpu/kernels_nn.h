@@ -115,11 +115,13 @@ void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t 
                        int64_t c1);
 
 /* tgc_cpu_sgemm with an epilogue, each block of C by the piece that
- * computes it, while it is in that core's cache: with bias non-NULL, C is
- * first filled with bias[i * bias_sm + j * bias_sn] (sm, sn are 0 along an
- * axis the bias is broadcast along; sn is 0 or 1), which beta then scales;
- * with act non-NULL, C goes through that activation last. Gemm's C and
- * Conv's bias and fused activation use it. */
+ * computes it, while it is in that core's cache: with bias non-NULL,
+ * C = alpha * op(A) op(B) + beta * bias[i * bias_sm + j * bias_sn] (sm, sn
+ * are 0 along an axis the bias is broadcast along; sn is 0 or 1; C's old
+ * values unread; beta 0 reads no bias), the bias added after the product;
+ * with act non-NULL, C
+ * goes through that activation last. Gemm's C and Conv's bias and fused
+ * activation use it. */
 bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                          const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
                          const float *bias, int64_t bias_sm, int64_t bias_sn, const tgc_fused_act *act);
