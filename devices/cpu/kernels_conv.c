@@ -257,13 +257,11 @@ static void conv_tile(void *arg, int64_t i, int slot) {
     int64_t cols = (o1 - o0) * t->row_cols;
     build_col(t->x + (n * g->channels + gi * g->cg) * g->in_size, g->cg, &g->w, o0, o1, t->col[slot]);
     float *y = t->y + (n * g->m_count + gi * t->m_group) * g->out_size + o0 * t->row_cols;
-    for (int64_t r = 0; r < t->m_group; r++) { /* the tile's block of Y starts as the bias */
-        float v = t->bias != NULL ? t->bias[gi * t->m_group + r] : 0.0f, *row = y + r * g->out_size;
-        for (int64_t j = 0; j < cols; j++) row[j] = v;
-    }
     if (!tgc_cpu_sgemm_one(false, false, t->m_group, cols, t->k, 1.0f, t->w + gi * t->m_group * t->k, t->k,
-                           t->col[slot], cols, 1.0f, y, g->out_size))
+                           t->col[slot], cols, 0.0f, y, g->out_size))
         t->failed = true;
+    if (t->bias != NULL) /* the bias after the product, as tgc_cpu_sgemm_fused adds it */
+        tgc_cpu_add_row_bias(y, g->out_size, t->bias + gi * t->m_group, 0, t->m_group, 0, cols);
     tgc_cpu_act_block(t->act, y, g->out_size, 0, t->m_group, 0, cols);
 }
 

@@ -114,6 +114,11 @@ bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n
 void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0,
                        int64_t c1);
 
+/* C[i][j] += bias[i] for rows [r0, r1) and columns [c0, c1) of C (rows
+ * ldc apart): a per-row bias added after a product, as
+ * tgc_cpu_sgemm_fused adds its bias. */
+void tgc_cpu_add_row_bias(float *c, int64_t ldc, const float *bias, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
 /* tgc_cpu_sgemm with an epilogue, each block of C by the piece that
  * computes it, while it is in that core's cache: with bias non-NULL,
  * C = alpha * op(A) op(B) + beta * bias[i * bias_sm + j * bias_sn] (sm, sn
