@@ -45,7 +45,16 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
         }
         return true;
     }
-    if (m == 1) { /* a row vector times op(B): GEMV (sgemm would pack all of B first) */
+    if (m == 1 && (!ta || lda == 1)) { /* a row vector times op(B) (sgemm would pack all of B first) */
+        if (tb) tgc_cpu_gemv_dot(n, k, alpha, b, ldb, a, beta, c, 1);
+        else tgc_cpu_gemv_update(n, k, alpha, b, ldb, a, beta, c);
+        return true;
+    }
+    if (n == 1 && !ta && (tb || ldb == 1)) { /* op(A)'s rows against a contiguous column */
+        tgc_cpu_gemv_dot(m, k, alpha, a, lda, b, beta, c, ldc);
+        return true;
+    }
+    if (m == 1) { /* a strided row vector: OpenBLAS's GEMV */
         cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, tb ? (int)n : (int)k, tb ? (int)k : (int)n, alpha,
                     b, (int)ldb, a, ta ? (int)lda : 1, beta, c, 1);
         return true;

@@ -114,6 +114,17 @@ bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n
 void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0,
                        int64_t c1);
 
+/* Matrix-vector products (gemv.c), float32, row-major; y unread when
+ * beta is 0. The dot form: y[j * incy] = alpha * sum_k mat[j * ld + k] *
+ * x[k] + beta * y[j * incy] for j < n (the rows of mat against x). The
+ * update form: y[j] = alpha * sum_k x[k] * mat[k * ld + j] + beta * y[j]
+ * for j < n (x times the rows of mat). Each output's bits depend on k
+ * alone, not on n, the vector width or the pieces. */
+void tgc_cpu_gemv_dot(int64_t n, int64_t k, float alpha, const float *mat, int64_t ld, const float *x, float beta,
+                      float *y, int64_t incy);
+void tgc_cpu_gemv_update(int64_t n, int64_t k, float alpha, const float *mat, int64_t ld, const float *x, float beta,
+                         float *y);
+
 /* C[i][j] += bias[i] for rows [r0, r1) and columns [c0, c1) of C (rows
  * ldc apart): a per-row bias added after a product, as
  * tgc_cpu_sgemm_fused adds its bias. */
