@@ -43,7 +43,7 @@ fi
 # Kernel ways: the JSON names how each Conv, MatMul and Gemm on the cpu
 # will run, from the shapes (the chooser a run asks), and a run's trace
 # shows the same way for every node.
-KW=$DATA/kernel_ways.yaml
+KW=$ROOT/tests/data/kernel_ways/graph.yaml
 expect_exit 0 "kernel ways json" -- "$TGC" compile "$KW" --optimize 0 --devices cpu --dump placed --format json
 cp "$WORK/out" "$WORK/ways.json"
 for want in '"c_pw": .*"kernel": "pointwise gemm"' '"c_wino": .*"kernel": "winograd f(2x2,3x3)"' \
@@ -55,7 +55,7 @@ if grep -q '"x": .*"kernel"' "$WORK/ways.json"; then fail "Expand, a kernel of o
 # Without oneDNN (TGC_DNNL=0) the constant B is not packed.
 TGC_DNNL=0 expect_exit 0 "kernel ways without oneDNN" -- "$TGC" compile "$KW" --optimize 0 --devices cpu --dump placed --format json
 expect_grep '"mm_packed": .*"kernel": "sgemm (onednn or openblas)"' "$WORK/out" "no packing without oneDNN"
-K=$DATA/kernel_ways
+K=$ROOT/tests/data/kernel_ways
 expect_exit 0 "kernel ways run" -- "$TGC" run "$KW" --optimize 0 --devices cpu --input xs="$K/xs.npy" --input a="$K/a.npy" \
     --input a1="$K/a1.npy" --trace "$WORK/ways_trace.json" --output-dir "$WORK/ways_out"
 for node in c_pw c_wino c_dw c_im2col mm_packed mm_row gemm_ta; do
