@@ -173,8 +173,10 @@ const tgc_kernel_def *tgc_kernel_find(const char *op, tgc_device_kind kind, tgc_
 /* The way kernel `def` will run node `id` of g (def->choose) on the
  * static shapes g's inference gave its inputs and outputs, with the
  * inputs read from initializers counted as session constants; NULL when
- * the kernel has one way, a shape is unknown or symbolic, or the chooser
- * cannot say. The string is static. */
+ * the kernel has one way, a shape is unknown or symbolic, the node has
+ * more than TGC_KERNEL_MASK_BITS inputs or outputs (the session-constant
+ * mask's width; no kernel with ways has), or the chooser cannot say. The
+ * string is static. */
 const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int32_t id);
 
 /* Host pointers of input/output i's data (cpu kernels and host-memory

@@ -21,6 +21,12 @@ void tgc_window_taps(int64_t start, int64_t k, int64_t d, int64_t begin, int64_t
     *hi = h;
 }
 
+int64_t tgc_window_count(const tgc_window *w, int a, int64_t o, bool include_pad) {
+    int64_t begin = include_pad ? -w->pads[a] : 0, end = w->in[a] + (include_pad ? w->pads[w->n + a] : 0), lo, hi;
+    tgc_window_taps(o * w->strides[a] - w->pads[a], w->kernel[a], w->dilations[a], begin, end, &lo, &hi);
+    return hi - lo;
+}
+
 /* Reads INTS attribute `name` of exactly `len` values >= min into out, or
  * `dflt` everywhere when absent. */
 static tgc_status read_ints(tgc_kernel_ctx *c, const char *name, int len, int64_t min, int64_t dflt,

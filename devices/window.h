@@ -50,6 +50,12 @@ tgc_status tgc_window_read(tgc_kernel_ctx *c, const tgc_value *x, const tgc_valu
  * [begin, end). Empty when *lo == *hi. */
 void tgc_window_taps(int64_t start, int64_t k, int64_t d, int64_t begin, int64_t end, int64_t *lo, int64_t *hi);
 
+/* AveragePool's count for output o along axis a of w (ONNX's reference
+ * rule): the taps of its window inside the input [0, in), or with
+ * include_pad inside the padded input [-pad_begin, in + pad_end) (a
+ * ceil_mode window's taps past pad_end count for nothing either way). */
+int64_t tgc_window_count(const tgc_window *w, int a, int64_t o, bool include_pad);
+
 /* Checks a MaxPool/AveragePool node's X [N, C, D1..Dn] and Y [N, C,
  * O1..On] (float32, or uint8 for MaxPool; n >= 1), its kernel_shape and ceil_mode, and reads its
  * window into *w; *planes is N * C, *in_size and *out_size the spatial

@@ -106,6 +106,11 @@ bool tgc_pass_same_device(const tgc_node *a, const tgc_node *b);
 /* True when node id is a live op node `op` without control inputs. */
 bool tgc_pass_is_op(const tgc_rewrite *rw, int32_t id, const char *op);
 
+/* Calls rewrite(rw, id) for every node id that tgc_pass_is_op finds to be
+ * `op`, in topological order, until one returns other than TGC_OK (its
+ * status is returned). Nodes the rewrites add are not visited. */
+tgc_status tgc_pass_each_op(tgc_rewrite *rw, const char *op, tgc_status (*rewrite)(tgc_rewrite *rw, int32_t id));
+
 /* True when r is a float32 initializer of one element within a relative
  * 1e-4 of `want` (exactly `want` when want is 0). */
 bool tgc_pass_is_scalar(const tgc_rewrite *rw, tgc_ref r, double want);

@@ -57,6 +57,14 @@ bool tgc_pass_is_op(const tgc_rewrite *rw, int32_t id, const char *op) {
     return n->kind == TGC_NODE_OP && n->n_controls == 0 && strcmp(n->op_name, op) == 0;
 }
 
+tgc_status tgc_pass_each_op(tgc_rewrite *rw, const char *op, tgc_status (*rewrite)(tgc_rewrite *rw, int32_t id)) {
+    int32_t nn = rw->g->n_nodes;
+    tgc_status s = TGC_OK;
+    for (int32_t i = 0; s == TGC_OK && i < nn; i++)
+        if (tgc_pass_is_op(rw, rw->g->topo[i], op)) s = rewrite(rw, rw->g->topo[i]);
+    return s;
+}
+
 bool tgc_pass_is_scalar(const tgc_rewrite *rw, tgc_ref r, double want) {
     const tgc_const *c = tgc_pass_const_of(rw, r);
     if (c == NULL || c->dtype != TGC_FLOAT32 || tgc_shape_numel(&c->shape) != 1) return false;

@@ -173,12 +173,4 @@ static tgc_status trim_one(tgc_rewrite *rw, int32_t id) {
     return TGC_OK;
 }
 
-tgc_status tgc_pass_trim_conv_taps(tgc_rewrite *rw) {
-    int32_t nn = rw->g->n_nodes;
-    tgc_status s = TGC_OK;
-    for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
-        int32_t id = rw->g->topo[i];
-        if (tgc_pass_is_op(rw, id, "Conv")) s = trim_one(rw, id);
-    }
-    return s;
-}
+tgc_status tgc_pass_trim_conv_taps(tgc_rewrite *rw) { return tgc_pass_each_op(rw, "Conv", trim_one); }

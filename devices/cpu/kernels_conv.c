@@ -20,8 +20,8 @@
  *     cblas_sgemm, in tiles of output rows over the device's threads (see
  *     below); col buffers come from tgc_malloc, one per thread, and are
  *     freed before returning.
- * Y starts as the bias and the products accumulate onto it (beta 1), per
- * tile or per GEMM piece (tgc_cpu_sgemm_fused) while the block is in cache;
+ * The bias is added to each block after its product (beta 0), per tile or
+ * per GEMM piece (tgc_cpu_sgemm_fused) while the block is in cache;
  * a fused activation (c->fused_act, executor/fuse.c) is applied the same way, as
  * the last step. Large passes are split over c->pool in pieces chosen from
  * the sizes alone. */
@@ -158,8 +158,9 @@ static void im2col_2d(const float *x, int64_t cg, const tgc_window *w, int64_t o
 /* ---- Bias and a fused Relu ------------------------------------------------ */
 
 /* Y's rows (one per image and output channel, out_size floats each) in
- * pieces of ~64 Ki floats: filled with the bias before the products
- * accumulate onto them, or passed through Relu after. */
+ * pieces of ~64 Ki floats: filled with the bias (a Conv with nothing to
+ * multiply, whose Y is its bias), then passed through the fused
+ * activation. */
 #define ROWS_PIECE_FLOATS ((int64_t)1 << 16)
 
 typedef struct conv_rows {

@@ -132,13 +132,6 @@ static void fill_c(float *c, int64_t ldc, const float *src, int64_t sm, int64_t 
  * read of C more (a [256, 64] x [64, 3136] pointwise Conv: 406 us without
  * its bias, 609 with it filled first, on one Zen 5 core). */
 TGC_CPU_CLONES static void add_bias(float *c, int64_t ldc, const float *src, int64_t sm, int64_t sn, float scale,
-                                    int64_t r0, int64_t r1, int64_t c0, int64_t c1);
-
-void tgc_cpu_add_row_bias(float *c, int64_t ldc, const float *bias, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    add_bias(c, ldc, bias, 1, 0, 1.0f, r0, r1, c0, c1);
-}
-
-TGC_CPU_CLONES static void add_bias(float *c, int64_t ldc, const float *src, int64_t sm, int64_t sn, float scale,
                                     int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     for (int64_t i = r0; i < r1; i++) {
         float *restrict row = c + i * ldc + c0;
@@ -150,6 +143,10 @@ TGC_CPU_CLONES static void add_bias(float *c, int64_t ldc, const float *src, int
             for (int64_t j = 0; j < c1 - c0; j++) row[j] += v;
         }
     }
+}
+
+void tgc_cpu_add_row_bias(float *c, int64_t ldc, const float *bias, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    add_bias(c, ldc, bias, 1, 0, 1.0f, r0, r1, c0, c1);
 }
 
 /* A GEMM cut into `pieces` blocks of rows (split_m) or columns of C; with

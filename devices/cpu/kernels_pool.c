@@ -213,14 +213,9 @@ static void average_pool_2d_piece(void *arg, int64_t piece, int slot) {
         for (int64_t oh = 0; oh < oh_count; oh++) {
             float *restrict out = m->y + (p * oh_count + oh) * ow_count;
             for (int64_t ow = 0; ow < ow_count; ow++) out[ow] = 0.0f;
-            int64_t h0 = oh * w->strides[0] - w->pads[0], hlo, hhi, count_h;
+            int64_t h0 = oh * w->strides[0] - w->pads[0], hlo, hhi;
+            int64_t count_h = tgc_window_count(w, 0, oh, m->include_pad);
             tgc_window_taps(h0, w->kernel[0], w->dilations[0], 0, h, &hlo, &hhi);
-            count_h = hhi - hlo;
-            if (m->include_pad) {
-                int64_t plo, phi;
-                tgc_window_taps(h0, w->kernel[0], w->dilations[0], -w->pads[0], h + w->pads[2], &plo, &phi);
-                count_h = phi - plo;
-            }
             for (int64_t th = hlo; th < hhi; th++) {
                 const float *restrict row = m->x + (p * h + h0 + th * w->dilations[0]) * wd;
                 for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
@@ -254,14 +249,7 @@ static bool average_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t 
         *st = tgc_kernel_fail(c, "out of host memory for AveragePool's column counts");
         return true;
     }
-    for (int64_t ow = 0; ow < w->out[1]; ow++) {
-        int64_t start = ow * w->strides[1] - w->pads[1], lo, hi;
-        if (include_pad)
-            tgc_window_taps(start, w->kernel[1], w->dilations[1], -w->pads[1], w->in[1] + w->pads[3], &lo, &hi);
-        else
-            tgc_window_taps(start, w->kernel[1], w->dilations[1], 0, w->in[1], &lo, &hi);
-        count_w[ow] = hi - lo;
-    }
+    for (int64_t ow = 0; ow < w->out[1]; ow++) count_w[ow] = tgc_window_count(w, 1, ow, include_pad);
     m.count_w = count_w;
     pool_2d_split(c, &m, average_pool_2d_piece);
     tgc_free(count_w);

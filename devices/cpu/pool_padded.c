@@ -137,26 +137,15 @@ static void pool_piece(void *arg, int64_t piece, int slot) {
     }
 }
 
-/* The taps of an axis's window o (starting at o * s - pad, k taps) that
- * count: inside the input [0, in), or with include_pad inside the padded
- * input [-pad, in + pad_end). */
-static int64_t axis_count(int64_t o, int64_t s, int64_t k, int64_t pad, int64_t in, int64_t pad_end,
-                          bool include_pad) {
-    int64_t lo, hi;
-    if (include_pad) tgc_window_taps(o * s - pad, k, 1, -pad, in + pad_end, &lo, &hi);
-    else tgc_window_taps(o * s - pad, k, 1, 0, in, &lo, &hi);
-    return hi - lo;
-}
-
-/* AveragePool's count of each window, [OH, OW] as floats (exact: at most
- * kh * kw), in a block from tgc_malloc; NULL without memory. */
+/* AveragePool's count of each window (tgc_window_count), [OH, OW] as
+ * floats (exact: at most kh * kw), in a block from tgc_malloc; NULL
+ * without memory. OH * OW <= n_ext <= MAX_SCRATCH_FLOATS (plan). */
 static float *window_counts(const tgc_window *w, bool include_pad) {
     float *counts = tgc_malloc((size_t)(w->out[0] * w->out[1]) * sizeof *counts);
     for (int64_t oh = 0; counts != NULL && oh < w->out[0]; oh++) {
-        int64_t ch = axis_count(oh, w->strides[0], w->kernel[0], w->pads[0], w->in[0], w->pads[2], include_pad);
+        int64_t ch = tgc_window_count(w, 0, oh, include_pad);
         for (int64_t ow = 0; ow < w->out[1]; ow++)
-            counts[oh * w->out[1] + ow] =
-                (float)(ch * axis_count(ow, w->strides[1], w->kernel[1], w->pads[1], w->in[1], w->pads[3], include_pad));
+            counts[oh * w->out[1] + ow] = (float)(ch * tgc_window_count(w, 1, ow, include_pad));
     }
     return counts;
 }
