@@ -83,7 +83,8 @@ void tgc_device_init(tgc_device *d, const tgc_device_ops *ops, tgc_device_kind k
     d->ops = ops;
     d->kind = kind;
     d->index = index;
-    snprintf(d->name, sizeof d->name, "%s%d", kind == TGC_DEVICE_CPU ? "cpu" : "gpu", index);
+    d->host_memory = tgc_kind_host_memory(kind);
+    tgc_device_id_name((tgc_device_id){kind, index, 0}, d->name, sizeof d->name);
     pthread_mutex_init(&d->stats_lock, NULL);
     atomic_init(&d->refs, 1);
     atomic_init(&d->live_handles, 0);

@@ -20,14 +20,13 @@
 
 #include "tgc.h"
 
+#include "devices/backend.h"
 #include "devices/bfc_allocator.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-typedef enum tgc_device_kind { TGC_DEVICE_CPU = 0, TGC_DEVICE_GPU = 1, TGC_DEVICE_KIND_COUNT } tgc_device_kind;
 
 typedef struct tgc_device tgc_device;
 
@@ -81,8 +80,9 @@ typedef struct tgc_arena_ops {
 
 struct tgc_device {
     const tgc_device_ops *ops;
-    tgc_device_kind kind;
+    tgc_device_kind kind; /* its backend's (backend.h) */
     int index;      /* cpu0, cpu1 (virtual host devices), gpu0, ... */
+    bool host_memory; /* its backend's host_memory, kept here for the buffer paths */
     char name[32];  /* "cpu0", "gpu0"; "/task:1/cpu0" in a session spanning processes */
     pthread_mutex_t stats_lock;
     tgc_allocator_stats stats;
@@ -142,7 +142,9 @@ typedef struct tgc_buffer {
     bool borrow_counted;
 } tgc_buffer;
 
-/* Initialises the common part of a device (name from kind and index). */
+/* Initialises the common part of a device of `kind` (a registered
+ * backend's, backend.h): its name (the backend's prefix and `index`) and
+ * whether its memory is host memory come from the backend's table. */
 void tgc_device_init(tgc_device *d, const tgc_device_ops *ops, tgc_device_kind kind, int index);
 
 /* How a kind sets up its arena, after tgc_device_init. */
@@ -258,9 +260,10 @@ tgc_buffer *tgc_buffer_retain(tgc_buffer *b);
  * memory returns to the device. NULL ok. */
 void tgc_buffer_release(tgc_buffer *b);
 
-/* True when d's memory is host memory: the cpu devices and the host device
- * (cpu0 and cpu1 are one memory, so their buffers need no copy). */
-static inline bool tgc_device_host_memory(const tgc_device *d) { return d->kind == TGC_DEVICE_CPU; }
+/* True when d's memory is host memory (its backend's host_memory): the
+ * cpu devices and the host device (cpu0 and cpu1 are one memory, so their
+ * buffers need no copy). */
+static inline bool tgc_device_host_memory(const tgc_device *d) { return d->host_memory; }
 
 /* Copies the first `nbytes` of `src` into a new buffer on `to` (*out, refs
  * 1, owned by the caller), through host memory when neither side is host

@@ -5,7 +5,6 @@
  * never climbs back from zero. */
 #include "devices/device_registry.h"
 
-#include "devices/opencl/opencl.h"
 #include "support/diag.h"
 
 #include <pthread.h>
@@ -13,7 +12,7 @@
 #define SLOTS_PER_KIND 16
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static tgc_device *slots[TGC_DEVICE_KIND_COUNT][SLOTS_PER_KIND];
+static tgc_device *slots[TGC_MAX_BACKENDS][SLOTS_PER_KIND];
 
 /* Adds a reference unless the count is already zero (the device is closing). */
 static bool retain_live(tgc_device *d) {
@@ -32,20 +31,18 @@ static void close_shared(tgc_device *d) {
 
 tgc_status tgc_device_registry_open(tgc_device_kind kind, int index, tgc_diags *diags, tgc_device **out) {
     *out = NULL;
-    if (index < 0 || index >= SLOTS_PER_KIND)
-        return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list", "%s%d: tgc shares devices 0 to %d",
-                              kind == TGC_DEVICE_GPU ? "gpu" : "cpu", index, SLOTS_PER_KIND - 1);
+    const tgc_backend *b = tgc_backend_get(kind);
+    char name[32];
+    if (b == NULL || index < 0 || index >= SLOTS_PER_KIND)
+        return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list", "%s: tgc shares devices 0 to %d",
+                              tgc_device_id_name((tgc_device_id){kind, index, 0}, name, sizeof name),
+                              SLOTS_PER_KIND - 1);
     pthread_mutex_lock(&registry_lock);
     tgc_device *d = slots[kind][index];
     tgc_status s = TGC_OK;
     if (d == NULL || !retain_live(d)) {
         /* Opened under the lock: two contexts asking at once share one device. */
-        if (kind == TGC_DEVICE_GPU) {
-            s = tgc_cl_device_create(index, diags, &d);
-        } else {
-            d = tgc_cpu_device_create(index);
-            s = d != NULL ? TGC_OK : TGC_ERR_NOMEM;
-        }
+        s = b->open(index, diags, &d);
         if (s == TGC_OK) {
             d->on_last_release = close_shared;
             slots[kind][index] = d;
@@ -59,7 +56,7 @@ tgc_status tgc_device_registry_open(tgc_device_kind kind, int index, tgc_diags *
 int tgc_device_registry_list(tgc_device **out, int max) {
     int n = 0;
     pthread_mutex_lock(&registry_lock);
-    for (int k = 0; k < TGC_DEVICE_KIND_COUNT; k++)
+    for (int k = 0; k < tgc_backend_count(); k++)
         for (int i = 0; i < SLOTS_PER_KIND && n < max; i++)
             if (slots[k][i] != NULL && retain_live(slots[k][i])) out[n++] = slots[k][i];
     pthread_mutex_unlock(&registry_lock);

@@ -13,7 +13,7 @@
  *
  * Example usage:
  *     tgc_device *gpu = NULL;
- *     if (tgc_device_registry_open(TGC_DEVICE_GPU, 0, diags, &gpu) == TGC_OK) {
+ *     if (tgc_device_registry_open(TGC_DEVICE_GPU, 0, diags, &gpu) == TGC_OK) {  // gpu0
  *         ... buffers on gpu ...
  *         tgc_device_release(gpu);   // closed here when nothing else holds it
  *     }
@@ -29,7 +29,7 @@
 tgc_status tgc_device_registry_open(tgc_device_kind kind, int index, tgc_diags *diags, tgc_device **out);
 
 /* Stores up to `max` open shared devices, each retained (the caller
- * releases each), in out[], cpus then gpus by index; returns how many. */
+ * releases each), in out[], by kind, then index; returns how many. */
 int tgc_device_registry_list(tgc_device **out, int max);
 
 #endif

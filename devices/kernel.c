@@ -1,6 +1,7 @@
-/* The kernel registry and the helpers kernels use. Kernel defs live in
- * devices/<kind>/kernels_*.c as {.op = NULL}-terminated arrays, one per
- * family; adding a family means listing its array here. */
+/* The helpers kernels use. Kernel defs live in devices/<kind>/kernels_*.c
+ * as {.op = NULL}-terminated arrays, one per family, listed by their
+ * backend's table (devices/<kind>/<kind>_backend.c); the index over them
+ * is kernel_index.c. */
 #include "devices/kernel.h"
 
 #include "support/checked.h"
@@ -8,90 +9,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-extern const tgc_kernel_def tgc_cpu_kernels_elementwise[];
-extern const tgc_kernel_def tgc_cpu_kernels_nn[];
-extern const tgc_kernel_def tgc_cpu_kernels_shape[];
-extern const tgc_kernel_def tgc_cpu_kernels_reduce[];
-extern const tgc_kernel_def tgc_cpu_kernels_loss[];
-extern const tgc_kernel_def tgc_cpu_kernels_rnn[];
-extern const tgc_kernel_def tgc_cpu_kernels_tfidf[];
-extern const tgc_kernel_def tgc_cpu_kernels_string[];
-extern const tgc_kernel_def tgc_cpu_kernels_convt[];
-extern const tgc_kernel_def tgc_cpu_kernels_resize[];
-extern const tgc_kernel_def tgc_cpu_kernels_detection[];
-extern const tgc_kernel_def tgc_cpu_kernels_quant[];
-extern const tgc_kernel_def tgc_cpu_kernels_signal[];
-extern const tgc_kernel_def tgc_cpu_kernels_random[];
-extern const tgc_kernel_def tgc_cpu_kernels_normalize[], tgc_cpu_kernels_linalg[];
-extern const tgc_kernel_def tgc_cpu_kernels_indexing[];
-extern const tgc_kernel_def tgc_cpu_kernels_fused[];
-extern const tgc_kernel_def tgc_cpu_kernels_attention[];
-extern const tgc_kernel_def tgc_cpu_kernels_sequence[];
-extern const tgc_kernel_def tgc_cpu_kernels_bitwise[];
-extern const tgc_kernel_def tgc_gpu_kernels_elementwise[];
-extern const tgc_kernel_def tgc_gpu_kernels_nn[];
-extern const tgc_kernel_def tgc_gpu_kernels_shape[];
-extern const tgc_kernel_def tgc_gpu_kernels_reduce[];
-extern const tgc_kernel_def tgc_gpu_kernels_rnn[];
-extern const tgc_kernel_def tgc_gpu_kernels_host[];
-extern const tgc_kernel_def tgc_gpu_kernels_convt[];
-extern const tgc_kernel_def tgc_gpu_kernels_resize[];
-extern const tgc_kernel_def tgc_gpu_kernels_indexing[];
-extern const tgc_kernel_def tgc_cpu_kernels_fused_act[], tgc_gpu_kernels_fused_act[];
-extern const tgc_kernel_def tgc_gpu_kernels_fused[];
-extern const tgc_kernel_def tgc_gpu_kernels_attention[];
-
-static const tgc_kernel_def *const families[] = {
-    tgc_cpu_kernels_string, /* first: its string-only movers stand before the any-dtype ones */
-    tgc_cpu_kernels_elementwise,
-    tgc_cpu_kernels_nn,
-    tgc_cpu_kernels_shape,
-    tgc_cpu_kernels_reduce,
-    tgc_cpu_kernels_loss,
-    tgc_cpu_kernels_rnn,
-    tgc_cpu_kernels_tfidf,
-    tgc_cpu_kernels_convt,
-    tgc_cpu_kernels_resize,
-    tgc_cpu_kernels_detection,
-    tgc_cpu_kernels_quant,
-    tgc_cpu_kernels_signal,
-    tgc_cpu_kernels_random,
-    tgc_cpu_kernels_normalize,
-    tgc_cpu_kernels_linalg,
-    tgc_cpu_kernels_indexing,
-    tgc_cpu_kernels_fused,
-    tgc_cpu_kernels_fused_act,
-    tgc_cpu_kernels_attention,
-    tgc_cpu_kernels_sequence,
-    tgc_cpu_kernels_bitwise,
-    tgc_gpu_kernels_host, /* before the OpenCL families: integer shape ops stay on the host */
-    tgc_gpu_kernels_elementwise,
-    tgc_gpu_kernels_nn,
-    tgc_gpu_kernels_shape,
-    tgc_gpu_kernels_reduce,
-    tgc_gpu_kernels_rnn,
-    tgc_gpu_kernels_convt,
-    tgc_gpu_kernels_resize,
-    tgc_gpu_kernels_indexing,
-    tgc_gpu_kernels_fused_act,
-    tgc_gpu_kernels_fused,
-    tgc_gpu_kernels_attention,
-};
-
-static bool handles(const tgc_kernel_def *k, tgc_dtype dtype) {
-    if (dtype == TGC_DTYPE_INVALID || k->dtypes[0] == TGC_DTYPE_INVALID) return true;
-    for (int i = 0; i < TGC_KERNEL_MAX_DTYPES && k->dtypes[i] != TGC_DTYPE_INVALID; i++)
-        if (k->dtypes[i] == dtype) return true;
-    return false;
-}
-
-const tgc_kernel_def *tgc_kernel_find(const char *op, tgc_device_kind kind, tgc_dtype dtype) {
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-        for (const tgc_kernel_def *k = families[f]; k->op != NULL; k++)
-            if (k->kind == kind && strcmp(k->op, op) == 0 && handles(k, dtype)) return k;
-    return NULL;
-}
 
 int64_t tgc_value_numel(const tgc_value *v) {
     int64_t n;

@@ -15,8 +15,10 @@
  *             y[i] = x[i] > 0 ? x[i] : 0;     // safe in place
  *         return TGC_OK;
  *     }
- *     const tgc_kernel_def tgc_cpu_kernel_Relu = {
- *         .op = "Relu", .kind = TGC_DEVICE_CPU, .fn = relu_f32, .forward_input = 0};
+ *     const tgc_kernel_def tgc_cpu_kernels_relu[] = {
+ *         {.op = "Relu", .fn = relu_f32, .forward_input = 0}, {.op = NULL}};
+ * and listing tgc_cpu_kernels_relu among the cpu backend's families
+ * (devices/cpu/cpu_backend.c): a kernel's kind is its backend's.
  */
 #ifndef TGC_DEVICES_KERNEL_H
 #define TGC_DEVICES_KERNEL_H
@@ -24,6 +26,7 @@
 #include "devices/device.h"
 #include "devices/kernel_cache.h"
 #include "graph/graph.h"
+#include "graph/op_registry.h"
 #include "support/parallel_for.h"
 
 /* A tensor value as the runtime sees it: dtype, concrete dims, buffer. A
@@ -112,8 +115,7 @@ typedef const char *(*tgc_kernel_choose_fn)(tgc_kernel_ctx *c);
 #define TGC_KERNEL_MAX_DTYPES 16 /* room for every dtype and the terminator */
 
 struct tgc_kernel_def {
-    const char *op;
-    tgc_device_kind kind;
+    const char *op; /* the op's name in the op registry (graph/op_registry.h) */
     tgc_kernel_fn fn;
     /* Bit i set: input i / output i lives in host memory (shape arguments).
      * The masks speak of positions 0..TGC_KERNEL_MASK_BITS-1 only (a
@@ -166,9 +168,42 @@ static inline bool tgc_kernel_host_output(const tgc_kernel_def *k, int i) {
     return k != NULL && tgc_kernel_mask_has(k->host_outputs, i);
 }
 
-/* The kernel for (op, kind) that handles input-0 dtype `dtype`
- * (TGC_DTYPE_INVALID: any), or NULL. */
+/* ---- The kernel index (devices/kernel_index.c) ---------------------------
+ * Every backend's kernels (backend.h, its families) indexed by (op id,
+ * kind) on first use: a lookup is a hash of the op and a scan of that op's
+ * few kernels on the kind. Thread safe. */
+
+/* The first kernel of op `op` on `kind` (in its backend's family order)
+ * that handles dtype `dtype` (its dtypes list it, or it lists none;
+ * TGC_DTYPE_INVALID: any kernel of the op), or NULL. */
+const tgc_kernel_def *tgc_kernel_lookup(const tgc_op_def *op, tgc_device_kind kind, tgc_dtype dtype);
+
+/* tgc_kernel_lookup by the op's name (tests, and kernels that run another
+ * kind's kernel of the same op). */
 const tgc_kernel_def *tgc_kernel_find(const char *op, tgc_device_kind kind, tgc_dtype dtype);
+
+/* THE rule for which kernel runs node n on `kind`: the kernel of n's op
+ * chosen by dtype `in0` (input 0's; TGC_DTYPE_INVALID when n has none, or
+ * it is omitted) or else `out0` (output 0's), provided the backend
+ * supports the node (tgc_backend.supports); none on a kind without host
+ * memory when `host_values` (n reads or writes a string tensor, a sequence
+ * or an optional, which live in host memory only). NULL: no kernel. The
+ * graph stages call it through tgc_kernel_for_node, eager ops with the
+ * dtypes of the values at hand. */
+const tgc_kernel_def *tgc_kernel_select(const tgc_node *n, tgc_device_kind kind, tgc_dtype in0, tgc_dtype out0,
+                                        bool host_values);
+
+/* The dtype node n's kernel is chosen by, from g's inferred infos: input
+ * 0's when n has one, else output 0's (TGC_DTYPE_INVALID: neither). */
+tgc_dtype tgc_kernel_node_dtype(const tgc_graph *g, const tgc_node *n);
+
+/* tgc_kernel_select for node n of the inferred graph g (an op node; NULL
+ * for inputs and initializers). */
+const tgc_kernel_def *tgc_kernel_for_node(const tgc_graph *g, const tgc_node *n, tgc_device_kind kind);
+
+/* The kernels of `kind`'s families whose op the registry does not hold
+ * (never run; the tests check there are none). */
+int tgc_kernel_index_unresolved(tgc_device_kind kind);
 
 /* The way kernel `def` will run node `id` of g (def->choose) on the
  * static shapes g's inference gave its inputs and outputs, with the

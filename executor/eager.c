@@ -33,30 +33,6 @@ static tgc_status call_error(tgc_diags *diags, tgc_status status, const char *ru
 
 /* ---- contexts ------------------------------------------------------------------ */
 
-/* Threads for cpu device `name` from "cpu0=2,cpu1=1" ("cpu" is cpu0), else one per core. */
-static int threads_for(const char *name, const char *spec, tgc_diags *diags, tgc_status *st) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int dflt = cores > 0 ? (int)cores : 1;
-    for (const char *p = spec; p != NULL && *p != '\0';) {
-        size_t len = strcspn(p, ",");
-        const char *eq = memchr(p, '=', len);
-        char *end = NULL;
-        long n = eq != NULL ? strtol(eq + 1, &end, 10) : 0;
-        if (eq == NULL || end != p + len || n < 1 || n > 256) {
-            *st = call_error(diags, TGC_ERR_INVALID, "bad-threads", "threads takes DEVICE=N[,DEVICE=N...] with N "
-                             "from 1 to 256, got '%.*s'", (int)len, p);
-            return dflt;
-        }
-        size_t nlen = (size_t)(eq - p);
-        bool same = (nlen == strlen(name) && strncmp(p, name, nlen) == 0) ||
-                    (nlen == 3 && strncmp(p, "cpu", 3) == 0 && strcmp(name, "cpu0") == 0);
-        if (same) return (int)n;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return dflt;
-}
-
 static tgc_status add_device(tgc_eager *e, tgc_placer_device which, tgc_diags *diags) {
     for (int i = 0; i < e->n_devices; i++)
         if (e->devices[i]->kind == which.kind && e->devices[i]->index == which.index) return TGC_OK;
@@ -72,7 +48,8 @@ tgc_status tgc_eager_create(const char *devices, const tgc_eager_options *opts, 
     *out = NULL;
     tgc_placer_device list[TGC_MAX_DEVICES];
     int n = 0;
-    tgc_status s = tgc_placer_parse_devices(devices != NULL ? devices : "cpu", list, TGC_MAX_DEVICES, &n, diags);
+    tgc_status s = tgc_placer_parse_devices(devices != NULL ? devices : tgc_default_device_list(), list,
+                                            TGC_MAX_DEVICES, &n, diags);
     if (s != TGC_OK) return s;
     tgc_eager *e = tgc_calloc(1, sizeof *e);
     if (e == NULL) return TGC_ERR_NOMEM;
@@ -80,11 +57,11 @@ tgc_status tgc_eager_create(const char *devices, const tgc_eager_options *opts, 
     e->id = atomic_fetch_add(&ids, 1) + 1; /* 0: no context */
     pthread_mutex_init(&e->lock, NULL);
     if ((e->g = tgc_graph_create("", NULL)) == NULL) s = TGC_ERR_NOMEM;
-    if (s == TGC_OK) s = add_device(e, (tgc_placer_device){TGC_DEVICE_CPU, 0, 0}, diags);
+    if (s == TGC_OK) s = add_device(e, (tgc_placer_device){tgc_backend_host_kind(), 0, 0}, diags);
     for (int i = 0; s == TGC_OK && i < n; i++) s = add_device(e, list[i], diags);
     for (int i = 0; s == TGC_OK && i < e->n_devices; i++) {
-        if (e->devices[i]->kind != TGC_DEVICE_CPU) continue;
-        int threads = threads_for(e->devices[i]->name, opts != NULL ? opts->threads : NULL, diags, &s);
+        if (!tgc_device_host_memory(e->devices[i])) continue; /* others run their kernels on the caller */
+        int threads = tgc_threads_option(e->devices[i], opts != NULL ? opts->threads : NULL, diags, &s);
         if (s == TGC_OK) s = tgc_thread_pool_create(threads, &e->pools[i]);
     }
     if (s == TGC_OK && opts != NULL && opts->memory_limits != NULL)
@@ -116,7 +93,8 @@ const char *tgc_eager_device_name(const tgc_eager *e, int i) {
 }
 
 int tgc_eager_device_index(const tgc_eager *e, const char *name) {
-    const char *full = strcmp(name, "cpu") == 0 ? "cpu0" : strcmp(name, "gpu") == 0 ? "gpu0" : name;
+    char full[32];
+    tgc_device_name_canonical(name, strlen(name), full, sizeof full);
     for (int i = 0; i < e->n_devices; i++)
         if (strcmp(e->devices[i]->name, full) == 0) return i;
     return -1;
@@ -154,18 +132,15 @@ static bool host_int(const tgc_node *n, const tgc_value *in, const tgc_value *ou
     return n->n_outputs > 0;
 }
 
-/* The kernel of n on device d, for the dtype the placer goes by (input 0's,
- * else output 0's); strings run on cpus only. */
+/* The kernel of n on device d (tgc_kernel_select, the placer's rule) for
+ * the values at hand: strings, sequences and optionals in host memory only. */
 static const tgc_kernel_def *kernel_on(const tgc_device *d, const tgc_node *n, const tgc_value *in,
                                        const tgc_value *out) {
-    bool strings = false;
-    for (int i = 0; i < n->n_inputs; i++) strings |= in[i].dtype == TGC_STRING;
-    for (int k = 0; k < n->n_outputs; k++) strings |= out[k].dtype == TGC_STRING;
-    if (strings && d->kind != TGC_DEVICE_CPU) return NULL;
-    tgc_dtype dt = n->n_inputs > 0 && in[0].dtype != TGC_DTYPE_INVALID ? in[0].dtype
-                   : n->n_outputs > 0                                  ? out[0].dtype
-                                                                       : TGC_DTYPE_INVALID;
-    return tgc_kernel_find(n->op->name, d->kind, dt);
+    bool host_values = false;
+    for (int i = 0; i < n->n_inputs; i++) host_values |= in[i].dtype == TGC_STRING || tgc_value_is_list(&in[i]);
+    for (int k = 0; k < n->n_outputs; k++) host_values |= out[k].dtype == TGC_STRING;
+    return tgc_kernel_select(n, d->kind, n->n_inputs > 0 ? in[0].dtype : TGC_DTYPE_INVALID,
+                             n->n_outputs > 0 ? out[0].dtype : TGC_DTYPE_INVALID, host_values);
 }
 
 static int choose_device(const tgc_eager *e, const tgc_node *n, const tgc_value *in, const tgc_value *out) {

@@ -88,7 +88,8 @@ bool tgc_eager_cache_insert(tgc_eager *e, tgc_eager_entry *entry, const tgc_eage
 void tgc_eager_cache_clear(tgc_eager *e);
 void tgc_eager_entry_free(tgc_eager_entry *entry);
 
-/* The index of device `name` in e ("cpu" is cpu0, "gpu" gpu0), or -1. */
+/* The index of device `name` in e (a name as --devices spells it: "cpu"
+ * is cpu0, "gpu" gpu0), or -1. */
 int tgc_eager_device_index(const tgc_eager *e, const char *name);
 
 #endif

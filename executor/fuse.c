@@ -45,7 +45,7 @@ void tgc_plan_fuse_activations(tgc_plan *p) {
         if (k == NULL || !k->fuses_activation || from.port != 0 || p->fused_act[from.node].row >= 0) continue;
         if (p->use_count[p->value_base[from.node]] != 1) continue; /* another reader wants it before */
         if (n->outputs[0].dtype != TGC_FLOAT32 || tgc_graph_ref_info(g, from)->dtype != TGC_FLOAT32) continue;
-        if (p->kernel[id] == NULL || p->kernel[id]->kind != TGC_DEVICE_CPU) continue;
+        if (p->kernel[id] == NULL) continue; /* the activation runs here too: one plan, one device */
         p->fused_act[from.node] = act;
         p->absorbed[id] = true;
     }

@@ -300,22 +300,18 @@ typedef struct slot_info {
     int32_t tensor;   /* index in its space's tensors, -1 */
 } slot_info;
 
-static tgc_dtype kernel_dtype(const tgc_graph *g, const tgc_node *n) {
-    if (n->n_inputs > 0 && n->inputs[0].node >= 0) return tgc_graph_ref_info(g, n->inputs[0])->dtype;
-    return n->n_outputs > 0 ? n->outputs[0].dtype : TGC_DTYPE_INVALID;
-}
-
 static bool is_op(const tgc_node *n, const char *op) { return n->kind == TGC_NODE_OP && strcmp(n->op_name, op) == 0; }
 
 /* The memory the sender's tensor is in is host memory. */
 static bool sent_from_host(const tgc_partitioning *parts, const tgc_partition_pair *p) {
-    return p->send_host_memory || parts->devices[parts->parts[p->send_part].device].kind == TGC_DEVICE_CPU;
+    return p->send_host_memory || tgc_kind_host_memory(parts->devices[parts->parts[p->send_part].device].kind);
 }
 
 /* The rendezvous hands the receiver the sender's buffer itself (rendezvous.c
  * deliver: host memory wanted, host memory sent). */
 static bool recv_in_place(const tgc_partitioning *parts, const tgc_partition_pair *p) {
-    bool want_host = p->recv_host_memory || parts->devices[parts->parts[p->recv_part].device].kind == TGC_DEVICE_CPU;
+    bool want_host =
+        p->recv_host_memory || tgc_kind_host_memory(parts->devices[parts->parts[p->recv_part].device].kind);
     return want_host && sent_from_host(parts, p);
 }
 
@@ -350,7 +346,7 @@ static tgc_status part_ctx_init(part_ctx *c) {
         c->base[id] = c->n_slots;
         c->n_slots += n->n_outputs;
         if (n->kind == TGC_NODE_OP && !is_op(n, "_Send") && !is_op(n, "_Recv"))
-            c->kernel[id] = tgc_kernel_find(n->op_name, c->kind, kernel_dtype(pg, n));
+            c->kernel[id] = tgc_kernel_for_node(pg, n, c->kind);
         c->const_host[id] = n->kind == TGC_NODE_CONST;
     }
     const tgc_partitioning *parts = c->mp->parts;
@@ -404,7 +400,7 @@ static tgc_tensor_info slot_concrete(part_ctx *c, int32_t id, int port) {
 static void read_slots(part_ctx *c, tgc_memory_space *dev, tgc_memory_space *host) {
     const tgc_graph *pg = c->pg;
     const tgc_partitioning *parts = c->mp->parts;
-    bool host_memory_device = c->kind == TGC_DEVICE_CPU;
+    bool host_memory_device = tgc_kind_host_memory(c->kind);
     for (int32_t id = 0; id < pg->n_nodes; id++) {
         const tgc_node *n = &pg->nodes[id];
         const tgc_kernel_def *k = c->kernel[id];
@@ -544,7 +540,7 @@ static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int pa
     snprintf(host->name, sizeof host->name, "host");
     dev->part = host->part = part;
     host->host = true;
-    dev->alignment = c.kind == TGC_DEVICE_CPU ? TGC_MEMORY_ALIGN_CPU : TGC_MEMORY_ALIGN_GPU;
+    dev->alignment = tgc_backend_get(c.kind)->alignment;
     host->alignment = TGC_MEMORY_ALIGN_HOST;
     dev->busiest_step = host->busiest_step = -1;
     tgc_status s = part_ctx_init(&c);
@@ -613,7 +609,8 @@ tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const 
     tgc_graph *optimized = NULL;
     tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
     if (level != TGC_OPTIMIZE_NONE) {
-        tgc_status os = tgc_graph_optimize(g, level, devices != NULL ? devices : "cpu", NULL, diags, &optimized);
+        tgc_status os = tgc_graph_optimize(g, level, devices != NULL ? devices : tgc_default_device_list(), NULL, diags,
+                                           &optimized);
         if (os != TGC_OK) return os;
         g = optimized;
     }
@@ -623,7 +620,7 @@ tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const 
         return TGC_ERR_NOMEM;
     }
     mp->optimized = optimized;
-    mp->device_list = tgc_strdup(devices != NULL ? devices : "cpu");
+    mp->device_list = tgc_strdup(devices != NULL ? devices : tgc_default_device_list());
     tgc_status s = mp->device_list != NULL ? TGC_OK : TGC_ERR_NOMEM;
     if (s == TGC_OK && opts != NULL && opts->bind != NULL) s = tgc_memory_parse_bind(g, opts->bind, mp->symbols, diags);
     if (s == TGC_OK)

@@ -56,11 +56,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The arenas' alignments (devices/cpu/cpu_device.c: 64-byte buffers;
- * devices/opencl/cl_device.c: 256 bytes, or more where the device's base
- * address alignment asks for it), and host memory's (tgc's allocator). */
-#define TGC_MEMORY_ALIGN_CPU 64
-#define TGC_MEMORY_ALIGN_GPU 256
+/* Host memory's alignment (tgc's allocator); a device's is its backend's
+ * (devices/backend.h: the cpu's arena gives 64-byte buffers, OpenCL's 256
+ * bytes, or more where the device's base address alignment asks). */
 #define TGC_MEMORY_ALIGN_HOST 64
 
 /* How many of the largest live tensors reports show. */

@@ -39,8 +39,7 @@ static int64_t limit_for(const char *spec, const char *name, tgc_diags *diags) {
             return -1;
         }
         char dev[32];
-        snprintf(dev, sizeof dev, "%.*s", (int)(eq - p) < 28 ? (int)(eq - p) : 28, p);
-        if (strcmp(dev, "cpu") == 0 || strcmp(dev, "gpu") == 0) strcat(dev, "0");
+        tgc_device_name_canonical(p, (size_t)(eq - p), dev, sizeof dev);
         if (strcmp(dev, name) == 0) return bytes;
         p += len;
         if (*p == ',') p++;
@@ -89,8 +88,7 @@ tgc_status tgc_memory_plan_check(const tgc_memory_plan *mp, const char *memory_l
         size_t len = strcspn(p, ",");
         const char *eq = memchr(p, '=', len);
         char dev[32];
-        snprintf(dev, sizeof dev, "%.*s", (int)(eq - p) < 28 ? (int)(eq - p) : 28, p);
-        if (strcmp(dev, "cpu") == 0 || strcmp(dev, "gpu") == 0) strcat(dev, "0");
+        tgc_device_name_canonical(p, (size_t)(eq - p), dev, sizeof dev);
         bool found = false;
         for (int k = 0; k < mp->n_spaces && !found; k += 2) found = strcmp(mp->spaces[k].name, dev) == 0;
         if (!found)

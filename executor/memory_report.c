@@ -26,10 +26,7 @@ tgc_status tgc_memory_limits_apply(tgc_device *const *devices, int n, const char
             return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-memory-limit",
                                   "--memory-limit takes %s; got '%.*s'", limit_syntax, (int)len, p);
         char name[32];
-        size_t nlen = (size_t)(eq - p) < sizeof name - 2 ? (size_t)(eq - p) : sizeof name - 2;
-        memcpy(name, p, nlen);
-        name[nlen] = '\0';
-        if (strcmp(name, "cpu") == 0 || strcmp(name, "gpu") == 0) strcat(name, "0");
+        tgc_device_name_canonical(p, (size_t)(eq - p), name, sizeof name);
         int64_t bytes = 0;
         if (!tgc_parse_size(eq + 1, len - (size_t)(eq + 1 - p), &bytes) || bytes < 1)
             return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-memory-limit",
@@ -195,8 +192,9 @@ void tgc_watch_recv(tgc_step *st, tgc_part_state *ps, int32_t slot, int32_t node
     for (int32_t i = 0; i < parts->n_pairs; i++) {
         const tgc_partition_pair *p = &parts->pairs[i];
         if (p->recv_part != part || p->recv_node != node) continue;
-        bool want_host = p->recv_host_memory || parts->devices[parts->parts[part].device].kind == TGC_DEVICE_CPU;
-        bool sent_host = p->send_host_memory || parts->devices[parts->parts[p->send_part].device].kind == TGC_DEVICE_CPU;
+        bool want_host = p->recv_host_memory || tgc_kind_host_memory(parts->devices[parts->parts[part].device].kind);
+        bool sent_host =
+            p->send_host_memory || tgc_kind_host_memory(parts->devices[parts->parts[p->send_part].device].kind);
         if (!(want_host && sent_host)) tgc_watch_set(st, ps, slot, node);
         return;
     }

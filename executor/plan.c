@@ -12,12 +12,6 @@
 
 #include <string.h>
 
-/* The dtype a node's kernel is chosen by: its first input's, else its first output's. */
-static tgc_dtype kernel_dtype(const tgc_graph *g, const tgc_node *n) {
-    if (n->n_inputs > 0 && n->inputs[0].node >= 0) return tgc_graph_ref_info(g, n->inputs[0])->dtype;
-    return n->n_outputs > 0 ? n->outputs[0].dtype : TGC_DTYPE_INVALID;
-}
-
 static tgc_status assign_roles(tgc_plan *p, tgc_diags *diags) {
     const tgc_graph *g = p->g;
     tgc_status result = TGC_OK;
@@ -32,11 +26,11 @@ static tgc_status assign_roles(tgc_plan *p, tgc_diags *diags) {
         else if (tgc_node_has_subgraphs(n)) p->role[id] = TGC_ROLE_CONTROL;
         else {
             p->role[id] = TGC_ROLE_KERNEL;
-            tgc_dtype dt = kernel_dtype(g, n);
-            p->kernel[id] = tgc_kernel_find(n->op_name, p->device->kind, dt);
+            p->kernel[id] = tgc_kernel_for_node(g, n, p->device->kind);
             if (p->kernel[id] == NULL)
                 result = tgc_diag_error(diags, g->path, n->pos, "no-kernel", "node '%s' (%s): no kernel for %s on %s",
-                                        tgc_node_label(n), n->op_name, tgc_dtype_name(dt), p->device->name);
+                                        tgc_node_label(n), n->op_name, tgc_dtype_name(tgc_kernel_node_dtype(g, n)),
+                                        p->device->name);
         }
         if (p->role[id] == TGC_ROLE_RECV) {
             const tgc_attr *host = tgc_node_attr(n, "host_memory");

@@ -2,7 +2,6 @@
  * per device, build each partition's plan. */
 #include "executor/session.h"
 
-#include "devices/opencl/opencl.h"
 #include "distributed/transport.h"
 #include "support/alloc.h"
 #include "support/diag.h"
@@ -14,43 +13,7 @@
 #include <unistd.h>
 
 static tgc_status open_device(tgc_placer_device pd, tgc_diags *diags, tgc_device **out) {
-    if (pd.kind == TGC_DEVICE_GPU) return tgc_cl_device_create(pd.index, diags, out);
-    *out = tgc_cpu_device_create(pd.index);
-    return *out != NULL ? TGC_OK : TGC_ERR_NOMEM;
-}
-
-/* Threads for device `name` from "cpu0=2,gpu0=1", else the default. */
-static int threads_for(const tgc_device *d, const char *spec, tgc_diags *diags, tgc_status *st) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int dflt = d->kind == TGC_DEVICE_GPU ? 1 : (cores > 0 ? (int)cores : 1);
-    for (const char *p = spec; p != NULL && *p != '\0';) {
-        size_t len = strcspn(p, ",");
-        const char *eq = memchr(p, '=', len);
-        if (eq == NULL) {
-            *st = tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-threads",
-                                 "--threads takes DEVICE=N[,DEVICE=N...], got '%s'", spec);
-            return dflt;
-        }
-        char name[32];
-        size_t nlen = (size_t)(eq - p) < sizeof name - 1 ? (size_t)(eq - p) : sizeof name - 1;
-        memcpy(name, p, nlen);
-        name[nlen] = '\0';
-        bool same = strcmp(name, d->name) == 0 || (strcmp(name, "cpu") == 0 && strcmp(d->name, "cpu0") == 0) ||
-                    (strcmp(name, "gpu") == 0 && strcmp(d->name, "gpu0") == 0);
-        if (same) {
-            char *end;
-            long n = strtol(eq + 1, &end, 10);
-            if (end != p + len || n < 1 || n > 256) {
-                *st = tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-threads",
-                                     "--threads: '%.*s' needs a thread count from 1 to 256", (int)len, p);
-                return dflt;
-            }
-            return (int)n;
-        }
-        p += len;
-        if (*p == ',') p++;
-    }
-    return dflt;
+    return tgc_backend_get(pd.kind)->open(pd.index, diags, out);
 }
 
 static tgc_status name_outputs(tgc_session *s) {
@@ -101,7 +64,7 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
         else if ((s->devices[i] = tgc_cpu_device_create(s->place_devices[i].index)) == NULL) st = TGC_ERR_NOMEM;
         if (st != TGC_OK) break;
         s->n_devices++;
-        int threads = threads_for(s->devices[i], opts ? opts->threads : NULL, diags, &st);
+        int threads = tgc_threads_option(s->devices[i], opts ? opts->threads : NULL, diags, &st);
         if (st == TGC_OK && here) st = tgc_thread_pool_create(threads, &s->pools[i]);
     }
     /* Limits hold from the first allocation: the weights count too. */

@@ -164,36 +164,28 @@ tgc_memory_info tgc_memory(void) {
     return m;
 }
 
-/* "cpu", "cpu0", "cpu1", "host" name the host's memory; "gpu" is gpu0. */
-static void listed_name(const char *name, char *out, size_t size) {
-    if (strcmp(name, "host") == 0 || strncmp(name, "cpu", 3) == 0) snprintf(out, size, "cpu");
-    else if (strcmp(name, "gpu") == 0) snprintf(out, size, "gpu0");
-    else snprintf(out, size, "%s", name);
-}
-
-static bool valid_device_name(const char *name) {
-    if (strcmp(name, "host") == 0 || strcmp(name, "cpu") == 0 || strcmp(name, "gpu") == 0) return true;
-    const char *digits = strncmp(name, "cpu", 3) == 0 || strncmp(name, "gpu", 3) == 0 ? name + 3 : NULL;
-    if (digits == NULL || *digits == '\0' || strlen(digits) > 3) return false;
-    for (const char *p = digits; *p != '\0'; p++)
-        if (*p < '0' || *p > '9') return false;
-    return true;
-}
-
 tgc_status tgc_device_memory(const char *device_name, tgc_device_memory_info *out) {
     out->total_bytes = out->used_bytes = out->free_bytes = -1;
-    if (device_name == NULL || !valid_device_name(device_name)) return TGC_ERR_INVALID;
-    char want[16];
-    listed_name(device_name, want, sizeof want);
-    tgc_device_info info[17];
-    int n = tgc_devices_list(info, 17);
-    for (int i = 0; i < n; i++) {
-        if (strcmp(info[i].name, want) != 0) continue;
-        out->total_bytes = info[i].total_memory;
-        out->used_bytes = info[i].used_memory;
-        out->free_bytes = info[i].free_memory;
-        return TGC_OK;
-    }
+    tgc_device_id id = {tgc_backend_host_kind(), 0, 0};
+    if (device_name == NULL || (strcmp(device_name, "host") != 0 && !tgc_device_spec_valid(device_name)))
+        return TGC_ERR_INVALID;
+    if (strcmp(device_name, "host") != 0) tgc_device_id_parse(device_name, strlen(device_name), &id, NULL);
+    if (id.task != 0) return TGC_ERR_INVALID; /* another process's */
+    /* Its own entry ("gpu1"), else its kind's one entry for all its
+     * devices ("cpu": cpu0, cpu1 and the host share the host's memory). */
+    char want[32];
+    tgc_device_id_name(id, want, sizeof want);
+    const char *prefix = tgc_backend_get(id.kind)->prefix;
+    tgc_device_info info[33];
+    int n = tgc_devices_list(info, 33);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            if (strcmp(info[i].name, pass == 0 ? want : prefix) != 0) continue;
+            out->total_bytes = info[i].total_memory;
+            out->used_bytes = info[i].used_memory;
+            out->free_bytes = info[i].free_memory;
+            return TGC_OK;
+        }
     return TGC_ERR_INVALID;
 }
 

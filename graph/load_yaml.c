@@ -4,6 +4,8 @@
  * one file are all reported. */
 #include "graph/loader.h"
 
+#include "devices/backend.h"
+
 #include "graph/op_registry.h"
 #include "graph/passes.h"
 #include "graph/subgraph.h"
@@ -511,35 +513,17 @@ static tgc_status load_colocation(tgc_loader *l, const yaml_node_t *seq, int32_t
     return s;
 }
 
-/* A device spec: cpu, gpu (partial) or cpuN, gpuN (full), N without
- * leading zeros, each may start with /task:T/ (a process, T at most
- * 99999 without leading zeros: docs/distributed.md). */
-static bool valid_device_spec(const char *s) {
-    if (strncmp(s, "/task:", 6) == 0) {
-        const char *t = s + 6;
-        size_t digits = strspn(t, "0123456789");
-        if (digits == 0 || digits > 5 || t[digits] != '/' || (t[0] == '0' && digits > 1)) return false;
-        s = t + digits + 1;
-    }
-    const char *p = strncmp(s, "cpu", 3) == 0 || strncmp(s, "gpu", 3) == 0 ? s + 3 : NULL;
-    if (p == NULL) return false;
-    if (*p == '\0') return true;
-    if (*p == '0') return p[1] == '\0';
-    for (; *p; p++)
-        if (!isdigit((unsigned char)*p)) return false;
-    return strlen(s) < 12;
-}
-
 static tgc_status load_device(tgc_loader *l, const yaml_node_t *v, int32_t id) {
     const char *spec = tgc_loader_scalar(l, v, "device");
     if (spec == NULL) return TGC_ERR_INVALID;
     tgc_node *n = &l->g->nodes[id];
     n->device_pos = tgc_loader_pos(v);
-    if (!valid_device_spec(spec))
+    if (!tgc_device_spec_valid(spec)) {
+        char forms[128];
         return tgc_loader_error(l, v, "bad-device-spec",
-                                "node '%s': device '%s' is not a device spec (cpu, gpu, cpuN or gpuN, each may "
-                                "start with /task:N/)", n->name,
-                                spec);
+                                "node '%s': device '%s' is not a device spec (%s, each may start with /task:N/)",
+                                n->name, spec, tgc_device_name_forms(forms, sizeof forms));
+    }
     n->device = tgc_strdup(spec);
     return n->device ? TGC_OK : tgc_loader_nomem(l);
 }

@@ -5,6 +5,8 @@
 
 #include "graph/ops.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Each family file exports its defs; see ops.h. */
@@ -94,13 +96,56 @@ const tgc_op_def *const *tgc_op_all(size_t *count) {
     return all_ops + 1;
 }
 
+/* Op ids and names, hashed once: an open-addressing table keyed by the
+ * def's address (ids) and one keyed by its name (FNV-1a), each with room
+ * for twice the ops. */
+#define N_USER (sizeof all_ops / sizeof all_ops[0] - 1)
+#define N_INTERNAL (sizeof internal_ops / sizeof internal_ops[0])
+#define HASH_SLOTS 1024 /* a power of two, at least twice N_USER + N_INTERNAL */
+
+static const tgc_op_def *by_id[N_USER + N_INTERNAL];
+static int16_t id_slots[HASH_SLOTS];   /* id + 1; 0: empty */
+static int16_t name_slots[HASH_SLOTS]; /* id + 1; 0: empty */
+static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
+
+static size_t ptr_hash(const tgc_op_def *op) { return (size_t)(((uintptr_t)op >> 3) * 0x9E3779B97F4A7C15ull); }
+
+static size_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    return (size_t)h;
+}
+
+static void build_hashes(void) {
+    _Static_assert(2 * (N_USER + N_INTERNAL) <= HASH_SLOTS, "op hash tables too small");
+    for (size_t i = 0; i < N_USER + N_INTERNAL; i++) {
+        const tgc_op_def *op = i < N_USER ? all_ops[i + 1] : internal_ops[i - N_USER];
+        by_id[i] = op;
+        size_t h = ptr_hash(op) & (HASH_SLOTS - 1);
+        while (id_slots[h] != 0) h = (h + 1) & (HASH_SLOTS - 1);
+        id_slots[h] = (int16_t)(i + 1);
+        h = name_hash(op->name) & (HASH_SLOTS - 1);
+        while (name_slots[h] != 0) h = (h + 1) & (HASH_SLOTS - 1);
+        name_slots[h] = (int16_t)(i + 1);
+    }
+}
+
+int tgc_op_count(void) { return (int)(N_USER + N_INTERNAL); }
+
+int tgc_op_id(const tgc_op_def *op) {
+    if (op == NULL) return -1;
+    pthread_once(&hash_once, build_hashes);
+    for (size_t h = ptr_hash(op) & (HASH_SLOTS - 1); id_slots[h] != 0; h = (h + 1) & (HASH_SLOTS - 1))
+        if (by_id[id_slots[h] - 1] == op) return id_slots[h] - 1;
+    return -1;
+}
+
 const tgc_op_def *tgc_op_find(const char *name) {
-    size_t n;
-    const tgc_op_def *const *ops = tgc_op_all(&n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(ops[i]->name, name) == 0) return ops[i];
-    for (size_t i = 0; name[0] == '_' && i < sizeof internal_ops / sizeof internal_ops[0]; i++)
-        if (strcmp(internal_ops[i]->name, name) == 0) return internal_ops[i];
+    pthread_once(&hash_once, build_hashes);
+    for (size_t h = name_hash(name) & (HASH_SLOTS - 1); name_slots[h] != 0; h = (h + 1) & (HASH_SLOTS - 1)) {
+        const tgc_op_def *op = by_id[name_slots[h] - 1];
+        if (strcmp(op->name, name) == 0) return op;
+    }
     return NULL;
 }
 

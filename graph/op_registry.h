@@ -44,8 +44,17 @@ typedef struct tgc_op_def {
  * that op's attributes too. NULL for every other op. */
 const tgc_op_def *tgc_op_extends(const tgc_op_def *op);
 
-/* Returns the op named `name` (exact, case-sensitive), or NULL. */
+/* Returns the op named `name` (exact, case-sensitive; tgc's own '_' ops
+ * too), or NULL. A hash lookup. Thread safe. */
 const tgc_op_def *tgc_op_find(const char *name);
+
+/* The number of ops, tgc's own included: op ids are 0..tgc_op_count()-1. */
+int tgc_op_count(void);
+
+/* The id of op `op` (a def of this registry): dense, stable within a
+ * process, for tables indexed by op (devices/kernel_index.c); -1 for NULL
+ * or a def the registry does not hold. A hash lookup. Thread safe. */
+int tgc_op_id(const tgc_op_def *op);
 
 /* Returns the schema entry of attribute `name` of `op` (or of the op it
  * extends), or NULL. */

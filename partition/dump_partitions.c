@@ -137,9 +137,11 @@ static void json_node(FILE *f, const tgc_partitioning *p, int part, int32_t id) 
 tgc_status tgc_partition_dump_json(const tgc_partitioning *p, FILE *f, tgc_diags *diags) {
     const tgc_graph *first = p->n_parts > 0 ? p->parts[0].graph : NULL;
     fputs("{\n  \"format\": \"tgc/1 partitions\",\n  \"devices\": [", f);
-    for (int d = 0; d < p->n_devices; d++)
-        fprintf(f, "%s\"%s%d\"", d ? ", " : "", p->devices[d].kind == TGC_DEVICE_CPU ? "cpu" : "gpu",
-                p->devices[d].index);
+    for (int d = 0; d < p->n_devices; d++) {
+        char name[32];
+        tgc_device_id id = {p->devices[d].kind, p->devices[d].index, 0};
+        fprintf(f, "%s\"%s\"", d ? ", " : "", tgc_device_id_name(id, name, sizeof name));
+    }
     fputs("],\n  \"partitions\": [\n", f);
     for (int i = 0; i < p->n_parts; i++) {
         const tgc_graph *pg = p->parts[i].graph;

@@ -19,18 +19,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A direct-mapped cache of kernel lookups: (op, kind, input-0 dtype) ->
- * kernel. tgc_kernel_find scans the tables; a graph asks the same few
- * questions many times. */
-#define KERNEL_CACHE 512
-
-typedef struct kernel_slot {
-    const tgc_op_def *op;
-    tgc_device_kind kind;
-    tgc_dtype dtype;
-    const tgc_kernel_def *kernel;
-} kernel_slot;
-
 typedef struct builder {
     const tgc_graph *g;
     const tgc_placement *p;
@@ -43,7 +31,6 @@ typedef struct builder {
     int32_t cap_pairs;
     const tgc_op_def *op_send, *op_recv, *op_constant, *op_identity;
     bool names_may_clash; /* an original name has "/_" (as added names do) or ":" */
-    kernel_slot cache[KERNEL_CACHE];
 } builder;
 
 static const char *device_name(const tgc_partitioning *p, int part) { return p->parts[part].device_name; }
@@ -183,39 +170,23 @@ static tgc_status add_unique(builder *b, int part, const char *base, tgc_node_ki
 
 /* ---- kernels: where each end of a pair holds its tensor -------------------- */
 
-/* Node n's kernel on `kind`, chosen as the executor chooses it: by its
- * first input's dtype, else its first output's. */
-static const tgc_kernel_def *kernel_of(builder *b, const tgc_node *n, tgc_device_kind kind) {
-    if (n->kind != TGC_NODE_OP || n->op == NULL) return NULL;
-    const tgc_tensor_info *in0 = n->n_inputs > 0 ? tgc_graph_ref_info(b->g, n->inputs[0]) : NULL;
-    tgc_dtype dtype = in0 != NULL ? in0->dtype : n->n_outputs > 0 ? n->outputs[0].dtype : TGC_DTYPE_INVALID;
-    size_t h = ((uintptr_t)n->op >> 4) * 31u + (size_t)kind * 7u + (size_t)(dtype + 1);
-    kernel_slot *slot = &b->cache[h % KERNEL_CACHE];
-    if (slot->op != n->op || slot->kind != kind || slot->dtype != dtype) {
-        slot->op = n->op;
-        slot->kind = kind;
-        slot->dtype = dtype;
-        slot->kernel = tgc_kernel_find(n->op->name, kind, dtype);
-    }
-    return slot->kernel;
-}
-
 static tgc_device_kind kind_of(const builder *b, int part) {
     return b->out->devices[b->out->parts[part].device].kind;
 }
 
-/* Host memory is every cpu device's own memory: only other kinds have two. */
+/* A kind whose memory is host memory has one memory: only other kinds
+ * keep some arguments and results of their kernels in host memory. */
 static bool reads_host_memory(builder *b, const tgc_node *consumer, int input, int part) {
     tgc_device_kind kind = kind_of(b, part);
-    if (kind == TGC_DEVICE_CPU) return false;
-    const tgc_kernel_def *k = kernel_of(b, consumer, kind);
+    if (tgc_kind_host_memory(kind)) return false;
+    const tgc_kernel_def *k = tgc_kernel_for_node(b->g, consumer, kind);
     return tgc_kernel_host_input(k, input) || tgc_kernel_metadata_input(k, input);
 }
 
 static bool writes_host_memory(builder *b, const tgc_node *producer, int port, int part) {
     tgc_device_kind kind = kind_of(b, part);
-    if (kind == TGC_DEVICE_CPU) return false;
-    const tgc_kernel_def *k = kernel_of(b, producer, kind);
+    if (tgc_kind_host_memory(kind)) return false;
+    const tgc_kernel_def *k = tgc_kernel_for_node(b->g, producer, kind);
     return tgc_kernel_host_output(k, port);
 }
 

@@ -104,7 +104,7 @@ typedef struct tgc_partitioning {
 /* Splits `g` (validated and inferred: g->topo and every tensor info set) by
  * `p` (p->device[id] indexes devices[0..n_devices)) into *out, which the
  * caller releases with tgc_partitioning_release; `devices` is borrowed and
- * must outlive *out. Kernels are looked up (tgc_kernel_find) only to decide
+ * must outlive *out. Kernels are looked up (tgc_kernel_for_node) only to decide
  * host-memory ends; a node without a kernel is partitioned all the same.
  * Returns TGC_OK, TGC_ERR_INVALID (a device index out of range, a placement
  * of another graph; message in diags) or TGC_ERR_NOMEM; on failure *out is

@@ -15,10 +15,12 @@
  * the node's name. */
 #include "passes/pass.h"
 
+#include "devices/backend.h"
 #include "graph/subgraph.h"
 
 #include "support/alloc.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define MAX_FOLD_BYTES ((int64_t)10 << 20)
@@ -117,14 +119,17 @@ static tgc_graph *foldable_subgraph(const tgc_rewrite *rw, const unsigned char *
     return sub;
 }
 
-/* Runs sub once on the cpu; the output tensors go to values[]. TGC_OK,
- * TGC_ERR_NOMEM, or another status when the run fails (values all NULL). */
+/* Runs sub once on the host's cpu, one thread; the output tensors go to
+ * values[]. TGC_OK, TGC_ERR_NOMEM, or another status when the run fails
+ * (values all NULL). */
 static tgc_status evaluate(const tgc_graph *sub, tgc_tensor **values) {
     tgc_diags *quiet = tgc_diags_create();
     if (quiet == NULL) return TGC_ERR_NOMEM;
-    tgc_session_options opts = {.threads = "cpu0=1", .optimize = TGC_OPTIMIZE_NONE};
+    char threads[32];
+    snprintf(threads, sizeof threads, "%s=1", tgc_default_device_list());
+    tgc_session_options opts = {.threads = threads, .optimize = TGC_OPTIMIZE_NONE};
     tgc_session *s = NULL;
-    tgc_status st = tgc_session_create(sub, "cpu", &opts, quiet, &s);
+    tgc_status st = tgc_session_create(sub, tgc_default_device_list(), &opts, quiet, &s);
     if (st == TGC_OK) st = tgc_session_run(s, 0, NULL, NULL, values, quiet);
     tgc_session_free(s);
     tgc_diags_free(quiet);

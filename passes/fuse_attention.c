@@ -242,13 +242,9 @@ static bool match(const tgc_rewrite *rw, int32_t softmax, att_match *m) {
            batch_covered(vs, sc) && isfinite(m->scale) && isfinite((float)m->scale) && (float)m->scale != 0;
 }
 
-/* True when every device the graph may run on has an _Attention kernel:
- * a cpu-only list needs the cpu's; any other (a gpu in it, or no list)
- * needs the gpu's too. */
-static bool kernels_everywhere(const tgc_rewrite *rw) {
-    if (tgc_kernel_find("_Attention", TGC_DEVICE_CPU, TGC_FLOAT32) == NULL) return false;
-    return rw->cpu_only || tgc_kernel_find("_Attention", TGC_DEVICE_GPU, TGC_FLOAT32) != NULL;
-}
+/* True when every kind of device the graph may run on (any, without a
+ * list) has an _Attention kernel. */
+static bool kernels_everywhere(const tgc_rewrite *rw) { return tgc_pass_kernel_everywhere(rw->kinds, "_Attention"); }
 
 tgc_status tgc_pass_fuse_attention(tgc_rewrite *rw) {
     if (!kernels_everywhere(rw)) return TGC_OK;

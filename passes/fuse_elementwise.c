@@ -165,15 +165,6 @@ static tgc_status emit(tgc_rewrite *rw, group *gp, const int32_t *pos) {
     return TGC_OK;
 }
 
-bool tgc_pass_fusion_devices(const char *devices) {
-    tgc_placer_device devs[64];
-    int n = 0;
-    if (devices == NULL || tgc_placer_parse_devices(devices, devs, 64, &n, NULL) != TGC_OK || n == 0) return false;
-    for (int i = 0; i < n; i++)
-        if (tgc_kernel_find("_FusedElementwise", devs[i].kind, TGC_FLOAT32) == NULL) return false;
-    return true;
-}
-
 tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw) {
     if (!rw->fuse_groups) return TGC_OK;
     int32_t nn = rw->g->n_nodes;

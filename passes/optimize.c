@@ -73,19 +73,6 @@ static tgc_status name_made_weights(tgc_graph *g) {
     return TGC_OK;
 }
 
-/* True when the list names cpu devices alone ("cpu", "cpu0,cpu1"). */
-static bool cpu_only(const char *devices) {
-    if (devices == NULL || devices[0] == '\0') return false;
-    for (const char *p = devices; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len < 3 || strncmp(p, "cpu", 3) != 0) return false;
-        for (size_t i = 3; i < len; i++)
-            if (p[i] < '0' || p[i] > '9') return false;
-        p += len + (p[len] == ',');
-    }
-    return true;
-}
-
 tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, const char *devices,
                               tgc_optimize_report *report, tgc_diags *diags, tgc_graph **out) {
     *out = NULL;
@@ -93,6 +80,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
     if (level == TGC_OPTIMIZE_DEFAULT) level = TGC_OPTIMIZE_ALL;
     tgc_graph *cur = tgc_graph_copy(g);
     if (cur == NULL) return TGC_ERR_NOMEM;
+    uint32_t kinds = tgc_pass_device_kinds(devices);
     bool fuse_groups = tgc_pass_fusion_devices(devices);
     for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
         if (level < passes[i].level) continue;
@@ -100,7 +88,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
         int32_t before = count_nodes(cur);
         tgc_rewrite rw;
         tgc_status s = tgc_rewrite_begin(&rw, cur);
-        rw.cpu_only = cpu_only(devices);
+        rw.kinds = kinds;
         rw.fuse_groups = fuse_groups;
         if (s == TGC_OK) s = passes[i].run(&rw);
         int32_t edits = rw.edits;

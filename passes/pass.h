@@ -88,9 +88,16 @@ tgc_status tgc_pass_fuse_activation(tgc_rewrite *rw);
  * (passes/fuse_elementwise.c has the rules); only when rw->fuse_groups. */
 tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw);
 
-/* True when `devices` (a --devices list, "cpu,gpu0") parses and every
- * device it names has a float32 _FusedElementwise kernel in the kernel
- * registry; false for NULL or a bad list. */
+/* The kinds `devices` (a --devices list, "cpu,gpu0") names, as a mask
+ * (bit k: kind k, devices/backend.h); 0 for NULL or a bad list. */
+uint32_t tgc_pass_device_kinds(const char *devices);
+
+/* True when every kind in `kinds` (0: every kind there is) has a float32
+ * kernel of `op` (a rewrite makes such a node only where it can run). */
+bool tgc_pass_kernel_everywhere(uint32_t kinds, const char *op);
+
+/* True when `devices` parses and every kind it names has a float32
+ * _FusedElementwise kernel; false for NULL or a bad list. */
 bool tgc_pass_fusion_devices(const char *devices);
 
 /* Helpers the passes share (passes/pass_util.c). */

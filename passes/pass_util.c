@@ -1,6 +1,9 @@
 /* Helpers the optimization passes share. */
 #include "passes/pass.h"
 
+#include "devices/kernel.h"
+#include "placer/placer.h"
+
 #include "support/alloc.h"
 #include "support/checked.h"
 
@@ -82,4 +85,25 @@ int tgc_pass_match_either(const tgc_rewrite *rw, int32_t id, bool (*pred)(const 
             return k;
         }
     return -1;
+}
+
+uint32_t tgc_pass_device_kinds(const char *devices) {
+    tgc_placer_device devs[TGC_PLACER_MAX_DEVICES];
+    int n = 0;
+    if (devices == NULL || tgc_placer_parse_devices(devices, devs, TGC_PLACER_MAX_DEVICES, &n, NULL) != TGC_OK)
+        return 0;
+    uint32_t kinds = 0;
+    for (int i = 0; i < n; i++) kinds |= 1u << devs[i].kind;
+    return kinds;
+}
+
+bool tgc_pass_kernel_everywhere(uint32_t kinds, const char *op) {
+    for (int k = 0; k < tgc_backend_count(); k++)
+        if ((kinds == 0 || (kinds & (1u << k))) && tgc_kernel_find(op, k, TGC_FLOAT32) == NULL) return false;
+    return true;
+}
+
+bool tgc_pass_fusion_devices(const char *devices) {
+    uint32_t kinds = tgc_pass_device_kinds(devices);
+    return kinds != 0 && tgc_pass_kernel_everywhere(kinds, "_FusedElementwise");
 }

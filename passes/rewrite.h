@@ -32,7 +32,9 @@ typedef struct tgc_rewrite {
     int32_t cap_nodes, n_values, cap_values;
     int32_t next_name;  /* counter for made-up names */
     int32_t edits;      /* rewrites the pass made (it counts them: nodes folded, merged, fused) */
-    bool cpu_only;      /* the graph will run on cpu devices alone (set by the driver) */
+    /* The kinds of device the graph will run on (bit k: kind k,
+     * devices/backend.h; set by the driver); 0: not known, any kind. */
+    uint32_t kinds;
     bool fuse_groups;   /* every device of the run has a _FusedElementwise kernel (set by the driver) */
 } tgc_rewrite;
 

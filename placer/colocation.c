@@ -63,18 +63,20 @@ void tgc_pl_text_free(pl_text *t) {
 }
 
 const char *tgc_pl_spec_words(const char *spec, char *buf, size_t size) {
-    if (strcmp(spec, "cpu") == 0 || strcmp(spec, "gpu") == 0) snprintf(buf, size, "a %s", spec);
+    tgc_device_id d;
+    bool partial = false;
+    if (tgc_device_id_parse(spec, strlen(spec), &d, &partial) && partial && strncmp(spec, "/task:", 6) != 0)
+        snprintf(buf, size, "a %s", spec);
     else snprintf(buf, size, "%s", spec);
     return buf;
 }
 
 const char *tgc_pl_missing_kinds(const pl_ctx *c, int32_t id, tgc_devmask need, char *buf, size_t size) {
-    static const char *const names[TGC_DEVICE_KIND_COUNT] = {"cpu", "gpu"};
     size_t used = 0;
     buf[0] = '\0';
-    for (int k = 0; k < TGC_DEVICE_KIND_COUNT; k++)
+    for (int k = 0; k < c->n_kinds; k++)
         if ((c->kind_mask[k] & need) != 0 && !(c->kinds[id] & (1u << k)) && used < size)
-            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " or " : "", names[k]);
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? " or " : "", tgc_backend_get(k)->prefix);
     return buf;
 }
 

@@ -162,9 +162,7 @@ static void json_string(FILE *out, const char *s) {
  * not known before the run. */
 static const char *kernel_way(const tgc_placed *p, int32_t id) {
     const tgc_node *n = &p->g->nodes[id];
-    if (n->kind != TGC_NODE_OP || n->n_inputs < 1 || n->inputs[0].node < 0) return NULL;
-    tgc_dtype dtype = tgc_graph_ref_info(p->g, n->inputs[0])->dtype;
-    return tgc_kernel_choice(tgc_kernel_find(n->op_name, p->devs[p->pl.device[id]].kind, dtype), p->g, id);
+    return tgc_kernel_choice(tgc_kernel_for_node(p->g, n, p->devs[p->pl.device[id]].kind), p->g, id);
 }
 
 tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags) {
@@ -211,13 +209,14 @@ static void dot_id(FILE *out, const char *s) {
     fputc('"', out);
 }
 
-/* Blues and greens for cpus, oranges and reds for gpus. */
+/* Blues and greens for devices over host memory (cpus), oranges and reds
+ * for the others (gpus). */
 static const char *device_colour(const tgc_placed *p, int d) {
     static const char *const cpu[] = {"#8ecae6", "#95d5b2", "#b8c0ff", "#cdb4db"};
     static const char *const gpu[] = {"#ffb703", "#f4a261", "#e76f51", "#f28482"};
     int nth = 0;
     for (int i = 0; i < d; i++) nth += p->devs[i].kind == p->devs[d].kind;
-    return p->devs[d].kind == TGC_DEVICE_GPU ? gpu[nth % 4] : cpu[nth % 4];
+    return tgc_kind_host_memory(p->devs[d].kind) ? cpu[nth % 4] : gpu[nth % 4];
 }
 
 tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags) {

@@ -11,7 +11,8 @@
  *      with one allowed device takes it; a Shape/Size waits for its input;
  *      integer shape arithmetic goes to the host cpu; a node whose inputs
  *      are all in host memory and small stays on the host; anything else
- *      takes the first listed device of the best kind (gpu, then cpu);
+ *      takes the first listed device of the best kind (the highest backend
+ *      priority: gpu, then cpu);
  *   5. graph inputs and initializers: the device of their first consumer
  *      that reads their data on its device; read only as host-memory
  *      arguments (shape operands) they stay on the host cpu;
@@ -25,8 +26,6 @@
 
 #include <stdio.h>
 #include <string.h>
-
-#define KINDS TGC_DEVICE_KIND_COUNT
 
 const char *tgc_place_reason_name(tgc_place_reason r) {
     switch (r) {
@@ -43,12 +42,6 @@ const char *tgc_place_reason_name(tgc_place_reason r) {
     return "unknown";
 }
 
-const char *tgc_placer_device_name(tgc_placer_device d, char *buf, size_t size) {
-    if (d.task > 0) snprintf(buf, size, "/task:%d/%s%d", d.task, d.kind == TGC_DEVICE_GPU ? "gpu" : "cpu", d.index);
-    else snprintf(buf, size, "%s%d", d.kind == TGC_DEVICE_GPU ? "gpu" : "cpu", d.index);
-    return buf;
-}
-
 int tgc_placer_max_task(const tgc_placer_device *devices, int n) {
     int m = 0;
     for (int i = 0; i < n; i++)
@@ -56,57 +49,22 @@ int tgc_placer_max_task(const tgc_placer_device *devices, int n) {
     return m;
 }
 
-/* Reads a "/task:N/" prefix (N a number without leading zeros, at most
- * 99999) off s[0..*len): its length, 0 when there is none, -1 when it is
- * malformed. */
-static int task_prefix(const char *s, size_t len, int *task) {
-    *task = 0;
-    if (len < 6 || strncmp(s, "/task:", 6) != 0) return 0;
-    size_t i = 6;
-    if (i < len && s[i] == '0' && i + 1 < len && s[i + 1] != '/') return -1;
-    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-        if (*task > 9999) return -1;
-        *task = *task * 10 + (s[i] - '0');
-    }
-    if (i == 6 || i >= len || s[i] != '/') return -1;
-    return (int)i + 1;
-}
-
-/* Parses [/task:N/]cpu, gpu, cpuN, gpuN (N without leading zeros) into
- * kind, index and task; cpu and gpu mean index 0, no task task 0. */
-static bool parse_device(const char *s, size_t len, tgc_placer_device *d) {
-    int skip = task_prefix(s, len, &d->task);
-    if (skip < 0) return false;
-    s += skip;
-    len -= (size_t)skip;
-    if (len < 3) return false;
-    if (strncmp(s, "cpu", 3) == 0) d->kind = TGC_DEVICE_CPU;
-    else if (strncmp(s, "gpu", 3) == 0) d->kind = TGC_DEVICE_GPU;
-    else return false;
-    d->index = 0;
-    if (len == 3) return true;
-    if (s[3] == '0' && len > 4) return false;
-    for (size_t i = 3; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9' || d->index > 99999) return false;
-        d->index = d->index * 10 + (s[i] - '0');
-    }
-    return true;
-}
-
 tgc_status tgc_placer_parse_devices(const char *list, tgc_placer_device *devices, int max, int *n, tgc_diags *diags) {
     *n = 0;
     const char *p = list;
+    char forms[128];
+    tgc_device_name_forms(forms, sizeof forms);
     if (*p == '\0')
         return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
-                              "empty device list; name at least one device (cpu, cpuN, gpu, gpuN)");
+                              "empty device list; name at least one device (%s)", forms);
     for (;;) {
         size_t len = strcspn(p, ",");
         tgc_placer_device d;
-        if (!parse_device(p, len, &d))
+        if (!tgc_device_id_parse(p, len, &d, NULL))
             return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
-                                  "'%.*s' in device list '%s' is not a device name (cpu, cpuN, gpu, gpuN, "
+                                  "'%.*s' in device list '%s' is not a device name (%s, "
                                   "each may start with /task:N/)",
-                                  (int)(len < 64 ? len : 64), p, list);
+                                  (int)(len < 64 ? len : 64), p, list, forms);
         for (int i = 0; i < *n; i++)
             if (devices[i].kind == d.kind && devices[i].index == d.index && devices[i].task == d.task) {
                 char name[32];
@@ -128,83 +86,12 @@ tgc_status tgc_placer_parse_devices(const char *list, tgc_placer_device *devices
 
 /* ---- Kernels ------------------------------------------------------------------- */
 
-static const tgc_kernel_def *registry_find(const char *op, tgc_device_kind kind, tgc_dtype dtype, void *ctx) {
+static const tgc_kernel_def *registry_find(const tgc_graph *g, const tgc_node *n, tgc_device_kind kind, void *ctx) {
     (void)ctx;
-    return tgc_kernel_find(op, kind, dtype);
-}
-
-/* (op, dtype) -> the kernel on each kind, so a million nodes of a few dozen
- * ops cost a few dozen registry scans. Open addressing on an FNV-1a hash. */
-typedef struct kcache_entry {
-    const char *op; /* borrowed from a node; NULL: empty slot */
-    tgc_dtype dtype;
-    const tgc_kernel_def *k[KINDS];
-} kcache_entry;
-
-typedef struct kcache {
-    kcache_entry *slots;
-    size_t cap, count;
-} kcache;
-
-static uint64_t kcache_hash(const char *op, tgc_dtype dt) {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)(dt + 2);
-    for (const unsigned char *p = (const unsigned char *)op; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    return h;
-}
-
-static kcache_entry *kcache_slot(kcache_entry *slots, size_t cap, const char *op, tgc_dtype dt) {
-    size_t i = (size_t)kcache_hash(op, dt) & (cap - 1);
-    while (slots[i].op != NULL && (slots[i].dtype != dt || strcmp(slots[i].op, op) != 0)) i = (i + 1) & (cap - 1);
-    return &slots[i];
-}
-
-/* The cached lookups of (op, dt), filling the entry on a miss. NULL when
- * out of memory. */
-static const kcache_entry *kcache_get(kcache *kc, const pl_ctx *c, const char *op, tgc_dtype dt) {
-    if ((kc->count + 1) * 2 > kc->cap) {
-        size_t cap = kc->cap ? kc->cap * 2 : 64;
-        kcache_entry *slots = tgc_calloc(cap, sizeof *slots);
-        if (slots == NULL) return NULL;
-        for (size_t i = 0; i < kc->cap; i++)
-            if (kc->slots[i].op != NULL) *kcache_slot(slots, cap, kc->slots[i].op, kc->slots[i].dtype) = kc->slots[i];
-        tgc_free(kc->slots);
-        kc->slots = slots;
-        kc->cap = cap;
-    }
-    kcache_entry *e = kcache_slot(kc->slots, kc->cap, op, dt);
-    if (e->op == NULL) {
-        e->op = op;
-        e->dtype = dt;
-        for (int k = 0; k < KINDS; k++)
-            e->k[k] = c->opt.kernel_find(op, (tgc_device_kind)k, dt, c->opt.kernel_find_ctx);
-        kc->count++;
-    }
-    return e;
-}
-
-/* The dtype a node's kernel is chosen by: input 0's, else output 0's. */
-static tgc_dtype kernel_dtype(const tgc_graph *g, const tgc_node *n) {
-    if (n->n_inputs > 0 && n->inputs[0].node >= 0) return tgc_graph_ref_info(g, n->inputs[0])->dtype;
-    return n->n_outputs > 0 ? n->outputs[0].dtype : TGC_DTYPE_INVALID;
+    return tgc_kernel_for_node(g, n, kind);
 }
 
 static bool is_int(tgc_dtype t) { return t == TGC_INT32 || t == TGC_INT64; }
-
-/* A node that reads or writes a string tensor, a sequence or an optional
- * runs on a cpu device only: strings and lists live in host memory
- * (devices/device.h), whatever dtypes a gpu kernel of the op lists (Cast and
- * Identity list any). */
-static bool host_only_value(const tgc_tensor_info *info) {
-    return info->dtype == TGC_STRING || info->kind != TGC_KIND_TENSOR;
-}
-
-static bool touches_strings(const tgc_graph *g, const tgc_node *n) {
-    for (int i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i].node >= 0 && host_only_value(tgc_graph_ref_info(g, n->inputs[i]))) return true;
-    for (int i = 0; i < n->n_outputs; i++)
-        if (host_only_value(&n->outputs[i])) return true;
-    return false;
-}
 
 /* Integer shape arithmetic: every input and output int32/int64, every
  * output of known rank <= 1. */
@@ -247,7 +134,7 @@ static tgc_devmask bit(int i) { return (tgc_devmask)1 << i; }
 
 static tgc_devmask kinds_mask(const pl_ctx *c, unsigned kinds) {
     tgc_devmask m = 0;
-    for (int k = 0; k < KINDS; k++)
+    for (int k = 0; k < c->n_kinds; k++)
         if (kinds & (1u << k)) m |= c->kind_mask[k];
     return m;
 }
@@ -255,11 +142,9 @@ static tgc_devmask kinds_mask(const pl_ctx *c, unsigned kinds) {
 /* A node's device spec as masks: level 0 as written, level 1 its kind. */
 static void spec_masks(const pl_ctx *c, const char *spec, tgc_devmask *s0, tgc_devmask *s1) {
     tgc_placer_device d;
-    int task;
-    int skip = task_prefix(spec, strlen(spec), &task);
-    bool has_task = skip > 0;
-    bool partial = skip >= 0 && strlen(spec + skip) == 3;
-    if (!parse_device(spec, strlen(spec), &d)) { /* the loader checked the spelling */
+    bool partial;
+    bool has_task = strncmp(spec, "/task:", 6) == 0;
+    if (!tgc_device_id_parse(spec, strlen(spec), &d, &partial)) { /* the loader checked the spelling */
         *s0 = *s1 = c->all;
         return;
     }
@@ -303,7 +188,7 @@ static tgc_status ctx_alloc(pl_ctx *c) {
     c->flags = tgc_calloc(n, sizeof *c->flags);
     c->kinds = tgc_calloc(n, sizeof *c->kinds);
     c->kdtype = tgc_calloc(n, sizeof *c->kdtype);
-    c->kdef = tgc_calloc(n * KINDS, sizeof *c->kdef);
+    c->kdef = tgc_calloc(n * (size_t)c->n_kinds, sizeof *c->kdef);
     c->own_spec = tgc_calloc(n, sizeof *c->own_spec);
     c->parent = tgc_calloc(n, sizeof *c->parent);
     c->size = tgc_calloc(n, sizeof *c->size);
@@ -327,8 +212,6 @@ static tgc_status ctx_alloc(pl_ctx *c) {
 /* Each node's own constraints (rule 1's masks, rule 3's kernels, rule 4's flags). */
 static tgc_status init_nodes(pl_ctx *c) {
     const tgc_graph *g = c->g;
-    kcache kc = {0};
-    tgc_status s = TGC_OK;
     int64_t limit = c->opt.small_host_bytes == 0 ? TGC_PLACER_SMALL_HOST_BYTES : c->opt.small_host_bytes;
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
@@ -337,7 +220,7 @@ static tgc_status init_nodes(pl_ctx *c) {
         c->spec_holder[id] = c->kern_holder[id] = -1;
         c->device[id] = -1;
         c->own_spec[id] = c->spec0[id] = c->spec1[id] = c->kern[id] = c->all;
-        c->kinds[id] = (1u << KINDS) - 1;
+        c->kinds[id] = (uint8_t)((1u << c->n_kinds) - 1);
         c->all_host_int[id] = 1;
         c->kdtype[id] = TGC_DTYPE_INVALID;
         if (n->n_colocate > 0) c->flags[id] |= PL_HAS_COLOC;
@@ -352,18 +235,11 @@ static tgc_status init_nodes(pl_ctx *c) {
             c->own_spec[id] = c->spec0[id];
             if (c->spec0[id] != c->all) c->spec_holder[id] = id; /* a spec that restricts nothing holds nothing */
         }
-        tgc_dtype dt = kernel_dtype(g, n);
-        c->kdtype[id] = dt;
-        const kcache_entry *e = kcache_get(&kc, c, n->op_name ? n->op_name : "", dt);
-        if (e == NULL) {
-            s = TGC_ERR_NOMEM;
-            break;
-        }
+        c->kdtype[id] = tgc_kernel_node_dtype(g, n);
         c->kinds[id] = 0;
-        bool strings = touches_strings(g, n);
-        for (int k = 0; k < KINDS; k++) {
-            const tgc_kernel_def *kd = strings && k != TGC_DEVICE_CPU ? NULL : e->k[k];
-            c->kdef[(size_t)id * KINDS + k] = kd;
+        for (int k = 0; k < c->n_kinds; k++) {
+            const tgc_kernel_def *kd = c->opt.kernel_find(g, n, k, c->opt.kernel_find_ctx);
+            c->kdef[(size_t)id * c->n_kinds + k] = kd;
             if (kd != NULL) c->kinds[id] |= (uint8_t)(1u << k);
         }
         c->kern[id] = kinds_mask(c, c->kinds[id]);
@@ -373,8 +249,7 @@ static tgc_status init_nodes(pl_ctx *c) {
         else if (host_int(g, n)) c->flags[id] |= PL_HOST_INT;
         c->all_host_int[id] = (c->flags[id] & PL_HOST_INT) != 0;
     }
-    tgc_free(kc.slots);
-    return s;
+    return TGC_OK;
 }
 
 /* ---- Rule 1: each node alone --------------------------------------------------------- */
@@ -399,8 +274,6 @@ static void check_nodes(pl_ctx *c) {
     }
 }
 
-static const char *kind_name(int k) { return k == TGC_DEVICE_GPU ? "gpu" : "cpu"; }
-
 static tgc_status report_node(pl_ctx *c, int32_t id) {
     const tgc_graph *g = c->g;
     const tgc_node *n = &g->nodes[id];
@@ -412,10 +285,9 @@ static tgc_status report_node(pl_ctx *c, int32_t id) {
         tgc_pl_text_add(&m, "cannot place '%s' (op %s): %s has no kernel for %s on any listed device (%s)", n->name,
                         n->op_name, n->op_name, tgc_dtype_name(c->kdtype[id]), list);
         bool elsewhere = false;
-        for (int k = 0; k < KINDS; k++)
-            if (c->kind_mask[k] == 0 &&
-                c->opt.kernel_find(n->op_name, (tgc_device_kind)k, c->kdtype[id], c->opt.kernel_find_ctx) != NULL) {
-                tgc_pl_text_add(&m, "%sa %s", elsewhere ? " or " : "; add ", kind_name(k));
+        for (int k = 0; k < c->n_kinds; k++)
+            if (c->kind_mask[k] == 0 && c->opt.kernel_find(g, n, k, c->opt.kernel_find_ctx) != NULL) {
+                tgc_pl_text_add(&m, "%sa %s", elsewhere ? " or " : "; add ", tgc_backend_get(k)->prefix);
                 elsewhere = true;
             }
         if (elsewhere) tgc_pl_text_add(&m, " to --devices");
@@ -450,19 +322,26 @@ static tgc_devmask allowed(const pl_ctx *c, int32_t r) {
     }
 }
 
-/* The default: the first listed device of the best kind (gpu, then cpu) in
- * `m`; -1 if m is empty. */
+/* The default: the first listed device in `m` of the best kind (the
+ * highest backend priority; the earlier kind of two with one priority);
+ * -1 if m is empty. */
 static int pick_default(const pl_ctx *c, tgc_devmask m) {
-    static const tgc_device_kind order[KINDS] = {TGC_DEVICE_GPU, TGC_DEVICE_CPU};
-    for (int k = 0; k < KINDS; k++)
-        for (int i = 0; i < c->n_devs; i++)
-            if (c->devs[i].kind == order[k] && (m & bit(i))) return i;
-    return -1;
+    int best = -1;
+    for (int i = 0; i < c->n_devs; i++) {
+        if (!(m & bit(i))) continue;
+        if (best < 0 || c->priority[c->devs[i].kind] > c->priority[c->devs[best].kind] ||
+            (c->priority[c->devs[i].kind] == c->priority[c->devs[best].kind] &&
+             c->devs[i].kind < c->devs[best].kind))
+            best = i;
+    }
+    return best;
 }
+
+static bool is_host(const pl_ctx *c, int d) { return tgc_kind_is_host(c->devs[d].kind); }
 
 static int first_cpu(const pl_ctx *c, tgc_devmask m) {
     for (int i = 0; i < c->n_devs; i++)
-        if (c->devs[i].kind == TGC_DEVICE_CPU && (m & bit(i))) return i;
+        if (is_host(c, i) && (m & bit(i))) return i;
     return -1;
 }
 
@@ -473,7 +352,7 @@ static int dev_of(pl_ctx *c, int32_t id) { return c->device[tgc_pl_find(c, id)];
 static int host_cpu_of(const pl_ctx *c, int task) {
     if (c->host_cpu >= 0 && c->devs[c->host_cpu].task == task) return c->host_cpu;
     for (int i = 0; i < c->n_devs; i++)
-        if (c->devs[i].kind == TGC_DEVICE_CPU && c->devs[i].task == task) return i;
+        if (is_host(c, i) && c->devs[i].task == task) return i;
     return -1;
 }
 
@@ -496,15 +375,16 @@ static int host_cpu_near(pl_ctx *c, int32_t id) {
 }
 
 /* Is output `port` of node p in host memory once p has run? Graph inputs
- * and initializers start there; cpu devices are host memory; a gpu kernel
- * says which of its outputs it leaves there (Shape, Size, shape arithmetic). */
+ * and initializers start there; so does everything on a kind whose memory
+ * is host memory; another kind's kernel says which of its outputs it
+ * leaves there (Shape, Size, shape arithmetic). */
 static bool in_host_memory(pl_ctx *c, int32_t p, int32_t port) {
     if (!(c->flags[p] & PL_OP) || (c->flags[p] & PL_METADATA)) return true;
     int d = dev_of(c, p);
     if (d < 0) return false;
     tgc_device_kind kind = c->devs[d].kind;
-    if (kind == TGC_DEVICE_CPU) return true;
-    const tgc_kernel_def *k = c->kdef[(size_t)p * KINDS + kind];
+    if (tgc_kind_host_memory(kind)) return true;
+    const tgc_kernel_def *k = c->kdef[(size_t)p * c->n_kinds + kind];
     return tgc_kernel_host_output(k, port);
 }
 
@@ -538,14 +418,14 @@ static void decide_group(pl_ctx *c, int32_t id, int32_t *deferred, int32_t *n_de
     } else {
         d = pick_default(c, m);
         int cpu = first_cpu(c, m);
-        if (c->size[r] == 1 && c->devs[d].kind != TGC_DEVICE_CPU && cpu >= 0 && small_on_host(c, id)) {
+        if (c->size[r] == 1 && !is_host(c, d) && cpu >= 0 && small_on_host(c, id)) {
             /* Stay with the first input that is on a cpu, else the first cpu. */
             const tgc_node *n = &c->g->nodes[id];
             d = cpu;
             for (int i = 0; i < n->n_inputs; i++) {
                 int32_t p = n->inputs[i].node;
                 int pd = p >= 0 && c->g->nodes[p].kind == TGC_NODE_OP ? dev_of(c, p) : -1;
-                if (pd >= 0 && c->devs[pd].kind == TGC_DEVICE_CPU && (m & bit(pd))) {
+                if (pd >= 0 && is_host(c, pd) && (m & bit(pd))) {
                     d = pd;
                     break;
                 }
@@ -571,7 +451,7 @@ static tgc_status place_sources(pl_ctx *c) {
         const tgc_node *n = &g->nodes[id];
         bool metadata = (c->flags[id] & PL_METADATA) && (c->flags[tgc_pl_find(c, id)] & PL_DEFERRED);
         int d = metadata ? -1 : dev_of(c, id);
-        const tgc_kernel_def *k = d >= 0 ? c->kdef[(size_t)id * KINDS + c->devs[d].kind] : NULL;
+        const tgc_kernel_def *k = d >= 0 ? c->kdef[(size_t)id * c->n_kinds + c->devs[d].kind] : NULL;
         for (int i = 0; i < n->n_inputs; i++) {
             int32_t p = n->inputs[i].node;
             if (p < 0 || g->nodes[p].kind == TGC_NODE_OP || d < 0) continue;
@@ -588,7 +468,7 @@ static tgc_status place_sources(pl_ctx *c) {
         pl_how how;
         int any = first_any[id];
         if (first_data[id] >= 0) d = first_data[id], how = PL_HOW_CONSUMER;
-        else if (any >= 0 && c->devs[any].kind == TGC_DEVICE_CPU) d = any, how = PL_HOW_HOST;
+        else if (any >= 0 && is_host(c, any)) d = any, how = PL_HOW_HOST;
         else if (host_cpu_of(c, any >= 0 ? c->devs[any].task : 0) >= 0)
             d = host_cpu_of(c, any >= 0 ? c->devs[any].task : 0), how = PL_HOW_HOST;
         else if (any >= 0) d = any, how = PL_HOW_CONSUMER;
@@ -687,7 +567,7 @@ static void feeds_on_task0(pl_ctx *c) {
     if (tgc_placer_max_task(c->devs, c->n_devs) == 0) return;
     int home = -1;
     for (int i = 0; i < c->n_devs; i++)
-        if (c->devs[i].task == 0 && (home < 0 || (c->devs[home].kind != TGC_DEVICE_CPU && c->devs[i].kind == TGC_DEVICE_CPU)))
+        if (c->devs[i].task == 0 && (home < 0 || (!is_host(c, home) && is_host(c, i))))
             home = i;
     if (home < 0) return; /* no device on task 0: the session refuses the list */
     for (int32_t id = 0; id < c->g->n_nodes; id++) {
@@ -768,7 +648,9 @@ static tgc_status run(pl_ctx *c, tgc_placement *out) {
 tgc_status tgc_placer_run(const tgc_graph *g, const tgc_placer_device *devices, int n_devices,
                           const tgc_placer_options *opts, tgc_diags *diags, tgc_placement *out) {
     memset(out, 0, sizeof *out);
-    pl_ctx c = {.g = g, .devs = devices, .n_devs = n_devices, .diags = diags, .host_cpu = -1};
+    pl_ctx c = {.g = g, .devs = devices, .n_devs = n_devices, .diags = diags, .host_cpu = -1,
+                .n_kinds = tgc_backend_count()};
+    for (int k = 0; k < c.n_kinds; k++) c.priority[k] = tgc_backend_get(k)->priority;
     if (opts != NULL) c.opt = *opts;
     if (c.opt.kernel_find == NULL) c.opt.kernel_find = registry_find;
     if (n_devices < 1 || n_devices > TGC_PLACER_MAX_DEVICES)
@@ -782,9 +664,12 @@ tgc_status tgc_placer_run(const tgc_graph *g, const tgc_placer_device *devices, 
                 return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list", "device %s is listed twice",
                                       tgc_placer_device_name(devices[i], name, sizeof name));
             }
+        if (tgc_backend_get(devices[i].kind) == NULL)
+            return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
+                                  "device %d of the list has kind %d, which no backend has", i, devices[i].kind);
         c.all |= bit(i);
         c.kind_mask[devices[i].kind] |= bit(i);
-        if (devices[i].kind == TGC_DEVICE_CPU && c.host_cpu < 0) c.host_cpu = i;
+        if (tgc_kind_is_host(devices[i].kind) && c.host_cpu < 0) c.host_cpu = i;
     }
     tgc_status s = run(&c, out);
     ctx_free(&c);

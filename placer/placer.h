@@ -15,17 +15,20 @@
  *   4. host memory: Shape and Size run on their input's device; integer
  *      shape arithmetic (int32/int64 in and out, outputs of rank <= 1) runs
  *      on the host cpu;
- *   5. default: the first listed device of the best kind (gpu, then cpu)
- *      with kernels, except that a node whose inputs are all on the host and
- *      small stays on the host.
+ *   5. default: the first listed device of the best kind (the highest
+ *      backend priority, devices/backend.h: gpu, then cpu) with kernels,
+ *      except that a node whose inputs are all on the host and small stays
+ *      on the host.
  * Graph inputs and initializers follow their first consumer that reads
  * their data on its device; those only read as host-memory arguments stay
  * on the host cpu.
  *
  * Example usage:
- *     tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0}, {TGC_DEVICE_GPU, 0}};
+ *     tgc_placer_device devs[2];
+ *     int n;
  *     tgc_placement p;
- *     if (tgc_placer_run(g, devs, 2, NULL, diags, &p) == TGC_OK) {
+ *     if (tgc_placer_parse_devices("cpu,gpu0", devs, 2, &n, diags) == TGC_OK &&
+ *         tgc_placer_run(g, devs, n, NULL, diags, &p) == TGC_OK) {
  *         // p.device[id] indexes devs; p.reason[id] says which rule decided
  *         tgc_placement_release(&p);
  *     }
@@ -43,15 +46,8 @@
 /* The documented default of tgc_placer_options.small_host_bytes. */
 #define TGC_PLACER_SMALL_HOST_BYTES 4096
 
-/* A device a run lists: kind, index and the process (task) it belongs to
- * ("gpu1" is {TGC_DEVICE_GPU, 1, 0}; "/task:2/cpu0" is {TGC_DEVICE_CPU, 0,
- * 2}: the MPI rank 2's cpu0, docs/distributed.md). Task 0 is the process
- * that reads the feeds; a name without a task is task 0's. */
-typedef struct tgc_placer_device {
-    tgc_device_kind kind;
-    int index;
-    int task;
-} tgc_placer_device;
+/* A device a run lists: kind, index and task (devices/backend.h). */
+typedef tgc_device_id tgc_placer_device;
 
 /* Which rule decided a node's device. */
 typedef enum tgc_place_reason {
@@ -61,7 +57,7 @@ typedef enum tgc_place_reason {
     TGC_PLACED_BY_HOST_RULE,  /* integer shape arithmetic on the host, Shape/Size with their input,
                                  or an initializer read only as a host-memory argument */
     TGC_PLACED_BY_SMALL_HOST, /* small inputs all on the host: not worth a transfer */
-    TGC_PLACED_BY_DEFAULT,    /* the first listed device of the best kind */
+    TGC_PLACED_BY_DEFAULT,    /* the first listed device of the best kind (highest backend priority) */
     TGC_PLACED_BY_SOFT,       /* soft placement relaxed an unsatisfiable spec */
     TGC_PLACED_BY_CONSUMER,   /* a graph input or initializer: where its first consumer reads it */
     TGC_PLACED_BY_FEED,       /* a graph input whose consumer is in another process: on task 0, which
@@ -72,17 +68,18 @@ typedef enum tgc_place_reason {
  * "host-memory", "small-host", "default", "soft", "consumer", "feed"). */
 const char *tgc_place_reason_name(tgc_place_reason r);
 
-/* Kernel lookup as tgc_kernel_find (the default); tests pass their own
- * table to reach kernel combinations the registry lacks. */
-typedef const tgc_kernel_def *(*tgc_placer_kernel_find_fn)(const char *op, tgc_device_kind kind, tgc_dtype dtype,
-                                                           void *ctx);
+/* Node n's kernel on `kind` as tgc_kernel_for_node gives it (the
+ * default); tests pass their own table to reach kernel combinations the
+ * backends lack. */
+typedef const tgc_kernel_def *(*tgc_placer_kernel_find_fn)(const tgc_graph *g, const tgc_node *n,
+                                                           tgc_device_kind kind, void *ctx);
 
 typedef struct tgc_placer_options {
     bool soft_placement;
     /* Rule 5's "small": at most this many bytes of input in total (0: the
      * documented default, 4096; negative: the rule is off). */
     int64_t small_host_bytes;
-    /* NULL: tgc_kernel_find. */
+    /* NULL: tgc_kernel_for_node. */
     tgc_placer_kernel_find_fn kernel_find;
     void *kernel_find_ctx;
 } tgc_placer_options;
@@ -118,7 +115,8 @@ const tgc_placement *tgc_placed_subgraph(const struct tgc_placed *p, const tgc_g
 
 /* Parses a device list ("cpu,gpu0", "cpu0,cpu1"; cpu = cpu0, gpu = gpu0;
  * "/task:0/cpu,/task:1/gpu0": devices of two processes, docs/
- * distributed.md) into devices[0..*n) (at most `max`). Whether a gpuN
+ * distributed.md; names as tgc_device_id_parse reads them, any
+ * backend's) into devices[0..*n) (at most `max`). Whether a gpuN
  * exists on this machine, or a task runs, is not checked: placement is
  * static. TGC_ERR_INVALID with a
  * "bad-device-list" message for an empty list, a name that is not a
@@ -127,8 +125,10 @@ tgc_status tgc_placer_parse_devices(const char *list, tgc_placer_device *devices
                                     tgc_diags *diags);
 
 /* Writes "cpu0", "gpu1", "/task:1/cpu0" (the task written when it is not
- * 0) into buf. */
-const char *tgc_placer_device_name(tgc_placer_device d, char *buf, size_t size);
+ * 0) into buf: tgc_device_id_name. */
+static inline const char *tgc_placer_device_name(tgc_placer_device d, char *buf, size_t size) {
+    return tgc_device_id_name(d, buf, size);
+}
 
 /* The highest task a device of the list belongs to (0: one process). */
 int tgc_placer_max_task(const tgc_placer_device *devices, int n);

@@ -39,8 +39,10 @@ typedef struct pl_ctx {
     tgc_placer_options opt;
     tgc_diags *diags;
     tgc_devmask all;                            /* every listed device */
-    tgc_devmask kind_mask[TGC_DEVICE_KIND_COUNT]; /* listed devices of each kind */
-    int host_cpu;                               /* first listed cpu, or -1 */
+    int n_kinds;                                /* tgc_backend_count() */
+    int priority[TGC_MAX_BACKENDS];             /* each kind's backend priority */
+    tgc_devmask kind_mask[TGC_MAX_BACKENDS];    /* listed devices of each kind */
+    int host_cpu;                               /* first listed device of the host kind, or -1 */
 
     /* Per node. */
     uint16_t *flags;
@@ -90,9 +92,11 @@ tgc_status tgc_pl_build_edges(pl_ctx *c);
 tgc_status tgc_pl_colocate_node(pl_ctx *c, int32_t id, int32_t *next_eid);
 
 /* Words for messages (placer.c and colocation.c). */
-/* "gpu0", "a gpu", "a cpu" for a spec as written. */
+/* "gpu0", "a gpu", "a cpu" for a spec as written (a partial spec: "a"
+ * and the kind's prefix). */
 const char *tgc_pl_spec_words(const char *spec, char *buf, size_t size);
-/* The listed kinds that the node has no kernel on, as "gpu" or "cpu or gpu". */
+/* The listed kinds that the node has no kernel on, as "gpu" or "cpu or gpu"
+ * (their backends' prefixes). */
 const char *tgc_pl_missing_kinds(const pl_ctx *c, int32_t id, tgc_devmask need, char *buf, size_t size);
 /* "cpu0, gpu0" */
 const char *tgc_pl_list_words(const pl_ctx *c, char *buf, size_t size);

@@ -144,7 +144,7 @@ done:
 }
 
 const tgc_kernel_def tgc_cpu_kernels_attention[] = {
-    {.op = "_Attention", .kind = TGC_DEVICE_CPU, .fn = attention_f32, .forward_input = -1,
+    {.op = "_Attention", .fn = attention_f32, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

@@ -98,7 +98,7 @@ static tgc_status k_bitwise_not(tgc_kernel_ctx *c) {
 
 #define DT_INTEGERS                                                                              \
     {TGC_INT8, TGC_INT16, TGC_INT32, TGC_INT64, TGC_UINT8, TGC_UINT16, TGC_UINT32, TGC_UINT64, TGC_DTYPE_INVALID}
-#define BITWISE(name, f) {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .forward_input = 0, .dtypes = DT_INTEGERS}
+#define BITWISE(name, f) {.op = name, .fn = f, .forward_input = 0, .dtypes = DT_INTEGERS}
 
 const tgc_kernel_def tgc_cpu_kernels_bitwise[] = {
     BITWISE("BitwiseAnd", k_bitwise_and), BITWISE("BitwiseOr", k_bitwise_or),

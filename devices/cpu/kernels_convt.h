@@ -11,7 +11,7 @@
  * tgc_malloc and is freed before returning.
  *
  * Example usage (the family's table, in kernels_convt.c):
- *     {.op = "Pad", .kind = TGC_DEVICE_CPU, .fn = tgc_cpu_pad, .host_inputs = 0xE, .forward_input = -1},
+ *     {.op = "Pad", .fn = tgc_cpu_pad, .host_inputs = 0xE, .forward_input = -1},
  */
 #ifndef TGC_DEVICES_CPU_KERNELS_CONVT_H
 #define TGC_DEVICES_CPU_KERNELS_CONVT_H

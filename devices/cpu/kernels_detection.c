@@ -485,11 +485,11 @@ static tgc_status non_max_suppression(tgc_kernel_ctx *c) {
 }
 
 const tgc_kernel_def tgc_cpu_kernels_detection[] = {
-    {.op = "GridSample", .kind = TGC_DEVICE_CPU, .fn = grid_sample, .forward_input = -1,
+    {.op = "GridSample", .fn = grid_sample, .forward_input = -1,
      .dtypes = {SAMPLE_ELEMENT_TYPES(SAMPLE_DTYPE) TGC_DTYPE_INVALID}},
-    {.op = "RoiAlign", .kind = TGC_DEVICE_CPU, .fn = roi_align, .forward_input = -1,
+    {.op = "RoiAlign", .fn = roi_align, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}},
-    {.op = "NonMaxSuppression", .kind = TGC_DEVICE_CPU, .fn = non_max_suppression,
+    {.op = "NonMaxSuppression", .fn = non_max_suppression,
      .host_inputs = (1u << 2) | (1u << 3) | (1u << 4), .forward_input = -1, .sizes_outputs = true,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
     {.op = NULL},

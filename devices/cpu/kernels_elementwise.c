@@ -646,10 +646,10 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 #define DT_CLASS_FW DTYPES(DT_FLOATS, TGC_INT32, TGC_INT64, TGC_UINT32, TGC_UINT64)
 /* A row's kernel: Clip's bounds are host-memory inputs; Add absorbs a Relu. */
 #define EW_ROW_KERNEL(name, cls)                                                                 \
-    {.op = #name, .kind = TGC_DEVICE_CPU, .fn = k_ew_##name, .forward_input = 0, .dtypes = DT_CLASS_##cls, \
+    {.op = #name, .fn = k_ew_##name, .forward_input = 0, .dtypes = DT_CLASS_##cls, \
      .host_inputs = TGC_EW_##name == TGC_EW_Clip ? (1u << 1) | (1u << 2) : 0,                    \
      .fuses_activation = TGC_EW_##name == TGC_EW_Add},
-#define EW(name, f, dt) {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .forward_input = 0, .dtypes = dt}
+#define EW(name, f, dt) {.op = name, .fn = f, .forward_input = 0, .dtypes = dt}
 
 const tgc_kernel_def tgc_cpu_kernels_elementwise[] = {
 #define EW_UNARY(name, cls, attrs, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
@@ -658,7 +658,7 @@ const tgc_kernel_def tgc_cpu_kernels_elementwise[] = {
 /* Mean's later passes read inputs that may be input 0's tensor again, which
  * forwarding would have overwritten: it never runs in place. */
 #define EW_BINARY_ATTRS(name, cls, out, attrs, infer, fexpr, iexpr)                              \
-    {.op = #name, .kind = TGC_DEVICE_CPU, .fn = k_ew_##name, .dtypes = DT_CLASS_##cls,            \
+    {.op = #name, .fn = k_ew_##name, .dtypes = DT_CLASS_##cls,            \
      .forward_input = TGC_EW_##name == TGC_EW_Mean ? -1 : 0},
 #include "graph/elementwise.def"
 #undef EW_UNARY

@@ -267,7 +267,7 @@ static tgc_status fused_f32(tgc_kernel_ctx *c) {
 }
 
 const tgc_kernel_def tgc_cpu_kernels_fused[] = {
-    {.op = "_FusedElementwise", .kind = TGC_DEVICE_CPU, .fn = fused_f32, .forward_input = -1,
+    {.op = "_FusedElementwise", .fn = fused_f32, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

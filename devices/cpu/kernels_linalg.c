@@ -395,10 +395,10 @@ static tgc_status k_det(tgc_kernel_ctx *c) {
 /* ==== The list ================================================================== */
 
 const tgc_kernel_def tgc_cpu_kernels_linalg[] = {
-    {.op = "Einsum", .kind = TGC_DEVICE_CPU, .fn = k_einsum, .forward_input = -1,
+    {.op = "Einsum", .fn = k_einsum, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_INT8, TGC_INT16, TGC_INT32, TGC_INT64, TGC_UINT8,
                 TGC_UINT16, TGC_UINT32, TGC_UINT64, TGC_DTYPE_INVALID}},
-    {.op = "Det", .kind = TGC_DEVICE_CPU, .fn = k_det, .forward_input = -1,
+    {.op = "Det", .fn = k_det, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

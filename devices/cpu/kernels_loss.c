@@ -316,9 +316,9 @@ static tgc_status softmax_cross_entropy_loss(tgc_kernel_ctx *c) { return loss_ke
 #define LOSS_DTYPE(DT, SFX, T, TO_DOUBLE, FROM_DOUBLE) DT,
 
 const tgc_kernel_def tgc_cpu_kernels_loss[] = {
-    {.op = "NegativeLogLikelihoodLoss", .kind = TGC_DEVICE_CPU, .fn = nll_loss, .forward_input = -1,
+    {.op = "NegativeLogLikelihoodLoss", .fn = nll_loss, .forward_input = -1,
      .dtypes = {LOSS_ELEMENT_TYPES(LOSS_DTYPE) TGC_DTYPE_INVALID}},
-    {.op = "SoftmaxCrossEntropyLoss", .kind = TGC_DEVICE_CPU, .fn = softmax_cross_entropy_loss, .forward_input = -1,
+    {.op = "SoftmaxCrossEntropyLoss", .fn = softmax_cross_entropy_loss, .forward_input = -1,
      .dtypes = {LOSS_ELEMENT_TYPES(LOSS_DTYPE) TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

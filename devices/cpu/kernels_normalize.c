@@ -223,7 +223,7 @@ static tgc_status k_mvn(tgc_kernel_ctx *c) {
 /* ==== The list ================================================================ */
 
 #define NORM(name, f)                                                                                \
-    {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .forward_input = -1,                               \
+    {.op = name, .fn = f, .forward_input = -1,                               \
      .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}}
 
 const tgc_kernel_def tgc_cpu_kernels_normalize[] = {

@@ -498,19 +498,19 @@ static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
 /* ---- The family --------------------------------------------------------------------- */
 
 const tgc_kernel_def tgc_cpu_kernels_quant[] = {
-    {.op = "QuantizeLinear", .kind = TGC_DEVICE_CPU, .fn = quantize_linear, .forward_input = -1,
+    {.op = "QuantizeLinear", .fn = quantize_linear, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_INT32, TGC_DTYPE_INVALID}},
-    {.op = "DequantizeLinear", .kind = TGC_DEVICE_CPU, .fn = dequantize_linear, .forward_input = -1,
+    {.op = "DequantizeLinear", .fn = dequantize_linear, .forward_input = -1,
      .dtypes = {TGC_UINT8, TGC_INT8, TGC_INT32, TGC_DTYPE_INVALID}},
-    {.op = "DynamicQuantizeLinear", .kind = TGC_DEVICE_CPU, .fn = dynamic_quantize_linear, .forward_input = -1,
+    {.op = "DynamicQuantizeLinear", .fn = dynamic_quantize_linear, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
-    {.op = "MatMulInteger", .kind = TGC_DEVICE_CPU, .fn = matmul_integer, .forward_input = -1,
+    {.op = "MatMulInteger", .fn = matmul_integer, .forward_input = -1,
      .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
-    {.op = "QLinearMatMul", .kind = TGC_DEVICE_CPU, .fn = qlinear_matmul, .forward_input = -1,
+    {.op = "QLinearMatMul", .fn = qlinear_matmul, .forward_input = -1,
      .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
-    {.op = "ConvInteger", .kind = TGC_DEVICE_CPU, .fn = conv_integer, .forward_input = -1,
+    {.op = "ConvInteger", .fn = conv_integer, .forward_input = -1,
      .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
-    {.op = "QLinearConv", .kind = TGC_DEVICE_CPU, .fn = qlinear_conv, .forward_input = -1,
+    {.op = "QLinearConv", .fn = qlinear_conv, .forward_input = -1,
      .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

@@ -232,17 +232,17 @@ static tgc_status dropout(tgc_kernel_ctx *c) {
 
 const tgc_kernel_def tgc_cpu_kernels_random[] = {
     /* The *Like forms read only their input's dims; it may be of any dtype. */
-    {.op = "RandomUniform", .kind = TGC_DEVICE_CPU, .fn = random_uniform, .forward_input = -1,
+    {.op = "RandomUniform", .fn = random_uniform, .forward_input = -1,
      .dtypes = {TGC_DTYPE_INVALID}},
-    {.op = "RandomNormal", .kind = TGC_DEVICE_CPU, .fn = random_normal, .forward_input = -1,
+    {.op = "RandomNormal", .fn = random_normal, .forward_input = -1,
      .dtypes = {TGC_DTYPE_INVALID}},
-    {.op = "RandomUniformLike", .kind = TGC_DEVICE_CPU, .fn = random_uniform, .forward_input = -1,
+    {.op = "RandomUniformLike", .fn = random_uniform, .forward_input = -1,
      .metadata_inputs = HOST(0), .dtypes = {TGC_DTYPE_INVALID}},
-    {.op = "RandomNormalLike", .kind = TGC_DEVICE_CPU, .fn = random_normal, .forward_input = -1,
+    {.op = "RandomNormalLike", .fn = random_normal, .forward_input = -1,
      .metadata_inputs = HOST(0), .dtypes = {TGC_DTYPE_INVALID}},
-    {.op = "Bernoulli", .kind = TGC_DEVICE_CPU, .fn = bernoulli, .forward_input = -1, .dtypes = FLOATS},
-    {.op = "Multinomial", .kind = TGC_DEVICE_CPU, .fn = multinomial, .forward_input = -1, .dtypes = FLOATS},
-    {.op = "Dropout", .kind = TGC_DEVICE_CPU, .fn = dropout, .forward_input = 0, .host_inputs = HOST(1) | HOST(2),
+    {.op = "Bernoulli", .fn = bernoulli, .forward_input = -1, .dtypes = FLOATS},
+    {.op = "Multinomial", .fn = multinomial, .forward_input = -1, .dtypes = FLOATS},
+    {.op = "Dropout", .fn = dropout, .forward_input = 0, .host_inputs = HOST(1) | HOST(2),
      .dtypes = FLOATS},
     {.op = NULL},
 };

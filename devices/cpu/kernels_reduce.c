@@ -648,12 +648,12 @@ static tgc_status k_log_softmax(tgc_kernel_ctx *c) { return softmax(c, true); }
 
 /* The reductions: axes as input 1 lives in host memory. */
 #define RED(name, f, ...)                                                                            \
-    {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .host_inputs = 1u << 1, .forward_input = -1,       \
+    {.op = name, .fn = f, .host_inputs = 1u << 1, .forward_input = -1,       \
      .dtypes = DTYPES(__VA_ARGS__)}
 #define RED_ALL TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_INT32, TGC_INT64
 #define RED_FLOAT TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64
 #define ARG(name, f)                                                                                 \
-    {.op = name, .kind = TGC_DEVICE_CPU, .fn = f, .forward_input = -1,                               \
+    {.op = name, .fn = f, .forward_input = -1,                               \
      .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_INT32, TGC_INT64, TGC_UINT8)}
 
 const tgc_kernel_def tgc_cpu_kernels_reduce[] = {
@@ -669,9 +669,9 @@ const tgc_kernel_def tgc_cpu_kernels_reduce[] = {
     RED("ReduceSumSquare", k_reduce_sum_square, RED_ALL),
     ARG("ArgMax", k_argmax),
     ARG("ArgMin", k_argmin),
-    {.op = "Softmax", .kind = TGC_DEVICE_CPU, .fn = k_softmax, .forward_input = 0,
+    {.op = "Softmax", .fn = k_softmax, .forward_input = 0,
      .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT64)},
-    {.op = "LogSoftmax", .kind = TGC_DEVICE_CPU, .fn = k_log_softmax, .forward_input = 0,
+    {.op = "LogSoftmax", .fn = k_log_softmax, .forward_input = 0,
      .dtypes = DTYPES(TGC_FLOAT32, TGC_FLOAT64)},
     {.op = NULL},
 };

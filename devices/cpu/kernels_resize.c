@@ -252,7 +252,7 @@ static tgc_status resize_cpu(tgc_kernel_ctx *c) {
 }
 
 const tgc_kernel_def tgc_cpu_kernels_resize[] = {
-    {.op = "Resize", .kind = TGC_DEVICE_CPU, .fn = resize_cpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
+    {.op = "Resize", .fn = resize_cpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
      .forward_input = -1, .sizes_outputs = true, .dtypes = {SAMPLE_ELEMENT_TYPES(SAMPLE_DTYPE) TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

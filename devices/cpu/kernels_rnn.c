@@ -312,8 +312,8 @@ static tgc_status lstm_f32(tgc_kernel_ctx *c) { return run_rnn(c, 4); }
 #define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
 
 const tgc_kernel_def tgc_cpu_kernels_rnn[] = {
-    {.op = "RNN", .kind = TGC_DEVICE_CPU, .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "GRU", .kind = TGC_DEVICE_CPU, .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "LSTM", .kind = TGC_DEVICE_CPU, .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "RNN", .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "GRU", .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "LSTM", .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = NULL},
 };

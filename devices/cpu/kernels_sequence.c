@@ -286,7 +286,7 @@ static tgc_status k_control(tgc_kernel_ctx *c) {
 
 #define ANY_DTYPE {TGC_DTYPE_INVALID}
 #define SEQ(name, kernel) \
-    {.op = name, .kind = TGC_DEVICE_CPU, .fn = kernel, .forward_input = -1, .sizes_outputs = true, .dtypes = ANY_DTYPE}
+    {.op = name, .fn = kernel, .forward_input = -1, .sizes_outputs = true, .dtypes = ANY_DTYPE}
 
 const tgc_kernel_def tgc_cpu_kernels_sequence[] = {
     SEQ("SequenceEmpty", k_sequence_empty),
@@ -301,10 +301,10 @@ const tgc_kernel_def tgc_cpu_kernels_sequence[] = {
     SEQ("OptionalHasElement", k_optional_has_element),
     SEQ("OptionalGetElement", k_optional_get_element),
     /* If's condition and Loop's trip count and condition are read on the host. */
-    {.op = "If", .kind = TGC_DEVICE_CPU, .fn = k_control, .forward_input = -1, .host_inputs = 1u, .dtypes = ANY_DTYPE},
-    {.op = "Loop", .kind = TGC_DEVICE_CPU, .fn = k_control, .forward_input = -1, .host_inputs = 3u,
+    {.op = "If", .fn = k_control, .forward_input = -1, .host_inputs = 1u, .dtypes = ANY_DTYPE},
+    {.op = "Loop", .fn = k_control, .forward_input = -1, .host_inputs = 3u,
      .dtypes = ANY_DTYPE},
-    {.op = "Scan", .kind = TGC_DEVICE_CPU, .fn = k_control, .forward_input = -1, .dtypes = ANY_DTYPE},
-    {.op = "SequenceMap", .kind = TGC_DEVICE_CPU, .fn = k_control, .forward_input = -1, .dtypes = ANY_DTYPE},
+    {.op = "Scan", .fn = k_control, .forward_input = -1, .dtypes = ANY_DTYPE},
+    {.op = "SequenceMap", .fn = k_control, .forward_input = -1, .dtypes = ANY_DTYPE},
     {.op = NULL},
 };

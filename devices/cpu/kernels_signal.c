@@ -296,17 +296,17 @@ static tgc_status mel_weight_matrix(tgc_kernel_ctx *c) {
 #define INTS {TGC_INT32, TGC_INT64, TGC_DTYPE_INVALID}
 
 const tgc_kernel_def tgc_cpu_kernels_signal[] = {
-    {.op = "HannWindow", .kind = TGC_DEVICE_CPU, .fn = hann_window, .forward_input = -1, .host_inputs = HOST(0),
+    {.op = "HannWindow", .fn = hann_window, .forward_input = -1, .host_inputs = HOST(0),
      .dtypes = INTS},
-    {.op = "HammingWindow", .kind = TGC_DEVICE_CPU, .fn = hamming_window, .forward_input = -1, .host_inputs = HOST(0),
+    {.op = "HammingWindow", .fn = hamming_window, .forward_input = -1, .host_inputs = HOST(0),
      .dtypes = INTS},
-    {.op = "BlackmanWindow", .kind = TGC_DEVICE_CPU, .fn = blackman_window, .forward_input = -1, .host_inputs = HOST(0),
+    {.op = "BlackmanWindow", .fn = blackman_window, .forward_input = -1, .host_inputs = HOST(0),
      .dtypes = INTS},
-    {.op = "DFT", .kind = TGC_DEVICE_CPU, .fn = dft, .forward_input = -1, .host_inputs = HOST(1),
+    {.op = "DFT", .fn = dft, .forward_input = -1, .host_inputs = HOST(1),
      .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_DTYPE_INVALID}},
-    {.op = "STFT", .kind = TGC_DEVICE_CPU, .fn = stft, .forward_input = -1, .host_inputs = HOST(1) | HOST(3),
+    {.op = "STFT", .fn = stft, .forward_input = -1, .host_inputs = HOST(1) | HOST(3),
      .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_FLOAT64, TGC_DTYPE_INVALID}},
-    {.op = "MelWeightMatrix", .kind = TGC_DEVICE_CPU, .fn = mel_weight_matrix, .forward_input = -1,
+    {.op = "MelWeightMatrix", .fn = mel_weight_matrix, .forward_input = -1,
      .host_inputs = HOST(0) | HOST(1) | HOST(2) | HOST(3) | HOST(4), .dtypes = INTS},
     {.op = NULL},
 };

@@ -182,10 +182,10 @@ static tgc_status move_strings(tgc_kernel_ctx *c) {
 #define BIT(i) (1u << (i))
 /* The masks are the byte kernels' (kernels_shape.c, kernels_indexing.c). */
 #define MOVER(name, host, fwd) \
-    {.op = name, .kind = TGC_DEVICE_CPU, .fn = move_strings, .host_inputs = (host), .forward_input = (fwd), .dtypes = STRINGS}
+    {.op = name, .fn = move_strings, .host_inputs = (host), .forward_input = (fwd), .dtypes = STRINGS}
 
 const tgc_kernel_def tgc_cpu_kernels_string[] = {
-    {.op = "StringNormalizer", .kind = TGC_DEVICE_CPU, .fn = k_string_normalizer, .forward_input = -1,
+    {.op = "StringNormalizer", .fn = k_string_normalizer, .forward_input = -1,
      .dtypes = STRINGS, .sizes_outputs = true},
     MOVER("Reshape", BIT(1), 0),
     MOVER("Flatten", 0, 0),

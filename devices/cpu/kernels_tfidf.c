@@ -84,7 +84,7 @@ static tgc_status tfidf(tgc_kernel_ctx *c) {
 }
 
 const tgc_kernel_def tgc_cpu_kernels_tfidf[] = {
-    {.op = "TfIdfVectorizer", .kind = TGC_DEVICE_CPU, .fn = tfidf, .forward_input = -1,
+    {.op = "TfIdfVectorizer", .fn = tfidf, .forward_input = -1,
      .dtypes = {TGC_INT32, TGC_INT64, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

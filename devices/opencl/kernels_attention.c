@@ -65,7 +65,7 @@ static tgc_status attention_cl(tgc_kernel_ctx *c) {
 }
 
 const tgc_kernel_def tgc_gpu_kernels_attention[] = {
-    {.op = "_Attention", .kind = TGC_DEVICE_GPU, .fn = attention_cl, .forward_input = -1,
+    {.op = "_Attention", .fn = attention_cl, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

@@ -267,16 +267,16 @@ static tgc_status global_lp_pool_gpu(tgc_kernel_ctx *c) {
 
 /* InstanceNormalization may overwrite its input (see convt.cl). */
 const tgc_kernel_def tgc_gpu_kernels_convt[] = {
-    {.op = "ConvTranspose", .kind = TGC_DEVICE_GPU, .fn = conv_transpose_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "Pad", .kind = TGC_DEVICE_GPU, .fn = pad_gpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
+    {.op = "ConvTranspose", .fn = conv_transpose_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "Pad", .fn = pad_gpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
      .forward_input = -1, .dtypes = ANY_DTYPE},
-    {.op = "DepthToSpace", .kind = TGC_DEVICE_GPU, .fn = depth_to_space_gpu, .forward_input = -1, .dtypes = ANY_DTYPE},
-    {.op = "SpaceToDepth", .kind = TGC_DEVICE_GPU, .fn = space_to_depth_gpu, .forward_input = -1, .dtypes = ANY_DTYPE},
-    {.op = "InstanceNormalization", .kind = TGC_DEVICE_GPU, .fn = instance_norm_gpu, .forward_input = 0,
+    {.op = "DepthToSpace", .fn = depth_to_space_gpu, .forward_input = -1, .dtypes = ANY_DTYPE},
+    {.op = "SpaceToDepth", .fn = space_to_depth_gpu, .forward_input = -1, .dtypes = ANY_DTYPE},
+    {.op = "InstanceNormalization", .fn = instance_norm_gpu, .forward_input = 0,
      .dtypes = F32_ONLY},
-    {.op = "GlobalMaxPool", .kind = TGC_DEVICE_GPU, .fn = global_max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "LRN", .kind = TGC_DEVICE_GPU, .fn = lrn_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "LpPool", .kind = TGC_DEVICE_GPU, .fn = lp_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "GlobalLpPool", .kind = TGC_DEVICE_GPU, .fn = global_lp_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "GlobalMaxPool", .fn = global_max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "LRN", .fn = lrn_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "LpPool", .fn = lp_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "GlobalLpPool", .fn = global_lp_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = NULL},
 };

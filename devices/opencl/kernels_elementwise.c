@@ -466,10 +466,10 @@ static tgc_status k_identity(tgc_kernel_ctx *c) {
 #define GPU_CLASS_U {TGC_DTYPE_INVALID} /* uint8 alone: not on the gpu (unused, GPU_ROWS_U) */
 #define GPU_CLASS_FW GPU_CLASS_FS
 #define EW_ROW_KERNEL(name, cls)                                                                 \
-    {.op = #name, .kind = TGC_DEVICE_GPU, .fn = k_ew_##name, .forward_input = 0,                 \
+    {.op = #name, .fn = k_ew_##name, .forward_input = 0,                 \
      .dtypes = GPU_CLASS_##cls,                                                                  \
      .host_inputs = TGC_EW_##name == TGC_EW_Clip ? (1u << 1) | (1u << 2) : 0},
-#define EW(name, f, ...) {.op = name, .kind = TGC_DEVICE_GPU, .fn = f, .forward_input = 0, .dtypes = __VA_ARGS__}
+#define EW(name, f, ...) {.op = name, .fn = f, .forward_input = 0, .dtypes = __VA_ARGS__}
 
 const tgc_kernel_def tgc_gpu_kernels_elementwise[] = {
 #define EW_UNARY(name, cls, attrs, infer, fexpr, iexpr) EW_ROW_KERNEL(name, cls)
@@ -479,7 +479,7 @@ const tgc_kernel_def tgc_gpu_kernels_elementwise[] = {
  * forwarded input 0's buffer (its later passes may read that tensor). */
 #define EW_PREDICATE(name, cls, attrs, infer, fexpr, iexpr) GPU_ROWS_##cls(EW_ROW_KERNEL(name, cls))
 #define EW_ATTRS_ROW_KERNEL(name, cls)                                                           \
-    {.op = #name, .kind = TGC_DEVICE_GPU, .fn = k_ew_##name, .dtypes = GPU_CLASS_##cls,           \
+    {.op = #name, .fn = k_ew_##name, .dtypes = GPU_CLASS_##cls,           \
      .forward_input = TGC_EW_##name == TGC_EW_Mean ? -1 : 0},
 #define EW_BINARY_ATTRS(name, cls, out, attrs, infer, fexpr, iexpr) GPU_ROWS_##cls(EW_ATTRS_ROW_KERNEL(name, cls))
 #include "graph/elementwise.def"

@@ -22,8 +22,8 @@ static tgc_status fused_matmul(tgc_kernel_ctx *c) { return with_activation(c, tg
 #define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
 
 const tgc_kernel_def tgc_gpu_kernels_fused_act[] = {
-    {.op = "_FusedConv", .kind = TGC_DEVICE_GPU, .fn = fused_conv, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "_FusedGemm", .kind = TGC_DEVICE_GPU, .fn = fused_gemm, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "_FusedMatMul", .kind = TGC_DEVICE_GPU, .fn = fused_matmul, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "_FusedConv", .fn = fused_conv, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "_FusedGemm", .fn = fused_gemm, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "_FusedMatMul", .fn = fused_matmul, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = NULL},
 };

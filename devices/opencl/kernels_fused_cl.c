@@ -353,7 +353,7 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
 }
 
 const tgc_kernel_def tgc_gpu_kernels_fused[] = {
-    {.op = "_FusedElementwise", .kind = TGC_DEVICE_GPU, .fn = fused_gpu, .forward_input = -1,
+    {.op = "_FusedElementwise", .fn = fused_gpu, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

@@ -19,14 +19,14 @@ static tgc_status on_host(tgc_kernel_ctx *c) {
 }
 
 #define HOST_INT_OP(name) \
-    {.op = name, .kind = TGC_DEVICE_GPU, .fn = on_host, .host_inputs = ALL_HOST, .host_outputs = ALL_HOST, \
+    {.op = name, .fn = on_host, .host_inputs = ALL_HOST, .host_outputs = ALL_HOST, \
      .forward_input = -1, .dtypes = INTS}
 
 const tgc_kernel_def tgc_gpu_kernels_host[] = {
     /* Metadata readers: input 0 stays where it is; the output is host memory. */
-    {.op = "Shape", .kind = TGC_DEVICE_GPU, .fn = on_host, .host_outputs = 1, .metadata_inputs = 1, .forward_input = -1,
+    {.op = "Shape", .fn = on_host, .host_outputs = 1, .metadata_inputs = 1, .forward_input = -1,
      .dtypes = {TGC_DTYPE_INVALID}},
-    {.op = "Size", .kind = TGC_DEVICE_GPU, .fn = on_host, .host_outputs = 1, .metadata_inputs = 1, .forward_input = -1,
+    {.op = "Size", .fn = on_host, .host_outputs = 1, .metadata_inputs = 1, .forward_input = -1,
      .dtypes = {TGC_DTYPE_INVALID}},
     HOST_INT_OP("Gather"), HOST_INT_OP("Concat"), HOST_INT_OP("Unsqueeze"), HOST_INT_OP("Squeeze"),
     HOST_INT_OP("Slice"), HOST_INT_OP("Reshape"), HOST_INT_OP("Cast"), HOST_INT_OP("Add"), HOST_INT_OP("Sub"),

@@ -179,7 +179,7 @@ static tgc_status k_trilu(tgc_kernel_ctx *c) {
 #define ANY_DTYPE                                                                                                      \
     { TGC_DTYPE_INVALID }
 #define GPU(name, f, host, fwd)                                                                                        \
-    { .op = name, .kind = TGC_DEVICE_GPU, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = ANY_DTYPE }
+    { .op = name, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = ANY_DTYPE }
 
 const tgc_kernel_def tgc_gpu_kernels_indexing[] = {
     GPU("GatherElements", k_gather_elements, 0, -1),

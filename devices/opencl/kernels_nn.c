@@ -294,16 +294,16 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
  * known, may overwrite its input (each work-item reads x[i] then writes
  * y[i]). */
 const tgc_kernel_def tgc_gpu_kernels_nn[] = {
-    {.op = "MatMul", .kind = TGC_DEVICE_GPU, .fn = tgc_gpu_matmul_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "Gemm", .kind = TGC_DEVICE_GPU, .fn = tgc_gpu_gemm_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "Conv", .kind = TGC_DEVICE_GPU, .fn = tgc_gpu_conv_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "MaxPool", .kind = TGC_DEVICE_GPU, .fn = max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "AveragePool", .kind = TGC_DEVICE_GPU, .fn = average_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "GlobalAveragePool", .kind = TGC_DEVICE_GPU, .fn = global_average_pool_gpu, .forward_input = -1,
+    {.op = "MatMul", .fn = tgc_gpu_matmul_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "Gemm", .fn = tgc_gpu_gemm_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "Conv", .fn = tgc_gpu_conv_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "MaxPool", .fn = max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "AveragePool", .fn = average_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "GlobalAveragePool", .fn = global_average_pool_gpu, .forward_input = -1,
      .dtypes = F32_ONLY},
-    {.op = "BatchNormalization", .kind = TGC_DEVICE_GPU, .fn = batch_norm_gpu, .forward_input = 0,
+    {.op = "BatchNormalization", .fn = batch_norm_gpu, .forward_input = 0,
      .dtypes = F32_ONLY},
-    {.op = "LayerNormalization", .kind = TGC_DEVICE_GPU, .fn = layer_norm_gpu, .forward_input = -1,
+    {.op = "LayerNormalization", .fn = layer_norm_gpu, .forward_input = -1,
      .dtypes = F32_ONLY},
     {.op = NULL},
 };

@@ -296,7 +296,7 @@ static tgc_status k_log_softmax(tgc_kernel_ctx *c) { return softmax(c, true); }
 
 #define DTYPES(...) {__VA_ARGS__, TGC_DTYPE_INVALID}
 #define RED(name, f, host, fwd, ...) \
-    {.op = name, .kind = TGC_DEVICE_GPU, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = __VA_ARGS__}
+    {.op = name, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = __VA_ARGS__}
 
 const tgc_kernel_def tgc_gpu_kernels_reduce[] = {
     RED("ReduceSum", k_reduce_sum, 1u << 1, -1, DTYPES(TGC_FLOAT32, TGC_INT32, TGC_INT64)),

@@ -126,7 +126,7 @@ static tgc_status resize_gpu(tgc_kernel_ctx *c) {
 }
 
 const tgc_kernel_def tgc_gpu_kernels_resize[] = {
-    {.op = "Resize", .kind = TGC_DEVICE_GPU, .fn = resize_gpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
+    {.op = "Resize", .fn = resize_gpu, .host_inputs = (1u << 1) | (1u << 2) | (1u << 3),
      .forward_input = -1, .sizes_outputs = true, .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

@@ -187,8 +187,8 @@ static tgc_status lstm_gpu(tgc_kernel_ctx *c) { return run_rnn(c, 4); }
 #define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
 
 const tgc_kernel_def tgc_gpu_kernels_rnn[] = {
-    {.op = "RNN", .kind = TGC_DEVICE_GPU, .fn = rnn_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "GRU", .kind = TGC_DEVICE_GPU, .fn = gru_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "LSTM", .kind = TGC_DEVICE_GPU, .fn = lstm_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "RNN", .fn = rnn_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "GRU", .fn = gru_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "LSTM", .fn = lstm_gpu, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = NULL},
 };

@@ -468,7 +468,7 @@ static tgc_status k_constant(tgc_kernel_ctx *c) {
 #define ANY_DTYPE {TGC_DTYPE_INVALID}
 #define BIT(i) (1u << (i))
 #define GPU(name, f, host, fwd, ...) \
-    {.op = name, .kind = TGC_DEVICE_GPU, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = __VA_ARGS__}
+    {.op = name, .fn = f, .host_inputs = host, .forward_input = fwd, .dtypes = __VA_ARGS__}
 
 const tgc_kernel_def tgc_gpu_kernels_shape[] = {
     GPU("Reshape", k_reshape, BIT(1), 0, ANY_DTYPE),

@@ -242,7 +242,7 @@ static inline const tgc_kernel_def *gk_gpu_find(const char *op, tgc_dtype dtype)
                                               tgc_gpu_kernels_reduce, tgc_gpu_kernels_indexing};
     for (int f = 0; f < (int)(sizeof families / sizeof families[0]); f++)
         for (const tgc_kernel_def *k = families[f]; k->op != NULL; k++) {
-            if (k->kind != TGC_DEVICE_GPU || strcmp(k->op, op) != 0) continue;
+            if (strcmp(k->op, op) != 0) continue;
             bool any = k->dtypes[0] == TGC_DTYPE_INVALID || dtype == TGC_DTYPE_INVALID;
             for (int i = 0; !any && i < TGC_KERNEL_MAX_DTYPES && k->dtypes[i] != TGC_DTYPE_INVALID; i++)
                 any = k->dtypes[i] == dtype;

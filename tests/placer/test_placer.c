@@ -483,15 +483,18 @@ static void test_dumps_and_summary(void) {
 
 /* Identity: float32 everywhere, uint8 on cpus only, int32 on gpus only,
  * bool nowhere. */
-static const tgc_kernel_def fake_cpu = {.op = "Identity", .kind = TGC_DEVICE_CPU, .forward_input = -1};
-static const tgc_kernel_def fake_gpu = {.op = "Identity", .kind = TGC_DEVICE_GPU, .forward_input = -1};
+static const tgc_kernel_def fake_cpu = {.op = "Identity", .forward_input = -1};
+static const tgc_kernel_def fake_gpu = {.op = "Identity", .forward_input = -1};
 
-static const tgc_kernel_def *fake_find(const char *op, tgc_device_kind kind, tgc_dtype dt, void *ctx) {
-    (void)op;
-    (void)ctx;
+static const tgc_kernel_def *fake_find_dtype(tgc_device_kind kind, tgc_dtype dt) {
     bool cpu = dt == TGC_FLOAT32 || dt == TGC_UINT8, gpu = dt == TGC_FLOAT32 || dt == TGC_INT32;
     if (kind == TGC_DEVICE_CPU) return cpu ? &fake_cpu : NULL;
     return gpu ? &fake_gpu : NULL;
+}
+
+static const tgc_kernel_def *fake_find(const tgc_graph *g, const tgc_node *n, tgc_device_kind kind, void *ctx) {
+    (void)ctx;
+    return fake_find_dtype(kind, tgc_kernel_node_dtype(g, n));
 }
 
 static const char fake_inputs[] = "format: tgc/1\n"
@@ -617,7 +620,7 @@ static void make_random(random_graph *r, char *text, size_t size) {
 
 static bool has_kernel(int dtype_index, tgc_device_kind kind) {
     static const tgc_dtype dts[] = {TGC_FLOAT32, TGC_UINT8, TGC_INT32, TGC_BOOL};
-    return fake_find("Identity", kind, dts[dtype_index], NULL) != NULL;
+    return fake_find_dtype(kind, dts[dtype_index]) != NULL;
 }
 
 static bool spec_allows(const char *spec, tgc_placer_device d) {
