@@ -1,6 +1,7 @@
 /* support/settings.h: each kind's parsing (a switch, a bounded number, a
  * text), snapshots that never change once read, the process's newest one
- * following the latest read. */
+ * following the latest read, and README.md's table listing exactly the
+ * rows of support/settings.def. */
 #include "tests/harness.h"
 
 #include "support/settings.h"
@@ -89,5 +90,51 @@ static void test_snapshots(void) {
     unset_all();
 }
 
+/* README.md's "Environment" table: one row per variable of settings.def,
+ * its name alone in backquotes in the first cell, and no other rows. */
+static void test_readme_lists_every_setting(void) {
+    static const char *const names[] = {
+#define TGC_SETTING(NAME, field, KIND, DEFAULT, LO, HI) #NAME,
+#include "support/settings.def"
+#undef TGC_SETTING
+    };
+    enum { N = sizeof names / sizeof names[0] };
+    int rows[N] = {0}, other = 0;
+    FILE *f = fopen(tgc_test_path("README.md"), "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char line[4096];
+    bool in_table = false, found = false;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "| Variable |", 12) == 0) {
+            CU_ASSERT(!found); /* one such table */
+            in_table = found = true;
+            continue;
+        }
+        if (!in_table) continue;
+        if (line[0] != '|') {
+            in_table = false;
+            continue;
+        }
+        if (strncmp(line, "|--", 3) == 0 || strncmp(line, "| --", 4) == 0 || strncmp(line, "|:-", 3) == 0) continue;
+        char name[128];
+        int k = -1;
+        if (sscanf(line, "| `%127[A-Z_]` |", name) == 1)
+            for (int i = 0; i < N; i++)
+                if (strcmp(name, names[i]) == 0) k = i;
+        if (k >= 0) rows[k]++;
+        else {
+            other++;
+            printf("\n  README.md's table has a row for no setting: %s", line);
+        }
+    }
+    fclose(f);
+    CU_ASSERT(found);
+    CU_ASSERT_EQUAL(other, 0);
+    for (int i = 0; i < N; i++) {
+        if (rows[i] != 1) printf("\n  README.md's table lists %s %d times", names[i], rows[i]);
+        CU_ASSERT_EQUAL(rows[i], 1);
+    }
+}
+
 TGC_TEST_MAIN("settings", {"a switch", test_switch}, {"a number in a range", test_int}, {"a text", test_text},
-              {"snapshots", test_snapshots})
+              {"snapshots", test_snapshots}, {"README.md lists every setting", test_readme_lists_every_setting})
