@@ -14,6 +14,7 @@
 #include "devices/bfc_allocator.h"
 #include "devices/device.h"
 #include "support/alloc.h"
+#include "support/settings.h"
 
 #include "bench_util.h"
 
@@ -132,8 +133,10 @@ int main(int argc, char **argv) {
     arena = tgc_bfc_create(&cfg);
     tgc_device *with = tgc_cpu_device_create(0);
     setenv("TGC_ARENA", "0", 1);
+    tgc_settings_read(); /* as a session would when made: the device is made directly */
     tgc_device *without = tgc_cpu_device_create(1);
     unsetenv("TGC_ARENA");
+    tgc_settings_read();
     if (arena == NULL || with == NULL || without == NULL) return 1;
 
     enum { N = 4 };

@@ -18,6 +18,7 @@
 #include "bench_util.h"
 
 #include "devices/cpu/jit/jit.h"
+#include "support/settings.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,8 +184,10 @@ static void bench_jit(const char *threads) {
     run_once(fused, x), run_once(plain, x);
     for (int r = 0; r < ROUNDS; r++) {
         setenv("TGC_JIT", "0", 1);
+        tgc_settings_read(); /* the process's settings: the running session's kernels read them */
         ti[r] = run_once(fused, x);
         unsetenv("TGC_JIT");
+        tgc_settings_read();
         tj[r] = run_once(fused, x);
         tp[r] = run_once(plain, x);
     }

@@ -9,24 +9,21 @@
 
 #include "support/alloc.h"
 #include "support/checked.h"
+#include "support/settings.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* --- process-wide switches read from the environment once --- */
+/* --- fault injection, armed from the process's settings once --- */
 
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static atomic_llong fail_countdown; /* TGC_FAIL_ALLOC / tgc_device_fail_nth_alloc */
 
 static void read_env(void) {
-    const char *fail = getenv("TGC_FAIL_ALLOC");
-    if (fail != NULL) {
-        char *end;
-        long long n = strtoll(fail, &end, 10);
-        if (end != fail && *end == '\0' && n > 0) atomic_store(&fail_countdown, n);
-    }
+    int64_t n = tgc_settings_current()->fail_alloc;
+    if (n > 0) atomic_store(&fail_countdown, n);
 }
 
 void tgc_device_fail_nth_alloc(int64_t n) {
@@ -54,11 +51,7 @@ static void arena_region_release(void *ctx, void *region, size_t nbytes) {
     d->arena_ops->region_free(d, region, nbytes);
 }
 
-int tgc_device_arena_wanted(void) {
-    const char *e = getenv("TGC_ARENA");
-    if (e == NULL || *e == '\0') return -1;
-    return strcmp(e, "0") != 0;
-}
+int tgc_device_arena_wanted(void) { return tgc_settings_current()->arena; }
 
 tgc_status tgc_device_arena_init(tgc_device *d, const tgc_arena_config *cfg) {
     if (tgc_device_arena_wanted() == 0) return TGC_OK;

@@ -155,13 +155,14 @@ typedef struct tgc_arena_config {
     size_t max_region_bytes;     /* growth stops doubling here (0: no cap) */
 } tgc_arena_config;
 
-/* Gives `d` an arena over cfg->ops, unless the environment says
- * TGC_ARENA=0 (read when the device is created): then every buffer comes
- * straight from ops->alloc, so AddressSanitizer sees each one as its own
- * block. TGC_ERR_NOMEM when host memory is short. */
+/* Gives `d` an arena over cfg->ops, unless the process's settings say
+ * TGC_ARENA=0 (support/settings.h; called when the device is created):
+ * then every buffer comes straight from ops->alloc, so AddressSanitizer
+ * sees each one as its own block. TGC_ERR_NOMEM when host memory is short. */
 tgc_status tgc_device_arena_init(tgc_device *d, const tgc_arena_config *cfg);
 
-/* What TGC_ARENA says now: 0 (off), 1 (on: any other value), -1 (unset). */
+/* What TGC_ARENA says in the process's newest settings (support/
+ * settings.h): 0 (off), 1 (on: any other value), -1 (unset or empty). */
 int tgc_device_arena_wanted(void);
 
 /* Gives the arena's fully free regions back to the device; returns the
@@ -172,8 +173,9 @@ int64_t tgc_device_shrink(tgc_device *d);
  * every device of the process (1 = the next tgc_buffer_alloc), fails with
  * TGC_ERR_NOMEM, and only that one; n <= 0 disarms. The environment
  * variable TGC_FAIL_ALLOC=N arms it for the Nth allocation of the process
- * (read once, at the first allocation or the first call of this hook,
- * whichever comes first). Thread safe. */
+ * (read once, from the process's settings, support/settings.h, at the
+ * first allocation or the first call of this hook, whichever comes
+ * first). Thread safe. */
 void tgc_device_fail_nth_alloc(int64_t n);
 
 /* Destroys the device; every buffer must already be released (asserted). */

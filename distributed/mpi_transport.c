@@ -42,6 +42,7 @@
 #include "devices/device.h"
 #include "support/alloc.h"
 #include "support/diag.h"
+#include "support/settings.h"
 
 #include <mpi.h>
 #include <pthread.h>
@@ -721,8 +722,7 @@ tgc_status tgc_distributed_init(tgc_diags *diags) {
         return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "mpi-failed",
                               "MPI could not start with MPI_THREAD_SERIALIZED (got level %d)", provided);
     /* Test hook: smaller pieces, so that tests cross piece boundaries with small tensors. */
-    const char *piece = getenv("TGC_MPI_PIECE_BYTES");
-    if (piece != NULL && atol(piece) > 0 && atol(piece) <= (1L << 30)) T.piece_bytes = (size_t)atol(piece);
+    T.piece_bytes = (size_t)tgc_settings_current()->mpi_piece_bytes; /* 1 GiB unless set */
     MPI_Comm_dup(MPI_COMM_WORLD, &T.comm);
     MPI_Comm_set_errhandler(T.comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(T.comm, &T.rank);

@@ -56,6 +56,7 @@ tgc_status tgc_eager_create(const char *devices, const tgc_eager_options *opts, 
     static atomic_ullong ids;
     e->id = atomic_fetch_add(&ids, 1) + 1; /* 0: no context */
     pthread_mutex_init(&e->lock, NULL);
+    e->settings = tgc_settings_read(); /* the environment, once: before the devices open */
     if ((e->g = tgc_graph_create("", NULL)) == NULL) s = TGC_ERR_NOMEM;
     if (s == TGC_OK) s = add_device(e, (tgc_placer_device){tgc_backend_host_kind(), 0, 0}, diags);
     for (int i = 0; s == TGC_OK && i < n; i++) s = add_device(e, list[i], diags);

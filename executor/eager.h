@@ -39,6 +39,7 @@ struct tgc_eager {
     tgc_thread_pool *pools[TGC_MAX_DEVICES]; /* cpus' pools; NULL for gpus */
     int n_devices;
     tgc_graph *g;           /* an empty graph: inference's limits and messages */
+    const tgc_settings *settings; /* the environment when the context was made (support/settings.h) */
     pthread_mutex_t lock;   /* the cache */
     tgc_eager_entry **buckets;
     size_t n_buckets, n_entries;

@@ -10,13 +10,11 @@
  * ones. The rewrite of ONNX Runtime's ConvActivationFusion and TensorFlow
  * grappler's remapper, done on the plan rather than the graph so that
  * placement, partitions, the memory plan and the trace still show every
- * node. TGC_NO_FUSION=1 turns it off (for comparisons). */
+ * node. TGC_NO_FUSION=1 in the session's settings turns it off (for
+ * comparisons): tgc_plan_build_for does not call this then. */
 #include "executor/session.h"
 
 #include "graph/elementwise.h"
-
-#include <stdlib.h>
-#include <string.h>
 
 /* The row of node n when it is a unary float32 activation it could fold,
  * its parameters in *act; NULL otherwise. */
@@ -32,8 +30,6 @@ static const tgc_ew_row *activation_row(const tgc_graph *g, const tgc_node *n, t
 }
 
 void tgc_plan_fuse_activations(tgc_plan *p) {
-    const char *off = getenv("TGC_NO_FUSION");
-    if (off != NULL && off[0] != '\0' && strcmp(off, "0") != 0) return;
     const tgc_graph *g = p->g;
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];

@@ -276,7 +276,7 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     mark_static_shapes(p);
     map_feeds(p, parts, source, part);
     st = count_edges(p, parts, part);
-    if (st == TGC_OK) tgc_plan_fuse_activations(p);
+    if (st == TGC_OK && !s->settings->no_fusion) tgc_plan_fuse_activations(p);
     if (st == TGC_OK) st = load_weights(p, diags);
     if (st == TGC_OK) st = plan_control(s, p, diags);
     return st;

@@ -35,14 +35,13 @@ static tgc_status name_outputs(tgc_session *s) {
  * spin (sched_yield) for some 10^8 cycles after their last work, so the
  * pthreads build's server is shut down too (blas_thread_shutdown_, looked up
  * weakly: other OpenBLAS builds lack it; a later multi-threaded call would
- * start it again). TGC_BLAS_THREADS=N gives each call N threads instead;
- * the setting is OpenBLAS's, process-wide. Results do not depend on it:
- * OpenBLAS splits GEMM by rows and columns, never along K. */
+ * start it again). TGC_BLAS_THREADS=N (the session's settings) gives each
+ * call N threads instead; the setting is OpenBLAS's, process-wide. Results
+ * do not depend on it: OpenBLAS splits GEMM by rows and columns, never
+ * along K. */
 extern int blas_thread_shutdown_(void) __attribute__((weak));
 
-static void choose_blas_threads(void) {
-    const char *env = getenv("TGC_BLAS_THREADS");
-    int threads = env != NULL && atoi(env) > 0 ? atoi(env) : 1;
+static void choose_blas_threads(int threads) {
     openblas_set_num_threads(threads);
     if (threads == 1 && blas_thread_shutdown_ != NULL) blas_thread_shutdown_();
 }
@@ -92,6 +91,7 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     pthread_cond_init(&s->inflight_cond, NULL);
     tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
     tgc_status st = TGC_OK;
+    s->settings = tgc_settings_read(); /* the environment, once: before the devices open and the plans fold */
     if (level != TGC_OPTIMIZE_NONE) {
         st = tgc_graph_optimize(g, level, devices, NULL, diags, &s->optimized);
         s->g = s->optimized;
@@ -115,7 +115,7 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
         tgc_status agreed = tgc_session_dist_agree(s, devices, st == TGC_OK, diags);
         if (st == TGC_OK) st = agreed;
     }
-    if (st == TGC_OK) choose_blas_threads();
+    if (st == TGC_OK) choose_blas_threads((int)s->settings->blas_threads);
     if (st == TGC_OK) st = name_outputs(s);
     if (st != TGC_OK) {
         tgc_session_free(s);

@@ -15,6 +15,7 @@
 
 #include "devices/kernel.h"
 #include "executor/memory_plan.h"
+#include "support/settings.h"
 #include "support/thread_pool.h"
 #include "executor/trace.h"
 #include "graph/graph.h"
@@ -119,6 +120,7 @@ struct tgc_plan {
 struct tgc_session {
     const tgc_graph *g;     /* what runs: the optimized graph, or the user's */
     tgc_graph *optimized;   /* owned; NULL with TGC_OPTIMIZE_NONE */
+    const tgc_settings *settings; /* the environment when the session was made (support/settings.h) */
     tgc_placer_device place_devices[TGC_MAX_DEVICES];
     tgc_device *devices[TGC_MAX_DEVICES]; /* parallel to place_devices */
     tgc_thread_pool *pools[TGC_MAX_DEVICES];
@@ -177,8 +179,8 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
 
 /* Marks the activation nodes of p that their producer's kernel can apply
  * itself (executor/fuse.c): p->fused_act for the producer, p->absorbed for
- * the activation. Needs roles, kernels and use counts. Nothing when
- * TGC_NO_FUSION is set. */
+ * the activation. Needs roles, kernels and use counts. tgc_plan_build_for
+ * calls it unless the session's settings say TGC_NO_FUSION. */
 void tgc_plan_fuse_activations(tgc_plan *p);
 
 /* Builds the plan of partition `part` of the session's partitioning

@@ -439,8 +439,8 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
                             tgc_trace *trace, tgc_diags *diags) {
     /* Across processes the transport tells sessions apart too: every rank
      * creates its distributed sessions, and runs their steps, in one order. */
-    tgc_step st = {.s = s, .id = step_id, .feeds = feeds, .trace = trace, .fail_node = getenv("TGC_FAIL_NODE"),
-                   .stop_node = getenv("TGC_STOP_NODE"),
+    tgc_step st = {.s = s, .id = step_id, .feeds = feeds, .trace = trace, .fail_node = s->settings->fail_node,
+                   .stop_node = s->settings->stop_node,
                    .distributed = s->distributed, .rank = s->rank,
                    .step_id = s->distributed ? s->dist_id << 40 | (uint64_t)step_id : 0};
     pthread_mutex_init(&st.lock, NULL);

@@ -86,8 +86,8 @@ struct tgc_step {
     tgc_srcpos pos;
     char rule[32];
     tgc_trace *trace;         /* NULL unless tracing */
-    const char *fail_node;    /* test hook: $TGC_FAIL_NODE, the node made to fail */
-    const char *stop_node;    /* test hook: $TGC_STOP_NODE, the node at which the process stops (SIGSTOP),
+    const char *fail_node;    /* test hook: the session's TGC_FAIL_NODE, the node made to fail; NULL: none */
+    const char *stop_node;    /* test hook: the session's TGC_STOP_NODE, the node at which the process stops (SIGSTOP),
                                * as a machine that froze: its peers must fail, not hang (tests/distributed) */
     /* A session spanning processes (executor/step_dist.c): the step's id
      * (the same on every rank), and what this rank waits for besides its

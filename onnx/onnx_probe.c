@@ -13,6 +13,7 @@
 #include "onnx/onnx_import.h"
 
 #include "support/diag.h"
+#include "support/settings.h"
 
 #include <dirent.h>
 #include <stdbool.h>
@@ -44,9 +45,9 @@ static void remove_probe(const char *dir) {
 }
 
 void tgc_onnx_probe(const tgc_onnx_doc *doc, const char *onnx_path, tgc_diags *diags) {
-    const char *tmp = getenv("TMPDIR");
+    const char *tmp = tgc_settings_current()->tmpdir;
     char dir[2048];
-    bool usable = tmp != NULL && tmp[0] != '\0' && strlen(tmp) < sizeof dir - 32;
+    bool usable = tmp != NULL && strlen(tmp) < sizeof dir - 32;
     snprintf(dir, sizeof dir, "%s/tgc-probe-XXXXXX", usable ? tmp : "/tmp");
     if (mkdtemp(dir) == NULL) return; /* the check is a courtesy: the model is refused either way */
     char yaml[sizeof dir + 16];

@@ -3,13 +3,16 @@
  * size back.
  *
  * Test-allocator mode (the Lua habit): with TGC_DEBUG_ALLOC=1 in the
- * environment (read once, at the first allocation), every block also gets
- * GUARD_BYTES guard bytes after its payload, checked when the block is
- * freed or resized, and a freed block is filled with POISON_BYTE before it
- * goes back to the system, so a use after free reads garbage that shows.
+ * environment (read once, at the first allocation, from the process's
+ * settings: support/settings.h), every block also gets GUARD_BYTES guard
+ * bytes after its payload, checked when the block is freed or resized,
+ * and a freed block is filled with POISON_BYTE before it goes back to the
+ * system, so a use after free reads garbage that shows.
  * A damaged guard is a programmer error: the process aborts, naming the
  * block's size. The counters never include the guards. */
 #include "support/alloc.h"
+
+#include "support/settings.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,8 +41,7 @@ static atomic_int debug_state;
 static int debug_mode(void) {
     int st = atomic_load_explicit(&debug_state, memory_order_relaxed);
     if (st == 0) {
-        const char *e = getenv("TGC_DEBUG_ALLOC");
-        st = e != NULL && strcmp(e, "1") == 0 ? 2 : 1;
+        st = tgc_settings_current()->debug_alloc ? 2 : 1;
         atomic_store_explicit(&debug_state, st, memory_order_relaxed);
     }
     return st == 2;

@@ -3,9 +3,10 @@
  * it; on a loaded machine it lets the thread doing the work run). */
 #include "support/spin.h"
 
+#include "support/settings.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <sched.h>
 #include <time.h>
 
@@ -18,26 +19,14 @@
 #define CPU_RELAX() atomic_signal_fence(memory_order_seq_cst)
 #endif
 
-#define DEFAULT_SPIN_US 50
-
 static int64_t now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* The budget in nanoseconds, read once: TGC_SPIN_US or the default. */
-static int64_t spin_budget_ns(void) {
-    static atomic_llong budget = -1;
-    long long b = atomic_load_explicit(&budget, memory_order_relaxed);
-    if (b < 0) {
-        const char *env = getenv("TGC_SPIN_US");
-        long long us = env != NULL ? atoll(env) : DEFAULT_SPIN_US;
-        b = (us < 0 ? 0 : us) * 1000;
-        atomic_store_explicit(&budget, b, memory_order_relaxed);
-    }
-    return b;
-}
+/* The budget in nanoseconds: TGC_SPIN_US of the process's newest settings. */
+static int64_t spin_budget_ns(void) { return tgc_settings_current()->spin_us * 1000; }
 
 bool tgc_spin_until(bool (*ready)(void *arg), void *arg) {
     int64_t budget = spin_budget_ns();

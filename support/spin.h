@@ -11,7 +11,8 @@
 #include <stdbool.h>
 
 /* Polls ready(arg) with the cpu's pause hint for up to the spin budget
- * (TGC_SPIN_US microseconds, default 50; 0 turns spinning off) and returns
+ * (TGC_SPIN_US microseconds, default 50, of the process's newest settings,
+ * support/settings.h; 0 turns spinning off) and returns
  * true as soon as it holds, false when the budget ran out. ready must be
  * cheap and safe to call from any thread (an atomic load). The same
  * compromise as OpenMP runtimes' and OpenBLAS's spin-then-sleep: a core

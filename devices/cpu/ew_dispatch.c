@@ -3,6 +3,8 @@
  * TGC_CPU_ISA. */
 #include "devices/cpu/ew.h"
 
+#include "support/settings.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
@@ -45,7 +47,7 @@ static void choose(void) {
     supported = 1;
     while (supported < N_ISAS && cpu_has(supported)) supported++;
     int pick = supported - 1;
-    const char *cap = getenv("TGC_CPU_ISA");
+    const char *cap = tgc_settings_current()->cpu_isa;
     for (int i = 0; cap != NULL && i < pick; i++)
         if (strcmp(cap, all_isas[i]->isa) == 0) pick = i;
     chosen = all_isas[pick];

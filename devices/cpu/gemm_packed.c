@@ -13,6 +13,7 @@
 #include "devices/cpu/kernels_nn.h"
 #include "support/alloc.h"
 #include "support/parallel_for.h"
+#include "support/settings.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -148,8 +149,7 @@ static size_t scratch_size(const_dnnl_primitive_desc_t pd) {
 }
 
 bool tgc_packed_gemm_available(void) {
-    const char *env = getenv("TGC_DNNL"); /* TGC_DNNL=0: OpenBLAS only, to compare or to debug */
-    if (env != NULL && strcmp(env, "0") == 0) return false;
+    if (!tgc_settings_current()->dnnl) return false; /* TGC_DNNL=0: OpenBLAS only, to compare or to debug */
     pthread_once(&engine_once, make_engine);
     return engine != NULL;
 }

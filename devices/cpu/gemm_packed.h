@@ -42,8 +42,8 @@ typedef struct tgc_gemm_shape {
 
 typedef struct tgc_packed_gemm tgc_packed_gemm;
 
-/* True when tgc was built with oneDNN (TGC_DNNL) and the environment does
- * not say TGC_DNNL=0. */
+/* True when tgc was built with oneDNN (TGC_DNNL) and the process's newest
+ * settings (support/settings.h) do not say TGC_DNNL=0. */
 bool tgc_packed_gemm_available(void);
 
 /* Packs b for shape s (every size >= 1): the pieces' primitives and packed

@@ -7,6 +7,7 @@
 #include "devices/opencl/kernels_fused_cl.h"
 #include "support/alloc.h"
 #include "support/diag.h"
+#include "support/settings.h"
 #include "support/strmap.h"
 
 #include <errno.h>
@@ -43,7 +44,8 @@ static uint64_t cache_key(const tgc_cl_device *c, const tgc_cl_source *src) {
 
 /* The cache directory, created if needed; false when there is none. */
 static bool cache_dir(char *out, size_t size) {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const tgc_settings *set = tgc_settings_current();
+    const char *xdg = set->xdg_cache_home, *home = set->home;
     char base[1024];
     if (xdg != NULL && xdg[0] == '/') snprintf(base, sizeof base, "%s", xdg);
     else if (home != NULL && home[0] == '/') snprintf(base, sizeof base, "%s/.cache", home);

@@ -13,6 +13,7 @@
 #include "devices/device.h"
 #include "devices/opencl/opencl.h"
 #include "support/alloc.h"
+#include "support/settings.h"
 
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -743,9 +744,11 @@ static void test_arena_off(void) {
     char saved[64] = "";
     if (was != NULL) snprintf(saved, sizeof saved, "%s", was);
     setenv("TGC_ARENA", "0", 1);
+    tgc_settings_read(); /* as a session would when made: the device is made directly */
     tgc_device *d = tgc_cpu_device_create(1);
     if (was != NULL) setenv("TGC_ARENA", saved, 1);
     else unsetenv("TGC_ARENA");
+    tgc_settings_read();
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     CU_ASSERT_PTR_NULL(d->arena);
     tgc_buffer *b;
@@ -842,11 +845,13 @@ static void test_gpu_device_arena(void) {
     char saved[64] = "";
     if (was != NULL) snprintf(saved, sizeof saved, "%s", was);
     setenv("TGC_ARENA", "1", 1);
+    tgc_settings_read(); /* as a session would when made: the device is made directly */
     tgc_diags *diags = tgc_diags_create();
     tgc_device *dev = NULL;
     tgc_status st = tgc_cl_device_create(0, diags, &dev);
     if (was != NULL) setenv("TGC_ARENA", saved, 1);
     else unsetenv("TGC_ARENA");
+    tgc_settings_read();
     tgc_diags_free(diags);
     CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dev->arena);

@@ -16,6 +16,7 @@
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
 #include "graph/elementwise.h"
+#include "support/settings.h"
 #include "support/thread_pool.h"
 #include "tgc.h"
 
@@ -142,8 +143,10 @@ static void test_plain_from_two_threads(void) {
     tgc_thread_pool_free(pool);
 }
 
+/* Read when a session or context is made; here, without one, by hand. */
 static void test_env_turns_it_off(void) {
     setenv("TGC_DNNL", "0", 1);
+    tgc_settings_read();
     CU_ASSERT(!tgc_packed_gemm_available());
     size_t bytes = 1;
     tgc_gemm_shape s = {.m = 64, .n = 64, .k = 64, .lda = 64, .ldb = 64, .ldc = 64, .alpha = 1};
@@ -152,6 +155,7 @@ static void test_env_turns_it_off(void) {
     CU_ASSERT_EQUAL(bytes, 0);
     free(b);
     unsetenv("TGC_DNNL");
+    tgc_settings_read();
 }
 
 /* ---- Through a session ------------------------------------------------------------ */

@@ -9,6 +9,7 @@
 #include "devices/cpu/ew.h"
 #include "devices/cpu/jit/ew_expr.h"
 #include "devices/cpu/jit/jit.h"
+#include "support/settings.h"
 #include "tests/harness.h"
 #include "tgc.h"
 
@@ -466,14 +467,17 @@ static void test_disk_cache(void) {
     remove_cache_files();
 }
 
+/* Read when a session or context is made; here, without one, by hand. */
 static void test_jit_off(void) {
     setenv("TGC_JIT", "0", 1);
+    tgc_settings_read();
     tgc_jit_program p = cache_program(0.5f);
     char err[64] = "x";
     CU_ASSERT_PTR_NULL(tgc_jit_fused_kernel(&p, tgc_cpu_ew_loops()->lanes, err, sizeof err));
     CU_ASSERT_STRING_EQUAL(err, "");
     CU_ASSERT(!tgc_jit_enabled());
     unsetenv("TGC_JIT");
+    tgc_settings_read();
 }
 
 static void test_bad_program(void) {

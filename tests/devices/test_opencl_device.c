@@ -8,6 +8,7 @@
 #include "devices/opencl/cl_program.h"
 #include "devices/opencl/cl_sources.h"
 #include "support/alloc.h"
+#include "support/settings.h"
 
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ static void use_empty_cache(void) {
     snprintf(cache_root, sizeof cache_root, "/tmp/tgc-cache-test-XXXXXX");
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(cache_root));
     setenv("XDG_CACHE_HOME", cache_root, 1);
+    tgc_settings_read(); /* as a session would when made: the devices below are made directly */
 }
 
 static void remove_cache(void) {

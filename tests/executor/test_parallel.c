@@ -5,7 +5,9 @@
  * without growth; the trace file. */
 #include "tests/harness.h"
 
+#include "executor/session.h"
 #include "support/alloc.h"
+#include "support/settings.h"
 #include "tgc.h"
 
 #include <CUnit/CUnit.h>
@@ -71,7 +73,9 @@ static void expected_two_devices(const float *x, float *y) {
 static void test_failing_node_aborts_the_step_across_devices(void) {
     tgc_graph *g = load("tests/data/exec/two_devices.yaml");
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    setenv("TGC_FAIL_NODE", "b", 1); /* read once, when the session is made */
     tgc_session *s = open_session(g, "cpu0,cpu1", NULL);
+    unsetenv("TGC_FAIL_NODE");
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     float xs[16];
     for (int i = 0; i < 16; i++) xs[i] = (float)(i % 7) * 0.1f - 0.3f;
@@ -79,7 +83,6 @@ static void test_failing_node_aborts_the_step_across_devices(void) {
     CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){4, 4}, xs, &x), TGC_OK);
     const char *names[] = {"x"};
     tgc_memory_figures before0 = tgc_session_memory(s, 0), before1 = tgc_session_memory(s, 1);
-    setenv("TGC_FAIL_NODE", "b", 1);
     for (int round = 0; round < 50; round++) {
         tgc_diags *d = tgc_diags_create();
         tgc_tensor *y = NULL;
@@ -98,8 +101,10 @@ static void test_failing_node_aborts_the_step_across_devices(void) {
         CU_ASSERT_EQUAL(tgc_session_memory(s, 0).bytes_in_use, before0.bytes_in_use);
         CU_ASSERT_EQUAL(tgc_session_memory(s, 1).bytes_in_use, before1.bytes_in_use);
     }
-    unsetenv("TGC_FAIL_NODE");
-    /* And the session still runs, with the right answer. */
+    /* And the session still runs, with the right answer, once the hook is
+     * gone from its settings (a snapshot of the environment without it). */
+    s->settings = tgc_settings_read();
+    CU_ASSERT_PTR_NULL(s->settings->fail_node);
     tgc_diags *d = tgc_diags_create();
     tgc_tensor *y = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_session_run(s, 1, names, &x, &y, d), TGC_OK);
@@ -107,6 +112,30 @@ static void test_failing_node_aborts_the_step_across_devices(void) {
     expected_two_devices(xs, want);
     const float *got = tgc_tensor_data(y);
     for (int i = 0; i < 16; i++) CU_ASSERT_DOUBLE_EQUAL(got[i], want[i], 1e-5);
+    tgc_tensor_release(y);
+    tgc_diags_free(d);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+}
+
+/* The hook is read when the session is made, never by a step: set after,
+ * it changes nothing. */
+static void test_the_hook_is_read_when_the_session_is_made(void) {
+    tgc_graph *g = load("tests/data/exec/two_devices.yaml");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_session *s = open_session(g, "cpu0,cpu1", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_PTR_EQUAL(s->settings, tgc_settings_current());
+    float xs[16] = {0};
+    tgc_tensor *x;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){4, 4}, xs, &x), TGC_OK);
+    const char *names[] = {"x"};
+    setenv("TGC_FAIL_NODE", "b", 1);
+    tgc_diags *d = tgc_diags_create();
+    tgc_tensor *y = NULL;
+    CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, &x, &y, d), TGC_OK);
+    unsetenv("TGC_FAIL_NODE");
     tgc_tensor_release(y);
     tgc_diags_free(d);
     tgc_tensor_release(x);
@@ -296,6 +325,7 @@ static void test_trace_has_nodes_flows_and_counters(void) {
 
 TGC_TEST_MAIN("parallel executor",
               {"a failing node aborts the step across devices", test_failing_node_aborts_the_step_across_devices},
+              {"the hook is read when the session is made", test_the_hook_is_read_when_the_session_is_made},
               {"results are bitwise identical", test_results_are_bitwise_identical},
               {"a thousand runs do not grow", test_a_thousand_runs_do_not_grow},
               {"the trace has nodes, flows and counters", test_trace_has_nodes_flows_and_counters})

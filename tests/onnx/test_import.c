@@ -9,6 +9,7 @@
 #include "tests/harness.h"
 
 #include "support/alloc.h"
+#include "support/settings.h"
 #include "tgc.h"
 #include "tools/remove_tree.h"
 
@@ -459,11 +460,13 @@ static void test_every_problem_at_once(void) {
     const char *old = getenv("TMPDIR");
     char *saved = old != NULL ? strdup(old) : NULL;
     setenv("TMPDIR", tmpdir, 1);
+    tgc_settings_read(); /* as a session would when made: an import makes none */
     tgc_diags *d = tgc_diags_create();
     CU_ASSERT(tgc_onnx_import(tgc_test_path("tests/data/onnx_problems/every_problem.onnx"), in_scratch("p.yaml"), d) ==
               TGC_ERR_UNSUPPORTED);
     if (saved != NULL) setenv("TMPDIR", saved, 1);
     else unsetenv("TMPDIR");
+    tgc_settings_read();
     free(saved);
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'Bar'", "'top/bar'", NULL}));
     CU_ASSERT(has_diag(d, "unsupported-op", (const char *[]){"'FooOp'", "'top/if' then_branch: 'then/foo'", NULL}));

@@ -21,9 +21,9 @@
  * second process compiles nothing. A cache file that is short, corrupt,
  * or holds another key is rebuilt and replaced, never trusted.
  *
- * TGC_JIT=0 in the environment, or a build without LLVM (jit_none.c),
- * turns it off: tgc_jit_fused_kernel returns NULL and the caller runs its
- * interpreter (the same results).
+ * TGC_JIT=0 in the process's settings (support/settings.h), or a build
+ * without LLVM (jit_none.c), turns it off: tgc_jit_fused_kernel returns
+ * NULL and the caller runs its interpreter (the same results).
  *
  * Example usage (devices/cpu/kernels_fused.c):
  *     tgc_jit_fused_fn fn = tgc_jit_fused_kernel(&program, loops->lanes, err, sizeof err);
@@ -70,7 +70,8 @@ typedef void (*tgc_jit_fused_fn)(int64_t nvec, const float *const *in, float *y)
  * compile at a time); the kernel lives until the process ends. */
 tgc_jit_fused_fn tgc_jit_fused_kernel(const tgc_jit_program *p, int lanes, char *err, size_t err_size);
 
-/* True when this build has the JIT and TGC_JIT is not "0". */
+/* True when this build has the JIT and the process's newest settings do
+ * not say TGC_JIT=0. */
 bool tgc_jit_enabled(void);
 
 /* Counters since the process started (for tests and benchmarks). */

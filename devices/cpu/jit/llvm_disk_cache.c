@@ -8,6 +8,8 @@
  * limits, the key must be ours byte for byte, the checksum must hold. */
 #include "devices/cpu/jit/llvm_jit.h"
 
+#include "support/settings.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -37,7 +39,8 @@ static uint64_t checksum(const char *key, size_t key_len, const char *obj, size_
 /* DIR (see llvm_jit.h) made if missing, into dir; false when there is no
  * home for it. */
 static bool cache_dir(char *dir, size_t size) {
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const tgc_settings *set = tgc_settings_current();
+    const char *xdg = set->xdg_cache_home, *home = set->home;
     int n;
     if (xdg != NULL && xdg[0] == '/') n = snprintf(dir, size, "%s", xdg);
     else if (home != NULL && home[0] == '/') n = snprintf(dir, size, "%s/.cache", home);

@@ -14,6 +14,7 @@
 #include "devices/cpu/jit/llvm_jit.h"
 
 #include "devices/cpu/jit/ew_expr.h"
+#include "support/settings.h"
 
 #include <llvm/Config/llvm-config.h>
 
@@ -42,10 +43,7 @@ static char *cpu_name, *cpu_features, *triple;
 static cached_kernel *kernels;
 static tgc_jit_stats stats;
 
-bool tgc_jit_enabled(void) {
-    const char *v = getenv("TGC_JIT");
-    return v == NULL || strcmp(v, "0") != 0;
-}
+bool tgc_jit_enabled(void) { return tgc_settings_current()->jit; }
 
 tgc_jit_stats tgc_jit_get_stats(void) {
     pthread_mutex_lock(&jit_lock);
@@ -267,8 +265,8 @@ static bool compile_object(const tgc_jit_program *p, int lanes, const char *name
             ok = false;
         }
     }
-    const char *dump = getenv("TGC_JIT_DUMP"); /* a folder: the optimized IR of each kernel compiled */
-    if (ok && dump != NULL && dump[0] != '\0') {
+    const char *dump = tgc_settings_current()->jit_dump; /* a folder: the optimized IR of each kernel compiled */
+    if (ok && dump != NULL) {
         char path[4096];
         if (snprintf(path, sizeof path, "%s/%s.ll", dump, name) < (int)sizeof path) LLVMPrintModuleToFile(m, path, NULL);
     }
