@@ -617,7 +617,7 @@ bool tgc_control_start(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const char *what = "";
     tgc_status s = prepare(r, &runs, &what);
     if (s == TGC_OK && runs) {
-        r->frame = (tgc_frame){.step = st, .parent = ps->frame, .parts = &r->body->parts, .plans = r->body->plans,
+        r->frame = (tgc_frame){.step = st, .parent = ps->frame, .parts = &r->body->compiled.parts, .plans = r->body->plans,
                                .feeds = r->feeds, .take = r->take, .done = body_done, .ctx = r,
                                .node_name = n->name, .op_name = n->op_name};
         s = tgc_frame_init(&r->frame);

@@ -605,38 +605,25 @@ tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *par
 tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const tgc_memory_plan_options *opts,
                                  tgc_diags *diags, tgc_memory_plan **out) {
     *out = NULL;
-    /* Plan the graph a session would run: the passes of the same level. */
-    tgc_graph *optimized = NULL;
-    tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
-    if (level != TGC_OPTIMIZE_NONE) {
-        tgc_status os = tgc_graph_optimize(g, level, devices != NULL ? devices : tgc_default_device_list(), NULL, diags,
-                                           &optimized);
-        if (os != TGC_OK) return os;
-        g = optimized;
-    }
-    tgc_memory_plan *mp = plan_alloc(g);
+    /* Plan the graph a session would run: compiled the same way. */
+    tgc_compiled *c = tgc_calloc(1, sizeof *c);
+    if (c == NULL) return TGC_ERR_NOMEM;
+    tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
+                              .soft_placement = opts != NULL && opts->soft_placement, .partition = true};
+    tgc_status s = tgc_compile(g, devices, &co, diags, c);
+    tgc_memory_plan *mp = s == TGC_OK ? plan_alloc(c->g) : NULL;
     if (mp == NULL) {
-        tgc_graph_free(optimized);
-        return TGC_ERR_NOMEM;
+        tgc_compiled_release(c);
+        tgc_free(c);
+        return s != TGC_OK ? s : TGC_ERR_NOMEM;
     }
-    mp->optimized = optimized;
+    mp->compiled = c;
+    mp->parts = &c->parts;
     mp->device_list = tgc_strdup(devices != NULL ? devices : tgc_default_device_list());
-    tgc_status s = mp->device_list != NULL ? TGC_OK : TGC_ERR_NOMEM;
-    if (s == TGC_OK && opts != NULL && opts->bind != NULL) s = tgc_memory_parse_bind(g, opts->bind, mp->symbols, diags);
-    if (s == TGC_OK)
-        s = tgc_placer_parse_devices(mp->device_list, mp->devices, TGC_PLACER_MAX_DEVICES, &mp->n_devices, diags);
-    if (s == TGC_OK) {
-        tgc_placer_options po = {.soft_placement = opts != NULL && opts->soft_placement};
-        s = tgc_placer_run(g, mp->devices, mp->n_devices, &po, diags, &mp->placement);
-    }
-    if (s == TGC_OK) {
-        s = tgc_partition_build(g, &mp->placement, mp->devices, mp->n_devices, diags, &mp->owned_parts);
-        mp->owns_parts = s == TGC_OK;
-    }
-    if (s == TGC_OK) {
-        mp->parts = &mp->owned_parts;
-        s = plan_fill(mp, diags);
-    }
+    s = mp->device_list != NULL ? TGC_OK : TGC_ERR_NOMEM;
+    if (s == TGC_OK && opts != NULL && opts->bind != NULL)
+        s = tgc_memory_parse_bind(mp->g, opts->bind, mp->symbols, diags);
+    if (s == TGC_OK) s = plan_fill(mp, diags);
     if (s != TGC_OK) {
         tgc_memory_plan_free(mp);
         return s;
@@ -652,13 +639,12 @@ void tgc_memory_plan_free(tgc_memory_plan *mp) {
         tgc_free(mp->spaces[i].buffers);
     }
     tgc_free(mp->spaces);
-    if (mp->owns_parts) tgc_partitioning_release(&mp->owned_parts);
-    tgc_placement_release(&mp->placement);
     tgc_free(mp->symbols);
     tgc_free(mp->bound);
     tgc_free(mp->defaulted);
     tgc_free(mp->device_list);
-    tgc_graph_free(mp->optimized);
+    tgc_compiled_release(mp->compiled);
+    tgc_free(mp->compiled);
     tgc_free(mp);
 }
 

@@ -47,6 +47,7 @@
 
 #include "devices/device.h"
 #include "graph/graph.h"
+#include "partition/compile.h"
 #include "partition/partition.h"
 #include "placer/placer.h"
 
@@ -127,21 +128,17 @@ typedef struct tgc_memory_space {
 } tgc_memory_space;
 
 struct tgc_memory_plan {
-    const tgc_graph *g;            /* what is planned: `optimized`, or the caller's graph */
-    tgc_graph *optimized;          /* owned, as a session would run it; NULL at TGC_OPTIMIZE_NONE */
-    const tgc_partitioning *parts; /* borrowed, or owned_parts */
+    const tgc_graph *g;            /* what is planned: compiled->g, or the caller's graph */
+    const tgc_partitioning *parts; /* borrowed, or compiled->parts */
     tgc_memory_space *spaces;      /* two per partition: [2i] its device, [2i+1] host */
     int n_spaces;
     int64_t *symbols;   /* g->n_symbols: the value each symbol was given */
     bool *bound;        /* given by the caller (feeds, --bind) */
     bool *defaulted;    /* unbound but needed: taken as 1 */
     int32_t n_fallback; /* op nodes whose concrete shapes came from substitution, not inference */
-    /* Set when the plan placed and partitioned the graph itself. */
-    tgc_placer_device devices[TGC_PLACER_MAX_DEVICES];
-    int n_devices;
-    tgc_placement placement;
-    tgc_partitioning owned_parts;
-    bool owns_parts;
+    /* Set when the plan compiled the graph itself (tgc_graph_memory_plan):
+     * optimized as a session would run it, placed, partitioned; owned. */
+    tgc_compiled *compiled;
     char *device_list;
 };
 

@@ -135,7 +135,7 @@ static void snapshot(tgc_step *st, int m, int64_t live) {
     if (live > gg->snapshot_bytes) {
         tgc_memory_top top[TGC_MEMORY_TOP];
         int n = 0;
-        for (int p = 0; p < st->s->parts.n_parts; p++) {
+        for (int p = 0; p < st->s->compiled.parts.n_parts; p++) {
             tgc_part_state *ps = &st->parts[p];
             for (int32_t v = 0; ps->wslots != NULL && v < ps->plan->n_values; v++) {
                 int64_t b = atomic_load_explicit(&ps->wslots[v].bytes, memory_order_acquire);
@@ -422,14 +422,14 @@ static int64_t plans_weights_on(const tgc_plan *plans, int n, const tgc_device *
             if (pl->weights[v].buf != NULL && pl->weights[v].buf->device == d) bytes += (int64_t)pl->weights[v].buf->nbytes;
         for (int32_t id = 0; pl->control != NULL && id < pl->g->n_nodes; id++)
             for (int b = 0; b < pl->control[id].n_bodies; b++)
-                bytes += plans_weights_on(pl->control[id].bodies[b].plans, pl->control[id].bodies[b].parts.n_parts, d);
+                bytes += plans_weights_on(pl->control[id].bodies[b].plans, pl->control[id].bodies[b].compiled.parts.n_parts, d);
     }
     return bytes;
 }
 
 /* Weights the session's plans hold on device d. */
 static int64_t weights_on(const tgc_session *s, const tgc_device *d) {
-    return plans_weights_on(s->plans, s->parts.n_parts, d);
+    return plans_weights_on(s->plans, s->compiled.parts.n_parts, d);
 }
 
 /* The plan for the last run's feeds (symbols from their shapes). */
@@ -449,7 +449,7 @@ static tgc_status session_plan(const tgc_session *s, tgc_memory_plan **out) {
         }
         pthread_mutex_unlock(&w->lock);
     }
-    tgc_status st = tgc_memory_plan_build(g, &s->parts, symbols, NULL, out);
+    tgc_status st = tgc_memory_plan_build(g, &s->compiled.parts, symbols, NULL, out);
     tgc_free(symbols);
     return st;
 }
@@ -473,8 +473,8 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     fprintf(out, "  %-22s %12" PRId64 "  (weights %" PRId64 " + tensors %" PRId64 ")\n", "peak bytes in use",
             f.peak_bytes_in_use, weights, f.peak_bytes_in_use - weights);
     const tgc_memory_space *sp = NULL;
-    for (int p = 0; mp != NULL && p < s->parts.n_parts; p++)
-        if (s->devices[s->parts.parts[p].device] == d) sp = &mp->spaces[2 * p];
+    for (int p = 0; mp != NULL && p < s->compiled.parts.n_parts; p++)
+        if (s->devices[s->compiled.parts.parts[p].device] == d) sp = &mp->spaces[2 * p];
     if (sp != NULL)
         fprintf(out,
                 "  %-22s %12" PRId64 "  (weights %" PRId64 " + planned %" PRId64 "; lower bound %" PRId64
@@ -492,8 +492,8 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     fprintf(out, "  %-22s %12.3f\n", "fragmentation", f.fragmentation);
     if (f.bytes_limit > 0) fprintf(out, "  %-22s %12" PRId64 "\n", "limit", f.bytes_limit);
     size_t cached = 0;
-    for (int p = 0; p < s->parts.n_parts; p++)
-        if (!s->plans[p].remote && s->devices[s->parts.parts[p].device] == d)
+    for (int p = 0; p < s->compiled.parts.n_parts; p++)
+        if (!s->plans[p].remote && s->devices[s->compiled.parts.parts[p].device] == d)
             cached += tgc_kernel_cache_bytes(s->plans[p].caches, (int64_t)s->plans[p].g->n_nodes + 1);
     if (cached > 0)
         fprintf(out, "  %-22s %12zu  (host memory: weights in a kernel's own layout, kept across runs)\n",

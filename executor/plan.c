@@ -158,10 +158,9 @@ static void map_feeds(tgc_plan *p, const tgc_partitioning *parts, const tgc_grap
 }
 
 static void body_plan_release(tgc_body_plan *bp) {
-    for (int i = 0; bp->plans != NULL && i < bp->parts.n_parts; i++) tgc_plan_release(&bp->plans[i]);
+    for (int i = 0; bp->plans != NULL && i < bp->compiled.parts.n_parts; i++) tgc_plan_release(&bp->plans[i]);
     tgc_free(bp->plans);
-    tgc_partitioning_release(&bp->parts);
-    tgc_placement_release(&bp->placement);
+    tgc_compiled_release(&bp->compiled);
 }
 
 /* Places, partitions and plans subgraph `body` on the session's devices, as
@@ -170,21 +169,21 @@ static void body_plan_release(tgc_body_plan *bp) {
 static tgc_status body_plan_build(tgc_session *s, const tgc_graph *body, tgc_body_plan *bp, tgc_diags *diags) {
     memset(bp, 0, sizeof *bp);
     bp->g = body;
-    tgc_placer_options po = {.soft_placement = s->soft_placement};
-    tgc_status st = tgc_placer_run(body, s->place_devices, s->n_devices, &po, diags, &bp->placement);
-    if (st == TGC_OK) st = tgc_partition_build(body, &bp->placement, s->place_devices, s->n_devices, diags, &bp->parts);
-    if (st == TGC_OK && (bp->plans = tgc_calloc((size_t)bp->parts.n_parts + 1, sizeof *bp->plans)) == NULL)
+    tgc_compile_options co = {.optimize = TGC_OPTIMIZE_NONE, .soft_placement = s->soft_placement, .partition = true};
+    tgc_status st = tgc_compile_on(body, s->compiled.devices, s->n_devices, &co, diags, &bp->compiled);
+    const tgc_partitioning *parts = &bp->compiled.parts;
+    if (st == TGC_OK && (bp->plans = tgc_calloc((size_t)parts->n_parts + 1, sizeof *bp->plans)) == NULL)
         st = TGC_ERR_NOMEM;
     /* A subgraph runs in its control node's process: its pairs are local. */
-    for (int i = 0; st == TGC_OK && s->distributed && i < bp->parts.n_parts; i++)
-        if (s->place_devices[bp->parts.parts[i].device].task != s->rank)
+    for (int i = 0; st == TGC_OK && s->distributed && i < parts->n_parts; i++)
+        if (s->compiled.devices[parts->parts[i].device].task != s->rank)
             st = tgc_diag_error(diags, body->path, (tgc_srcpos){0, 0}, "subgraph-across-processes",
                                 "a subgraph run on rank %d places nodes on %s, a device of another process: "
                                 "subgraphs of If, Loop and Scan run in their node's process; give their nodes "
                                 "device specs of task %d (docs/distributed.md)",
-                                s->rank, bp->parts.parts[i].device_name, s->rank);
-    for (int i = 0; st == TGC_OK && i < bp->parts.n_parts; i++)
-        st = tgc_plan_build_for(s, &bp->parts, body, i, &bp->plans[i], diags);
+                                s->rank, parts->parts[i].device_name, s->rank);
+    for (int i = 0; st == TGC_OK && i < parts->n_parts; i++)
+        st = tgc_plan_build_for(s, parts, body, i, &bp->plans[i], diags);
     return st;
 }
 
@@ -239,7 +238,7 @@ static void mark_static_shapes(tgc_plan *p) {
 }
 
 tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diags) {
-    return tgc_plan_build_for(s, &s->parts, s->g, part, p, diags);
+    return tgc_plan_build_for(s, &s->compiled.parts, s->g, part, p, diags);
 }
 
 tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, const tgc_graph *source, int part,

@@ -48,19 +48,22 @@ static void choose_blas_threads(int threads) {
 
 static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_session_options *opts,
                                tgc_diags *diags) {
-    int n = 0;
-    tgc_status st = tgc_placer_parse_devices(devices, s->place_devices, TGC_MAX_DEVICES, &n, diags);
-    if (st == TGC_OK && tgc_placer_max_task(s->place_devices, n) > 0) {
+    int n = s->compiled.n_devices;
+    tgc_status st = TGC_OK;
+    if (n > TGC_MAX_DEVICES)
+        st = tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
+                            "device list '%s' names more than %d devices", devices, TGC_MAX_DEVICES);
+    if (st == TGC_OK && tgc_placer_max_task(s->compiled.devices, n) > 0) {
         s->distributed = true;
         s->rank = tgc_dist_rank();
         s->dist_id = tgc_dist_next_session();
-        st = tgc_session_dist_check_list(s->place_devices, n, diags);
+        st = tgc_session_dist_check_list(s->compiled.devices, n, diags);
     }
     for (int i = 0; st == TGC_OK && i < n; i++) {
-        bool here = s->place_devices[i].task == s->rank;
+        bool here = s->compiled.devices[i].task == s->rank;
         /* Another process's device: a stand-in that holds nothing, for names and figures. */
-        if (here) st = open_device(s->place_devices[i], diags, &s->devices[i]);
-        else if ((s->devices[i] = tgc_cpu_device_create(s->place_devices[i].index)) == NULL) st = TGC_ERR_NOMEM;
+        if (here) st = open_device(s->compiled.devices[i], diags, &s->devices[i]);
+        else if ((s->devices[i] = tgc_cpu_device_create(s->compiled.devices[i].index)) == NULL) st = TGC_ERR_NOMEM;
         if (st != TGC_OK) break;
         s->n_devices++;
         int threads = tgc_threads_option(s->devices[i], opts ? opts->threads : NULL, diags, &st);
@@ -71,7 +74,7 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
         st = tgc_memory_limits_apply(s->devices, s->n_devices, opts->memory_limits, diags);
     /* Messages name a device with its process: "/task:1/cpu0". */
     for (int i = 0; st == TGC_OK && s->distributed && i < s->n_devices; i++)
-        tgc_placer_device_name(s->place_devices[i], s->devices[i]->name, sizeof s->devices[i]->name);
+        tgc_placer_device_name(s->compiled.devices[i], s->devices[i]->name, sizeof s->devices[i]->name);
     if (st == TGC_OK && opts != NULL && opts->memory_report &&
         (s->watch = tgc_memory_watch_create(s->n_devices, s->g->n_inputs_nodes)) == NULL)
         st = TGC_ERR_NOMEM;
@@ -89,25 +92,18 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     s->max_inflight = opts != NULL && opts->max_inflight > 0 ? opts->max_inflight : 0;
     pthread_mutex_init(&s->inflight_lock, NULL);
     pthread_cond_init(&s->inflight_cond, NULL);
-    tgc_optimize_level level = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT;
-    tgc_status st = TGC_OK;
     s->settings = tgc_settings_read(); /* the environment, once: before the devices open and the plans fold */
-    if (level != TGC_OPTIMIZE_NONE) {
-        st = tgc_graph_optimize(g, level, devices, NULL, diags, &s->optimized);
-        s->g = s->optimized;
-    }
+    tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
+                              .soft_placement = s->soft_placement, .partition = true};
+    tgc_status st = tgc_compile(g, devices, &co, diags, &s->compiled);
+    s->g = s->compiled.g;
     if (st == TGC_OK) st = open_devices(s, devices, opts, diags);
     if (st == TGC_OK) {
-        tgc_placer_options po = {.soft_placement = opts != NULL && opts->soft_placement};
-        st = tgc_placer_run(s->g, s->place_devices, s->n_devices, &po, diags, &s->placement);
-    }
-    if (st == TGC_OK) st = tgc_partition_build(s->g, &s->placement, s->place_devices, s->n_devices, diags, &s->parts);
-    if (st == TGC_OK) {
-        s->plans = tgc_calloc((size_t)s->parts.n_parts + 1, sizeof *s->plans);
+        s->plans = tgc_calloc((size_t)s->compiled.parts.n_parts + 1, sizeof *s->plans);
         if (s->plans == NULL) st = TGC_ERR_NOMEM;
     }
-    for (int i = 0; st == TGC_OK && i < s->parts.n_parts; i++) {
-        if (s->distributed && s->place_devices[s->parts.parts[i].device].task != s->rank) s->plans[i].remote = true;
+    for (int i = 0; st == TGC_OK && i < s->compiled.parts.n_parts; i++) {
+        if (s->distributed && s->compiled.devices[s->compiled.parts.parts[i].device].task != s->rank) s->plans[i].remote = true;
         else st = tgc_plan_build(s, i, &s->plans[i], diags);
     }
     if (s->distributed) {
@@ -127,10 +123,8 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
 
 void tgc_session_free(tgc_session *s) {
     if (s == NULL) return;
-    for (int i = 0; s->plans != NULL && i < s->parts.n_parts; i++) tgc_plan_release(&s->plans[i]);
+    for (int i = 0; s->plans != NULL && i < s->compiled.parts.n_parts; i++) tgc_plan_release(&s->plans[i]);
     tgc_free(s->plans);
-    tgc_partitioning_release(&s->parts);
-    tgc_placement_release(&s->placement);
     for (int i = 0; i < s->n_devices; i++) {
         tgc_thread_pool_free(s->pools[i]);
         tgc_device_destroy(s->devices[i]);
@@ -140,7 +134,7 @@ void tgc_session_free(tgc_session *s) {
     tgc_free(s->output_names);
     tgc_trace_free(atomic_load(&s->trace));
     tgc_memory_watch_free(s->watch);
-    tgc_graph_free(s->optimized);
+    tgc_compiled_release(&s->compiled); /* after the names: s->g may be its graph */
     pthread_cond_destroy(&s->inflight_cond);
     pthread_mutex_destroy(&s->inflight_lock);
     tgc_free(s);

@@ -19,6 +19,7 @@
 #include "support/thread_pool.h"
 #include "executor/trace.h"
 #include "graph/graph.h"
+#include "partition/compile.h"
 #include "partition/partition.h"
 #include "placer/placer.h"
 
@@ -75,8 +76,7 @@ typedef struct tgc_plan tgc_plan;
  * session is created; run once per iteration (executor/control_flow.c). */
 typedef struct tgc_body_plan {
     const tgc_graph *g; /* the subgraph: its node's attribute, in the partition graph that holds the node */
-    tgc_placement placement;
-    tgc_partitioning parts;
+    tgc_compiled compiled; /* placed and partitioned as the session's graph, not optimized again */
     tgc_plan *plans; /* one per partition */
 } tgc_body_plan;
 
@@ -118,15 +118,14 @@ struct tgc_plan {
 };
 
 struct tgc_session {
-    const tgc_graph *g;     /* what runs: the optimized graph, or the user's */
-    tgc_graph *optimized;   /* owned; NULL with TGC_OPTIMIZE_NONE */
+    const tgc_graph *g;     /* what runs: compiled.g, the optimized graph or the user's */
     const tgc_settings *settings; /* the environment when the session was made (support/settings.h) */
-    tgc_placer_device place_devices[TGC_MAX_DEVICES];
-    tgc_device *devices[TGC_MAX_DEVICES]; /* parallel to place_devices */
+    /* The graph optimized, placed on the listed devices (compiled.devices)
+     * and partitioned (compiled.parts), by the compile driver. */
+    tgc_compiled compiled;
+    tgc_device *devices[TGC_MAX_DEVICES]; /* parallel to compiled.devices */
     tgc_thread_pool *pools[TGC_MAX_DEVICES];
     int n_devices;
-    tgc_placement placement;
-    tgc_partitioning parts;
     tgc_plan *plans; /* one per partition */
     char **output_names; /* graph output i as written: "node" or "node:k" */
     _Atomic(tgc_trace *) trace; /* NULL unless tracing; set once, by the first tgc_session_trace_start */

@@ -53,17 +53,17 @@ static uint64_t fingerprint(const tgc_session *s) {
     h = fnv_str(h, TGC_VERSION_STRING);
     for (int i = 0; i < s->n_devices; i++) {
         char name[32];
-        h = fnv_str(h, tgc_placer_device_name(s->place_devices[i], name, sizeof name));
+        h = fnv_str(h, tgc_placer_device_name(s->compiled.devices[i], name, sizeof name));
     }
     const tgc_graph *g = s->g;
     for (int32_t id = 0; id < g->n_nodes; id++) {
         h = fnv_str(h, g->nodes[id].name);
         h = fnv_str(h, g->nodes[id].op_name ? g->nodes[id].op_name : "");
-        h = fnv(h, &s->placement.device[id], sizeof s->placement.device[id]);
+        h = fnv(h, &s->compiled.placement.device[id], sizeof s->compiled.placement.device[id]);
     }
-    for (int32_t i = 0; i < s->parts.n_pairs; i++) {
-        h = fnv_str(h, s->parts.pairs[i].key);
-        h = fnv(h, &s->parts.pairs[i].dtype, sizeof s->parts.pairs[i].dtype);
+    for (int32_t i = 0; i < s->compiled.parts.n_pairs; i++) {
+        h = fnv_str(h, s->compiled.parts.pairs[i].key);
+        h = fnv(h, &s->compiled.parts.pairs[i].dtype, sizeof s->compiled.parts.pairs[i].dtype);
     }
     return h;
 }

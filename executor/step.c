@@ -406,7 +406,7 @@ void tgc_frame_start(tgc_frame *f) {
 
 /* Copies a graph output into a new host tensor for the caller. */
 static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags) {
-    const tgc_value *v = st->remote_out != NULL && st->s->plans[st->s->parts.outputs[i].part].remote
+    const tgc_value *v = st->remote_out != NULL && st->s->plans[st->s->compiled.parts.outputs[i].part].remote
                              ? &st->remote_out[i]
                              : tgc_frame_output(&st->root, i);
     size_t nbytes = tgc_value_nbytes(v);
@@ -446,7 +446,7 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
     pthread_mutex_init(&st.lock, NULL);
     pthread_cond_init(&st.done_cond, NULL);
     atomic_init(&st.failed, false);
-    st.root = (tgc_frame){.step = &st, .parts = &s->parts, .plans = s->plans};
+    st.root = (tgc_frame){.step = &st, .parts = &s->compiled.parts, .plans = s->plans};
     tgc_rendezvous_step_prefix(step_id, st.root.key, sizeof st.root.key);
     tgc_status result = tgc_rendezvous_create(&st.rendezvous);
     if (result == TGC_OK) {

@@ -55,7 +55,7 @@ tgc_status tgc_step_dist_begin(tgc_step *st) {
     /* Count first: a value already there completes at once. */
     int n = 0;
     if (st->rank == 0) {
-        for (int i = 0; i < n_out; i++) n += s->plans[s->parts.outputs[i].part].remote;
+        for (int i = 0; i < n_out; i++) n += s->plans[s->compiled.parts.outputs[i].part].remote;
     } else {
         n = 1;
     }
@@ -65,7 +65,7 @@ tgc_status tgc_step_dist_begin(tgc_step *st) {
         return tgc_rendezvous_recv_async(st->rendezvous, STEP_DONE_KEY, NULL, remote_arrived, &st->waits[0]);
     }
     for (int i = 0; i < n_out; i++) {
-        if (!s->plans[s->parts.outputs[i].part].remote) continue;
+        if (!s->plans[s->compiled.parts.outputs[i].part].remote) continue;
         char key[32];
         snprintf(key, sizeof key, "__output:%d", i);
         st->waits[i] = (tgc_remote_wait){st, i};
@@ -99,7 +99,7 @@ void tgc_step_dist_finish(tgc_step *st) {
     const tgc_session *s = st->s;
     if (st->rank != 0 && !atomic_load(&st->failed)) {
         for (int i = 0; i < s->g->n_outputs; i++) {
-            const tgc_partition_fetch *o = &s->parts.outputs[i];
+            const tgc_partition_fetch *o = &s->compiled.parts.outputs[i];
             if (s->plans[o->part].remote) continue;
             char key[32];
             snprintf(key, sizeof key, "__output:%d", i);

@@ -1,0 +1,58 @@
+/* The compile driver: the one way a graph goes down the pipeline, as far
+ * as its caller needs: optimize (passes/), place (placer/), partition
+ * (partition/). Sessions, control-flow bodies, memory plans, the
+ * placement and partition dumps and their C API all compile through here,
+ * so what is dumped or planned is what runs. Private to the library.
+ *
+ * Example usage:
+ *     tgc_compile_options o = {.optimize = TGC_OPTIMIZE_DEFAULT, .partition = true};
+ *     tgc_compiled c;
+ *     if (tgc_compile(g, "cpu,gpu0", &o, diags, &c) == TGC_OK) {
+ *         // c.g: the graph placed; c.placement.device[id] indexes c.devices;
+ *         // c.parts: one subgraph per device, _Send/_Recv pairs between
+ *         tgc_compiled_release(&c);
+ *     }
+ */
+#ifndef TGC_PARTITION_COMPILE_H
+#define TGC_PARTITION_COMPILE_H
+
+#include "partition/partition.h"
+#include "placer/placer.h"
+
+typedef struct tgc_compile_options {
+    tgc_optimize_level optimize; /* TGC_OPTIMIZE_NONE: the graph as given (not copied) */
+    bool soft_placement;
+    int64_t small_host_bytes;    /* tgc_placer_options.small_host_bytes (0: its default) */
+    bool partition;              /* false: stop after placement */
+} tgc_compile_options;
+
+typedef struct tgc_compiled {
+    const tgc_graph *g;   /* what was placed: `optimized`, or the caller's graph */
+    tgc_graph *optimized; /* owned; NULL at TGC_OPTIMIZE_NONE */
+    tgc_placer_device devices[TGC_PLACER_MAX_DEVICES];
+    int n_devices;
+    tgc_placement placement;
+    tgc_partitioning parts; /* when partitioned: its devices are `devices` above (so do not copy a compiled) */
+    bool partitioned;
+} tgc_compiled;
+
+/* Optimizes g (validated and inferred) for the device list `devices`
+ * ("cpu,gpu0"; NULL: the default list, devices/backend.h) at
+ * opts->optimize, places it on the listed devices and, when
+ * opts->partition, partitions it, into *out (release with
+ * tgc_compiled_release, also after a failure). g must outlive *out.
+ * Errors: TGC_ERR_INVALID with messages in diags (a bad device list, an
+ * unsatisfiable placement, a failed pass), TGC_ERR_NOMEM. */
+tgc_status tgc_compile(const tgc_graph *g, const char *devices, const tgc_compile_options *opts, tgc_diags *diags,
+                       tgc_compiled *out);
+
+/* tgc_compile over a parsed device list (devices[0..n), copied): for a
+ * control-flow body, placed on its graph's devices. */
+tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, int n,
+                          const tgc_compile_options *opts, tgc_diags *diags, tgc_compiled *out);
+
+/* Releases what *c owns (the optimized graph, placement, partitions) and
+ * zeroes it. NULL is ignored. */
+void tgc_compiled_release(tgc_compiled *c);
+
+#endif
