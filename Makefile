@@ -4,12 +4,19 @@
 #               AddressSanitizer + UndefinedBehaviorSanitizer, the threaded
 #               suites under ThreadSanitizer, and the whole suite again in a
 #               build without the optional libraries (TGC_JIT=OFF: fusion groups
-#               through the interpreter; TGC_DNNL=OFF: every GEMM through OpenBLAS)
+#               through the interpreter; TGC_DNNL=OFF: every GEMM through OpenBLAS),
+#               and a Release build (-O3, NDEBUG, as users build it) that runs
+#               a few quick suites (RELEASE_TESTS). Every make test build has
+#               -DTGC_WERROR=ON: a warning fails it. A plain cmake build warns
+#               and goes on.
 JOBS ?= $(shell nproc)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 BUILD_NOJIT ?= build-nojit
+BUILD_RELEASE ?= build-release
+# The suites run in the Release build: quick ones (the build is the main check).
+RELEASE_TESTS = graph/|devices/test_cpu_(elementwise|signal)$$|cli/test_(compile|run)$$
 # The suites with threads of their own, run again under ThreadSanitizer.
 TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_rendezvous executor_test_parallel \
 	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion devices_test_cpu_jit \
@@ -20,7 +27,8 @@ TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_r
 # OpenMPI is only there once install-deps has run.
 TSAN_MPI_TESTS = $$(pkg-config --exists ompi-c 2>/dev/null && echo distributed_mpi_transport_check tgc)
 
-.PHONY: all deps build build-asan build-tsan build-nojit demo test test-plain test-asan test-tsan test-nojit fuzz \
+.PHONY: all deps build build-asan build-tsan build-nojit build-release demo test test-plain test-asan test-tsan \
+	test-nojit test-release fuzz \
 	models-check pretrained-check clean
 
 all: build
@@ -29,21 +37,25 @@ deps:
 	@scripts/install-deps
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGC_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 build-asan: deps
-	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_SANITIZE=ON >/dev/null
+	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_SANITIZE=ON -DTGC_WERROR=ON >/dev/null
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 
 build-nojit: deps
 	@cmake -S . -B $(BUILD_NOJIT) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGC_JIT=OFF -DTGC_DNNL=OFF -DTGC_BUILD_BENCH=OFF \
-	  >/dev/null
+	  -DTGC_WERROR=ON >/dev/null
 	@cmake --build $(BUILD_NOJIT) -j $(JOBS)
+
+build-release: deps
+	@cmake -S . -B $(BUILD_RELEASE) -DCMAKE_BUILD_TYPE=Release -DTGC_WERROR=ON >/dev/null
+	@cmake --build $(BUILD_RELEASE) -j $(JOBS)
 
 DIGITS = examples/digits
 build-tsan: deps
-	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_TSAN=ON -DTGC_BUILD_BENCH=OFF >/dev/null
+	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DTGC_TSAN=ON -DTGC_BUILD_BENCH=OFF -DTGC_WERROR=ON >/dev/null
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TESTS) $(TSAN_MPI_TESTS)
 
 demo: build
@@ -69,7 +81,10 @@ test-tsan: build-tsan
 test-nojit: build-nojit
 	ctest --test-dir $(BUILD_NOJIT) --output-on-failure -j $(JOBS)
 
-test: test-plain test-asan test-tsan test-nojit
+test-release: build-release
+	ctest --test-dir $(BUILD_RELEASE) --output-on-failure -j $(JOBS) -R '$(RELEASE_TESTS)'
+
+test: test-plain test-asan test-tsan test-nojit test-release
 
 # Short libFuzzer runs (see README): FUZZ_TARGET=loader|yaml|onnx (default
 # loader), FUZZ_SECONDS each. New inputs go to build-fuzz/corpus-TARGET; the
@@ -105,4 +120,4 @@ fuzz: deps
 	  $(if $(filter loader,$(FUZZ_TARGET)),tests/fuzz/seeds,tests/fuzz/corpus/$(FUZZ_TARGET))
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_NOJIT) build-fuzz
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_NOJIT) $(BUILD_RELEASE) build-fuzz

@@ -4,6 +4,7 @@
  * worker). Flow events bind a _Send to its _Recv by their key. */
 #include "executor/trace.h"
 
+#include "devices/device.h"
 #include "executor/session.h"
 #include "support/alloc.h"
 #include "support/diag.h"
@@ -36,7 +37,9 @@ struct tgc_trace {
     pthread_mutex_t lock;
     event *events;
     size_t count, cap;
-    char device_names[16][16];
+    /* As long as a device's own name ("/task:12/cpu0" does not fit in 16):
+     * a cut name would never compare equal and take a new pid each time. */
+    char device_names[16][sizeof ((tgc_device *)0)->name];
     int n_devices;
 };
 

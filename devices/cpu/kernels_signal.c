@@ -59,9 +59,10 @@ static bool storable(tgc_dtype t) {
 #undef IS
 }
 
-/* The int32/int64 scalar host input i (`what`) in *v. */
+/* The int32/int64 scalar host input i (`what`) in *v (0 when it fails). */
 static tgc_status int_scalar(tgc_kernel_ctx *c, int i, const char *what, int64_t *v) {
     const tgc_value *in = &c->inputs[i];
+    *v = 0; /* set on failure too: the callers read it only after TGC_OK, which the compiler cannot see */
     if ((in->dtype != TGC_INT32 && in->dtype != TGC_INT64) || tgc_value_numel(in) != 1)
         return tgc_kernel_fail(c, "input %d (%s) must be an int32 or int64 scalar", i, what);
     const void *p = tgc_kernel_in_ptr(c, i);
