@@ -17,6 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every message in d as one string (the caller frees it). */
+static char *diags_text(const tgc_diags *d) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    tgc_diags_print(d, f);
+    fclose(f);
+    return text;
+}
+
 static tgc_device_kind sim(void) {
     tgc_device_kind kind = -1;
     CU_ASSERT_EQUAL_FATAL(tgc_sim_backend_register(&kind), TGC_OK);
@@ -128,11 +138,7 @@ static void test_placed_and_partitioned(void) {
      * kind to add. */
     p = NULL;
     CU_ASSERT_EQUAL(tgc_graph_place(g, "sim0,sim1", NULL, d, &p), TGC_ERR_INVALID);
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    tgc_diags_print(d, f);
-    fclose(f);
+    char *text = diags_text(d);
     CU_ASSERT(strstr(text, "no-kernel") != NULL && strstr(text, "add a cpu or a gpu to --devices") != NULL);
     free(text);
     tgc_graph_free(g);
@@ -276,11 +282,7 @@ static void test_memory_limit(void) {
     if (st == TGC_OK) st = tgc_session_run(s, 1, names, &x, outs, d);
     CU_ASSERT_NOT_EQUAL(st, TGC_OK);
     CU_ASSERT_PTR_NULL(outs[0]);
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    tgc_diags_print(d, f);
-    fclose(f);
+    char *text = diags_text(d);
     CU_ASSERT(strstr(text, "sim0") != NULL);
     free(text);
     tgc_tensor_release(x);
