@@ -1,6 +1,6 @@
 /* The one list of backends (backend.h): the kinds built in, in kind
  * order, then the kinds registered at run time. Adding a kind to the
- * library is one line here. */
+ * library is one line here (under its build option, as OpenCL's). */
 #include "devices/backend.h"
 
 #include <pthread.h>
@@ -8,13 +8,21 @@
 #include <string.h>
 
 extern const tgc_backend tgc_cpu_backend;
+#ifdef TGC_HAVE_OPENCL
 extern const tgc_backend tgc_opencl_backend;
+#endif
 
 static const tgc_backend *backends[TGC_MAX_BACKENDS] = {
-    &tgc_cpu_backend,    /* TGC_DEVICE_CPU: kind 0, the host */
+    &tgc_cpu_backend, /* TGC_DEVICE_CPU: kind 0, the host */
+#ifdef TGC_HAVE_OPENCL
     &tgc_opencl_backend, /* TGC_DEVICE_GPU */
+#endif
 };
+#ifdef TGC_HAVE_OPENCL
 static atomic_int n_backends = 2;
+#else
+static atomic_int n_backends = 1;
+#endif
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int tgc_backend_count(void) { return atomic_load_explicit(&n_backends, memory_order_acquire); }

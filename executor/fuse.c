@@ -16,14 +16,12 @@
 
 #include "graph/elementwise.h"
 
-/* The row of node n when it is a unary float32 activation it could fold,
- * its parameters in *act; NULL otherwise. */
+/* The activation node n is (tgc_fusable_activation, the rule the graph
+ * rewrite shares), its row and parameters in *act; NULL otherwise. */
 static const tgc_ew_row *activation_row(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act) {
-    const tgc_ew_row *r = tgc_fused_act_row(n->op_name);
-    if (r == NULL) return NULL;
-    if (tgc_ew_id(r) != TGC_EW_Clip && n->n_inputs != 1) return NULL;
     double p[TGC_EW_MAX_PARAMS];
-    if (!tgc_ew_node_params(g, n, r, p)) return NULL; /* Clip with bounds known only at run time */
+    const tgc_ew_row *r = tgc_fusable_activation(g, n, p);
+    if (r == NULL) return NULL;
     act->row = tgc_ew_id(r);
     for (int k = 0; k < 3; k++) act->params[k] = (float)p[k];
     return r;
@@ -34,13 +32,13 @@ void tgc_plan_fuse_activations(tgc_plan *p) {
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
         tgc_fused_act act;
-        if (p->role[id] != TGC_ROLE_KERNEL || n->n_inputs < 1 || activation_row(g, n, &act) == NULL) continue;
-        tgc_ref from = n->inputs[0];
-        if (from.node < 0 || p->role[from.node] != TGC_ROLE_KERNEL) continue;
+        if (p->role[id] != TGC_ROLE_KERNEL || activation_row(g, n, &act) == NULL) continue;
+        tgc_ref from = n->inputs[0]; /* output 0 of its producer */
+        if (p->role[from.node] != TGC_ROLE_KERNEL) continue;
         const tgc_kernel_def *k = p->kernel[from.node];
-        if (k == NULL || !k->fuses_activation || from.port != 0 || p->fused_act[from.node].row >= 0) continue;
+        if (k == NULL || !k->fuses_activation || p->fused_act[from.node].row >= 0) continue;
         if (p->use_count[p->value_base[from.node]] != 1) continue; /* another reader wants it before */
-        if (n->outputs[0].dtype != TGC_FLOAT32 || tgc_graph_ref_info(g, from)->dtype != TGC_FLOAT32) continue;
+        if (tgc_graph_ref_info(g, from)->dtype != TGC_FLOAT32) continue;
         if (p->kernel[id] == NULL) continue; /* the activation runs here too: one plan, one device */
         p->fused_act[from.node] = act;
         p->absorbed[id] = true;

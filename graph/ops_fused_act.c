@@ -21,6 +21,14 @@ const tgc_ew_row *tgc_fused_act_row(const char *name) {
     return r;
 }
 
+const tgc_ew_row *tgc_fusable_activation(const tgc_graph *g, const tgc_node *n, double p[TGC_EW_MAX_PARAMS]) {
+    const tgc_ew_row *r = n->kind == TGC_NODE_OP ? tgc_fused_act_row(n->op_name) : NULL;
+    if (r == NULL || n->n_outputs != 1 || n->outputs[0].dtype != TGC_FLOAT32 || n->n_inputs < 1) return NULL;
+    if (tgc_ew_id(r) != TGC_EW_Clip && n->n_inputs != 1) return NULL;
+    if (n->inputs[0].node < 0 || n->inputs[0].port != 0) return NULL;
+    return tgc_ew_node_params(g, n, r, p) ? r : NULL; /* Clip's bounds known only at run time: no */
+}
+
 static tgc_status infer_fused_act(tgc_infer_ctx *c, const tgc_op_def *base) {
     const tgc_attr *act = tgc_infer_attr(c, "activation"), *params = tgc_infer_attr(c, "activation_params");
     if (tgc_fused_act_row(act != NULL ? act->s : NULL) == NULL)

@@ -25,14 +25,10 @@ static const char *fused_name(const char *op) {
  * the activation's row and parameters in *row and p. */
 static int32_t fusable_pair(const tgc_rewrite *rw, int32_t act, const tgc_ew_row **row, double p[TGC_EW_MAX_PARAMS]) {
     const tgc_node *a = &rw->g->nodes[act];
-    if (rw->removed[act] || a->kind != TGC_NODE_OP || a->n_controls > 0 || a->n_colocate > 0 || a->n_outputs != 1)
-        return -1;
-    *row = tgc_fused_act_row(a->op_name);
-    if (*row == NULL || a->n_inputs < 1 || a->outputs[0].dtype != TGC_FLOAT32) return -1;
-    if (tgc_ew_id(*row) != TGC_EW_Clip && a->n_inputs != 1) return -1;
-    if (!tgc_ew_node_params(rw->g, a, *row, p)) return -1; /* Clip's bounds known only at run time */
+    if (rw->removed[act] || a->n_controls > 0 || a->n_colocate > 0) return -1;
+    if ((*row = tgc_fusable_activation(rw->g, a, p)) == NULL) return -1;
     tgc_ref in = a->inputs[0];
-    if (in.node < 0 || in.port != 0 || rw->removed[in.node]) return -1;
+    if (rw->removed[in.node]) return -1;
     const tgc_node *m = &rw->g->nodes[in.node];
     if (m->kind != TGC_NODE_OP || fused_name(m->op_name) == NULL || m->n_controls > 0 || m->n_colocate > 0 ||
         m->n_outputs != 1 || m->outputs[0].dtype != TGC_FLOAT32 || !tgc_pass_same_device(a, m))
