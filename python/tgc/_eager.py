@@ -19,8 +19,8 @@ _run = lib.tgc_eager_run
 
 
 def full_name(device):
-    """'cpu' -> 'cpu0', 'gpu' -> 'gpu0'; others as given."""
-    return {"cpu": "cpu0", "gpu": "gpu0"}.get(device, device)
+    """A kind's prefix alone is its device 0: 'cpu' -> 'cpu0', 'gpu' -> 'gpu0'; others as given."""
+    return device + "0" if device.isalpha() and device != "host" else device
 
 
 def _open(devices, options):
