@@ -3,11 +3,12 @@
  * or resolves its cache entry (the node, the device, the kernel, the
  * output shapes when they do not depend on values), puts its inputs where
  * the kernel reads them, allocates the outputs on the device and runs the
- * kernel, as executor/node_run.c does for a session's node; the results
- * become new handles, which hold their device open. */
+ * kernel through the steps a session's node takes too (devices/node_exec.h);
+ * the results become new handles, which hold their device open. */
 #include "executor/eager.h"
 
 #include "devices/device_registry.h"
+#include "devices/node_exec.h"
 #include "executor/step.h"
 #include "graph/op_registry.h"
 #include "support/alloc.h"
@@ -156,6 +157,31 @@ static int choose_device(const tgc_eager *e, const tgc_node *n, const tgc_value 
     return 0;
 }
 
+/* Output shapes of an eager call: the op's own inference function over the
+ * inputs' dtypes and dims (tgc_node_exec_infer: an eager node's refs name
+ * its arguments, and every output must get a dtype and a rank); with_values:
+ * the values of small integer inputs in host memory and of float32 scalars
+ * too, as a session's run shows them. sized: the kernel sizes its outputs,
+ * so a dim that needs the values is no error. The kernel cache asks twice
+ * on a miss, with and without the values: when both agree and nothing
+ * stayed unknown, the shapes do not depend on the values and are kept for
+ * later calls. Returns TGC_OK; TGC_ERR_INVALID with the op's message in
+ * diags (may be NULL), "runtime-shape" when a dim stays unknown;
+ * TGC_ERR_NOMEM. *unresolved (may be NULL): a dim stayed unknown. */
+static tgc_status infer(tgc_eager *e, const tgc_node *n, const tgc_value *in, tgc_value *out, bool with_values,
+                        bool sized, bool *unresolved, tgc_diags *diags) {
+    unsigned flags = TGC_NODE_INFER_EVERY_OUTPUT | (with_values ? TGC_NODE_INFER_VALUES : 0u) |
+                     (sized ? TGC_NODE_INFER_KERNEL_SIZES : 0u);
+    bool left = false;
+    tgc_status s = tgc_node_exec_infer(e->g, n, in, out, flags, &left, diags, NULL, 0);
+    if (unresolved != NULL) *unresolved = left;
+    if (s != TGC_OK && left)
+        s = call_error(diags, TGC_ERR_INVALID, "runtime-shape", "op %s: cannot determine an output shape from the "
+                       "inputs%s", n->op->name,
+                       with_values ? " (a shape input must be an int32/int64 tensor in host memory)" : "");
+    return s;
+}
+
 static bool same_shapes(const tgc_value *a, const tgc_value *b, int n) {
     for (int k = 0; k < n; k++) {
         if (a[k].dtype != b[k].dtype || a[k].rank != b[k].rank) return false;
@@ -181,7 +207,7 @@ static tgc_status resolve(tgc_eager *e, const char *op, const tgc_op_attr *attrs
                            "omitted (NULL)", op, i);
     }
     bool unresolved = false;
-    if (s == TGC_OK) s = tgc_eager_infer(e->g, n, in, en->outs, true, true, &unresolved, diags);
+    if (s == TGC_OK) s = infer(e, n, in, en->outs, true, true, &unresolved, diags);
     if (s == TGC_OK) {
         en->device = want >= 0 ? want : choose_device(e, n, in, en->outs);
         en->kernel = kernel_on(e->devices[en->device], n, in, en->outs);
@@ -202,7 +228,7 @@ static tgc_status resolve(tgc_eager *e, const char *op, const tgc_op_attr *attrs
         tgc_value plain[TGC_RUN_MAX_IO];
         bool blind_unresolved = true;
         if (n->n_outputs <= TGC_RUN_MAX_IO &&
-            tgc_eager_infer(e->g, n, in, plain, false, true, &blind_unresolved, NULL) == TGC_OK)
+            infer(e, n, in, plain, false, true, &blind_unresolved, NULL) == TGC_OK)
             en->static_shapes = !blind_unresolved && same_shapes(plain, en->outs, n->n_outputs);
     }
     if (s != TGC_OK) {
@@ -215,44 +241,38 @@ static tgc_status resolve(tgc_eager *e, const char *op, const tgc_op_attr *attrs
 
 /* ---- running an entry -------------------------------------------------------------- */
 
-/* Puts each input where the kernel reads it (as node_run.c's stage_inputs):
- * copies go into staged[i] and are counted. */
+/* Puts each input where the kernel reads it (tgc_node_exec_stage; a cpu
+ * kernel's copies on its cpu): copies go into staged[i] and are counted. */
 static tgc_status stage_inputs(tgc_eager *e, const tgc_eager_entry *en, tgc_value *in, tgc_buffer **staged,
                                tgc_diags *diags) {
-    const tgc_kernel_def *k = en->kernel;
-    tgc_device *d = e->devices[en->device];
-    for (int i = 0; i < en->node.n_inputs; i++) {
-        if (in[i].buf == NULL || tgc_kernel_metadata_input(k, i)) continue;
-        tgc_device *at = in[i].buf->device;
-        bool want_host = tgc_kernel_host_input(k, i) || tgc_device_host_memory(d);
-        if (want_host ? tgc_device_host_memory(at) : at == d) continue;
-        tgc_device *to = want_host && !tgc_device_host_memory(d) ? tgc_host_device() : d;
-        size_t nbytes = tgc_value_nbytes(&in[i]);
-        tgc_status s = tgc_buffer_copy(in[i].buf, nbytes, to, &staged[i]);
-        if (s != TGC_OK) {
-            char what[512], which[48];
-            snprintf(which, sizeof which, "a copy of input %d", i);
-            return call_error(diags, s, s == TGC_ERR_NOMEM ? "out-of-memory" : "copy-failed", "op %s on %s: %s",
-                              en->node.op->name, d->name,
-                              s == TGC_ERR_NOMEM ? tgc_oom_str(what, sizeof what, which, &in[i], to)
-                                                 : "cannot move an input there");
-        }
-        in[i].buf = staged[i];
+    tgc_device *d = e->devices[en->device], *host_to = tgc_node_exec_host_to(d);
+    int i = 0;
+    tgc_status s = tgc_node_exec_stage(&en->node, en->kernel, d, host_to, in, staged, &i);
+    for (int j = 0; j < en->node.n_inputs; j++) {
+        if (staged[j] == NULL) continue;
         atomic_fetch_add_explicit(&e->copies, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&e->copy_bytes, (long long)nbytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&e->copy_bytes, (long long)tgc_value_nbytes(&in[j]), memory_order_relaxed);
+    }
+    if (s != TGC_OK) {
+        char what[512], which[48];
+        snprintf(which, sizeof which, "a copy of input %d", i);
+        return call_error(diags, s, s == TGC_ERR_NOMEM ? "out-of-memory" : "copy-failed", "op %s on %s: %s",
+                          en->node.op->name, d->name,
+                          s == TGC_ERR_NOMEM ? tgc_oom_str(what, sizeof what, which, &in[i],
+                                                           tgc_node_exec_input_device(en->kernel, d, host_to, i))
+                                             : "cannot move an input there");
     }
     return TGC_OK;
 }
 
 static tgc_status alloc_outputs(const tgc_eager_entry *en, tgc_device *d, tgc_value *out, tgc_diags *diags) {
-    for (int i = 0; i < en->node.n_outputs; i++) {
-        tgc_device *od = tgc_kernel_host_output(en->kernel, i) ? tgc_host_device() : d;
-        if (tgc_buffer_alloc_typed(od, out[i].dtype, tgc_value_nbytes(&out[i]), &out[i].buf) != TGC_OK) {
-            char what[512], which[32];
-            snprintf(which, sizeof which, "output %d", i);
-            return call_error(diags, TGC_ERR_NOMEM, "out-of-memory", "op %s on %s: %s", en->node.op->name, d->name,
-                              tgc_oom_str(what, sizeof what, which, &out[i], od));
-        }
+    int i = 0;
+    if (tgc_node_exec_alloc(&en->node, en->kernel, d, out, &i) != TGC_OK) {
+        char what[512], which[32];
+        snprintf(which, sizeof which, "output %d", i);
+        return call_error(diags, TGC_ERR_NOMEM, "out-of-memory", "op %s on %s: %s", en->node.op->name, d->name,
+                          tgc_oom_str(what, sizeof what, which, &out[i],
+                                      tgc_node_exec_output_device(en->kernel, d, i)));
     }
     return TGC_OK;
 }
@@ -261,15 +281,12 @@ static tgc_status alloc_outputs(const tgc_eager_entry *en, tgc_device *d, tgc_va
 static tgc_status run_kernel(tgc_eager *e, const tgc_eager_entry *en, tgc_value *in, tgc_value *out,
                              tgc_diags *diags) {
     tgc_device *d = e->devices[en->device];
-    const tgc_kernel_def *k = en->kernel;
     char err[512];
     err[0] = '\0'; /* not the whole buffer: a kernel writes its message only when it fails */
     tgc_kernel_ctx ctx = {.node = &en->node, .device = d, .inputs = in, .n_inputs = en->node.n_inputs,
                           .outputs = out, .n_outputs = en->node.n_outputs, .error = err, .error_size = sizeof err,
-                          .pool = e->pools[en->device], .def = k};
-    tgc_status s = k->fn(&ctx);
-    for (int i = 0; s == TGC_OK && k->sizes_outputs && i < en->node.n_outputs; i++)
-        if (out[i].buf == NULL) s = tgc_kernel_fail(&ctx, "the kernel did not allocate output %d", i);
+                          .pool = e->pools[en->device], .def = en->kernel};
+    tgc_status s = tgc_node_exec_kernel(&ctx);
     if (s != TGC_OK)
         return call_error(diags, s == TGC_ERR_NOMEM ? s : TGC_ERR_RUNTIME,
                           s == TGC_ERR_NOMEM ? "out-of-memory" : "kernel-failed", "op %s on %s: %s",
@@ -306,7 +323,7 @@ static tgc_status run_entry(tgc_eager *e, tgc_eager_entry *en, tgc_tensor *const
         memcpy(out, en->outs, (size_t)n->n_outputs * sizeof *out);
     } else if (s == TGC_OK) {
         memset(out, 0, (size_t)n->n_outputs * sizeof *out);
-        s = tgc_eager_infer(e->g, &en->node, in, out, true, en->kernel->sizes_outputs, NULL, diags);
+        s = infer(e, &en->node, in, out, true, en->kernel->sizes_outputs, NULL, diags);
     }
     if (s == TGC_OK && !en->kernel->sizes_outputs) s = alloc_outputs(en, e->devices[en->device], out, diags);
     if (s == TGC_OK) s = run_kernel(e, en, in, out, diags);

@@ -1,7 +1,7 @@
 /* Eager contexts (the public API is tgc.h's "Eager ops"): private layout,
- * shared by eager.c (running an op), eager_node.c (the node a call
- * describes, and its cache key), eager_infer.c (output shapes) and
- * eager_cache.c (the kernel cache).
+ * shared by eager.c (running an op, its output shapes through
+ * devices/node_exec.h), eager_node.c (the node a call describes, and its
+ * cache key) and eager_cache.c (the kernel cache).
  *
  * A call runs one node that no graph holds: eager_node.c builds it from
  * the op's name, the caller's attributes (checked against the op's schema)
@@ -68,17 +68,6 @@ uint64_t tgc_eager_key_hash(const tgc_eager_key *k);
 tgc_status tgc_eager_node_build(tgc_node *n, const char *op, const tgc_op_attr *attrs, int n_attrs, int n_inputs,
                                 int n_outputs, tgc_diags *diags);
 void tgc_eager_node_release(tgc_node *n);
-
-/* Fills out[k]'s dtype, rank and dims for node n over the input values
- * in[] (dtype TGC_DTYPE_INVALID: omitted), by the op's inference
- * function; with_values: small integer inputs in host memory and float32
- * scalars are shown to it (as a session's run does). sized: the kernel
- * sizes its outputs, so a dim that needs the values is no error. Returns
- * TGC_OK; TGC_ERR_INVALID with the op's message in diags (may be NULL),
- * including "runtime-shape" when a dim stays unknown; TGC_ERR_NOMEM.
- * *unresolved (may be NULL) says whether a dim stayed unknown. */
-tgc_status tgc_eager_infer(tgc_graph *g, tgc_node *n, const tgc_value *in, tgc_value *out, bool with_values,
-                           bool sized, bool *unresolved, tgc_diags *diags);
 
 /* The cache (eager_cache.c). lookup: the entry of key k, or NULL; counts
  * the hit or miss; the calling thread's last entry is checked first,

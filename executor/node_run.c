@@ -1,101 +1,18 @@
-/* Running one kernel node: put its inputs where the kernel reads them,
- * infer its output shapes from the actual inputs (the op's own inference
- * function, so shape logic lives in one place), allocate its outputs or
- * forward an input's buffer, run the kernel. */
+/* Running one kernel node of a step: its inputs from the step's slots, the
+ * steps every node run shares (devices/node_exec.h: staging, inference over
+ * the actual inputs, allocation, the kernel), and what only a graph step
+ * does: static shapes taken from the plan, an input's buffer forwarded to
+ * the output when this node is its last user, absorbed activations, the
+ * memory watch and the test hooks. */
 #include "executor/step.h"
 
-#include "graph/infer.h"
+#include "devices/node_exec.h"
 #include "support/alloc.h"
-#include "support/diag.h"
 
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <signal.h>
 #include <string.h>
-
-/* Runtime inference: fills the output values' dtypes and dims by the op's
- * inference function over the actual shapes (and the values of small
- * integer inputs in host memory). Messages are only formatted on failure.
- * kernel_sizes: the kernel sets the dims itself (tgc_kernel_def.
- * sizes_outputs), so a dim that depends on input values is not an error. */
-static tgc_status infer_outputs(const tgc_graph *g, const tgc_node *n, const tgc_value *in, tgc_value *out,
-                                bool kernel_sizes, char *err, size_t err_size) {
-    tgc_tensor_info infos_small[TGC_RUN_MAX_IO], outs_small[TGC_RUN_MAX_IO];
-    tgc_dim values_small[TGC_RUN_MAX_IO][TGC_MAX_VALUE_LEN];
-    tgc_tensor_info *infos = infos_small, *outs = outs_small;
-    tgc_dim(*values)[TGC_MAX_VALUE_LEN] = values_small;
-    void *heap = NULL;
-    if (n->n_inputs > TGC_RUN_MAX_IO || n->n_outputs > TGC_RUN_MAX_IO) { /* any arity: from the heap */
-        size_t ni = (size_t)n->n_inputs, no = (size_t)n->n_outputs;
-        heap = tgc_malloc(ni * sizeof *values + (ni + no) * sizeof *infos);
-        if (heap == NULL) {
-            snprintf(err, err_size, "no host memory to infer the shapes of %zu inputs", ni);
-            return TGC_ERR_NOMEM;
-        }
-        values = heap;
-        infos = (tgc_tensor_info *)(void *)(values + ni);
-        outs = infos + ni;
-    }
-    for (int i = 0; i < n->n_inputs; i++) {
-        tgc_tensor_info *info = &infos[i];
-        memset(info, 0, sizeof *info);
-        info->dtype = in[i].dtype;
-        info->shape = tgc_shape_of(in[i].rank, in[i].dims);
-        info->value_len = -1;
-        if (n->inputs[i].node >= 0 && tgc_graph_ref_info(g, n->inputs[i])->kind != TGC_KIND_TENSOR) {
-            /* A sequence or an optional: its kind as the graph has it; the kernel reads the elements. */
-            info->kind = tgc_graph_ref_info(g, n->inputs[i])->kind;
-            info->shape.rank = TGC_RANK_UNKNOWN;
-            continue;
-        }
-        int64_t numel = tgc_value_numel(&in[i]);
-        const void *p = tgc_buffer_host_ptr(in[i].buf);
-        if (in[i].dtype == TGC_FLOAT32 && numel == 1 && p != NULL) {
-            info->has_real = true;
-            info->real = *(const float *)p;
-        }
-        if ((in[i].dtype == TGC_INT64 || in[i].dtype == TGC_INT32) && in[i].rank <= 1 && numel <= TGC_MAX_VALUE_LEN &&
-            (p != NULL || numel == 0)) {
-            for (int64_t k = 0; k < numel; k++)
-                values[i][k] = tgc_dim_of(in[i].dtype == TGC_INT64 ? ((const int64_t *)p)[k] : ((const int32_t *)p)[k]);
-            info->value = values[i];
-            info->value_len = (int)numel;
-        }
-    }
-    tgc_status s = TGC_OK;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        for (int k = 0; k < n->n_outputs; k++) {
-            memset(&outs[k], 0, sizeof outs[k]);
-            outs[k].dtype = TGC_DTYPE_INVALID;
-            outs[k].value_len = -1;
-        }
-        /* The second attempt only runs after a failure, to get its message. */
-        tgc_diags *diags = attempt == 0 ? NULL : tgc_diags_create();
-        tgc_infer_ctx ctx = {.graph = (tgc_graph *)g, .node = (tgc_node *)n, .diags = diags,
-                             .input_infos = infos, .output_infos = outs, .runtime = true};
-        s = n->op->infer(&ctx);
-        if (s == TGC_OK && ctx.unresolved && !kernel_sizes) {
-            snprintf(err, err_size, "cannot determine an output shape from the inputs");
-            s = TGC_ERR_RUNTIME;
-        } else if (s != TGC_OK && attempt == 1) {
-            snprintf(err, err_size, "%s", tgc_diags_count(diags) ? tgc_diag_message(diags, 0) : "inference failed");
-            if (s != TGC_ERR_NOMEM) s = TGC_ERR_RUNTIME;
-        }
-        tgc_diags_free(diags);
-        for (int k = 0; k < n->n_outputs; k++) {
-            if (s == TGC_OK) {
-                out[k].dtype = outs[k].dtype;
-                out[k].rank = outs[k].shape.rank;
-                for (int d = 0; d < out[k].rank; d++) out[k].dims[d] = outs[k].shape.dims[d].v;
-            }
-            tgc_free(outs[k].value);
-        }
-        if (s == TGC_OK || s == TGC_ERR_NOMEM || err[0] != '\0') break;
-    }
-    tgc_free(heap);
-    return s;
-}
 
 /* The outputs' dtypes and shapes as the graph has them, for a node whose
  * shapes are all static (tgc_plan.static_shapes), after checking that its
@@ -131,51 +48,25 @@ static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_
            in->buf->nbytes == tgc_value_nbytes(out) && in->dtype == out->dtype;
 }
 
-/* Allocates the outputs, or forwards input k->forward_input's buffer to
- * output 0 (*forwarded set). */
+/* Forwards input k->forward_input's buffer to output 0 when it may
+ * (*forwarded set), and allocates the other outputs. */
 static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_kernel_def *k,
                                 tgc_device *d, tgc_value *out, bool *forwarded) {
-    for (int i = 0; i < n->n_outputs; i++) {
-        tgc_device *od = tgc_kernel_host_output(k, i) ? tgc_host_device() : d;
-        if (i == 0 && can_forward(ps, n, k->forward_input, &out[0], od)) {
-            tgc_ref ref = n->inputs[k->forward_input];
-            out[0].buf = tgc_buffer_retain(ps->vals[ps->plan->value_base[ref.node] + ref.port].buf);
-            *forwarded = true;
-            continue;
-        }
-        size_t nbytes = tgc_value_nbytes(&out[i]);
-        if (tgc_buffer_alloc_typed(od, out[i].dtype, nbytes, &out[i].buf) != TGC_OK) {
-            char what[512], which[32];
-            snprintf(which, sizeof which, "output %d", i);
-            tgc_oom_str(what, sizeof what, which, &out[i], od);
-            char where[256];
-            tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s%s: %s",
-                          tgc_node_label(n), n->op_name, d->name, tgc_frame_where(ps, where, sizeof where), what);
-            return TGC_ERR_NOMEM;
-        }
+    if (k->forward_input >= 0 && n->n_outputs > 0 &&
+        can_forward(ps, n, k->forward_input, &out[0], tgc_node_exec_output_device(k, d, 0))) {
+        tgc_ref ref = n->inputs[k->forward_input];
+        out[0].buf = tgc_buffer_retain(ps->vals[ps->plan->value_base[ref.node] + ref.port].buf);
+        *forwarded = true;
     }
-    return TGC_OK;
-}
-
-/* Puts each input where the kernel reads it: host memory for its host
- * arguments, the node's device for the rest (metadata-only inputs stay).
- * Inputs already in place are used as they are; the others are copied
- * into `staged` buffers that the caller releases after the kernel. */
-static tgc_status stage_inputs(const tgc_node *n, const tgc_kernel_def *k, tgc_device *d, tgc_value *in,
-                               tgc_buffer **staged, int *failed) {
-    for (int i = 0; i < n->n_inputs; i++) {
-        if (in[i].buf == NULL || tgc_kernel_metadata_input(k, i)) continue;
-        tgc_device *at = in[i].buf->device;
-        bool want_host = tgc_kernel_host_input(k, i) || tgc_device_host_memory(d);
-        bool in_place = want_host ? tgc_device_host_memory(at) : at == d;
-        if (in_place) continue;
-        tgc_device *to = want_host ? tgc_host_device() : d;
-        tgc_status s = tgc_buffer_copy(in[i].buf, tgc_value_nbytes(&in[i]), to, &staged[i]);
-        if (s != TGC_OK) {
-            *failed = i;
-            return s;
-        }
-        in[i].buf = staged[i];
+    int i = 0;
+    if (tgc_node_exec_alloc(n, k, d, out, &i) != TGC_OK) {
+        char what[512], which[32];
+        snprintf(which, sizeof which, "output %d", i);
+        tgc_oom_str(what, sizeof what, which, &out[i], tgc_node_exec_output_device(k, d, i));
+        char where[256];
+        tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s%s: %s",
+                      tgc_node_label(n), n->op_name, d->name, tgc_frame_where(ps, where, sizeof where), what);
+        return TGC_ERR_NOMEM;
     }
     return TGC_OK;
 }
@@ -235,13 +126,15 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
     char err[512];
     err[0] = '\0';
     int failed = 0;
-    tgc_status s = stage_inputs(n, k, d, in, staged, &failed);
+    /* A step stages host-memory arguments on the host device, also for a
+     * kernel on a cpu (an eager op keeps them on its cpu). */
+    tgc_status s = tgc_node_exec_stage(n, k, d, NULL, in, staged, &failed);
     if (s == TGC_ERR_NOMEM) {
         char which[48];
         snprintf(which, sizeof which, "a copy of input %d", failed);
-        bool to_host = tgc_kernel_host_input(k, failed) || tgc_device_host_memory(d);
         node_fail(st, ps, n, d, s, "out-of-memory",
-                  tgc_oom_str(err, sizeof err, which, &in[failed], to_host ? tgc_host_device() : d));
+                  tgc_oom_str(err, sizeof err, which, &in[failed],
+                              tgc_node_exec_input_device(k, d, NULL, failed)));
     } else if (s != TGC_OK) {
         snprintf(err, sizeof err, "cannot move an input to %s", d->name);
         node_fail(st, ps, n, d, s, "copy-failed", err);
@@ -255,7 +148,10 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         return TGC_OK;
     }
     if (s == TGC_OK && !(p->static_shapes[id] && static_outputs(p->g, n, in, out))) {
-        s = infer_outputs(p->g, n, in, out, k->sizes_outputs, err, sizeof err);
+        unsigned flags = TGC_NODE_INFER_VALUES | TGC_NODE_INFER_GRAPH_KINDS |
+                         (k->sizes_outputs ? TGC_NODE_INFER_KERNEL_SIZES : 0u);
+        s = tgc_node_exec_infer(p->g, n, in, out, flags, NULL, NULL, err, sizeof err);
+        if (s != TGC_OK && s != TGC_ERR_NOMEM) s = TGC_ERR_RUNTIME;
         if (s != TGC_OK) node_fail(st, ps, n, d, s, "runtime-shape", err);
     }
     bool forwarded = false;
@@ -269,10 +165,8 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (injected_failure(st, n)) s = tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE");
         else if (p->absorbed[id] && forwarded) s = TGC_OK; /* its producer applied it in place */
         else if (p->absorbed[id]) s = copy_applied(&ctx); /* applied already: never twice */
-        else s = k->fn(&ctx);
+        else s = tgc_node_exec_kernel(&ctx);
         if (ctx.impl != NULL) atomic_store_explicit(&p->impl[id], ctx.impl, memory_order_relaxed);
-        for (int i = 0; s == TGC_OK && k->sizes_outputs && i < n->n_outputs; i++)
-            if (out[i].buf == NULL) s = tgc_kernel_fail(&ctx, "the kernel did not allocate output %d", i);
         if (s != TGC_OK)
             node_fail(st, ps, n, d, s, s == TGC_ERR_NOMEM ? "out-of-memory" : "kernel-failed",
                       err[0] ? err : tgc_status_name(s));

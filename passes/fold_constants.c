@@ -2,23 +2,28 @@
  *   - a known value: every output a small integer tensor whose elements
  *     inference already knows (shape arithmetic over static shapes); it
  *     becomes an initializer at once, without running anything;
- *   - foldable: deterministic, no control inputs, no subgraphs (a loop
- *     may not end), every input an
- *     initializer or foldable, every output of a static shape and at most
- *     MAX_FOLD_BYTES;
+ *   - foldable: deterministic, no control inputs, no subgraphs (control
+ *     flow is never run at compile time: a loop may not end), every input
+ *     an initializer or foldable, every output of a static shape and at
+ *     most MAX_FOLD_BYTES;
  *   - or neither.
- * The foldable nodes whose values something else reads (or that are graph
- * outputs) are then computed together by one run of a cpu session over the
- * foldable subgraph (the kernels a run would use: same results), and
- * become initializers. Should that run fail (a constant subgraph that would
- * fail at run time too), nothing is folded: the run reports it then, with
- * the node's name. */
+ * A sequence or an optional is folded only inside the foldable part (an
+ * initializer holds a tensor): where something else reads one, its
+ * producer and what is computed from it stay.
+ * The foldable nodes are then computed one by one in topological order on
+ * a cpu device of the fold's own, one thread, each through the steps every
+ * node run takes (devices/node_exec.h: the kernels a run would use, so the
+ * same results), each value released after its last reader; those whose
+ * values something else reads (or that are graph outputs) become
+ * initializers. Should a node fail (a constant subgraph that would fail at
+ * run time too, or an op with no cpu kernel), nothing is folded: the run
+ * reports it then, with the node's name. */
 #include "passes/pass.h"
 
-#include "devices/backend.h"
+#include "devices/node_exec.h"
 #include "graph/subgraph.h"
-
 #include "support/alloc.h"
+#include "support/string_slots.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -70,77 +75,134 @@ static tgc_status fold_known(tgc_rewrite *rw, int32_t id) {
     return TGC_OK;
 }
 
-/* The foldable subgraph as a graph of its own: the initializers it reads,
- * its nodes, and as outputs the values in `wanted` (n_wanted of them). */
-static tgc_graph *foldable_subgraph(const tgc_rewrite *rw, const unsigned char *state, int32_t nn,
-                                    const tgc_ref *wanted, int n_wanted) {
-    const tgc_graph *g = rw->g;
-    tgc_graph *sub = tgc_rewrite_empty_like(g);
-    int32_t *map = tgc_malloc(((size_t)g->n_nodes + 1) * sizeof *map);
-    bool ok = sub != NULL && map != NULL;
-    for (int32_t id = 0; ok && id < g->n_nodes; id++) map[id] = -1;
-    /* Initializers first, then ops, as the IR orders them. */
-    for (int pass = 0; pass < 2 && ok; pass++)
-        for (int32_t i = 0; ok && i < nn; i++) {
-            int32_t id = g->topo[i];
-            if (rw->removed[id] || state[id] != FOLDABLE) continue;
-            const tgc_node *n = &g->nodes[id];
-            for (int k = 0; ok && k < n->n_inputs; k++) {
-                int32_t in = n->inputs[k].node;
-                if (in < 0 || map[in] >= 0 || g->nodes[in].kind != TGC_NODE_CONST) continue;
-                if (pass != 0) continue;
-                ok = tgc_graph_add_node(sub, g->nodes[in].name, TGC_NODE_CONST, &map[in]) == TGC_OK &&
-                     tgc_node_copy_body(&sub->nodes[map[in]], &g->nodes[in]) == TGC_OK;
-            }
-            if (pass == 0 || !ok) continue;
-            ok = tgc_graph_add_node(sub, n->name, TGC_NODE_OP, &map[id]) == TGC_OK;
-            tgc_node *m = ok ? &sub->nodes[map[id]] : NULL;
-            if (ok) ok = tgc_node_copy_body(m, n) == TGC_OK;
-            if (ok && n->n_inputs > 0) ok = (m->inputs = tgc_malloc((size_t)n->n_inputs * sizeof *m->inputs)) != NULL;
-            for (int k = 0; ok && k < n->n_inputs; k++) {
-                m->inputs[k] = n->inputs[k];
-                if (n->inputs[k].node >= 0) m->inputs[k].node = map[n->inputs[k].node];
-                m->n_inputs = k + 1;
-            }
-            if (ok) {
-                tgc_free(m->device); /* evaluated on the cpu whatever it asked for */
-                m->device = NULL;
-            }
-        }
-    if (ok) ok = (sub->outputs = tgc_malloc(((size_t)n_wanted + 1) * sizeof *sub->outputs)) != NULL;
-    for (int i = 0; ok && i < n_wanted; i++) sub->outputs[sub->n_outputs++] = (tgc_ref){map[wanted[i].node], wanted[i].port, {0, 0}};
-    if (ok) ok = (sub->topo = tgc_malloc(((size_t)sub->n_nodes + 1) * sizeof *sub->topo)) != NULL;
-    for (int32_t k = 0; ok && k < sub->n_nodes; k++) sub->topo[k] = k;
-    tgc_free(map);
-    if (!ok) {
-        tgc_graph_free(sub);
-        return NULL;
+/* Initializer c as a value on host-memory device d (*v; the caller
+ * releases v->buf): its data borrowed (c outlives the fold, and no node
+ * overwrites an input: nothing is forwarded), a string tensor's slots
+ * copied. TGC_OK or TGC_ERR_NOMEM. */
+static tgc_status const_value(tgc_device *d, const tgc_const *c, tgc_value *v) {
+    v->dtype = c->dtype;
+    v->rank = c->shape.rank;
+    for (int i = 0; i < v->rank; i++) v->dims[i] = c->shape.dims[i].v;
+    if (c->dtype != TGC_STRING && c->nbytes > 0) return tgc_buffer_borrow_host(d, c->data, c->nbytes, &v->buf);
+    tgc_status s = tgc_buffer_alloc_typed(d, c->dtype, c->nbytes, &v->buf);
+    if (s == TGC_OK && c->nbytes > 0)
+        s = tgc_string_slots_copy(tgc_buffer_host_ptr(v->buf), c->data, c->nbytes / sizeof(char *));
+    return s;
+}
+
+/* The values of an evaluation: a slot per output of every node of g (the
+ * initializers fold_known added included), each with its readers still
+ * to come. */
+typedef struct fold_values {
+    int32_t *base; /* node id -> its first slot */
+    tgc_value *vals;
+    int *uses;
+    int32_t n_slots;
+} fold_values;
+
+static void values_release(fold_values *fv) {
+    for (int32_t i = 0; fv->vals != NULL && i < fv->n_slots; i++) tgc_buffer_release(fv->vals[i].buf);
+    tgc_free(fv->base);
+    tgc_free(fv->vals);
+    tgc_free(fv->uses);
+}
+
+/* Slots for g's values, their readers among the foldable nodes and the
+ * wanted values counted, and the initializers those nodes read loaded on
+ * d. TGC_OK or TGC_ERR_NOMEM (then values_release frees what was made). */
+static tgc_status values_init(fold_values *fv, const tgc_graph *g, const unsigned char *state, int32_t nn,
+                              const tgc_ref *wanted, int n_wanted, tgc_device *d) {
+    if ((fv->base = tgc_malloc(((size_t)g->n_nodes + 1) * sizeof *fv->base)) == NULL) return TGC_ERR_NOMEM;
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        fv->base[id] = fv->n_slots;
+        fv->n_slots += g->nodes[id].n_outputs;
     }
-    return sub;
+    fv->vals = tgc_calloc((size_t)fv->n_slots + 1, sizeof *fv->vals);
+    fv->uses = tgc_calloc((size_t)fv->n_slots + 1, sizeof *fv->uses);
+    if (fv->vals == NULL || fv->uses == NULL) return TGC_ERR_NOMEM;
+    for (int i = 0; i < n_wanted; i++) fv->uses[fv->base[wanted[i].node] + wanted[i].port]++;
+    for (int32_t id = 0; id < nn; id++) {
+        if (state[id] != FOLDABLE) continue;
+        const tgc_node *n = &g->nodes[id];
+        for (int k = 0; k < n->n_inputs; k++) {
+            tgc_ref r = n->inputs[k];
+            if (r.node < 0) continue;
+            int32_t slot = fv->base[r.node] + r.port;
+            fv->uses[slot]++;
+            if (g->nodes[r.node].kind != TGC_NODE_CONST || fv->vals[slot].buf != NULL) continue;
+            tgc_status s = const_value(d, g->nodes[r.node].data, &fv->vals[slot]);
+            if (s != TGC_OK) return s;
+        }
+    }
+    return TGC_OK;
 }
 
-/* Runs sub once on the host's cpu, one thread; the output tensors go to
- * values[]. TGC_OK, TGC_ERR_NOMEM, or another status when the run fails
- * (values all NULL). */
-static tgc_status evaluate(const tgc_graph *sub, tgc_tensor **values) {
-    tgc_diags *quiet = tgc_diags_create();
-    if (quiet == NULL) return TGC_ERR_NOMEM;
-    char threads[32];
-    snprintf(threads, sizeof threads, "%s=1", tgc_default_device_list());
-    tgc_session_options opts = {.threads = threads, .optimize = TGC_OPTIMIZE_NONE};
-    tgc_session *s = NULL;
-    tgc_status st = tgc_session_create(sub, tgc_default_device_list(), &opts, quiet, &s);
-    if (st == TGC_OK) st = tgc_session_run(s, 0, NULL, NULL, values, quiet);
-    tgc_session_free(s);
-    tgc_diags_free(quiet);
-    return st;
+/* Runs foldable node id of g on d, its outputs into their slots; each
+ * input (and output) no one reads any more is released. TGC_OK;
+ * TGC_ERR_NOMEM; TGC_ERR_UNSUPPORTED (no cpu kernel) or the run's status. */
+static tgc_status run_node(const tgc_graph *g, int32_t id, tgc_device *d, fold_values *fv) {
+    const tgc_node *n = &g->nodes[id];
+    const tgc_kernel_def *k = tgc_kernel_for_node(g, n, d->kind);
+    if (k == NULL) return TGC_ERR_UNSUPPORTED;
+    tgc_value *in = tgc_malloc(((size_t)n->n_inputs + 1) * sizeof *in);
+    if (in == NULL) return TGC_ERR_NOMEM;
+    for (int i = 0; i < n->n_inputs; i++)
+        in[i] = n->inputs[i].node >= 0 ? fv->vals[fv->base[n->inputs[i].node] + n->inputs[i].port]
+                                       : (tgc_value){.dtype = TGC_DTYPE_INVALID};
+    char err[512]; /* the reason is not shown: a run reports it, with the node's name */
+    tgc_value *out = &fv->vals[fv->base[id]];
+    tgc_status s = tgc_node_exec_run(g, n, k, d, in, out, TGC_NODE_INFER_VALUES | TGC_NODE_INFER_GRAPH_KINDS, err,
+                                     sizeof err);
+    tgc_free(in);
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (n->inputs[i].node < 0) continue;
+        int32_t slot = fv->base[n->inputs[i].node] + n->inputs[i].port;
+        if (--fv->uses[slot] > 0) continue;
+        tgc_buffer_release(fv->vals[slot].buf);
+        fv->vals[slot].buf = NULL;
+    }
+    for (int k2 = 0; s == TGC_OK && k2 < n->n_outputs; k2++)
+        if (fv->uses[fv->base[id] + k2] == 0) {
+            tgc_buffer_release(out[k2].buf);
+            out[k2].buf = NULL;
+        }
+    return s;
 }
 
-static tgc_const *const_of_tensor(const tgc_tensor *t, tgc_srcpos pos) {
-    tgc_shape shape = tgc_shape_of(tgc_tensor_rank(t), tgc_tensor_dims(t));
-    tgc_const *c = tgc_pass_new_const(tgc_tensor_dtype(t), &shape, pos);
-    if (c != NULL && c->nbytes > 0) memcpy(c->data, tgc_tensor_data(t), c->nbytes);
+/* A new initializer holding value v (a tensor in host memory), or NULL when
+ * out of memory. */
+static tgc_const *const_of_value(const tgc_value *v, tgc_srcpos pos) {
+    tgc_shape shape = tgc_shape_of(v->rank, v->dims);
+    tgc_const *c = tgc_pass_new_const(v->dtype, &shape, pos);
+    if (c != NULL && c->nbytes > 0) memcpy(c->data, tgc_buffer_host_ptr(v->buf), c->nbytes);
     return c;
+}
+
+/* Computes the foldable nodes of g (state, over its first nn nodes) one
+ * by one in topological order on a cpu device of its own, one thread;
+ * consts[i] (NULL on entry; the caller frees them) receives wanted[i]'s
+ * value. TGC_OK; TGC_ERR_NOMEM; another status when a node cannot run
+ * (consts then all NULL). Every buffer is released before it returns. */
+static tgc_status evaluate(const tgc_graph *g, const unsigned char *state, int32_t nn, const tgc_ref *wanted,
+                           int n_wanted, tgc_const **consts) {
+    tgc_device *cpu = tgc_cpu_device_create(0);
+    if (cpu == NULL) return TGC_ERR_NOMEM;
+    fold_values fv = {0};
+    tgc_status s = values_init(&fv, g, state, nn, wanted, n_wanted, cpu);
+    for (int32_t i = 0; s == TGC_OK && i < nn; i++)
+        if (state[g->topo[i]] == FOLDABLE) s = run_node(g, g->topo[i], cpu, &fv);
+    for (int i = 0; s == TGC_OK && i < n_wanted; i++) {
+        const tgc_value *v = &fv.vals[fv.base[wanted[i].node] + wanted[i].port];
+        if (tgc_value_is_list(v) || v->dtype == TGC_STRING) s = TGC_ERR_UNSUPPORTED; /* foldable says never */
+        else if ((consts[i] = const_of_value(v, g->nodes[wanted[i].node].pos)) == NULL) s = TGC_ERR_NOMEM;
+    }
+    for (int i = 0; s != TGC_OK && i < n_wanted; i++) {
+        tgc_const_free(consts[i]);
+        consts[i] = NULL;
+    }
+    values_release(&fv);
+    tgc_device_destroy(cpu);
+    return s;
 }
 
 typedef struct ref_list {
@@ -188,22 +250,17 @@ static tgc_status fold_run(tgc_rewrite *rw, const unsigned char *state, int32_t 
         tgc_free(wanted);
         return s;
     }
-    tgc_graph *sub = foldable_subgraph(rw, state, nn, wanted, n_wanted);
-    tgc_tensor **values = tgc_calloc((size_t)n_wanted, sizeof *values);
-    if (sub == NULL || values == NULL) s = TGC_ERR_NOMEM;
-    tgc_status run = s == TGC_OK ? evaluate(sub, values) : s;
+    tgc_const **consts = tgc_calloc((size_t)n_wanted, sizeof *consts);
+    if (consts == NULL) s = TGC_ERR_NOMEM;
+    tgc_status run = s == TGC_OK ? evaluate(g, state, nn, wanted, n_wanted, consts) : s;
     if (run == TGC_ERR_NOMEM) s = run;
     for (int i = 0; s == TGC_OK && run == TGC_OK && i < n_wanted; i++) {
         tgc_ref r = wanted[i];
-        tgc_const *c = const_of_tensor(values[i], g->nodes[r.node].pos);
-        if (c == NULL) {
-            s = TGC_ERR_NOMEM;
-            break;
-        }
         char base[300];
         snprintf(base, sizeof base, "%s_out%d", g->nodes[r.node].name, r.port);
         int32_t cid;
-        s = tgc_rewrite_add_const(rw, r.port == 0 ? r.node : -1, base, c, &cid);
+        s = tgc_rewrite_add_const(rw, r.port == 0 ? r.node : -1, base, consts[i], &cid); /* takes consts[i] */
+        consts[i] = NULL;
         if (s == TGC_OK) tgc_rewrite_replace_uses(rw, r, (tgc_ref){cid, 0, {0, 0}});
     }
     if (s == TGC_OK && run == TGC_OK)
@@ -212,11 +269,48 @@ static tgc_status fold_run(tgc_rewrite *rw, const unsigned char *state, int32_t 
                 tgc_rewrite_remove(rw, id);
                 rw->edits++;
             }
-    for (int i = 0; values != NULL && i < n_wanted; i++) tgc_tensor_release(values[i]);
-    tgc_free(values);
-    tgc_graph_free(sub);
+    for (int i = 0; consts != NULL && i < n_wanted; i++) tgc_const_free(consts[i]);
+    tgc_free(consts);
     tgc_free(wanted);
     return s;
+}
+
+/* Leaves foldable r's producer to run (state NOT_CONST) when r is a
+ * sequence or an optional; true if it did. */
+static bool keep_if_list(const tgc_graph *g, unsigned char *state, int32_t nn, tgc_ref r) {
+    if (!is_foldable(state, nn, r) || tgc_graph_ref_info(g, r)->kind == TGC_KIND_TENSOR) return false;
+    state[r.node] = NOT_CONST;
+    return true;
+}
+
+/* The sequences and optionals that a node that stays (or a graph output)
+ * would read from the foldable part stay computed at run time, with every
+ * foldable node computed from them, until no such read is left. Returns
+ * how many nodes stay foldable. */
+static int32_t keep_lists(const tgc_rewrite *rw, unsigned char *state, int32_t nn) {
+    const tgc_graph *g = rw->g;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < g->n_outputs; i++) changed |= keep_if_list(g, state, nn, g->outputs[i]);
+        for (int32_t id = 0; id < g->n_nodes; id++) {
+            if (rw->removed[id] || is_foldable(state, nn, (tgc_ref){id, 0, {0, 0}})) continue;
+            for (int k = 0; k < g->nodes[id].n_inputs; k++)
+                changed |= keep_if_list(g, state, nn, g->nodes[id].inputs[k]);
+        }
+        for (int32_t i = 0; i < nn; i++) { /* what reads a node that stays stays too */
+            int32_t id = g->topo[i];
+            for (int k = 0; state[id] == FOLDABLE && k < g->nodes[id].n_inputs; k++) {
+                tgc_ref r = g->nodes[id].inputs[k];
+                if (r.node >= 0 && r.node < nn && state[r.node] == NOT_CONST) {
+                    state[id] = NOT_CONST;
+                    changed = true;
+                }
+            }
+        }
+    }
+    int32_t foldable = 0;
+    for (int32_t id = 0; id < nn; id++) foldable += state[id] == FOLDABLE;
+    return foldable;
 }
 
 tgc_status tgc_pass_fold_constants(tgc_rewrite *rw) {
@@ -251,6 +345,7 @@ tgc_status tgc_pass_fold_constants(tgc_rewrite *rw) {
             foldable++;
         }
     }
+    if (s == TGC_OK && foldable > 0) foldable = keep_lists(rw, state, nn);
     if (s == TGC_OK && foldable > 0) s = fold_run(rw, state, nn);
     tgc_free(state);
     return s;

@@ -13,12 +13,13 @@
 typedef tgc_status (*tgc_pass_fn)(tgc_rewrite *rw);
 
 /* Replaces every value computable at compile time by an initializer: the
- * outputs of deterministic ops whose inputs are all initializers (run once
- * on the cpu, through a session of the subgraph), and small integer
- * tensors whose value inference already knows (shape arithmetic over
- * static shapes: Shape, Gather of it, Concat...). Outputs above 10 MiB stay
- * computed at run time (TensorFlow grappler's limit). ONNX Runtime's
- * ConstantFolding, grappler's constant folding. */
+ * tensor outputs of deterministic ops whose inputs are all initializers
+ * (run once, node by node, on a cpu through devices/node_exec.h; control
+ * flow never), and small integer tensors whose value inference already
+ * knows (shape arithmetic over static shapes: Shape, Gather of it,
+ * Concat...). Outputs above 10 MiB stay computed at run time (TensorFlow
+ * grappler's limit). ONNX Runtime's ConstantFolding, grappler's constant
+ * folding. */
 tgc_status tgc_pass_fold_constants(tgc_rewrite *rw);
 
 /* Common subexpression elimination: of two op nodes with the same op,

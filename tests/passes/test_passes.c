@@ -141,6 +141,81 @@ static void test_fold_leaves_failures_and_random(void) {
     release(&f);
 }
 
+/* A chain of constant nodes folds node by node: a value read twice (a in
+ * Mul(a, a)) and values only other foldable nodes read (a, b) are freed
+ * along the way; only what a node that stays reads (c) becomes an
+ * initializer. c1 + c2 = [11, 22, 33]; squared [121, 484, 1089]; minus c1:
+ * c = [120, 482, 1086]; y = x + c. */
+static void test_fold_chain(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [3]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: c1, dtype: float32, shape: [3], values: [1, 2, 3]}\n"
+                       "  - {name: c2, dtype: float32, shape: [3], values: [10, 20, 30]}\n"
+                       "nodes:\n"
+                       "  - {name: a, op: Add, inputs: [c1, c2]}\n"
+                       "  - {name: b, op: Mul, inputs: [a, a]}\n"
+                       "  - {name: c, op: Sub, inputs: [b, c1]}\n"
+                       "  - {name: y, op: Add, inputs: [x, c]}\n";
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_BASIC);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Mul"), 0);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Sub"), 0);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Add"), 1);
+    CU_ASSERT_PTR_NULL(node_named(f.opt, "b"));
+    const tgc_node *c = node_named(f.opt, "c");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL_FATAL(c->kind, TGC_NODE_CONST);
+    const float *cv = c->data->data;
+    CU_ASSERT(cv[0] == 120 && cv[1] == 482 && cv[2] == 1086);
+    tgc_tensor *y = run1(f.g, TGC_OPTIMIZE_BASIC, "x", 1, (int64_t[]){3}, (float[]){1, 1, 1});
+    expect_values(y, (float[]){121, 483, 1087}, 3, 0);
+    tgc_tensor_release(y);
+    release(&f);
+}
+
+/* A sequence folds inside the constant part: SequenceAt(SequenceConstruct(
+ * c1, c2), 1) becomes an initializer of c2's values. Where a node that stays
+ * reads the sequence (SequenceAt at a fed position), the sequence and what
+ * is computed from it stay (an initializer holds a tensor), and the rest
+ * of the constant part (w) still folds. */
+static void test_fold_sequences(void) {
+    const char *head = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float32, shape: [3]}, {name: k, dtype: int64, shape: []}]\n"
+                       "outputs: [y%s]\n"
+                       "initializers:\n"
+                       "  - {name: c1, dtype: float32, shape: [3], values: [1, 2, 3]}\n"
+                       "  - {name: c2, dtype: float32, shape: [3], values: [10, 20, 30]}\n"
+                       "  - {name: one, dtype: int64, shape: [], values: [1]}\n"
+                       "nodes:\n"
+                       "  - {name: seq, op: SequenceConstruct, inputs: [c1, c2]}\n"
+                       "  - {name: e, op: SequenceAt, inputs: [seq, one]}\n"
+                       "  - {name: y, op: Add, inputs: [x, e]}\n"
+                       "%s";
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml, head, "", "");
+    fixture f;
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_BASIC);
+    CU_ASSERT_EQUAL(count_op(f.opt, "SequenceConstruct"), 0);
+    CU_ASSERT_EQUAL(count_op(f.opt, "SequenceAt"), 0);
+    const tgc_node *y = node_named(f.opt, "y"); /* reads e's value (c2's twin, so perhaps c2 itself) */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    const tgc_node *e = &f.opt->nodes[y->inputs[1].node];
+    CU_ASSERT_EQUAL_FATAL(e->kind, TGC_NODE_CONST);
+    const float *ev = e->data->data;
+    CU_ASSERT(ev[0] == 10 && ev[1] == 20 && ev[2] == 30);
+    release(&f);
+    snprintf(yaml, sizeof yaml, head, ", z, w",
+             "  - {name: z, op: SequenceAt, inputs: [seq, k]}\n"
+             "  - {name: w, op: Neg, inputs: [c1]}\n");
+    load_and_optimize(&f, yaml, TGC_OPTIMIZE_BASIC);
+    CU_ASSERT_EQUAL(count_op(f.opt, "SequenceConstruct"), 1);
+    CU_ASSERT_EQUAL(count_op(f.opt, "SequenceAt"), 2);
+    CU_ASSERT_EQUAL(count_op(f.opt, "Neg"), 0); /* the rest still folds */
+    release(&f);
+}
+
 /* Two equal Relu nodes become one; two equal initializers too; equal
  * nodes that are both graph outputs keep their own names. */
 static void test_eliminate_common(void) {
@@ -905,6 +980,7 @@ TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
               {"trim_conv_taps on one side", test_trim_conv_taps_one_side},
               {"fuse_pad into AveragePool", test_fuse_pad_average_pool}, {"fuse_pad into Conv", test_fuse_pad_conv},
               {"fold_leaves_failures_and_random", test_fold_leaves_failures_and_random},
+              {"fold_chain", test_fold_chain}, {"fold_sequences", test_fold_sequences},
               {"eliminate_common", test_eliminate_common}, {"eliminate_dead", test_eliminate_dead},
               {"fold_batch_norm_conv", test_fold_batch_norm_conv}, {"fold_batch_norm_gemm", test_fold_batch_norm_gemm},
               {"fold_batch_norm_needs_only_reader", test_fold_batch_norm_needs_only_reader},
