@@ -21,7 +21,6 @@
 #include "devices/kernel.h"
 #include "graph/elementwise.h"
 #include "graph/ops.h"
-#include "placer/placer.h"
 #include "support/alloc.h"
 
 #include <string.h>

@@ -2,7 +2,6 @@
 #include "passes/pass.h"
 
 #include "devices/kernel.h"
-#include "placer/placer.h"
 
 #include "support/alloc.h"
 #include "support/checked.h"
@@ -88,13 +87,16 @@ int tgc_pass_match_either(const tgc_rewrite *rw, int32_t id, bool (*pred)(const 
 }
 
 uint32_t tgc_pass_device_kinds(const char *devices) {
-    tgc_placer_device devs[TGC_PLACER_MAX_DEVICES];
-    int n = 0;
-    if (devices == NULL || tgc_placer_parse_devices(devices, devs, TGC_PLACER_MAX_DEVICES, &n, NULL) != TGC_OK)
-        return 0;
+    if (devices == NULL || devices[0] == '\0') return 0;
     uint32_t kinds = 0;
-    for (int i = 0; i < n; i++) kinds |= 1u << devs[i].kind;
-    return kinds;
+    for (const char *p = devices;;) {
+        size_t len = strcspn(p, ",");
+        tgc_device_id d;
+        if (!tgc_device_id_parse(p, len, &d, NULL)) return 0;
+        kinds |= 1u << d.kind;
+        if (p[len] == '\0') return kinds;
+        p += len + 1;
+    }
 }
 
 bool tgc_pass_kernel_everywhere(uint32_t kinds, const char *op) {
