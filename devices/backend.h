@@ -91,6 +91,12 @@ const tgc_backend *tgc_backend_get(tgc_device_kind kind);
 /* The kind of the host's processor (the cpu): always 0. */
 static inline tgc_device_kind tgc_backend_host_kind(void) { return TGC_DEVICE_CPU; }
 
+/* Opens device `index` of the host kind (tgc_backend.open of the cpu's
+ * table; refs 1, released with tgc_device_release): scratch memory of
+ * the process's own (constant folding, MPI's landing buffers, the
+ * stand-ins of other processes' devices). NULL when out of memory. */
+struct tgc_device *tgc_backend_open_host(int index);
+
 /* True when `kind`'s buffers are host memory (tgc_backend.host_memory);
  * false for a kind that does not exist. */
 bool tgc_kind_host_memory(tgc_device_kind kind);

@@ -41,6 +41,11 @@ bool tgc_kind_is_host(tgc_device_kind kind) {
     return b != NULL && b->host;
 }
 
+struct tgc_device *tgc_backend_open_host(int index) {
+    struct tgc_device *d = NULL;
+    return backends[tgc_backend_host_kind()]->open(index, NULL, &d) == TGC_OK ? d : NULL;
+}
+
 tgc_device_kind tgc_backend_by_prefix(const char *s, size_t len) {
     for (int k = 0, n = tgc_backend_count(); k < n; k++)
         if (strlen(backends[k]->prefix) == len && strncmp(backends[k]->prefix, s, len) == 0) return k;

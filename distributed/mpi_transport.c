@@ -729,7 +729,7 @@ tgc_status tgc_distributed_init(tgc_diags *diags) {
     MPI_Comm_size(T.comm, &T.size);
     T.last_heard = tgc_calloc((size_t)T.size, sizeof *T.last_heard);
     T.next_tag = tgc_calloc((size_t)T.size, sizeof *T.next_tag);
-    T.landing = tgc_cpu_device_create(0);
+    T.landing = tgc_backend_open_host(0);
     if (T.last_heard == NULL || T.next_tag == NULL || T.landing == NULL) return TGC_ERR_NOMEM;
     snprintf(T.landing->name, sizeof T.landing->name, "mpi-received");
     for (int r = 0; r < T.size; r++) T.last_heard[r] = now_s();

@@ -63,7 +63,7 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
         bool here = s->compiled.devices[i].task == s->rank;
         /* Another process's device: a stand-in that holds nothing, for names and figures. */
         if (here) st = open_device(s->compiled.devices[i], diags, &s->devices[i]);
-        else if ((s->devices[i] = tgc_cpu_device_create(s->compiled.devices[i].index)) == NULL) st = TGC_ERR_NOMEM;
+        else if ((s->devices[i] = tgc_backend_open_host(s->compiled.devices[i].index)) == NULL) st = TGC_ERR_NOMEM;
         if (st != TGC_OK) break;
         s->n_devices++;
         int threads = tgc_threads_option(s->devices[i], opts ? opts->threads : NULL, diags, &st);

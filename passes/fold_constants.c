@@ -185,7 +185,7 @@ static tgc_const *const_of_value(const tgc_value *v, tgc_srcpos pos) {
  * (consts then all NULL). Every buffer is released before it returns. */
 static tgc_status evaluate(const tgc_graph *g, const unsigned char *state, int32_t nn, const tgc_ref *wanted,
                            int n_wanted, tgc_const **consts) {
-    tgc_device *cpu = tgc_cpu_device_create(0);
+    tgc_device *cpu = tgc_backend_open_host(0);
     if (cpu == NULL) return TGC_ERR_NOMEM;
     fold_values fv = {0};
     tgc_status s = values_init(&fv, g, state, nn, wanted, n_wanted, cpu);
