@@ -63,13 +63,6 @@ typedef struct tgc_fused_act {
     float params[3];
 } tgc_fused_act;
 
-/* The activation of a node that carries one as attributes (_FusedConv,
- * _FusedGemm, _FusedMatMul: "activation" and "activation_params", see
- * graph/ops_fused_act.c) into *act; fails through tgc_kernel_fail when it
- * is not a unary float row or has more than three parameters. */
-typedef struct tgc_kernel_ctx tgc_kernel_ctx;
-tgc_status tgc_kernel_node_activation(tgc_kernel_ctx *c, tgc_fused_act *act);
-
 typedef struct tgc_kernel_ctx {
     const tgc_node *node; /* the node being run: attributes, name */
     tgc_device *device;

@@ -29,9 +29,8 @@ static tgc_status eager_error(tgc_diags *diags, const char *rule, const char *fm
 static const char *attr_names(const tgc_op_def *op, char *buf, size_t size) {
     size_t len = 0;
     buf[0] = '\0';
-    for (const tgc_op_def *o = op; o != NULL; o = tgc_op_extends(o))
-        for (const tgc_attr_def *a = o->attrs; a->name != NULL && len < size; a++)
-            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", a->name);
+    for (const tgc_attr_def *a = op->attrs; a->name != NULL && len < size; a++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", a->name);
     return buf;
 }
 
@@ -114,13 +113,12 @@ static tgc_status check_attrs(const tgc_op_def *op, const tgc_op_attr *attrs, in
                 return eager_error(diags, "duplicate-attribute", "op %s: attribute '%s' given twice", op->name,
                                    a->name);
     }
-    for (const tgc_op_def *o = op; o != NULL; o = tgc_op_extends(o))
-        for (const tgc_attr_def *d = o->attrs; d->name != NULL; d++) {
-            bool given = false;
-            for (int i = 0; i < n_attrs && !given; i++) given = strcmp(attrs[i].name, d->name) == 0;
-            if (d->required && !given)
-                return eager_error(diags, "missing-attribute", "op %s needs attribute '%s'", op->name, d->name);
-        }
+    for (const tgc_attr_def *d = op->attrs; d->name != NULL; d++) {
+        bool given = false;
+        for (int i = 0; i < n_attrs && !given; i++) given = strcmp(attrs[i].name, d->name) == 0;
+        if (d->required && !given)
+            return eager_error(diags, "missing-attribute", "op %s needs attribute '%s'", op->name, d->name);
+    }
     return TGC_OK;
 }
 

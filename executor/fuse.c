@@ -1,27 +1,37 @@
-/* Activation fusion: a unary float activation (any one-input row of
- * graph/elementwise.def: Relu, Clip with constant bounds, LeakyRelu,
- * HardSwish, HardSigmoid, Sigmoid, Tanh, Gelu, Elu...) whose only input is
- * an output that nothing else reads, made by a kernel that can apply it as
- * it writes (tgc_kernel_def.fuses_activation: the cpu Conv, Gemm, MatMul, Add
- * and BatchNormalization; float32 only), is absorbed into that kernel: the producer runs with
- * c->fused_act and the activation node only takes over the buffer (buffer
- * forwarding), without a pass of its own over the tensor. The kernels apply
- * it with the row's own vector loop, so the values are bitwise the unfused
- * ones. The rewrite of ONNX Runtime's ConvActivationFusion and TensorFlow
- * grappler's remapper, done on the plan rather than the graph so that
- * placement, partitions, the memory plan and the trace still show every
- * node. TGC_NO_FUSION=1 in the session's settings turns it off (for
- * comparisons): tgc_plan_build_for does not call this then. */
+/* Activation fusion, tgc's one (no graph pass makes fused ops): a unary
+ * float activation (any one-input row of graph/elementwise.def: Relu, Clip
+ * with constant bounds, LeakyRelu, HardSwish, HardSigmoid, Sigmoid, Tanh,
+ * Gelu, Elu...) whose only input is an output that nothing else reads,
+ * made by a kernel that can apply it as it writes
+ * (tgc_kernel_def.fuses_activation: the cpu Conv, Gemm, MatMul, Add and
+ * BatchNormalization; float32 only), is absorbed into that kernel: the
+ * producer runs with c->fused_act and the activation node only takes over
+ * the buffer (buffer forwarding), without a pass of its own over the
+ * tensor. The kernels apply it with the row's own vector loop, so the
+ * values are bitwise the unfused ones. The rewrite of ONNX Runtime's
+ * ConvActivationFusion and TensorFlow grappler's remapper, done on the
+ * plan rather than the graph so that placement, partitions, the memory
+ * plan and the trace still show every node, and so that it follows the
+ * kernel each device has: where a kernel cannot apply the activation, it
+ * stays a node of its own. TGC_NO_FUSION=1 in the session's settings turns
+ * it off (for comparisons): tgc_plan_build_for does not call this then. */
 #include "executor/session.h"
 
 #include "graph/elementwise.h"
 
-/* The activation node n is (tgc_fusable_activation, the rule the graph
- * rewrite shares), its row and parameters in *act; NULL otherwise. */
+/* The activation node n is, its row and parameters in *act; NULL when n
+ * is none: an op of a unary float32 elementwise row that is no predicate,
+ * with one float32 output, reading output 0 of a node as its input 0,
+ * with no other input but Clip's bounds, which must be constants. Whether
+ * its producer can take it is the caller's to check. */
 static const tgc_ew_row *activation_row(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act) {
+    const tgc_ew_row *r = n->kind == TGC_NODE_OP ? tgc_ew_find(n->op_name) : NULL;
+    if (r == NULL || r->arity != 1 || r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0) return NULL;
+    if (n->n_outputs != 1 || n->outputs[0].dtype != TGC_FLOAT32 || n->n_inputs < 1) return NULL;
+    if (tgc_ew_id(r) != TGC_EW_Clip && n->n_inputs != 1) return NULL;
+    if (n->inputs[0].node < 0 || n->inputs[0].port != 0) return NULL;
     double p[TGC_EW_MAX_PARAMS];
-    const tgc_ew_row *r = tgc_fusable_activation(g, n, p);
-    if (r == NULL) return NULL;
+    if (!tgc_ew_node_params(g, n, r, p)) return NULL; /* Clip's bounds known only at run time */
     act->row = tgc_ew_id(r);
     for (int k = 0; k < 3; k++) act->params[k] = (float)p[k];
     return r;

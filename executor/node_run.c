@@ -80,9 +80,6 @@ static tgc_status node_fail(tgc_step *st, tgc_part_state *ps, const tgc_node *n,
     return status;
 }
 
-/* Test hook: TGC_FAIL_NODE=name (read once per step) makes that node's
- * kernel fail, to prove a failing step drains, wakes waiting receivers and
- * leaks nothing. */
 /* An absorbed activation whose input buffer could not be taken over: its
  * producer already applied it, so the values are copied as they are (a
  * cpu kernel: host memory). */
@@ -92,6 +89,9 @@ static tgc_status copy_applied(tgc_kernel_ctx *c) {
     return TGC_OK;
 }
 
+/* Test hook: TGC_FAIL_NODE=name (read once per step) makes that node's
+ * kernel fail, to prove a failing step drains, wakes waiting receivers and
+ * leaks nothing. */
 static bool injected_failure(const tgc_step *st, const tgc_node *n) {
     return st->fail_node != NULL && strcmp(st->fail_node, n->name) == 0;
 }

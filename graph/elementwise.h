@@ -71,21 +71,6 @@ bool tgc_ew_node_params(const tgc_graph *g, const tgc_node *n, const tgc_ew_row 
 /* The row of ONNX op `op`, or NULL when it has none. */
 const tgc_ew_row *tgc_ew_find(const char *op);
 
-/* The row of a fused activation (graph/ops_fused_act.c): a unary float32
- * row that is no predicate, by its op name; NULL for anything else. */
-const tgc_ew_row *tgc_fused_act_row(const char *name);
-
-/* THE rule for an activation that may be folded into the node before it,
- * by the graph rewrite (passes/fuse_activation.c: _FusedConv, _FusedGemm,
- * _FusedMatMul) and by the plan (executor/fuse.c: into kernels that
- * declare fuses_activation): node n of g is an op of a fused-activation
- * row (tgc_fused_act_row) with one float32 output, reading output 0 of a
- * node as its input 0, with no other input but Clip's bounds, which must
- * be constants. Returns the row and its P0..P2 in p; NULL otherwise.
- * Whether the producer can take it (its op or kernel, its other readers,
- * its device) is the caller's to check. */
-const tgc_ew_row *tgc_fusable_activation(const tgc_graph *g, const tgc_node *n, double p[TGC_EW_MAX_PARAMS]);
-
 /* The row's id (its index in tgc_ew_rows). */
 static inline tgc_ew_op tgc_ew_id(const tgc_ew_row *r) { return (tgc_ew_op)(r - tgc_ew_rows); }
 

@@ -333,12 +333,12 @@ static tgc_status unknown_attribute(tgc_loader *l, const yaml_node_t *k, const t
     const char *names[64];
     size_t count = 0;
     char list[512] = "";
-    for (const tgc_op_def *op = n->op; op != NULL; op = tgc_op_extends(op))
-        for (const tgc_attr_def *d = op->attrs; d != NULL && d->name != NULL && count < 64; d++) {
-            names[count++] = d->name;
-            strncat(list, count > 1 ? ", " : "", sizeof list - strlen(list) - 1);
-            strncat(list, d->name, sizeof list - strlen(list) - 1);
-        }
+    const tgc_attr_def *defs = n->op != NULL ? n->op->attrs : NULL;
+    for (const tgc_attr_def *d = defs; d != NULL && d->name != NULL && count < 64; d++) {
+        names[count++] = d->name;
+        strncat(list, count > 1 ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, d->name, sizeof list - strlen(list) - 1);
+    }
     const char *near = tgc_loader_closest(key, names, count, 2);
     if (count == 0)
         return tgc_loader_error(l, k, "unknown-attribute", "node '%s' (%s): unknown attribute '%s' (%s takes none)",
@@ -445,13 +445,12 @@ static tgc_status load_subgraph(tgc_loader *l, const yaml_node_t *map, int32_t i
 static tgc_status check_required_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id) {
     const tgc_node *n = &l->g->nodes[id];
     tgc_status s = TGC_OK;
-    for (const tgc_op_def *op = n->op; op != NULL; op = tgc_op_extends(op))
-        for (const tgc_attr_def *d = op->attrs; d != NULL && d->name != NULL; d++)
-            if (d->required && tgc_node_attr(n, d->name) == NULL) {
-                s = tgc_loader_error(l, map, "missing-attribute", "node '%s' (%s) needs attribute '%s'", n->name,
-                                     n->op_name, d->name);
-                if (s == TGC_ERR_NOMEM) return s;
-            }
+    for (const tgc_attr_def *d = n->op != NULL ? n->op->attrs : NULL; d != NULL && d->name != NULL; d++)
+        if (d->required && tgc_node_attr(n, d->name) == NULL) {
+            s = tgc_loader_error(l, map, "missing-attribute", "node '%s' (%s) needs attribute '%s'", n->name,
+                                 n->op_name, d->name);
+            if (s == TGC_ERR_NOMEM) return s;
+        }
     return s;
 }
 

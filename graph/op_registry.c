@@ -85,11 +85,9 @@ static const tgc_op_def *const all_ops[] = {
 
 /* tgc's own ops (ops_internal.c, ops_fused.c, ops_attention.c; names starting with '_'): found by name,
  * but not listed by tgc_op_all, which lists what users may write. */
-extern const tgc_op_def tgc_op__Send, tgc_op__Recv, tgc_op__FusedElementwise, tgc_op__FusedConv, tgc_op__FusedGemm,
-    tgc_op__FusedMatMul, tgc_op__Attention, tgc_op__Unsupported;
-static const tgc_op_def *const internal_ops[] = {&tgc_op__Send,       &tgc_op__Recv,      &tgc_op__FusedElementwise,
-                                                 &tgc_op__FusedConv,  &tgc_op__FusedGemm, &tgc_op__FusedMatMul,
-                                                 &tgc_op__Attention,  &tgc_op__Unsupported};
+extern const tgc_op_def tgc_op__Send, tgc_op__Recv, tgc_op__FusedElementwise, tgc_op__Attention, tgc_op__Unsupported;
+static const tgc_op_def *const internal_ops[] = {&tgc_op__Send, &tgc_op__Recv, &tgc_op__FusedElementwise,
+                                                 &tgc_op__Attention, &tgc_op__Unsupported};
 
 const tgc_op_def *const *tgc_op_all(size_t *count) {
     *count = sizeof all_ops / sizeof all_ops[0] - 1;
@@ -149,18 +147,9 @@ const tgc_op_def *tgc_op_find(const char *name) {
     return NULL;
 }
 
-const tgc_op_def *tgc_op_extends(const tgc_op_def *op) {
-    static const tgc_op_def *const pairs[][2] = {
-        {&tgc_op__FusedConv, &tgc_op_Conv}, {&tgc_op__FusedGemm, &tgc_op_Gemm}, {&tgc_op__FusedMatMul, &tgc_op_MatMul}};
-    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-        if (pairs[i][0] == op) return pairs[i][1];
-    return NULL;
-}
-
 const tgc_attr_def *tgc_op_attr_def(const tgc_op_def *op, const char *name) {
-    for (; op != NULL; op = tgc_op_extends(op))
-        for (const tgc_attr_def *a = op->attrs; a != NULL && a->name != NULL; a++)
-            if (strcmp(a->name, name) == 0) return a;
+    for (const tgc_attr_def *a = op != NULL ? op->attrs : NULL; a != NULL && a->name != NULL; a++)
+        if (strcmp(a->name, name) == 0) return a;
     return NULL;
 }
 

@@ -39,11 +39,6 @@ typedef struct tgc_op_def {
     tgc_status (*infer)(tgc_infer_ctx *c);
 } tgc_op_def;
 
-/* The op that `op` extends: an internal op that is another op plus
- * attributes of its own (_FusedConv is Conv with an activation) takes
- * that op's attributes too. NULL for every other op. */
-const tgc_op_def *tgc_op_extends(const tgc_op_def *op);
-
 /* Returns the op named `name` (exact, case-sensitive; tgc's own '_' ops
  * too), or NULL. A hash lookup. Thread safe. */
 const tgc_op_def *tgc_op_find(const char *name);
@@ -56,8 +51,7 @@ int tgc_op_count(void);
  * or a def the registry does not hold. A hash lookup. Thread safe. */
 int tgc_op_id(const tgc_op_def *op);
 
-/* Returns the schema entry of attribute `name` of `op` (or of the op it
- * extends), or NULL. */
+/* Returns the schema entry of attribute `name` of `op`, or NULL. */
 const tgc_attr_def *tgc_op_attr_def(const tgc_op_def *op, const char *name);
 
 /* All registered ops, for listings and tests: *count is set. */

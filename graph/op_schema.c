@@ -16,11 +16,10 @@ static tgc_op_attr_type public_type(tgc_attr_type t) {
     }
 }
 
-/* The attribute defs of op and of the op it extends, in that order: def i, or NULL. */
+/* The attribute defs of op: def i, or NULL. */
 static const tgc_attr_def *attr_at(const tgc_op_def *op, int i) {
-    for (const tgc_op_def *o = op; o != NULL; o = tgc_op_extends(o))
-        for (const tgc_attr_def *a = o->attrs; a->name != NULL; a++)
-            if (i-- == 0) return a;
+    for (const tgc_attr_def *a = op->attrs; a->name != NULL; a++)
+        if (i-- == 0) return a;
     return NULL;
 }
 

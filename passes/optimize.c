@@ -27,7 +27,6 @@ static const pass_entry passes[] = {
     {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL},
     {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL},
     {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL}, /* before fuse-elementwise takes its scales */
-    {"fuse-activation", tgc_pass_fuse_activation, TGC_OPTIMIZE_ALL}, /* after fuse-gelu: a Gelu it made */
     {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL}, /* last: after the patterns it would split */
     {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC},
 };

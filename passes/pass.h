@@ -78,13 +78,6 @@ tgc_status tgc_pass_fuse_layer_norm(tgc_rewrite *rw);
  * device in the list has an _Attention kernel. */
 tgc_status tgc_pass_fuse_attention(tgc_rewrite *rw);
 
-/* Conv, Gemm or MatMul (float32) whose only reader is a unary float
- * activation (any one-input row of graph/elementwise.def; Clip with
- * constant bounds), both asking for the same device: one _FusedConv,
- * _FusedGemm or _FusedMatMul node (graph/ops_fused_act.c) named as the
- * activation (ONNX Runtime's ConvActivationFusion). */
-tgc_status tgc_pass_fuse_activation(tgc_rewrite *rw);
-
 /* Fusion groups of elementwise nodes, each made one _FusedElementwise node
  * (passes/fuse_elementwise.c has the rules); only when rw->fuse_groups. */
 tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw);

@@ -10,7 +10,7 @@
 
 extern const tgc_kernel_def tgc_gpu_kernels_elementwise[], tgc_gpu_kernels_nn[], tgc_gpu_kernels_shape[],
     tgc_gpu_kernels_reduce[], tgc_gpu_kernels_rnn[], tgc_gpu_kernels_host[], tgc_gpu_kernels_convt[],
-    tgc_gpu_kernels_resize[], tgc_gpu_kernels_indexing[], tgc_gpu_kernels_fused_act[], tgc_gpu_kernels_fused[],
+    tgc_gpu_kernels_resize[], tgc_gpu_kernels_indexing[], tgc_gpu_kernels_fused[],
     tgc_gpu_kernels_attention[];
 
 static const tgc_kernel_def *const families[] = {
@@ -23,7 +23,6 @@ static const tgc_kernel_def *const families[] = {
     tgc_gpu_kernels_convt,
     tgc_gpu_kernels_resize,
     tgc_gpu_kernels_indexing,
-    tgc_gpu_kernels_fused_act,
     tgc_gpu_kernels_fused,
     tgc_gpu_kernels_attention,
     NULL,

@@ -116,7 +116,7 @@ def _register():
         lib.tgc_op_schema_at(i, ctypes.byref(s))
         name = s.name.decode()
         if name.startswith("_"):
-            continue  # tgc's own ops (_Send, _FusedConv, ...)
+            continue  # tgc's own ops (_Send, _FusedElementwise, ...)
         types = {}
         for j in range(s.n_attrs):
             an, at, req = ctypes.c_char_p(), ctypes.c_int(), ctypes.c_int()

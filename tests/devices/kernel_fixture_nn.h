@@ -43,10 +43,12 @@ typedef struct nn_fixture {
     char err[256];
     bool ok; /* every file loaded and every buffer allocated */
     /* What the executor would pass (all NULL/0 by default): the device's
-     * pool, the node's cache across runs, which inputs are constants. */
+     * pool, the node's cache across runs, which inputs are constants, an
+     * activation to apply as output 0 is written. */
     tgc_thread_pool *pool;
     tgc_kernel_cache *cache;
     uint32_t const_inputs;
+    const tgc_fused_act *fused_act; /* an absorbed activation (executor/fuse.c) */
 } nn_fixture;
 
 static inline void nn_begin(nn_fixture *f, const char *op, const char *case_name) {
@@ -210,6 +212,7 @@ static inline tgc_status nn_run(nn_fixture *f) {
         .pool = f->pool,
         .cache = f->cache,
         .const_inputs = f->const_inputs,
+        .fused_act = f->fused_act,
     };
     f->err[0] = '\0';
     return def->fn(&ctx);

@@ -6,14 +6,15 @@
  * direct convolution written again here in double, within the rounding of
  * a float32 sum (relative to the summed magnitudes, as
  * test_cpu_fast_paths.c). Every case also runs over pools of 1 and 3
- * workers and must give the same bits as alone; with a fused activation
- * (_FusedConv) it must give the bits of the activation's own kernel run
- * on Conv's output. The suite runs again with TGC_CPU_ISA=sse2 and avx2
+ * workers and must give the same bits as alone; with an absorbed
+ * activation (tgc_kernel_ctx.fused_act, executor/fuse.c) it must give the
+ * bits of the activation's own kernel run on Conv's output. The suite runs again with TGC_CPU_ISA=sse2 and avx2
  * (tests/CMakeLists.txt), so every ISA's kernels are checked on a machine
  * with AVX-512. */
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "devices/cpu/conv_direct.h"
+#include "graph/elementwise.h"
 
 #include <stdlib.h>
 
@@ -41,7 +42,7 @@ static int64_t oh_of(const dw_case *k) {
 static int64_t ow_of(const dw_case *k) { return out_dim(k->w, k->kw, k->sw, k->dw, k->pads[1], k->pads[3]); }
 static int64_t group_of(const dw_case *k) { return k->group > 0 ? k->group : k->c; }
 
-/* Runs op ("Conv" or "_FusedConv" with activation act and its params) on
+/* Runs op (Conv; with act: absorbing activation act with its params) on
  * k's x, w, b over pool; y gets the output (N*M*OH*OW floats). */
 static void run_cached(const dw_case *k, const char *op, const char *act, const double *params, int n_params,
                        const float *x, const float *w, const float *b, tgc_thread_pool *pool,
@@ -70,11 +71,11 @@ static void run_cached(const dw_case *k, const char *op, const char *act, const 
         nn_out_dims(&f, TGC_FLOAT32, 4, yd);
     }
     nn_int(&f, "group", group_of(k));
+    tgc_fused_act fused = {.row = -1};
     if (act != NULL) {
-        nn_string(&f, "activation", act);
-        tgc_attr *a = nn_attr(&f, "activation_params", TGC_ATTR_FLOATS);
-        a->floats = (double *)params;
-        a->n = (size_t)n_params;
+        fused.row = (int)tgc_ew_id(tgc_ew_find(act));
+        for (int i = 0; i < n_params; i++) fused.params[i] = (float)params[i];
+        f.fused_act = &fused;
     }
     f.pool = pool;
     f.cache = cache;
@@ -267,8 +268,8 @@ static void test_empty(void) {
     run(&k, "Conv", NULL, NULL, 0, x, w, b, NULL, y);
 }
 
-/* _FusedConv on the direct path is bitwise Conv then the activation's own
- * kernel, for both methods. */
+/* Conv with an absorbed activation, on the direct path, is bitwise Conv
+ * then the activation's own kernel, for both methods. */
 static void test_fused_activations(void) {
     static const struct {
         const char *op;
@@ -296,7 +297,7 @@ static void test_fused_activations(void) {
         tgc_thread_pool *pool = NULL;
         CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
         for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
-            run(k, "_FusedConv", acts[a].op, acts[a].params, acts[a].n, x, w, b, pool, fused);
+            run(k, "Conv", acts[a].op, acts[a].params, acts[a].n, x, w, b, pool, fused);
             /* the activation's kernel on Conv's output */
             nn_fixture f;
             nn_begin(&f, acts[a].op, "conv_direct");
