@@ -977,7 +977,9 @@ void tgc_memory_tracer_free(tgc_memory_tracer *t);
 /* A device for every node of a graph, from a list of devices: explicit
  * device specs, colocation groups, kernel availability, the host-memory rule
  * for integer shape tensors, then the default (gpu before cpu). See
- * docs/placement.md for the rules and the reasons each node reports.
+ * docs/placement.md for the rules and the reasons each node reports. The
+ * graph goes through the passes, the placer and the partitioner exactly as
+ * a session's does (one compile driver), so what is dumped is what runs.
  *
  * Example usage:
  *     tgc_placed *p = NULL;
@@ -1000,13 +1002,19 @@ typedef struct tgc_place_options {
     /* A node whose inputs are all in host memory and at most this many
      * bytes in total stays on the host (0: the default, 4096; negative: never). */
     int64_t small_host_bytes;
+    /* The passes run first, as a session runs them (TGC_OPTIMIZE_DEFAULT:
+     * all); the graph placed is then the optimized one, tgc_placed_graph.
+     * TGC_OPTIMIZE_NONE places the graph as given. */
+    tgc_optimize_level optimize;
 } tgc_place_options;
 
-/* Places every node of `g` (borrowed: it must outlive *out) on the devices
- * of the comma-separated `devices` ("cpu", "cpu,gpu0", "cpu0,cpu1"; cpu is
- * cpu0, gpu is gpu0). Placement is static: whether a gpuN exists on this
- * machine is checked when a session opens it, not here. opts may be NULL
- * (all defaults). On success stores a new placement owned by the caller in
+/* Optimizes `g` (borrowed: it must outlive *out) as opts->optimize says
+ * and places every node of the result on the devices of the
+ * comma-separated `devices` ("cpu", "cpu,gpu0", "cpu0,cpu1"; cpu is cpu0,
+ * gpu is gpu0; NULL: the default list, a session's), the subgraphs of If,
+ * Loop and Scan too (each as a graph of its own on the same devices).
+ * Placement is static: whether a gpuN exists on this machine is checked
+ * when a session opens it, not here. opts may be NULL (all defaults). On success stores a new placement owned by the caller in
  * *out (soft placement's relaxations are warnings in diags). On failure
  * stores NULL and returns TGC_ERR_INVALID with one message per conflict in
  * diags (bad device list, unlisted device, no kernel, colocation conflict),
@@ -1015,8 +1023,14 @@ typedef struct tgc_place_options {
 tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_place_options *opts,
                            tgc_diags *diags, tgc_placed **out);
 
-/* Releases the placement (not its graph); NULL is ignored. */
+/* Releases the placement (and the optimized graph it made; not the
+ * caller's); NULL is ignored. */
 void tgc_placed_free(tgc_placed *p);
+
+/* The graph placed: the optimized graph (owned by p) or, at
+ * TGC_OPTIMIZE_NONE, the caller's. The lookups and dumps below name its
+ * nodes: a node the passes fused or removed is not there. */
+const tgc_graph *tgc_placed_graph(const tgc_placed *p);
 
 /* The devices listed, as full names ("cpu0", "gpu0"), in list order. */
 int tgc_placed_device_count(const tgc_placed *p);
@@ -1075,11 +1089,12 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out);
  */
 typedef struct tgc_partitions tgc_partitions;
 
-/* Splits `g` as `placed` (a placement of g, from tgc_graph_place) places
- * it. Both are borrowed and must outlive *out. On success stores a new
- * partitioning owned by the caller in *out; on failure stores NULL and
- * returns TGC_ERR_INVALID (a placement of another graph) or TGC_ERR_NOMEM,
- * with a message in diags. Linear in nodes plus edges. */
+/* The partitions of `placed` (made with it, by the same compile driver
+ * as a session's), for the graph `g` it placed: the one given to
+ * tgc_graph_place, or tgc_placed_graph's. Both are borrowed and must
+ * outlive *out. On success stores a new handle owned by the caller in
+ * *out; on failure stores NULL and returns TGC_ERR_INVALID (a placement of
+ * another graph) or TGC_ERR_NOMEM, with a message in diags. */
 tgc_status tgc_graph_partition(const tgc_graph *g, const tgc_placed *placed, tgc_diags *diags, tgc_partitions **out);
 
 /* Releases the partitions; NULL is ignored. */

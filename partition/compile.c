@@ -2,6 +2,8 @@
 #include "partition/compile.h"
 
 #include "devices/backend.h"
+#include "graph/subgraph.h"
+#include "support/alloc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -60,4 +62,56 @@ void tgc_compiled_release(tgc_compiled *c) {
     tgc_placement_release(&c->placement);
     tgc_graph_free(c->optimized);
     memset(c, 0, sizeof *c);
+}
+
+/* The subgraphs of g's nodes (and theirs), labelled after `prefix`,
+ * appended to *subs. */
+static tgc_status compile_bodies(const tgc_compiled *c, const tgc_graph *g, const char *prefix,
+                                 const tgc_compile_options *opts, tgc_diags *diags, tgc_compiled_sub **subs,
+                                 int *n_subs, int *cap) {
+    if (g->depth >= TGC_MAX_SUBGRAPH_DEPTH) return TGC_OK; /* the loader never makes one this deep */
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        for (int a = 0; a < n->n_attrs; a++) {
+            const tgc_graph *body = n->attrs[a].type == TGC_ATTR_GRAPH ? n->attrs[a].graph : NULL;
+            if (body == NULL) continue;
+            if (*n_subs == *cap) {
+                int grown_cap = *cap ? *cap * 2 : 4;
+                tgc_compiled_sub *grown = tgc_realloc(*subs, (size_t)grown_cap * sizeof *grown);
+                if (grown == NULL) return TGC_ERR_NOMEM;
+                *subs = grown;
+                *cap = grown_cap;
+            }
+            tgc_compiled_sub *sp = &(*subs)[(*n_subs)++];
+            memset(sp, 0, sizeof *sp);
+            sp->g = body;
+            size_t len = strlen(prefix) + strlen(n->name) + strlen(n->attrs[a].name) + 3;
+            if ((sp->label = tgc_malloc(len)) == NULL) return TGC_ERR_NOMEM;
+            snprintf(sp->label, len, "%s%s%s.%s", prefix, prefix[0] ? "." : "", n->name, n->attrs[a].name);
+            tgc_compile_options body_opts = *opts;
+            body_opts.optimize = TGC_OPTIMIZE_NONE;
+            tgc_status s = tgc_compile_on(body, c->devices, c->n_devices, &body_opts, diags, &sp->c);
+            /* sp->label stays valid: the recursion may move *subs, so pass a copy of the pointer */
+            char *label = sp->label;
+            if (s == TGC_OK) s = compile_bodies(c, body, label, opts, diags, subs, n_subs, cap);
+            if (s != TGC_OK) return s;
+        }
+    }
+    return TGC_OK;
+}
+
+tgc_status tgc_compile_subgraphs(const tgc_compiled *c, const tgc_compile_options *opts, tgc_diags *diags,
+                                 tgc_compiled_sub **subs, int *n_subs) {
+    *subs = NULL;
+    *n_subs = 0;
+    int cap = 0;
+    return compile_bodies(c, c->g, "", opts, diags, subs, n_subs, &cap);
+}
+
+void tgc_compiled_subs_release(tgc_compiled_sub *subs, int n) {
+    for (int i = 0; subs != NULL && i < n; i++) {
+        tgc_compiled_release(&subs[i].c);
+        tgc_free(subs[i].label);
+    }
+    tgc_free(subs);
 }

@@ -55,4 +55,26 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
  * zeroes it. NULL is ignored. */
 void tgc_compiled_release(tgc_compiled *c);
 
+/* A subgraph of a compiled graph (If's branches, a Loop's body...),
+ * compiled as a graph of its own on the same devices, as a session plans
+ * it: labelled after its control nodes ("loop.body",
+ * "outer.body.inner.body"). */
+typedef struct tgc_compiled_sub {
+    const tgc_graph *g; /* the body, borrowed from its control node */
+    char *label;        /* owned */
+    tgc_compiled c;
+} tgc_compiled_sub;
+
+/* Compiles every subgraph of c->g's nodes, and theirs, depth first in
+ * node order (at most TGC_MAX_SUBGRAPH_DEPTH deep), on c's devices with
+ * opts but no passes (bodies run as their graph's passes left them), into
+ * a new array *subs of *n_subs entries (release with
+ * tgc_compiled_subs_release, also after a failure). Errors as
+ * tgc_compile. */
+tgc_status tgc_compile_subgraphs(const tgc_compiled *c, const tgc_compile_options *opts, tgc_diags *diags,
+                                 tgc_compiled_sub **subs, int *n_subs);
+
+/* Releases subs[0..n) and the array. NULL is ignored. */
+void tgc_compiled_subs_release(tgc_compiled_sub *subs, int n);
+
 #endif

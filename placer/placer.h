@@ -106,13 +106,6 @@ tgc_status tgc_placer_run(const tgc_graph *g, const tgc_placer_device *devices, 
 
 void tgc_placement_release(tgc_placement *p);
 
-/* The placement that tgc_graph_place made of subgraph `body` of the placed
- * graph (bodies are placed like graphs of their own), and its label
- * ("loop.body") in *label when label is not NULL; NULL when body is none
- * of the graph's subgraphs. */
-struct tgc_placed;
-const tgc_placement *tgc_placed_subgraph(const struct tgc_placed *p, const tgc_graph *body, const char **label);
-
 /* Parses a device list ("cpu,gpu0", "cpu0,cpu1"; cpu = cpu0, gpu = gpu0;
  * "/task:0/cpu,/task:1/gpu0": devices of two processes, docs/
  * distributed.md; names as tgc_device_id_parse reads them, any

@@ -194,14 +194,15 @@ static int write_memory(FILE *f, void *ctx) {
     return tgc_memory_plan_write(job->mp, f, job->json, job->diags) == TGC_OK ? 0 : EIO;
 }
 
-/* Replaces *g (loaded) by its optimized graph at `level` for `devices`
- * (NULL: cpu, as tgc run's default), which keeps the
- * loaded one alive as the owner of the weights it borrows: both are freed
- * by tgc_graph_free of the result via the holder below. The report goes to
+/* --dump optimized: replaces *g (loaded) by its optimized graph at `level`
+ * for `devices` (NULL: cpu, as tgc run's default), which keeps the loaded
+ * one alive as the owner of the weights it borrows: both are freed by
+ * tgc_graph_free of the result via the holder below. The report goes to
  * standard error, or standard output when the dump goes to a file. On
- * failure *g is freed and NULL. */
-static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, const char *devices, bool report,
-                           const char *out_path, tgc_diags *diags) {
+ * failure *g is freed and NULL. (The other dumps compile through
+ * tgc_graph_place and tgc_graph_memory_plan, as a run does.) */
+static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, const char *devices, const char *out_path,
+                           tgc_diags *diags) {
     tgc_optimize_report rep;
     tgc_graph *opt = NULL;
     tgc_status s = tgc_graph_optimize(*g, level, devices != NULL ? devices : "cpu", &rep, diags, &opt);
@@ -212,7 +213,7 @@ static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, const char *
         *g = NULL;
         return s;
     }
-    if (report) tgc_optimize_report_print(&rep, out_path != NULL ? stdout : stderr);
+    tgc_optimize_report_print(&rep, out_path != NULL ? stdout : stderr);
     *g = opt;
     return TGC_OK;
 }
@@ -230,11 +231,10 @@ static int dump_memory(const char *model, const tgc_graph_load_options *lopts, t
     if (diags == NULL) return TGC_EXIT_FAILED;
     tgc_graph *g = NULL;
     tgc_status s = tgc_graph_load_with(model, lopts, diags, &g);
-    if (s == TGC_OK) s = optimize(&g, level, devices, false, out_path, diags);
     if (s != TGC_OK) return failed(diags, s);
     tgc_memory_plan *mp = NULL;
-    /* already optimized above, as the session will */
-    tgc_memory_plan_options o = {.soft_placement = soft_placement, .bind = bind, .optimize = TGC_OPTIMIZE_NONE};
+    /* compiled (optimized, placed, partitioned) as the session will */
+    tgc_memory_plan_options o = {.soft_placement = soft_placement, .bind = bind, .optimize = level};
     s = tgc_graph_memory_plan(g, devices, &o, diags, &mp);
     if (s != TGC_OK) {
         tgc_graph_free(g);
@@ -339,10 +339,11 @@ int tgc_cmd_compile(int argc, char **argv) {
     tgc_graph *g = NULL;
     tgc_status s = tgc_graph_load_with(model, &lopts, diags, &g);
     if (s != TGC_OK) return failed(diags, s);
-    if (strcmp(dump_name, "shapes") != 0 && (s = optimize(&g, level, devices, optimized_dump, out_path, diags)) != TGC_OK)
-        return failed(diags, s);
+    if (optimized_dump && (s = optimize(&g, level, devices, out_path, diags)) != TGC_OK) return failed(diags, s);
     tgc_placed *placed = NULL;
     if (devices != NULL) {
+        /* placed and partitioned through the passes, as a run's: the dumps are what runs */
+        popts.optimize = placed_dump || parts_dump ? level : TGC_OPTIMIZE_NONE;
         s = tgc_graph_place(g, devices, &popts, diags, &placed);
         if (s != TGC_OK) {
             tgc_graph_free(g);

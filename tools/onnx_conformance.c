@@ -441,7 +441,7 @@ static void report(FILE *out, int index, int dev, outcome o, const char *reason)
 static void report_placement(FILE *out, int index, int dev, const tgc_graph *g, const char *devices) {
     tgc_diags *d = tgc_diags_create();
     tgc_placed *p = NULL;
-    tgc_place_options po = {.soft_placement = 1};
+    tgc_place_options po = {.soft_placement = 1, .optimize = TGC_OPTIMIZE_NONE}; /* the graph's own ops */
     if (tgc_graph_place(g, devices, &po, d, &p) == TGC_OK) {
         int on_gpu = 0, ops = 0;
         size_t n = tgc_graph_node_count(g);

@@ -85,13 +85,12 @@ class Graph:
         tgc.InvalidError
             A bad device list; a placement conflict (the message names the nodes).
         """
-        g = self.optimize(optimize, devices) if optimize != 0 else self
         out = ctypes.c_void_p()
-        opts = PlaceOptions(1 if soft_placement else 0, 0)
-        st = lib.tgc_graph_place(g._h, devices.encode(), ctypes.byref(opts), diags(), ctypes.byref(out))
+        opts = PlaceOptions(1 if soft_placement else 0, 0, _level(optimize))
+        st = lib.tgc_graph_place(self._h, devices.encode(), ctypes.byref(opts), diags(), ctypes.byref(out))
         if st != 0:
             raise_for(st)
-        p = Placement(out.value, g)
+        p = Placement(out.value, self)
         p.warnings = take_warnings()
         return p
 

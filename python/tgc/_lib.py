@@ -108,7 +108,7 @@ class SessionOptions(ctypes.Structure):
 
 
 class PlaceOptions(ctypes.Structure):
-    _fields_ = [("soft_placement", c_int), ("small_host_bytes", c_int64)]
+    _fields_ = [("soft_placement", c_int), ("small_host_bytes", c_int64), ("optimize", c_int)]
 
 
 RELEASE_FN = ctypes.CFUNCTYPE(None, c_void_p)

@@ -1136,7 +1136,7 @@ static tgc_tensor **check_variant(const graph_case *c, const char *devices, cons
 static long cross_device_pairs(const graph_case *c, const char *devices, const char *second, long *on_second) {
     tgc_diags *d = tgc_diags_create();
     tgc_placed *p = NULL;
-    tgc_place_options o = {.soft_placement = 1};
+    tgc_place_options o = {.soft_placement = 1, .optimize = TGC_OPTIMIZE_NONE}; /* the generated nodes' names */
     long pairs = 0;
     if (tgc_graph_place(c->g, devices, &o, d, &p) == TGC_OK) {
         const gen *g = &c->gen;

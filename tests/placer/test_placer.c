@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The placer's rules are tested on graphs as written: no passes first. */
+static const tgc_place_options as_given = {.optimize = TGC_OPTIMIZE_NONE};
+
 #define MAX_LINES 32
 
 typedef struct message {
@@ -120,7 +123,7 @@ static bool round_trip(const tgc_graph *g, const tgc_placed *p, const char *devi
     tgc_graph *g2 = NULL;
     tgc_placed *p2 = NULL;
     ok = ok && tgc_graph_load_string(text, size, "dump.yaml", dir, d, &g2) == TGC_OK;
-    ok = ok && tgc_graph_place(g2, devices, NULL, d, &p2) == TGC_OK && tgc_diags_count(d) == 0;
+    ok = ok && tgc_graph_place(g2, devices, &as_given, d, &p2) == TGC_OK && tgc_diags_count(d) == 0;
     for (int32_t id = 0; ok && id < g->n_nodes; id++) {
         const char *name = g->nodes[id].name;
         const char *a = tgc_placed_device_name(p, name), *b = tgc_placed_device_name(p2, name);
@@ -153,7 +156,7 @@ static void check_graph(const char *dir, const char *name, int *files, int *erro
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load(path, d, &g), TGC_OK);
-    tgc_place_options opts = {.soft_placement = want.soft};
+    tgc_place_options opts = {.soft_placement = want.soft, .optimize = TGC_OPTIMIZE_NONE};
     tgc_placed *p = NULL;
     tgc_status s = tgc_graph_place(g, want.devices, &opts, d, &p);
     if (want.n_errors > 0) {
@@ -272,7 +275,7 @@ static void test_digits_cnn_on_cpu_and_gpu(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     tgc_diags *d = tgc_diags_create();
     tgc_placed *p = NULL;
-    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu,gpu0", NULL, d, &p), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu,gpu0", &as_given, d, &p), TGC_OK);
     CU_ASSERT_EQUAL(tgc_diags_count(d), 0);
     /* The data path on the gpu... */
     static const char *const gpu[] = {"conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "flat",
@@ -302,7 +305,7 @@ static void test_digits_cnn_on_cpu_and_gpu(void) {
     /* On one cpu, or two virtual ones, everything is on cpu0. */
     static const char *const lists[] = {"cpu", "cpu0,cpu1"};
     for (size_t l = 0; l < 2; l++) {
-        CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, lists[l], NULL, d, &p), TGC_OK);
+        CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, lists[l], &as_given, d, &p), TGC_OK);
         for (int32_t id = 0; id < g->n_nodes; id++)
             CU_ASSERT_STRING_EQUAL(tgc_placed_device_name(p, g->nodes[id].name), "cpu0");
         s = summary_of(p);
@@ -335,7 +338,7 @@ static void test_device_lists(void) {
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         tgc_diags *d = tgc_diags_create();
         tgc_placed *p = NULL;
-        CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, good[i].list, NULL, d, &p), TGC_OK);
+        CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, good[i].list, &as_given, d, &p), TGC_OK);
         CU_ASSERT_EQUAL(tgc_placed_device_count(p), good[i].n);
         for (int k = 0; k < good[i].n; k++) CU_ASSERT_STRING_EQUAL(tgc_placed_device(p, k), good[i].names[k]);
         CU_ASSERT_PTR_NULL(tgc_placed_device(p, good[i].n));
@@ -364,7 +367,7 @@ static void test_device_lists(void) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tgc_diags *d = tgc_diags_create();
         tgc_placed *p = (tgc_placed *)1;
-        CU_ASSERT_EQUAL(tgc_graph_place(g, bad[i].list, NULL, d, &p), TGC_ERR_INVALID);
+        CU_ASSERT_EQUAL(tgc_graph_place(g, bad[i].list, &as_given, d, &p), TGC_ERR_INVALID);
         CU_ASSERT_PTR_NULL(p);
         CU_ASSERT_EQUAL_FATAL(tgc_diags_error_count(d), 1);
         CU_ASSERT_STRING_EQUAL(tgc_diag_rule(d, 0), "bad-device-list");
@@ -378,7 +381,7 @@ static void test_device_lists(void) {
     for (int i = 0; i < 64; i++) snprintf(many + strlen(many), sizeof many - strlen(many), ",gpu%d", i);
     tgc_diags *d = tgc_diags_create();
     tgc_placed *p = NULL;
-    CU_ASSERT_EQUAL(tgc_graph_place(g, many, NULL, d, &p), TGC_ERR_INVALID);
+    CU_ASSERT_EQUAL(tgc_graph_place(g, many, &as_given, d, &p), TGC_ERR_INVALID);
     CU_ASSERT(tgc_diags_count(d) == 1 && strstr(tgc_diag_message(d, 0), "more than 64 devices") != NULL);
     tgc_diags_free(d);
     tgc_graph_free(g);
@@ -418,7 +421,7 @@ static void test_dumps_and_summary(void) {
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(cross_graph, sizeof cross_graph - 1, "cross.yaml", NULL, d, &g),
                           TGC_OK);
     tgc_placed *p = NULL;
-    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu,gpu0", NULL, d, &p), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu,gpu0", &as_given, d, &p), TGC_OK);
     /* x, a on cpu0; b and c on gpu0 (N makes them large). */
     char *json = dump_to_text(p, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(json);
@@ -469,7 +472,7 @@ static void test_dumps_and_summary(void) {
                                    "  - {name: b, op: Relu, inputs: [a], device: cpu1}\n"
                                    "  - {name: c, op: Relu, inputs: [a, ^b], device: gpu0}\n";
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(two_dest, sizeof two_dest - 1, "two.yaml", NULL, d, &g), TGC_OK);
-    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1,gpu0", NULL, d, &p), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1,gpu0", &as_given, d, &p), TGC_OK);
     s = summary_of(p);
     CU_ASSERT(s != NULL &&
               strstr(s, "crossing devices: 2 tensors, 128 bytes per step (counting N as 1); 1 control edge\n") != NULL);
@@ -726,7 +729,7 @@ static void place_survives_every_allocation_failure(const char *rel, const char 
     tgc_diags *d = tgc_diags_create();
     tgc_placed *p = NULL;
     int64_t before = tgc_host_alloc_stats_get().num_allocs;
-    CU_ASSERT_EQUAL(tgc_graph_place(g, devices, NULL, d, &p), want);
+    CU_ASSERT_EQUAL(tgc_graph_place(g, devices, &as_given, d, &p), want);
     int64_t total = tgc_host_alloc_stats_get().num_allocs - before;
     tgc_placed_free(p);
     tgc_diags_free(d);
@@ -734,7 +737,7 @@ static void place_survives_every_allocation_failure(const char *rel, const char 
     for (int64_t n = 1; n <= total; n++) {
         d = tgc_diags_create();
         tgc_host_alloc_fail_nth(n);
-        tgc_status s = tgc_graph_place(g, devices, NULL, d, &p);
+        tgc_status s = tgc_graph_place(g, devices, &as_given, d, &p);
         tgc_host_alloc_fail_nth(0);
         CU_ASSERT(s == TGC_ERR_NOMEM || s == want);
         CU_ASSERT((s == TGC_OK) == (p != NULL));
@@ -758,6 +761,58 @@ static void test_reason_names(void) {
         CU_ASSERT_STRING_EQUAL(tgc_place_reason_name((tgc_place_reason)r), want[r]);
 }
 
+/* tgc_graph_place compiles as a session does: by default the passes run
+ * first (a BatchNormalization after a Conv is folded into it: one Conv
+ * named as the BatchNormalization, here bn), and the handle names the
+ * optimized graph's nodes; TGC_OPTIMIZE_NONE places the graph as written.
+ * Partitions accept the graph given or the one placed, and no other. */
+static void test_placement_runs_the_passes(void) {
+    static const char text[] = "format: tgc/1\n"
+                               "name: conv_bn\n"
+                               "inputs: [{name: x, dtype: float32, shape: [1, 1, 4, 4]}]\n"
+                               "initializers:\n"
+                               "  - {name: w, dtype: float32, shape: [1, 1, 1, 1], values: [2]}\n"
+                               "  - {name: s, dtype: float32, shape: [1], values: [1]}\n"
+                               "  - {name: b, dtype: float32, shape: [1], values: [0]}\n"
+                               "  - {name: m, dtype: float32, shape: [1], values: [0]}\n"
+                               "  - {name: v, dtype: float32, shape: [1], values: [1]}\n"
+                               "nodes:\n"
+                               "  - {name: conv, op: Conv, inputs: [x, w]}\n"
+                               "  - {name: bn, op: BatchNormalization, inputs: [conv, s, b, m, v]}\n"
+                               "outputs: [bn]\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL, *other = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, sizeof text - 1, "conv_bn.yaml", NULL, d, &g), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, sizeof text - 1, "conv_bn.yaml", NULL, d, &other), TGC_OK);
+    tgc_placed *opt = NULL, *raw = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu", NULL, d, &opt), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu", &as_given, d, &raw), TGC_OK);
+    CU_ASSERT_PTR_NOT_EQUAL(tgc_placed_graph(opt), g);
+    CU_ASSERT_PTR_EQUAL(tgc_placed_graph(raw), g);
+    CU_ASSERT_PTR_NULL(tgc_placed_device_name(opt, "conv")); /* folded away */
+    CU_ASSERT_STRING_EQUAL(tgc_placed_device_name(opt, "bn"), "cpu0");
+    int32_t bn = tgc_graph_find(tgc_placed_graph(opt), "bn");
+    CU_ASSERT_FATAL(bn >= 0);
+    CU_ASSERT_STRING_EQUAL(tgc_placed_graph(opt)->nodes[bn].op_name, "Conv");
+    CU_ASSERT_STRING_EQUAL(tgc_placed_device_name(raw, "conv"), "cpu0");
+    tgc_partitions *parts = NULL;
+    CU_ASSERT_EQUAL(tgc_graph_partition(g, opt, d, &parts), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_partitions_count(parts), 1);
+    CU_ASSERT_EQUAL(tgc_partitions_validate(parts, d), TGC_OK);
+    tgc_partitions_free(parts);
+    CU_ASSERT_EQUAL(tgc_graph_partition(tgc_placed_graph(opt), opt, d, &parts), TGC_OK);
+    tgc_partitions_free(parts);
+    parts = NULL;
+    CU_ASSERT_EQUAL(tgc_graph_partition(other, opt, d, &parts), TGC_ERR_INVALID);
+    CU_ASSERT_PTR_NULL(parts);
+    CU_ASSERT(tgc_diags_count(d) == 1 && strstr(tgc_diag_message(d, 0), "another graph") != NULL);
+    tgc_placed_free(opt);
+    tgc_placed_free(raw);
+    tgc_graph_free(g);
+    tgc_graph_free(other);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("placer", {"kernel premises of the test graphs", test_kernel_premises},
               {"every placer graph places or fails as it says", test_every_placer_graph},
               {"digits cnn: shape arithmetic on cpu, convolutions on gpu0", test_digits_cnn_on_cpu_and_gpu},
@@ -765,4 +820,5 @@ TGC_TEST_MAIN("placer", {"kernel premises of the test graphs", test_kernel_premi
               {"conflicts between kernels", test_kernel_conflicts},
               {"random graphs against brute force", test_random_graphs_against_brute_force},
               {"placement survives every allocation failure", test_place_survives_every_allocation_failure},
-              {"reason names", test_reason_names})
+              {"reason names", test_reason_names},
+              {"placement runs the passes, as a session's", test_placement_runs_the_passes})

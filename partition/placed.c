@@ -1,13 +1,13 @@
 /* The public face of placement (include/tgc.h, "Placement"): a placed graph
- * handle over tgc_placer_run, its lookups, and its dumps: YAML (a tgc/1
- * graph with every device filled in), JSON (node -> device and reason),
- * DOT (nodes coloured by device) and a one-screen summary of devices and
- * the tensors that cross them. */
-#include "tgc.h"
+ * handle over the compile driver (partition/compile.h: the passes, the
+ * placer and the partitioner, as a session runs them, the subgraphs
+ * included), its lookups, and its dumps: YAML (a tgc/1 graph with every
+ * device filled in), JSON (node -> device and reason), DOT (nodes coloured
+ * by device) and a one-screen summary of devices and the tensors that
+ * cross them. */
+#include "partition/placed.h"
 
 #include "devices/kernel.h"
-#include "graph/subgraph.h"
-#include "placer/placer.h"
 #include "support/alloc.h"
 #include "support/diag.h"
 
@@ -15,62 +15,11 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* A subgraph's placement: If's branches, a Loop's body... are placed on
- * the same devices as graphs of their own (as a session does), so a body
- * may span devices. `label` names it: "loop.body", "outer.body.inner.body". */
-typedef struct placed_sub {
-    const tgc_graph *g;
-    char *label;
-    tgc_placement pl;
-} placed_sub;
-
-struct tgc_placed {
-    const tgc_graph *g;
-    tgc_placer_device devs[TGC_PLACER_MAX_DEVICES];
-    char names[TGC_PLACER_MAX_DEVICES][32];
-    int n_devs;
-    tgc_placement pl;
-    placed_sub *subs; /* every subgraph, depth first in node order */
-    int n_subs, cap_subs;
-};
-
-/* Places the subgraphs of g's nodes (and theirs, at most
- * TGC_MAX_SUBGRAPH_DEPTH deep), labelled after `prefix`. */
-static tgc_status place_subgraphs(tgc_placed *p, const tgc_graph *g, const char *prefix, const tgc_placer_options *po,
-                                  tgc_diags *diags) {
-    if (g->depth >= TGC_MAX_SUBGRAPH_DEPTH) return TGC_OK; /* the loader never makes one this deep */
-    for (int32_t id = 0; id < g->n_nodes; id++) {
-        const tgc_node *n = &g->nodes[id];
-        for (int a = 0; a < n->n_attrs; a++) {
-            const tgc_graph *body = n->attrs[a].type == TGC_ATTR_GRAPH ? n->attrs[a].graph : NULL;
-            if (body == NULL) continue;
-            if (p->n_subs == p->cap_subs) {
-                int cap = p->cap_subs ? p->cap_subs * 2 : 4;
-                placed_sub *grown = tgc_realloc(p->subs, (size_t)cap * sizeof *grown);
-                if (grown == NULL) return TGC_ERR_NOMEM;
-                p->subs = grown;
-                p->cap_subs = cap;
-            }
-            placed_sub *sp = &p->subs[p->n_subs];
-            memset(sp, 0, sizeof *sp);
-            size_t len = strlen(prefix) + strlen(n->name) + strlen(n->attrs[a].name) + 3;
-            if ((sp->label = tgc_malloc(len)) == NULL) return TGC_ERR_NOMEM;
-            snprintf(sp->label, len, "%s%s%s.%s", prefix, prefix[0] ? "." : "", n->name, n->attrs[a].name);
-            sp->g = body;
-            p->n_subs++;
-            tgc_status s = tgc_placer_run(body, p->devs, p->n_devs, po, diags, &sp->pl);
-            if (s == TGC_OK) s = place_subgraphs(p, body, sp->label, po, diags);
-            if (s != TGC_OK) return s;
-        }
-    }
-    return TGC_OK;
-}
-
 const tgc_placement *tgc_placed_subgraph(const tgc_placed *p, const tgc_graph *body, const char **label) {
     for (int i = 0; i < p->n_subs; i++)
         if (p->subs[i].g == body) {
             if (label != NULL) *label = p->subs[i].label;
-            return &p->subs[i].pl;
+            return &p->subs[i].c.placement;
         }
     return NULL;
 }
@@ -80,18 +29,15 @@ tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_pl
     *out = NULL;
     tgc_placed *p = tgc_calloc(1, sizeof *p);
     if (p == NULL) return TGC_ERR_NOMEM;
-    p->g = g;
-    tgc_status s = tgc_placer_parse_devices(devices, p->devs, TGC_PLACER_MAX_DEVICES, &p->n_devs, diags);
-    if (s == TGC_OK) {
-        for (int i = 0; i < p->n_devs; i++) tgc_placer_device_name(p->devs[i], p->names[i], sizeof p->names[i]);
-        tgc_placer_options po = {0};
-        if (opts != NULL) {
-            po.soft_placement = opts->soft_placement != 0;
-            po.small_host_bytes = opts->small_host_bytes;
-        }
-        s = tgc_placer_run(g, p->devs, p->n_devs, &po, diags, &p->pl);
-        if (s == TGC_OK) s = place_subgraphs(p, g, "", &po, diags);
-    }
+    p->source = g;
+    tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
+                              .soft_placement = opts != NULL && opts->soft_placement != 0,
+                              .small_host_bytes = opts != NULL ? opts->small_host_bytes : 0,
+                              .partition = true};
+    tgc_status s = tgc_compile(g, devices, &co, diags, &p->c);
+    if (s == TGC_OK) s = tgc_compile_subgraphs(&p->c, &co, diags, &p->subs, &p->n_subs);
+    for (int i = 0; s == TGC_OK && i < p->c.n_devices; i++)
+        tgc_device_id_name(p->c.devices[i], p->names[i], sizeof p->names[i]);
     if (s != TGC_OK) {
         tgc_placed_free(p);
         return s;
@@ -102,27 +48,27 @@ tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_pl
 
 void tgc_placed_free(tgc_placed *p) {
     if (p == NULL) return;
-    tgc_placement_release(&p->pl);
-    for (int i = 0; i < p->n_subs; i++) {
-        tgc_placement_release(&p->subs[i].pl);
-        tgc_free(p->subs[i].label);
-    }
-    tgc_free(p->subs);
+    tgc_compiled_subs_release(p->subs, p->n_subs);
+    tgc_compiled_release(&p->c);
     tgc_free(p);
 }
 
-int tgc_placed_device_count(const tgc_placed *p) { return p->n_devs; }
+const tgc_graph *tgc_placed_graph(const tgc_placed *p) { return p->c.g; }
 
-const char *tgc_placed_device(const tgc_placed *p, int i) { return i >= 0 && i < p->n_devs ? p->names[i] : NULL; }
+int tgc_placed_device_count(const tgc_placed *p) { return p->c.n_devices; }
+
+const char *tgc_placed_device(const tgc_placed *p, int i) {
+    return i >= 0 && i < p->c.n_devices ? p->names[i] : NULL;
+}
 
 const char *tgc_placed_device_name(const tgc_placed *p, const char *node_name) {
-    int32_t id = tgc_graph_find(p->g, node_name);
-    return id < 0 ? NULL : p->names[p->pl.device[id]];
+    int32_t id = tgc_graph_find(p->c.g, node_name);
+    return id < 0 ? NULL : p->names[p->c.placement.device[id]];
 }
 
 const char *tgc_placed_reason(const tgc_placed *p, const char *node_name) {
-    int32_t id = tgc_graph_find(p->g, node_name);
-    return id < 0 ? NULL : tgc_place_reason_name(p->pl.reason[id]);
+    int32_t id = tgc_graph_find(p->c.g, node_name);
+    return id < 0 ? NULL : tgc_place_reason_name(p->c.placement.reason[id]);
 }
 
 /* ---- YAML ----------------------------------------------------------------------- */
@@ -130,12 +76,12 @@ const char *tgc_placed_reason(const tgc_placed *p, const char *node_name) {
 /* The device of node `id` of g: the graph's or a subgraph's placement. */
 static const char *device_of(void *ctx, const tgc_graph *g, int32_t id) {
     const tgc_placed *p = ctx;
-    const tgc_placement *pl = g == p->g ? &p->pl : tgc_placed_subgraph(p, g, NULL);
+    const tgc_placement *pl = g == p->c.g ? &p->c.placement : tgc_placed_subgraph(p, g, NULL);
     return pl != NULL && id >= 0 && id < pl->n_nodes ? p->names[pl->device[id]] : NULL;
 }
 
 tgc_status tgc_placed_dump_yaml(const tgc_placed *p, FILE *out, const char *dest_dir, tgc_diags *diags) {
-    return tgc_graph_dump_yaml_placed(p->g, out, dest_dir, device_of, (void *)p, diags);
+    return tgc_graph_dump_yaml_placed(p->c.g, out, dest_dir, device_of, (void *)p, diags);
 }
 
 static tgc_status write_result(FILE *out, tgc_diags *diags) {
@@ -161,17 +107,17 @@ static void json_string(FILE *out, const char *s) {
  * same chooser a run asks), or NULL for kernels with one way and shapes
  * not known before the run. */
 static const char *kernel_way(const tgc_placed *p, int32_t id) {
-    const tgc_node *n = &p->g->nodes[id];
-    return tgc_kernel_choice(tgc_kernel_for_node(p->g, n, p->devs[p->pl.device[id]].kind), p->g, id);
+    const tgc_node *n = &p->c.g->nodes[id];
+    return tgc_kernel_choice(tgc_kernel_for_node(p->c.g, n, p->c.devices[p->c.placement.device[id]].kind), p->c.g, id);
 }
 
 tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags) {
-    const tgc_graph *g = p->g;
+    const tgc_graph *g = p->c.g;
     fputs("{\n  \"graph\": ", out);
     if (g->name != NULL) json_string(out, g->name);
     else fputs("null", out);
     fputs(",\n  \"devices\": [", out);
-    for (int i = 0; i < p->n_devs; i++) {
+    for (int i = 0; i < p->c.n_devices; i++) {
         fputs(i ? ", " : "", out);
         json_string(out, p->names[i]);
     }
@@ -180,9 +126,9 @@ tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags
         fputs(id ? ",\n    " : "\n    ", out);
         json_string(out, g->nodes[id].name);
         fputs(": {\"device\": ", out);
-        json_string(out, p->names[p->pl.device[id]]);
+        json_string(out, p->names[p->c.placement.device[id]]);
         fputs(", \"reason\": ", out);
-        json_string(out, tgc_place_reason_name(p->pl.reason[id]));
+        json_string(out, tgc_place_reason_name(p->c.placement.reason[id]));
         const char *way = kernel_way(p, id);
         if (way != NULL) {
             fputs(", \"kernel\": ", out);
@@ -215,12 +161,12 @@ static const char *device_colour(const tgc_placed *p, int d) {
     static const char *const cpu[] = {"#8ecae6", "#95d5b2", "#b8c0ff", "#cdb4db"};
     static const char *const gpu[] = {"#ffb703", "#f4a261", "#e76f51", "#f28482"};
     int nth = 0;
-    for (int i = 0; i < d; i++) nth += p->devs[i].kind == p->devs[d].kind;
-    return tgc_kind_host_memory(p->devs[d].kind) ? cpu[nth % 4] : gpu[nth % 4];
+    for (int i = 0; i < d; i++) nth += p->c.devices[i].kind == p->c.devices[d].kind;
+    return tgc_kind_host_memory(p->c.devices[d].kind) ? cpu[nth % 4] : gpu[nth % 4];
 }
 
 tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags) {
-    const tgc_graph *g = p->g;
+    const tgc_graph *g = p->c.g;
     fputs("digraph ", out);
     dot_id(out, g->name ? g->name : "graph");
     fputs(" {\n  rankdir=TB;\n  labelloc=t;\n  fontname=\"Helvetica\";\n", out);
@@ -228,14 +174,14 @@ tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags)
     fputs("  edge [fontname=\"Helvetica\", fontsize=8];\n", out);
     /* The legend: one node per device, side by side. */
     fputs("  subgraph cluster_devices {\n    label=\"devices\";\n    style=dashed;\n", out);
-    for (int i = 0; i < p->n_devs; i++)
+    for (int i = 0; i < p->c.n_devices; i++)
         fprintf(out, "    \"legend %d\" [label=\"%s\", fillcolor=\"%s\"];\n", i, p->names[i], device_colour(p, i));
-    for (int i = 1; i < p->n_devs; i++) /* keep the legend in list order */
+    for (int i = 1; i < p->c.n_devices; i++) /* keep the legend in list order */
         fprintf(out, "    \"legend %d\" -> \"legend %d\" [style=invis];\n", i - 1, i);
     fputs("    rank=same;\n  }\n", out);
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
-        int d = p->pl.device[id];
+        int d = p->c.placement.device[id];
         const char *what = n->kind == TGC_NODE_INPUT ? "input" : n->kind == TGC_NODE_CONST ? "initializer" : n->op_name;
         fputs("  ", out);
         dot_id(out, n->name);
@@ -245,7 +191,7 @@ tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags)
         for (const char *c = tgc_node_label(n); *c; c++) /* the model's own name: ONNX's */
             fprintf(out, "%s%c", (*c == '"' || *c == '\\') ? "\\" : "", *c);
         fprintf(out, "\\n%s\\n%s (%s)\", fillcolor=\"%s\"%s];\n", what, p->names[d],
-                tgc_place_reason_name(p->pl.reason[id]), device_colour(p, d),
+                tgc_place_reason_name(p->c.placement.reason[id]), device_colour(p, d),
                 n->kind == TGC_NODE_OP ? "" : ", shape=ellipse");
     }
     for (int32_t id = 0; id < g->n_nodes; id++) {
@@ -254,7 +200,7 @@ tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags)
             bool control = i >= n->n_inputs;
             tgc_ref r = control ? n->controls[i - n->n_inputs] : n->inputs[i];
             if (r.node < 0) continue;
-            bool cross = p->pl.device[r.node] != p->pl.device[id];
+            bool cross = p->c.placement.device[r.node] != p->c.placement.device[id];
             fputs("  ", out);
             dot_id(out, g->nodes[r.node].name);
             fputs(" -> ", out);
@@ -279,26 +225,26 @@ tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags)
 /* ---- Summary ------------------------------------------------------------------------- */
 
 void tgc_placed_summary(const tgc_placed *p, FILE *out) {
-    const tgc_graph *g = p->g;
+    const tgc_graph *g = p->c.g;
     int64_t ops[TGC_PLACER_MAX_DEVICES] = {0}, sources[TGC_PLACER_MAX_DEVICES] = {0};
     for (int32_t id = 0; id < g->n_nodes; id++) {
-        if (g->nodes[id].kind == TGC_NODE_OP) ops[p->pl.device[id]]++;
-        else sources[p->pl.device[id]]++;
+        if (g->nodes[id].kind == TGC_NODE_OP) ops[p->c.placement.device[id]]++;
+        else sources[p->c.placement.device[id]]++;
     }
-    fprintf(out, "placement on %d device%s:\n", p->n_devs, p->n_devs == 1 ? "" : "s");
+    fprintf(out, "placement on %d device%s:\n", p->c.n_devices, p->c.n_devices == 1 ? "" : "s");
     int width = 6; /* "/task:1/cpu0" widens the column */
-    for (int i = 0; i < p->n_devs; i++)
+    for (int i = 0; i < p->c.n_devices; i++)
         if ((int)strlen(p->names[i]) > width) width = (int)strlen(p->names[i]);
-    for (int i = 0; i < p->n_devs; i++)
+    for (int i = 0; i < p->c.n_devices; i++)
         fprintf(out, "  %-*s %6" PRId64 " nodes (%" PRId64 " ops, %" PRId64 " inputs and initializers)\n", width,
                 p->names[i], ops[i] + sources[i], ops[i], sources[i]);
     for (int k = 0; k < p->n_subs; k++) { /* each subgraph's ops per device */
-        const placed_sub *sp = &p->subs[k];
+        const tgc_compiled_sub *sp = &p->subs[k];
         int64_t sub_ops[TGC_PLACER_MAX_DEVICES] = {0};
         for (int32_t id = 0; id < sp->g->n_nodes; id++)
-            if (sp->g->nodes[id].kind == TGC_NODE_OP) sub_ops[sp->pl.device[id]]++;
+            if (sp->g->nodes[id].kind == TGC_NODE_OP) sub_ops[sp->c.placement.device[id]]++;
         fprintf(out, "  subgraph %s:", sp->label);
-        for (int i = 0, shown = 0; i < p->n_devs; i++)
+        for (int i = 0, shown = 0; i < p->c.n_devices; i++)
             if (sub_ops[i] > 0) fprintf(out, "%s %s %" PRId64 " ops", shown++ ? "," : "", p->names[i], sub_ops[i]);
         fputc('\n', out);
     }
@@ -306,10 +252,10 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out) {
      * placement preferred (an op or dtype with no kernel there). */
     int64_t by_kernel = 0;
     for (int32_t id = 0; id < g->n_nodes; id++) {
-        if (g->nodes[id].kind != TGC_NODE_OP || p->pl.reason[id] != TGC_PLACED_BY_KERNEL) continue;
+        if (g->nodes[id].kind != TGC_NODE_OP || p->c.placement.reason[id] != TGC_PLACED_BY_KERNEL) continue;
         if (by_kernel++ == 0) fputs("  by kernel availability (no kernel for its op and dtype on the preferred device):\n", out);
         if (by_kernel <= 20)
-            fprintf(out, "    %s (%s) on %s\n", g->nodes[id].name, g->nodes[id].op_name, p->names[p->pl.device[id]]);
+            fprintf(out, "    %s (%s) on %s\n", g->nodes[id].name, g->nodes[id].op_name, p->names[p->c.placement.device[id]]);
     }
     if (by_kernel > 20) fprintf(out, "    and %" PRId64 " more\n", by_kernel - 20);
 
@@ -331,13 +277,13 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out) {
     int64_t controls = 0;
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
-        int d = p->pl.device[id];
+        int d = p->c.placement.device[id];
         for (int i = 0; i < n->n_inputs; i++) {
             tgc_ref r = n->inputs[i];
-            if (r.node >= 0 && p->pl.device[r.node] != d) dests[base[r.node] + r.port] |= (uint64_t)1 << d;
+            if (r.node >= 0 && p->c.placement.device[r.node] != d) dests[base[r.node] + r.port] |= (uint64_t)1 << d;
         }
         for (int i = 0; i < n->n_controls; i++)
-            if (n->controls[i].node >= 0 && p->pl.device[n->controls[i].node] != d) controls++;
+            if (n->controls[i].node >= 0 && p->c.placement.device[n->controls[i].node] != d) controls++;
     }
     int64_t tensors = 0, bytes = 0, unknown = 0;
     bool any_symbol = false;
