@@ -25,10 +25,13 @@ static tgc_status fused_matmul(tgc_kernel_ctx *c) { return with_activation(c, tg
 
 const tgc_kernel_def tgc_cpu_kernels_fused_act[] = {
     {.op = "_FusedConv", .fn = fused_conv, .forward_input = -1, .dtypes = F32_ONLY,
-     .choose = tgc_cpu_conv_choose},
+     .choose = tgc_cpu_conv_choose,
+     .footprint = tgc_cpu_conv_footprint},
     {.op = "_FusedGemm", .fn = fused_gemm, .forward_input = -1, .dtypes = F32_ONLY,
-     .choose = tgc_cpu_gemm_choose},
+     .choose = tgc_cpu_gemm_choose,
+     .footprint = tgc_cpu_gemm_footprint},
     {.op = "_FusedMatMul", .fn = fused_matmul, .forward_input = -1, .dtypes = F32_ONLY,
-     .choose = tgc_cpu_matmul_choose},
+     .choose = tgc_cpu_matmul_choose,
+     .footprint = tgc_cpu_matmul_footprint},
     {.op = NULL},
 };
