@@ -390,15 +390,9 @@ static tgc_gemm_shape gemm_shape(const tgc_kernel_ctx *c, const tgc_gemm_geometr
                             .beta = g->has_c ? g->beta : 0.0f};
 }
 
-/* The bytes oneDNN's packed B of shape s may take: K x N floats with both
- * padded to a whole block (its blocked formats use blocks of at most 64),
- * per piece the descriptor's page, and tgc's block. An upper bound: the
- * exact size is oneDNN's to choose (tgc_packed_gemm_create reports it
- * once built). */
+/* What the node's packed B may take: the block's and the packing's bound. */
 static int64_t packed_bound(const tgc_gemm_shape *s) {
-    int64_t k = (s->k + 63) / 64 * 64, n = (s->n + 63) / 64 * 64, bytes;
-    if (!tgc_checked_mul_i64(k, n * (int64_t)sizeof(float), &bytes)) return INT64_MAX / 2;
-    return bytes + 64 * 4096 + (int64_t)sizeof(packed_block);
+    return tgc_packed_gemm_bound(s) + (int64_t)sizeof(packed_block);
 }
 
 void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
