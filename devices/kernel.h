@@ -105,6 +105,26 @@ typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);
  * shapes a graph infers, so --dump placed shows what a run will take. */
 typedef const char *(*tgc_kernel_choose_fn)(tgc_kernel_ctx *c);
 
+/* What a kernel holds in host memory besides its inputs and outputs when
+ * it runs a node, in bytes (tgc_kernel_footprint_fn). Upper bounds where a
+ * library decides the size (oneDNN's packed layouts). */
+typedef struct tgc_kernel_footprint {
+    /* Kept across runs in the node's cache (devices/kernel_cache.h): a
+     * weight in the kernel's own layout, built on the first run. */
+    int64_t cache_bytes;
+    /* Allocated while the kernel runs and freed before it returns
+     * (im2col columns, Winograd's transformed tiles), for a pool of
+     * `width` threads. */
+    int64_t workspace_bytes;
+} tgc_kernel_footprint;
+
+/* The footprint of the way the kernel will run c->node, from the same
+ * arguments a chooser gets (tgc_kernel_choose_fn: attributes, dtypes,
+ * dims, const_inputs; buffers may be NULL and must not be read), for a
+ * device pool `width` threads wide. Leaves *out zero where it holds
+ * nothing or cannot say. */
+typedef void (*tgc_kernel_footprint_fn)(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
+
 #define TGC_KERNEL_MAX_DTYPES 16 /* room for every dtype and the terminator */
 
 struct tgc_kernel_def {
@@ -135,6 +155,9 @@ struct tgc_kernel_def {
     bool sizes_outputs;
     /* The kernel's ways (tgc_kernel_choose_fn); NULL: one way. */
     tgc_kernel_choose_fn choose;
+    /* What it holds besides inputs and outputs; NULL: nothing (for the
+     * static memory plan, executor/memory_plan.c). */
+    tgc_kernel_footprint_fn footprint;
 };
 
 /* Positions a kernel definition's masks describe. */

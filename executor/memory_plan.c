@@ -2,6 +2,7 @@
  * the executor's schedule, buffers shared by forwarding, then per memory
  * the naive sum, the lower bound and TFLite's greedy-by-size offsets. */
 #include "executor/memory_plan.h"
+#include "executor/session.h"
 
 #include "devices/kernel.h"
 #include "graph/infer.h"
@@ -472,6 +473,72 @@ static void find_forwarding(part_ctx *c) {
     }
 }
 
+static int cmp_desc(const void *pa, const void *pb) {
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a < b) - (a > b);
+}
+
+/* What each kernel node holds besides its tensors (its kernel's
+ * footprint over the concrete shapes, as tgc_kernel_choice asks its
+ * chooser), and the tensors _Recv lands here. */
+static tgc_status read_footprints(part_ctx *c, tgc_memory_space *dev) {
+    const tgc_graph *pg = c->pg;
+    dev->workspaces = tgc_calloc((size_t)pg->n_nodes + 1, sizeof *dev->workspaces);
+    if (dev->workspaces == NULL) return TGC_ERR_NOMEM;
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        const tgc_node *n = &pg->nodes[id];
+        if (is_op(n, "_Recv") && c->slots[c->base[id]].space == SPACE_DEVICE)
+            dev->recv_bytes += c->slots[c->base[id]].bytes;
+        const tgc_kernel_def *k = c->kernel[id];
+        if (k == NULL || k->footprint == NULL || n->n_inputs > TGC_KERNEL_MASK_BITS ||
+            n->n_outputs > TGC_KERNEL_MASK_BITS)
+            continue;
+        tgc_value in[TGC_KERNEL_MASK_BITS], out[TGC_KERNEL_MASK_BITS];
+        uint32_t consts = 0;
+        bool ok = true;
+        for (int i = 0; ok && i < n->n_inputs; i++) {
+            in[i] = (tgc_value){.dtype = TGC_DTYPE_INVALID};
+            tgc_ref r = n->inputs[i];
+            if (r.node < 0) continue;
+            const tgc_tensor_info *info = &c->slots[c->base[r.node] + r.port].info;
+            ok = info->shape.rank >= 0 && info->shape.rank <= TGC_MAX_RANK;
+            in[i].dtype = info->dtype;
+            in[i].rank = ok ? info->shape.rank : 0;
+            for (int d = 0; ok && d < in[i].rank; d++) in[i].dims[d] = info->shape.dims[d].v;
+            if (pg->nodes[r.node].kind == TGC_NODE_CONST) consts |= 1u << i;
+        }
+        for (int o = 0; ok && o < n->n_outputs; o++) {
+            const tgc_tensor_info *info = &c->slots[c->base[id] + o].info;
+            ok = info->shape.rank >= 0 && info->shape.rank <= TGC_MAX_RANK;
+            out[o] = (tgc_value){.dtype = info->dtype, .rank = ok ? info->shape.rank : 0};
+            for (int d = 0; ok && d < out[o].rank; d++) out[o].dims[d] = info->shape.dims[d].v;
+        }
+        if (!ok) continue;
+        char error[256];
+        tgc_kernel_ctx kc = {.node = n, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
+                             .n_outputs = n->n_outputs, .error = error, .error_size = sizeof error,
+                             .const_inputs = consts, .def = k};
+        tgc_kernel_footprint f = {0, 0};
+        k->footprint(&kc, dev->threads, &f);
+        if (!tgc_checked_add_i64(dev->caches_bytes, f.cache_bytes, &dev->caches_bytes)) c->overflow = true;
+        dev->workspaces[id] = f.workspace_bytes;
+    }
+    qsort(dev->workspaces, (size_t)pg->n_nodes, sizeof *dev->workspaces, cmp_desc);
+    return TGC_OK;
+}
+
+/* The threads of a pool on device `name` of `kind` under the session's
+ * option `spec` (executor/threads_option.c's rule; a malformed spec: the
+ * default, as the session reports the error itself). */
+static int pool_threads(const char *name, tgc_device_kind kind, const char *spec) {
+    tgc_device d;
+    memset(&d, 0, sizeof d);
+    d.kind = kind;
+    snprintf(d.name, sizeof d.name, "%s", name);
+    tgc_status st = TGC_OK;
+    return tgc_threads_option(&d, spec, NULL, &st);
+}
+
 static tgc_status space_alloc(tgc_memory_space *sp, int32_t cap) {
     sp->tensors = tgc_calloc((size_t)cap + 1, sizeof *sp->tensors);
     sp->buffers = tgc_calloc((size_t)cap + 1, sizeof *sp->buffers);
@@ -543,12 +610,14 @@ static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int pa
     dev->alignment = tgc_backend_get(c.kind)->alignment;
     host->alignment = TGC_MEMORY_ALIGN_HOST;
     dev->busiest_step = host->busiest_step = -1;
+    dev->threads = host->threads = pool_threads(pt->device_name, c.kind, mp->threads);
     tgc_status s = part_ctx_init(&c);
     if (s == TGC_OK) {
         read_slots(&c, dev, host);
         find_forwarding(&c);
-        s = fill_spaces(&c, dev, host);
+        s = read_footprints(&c, dev);
     }
+    if (s == TGC_OK) s = fill_spaces(&c, dev, host);
     part_ctx_release(&c);
     return s;
 }
@@ -588,16 +657,23 @@ static tgc_status plan_fill(tgc_memory_plan *mp, tgc_diags *diags) {
 
 tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
                                  tgc_diags *diags, tgc_memory_plan **out) {
+    return tgc_memory_plan_build_threads(g, parts, symbols, NULL, diags, out);
+}
+
+tgc_status tgc_memory_plan_build_threads(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
+                                         const char *threads, tgc_diags *diags, tgc_memory_plan **out) {
     *out = NULL;
     tgc_memory_plan *mp = plan_alloc(g);
     if (mp == NULL) return TGC_ERR_NOMEM;
     mp->parts = parts;
+    mp->threads = threads;
     for (int32_t i = 0; symbols != NULL && i < g->n_symbols; i++) mp->symbols[i] = symbols[i];
     tgc_status s = plan_fill(mp, diags);
     if (s != TGC_OK) {
         tgc_memory_plan_free(mp);
         return s;
     }
+    mp->threads = NULL; /* borrowed for the call only */
     *out = mp;
     return TGC_OK;
 }
@@ -637,6 +713,7 @@ void tgc_memory_plan_free(tgc_memory_plan *mp) {
     for (int i = 0; mp->spaces != NULL && i < mp->n_spaces; i++) {
         tgc_free(mp->spaces[i].tensors);
         tgc_free(mp->spaces[i].buffers);
+        tgc_free(mp->spaces[i].workspaces);
     }
     tgc_free(mp->spaces);
     tgc_free(mp->symbols);

@@ -125,6 +125,12 @@ typedef struct tgc_memory_space {
     int64_t lower_bound;   /* the most bytes of buffers live at one step */
     int32_t busiest_step;  /* where (-1: no tensors) */
     int64_t arena_bytes;   /* the planned peak */
+    /* What the kernels hold besides tensors (devices/kernel.h's
+     * tgc_kernel_footprint, on a pool of `threads` threads): */
+    int threads;
+    int64_t caches_bytes;   /* kept across runs: weights in the kernels' own layouts */
+    int64_t *workspaces;    /* per node while it runs, largest first (n_steps entries) */
+    int64_t recv_bytes;     /* tensors _Recv lands here outside the sender's buffer (in the arena too) */
 } tgc_memory_space;
 
 struct tgc_memory_plan {
@@ -140,6 +146,7 @@ struct tgc_memory_plan {
      * optimized as a session would run it, placed, partitioned; owned. */
     tgc_compiled *compiled;
     char *device_list;
+    const char *threads; /* the session's threads option ("cpu0=2"), borrowed; NULL: each backend's default */
 };
 
 /* Plans every partition of `parts` (a partitioning of g; both borrowed and
@@ -149,6 +156,12 @@ struct tgc_memory_plan {
  * a concrete shape cannot be had (message in diags). */
 tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
                                  tgc_diags *diags, tgc_memory_plan **out);
+
+/* tgc_memory_plan_build for a session whose devices run pools sized by
+ * `threads` (as tgc_session_options.threads; borrowed for the call, NULL:
+ * each backend's default), which the workspaces depend on. */
+tgc_status tgc_memory_plan_build_threads(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
+                                         const char *threads, tgc_diags *diags, tgc_memory_plan **out);
 
 /* Parses "N=400,B=2" against g's symbols into symbols[0..g->n_symbols)
  * (entries not named are left as they are). TGC_ERR_INVALID ("bad-bind",
@@ -172,6 +185,52 @@ tgc_status tgc_memory_limits_apply(tgc_device *const *devices, int n, const char
 /* Writes "cpu0 has 1024 bytes in use in 3 buffers (peak 4096, reserved
  * 1048576), limit 2048" (", no limit" when none) into buf. */
 const char *tgc_memory_figures_str(tgc_device *d, char *buf, size_t size);
+
+/* ---- the hard limit: what each device would need against what it has ---------- */
+
+/* The share of a device's memory (or its --memory-limit) a plan may not
+ * use, in percent: what the static plan does not see. The run's
+ * best-fit arena fragments a little where the plan packs offsets
+ * exactly; allocations are rounded to the arena's alignment; libraries
+ * keep buffers of their own (OpenBLAS's, oneDNN's scratchpads). 5% covers
+ * what the tests measured (docs/memory.md) without refusing plans that
+ * fit. */
+#define TGC_MEMORY_MARGIN_PERCENT 5
+
+/* One device's need under a plan, by category, and what it has. Bytes. */
+typedef struct tgc_memory_need {
+    char device[32];
+    int part;            /* the partition */
+    int64_t weights;     /* initializers resident on the device */
+    int64_t caches;      /* kernels' own layouts of weights (host memory; a bound where a library sizes them) */
+    int64_t activations; /* the partition's planned arena (tensors, _Recv'd ones among them) */
+    int64_t workspaces;  /* the `threads` largest per-node workspaces: nodes that may run at once */
+    int64_t staging;     /* of activations: tensors _Recv lands here */
+    int64_t need;        /* weights + caches + activations + workspaces (INT64_MAX when past it) */
+    int64_t has;         /* its --memory-limit, else the memory it reports; -1: unknown */
+    bool limited;        /* has is a --memory-limit */
+    bool shared;         /* has is the host's memory, which other devices of the list share */
+    int64_t usable;      /* has less TGC_MEMORY_MARGIN_PERCENT; -1: unknown */
+    bool partial;        /* symbols unbound: activations and workspaces not counted */
+    bool fits;
+} tgc_memory_need;
+
+/* Each partition's device's need under mp (built with symbols bound or
+ * not: where the plan took an unbound symbol as 1, only weights and
+ * caches count, since the rest would be a guess) against what it has:
+ * `memory_limits` ("DEV=SIZE,...", NULL: none) or the memory
+ * tgc_device_memory reports for it. Devices in host memory without a
+ * limit share the host's memory: their needs are compared together.
+ * out[0..mp->parts->n_parts). TGC_ERR_INVALID ("bad-memory-limit") for a
+ * malformed limit; TGC_OK otherwise. */
+tgc_status tgc_memory_needs(const tgc_memory_plan *mp, const char *memory_limits, tgc_memory_need *out,
+                            tgc_diags *diags);
+
+/* Refuses a plan some device cannot hold: TGC_ERR_INVALID with one error
+ * (rule "over-memory") naming, per device, what it would need by category
+ * and what it has. TGC_OK when every device fits or its memory is
+ * unknown; TGC_ERR_NOMEM. */
+tgc_status tgc_memory_fit_check(const tgc_memory_plan *mp, const char *memory_limits, tgc_diags *diags);
 
 /* ---- the watch: what is live at each device's peak, during runs ---------------- */
 

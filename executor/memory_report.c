@@ -465,6 +465,16 @@ static void report_top(const tgc_memory_gauge *gg, FILE *out) {
     }
 }
 
+/* The need of memory sp under mp without limits (tgc_memory_needs). */
+static tgc_memory_need need_of(const tgc_memory_plan *mp, const tgc_memory_space *sp) {
+    tgc_memory_need nd;
+    memset(&nd, 0, sizeof nd);
+    tgc_memory_need *all = tgc_calloc((size_t)mp->parts->n_parts + 1, sizeof *all);
+    if (all != NULL && tgc_memory_needs(mp, NULL, all, NULL) == TGC_OK) nd = all[sp->part];
+    tgc_free(all);
+    return nd;
+}
+
 static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp, FILE *out) {
     tgc_device *d = s->devices[i];
     tgc_allocator_stats f = tgc_device_stats(d);
@@ -484,6 +494,20 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     else
         fprintf(out, "  %-22s %12s  (%s)\n", "predicted peak", "-",
                 mp != NULL ? "no node runs here" : "no static plan: out of host memory");
+    size_t cached = 0;
+    for (int p = 0; p < s->compiled.parts.n_parts; p++)
+        if (!s->plans[p].remote && s->devices[s->compiled.parts.parts[p].device] == d)
+            cached += tgc_kernel_cache_bytes(s->plans[p].caches, (int64_t)s->plans[p].g->n_nodes + 1);
+    if (sp != NULL) { /* the hard limit's figures (memory_plan_check.c) beside what the runs held */
+        tgc_memory_need nd = need_of(mp, sp);
+        fprintf(out,
+                "  %-22s %12" PRId64 "  (weights %" PRId64 " + kernel caches %" PRId64 " + activations %" PRId64
+                " + workspaces %" PRId64 "%s)\n",
+                "predicted need", nd.need, nd.weights, nd.caches, nd.activations, nd.workspaces,
+                nd.partial ? "; symbols unbound: weights and caches only" : "");
+        fprintf(out, "  %-22s %12" PRId64 "  (peak bytes in use %" PRId64 " + kernel caches %zu; workspaces not measured)\n",
+                "measured need", f.peak_bytes_in_use + (int64_t)cached, f.peak_bytes_in_use, cached);
+    }
     fprintf(out, "  %-22s %12" PRId64 "  (%s)\n", "in use at the end", f.bytes_in_use,
             f.bytes_in_use == weights ? "the weights only" : "more than the weights");
     fprintf(out, "  %-22s %12" PRId64 "\n", "reserved bytes", f.bytes_reserved);
@@ -491,10 +515,6 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     fprintf(out, "  %-22s %12" PRId64 "\n", "largest allocation", f.largest_alloc_size);
     fprintf(out, "  %-22s %12.3f\n", "fragmentation", f.fragmentation);
     if (f.bytes_limit > 0) fprintf(out, "  %-22s %12" PRId64 "\n", "limit", f.bytes_limit);
-    size_t cached = 0;
-    for (int p = 0; p < s->compiled.parts.n_parts; p++)
-        if (!s->plans[p].remote && s->devices[s->compiled.parts.parts[p].device] == d)
-            cached += tgc_kernel_cache_bytes(s->plans[p].caches, (int64_t)s->plans[p].g->n_nodes + 1);
     if (cached > 0)
         fprintf(out, "  %-22s %12zu  (host memory: weights in a kernel's own layout, kept across runs)\n",
                 "kernel caches", cached);

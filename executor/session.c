@@ -81,6 +81,30 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
     return st;
 }
 
+/* Memory is a hard limit: the static plan of what the session will run,
+ * every device's need against what it has (executor/memory_plan_check.c),
+ * before any device opens or weight loads. Symbols stay unbound: the
+ * check then counts weights and kernel caches only (their sizes do not
+ * depend on the feeds), and the allocators' limits hold during the run.
+ * A plan that cannot be made (a shape past 2^63 bytes) is the run's to
+ * report. Sessions spanning processes are not checked here (each rank
+ * knows its own devices only). */
+static tgc_status check_fit(tgc_session *s, const tgc_session_options *opts, tgc_diags *diags) {
+    if (tgc_placer_max_task(s->compiled.devices, s->compiled.n_devices) > 0) return TGC_OK;
+    tgc_memory_plan *mp = NULL;
+    tgc_status st = tgc_memory_plan_build_threads(s->g, &s->compiled.parts, NULL, opts ? opts->threads : NULL,
+                                                  NULL, &mp);
+    if (st != TGC_OK) return st == TGC_ERR_NOMEM ? st : TGC_OK;
+    const char *limits = opts != NULL ? opts->memory_limits : NULL;
+    tgc_memory_need *needs = tgc_calloc((size_t)s->compiled.parts.n_parts + 1, sizeof *needs);
+    if (needs == NULL) st = TGC_ERR_NOMEM;
+    /* A malformed limit is open_devices' to report, as it always was. */
+    else if (tgc_memory_needs(mp, limits, needs, NULL) == TGC_OK) st = tgc_memory_fit_check(mp, limits, diags);
+    tgc_free(needs);
+    tgc_memory_plan_free(mp);
+    return st;
+}
+
 tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc_session_options *opts,
                               tgc_diags *diags, tgc_session **out) {
     *out = NULL;
@@ -97,6 +121,7 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
                               .soft_placement = s->soft_placement, .partition = true};
     tgc_status st = tgc_compile(g, devices, &co, diags, &s->compiled);
     s->g = s->compiled.g;
+    if (st == TGC_OK) st = check_fit(s, opts, diags);
     if (st == TGC_OK) st = open_devices(s, devices, opts, diags);
     if (st == TGC_OK) {
         s->plans = tgc_calloc((size_t)s->compiled.parts.n_parts + 1, sizeof *s->plans);

@@ -421,7 +421,8 @@ typedef struct tgc_session_options {
      * would pass it fails with TGC_ERR_NOMEM and a message naming the node,
      * the tensor's dtype and shape, the device and its figures; the run
      * releases everything. A malformed spec or a device not in the session:
-     * TGC_ERR_INVALID from tgc_session_create. */
+     * TGC_ERR_INVALID from tgc_session_create. Before that, the session
+     * refuses a plan that cannot fit (tgc_memory_plan_check's rule). */
     const char *memory_limits;
     /* Nonzero: watch each device's memory during runs, so that
      * tgc_session_memory_report can name the largest tensors live at each
@@ -454,7 +455,15 @@ typedef struct tgc_session_options {
  * partition per device joined by _Send/_Recv pairs, starts a thread pool
  * per device and loads the weights onto the devices that read them, once.
  * opts may be NULL. Problems (an unknown device, a placement conflict, a
- * node without a kernel) go to diags: TGC_ERR_INVALID, or TGC_ERR_NOMEM. */
+ * node without a kernel) go to diags: TGC_ERR_INVALID, or TGC_ERR_NOMEM.
+ * Memory is a hard limit: before any device opens or weight loads, the
+ * static memory plan of what the session will run (symbols unbound) is
+ * checked as tgc_memory_plan_check does, against opts->memory_limits or
+ * each device's memory; a device that cannot hold its need fails the
+ * creation with TGC_ERR_INVALID (rule "over-memory", the figures per
+ * device). Unbound symbols count weights and kernel caches only; the
+ * activations are then held to the limits during runs. Sessions spanning
+ * processes are not checked (docs/memory.md). */
 tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc_session_options *opts,
                               tgc_diags *diags, tgc_session **out);
 
@@ -1216,15 +1225,21 @@ tgc_memory_plan_figures tgc_memory_plan_get(const tgc_memory_plan *p, int i);
  * diags when writing fails. */
 tgc_status tgc_memory_plan_write(const tgc_memory_plan *p, FILE *out, int json, tgc_diags *diags);
 
-/* Checks that each memory of the plan fits: a warning (rule
- * "over-memory", at the node in the graph file) for each whose weights and
- * planned peak together are above the device's memory on this machine
- * (tgc_device_memory; a gpuN this machine lacks is not compared) or above
- * its limit in `memory_limits` ("gpu0=64MiB,cpu=1GiB", as
- * tgc_session_options; NULL: none), naming the largest tensor live at the
- * busiest step: node, dtype, shape and bytes. TGC_OK (warnings or none),
- * or TGC_ERR_INVALID (rule "bad-memory-limit") for a malformed spec or a
- * device the plan does not have. */
+/* Memory is a hard limit (docs/memory.md): checks that each device of the
+ * plan can hold what it would need -- weights, the kernels' own layouts
+ * of them (kernel caches), its partition's planned activation peak,
+ * workspaces -- within its limit in `memory_limits` ("gpu0=64MiB,cpu=1GiB",
+ * as tgc_session_options; NULL: none) or else the memory it reports
+ * (tgc_device_memory; a gpuN this machine lacks is not compared; cpus
+ * without a limit share the host's memory), less a 5% margin. The same
+ * check tgc_session_create makes before it loads anything. TGC_OK with a
+ * note (rule "memory-fits") giving each device's need by category and
+ * what it has; TGC_ERR_INVALID with an error (rule "over-memory") giving
+ * the same figures, and the largest tensor live at the busiest step of a
+ * device over, when one cannot hold its need; TGC_ERR_INVALID (rule
+ * "bad-memory-limit") for a malformed spec or a device the plan does not
+ * have. Where a symbol was left unbound (taken as 1), only weights and
+ * kernel caches are counted: activations would be a guess. */
 tgc_status tgc_memory_plan_check(const tgc_memory_plan *p, const char *memory_limits, tgc_diags *diags);
 
 /* ---- ONNX import ------------------------------------------------------------ */

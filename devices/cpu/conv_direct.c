@@ -422,6 +422,19 @@ static void free_scratch(float **s, int count) {
     tgc_free(s);
 }
 
+void tgc_cpu_conv_direct_footprint(const tgc_conv_geometry *g, uint32_t const_inputs, tgc_kernel_footprint *out) {
+    direct_plan d = {.isa = conv_isa(), .channels = g->channels, .m_count = g->m_count, .groups = g->group,
+                     .cin = g->cg, .mout = g->m_count / g->group};
+    view_2d(g, &d);
+    bool by_lanes = d.cin == 1 && d.groups > 1 && d.channels >= d.isa->lanes &&
+                    (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
+    uint32_t consts = 1u << 1 | (g->has_bias ? 1u << 2 : 0u);
+    if (!by_lanes || (const_inputs & consts) != consts) return;
+    int64_t lanes = d.isa->lanes, blocks = (d.channels + lanes - 1) / lanes, floats;
+    if (tgc_checked_mul_i64(blocks * lanes * d.mout, d.kh * d.kw + 1, &floats)) /* as plan_lanes sizes it */
+        out->cache_bytes = floats * (int64_t)sizeof(float);
+}
+
 tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
                                const float *bias, float *y) {
     direct_plan d = {.x = x, .w = w, .bias = bias, .y = y, .act = c->fused_act, .isa = conv_isa(),

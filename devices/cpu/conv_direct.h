@@ -34,6 +34,13 @@ bool tgc_cpu_conv_direct_applies(const tgc_conv_geometry *g);
  * padded block of input rows per participant, tens of KiB) comes from
  * tgc_calloc and is freed before returning; without it, fails through
  * tgc_kernel_fail naming the bytes. */
+/* What tgc_cpu_conv_direct caches for geometry g (devices/kernel.h): the
+ * depthwise lanes method's transposed weights and biases when W (and B)
+ * are weights (bits of const_inputs), exact. Its per-thread scratch (a
+ * band of packed input rows) is not counted: at most LANES_FLOATS floats
+ * a thread. Leaves *out as it is otherwise. */
+void tgc_cpu_conv_direct_footprint(const tgc_conv_geometry *g, uint32_t const_inputs, tgc_kernel_footprint *out);
+
 tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
                                const float *bias, float *y);
 

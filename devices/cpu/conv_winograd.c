@@ -211,6 +211,25 @@ static int64_t spread_stride(int64_t size) {
     return stride;
 }
 
+void tgc_cpu_conv_winograd_footprint(const tgc_conv_geometry *g, bool w_const, int width,
+                                     tgc_kernel_footprint *out) {
+    const tgc_winograd_variant *var = variant_for(g);
+    if (var == NULL) return;
+    const tgc_window *win = &g->w;
+    int64_t xis = var->alpha * var->alpha, m = g->m_count, ch = g->cg;
+    int64_t tiles_w = (win->out[1] + var->m - 1) / var->m, tiles = tiles_of(win, var->m);
+    int64_t row_len = var->m * tiles_w + 2;
+    int64_t in_floats = var->alpha * row_len + 3 * var->alpha * (row_len + var->m);
+    int64_t out_floats = (var->m * var->m + (var->alpha + 1) * var->m) * tiles_w;
+    int64_t slot_floats = in_floats > out_floats ? in_floats : out_floats;
+    int64_t u = xis * spread_stride(m * ch) * (int64_t)sizeof(float); /* as tgc_cpu_conv_winograd sizes them */
+    out->cache_bytes = w_const ? u : 0;
+    out->workspace_bytes = (w_const ? 0 : u) +
+                           (xis * (spread_stride(ch * tiles) + spread_stride(m * tiles)) + width * slot_floats) *
+                               (int64_t)sizeof(float) +
+                           width * (int64_t)sizeof(float *);
+}
+
 tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
                                  const float *bias, float *y) {
     const tgc_winograd_variant *var = variant_for(g);

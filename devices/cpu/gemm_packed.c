@@ -276,6 +276,18 @@ tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b,
     return g;
 }
 
+int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s) {
+    if (!tgc_packed_gemm_available() || s->m < 1 || s->n < 1 || s->k < 1) return 0;
+    int pieces = piece_count(s);
+    int64_t step = ((s->n + pieces - 1) / pieces + 15) / 16 * 16, k = (s->k + 63) / 64 * 64;
+    int64_t bytes = (int64_t)sizeof(tgc_packed_gemm);
+    for (int64_t n0 = 0; n0 < s->n; n0 += step) {
+        int64_t cols = (n0 + step < s->n ? step : s->n - n0) + 63;
+        bytes += k * (cols / 64 * 64) * (int64_t)sizeof(float);
+    }
+    return bytes;
+}
+
 bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s) {
     const tgc_gemm_shape *t = &g->shape;
     return t->tb == s->tb && t->m == s->m && t->n == s->n && t->k == s->k && t->lda == s->lda && t->ldb == s->ldb &&
@@ -425,6 +437,11 @@ tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b,
     (void)s, (void)b;
     *bytes = 0;
     return NULL;
+}
+
+int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s) {
+    (void)s;
+    return 0;
 }
 
 bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s) {

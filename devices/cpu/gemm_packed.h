@@ -53,6 +53,13 @@ bool tgc_packed_gemm_available(void);
  * the result (tgc_packed_gemm_free); b is read during the call only. */
 tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes);
 
+/* An upper bound of the *bytes tgc_packed_gemm_create reports for shape
+ * s, from the sizes alone (for the static memory plan): its handle and,
+ * per piece, K x the piece's columns with both padded to a block of 64
+ * floats (oneDNN's blocked weight formats use blocks of at most 64); the
+ * exact size is oneDNN's choice. 0 without oneDNN. */
+int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s);
+
 /* True when g was made for exactly shape s (a run with other sizes cannot
  * use it). */
 bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s);

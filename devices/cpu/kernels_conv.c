@@ -30,6 +30,7 @@
 #include "devices/cpu/conv_direct.h"
 
 #include "support/alloc.h"
+#include "support/checked.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -271,19 +272,30 @@ static void free_cols(float **cols, int count) {
     tgc_free(cols);
 }
 
+/* The output rows of axis 0 one im2col matrix covers for geometry g;
+ * *tiled: matrices per tile, one per thread (else one matrix, slab by
+ * slab). */
+static int64_t im2col_tile_rows(const tgc_conv_geometry *g, bool *tiled) {
+    const tgc_window *w = &g->w;
+    int64_t k = g->cg * g->kk_count, row_cols = g->out_size / w->out[0];
+    int64_t tile_rows = TILE_FLOATS / (k * row_cols);
+    if (tile_rows * row_cols < TILE_MIN_COLS) tile_rows = (TILE_MIN_COLS + row_cols - 1) / row_cols;
+    *tiled = tile_rows * 2 <= w->out[0];
+    if (!*tiled) { /* whole images, or slabs of them if the matrix would pass COL_BUDGET_FLOATS */
+        tile_rows = w->out[0];
+        if (k * g->out_size > COL_BUDGET_FLOATS) tile_rows = COL_BUDGET_FLOATS / (k * row_cols);
+        if (tile_rows < 1) tile_rows = 1;
+    }
+    return tile_rows;
+}
+
 tgc_status tgc_cpu_conv_im2col(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *px, const float *pw,
                                const float *bias, float *py) {
     const tgc_window *w = &g->w;
     int64_t k = g->cg * g->kk_count, m_group = g->m_count / g->group;
     int64_t row_cols = g->out_size / w->out[0]; /* output positions in one row of axis 0 */
-    int64_t tile_rows = TILE_FLOATS / (k * row_cols);
-    if (tile_rows * row_cols < TILE_MIN_COLS) tile_rows = (TILE_MIN_COLS + row_cols - 1) / row_cols;
-    bool tiled = tile_rows * 2 <= w->out[0];
-    if (!tiled) { /* whole images, or slabs of them if the matrix would pass COL_BUDGET_FLOATS */
-        tile_rows = w->out[0];
-        if (k * g->out_size > COL_BUDGET_FLOATS) tile_rows = COL_BUDGET_FLOATS / (k * row_cols);
-        if (tile_rows < 1) tile_rows = 1;
-    }
+    bool tiled;
+    int64_t tile_rows = im2col_tile_rows(g, &tiled);
     if (k * row_cols > (int64_t)(SIZE_MAX / sizeof(float)) / tile_rows)
         return tgc_kernel_fail(c, "the im2col buffer for Conv would pass the address space");
     size_t col_bytes = (size_t)(k * row_cols * tile_rows) * sizeof(float);
@@ -348,6 +360,23 @@ static conv_way conv_way_for(const tgc_conv_geometry *g) {
 const char *tgc_cpu_conv_choose(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     return tgc_window_read_conv(c, &g) == TGC_OK ? conv_way_names[conv_way_for(&g)] : NULL;
+}
+
+void tgc_cpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    tgc_conv_geometry g;
+    if (tgc_window_read_conv(c, &g) != TGC_OK) return;
+    switch (conv_way_for(&g)) {
+    case CONV_WINOGRAD: tgc_cpu_conv_winograd_footprint(&g, (c->const_inputs & 1u << 1) != 0, width, out); break;
+    case CONV_DIRECT: tgc_cpu_conv_direct_footprint(&g, c->const_inputs, out); break;
+    case CONV_IM2COL: {
+        bool tiled;
+        int64_t rows = im2col_tile_rows(&g, &tiled), bytes; /* one matrix a slot, as tgc_cpu_conv_im2col */
+        if (tgc_checked_mul_i64(g.cg * g.kk_count * (g.out_size / g.w.out[0]), rows * (int64_t)sizeof(float), &bytes))
+            out->workspace_bytes = bytes * (tiled ? width : 1);
+        break;
+    }
+    default: break; /* pointwise and bias only: no scratch of their own (OpenBLAS's is not counted) */
+    }
 }
 
 tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {

@@ -266,8 +266,18 @@ static tgc_status fused_f32(tgc_kernel_ctx *c) {
     return s;
 }
 
+/* tgc_kernel_footprint_fn: the program kept in the node's cache, and the
+ * tiles of its steps per thread when no JIT kernel runs it (a step per
+ * op of its "ops" attribute, as read_program makes them). */
+static void fused_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    const tgc_attr *ops = tgc_node_attr(c->node, "ops");
+    size_t n_ops = ops != NULL && ops->n <= TGC_FUSED_MAX_STEPS ? ops->n : TGC_FUSED_MAX_STEPS;
+    out->cache_bytes = (int64_t)sizeof(fused_program);
+    if (!tgc_jit_enabled()) out->workspace_bytes = (int64_t)width * (int64_t)n_ops * TILE * (int64_t)sizeof(float);
+}
+
 const tgc_kernel_def tgc_cpu_kernels_fused[] = {
     {.op = "_FusedElementwise", .fn = fused_f32, .forward_input = -1,
-     .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}, .footprint = fused_footprint},
     {.op = NULL},
 };

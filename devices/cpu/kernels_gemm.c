@@ -22,6 +22,7 @@
 #include "devices/kernel_cache.h"
 #include "devices/matmul_geometry.h"
 #include "support/alloc.h"
+#include "support/checked.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -325,6 +326,17 @@ const char *tgc_cpu_matmul_choose(tgc_kernel_ctx *c) {
     return matmul_one_gemm(&g, &s) && packing_pays(c, &s) ? WAY_PACKED : WAY_SGEMM;
 }
 
+/* packed_bound is defined with Gemm's footprint, below. */
+static int64_t packed_bound(const tgc_gemm_shape *s);
+
+void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width;
+    tgc_matmul_geometry g;
+    tgc_gemm_shape s;
+    if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
+    if (matmul_one_gemm(&g, &s) && packing_pays(c, &s)) out->cache_bytes = packed_bound(&s);
+}
+
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     tgc_matmul_geometry g;
     tgc_status st = tgc_matmul_geometry_read(c, &g);
@@ -376,6 +388,19 @@ static tgc_gemm_shape gemm_shape(const tgc_kernel_ctx *c, const tgc_gemm_geometr
     return (tgc_gemm_shape){.tb = g->tb, .m = g->m, .n = g->n, .k = g->k, .lda = c->inputs[0].dims[1],
                             .ldb = c->inputs[1].dims[1], .ldc = g->n, .alpha = g->alpha,
                             .beta = g->has_c ? g->beta : 0.0f};
+}
+
+/* What the node's packed B may take: the block's and the packing's bound. */
+static int64_t packed_bound(const tgc_gemm_shape *s) {
+    return tgc_packed_gemm_bound(s) + (int64_t)sizeof(packed_block);
+}
+
+void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width;
+    tgc_gemm_geometry g;
+    if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0) return;
+    tgc_gemm_shape s = gemm_shape(c, &g);
+    if (!g.ta && g.k > 0 && packing_pays(c, &s)) out->cache_bytes = packed_bound(&s);
 }
 
 const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c) {

@@ -47,6 +47,11 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c);
 const char *tgc_cpu_conv_choose(tgc_kernel_ctx *c);
 const char *tgc_cpu_matmul_choose(tgc_kernel_ctx *c);
 const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c);
+/* Their footprints (tgc_kernel_footprint_fn, devices/kernel.h): the way
+ * the chooser names, and what it caches and allocates while it runs. */
+void tgc_cpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
+void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
+void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
 tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_average_pool_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_global_average_pool_f32(tgc_kernel_ctx *c);
@@ -72,6 +77,14 @@ bool tgc_cpu_conv_winograd_applies(const tgc_conv_geometry *g);
  * tgc_kernel_fail naming the bytes. Split over c->pool. */
 tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
                                  const float *bias, float *y);
+
+/* What tgc_cpu_conv_winograd holds for geometry g on a pool `width`
+ * threads wide (devices/kernel.h): the transformed filters in the node's
+ * cache when W is a weight (w_const), else in its scratch, and the
+ * transforms' scratch; exact, from the sizes it allocates. Leaves *out as
+ * it is when Winograd does not apply. */
+void tgc_cpu_conv_winograd_footprint(const tgc_conv_geometry *g, bool w_const, int width,
+                                     tgc_kernel_footprint *out);
 
 /* Conv by im2col + GEMM (kernels_conv.c), the path for any geometry:
  * x [N, C, D1..Dn], w [M, C / group, k1..kn], bias [M] (NULL: none) into

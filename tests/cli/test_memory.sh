@@ -75,9 +75,13 @@ expect_grep "node 'pool1' (MaxPool) on cpu0: out of memory allocating output 0 (
     "$WORK/err" "limit message"
 expect_grep "limit 1038647 \[out-of-memory\]" "$WORK/err" "the limit named"
 expect_exit 0 "enough memory" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit cpu0=1MiB
-expect_exit 1 "below the weights" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit cpu=10000
-expect_grep "initializer 'fc1.w' on cpu0: out of memory allocating its data (float32 \[32, 64\], 8192 bytes)" \
-    "$WORK/err" "weights message"
+# Below the weights (14648 bytes: conv1 8x1x3x3 + 8, fc1 32x64 + 32, fc2
+# 10x32 + 10 floats), the session refuses before it loads anything: the
+# limit 10000 less 5% is 9500 usable (9.3 KiB).
+expect_exit 2 "below the weights" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit cpu=10000
+expect_grep "cpu0 \[does not fit\] needs 14648 bytes (14.3 KiB): weights 14648 + kernel caches 0 + activations 0 .*shape symbols unbound); it has 9.8 KiB by --memory-limit (less the 5% margin: 9.3 KiB usable)" \
+    "$WORK/err" "refusal message"
+expect_grep "nothing was loaded" "$WORK/err" "refused before loading"
 expect_exit 1 "report with a failing run" -- "$TGC" run "$D/cnn.yaml" --input "$X" --memory-limit 'cpu=1000KB' \
     --memory-report
 expect_grep "limit  *1000000" "$WORK/out" "the report shows the limit"
@@ -109,16 +113,20 @@ nodes:
   - {name: h, op: Relu, inputs: [x]}
   - {name: y, op: Sigmoid, inputs: [h]}
 YAML
-expect_exit 0 "a 4 PB plan" -- "$TGC" compile "$WORK/huge.yaml" --devices cpu --dump memory --bind N=100000
-expect_grep "huge.yaml:8:5: warning: cpu0: the planned peak, 4000000000000000 bytes (3.6 PiB: weights and tensors), is above the .* this machine has; the largest tensor live at its busiest step is tensor 'y' (float32 \[100000, 100000, 100000\], 4000000000000000 bytes, 3.6 PiB) \[over-memory\]" \
-    "$WORK/err" "over-memory warning"
-expect_exit 0 "a plan above its limit" -- "$TGC" compile "$D/cnn.yaml" --optimize 0 --devices cpu --dump memory \
+expect_exit 2 "a 4 PB plan" -- "$TGC" compile "$WORK/huge.yaml" --devices cpu --dump memory --bind N=100000
+expect_grep "cpu0 \[does not fit\] needs 4000000000.* activations 4000000000000000 .*; the largest tensor live at its busiest step is 'y' (float32 \[100000, 100000, 100000\], 4000000000000000 bytes, 3.6 PiB)" \
+    "$WORK/err" "over-memory figures"
+expect_grep "\[over-memory\]" "$WORK/err" "over-memory rule"
+# 400 images: relu1's [400, 8, 8, 8] and pool1's [400, 8, 4, 4] floats
+# (819200 + 204800 bytes) are live together: 1024000 bytes of activations.
+expect_exit 2 "a plan above its limit" -- "$TGC" compile "$D/cnn.yaml" --optimize 0 --devices cpu --dump memory \
     --bind N=400 --memory-limit cpu=1MB
-expect_grep "warning: cpu0: the planned peak, 1038648 bytes (1014.3 KiB: weights and tensors), is above its --memory-limit of 976.6 KiB; the largest tensor live at its busiest step is tensor 'relu1' (float32 \[400, 8, 8, 8\], 819200 bytes, 800.0 KiB) \[over-memory\]" \
-    "$WORK/err" "over-limit warning"
+expect_grep "cpu0 \[does not fit\] needs [0-9]* bytes (.*): weights 14648 + kernel caches [0-9]* + activations 1024000 .*it has 976.6 KiB by --memory-limit (less the 5% margin: 927.7 KiB usable); the largest tensor live at its busiest step is 'relu1' (float32 \[400, 8, 8, 8\], 819200 bytes, 800.0 KiB)" \
+    "$WORK/err" "over-limit figures"
 expect_exit 0 "a plan within its limit" -- "$TGC" compile "$D/cnn.yaml" --optimize 0 --devices cpu --dump memory \
     --bind N=400 --memory-limit cpu=2MB
-[ ! -s "$WORK/err" ] && pass || fail "a plan within its limit warned: $(cat "$WORK/err")"
+expect_grep "note: the plan fits. Per device" "$WORK/err" "the verdict when it fits"
+expect_grep "cpu0 needs [0-9]* bytes .*weights 14648 .*activations 1024000 .*it has 1.9 MiB by --memory-limit" "$WORK/err" "the figures when it fits"
 expect_exit 2 "a limit for a device not planned" -- "$TGC" compile "$D/cnn.yaml" --devices cpu --dump memory \
     --memory-limit gpu0=1MB
 expect_grep "'gpu0' is not a device of this plan (cpu) \[bad-memory-limit\]" "$WORK/err" "unplanned device"
