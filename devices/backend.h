@@ -41,6 +41,9 @@ enum { TGC_DEVICE_CPU = 0, TGC_DEVICE_GPU = 1 };
 /* At most this many kinds (the placer keeps a node's kinds in 8 bits). */
 #define TGC_MAX_BACKENDS 8
 
+/* The most devices one kind lists. */
+#define TGC_MAX_DEVICES_LISTED 32
+
 struct tgc_device;
 struct tgc_kernel_def;
 
@@ -68,6 +71,7 @@ typedef struct tgc_backend {
      * into out[] (name as --devices spells it); returns how many there
      * are on this machine (0: none; never negative). */
     int (*list)(tgc_device_info *out, int max);
+    /* (A kind lists at most TGC_MAX_DEVICES_LISTED.) */
     /* Opens device `index` of this kind into *out (refs 1, released with
      * tgc_device_release). TGC_ERR_INVALID when there is no such device
      * (a message in diags naming the devices there are), TGC_ERR_NOMEM,
@@ -115,6 +119,13 @@ tgc_device_kind tgc_backend_by_prefix(const char *s, size_t len);
  * lower-case letters or is another backend's. Thread safe; kinds are
  * never removed. For kinds that live outside the library (tests). */
 tgc_status tgc_backend_register(const tgc_backend *b, tgc_device_kind *kind);
+
+/* The threads of the pool of device `name` (canonical: "cpu0") of `kind`
+ * from `spec` ("cpu0=2,gpu0=1", tgc_session_options.threads; "cpu" is
+ * cpu0; NULL or a spec that does not name it: the backend's default). A
+ * malformed entry or a count outside 1..256 sets *st to TGC_ERR_INVALID
+ * ("bad-threads" in diags when not NULL) and gives the default. */
+int tgc_threads_option(const char *name, tgc_device_kind kind, const char *spec, tgc_diags *diags, tgc_status *st);
 
 /* ---- Device names ---------------------------------------------------------- */
 

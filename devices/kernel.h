@@ -230,6 +230,12 @@ int tgc_kernel_index_unresolved(tgc_device_kind kind);
  * string is static. */
 const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int32_t id);
 
+/* What kernel `def` would hold for node `id` of g (def->footprint) on a
+ * pool `width` threads wide, from the static shapes g's inference gave
+ * (as tgc_kernel_choice); zeros when the kernel has no footprint hook or
+ * a shape is unknown or symbolic. Bytes. */
+tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const tgc_graph *g, int32_t id, int width);
+
 /* Host pointers of input/output i's data (cpu kernels and host-memory
  * arguments); NULL for an omitted input or an empty tensor's NULL memory. */
 const void *tgc_kernel_in_ptr(const tgc_kernel_ctx *c, int i);

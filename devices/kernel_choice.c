@@ -1,5 +1,6 @@
-/* tgc_kernel_choice (devices/kernel.h): a kernel's way for a node, asked
- * of its chooser before any run, from the shapes the graph infers. The
+/* tgc_kernel_choice and tgc_kernel_node_footprint (devices/kernel.h): a
+ * kernel's way for a node and what it holds, asked of the kernel before
+ * any run, from the shapes the graph infers. The
  * context it builds carries dtypes and dims but no buffers, as the
  * chooser's contract allows. */
 #include "devices/kernel.h"
@@ -19,23 +20,48 @@ static bool static_value(const tgc_tensor_info *info, tgc_value *v) {
     return true;
 }
 
-const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int32_t id) {
-    if (def == NULL || def->choose == NULL || id < 0 || id >= g->n_nodes) return NULL;
+/* The values of node id's inputs and outputs (static shapes, no
+ * buffers) and its session-constant mask; false when a shape is not
+ * static or the node has more inputs or outputs than the mask holds. */
+static bool static_io(const tgc_graph *g, int32_t id, tgc_value *in, tgc_value *out, uint32_t *const_inputs) {
     const tgc_node *n = &g->nodes[id];
     if (n->kind != TGC_NODE_OP || n->n_inputs > TGC_KERNEL_MASK_BITS || n->n_outputs > TGC_KERNEL_MASK_BITS)
-        return NULL;
-    tgc_value in[TGC_KERNEL_MASK_BITS], out[TGC_KERNEL_MASK_BITS];
-    uint32_t const_inputs = 0;
+        return false;
+    *const_inputs = 0;
     for (int i = 0; i < n->n_inputs; i++) {
         tgc_ref r = n->inputs[i];
-        if (!static_value(r.node >= 0 ? tgc_graph_ref_info(g, r) : NULL, &in[i])) return NULL;
-        if (r.node >= 0 && g->nodes[r.node].kind == TGC_NODE_CONST) const_inputs |= 1u << i;
+        if (!static_value(r.node >= 0 ? tgc_graph_ref_info(g, r) : NULL, &in[i])) return false;
+        if (r.node >= 0 && g->nodes[r.node].kind == TGC_NODE_CONST) *const_inputs |= 1u << i;
     }
     for (int o = 0; o < n->n_outputs; o++)
-        if (!static_value(&n->outputs[o], &out[o])) return NULL;
+        if (!static_value(&n->outputs[o], &out[o])) return false;
+    return true;
+}
+
+const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int32_t id) {
+    if (def == NULL || def->choose == NULL || id < 0 || id >= g->n_nodes) return NULL;
+    tgc_value in[TGC_KERNEL_MASK_BITS], out[TGC_KERNEL_MASK_BITS];
+    uint32_t const_inputs;
+    if (!static_io(g, id, in, out, &const_inputs)) return NULL;
+    const tgc_node *n = &g->nodes[id];
     char error[256];
     tgc_kernel_ctx c = {.node = n, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                         .n_outputs = n->n_outputs, .error = error, .error_size = sizeof error,
                         .const_inputs = const_inputs, .def = def};
     return def->choose(&c);
+}
+
+tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const tgc_graph *g, int32_t id, int width) {
+    tgc_kernel_footprint f = {0, 0};
+    if (def == NULL || def->footprint == NULL || id < 0 || id >= g->n_nodes) return f;
+    tgc_value in[TGC_KERNEL_MASK_BITS], out[TGC_KERNEL_MASK_BITS];
+    uint32_t const_inputs;
+    if (!static_io(g, id, in, out, &const_inputs)) return f;
+    const tgc_node *n = &g->nodes[id];
+    char error[256];
+    tgc_kernel_ctx c = {.node = n, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
+                        .n_outputs = n->n_outputs, .error = error, .error_size = sizeof error,
+                        .const_inputs = const_inputs, .def = def};
+    def->footprint(&c, width > 0 ? width : 1, &f);
+    return f;
 }

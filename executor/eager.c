@@ -63,7 +63,8 @@ tgc_status tgc_eager_create(const char *devices, const tgc_eager_options *opts, 
     for (int i = 0; s == TGC_OK && i < n; i++) s = add_device(e, list[i], diags);
     for (int i = 0; s == TGC_OK && i < e->n_devices; i++) {
         if (!tgc_device_host_memory(e->devices[i])) continue; /* others run their kernels on the caller */
-        int threads = tgc_threads_option(e->devices[i], opts != NULL ? opts->threads : NULL, diags, &s);
+        int threads = tgc_threads_option(e->devices[i]->name, e->devices[i]->kind, opts != NULL ? opts->threads : NULL, diags,
+                                         &s);
         if (s == TGC_OK) s = tgc_thread_pool_create(threads, &e->pools[i]);
     }
     if (s == TGC_OK && opts != NULL && opts->memory_limits != NULL)

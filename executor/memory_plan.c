@@ -527,18 +527,6 @@ static tgc_status read_footprints(part_ctx *c, tgc_memory_space *dev) {
     return TGC_OK;
 }
 
-/* The threads of a pool on device `name` of `kind` under the session's
- * option `spec` (executor/threads_option.c's rule; a malformed spec: the
- * default, as the session reports the error itself). */
-static int pool_threads(const char *name, tgc_device_kind kind, const char *spec) {
-    tgc_device d;
-    memset(&d, 0, sizeof d);
-    d.kind = kind;
-    snprintf(d.name, sizeof d.name, "%s", name);
-    tgc_status st = TGC_OK;
-    return tgc_threads_option(&d, spec, NULL, &st);
-}
-
 static tgc_status space_alloc(tgc_memory_space *sp, int32_t cap) {
     sp->tensors = tgc_calloc((size_t)cap + 1, sizeof *sp->tensors);
     sp->buffers = tgc_calloc((size_t)cap + 1, sizeof *sp->buffers);
@@ -610,7 +598,8 @@ static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int pa
     dev->alignment = tgc_backend_get(c.kind)->alignment;
     host->alignment = TGC_MEMORY_ALIGN_HOST;
     dev->busiest_step = host->busiest_step = -1;
-    dev->threads = host->threads = pool_threads(pt->device_name, c.kind, mp->threads);
+    tgc_status threads_st = TGC_OK; /* a malformed spec: the default, as the session reports the error itself */
+    dev->threads = host->threads = tgc_threads_option(pt->device_name, c.kind, mp->threads, NULL, &threads_st);
     tgc_status s = part_ctx_init(&c);
     if (s == TGC_OK) {
         read_slots(&c, dev, host);
@@ -686,6 +675,8 @@ tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const 
     if (c == NULL) return TGC_ERR_NOMEM;
     tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
                               .soft_placement = opts != NULL && opts->soft_placement, .partition = true};
+    if (opts != NULL && opts->placement == TGC_PLACEMENT_AUTO)
+        tgc_compile_options_auto(&co, opts->memory_limits, opts->threads, opts->max_inflight);
     tgc_status s = tgc_compile(g, devices, &co, diags, c);
     tgc_memory_plan *mp = s == TGC_OK ? plan_alloc(c->g) : NULL;
     if (mp == NULL) {

@@ -46,6 +46,7 @@
 #include "tgc.h"
 
 #include "devices/device.h"
+#include "devices/memory_limit.h"
 #include "graph/graph.h"
 #include "partition/compile.h"
 #include "partition/partition.h"
@@ -188,14 +189,7 @@ const char *tgc_memory_figures_str(tgc_device *d, char *buf, size_t size);
 
 /* ---- the hard limit: what each device would need against what it has ---------- */
 
-/* The share of a device's memory (or its --memory-limit) a plan may not
- * use, in percent: what the static plan does not see. The run's
- * best-fit arena fragments a little where the plan packs offsets
- * exactly; allocations are rounded to the arena's alignment; libraries
- * keep buffers of their own (OpenBLAS's, oneDNN's scratchpads). 5% covers
- * what the tests measured (docs/memory.md) without refusing plans that
- * fit. */
-#define TGC_MEMORY_MARGIN_PERCENT 5
+/* (The margin a plan leaves, TGC_MEMORY_MARGIN_PERCENT: devices/memory_limit.h.) */
 
 /* One device's need under a plan, by category, and what it has. Bytes. */
 typedef struct tgc_memory_need {

@@ -15,7 +15,6 @@
 #include "support/checked.h"
 
 #include "support/diag.h"
-#include "support/parse_size.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,28 +33,6 @@ static const char *human(int64_t n, char *buf, size_t size) {
     return buf;
 }
 
-/* The limit "DEV=SIZE,..." gives device `name` (cpu is cpu0, gpu gpu0), 0
- * for none; -1 (an error in diags) when the spec is malformed. */
-static int64_t limit_for(const char *spec, const char *name, tgc_diags *diags) {
-    for (const char *p = spec; p != NULL && *p != '\0';) {
-        size_t len = strcspn(p, ",");
-        const char *eq = memchr(p, '=', len);
-        int64_t bytes = 0;
-        if (eq == NULL || eq == p || !tgc_parse_size(eq + 1, len - (size_t)(eq + 1 - p), &bytes) || bytes < 1) {
-            tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-memory-limit",
-                           "--memory-limit takes DEV=SIZE[,DEV=SIZE...] (SIZE as 64MiB, 2GB), got '%.*s'", (int)len,
-                           p);
-            return -1;
-        }
-        char dev[32];
-        tgc_device_name_canonical(p, (size_t)(eq - p), dev, sizeof dev);
-        if (strcmp(dev, name) == 0) return bytes;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return 0;
-}
-
 /* a + b, or INT64_MAX past it. */
 static int64_t add_sat(int64_t a, int64_t b) {
     int64_t r;
@@ -71,7 +48,7 @@ static bool guessed(const tgc_memory_plan *mp) {
 
 tgc_status tgc_memory_needs(const tgc_memory_plan *mp, const char *memory_limits, tgc_memory_need *out,
                             tgc_diags *diags) {
-    if (memory_limits != NULL && limit_for(memory_limits, "", diags) < 0) return TGC_ERR_INVALID;
+    if (memory_limits != NULL && tgc_memory_limit_of(memory_limits, "", diags) < 0) return TGC_ERR_INVALID;
     bool partial = guessed(mp);
     int64_t host_total = -1, shared_need = 0;
     int n_shared = 0;
@@ -92,7 +69,7 @@ tgc_status tgc_memory_needs(const tgc_memory_plan *mp, const char *memory_limits
             nd->staging = sp->recv_bytes;
         }
         nd->need = add_sat(add_sat(nd->weights, nd->caches), add_sat(nd->activations, nd->workspaces));
-        int64_t limit = limit_for(memory_limits, sp->name, diags);
+        int64_t limit = tgc_memory_limit_of(memory_limits, sp->name, diags);
         tgc_device_memory_info info;
         tgc_device_kind kind = mp->parts->devices[mp->parts->parts[p].device].kind;
         if (limit > 0) {
@@ -107,11 +84,11 @@ tgc_status tgc_memory_needs(const tgc_memory_plan *mp, const char *memory_limits
             shared_need = add_sat(shared_need, nd->need);
             n_shared++;
         }
-        nd->usable = nd->has > 0 ? nd->has - nd->has / 100 * TGC_MEMORY_MARGIN_PERCENT : -1;
+        nd->usable = nd->has > 0 ? tgc_memory_usable(nd->has) : -1;
         nd->fits = nd->usable < 0 || nd->need <= nd->usable;
     }
     /* Devices in host memory without a limit hold their needs in the same memory. */
-    int64_t host_usable = host_total - host_total / 100 * TGC_MEMORY_MARGIN_PERCENT;
+    int64_t host_usable = tgc_memory_usable(host_total);
     for (int p = 0; n_shared > 1 && p < mp->parts->n_parts; p++)
         if (out[p].shared) out[p].fits = shared_need <= host_usable;
     return TGC_OK;
@@ -187,7 +164,7 @@ static tgc_status fit_check(const tgc_memory_plan *mp, const char *memory_limits
 }
 
 tgc_status tgc_memory_plan_check(const tgc_memory_plan *mp, const char *memory_limits, tgc_diags *diags) {
-    if (memory_limits != NULL && limit_for(memory_limits, "", diags) < 0) return TGC_ERR_INVALID;
+    if (memory_limits != NULL && tgc_memory_limit_of(memory_limits, "", diags) < 0) return TGC_ERR_INVALID;
     for (const char *p = memory_limits; p != NULL && *p != '\0';) { /* every named device must be planned */
         size_t len = strcspn(p, ",");
         const char *eq = memchr(p, '=', len);

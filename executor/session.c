@@ -66,7 +66,7 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
         else if ((s->devices[i] = tgc_backend_open_host(s->compiled.devices[i].index)) == NULL) st = TGC_ERR_NOMEM;
         if (st != TGC_OK) break;
         s->n_devices++;
-        int threads = tgc_threads_option(s->devices[i], opts ? opts->threads : NULL, diags, &st);
+        int threads = tgc_threads_option(s->devices[i]->name, s->devices[i]->kind, opts ? opts->threads : NULL, diags, &st);
         if (st == TGC_OK && here) st = tgc_thread_pool_create(threads, &s->pools[i]);
     }
     /* Limits hold from the first allocation: the weights count too. */
@@ -119,6 +119,8 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     s->settings = tgc_settings_read(); /* the environment, once: before the devices open and the plans fold */
     tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
                               .soft_placement = s->soft_placement, .partition = true};
+    if (opts != NULL && opts->placement == TGC_PLACEMENT_AUTO)
+        tgc_compile_options_auto(&co, opts->memory_limits, opts->threads, opts->max_inflight);
     tgc_status st = tgc_compile(g, devices, &co, diags, &s->compiled);
     s->g = s->compiled.g;
     if (st == TGC_OK) st = check_fit(s, opts, diags);

@@ -28,12 +28,6 @@
 
 #define TGC_MAX_DEVICES 16
 
-/* The threads of device d's pool from `spec` ("cpu0=2,gpu0=1"; "cpu" is
- * cpu0; NULL or a spec that does not name d: its backend's default).
- * A malformed entry or a count outside 1..256 sets *st to TGC_ERR_INVALID
- * ("bad-threads" in diags) and gives the default. */
-int tgc_threads_option(const tgc_device *d, const char *spec, tgc_diags *diags, tgc_status *st);
-
 /* A public tensor handle: a reference-counted wrapper of one value whose
  * buffer lives on the process's host device (tgc_host_device). A handle
  * created inside a scope (executor/scope.c) is linked into it. */

@@ -407,6 +407,13 @@ void tgc_optimize_report_print(const tgc_optimize_report *r, FILE *out);
  */
 typedef struct tgc_session tgc_session;
 
+/* How the nodes that device specs, colocation, kernels and the host-memory
+ * rule leave open get their device (docs/placement.md). */
+typedef enum tgc_placement_mode {
+    TGC_PLACEMENT_RULES = 0, /* the first listed device of the best kind (rule 5) */
+    TGC_PLACEMENT_AUTO,      /* where the whole graph runs fastest under each device's memory */
+} tgc_placement_mode;
+
 typedef struct tgc_session_options {
     /* Relax device specs that name unlisted devices (a warning each). */
     int soft_placement;
@@ -447,6 +454,13 @@ typedef struct tgc_session_options {
      * this many seconds (it died or stopped). 0: the default, 60 s;
      * negative: wait forever. Process-wide: the last session created sets it. */
     double peer_timeout_s;
+    /* TGC_PLACEMENT_AUTO: the nodes the rules leave open are split over
+     * the listed devices by measured cost, each device's memory (its
+     * memory_limits entry, else what it has, less a 5% margin) a hard
+     * bound, for one step's latency (max_inflight 0 or 1) or a pipeline's
+     * throughput (max_inflight K > 1). Node times are measured on the
+     * devices once and cached on disk (docs/placement.md). */
+    tgc_placement_mode placement;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on
@@ -1015,6 +1029,11 @@ typedef struct tgc_place_options {
      * all); the graph placed is then the optimized one, tgc_placed_graph.
      * TGC_OPTIMIZE_NONE places the graph as given. */
     tgc_optimize_level optimize;
+    /* As tgc_session_options: automatic placement, and what it weighs. */
+    tgc_placement_mode placement;
+    const char *memory_limits;
+    const char *threads;
+    int max_inflight;
 } tgc_place_options;
 
 /* Optimizes `g` (borrowed: it must outlive *out) as opts->optimize says
@@ -1188,6 +1207,11 @@ typedef struct tgc_memory_plan_options {
     int soft_placement; /* as tgc_session_options */
     const char *bind;   /* "N=400,B=2" (NULL: none bound) */
     tgc_optimize_level optimize; /* as tgc_session_options: the plan is of the graph a session runs */
+    /* As tgc_session_options: the placement the session would make. */
+    tgc_placement_mode placement;
+    const char *memory_limits;
+    const char *threads;
+    int max_inflight;
 } tgc_memory_plan_options;
 
 /* Places, partitions and plans `g` (borrowed: it must outlive *out) on the

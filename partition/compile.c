@@ -2,6 +2,8 @@
 #include "partition/compile.h"
 
 #include "devices/backend.h"
+#include "devices/memory_limit.h"
+#include "placer/cost.h"
 #include "graph/subgraph.h"
 #include "support/alloc.h"
 
@@ -20,6 +22,24 @@ static void list_string(const tgc_placer_device *devices, int n, char *buf, size
     }
 }
 
+/* What automatic placement weighs: each device's capacity and pool width,
+ * and the cost model (owned by *a: freed by the caller). */
+static tgc_status prepare_auto(const tgc_compiled *c, const tgc_compile_options *opts, tgc_diags *diags,
+                               tgc_placer_auto *a) {
+    if (opts->memory_limits != NULL && tgc_memory_limit_of(opts->memory_limits, "", diags) < 0)
+        return TGC_ERR_INVALID;
+    tgc_cost_options co = {.threads = opts->threads, .measure = opts->measure_costs};
+    tgc_status s = tgc_cost_model_create(c->devices, c->n_devices, &co, diags, &a->cost);
+    for (int d = 0; s == TGC_OK && d < c->n_devices; d++) {
+        char name[32];
+        tgc_device_id_name(c->devices[d], name, sizeof name);
+        a->capacity[d] = tgc_memory_capacity(opts->memory_limits, name, c->devices[d].kind, NULL);
+        tgc_status threads_st = TGC_OK; /* the session reports a malformed spec */
+        a->width[d] = tgc_threads_option(name, c->devices[d].kind, opts->threads, NULL, &threads_st);
+    }
+    return s;
+}
+
 tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, int n,
                           const tgc_compile_options *opts, tgc_diags *diags, tgc_compiled *out) {
     memset(out, 0, sizeof *out);
@@ -34,10 +54,14 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
         s = tgc_graph_optimize(g, opts->optimize, list, NULL, diags, &out->optimized);
         if (s == TGC_OK) out->g = out->optimized;
     }
+    tgc_placer_auto automatic = {.inflight = opts->inflight};
+    if (s == TGC_OK && opts->auto_placement) s = prepare_auto(out, opts, diags, &automatic);
     if (s == TGC_OK) {
-        tgc_placer_options po = {.soft_placement = opts->soft_placement, .small_host_bytes = opts->small_host_bytes};
+        tgc_placer_options po = {.soft_placement = opts->soft_placement, .small_host_bytes = opts->small_host_bytes,
+                                 .automatic = opts->auto_placement ? &automatic : NULL};
         s = tgc_placer_run(out->g, out->devices, n, &po, diags, &out->placement);
     }
+    tgc_cost_model_free(automatic.cost);
     if (s == TGC_OK && opts->partition) {
         s = tgc_partition_build(out->g, &out->placement, out->devices, out->n_devices, diags, &out->parts);
         out->partitioned = s == TGC_OK;

@@ -24,6 +24,18 @@ typedef struct tgc_compile_options {
     bool soft_placement;
     int64_t small_host_bytes;    /* tgc_placer_options.small_host_bytes (0: its default) */
     bool partition;              /* false: stop after placement */
+    /* Automatic placement (placer/auto.c) of what the rules leave open,
+     * under each device's memory: its limit in memory_limits ("cpu0=40MiB",
+     * as tgc_session_options) or what its backend reports, less the margin
+     * (devices/memory_limit.h); node times from placer/cost.h over pools of
+     * `threads` (as tgc_session_options.threads), measured on the devices
+     * when measure_costs; for `inflight` steps at once (0 or 1: one step's
+     * latency; K: a pipeline's throughput). */
+    bool auto_placement;
+    const char *memory_limits;
+    const char *threads;
+    int inflight;
+    bool measure_costs;
 } tgc_compile_options;
 
 typedef struct tgc_compiled {
@@ -50,6 +62,16 @@ tgc_status tgc_compile(const tgc_graph *g, const char *devices, const tgc_compil
  * control-flow body, placed on its graph's devices. */
 tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, int n,
                           const tgc_compile_options *opts, tgc_diags *diags, tgc_compiled *out);
+
+/* Sets o's automatic placement on, measured, with what a session's
+ * options give it: limits, threads, steps in flight. */
+static inline void tgc_compile_options_auto(tgc_compile_options *o, const char *memory_limits, const char *threads,
+                                            int inflight) {
+    o->auto_placement = o->measure_costs = true;
+    o->memory_limits = memory_limits;
+    o->threads = threads;
+    o->inflight = inflight;
+}
 
 /* Releases what *c owns (the optimized graph, placement, partitions) and
  * zeroes it. NULL is ignored. */

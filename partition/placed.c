@@ -34,6 +34,8 @@ tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_pl
                               .soft_placement = opts != NULL && opts->soft_placement != 0,
                               .small_host_bytes = opts != NULL ? opts->small_host_bytes : 0,
                               .partition = true};
+    if (opts != NULL && opts->placement == TGC_PLACEMENT_AUTO)
+        tgc_compile_options_auto(&co, opts->memory_limits, opts->threads, opts->max_inflight);
     tgc_status s = tgc_compile(g, devices, &co, diags, &p->c);
     if (s == TGC_OK) s = tgc_compile_subgraphs(&p->c, &co, diags, &p->subs, &p->n_subs);
     for (int i = 0; s == TGC_OK && i < p->c.n_devices; i++)

@@ -37,6 +37,7 @@ const char *tgc_place_reason_name(tgc_place_reason r) {
     case TGC_PLACED_BY_DEFAULT: return "default";
     case TGC_PLACED_BY_SOFT: return "soft";
     case TGC_PLACED_BY_CONSUMER: return "consumer";
+    case TGC_PLACED_BY_AUTO: return "auto";
     case TGC_PLACED_BY_FEED: return "feed";
     }
     return "unknown";
@@ -519,6 +520,7 @@ static tgc_place_reason reason_of(pl_ctx *c, int32_t id) {
     if (c->flags[id] & PL_HAS_SPEC) return TGC_PLACED_BY_SPEC;
     if (how == PL_HOW_HOST) return TGC_PLACED_BY_HOST_RULE;
     if (how == PL_HOW_SMALL) return TGC_PLACED_BY_SMALL_HOST;
+    if (how == PL_HOW_AUTO) return TGC_PLACED_BY_AUTO;
     if (c->spec_holder[r] >= 0) return TGC_PLACED_BY_COLOCATION; /* another member's spec */
     /* Did kernels move it off the device the default would give? Its own
      * kernels, or another member's? */
@@ -618,7 +620,8 @@ static tgc_status run(pl_ctx *c, tgc_placement *out) {
         if ((c->flags[id] & PL_OP) && !(c->flags[tgc_pl_find(c, id)] & PL_DECIDED))
             decide_group(c, id, deferred, &n_deferred);
     }
-    s = place_sources(c);
+    s = c->opt.automatic != NULL ? tgc_pl_auto(c) : TGC_OK;
+    if (s == TGC_OK) s = place_sources(c);
     if (s == TGC_OK) place_deferred(c, deferred, n_deferred);
     if (s == TGC_OK) feeds_on_task0(c);
     tgc_free(deferred);

@@ -62,10 +62,12 @@ typedef enum tgc_place_reason {
     TGC_PLACED_BY_CONSUMER,   /* a graph input or initializer: where its first consumer reads it */
     TGC_PLACED_BY_FEED,       /* a graph input whose consumer is in another process: on task 0, which
                                  reads the feeds (its host cpu) */
+    TGC_PLACED_BY_AUTO,       /* automatic placement chose among the devices the rules left open */
 } tgc_place_reason;
 
 /* Returns a short name of the reason ("spec", "colocation", "kernel",
- * "host-memory", "small-host", "default", "soft", "consumer", "feed"). */
+ * "host-memory", "small-host", "default", "soft", "consumer", "feed",
+ * "auto"). */
 const char *tgc_place_reason_name(tgc_place_reason r);
 
 /* Node n's kernel on `kind` as tgc_kernel_for_node gives it (the
@@ -73,6 +75,23 @@ const char *tgc_place_reason_name(tgc_place_reason r);
  * backends lack. */
 typedef const tgc_kernel_def *(*tgc_placer_kernel_find_fn)(const tgc_graph *g, const tgc_node *n,
                                                            tgc_device_kind kind, void *ctx);
+
+struct tgc_cost_model;
+
+/* Automatic placement (placer/auto.c): where the rules leave a node a
+ * choice of devices (rule 5's default), it goes where the placement as a
+ * whole is fastest under the devices' memory. */
+typedef struct tgc_placer_auto {
+    struct tgc_cost_model *cost; /* node and transfer times (placer/cost.h); borrowed */
+    /* Bytes each listed device may hold (its memory or its limit, less
+     * the margin); <= 0: no bound. */
+    int64_t capacity[TGC_PLACER_MAX_DEVICES];
+    /* Each device's pool width (the kernels' workspaces grow with it). */
+    int width[TGC_PLACER_MAX_DEVICES];
+    /* Steps in flight: 1 optimizes one step's latency; K > 1 the
+     * throughput of a pipeline (its slowest stage). */
+    int inflight;
+} tgc_placer_auto;
 
 typedef struct tgc_placer_options {
     bool soft_placement;
@@ -82,6 +101,8 @@ typedef struct tgc_placer_options {
     /* NULL: tgc_kernel_for_node. */
     tgc_placer_kernel_find_fn kernel_find;
     void *kernel_find_ctx;
+    /* NULL: the rules alone (rule 5's default decides). */
+    const tgc_placer_auto *automatic;
 } tgc_placer_options;
 
 typedef struct tgc_placement {

@@ -30,7 +30,15 @@ enum {
 };
 
 /* How a group's device was chosen (at the root). */
-typedef enum pl_how { PL_HOW_FORCED, PL_HOW_HOST, PL_HOW_SMALL, PL_HOW_DEFAULT, PL_HOW_CONSUMER, PL_HOW_FEED } pl_how;
+typedef enum pl_how {
+    PL_HOW_FORCED,
+    PL_HOW_HOST,
+    PL_HOW_SMALL,
+    PL_HOW_DEFAULT,
+    PL_HOW_CONSUMER,
+    PL_HOW_FEED,
+    PL_HOW_AUTO
+} pl_how;
 
 typedef struct pl_ctx {
     const tgc_graph *g;
@@ -90,6 +98,13 @@ tgc_status tgc_pl_build_edges(pl_ctx *c);
  * order. Returns TGC_OK, TGC_ERR_INVALID (something reported) or
  * TGC_ERR_NOMEM. */
 tgc_status tgc_pl_colocate_node(pl_ctx *c, int32_t id, int32_t *next_eid);
+
+/* auto.c: automatic placement of the op groups rule 5 decided (how
+ * PL_HOW_DEFAULT, more than one device allowed), after every op group is
+ * decided and before the sources follow their consumers. TGC_OK;
+ * TGC_ERR_INVALID (rule "over-memory", the figures in words) when no
+ * split fits the devices' memory; TGC_ERR_NOMEM. */
+tgc_status tgc_pl_auto(pl_ctx *c);
 
 /* Words for messages (placer.c and colocation.c). */
 /* "gpu0", "a gpu", "a cpu" for a spec as written (a partial spec: "a"

@@ -26,6 +26,9 @@ int tgc_usage_error(const char *command, const char *fmt, ...);
  * none of them. */
 bool tgc_parse_optimize_level(const char *text, tgc_optimize_level *level);
 
+/* --placement's value: "rules" or "auto" into *mode; false for anything else. */
+bool tgc_parse_placement(const char *text, tgc_placement_mode *mode);
+
 /* The file name (without ".npy") a tensor named `name` is written under or
  * read from (tgc run's --output-dir files, --input-dir's folders): each
  * byte outside [A-Za-z0-9_.-], and a leading '.', as %XX ("onnx::Flatten_0"

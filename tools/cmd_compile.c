@@ -12,7 +12,8 @@
 static const char compile_usage[] =
     "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]] [--weights-dir DIR] [--load-limits LIST]\n"
     "                   [--dump shapes|optimized|placed|partitioned] [--format yaml|json|dot] [-o FILE|DIR]\n"
-    "                   [--optimize 0|1|2]\n"
+    "                   [--optimize 0|1|2] [--placement rules|auto [--memory-limit DEV=SIZE,...]\n"
+    "                   [--threads DEV=N,...] [--inflight K]]\n"
     "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--memory-limit DEV=SIZE,...]\n"
     "                   [--format table|json]\n"
     "\n"
@@ -65,6 +66,11 @@ static const char compile_usage[] =
     "                    gives the run's verdict: exit 2 where a device's need (weights,\n"
     "                    kernel caches, activations, workspaces) is above its limit or\n"
     "                    the memory it has, less 5% (docs/memory.md)\n"
+    "  --placement MODE  rules (the default) or auto: the nodes the rules leave open split\n"
+    "                    over the devices where the graph runs fastest under each one's\n"
+    "                    memory (--memory-limit, else what it has, less 5%), as tgc run\n"
+    "                    --placement auto would, for pools of --threads and --inflight K\n"
+    "                    steps at once (1: latency; K: throughput); reason `auto`\n"
     "  -o FILE           write the dump to FILE (atomically) instead of standard output;\n"
     "                    the placement summary then goes to standard output, else to\n"
     "                    standard error. A YAML dump's `file:` paths are relative, beneath\n"
@@ -221,8 +227,9 @@ static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, const char *
 
 /* --dump memory: the static memory plan, per device. Returns the exit code. */
 static int dump_memory(const char *model, const tgc_graph_load_options *lopts, tgc_optimize_level level,
-                       const char *devices, const char *bind, const char *limits,
-                       const char *format, const char *out_path, int soft_placement) {
+                       const char *devices, const char *bind, const char *format, const char *out_path,
+                       const tgc_place_options *popts) {
+    const char *limits = popts->memory_limits;
     if (devices == NULL)
         return tgc_usage_error("compile", "--dump memory needs --devices LIST (e.g. --devices cpu,gpu0)");
     int json = strcmp(format, "json") == 0;
@@ -235,7 +242,9 @@ static int dump_memory(const char *model, const tgc_graph_load_options *lopts, t
     if (s != TGC_OK) return failed(diags, s);
     tgc_memory_plan *mp = NULL;
     /* compiled (optimized, placed, partitioned) as the session will */
-    tgc_memory_plan_options o = {.soft_placement = soft_placement, .bind = bind, .optimize = level};
+    tgc_memory_plan_options o = {.soft_placement = popts->soft_placement, .bind = bind, .optimize = level,
+                                 .placement = popts->placement, .memory_limits = limits, .threads = popts->threads,
+                                 .max_inflight = popts->max_inflight};
     s = tgc_graph_memory_plan(g, devices, &o, diags, &mp);
     if (s != TGC_OK) {
         tgc_graph_free(g);
@@ -274,7 +283,8 @@ int tgc_cmd_compile(int argc, char **argv) {
         } else if (strcmp(a, "--dump") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--devices") == 0 ||
                    strcmp(a, "--format") == 0 || strcmp(a, "--bind") == 0 || strcmp(a, "--weights-dir") == 0 ||
                    strcmp(a, "--load-limits") == 0 || strcmp(a, "--optimize") == 0 ||
-                   strcmp(a, "--memory-limit") == 0) {
+                   strcmp(a, "--memory-limit") == 0 || strcmp(a, "--placement") == 0 ||
+                   strcmp(a, "--threads") == 0 || strcmp(a, "--inflight") == 0) {
             if (i + 1 >= argc) return tgc_usage_error("compile", "%s needs a value", a);
             const char *v = argv[++i];
             if (strcmp(a, "-o") == 0) out_path = v;
@@ -291,6 +301,17 @@ int tgc_cmd_compile(int argc, char **argv) {
             }
             else if (strcmp(a, "--bind") == 0) bind = v;
             else if (strcmp(a, "--memory-limit") == 0) limits = v;
+            else if (strcmp(a, "--threads") == 0) popts.threads = v;
+            else if (strcmp(a, "--placement") == 0) {
+                if (!tgc_parse_placement(v, &popts.placement))
+                    return tgc_usage_error("compile", "--placement takes rules or auto, not '%s'", v);
+            } else if (strcmp(a, "--inflight") == 0) {
+                char *end;
+                long n = strtol(v, &end, 10);
+                if (*end != '\0' || n < 1 || n > 1024)
+                    return tgc_usage_error("compile", "--inflight takes a count from 1 to 1024, got '%s'", v);
+                popts.max_inflight = (int)n;
+            }
             else if (strcmp(a, "--dump") == 0) dump_name = v;
             else if (strcmp(a, "--devices") == 0) devices = v;
             else {
@@ -308,11 +329,13 @@ int tgc_cmd_compile(int argc, char **argv) {
         }
     }
     if (model == NULL) return tgc_usage_error("compile", "no model file given");
+    popts.memory_limits = limits;
     if (strcmp(dump_name, "memory") == 0)
-        return dump_memory(model, &lopts, level, devices, bind, limits, format_given ? format_name : "table", out_path,
-                           popts.soft_placement);
+        return dump_memory(model, &lopts, level, devices, bind, format_given ? format_name : "table", out_path,
+                           &popts);
     if (bind != NULL) return tgc_usage_error("compile", "--bind is for --dump memory");
-    if (limits != NULL) return tgc_usage_error("compile", "--memory-limit is for --dump memory");
+    if (limits != NULL && popts.placement != TGC_PLACEMENT_AUTO)
+        return tgc_usage_error("compile", "--memory-limit is for --dump memory, or for --placement auto");
     bool placed_dump = strcmp(dump_name, "placed") == 0;
     bool parts_dump = strcmp(dump_name, "partitioned") == 0;
     bool optimized_dump = strcmp(dump_name, "optimized") == 0;

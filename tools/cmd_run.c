@@ -23,6 +23,7 @@ static const char run_usage[] =
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "               [--memory-limit DEV=SIZE,...] [--memory-report] [--optimize 0|1|2]\n"
     "               [--max-iterations N] [--inflight K] [--input-dir DIR] [--peer-timeout SECONDS]\n"
+    "               [--placement rules|auto]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
@@ -57,6 +58,11 @@ static const char run_usage[] =
     "                        past 200 bytes, the first 191, '~' and an 8-digit hash\n"
     "                        a sequence element by element (NAME_0.npy, ...), an optional as\n"
     "                        what it holds\n"
+    "  --placement MODE      rules (the default): nodes without a device spec go to the first\n"
+    "                        listed device of the best kind; auto: split over the listed devices\n"
+    "                        where the graph runs fastest under each one's memory (--memory-limit,\n"
+    "                        else what it has, less 5%), for one step's latency, or with\n"
+    "                        --inflight K for throughput (docs/placement.md)\n"
     "  --inflight K          run up to K steps at once on the session (default 1): with --repeat\n"
     "                        or --input-dir the steps stream through it, so a graph split over\n"
     "                        devices overlaps its stages; prints steps/s and latencies\n"
@@ -94,6 +100,7 @@ typedef struct run_args {
     int repeat;
     int64_t max_iterations;
     int inflight; /* 0: not given */
+    tgc_placement_mode placement;
     const char *input_dir;
     double tolerance;
     double peer_timeout;
@@ -125,7 +132,7 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
                            strcmp(opt, "--weights-dir") == 0 || strcmp(opt, "--load-limits") == 0 ||
                            strcmp(opt, "--optimize") == 0 || strcmp(opt, "--max-iterations") == 0 ||
                            strcmp(opt, "--inflight") == 0 || strcmp(opt, "--input-dir") == 0 ||
-                           strcmp(opt, "--peer-timeout") == 0;
+                           strcmp(opt, "--peer-timeout") == 0 || strcmp(opt, "--placement") == 0;
         if (strcmp(opt, "--soft-placement") == 0) {
             a->soft_placement = true;
             continue;
@@ -156,6 +163,10 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         else if (strcmp(opt, "--trace") == 0) a->trace = v;
         else if (strcmp(opt, "--memory-limit") == 0) a->memory_limits = v;
         else if (strcmp(opt, "--input-dir") == 0) a->input_dir = v;
+        else if (strcmp(opt, "--placement") == 0) {
+            if (!tgc_parse_placement(v, &a->placement))
+                return tgc_usage_error("run", "--placement takes rules or auto, not '%s'", v);
+        }
         else if (strcmp(opt, "--inflight") == 0) {
             char *end;
             long n = strtol(v, &end, 10);
@@ -508,7 +519,7 @@ static int stream_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
                                 .optimize = a->optimize, .max_iterations = a->max_iterations,
-                                .max_inflight = inflight};
+                                .max_inflight = inflight, .placement = a->placement};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     int n_out = tgc_session_output_count(s);
@@ -566,7 +577,7 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
                                 .optimize = a->optimize, .max_iterations = a->max_iterations,
-                                .peer_timeout_s = a->peer_timeout};
+                                .peer_timeout_s = a->peer_timeout, .placement = a->placement};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     /* Under mpirun, rank 0 reads the feeds and reports; the others run their partitions. */
     bool reporter = tgc_distributed_rank() == 0;

@@ -28,6 +28,13 @@ bool tgc_parse_optimize_level(const char *text, tgc_optimize_level *level) {
     return true;
 }
 
+bool tgc_parse_placement(const char *text, tgc_placement_mode *mode) {
+    if (strcmp(text, "auto") == 0) *mode = TGC_PLACEMENT_AUTO;
+    else if (strcmp(text, "rules") == 0) *mode = TGC_PLACEMENT_RULES;
+    else return false;
+    return true;
+}
+
 int tgc_usage_error(const char *command, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

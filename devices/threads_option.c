@@ -1,13 +1,14 @@
-/* The threads option ("cpu0=2,gpu0=1") of sessions and eager contexts. */
-#include "executor/session.h"
+/* The threads option ("cpu0=2,gpu0=1") of sessions, eager contexts,
+ * memory plans and automatic placement (backend.h). */
+#include "devices/backend.h"
 
 #include "support/diag.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int tgc_threads_option(const tgc_device *d, const char *spec, tgc_diags *diags, tgc_status *st) {
-    int dflt = tgc_backend_get(d->kind)->default_threads();
+int tgc_threads_option(const char *name, tgc_device_kind kind, const char *spec, tgc_diags *diags, tgc_status *st) {
+    int dflt = tgc_backend_get(kind)->default_threads();
     for (const char *p = spec; p != NULL && *p != '\0';) {
         size_t len = strcspn(p, ",");
         const char *eq = memchr(p, '=', len);
@@ -19,8 +20,8 @@ int tgc_threads_option(const tgc_device *d, const char *spec, tgc_diags *diags, 
                                  p);
             return dflt;
         }
-        char name[32];
-        if (strcmp(tgc_device_name_canonical(p, (size_t)(eq - p), name, sizeof name), d->name) == 0) return (int)n;
+        char canonical[32];
+        if (strcmp(tgc_device_name_canonical(p, (size_t)(eq - p), canonical, sizeof canonical), name) == 0) return (int)n;
         p += len;
         if (*p == ',') p++;
     }

@@ -1,0 +1,375 @@
+/* Automatic placement (placer_impl.h, tgc_pl_auto): the op groups that
+ * rule 5 would give the first device of the best kind go where the whole
+ * placement is fastest, under each device's memory.
+ *
+ * The graph is cut into contiguous segments of its topological order, one
+ * segment a device (a device may take none), in some order of the devices:
+ * the stages of PipeDream's and Alpa's planners (PipeDream's
+ * optimizer_graph_hierarchical.py, Alpa's stage_construction.py, a dynamic
+ * program over contiguous layer ranges). A segment's cost on a device is
+ * the sum of its nodes' times there (placer/cost.h) plus the transfer of
+ * the tensors that cross its first boundary; its memory is the weights
+ * its nodes read first, the kernels' own layouts of them and the largest
+ * workspace (devices/kernel.h, tgc_kernel_node_footprint), plus the most
+ * bytes live at one of its steps. One step's latency (inflight 1) sums the
+ * segments; a pipeline's throughput (inflight > 1) takes the slowest.
+ * Segments whose memory exceeds their device's capacity are not
+ * considered, so memory is a hard limit here as at run time.
+ *
+ * The order is grouped into at most MAX_BLOCKS blocks of consecutive nodes
+ * (cuts fall between blocks) and every order of the devices is tried for
+ * lists of at most MAX_PERMUTED devices (the listed order otherwise):
+ * O(orders x devices x blocks^2), a few million steps for any graph, so a
+ * graph of 10^4 nodes places in well under a second. Ties go to the
+ * earlier order and the later cut: the same graph, list and costs give the
+ * same placement.
+ *
+ * What it does not see: nodes the rules pinned (device specs, colocation,
+ * kernels, host memory) keep their device, their weights are taken off
+ * that device's capacity and their transfers are not counted; the live
+ * bytes of a step are estimated from the tensors crossing it, on any
+ * device. The session's memory check (executor/memory_plan_check.c) holds
+ * the placement to the exact static plan before anything loads. */
+#include "placer/placer_impl.h"
+
+#include "devices/backend.h"
+#include "placer/cost.h"
+#include "support/alloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_BLOCKS 256
+#define MAX_PERMUTED 4
+
+/* The working state: the op nodes in topological order, per position and
+ * per block figures, and the dynamic program's tables. */
+typedef struct au_ctx {
+    pl_ctx *c;
+    const tgc_placer_auto *a;
+    int n_dev;
+    int32_t n;          /* op nodes */
+    int32_t *ops;       /* position -> node id */
+    int32_t *pos;       /* node id -> position, -1 for sources */
+    uint8_t *free;      /* position: auto decides it */
+    double *cut;        /* [0..n]: bytes crossing the boundary before position i */
+    double *live;       /* [0..n): bytes live at position i's step (an estimate) */
+    double *weights;    /* [0..n): bytes of initializers position i reads first */
+    int64_t pinned_bytes[TGC_PLACER_MAX_DEVICES]; /* weights and caches of pinned nodes, per device */
+    /* Blocks of `per` positions. */
+    int32_t per, n_blocks;
+    double *bcost;  /* [b * n_dev + d]: seconds of the block's free nodes on d; INFINITY: one has no kernel there */
+    double *bmem;   /* [b * n_dev + d]: weights and kernel caches there */
+    double *bwork;  /* [b * n_dev + d]: the largest workspace there */
+    double *blive;  /* [b]: the most bytes live at one of its steps */
+    /* The dynamic program, for one order of the devices. */
+    double *best;   /* [k * (n_blocks + 1) + b] */
+    int32_t *from;  /* the start block of segment k ending at b */
+    int8_t *last;   /* the device of the last non-empty segment, -1: none */
+} au_ctx;
+
+static void au_free(au_ctx *x) {
+    tgc_free(x->ops);
+    tgc_free(x->pos);
+    tgc_free(x->free);
+    tgc_free(x->cut);
+    tgc_free(x->live);
+    tgc_free(x->weights);
+    tgc_free(x->bcost);
+    tgc_free(x->bmem);
+    tgc_free(x->bwork);
+    tgc_free(x->blive);
+    tgc_free(x->best);
+    tgc_free(x->from);
+    tgc_free(x->last);
+}
+
+/* Bytes of a value, symbolic dims as 1; 0 when its rank is unknown. */
+static double value_bytes(const tgc_tensor_info *t) {
+    if (t->shape.rank == TGC_RANK_UNKNOWN) return 0;
+    double n = (double)tgc_dtype_size(t->dtype);
+    for (int i = 0; i < t->shape.rank; i++) n *= tgc_dim_known(t->shape.dims[i]) ? (double)t->shape.dims[i].v : 1.0;
+    return n;
+}
+
+static tgc_devmask bit(int i) { return (tgc_devmask)1 << i; }
+
+/* Its group's allowed devices, as placer.c's rule 5 saw them. */
+static tgc_devmask allowed(const pl_ctx *c, int32_t r) {
+    switch (c->level[r]) {
+    case 0: return c->spec0[r] & c->kern[r];
+    case 1: return c->spec1[r] & c->kern[r];
+    default: return c->kern[r];
+    }
+}
+
+/* Node id's kernel on device d. */
+static const tgc_kernel_def *kernel_on(const pl_ctx *c, int32_t id, int d) {
+    return c->kdef[(size_t)id * c->n_kinds + c->devs[d].kind];
+}
+
+/* The op nodes in topological order, which of them auto decides, and
+ * where each tensor is first and last read: cut, live and weights. */
+static tgc_status read_graph(au_ctx *x) {
+    pl_ctx *c = x->c;
+    const tgc_graph *g = c->g;
+    int32_t nn = g->n_nodes;
+    x->ops = tgc_malloc(((size_t)nn + 1) * sizeof *x->ops);
+    x->pos = tgc_malloc(((size_t)nn + 1) * sizeof *x->pos);
+    if (x->ops == NULL || x->pos == NULL) return TGC_ERR_NOMEM;
+    for (int32_t i = 0; i < nn; i++) {
+        int32_t id = g->topo != NULL ? g->topo[i] : i;
+        x->pos[id] = -1;
+        if (c->flags[id] & PL_OP) x->ops[x->n++] = id;
+    }
+    for (int32_t i = 0; i < x->n; i++) x->pos[x->ops[i]] = i;
+    size_t n1 = (size_t)x->n + 1;
+    x->free = tgc_calloc(n1, sizeof *x->free);
+    x->cut = tgc_calloc(n1 + 1, sizeof *x->cut);
+    x->live = tgc_calloc(n1, sizeof *x->live);
+    x->weights = tgc_calloc(n1, sizeof *x->weights);
+    int32_t *first = tgc_malloc(((size_t)nn + 1) * 2 * sizeof *first);
+    if (x->free == NULL || x->cut == NULL || x->live == NULL || x->weights == NULL || first == NULL) {
+        tgc_free(first);
+        return TGC_ERR_NOMEM;
+    }
+    int32_t *lastp = first + nn + 1;
+    for (int32_t id = 0; id < nn; id++) first[id] = INT32_MAX, lastp[id] = -1;
+    /* Each node's outputs as one tensor (first and last reader); ops by position. */
+    for (int32_t i = 0; i < x->n; i++) {
+        const tgc_node *n = &g->nodes[x->ops[i]];
+        for (int k = 0; k < n->n_inputs; k++) {
+            int32_t p = n->inputs[k].node;
+            if (p < 0) continue;
+            if (i < first[p]) first[p] = i;
+            if (i > lastp[p]) lastp[p] = i;
+        }
+    }
+    for (int32_t id = 0; id < nn; id++) {
+        const tgc_node *n = &g->nodes[id];
+        double bytes = 0;
+        for (int k = 0; k < n->n_outputs; k++) bytes += value_bytes(&n->outputs[k]);
+        bool op = (c->flags[id] & PL_OP) != 0;
+        int32_t from = op ? x->pos[id] : first[id], to = lastp[id];
+        if (op) x->live[x->pos[id]] = bytes; /* its outputs, for now */
+        else if (n->kind == TGC_NODE_CONST && first[id] != INT32_MAX) x->weights[first[id]] += bytes;
+        if (from == INT32_MAX || to <= from) continue;
+        /* crosses the boundaries before positions from + 1 .. to */
+        x->cut[from + 1] += bytes;
+        x->cut[to + 1] -= bytes;
+    }
+    tgc_free(first);
+    for (int32_t i = 1; i <= x->n; i++) x->cut[i] += x->cut[i - 1];
+    /* A step's live bytes: what crosses into it or out of it, or its own
+     * outputs (a graph output crosses nothing), whichever is most: an
+     * output that takes over its input's buffer (buffer forwarding) is
+     * not counted twice. An estimate: the run's memory check is exact. */
+    for (int32_t i = 0; i < x->n; i++) x->live[i] = fmax(fmax(x->cut[i], x->cut[i + 1]), x->live[i]);
+    return TGC_OK;
+}
+
+/* Which positions auto decides: op groups of one node that rule 5 gave
+ * the default device with more than one device allowed. The others'
+ * weights and kernel caches are taken off their device's capacity. */
+static void mark_free(au_ctx *x) {
+    pl_ctx *c = x->c;
+    for (int32_t i = 0; i < x->n; i++) {
+        int32_t id = x->ops[i], r = tgc_pl_find(c, id);
+        tgc_devmask m = allowed(c, r);
+        x->free[i] = c->how[r] == PL_HOW_DEFAULT && c->size[r] == 1 && (m & (m - 1)) != 0;
+        if (x->free[i]) continue;
+        int d = c->device[r];
+        if (d < 0) continue;
+        tgc_kernel_footprint f = tgc_kernel_node_footprint(kernel_on(c, id, d), c->g, id, x->a->width[d]);
+        x->pinned_bytes[d] += (int64_t)x->weights[i] + f.cache_bytes;
+    }
+}
+
+/* The per block figures. */
+static tgc_status fill_blocks(au_ctx *x) {
+    pl_ctx *c = x->c;
+    int D = x->n_dev;
+    x->per = x->n > MAX_BLOCKS ? (x->n + MAX_BLOCKS - 1) / MAX_BLOCKS : 1;
+    x->n_blocks = x->n > 0 ? (x->n + x->per - 1) / x->per : 0;
+    size_t cells = (size_t)x->n_blocks * (size_t)D + 1;
+    x->bcost = tgc_calloc(cells, sizeof *x->bcost);
+    x->bmem = tgc_calloc(cells, sizeof *x->bmem);
+    x->bwork = tgc_calloc(cells, sizeof *x->bwork);
+    x->blive = tgc_calloc((size_t)x->n_blocks + 1, sizeof *x->blive);
+    if (x->bcost == NULL || x->bmem == NULL || x->bwork == NULL || x->blive == NULL) return TGC_ERR_NOMEM;
+    for (int32_t i = 0; i < x->n; i++) {
+        int32_t b = i / x->per, id = x->ops[i];
+        if (x->live[i] > x->blive[b]) x->blive[b] = x->live[i];
+        if (!x->free[i]) continue;
+        tgc_devmask m = allowed(c, tgc_pl_find(c, id));
+        for (int d = 0; d < D; d++) {
+            double *cost = &x->bcost[(size_t)b * D + d];
+            if (!(m & bit(d))) {
+                *cost = INFINITY;
+                continue;
+            }
+            *cost += tgc_cost_node(x->a->cost, c->g, id, d, NULL);
+            tgc_kernel_footprint f = tgc_kernel_node_footprint(kernel_on(c, id, d), c->g, id, x->a->width[d]);
+            x->bmem[(size_t)b * D + d] += x->weights[i] + (double)f.cache_bytes;
+            double *work = &x->bwork[(size_t)b * D + d];
+            if ((double)f.workspace_bytes > *work) *work = (double)f.workspace_bytes;
+        }
+    }
+    size_t table = (size_t)(D + 1) * ((size_t)x->n_blocks + 1);
+    x->best = tgc_malloc(table * sizeof *x->best);
+    x->from = tgc_malloc(table * sizeof *x->from);
+    x->last = tgc_malloc(table * sizeof *x->last);
+    return x->best && x->from && x->last ? TGC_OK : TGC_ERR_NOMEM;
+}
+
+/* Device d's room for the segments auto gives it; INFINITY: no bound. */
+static double room(const au_ctx *x, int d) {
+    int64_t cap = x->a->capacity[d];
+    return cap > 0 ? (double)(cap - x->pinned_bytes[d]) : INFINITY;
+}
+
+/* The best cut of the blocks over the devices in order perm[0..D): its
+ * objective (INFINITY when nothing fits), the tables filled. */
+static double plan_order(au_ctx *x, const int *perm) {
+    int D = x->n_dev;
+    int32_t nb = x->n_blocks, w = nb + 1;
+    bool pipeline = x->a->inflight > 1;
+    for (int32_t b = 0; b <= nb; b++) {
+        x->best[b] = b == 0 ? 0 : INFINITY;
+        x->from[b] = b;
+        x->last[b] = -1;
+    }
+    for (int k = 1; k <= D; k++) {
+        int d = perm[k - 1];
+        double cap = room(x, d);
+        const double *prev = &x->best[(size_t)(k - 1) * w];
+        double *best = &x->best[(size_t)k * w];
+        int32_t *from = &x->from[(size_t)k * w];
+        int8_t *last = &x->last[(size_t)k * w];
+        const int8_t *prev_last = &x->last[(size_t)(k - 1) * w];
+        for (int32_t b = 0; b <= nb; b++) {
+            best[b] = prev[b]; /* device d takes nothing */
+            from[b] = b;
+            last[b] = prev_last[b];
+            double cost = 0, mem = 0, live = 0, work = 0;
+            for (int32_t a = b - 1; a >= 0; a--) {
+                cost += x->bcost[(size_t)a * D + d];
+                if (isinf(cost)) break; /* a node of block a has no kernel on d */
+                mem += x->bmem[(size_t)a * D + d];
+                if (x->blive[a] > live) live = x->blive[a];
+                if (x->bwork[(size_t)a * D + d] > work) work = x->bwork[(size_t)a * D + d];
+                if (mem + live + work > cap) break; /* and more so further back */
+                if (isinf(prev[a])) continue;
+                int from_dev = prev_last[a];
+                double in = from_dev >= 0 ? tgc_cost_transfer(x->a->cost, from_dev, d, (int64_t)x->cut[a * x->per])
+                                          : 0;
+                double v = pipeline ? fmax(prev[a], cost + in) : prev[a] + cost + in;
+                if (v < best[b] * (1 - 1e-12)) {
+                    best[b] = v;
+                    from[b] = a;
+                    last[b] = (int8_t)d;
+                }
+            }
+        }
+    }
+    return x->best[(size_t)D * w + nb];
+}
+
+/* Gives each free node the device of its segment, as plan_order left the
+ * tables for `perm`. */
+static void assign(au_ctx *x, const int *perm) {
+    pl_ctx *c = x->c;
+    int32_t w = x->n_blocks + 1, b = x->n_blocks;
+    for (int k = x->n_dev; k >= 1 && b > 0; k--) {
+        int32_t a = x->from[(size_t)k * w + b];
+        for (int32_t i = a * x->per; i < b * x->per && i < x->n; i++) {
+            if (!x->free[i]) continue;
+            int32_t r = tgc_pl_find(c, x->ops[i]);
+            c->device[r] = perm[k - 1];
+            c->how[r] = (uint8_t)PL_HOW_AUTO;
+        }
+        b = a;
+    }
+}
+
+/* The next permutation of p[0..n) in lexicographic order; false after the last. */
+static bool next_order(int *p, int n) {
+    int i = n - 2;
+    while (i >= 0 && p[i] >= p[i + 1]) i--;
+    if (i < 0) return false;
+    int j = n - 1;
+    while (p[j] <= p[i]) j--;
+    int t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+    for (int l = i + 1, r = n - 1; l < r; l++, r--) t = p[l], p[l] = p[r], p[r] = t;
+    return true;
+}
+
+/* "37.1 KiB", "12.3 MiB", "1.5 GiB" */
+static const char *mib(double bytes, char *buf, size_t size) {
+    if (bytes < 1048576.0) snprintf(buf, size, "%.1f KiB", bytes / 1024.0);
+    else if (bytes < 1073741824.0) snprintf(buf, size, "%.1f MiB", bytes / 1048576.0);
+    else snprintf(buf, size, "%.1f GiB", bytes / 1073741824.0);
+    return buf;
+}
+
+/* Nothing fits: what the graph needs against what the devices hold. */
+static tgc_status refuse(au_ctx *x) {
+    pl_ctx *c = x->c;
+    double weights = 0, live = 0;
+    for (int32_t i = 0; i < x->n; i++) {
+        weights += x->weights[i];
+        if (x->live[i] > live) live = x->live[i];
+    }
+    pl_text t = {0};
+    char a[32], b[32];
+    tgc_pl_text_add(&t, "automatic placement: no split of the graph over the devices fits their memory: its weights "
+                        "are %s and up to %s of tensors are live at one step; ",
+                    mib(weights, a, sizeof a), mib(live, b, sizeof b));
+    for (int d = 0; d < x->n_dev; d++) {
+        char name[32];
+        tgc_placer_device_name(c->devs[d], name, sizeof name);
+        double r = room(x, d);
+        if (isinf(r)) tgc_pl_text_add(&t, "%s%s has no bound", d ? ", " : "", name);
+        else tgc_pl_text_add(&t, "%s%s can hold %s", d ? ", " : "", name, mib(r > 0 ? r : 0, a, sizeof a));
+    }
+    tgc_pl_text_add(&t, " (kernel caches and workspaces come on top of the weights; list more devices or raise "
+                        "--memory-limit)");
+    tgc_status s = t.failed ? TGC_ERR_NOMEM
+                            : tgc_diag_error(c->diags, c->g->path, (tgc_srcpos){0, 0}, "over-memory", "%s", t.p);
+    tgc_pl_text_free(&t);
+    return s;
+}
+
+tgc_status tgc_pl_auto(pl_ctx *c) {
+    au_ctx x = {.c = c, .a = c->opt.automatic, .n_dev = c->n_devs};
+    if (x.a->cost == NULL || c->n_devs > 64) return TGC_OK;
+    tgc_status s = read_graph(&x);
+    if (s == TGC_OK) mark_free(&x);
+    if (s == TGC_OK) s = fill_blocks(&x);
+    if (s != TGC_OK || x.n == 0) {
+        au_free(&x);
+        return s;
+    }
+    int perm[TGC_PLACER_MAX_DEVICES], best_perm[TGC_PLACER_MAX_DEVICES];
+    for (int d = 0; d < x.n_dev; d++) perm[d] = d;
+    double best = INFINITY;
+    do {
+        double v = plan_order(&x, perm);
+        if (v < best * (1 - 1e-9)) {
+            best = v;
+            memcpy(best_perm, perm, (size_t)x.n_dev * sizeof *perm);
+        }
+    } while (x.n_dev <= MAX_PERMUTED && next_order(perm, x.n_dev));
+    if (isinf(best)) {
+        s = refuse(&x);
+        au_free(&x);
+        return s == TGC_ERR_NOMEM ? s : TGC_ERR_INVALID;
+    }
+    plan_order(&x, best_perm); /* the tables of the winner */
+    assign(&x, best_perm);
+    au_free(&x);
+    return TGC_OK;
+}

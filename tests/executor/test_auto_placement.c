@@ -1,0 +1,197 @@
+/* Automatic placement (placer/auto.c) through sessions and the placement
+ * API: a model too large for any one device, split over 2, 3 and 4
+ * virtual cpus whose limits are 1.25/N of what it needs on one, runs with
+ * every device's measured peak within its limit and gives the bits of one
+ * cpu; a faster device gets the work; a plan that cannot fit is refused
+ * with its figures; device specs still hold.
+ *
+ * The model: y0 = x [1, E]; y_i = Relu(MatMul(y_(i-1), W_i)), W_i [E, E]
+ * float32 initializers, LAYERS of them. By hand: weights LAYERS x E x E x
+ * 4 bytes; the tensors a few rows of E floats. */
+#include "tests/harness.h"
+
+#include "tgc.h"
+
+#include <CUnit/CUnit.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define E 64
+#define LAYERS 8
+#define WEIGHT_BYTES ((int64_t)LAYERS * E * E * 4)
+
+static tgc_graph *load_chain(tgc_diags *d, const char *device_of_first) {
+    size_t size = (size_t)LAYERS * E * E * 12 + 4096, at = 0;
+    char *text = malloc(size);
+    at += (size_t)snprintf(text + at, size - at,
+                           "format: tgc/1\nname: chain\ninputs:\n  - {name: y0, dtype: float32, shape: [1, %d]}\n"
+                           "outputs: [y%d]\ninitializers:\n",
+                           E, LAYERS);
+    uint32_t seed = 7;
+    for (int l = 1; l <= LAYERS; l++) {
+        at += (size_t)snprintf(text + at, size - at, "  - {name: w%d, dtype: float32, shape: [%d, %d], values: [", l,
+                               E, E);
+        for (int i = 0; i < E * E; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", (int)(seed >> 28) - 8);
+        }
+        at += (size_t)snprintf(text + at, size - at, "]}\n");
+    }
+    at += (size_t)snprintf(text + at, size - at, "nodes:\n");
+    for (int l = 1; l <= LAYERS; l++) {
+        at += (size_t)snprintf(text + at, size - at, "  - {name: m%d, op: MatMul, inputs: [y%d, w%d]%s%s%s}\n", l,
+                               l - 1, l, l == 1 && device_of_first ? ", device: " : "",
+                               l == 1 && device_of_first ? device_of_first : "", "");
+        at += (size_t)snprintf(text + at, size - at, "  - {name: y%d, op: Relu, inputs: [m%d]}\n", l, l);
+    }
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(text, at, "chain.yaml", NULL, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+    free(text);
+    return g;
+}
+
+/* Runs g once on `devices` (placement auto when `limits` is not NULL, one
+ * thread a device); the output into y[E]; each device's measured peak
+ * into peaks[] (at most 4). TGC_OK or the session's status. */
+static tgc_status run_once(tgc_graph *g, const char *devices, const char *limits, const char *threads, float *y,
+                           int64_t *peaks, tgc_diags *d) {
+    tgc_session_options o = {.threads = threads, .memory_limits = limits,
+                             .placement = limits != NULL ? TGC_PLACEMENT_AUTO : TGC_PLACEMENT_RULES};
+    tgc_session *s = NULL;
+    tgc_status st = tgc_session_create(g, devices, &o, d, &s);
+    if (st != TGC_OK) return st;
+    float xs[E];
+    for (int i = 0; i < E; i++) xs[i] = (float)(i % 5) * 0.25f - 0.5f;
+    tgc_tensor *x = NULL, *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){1, E}, xs, &x), TGC_OK);
+    const char *names[] = {"y0"};
+    st = tgc_session_run(s, 1, names, &x, &out, d);
+    if (st == TGC_OK) memcpy(y, tgc_tensor_data(out), sizeof(float) * E);
+    for (int i = 0; peaks != NULL && i < tgc_session_device_count(s) && i < 4; i++)
+        peaks[i] = tgc_session_memory(s, i).peak_bytes_in_use;
+    tgc_tensor_release(out);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    return st;
+}
+
+/* The bytes one cpu needs for the chain: its weights (the hand count,
+ * checked against the plan's) and the tensors the static plan packs (a
+ * [1, E] MatMul keeps no packed copy of W: no kernel caches). */
+static int64_t need_on_one(tgc_graph *g, tgc_diags *d) {
+    tgc_memory_plan *mp = NULL;
+    tgc_memory_plan_options o = {.threads = "cpu0=1"};
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_memory_plan(g, "cpu0", &o, d, &mp), TGC_OK);
+    tgc_memory_plan_figures f = tgc_memory_plan_get(mp, 0);
+    tgc_memory_plan_free(mp);
+    CU_ASSERT_EQUAL(f.weights_bytes, WEIGHT_BYTES);
+    return WEIGHT_BYTES + f.planned_peak;
+}
+
+static void test_split_by_memory(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load_chain(d, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    float want[E], got[E];
+    CU_ASSERT_EQUAL_FATAL(run_once(g, "cpu0", NULL, "cpu0=1", want, NULL, d), TGC_OK);
+    int64_t need = need_on_one(g, d);
+    static const char *const lists[] = {"cpu0,cpu1", "cpu0,cpu1,cpu2", "cpu0,cpu1,cpu2,cpu3"};
+    for (int n = 2; n <= 4; n++) {
+        int64_t limit = need * 125 / (100 * n);
+        char limits[256] = "", threads[128] = "";
+        for (int i = 0; i < n; i++) {
+            size_t at = strlen(limits), tat = strlen(threads);
+            snprintf(limits + at, sizeof limits - at, "%scpu%d=%" PRId64, i ? "," : "", i, limit);
+            snprintf(threads + tat, sizeof threads - tat, "%scpu%d=1", i ? "," : "", i);
+        }
+        /* no one device holds it */
+        CU_ASSERT(WEIGHT_BYTES > limit);
+        int64_t peaks[4] = {0};
+        tgc_status st = run_once(g, lists[n - 2], limits, threads, got, peaks, d);
+        if (st != TGC_OK) tgc_diags_print(d, stderr);
+        CU_ASSERT_EQUAL(st, TGC_OK);
+        CU_ASSERT(memcmp(want, got, sizeof want) == 0);
+        int used = 0;
+        for (int i = 0; i < n; i++) {
+            CU_ASSERT(peaks[i] <= limit);
+            used += peaks[i] > 0;
+        }
+        CU_ASSERT(used >= 2);
+        printf("\n  %d devices, limit %" PRId64 " each (need on one %" PRId64 "): peaks %" PRId64 " %" PRId64
+               " %" PRId64 " %" PRId64,
+               n, limit, need, peaks[0], peaks[1], peaks[2], peaks[3]);
+    }
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+/* Too little memory on every device: refused before anything loads, with
+ * the weights' size (8 x 64 x 64 x 4 = 131072 bytes, 128.0 KiB) and what
+ * each device can hold (40000 less 5%: 38000 bytes, 37.1 KiB) in the
+ * message. */
+static void test_infeasible_is_refused(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load_chain(d, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    float y[E];
+    tgc_memory_info before = tgc_memory();
+    CU_ASSERT_EQUAL(run_once(g, "cpu0,cpu1", "cpu0=40000,cpu1=40000", "cpu0=1,cpu1=1", y, NULL, d), TGC_ERR_INVALID);
+    bool said = false;
+    for (size_t i = 0; i < tgc_diags_count(d); i++)
+        said |= strcmp(tgc_diag_rule(d, i), "over-memory") == 0 &&
+                strstr(tgc_diag_message(d, i), "its weights are 128.0 KiB") != NULL &&
+                strstr(tgc_diag_message(d, i), "cpu0 can hold 37.1 KiB, cpu1 can hold 37.1 KiB") != NULL;
+    if (!said) tgc_diags_print(d, stderr);
+    CU_ASSERT(said);
+    CU_ASSERT_EQUAL(tgc_memory().host.bytes_in_use, before.host.bytes_in_use);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+/* A device spec holds under auto: m1 asks for cpu1 and gets it (reason
+ * "spec"); the rest says "auto". */
+static void test_specs_hold(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load_chain(d, "cpu1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_place_options o = {.optimize = TGC_OPTIMIZE_NONE, .placement = TGC_PLACEMENT_AUTO,
+                           .threads = "cpu0=1,cpu1=1"};
+    tgc_placed *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", &o, d, &p), TGC_OK);
+    CU_ASSERT_STRING_EQUAL(tgc_placed_device_name(p, "m1"), "cpu1");
+    CU_ASSERT_STRING_EQUAL(tgc_placed_reason(p, "m1"), "spec");
+    CU_ASSERT_STRING_EQUAL(tgc_placed_reason(p, "m2"), "auto");
+    tgc_placed_free(p);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+/* Of two devices, the one with more threads (faster, as the cost model
+ * sees it) takes the whole step when memory does not bind: one step's
+ * latency is least without transfers. */
+static void test_faster_device_gets_the_work(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load_chain(d, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_place_options o = {.optimize = TGC_OPTIMIZE_NONE, .placement = TGC_PLACEMENT_AUTO,
+                           .threads = "cpu0=1,cpu1=2"};
+    tgc_placed *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", &o, d, &p), TGC_OK);
+    int on_fast = 0;
+    for (int l = 1; l <= LAYERS; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%d", l);
+        on_fast += strcmp(tgc_placed_device_name(p, name), "cpu1") == 0;
+    }
+    CU_ASSERT_EQUAL(on_fast, LAYERS);
+    tgc_placed_free(p);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+TGC_TEST_MAIN("auto_placement", {"split by memory over 2, 3 and 4 cpus: one cpu's bits", test_split_by_memory},
+              {"a plan that cannot fit is refused with its figures", test_infeasible_is_refused},
+              {"device specs hold under auto", test_specs_hold},
+              {"the faster device gets the work", test_faster_device_gets_the_work})
