@@ -135,3 +135,32 @@ def test_runs_from_many_threads():
         assert np.array_equal(g, alone[i % 16])
     now, peak = s.steps_in_flight()
     assert now == 0 and 1 <= peak <= 2
+
+
+
+def test_auto_placement_splits_by_memory(tmp_path):
+    # Four [64, 64] float32 weights, 65536 bytes: no device of 40000 bytes (38000 usable)
+    # holds them, two do; placement "auto" splits them and the output stays numpy's.
+    rng = np.random.default_rng(3)
+    ws = [rng.integers(-8, 8, size=(64, 64)).astype(np.float32) / 8 for _ in range(4)]
+    lines = ["format: tgc/1", "name: chain", "inputs: [{name: y0, dtype: float32, shape: [1, 64]}]",
+             "outputs: [y4]", "initializers:"]
+    lines += ["  - {name: w%d, dtype: float32, shape: [64, 64], values: [%s]}" % (i + 1, ", ".join(map(str, w.ravel())))
+              for i, w in enumerate(ws)]
+    lines += ["nodes:"] + ["  - {name: y%d, op: MatMul, inputs: [y%d, w%d]}" % (i + 1, i, i + 1) for i in range(4)]
+    path = tmp_path / "chain.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    limits, threads = "cpu0=40000,cpu1=40000", "cpu0=1,cpu1=1"
+    x = rng.standard_normal((1, 64)).astype(np.float32)
+    s = tgc.Session(str(path), devices="cpu0,cpu1", placement="auto", memory_limit=limits, threads=threads)
+    ref = x
+    for w in ws:
+        ref = ref @ w
+    np.testing.assert_allclose(s.run({"y0": x})["y4"], ref, rtol=1e-5, atol=1e-5)
+    p = tgc.load(str(path)).place("cpu0,cpu1", placement="auto", memory_limit=limits, threads=threads)
+    assert {p.device_of("y%d" % i) for i in range(1, 5)} == {"cpu0", "cpu1"}
+    assert {p.reason_of("y%d" % i) for i in range(1, 5)} == {"auto"}
+    with pytest.raises(tgc.InvalidError):  # one device cannot hold them
+        tgc.Session(str(path), devices="cpu0", placement="auto", memory_limit="cpu0=40000")
+    with pytest.raises(ValueError):
+        tgc.load(str(path)).place("cpu0,cpu1", placement="fastest")

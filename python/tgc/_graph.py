@@ -11,6 +11,13 @@ from ._errors import diags, raise_for, take_warnings
 from ._lib import PlaceOptions, SessionOptions, capture, lib
 
 _LEVELS = {0: 1, 1: 2, 2: 3}  # --optimize N -> tgc_optimize_level
+_PLACEMENTS = {"rules": 0, "auto": 1}  # --placement -> tgc_placement_mode
+
+
+def _placement(placement):
+    if placement not in _PLACEMENTS:
+        raise ValueError("placement is 'rules' or 'auto', not %r" % (placement,))
+    return _PLACEMENTS[placement]
 
 
 def _level(optimize):
@@ -64,7 +71,8 @@ class Graph:
         g._source = self  # its weights are borrowed from this graph
         return g
 
-    def place(self, devices, soft_placement=False, optimize=2):
+    def place(self, devices, soft_placement=False, optimize=2, placement="rules", memory_limit=None, threads=None,
+              max_inflight=0):
         """A device for every node, as ``tgc compile --devices LIST --dump placed``.
 
         Parameters
@@ -75,6 +83,11 @@ class Graph:
             Relax device specs that cannot hold (warnings in ``.warnings``).
         optimize : {0, 1, 2}
             The passes run first, as the command line does (2: all).
+        placement : {"rules", "auto"}
+            "auto": the nodes the rules leave open go where the graph runs
+            fastest under each device's memory (``memory_limit``, else what
+            it has), for pools of ``threads`` and ``max_inflight`` steps at
+            once, as ``Session(placement="auto")`` would place them.
 
         Returns
         -------
@@ -86,7 +99,9 @@ class Graph:
             A bad device list; a placement conflict (the message names the nodes).
         """
         out = ctypes.c_void_p()
-        opts = PlaceOptions(1 if soft_placement else 0, 0, _level(optimize))
+        opts = PlaceOptions(1 if soft_placement else 0, 0, _level(optimize), _placement(placement),
+                            memory_limit.encode() if memory_limit else None, threads.encode() if threads else None,
+                            int(max_inflight))
         st = lib.tgc_graph_place(self._h, devices.encode(), ctypes.byref(opts), diags(), ctypes.byref(out))
         if st != 0:
             raise_for(st)
@@ -94,10 +109,10 @@ class Graph:
         p.warnings = take_warnings()
         return p
 
-    def partition(self, devices, soft_placement=False, optimize=2):
+    def partition(self, devices, soft_placement=False, optimize=2, placement="rules", memory_limit=None):
         """One subgraph per device, joined by _Send/_Recv pairs, as ``tgc compile
         --dump partitioned`` (the placement first, as ``place``). Returns Partitions."""
-        return self.place(devices, soft_placement, optimize).partition()
+        return self.place(devices, soft_placement, optimize, placement, memory_limit).partition()
 
 
 class Placement:
@@ -274,13 +289,13 @@ class Session:
     """
 
     def __init__(self, model, devices="cpu", memory_limit=None, threads=None, soft_placement=False, optimize=2,
-                 memory_report=False, max_inflight=0):
+                 memory_report=False, max_inflight=0, placement="rules"):
         self._h = None
         self.graph = model if isinstance(model, Graph) else load(model)
         self.devices = _memory.auto_device() if devices == "auto" else devices
         opts = SessionOptions(1 if soft_placement else 0, threads.encode() if threads else None,
                               memory_limit.encode() if memory_limit else None, 1 if memory_report else 0,
-                              _level(optimize), 0, int(max_inflight))
+                              _level(optimize), 0, int(max_inflight), 0.0, _placement(placement))
         out = ctypes.c_void_p()
         st = lib.tgc_session_create(self.graph._h, self.devices.encode(), ctypes.byref(opts), diags(),
                                     ctypes.byref(out))
