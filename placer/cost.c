@@ -234,6 +234,14 @@ double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, b
     return estimate(m, g, id, d);
 }
 
+double tgc_cost_estimate(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d) {
+    if (g->nodes[id].kind != TGC_NODE_OP || d < 0 || d >= m->n ||
+        tgc_kernel_for_node(g, &g->nodes[id], m->devices[d].kind) == NULL)
+        return 0;
+    tgc_cost_measure_peaks(m, d);
+    return estimate(m, g, id, d);
+}
+
 /* Device d's figure for `link`, else the nominal one. */
 static cost_pair link_of(const tgc_cost_model *m, int d, cost_link link, cost_pair nominal) {
     cost_pair p = m->files[m->file_of[d]]->links[link];

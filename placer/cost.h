@@ -90,6 +90,12 @@ struct tgc_device *tgc_cost_model_device(const tgc_cost_model *m, int d);
  * timing gives the estimate. Not thread safe. */
 double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, bool *measured);
 
+/* The estimate alone for node id of g on device d (what tgc_cost_node
+ * gives a node it cannot time): the roofline against d's peaks, measured
+ * now when the options say measure and d's file has none. Seconds; 0 as
+ * tgc_cost_node. For comparisons (bench/bench_cost.c). */
+double tgc_cost_estimate(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d);
+
 /* Seconds to move `bytes` from device `from` to device `to` (indices into
  * the model's devices): 0 for the same device; a latency plus bytes over
  * a bandwidth otherwise: host memory to host memory in one process (a

@@ -7,7 +7,7 @@
  * weights: a kernel that keeps a packed layout of a constant builds it in
  * the warm-up run, which is not counted, as a session builds it in its
  * first step); an integer input whose value inference knows, that value;
- * anything else deterministic: floats in (0, 1.2] (no NaN from Log or
+ * (its symbols as 1); anything else deterministic: floats in (0, 1.2] (no NaN from Log or
  * Sqrt), integers 1 (an index of any axis but an empty one, never a
  * divisor of zero), booleans alternating. A node these do not suit (its
  * kernel or inference refuses them, or they give other shapes than the
@@ -71,11 +71,10 @@ tgc_device *tgc_cost_host(tgc_cost_model *m) {
 
 /* Deterministic values for input info t: count elements at p. */
 static void fill(void *p, const tgc_tensor_info *t, int64_t count) {
-    bool known = t->value_len >= 0 && t->value_len == count;
-    for (int k = 0; known && k < t->value_len; k++) known = tgc_dim_known(t->value[k]);
+    bool known = t->value_len >= 0 && t->value_len == count; /* its symbols as 1, as the shapes' */
     for (int64_t i = 0; i < count; i++) {
         float f = (float)((i * 37) % 19 + 1) / 16.0f;
-        int64_t v = known ? t->value[i].v : 1;
+        int64_t v = known && tgc_dim_known(t->value[i]) ? t->value[i].v : 1;
         switch (t->dtype) {
         case TGC_FLOAT32: ((float *)p)[i] = f; break;
         case TGC_FLOAT64: ((double *)p)[i] = f; break;
