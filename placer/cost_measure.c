@@ -6,10 +6,10 @@
  * Inputs: an initializer's own values (a Reshape's shape, a Conv's
  * weights: a kernel that keeps a packed layout of a constant builds it in
  * the warm-up run, which is not counted, as a session builds it in its
- * first step); an integer input whose value inference knows, that value;
- * (its symbols as 1); anything else deterministic: floats in (0, 1.2] (no NaN from Log or
- * Sqrt), integers 1 (an index of any axis but an empty one, never a
- * divisor of zero), booleans alternating. A node these do not suit (its
+ * first step); an integer input whose value inference knows, that value
+ * (its symbols as 1); anything else deterministic: floats in (0, 1.2]
+ * (no NaN from Log or Sqrt), integers 1 (an index of any axis but an
+ * empty one, never a divisor of zero), booleans alternating. A node these do not suit (its
  * kernel or inference refuses them, or they give other shapes than the
  * graph's) is not timed: its figure is the estimate.
  *
