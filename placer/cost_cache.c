@@ -156,8 +156,7 @@ tgc_cost_file *tgc_cost_file_open(const char *identity, bool refresh) {
     char dir[1024];
     if (tgc_cost_cache_dir(dir, sizeof dir)) {
         snprintf(f->path, sizeof f->path, "%s/cost-%016" PRIx64 ".txt", dir, fnv(f->identity));
-        if (!refresh) load(f);
-        else f->dirty = true;
+        if (!refresh) load(f); /* refreshed: replaced at the first save after a figure is measured */
     }
     return f;
 }

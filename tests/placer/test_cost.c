@@ -179,6 +179,12 @@ static void test_second_figure_from_cache(void) {
     CU_ASSERT_FALSE(measured);
     tgc_cost_model_free(m);
     unsetenv("TGC_COST_REFRESH");
+    tgc_settings_read();
+    /* ... and, nothing measured, not replaced either */
+    m = model_on("cpu", false);
+    CU_ASSERT_EQUAL(tgc_cost_node(m, g, conv, 0, &measured), first);
+    CU_ASSERT_TRUE(measured);
+    tgc_cost_model_free(m);
     tgc_graph_free(g);
     remove_scratch();
 }
