@@ -148,7 +148,7 @@ static void bench_model(const char *path, const char *device) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const tgc_node *n = &g->nodes[i];
         if (n->kind != TGC_NODE_OP) continue;
-        double run = trace != NULL ? run_us(trace, n->name) : -1;
+        double run = trace != NULL ? run_us(trace, n->source_name != NULL ? n->source_name : n->name) : -1;
         printf("%-20.20s %-18.18s %10.1f%s %10.1f %10.1f %8.2f\n", n->name, n->op_name, model[i] * 1e6,
                timed[i] ? " " : "*", est[i] * 1e6, run, run > 0 ? model[i] * 1e6 / run : 0);
         sum_model += model[i];

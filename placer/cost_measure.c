@@ -16,8 +16,8 @@
  * One timed run is what a step spends on the node: run-time inference,
  * the outputs' allocation, the kernel, and the device's queue drained; the
  * outputs are released after the clock stops. The figure is the median of
- * up to five runs after the warm-up (fewer for a slow node: the runs stop
- * after 50 ms). */
+ * three to five runs after the warm-up (more while they take under 50 ms
+ * in all; one for a node whose warm-up took over 250 ms). */
 #include "placer/cost_impl.h"
 
 #include "devices/node_exec.h"
@@ -30,8 +30,10 @@
 #include <string.h>
 #include <time.h>
 
+#define MIN_RUNS 3
 #define MAX_RUNS 5
 #define RUN_BUDGET_SECONDS 0.05
+#define SLOW_SECONDS 0.25
 /* Inputs larger than this in all are not made up (the estimate stands). */
 #define MAX_SYNTHETIC_BYTES (INT64_C(1) << 30)
 
@@ -177,13 +179,14 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The runs: a warm-up, then up to MAX_RUNS within the budget (at least one). */
+/* The runs: a warm-up, then MIN_RUNS (the median of three outvotes one
+ * run slowed by another process), more up to MAX_RUNS while within the
+ * budget; one alone for a node whose warm-up took over SLOW_SECONDS. */
 static tgc_status time_runs(timed_run *r, double *seconds) {
     double t, times[MAX_RUNS], spent = 0;
     tgc_status s = run_once(r, &t);
-    int runs = 0;
-    bool slow = t > RUN_BUDGET_SECONDS;
-    while (s == TGC_OK && runs < MAX_RUNS && (runs == 0 || (!slow && spent < RUN_BUDGET_SECONDS))) {
+    int runs = 0, least = t > SLOW_SECONDS ? 1 : MIN_RUNS;
+    while (s == TGC_OK && runs < MAX_RUNS && (runs < least || (least > 1 && spent < RUN_BUDGET_SECONDS))) {
         s = run_once(r, &times[runs]);
         spent += times[runs++];
     }
