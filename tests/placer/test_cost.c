@@ -2,13 +2,15 @@
  * measured figures rank nodes as their work does, come back from the
  * cache unchanged, survive a corrupt or truncated cache file (rebuilt, not
  * trusted), need no device without `measure`, leave nothing behind on the
- * devices they ran on; transfers grow with their bytes; the estimate's
+ * devices they ran on; transfers grow with their bytes (host <-> gpu0
+ * measured where OpenCL offers a device); the estimate's
  * FLOPs are the hand-counted ones.
  *
  * No timing thresholds: a busy 2-core machine may slow any run by a few
  * times, so only orders of magnitude are compared (a 33 MFLOP GEMM against
  * a 16-element Relu is some 1000x apart; the test asks for 10x). Every
- * test points XDG_CACHE_HOME at a scratch folder of its own. */
+ * test points XDG_CACHE_HOME at a scratch folder of its own (with links to
+ * the caller's OpenCL programs). */
 #include "tests/harness.h"
 
 #include "devices/device.h"
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char model_text[] =
@@ -46,10 +49,42 @@ static const char model_text[] =
 
 static char scratch[256];
 
-/* A scratch cache folder, made the process's XDG_CACHE_HOME. */
+/* The caller's cache folder (XDG_CACHE_HOME/tgc, else HOME/.cache/tgc)
+ * into out; false when there is none. */
+static bool caller_cache(char *out, size_t size) {
+    static char found[1024];
+    static int state; /* 0: not looked, 1: found, 2: none */
+    if (state == 0) {
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        state = 2;
+        if (xdg != NULL && xdg[0] == '/') state = snprintf(found, sizeof found, "%s/tgc", xdg) > 0 ? 1 : 2;
+        else if (home != NULL && home[0] == '/') state = snprintf(found, sizeof found, "%s/.cache/tgc", home) > 0 ? 1 : 2;
+    }
+    if (state != 1) return false;
+    snprintf(out, size, "%s", found);
+    return true;
+}
+
+/* A scratch cache folder, made the process's XDG_CACHE_HOME. The caller's
+ * OpenCL programs are linked into it (a gpu0 opens from the warm cache,
+ * not in the minute PoCL takes to build them all); a program written
+ * there replaces its link, never the caller's file. */
 static void scratch_cache(void) {
+    char mine[1024], from[1400], to[1400];
+    bool linked = caller_cache(mine, sizeof mine);
     snprintf(scratch, sizeof scratch, "/tmp/tgc_test_cost.XXXXXX");
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(scratch));
+    snprintf(to, sizeof to, "%s/tgc", scratch);
+    CU_ASSERT_EQUAL_FATAL(mkdir(to, 0755), 0);
+    DIR *d = linked ? opendir(mine) : NULL;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 4, ".bin") != 0) continue;
+        snprintf(from, sizeof from, "%s/%s", mine, e->d_name);
+        snprintf(to, sizeof to, "%s/tgc/%s", scratch, e->d_name);
+        if (symlink(from, to) != 0) break;
+    }
+    if (d != NULL) closedir(d);
     setenv("XDG_CACHE_HOME", scratch, 1);
     unsetenv("TGC_COST_REFRESH");
     tgc_settings_read();
@@ -303,6 +338,17 @@ static void test_transfers(void) {
     tgc_cost_model *m = model_on("cpu0,cpu1", true);
     CU_ASSERT_EQUAL(tgc_cost_model_opened(m), 0);
     tgc_cost_model_free(m);
+    if (tgc_test_has_opencl_device()) { /* host <-> gpu0 measured (opening gpu0), then from the file */
+        for (int i = 0; i < 2; i++) {
+            m = model_on("cpu,gpu0", true);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+            CU_ASSERT_EQUAL(tgc_cost_model_opened(m), i == 0 ? 1 : 0);
+            CU_ASSERT_TRUE(tgc_cost_transfer(m, 0, 1, 64 << 20) > tgc_cost_transfer(m, 0, 1, 1024));
+            CU_ASSERT_TRUE(tgc_cost_transfer(m, 1, 0, 64 << 20) > tgc_cost_transfer(m, 1, 0, 1024));
+            CU_ASSERT_TRUE(tgc_cost_transfer(m, 1, 0, 1024) > 0);
+            tgc_cost_model_free(m);
+        }
+    }
     remove_scratch();
 }
 
