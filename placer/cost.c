@@ -1,12 +1,20 @@
-/* The cost model (cost.h). This version estimates only: a roofline over
- * each node's FLOPs and bytes against nominal peaks per kind of memory
- * (host memory: a cpu core's; other: a discrete gpu's), scaled by the
- * device's pool width. The figures are stated as estimates. */
-#include "placer/cost.h"
+/* The cost model (cost.h): a node's figure is, in this order, the one
+ * cached for its key on its device (cost_key.c, cost_cache.c), a timing
+ * of its kernel there when the options say measure (cost_measure.c), or
+ * a roofline over its FLOPs and bytes against the device's peaks: the
+ * measured ones where the device's file has them (cost_peaks.c), the
+ * nominal ones below where nothing was ever measured. Transfers the same
+ * way: measured latency and bandwidth per pair of kinds of memory where
+ * the files have them, nominal otherwise; between processes (MPI) always
+ * the nominal estimate. */
+#include "placer/cost_impl.h"
 
 #include "devices/backend.h"
 #include "support/alloc.h"
+#include "support/diag.h"
+#include "support/settings.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,46 +36,111 @@
 #define TASK_COPY_BYTES 1e9
 #define TASK_COPY_SECONDS 50e-6
 
-struct tgc_cost_model {
-    tgc_placer_device devices[TGC_PLACER_MAX_DEVICES];
-    int width[TGC_PLACER_MAX_DEVICES];
-    int n;
-};
-
-/* Device d's pool width from a "cpu0=1,gpu0=2" spec, else its kind's default. */
-static int width_of(const tgc_placer_device d, const char *spec) {
+/* Device d's pool width from a "cpu0=1,gpu0=2" spec (as the executor reads
+ * it: DEVICE=N, N from 1 to 256), else its kind's default. TGC_ERR_INVALID
+ * in *st, with a message, for a spec that does not read so. */
+static int width_of(const tgc_placer_device d, const char *spec, tgc_diags *diags, tgc_status *st) {
     char name[32];
     tgc_device_id_name(d, name, sizeof name);
-    size_t len = strlen(name);
-    for (const char *p = spec; p != NULL && *p != '\0';) {
-        const char *eq = strchr(p, '='), *comma = strchr(p, ',');
-        if (eq == NULL) break;
-        if ((size_t)(eq - p) == len && strncmp(p, name, len) == 0) {
-            int w = (int)strtol(eq + 1, NULL, 10);
-            if (w > 0) return w;
-        }
-        p = comma != NULL ? comma + 1 : NULL;
-    }
     const tgc_backend *b = tgc_backend_get(d.kind);
-    int w = b != NULL && b->default_threads != NULL ? b->default_threads() : 1;
-    return w > 0 ? w : 1;
+    int dflt = b != NULL && b->default_threads != NULL ? b->default_threads() : 1;
+    for (const char *p = spec; p != NULL && *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        char *end = NULL, canon[32];
+        long w = eq != NULL ? strtol(eq + 1, &end, 10) : 0;
+        if (eq == NULL || end != p + len || w < 1 || w > 256) {
+            *st = tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-threads",
+                                 "threads take DEVICE=N[,DEVICE=N...] with N from 1 to 256, got '%.*s'", (int)len,
+                                 p);
+            return 1;
+        }
+        if (strcmp(tgc_device_name_canonical(p, (size_t)(eq - p), canon, sizeof canon), name) == 0) return (int)w;
+        p += len;
+        if (*p == ',') p++;
+    }
+    return dflt > 0 ? dflt : 1;
+}
+
+/* What a device's figures are keyed by: tgc's version, the kind, the pool
+ * width, and the hardware as the backend lists it (its description and
+ * the code the kernels are compiled to); another process's device is
+ * never timed from here, so it keys by its task alone. */
+static void identity_of(const tgc_placer_device d, int width, char *out, size_t size) {
+    const tgc_backend *b = tgc_backend_get(d.kind);
+    const char *prefix = b != NULL ? b->prefix : "?";
+    if (d.task != 0) {
+        snprintf(out, size, "tgc %s %s width %d task %d", TGC_VERSION_STRING, prefix, width, d.task);
+        return;
+    }
+    enum { MAX_LISTED = 16 };
+    tgc_device_info *info = tgc_calloc(MAX_LISTED, sizeof *info);
+    int count = info != NULL && b != NULL ? b->list(info, MAX_LISTED) : 0;
+    int at = d.index < count ? d.index : count - 1;
+    if (at > MAX_LISTED - 1) at = MAX_LISTED - 1;
+    snprintf(out, size, "tgc %s %s width %d isa %s %s", TGC_VERSION_STRING, prefix, width,
+             at >= 0 ? info[at].isa : "?", at >= 0 ? info[at].description : "unlisted");
+    tgc_free(info);
 }
 
 tgc_status tgc_cost_model_create(const tgc_placer_device *devices, int n, const tgc_cost_options *opts,
                                  tgc_diags *diags, tgc_cost_model **out) {
-    (void)diags;
     *out = NULL;
     if (n < 1 || n > TGC_PLACER_MAX_DEVICES) return TGC_ERR_INVALID;
     tgc_cost_model *m = tgc_calloc(1, sizeof *m);
     if (m == NULL) return TGC_ERR_NOMEM;
     memcpy(m->devices, devices, (size_t)n * sizeof *devices);
     m->n = n;
-    for (int i = 0; i < n; i++) m->width[i] = width_of(devices[i], opts != NULL ? opts->threads : NULL);
+    m->measure = opts != NULL && opts->measure;
+    bool refresh = (opts != NULL && opts->refresh) || tgc_settings_current()->cost_refresh;
+    tgc_status st = TGC_OK;
+    for (int i = 0; st == TGC_OK && i < n; i++) {
+        m->width[i] = width_of(devices[i], opts != NULL ? opts->threads : NULL, diags, &st);
+        char id[512];
+        identity_of(devices[i], m->width[i], id, sizeof id);
+        int f = 0;
+        while (f < m->n_files && strcmp(m->files[f]->identity, id) != 0) f++;
+        if (f == m->n_files) {
+            if ((m->files[f] = tgc_cost_file_open(id, refresh)) == NULL) st = TGC_ERR_NOMEM;
+            else m->n_files++;
+        }
+        m->file_of[i] = f;
+    }
+    if (st != TGC_OK) {
+        tgc_cost_model_free(m);
+        return st;
+    }
+    tgc_cost_measure_links(m);
     *out = m;
     return TGC_OK;
 }
 
-void tgc_cost_model_free(tgc_cost_model *m) { tgc_free(m); }
+tgc_status tgc_cost_model_save(tgc_cost_model *m) {
+    tgc_status st = TGC_OK;
+    for (int f = 0; f < m->n_files; f++) {
+        tgc_status s = tgc_cost_file_save(m->files[f]);
+        if (st == TGC_OK) st = s;
+    }
+    return st;
+}
+
+void tgc_cost_model_free(tgc_cost_model *m) {
+    if (m == NULL) return;
+    (void)tgc_cost_model_save(m); /* a cache that cannot be written is a cache missed, no error */
+    for (int f = 0; f < m->n_files; f++) tgc_cost_file_free(m->files[f]);
+    for (int d = 0; d < m->n; d++) {
+        tgc_thread_pool_free(m->pool[d]);
+        tgc_device_release(m->dev[d]);
+    }
+    tgc_device_release(m->host);
+    tgc_free(m);
+}
+
+int tgc_cost_model_opened(const tgc_cost_model *m) { return m->n_opened; }
+
+tgc_device *tgc_cost_model_device(const tgc_cost_model *m, int d) {
+    return d >= 0 && d < m->n ? m->dev[d] : NULL;
+}
 
 /* Elements of a value, symbolic dims as 1; 0 when its rank is unknown. */
 static double numel(const tgc_tensor_info *t) {
@@ -117,23 +190,75 @@ void tgc_cost_node_work(const tgc_graph *g, int32_t id, double *flops, double *b
     }
 }
 
-double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, bool *measured) {
-    if (measured != NULL) *measured = false;
-    if (g->nodes[id].kind != TGC_NODE_OP || d < 0 || d >= m->n) return 0;
+/* The roofline: max(flops / peak FLOP/s, bytes / peak bandwidth) plus the
+ * per-node overhead, with device d's measured peaks where its file has
+ * them, else the nominal ones (a host-memory device's scaled by its width). */
+static double estimate(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d) {
     double flops, bytes;
     tgc_cost_node_work(g, id, &flops, &bytes);
+    const cost_peaks *pk = &m->files[m->file_of[d]]->peaks;
     bool host = tgc_kind_host_memory(m->devices[d].kind);
     double w = host ? (double)m->width[d] : 1.0;
     double peak_flops = host ? CPU_CORE_FLOPS * w : GPU_FLOPS, peak_bytes = host ? CPU_CORE_BYTES * w : GPU_BYTES;
+    double overhead = host ? CPU_NODE_SECONDS : GPU_NODE_SECONDS;
+    if (pk->flops > 0 && pk->bytes > 0 && pk->node_seconds > 0) {
+        peak_flops = pk->flops;
+        peak_bytes = pk->bytes;
+        overhead = pk->node_seconds;
+    }
     double t = flops / peak_flops, tb = bytes / peak_bytes;
-    return (t > tb ? t : tb) + (host ? CPU_NODE_SECONDS : GPU_NODE_SECONDS);
+    return (t > tb ? t : tb) + overhead;
 }
+
+double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, bool *measured) {
+    if (measured != NULL) *measured = false;
+    if (g->nodes[id].kind != TGC_NODE_OP || d < 0 || d >= m->n) return 0;
+    const tgc_kernel_def *k = tgc_kernel_for_node(g, &g->nodes[id], m->devices[d].kind);
+    if (k == NULL) return 0;
+    tgc_cost_file *f = m->files[m->file_of[d]];
+    char key[4096];
+    if (tgc_cost_key(g, id, key, sizeof key)) {
+        double s = tgc_cost_file_get(f, key);
+        if (s < 0 && m->measure && tgc_strmap_get(&f->failed, key) < 0) {
+            if (tgc_cost_time_node(m, g, id, d, k, &s) != TGC_OK || tgc_cost_file_put(f, key, s) != TGC_OK) {
+                s = -1;
+                (void)tgc_strmap_put(&f->failed, key, 1); /* not tried again; without memory, tried again */
+            }
+        }
+        if (s >= 0) {
+            if (measured != NULL) *measured = true;
+            return s;
+        }
+    }
+    tgc_cost_measure_peaks(m, d);
+    return estimate(m, g, id, d);
+}
+
+double tgc_cost_estimate(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d) {
+    if (g->nodes[id].kind != TGC_NODE_OP || d < 0 || d >= m->n ||
+        tgc_kernel_for_node(g, &g->nodes[id], m->devices[d].kind) == NULL)
+        return 0;
+    tgc_cost_measure_peaks(m, d);
+    return estimate(m, g, id, d);
+}
+
+/* Device d's figure for `link`, else the nominal one. */
+static cost_pair link_of(const tgc_cost_model *m, int d, cost_link link, cost_pair nominal) {
+    cost_pair p = m->files[m->file_of[d]]->links[link];
+    return p.seconds > 0 && p.bytes_per_second > 0 ? p : nominal;
+}
+
+static double over(cost_pair p, int64_t bytes) { return p.seconds + (double)bytes / p.bytes_per_second; }
 
 double tgc_cost_transfer(const tgc_cost_model *m, int from, int to, int64_t bytes) {
     if (from == to || from < 0 || to < 0 || from >= m->n || to >= m->n) return 0;
     const tgc_placer_device a = m->devices[from], b = m->devices[to];
-    if (a.task != b.task) return TASK_COPY_SECONDS + (double)bytes / TASK_COPY_BYTES;
-    if (tgc_kind_host_memory(a.kind) && tgc_kind_host_memory(b.kind))
-        return HOST_COPY_SECONDS + (double)bytes / HOST_COPY_BYTES;
-    return GPU_COPY_SECONDS + (double)bytes / GPU_COPY_BYTES;
+    if (a.task != b.task) return TASK_COPY_SECONDS + (double)bytes / TASK_COPY_BYTES; /* MPI: an estimate */
+    bool ha = tgc_kind_host_memory(a.kind), hb = tgc_kind_host_memory(b.kind);
+    const cost_pair host = {HOST_COPY_SECONDS, HOST_COPY_BYTES}, gpu = {GPU_COPY_SECONDS, GPU_COPY_BYTES};
+    if (ha && hb) return over(link_of(m, from, COST_LINK_HOST, link_of(m, to, COST_LINK_HOST, host)), bytes);
+    double t = 0;
+    if (!ha) t += over(link_of(m, from, COST_LINK_FROM_DEV, gpu), bytes); /* through host memory */
+    if (!hb) t += over(link_of(m, to, COST_LINK_TO_DEV, gpu), bytes);
+    return t;
 }
