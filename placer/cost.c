@@ -36,32 +36,6 @@
 #define TASK_COPY_BYTES 1e9
 #define TASK_COPY_SECONDS 50e-6
 
-/* Device d's pool width from a "cpu0=1,gpu0=2" spec (as the executor reads
- * it: DEVICE=N, N from 1 to 256), else its kind's default. TGC_ERR_INVALID
- * in *st, with a message, for a spec that does not read so. */
-static int width_of(const tgc_placer_device d, const char *spec, tgc_diags *diags, tgc_status *st) {
-    char name[32];
-    tgc_device_id_name(d, name, sizeof name);
-    const tgc_backend *b = tgc_backend_get(d.kind);
-    int dflt = b != NULL && b->default_threads != NULL ? b->default_threads() : 1;
-    for (const char *p = spec; p != NULL && *p != '\0';) {
-        size_t len = strcspn(p, ",");
-        const char *eq = memchr(p, '=', len);
-        char *end = NULL, canon[32];
-        long w = eq != NULL ? strtol(eq + 1, &end, 10) : 0;
-        if (eq == NULL || end != p + len || w < 1 || w > 256) {
-            *st = tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-threads",
-                                 "threads take DEVICE=N[,DEVICE=N...] with N from 1 to 256, got '%.*s'", (int)len,
-                                 p);
-            return 1;
-        }
-        if (strcmp(tgc_device_name_canonical(p, (size_t)(eq - p), canon, sizeof canon), name) == 0) return (int)w;
-        p += len;
-        if (*p == ',') p++;
-    }
-    return dflt > 0 ? dflt : 1;
-}
-
 /* What a device's figures are keyed by: tgc's version, the kind, the pool
  * width, and the hardware as the backend lists it (its description and
  * the code the kernels are compiled to); another process's device is
@@ -73,11 +47,10 @@ static void identity_of(const tgc_placer_device d, int width, char *out, size_t 
         snprintf(out, size, "tgc %s %s width %d task %d", TGC_VERSION_STRING, prefix, width, d.task);
         return;
     }
-    enum { MAX_LISTED = 16 };
-    tgc_device_info *info = tgc_calloc(MAX_LISTED, sizeof *info);
-    int count = info != NULL && b != NULL ? b->list(info, MAX_LISTED) : 0;
+    tgc_device_info *info = tgc_calloc(TGC_MAX_DEVICES_LISTED, sizeof *info);
+    int count = info != NULL && b != NULL ? b->list(info, TGC_MAX_DEVICES_LISTED) : 0;
     int at = d.index < count ? d.index : count - 1;
-    if (at > MAX_LISTED - 1) at = MAX_LISTED - 1;
+    if (at > TGC_MAX_DEVICES_LISTED - 1) at = TGC_MAX_DEVICES_LISTED - 1;
     snprintf(out, size, "tgc %s %s width %d isa %s %s", TGC_VERSION_STRING, prefix, width,
              at >= 0 ? info[at].isa : "?", at >= 0 ? info[at].description : "unlisted");
     tgc_free(info);
@@ -95,7 +68,9 @@ tgc_status tgc_cost_model_create(const tgc_placer_device *devices, int n, const 
     bool refresh = (opts != NULL && opts->refresh) || tgc_settings_current()->cost_refresh;
     tgc_status st = TGC_OK;
     for (int i = 0; st == TGC_OK && i < n; i++) {
-        m->width[i] = width_of(devices[i], opts != NULL ? opts->threads : NULL, diags, &st);
+        char name[32];
+        tgc_device_id_name(devices[i], name, sizeof name);
+        m->width[i] = tgc_threads_option(name, devices[i].kind, opts != NULL ? opts->threads : NULL, diags, &st);
         char id[512];
         identity_of(devices[i], m->width[i], id, sizeof id);
         int f = 0;

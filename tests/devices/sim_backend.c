@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static atomic_long kernel_calls;
 
@@ -84,11 +85,15 @@ static tgc_status sim_open(int index, tgc_diags *diags, tgc_device **out) {
     return TGC_OK;
 }
 
+static atomic_int delay_us; /* tgc_sim_set_delay_us */
+
 static int sim_list(tgc_device_info *out, int max) {
     for (int i = 0; i < TGC_SIM_DEVICES && i < max; i++) {
         memset(&out[i], 0, sizeof out[i]);
         snprintf(out[i].name, sizeof out[i].name, "sim%d", i);
-        snprintf(out[i].description, sizeof out[i].description, "simulated device (tests only)");
+        /* the delay in the description: figures measured at one delay are not another's (placer/cost.h) */
+        snprintf(out[i].description, sizeof out[i].description, "simulated device (tests only; %d us a kernel)",
+                 atomic_load(&delay_us));
         snprintf(out[i].platform, sizeof out[i].platform, "tgc tests");
         snprintf(out[i].type, sizeof out[i].type, "accelerator");
         snprintf(out[i].isa, sizeof out[i].isa, "cpu kernels");
@@ -108,8 +113,18 @@ static tgc_kernel_def *sim_defs;            /* the cpu's, with fn = forward; {.o
 static const tgc_kernel_def **cpu_twin;     /* sim_defs[i]'s cpu kernel */
 static const tgc_kernel_def *families[2];
 
+/* Waits `us` microseconds, busy (a slow device computing). */
+static void spin(int us) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+
 static tgc_status forward(tgc_kernel_ctx *c) {
     atomic_fetch_add(&kernel_calls, 1);
+    int us = atomic_load(&delay_us);
+    if (us > 0) spin(us);
     const tgc_kernel_def *cpu = cpu_twin[c->def - sim_defs];
     const tgc_kernel_def *self = c->def;
     c->def = cpu; /* the twin's own masks are the same; its choosers and helpers see a cpu kernel */
@@ -162,3 +177,5 @@ tgc_status tgc_sim_backend_register(tgc_device_kind *kind) {
     *kind = sim_kind;
     return once_status;
 }
+
+void tgc_sim_set_delay_us(int us) { atomic_store(&delay_us, us > 0 ? us : 0); }

@@ -36,4 +36,10 @@ tgc_status tgc_sim_backend_register(tgc_device_kind *kind);
 /* Calls of sim's forwarding kernels so far (all sim devices). */
 long tgc_sim_kernel_calls(void);
 
+/* Makes every sim kernel wait `us` microseconds (busy) before it runs:
+ * a slow device, for tests of placement by cost; 0: none (the default).
+ * The devices' listed description says the delay, so measured costs of
+ * one delay are cached apart from another's. */
+void tgc_sim_set_delay_us(int us);
+
 #endif
