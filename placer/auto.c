@@ -262,8 +262,13 @@ static double plan_order(au_ctx *x, const int *perm) {
                 if (mem + live + work > cap) break; /* and more so further back */
                 if (isinf(prev[a])) continue;
                 int from_dev = prev_last[a];
-                double in = from_dev >= 0 ? tgc_cost_transfer(x->a->cost, from_dev, d, (int64_t)x->cut[a * x->per])
-                                          : 0;
+                double in = 0;
+                if (from_dev >= 0) {
+                    /* a pipeline overlaps a transfer's latency with other steps' work: only its
+                     * bytes occupy the stage */
+                    in = tgc_cost_transfer(x->a->cost, from_dev, d, (int64_t)x->cut[a * x->per]);
+                    if (pipeline) in -= tgc_cost_transfer(x->a->cost, from_dev, d, 0);
+                }
                 double v = pipeline ? fmax(prev[a], cost + in) : prev[a] + cost + in;
                 if (v < best[b] * (1 - 1e-12)) {
                     best[b] = v;

@@ -1,0 +1,52 @@
+#!/bin/bash
+# Automatic placement's benchmark (docs/placement.md): per model, steps/s of
+#   rules-1t   cpu0 alone, one thread, --inflight 2
+#   rules-2t   cpu0 alone, two threads, --inflight 2
+#   auto-2x1t  cpu0,cpu1 one thread each, --placement auto, --inflight 2
+# and one step's latency (--inflight 1) of cpu0,gpu0 under auto beside each
+# device alone (when gpu0 exists). Rounds alternate the configurations; each
+# figure is the median over ROUNDS. Models: the tgc/1 YAML exports of
+# bench/peers (PEERS_DIR, as bench/peers/run.sh makes them), each with
+# MODEL.input.npy fed to its input named `input`.
+#   PEERS_DIR=/tmp/peers ROUNDS=5 STEPS=100 bench/placement/run.sh [MODEL...]
+set -euo pipefail
+TGC=${TGC:-build/tgc}
+DIR=${PEERS_DIR:-/tmp/peers}
+ROUNDS=${ROUNDS:-5}
+STEPS=${STEPS:-100}
+MODELS=("$@")
+[ ${#MODELS[@]} -gt 0 ] || MODELS=(resnet18 mobilenet_v2 transformer mlp_b64)
+
+median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+steps_per_s() { # devices threads placement inflight model
+    "$TGC" run "$DIR/$5.yaml" --devices "$1" --threads "$2" --placement "$3" --inflight "$4" \
+        --input input="$DIR/$5.input.npy" --repeat "$STEPS" 2>&1 | sed -n 's/.*s: \([0-9.]*\) steps\/s.*/\1/p'
+}
+
+has_gpu=$("$TGC" devices 2>/dev/null | grep -c '^ *gpu0' || true)
+printf "%-14s %10s %10s %10s %8s %8s" model rules-1t rules-2t auto-2x1t "x1t" "x2t"
+[ "$has_gpu" -gt 0 ] && printf " %9s %9s %9s" "cpu ms" "gpu0 ms" "auto ms"
+echo
+for m in "${MODELS[@]}"; do
+    # first a run that fills the cost cache, not timed
+    "$TGC" compile "$DIR/$m.yaml" --devices cpu0,cpu1 --threads cpu0=1,cpu1=1 --placement auto --inflight 2 \
+        --dump placed >/dev/null 2>&1 || true
+    : > /tmp/bp.$m.r1; : > /tmp/bp.$m.r2; : > /tmp/bp.$m.a
+    for _ in $(seq 1 "$ROUNDS"); do
+        steps_per_s cpu0 cpu0=1 rules 2 "$m" >> /tmp/bp.$m.r1
+        steps_per_s cpu0 cpu0=2 rules 2 "$m" >> /tmp/bp.$m.r2
+        steps_per_s cpu0,cpu1 cpu0=1,cpu1=1 auto 2 "$m" >> /tmp/bp.$m.a
+    done
+    r1=$(median < /tmp/bp.$m.r1); r2=$(median < /tmp/bp.$m.r2); a=$(median < /tmp/bp.$m.a)
+    printf "%-14s %10s %10s %10s %8.2f %8.2f" "$m" "$r1" "$r2" "$a" "$(echo "$a / $r1" | bc -l)" \
+        "$(echo "$a / $r2" | bc -l)"
+    if [ "$has_gpu" -gt 0 ]; then
+        lat() { "$TGC" run "$DIR/$m.yaml" --devices "$1" --placement "$2" --input input="$DIR/$m.input.npy" \
+                    --repeat 20 2>&1 | sed -n 's/.*per run: \([0-9.]*\) ms.*/\1/p'; }
+        printf " %9s %9s %9s" "$(lat cpu0 rules)" "$(lat gpu0 rules)" "$(lat cpu0,gpu0 auto)"
+    fi
+    echo
+done
+echo "steps/s, medians of $ROUNDS rounds of $STEPS steps; x1t = auto-2x1t / rules-1t (target >= 1.7),"
+echo "x2t = auto-2x1t / rules-2t (target >= 0.95)"
