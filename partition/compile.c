@@ -3,8 +3,8 @@
 
 #include "devices/backend.h"
 #include "devices/memory_limit.h"
-#include "placer/cost.h"
 #include "graph/subgraph.h"
+#include "placer/cost.h"
 #include "support/alloc.h"
 
 #include <stdio.h>

@@ -123,7 +123,23 @@ tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags
         fputs(i ? ", " : "", out);
         json_string(out, p->names[i]);
     }
-    fputs("],\n  \"nodes\": {", out);
+    fputs("],\n", out);
+    const tgc_placement_forecast *fc = p->c.placement.forecast;
+    if (fc != NULL) { /* automatic placement's: per device, one step */
+        fputs("  \"forecast\": {", out);
+        for (int i = 0; i < p->c.n_devices; i++) {
+            fputs(i ? ",\n    " : "\n    ", out);
+            json_string(out, p->names[i]);
+            fprintf(out,
+                    ": {\"seconds\": %.9g, \"measured\": %s, \"weights\": %" PRId64 ", \"kernel_caches\": %" PRId64
+                    ", \"workspace\": %" PRId64 ", \"live\": %" PRId64 ", \"sent\": %" PRId64 ", \"received\": %" PRId64
+                    "}",
+                    fc[i].seconds, fc[i].measured ? "true" : "false", fc[i].weights, fc[i].caches, fc[i].workspace,
+                    fc[i].live, fc[i].sent, fc[i].received);
+        }
+        fputs("\n  },\n", out);
+    }
+    fputs("  \"nodes\": {", out);
     for (int32_t id = 0; id < g->n_nodes; id++) {
         fputs(id ? ",\n    " : "\n    ", out);
         json_string(out, g->nodes[id].name);
@@ -226,6 +242,16 @@ tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags)
 
 /* ---- Summary ------------------------------------------------------------------------- */
 
+/* "512 B", "12.5 KiB", "3.1 MiB", "1.2 GiB" into buf[16]. */
+static const char *human(int64_t bytes, char *buf) {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4) v /= 1024, u++;
+    snprintf(buf, 16, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
 void tgc_placed_summary(const tgc_placed *p, FILE *out) {
     const tgc_graph *g = p->c.g;
     int64_t ops[TGC_PLACER_MAX_DEVICES] = {0}, sources[TGC_PLACER_MAX_DEVICES] = {0};
@@ -240,6 +266,16 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out) {
     for (int i = 0; i < p->c.n_devices; i++)
         fprintf(out, "  %-*s %6" PRId64 " nodes (%" PRId64 " ops, %" PRId64 " inputs and initializers)\n", width,
                 p->names[i], ops[i] + sources[i], ops[i], sources[i]);
+    const tgc_placement_forecast *fc = p->c.placement.forecast;
+    for (int i = 0; fc != NULL && i < p->c.n_devices; i++) {
+        char w[16], k[16], ws[16], l[16], snt[16], rcv[16];
+        fprintf(out,
+                "  %-*s forecast: %.3f ms a step (%s), weights %s, kernel caches %s, workspace %s, live %s, "
+                "sends %s, receives %s\n",
+                width, p->names[i], fc[i].seconds * 1e3, fc[i].measured ? "measured" : "some estimated",
+                human(fc[i].weights, w), human(fc[i].caches, k), human(fc[i].workspace, ws), human(fc[i].live, l),
+                human(fc[i].sent, snt), human(fc[i].received, rcv));
+    }
     for (int k = 0; k < p->n_subs; k++) { /* each subgraph's ops per device */
         const tgc_compiled_sub *sp = &p->subs[k];
         int64_t sub_ops[TGC_PLACER_MAX_DEVICES] = {0};

@@ -298,6 +298,56 @@ static void assign(au_ctx *x, const int *perm) {
     }
 }
 
+/* What the placement made predicts for each device (tgc_placement_forecast),
+ * every op node counted where it now runs (a Shape or Size still waiting
+ * for its input's device aside); each tensor sent once per device that
+ * reads it. */
+static tgc_status forecast(au_ctx *x) {
+    pl_ctx *c = x->c;
+    const tgc_graph *g = c->g;
+    tgc_placement_forecast *f = tgc_calloc((size_t)x->n_dev, sizeof *f);
+    uint64_t *to = tgc_calloc((size_t)x->n + 1, sizeof *to); /* position -> the other devices reading it */
+    if (f == NULL || to == NULL) {
+        tgc_free(f);
+        tgc_free(to);
+        return TGC_ERR_NOMEM;
+    }
+    for (int32_t j = 0; j < x->n; j++) {
+        const tgc_node *m = &g->nodes[x->ops[j]];
+        int e = c->device[tgc_pl_find(c, x->ops[j])];
+        for (int k = 0; e >= 0 && k < m->n_inputs; k++) {
+            int32_t p = m->inputs[k].node;
+            int32_t at = p >= 0 ? x->pos[p] : -1;
+            if (at >= 0 && c->device[tgc_pl_find(c, p)] != e) to[at] |= (uint64_t)1 << e;
+        }
+    }
+    for (int d = 0; d < x->n_dev; d++) f[d].measured = true;
+    for (int32_t i = 0; i < x->n; i++) {
+        int32_t id = x->ops[i];
+        int d = c->device[tgc_pl_find(c, id)];
+        if (d < 0) continue;
+        bool measured = false;
+        f[d].seconds += tgc_cost_node(x->a->cost, g, id, d, &measured);
+        f[d].measured &= measured;
+        tgc_kernel_footprint fp = tgc_kernel_node_footprint(kernel_on(c, id, d), g, id, x->a->width[d]);
+        f[d].weights += (int64_t)x->weights[i];
+        f[d].caches += fp.cache_bytes;
+        if (fp.workspace_bytes > f[d].workspace) f[d].workspace = fp.workspace_bytes;
+        if ((int64_t)x->live[i] > f[d].live) f[d].live = (int64_t)x->live[i];
+        double bytes = 0;
+        for (int k = 0; to[i] != 0 && k < g->nodes[id].n_outputs; k++) bytes += value_bytes(&g->nodes[id].outputs[k]);
+        for (int e = 0; to[i] != 0 && e < x->n_dev; e++) {
+            if (!(to[i] & ((uint64_t)1 << e))) continue;
+            f[d].sent += (int64_t)bytes;
+            f[e].received += (int64_t)bytes;
+            f[e].seconds += tgc_cost_transfer(x->a->cost, d, e, (int64_t)bytes);
+        }
+    }
+    tgc_free(to);
+    c->forecast = f;
+    return TGC_OK;
+}
+
 /* The next permutation of p[0..n) in lexicographic order; false after the last. */
 static bool next_order(int *p, int n) {
     int i = n - 2;
@@ -375,6 +425,7 @@ tgc_status tgc_pl_auto(pl_ctx *c) {
     }
     plan_order(&x, best_perm); /* the tables of the winner */
     assign(&x, best_perm);
+    s = forecast(&x);
     au_free(&x);
-    return TGC_OK;
+    return s;
 }

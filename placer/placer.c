@@ -160,6 +160,7 @@ static void spec_masks(const pl_ctx *c, const char *spec, tgc_devmask *s0, tgc_d
 }
 
 static void ctx_free(pl_ctx *c) {
+    tgc_free(c->forecast);
     tgc_free(c->flags);
     tgc_free(c->kinds);
     tgc_free(c->kdtype);
@@ -642,6 +643,8 @@ static tgc_status run(pl_ctx *c, tgc_placement *out) {
     out->device = c->device;
     out->reason = c->reason;
     out->group = c->parent;
+    out->forecast = c->forecast;
+    c->forecast = NULL;
     c->device = NULL;
     c->reason = NULL;
     c->parent = NULL;
@@ -684,5 +687,6 @@ void tgc_placement_release(tgc_placement *p) {
     tgc_free(p->device);
     tgc_free(p->reason);
     tgc_free(p->group);
+    tgc_free(p->forecast);
     memset(p, 0, sizeof *p);
 }

@@ -105,11 +105,26 @@ typedef struct tgc_placer_options {
     const tgc_placer_auto *automatic;
 } tgc_placer_options;
 
+/* What automatic placement predicted for one device: bytes and seconds
+ * of one step (symbolic dims as 1). */
+typedef struct tgc_placement_forecast {
+    double seconds;       /* its nodes' times, the transfers it receives included */
+    bool measured;        /* every node's time was measured (else some are estimates) */
+    int64_t weights;      /* initializers its nodes read first */
+    int64_t caches;       /* the kernels' own layouts of them */
+    int64_t workspace;    /* the largest workspace */
+    int64_t live;         /* the most bytes live at one of its steps (an estimate) */
+    int64_t sent, received; /* bytes crossing to and from other devices */
+} tgc_placement_forecast;
+
 typedef struct tgc_placement {
     int32_t n_nodes;
     int32_t *device;         /* node id -> index into the device list */
     tgc_place_reason *reason;
     int32_t *group;          /* node id -> its colocation group's root node id */
+    /* Automatic placement's forecast, one per listed device; NULL under
+     * the rules alone. */
+    tgc_placement_forecast *forecast;
 } tgc_placement;
 
 /* Places every node of `g` (validated and inferred; inputs and initializers

@@ -82,6 +82,7 @@ typedef struct pl_ctx {
     /* The result. */
     int32_t *device;
     tgc_place_reason *reason;
+    tgc_placement_forecast *forecast; /* automatic placement's, per device (auto.c) */
 } pl_ctx;
 
 /* colocation.c */

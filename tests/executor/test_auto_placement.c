@@ -200,7 +200,48 @@ static void test_faster_device_gets_the_work(void) {
     tgc_diags_free(d);
 }
 
+/* The placement explains itself: --dump placed's JSON gives each device's
+ * forecast. Split over two devices of 82240 bytes, the weights add up to
+ * the hand count (8 x 64 x 64 x 4), one [1, 64] float32 tensor (256
+ * bytes) crosses, sent by one device and received by the other, and the
+ * times are positive. */
+static void test_forecast_in_the_dump(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load_chain(d, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_place_options o = {.optimize = TGC_OPTIMIZE_NONE, .placement = TGC_PLACEMENT_AUTO,
+                           .threads = "cpu0=1,cpu1=1", .memory_limits = "cpu0=82240,cpu1=82240"};
+    tgc_placed *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", &o, d, &p), TGC_OK);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    CU_ASSERT_EQUAL(tgc_placed_dump_json(p, f, d), TGC_OK);
+    fclose(f);
+    long long w0 = -1, w1 = -1, s0 = -1, r0 = -1, s1 = -1, r1 = -1;
+    double t0 = 0, t1 = 0;
+    const char *c0 = strstr(text, "\"cpu0\": {\"seconds\": "), *c1 = strstr(text, "\"cpu1\": {\"seconds\": ");
+    CU_ASSERT_FATAL(c0 != NULL && c1 != NULL);
+    CU_ASSERT_EQUAL(sscanf(strstr(c0, "seconds"), "seconds\": %lf", &t0), 1);
+    CU_ASSERT_EQUAL(sscanf(strstr(c1, "seconds"), "seconds\": %lf", &t1), 1);
+    CU_ASSERT_EQUAL(sscanf(strstr(c0, "weights"), "weights\": %lld", &w0), 1);
+    CU_ASSERT_EQUAL(sscanf(strstr(c1, "weights"), "weights\": %lld", &w1), 1);
+    CU_ASSERT_EQUAL(sscanf(strstr(c0, "sent"), "sent\": %lld, \"received\": %lld", &s0, &r0), 2);
+    CU_ASSERT_EQUAL(sscanf(strstr(c1, "sent"), "sent\": %lld, \"received\": %lld", &s1, &r1), 2);
+    CU_ASSERT_EQUAL(w0 + w1, WEIGHT_BYTES);
+    CU_ASSERT(w0 > 0 && w1 > 0);
+    CU_ASSERT_EQUAL(s0 + s1, E * 4);
+    CU_ASSERT_EQUAL(s0, r1);
+    CU_ASSERT_EQUAL(s1, r0);
+    CU_ASSERT(t0 > 0 && t1 > 0);
+    free(text);
+    tgc_placed_free(p);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("auto_placement", {"split by memory over 2, 3 and 4 cpus: one cpu's bits", test_split_by_memory},
               {"a plan that cannot fit is refused with its figures", test_infeasible_is_refused},
               {"device specs hold under auto", test_specs_hold},
-              {"the faster device gets the work", test_faster_device_gets_the_work})
+              {"the faster device gets the work", test_faster_device_gets_the_work},
+              {"the forecast in the placement's dump", test_forecast_in_the_dump})
