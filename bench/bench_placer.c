@@ -3,14 +3,18 @@
  * fan-outs (each Add reads the node before and one up to 64 back), a
  * device spec on 1 node in 100, a colocation with the previous node on 1
  * in 50, and every 500 nodes a Shape -> Gather shape computation, so
- * every rule of the placer runs. Placed on cpu,gpu0. Each figure is the
- * median of several runs of tgc_placer_run (graph building, validation
- * and shape inference are not timed). Target: 10^6 nodes under 1 s.
+ * every rule of the placer runs. Placed on cpu,gpu0, by the rules and
+ * again with automatic placement (placer/auto.c, costs from the cost
+ * model's cache or its estimates: nothing measured here). Each figure is
+ * the median of several runs of tgc_placer_run (graph building,
+ * validation and shape inference are not timed). Targets: 10^6 nodes
+ * under 1 s by the rules; 10^4 under 1 s by auto.
  *
  * Usage: bench_placer [repetitions]   (default 5) */
 #include "graph/graph.h"
 #include "graph/op_registry.h"
 #include "graph/passes.h"
+#include "placer/cost.h"
 #include "placer/placer.h"
 #include "support/alloc.h"
 
@@ -121,7 +125,11 @@ int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     if (reps < 1 || reps > 100) reps = 5;
     tgc_placer_device devs[] = {{TGC_DEVICE_CPU, 0, 0}, {TGC_DEVICE_GPU, 0, 0}};
-    printf("%10s %10s %12s %10s %10s\n", "op nodes", "nodes", "median ms", "ns/node", "on gpu0");
+    tgc_cost_model *cost = NULL;
+    if (tgc_cost_model_create(devs, 2, NULL, NULL, &cost) != TGC_OK) die("no cost model");
+    tgc_placer_auto automatic = {.cost = cost, .width = {1, 1}, .inflight = 1};
+    tgc_placer_options auto_opts = {.automatic = &automatic};
+    printf("%10s %10s %12s %10s %10s %12s\n", "op nodes", "nodes", "median ms", "ns/node", "on gpu0", "auto ms");
     for (int32_t n_ops = 10000; n_ops <= 1000000; n_ops *= 10) {
         tgc_graph *g = build(n_ops);
         double *t = malloc((size_t)reps * sizeof *t);
@@ -143,10 +151,24 @@ int main(int argc, char **argv) {
             tgc_diags_free(d);
         }
         double med = bench_median(t, reps);
-        printf("%10d %10d %12.2f %10.1f %10lld\n", n_ops, g->n_nodes, med * 1e3, med * 1e9 / g->n_nodes,
-               (long long)on_gpu);
+        for (int r = 0; r < reps; r++) {
+            tgc_diags *d = tgc_diags_create();
+            tgc_placement p;
+            double t0 = bench_now_s();
+            tgc_status s = tgc_placer_run(g, devs, 2, &auto_opts, d, &p);
+            t[r] = bench_now_s() - t0;
+            if (s != TGC_OK) {
+                tgc_diags_print(d, stderr);
+                die("automatic placement failed");
+            }
+            tgc_placement_release(&p);
+            tgc_diags_free(d);
+        }
+        printf("%10d %10d %12.2f %10.1f %10lld %12.2f\n", n_ops, g->n_nodes, med * 1e3, med * 1e9 / g->n_nodes,
+               (long long)on_gpu, bench_median(t, reps) * 1e3);
         free(t);
         tgc_graph_free(g);
     }
+    tgc_cost_model_free(cost);
     return 0;
 }
