@@ -21,7 +21,7 @@
 #include "placer/cost_impl.h"
 
 #include "support/alloc.h"
-#include "support/settings.h"
+#include "support/cache_dir.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -37,19 +37,6 @@
 #define MAX_LINE 8192
 
 static const char *const link_names[COST_LINK_COUNT] = {"host", "to", "from"};
-
-bool tgc_cost_cache_dir(char *out, size_t size) {
-    const tgc_settings *set = tgc_settings_current();
-    const char *xdg = set->xdg_cache_home, *home = set->home;
-    char base[1024];
-    if (xdg != NULL && xdg[0] == '/') snprintf(base, sizeof base, "%s", xdg);
-    else if (home != NULL && home[0] == '/') snprintf(base, sizeof base, "%s/.cache", home);
-    else return false;
-    mkdir(base, 0755);
-    int k = snprintf(out, size, "%s/tgc", base);
-    if (k < 0 || (size_t)k >= size) return false;
-    return mkdir(out, 0755) == 0 || errno == EEXIST;
-}
 
 static uint64_t fnv(const char *s) {
     uint64_t h = 1469598103934665603ull;
@@ -154,7 +141,7 @@ tgc_cost_file *tgc_cost_file_open(const char *identity, bool refresh) {
     for (char *p = f->identity; *p; p++)
         if ((unsigned char)*p < ' ' || (unsigned char)*p >= 0x7f) *p = '?';
     char dir[1024];
-    if (tgc_cost_cache_dir(dir, sizeof dir)) {
+    if (tgc_cache_dir(NULL, dir, sizeof dir)) {
         snprintf(f->path, sizeof f->path, "%s/cost-%016" PRIx64 ".txt", dir, fnv(f->identity));
         if (!refresh) load(f); /* refreshed: replaced at the first save after a figure is measured */
     }

@@ -79,11 +79,6 @@ bool tgc_cost_key(const tgc_graph *g, int32_t id, char *buf, size_t size);
 
 /* ---- cost_cache.c ---- */
 
-/* The cache folder (XDG_CACHE_HOME/tgc, else HOME/.cache/tgc, from the
- * newest settings snapshot), made when missing, into out; false when there
- * is none. */
-bool tgc_cost_cache_dir(char *out, size_t size);
-
 /* A file for `identity` (one line of printable text): loaded from disk
  * unless `refresh`; a file that is missing, foreign, truncated or corrupt
  * gives an empty one (rewritten at the next save). NULL without memory. */

@@ -6,8 +6,8 @@
 #include "devices/opencl/cl_sources.h"
 #include "devices/opencl/kernels_fused_cl.h"
 #include "support/alloc.h"
+#include "support/cache_dir.h"
 #include "support/diag.h"
-#include "support/settings.h"
 #include "support/strmap.h"
 
 #include <errno.h>
@@ -42,22 +42,9 @@ static uint64_t cache_key(const tgc_cl_device *c, const tgc_cl_source *src) {
     return fnv1a(h, BUILD_OPTIONS, sizeof BUILD_OPTIONS);
 }
 
-/* The cache directory, created if needed; false when there is none. */
-static bool cache_dir(char *out, size_t size) {
-    const tgc_settings *set = tgc_settings_current();
-    const char *xdg = set->xdg_cache_home, *home = set->home;
-    char base[1024];
-    if (xdg != NULL && xdg[0] == '/') snprintf(base, sizeof base, "%s", xdg);
-    else if (home != NULL && home[0] == '/') snprintf(base, sizeof base, "%s/.cache", home);
-    else return false;
-    mkdir(base, 0755);
-    snprintf(out, size, "%s/tgc", base);
-    return mkdir(out, 0755) == 0 || errno == EEXIST;
-}
-
 static void cache_path(const tgc_cl_device *c, const tgc_cl_source *src, char *out, size_t size) {
     char dir[1100];
-    if (!cache_dir(dir, sizeof dir)) {
+    if (!tgc_cache_dir(NULL, dir, sizeof dir)) {
         out[0] = '\0';
         return;
     }

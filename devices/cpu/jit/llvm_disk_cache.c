@@ -8,7 +8,7 @@
  * limits, the key must be ours byte for byte, the checksum must hold. */
 #include "devices/cpu/jit/llvm_jit.h"
 
-#include "support/settings.h"
+#include "support/cache_dir.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -36,26 +36,9 @@ static uint64_t checksum(const char *key, size_t key_len, const char *obj, size_
     return tgc_jit_fnv1a(tgc_jit_fnv1a(0xcbf29ce484222325ull, key, key_len), obj, obj_len);
 }
 
-/* DIR (see llvm_jit.h) made if missing, into dir; false when there is no
- * home for it. */
-static bool cache_dir(char *dir, size_t size) {
-    const tgc_settings *set = tgc_settings_current();
-    const char *xdg = set->xdg_cache_home, *home = set->home;
-    int n;
-    if (xdg != NULL && xdg[0] == '/') n = snprintf(dir, size, "%s", xdg);
-    else if (home != NULL && home[0] == '/') n = snprintf(dir, size, "%s/.cache", home);
-    else return false;
-    if (n < 0 || (size_t)n + sizeof "/tgc/jit" > size) return false;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) return false;
-    strcat(dir, "/tgc");
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) return false;
-    strcat(dir, "/jit");
-    return mkdir(dir, 0700) == 0 || errno == EEXIST;
-}
-
 static bool record_path(const char *hex, char *path, size_t size) {
     char dir[PATH_MAX - 64];
-    if (!cache_dir(dir, sizeof dir)) return false;
+    if (!tgc_cache_dir("jit", dir, sizeof dir)) return false;
     int n = snprintf(path, size, "%s/%s.o", dir, hex);
     return n > 0 && (size_t)n < size;
 }
