@@ -96,11 +96,8 @@ static tgc_status check_fit(tgc_session *s, const tgc_session_options *opts, tgc
                                                   NULL, &mp);
     if (st != TGC_OK) return st == TGC_ERR_NOMEM ? st : TGC_OK;
     const char *limits = opts != NULL ? opts->memory_limits : NULL;
-    tgc_memory_need *needs = tgc_calloc((size_t)s->compiled.parts.n_parts + 1, sizeof *needs);
-    if (needs == NULL) st = TGC_ERR_NOMEM;
     /* A malformed limit is open_devices' to report, as it always was. */
-    else if (tgc_memory_needs(mp, limits, needs, NULL) == TGC_OK) st = tgc_memory_fit_check(mp, limits, diags);
-    tgc_free(needs);
+    if (tgc_memory_limit_of(limits, "", NULL) >= 0) st = tgc_memory_fit_check(mp, limits, diags);
     tgc_memory_plan_free(mp);
     return st;
 }

@@ -93,17 +93,6 @@ static double value_bytes(const tgc_tensor_info *t) {
     return n;
 }
 
-static tgc_devmask bit(int i) { return (tgc_devmask)1 << i; }
-
-/* Its group's allowed devices, as placer.c's rule 5 saw them. */
-static tgc_devmask allowed(const pl_ctx *c, int32_t r) {
-    switch (c->level[r]) {
-    case 0: return c->spec0[r] & c->kern[r];
-    case 1: return c->spec1[r] & c->kern[r];
-    default: return c->kern[r];
-    }
-}
-
 /* Node id's kernel on device d. */
 static const tgc_kernel_def *kernel_on(const pl_ctx *c, int32_t id, int d) {
     return c->kdef[(size_t)id * c->n_kinds + c->devs[d].kind];
@@ -176,7 +165,7 @@ static void mark_free(au_ctx *x) {
     pl_ctx *c = x->c;
     for (int32_t i = 0; i < x->n; i++) {
         int32_t id = x->ops[i], r = tgc_pl_find(c, id);
-        tgc_devmask m = allowed(c, r);
+        tgc_devmask m = tgc_pl_allowed(c, r);
         x->free[i] = c->how[r] == PL_HOW_DEFAULT && c->size[r] == 1 && (m & (m - 1)) != 0;
         if (x->free[i]) continue;
         int d = c->device[r];
@@ -202,10 +191,10 @@ static tgc_status fill_blocks(au_ctx *x) {
         int32_t b = i / x->per, id = x->ops[i];
         if (x->live[i] > x->blive[b]) x->blive[b] = x->live[i];
         if (!x->free[i]) continue;
-        tgc_devmask m = allowed(c, tgc_pl_find(c, id));
+        tgc_devmask m = tgc_pl_allowed(c, tgc_pl_find(c, id));
         for (int d = 0; d < D; d++) {
             double *cost = &x->bcost[(size_t)b * D + d];
-            if (!(m & bit(d))) {
+            if (!(m & tgc_pl_bit(d))) {
                 *cost = INFINITY;
                 continue;
             }

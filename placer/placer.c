@@ -131,8 +131,6 @@ static bool is_metadata_op(const tgc_node *n) {
 
 /* ---- Setup ---------------------------------------------------------------------- */
 
-static tgc_devmask bit(int i) { return (tgc_devmask)1 << i; }
-
 static tgc_devmask kinds_mask(const pl_ctx *c, unsigned kinds) {
     tgc_devmask m = 0;
     for (int k = 0; k < c->n_kinds; k++)
@@ -156,7 +154,7 @@ static void spec_masks(const pl_ctx *c, const char *spec, tgc_devmask *s0, tgc_d
     for (int i = 0; i < c->n_devs; i++)
         if (c->devs[i].kind == d.kind && (partial || c->devs[i].index == d.index) &&
             (!has_task || c->devs[i].task == d.task))
-            *s0 |= bit(i);
+            *s0 |= tgc_pl_bit(i);
 }
 
 static void ctx_free(pl_ctx *c) {
@@ -315,22 +313,13 @@ static tgc_status report_node(pl_ctx *c, int32_t id) {
 
 /* ---- Rule 4: a device per group ------------------------------------------------------- */
 
-/* The devices a group may use, at its relaxation level. */
-static tgc_devmask allowed(const pl_ctx *c, int32_t r) {
-    switch (c->level[r]) {
-    case 0: return c->spec0[r] & c->kern[r];
-    case 1: return c->spec1[r] & c->kern[r];
-    default: return c->kern[r];
-    }
-}
-
 /* The default: the first listed device in `m` of the best kind (the
  * highest backend priority; the earlier kind of two with one priority);
  * -1 if m is empty. */
 static int pick_default(const pl_ctx *c, tgc_devmask m) {
     int best = -1;
     for (int i = 0; i < c->n_devs; i++) {
-        if (!(m & bit(i))) continue;
+        if (!(m & tgc_pl_bit(i))) continue;
         if (best < 0 || c->priority[c->devs[i].kind] > c->priority[c->devs[best].kind] ||
             (c->priority[c->devs[i].kind] == c->priority[c->devs[best].kind] &&
              c->devs[i].kind < c->devs[best].kind))
@@ -343,7 +332,7 @@ static bool is_host(const pl_ctx *c, int d) { return tgc_kind_is_host(c->devs[d]
 
 static int first_cpu(const pl_ctx *c, tgc_devmask m) {
     for (int i = 0; i < c->n_devs; i++)
-        if (is_host(c, i) && (m & bit(i))) return i;
+        if (is_host(c, i) && (m & tgc_pl_bit(i))) return i;
     return -1;
 }
 
@@ -404,7 +393,7 @@ static bool small_on_host(pl_ctx *c, int32_t id) {
  * topological order), or defers a lone Shape/Size until its input has one. */
 static void decide_group(pl_ctx *c, int32_t id, int32_t *deferred, int32_t *n_deferred) {
     int32_t r = tgc_pl_find(c, id);
-    tgc_devmask m = allowed(c, r);
+    tgc_devmask m = tgc_pl_allowed(c, r);
     int d = -1;
     pl_how how = PL_HOW_DEFAULT;
     if ((m & (m - 1)) == 0) {
@@ -414,7 +403,7 @@ static void decide_group(pl_ctx *c, int32_t id, int32_t *deferred, int32_t *n_de
         c->flags[r] |= PL_DEFERRED | PL_DECIDED;
         deferred[(*n_deferred)++] = id;
         return;
-    } else if (c->all_host_int[r] && host_cpu_near(c, id) >= 0 && (m & bit(host_cpu_near(c, id)))) {
+    } else if (c->all_host_int[r] && host_cpu_near(c, id) >= 0 && (m & tgc_pl_bit(host_cpu_near(c, id)))) {
         d = host_cpu_near(c, id); /* the host of the process its inputs are in */
         how = PL_HOW_HOST;
     } else {
@@ -427,7 +416,7 @@ static void decide_group(pl_ctx *c, int32_t id, int32_t *deferred, int32_t *n_de
             for (int i = 0; i < n->n_inputs; i++) {
                 int32_t p = n->inputs[i].node;
                 int pd = p >= 0 && c->g->nodes[p].kind == TGC_NODE_OP ? dev_of(c, p) : -1;
-                if (pd >= 0 && is_host(c, pd) && (m & bit(pd))) {
+                if (pd >= 0 && is_host(c, pd) && (m & tgc_pl_bit(pd))) {
                     d = pd;
                     break;
                 }
@@ -488,9 +477,9 @@ static void place_deferred(pl_ctx *c, const int32_t *deferred, int32_t n_deferre
     for (int32_t i = 0; i < n_deferred; i++) {
         int32_t id = deferred[i], r = tgc_pl_find(c, id);
         const tgc_node *n = &c->g->nodes[id];
-        tgc_devmask m = allowed(c, r);
+        tgc_devmask m = tgc_pl_allowed(c, r);
         int d = n->n_inputs > 0 && n->inputs[0].node >= 0 ? dev_of(c, n->inputs[0].node) : -1;
-        if (d >= 0 && (m & bit(d))) {
+        if (d >= 0 && (m & tgc_pl_bit(d))) {
             c->how[r] = PL_HOW_HOST;
         } else {
             d = pick_default(c, m);
@@ -527,7 +516,7 @@ static tgc_place_reason reason_of(pl_ctx *c, int32_t id) {
      * kernels, or another member's? */
     int unrestricted = pick_default(c, c->spec0[r]);
     if (unrestricted != d)
-        return (kinds_mask(c, c->kinds[id]) & bit(unrestricted)) ? TGC_PLACED_BY_COLOCATION : TGC_PLACED_BY_KERNEL;
+        return (kinds_mask(c, c->kinds[id]) & tgc_pl_bit(unrestricted)) ? TGC_PLACED_BY_COLOCATION : TGC_PLACED_BY_KERNEL;
     return TGC_PLACED_BY_DEFAULT;
 }
 
@@ -631,7 +620,7 @@ static tgc_status run(pl_ctx *c, tgc_placement *out) {
     for (int32_t id = 0; id < g->n_nodes; id++) {
         c->reason[id] = reason_of(c, id);
         if (c->opt.soft_placement && (c->flags[id] & PL_HAS_SPEC) &&
-            !(c->own_spec[id] & bit(c->device[tgc_pl_find(c, id)]))) {
+            !(c->own_spec[id] & tgc_pl_bit(c->device[tgc_pl_find(c, id)]))) {
             s = warn_relaxed(c, id);
             if (s == TGC_ERR_NOMEM) return s;
         }
@@ -673,8 +662,8 @@ tgc_status tgc_placer_run(const tgc_graph *g, const tgc_placer_device *devices, 
         if (tgc_backend_get(devices[i].kind) == NULL)
             return tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "bad-device-list",
                                   "device %d of the list has kind %d, which no backend has", i, devices[i].kind);
-        c.all |= bit(i);
-        c.kind_mask[devices[i].kind] |= bit(i);
+        c.all |= tgc_pl_bit(i);
+        c.kind_mask[devices[i].kind] |= tgc_pl_bit(i);
         if (tgc_kind_is_host(devices[i].kind) && c.host_cpu < 0) c.host_cpu = i;
     }
     tgc_status s = run(&c, out);

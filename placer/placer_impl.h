@@ -85,6 +85,20 @@ typedef struct pl_ctx {
     tgc_placement_forecast *forecast; /* automatic placement's, per device (auto.c) */
 } pl_ctx;
 
+/* Bit i: devices[i]. */
+static inline tgc_devmask tgc_pl_bit(int i) { return (tgc_devmask)1 << i; }
+
+/* The devices group `r` (a root) may go to at its soft-placement level:
+ * its specs as written (0), relaxed to their kind (1) or dropped (2),
+ * where every member has a kernel. */
+static inline tgc_devmask tgc_pl_allowed(const pl_ctx *c, int32_t r) {
+    switch (c->level[r]) {
+    case 0: return c->spec0[r] & c->kern[r];
+    case 1: return c->spec1[r] & c->kern[r];
+    default: return c->kern[r];
+    }
+}
+
 /* colocation.c */
 int32_t tgc_pl_find(pl_ctx *c, int32_t id);
 
