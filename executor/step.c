@@ -113,16 +113,23 @@ static void frame_finished(tgc_frame *f) {
     pthread_mutex_unlock(&st->lock);
 }
 
+static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id);
+
 /* Marks node `id` finished: consumers' counts drop; returns the first
  * consumer that became ready (to run on this thread), or -1; the others
- * go to the pool. */
+ * go to the pool. A _Send that became ready runs here and now, before the
+ * chain goes on: it only hands a value to the rendezvous, and another
+ * device may be idle waiting for it (TensorFlow's executor runs its
+ * inexpensive ready nodes inline for the same reason); queued, it would
+ * wait behind this device's whole chain, a pipeline's next stage idle. */
 static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_plan *p = ps->plan;
     int32_t next = -1;
     for (int32_t e = p->consumer_at[id]; e < p->consumer_at[id + 1]; e++) {
         int32_t c = p->consumers[e];
         if (atomic_fetch_sub(&ps->pending[c], 1) != 1) continue;
-        if (next < 0) next = c;
+        if (p->role[c] == TGC_ROLE_SEND) run_chain(st, ps, c);
+        else if (next < 0) next = c;
         else if (tgc_thread_pool_submit(p->pool, run_task, &ps->tasks[c]) != TGC_OK) run_task(&ps->tasks[c]);
     }
     (void)st;

@@ -283,3 +283,14 @@ tgc_dtype tgc_dtype_from_onnx(int64_t code) {
     default: return TGC_DTYPE_INVALID;
     }
 }
+
+bool tgc_node_is_small_constant(const tgc_node *n) {
+    bool constant = n->kind == TGC_NODE_CONST ||
+                    (n->kind == TGC_NODE_OP && n->op_name != NULL && strcmp(n->op_name, "Constant") == 0);
+    if (!constant || n->n_inputs != 0 || n->n_controls != 0 || n->n_colocate != 0 || n->device != NULL ||
+        n->n_outputs != 1 || n->outputs[0].kind != TGC_KIND_TENSOR || n->outputs[0].dtype == TGC_STRING)
+        return false;
+    int64_t numel = tgc_shape_numel(&n->outputs[0].shape);
+    size_t elem = tgc_dtype_size(n->outputs[0].dtype);
+    return numel >= 0 && elem > 0 && numel <= TGC_SMALL_CONSTANT_BYTES / (int64_t)elem;
+}

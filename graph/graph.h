@@ -309,6 +309,15 @@ tgc_status tgc_node_set_outputs(tgc_node *n, const tgc_tensor_info *src, int cou
  * (borrowed). */
 tgc_status tgc_node_copy_body(tgc_node *dst, const tgc_node *src);
 
+/* A constant small enough that each device reading it holds a copy
+ * rather than having it sent every step: an initializer or a Constant op
+ * with no inputs, controls, colocation or device spec, one tensor output
+ * of known shape and at most TGC_SMALL_CONSTANT_BYTES (a Clip's bounds, a
+ * Reshape's shape, a scale). The partitioner copies it into each
+ * partition that reads it; the placer counts no traffic for it. */
+#define TGC_SMALL_CONSTANT_BYTES 1024
+bool tgc_node_is_small_constant(const tgc_node *n);
+
 /* How messages, dumps and traces name node n: its source_name when it has
  * one, else its name. */
 const char *tgc_node_label(const tgc_node *n);

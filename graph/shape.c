@@ -28,6 +28,13 @@ int64_t tgc_shape_numel(const tgc_shape *s) {
     return tgc_checked_numel(s->rank, dims, &n) ? n : -1;
 }
 
+double tgc_shape_numel_estimate(const tgc_shape *s) {
+    if (s->rank == TGC_RANK_UNKNOWN) return 0;
+    double n = 1;
+    for (int i = 0; i < s->rank; i++) n *= tgc_dim_known(s->dims[i]) ? (double)s->dims[i].v : 1.0;
+    return n;
+}
+
 bool tgc_shape_size_fits(const tgc_shape *s, size_t elem_size) {
     if (s->rank < 0) return true;
     int64_t dims[TGC_MAX_RANK];

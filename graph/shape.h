@@ -55,6 +55,12 @@ bool tgc_shape_known(const tgc_shape *s);
  * (tgc_checked_numel, support/checked.h); -1 otherwise. */
 int64_t tgc_shape_numel(const tgc_shape *s);
 
+/* An estimate of the element count for planning (the placer's costs and
+ * traffic): each symbolic dim counted as 1, as a double so that no product
+ * overflows; 0 for an unknown rank. Never for allocation: that takes
+ * tgc_shape_numel or the checked sizes of the bound dims. */
+double tgc_shape_numel_estimate(const tgc_shape *s);
+
 /* False when the concrete dims alone (each symbol counted as 1) already
  * give an element count or a byte size (elem_size bytes an element) that
  * does not fit (support/checked.h), or a concrete dim is negative: no

@@ -29,6 +29,7 @@ typedef struct builder {
     int32_t *pair_head;      /* original node -> its latest pair, -1 */
     int32_t *pair_next;      /* pair -> the producer's previous pair, -1 */
     int32_t cap_pairs;
+    int32_t *copy_of; /* small constant x partition -> its copy there, -1; made on first use */
     const tgc_op_def *op_send, *op_recv, *op_constant, *op_identity;
     bool names_may_clash; /* an original name has "/_" (as added names do) or ":" */
 } builder;
@@ -256,10 +257,8 @@ static tgc_status new_pair(builder *b, int32_t producer, int32_t *index) {
 }
 
 static int64_t bytes_of(tgc_dtype dtype, const tgc_shape *s) {
-    if (s->rank == TGC_RANK_UNKNOWN) return 0;
-    int64_t n = (int64_t)tgc_dtype_size(dtype);
-    for (int i = 0; i < s->rank; i++) n *= tgc_dim_known(s->dims[i]) ? s->dims[i].v : 1;
-    return n;
+    double bytes = tgc_shape_numel_estimate(s) * (double)tgc_dtype_size(dtype);
+    return bytes < 0x1p62 ? (int64_t)bytes : INT64_C(1) << 62;
 }
 
 /* Adds the _Recv of pair `pr` to its receiving partition: output `info`. */
@@ -407,6 +406,34 @@ static tgc_status control_pair(builder *b, int32_t a, int dst, int32_t *feed) {
     return s;
 }
 
+/* Constant `id` (tgc_node_is_small_constant) as read in partition `dst`
+ * where it was not placed: a copy of it there, made on first use (same
+ * name, origin `id`), rather than a pair sending it every step. */
+static tgc_status copy_constant(builder *b, int32_t id, int dst, int32_t *local) {
+    const tgc_graph *g = b->g;
+    tgc_partitioning *out = b->out;
+    if (b->copy_of == NULL) {
+        size_t n = (size_t)g->n_nodes * (size_t)out->n_parts;
+        if ((b->copy_of = tgc_malloc((n + 1) * sizeof *b->copy_of)) == NULL) return TGC_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++) b->copy_of[i] = -1;
+    }
+    int32_t *at = &b->copy_of[(size_t)id * (size_t)out->n_parts + (size_t)dst];
+    if (*at >= 0) {
+        *local = *at;
+        return TGC_OK;
+    }
+    const tgc_node *src = &g->nodes[id];
+    tgc_status s = add_node(b, dst, src->name, src->kind, id, at);
+    if (s != TGC_OK) return s;
+    tgc_node *n = &out->parts[dst].graph->nodes[*at];
+    if (tgc_node_copy_body(n, src) != TGC_OK) return TGC_ERR_NOMEM;
+    tgc_free(n->device);
+    n->device = src->kind == TGC_NODE_OP ? tgc_strdup(out->parts[dst].device_name) : NULL;
+    if (src->kind == TGC_NODE_OP && n->device == NULL) return TGC_ERR_NOMEM;
+    *local = *at;
+    return TGC_OK;
+}
+
 /* ---- the pass ------------------------------------------------------------------- */
 
 /* Copies op node `id` into its partition, making the pairs its inputs need. */
@@ -426,6 +453,7 @@ static tgc_status place_op(builder *b, int32_t id) {
         if (r.node < 0) continue;
         int from = b->out->part_of[r.node];
         if (from == part) inputs[i].node = b->out->local_id[r.node];
+        else if (tgc_node_is_small_constant(&b->g->nodes[r.node])) s = copy_constant(b, r.node, part, &inputs[i].node);
         else {
             inputs[i].port = 0;
             s = data_pair(b, r, part, reads_host_memory(b, n, i, part), &inputs[i].node);
@@ -595,6 +623,7 @@ tgc_status tgc_partition_build(const tgc_graph *g, const tgc_placement *p, const
     tgc_free(b->origin_cap);
     tgc_free(b->pair_head);
     tgc_free(b->pair_next);
+    tgc_free(b->copy_of);
     tgc_free(b);
     if (s != TGC_OK) {
         tgc_partitioning_release(out);

@@ -11,6 +11,10 @@
  *     tensor_name ("A" or "A:k"), send_device, recv_device ("cpu0", "gpu0")
  *     and key "X;Y;tensor_name"; one pair per (tensor, destination device,
  *     host-or-device memory), however many consumers on Y read it;
+ *   - except from a small constant (tgc_node_is_small_constant: a Clip's
+ *     bounds, a Reshape's shape): Y gets a copy of it, same name, instead
+ *     of a pair sending it every step (and Y's kernels see a constant,
+ *     which fusing an activation into its producer needs);
  *   - a _Recv on a non-cpu device whose consumers read the tensor as a
  *     host-memory input (the kernel's host_inputs or metadata_inputs bit)
  *     receives into host memory (TensorFlow's _HostRecv): attribute
@@ -54,7 +58,8 @@ typedef struct tgc_partition {
     tgc_graph *graph;
     /* graph->n_nodes entries: the original node id of each node, or -1 for
      * the nodes the partitioner added (_Send, _Recv, and a control pair's
-     * Constant and Identity). */
+     * Constant and Identity). A small constant's copies have its id too;
+     * part_of and local_id point at the one placed. */
     int32_t *origin;
 } tgc_partition;
 
@@ -124,8 +129,9 @@ void tgc_partitioning_release(tgc_partitioning *p);
  *   - each partition is acyclic;
  *   - the union of the partitions, with every pair contracted (and a
  *     control pair's Constant and Identity with it), is `g`: the same nodes
- *     (by name, each in exactly one partition), the same data edges (input
- *     by input, port by port) and the same control edges;
+ *     (by name, each in exactly one partition; a small constant's copies
+ *     aside), the same data edges (input by input, port by port) and the
+ *     same control edges;
  *   - every graph output is fetched from its producer.
  * Returns TGC_OK, or TGC_ERR_INVALID with one message per problem in diags
  * (rule "bad-partition"), or TGC_ERR_NOMEM. */

@@ -329,9 +329,11 @@ static tgc_status check_union(checker *c) {
                        o);
                 continue;
             }
-            if (seen[o]++ == 1)
+            /* A small constant may have copies (partition.h); the tables point at the one placed. */
+            bool copy = tgc_node_is_small_constant(&g->nodes[o]) && p->part_of != NULL && p->part_of[o] != part;
+            if (!copy && seen[o]++ == 1)
                 report(c, "node '%s' is in more than one partition", g->nodes[o].name);
-            if (p->part_of != NULL && (p->part_of[o] != part || p->local_id[o] != id))
+            if (p->part_of != NULL && !copy && (p->part_of[o] != part || p->local_id[o] != id))
                 report(c, "node '%s': the partitioning's tables do not point at its copy", g->nodes[o].name);
             s = check_edges(c, part, id, o);
         }

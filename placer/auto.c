@@ -87,10 +87,7 @@ static void au_free(au_ctx *x) {
 
 /* Bytes of a value, symbolic dims as 1; 0 when its rank is unknown. */
 static double value_bytes(const tgc_tensor_info *t) {
-    if (t->shape.rank == TGC_RANK_UNKNOWN) return 0;
-    double n = (double)tgc_dtype_size(t->dtype);
-    for (int i = 0; i < t->shape.rank; i++) n *= tgc_dim_known(t->shape.dims[i]) ? (double)t->shape.dims[i].v : 1.0;
-    return n;
+    return tgc_shape_numel_estimate(&t->shape) * (double)tgc_dtype_size(t->dtype);
 }
 
 /* Node id's kernel on device d. */
@@ -143,7 +140,7 @@ static tgc_status read_graph(au_ctx *x) {
         int32_t from = op ? x->pos[id] : first[id], to = lastp[id];
         if (op) x->live[x->pos[id]] = bytes; /* its outputs, for now */
         else if (n->kind == TGC_NODE_CONST && first[id] != INT32_MAX) x->weights[first[id]] += bytes;
-        if (from == INT32_MAX || to <= from) continue;
+        if (from == INT32_MAX || to <= from || tgc_node_is_small_constant(n)) continue; /* copied, not sent */
         /* crosses the boundaries before positions from + 1 .. to */
         x->cut[from + 1] += bytes;
         x->cut[to + 1] -= bytes;
@@ -307,7 +304,8 @@ static tgc_status forecast(au_ctx *x) {
         for (int k = 0; e >= 0 && k < m->n_inputs; k++) {
             int32_t p = m->inputs[k].node;
             int32_t at = p >= 0 ? x->pos[p] : -1;
-            if (at >= 0 && c->device[tgc_pl_find(c, p)] != e) to[at] |= (uint64_t)1 << e;
+            if (at >= 0 && c->device[tgc_pl_find(c, p)] != e && !tgc_node_is_small_constant(&g->nodes[p]))
+                to[at] |= (uint64_t)1 << e;
         }
     }
     for (int d = 0; d < x->n_dev; d++) f[d].measured = true;

@@ -117,13 +117,7 @@ tgc_device *tgc_cost_model_device(const tgc_cost_model *m, int d) {
     return d >= 0 && d < m->n ? m->dev[d] : NULL;
 }
 
-/* Elements of a value, symbolic dims as 1; 0 when its rank is unknown. */
-static double numel(const tgc_tensor_info *t) {
-    if (t->shape.rank == TGC_RANK_UNKNOWN) return 0;
-    double n = 1;
-    for (int i = 0; i < t->shape.rank; i++) n *= tgc_dim_known(t->shape.dims[i]) ? (double)t->shape.dims[i].v : 1.0;
-    return n;
-}
+static double numel(const tgc_tensor_info *t) { return tgc_shape_numel_estimate(&t->shape); }
 
 void tgc_cost_node_work(const tgc_graph *g, int32_t id, double *flops, double *bytes) {
     const tgc_node *n = &g->nodes[id];

@@ -10,6 +10,7 @@
 #include "tests/harness.h"
 
 #include "graph/graph.h"
+#include "graph/npy.h"
 #include "partition/partition.h"
 #include "support/alloc.h"
 
@@ -226,6 +227,72 @@ static void test_dedup(void) {
     CU_ASSERT(ids_topological(p1->graph));
     check_dumps_load(&f, NULL);
     fx_end(&f);
+}
+
+/* Clip's bounds (a Constant op and an initializer, 4 bytes each) and a
+ * 1 KiB initializer are copied into cpu1, which reads them; a 1028-byte
+ * initializer, one over the limit, is sent. */
+static const char small_constants_yaml[] =
+    "format: tgc/1\n"
+    "inputs:\n"
+    "  - {name: x, dtype: float32, shape: [256]}\n"
+    "initializers:\n"
+    "  - {name: hi, dtype: float32, shape: [], values: [6]}\n"
+    "  - {name: w, dtype: float32, shape: [256], file: w256.npy}\n"
+    "  - {name: big, dtype: float32, shape: [257], file: w257.npy}\n"
+    "outputs: [c, d, e]\n"
+    "nodes:\n"
+    "  - {name: lo, op: Constant, attrs: {value: {dtype: float32, shape: [], values: [0]}}}\n"
+    "  - {name: a, op: Relu, inputs: [x]}\n"
+    "  - {name: b, op: Clip, inputs: [a, lo, hi]}\n"
+    "  - {name: c, op: Clip, inputs: [x, lo, hi]}\n"
+    "  - {name: d, op: Mul, inputs: [b, w]}\n"
+    "  - {name: e, op: Concat, inputs: [d, big], attrs: {axis: 0}}\n";
+
+static void test_small_constants_copied(void) {
+    static const tgc_placer_device devs[] = {CPU0, CPU1};
+    char dir[] = "/tmp/tgc-part-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    float zeros[257] = {0};
+    char path[512], err[256];
+    for (int n = 256; n <= 257; n++) {
+        tgc_npy a = {.dtype = TGC_FLOAT32, .rank = 1, .dims = {n}, .data = zeros, .nbytes = (size_t)n * 4};
+        snprintf(path, sizeof path, "%s/w%d.npy", dir, n);
+        CU_ASSERT_FATAL(tgc_npy_write_file(path, &a, err, sizeof err) == TGC_OK);
+    }
+    snprintf(path, sizeof path, "%s/m.yaml", dir);
+    FILE *fp = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+    fputs(small_constants_yaml, fp);
+    fclose(fp);
+    fx f;
+    CU_ASSERT_FATAL(fx_load_file(&f, path));
+    CU_ASSERT(tgc_node_is_small_constant(&f.g->nodes[tgc_graph_find(f.g, "w")]));
+    CU_ASSERT(!tgc_node_is_small_constant(&f.g->nodes[tgc_graph_find(f.g, "big")]));
+    fx_place(&f, 1, "x=0 a=0 lo=0 hi=0 w=0 big=0 c=0");
+    CU_ASSERT_FATAL(fx_build(&f, devs, 2));
+    /* One pair for a, one for big; none for lo, hi or w. */
+    CU_ASSERT_EQUAL(f.parts.n_pairs, 2);
+    CU_ASSERT_PTR_NOT_NULL(pair_of_key(&f, "cpu0;cpu1;a"));
+    CU_ASSERT_PTR_NOT_NULL(pair_of_key(&f, "cpu0;cpu1;big"));
+    CU_ASSERT_STRING_EQUAL(input_name(&f, "cpu1", "b", 1), "lo");
+    CU_ASSERT_STRING_EQUAL(input_name(&f, "cpu1", "b", 2), "hi");
+    CU_ASSERT_STRING_EQUAL(input_name(&f, "cpu1", "d", 1), "w");
+    CU_ASSERT_STRING_EQUAL(input_name(&f, "cpu0", "c", 1), "lo");
+    const tgc_node *lo1 = node_in(&f, "cpu1", "lo");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lo1);
+    CU_ASSERT_STRING_EQUAL(lo1->device, "cpu1");
+    CU_ASSERT_EQUAL(node_in(&f, "cpu1", "hi")->kind, TGC_NODE_CONST);
+    /* The tables point at the placed node; the copies map back to it. */
+    int32_t lo = tgc_graph_find(f.g, "lo");
+    CU_ASSERT_EQUAL(f.parts.part_of[lo], part_of_device(&f, "cpu0"));
+    const tgc_partition *p1 = &f.parts.parts[part_of_device(&f, "cpu1")];
+    CU_ASSERT_EQUAL(p1->origin[tgc_graph_find(p1->graph, "lo")], lo);
+    CU_ASSERT(ids_topological(p1->graph));
+    fx_end(&f);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
 /* ---- three devices ------------------------------------------------------------- */
@@ -723,6 +790,7 @@ static void test_out_of_memory(void) {
 }
 
 TGC_TEST_MAIN("partition", {"one pair per tensor and device however many consumers", test_dedup},
+              {"small constants are copied, not sent", test_small_constants_copied},
               {"a chain across cpu0, cpu1 and gpu0", test_chain_three_devices},
               {"control edges become pairs of an empty tensor", test_control_edges},
               {"one control source, two devices", test_control_to_two_devices},
