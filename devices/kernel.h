@@ -236,6 +236,23 @@ const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int
  * a shape is unknown or symbolic. Bytes. */
 tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const tgc_graph *g, int32_t id, int width);
 
+/* Whether node n of g is an activation a producer may apply as it writes
+ * (executor/fuse.c): an op of a unary float32 elementwise row that is no
+ * predicate, with one float32 output, reading output 0 of a node as its
+ * input 0, with no other input but Clip's bounds, which must be
+ * constants; its row and parameters into *act. Whether its producer can
+ * take it is the caller's to check. */
+bool tgc_activation_of(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act);
+
+/* Whether node `id` of g, on a device whose kernel for its producer is
+ * `producer` (NULL: none), would be absorbed into that producer when both
+ * run there: an activation (tgc_activation_of) whose producer's kernel
+ * fuses_activation and whose producer's output 0 nothing else reads, not
+ * even the graph's outputs (`readers`: per node, the readers of its
+ * output 0, graph outputs counted). The placer's costs count such a node
+ * as free (its work is in the producer's pass over the tensor). */
+bool tgc_activation_absorbed(const tgc_graph *g, int32_t id, const tgc_kernel_def *producer, const int32_t *readers);
+
 /* Host pointers of input/output i's data (cpu kernels and host-memory
  * arguments); NULL for an omitted input or an empty tensor's NULL memory. */
 const void *tgc_kernel_in_ptr(const tgc_kernel_ctx *c, int i);

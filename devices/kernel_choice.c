@@ -5,6 +5,8 @@
  * chooser's contract allows. */
 #include "devices/kernel.h"
 
+#include "graph/elementwise.h"
+
 /* Value v from a static tensor info; false when its rank or a dim is
  * unknown or symbolic. An omitted input stays TGC_DTYPE_INVALID. */
 static bool static_value(const tgc_tensor_info *info, tgc_value *v) {
@@ -64,4 +66,26 @@ tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const 
                         .const_inputs = const_inputs, .def = def};
     def->footprint(&c, width > 0 ? width : 1, &f);
     return f;
+}
+
+bool tgc_activation_of(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act) {
+    const tgc_ew_row *r = n->kind == TGC_NODE_OP ? tgc_ew_find(n->op_name) : NULL;
+    if (r == NULL || r->arity != 1 || r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0) return false;
+    if (n->n_outputs != 1 || n->outputs[0].dtype != TGC_FLOAT32 || n->n_inputs < 1) return false;
+    if (tgc_ew_id(r) != TGC_EW_Clip && n->n_inputs != 1) return false;
+    if (n->inputs[0].node < 0 || n->inputs[0].port != 0) return false;
+    double p[TGC_EW_MAX_PARAMS];
+    if (!tgc_ew_node_params(g, n, r, p)) return false; /* Clip's bounds known only at run time */
+    act->row = tgc_ew_id(r);
+    for (int k = 0; k < 3; k++) act->params[k] = (float)p[k];
+    return true;
+}
+
+bool tgc_activation_absorbed(const tgc_graph *g, int32_t id, const tgc_kernel_def *producer, const int32_t *readers) {
+    tgc_fused_act act;
+    const tgc_node *n = &g->nodes[id];
+    if (producer == NULL || !producer->fuses_activation || !tgc_activation_of(g, n, &act)) return false;
+    int32_t from = n->inputs[0].node;
+    return g->nodes[from].kind == TGC_NODE_OP && readers[from] == 1 &&
+           tgc_graph_ref_info(g, n->inputs[0])->dtype == TGC_FLOAT32;
 }

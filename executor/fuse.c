@@ -17,32 +17,13 @@
  * it off (for comparisons): tgc_plan_build_for does not call this then. */
 #include "executor/session.h"
 
-#include "graph/elementwise.h"
-
-/* The activation node n is, its row and parameters in *act; NULL when n
- * is none: an op of a unary float32 elementwise row that is no predicate,
- * with one float32 output, reading output 0 of a node as its input 0,
- * with no other input but Clip's bounds, which must be constants. Whether
- * its producer can take it is the caller's to check. */
-static const tgc_ew_row *activation_row(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act) {
-    const tgc_ew_row *r = n->kind == TGC_NODE_OP ? tgc_ew_find(n->op_name) : NULL;
-    if (r == NULL || r->arity != 1 || r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0) return NULL;
-    if (n->n_outputs != 1 || n->outputs[0].dtype != TGC_FLOAT32 || n->n_inputs < 1) return NULL;
-    if (tgc_ew_id(r) != TGC_EW_Clip && n->n_inputs != 1) return NULL;
-    if (n->inputs[0].node < 0 || n->inputs[0].port != 0) return NULL;
-    double p[TGC_EW_MAX_PARAMS];
-    if (!tgc_ew_node_params(g, n, r, p)) return NULL; /* Clip's bounds known only at run time */
-    act->row = tgc_ew_id(r);
-    for (int k = 0; k < 3; k++) act->params[k] = (float)p[k];
-    return r;
-}
 
 void tgc_plan_fuse_activations(tgc_plan *p) {
     const tgc_graph *g = p->g;
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
         tgc_fused_act act;
-        if (p->role[id] != TGC_ROLE_KERNEL || activation_row(g, n, &act) == NULL) continue;
+        if (p->role[id] != TGC_ROLE_KERNEL || !tgc_activation_of(g, n, &act)) continue;
         tgc_ref from = n->inputs[0]; /* output 0 of its producer */
         if (p->role[from.node] != TGC_ROLE_KERNEL) continue;
         const tgc_kernel_def *k = p->kernel[from.node];

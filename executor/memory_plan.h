@@ -247,6 +247,10 @@ typedef struct tgc_memory_gauge {
     int64_t snapshot_bytes; /* `live` when the snapshot was taken */
     tgc_memory_top top[TGC_MEMORY_TOP];
     int n_top;
+    /* Nanoseconds its kernels and _Sends ran, summed over every step but
+     * each session's first (which builds the kernels' caches): beside the
+     * placement's forecast of a step's time in the report. */
+    atomic_llong busy_ns;
 } tgc_memory_gauge;
 
 /* A session's watch (tgc_session_options.memory_report): a gauge per

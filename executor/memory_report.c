@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,7 @@ tgc_memory_watch *tgc_memory_watch_create(int n_devices, int n_inputs) {
     for (int i = 0; i < w->n_gauges; i++) {
         atomic_init(&w->gauges[i].live, 0);
         atomic_init(&w->gauges[i].peak, 0);
+        atomic_init(&w->gauges[i].busy_ns, 0);
         pthread_mutex_init(&w->gauges[i].lock, NULL);
     }
     return w;
@@ -124,6 +126,11 @@ static int gauge_of(const tgc_session *s, const tgc_device *d) {
     for (int i = 0; i < s->n_devices; i++)
         if (s->devices[i] == d) return i;
     return d == tgc_host_device() ? s->n_devices : -1;
+}
+
+void tgc_watch_time(tgc_step *st, tgc_part_state *ps, int64_t ns) {
+    int m = gauge_of(st->s, ps->plan->device);
+    if (m >= 0) atomic_fetch_add_explicit(&ps->watch->gauges[m].busy_ns, ns, memory_order_relaxed);
 }
 
 /* Notes the largest slots counted in gauge m now, if `live` is the most
@@ -475,6 +482,41 @@ static tgc_memory_need need_of(const tgc_memory_plan *mp, const tgc_memory_space
     return nd;
 }
 
+/* "  (off by 31%: over 25%)" when predicted and measured differ by more
+ * than TGC_FORECAST_TOLERANCE of the measured, else "". */
+#define TGC_FORECAST_TOLERANCE 0.25
+static const char *off_by(double predicted, double measured, char *buf, size_t size) {
+    double off = measured > 0 ? fabs(predicted - measured) / measured : 0;
+    if (off <= TGC_FORECAST_TOLERANCE) return "";
+    snprintf(buf, size, "  (off by %.0f%%: over %.0f%%)", off * 100, TGC_FORECAST_TOLERANCE * 100);
+    return buf;
+}
+
+/* Predicted beside measured time of one step on device i: the automatic
+ * placement's forecast (its nodes' costs and the transfers it receives),
+ * and what its kernels and _Sends ran, per step after the first. */
+static void report_time(const tgc_session *s, int i, FILE *out) {
+    const tgc_placement_forecast *f =
+        s->compiled.placement.forecast != NULL ? &s->compiled.placement.forecast[i] : NULL;
+    if (f != NULL)
+        fprintf(out, "  %-22s %12.3f  ms (%s)\n", "predicted step time", f->seconds * 1e3,
+                f->measured ? "measured costs" : "some costs estimated");
+    else fprintf(out, "  %-22s %12s  (no forecast: --placement auto makes one)\n", "predicted step time", "-");
+    int64_t runs = 0;
+    pthread_mutex_lock(&s->watch->lock);
+    runs = s->watch->runs;
+    pthread_mutex_unlock(&s->watch->lock);
+    if (runs < 2) {
+        fprintf(out, "  %-22s %12s  (after the first run only: it builds the kernels' caches)\n",
+                "measured step time", "-");
+        return;
+    }
+    double ms = (double)atomic_load(&s->watch->gauges[i].busy_ns) / 1e6 / (double)(runs - 1);
+    char flag[64];
+    fprintf(out, "  %-22s %12.3f  ms (kernels and sends, mean of %" PRId64 " runs after the first)%s\n",
+            "measured step time", ms, runs - 1, f != NULL ? off_by(f->seconds * 1e3, ms, flag, sizeof flag) : "");
+}
+
 static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp, FILE *out) {
     tgc_device *d = s->devices[i];
     tgc_allocator_stats f = tgc_device_stats(d);
@@ -505,8 +547,11 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
                 " + workspaces %" PRId64 "%s)\n",
                 "predicted need", nd.need, nd.weights, nd.caches, nd.activations, nd.workspaces,
                 nd.partial ? "; symbols unbound: weights and caches only" : "");
-        fprintf(out, "  %-22s %12" PRId64 "  (peak bytes in use %" PRId64 " + kernel caches %zu; workspaces not measured)\n",
-                "measured need", f.peak_bytes_in_use + (int64_t)cached, f.peak_bytes_in_use, cached);
+        int64_t measured = f.peak_bytes_in_use + (int64_t)cached;
+        char flag[64];
+        fprintf(out, "  %-22s %12" PRId64 "  (peak bytes in use %" PRId64 " + kernel caches %zu; workspaces not measured)%s\n",
+                "measured need", measured, f.peak_bytes_in_use, cached,
+                nd.partial ? "" : off_by((double)nd.need, (double)measured, flag, sizeof flag));
     }
     fprintf(out, "  %-22s %12" PRId64 "  (%s)\n", "in use at the end", f.bytes_in_use,
             f.bytes_in_use == weights ? "the weights only" : "more than the weights");
@@ -519,6 +564,7 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
         fprintf(out, "  %-22s %12zu  (host memory: weights in a kernel's own layout, kept across runs)\n",
                 "kernel caches", cached);
     if (s->watch == NULL) return;
+    report_time(s, i, out);
     tgc_memory_gauge *gg = &s->watch->gauges[i];
     pthread_mutex_lock(&gg->lock);
     fprintf(out, "  %-22s %12" PRId64 "  (bytes of the runs' tensors here at their most; the largest:)\n",

@@ -203,6 +203,9 @@ void tgc_watch_release(tgc_part_state *ps, int32_t slot);
 /* As tgc_watch_set for a _Recv's slot, when the receive made a copy; a
  * buffer shared with the sender (host to host) stays the sender's. */
 void tgc_watch_recv(tgc_step *st, tgc_part_state *ps, int32_t slot, int32_t node);
+/* Adds `ns` nanoseconds that one of ps's nodes ran to its device's busy
+ * time (the report's "measured step time"). */
+void tgc_watch_time(tgc_step *st, tgc_part_state *ps, int64_t ns);
 /* Notes the shapes of a step's feeds (original input id -> feed) and
  * counts the run. */
 void tgc_watch_feeds(tgc_memory_watch *w, const tgc_graph *g, const tgc_tensor **feeds);

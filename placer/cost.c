@@ -108,6 +108,7 @@ void tgc_cost_model_free(tgc_cost_model *m) {
         tgc_device_release(m->dev[d]);
     }
     tgc_device_release(m->host);
+    tgc_free(m->readers);
     tgc_free(m);
 }
 
@@ -179,11 +180,36 @@ static double estimate(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d)
     return (t > tb ? t : tb) + overhead;
 }
 
+/* Whether node id, on device d, is an activation its producer applies
+ * as it writes (executor/fuse.c), counting on the producer being on d
+ * too, as a contiguous segment mostly has it. */
+static bool absorbed(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d) {
+    tgc_fused_act act;
+    if (!tgc_activation_of(g, &g->nodes[id], &act)) return false;
+    if (m->readers_of != g) {
+        tgc_free(m->readers);
+        m->readers_of = NULL;
+        if ((m->readers = tgc_calloc((size_t)g->n_nodes + 1, sizeof *m->readers)) == NULL) return false;
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            for (int k = 0; k < g->nodes[i].n_inputs; k++)
+                if (g->nodes[i].inputs[k].node >= 0 && g->nodes[i].inputs[k].port == 0) m->readers[g->nodes[i].inputs[k].node]++;
+        for (int i = 0; i < g->n_outputs; i++)
+            if (g->outputs[i].port == 0) m->readers[g->outputs[i].node]++;
+        m->readers_of = g;
+    }
+    const tgc_node *from = &g->nodes[g->nodes[id].inputs[0].node];
+    return tgc_activation_absorbed(g, id, tgc_kernel_for_node(g, from, m->devices[d].kind), m->readers);
+}
+
 double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, bool *measured) {
     if (measured != NULL) *measured = false;
     if (g->nodes[id].kind != TGC_NODE_OP || d < 0 || d >= m->n) return 0;
     const tgc_kernel_def *k = tgc_kernel_for_node(g, &g->nodes[id], m->devices[d].kind);
     if (k == NULL) return 0;
+    if (absorbed(m, g, id, d)) { /* free: its work is in its producer's pass */
+        if (measured != NULL) *measured = true;
+        return 0;
+    }
     tgc_cost_file *f = m->files[m->file_of[d]];
     char key[4096];
     if (tgc_cost_key(g, id, key, sizeof key)) {

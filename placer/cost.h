@@ -86,7 +86,8 @@ struct tgc_device *tgc_cost_model_device(const tgc_cost_model *m, int d);
  * estimate (a node that cannot be keyed or run on synthetic inputs: a
  * subgraph, sequences, strings, values its kernel refuses; measure off
  * and nothing cached; another process's device). Inputs, initializers
- * and nodes without a kernel there cost 0. Never fails: an error while
+ * and nodes without a kernel there cost 0, and so does an activation its
+ * producer's kernel there would absorb (tgc_activation_absorbed). Never fails: an error while
  * timing gives the estimate. Not thread safe. */
 double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, bool *measured);
 

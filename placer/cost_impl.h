@@ -66,6 +66,10 @@ struct tgc_cost_model {
     int n_opened;
     tgc_device *host; /* scratch host memory for synthetic inputs; NULL until needed */
     bool peaks_tried[TGC_PLACER_MAX_DEVICES];
+    /* Per node of readers_of, the readers of its output 0 (graph outputs
+     * counted): whether an activation is absorbed; made on first need. */
+    const tgc_graph *readers_of;
+    int32_t *readers;
 };
 
 /* ---- cost_key.c ---- */
