@@ -456,7 +456,7 @@ static tgc_status session_plan(const tgc_session *s, tgc_memory_plan **out) {
         }
         pthread_mutex_unlock(&w->lock);
     }
-    tgc_status st = tgc_memory_plan_build(g, &s->compiled.parts, symbols, NULL, out);
+    tgc_status st = tgc_memory_plan_build_threads(g, &s->compiled.parts, symbols, s->threads, NULL, out);
     tgc_free(symbols);
     return st;
 }

@@ -69,12 +69,12 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
         int threads = tgc_threads_option(s->devices[i]->name, s->devices[i]->kind, opts ? opts->threads : NULL, diags, &st);
         if (st == TGC_OK && here) st = tgc_thread_pool_create(threads, &s->pools[i]);
     }
+    /* Messages name a device with its process: "/task:1/cpu0"; so do limits. */
+    for (int i = 0; st == TGC_OK && s->distributed && i < s->n_devices; i++)
+        tgc_placer_device_name(s->compiled.devices[i], s->devices[i]->name, sizeof s->devices[i]->name);
     /* Limits hold from the first allocation: the weights count too. */
     if (st == TGC_OK && opts != NULL && opts->memory_limits != NULL)
         st = tgc_memory_limits_apply(s->devices, s->n_devices, opts->memory_limits, diags);
-    /* Messages name a device with its process: "/task:1/cpu0". */
-    for (int i = 0; st == TGC_OK && s->distributed && i < s->n_devices; i++)
-        tgc_placer_device_name(s->compiled.devices[i], s->devices[i]->name, sizeof s->devices[i]->name);
     if (st == TGC_OK && opts != NULL && opts->memory_report &&
         (s->watch = tgc_memory_watch_create(s->n_devices, s->g->n_inputs_nodes)) == NULL)
         st = TGC_ERR_NOMEM;
@@ -114,6 +114,10 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     pthread_mutex_init(&s->inflight_lock, NULL);
     pthread_cond_init(&s->inflight_cond, NULL);
     s->settings = tgc_settings_read(); /* the environment, once: before the devices open and the plans fold */
+    if (opts != NULL && opts->threads != NULL && (s->threads = tgc_strdup(opts->threads)) == NULL) {
+        tgc_session_free(s);
+        return TGC_ERR_NOMEM;
+    }
     tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
                               .soft_placement = s->soft_placement, .partition = true};
     if (opts != NULL && opts->placement == TGC_PLACEMENT_AUTO)
@@ -158,6 +162,7 @@ void tgc_session_free(tgc_session *s) {
     tgc_free(s->output_names);
     tgc_trace_free(atomic_load(&s->trace));
     tgc_memory_watch_free(s->watch);
+    tgc_free(s->threads);
     tgc_compiled_release(&s->compiled); /* after the names: s->g may be its graph */
     pthread_cond_destroy(&s->inflight_cond);
     pthread_mutex_destroy(&s->inflight_lock);

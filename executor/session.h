@@ -124,6 +124,7 @@ struct tgc_session {
     char **output_names; /* graph output i as written: "node" or "node:k" */
     _Atomic(tgc_trace *) trace; /* NULL unless tracing; set once, by the first tgc_session_trace_start */
     tgc_memory_watch *watch; /* NULL unless opts->memory_report */
+    char *threads;           /* opts->threads copied (NULL: the defaults): the report's plan sizes workspaces by it */
     bool soft_placement;     /* opts->soft_placement: subgraphs are placed as the graph is */
     int64_t max_iterations;  /* opts->max_iterations (0: none) */
     /* Devices in other processes: the list names a task above 0. Then

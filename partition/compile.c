@@ -23,12 +23,17 @@ static void list_string(const tgc_placer_device *devices, int n, char *buf, size
 }
 
 /* What automatic placement weighs: each device's capacity and pool width,
- * and the cost model (owned by *a: freed by the caller). */
+ * and the cost model (owned by *a: freed by the caller). Over devices of
+ * several processes every rank must place alike, and each would time its
+ * own devices and read its own cache: there the costs are the nominal
+ * estimates alone (FLOPs and bytes against constant peaks; no cache, no
+ * timing), the same on every rank; memory stays exact. */
 static tgc_status prepare_auto(const tgc_compiled *c, const tgc_compile_options *opts, tgc_diags *diags,
                                tgc_placer_auto *a) {
     if (opts->memory_limits != NULL && tgc_memory_limit_of(opts->memory_limits, "", diags) < 0)
         return TGC_ERR_INVALID;
-    tgc_cost_options co = {.threads = opts->threads, .measure = opts->measure_costs};
+    bool ranks = tgc_placer_max_task(c->devices, c->n_devices) > 0;
+    tgc_cost_options co = {.threads = opts->threads, .measure = opts->measure_costs && !ranks, .refresh = ranks};
     tgc_status s = tgc_cost_model_create(c->devices, c->n_devices, &co, diags, &a->cost);
     for (int d = 0; s == TGC_OK && d < c->n_devices; d++) {
         char name[32];

@@ -89,6 +89,35 @@ if [ "$MODE" != failures ]; then
         --devices "$LAST" --input x="$X_RESNET" --output-dir "$WORK/resL"
     same_outputs "$WORK/res1" "$WORK/resL" "resnet_mini on rank $((NP - 1)) alone"
 
+    # Split by memory (--placement auto, docs/placement.md): resnet_mini at
+    # batch 4 needs NEED bytes on one cpu; each rank's cpu gets 1.25/2 of it,
+    # so no one rank can hold it. Every rank's measured need (peak bytes in
+    # use + kernel caches) stays within its limit, more than one rank holds
+    # weights, and the outputs are one process's.
+    sed 's/shape: \[N, 3, 32, 32\]/shape: [4, 3, 32, 32]/' "$RESNET/resnet_mini.yaml" >"$WORK/res4.yaml"
+    NEED=$("$TGC" compile "$WORK/res4.yaml" --weights-dir "$RESNET" --devices cpu --threads cpu0=1 --dump memory 2>&1 |
+        sed -n 's/.*cpu0 needs \([0-9]*\) bytes.*/\1/p')
+    [ -n "$NEED" ] && pass || fail "the memory dump gives the need on one cpu"
+    LIMIT=$((NEED * 125 / 200))
+    LIMITS="" THREADS=""
+    for ((t = 0; t < NP; t++)); do
+        LIMITS="$LIMITS${LIMITS:+,}/task:$t/cpu0=$LIMIT"
+        THREADS="$THREADS${THREADS:+,}/task:$t/cpu0=1"
+    done
+    expect_exit 0 "resnet_mini split by memory over $NP ranks ($TRANSPORT)" -- "${MPIRUN[@]}" "$TGC" run \
+        "$WORK/res4.yaml" --weights-dir "$RESNET" --devices "$DEVICES" --threads "$THREADS" --placement auto \
+        --memory-limit "$LIMITS" --input x="$X_RESNET" --output-dir "$WORK/resM" --memory-report
+    same_outputs "$WORK/res1" "$WORK/resM" "resnet_mini split by memory over $NP ranks"
+    # Each rank reports every device, its own with figures (ranks' lines may
+    # interleave): every measured need within the limit; weights on 2+ ranks.
+    awk -v limit="$LIMIT" '
+        /^  peak bytes in use/ { gsub(/[()]/, ""); if ($7 > 0) held++ }
+        /^  measured need/ { needs++; if ($3 > limit) over = over " " $3 }
+        END {
+            if (over != "") { print "over the limit " limit ":" over; exit 1 }
+            if (held < 2 || needs < 2) { print "weights on " held + 0 " rank(s)"; exit 1 }
+        }' "$WORK/out" && pass || fail "split by memory: every rank within its limit, weights on 2+ ranks"
+
     # tgc devices lists every rank's.
     expect_exit 0 "tgc devices under mpirun" -- "${MPIRUN[@]}" "$TGC" devices
     expect_grep "^/task:$((NP - 1))/cpu " "$WORK/out" "the last rank's cpu listed"
