@@ -146,6 +146,28 @@ tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
 
 /* ---- Conv -------------------------------------------------------------------------- */
 
+/* im2col in slabs: `images` whole images, or `rows` rows of the first
+ * output axis of one image when a single image passes COL_BUDGET_BYTES;
+ * the slab's buffer is *col_bytes. False when a size does not fit. */
+static bool col_slab(const tgc_conv_geometry *g, int64_t *images, int64_t *rows, size_t *col_bytes) {
+    int64_t budget = COL_BUDGET_BYTES / (int64_t)sizeof(float);
+    int64_t row_cols = g->out_size / g->w.out[0], row_floats, image_floats, col_floats;
+    *rows = g->w.out[0];
+    if (!tgc_checked_mul_i64(g->channels, g->kk_count, &row_floats) ||
+        !tgc_checked_mul_i64(row_floats, row_cols, &row_floats) ||
+        !tgc_checked_mul_i64(row_floats, *rows, &image_floats) || image_floats < 1)
+        return false;
+    *images = budget / image_floats;
+    if (*images < 1) {
+        *images = 1;
+        *rows = budget / row_floats;
+        if (*rows < 1) *rows = 1;
+    }
+    if (*images > g->batch) *images = g->batch;
+    return tgc_checked_mul_i64(*images * *rows, row_floats, &col_floats) && /* images * rows <= budget */
+           tgc_checked_nbytes(col_floats, sizeof(float), col_bytes);
+}
+
 tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     tgc_status st = tgc_window_read_conv(c, &g);
@@ -192,25 +214,9 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
         return st;
     }
 
-    /* im2col in slabs: `images` whole images, or `rows` rows of the first
-     * output axis of one image when a single image passes the budget. */
-    int64_t budget = COL_BUDGET_BYTES / (int64_t)sizeof(float);
-    int64_t row_cols = out_size / w.out[0], rows = w.out[0], row_floats, image_floats, col_floats;
+    int64_t row_cols = out_size / w.out[0], images, rows;
     size_t col_bytes;
-    if (!tgc_checked_mul_i64(channels, kk_count, &row_floats) ||
-        !tgc_checked_mul_i64(row_floats, row_cols, &row_floats) ||
-        !tgc_checked_mul_i64(row_floats, rows, &image_floats))
-        return tgc_kernel_fail(c, "Conv: the im2col sizes do not fit in int64");
-    int64_t images = budget / image_floats;
-    if (images < 1) {
-        images = 1;
-        rows = budget / row_floats;
-        if (rows < 1) rows = 1;
-    }
-    if (images > batch) images = batch;
-    if (!tgc_checked_mul_i64(images * rows, row_floats, &col_floats) || /* images * rows <= budget */
-        !tgc_checked_nbytes(col_floats, sizeof(float), &col_bytes))
-        return tgc_kernel_fail(c, "Conv: the im2col buffer's size does not fit");
+    if (!col_slab(&g, &images, &rows, &col_bytes)) return tgc_kernel_fail(c, "Conv: the im2col sizes do not fit");
     cl_mem col = tgc_cl_scratch(c->device, col_bytes);
     if (col == NULL)
         return tgc_kernel_fail(c, "out of device memory for Conv's im2col buffer (%zu bytes)", col_bytes);
@@ -233,4 +239,53 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
     }
     tgc_cl_scratch_release(c->device, col);
     return st;
+}
+
+/* ---- footprints ------------------------------------------------------------------ */
+
+/* CLBlast's indirect GEMM copies A, B and C into one temporary buffer
+ * padded to its tiles (Xgemm's ComputeTempSize: a_one_i * a_two_i + b +
+ * c, each dim ceiled to MWG, NWG or KWG) and allocates it itself, outside
+ * the device's allocator, for the length of the call. A bound for one
+ * call (k at most SGEMM_K_BLOCK): every dim ceiled to 128, the largest
+ * tile of CLBlast's database, plus room to align the offsets; in bytes. */
+#define CLBLAST_TILE_BOUND 128
+static int64_t pad_tile(int64_t v) { return (v + CLBLAST_TILE_BOUND - 1) / CLBLAST_TILE_BOUND * CLBLAST_TILE_BOUND; }
+
+static int64_t clblast_temp_bound(int64_t m, int64_t n, int64_t k) {
+    if (k > SGEMM_K_BLOCK) k = SGEMM_K_BLOCK;
+    double m_i = (double)pad_tile(m), n_i = (double)pad_tile(n), k_i = (double)pad_tile(k);
+    double floats = m_i * k_i + k_i * n_i + m_i * n_i + 2 * 16;
+    return floats * 4 < 0x1p62 ? (int64_t)(floats * 4) : INT64_C(1) << 62;
+}
+
+void tgc_gpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width;
+    tgc_matmul_geometry g;
+    if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
+    out->workspace_bytes = clblast_temp_bound(g.b_count == 1 ? g.batch * g.m : g.m, g.n, g.k);
+}
+
+void tgc_gpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width;
+    tgc_gemm_geometry g;
+    if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0 || g.k == 0) return;
+    out->workspace_bytes = clblast_temp_bound(g.m, g.n, g.k);
+}
+
+void tgc_gpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width;
+    tgc_conv_geometry g;
+    if (tgc_window_read_conv(c, &g) != TGC_OK || g.batch * g.m_count * g.out_size == 0 || g.in_size == 0) return;
+    int64_t k = g.cg * g.kk_count, m_group = g.m_count / g.group;
+    if (k == 0 || m_group == 0 || (g.group == g.channels && g.group > 1)) return; /* depthwise: direct, no GEMM */
+    if (g.pointwise) {
+        out->workspace_bytes = clblast_temp_bound(m_group, g.out_size, g.cg);
+        return;
+    }
+    int64_t images, rows;
+    size_t col_bytes;
+    if (!col_slab(&g, &images, &rows, &col_bytes)) return;
+    int64_t cols = rows * (g.out_size / g.w.out[0]);
+    out->workspace_bytes = (int64_t)col_bytes + clblast_temp_bound(m_group, cols, k);
 }

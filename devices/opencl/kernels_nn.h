@@ -33,6 +33,14 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c);
 tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c);
 tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c);
 
+/* tgc_kernel_footprint_fn of the three: workspaces only (no kernel
+ * caches on the gpu yet): a bound of CLBlast's temporary buffer for the
+ * largest SGEMM call, and Conv's im2col slab (from the device's
+ * allocator), in bytes. */
+void tgc_gpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
+void tgc_gpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
+void tgc_gpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
+
 /* ---- Shared helpers ------------------------------------------------------ */
 
 /* A cl_mem (a buffer's mem, or a scratch buffer) as a kernel argument. */
