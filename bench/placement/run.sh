@@ -4,7 +4,10 @@
 #   rules-2t   cpu0 alone, two threads, --inflight 2
 #   auto-2x1t  cpu0,cpu1 one thread each, --placement auto, --inflight 2
 # and one step's latency (--inflight 1) of cpu0,gpu0 under auto beside each
-# device alone (when gpu0 exists). Rounds alternate the configurations; each
+# device alone (when gpu0 exists); then what fits a memory limit: each of
+# cpu0,cpu1 limited to 1.25/2 of what the model needs on one cpu, the rules
+# (everything on cpu0) beside auto: the exit status (2: refused before
+# loading) and auto's peak per device. Rounds alternate the configurations; each
 # figure is the median over ROUNDS. Models: the tgc/1 YAML exports of
 # bench/peers (PEERS_DIR, as bench/peers/run.sh makes them), each with
 # MODEL.input.npy fed to its input named `input`.
@@ -50,3 +53,18 @@ for m in "${MODELS[@]}"; do
 done
 echo "steps/s, medians of $ROUNDS rounds of $STEPS steps; x1t = auto-2x1t / rules-1t (target >= 1.7),"
 echo "x2t = auto-2x1t / rules-2t (target >= 0.95)"
+echo
+printf "%-14s %12s %12s %8s %8s %s\n" model "need on one" "limit each" rules auto "auto's measured need per device"
+for m in "${MODELS[@]}"; do
+    need=$("$TGC" compile "$DIR/$m.yaml" --devices cpu0 --threads cpu0=1 --dump memory 2>&1 |
+        sed -n 's/.*cpu0 needs \([0-9]*\) bytes.*/\1/p')
+    limit=$((need * 125 / 200))
+    run_limited() {
+        "$TGC" run "$DIR/$m.yaml" --devices cpu0,cpu1 --threads cpu0=1,cpu1=1 --placement "$1" \
+            --memory-limit cpu0=$limit,cpu1=$limit --input input="$DIR/$m.input.npy" --memory-report >/tmp/bp.fit 2>&1
+    }
+    run_limited rules && r=0 || r=$?
+    run_limited auto && a=0 || a=$?
+    peaks=$(sed -n 's/^  measured need *\([0-9]*\).*/\1/p' /tmp/bp.fit | tr '\n' ' ')
+    printf "%-14s %12s %12s %8s %8s %s\n" "$m" "$need" "$limit" "exit $r" "exit $a" "$peaks"
+done
