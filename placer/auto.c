@@ -286,16 +286,20 @@ static void assign(au_ctx *x, const int *perm) {
 
 /* What the placement made predicts for each device (tgc_placement_forecast),
  * every op node counted where it now runs (a Shape or Size still waiting
- * for its input's device aside); each tensor sent once per device that
- * reads it. */
+ * for its input's device aside); each tensor, a graph input's or a large
+ * initializer's too, sent once per other device that reads it (a small
+ * constant is copied there instead: tgc_node_is_small_constant). */
 static tgc_status forecast(au_ctx *x) {
     pl_ctx *c = x->c;
     const tgc_graph *g = c->g;
     tgc_placement_forecast *f = tgc_calloc((size_t)x->n_dev, sizeof *f);
     uint64_t *to = tgc_calloc((size_t)x->n + 1, sizeof *to); /* position -> the other devices reading it */
-    if (f == NULL || to == NULL) {
+    /* graph inputs and initializers -> the other devices reading them (sent every step too) */
+    uint64_t *source_to = tgc_calloc((size_t)g->n_nodes + 1, sizeof *source_to);
+    if (f == NULL || to == NULL || source_to == NULL) {
         tgc_free(f);
         tgc_free(to);
+        tgc_free(source_to);
         return TGC_ERR_NOMEM;
     }
     for (int32_t j = 0; j < x->n; j++) {
@@ -303,9 +307,9 @@ static tgc_status forecast(au_ctx *x) {
         int e = c->device[tgc_pl_find(c, x->ops[j])];
         for (int k = 0; e >= 0 && k < m->n_inputs; k++) {
             int32_t p = m->inputs[k].node;
-            int32_t at = p >= 0 ? x->pos[p] : -1;
-            if (at >= 0 && c->device[tgc_pl_find(c, p)] != e && !tgc_node_is_small_constant(&g->nodes[p]))
-                to[at] |= (uint64_t)1 << e;
+            if (p < 0 || c->device[tgc_pl_find(c, p)] == e || tgc_node_is_small_constant(&g->nodes[p])) continue;
+            if (x->pos[p] >= 0) to[x->pos[p]] |= (uint64_t)1 << e;
+            else source_to[p] |= (uint64_t)1 << e;
         }
     }
     for (int d = 0; d < x->n_dev; d++) f[d].measured = true;
@@ -330,7 +334,18 @@ static tgc_status forecast(au_ctx *x) {
             f[e].seconds += tgc_cost_transfer(x->a->cost, d, e, (int64_t)bytes);
         }
     }
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        int d = source_to[id] != 0 ? c->device[tgc_pl_find(c, id)] : -1;
+        int64_t bytes = d >= 0 ? (int64_t)value_bytes(&g->nodes[id].outputs[0]) : 0;
+        for (int e = 0; d >= 0 && e < x->n_dev; e++) {
+            if (!(source_to[id] & ((uint64_t)1 << e))) continue;
+            f[d].sent += bytes;
+            f[e].received += bytes;
+            f[e].seconds += tgc_cost_transfer(x->a->cost, d, e, bytes);
+        }
+    }
     tgc_free(to);
+    tgc_free(source_to);
     c->forecast = f;
     return TGC_OK;
 }
@@ -412,7 +427,15 @@ tgc_status tgc_pl_auto(pl_ctx *c) {
     }
     plan_order(&x, best_perm); /* the tables of the winner */
     assign(&x, best_perm);
-    s = forecast(&x);
+    au_free(&x);
+    return TGC_OK;
+}
+
+tgc_status tgc_pl_auto_forecast(pl_ctx *c) {
+    au_ctx x = {.c = c, .a = c->opt.automatic, .n_dev = c->n_devs};
+    if (x.a == NULL || x.a->cost == NULL || c->n_devs > 64) return TGC_OK;
+    tgc_status s = read_graph(&x);
+    if (s == TGC_OK && x.n > 0) s = forecast(&x);
     au_free(&x);
     return s;
 }

@@ -614,6 +614,7 @@ static tgc_status run(pl_ctx *c, tgc_placement *out) {
     if (s == TGC_OK) s = place_sources(c);
     if (s == TGC_OK) place_deferred(c, deferred, n_deferred);
     if (s == TGC_OK) feeds_on_task0(c);
+    if (s == TGC_OK && c->opt.automatic != NULL) s = tgc_pl_auto_forecast(c);
     tgc_free(deferred);
     if (s != TGC_OK) return s;
 

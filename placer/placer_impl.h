@@ -121,6 +121,12 @@ tgc_status tgc_pl_colocate_node(pl_ctx *c, int32_t id, int32_t *next_eid);
  * split fits the devices' memory; TGC_ERR_NOMEM. */
 tgc_status tgc_pl_auto(pl_ctx *c);
 
+/* auto.c: the forecast of the placement made (c->forecast, one per
+ * device), once every node has its device, the sources and feeds too.
+ * Nothing without automatic placement's cost model. TGC_OK or
+ * TGC_ERR_NOMEM. */
+tgc_status tgc_pl_auto_forecast(pl_ctx *c);
+
 /* Words for messages (placer.c and colocation.c). */
 /* "gpu0", "a gpu", "a cpu" for a spec as written (a partial spec: "a"
  * and the kind's prefix). */

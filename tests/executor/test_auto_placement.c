@@ -240,6 +240,48 @@ static void test_forecast_in_the_dump(void) {
     tgc_diags_free(d);
 }
 
+/* An initializer read on two devices is sent every step as any tensor is:
+ * W [64, 64] read by a on cpu0 and b on cpu1 (device specs), so cpu1
+ * receives a's output (1 x 64 x 4 = 256 bytes) and W (64 x 64 x 4 =
+ * 16384), by hand 16640 bytes, and cpu0 sends them. */
+static void test_forecast_counts_initializers(void) {
+    size_t size = 8 * E * E + 1024, at = 0;
+    char *text = malloc(size);
+    at += (size_t)snprintf(text + at, size - at,
+                           "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [1, %d]}\noutputs: [b]\n"
+                           "initializers:\n  - {name: w, dtype: float32, shape: [%d, %d], values: [", E, E, E);
+    for (int i = 0; i < E * E; i++) at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", i % 3);
+    at += (size_t)snprintf(text + at, size - at,
+                           "]}\nnodes:\n  - {name: a, op: MatMul, inputs: [x, w], device: cpu0}\n"
+                           "  - {name: b, op: MatMul, inputs: [a, w], device: cpu1}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, at, "two.yaml", NULL, d, &g), TGC_OK);
+    free(text);
+    tgc_place_options o = {.optimize = TGC_OPTIMIZE_NONE, .placement = TGC_PLACEMENT_AUTO,
+                           .threads = "cpu0=1,cpu1=1"};
+    tgc_placed *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", &o, d, &p), TGC_OK);
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    CU_ASSERT_EQUAL(tgc_placed_dump_json(p, f, d), TGC_OK);
+    fclose(f);
+    long long s0 = -1, r0 = -1, s1 = -1, r1 = -1;
+    const char *c0 = strstr(json, "\"cpu0\": {\"seconds\": "), *c1 = strstr(json, "\"cpu1\": {\"seconds\": ");
+    CU_ASSERT_FATAL(c0 != NULL && c1 != NULL);
+    CU_ASSERT_EQUAL(sscanf(strstr(c0, "sent"), "sent\": %lld, \"received\": %lld", &s0, &r0), 2);
+    CU_ASSERT_EQUAL(sscanf(strstr(c1, "sent"), "sent\": %lld, \"received\": %lld", &s1, &r1), 2);
+    CU_ASSERT_EQUAL(s0, E * 4 + E * E * 4);
+    CU_ASSERT_EQUAL(r1, E * 4 + E * E * 4);
+    CU_ASSERT_EQUAL(s1, 0);
+    CU_ASSERT_EQUAL(r0, 0);
+    free(json);
+    tgc_placed_free(p);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* After the runs the memory report sets the forecast's step time beside
  * the measured one. On sim0, whose kernels each spin the delay and take
  * the cpu's fusion (each Relu absorbed into its MatMul: run by neither
@@ -301,4 +343,5 @@ TGC_TEST_MAIN("auto_placement", {"split by memory over 2, 3 and 4 cpus: one cpu'
               {"device specs hold under auto", test_specs_hold},
               {"the faster device gets the work", test_faster_device_gets_the_work},
               {"the forecast in the placement's dump", test_forecast_in_the_dump},
+              {"the forecast counts an initializer sent to another device", test_forecast_counts_initializers},
               {"predicted and measured step time in the memory report", test_step_time_in_the_report})
