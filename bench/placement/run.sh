@@ -4,7 +4,8 @@
 #   rules-2t   cpu0 alone, two threads, --inflight 2
 #   auto-2x1t  cpu0,cpu1 one thread each, --placement auto, --inflight 2
 # and one step's latency (--inflight 1) of cpu0,gpu0 under auto beside each
-# device alone (when gpu0 exists); then what fits a memory limit: each of
+# device alone (when gpu0 exists) -- CNNs at batch 1 and 16, a transformer,
+# an LSTM and an MLP by default; then what fits a memory limit: each of
 # cpu0,cpu1 limited to 1.25/2 of what the model needs on one cpu, the rules
 # (everything on cpu0) beside auto: the exit status (2: refused before
 # loading) and auto's peak per device. Rounds alternate the configurations; each
@@ -18,7 +19,7 @@ DIR=${PEERS_DIR:-/tmp/peers}
 ROUNDS=${ROUNDS:-5}
 STEPS=${STEPS:-100}
 MODELS=("$@")
-[ ${#MODELS[@]} -gt 0 ] || MODELS=(resnet18 mobilenet_v2 transformer mlp_b64)
+[ ${#MODELS[@]} -gt 0 ] || MODELS=(resnet18 mobilenet_v2 mobilenet_v2_b16 transformer lstm mlp_b64)
 
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
