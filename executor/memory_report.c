@@ -550,7 +550,8 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
                 nd.partial ? "; symbols unbound: weights and caches only" : "");
         int64_t measured = f.peak_bytes_in_use + (int64_t)cached;
         char flag[64];
-        fprintf(out, "  %-22s %12" PRId64 "  (peak bytes in use %" PRId64 " + kernel caches %zu; workspaces not measured)%s\n",
+        fprintf(out,
+                "  %-22s %12" PRId64 "  (peak bytes in use %" PRId64 " + kernel caches %zu; workspaces not measured)%s\n",
                 "measured need", measured, f.peak_bytes_in_use, cached,
                 nd.partial ? "" : off_by((double)(nd.need - nd.workspaces), (double)measured, flag, sizeof flag));
     }

@@ -133,7 +133,6 @@ static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id) {
         else if (next < 0) next = c;
         else if (tgc_thread_pool_submit(p->pool, run_task, &ps->tasks[c]) != TGC_OK) run_task(&ps->tasks[c]);
     }
-    (void)st;
     if (atomic_fetch_sub(&ps->frame->outstanding, 1) == 1) frame_finished(ps->frame);
     return next;
 }

@@ -191,8 +191,10 @@ static bool absorbed(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d) {
         m->readers_of = NULL;
         if ((m->readers = tgc_calloc((size_t)g->n_nodes + 1, sizeof *m->readers)) == NULL) return false;
         for (int32_t i = 0; i < g->n_nodes; i++)
-            for (int k = 0; k < g->nodes[i].n_inputs; k++)
-                if (g->nodes[i].inputs[k].node >= 0 && g->nodes[i].inputs[k].port == 0) m->readers[g->nodes[i].inputs[k].node]++;
+            for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+                tgc_ref r = g->nodes[i].inputs[k];
+                if (r.node >= 0 && r.port == 0) m->readers[r.node]++;
+            }
         for (int i = 0; i < g->n_outputs; i++)
             if (g->outputs[i].port == 0) m->readers[g->outputs[i].node]++;
         m->readers_of = g;
