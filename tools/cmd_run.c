@@ -551,8 +551,10 @@ static int stream_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
         for (int i = 0; i < n_out; i++) print_summary(tgc_session_output_name(s, i), c.last[i]);
     if (fig.steps_done > 0) {
         double rate = fig.elapsed_s > 0 ? fig.steps_done / fig.elapsed_s : 0.0;
-        printf("%d step%s in %.3f s: %.2f steps/s; latency median %.3f ms (min %.3f, max %.3f); %d in flight on %s\n",
-               fig.steps_done, fig.steps_done == 1 ? "" : "s", fig.elapsed_s, rate, fig.latency_median_s * 1e3,
+        printf("%d step%s in %.3f s: %.2f steps/s", fig.steps_done, fig.steps_done == 1 ? "" : "s", fig.elapsed_s, rate);
+        if (fig.warm_elapsed_s > 0)
+            printf(" (after the first: %.2f steps/s)", (fig.steps_done - 1) / fig.warm_elapsed_s);
+        printf("; latency median %.3f ms (min %.3f, max %.3f); %d in flight on %s\n", fig.latency_median_s * 1e3,
                fig.latency_min_s * 1e3, fig.latency_max_s * 1e3, inflight, a->devices);
     }
     if (rc == TGC_EXIT_OK && a->input_dir == NULL) rc = check_outputs(a, s, c.last);

@@ -23,6 +23,7 @@ typedef struct stream_state {
     int rc;              /* the failing step's exit code */
     double *latency;     /* step -> seconds in tgc_session_run */
     double start, end;
+    double first_end; /* when the first step was emitted */
 } stream_state;
 
 static double now_s(void) {
@@ -66,6 +67,7 @@ static void pass_turn(stream_state *ss, int rc) {
     } else {
         ss->emitted++;
         ss->end = now_s();
+        if (ss->emitted == 1) ss->first_end = ss->end;
     }
     pthread_cond_broadcast(&ss->turn);
     pthread_mutex_unlock(&ss->lock);
@@ -126,6 +128,7 @@ int tgc_stream_run(const tgc_stream *st, tgc_stream_figures *figures) {
     int rc = ss.stop ? ss.rc : ss.emitted == st->n_steps ? TGC_EXIT_OK : TGC_EXIT_FAILED;
     figures->steps_done = ss.emitted;
     figures->elapsed_s = ss.end - ss.start;
+    figures->warm_elapsed_s = ss.emitted > 1 ? ss.end - ss.first_end : 0;
     if (ss.emitted > 0) {
         qsort(ss.latency, (size_t)ss.emitted, sizeof *ss.latency, compare_doubles);
         figures->latency_min_s = ss.latency[0];

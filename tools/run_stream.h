@@ -45,6 +45,9 @@ typedef struct tgc_stream {
 typedef struct tgc_stream_figures {
     int steps_done; /* emitted */
     double elapsed_s;
+    /* From the first step's emission to the last's: the steps after the
+     * first (which builds the kernels' caches) ran in it; 0 for one step. */
+    double warm_elapsed_s;
     double latency_median_s, latency_min_s, latency_max_s;
 } tgc_stream_figures;
 

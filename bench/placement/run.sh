@@ -25,7 +25,7 @@ median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 steps_per_s() { # devices threads placement inflight model
     "$TGC" run "$DIR/$5.yaml" --devices "$1" --threads "$2" --placement "$3" --inflight "$4" \
-        --input input="$DIR/$5.input.npy" --repeat "$STEPS" 2>&1 | sed -n 's/.*s: \([0-9.]*\) steps\/s.*/\1/p'
+        --input input="$DIR/$5.input.npy" --repeat "$STEPS" 2>&1 | sed -n 's/.*after the first: \([0-9.]*\) steps\/s.*/\1/p'
 }
 
 has_gpu=$("$TGC" devices 2>/dev/null | grep -c '^ *gpu0' || true)
