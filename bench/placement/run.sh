@@ -28,6 +28,12 @@ steps_per_s() { # devices threads placement inflight model
         --input input="$DIR/$5.input.npy" --repeat "$STEPS" 2>&1 | sed -n 's/.*after the first: \([0-9.]*\) steps\/s.*/\1/p'
 }
 
+# One step's latency in ms (--inflight 1): the median of 5 steps (the first among them).
+latency_ms() { # devices placement model
+    "$TGC" run "$DIR/$3.yaml" --devices "$1" --placement "$2" --inflight 1 --input input="$DIR/$3.input.npy" \
+        --repeat 5 2>&1 | sed -n 's/.*latency median \([0-9.]*\) ms.*/\1/p'
+}
+
 has_gpu=$("$TGC" devices 2>/dev/null | grep -c '^ *gpu0' || true)
 printf "%-14s %10s %10s %10s %8s %8s" model rules-1t rules-2t auto-2x1t "x1t" "x2t"
 [ "$has_gpu" -gt 0 ] && printf " %9s %9s %9s" "cpu ms" "gpu0 ms" "auto ms"
@@ -36,24 +42,27 @@ for m in "${MODELS[@]}"; do
     # first a run that fills the cost cache, not timed
     "$TGC" compile "$DIR/$m.yaml" --devices cpu0,cpu1 --threads cpu0=1,cpu1=1 --placement auto --inflight 2 \
         --dump placed >/dev/null 2>&1 || true
-    : > /tmp/bp.$m.r1; : > /tmp/bp.$m.r2; : > /tmp/bp.$m.a
+    : > /tmp/bp.$m.r1; : > /tmp/bp.$m.r2; : > /tmp/bp.$m.a; : > /tmp/bp.$m.lc; : > /tmp/bp.$m.lg; : > /tmp/bp.$m.la
     for _ in $(seq 1 "$ROUNDS"); do
         steps_per_s cpu0 cpu0=1 rules 2 "$m" >> /tmp/bp.$m.r1
         steps_per_s cpu0 cpu0=2 rules 2 "$m" >> /tmp/bp.$m.r2
         steps_per_s cpu0,cpu1 cpu0=1,cpu1=1 auto 2 "$m" >> /tmp/bp.$m.a
+        if [ "$has_gpu" -gt 0 ]; then
+            latency_ms cpu0 rules "$m" >> /tmp/bp.$m.lc
+            latency_ms gpu0 rules "$m" >> /tmp/bp.$m.lg
+            latency_ms cpu0,gpu0 auto "$m" >> /tmp/bp.$m.la
+        fi
     done
     r1=$(median < /tmp/bp.$m.r1); r2=$(median < /tmp/bp.$m.r2); a=$(median < /tmp/bp.$m.a)
     printf "%-14s %10s %10s %10s %8.2f %8.2f" "$m" "$r1" "$r2" "$a" "$(echo "$a / $r1" | bc -l)" \
         "$(echo "$a / $r2" | bc -l)"
     if [ "$has_gpu" -gt 0 ]; then
-        lat() { "$TGC" run "$DIR/$m.yaml" --devices "$1" --placement "$2" --input input="$DIR/$m.input.npy" \
-                    --repeat 20 2>&1 | sed -n 's/.*per run: \([0-9.]*\) ms.*/\1/p'; }
-        printf " %9s %9s %9s" "$(lat cpu0 rules)" "$(lat gpu0 rules)" "$(lat cpu0,gpu0 auto)"
+        printf " %9s %9s %9s" "$(median < /tmp/bp.$m.lc)" "$(median < /tmp/bp.$m.lg)" "$(median < /tmp/bp.$m.la)"
     fi
     echo
 done
 echo "steps/s, medians of $ROUNDS rounds of $STEPS steps; x1t = auto-2x1t / rules-1t (target >= 1.7),"
-echo "x2t = auto-2x1t / rules-2t (target >= 0.95)"
+echo "x2t = auto-2x1t / rules-2t (target >= 0.95); steps/s after the first step of each run; latencies: medians"
 echo
 printf "%-14s %12s %12s %8s %8s %s\n" model "need on one" "limit each" rules auto "auto's measured need per device"
 for m in "${MODELS[@]}"; do
