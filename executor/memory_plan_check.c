@@ -15,23 +15,11 @@
 #include "support/checked.h"
 
 #include "support/diag.h"
+#include "support/parse_size.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-/* "3.6 PiB" for n bytes. */
-static const char *human(int64_t n, char *buf, size_t size) {
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)n;
-    int u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, size, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-    return buf;
-}
 
 /* a + b, or INT64_MAX past it. */
 static int64_t add_sat(int64_t a, int64_t b) {
@@ -110,7 +98,7 @@ static void largest_live(const tgc_memory_plan *mp, const tgc_memory_space *sp, 
     if (t->port == 0) snprintf(name, sizeof name, "%s", n->name);
     else snprintf(name, sizeof name, "%s:%d", n->name, (int)t->port);
     snprintf(what, size, "; the largest tensor live at its busiest step is '%s' (%s %s, %" PRId64 " bytes, %s)", name,
-             tgc_dtype_name(t->dtype), shape, t->bytes, human(t->bytes, b, sizeof b));
+             tgc_dtype_name(t->dtype), shape, t->bytes, tgc_format_size(t->bytes, b, sizeof b));
 }
 
 /* One device's line of the refusal. */
@@ -121,13 +109,13 @@ static size_t need_line(const tgc_memory_plan *mp, const tgc_memory_need *nd, ch
                      "\n  %s%s needs %" PRId64 " bytes (%s): weights %" PRId64 " + kernel caches %" PRId64
                      " + activations %" PRId64 " (_Recv staging %" PRId64 " of them) + workspaces %" PRId64
                      "%s; it has %s%s (less the %d%% margin: %s usable)%s",
-                     nd->device, nd->fits ? "" : " [does not fit]", nd->need, human(nd->need, a, sizeof a),
+                     nd->device, nd->fits ? "" : " [does not fit]", nd->need, tgc_format_size(nd->need, a, sizeof a),
                      nd->weights, nd->caches, nd->activations, nd->staging, nd->workspaces,
                      nd->partial ? " (activations and workspaces not counted: shape symbols unbound)" : "",
-                     nd->has < 0 ? "unknown memory" : human(nd->has, h, sizeof h),
+                     nd->has < 0 ? "unknown memory" : tgc_format_size(nd->has, h, sizeof h),
                      nd->limited ? " by --memory-limit" : nd->shared ? " of host memory, shared" : "",
                      TGC_MEMORY_MARGIN_PERCENT,
-                     nd->usable < 0 ? "-" : human(nd->usable, u, sizeof u), what);
+                     nd->usable < 0 ? "-" : tgc_format_size(nd->usable, u, sizeof u), what);
     return n > 0 ? (size_t)n : 0;
 }
 

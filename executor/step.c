@@ -22,6 +22,7 @@
 #include "distributed/transport.h"
 
 #include "support/alloc.h"
+#include "support/clock.h"
 #include "support/diag.h"
 #include "support/spin.h"
 
@@ -29,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void tgc_step_fail(tgc_step *st, tgc_status status, tgc_srcpos pos, const char *rule, const char *fmt, ...) {
     pthread_mutex_lock(&st->lock);
@@ -219,12 +219,6 @@ static void trace_node(tgc_step *st, tgc_part_state *ps, int32_t id, uint64_t t0
     tgc_trace_node(st->trace, p, id, st->id, key, t0, tgc_trace_now_us());
 }
 
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Runs the node (unless the step has failed), then finishes it and keeps
  * going with a consumer that became ready, on this thread. With the memory
  * watch on, kernels' and _Sends' times after the session's first step
@@ -235,7 +229,7 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
         uint64_t t0 = st->trace ? tgc_trace_now_us() : 0;
         bool timed = ps->wslots != NULL && st->id > 1 &&
                      (p->role[id] == TGC_ROLE_KERNEL || p->role[id] == TGC_ROLE_SEND);
-        int64_t n0 = timed ? now_ns() : 0;
+        int64_t n0 = timed ? tgc_now_ns() : 0;
         if (!atomic_load(&st->failed)) {
             switch (p->role[id]) {
             case TGC_ROLE_INPUT: feed_input(st, ps, id); break;
@@ -251,7 +245,7 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
                 break;
             }
         }
-        if (timed) tgc_watch_time(st, ps, now_ns() - n0);
+        if (timed) tgc_watch_time(st, ps, tgc_now_ns() - n0);
         if (st->trace) trace_node(st, ps, id, t0);
         release_inputs(ps, id);
         release_unused_outputs(ps, id);

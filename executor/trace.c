@@ -7,6 +7,7 @@
 #include "devices/device.h"
 #include "executor/session.h"
 #include "support/alloc.h"
+#include "support/clock.h"
 #include "support/diag.h"
 #include "support/special_file.h"
 
@@ -46,11 +47,7 @@ struct tgc_trace {
 static _Thread_local int thread_id = -1;
 static atomic_int next_thread_id;
 
-uint64_t tgc_trace_now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+uint64_t tgc_trace_now_us(void) { return (uint64_t)tgc_now_ns() / 1000u; }
 
 tgc_status tgc_trace_create(tgc_trace **out) {
     tgc_trace *t = tgc_calloc(1, sizeof *t);

@@ -29,7 +29,13 @@ typedef struct builder {
     int32_t *pair_head;      /* original node -> its latest pair, -1 */
     int32_t *pair_next;      /* pair -> the producer's previous pair, -1 */
     int32_t cap_pairs;
-    int32_t *copy_of; /* small constant x partition -> its copy there, -1; made on first use */
+    /* A small constant's copies in other partitions: copy_head[node] (-1:
+     * none; made on first use) heads a list through copies[]. */
+    int32_t *copy_head;
+    struct constant_copy {
+        int32_t part, local, next;
+    } *copies;
+    int32_t n_copies, cap_copies;
     const tgc_op_def *op_send, *op_recv, *op_constant, *op_identity;
     bool names_may_clash; /* an original name has "/_" (as added names do) or ":" */
 } builder;
@@ -55,12 +61,27 @@ static tgc_status add_node(builder *b, int part, const char *name, tgc_node_kind
     return TGC_OK;
 }
 
+/* Appends to `part` a copy of original node `id` without its edges: its
+ * name and body, an op's device the partition's; *local is its id there. */
+static tgc_status add_copy(builder *b, int part, int32_t id, int32_t *local) {
+    const tgc_node *src = &b->g->nodes[id];
+    tgc_status s = add_node(b, part, src->name, src->kind, id, local);
+    if (s != TGC_OK) return s;
+    tgc_node *n = &b->out->parts[part].graph->nodes[*local];
+    if (tgc_node_copy_body(n, src) != TGC_OK) return TGC_ERR_NOMEM;
+    tgc_free(n->device); /* the partition's device, for op nodes only */
+    n->device = NULL;
+    if (src->kind == TGC_NODE_OP && (n->device = tgc_strdup(b->out->parts[part].device_name)) == NULL)
+        return TGC_ERR_NOMEM;
+    return TGC_OK;
+}
+
 /* Copies original node `id` (its inputs and controls already remapped into
  * `inputs` and `controls`, which the new node takes over) into `part`. */
 static tgc_status copy_node(builder *b, int part, int32_t id, tgc_ref *inputs, tgc_ref *controls) {
     const tgc_node *src = &b->g->nodes[id];
     int32_t local;
-    tgc_status s = add_node(b, part, src->name, src->kind, id, &local);
+    tgc_status s = add_copy(b, part, id, &local);
     if (s != TGC_OK) {
         tgc_free(inputs);
         tgc_free(controls);
@@ -68,18 +89,11 @@ static tgc_status copy_node(builder *b, int part, int32_t id, tgc_ref *inputs, t
     }
     b->out->part_of[id] = part;
     b->out->local_id[id] = local;
-    tgc_graph *pg = b->out->parts[part].graph;
-    tgc_node *n = &pg->nodes[local];
+    tgc_node *n = &b->out->parts[part].graph->nodes[local];
     n->inputs = inputs;
     n->n_inputs = inputs ? src->n_inputs : 0;
     n->controls = controls;
     n->n_controls = controls ? src->n_controls : 0;
-    if (tgc_node_copy_body(n, src) != TGC_OK) return TGC_ERR_NOMEM;
-    tgc_free(n->device); /* the partition's device, for op nodes only */
-    n->device = NULL;
-    if (src->kind == TGC_NODE_OP) {
-        if ((n->device = tgc_strdup(b->out->parts[part].device_name)) == NULL) return TGC_ERR_NOMEM;
-    }
     /* Colocation ties nodes of one device; a tie to another partition
      * (a placement that broke it) has nothing to point at here. */
     for (int i = 0; i < src->n_colocate; i++) {
@@ -410,27 +424,28 @@ static tgc_status control_pair(builder *b, int32_t a, int dst, int32_t *feed) {
  * where it was not placed: a copy of it there, made on first use (same
  * name, origin `id`), rather than a pair sending it every step. */
 static tgc_status copy_constant(builder *b, int32_t id, int dst, int32_t *local) {
-    const tgc_graph *g = b->g;
-    tgc_partitioning *out = b->out;
-    if (b->copy_of == NULL) {
-        size_t n = (size_t)g->n_nodes * (size_t)out->n_parts;
-        if ((b->copy_of = tgc_malloc((n + 1) * sizeof *b->copy_of)) == NULL) return TGC_ERR_NOMEM;
-        for (size_t i = 0; i < n; i++) b->copy_of[i] = -1;
+    if (b->copy_head == NULL) {
+        if ((b->copy_head = tgc_malloc(((size_t)b->g->n_nodes + 1) * sizeof *b->copy_head)) == NULL)
+            return TGC_ERR_NOMEM;
+        for (int32_t i = 0; i < b->g->n_nodes; i++) b->copy_head[i] = -1;
     }
-    int32_t *at = &b->copy_of[(size_t)id * (size_t)out->n_parts + (size_t)dst];
-    if (*at >= 0) {
-        *local = *at;
-        return TGC_OK;
+    for (int32_t c = b->copy_head[id]; c >= 0; c = b->copies[c].next)
+        if (b->copies[c].part == dst) {
+            *local = b->copies[c].local;
+            return TGC_OK;
+        }
+    if (b->n_copies == b->cap_copies) {
+        if (b->cap_copies > INT32_MAX / 2) return TGC_ERR_NOMEM;
+        int32_t cap = b->cap_copies ? b->cap_copies * 2 : 16;
+        struct constant_copy *more = tgc_realloc(b->copies, (size_t)cap * sizeof *more);
+        if (more == NULL) return TGC_ERR_NOMEM;
+        b->copies = more;
+        b->cap_copies = cap;
     }
-    const tgc_node *src = &g->nodes[id];
-    tgc_status s = add_node(b, dst, src->name, src->kind, id, at);
+    tgc_status s = add_copy(b, dst, id, local);
     if (s != TGC_OK) return s;
-    tgc_node *n = &out->parts[dst].graph->nodes[*at];
-    if (tgc_node_copy_body(n, src) != TGC_OK) return TGC_ERR_NOMEM;
-    tgc_free(n->device);
-    n->device = src->kind == TGC_NODE_OP ? tgc_strdup(out->parts[dst].device_name) : NULL;
-    if (src->kind == TGC_NODE_OP && n->device == NULL) return TGC_ERR_NOMEM;
-    *local = *at;
+    b->copies[b->n_copies] = (struct constant_copy){dst, *local, b->copy_head[id]};
+    b->copy_head[id] = b->n_copies++;
     return TGC_OK;
 }
 
@@ -623,7 +638,8 @@ tgc_status tgc_partition_build(const tgc_graph *g, const tgc_placement *p, const
     tgc_free(b->origin_cap);
     tgc_free(b->pair_head);
     tgc_free(b->pair_next);
-    tgc_free(b->copy_of);
+    tgc_free(b->copy_head);
+    tgc_free(b->copies);
     tgc_free(b);
     if (s != TGC_OK) {
         tgc_partitioning_release(out);

@@ -10,6 +10,7 @@
 #include "devices/kernel.h"
 #include "support/alloc.h"
 #include "support/diag.h"
+#include "support/parse_size.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -242,15 +243,6 @@ tgc_status tgc_placed_dump_dot(const tgc_placed *p, FILE *out, tgc_diags *diags)
 
 /* ---- Summary ------------------------------------------------------------------------- */
 
-/* "512 B", "12.5 KiB", "3.1 MiB", "1.2 GiB" into buf[16]. */
-static const char *human(int64_t bytes, char *buf) {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 4) v /= 1024, u++;
-    snprintf(buf, 16, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-    return buf;
-}
 
 void tgc_placed_summary(const tgc_placed *p, FILE *out) {
     const tgc_graph *g = p->c.g;
@@ -273,8 +265,9 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out) {
                 "  %-*s forecast: %.3f ms a step (%s), weights %s, kernel caches %s, workspace %s, live %s, "
                 "sends %s, receives %s\n",
                 width, p->names[i], fc[i].seconds * 1e3, fc[i].measured ? "measured" : "some estimated",
-                human(fc[i].weights, w), human(fc[i].caches, k), human(fc[i].workspace, ws), human(fc[i].live, l),
-                human(fc[i].sent, snt), human(fc[i].received, rcv));
+                tgc_format_size(fc[i].weights, w, sizeof w), tgc_format_size(fc[i].caches, k, sizeof k),
+                tgc_format_size(fc[i].workspace, ws, sizeof ws), tgc_format_size(fc[i].live, l, sizeof l),
+                tgc_format_size(fc[i].sent, snt, sizeof snt), tgc_format_size(fc[i].received, rcv, sizeof rcv));
     }
     for (int k = 0; k < p->n_subs; k++) { /* each subgraph's ops per device */
         const tgc_compiled_sub *sp = &p->subs[k];

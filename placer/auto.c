@@ -284,6 +284,21 @@ static void assign(au_ctx *x, const int *perm) {
     }
 }
 
+/* Node id's outputs, made on device d, sent to each device of `to` every
+ * step: counted in f as sent, received and the receiver's seconds. */
+static void send_each_step(au_ctx *x, tgc_placement_forecast *f, int32_t id, int d, tgc_devmask to) {
+    const tgc_node *n = &x->c->g->nodes[id];
+    if (to == 0 || d < 0) return;
+    double bytes = 0;
+    for (int k = 0; k < n->n_outputs; k++) bytes += value_bytes(&n->outputs[k]);
+    for (int e = 0; e < x->n_dev; e++) {
+        if (!(to & tgc_pl_bit(e))) continue;
+        f[d].sent += (int64_t)bytes;
+        f[e].received += (int64_t)bytes;
+        f[e].seconds += tgc_cost_transfer(x->a->cost, d, e, (int64_t)bytes);
+    }
+}
+
 /* What the placement made predicts for each device (tgc_placement_forecast),
  * every op node counted where it now runs (a Shape or Size still waiting
  * for its input's device aside); each tensor, a graph input's or a large
@@ -293,9 +308,9 @@ static tgc_status forecast(au_ctx *x) {
     pl_ctx *c = x->c;
     const tgc_graph *g = c->g;
     tgc_placement_forecast *f = tgc_calloc((size_t)x->n_dev, sizeof *f);
-    uint64_t *to = tgc_calloc((size_t)x->n + 1, sizeof *to); /* position -> the other devices reading it */
+    tgc_devmask *to = tgc_calloc((size_t)x->n + 1, sizeof *to); /* position -> the other devices reading it */
     /* graph inputs and initializers -> the other devices reading them (sent every step too) */
-    uint64_t *source_to = tgc_calloc((size_t)g->n_nodes + 1, sizeof *source_to);
+    tgc_devmask *source_to = tgc_calloc((size_t)g->n_nodes + 1, sizeof *source_to);
     if (f == NULL || to == NULL || source_to == NULL) {
         tgc_free(f);
         tgc_free(to);
@@ -308,8 +323,8 @@ static tgc_status forecast(au_ctx *x) {
         for (int k = 0; e >= 0 && k < m->n_inputs; k++) {
             int32_t p = m->inputs[k].node;
             if (p < 0 || c->device[tgc_pl_find(c, p)] == e || tgc_node_is_small_constant(&g->nodes[p])) continue;
-            if (x->pos[p] >= 0) to[x->pos[p]] |= (uint64_t)1 << e;
-            else source_to[p] |= (uint64_t)1 << e;
+            if (x->pos[p] >= 0) to[x->pos[p]] |= tgc_pl_bit(e);
+            else source_to[p] |= tgc_pl_bit(e);
         }
     }
     for (int d = 0; d < x->n_dev; d++) f[d].measured = true;
@@ -325,25 +340,10 @@ static tgc_status forecast(au_ctx *x) {
         f[d].caches += fp.cache_bytes;
         if (fp.workspace_bytes > f[d].workspace) f[d].workspace = fp.workspace_bytes;
         if ((int64_t)x->live[i] > f[d].live) f[d].live = (int64_t)x->live[i];
-        double bytes = 0;
-        for (int k = 0; to[i] != 0 && k < g->nodes[id].n_outputs; k++) bytes += value_bytes(&g->nodes[id].outputs[k]);
-        for (int e = 0; to[i] != 0 && e < x->n_dev; e++) {
-            if (!(to[i] & ((uint64_t)1 << e))) continue;
-            f[d].sent += (int64_t)bytes;
-            f[e].received += (int64_t)bytes;
-            f[e].seconds += tgc_cost_transfer(x->a->cost, d, e, (int64_t)bytes);
-        }
+        send_each_step(x, f, id, d, to[i]);
     }
-    for (int32_t id = 0; id < g->n_nodes; id++) {
-        int d = source_to[id] != 0 ? c->device[tgc_pl_find(c, id)] : -1;
-        int64_t bytes = d >= 0 ? (int64_t)value_bytes(&g->nodes[id].outputs[0]) : 0;
-        for (int e = 0; d >= 0 && e < x->n_dev; e++) {
-            if (!(source_to[id] & ((uint64_t)1 << e))) continue;
-            f[d].sent += bytes;
-            f[e].received += bytes;
-            f[e].seconds += tgc_cost_transfer(x->a->cost, d, e, bytes);
-        }
-    }
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        if (source_to[id] != 0) send_each_step(x, f, id, c->device[tgc_pl_find(c, id)], source_to[id]);
     tgc_free(to);
     tgc_free(source_to);
     c->forecast = f;
@@ -402,7 +402,7 @@ static tgc_status refuse(au_ctx *x) {
 
 tgc_status tgc_pl_auto(pl_ctx *c) {
     au_ctx x = {.c = c, .a = c->opt.automatic, .n_dev = c->n_devs};
-    if (x.a->cost == NULL || c->n_devs > 64) return TGC_OK;
+    if (x.a->cost == NULL) return TGC_OK;
     tgc_status s = read_graph(&x);
     if (s == TGC_OK) mark_free(&x);
     if (s == TGC_OK) s = fill_blocks(&x);
@@ -433,7 +433,7 @@ tgc_status tgc_pl_auto(pl_ctx *c) {
 
 tgc_status tgc_pl_auto_forecast(pl_ctx *c) {
     au_ctx x = {.c = c, .a = c->opt.automatic, .n_dev = c->n_devs};
-    if (x.a == NULL || x.a->cost == NULL || c->n_devs > 64) return TGC_OK;
+    if (x.a == NULL || x.a->cost == NULL) return TGC_OK;
     tgc_status s = read_graph(&x);
     if (s == TGC_OK && x.n > 0) s = forecast(&x);
     au_free(&x);

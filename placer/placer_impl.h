@@ -85,6 +85,8 @@ typedef struct pl_ctx {
     tgc_placement_forecast *forecast; /* automatic placement's, per device (auto.c) */
 } pl_ctx;
 
+_Static_assert(sizeof(tgc_devmask) * 8 >= TGC_PLACER_MAX_DEVICES, "a device mask holds a bit per listed device");
+
 /* Bit i: devices[i]. */
 static inline tgc_devmask tgc_pl_bit(int i) { return (tgc_devmask)1 << i; }
 

@@ -2,6 +2,7 @@
 #include "support/parse_size.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 bool tgc_parse_size(const char *text, size_t len, int64_t *out) {
@@ -42,4 +43,20 @@ bool tgc_parse_size(const char *text, size_t len, int64_t *out) {
         return *out <= max;
     }
     return false;
+}
+
+const char *tgc_format_size(int64_t bytes, char *buf, size_t size) {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 0) {
+        snprintf(buf, size, "n/a");
+        return buf;
+    }
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
 }

@@ -18,4 +18,9 @@
  * bytes; *out is set only on success. */
 bool tgc_parse_size(const char *text, size_t len, int64_t *out);
 
+/* Writes `bytes` as people read sizes into buf and returns buf: "512 B",
+ * "12.5 KiB", "3.1 MiB", up to EiB (powers of 1024, one decimal); "n/a"
+ * for a negative count (unknown). */
+const char *tgc_format_size(int64_t bytes, char *buf, size_t size);
+
 #endif

@@ -3,12 +3,12 @@
  * it; on a loaded machine it lets the thread doing the work run). */
 #include "support/spin.h"
 
+#include "support/clock.h"
 #include "support/settings.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sched.h>
-#include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -19,25 +19,19 @@
 #define CPU_RELAX() atomic_signal_fence(memory_order_seq_cst)
 #endif
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 /* The budget in nanoseconds: TGC_SPIN_US of the process's newest settings. */
 static int64_t spin_budget_ns(void) { return tgc_settings_current()->spin_us * 1000; }
 
 bool tgc_spin_until(bool (*ready)(void *arg), void *arg) {
     int64_t budget = spin_budget_ns();
     if (budget == 0) return ready(arg);
-    int64_t deadline = now_ns() + budget;
+    int64_t deadline = tgc_now_ns() + budget;
     for (;;) {
         for (int i = 0; i < 32; i++) {
             if (ready(arg)) return true;
             CPU_RELAX();
         }
-        if (now_ns() >= deadline) return ready(arg);
+        if (tgc_now_ns() >= deadline) return ready(arg);
         sched_yield(); /* a thread waiting for this core gets it: spinning must not starve the work */
     }
 }

@@ -1,6 +1,8 @@
 /* tgc devices: the devices --devices can name, with their memory. */
 #include "tools/cli.h"
 
+#include "support/parse_size.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -14,18 +16,6 @@ static const char devices_usage[] =
     "total / used / free memory.\n"
     "Under mpirun every rank lists its own and rank 0 prints them all, each named as\n"
     "--devices names it there (/task:1/cpu, docs/distributed.md).\n";
-
-static void human(int64_t bytes, char *out, size_t size) {
-    if (bytes < 0) {
-        snprintf(out, size, "n/a");
-        return;
-    }
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 4) v /= 1024, u++;
-    snprintf(out, size, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-}
 
 static void json_string(const char *s) {
     putchar('"');
@@ -92,9 +82,9 @@ int tgc_cmd_devices(int argc, char **argv) {
            "total", "used", "free");
     for (int i = 0; i < n; i++) {
         char total[32], used[32], free_[32];
-        human(info[i].total_memory, total, sizeof total);
-        human(info[i].used_memory, used, sizeof used);
-        human(info[i].free_memory, free_, sizeof free_);
+        tgc_format_size(info[i].total_memory, total, sizeof total);
+        tgc_format_size(info[i].used_memory, used, sizeof used);
+        tgc_format_size(info[i].free_memory, free_, sizeof free_);
         printf("%-*s %-40.40s %-30.30s %-5s %-6s %5u %11s %11s %11s\n", width, label[i], info[i].description,
                info[i].platform, info[i].type, info[i].isa, info[i].compute_units, total, used, free_);
     }

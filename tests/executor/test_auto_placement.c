@@ -200,6 +200,37 @@ static void test_faster_device_gets_the_work(void) {
     tgc_diags_free(d);
 }
 
+/* One device's forecast as the placement's JSON dump gives it. */
+typedef struct json_forecast {
+    double seconds;
+    long long weights, sent, received;
+} json_forecast;
+
+/* Places g on cpu0,cpu1 under auto with `o` and reads both devices'
+ * forecasts from the JSON dump into fc[0..2). */
+static void forecasts_of(tgc_graph *g, tgc_place_options *o, json_forecast *fc, tgc_diags *d) {
+    tgc_placed *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", o, d, &p), TGC_OK);
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    CU_ASSERT_EQUAL(tgc_placed_dump_json(p, f, d), TGC_OK);
+    fclose(f);
+    for (int i = 0; i < 2; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "\"cpu%d\": {\"seconds\": ", i);
+        const char *at = strstr(json, key);
+        fc[i] = (json_forecast){-1, -1, -1, -1};
+        CU_ASSERT_FATAL(at != NULL);
+        CU_ASSERT_EQUAL(sscanf(strstr(at, "seconds"), "seconds\": %lf", &fc[i].seconds), 1);
+        CU_ASSERT_EQUAL(sscanf(strstr(at, "weights"), "weights\": %lld", &fc[i].weights), 1);
+        CU_ASSERT_EQUAL(sscanf(strstr(at, "sent"), "sent\": %lld, \"received\": %lld", &fc[i].sent,
+                               &fc[i].received), 2);
+    }
+    free(json);
+    tgc_placed_free(p);
+}
+
 /* The placement explains itself: --dump placed's JSON gives each device's
  * forecast. Split over two devices of 82240 bytes, the weights add up to
  * the hand count (8 x 64 x 64 x 4), one [1, 64] float32 tensor (256
@@ -211,31 +242,14 @@ static void test_forecast_in_the_dump(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     tgc_place_options o = {.optimize = TGC_OPTIMIZE_NONE, .placement = TGC_PLACEMENT_AUTO,
                            .threads = "cpu0=1,cpu1=1", .memory_limits = "cpu0=82240,cpu1=82240"};
-    tgc_placed *p = NULL;
-    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", &o, d, &p), TGC_OK);
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    CU_ASSERT_EQUAL(tgc_placed_dump_json(p, f, d), TGC_OK);
-    fclose(f);
-    long long w0 = -1, w1 = -1, s0 = -1, r0 = -1, s1 = -1, r1 = -1;
-    double t0 = 0, t1 = 0;
-    const char *c0 = strstr(text, "\"cpu0\": {\"seconds\": "), *c1 = strstr(text, "\"cpu1\": {\"seconds\": ");
-    CU_ASSERT_FATAL(c0 != NULL && c1 != NULL);
-    CU_ASSERT_EQUAL(sscanf(strstr(c0, "seconds"), "seconds\": %lf", &t0), 1);
-    CU_ASSERT_EQUAL(sscanf(strstr(c1, "seconds"), "seconds\": %lf", &t1), 1);
-    CU_ASSERT_EQUAL(sscanf(strstr(c0, "weights"), "weights\": %lld", &w0), 1);
-    CU_ASSERT_EQUAL(sscanf(strstr(c1, "weights"), "weights\": %lld", &w1), 1);
-    CU_ASSERT_EQUAL(sscanf(strstr(c0, "sent"), "sent\": %lld, \"received\": %lld", &s0, &r0), 2);
-    CU_ASSERT_EQUAL(sscanf(strstr(c1, "sent"), "sent\": %lld, \"received\": %lld", &s1, &r1), 2);
-    CU_ASSERT_EQUAL(w0 + w1, WEIGHT_BYTES);
-    CU_ASSERT(w0 > 0 && w1 > 0);
-    CU_ASSERT_EQUAL(s0 + s1, E * 4);
-    CU_ASSERT_EQUAL(s0, r1);
-    CU_ASSERT_EQUAL(s1, r0);
-    CU_ASSERT(t0 > 0 && t1 > 0);
-    free(text);
-    tgc_placed_free(p);
+    json_forecast fc[2];
+    forecasts_of(g, &o, fc, d);
+    CU_ASSERT_EQUAL(fc[0].weights + fc[1].weights, WEIGHT_BYTES);
+    CU_ASSERT(fc[0].weights > 0 && fc[1].weights > 0);
+    CU_ASSERT_EQUAL(fc[0].sent + fc[1].sent, E * 4);
+    CU_ASSERT_EQUAL(fc[0].sent, fc[1].received);
+    CU_ASSERT_EQUAL(fc[1].sent, fc[0].received);
+    CU_ASSERT(fc[0].seconds > 0 && fc[1].seconds > 0);
     tgc_graph_free(g);
     tgc_diags_free(d);
 }
@@ -260,24 +274,12 @@ static void test_forecast_counts_initializers(void) {
     free(text);
     tgc_place_options o = {.optimize = TGC_OPTIMIZE_NONE, .placement = TGC_PLACEMENT_AUTO,
                            .threads = "cpu0=1,cpu1=1"};
-    tgc_placed *p = NULL;
-    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", &o, d, &p), TGC_OK);
-    char *json = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&json, &len);
-    CU_ASSERT_EQUAL(tgc_placed_dump_json(p, f, d), TGC_OK);
-    fclose(f);
-    long long s0 = -1, r0 = -1, s1 = -1, r1 = -1;
-    const char *c0 = strstr(json, "\"cpu0\": {\"seconds\": "), *c1 = strstr(json, "\"cpu1\": {\"seconds\": ");
-    CU_ASSERT_FATAL(c0 != NULL && c1 != NULL);
-    CU_ASSERT_EQUAL(sscanf(strstr(c0, "sent"), "sent\": %lld, \"received\": %lld", &s0, &r0), 2);
-    CU_ASSERT_EQUAL(sscanf(strstr(c1, "sent"), "sent\": %lld, \"received\": %lld", &s1, &r1), 2);
-    CU_ASSERT_EQUAL(s0, E * 4 + E * E * 4);
-    CU_ASSERT_EQUAL(r1, E * 4 + E * E * 4);
-    CU_ASSERT_EQUAL(s1, 0);
-    CU_ASSERT_EQUAL(r0, 0);
-    free(json);
-    tgc_placed_free(p);
+    json_forecast fc[2];
+    forecasts_of(g, &o, fc, d);
+    CU_ASSERT_EQUAL(fc[0].sent, E * 4 + E * E * 4);
+    CU_ASSERT_EQUAL(fc[1].received, E * 4 + E * E * 4);
+    CU_ASSERT_EQUAL(fc[1].sent, 0);
+    CU_ASSERT_EQUAL(fc[0].received, 0);
     tgc_graph_free(g);
     tgc_diags_free(d);
 }
