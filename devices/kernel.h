@@ -116,6 +116,9 @@ typedef struct tgc_kernel_footprint {
      * (im2col columns, Winograd's transformed tiles), for a pool of
      * `width` threads. */
     int64_t workspace_bytes;
+    /* Constant inputs (bit i: input i) the cache stands in for once built
+     * (tgc_kernel_cache_replaces): the kernel will not read them again. */
+    uint32_t replaces_inputs;
 } tgc_kernel_footprint;
 
 /* The footprint of the way the kernel will run c->node, from the same

@@ -9,6 +9,7 @@ void tgc_kernel_cache_init(tgc_kernel_cache *k) {
     atomic_init(&k->data, NULL);
     k->bytes = 0;
     k->release = NULL;
+    atomic_init(&k->replaces, 0);
 }
 
 void tgc_kernel_cache_clear(tgc_kernel_cache *k) {
@@ -39,6 +40,10 @@ const void *tgc_kernel_cache_get_owning(tgc_kernel_ctx *c, uint32_t const_inputs
     }
     pthread_mutex_unlock(&k->lock);
     return data;
+}
+
+void tgc_kernel_cache_replaces(tgc_kernel_ctx *c, uint32_t inputs) {
+    if (c->cache != NULL) atomic_fetch_or(&c->cache->replaces, inputs & c->const_inputs);
 }
 
 size_t tgc_kernel_cache_bytes(const tgc_kernel_cache *caches, int64_t count) {

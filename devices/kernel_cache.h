@@ -27,6 +27,10 @@ typedef struct tgc_kernel_cache {
     _Atomic(void *) data;     /* the block, NULL until built */
     size_t bytes;
     tgc_kernel_cache_release release; /* NULL: tgc_free */
+    /* Inputs (bit i: input i) the block stands in for: a kernel that set
+     * them never reads them again on runs of the same shapes
+     * (tgc_kernel_cache_replaces). */
+    _Atomic uint32_t replaces;
 } tgc_kernel_cache;
 
 void tgc_kernel_cache_init(tgc_kernel_cache *k);
@@ -51,6 +55,14 @@ const void *tgc_kernel_cache_get(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_k
  * weights and primitives). */
 const void *tgc_kernel_cache_get_owning(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build,
                                         tgc_kernel_cache_release release, void *arg);
+
+/* Says that c's node's cached block stands in for its constant inputs
+ * `inputs` (bit i: input i): on every later run with the same input
+ * shapes the kernel reads the block, never those inputs, so the session
+ * may let the original weights go (executor/prepack.c). Called by a
+ * kernel after tgc_kernel_cache_get gave it a block it computes with; a
+ * no-op without a cache. Bits outside c->const_inputs are ignored. */
+void tgc_kernel_cache_replaces(tgc_kernel_ctx *c, uint32_t inputs);
 
 /* Bytes held by the caches of `count` nodes (for memory reports). */
 size_t tgc_kernel_cache_bytes(const tgc_kernel_cache *caches, int64_t count);

@@ -54,7 +54,7 @@ const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int
 }
 
 tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const tgc_graph *g, int32_t id, int width) {
-    tgc_kernel_footprint f = {0, 0};
+    tgc_kernel_footprint f = {0};
     if (def == NULL || def->footprint == NULL || id < 0 || id >= g->n_nodes) return f;
     tgc_value in[TGC_KERNEL_MASK_BITS], out[TGC_KERNEL_MASK_BITS];
     uint32_t const_inputs;

@@ -9,6 +9,7 @@
 #include "support/alloc.h"
 #include "support/checked.h"
 #include "support/diag.h"
+#include "support/settings.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -296,6 +297,7 @@ typedef struct slot_info {
     int32_t first, last;
     int space;
     bool output;      /* a graph output fetched here: lives to the end */
+    int32_t uses;     /* the inputs that read it */
     bool shared_send; /* a _Send's receiver shares its buffer (host to host) */
     int32_t from;     /* the slot whose buffer this one takes over (forwarding), -1 */
     int32_t tensor;   /* index in its space's tensors, -1 */
@@ -441,6 +443,7 @@ static void read_slots(part_ctx *c, tgc_memory_space *dev, tgc_memory_space *hos
         for (int i = 0; i < n->n_inputs; i++) {
             if (n->inputs[i].node < 0) continue;
             slot_info *sl = &c->slots[c->base[n->inputs[i].node] + n->inputs[i].port];
+            sl->uses++;
             if (id > sl->last) sl->last = id;
             sl->shared_send |= shared;
         }
@@ -518,12 +521,41 @@ static tgc_status read_footprints(part_ctx *c, tgc_memory_space *dev) {
         tgc_kernel_ctx kc = {.node = n, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                              .n_outputs = n->n_outputs, .error = error, .error_size = sizeof error,
                              .const_inputs = consts, .def = k};
-        tgc_kernel_footprint f = {0, 0};
+        tgc_kernel_footprint f = {0};
         k->footprint(&kc, dev->threads, &f);
         if (!tgc_checked_add_i64(dev->caches_bytes, f.cache_bytes, &dev->caches_bytes)) c->overflow = true;
         dev->workspaces[id] = f.workspace_bytes;
     }
     qsort(dev->workspaces, (size_t)pg->n_nodes, sizeof *dev->workspaces, cmp_desc);
+    return TGC_OK;
+}
+
+/* Initializers every reader of which holds them in its own layout, as
+ * the session will (executor/prepack.c, the same footprints over the
+ * graph's static shapes): counted once, as kernel caches, not as weights. */
+static tgc_status drop_replaced(part_ctx *c, tgc_memory_space *dev) {
+    const tgc_graph *pg = c->pg;
+    if (!tgc_kind_host_memory(c->kind) || tgc_settings_current()->no_prepack) return TGC_OK;
+    int32_t *covered = tgc_calloc((size_t)pg->n_nodes + 1, sizeof *covered);
+    if (covered == NULL) return TGC_ERR_NOMEM;
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        const tgc_node *n = &pg->nodes[id];
+        uint32_t replaces = tgc_kernel_node_footprint(c->kernel[id], pg, id, dev->threads).replaces_inputs;
+        for (int i = 0; replaces != 0 && i < n->n_inputs && i < 32; i++) {
+            int32_t from = n->inputs[i].node;
+            if (from >= 0 && (replaces & (1u << i)) && pg->nodes[from].kind == TGC_NODE_CONST) covered[from]++;
+        }
+    }
+    for (int32_t id = 0; id < pg->n_nodes; id++) {
+        const tgc_const *k = pg->nodes[id].kind == TGC_NODE_CONST ? pg->nodes[id].data : NULL;
+        const slot_info *sl = &c->slots[c->base[id]];
+        if (k == NULL || c->const_host[id] || k->nbytes == 0 || k->dtype == TGC_STRING || sl->output ||
+            covered[id] == 0 || covered[id] != sl->uses)
+            continue;
+        dev->weights_bytes -= (int64_t)k->nbytes;
+        dev->replaced_bytes += (int64_t)k->nbytes;
+    }
+    tgc_free(covered);
     return TGC_OK;
 }
 
@@ -606,6 +638,7 @@ static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int pa
         find_forwarding(&c);
         s = read_footprints(&c, dev);
     }
+    if (s == TGC_OK) s = drop_replaced(&c, dev);
     if (s == TGC_OK) s = fill_spaces(&c, dev, host);
     part_ctx_release(&c);
     return s;

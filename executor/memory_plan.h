@@ -117,6 +117,7 @@ typedef struct tgc_memory_space {
     int32_t n_steps;
     int64_t weights_bytes; /* initializers resident here (not in the arena) */
     int32_t n_weights;
+    int64_t replaced_bytes; /* initializers held only in their readers' layouts (in caches_bytes, not above) */
     int64_t feeds_bytes;   /* feeds read in place (the caller's buffers; not in the arena) */
     tgc_memory_tensor *tensors;
     int32_t n_tensors;

@@ -425,8 +425,10 @@ static int64_t plans_weights_on(const tgc_plan *plans, int n, const tgc_device *
     for (int p = 0; plans != NULL && p < n; p++) {
         const tgc_plan *pl = &plans[p];
         if (pl->remote) continue;
-        for (int32_t v = 0; pl->weights != NULL && v < pl->n_values; v++)
-            if (pl->weights[v].buf != NULL && pl->weights[v].buf->device == d) bytes += (int64_t)pl->weights[v].buf->nbytes;
+        for (int32_t v = 0; pl->weights != NULL && v < pl->n_values; v++) {
+            const tgc_buffer *b = pl->weights[v].buf; /* a replaced weight's guard is not held */
+            if (b != NULL && b->device == d && !(b->borrowed && !b->borrow_counted)) bytes += (int64_t)b->nbytes;
+        }
         for (int32_t id = 0; pl->control != NULL && id < pl->g->n_nodes; id++)
             for (int b = 0; b < pl->control[id].n_bodies; b++)
                 bytes += plans_weights_on(pl->control[id].bodies[b].plans, pl->control[id].bodies[b].compiled.parts.n_parts, d);
@@ -538,9 +540,12 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
         fprintf(out, "  %-22s %12s  (%s)\n", "predicted peak", "-",
                 mp != NULL ? "no node runs here" : "no static plan: out of host memory");
     size_t cached = 0;
+    int64_t replaced = 0;
     for (int p = 0; p < s->compiled.parts.n_parts; p++)
-        if (!s->plans[p].remote && s->devices[s->compiled.parts.parts[p].device] == d)
+        if (!s->plans[p].remote && s->devices[s->compiled.parts.parts[p].device] == d) {
             cached += tgc_kernel_cache_bytes(s->plans[p].caches, (int64_t)s->plans[p].g->n_nodes + 1);
+            replaced += s->plans[p].replaced_bytes;
+        }
     if (sp != NULL) { /* the hard limit's figures (memory_plan_check.c) beside what the runs held */
         tgc_memory_need nd = need_of(mp, sp);
         fprintf(out,
@@ -565,6 +570,9 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     if (cached > 0)
         fprintf(out, "  %-22s %12zu  (host memory: weights in a kernel's own layout, kept across runs)\n",
                 "kernel caches", cached);
+    if (replaced > 0)
+        fprintf(out, "  %-22s %12" PRId64 "  (weights held only in a kernel's layout: the originals let go)\n",
+                "weights replaced", replaced);
     if (s->watch == NULL) return;
     report_time(s, i, out);
     tgc_memory_gauge *gg = &s->watch->gauges[i];

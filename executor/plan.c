@@ -125,10 +125,13 @@ static tgc_status load_weights(tgc_plan *p, tgc_diags *diags) {
         v->rank = c->shape.rank;
         for (int i = 0; i < v->rank; i++) v->dims[i] = c->shape.dims[i].v;
         /* In host memory the graph's copy serves (it outlives the session):
-         * borrowed, not copied. Strings get their own slots. */
+         * borrowed, not copied; uncounted while a kernel's layout may
+         * replace it (tgc_plan_prepack settles it). Strings get their own
+         * slots. */
         bool borrow = tgc_device_host_memory(d) && c->dtype != TGC_STRING && c->nbytes > 0;
-        tgc_status s = borrow ? tgc_buffer_borrow_host(d, c->data, c->nbytes, &v->buf)
-                              : tgc_buffer_alloc_typed(d, c->dtype, c->nbytes, &v->buf);
+        tgc_status s = p->replaced[id] ? tgc_buffer_wrap_host(d, c->data, c->nbytes, NULL, NULL, &v->buf)
+                       : borrow        ? tgc_buffer_borrow_host(d, c->data, c->nbytes, &v->buf)
+                                       : tgc_buffer_alloc_typed(d, c->dtype, c->nbytes, &v->buf);
         if (s != TGC_OK) {
             char what[512];
             return tgc_diag_add(diags, TGC_SEV_ERROR, g->path, n->pos, "out-of-memory", "initializer '%s' on %s: %s",
@@ -260,13 +263,14 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     p->fused_act = tgc_calloc(nn, sizeof *p->fused_act);
     p->absorbed = tgc_calloc(nn, sizeof *p->absorbed);
     p->static_shapes = tgc_calloc(nn, sizeof *p->static_shapes);
+    p->replaced = tgc_calloc(nn, sizeof *p->replaced);
     p->control = tgc_calloc(nn, sizeof *p->control);
     p->impl = tgc_calloc(nn, sizeof *p->impl);
     for (size_t i = 0; p->caches != NULL && i < nn; i++) tgc_kernel_cache_init(&p->caches[i]);
     for (size_t i = 0; p->fused_act != NULL && i < nn; i++) p->fused_act[i].row = -1;
     if (!p->role || !p->kernel || !p->on_host || !p->value_base || !p->pending || !p->feed_index || !p->caches ||
         !p->const_inputs || !p->fused_act || !p->absorbed || !p->static_shapes || !p->control ||
-        !p->impl)
+        !p->impl || !p->replaced)
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
@@ -276,7 +280,9 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     map_feeds(p, parts, source, part);
     st = count_edges(p, parts, part);
     if (st == TGC_OK && !s->settings->no_fusion) tgc_plan_fuse_activations(p);
+    if (st == TGC_OK && !s->settings->no_prepack) tgc_plan_find_replaceable(p);
     if (st == TGC_OK) st = load_weights(p, diags);
+    if (st == TGC_OK) st = tgc_plan_prepack(p, diags);
     if (st == TGC_OK) st = plan_control(s, p, diags);
     return st;
 }
@@ -301,6 +307,7 @@ void tgc_plan_release(tgc_plan *p) {
     tgc_free(p->fused_act);
     tgc_free(p->absorbed);
     tgc_free(p->static_shapes);
+    tgc_free(p->replaced);
     tgc_free((void *)p->impl);
     for (int32_t i = 0; p->control != NULL && p->g != NULL && i < p->g->n_nodes; i++) {
         for (int b = 0; b < p->control[i].n_bodies; b++) body_plan_release(&p->control[i].bodies[b]);

@@ -139,6 +139,8 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
         tgc_status agreed = tgc_session_dist_agree(s, devices, st == TGC_OK, diags);
         if (st == TGC_OK) st = agreed;
     }
+    /* The caller's leave makes g's data the session's to free (g is const to every other reader). */
+    if (st == TGC_OK) tgc_session_release_replaced(s, opts != NULL && opts->release_weights ? (tgc_graph *)g : NULL);
     if (st == TGC_OK) choose_blas_threads((int)s->settings->blas_threads);
     if (st == TGC_OK) st = name_outputs(s);
     if (st != TGC_OK) {

@@ -103,7 +103,12 @@ struct tgc_plan {
     bool *absorbed;           /* node id -> an activation absorbed by its producer: takes the buffer, runs nothing */
     _Atomic(const char *) *impl; /* node id -> how its kernel last ran (tgc_kernel_ctx.impl), NULL: not said */
     bool *static_shapes;      /* node id -> every input and output shape concrete at compile time: outputs
-                               * take the graph's shapes, no runtime inference (tgc_plan_static_shapes) */
+                               * take the graph's shapes, no runtime inference */
+    /* node id -> an initializer every reader of which holds it in its own
+     * layout (executor/prepack.c): weights[] keeps only a guard of its
+     * size that faults on any read; the device does not count it. */
+    bool *replaced;
+    int64_t replaced_bytes; /* their bytes: held once, as kernel caches */
     tgc_control_plan *control; /* node id -> its subgraphs' plans (TGC_ROLE_CONTROL) */
     int32_t n_feeds;           /* feeds of the graph this partition comes from (feed_index's range) */
     /* A partition of a device in another process (docs/distributed.md):
@@ -187,5 +192,32 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *out, tgc_diags *di
 tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, const tgc_graph *source, int part,
                               tgc_plan *out, tgc_diags *diags);
 void tgc_plan_release(tgc_plan *p);
+
+/* Weights held once (executor/prepack.c). */
+
+/* Marks p->replaced for each initializer of p, on a device in host
+ * memory, whose every reader is a kernel node with static shapes whose
+ * footprint says its cache stands in for it (tgc_kernel_footprint
+ * .replaces_inputs): a candidate, loaded uncounted until
+ * tgc_plan_prepack settles it. Needs roles, kernels, use counts. */
+void tgc_plan_find_replaceable(tgc_plan *p);
+
+/* Builds the caches of the candidates' readers now, each run once on
+ * zeros in the graph's shapes (buffers the device does not count), then
+ * settles each candidate: when every reader's cache replaced it
+ * (tgc_kernel_cache_replaces), its weights[] slot becomes a guard and it
+ * stays marked; otherwise it is unmarked and borrowed counted as any
+ * weight. TGC_ERR_NOMEM ("out-of-memory" naming the initializer) when the
+ * device cannot hold a weight that stays. The pattern of ONNX Runtime's
+ * session state (PrepackConstantInitializedTensors: a kernel's PrePack
+ * says is_packed, and an initializer all of whose readers packed it is
+ * released). */
+tgc_status tgc_plan_prepack(tgc_plan *p, tgc_diags *diags);
+
+/* Frees the data of the initializers that every plan of s (control
+ * bodies included) replaced, in the optimized graph and, when
+ * `source` is not NULL (the caller gave leave: release_weights), in the
+ * caller's graph: data NULL, `released` set. */
+void tgc_session_release_replaced(tgc_session *s, tgc_graph *source);
 
 #endif

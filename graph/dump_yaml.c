@@ -498,6 +498,7 @@ tgc_status tgc_graph_dump_yaml_devices(const tgc_graph *g, FILE *out, const char
 static tgc_status dump_with(dumper *dp, FILE *out) {
     dumper d = *dp;
     tgc_diags *diags = d.diags;
+    if (tgc_graph_check_whole(d.g, diags) != TGC_OK) return TGC_ERR_INVALID;
     if (!yaml_emitter_initialize(&d.em)) return TGC_ERR_NOMEM;
     yaml_emitter_set_output(&d.em, write_handler, out);
     yaml_emitter_set_width(&d.em, 120);

@@ -2,6 +2,7 @@
 #include "graph/graph.h"
 
 #include "support/alloc.h"
+#include "support/diag.h"
 #include "support/string_slots.h"
 
 #include <inttypes.h>
@@ -167,6 +168,19 @@ tgc_status tgc_graph_add_node(tgc_graph *g, const char *name, tgc_node_kind kind
 }
 
 int32_t tgc_graph_find(const tgc_graph *g, const char *name) { return tgc_strmap_get(&g->names, name); }
+
+tgc_status tgc_graph_check_whole(const tgc_graph *g, tgc_diags *diags) {
+    for (int32_t id = 0; g != NULL && id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        if (n->kind != TGC_NODE_CONST || n->data == NULL || !n->data->released) continue;
+        return diags != NULL ? tgc_diag_error(diags, g->path, n->pos, "weights-released",
+                                              "initializer '%s' was let go by a session that holds it only in a "
+                                              "kernel's layout (release_weights): load the model again to use it",
+                                              n->name)
+                             : TGC_ERR_INVALID;
+    }
+    return TGC_OK;
+}
 
 tgc_graph *tgc_graph_root(const tgc_graph *g) {
     while (g->parent != NULL) g = g->parent;

@@ -83,6 +83,10 @@ typedef struct tgc_const {
      * `file` is set: a dump with a destination folder writes it there, at
      * `file`; a dump without one writes the values inline. */
     bool unsaved;
+    /* data was freed (NULL although nbytes > 0): a session that holds the
+     * values only in its kernels' own layouts let the original go
+     * (tgc_session_options.release_weights). dtype and shape stay. */
+    bool released;
 } tgc_const;
 
 typedef enum tgc_attr_type {
@@ -246,6 +250,12 @@ tgc_graph *tgc_graph_root(const tgc_graph *g);
 
 /* Returns the id of the node named `name`, or -1. */
 int32_t tgc_graph_find(const tgc_graph *g, const char *name);
+
+/* TGC_OK when every initializer of g still has its data; else
+ * TGC_ERR_INVALID with an error (rule "weights-released") at the first
+ * one a session let go (tgc_const.released): g can no longer be compiled,
+ * optimized or written out, only freed. diags may be NULL. */
+tgc_status tgc_graph_check_whole(const tgc_graph *g, tgc_diags *diags);
 
 /* Returns the index of symbol `name`, interning it if new (fresh marks a
  * symbol made by inference). -1 if out of memory. */

@@ -461,6 +461,16 @@ typedef struct tgc_session_options {
      * throughput (max_inflight K > 1). Node times are measured on the
      * devices once and cached on disk (docs/placement.md). */
     tgc_placement_mode placement;
+    /* Nonzero: the caller gives the session leave to free the data of g's
+     * initializers that it holds only in its kernels' own layouts (a
+     * weight packed for oneDNN's GEMM, Winograd-transformed filters; the
+     * layouts are built while the session is made): each such constant of
+     * g keeps its dtype and shape, its data becomes NULL and its
+     * `released` is set, so that the process holds the weight once. g is
+     * then read for its structure only (not given to another session) and
+     * freed by the caller after the session. Zero: g is left as it was;
+     * the devices' figures count such a weight once either way. */
+    int release_weights;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on

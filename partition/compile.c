@@ -80,6 +80,7 @@ tgc_status tgc_compile(const tgc_graph *g, const char *devices, const tgc_compil
     int n = 0;
     memset(out, 0, sizeof *out);
     out->g = g;
+    if (tgc_graph_check_whole(g, diags) != TGC_OK) return TGC_ERR_INVALID;
     tgc_status s = tgc_placer_parse_devices(devices != NULL ? devices : tgc_default_device_list(), list,
                                             TGC_PLACER_MAX_DEVICES, &n, diags);
     return s == TGC_OK ? tgc_compile_on(g, list, n, opts, diags, out) : s;

@@ -77,6 +77,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
     *out = NULL;
     if (report != NULL) report->n_passes = 0;
     if (level == TGC_OPTIMIZE_DEFAULT) level = TGC_OPTIMIZE_ALL;
+    if (tgc_graph_check_whole(g, diags) != TGC_OK) return TGC_ERR_INVALID;
     tgc_graph *cur = tgc_graph_copy(g);
     if (cur == NULL) return TGC_ERR_NOMEM;
     uint32_t kinds = tgc_pass_device_kinds(devices);

@@ -56,6 +56,7 @@ typedef struct au_ctx {
     double *cut;        /* [0..n]: bytes crossing the boundary before position i */
     double *live;       /* [0..n): bytes live at position i's step (an estimate) */
     double *weights;    /* [0..n): bytes of initializers position i reads first */
+    int32_t *readers;   /* node id -> inputs reading it, graph outputs too */
     int64_t pinned_bytes[TGC_PLACER_MAX_DEVICES]; /* weights and caches of pinned nodes, per device */
     /* Blocks of `per` positions. */
     int32_t per, n_blocks;
@@ -76,6 +77,7 @@ static void au_free(au_ctx *x) {
     tgc_free(x->cut);
     tgc_free(x->live);
     tgc_free(x->weights);
+    tgc_free(x->readers);
     tgc_free(x->bcost);
     tgc_free(x->bmem);
     tgc_free(x->bwork);
@@ -115,8 +117,10 @@ static tgc_status read_graph(au_ctx *x) {
     x->cut = tgc_calloc(n1 + 1, sizeof *x->cut);
     x->live = tgc_calloc(n1, sizeof *x->live);
     x->weights = tgc_calloc(n1, sizeof *x->weights);
+    x->readers = tgc_calloc((size_t)nn + 1, sizeof *x->readers);
     int32_t *first = tgc_malloc(((size_t)nn + 1) * 2 * sizeof *first);
-    if (x->free == NULL || x->cut == NULL || x->live == NULL || x->weights == NULL || first == NULL) {
+    if (x->free == NULL || x->cut == NULL || x->live == NULL || x->weights == NULL || x->readers == NULL ||
+        first == NULL) {
         tgc_free(first);
         return TGC_ERR_NOMEM;
     }
@@ -128,10 +132,13 @@ static tgc_status read_graph(au_ctx *x) {
         for (int k = 0; k < n->n_inputs; k++) {
             int32_t p = n->inputs[k].node;
             if (p < 0) continue;
+            x->readers[p]++;
             if (i < first[p]) first[p] = i;
             if (i > lastp[p]) lastp[p] = i;
         }
     }
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i].node >= 0) x->readers[g->outputs[i].node]++;
     for (int32_t id = 0; id < nn; id++) {
         const tgc_node *n = &g->nodes[id];
         double bytes = 0;
@@ -155,6 +162,22 @@ static tgc_status read_graph(au_ctx *x) {
     return TGC_OK;
 }
 
+/* What position i holds on device d across steps: the initializers it
+ * reads first and its kernel's cache, less the initializers that cache
+ * stands in for where it is their only reader (held once: the session
+ * lets the original go, executor/prepack.c). */
+static double held_bytes(const au_ctx *x, int32_t i, const tgc_kernel_footprint *f) {
+    const tgc_graph *g = x->c->g;
+    const tgc_node *n = &g->nodes[x->ops[i]];
+    double bytes = x->weights[i] + (double)f->cache_bytes;
+    for (int k = 0; f->replaces_inputs != 0 && k < n->n_inputs && k < 32; k++) {
+        int32_t p = n->inputs[k].node;
+        if (p >= 0 && (f->replaces_inputs & (1u << k)) && g->nodes[p].kind == TGC_NODE_CONST && x->readers[p] == 1)
+            bytes -= (double)g->nodes[p].data->nbytes;
+    }
+    return bytes;
+}
+
 /* Which positions auto decides: op groups of one node that rule 5 gave
  * the default device with more than one device allowed. The others'
  * weights and kernel caches are taken off their device's capacity. */
@@ -168,7 +191,7 @@ static void mark_free(au_ctx *x) {
         int d = c->device[r];
         if (d < 0) continue;
         tgc_kernel_footprint f = tgc_kernel_node_footprint(kernel_on(c, id, d), c->g, id, x->a->width[d]);
-        x->pinned_bytes[d] += (int64_t)x->weights[i] + f.cache_bytes;
+        x->pinned_bytes[d] += (int64_t)held_bytes(x, i, &f);
     }
 }
 
@@ -197,7 +220,7 @@ static tgc_status fill_blocks(au_ctx *x) {
             }
             *cost += tgc_cost_node(x->a->cost, c->g, id, d, NULL);
             tgc_kernel_footprint f = tgc_kernel_node_footprint(kernel_on(c, id, d), c->g, id, x->a->width[d]);
-            x->bmem[(size_t)b * D + d] += x->weights[i] + (double)f.cache_bytes;
+            x->bmem[(size_t)b * D + d] += held_bytes(x, i, &f);
             double *work = &x->bwork[(size_t)b * D + d];
             if ((double)f.workspace_bytes > *work) *work = (double)f.workspace_bytes;
         }
@@ -336,7 +359,7 @@ static tgc_status forecast(au_ctx *x) {
         f[d].seconds += tgc_cost_node(x->a->cost, g, id, d, &measured);
         f[d].measured &= measured;
         tgc_kernel_footprint fp = tgc_kernel_node_footprint(kernel_on(c, id, d), g, id, x->a->width[d]);
-        f[d].weights += (int64_t)x->weights[i];
+        f[d].weights += (int64_t)held_bytes(x, i, &fp) - fp.cache_bytes; /* those not replaced */
         f[d].caches += fp.cache_bytes;
         if (fp.workspace_bytes > f[d].workspace) f[d].workspace = fp.workspace_bytes;
         if ((int64_t)x->live[i] > f[d].live) f[d].live = (int64_t)x->live[i];

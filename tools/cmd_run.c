@@ -519,7 +519,7 @@ static int stream_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
                                 .optimize = a->optimize, .max_iterations = a->max_iterations,
-                                .max_inflight = inflight, .placement = a->placement};
+                                .max_inflight = inflight, .placement = a->placement, .release_weights = 1};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     int n_out = tgc_session_output_count(s);
@@ -579,7 +579,8 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
                                 .optimize = a->optimize, .max_iterations = a->max_iterations,
-                                .peer_timeout_s = a->peer_timeout, .placement = a->placement};
+                                .peer_timeout_s = a->peer_timeout, .placement = a->placement,
+                                .release_weights = 1};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     /* Under mpirun, rank 0 reads the feeds and reports; the others run their partitions. */
     bool reporter = tgc_distributed_rank() == 0;

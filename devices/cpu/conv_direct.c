@@ -411,6 +411,7 @@ static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
     if (!tgc_checked_mul_i64(d->blocks * d->lanes * d->mout, taps + 1, &wt_floats)) return false;
     uint32_t consts = 1u << 1 | (d->bias != NULL ? 1u << 2 : 0u);
     d->wt = tgc_kernel_cache_get(c, consts, build_weights, d);
+    if (d->wt != NULL) tgc_kernel_cache_replaces(c, consts); /* the lanes read W and B from the cache only */
     if (d->wt == NULL && (d->wt = d->wt_owned = transpose_weights(d, wt_floats)) == NULL) return false;
     d->bt = d->wt + d->blocks * d->mout * taps * d->lanes;
     return true;
@@ -432,7 +433,7 @@ void tgc_cpu_conv_direct_footprint(const tgc_conv_geometry *g, uint32_t const_in
     if (!by_lanes || (const_inputs & consts) != consts) return;
     int64_t lanes = d.isa->lanes, blocks = (d.channels + lanes - 1) / lanes, floats;
     if (tgc_checked_mul_i64(blocks * lanes * d.mout, d.kh * d.kw + 1, &floats)) /* as plan_lanes sizes it */
-        out->cache_bytes = floats * (int64_t)sizeof(float);
+        out->cache_bytes = floats * (int64_t)sizeof(float), out->replaces_inputs = consts;
 }
 
 tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,

@@ -224,6 +224,7 @@ void tgc_cpu_conv_winograd_footprint(const tgc_conv_geometry *g, bool w_const, i
     int64_t slot_floats = in_floats > out_floats ? in_floats : out_floats;
     int64_t u = xis * spread_stride(m * ch) * (int64_t)sizeof(float); /* as tgc_cpu_conv_winograd sizes them */
     out->cache_bytes = w_const ? u : 0;
+    out->replaces_inputs = w_const ? 1u << 1 : 0u;
     out->workspace_bytes = (w_const ? 0 : u) +
                            (xis * (spread_stride(ch * tiles) + spread_stride(m * tiles)) + width * slot_floats) *
                                (int64_t)sizeof(float) +
@@ -265,6 +266,7 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
     int64_t pieces;
     if (cached != NULL) {
         wg.u = cached;
+        tgc_kernel_cache_replaces(c, 1u << 1); /* W is read only to build the cache */
     } else { /* no cache (a kernel run alone, or computed filters): transform them now */
         wg.u = wg.u_out = scratch;
         pieces = pieces_of(m, ch * xis, &wg.rows_per_piece);

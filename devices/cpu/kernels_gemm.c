@@ -275,7 +275,9 @@ static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape
     if (!packing_pays(c, s)) return NULL;
     packed_args args = {.shape = s, .b = b};
     const packed_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_packed, release_packed, &args);
-    return blk != NULL && blk->g != NULL && tgc_packed_gemm_matches(blk->g, s) ? blk->g : NULL;
+    if (blk == NULL || blk->g == NULL || !tgc_packed_gemm_matches(blk->g, s)) return NULL;
+    tgc_kernel_cache_replaces(c, 1u << 1); /* the packed copy serves every run of these sizes */
+    return blk->g;
 }
 
 /* ---- MatMul --------------------------------------------------------------- */
@@ -334,7 +336,7 @@ void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     tgc_matmul_geometry g;
     tgc_gemm_shape s;
     if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
-    if (matmul_one_gemm(&g, &s) && packing_pays(c, &s)) out->cache_bytes = packed_bound(&s);
+    if (matmul_one_gemm(&g, &s) && packing_pays(c, &s)) out->cache_bytes = packed_bound(&s), out->replaces_inputs = 1u << 1;
 }
 
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
@@ -400,7 +402,7 @@ void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
     tgc_gemm_geometry g;
     if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0) return;
     tgc_gemm_shape s = gemm_shape(c, &g);
-    if (!g.ta && g.k > 0 && packing_pays(c, &s)) out->cache_bytes = packed_bound(&s);
+    if (!g.ta && g.k > 0 && packing_pays(c, &s)) out->cache_bytes = packed_bound(&s), out->replaces_inputs = 1u << 1;
 }
 
 const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c) {

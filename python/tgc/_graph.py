@@ -253,7 +253,11 @@ class Session:
     Parameters
     ----------
     model : str, os.PathLike or Graph
-        A tgc/1 YAML file, an ONNX model, or a loaded Graph.
+        A tgc/1 YAML file, an ONNX model, or a loaded Graph. A model given
+        by its path is the session's alone: a weight a kernel keeps in its
+        own layout (packed for oneDNN, Winograd-transformed) is then held
+        once, its original let go, and ``Session.graph`` can no longer be
+        placed or written out. A Graph given is left whole.
     devices : str
         Comma-separated ("cpu", "cpu,gpu0", "cpu0,cpu1"), or "auto": the GPU
         with the most free memory, else the cpu (tgc.devices()).
@@ -291,11 +295,14 @@ class Session:
     def __init__(self, model, devices="cpu", memory_limit=None, threads=None, soft_placement=False, optimize=2,
                  memory_report=False, max_inflight=0, placement="rules"):
         self._h = None
-        self.graph = model if isinstance(model, Graph) else load(model)
+        # A graph loaded here is the session's alone: it may let go of the
+        # weights its kernels hold in their own layouts (held once).
+        own = not isinstance(model, Graph)
+        self.graph = load(model) if own else model
         self.devices = _memory.auto_device() if devices == "auto" else devices
         opts = SessionOptions(1 if soft_placement else 0, threads.encode() if threads else None,
                               memory_limit.encode() if memory_limit else None, 1 if memory_report else 0,
-                              _level(optimize), 0, int(max_inflight), 0.0, _placement(placement))
+                              _level(optimize), 0, int(max_inflight), 0.0, _placement(placement), 1 if own else 0)
         out = ctypes.c_void_p()
         st = lib.tgc_session_create(self.graph._h, self.devices.encode(), ctypes.byref(opts), diags(),
                                     ctypes.byref(out))

@@ -104,7 +104,8 @@ class EagerOptions(ctypes.Structure):
 class SessionOptions(ctypes.Structure):
     _fields_ = [("soft_placement", c_int), ("threads", c_char_p), ("memory_limits", c_char_p),
                 ("memory_report", c_int), ("optimize", c_int), ("max_iterations", c_int64),
-                ("max_inflight", c_int), ("peer_timeout_s", ctypes.c_double), ("placement", c_int)]
+                ("max_inflight", c_int), ("peer_timeout_s", ctypes.c_double), ("placement", c_int),
+                ("release_weights", c_int)]
 
 
 class PlaceOptions(ctypes.Structure):
