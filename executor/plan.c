@@ -282,7 +282,7 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     if (st == TGC_OK && !s->settings->no_fusion) tgc_plan_fuse_activations(p);
     if (st == TGC_OK && !s->settings->no_prepack) tgc_plan_find_replaceable(p);
     if (st == TGC_OK) st = load_weights(p, diags);
-    if (st == TGC_OK) st = tgc_plan_prepack(p, diags);
+    if (st == TGC_OK) st = tgc_plan_prepack(p, s->owners, diags);
     if (st == TGC_OK) st = plan_control(s, p, diags);
     return st;
 }

@@ -105,6 +105,79 @@ static tgc_status run_reader(tgc_plan *p, int32_t id) {
     return s;
 }
 
+/* An initializer's data, the constant that owns it, and how many
+ * partitions' constants borrow it and have not yet let it go. */
+typedef struct weight_owner {
+    const void *data;
+    tgc_const *owner;
+    int32_t holders;
+} weight_owner;
+
+struct tgc_weight_owners {
+    weight_owner *list; /* sorted by data */
+    size_t count;
+};
+
+static int by_data(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)((const weight_owner *)a)->data, y = (uintptr_t)((const weight_owner *)b)->data;
+    return (x > y) - (x < y);
+}
+
+/* Appends (list NULL: counts) g's top-level constants that own their data. */
+static void list_owners(tgc_graph *g, weight_owner *list, size_t *count) {
+    for (int32_t id = 0; g != NULL && id < g->n_nodes; id++) {
+        tgc_const *c = g->nodes[id].kind == TGC_NODE_CONST ? g->nodes[id].data : NULL;
+        if (c == NULL || c->borrowed || c->nbytes == 0 || c->dtype == TGC_STRING) continue;
+        if (list != NULL) list[*count] = (weight_owner){c->data, c, 0};
+        (*count)++;
+    }
+}
+
+static weight_owner *find_owner(const tgc_weight_owners *o, const void *data) {
+    weight_owner key = {.data = data};
+    return o != NULL ? bsearch(&key, o->list, o->count, sizeof key, by_data) : NULL;
+}
+
+tgc_status tgc_weight_owners_make(tgc_session *s, tgc_graph *source, tgc_weight_owners **out) {
+    *out = NULL;
+    tgc_weight_owners *o = tgc_calloc(1, sizeof *o);
+    size_t count = 0;
+    list_owners(s->compiled.optimized, NULL, &count);
+    list_owners(source, NULL, &count);
+    if (o == NULL || (o->list = tgc_malloc((count + 1) * sizeof *o->list)) == NULL) {
+        tgc_free(o);
+        return TGC_ERR_NOMEM;
+    }
+    list_owners(s->compiled.optimized, o->list, &o->count);
+    list_owners(source, o->list, &o->count);
+    qsort(o->list, o->count, sizeof *o->list, by_data);
+    const tgc_partitioning *parts = &s->compiled.parts;
+    for (int i = 0; i < parts->n_parts; i++) {
+        const tgc_graph *pg = parts->parts[i].graph;
+        for (int32_t id = 0; pg != NULL && id < pg->n_nodes; id++) {
+            const tgc_const *c = pg->nodes[id].kind == TGC_NODE_CONST ? pg->nodes[id].data : NULL;
+            weight_owner *w = c != NULL && c->nbytes > 0 ? find_owner(o, c->data) : NULL;
+            if (w != NULL) w->holders++;
+        }
+    }
+    *out = o;
+    return TGC_OK;
+}
+
+void tgc_weight_owners_free(tgc_weight_owners *o) {
+    if (o != NULL) tgc_free(o->list);
+    tgc_free(o);
+}
+
+/* A holder of `data` let it go: the last one frees it in its owner. */
+static void owners_release(tgc_weight_owners *o, const void *data) {
+    weight_owner *w = find_owner(o, data);
+    if (w == NULL || w->holders <= 0 || --w->holders > 0) return;
+    tgc_free(w->owner->data);
+    w->owner->data = NULL;
+    w->owner->released = true;
+}
+
 typedef struct guard {
     void *mem;
     size_t nbytes;
@@ -145,8 +218,10 @@ static bool all_replaced(const tgc_plan *p, int32_t cid) {
     return true;
 }
 
-/* Settles candidate cid: a guard in its slot, or the weight borrowed counted. */
-static tgc_status settle(tgc_plan *p, int32_t cid, tgc_diags *diags) {
+/* Settles candidate cid: a guard in its slot (and the data freed when
+ * this was its last holder and owners say so), or the weight borrowed
+ * counted. */
+static tgc_status settle(tgc_plan *p, int32_t cid, tgc_weight_owners *owners, tgc_diags *diags) {
     const tgc_node *n = &p->g->nodes[cid];
     tgc_value *v = &p->weights[p->value_base[cid]];
     tgc_buffer *old = v->buf, *now = NULL;
@@ -167,11 +242,14 @@ static tgc_status settle(tgc_plan *p, int32_t cid, tgc_diags *diags) {
     v->buf = now;
     tgc_buffer_release(old);
     p->replaced[cid] = replaced;
-    if (replaced) p->replaced_bytes += (int64_t)now->nbytes;
+    if (replaced) {
+        p->replaced_bytes += (int64_t)now->nbytes;
+        owners_release(owners, n->data->data);
+    }
     return TGC_OK;
 }
 
-tgc_status tgc_plan_prepack(tgc_plan *p, tgc_diags *diags) {
+tgc_status tgc_plan_prepack(tgc_plan *p, tgc_weight_owners *owners, tgc_diags *diags) {
     const tgc_graph *g = p->g;
     if (p->replaced == NULL) return TGC_OK;
     for (int32_t cid = 0; cid < g->n_nodes; cid++) {
@@ -182,69 +260,9 @@ tgc_status tgc_plan_prepack(tgc_plan *p, tgc_diags *diags) {
             tgc_status s = run_reader(p, id);
             if (s != TGC_OK) return s;
         }
-        tgc_status s = settle(p, cid, diags);
+        tgc_status s = settle(p, cid, owners, diags);
         if (s != TGC_OK) return s;
     }
     return TGC_OK;
 }
 
-/* One initializer's data as some plan holds it. */
-typedef struct held {
-    const void *data;
-    bool replaced;
-} held;
-
-static int by_data(const void *a, const void *b) {
-    const held *x = a, *y = b;
-    if (x->data != y->data) return (uintptr_t)x->data < (uintptr_t)y->data ? -1 : 1;
-    return (int)x->replaced - (int)y->replaced; /* a holder that keeps it sorts first */
-}
-
-/* Appends (or, list NULL, counts) the initializers of n plans, bodies too. */
-static void list_held(const tgc_plan *plans, int n, held *list, size_t *count) {
-    for (int i = 0; i < n; i++) {
-        const tgc_plan *p = &plans[i];
-        if (p->remote || p->g == NULL) continue;
-        for (int32_t id = 0; id < p->g->n_nodes; id++) {
-            if (p->role[id] == TGC_ROLE_CONST && p->g->nodes[id].data->nbytes > 0) {
-                if (list != NULL)
-                    list[*count] = (held){p->g->nodes[id].data->data, p->replaced != NULL && p->replaced[id]};
-                (*count)++;
-            }
-            if (p->role[id] != TGC_ROLE_CONTROL) continue;
-            for (int b = 0; b < p->control[id].n_bodies; b++)
-                list_held(p->control[id].bodies[b].plans, p->control[id].bodies[b].compiled.parts.n_parts, list,
-                          count);
-        }
-    }
-}
-
-/* Frees the data of g's initializers that `list` (sorted) says only
- * replaced holders read; borrowed data is its owner's to free. */
-static void free_replaced(tgc_graph *g, const held *list, size_t count) {
-    for (int32_t id = 0; g != NULL && id < g->n_nodes; id++) {
-        tgc_const *c = g->nodes[id].kind == TGC_NODE_CONST ? g->nodes[id].data : NULL;
-        if (c == NULL || c->borrowed || c->nbytes == 0 || c->dtype == TGC_STRING) continue;
-        held key = {c->data, false};
-        const held *first = bsearch(&key, list, count, sizeof *list, by_data);
-        if (first != NULL) continue; /* a holder keeps it (or none of it was replaced) */
-        key.replaced = true;
-        if (bsearch(&key, list, count, sizeof *list, by_data) == NULL) continue; /* no plan holds it */
-        tgc_free(c->data);
-        c->data = NULL;
-        c->released = true;
-    }
-}
-
-void tgc_session_release_replaced(tgc_session *s, tgc_graph *source) {
-    size_t count = 0;
-    list_held(s->plans, s->compiled.parts.n_parts, NULL, &count);
-    held *list = tgc_malloc((count + 1) * sizeof *list);
-    if (list == NULL) return; /* kept: the device counts only what plans hold */
-    count = 0;
-    list_held(s->plans, s->compiled.parts.n_parts, list, &count);
-    qsort(list, count, sizeof *list, by_data);
-    free_replaced(s->compiled.optimized, list, count); /* the session's own */
-    free_replaced(source, list, count);
-    tgc_free(list);
-}

@@ -130,17 +130,20 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
         s->plans = tgc_calloc((size_t)s->compiled.parts.n_parts + 1, sizeof *s->plans);
         if (s->plans == NULL) st = TGC_ERR_NOMEM;
     }
+    /* The caller's leave makes g's data the session's to free (g is const to every other reader). */
+    if (st == TGC_OK)
+        st = tgc_weight_owners_make(s, opts != NULL && opts->release_weights ? (tgc_graph *)g : NULL, &s->owners);
     for (int i = 0; st == TGC_OK && i < s->compiled.parts.n_parts; i++) {
         if (s->distributed && s->compiled.devices[s->compiled.parts.parts[i].device].task != s->rank) s->plans[i].remote = true;
         else st = tgc_plan_build(s, i, &s->plans[i], diags);
     }
+    tgc_weight_owners_free(s->owners);
+    s->owners = NULL;
     if (s->distributed) {
         if (opts != NULL && opts->peer_timeout_s != 0) tgc_dist_set_peer_timeout(opts->peer_timeout_s);
         tgc_status agreed = tgc_session_dist_agree(s, devices, st == TGC_OK, diags);
         if (st == TGC_OK) st = agreed;
     }
-    /* The caller's leave makes g's data the session's to free (g is const to every other reader). */
-    if (st == TGC_OK) tgc_session_release_replaced(s, opts != NULL && opts->release_weights ? (tgc_graph *)g : NULL);
     if (st == TGC_OK) choose_blas_threads((int)s->settings->blas_threads);
     if (st == TGC_OK) st = name_outputs(s);
     if (st != TGC_OK) {

@@ -82,6 +82,10 @@ typedef struct tgc_control_plan {
 } tgc_control_plan;
 
 /* One partition, ready to run on its device. */
+/* Which constants own the data the partitions' initializers borrow, and
+ * how many partitions hold each (executor/prepack.c). */
+typedef struct tgc_weight_owners tgc_weight_owners;
+
 struct tgc_plan {
     const tgc_graph *g; /* the partition's graph (owned by the partitioning) */
     tgc_device *device;
@@ -147,6 +151,8 @@ struct tgc_session {
     pthread_mutex_t inflight_lock; /* guards inflight and inflight_peak */
     pthread_cond_t inflight_cond;
     int inflight, inflight_peak;
+    /* While the plans are built: whose data a replaced weight frees (NULL: none). */
+    tgc_weight_owners *owners;
 };
 
 /* Distributed sessions (executor/session_dist.c). */
@@ -202,22 +208,25 @@ void tgc_plan_release(tgc_plan *p);
  * tgc_plan_prepack settles it. Needs roles, kernels, use counts. */
 void tgc_plan_find_replaceable(tgc_plan *p);
 
+/* The owners of s's partitions' initializers: the optimized graph's
+ * constants and, when `source` is not NULL (the caller's leave:
+ * release_weights), the caller's graph's. TGC_ERR_NOMEM. */
+tgc_status tgc_weight_owners_make(tgc_session *s, tgc_graph *source, tgc_weight_owners **out);
+void tgc_weight_owners_free(tgc_weight_owners *o);
+
 /* Builds the caches of the candidates' readers now, each run once on
  * zeros in the graph's shapes (buffers the device does not count), then
  * settles each candidate: when every reader's cache replaced it
  * (tgc_kernel_cache_replaces), its weights[] slot becomes a guard and it
- * stays marked; otherwise it is unmarked and borrowed counted as any
- * weight. TGC_ERR_NOMEM ("out-of-memory" naming the initializer) when the
- * device cannot hold a weight that stays. The pattern of ONNX Runtime's
- * session state (PrepackConstantInitializedTensors: a kernel's PrePack
- * says is_packed, and an initializer all of whose readers packed it is
- * released). */
-tgc_status tgc_plan_prepack(tgc_plan *p, tgc_diags *diags);
-
-/* Frees the data of the initializers that every plan of s (control
- * bodies included) replaced, in the optimized graph and, when
- * `source` is not NULL (the caller gave leave: release_weights), in the
- * caller's graph: data NULL, `released` set. */
-void tgc_session_release_replaced(tgc_session *s, tgc_graph *source);
+ * stays marked, and when it was the last partition holding that data,
+ * `owners` (NULL: none) frees the data in the constant that owns it (data
+ * NULL, `released` set), one weight at a time, so that the process never
+ * holds all the weights twice; otherwise the candidate is unmarked and
+ * borrowed counted as any weight. TGC_ERR_NOMEM ("out-of-memory" naming
+ * the initializer) when the device cannot hold a weight that stays. The
+ * pattern of ONNX Runtime's session state (PrepackConstantInitializedTensors:
+ * a kernel's PrePack says is_packed, and an initializer all of whose
+ * readers packed it is released). */
+tgc_status tgc_plan_prepack(tgc_plan *p, tgc_weight_owners *owners, tgc_diags *diags);
 
 #endif

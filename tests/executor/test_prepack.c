@@ -201,6 +201,11 @@ static void test_replaced_weights_are_held_once(void) {
     printf("  host bytes: %" PRId64 " before the session, %" PRId64 " after it\n", before.live_bytes,
            after.live_bytes);
     CU_ASSERT_EQUAL(after.live_bytes, before.live_bytes - (packs ? MAT_BYTES : 0) - K_BYTES);
+    /* g is now only to be freed: another session over it is refused by name. */
+    tgc_session *again = NULL;
+    CU_ASSERT_EQUAL(tgc_session_create(g, "cpu", NULL, d, &again), TGC_ERR_INVALID);
+    CU_ASSERT_PTR_NULL(again);
+    CU_ASSERT(tgc_diags_count(d) > 0 && strcmp(tgc_diag_rule(d, tgc_diags_count(d) - 1), "weights-released") == 0);
     tgc_graph_free(g);
     tgc_diags_free(d);
 }
