@@ -184,27 +184,37 @@ static bool make_attr(const tgc_gemm_shape *s, dnnl_primitive_attr_t *attr) {
     return ok;
 }
 
-/* Piece p's primitive for columns [n0, n1), and its block of b packed. */
-static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t stream, piece *p) {
-    int64_t cols = p->n1 - p->n0;
-    dnnl_memory_desc_t any, plain_b;
+/* The matmul primitive descriptor for `cols` columns of shape s, with
+ * its source and destination descriptors into *src and *dst; NULL when
+ * oneDNN declines. */
+static dnnl_primitive_desc_t piece_desc(const tgc_gemm_shape *s, int64_t cols, dnnl_memory_desc_t *src,
+                                        dnnl_memory_desc_t *dst) {
+    dnnl_memory_desc_t any;
     dnnl_dims_t src_dims = {s->m, s->k}, src_strides = {s->lda, 1};
     dnnl_dims_t w_dims = {s->k, cols}, dst_dims = {s->m, cols}, dst_strides = {s->ldc, 1};
-    /* B's block as it lies: [k, cols] rows of ldb, or B^T's rows n0.. read down */
-    dnnl_dims_t b_strides = {s->tb ? 1 : s->ldb, s->tb ? s->ldb : 1};
-    if (dnnl_memory_desc_init_by_strides(&p->src, 2, src_dims, dnnl_f32, src_strides) != dnnl_success ||
-        dnnl_memory_desc_init_by_strides(&p->dst, 2, dst_dims, dnnl_f32, dst_strides) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&any, 2, w_dims, dnnl_f32, dnnl_format_tag_any) != dnnl_success ||
-        dnnl_memory_desc_init_by_strides(&plain_b, 2, w_dims, dnnl_f32, b_strides) != dnnl_success)
-        return false;
+    if (dnnl_memory_desc_init_by_strides(src, 2, src_dims, dnnl_f32, src_strides) != dnnl_success ||
+        dnnl_memory_desc_init_by_strides(dst, 2, dst_dims, dnnl_f32, dst_strides) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&any, 2, w_dims, dnnl_f32, dnnl_format_tag_any) != dnnl_success)
+        return NULL;
     dnnl_matmul_desc_t desc;
     dnnl_primitive_attr_t attr;
-    if (dnnl_matmul_desc_init(&desc, &p->src, &any, NULL, &p->dst) != dnnl_success || !make_attr(s, &attr))
-        return false;
+    if (dnnl_matmul_desc_init(&desc, src, &any, NULL, dst) != dnnl_success || !make_attr(s, &attr)) return NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t st = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
     dnnl_primitive_attr_destroy(attr);
-    if (st != dnnl_success) return false;
+    return st == dnnl_success ? pd : NULL;
+}
+
+/* Piece p's primitive for columns [n0, n1), and its block of b packed. */
+static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t stream, piece *p) {
+    int64_t cols = p->n1 - p->n0;
+    dnnl_memory_desc_t plain_b;
+    dnnl_dims_t w_dims = {s->k, cols};
+    /* B's block as it lies: [k, cols] rows of ldb, or B^T's rows n0.. read down */
+    dnnl_dims_t b_strides = {s->tb ? 1 : s->ldb, s->tb ? s->ldb : 1};
+    if (dnnl_memory_desc_init_by_strides(&plain_b, 2, w_dims, dnnl_f32, b_strides) != dnnl_success) return false;
+    dnnl_primitive_desc_t pd = piece_desc(s, cols, &p->src, &p->dst);
+    if (pd == NULL) return false;
     const char *impl = NULL;
     bool fast = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
                 strncmp(impl, "ref", 3) != 0; /* the reference loops: slower than OpenBLAS */
@@ -232,6 +242,11 @@ static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t st
     return ok;
 }
 
+/* Sizes oneDNN's int dims and our m x n x k products hold (every size >= 1). */
+static bool packable(const tgc_gemm_shape *s) {
+    return s->m <= INT32_MAX && s->n <= INT32_MAX && s->k <= INT32_MAX && s->m <= INT64_MAX / s->n / s->k;
+}
+
 /* The pieces for shape s: power-of-two counts, each of PIECE_MACS and
  * MIN_PIECE_COLS at least, columns cut at multiples of 16. */
 static int piece_count(const tgc_gemm_shape *s) {
@@ -244,8 +259,7 @@ static int piece_count(const tgc_gemm_shape *s) {
 
 tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes) {
     *bytes = 0;
-    if (!tgc_packed_gemm_available() || s->m < 1 || s->n < 1 || s->k < 1) return NULL;
-    if (s->m > INT32_MAX || s->n > INT32_MAX || s->k > INT32_MAX || s->m > INT64_MAX / s->n / s->k) return NULL;
+    if (!tgc_packed_gemm_available() || s->m < 1 || s->n < 1 || s->k < 1 || !packable(s)) return NULL;
     omp_set_num_threads(1); /* primitives planned for one thread: tgc's pool splits the work */
     thread_state *t = this_thread();
     tgc_packed_gemm *g = tgc_calloc(1, sizeof *g);
@@ -276,23 +290,61 @@ tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b,
     return g;
 }
 
-int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s) {
-    if (!tgc_packed_gemm_available() || s->m < 1 || s->n < 1 || s->k < 1) return 0;
-    int pieces = piece_count(s);
-    int64_t step = ((s->n + pieces - 1) / pieces + 15) / 16 * 16, k = (s->k + 63) / 64 * 64;
-    int64_t bytes = (int64_t)sizeof(tgc_packed_gemm);
-    for (int64_t n0 = 0; n0 < s->n; n0 += step) {
-        int64_t cols = (n0 + step < s->n ? step : s->n - n0) + 63;
-        bytes += k * (cols / 64 * 64) * (int64_t)sizeof(float);
-    }
+/* The packed bytes of `cols` columns of shape s as oneDNN lays them out
+ * (its weights descriptor, asked without packing); failing that, a bound:
+ * k and the columns padded to 64, the widest blocking of its matmuls. */
+static int64_t piece_bytes(const tgc_gemm_shape *s, int64_t cols) {
+    dnnl_memory_desc_t src, dst;
+    dnnl_primitive_desc_t pd = piece_desc(s, cols, &src, &dst);
+    const dnnl_memory_desc_t *packed = pd != NULL ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0) : NULL;
+    int64_t bytes = packed != NULL ? (int64_t)dnnl_memory_desc_get_size(packed)
+                                   : (s->k + 63) / 64 * 64 * ((cols + 63) / 64 * 64) * (int64_t)sizeof(float);
+    if (pd != NULL) dnnl_primitive_desc_destroy(pd);
     return bytes;
 }
 
-bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s) {
-    const tgc_gemm_shape *t = &g->shape;
+static bool same_shape(const tgc_gemm_shape *t, const tgc_gemm_shape *s) {
     return t->tb == s->tb && t->m == s->m && t->n == s->n && t->k == s->k && t->lda == s->lda && t->ldb == s->ldb &&
            t->ldc == s->ldc && t->alpha == s->alpha && t->beta == s->beta;
 }
+
+/* Sizes asked of oneDNN, kept for the process: the planners ask for the
+ * same few shapes many times. */
+#define SIZE_MEMO 64
+static struct {
+    tgc_gemm_shape shape;
+    int64_t bytes;
+} size_memo[SIZE_MEMO];
+static int size_memo_count, size_memo_next;
+static pthread_mutex_t size_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s) {
+    if (!tgc_packed_gemm_available() || s->m < 1 || s->n < 1 || s->k < 1) return 0;
+    if (!packable(s)) return (int64_t)sizeof(tgc_packed_gemm); /* tgc_packed_gemm_create declines it */
+    pthread_mutex_lock(&size_memo_lock);
+    for (int i = 0; i < size_memo_count; i++)
+        if (same_shape(&size_memo[i].shape, s)) {
+            int64_t bytes = size_memo[i].bytes;
+            pthread_mutex_unlock(&size_memo_lock);
+            return bytes;
+        }
+    pthread_mutex_unlock(&size_memo_lock);
+    int pieces = piece_count(s);
+    int64_t step = ((s->n + pieces - 1) / pieces + 15) / 16 * 16;
+    int64_t bytes = (int64_t)sizeof(tgc_packed_gemm);
+    pthread_mutex_lock(&make_lock); /* as tgc_packed_gemm_create asks oneDNN */
+    for (int64_t n0 = 0; n0 < s->n; n0 += step) bytes += piece_bytes(s, n0 + step < s->n ? step : s->n - n0);
+    pthread_mutex_unlock(&make_lock);
+    pthread_mutex_lock(&size_memo_lock);
+    size_memo[size_memo_next].shape = *s;
+    size_memo[size_memo_next].bytes = bytes;
+    size_memo_next = (size_memo_next + 1) % SIZE_MEMO;
+    if (size_memo_count < SIZE_MEMO) size_memo_count++;
+    pthread_mutex_unlock(&size_memo_lock);
+    return bytes;
+}
+
+bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s) { return same_shape(&g->shape, s); }
 
 typedef struct run_job {
     const tgc_packed_gemm *g;

@@ -53,11 +53,13 @@ bool tgc_packed_gemm_available(void);
  * the result (tgc_packed_gemm_free); b is read during the call only. */
 tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes);
 
-/* An upper bound of the *bytes tgc_packed_gemm_create reports for shape
- * s, from the sizes alone (for the static memory plan): its handle and,
- * per piece, K x the piece's columns with both padded to a block of 64
- * floats (oneDNN's blocked weight formats use blocks of at most 64); the
- * exact size is oneDNN's choice. 0 without oneDNN. */
+/* The *bytes tgc_packed_gemm_create reports for shape s, from the sizes
+ * alone (for the static memory plan): its handle and, per piece, the size
+ * of the weights layout oneDNN's primitive descriptor chooses (asked
+ * without packing, remembered for the process: the planners ask often);
+ * where oneDNN declines a piece, a bound, K x its columns both padded to
+ * 64 floats (its blocked weight formats use blocks of at most 64). 0
+ * without oneDNN. Thread safe. */
 int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s);
 
 /* True when g was made for exactly shape s (a run with other sizes cannot

@@ -105,6 +105,7 @@ typedef struct run_result {
     int64_t in_use_after_create;
     int64_t replaced; /* the report's "weights replaced", 0 when absent */
     bool peak_predicted; /* the report's predicted peak equals the measured one */
+    bool caches_predicted; /* and its predicted kernel caches the measured ones */
     float z[ROWS * N], c[CH * HW * HW];
 } run_result;
 
@@ -151,6 +152,8 @@ static void run_session(tgc_graph *g, bool release, run_result *r) {
     r->replaced = report_figure(report, "weights replaced");
     if (r->replaced < 0) r->replaced = 0;
     r->peak_predicted = report_figure(report, "predicted peak") == report_figure(report, "peak bytes in use");
+    const char *need = strstr(report, "predicted need");
+    r->caches_predicted = need != NULL && report_figure(need, "kernel caches") == report_figure(report, "\n  kernel caches");
     free(report);
     for (int i = 0; i < 3; i++) tgc_tensor_release(out[i]);
     tgc_tensor_release(in[0]);
@@ -188,6 +191,7 @@ static void test_replaced_weights_are_held_once(void) {
     CU_ASSERT_EQUAL(r.in_use_after_create, held);
     CU_ASSERT_EQUAL(r.replaced, replaced);
     CU_ASSERT_TRUE(r.peak_predicted);
+    CU_ASSERT_TRUE(r.caches_predicted);
     CU_ASSERT_TRUE(close_to(r.z, z_ref, ROWS * N, 0.0f)); /* integers below 2^24: exact */
     CU_ASSERT_TRUE(close_to(r.c, c_ref, CH * HW * HW, 1e-5f)); /* Winograd's transforms round */
     const tgc_const *w = g->nodes[tgc_graph_find(g, "W")].data, *v = g->nodes[tgc_graph_find(g, "V")].data,
