@@ -584,6 +584,7 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
 }
 
 tgc_status tgc_session_memory_report(const tgc_session *s, FILE *out) {
+    if (s->n_replicas) return tgc_session_replicas_report(s, out);
     tgc_memory_plan *mp = NULL;
     tgc_status st = session_plan(s, &mp);
     int64_t runs = 0;

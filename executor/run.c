@@ -136,6 +136,7 @@ static void leave_step(tgc_session *s) {
 
 tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names, tgc_tensor *const *feeds,
                            tgc_tensor **outputs, tgc_diags *diags) {
+    if (s->n_replicas) return tgc_session_run(tgc_session_replica_for_step(s), n_feeds, names, feeds, outputs, diags);
     const tgc_graph *g = s->g;
     for (int i = 0; i < g->n_outputs; i++) outputs[i] = NULL;
     const tgc_tensor **feed_of = tgc_calloc((size_t)g->n_inputs_nodes + 1, sizeof *feed_of);
@@ -152,6 +153,17 @@ tgc_status tgc_session_run(tgc_session *s, int n_feeds, const char *const *names
 }
 
 void tgc_session_steps_in_flight(tgc_session *s, int *now, int *peak) {
+    if (s->n_replicas) { /* summed over the replicas (the peak: their peaks', a bound) */
+        int n = 0, p = 0;
+        for (int r = 0; r < s->n_replicas; r++) {
+            int rn = 0, rp = 0;
+            tgc_session_steps_in_flight(s->replicas[r], &rn, &rp);
+            n += rn, p += rp;
+        }
+        if (now != NULL) *now = n;
+        if (peak != NULL) *peak = p;
+        return;
+    }
     pthread_mutex_lock(&s->inflight_lock);
     if (now != NULL) *now = s->inflight;
     if (peak != NULL) *peak = s->inflight_peak;
@@ -159,7 +171,11 @@ void tgc_session_steps_in_flight(tgc_session *s, int *now, int *peak) {
 }
 
 tgc_status tgc_session_trace_start(tgc_session *s) {
-    if (atomic_load(&s->trace) != NULL) return TGC_OK;
+    for (int r = 0; r < s->n_replicas; r++) {
+        tgc_status st = tgc_session_trace_start(s->replicas[r]);
+        if (st != TGC_OK) return st;
+    }
+    if (s->n_replicas || atomic_load(&s->trace) != NULL) return TGC_OK;
     tgc_trace *t = NULL;
     tgc_status st = tgc_trace_create(&t);
     if (st != TGC_OK) return st;
@@ -169,6 +185,7 @@ tgc_status tgc_session_trace_start(tgc_session *s) {
 }
 
 tgc_status tgc_session_trace_write(tgc_session *s, const char *path, tgc_diags *diags) {
+    if (s->n_replicas) return tgc_session_replicas_trace_write(s, path, diags);
     tgc_trace *t = atomic_load(&s->trace);
     if (t == NULL) return tgc_diag_error(diags, path, (tgc_srcpos){0, 0}, "no-trace", "tracing was not started");
     return tgc_trace_write(t, path, diags);

@@ -124,6 +124,12 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
         tgc_compile_options_auto(&co, opts->memory_limits, opts->threads, opts->max_inflight);
     tgc_status st = tgc_compile(g, devices, &co, diags, &s->compiled);
     s->g = s->compiled.g;
+    if (st == TGC_OK && s->compiled.placement.replicas != 0) { /* whole steps take turns over devices */
+        st = tgc_session_replicas_create(s, g, opts, diags);
+        if (st != TGC_OK) tgc_session_free(s);
+        *out = st == TGC_OK ? s : NULL;
+        return st;
+    }
     if (st == TGC_OK) st = check_fit(s, opts, diags);
     if (st == TGC_OK) st = open_devices(s, devices, opts, diags);
     if (st == TGC_OK) {
@@ -156,6 +162,8 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
 
 void tgc_session_free(tgc_session *s) {
     if (s == NULL) return;
+    for (int i = 0; i < s->n_replicas; i++) tgc_session_free(s->replicas[i]);
+    tgc_free(s->replicas);
     for (int i = 0; s->plans != NULL && i < s->compiled.parts.n_parts; i++) tgc_plan_release(&s->plans[i]);
     tgc_free(s->plans);
     for (int i = 0; i < s->n_devices; i++) {
@@ -176,17 +184,31 @@ void tgc_session_free(tgc_session *s) {
 
 int64_t tgc_session_next_step_id(tgc_session *s) { return atomic_fetch_add(&s->last_step_id, 1) + 1; }
 
-int tgc_session_output_count(const tgc_session *s) { return s->g->n_outputs; }
-const char *tgc_session_output_name(const tgc_session *s, int i) { return s->output_names[i]; }
+/* A front for replicas answers for its first (names) or all of them (devices). */
+int tgc_session_output_count(const tgc_session *s) {
+    return s->n_replicas ? tgc_session_output_count(s->replicas[0]) : s->g->n_outputs;
+}
+const char *tgc_session_output_name(const tgc_session *s, int i) {
+    return s->n_replicas ? tgc_session_output_name(s->replicas[0], i) : s->output_names[i];
+}
 
-int tgc_session_input_count(const tgc_session *s) { return s->g->n_inputs_nodes; }
+int tgc_session_input_count(const tgc_session *s) {
+    return s->n_replicas ? tgc_session_input_count(s->replicas[0]) : s->g->n_inputs_nodes;
+}
 
-const char *tgc_session_input_name(const tgc_session *s, int i) { return tgc_node_label(&s->g->nodes[i]); }
+const char *tgc_session_input_name(const tgc_session *s, int i) {
+    return s->n_replicas ? tgc_session_input_name(s->replicas[0], i) : tgc_node_label(&s->g->nodes[i]);
+}
 
-int tgc_session_device_count(const tgc_session *s) { return s->n_devices; }
-const char *tgc_session_device_name(const tgc_session *s, int i) { return s->devices[i]->name; }
+int tgc_session_device_count(const tgc_session *s) {
+    return s->n_replicas ? tgc_session_replicas_device_count(s) : s->n_devices;
+}
+const char *tgc_session_device_name(const tgc_session *s, int i) {
+    return s->n_replicas ? tgc_session_replicas_device_name(s, i) : s->devices[i]->name;
+}
 
 tgc_memory_figures tgc_session_memory(const tgc_session *s, int i) {
+    if (s->n_replicas) return tgc_session_replicas_memory(s, i);
     tgc_allocator_stats st = tgc_device_stats(s->devices[i]);
     tgc_memory_figures f = {st.live_buffers, st.bytes_in_use, st.peak_bytes_in_use, st.num_allocs,
                             st.largest_alloc_size};

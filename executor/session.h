@@ -153,7 +153,39 @@ struct tgc_session {
     int inflight, inflight_peak;
     /* While the plans are built: whose data a replaced weight frees (NULL: none). */
     tgc_weight_owners *owners;
+    /* Replicas (executor/replicas.c): n_replicas > 0 makes this session a
+     * front for sessions of one device each; it has no plans of its own,
+     * and the public functions answer for its replicas. */
+    tgc_session **replicas;
+    int n_replicas;
+    atomic_uint next_replica; /* where the next step's search starts: equals take turns */
 };
+
+/* Replicas (executor/replicas.c). */
+
+/* Makes one session per device of s->compiled.placement.replicas over g,
+ * each with the whole graph on that device under the rules (opts' threads
+ * and memory limit of that device, max_inflight shared out, weights never
+ * released: the replicas share g). TGC_ERR_INVALID / TGC_ERR_NOMEM from
+ * the replica that failed; those made are freed with s. */
+tgc_status tgc_session_replicas_create(tgc_session *s, const tgc_graph *g, const tgc_session_options *opts,
+                                       tgc_diags *diags);
+
+/* The replica the next step goes to: the fewest steps in flight, equals
+ * taken in turn (steps one after another alternate). Thread safe. */
+tgc_session *tgc_session_replica_for_step(tgc_session *s);
+
+/* The front's devices: its replicas' devices in order. */
+int tgc_session_replicas_device_count(const tgc_session *s);
+const char *tgc_session_replicas_device_name(const tgc_session *s, int i);
+tgc_memory_figures tgc_session_replicas_memory(const tgc_session *s, int i);
+
+/* A line naming the replicas, then each replica's memory report. */
+tgc_status tgc_session_replicas_report(const tgc_session *s, FILE *out);
+
+/* Each replica's trace: the first's to `path`, replica r's to
+ * PATH.DEVICE.json. */
+tgc_status tgc_session_replicas_trace_write(tgc_session *s, const char *path, tgc_diags *diags);
 
 /* Distributed sessions (executor/session_dist.c). */
 

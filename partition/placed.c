@@ -125,6 +125,15 @@ tgc_status tgc_placed_dump_json(const tgc_placed *p, FILE *out, tgc_diags *diags
         json_string(out, p->names[i]);
     }
     fputs("],\n", out);
+    if (p->c.placement.replicas != 0) { /* whole steps take turns over these devices */
+        fputs("  \"replicas\": [", out);
+        for (int i = 0, shown = 0; i < p->c.n_devices; i++)
+            if ((p->c.placement.replicas >> i) & 1u) {
+                fputs(shown++ ? ", " : "", out);
+                json_string(out, p->names[i]);
+            }
+        fputs("],\n", out);
+    }
     const tgc_placement_forecast *fc = p->c.placement.forecast;
     if (fc != NULL) { /* automatic placement's: per device, one step */
         fputs("  \"forecast\": {", out);
@@ -268,6 +277,12 @@ void tgc_placed_summary(const tgc_placed *p, FILE *out) {
                 tgc_format_size(fc[i].weights, w, sizeof w), tgc_format_size(fc[i].caches, k, sizeof k),
                 tgc_format_size(fc[i].workspace, ws, sizeof ws), tgc_format_size(fc[i].live, l, sizeof l),
                 tgc_format_size(fc[i].sent, snt, sizeof snt), tgc_format_size(fc[i].received, rcv, sizeof rcv));
+    }
+    if (p->c.placement.replicas != 0) { /* automatic placement for throughput chose whole steps per device */
+        fprintf(out, "  replicas: whole steps take turns over");
+        for (int i = 0, shown = 0; i < p->c.n_devices; i++)
+            if ((p->c.placement.replicas >> i) & 1u) fprintf(out, "%s %s", shown++ ? "," : "", p->names[i]);
+        fprintf(out, ", each holding the whole graph (the ops are listed on the fastest)\n");
     }
     for (int k = 0; k < p->n_subs; k++) { /* each subgraph's ops per device */
         const tgc_compiled_sub *sp = &p->subs[k];

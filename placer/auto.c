@@ -423,6 +423,61 @@ static tgc_status refuse(au_ctx *x) {
     return s;
 }
 
+/* Replicas beat a pipeline by at least this share of throughput, or the
+ * pipeline stays (it holds each weight once). */
+#define REPLICA_GAIN 0.05
+
+/* Replicas, for throughput (inflight > 1) when auto decides every op:
+ * each device that can run and hold the whole graph runs whole steps of
+ * its own, as data-parallel serving does, at 1 / (its time of the whole
+ * graph) steps a second; the inflight fastest together against the
+ * pipeline's 1 / `stage` (its slowest stage). A graph whose work cannot be
+ * cut into even stages (three Gemms, the first half the work) gains most.
+ * The chosen devices' mask (0: keep the pipeline); *fastest the one whose
+ * whole-graph time is least. */
+static tgc_devmask choose_replicas(au_ctx *x, double stage, int *fastest) {
+    int D = x->n_dev;
+    if (x->a->inflight < 2 || D < 2) return 0;
+    for (int d = 0; d < D; d++)
+        if (x->c->devs[d].task != 0) return 0; /* across processes steps are started by every rank alike */
+    for (int32_t i = 0; i < x->n; i++)
+        if (!x->free[i]) return 0; /* a pinned node would make the replicas differ */
+    double seconds[TGC_PLACER_MAX_DEVICES];
+    int order[TGC_PLACER_MAX_DEVICES], fit = 0;
+    for (int d = 0; d < D; d++) {
+        double t = 0, mem = 0, live = 0, work = 0;
+        for (int32_t b = 0; b < x->n_blocks; b++) {
+            t += x->bcost[(size_t)b * D + d];
+            mem += x->bmem[(size_t)b * D + d];
+            live = fmax(live, x->blive[b]);
+            work = fmax(work, x->bwork[(size_t)b * D + d]);
+        }
+        if (isinf(t) || t <= 0 || mem + live + work > room(x, d)) continue;
+        seconds[d] = t;
+        int k = fit++; /* insertion by time, then by index: deterministic */
+        while (k > 0 && seconds[order[k - 1]] > t) order[k] = order[k - 1], k--;
+        order[k] = d;
+    }
+    if (fit > x->a->inflight) fit = x->a->inflight;
+    if (fit < 2) return 0;
+    double rate = 0;
+    tgc_devmask mask = 0;
+    for (int k = 0; k < fit; k++) rate += 1.0 / seconds[order[k]], mask |= tgc_pl_bit(order[k]);
+    if (rate <= (1.0 / stage) * (1.0 + REPLICA_GAIN)) return 0;
+    *fastest = order[0];
+    return mask;
+}
+
+/* Every free node on device d. */
+static void assign_all(au_ctx *x, int d) {
+    for (int32_t i = 0; i < x->n; i++) {
+        if (!x->free[i]) continue;
+        int32_t r = tgc_pl_find(x->c, x->ops[i]);
+        x->c->device[r] = d;
+        x->c->how[r] = (uint8_t)PL_HOW_AUTO;
+    }
+}
+
 tgc_status tgc_pl_auto(pl_ctx *c) {
     au_ctx x = {.c = c, .a = c->opt.automatic, .n_dev = c->n_devs};
     if (x.a->cost == NULL) return TGC_OK;
@@ -448,10 +503,37 @@ tgc_status tgc_pl_auto(pl_ctx *c) {
         au_free(&x);
         return s == TGC_ERR_NOMEM ? s : TGC_ERR_INVALID;
     }
-    plan_order(&x, best_perm); /* the tables of the winner */
-    assign(&x, best_perm);
+    int fastest = 0;
+    if ((c->replicas = choose_replicas(&x, best, &fastest)) != 0) {
+        assign_all(&x, fastest);
+    } else {
+        plan_order(&x, best_perm); /* the tables of the winner */
+        assign(&x, best_perm);
+    }
     au_free(&x);
     return TGC_OK;
+}
+
+/* Replicas: each replica device but the one the ops were placed on
+ * runs the whole graph too; its forecast is that one's, with its own
+ * times and kernel caches. */
+static void replica_forecasts(au_ctx *x) {
+    pl_ctx *c = x->c;
+    int home = c->device[tgc_pl_find(c, x->ops[0])];
+    for (int e = 0; e < x->n_dev; e++) {
+        if (e == home || !(c->replicas & tgc_pl_bit(e))) continue;
+        tgc_placement_forecast *f = &c->forecast[e];
+        *f = c->forecast[home];
+        f->seconds = 0, f->caches = 0, f->workspace = 0, f->measured = true;
+        for (int32_t i = 0; i < x->n; i++) {
+            bool measured = false;
+            f->seconds += tgc_cost_node(x->a->cost, c->g, x->ops[i], e, &measured);
+            f->measured &= measured;
+            tgc_kernel_footprint fp = tgc_kernel_node_footprint(kernel_on(c, x->ops[i], e), c->g, x->ops[i], x->a->width[e]);
+            f->caches += fp.cache_bytes;
+            if (fp.workspace_bytes > f->workspace) f->workspace = fp.workspace_bytes;
+        }
+    }
 }
 
 tgc_status tgc_pl_auto_forecast(pl_ctx *c) {
@@ -459,6 +541,7 @@ tgc_status tgc_pl_auto_forecast(pl_ctx *c) {
     if (x.a == NULL || x.a->cost == NULL) return TGC_OK;
     tgc_status s = read_graph(&x);
     if (s == TGC_OK && x.n > 0) s = forecast(&x);
+    if (s == TGC_OK && x.n > 0 && c->replicas != 0) replica_forecasts(&x);
     au_free(&x);
     return s;
 }

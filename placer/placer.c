@@ -634,6 +634,7 @@ static tgc_status run(pl_ctx *c, tgc_placement *out) {
     out->reason = c->reason;
     out->group = c->parent;
     out->forecast = c->forecast;
+    out->replicas = c->replicas;
     c->forecast = NULL;
     c->device = NULL;
     c->reason = NULL;

@@ -125,6 +125,11 @@ typedef struct tgc_placement {
     /* Automatic placement's forecast, one per listed device; NULL under
      * the rules alone. */
     tgc_placement_forecast *forecast;
+    /* Automatic placement for throughput chose replicas: bit d set for
+     * each listed device that runs whole steps of its own, steps taking
+     * turns over them (0: none; the graph then runs as placed). Every op
+     * node is placed on the fastest of them, for dumps and the forecast. */
+    uint64_t replicas;
 } tgc_placement;
 
 /* Places every node of `g` (validated and inferred; inputs and initializers

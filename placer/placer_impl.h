@@ -83,6 +83,7 @@ typedef struct pl_ctx {
     int32_t *device;
     tgc_place_reason *reason;
     tgc_placement_forecast *forecast; /* automatic placement's, per device (auto.c) */
+    tgc_devmask replicas;             /* auto.c's choice of replicas (tgc_placement.replicas) */
 } pl_ctx;
 
 _Static_assert(sizeof(tgc_devmask) * 8 >= TGC_PLACER_MAX_DEVICES, "a device mask holds a bit per listed device");
