@@ -92,6 +92,10 @@ typedef struct tgc_kernel_ctx {
      * "onednn packed matmul", "winograd f(2x2,3x3)"); the executor shows it in
      * traces. Left NULL by kernels with one way. */
     const char *impl;
+    /* Set by the session's prepacking (executor/prepack.c): build the
+     * node's cache and return without computing; the outputs are left
+     * unwritten. A kernel that ignores it computes as usual. */
+    bool prepack_only;
 } tgc_kernel_ctx;
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);

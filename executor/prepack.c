@@ -64,9 +64,10 @@ static void value_of(const tgc_tensor_info *info, tgc_value *v) {
     for (int r = 0; r < v->rank; r++) v->dims[r] = info->shape.dims[r].v;
 }
 
-/* Runs node id's kernel once: its initializers as loaded, every other
- * input and every output a zeroed synthetic buffer. Its failure is no
- * error here (the weight then stays; a step reports the kernel's own). */
+/* Runs node id's kernel once to build its cache (prepack_only: it
+ * computes nothing): its initializers as loaded, every other input and
+ * every output a zeroed synthetic buffer. Its failure is no error here
+ * (the weight then stays; a step reports the kernel's own). */
 static tgc_status run_reader(tgc_plan *p, int32_t id) {
     const tgc_node *n = &p->g->nodes[id];
     size_t ni = (size_t)n->n_inputs, no = (size_t)n->n_outputs;
@@ -96,7 +97,7 @@ static tgc_status run_reader(tgc_plan *p, int32_t id) {
                               .outputs = out, .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
                               .pool = p->pool, .cache = &p->caches[id], .const_inputs = p->const_inputs[id],
                               .fused_act = p->fused_act[id].row >= 0 ? &p->fused_act[id] : NULL,
-                              .def = p->kernel[id]};
+                              .def = p->kernel[id], .prepack_only = true};
         (void)tgc_node_exec_kernel(&ctx);
     }
     for (size_t i = 0; made != NULL && i < ni + no; i++) tgc_buffer_release(made[i]);

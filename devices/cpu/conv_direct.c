@@ -450,6 +450,11 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
     int width = tgc_parallel_width(c->pool);
     bool ok = (d.by_lanes ? plan_lanes(c, &d, &floats) : plan_rows(&d, &floats)) &&
               tgc_checked_mul_size((size_t)floats, sizeof(float), &bytes);
+    if (ok && c->prepack_only) { /* the cache is built: nothing to compute */
+        tgc_free(d.off);
+        tgc_free(d.wt_owned);
+        return TGC_OK;
+    }
     if (ok) ok = (d.scratch = tgc_calloc((size_t)width, sizeof *d.scratch)) != NULL;
     for (int s = 0; ok && s < width; s++) ok = (d.scratch[s] = tgc_calloc(1, bytes)) != NULL;
     if (ok) {

@@ -249,6 +249,8 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
     int width = tgc_parallel_width(c->pool);
 
     const float *cached = tgc_kernel_cache_get(c, 1u << 1, build_filters, &wg);
+    if (cached != NULL) tgc_kernel_cache_replaces(c, 1u << 1); /* W is read only to build the cache */
+    if (c->prepack_only) return TGC_OK;
     int64_t u_floats = cached != NULL ? 0 : xis * wg.u_stride;
     size_t floats = (size_t)(u_floats + xis * (wg.v_stride + wg.p_stride) + width * slot_floats);
     float *scratch = tgc_malloc(floats * sizeof(float));
@@ -266,7 +268,6 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
     int64_t pieces;
     if (cached != NULL) {
         wg.u = cached;
-        tgc_kernel_cache_replaces(c, 1u << 1); /* W is read only to build the cache */
     } else { /* no cache (a kernel run alone, or computed filters): transform them now */
         wg.u = wg.u_out = scratch;
         pieces = pieces_of(m, ch * xis, &wg.rows_per_piece);

@@ -360,6 +360,7 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     tgc_gemm_shape shape;
     const tgc_packed_gemm *packed = matmul_one_gemm(&g, &shape) ? packed_for(c, &shape, pb) : NULL;
     c->impl = packed != NULL ? WAY_PACKED : WAY_SGEMM;
+    if (c->prepack_only) return TGC_OK;
     if (packed != NULL) {
         ok = tgc_packed_gemm_run(packed, c->pool, pa, py, act);
         if (!ok) return tgc_kernel_fail(c, "MatMul: oneDNN's matmul failed");
@@ -428,6 +429,7 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     tgc_gemm_shape shape = gemm_shape(c, &g);
     const tgc_packed_gemm *packed = !ta && k > 0 ? packed_for(c, &shape, pb) : NULL;
     c->impl = packed != NULL ? WAY_PACKED : WAY_SGEMM;
+    if (c->prepack_only) return TGC_OK;
     if (packed != NULL) {
         if (has_c && beta != 0.0f) fill_c(py, n, pc, cm, cn, 0, m, 0, n);
         if (!tgc_packed_gemm_run(packed, c->pool, pa, py, c->fused_act))
