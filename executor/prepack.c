@@ -18,12 +18,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* A reader of slot `from` whose kernel's cache will stand in for input i. */
-static bool reader_replaces(const tgc_plan *p, int32_t id, int i) {
-    if (p->role[id] != TGC_ROLE_KERNEL || !p->static_shapes[id] || p->absorbed[id] || i >= 32) return false;
-    int width = tgc_parallel_width(p->pool);
-    tgc_kernel_footprint f = tgc_kernel_node_footprint(p->kernel[id], p->g, id, width);
-    return (f.replaces_inputs & p->const_inputs[id] & (1u << i)) != 0;
+/* The inputs of node id (bit i: input i) that its kernel's cache will
+ * stand in for: a kernel with static shapes whose footprint says so. */
+static uint32_t replaced_inputs(const tgc_plan *p, int32_t id) {
+    if (p->role[id] != TGC_ROLE_KERNEL || !p->static_shapes[id] || p->absorbed[id]) return 0;
+    tgc_kernel_footprint f = tgc_kernel_node_footprint(p->kernel[id], p->g, id, tgc_parallel_width(p->pool));
+    return f.replaces_inputs & p->const_inputs[id];
 }
 
 void tgc_plan_find_replaceable(tgc_plan *p) {
@@ -33,10 +33,9 @@ void tgc_plan_find_replaceable(tgc_plan *p) {
     if (covered == NULL) return; /* nothing replaced: every weight loads as before */
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
-        for (int i = 0; i < n->n_inputs; i++) {
-            int32_t from = n->inputs[i].node;
-            if (from >= 0 && p->role[from] == TGC_ROLE_CONST && reader_replaces(p, id, i)) covered[from]++;
-        }
+        uint32_t replaces = replaced_inputs(p, id); /* const_inputs: bits of inputs below 32 only */
+        for (int i = 0; replaces != 0 && i < n->n_inputs && i < 32; i++)
+            if (replaces & (1u << i)) covered[n->inputs[i].node]++;
     }
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_const *c = g->nodes[id].data;

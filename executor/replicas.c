@@ -106,11 +106,15 @@ tgc_status tgc_session_replicas_report(const tgc_session *s, FILE *out) {
 }
 
 tgc_status tgc_session_replicas_trace_write(tgc_session *s, const char *path, tgc_diags *diags) {
-    for (int r = 0; r < s->n_replicas; r++) {
-        char other[4096];
-        if (r > 0) snprintf(other, sizeof other, "%s.%s.json", path, tgc_session_device_name(s->replicas[r], 0));
-        tgc_status st = tgc_session_trace_write(s->replicas[r], r == 0 ? path : other, diags);
-        if (st != TGC_OK) return st;
+    tgc_status st = TGC_OK;
+    for (int r = 0; st == TGC_OK && r < s->n_replicas; r++) {
+        const char *device = tgc_session_device_name(s->replicas[r], 0);
+        size_t len = strlen(path) + strlen(device) + 7; /* ".", ".json", NUL */
+        char *other = r > 0 ? tgc_malloc(len) : NULL;
+        if (r > 0 && other == NULL) return TGC_ERR_NOMEM;
+        if (other != NULL) snprintf(other, len, "%s.%s.json", path, device);
+        st = tgc_session_trace_write(s->replicas[r], r == 0 ? path : other, diags);
+        tgc_free(other);
     }
-    return TGC_OK;
+    return st;
 }
