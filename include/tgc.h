@@ -350,7 +350,8 @@ tgc_status tgc_tensor_read(const tgc_tensor *t, void *dst, size_t nbytes);
  */
 typedef enum tgc_optimize_level {
     TGC_OPTIMIZE_DEFAULT = 0, /* the highest (TGC_OPTIMIZE_ALL) */
-    TGC_OPTIMIZE_NONE,        /* `--optimize 0`: the graph as written */
+    TGC_OPTIMIZE_NONE,        /* `--optimize 0`: the graph as written (float16 nodes without a kernel
+                               * computed in float32 all the same: compute-in-float32) */
     TGC_OPTIMIZE_BASIC,       /* `--optimize 1`: constant folding, common subexpressions, dead nodes */
     TGC_OPTIMIZE_ALL,         /* `--optimize 2`: also BatchNorm folding and op fusions */
 } tgc_optimize_level;
@@ -377,8 +378,10 @@ typedef struct tgc_optimize_report {
  * known, so none form). Stores the
  * optimized graph in *out: owned by the caller (tgc_graph_free), its weights borrowed
  * from g, which must outlive it. The result is a valid graph that dumps as
- * tgc/1 and loads again. report may be NULL. TGC_OPTIMIZE_NONE gives a
- * plain copy. Returns TGC_OK, TGC_ERR_INVALID (a pass broke the graph: a
+ * tgc/1 and loads again. report may be NULL. TGC_OPTIMIZE_NONE runs only
+ * the pass that computes in float32 the float16 and bfloat16 nodes no
+ * listed device has a kernel for (without it they cannot be placed), and
+ * is otherwise a plain copy. Returns TGC_OK, TGC_ERR_INVALID (a pass broke the graph: a
  * tgc bug, reported in diags) or TGC_ERR_NOMEM. */
 tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, const char *devices,
                               tgc_optimize_report *report, tgc_diags *diags, tgc_graph **out);

@@ -15,20 +15,26 @@ typedef struct pass_entry {
     const char *name;
     tgc_pass_fn run;
     tgc_optimize_level level; /* the lowest level that runs it */
+    /* NULL, or false when the pass has nothing to do in g: it is then
+     * reported with no rewrites and the graph is not rebuilt (at
+     * TGC_OPTIMIZE_NONE the result stays node for node the graph given). */
+    bool (*applies)(const tgc_graph *g);
 } pass_entry;
 
 static const pass_entry passes[] = {
-    {"fold-constants", tgc_pass_fold_constants, TGC_OPTIMIZE_BASIC},
-    {"eliminate-common", tgc_pass_eliminate_common, TGC_OPTIMIZE_BASIC},
-    {"matmul-add-to-gemm", tgc_pass_matmul_add_to_gemm, TGC_OPTIMIZE_ALL},
-    {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL}, /* after: a Gemm it made may take a BN */
-    {"fuse-pad", tgc_pass_fuse_pad, TGC_OPTIMIZE_ALL},
-    {"trim-conv-taps", tgc_pass_trim_conv_taps, TGC_OPTIMIZE_ALL},   /* after: the folded weights, fused pads */
-    {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL},
-    {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL},
-    {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL}, /* before fuse-elementwise takes its scales */
-    {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL}, /* last: after the patterns it would split */
-    {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC},
+    /* first: fold-constants folds its Casts of weights */
+    {"compute-in-float32", tgc_pass_compute_in_float32, TGC_OPTIMIZE_NONE, tgc_pass_has_narrow_nodes},
+    {"fold-constants", tgc_pass_fold_constants, TGC_OPTIMIZE_BASIC, NULL},
+    {"eliminate-common", tgc_pass_eliminate_common, TGC_OPTIMIZE_BASIC, NULL},
+    {"matmul-add-to-gemm", tgc_pass_matmul_add_to_gemm, TGC_OPTIMIZE_ALL, NULL},
+    {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL, NULL}, /* after: a Gemm it made may take a BN */
+    {"fuse-pad", tgc_pass_fuse_pad, TGC_OPTIMIZE_ALL, NULL},
+    {"trim-conv-taps", tgc_pass_trim_conv_taps, TGC_OPTIMIZE_ALL, NULL},   /* after: the folded weights, fused pads */
+    {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL, NULL},
+    {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL, NULL},
+    {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL}, /* before fuse-elementwise takes its scales */
+    {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL, NULL}, /* last: after the patterns it would split */
+    {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC, NULL},
 };
 
 static double now_ms(void) {
@@ -86,6 +92,11 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
         if (level < passes[i].level) continue;
         double t0 = now_ms();
         int32_t before = count_nodes(cur);
+        if (passes[i].applies != NULL && !passes[i].applies(cur)) {
+            if (report != NULL && report->n_passes < TGC_MAX_PASSES)
+                report->passes[report->n_passes++] = (tgc_pass_summary){passes[i].name, before, before, 0, now_ms() - t0};
+            continue;
+        }
         tgc_rewrite rw;
         tgc_status s = tgc_rewrite_begin(&rw, cur);
         rw.kinds = kinds;

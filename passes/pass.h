@@ -12,6 +12,18 @@
 
 typedef tgc_status (*tgc_pass_fn)(tgc_rewrite *rw);
 
+/* float16 and bfloat16 nodes that no listed kind has a kernel for at
+ * their dtype, but one has at float32, computed in float32 between Casts;
+ * chains of them stay in float32 throughout, and narrow nodes between
+ * float32 ones join them (passes/compute_in_float32.c has the rules; ONNX
+ * Runtime's InsertCastTransformer). Runs at every level, even
+ * TGC_OPTIMIZE_NONE: without it such a node cannot be placed. */
+tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw);
+
+/* True when an op node of g computes in float16 or bfloat16 (its kernel
+ * dtype): the graphs compute-in-float32 has anything to look at. */
+bool tgc_pass_has_narrow_nodes(const tgc_graph *g);
+
 /* Replaces every value computable at compile time by an initializer: the
  * tensor outputs of deterministic ops whose inputs are all initializers
  * (run once, node by node, on a cpu through devices/node_exec.h; control

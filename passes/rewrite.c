@@ -261,6 +261,10 @@ tgc_status tgc_rewrite_add_op(tgc_rewrite *rw, const char *op_name, int32_t like
     return TGC_OK;
 }
 
+void tgc_rewrite_keep_own_name(tgc_rewrite *rw, int32_t id) {
+    if (id >= 0 && id < rw->g->n_nodes && rw->added[id]) rw->like[id] = -1;
+}
+
 tgc_status tgc_rewrite_add_const(tgc_rewrite *rw, int32_t like, const char *base, tgc_const *data, int32_t *id) {
     tgc_status s = add_node(rw, TGC_NODE_CONST, like, base, 1, id);
     if (s != TGC_OK) {

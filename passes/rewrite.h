@@ -73,6 +73,10 @@ void tgc_rewrite_remove(tgc_rewrite *rw, int32_t id);
 tgc_status tgc_rewrite_add_op(tgc_rewrite *rw, const char *op_name, int32_t like, const tgc_ref *inputs,
                               int n_inputs, int n_outputs, int32_t *id);
 
+/* Node id (one the pass added) keeps the name it was given instead of
+ * taking its `like`'s: another node made like it takes that name. */
+void tgc_rewrite_keep_own_name(tgc_rewrite *rw, int32_t id);
+
 /* Adds an initializer holding `data` (taken over, whatever the result).
  * Named as tgc_rewrite_add_op names its node when like >= 0; else
  * "<base>" or "<base>_K", the first that is free. */

@@ -4,7 +4,7 @@
 //
 // Loads MODEL with ONNX Runtime's CPU execution provider (npm onnxruntime-node,
 // which bundles libonnxruntime.so), intraOpNumThreads THREADS and
-// interOpNumThreads 1, feeds each INPUT.npy (float32, int64 or bool, C order)
+// interOpNumThreads 1, feeds each INPUT.npy (float32, float16, int64 or bool, C order)
 // to the model's input NAME, runs once to warm up and then N times, writes the
 // first output to OUTPUT.npy and prints one JSON line: median and min ms, CPU
 // ms per run (user + system of the process over the N runs, over N), peak RSS
@@ -29,8 +29,9 @@ function readNpy(path) {
     .split(',').map(s => s.trim()).filter(s => s.length).map(Number);
   if (fortran !== 'False') throw new Error(path + ': only C-order arrays supported');
   // .npy dtype -> ORT tensor type and the typed array that holds it
-  const types = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '|b1': ['bool', Uint8Array] };
-  if (!(descr in types)) throw new Error(path + ': only float32, int64 and bool supported, got ' + descr);
+  const types = { '<f4': ['float32', Float32Array], '<f2': ['float16', Uint16Array], '<i8': ['int64', BigInt64Array],
+    '|b1': ['bool', Uint8Array] };
+  if (!(descr in types)) throw new Error(path + ': only float32, float16, int64 and bool supported, got ' + descr);
   const [type, Arr] = types[descr];
   const off = hstart + hlen;
   const n = shape.reduce((a, b) => a * b, 1);
@@ -40,9 +41,10 @@ function readNpy(path) {
   return { type, shape, data };
 }
 
-function writeNpy(path, shape, data) {
+function writeNpy(path, shape, data, type) {
   const shp = '(' + shape.join(', ') + (shape.length === 1 ? ',' : '') + ')';
-  let header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shp + ', }';
+  const descr = type === 'float16' ? '<f2' : '<f4';
+  let header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shp + ', }';
   const pad = 64 - ((10 + header.length + 1) % 64);
   header += ' '.repeat(pad % 64) + '\n';
   const pre = Buffer.alloc(10);
@@ -91,7 +93,7 @@ async function main() {
   const median = n % 2 ? times[(n - 1) / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
   if (process.env.ORT_PROFILE) sess.endProfiling();
   const y = out[sess.outputNames[0]];
-  writeNpy(outPath, y.dims, y.data);
+  writeNpy(outPath, y.dims, y.data, y.type);
   console.log(JSON.stringify({
     model, median_ms: median, min_ms: times[0], cpu_ms: (cpu.user + cpu.system) / 1e3 / n, runs: n, threads,
     peak_rss_mib: process.resourceUsage().maxRSS / 1024,

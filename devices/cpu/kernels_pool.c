@@ -386,8 +386,8 @@ static void global_average_pool_piece(void *arg, int64_t piece, int slot) {
     const global_pool *g = arg;
     int64_t p1 = piece_end(piece, g->planes_per_piece, g->planes);
     for (int64_t p = piece * g->planes_per_piece; p < p1; p++) {
-        double sum = sum_as_double(g->x + p * g->size, g->size);
-        g->y[p] = g->size > 0 ? (float)(sum / (double)g->size) : NAN;
+        /* (an empty plane reads nothing: its x may be NULL, never offset) */
+        g->y[p] = g->size > 0 ? (float)(sum_as_double(g->x + p * g->size, g->size) / (double)g->size) : NAN;
     }
 }
 

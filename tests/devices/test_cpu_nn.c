@@ -503,6 +503,22 @@ static void test_empty_batch(void) {
     nn_check(&f, TOL);
     nn_end(&f);
 
+    /* Planes but no elements in them (an empty, NULL-held input): each
+     * mean is NaN, as numpy's np.mean of an empty array; written by the
+     * kernel, not the fixture's all-ones fill (also a NaN, other bits). */
+    static const int64_t xe[4] = {1, 3, 0, 5}, ge[4] = {1, 3, 1, 1};
+    nn_begin(&f, "GlobalAveragePool", "empty planes");
+    nn_in_dims(&f, TGC_FLOAT32, 4, xe, NULL);
+    nn_out_dims(&f, TGC_FLOAT32, 4, ge);
+    nn_check(&f, TOL);
+    for (int i = 0; i < 3; i++) {
+        uint32_t bits;
+        float y = nn_out_f32(&f, 0, i);
+        memcpy(&bits, &y, sizeof bits);
+        CU_ASSERT(isnan(y) && bits != 0xffffffffu);
+    }
+    nn_end(&f);
+
     nn_begin(&f, "BatchNormalization", "empty");
     nn_in_dims(&f, TGC_FLOAT32, 4, x0, NULL);
     for (int i = 0; i < 4; i++) nn_in_dims(&f, TGC_FLOAT32, 1, c3, NULL);

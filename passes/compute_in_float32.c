@@ -1,0 +1,212 @@
+/* float16 and bfloat16 nodes computed in float32 where the devices have no
+ * kernel at the narrow type (ONNX Runtime's InsertCastTransformer).
+ *
+ * A node whose kernel dtype is float16 or bfloat16 is rewritten when no
+ * listed kind has a kernel for it at that dtype but one has a float32
+ * kernel: its inputs of the narrow type are read through Cast(to=float),
+ * it runs at float32, and its outputs of the narrow type go through
+ * Cast(to=narrow) to their readers, the last Cast taking the node's name.
+ * Widening is exact, so the result differs from a native kernel's only by
+ * the float32 arithmetic (more precise than float16's).
+ *
+ * A chain of such nodes does not narrow and widen between its links: a
+ * node reads the float32 value its producer computed, not the Cast back.
+ * A node that has a narrow kernel is computed in float32 too when its
+ * narrow inputs all come from nodes already computed in float32 or from
+ * initializers (a Relu between two Convs): ORT removes such "isolated"
+ * float16 nodes for the same reason, two Casts cost more than the node.
+ * A Cast made for an initializer is folded by fold-constants (the weight
+ * is then held in float32). Nodes with subgraphs (If, Loop, Scan) are left
+ * as they are. */
+#include "passes/pass.h"
+
+#include "devices/backend.h"
+#include "devices/kernel.h"
+#include "support/alloc.h"
+
+/* ONNX TensorProto.DataType codes for Cast's `to`. */
+static int64_t onnx_code(tgc_dtype t) {
+    switch (t) {
+    case TGC_FLOAT16: return 10;
+    case TGC_BFLOAT16: return 16;
+    default: return 1; /* float32 */
+    }
+}
+
+static bool is_narrow(tgc_dtype t) { return t == TGC_FLOAT16 || t == TGC_BFLOAT16; }
+
+/* The pass's state: per value of the graph as it began (rw->value_base
+ * numbering), the float32 twin of a narrow value when it has one (a
+ * converted node's output, or a Cast made for it); per node, the float32
+ * copy that replaces it (-1: none). Readers keep reading the original
+ * nodes until the end, when each converted node's outputs are handed to
+ * the readers that were not converted (through a Cast back for a narrow
+ * output) and the original goes. */
+typedef struct widen_state {
+    tgc_rewrite *rw;
+    int32_t n_values, n_nodes;
+    tgc_ref *wide;       /* per value: its float32 twin, node -1: none */
+    bool *computed_wide; /* per value: the twin is a converted node's output */
+    int32_t *copy;       /* per node: its float32 copy, or -1 */
+} widen_state;
+
+static int32_t value_index(const widen_state *st, tgc_ref r) {
+    if (r.node < 0 || r.node >= st->rw->cap_nodes) return -1;
+    int32_t v = st->rw->value_base[r.node] + r.port;
+    return v >= 0 && v < st->n_values ? v : -1;
+}
+
+static bool has_subgraph(const tgc_node *n) {
+    for (int a = 0; a < n->n_attrs; a++)
+        if (n->attrs[a].type == TGC_ATTR_GRAPH) return true;
+    return false;
+}
+
+/* Kernels for node id on the listed kinds: at its own dtype, and at float32. */
+static void kernels_for(const tgc_rewrite *rw, int32_t id, tgc_dtype narrow, bool *native, bool *wide) {
+    const tgc_graph *g = rw->g;
+    const tgc_node *n = &g->nodes[id];
+    tgc_dtype in0 = tgc_kernel_node_dtype(g, n);
+    tgc_dtype out0 = n->n_outputs > 0 ? n->outputs[0].dtype : TGC_DTYPE_INVALID;
+    *native = *wide = false;
+    for (int k = 0; k < tgc_backend_count(); k++) {
+        if (rw->kinds != 0 && !(rw->kinds & (1u << k))) continue;
+        if (tgc_kernel_for_node(g, n, k) != NULL) *native = true;
+        if (tgc_kernel_select(n, k, in0 == narrow ? TGC_FLOAT32 : in0, out0 == narrow ? TGC_FLOAT32 : out0, false) !=
+            NULL)
+            *wide = true;
+    }
+}
+
+/* The narrow dtype node id computes in (its kernel dtype), or INVALID. */
+static tgc_dtype narrow_type(const tgc_rewrite *rw, int32_t id) {
+    const tgc_node *n = &rw->g->nodes[id];
+    if (n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n)) return TGC_DTYPE_INVALID;
+    tgc_dtype t = tgc_kernel_node_dtype(rw->g, n);
+    return is_narrow(t) ? t : TGC_DTYPE_INVALID;
+}
+
+/* True when every narrow data input of node id has a float32 twin computed
+ * by a converted node or is an initializer, and at least one has the twin. */
+static bool between_wide_nodes(const widen_state *st, int32_t id, tgc_dtype narrow) {
+    const tgc_node *n = &st->rw->g->nodes[id];
+    bool any = false;
+    for (int i = 0; i < n->n_inputs; i++) {
+        tgc_ref r = n->inputs[i];
+        if (r.node < 0 || tgc_graph_ref_info(st->rw->g, r)->dtype != narrow) continue;
+        int32_t v = value_index(st, r);
+        if (v >= 0 && st->computed_wide[v]) any = true;
+        else if (st->rw->g->nodes[r.node].kind != TGC_NODE_CONST) return false;
+    }
+    return any;
+}
+
+/* The float32 twin of narrow value r: a converted node's output, or a Cast
+ * made once for all its readers. */
+static tgc_status widened(widen_state *st, int32_t reader, tgc_ref r, tgc_ref *out) {
+    int32_t v = value_index(st, r);
+    if (v >= 0 && st->wide[v].node >= 0) {
+        *out = st->wide[v];
+        return TGC_OK;
+    }
+    int32_t cast;
+    tgc_status s = tgc_rewrite_add_op(st->rw, "Cast", reader, &r, 1, 1, &cast);
+    if (s == TGC_OK) s = tgc_rewrite_set_attr_int(st->rw, cast, "to", onnx_code(TGC_FLOAT32));
+    if (s != TGC_OK) return s;
+    tgc_rewrite_keep_own_name(st->rw, cast); /* the reader's name is its float32 copy's */
+    *out = (tgc_ref){cast, 0, {0, 0}};
+    if (v >= 0) st->wide[v] = *out;
+    return TGC_OK;
+}
+
+/* Node id computed in float32: a copy reading the twins of its narrow
+ * inputs, whose outputs become the twins of id's. */
+static tgc_status convert(widen_state *st, int32_t id, tgc_dtype narrow) {
+    tgc_rewrite *rw = st->rw;
+    int n_in = rw->g->nodes[id].n_inputs, n_out = rw->g->nodes[id].n_outputs;
+    tgc_ref *ins = tgc_malloc((size_t)(n_in > 0 ? n_in : 1) * sizeof *ins);
+    if (ins == NULL) return TGC_ERR_NOMEM;
+    tgc_status s = TGC_OK;
+    for (int i = 0; s == TGC_OK && i < n_in; i++) {
+        tgc_ref r = rw->g->nodes[id].inputs[i];
+        ins[i] = r;
+        if (r.node >= 0 && tgc_graph_ref_info(rw->g, r)->dtype == narrow) s = widened(st, id, r, &ins[i]);
+    }
+    int32_t wide;
+    if (s == TGC_OK) s = tgc_rewrite_add_op(rw, rw->g->nodes[id].op_name, id, ins, n_in, n_out, &wide);
+    tgc_free(ins);
+    if (s == TGC_OK) s = tgc_rewrite_copy_attrs(rw, id, wide);
+    if (s != TGC_OK) return s;
+    st->copy[id] = wide;
+    for (int p = 0; p < n_out; p++) {
+        int32_t v = value_index(st, (tgc_ref){id, p, {0, 0}});
+        if (v < 0 || rw->g->nodes[id].outputs[p].dtype != narrow) continue;
+        st->wide[v] = (tgc_ref){wide, p, {0, 0}};
+        st->computed_wide[v] = true;
+    }
+    rw->edits++;
+    return TGC_OK;
+}
+
+/* Converted node id's outputs handed to its remaining readers: a narrow
+ * one through a Cast back (port 0's taking id's name), the others as they
+ * are; then id goes. */
+static tgc_status hand_over(widen_state *st, int32_t id, tgc_dtype narrow) {
+    tgc_rewrite *rw = st->rw;
+    int32_t wide = st->copy[id];
+    for (int p = 0; p < rw->g->nodes[id].n_outputs; p++) {
+        tgc_ref old = {id, p, {0, 0}}, now = {wide, p, {0, 0}};
+        if (rw->g->nodes[id].outputs[p].dtype == narrow && tgc_rewrite_uses(rw, old) > 0) {
+            int32_t back;
+            tgc_status s = tgc_rewrite_add_op(rw, "Cast", id, &now, 1, 1, &back);
+            if (s == TGC_OK) s = tgc_rewrite_set_attr_int(rw, back, "to", onnx_code(narrow));
+            if (s != TGC_OK) return s;
+            tgc_rewrite_keep_own_name(rw, p == 0 ? wide : back);
+            now = (tgc_ref){back, 0, {0, 0}};
+        }
+        tgc_rewrite_replace_uses(rw, old, now);
+    }
+    tgc_rewrite_remove(rw, id);
+    return TGC_OK;
+}
+
+bool tgc_pass_has_narrow_nodes(const tgc_graph *g) {
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        if (g->nodes[id].kind == TGC_NODE_OP && is_narrow(tgc_kernel_node_dtype(g, &g->nodes[id]))) return true;
+    return false;
+}
+
+tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw) {
+    int32_t nn = rw->g->n_nodes;
+    widen_state st = {.rw = rw, .n_values = rw->n_values, .n_nodes = nn};
+    st.wide = tgc_malloc((size_t)(st.n_values + 1) * sizeof *st.wide);
+    st.computed_wide = tgc_calloc((size_t)st.n_values + 1, sizeof *st.computed_wide);
+    st.copy = tgc_malloc((size_t)(nn + 1) * sizeof *st.copy);
+    tgc_dtype *narrow = tgc_malloc((size_t)(nn + 1) * sizeof *narrow);
+    tgc_status s = st.wide != NULL && st.computed_wide != NULL && st.copy != NULL && narrow != NULL
+                       ? TGC_OK
+                       : TGC_ERR_NOMEM;
+    for (int32_t v = 0; s == TGC_OK && v < st.n_values; v++) st.wide[v] = (tgc_ref){-1, 0, {0, 0}};
+    for (int32_t id = 0; s == TGC_OK && id < nn; id++) {
+        st.copy[id] = -1;
+        narrow[id] = narrow_type(rw, id);
+    }
+    for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
+        int32_t id = rw->g->topo[i];
+        if (narrow[id] == TGC_DTYPE_INVALID) continue;
+        bool native, wide;
+        kernels_for(rw, id, narrow[id], &native, &wide);
+        if (wide && (!native || between_wide_nodes(&st, id, narrow[id]))) s = convert(&st, id, narrow[id]);
+    }
+    /* In reverse order: a converted reader goes before what it reads, so
+     * the Cast back is made only for readers that stay narrow. */
+    for (int32_t i = nn - 1; s == TGC_OK && i >= 0; i--) {
+        int32_t id = rw->g->topo[i];
+        if (st.copy[id] >= 0) s = hand_over(&st, id, narrow[id]);
+    }
+    tgc_free(st.wide);
+    tgc_free(st.computed_wide);
+    tgc_free(st.copy);
+    tgc_free(narrow);
+    return s;
+}
