@@ -381,6 +381,7 @@ bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const 
 
 typedef struct plain_entry {
     struct plain_entry *next;
+    bool int8; /* int8 A and B, int32 C (tgc_dnnl_igemm); else float32 */
     bool ta, tb;
     int64_t m, n, k, lda, ldb, ldc;
     float alpha, beta;
@@ -393,9 +394,9 @@ typedef struct plain_entry {
  * never changes after); added under make_lock. */
 static _Atomic(plain_entry *) plain_buckets[PLAIN_BUCKETS];
 
-static bool same_geometry(const plain_entry *e, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda,
-                          int64_t ldb, int64_t ldc, float alpha, float beta) {
-    return e->ta == ta && e->tb == tb && e->m == m && e->n == n && e->k == k && e->lda == lda && e->ldb == ldb &&
+static bool same_geometry(const plain_entry *e, bool int8, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                          int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta) {
+    return e->int8 == int8 && e->ta == ta && e->tb == tb && e->m == m && e->n == n && e->k == k && e->lda == lda && e->ldb == ldb &&
            e->ldc == ldc && e->alpha == alpha && e->beta == beta;
 }
 
@@ -408,9 +409,10 @@ static void make_plain(plain_entry *e) {
     tgc_gemm_shape shape = {.alpha = e->alpha, .beta = e->beta};
     dnnl_matmul_desc_t desc;
     dnnl_primitive_attr_t attr;
-    if (dnnl_memory_desc_init_by_strides(&e->src, 2, sd, dnnl_f32, ss) != dnnl_success ||
-        dnnl_memory_desc_init_by_strides(&e->weights, 2, wd, dnnl_f32, ws) != dnnl_success ||
-        dnnl_memory_desc_init_by_strides(&e->dst, 2, dd, dnnl_f32, ds) != dnnl_success ||
+    dnnl_data_type_t in_type = e->int8 ? dnnl_s8 : dnnl_f32, out_type = e->int8 ? dnnl_s32 : dnnl_f32;
+    if (dnnl_memory_desc_init_by_strides(&e->src, 2, sd, in_type, ss) != dnnl_success ||
+        dnnl_memory_desc_init_by_strides(&e->weights, 2, wd, in_type, ws) != dnnl_success ||
+        dnnl_memory_desc_init_by_strides(&e->dst, 2, dd, out_type, ds) != dnnl_success ||
         dnnl_matmul_desc_init(&desc, &e->src, &e->weights, NULL, &e->dst) != dnnl_success || !make_attr(&shape, &attr))
         return;
     dnnl_primitive_desc_t pd = NULL;
@@ -424,7 +426,7 @@ static void make_plain(plain_entry *e) {
      * pieces on one Zen 5 core (brgemm declines those). Its reference
      * loops are slower than OpenBLAS. */
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
-        (strncmp(impl, "brg", 3) == 0 || strcmp(impl, "gemm:jit") == 0)) {
+        (strncmp(impl, "brg", 3) == 0 || strncmp(impl, "gemm:jit", 8) == 0)) {
         e->scratch_bytes = scratch_size(pd);
         if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) e->prim = NULL;
     }
@@ -433,23 +435,23 @@ static void make_plain(plain_entry *e) {
 
 /* The primitive for a geometry, made on its first use; NULL when declined
  * (or no memory for the entry). */
-static const plain_entry *plain_lookup(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
-                                       int64_t ldc, float alpha, float beta) {
+static const plain_entry *plain_lookup(bool int8, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda,
+                                       int64_t ldb, int64_t ldc, float alpha, float beta) {
     uint64_t h = 1469598103934665603ull;
     uint32_t alpha_bits, beta_bits;
     memcpy(&alpha_bits, &alpha, sizeof alpha_bits);
     memcpy(&beta_bits, &beta, sizeof beta_bits);
-    int64_t key[9] = {ta | (int64_t)tb << 1, m, n, k, lda, ldb, ldc, alpha_bits, beta_bits};
+    int64_t key[9] = {ta | (int64_t)tb << 1 | (int64_t)int8 << 2, m, n, k, lda, ldb, ldc, alpha_bits, beta_bits};
     for (int i = 0; i < 9; i++) h = (h ^ (uint64_t)key[i]) * 1099511628211ull;
     _Atomic(plain_entry *) *bucket = &plain_buckets[h % PLAIN_BUCKETS];
     plain_entry *e;
     for (e = atomic_load_explicit(bucket, memory_order_acquire); e != NULL; e = e->next)
-        if (same_geometry(e, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta)) return e->prim != NULL ? e : NULL;
+        if (same_geometry(e, int8, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta)) return e->prim != NULL ? e : NULL;
     pthread_mutex_lock(&make_lock);
     for (e = atomic_load_explicit(bucket, memory_order_acquire); e != NULL; e = e->next) /* made meanwhile? */
-        if (same_geometry(e, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta)) break;
+        if (same_geometry(e, int8, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta)) break;
     if (e == NULL && (e = calloc(1, sizeof *e)) != NULL) { /* a new geometry: made here, once */
-        *e = (plain_entry){.next = atomic_load_explicit(bucket, memory_order_relaxed), .ta = ta, .tb = tb, .m = m,
+        *e = (plain_entry){.next = atomic_load_explicit(bucket, memory_order_relaxed), .int8 = int8, .ta = ta, .tb = tb, .m = m,
                            .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta};
         omp_set_num_threads(1);
         make_plain(e);
@@ -466,10 +468,31 @@ int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
      * packs them. */
     bool aliasing = !tb && ldb % 1024 == 0;
     if (aliasing || m < 1 || n < 1 || k < 1 || !tgc_packed_gemm_available()) return 0;
-    const plain_entry *e = plain_lookup(ta, tb, m, n, k, lda, ldb, ldc, alpha, beta);
+    const plain_entry *e = plain_lookup(false, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta);
     if (e == NULL) return 0;
     /* Memory objects or a scratchpad that cannot be had would leave C
      * untouched, but are not told apart from a failed run: both fail. */
+    return execute(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, c) ? 1 : -1;
+}
+
+/* oneDNN's int8 products are exact only with VNNI (vpdpbusd sums in int32);
+ * before it, vpmaddubsw saturates pairs of products at int16. */
+static bool exact_int8_isa;
+
+static void exact_int8_once(void) {
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    exact_int8_isa = (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+                     (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
+}
+
+int tgc_dnnl_igemm(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t lda, const int8_t *b, int64_t ldb,
+                   int32_t *c, int64_t ldc) {
+    static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+    if (m < 1 || n < 1 || k < 1 || k > TGC_DNNL_IGEMM_MAX_K || !tgc_packed_gemm_available()) return 0;
+    pthread_once(&isa_once, exact_int8_once);
+    if (!exact_int8_isa) return 0;
+    const plain_entry *e = plain_lookup(true, false, false, m, n, k, lda, ldb, ldc, 1.0f, 0.0f);
+    if (e == NULL) return 0;
     return execute(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, c) ? 1 : -1;
 }
 
@@ -479,6 +502,12 @@ int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
                    const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
     (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb, (void)beta;
     (void)c, (void)ldc;
+    return 0;
+}
+
+int tgc_dnnl_igemm(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t lda, const int8_t *b, int64_t ldb,
+                   int32_t *c, int64_t ldc) {
+    (void)m, (void)n, (void)k, (void)a, (void)lda, (void)b, (void)ldb, (void)c, (void)ldc;
     return 0;
 }
 

@@ -87,4 +87,18 @@ void tgc_packed_gemm_free(tgc_packed_gemm *g);
 int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                    const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
+/* The most terms tgc_dnnl_igemm sums: each product of two int8s is at most
+ * 2^14 in magnitude, so the int32 sum of K of them cannot overflow. */
+#define TGC_DNNL_IGEMM_MAX_K (INT64_C(1) << 16)
+
+/* C = A B exactly in int32: A [m, k] and B [k, n] int8, C [m, n] int32,
+ * row-major with row strides lda, ldb, ldc, on the calling thread, through
+ * a oneDNN s8s8s32 matmul made for the geometry once per process (as
+ * tgc_dnnl_sgemm). Only where oneDNN's int8 products are exact (a cpu with
+ * VNNI: AVX512-VNNI or AVX-VNNI) and k <= TGC_DNNL_IGEMM_MAX_K. Returns 1
+ * when done; 0 having touched nothing when it declines (the caller then
+ * sums some other way); -1 when oneDNN failed while running. */
+int tgc_dnnl_igemm(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t lda, const int8_t *b, int64_t ldb,
+                   int32_t *c, int64_t ldc);
+
 #endif

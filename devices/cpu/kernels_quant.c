@@ -11,16 +11,28 @@
  *                     when both are 0), zp = rint(clip(-min / scale, 0, 255)),
  *                     y as QuantizeLinear, all in float32
  *   MatMulInteger,    (A - a_zp) x (B - b_zp) and Conv(X - x_zp, W - w_zp)
- *   ConvInteger       in integers: the operands are widened to int32 with
- *                     their zero points taken off, products summed in int64
- *                     (exact), the sum stored as int32 (wrapping as numpy's
- *                     int32 matmul does when it does not fit)
+ *   ConvInteger       in integers, exactly, the int64 sum stored as int32
+ *                     (wrapping as numpy's int32 matmul does when it does
+ *                     not fit), one of two ways:
+ *                     - oneDNN's int8 matmul (s8 x s8 -> s32, VNNI), the
+ *                       uint8 operands and zero points moved down by 128 (the
+ *                       differences unchanged), with the zero points' terms
+ *                       taken off after: A B - b_zp rowsum(A) - a_zp
+ *                       colsum(B) + K a_zp b_zp (ONNX Runtime's MLAS does
+ *                       the same with its own kernels);
+ *                     - where oneDNN declines (no VNNI, no oneDNN, K past
+ *                       2^16), OpenBLAS's dgemm over the differences held
+ *                       in float64: every product (< 2^16) and partial sum
+ *                       (< K 2^16, below 2^53 for any K memory can hold) is
+ *                       an integer float64 holds exactly, whatever the
+ *                       order of the sums
  *   QLinearMatMul,    that integer result (plus QLinearConv's int32 bias)
  *   QLinearConv       times the float32 multiplier a_scale * b_scale /
  *                     y_scale, in double, plus y_zp, rint, saturated.
  *
  * Element types: every kernel reads and writes its 8-bit operands through
  * the QUANT_TYPES list (uint8, int8), one entry per type. */
+#include "devices/cpu/gemm_packed.h"
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
 #include "devices/matmul_geometry.h"
@@ -29,6 +41,8 @@
 #include "support/alloc.h"
 #include "support/checked.h"
 
+#include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -189,17 +203,35 @@ static tgc_status dynamic_quantize_linear(tgc_kernel_ctx *c) {
                                "y_zero_point");
     int64_t n = tgc_value_numel(x);
     const float *px = tgc_kernel_in_ptr(c, 0);
-    float maxx = 0, minx = 0; /* the range always holds 0 */
-    for (int64_t i = 0; i < n; i++) {
-        if (px[i] > maxx) maxx = px[i];
-        if (px[i] < minx) minx = px[i];
+    /* The range, which always holds 0 (NaNs never compare), in 8 lanes. */
+    float hi[8] = {0}, lo[8] = {0}, maxx = 0, minx = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            hi[k] = px[i + k] > hi[k] ? px[i + k] : hi[k];
+            lo[k] = px[i + k] < lo[k] ? px[i + k] : lo[k];
+        }
+    for (; i < n; i++) {
+        maxx = px[i] > maxx ? px[i] : maxx;
+        minx = px[i] < minx ? px[i] : minx;
+    }
+    for (int k = 0; k < 8; k++) {
+        maxx = hi[k] > maxx ? hi[k] : maxx;
+        minx = lo[k] < minx ? lo[k] : minx;
     }
     float scale = (maxx == minx ? 1.0f : maxx - minx) / 255.0f;
     float zpf = 0.0f - minx / scale;
     zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
-    int32_t zp = (int32_t)rintf(zpf);
+    float zp = rintf(zpf);
     uint8_t *py = tgc_kernel_out_ptr(c, 0);
-    for (int64_t i = 0; i < n; i++) py[i] = (uint8_t)saturate_round((double)(px[i] / scale), zp, 0, 255);
+    for (i = 0; i < n; i++) {
+        float v = px[i] / scale;
+        v = v == v ? v : 0.0f; /* NaN: the zero point, as saturate_round */
+        v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* saturates either way; keeps the rounding exact */
+        v = (v + 12582912.0f) - 12582912.0f;                 /* rint, half to even: 1.5 * 2^23 */
+        v += zp;
+        py[i] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
     *(float *)tgc_kernel_out_ptr(c, 1) = scale;
     *(uint8_t *)tgc_kernel_out_ptr(c, 2) = (uint8_t)zp;
     return TGC_OK;
@@ -207,19 +239,29 @@ static tgc_status dynamic_quantize_linear(tgc_kernel_ctx *c) {
 
 /* ---- Integer GEMM ------------------------------------------------------------------- */
 
-/* y[m x n] = a[m x k] b[k x n] (row-major int32), summed in int64 and
- * stored as int32 (two's complement wrap past int32, as numpy's int32). */
-static void igemm(int64_t m, int64_t n, int64_t k, const int32_t *a, const int32_t *b, int64_t *row, int32_t *y) {
-    for (int64_t i = 0; i < m; i++) {
-        for (int64_t j = 0; j < n; j++) row[j] = 0;
-        for (int64_t p = 0; p < k; p++) {
-            int64_t av = a[i * k + p];
-            const int32_t *bp = b + p * n;
-            if (av != 0)
-                for (int64_t j = 0; j < n; j++) row[j] += av * bp[j];
-        }
-        for (int64_t j = 0; j < n; j++) y[i * n + j] = (int32_t)(uint32_t)(uint64_t)row[j];
-    }
+/* How far an 8-bit type's values move to be int8 (uint8: down by 128). The
+ * differences x - zp, all the integer sums need, stay as they were. */
+static int32_t int8_shift(tgc_dtype t) { return t == TGC_UINT8 ? 128 : 0; }
+
+/* The integer sum's int64 value stored as int32, wrapping as numpy's int32. */
+static int32_t wrap_int32(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+
+/* y[m x n] (int32, row stride ldy) = a[m x k] b[k x n] (row-major float64
+ * holding integers of at most 9 bits; rows of a and b at strides k and
+ * ldb), exactly (see the top of the file), through `acc` (m x n float64
+ * scratch). The integer sum is wrapped to int32 as numpy's int32 does.
+ * False when a size passes BLAS's int range. */
+static bool igemm(int64_t m, int64_t n, int64_t k, const double *a, const double *b, int64_t ldb, double *acc,
+                  int32_t *y, int64_t ldy) {
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || ldb > INT_MAX) return false;
+    if (m == 0 || n == 0) return true;
+    if (k == 0) memset(acc, 0, (size_t)(m * n) * sizeof *acc);
+    else
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)k, b, (int)ldb,
+                    0.0, acc, (int)n);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) y[i * ldy + j] = wrap_int32((int64_t)acc[i * n + j]);
+    return true;
 }
 
 /* ---- MatMulInteger, QLinearMatMul ---------------------------------------------------- */
@@ -268,10 +310,10 @@ static int64_t matrix_param_idx(const matrix_param *mp, const tgc_value *m, bool
     return mp->nd ? e / (rm * cols) * cols + e % cols : e % cols;
 }
 
-/* operand m widened into out with its zero point taken off. */
-static void widen_matrix(const tgc_value *m, const void *p, const matrix_param *zp, bool rows, int32_t *out) {
+/* operand m with its zero point taken off, into out (exact integers). */
+static void widen_matrix(const tgc_value *m, const void *p, const matrix_param *zp, bool rows, double *out) {
     for (int64_t e = 0, n = tgc_value_numel(m); e < n; e++)
-        out[e] = int_at(m->dtype, p, e) - qp_int(&zp->q, matrix_param_idx(zp, m, rows, e));
+        out[e] = (double)(int_at(m->dtype, p, e) - qp_int(&zp->q, matrix_param_idx(zp, m, rows, e)));
 }
 
 /* A float32 view of value v (same dims) for the geometry readers. */
@@ -279,6 +321,62 @@ static tgc_value f32_view(const tgc_value *v) {
     tgc_value f = *v;
     f.dtype = TGC_FLOAT32;
     return f;
+}
+
+/* An 8-bit operand as int8 (int8_shift) into out. */
+static void to_int8(tgc_dtype t, const uint8_t *p, int64_t n, int8_t *out) {
+    uint8_t bits = int8_shift(t) != 0 ? 0x80u : 0; /* u - 128: the top bit flipped */
+    for (int64_t e = 0; e < n; e++) out[e] = (int8_t)(p[e] ^ bits);
+}
+
+/* Y (int32, its elements) = (A - a_zp)(B - b_zp) through oneDNN's exact
+ * int8 product: per matrix, Y = A B - b_zp rowsum(A) - a_zp colsum(B) +
+ * K a_zp b_zp, the operands and zero points shifted to int8 (the
+ * differences unchanged). 1 when done, 0 when oneDNN declines (nothing
+ * written), -1 on failure. */
+static int matmul_int8(const tgc_value *va, const tgc_value *vb, const uint8_t *pa,
+                       const uint8_t *pb, const matrix_param *azp, const matrix_param *bzp,
+                       const tgc_matmul_geometry *g, int32_t *y) {
+    if (g->k > TGC_DNNL_IGEMM_MAX_K || g->batch < 1 || g->m < 1 || g->n < 1 || g->k < 1) return 0;
+    int64_t na = tgc_value_numel(va), nb = tgc_value_numel(vb);
+    int8_t *a8 = tgc_malloc((size_t)na + 1), *b8 = tgc_malloc((size_t)nb + 1);
+    int64_t *row_sum = tgc_malloc(((size_t)(g->b_count == 1 ? g->batch * g->m : g->m) + 1) * sizeof(int64_t));
+    int64_t *col_sum = tgc_malloc(((size_t)g->n + 1) * sizeof(int64_t));
+    int32_t *b_zp = tgc_malloc(((size_t)g->n + 1) * sizeof(int32_t));
+    int done = a8 != NULL && b8 != NULL && row_sum != NULL && col_sum != NULL && b_zp != NULL ? 1 : -1;
+    if (done > 0) {
+        to_int8(va->dtype, pa, na, a8);
+        to_int8(vb->dtype, pb, nb, b8);
+    }
+    int32_t sa = int8_shift(va->dtype), sb = int8_shift(vb->dtype);
+    /* One B for every matrix of a whole A: one product of all A's rows. */
+    bool one = g->b_count == 1 && na == g->batch * g->m * g->k;
+    int64_t rows = one ? g->batch * g->m : g->m, mats = one ? 1 : g->batch;
+    for (int64_t t = 0; done > 0 && t < mats; t++) {
+        int64_t oa = 0, ob = 0, oy = 0;
+        if (!one) tgc_matmul_geometry_offsets(g, t, &oa, &ob, &oy);
+        done = tgc_dnnl_igemm(rows, g->n, g->k, a8 + oa, g->k, b8 + ob, g->n, y + oy, g->n);
+        if (done <= 0) break;
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t sum = 0;
+            for (int64_t p = 0; p < g->k; p++) sum += a8[oa + i * g->k + p];
+            row_sum[i] = sum;
+        }
+        for (int64_t j = 0; j < g->n; j++) {
+            col_sum[j] = 0;
+            b_zp[j] = qp_int(&bzp->q, matrix_param_idx(bzp, vb, false, ob + j)) - sb;
+        }
+        for (int64_t p = 0; p < g->k; p++)
+            for (int64_t j = 0; j < g->n; j++) col_sum[j] += b8[ob + p * g->n + j];
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t za = qp_int(&azp->q, matrix_param_idx(azp, va, true, oa + i * g->k)) - sa;
+            int32_t *yi = y + oy + i * g->n;
+            for (int64_t j = 0; j < g->n; j++)
+                yi[j] = wrap_int32((int64_t)yi[j] - b_zp[j] * row_sum[i] - za * col_sum[j] + g->k * za * b_zp[j]);
+        }
+    }
+    tgc_free(a8), tgc_free(b8), tgc_free(row_sum), tgc_free(col_sum), tgc_free(b_zp);
+    return done;
 }
 
 /* The shared body: a and b the input positions of A and B, their zero
@@ -303,21 +401,38 @@ static tgc_status matmul_integer_body(tgc_kernel_ctx *c, int a, int b, matrix_pa
     if ((st = read_matrix_param(c, a + 2, "a_zero_point", va, true, va->dtype, azp)) != TGC_OK) return st;
     if ((st = read_matrix_param(c, b + 2, "b_zero_point", vb, false, vb->dtype, bzp)) != TGC_OK) return st;
     int64_t na = tgc_value_numel(va), nb = tgc_value_numel(vb), ny = tgc_value_numel(&c->outputs[0]);
-    int32_t *wa = tgc_malloc(((size_t)na + 1) * sizeof(int32_t)), *wb = tgc_malloc(((size_t)nb + 1) * sizeof(int32_t));
+    int32_t *y8 = tgc_malloc(((size_t)ny + 1) * sizeof(int32_t));
+    if (y8 == NULL) return tgc_kernel_fail(c, "out of host memory for the integer operands");
+    int done = matmul_int8(va, vb, tgc_kernel_in_ptr(c, a), tgc_kernel_in_ptr(c, b), azp, bzp, g, y8);
+    if (done != 0) {
+        if (done < 0) {
+            tgc_free(y8);
+            return tgc_kernel_fail(c, "the integer product failed (oneDNN, or out of host memory)");
+        }
+        *y32 = y8;
+        return TGC_OK;
+    }
+    tgc_free(y8);
+    double *wa = tgc_malloc(((size_t)na + 1) * sizeof(double)), *wb = tgc_malloc(((size_t)nb + 1) * sizeof(double));
+    double *acc = tgc_malloc(((size_t)(ny > 0 ? g->m * g->n : 0) + 1) * sizeof(double)); /* m n <= ny */
     int32_t *y = tgc_malloc(((size_t)ny + 1) * sizeof(int32_t));
-    int64_t *row = tgc_malloc(((size_t)g->n + 1) * sizeof(int64_t));
-    if (wa == NULL || wb == NULL || y == NULL || row == NULL) {
-        tgc_free(wa), tgc_free(wb), tgc_free(y), tgc_free(row);
+    if (wa == NULL || wb == NULL || y == NULL || acc == NULL) {
+        tgc_free(wa), tgc_free(wb), tgc_free(y), tgc_free(acc);
         return tgc_kernel_fail(c, "out of host memory for the integer operands");
     }
     widen_matrix(va, tgc_kernel_in_ptr(c, a), azp, true, wa);
     widen_matrix(vb, tgc_kernel_in_ptr(c, b), bzp, false, wb);
-    for (int64_t t = 0; t < g->batch; t++) {
+    bool fits = true;
+    for (int64_t t = 0; fits && t < g->batch; t++) {
         int64_t oa, ob, oy;
         tgc_matmul_geometry_offsets(g, t, &oa, &ob, &oy);
-        igemm(g->m, g->n, g->k, wa + oa, wb + ob, row, y + oy);
+        fits = igemm(g->m, g->n, g->k, wa + oa, wb + ob, g->n, acc, y + oy, g->n);
     }
-    tgc_free(wa), tgc_free(wb), tgc_free(row);
+    tgc_free(wa), tgc_free(wb), tgc_free(acc);
+    if (!fits) {
+        tgc_free(y);
+        return tgc_kernel_fail(c, "a matrix dimension passes the BLAS int range");
+    }
     *y32 = y;
     return TGC_OK;
 }
@@ -375,6 +490,99 @@ static tgc_status qlinear_matmul(tgc_kernel_ctx *c) {
 
 /* ---- ConvInteger, QLinearConv -------------------------------------------------------- */
 
+/* The most float64s one block of im2col columns holds (8 MiB). */
+#define COL_BLOCK_ELEMS (INT64_C(1) << 20)
+
+/* One im2col row: for tap `tap` of window w (row-major over the kernel's
+ * axes) and output positions o0 .. o0 + n - 1, the input element each
+ * reads from `plane` (one channel of X, bytes) as int8 (a uint8 byte with
+ * its top bit flipped when `flip`: u - 128), `pad` where the tap lands in
+ * padding. The positions go a line (the last axis) at a time: one division
+ * per line, none per element, and no bounds checks inside a line. */
+static void im2col_row(const tgc_window *w, int64_t tap, const uint8_t *plane, bool flip, int8_t pad, int64_t o0,
+                       int64_t n, int8_t *out) {
+    int rank = w->n, last = rank - 1;
+    int64_t t[TGC_MAX_RANK] = {0};
+    for (int a = last; a >= 0; a--) t[a] = tap % w->kernel[a], tap /= w->kernel[a];
+    int64_t line = w->out[last], s = w->strides[last], start = t[last] * w->dilations[last] - w->pads[last];
+    /* The output positions along a line whose tap lands inside: [first, last_in]. */
+    int64_t first = start >= 0 ? 0 : (-start + s - 1) / s;
+    int64_t last_in = w->in[last] - 1 - start < 0 ? -1 : (w->in[last] - 1 - start) / s;
+    for (int64_t done = 0; done < n;) {
+        int64_t o = o0 + done, j0 = o % line, len = line - j0 < n - done ? line - j0 : n - done;
+        /* the line's outer coordinates: inside the input, and where it starts */
+        int64_t rest = o / line, off = 0, mul = w->in[last];
+        bool inside = true;
+        for (int a = last - 1; a >= 0; a--) {
+            int64_t ii = (rest % w->out[a]) * w->strides[a] - w->pads[a] + t[a] * w->dilations[a];
+            rest /= w->out[a];
+            inside = inside && ii >= 0 && ii < w->in[a];
+            off += ii * mul;
+            mul *= w->in[a];
+        }
+        int8_t *dst = out + done;
+        int64_t lo = first - j0 > 0 ? first - j0 : 0, hi = last_in - j0 + 1 < len ? last_in - j0 + 1 : len;
+        if (!inside || hi <= lo) {
+            memset(dst, (uint8_t)pad, (size_t)len);
+        } else {
+            memset(dst, (uint8_t)pad, (size_t)lo);
+            const uint8_t *src = plane + off + (j0 + lo) * s + start;
+            int64_t count = hi - lo;
+            uint8_t *d = (uint8_t *)dst + lo, bits = flip ? 0x80u : 0;
+            if (s == 1)
+                for (int64_t j = 0; j < count; j++) d[j] = src[j] ^ bits;
+            else
+                for (int64_t j = 0; j < count; j++) d[j] = src[j * s] ^ bits;
+            memset(dst + hi, (uint8_t)pad, (size_t)(len - hi));
+        }
+        done += len;
+    }
+}
+
+/* Conv's integer operands: W and a block of X's im2col columns as int8
+ * (int8_shift), with what the products need besides: per output channel
+ * its W zero point (shifted) and the sum of its row, per column its sum. */
+typedef struct int8_conv {
+    int8_t *w, *col;
+    int32_t *w_zp;
+    int64_t *w_sum, *col_sum;
+    int8_t x_zp;
+    double *w_wide, *col_wide; /* the float64 path's operands, made when it first runs */
+    int64_t w_wide_n, col_wide_n;
+} int8_conv;
+
+static void int8_conv_free(int8_conv *q) {
+    tgc_free(q->w), tgc_free(q->col), tgc_free(q->w_zp), tgc_free(q->w_sum), tgc_free(q->col_sum);
+    tgc_free(q->w_wide), tgc_free(q->col_wide);
+}
+
+/* One block's Y[mg, cb] (row stride ldy) from W's rows w0.. and the block's
+ * columns: oneDNN's exact int8 product with the zero points' terms taken
+ * off, Y = W X - x_zp rowsum(W) - w_zp colsum(X) + K w_zp x_zp, or the
+ * float64 sum of the differences when oneDNN declines (*use_dnnl then
+ * false for the rest). False when a sum fails. */
+static bool conv_block(int8_conv *q, int64_t w0, int64_t mg, int64_t cb, int64_t ck, int32_t *y, int64_t ldy,
+                       bool *use_dnnl) {
+    int done = *use_dnnl ? tgc_dnnl_igemm(mg, cb, ck, q->w + w0 * ck, ck, q->col, cb, y, ldy) : 0;
+    if (done < 0) return false;
+    if (done > 0) {
+        for (int64_t m = 0; m < mg; m++) {
+            int64_t zw = q->w_zp[w0 + m], base = ck * zw * q->x_zp - (int64_t)q->x_zp * q->w_sum[w0 + m];
+            int32_t *ym = y + m * ldy;
+            for (int64_t j = 0; j < cb; j++) ym[j] = wrap_int32((int64_t)ym[j] + base - zw * q->col_sum[j]);
+        }
+        return true;
+    }
+    *use_dnnl = false;
+    if (q->w_wide == NULL) q->w_wide = tgc_malloc(((size_t)q->w_wide_n + 1) * sizeof(double));
+    if (q->col_wide == NULL) q->col_wide = tgc_malloc(((size_t)q->col_wide_n + 1) * sizeof(double));
+    if (q->w_wide == NULL || q->col_wide == NULL) return false;
+    for (int64_t m = 0; m < mg; m++)
+        for (int64_t r = 0; r < ck; r++) q->w_wide[m * ck + r] = (double)(q->w[(w0 + m) * ck + r] - q->w_zp[w0 + m]);
+    for (int64_t e = 0; e < ck * cb; e++) q->col_wide[e] = (double)(q->col[e] - q->x_zp);
+    return igemm(mg, cb, ck, q->w_wide, q->col_wide, cb, q->col_wide + ck * cb, y, ldy);
+}
+
 /* Conv(X - x_zp, W - w_zp) (+ bias, int32 [M] or NULL) into y32 (int32,
  * Y's elements, room for them given by the caller). x, w, xzp_at and
  * wzp_at are the input positions of X, W and their zero points; fills the
@@ -398,51 +606,63 @@ static tgc_status conv_integer_body(tgc_kernel_ctx *c, int x, int w, int xzp_at,
         (st = read_param(c, wzp_at, "w_zero_point", g->m_count, vw->dtype, &wzp)) != TGC_OK)
         return st;
     const tgc_window *win = &g->w;
-    int64_t nx = tgc_value_numel(vx), nw = tgc_value_numel(vw), ck = g->cg * g->kk_count, col_n;
-    if (!tgc_checked_mul_i64(ck, g->out_size, &col_n)) return tgc_kernel_fail(c, "the column buffer is too large");
-    int32_t *wx = tgc_malloc(((size_t)nx + 1) * sizeof(int32_t)), *ww = tgc_malloc(((size_t)nw + 1) * sizeof(int32_t));
-    int32_t *col = tgc_malloc(((size_t)col_n + 1) * sizeof(int32_t));
-    int64_t *row = tgc_malloc(((size_t)g->out_size + 1) * sizeof(int64_t));
-    if (wx == NULL || ww == NULL || col == NULL || row == NULL) {
-        tgc_free(wx), tgc_free(ww), tgc_free(col), tgc_free(row);
+    int64_t nw = tgc_value_numel(vw), ck = g->cg * g->kk_count;
+    /* The columns go in blocks of at most COL_BLOCK_ELEMS (ck x cols). */
+    int64_t cols = g->out_size < 1 ? 1 : g->out_size, mg = g->m_count / g->group;
+    if (ck > 0 && ck * cols > COL_BLOCK_ELEMS) cols = COL_BLOCK_ELEMS / ck > 16 ? COL_BLOCK_ELEMS / ck : 16;
+    int64_t col_n, acc_n;
+    if (!tgc_checked_mul_i64(ck, cols, &col_n) || !tgc_checked_mul_i64(mg, cols, &acc_n))
+        return tgc_kernel_fail(c, "the column buffer is too large");
+    int8_conv q = {
+        .w = tgc_malloc((size_t)nw + 1),
+        .col = tgc_malloc((size_t)col_n + 1),
+        .w_zp = tgc_malloc(((size_t)g->m_count + 1) * sizeof(int32_t)),
+        .w_sum = tgc_malloc(((size_t)g->m_count + 1) * sizeof(int64_t)),
+        .col_sum = tgc_malloc(((size_t)cols + 1) * sizeof(int64_t)),
+        .w_wide_n = mg * ck,
+        .col_wide_n = col_n + acc_n, /* the columns, then the sums */
+    };
+    if (q.w == NULL || q.col == NULL || q.w_zp == NULL || q.w_sum == NULL || q.col_sum == NULL) {
+        int8_conv_free(&q);
         return tgc_kernel_fail(c, "out of host memory for the integer operands");
     }
-    const void *px = tgc_kernel_in_ptr(c, x), *pw = tgc_kernel_in_ptr(c, w);
-    int32_t z = qp_int(&xzp, 0);
-    for (int64_t e = 0; e < nx; e++) wx[e] = int_at(vx->dtype, px, e) - z;
-    for (int64_t e = 0; e < nw; e++) ww[e] = int_at(vw->dtype, pw, e) - qp_int(&wzp, e / (ck > 0 ? ck : 1));
-    int64_t mg = g->m_count / g->group;
-    int n = win->n;
-    for (int64_t b = 0; b < g->batch; b++)
-        for (int64_t gi = 0; gi < g->group; gi++) {
-            /* im2col: row (ch, tap), column o; padding reads 0 (the zero point, taken off). */
-            for (int64_t r = 0; r < ck; r++) {
-                int64_t ch = r / g->kk_count, tap = r % g->kk_count, t[TGC_MAX_RANK];
-                for (int a = n - 1; a >= 0; a--) t[a] = tap % win->kernel[a], tap /= win->kernel[a];
-                const int32_t *plane = wx + ((b * g->channels) + gi * g->cg + ch) * g->in_size;
-                for (int64_t o = 0; o < g->out_size; o++) {
-                    int64_t rest = o, off = 0, mul = 1;
-                    bool inside = true;
-                    for (int a = n - 1; a >= 0; a--) {
-                        int64_t oi = rest % win->out[a];
-                        rest /= win->out[a];
-                        int64_t ii = oi * win->strides[a] - win->pads[a] + t[a] * win->dilations[a];
-                        inside = inside && ii >= 0 && ii < win->in[a];
-                        off += ii * mul;
-                        mul *= win->in[a];
-                    }
-                    col[r * g->out_size + o] = inside ? plane[off] : 0;
+    const uint8_t *px = tgc_kernel_in_ptr(c, x);
+    const void *pw = tgc_kernel_in_ptr(c, w);
+    int32_t sx = int8_shift(vx->dtype), sw = int8_shift(vw->dtype);
+    q.x_zp = (int8_t)(qp_int(&xzp, 0) - sx); /* padding reads the zero point: a zero difference */
+    for (int64_t m = 0; m < g->m_count; m++) q.w_zp[m] = qp_int(&wzp, m) - sw;
+    const uint8_t *wbytes = pw;
+    for (int64_t m = 0; m < g->m_count; m++) {
+        int64_t sum = 0;
+        for (int64_t r = m * ck; r < (m + 1) * ck; r++) { /* uint8 u - 128 is the int8 of u's bits with the top flipped */
+            q.w[r] = (int8_t)(sw != 0 ? wbytes[r] ^ 0x80u : wbytes[r]);
+            sum += q.w[r];
+        }
+        q.w_sum[m] = sum;
+    }
+    bool ok = true, use_dnnl = true;
+    for (int64_t b = 0; ok && b < g->batch; b++)
+        for (int64_t gi = 0; ok && gi < g->group; gi++)
+            for (int64_t o0 = 0; ok && o0 < g->out_size; o0 += cols) {
+                int64_t cb = g->out_size - o0 < cols ? g->out_size - o0 : cols;
+                memset(q.col_sum, 0, (size_t)cb * sizeof(int64_t));
+                for (int64_t r = 0; r < ck; r++) {
+                    const uint8_t *plane = px + ((b * g->channels) + gi * g->cg + r / g->kk_count) * g->in_size;
+                    int8_t *row = q.col + r * cb;
+                    im2col_row(win, r % g->kk_count, plane, sx != 0, q.x_zp, o0, cb, row);
+                    for (int64_t j = 0; j < cb; j++) q.col_sum[j] += row[j];
+                }
+                int32_t *yg = y32 + (b * g->m_count + gi * mg) * g->out_size + o0;
+                ok = conv_block(&q, gi * mg, mg, cb, ck, yg, g->out_size, &use_dnnl);
+                for (int64_t m = 0; bias != NULL && m < mg; m++) {
+                    int32_t *ym = yg + m * g->out_size;
+                    for (int64_t j = 0; j < cb; j++) ym[j] = (int32_t)((uint32_t)ym[j] + (uint32_t)bias[gi * mg + m]);
                 }
             }
-            int32_t *yg = y32 + (b * g->m_count + gi * mg) * g->out_size;
-            igemm(mg, g->out_size, ck, ww + gi * mg * ck, col, row, yg);
-            for (int64_t m = 0; bias != NULL && m < mg; m++) {
-                int32_t *ym = yg + m * g->out_size;
-                for (int64_t o = 0; o < g->out_size; o++) ym[o] = (int32_t)((uint32_t)ym[o] + (uint32_t)bias[gi * mg + m]);
-            }
-        }
-    tgc_free(wx), tgc_free(ww), tgc_free(col), tgc_free(row);
-    return TGC_OK;
+    int8_conv_free(&q);
+    return ok ? TGC_OK
+              : tgc_kernel_fail(c, "the integer product failed (out of host memory, a size past BLAS's int range, "
+                                   "or oneDNN)");
 }
 
 static tgc_status conv_integer(tgc_kernel_ctx *c) {

@@ -94,6 +94,70 @@ static void test_matmul_integer_large_k_exact(void) {
     fx_end(&f);
 }
 
+/* numpy.random.RandomState(7), uint8 A [2, 3, 4] with a per-row a_zp
+ * [3, 250, 128] and uint8 B [4, 5] with a per-column b_zp [0, 255, 17,
+ * 128, 90]: (A - az.reshape(3, 1)) @ (B - bz.reshape(1, 5)) in int64, as
+ * int32. Both of A's matrices read the one B (a single product of all A's
+ * rows, where the zero point of a row is still that of its row in its
+ * matrix). */
+static void test_matmul_integer_stacked_rows(void) {
+    shape_fx f;
+    fx_begin(&f, "MatMulInteger");
+    fx_in(&f, TGC_UINT8, 3, (int64_t[]){2, 3, 4},
+          (uint8_t[]){175, 196, 25, 246, 67, 211, 151, 103, 92, 185, 142, 23,
+                      72, 89, 110, 42, 218, 136, 167, 230, 68, 176, 127, 135});
+    fx_in(&f, TGC_UINT8, 2, (int64_t[]){4, 5},
+          (uint8_t[]){172, 0, 75, 55, 250, 6, 19, 188, 44, 191, 69, 56, 152, 183, 181, 112, 251, 189, 192, 34});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){3}, (uint8_t[]){3, 250, 128});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){5}, (uint8_t[]){0, 255, 17, 128, 90});
+    fx_out_expect(&f, TGC_INT32, 3, (int64_t[]){2, 3, 5},
+                  (int32_t[]){59476,  -94758, 87745, -12006, 35407,  -55005, 76158,  -55932, 1782,  -33996,
+                              -16644, -6638,  -8511, -8110,  7151,   24135,  -59340, 39861,  -3880, 27279,
+                              -14155, 51661,  -35995, 6067,  -23067, -9317,  4143,   5797,   741,   -5235});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* int8 A [2, 2, 3] and B [2, 3, 2] (a B per matrix), zero points -2 and 5:
+ * np.matmul(A - (-2), B - 5) in int64 (RandomState(7), after the case above). */
+static void test_matmul_integer_batched_b(void) {
+    shape_fx f;
+    fx_begin(&f, "MatMulInteger");
+    fx_in(&f, TGC_INT8, 3, (int64_t[]){2, 2, 3}, (int8_t[]){-72, 73, 78, -90, -124, 110, 9, -41, 99, 67, -56, -45});
+    fx_in(&f, TGC_INT8, 3, (int64_t[]){2, 3, 2}, (int8_t[]){48, -127, 64, 16, -10, 31, -35, 44, -36, 124, -57, -105});
+    fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){-2});
+    fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){5});
+    fx_out_expect(&f, TGC_INT32, 3, (int64_t[]){2, 2, 2}, (int32_t[]){215, 12145, -12662, 13186, -5103, -15322, 2120, 995});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* ConvInteger of int8 X [1, 2, 4, 4] (x_zp -5) and int8 W [3, 2, 3, 3],
+ * pads 1, strides 2: padding reads the zero point, so the padded
+ * differences are 0. numpy: np.pad(X - (-5), 1) then a direct loop of
+ * (window * W[m]).sum() (RandomState(7), after the cases above). */
+static void test_conv_integer_int8_padded_strided(void) {
+    shape_fx f;
+    fx_begin(&f, "ConvInteger");
+    fx_in(&f, TGC_INT8, 4, (int64_t[]){1, 2, 4, 4},
+          (int8_t[]){-118, 105, -93, 64, -67, 7, 23, -36, 119, 96, 21, -28, 35, 97, -61, -5,
+                     91, 97, -109, 27, -124, -109, -95, -5, -98, 57, 101, -55, 93, 81, -1, 31});
+    fx_in(&f, TGC_INT8, 4, (int64_t[]){3, 2, 3, 3},
+          (int8_t[]){2,   -45, 50,  18,  -107, -9,  -61, 75,  58,  -81, -112, -116, -35, -21, 105, 9,  -52, -61,
+                     -18, 14,  -4,  -108, -75, 124, 15,  -69, -93, -80, -124, -85, 72,  90,  122, -74, -85, 111,
+                     87,  77,  50,  -89, 3,   29,  12,  76,  -49, -99, 8,    -74, 38,  -11, 70,  21,  -84, 91});
+    fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){-5});
+    fx_attr_ints(&f, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    fx_attr_ints(&f, "strides", 2, (int64_t[]){2, 2});
+    fx_out_expect(&f, TGC_INT32, 4, (int64_t[]){1, 3, 2, 2},
+                  (int32_t[]){28373, 16063, 21642, -6737, 44932, 21641, 14068, 14660, 4167, 8374, 8870, 1052});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
 /* numpy.random.RandomState(1): X = randint(0, 256, (1, 4, 5, 5)), W =
  * randint(0, 256, (4, 2, 2, 2)) as uint8 (pasted below). */
 static const uint8_t conv_x[100] = {
@@ -215,6 +279,9 @@ TGC_TEST_MAIN("devices/cpu_quant", {"QuantizeLinear int32 per axis", test_quanti
               {"DequantizeLinear int32 zero point", test_dequantize_int32_needs_zero_point_0},
               {"MatMulInteger per row and column", test_matmul_integer_per_row_and_column},
               {"MatMulInteger large K exact", test_matmul_integer_large_k_exact},
+              {"MatMulInteger stacked rows", test_matmul_integer_stacked_rows},
+              {"MatMulInteger batched B", test_matmul_integer_batched_b},
+              {"ConvInteger int8 padded strided", test_conv_integer_int8_padded_strided},
               {"QLinearConv grouped strided padded dilated", test_qlinear_conv_grouped_strided_padded_dilated},
               {"ConvInteger per-channel zero point", test_conv_integer_per_channel_zero_point},
               {"ConvInteger channel mismatch", test_conv_integer_channel_mismatch_fails},
