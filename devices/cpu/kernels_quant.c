@@ -33,6 +33,7 @@
  * Element types: every kernel reads and writes its 8-bit operands through
  * the QUANT_TYPES list (uint8, int8), one entry per type. */
 #include "devices/cpu/gemm_packed.h"
+#include "devices/cpu/simd.h"
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
 #include "devices/matmul_geometry.h"
@@ -224,12 +225,25 @@ static tgc_status dynamic_quantize_linear(tgc_kernel_ctx *c) {
     zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
     float zp = rintf(zpf);
     uint8_t *py = tgc_kernel_out_ptr(c, 0);
-    for (i = 0; i < n; i++) {
+    /* y = saturate(rint(x / scale) + zp): NaN gives the zero point (as
+     * saturate_round); |v| kept within 512 (it saturates either way) so
+     * that adding and taking off 1.5 * 2^23 rounds it half to even. */
+    for (i = 0; i + TGC_VLANES <= n; i += TGC_VLANES) {
+        tgc_vf v = tgc_vf_load(px + i) / scale;
+        v = tgc_vsel(v == v, v, tgc_vf_splat(0.0f));
+        v = tgc_vsel(v < -512.0f, tgc_vf_splat(-512.0f), v);
+        v = tgc_vsel(v > 512.0f, tgc_vf_splat(512.0f), v);
+        v = (v + 12582912.0f) - 12582912.0f + zp;
+        v = tgc_vsel(v < 0.0f, tgc_vf_splat(0.0f), v);
+        v = tgc_vsel(v > 255.0f, tgc_vf_splat(255.0f), v);
+        tgc_vi q = tgc_vf_to_vi(v);
+        for (int k = 0; k < TGC_VLANES; k++) py[i + k] = (uint8_t)q[k];
+    }
+    for (; i < n; i++) {
         float v = px[i] / scale;
-        v = v == v ? v : 0.0f; /* NaN: the zero point, as saturate_round */
-        v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v; /* saturates either way; keeps the rounding exact */
-        v = (v + 12582912.0f) - 12582912.0f;                 /* rint, half to even: 1.5 * 2^23 */
-        v += zp;
+        v = v == v ? v : 0.0f;
+        v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v;
+        v = (v + 12582912.0f) - 12582912.0f + zp;
         py[i] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
     }
     *(float *)tgc_kernel_out_ptr(c, 1) = scale;
@@ -556,13 +570,31 @@ static void int8_conv_free(int8_conv *q) {
     tgc_free(q->w_wide), tgc_free(q->col_wide);
 }
 
+/* Windows of at most this many taps (a 3x3 or 5x5 depthwise Conv's, whose
+ * products oneDNN would make one tiny call per channel for) are summed by
+ * conv_block itself: each difference product is below 2^16, so 32 of them
+ * sum exactly in int32. */
+#define DIRECT_MAX_TAPS 32
+
 /* One block's Y[mg, cb] (row stride ldy) from W's rows w0.. and the block's
- * columns: oneDNN's exact int8 product with the zero points' terms taken
+ * columns: directly for few taps (DIRECT_MAX_TAPS), else oneDNN's exact int8 product with the zero points' terms taken
  * off, Y = W X - x_zp rowsum(W) - w_zp colsum(X) + K w_zp x_zp, or the
  * float64 sum of the differences when oneDNN declines (*use_dnnl then
  * false for the rest). False when a sum fails. */
 static bool conv_block(int8_conv *q, int64_t w0, int64_t mg, int64_t cb, int64_t ck, int32_t *y, int64_t ldy,
                        bool *use_dnnl) {
+    if (ck <= DIRECT_MAX_TAPS) { /* few taps (a depthwise window): summed in int32 here, a product too small to hand off */
+        for (int64_t m = 0; m < mg; m++) {
+            int32_t *ym = y + m * ldy;
+            memset(ym, 0, (size_t)cb * sizeof *ym);
+            for (int64_t r = 0; r < ck; r++) {
+                int32_t wd = q->w[(w0 + m) * ck + r] - q->w_zp[w0 + m], zx = q->x_zp;
+                const int8_t *xr = q->col + r * cb;
+                for (int64_t j = 0; j < cb; j++) ym[j] += (xr[j] - zx) * wd;
+            }
+        }
+        return true;
+    }
     int done = *use_dnnl ? tgc_dnnl_igemm(mg, cb, ck, q->w + w0 * ck, ck, q->col, cb, y, ldy) : 0;
     if (done < 0) return false;
     if (done > 0) {

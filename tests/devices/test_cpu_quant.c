@@ -158,6 +158,39 @@ static void test_conv_integer_int8_padded_strided(void) {
     fx_end(&f);
 }
 
+/* ConvInteger with 72 products an output (8 channels, 3x3: past the taps
+ * summed directly, so through the integer GEMM), uint8 X [1, 8, 3, 3] with
+ * x_zp 100, uint8 W [2, 8, 3, 3] with per-channel w_zp [3, 200], pads 1.
+ * numpy (RandomState(11)): np.pad(X - 100, 1), then per output channel m
+ * and position, (window * (W[m] - wz[m])).sum() in int64. */
+static void test_conv_integer_many_products(void) {
+    shape_fx f;
+    fx_begin(&f, "ConvInteger");
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){1, 8, 3, 3},
+          (uint8_t[]){153, 191, 80,  91,  81,  183, 13,  76,  161, 71,  82,  24,  109, 92,  176, 253, 160, 45,
+                      236, 125, 132, 34,  140, 129, 74,  37,  245, 231, 212, 81,  91,  152, 248, 145, 67,  70,
+                      171, 114, 242, 192, 125, 79,  96,  23,  155, 70,  89,  107, 138, 185, 27,  44,  245, 142,
+                      7,   183, 79,  192, 168, 240, 27,  248, 223, 133, 181, 71,  178, 227, 187, 1,   240, 131});
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){2, 8, 3, 3},
+          (uint8_t[]){136, 215, 209, 68,  72,  114, 160, 78,  19,  153, 117, 90,  166, 187, 17,  43,  18,  253,
+                      48,  138, 47,  110, 160, 172, 40,  8,   196, 161, 129, 223, 105, 124, 75,  162, 72,  19,
+                      224, 84,  50,  82,  187, 237, 72,  38,  167, 34,  119, 118, 31,  244, 118, 100, 132, 156,
+                      141, 185, 65,  252, 90,  213, 118, 148, 106, 145, 111, 209, 190, 132, 74,  238, 167, 163,
+                      149, 195, 163, 209, 6,   124, 104, 241, 58,  65,  167, 100, 200, 5,   37,  91,  93,  252,
+                      178, 125, 111, 213, 215, 10,  64,  177, 208, 117, 215, 43,  140, 132, 250, 118, 34,  132,
+                      236, 162, 156, 87,  17,  241, 213, 172, 225, 179, 35,  78,  254, 194, 147, 147, 210, 176,
+                      249, 107, 94,  242, 179, 15,  32,  152, 43,  19,  215, 50,  73,  7,   141, 162, 76,  255});
+    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){100});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){2}, (uint8_t[]){3, 200});
+    fx_attr_ints(&f, "pads", 4, (int64_t[]){1, 1, 1, 1});
+    fx_out_expect(&f, TGC_INT32, 4, (int64_t[]){1, 2, 3, 3},
+                  (int32_t[]){168294, 201583, 159518, 190481, 291301, 226907, 91008,   264606,  222685,
+                              -71477, -118299, -89123, -122138, -142088, -129975, -99355, -150270, -35302});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
 /* numpy.random.RandomState(1): X = randint(0, 256, (1, 4, 5, 5)), W =
  * randint(0, 256, (4, 2, 2, 2)) as uint8 (pasted below). */
 static const uint8_t conv_x[100] = {
@@ -282,6 +315,7 @@ TGC_TEST_MAIN("devices/cpu_quant", {"QuantizeLinear int32 per axis", test_quanti
               {"MatMulInteger stacked rows", test_matmul_integer_stacked_rows},
               {"MatMulInteger batched B", test_matmul_integer_batched_b},
               {"ConvInteger int8 padded strided", test_conv_integer_int8_padded_strided},
+              {"ConvInteger many products", test_conv_integer_many_products},
               {"QLinearConv grouped strided padded dilated", test_qlinear_conv_grouped_strided_padded_dilated},
               {"ConvInteger per-channel zero point", test_conv_integer_per_channel_zero_point},
               {"ConvInteger channel mismatch", test_conv_integer_channel_mismatch_fails},

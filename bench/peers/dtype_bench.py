@@ -1,16 +1,19 @@
-"""float16 peer benchmark (issue 33, item 7): tgc and ONNX Runtime on the
-float16 versions of the peer models (half.py makes them from run.sh's
-float32 exports), one thread each, interleaved rounds; time per run (median,
-best round kept), peak RSS of the process, and each output's largest
-difference from PyTorch's float32 output (export.py's reference), beside the
-same for the float32 model.
+"""Peer benchmark off the float32 path (issue 33, item 7): tgc and ONNX
+Runtime on the float16 and the int8 versions of the peer models (half.py
+and quantize.py make them from run.sh's float32 exports), one thread each,
+interleaved rounds; time per run (median, best round kept), peak RSS of the
+process, and each output's largest difference from PyTorch's float32 output
+(export.py's reference) and from ORT's, beside the float32 model's times.
 
-    /usr/bin/python3 bench/peers/half_bench.py [MODEL...]
+    /usr/bin/python3 bench/peers/dtype_bench.py KIND [MODEL...]
 
+KIND: f16 (every float32 tensor made float16), u8 (ORT's quantize_dynamic:
+DynamicQuantizeLinear + ConvInteger / MatMulInteger, uint8 weights with
+zero points) or s8 (the same with int8 symmetric weights).
 Environment: PEERS_DIR (default build/peers, where run.sh exported the
 models), TGC (default build/tgc), ROUNDS (default 3), THREADS (default 1).
 Needs node with onnxruntime-node under PEERS_DIR/node (run.sh installs it).
-Target (issue 33): tgc/ORT at most 1.25 on float16 models.
+Targets (issue 33): tgc/ORT at most 1.25 on float16 and on int8 models.
 """
 import json
 import os
@@ -37,17 +40,22 @@ def run(cmd, env=None):
     return p.returncode, out, usage.ru_maxrss / 1024.0
 
 
-def half_model(name, meta):
-    """The float16 model and inputs (made once); returns (onnx, [NAME=FILE])."""
+def variant(kind, name, meta):
+    """The KIND model and its inputs (made once, again when the script that
+    makes them changed); returns (onnx, [NAME=FILE])."""
     src = meta['onnx']
-    dst = os.path.join(PEERS, name + '.f16.onnx')
-    pairs, feeds = [], []
+    dst = os.path.join(PEERS, '%s.%s.onnx' % (name, kind))
+    feeds, pairs = [], []
     for inp, path in meta['inputs'].items():
-        half = path.replace('.npy', '.f16.npy')
-        pairs += [path, half]
-        feeds.append('%s=%s' % (inp, half))
-    if not os.path.exists(dst) or os.path.getmtime(dst) < os.path.getmtime(os.path.join(HERE, 'half.py')):
-        subprocess.check_call(['/usr/bin/python3', os.path.join(HERE, 'half.py'), src, dst] + pairs)
+        if kind == 'f16':  # float16 inputs for a float16 model
+            half = path.replace('.npy', '.f16.npy')
+            pairs += [path, half]
+            path = half
+        feeds.append('%s=%s' % (inp, path))
+    script = os.path.join(HERE, 'half.py' if kind == 'f16' else 'quantize.py')
+    if not os.path.exists(dst) or os.path.getmtime(dst) < os.path.getmtime(script):
+        args = [src, dst] + pairs if kind == 'f16' else [src, dst, 'uint8' if kind == 'u8' else 'int8']
+        subprocess.check_call(['/usr/bin/python3', script] + args)
     return dst, feeds
 
 
@@ -82,7 +90,9 @@ def first_npy(d):
     return os.path.join(d, files[0]) if files else None
 
 
-def main(models):
+def main(kind, models):
+    if kind not in ('f16', 'u8', 's8'):
+        sys.exit(__doc__)
     with open(os.path.join(PEERS, 'models.json')) as f:
         meta = json.load(f)
     models = models or [m for m in meta if os.path.exists(meta[m]['onnx'])]
@@ -94,42 +104,44 @@ def main(models):
         n = max(3, int(m['repeats']))
         ref = np.load(m['onnx'].replace('.onnx', '.torch.npy'))
         f32_feeds = ['%s=%s' % kv for kv in m['inputs'].items()]
-        f16, f16_feeds = half_model(name, m)
+        low, low_feeds = variant(kind, name, m)
         best = {}
         for _ in range(ROUNDS):
-            for key, onnx, feeds in (('32', m['onnx'], f32_feeds), ('16', f16, f16_feeds)):
-                d = os.path.join(out, '%s.half.%s.tgc' % (name, key))
+            for key, onnx, feeds in (('32', m['onnx'], f32_feeds), ('lo', low, low_feeds)):
+                d = os.path.join(out, '%s.%s.%s.tgc' % (name, kind, key))
                 t, rss, err = tgc_time(onnx, feeds, n, d)
                 prev = best.get('tgc' + key)
                 if prev is None or (t is not None and (prev[0] is None or t < prev[0])):
                     best['tgc' + key] = (t, rss, err, first_npy(d))
-                npy = os.path.join(out, '%s.half.%s.ort.npy' % (name, key))
+                npy = os.path.join(out, '%s.%s.%s.ort.npy' % (name, kind, key))
                 t, rss, err = ort_time(onnx, feeds, n, npy)
                 prev = best.get('ort' + key)
                 if prev is None or (t is not None and (prev[0] is None or t < prev[0])):
                     best['ort' + key] = (t, rss, err, npy)
         rows.append((name, best, ref))
-    print('float16 models, %d thread(s), best median of %d rounds (ms); peak RSS (MiB); max |out - PyTorch float32|'
-          % (THREADS, ROUNDS))
-    print('%-22s %9s %9s %6s | %7s %7s | %9s %9s | %9s %9s' %
-          ('model', 'tgc f16', 'ORT f16', 'ratio', 'tgc MiB', 'ORT MiB', 'tgc diff', 'ORT diff', 'tgc f32', 'ORT f32'))
+    print('%s models, %d thread(s), best median of %d rounds (ms); peak RSS (MiB); max |out - PyTorch float32| '
+          'and |tgc - ORT|' % (kind, THREADS, ROUNDS))
+    print('%-22s %9s %9s %6s | %7s %7s | %9s %9s %9s | %9s %9s' %
+          ('model', 'tgc', 'ORT', 'ratio', 'tgc MiB', 'ORT MiB', 'tgc diff', 'ORT diff', 'tgc-ORT', 'tgc f32',
+           'ORT f32'))
     ratios = []
     for name, b, ref in rows:
-        t, o = b['tgc16'], b['ort16']
+        t, o = b['tgclo'], b['ortlo']
         ratio = t[0] / o[0] if t[0] and o[0] else float('nan')
         if ratio == ratio:
             ratios.append(ratio)
         fmt = lambda v: '%9.2f' % v if v is not None else '%9s' % 'fail'
-        print('%-22s %s %s %6.2f | %7.0f %7.0f | %9.2g %9.2g | %s %s' %
-              (name, fmt(t[0]), fmt(o[0]), ratio, t[1], o[1], max_diff(t[3], ref), max_diff(o[3], ref),
+        tgc_ort = max_diff(t[3], np.load(o[3])) if o[3] and os.path.exists(o[3]) else float('nan')
+        print('%-22s %s %s %6.2f | %7.0f %7.0f | %9.2g %9.2g %9.2g | %s %s' %
+              (name, fmt(t[0]), fmt(o[0]), ratio, t[1], o[1], max_diff(t[3], ref), max_diff(o[3], ref), tgc_ort,
                fmt(b['tgc32'][0]), fmt(b['ort32'][0])))
-        for k in ('tgc16', 'ort16'):
+        for k in ('tgclo', 'ortlo'):
             if b[k][2]:
                 print('    %s: %s' % (k, b[k][2]))
     if ratios:
-        print('geometric mean tgc/ORT (float16): %.3f over %d models' %
-              (float(np.exp(np.mean(np.log(ratios)))), len(ratios)))
+        print('geometric mean tgc/ORT (%s): %.3f over %d models' %
+              (kind, float(np.exp(np.mean(np.log(ratios)))), len(ratios)))
 
 
 if __name__ == '__main__':
-    main(sys.argv[1:])
+    main(sys.argv[1] if len(sys.argv) > 1 else '', sys.argv[2:])
