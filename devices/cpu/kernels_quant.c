@@ -33,8 +33,9 @@
  * Element types: every kernel reads and writes its 8-bit operands through
  * the QUANT_TYPES list (uint8, int8), one entry per type. */
 #include "devices/cpu/gemm_packed.h"
-#include "devices/cpu/simd.h"
+#include "devices/cpu/target_clones.h"
 #include "devices/kernel.h"
+#include "devices/kernel_cache.h"
 #include "devices/kernel_checks.h"
 #include "devices/matmul_geometry.h"
 #include "devices/window.h"
@@ -194,6 +195,47 @@ static tgc_status dequantize_linear(tgc_kernel_ctx *c) {
     return TGC_OK;
 }
 
+/* 16 float32 lanes and 16 int32 lanes (GCC's vector extensions: one
+ * AVX-512 register, two AVX2 ones, four SSE2 ones). */
+typedef float q_vf __attribute__((vector_size(64)));
+typedef int32_t q_vi __attribute__((vector_size(64)));
+
+/* Lane by lane, m ? a : b (m: -1 or 0 per lane, as comparisons give); a
+ * macro: a function returning a 64-byte vector changes the ABI by ISA. */
+#define Q_SEL(m, a, b) ((q_vf)(((q_vi)(a) & (m)) | ((q_vi)(b) & ~(m))))
+
+/* y[i] = saturate(rint(x[i] / scale) + zp) to uint8, i < n, zp a whole
+ * number in [0, 255]: NaN gives the zero point (as saturate_round); |v|
+ * kept within 512 (it saturates either way) so that adding and taking off
+ * 1.5 * 2^23 rounds it half to even. 16 lanes at a time, written with
+ * selects (GCC vectorizes no float compare-and-choose loop under its
+ * default -ftrapping-math); compiled for AVX-512 and AVX2 too
+ * (target_clones.h). */
+TGC_CPU_CLONES static void quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
+    const q_vf zero = {0}, lo = zero - 512.0f, hi = zero + 512.0f, top = zero + 255.0f;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        q_vf v;
+        memcpy(&v, x + i, sizeof v);
+        v = v / scale;
+        v = Q_SEL(v == v, v, zero);
+        v = Q_SEL(v < lo, lo, v);
+        v = Q_SEL(v > hi, hi, v);
+        v = (v + 12582912.0f) - 12582912.0f + zp;
+        v = Q_SEL(v < zero, zero, v);
+        v = Q_SEL(v > top, top, v);
+        q_vi q = __builtin_convertvector(v, q_vi);
+        for (int k = 0; k < 16; k++) y[i + k] = (uint8_t)q[k];
+    }
+    for (; i < n; i++) {
+        float v = x[i] / scale;
+        v = v == v ? v : 0.0f;
+        v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v;
+        v = (v + 12582912.0f) - 12582912.0f + zp;
+        y[i] = (uint8_t)(int32_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
+    }
+}
+
 static tgc_status dynamic_quantize_linear(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 1, 3);
     if (st != TGC_OK) return st;
@@ -224,28 +266,7 @@ static tgc_status dynamic_quantize_linear(tgc_kernel_ctx *c) {
     float zpf = 0.0f - minx / scale;
     zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
     float zp = rintf(zpf);
-    uint8_t *py = tgc_kernel_out_ptr(c, 0);
-    /* y = saturate(rint(x / scale) + zp): NaN gives the zero point (as
-     * saturate_round); |v| kept within 512 (it saturates either way) so
-     * that adding and taking off 1.5 * 2^23 rounds it half to even. */
-    for (i = 0; i + TGC_VLANES <= n; i += TGC_VLANES) {
-        tgc_vf v = tgc_vf_load(px + i) / scale;
-        v = tgc_vsel(v == v, v, tgc_vf_splat(0.0f));
-        v = tgc_vsel(v < -512.0f, tgc_vf_splat(-512.0f), v);
-        v = tgc_vsel(v > 512.0f, tgc_vf_splat(512.0f), v);
-        v = (v + 12582912.0f) - 12582912.0f + zp;
-        v = tgc_vsel(v < 0.0f, tgc_vf_splat(0.0f), v);
-        v = tgc_vsel(v > 255.0f, tgc_vf_splat(255.0f), v);
-        tgc_vi q = tgc_vf_to_vi(v);
-        for (int k = 0; k < TGC_VLANES; k++) py[i + k] = (uint8_t)q[k];
-    }
-    for (; i < n; i++) {
-        float v = px[i] / scale;
-        v = v == v ? v : 0.0f;
-        v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v;
-        v = (v + 12582912.0f) - 12582912.0f + zp;
-        py[i] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
-    }
+    quantize_u8(px, n, scale, zp, tgc_kernel_out_ptr(c, 0));
     *(float *)tgc_kernel_out_ptr(c, 1) = scale;
     *(uint8_t *)tgc_kernel_out_ptr(c, 2) = (uint8_t)zp;
     return TGC_OK;
@@ -553,21 +574,79 @@ static void im2col_row(const tgc_window *w, int64_t tap, const uint8_t *plane, b
     }
 }
 
+/* sum[j] += row[j], j < n (the columns' sums). Compiled for AVX-512 and
+ * AVX2 too (target_clones.h). */
+TGC_CPU_CLONES static void add_row(const int8_t *row, int64_t n, int64_t *sum) {
+    for (int64_t j = 0; j < n; j++) sum[j] += row[j];
+}
+
 /* Conv's integer operands: W and a block of X's im2col columns as int8
  * (int8_shift), with what the products need besides: per output channel
  * its W zero point (shifted) and the sum of its row, per column its sum. */
 typedef struct int8_conv {
-    int8_t *w, *col;
-    int32_t *w_zp;
-    int64_t *w_sum, *col_sum;
+    const int8_t *w;
+    const int32_t *w_zp;
+    const int64_t *w_sum;
+    void *own_weights; /* the block w, w_zp and w_sum lie in when no cache holds it */
+    int8_t *col;
+    int64_t *col_sum;
     int8_t x_zp;
     double *w_wide, *col_wide; /* the float64 path's operands, made when it first runs */
     int64_t w_wide_n, col_wide_n;
 } int8_conv;
 
 static void int8_conv_free(int8_conv *q) {
-    tgc_free(q->w), tgc_free(q->col), tgc_free(q->w_zp), tgc_free(q->w_sum), tgc_free(q->col_sum);
+    tgc_free(q->own_weights), tgc_free(q->col), tgc_free(q->col_sum);
     tgc_free(q->w_wide), tgc_free(q->col_wide);
+}
+
+/* W as int8_conv wants it, in one block: per output channel the sum of its
+ * row (int64) and its shifted zero point (int32), then the shifted
+ * weights [M, ck] (int8). Kept in the node's kernel cache when W and its
+ * zero point are session constants (built on the first run). */
+typedef struct conv_weights_arg {
+    tgc_dtype dtype;
+    const uint8_t *w;
+    const qparam *zp;
+    int64_t m, ck;
+} conv_weights_arg;
+
+static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const conv_weights_arg *a = arg;
+    size_t head = (size_t)a->m * (sizeof(int64_t) + sizeof(int32_t)), nw;
+    if (!tgc_checked_mul_size((size_t)a->m, (size_t)a->ck, &nw) || nw > SIZE_MAX - head - 1) return NULL;
+    uint8_t *block = tgc_malloc(head + nw + 1);
+    if (block == NULL) return NULL;
+    int64_t *sum = (int64_t *)block;
+    int32_t *zp = (int32_t *)(block + (size_t)a->m * sizeof(int64_t));
+    int8_t *w = (int8_t *)(block + head);
+    int32_t shift = int8_shift(a->dtype);
+    for (int64_t m = 0; m < a->m; m++) {
+        zp[m] = qp_int(a->zp, m) - shift;
+        int64_t total = 0;
+        for (int64_t r = m * a->ck; r < (m + 1) * a->ck; r++) { /* uint8 u - 128: u's bits with the top flipped */
+            w[r] = (int8_t)(shift != 0 ? a->w[r] ^ 0x80u : a->w[r]);
+            total += w[r];
+        }
+        sum[m] = total;
+    }
+    *bytes = head + nw + 1;
+    return block;
+}
+
+/* y[j] = sum over r < taps of (col[r * n + j] - x_zp) (w[r] - w_zp), in
+ * int32 (exact for taps <= DIRECT_MAX_TAPS), j < n. Compiled for AVX-512
+ * and AVX2 too (target_clones.h): the loop is the whole of a depthwise
+ * layer. */
+TGC_CPU_CLONES static void sum_taps(const int8_t *w, int32_t w_zp, const int8_t *col, int32_t x_zp, int64_t taps,
+                                    int64_t n, int32_t *y) {
+    memset(y, 0, (size_t)n * sizeof *y);
+    for (int64_t r = 0; r < taps; r++) {
+        int32_t wd = w[r] - w_zp;
+        const int8_t *xr = col + r * n;
+        for (int64_t j = 0; j < n; j++) y[j] += (xr[j] - x_zp) * wd;
+    }
 }
 
 /* Windows of at most this many taps (a 3x3 or 5x5 depthwise Conv's, whose
@@ -584,15 +663,8 @@ static void int8_conv_free(int8_conv *q) {
 static bool conv_block(int8_conv *q, int64_t w0, int64_t mg, int64_t cb, int64_t ck, int32_t *y, int64_t ldy,
                        bool *use_dnnl) {
     if (ck <= DIRECT_MAX_TAPS) { /* few taps (a depthwise window): summed in int32 here, a product too small to hand off */
-        for (int64_t m = 0; m < mg; m++) {
-            int32_t *ym = y + m * ldy;
-            memset(ym, 0, (size_t)cb * sizeof *ym);
-            for (int64_t r = 0; r < ck; r++) {
-                int32_t wd = q->w[(w0 + m) * ck + r] - q->w_zp[w0 + m], zx = q->x_zp;
-                const int8_t *xr = q->col + r * cb;
-                for (int64_t j = 0; j < cb; j++) ym[j] += (xr[j] - zx) * wd;
-            }
-        }
+        for (int64_t m = 0; m < mg; m++)
+            sum_taps(q->w + (w0 + m) * ck, q->w_zp[w0 + m], q->col, q->x_zp, ck, cb, y + m * ldy);
         return true;
     }
     int done = *use_dnnl ? tgc_dnnl_igemm(mg, cb, ck, q->w + w0 * ck, ck, q->col, cb, y, ldy) : 0;
@@ -638,7 +710,7 @@ static tgc_status conv_integer_body(tgc_kernel_ctx *c, int x, int w, int xzp_at,
         (st = read_param(c, wzp_at, "w_zero_point", g->m_count, vw->dtype, &wzp)) != TGC_OK)
         return st;
     const tgc_window *win = &g->w;
-    int64_t nw = tgc_value_numel(vw), ck = g->cg * g->kk_count;
+    int64_t ck = g->cg * g->kk_count;
     /* The columns go in blocks of at most COL_BLOCK_ELEMS (ck x cols). */
     int64_t cols = g->out_size < 1 ? 1 : g->out_size, mg = g->m_count / g->group;
     if (ck > 0 && ck * cols > COL_BLOCK_ELEMS) cols = COL_BLOCK_ELEMS / ck > 16 ? COL_BLOCK_ELEMS / ck : 16;
@@ -646,32 +718,26 @@ static tgc_status conv_integer_body(tgc_kernel_ctx *c, int x, int w, int xzp_at,
     if (!tgc_checked_mul_i64(ck, cols, &col_n) || !tgc_checked_mul_i64(mg, cols, &acc_n))
         return tgc_kernel_fail(c, "the column buffer is too large");
     int8_conv q = {
-        .w = tgc_malloc((size_t)nw + 1),
         .col = tgc_malloc((size_t)col_n + 1),
-        .w_zp = tgc_malloc(((size_t)g->m_count + 1) * sizeof(int32_t)),
-        .w_sum = tgc_malloc(((size_t)g->m_count + 1) * sizeof(int64_t)),
         .col_sum = tgc_malloc(((size_t)cols + 1) * sizeof(int64_t)),
         .w_wide_n = mg * ck,
         .col_wide_n = col_n + acc_n, /* the columns, then the sums */
     };
-    if (q.w == NULL || q.col == NULL || q.w_zp == NULL || q.w_sum == NULL || q.col_sum == NULL) {
+    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g->m_count, ck};
+    uint32_t weights_in = 1u << w | (tgc_kernel_has_input(c, wzp_at) ? 1u << wzp_at : 0);
+    const uint8_t *block = tgc_kernel_cache_get(c, weights_in, build_conv_weights, &wa);
+    size_t block_bytes;
+    if (block == NULL) block = q.own_weights = build_conv_weights(c, &wa, &block_bytes);
+    if (q.col == NULL || q.col_sum == NULL || block == NULL) {
         int8_conv_free(&q);
         return tgc_kernel_fail(c, "out of host memory for the integer operands");
     }
+    q.w_sum = (const int64_t *)block;
+    q.w_zp = (const int32_t *)(block + (size_t)g->m_count * sizeof(int64_t));
+    q.w = (const int8_t *)(block + (size_t)g->m_count * (sizeof(int64_t) + sizeof(int32_t)));
     const uint8_t *px = tgc_kernel_in_ptr(c, x);
-    const void *pw = tgc_kernel_in_ptr(c, w);
-    int32_t sx = int8_shift(vx->dtype), sw = int8_shift(vw->dtype);
+    int32_t sx = int8_shift(vx->dtype);
     q.x_zp = (int8_t)(qp_int(&xzp, 0) - sx); /* padding reads the zero point: a zero difference */
-    for (int64_t m = 0; m < g->m_count; m++) q.w_zp[m] = qp_int(&wzp, m) - sw;
-    const uint8_t *wbytes = pw;
-    for (int64_t m = 0; m < g->m_count; m++) {
-        int64_t sum = 0;
-        for (int64_t r = m * ck; r < (m + 1) * ck; r++) { /* uint8 u - 128 is the int8 of u's bits with the top flipped */
-            q.w[r] = (int8_t)(sw != 0 ? wbytes[r] ^ 0x80u : wbytes[r]);
-            sum += q.w[r];
-        }
-        q.w_sum[m] = sum;
-    }
     bool ok = true, use_dnnl = true;
     for (int64_t b = 0; ok && b < g->batch; b++)
         for (int64_t gi = 0; ok && gi < g->group; gi++)
@@ -682,7 +748,7 @@ static tgc_status conv_integer_body(tgc_kernel_ctx *c, int x, int w, int xzp_at,
                     const uint8_t *plane = px + ((b * g->channels) + gi * g->cg + r / g->kk_count) * g->in_size;
                     int8_t *row = q.col + r * cb;
                     im2col_row(win, r % g->kk_count, plane, sx != 0, q.x_zp, o0, cb, row);
-                    for (int64_t j = 0; j < cb; j++) q.col_sum[j] += row[j];
+                    add_row(row, cb, q.col_sum);
                 }
                 int32_t *yg = y32 + (b * g->m_count + gi * mg) * g->out_size + o0;
                 ok = conv_block(&q, gi * mg, mg, cb, ck, yg, g->out_size, &use_dnnl);
