@@ -16,8 +16,8 @@
  * initializers (a Relu between two Convs): ORT removes such "isolated"
  * float16 nodes for the same reason, two Casts cost more than the node.
  * A Cast made for an initializer is folded by fold-constants (the weight
- * is then held in float32). Nodes with subgraphs (If, Loop, Scan) are left
- * as they are. */
+ * is then held in float32). Nodes with subgraphs (If, Loop, Scan), control
+ * edges or colocation constraints are left as they are. */
 #include "passes/pass.h"
 
 #include "devices/backend.h"
@@ -44,7 +44,7 @@ static bool is_narrow(tgc_dtype t) { return t == TGC_FLOAT16 || t == TGC_BFLOAT1
  * output) and the original goes. */
 typedef struct widen_state {
     tgc_rewrite *rw;
-    int32_t n_values, n_nodes;
+    int32_t n_values;
     tgc_ref *wide;       /* per value: its float32 twin, node -1: none */
     bool *computed_wide; /* per value: the twin is a converted node's output */
     int32_t *copy;       /* per node: its float32 copy, or -1 */
@@ -78,10 +78,15 @@ static void kernels_for(const tgc_rewrite *rw, int32_t id, tgc_dtype narrow, boo
     }
 }
 
-/* The narrow dtype node id computes in (its kernel dtype), or INVALID. */
-static tgc_dtype narrow_type(const tgc_rewrite *rw, int32_t id) {
+/* The narrow dtype node id computes in (its kernel dtype), or INVALID;
+ * also INVALID for a node the pass leaves alone: one with a subgraph, with
+ * control inputs or colocation constraints, or that another node's control
+ * input names (`control_target`), since its copy would not carry them. */
+static tgc_dtype narrow_type(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
     const tgc_node *n = &rw->g->nodes[id];
-    if (n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n)) return TGC_DTYPE_INVALID;
+    if (n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n) || n->n_controls > 0 || n->n_colocate > 0 ||
+        control_target[id])
+        return TGC_DTYPE_INVALID;
     tgc_dtype t = tgc_kernel_node_dtype(rw->g, n);
     return is_narrow(t) ? t : TGC_DTYPE_INVALID;
 }
@@ -178,18 +183,23 @@ bool tgc_pass_has_narrow_nodes(const tgc_graph *g) {
 
 tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw) {
     int32_t nn = rw->g->n_nodes;
-    widen_state st = {.rw = rw, .n_values = rw->n_values, .n_nodes = nn};
+    widen_state st = {.rw = rw, .n_values = rw->n_values};
     st.wide = tgc_malloc((size_t)(st.n_values + 1) * sizeof *st.wide);
     st.computed_wide = tgc_calloc((size_t)st.n_values + 1, sizeof *st.computed_wide);
     st.copy = tgc_malloc((size_t)(nn + 1) * sizeof *st.copy);
     tgc_dtype *narrow = tgc_malloc((size_t)(nn + 1) * sizeof *narrow);
-    tgc_status s = st.wide != NULL && st.computed_wide != NULL && st.copy != NULL && narrow != NULL
+    bool *control_target = tgc_calloc((size_t)nn + 1, sizeof *control_target);
+    tgc_status s = st.wide != NULL && st.computed_wide != NULL && st.copy != NULL && narrow != NULL &&
+                           control_target != NULL
                        ? TGC_OK
                        : TGC_ERR_NOMEM;
     for (int32_t v = 0; s == TGC_OK && v < st.n_values; v++) st.wide[v] = (tgc_ref){-1, 0, {0, 0}};
+    for (int32_t id = 0; s == TGC_OK && id < nn; id++)
+        for (int k = 0; k < rw->g->nodes[id].n_controls; k++)
+            if (rw->g->nodes[id].controls[k].node >= 0) control_target[rw->g->nodes[id].controls[k].node] = true;
     for (int32_t id = 0; s == TGC_OK && id < nn; id++) {
         st.copy[id] = -1;
-        narrow[id] = narrow_type(rw, id);
+        narrow[id] = narrow_type(rw, id, control_target);
     }
     for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
         int32_t id = rw->g->topo[i];
@@ -208,5 +218,6 @@ tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw) {
     tgc_free(st.computed_wide);
     tgc_free(st.copy);
     tgc_free(narrow);
+    tgc_free(control_target);
     return s;
 }

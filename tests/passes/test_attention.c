@@ -5,6 +5,7 @@
  * BERT-style model (optimized vs unoptimized, and vs PyTorch's outputs),
  * the same bits for 1 and 2 threads, and every allocation failing in turn. */
 #include "graph/graph.h"
+#include "tests/passes/graph_queries.h"
 #include "support/alloc.h"
 #include "tests/harness.h"
 #include "tgc.h"
@@ -51,13 +52,6 @@ static tgc_graph *load_file(const char *name) {
     tgc_diags_free(d);
     CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
     return g;
-}
-
-static int count_op(const tgc_graph *g, const char *op) {
-    int n = 0;
-    for (int32_t id = 0; id < g->n_nodes; id++)
-        n += g->nodes[id].kind == TGC_NODE_OP && strcmp(g->nodes[id].op_name, op) == 0;
-    return n;
 }
 
 /* The graph tgc_graph_optimize makes for `devices` (the caller frees it). */

@@ -4,6 +4,7 @@
  * Casts there are, names kept) and on values worked out by hand in the
  * comments, all exactly representable in the narrow type. */
 #include "graph/graph.h"
+#include "tests/passes/graph_queries.h"
 #include "support/half.h"
 #include "tests/harness.h"
 #include "tgc.h"
@@ -25,18 +26,6 @@ static tgc_graph *optimized(const tgc_graph *g, tgc_optimize_level level, tgc_di
     if (st != TGC_OK) tgc_diags_print(d, stderr);
     CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
     return opt;
-}
-
-static int count_op(const tgc_graph *g, const char *op) {
-    int n = 0;
-    for (int32_t id = 0; id < g->n_nodes; id++)
-        n += g->nodes[id].kind == TGC_NODE_OP && strcmp(g->nodes[id].op_name, op) == 0;
-    return n;
-}
-
-static const tgc_node *node_named(const tgc_graph *g, const char *name) {
-    int32_t id = tgc_graph_find(g, name);
-    return id >= 0 ? &g->nodes[id] : NULL;
 }
 
 /* The narrow bits of v (float16 or bfloat16; v exactly representable). */

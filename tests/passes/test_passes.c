@@ -4,6 +4,7 @@
  * against tgc's own unoptimized run alone). */
 #include "graph/elementwise.h"
 #include "graph/graph.h"
+#include "tests/passes/graph_queries.h"
 #include "passes/pass.h"
 #include "support/alloc.h"
 #include "tests/harness.h"
@@ -34,18 +35,6 @@ static void release(fixture *f) {
     tgc_graph_free(f->opt);
     tgc_graph_free(f->g);
     tgc_diags_free(f->diags);
-}
-
-static int count_op(const tgc_graph *g, const char *op) {
-    int n = 0;
-    for (int32_t id = 0; id < g->n_nodes; id++)
-        n += g->nodes[id].kind == TGC_NODE_OP && strcmp(g->nodes[id].op_name, op) == 0;
-    return n;
-}
-
-static const tgc_node *node_named(const tgc_graph *g, const char *name) {
-    int32_t id = tgc_graph_find(g, name);
-    return id >= 0 ? &g->nodes[id] : NULL;
 }
 
 /* Runs g (at `level`) on the cpu with one float32 feed; returns output 0
