@@ -33,7 +33,8 @@ static const pass_entry passes[] = {
     {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL, NULL},
     {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL, NULL},
     {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL}, /* before fuse-elementwise takes its scales */
-    {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL, NULL}, /* last: after the patterns it would split */
+    /* last: after the patterns it would split */
+    {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL, NULL},
     {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC, NULL},
 };
 
@@ -94,7 +95,8 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
         int32_t before = count_nodes(cur);
         if (passes[i].applies != NULL && !passes[i].applies(cur)) {
             if (report != NULL && report->n_passes < TGC_MAX_PASSES)
-                report->passes[report->n_passes++] = (tgc_pass_summary){passes[i].name, before, before, 0, now_ms() - t0};
+                report->passes[report->n_passes++] =
+                    (tgc_pass_summary){passes[i].name, before, before, 0, now_ms() - t0};
             continue;
         }
         tgc_rewrite rw;

@@ -396,8 +396,8 @@ static _Atomic(plain_entry *) plain_buckets[PLAIN_BUCKETS];
 
 static bool same_geometry(const plain_entry *e, bool int8, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                           int64_t lda, int64_t ldb, int64_t ldc, float alpha, float beta) {
-    return e->int8 == int8 && e->ta == ta && e->tb == tb && e->m == m && e->n == n && e->k == k && e->lda == lda && e->ldb == ldb &&
-           e->ldc == ldc && e->alpha == alpha && e->beta == beta;
+    return e->int8 == int8 && e->ta == ta && e->tb == tb && e->m == m && e->n == n && e->k == k && e->lda == lda &&
+           e->ldb == ldb && e->ldc == ldc && e->alpha == alpha && e->beta == beta;
 }
 
 /* Makes e's primitive (e's geometry set); leaves prim NULL when oneDNN
@@ -451,8 +451,9 @@ static const plain_entry *plain_lookup(bool int8, bool ta, bool tb, int64_t m, i
     for (e = atomic_load_explicit(bucket, memory_order_acquire); e != NULL; e = e->next) /* made meanwhile? */
         if (same_geometry(e, int8, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta)) break;
     if (e == NULL && (e = calloc(1, sizeof *e)) != NULL) { /* a new geometry: made here, once */
-        *e = (plain_entry){.next = atomic_load_explicit(bucket, memory_order_relaxed), .int8 = int8, .ta = ta, .tb = tb, .m = m,
-                           .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta};
+        *e = (plain_entry){.next = atomic_load_explicit(bucket, memory_order_relaxed),
+                           .int8 = int8, .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb, .ldc = ldc,
+                           .alpha = alpha, .beta = beta};
         omp_set_num_threads(1);
         make_plain(e);
         atomic_store_explicit(bucket, e, memory_order_release);

@@ -369,13 +369,15 @@ static void to_int8(tgc_dtype t, const uint8_t *p, int64_t n, int8_t *out) {
  * K a_zp b_zp, the operands and zero points shifted to int8 (the
  * differences unchanged). 1 when done, 0 when oneDNN declines (nothing
  * written), -1 on failure. */
-static int matmul_int8(const tgc_value *va, const tgc_value *vb, const uint8_t *pa,
-                       const uint8_t *pb, const matrix_param *azp, const matrix_param *bzp,
-                       const tgc_matmul_geometry *g, int32_t *y) {
+static int matmul_int8(const tgc_value *va, const tgc_value *vb, const uint8_t *pa, const uint8_t *pb,
+                       const matrix_param *azp, const matrix_param *bzp, const tgc_matmul_geometry *g, int32_t *y) {
     if (g->k > TGC_DNNL_IGEMM_MAX_K || g->batch < 1 || g->m < 1 || g->n < 1 || g->k < 1) return 0;
     int64_t na = tgc_value_numel(va), nb = tgc_value_numel(vb);
+    /* One B for every matrix of a whole A: one product of all A's rows. */
+    bool one = g->b_count == 1 && na == g->batch * g->m * g->k;
+    int64_t rows = one ? g->batch * g->m : g->m, mats = one ? 1 : g->batch;
     int8_t *a8 = tgc_malloc((size_t)na + 1), *b8 = tgc_malloc((size_t)nb + 1);
-    int64_t *row_sum = tgc_malloc(((size_t)(g->b_count == 1 ? g->batch * g->m : g->m) + 1) * sizeof(int64_t));
+    int64_t *row_sum = tgc_malloc(((size_t)rows + 1) * sizeof(int64_t));
     int64_t *col_sum = tgc_malloc(((size_t)g->n + 1) * sizeof(int64_t));
     int32_t *b_zp = tgc_malloc(((size_t)g->n + 1) * sizeof(int32_t));
     int done = a8 != NULL && b8 != NULL && row_sum != NULL && col_sum != NULL && b_zp != NULL ? 1 : -1;
@@ -384,9 +386,6 @@ static int matmul_int8(const tgc_value *va, const tgc_value *vb, const uint8_t *
         to_int8(vb->dtype, pb, nb, b8);
     }
     int32_t sa = int8_shift(va->dtype), sb = int8_shift(vb->dtype);
-    /* One B for every matrix of a whole A: one product of all A's rows. */
-    bool one = g->b_count == 1 && na == g->batch * g->m * g->k;
-    int64_t rows = one ? g->batch * g->m : g->m, mats = one ? 1 : g->batch;
     for (int64_t t = 0; done > 0 && t < mats; t++) {
         int64_t oa = 0, ob = 0, oy = 0;
         if (!one) tgc_matmul_geometry_offsets(g, t, &oa, &ob, &oy);
@@ -662,7 +661,7 @@ TGC_CPU_CLONES static void sum_taps(const int8_t *w, int32_t w_zp, const int8_t 
  * false for the rest). False when a sum fails. */
 static bool conv_block(int8_conv *q, int64_t w0, int64_t mg, int64_t cb, int64_t ck, int32_t *y, int64_t ldy,
                        bool *use_dnnl) {
-    if (ck <= DIRECT_MAX_TAPS) { /* few taps (a depthwise window): summed in int32 here, a product too small to hand off */
+    if (ck <= DIRECT_MAX_TAPS) { /* a depthwise window: too small a product to hand off */
         for (int64_t m = 0; m < mg; m++)
             sum_taps(q->w + (w0 + m) * ck, q->w_zp[w0 + m], q->col, q->x_zp, ck, cb, y + m * ldy);
         return true;

@@ -128,7 +128,8 @@ static void test_matmul_integer_batched_b(void) {
     fx_in(&f, TGC_INT8, 3, (int64_t[]){2, 3, 2}, (int8_t[]){48, -127, 64, 16, -10, 31, -35, 44, -36, 124, -57, -105});
     fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){-2});
     fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){5});
-    fx_out_expect(&f, TGC_INT32, 3, (int64_t[]){2, 2, 2}, (int32_t[]){215, 12145, -12662, 13186, -5103, -15322, 2120, 995});
+    fx_out_expect(&f, TGC_INT32, 3, (int64_t[]){2, 2, 2},
+                  (int32_t[]){215, 12145, -12662, 13186, -5103, -15322, 2120, 995});
     fx_run_ok(&f);
     fx_check(&f);
     fx_end(&f);
