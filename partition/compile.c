@@ -4,6 +4,7 @@
 #include "devices/backend.h"
 #include "devices/memory_limit.h"
 #include "graph/subgraph.h"
+#include "passes/pass.h"
 #include "placer/cost.h"
 #include "support/alloc.h"
 
@@ -53,16 +54,13 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
     else memcpy(out->devices, devices, (size_t)n * sizeof *devices);
     out->n_devices = n;
     tgc_status s = TGC_OK;
-    if (n <= TGC_PLACER_MAX_DEVICES) {
+    /* At NONE only compute-in-float32 runs: a graph without a narrow node is placed as given, uncopied. */
+    bool passes = opts->optimize != TGC_OPTIMIZE_NONE || tgc_pass_has_narrow_nodes(g);
+    if (passes && n <= TGC_PLACER_MAX_DEVICES) {
         char list[TGC_PLACER_MAX_DEVICES * 24];
         list_string(devices, n, list, sizeof list);
-        tgc_optimize_report rep;
-        s = tgc_graph_optimize(g, opts->optimize, list, &rep, diags, &out->optimized);
-        if (s == TGC_OK && opts->optimize == TGC_OPTIMIZE_NONE && rep.n_passes > 0 && rep.passes[0].rewrites == 0) {
-            tgc_graph_free(out->optimized); /* nothing to compute in float32: the graph as given */
-            out->optimized = NULL;
-        }
-        if (s == TGC_OK && out->optimized != NULL) out->g = out->optimized;
+        s = tgc_graph_optimize(g, opts->optimize, list, NULL, diags, &out->optimized);
+        if (s == TGC_OK) out->g = out->optimized;
     }
     tgc_placer_auto automatic = {.inflight = opts->inflight};
     if (s == TGC_OK && opts->auto_placement) s = prepare_auto(out, opts, diags, &automatic);

@@ -686,6 +686,51 @@ static bool conv_block(int8_conv *q, int64_t w0, int64_t mg, int64_t cb, int64_t
     return igemm(mg, cb, ck, q->w_wide, q->col_wide, cb, q->col_wide + ck * cb, y, ldy);
 }
 
+/* Conv's geometry for an integer Conv with X and W at input positions x
+ * and w (read from dims, as Conv's; the dtypes are the caller's to check). */
+static tgc_status read_int_conv(tgc_kernel_ctx *c, int x, int w, tgc_conv_geometry *g) {
+    tgc_value views[2] = {f32_view(&c->inputs[x]), f32_view(&c->inputs[w])}, out = f32_view(&c->outputs[0]);
+    tgc_kernel_ctx sub = *c;
+    sub.inputs = views;
+    sub.n_inputs = 2;
+    sub.outputs = &out;
+    sub.n_outputs = 1;
+    return tgc_window_read_conv(&sub, g);
+}
+
+/* The columns of one im2col block: all of them, or as many as keep the
+ * block within COL_BLOCK_ELEMS int8s (at least 16). */
+static int64_t column_block(const tgc_conv_geometry *g) {
+    int64_t ck = g->cg * g->kk_count, cols = g->out_size < 1 ? 1 : g->out_size;
+    if (ck > 0 && cols > COL_BLOCK_ELEMS / ck) cols = COL_BLOCK_ELEMS / ck > 16 ? COL_BLOCK_ELEMS / ck : 16;
+    return cols;
+}
+
+/* What conv_integer_body holds for the static memory plan: W as int8 with
+ * its rows' sums and zero points in the node's cache when W is a constant
+ * (build_conv_weights), and an im2col block with its column sums while it
+ * runs (the float64 path's operands, only where oneDNN declines, are not
+ * counted). X and W at input positions x and w. */
+static void conv_integer_footprint_at(tgc_kernel_ctx *c, int x, int w, tgc_kernel_footprint *out) {
+    tgc_conv_geometry g;
+    if (c->n_inputs <= w || c->n_outputs < 1 || read_int_conv(c, x, w, &g) != TGC_OK) return;
+    int64_t ck = g.cg * g.kk_count, cols = column_block(&g), col_n, nw;
+    if (!tgc_checked_mul_i64(ck, cols, &col_n) || !tgc_checked_mul_i64(g.m_count, ck, &nw)) return;
+    out->workspace_bytes = col_n + cols * (int64_t)sizeof(int64_t);
+    if (c->const_inputs & 1u << w)
+        out->cache_bytes = g.m_count * (int64_t)(sizeof(int64_t) + sizeof(int32_t)) + nw + 1;
+}
+
+static void conv_integer_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width; /* one thread runs it */
+    conv_integer_footprint_at(c, 0, 1, out);
+}
+
+static void qlinear_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width;
+    conv_integer_footprint_at(c, 0, 3, out);
+}
+
 /* Conv(X - x_zp, W - w_zp) (+ bias, int32 [M] or NULL) into y32 (int32,
  * Y's elements, room for them given by the caller). x, w, xzp_at and
  * wzp_at are the input positions of X, W and their zero points; fills the
@@ -696,23 +741,14 @@ static tgc_status conv_integer_body(tgc_kernel_ctx *c, int x, int w, int xzp_at,
     if (!is_q8(vx->dtype) || !is_q8(vw->dtype))
         return tgc_kernel_fail(c, "inputs X and W must be 8-bit quantized (X %s, W %s)", tgc_dtype_name(vx->dtype),
                                tgc_dtype_name(vw->dtype));
-    tgc_value views[2] = {f32_view(vx), f32_view(vw)}, out = f32_view(&c->outputs[0]);
-    tgc_kernel_ctx sub = *c;
-    sub.inputs = views;
-    sub.n_inputs = 2;
-    sub.outputs = &out;
-    sub.n_outputs = 1;
-    tgc_status st = tgc_window_read_conv(&sub, g);
+    tgc_status st = read_int_conv(c, x, w, g);
     if (st != TGC_OK) return st;
     qparam xzp, wzp;
     if ((st = read_param(c, xzp_at, "x_zero_point", -1, vx->dtype, &xzp)) != TGC_OK ||
         (st = read_param(c, wzp_at, "w_zero_point", g->m_count, vw->dtype, &wzp)) != TGC_OK)
         return st;
     const tgc_window *win = &g->w;
-    int64_t ck = g->cg * g->kk_count;
-    /* The columns go in blocks of at most COL_BLOCK_ELEMS (ck x cols). */
-    int64_t cols = g->out_size < 1 ? 1 : g->out_size, mg = g->m_count / g->group;
-    if (ck > 0 && ck * cols > COL_BLOCK_ELEMS) cols = COL_BLOCK_ELEMS / ck > 16 ? COL_BLOCK_ELEMS / ck : 16;
+    int64_t ck = g->cg * g->kk_count, cols = column_block(g), mg = g->m_count / g->group;
     int64_t col_n, acc_n;
     if (!tgc_checked_mul_i64(ck, cols, &col_n) || !tgc_checked_mul_i64(mg, cols, &acc_n))
         return tgc_kernel_fail(c, "the column buffer is too large");
@@ -826,8 +862,8 @@ const tgc_kernel_def tgc_cpu_kernels_quant[] = {
     {.op = "QLinearMatMul", .fn = qlinear_matmul, .forward_input = -1,
      .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
     {.op = "ConvInteger", .fn = conv_integer, .forward_input = -1,
-     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}, .footprint = conv_integer_footprint},
     {.op = "QLinearConv", .fn = qlinear_conv, .forward_input = -1,
-     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID}, .footprint = qlinear_conv_footprint},
     {.op = NULL},
 };
