@@ -175,9 +175,12 @@ tgc_status tgc_device_memory(const char *device_name, tgc_device_memory_info *ou
      * devices ("cpu": cpu0, cpu1 and the host share the host's memory). */
     char want[32];
     tgc_device_id_name(id, want, sizeof want);
-    const char *prefix = tgc_backend_get(id.kind)->prefix;
-    tgc_device_info info[33];
-    int n = tgc_devices_list(info, 33);
+    const tgc_backend *backend = tgc_backend_get(id.kind);
+    const char *prefix = backend->prefix;
+    /* Its own kind's list only: a cpu's figures need no OpenCL platform
+     * loaded (which takes a tenth of a second at start-up). */
+    tgc_device_info info[TGC_MAX_DEVICES_LISTED + 1];
+    int n = backend->list(info, TGC_MAX_DEVICES_LISTED + 1);
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++) {
             if (strcmp(info[i].name, pass == 0 ? want : prefix) != 0) continue;

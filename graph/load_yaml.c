@@ -48,7 +48,7 @@ static bool valid_name(const char *s) {
     return true;
 }
 
-static tgc_status add_pending(tgc_loader *l, pending_kind kind, int32_t owner, int index, const char *text,
+tgc_status tgc_loader_add_ref(tgc_loader *l, pending_kind kind, int32_t owner, int index, const char *text,
                               tgc_srcpos pos) {
     if (l->n_refs == l->cap_refs) {
         size_t cap = l->cap_refs ? l->cap_refs * 2 : 32;
@@ -402,13 +402,13 @@ static tgc_status load_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id, 
     return s;
 }
 
-/* Loads the graph-valued attribute `a` of node `id` from mapping `map`
- * into a new subgraph whose references resolve later (resolve_scope). */
-static tgc_status load_subgraph(tgc_loader *l, const yaml_node_t *map, int32_t id, tgc_attr *a) {
+tgc_status tgc_loader_open_subgraph(tgc_loader *l, int32_t id, tgc_attr *a, tgc_srcpos pos, tgc_loader **child) {
+    *child = NULL;
     const tgc_node *n = &l->g->nodes[id];
     if (l->g->depth + 1 > TGC_MAX_SUBGRAPH_DEPTH)
-        return tgc_loader_error(l, map, "over-limit", "node '%s' (%s): attribute '%s' nests subgraphs deeper than "
-                                "%d levels", n->name, n->op_name, a->name, TGC_MAX_SUBGRAPH_DEPTH);
+        return tgc_diag_error(l->diags, l->g->path, pos, "over-limit",
+                              "node '%s' (%s): attribute '%s' nests subgraphs deeper than %d levels", tgc_node_label(n),
+                              n->op_name, a->name, TGC_MAX_SUBGRAPH_DEPTH);
     if (l->n_children == l->cap_children) {
         size_t cap = l->cap_children ? l->cap_children * 2 : 4;
         tgc_loader **grown = tgc_realloc(l->children, cap * sizeof *grown);
@@ -424,11 +424,21 @@ static tgc_status load_subgraph(tgc_loader *l, const yaml_node_t *map, int32_t i
     c->g->parent = l->g;
     c->g->depth = l->g->depth + 1;
     c->g->limits = l->g->limits;
-    c->g->format_pos = tgc_loader_pos(map);
+    c->g->format_pos = pos;
     a->graph = c->g;
+    *child = c;
+    return TGC_OK;
+}
+
+/* Loads the graph-valued attribute `a` of node `id` from mapping `map`
+ * into a new subgraph whose references resolve later (resolve_scope). */
+static tgc_status load_subgraph(tgc_loader *l, const yaml_node_t *map, int32_t id, tgc_attr *a) {
+    tgc_loader *c;
+    tgc_status os = tgc_loader_open_subgraph(l, id, a, tgc_loader_pos(map), &c);
+    if (os != TGC_OK) return os;
     static const char *const keys[] = {"name", "inputs", "outputs", "initializers", "nodes", NULL};
     char where[400];
-    snprintf(where, sizeof where, "subgraph '%s' of node '%s'", a->name, n->name);
+    snprintf(where, sizeof where, "subgraph '%s' of node '%s'", a->name, l->g->nodes[id].name);
     tgc_status s = TGC_OK;
     if (!check_duplicate_keys(c, map)) return TGC_ERR_INVALID;
     FOR_PAIRS(c, map, k, v) {
@@ -441,15 +451,14 @@ static tgc_status load_subgraph(tgc_loader *l, const yaml_node_t *map, int32_t i
     return l->failure != TGC_OK ? l->failure : cs != TGC_OK ? cs : s;
 }
 
-/* Reports each attribute the op requires that node id does not give. */
-static tgc_status check_required_attrs(tgc_loader *l, const yaml_node_t *map, int32_t id) {
+tgc_status tgc_loader_check_required_attrs(tgc_loader *l, int32_t id, tgc_srcpos pos) {
     const tgc_node *n = &l->g->nodes[id];
     tgc_status s = TGC_OK;
     for (const tgc_attr_def *d = n->op != NULL ? n->op->attrs : NULL; d != NULL && d->name != NULL; d++)
         if (d->required && tgc_node_attr(n, d->name) == NULL) {
-            s = tgc_loader_error(l, map, "missing-attribute", "node '%s' (%s) needs attribute '%s'", n->name,
-                                 n->op_name, d->name);
-            if (s == TGC_ERR_NOMEM) return s;
+            s = tgc_diag_error(l->diags, l->g->path, pos, "missing-attribute", "node '%s' (%s) needs attribute '%s'",
+                               tgc_node_label(n), n->op_name, d->name);
+            if (s == TGC_ERR_NOMEM) return tgc_loader_nomem(l);
         }
     return s;
 }
@@ -475,14 +484,14 @@ static tgc_status load_refs(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
         tgc_srcpos pos = tgc_loader_pos(item);
         if (text[0] == '^') {
             n->controls[n->n_controls] = (tgc_ref){-1, 0, pos};
-            if (add_pending(l, PENDING_CONTROL, id, n->n_controls++, text + 1, pos) != TGC_OK) return TGC_ERR_NOMEM;
+            if (tgc_loader_add_ref(l, PENDING_CONTROL, id, n->n_controls++, text + 1, pos) != TGC_OK) return TGC_ERR_NOMEM;
         } else {
             if (n->n_controls > 0)
                 s = tgc_loader_error(l, item, "control-order",
                                      "node '%s': data input '%s' comes after a control input; list '^' inputs last",
                                      n->name, text);
             n->inputs[n->n_inputs] = (tgc_ref){-1, 0, pos};
-            if (text[0] != '\0' && add_pending(l, PENDING_INPUT, id, n->n_inputs, text, pos) != TGC_OK)
+            if (text[0] != '\0' && tgc_loader_add_ref(l, PENDING_INPUT, id, n->n_inputs, text, pos) != TGC_OK)
                 return TGC_ERR_NOMEM;
             n->n_inputs++;
         }
@@ -507,7 +516,7 @@ static tgc_status load_colocation(tgc_loader *l, const yaml_node_t *seq, int32_t
         }
         tgc_srcpos pos = tgc_loader_pos(item);
         n->colocate[n->n_colocate] = (tgc_ref){-1, 0, pos};
-        if (add_pending(l, PENDING_COLOCATE, id, n->n_colocate++, text, pos) != TGC_OK) return TGC_ERR_NOMEM;
+        if (tgc_loader_add_ref(l, PENDING_COLOCATE, id, n->n_colocate++, text, pos) != TGC_OK) return TGC_ERR_NOMEM;
     }
     return s;
 }
@@ -625,7 +634,7 @@ static tgc_status load_node(tgc_loader *l, const yaml_node_t *map) {
         if (ks != TGC_OK) s = ks;
     }
     if (l->g->nodes[id].op != NULL && attrs_complete) {
-        tgc_status rs = check_required_attrs(l, map, id);
+        tgc_status rs = tgc_loader_check_required_attrs(l, id, tgc_loader_pos(map));
         if (rs != TGC_OK) s = rs;
     }
     return s;
@@ -674,7 +683,7 @@ static tgc_status load_outputs(tgc_loader *l, const yaml_node_t *seq) {
         }
         if (text[0] == '\0' || text[0] == '^')
             s = tgc_loader_error(l, ref_node, "bad-reference", "graph output '%s' must name a tensor", text);
-        else if (add_pending(l, PENDING_OUTPUT, -1, i, text, pos) != TGC_OK)
+        else if (tgc_loader_add_ref(l, PENDING_OUTPUT, -1, i, text, pos) != TGC_OK)
             return TGC_ERR_NOMEM;
     }
     return s;
@@ -989,30 +998,37 @@ static tgc_status load_text(const char *text, size_t size, const char *name, con
     if (s == TGC_OK) {
         s = load_root(&l, yaml_document_get_root_node(&l.doc));
         yaml_document_delete(&l.doc);
-        int64_t total = l.failure == TGC_OK ? count_nodes(l.g) : 0;
-        if (s == TGC_OK && total > limits.nodes) {
-            tgc_diag_add(diags, TGC_SEV_ERROR, name, (tgc_srcpos){0, 0}, "over-limit",
+    }
+    return tgc_loader_finish(&l, s, out);
+}
+
+tgc_status tgc_loader_finish(tgc_loader *l, tgc_status s, tgc_graph **out) {
+    *out = NULL;
+    if (s == TGC_OK && l->failure == TGC_OK) {
+        int64_t total = count_nodes(l->g);
+        if (total > l->g->limits.nodes) {
+            tgc_diag_add(l->diags, TGC_SEV_ERROR, l->g->path, (tgc_srcpos){0, 0}, "over-limit",
                          "the graph has %lld inputs, initializers and nodes, above the limit of %lld "
                          "(--load-limits nodes=N raises it)",
-                         (long long)total, (long long)limits.nodes);
+                         (long long)total, (long long)l->g->limits.nodes);
             s = TGC_ERR_INVALID;
         }
-        if (l.failure == TGC_OK) {
-            tgc_status rs = resolve_scope(&l);
-            if (s == TGC_OK) s = rs;
-        }
     }
-    if (l.failure != TGC_OK) s = l.failure;
-    loader_release(&l);
+    if (l->failure == TGC_OK && s != TGC_ERR_NOMEM) {
+        tgc_status rs = resolve_scope(l);
+        if (s == TGC_OK) s = rs;
+    }
+    if (l->failure != TGC_OK) s = l->failure;
+    loader_release(l);
     /* Structure errors stop here; validation and inference need a whole graph. */
-    if (s == TGC_OK) s = tgc_graph_validate(l.g, diags);
-    if (s == TGC_OK) s = tgc_graph_infer(l.g, diags);
-    tgc_diags_sort(diags);
+    if (s == TGC_OK) s = tgc_graph_validate(l->g, l->diags);
+    if (s == TGC_OK) s = tgc_graph_infer(l->g, l->diags);
+    tgc_diags_sort(l->diags);
     if (s != TGC_OK) {
-        tgc_graph_free(l.g);
+        tgc_graph_free(l->g);
         return s;
     }
-    *out = l.g;
+    *out = l->g;
     return TGC_OK;
 }
 
@@ -1064,6 +1080,8 @@ static tgc_status read_file(const char *path, int64_t max_bytes, char **text, si
 tgc_status tgc_graph_load_with(const char *path, const tgc_graph_load_options *opts, tgc_diags *diags,
                                tgc_graph **out) {
     *out = NULL;
+    size_t len = strlen(path);
+    if (len > 5 && strcmp(path + len - 5, ".onnx") == 0) return tgc_onnx_load_with(path, opts, diags, out);
     const char *weights_dir = opts != NULL ? opts->weights_dir : NULL;
     if (weights_dir != NULL) {
         struct stat wst;

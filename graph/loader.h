@@ -44,6 +44,37 @@ typedef struct tgc_loader {
     size_t n_children, cap_children;
 } tgc_loader;
 
+/* ---- Building a graph without a YAML document ----------------------------
+ * The loader's second half, shared with builders that make the IR from
+ * another format (onnx/onnx_build.c): nodes are added with
+ * tgc_graph_add_node, references recorded by text, and tgc_loader_finish
+ * resolves them, validates and infers, as for a tgc/1 file. Such a loader
+ * has a zeroed `doc`. */
+
+/* Records reference `text` ("name", "name:k") of `kind` for slot `index` of
+ * node `owner` (the graph output `index` for PENDING_OUTPUT), at `pos`, to
+ * be resolved by tgc_loader_finish (in l's graph, else in the graphs around
+ * it, captured). TGC_OK or TGC_ERR_NOMEM. */
+tgc_status tgc_loader_add_ref(tgc_loader *l, pending_kind kind, int32_t owner, int index, const char *text,
+                              tgc_srcpos pos);
+
+/* Makes the subgraph value of attribute `a` of node `id` of l's graph: a new
+ * empty graph (a->graph) with its own loader *child, whose references
+ * resolve after l's. TGC_ERR_INVALID (rule "over-limit", at pos) past
+ * TGC_MAX_SUBGRAPH_DEPTH levels; TGC_ERR_NOMEM. */
+tgc_status tgc_loader_open_subgraph(tgc_loader *l, int32_t id, tgc_attr *a, tgc_srcpos pos, tgc_loader **child);
+
+/* Reports (rule "missing-attribute", at pos) each attribute node id's op
+ * requires that the node lacks; TGC_OK when none. */
+tgc_status tgc_loader_check_required_attrs(tgc_loader *l, int32_t id, tgc_srcpos pos);
+
+/* Ends a load whose contents gave status `s`: checks the node limit,
+ * resolves every reference (dangling ones reported), releases the loader
+ * and its children, then validates and infers the graph when all went
+ * well. Stores the graph in *out and returns TGC_OK, or frees it, stores
+ * NULL and returns the first failure. */
+tgc_status tgc_loader_finish(tgc_loader *l, tgc_status s, tgc_graph **out);
+
 /* The most levels mappings and lists may nest in a tgc/1 file: about 4
  * per subgraph level (graph/subgraph.h's TGC_MAX_SUBGRAPH_DEPTH of them),
  * with room for tensor specs and attribute values. */

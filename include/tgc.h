@@ -127,7 +127,8 @@ typedef struct tgc_graph tgc_graph;
  * new graph owned by the caller in *out and returns TGC_OK. On failure
  * stores NULL, appends every problem found to `diags` (which must not be
  * NULL) and returns TGC_ERR_INVALID (rule broken), TGC_ERR_IO (file
- * unreadable) or TGC_ERR_NOMEM. */
+ * unreadable) or TGC_ERR_NOMEM. A path ending in ".onnx" is an ONNX model,
+ * read straight into memory (tgc_onnx_load_with). */
 tgc_status tgc_graph_load(const char *path, tgc_diags *diags, tgc_graph **out);
 
 /* Options for tgc_graph_load_with; a zeroed struct (or NULL) gives
@@ -162,7 +163,8 @@ tgc_status tgc_load_limits_parse(const char *spec, tgc_graph_load_options *opts,
 /* tgc_graph_load with options (NULL: the defaults). A weights_dir that is not a readable folder
  * is TGC_ERR_IO (rule "io", naming it) before the graph is read. The
  * graph's dumps (tgc_graph_dump_yaml) then see `file:` paths as relative
- * to weights_dir. */
+ * to weights_dir. A path ending in ".onnx" is an ONNX model, read by
+ * tgc_onnx_load_with (which may also return TGC_ERR_UNSUPPORTED). */
 tgc_status tgc_graph_load_with(const char *path, const tgc_graph_load_options *opts, tgc_diags *diags,
                                tgc_graph **out);
 
@@ -1329,6 +1331,22 @@ tgc_status tgc_onnx_import(const char *onnx_path, const char *yaml_out_path, tgc
  * folder is TGC_ERR_IO. opts is borrowed for the call. */
 tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path, const tgc_graph_load_options *opts,
                                 tgc_diags *diags);
+
+/* Reads the ONNX model at onnx_path straight into a new graph (*out, the
+ * caller's): the graph tgc_onnx_import's file would load as, names,
+ * source_names and symbols the same, without writing or reading any file
+ * but the model (and its external data): each weight is read once and
+ * copied once. Initializers tgc_onnx_import would write as .npy files
+ * carry that path (STEM_weights/NAME.npy, STEM the model's name without
+ * .onnx) for a dump with a destination folder to write them to; a dump
+ * without one writes their values inline. Messages name onnx_path, without
+ * a line, and nodes by their ONNX names. opts as tgc_onnx_import_with's,
+ * its limits applied to the graph as tgc_graph_load_with's. Returns
+ * TGC_OK; on failure *out is NULL and the status and messages are
+ * tgc_onnx_import's (TGC_ERR_UNSUPPORTED, TGC_ERR_INVALID, TGC_ERR_IO,
+ * TGC_ERR_NOMEM). */
+tgc_status tgc_onnx_load_with(const char *onnx_path, const tgc_graph_load_options *opts, tgc_diags *diags,
+                              tgc_graph **out);
 
 /* What tgc_onnx_list lists about a model. */
 typedef enum tgc_onnx_list_kind {

@@ -442,6 +442,10 @@ static void add_tensor_init(tgc_onnx_importer *im, const Onnx__TensorProto *t, c
     tgc_onnx_init *init = new_init(im, name);
     if (init == NULL) return;
     init->value = v;
+    /* The unpacked model's own buffer (t is the importer's to give away:
+     * the model is freed, not read, after the graph is built). */
+    if (t->has_raw_data && v.data != NULL && v.data == t->raw_data.data)
+        init->raw = (ProtobufCBinaryData *)&t->raw_data;
     int32_t id = tensor_id(im, onnx);
     if (id >= 0) im->consts[id] = &init->value;
 }
@@ -1171,8 +1175,19 @@ tgc_status tgc_onnx_import(const char *onnx_path, const char *yaml_out_path, tgc
     return tgc_onnx_import_with(onnx_path, yaml_out_path, NULL, diags);
 }
 
-tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path, const tgc_graph_load_options *opts,
-                                tgc_diags *diags) {
+/* What to do with a converted model: write it as YAML at yaml_path, or
+ * build it into *graph. */
+typedef struct import_sink {
+    const char *yaml_path;
+    const tgc_load_limits *limits;
+    tgc_graph **graph;
+} import_sink;
+
+/* Reads and converts the model at onnx_path (external data beneath
+ * opts->weights_dir or its folder) and hands the document to `sink`; a
+ * model refused as unsupported is probed for its other problems. */
+static tgc_status import_into(const char *onnx_path, const tgc_graph_load_options *opts, tgc_diags *diags,
+                              const import_sink *sink) {
     const char *data_dir = opts != NULL ? opts->weights_dir : NULL;
     if (data_dir != NULL) {
         struct stat dst;
@@ -1188,10 +1203,38 @@ tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path
     tgc_onnx_arena arena = {0};
     tgc_onnx_doc doc;
     st = run_import(m, onnx_path, data_dir, &arena, diags, &doc, false);
-    if (st == TGC_OK) st = tgc_onnx_write(&doc, yaml_out_path, diags);
-    else if (st == TGC_ERR_UNSUPPORTED) tgc_onnx_probe(&doc, onnx_path, diags);
+    if (st == TGC_OK)
+        st = sink->yaml_path != NULL ? tgc_onnx_write(&doc, sink->yaml_path, diags)
+                                     : tgc_onnx_build(&doc, sink->limits, true, diags, sink->graph);
+    else if (st == TGC_ERR_UNSUPPORTED)
+        tgc_onnx_probe(&doc, onnx_path, diags);
     tgc_onnx_arena_release(&arena);
     tgc_onnx_model_free(m);
+    return st;
+}
+
+/* st, or TGC_ERR_UNSUPPORTED for TGC_ERR_INVALID when a message from
+ * index `from` of diags is of rule "unsupported" (inference's word for an
+ * attribute value or a dtype tgc lacks). */
+static tgc_status unsupported_if_said(tgc_status st, const tgc_diags *diags, size_t from) {
+    if (st == TGC_ERR_INVALID)
+        for (size_t i = from; i < tgc_diags_count(diags); i++)
+            if (strcmp(tgc_diag_rule(diags, i), "unsupported") == 0) return TGC_ERR_UNSUPPORTED;
+    return st;
+}
+
+tgc_status tgc_onnx_load_with(const char *onnx_path, const tgc_graph_load_options *opts, tgc_diags *diags,
+                              tgc_graph **out) {
+    *out = NULL;
+    tgc_load_limits limits = tgc_load_limits_of(opts);
+    size_t before = tgc_diags_count(diags);
+    tgc_status st = import_into(onnx_path, opts, diags, &(import_sink){.limits = &limits, .graph = out});
+    return unsupported_if_said(st, diags, before);
+}
+
+tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path, const tgc_graph_load_options *opts,
+                                tgc_diags *diags) {
+    tgc_status st = import_into(onnx_path, opts, diags, &(import_sink){.yaml_path = yaml_out_path});
     if (st != TGC_OK) return st;
     /* What tgc cannot run is better told now than at the first run. */
     tgc_graph *g = NULL;
@@ -1201,10 +1244,7 @@ tgc_status tgc_onnx_import_with(const char *onnx_path, const char *yaml_out_path
     written.max_file_bytes = 0; /* the limit was the .onnx file's */
     st = tgc_graph_load_with(yaml_out_path, &written, diags, &g);
     tgc_graph_free(g);
-    if (st == TGC_ERR_INVALID)
-        for (size_t i = before; i < tgc_diags_count(diags); i++)
-            if (strcmp(tgc_diag_rule(diags, i), "unsupported") == 0) st = TGC_ERR_UNSUPPORTED;
-    return st;
+    return unsupported_if_said(st, diags, before);
 }
 
 /* Copies list[0..n) into a new tgc_malloc'd array of new strings. */

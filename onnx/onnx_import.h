@@ -7,7 +7,10 @@
  *     onnx_import.c   convert the graph into a tgc/1 document held in memory
  *                     (onnx_legacy.c: opsets before 13, Dropout, Sum); collect
  *                     every unsupported op and attribute before failing
- *     onnx_write.c    write the document as YAML, weights as .npy beside it
+ *     onnx_build.c    make the document into the graph IR in memory
+ *                     (tgc_onnx_load_with, tgc_graph_load_with of a .onnx)
+ *     onnx_write.c    or write it as YAML, weights as .npy beside it
+ *                     (tgc_onnx_import, `tgc import`)
  * with onnx_names.c making ONNX names into tgc names and symbols, and
  * onnx_probe.c checking a refused model's other nodes for what only
  * inference tells (attribute values), so every problem is told at once.
@@ -173,6 +176,9 @@ typedef struct tgc_onnx_node {
 typedef struct tgc_onnx_init {
     const char *name;
     tgc_npy value; /* data borrowed (arena or ModelProto) */
+    /* The model's raw_data buffer that value.data is (tgc_malloc'd by the
+     * unpack), which tgc_onnx_build may take instead of copying; or NULL. */
+    ProtobufCBinaryData *raw;
 } tgc_onnx_init;
 
 typedef struct tgc_onnx_input {
@@ -333,14 +339,54 @@ void tgc_onnx_seq_index_release(tgc_onnx_seq_index *x);
 
 /* ---- The check of a refused model (onnx_probe.c) -------------------------------------- */
 
-/* Writes `doc` (a model tgc_onnx_convert refused as unsupported, its
- * refused nodes _Unsupported) into a temporary folder, loads it, and adds
- * the errors inference gives (attribute values, dtypes, inside subgraphs
- * too; not _Unsupported's own) to diags on onnx_path, without a position;
- * removes the folder. Adds nothing when the folder cannot be made. */
+/* Builds `doc` (a model tgc_onnx_convert refused as unsupported, its
+ * refused nodes _Unsupported) into a graph and adds the errors inference
+ * gives (attribute values, dtypes, inside subgraphs too; not
+ * _Unsupported's own) to diags on onnx_path, without a position. Adds
+ * nothing when out of memory. */
 void tgc_onnx_probe(const tgc_onnx_doc *doc, const char *onnx_path, tgc_diags *diags);
 
+/* ---- Building the graph in memory (onnx_build.c) ------------------------------------ */
+
+/* Makes `doc` (a converted model) into a new graph as loading what
+ * tgc_onnx_write writes of it would (tgc_graph_load), without the files:
+ * each initializer's data copied once; those tgc_onnx_write would put in
+ * .npy files get that `file:` (unsaved: a dump with a destination folder
+ * writes them there). The graph's path is doc->source, the .onnx file;
+ * messages name it without a position. With take_weights, an
+ * initializer's buffer in the model (tgc_onnx_init.raw) moves into the
+ * graph instead (raw left empty): the model is then only to be freed.
+ * Load limits as `limits` (node
+ * count, ranks, tensor bytes, checked by inference). Returns TGC_OK and
+ * *out (the caller's), or NULL and TGC_ERR_INVALID (what validation and
+ * inference refuse; rule "bad-model" for a document no importer makes),
+ * TGC_ERR_NOMEM. doc and its arena may go once this returns. */
+tgc_status tgc_onnx_build(const tgc_onnx_doc *doc, const tgc_load_limits *limits, bool take_weights,
+                          tgc_diags *diags, tgc_graph **out);
+
 /* ---- Writing (onnx_write.c) --------------------------------------------------------- */
+
+/* Whether tgc_onnx_write writes tensor v inline as `values:` (empty tensors,
+ * float scalars, integer tensors of at most 64 elements, bfloat16 and
+ * strings) rather than as an .npy file. */
+bool tgc_onnx_written_inline(const tgc_npy *v);
+
+/* The shortest decimal that reads back as the same float (ONNX's floats
+ * are 32-bit; as_double: the same double, for float64 tensors), in YAML's
+ * spelling for infinities and NaN (.inf, -.inf, .nan), into buf (40 bytes
+ * are enough). */
+const char *tgc_onnx_float_text(double v, bool as_double, char *buf, size_t size);
+
+/* The double a float attribute's written decimal reads back as: what a
+ * tgc/1 file of the model holds (0.1f becomes 0.1), so a model read
+ * straight into memory has the attribute values of its imported file. */
+double tgc_onnx_float_attr(double v);
+
+/* The .npy path beneath the YAML's folder that tgc_onnx_write gives tensor
+ * `name`: "WDIR_REL/NAME.npy", '/' and ':' in NAME as '_', made unique
+ * among the names `files` gave out. An arena string (files->arena), or
+ * NULL when out of memory. */
+const char *tgc_onnx_weight_file(tgc_onnx_namer *files, const char *wdir_rel, const char *name);
 
 /* Writes `doc` as a tgc/1 file at yaml_path (atomically: a temporary file
  * renamed into place) and the initializers that are not small integer

@@ -61,22 +61,29 @@ static void int_scalar(writer *w, int64_t v) {
     num(w, buf);
 }
 
-/* The shortest decimal that reads back as the same float (ONNX's floats
- * are 32-bit; as_double: the same double, for float64 tensors), in YAML's
- * spelling for infinities and NaN. */
-static void float_scalar_as(writer *w, double v, bool as_double) {
-    char buf[40];
+const char *tgc_onnx_float_text(double v, bool as_double, char *buf, size_t size) {
     if (isnan(v))
-        snprintf(buf, sizeof buf, ".nan");
+        snprintf(buf, size, ".nan");
     else if (isinf(v))
-        snprintf(buf, sizeof buf, v > 0 ? ".inf" : "-.inf");
+        snprintf(buf, size, v > 0 ? ".inf" : "-.inf");
     else
         for (int p = 1; p <= 17; p++) {
-            snprintf(buf, sizeof buf, "%.*g", p, v);
+            snprintf(buf, size, "%.*g", p, v);
             double back = strtod(buf, NULL);
             if (as_double ? back == v : (float)back == (float)v) break;
         }
-    num(w, buf);
+    return buf;
+}
+
+double tgc_onnx_float_attr(double v) {
+    char buf[40];
+    tgc_onnx_float_text(v, false, buf, sizeof buf);
+    return isnan(v) || isinf(v) ? v : strtod(buf, NULL);
+}
+
+static void float_scalar_as(writer *w, double v, bool as_double) {
+    char buf[40];
+    num(w, tgc_onnx_float_text(v, as_double, buf, sizeof buf));
 }
 
 static void float_scalar(writer *w, double v) { float_scalar_as(w, v, false); }
@@ -108,7 +115,7 @@ static int64_t numel(const tgc_npy *v) {
     return n;
 }
 
-static bool written_inline(const tgc_npy *v) {
+bool tgc_onnx_written_inline(const tgc_npy *v) {
     int64_t n = numel(v);
     if (n == 0) return true;
     if (v->dtype == TGC_BFLOAT16) return true; /* no .npy dtype: always inline (shortest decimals are exact) */
@@ -340,13 +347,13 @@ static void write_header(FILE *f, const tgc_onnx_doc *doc) {
     }
 }
 
-/* A file name for tensor `name`: '/' and ':' become '_'; repeats get a suffix. */
-static const char *weight_file_name(tgc_onnx_namer *files, const char *name) {
+const char *tgc_onnx_weight_file(tgc_onnx_namer *files, const char *wdir_rel, const char *name) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", name);
     for (char *p = buf; *p; p++)
         if (*p == '/' || *p == ':') *p = '_';
-    return tgc_onnx_name(files, buf, "tensor");
+    const char *fname = tgc_onnx_name(files, buf, "tensor");
+    return fname != NULL ? tgc_onnx_printf(files->arena, "%s/%s.npy", wdir_rel, fname) : NULL;
 }
 
 static tgc_status io_error(tgc_diags *diags, const char *path, const char *what, const char *reason) {
@@ -371,9 +378,8 @@ static tgc_status write_weights(weights_out *wo, const tgc_onnx_doc *doc, int de
     if (depth > TGC_MAX_SUBGRAPH_DEPTH) return TGC_OK; /* the importer never makes one this deep */
     for (int i = 0; i < doc->n_inits; i++) {
         const tgc_npy *v = &doc->inits[i].value;
-        if (written_inline(v)) continue;
-        const char *fname = weight_file_name(&wo->files, doc->inits[i].name);
-        const char *rel = fname ? tgc_onnx_printf(wo->arena, "%s/%s.npy", wo->wdir_rel, fname) : NULL;
+        if (tgc_onnx_written_inline(v)) continue;
+        const char *rel = tgc_onnx_weight_file(&wo->files, wo->wdir_rel, doc->inits[i].name);
         if (rel == NULL) return TGC_ERR_NOMEM;
         if (wo->n_files == wo->cap_files) {
             int cap = wo->cap_files ? wo->cap_files * 2 : 16;

@@ -17,11 +17,12 @@ static const char compile_usage[] =
     "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--memory-limit DEV=SIZE,...]\n"
     "                   [--format table|json]\n"
     "\n"
-    "Loads MODEL.yaml (format tgc/1), checks every rule of the format and infers\n"
-    "each tensor's dtype and shape. With --devices it also gives every node a\n"
-    "device (see docs/placement.md) and prints a summary: nodes per device, and\n"
-    "the tensors that will cross devices. Errors are printed as\n"
-    "FILE:LINE:COL: error: ... and nothing is written.\n"
+    "Loads MODEL.yaml (format tgc/1) or MODEL.onnx (an ONNX model, read straight\n"
+    "into memory), checks every rule of the format and infers each tensor's dtype\n"
+    "and shape. With --devices it also gives every node a device (see\n"
+    "docs/placement.md) and prints a summary: nodes per device, and the tensors\n"
+    "that will cross devices. Errors are printed as FILE:LINE:COL: error: ...\n"
+    "(FILE: error: ... naming the node for an ONNX model) and nothing is written.\n"
     "\n"
     "  --devices LIST    place on these devices: cpu (= cpu0), cpuN, gpu (= gpu0), gpuN,\n"
     "                    comma-separated, e.g. cpu,gpu0 or cpu0,cpu1\n"
@@ -116,7 +117,7 @@ static int failed(tgc_diags *diags, tgc_status s) {
     if (tgc_diags_error_count(diags) > 1)
         fprintf(stderr, "%zu errors; nothing written\n", tgc_diags_error_count(diags));
     tgc_diags_free(diags);
-    return s == TGC_ERR_INVALID || s == TGC_ERR_IO ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
+    return s == TGC_ERR_INVALID || s == TGC_ERR_IO || s == TGC_ERR_UNSUPPORTED ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
 }
 
 /* mkdir -p: every missing directory of `path`; 0 or an errno code. */

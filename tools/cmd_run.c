@@ -1,7 +1,6 @@
 /* tgc run: compile a graph for a device list and run it on .npy inputs. */
 #include "tools/cli.h"
 #include "support/dtype_elem.h"
-#include "tools/remove_tree.h"
 #include "tools/run_inputs.h"
 #include "tools/run_stream.h"
 
@@ -27,8 +26,8 @@ static const char run_usage[] =
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
-    "MODEL may also be an ONNX model (.onnx): it is imported first, as tgc import does,\n"
-    "into a temporary directory that is removed afterwards.\n"
+    "MODEL may also be an ONNX model (.onnx), read straight into memory (no files are\n"
+    "written: the graph tgc import would write, with its names).\n"
     "\n"
     "  --devices LIST        comma-separated devices: cpu, cpuN, gpu, gpuN (default: cpu);\n"
     "                        the graph is placed and split across them (docs/placement.md);\n"
@@ -623,37 +622,11 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     return rc;
 }
 
-/* Loads the graph at `path`; a .onnx model is imported first into a new
- * temporary directory, stored in *tmp_dir (malloc'd) for the caller to
- * remove with remove_tmp_dir. */
-static tgc_status load_model(const char *path, const run_args *a, tgc_diags *diags, tgc_graph **g, char **tmp_dir) {
-    *tmp_dir = NULL;
-    size_t len = strlen(path);
+/* Loads the graph at `path` (a .onnx model straight into memory). */
+static tgc_status load_model(const char *path, const run_args *a, tgc_diags *diags, tgc_graph **g) {
     tgc_graph_load_options lopts = {.weights_dir = a->weights_dir};
     tgc_status ls = a->load_limits != NULL ? tgc_load_limits_parse(a->load_limits, &lopts, diags) : TGC_OK;
-    if (ls != TGC_OK) return ls;
-    if (len < 5 || strcmp(path + len - 5, ".onnx") != 0) return tgc_graph_load_with(path, &lopts, diags, g);
-    char dir[] = "/tmp/tgc-run-XXXXXX";
-    if (mkdtemp(dir) == NULL) {
-        fprintf(stderr, "tgc: error: cannot create a temporary directory: %s\n", strerror(errno));
-        return TGC_ERR_IO;
-    }
-    if ((*tmp_dir = strdup(dir)) == NULL) {
-        remove(dir);
-        return TGC_ERR_NOMEM;
-    }
-    char yaml[sizeof dir + 16];
-    snprintf(yaml, sizeof yaml, "%s/model.yaml", dir);
-    tgc_status st = tgc_onnx_import_with(path, yaml, &lopts, diags);
-    tgc_graph_load_options written = lopts; /* its weights are beside it now */
-    written.weights_dir = NULL;
-    written.max_file_bytes = 0;
-    return st == TGC_OK ? tgc_graph_load_with(yaml, &written, diags, g) : st;
-}
-
-static void remove_tmp_dir(char *dir) {
-    if (dir != NULL) tgc_tool_remove_tree(dir);
-    free(dir);
+    return ls != TGC_OK ? ls : tgc_graph_load_with(path, &lopts, diags, g);
 }
 
 int tgc_cmd_run(int argc, char **argv) {
@@ -664,13 +637,11 @@ int tgc_cmd_run(int argc, char **argv) {
     if (rc == TGC_EXIT_OK) {
         tgc_diags *diags = tgc_diags_create();
         tgc_graph *g = NULL;
-        char *tmp_dir = NULL;
-        tgc_status st = diags ? load_model(a.model, &a, diags, &g, &tmp_dir) : TGC_ERR_NOMEM;
+        tgc_status st = diags ? load_model(a.model, &a, diags, &g) : TGC_ERR_NOMEM;
         if (st != TGC_OK) rc = st == TGC_ERR_NOMEM || st == TGC_ERR_IO ? TGC_EXIT_FAILED : TGC_EXIT_USAGE;
         else rc = run_model(&a, g, diags);
         tgc_diags_print(diags, stderr);
         tgc_graph_free(g);
-        remove_tmp_dir(tmp_dir);
         tgc_diags_free(diags);
     }
     for (int i = 0; i < n_owned; i++) free(owned[i]);

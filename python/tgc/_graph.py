@@ -2,9 +2,6 @@
 the C API, as tgc compile and tgc run use it."""
 import ctypes
 import os
-import shutil
-import tempfile
-
 
 from . import _memory, _tensor
 from ._errors import diags, raise_for, take_warnings
@@ -206,7 +203,8 @@ class Partitions:
 
 def load(path):
     """Loads a model: a tgc/1 YAML file or an ONNX model (by its ``.onnx``
-    suffix, imported as ``tgc import`` does, through a temporary folder).
+    suffix, read straight into memory: the graph ``tgc import`` would
+    write, with its names; no file is written).
 
     Parameters
     ----------
@@ -220,25 +218,14 @@ def load(path):
     ------
     tgc.InvalidError
         The file breaks a rule of the format; the message gives every problem
-        as FILE:LINE:COL: error: MESSAGE [RULE].
+        as FILE:LINE:COL: error: MESSAGE [RULE] (FILE: error: ... for an
+        ONNX model, naming its nodes as the model does).
     tgc.FileError
         It cannot be read.
     tgc.UnsupportedError
         An ONNX model using what tgc lacks (every op, attribute and dtype at once).
     """
     path = os.fspath(path)
-    if path.endswith(".onnx"):
-        tmp = tempfile.mkdtemp(prefix="tgc-import-")
-        try:
-            yaml = os.path.join(tmp, os.path.splitext(os.path.basename(path))[0] + ".yaml")
-            st = lib.tgc_onnx_import(path.encode(), yaml.encode(), diags())
-            if st != 0:
-                raise_for(st)
-            g = load(yaml)  # weights are read into memory: the folder can go
-            g.path = path
-            return g
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
     out = ctypes.c_void_p()
     st = lib.tgc_graph_load(path.encode(), diags(), ctypes.byref(out))
     if st != 0:

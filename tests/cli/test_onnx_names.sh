@@ -74,6 +74,18 @@ expect_exit 0 "dump again" -- "$TGC" compile "$WORK/imp/dumped.yaml" --dump shap
 cmp -s "$WORK/imp/dumped.yaml" "$WORK/imp/dumped2.yaml" && pass || fail "a dump with source names does not round-trip"
 expect_grep "source_name: '/head/Sigmoid'\|source_name: /head/Sigmoid" "$WORK/imp/dumped.yaml" "the dump keeps source names"
 
+# tgc compile reads a .onnx straight into memory: the graph the imported file
+# loads as (the same dump, weights written beneath the dump's folder alike).
+mkdir -p "$WORK/direct"
+expect_exit 0 "compile a .onnx" -- "$TGC" compile "$D/exporter_names.onnx" --dump shapes -o "$WORK/direct/dumped.yaml"
+sed 's/exporter_names_weights/names_weights/g' "$WORK/direct/dumped.yaml" >"$WORK/direct/renamed.yaml"
+cmp -s "$WORK/imp/dumped.yaml" "$WORK/direct/renamed.yaml" && pass ||
+    fail "tgc compile of the .onnx dumps another graph than its imported file"
+# A run writes no file: nothing appears in TMPDIR.
+mkdir -p "$WORK/tmp"
+expect_exit 0 "run a .onnx" -- env TMPDIR="$WORK/tmp" "$TGC" run "$D/exporter_names.onnx" "${feeds[@]}"
+[ -z "$(ls -A "$WORK/tmp")" ] && pass || fail "a run of a .onnx left files in TMPDIR: $(ls -A "$WORK/tmp")"
+
 # Inference errors name the ONNX node: the written file with a Relu fed a string.
 sed 's/^- name: y_0$/- name: y_0\n  out: [{dtype: int64}]/' "$WORK/imp/names.yaml" >"$WORK/imp/bad.yaml"
 expect_exit 2 "a declared output that disagrees" -- "$TGC" compile "$WORK/imp/bad.yaml"

@@ -1,7 +1,9 @@
-/* libFuzzer target: ONNX bytes, untrusted, through import (protobuf-c,
- * conversion, the tgc/1 file and its .npy weights written to a scratch
- * folder), load, and the rest of the pipeline (pipeline.h). Any crash,
- * hang, sanitizer report or leaked host block is a bug. */
+/* libFuzzer target: ONNX bytes, untrusted, read straight into memory
+ * (protobuf-c, conversion, the graph built, validated and inferred) and
+ * through the rest of the pipeline (pipeline.h); a model that loads is
+ * also imported as `tgc import` does (the tgc/1 file and its .npy weights
+ * written to a scratch folder) and that file loaded. Any crash, hang,
+ * sanitizer report or leaked host block is a bug. */
 #include "tests/fuzz/pipeline.h"
 #include "tools/remove_tree.h"
 
@@ -30,9 +32,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 0 && fwrite(data, 1, size, f) != size) abort();
     fclose(f);
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = NULL;
-    if (tgc_onnx_import(model, yaml, d) == TGC_OK && tgc_graph_load(yaml, d, &g) == TGC_OK) fuzz_pipeline(g, d);
+    tgc_graph *g = NULL, *written = NULL;
+    if (tgc_graph_load(model, d, &g) == TGC_OK) {
+        fuzz_pipeline(g, d);
+        if (tgc_onnx_import(model, yaml, d) == TGC_OK && tgc_graph_load(yaml, d, &written) != TGC_OK)
+            abort(); /* the file of a model that loads must load */
+    }
     tgc_graph_free(g);
+    tgc_graph_free(written);
     tgc_diags_free(d);
     unlink(yaml);
     tgc_tool_remove_tree(weights);

@@ -7,6 +7,7 @@
  * meaning (checked by running them); truncated and missing files; and the
  * importer under injected allocation failures. */
 #include "tests/harness.h"
+#include "tests/onnx/pb_writer.h"
 
 #include "support/alloc.h"
 #include "support/settings.h"
@@ -84,162 +85,6 @@ static bool has_diag(const tgc_diags *d, const char *rule, const char *const *pa
         if (all) return true;
     }
     return false;
-}
-
-/* ---- A protobuf writer, enough for ModelProto --------------------------------- */
-
-typedef struct pb {
-    unsigned char *b;
-    size_t n, cap;
-} pb;
-
-static void pb_bytes(pb *p, const void *data, size_t n) {
-    if (p->n + n > p->cap) {
-        p->cap = (p->n + n) * 2 + 64;
-        p->b = realloc(p->b, p->cap);
-    }
-    memcpy(p->b + p->n, data, n);
-    p->n += n;
-}
-
-static void pb_varint(pb *p, uint64_t v) {
-    do {
-        unsigned char c = (unsigned char)(v & 0x7f);
-        v >>= 7;
-        if (v) c |= 0x80;
-        pb_bytes(p, &c, 1);
-    } while (v);
-}
-
-static void pb_int(pb *p, int field, int64_t v) {
-    pb_varint(p, (uint64_t)field << 3);
-    pb_varint(p, (uint64_t)v);
-}
-
-static void pb_len(pb *p, int field, const void *data, size_t n) {
-    pb_varint(p, (uint64_t)field << 3 | 2);
-    pb_varint(p, n);
-    pb_bytes(p, data, n);
-}
-
-static void pb_str(pb *p, int field, const char *s) { pb_len(p, field, s, strlen(s)); }
-
-static void pb_float(pb *p, int field, float f) {
-    pb_varint(p, (uint64_t)field << 3 | 5);
-    pb_bytes(p, &f, 4);
-}
-
-/* Appends `sub` as message field `field` and releases it. */
-static void pb_msg(pb *p, int field, pb *sub) {
-    pb_len(p, field, sub->b ? sub->b : (unsigned char *)"", sub->n);
-    free(sub->b);
-    *sub = (pb){0};
-}
-
-enum { ONNX_FLOAT = 1, ONNX_INT64 = 7, ONNX_COMPLEX64 = 14 };
-enum { ATTR_FLOAT = 1, ATTR_INT = 2, ATTR_STRING = 3, ATTR_INTS = 7 };
-
-/* ValueInfoProto: dims are "3", "N" (a dim_param) or "" (unknown). */
-static pb value_info(const char *name, int elem, int rank, const char *const *dims) {
-    pb shape = {0}, tensor = {0}, type = {0}, v = {0};
-    for (int i = 0; i < rank; i++) {
-        pb dim = {0};
-        if (dims[i][0] >= '0' && dims[i][0] <= '9')
-            pb_int(&dim, 1, atoll(dims[i]));
-        else if (dims[i][0])
-            pb_str(&dim, 2, dims[i]);
-        pb_msg(&shape, 1, &dim);
-    }
-    pb_int(&tensor, 1, elem);
-    pb_msg(&tensor, 2, &shape);
-    pb_msg(&type, 1, &tensor);
-    pb_str(&v, 1, name);
-    pb_msg(&v, 2, &type);
-    return v;
-}
-
-static pb attr_int(const char *name, int64_t i) {
-    pb a = {0};
-    pb_str(&a, 1, name);
-    pb_int(&a, 20, ATTR_INT);
-    pb_int(&a, 3, i);
-    return a;
-}
-
-static pb attr_ints(const char *name, const int64_t *v, int n) {
-    pb a = {0};
-    pb_str(&a, 1, name);
-    pb_int(&a, 20, ATTR_INTS);
-    for (int i = 0; i < n; i++)
-        pb_int(&a, 8, v[i]);
-    return a;
-}
-
-static pb attr_float(const char *name, float f) {
-    pb a = {0};
-    pb_str(&a, 1, name);
-    pb_int(&a, 20, ATTR_FLOAT);
-    pb_float(&a, 2, f);
-    return a;
-}
-
-/* NodeProto; ins and outs NULL-terminated; attrs (n_attrs) are released. */
-static pb node(const char *name, const char *op, const char *const *ins, const char *const *outs, pb *attrs,
-               int n_attrs) {
-    pb n = {0};
-    for (; ins && *ins; ins++)
-        pb_str(&n, 1, *ins);
-    for (; outs && *outs; outs++)
-        pb_str(&n, 2, *outs);
-    if (name) pb_str(&n, 3, name);
-    pb_str(&n, 4, op);
-    for (int i = 0; i < n_attrs; i++)
-        pb_msg(&n, 5, &attrs[i]);
-    return n;
-}
-
-/* TensorProto of float32 data in raw_data, or int64 data in int64_data. */
-static pb tensor_f32(const char *name, int rank, const int64_t *dims, const float *data) {
-    pb t = {0};
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        pb_int(&t, 1, dims[i]);
-        n *= dims[i];
-    }
-    pb_int(&t, 2, ONNX_FLOAT);
-    pb_str(&t, 8, name);
-    pb_len(&t, 9, data, (size_t)n * 4);
-    return t;
-}
-
-static pb tensor_i64(const char *name, int rank, const int64_t *dims, const int64_t *data) {
-    pb t = {0};
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        pb_int(&t, 1, dims[i]);
-        n *= dims[i];
-    }
-    pb_int(&t, 2, ONNX_INT64);
-    pb_str(&t, 8, name);
-    for (int64_t i = 0; i < n; i++)
-        pb_int(&t, 7, data[i]);
-    return t;
-}
-
-/* ModelProto around `graph` (released) at `opset`, written to path. */
-static void write_model(const char *path, int opset, pb *graph) {
-    pb m = {0}, op = {0};
-    pb_int(&m, 1, 8);
-    pb_str(&m, 2, "tgc-test");
-    pb_str(&op, 1, "");
-    pb_int(&op, 2, opset);
-    pb_msg(&m, 8, &op);
-    pb_msg(&m, 7, graph);
-    FILE *f = fopen(path, "wb");
-    CU_ASSERT_FATAL(f != NULL);
-    CU_ASSERT(fwrite(m.b, 1, m.n, f) == m.n);
-    fclose(f);
-    free(m.b);
 }
 
 /* ---- Running a graph ---------------------------------------------------------------- */
@@ -387,13 +232,6 @@ static void test_unsupported_lists_all(void) {
     tgc_diags_free(d);
 }
 
-static pb attr_graph(const char *name, pb *graph) {
-    pb a = {0};
-    pb_str(&a, 1, name);
-    pb_int(&a, 20, 5); /* GRAPH */
-    pb_msg(&a, 6, graph);
-    return a;
-}
 
 /* Unsupported ops inside subgraphs are reported with the path of their
  * node: a Loop body holding a Foo and an If whose branch holds a Bar. */
@@ -890,8 +728,10 @@ static void write_external_model(const char *name, const char *location) {
  * weights_dir when given); expects `want` and, when it fails, a "bad-model"
  * message holding `phrase`; and no YAML written on failure. */
 static void expect_external(const char *model, const char *weights_dir, tgc_status want, const char *phrase) {
+    char dir[512]; /* in_scratch's buffers are reused */
+    snprintf(dir, sizeof dir, "%s", weights_dir ? weights_dir : "");
     tgc_diags *d = tgc_diags_create();
-    tgc_graph_load_options o = {.weights_dir = weights_dir};
+    tgc_graph_load_options o = {.weights_dir = weights_dir ? dir : NULL};
     remove(in_scratch("out.yaml"));
     tgc_status st = tgc_onnx_import_with(in_scratch(model), in_scratch("out.yaml"), &o, d);
     if (st != want) tgc_diags_print(d, stderr);
@@ -901,6 +741,14 @@ static void expect_external(const char *model, const char *weights_dir, tgc_stat
         if (!has_diag(d, "bad-model", (const char *[]){phrase, NULL})) tgc_diags_print(d, stderr);
         CU_ASSERT(!exists(in_scratch("out.yaml")));
     }
+    tgc_diags_free(d);
+    /* Read straight into memory, under the same rules. */
+    d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL(tgc_onnx_load_with(in_scratch(model), &o, d, &g), want);
+    CU_ASSERT((g != NULL) == (want == TGC_OK));
+    if (want != TGC_OK) CU_ASSERT(has_diag(d, "bad-model", (const char *[]){"initializer 'w'", phrase, NULL}));
+    tgc_graph_free(g);
     tgc_diags_free(d);
 }
 
@@ -1032,6 +880,172 @@ static void test_bad_files(void) {
     tgc_diags_free(d);
 }
 
+/* ---- Straight into memory (tgc_onnx_load_with) ------------------------------------------- */
+
+/* The bytes of the file at path and their count; NULL when unreadable. */
+static char *read_bytes(const char *path, long *size) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    *size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)*size + 1);
+    if (b != NULL && fread(b, 1, (size_t)*size, f) != (size_t)*size) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+/* True when every .npy the dump in folder a wrote is in folder b, byte for byte. */
+static bool same_weights(const char *a, const char *b, const char *text) {
+    bool same = true;
+    for (const char *p = strstr(text, "file: "); p != NULL && same; p = strstr(p + 1, "file: ")) {
+        char rel[256], pa[1024], pbuf[1024];
+        if (sscanf(p, "file: %255[^,}\n]", rel) != 1) return false;
+        snprintf(pa, sizeof pa, "%s/%s", a, rel);
+        snprintf(pbuf, sizeof pbuf, "%s/%s", b, rel);
+        long na = -1, nb = -2;
+        char *ba = read_bytes(pa, &na), *bb = read_bytes(pbuf, &nb);
+        same = ba != NULL && bb != NULL && na == nb && memcmp(ba, bb, (size_t)na) == 0;
+        free(ba);
+        free(bb);
+    }
+    return same;
+}
+
+/* The dump of the graph at `path` (loaded by tgc_graph_load_with: a .onnx
+ * read straight into memory), its weights written beneath scratch/dest. */
+static char *load_and_dump(const char *path, const char *dest) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    char *text = NULL;
+    if (tgc_graph_load_with(path, NULL, d, &g) == TGC_OK && mkdir(in_scratch(dest), 0777) == 0) {
+        char file[600];
+        snprintf(file, sizeof file, "%s/dump.yaml", in_scratch(dest));
+        FILE *f = fopen(file, "w");
+        if (f != NULL && tgc_graph_dump_yaml(g, f, in_scratch(dest), d) == TGC_OK) {
+            fclose(f);
+            text = read_text(file);
+        } else if (f != NULL) {
+            fclose(f);
+        }
+    }
+    if (text == NULL) tgc_diags_print(d, stderr);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    return text;
+}
+
+/* A model read straight into memory is the graph its imported file loads
+ * as: the same dump, text and weights, subgraphs included. */
+static void test_load_matches_import(void) {
+    if (!has_testdata()) return;
+    static const char *const models[] = {
+        "node/test_conv_with_strides_padding", "node/test_constant",      "node/test_split_equal_parts_1d",
+        "node/test_gemm_all_attributes",       "pytorch-converted/test_Conv2d", "pytorch-converted/test_Softmax",
+        "node/test_loop11",                    "node/test_if_seq",        "node/test_scan9_sum",
+        "node/test_loop16_seq_none",           "simple/test_sequence_model1", "node/test_cast_FLOAT_to_STRING",
+    };
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        scratch_dir();
+        char onnx[512];
+        snprintf(onnx, sizeof onnx, "%s/%s/model.onnx", TGC_ONNX_TESTDATA, models[i]);
+        tgc_diags *d = tgc_diags_create();
+        CU_ASSERT_FATAL(tgc_onnx_import(onnx, in_scratch("model.yaml"), d) == TGC_OK);
+        tgc_diags_free(d);
+        char *imported = load_and_dump(in_scratch("model.yaml"), "a");
+        char *direct = load_and_dump(onnx, "b");
+        CU_ASSERT(imported != NULL && direct != NULL);
+        bool same = imported && direct && strcmp(imported, direct) == 0;
+        if (!same) fprintf(stderr, "%s: the dumps differ\n", models[i]);
+        CU_ASSERT(same);
+        CU_ASSERT(imported && same_weights(in_scratch("a"), in_scratch("b"), imported));
+        free(imported);
+        free(direct);
+    }
+}
+
+/* The weights a model stores as raw_data move into the graph (no copy):
+ * the values a run computes are still the model's (hand-computed). */
+static void test_load_runs(void) {
+    scratch_dir();
+    pb g = small_model_graph();
+    write_model(in_scratch("small.onnx"), 13, &g);
+    float x[4] = {1, 0, 0, 1};
+    tgc_tensor *out = run_one(in_scratch("small.onnx"), "x", 2, (const int64_t[]){1, 4}, x);
+    CU_ASSERT_FATAL(out != NULL);
+    const float *o = tgc_tensor_data(out);
+    CU_ASSERT(fabsf(o[0] - (0.5f * 5 + 3)) < 1e-6f && fabsf(o[1] - (0.5f * 13 + 3)) < 1e-6f);
+    tgc_tensor_release(out);
+    CU_ASSERT(!exists(in_scratch("small_weights")) && !exists(in_scratch("small.yaml")));
+}
+
+/* What inference refuses names the .onnx file (no line: there is none)
+ * and the node as the model names it; limits hold as for a YAML file. */
+static void test_load_errors_name_the_model(void) {
+    scratch_dir();
+    pb g = {0};
+    const char *dims[] = {"2", "3"};
+    pb x = value_info("x", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 11, &x);
+    pb w = tensor_f32("w", 1, (const int64_t[]){4}, (const float[]){1, 2, 3, 4});
+    pb_msg(&g, 5, &w);
+    pb add = node("the sum #1", "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL}, NULL, 0);
+    pb_msg(&g, 1, &add);
+    pb y = value_info("y", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("bad.onnx"), 13, &g);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *out = NULL;
+    CU_ASSERT(tgc_graph_load_with(in_scratch("bad.onnx"), NULL, d, &out) == TGC_ERR_INVALID);
+    CU_ASSERT(out == NULL);
+    bool named = false;
+    for (size_t i = 0; i < tgc_diags_count(d); i++)
+        named |= strcmp(tgc_diag_file(d, i), in_scratch("bad.onnx")) == 0 && tgc_diag_line(d, i) == 0 &&
+                 strstr(tgc_diag_message(d, i), "'the sum #1'") != NULL;
+    if (!named) tgc_diags_print(d, stderr);
+    CU_ASSERT(named);
+    tgc_diags_free(d);
+
+    pb g2 = small_model_graph();
+    write_model(in_scratch("small.onnx"), 13, &g2);
+    d = tgc_diags_create();
+    tgc_graph_load_options few = {.max_nodes = 3};
+    CU_ASSERT(tgc_onnx_load_with(in_scratch("small.onnx"), &few, d, &out) == TGC_ERR_INVALID);
+    CU_ASSERT(has_diag(d, "over-limit", (const char *[]){"above the limit of 3", NULL}));
+    tgc_diags_free(d);
+}
+
+/* Every allocation of a load into memory made to fail in turn: NOMEM,
+ * never a crash, a leak or a weight freed twice. */
+static void test_load_allocation_failures(void) {
+    scratch_dir();
+    pb g = small_model_graph();
+    write_model(in_scratch("small.onnx"), 13, &g);
+    tgc_host_alloc_stats before = tgc_host_alloc_stats_get();
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *out = NULL;
+    CU_ASSERT_FATAL(tgc_onnx_load_with(in_scratch("small.onnx"), NULL, d, &out) == TGC_OK);
+    tgc_graph_free(out);
+    tgc_diags_free(d);
+    int64_t allocs = tgc_host_alloc_stats_get().num_allocs - before.num_allocs;
+    int nomem = 0;
+    for (int64_t n = 1; n <= allocs; n++) {
+        tgc_diags *dn = tgc_diags_create();
+        tgc_host_alloc_fail_nth(n);
+        tgc_status s = tgc_onnx_load_with(in_scratch("small.onnx"), NULL, dn, &out);
+        tgc_host_alloc_fail_nth(0);
+        CU_ASSERT(s == TGC_OK || s == TGC_ERR_NOMEM);
+        CU_ASSERT((out != NULL) == (s == TGC_OK));
+        nomem += s == TGC_ERR_NOMEM;
+        tgc_graph_free(out);
+        tgc_diags_free(dn);
+    }
+    CU_ASSERT(nomem > allocs / 2);
+}
+
 /* Every allocation of an import made to fail in turn: NOMEM, never a crash
  * or a leak (the harness counts blocks after the suite). */
 static void test_allocation_failures(void) {
@@ -1069,4 +1083,6 @@ TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"
               {"external_data", test_external_data},
               {"external_data_stays_beneath", test_external_data_stays_beneath},
               {"empty_string_attribute", test_empty_string_attribute}, {"bad_files", test_bad_files},
-              {"allocation_failures", test_allocation_failures})
+              {"allocation_failures", test_allocation_failures}, {"load_matches_import", test_load_matches_import},
+              {"load_runs", test_load_runs}, {"load_errors_name_the_model", test_load_errors_name_the_model},
+              {"load_allocation_failures", test_load_allocation_failures})
