@@ -76,6 +76,9 @@ static void destroy_thread_state(void *p) {
 
 static void make_engine(void) {
     if (pthread_key_create(&thread_key, destroy_thread_state) != 0) return;
+    /* No JIT reports to profilers unless asked (support/settings.def): they
+     * load a collector library and write trace records per kernel made. */
+    if (tgc_settings_current()->dnnl_jit_profile == NULL) dnnl_set_jit_profiling_flags(0);
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) engine = NULL;
 }
 
