@@ -11,10 +11,12 @@
 #include "support/open_beneath.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* protobuf-c's allocations through tgc_malloc. An unpack that returns NULL
@@ -36,16 +38,24 @@ static ProtobufCAllocator pb_allocator = {pb_alloc, pb_free, NULL};
 static const tgc_srcpos no_pos = {0, 0};
 
 /* Reads the whole file into a tgc_malloc'd buffer; a file past max_bytes
- * is refused ("over-limit") after reading at most max_bytes + 1 bytes. */
+ * is refused ("over-limit") after reading at most max_bytes + 1 bytes. The
+ * buffer is sized from fstat, so a regular file is read by read(2) straight
+ * into it, once (no stdio copy, no regrowth); one that grows meanwhile, or
+ * a pipe, regrows it. */
 static tgc_status read_file(const char *path, int64_t max_bytes, tgc_diags *diags, uint8_t **bytes, size_t *size) {
     *bytes = NULL;
     *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         tgc_diag_error(diags, path, no_pos, "io", "cannot open: %s", strerror(errno));
         return TGC_ERR_IO;
     }
-    size_t cap = 1 << 16, n = 0;
+    struct stat st_file;
+    size_t hint = fstat(fd, &st_file) == 0 && S_ISREG(st_file.st_mode) && st_file.st_size > 0 &&
+                          st_file.st_size <= max_bytes
+                      ? (size_t)st_file.st_size
+                      : 0;
+    size_t cap = hint + 1 > (1 << 16) ? hint + 1 : (1 << 16), n = 0; /* + 1: the end is seen without regrowth */
     uint8_t *buf = NULL;
     tgc_status st = TGC_OK;
     for (;;) {
@@ -58,22 +68,22 @@ static tgc_status read_file(const char *path, int64_t max_bytes, tgc_diags *diag
             }
             buf = grown;
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            tgc_diag_error(diags, path, no_pos, "io", "read failed: %s", strerror(errno));
+            st = TGC_ERR_IO;
+            break;
+        }
+        n += (size_t)got;
         if (n > (size_t)max_bytes) {
             tgc_load_limits l = {.file_bytes = max_bytes};
             st = tgc_load_limits_check_file(&l, path, (int64_t)n, diags);
             break;
         }
-        if (got == 0) {
-            if (ferror(f)) {
-                tgc_diag_error(diags, path, no_pos, "io", "read failed: %s", strerror(errno));
-                st = TGC_ERR_IO;
-            }
-            break;
-        }
+        if (got == 0) break;
     }
-    fclose(f);
+    close(fd);
     if (st != TGC_OK) {
         if (st == TGC_ERR_NOMEM) tgc_diag_error(diags, path, no_pos, "out-of-memory", "out of memory reading the file");
         tgc_free(buf);
