@@ -37,7 +37,17 @@ typedef struct dumper {
     tgc_diags *diags;
     bool failed;
     bool reported; /* the failure has its own message in diags */
+    /* Weights that exist only in memory, named by their `file:` but not
+     * written (no dest_dir; past TGC_DUMP_INLINE_MAX elements), and the first. */
+    int64_t not_written;
+    const char *first_not_written;
 } dumper;
+
+/* The most elements of an in-memory weight a dump without a destination
+ * folder writes inline; a bigger one (an ONNX model's weights, a folded
+ * one) is named by its `file:` only, so that a dump to the terminal shows
+ * the graph rather than millions of numbers. */
+#define TGC_DUMP_INLINE_MAX 4096
 
 static void emit(dumper *d, yaml_event_t *ev) {
     if (!d->failed && !yaml_emitter_emit(&d->em, ev)) d->failed = true;
@@ -260,7 +270,12 @@ static void tensor_body(dumper *d, const tgc_const *c) {
     str(d, tgc_dtype_name(c->dtype));
     str(d, "shape");
     shape_seq(d, &c->shape);
-    if (c->file != NULL && !(c->unsaved && d->dest_dir == NULL)) {
+    bool in_memory = c->unsaved && d->dest_dir == NULL;
+    if (c->file != NULL && in_memory && tgc_shape_numel(&c->shape) > TGC_DUMP_INLINE_MAX) {
+        if (d->not_written++ == 0) d->first_not_written = c->file;
+        str(d, "file");
+        str(d, c->file);
+    } else if (c->file != NULL && !in_memory) {
         char *path = d->failed ? NULL : file_for_dump(d, c);
         if (path == NULL) {
             d->failed = true;
@@ -512,5 +527,14 @@ static tgc_status dump_with(dumper *dp, FILE *out) {
                      errno ? strerror(errno) : "emitter error");
         return TGC_ERR_IO;
     }
+    if (d.not_written > 0)
+        return tgc_diag_add(diags, TGC_SEV_WARNING, d.g->path, (tgc_srcpos){0, 0}, "weights-not-written",
+                            "%lld weight%s held only in memory (read from an ONNX model or made by a pass) %s named by "
+                            "%s `file:` ('%s'%s) but not written: a dump written with -o writes them beside it",
+                            (long long)d.not_written, d.not_written == 1 ? "" : "s", d.not_written == 1 ? "is" : "are",
+                            d.not_written == 1 ? "its" : "their", d.first_not_written,
+                            d.not_written == 1 ? "" : ", ...") == TGC_ERR_NOMEM
+                   ? TGC_ERR_NOMEM
+                   : TGC_OK;
     return TGC_OK;
 }

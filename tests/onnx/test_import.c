@@ -982,6 +982,50 @@ static void test_load_runs(void) {
     CU_ASSERT(!exists(in_scratch("small_weights")) && !exists(in_scratch("small.yaml")));
 }
 
+/* A dump of a model read into memory, without a destination folder, names
+ * its big weights by file (not millions of numbers) and says they were not
+ * written; with one, it writes them there and the dump loads. */
+static void test_load_dump_names_big_weights(void) {
+    scratch_dir();
+    pb g = {0};
+    const char *dims[] = {"1", "5000"};
+    pb x = value_info("x", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 11, &x);
+    static float w[5000];
+    for (int i = 0; i < 5000; i++) w[i] = (float)i;
+    pb wt = tensor_f32("w", 2, (const int64_t[]){1, 5000}, w);
+    pb_msg(&g, 5, &wt);
+    pb add = node("add", "Add", (const char *[]){"x", "w", NULL}, (const char *[]){"y", NULL}, NULL, 0);
+    pb_msg(&g, 1, &add);
+    pb y = value_info("y", ONNX_FLOAT, 2, dims);
+    pb_msg(&g, 12, &y);
+    write_model(in_scratch("big.onnx"), 13, &g);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *out = NULL;
+    CU_ASSERT_FATAL(tgc_graph_load(in_scratch("big.onnx"), d, &out) == TGC_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CU_ASSERT(tgc_graph_dump_yaml(out, f, NULL, d) == TGC_OK);
+    fclose(f);
+    CU_ASSERT(text != NULL && strstr(text, "file: big_weights/w.npy") != NULL && len < 2000);
+    CU_ASSERT(has_diag(d, "weights-not-written", (const char *[]){"1 weight held only in memory", NULL}));
+    free(text);
+    CU_ASSERT(mkdir(in_scratch("out"), 0777) == 0);
+    f = fopen(in_scratch("out/big.yaml"), "w");
+    CU_ASSERT(f != NULL && tgc_graph_dump_yaml(out, f, in_scratch("out"), d) == TGC_OK);
+    if (f != NULL) fclose(f);
+    tgc_graph_free(out);
+    tgc_diags_free(d);
+    float ones[5000];
+    for (int i = 0; i < 5000; i++) ones[i] = 1;
+    tgc_tensor *r = run_one(in_scratch("out/big.yaml"), "x", 2, (const int64_t[]){1, 5000}, ones);
+    CU_ASSERT_FATAL(r != NULL);
+    const float *o = tgc_tensor_data(r);
+    CU_ASSERT(o[0] == 1.0f && o[4999] == 5000.0f);
+    tgc_tensor_release(r);
+}
+
 /* What inference refuses names the .onnx file (no line: there is none)
  * and the node as the model names it; limits hold as for a YAML file. */
 static void test_load_errors_name_the_model(void) {
@@ -1085,4 +1129,5 @@ TGC_TEST_MAIN("onnx_import", {"roundtrip_testdata", test_roundtrip_testdata}, {"
               {"empty_string_attribute", test_empty_string_attribute}, {"bad_files", test_bad_files},
               {"allocation_failures", test_allocation_failures}, {"load_matches_import", test_load_matches_import},
               {"load_runs", test_load_runs}, {"load_errors_name_the_model", test_load_errors_name_the_model},
+              {"load_dump_names_big_weights", test_load_dump_names_big_weights},
               {"load_allocation_failures", test_load_allocation_failures})
