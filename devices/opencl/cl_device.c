@@ -16,7 +16,7 @@
 #include "support/checked.h"
 #include "support/diag.h"
 
-#include <clblast_c.h>
+#include "devices/opencl/clblast_api.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -214,9 +214,11 @@ static void cl_destroy(tgc_device *d) {
     tgc_cl_programs_release(c);
     /* CLBlast caches programs per context and keeps the context alive: let
      * go of them so the context really goes (it rebuilds on next use). */
-    tgc_cl_blas_lock();
-    CLBlastClearCache();
-    tgc_cl_blas_unlock();
+    if (tgc_clblast_is_open()) {
+        tgc_cl_blas_lock();
+        tgc_clblast.clear_cache();
+        tgc_cl_blas_unlock();
+    }
     if (c->queue != NULL) clReleaseCommandQueue(c->queue);
     if (c->context != NULL) clReleaseContext(c->context);
     pthread_mutex_destroy(&c->lock);

@@ -35,7 +35,7 @@
 #include "support/alloc.h"
 #include "support/checked.h"
 
-#include <clblast_c.h>
+#include "devices/opencl/clblast_api.h"
 #include <limits.h>
 #include <string.h>
 
@@ -68,8 +68,10 @@ static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int
                              cl_mem a, int64_t a_off, int64_t lda, cl_mem b, int64_t b_off, int64_t ldb, float beta,
                              cl_mem y, int64_t y_off, int64_t ldc) {
     cl_command_queue queue = tgc_cl_queue(c->device);
+    char err[600];
+    if (!tgc_clblast_open(err, sizeof err)) return tgc_kernel_fail(c, "%s", err);
     tgc_cl_blas_lock();
-    CLBlastStatusCode s = CLBlastSgemm(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+    CLBlastStatusCode s = tgc_clblast.sgemm(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
                                        tb ? CLBlastTransposeYes : CLBlastTransposeNo, (size_t)m, (size_t)n,
                                        (size_t)k, alpha, a, (size_t)a_off, (size_t)lda, b, (size_t)b_off,
                                        (size_t)ldb, beta, y, (size_t)y_off, (size_t)ldc, &queue, NULL);

@@ -31,7 +31,7 @@
 #include "support/alloc.h"
 #include "tests/harness.h"
 
-#include <clblast_c.h>
+#include "devices/opencl/clblast_api.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -346,7 +346,7 @@ static inline void gn_suite_end(void) {
     CU_ASSERT_EQUAL(now.mems, gn_start.mems);
     CU_ASSERT_EQUAL(now.events, gn_start.events);
     CU_ASSERT_EQUAL(tgc_device_stats(gn_gpu).live_buffers, 0);
-    CLBlastClearCache();
+    if (tgc_clblast_is_open()) tgc_clblast.clear_cache();
     tgc_device_destroy(gn_gpu);
     gn_gpu = NULL;
 }
