@@ -484,7 +484,8 @@ static tgc_status load_refs(tgc_loader *l, const yaml_node_t *seq, int32_t id) {
         tgc_srcpos pos = tgc_loader_pos(item);
         if (text[0] == '^') {
             n->controls[n->n_controls] = (tgc_ref){-1, 0, pos};
-            if (tgc_loader_add_ref(l, PENDING_CONTROL, id, n->n_controls++, text + 1, pos) != TGC_OK) return TGC_ERR_NOMEM;
+            if (tgc_loader_add_ref(l, PENDING_CONTROL, id, n->n_controls++, text + 1, pos) != TGC_OK)
+                return TGC_ERR_NOMEM;
         } else {
             if (n->n_controls > 0)
                 s = tgc_loader_error(l, item, "control-order",

@@ -155,7 +155,8 @@ static tgc_status build_attr(tgc_loader *l, builder *b, int32_t id, const tgc_on
                                      (def->type == TGC_ATTR_FLOATS && a->type == TGC_ATTR_INTS));
     if (def == NULL || (def->type != a->type && !as_floats))
         return tgc_diag_error(l->diags, l->g->path, no_pos, "bad-model", "node '%s' (%s): attribute '%s' %s",
-                              tgc_node_label(n), n->op_name, a->name, def == NULL ? "is unknown" : "has the wrong type");
+                              tgc_node_label(n), n->op_name, a->name,
+                              def == NULL ? "is unknown" : "has the wrong type");
     tgc_attr *t = &n->attrs[n->n_attrs++];
     t->type = def->type;
     if ((t->name = tgc_strdup(a->name)) == NULL) return tgc_loader_nomem(l);
