@@ -262,3 +262,45 @@ void tgc_resize_taps_free(tgc_resize_taps *t) {
     tgc_free(t->outside);
     memset(t, 0, sizeof *t);
 }
+
+/* ---- Bilinear as ONNX Runtime computes it --------------------------------------- */
+
+/* The input coordinate of output index y in float32, as ONNX Runtime's
+ * get_original_coordinate functions compute it (upsamplebase.h); false for
+ * the modes left to the reference's tables. */
+static bool bilinear_coord(tgc_resize_coord mode, float y, float scale, float len_out, float len_in, float *x) {
+    switch (mode) {
+    case TGC_RESIZE_HALF_PIXEL: *x = ((y + 0.5f) / scale) - 0.5f; return true;
+    case TGC_RESIZE_PYTORCH_HALF_PIXEL: *x = len_out > 1 ? (y + 0.5f) / scale - 0.5f : 0.0f; return true;
+    case TGC_RESIZE_ALIGN_CORNERS: *x = len_out == 1 ? 0.0f : y * (len_in - 1) / (len_out - 1); return true;
+    case TGC_RESIZE_ASYMMETRIC: *x = y / scale; return true;
+    default: return false;
+    }
+}
+
+bool tgc_resize_bilinear_applies(const tgc_resize_geometry *g) {
+    if (g->rank < 2 || g->mode != TGC_RESIZE_LINEAR || g->antialias || g->exclude_outside) return false;
+    float probe;
+    if (!bilinear_coord(g->coord, 0.0f, 1.0f, 1.0f, 1.0f, &probe)) return false;
+    for (int a = 0; a < g->rank - 2; a++)
+        if (!tgc_resize_axis_identity(g, a)) return false;
+    for (int a = g->rank - 2; a < g->rank; a++)
+        if (g->in[a] == 0 || (double)g->out[a] != g->scale[a] * (double)g->in[a]) return false;
+    return true;
+}
+
+void tgc_resize_bilinear_axis(const tgc_resize_geometry *g, int a, tgc_resize_bilinear *t) {
+    int64_t in = g->in[a], out = g->out[a];
+    /* ORT's float scale: out / in from sizes, the scales input's value otherwise */
+    float scale = (double)out / (double)in == g->scale[a] ? (float)out / (float)in : (float)g->scale[a];
+    for (int64_t j = 0; j < out; j++) {
+        float x = (float)j;
+        if (scale != 1.0f) bilinear_coord(g->coord, (float)j, scale, (float)out, (float)in, &x);
+        x = fmaxf(0.0f, fminf(x, (float)(in - 1)));
+        int64_t i1 = (int64_t)x < in - 1 ? (int64_t)x : in - 1, i2 = i1 + 1 < in - 1 ? i1 + 1 : in - 1;
+        float d1 = fabsf(x - (float)i1), d2 = fabsf(x - (float)i2);
+        if (i1 == i2) d1 = d2 = 0.5f;
+        /* i1's sample is weighted by the distance to i2, and i2's by the distance to i1 */
+        t->i1[j] = i1, t->i2[j] = i2, t->w1[j] = d2, t->w2[j] = d1;
+    }
+}

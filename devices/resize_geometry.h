@@ -81,4 +81,28 @@ tgc_status tgc_resize_taps_make(tgc_kernel_ctx *c, const tgc_resize_geometry *g,
 /* Frees t's arrays (a zeroed or freed table is fine). */
 void tgc_resize_taps_free(tgc_resize_taps *t);
 
+/* ---- Bilinear as ONNX Runtime computes it --------------------------------------- */
+
+/* Whether g is a bilinear resize of the last two axes that ONNX Runtime's
+ * UpsampleBilinear serves and tgc reproduces (tgc_resize_bilinear_axis):
+ * mode linear, no antialias or exclude_outside, coordinate mode
+ * half_pixel, pytorch_half_pixel, align_corners or asymmetric, every other
+ * axis kept, neither resized axis empty, and each resized axis's scaled
+ * length its output length (scales 0.6 of 4 is 2.4, output 2: there ORT and
+ * ONNX's reference disagree, and the reference's tables serve). */
+bool tgc_resize_bilinear_applies(const tgc_resize_geometry *g);
+
+/* One axis's bilinear table in ONNX Runtime's float32 arithmetic
+ * (upsample.cc, SetupUpsampleBilinear): output index j reads input
+ * positions i1[j] and i2[j] with weights w1[j] and w2[j] (each array
+ * g->out[a] long, the caller's). Its value is then the products summed as
+ * ORT does: dx_w1 * dy_w1 * X[y1][x1] + dx_w2 * dy_w1 * X[y1][x2] +
+ * dx_w1 * dy_w2 * X[y2][x1] + dx_w2 * dy_w2 * X[y2][x2], one rounding each,
+ * no fused multiply-add. For an axis where tgc_resize_bilinear_applies. */
+typedef struct tgc_resize_bilinear {
+    int64_t *i1, *i2;
+    float *w1, *w2;
+} tgc_resize_bilinear;
+void tgc_resize_bilinear_axis(const tgc_resize_geometry *g, int a, tgc_resize_bilinear *t);
+
 #endif

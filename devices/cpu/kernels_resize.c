@@ -177,47 +177,10 @@ static bool resize_image_f32(tgc_kernel_ctx *c, const tgc_resize_geometry *g, tg
 
 /* ---- Bilinear over the last two axes, as ONNX Runtime computes it ---------------------- */
 
-/* The input coordinate of output index y in float32, as ONNX Runtime's
- * get_original_coordinate functions compute it (upsamplebase.h); false for
- * the modes this path leaves to the others. */
-static bool bilinear_coord(tgc_resize_coord mode, float y, float scale, float len_out, float len_in, float *x) {
-    switch (mode) {
-    case TGC_RESIZE_HALF_PIXEL: *x = ((y + 0.5f) / scale) - 0.5f; return true;
-    case TGC_RESIZE_PYTORCH_HALF_PIXEL: *x = len_out > 1 ? (y + 0.5f) / scale - 0.5f : 0.0f; return true;
-    case TGC_RESIZE_ALIGN_CORNERS: *x = len_out == 1 ? 0.0f : y * (len_in - 1) / (len_out - 1); return true;
-    case TGC_RESIZE_ASYMMETRIC: *x = y / scale; return true;
-    default: return false;
-    }
-}
-
-/* One axis's bilinear table: for output index j, the two input positions
- * (i1, i2) and their weights (w1 for i1, w2 for i2), float32. */
-typedef struct bilinear_axis {
-    int64_t *i1, *i2;
-    float *w1, *w2;
-} bilinear_axis;
-
-static bool bilinear_axis_make(const tgc_resize_geometry *g, int a, bilinear_axis *t) {
-    int64_t in = g->in[a], out = g->out[a];
-    /* ORT's float scale: out / in from sizes (stretch), the scales input's value otherwise */
-    float scale = (double)out / (double)in == g->scale[a] ? (float)out / (float)in : (float)g->scale[a];
-    for (int64_t j = 0; j < out; j++) {
-        float x = (float)j;
-        if (scale != 1.0f && !bilinear_coord(g->coord, (float)j, scale, (float)out, (float)in, &x)) return false;
-        x = fmaxf(0.0f, fminf(x, (float)(in - 1)));
-        int64_t i1 = (int64_t)x < in - 1 ? (int64_t)x : in - 1, i2 = i1 + 1 < in - 1 ? i1 + 1 : in - 1;
-        float d1 = fabsf(x - (float)i1), d2 = fabsf(x - (float)i2);
-        if (i1 == i2) d1 = d2 = 0.5f;
-        /* i1's sample is weighted by the distance to i2, and i2's by the distance to i1 */
-        t->i1[j] = i1, t->i2[j] = i2, t->w1[j] = d2, t->w2[j] = d1;
-    }
-    return true;
-}
-
 typedef struct bilinear_pass {
     const float *x;
     float *y;
-    bilinear_axis h, w;
+    tgc_resize_bilinear h, w;
     int64_t in_h, in_w, out_h, out_w, rows, rows_per_block;
 } bilinear_pass;
 
@@ -251,24 +214,12 @@ static void bilinear_block(void *arg, int64_t b, int slot) {
     }
 }
 
-/* float32 bilinear over the last two axes (mode linear, no antialias or
- * exclude_outside, a coordinate mode bilinear_coord knows, every other axis
- * kept): ONNX Runtime's arithmetic, value for value. true when it ran or
- * failed (*st says which). */
+/* float32 bilinear over the last two axes where tgc_resize_bilinear_applies:
+ * ONNX Runtime's arithmetic, value for value. true when it ran or failed
+ * (*st says which). */
 static bool resize_bilinear_f32(tgc_kernel_ctx *c, const tgc_resize_geometry *g, tgc_status *st) {
-    if (c->inputs[0].dtype != TGC_FLOAT32 || g->rank < 2 || g->mode != TGC_RESIZE_LINEAR || g->antialias ||
-        g->exclude_outside)
-        return false;
-    for (int a = 0; a < g->rank - 2; a++)
-        if (!tgc_resize_axis_identity(g, a)) return false;
+    if (c->inputs[0].dtype != TGC_FLOAT32 || !tgc_resize_bilinear_applies(g)) return false;
     int ah = g->rank - 2, aw = g->rank - 1;
-    float probe;
-    if (!bilinear_coord(g->coord, 0.0f, 1.0f, 1.0f, 1.0f, &probe) || g->in[ah] == 0 || g->in[aw] == 0) return false;
-    /* A scaled length that is not the output's (scales 0.6 of 4: 2.4, output
-     * 2) is where ORT and ONNX's reference disagree (align_corners divides by
-     * 1.4 there, ORT by 1): the reference's path takes it. */
-    for (int a = ah; a <= aw; a++)
-        if ((double)g->out[a] != g->scale[a] * (double)g->in[a]) return false;
     int64_t n = g->out[ah] + g->out[aw];
     size_t ibytes, fbytes;
     int64_t *idx = tgc_checked_nbytes(2 * n, sizeof *idx, &ibytes) ? tgc_malloc(ibytes ? ibytes : 1) : NULL;
@@ -281,19 +232,18 @@ static bool resize_bilinear_f32(tgc_kernel_ctx *c, const tgc_resize_geometry *g,
     }
     bilinear_pass p = {.x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .in_h = g->in[ah],
                        .in_w = g->in[aw], .out_h = g->out[ah], .out_w = g->out[aw]};
-    p.h = (bilinear_axis){idx, idx + p.out_h, wt, wt + p.out_h};
-    p.w = (bilinear_axis){idx + 2 * p.out_h, idx + 2 * p.out_h + p.out_w, wt + 2 * p.out_h,
-                          wt + 2 * p.out_h + p.out_w};
-    bool ok = bilinear_axis_make(g, ah, &p.h) && bilinear_axis_make(g, aw, &p.w);
-    if (ok) {
-        p.rows = tgc_value_numel(&c->outputs[0]) / p.out_w;
-        p.rows_per_block = p.out_w >= 4096 ? 1 : 4096 / p.out_w;
-        tgc_parallel_for(c->pool, (p.rows + p.rows_per_block - 1) / p.rows_per_block, bilinear_block, &p);
-        *st = TGC_OK;
-    }
+    p.h = (tgc_resize_bilinear){idx, idx + p.out_h, wt, wt + p.out_h};
+    p.w = (tgc_resize_bilinear){idx + 2 * p.out_h, idx + 2 * p.out_h + p.out_w, wt + 2 * p.out_h,
+                                wt + 2 * p.out_h + p.out_w};
+    tgc_resize_bilinear_axis(g, ah, &p.h);
+    tgc_resize_bilinear_axis(g, aw, &p.w);
+    p.rows = tgc_value_numel(&c->outputs[0]) / p.out_w;
+    p.rows_per_block = p.out_w >= 4096 ? 1 : 4096 / p.out_w;
+    tgc_parallel_for(c->pool, (p.rows + p.rows_per_block - 1) / p.rows_per_block, bilinear_block, &p);
     tgc_free(idx);
     tgc_free(wt);
-    return ok;
+    *st = TGC_OK;
+    return true;
 }
 
 /* ---- The kernel ------------------------------------------------------------------- */

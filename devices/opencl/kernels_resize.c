@@ -8,7 +8,9 @@
  * table, uploads the tables to one scratch pair (indices and flags as ints,
  * weights as floats) and enqueues resize_f32 over Y's elements. Weights
  * and sums are float here, double on the cpu: results agree to float
- * rounding. */
+ * rounding. Bilinear resizes of the last two axes that ONNX Runtime's
+ * arithmetic serves take resize_bilinear_f32 instead, bit for bit the cpu
+ * kernel's (devices/resize_geometry.h). */
 #include "devices/kernel_checks.h"
 #include "devices/opencl/opencl.h"
 #include "devices/resize_geometry.h"
@@ -74,6 +76,44 @@ static tgc_status upload(tgc_kernel_ctx *c, cl_mem m, const void *p, size_t n) {
                              : tgc_kernel_fail(c, "Resize: clEnqueueWriteBuffer failed: %s", tgc_cl_error_name(err));
 }
 
+/* The bilinear path (tgc_resize_bilinear_applies): ORT's tables, made on
+ * the host and uploaded, then resize_bilinear_f32 over Y's elements. */
+static tgc_status resize_bilinear_gpu(tgc_kernel_ctx *c, const tgc_resize_geometry *g, int64_t total) {
+    int ah = g->rank - 2, aw = g->rank - 1;
+    int64_t oh = g->out[ah], ow = g->out[aw], n = 2 * (oh + ow);
+    size_t ibytes = 0, wbytes = 0;
+    int64_t *i64 = tgc_checked_nbytes(n, sizeof *i64, &ibytes) ? tgc_malloc(ibytes) : NULL;
+    cl_int *ti = i64 != NULL && tgc_checked_nbytes(n, sizeof *ti, &ibytes) ? tgc_malloc(ibytes) : NULL;
+    cl_float *tw = ti != NULL && tgc_checked_nbytes(n, sizeof *tw, &wbytes) ? tgc_malloc(wbytes) : NULL;
+    tgc_status st = tw != NULL ? TGC_OK : tgc_kernel_fail(c, "Resize: no host memory for the bilinear tables");
+    cl_mem mi = NULL, mw = NULL;
+    if (st == TGC_OK) {
+        tgc_resize_bilinear h = {i64, i64 + oh, tw, tw + oh}, w = {i64 + 2 * oh, i64 + 2 * oh + ow, tw + 2 * oh,
+                                                                  tw + 2 * oh + ow};
+        tgc_resize_bilinear_axis(g, ah, &h);
+        tgc_resize_bilinear_axis(g, aw, &w);
+        for (int64_t i = 0; i < n; i++) ti[i] = (cl_int)i64[i]; /* < in, which fits an int (checked) */
+        mi = tgc_cl_scratch(c->device, ibytes);
+        mw = tgc_cl_scratch(c->device, wbytes);
+        if (mi == NULL || mw == NULL) st = tgc_kernel_fail(c, "Resize: out of device memory for the bilinear tables");
+    }
+    if (st == TGC_OK) st = upload(c, mi, ti, ibytes);
+    if (st == TGC_OK) st = upload(c, mw, tw, wbytes);
+    if (st == TGC_OK) {
+        size_t global = (size_t)total;
+        tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), {sizeof(cl_mem), &mi},
+                             {sizeof(cl_mem), &mw},         TGC_CL_LONG(g->in[ah]),         TGC_CL_LONG(g->in[aw]),
+                             TGC_CL_LONG(oh),               TGC_CL_LONG(ow),                TGC_CL_LONG(total)};
+        st = tgc_cl_enqueue(c, "resize_bilinear_f32", 1, &global, NULL, 9, args);
+    }
+    tgc_cl_scratch_release(c->device, mi);
+    tgc_cl_scratch_release(c->device, mw);
+    tgc_free(i64);
+    tgc_free(ti);
+    tgc_free(tw);
+    return st;
+}
+
 static tgc_status resize_gpu(tgc_kernel_ctx *c) {
     const tgc_value *x = &c->inputs[0];
     tgc_status st = c->n_inputs >= 1 ? tgc_kernel_check_tensor(c, "input", 0, x, false)
@@ -88,6 +128,7 @@ static tgc_status resize_gpu(tgc_kernel_ctx *c) {
     if ((st = tgc_kernel_need_f32(c, &c->outputs[0], "output Y")) != TGC_OK) return st;
     int64_t total = tgc_value_numel(&c->outputs[0]);
     if (total == 0) return TGC_OK;
+    if (tgc_resize_bilinear_applies(&g)) return resize_bilinear_gpu(c, &g, total);
     tgc_cl_resize_geom cg;
     memset(&cg, 0, sizeof cg);
     cg.rank = g.rank;

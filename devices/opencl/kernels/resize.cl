@@ -58,3 +58,25 @@ __kernel void resize_f32(__global const float *x, __global float *y, __global co
     }
     y[id] = acc;
 }
+
+/* Bilinear over the last two axes in ONNX Runtime's arithmetic (the host's
+ * tables: devices/resize_geometry.h, tgc_resize_bilinear_axis): idx holds
+ * i1 and i2 of the height (out_h each), then of the width (out_w each),
+ * wt their weights in the same layout; the four corner products summed in
+ * ORT's order, each rounded (no contraction into fma), so values equal the
+ * cpu kernel's and ORT's bit for bit. */
+__kernel void resize_bilinear_f32(__global const float *x, __global float *y, __global const int *idx,
+                                  __global const float *wt, long in_h, long in_w, long out_h, long out_w,
+                                  long total) {
+#pragma OPENCL FP_CONTRACT OFF
+    long id = get_global_id(0);
+    if (id >= total) return;
+    long q = id % out_w, r = id / out_w;
+    long j = r % out_h, o = r / out_h;
+    __global const float *plane = x + o * in_h * in_w;
+    __global const float *r1 = plane + (long)idx[j] * in_w, *r2 = plane + (long)idx[out_h + j] * in_w;
+    float dy2 = wt[j], dy1 = wt[out_h + j];
+    int x1 = idx[2 * out_h + q], x2 = idx[2 * out_h + out_w + q];
+    float dx2 = wt[2 * out_h + q], dx1 = wt[2 * out_h + out_w + q];
+    y[id] = dx2 * dy2 * r1[x1] + dx1 * dy2 * r1[x2] + dx2 * dy1 * r2[x1] + dx1 * dy1 * r2[x2];
+}
