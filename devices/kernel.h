@@ -165,12 +165,6 @@ struct tgc_kernel_def {
     /* What it holds besides inputs and outputs; NULL: nothing (for the
      * static memory plan, executor/memory_plan.c). */
     tgc_kernel_footprint_fn footprint;
-    /* Starts, in the background, the one-time set-up the kernel's first
-     * run would otherwise wait for (the JIT's library loaded and
-     * initialized): called when a session's plan takes the kernel, so the
-     * set-up overlaps loading weights and prepacking. Idempotent; NULL:
-     * nothing to start. */
-    void (*warm_up)(void);
 };
 
 /* Positions a kernel definition's masks describe. */

@@ -31,8 +31,6 @@ static tgc_status assign_roles(tgc_plan *p, tgc_diags *diags) {
                 result = tgc_diag_error(diags, g->path, n->pos, "no-kernel", "node '%s' (%s): no kernel for %s on %s",
                                         tgc_node_label(n), n->op_name, tgc_dtype_name(tgc_kernel_node_dtype(g, n)),
                                         p->device->name);
-            else if (p->kernel[id]->warm_up != NULL)
-                p->kernel[id]->warm_up();
         }
         if (p->role[id] == TGC_ROLE_RECV) {
             const tgc_attr *host = tgc_node_attr(n, "host_memory");

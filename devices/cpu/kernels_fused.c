@@ -278,6 +278,6 @@ static void fused_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
 
 const tgc_kernel_def tgc_cpu_kernels_fused[] = {
     {.op = "_FusedElementwise", .fn = fused_f32, .forward_input = -1,
-     .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}, .footprint = fused_footprint, .warm_up = tgc_jit_warm_up},
+     .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}, .footprint = fused_footprint},
     {.op = NULL},
 };

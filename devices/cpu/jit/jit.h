@@ -74,13 +74,6 @@ tgc_jit_fused_fn tgc_jit_fused_kernel(const tgc_jit_program *p, int lanes, char 
  * not say TGC_JIT=0. */
 bool tgc_jit_enabled(void);
 
-/* Starts loading and initializing LLVM (tens of milliseconds: the library
- * is mapped and relocated, the target machine made) on a thread of its
- * own, once per process, when the JIT is on; the first compile waits for
- * it (they share the JIT's lock). A kernel's warm_up (devices/kernel.h).
- * Nothing when the thread cannot be made: the first compile does it. */
-void tgc_jit_warm_up(void);
-
 /* Counters since the process started (for tests and benchmarks). */
 typedef struct tgc_jit_stats {
     int64_t compiled;      /* kernels compiled from IR */

@@ -6,8 +6,6 @@
 
 bool tgc_jit_enabled(void) { return false; }
 
-void tgc_jit_warm_up(void) {}
-
 tgc_jit_fused_fn tgc_jit_fused_kernel(const tgc_jit_program *p, int lanes, char *err, size_t err_size) {
     (void)p, (void)lanes;
     if (err != NULL && err_size > 0) err[0] = '\0';

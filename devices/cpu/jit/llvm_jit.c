@@ -372,28 +372,6 @@ static tgc_jit_fused_fn kernel_locked(const tgc_jit_program *p, int lanes, char 
     return fn;
 }
 
-static void *warm_up_thread(void *arg) {
-    (void)arg;
-    pthread_mutex_lock(&jit_lock);
-    init_llvm();
-    pthread_mutex_unlock(&jit_lock);
-    return NULL;
-}
-
-static void start_warm_up(void) {
-    pthread_attr_t attr;
-    pthread_t t;
-    if (pthread_attr_init(&attr) != 0) return;
-    if (pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0)
-        (void)pthread_create(&t, &attr, warm_up_thread, NULL); /* none: the first compile initializes */
-    pthread_attr_destroy(&attr);
-}
-
-void tgc_jit_warm_up(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    if (tgc_jit_enabled()) pthread_once(&once, start_warm_up);
-}
-
 tgc_jit_fused_fn tgc_jit_fused_kernel(const tgc_jit_program *p, int lanes, char *err, size_t err_size) {
     if (err != NULL && err_size > 0) err[0] = '\0';
     if (!tgc_jit_enabled()) return NULL;
