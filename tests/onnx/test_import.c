@@ -52,20 +52,27 @@ static bool exists(const char *path) {
     return stat(path, &st) == 0;
 }
 
-static char *read_text(const char *path) {
+/* The bytes of the file at path (and a NUL after them), their count in
+ * *size; NULL when unreadable. */
+static char *read_bytes(const char *path, long *size) {
     FILE *f = fopen(path, "rb");
     if (f == NULL) return NULL;
     fseek(f, 0, SEEK_END);
-    long n = ftell(f);
+    *size = ftell(f);
     fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s != NULL && fread(s, 1, (size_t)n, f) != (size_t)n) {
+    char *s = *size >= 0 ? malloc((size_t)*size + 1) : NULL;
+    if (s != NULL && fread(s, 1, (size_t)*size, f) != (size_t)*size) {
         free(s);
         s = NULL;
     }
-    if (s != NULL) s[n] = '\0';
+    if (s != NULL) s[*size] = '\0';
     fclose(f);
     return s;
+}
+
+static char *read_text(const char *path) {
+    long size;
+    return read_bytes(path, &size);
 }
 
 static bool has_testdata(void) {
@@ -881,22 +888,6 @@ static void test_bad_files(void) {
 }
 
 /* ---- Straight into memory (tgc_onnx_load_with) ------------------------------------------- */
-
-/* The bytes of the file at path and their count; NULL when unreadable. */
-static char *read_bytes(const char *path, long *size) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    *size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)*size + 1);
-    if (b != NULL && fread(b, 1, (size_t)*size, f) != (size_t)*size) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
 
 /* True when every .npy the dump in folder a wrote is in folder b, byte for byte. */
 static bool same_weights(const char *a, const char *b, const char *text) {
