@@ -36,6 +36,11 @@ struct tgc_infer_ctx {
     tgc_tensor_info *output_infos;
     bool runtime;
     bool unresolved;
+    /* Rank probing (graph/infer_rank.h): when set, a fresh dim is the
+     * symbol probe_sym, which stands for "differs by rank", instead of a
+     * new symbol in the graph. */
+    bool probing;
+    int32_t probe_sym;
 };
 
 /* Number of inputs as written (including omitted ones; the implicit inputs

@@ -173,6 +173,7 @@ tgc_dim tgc_infer_fresh_dim(tgc_infer_ctx *c) {
         c->unresolved = true;
         return tgc_dim_of(0);
     }
+    if (c->probing) return tgc_dim_sym(c->probe_sym);
     int32_t sym = tgc_graph_fresh_symbol(c->graph);
     if (sym < 0) {
         c->nomem = true;

@@ -4,6 +4,7 @@
 #include "graph/passes.h"
 
 #include "graph/infer.h"
+#include "graph/infer_rank.h"
 #include "graph/ops.h"
 #include "support/alloc.h"
 
@@ -152,7 +153,7 @@ static tgc_status infer_op(tgc_graph *g, tgc_node *n, tgc_diags *diags) {
     if (bad >= 0)
         return tgc_infer_fail(&ctx, bad, "dtype-mismatch", "input %d is a string tensor; %s does not take strings "
                               "in tgc", bad, n->op_name);
-    tgc_status s = n->op->infer(&ctx);
+    tgc_status s = tgc_infer_rank_needed(g, n) ? tgc_infer_over_ranks(&ctx) : n->op->infer(&ctx);
     if (s == TGC_OK && (bad = string_misuse(g, n, true)) >= 0)
         s = tgc_infer_fail(&ctx, -1, "dtype-mismatch", "output %d would be a string tensor; %s does not make "
                            "strings in tgc", bad - n->n_inputs, n->op_name);

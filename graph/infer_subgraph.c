@@ -157,17 +157,13 @@ tgc_status tgc_subgraph_carry(tgc_infer_ctx *c, tgc_graph *body, int k, int outp
                               tgc_type_str(in->dtype, in->kind, a, sizeof a),
                               tgc_type_str(out->dtype, out->kind, b, sizeof b));
     if (in->shape.rank == TGC_RANK_UNKNOWN) return TGC_OK;
-    if (in->kind != TGC_KIND_TENSOR && out->shape.rank != in->shape.rank) {
-        /* A sequence's elements may change rank from one iteration to the next: then none is known. */
+    if (out->shape.rank != in->shape.rank) {
+        /* A value (or a sequence's elements) may change rank from one iteration to the next: then none is
+         * known, and the executor infers each iteration's nodes from what they get (graph/infer_rank.h). */
         in->shape.rank = TGC_RANK_UNKNOWN;
         *changed = true;
         return TGC_OK;
     }
-    if (out->shape.rank != in->shape.rank)
-        return tgc_diag_error(c->diags, body->path, pos, "unsupported", "node '%s' (%s): carried value %d goes into "
-                              "the body with shape %s but comes out with shape %s; tgc carries values whose rank "
-                              "stays the same", n->name, n->op_name, k, tgc_shape_str(body, &in->shape, a, sizeof a),
-                              tgc_shape_str(body, &out->shape, b, sizeof b));
     for (int d = 0; d < in->shape.rank; d++) {
         tgc_dim x = in->shape.dims[d], y = out->shape.dims[d];
         /* A symbol going in stands for whatever the iterations make of it. */

@@ -37,9 +37,9 @@ tgc_status tgc_subgraph_infer(tgc_infer_ctx *c, tgc_graph *body, const tgc_tenso
 
 /* Widens carried value k's info `in` by what the body made of it (its
  * output `output`): each concrete dim of `in` that the output does not keep
- * becomes a fresh symbol, and *changed is set. A dtype or rank that
- * changes is reported at the body's output ("dtype-mismatch",
- * "unsupported") and gives TGC_ERR_INVALID. */
+ * becomes a fresh symbol, a rank that changes becomes unknown, and
+ * *changed is set. A dtype that changes is reported at the body's output
+ * ("dtype-mismatch") and gives TGC_ERR_INVALID. */
 tgc_status tgc_subgraph_carry(tgc_infer_ctx *c, tgc_graph *body, int k, int output, tgc_tensor_info *in,
                               bool *changed);
 

@@ -1,9 +1,11 @@
 /* Control flow: If, Loop and Scan (ONNX opset 17), whose subgraphs are
  * inferred as part of their node (graph/infer_subgraph.h):
  *   - If's outputs merge its branches' (a dim the two agree on is kept,
- *     any other becomes a fresh symbol);
+ *     any other becomes a fresh symbol; branches of different ranks make
+ *     the rank unknown until the If runs: graph/infer_rank.h);
  *   - Loop's and Scan's carried values keep the dims that hold across
- *     iterations and get fresh symbols for the others;
+ *     iterations and get fresh symbols for the others (a rank that changes
+ *     becomes unknown);
  *   - scan outputs grow a dim: the trip count (a Loop's M when the Loop has
  *     no cond input and M is known, else a fresh symbol) or the scanned
  *     axis' length. */
@@ -65,16 +67,8 @@ static tgc_status infer_if(tgc_infer_ctx *c) {
                                   tgc_infer_where(c->graph, where, sizeof where), k,
                                   tgc_type_str(a->dtype, a->kind, sa, sizeof sa),
                                   tgc_type_str(b->dtype, b->kind, sb, sizeof sb));
-        tgc_shape merged = a->shape;
-        if (a->kind != TGC_KIND_TENSOR && a->shape.rank != b->shape.rank) merged.rank = TGC_RANK_UNKNOWN;
-        else if (a->shape.rank == TGC_RANK_UNKNOWN || b->shape.rank == TGC_RANK_UNKNOWN) merged.rank = TGC_RANK_UNKNOWN;
-        else if (a->shape.rank != b->shape.rank)
-            return tgc_diag_error(c->diags, e->path, e->outputs[k].pos, "unsupported", "node '%s' (If)%s: output %d "
-                                  "has shape %s in 'then_branch' but %s in 'else_branch'; tgc needs the branches to "
-                                  "agree on each output's rank", tgc_node_label(c->node),
-                                  tgc_infer_where(c->graph, where, sizeof where), k,
-                                  tgc_infer_shape_str(c, &a->shape, sa, sizeof sa),
-                                  tgc_infer_shape_str(c, &b->shape, sb, sizeof sb));
+        tgc_shape merged = a->shape; /* branches of different ranks: known when the If runs */
+        if (a->shape.rank != b->shape.rank || b->shape.rank == TGC_RANK_UNKNOWN) merged.rank = TGC_RANK_UNKNOWN;
         for (int d = 0; d < merged.rank; d++)
             if (!tgc_dim_eq(a->shape.dims[d], b->shape.dims[d])) merged.dims[d] = tgc_infer_fresh_dim(c);
         tgc_status s = tgc_infer_set_output_kind(c, k, a->kind, a->dtype, &merged);
