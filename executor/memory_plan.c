@@ -145,6 +145,7 @@ static tgc_shape substitute(tgc_memory_plan *mp, const tgc_shape *s) {
 static tgc_status substitute_info(tgc_memory_plan *mp, const tgc_tensor_info *from, tgc_tensor_info *to) {
     memset(to, 0, sizeof *to);
     to->dtype = from->dtype;
+    to->kind = from->kind;
     to->shape = substitute(mp, &from->shape);
     to->value_len = -1;
     if (from->value_len < 0 || from->value == NULL) return TGC_OK;
@@ -175,12 +176,17 @@ static tgc_status infer_node(tgc_memory_plan *mp, concrete *cc, int32_t id) {
         }
         return substitute_info(mp, &n->outputs[0], &outs[0]);
     }
-    bool done = false;
+    bool done = false, rank_unknown = false; /* an input's rank is known only at run time: so are the outputs' */
+    for (int i = 0; i < n->n_inputs; i++) {
+        const tgc_tensor_info *in = n->inputs[i].node >= 0 ? &cc->info[cc->base[n->inputs[i].node] + n->inputs[i].port]
+                                                           : NULL;
+        if (in != NULL && in->kind == TGC_KIND_TENSOR && in->shape.rank == TGC_RANK_UNKNOWN) rank_unknown = true;
+    }
     tgc_tensor_info ins_small[64], *ins = ins_small; /* any arity: more from the heap */
-    if (n->op != NULL && n->op->infer != NULL && n->n_inputs > 64 &&
+    if (!rank_unknown && n->op != NULL && n->op->infer != NULL && n->n_inputs > 64 &&
         (ins = tgc_malloc((size_t)n->n_inputs * sizeof *ins)) == NULL)
         return TGC_ERR_NOMEM;
-    if (n->op != NULL && n->op->infer != NULL) {
+    if (!rank_unknown && n->op != NULL && n->op->infer != NULL) {
         for (int i = 0; i < n->n_inputs; i++) {
             if (n->inputs[i].node < 0) {
                 memset(&ins[i], 0, sizeof ins[i]);
@@ -210,7 +216,7 @@ static tgc_status infer_node(tgc_memory_plan *mp, concrete *cc, int32_t id) {
         for (int k = 0; k < n->n_outputs; k++) outs[k].shape = substitute(mp, &outs[k].shape);
         return TGC_OK;
     }
-    mp->n_fallback++;
+    if (!rank_unknown) mp->n_fallback++;
     for (int k = 0; k < n->n_outputs; k++)
         if ((s = substitute_info(mp, &n->outputs[k], &outs[k])) != TGC_OK) return s;
     return TGC_OK;
@@ -574,8 +580,14 @@ static tgc_status fill_spaces(part_ctx *c, tgc_memory_space *dev, tgc_memory_spa
     for (int32_t id = 0; id < pg->n_nodes; id++) {
         for (int port = 0; port < pg->nodes[id].n_outputs; port++) {
             slot_info *sl = &c->slots[c->base[id] + port];
-            if (sl->space == SPACE_NONE || sl->bytes <= 0) continue;
+            if (sl->space == SPACE_NONE) continue;
             tgc_memory_space *sp = sl->space == SPACE_HOST ? host : dev;
+            if (sl->info.kind == TGC_KIND_TENSOR && sl->info.shape.rank == TGC_RANK_UNKNOWN) {
+                if (sp->n_unplanned < TGC_MEMORY_TOP) sp->unplanned[sp->n_unplanned] = id;
+                sp->n_unplanned++; /* sized when its node runs */
+                continue;
+            }
+            if (sl->bytes <= 0) continue;
             tgc_memory_tensor *t = &sp->tensors[sp->n_tensors];
             t->node = id;
             t->port = port;

@@ -133,6 +133,11 @@ typedef struct tgc_memory_space {
     int64_t caches_bytes;   /* kept across runs: weights in the kernels' own layouts */
     int64_t *workspaces;    /* per node while it runs, largest first (n_steps entries) */
     int64_t recv_bytes;     /* tensors _Recv lands here outside the sender's buffer (in the arena too) */
+    /* Tensors whose rank is known only at run time (graph/infer_rank.h):
+     * not planned; the device's allocator gives them memory when their node
+     * runs. The first TGC_MEMORY_TOP nodes making one, for reports. */
+    int32_t n_unplanned;
+    int32_t unplanned[TGC_MEMORY_TOP];
 } tgc_memory_space;
 
 struct tgc_memory_plan {
@@ -143,7 +148,8 @@ struct tgc_memory_plan {
     int64_t *symbols;   /* g->n_symbols: the value each symbol was given */
     bool *bound;        /* given by the caller (feeds, --bind) */
     bool *defaulted;    /* unbound but needed: taken as 1 */
-    int32_t n_fallback; /* op nodes whose concrete shapes came from substitution, not inference */
+    int32_t n_fallback; /* op nodes whose concrete shapes came from substitution, not inference (an input
+                         * of unknown rank aside) */
     /* Set when the plan compiled the graph itself (tgc_graph_memory_plan):
      * optimized as a session would run it, placed, partitioned; owned. */
     tgc_compiled *compiled;

@@ -315,6 +315,17 @@ static void write_live(const tgc_memory_space *sp, const tgc_graph *pg, FILE *ou
     }
 }
 
+/* The tensors of a rank known only at run time, which the plan leaves to
+ * the device's allocator. */
+static void write_unplanned(const tgc_memory_space *sp, const tgc_graph *pg, FILE *out) {
+    if (sp->n_unplanned == 0) return;
+    fprintf(out, "%s: %d tensor(s) of a rank known only at run time are not planned: %s allocates them when their "
+            "node runs (", sp->name, (int)sp->n_unplanned, sp->host ? "host memory" : "its BFC arena");
+    for (int i = 0; i < sp->n_unplanned && i < TGC_MEMORY_TOP; i++)
+        fprintf(out, "%s%s", i ? ", " : "", pg->nodes[sp->unplanned[i]].name);
+    fprintf(out, "%s)\n", sp->n_unplanned > TGC_MEMORY_TOP ? ", ..." : "");
+}
+
 static void write_table(const tgc_memory_plan *mp, FILE *out) {
     char syms[512];
     symbols_text(mp, syms, sizeof syms);
@@ -333,6 +344,8 @@ static void write_table(const tgc_memory_plan *mp, FILE *out) {
             fprintf(out, "%s reads %" PRId64 " bytes of feeds in place (the caller's host memory, not planned)\n",
                     sp->name, sp->feeds_bytes);
     }
+    for (int i = 0; i < mp->n_spaces; i++) write_unplanned(&mp->spaces[i], mp->parts->parts[mp->spaces[i].part].graph,
+                                                           out);
     if (mp->n_fallback > 0)
         fprintf(out, "%d node(s) had shapes inference could not make concrete; their declared shapes were used\n",
                 (int)mp->n_fallback);
