@@ -29,9 +29,16 @@ imagemagick and espeak-ng, through apt-get), then:
   |tgc - ort| <= 2e-3 for float16 (two half-precision steps at 1.0), <=
   0.05 for uint8 (a dynamic quantization may flip by a step after small
   float differences upstream, as ORT's own kernels do between machines);
-- tries Silero VAD (@ricky0123/vad-web: legacy, PyTorch 1.12; v5 and v6,
-  spox), which tgc refuses today (see KNOWN_REFUSED): the check expects the
-  refusal and fails if its message changes, so that a fix is noticed.
+- streams espeak-ng speech with silences around through Silero VAD
+  (@ricky0123/vad-web: legacy, PyTorch 1.12, 1536-sample frames with h and
+  c; v5 and v6, spox, 512-sample frames after the previous frame's last 64
+  samples, one state), each frame's state the previous output's, as the
+  package's models/*.js do: its If nodes give outputs of different ranks,
+  known only at run time. Every frame's speech probability must be ORT's
+  (rtol/atol below, each stream carrying its own state), and the package's
+  FrameProcessor (frame-processor.js: thresholds 0.3/0.25, redemption 1400
+  ms, pre-speech pad 800 ms, minimum speech 400 ms) must give the same
+  events (speech start, end, misfire, at the same frames).
 
 Each model runs with tgc (the Python package over the build's libtgc) on cpu
 and on cpu,gpu0 on every input its pipeline gave ORT, and every output must
@@ -85,12 +92,11 @@ OCR_TEXTS = [  # (lines, degrees the image is turned: 180 takes the angle classi
     (["ONNX Runtime and tgc agree"], 0),
     (["Upside down line of text", "turned by the classifier"], 180),
 ]
-# Models tgc refuses today, with a phrase of the refusal: the check expects it.
-KNOWN_REFUSED = {
-    "silero_vad_legacy": "tgc needs the branches to agree on each output's rank",
-    "silero_vad_v5": "tgc needs the branches to agree on each output's rank",
-    "silero_vad_v6": "tgc needs the branches to agree on each output's rank",
-}
+VAD_DIR = ("vad-web", "package/dist")
+VAD_MODELS = {"silero_vad_legacy": 1536, "silero_vad_v5": 512, "silero_vad_v6": 512}  # model -> frame samples
+VAD_CONTEXT = 64  # v5, v6: samples of the previous frame in front of each (models/silero.js)
+VAD_PHRASES = ["voice activity detection finds speech", "and it finds the silence between two sentences"]
+VAD_SAMPLED_CALLS = 12  # frames of each stream also compared call by call (same feeds to both)
 RTOL, ATOL = 1e-3, 1e-4
 
 
@@ -349,6 +355,95 @@ def wakeword_pipeline(work, scratch, ort_client, tgc, devices_lists):
     return feeds, problems
 
 
+def vad_events(probs, ms_per_frame):
+    """@ricky0123/vad-web's FrameProcessor (frame-processor.js) over a stream
+    of speech probabilities with its default options: the events it sends,
+    as (event, frame index), ending the segment after the last frame."""
+    redemption, pad, min_speech = int(1400 // ms_per_frame), int(800 // ms_per_frame), int(400 // ms_per_frame)
+    speaking, redemption_count, speech_count, buffer, events = False, 0, 0, [], []
+
+    def close(at):
+        kind = "end" if sum(buffer) >= min_speech else "misfire"
+        events.append((kind, at))
+
+    for i, p in enumerate(probs):
+        is_speech = p >= 0.3
+        buffer.append(is_speech)
+        if is_speech:
+            speech_count += 1
+            redemption_count = 0
+        if is_speech and not speaking:
+            speaking = True
+            events.append(("start", i))
+        if p < 0.25 and speaking:
+            redemption_count += 1
+            if redemption_count >= redemption:
+                redemption_count = speech_count = 0
+                speaking = False
+                close(i)
+                buffer = []
+        if not speaking:
+            buffer = buffer[-pad:] if pad > 0 else []
+            speech_count = 0
+    if speaking:
+        close(len(probs))
+    return events
+
+
+def vad_stream(run_model, model, audio, frame):
+    """Runs a Silero VAD model over audio frame by frame, carrying its state
+    as vad-web does; returns (probabilities, every call's feeds)."""
+    legacy = frame == 1536
+    state = ({"h": np.zeros((2, 1, 64), np.float32), "c": np.zeros((2, 1, 64), np.float32)} if legacy
+             else {"state": np.zeros((2, 1, 128), np.float32)})
+    context = np.zeros(VAD_CONTEXT, np.float32)
+    probs, calls = [], []
+    for at in range(0, len(audio) - frame + 1, frame):
+        chunk = audio[at:at + frame]
+        x = chunk if legacy else np.concatenate([context, chunk])
+        context = chunk[-VAD_CONTEXT:]
+        feeds = {"input": x[None, :].astype(np.float32), "sr": np.array(16000, np.int64), **state}
+        calls.append(feeds)
+        out = run_model(model, feeds)
+        probs.append(float(np.asarray(out[0]).ravel()[0]))
+        state = {"h": out[1], "c": out[2]} if legacy else {"state": out[1]}
+    return np.array(probs), calls
+
+
+def vad_pipeline(work, scratch, ort_client, tgc, devices_lists):
+    """Silero VAD streamed over speech with silences: probabilities and the
+    package's events against ORT's; returns (sampled feeds per model,
+    problems)."""
+    d = package_dir(work, VAD_DIR)
+    silence = np.zeros(16000, np.float32)
+    parts = [silence]
+    for i, phrase in enumerate(VAD_PHRASES):
+        parts += [speak(phrase, os.path.join(scratch, "vad%d.wav" % i)) / 32768.0, silence, silence]
+    audio = np.concatenate(parts).astype(np.float32)
+    feeds, problems = {}, []
+    for name, frame in VAD_MODELS.items():
+        path = os.path.join(d, name + ".onnx")
+        ref, calls = vad_stream(lambda m, f: ort_client.run_timed(m, f)[0], path, audio, frame)
+        step = max(1, len(calls) // VAD_SAMPLED_CALLS)
+        feeds[path] = calls[::step]
+        ref_events = vad_events(ref, frame / 16)
+        for devices in devices_lists:
+            session = tgc.Session(path, devices=devices)
+            got, _ = vad_stream(lambda m, f: run_tgc(session, f)[0], path, audio, frame)
+            w, ok = worst([got], [ref])
+            events = vad_events(got, frame / 16)
+            log("  %-20s %-9s %d frames, speech in %d (ORT %d), max |tgc - ort| %.3g, events %s" % (
+                name, devices, len(got), int((got >= 0.3).sum()), int((ref >= 0.3).sum()), w, events))
+            if not ok:
+                problems.append("%s on %s: speech probabilities outside rtol %g atol %g (max diff %.3g)" % (
+                    name, devices, RTOL, ATOL, w))
+            if events != ref_events:
+                problems.append("%s on %s: events %s, ORT's %s" % (name, devices, events, ref_events))
+        if not any(kind == "end" for kind, _ in ref_events):
+            problems.append("%s: ORT found no speech segment: the input does not test the model" % name)
+    return feeds, problems
+
+
 # ---- Per-model comparison --------------------------------------------------------------------------------------------
 
 def bgr_models(work):
@@ -457,8 +552,8 @@ def main():
     ap.add_argument("--only", help="comma-separated model names (file names without .onnx)")
     ap.add_argument("--repeat", type=int, default=5, help="runs per timing (median)")
     ap.add_argument("--devices", default=None, help="device lists, ';'-separated (default: cpu;cpu,gpu0)")
-    ap.add_argument("--pipelines", default="ocr,wake,bgr",
-                    help="which pipelines run (comma-separated: ocr, wake, bgr; default all)")
+    ap.add_argument("--pipelines", default="ocr,wake,bgr,vad",
+                    help="which pipelines run (comma-separated: ocr, wake, bgr, vad; default all)")
     a = ap.parse_args()
     work = os.path.join(a.build, "pretrained")
     node_path = setup(work)
@@ -473,7 +568,7 @@ def main():
     ort_client = Ort(node_path, scratch)
     problems, rows = [], []
     pipelines = set(a.pipelines.split(","))
-    ocr_feeds, ww_feeds, ocr_times = {}, {}, {}
+    ocr_feeds, ww_feeds, vad_feeds, ocr_times = {}, {}, {}, {}
     try:
         if "ocr" in pipelines:
             log("[ocr] PP-OCRv4 on rendered text")
@@ -489,7 +584,11 @@ def main():
             p, bgr_rows = bgr_pipeline(work, scratch, ort_client, tgc, devices_lists)
             problems += p
             rows += bgr_rows
-        all_feeds = {**ocr_feeds, **ww_feeds}
+        if "vad" in pipelines:
+            log("[voice activity] Silero VAD streamed over espeak-ng speech")
+            vad_feeds, p = vad_pipeline(work, scratch, ort_client, tgc, devices_lists)
+            problems += p
+        all_feeds = {**ocr_feeds, **ww_feeds, **vad_feeds}
         only = set(a.only.split(",")) if a.only else None
         log("[models] every call's inputs through tgc and ORT")
         for path, feed_list in all_feeds.items():
@@ -501,20 +600,6 @@ def main():
             log("  %-34s %s" % (name, "ok" if row["ok"] else "FAILED " + row["why"]))
             if not row["ok"]:
                 problems.append("%s: %s" % (name, row["why"]))
-        vad = os.path.join(work, "packages", "vad-web", "package", "dist")
-        for name, phrase in KNOWN_REFUSED.items():
-            if only and name not in only:
-                continue
-            try:
-                tgc.Session(os.path.join(vad, name + ".onnx"))
-                problems.append("%s: tgc now takes it: move it from KNOWN_REFUSED to the compared models" % name)
-            except Exception as e:  # noqa: BLE001
-                msg = str(e)
-                ok = phrase in msg
-                log("  %-34s refused as expected%s: %s" % (name, "" if ok else " (BUT THE MESSAGE CHANGED)",
-                                                            msg.splitlines()[0][:160]))
-                if not ok:
-                    problems.append("%s: refused with a new message: %s" % (name, msg.splitlines()[0]))
     finally:
         ort_client.close()
         shutil.rmtree(scratch, ignore_errors=True)
