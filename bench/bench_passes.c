@@ -11,7 +11,9 @@
  *   3. the JIT: the chain unfused, fused through the interpreter
  *      (TGC_JIT=0) and fused through the JIT, interleaved; and the JIT's
  *      cost at a process's first run, cold (compiling) and with its disk
- *      cache (loading), each in a fresh process over a scratch cache.
+ *      cache (loading), each in a fresh process over a scratch cache, and
+ *      tiered (TGC_JIT_AFTER_US's default: the interpreter first). Groups
+ *      compile at their first run elsewhere in this benchmark.
  * Run by hand: build/bench/bench_passes [threads]. */
 #include "tgc.h"
 
@@ -214,6 +216,11 @@ static void bench_jit_first_run(const char *threads) {
     printf("the JIT at a process's first run (the chain's one group; a fresh process each):\n");
     first_run_child("cold", threads);
     first_run_child("cached", threads);
+    unsetenv("TGC_JIT_AFTER_US"); /* tiered: the interpreter until the group has run 20 ms */
+    tgc_settings_read();
+    first_run_child("tiered", threads);
+    setenv("TGC_JIT_AFTER_US", "0", 1);
+    tgc_settings_read();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", home);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", home);
@@ -225,6 +232,8 @@ static void bench_jit_first_run(const char *threads) {
 int main(int argc, char **argv) {
     char threads[32];
     snprintf(threads, sizeof threads, "cpu0=%s", argc > 1 ? argv[1] : "2");
+    setenv("TGC_JIT_AFTER_US", "0", 1); /* fused groups through the JIT from their first run */
+    tgc_settings_read();
     bench_jit_first_run(threads);
     static const char transcendental[] = "chain of 8 elementwise ops (3 transcendental)";
     static const char arithmetic[] = "chain of 8 arithmetic elementwise ops";

@@ -17,15 +17,26 @@
  * way, each segment one call of the compiled kernel over its whole
  * vectors, the last partial vector through a padded copy (lanes past the
  * end hold 1, as the row loops' tails do). The program is read from the
- * node's attributes and its kernel looked up once per node and session
- * (devices/kernel_cache.h). */
+ * node's attributes once per node and session (devices/kernel_cache.h).
+ * Its kernel is compiled when the group has earned it: the interpreter
+ * runs it, timed, until its runs add up to TGC_JIT_AFTER_US (about what
+ * loading LLVM and compiling a kernel cost), and then the JIT compiles it
+ * (or finds it in its caches) for the runs that follow. That is the
+ * ski-rental rule (rent until the rent paid equals the price, then buy),
+ * which never costs more than twice the better choice made in hindsight;
+ * JIT compilers of managed runtimes tier up from their interpreters on
+ * the same idea. A process that runs a model once never loads LLVM; a
+ * server that runs it often compiles its hot groups within a few runs. */
 #include "devices/cpu/ew.h"
 #include "devices/cpu/jit/jit.h"
 #include "devices/kernel_cache.h"
 #include "graph/elementwise.h"
 #include "devices/kernel.h"
 #include "support/alloc.h"
+#include "support/clock.h"
+#include "support/settings.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -42,12 +53,17 @@ typedef struct fused_step {
 /* What the node's attributes say, read once per session (the kernel
  * cache's block) or per run outside one: the steps with their row loops,
  * the JIT's form of the program, and the JIT's kernel for the input kinds
- * of the run that built it (NULL: none, the interpreter). */
+ * of the run that built it (NULL: none yet, the interpreter). Runs of one
+ * node on several threads share it: the kernel is published atomically,
+ * the first run past the threshold compiles it (tried), and the others go
+ * on interpreting meanwhile. */
 typedef struct fused_program {
     fused_step steps[TGC_FUSED_MAX_STEPS];
     int n_steps;
     tgc_jit_program program;
-    tgc_jit_fused_fn jit;
+    _Atomic(tgc_jit_fused_fn) jit;
+    atomic_int_fast64_t interpreted_ns; /* time its runs spent in the interpreter */
+    atomic_bool tried;                  /* a run has asked the JIT for its kernel */
 } fused_program;
 
 typedef struct fused_run {
@@ -192,11 +208,28 @@ static tgc_status read_program(tgc_kernel_ctx *c, const bool *scalar, fused_prog
     p->program.n_steps = p->n_steps;
     p->program.n_inputs = c->n_inputs;
     memcpy(p->program.scalar, scalar, sizeof(bool) * (size_t)c->n_inputs);
-    if (tgc_jit_enabled()) {
-        char err[256];
-        p->jit = tgc_jit_fused_kernel(&p->program, tgc_cpu_ew_loops()->lanes, err, sizeof err);
-    }
+    atomic_init(&p->jit, NULL);
+    atomic_init(&p->interpreted_ns, 0);
+    atomic_init(&p->tried, false);
     return TGC_OK;
+}
+
+/* The program's compiled kernel: the one already made, or one compiled now
+ * when its interpreted runs have reached TGC_JIT_AFTER_US (the first run
+ * to see that compiles; the JIT serializes compiles itself); NULL: the
+ * interpreter runs it (the JIT is off, it failed, or not yet). */
+static tgc_jit_fused_fn jit_kernel(fused_program *p) {
+    if (!tgc_jit_enabled()) return NULL;
+    tgc_jit_fused_fn fn = atomic_load_explicit(&p->jit, memory_order_acquire);
+    if (fn != NULL) return fn;
+    int64_t after_ns = (int64_t)tgc_settings_current()->jit_after_us * 1000;
+    if (atomic_load_explicit(&p->interpreted_ns, memory_order_relaxed) < after_ns ||
+        atomic_exchange(&p->tried, true))
+        return NULL;
+    char err[256];
+    fn = tgc_jit_fused_kernel(&p->program, tgc_cpu_ew_loops()->lanes, err, sizeof err);
+    atomic_store_explicit(&p->jit, fn, memory_order_release);
+    return fn;
 }
 
 static void *build_program(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
@@ -241,7 +274,7 @@ static tgc_status fused_f32(tgc_kernel_ctx *c) {
     /* The program from the session's cache; its JIT kernel serves runs with
      * the input kinds it was built for (a symbolic dim may make an input
      * one element in one run and not in another). */
-    const fused_program *p = tgc_kernel_cache_get(c, 0, build_program, scalar);
+    fused_program *p = (fused_program *)tgc_kernel_cache_get(c, 0, build_program, scalar);
     fused_program *own = NULL;
     if (p == NULL) {
         if ((own = tgc_malloc(sizeof *own)) == NULL) return TGC_ERR_NOMEM;
@@ -254,26 +287,30 @@ static tgc_status fused_f32(tgc_kernel_ctx *c) {
     r.steps = p->steps;
     r.n_steps = p->n_steps;
     bool same_kinds = memcmp(p->program.scalar, scalar, sizeof(bool) * (size_t)c->n_inputs) == 0;
-    r.jit = same_kinds && tgc_jit_enabled() ? p->jit : NULL;
+    r.jit = same_kinds ? jit_kernel(p) : NULL;
     int width = tgc_parallel_width(c->pool);
     if (r.numel > 0 && r.jit == NULL) {
         r.scratch = tgc_malloc((size_t)width * (size_t)r.n_steps * TILE * sizeof(float));
         if (r.scratch == NULL) s = TGC_ERR_NOMEM;
     }
+    int64_t t0 = tgc_now_ns();
     if (s == TGC_OK && r.numel > 0) tgc_parallel_for(c->pool, (r.numel + PIECE - 1) / PIECE, run_piece, &r);
+    if (r.jit == NULL && same_kinds) atomic_fetch_add_explicit(&p->interpreted_ns, tgc_now_ns() - t0,
+                                                               memory_order_relaxed);
     tgc_free(r.scratch);
     tgc_free(own);
     return s;
 }
 
 /* tgc_kernel_footprint_fn: the program kept in the node's cache, and the
- * tiles of its steps per thread when no JIT kernel runs it (a step per
- * op of its "ops" attribute, as read_program makes them). */
+ * tiles of its steps per thread for the interpreter (a step per op of its
+ * "ops" attribute, as read_program makes them), which runs every group
+ * until the JIT compiles it. */
 static void fused_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
     const tgc_attr *ops = tgc_node_attr(c->node, "ops");
     size_t n_ops = ops != NULL && ops->n <= TGC_FUSED_MAX_STEPS ? ops->n : TGC_FUSED_MAX_STEPS;
     out->cache_bytes = (int64_t)sizeof(fused_program);
-    if (!tgc_jit_enabled()) out->workspace_bytes = (int64_t)width * (int64_t)n_ops * TILE * (int64_t)sizeof(float);
+    out->workspace_bytes = (int64_t)width * (int64_t)n_ops * TILE * (int64_t)sizeof(float);
 }
 
 const tgc_kernel_def tgc_cpu_kernels_fused[] = {

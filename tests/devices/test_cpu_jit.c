@@ -213,8 +213,17 @@ static const char group_yaml[] =
     "  - {name: a7, op: Erf, inputs: [a6]}\n"
     "  - {name: y, op: Div, inputs: [a7, bias]}\n";
 
-/* Runs the graph on x; the output's 555 floats into out. */
-static void run_group(tgc_optimize_level level, const char *threads, const float *x, float *out) {
+/* The JIT's answers so far: kernels compiled, found in memory or on disk. */
+static int64_t jit_answers(void) {
+    tgc_jit_stats s = tgc_jit_get_stats();
+    return s.compiled + s.memory_hits + s.disk_loads;
+}
+
+/* Runs the graph on x `runs` times in one session; each run's 555 output
+ * floats into out[555 * i ..], and the JIT's answers after run i into
+ * answers[i] (may be NULL). */
+static void run_group_times(tgc_optimize_level level, const char *threads, const float *x, float *out, int runs,
+                            int64_t *answers) {
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL;
     const char *dir = tgc_test_path("tests/data/jit");
@@ -230,16 +239,23 @@ static void run_group(tgc_optimize_level level, const char *threads, const float
     tgc_tensor *in = NULL, *outs[1] = {NULL};
     CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 3, dims, x, &in), TGC_OK);
     const char *names[] = {"x"};
-    st = tgc_session_run(s, 1, names, &in, outs, d);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
-    CU_ASSERT_EQUAL_FATAL(tgc_tensor_numel(outs[0]), 555);
-    memcpy(out, tgc_tensor_data(outs[0]), 555 * sizeof(float));
-    tgc_tensor_release(outs[0]);
+    for (int i = 0; i < runs; i++) {
+        st = tgc_session_run(s, 1, names, &in, outs, d);
+        if (st != TGC_OK) tgc_diags_print(d, stderr);
+        CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+        CU_ASSERT_EQUAL_FATAL(tgc_tensor_numel(outs[0]), 555);
+        memcpy(out + 555 * i, tgc_tensor_data(outs[0]), 555 * sizeof(float));
+        tgc_tensor_release(outs[0]);
+        if (answers != NULL) answers[i] = jit_answers();
+    }
     tgc_tensor_release(in);
     tgc_session_free(s);
     tgc_graph_free(g);
     tgc_diags_free(d);
+}
+
+static void run_group(tgc_optimize_level level, const char *threads, const float *x, float *out) {
+    run_group_times(level, threads, x, out, 1, NULL);
 }
 
 static void test_session_bits(void) {
@@ -248,8 +264,9 @@ static void test_session_bits(void) {
     for (int i = 0; i < 555; i++)
         if (!isfinite(x[i])) x[i] = 1.0f; /* keep the reference run's values finite where the graph is */
     run_group(TGC_OPTIMIZE_NONE, "cpu0=1", x, unfused);
-    tgc_jit_stats before = tgc_jit_get_stats();
+    int64_t before = jit_answers();
     static const char *const threads[] = {"cpu0=1", "cpu0=2"};
+    setenv("TGC_JIT_AFTER_US", "0", 1); /* compiled at the first run */
     for (int jit = 0; jit < 2; jit++)
         for (int t = 0; t < 2; t++) {
             setenv("TGC_JIT", jit ? "1" : "0", 1);
@@ -257,10 +274,35 @@ static void test_session_bits(void) {
             CU_ASSERT(memcmp(got, unfused, sizeof got) == 0);
         }
     unsetenv("TGC_JIT");
-    tgc_jit_stats after = tgc_jit_get_stats();
+    unsetenv("TGC_JIT_AFTER_US");
     if (tgc_jit_enabled()) /* one compile, then the process's cache */
-        CU_ASSERT(after.compiled + after.memory_hits + after.disk_loads >=
-                  before.compiled + before.memory_hits + before.disk_loads + 2);
+        CU_ASSERT(jit_answers() >= before + 2);
+}
+
+/* Tiering up: a group runs in the interpreter until its runs have taken
+ * TGC_JIT_AFTER_US, and from the next run on through the JIT, with the
+ * same bits throughout. At 1 us the first run's time passes it (the JIT is
+ * asked at run 2, once); at 10^9 us (1000 s) it is never asked. */
+static void test_tier_up(void) {
+    if (!jit_or_notice()) return;
+    static float x[555], unfused[555], got[4 * 555];
+    fill_values(x, 555, 4);
+    for (int i = 0; i < 555; i++)
+        if (!isfinite(x[i])) x[i] = 1.0f;
+    run_group(TGC_OPTIMIZE_NONE, "cpu0=1", x, unfused);
+    int64_t answers[4], before = jit_answers();
+    setenv("TGC_JIT_AFTER_US", "1", 1);
+    run_group_times(TGC_OPTIMIZE_ALL, "cpu0=1", x, got, 4, answers);
+    CU_ASSERT_EQUAL(answers[0], before); /* run 1: interpreted */
+    CU_ASSERT_EQUAL(answers[1], before + 1); /* run 2: compiled (or found in a cache) */
+    CU_ASSERT_EQUAL(answers[3], before + 1); /* then kept */
+    for (int i = 0; i < 4; i++) CU_ASSERT(memcmp(got + 555 * i, unfused, sizeof unfused) == 0);
+    before = jit_answers();
+    setenv("TGC_JIT_AFTER_US", "1000000000", 1);
+    run_group_times(TGC_OPTIMIZE_ALL, "cpu0=2", x, got, 4, answers);
+    CU_ASSERT_EQUAL(answers[3], before);
+    for (int i = 0; i < 4; i++) CU_ASSERT(memcmp(got + 555 * i, unfused, sizeof unfused) == 0);
+    unsetenv("TGC_JIT_AFTER_US");
 }
 
 /* A group over an empty tensor runs (nothing to read or write). */
@@ -536,6 +578,7 @@ int main(void) {
         {"parse: errors", test_parse_errors},
         {"every row: JIT bits = loop bits", test_rows_match_loops},
         {"a session's groups: JIT = interpreter = unfused", test_session_bits},
+        {"tiering up after TGC_JIT_AFTER_US of interpreted runs", test_tier_up},
         {"a group over an empty tensor", test_empty_group},
         {"the JIT beside the OpenCL driver's compiler", test_beside_opencl_compiler},
         {"disk cache: reuse, truncated, corrupt, foreign", test_disk_cache},
