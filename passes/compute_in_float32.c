@@ -16,13 +16,17 @@
  * initializers (a Relu between two Convs): ORT removes such "isolated"
  * float16 nodes for the same reason, two Casts cost more than the node.
  * A Cast made for an initializer is folded by fold-constants (the weight
- * is then held in float32). Nodes with subgraphs (If, Loop, Scan), control
+ * is then held in float32). A Cast or CastLike of the graph's own is never
+ * computed in float32: a bfloat16 value cast to float32 is a bfloat16
+ * value, so what it reads from a converted node is narrowed first. Nodes with subgraphs (If, Loop, Scan), control
  * edges or colocation constraints are left as they are. */
 #include "passes/pass.h"
 
 #include "devices/backend.h"
 #include "devices/kernel.h"
 #include "support/alloc.h"
+
+#include <string.h>
 
 /* ONNX TensorProto.DataType codes for Cast's `to`. */
 static int64_t onnx_code(tgc_dtype t) {
@@ -81,11 +85,13 @@ static void kernels_for(const tgc_rewrite *rw, int32_t id, tgc_dtype narrow, boo
 /* The narrow dtype node id computes in (its kernel dtype), or INVALID;
  * also INVALID for a node the pass leaves alone: one with a subgraph, with
  * control inputs or colocation constraints, or that another node's control
- * input names (`control_target`), since its copy would not carry them. */
+ * input names (`control_target`), since its copy would not carry them; and
+ * a Cast or CastLike, whose rounding is what the graph asks for (its input
+ * computed in float32 is narrowed before it, never read as it is). */
 static tgc_dtype narrow_type(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
     const tgc_node *n = &rw->g->nodes[id];
     if (n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n) || n->n_controls > 0 || n->n_colocate > 0 ||
-        control_target[id])
+        control_target[id] || strcmp(n->op_name, "Cast") == 0 || strcmp(n->op_name, "CastLike") == 0)
         return TGC_DTYPE_INVALID;
     tgc_dtype t = tgc_kernel_node_dtype(rw->g, n);
     return is_narrow(t) ? t : TGC_DTYPE_INVALID;

@@ -235,7 +235,39 @@ static void test_float32_untouched(void) {
     tgc_diags_free(d);
 }
 
+/* The graph's own Cast of a float16 value to float32 gives a float16 value:
+ * MatMul computed in float32 makes x . ones = 2048 + 1 + 0.5 = 2049.5,
+ * which float16 cannot hold (its spacing at 2048 is 2: 2050, the nearer),
+ * so the Cast reads 2050, narrowed before it, and is not computed away.
+ * numpy: np.float32(np.float16(2049.5)) == 2050. */
+static void test_graph_cast_narrows(void) {
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float16, shape: [1, 3]}]\n"
+                       "outputs: [y]\n"
+                       "initializers: [{name: ones, dtype: float16, shape: [3, 1], values: [1, 1, 1]}]\n"
+                       "nodes:\n"
+                       "  - {name: m, op: MatMul, inputs: [x, ones]}\n"
+                       "  - {name: y, op: Cast, inputs: [m], attrs: {to: 1}}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load(yaml, d);
+    tgc_graph *opt = optimized(g, TGC_OPTIMIZE_ALL, d);
+    const tgc_node *y = node_named(opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->op_name, "Cast");
+    CU_ASSERT_EQUAL(tgc_graph_ref_info(opt, y->inputs[0])->dtype, TGC_FLOAT16); /* narrowed first */
+    tgc_graph_free(opt);
+    tgc_tensor *out[1] = {NULL};
+    run(g, TGC_OPTIMIZE_ALL, TGC_FLOAT16, 2, (int64_t[]){1, 3}, (float[]){2048, 1, 0.5f}, NULL, out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out[0]);
+    CU_ASSERT_EQUAL(tgc_tensor_dtype(out[0]), TGC_FLOAT32);
+    CU_ASSERT_EQUAL(((const float *)tgc_tensor_data(out[0]))[0], 2050.0f);
+    tgc_tensor_release(out[0]);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("compute in float32", {"a chain in float32", test_chain_in_float32},
+              {"the graph's Cast narrows", test_graph_cast_narrows},
               {"products summed in float32", test_products_summed_in_float32},
               {"bfloat16 with an index output", test_bfloat16_with_an_index_output},
               {"native nodes stay narrow", test_native_nodes_stay_narrow},
