@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Whole models in float16, bfloat16 and the quantized types give the values
+# the ONNX operator definitions give, computed by numpy, never by tgc
+# (tests/data/dtype_models: each model, its inputs and the reference outputs,
+# made once by make_models.py), on the cpu, on cpu,gpu0 and, for the float
+# models (the quantized ops have no gpu kernels), on gpu0 alone.
+#
+# Tolerances (absolute, as --compare takes them):
+#   float16   2e-3: one float16 step at the largest |value| (conv 2.0, logits
+#             2.6: 2^-9); the reference rounds to float16 after every op, a
+#             kernel may keep float32 between ops (passes/compute_in_float32.c
+#             does: up to 1.6 steps on the logits, 1.5e-5 on the probabilities).
+#   bfloat16  0 for the Cast to bfloat16 (round to nearest even, ties both
+#             ways); 0 on the cpu for the Mul/Add and MatMul results too
+#             (Mul and Add have bfloat16 kernels; the MatMul computed in
+#             float32 is narrowed before the graph's Cast to float32 reads
+#             it); 1.6e-2 (one bfloat16 step, 2^-6, at |value| < 4) where
+#             the device has no bfloat16 Mul and Add (gpu0), for the same
+#             reason as float16.
+#   quantized 0: QuantizeLinear's ties and saturation, requantization, and
+#             every float output (one rounding each, or exact by construction);
+#             ordinary-scale cases keep every value 1e-3 step from a tie.
+. "$(dirname "$0")/lib.bash"
+D="$ROOT/tests/data/dtype_models"
+gpu=0
+"$TGC" devices | grep -q "^gpu0" && gpu=1
+
+# check MODEL DEV TOL "INPUT..." "OUTPUT...": one run, every output compared.
+check() {
+    local m=$1 dev=$2 tol=$3 ins=$4 outs=$5 args=() n
+    for n in $ins; do args+=(--input "$n=$D/$m.$n.npy"); done
+    for n in $outs; do args+=(--compare "$n=$D/$m.$n.ref.npy"); done
+    expect_exit 0 "$m on $dev: $outs within $tol of numpy's" -- \
+        "$TGC" run "$D/$m.onnx" --devices "$dev" "${args[@]}" --tolerance "$tol"
+    for n in $outs; do expect_grep "^compare $n with .* ok$" "$WORK/out" "$m $n on $dev"; done
+}
+
+float_models() {
+    check fp16_cnn "$1" 2e-3 "x" "conv logits probs"
+    check bf16_mlp "$1" 0 "x" "xr"
+    check bf16_mlp "$1" "$2" "x" "ar y"
+}
+
+quant_models() {
+    check quant_linear "$1" 0 "x qu qi q32" "y_u8 y_i8 y_t dq_u8 dq_i8 dq_i32"
+    check qlinear_matmul "$1" 0 "a" "y1 y2"
+    check qlinear_conv "$1" 0 "x" "y1 y2"
+    check dynamic_quant_matmul "$1" 0 "x x2" "xq x_scale x_zp acc y acc2 x2q x2_scale x2_zp"
+    check qdq_conv "$1" 0 "x" "y1 y2"
+}
+
+float_models cpu 0
+quant_models cpu
+if [ $gpu = 1 ]; then
+    float_models cpu,gpu0 1.6e-2
+    quant_models cpu,gpu0
+    float_models gpu0 1.6e-2
+fi
+finish
