@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,10 +280,68 @@ static void test_session_bits(void) {
         CU_ASSERT(jit_answers() >= before + 2);
 }
 
+/* Runs of one session from several threads at once (tgc_session_run is
+ * thread-safe): each thread RACE_RUNS runs, its outputs into out. */
+#define RACE_THREADS 4
+#define RACE_RUNS 6
+typedef struct racer {
+    tgc_session *s;
+    tgc_tensor *in;
+    float out[RACE_RUNS][555];
+    bool ok;
+} racer;
+
+static void *race(void *arg) {
+    racer *r = arg;
+    tgc_diags *d = tgc_diags_create();
+    const char *names[] = {"x"};
+    r->ok = d != NULL;
+    for (int i = 0; r->ok && i < RACE_RUNS; i++) {
+        tgc_tensor *y = NULL;
+        r->ok = tgc_session_run(r->s, 1, names, &r->in, &y, d) == TGC_OK && tgc_tensor_numel(y) == 555;
+        if (r->ok) memcpy(r->out[i], tgc_tensor_data(y), sizeof r->out[i]);
+        tgc_tensor_release(y);
+    }
+    tgc_diags_free(d);
+    return NULL;
+}
+
+/* Tiering up while runs race (ThreadSanitizer runs this suite): threads
+ * cross the threshold together, one compiles, every run has the same bits. */
+static void tier_up_racing(const float *x, const float *unfused) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    const char *dir = tgc_test_path("tests/data/jit");
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(group_yaml, strlen(group_yaml), "group.yaml", dir, d, &g), TGC_OK);
+    tgc_session_options o = {.optimize = TGC_OPTIMIZE_ALL, .threads = "cpu0=2"};
+    tgc_session *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_session_create(g, "cpu", &o, d, &s), TGC_OK);
+    tgc_tensor *in = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 3, (int64_t[]){3, 5, 37}, x, &in), TGC_OK);
+    static racer racers[RACE_THREADS];
+    pthread_t tids[RACE_THREADS];
+    int64_t before = jit_answers();
+    for (int t = 0; t < RACE_THREADS; t++) {
+        racers[t] = (racer){.s = s, .in = in};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&tids[t], NULL, race, &racers[t]), 0);
+    }
+    for (int t = 0; t < RACE_THREADS; t++) pthread_join(tids[t], NULL);
+    CU_ASSERT(jit_answers() <= before + 1); /* compiled at most once (a session's one group) */
+    for (int t = 0; t < RACE_THREADS; t++) {
+        CU_ASSERT(racers[t].ok);
+        for (int i = 0; i < RACE_RUNS; i++) CU_ASSERT(memcmp(racers[t].out[i], unfused, 555 * sizeof(float)) == 0);
+    }
+    tgc_tensor_release(in);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* Tiering up: a group runs in the interpreter until its runs have taken
  * TGC_JIT_AFTER_US, and from the next run on through the JIT, with the
  * same bits throughout. At 1 us the first run's time passes it (the JIT is
- * asked at run 2, once); at 10^9 us (1000 s) it is never asked. */
+ * asked at run 2, once); at 10^9 us (1000 s) it is never asked; at 1 us
+ * again, with four threads running the session at once. */
 static void test_tier_up(void) {
     if (!jit_or_notice()) return;
     static float x[555], unfused[555], got[4 * 555];
@@ -302,6 +361,8 @@ static void test_tier_up(void) {
     run_group_times(TGC_OPTIMIZE_ALL, "cpu0=2", x, got, 4, answers);
     CU_ASSERT_EQUAL(answers[3], before);
     for (int i = 0; i < 4; i++) CU_ASSERT(memcmp(got + 555 * i, unfused, sizeof unfused) == 0);
+    setenv("TGC_JIT_AFTER_US", "1", 1);
+    tier_up_racing(x, unfused);
     unsetenv("TGC_JIT_AFTER_US");
 }
 
