@@ -24,6 +24,8 @@ typedef struct pass_entry {
 static const pass_entry passes[] = {
     /* first: fold-constants folds its Casts of weights */
     {"compute-in-float32", tgc_pass_compute_in_float32, TGC_OPTIMIZE_NONE, tgc_pass_has_narrow_nodes},
+    /* before fold-constants, which would fold the weights' DequantizeLinear */
+    {"fuse-qdq", tgc_pass_fuse_qdq, TGC_OPTIMIZE_ALL, tgc_pass_has_quantize},
     {"fold-constants", tgc_pass_fold_constants, TGC_OPTIMIZE_BASIC, NULL},
     {"eliminate-common", tgc_pass_eliminate_common, TGC_OPTIMIZE_BASIC, NULL},
     {"matmul-add-to-gemm", tgc_pass_matmul_add_to_gemm, TGC_OPTIMIZE_ALL, NULL},

@@ -94,6 +94,16 @@ tgc_status tgc_pass_fuse_attention(tgc_rewrite *rw);
  * (passes/fuse_elementwise.c has the rules); only when rw->fuse_groups. */
 tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw);
 
+/* DequantizeLinear -> Conv / MatMul -> QuantizeLinear groups (a statically
+ * quantized model's QDQ form) replaced by QLinearConv / QLinearMatMul,
+ * computed in integers (passes/fuse_qdq.c has the rules; ONNX Runtime's
+ * QDQ transformers). Runs before fold-constants, which would fold the
+ * weights' DequantizeLinear into float weights. */
+tgc_status tgc_pass_fuse_qdq(tgc_rewrite *rw);
+
+/* True when g has a QuantizeLinear (fuse-qdq has something to look at). */
+bool tgc_pass_has_quantize(const tgc_graph *g);
+
 /* The kinds `devices` (a --devices list, "cpu,gpu0") names, as a mask
  * (bit k: kind k, devices/backend.h); 0 for NULL or a bad list. */
 uint32_t tgc_pass_device_kinds(const char *devices);

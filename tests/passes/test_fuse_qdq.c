@@ -1,0 +1,176 @@
+/* fuse-qdq (passes/fuse_qdq.c): DequantizeLinear -> Conv / MatMul ->
+ * QuantizeLinear groups become QLinearConv / QLinearMatMul when their
+ * parameters allow it, and stay as they are when not. Values are worked out
+ * by hand in the comments (both the float path and the integer one give
+ * them: no value lies near a half step); tests/cli/test_dtype_models.sh
+ * runs a larger QDQ model against numpy. */
+#include "graph/graph.h"
+#include "tests/harness.h"
+#include "tests/passes/graph_queries.h"
+#include "tgc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A 1x1 Conv over x [1, 2, 3, 3] (uint8, scale 0.5, zero point 10) with
+ * int8 weights per output channel (scales 0.25 and 0.5), an int32 bias of
+ * scale x_s * w_s, and y per tensor (scale 0.25, zero point 100). Each
+ * variant replaces one piece of it (a "%s" slot each). */
+static const char conv_fmt[] =
+    "format: tgc/1\n"
+    "inputs: [{name: x, dtype: uint8, shape: [1, 2, 3, 3]}%s]\n"
+    "outputs: [y%s]\n"
+    "initializers:\n"
+    "  - {name: x_s, dtype: float32, shape: [], values: [0.5]}\n"
+    "  - {name: x_zp, dtype: uint8, shape: [], values: [10]}\n"
+    "  - {name: w, dtype: int8, shape: [2, 2, 1, 1], values: [1, -2, 3, 4]}\n"
+    "  - {name: w_s, dtype: float32, shape: [2], values: [0.25, 0.5]}\n"
+    "  - {name: w_zp, dtype: int8, shape: [2], values: [0, 0]}\n"
+    "  - {name: b, dtype: int32, shape: [2], values: [8, -4]}\n"
+    "  - {name: b_s, dtype: float32, shape: [2], values: [%s]}\n"
+    "%s"
+    "  - {name: y_zp, dtype: uint8, shape: [], values: [100]}\n"
+    "nodes:\n"
+    "  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n"
+    "  - {name: dw, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: %s}}\n"
+    "  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n"
+    "  - {name: conv, op: Conv, inputs: [dx, dw, db]}\n"
+    "  - {name: y, op: QuantizeLinear, inputs: [conv, y_s, y_zp]}\n";
+
+typedef struct conv_variant {
+    const char *what;
+    const char *extra_input, *extra_output, *b_s, *y_s_init, *w_axis;
+    bool fused;
+} conv_variant;
+
+static tgc_graph *load(const char *yaml, tgc_diags *d) {
+    tgc_graph *g = NULL;
+    tgc_status st = tgc_graph_load_string(yaml, strlen(yaml), "qdq.yaml", NULL, d, &g);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    return g;
+}
+
+static tgc_graph *optimized(const tgc_graph *g, const char *devices, tgc_diags *d) {
+    tgc_graph *opt = NULL;
+    tgc_status st = tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, devices, NULL, d, &opt);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    return opt;
+}
+
+/* Runs g on the cpu with the first input fed `x` (uint8, dims) and
+ * returns output 0 (the caller releases it). */
+static tgc_tensor *run_u8(const tgc_graph *g, int rank, const int64_t *dims, const uint8_t *x) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_tensor *in = NULL, *out = NULL;
+    const char *names[] = {"x"};
+    tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
+    if (st == TGC_OK) st = tgc_tensor_create(TGC_UINT8, rank, dims, x, &in);
+    if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    tgc_tensor_release(in);
+    tgc_session_free(s);
+    tgc_diags_free(d);
+    return out;
+}
+
+/* x: channel 0 all 12, channel 1 all 14, so DQ(x) = 1 and 2. DQ(w): c0
+ * [0.25, -0.5], c1 [1.5, 2]; DQ(b) [1, -1]. Conv: c0 0.25 - 1 + 1 = 0.25,
+ * c1 1.5 + 4 - 1 = 4.5; Q: 0.25 / 0.25 + 100 = 101, 4.5 / 0.25 + 100 = 118.
+ * In integers: c0 (2 - 8) + 8 = 2 times 0.5 * 0.25 / 0.25 = 1, c1 22 - 4 =
+ * 18 times 1 = 18: the same. */
+static void test_conv_variants(void) {
+    static const conv_variant variants[] = {
+        {"the whole group", "", "", "0.125, 0.25", "  - {name: y_s, dtype: float32, shape: [], values: [0.25]}\n",
+         "0", true},
+        {"a DequantizeLinear read twice", "", ", dx", "0.125, 0.25",
+         "  - {name: y_s, dtype: float32, shape: [], values: [0.25]}\n", "0", false},
+        {"a bias scale that is not x_s * w_s", "", "", "0.125, 0.3",
+         "  - {name: y_s, dtype: float32, shape: [], values: [0.25]}\n", "0", false},
+        {"weights per input channel", "", "", "0.125, 0.25",
+         "  - {name: y_s, dtype: float32, shape: [], values: [0.25]}\n", "1", false},
+        {"y's scale fed at run time", ", {name: y_s, dtype: float32, shape: []}", "", "0.125, 0.25", "", "0", false},
+    };
+    uint8_t x[18];
+    for (int i = 0; i < 18; i++) x[i] = i < 9 ? 12 : 14;
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        const conv_variant *cv = &variants[v];
+        char yaml[4096];
+        snprintf(yaml, sizeof yaml, conv_fmt, cv->extra_input, cv->extra_output, cv->b_s, cv->y_s_init, cv->w_axis);
+        tgc_diags *d = tgc_diags_create();
+        tgc_graph *g = load(yaml, d);
+        tgc_graph *opt = optimized(g, "cpu", d);
+        bool fused = count_op(opt, "QLinearConv") == 1;
+        if (fused != cv->fused) fprintf(stderr, "\n  %s: fused %d, expected %d", cv->what, fused, cv->fused);
+        CU_ASSERT_EQUAL(fused, cv->fused);
+        if (cv->fused) {
+            const tgc_node *y = node_named(opt, "y"); /* the fused node takes the QuantizeLinear's name */
+            CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+            CU_ASSERT_STRING_EQUAL(y->op_name, "QLinearConv");
+            CU_ASSERT_EQUAL(y->n_inputs, 9);
+            CU_ASSERT_EQUAL(count_op(opt, "DequantizeLinear") + count_op(opt, "QuantizeLinear") +
+                                count_op(opt, "Conv"),
+                            0);
+            tgc_tensor *out = run_u8(g, 4, (int64_t[]){1, 2, 3, 3}, x);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+            const uint8_t *got = tgc_tensor_data(out);
+            for (int i = 0; i < 18; i++) CU_ASSERT_EQUAL(got[i], i < 9 ? 101 : 118);
+            tgc_tensor_release(out);
+            /* No kind listed has QLinearConv (gpu0 alone): the group stays. */
+            tgc_graph *gpu = optimized(g, "gpu0", d);
+            CU_ASSERT_EQUAL(count_op(gpu, "QLinearConv"), 0);
+            tgc_graph_free(gpu);
+        }
+        tgc_graph_free(opt);
+        tgc_graph_free(g);
+        tgc_diags_free(d);
+    }
+}
+
+/* DQ(a) x DQ(b) -> MatMul -> Q with b per column: a [2, 3] uint8 (scale
+ * 0.5, zero point 10), b [3, 2] int8 (scales 0.5 and 0.25 by column), y
+ * scale 0.125, zero point 100. a = [[12, 10, 8], [11, 13, 10]] gives
+ * DQ(a) [[1, 0, -1], [0.5, 1.5, 0]]; DQ(b) [[0.5, 0.5], [1.5, -0.25],
+ * [-1, 1]]; the product [[1.5, -0.5], [2.5, -0.125]]; Q: [[112, 96],
+ * [120, 99]]. In integers: [[6, -4], [10, -1]] times 2 and 1 by column. */
+static void test_matmul_per_column(void) {
+    static const char yaml[] =
+        "format: tgc/1\n"
+        "inputs: [{name: x, dtype: uint8, shape: [2, 3]}]\n"
+        "outputs: [y]\n"
+        "initializers:\n"
+        "  - {name: a_s, dtype: float32, shape: [], values: [0.5]}\n"
+        "  - {name: a_zp, dtype: uint8, shape: [], values: [10]}\n"
+        "  - {name: b, dtype: int8, shape: [3, 2], values: [1, 2, 3, -1, -2, 4]}\n"
+        "  - {name: b_s, dtype: float32, shape: [2], values: [0.5, 0.25]}\n"
+        "  - {name: b_zp, dtype: int8, shape: [2], values: [0, 0]}\n"
+        "  - {name: y_s, dtype: float32, shape: [], values: [0.125]}\n"
+        "  - {name: y_zp, dtype: uint8, shape: [], values: [100]}\n"
+        "nodes:\n"
+        "  - {name: da, op: DequantizeLinear, inputs: [x, a_s, a_zp]}\n"
+        "  - {name: db, op: DequantizeLinear, inputs: [b, b_s, b_zp], attrs: {axis: 1}}\n"
+        "  - {name: mm, op: MatMul, inputs: [da, db]}\n"
+        "  - {name: y, op: QuantizeLinear, inputs: [mm, y_s, y_zp]}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load(yaml, d);
+    tgc_graph *opt = optimized(g, "cpu", d);
+    const tgc_node *y = node_named(opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->op_name, "QLinearMatMul");
+    CU_ASSERT_EQUAL(count_op(opt, "MatMul") + count_op(opt, "DequantizeLinear"), 0);
+    tgc_graph_free(opt);
+    tgc_tensor *out = run_u8(g, 2, (int64_t[]){2, 3}, (const uint8_t[]){12, 10, 8, 11, 13, 10});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const uint8_t *got = tgc_tensor_data(out);
+    const uint8_t want[4] = {112, 96, 120, 99};
+    for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(got[i], want[i]);
+    tgc_tensor_release(out);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+TGC_TEST_MAIN("fuse qdq", {"Conv groups: fused or left", test_conv_variants},
+              {"MatMul with B per column", test_matmul_per_column})
