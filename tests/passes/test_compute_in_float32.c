@@ -12,22 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static tgc_graph *load(const char *yaml, tgc_diags *d) {
-    tgc_graph *g = NULL;
-    tgc_status st = tgc_graph_load_string(yaml, strlen(yaml), "f16.yaml", NULL, d, &g);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
-    return g;
-}
-
-static tgc_graph *optimized(const tgc_graph *g, tgc_optimize_level level, tgc_diags *d) {
-    tgc_graph *opt = NULL;
-    tgc_status st = tgc_graph_optimize(g, level, "cpu", NULL, d, &opt);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
-    return opt;
-}
-
 /* The narrow bits of v (float16 or bfloat16; v exactly representable). */
 static uint16_t narrow_bits(tgc_dtype t, float v) {
     return t == TGC_FLOAT16 ? tgc_float_to_half(v) : tgc_float_to_bf16(v);
@@ -92,10 +76,10 @@ static void test_chain_in_float32(void) {
                        "  - {name: a, op: Add, inputs: [m, b]}\n"
                        "  - {name: y, op: Relu, inputs: [a]}\n";
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = load(yaml, d);
+    tgc_graph *g = loaded_graph(yaml, "f16.yaml", d);
     tgc_optimize_level levels[] = {TGC_OPTIMIZE_NONE, TGC_OPTIMIZE_ALL};
     for (int l = 0; l < 2; l++) {
-        tgc_graph *opt = optimized(g, levels[l], d);
+        tgc_graph *opt = optimized_graph(g, levels[l], "cpu", d);
         /* At NONE the weights are cast each step; above, fold-constants folds those Casts. */
         CU_ASSERT_EQUAL(count_op(opt, "Cast"), levels[l] == TGC_OPTIMIZE_NONE ? 4 : 2);
         const tgc_node *y = node_named(opt, "y");
@@ -132,7 +116,7 @@ static void test_products_summed_in_float32(void) {
                        "nodes:\n"
                        "  - {name: y, op: MatMul, inputs: [x, W]}\n";
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = load(yaml, d);
+    tgc_graph *g = loaded_graph(yaml, "f16.yaml", d);
     tgc_tensor *out[1] = {NULL};
     run(g, TGC_OPTIMIZE_DEFAULT, TGC_FLOAT16, 2, (int64_t[]){1, 3}, (float[]){2048, 1, 1}, NULL, out);
     expect_narrow(out[0], TGC_FLOAT16, (float[]){2050}, 1);
@@ -152,8 +136,8 @@ static void test_bfloat16_with_an_index_output(void) {
                        "nodes:\n"
                        "  - {name: p, op: MaxPool, inputs: [x], attrs: {kernel_shape: [2, 2]}}\n";
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = load(yaml, d);
-    tgc_graph *opt = optimized(g, TGC_OPTIMIZE_NONE, d);
+    tgc_graph *g = loaded_graph(yaml, "f16.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_NONE, "cpu", d);
     CU_ASSERT_EQUAL(count_op(opt, "Cast"), 2);
     CU_ASSERT_EQUAL(count_op(opt, "MaxPool"), 1);
     tgc_graph_free(opt);
@@ -190,8 +174,8 @@ static void test_native_nodes_stay_narrow(void) {
                        "  - {name: m, op: MatMul, inputs: [r, W]}\n"
                        "  - {name: s, op: Add, inputs: [m, x2]}\n";
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = load(yaml, d);
-    tgc_graph *opt = optimized(g, TGC_OPTIMIZE_ALL, d);
+    tgc_graph *g = loaded_graph(yaml, "f16.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
     CU_ASSERT_EQUAL(count_op(opt, "Cast"), 2); /* r in, m back */
     const tgc_node *r = node_named(opt, "r"), *s = node_named(opt, "s"), *m = node_named(opt, "m");
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
@@ -222,7 +206,7 @@ static void test_float32_untouched(void) {
                        "nodes:\n"
                        "  - {name: y, op: MatMul, inputs: [x, W]}\n";
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = load(yaml, d);
+    tgc_graph *g = loaded_graph(yaml, "f16.yaml", d);
     tgc_optimize_report rep;
     tgc_graph *opt = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(g, TGC_OPTIMIZE_NONE, "cpu", &rep, d, &opt), TGC_OK);
@@ -249,8 +233,8 @@ static void test_graph_cast_narrows(void) {
                        "  - {name: m, op: MatMul, inputs: [x, ones]}\n"
                        "  - {name: y, op: Cast, inputs: [m], attrs: {to: 1}}\n";
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = load(yaml, d);
-    tgc_graph *opt = optimized(g, TGC_OPTIMIZE_ALL, d);
+    tgc_graph *g = loaded_graph(yaml, "f16.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
     const tgc_node *y = node_named(opt, "y");
     CU_ASSERT_PTR_NOT_NULL_FATAL(y);
     CU_ASSERT_STRING_EQUAL(y->op_name, "Cast");

@@ -43,22 +43,6 @@ typedef struct conv_variant {
     bool fused;
 } conv_variant;
 
-static tgc_graph *load(const char *yaml, tgc_diags *d) {
-    tgc_graph *g = NULL;
-    tgc_status st = tgc_graph_load_string(yaml, strlen(yaml), "qdq.yaml", NULL, d, &g);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
-    return g;
-}
-
-static tgc_graph *optimized(const tgc_graph *g, const char *devices, tgc_diags *d) {
-    tgc_graph *opt = NULL;
-    tgc_status st = tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, devices, NULL, d, &opt);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
-    return opt;
-}
-
 /* Runs g on the cpu with the first input fed `x` (uint8, dims) and
  * returns output 0 (the caller releases it). */
 static tgc_tensor *run_u8(const tgc_graph *g, int rank, const int64_t *dims, const uint8_t *x) {
@@ -101,8 +85,8 @@ static void test_conv_variants(void) {
         char yaml[4096];
         snprintf(yaml, sizeof yaml, conv_fmt, cv->extra_input, cv->extra_output, cv->b_s, cv->y_s_init, cv->w_axis);
         tgc_diags *d = tgc_diags_create();
-        tgc_graph *g = load(yaml, d);
-        tgc_graph *opt = optimized(g, "cpu", d);
+        tgc_graph *g = loaded_graph(yaml, "qdq.yaml", d);
+        tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
         bool fused = count_op(opt, "QLinearConv") == 1;
         if (fused != cv->fused) fprintf(stderr, "\n  %s: fused %d, expected %d", cv->what, fused, cv->fused);
         CU_ASSERT_EQUAL(fused, cv->fused);
@@ -120,7 +104,7 @@ static void test_conv_variants(void) {
             for (int i = 0; i < 18; i++) CU_ASSERT_EQUAL(got[i], i < 9 ? 101 : 118);
             tgc_tensor_release(out);
             /* No kind listed has QLinearConv (gpu0 alone): the group stays. */
-            tgc_graph *gpu = optimized(g, "gpu0", d);
+            tgc_graph *gpu = optimized_graph(g, TGC_OPTIMIZE_ALL, "gpu0", d);
             CU_ASSERT_EQUAL(count_op(gpu, "QLinearConv"), 0);
             tgc_graph_free(gpu);
         }
@@ -155,8 +139,8 @@ static void test_matmul_per_column(void) {
         "  - {name: mm, op: MatMul, inputs: [da, db]}\n"
         "  - {name: y, op: QuantizeLinear, inputs: [mm, y_s, y_zp]}\n";
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = load(yaml, d);
-    tgc_graph *opt = optimized(g, "cpu", d);
+    tgc_graph *g = loaded_graph(yaml, "qdq.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
     const tgc_node *y = node_named(opt, "y");
     CU_ASSERT_PTR_NOT_NULL_FATAL(y);
     CU_ASSERT_STRING_EQUAL(y->op_name, "QLinearMatMul");
