@@ -51,6 +51,15 @@ static const float *scale_of(const tgc_rewrite *rw, tgc_ref r, int64_t *n) {
     return *n >= 1 ? c->data : NULL;
 }
 
+/* The dtype of the 8-bit value DequantizeLinear dq reads: its zero point's
+ * (params_ok holds them equal), which an initializer always has, where the
+ * value itself may be a node this pass just made (uninferred until the
+ * graph is rebuilt: a QLinearConv fused upstream). INVALID without one. */
+static tgc_dtype q8_type_of(const tgc_rewrite *rw, const tgc_node *dq) {
+    const tgc_const *zp = dq->n_inputs > 2 ? tgc_pass_const_of(rw, dq->inputs[2]) : NULL;
+    return zp != NULL && is_q8(zp->dtype) ? zp->dtype : TGC_DTYPE_INVALID;
+}
+
 /* A DequantizeLinear read only by `reader`: its node, else NULL. */
 static const tgc_node *only_dq(const tgc_rewrite *rw, tgc_ref r, int32_t reader) {
     if (r.node < 0 || !tgc_pass_is_op(rw, r.node, "DequantizeLinear")) return NULL;
@@ -126,15 +135,16 @@ static bool conv_group(const tgc_rewrite *rw, int32_t conv_id, const tgc_node *q
     const tgc_node *db = conv->n_inputs == 3 && conv->inputs[2].node >= 0 ? only_dq(rw, conv->inputs[2], conv_id)
                                                                           : NULL;
     if (dx == NULL || dw == NULL || (conv->n_inputs == 3 && conv->inputs[2].node >= 0 && db == NULL)) return false;
-    const tgc_tensor_info *x = tgc_graph_ref_info(rw->g, dx->inputs[0]), *y = &q->outputs[0];
+    tgc_dtype xt = q8_type_of(rw, dx);
+    const tgc_tensor_info *y = &q->outputs[0];
     const tgc_const *w = tgc_pass_const_of(rw, dw->inputs[0]);
-    if (x == NULL || !is_q8(x->dtype) || y->dtype != x->dtype || w == NULL || !is_q8(w->dtype) || w->shape.rank < 3)
+    if (xt == TGC_DTYPE_INVALID || y->dtype != xt || w == NULL || !is_q8(w->dtype) || w->shape.rank < 3)
         return false;
     int64_t m = w->shape.dims[0].v, n_w = 0;
     const float *w_s = scale_of(rw, dw->inputs[1], &n_w), *x_s = NULL;
     int64_t n_x = 0;
     if (w_s == NULL || (n_w != 1 && n_w != m) || !params_ok(rw, dw, w->dtype, n_w, 0) ||
-        !params_ok(rw, dx, x->dtype, 1, 1) || !params_ok(rw, q, y->dtype, 1, 1) ||
+        !params_ok(rw, dx, xt, 1, 1) || !params_ok(rw, q, y->dtype, 1, 1) ||
         (x_s = scale_of(rw, dx->inputs[1], &n_x)) == NULL)
         return false;
     if (db != NULL && !bias_ok(rw, db, x_s[0], w_s, n_w, m)) return false;
@@ -149,7 +159,7 @@ static bool conv_group(const tgc_rewrite *rw, int32_t conv_id, const tgc_node *q
         grp->ins[grp->n_ins++] = db->inputs[0];
         grp->gone[grp->n_gone++] = conv->inputs[2].node;
     }
-    return kernel_listed(rw, "QLinearConv", x->dtype);
+    return kernel_listed(rw, "QLinearConv", xt);
 }
 
 /* MatMul between DequantizeLinear and the QuantizeLinear: its group. */
@@ -158,14 +168,13 @@ static bool matmul_group(const tgc_rewrite *rw, int32_t mm_id, const tgc_node *q
     if (mm->n_inputs != 2) return false;
     const tgc_node *da = only_dq(rw, mm->inputs[0], mm_id), *db = only_dq(rw, mm->inputs[1], mm_id);
     if (da == NULL || db == NULL || da == db) return false;
-    const tgc_tensor_info *a = tgc_graph_ref_info(rw->g, da->inputs[0]), *b = tgc_graph_ref_info(rw->g, db->inputs[0]);
-    const tgc_tensor_info *y = &q->outputs[0];
-    if (a == NULL || b == NULL || !is_q8(a->dtype) || !is_q8(b->dtype) || y->dtype != a->dtype) return false;
+    tgc_dtype at = q8_type_of(rw, da), bt = q8_type_of(rw, db);
+    const tgc_tensor_info *b = tgc_graph_ref_info(rw->g, db->inputs[0]), *y = &q->outputs[0];
+    if (at == TGC_DTYPE_INVALID || bt == TGC_DTYPE_INVALID || y->dtype != at) return false;
     int64_t n_b = 0;
     if (scale_of(rw, db->inputs[1], &n_b) == NULL) return false;
-    if (n_b > 1 && (b->shape.rank != 2 || !tgc_dim_is(b->shape.dims[1], n_b))) return false;
-    if (!params_ok(rw, da, a->dtype, 1, 1) || !params_ok(rw, db, b->dtype, n_b, 1) ||
-        !params_ok(rw, q, y->dtype, 1, 1))
+    if (n_b > 1 && (b == NULL || b->shape.rank != 2 || !tgc_dim_is(b->shape.dims[1], n_b))) return false;
+    if (!params_ok(rw, da, at, 1, 1) || !params_ok(rw, db, bt, n_b, 1) || !params_ok(rw, q, y->dtype, 1, 1))
         return false;
     tgc_ref ins[8] = {da->inputs[0], da->inputs[1], da->inputs[2], db->inputs[0], db->inputs[1], db->inputs[2],
                       q->inputs[1],  q->inputs[2]};
@@ -174,7 +183,7 @@ static bool matmul_group(const tgc_rewrite *rw, int32_t mm_id, const tgc_node *q
     grp->n_gone = 2;
     grp->gone[0] = mm->inputs[0].node;
     grp->gone[1] = mm->inputs[1].node;
-    return kernel_listed(rw, "QLinearMatMul", a->dtype);
+    return kernel_listed(rw, "QLinearMatMul", at);
 }
 
 static tgc_status fuse_one(tgc_rewrite *rw, int32_t q_id) {

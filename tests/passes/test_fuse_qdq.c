@@ -114,6 +114,56 @@ static void test_conv_variants(void) {
     }
 }
 
+/* Two QDQ Convs in a row, the second reading the first's QuantizeLinear
+ * through a DequantizeLinear: both fused, in one pass (the second's input
+ * is then a node the pass made, whose dtype its zero point gives). The
+ * first gives 101 and 118 (test_conv_variants); DQ at scale 0.25, zero
+ * point 100: 0.25 and 4.5; the same weights, no bias: c0 0.0625 - 2.25 =
+ * -2.1875, c1 0.375 + 9 = 9.375; Q at scale 0.0625, zero point 100: 65
+ * and 250. In integers: -35 times 1, 75 times 2. */
+static void test_conv_chain(void) {
+    static const char yaml[] =
+        "format: tgc/1\n"
+        "inputs: [{name: x, dtype: uint8, shape: [1, 2, 3, 3]}]\n"
+        "outputs: [y]\n"
+        "initializers:\n"
+        "  - {name: x_s, dtype: float32, shape: [], values: [0.5]}\n"
+        "  - {name: x_zp, dtype: uint8, shape: [], values: [10]}\n"
+        "  - {name: w, dtype: int8, shape: [2, 2, 1, 1], values: [1, -2, 3, 4]}\n"
+        "  - {name: w_s, dtype: float32, shape: [2], values: [0.25, 0.5]}\n"
+        "  - {name: w_zp, dtype: int8, shape: [2], values: [0, 0]}\n"
+        "  - {name: b, dtype: int32, shape: [2], values: [8, -4]}\n"
+        "  - {name: b_s, dtype: float32, shape: [2], values: [0.125, 0.25]}\n"
+        "  - {name: h_s, dtype: float32, shape: [], values: [0.25]}\n"
+        "  - {name: zp100, dtype: uint8, shape: [], values: [100]}\n"
+        "  - {name: y_s, dtype: float32, shape: [], values: [0.0625]}\n"
+        "nodes:\n"
+        "  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n"
+        "  - {name: dw1, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
+        "  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n"
+        "  - {name: conv1, op: Conv, inputs: [dx, dw1, db]}\n"
+        "  - {name: h, op: QuantizeLinear, inputs: [conv1, h_s, zp100]}\n"
+        "  - {name: dh, op: DequantizeLinear, inputs: [h, h_s, zp100]}\n"
+        "  - {name: dw2, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
+        "  - {name: conv2, op: Conv, inputs: [dh, dw2]}\n"
+        "  - {name: y, op: QuantizeLinear, inputs: [conv2, y_s, zp100]}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "chain.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "QLinearConv"), 2);
+    CU_ASSERT_EQUAL(count_op(opt, "Conv") + count_op(opt, "DequantizeLinear") + count_op(opt, "QuantizeLinear"), 0);
+    tgc_graph_free(opt);
+    uint8_t x[18];
+    for (int i = 0; i < 18; i++) x[i] = i < 9 ? 12 : 14;
+    tgc_tensor *out = run_u8(g, 4, (int64_t[]){1, 2, 3, 3}, x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const uint8_t *got = tgc_tensor_data(out);
+    for (int i = 0; i < 18; i++) CU_ASSERT_EQUAL(got[i], i < 9 ? 65 : 250);
+    tgc_tensor_release(out);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* DQ(a) x DQ(b) -> MatMul -> Q with b per column: a [2, 3] uint8 (scale
  * 0.5, zero point 10), b [3, 2] int8 (scales 0.5 and 0.25 by column), y
  * scale 0.125, zero point 100. a = [[12, 10, 8], [11, 13, 10]] gives
@@ -157,4 +207,5 @@ static void test_matmul_per_column(void) {
 }
 
 TGC_TEST_MAIN("fuse qdq", {"Conv groups: fused or left", test_conv_variants},
+              {"two Convs in a row", test_conv_chain},
               {"MatMul with B per column", test_matmul_per_column})
