@@ -9,7 +9,11 @@ process, and each output's largest difference from PyTorch's float32 output
 
 KIND: f16 (every float32 tensor made float16), u8 (ORT's quantize_dynamic:
 DynamicQuantizeLinear + ConvInteger / MatMulInteger, uint8 weights with
-zero points) or s8 (the same with int8 symmetric weights).
+zero points), s8 (the same with int8 symmetric weights) or qdq (ORT's
+quantize_static, QDQ format: QuantizeLinear -> DequantizeLinear around each
+Conv and MatMul, uint8 activations calibrated on the model's own input(s),
+int8 per-channel weights, int32 bias; quantize_qdq.py; tgc's fuse-qdq pass
+makes QLinearConv / QLinearMatMul of them).
 Environment: PEERS_DIR (default build/peers, where run.sh exported the
 models), TGC (default build/tgc), ROUNDS (default 3), THREADS (default 1).
 Needs node with onnxruntime-node under PEERS_DIR/node (run.sh installs it).
@@ -52,10 +56,15 @@ def variant(kind, name, meta):
             pairs += [path, half]
             path = half
         feeds.append('%s=%s' % (inp, path))
-    script = os.path.join(HERE, 'half.py' if kind == 'f16' else 'quantize.py')
+    script = os.path.join(HERE, {'f16': 'half.py', 'qdq': 'quantize_qdq.py'}.get(kind, 'quantize.py'))
     if not os.path.exists(dst) or os.path.getmtime(dst) < os.path.getmtime(script):
-        args = [src, dst] + pairs if kind == 'f16' else [src, dst, 'uint8' if kind == 'u8' else 'int8']
-        subprocess.check_call(['/usr/bin/python3', script] + args)
+        if kind == 'f16':
+            args = [src, dst] + pairs
+        elif kind == 'qdq':  # calibrated on the model's own inputs
+            args = [src, dst] + ['%s=%s' % kv for kv in meta['inputs'].items()]
+        else:
+            args = [src, dst, 'uint8' if kind == 'u8' else 'int8']
+        subprocess.check_call(['/usr/bin/python3', script] + args, env=dict(os.environ, PEERS_DIR=PEERS))
     return dst, feeds
 
 
@@ -91,7 +100,7 @@ def first_npy(d):
 
 
 def main(kind, models):
-    if kind not in ('f16', 'u8', 's8'):
+    if kind not in ('f16', 'u8', 's8', 'qdq'):
         sys.exit(__doc__)
     with open(os.path.join(PEERS, 'models.json')) as f:
         meta = json.load(f)

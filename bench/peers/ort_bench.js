@@ -14,47 +14,8 @@
 // the warm-up included) to PREFIX_DATE.json, for profile.py.
 // Resolve onnxruntime-node from NODE_PATH (run.sh points it at build/peers/node).
 'use strict';
-const fs = require('fs');
 const ort = require('onnxruntime-node');
-
-function readNpy(path) {
-  const buf = fs.readFileSync(path);
-  if (buf.toString('latin1', 1, 6) !== 'NUMPY') throw new Error(path + ': not a .npy file');
-  const major = buf[6];
-  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const hstart = major === 1 ? 10 : 12;
-  const header = buf.toString('latin1', hstart, hstart + hlen);
-  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
-  const fortran = /'fortran_order':\s*(True|False)/.exec(header)[1];
-  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1]
-    .split(',').map(s => s.trim()).filter(s => s.length).map(Number);
-  if (fortran !== 'False') throw new Error(path + ': only C-order arrays supported');
-  // .npy dtype -> ORT tensor type and the typed array that holds it
-  const types = { '<f4': ['float32', Float32Array], '<f2': ['float16', Uint16Array], '<i8': ['int64', BigInt64Array],
-    '|b1': ['bool', Uint8Array] };
-  if (!(descr in types)) throw new Error(path + ': only float32, float16, int64 and bool supported, got ' + descr);
-  const [type, Arr] = types[descr];
-  const off = hstart + hlen;
-  const n = shape.reduce((a, b) => a * b, 1);
-  const data = new Arr(n);
-  // copy: the Buffer slice may not be aligned for the element type
-  Buffer.from(data.buffer).set(buf.subarray(off, off + Arr.BYTES_PER_ELEMENT * n));
-  return { type, shape, data };
-}
-
-function writeNpy(path, shape, data, type) {
-  const shp = '(' + shape.join(', ') + (shape.length === 1 ? ',' : '') + ')';
-  const descr = type === 'float16' ? '<f2' : '<f4';
-  let header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shp + ', }';
-  const pad = 64 - ((10 + header.length + 1) % 64);
-  header += ' '.repeat(pad % 64) + '\n';
-  const pre = Buffer.alloc(10);
-  pre.write('\x93NUMPY', 0, 'latin1');
-  pre[6] = 1; pre[7] = 0;
-  pre.writeUInt16LE(header.length, 8);
-  fs.writeFileSync(path, Buffer.concat([pre, Buffer.from(header, 'latin1'),
-    Buffer.from(data.buffer, data.byteOffset, data.byteLength)]));
-}
+const { readNpy, writeNpy } = require('./npy');
 
 async function main() {
   const [model, threadsStr, nStr, outPath, ...inputs] = process.argv.slice(2);

@@ -32,6 +32,19 @@ def quantize_weight(w, kind):
     return q, np.float32(scale), np.int8(0)
 
 
+def rebuild(g, nodes, new_inits):
+    """g's nodes replaced by `nodes` and `new_inits` added; initializers
+    nothing reads any more dropped, value_info cleared (shapes changed)."""
+    del g.node[:]
+    g.node.extend(nodes)
+    g.initializer.extend(new_inits)
+    used = {i for n in g.node for i in n.input}
+    keep = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    del g.value_info[:]
+
+
 def main(argv):
     if len(argv) not in (2, 3):
         sys.exit(__doc__)
@@ -67,14 +80,7 @@ def main(argv):
             b = numpy_helper.to_array(inits[n.input[2]]).reshape([-1] + [1] * (rank - 2))
             new_inits.append(numpy_helper.from_array(b.astype(np.float32), p + '_B'))
             nodes.append(helper.make_node('Add', [scaled, p + '_B'], [n.output[0]]))
-    del g.node[:]
-    g.node.extend(nodes)
-    g.initializer.extend(new_inits)
-    used = {i for n in g.node for i in n.input}
-    keep = [t for t in g.initializer if t.name in used]
-    del g.initializer[:]
-    g.initializer.extend(keep)
-    del g.value_info[:]
+    rebuild(g, nodes, new_inits)
     if not any(o.domain in ('', 'ai.onnx') and o.version >= 11 for o in model.opset_import):
         sys.exit('quantize.py: needs opset 11 or later (DynamicQuantizeLinear)')
     onnx.save(model, argv[1])

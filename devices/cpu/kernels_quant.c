@@ -144,6 +144,110 @@ static tgc_status axis_geometry(tgc_kernel_ctx *c, const tgc_value *x, int64_t *
 
 /* ---- QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear ------------------------ */
 
+/* 16 float32 lanes and 16 int32 lanes (GCC's vector extensions: one
+ * AVX-512 register, two AVX2 ones, four SSE2 ones), and 8 float64 lanes. */
+typedef float q_vf __attribute__((vector_size(64)));
+typedef int32_t q_vi __attribute__((vector_size(64)));
+typedef double q_vd __attribute__((vector_size(64)));
+typedef int64_t q_vl __attribute__((vector_size(64)));
+
+/* Lane by lane, m ? a : b (m: -1 or 0 per lane, as comparisons give); a
+ * macro: a function returning a 64-byte vector changes the ABI by ISA. */
+#define Q_SEL(m, a, b) ((q_vf)(((q_vi)(a) & (m)) | ((q_vi)(b) & ~(m))))
+#define Q_SELD(m, a, b) ((q_vd)(((q_vl)(a) & (m)) | ((q_vl)(b) & ~(m))))
+
+/* Stores the 8-bit value of lane k of q (already in range) as element i. */
+#define Q_STORE(is_signed, y, i, v) \
+    ((is_signed) ? (void)(((int8_t *)(y))[i] = (int8_t)(v)) : (void)(((uint8_t *)(y))[i] = (uint8_t)(v)))
+
+/* y[i] = saturate(rint(x[i] / scale) + zp) to [lo, hi] (uint8's or int8's
+ * range; int8 stores when is_signed), i < n, zp a whole number in range:
+ * QuantizeLinear as saturate_round computes it, the division in float32.
+ * NaN gives the zero point; |v| kept within 512 (it saturates either way)
+ * so that adding and taking off 1.5 * 2^23 rounds it half to even. 16
+ * lanes at a time, written with selects (GCC vectorizes no float
+ * compare-and-choose loop under its default -ftrapping-math); compiled for
+ * AVX-512 and AVX2 too (target_clones.h). */
+TGC_CPU_CLONES static void quantize_q8(const float *x, int64_t n, float scale, float zp, float lo, float hi,
+                                       bool is_signed, void *y) {
+    const q_vf zero = {0}, small = zero - 512.0f, big = zero + 512.0f, vlo = zero + lo, vhi = zero + hi;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        q_vf v;
+        memcpy(&v, x + i, sizeof v);
+        v = v / scale;
+        v = Q_SEL(v == v, v, zero);
+        v = Q_SEL(v < small, small, v);
+        v = Q_SEL(v > big, big, v);
+        v = (v + 12582912.0f) - 12582912.0f + zp;
+        v = Q_SEL(v < vlo, vlo, v);
+        v = Q_SEL(v > vhi, vhi, v);
+        q_vi q = __builtin_convertvector(v, q_vi);
+        for (int k = 0; k < 16; k++) Q_STORE(is_signed, y, i + k, q[k]);
+    }
+    for (; i < n; i++) {
+        float v = x[i] / scale;
+        v = v == v ? v : 0.0f;
+        v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v;
+        v = (v + 12582912.0f) - 12582912.0f + zp;
+        Q_STORE(is_signed, y, i, (int32_t)(v < lo ? lo : v > hi ? hi : v));
+    }
+}
+
+/* y[i] = (x[i] - zp) * scale for n 8-bit x (int8 when is_signed): the
+ * difference is exact in float32, so the float32 product is the exactly
+ * rounded one DequantizeLinear's double arithmetic gives. Compiled for
+ * AVX-512 and AVX2 too. */
+TGC_CPU_CLONES static void dequantize_q8(const void *x, int64_t n, int32_t zp, float scale, bool is_signed, float *y) {
+    if (is_signed)
+        for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)((const int8_t *)x)[i] - zp) * scale;
+    else
+        for (int64_t i = 0; i < n; i++) y[i] = (float)((int32_t)((const uint8_t *)x)[i] - zp) * scale;
+}
+
+/* y[i] = saturate(rint(acc[i] * mult) + zp) to [lo, hi], the product in
+ * float64 (QLinearConv's and QLinearMatMul's requantization, as
+ * saturate_round computes it): NaN gives zp, |v| kept within 2^20 (it
+ * saturates either way) so that adding and taking off 1.5 * 2^52 rounds
+ * half to even. 8 lanes at a time, one loop per 8-bit type so that the
+ * stores vectorize too; compiled for AVX-512 and AVX2 too. */
+typedef int32_t q_vi8 __attribute__((vector_size(32)));
+#define REQUANTIZE(name, ct)                                                                                       \
+    TGC_CPU_CLONES static void name(const int32_t *acc, int64_t n, double mult, double zp, double lo, double hi,   \
+                                    ct *y) {                                                                       \
+        const q_vd zero = {0}, small = zero - 1048576.0, big = zero + 1048576.0, vlo = zero + lo, vhi = zero + hi; \
+        int64_t i = 0;                                                                                             \
+        for (; i + 8 <= n; i += 8) {                                                                               \
+            q_vi8 a;                                                                                               \
+            memcpy(&a, acc + i, sizeof a);                                                                         \
+            q_vd v = __builtin_convertvector(a, q_vd) * mult;                                                      \
+            v = Q_SELD(v == v, v, zero);                                                                           \
+            v = Q_SELD(v < small, small, v);                                                                       \
+            v = Q_SELD(v > big, big, v);                                                                           \
+            v = (v + 6755399441055744.0) - 6755399441055744.0 + zp;                                                \
+            v = Q_SELD(v < vlo, vlo, v);                                                                           \
+            v = Q_SELD(v > vhi, vhi, v);                                                                           \
+            q_vi8 q = __builtin_convertvector(v, q_vi8);                                                           \
+            for (int k = 0; k < 8; k++) y[i + k] = (ct)q[k];                                                       \
+        }                                                                                                          \
+        for (; i < n; i++) {                                                                                       \
+            double v = (double)acc[i] * mult;                                                                      \
+            v = v == v ? v : 0.0;                                                                                  \
+            v = v < -1048576.0 ? -1048576.0 : v > 1048576.0 ? 1048576.0 : v;                                      \
+            v = (v + 6755399441055744.0) - 6755399441055744.0 + zp;                                                \
+            y[i] = (ct)(int32_t)(v < lo ? lo : v > hi ? hi : v);                                                   \
+        }                                                                                                          \
+    }
+REQUANTIZE(requantize_u8, uint8_t)
+REQUANTIZE(requantize_s8, int8_t)
+#undef REQUANTIZE
+
+static void requantize_q8(const int32_t *acc, int64_t n, double mult, double zp, double lo, double hi, bool is_signed,
+                          void *y) {
+    if (is_signed) requantize_s8(acc, n, mult, zp, lo, hi, y);
+    else requantize_u8(acc, n, mult, zp, lo, hi, y);
+}
+
 static tgc_status quantize_linear(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 2, 1);
     if (st != TGC_OK) return st;
@@ -161,11 +265,19 @@ static tgc_status quantize_linear(tgc_kernel_ctx *c) {
     q8_range(y->dtype, &lo, &hi);
     const void *px = tgc_kernel_in_ptr(c, 0);
     void *py = tgc_kernel_out_ptr(c, 0);
+    if (x->dtype == TGC_FLOAT32) { /* a run of `inner` elements shares a channel (per tensor: all n) */
+        int64_t run = scale.count == 1 && zp.count <= 1 ? n : inner;
+        for (int64_t i = 0; i < n; i += run) {
+            int64_t ch = i / inner % size;
+            quantize_q8((const float *)px + i, n - i < run ? n - i : run, (float)qp_float(&scale, ch),
+                        (float)qp_int(&zp, ch), (float)lo, (float)hi, y->dtype == TGC_INT8,
+                        (uint8_t *)py + i);
+        }
+        return TGC_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t ch = i / inner % size;
-        float s = (float)qp_float(&scale, ch);
-        double q = x->dtype == TGC_FLOAT32 ? (double)(((const float *)px)[i] / s)
-                                           : (double)((const int32_t *)px)[i] / (double)s;
+        double q = (double)((const int32_t *)px)[i] / (double)(float)qp_float(&scale, ch);
         q8_store(y->dtype, py, i, saturate_round(q, qp_int(&zp, ch), lo, hi));
     }
     return TGC_OK;
@@ -188,52 +300,20 @@ static tgc_status dequantize_linear(tgc_kernel_ctx *c) {
         if (qp_int(&zp, k) != 0) return tgc_kernel_fail(c, "an int32 x needs a zero x_zero_point (ONNX)");
     const void *px = tgc_kernel_in_ptr(c, 0);
     float *py = tgc_kernel_out_ptr(c, 0);
+    if (is_q8(x->dtype)) { /* a run of `inner` elements shares a channel (per tensor: all n) */
+        int64_t run = scale.count == 1 && zp.count <= 1 ? n : inner;
+        for (int64_t i = 0; i < n; i += run) {
+            int64_t ch = i / inner % size;
+            dequantize_q8((const uint8_t *)px + i, n - i < run ? n - i : run, qp_int(&zp, ch),
+                          (float)qp_float(&scale, ch), x->dtype == TGC_INT8, py + i);
+        }
+        return TGC_OK;
+    }
     for (int64_t i = 0; i < n; i++) {
         int64_t ch = i / inner % size;
         py[i] = (float)(((double)int_at(x->dtype, px, i) - qp_int(&zp, ch)) * qp_float(&scale, ch));
     }
     return TGC_OK;
-}
-
-/* 16 float32 lanes and 16 int32 lanes (GCC's vector extensions: one
- * AVX-512 register, two AVX2 ones, four SSE2 ones). */
-typedef float q_vf __attribute__((vector_size(64)));
-typedef int32_t q_vi __attribute__((vector_size(64)));
-
-/* Lane by lane, m ? a : b (m: -1 or 0 per lane, as comparisons give); a
- * macro: a function returning a 64-byte vector changes the ABI by ISA. */
-#define Q_SEL(m, a, b) ((q_vf)(((q_vi)(a) & (m)) | ((q_vi)(b) & ~(m))))
-
-/* y[i] = saturate(rint(x[i] / scale) + zp) to uint8, i < n, zp a whole
- * number in [0, 255]: NaN gives the zero point (as saturate_round); |v|
- * kept within 512 (it saturates either way) so that adding and taking off
- * 1.5 * 2^23 rounds it half to even. 16 lanes at a time, written with
- * selects (GCC vectorizes no float compare-and-choose loop under its
- * default -ftrapping-math); compiled for AVX-512 and AVX2 too
- * (target_clones.h). */
-TGC_CPU_CLONES static void quantize_u8(const float *x, int64_t n, float scale, float zp, uint8_t *y) {
-    const q_vf zero = {0}, lo = zero - 512.0f, hi = zero + 512.0f, top = zero + 255.0f;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        q_vf v;
-        memcpy(&v, x + i, sizeof v);
-        v = v / scale;
-        v = Q_SEL(v == v, v, zero);
-        v = Q_SEL(v < lo, lo, v);
-        v = Q_SEL(v > hi, hi, v);
-        v = (v + 12582912.0f) - 12582912.0f + zp;
-        v = Q_SEL(v < zero, zero, v);
-        v = Q_SEL(v > top, top, v);
-        q_vi q = __builtin_convertvector(v, q_vi);
-        for (int k = 0; k < 16; k++) y[i + k] = (uint8_t)q[k];
-    }
-    for (; i < n; i++) {
-        float v = x[i] / scale;
-        v = v == v ? v : 0.0f;
-        v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v;
-        v = (v + 12582912.0f) - 12582912.0f + zp;
-        y[i] = (uint8_t)(int32_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
-    }
 }
 
 static tgc_status dynamic_quantize_linear(tgc_kernel_ctx *c) {
@@ -266,7 +346,7 @@ static tgc_status dynamic_quantize_linear(tgc_kernel_ctx *c) {
     float zpf = 0.0f - minx / scale;
     zpf = zpf < 0 ? 0 : zpf > 255 ? 255 : zpf;
     float zp = rintf(zpf);
-    quantize_u8(px, n, scale, zp, tgc_kernel_out_ptr(c, 0));
+    quantize_q8(px, n, scale, zp, 0.0f, 255.0f, false, tgc_kernel_out_ptr(c, 0));
     *(float *)tgc_kernel_out_ptr(c, 1) = scale;
     *(uint8_t *)tgc_kernel_out_ptr(c, 2) = (uint8_t)zp;
     return TGC_OK;
@@ -505,6 +585,12 @@ static tgc_status qlinear_matmul(tgc_kernel_ctx *c) {
     q8_range(vy->dtype, &lo, &hi);
     float ysf = (float)qp_float(&ys, 0);
     void *py = tgc_kernel_out_ptr(c, 0);
+    if (as.q.count <= 1 && bs.q.count <= 1) { /* one multiplier for every element */
+        float mult = (float)qp_float(&as.q, 0) * (float)qp_float(&bs.q, 0) / ysf;
+        requantize_q8(y, tgc_value_numel(vy), mult, qp_int(&yzp, 0), lo, hi, vy->dtype == TGC_INT8, py);
+        tgc_free(y);
+        return TGC_OK;
+    }
     /* Y element (t, i, j) reads scale row i of A's matrix t and column j of B's. */
     for (int64_t t = 0; t < g.batch; t++) {
         int64_t oa, ob, oy;
@@ -838,11 +924,11 @@ static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
     int32_t lo, hi;
     q8_range(vy->dtype, &lo, &hi);
     float xsf = (float)qp_float(&xs, 0), ysf = (float)qp_float(&ys, 0);
-    void *py = tgc_kernel_out_ptr(c, 0);
-    for (int64_t e = 0; e < ny; e++) {
-        int64_t m = e / (g.out_size > 0 ? g.out_size : 1) % (m_count > 0 ? m_count : 1);
+    uint8_t *py = tgc_kernel_out_ptr(c, 0);
+    for (int64_t e = 0; e < ny; e += g.out_size) { /* a plane of one output channel at a time */
+        int64_t m = e / g.out_size % (m_count > 0 ? m_count : 1);
         float mult = xsf * (float)qp_float(&ws, m) / ysf;
-        q8_store(vy->dtype, py, e, saturate_round((double)y32[e] * mult, qp_int(&yzp, 0), lo, hi));
+        requantize_q8(y32 + e, g.out_size, mult, qp_int(&yzp, 0), lo, hi, vy->dtype == TGC_INT8, py + e);
     }
     tgc_free(y32);
     return TGC_OK;
