@@ -7,6 +7,7 @@
 #define FX_MAX 12
 #include "tests/devices/kernel_fixture_shape.h"
 
+#include <math.h>
 #include <stdint.h>
 
 /* QuantizeLinear-13, int32 x [2, 3], per-axis on axis 0:
@@ -34,6 +35,54 @@ static void test_quantize_ties_and_saturation(void) {
     fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){1.0f});
     fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){3});
     fx_out_expect(&f, TGC_UINT8, 1, (int64_t[]){7}, (uint8_t[]){3, 5, 5, 3, 1, 255, 0});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* float32 to int8 per tensor, 20 elements (16 vector lanes and a tail):
+ * np.clip(np.rint(x / 0.5) - 3, -128, 127) for x [inf, -inf, 1e30, -1e30,
+ * 0.25, 0.75, 1.25, -0.25, -0.75, 63, 65.5, -62.5, -63, 0, 1, 2, 3, 4, 5]
+ * after a NaN, which tgc takes to the zero point (ONNX leaves it open). */
+static void test_quantize_int8_edges(void) {
+    shape_fx f;
+    fx_begin(&f, "QuantizeLinear");
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){20},
+          (float[]){NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 0.25f, 0.75f, 1.25f, -0.25f, -0.75f,
+                    63.0f, 65.5f, -62.5f, -63.0f, 0, 1, 2, 3, 4, 5});
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.5f});
+    fx_in(&f, TGC_INT8, 0, NULL, (int8_t[]){-3});
+    fx_out_expect(&f, TGC_INT8, 1, (int64_t[]){20},
+                  (int8_t[]){-3, 127, -128, 127, -128, -3, -1, -1, -3, -5, 123, 127, -128, -128, -3, -1, 1, 3, 5, 7});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* float32 to uint8 per axis (axis 0), 17 elements a channel: row 0
+ * x = i / 2 - 1 at scale 0.5, zero point 10 gives i + 8; row 1 x = 3 (i - 8)
+ * at scale 2, zero point 200: np.rint(1.5 * (i - 8)) + 200, the halves to
+ * even. */
+static void test_quantize_per_axis_float(void) {
+    float x[34];
+    for (int i = 0; i < 17; i++) {
+        x[i] = (float)i / 2.0f - 1.0f;
+        x[17 + i] = 3.0f * (float)(i - 8);
+    }
+    uint8_t want[34];
+    static const uint8_t row1[17] = {188, 190, 191, 192, 194, 196, 197, 198, 200,
+                                     202, 203, 204, 206, 208, 209, 210, 212};
+    for (int i = 0; i < 17; i++) {
+        want[i] = (uint8_t)(i + 8);
+        want[17 + i] = row1[i];
+    }
+    shape_fx f;
+    fx_begin(&f, "QuantizeLinear");
+    fx_in(&f, TGC_FLOAT32, 2, (int64_t[]){2, 17}, x);
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){2}, (float[]){0.5f, 2.0f});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){2}, (uint8_t[]){10, 200});
+    fx_attr_int(&f, "axis", 0);
+    fx_out_expect(&f, TGC_UINT8, 2, (int64_t[]){2, 17}, want);
     fx_run_ok(&f);
     fx_check(&f);
     fx_end(&f);
@@ -309,6 +358,8 @@ static void test_matmul_integer_int8(void) {
 
 TGC_TEST_MAIN("devices/cpu_quant", {"QuantizeLinear int32 per axis", test_quantize_int32_per_axis},
               {"QuantizeLinear ties and saturation", test_quantize_ties_and_saturation},
+              {"QuantizeLinear to int8: NaN, infinities, ties", test_quantize_int8_edges},
+              {"QuantizeLinear float32 per axis", test_quantize_per_axis_float},
               {"QuantizeLinear bad scale length", test_quantize_bad_scale_length},
               {"DequantizeLinear int32 zero point", test_dequantize_int32_needs_zero_point_0},
               {"MatMulInteger per row and column", test_matmul_integer_per_row_and_column},
