@@ -69,7 +69,8 @@ static bool match(const tgc_rewrite *rw, int32_t m1, ln_match *m) {
     const tgc_node *mean = &rw->g->nodes[m1];
     m->x = mean->inputs[0];
     const tgc_tensor_info *xi = tgc_graph_ref_info(rw->g, m->x);
-    if (xi->dtype != TGC_FLOAT32 || !tgc_dim_known(xi->shape.dims[xi->shape.rank - 1])) return false;
+    if (xi->dtype != TGC_FLOAT32 || xi->shape.rank < 1 || !tgc_dim_known(xi->shape.dims[xi->shape.rank - 1]))
+        return false; /* a scalar, or a rank known only at run time */
     int64_t c = xi->shape.dims[xi->shape.rank - 1].v;
     m->n = 0;
     m->nodes[m->n++] = m1;

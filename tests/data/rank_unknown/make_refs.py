@@ -29,6 +29,8 @@ for c in (True, False):
     save("p_" + tag, (e / e.sum(axis=-1, keepdims=True)).astype(np.float32))
     save("f_" + tag, y.reshape(y.shape[0], -1).astype(np.float32))
     save("t_" + tag, np.ascontiguousarray(y.transpose()).astype(np.float32))
+    act = np.maximum(pick + bias, 0)
+    save("centered_" + tag, (act - act.mean(axis=-1, keepdims=True)).astype(np.float32))
 
 v = np.array([1.5, -2, 4], np.float32)
 save("v", v)
