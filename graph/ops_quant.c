@@ -155,7 +155,7 @@ static tgc_status matmul_like_shape(tgc_infer_ctx *c, int a, int b, tgc_shape *o
  * time). */
 static bool check_matrix_param(tgc_infer_ctx *c, int zp, int m, bool rows, const char *what) {
     const tgc_tensor_info *p = tgc_infer_input(c, zp), *x = tgc_infer_input(c, m);
-    if (p == NULL || p->shape.rank <= 0 || x->shape.rank < 0) return true;
+    if (p == NULL || p->shape.rank <= 0 || x->shape.rank < 1) return true; /* a scalar m: MatMul refuses it */
     if (p->shape.rank > 1 && p->shape.rank == x->shape.rank) return true;
     tgc_dim want = tgc_dim_of(-1), merged;
     if (rows && x->shape.rank >= 2) want = x->shape.dims[x->shape.rank - 2];

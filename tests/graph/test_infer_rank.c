@@ -2,6 +2,7 @@
  * with an input of unknown rank is inferred at every rank that input could
  * have, and keeps what the valid ranks agree on. Each expectation is worked
  * out from the ONNX definition of the op at each rank 0..8, by hand. */
+#include "graph/op_registry.h"
 #include "graph/passes.h"
 #include "tests/graph/infer_fixture.h"
 
@@ -143,10 +144,56 @@ static void test_no_probe_symbol_leaks(void) {
     fx_end(&f);
 }
 
+/* Every registered op (but those with subgraphs or required attributes,
+ * which the loader would refuse without them), with inputs of unknown rank
+ * of a float and of an integer dtype, at its fewest inputs and at up to 3
+ * (more when it needs more): inference tries each rank 0..8 on each, so
+ * every op's inference meets every rank, scalars included. Whatever the verdict, nothing may read
+ * outside a shape (the sanitizer builds run this) and an output it gives
+ * has a dtype. */
+static void test_every_op_over_unknown_ranks(void) {
+    size_t count = 0;
+    const tgc_op_def *const *ops = tgc_op_all(&count);
+    const tgc_dtype dtypes[] = {TGC_FLOAT32, TGC_INT64};
+    int ran = 0;
+    for (size_t i = 0; i < count; i++) {
+        const tgc_op_def *op = ops[i];
+        bool skip = op->infer == NULL;
+        for (const tgc_attr_def *a = op->attrs; !skip && a != NULL && a->name != NULL; a++)
+            skip = a->required || a->type == TGC_ATTR_GRAPH;
+        if (skip) continue;
+        int fewest = op->min_inputs, most = op->max_inputs < 0 || op->max_inputs > 3 ? 3 : op->max_inputs;
+        if (most < fewest) most = fewest; /* more than 3: one shared rank (tgc_infer_over_ranks) */
+        int n_out = op->min_outputs > 0 ? op->min_outputs : 1;
+        for (int d = 0; d < 2; d++)
+            for (int n_in = fewest; n_in <= most; n_in += most > fewest ? most - fewest : 1) {
+                fx f = fx_begin();
+                char inputs[256] = "";
+                for (int k = 0; k < n_in; k++) {
+                    char name[16];
+                    snprintf(name, sizeof name, "x%d", k);
+                    fx_input(&f, name, dtypes[d], "?");
+                    strcat(inputs, k ? ", " : "");
+                    strcat(inputs, name);
+                }
+                int32_t id = fx_op(&f, "n", op->name, inputs, n_out);
+                tgc_status st = tgc_graph_infer_node(f.g, id, f.d);
+                CU_ASSERT(st == TGC_OK || st == TGC_ERR_INVALID);
+                for (int k = 0; st == TGC_OK && k < n_out; k++)
+                    CU_ASSERT_NOT_EQUAL(fx_node(&f, id)->outputs[k].dtype, TGC_DTYPE_INVALID);
+                fx_end(&f);
+                ran++;
+                if (most == fewest) break;
+            }
+    }
+    CU_ASSERT(ran > 200);
+}
+
 TGC_TEST_MAIN("graph/infer_rank",
               {"rank_follows_input", test_rank_follows_input},
               {"rank_fixed_by_op", test_rank_fixed_by_op},
               {"one_valid_rank_decides", test_one_valid_rank_decides},
               {"several_unknown_inputs", test_several_unknown_inputs},
               {"no_valid_rank", test_no_valid_rank},
-              {"no_probe_symbol_leaks", test_no_probe_symbol_leaks})
+              {"no_probe_symbol_leaks", test_no_probe_symbol_leaks},
+              {"every_op_over_unknown_ranks", test_every_op_over_unknown_ranks})
