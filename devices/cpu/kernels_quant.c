@@ -864,12 +864,13 @@ static tgc_status conv_integer_body(tgc_kernel_ctx *c, int x, int w, int xzp_at,
         for (int64_t gi = 0; ok && gi < g->group; gi++)
             for (int64_t o0 = 0; ok && o0 < g->out_size; o0 += cols) {
                 int64_t cb = g->out_size - o0 < cols ? g->out_size - o0 : cols;
-                memset(q.col_sum, 0, (size_t)cb * sizeof(int64_t));
+                bool sums = ck > DIRECT_MAX_TAPS; /* summed directly, a few taps need no column sums */
+                if (sums) memset(q.col_sum, 0, (size_t)cb * sizeof(int64_t));
                 for (int64_t r = 0; r < ck; r++) {
                     const uint8_t *plane = px + ((b * g->channels) + gi * g->cg + r / g->kk_count) * g->in_size;
                     int8_t *row = q.col + r * cb;
                     im2col_row(win, r % g->kk_count, plane, sx != 0, q.x_zp, o0, cb, row);
-                    add_row(row, cb, q.col_sum);
+                    if (sums) add_row(row, cb, q.col_sum);
                 }
                 int32_t *yg = y32 + (b * g->m_count + gi * mg) * g->out_size + o0;
                 ok = conv_block(&q, gi * mg, mg, cb, ck, yg, g->out_size, &use_dnnl);
