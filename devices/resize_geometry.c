@@ -289,6 +289,22 @@ bool tgc_resize_bilinear_applies(const tgc_resize_geometry *g) {
     return true;
 }
 
+bool tgc_resize_bilinear_len(const tgc_resize_geometry *g, int64_t *n) {
+    int64_t both;
+    size_t bytes;
+    return tgc_checked_add_i64(g->out[g->rank - 2], g->out[g->rank - 1], &both) &&
+           tgc_checked_mul_i64(both, 2, n) && tgc_checked_nbytes(*n, sizeof(int64_t), &bytes);
+}
+
+void tgc_resize_bilinear_tables(const tgc_resize_geometry *g, int64_t *idx, float *wt, tgc_resize_bilinear *h,
+                                tgc_resize_bilinear *w) {
+    int64_t oh = g->out[g->rank - 2], ow = g->out[g->rank - 1];
+    *h = (tgc_resize_bilinear){idx, idx + oh, wt, wt + oh};
+    *w = (tgc_resize_bilinear){idx + 2 * oh, idx + 2 * oh + ow, wt + 2 * oh, wt + 2 * oh + ow};
+    tgc_resize_bilinear_axis(g, g->rank - 2, h);
+    tgc_resize_bilinear_axis(g, g->rank - 1, w);
+}
+
 void tgc_resize_bilinear_axis(const tgc_resize_geometry *g, int a, tgc_resize_bilinear *t) {
     int64_t in = g->in[a], out = g->out[a];
     /* ORT's float scale: out / in from sizes, the scales input's value otherwise */

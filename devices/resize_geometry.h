@@ -105,4 +105,16 @@ typedef struct tgc_resize_bilinear {
 } tgc_resize_bilinear;
 void tgc_resize_bilinear_axis(const tgc_resize_geometry *g, int a, tgc_resize_bilinear *t);
 
+/* Both resized axes' tables in one layout, which every device's kernel
+ * reads: idx = [height i1 | height i2 | width i1 | width i2] and wt the
+ * weights w1, w2 in the same order (out_h, out_h, out_w, out_w entries).
+ * *n: the entries of each (2 (out_h + out_w)); false when that or its
+ * bytes overflow. */
+bool tgc_resize_bilinear_len(const tgc_resize_geometry *g, int64_t *n);
+
+/* Fills idx and wt (tgc_resize_bilinear_len entries each, the caller's)
+ * for g, and the views of each axis into them in *h and *w. */
+void tgc_resize_bilinear_tables(const tgc_resize_geometry *g, int64_t *idx, float *wt, tgc_resize_bilinear *h,
+                                tgc_resize_bilinear *w);
+
 #endif

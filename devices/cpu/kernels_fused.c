@@ -293,10 +293,10 @@ static tgc_status fused_f32(tgc_kernel_ctx *c) {
         r.scratch = tgc_malloc((size_t)width * (size_t)r.n_steps * TILE * sizeof(float));
         if (r.scratch == NULL) s = TGC_ERR_NOMEM;
     }
-    int64_t t0 = tgc_now_ns();
+    bool timed = r.jit == NULL && same_kinds && tgc_jit_enabled(); /* the interpreter's runs earn the JIT */
+    int64_t t0 = timed ? tgc_now_ns() : 0;
     if (s == TGC_OK && r.numel > 0) tgc_parallel_for(c->pool, (r.numel + PIECE - 1) / PIECE, run_piece, &r);
-    if (r.jit == NULL && same_kinds) atomic_fetch_add_explicit(&p->interpreted_ns, tgc_now_ns() - t0,
-                                                               memory_order_relaxed);
+    if (timed) atomic_fetch_add_explicit(&p->interpreted_ns, tgc_now_ns() - t0, memory_order_relaxed);
     tgc_free(r.scratch);
     tgc_free(own);
     return s;

@@ -165,9 +165,10 @@ typedef int64_t q_vl __attribute__((vector_size(64)));
  * QuantizeLinear as saturate_round computes it, the division in float32.
  * NaN gives the zero point; |v| kept within 512 (it saturates either way)
  * so that adding and taking off 1.5 * 2^23 rounds it half to even. 16
- * lanes at a time, written with selects (GCC vectorizes no float
- * compare-and-choose loop under its default -ftrapping-math); compiled for
- * AVX-512 and AVX2 too (target_clones.h). */
+ * lanes at a time (the tail through saturate_round itself), written with
+ * selects (GCC vectorizes no float compare-and-choose loop under its
+ * default -ftrapping-math); compiled for AVX-512 and AVX2 too
+ * (target_clones.h). */
 TGC_CPU_CLONES static void quantize_q8(const float *x, int64_t n, float scale, float zp, float lo, float hi,
                                        bool is_signed, void *y) {
     const q_vf zero = {0}, small = zero - 512.0f, big = zero + 512.0f, vlo = zero + lo, vhi = zero + hi;
@@ -185,13 +186,7 @@ TGC_CPU_CLONES static void quantize_q8(const float *x, int64_t n, float scale, f
         q_vi q = __builtin_convertvector(v, q_vi);
         for (int k = 0; k < 16; k++) Q_STORE(is_signed, y, i + k, q[k]);
     }
-    for (; i < n; i++) {
-        float v = x[i] / scale;
-        v = v == v ? v : 0.0f;
-        v = v < -512.0f ? -512.0f : v > 512.0f ? 512.0f : v;
-        v = (v + 12582912.0f) - 12582912.0f + zp;
-        Q_STORE(is_signed, y, i, (int32_t)(v < lo ? lo : v > hi ? hi : v));
-    }
+    for (; i < n; i++) Q_STORE(is_signed, y, i, saturate_round(x[i] / scale, (int32_t)zp, (int32_t)lo, (int32_t)hi));
 }
 
 /* y[i] = (x[i] - zp) * scale for n 8-bit x (int8 when is_signed): the
@@ -209,8 +204,9 @@ TGC_CPU_CLONES static void dequantize_q8(const void *x, int64_t n, int32_t zp, f
  * float64 (QLinearConv's and QLinearMatMul's requantization, as
  * saturate_round computes it): NaN gives zp, |v| kept within 2^20 (it
  * saturates either way) so that adding and taking off 1.5 * 2^52 rounds
- * half to even. 8 lanes at a time, one loop per 8-bit type so that the
- * stores vectorize too; compiled for AVX-512 and AVX2 too. */
+ * half to even. 8 lanes at a time (the tail through saturate_round
+ * itself), one loop per 8-bit type so that the stores vectorize too;
+ * compiled for AVX-512 and AVX2 too. */
 typedef int32_t q_vi8 __attribute__((vector_size(32)));
 #define REQUANTIZE(name, ct)                                                                                       \
     TGC_CPU_CLONES static void name(const int32_t *acc, int64_t n, double mult, double zp, double lo, double hi,   \
@@ -230,13 +226,7 @@ typedef int32_t q_vi8 __attribute__((vector_size(32)));
             q_vi8 q = __builtin_convertvector(v, q_vi8);                                                           \
             for (int k = 0; k < 8; k++) y[i + k] = (ct)q[k];                                                       \
         }                                                                                                          \
-        for (; i < n; i++) {                                                                                       \
-            double v = (double)acc[i] * mult;                                                                      \
-            v = v == v ? v : 0.0;                                                                                  \
-            v = v < -1048576.0 ? -1048576.0 : v > 1048576.0 ? 1048576.0 : v;                                      \
-            v = (v + 6755399441055744.0) - 6755399441055744.0 + zp;                                                \
-            y[i] = (ct)(int32_t)(v < lo ? lo : v > hi ? hi : v);                                                   \
-        }                                                                                                          \
+        for (; i < n; i++) y[i] = (ct)saturate_round((double)acc[i] * mult, (int32_t)zp, (int32_t)lo, (int32_t)hi); \
     }
 REQUANTIZE(requantize_u8, uint8_t)
 REQUANTIZE(requantize_s8, int8_t)
@@ -926,7 +916,7 @@ static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
     q8_range(vy->dtype, &lo, &hi);
     float xsf = (float)qp_float(&xs, 0), ysf = (float)qp_float(&ys, 0);
     uint8_t *py = tgc_kernel_out_ptr(c, 0);
-    for (int64_t e = 0; e < ny; e += g.out_size) { /* a plane of one output channel at a time */
+    for (int64_t e = 0; g.out_size > 0 && e < ny; e += g.out_size) { /* a plane of one output channel at a time */
         int64_t m = e / g.out_size % (m_count > 0 ? m_count : 1);
         float mult = xsf * (float)qp_float(&ws, m) / ysf;
         requantize_q8(y32 + e, g.out_size, mult, qp_int(&yzp, 0), lo, hi, vy->dtype == TGC_INT8, py + e);

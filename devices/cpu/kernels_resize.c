@@ -185,11 +185,11 @@ typedef struct bilinear_pass {
 } bilinear_pass;
 
 /* Output rows [b * rows_per_block, ...): each value the sum of the four
- * corner products in ONNX Runtime's order (UpsampleBilinear), so float32
- * rounds as it does there: the same bits, which a dynamically quantized
- * model downstream turns into the same integers. */
-/* Products and sums rounded one by one (no fused multiply-add), as ORT's
- * baseline x86-64 build computes them, whatever flags tgc is built with. */
+ * corner products in ONNX Runtime's order (UpsampleBilinear), each product
+ * and sum rounded on its own (no fused multiply-add, as ORT's baseline
+ * x86-64 build, whatever flags tgc is built with), so float32 rounds as
+ * there: the same bits, which a dynamically quantized model downstream
+ * turns into the same integers. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=off")))
 #endif
@@ -220,10 +220,10 @@ static void bilinear_block(void *arg, int64_t b, int slot) {
 static bool resize_bilinear_f32(tgc_kernel_ctx *c, const tgc_resize_geometry *g, tgc_status *st) {
     if (c->inputs[0].dtype != TGC_FLOAT32 || !tgc_resize_bilinear_applies(g)) return false;
     int ah = g->rank - 2, aw = g->rank - 1;
-    int64_t n = g->out[ah] + g->out[aw];
-    size_t ibytes, fbytes;
-    int64_t *idx = tgc_checked_nbytes(2 * n, sizeof *idx, &ibytes) ? tgc_malloc(ibytes ? ibytes : 1) : NULL;
-    float *wt = tgc_checked_nbytes(2 * n, sizeof *wt, &fbytes) ? tgc_malloc(fbytes ? fbytes : 1) : NULL;
+    int64_t n = 0;
+    bool fits = tgc_resize_bilinear_len(g, &n); /* then n int64s and n floats fit */
+    int64_t *idx = fits ? tgc_malloc((size_t)n * sizeof *idx + 1) : NULL;
+    float *wt = fits ? tgc_malloc((size_t)n * sizeof *wt + 1) : NULL;
     if (idx == NULL || wt == NULL) {
         tgc_free(idx);
         tgc_free(wt);
@@ -232,11 +232,7 @@ static bool resize_bilinear_f32(tgc_kernel_ctx *c, const tgc_resize_geometry *g,
     }
     bilinear_pass p = {.x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .in_h = g->in[ah],
                        .in_w = g->in[aw], .out_h = g->out[ah], .out_w = g->out[aw]};
-    p.h = (tgc_resize_bilinear){idx, idx + p.out_h, wt, wt + p.out_h};
-    p.w = (tgc_resize_bilinear){idx + 2 * p.out_h, idx + 2 * p.out_h + p.out_w, wt + 2 * p.out_h,
-                                wt + 2 * p.out_h + p.out_w};
-    tgc_resize_bilinear_axis(g, ah, &p.h);
-    tgc_resize_bilinear_axis(g, aw, &p.w);
+    tgc_resize_bilinear_tables(g, idx, wt, &p.h, &p.w);
     p.rows = tgc_value_numel(&c->outputs[0]) / p.out_w;
     p.rows_per_block = p.out_w >= 4096 ? 1 : 4096 / p.out_w;
     tgc_parallel_for(c->pool, (p.rows + p.rows_per_block - 1) / p.rows_per_block, bilinear_block, &p);

@@ -80,18 +80,17 @@ static tgc_status upload(tgc_kernel_ctx *c, cl_mem m, const void *p, size_t n) {
  * the host and uploaded, then resize_bilinear_f32 over Y's elements. */
 static tgc_status resize_bilinear_gpu(tgc_kernel_ctx *c, const tgc_resize_geometry *g, int64_t total) {
     int ah = g->rank - 2, aw = g->rank - 1;
-    int64_t oh = g->out[ah], ow = g->out[aw], n = 2 * (oh + ow);
-    size_t ibytes = 0, wbytes = 0;
-    int64_t *i64 = tgc_checked_nbytes(n, sizeof *i64, &ibytes) ? tgc_malloc(ibytes) : NULL;
-    cl_int *ti = i64 != NULL && tgc_checked_nbytes(n, sizeof *ti, &ibytes) ? tgc_malloc(ibytes) : NULL;
-    cl_float *tw = ti != NULL && tgc_checked_nbytes(n, sizeof *tw, &wbytes) ? tgc_malloc(wbytes) : NULL;
+    int64_t n = 0;
+    bool fits = tgc_resize_bilinear_len(g, &n); /* then n int64s, ints and floats fit */
+    size_t ibytes = (size_t)n * sizeof(cl_int), wbytes = (size_t)n * sizeof(cl_float);
+    int64_t *i64 = fits ? tgc_malloc((size_t)n * sizeof *i64 + 1) : NULL;
+    cl_int *ti = i64 != NULL ? tgc_malloc(ibytes + 1) : NULL;
+    cl_float *tw = ti != NULL ? tgc_malloc(wbytes + 1) : NULL;
     tgc_status st = tw != NULL ? TGC_OK : tgc_kernel_fail(c, "Resize: no host memory for the bilinear tables");
     cl_mem mi = NULL, mw = NULL;
     if (st == TGC_OK) {
-        tgc_resize_bilinear h = {i64, i64 + oh, tw, tw + oh}, w = {i64 + 2 * oh, i64 + 2 * oh + ow, tw + 2 * oh,
-                                                                  tw + 2 * oh + ow};
-        tgc_resize_bilinear_axis(g, ah, &h);
-        tgc_resize_bilinear_axis(g, aw, &w);
+        tgc_resize_bilinear h, w;
+        tgc_resize_bilinear_tables(g, i64, tw, &h, &w);
         for (int64_t i = 0; i < n; i++) ti[i] = (cl_int)i64[i]; /* < in, which fits an int (checked) */
         mi = tgc_cl_scratch(c->device, ibytes);
         mw = tgc_cl_scratch(c->device, wbytes);
@@ -103,7 +102,7 @@ static tgc_status resize_bilinear_gpu(tgc_kernel_ctx *c, const tgc_resize_geomet
         size_t global = (size_t)total;
         tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), {sizeof(cl_mem), &mi},
                              {sizeof(cl_mem), &mw},         TGC_CL_LONG(g->in[ah]),         TGC_CL_LONG(g->in[aw]),
-                             TGC_CL_LONG(oh),               TGC_CL_LONG(ow),                TGC_CL_LONG(total)};
+                             TGC_CL_LONG(g->out[ah]),       TGC_CL_LONG(g->out[aw]),        TGC_CL_LONG(total)};
         st = tgc_cl_enqueue(c, "resize_bilinear_f32", 1, &global, NULL, 9, args);
     }
     tgc_cl_scratch_release(c->device, mi);
