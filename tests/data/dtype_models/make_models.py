@@ -38,6 +38,15 @@ The models:
                 branch with power-of-two scales (every value exact in float32,
                 ties exact), one with ordinary scales (no value within 1e-3 of
                 a tie, so float error cannot move a result by a step).
+  int_conv_paths  ConvInteger and QLinearConv in every way the cpu sums them
+                (devices/cpu/kernels_quant_conv.c): depthwise windows with
+                strides, dilations, uneven pads, two filters a channel and a
+                batch of 2 (uint8 and int8 x, per-channel w zero points); a
+                1-D depthwise window; a 3x3 convolution of 72 taps whose
+                output is cut into blocks that end mid-row (64 x 72 x 72
+                outputs, 4 channels of them compared); a 1x1 convolution with
+                per-channel w zero points (column sums); a 3-D convolution;
+                int8 and uint8 outputs saturating at both ends.
 
 Every rounding to an integer is round half to even (np.rint), then the zero
 point is added and the result saturated, as the ONNX definitions say."""
@@ -498,6 +507,119 @@ def qdq_conv(rng):
     save_model("qdq_conv", nodes, [("x", U8, [1, 3, 6, 6])], outs, inits, {"x": x}, refs)
 
 
+def conv_nd(x, w, group=1, strides=None, dilations=None, pads=None):
+    """ONNX Conv in int64: x [N, C, D...], w [M, C / group, K...], pads
+    begins then ends; a loop over the taps, each a strided slice of the
+    padded input."""
+    x = x.astype(np.int64)
+    w = w.astype(np.int64)
+    n, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    ks = w.shape[2:]
+    r = len(ks)
+    strides = strides or [1] * r
+    dilations = dilations or [1] * r
+    pads = pads or [0] * (2 * r)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[a], pads[r + a]) for a in range(r)])
+    outs = [(xp.shape[2 + a] - dilations[a] * (ks[a] - 1) - 1) // strides[a] + 1 for a in range(r)]
+    y = np.zeros([n, m] + outs, np.int64)
+    mg = m // group
+    for tap in np.ndindex(*ks):
+        sl = tuple(slice(tap[a] * dilations[a], tap[a] * dilations[a] + (outs[a] - 1) * strides[a] + 1, strides[a])
+                   for a in range(r))
+        for g in range(group):
+            xs = xp[(slice(None), slice(g * cg, (g + 1) * cg)) + sl]
+            ws = w[(slice(g * mg, (g + 1) * mg), slice(None)) + tuple(tap)]
+            y[:, g * mg:(g + 1) * mg] += np.einsum("nc...,mc->nm...", xs, ws)
+    return y
+
+
+def int_conv_paths(rng):
+    U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+    x = rng.integers(0, 256, (2, 8, 23, 19)).astype(np.uint8)
+    x8 = rng.integers(-128, 128, (1, 4, 30)).astype(np.int8)
+    xb = rng.integers(0, 256, (1, 8, 72, 72)).astype(np.uint8)
+    xp = rng.integers(0, 256, (1, 40, 9, 9)).astype(np.uint8)
+    x3 = rng.integers(-128, 128, (1, 3, 5, 6, 7)).astype(np.int8)
+    nodes, inits, refs, outs = [], [], {}, []
+
+    def conv_integer(name, xname, xv, x_zp, w, w_zp, **attrs):
+        inits.extend([init(name + "_w", w), init(name + "_xzp", x_zp), init(name + "_wzp", w_zp)])
+        nodes.append(helper.make_node("ConvInteger", [xname, name + "_w", name + "_xzp", name + "_wzp"], [name],
+                                      **attrs))
+        wz = w_zp.astype(np.int64).reshape([-1] + [1] * (w.ndim - 1)) if w_zp.ndim else int(w_zp)
+        y = conv_nd(xv.astype(np.int64) - int(x_zp), w.astype(np.int64) - wz, attrs.get("group", 1),
+                    attrs.get("strides"), attrs.get("dilations"), attrs.get("pads"))
+        assert np.abs(y).max() < 2 ** 31
+        refs[name] = y.astype(np.int32)
+        outs.append((name, I32, list(y.shape)))
+
+    def qlinear_conv(name, xname, xv, x_s, x_zp, w, w_s, y_s, y_zp, bias, keep=None, **attrs):
+        m = w.shape[0]
+        inits.extend([init(name + "_w", w), init(name + "_xs", x_s), init(name + "_xzp", x_zp),
+                      init(name + "_ws", w_s), init(name + "_wzp", np.zeros(m, w.dtype)), init(name + "_ys", y_s),
+                      init(name + "_yzp", y_zp), init(name + "_b", bias)])
+        ins = [xname, name + "_xs", name + "_xzp", name + "_w", name + "_ws", name + "_wzp", name + "_ys",
+               name + "_yzp", name + "_b"]
+        acc = conv_nd(xv.astype(np.int64) - int(x_zp), w, attrs.get("group", 1), attrs.get("strides"),
+                      attrs.get("dilations"), attrs.get("pads"))
+        acc = acc + bias.astype(np.int64).reshape([1, m] + [1] * (acc.ndim - 2))
+        mult = np.float64(x_s) * w_s.astype(np.float64) / np.float64(y_s)
+        v = acc * mult.reshape([1, m] + [1] * (acc.ndim - 2))
+        # power-of-two scales: the float32 multiplier and every product are
+        # exact, so ties are exact ties (half to even) here and in any kernel
+        assert all(np.frexp(s)[0] == 0.5 for s in [x_s, y_s] + list(w_s)), name
+        y = quantize(v, int(y_zp), y_zp.dtype)
+        info = np.iinfo(y_zp.dtype)
+        assert (y == info.min).any() and (y == info.max).any(), (name, v.min(), v.max(), np.abs(v).mean())
+        out = name
+        if keep is not None:  # only some channels go out: Gather is exact
+            out = name + "_some"
+            inits.append(init(name + "_keep", np.array(keep, np.int64)))
+            nodes.append(helper.make_node("QLinearConv", ins, [name], **attrs))
+            nodes.append(helper.make_node("Gather", [name, name + "_keep"], [out], axis=1))
+            y = y[:, keep]
+        else:
+            nodes.append(helper.make_node("QLinearConv", ins, [name], **attrs))
+        refs[out] = y
+        outs.append((out, U8 if y_zp.dtype == np.uint8 else I8, list(y.shape)))
+
+    # depthwise, uint8 x and w, per-channel w zero points, strided, dilated, uneven pads
+    conv_integer("dw_strided", "x", x, np.uint8(77), rng.integers(0, 256, (8, 1, 3, 3)).astype(np.uint8),
+                 rng.integers(0, 256, 8).astype(np.uint8), group=8, strides=[2, 2], pads=[1, 0, 2, 1],
+                 dilations=[1, 2], kernel_shape=[3, 3])
+    # depthwise, two int8 filters a channel, 5x5 (25 taps)
+    conv_integer("dw_mult", "x", x, np.uint8(130), rng.integers(-128, 128, (16, 1, 5, 5)).astype(np.int8),
+                 np.int8(0), group=8, pads=[2, 2, 2, 2])
+    # 1-D depthwise, int8 x with a negative zero point, stride 3
+    conv_integer("dw_1d", "x8", x8, np.int8(-9), rng.integers(-128, 128, (4, 1, 5)).astype(np.int8),
+                 np.int8(3), group=4, strides=[3], pads=[2, 1])
+    # 1x1 with per-channel w zero points: 40 taps through the GEMM, with column sums
+    conv_integer("pointwise_zp", "xp", xp, np.uint8(3), rng.integers(0, 256, (24, 40, 1, 1)).astype(np.uint8),
+                 rng.integers(0, 256, 24).astype(np.uint8))
+    # 3-D, int8 x and w
+    conv_integer("conv3d", "x3", x3, np.int8(5), rng.integers(-128, 128, (4, 3, 2, 3, 2)).astype(np.int8),
+                 np.int8(-2), strides=[1, 2, 1], pads=[0, 1, 1, 1, 0, 0])
+    # QLinearConv depthwise, int8 weights per channel, uint8 and int8 outputs
+    w_dw = rng.integers(-127, 128, (8, 1, 3, 3)).astype(np.int8)
+    pow2 = lambda lo, hi, n: (2.0 ** -rng.integers(lo, hi, n)).astype(np.float32)
+    qlinear_conv("q_dw", "x", x, np.float32(2 ** -4), np.uint8(118), w_dw, pow2(2, 6, 8), np.float32(2 ** -1),
+                 np.uint8(121),
+                 rng.integers(-3000, 3000, 8).astype(np.int32), group=8, strides=[2, 1], pads=[1, 1, 1, 1])
+    qlinear_conv("q_dw_s8", "x", x, np.float32(2 ** -4), np.uint8(118), w_dw, pow2(2, 6, 8), np.float32(2 ** -1),
+                 np.int8(-7),
+                 rng.integers(-3000, 3000, 8).astype(np.int32), group=8, pads=[0, 1, 1, 0])
+    # QLinearConv 3x3 of 8 channels (72 taps) to 64: 64 x 5184 sums, blocks of
+    # 4096 positions that end mid-row
+    qlinear_conv("q_big", "xb", xb, np.float32(2 ** -5), np.uint8(128),
+                 rng.integers(-127, 128, (64, 8, 3, 3)).astype(np.int8), pow2(4, 8, 64), np.float32(2 ** -1),
+                 np.uint8(131),
+                 rng.integers(-5000, 5000, 64).astype(np.int32), keep=[0, 21, 42, 63], pads=[1, 1, 1, 1])
+    feeds = {"x": x, "x8": x8, "xb": xb, "xp": xp, "x3": x3}
+    ins = [(k, U8 if v.dtype == np.uint8 else I8, list(v.shape)) for k, v in feeds.items()]
+    save_model("int_conv_paths", nodes, ins, outs, inits, feeds, refs)
+
+
 def main():
     rng = np.random.default_rng(20240517)
     fp16_cnn(rng)
@@ -507,6 +629,7 @@ def main():
     qlinear_conv(rng)
     dynamic_quant_matmul(rng)
     qdq_conv(rng)
+    int_conv_paths(rng)
     total = 0
     for f in sorted(os.listdir(HERE)):
         size = os.path.getsize(os.path.join(HERE, f))

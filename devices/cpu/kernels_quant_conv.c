@@ -1,0 +1,623 @@
+/* Integer convolutions on the cpu (ONNX opset 17): ConvInteger and
+ * QLinearConv, following ONNX's reference implementation
+ * (onnx/reference/ops/op_conv_integer.py, op_qlinear_conv.py):
+ *
+ *   ConvInteger   Y = Conv(X - x_zp, W - w_zp) in integers, exactly, the
+ *                 int64 sum stored as int32 (wrapping as numpy's int32 does)
+ *   QLinearConv   that sum plus the int32 bias B, times the float32
+ *                 multiplier x_scale * w_scale[m] / y_scale in double, plus
+ *                 y_zp, rint (half to even), saturated to Y's 8-bit type.
+ *
+ * The uint8 operands and zero points move down by 128 to int8 (quant.h:
+ * tgc_cpu_q8_shift; the differences are unchanged). The sums are made one
+ * block of output positions at a time, one of three ways:
+ *   - depthwise windows (one input channel per group, at most
+ *     DIRECT_MAX_TAPS taps, 2-D): straight from X's channel, padded once
+ *     and split by column phase so that every tap of a strided window reads
+ *     consecutive bytes (MLAS's depthwise kernels read X directly too);
+ *   - other windows of few taps: from im2col rows, tap by tap;
+ *   - the rest: oneDNN's exact int8 product (s8s8s32 with VNNI) of W and a
+ *     block of im2col columns, or OpenBLAS's dgemm over the differences
+ *     in float64 where oneDNN declines (no VNNI, no oneDNN, K past 2^16).
+ *     oneDNN sums W X; the zero points' terms come off as MLAS takes them:
+ *     W X - x_zp rowsum(W) - w_zp colsum(X) + K w_zp x_zp. Column sums are
+ *     made only when some w_zp is not 0 (symmetric int8 weights, the usual
+ *     case, need none).
+ * Every per-row term (the zero points', the bias) is one int32 that the
+ * requantization (QLinearConv) or the store into Y (ConvInteger) adds as it
+ * reads a block: QLinearConv never holds more than a block of int32 sums.
+ *
+ * im2col rows of 2-D windows are cut from the same padded, phase-split
+ * channel (one copy per row of output positions, no bounds checks); other
+ * ranks, and windows whose padding or dilation would make that copy far
+ * larger than X, go through im2col_row, a line at a time. W lives as int8
+ * with its rows' sums in the node's cache and stands in for W once built.
+ * One thread runs a node. */
+#include "devices/cpu/gemm_packed.h"
+#include "devices/cpu/quant.h"
+#include "devices/cpu/target_clones.h"
+#include "devices/kernel.h"
+#include "devices/kernel_cache.h"
+#include "devices/kernel_checks.h"
+#include "devices/window.h"
+
+#include "support/alloc.h"
+#include "support/checked.h"
+
+#include <string.h>
+
+/* The most elements one block of im2col columns holds (int8, or float64 on
+ * the dgemm path), and the most int32 sums one block makes. */
+#define COL_BLOCK_ELEMS (INT64_C(1) << 20)
+#define TILE_ELEMS (INT64_C(1) << 18)
+
+/* Windows of at most this many taps (a 3x3 or 5x5 depthwise Conv's, whose
+ * products oneDNN would make one tiny call per channel for) are summed
+ * here: each product of an int8 and a difference of two 8-bit values is
+ * below 2^16, so 32 of them sum exactly in int32. */
+#define DIRECT_MAX_TAPS 32
+
+/* ... when a group has fewer than this many filters too (more go to the
+ * GEMM, which reads each column once for all of them). */
+#define DIRECT_MAX_FILTERS 8
+
+/* ---- W ------------------------------------------------------------------------------ */
+
+/* W as the sums want it, in one block: per output channel the sum of its
+ * row (int64) and its shifted zero point (int32), then the shifted weights
+ * [M, ck] (int8). Kept in the node's kernel cache when W and its zero
+ * point are session constants (built at session creation). */
+typedef struct conv_weights_arg {
+    tgc_dtype dtype;
+    const uint8_t *w;
+    const tgc_cpu_qparam *zp;
+    int64_t m, ck;
+} conv_weights_arg;
+
+static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const conv_weights_arg *a = arg;
+    size_t head = (size_t)a->m * (sizeof(int64_t) + sizeof(int32_t)), nw;
+    if (!tgc_checked_mul_size((size_t)a->m, (size_t)a->ck, &nw) || nw > SIZE_MAX - head - 1) return NULL;
+    uint8_t *block = tgc_malloc(head + nw + 1);
+    if (block == NULL) return NULL;
+    int64_t *sum = (int64_t *)block;
+    int32_t *zp = (int32_t *)(block + (size_t)a->m * sizeof(int64_t));
+    int8_t *w = (int8_t *)(block + head);
+    int32_t shift = tgc_cpu_q8_shift(a->dtype);
+    for (int64_t m = 0; m < a->m; m++) {
+        zp[m] = tgc_cpu_qparam_int(a->zp, m) - shift;
+        int64_t total = 0;
+        for (int64_t r = m * a->ck; r < (m + 1) * a->ck; r++) { /* uint8 u - 128: u's bits with the top flipped */
+            w[r] = (int8_t)(shift != 0 ? a->w[r] ^ 0x80u : a->w[r]);
+            total += w[r];
+        }
+        sum[m] = total;
+    }
+    *bytes = head + nw + 1;
+    return block;
+}
+
+/* ---- X's columns -------------------------------------------------------------------- */
+
+/* One im2col row: for tap `tap` of window w (row-major over the kernel's
+ * axes) and output positions o0 .. o0 + n - 1, the input element each
+ * reads from `plane` (one channel of X, bytes) as int8 (a uint8 byte with
+ * its top bit flipped when `flip`: u - 128), `pad` where the tap lands in
+ * padding. The positions go a line (the last axis) at a time: one division
+ * per line, none per element, and no bounds checks inside a line. */
+static void im2col_row(const tgc_window *w, int64_t tap, const uint8_t *plane, bool flip, int8_t pad, int64_t o0,
+                       int64_t n, int8_t *out) {
+    int rank = w->n, last = rank - 1;
+    int64_t t[TGC_MAX_RANK] = {0};
+    for (int a = last; a >= 0; a--) t[a] = tap % w->kernel[a], tap /= w->kernel[a];
+    int64_t line = w->out[last], s = w->strides[last], start = t[last] * w->dilations[last] - w->pads[last];
+    /* The output positions along a line whose tap lands inside: [first, last_in].
+     */
+    int64_t first = start >= 0 ? 0 : (-start + s - 1) / s;
+    int64_t last_in = w->in[last] - 1 - start < 0 ? -1 : (w->in[last] - 1 - start) / s;
+    for (int64_t done = 0; done < n;) {
+        int64_t o = o0 + done, j0 = o % line, len = line - j0 < n - done ? line - j0 : n - done;
+        /* the line's outer coordinates: inside the input, and where it starts */
+        int64_t rest = o / line, off = 0, mul = w->in[last];
+        bool inside = true;
+        for (int a = last - 1; a >= 0; a--) {
+            int64_t ii = (rest % w->out[a]) * w->strides[a] - w->pads[a] + t[a] * w->dilations[a];
+            rest /= w->out[a];
+            inside = inside && ii >= 0 && ii < w->in[a];
+            off += ii * mul;
+            mul *= w->in[a];
+        }
+        int8_t *dst = out + done;
+        int64_t lo = first - j0 > 0 ? first - j0 : 0, hi = last_in - j0 + 1 < len ? last_in - j0 + 1 : len;
+        if (!inside || hi <= lo) {
+            memset(dst, (uint8_t)pad, (size_t)len);
+        } else {
+            memset(dst, (uint8_t)pad, (size_t)lo);
+            const uint8_t *src = plane + off + (j0 + lo) * s + start;
+            int64_t count = hi - lo;
+            uint8_t *d = (uint8_t *)dst + lo, bits = flip ? 0x80u : 0;
+            if (s == 1)
+                for (int64_t j = 0; j < count; j++) d[j] = src[j] ^ bits;
+            else
+                for (int64_t j = 0; j < count; j++) d[j] = src[j * s] ^ bits;
+            memset(dst + hi, (uint8_t)pad, (size_t)(len - hi));
+        }
+        done += len;
+    }
+}
+
+/* y[j] = x[j] ^ bits, j < n: a uint8 row as int8 (bits 0x80) or an int8
+ * row as it is. Compiled for AVX-512 and AVX2 too (target_clones.h). */
+TGC_CPU_CLONES static void flip_row(const uint8_t *x, int64_t n, uint8_t bits, uint8_t *y) {
+    for (int64_t j = 0; j < n; j++) y[j] = x[j] ^ bits;
+}
+
+/* One channel of a 2-D X for the output rows [oy0, oy0 + n_oy), padded and
+ * split by phase: padded row r (counted from row oy0 * sh) and column c lie
+ * in block (r % sh, c % sw) at row r / sh, column c / sw, each block
+ * [rows_q, wq]. A tap of a window strided (sh, sw) then reads, for output
+ * rows i and columns j, element (i + a) wq + j + b of one block: the whole
+ * plane's outputs, taken wq columns a row, are one run of consecutive
+ * bytes. Each byte is X's as int8 (flipped from uint8 when flip), `pad` in
+ * padding. */
+typedef struct phase_plane {
+    int64_t rows_q, wq, sh, sw;
+    int8_t *p; /* [sh][sw][rows_q][wq] */
+} phase_plane;
+
+/* The plane's sizes for n_oy output rows of window w (2-D), and its
+ * elements in *elems. False on an overflow or past `limit` elements. */
+static bool phase_plane_size(const tgc_window *w, int64_t n_oy, int64_t limit, phase_plane *pp, int64_t *elems) {
+    int64_t span_h, span_w, rows, wp, blocks;
+    if (!tgc_checked_mul_i64(w->kernel[0] - 1, w->dilations[0], &span_h) ||
+        !tgc_checked_mul_i64(w->kernel[1] - 1, w->dilations[1], &span_w) ||
+        !tgc_checked_mul_i64(n_oy - 1, w->strides[0], &rows) || !tgc_checked_add_i64(rows, span_h + 1, &rows) ||
+        !tgc_checked_mul_i64(w->out[1] - 1, w->strides[1], &wp) || !tgc_checked_add_i64(wp, span_w + 1, &wp) ||
+        !tgc_checked_mul_i64(w->strides[0], w->strides[1], &blocks))
+        return false;
+    pp->sh = w->strides[0];
+    pp->sw = w->strides[1];
+    pp->rows_q = rows / pp->sh + (rows % pp->sh != 0);
+    pp->wq = wp / pp->sw + (wp % pp->sw != 0);
+    return tgc_checked_mul_i64(blocks, pp->rows_q, elems) && tgc_checked_mul_i64(*elems, pp->wq, elems) &&
+           *elems <= limit;
+}
+
+/* Fills pp (sizes from phase_plane_size for output rows from oy0) from
+ * `plane`, one channel of X [ih, iw] (bytes). */
+static void phase_plane_fill(phase_plane *pp, const tgc_window *w, int64_t oy0, const uint8_t *plane, bool flip,
+                             int8_t pad) {
+    uint8_t bits = flip ? 0x80u : 0;
+    int64_t ih = w->in[0], iw = w->in[1], pt = w->pads[0], pl = w->pads[1];
+    for (int64_t r = 0; r < pp->rows_q * pp->sh; r++) {
+        int64_t iy = oy0 * pp->sh + r - pt;
+        for (int64_t ph = 0; ph < pp->sw; ph++) {
+            int8_t *dst = pp->p + (((r % pp->sh) * pp->sw + ph) * pp->rows_q + r / pp->sh) * pp->wq;
+            int64_t lo = 0, hi = 0; /* the columns ph + q sw - pl inside [0, iw) */
+            if (iy >= 0 && iy < ih) tgc_window_taps(ph - pl, pp->wq, pp->sw, 0, iw, &lo, &hi);
+            if (hi <= lo) {
+                memset(dst, (uint8_t)pad, (size_t)pp->wq);
+                continue;
+            }
+            memset(dst, (uint8_t)pad, (size_t)lo);
+            const uint8_t *s = plane + iy * iw + (ph - pl + lo * pp->sw); /* input column of q = lo */
+            if (pp->sw == 1)
+                flip_row(s, hi - lo, bits, (uint8_t *)dst + lo);
+            else
+                for (int64_t q = lo; q < hi; q++) dst[q] = (int8_t)(s[(q - lo) * pp->sw] ^ bits);
+            memset(dst + hi, (uint8_t)pad, (size_t)(pp->wq - hi));
+        }
+    }
+}
+
+/* Where tap (ky, kx) of the window for output row i (of the plane's) and
+ * column 0 reads in pp; column j reads j bytes on, row i + 1 wq bytes on. */
+static const int8_t *phase_plane_tap(const phase_plane *pp, const tgc_window *w, int64_t i, int64_t ky, int64_t kx) {
+    int64_t row = ky * w->dilations[0], col = kx * w->dilations[1];
+    return pp->p + (((row % pp->sh) * pp->sw + col % pp->sw) * pp->rows_q + i + row / pp->sh) * pp->wq + col / pp->sw;
+}
+
+/* The im2col row of tap (ky, kx) for output positions o0 .. o0 + n - 1
+ * from pp (made for output rows from oy0). */
+static void phase_plane_row(const phase_plane *pp, const tgc_window *w, int64_t oy0, int64_t ky, int64_t kx, int64_t o0,
+                            int64_t n, int8_t *out) {
+    int64_t ow = w->out[1], oy = o0 / ow, ox = o0 % ow;
+    while (n > 0) {
+        int64_t len = ow - ox < n ? ow - ox : n;
+        memcpy(out, phase_plane_tap(pp, w, oy - oy0, ky, kx) + ox, (size_t)len);
+        out += len, n -= len, ox = 0, oy++;
+    }
+}
+
+/* sum[j] += row[j], j < n (the columns' sums). Compiled for AVX-512 and
+ * AVX2 too (target_clones.h). */
+TGC_CPU_CLONES static void add_row(const int8_t *row, int64_t n, int32_t *sum) {
+    for (int64_t j = 0; j < n; j++) sum[j] += row[j];
+}
+
+/* ---- Sums --------------------------------------------------------------------------- */
+
+/* y[j] = sum over r < taps of col[r * n + j] (w[r] - w_zp), in int32
+ * (exact for taps <= DIRECT_MAX_TAPS), j < n; the caller takes x_zp's
+ * term off. Compiled for AVX-512 and AVX2 too (target_clones.h). */
+TGC_CPU_CLONES static void sum_taps(const int8_t *w, int32_t w_zp, const int8_t *col, int64_t taps, int64_t n,
+                                    int32_t *y) {
+    memset(y, 0, (size_t)n * sizeof *y);
+    for (int64_t r = 0; r < taps; r++) {
+        int32_t wd = w[r] - w_zp;
+        const int8_t *xr = col + r * n;
+        for (int64_t j = 0; j < n; j++) y[j] += xr[j] * wd;
+    }
+}
+
+/* y[i wq + j] = sum over taps (ky, kx) of pp's tap byte for output row i,
+ * column j, times (w[ky kw + kx] - w_zp), for the plane's n_oy output rows
+ * (the columns past ow hold sums of no output; the last row stops at ow):
+ * a depthwise window straight from X, one run of consecutive sums a tap
+ * (the caller takes x_zp's term off). Compiled for AVX-512 and AVX2 too. */
+TGC_CPU_CLONES static void sum_plane_taps(const phase_plane *pp, const tgc_window *w, int64_t n_oy, const int8_t *wt,
+                                          int32_t w_zp, int32_t *y) {
+    int64_t kh = w->kernel[0], kw = w->kernel[1], len = (n_oy - 1) * pp->wq + w->out[1];
+    memset(y, 0, (size_t)len * sizeof *y);
+    for (int64_t ky = 0; ky < kh; ky++)
+        for (int64_t kx = 0; kx < kw; kx++) {
+            int32_t wd = wt[ky * kw + kx] - w_zp;
+            const int8_t *xr = phase_plane_tap(pp, w, 0, ky, kx);
+            for (int64_t j = 0; j < len; j++) y[j] += xr[j] * wd;
+        }
+}
+
+/* ---- The node ----------------------------------------------------------------------- */
+
+/* How an integer Conv is summed, and what it holds while it runs. */
+typedef struct int_conv_plan {
+    bool depthwise; /* sum_plane_taps over whole channels */
+    bool planes;    /* im2col rows cut from phase planes (else im2col_row) */
+    bool few_taps;  /* im2col rows summed by sum_taps (else a GEMM) */
+    int64_t cols;   /* output positions per block (depthwise: the whole channel) */
+    int64_t ck;     /* the taps of one output: C / group * kernel size */
+    int64_t plane;  /* a phase plane's elements */
+    int64_t col;    /* an im2col block's elements (0 for depthwise) */
+    int64_t tile;   /* int32 sums of one block */
+} int_conv_plan;
+
+/* Output rows a block of `cols` positions can touch. */
+static int64_t block_rows(const tgc_window *w, int64_t cols) {
+    int64_t ow = w->out[1] > 0 ? w->out[1] : 1, rows = cols / ow + 2;
+    return rows < w->out[0] ? rows : w->out[0];
+}
+
+/* Plans geometry g: false on a size past int64. */
+static bool plan_int_conv(const tgc_conv_geometry *g, int_conv_plan *p) {
+    memset(p, 0, sizeof *p);
+    const tgc_window *w = &g->w;
+    int64_t mg = g->m_count / g->group, out = g->out_size < 1 ? 1 : g->out_size, in = 1;
+    if (!tgc_checked_mul_i64(g->cg, g->kk_count, &p->ck)) return false;
+    for (int a = 0; a < w->n; a++) in *= w->in[a] > 0 ? w->in[a] : 1;
+    int64_t limit = 4 * in + 65536; /* a plane beyond this is mostly padding or
+                                       gaps: im2col_row instead */
+    if (limit > COL_BLOCK_ELEMS) limit = COL_BLOCK_ELEMS;
+    bool two_d = w->n == 2 && g->out_size > 0;
+    phase_plane whole;
+    if (two_d && g->cg == 1 && g->kk_count <= DIRECT_MAX_TAPS &&
+        phase_plane_size(w, w->out[0], limit, &whole, &p->plane) && w->out[0] <= TILE_ELEMS / whole.wq) {
+        p->depthwise = true; /* one channel's sums at a time, wq a row */
+        p->cols = out;
+        p->tile = w->out[0] * whole.wq;
+        return true;
+    }
+    p->cols = out;
+    if (p->ck > 0 && p->cols > COL_BLOCK_ELEMS / p->ck) p->cols = COL_BLOCK_ELEMS / p->ck;
+    if (mg > 0 && p->cols > TILE_ELEMS / mg) p->cols = TILE_ELEMS / mg;
+    if (p->cols < 16) p->cols = out < 16 ? out : 16;
+    p->few_taps = p->ck <= DIRECT_MAX_TAPS && mg < DIRECT_MAX_FILTERS;
+    p->planes =
+        two_d && !g->pointwise && phase_plane_size(w, block_rows(w, p->cols), limit, &(phase_plane){0}, &p->plane);
+    if (!p->planes) p->plane = 0;
+    return tgc_checked_mul_i64(p->ck, p->cols, &p->col) && tgc_checked_mul_i64(mg, p->cols, &p->tile);
+}
+
+/* Where a block's sums go: into Y as int32 (ConvInteger: y8 NULL), or
+ * requantized into Y's 8-bit type (QLinearConv). */
+typedef struct conv_sink {
+    int32_t *y32;        /* ConvInteger's Y */
+    void *y8;            /* QLinearConv's Y */
+    const int32_t *bias; /* [M] or NULL */
+    tgc_cpu_qparam x_scale, w_scale, y_scale, y_zp;
+    int32_t lo, hi;
+    bool is_signed;
+} conv_sink;
+
+/* Finishes channel m's sums for output positions o0 .. o0 + n - 1 of
+ * image b: acc holds them less `add` (int64, the zero points' per-row
+ * terms), already in Y (ConvInteger) or in a block (QLinearConv). */
+static void sink_row(const conv_sink *s, const tgc_conv_geometry *g, int64_t b, int64_t m, int64_t o0, int64_t n,
+                     int32_t *acc, int64_t add) {
+    uint32_t total = (uint32_t)tgc_cpu_wrap_int32(add) + (uint32_t)(s->bias != NULL ? s->bias[m] : 0);
+    if (s->y8 == NULL) {
+        for (int64_t j = 0; total != 0 && j < n; j++) acc[j] = (int32_t)((uint32_t)acc[j] + total);
+        return;
+    }
+    float mult = (float)tgc_cpu_qparam_float(&s->x_scale, 0) * (float)tgc_cpu_qparam_float(&s->w_scale, m) /
+                 (float)tgc_cpu_qparam_float(&s->y_scale, 0);
+    uint8_t *y = (uint8_t *)s->y8 + (b * g->m_count + m) * g->out_size + o0;
+    tgc_cpu_q8_requantize(acc, n, (int32_t)total, mult, tgc_cpu_qparam_int(&s->y_zp, 0), s->lo, s->hi, s->is_signed, y);
+}
+
+/* What one node's sums work with. */
+typedef struct int_conv {
+    const tgc_conv_geometry *g;
+    int_conv_plan plan;
+    const conv_sink *sink;
+    const uint8_t *x;
+    bool flip;                 /* X is uint8 */
+    int8_t x_zp;               /* shifted */
+    const int8_t *w;           /* shifted, [M, ck] */
+    const int32_t *w_zp;       /* shifted, [M] */
+    const int64_t *w_sum;      /* [M] */
+    bool col_sums;             /* some w_zp is not 0 */
+    bool use_dnnl;             /* until oneDNN declines once */
+    int8_t *col;               /* im2col block, plan.col */
+    int32_t *col_sum;          /* plan.cols */
+    int32_t *tile;             /* QLinearConv's block of sums, plan.tile */
+    phase_plane pp;            /* plan.plane bytes */
+    double *w_wide, *col_wide; /* the dgemm path's operands, made when it first runs */
+} int_conv;
+
+static void int_conv_free(int_conv *q) {
+    tgc_free(q->col), tgc_free(q->col_sum), tgc_free(q->tile), tgc_free(q->pp.p);
+    tgc_free(q->w_wide), tgc_free(q->col_wide);
+}
+
+/* Depthwise: every channel of image b, group gi, whole. */
+static void depthwise_group(int_conv *q, int64_t b, int64_t gi) {
+    const tgc_conv_geometry *g = q->g;
+    int64_t mg = g->m_count / g->group, ck = q->plan.ck;
+    phase_plane_fill(&q->pp, &g->w, 0, q->x + (b * g->channels + gi) * g->in_size, q->flip, q->x_zp);
+    int64_t oh = g->w.out[0], ow = g->w.out[1];
+    for (int64_t m = gi * mg; m < (gi + 1) * mg; m++) {
+        int32_t *acc = q->tile;
+        sum_plane_taps(&q->pp, &g->w, oh, q->w + m * ck, q->w_zp[m], acc);
+        for (int64_t i = 1; q->pp.wq != ow && i < oh; i++) /* wq sums a row to ow */
+            memmove(acc + i * ow, acc + i * q->pp.wq, (size_t)ow * sizeof *acc);
+        if (q->sink->y8 == NULL) { /* ConvInteger: Y is where they go */
+            int32_t *y = q->sink->y32 + (b * g->m_count + m) * g->out_size;
+            memcpy(y, acc, (size_t)g->out_size * sizeof *y);
+            acc = y;
+        }
+        int64_t wd_sum = q->w_sum[m] - ck * (int64_t)q->w_zp[m];
+        sink_row(q->sink, g, b, m, 0, g->out_size, acc, -(int64_t)q->x_zp * wd_sum);
+    }
+}
+
+/* The im2col rows of image b, group gi, for output positions o0 .. o0 +
+ * cb - 1 into q->col (and their sums when wanted). */
+static void fill_columns(int_conv *q, int64_t b, int64_t gi, int64_t o0, int64_t cb) {
+    const tgc_conv_geometry *g = q->g;
+    const tgc_window *w = &g->w;
+    int64_t kk = g->kk_count, oy0 = w->n == 2 && w->out[1] > 0 ? o0 / w->out[1] : 0;
+    if (q->col_sums) memset(q->col_sum, 0, (size_t)cb * sizeof *q->col_sum);
+    for (int64_t ci = 0; ci < g->cg; ci++) {
+        const uint8_t *plane = q->x + (b * g->channels + gi * g->cg + ci) * g->in_size;
+        int8_t *rows = q->col + ci * kk * cb;
+        if (g->pointwise)
+            flip_row(plane + o0, cb, q->flip ? 0x80u : 0, (uint8_t *)rows);
+        else if (q->plan.planes) {
+            phase_plane_fill(&q->pp, w, oy0, plane, q->flip, q->x_zp);
+            for (int64_t t = 0; t < kk; t++)
+                phase_plane_row(&q->pp, w, oy0, t / w->kernel[1], t % w->kernel[1], o0, cb, rows + t * cb);
+        } else {
+            for (int64_t t = 0; t < kk; t++) im2col_row(w, t, plane, q->flip, q->x_zp, o0, cb, rows + t * cb);
+        }
+        for (int64_t t = 0; q->col_sums && t < kk; t++) add_row(rows + t * cb, cb, q->col_sum);
+    }
+}
+
+/* The dgemm path for rows w0 .. w0 + mg - 1 of a block: exact sums of the
+ * differences into y (row stride ldy). False when out of memory or past
+ * BLAS's int range. */
+static bool block_dgemm(int_conv *q, int64_t w0, int64_t mg, int64_t cb, int32_t *y, int64_t ldy) {
+    int64_t ck = q->plan.ck;
+    if (q->w_wide == NULL) q->w_wide = tgc_malloc(((size_t)(mg * ck) + 1) * sizeof(double));
+    if (q->col_wide == NULL) q->col_wide = tgc_malloc(((size_t)(q->plan.col + mg * q->plan.cols) + 1) * sizeof(double));
+    if (q->w_wide == NULL || q->col_wide == NULL) return false;
+    for (int64_t m = 0; m < mg; m++)
+        for (int64_t r = 0; r < ck; r++) q->w_wide[m * ck + r] = (double)(q->w[(w0 + m) * ck + r] - q->w_zp[w0 + m]);
+    for (int64_t e = 0; e < ck * cb; e++) q->col_wide[e] = (double)(q->col[e] - q->x_zp);
+    return tgc_cpu_q8_dgemm(mg, cb, ck, q->w_wide, q->col_wide, cb, q->col_wide + ck * cb, y, ldy);
+}
+
+/* One block: image b, group gi, output positions o0 .. o0 + cb - 1. False
+ * when a sum fails. */
+static bool conv_block(int_conv *q, int64_t b, int64_t gi, int64_t o0, int64_t cb) {
+    const tgc_conv_geometry *g = q->g;
+    int64_t mg = g->m_count / g->group, w0 = gi * mg, ck = q->plan.ck;
+    fill_columns(q, b, gi, o0, cb);
+    int32_t *y = q->sink->y8 != NULL ? q->tile : q->sink->y32 + (b * g->m_count + w0) * g->out_size + o0;
+    int64_t ldy = q->sink->y8 != NULL ? cb : g->out_size;
+    bool exact = true;           /* y holds the differences' sums, nothing to take off */
+    if (q->plan.few_taps) {      /* too small a product to hand off */
+        for (int64_t m = 0; m < mg; m++) sum_taps(q->w + (w0 + m) * ck, q->w_zp[w0 + m], q->col, ck, cb, y + m * ldy);
+        exact = false; /* x_zp's term is left */
+    } else {
+        int done = q->use_dnnl ? tgc_dnnl_igemm(mg, cb, ck, q->w + w0 * ck, ck, q->col, cb, y, ldy) : 0;
+        if (done < 0) return false;
+        if (done == 0) {
+            q->use_dnnl = false;
+            if (!block_dgemm(q, w0, mg, cb, y, ldy)) return false;
+        }
+        exact = done == 0;
+    }
+    for (int64_t m = 0; m < mg; m++) {
+        int64_t zw = q->w_zp[w0 + m], add = 0;
+        int32_t *ym = y + m * ldy;
+        if (!exact && q->plan.few_taps)
+            add = -(int64_t)q->x_zp * (q->w_sum[w0 + m] - ck * zw);
+        else if (!exact) {
+            add = ck * zw * q->x_zp - (int64_t)q->x_zp * q->w_sum[w0 + m];
+            for (int64_t j = 0; zw != 0 && j < cb; j++) ym[j] = tgc_cpu_wrap_int32((int64_t)ym[j] - zw * q->col_sum[j]);
+        }
+        sink_row(q->sink, g, b, w0 + m, o0, cb, ym, add);
+    }
+    return true;
+}
+
+/* Conv's geometry for an integer Conv with X and W at input positions x
+ * and w (read from dims, as Conv's; the dtypes are the caller's to check). */
+static tgc_status read_int_conv(tgc_kernel_ctx *c, int x, int w, tgc_conv_geometry *g) {
+    tgc_value views[2] = {tgc_cpu_q8_f32_view(&c->inputs[x]), tgc_cpu_q8_f32_view(&c->inputs[w])},
+              out = tgc_cpu_q8_f32_view(&c->outputs[0]);
+    tgc_kernel_ctx sub = *c;
+    sub.inputs = views;
+    sub.n_inputs = 2;
+    sub.outputs = &out;
+    sub.n_outputs = 1;
+    return tgc_window_read_conv(&sub, g);
+}
+
+/* What the node holds for the static memory plan: W as int8 with its rows'
+ * sums and zero points in the node's cache when W is a constant (it then
+ * stands in for W), and while it runs a block of im2col columns with their
+ * sums, a phase plane and QLinearConv's block of int32 sums (the dgemm
+ * path's operands, only where oneDNN declines, are not counted). X and W
+ * at input positions x and w. */
+static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, tgc_kernel_footprint *out) {
+    tgc_conv_geometry g;
+    int_conv_plan p;
+    if (c->n_inputs <= w || c->n_outputs < 1 || read_int_conv(c, x, w, &g) != TGC_OK || !plan_int_conv(&g, &p)) return;
+    int64_t nw;
+    if (!tgc_checked_mul_i64(g.m_count, p.ck, &nw)) return;
+    out->workspace_bytes = p.col + p.cols * (int64_t)sizeof(int32_t) + p.plane + (tile || p.depthwise ? p.tile * 4 : 0);
+    if (c->const_inputs & 1u << w) {
+        out->cache_bytes = g.m_count * (int64_t)(sizeof(int64_t) + sizeof(int32_t)) + nw + 1;
+        out->replaces_inputs = 1u << w;
+    }
+}
+
+static void conv_integer_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width; /* one thread runs it */
+    int_conv_footprint(c, 0, 1, false, out);
+}
+
+static void qlinear_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width;
+    int_conv_footprint(c, 0, 3, true, out);
+}
+
+/* Conv(X - x_zp, W - w_zp) into the sink: x, w, xzp_at and wzp_at are the
+ * input positions of X, W and their zero points. */
+static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int wzp_at, const conv_sink *sink) {
+    const tgc_value *vx = &c->inputs[x], *vw = &c->inputs[w];
+    if (!tgc_cpu_q8_is(vx->dtype) || !tgc_cpu_q8_is(vw->dtype))
+        return tgc_kernel_fail(c, "inputs X and W must be 8-bit quantized (X %s, W %s)", tgc_dtype_name(vx->dtype),
+                               tgc_dtype_name(vw->dtype));
+    tgc_conv_geometry g;
+    tgc_status st = read_int_conv(c, x, w, &g);
+    if (st != TGC_OK) return st;
+    tgc_cpu_qparam xzp, wzp;
+    if ((st = tgc_cpu_qparam_read(c, xzp_at, "x_zero_point", -1, vx->dtype, &xzp)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, wzp_at, "w_zero_point", g.m_count, vw->dtype, &wzp)) != TGC_OK)
+        return st;
+    int_conv q = {.g = &g, .sink = sink, .use_dnnl = true, .flip = vx->dtype == TGC_UINT8};
+    if (!plan_int_conv(&g, &q.plan)) return tgc_kernel_fail(c, "the column buffer is too large");
+    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g.m_count, q.plan.ck};
+    uint32_t weights_in = 1u << w | (tgc_kernel_has_input(c, wzp_at) ? 1u << wzp_at : 0);
+    const uint8_t *block = tgc_kernel_cache_get(c, weights_in, build_conv_weights, &wa), *owned = NULL;
+    if (block != NULL) tgc_kernel_cache_replaces(c, 1u << w); /* W is read only to build the block */
+    if (c->prepack_only) return TGC_OK;
+    size_t block_bytes;
+    if (block == NULL) block = owned = build_conv_weights(c, &wa, &block_bytes);
+    q.col = tgc_malloc((size_t)q.plan.col + 1);
+    q.col_sum = tgc_malloc(((size_t)q.plan.cols + 1) * sizeof(int32_t));
+    q.pp.p = tgc_malloc((size_t)q.plan.plane + 1);
+    bool tile = sink->y8 != NULL || q.plan.depthwise; /* else the sums go straight into Y */
+    q.tile = tile ? tgc_malloc(((size_t)q.plan.tile + 1) * sizeof(int32_t)) : NULL;
+    if (block == NULL || q.col == NULL || q.col_sum == NULL || q.pp.p == NULL || (tile && q.tile == NULL)) {
+        int_conv_free(&q);
+        tgc_free((void *)owned);
+        return tgc_kernel_fail(c, "out of host memory for the integer operands");
+    }
+    q.w_sum = (const int64_t *)block;
+    q.w_zp = (const int32_t *)(block + (size_t)g.m_count * sizeof(int64_t));
+    q.w = (const int8_t *)(block + (size_t)g.m_count * (sizeof(int64_t) + sizeof(int32_t)));
+    for (int64_t m = 0; m < g.m_count; m++) q.col_sums = q.col_sums || q.w_zp[m] != 0;
+    /* few taps are summed as differences, and many go to the dgemm path, exact too */
+    q.col_sums = q.col_sums && !q.plan.few_taps && q.plan.ck <= TGC_DNNL_IGEMM_MAX_K;
+    q.x = tgc_kernel_in_ptr(c, x);
+    q.x_zp = (int8_t)(tgc_cpu_qparam_int(&xzp, 0) - tgc_cpu_q8_shift(vx->dtype)); /* padding: a zero difference */
+    if (q.plan.depthwise) {
+        phase_plane_size(&g.w, g.w.out[0], INT64_MAX, &q.pp, &(int64_t){0});
+        c->impl = "int8 depthwise";
+    }
+    bool ok = true;
+    for (int64_t b = 0; ok && b < g.batch; b++)
+        for (int64_t gi = 0; ok && gi < g.group; gi++) {
+            if (q.plan.depthwise) {
+                depthwise_group(&q, b, gi);
+                continue;
+            }
+            for (int64_t o0 = 0; ok && o0 < g.out_size; o0 += q.plan.cols) {
+                int64_t cb = g.out_size - o0 < q.plan.cols ? g.out_size - o0 : q.plan.cols;
+                if (q.plan.planes) { /* the plane covers the block's output rows */
+                    int64_t oy0 = o0 / g.w.out[1], n_oy = (o0 + cb - 1) / g.w.out[1] - oy0 + 1;
+                    phase_plane_size(&g.w, n_oy, INT64_MAX, &q.pp, &(int64_t){0});
+                }
+                ok = conv_block(&q, b, gi, o0, cb);
+            }
+        }
+    int_conv_free(&q);
+    tgc_free((void *)owned);
+    return ok ? TGC_OK
+              : tgc_kernel_fail(c, "the integer product failed (out of host "
+                                   "memory, a size past BLAS's int range, "
+                                   "or oneDNN)");
+}
+
+static tgc_status conv_integer(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_kernel_check_host(c, 2, 1);
+    if (st != TGC_OK) return st;
+    if (c->outputs[0].dtype != TGC_INT32) return tgc_kernel_fail(c, "output y must be int32");
+    int32_t scratch;
+    conv_sink sink = {.y32 = tgc_value_numel(&c->outputs[0]) > 0 ? tgc_kernel_out_ptr(c, 0) : &scratch};
+    return int_conv_run(c, 0, 1, 2, 3, &sink);
+}
+
+static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_kernel_check_host(c, 8, 1);
+    if (st != TGC_OK) return st;
+    const tgc_value *vy = &c->outputs[0];
+    if (!tgc_cpu_q8_is(vy->dtype) || vy->dtype != c->inputs[7].dtype)
+        return tgc_kernel_fail(c, "output y must have y_zero_point's 8-bit type");
+    int64_t m_count = c->inputs[3].rank >= 1 ? c->inputs[3].dims[0] : 0;
+    conv_sink sink = {.is_signed = vy->dtype == TGC_INT8};
+    if ((st = tgc_cpu_qparam_read(c, 1, "x_scale", -1, TGC_FLOAT32, &sink.x_scale)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, 4, "w_scale", m_count, TGC_FLOAT32, &sink.w_scale)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, 6, "y_scale", -1, TGC_FLOAT32, &sink.y_scale)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, 7, "y_zero_point", -1, vy->dtype, &sink.y_zp)) != TGC_OK)
+        return st;
+    if (tgc_kernel_has_input(c, 8)) {
+        const tgc_value *vb = &c->inputs[8];
+        if (vb->dtype != TGC_INT32 || vb->rank != 1 || vb->dims[0] != m_count)
+            return tgc_kernel_fail(c, "input 8 (B) must be int32 [M = %lld]", (long long)m_count);
+        sink.bias = tgc_kernel_in_ptr(c, 8);
+    }
+    tgc_cpu_q8_range(vy->dtype, &sink.lo, &sink.hi);
+    uint8_t scratch;
+    sink.y8 = tgc_value_numel(vy) > 0 ? tgc_kernel_out_ptr(c, 0) : &scratch;
+    return int_conv_run(c, 0, 3, 2, 5, &sink);
+}
+
+const tgc_kernel_def tgc_cpu_kernels_quant_conv[] = {
+    {.op = "ConvInteger",
+     .fn = conv_integer,
+     .forward_input = -1,
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID},
+     .footprint = conv_integer_footprint},
+    {.op = "QLinearConv",
+     .fn = qlinear_conv,
+     .forward_input = -1,
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID},
+     .footprint = qlinear_conv_footprint},
+    {.op = NULL},
+};
