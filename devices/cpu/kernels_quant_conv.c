@@ -32,7 +32,14 @@
  * ranks, and windows whose padding or dilation would make that copy far
  * larger than X, go through im2col_row, a line at a time. W lives as int8
  * with its rows' sums in the node's cache and stands in for W once built.
- * One thread runs a node. */
+ *
+ * Threads: depthwise channels go in pieces of about PIECE_DEPTHWISE_MACS;
+ * other blocks in two rounds, their im2col rows by input channels
+ * (PIECE_BYTES a piece), then their product cut in one piece per thread
+ * across W's rows or the columns (cut_block), whichever oneDNN repacks
+ * more cheaply for each piece. The sums are exact integers, so the pieces
+ * may follow the thread count (unlike a float kernel's): the results are
+ * the same at any. */
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/quant.h"
 #include "devices/cpu/target_clones.h"
@@ -43,6 +50,7 @@
 
 #include "support/alloc.h"
 #include "support/checked.h"
+#include "support/parallel_for.h"
 
 #include <string.h>
 
@@ -50,6 +58,18 @@
  * the dgemm path), and the most int32 sums one block makes. */
 #define COL_BLOCK_ELEMS (INT64_C(1) << 20)
 #define TILE_ELEMS (INT64_C(1) << 18)
+
+/* Depthwise pieces of about PIECE_DEPTHWISE_MACS multiply-adds, im2col
+ * pieces of about PIECE_BYTES; a product below PIECE_MACS stays whole, a
+ * larger one is cut at multiples of FILTER_STEP rows or columns. */
+#define PIECE_MACS (INT64_C(1) << 22)
+#define PIECE_DEPTHWISE_MACS (INT64_C(1) << 18)
+#define PIECE_BYTES (INT64_C(1) << 16)
+#define FILTER_STEP 16
+
+/* The most column phases (the last axis's stride) a phase plane is made
+ * for: wider strides go through im2col_row. */
+#define MAX_STRIDE_PHASES 8
 
 /* Windows of at most this many taps (a 3x3 or 5x5 depthwise Conv's, whose
  * products oneDNN would make one tiny call per channel for) are summed
@@ -153,6 +173,16 @@ TGC_CPU_CLONES static void flip_row(const uint8_t *x, int64_t n, uint8_t bits, u
     for (int64_t j = 0; j < n; j++) y[j] = x[j] ^ bits;
 }
 
+/* y[j] = x[j * stride] ^ bits, j < n: flip_row of every stride-th byte (a
+ * stride of 2, the common one, its own loop so that it vectorizes).
+ * Compiled for AVX-512 and AVX2 too. */
+TGC_CPU_CLONES static void flip_strided(const uint8_t *x, int64_t stride, int64_t n, uint8_t bits, uint8_t *y) {
+    if (stride == 2)
+        for (int64_t j = 0; j < n; j++) y[j] = x[2 * j] ^ bits;
+    else
+        for (int64_t j = 0; j < n; j++) y[j] = x[j * stride] ^ bits;
+}
+
 /* One channel of a 2-D X for the output rows [oy0, oy0 + n_oy), padded and
  * split by phase: padded row r (counted from row oy0 * sh) and column c lie
  * in block (r % sh, c % sw) at row r / sh, column c / sw, each block
@@ -190,23 +220,23 @@ static void phase_plane_fill(phase_plane *pp, const tgc_window *w, int64_t oy0, 
                              int8_t pad) {
     uint8_t bits = flip ? 0x80u : 0;
     int64_t ih = w->in[0], iw = w->in[1], pt = w->pads[0], pl = w->pads[1];
+    int64_t lo[MAX_STRIDE_PHASES], hi[MAX_STRIDE_PHASES]; /* per phase, the columns inside [0, iw) */
+    for (int64_t ph = 0; ph < pp->sw; ph++) tgc_window_taps(ph - pl, pp->wq, pp->sw, 0, iw, &lo[ph], &hi[ph]);
+    int64_t block = pp->rows_q * pp->wq;
     for (int64_t r = 0; r < pp->rows_q * pp->sh; r++) {
         int64_t iy = oy0 * pp->sh + r - pt;
+        int8_t *row = pp->p + (r % pp->sh) * pp->sw * block + (r / pp->sh) * pp->wq;
         for (int64_t ph = 0; ph < pp->sw; ph++) {
-            int8_t *dst = pp->p + (((r % pp->sh) * pp->sw + ph) * pp->rows_q + r / pp->sh) * pp->wq;
-            int64_t lo = 0, hi = 0; /* the columns ph + q sw - pl inside [0, iw) */
-            if (iy >= 0 && iy < ih) tgc_window_taps(ph - pl, pp->wq, pp->sw, 0, iw, &lo, &hi);
-            if (hi <= lo) {
+            int8_t *dst = row + ph * block;
+            if (iy < 0 || iy >= ih || hi[ph] <= lo[ph]) {
                 memset(dst, (uint8_t)pad, (size_t)pp->wq);
                 continue;
             }
-            memset(dst, (uint8_t)pad, (size_t)lo);
-            const uint8_t *s = plane + iy * iw + (ph - pl + lo * pp->sw); /* input column of q = lo */
-            if (pp->sw == 1)
-                flip_row(s, hi - lo, bits, (uint8_t *)dst + lo);
-            else
-                for (int64_t q = lo; q < hi; q++) dst[q] = (int8_t)(s[(q - lo) * pp->sw] ^ bits);
-            memset(dst + hi, (uint8_t)pad, (size_t)(pp->wq - hi));
+            memset(dst, (uint8_t)pad, (size_t)lo[ph]);
+            const uint8_t *s = plane + iy * iw + (ph - pl + lo[ph] * pp->sw); /* input column of q = lo */
+            if (pp->sw == 1) flip_row(s, hi[ph] - lo[ph], bits, (uint8_t *)dst + lo[ph]);
+            else flip_strided(s, pp->sw, hi[ph] - lo[ph], bits, (uint8_t *)dst + lo[ph]);
+            memset(dst + hi[ph], (uint8_t)pad, (size_t)(pp->wq - hi[ph]));
         }
     }
 }
@@ -238,15 +268,16 @@ TGC_CPU_CLONES static void add_row(const int8_t *row, int64_t n, int32_t *sum) {
 
 /* ---- Sums --------------------------------------------------------------------------- */
 
-/* y[j] = sum over r < taps of col[r * n + j] (w[r] - w_zp), in int32
+/* y[j] = sum over r < taps of col[r * ld + j] (w[r] - w_zp), in int32
  * (exact for taps <= DIRECT_MAX_TAPS), j < n; the caller takes x_zp's
  * term off. Compiled for AVX-512 and AVX2 too (target_clones.h). */
-TGC_CPU_CLONES static void sum_taps(const int8_t *w, int32_t w_zp, const int8_t *col, int64_t taps, int64_t n,
+TGC_CPU_CLONES static void sum_taps(const int8_t *w, int32_t w_zp, const int8_t *col, int64_t taps, int64_t ld,
+                                    int64_t n,
                                     int32_t *y) {
     memset(y, 0, (size_t)n * sizeof *y);
     for (int64_t r = 0; r < taps; r++) {
         int32_t wd = w[r] - w_zp;
-        const int8_t *xr = col + r * n;
+        const int8_t *xr = col + r * ld;
         for (int64_t j = 0; j < n; j++) y[j] += xr[j] * wd;
     }
 }
@@ -262,9 +293,9 @@ TGC_CPU_CLONES static void sum_plane_taps(const phase_plane *pp, const tgc_windo
     memset(y, 0, (size_t)len * sizeof *y);
     for (int64_t ky = 0; ky < kh; ky++)
         for (int64_t kx = 0; kx < kw; kx++) {
-            int32_t wd = wt[ky * kw + kx] - w_zp;
+            int16_t wd = (int16_t)(wt[ky * kw + kx] - w_zp); /* |x wd| <= 128 * 255: an int16 product */
             const int8_t *xr = phase_plane_tap(pp, w, 0, ky, kx);
-            for (int64_t j = 0; j < len; j++) y[j] += xr[j] * wd;
+            for (int64_t j = 0; j < len; j++) y[j] += (int16_t)(xr[j] * wd);
         }
 }
 
@@ -277,9 +308,10 @@ typedef struct int_conv_plan {
     bool few_taps;  /* im2col rows summed by sum_taps (else a GEMM) */
     int64_t cols;   /* output positions per block (depthwise: the whole channel) */
     int64_t ck;     /* the taps of one output: C / group * kernel size */
-    int64_t plane;  /* a phase plane's elements */
+    int64_t plane;  /* a phase plane's elements (one per participant) */
     int64_t col;    /* an im2col block's elements (0 for depthwise) */
-    int64_t tile;   /* int32 sums of one block */
+    int64_t tile;   /* int32 sums a participant holds */
+    int64_t channels; /* input channels a piece fills (depthwise: sums) */
 } int_conv_plan;
 
 /* Output rows a block of `cols` positions can touch. */
@@ -295,16 +327,17 @@ static bool plan_int_conv(const tgc_conv_geometry *g, int_conv_plan *p) {
     int64_t mg = g->m_count / g->group, out = g->out_size < 1 ? 1 : g->out_size, in = 1;
     if (!tgc_checked_mul_i64(g->cg, g->kk_count, &p->ck)) return false;
     for (int a = 0; a < w->n; a++) in *= w->in[a] > 0 ? w->in[a] : 1;
-    int64_t limit = 4 * in + 65536; /* a plane beyond this is mostly padding or
-                                       gaps: im2col_row instead */
+    int64_t limit = 4 * in + 65536; /* a plane beyond this is mostly padding or gaps: im2col_row instead */
     if (limit > COL_BLOCK_ELEMS) limit = COL_BLOCK_ELEMS;
-    bool two_d = w->n == 2 && g->out_size > 0;
+    bool two_d = w->n == 2 && g->out_size > 0 && w->strides[1] <= MAX_STRIDE_PHASES;
     phase_plane whole;
     if (two_d && g->cg == 1 && g->kk_count <= DIRECT_MAX_TAPS &&
         phase_plane_size(w, w->out[0], limit, &whole, &p->plane) && w->out[0] <= TILE_ELEMS / whole.wq) {
         p->depthwise = true; /* one channel's sums at a time, wq a row */
         p->cols = out;
         p->tile = w->out[0] * whole.wq;
+        p->channels = PIECE_DEPTHWISE_MACS / (p->tile * g->kk_count * mg);
+        p->channels = p->channels < 1 ? 1 : p->channels;
         return true;
     }
     p->cols = out;
@@ -315,6 +348,8 @@ static bool plan_int_conv(const tgc_conv_geometry *g, int_conv_plan *p) {
     p->planes =
         two_d && !g->pointwise && phase_plane_size(w, block_rows(w, p->cols), limit, &(phase_plane){0}, &p->plane);
     if (!p->planes) p->plane = 0;
+    p->channels = PIECE_BYTES / (g->kk_count * p->cols);
+    p->channels = p->channels < 1 ? 1 : p->channels;
     return tgc_checked_mul_i64(p->ck, p->cols, &p->col) && tgc_checked_mul_i64(mg, p->cols, &p->tile);
 }
 
@@ -345,42 +380,57 @@ static void sink_row(const conv_sink *s, const tgc_conv_geometry *g, int64_t b, 
     tgc_cpu_q8_requantize(acc, n, (int32_t)total, mult, tgc_cpu_qparam_int(&s->y_zp, 0), s->lo, s->hi, s->is_signed, y);
 }
 
+/* A participant's scratch (a tgc_parallel_for slot). */
+typedef struct conv_slot {
+    int32_t *tile;             /* QLinearConv's sums, and depthwise ones */
+    phase_plane pp;            /* plan.plane bytes */
+    double *w_wide, *col_wide; /* the dgemm path's operands, made when it first runs */
+    bool use_dnnl;             /* until oneDNN declines once */
+    bool failed;               /* a sum failed */
+} conv_slot;
+
 /* What one node's sums work with. */
 typedef struct int_conv {
     const tgc_conv_geometry *g;
     int_conv_plan plan;
     const conv_sink *sink;
     const uint8_t *x;
-    bool flip;                 /* X is uint8 */
-    int8_t x_zp;               /* shifted */
-    const int8_t *w;           /* shifted, [M, ck] */
-    const int32_t *w_zp;       /* shifted, [M] */
-    const int64_t *w_sum;      /* [M] */
-    bool col_sums;             /* some w_zp is not 0 */
-    bool use_dnnl;             /* until oneDNN declines once */
-    int8_t *col;               /* im2col block, plan.col */
-    int32_t *col_sum;          /* plan.cols */
-    int32_t *tile;             /* QLinearConv's block of sums, plan.tile */
-    phase_plane pp;            /* plan.plane bytes */
-    double *w_wide, *col_wide; /* the dgemm path's operands, made when it first runs */
+    bool flip;            /* X is uint8 */
+    int8_t x_zp;          /* shifted */
+    const int8_t *w;      /* shifted, [M, ck] */
+    const int32_t *w_zp;  /* shifted, [M] */
+    const int64_t *w_sum; /* [M] */
+    bool col_sums;        /* some w_zp is not 0 */
+    int8_t *col;          /* im2col block, plan.col */
+    int32_t *col_sum;     /* plan.cols */
+    conv_slot *slots;     /* tgc_parallel_width of them */
+    int width;
+    /* the block being summed: image b, group gi, output positions o0 .. o0 + cb - 1 */
+    int64_t b, gi, o0, cb;
+    int64_t piece_filters, piece_cols; /* its product's pieces (cut_block) */
 } int_conv;
 
 static void int_conv_free(int_conv *q) {
-    tgc_free(q->col), tgc_free(q->col_sum), tgc_free(q->tile), tgc_free(q->pp.p);
-    tgc_free(q->w_wide), tgc_free(q->col_wide);
+    tgc_free(q->col), tgc_free(q->col_sum);
+    for (int s = 0; q->slots != NULL && s < q->width; s++) {
+        conv_slot *sl = &q->slots[s];
+        tgc_free(sl->tile), tgc_free(sl->pp.p), tgc_free(sl->w_wide), tgc_free(sl->col_wide);
+    }
+    tgc_free(q->slots);
 }
 
-/* Depthwise: every channel of image b, group gi, whole. */
-static void depthwise_group(int_conv *q, int64_t b, int64_t gi) {
+/* Depthwise: channel k (of batch * group; one input channel each) of X,
+ * every filter on it, whole. */
+static void depthwise_channel(int_conv *q, conv_slot *sl, int64_t k) {
     const tgc_conv_geometry *g = q->g;
-    int64_t mg = g->m_count / g->group, ck = q->plan.ck;
-    phase_plane_fill(&q->pp, &g->w, 0, q->x + (b * g->channels + gi) * g->in_size, q->flip, q->x_zp);
+    int64_t mg = g->m_count / g->group, ck = q->plan.ck, b = k / g->group, gi = k % g->group;
+    phase_plane_fill(&sl->pp, &g->w, 0, q->x + (b * g->channels + gi) * g->in_size, q->flip, q->x_zp);
     int64_t oh = g->w.out[0], ow = g->w.out[1];
     for (int64_t m = gi * mg; m < (gi + 1) * mg; m++) {
-        int32_t *acc = q->tile;
-        sum_plane_taps(&q->pp, &g->w, oh, q->w + m * ck, q->w_zp[m], acc);
-        for (int64_t i = 1; q->pp.wq != ow && i < oh; i++) /* wq sums a row to ow */
-            memmove(acc + i * ow, acc + i * q->pp.wq, (size_t)ow * sizeof *acc);
+        int32_t *acc = sl->tile;
+        sum_plane_taps(&sl->pp, &g->w, oh, q->w + m * ck, q->w_zp[m], acc);
+        for (int64_t i = 1; sl->pp.wq != ow && i < oh; i++) /* wq sums a row to ow */
+            memmove(acc + i * ow, acc + i * sl->pp.wq, (size_t)ow * sizeof *acc);
         if (q->sink->y8 == NULL) { /* ConvInteger: Y is where they go */
             int32_t *y = q->sink->y32 + (b * g->m_count + m) * g->out_size;
             memcpy(y, acc, (size_t)g->out_size * sizeof *y);
@@ -391,76 +441,141 @@ static void depthwise_group(int_conv *q, int64_t b, int64_t gi) {
     }
 }
 
-/* The im2col rows of image b, group gi, for output positions o0 .. o0 +
- * cb - 1 into q->col (and their sums when wanted). */
-static void fill_columns(int_conv *q, int64_t b, int64_t gi, int64_t o0, int64_t cb) {
+/* The im2col rows of input channel ci (of the group) for the current block
+ * into q->col. */
+static void fill_channel(int_conv *q, conv_slot *sl, int64_t ci) {
     const tgc_conv_geometry *g = q->g;
     const tgc_window *w = &g->w;
-    int64_t kk = g->kk_count, oy0 = w->n == 2 && w->out[1] > 0 ? o0 / w->out[1] : 0;
-    if (q->col_sums) memset(q->col_sum, 0, (size_t)cb * sizeof *q->col_sum);
-    for (int64_t ci = 0; ci < g->cg; ci++) {
-        const uint8_t *plane = q->x + (b * g->channels + gi * g->cg + ci) * g->in_size;
-        int8_t *rows = q->col + ci * kk * cb;
-        if (g->pointwise)
-            flip_row(plane + o0, cb, q->flip ? 0x80u : 0, (uint8_t *)rows);
-        else if (q->plan.planes) {
-            phase_plane_fill(&q->pp, w, oy0, plane, q->flip, q->x_zp);
-            for (int64_t t = 0; t < kk; t++)
-                phase_plane_row(&q->pp, w, oy0, t / w->kernel[1], t % w->kernel[1], o0, cb, rows + t * cb);
-        } else {
-            for (int64_t t = 0; t < kk; t++) im2col_row(w, t, plane, q->flip, q->x_zp, o0, cb, rows + t * cb);
-        }
-        for (int64_t t = 0; q->col_sums && t < kk; t++) add_row(rows + t * cb, cb, q->col_sum);
+    int64_t kk = g->kk_count, cb = q->cb, o0 = q->o0, oy0 = w->n == 2 && w->out[1] > 0 ? o0 / w->out[1] : 0;
+    const uint8_t *plane = q->x + (q->b * g->channels + q->gi * g->cg + ci) * g->in_size;
+    int8_t *rows = q->col + ci * kk * cb;
+    if (g->pointwise) {
+        flip_row(plane + o0, cb, q->flip ? 0x80u : 0, (uint8_t *)rows);
+    } else if (q->plan.planes) {
+        phase_plane_size(w, (o0 + cb - 1) / w->out[1] - oy0 + 1, INT64_MAX, &sl->pp, &(int64_t){0});
+        phase_plane_fill(&sl->pp, w, oy0, plane, q->flip, q->x_zp);
+        for (int64_t t = 0; t < kk; t++)
+            phase_plane_row(&sl->pp, w, oy0, t / w->kernel[1], t % w->kernel[1], o0, cb, rows + t * cb);
+    } else {
+        for (int64_t t = 0; t < kk; t++) im2col_row(w, t, plane, q->flip, q->x_zp, o0, cb, rows + t * cb);
     }
 }
 
-/* The dgemm path for rows w0 .. w0 + mg - 1 of a block: exact sums of the
- * differences into y (row stride ldy). False when out of memory or past
- * BLAS's int range. */
-static bool block_dgemm(int_conv *q, int64_t w0, int64_t mg, int64_t cb, int32_t *y, int64_t ldy) {
-    int64_t ck = q->plan.ck;
-    if (q->w_wide == NULL) q->w_wide = tgc_malloc(((size_t)(mg * ck) + 1) * sizeof(double));
-    if (q->col_wide == NULL) q->col_wide = tgc_malloc(((size_t)(q->plan.col + mg * q->plan.cols) + 1) * sizeof(double));
-    if (q->w_wide == NULL || q->col_wide == NULL) return false;
-    for (int64_t m = 0; m < mg; m++)
-        for (int64_t r = 0; r < ck; r++) q->w_wide[m * ck + r] = (double)(q->w[(w0 + m) * ck + r] - q->w_zp[w0 + m]);
-    for (int64_t e = 0; e < ck * cb; e++) q->col_wide[e] = (double)(q->col[e] - q->x_zp);
-    return tgc_cpu_q8_dgemm(mg, cb, ck, q->w_wide, q->col_wide, cb, q->col_wide + ck * cb, y, ldy);
+/* The dgemm path for filters w0 .. w0 + nf - 1 over columns j0 .. j0 + nj
+ * - 1 of the current block: exact sums of the differences into y (row
+ * stride ldy). False when out of memory or past BLAS's int range. */
+static bool block_dgemm(int_conv *q, conv_slot *sl, int64_t w0, int64_t nf, int64_t j0, int64_t nj, int32_t *y,
+                        int64_t ldy) {
+    int64_t ck = q->plan.ck, mg = q->g->m_count / q->g->group;
+    if (sl->w_wide == NULL) sl->w_wide = tgc_malloc(((size_t)(mg * ck) + 1) * sizeof(double));
+    if (sl->col_wide == NULL)
+        sl->col_wide = tgc_malloc(((size_t)(q->plan.col + mg * q->plan.cols) + 1) * sizeof(double));
+    if (sl->w_wide == NULL || sl->col_wide == NULL) return false;
+    for (int64_t m = 0; m < nf; m++)
+        for (int64_t r = 0; r < ck; r++) sl->w_wide[m * ck + r] = (double)(q->w[(w0 + m) * ck + r] - q->w_zp[w0 + m]);
+    for (int64_t r = 0; r < ck; r++)
+        for (int64_t j = 0; j < nj; j++) sl->col_wide[r * nj + j] = (double)(q->col[r * q->cb + j0 + j] - q->x_zp);
+    return tgc_cpu_q8_dgemm(nf, nj, ck, sl->w_wide, sl->col_wide, nj, sl->col_wide + ck * nj, y, ldy);
 }
 
-/* One block: image b, group gi, output positions o0 .. o0 + cb - 1. False
- * when a sum fails. */
-static bool conv_block(int_conv *q, int64_t b, int64_t gi, int64_t o0, int64_t cb) {
+/* Filters f0 .. f0 + nf - 1 of the group over columns j0 .. j0 + nj - 1 of
+ * the current block, finished into the sink. False when a sum fails. */
+static bool block_filters(int_conv *q, conv_slot *sl, int64_t f0, int64_t nf, int64_t j0, int64_t nj) {
     const tgc_conv_geometry *g = q->g;
-    int64_t mg = g->m_count / g->group, w0 = gi * mg, ck = q->plan.ck;
-    fill_columns(q, b, gi, o0, cb);
-    int32_t *y = q->sink->y8 != NULL ? q->tile : q->sink->y32 + (b * g->m_count + w0) * g->out_size + o0;
-    int64_t ldy = q->sink->y8 != NULL ? cb : g->out_size;
-    bool exact = true;           /* y holds the differences' sums, nothing to take off */
-    if (q->plan.few_taps) {      /* too small a product to hand off */
-        for (int64_t m = 0; m < mg; m++) sum_taps(q->w + (w0 + m) * ck, q->w_zp[w0 + m], q->col, ck, cb, y + m * ldy);
+    int64_t w0 = q->gi * (g->m_count / g->group) + f0, ck = q->plan.ck, cb = q->cb;
+    bool tiled = q->sink->y8 != NULL;
+    int32_t *y = tiled ? sl->tile : q->sink->y32 + (q->b * g->m_count + w0) * g->out_size + q->o0 + j0;
+    int64_t ldy = tiled ? nj : g->out_size;
+    bool exact = true;      /* y holds the differences' sums, nothing to take off */
+    if (q->plan.few_taps) { /* too small a product to hand off */
+        for (int64_t m = 0; m < nf; m++)
+            sum_taps(q->w + (w0 + m) * ck, q->w_zp[w0 + m], q->col + j0, ck, cb, nj, y + m * ldy);
         exact = false; /* x_zp's term is left */
     } else {
-        int done = q->use_dnnl ? tgc_dnnl_igemm(mg, cb, ck, q->w + w0 * ck, ck, q->col, cb, y, ldy) : 0;
+        int done = sl->use_dnnl ? tgc_dnnl_igemm(nf, nj, ck, q->w + w0 * ck, ck, q->col + j0, cb, y, ldy) : 0;
         if (done < 0) return false;
         if (done == 0) {
-            q->use_dnnl = false;
-            if (!block_dgemm(q, w0, mg, cb, y, ldy)) return false;
+            sl->use_dnnl = false;
+            if (!block_dgemm(q, sl, w0, nf, j0, nj, y, ldy)) return false;
         }
         exact = done == 0;
     }
-    for (int64_t m = 0; m < mg; m++) {
+    for (int64_t m = 0; m < nf; m++) {
         int64_t zw = q->w_zp[w0 + m], add = 0;
         int32_t *ym = y + m * ldy;
+        const int32_t *sums = q->col_sum + j0;
         if (!exact && q->plan.few_taps)
             add = -(int64_t)q->x_zp * (q->w_sum[w0 + m] - ck * zw);
         else if (!exact) {
             add = ck * zw * q->x_zp - (int64_t)q->x_zp * q->w_sum[w0 + m];
-            for (int64_t j = 0; zw != 0 && j < cb; j++) ym[j] = tgc_cpu_wrap_int32((int64_t)ym[j] - zw * q->col_sum[j]);
+            for (int64_t j = 0; zw != 0 && j < nj; j++) ym[j] = tgc_cpu_wrap_int32((int64_t)ym[j] - zw * sums[j]);
         }
-        sink_row(q->sink, g, b, w0 + m, o0, cb, ym, add);
+        sink_row(q->sink, g, q->b, w0 + m, q->o0 + j0, nj, ym, add);
     }
     return true;
+}
+
+/* tgc_parallel_for pieces: depthwise channels, a block's input channels
+ * (im2col rows), a block's filters. */
+static void depthwise_piece(void *arg, int64_t i, int slot) {
+    int_conv *q = arg;
+    int64_t n = q->g->batch * q->g->group, k0 = i * q->plan.channels;
+    for (int64_t k = k0; k < k0 + q->plan.channels && k < n; k++) depthwise_channel(q, &q->slots[slot], k);
+}
+
+static void fill_piece(void *arg, int64_t i, int slot) {
+    int_conv *q = arg;
+    int64_t c0 = i * q->plan.channels, c1 = c0 + q->plan.channels < q->g->cg ? c0 + q->plan.channels : q->g->cg;
+    for (int64_t ci = c0; ci < c1; ci++) fill_channel(q, &q->slots[slot], ci);
+}
+
+static void filters_piece(void *arg, int64_t i, int slot) {
+    int_conv *q = arg;
+    int64_t mg = q->g->m_count / q->g->group, col_pieces = (q->cb + q->piece_cols - 1) / q->piece_cols;
+    int64_t f0 = i / col_pieces * q->piece_filters, j0 = i % col_pieces * q->piece_cols;
+    int64_t nf = mg - f0 < q->piece_filters ? mg - f0 : q->piece_filters;
+    int64_t nj = q->cb - j0 < q->piece_cols ? q->cb - j0 : q->piece_cols;
+    conv_slot *sl = &q->slots[slot];
+    if (!sl->failed && !block_filters(q, sl, f0, nf, j0, nj)) sl->failed = true;
+}
+
+/* How the current block's product is cut for a pool `width` threads wide:
+ * whole on one thread or when small; else into `width` pieces across the
+ * operand the GEMM repacks more cheaply for each (W's rows when W is
+ * smaller than the block's columns, the columns otherwise). The sums are
+ * exact integers, so the cut changes no result. */
+static void cut_block(int_conv *q) {
+    int64_t mg = q->g->m_count / q->g->group, ck = q->plan.ck;
+    q->piece_filters = mg;
+    q->piece_cols = q->cb;
+    if (q->width <= 1 || (double)mg * (double)ck * (double)q->cb < (double)PIECE_MACS) return;
+    if (mg <= q->cb) {
+        int64_t n = (q->cb + q->width - 1) / q->width;
+        q->piece_cols = (n + FILTER_STEP - 1) / FILTER_STEP * FILTER_STEP;
+    } else {
+        int64_t n = (mg + q->width - 1) / q->width;
+        q->piece_filters = (n + FILTER_STEP - 1) / FILTER_STEP * FILTER_STEP;
+    }
+}
+
+/* Sums every block, each in two parallel rounds: its im2col rows, then its
+ * filters. */
+static void blocks_run(int_conv *q, tgc_thread_pool *pool) {
+    const tgc_conv_geometry *g = q->g;
+    int64_t mg = g->m_count / g->group;
+    for (q->b = 0; q->b < g->batch; q->b++)
+        for (q->gi = 0; q->gi < g->group; q->gi++)
+            for (q->o0 = 0; q->o0 < g->out_size; q->o0 += q->plan.cols) {
+                q->cb = g->out_size - q->o0 < q->plan.cols ? g->out_size - q->o0 : q->plan.cols;
+                tgc_parallel_for(pool, (g->cg + q->plan.channels - 1) / q->plan.channels, fill_piece, q);
+                if (q->col_sums) {
+                    memset(q->col_sum, 0, (size_t)q->cb * sizeof *q->col_sum);
+                    for (int64_t r = 0; r < q->plan.ck; r++) add_row(q->col + r * q->cb, q->cb, q->col_sum);
+                }
+                cut_block(q);
+                int64_t filter_pieces = (mg + q->piece_filters - 1) / q->piece_filters;
+                tgc_parallel_for(pool, filter_pieces * ((q->cb + q->piece_cols - 1) / q->piece_cols), filters_piece, q);
+            }
 }
 
 /* Conv's geometry for an integer Conv with X and W at input positions x
@@ -480,15 +595,17 @@ static tgc_status read_int_conv(tgc_kernel_ctx *c, int x, int w, tgc_conv_geomet
  * sums and zero points in the node's cache when W is a constant (it then
  * stands in for W), and while it runs a block of im2col columns with their
  * sums, a phase plane and QLinearConv's block of int32 sums (the dgemm
- * path's operands, only where oneDNN declines, are not counted). X and W
- * at input positions x and w. */
-static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, tgc_kernel_footprint *out) {
+ * path's operands, only where oneDNN declines, are not counted), a plane and
+ * sums per participant of a pool `width` threads wide. X and W at input
+ * positions x and w. */
+static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, int width, tgc_kernel_footprint *out) {
     tgc_conv_geometry g;
     int_conv_plan p;
     if (c->n_inputs <= w || c->n_outputs < 1 || read_int_conv(c, x, w, &g) != TGC_OK || !plan_int_conv(&g, &p)) return;
     int64_t nw;
     if (!tgc_checked_mul_i64(g.m_count, p.ck, &nw)) return;
-    out->workspace_bytes = p.col + p.cols * (int64_t)sizeof(int32_t) + p.plane + (tile || p.depthwise ? p.tile * 4 : 0);
+    int64_t slot = p.plane + (tile || p.depthwise ? p.tile * (int64_t)sizeof(int32_t) : 0);
+    out->workspace_bytes = p.col + p.cols * (int64_t)sizeof(int32_t) + (width < 1 ? 1 : width) * slot;
     if (c->const_inputs & 1u << w) {
         out->cache_bytes = g.m_count * (int64_t)(sizeof(int64_t) + sizeof(int32_t)) + nw + 1;
         out->replaces_inputs = 1u << w;
@@ -496,13 +613,11 @@ static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, tgc_k
 }
 
 static void conv_integer_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
-    (void)width; /* one thread runs it */
-    int_conv_footprint(c, 0, 1, false, out);
+    int_conv_footprint(c, 0, 1, false, width, out);
 }
 
 static void qlinear_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
-    (void)width;
-    int_conv_footprint(c, 0, 3, true, out);
+    int_conv_footprint(c, 0, 3, true, width, out);
 }
 
 /* Conv(X - x_zp, W - w_zp) into the sink: x, w, xzp_at and wzp_at are the
@@ -519,7 +634,7 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     if ((st = tgc_cpu_qparam_read(c, xzp_at, "x_zero_point", -1, vx->dtype, &xzp)) != TGC_OK ||
         (st = tgc_cpu_qparam_read(c, wzp_at, "w_zero_point", g.m_count, vw->dtype, &wzp)) != TGC_OK)
         return st;
-    int_conv q = {.g = &g, .sink = sink, .use_dnnl = true, .flip = vx->dtype == TGC_UINT8};
+    int_conv q = {.g = &g, .sink = sink, .flip = vx->dtype == TGC_UINT8, .width = tgc_parallel_width(c->pool)};
     if (!plan_int_conv(&g, &q.plan)) return tgc_kernel_fail(c, "the column buffer is too large");
     conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g.m_count, q.plan.ck};
     uint32_t weights_in = 1u << w | (tgc_kernel_has_input(c, wzp_at) ? 1u << wzp_at : 0);
@@ -528,12 +643,19 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     if (c->prepack_only) return TGC_OK;
     size_t block_bytes;
     if (block == NULL) block = owned = build_conv_weights(c, &wa, &block_bytes);
-    q.col = tgc_malloc((size_t)q.plan.col + 1);
-    q.col_sum = tgc_malloc(((size_t)q.plan.cols + 1) * sizeof(int32_t));
-    q.pp.p = tgc_malloc((size_t)q.plan.plane + 1);
+    bool ok = block != NULL && (q.slots = tgc_calloc((size_t)q.width, sizeof *q.slots)) != NULL;
+    if (ok && !q.plan.depthwise) {
+        ok = (q.col = tgc_malloc((size_t)q.plan.col + 1)) != NULL &&
+             (q.col_sum = tgc_malloc(((size_t)q.plan.cols + 1) * sizeof(int32_t))) != NULL;
+    }
     bool tile = sink->y8 != NULL || q.plan.depthwise; /* else the sums go straight into Y */
-    q.tile = tile ? tgc_malloc(((size_t)q.plan.tile + 1) * sizeof(int32_t)) : NULL;
-    if (block == NULL || q.col == NULL || q.col_sum == NULL || q.pp.p == NULL || (tile && q.tile == NULL)) {
+    for (int s = 0; ok && s < q.width; s++) {
+        conv_slot *sl = &q.slots[s];
+        sl->use_dnnl = true;
+        ok = (sl->pp.p = tgc_malloc((size_t)q.plan.plane + 1)) != NULL &&
+             (!tile || (sl->tile = tgc_malloc(((size_t)q.plan.tile + 1) * sizeof(int32_t))) != NULL);
+    }
+    if (!ok) {
         int_conv_free(&q);
         tgc_free((void *)owned);
         return tgc_kernel_fail(c, "out of host memory for the integer operands");
@@ -547,30 +669,18 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     q.x = tgc_kernel_in_ptr(c, x);
     q.x_zp = (int8_t)(tgc_cpu_qparam_int(&xzp, 0) - tgc_cpu_q8_shift(vx->dtype)); /* padding: a zero difference */
     if (q.plan.depthwise) {
-        phase_plane_size(&g.w, g.w.out[0], INT64_MAX, &q.pp, &(int64_t){0});
+        for (int s = 0; s < q.width; s++) phase_plane_size(&g.w, g.w.out[0], INT64_MAX, &q.slots[s].pp, &(int64_t){0});
         c->impl = "int8 depthwise";
+        int64_t n = g.batch * g.group;
+        tgc_parallel_for(c->pool, (n + q.plan.channels - 1) / q.plan.channels, depthwise_piece, &q);
+    } else if (g.out_size > 0) {
+        blocks_run(&q, c->pool);
     }
-    bool ok = true;
-    for (int64_t b = 0; ok && b < g.batch; b++)
-        for (int64_t gi = 0; ok && gi < g.group; gi++) {
-            if (q.plan.depthwise) {
-                depthwise_group(&q, b, gi);
-                continue;
-            }
-            for (int64_t o0 = 0; ok && o0 < g.out_size; o0 += q.plan.cols) {
-                int64_t cb = g.out_size - o0 < q.plan.cols ? g.out_size - o0 : q.plan.cols;
-                if (q.plan.planes) { /* the plane covers the block's output rows */
-                    int64_t oy0 = o0 / g.w.out[1], n_oy = (o0 + cb - 1) / g.w.out[1] - oy0 + 1;
-                    phase_plane_size(&g.w, n_oy, INT64_MAX, &q.pp, &(int64_t){0});
-                }
-                ok = conv_block(&q, b, gi, o0, cb);
-            }
-        }
+    for (int s = 0; s < q.width; s++) ok = ok && !q.slots[s].failed;
     int_conv_free(&q);
     tgc_free((void *)owned);
     return ok ? TGC_OK
-              : tgc_kernel_fail(c, "the integer product failed (out of host "
-                                   "memory, a size past BLAS's int range, "
+              : tgc_kernel_fail(c, "the integer product failed (out of host memory, a size past BLAS's int range, "
                                    "or oneDNN)");
 }
 

@@ -25,9 +25,12 @@ D="$ROOT/tests/data/dtype_models"
 gpu=0
 "$TGC" devices | grep -q "^gpu0" && gpu=1
 
-# check MODEL DEV TOL "INPUT..." "OUTPUT...": one run, every output compared.
+# check MODEL DEV TOL "INPUT..." "OUTPUT..." [ARG...]: one run, every output
+# compared.
 check() {
     local m=$1 dev=$2 tol=$3 ins=$4 outs=$5 args=() n
+    shift 5
+    args+=("$@")
     for n in $ins; do args+=(--input "$n=$D/$m.$n.npy"); done
     for n in $outs; do args+=(--compare "$n=$D/$m.$n.ref.npy"); done
     expect_exit 0 "$m on $dev: $outs within $tol of numpy's" -- \
@@ -52,6 +55,9 @@ quant_models() {
 
 float_models cpu 0
 quant_models cpu
+# one thread: every integer product whole (two or more cut the large ones)
+check int_conv_paths cpu 0 "x x8 xb xp x3" "dw_strided dw_mult dw_1d pointwise_zp conv3d q_dw q_dw_s8 q_big_some" \
+    --threads cpu=1
 if [ $gpu = 1 ]; then
     float_models cpu,gpu0 1.6e-2
     quant_models cpu,gpu0

@@ -188,10 +188,12 @@ static inline void nn_ints(nn_fixture *f, const char *name, const int64_t *v, si
     nn_ints((f), (name), (const int64_t[]){__VA_ARGS__},                                                     \
             sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 
-/* Finds the float32 cpu kernel for f->op and runs it; returns its status
- * (TGC_ERR_INVALID if there is no kernel or the fixture is incomplete). */
+/* Finds the float32 cpu kernel for f->op (else the one for input 0's
+ * dtype: the integer ops) and runs it; returns its status (TGC_ERR_INVALID
+ * if there is no kernel or the fixture is incomplete). */
 static inline tgc_status nn_run(nn_fixture *f) {
     const tgc_kernel_def *def = tgc_kernel_find(f->op, TGC_DEVICE_CPU, TGC_FLOAT32);
+    if (def == NULL && f->n_in > 0) def = tgc_kernel_find(f->op, TGC_DEVICE_CPU, f->in[0].dtype);
     CU_ASSERT_PTR_NOT_NULL(def);
     if (def == NULL || !f->ok) return TGC_ERR_INVALID;
     f->node.name = (char *)"node";

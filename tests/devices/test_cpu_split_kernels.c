@@ -11,7 +11,9 @@
  *     unary row of graph/elementwise.def in place;
  *   - Transpose (2-D blocks, rows, one merged row) and Slice;
  *   - batched MatMul of small products (several per piece, B broadcast);
- *   - Gemm with C [N], [M, 1] and a scalar, filled block by block. */
+ *   - Gemm with C [N], [M, 1] and a scalar, filled block by block;
+ *   - ConvInteger (exact, so compared for equality) with its product cut
+ *     across columns, across filters, and depthwise channels in pieces. */
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "graph/elementwise.h"
@@ -438,6 +440,85 @@ static void test_gemm_bias_split(void) {
     free(y);
 }
 
+/* ---- ConvInteger ----------------------------------------------------------------- */
+
+typedef struct int_conv_arg {
+    const uint8_t *x, *w, *w_zp;
+    uint8_t x_zp;
+    int64_t xd[4], wd[4], yd[4], group, stride, pad;
+} int_conv_arg;
+
+static void int_conv_setup(nn_fixture *f, const void *p) {
+    const int_conv_arg *a = p;
+    nn_in_dims(f, TGC_UINT8, 4, a->xd, a->x);
+    nn_in_dims(f, TGC_UINT8, 4, a->wd, a->w);
+    nn_in_dims(f, TGC_UINT8, 0, NULL, &a->x_zp);
+    nn_in_dims(f, TGC_UINT8, 1, a->wd, a->w_zp);
+    nn_int(f, "group", a->group);
+    nn_ints(f, "strides", (int64_t[]){a->stride, a->stride}, 2);
+    nn_ints(f, "pads", (int64_t[]){a->pad, a->pad, a->pad, a->pad}, 4);
+    nn_out_dims(f, TGC_INT32, 4, a->yd);
+}
+
+/* ConvInteger by its definition, a direct loop in int64 (no wrap at these
+ * sizes), over pool-run y: the count of differing elements. */
+static int64_t int_conv_mismatches(const int_conv_arg *a, const int32_t *y) {
+    int64_t cg = a->wd[1], mg = a->wd[0] / a->group, bad = 0;
+    for (int64_t b = 0; b < a->yd[0]; b++)
+        for (int64_t m = 0; m < a->yd[1]; m++)
+            for (int64_t oy = 0; oy < a->yd[2]; oy++)
+                for (int64_t ox = 0; ox < a->yd[3]; ox++) {
+                    int64_t sum = 0;
+                    for (int64_t c = 0; c < cg; c++)
+                        for (int64_t ky = 0; ky < a->wd[2]; ky++)
+                            for (int64_t kx = 0; kx < a->wd[3]; kx++) {
+                                int64_t iy = oy * a->stride - a->pad + ky, ix = ox * a->stride - a->pad + kx;
+                                int64_t ci = m / mg * cg + c;
+                                int64_t xv = iy < 0 || iy >= a->xd[2] || ix < 0 || ix >= a->xd[3]
+                                                 ? a->x_zp
+                                                 : a->x[((b * a->xd[1] + ci) * a->xd[2] + iy) * a->xd[3] + ix];
+                                int64_t wv = a->w[((m * cg + c) * a->wd[2] + ky) * a->wd[3] + kx];
+                                sum += (xv - a->x_zp) * (wv - a->w_zp[m]);
+                            }
+                    bad += y[((b * a->yd[1] + m) * a->yd[2] + oy) * a->yd[3] + ox] != sum;
+                }
+    return bad;
+}
+
+static uint8_t *random_bytes(int64_t n, uint32_t seed) {
+    uint8_t *v = malloc((size_t)n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    for (int64_t i = 0; i < n; i++) v[i] = (uint8_t)((seed = seed * 1664525u + 1013904223u) >> 24);
+    return v;
+}
+
+static void int_conv_check(int_conv_arg a, uint32_t seed) {
+    int64_t nx = a.xd[0] * a.xd[1] * a.xd[2] * a.xd[3], nw = a.wd[0] * a.wd[1] * a.wd[2] * a.wd[3];
+    int64_t ny = a.yd[0] * a.yd[1] * a.yd[2] * a.yd[3];
+    uint8_t *x = random_bytes(nx, seed), *w = random_bytes(nw, seed + 1), *zp = random_bytes(a.wd[0], seed + 2);
+    int32_t *y = malloc((size_t)ny * sizeof *y);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    a.x = x, a.w = w, a.w_zp = zp;
+    run_both("ConvInteger", int_conv_setup, &a, false, (float *)y, ny); /* int32s: same size as float32s */
+    CU_ASSERT_EQUAL(int_conv_mismatches(&a, y), 0);
+    free(x), free(w), free(zp), free(y);
+}
+
+static void test_conv_integer_split(void) {
+    /* 64 filters of 144 taps over 1,600 columns (14.7M MACs): cut across the columns */
+    int_conv_check((int_conv_arg){.x_zp = 131, .xd = {1, 16, 40, 40}, .wd = {64, 16, 3, 3}, .yd = {1, 64, 40, 40},
+                                  .group = 1, .stride = 1, .pad = 1},
+                   91);
+    /* 256 filters of 576 taps over 36 columns (5.3M MACs): cut across the filters */
+    int_conv_check((int_conv_arg){.x_zp = 7, .xd = {1, 64, 6, 6}, .wd = {256, 64, 3, 3}, .yd = {1, 256, 6, 6},
+                                  .group = 1, .stride = 1, .pad = 1},
+                   92);
+    /* 2 x 48 depthwise channels, stride 2: pieces of channels */
+    int_conv_check((int_conv_arg){.x_zp = 200, .xd = {2, 48, 30, 30}, .wd = {48, 1, 3, 3}, .yd = {2, 48, 15, 15},
+                                  .group = 48, .stride = 2, .pad = 1},
+                   93);
+}
+
 /* Kernels run here outside a session: OpenBLAS single-threaded as a
  * session makes it, before any test (its own threads synchronize in ways
  * ThreadSanitizer cannot see, and the pool is what these tests exercise).
@@ -452,4 +533,5 @@ TGC_TEST_MAIN("cpu split kernels", {"softmax and log-softmax", test_softmax},
               {"every unary row, alone and over a pool", test_every_unary_row},
               {"transpose and slice", test_transpose_and_slice},
               {"batched matmul", test_batched_matmul},
-              {"gemm with a bias", test_gemm_bias_split})
+              {"gemm with a bias", test_gemm_bias_split},
+              {"integer convolution cut into pieces", test_conv_integer_split})
