@@ -67,6 +67,10 @@
 #define PIECE_BYTES (INT64_C(1) << 16)
 #define FILTER_STEP 16
 
+/* Bytes a phase plane's buffer holds past its elements: phase_plane_row's
+ * vector moves of short lines may read that far. */
+#define PLANE_SLACK 32
+
 /* The most column phases (the last axis's stride) a phase plane is made
  * for: wider strides go through im2col_row. */
 #define MAX_STRIDE_PHASES 8
@@ -249,13 +253,20 @@ static const int8_t *phase_plane_tap(const phase_plane *pp, const tgc_window *w,
 }
 
 /* The im2col row of tap (ky, kx) for output positions o0 .. o0 + n - 1
- * from pp (made for output rows from oy0). */
+ * from pp (made for output rows from oy0), a line of output columns at a
+ * time. A short line with 16 or 32 bytes of the row still to fill is
+ * copied as that many (one vector move, not a call): what lands past it
+ * the next lines overwrite, and what it reads past the plane lies in
+ * PLANE_SLACK. */
 static void phase_plane_row(const phase_plane *pp, const tgc_window *w, int64_t oy0, int64_t ky, int64_t kx, int64_t o0,
                             int64_t n, int8_t *out) {
     int64_t ow = w->out[1], oy = o0 / ow, ox = o0 % ow;
     while (n > 0) {
         int64_t len = ow - ox < n ? ow - ox : n;
-        memcpy(out, phase_plane_tap(pp, w, oy - oy0, ky, kx) + ox, (size_t)len);
+        const int8_t *src = phase_plane_tap(pp, w, oy - oy0, ky, kx) + ox;
+        if (len <= 16 && n >= 16) memcpy(out, src, 16);
+        else if (len <= 32 && n >= 32) memcpy(out, src, 32);
+        else memcpy(out, src, (size_t)len);
         out += len, n -= len, ox = 0, oy++;
     }
 }
@@ -604,7 +615,7 @@ static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, int w
     if (c->n_inputs <= w || c->n_outputs < 1 || read_int_conv(c, x, w, &g) != TGC_OK || !plan_int_conv(&g, &p)) return;
     int64_t nw;
     if (!tgc_checked_mul_i64(g.m_count, p.ck, &nw)) return;
-    int64_t slot = p.plane + (tile || p.depthwise ? p.tile * (int64_t)sizeof(int32_t) : 0);
+    int64_t slot = p.plane + PLANE_SLACK + (tile || p.depthwise ? p.tile * (int64_t)sizeof(int32_t) : 0);
     out->workspace_bytes = p.col + p.cols * (int64_t)sizeof(int32_t) + (width < 1 ? 1 : width) * slot;
     if (c->const_inputs & 1u << w) {
         out->cache_bytes = g.m_count * (int64_t)(sizeof(int64_t) + sizeof(int32_t)) + nw + 1;
@@ -652,7 +663,7 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     for (int s = 0; ok && s < q.width; s++) {
         conv_slot *sl = &q.slots[s];
         sl->use_dnnl = true;
-        ok = (sl->pp.p = tgc_malloc((size_t)q.plan.plane + 1)) != NULL &&
+        ok = (sl->pp.p = tgc_malloc((size_t)q.plan.plane + PLANE_SLACK)) != NULL &&
              (!tile || (sl->tile = tgc_malloc(((size_t)q.plan.tile + 1) * sizeof(int32_t))) != NULL);
     }
     if (!ok) {
