@@ -645,6 +645,7 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     if ((st = tgc_cpu_qparam_read(c, xzp_at, "x_zero_point", -1, vx->dtype, &xzp)) != TGC_OK ||
         (st = tgc_cpu_qparam_read(c, wzp_at, "w_zero_point", g.m_count, vw->dtype, &wzp)) != TGC_OK)
         return st;
+    if (g.batch == 0 || g.m_count == 0 || g.out_size == 0) return TGC_OK; /* an empty Y: nothing to sum */
     int_conv q = {.g = &g, .sink = sink, .flip = vx->dtype == TGC_UINT8, .width = tgc_parallel_width(c->pool)};
     if (!plan_int_conv(&g, &q.plan)) return tgc_kernel_fail(c, "the column buffer is too large");
     conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g.m_count, q.plan.ck};
