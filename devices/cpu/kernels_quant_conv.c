@@ -12,7 +12,7 @@
  * tgc_cpu_q8_shift; the differences are unchanged). The sums are made one
  * block of output positions at a time, one of three ways:
  *   - depthwise windows (one input channel per group, at most
- *     DIRECT_MAX_TAPS taps, 2-D): straight from X's channel, padded once
+ *     DEPTHWISE_MAX_TAPS taps, 2-D): straight from X's channel, padded once
  *     and split by column phase so that every tap of a strided window reads
  *     consecutive bytes (MLAS's depthwise kernels read X directly too);
  *   - other windows of few taps: from im2col rows, tap by tap;
@@ -75,11 +75,13 @@
  * for: wider strides go through im2col_row. */
 #define MAX_STRIDE_PHASES 8
 
-/* Windows of at most this many taps (a 3x3 or 5x5 depthwise Conv's, whose
- * products oneDNN would make one tiny call per channel for) are summed
- * here: each product of an int8 and a difference of two 8-bit values is
- * below 2^16, so 32 of them sum exactly in int32. */
+/* Windows of at most this many taps are summed here rather than by a GEMM
+ * (a depthwise Conv's, one input channel a group, up to DEPTHWISE_MAX_TAPS:
+ * oneDNN would make one tiny call per channel): each product of an int8
+ * and a difference of two 8-bit values is below 2^15, so the int32 sums of
+ * these many are exact. */
 #define DIRECT_MAX_TAPS 32
+#define DEPTHWISE_MAX_TAPS 1024
 
 /* ... when a group has fewer than this many filters too (more go to the
  * GEMM, which reads each column once for all of them). */
@@ -283,13 +285,12 @@ TGC_CPU_CLONES static void add_row(const int8_t *row, int64_t n, int32_t *sum) {
  * (exact for taps <= DIRECT_MAX_TAPS), j < n; the caller takes x_zp's
  * term off. Compiled for AVX-512 and AVX2 too (target_clones.h). */
 TGC_CPU_CLONES static void sum_taps(const int8_t *w, int32_t w_zp, const int8_t *col, int64_t taps, int64_t ld,
-                                    int64_t n,
-                                    int32_t *y) {
+                                    int64_t n, int32_t *y) {
     memset(y, 0, (size_t)n * sizeof *y);
     for (int64_t r = 0; r < taps; r++) {
-        int32_t wd = w[r] - w_zp;
+        int16_t wd = (int16_t)(w[r] - w_zp); /* |x wd| <= 128 * 255: an int16 product */
         const int8_t *xr = col + r * ld;
-        for (int64_t j = 0; j < n; j++) y[j] += xr[j] * wd;
+        for (int64_t j = 0; j < n; j++) y[j] += (int16_t)(xr[j] * wd);
     }
 }
 
@@ -342,7 +343,7 @@ static bool plan_int_conv(const tgc_conv_geometry *g, int_conv_plan *p) {
     if (limit > COL_BLOCK_ELEMS) limit = COL_BLOCK_ELEMS;
     bool two_d = w->n == 2 && g->out_size > 0 && w->strides[1] <= MAX_STRIDE_PHASES;
     phase_plane whole;
-    if (two_d && g->cg == 1 && g->kk_count <= DIRECT_MAX_TAPS &&
+    if (two_d && g->cg == 1 && g->kk_count <= DEPTHWISE_MAX_TAPS &&
         phase_plane_size(w, w->out[0], limit, &whole, &p->plane) && w->out[0] <= TILE_ELEMS / whole.wq) {
         p->depthwise = true; /* one channel's sums at a time, wq a row */
         p->cols = out;

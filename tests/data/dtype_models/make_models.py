@@ -44,7 +44,8 @@ The models:
                 batch of 2 (uint8 and int8 x, per-channel w zero points); a
                 1-D depthwise window; a 3x3 convolution of 72 taps whose
                 output is cut into blocks that end mid-row (64 x 72 x 72
-                outputs, 4 channels of them compared); a 1x1 convolution with
+                outputs, 4 channels of them compared); a 7x7 depthwise window;
+                a 1x1 convolution with
                 per-channel w zero points (column sums); a 3-D convolution;
                 int8 and uint8 outputs saturating at both ends.
 
@@ -615,6 +616,10 @@ def int_conv_paths(rng):
                  rng.integers(-127, 128, (64, 8, 3, 3)).astype(np.int8), pow2(4, 8, 64), np.float32(2 ** -1),
                  np.uint8(131),
                  rng.integers(-5000, 5000, 64).astype(np.int32), keep=[0, 21, 42, 63], pads=[1, 1, 1, 1])
+    # QLinearConv depthwise 7x7 (49 taps, past the few-tap im2col sums)
+    qlinear_conv("q_dw7", "xb", xb, np.float32(2 ** -5), np.uint8(128),
+                 rng.integers(-127, 128, (8, 1, 7, 7)).astype(np.int8), pow2(2, 5, 8), np.float32(2 ** -1),
+                 np.uint8(125), rng.integers(-3000, 3000, 8).astype(np.int32), group=8, pads=[3, 3, 3, 3])
     feeds = {"x": x, "x8": x8, "xb": xb, "xp": xp, "x3": x3}
     ins = [(k, U8 if v.dtype == np.uint8 else I8, list(v.shape)) for k, v in feeds.items()]
     save_model("int_conv_paths", nodes, ins, outs, inits, feeds, refs)
