@@ -154,26 +154,37 @@ typedef int64_t q_vl __attribute__((vector_size(64)));
  * QuantizeLinear as saturate_round computes it, the division in float32.
  * NaN gives the zero point; |v| kept within 512 (it saturates either way)
  * so that adding and taking off 1.5 * 2^23 rounds it half to even. 16
- * lanes at a time (the tail through saturate_round itself), written with
- * selects (GCC vectorizes no float compare-and-choose loop under its
+ * lanes at a time into int32s, up to 64 of those then narrowed to bytes by
+ * a plain loop per type (GCC packs it; it stores a vector-extension type's
+ * lanes one at a time); the tail through saturate_round itself. Written
+ * with selects (GCC vectorizes no float compare-and-choose loop under its
  * default -ftrapping-math); compiled for AVX-512 and AVX2 too
  * (target_clones.h). */
 TGC_CPU_CLONES static void quantize_q8(const float *x, int64_t n, float scale, float zp, float lo, float hi,
                                        bool is_signed, void *y) {
     const q_vf zero = {0}, small = zero - 512.0f, big = zero + 512.0f, vlo = zero + lo, vhi = zero + hi;
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        q_vf v;
-        memcpy(&v, x + i, sizeof v);
-        v = v / scale;
-        v = Q_SEL(v == v, v, zero);
-        v = Q_SEL(v < small, small, v);
-        v = Q_SEL(v > big, big, v);
-        v = (v + 12582912.0f) - 12582912.0f + zp;
-        v = Q_SEL(v < vlo, vlo, v);
-        v = Q_SEL(v > vhi, vhi, v);
-        q_vi q = __builtin_convertvector(v, q_vi);
-        for (int k = 0; k < 16; k++) Q_STORE(is_signed, y, i + k, q[k]);
+    while (i + 16 <= n) {
+        int32_t t[64];
+        int64_t len = n - i >= 64 ? 64 : (n - i) / 16 * 16;
+        for (int64_t b = 0; b < len; b += 16) {
+            q_vf v;
+            memcpy(&v, x + i + b, sizeof v);
+            v = v / scale;
+            v = Q_SEL(v == v, v, zero);
+            v = Q_SEL(v < small, small, v);
+            v = Q_SEL(v > big, big, v);
+            v = (v + 12582912.0f) - 12582912.0f + zp;
+            v = Q_SEL(v < vlo, vlo, v);
+            v = Q_SEL(v > vhi, vhi, v);
+            q_vi q = __builtin_convertvector(v, q_vi);
+            memcpy(t + b, &q, sizeof q);
+        }
+        if (is_signed)
+            for (int64_t k = 0; k < len; k++) ((int8_t *)y)[i + k] = (int8_t)t[k];
+        else
+            for (int64_t k = 0; k < len; k++) ((uint8_t *)y)[i + k] = (uint8_t)t[k];
+        i += len;
     }
     for (; i < n; i++) Q_STORE(is_signed, y, i, saturate_round(x[i] / scale, (int32_t)zp, (int32_t)lo, (int32_t)hi));
 }
