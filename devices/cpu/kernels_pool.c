@@ -100,6 +100,8 @@ typedef struct pool_2d {
     const tgc_window *w;
     const float *x;
     float *y;
+    const uint8_t *x8; /* MaxPool of uint8 (x and y NULL) */
+    uint8_t *y8;
     int64_t planes, planes_per_piece;
     int64_t col_lo[POOL_2D_MAX_TAPS], col_hi[POOL_2D_MAX_TAPS];
     const int64_t *count_w;
@@ -170,14 +172,46 @@ static void max_pool_2d_piece(void *arg, int64_t piece, int slot) {
     }
 }
 
+/* max_pool_2d_piece for uint8 planes: every window reads some input, so a
+ * row starts at 0 (no byte is below it) and the maximum is the value itself
+ * (which tap gave it does not show). */
+static void max_pool_2d_u8_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const pool_2d *m = arg;
+    const tgc_window *w = m->w;
+    int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];
+    int64_t sw = w->strides[1], dw = w->dilations[1];
+    int64_t p1 = piece_end(piece, m->planes_per_piece, m->planes);
+    for (int64_t p = piece * m->planes_per_piece; p < p1; p++) {
+        for (int64_t oh = 0; oh < oh_count; oh++) {
+            uint8_t *restrict out = m->y8 + (p * oh_count + oh) * ow_count;
+            memset(out, 0, (size_t)ow_count);
+            int64_t h0 = oh * w->strides[0] - w->pads[0], hlo, hhi;
+            tgc_window_taps(h0, w->kernel[0], w->dilations[0], 0, h, &hlo, &hhi);
+            for (int64_t th = hlo; th < hhi; th++) {
+                const uint8_t *restrict row = m->x8 + (p * h + h0 + th * w->dilations[0]) * wd;
+                for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
+                    int64_t off = tw * dw - w->pads[1];
+                    for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {
+                        uint8_t v = row[ow * sw + off];
+                        out[ow] = v > out[ow] ? v : out[ow];
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* The 2-D paths when one applies (every output window reads some input;
- * padded planes (pool_padded.h) for equal strides and no dilation, else
- * rows, at most POOL_2D_MAX_TAPS taps per row): true when one ran, with
- * *st its status. */
-static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, const float *x, float *y,
+ * for float32 padded planes (pool_padded.h) for equal strides and no
+ * dilation, else rows, at most POOL_2D_MAX_TAPS taps per row): true when
+ * one ran, with *st its status. x and y are uint8 when u8, else float32. */
+static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, bool u8, const void *x, void *y,
                             tgc_status *st) {
     *st = TGC_OK;
-    pool_2d m = {.w = w, .x = x, .y = y, .planes = planes};
+    pool_2d m = {.w = w, .planes = planes};
+    if (u8) m.x8 = x, m.y8 = y;
+    else m.x = x, m.y = y;
     if (!pool_2d_columns(w, &m)) return false;
     /* Every window must read input (with dilation, one in the middle may
      * not): each output row has a tap row, each output column a tap. */
@@ -190,6 +224,10 @@ static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t plan
         bool read = false;
         for (int64_t tw = 0; tw < w->kernel[1] && !read; tw++) read = m.col_lo[tw] <= ow && ow < m.col_hi[tw];
         if (!read) return false;
+    }
+    if (u8) {
+        pool_2d_split(c, &m, max_pool_2d_u8_piece);
+        return true;
     }
     if (tgc_cpu_pool_padded(c, w, planes, TGC_POOL_MAX, false, x, y, st)) return true;
     pool_2d_split(c, &m, max_pool_2d_piece);
@@ -316,7 +354,7 @@ tgc_status tgc_cpu_max_pool(tgc_kernel_ctx *c) {
     bool u8 = c->inputs[0].dtype == TGC_UINT8;
     const void *x = tgc_kernel_in_ptr(c, 0);
     void *y = tgc_kernel_out_ptr(c, 0);
-    if (!u8 && indices == NULL && max_pool_2d_run(c, &w, planes, x, y, &st)) return st;
+    if (indices == NULL && max_pool_2d_run(c, &w, planes, u8, x, y, &st)) return st;
     max_pool_general(&w, planes, in_size, out_size, storage_order, u8, x, y, indices);
     return TGC_OK;
 }
