@@ -133,74 +133,53 @@ static void pool_2d_split(tgc_kernel_ctx *c, pool_2d *m, void (*piece)(void *, i
     tgc_parallel_for(c->pool, (m->planes + m->planes_per_piece - 1) / m->planes_per_piece, piece, m);
 }
 
-/* Planes [piece * planes_per_piece, ...) row by row: each output row starts
- * at -inf and takes, tap by tap in row-major window order, v when
- * v > best or v is NaN: the first maximum wins ties and a NaN wins, as in
- * the general path, with loops over the row that vectorize. */
-static void max_pool_2d_piece(void *arg, int64_t piece, int slot) {
-    (void)slot;
-    const pool_2d *m = arg;
-    const tgc_window *w = m->w;
-    int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];
-    int64_t sw = w->strides[1], dw = w->dilations[1];
-    int64_t p1 = piece_end(piece, m->planes_per_piece, m->planes);
-    for (int64_t p = piece * m->planes_per_piece; p < p1; p++) {
-        for (int64_t oh = 0; oh < oh_count; oh++) {
-            float *restrict out = m->y + (p * oh_count + oh) * ow_count;
-            for (int64_t ow = 0; ow < ow_count; ow++) out[ow] = -INFINITY;
-            int64_t h0 = oh * w->strides[0] - w->pads[0], hlo, hhi;
-            tgc_window_taps(h0, w->kernel[0], w->dilations[0], 0, h, &hlo, &hhi);
-            for (int64_t th = hlo; th < hhi; th++) {
-                const float *restrict row = m->x + (p * h + h0 + th * w->dilations[0]) * wd;
-                for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
-                    int64_t off = tw * dw - w->pads[1];
-                    if (sw == 1) { /* contiguous: vectorizes */
-                        const float *restrict in = row + off;
-                        for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {
-                            float v = in[ow];
-                            out[ow] = v > out[ow] || v != v ? v : out[ow];
-                        }
-                    } else {
-                        for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {
-                            float v = row[ow * sw + off];
-                            out[ow] = v > out[ow] || v != v ? v : out[ow];
-                        }
-                    }
-                }
-            }
-        }
+/* A 2-D MaxPool piece over element type T (pool_2d's x and y members X
+ * and Y): planes [piece * planes_per_piece, ...) row by row, each output
+ * row starting at LOW and taking, tap by tap in row-major window order, v
+ * when BETTER(v, best), with loops over the row that vectorize (a
+ * contiguous one where the stride is 1). */
+#define MAX_POOL_2D_PIECE(name, T, X, Y, LOW, BETTER)                                                      \
+    static void name(void *arg, int64_t piece, int slot) {                                              \
+        (void)slot;                                                                                      \
+        const pool_2d *m = arg;                                                                          \
+        const tgc_window *w = m->w;                                                                      \
+        int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];               \
+        int64_t sw = w->strides[1], dw = w->dilations[1];                                                \
+        int64_t p1 = piece_end(piece, m->planes_per_piece, m->planes);                                   \
+        for (int64_t p = piece * m->planes_per_piece; p < p1; p++) {                                     \
+            for (int64_t oh = 0; oh < oh_count; oh++) {                                                  \
+                T *restrict out = m->Y + (p * oh_count + oh) * ow_count;                                 \
+                for (int64_t ow = 0; ow < ow_count; ow++) out[ow] = LOW;                                 \
+                int64_t h0 = oh * w->strides[0] - w->pads[0], hlo, hhi;                                  \
+                tgc_window_taps(h0, w->kernel[0], w->dilations[0], 0, h, &hlo, &hhi);                    \
+                for (int64_t th = hlo; th < hhi; th++) {                                                 \
+                    const T *restrict row = m->X + (p * h + h0 + th * w->dilations[0]) * wd;             \
+                    for (int64_t tw = 0; tw < w->kernel[1]; tw++) {                                      \
+                        int64_t off = tw * dw - w->pads[1];                                              \
+                        if (sw == 1)                                                                     \
+                            for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {                 \
+                                T v = row[ow + off];                                                     \
+                                out[ow] = BETTER(v, out[ow]) ? v : out[ow];                              \
+                            }                                                                            \
+                        else                                                                             \
+                            for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {                 \
+                                T v = row[ow * sw + off];                                                \
+                                out[ow] = BETTER(v, out[ow]) ? v : out[ow];                              \
+                            }                                                                            \
+                    }                                                                                    \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
     }
-}
 
-/* max_pool_2d_piece for uint8 planes: every window reads some input, so a
- * row starts at 0 (no byte is below it) and the maximum is the value itself
- * (which tap gave it does not show). */
-static void max_pool_2d_u8_piece(void *arg, int64_t piece, int slot) {
-    (void)slot;
-    const pool_2d *m = arg;
-    const tgc_window *w = m->w;
-    int64_t h = w->in[0], wd = w->in[1], oh_count = w->out[0], ow_count = w->out[1];
-    int64_t sw = w->strides[1], dw = w->dilations[1];
-    int64_t p1 = piece_end(piece, m->planes_per_piece, m->planes);
-    for (int64_t p = piece * m->planes_per_piece; p < p1; p++) {
-        for (int64_t oh = 0; oh < oh_count; oh++) {
-            uint8_t *restrict out = m->y8 + (p * oh_count + oh) * ow_count;
-            memset(out, 0, (size_t)ow_count);
-            int64_t h0 = oh * w->strides[0] - w->pads[0], hlo, hhi;
-            tgc_window_taps(h0, w->kernel[0], w->dilations[0], 0, h, &hlo, &hhi);
-            for (int64_t th = hlo; th < hhi; th++) {
-                const uint8_t *restrict row = m->x8 + (p * h + h0 + th * w->dilations[0]) * wd;
-                for (int64_t tw = 0; tw < w->kernel[1]; tw++) {
-                    int64_t off = tw * dw - w->pads[1];
-                    for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {
-                        uint8_t v = row[ow * sw + off];
-                        out[ow] = v > out[ow] ? v : out[ow];
-                    }
-                }
-            }
-        }
-    }
-}
+/* float32: rows start at -inf; a NaN wins and the first maximum wins
+ * ties, as in the general path. uint8: every window reads some input, so
+ * a row starts at 0 (no byte is below it). */
+#define MAX_F32_BETTER(v, best) ((v) > (best) || (v) != (v))
+#define MAX_U8_BETTER(v, best) ((v) > (best))
+MAX_POOL_2D_PIECE(max_pool_2d_piece, float, x, y, -INFINITY, MAX_F32_BETTER)
+MAX_POOL_2D_PIECE(max_pool_2d_u8_piece, uint8_t, x8, y8, 0, MAX_U8_BETTER)
+#undef MAX_POOL_2D_PIECE
 
 /* The 2-D paths when one applies (every output window reads some input;
  * for float32 padded planes (pool_padded.h) for equal strides and no

@@ -100,12 +100,21 @@ typedef struct conv_weights_arg {
     int64_t m, ck;
 } conv_weights_arg;
 
+/* The bytes of that block for m filters of ck taps (one more, so that it
+ * is never empty); false past SIZE_MAX. */
+static bool conv_weights_bytes(int64_t m, int64_t ck, size_t *bytes) {
+    size_t head, nw;
+    return tgc_checked_mul_size((size_t)m, sizeof(int64_t) + sizeof(int32_t), &head) &&
+           tgc_checked_mul_size((size_t)m, (size_t)ck, &nw) && tgc_checked_add_size(head, nw, bytes) &&
+           tgc_checked_add_size(*bytes, 1, bytes);
+}
+
 static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
     (void)c;
     const conv_weights_arg *a = arg;
-    size_t head = (size_t)a->m * (sizeof(int64_t) + sizeof(int32_t)), nw;
-    if (!tgc_checked_mul_size((size_t)a->m, (size_t)a->ck, &nw) || nw > SIZE_MAX - head - 1) return NULL;
-    uint8_t *block = tgc_malloc(head + nw + 1);
+    size_t head = (size_t)a->m * (sizeof(int64_t) + sizeof(int32_t)), total;
+    if (!conv_weights_bytes(a->m, a->ck, &total)) return NULL;
+    uint8_t *block = tgc_malloc(total);
     if (block == NULL) return NULL;
     int64_t *sum = (int64_t *)block;
     int32_t *zp = (int32_t *)(block + (size_t)a->m * sizeof(int64_t));
@@ -120,7 +129,7 @@ static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *byte
         }
         sum[m] = total;
     }
-    *bytes = head + nw + 1;
+    *bytes = total;
     return block;
 }
 
@@ -614,12 +623,12 @@ static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, int w
     tgc_conv_geometry g;
     int_conv_plan p;
     if (c->n_inputs <= w || c->n_outputs < 1 || read_int_conv(c, x, w, &g) != TGC_OK || !plan_int_conv(&g, &p)) return;
-    int64_t nw;
-    if (!tgc_checked_mul_i64(g.m_count, p.ck, &nw)) return;
+    size_t cache;
+    if (!conv_weights_bytes(g.m_count, p.ck, &cache) || cache > INT64_MAX) return;
     int64_t slot = p.plane + PLANE_SLACK + (tile || p.depthwise ? p.tile * (int64_t)sizeof(int32_t) : 0);
     out->workspace_bytes = p.col + p.cols * (int64_t)sizeof(int32_t) + (width < 1 ? 1 : width) * slot;
     if (c->const_inputs & 1u << w) {
-        out->cache_bytes = g.m_count * (int64_t)(sizeof(int64_t) + sizeof(int32_t)) + nw + 1;
+        out->cache_bytes = (int64_t)cache;
         out->replaces_inputs = 1u << w;
     }
 }
