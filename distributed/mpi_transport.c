@@ -119,7 +119,7 @@ typedef struct collective {
     const void *mine;
     void *all;
     size_t size;
-    double deadline;
+    double deadline, wait_s; /* wait_s: the time allowed, for the message */
     bool started, done;
     tgc_status status;
     char err[256];
@@ -388,7 +388,7 @@ tgc_status tgc_dist_allgather(const void *mine, size_t size, void *all, double t
     }
     collective *c = tgc_calloc(1, sizeof *c);
     if (c == NULL) return TGC_ERR_NOMEM;
-    *c = (collective){.mine = mine, .all = all, .size = size, .deadline = now_s() + timeout_s};
+    *c = (collective){.mine = mine, .all = all, .size = size, .deadline = now_s() + timeout_s, .wait_s = timeout_s};
     tgc_status st = run_collective(c, err, err_size);
     if (st == TGC_OK) tgc_free(c);
     else abandon(c); /* one that timed out stays: MPI may still complete it */
@@ -593,7 +593,7 @@ static void progress_collective(void) {
         snprintf(c->err, sizeof c->err, "MPI_Iallgather failed: %.200s", text);
     } else if (!flag) {
         snprintf(c->err, sizeof c->err, "not every rank answered within %.0f s (one failed before it, died or hangs)",
-                 c->barrier ? 5.0 : tgc_dist_peer_timeout());
+                 c->wait_s);
     }
     /* A collective that timed out is left pending: MPI cannot cancel it, and the process is about to fail. */
     pthread_mutex_lock(&T.lock);
@@ -750,12 +750,18 @@ void tgc_distributed_finalize(int failed) {
     if (!T.up) return;
     if (failed) {
         /* Every rank that failed cleanly arrives here at once: wait for the
-         * others (at most 5 s: one may have died) so that mpirun, which
-         * ends the job at the first non-zero exit, cuts no rank's report. */
+         * others so that mpirun, which ends the job at the first non-zero
+         * exit, cuts no rank's report. A rank may be slow to learn of the
+         * failure (an oversubscribed machine, a sanitizer), so the wait is
+         * the peer timeout, as long as any message from a peer is awaited;
+         * at least 5 s, and 60 s where the timeout is off (0): one rank may
+         * have died or hang. */
         collective *c = tgc_calloc(1, sizeof *c);
         char err[256];
+        double timeout = tgc_dist_peer_timeout();
+        double wait_s = timeout <= 0 ? 60.0 : timeout < 5.0 ? 5.0 : timeout;
         if (c != NULL) {
-            *c = (collective){.barrier = true, .deadline = now_s() + 5.0};
+            *c = (collective){.barrier = true, .deadline = now_s() + wait_s, .wait_s = wait_s};
             if (run_collective(c, err, sizeof err) == TGC_OK) tgc_free(c);
             else abandon(c);
         }
