@@ -9,6 +9,7 @@
  * OpenMP: omp_set_num_threads(1) on the calling thread, before a primitive
  * is made and before it runs, keeps each product on that thread. */
 #include "devices/cpu/gemm_packed.h"
+#include "devices/cpu/dnnl_runtime.h"
 
 #include "devices/cpu/kernels_nn.h"
 #include "support/alloc.h"
@@ -120,24 +121,43 @@ static dnnl_memory_t thread_scratch(thread_state *t, size_t bytes, bool *ok) {
     return t->scratch;
 }
 
+dnnl_engine_t tgc_dnnl_engine(void) { return tgc_packed_gemm_available() ? engine : NULL; }
+
+void tgc_dnnl_make_lock(void) { pthread_mutex_lock(&make_lock); }
+
+void tgc_dnnl_make_unlock(void) { pthread_mutex_unlock(&make_lock); }
+
+dnnl_stream_t tgc_dnnl_thread_stream(void) {
+    omp_set_num_threads(1);
+    thread_state *t = this_thread();
+    return t != NULL ? t->stream : NULL;
+}
+
+bool tgc_dnnl_run(dnnl_primitive_t prim, size_t scratch_bytes, int n, dnnl_exec_arg_t *args) {
+    omp_set_num_threads(1);
+    thread_state *t = this_thread();
+    if (t == NULL) return false;
+    bool ok;
+    dnnl_memory_t scratch = thread_scratch(t, scratch_bytes, &ok);
+    if (!ok) return false;
+    if (scratch != NULL) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, scratch};
+    return dnnl_primitive_execute(prim, t->stream, n, args) == dnnl_success &&
+           dnnl_stream_wait(t->stream) == dnnl_success;
+}
+
 /* Runs prim on this thread with src, weights (memory) and dst, its
  * scratchpad needing scratch_bytes. False on any failure. */
 static bool execute(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_memory_desc_t *src_md, const void *src,
                     dnnl_memory_t weights, const dnnl_memory_desc_t *weights_md, const void *weights_data,
                     const dnnl_memory_desc_t *dst_md, void *dst) {
-    omp_set_num_threads(1);
-    thread_state *t = this_thread();
-    if (t == NULL) return false;
-    bool ok;
-    dnnl_memory_t scratch = thread_scratch(t, scratch_bytes, &ok), s = NULL, w = NULL, d = NULL;
-    ok = ok && dnnl_memory_create(&s, src_md, engine, (void *)src) == dnnl_success &&
-         dnnl_memory_create(&d, dst_md, engine, dst) == dnnl_success;
+    dnnl_memory_t s = NULL, w = NULL, d = NULL;
+    bool ok = dnnl_memory_create(&s, src_md, engine, (void *)src) == dnnl_success &&
+              dnnl_memory_create(&d, dst_md, engine, dst) == dnnl_success;
     if (ok && weights == NULL) ok = dnnl_memory_create(&w, weights_md, engine, (void *)weights_data) == dnnl_success;
     if (ok) {
         dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, weights != NULL ? weights : w},
-                                   {DNNL_ARG_DST, d}, {DNNL_ARG_SCRATCHPAD, scratch}};
-        ok = dnnl_primitive_execute(prim, t->stream, scratch != NULL ? 4 : 3, args) == dnnl_success &&
-             dnnl_stream_wait(t->stream) == dnnl_success;
+                                   {DNNL_ARG_DST, d}};
+        ok = tgc_dnnl_run(prim, scratch_bytes, 3, args);
     }
     if (s != NULL) dnnl_memory_destroy(s);
     if (w != NULL) dnnl_memory_destroy(w);
@@ -145,8 +165,7 @@ static bool execute(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_memo
     return ok;
 }
 
-/* The scratchpad bytes a primitive made with user scratchpads needs. */
-static size_t scratch_size(const_dnnl_primitive_desc_t pd) {
+size_t tgc_dnnl_scratch_size(const_dnnl_primitive_desc_t pd) {
     const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     return md != NULL ? dnnl_memory_desc_get_size(md) : 0;
 }
@@ -223,7 +242,7 @@ static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t st
                 strncmp(impl, "ref", 3) != 0; /* the reference loops: slower than OpenBLAS */
     const dnnl_memory_desc_t *packed = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (packed != NULL) p->packed_bytes = dnnl_memory_desc_get_size(packed);
-    p->scratch_bytes = scratch_size(pd);
+    p->scratch_bytes = tgc_dnnl_scratch_size(pd);
     bool ok = fast && packed != NULL && dnnl_primitive_create(&p->prim, pd) == dnnl_success &&
               dnnl_memory_create(&p->weights, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
     dnnl_primitive_desc_t rpd = NULL;
@@ -430,7 +449,7 @@ static void make_plain(plain_entry *e) {
      * loops are slower than OpenBLAS. */
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
         (strncmp(impl, "brg", 3) == 0 || strncmp(impl, "gemm:jit", 8) == 0)) {
-        e->scratch_bytes = scratch_size(pd);
+        e->scratch_bytes = tgc_dnnl_scratch_size(pd);
         if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) e->prim = NULL;
     }
     dnnl_primitive_desc_destroy(pd);
@@ -479,8 +498,6 @@ int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
     return execute(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, c) ? 1 : -1;
 }
 
-/* oneDNN's int8 products are exact only with VNNI (vpdpbusd sums in int32);
- * before it, vpmaddubsw saturates pairs of products at int16. */
 static bool exact_int8_isa;
 
 static void exact_int8_once(void) {
@@ -489,12 +506,16 @@ static void exact_int8_once(void) {
                      (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
 }
 
+bool tgc_dnnl_exact_int8(void) {
+    static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+    pthread_once(&isa_once, exact_int8_once);
+    return exact_int8_isa;
+}
+
 int tgc_dnnl_igemm(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t lda, const int8_t *b, int64_t ldb,
                    int32_t *c, int64_t ldc) {
-    static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
     if (m < 1 || n < 1 || k < 1 || k > TGC_DNNL_IGEMM_MAX_K || !tgc_packed_gemm_available()) return 0;
-    pthread_once(&isa_once, exact_int8_once);
-    if (!exact_int8_isa) return 0;
+    if (!tgc_dnnl_exact_int8()) return 0;
     const plain_entry *e = plain_lookup(true, false, false, m, n, k, lda, ldb, ldc, 1.0f, 0.0f);
     if (e == NULL) return 0;
     return execute(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, c) ? 1 : -1;

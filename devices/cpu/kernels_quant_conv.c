@@ -40,6 +40,7 @@
  * more cheaply for each piece. The sums are exact integers, so the pieces
  * may follow the thread count (unlike a float kernel's): the results are
  * the same at any. */
+#include "devices/cpu/dnnl_qconv.h"
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/quant.h"
 #include "devices/cpu/target_clones.h"
@@ -52,6 +53,7 @@
 #include "support/checked.h"
 #include "support/parallel_for.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 /* The most elements one block of im2col columns holds (int8, or float64 on
@@ -89,15 +91,25 @@
 
 /* ---- W ------------------------------------------------------------------------------ */
 
-/* W as the sums want it, in one block: per output channel the sum of its
- * row (int64) and its shifted zero point (int32), then the shifted weights
- * [M, ck] (int8). Kept in the node's kernel cache when W and its zero
- * point are session constants (built at session creation). */
+/* W as the sums want it, in one block: a head (oneDNN's convolution, when
+ * it takes the node), then per output channel the sum of its row (int64)
+ * and its shifted zero point (int32), then the shifted weights [M, ck]
+ * (int8). Kept in the node's kernel cache when W and its zero point are
+ * session constants (built at session creation). The int8 weights stay
+ * beside oneDNN's layout of them: a run of other shapes sums its own way. */
+typedef struct conv_weights_head {
+    tgc_dnnl_qconv *dnnl; /* NULL: oneDNN declined (or was not asked) */
+    int64_t unused;       /* keeps what follows 16-byte aligned */
+} conv_weights_head;
+
 typedef struct conv_weights_arg {
     tgc_dtype dtype;
     const uint8_t *w;
     const tgc_cpu_qparam *zp;
     int64_t m, ck;
+    const tgc_conv_geometry *g; /* the geometry oneDNN is asked to take */
+    tgc_dtype x_dtype;
+    int threads; /* the pool's width: oneDNN's pieces */
 } conv_weights_arg;
 
 /* The bytes of that block for m filters of ck taps (one more, so that it
@@ -105,31 +117,55 @@ typedef struct conv_weights_arg {
 static bool conv_weights_bytes(int64_t m, int64_t ck, size_t *bytes) {
     size_t head, nw;
     return tgc_checked_mul_size((size_t)m, sizeof(int64_t) + sizeof(int32_t), &head) &&
+           tgc_checked_add_size(head, sizeof(conv_weights_head), &head) &&
            tgc_checked_mul_size((size_t)m, (size_t)ck, &nw) && tgc_checked_add_size(head, nw, bytes) &&
            tgc_checked_add_size(*bytes, 1, bytes);
+}
+
+/* The block's parts. */
+static const int64_t *block_sums(const uint8_t *block) { return (const int64_t *)(block + sizeof(conv_weights_head)); }
+
+static const int32_t *block_zps(const uint8_t *block, int64_t m) {
+    return (const int32_t *)(block + sizeof(conv_weights_head) + (size_t)m * sizeof(int64_t));
+}
+
+static const int8_t *block_weights(const uint8_t *block, int64_t m) {
+    return (const int8_t *)(block + sizeof(conv_weights_head) + (size_t)m * (sizeof(int64_t) + sizeof(int32_t)));
+}
+
+static void release_conv_weights(void *block) {
+    if (block == NULL) return;
+    tgc_dnnl_qconv_free(((conv_weights_head *)block)->dnnl);
+    tgc_free(block);
 }
 
 static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
     (void)c;
     const conv_weights_arg *a = arg;
-    size_t head = (size_t)a->m * (sizeof(int64_t) + sizeof(int32_t)), total;
+    size_t total;
     if (!conv_weights_bytes(a->m, a->ck, &total)) return NULL;
     uint8_t *block = tgc_malloc(total);
     if (block == NULL) return NULL;
-    int64_t *sum = (int64_t *)block;
-    int32_t *zp = (int32_t *)(block + (size_t)a->m * sizeof(int64_t));
-    int8_t *w = (int8_t *)(block + head);
+    conv_weights_head *head = (conv_weights_head *)block;
+    int64_t *sum = (int64_t *)block_sums(block);
+    int32_t *zp = (int32_t *)block_zps(block, a->m);
+    int8_t *w = (int8_t *)block_weights(block, a->m);
     int32_t shift = tgc_cpu_q8_shift(a->dtype);
+    bool zero_zps = true;
     for (int64_t m = 0; m < a->m; m++) {
         zp[m] = tgc_cpu_qparam_int(a->zp, m) - shift;
-        int64_t total = 0;
+        zero_zps = zero_zps && zp[m] == 0;
+        int64_t row = 0;
         for (int64_t r = m * a->ck; r < (m + 1) * a->ck; r++) { /* uint8 u - 128: u's bits with the top flipped */
             w[r] = (int8_t)(shift != 0 ? a->w[r] ^ 0x80u : a->w[r]);
-            total += w[r];
+            row += w[r];
         }
-        sum[m] = total;
+        sum[m] = row;
     }
-    *bytes = total;
+    *head = (conv_weights_head){0};
+    size_t dnnl_bytes = 0;
+    if (zero_zps && a->g != NULL) head->dnnl = tgc_dnnl_qconv_create(a->g, a->x_dtype, w, a->threads, &dnnl_bytes);
+    *bytes = total + dnnl_bytes;
     return block;
 }
 
@@ -599,6 +635,138 @@ static void blocks_run(int_conv *q, tgc_thread_pool *pool) {
             }
 }
 
+/* ---- Through oneDNN ----------------------------------------------------------------- */
+
+/* Int32 sums one gather moves out of the NHWC sums at a time (per
+ * participant): GATHER_ELEMS / M output positions, at least
+ * GATHER_MIN_POSITIONS, so that each channel's row is finished in runs long
+ * enough to pay for the call. */
+#define GATHER_ELEMS (INT64_C(1) << 15)
+#define GATHER_MIN_POSITIONS 32
+#define GATHER_PAD 16
+
+static int64_t gather_positions(const tgc_conv_geometry *g) {
+    int64_t n = GATHER_ELEMS / (g->m_count > 0 ? g->m_count : 1);
+    return n < GATHER_MIN_POSITIONS ? GATHER_MIN_POSITIONS : n;
+}
+
+/* One node's run through oneDNN's convolution: image b's X copied into
+ * NHWC (xt), its sums made there (yt), and each piece's rows finished into
+ * the sink in NCHW as they come. */
+typedef struct dnnl_conv_job {
+    const tgc_conv_geometry *g;
+    const tgc_dnnl_qconv *dq;
+    const conv_sink *sink;
+    const uint8_t *x;
+    uint8_t *xt;
+    int32_t *yt;
+    int32_t **gathers; /* per participant, QLinearConv only */
+    int32_t x_zp;      /* as stored */
+    int64_t b, transpose_rows;
+    atomic_bool failed;
+} dnnl_conv_job;
+
+/* Rows [i transpose_rows, ..) of image b's X, [C, H, W], into xt [H, W, C]. */
+static void transpose_piece(void *arg, int64_t i, int slot) {
+    (void)slot;
+    dnnl_conv_job *j = arg;
+    const tgc_conv_geometry *g = j->g;
+    int64_t h = g->w.in[0], w = g->w.in[1], ch = g->channels, y0 = i * j->transpose_rows;
+    int64_t y1 = y0 + j->transpose_rows < h ? y0 + j->transpose_rows : h;
+    const uint8_t *image = j->x + j->b * ch * g->in_size;
+    for (int64_t y = y0; y < y1; y++)
+        for (int64_t x0 = 0; x0 < w; x0 += 16) {
+            int64_t n = w - x0 < 16 ? w - x0 : 16;
+            uint8_t *to = j->xt + (y * w + x0) * ch;
+            for (int64_t c = 0; c < ch; c++) {
+                const uint8_t *from = image + c * g->in_size + y * w + x0;
+                for (int64_t k = 0; k < n; k++) to[k * ch + c] = from[k];
+            }
+        }
+}
+
+/* Piece i of image b: its sums, then its output positions finished into
+ * the sink a gather at a time (ConvInteger's straight into Y). */
+static void dnnl_conv_piece(void *arg, int64_t i, int slot) {
+    dnnl_conv_job *j = arg;
+    const tgc_conv_geometry *g = j->g;
+    if (!tgc_dnnl_qconv_run_piece(j->dq, i, j->xt, j->x_zp, j->yt)) {
+        atomic_store(&j->failed, true);
+        return;
+    }
+    int64_t r0, r1, mc = g->m_count, ow = g->w.out[1];
+    tgc_dnnl_qconv_piece_rows(j->dq, i, &r0, &r1);
+    int64_t step = gather_positions(g);
+    for (int64_t p0 = r0 * ow; p0 < r1 * ow; p0 += step) {
+        int64_t n = r1 * ow - p0 < step ? r1 * ow - p0 : step;
+        const int32_t *from = j->yt + p0 * mc;
+        /* a gather's rows GATHER_PAD apart past their length: rows a power of
+         * two apart would fall in one set of the cache */
+        int32_t *rows = j->sink->y8 != NULL ? j->gathers[slot] : j->sink->y32 + j->b * mc * g->out_size + p0;
+        int64_t ld = j->sink->y8 != NULL ? n + GATHER_PAD : g->out_size, m0 = 0;
+        for (; m0 + 8 <= mc; m0 += 8) /* 8 channels at a time: 32 bytes read, 8 rows written in order */
+            for (int64_t k = 0; k < n; k++)
+                for (int64_t m = m0; m < m0 + 8; m++) rows[m * ld + k] = from[k * mc + m];
+        for (int64_t k = 0; k < n; k++)
+            for (int64_t m = m0; m < mc; m++) rows[m * ld + k] = from[k * mc + m];
+        for (int64_t m = 0; m < mc; m++) sink_row(j->sink, g, j->b, m, p0, n, rows + m * ld, 0);
+    }
+}
+
+/* Where oneDNN's NHWC convolution pays for copying X into NHWC and its
+ * sums back (measured per layer on ResNet-18 and MobileNetV2, one Zen 5
+ * core, docs/cpu-speed.md): windows over 16 or more input channels a group
+ * (3x3 layers 1.3-1.6x faster: no im2col, weights packed once); depthwise
+ * windows over at most DNNL_DEPTHWISE_MAX_OUT positions (2-2.9x: the plane
+ * sums pay per channel). Not 1x1 windows of stride 1, which sum straight
+ * from X here, nor a network's first layer (3 channels: the copies cost
+ * more than the sums), nor wide depthwise layers (56 x 56: 10% slower). */
+#define DNNL_MIN_GROUP_CHANNELS 16
+#define DNNL_DEPTHWISE_MAX_OUT 1024
+
+static bool dnnl_pays(const tgc_conv_geometry *g) {
+    if (g->pointwise) return false;
+    if (g->cg == 1 && g->m_count == g->group) return g->out_size <= DNNL_DEPTHWISE_MAX_OUT;
+    return g->cg >= DNNL_MIN_GROUP_CHANNELS;
+}
+
+/* The workspace of the oneDNN path for geometry g on a pool `width`
+ * threads wide (bytes): X and the sums of one image in NHWC, and a gather
+ * per participant. False past int64. */
+static bool dnnl_conv_workspace(const tgc_conv_geometry *g, int width, int64_t *bytes) {
+    int64_t xt, yt, gather;
+    return tgc_checked_mul_i64(g->channels, g->in_size, &xt) && tgc_checked_mul_i64(g->m_count, g->out_size, &yt) &&
+           tgc_checked_mul_i64(yt, (int64_t)sizeof(int32_t), &yt) &&
+           tgc_checked_mul_i64(g->m_count, (gather_positions(g) + GATHER_PAD) * (int64_t)sizeof(int32_t) * (width < 1 ? 1 : width),
+                               &gather) &&
+           tgc_checked_add_i64(xt, yt, bytes) && tgc_checked_add_i64(*bytes, gather, bytes);
+}
+
+/* Conv(X - x_zp, W) into the sink through dq (made for g and X's dtype),
+ * image by image: X into NHWC over the pool by rows, then dq's pieces. */
+static tgc_status dnnl_conv_run(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const tgc_dnnl_qconv *dq,
+                                const uint8_t *x, int32_t x_zp, const conv_sink *sink) {
+    int width = tgc_parallel_width(c->pool);
+    dnnl_conv_job j = {.g = g, .dq = dq, .sink = sink, .x = x, .x_zp = x_zp};
+    atomic_init(&j.failed, false);
+    int64_t row_bytes = g->channels * g->w.in[1] > 0 ? g->channels * g->w.in[1] : 1;
+    j.transpose_rows = PIECE_BYTES / row_bytes < 1 ? 1 : PIECE_BYTES / row_bytes;
+    bool ok = (j.xt = tgc_malloc((size_t)(g->channels * g->in_size) + 1)) != NULL &&
+              (j.yt = tgc_malloc((size_t)(g->m_count * g->out_size) * sizeof(int32_t))) != NULL &&
+              (j.gathers = tgc_calloc((size_t)width, sizeof *j.gathers)) != NULL;
+    for (int s = 0; ok && sink->y8 != NULL && s < width; s++)
+        ok = (j.gathers[s] = tgc_malloc((size_t)(g->m_count * (gather_positions(g) + GATHER_PAD)) * sizeof(int32_t))) != NULL;
+    c->impl = "onednn int8 conv";
+    for (j.b = 0; ok && j.b < g->batch && !atomic_load(&j.failed); j.b++) {
+        tgc_parallel_for(c->pool, (g->w.in[0] + j.transpose_rows - 1) / j.transpose_rows, transpose_piece, &j);
+        tgc_parallel_for(c->pool, tgc_dnnl_qconv_pieces(dq), dnnl_conv_piece, &j);
+    }
+    for (int s = 0; j.gathers != NULL && s < width; s++) tgc_free(j.gathers[s]);
+    tgc_free(j.gathers), tgc_free(j.xt), tgc_free(j.yt);
+    if (!ok) return tgc_kernel_fail(c, "out of host memory for the integer convolution's NHWC copies");
+    return atomic_load(&j.failed) ? tgc_kernel_fail(c, "oneDNN's int8 convolution failed") : TGC_OK;
+}
+
 /* Conv's geometry for an integer Conv with X and W at input positions x
  * and w (read from dims, as Conv's; the dtypes are the caller's to check). */
 static tgc_status read_int_conv(tgc_kernel_ctx *c, int x, int w, tgc_conv_geometry *g) {
@@ -624,11 +792,14 @@ static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, int w
     int_conv_plan p;
     if (c->n_inputs <= w || c->n_outputs < 1 || read_int_conv(c, x, w, &g) != TGC_OK || !plan_int_conv(&g, &p)) return;
     size_t cache;
-    if (!conv_weights_bytes(g.m_count, p.ck, &cache) || cache > INT64_MAX) return;
+    if (!conv_weights_bytes(g.m_count, p.ck, &cache) || cache > INT64_MAX / 2) return;
     int64_t slot = p.plane + PLANE_SLACK + (tile || p.depthwise ? p.tile * (int64_t)sizeof(int32_t) : 0);
     out->workspace_bytes = p.col + p.cols * (int64_t)sizeof(int32_t) + (width < 1 ? 1 : width) * slot;
+    int64_t dnnl_bound = dnnl_pays(&g) ? tgc_dnnl_qconv_bound(&g) : 0, dnnl_work = 0; /* where oneDNN may take the node */
+    if (dnnl_bound > 0 && dnnl_conv_workspace(&g, width, &dnnl_work) && dnnl_work > out->workspace_bytes)
+        out->workspace_bytes = dnnl_work;
     if (c->const_inputs & 1u << w) {
-        out->cache_bytes = (int64_t)cache;
+        out->cache_bytes = (int64_t)cache + dnnl_bound;
         out->replaces_inputs = 1u << w;
     }
 }
@@ -658,12 +829,17 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     if (g.batch == 0 || g.m_count == 0 || g.out_size == 0) return TGC_OK; /* an empty Y: nothing to sum */
     int_conv q = {.g = &g, .sink = sink, .flip = vx->dtype == TGC_UINT8, .width = tgc_parallel_width(c->pool)};
     if (!plan_int_conv(&g, &q.plan)) return tgc_kernel_fail(c, "the column buffer is too large");
-    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g.m_count, q.plan.ck};
+    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g.m_count, q.plan.ck, dnnl_pays(&g) ? &g : NULL, vx->dtype, q.width};
     uint32_t weights_in = 1u << w | (tgc_kernel_has_input(c, wzp_at) ? 1u << wzp_at : 0);
-    const uint8_t *block = tgc_kernel_cache_get(c, weights_in, build_conv_weights, &wa), *owned = NULL;
+    const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
+    const uint8_t *owned = NULL;
     if (block != NULL) tgc_kernel_cache_replaces(c, 1u << w); /* W is read only to build the block */
     if (c->prepack_only) return TGC_OK;
+    const tgc_dnnl_qconv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
+    if (dq != NULL && tgc_dnnl_qconv_matches(dq, &g, vx->dtype))
+        return dnnl_conv_run(c, &g, dq, tgc_kernel_in_ptr(c, x), tgc_cpu_qparam_int(&xzp, 0), sink);
     size_t block_bytes;
+    wa.g = NULL; /* a block for this run alone: no oneDNN primitives */
     if (block == NULL) block = owned = build_conv_weights(c, &wa, &block_bytes);
     bool ok = block != NULL && (q.slots = tgc_calloc((size_t)q.width, sizeof *q.slots)) != NULL;
     if (ok && !q.plan.depthwise) {
@@ -682,9 +858,9 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
         tgc_free((void *)owned);
         return tgc_kernel_fail(c, "out of host memory for the integer operands");
     }
-    q.w_sum = (const int64_t *)block;
-    q.w_zp = (const int32_t *)(block + (size_t)g.m_count * sizeof(int64_t));
-    q.w = (const int8_t *)(block + (size_t)g.m_count * (sizeof(int64_t) + sizeof(int32_t)));
+    q.w_sum = block_sums(block);
+    q.w_zp = block_zps(block, g.m_count);
+    q.w = block_weights(block, g.m_count);
     for (int64_t m = 0; m < g.m_count; m++) q.col_sums = q.col_sums || q.w_zp[m] != 0;
     /* few taps are summed as differences, and many go to the dgemm path, exact too */
     q.col_sums = q.col_sums && !q.plan.few_taps && q.plan.ck <= TGC_DNNL_IGEMM_MAX_K;

@@ -50,13 +50,13 @@ quant_models() {
     check qlinear_conv "$1" 0 "x" "y1 y2"
     check dynamic_quant_matmul "$1" 0 "x x2" "xq x_scale x_zp acc y acc2 x2q x2_scale x2_zp"
     check qdq_conv "$1" 0 "x" "y1 y2"
-    check int_conv_paths "$1" 0 "x x8 xb xp x3" "dw_strided dw_mult dw_1d pointwise_zp conv3d q_dw q_dw_s8 q_big_some q_dw7"
+    check int_conv_paths "$1" 0 "x x8 xb xp x3 xc xc8" "dw_strided dw_mult dw_1d pointwise_zp conv3d q_dw q_dw_s8 q_big_some q_dw7 q_dense q_grouped dense_s8 dense_u8w"
 }
 
 float_models cpu 0
 quant_models cpu
 # one thread: every integer product whole (two or more cut the large ones)
-check int_conv_paths cpu 0 "x x8 xb xp x3" "dw_strided dw_mult dw_1d pointwise_zp conv3d q_dw q_dw_s8 q_big_some q_dw7" \
+check int_conv_paths cpu 0 "x x8 xb xp x3 xc xc8" "dw_strided dw_mult dw_1d pointwise_zp conv3d q_dw q_dw_s8 q_big_some q_dw7 q_dense q_grouped dense_s8 dense_u8w" \
     --threads cpu=1
 if [ $gpu = 1 ]; then
     float_models cpu,gpu0 1.6e-2

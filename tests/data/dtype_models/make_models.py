@@ -542,6 +542,8 @@ def int_conv_paths(rng):
     xb = rng.integers(0, 256, (1, 8, 72, 72)).astype(np.uint8)
     xp = rng.integers(0, 256, (1, 40, 9, 9)).astype(np.uint8)
     x3 = rng.integers(-128, 128, (1, 3, 5, 6, 7)).astype(np.int8)
+    xc = rng.integers(0, 256, (2, 32, 11, 13)).astype(np.uint8)
+    xc8 = rng.integers(-128, 128, (1, 16, 10, 9)).astype(np.int8)
     nodes, inits, refs, outs = [], [], {}, []
 
     def conv_integer(name, xname, xv, x_zp, w, w_zp, **attrs):
@@ -620,7 +622,20 @@ def int_conv_paths(rng):
     qlinear_conv("q_dw7", "xb", xb, np.float32(2 ** -5), np.uint8(128),
                  rng.integers(-127, 128, (8, 1, 7, 7)).astype(np.int8), pow2(2, 5, 8), np.float32(2 ** -1),
                  np.uint8(125), rng.integers(-3000, 3000, 8).astype(np.int32), group=8, pads=[3, 3, 3, 3])
-    feeds = {"x": x, "x8": x8, "xb": xb, "xp": xp, "x3": x3}
+    # 16 or more input channels a group (oneDNN's NHWC convolution where it
+    # is exact): zero-point padding on every side, strides, dilations, groups
+    qlinear_conv("q_dense", "xc", xc, np.float32(2 ** -5), np.uint8(118),
+                 rng.integers(-127, 128, (24, 32, 3, 3)).astype(np.int8), pow2(5, 9, 24), np.float32(2 ** -1),
+                 np.uint8(120), rng.integers(-5000, 5000, 24).astype(np.int32), pads=[1, 0, 2, 1], strides=[2, 1],
+                 dilations=[1, 2])
+    qlinear_conv("q_grouped", "xc", xc, np.float32(2 ** -5), np.uint8(118),
+                 rng.integers(-127, 128, (16, 16, 3, 3)).astype(np.int8), pow2(5, 9, 16), np.float32(2 ** -1),
+                 np.int8(3), rng.integers(-5000, 5000, 16).astype(np.int32), group=2, pads=[1, 1, 1, 1])
+    conv_integer("dense_s8", "xc8", xc8, np.int8(-9), rng.integers(-128, 128, (8, 16, 3, 3)).astype(np.int8),
+                 np.int8(0), pads=[1, 1, 0, 0])
+    conv_integer("dense_u8w", "xc", xc, np.uint8(3), rng.integers(0, 256, (12, 32, 2, 2)).astype(np.uint8),
+                 np.uint8(128), strides=[2, 2], pads=[0, 0, 1, 1])
+    feeds = {"x": x, "x8": x8, "xb": xb, "xp": xp, "x3": x3, "xc": xc, "xc8": xc8}
     ins = [(k, U8 if v.dtype == np.uint8 else I8, list(v.shape)) for k, v in feeds.items()]
     save_model("int_conv_paths", nodes, ins, outs, inits, feeds, refs)
 

@@ -1,0 +1,292 @@
+/* Integer convolutions through oneDNN (see dnnl_qconv.h): per piece of an
+ * image's output rows a primitive over the rows of X it reads, the pieces'
+ * paddings where the image's edges fall in them; the pieces that share a
+ * geometry share a primitive, and all share the weights, reordered once. */
+#include "devices/cpu/dnnl_qconv.h"
+
+#include "devices/cpu/dnnl_runtime.h"
+#include "devices/cpu/gemm_packed.h"
+#include "support/alloc.h"
+#include "support/checked.h"
+
+#include <string.h>
+
+#ifdef TGC_HAVE_DNNL
+
+/* Output rows of a piece make at least PIECE_MACS multiply-adds (a smaller
+ * piece costs more to hand off than it saves); at most MAX_PIECES pieces,
+ * of at most MAX_GEOMETRIES shapes (the first, the middle ones, the last
+ * two). */
+#define PIECE_MACS (INT64_C(1) << 22)
+#define MAX_PIECES 16
+#define MAX_GEOMETRIES 4
+
+typedef struct geometry {
+    int64_t in_rows, out_rows, pad_top, pad_bottom;
+    dnnl_primitive_t prim;
+    dnnl_memory_desc_t src, dst;
+    size_t scratch_bytes;
+} geometry;
+
+typedef struct piece {
+    int64_t r0, r1; /* output rows */
+    int64_t in0;    /* the first input row it reads */
+    int geometry;
+} piece;
+
+struct tgc_dnnl_qconv {
+    tgc_conv_geometry g;
+    tgc_dtype x_dtype;
+    int n_pieces, n_geometries;
+    piece pieces[MAX_PIECES];
+    geometry geometries[MAX_GEOMETRIES];
+    dnnl_memory_desc_t weights_md, zp_md;
+    dnnl_memory_t weights;
+};
+
+bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g) {
+    const tgc_window *w = &g->w;
+    if (w->n != 2 || g->batch < 1 || g->m_count < 1 || g->cg < 1 || g->out_size < 1) return false;
+    for (int a = 0; a < 2; a++)
+        if (w->in[a] < 1 || w->in[a] > INT32_MAX || w->kernel[a] > INT32_MAX || w->strides[a] > INT32_MAX ||
+            w->dilations[a] > INT32_MAX || w->pads[a] > INT32_MAX || w->pads[2 + a] > INT32_MAX)
+            return false;
+    return g->channels <= INT32_MAX && g->m_count <= INT32_MAX && tgc_dnnl_engine() != NULL && tgc_dnnl_exact_int8();
+}
+
+static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g) {
+    if (!tgc_dnnl_qconv_possible(g)) return 0;
+    int64_t mg = g->m_count / g->group, bytes;
+    int64_t per_group = g->cg == 1 && mg == 1 ? 1 : round_up(mg, 64) * round_up(g->cg, 64);
+    if (!tgc_checked_mul_i64(round_up(g->group, 16), per_group, &bytes) ||
+        !tgc_checked_mul_i64(bytes, g->kk_count, &bytes))
+        return 0;
+    return bytes + (int64_t)sizeof(tgc_dnnl_qconv) + 4096;
+}
+
+static void free_geometry(geometry *ge) {
+    if (ge->prim != NULL) dnnl_primitive_destroy(ge->prim);
+    ge->prim = NULL;
+}
+
+void tgc_dnnl_qconv_free(tgc_dnnl_qconv *q) {
+    if (q == NULL) return;
+    for (int i = 0; i < q->n_geometries; i++) free_geometry(&q->geometries[i]);
+    if (q->weights != NULL) dnnl_memory_destroy(q->weights);
+    tgc_free(q);
+}
+
+/* Cuts an image's output rows into pieces (rows of about PIECE_MACS) and
+ * works out the rows and paddings each reads. False when there would be
+ * more shapes than MAX_GEOMETRIES. */
+static bool cut_rows(tgc_dnnl_qconv *q, int threads) {
+    const tgc_window *w = &q->g.w;
+    int64_t oh = w->out[0], row_macs = w->out[1] * q->g.m_count * q->g.cg * q->g.kk_count;
+    int64_t rows = row_macs > 0 ? (PIECE_MACS + row_macs - 1) / row_macs : oh;
+    int64_t most = threads < 1 ? 1 : threads > MAX_PIECES ? MAX_PIECES : threads;
+    if (rows < (oh + most - 1) / most) rows = (oh + most - 1) / most;
+    if (rows < 1) rows = 1;
+    int64_t sh = w->strides[0], pt = w->pads[0], extent = (w->kernel[0] - 1) * w->dilations[0] + 1;
+    for (int64_t r0 = 0; r0 < oh; r0 += rows) {
+        piece *p = &q->pieces[q->n_pieces++];
+        p->r0 = r0;
+        p->r1 = r0 + rows < oh ? r0 + rows : oh;
+        int64_t first = r0 * sh - pt, end = (p->r1 - 1) * sh - pt + extent; /* input rows [first, end) */
+        geometry want = {.out_rows = p->r1 - r0,
+                         .pad_top = first < 0 ? -first : 0,
+                         .pad_bottom = end > w->in[0] ? end - w->in[0] : 0};
+        p->in0 = first < 0 ? 0 : first;
+        want.in_rows = (end < w->in[0] ? end : w->in[0]) - p->in0;
+        int k = 0;
+        while (k < q->n_geometries &&
+               !(q->geometries[k].in_rows == want.in_rows && q->geometries[k].out_rows == want.out_rows &&
+                 q->geometries[k].pad_top == want.pad_top && q->geometries[k].pad_bottom == want.pad_bottom))
+            k++;
+        if (k == q->n_geometries) {
+            if (k == MAX_GEOMETRIES) return false;
+            q->geometries[q->n_geometries++] = want;
+        }
+        p->geometry = k;
+    }
+    return true;
+}
+
+/* Geometry ge's primitive (weights "any": the layout it asks for must be
+ * the first geometry's). False when oneDNN declines or offers only its
+ * reference loops. */
+static bool make_geometry(tgc_dnnl_qconv *q, geometry *ge, bool first) {
+    const tgc_conv_geometry *g = &q->g;
+    const tgc_window *w = &g->w;
+    int64_t mg = g->m_count / g->group;
+    dnnl_data_type_t xt = q->x_dtype == TGC_UINT8 ? dnnl_u8 : dnnl_s8;
+    dnnl_dims_t src_dims = {1, g->channels, ge->in_rows, w->in[1]}, dst_dims = {1, g->m_count, ge->out_rows, w->out[1]};
+    dnnl_dims_t w_dims = {g->group, mg, g->cg, w->kernel[0], w->kernel[1]};
+    dnnl_dims_t strides = {w->strides[0], w->strides[1]}, dilates = {w->dilations[0] - 1, w->dilations[1] - 1};
+    dnnl_dims_t pad_l = {ge->pad_top, w->pads[1]}, pad_r = {ge->pad_bottom, w->pads[3]};
+    dnnl_memory_desc_t any_w;
+    dnnl_convolution_desc_t desc;
+    dnnl_primitive_attr_t attr;
+    int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
+    if (dnnl_memory_desc_init_by_tag(&ge->src, 4, src_dims, xt, dnnl_nhwc) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&ge->dst, 4, dst_dims, dnnl_s32, dnnl_nhwc) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&any_w, 5, w_dims, dnnl_s8, dnnl_format_tag_any) != dnnl_success ||
+        dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &ge->src,
+                                                   &any_w, NULL, &ge->dst, strides, dilates, pad_l, pad_r) !=
+            dnnl_success ||
+        dnnl_primitive_attr_create(&attr) != dnnl_success)
+        return false;
+    bool ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+              dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp) == dnnl_success;
+    dnnl_primitive_desc_t pd = NULL;
+    ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, tgc_dnnl_engine(), NULL) == dnnl_success;
+    dnnl_primitive_attr_destroy(attr);
+    if (!ok) return false;
+    const char *impl = NULL;
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    ok = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
+         strncmp(impl, "ref", 3) != 0 && wmd != NULL;
+    if (ok && first) q->weights_md = *wmd;
+    ok = ok && dnnl_memory_desc_equal(&q->weights_md, wmd) && dnnl_primitive_create(&ge->prim, pd) == dnnl_success;
+    ge->scratch_bytes = ok ? tgc_dnnl_scratch_size(pd) : 0;
+    dnnl_primitive_desc_destroy(pd);
+    return ok;
+}
+
+/* Reorders w ([G, M / G, C / G, kh, kw] as it lies) into q->weights. */
+static bool reorder_weights(tgc_dnnl_qconv *q, const int8_t *w) {
+    const tgc_conv_geometry *g = &q->g;
+    dnnl_dims_t w_dims = {g->group, g->m_count / g->group, g->cg, g->w.kernel[0], g->w.kernel[1]};
+    dnnl_memory_desc_t plain;
+    dnnl_memory_t from = NULL;
+    dnnl_primitive_desc_t rpd = NULL;
+    dnnl_primitive_t reorder = NULL;
+    dnnl_stream_t stream = tgc_dnnl_thread_stream();
+    bool ok = stream != NULL && dnnl_memory_desc_init_by_tag(&plain, 5, w_dims, dnnl_s8, dnnl_goihw) == dnnl_success &&
+              dnnl_memory_create(&q->weights, &q->weights_md, tgc_dnnl_engine(), DNNL_MEMORY_ALLOCATE) == dnnl_success;
+    if (!ok) q->weights = NULL;
+    ok = ok && dnnl_memory_create(&from, &plain, tgc_dnnl_engine(), (void *)w) == dnnl_success &&
+         dnnl_reorder_primitive_desc_create(&rpd, &plain, tgc_dnnl_engine(), &q->weights_md, tgc_dnnl_engine(), NULL) ==
+             dnnl_success &&
+         dnnl_primitive_create(&reorder, rpd) == dnnl_success;
+    if (ok) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, q->weights}};
+        ok = dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success &&
+             dnnl_stream_wait(stream) == dnnl_success;
+    }
+    if (reorder != NULL) dnnl_primitive_destroy(reorder);
+    if (rpd != NULL) dnnl_primitive_desc_destroy(rpd);
+    if (from != NULL) dnnl_memory_destroy(from);
+    return ok;
+}
+
+tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const int8_t *w, int threads,
+                                      size_t *bytes) {
+    *bytes = 0;
+    if (!tgc_dnnl_qconv_possible(g) || (x_dtype != TGC_UINT8 && x_dtype != TGC_INT8)) return NULL;
+    /* planned for one thread (oneDNN sizes its work by OpenMP's count when a
+     * primitive is made): tgc's pool runs the pieces */
+    if (tgc_dnnl_thread_stream() == NULL) return NULL;
+    tgc_dnnl_qconv *q = tgc_calloc(1, sizeof *q);
+    if (q == NULL) return NULL;
+    q->g = *g;
+    q->x_dtype = x_dtype;
+    dnnl_dims_t one = {1};
+    bool ok = cut_rows(q, threads) && dnnl_memory_desc_init_by_tag(&q->zp_md, 1, one, dnnl_s32, dnnl_a) == dnnl_success;
+    tgc_dnnl_make_lock();
+    for (int k = 0; ok && k < q->n_geometries; k++) ok = make_geometry(q, &q->geometries[k], k == 0);
+    ok = ok && reorder_weights(q, w);
+    tgc_dnnl_make_unlock();
+    if (!ok) {
+        tgc_dnnl_qconv_free(q);
+        return NULL;
+    }
+    *bytes = sizeof *q + dnnl_memory_desc_get_size(&q->weights_md);
+    return q;
+}
+
+bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype) {
+    const tgc_conv_geometry *h = &q->g;
+    bool same = x_dtype == q->x_dtype && g->w.n == 2 && g->channels == h->channels && g->m_count == h->m_count &&
+                g->group == h->group;
+    for (int a = 0; same && a < 2; a++)
+        same = g->w.in[a] == h->w.in[a] && g->w.out[a] == h->w.out[a] && g->w.kernel[a] == h->w.kernel[a] &&
+               g->w.strides[a] == h->w.strides[a] && g->w.dilations[a] == h->w.dilations[a] &&
+               g->w.pads[a] == h->w.pads[a] && g->w.pads[2 + a] == h->w.pads[2 + a];
+    return same;
+}
+
+int64_t tgc_dnnl_qconv_pieces(const tgc_dnnl_qconv *q) { return q->n_pieces; }
+
+void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, int64_t *r1) {
+    *r0 = q->pieces[i].r0;
+    *r1 = q->pieces[i].r1;
+}
+
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y_nhwc) {
+    const piece *p = &q->pieces[i];
+    const geometry *ge = &q->geometries[p->geometry];
+    const tgc_conv_geometry *g = &q->g;
+    dnnl_engine_t engine = tgc_dnnl_engine();
+    dnnl_memory_t src = NULL, dst = NULL, zp = NULL;
+    const uint8_t *x = (const uint8_t *)x_nhwc + p->in0 * g->w.in[1] * g->channels;
+    int32_t *y = y_nhwc + p->r0 * g->w.out[1] * g->m_count;
+    bool ok = dnnl_memory_create(&src, &ge->src, engine, (void *)x) == dnnl_success &&
+              dnnl_memory_create(&dst, &ge->dst, engine, y) == dnnl_success &&
+              dnnl_memory_create(&zp, &q->zp_md, engine, &x_zp) == dnnl_success;
+    if (ok) {
+        dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, src},
+                                   {DNNL_ARG_WEIGHTS, q->weights},
+                                   {DNNL_ARG_DST, dst},
+                                   {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp}};
+        ok = tgc_dnnl_run(ge->prim, ge->scratch_bytes, 4, args);
+    }
+    if (src != NULL) dnnl_memory_destroy(src);
+    if (dst != NULL) dnnl_memory_destroy(dst);
+    if (zp != NULL) dnnl_memory_destroy(zp);
+    return ok;
+}
+
+#else /* no oneDNN */
+
+bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g) {
+    (void)g;
+    return false;
+}
+
+int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g) {
+    (void)g;
+    return 0;
+}
+
+tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const int8_t *w, int threads,
+                                      size_t *bytes) {
+    (void)g, (void)x_dtype, (void)w, (void)threads;
+    *bytes = 0;
+    return NULL;
+}
+
+bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype) {
+    (void)q, (void)g, (void)x_dtype;
+    return false;
+}
+
+int64_t tgc_dnnl_qconv_pieces(const tgc_dnnl_qconv *q) {
+    (void)q;
+    return 0;
+}
+
+void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, int64_t *r1) {
+    (void)q, (void)i;
+    *r0 = *r1 = 0;
+}
+
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y_nhwc) {
+    (void)q, (void)i, (void)x_nhwc, (void)x_zp, (void)y_nhwc;
+    return false;
+}
+
+void tgc_dnnl_qconv_free(tgc_dnnl_qconv *q) { (void)q; }
+
+#endif

@@ -1,0 +1,71 @@
+/* A 2-D integer convolution through oneDNN's int8 convolution (its jit
+ * kernels for VNNI cpus, on NHWC tensors), made once for a node's geometry
+ * with its weights reordered into the layout the primitive asked for (as
+ * ONNX Runtime prepacks MLAS's QLinearConv weights). Measured on one Zen 5
+ * core (docs/cpu-speed.md, "Static quantization"): ResNet-18's 3x3 layers
+ * 2.1x and MobileNetV2's depthwise ones 5-15x faster than tgc's own im2col
+ * and plane sums, the transposes into and out of NHWC included.
+ *
+ * The sums are exact: Y32[n, oh, ow, m] = sum over the window of (x - x_zp)
+ * (w - 0) in int32, padding standing for x_zp (oneDNN's source zero point),
+ * the weights' zero point 0 (the only one oneDNN takes: symmetric int8
+ * weights, or uint8 ones centred on 128). Only where those sums cannot
+ * round (tgc_dnnl_exact_int8) and oneDNN has a jit kernel.
+ *
+ * An image's output rows are cut into pieces of about PIECE_MACS each (from
+ * the sizes alone), each its own primitive over the input rows it reads;
+ * the pieces go over the caller's pool, each on one thread. The sums are
+ * integers: any cut gives the same bits. Without oneDNN create returns
+ * NULL and callers sum their own way.
+ *
+ * Example usage (w: int8 [M, C / group * kh * kw], zero points all 0):
+ *     tgc_dnnl_qconv *q = tgc_dnnl_qconv_create(&g, TGC_UINT8, w, &bytes);
+ *     for (i = 0; i < tgc_dnnl_qconv_pieces(q); i++)      // one image
+ *         tgc_dnnl_qconv_run_piece(q, i, x_nhwc, x_zp, y_nhwc);
+ *     tgc_dnnl_qconv_free(q);
+ */
+#ifndef TGC_DEVICES_CPU_DNNL_QCONV_H
+#define TGC_DEVICES_CPU_DNNL_QCONV_H
+
+#include "devices/kernel.h"
+#include "devices/window.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tgc_dnnl_qconv tgc_dnnl_qconv;
+
+/* Whether oneDNN could take geometry g at all (2-D, exact int8 products,
+ * oneDNN on): what the static memory plan assumes. */
+bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g);
+
+/* The bytes create would hold for g, bounded from the sizes (weights padded
+ * to oneDNN's blocks of 64 channels, groups to 16); 0 when not possible. */
+int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g);
+
+/* Makes the convolution for one image of geometry g with X of dtype
+ * x_dtype (TGC_UINT8 or TGC_INT8) and weights w (int8, [M, C / group, kh,
+ * kw] as one [M, ck] block, read during the call only). NULL where oneDNN
+ * declines (see tgc_dnnl_qconv_possible; only reference loops for it), when
+ * a size passes its int dims, or out of memory; *bytes is then 0, else what
+ * it holds (weights, handles). The caller owns the result. */
+tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const int8_t *w, int threads,
+                                      size_t *bytes);
+
+/* True when q was made for geometry g (batch aside) and X of dtype x_dtype. */
+bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype);
+
+/* The pieces an image is cut into, and piece i's output rows [*r0, *r1). */
+int64_t tgc_dnnl_qconv_pieces(const tgc_dnnl_qconv *q);
+void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, int64_t *r1);
+
+/* Piece i of one image on the calling thread: x_nhwc is the whole image,
+ * [H, W, C] 8-bit of the dtype q was made for; x_zp its zero point (as
+ * stored, not shifted); y_nhwc the whole image's sums [OH, OW, M] int32, of
+ * which the piece writes its rows. False when oneDNN fails. */
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y_nhwc);
+
+void tgc_dnnl_qconv_free(tgc_dnnl_qconv *q);
+
+#endif
