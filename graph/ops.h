@@ -101,7 +101,8 @@ extern const tgc_op_def tgc_op_GlobalLpPool;
 extern const tgc_op_def tgc_op_Resize;
 extern const tgc_op_def tgc_op_GridSample, tgc_op_RoiAlign, tgc_op_NonMaxSuppression;
 extern const tgc_op_def tgc_op_QuantizeLinear, tgc_op_DequantizeLinear, tgc_op_DynamicQuantizeLinear;
-extern const tgc_op_def tgc_op_MatMulInteger, tgc_op_QLinearMatMul, tgc_op_ConvInteger, tgc_op_QLinearConv;
+extern const tgc_op_def tgc_op_MatMulInteger, tgc_op_QLinearMatMul, tgc_op_ConvInteger, tgc_op_QLinearConv,
+    tgc_op__QLinearConvNHWC; /* tgc's own: channels last */
 
 extern const tgc_op_def tgc_op_HannWindow, tgc_op_HammingWindow, tgc_op_BlackmanWindow, tgc_op_DFT, tgc_op_STFT;
 extern const tgc_op_def tgc_op_MelWeightMatrix;

@@ -14,11 +14,15 @@
 #ifdef TGC_HAVE_DNNL
 
 /* Output rows of a piece make at least PIECE_MACS multiply-adds (a smaller
- * piece costs more to hand off than it saves); at most MAX_PIECES pieces,
- * of at most MAX_GEOMETRIES shapes (the first, the middle ones, the last
- * two). */
+ * piece costs more to hand off than it saves) and, where that leaves more
+ * than one row, at most PIECE_SUM_BYTES of int32 sums (they are finished
+ * while still in the cache: the int32 sums of a whole wide layer went out
+ * to memory and back, a third of MobileNetV2's time); at most MAX_PIECES
+ * pieces, of at most MAX_GEOMETRIES shapes (the first, the middle ones,
+ * the last two). */
 #define PIECE_MACS (INT64_C(1) << 22)
-#define MAX_PIECES 16
+#define PIECE_SUM_BYTES (INT64_C(1) << 18)
+#define MAX_PIECES 64
 #define MAX_GEOMETRIES 4
 
 typedef struct geometry {
@@ -78,16 +82,22 @@ void tgc_dnnl_qconv_free(tgc_dnnl_qconv *q) {
     tgc_free(q);
 }
 
-/* Cuts an image's output rows into pieces (rows of about PIECE_MACS) and
- * works out the rows and paddings each reads. False when there would be
- * more shapes than MAX_GEOMETRIES. */
-static bool cut_rows(tgc_dnnl_qconv *q, int threads) {
+/* Cuts an image's output rows into pieces (see dnnl_qconv.h; one piece when
+ * `whole`) and works out the rows and paddings each reads. False when there
+ * would be more shapes than MAX_GEOMETRIES. */
+static bool cut_rows(tgc_dnnl_qconv *q, int threads, bool whole) {
+    q->n_pieces = q->n_geometries = 0;
     const tgc_window *w = &q->g.w;
     int64_t oh = w->out[0], row_macs = w->out[1] * q->g.m_count * q->g.cg * q->g.kk_count;
     int64_t rows = row_macs > 0 ? (PIECE_MACS + row_macs - 1) / row_macs : oh;
     int64_t most = threads < 1 ? 1 : threads > MAX_PIECES ? MAX_PIECES : threads;
     if (rows < (oh + most - 1) / most) rows = (oh + most - 1) / most;
+    int64_t row_bytes = w->out[1] * q->g.m_count * (int64_t)sizeof(int32_t), cached = PIECE_SUM_BYTES / row_bytes;
+    if (rows > cached) rows = cached;
+    if (rows < (oh + MAX_PIECES - 1) / MAX_PIECES) rows = (oh + MAX_PIECES - 1) / MAX_PIECES;
     if (rows < 1) rows = 1;
+    int64_t n = (oh + rows - 1) / rows;
+    rows = whole ? oh : (oh + n - 1) / n; /* as even as rows allow: fewer shapes */
     int64_t sh = w->strides[0], pt = w->pads[0], extent = (w->kernel[0] - 1) * w->dilations[0] + 1;
     for (int64_t r0 = 0; r0 < oh; r0 += rows) {
         piece *p = &q->pieces[q->n_pieces++];
@@ -193,9 +203,17 @@ tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dt
     q->g = *g;
     q->x_dtype = x_dtype;
     dnnl_dims_t one = {1};
-    bool ok = cut_rows(q, threads) && dnnl_memory_desc_init_by_tag(&q->zp_md, 1, one, dnnl_s32, dnnl_a) == dnnl_success;
+    bool ok = dnnl_memory_desc_init_by_tag(&q->zp_md, 1, one, dnnl_s32, dnnl_a) == dnnl_success;
     tgc_dnnl_make_lock();
-    for (int k = 0; ok && k < q->n_geometries; k++) ok = make_geometry(q, &q->geometries[k], k == 0);
+    /* pieces whose shapes oneDNN lays the weights out for differently (its
+     * 1x1 kernels block by the output's size): one piece an image instead */
+    for (int tries = 0; ok && tries < 2; tries++) {
+        for (int k = 0; k < q->n_geometries; k++) free_geometry(&q->geometries[k]);
+        bool made = cut_rows(q, threads, tries == 1);
+        for (int k = 0; made && k < q->n_geometries; k++) made = make_geometry(q, &q->geometries[k], k == 0);
+        if (made) break;
+        ok = tries == 0;
+    }
     ok = ok && reorder_weights(q, w);
     tgc_dnnl_make_unlock();
     if (!ok) {
@@ -219,19 +237,25 @@ bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g,
 
 int64_t tgc_dnnl_qconv_pieces(const tgc_dnnl_qconv *q) { return q->n_pieces; }
 
+int64_t tgc_dnnl_qconv_piece_sums(const tgc_dnnl_qconv *q) {
+    int64_t most = 0;
+    for (int i = 0; i < q->n_pieces; i++)
+        if (q->pieces[i].r1 - q->pieces[i].r0 > most) most = q->pieces[i].r1 - q->pieces[i].r0;
+    return most * q->g.w.out[1] * q->g.m_count;
+}
+
 void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, int64_t *r1) {
     *r0 = q->pieces[i].r0;
     *r1 = q->pieces[i].r1;
 }
 
-bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y_nhwc) {
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y) {
     const piece *p = &q->pieces[i];
     const geometry *ge = &q->geometries[p->geometry];
     const tgc_conv_geometry *g = &q->g;
     dnnl_engine_t engine = tgc_dnnl_engine();
     dnnl_memory_t src = NULL, dst = NULL, zp = NULL;
     const uint8_t *x = (const uint8_t *)x_nhwc + p->in0 * g->w.in[1] * g->channels;
-    int32_t *y = y_nhwc + p->r0 * g->w.out[1] * g->m_count;
     bool ok = dnnl_memory_create(&src, &ge->src, engine, (void *)x) == dnnl_success &&
               dnnl_memory_create(&dst, &ge->dst, engine, y) == dnnl_success &&
               dnnl_memory_create(&zp, &q->zp_md, engine, &x_zp) == dnnl_success;
@@ -282,8 +306,13 @@ void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, 
     *r0 = *r1 = 0;
 }
 
-bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y_nhwc) {
-    (void)q, (void)i, (void)x_nhwc, (void)x_zp, (void)y_nhwc;
+int64_t tgc_dnnl_qconv_piece_sums(const tgc_dnnl_qconv *q) {
+    (void)q;
+    return 0;
+}
+
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y) {
+    (void)q, (void)i, (void)x_nhwc, (void)x_zp, (void)y;
     return false;
 }
 

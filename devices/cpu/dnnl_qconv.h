@@ -12,16 +12,18 @@
  * weights, or uint8 ones centred on 128). Only where those sums cannot
  * round (tgc_dnnl_exact_int8) and oneDNN has a jit kernel.
  *
- * An image's output rows are cut into pieces of about PIECE_MACS each (from
- * the sizes alone), each its own primitive over the input rows it reads;
- * the pieces go over the caller's pool, each on one thread. The sums are
+ * An image's output rows are cut into pieces, each its own primitive over
+ * the input rows it reads: at least one per thread of the pool it was made
+ * for, each of about PIECE_MACS multiply-adds at least and at most
+ * PIECE_SUM_BYTES of sums where rows allow (finished while in the cache).
+ * The pieces go over the caller's pool, each on one thread. The sums are
  * integers: any cut gives the same bits. Without oneDNN create returns
  * NULL and callers sum their own way.
  *
  * Example usage (w: int8 [M, C / group * kh * kw], zero points all 0):
  *     tgc_dnnl_qconv *q = tgc_dnnl_qconv_create(&g, TGC_UINT8, w, &bytes);
  *     for (i = 0; i < tgc_dnnl_qconv_pieces(q); i++)      // one image
- *         tgc_dnnl_qconv_run_piece(q, i, x_nhwc, x_zp, y_nhwc);
+ *         tgc_dnnl_qconv_run_piece(q, i, x_nhwc, x_zp, sums); // the piece's rows
  *     tgc_dnnl_qconv_free(q);
  */
 #ifndef TGC_DEVICES_CPU_DNNL_QCONV_H
@@ -58,13 +60,16 @@ bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g,
 
 /* The pieces an image is cut into, and piece i's output rows [*r0, *r1). */
 int64_t tgc_dnnl_qconv_pieces(const tgc_dnnl_qconv *q);
+
+/* The most int32 sums one piece makes (its rows x OW x M). */
+int64_t tgc_dnnl_qconv_piece_sums(const tgc_dnnl_qconv *q);
 void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, int64_t *r1);
 
 /* Piece i of one image on the calling thread: x_nhwc is the whole image,
  * [H, W, C] 8-bit of the dtype q was made for; x_zp its zero point (as
- * stored, not shifted); y_nhwc the whole image's sums [OH, OW, M] int32, of
- * which the piece writes its rows. False when oneDNN fails. */
-bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y_nhwc);
+ * stored, not shifted); y receives the piece's sums, [r1 - r0, OW, M]
+ * int32. False when oneDNN fails. */
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y);
 
 void tgc_dnnl_qconv_free(tgc_dnnl_qconv *q);
 

@@ -651,8 +651,8 @@ static int64_t gather_positions(const tgc_conv_geometry *g) {
 }
 
 /* One node's run through oneDNN's convolution: image b's X copied into
- * NHWC (xt), its sums made there (yt), and each piece's rows finished into
- * the sink in NCHW as they come. */
+ * NHWC (xt), each piece's sums made in its participant's block of yt and
+ * finished into the sink in NCHW as they come. */
 typedef struct dnnl_conv_job {
     const tgc_conv_geometry *g;
     const tgc_dnnl_qconv *dq;
@@ -690,7 +690,8 @@ static void transpose_piece(void *arg, int64_t i, int slot) {
 static void dnnl_conv_piece(void *arg, int64_t i, int slot) {
     dnnl_conv_job *j = arg;
     const tgc_conv_geometry *g = j->g;
-    if (!tgc_dnnl_qconv_run_piece(j->dq, i, j->xt, j->x_zp, j->yt)) {
+    int32_t *sums = j->yt + slot * tgc_dnnl_qconv_piece_sums(j->dq);
+    if (!tgc_dnnl_qconv_run_piece(j->dq, i, j->xt, j->x_zp, sums)) {
         atomic_store(&j->failed, true);
         return;
     }
@@ -699,7 +700,7 @@ static void dnnl_conv_piece(void *arg, int64_t i, int slot) {
     int64_t step = gather_positions(g);
     for (int64_t p0 = r0 * ow; p0 < r1 * ow; p0 += step) {
         int64_t n = r1 * ow - p0 < step ? r1 * ow - p0 : step;
-        const int32_t *from = j->yt + p0 * mc;
+        const int32_t *from = sums + (p0 - r0 * ow) * mc;
         /* a gather's rows GATHER_PAD apart past their length: rows a power of
          * two apart would fall in one set of the cache */
         int32_t *rows = j->sink->y8 != NULL ? j->gathers[slot] : j->sink->y32 + j->b * mc * g->out_size + p0;
@@ -752,7 +753,7 @@ static tgc_status dnnl_conv_run(tgc_kernel_ctx *c, const tgc_conv_geometry *g, c
     int64_t row_bytes = g->channels * g->w.in[1] > 0 ? g->channels * g->w.in[1] : 1;
     j.transpose_rows = PIECE_BYTES / row_bytes < 1 ? 1 : PIECE_BYTES / row_bytes;
     bool ok = (j.xt = tgc_malloc((size_t)(g->channels * g->in_size) + 1)) != NULL &&
-              (j.yt = tgc_malloc((size_t)(g->m_count * g->out_size) * sizeof(int32_t))) != NULL &&
+              (j.yt = tgc_malloc((size_t)(width * tgc_dnnl_qconv_piece_sums(dq)) * sizeof(int32_t))) != NULL &&
               (j.gathers = tgc_calloc((size_t)width, sizeof *j.gathers)) != NULL;
     for (int s = 0; ok && sink->y8 != NULL && s < width; s++)
         ok = (j.gathers[s] = tgc_malloc((size_t)(g->m_count * (gather_positions(g) + GATHER_PAD)) * sizeof(int32_t))) != NULL;
@@ -916,6 +917,181 @@ static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
     return int_conv_run(c, 0, 3, 2, 5, &sink);
 }
 
+/* ---- _QLinearConvNHWC: channels last ----------------------------------------------- */
+
+/* One run of _QLinearConvNHWC through oneDNN: each piece's sums into its
+ * participant's block of yt, then requantized straight into Y, channels
+ * last as oneDNN leaves them. */
+typedef struct nhwc_job {
+    const tgc_conv_geometry *g;
+    const tgc_dnnl_qconv *dq;
+    const uint8_t *x;
+    uint8_t *y;
+    int32_t *yt;
+    const int32_t *add;  /* [M]: the bias */
+    const double *mult;  /* [M]: x_scale w_scale[m] / y_scale, in float32 as sink_row has it */
+    int32_t x_zp, y_zp, lo, hi;
+    bool is_signed;
+    int64_t b;
+    atomic_bool failed;
+} nhwc_job;
+
+static void nhwc_piece(void *arg, int64_t i, int slot) {
+    nhwc_job *j = arg;
+    const tgc_conv_geometry *g = j->g;
+    int64_t mc = g->m_count, ow = g->w.out[1], r0, r1;
+    int32_t *sums = j->yt + slot * tgc_dnnl_qconv_piece_sums(j->dq);
+    if (!tgc_dnnl_qconv_run_piece(j->dq, i, j->x + j->b * g->in_size * g->channels, j->x_zp, sums)) {
+        atomic_store(&j->failed, true);
+        return;
+    }
+    tgc_dnnl_qconv_piece_rows(j->dq, i, &r0, &r1);
+    tgc_cpu_q8_requantize_channels(sums, (r1 - r0) * ow, mc, j->add, j->mult, j->y_zp, j->lo, j->hi,
+                                   j->is_signed, j->y + (j->b * g->out_size + r0 * ow) * mc);
+}
+
+/* A copy of v with dims [N, A, B, C] read as perm says (out[a] = in[perm[a]]). */
+static tgc_value permuted(const tgc_value *v, const int *perm) {
+    tgc_value p = *v;
+    for (int a = 0; a < 4 && v->rank == 4; a++) p.dims[a] = v->dims[perm[a]];
+    return p;
+}
+
+static const int TO_NCHW[4] = {0, 3, 1, 2}, TO_NHWC[4] = {0, 2, 3, 1};
+
+/* a [n, d1, d2, d3] of 8-bit elements into b [n, d3, d1, d2] (perm
+ * TO_NCHW) or back (TO_NHWC, dims of b given as a's with d1 d2 d3 = its
+ * own [d1, d2, d3]): a plain loop, for the fallback only. */
+static void transpose_bytes(const uint8_t *a, const tgc_value *av, const int *perm, uint8_t *b) {
+    int64_t n = av->dims[0], d1 = av->dims[1], d2 = av->dims[2], d3 = av->dims[3];
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t p = 0; p < d1; p++)
+            for (int64_t q = 0; q < d2; q++)
+                for (int64_t r = 0; r < d3; r++) {
+                    int64_t from = ((i * d1 + p) * d2 + q) * d3 + r;
+                    int64_t to = perm == TO_NCHW ? ((i * d3 + r) * d1 + p) * d2 + q : ((i * d2 + q) * d3 + r) * d1 + p;
+                    b[to] = a[from];
+                }
+}
+
+/* Where oneDNN cannot take the node (no VNNI, no oneDNN, shapes other than
+ * those the cache was made for): X into NCHW, QLinearConv, Y back. */
+static tgc_status qlinear_conv_nhwc_fallback(tgc_kernel_ctx *c) {
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    size_t xn = (size_t)tgc_value_numel(x), yn = (size_t)tgc_value_numel(y);
+    uint8_t *xt = tgc_malloc(xn + 1), *yt = tgc_malloc(yn + 1);
+    if (xt == NULL || yt == NULL) {
+        tgc_free(xt), tgc_free(yt);
+        return tgc_kernel_fail(c, "out of host memory for the NCHW copies");
+    }
+    transpose_bytes(tgc_kernel_in_ptr(c, 0), x, TO_NCHW, xt);
+    tgc_buffer xb = {.device = x->buf->device, .mem = xt, .nbytes = xn, .borrowed = true};
+    tgc_buffer yb = {.device = y->buf->device, .mem = yt, .nbytes = yn, .borrowed = true};
+    atomic_init(&xb.refs, 1);
+    atomic_init(&yb.refs, 1);
+    tgc_value inputs[9], out = permuted(y, TO_NCHW);
+    for (int i = 0; i < c->n_inputs && i < 9; i++) inputs[i] = c->inputs[i];
+    inputs[0] = permuted(x, TO_NCHW);
+    inputs[0].buf = &xb;
+    out.buf = &yb;
+    tgc_kernel_ctx sub = *c;
+    sub.inputs = inputs;
+    sub.outputs = &out;
+    tgc_status st = qlinear_conv(&sub);
+    if (st == TGC_OK) transpose_bytes(yt, &out, TO_NHWC, tgc_kernel_out_ptr(c, 0));
+    tgc_free(xt), tgc_free(yt);
+    return st;
+}
+
+/* _QLinearConvNHWC (ops_quant.c): QLinearConv with X [N, H, W, C] and Y [N,
+ * OH, OW, M]; through oneDNN's NHWC convolution wherever it takes the node
+ * (it needs no copies here), else through QLinearConv on NCHW copies. */
+static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
+    tgc_status st = tgc_kernel_check_host(c, 8, 1);
+    if (st != TGC_OK) return st;
+    const tgc_value *vx = &c->inputs[0], *vw = &c->inputs[3], *vy = &c->outputs[0];
+    if (vx->rank != 4 || vy->rank != 4) return tgc_kernel_fail(c, "x and y must be 4-D, channels last");
+    if (!tgc_cpu_q8_is(vx->dtype) || !tgc_cpu_q8_is(vw->dtype) || vy->dtype != c->inputs[7].dtype)
+        return tgc_kernel_fail(c, "x, w and y must be 8-bit quantized (y of y_zero_point's type)");
+    tgc_value views[2] = {permuted(vx, TO_NCHW), *vw}, out = permuted(vy, TO_NCHW);
+    tgc_kernel_ctx sub = *c;
+    sub.inputs = views;
+    sub.n_inputs = 2;
+    sub.outputs = &out;
+    tgc_conv_geometry g;
+    if ((st = read_int_conv(&sub, 0, 1, &g)) != TGC_OK) return st;
+    tgc_cpu_qparam wzp, xzp, x_scale, w_scale, y_scale, y_zp;
+    if ((st = tgc_cpu_qparam_read(c, 5, "w_zero_point", g.m_count, vw->dtype, &wzp)) != TGC_OK) return st;
+    int64_t ck = g.cg * g.kk_count;
+    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, 3), &wzp, g.m_count, ck, &g, vx->dtype,
+                           tgc_parallel_width(c->pool)};
+    uint32_t weights_in = 1u << 3 | (tgc_kernel_has_input(c, 5) ? 1u << 5 : 0);
+    const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
+    if (block != NULL) tgc_kernel_cache_replaces(c, 1u << 3);
+    if (c->prepack_only) return TGC_OK;
+    const tgc_dnnl_qconv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
+    if (dq == NULL || !tgc_dnnl_qconv_matches(dq, &g, vx->dtype) || g.batch == 0) return qlinear_conv_nhwc_fallback(c);
+    if ((st = tgc_cpu_qparam_read(c, 1, "x_scale", -1, TGC_FLOAT32, &x_scale)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, 2, "x_zero_point", -1, vx->dtype, &xzp)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, 4, "w_scale", g.m_count, TGC_FLOAT32, &w_scale)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, 6, "y_scale", -1, TGC_FLOAT32, &y_scale)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, 7, "y_zero_point", -1, vy->dtype, &y_zp)) != TGC_OK)
+        return st;
+    const int32_t *bias = NULL;
+    if (tgc_kernel_has_input(c, 8)) {
+        const tgc_value *vb = &c->inputs[8];
+        if (vb->dtype != TGC_INT32 || vb->rank != 1 || vb->dims[0] != g.m_count)
+            return tgc_kernel_fail(c, "input 8 (B) must be int32 [M = %lld]", (long long)g.m_count);
+        bias = tgc_kernel_in_ptr(c, 8);
+    }
+    nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0),
+                  .x_zp = tgc_cpu_qparam_int(&xzp, 0), .y_zp = tgc_cpu_qparam_int(&y_zp, 0),
+                  .is_signed = vy->dtype == TGC_INT8};
+    atomic_init(&j.failed, false);
+    tgc_cpu_q8_range(vy->dtype, &j.lo, &j.hi);
+    int32_t *add = tgc_malloc((size_t)g.m_count * sizeof *add);
+    double *mult = tgc_malloc((size_t)g.m_count * sizeof *mult);
+    j.yt = tgc_malloc((size_t)(tgc_parallel_width(c->pool) * tgc_dnnl_qconv_piece_sums(dq)) * sizeof(int32_t));
+    if (add == NULL || mult == NULL || j.yt == NULL) {
+        tgc_free(add), tgc_free(mult), tgc_free(j.yt);
+        return tgc_kernel_fail(c, "out of host memory for the int32 sums");
+    }
+    for (int64_t m = 0; m < g.m_count; m++) { /* as sink_row computes them */
+        add[m] = bias != NULL ? bias[m] : 0;
+        mult[m] = (float)tgc_cpu_qparam_float(&x_scale, 0) * (float)tgc_cpu_qparam_float(&w_scale, m) /
+                  (float)tgc_cpu_qparam_float(&y_scale, 0);
+    }
+    j.add = add;
+    j.mult = mult;
+    c->impl = "onednn int8 conv, channels last";
+    for (j.b = 0; j.b < g.batch && !atomic_load(&j.failed); j.b++)
+        tgc_parallel_for(c->pool, tgc_dnnl_qconv_pieces(dq), nhwc_piece, &j);
+    tgc_free(add), tgc_free(mult), tgc_free(j.yt);
+    return atomic_load(&j.failed) ? tgc_kernel_fail(c, "oneDNN's int8 convolution failed") : TGC_OK;
+}
+
+/* What _QLinearConvNHWC holds: QLinearConv's footprint on the NCHW view
+ * (its cache, with oneDNN's weights, and its fallback's workspace), and the
+ * int32 sums of an image and the fallback's NCHW copies of X and Y. */
+static void qlinear_conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    if (c->n_inputs < 8 || c->n_outputs < 1 || c->inputs[0].rank != 4 || c->outputs[0].rank != 4) return;
+    tgc_value inputs[9], y = permuted(&c->outputs[0], TO_NCHW);
+    for (int i = 0; i < c->n_inputs && i < 9; i++) inputs[i] = c->inputs[i];
+    inputs[0] = permuted(&c->inputs[0], TO_NCHW);
+    tgc_kernel_ctx sub = *c;
+    sub.inputs = inputs;
+    sub.outputs = &y;
+    int_conv_footprint(&sub, 0, 3, true, width, out);
+    tgc_conv_geometry g;
+    int64_t copies, sums;
+    if (read_int_conv(&sub, 0, 3, &g) != TGC_OK || !tgc_checked_mul_i64(g.channels, g.in_size, &copies) ||
+        !tgc_checked_mul_i64(g.m_count, g.out_size, &sums))
+        return;
+    copies = copies * g.batch + sums * g.batch; /* sizes inference already checked */
+    out->workspace_bytes += copies > sums * 4 ? copies : sums * 4;
+    if ((c->const_inputs & 1u << 3) && !dnnl_pays(&g)) out->cache_bytes += tgc_dnnl_qconv_bound(&g);
+}
+
 const tgc_kernel_def tgc_cpu_kernels_quant_conv[] = {
     {.op = "ConvInteger",
      .fn = conv_integer,
@@ -927,5 +1103,10 @@ const tgc_kernel_def tgc_cpu_kernels_quant_conv[] = {
      .forward_input = -1,
      .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID},
      .footprint = qlinear_conv_footprint},
+    {.op = "_QLinearConvNHWC",
+     .fn = qlinear_conv_nhwc,
+     .forward_input = -1,
+     .dtypes = {TGC_UINT8, TGC_INT8, TGC_DTYPE_INVALID},
+     .footprint = qlinear_conv_nhwc_footprint},
     {.op = NULL},
 };

@@ -74,4 +74,11 @@ tgc_value tgc_cpu_q8_f32_view(const tgc_value *v);
 void tgc_cpu_q8_requantize(const int32_t *acc, int64_t n, int32_t add, double mult, double zp, double lo, double hi,
                            bool is_signed, void *y);
 
+/* tgc_cpu_q8_requantize over `rows` rows of m channels (channels last: a
+ * QLinearConv's sums in NHWC), channel k with its own add[k] and mult[k]:
+ * y[r m + k] = saturate(rint((acc[r m + k] + add[k]) * mult[k]) + zp), the
+ * same arithmetic element for element. */
+void tgc_cpu_q8_requantize_channels(const int32_t *acc, int64_t rows, int64_t m, const int32_t *add,
+                                    const double *mult, double zp, double lo, double hi, bool is_signed, void *y);
+
 #endif

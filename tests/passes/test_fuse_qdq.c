@@ -43,6 +43,17 @@ typedef struct conv_variant {
     bool fused;
 } conv_variant;
 
+/* Fused Convs: QLinearConv, or on the cpu its channels-last form
+ * (nhwc-int8-conv, which runs after fuse-qdq). */
+static int fused_convs(const tgc_graph *g) { return count_op(g, "QLinearConv") + count_op(g, "_QLinearConvNHWC"); }
+
+/* The first node of op `op` in g, or NULL. */
+static const tgc_node *first_op(const tgc_graph *g, const char *op) {
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        if (g->nodes[id].kind == TGC_NODE_OP && strcmp(g->nodes[id].op_name, op) == 0) return &g->nodes[id];
+    return NULL;
+}
+
 /* Runs g on the cpu with the first input fed `x` (uint8, dims) and
  * returns output 0 (the caller releases it). */
 static tgc_tensor *run_u8(const tgc_graph *g, int rank, const int64_t *dims, const uint8_t *x) {
@@ -87,14 +98,15 @@ static void test_conv_variants(void) {
         tgc_diags *d = tgc_diags_create();
         tgc_graph *g = loaded_graph(yaml, "qdq.yaml", d);
         tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
-        bool fused = count_op(opt, "QLinearConv") == 1;
+        bool fused = fused_convs(opt) == 1;
         if (fused != cv->fused) fprintf(stderr, "\n  %s: fused %d, expected %d", cv->what, fused, cv->fused);
         CU_ASSERT_EQUAL(fused, cv->fused);
         if (cv->fused) {
-            const tgc_node *y = node_named(opt, "y"); /* the fused node takes the QuantizeLinear's name */
-            CU_ASSERT_PTR_NOT_NULL_FATAL(y);
-            CU_ASSERT_STRING_EQUAL(y->op_name, "QLinearConv");
-            CU_ASSERT_EQUAL(y->n_inputs, 9);
+            /* the output keeps the QuantizeLinear's name (the Transpose back to NCHW has it) */
+            CU_ASSERT_PTR_NOT_NULL(node_named(opt, "y"));
+            const tgc_node *conv = first_op(opt, "_QLinearConvNHWC");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(conv);
+            CU_ASSERT_EQUAL(conv->n_inputs, 9);
             CU_ASSERT_EQUAL(count_op(opt, "DequantizeLinear") + count_op(opt, "QuantizeLinear") +
                                 count_op(opt, "Conv"),
                             0);
@@ -150,8 +162,11 @@ static void test_conv_chain(void) {
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = loaded_graph(yaml, "chain.yaml", d);
     tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
-    CU_ASSERT_EQUAL(count_op(opt, "QLinearConv"), 2);
+    CU_ASSERT_EQUAL(fused_convs(opt), 2);
     CU_ASSERT_EQUAL(count_op(opt, "Conv") + count_op(opt, "DequantizeLinear") + count_op(opt, "QuantizeLinear"), 0);
+    /* channels last between them: one Transpose in, one out */
+    CU_ASSERT_EQUAL(count_op(opt, "_QLinearConvNHWC"), 2);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
     tgc_graph_free(opt);
     uint8_t x[18];
     for (int i = 0; i < 18; i++) x[i] = i < 9 ? 12 : 14;
@@ -159,6 +174,75 @@ static void test_conv_chain(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     const uint8_t *got = tgc_tensor_data(out);
     for (int i = 0; i < 18; i++) CU_ASSERT_EQUAL(got[i], i < 9 ? 65 : 250);
+    tgc_tensor_release(out);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+/* test_conv_chain's two Convs (h, then y2: 65 and 250), a residual s =
+ * Q(DQ(h) + DQ(y2)) and a third Conv on s, on the cpu: every Conv channels
+ * last (nhwc-int8-conv) and the Transposes between them moved through the
+ * DequantizeLinear -> Add -> QuantizeLinear until they cancel, one left at
+ * the input and one at the output. DQ(h) [0.25, 4.5], DQ(y2) [-2.1875,
+ * 9.375]: sums -1.9375 and 13.875, Q at 0.125 and 100: -15.5 rounds half
+ * to even to -16, so 84, and 211. DQ(s) [-2, 13.875]; the third Conv (w,
+ * no bias): c0 -0.5 - 6.9375 = -7.4375, c1 -3 + 27.75 = 24.75; Q at 0.25
+ * and 100: 70 and 199. */
+static void test_residual_channels_last(void) {
+    static const char yaml[] =
+        "format: tgc/1\n"
+        "inputs: [{name: x, dtype: uint8, shape: [1, 2, 3, 3]}]\n"
+        "outputs: [y]\n"
+        "initializers:\n"
+        "  - {name: x_s, dtype: float32, shape: [], values: [0.5]}\n"
+        "  - {name: x_zp, dtype: uint8, shape: [], values: [10]}\n"
+        "  - {name: w, dtype: int8, shape: [2, 2, 1, 1], values: [1, -2, 3, 4]}\n"
+        "  - {name: w_s, dtype: float32, shape: [2], values: [0.25, 0.5]}\n"
+        "  - {name: w_zp, dtype: int8, shape: [2], values: [0, 0]}\n"
+        "  - {name: b, dtype: int32, shape: [2], values: [8, -4]}\n"
+        "  - {name: b_s, dtype: float32, shape: [2], values: [0.125, 0.25]}\n"
+        "  - {name: h_s, dtype: float32, shape: [], values: [0.25]}\n"
+        "  - {name: zp100, dtype: uint8, shape: [], values: [100]}\n"
+        "  - {name: y2_s, dtype: float32, shape: [], values: [0.0625]}\n"
+        "  - {name: s_s, dtype: float32, shape: [], values: [0.125]}\n"
+        "nodes:\n"
+        "  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n"
+        "  - {name: dw1, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
+        "  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n"
+        "  - {name: conv1, op: Conv, inputs: [dx, dw1, db]}\n"
+        "  - {name: h, op: QuantizeLinear, inputs: [conv1, h_s, zp100]}\n"
+        "  - {name: dh, op: DequantizeLinear, inputs: [h, h_s, zp100]}\n"
+        "  - {name: dw2, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
+        "  - {name: conv2, op: Conv, inputs: [dh, dw2]}\n"
+        "  - {name: y2, op: QuantizeLinear, inputs: [conv2, y2_s, zp100]}\n"
+        "  - {name: dh_res, op: DequantizeLinear, inputs: [h, h_s, zp100]}\n"
+        "  - {name: dy2, op: DequantizeLinear, inputs: [y2, y2_s, zp100]}\n"
+        "  - {name: sum, op: Add, inputs: [dh_res, dy2]}\n"
+        "  - {name: s, op: QuantizeLinear, inputs: [sum, s_s, zp100]}\n"
+        "  - {name: ds, op: DequantizeLinear, inputs: [s, s_s, zp100]}\n"
+        "  - {name: dw3, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
+        "  - {name: conv3, op: Conv, inputs: [ds, dw3]}\n"
+        "  - {name: y, op: QuantizeLinear, inputs: [conv3, h_s, zp100]}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "residual.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_QLinearConvNHWC"), 3);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    CU_ASSERT_EQUAL(count_op(opt, "Add"), 1);
+    const tgc_node *y = node_named(opt, "y");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_STRING_EQUAL(y->op_name, "Transpose");
+    tgc_graph_free(opt);
+    /* with a gpu listed (no channels-last kernel there) nothing is moved */
+    opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu,gpu0", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_QLinearConvNHWC") + count_op(opt, "Transpose"), 0);
+    tgc_graph_free(opt);
+    uint8_t x[18];
+    for (int i = 0; i < 18; i++) x[i] = i < 9 ? 12 : 14;
+    tgc_tensor *out = run_u8(g, 4, (int64_t[]){1, 2, 3, 3}, x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const uint8_t *got = tgc_tensor_data(out);
+    for (int i = 0; i < 18; i++) CU_ASSERT_EQUAL(got[i], i < 9 ? 70 : 199);
     tgc_tensor_release(out);
     tgc_graph_free(g);
     tgc_diags_free(d);
@@ -208,4 +292,5 @@ static void test_matmul_per_column(void) {
 
 TGC_TEST_MAIN("fuse qdq", {"Conv groups: fused or left", test_conv_variants},
               {"two Convs in a row", test_conv_chain},
+              {"a residual block channels last", test_residual_channels_last},
               {"MatMul with B per column", test_matmul_per_column})

@@ -1,0 +1,207 @@
+/* Channels last for the integer convolutions, as ONNX Runtime's
+ * NhwcTransformer does for QLinearConv (onnxruntime/core/optimizer/
+ * nhwc_transformer.cc, with its transpose optimizer): oneDNN's int8
+ * convolutions run on NHWC tensors, and a network of them loses to copies
+ * what it gains when every layer goes in and out of NCHW.
+ *
+ * 1. Each QLinearConv over a 4-D x whose weights are constants with zero
+ *    points of 0 (int8 0, or uint8 128: what oneDNN takes) becomes
+ *        Transpose(x, [0, 2, 3, 1]) -> _QLinearConvNHWC -> Transpose([0, 3, 1, 2])
+ *    (graph/ops_quant.c), where every listed device kind has a kernel for
+ *    it at x's dtype (the cpu's: devices/cpu/kernels_quant_conv.c).
+ * 2. Transposes move down through elementwise nodes whose other inputs are
+ *    one-element constants (DequantizeLinear and QuantizeLinear per
+ *    tensor, Add, Mul, Relu, Clip, ...), one Transpose after the node in
+ *    place of one before each input: Add(T(a), T(b)) = T(Add(a, b)) when
+ *    both have the same permutation and rank. A residual block's
+ *    DequantizeLinear -> Add -> QuantizeLinear then runs channels last.
+ * 3. A Transpose of a Transpose that undoes it is dropped: the next
+ *    convolution reads the previous one's output as it lies.
+ * What remains are Transposes where channels-last values meet other ops
+ * (a network's first and last layers, pools). The results are the same
+ * numbers: every moved node computes element by element. */
+#include "passes/pass.h"
+
+#include "devices/backend.h"
+#include "devices/kernel.h"
+#include "support/alloc.h"
+
+#include <string.h>
+
+static const int64_t TO_NHWC[4] = {0, 2, 3, 1}, TO_NCHW[4] = {0, 3, 1, 2};
+
+/* Elementwise ops a Transpose moves through (their other inputs one-element
+ * constants, or Transposes of the same permutation). */
+static const char *const ELEMENTWISE[] = {"DequantizeLinear", "QuantizeLinear", "Add", "Sub", "Mul", "Div",
+                                          "Max", "Min", "Relu", "Clip", "Sigmoid", "LeakyRelu", "HardSigmoid",
+                                          "HardSwish", NULL};
+
+/* The 4-entry perm of Transpose node id, or NULL when it is not one. */
+static const int64_t *perm_of(const tgc_rewrite *rw, int32_t id) {
+    if (!tgc_pass_is_op(rw, id, "Transpose") || rw->g->nodes[id].n_outputs != 1) return NULL;
+    const tgc_attr *a = tgc_node_attr(&rw->g->nodes[id], "perm");
+    return a != NULL && a->type == TGC_ATTR_INTS && a->n == 4 ? a->ints : NULL;
+}
+
+static bool is_elementwise(const tgc_rewrite *rw, int32_t id) {
+    for (int i = 0; ELEMENTWISE[i] != NULL; i++)
+        if (tgc_pass_is_op(rw, id, ELEMENTWISE[i])) return true;
+    return false;
+}
+
+static bool same_perm(const int64_t *a, const int64_t *b) { return memcmp(a, b, 4 * sizeof *a) == 0; }
+
+/* True when every kind listed has a _QLinearConvNHWC kernel for dtype. */
+static bool nhwc_kernel_everywhere(uint32_t kinds, tgc_dtype dtype) {
+    if (kinds == 0) return false;
+    for (int k = 0; k < tgc_backend_count(); k++)
+        if ((kinds & (1u << k)) && tgc_kernel_find("_QLinearConvNHWC", k, dtype) == NULL) return false;
+    return true;
+}
+
+/* True when r is an initializer whose every element is `zero` as the
+ * 8-bit type it holds: oneDNN's weights zero point (int8 0, uint8 128). */
+static bool zero_points_centred(const tgc_rewrite *rw, tgc_ref r) {
+    const tgc_const *c = tgc_pass_const_of(rw, r);
+    if (c == NULL || c->data == NULL || (c->dtype != TGC_INT8 && c->dtype != TGC_UINT8)) return false;
+    const uint8_t *p = c->data;
+    for (int64_t i = 0, n = tgc_shape_numel(&c->shape); i < n; i++)
+        if (p[i] != (c->dtype == TGC_UINT8 ? 128 : 0)) return false;
+    return true;
+}
+
+/* Adds Transpose(from, perm) like node `like`, keeping its own name. */
+static tgc_status add_transpose(tgc_rewrite *rw, int32_t like, tgc_ref from, const int64_t *perm, int32_t *id) {
+    tgc_status st = tgc_rewrite_add_op(rw, "Transpose", like, &from, 1, 1, id);
+    if (st != TGC_OK) return st;
+    tgc_rewrite_keep_own_name(rw, *id);
+    return tgc_rewrite_set_attr_list(rw, *id, "perm", TGC_ATTR_INTS, 4, perm);
+}
+
+/* True when QLinearConv node id qualifies for step 1 (asked of the graph
+ * as inferred, before any node is rewritten: a rewritten neighbour's
+ * output is not inferred until the pass ends). */
+static bool qualifies(const tgc_rewrite *rw, int32_t id) {
+    const tgc_node *n = &rw->g->nodes[id];
+    const tgc_tensor_info *x = tgc_graph_ref_info(rw->g, n->inputs[0]);
+    const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
+    return x != NULL && y != NULL && x->shape.rank == 4 && y->shape.rank == 4 && n->n_outputs == 1 &&
+           nhwc_kernel_everywhere(rw->kinds, x->dtype) && tgc_pass_const_of(rw, n->inputs[3]) != NULL &&
+           n->n_inputs >= 6 && zero_points_centred(rw, n->inputs[5]);
+}
+
+/* Step 1 for QLinearConv node id. */
+static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id) {
+    const tgc_node *n = &rw->g->nodes[id];
+    tgc_ref inputs[9];
+    int n_inputs = n->n_inputs < 9 ? n->n_inputs : 9;
+    memcpy(inputs, n->inputs, (size_t)n_inputs * sizeof *inputs);
+    int32_t t_in, conv, t_out;
+    tgc_status st = add_transpose(rw, id, inputs[0], TO_NHWC, &t_in);
+    if (st != TGC_OK) return st;
+    inputs[0] = (tgc_ref){t_in, 0, {0, 0}};
+    if ((st = tgc_rewrite_add_op(rw, "_QLinearConvNHWC", id, inputs, n_inputs, 1, &conv)) != TGC_OK ||
+        (st = tgc_rewrite_copy_attrs(rw, id, conv)) != TGC_OK)
+        return st;
+    tgc_rewrite_keep_own_name(rw, conv);
+    if ((st = tgc_rewrite_add_op(rw, "Transpose", id, &(tgc_ref){conv, 0, {0, 0}}, 1, 1, &t_out)) != TGC_OK ||
+        (st = tgc_rewrite_set_attr_list(rw, t_out, "perm", TGC_ATTR_INTS, 4, TO_NCHW)) != TGC_OK)
+        return st;
+    tgc_rewrite_replace_uses(rw, (tgc_ref){id, 0, {0, 0}}, (tgc_ref){t_out, 0, {0, 0}}); /* t_out takes the node's name */
+    tgc_rewrite_remove(rw, id);
+    rw->edits++;
+    return TGC_OK;
+}
+
+/* True when a Transpose moved below node id costs no more than it did
+ * above it: the node's output is no wider than its input, or (a
+ * DequantizeLinear: 1 byte to 4) every reader is elementwise too, so that
+ * the Transpose moves on towards one it cancels with (a residual Add)
+ * rather than stopping at a pool, four times the bytes. */
+static bool worth_moving(const tgc_rewrite *rw, int32_t id) {
+    if (!tgc_pass_is_op(rw, id, "DequantizeLinear")) return true;
+    int32_t readers[16];
+    int n = tgc_rewrite_readers(rw, (tgc_ref){id, 0, {0, 0}}, readers, 16);
+    if (n < 1 || n > 16) return false;
+    for (int i = 0; i < n; i++)
+        if (!is_elementwise(rw, readers[i])) return false;
+    return true;
+}
+
+/* Step 2 at node id: *moved when a Transpose moved below it. */
+static tgc_status sink_through(tgc_rewrite *rw, int32_t id, bool *moved) {
+    const tgc_node *n = &rw->g->nodes[id];
+    if (n->n_outputs != 1 || n->n_inputs > 8 || tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}) ||
+        !worth_moving(rw, id))
+        return TGC_OK;
+    const int64_t *perm = NULL;
+    tgc_ref inputs[8];
+    for (int i = 0; i < n->n_inputs; i++) {
+        inputs[i] = n->inputs[i];
+        if (inputs[i].node < 0) continue; /* omitted */
+        const int64_t *p = perm_of(rw, inputs[i].node);
+        const tgc_const *c = tgc_pass_const_of(rw, inputs[i]);
+        if (p != NULL && (perm == NULL || same_perm(p, perm))) {
+            perm = p;
+            inputs[i] = rw->g->nodes[inputs[i].node].inputs[0];
+        } else if (c == NULL || tgc_shape_numel(&c->shape) != 1) {
+            return TGC_OK; /* another tensor, or a constant that broadcasts along an axis */
+        }
+    }
+    if (perm == NULL) return TGC_OK;
+    int64_t kept[4];
+    memcpy(kept, perm, sizeof kept); /* node pointers move as nodes are added */
+    int32_t copy, t;
+    tgc_status st = tgc_rewrite_replace_op(rw, id, inputs, n->n_inputs, &copy);
+    if (st != TGC_OK || (st = add_transpose(rw, copy, (tgc_ref){copy, 0, {0, 0}}, kept, &t)) != TGC_OK) return st;
+    tgc_rewrite_replace_uses(rw, (tgc_ref){copy, 0, {0, 0}}, (tgc_ref){t, 0, {0, 0}});
+    tgc_rewrite_set_input(rw, t, 0, (tgc_ref){copy, 0, {0, 0}});
+    *moved = true;
+    return TGC_OK;
+}
+
+/* Step 3 at Transpose node id: *moved when it undid its input's and went. */
+static void cancel(tgc_rewrite *rw, int32_t id, bool *moved) {
+    const int64_t *outer = perm_of(rw, id);
+    if (outer == NULL || tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}})) return;
+    tgc_ref in = rw->g->nodes[id].inputs[0];
+    const int64_t *inner = in.node >= 0 ? perm_of(rw, in.node) : NULL;
+    if (inner == NULL) return;
+    for (int a = 0; a < 4; a++)
+        if (inner[outer[a]] != a) return;
+    tgc_rewrite_replace_uses(rw, (tgc_ref){id, 0, {0, 0}}, rw->g->nodes[in.node].inputs[0]);
+    tgc_rewrite_remove(rw, id);
+    if (tgc_rewrite_uses(rw, in) == 0) tgc_rewrite_remove(rw, in.node);
+    rw->edits++;
+    *moved = true;
+}
+
+tgc_status tgc_pass_nhwc_int8_conv(tgc_rewrite *rw) {
+    int32_t n_nodes = rw->g->n_nodes, n_convs = 0;
+    int32_t *convs = tgc_malloc((size_t)n_nodes * sizeof *convs + 1);
+    if (convs == NULL) return TGC_ERR_NOMEM;
+    for (int32_t id = 0; id < n_nodes; id++)
+        if (tgc_pass_is_op(rw, id, "QLinearConv") && qualifies(rw, id)) convs[n_convs++] = id;
+    tgc_status st = TGC_OK;
+    for (int32_t i = 0; i < n_convs && st == TGC_OK; i++) st = to_channels_last(rw, convs[i]);
+    tgc_free(convs);
+    if (st != TGC_OK || n_convs == 0) return st;
+    /* every round moves some Transpose further down or drops one: at most
+     * as many rounds as the graph has nodes */
+    bool moved = true;
+    for (int32_t round = 0; moved && round < rw->g->n_nodes; round++) {
+        moved = false;
+        for (int32_t id = 0; id < rw->g->n_nodes && st == TGC_OK; id++) {
+            if (rw->removed[id]) continue;
+            if (perm_of(rw, id) != NULL) cancel(rw, id, &moved);
+            else if (is_elementwise(rw, id)) st = sink_through(rw, id, &moved);
+        }
+    }
+    return st;
+}
+
+bool tgc_pass_has_qlinear_conv(const tgc_graph *g) {
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        if (g->nodes[id].kind == TGC_NODE_OP && strcmp(g->nodes[id].op_name, "QLinearConv") == 0) return true;
+    return false;
+}
