@@ -41,6 +41,8 @@ typedef struct piece {
 struct tgc_dnnl_qconv {
     tgc_conv_geometry g;
     tgc_dtype x_dtype;
+    bool requantizes, bias;
+    dnnl_memory_desc_t bias_md;
     int n_pieces, n_geometries;
     piece pieces[MAX_PIECES];
     geometry geometries[MAX_GEOMETRIES];
@@ -126,11 +128,12 @@ static bool cut_rows(tgc_dnnl_qconv *q, int threads, bool whole) {
 /* Geometry ge's primitive (weights "any": the layout it asks for must be
  * the first geometry's). False when oneDNN declines or offers only its
  * reference loops. */
-static bool make_geometry(tgc_dnnl_qconv *q, geometry *ge, bool first) {
+static bool make_geometry(tgc_dnnl_qconv *q, geometry *ge, bool first, const tgc_dnnl_qconv_requant *rq) {
     const tgc_conv_geometry *g = &q->g;
     const tgc_window *w = &g->w;
     int64_t mg = g->m_count / g->group;
     dnnl_data_type_t xt = q->x_dtype == TGC_UINT8 ? dnnl_u8 : dnnl_s8;
+    dnnl_data_type_t yt = rq == NULL ? dnnl_s32 : rq->y_dtype == TGC_UINT8 ? dnnl_u8 : dnnl_s8;
     dnnl_dims_t src_dims = {1, g->channels, ge->in_rows, w->in[1]}, dst_dims = {1, g->m_count, ge->out_rows, w->out[1]};
     dnnl_dims_t w_dims = {g->group, mg, g->cg, w->kernel[0], w->kernel[1]};
     dnnl_dims_t strides = {w->strides[0], w->strides[1]}, dilates = {w->dilations[0] - 1, w->dilations[1] - 1};
@@ -140,15 +143,28 @@ static bool make_geometry(tgc_dnnl_qconv *q, geometry *ge, bool first) {
     dnnl_primitive_attr_t attr;
     int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
     if (dnnl_memory_desc_init_by_tag(&ge->src, 4, src_dims, xt, dnnl_nhwc) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&ge->dst, 4, dst_dims, dnnl_s32, dnnl_nhwc) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&ge->dst, 4, dst_dims, yt, dnnl_nhwc) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&any_w, 5, w_dims, dnnl_s8, dnnl_format_tag_any) != dnnl_success ||
         dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &ge->src,
-                                                   &any_w, NULL, &ge->dst, strides, dilates, pad_l, pad_r) !=
+                                                   &any_w, q->bias ? &q->bias_md : NULL, &ge->dst, strides, dilates,
+                                                   pad_l, pad_r) !=
             dnnl_success ||
         dnnl_primitive_attr_create(&attr) != dnnl_success)
         return false;
     bool ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success &&
               dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp) == dnnl_success;
+    if (ok && rq != NULL) {
+        /* rounded (half to even) before the zero point is added, as ONNX
+         * and MLAS do: oneDNN adds it first and rounds once, which moves a
+         * tie by one where the zero point is odd */
+        dnnl_post_ops_t po = NULL;
+        ok = dnnl_primitive_attr_set_output_scales(attr, g->m_count, 1 << 1, rq->scales) == dnnl_success &&
+             dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &rq->y_zp) == dnnl_success &&
+             dnnl_post_ops_create(&po) == dnnl_success &&
+             dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_round, 0.0f, 0.0f) == dnnl_success &&
+             dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+        if (po != NULL) dnnl_post_ops_destroy(po);
+    }
     dnnl_primitive_desc_t pd = NULL;
     ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, tgc_dnnl_engine(), NULL) == dnnl_success;
     dnnl_primitive_attr_destroy(attr);
@@ -192,8 +208,9 @@ static bool reorder_weights(tgc_dnnl_qconv *q, const int8_t *w) {
 }
 
 tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const int8_t *w, int threads,
-                                      size_t *bytes) {
+                                      const tgc_dnnl_qconv_requant *requant, size_t *bytes) {
     *bytes = 0;
+    if (requant != NULL && requant->y_dtype != TGC_UINT8 && requant->y_dtype != TGC_INT8) return NULL;
     if (!tgc_dnnl_qconv_possible(g) || (x_dtype != TGC_UINT8 && x_dtype != TGC_INT8)) return NULL;
     /* planned for one thread (oneDNN sizes its work by OpenMP's count when a
      * primitive is made): tgc's pool runs the pieces */
@@ -202,15 +219,19 @@ tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dt
     if (q == NULL) return NULL;
     q->g = *g;
     q->x_dtype = x_dtype;
-    dnnl_dims_t one = {1};
-    bool ok = dnnl_memory_desc_init_by_tag(&q->zp_md, 1, one, dnnl_s32, dnnl_a) == dnnl_success;
+    q->requantizes = requant != NULL;
+    q->bias = requant != NULL && requant->bias;
+    dnnl_dims_t one = {1}, m_dims = {g->m_count};
+    bool ok = dnnl_memory_desc_init_by_tag(&q->zp_md, 1, one, dnnl_s32, dnnl_a) == dnnl_success &&
+              dnnl_memory_desc_init_by_tag(&q->bias_md, 1, m_dims, dnnl_s32, dnnl_a) == dnnl_success;
     tgc_dnnl_make_lock();
     /* pieces whose shapes oneDNN lays the weights out for differently (its
      * 1x1 kernels block by the output's size): one piece an image instead */
     for (int tries = 0; ok && tries < 2; tries++) {
         for (int k = 0; k < q->n_geometries; k++) free_geometry(&q->geometries[k]);
         bool made = cut_rows(q, threads, tries == 1);
-        for (int k = 0; made && k < q->n_geometries; k++) made = make_geometry(q, &q->geometries[k], k == 0);
+        for (int k = 0; made && k < q->n_geometries; k++)
+            made = make_geometry(q, &q->geometries[k], k == 0, requant);
         if (made) break;
         ok = tries == 0;
     }
@@ -237,6 +258,8 @@ bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g,
 
 int64_t tgc_dnnl_qconv_pieces(const tgc_dnnl_qconv *q) { return q->n_pieces; }
 
+bool tgc_dnnl_qconv_requantizes(const tgc_dnnl_qconv *q) { return q->requantizes; }
+
 int64_t tgc_dnnl_qconv_piece_sums(const tgc_dnnl_qconv *q) {
     int64_t most = 0;
     for (int i = 0; i < q->n_pieces; i++)
@@ -249,23 +272,28 @@ void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, 
     *r1 = q->pieces[i].r1;
 }
 
-bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y) {
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp,
+                              const int32_t *bias, void *y) {
     const piece *p = &q->pieces[i];
     const geometry *ge = &q->geometries[p->geometry];
     const tgc_conv_geometry *g = &q->g;
     dnnl_engine_t engine = tgc_dnnl_engine();
-    dnnl_memory_t src = NULL, dst = NULL, zp = NULL;
+    dnnl_memory_t src = NULL, dst = NULL, zp = NULL, b = NULL;
+    if (q->bias && bias == NULL) return false;
     const uint8_t *x = (const uint8_t *)x_nhwc + p->in0 * g->w.in[1] * g->channels;
     bool ok = dnnl_memory_create(&src, &ge->src, engine, (void *)x) == dnnl_success &&
               dnnl_memory_create(&dst, &ge->dst, engine, y) == dnnl_success &&
-              dnnl_memory_create(&zp, &q->zp_md, engine, &x_zp) == dnnl_success;
+              dnnl_memory_create(&zp, &q->zp_md, engine, &x_zp) == dnnl_success &&
+              (!q->bias || dnnl_memory_create(&b, &q->bias_md, engine, (void *)bias) == dnnl_success);
     if (ok) {
-        dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, src},
+        dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, src},
                                    {DNNL_ARG_WEIGHTS, q->weights},
                                    {DNNL_ARG_DST, dst},
-                                   {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp}};
-        ok = tgc_dnnl_run(ge->prim, ge->scratch_bytes, 4, args);
+                                   {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp},
+                                   {DNNL_ARG_BIAS, b}};
+        ok = tgc_dnnl_run(ge->prim, ge->scratch_bytes, q->bias ? 5 : 4, args);
     }
+    if (b != NULL) dnnl_memory_destroy(b);
     if (src != NULL) dnnl_memory_destroy(src);
     if (dst != NULL) dnnl_memory_destroy(dst);
     if (zp != NULL) dnnl_memory_destroy(zp);
@@ -285,8 +313,8 @@ int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g) {
 }
 
 tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const int8_t *w, int threads,
-                                      size_t *bytes) {
-    (void)g, (void)x_dtype, (void)w, (void)threads;
+                                      const tgc_dnnl_qconv_requant *requant, size_t *bytes) {
+    (void)g, (void)x_dtype, (void)w, (void)threads, (void)requant;
     *bytes = 0;
     return NULL;
 }
@@ -311,8 +339,14 @@ int64_t tgc_dnnl_qconv_piece_sums(const tgc_dnnl_qconv *q) {
     return 0;
 }
 
-bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y) {
-    (void)q, (void)i, (void)x_nhwc, (void)x_zp, (void)y;
+bool tgc_dnnl_qconv_requantizes(const tgc_dnnl_qconv *q) {
+    (void)q;
+    return false;
+}
+
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp,
+                              const int32_t *bias, void *y) {
+    (void)q, (void)i, (void)x_nhwc, (void)x_zp, (void)bias, (void)y;
     return false;
 }
 

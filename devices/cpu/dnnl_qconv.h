@@ -38,6 +38,19 @@
 
 typedef struct tgc_dnnl_qconv tgc_dnnl_qconv;
 
+/* QLinearConv's requantization done by oneDNN as it stores Y (its output
+ * scales and destination zero point), for parameters that are session
+ * constants: y = saturate(rint(float(sum + bias) * scales[m]) + y_zp), the
+ * sum and bias converted to float32 and the product rounded in float32, as
+ * ONNX Runtime's MLAS requantizes (tgc's float64 product can differ by one
+ * step where a value lies within float32 rounding of a half). */
+typedef struct tgc_dnnl_qconv_requant {
+    tgc_dtype y_dtype;    /* TGC_UINT8 or TGC_INT8 */
+    const float *scales;  /* [M]: x_scale w_scale[m] / y_scale (read during create only) */
+    int32_t y_zp;
+    bool bias;            /* an int32 bias [M] comes with each run */
+} tgc_dnnl_qconv_requant;
+
 /* Whether oneDNN could take geometry g at all (2-D, exact int8 products,
  * oneDNN on): what the static memory plan assumes. */
 bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g);
@@ -48,12 +61,17 @@ int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g);
 
 /* Makes the convolution for one image of geometry g with X of dtype
  * x_dtype (TGC_UINT8 or TGC_INT8) and weights w (int8, [M, C / group, kh,
- * kw] as one [M, ck] block, read during the call only). NULL where oneDNN
+ * kw] as one [M, ck] block, read during the call only), its pieces for a
+ * pool `threads` wide, writing int32 sums (requant NULL) or Y requantized. NULL where oneDNN
  * declines (see tgc_dnnl_qconv_possible; only reference loops for it), when
  * a size passes its int dims, or out of memory; *bytes is then 0, else what
  * it holds (weights, handles). The caller owns the result. */
 tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const int8_t *w, int threads,
-                                      size_t *bytes);
+                                      const tgc_dnnl_qconv_requant *requant, size_t *bytes);
+
+/* True when q was made with a requantization (its pieces write Y's 8-bit
+ * values), false when they write int32 sums. */
+bool tgc_dnnl_qconv_requantizes(const tgc_dnnl_qconv *q);
 
 /* True when q was made for geometry g (batch aside) and X of dtype x_dtype. */
 bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype);
@@ -67,9 +85,11 @@ void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, 
 
 /* Piece i of one image on the calling thread: x_nhwc is the whole image,
  * [H, W, C] 8-bit of the dtype q was made for; x_zp its zero point (as
- * stored, not shifted); y receives the piece's sums, [r1 - r0, OW, M]
- * int32. False when oneDNN fails. */
-bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp, int32_t *y);
+ * stored, not shifted); bias the int32 [M] a requantizing q was made to
+ * take (else NULL); y receives the piece's rows [r1 - r0, OW, M], int32
+ * sums or Y's 8-bit values. False when oneDNN fails. */
+bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp,
+                              const int32_t *bias, void *y);
 
 void tgc_dnnl_qconv_free(tgc_dnnl_qconv *q);
 

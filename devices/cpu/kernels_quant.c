@@ -209,6 +209,7 @@ TGC_CPU_CLONES static void dequantize_q8(const void *x, int64_t n, int32_t zp, f
  * through saturate_round itself. Compiled for AVX-512 and AVX2 too. */
 typedef int32_t q_vi8 __attribute__((vector_size(32)));
 typedef uint32_t q_vu8 __attribute__((vector_size(32)));
+typedef float q_vf8 __attribute__((vector_size(32)));
 #define REQUANTIZE(name, ct)                                                                                         \
     TGC_CPU_CLONES static void name(const int32_t *acc, int64_t n, int32_t add, double mult, double zp, double lo,   \
                                     double hi, ct *y) {                                                              \
@@ -239,30 +240,73 @@ REQUANTIZE(requantize_s8, int8_t)
 #undef REQUANTIZE
 
 /* tgc_cpu_q8_requantize_channels (quant.h) for one 8-bit type, every mult
- * finite: as REQUANTIZE, 8 channels at a time with their own add and mult,
- * up to 64 int32s then narrowed to bytes by a plain loop (GCC packs it; a
- * byte stored per lane took 3x the time). Where m is a multiple of 8 the
- * rows run as one stream (8 consecutive elements are 8 consecutive
- * channels of one row); else row by row, the last m % 8 channels of each
- * through saturate_round. Compiled for AVX-512 and AVX2 too. */
+ * finite: as REQUANTIZE, 8 channels at a time with their own add and mult
+ * in float64, up to 64 int32s then narrowed to bytes by a plain loop (GCC
+ * packs it; a byte stored per lane took 3x the time). Where m is a
+ * multiple of 8 the rows run as one stream (8 consecutive elements are 8
+ * consecutive channels of one row); else row by row, the last m % 8
+ * channels of each through saturate_round.
+ *
+ * Where m is a multiple of 16, each block of 64 goes 16 lanes at a time in
+ * float32 first, twice as many lanes, and is kept when that gives the
+ * float64 result, which it provably does unless a float32 product p with
+ * |p| < 512 lies within 2^-13 of a half: mult is a float32 value, so the
+ * float64 product is the exact one P (24 + 31 bits), and p, two float32
+ * roundings away (the sum's, the product's), is within |p| 2^-23 <= 2^-14
+ * of it; p and P then round to the same integer unless a half lies
+ * between them; past 512 both saturate whatever the zero point. A block
+ * with such a lane (ties among them: power-of-two scales make many) is
+ * done again in float64. Compiled for AVX-512 and AVX2 too. */
+typedef uint32_t q_vu __attribute__((vector_size(64)));
 #define REQUANTIZE_CHANNELS(name, ct)                                                                                \
     TGC_CPU_CLONES static void name(const int32_t *acc, int64_t rows, int64_t m, const int32_t *add,                 \
-                                    const double *mult, double zp, double lo, double hi, ct *y) {                    \
+                                    const float *mult, double zp, double lo, double hi, ct *y) {                     \
         const q_vd zero = {0}, vlo = zero + lo, vhi = zero + hi;                                                     \
-        bool stream = m % 8 == 0;                                                                                    \
+        const q_vf fzero = {0}, flo = fzero + (float)lo, fhi = fzero + (float)hi, fzp = fzero + (float)zp;         \
+        const q_vi abs_bits = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,             \
+                               0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,             \
+                               0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};                                    \
+        const q_vf cap = fzero + 512.0f;                                                                             \
+        bool stream = m % 8 == 0, wide = m % 16 == 0;                                                                \
         int64_t run = stream ? rows * m : m, n_runs = stream ? 1 : rows, whole = run / 8 * 8;                        \
         for (int64_t r = 0; r < n_runs; r++, acc += run, y += run) {                                                 \
             for (int64_t i = 0; i < whole; i += 64) {                                                                \
                 int32_t t[64];                                                                                       \
                 int64_t len = whole - i >= 64 ? 64 : whole - i;                                                      \
-                for (int64_t b = 0; b < len; b += 8) {                                                               \
+                bool again = true;                                                                                   \
+                if (wide) {                                                                                          \
+                    q_vf worst = fzero; /* the largest distance from an integer below 512 */                 \
+                    for (int64_t b = 0; b < len; b += 16) {                                                          \
+                        int64_t k = (i + b) % m;                                                                     \
+                        q_vu a, c;                                                                                   \
+                        q_vf f;                                                                                      \
+                        memcpy(&a, acc + i + b, sizeof a);                                                           \
+                        memcpy(&c, add + k, sizeof c);                                                               \
+                        memcpy(&f, mult + k, sizeof f);                                                              \
+                        q_vf p = __builtin_convertvector((q_vi)(a + c), q_vf) * f; /* the sum rounded past 2^24 */ \
+                        q_vf v = (p + 12582912.0f) - 12582912.0f;                                                    \
+                        q_vf off = (q_vf)((q_vi)(p - v) & abs_bits), mag = (q_vf)((q_vi)p & abs_bits);               \
+                        off = Q_SEL(mag < cap, off, fzero); /* a maximum by selects: GCC vectorizes them */   \
+                        worst = Q_SEL(worst < off, off, worst);                                                      \
+                        v = v + fzp;                                                                                 \
+                        v = Q_SEL(v < flo, flo, v);                                                                  \
+                        v = Q_SEL(v > fhi, fhi, v);                                                                  \
+                        q_vi q = __builtin_convertvector(v, q_vi);                                                   \
+                        memcpy(t + b, &q, sizeof q);                                                                 \
+                    }                                                                                                \
+                    float w[16];                                                                                     \
+                    memcpy(w, &worst, sizeof w);                                                                     \
+                    again = false;                                                                                   \
+                    for (int l = 0; l < 16; l++) again = again || w[l] >= 0.5f - 1.0f / 8192;                       \
+                }                                                                                                    \
+                for (int64_t b = 0; again && b < len; b += 8) {                                                      \
                     int64_t k = (i + b) % m;                                                                         \
                     q_vu8 a, c;                                                                                      \
-                    q_vd f;                                                                                          \
+                    q_vf8 f;                                                                                         \
                     memcpy(&a, acc + i + b, sizeof a);                                                               \
                     memcpy(&c, add + k, sizeof c);                                                                   \
                     memcpy(&f, mult + k, sizeof f);                                                                  \
-                    q_vd v = __builtin_convertvector((q_vi8)(a + c), q_vd) * f;                                      \
+                    q_vd v = __builtin_convertvector((q_vi8)(a + c), q_vd) * __builtin_convertvector(f, q_vd);       \
                     v = (v + 6755399441055744.0) - 6755399441055744.0 + zp;                                          \
                     v = Q_SELD(v < vlo, vlo, v);                                                                     \
                     v = Q_SELD(v > vhi, vhi, v);                                                                     \
@@ -281,7 +325,7 @@ REQUANTIZE_CHANNELS(requantize_channels_s8, int8_t)
 #undef REQUANTIZE_CHANNELS
 
 void tgc_cpu_q8_requantize_channels(const int32_t *acc, int64_t rows, int64_t m, const int32_t *add,
-                                    const double *mult, double zp, double lo, double hi, bool is_signed, void *y) {
+                                    const float *mult, double zp, double lo, double hi, bool is_signed, void *y) {
     bool finite = true;
     for (int64_t k = 0; k < m; k++) finite = finite && isfinite(mult[k]);
     if (!finite) { /* NaN products give zp */

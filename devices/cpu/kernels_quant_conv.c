@@ -110,6 +110,7 @@ typedef struct conv_weights_arg {
     const tgc_conv_geometry *g; /* the geometry oneDNN is asked to take */
     tgc_dtype x_dtype;
     int threads; /* the pool's width: oneDNN's pieces */
+    const tgc_dnnl_qconv_requant *requant; /* oneDNN requantizes (else it makes int32 sums) */
 } conv_weights_arg;
 
 /* The bytes of that block for m filters of ck taps (one more, so that it
@@ -164,7 +165,7 @@ static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *byte
     }
     *head = (conv_weights_head){0};
     size_t dnnl_bytes = 0;
-    if (zero_zps && a->g != NULL) head->dnnl = tgc_dnnl_qconv_create(a->g, a->x_dtype, w, a->threads, &dnnl_bytes);
+    if (zero_zps && a->g != NULL) head->dnnl = tgc_dnnl_qconv_create(a->g, a->x_dtype, w, a->threads, a->requant, &dnnl_bytes);
     *bytes = total + dnnl_bytes;
     return block;
 }
@@ -691,7 +692,7 @@ static void dnnl_conv_piece(void *arg, int64_t i, int slot) {
     dnnl_conv_job *j = arg;
     const tgc_conv_geometry *g = j->g;
     int32_t *sums = j->yt + slot * tgc_dnnl_qconv_piece_sums(j->dq);
-    if (!tgc_dnnl_qconv_run_piece(j->dq, i, j->xt, j->x_zp, sums)) {
+    if (!tgc_dnnl_qconv_run_piece(j->dq, i, j->xt, j->x_zp, NULL, sums)) {
         atomic_store(&j->failed, true);
         return;
     }
@@ -830,14 +831,14 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     if (g.batch == 0 || g.m_count == 0 || g.out_size == 0) return TGC_OK; /* an empty Y: nothing to sum */
     int_conv q = {.g = &g, .sink = sink, .flip = vx->dtype == TGC_UINT8, .width = tgc_parallel_width(c->pool)};
     if (!plan_int_conv(&g, &q.plan)) return tgc_kernel_fail(c, "the column buffer is too large");
-    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g.m_count, q.plan.ck, dnnl_pays(&g) ? &g : NULL, vx->dtype, q.width};
+    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g.m_count, q.plan.ck, dnnl_pays(&g) ? &g : NULL, vx->dtype, q.width, NULL};
     uint32_t weights_in = 1u << w | (tgc_kernel_has_input(c, wzp_at) ? 1u << wzp_at : 0);
     const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
     const uint8_t *owned = NULL;
     if (block != NULL) tgc_kernel_cache_replaces(c, 1u << w); /* W is read only to build the block */
     if (c->prepack_only) return TGC_OK;
     const tgc_dnnl_qconv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
-    if (dq != NULL && tgc_dnnl_qconv_matches(dq, &g, vx->dtype))
+    if (dq != NULL && !tgc_dnnl_qconv_requantizes(dq) && tgc_dnnl_qconv_matches(dq, &g, vx->dtype))
         return dnnl_conv_run(c, &g, dq, tgc_kernel_in_ptr(c, x), tgc_cpu_qparam_int(&xzp, 0), sink);
     size_t block_bytes;
     wa.g = NULL; /* a block for this run alone: no oneDNN primitives */
@@ -919,17 +920,19 @@ static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
 
 /* ---- _QLinearConvNHWC: channels last ----------------------------------------------- */
 
-/* One run of _QLinearConvNHWC through oneDNN: each piece's sums into its
- * participant's block of yt, then requantized straight into Y, channels
- * last as oneDNN leaves them. */
+/* One run of _QLinearConvNHWC through oneDNN, channels last as oneDNN
+ * leaves them: each piece's rows straight into Y where oneDNN requantizes,
+ * else its int32 sums into its participant's block of yt, then
+ * requantized into Y. */
 typedef struct nhwc_job {
     const tgc_conv_geometry *g;
     const tgc_dnnl_qconv *dq;
     const uint8_t *x;
     uint8_t *y;
     int32_t *yt;
-    const int32_t *add;  /* [M]: the bias */
-    const double *mult;  /* [M]: x_scale w_scale[m] / y_scale, in float32 as sink_row has it */
+    const int32_t *bias; /* [M] or NULL */
+    const int32_t *add;  /* [M]: the bias, or zeros */
+    const float *mult;   /* [M]: x_scale w_scale[m] / y_scale in float32, as sink_row has it */
     int32_t x_zp, y_zp, lo, hi;
     bool is_signed;
     int64_t b;
@@ -940,14 +943,19 @@ static void nhwc_piece(void *arg, int64_t i, int slot) {
     nhwc_job *j = arg;
     const tgc_conv_geometry *g = j->g;
     int64_t mc = g->m_count, ow = g->w.out[1], r0, r1;
+    tgc_dnnl_qconv_piece_rows(j->dq, i, &r0, &r1);
+    const uint8_t *x = j->x + j->b * g->in_size * g->channels;
+    uint8_t *y = j->y + (j->b * g->out_size + r0 * ow) * mc;
+    if (tgc_dnnl_qconv_requantizes(j->dq)) {
+        if (!tgc_dnnl_qconv_run_piece(j->dq, i, x, j->x_zp, j->bias, y)) atomic_store(&j->failed, true);
+        return;
+    }
     int32_t *sums = j->yt + slot * tgc_dnnl_qconv_piece_sums(j->dq);
-    if (!tgc_dnnl_qconv_run_piece(j->dq, i, j->x + j->b * g->in_size * g->channels, j->x_zp, sums)) {
+    if (!tgc_dnnl_qconv_run_piece(j->dq, i, x, j->x_zp, NULL, sums)) {
         atomic_store(&j->failed, true);
         return;
     }
-    tgc_dnnl_qconv_piece_rows(j->dq, i, &r0, &r1);
-    tgc_cpu_q8_requantize_channels(sums, (r1 - r0) * ow, mc, j->add, j->mult, j->y_zp, j->lo, j->hi,
-                                   j->is_signed, j->y + (j->b * g->out_size + r0 * ow) * mc);
+    tgc_cpu_q8_requantize_channels(sums, (r1 - r0) * ow, mc, j->add, j->mult, j->y_zp, j->lo, j->hi, j->is_signed, y);
 }
 
 /* A copy of v with dims [N, A, B, C] read as perm says (out[a] = in[perm[a]]). */
@@ -1021,19 +1029,10 @@ static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     if ((st = read_int_conv(&sub, 0, 1, &g)) != TGC_OK) return st;
     tgc_cpu_qparam wzp, xzp, x_scale, w_scale, y_scale, y_zp;
-    if ((st = tgc_cpu_qparam_read(c, 5, "w_zero_point", g.m_count, vw->dtype, &wzp)) != TGC_OK) return st;
-    int64_t ck = g.cg * g.kk_count;
-    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, 3), &wzp, g.m_count, ck, &g, vx->dtype,
-                           tgc_parallel_width(c->pool)};
-    uint32_t weights_in = 1u << 3 | (tgc_kernel_has_input(c, 5) ? 1u << 5 : 0);
-    const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
-    if (block != NULL) tgc_kernel_cache_replaces(c, 1u << 3);
-    if (c->prepack_only) return TGC_OK;
-    const tgc_dnnl_qconv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
-    if (dq == NULL || !tgc_dnnl_qconv_matches(dq, &g, vx->dtype) || g.batch == 0) return qlinear_conv_nhwc_fallback(c);
     if ((st = tgc_cpu_qparam_read(c, 1, "x_scale", -1, TGC_FLOAT32, &x_scale)) != TGC_OK ||
         (st = tgc_cpu_qparam_read(c, 2, "x_zero_point", -1, vx->dtype, &xzp)) != TGC_OK ||
         (st = tgc_cpu_qparam_read(c, 4, "w_scale", g.m_count, TGC_FLOAT32, &w_scale)) != TGC_OK ||
+        (st = tgc_cpu_qparam_read(c, 5, "w_zero_point", g.m_count, vw->dtype, &wzp)) != TGC_OK ||
         (st = tgc_cpu_qparam_read(c, 6, "y_scale", -1, TGC_FLOAT32, &y_scale)) != TGC_OK ||
         (st = tgc_cpu_qparam_read(c, 7, "y_zero_point", -1, vy->dtype, &y_zp)) != TGC_OK)
         return st;
@@ -1044,26 +1043,42 @@ static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
             return tgc_kernel_fail(c, "input 8 (B) must be int32 [M = %lld]", (long long)g.m_count);
         bias = tgc_kernel_in_ptr(c, 8);
     }
-    nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0),
-                  .x_zp = tgc_cpu_qparam_int(&xzp, 0), .y_zp = tgc_cpu_qparam_int(&y_zp, 0),
-                  .is_signed = vy->dtype == TGC_INT8};
-    atomic_init(&j.failed, false);
-    tgc_cpu_q8_range(vy->dtype, &j.lo, &j.hi);
-    int32_t *add = tgc_malloc((size_t)g.m_count * sizeof *add);
-    double *mult = tgc_malloc((size_t)g.m_count * sizeof *mult);
-    j.yt = tgc_malloc((size_t)(tgc_parallel_width(c->pool) * tgc_dnnl_qconv_piece_sums(dq)) * sizeof(int32_t));
-    if (add == NULL || mult == NULL || j.yt == NULL) {
-        tgc_free(add), tgc_free(mult), tgc_free(j.yt);
-        return tgc_kernel_fail(c, "out of host memory for the int32 sums");
+    int32_t *add = tgc_calloc((size_t)g.m_count + 1, sizeof *add);
+    float *mult = tgc_malloc(((size_t)g.m_count + 1) * sizeof *mult);
+    if (add == NULL || mult == NULL) {
+        tgc_free(add), tgc_free(mult);
+        return tgc_kernel_fail(c, "out of host memory for the requantization's multipliers");
     }
     for (int64_t m = 0; m < g.m_count; m++) { /* as sink_row computes them */
         add[m] = bias != NULL ? bias[m] : 0;
         mult[m] = (float)tgc_cpu_qparam_float(&x_scale, 0) * (float)tgc_cpu_qparam_float(&w_scale, m) /
                   (float)tgc_cpu_qparam_float(&y_scale, 0);
     }
-    j.add = add;
-    j.mult = mult;
-    c->impl = "onednn int8 conv, channels last";
+    /* scales and zero points fixed for the session: oneDNN requantizes as it stores */
+    uint32_t params = 1u << 1 | 1u << 4 | 1u << 6 | 1u << 7 | (bias != NULL ? 1u << 8 : 0);
+    tgc_dnnl_qconv_requant requant = {vy->dtype, mult, tgc_cpu_qparam_int(&y_zp, 0), bias != NULL};
+    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, 3), &wzp, g.m_count, g.cg * g.kk_count, &g, vx->dtype,
+                           tgc_parallel_width(c->pool), (c->const_inputs & params) == params ? &requant : NULL};
+    uint32_t weights_in = 1u << 3 | (tgc_kernel_has_input(c, 5) ? 1u << 5 : 0);
+    const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
+    if (block != NULL) tgc_kernel_cache_replaces(c, 1u << 3);
+    const tgc_dnnl_qconv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
+    if (c->prepack_only || dq == NULL || !tgc_dnnl_qconv_matches(dq, &g, vx->dtype) || g.batch == 0) {
+        tgc_free(add), tgc_free(mult);
+        return c->prepack_only ? TGC_OK : qlinear_conv_nhwc_fallback(c);
+    }
+    nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .bias = bias,
+                  .add = add, .mult = mult, .x_zp = tgc_cpu_qparam_int(&xzp, 0), .y_zp = tgc_cpu_qparam_int(&y_zp, 0),
+                  .is_signed = vy->dtype == TGC_INT8};
+    atomic_init(&j.failed, false);
+    tgc_cpu_q8_range(vy->dtype, &j.lo, &j.hi);
+    if (!tgc_dnnl_qconv_requantizes(dq) &&
+        (j.yt = tgc_malloc((size_t)(tgc_parallel_width(c->pool) * tgc_dnnl_qconv_piece_sums(dq)) * sizeof(int32_t))) ==
+            NULL) {
+        tgc_free(add), tgc_free(mult);
+        return tgc_kernel_fail(c, "out of host memory for the int32 sums");
+    }
+    c->impl = tgc_dnnl_qconv_requantizes(dq) ? "onednn int8 conv nhwc, requantizing" : "onednn int8 conv nhwc";
     for (j.b = 0; j.b < g.batch && !atomic_load(&j.failed); j.b++)
         tgc_parallel_for(c->pool, tgc_dnnl_qconv_pieces(dq), nhwc_piece, &j);
     tgc_free(add), tgc_free(mult), tgc_free(j.yt);

@@ -75,10 +75,11 @@ void tgc_cpu_q8_requantize(const int32_t *acc, int64_t n, int32_t add, double mu
                            bool is_signed, void *y);
 
 /* tgc_cpu_q8_requantize over `rows` rows of m channels (channels last: a
- * QLinearConv's sums in NHWC), channel k with its own add[k] and mult[k]:
- * y[r m + k] = saturate(rint((acc[r m + k] + add[k]) * mult[k]) + zp), the
- * same arithmetic element for element. */
+ * QLinearConv's sums in NHWC), channel k with its own add[k] and float32
+ * multiplier mult[k]: y[r m + k] = saturate(rint((acc[r m + k] + add[k])
+ * mult[k]) + zp), the product in float64 as there, element for element
+ * (float32 lanes where they provably give the same). */
 void tgc_cpu_q8_requantize_channels(const int32_t *acc, int64_t rows, int64_t m, const int32_t *add,
-                                    const double *mult, double zp, double lo, double hi, bool is_signed, void *y);
+                                    const float *mult, double zp, double lo, double hi, bool is_signed, void *y);
 
 #endif

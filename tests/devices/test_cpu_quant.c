@@ -7,8 +7,12 @@
 #define FX_MAX 12
 #include "tests/devices/kernel_fixture_shape.h"
 
+#include "devices/cpu/quant.h"
+#include "support/alloc.h"
+
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* QuantizeLinear-13, int32 x [2, 3], per-axis on axis 0:
  * np.clip(np.rint(x / s.reshape(2, 1)).astype(np.int32) + z.reshape(2, 1), 0, 255)
@@ -284,6 +288,105 @@ static void test_qlinear_conv_grouped_strided_padded_dilated(void) {
     fx_end(&f);
 }
 
+/* _QLinearConvNHWC (tgc's channels-last QLinearConv, made by the
+ * nhwc-int8-conv pass) on the same data laid out NHWC: X [1, 5, 5, 4] is
+ * conv_x transposed (np.transpose(x, (0, 2, 3, 1))), and the result must
+ * be the test above's, transposed the same way. Outside a session (no
+ * cache: oneDNN's convolution is made at session creation) it runs
+ * QLinearConv on NCHW copies. */
+static void test_qlinear_conv_channels_last(void) {
+    static const uint8_t want_nchw[48] = {102, 97,  101, 101, 94,  101, 97,  100, 104, 109, 102, 97,
+                                          105, 126, 105, 99,  126, 120, 125, 88,  97,  72,  92,  100,
+                                          102, 102, 104, 94,  109, 106, 104, 90,  91,  102, 98,  107,
+                                          106, 97,  103, 78,  111, 106, 98,  66,  71,  99,  110, 122};
+    uint8_t x[100], want[48];
+    for (int c = 0; c < 4; c++)
+        for (int p = 0; p < 25; p++) x[p * 4 + c] = conv_x[c * 25 + p];
+    for (int m = 0; m < 4; m++)
+        for (int p = 0; p < 12; p++) want[p * 4 + m] = want_nchw[m * 12 + p];
+    shape_fx f;
+    fx_begin(&f, "_QLinearConvNHWC");
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){1, 5, 5, 4}, x);
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.02f});
+    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){120});
+    fx_in(&f, TGC_UINT8, 4, (int64_t[]){4, 2, 2, 2}, conv_w);
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){4}, (float[]){0.01f, 0.02f, 0.015f, 0.03f});
+    fx_in(&f, TGC_UINT8, 1, (int64_t[]){4}, (uint8_t[]){128, 100, 130, 127});
+    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.5f});
+    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){100});
+    fx_in(&f, TGC_INT32, 1, (int64_t[]){4}, (int32_t[]){100, -200, 3000, -50});
+    fx_attr_int(&f, "group", 2);
+    fx_attr_ints(&f, "strides", 2, (int64_t[]){2, 1});
+    fx_attr_ints(&f, "pads", 4, (int64_t[]){1, 0, 0, 1});
+    fx_attr_ints(&f, "dilations", 2, (int64_t[]){1, 2});
+    fx_out_expect(&f, TGC_UINT8, 4, (int64_t[]){1, 3, 4, 4}, want);
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* tgc_cpu_q8_requantize_channels against the formula it implements, ONNX's
+ * requantization with the product in float64, element by element:
+ *     y = clip(rint(float64(int32(acc + add[k])) * float64(mult[k])) + zp, lo, hi)
+ * for m = 16 and 32 (its float32 lanes, kept only where provably equal),
+ * 24 (float64 lanes), 5 (row by row, float64 and a scalar tail); sums past
+ * 2^24, exact ties (mult 0.5 and odd sums, an odd zero point: ties go to
+ * the even integer before the zero point is added), near ties (0.5 one
+ * float32 step up or down), products past the range both ways; uint8 and
+ * int8 outputs. */
+static void test_requantize_channels(void) {
+    static const float mults[] = {0.5f, 0x1.000002p-1f, 1.7e-4f, 0.0123f, 3e-4f, 2.3e-4f, 0x1p-20f, 1.1e-4f};
+    /* sums whose float32 product rounds to the other side of a half than
+     * the float64 one (found by search: what the float32 lanes must catch) */
+    int32_t flips[8][4];
+    int n_flips[8] = {0}, total_flips = 0;
+    for (int k = 0; k < 8; k++)
+        for (int32_t a = -1000000; a <= 1000000 && n_flips[k] < 4; a++) {
+            float p32 = (float)a * mults[k];
+            if (rintf(p32) != rint((double)a * (double)mults[k]) && fabs(p32) < 200) flips[k][n_flips[k]++] = a;
+        }
+    for (int k = 0; k < 8; k++) total_flips += n_flips[k];
+    CU_ASSERT(total_flips >= 4);
+    uint32_t seed = 12345;
+    for (int mi = 0; mi < 4; mi++) {
+        int64_t m = (int64_t[]){16, 32, 24, 5}[mi], rows = 9, n = rows * m;
+        int32_t *acc = tgc_malloc((size_t)n * sizeof *acc), *add = tgc_malloc((size_t)m * sizeof *add);
+        float *mult = tgc_malloc((size_t)m * sizeof *mult);
+        uint8_t *y = tgc_malloc((size_t)n);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+        for (int64_t k = 0; k < m; k++) {
+            mult[k] = mults[k % 8];
+            add[k] = (int32_t)(k % 3) - 1;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            int32_t r = (int32_t)(seed >> 8) % 1200 - 600;
+            int64_t k = i % m;
+            if (i % 17 == 3) r = (int32_t)(seed >> 1) - (1 << 30); /* far past 2^24 */
+            if (i % 13 == 5) r = 2 * (r / 2) + 1;                  /* odd: a tie at mult 0.5 */
+            if (i % 11 == 4 && n_flips[k % 8] > 0) r = flips[k % 8][i % n_flips[k % 8]] - add[k];
+            /* past 2^24 and within range at 2^-20: 32.5 + 2^-20 rounds to 33; the sum as a float32 to 32 */
+            if (i % 19 == 6 && k % 8 == 6) r = (1 << 25) + (1 << 19) + 1 - add[k];
+            acc[i] = r;
+        }
+        for (int sgn = 0; sgn < 2; sgn++) {
+            double zp = sgn ? -3 : 121, lo = sgn ? -128 : 0, hi = sgn ? 127 : 255;
+            tgc_cpu_q8_requantize_channels(acc, rows, m, add, mult, zp, lo, hi, sgn != 0, y);
+            int bad = 0;
+            for (int64_t i = 0; i < n; i++) {
+                int64_t k = i % m;
+                double v = rint((double)(int32_t)((uint32_t)acc[i] + (uint32_t)add[k]) * (double)mult[k]) + zp;
+                v = v < lo ? lo : v > hi ? hi : v;
+                int got = sgn ? ((int8_t *)y)[i] : y[i];
+                if (got != (int)v && bad++ < 3)
+                    fprintf(stderr, "\n  m %lld, element %lld: %d, want %d", (long long)m, (long long)i, got, (int)v);
+            }
+            CU_ASSERT_EQUAL(bad, 0);
+        }
+        tgc_free(acc), tgc_free(add), tgc_free(mult), tgc_free(y);
+    }
+}
+
 /* ConvInteger, group 2, x_zp 7, per-channel w_zp [128, 100, 130, 127]:
  * conv(X - 7, W - wz) by the direct loop, as int32. */
 static void test_conv_integer_per_channel_zero_point(void) {
@@ -369,6 +472,8 @@ TGC_TEST_MAIN("devices/cpu_quant", {"QuantizeLinear int32 per axis", test_quanti
               {"ConvInteger int8 padded strided", test_conv_integer_int8_padded_strided},
               {"ConvInteger many products", test_conv_integer_many_products},
               {"QLinearConv grouped strided padded dilated", test_qlinear_conv_grouped_strided_padded_dilated},
+              {"_QLinearConvNHWC: the same, channels last", test_qlinear_conv_channels_last},
+              {"requantization per channel, float32 lanes checked", test_requantize_channels},
               {"ConvInteger per-channel zero point", test_conv_integer_per_channel_zero_point},
               {"ConvInteger channel mismatch", test_conv_integer_channel_mismatch_fails},
               {"QuantizeLinear/DequantizeLinear int8", test_quantize_dequantize_int8},
