@@ -113,7 +113,8 @@ tgc_status tgc_window_read_pool(tgc_kernel_ctx *c, tgc_window *w, int64_t *plane
     if (c->n_inputs < 1 || c->n_outputs < 1) return tgc_kernel_fail(c, "pooling takes 1 input and an output");
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     tgc_status st = TGC_OK;
-    if (x->dtype == TGC_UINT8 && strcmp(tgc_kernel_op_name(c), "MaxPool") == 0) { /* MaxPool-12 takes uint8 too */
+    const char *op = tgc_kernel_op_name(c);
+    if (x->dtype == TGC_UINT8 && (strcmp(op, "MaxPool") == 0 || strcmp(op, "_MaxPoolNHWC") == 0)) { /* uint8 too */
         if (y->dtype != TGC_UINT8) return tgc_kernel_fail(c, "output Y must be uint8 as input X");
     } else {
         st = tgc_kernel_need_f32(c, x, "input X");

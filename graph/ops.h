@@ -169,6 +169,12 @@ tgc_dim tgc_ops_dims_product(tgc_infer_ctx *c, const tgc_dim *dims, int n);
  * differ; else *out is the more precise of the two (concrete over symbol). */
 bool tgc_ops_dim_merge(tgc_dim a, tgc_dim b, tgc_dim *out);
 
+/* Inference of a channels-last op (tgc's _QLinearConvNHWC, _MaxPoolNHWC:
+ * input 0 [N, H, W, C], one output [N, OH, OW, M]) by `infer`, the NCHW
+ * op's, on input 0 seen as [N, C, H, W], its output read back channels
+ * last. */
+tgc_status tgc_ops_infer_channels_last(tgc_infer_ctx *c, tgc_status (*infer)(tgc_infer_ctx *c));
+
 /* Reads the int attribute `name` (default dflt) as an axis of a tensor of
  * `rank` (known) into *axis, accepting [-rank, rank + extra); reports
  * "bad-attribute" and returns TGC_ERR_INVALID when out of range. extra is 1

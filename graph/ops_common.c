@@ -127,3 +127,35 @@ tgc_status tgc_ops_normalize_axes(tgc_infer_ctx *c, int input_index, const char 
     }
     return TGC_OK;
 }
+
+tgc_status tgc_ops_infer_channels_last(tgc_infer_ctx *c, tgc_status (*infer)(tgc_infer_ctx *c)) {
+    enum { MAX_INPUTS = 9 };
+    const tgc_tensor_info *x = tgc_infer_input(c, 0);
+    if (x == NULL || x->shape.rank != 4 || c->node->n_inputs > MAX_INPUTS || c->node->n_outputs != 1) {
+        char sb[TGC_OPS_SHAPE_BUF];
+        return tgc_infer_fail(c, 0, "shape-mismatch", "input 0 has shape %s; it must be [N, H, W, C]",
+                              x != NULL ? tgc_infer_shape_str(c, &x->shape, sb, sizeof sb) : "(omitted)");
+    }
+    tgc_tensor_info infos[MAX_INPUTS], result = {.dtype = TGC_DTYPE_INVALID, .value_len = -1};
+    for (int i = 0; i < c->node->n_inputs; i++) {
+        const tgc_tensor_info *in = tgc_infer_input(c, i);
+        if (in != NULL) infos[i] = *in;
+        else infos[i] = (tgc_tensor_info){.dtype = TGC_DTYPE_INVALID};
+        infos[i].value = NULL; /* shapes and dtypes only: nothing here is freed */
+        infos[i].value_len = -1;
+    }
+    static const int to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
+    for (int a = 0; a < 4; a++) infos[0].shape.dims[a] = x->shape.dims[to_nchw[a]];
+    tgc_infer_ctx sub = *c;
+    sub.input_infos = infos;
+    sub.output_infos = &result;
+    tgc_status st = infer(&sub);
+    c->nomem = sub.nomem;
+    c->unresolved = sub.unresolved;
+    if (st != TGC_OK) return st;
+    tgc_shape out = result.shape;
+    for (int a = 0; a < 4 && out.rank == 4; a++) out.dims[a] = result.shape.dims[to_nhwc[a]];
+    tgc_dtype dtype = result.dtype;
+    tgc_info_clear_value(&result);
+    return tgc_infer_set_output(c, 0, dtype, &out);
+}

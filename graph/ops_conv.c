@@ -288,6 +288,12 @@ static const tgc_attr_def average_pool_attrs[] = {
 };
 
 const tgc_op_def tgc_op_MaxPool = {"MaxPool", 1, 1, 1, 2, max_pool_attrs, infer_max_pool};
+
+/* _MaxPoolNHWC (tgc's own, made by the nhwc-int8-conv pass): MaxPool of x
+ * [N, H, W, C] into y [N, OH, OW, C], without Indices. */
+static tgc_status infer_max_pool_nhwc(tgc_infer_ctx *c) { return tgc_ops_infer_channels_last(c, infer_max_pool); }
+
+const tgc_op_def tgc_op__MaxPoolNHWC = {"_MaxPoolNHWC", 1, 1, 1, 1, max_pool_attrs, infer_max_pool_nhwc};
 const tgc_op_def tgc_op_AveragePool = {"AveragePool", 1, 1, 1, 1, average_pool_attrs,
                                        infer_average_pool};
 

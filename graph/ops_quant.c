@@ -272,41 +272,9 @@ static const tgc_attr_def conv_attrs[] = {
 /* _QLinearConvNHWC (tgc's own, made by the nhwc-int8-conv pass): QLinearConv
  * with x [N, H, W, C] and y [N, OH, OW, M] (channels last, as ONNX Runtime's
  * NhwcTransformer runs QLinearConv); W and every other input as QLinearConv
- * has them. Inferred as QLinearConv on x seen as [N, C, H, W]. */
+ * has them. */
 static tgc_status infer_qlinear_conv_nhwc(tgc_infer_ctx *c) {
-    enum { MAX_INPUTS = 9 };
-    const tgc_tensor_info *x = tgc_infer_input(c, 0);
-    if (x == NULL || x->shape.rank != 4) {
-        char sb[TGC_OPS_SHAPE_BUF];
-        return tgc_infer_fail(c, 0, "shape-mismatch", "input 0 (x) has shape %s; it must be [N, H, W, C]",
-                              x != NULL ? SHAPE(c, &x->shape, sb) : "(omitted)");
-    }
-    tgc_tensor_info infos[MAX_INPUTS], result = {.dtype = TGC_DTYPE_INVALID, .value_len = -1};
-    int n = c->node->n_inputs < MAX_INPUTS ? c->node->n_inputs : MAX_INPUTS;
-    for (int i = 0; i < n; i++) {
-        const tgc_tensor_info *in = tgc_infer_input(c, i);
-        if (in != NULL) infos[i] = *in;
-        else infos[i] = (tgc_tensor_info){.dtype = TGC_DTYPE_INVALID, .value_len = -1};
-        infos[i].value = NULL; /* borrowed shapes only */
-        infos[i].value_len = -1;
-    }
-    static const int to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
-    for (int a = 0; a < 4; a++) infos[0].shape.dims[a] = x->shape.dims[to_nchw[a]];
-    tgc_node view = *c->node;
-    view.n_inputs = n;
-    tgc_infer_ctx sub = *c;
-    sub.node = &view;
-    sub.input_infos = infos;
-    sub.output_infos = &result;
-    tgc_status st = infer_qlinear_conv(&sub);
-    c->nomem = sub.nomem;
-    c->unresolved = sub.unresolved;
-    if (st != TGC_OK) return st;
-    tgc_shape out = result.shape;
-    for (int a = 0; a < 4; a++) out.dims[a] = result.shape.dims[to_nhwc[a]];
-    tgc_dtype dtype = result.dtype;
-    tgc_info_clear_value(&result);
-    return tgc_infer_set_output(c, 0, dtype, &out);
+    return tgc_ops_infer_channels_last(c, infer_qlinear_conv);
 }
 
 const tgc_op_def tgc_op_ConvInteger = {"ConvInteger", 2, 4, 1, 1, conv_attrs, infer_conv_integer};

@@ -27,6 +27,8 @@
  *   - each DequantizeLinear is read by the op only, the op by the
  *     QuantizeLinear only, all with one requested device, no control edges;
  *   - a listed device kind has a kernel for the integer op at x's dtype.
+ * A MaxPool between a DequantizeLinear and a QuantizeLinear of the same
+ * parameters runs on the 8-bit values, the pair dropped (pool_drops_qdq).
  * The results are the integer ops' (ONNX's definitions: the int32 sum
  * times x_s w_s / y_s, rounded half to even, saturated); the float path
  * they replace can differ from them by one step where a value falls within
@@ -186,10 +188,54 @@ static bool matmul_group(const tgc_rewrite *rw, int32_t mm_id, const tgc_node *q
     return kernel_listed(rw, "QLinearMatMul", at);
 }
 
+/* DequantizeLinear -> MaxPool -> QuantizeLinear with the same scale and
+ * zero point on both sides (per tensor, the scale positive and normal):
+ * true with the pool's 8-bit input in *x when the pool may run on the
+ * 8-bit values themselves (ONNX Runtime's DropQDQNodesRules). Exact: the
+ * dequantization is increasing, so the maximum commutes with it, and
+ * Q(DQ(v)) is v again (|v - zp| < 2^8: two float32 roundings stay far
+ * from a half). A pool with Indices keeps its group. */
+static bool pool_drops_qdq(const tgc_rewrite *rw, int32_t pool_id, const tgc_node *q, tgc_ref *x) {
+    const tgc_node *pool = &rw->g->nodes[pool_id];
+    if (pool->n_inputs != 1 || pool->n_outputs != 1) return false;
+    const tgc_node *dq = only_dq(rw, pool->inputs[0], pool_id);
+    tgc_dtype xt = dq != NULL ? q8_type_of(rw, dq) : TGC_DTYPE_INVALID;
+    if (xt == TGC_DTYPE_INVALID || q->outputs[0].dtype != xt || !params_ok(rw, dq, xt, 1, 1) ||
+        !params_ok(rw, q, xt, 1, 1) || !tgc_pass_same_device(q, dq))
+        return false;
+    int64_t n;
+    const float *s_in = scale_of(rw, dq->inputs[1], &n), *s_out = scale_of(rw, q->inputs[1], &n);
+    const tgc_const *z_in = tgc_pass_const_of(rw, dq->inputs[2]), *z_out = tgc_pass_const_of(rw, q->inputs[2]);
+    if (s_in[0] != s_out[0] || !isnormal(s_in[0]) || s_in[0] < 0 || z_in->data == NULL || z_out->data == NULL ||
+        memcmp(z_in->data, z_out->data, 1) != 0 || !kernel_listed(rw, "MaxPool", xt))
+        return false;
+    *x = dq->inputs[0];
+    return true;
+}
+
+/* Q(MaxPool(DQ(x))) as MaxPool(x) where pool_drops_qdq says so. */
+static tgc_status drop_qdq(tgc_rewrite *rw, int32_t q_id, int32_t pool_id, tgc_ref x) {
+    int32_t dq_id = rw->g->nodes[pool_id].inputs[0].node, pool;
+    tgc_status s = tgc_rewrite_add_op(rw, "MaxPool", q_id, &x, 1, 1, &pool);
+    if (s == TGC_OK) s = tgc_rewrite_copy_attrs(rw, pool_id, pool);
+    if (s != TGC_OK) return s;
+    tgc_rewrite_replace_uses(rw, (tgc_ref){q_id, 0, {0, 0}}, (tgc_ref){pool, 0, {0, 0}});
+    tgc_rewrite_remove(rw, q_id); /* the pool takes its name */
+    tgc_rewrite_remove(rw, pool_id);
+    tgc_rewrite_remove(rw, dq_id);
+    rw->edits++;
+    return TGC_OK;
+}
+
 static tgc_status fuse_one(tgc_rewrite *rw, int32_t q_id) {
     const tgc_node *q = &rw->g->nodes[q_id];
     if (q->n_inputs < 3 || q->n_outputs != 1 || q->n_colocate > 0 || q->inputs[0].node < 0) return TGC_OK;
     int32_t op_id = q->inputs[0].node;
+    tgc_ref pool_x;
+    if (tgc_pass_is_op(rw, op_id, "MaxPool") && tgc_pass_only_reader(rw, q->inputs[0]) == q_id &&
+        rw->g->nodes[op_id].n_colocate == 0 && tgc_pass_same_device(q, &rw->g->nodes[op_id]) &&
+        pool_drops_qdq(rw, op_id, q, &pool_x))
+        return drop_qdq(rw, q_id, op_id, pool_x);
     bool conv = tgc_pass_is_op(rw, op_id, "Conv"), mm = tgc_pass_is_op(rw, op_id, "MatMul");
     if ((!conv && !mm) || tgc_pass_only_reader(rw, q->inputs[0]) != q_id || rw->g->nodes[op_id].n_colocate > 0 ||
         !tgc_pass_same_device(q, &rw->g->nodes[op_id]))

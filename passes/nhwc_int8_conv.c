@@ -15,11 +15,15 @@
  *    place of one before each input: Add(T(a), T(b)) = T(Add(a, b)) when
  *    both have the same permutation and rank. A residual block's
  *    DequantizeLinear -> Add -> QuantizeLinear then runs channels last.
+ *    A MaxPool reading a Transpose back to NCHW becomes _MaxPoolNHWC with
+ *    the Transpose after it (ResNet's pool between its first convolution
+ *    and the first block).
  * 3. A Transpose of a Transpose that undoes it is dropped: the next
  *    convolution reads the previous one's output as it lies.
  * What remains are Transposes where channels-last values meet other ops
- * (a network's first and last layers, pools). The results are the same
- * numbers: every moved node computes element by element. */
+ * (a network's first and last layers, a global pool). The results are the
+ * same numbers: every moved node computes element by element, or as its
+ * NCHW form does. */
 #include "passes/pass.h"
 
 #include "devices/backend.h"
@@ -51,11 +55,11 @@ static bool is_elementwise(const tgc_rewrite *rw, int32_t id) {
 
 static bool same_perm(const int64_t *a, const int64_t *b) { return memcmp(a, b, 4 * sizeof *a) == 0; }
 
-/* True when every kind listed has a _QLinearConvNHWC kernel for dtype. */
-static bool nhwc_kernel_everywhere(uint32_t kinds, tgc_dtype dtype) {
+/* True when every kind listed has a kernel of `op` for dtype. */
+static bool kernel_everywhere(uint32_t kinds, const char *op, tgc_dtype dtype) {
     if (kinds == 0) return false;
     for (int k = 0; k < tgc_backend_count(); k++)
-        if ((kinds & (1u << k)) && tgc_kernel_find("_QLinearConvNHWC", k, dtype) == NULL) return false;
+        if ((kinds & (1u << k)) && tgc_kernel_find(op, k, dtype) == NULL) return false;
     return true;
 }
 
@@ -86,7 +90,7 @@ static bool qualifies(const tgc_rewrite *rw, int32_t id) {
     const tgc_tensor_info *x = tgc_graph_ref_info(rw->g, n->inputs[0]);
     const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
     return x != NULL && y != NULL && x->shape.rank == 4 && y->shape.rank == 4 && n->n_outputs == 1 &&
-           nhwc_kernel_everywhere(rw->kinds, x->dtype) && tgc_pass_const_of(rw, n->inputs[3]) != NULL &&
+           kernel_everywhere(rw->kinds, "_QLinearConvNHWC", x->dtype) && tgc_pass_const_of(rw, n->inputs[3]) != NULL &&
            n->n_inputs >= 6 && zero_points_centred(rw, n->inputs[5]);
 }
 
@@ -160,6 +164,33 @@ static tgc_status sink_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     return TGC_OK;
 }
 
+/* Step 2 for a pool: MaxPool(Transpose(x, [0, 3, 1, 2])) becomes
+ * Transpose(_MaxPoolNHWC(x)) where every listed kind has that kernel at
+ * the pool's dtype (the cpu's: float32, uint8). */
+static tgc_status pool_through(tgc_rewrite *rw, int32_t id, bool *moved) {
+    const tgc_node *n = &rw->g->nodes[id];
+    const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
+    if (n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0].node < 0 || y == NULL || y->shape.rank != 4 ||
+        tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
+        return TGC_OK;
+    const int64_t *perm = perm_of(rw, n->inputs[0].node);
+    if (perm == NULL || !same_perm(perm, TO_NCHW) || !kernel_everywhere(rw->kinds, "_MaxPoolNHWC", y->dtype))
+        return TGC_OK;
+    tgc_ref x = rw->g->nodes[n->inputs[0].node].inputs[0];
+    int32_t pool, t;
+    tgc_status st = tgc_rewrite_add_op(rw, "_MaxPoolNHWC", id, &x, 1, 1, &pool);
+    if (st != TGC_OK || (st = tgc_rewrite_copy_attrs(rw, id, pool)) != TGC_OK) return st;
+    tgc_rewrite_keep_own_name(rw, pool);
+    if ((st = tgc_rewrite_add_op(rw, "Transpose", id, &(tgc_ref){pool, 0, {0, 0}}, 1, 1, &t)) != TGC_OK ||
+        (st = tgc_rewrite_set_attr_list(rw, t, "perm", TGC_ATTR_INTS, 4, TO_NCHW)) != TGC_OK)
+        return st;
+    tgc_rewrite_replace_uses(rw, (tgc_ref){id, 0, {0, 0}}, (tgc_ref){t, 0, {0, 0}}); /* t takes the pool's name */
+    tgc_rewrite_remove(rw, id);
+    rw->edits++;
+    *moved = true;
+    return TGC_OK;
+}
+
 /* Step 3 at Transpose node id: *moved when it undid its input's and went. */
 static void cancel(tgc_rewrite *rw, int32_t id, bool *moved) {
     const int64_t *outer = perm_of(rw, id);
@@ -195,6 +226,7 @@ tgc_status tgc_pass_nhwc_int8_conv(tgc_rewrite *rw) {
             if (rw->removed[id]) continue;
             if (perm_of(rw, id) != NULL) cancel(rw, id, &moved);
             else if (is_elementwise(rw, id)) st = sink_through(rw, id, &moved);
+            else if (id < n_nodes && tgc_pass_is_op(rw, id, "MaxPool")) st = pool_through(rw, id, &moved);
         }
     }
     return st;

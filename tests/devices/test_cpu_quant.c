@@ -325,6 +325,32 @@ static void test_qlinear_conv_channels_last(void) {
     fx_end(&f);
 }
 
+/* _MaxPoolNHWC (the nhwc-int8-conv pass's channels-last MaxPool), float32
+ * and uint8: x [1, 3, 3, 2], channel 0 [1..9] row by row, channel 1 [9, 8,
+ * 7; 6, 5, 4; 3, 2, 1]; kernel 2x2, stride 2, pads [1, 1, 0, 0]. By hand:
+ * the top-left window holds only x[0, 0] (1, 9); top-right x[0, 1..2] (3,
+ * 8); bottom-left x[1..2, 0] (7, 6); bottom-right x[1..2, 1..2] (9, 5). */
+static void test_max_pool_channels_last(void) {
+    static const float xf[18] = {1, 9, 2, 8, 3, 7, 4, 6, 5, 5, 6, 4, 7, 3, 8, 2, 9, 1};
+    static const float want[8] = {1, 9, 3, 8, 7, 6, 9, 5};
+    for (int u8 = 0; u8 < 2; u8++) {
+        uint8_t xb[18], wb[8];
+        for (int i = 0; i < 18; i++) xb[i] = (uint8_t)xf[i];
+        for (int i = 0; i < 8; i++) wb[i] = (uint8_t)want[i];
+        tgc_dtype t = u8 ? TGC_UINT8 : TGC_FLOAT32;
+        shape_fx f;
+        fx_begin(&f, "_MaxPoolNHWC");
+        fx_in(&f, t, 4, (int64_t[]){1, 3, 3, 2}, u8 ? (const void *)xb : (const void *)xf);
+        fx_attr_ints(&f, "kernel_shape", 2, (int64_t[]){2, 2});
+        fx_attr_ints(&f, "strides", 2, (int64_t[]){2, 2});
+        fx_attr_ints(&f, "pads", 4, (int64_t[]){1, 1, 0, 0});
+        fx_out_expect(&f, t, 4, (int64_t[]){1, 2, 2, 2}, u8 ? (const void *)wb : (const void *)want);
+        fx_run_ok(&f);
+        fx_check(&f);
+        fx_end(&f);
+    }
+}
+
 /* tgc_cpu_q8_requantize_channels against the formula it implements, ONNX's
  * requantization with the product in float64, element by element:
  *     y = clip(rint(float64(int32(acc + add[k])) * float64(mult[k])) + zp, lo, hi)
@@ -474,6 +500,7 @@ TGC_TEST_MAIN("devices/cpu_quant", {"QuantizeLinear int32 per axis", test_quanti
               {"QLinearConv grouped strided padded dilated", test_qlinear_conv_grouped_strided_padded_dilated},
               {"_QLinearConvNHWC: the same, channels last", test_qlinear_conv_channels_last},
               {"requantization per channel, float32 lanes checked", test_requantize_channels},
+              {"_MaxPoolNHWC float32 and uint8", test_max_pool_channels_last},
               {"ConvInteger per-channel zero point", test_conv_integer_per_channel_zero_point},
               {"ConvInteger channel mismatch", test_conv_integer_channel_mismatch_fails},
               {"QuantizeLinear/DequantizeLinear int8", test_quantize_dequantize_int8},

@@ -248,6 +248,79 @@ static void test_residual_channels_last(void) {
     tgc_diags_free(d);
 }
 
+/* A QDQ MaxPool between two QDQ Convs: x channel 0 v = 10 + 2a for a =
+ * [4, 0, 1; 0, 2, 3; 1, 3, 0], channel 1 all 14, so DQ(x) = [a, 2] and the
+ * first Conv (test_conv_variants' weights and bias) gives 0.25a and 1.5a +
+ * 3, quantized at 0.25 and 100: h = [a + 100, 6a + 112]. The pool (2x2,
+ * stride 1) has its DequantizeLinear and QuantizeLinear at h's parameters,
+ * so it runs on h itself (fuse-qdq drops the pair): c0 [104, 103, 103,
+ * 103], c1 [136, 130, 130, 130]; dequantized [1, 0.75, 0.75, 0.75] and
+ * [9, 7.5, 7.5, 7.5]. The second Conv (no bias): c0 0.25 - 4.5 = -4.25
+ * then 0.1875 - 3.75 = -3.5625, c1 1.5 + 18 = 19.5 then 16.125; at 0.125
+ * and 100: -34 + 100 = 66, -28.5 to even -28, so 72; 256 saturates to
+ * 255, and 229. On the cpu all of it channels last: the pool too
+ * (_MaxPoolNHWC), one Transpose in and one out. With the pool's output at
+ * other parameters the pair stays. */
+static void test_pool_between_convs(void) {
+    static const char fmt[] =
+        "format: tgc/1\n"
+        "inputs: [{name: x, dtype: uint8, shape: [1, 2, 3, 3]}]\n"
+        "outputs: [y]\n"
+        "initializers:\n"
+        "  - {name: x_s, dtype: float32, shape: [], values: [0.5]}\n"
+        "  - {name: x_zp, dtype: uint8, shape: [], values: [10]}\n"
+        "  - {name: w, dtype: int8, shape: [2, 2, 1, 1], values: [1, -2, 3, 4]}\n"
+        "  - {name: w_s, dtype: float32, shape: [2], values: [0.25, 0.5]}\n"
+        "  - {name: w_zp, dtype: int8, shape: [2], values: [0, 0]}\n"
+        "  - {name: b, dtype: int32, shape: [2], values: [8, -4]}\n"
+        "  - {name: b_s, dtype: float32, shape: [2], values: [0.125, 0.25]}\n"
+        "  - {name: h_s, dtype: float32, shape: [], values: [0.25]}\n"
+        "  - {name: p_s, dtype: float32, shape: [], values: [%s]}\n"
+        "  - {name: zp100, dtype: uint8, shape: [], values: [100]}\n"
+        "  - {name: y_s, dtype: float32, shape: [], values: [0.125]}\n"
+        "nodes:\n"
+        "  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n"
+        "  - {name: dw1, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
+        "  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n"
+        "  - {name: conv1, op: Conv, inputs: [dx, dw1, db]}\n"
+        "  - {name: h, op: QuantizeLinear, inputs: [conv1, h_s, zp100]}\n"
+        "  - {name: dh, op: DequantizeLinear, inputs: [h, h_s, zp100]}\n"
+        "  - {name: pool, op: MaxPool, inputs: [dh], attrs: {kernel_shape: [2, 2]}}\n"
+        "  - {name: p, op: QuantizeLinear, inputs: [pool, p_s, zp100]}\n"
+        "  - {name: dp, op: DequantizeLinear, inputs: [p, p_s, zp100]}\n"
+        "  - {name: dw2, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
+        "  - {name: conv2, op: Conv, inputs: [dp, dw2]}\n"
+        "  - {name: y, op: QuantizeLinear, inputs: [conv2, y_s, zp100]}\n";
+    char yaml[4096];
+    tgc_diags *d = tgc_diags_create();
+    snprintf(yaml, sizeof yaml, fmt, "0.25");
+    tgc_graph *g = loaded_graph(yaml, "pool.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_QLinearConvNHWC"), 2);
+    CU_ASSERT_EQUAL(count_op(opt, "_MaxPoolNHWC"), 1);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    CU_ASSERT_EQUAL(count_op(opt, "DequantizeLinear") + count_op(opt, "QuantizeLinear") + count_op(opt, "MaxPool"), 0);
+    tgc_graph_free(opt);
+    uint8_t x[18];
+    static const uint8_t a[9] = {4, 0, 1, 0, 2, 3, 1, 3, 0};
+    for (int i = 0; i < 9; i++) x[i] = (uint8_t)(10 + 2 * a[i]), x[9 + i] = 14;
+    tgc_tensor *out = run_u8(g, 4, (int64_t[]){1, 2, 3, 3}, x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const uint8_t *got = tgc_tensor_data(out), want[8] = {66, 72, 72, 72, 255, 229, 229, 229};
+    for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(got[i], want[i]);
+    tgc_tensor_release(out);
+    tgc_graph_free(g);
+    /* the pool's output at another scale: its DequantizeLinear and QuantizeLinear stay */
+    snprintf(yaml, sizeof yaml, fmt, "0.5");
+    g = loaded_graph(yaml, "pool.yaml", d);
+    opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "MaxPool") + count_op(opt, "_MaxPoolNHWC"), 1);
+    CU_ASSERT(count_op(opt, "DequantizeLinear") >= 1);
+    tgc_graph_free(opt);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* DQ(a) x DQ(b) -> MatMul -> Q with b per column: a [2, 3] uint8 (scale
  * 0.5, zero point 10), b [3, 2] int8 (scales 0.5 and 0.25 by column), y
  * scale 0.125, zero point 100. a = [[12, 10, 8], [11, 13, 10]] gives
@@ -293,4 +366,5 @@ static void test_matmul_per_column(void) {
 TGC_TEST_MAIN("fuse qdq", {"Conv groups: fused or left", test_conv_variants},
               {"two Convs in a row", test_conv_chain},
               {"a residual block channels last", test_residual_channels_last},
+              {"a MaxPool between Convs: on the 8-bit values, channels last", test_pool_between_convs},
               {"MatMul with B per column", test_matmul_per_column})
