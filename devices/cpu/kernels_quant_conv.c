@@ -33,6 +33,19 @@
  * larger than X, go through im2col_row, a line at a time. W lives as int8
  * with its rows' sums in the node's cache and stands in for W once built.
  *
+ * Through oneDNN (dnnl_qconv.h: its NHWC int8 convolution, weights packed
+ * once into the node's cache beside tgc's int8 block, exact where it is
+ * made at all):
+ *   - QLinearConv and ConvInteger in NCHW copy X into NHWC and gather the
+ *     int32 sums back, a row piece at a time, where that pays (dnnl_pays:
+ *     16 or more input channels a group, or small depthwise layers);
+ *   - _QLinearConvNHWC (the nhwc-int8-conv pass's channels-last
+ *     QLinearConv) reads X and writes Y as they lie; with the scales and
+ *     zero points session constants oneDNN requantizes as it stores (in
+ *     float32 as MLAS: tgc_dnnl_qconv_requant), else the sums are
+ *     requantized per channel here (tgc_cpu_q8_requantize_channels); where
+ *     oneDNN cannot take the node, QLinearConv runs on NCHW copies.
+ *
  * Threads: depthwise channels go in pieces of about PIECE_DEPTHWISE_MACS;
  * other blocks in two rounds, their im2col rows by input channels
  * (PIECE_BYTES a piece), then their product cut in one piece per thread

@@ -9,7 +9,9 @@
 #include "tests/passes/graph_queries.h"
 #include "tgc.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A 1x1 Conv over x [1, 2, 3, 3] (uint8, scale 0.5, zero point 10) with
@@ -54,14 +56,16 @@ static const tgc_node *first_op(const tgc_graph *g, const char *op) {
     return NULL;
 }
 
-/* Runs g on the cpu with the first input fed `x` (uint8, dims) and
- * returns output 0 (the caller releases it). */
-static tgc_tensor *run_u8(const tgc_graph *g, int rank, const int64_t *dims, const uint8_t *x) {
+/* Runs g on the cpu (session options opt, NULL: the defaults) with the
+ * first input fed `x` (uint8, dims) and returns output 0 (the caller
+ * releases it). */
+static tgc_tensor *run_u8_with(const tgc_graph *g, int rank, const int64_t *dims, const uint8_t *x,
+                               const tgc_session_options *opt) {
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
     tgc_tensor *in = NULL, *out = NULL;
     const char *names[] = {"x"};
-    tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
+    tgc_status st = tgc_session_create(g, "cpu", opt, d, &s);
     if (st == TGC_OK) st = tgc_tensor_create(TGC_UINT8, rank, dims, x, &in);
     if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, d);
     if (st != TGC_OK) tgc_diags_print(d, stderr);
@@ -70,6 +74,10 @@ static tgc_tensor *run_u8(const tgc_graph *g, int rank, const int64_t *dims, con
     tgc_session_free(s);
     tgc_diags_free(d);
     return out;
+}
+
+static tgc_tensor *run_u8(const tgc_graph *g, int rank, const int64_t *dims, const uint8_t *x) {
+    return run_u8_with(g, rank, dims, x, NULL);
 }
 
 /* x: channel 0 all 12, channel 1 all 14, so DQ(x) = 1 and 2. DQ(w): c0
@@ -321,6 +329,89 @@ static void test_pool_between_convs(void) {
     tgc_diags_free(d);
 }
 
+/* A QDQ Conv large enough for oneDNN's pieces (x [1, 16, 75, 41] uint8, w
+ * [64, 16, 3, 3] int8 per channel, pads 1, stride [1, 2], a bias), on a
+ * session of 1 and of 2 threads, against ONNX's definition computed here
+ * directly: y = clip(rint(sum((x - 131) w) + b) * x_s w_s[m] / y_s) + 97,
+ * 0, 255), every scale a power of two (products exact, ties half to
+ * even). Both runs give those bits: the pieces' cut changes no sum. */
+static void test_wide_conv_threads(void) {
+    enum { C = 16, H = 75, W = 41, M = 64, OH = 75, OW = 21 };
+    static uint8_t x[C * H * W], want[M * OH * OW];
+    static int8_t w[M * C * 9];
+    static int32_t b[M];
+    static float w_s[M];
+    uint32_t seed = 7;
+    for (int i = 0; i < C * H * W; i++) x[i] = (uint8_t)((seed = seed * 1664525u + 1013904223u) >> 24);
+    for (int i = 0; i < M * C * 9; i++) w[i] = (int8_t)((seed = seed * 1664525u + 1013904223u) >> 24);
+    for (int m = 0; m < M; m++) {
+        b[m] = (int32_t)((seed = seed * 1664525u + 1013904223u) >> 20) - 2048;
+        w_s[m] = ldexpf(1.0f, -(int)(m % 4) - 1);
+    }
+    const float x_s = 0.0625f, y_s = 16.0f;
+    for (int m = 0; m < M; m++)
+        for (int oy = 0; oy < OH; oy++)
+            for (int ox = 0; ox < OW; ox++) {
+                int64_t acc = b[m];
+                for (int c = 0; c < C; c++)
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int iy = oy - 1 + ky, ix = ox * 2 - 1 + kx;
+                            if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                                acc += (int64_t)(x[(c * H + iy) * W + ix] - 131) * w[((m * C + c) * 3 + ky) * 3 + kx];
+                        }
+                double v = rint((double)acc * x_s * w_s[m] / y_s) + 97;
+                want[(m * OH + oy) * OW + ox] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+    /* the graph, its weights written out as values lists */
+    size_t cap = 1 << 17, used = 0;
+    char *yaml = malloc(cap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(yaml);
+#define PUT(...) (used += (size_t)snprintf(yaml + used, cap - used, __VA_ARGS__))
+    PUT("format: tgc/1\ninputs: [{name: x, dtype: uint8, shape: [1, %d, %d, %d]}]\noutputs: [y]\ninitializers:\n",
+        C, H, W);
+    PUT("  - {name: x_s, dtype: float32, shape: [], values: [0.0625]}\n");
+    PUT("  - {name: x_zp, dtype: uint8, shape: [], values: [131]}\n");
+    PUT("  - {name: w, dtype: int8, shape: [%d, %d, 3, 3], values: [", M, C);
+    for (int i = 0; i < M * C * 9; i++) PUT("%s%d", i ? ", " : "", w[i]);
+    PUT("]}\n  - {name: w_s, dtype: float32, shape: [%d], values: [", M);
+    for (int m = 0; m < M; m++) PUT("%s%g", m ? ", " : "", w_s[m]);
+    PUT("]}\n  - {name: w_zp, dtype: int8, shape: [%d], values: [", M);
+    for (int m = 0; m < M; m++) PUT("%s0", m ? ", " : "");
+    PUT("]}\n  - {name: b, dtype: int32, shape: [%d], values: [", M);
+    for (int m = 0; m < M; m++) PUT("%s%d", m ? ", " : "", b[m]);
+    PUT("]}\n  - {name: b_s, dtype: float32, shape: [%d], values: [", M);
+    for (int m = 0; m < M; m++) PUT("%s%g", m ? ", " : "", x_s * w_s[m]);
+    PUT("]}\n  - {name: y_s, dtype: float32, shape: [], values: [16]}\n");
+    PUT("  - {name: y_zp, dtype: uint8, shape: [], values: [97]}\nnodes:\n");
+    PUT("  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n");
+    PUT("  - {name: dw, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n");
+    PUT("  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n");
+    PUT("  - {name: conv, op: Conv, inputs: [dx, dw, db], attrs: {pads: [1, 1, 1, 1], strides: [1, 2]}}\n");
+    PUT("  - {name: y, op: QuantizeLinear, inputs: [conv, y_s, y_zp]}\n");
+#undef PUT
+    CU_ASSERT_FATAL(used < cap);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "wide.yaml", d);
+    free(yaml);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    for (int threads = 1; threads <= 2; threads++) {
+        tgc_session_options opt = {0};
+        char spec[32];
+        snprintf(spec, sizeof spec, "cpu=%d", threads);
+        opt.threads = spec;
+        tgc_tensor *out = run_u8_with(g, 4, (int64_t[]){1, C, H, W}, x, &opt);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+        const uint8_t *got = tgc_tensor_data(out);
+        int bad = 0;
+        for (int i = 0; i < M * OH * OW; i++) bad += got[i] != want[i];
+        CU_ASSERT_EQUAL(bad, 0);
+        tgc_tensor_release(out);
+    }
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* DQ(a) x DQ(b) -> MatMul -> Q with b per column: a [2, 3] uint8 (scale
  * 0.5, zero point 10), b [3, 2] int8 (scales 0.5 and 0.25 by column), y
  * scale 0.125, zero point 100. a = [[12, 10, 8], [11, 13, 10]] gives
@@ -367,4 +458,5 @@ TGC_TEST_MAIN("fuse qdq", {"Conv groups: fused or left", test_conv_variants},
               {"two Convs in a row", test_conv_chain},
               {"a residual block channels last", test_residual_channels_last},
               {"a MaxPool between Convs: on the 8-bit values, channels last", test_pool_between_convs},
+              {"a wide Conv on 1 and 2 threads", test_wide_conv_threads},
               {"MatMul with B per column", test_matmul_per_column})
