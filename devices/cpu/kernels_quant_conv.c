@@ -651,6 +651,10 @@ static void blocks_run(int_conv *q, tgc_thread_pool *pool) {
 
 /* ---- Through oneDNN ----------------------------------------------------------------- */
 
+/* The threads oneDNN's pieces are cut for: the pool's workers (a node
+ * runs on one of them, which takes pieces too), 1 without a pool. */
+static int dnnl_threads(const tgc_kernel_ctx *c) { return c->pool != NULL ? tgc_thread_pool_size(c->pool) : 1; }
+
 /* Int32 sums one gather moves out of the NHWC sums at a time (per
  * participant): GATHER_ELEMS / M output positions, at least
  * GATHER_MIN_POSITIONS, so that each channel's row is finished in runs long
@@ -844,7 +848,8 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     if (g.batch == 0 || g.m_count == 0 || g.out_size == 0) return TGC_OK; /* an empty Y: nothing to sum */
     int_conv q = {.g = &g, .sink = sink, .flip = vx->dtype == TGC_UINT8, .width = tgc_parallel_width(c->pool)};
     if (!plan_int_conv(&g, &q.plan)) return tgc_kernel_fail(c, "the column buffer is too large");
-    conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, w), &wzp, g.m_count, q.plan.ck, dnnl_pays(&g) ? &g : NULL, vx->dtype, q.width, NULL};
+    conv_weights_arg wa = {vw->dtype,         tgc_kernel_in_ptr(c, w),         &wzp, g.m_count, q.plan.ck,
+                           dnnl_pays(&g) ? &g : NULL, vx->dtype, dnnl_threads(c), NULL};
     uint32_t weights_in = 1u << w | (tgc_kernel_has_input(c, wzp_at) ? 1u << wzp_at : 0);
     const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
     const uint8_t *owned = NULL;
@@ -1071,7 +1076,7 @@ static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
     uint32_t params = 1u << 1 | 1u << 4 | 1u << 6 | 1u << 7 | (bias != NULL ? 1u << 8 : 0);
     tgc_dnnl_qconv_requant requant = {vy->dtype, mult, tgc_cpu_qparam_int(&y_zp, 0), bias != NULL};
     conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, 3), &wzp, g.m_count, g.cg * g.kk_count, &g, vx->dtype,
-                           tgc_parallel_width(c->pool), (c->const_inputs & params) == params ? &requant : NULL};
+                           dnnl_threads(c), (c->const_inputs & params) == params ? &requant : NULL};
     uint32_t weights_in = 1u << 3 | (tgc_kernel_has_input(c, 5) ? 1u << 5 : 0);
     const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
     if (block != NULL) tgc_kernel_cache_replaces(c, 1u << 3);
