@@ -82,6 +82,20 @@ static tgc_status add_transpose(tgc_rewrite *rw, int32_t like, tgc_ref from, con
     return tgc_rewrite_set_attr_list(rw, *id, "perm", TGC_ATTR_INTS, 4, perm);
 }
 
+/* Transpose(perm) after node `made` (one the pass added, like node id,
+ * keeping its own name): id's readers read the Transpose, which takes id's
+ * name, and id goes. */
+static tgc_status replace_with_transposed(tgc_rewrite *rw, int32_t id, int32_t made, const int64_t *perm) {
+    int32_t t;
+    tgc_status st = tgc_rewrite_add_op(rw, "Transpose", id, &(tgc_ref){made, 0, {0, 0}}, 1, 1, &t);
+    if (st != TGC_OK || (st = tgc_rewrite_set_attr_list(rw, t, "perm", TGC_ATTR_INTS, 4, perm)) != TGC_OK) return st;
+    tgc_rewrite_keep_own_name(rw, made);
+    tgc_rewrite_replace_uses(rw, (tgc_ref){id, 0, {0, 0}}, (tgc_ref){t, 0, {0, 0}});
+    tgc_rewrite_remove(rw, id);
+    rw->edits++;
+    return TGC_OK;
+}
+
 /* True when QLinearConv node id qualifies for step 1 (asked of the graph
  * as inferred, before any node is rewritten: a rewritten neighbour's
  * output is not inferred until the pass ends). */
@@ -100,21 +114,14 @@ static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id) {
     tgc_ref inputs[9];
     int n_inputs = n->n_inputs < 9 ? n->n_inputs : 9;
     memcpy(inputs, n->inputs, (size_t)n_inputs * sizeof *inputs);
-    int32_t t_in, conv, t_out;
+    int32_t t_in, conv;
     tgc_status st = add_transpose(rw, id, inputs[0], TO_NHWC, &t_in);
     if (st != TGC_OK) return st;
     inputs[0] = (tgc_ref){t_in, 0, {0, 0}};
     if ((st = tgc_rewrite_add_op(rw, "_QLinearConvNHWC", id, inputs, n_inputs, 1, &conv)) != TGC_OK ||
         (st = tgc_rewrite_copy_attrs(rw, id, conv)) != TGC_OK)
         return st;
-    tgc_rewrite_keep_own_name(rw, conv);
-    if ((st = tgc_rewrite_add_op(rw, "Transpose", id, &(tgc_ref){conv, 0, {0, 0}}, 1, 1, &t_out)) != TGC_OK ||
-        (st = tgc_rewrite_set_attr_list(rw, t_out, "perm", TGC_ATTR_INTS, 4, TO_NCHW)) != TGC_OK)
-        return st;
-    tgc_rewrite_replace_uses(rw, (tgc_ref){id, 0, {0, 0}}, (tgc_ref){t_out, 0, {0, 0}}); /* t_out takes the node's name */
-    tgc_rewrite_remove(rw, id);
-    rw->edits++;
-    return TGC_OK;
+    return replace_with_transposed(rw, id, conv, TO_NCHW);
 }
 
 /* True when a Transpose moved below node id costs no more than it did
@@ -177,18 +184,11 @@ static tgc_status pool_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     if (perm == NULL || !same_perm(perm, TO_NCHW) || !kernel_everywhere(rw->kinds, "_MaxPoolNHWC", y->dtype))
         return TGC_OK;
     tgc_ref x = rw->g->nodes[n->inputs[0].node].inputs[0];
-    int32_t pool, t;
+    int32_t pool;
     tgc_status st = tgc_rewrite_add_op(rw, "_MaxPoolNHWC", id, &x, 1, 1, &pool);
     if (st != TGC_OK || (st = tgc_rewrite_copy_attrs(rw, id, pool)) != TGC_OK) return st;
-    tgc_rewrite_keep_own_name(rw, pool);
-    if ((st = tgc_rewrite_add_op(rw, "Transpose", id, &(tgc_ref){pool, 0, {0, 0}}, 1, 1, &t)) != TGC_OK ||
-        (st = tgc_rewrite_set_attr_list(rw, t, "perm", TGC_ATTR_INTS, 4, TO_NCHW)) != TGC_OK)
-        return st;
-    tgc_rewrite_replace_uses(rw, (tgc_ref){id, 0, {0, 0}}, (tgc_ref){t, 0, {0, 0}}); /* t takes the pool's name */
-    tgc_rewrite_remove(rw, id);
-    rw->edits++;
     *moved = true;
-    return TGC_OK;
+    return replace_with_transposed(rw, id, pool, TO_NCHW);
 }
 
 /* Step 3 at Transpose node id: *moved when it undid its input's and went. */

@@ -210,6 +210,19 @@ TGC_CPU_CLONES static void dequantize_q8(const void *x, int64_t n, int32_t zp, f
 typedef int32_t q_vi8 __attribute__((vector_size(32)));
 typedef uint32_t q_vu8 __attribute__((vector_size(32)));
 typedef float q_vf8 __attribute__((vector_size(32)));
+
+/* The requantizations' last step on 8 float64 products v (q_vd, modified):
+ * rounded half to even (adding and taking off 1.5 * 2^52, exact for |v| <
+ * 2^51; a larger v is whole already and saturates), zp added, clamped to
+ * [vlo, vhi], stored as 8 int32s at out. */
+#define Q_ROUND_STORE8(v, zp, vlo, vhi, out)                                                                         \
+    do {                                                                                                             \
+        (v) = ((v) + 6755399441055744.0) - 6755399441055744.0 + (zp);                                                \
+        (v) = Q_SELD((v) < (vlo), (vlo), (v));                                                                       \
+        (v) = Q_SELD((v) > (vhi), (vhi), (v));                                                                       \
+        q_vi8 q_ = __builtin_convertvector((v), q_vi8);                                                              \
+        memcpy((out), &q_, sizeof q_);                                                                               \
+    } while (0)
 #define REQUANTIZE(name, ct)                                                                                         \
     TGC_CPU_CLONES static void name(const int32_t *acc, int64_t n, int32_t add, double mult, double zp, double lo,   \
                                     double hi, ct *y) {                                                              \
@@ -222,11 +235,7 @@ typedef float q_vf8 __attribute__((vector_size(32)));
                 q_vu8 a;                                                                                             \
                 memcpy(&a, acc + i + b, sizeof a);                                                                   \
                 q_vd v = __builtin_convertvector((q_vi8)(a + (uint32_t)add), q_vd) * mult;                           \
-                v = (v + 6755399441055744.0) - 6755399441055744.0 + zp;                                              \
-                v = Q_SELD(v < vlo, vlo, v);                                                                         \
-                v = Q_SELD(v > vhi, vhi, v);                                                                         \
-                q_vi8 q = __builtin_convertvector(v, q_vi8);                                                         \
-                memcpy(t + b, &q, sizeof q);                                                                         \
+                Q_ROUND_STORE8(v, zp, vlo, vhi, t + b);                                                              \
             }                                                                                                        \
             for (int64_t k = 0; k < len; k++) y[i + k] = (ct)t[k];                                                   \
             i += len;                                                                                                \
@@ -307,11 +316,7 @@ typedef uint32_t q_vu __attribute__((vector_size(64)));
                     memcpy(&c, add + k, sizeof c);                                                                   \
                     memcpy(&f, mult + k, sizeof f);                                                                  \
                     q_vd v = __builtin_convertvector((q_vi8)(a + c), q_vd) * __builtin_convertvector(f, q_vd);       \
-                    v = (v + 6755399441055744.0) - 6755399441055744.0 + zp;                                          \
-                    v = Q_SELD(v < vlo, vlo, v);                                                                     \
-                    v = Q_SELD(v > vhi, vhi, v);                                                                     \
-                    q_vi8 q = __builtin_convertvector(v, q_vi8);                                                     \
-                    memcpy(t + b, &q, sizeof q);                                                                     \
+                    Q_ROUND_STORE8(v, zp, vlo, vhi, t + b);                                                          \
                 }                                                                                                    \
                 for (int64_t b = 0; b < len; b++) y[i + b] = (ct)t[b];                                               \
             }                                                                                                        \

@@ -256,6 +256,28 @@ static const uint8_t conv_x[100] = {
 static const uint8_t conv_w[32] = {165, 57,  83,  166, 136, 32,  162, 10,  23,  143, 239, 87,  25,  199, 243, 92,
                                    74,  190, 46,  160, 216, 151, 183, 65,  113, 77,  3,   128, 248, 253, 205, 6};
 
+/* Inputs 1..8 and the attributes of the QLinearConv below (static: the
+ * fixture keeps pointers to them until it runs). */
+static void qlinear_conv_params(shape_fx *f) {
+    static const float x_s = 0.02f, w_s[4] = {0.01f, 0.02f, 0.015f, 0.03f}, y_s = 0.5f;
+    static const uint8_t x_zp = 120, w_zp[4] = {128, 100, 130, 127}, y_zp = 100;
+    static const int32_t bias[4] = {100, -200, 3000, -50};
+    static const int64_t w_dims[4] = {4, 2, 2, 2}, m_dims[1] = {4};
+    static int64_t strides[2] = {2, 1}, pads[4] = {1, 0, 0, 1}, dilations[2] = {1, 2};
+    fx_in(f, TGC_FLOAT32, 0, NULL, &x_s);
+    fx_in(f, TGC_UINT8, 0, NULL, &x_zp);
+    fx_in(f, TGC_UINT8, 4, w_dims, conv_w);
+    fx_in(f, TGC_FLOAT32, 1, m_dims, w_s);
+    fx_in(f, TGC_UINT8, 1, m_dims, w_zp);
+    fx_in(f, TGC_FLOAT32, 0, NULL, &y_s);
+    fx_in(f, TGC_UINT8, 0, NULL, &y_zp);
+    fx_in(f, TGC_INT32, 1, m_dims, bias);
+    fx_attr_int(f, "group", 2);
+    fx_attr_ints(f, "strides", 2, strides);
+    fx_attr_ints(f, "pads", 4, pads);
+    fx_attr_ints(f, "dilations", 2, dilations);
+}
+
 /* QLinearConv: group 2, strides [2, 1], pads [1, 0, 0, 1], dilations
  * [1, 2], bias [100, -200, 3000, -50], x_scale 0.02, x_zp 120, per-channel
  * w_scale [0.01, 0.02, 0.015, 0.03] and w_zp [128, 100, 130, 127], y_scale
@@ -270,18 +292,7 @@ static void test_qlinear_conv_grouped_strided_padded_dilated(void) {
     shape_fx f;
     fx_begin(&f, "QLinearConv");
     fx_in(&f, TGC_UINT8, 4, (int64_t[]){1, 4, 5, 5}, conv_x);
-    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.02f});
-    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){120});
-    fx_in(&f, TGC_UINT8, 4, (int64_t[]){4, 2, 2, 2}, conv_w);
-    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){4}, (float[]){0.01f, 0.02f, 0.015f, 0.03f});
-    fx_in(&f, TGC_UINT8, 1, (int64_t[]){4}, (uint8_t[]){128, 100, 130, 127});
-    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.5f});
-    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){100});
-    fx_in(&f, TGC_INT32, 1, (int64_t[]){4}, (int32_t[]){100, -200, 3000, -50});
-    fx_attr_int(&f, "group", 2);
-    fx_attr_ints(&f, "strides", 2, (int64_t[]){2, 1});
-    fx_attr_ints(&f, "pads", 4, (int64_t[]){1, 0, 0, 1});
-    fx_attr_ints(&f, "dilations", 2, (int64_t[]){1, 2});
+    qlinear_conv_params(&f);
     fx_out_expect(&f, TGC_UINT8, 4, (int64_t[]){1, 4, 3, 4}, want);
     fx_run_ok(&f);
     fx_check(&f);
@@ -307,18 +318,7 @@ static void test_qlinear_conv_channels_last(void) {
     shape_fx f;
     fx_begin(&f, "_QLinearConvNHWC");
     fx_in(&f, TGC_UINT8, 4, (int64_t[]){1, 5, 5, 4}, x);
-    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.02f});
-    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){120});
-    fx_in(&f, TGC_UINT8, 4, (int64_t[]){4, 2, 2, 2}, conv_w);
-    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){4}, (float[]){0.01f, 0.02f, 0.015f, 0.03f});
-    fx_in(&f, TGC_UINT8, 1, (int64_t[]){4}, (uint8_t[]){128, 100, 130, 127});
-    fx_in(&f, TGC_FLOAT32, 0, NULL, (float[]){0.5f});
-    fx_in(&f, TGC_UINT8, 0, NULL, (uint8_t[]){100});
-    fx_in(&f, TGC_INT32, 1, (int64_t[]){4}, (int32_t[]){100, -200, 3000, -50});
-    fx_attr_int(&f, "group", 2);
-    fx_attr_ints(&f, "strides", 2, (int64_t[]){2, 1});
-    fx_attr_ints(&f, "pads", 4, (int64_t[]){1, 0, 0, 1});
-    fx_attr_ints(&f, "dilations", 2, (int64_t[]){1, 2});
+    qlinear_conv_params(&f);
     fx_out_expect(&f, TGC_UINT8, 4, (int64_t[]){1, 3, 4, 4}, want);
     fx_run_ok(&f);
     fx_check(&f);
