@@ -1081,9 +1081,10 @@ static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
     const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
     if (block != NULL) tgc_kernel_cache_replaces(c, 1u << 3);
     const tgc_dnnl_qconv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
-    if (c->prepack_only || dq == NULL || !tgc_dnnl_qconv_matches(dq, &g, vx->dtype) || g.batch == 0) {
+    bool empty = tgc_value_numel(vy) == 0; /* nothing to compute (and X may have no buffer) */
+    if (c->prepack_only || empty || dq == NULL || !tgc_dnnl_qconv_matches(dq, &g, vx->dtype)) {
         tgc_free(add), tgc_free(mult);
-        return c->prepack_only ? TGC_OK : qlinear_conv_nhwc_fallback(c);
+        return c->prepack_only || empty ? TGC_OK : qlinear_conv_nhwc_fallback(c);
     }
     nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .bias = bias,
                   .add = add, .mult = mult, .x_zp = tgc_cpu_qparam_int(&xzp, 0), .y_zp = tgc_cpu_qparam_int(&y_zp, 0),
