@@ -20,7 +20,7 @@
  * to memory and back, a third of MobileNetV2's time); at most MAX_PIECES
  * pieces, of at most MAX_GEOMETRIES shapes (the first, the middle ones,
  * the last two). */
-#define PIECE_MACS (INT64_C(1) << 22)
+#define PIECE_MACS (INT64_C(1) << 20)
 #define PIECE_SUM_BYTES (INT64_C(1) << 18)
 #define MAX_PIECES 64
 #define MAX_GEOMETRIES 4
