@@ -15,9 +15,17 @@
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL; }
 
+/* Eight bytes a step (a weight of 1 MiB hashed a byte at a time took 1 ms
+ * of a transformer's start-up); the tail a byte at a time. */
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = mix(h, b[i]);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, sizeof w);
+        h = mix(h, w);
+    }
+    for (; i < n; i++) h = mix(h, b[i]);
     return h;
 }
 
