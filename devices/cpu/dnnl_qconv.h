@@ -52,7 +52,8 @@ typedef struct tgc_dnnl_qconv_requant {
 } tgc_dnnl_qconv_requant;
 
 /* Whether oneDNN could take geometry g at all (2-D, exact int8 products,
- * oneDNN on): what the static memory plan assumes. */
+ * at most TGC_DNNL_IGEMM_MAX_K taps an output, oneDNN on): what the static
+ * memory plan assumes. */
 bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g);
 
 /* The bytes create would hold for g, bounded from the sizes (weights padded
