@@ -58,8 +58,9 @@ bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g) {
             w->dilations[a] > INT32_MAX || w->pads[a] > INT32_MAX || w->pads[2 + a] > INT32_MAX)
             return false;
     /* at most 2^16 taps an output: its int32 sum cannot overflow (as tgc_dnnl_igemm) */
-    return g->channels <= INT32_MAX && g->m_count <= INT32_MAX && g->kk_count >= 1 && g->kk_count <= TGC_DNNL_IGEMM_MAX_K &&
-           g->cg <= TGC_DNNL_IGEMM_MAX_K / g->kk_count && tgc_dnnl_engine() != NULL && tgc_dnnl_exact_int8();
+    return g->channels <= INT32_MAX && g->m_count <= INT32_MAX && g->kk_count >= 1 &&
+           g->kk_count <= TGC_DNNL_IGEMM_MAX_K && g->cg <= TGC_DNNL_IGEMM_MAX_K / g->kk_count &&
+           tgc_dnnl_engine() != NULL && tgc_dnnl_exact_int8();
 }
 
 static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
