@@ -178,7 +178,8 @@ static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *byte
     }
     *head = (conv_weights_head){0};
     size_t dnnl_bytes = 0;
-    if (zero_zps && a->g != NULL) head->dnnl = tgc_dnnl_qconv_create(a->g, a->x_dtype, w, a->threads, a->requant, &dnnl_bytes);
+    if (zero_zps && a->g != NULL)
+        head->dnnl = tgc_dnnl_qconv_create(a->g, a->x_dtype, w, a->threads, a->requant, &dnnl_bytes);
     *bytes = total + dnnl_bytes;
     return block;
 }
@@ -756,7 +757,8 @@ static bool dnnl_conv_workspace(const tgc_conv_geometry *g, int width, int64_t *
     int64_t xt, yt, gather;
     return tgc_checked_mul_i64(g->channels, g->in_size, &xt) && tgc_checked_mul_i64(g->m_count, g->out_size, &yt) &&
            tgc_checked_mul_i64(yt, (int64_t)sizeof(int32_t), &yt) &&
-           tgc_checked_mul_i64(g->m_count, (gather_positions(g) + GATHER_PAD) * (int64_t)sizeof(int32_t) * (width < 1 ? 1 : width),
+           tgc_checked_mul_i64(g->m_count,
+                               (gather_positions(g) + GATHER_PAD) * (int64_t)sizeof(int32_t) * (width < 1 ? 1 : width),
                                &gather) &&
            tgc_checked_add_i64(xt, yt, bytes) && tgc_checked_add_i64(*bytes, gather, bytes);
 }
@@ -774,7 +776,8 @@ static tgc_status dnnl_conv_run(tgc_kernel_ctx *c, const tgc_conv_geometry *g, c
               (j.yt = tgc_malloc((size_t)(width * tgc_dnnl_qconv_piece_sums(dq)) * sizeof(int32_t))) != NULL &&
               (j.gathers = tgc_calloc((size_t)width, sizeof *j.gathers)) != NULL;
     for (int s = 0; ok && sink->y8 != NULL && s < width; s++)
-        ok = (j.gathers[s] = tgc_malloc((size_t)(g->m_count * (gather_positions(g) + GATHER_PAD)) * sizeof(int32_t))) != NULL;
+        ok = (j.gathers[s] = tgc_malloc((size_t)(g->m_count * (gather_positions(g) + GATHER_PAD)) * sizeof(int32_t))) !=
+             NULL;
     c->impl = "onednn int8 conv";
     for (j.b = 0; ok && j.b < g->batch && !atomic_load(&j.failed); j.b++) {
         tgc_parallel_for(c->pool, (g->w.in[0] + j.transpose_rows - 1) / j.transpose_rows, transpose_piece, &j);
@@ -814,7 +817,8 @@ static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, int w
     if (!conv_weights_bytes(g.m_count, p.ck, &cache) || cache > INT64_MAX / 2) return;
     int64_t slot = p.plane + PLANE_SLACK + (tile || p.depthwise ? p.tile * (int64_t)sizeof(int32_t) : 0);
     out->workspace_bytes = p.col + p.cols * (int64_t)sizeof(int32_t) + (width < 1 ? 1 : width) * slot;
-    int64_t dnnl_bound = dnnl_pays(&g) ? tgc_dnnl_qconv_bound(&g) : 0, dnnl_work = 0; /* where oneDNN may take the node */
+    /* where oneDNN may take the node */
+    int64_t dnnl_bound = dnnl_pays(&g) ? tgc_dnnl_qconv_bound(&g) : 0, dnnl_work = 0;
     if (dnnl_bound > 0 && dnnl_conv_workspace(&g, width, &dnnl_work) && dnnl_work > out->workspace_bytes)
         out->workspace_bytes = dnnl_work;
     if (c->const_inputs & 1u << w) {
