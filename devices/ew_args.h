@@ -23,6 +23,16 @@ typedef struct tgc_ew_params {
     int64_t i[TGC_EW_MAX_PARAMS];
 } tgc_ew_params;
 
+/* A parameter given as a double, as an integer row reads it: truncated, and
+ * saturated to int64's range (NaN: 0), never past it (a fused group's
+ * float parameters come from the model's constants). */
+static inline int64_t tgc_ew_param_int(double v) {
+    if (!(v == v)) return 0;
+    if (v >= 9223372036854775808.0) return INT64_MAX;
+    if (v < -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
 /* Fills *p for row r on node c: the row's float attributes from the node
  * (an integer attribute taken as a float too; absent: the row's default),
  * its integer attributes (in f and i), its word attribute (the word's

@@ -235,7 +235,7 @@ void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t 
     for (int k = 0; k < 3; k++) {
         p.f[k] = act->params[k];
         p.d[k] = act->params[k];
-        p.i[k] = isfinite(act->params[k]) ? (int64_t)act->params[k] : 0; /* float rows read f */
+        p.i[k] = tgc_ew_param_int(act->params[k]); /* float rows read f */
     }
     for (int64_t r = r0; r < r1; r++) fn(c1 - c0, c + r * ldc + c0, c + r * ldc + c0, &p);
 }

@@ -201,7 +201,7 @@ static tgc_status read_program(tgc_kernel_ctx *c, const bool *scalar, fused_prog
         for (int j = 0; j < 3; j++) {
             s->p.f[j] = (float)params->floats[3 * k + j];
             s->p.d[j] = params->floats[3 * k + j];
-            s->p.i[j] = (int64_t)params->floats[3 * k + j];
+            s->p.i[j] = tgc_ew_param_int(params->floats[3 * k + j]);
             js->p[j] = s->p.f[j];
         }
     }

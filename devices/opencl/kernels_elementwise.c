@@ -330,7 +330,7 @@ tgc_status tgc_cl_ew_unary_f32(tgc_kernel_ctx *c, const tgc_ew_row *r, const flo
                                const tgc_buffer *x, const tgc_buffer *y, int64_t numel) {
     if (r->arity != 1 || r->bool_out || !gpu_has(r, TGC_FLOAT32)) return no_kernel(c, TGC_FLOAT32);
     row_param p[TGC_EW_MAX_PARAMS];
-    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p[k] = param_of(TGC_FLOAT32, params[k], (int64_t)params[k]);
+    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p[k] = param_of(TGC_FLOAT32, params[k], tgc_ew_param_int(params[k]));
     char name[48];
     snprintf(name, sizeof name, "ew_%s_%s", r->op, dtype_suffix(TGC_FLOAT32));
     size_t ps = param_size(TGC_FLOAT32);
