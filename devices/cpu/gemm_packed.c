@@ -7,7 +7,9 @@
  * runs primitives keeps a stream and a scratchpad of its own (a
  * thread-specific key destroys them when the thread ends). oneDNN runs on
  * OpenMP: omp_set_num_threads(1) on the calling thread, before a primitive
- * is made and before it runs, keeps each product on that thread. */
+ * is made and before it runs, keeps each product on that thread. The
+ * engine, the threads' streams and scratchpads and the make lock serve the
+ * other oneDNN users too (dnnl_runtime.h: the int8 convolution). */
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/dnnl_runtime.h"
 
