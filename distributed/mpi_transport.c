@@ -774,13 +774,17 @@ void tgc_distributed_finalize(int failed) {
         /* Give the abort messages a moment to leave, and the peers a moment
          * to report their side (every rank that failed cleanly arrives at
          * once), then go without MPI_Finalize, which would wait for a peer
-         * that died or hangs: mpirun ends the job. */
-        double until = now_s() + 2.0;
+         * that died or hangs: mpirun ends the job. At least FORWARD_S:
+         * mpirun forwards each rank's stderr as it comes, and the first exit
+         * ends the job, so a report written just before could be lost (one
+         * rank's line was, once in many runs of three ranks over TCP). */
+        const double FORWARD_S = 0.3;
+        double start = now_s(), until = start + 2.0;
         while (now_s() < until) {
             pthread_mutex_lock(&T.lock);
             bool sent = T.queue == NULL;
             pthread_mutex_unlock(&T.lock);
-            if (sent) break;
+            if (sent && now_s() >= start + FORWARD_S) break;
             struct timespec ts = {0, 10000000};
             nanosleep(&ts, NULL);
         }
