@@ -134,6 +134,30 @@ static void test_conv_variants(void) {
     }
 }
 
+/* The first QDQ Conv of the chain, residual and pool tests: x [1, 2, 3, 3]
+ * uint8 (scale 0.5, zero point 10), test_conv_variants' weights and bias,
+ * quantized into h at 0.25 and zero point 100 (zp100, an initializer the
+ * tests add). */
+#define FIRST_CONV_INITS \
+    "format: tgc/1\n" \
+    "inputs: [{name: x, dtype: uint8, shape: [1, 2, 3, 3]}]\n" \
+    "outputs: [y]\n" \
+    "initializers:\n" \
+    "  - {name: x_s, dtype: float32, shape: [], values: [0.5]}\n" \
+    "  - {name: x_zp, dtype: uint8, shape: [], values: [10]}\n" \
+    "  - {name: w, dtype: int8, shape: [2, 2, 1, 1], values: [1, -2, 3, 4]}\n" \
+    "  - {name: w_s, dtype: float32, shape: [2], values: [0.25, 0.5]}\n" \
+    "  - {name: w_zp, dtype: int8, shape: [2], values: [0, 0]}\n" \
+    "  - {name: b, dtype: int32, shape: [2], values: [8, -4]}\n" \
+    "  - {name: b_s, dtype: float32, shape: [2], values: [0.125, 0.25]}\n" \
+    "  - {name: h_s, dtype: float32, shape: [], values: [0.25]}\n"
+#define FIRST_CONV_NODES \
+    "  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n" \
+    "  - {name: dw1, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n" \
+    "  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n" \
+    "  - {name: conv1, op: Conv, inputs: [dx, dw1, db]}\n" \
+    "  - {name: h, op: QuantizeLinear, inputs: [conv1, h_s, zp100]}\n"
+
 /* Two QDQ Convs in a row, the second reading the first's QuantizeLinear
  * through a DequantizeLinear: both fused, in one pass (the second's input
  * is then a node the pass made, whose dtype its zero point gives). The
@@ -143,26 +167,11 @@ static void test_conv_variants(void) {
  * and 250. In integers: -35 times 1, 75 times 2. */
 static void test_conv_chain(void) {
     static const char yaml[] =
-        "format: tgc/1\n"
-        "inputs: [{name: x, dtype: uint8, shape: [1, 2, 3, 3]}]\n"
-        "outputs: [y]\n"
-        "initializers:\n"
-        "  - {name: x_s, dtype: float32, shape: [], values: [0.5]}\n"
-        "  - {name: x_zp, dtype: uint8, shape: [], values: [10]}\n"
-        "  - {name: w, dtype: int8, shape: [2, 2, 1, 1], values: [1, -2, 3, 4]}\n"
-        "  - {name: w_s, dtype: float32, shape: [2], values: [0.25, 0.5]}\n"
-        "  - {name: w_zp, dtype: int8, shape: [2], values: [0, 0]}\n"
-        "  - {name: b, dtype: int32, shape: [2], values: [8, -4]}\n"
-        "  - {name: b_s, dtype: float32, shape: [2], values: [0.125, 0.25]}\n"
-        "  - {name: h_s, dtype: float32, shape: [], values: [0.25]}\n"
+        FIRST_CONV_INITS
         "  - {name: zp100, dtype: uint8, shape: [], values: [100]}\n"
         "  - {name: y_s, dtype: float32, shape: [], values: [0.0625]}\n"
         "nodes:\n"
-        "  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n"
-        "  - {name: dw1, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
-        "  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n"
-        "  - {name: conv1, op: Conv, inputs: [dx, dw1, db]}\n"
-        "  - {name: h, op: QuantizeLinear, inputs: [conv1, h_s, zp100]}\n"
+        FIRST_CONV_NODES
         "  - {name: dh, op: DequantizeLinear, inputs: [h, h_s, zp100]}\n"
         "  - {name: dw2, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
         "  - {name: conv2, op: Conv, inputs: [dh, dw2]}\n"
@@ -198,27 +207,12 @@ static void test_conv_chain(void) {
  * and 100: 70 and 199. */
 static void test_residual_channels_last(void) {
     static const char yaml[] =
-        "format: tgc/1\n"
-        "inputs: [{name: x, dtype: uint8, shape: [1, 2, 3, 3]}]\n"
-        "outputs: [y]\n"
-        "initializers:\n"
-        "  - {name: x_s, dtype: float32, shape: [], values: [0.5]}\n"
-        "  - {name: x_zp, dtype: uint8, shape: [], values: [10]}\n"
-        "  - {name: w, dtype: int8, shape: [2, 2, 1, 1], values: [1, -2, 3, 4]}\n"
-        "  - {name: w_s, dtype: float32, shape: [2], values: [0.25, 0.5]}\n"
-        "  - {name: w_zp, dtype: int8, shape: [2], values: [0, 0]}\n"
-        "  - {name: b, dtype: int32, shape: [2], values: [8, -4]}\n"
-        "  - {name: b_s, dtype: float32, shape: [2], values: [0.125, 0.25]}\n"
-        "  - {name: h_s, dtype: float32, shape: [], values: [0.25]}\n"
+        FIRST_CONV_INITS
         "  - {name: zp100, dtype: uint8, shape: [], values: [100]}\n"
         "  - {name: y2_s, dtype: float32, shape: [], values: [0.0625]}\n"
         "  - {name: s_s, dtype: float32, shape: [], values: [0.125]}\n"
         "nodes:\n"
-        "  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n"
-        "  - {name: dw1, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
-        "  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n"
-        "  - {name: conv1, op: Conv, inputs: [dx, dw1, db]}\n"
-        "  - {name: h, op: QuantizeLinear, inputs: [conv1, h_s, zp100]}\n"
+        FIRST_CONV_NODES
         "  - {name: dh, op: DequantizeLinear, inputs: [h, h_s, zp100]}\n"
         "  - {name: dw2, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
         "  - {name: conv2, op: Conv, inputs: [dh, dw2]}\n"
@@ -271,27 +265,12 @@ static void test_residual_channels_last(void) {
  * other parameters the pair stays. */
 static void test_pool_between_convs(void) {
     static const char fmt[] =
-        "format: tgc/1\n"
-        "inputs: [{name: x, dtype: uint8, shape: [1, 2, 3, 3]}]\n"
-        "outputs: [y]\n"
-        "initializers:\n"
-        "  - {name: x_s, dtype: float32, shape: [], values: [0.5]}\n"
-        "  - {name: x_zp, dtype: uint8, shape: [], values: [10]}\n"
-        "  - {name: w, dtype: int8, shape: [2, 2, 1, 1], values: [1, -2, 3, 4]}\n"
-        "  - {name: w_s, dtype: float32, shape: [2], values: [0.25, 0.5]}\n"
-        "  - {name: w_zp, dtype: int8, shape: [2], values: [0, 0]}\n"
-        "  - {name: b, dtype: int32, shape: [2], values: [8, -4]}\n"
-        "  - {name: b_s, dtype: float32, shape: [2], values: [0.125, 0.25]}\n"
-        "  - {name: h_s, dtype: float32, shape: [], values: [0.25]}\n"
+        FIRST_CONV_INITS
         "  - {name: p_s, dtype: float32, shape: [], values: [%s]}\n"
         "  - {name: zp100, dtype: uint8, shape: [], values: [100]}\n"
         "  - {name: y_s, dtype: float32, shape: [], values: [0.125]}\n"
         "nodes:\n"
-        "  - {name: dx, op: DequantizeLinear, inputs: [x, x_s, x_zp]}\n"
-        "  - {name: dw1, op: DequantizeLinear, inputs: [w, w_s, w_zp], attrs: {axis: 0}}\n"
-        "  - {name: db, op: DequantizeLinear, inputs: [b, b_s], attrs: {axis: 0}}\n"
-        "  - {name: conv1, op: Conv, inputs: [dx, dw1, db]}\n"
-        "  - {name: h, op: QuantizeLinear, inputs: [conv1, h_s, zp100]}\n"
+        FIRST_CONV_NODES
         "  - {name: dh, op: DequantizeLinear, inputs: [h, h_s, zp100]}\n"
         "  - {name: pool, op: MaxPool, inputs: [dh], attrs: {kernel_shape: [2, 2]}}\n"
         "  - {name: p, op: QuantizeLinear, inputs: [pool, p_s, zp100]}\n"
