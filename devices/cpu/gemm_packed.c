@@ -41,8 +41,9 @@ typedef struct piece {
     int64_t n0, n1; /* C's columns [n0, n1) */
     dnnl_primitive_t prim;
     dnnl_memory_t weights; /* B's block, packed */
-    dnnl_memory_desc_t src, dst;
+    dnnl_memory_desc_t src, dst; /* dst: a dense [m, n1 - n0] block */
     size_t packed_bytes, scratch_bytes;
+    bool staged; /* C's block is not dense: written in the thread's scratch, then copied (run_staged) */
 } piece;
 
 struct tgc_packed_gemm {
@@ -210,12 +211,18 @@ static bool make_attr(const tgc_gemm_shape *s, dnnl_primitive_attr_t *attr) {
 
 /* The matmul primitive descriptor for `cols` columns of shape s, with
  * its source and destination descriptors into *src and *dst; NULL when
- * oneDNN declines. */
+ * oneDNN declines. The destination is always a dense [m, cols] block:
+ * oneDNN 2.6 has brgemm kernels only for dense operands, and gives a
+ * strided one (a piece of C's columns) to its jit GEMM, whose first use
+ * in a process generates its whole kernel set (23 ms on this machine:
+ * most of a small model's start-up; brgemm makes only the kernels of the
+ * shape at hand, 0.1-2 ms, and ran these products as fast or faster,
+ * 128x1024x64 in 0.077 ms against 0.118). */
 static dnnl_primitive_desc_t piece_desc(const tgc_gemm_shape *s, int64_t cols, dnnl_memory_desc_t *src,
                                         dnnl_memory_desc_t *dst) {
     dnnl_memory_desc_t any;
     dnnl_dims_t src_dims = {s->m, s->k}, src_strides = {s->lda, 1};
-    dnnl_dims_t w_dims = {s->k, cols}, dst_dims = {s->m, cols}, dst_strides = {s->ldc, 1};
+    dnnl_dims_t w_dims = {s->k, cols}, dst_dims = {s->m, cols}, dst_strides = {cols, 1};
     if (dnnl_memory_desc_init_by_strides(src, 2, src_dims, dnnl_f32, src_strides) != dnnl_success ||
         dnnl_memory_desc_init_by_strides(dst, 2, dst_dims, dnnl_f32, dst_strides) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&any, 2, w_dims, dnnl_f32, dnnl_format_tag_any) != dnnl_success)
@@ -245,6 +252,7 @@ static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t st
     const dnnl_memory_desc_t *packed = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (packed != NULL) p->packed_bytes = dnnl_memory_desc_get_size(packed);
     p->scratch_bytes = tgc_dnnl_scratch_size(pd);
+    p->staged = s->ldc != cols;
     bool ok = fast && packed != NULL && dnnl_primitive_create(&p->prim, pd) == dnnl_success &&
               dnnl_memory_create(&p->weights, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
     dnnl_primitive_desc_t rpd = NULL;
@@ -378,13 +386,39 @@ typedef struct run_job {
     atomic_bool failed;
 } run_job;
 
+/* Piece p of shape s whose block of C (at c, rows ldc apart) is not dense:
+ * the primitive writes a dense block placed after its own scratchpad in
+ * this thread's scratch (C's block copied there first when beta reads
+ * it), which is then copied into C. The copy is m x cols floats against
+ * m x cols x k multiply-adds. */
+static bool run_staged(const piece *p, const tgc_gemm_shape *s, const float *a, float *c) {
+    int64_t cols = p->n1 - p->n0;
+    size_t at = (p->scratch_bytes + 63) / 64 * 64, row_bytes = (size_t)cols * sizeof(float);
+    omp_set_num_threads(1);
+    thread_state *t = this_thread();
+    bool ok = t != NULL;
+    dnnl_memory_t scratch = ok ? thread_scratch(t, at + (size_t)s->m * row_bytes, &ok) : NULL;
+    void *base = NULL;
+    if (!ok || dnnl_memory_get_data_handle(scratch, &base) != dnnl_success || base == NULL) return false;
+    float *block = (float *)((char *)base + at);
+    if (s->beta != 0.0f)
+        for (int64_t i = 0; i < s->m; i++) memcpy(block + i * cols, c + i * s->ldc, row_bytes);
+    /* tgc_dnnl_run asks the thread's scratch for p's own share: the same buffer, already large enough */
+    if (!execute(p->prim, p->scratch_bytes, &p->src, a, p->weights, NULL, NULL, &p->dst, block)) return false;
+    for (int64_t i = 0; i < s->m; i++) memcpy(c + i * s->ldc, block + i * cols, row_bytes);
+    return true;
+}
+
 static void run_piece(void *arg, int64_t i, int slot) {
     (void)slot;
     run_job *j = arg;
     const piece *p = &j->g->pieces[i];
-    if (!execute(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, j->c + p->n0))
-        atomic_store(&j->failed, true);
-    else tgc_cpu_act_block(j->act, j->c, j->g->shape.ldc, 0, j->g->shape.m, p->n0, p->n1);
+    const tgc_gemm_shape *s = &j->g->shape;
+    float *c = j->c + p->n0;
+    bool ok = p->staged ? run_staged(p, s, j->a, c)
+                        : execute(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, c);
+    if (!ok) atomic_store(&j->failed, true);
+    else tgc_cpu_act_block(j->act, j->c, s->ldc, 0, s->m, p->n0, p->n1);
 }
 
 bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a, float *c,

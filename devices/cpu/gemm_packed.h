@@ -10,7 +10,9 @@
  *
  * The columns of C are cut into pieces from the sizes alone, each with its
  * own block of B packed and its own primitive, and the pieces are spread
- * over the device's pool (tgc_parallel_for); each piece runs on one thread
+ * over the device's pool (tgc_parallel_for); a piece whose block of C is
+ * not dense writes a dense block in its thread's scratch, then copied
+ * (oneDNN 2.6's brgemm takes only dense operands); each piece runs on one thread
  * (oneDNN's OpenMP runtime told so per calling thread), so any thread
  * count gives the same bits. Without libdnnl at build time (-DTGC_DNNL=OFF)
  * create returns NULL and callers keep OpenBLAS.
