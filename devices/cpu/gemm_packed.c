@@ -386,26 +386,32 @@ typedef struct run_job {
     atomic_bool failed;
 } run_job;
 
-/* Piece p of shape s whose block of C (at c, rows ldc apart) is not dense:
- * the primitive writes a dense block placed after its own scratchpad in
- * this thread's scratch (C's block copied there first when beta reads
- * it), which is then copied into C. The copy is m x cols floats against
- * m x cols x k multiply-adds. */
-static bool run_staged(const piece *p, const tgc_gemm_shape *s, const float *a, float *c) {
-    int64_t cols = p->n1 - p->n0;
-    size_t at = (p->scratch_bytes + 63) / 64 * 64, row_bytes = (size_t)cols * sizeof(float);
+/* Rows rows of cols floats from `from` (rows from_ld apart) to `to` (to_ld apart). */
+static void copy_rows(float *to, int64_t to_ld, const float *from, int64_t from_ld, int64_t rows, int64_t cols) {
+    for (int64_t i = 0; i < rows; i++) memcpy(to + i * to_ld, from + i * from_ld, (size_t)cols * sizeof(float));
+}
+
+/* Runs prim (made for a dense [m, cols] destination dst_md) on this thread
+ * for a block of C that is not dense (at c, rows ldc apart): the primitive
+ * writes a dense block placed after its own scratchpad in the thread's
+ * scratch (C's block copied there first when beta reads it), then copied
+ * into C. The copy is m x cols floats against m x cols x k multiply-adds.
+ * The other arguments as execute's. */
+static bool run_staged(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_memory_desc_t *src_md, const void *src,
+                       dnnl_memory_t weights, const dnnl_memory_desc_t *weights_md, const void *weights_data,
+                       const dnnl_memory_desc_t *dst_md, int64_t m, int64_t cols, float beta, float *c, int64_t ldc) {
+    size_t at = (scratch_bytes + 63) / 64 * 64;
     omp_set_num_threads(1);
     thread_state *t = this_thread();
     bool ok = t != NULL;
-    dnnl_memory_t scratch = ok ? thread_scratch(t, at + (size_t)s->m * row_bytes, &ok) : NULL;
+    dnnl_memory_t scratch = ok ? thread_scratch(t, at + (size_t)m * cols * sizeof(float), &ok) : NULL;
     void *base = NULL;
     if (!ok || dnnl_memory_get_data_handle(scratch, &base) != dnnl_success || base == NULL) return false;
     float *block = (float *)((char *)base + at);
-    if (s->beta != 0.0f)
-        for (int64_t i = 0; i < s->m; i++) memcpy(block + i * cols, c + i * s->ldc, row_bytes);
-    /* tgc_dnnl_run asks the thread's scratch for p's own share: the same buffer, already large enough */
-    if (!execute(p->prim, p->scratch_bytes, &p->src, a, p->weights, NULL, NULL, &p->dst, block)) return false;
-    for (int64_t i = 0; i < s->m; i++) memcpy(c + i * s->ldc, block + i * cols, row_bytes);
+    if (beta != 0.0f) copy_rows(block, cols, c, ldc, m, cols);
+    /* tgc_dnnl_run asks the thread's scratch for the primitive's own share: the same buffer, large enough */
+    if (!execute(prim, scratch_bytes, src_md, src, weights, weights_md, weights_data, dst_md, block)) return false;
+    copy_rows(c, ldc, block, cols, m, cols);
     return true;
 }
 
@@ -415,7 +421,8 @@ static void run_piece(void *arg, int64_t i, int slot) {
     const piece *p = &j->g->pieces[i];
     const tgc_gemm_shape *s = &j->g->shape;
     float *c = j->c + p->n0;
-    bool ok = p->staged ? run_staged(p, s, j->a, c)
+    bool ok = p->staged ? run_staged(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, s->m,
+                                     p->n1 - p->n0, s->beta, c, s->ldc)
                         : execute(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, c);
     if (!ok) atomic_store(&j->failed, true);
     else tgc_cpu_act_block(j->act, j->c, s->ldc, 0, s->m, p->n0, p->n1);
@@ -446,6 +453,9 @@ typedef struct plain_entry {
     dnnl_primitive_t prim; /* NULL: declined */
     dnnl_memory_desc_t src, weights, dst;
     size_t scratch_bytes;
+    /* C's rows lie wider than n: the primitive was made for a dense [m, n]
+     * block, copied out (run_plain_staged) */
+    bool stage_c;
 } plain_entry;
 
 /* Read without the lock (an entry is complete before it is published, and
@@ -458,12 +468,13 @@ static bool same_geometry(const plain_entry *e, bool int8, bool ta, bool tb, int
            e->ldb == ldb && e->ldc == ldc && e->alpha == alpha && e->beta == beta;
 }
 
-/* Makes e's primitive (e's geometry set); leaves prim NULL when oneDNN
- * declines or offers only its reference loops. */
-static void make_plain(plain_entry *e) {
+/* e's primitive with C's row stride ldc (e's own, or n for a staged
+ * block) when oneDNN offers an implementation whose name starts with one
+ * of `accept` (a NULL-ended list); NULL otherwise. */
+static dnnl_primitive_t make_plain_with(plain_entry *e, int64_t ldc, const char *const *accept) {
     dnnl_dims_t sd = {e->m, e->k}, ss = {e->ta ? 1 : e->lda, e->ta ? e->lda : 1};
     dnnl_dims_t wd = {e->k, e->n}, ws = {e->tb ? 1 : e->ldb, e->tb ? e->ldb : 1};
-    dnnl_dims_t dd = {e->m, e->n}, ds = {e->ldc, 1};
+    dnnl_dims_t dd = {e->m, e->n}, ds = {ldc, 1};
     tgc_gemm_shape shape = {.alpha = e->alpha, .beta = e->beta};
     dnnl_matmul_desc_t desc;
     dnnl_primitive_attr_t attr;
@@ -472,23 +483,43 @@ static void make_plain(plain_entry *e) {
         dnnl_memory_desc_init_by_strides(&e->weights, 2, wd, in_type, ws) != dnnl_success ||
         dnnl_memory_desc_init_by_strides(&e->dst, 2, dd, out_type, ds) != dnnl_success ||
         dnnl_matmul_desc_init(&desc, &e->src, &e->weights, NULL, &e->dst) != dnnl_success || !make_attr(&shape, &attr))
-        return;
+        return NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t st = dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL);
     dnnl_primitive_attr_destroy(attr);
-    if (st != dnnl_success) return;
+    if (st != dnnl_success) return NULL;
     const char *impl = NULL;
-    /* brgemm, or the jit GEMM oneDNN picks where B's rows are further
-     * apart than its width (a piece of a split product, a Conv's columns):
-     * 2x OpenBLAS's Haswell kernels on [24..2048, 16..2048] x [.., 64..6400]
-     * pieces on one Zen 5 core (brgemm declines those). Its reference
-     * loops are slower than OpenBLAS. */
-    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
-        (strncmp(impl, "brg", 3) == 0 || strncmp(impl, "gemm:jit", 8) == 0)) {
-        e->scratch_bytes = tgc_dnnl_scratch_size(pd);
-        if (dnnl_primitive_create(&e->prim, pd) != dnnl_success) e->prim = NULL;
-    }
+    dnnl_primitive_t prim = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL)
+        for (int i = 0; prim == NULL && accept[i] != NULL; i++)
+            if (strncmp(impl, accept[i], strlen(accept[i])) == 0) {
+                e->scratch_bytes = tgc_dnnl_scratch_size(pd);
+                if (dnnl_primitive_create(&prim, pd) != dnnl_success) prim = NULL;
+            }
     dnnl_primitive_desc_destroy(pd);
+    return prim;
+}
+
+/* Makes e's primitive (e's geometry set); leaves prim NULL when oneDNN
+ * declines or offers only its reference loops. A float32 product whose C
+ * is a block of a wider matrix (a Conv's column tile) is first tried with
+ * C dense, staged: oneDNN 2.6 has brgemm kernels only for dense operands
+ * and gives strided ones to its jit GEMM, whose first use generates its
+ * whole kernel set (23 ms of a process's start-up). A strided B is not
+ * staged: its copy is k x n floats against m x n x k multiply-adds, and
+ * MobileNetV2's 1x1 products (m 24-96, split by columns) ran 5% slower
+ * (`tgc run --trace`, the sum of its nodes' medians). Else brgemm, or the
+ * jit GEMM oneDNN picks where B's rows are further apart than its width:
+ * 2x OpenBLAS's Haswell kernels on [24..2048, 16..2048] x [.., 64..6400]
+ * pieces on one Zen 5 core. Its reference loops are slower than OpenBLAS. */
+static void make_plain(plain_entry *e) {
+    static const char *const brgemm[] = {"brg", NULL}, *const fast[] = {"brg", "gemm:jit", NULL};
+    if (!e->int8 && e->ldc != e->n) {
+        e->prim = make_plain_with(e, e->n, brgemm);
+        e->stage_c = e->prim != NULL;
+        if (e->prim != NULL) return;
+    }
+    e->prim = make_plain_with(e, e->ldc, fast);
 }
 
 /* The primitive for a geometry, made on its first use; NULL when declined
@@ -520,6 +551,12 @@ static const plain_entry *plain_lookup(bool int8, bool ta, bool tb, int64_t m, i
     return e != NULL && e->prim != NULL ? e : NULL;
 }
 
+/* Entry e's product (e->stage_c) with C's block staged: see run_staged. */
+static bool run_plain_staged(const plain_entry *e, const float *a, const float *b, float *c) {
+    return run_staged(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, e->m, e->n, e->beta, c,
+                      e->ldc);
+}
+
 int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                    const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
     /* B rows 4 KiB apart alias in the cache when read unpacked (measured: a
@@ -531,6 +568,7 @@ int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
     if (e == NULL) return 0;
     /* Memory objects or a scratchpad that cannot be had would leave C
      * untouched, but are not told apart from a failed run: both fail. */
+    if (e->stage_c) return run_plain_staged(e, a, b, c) ? 1 : -1;
     return execute(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, c) ? 1 : -1;
 }
 

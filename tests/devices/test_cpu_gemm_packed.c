@@ -5,6 +5,7 @@
  *     the same alone and split over a pool of two threads;
  *   - products on operands as they lie (tgc_dnnl_sgemm through
  *     tgc_cpu_sgemm) from two threads at once, against the direct loop;
+ *     into a block of a wider C, its other columns untouched;
  *   - TGC_DNNL=0 turns it off; a build without oneDNN makes nothing;
  *   - through a session: MatMul and Gemm with a weight, run twice (the
  *     second from the node's cache), and MatMul fed a different batch
@@ -143,6 +144,37 @@ static void test_plain_from_two_threads(void) {
     tgc_thread_pool_free(pool);
 }
 
+/* tgc_dnnl_sgemm on a dense B and a block of a wider C (a Conv's column
+ * tile: C's rows ldc apart, ldc > n), which oneDNN computes as a dense
+ * block then copied into C: C's other columns untouched, beta read from
+ * C's block, a second call (the geometry's primitive kept) the same. */
+static void test_plain_block_of_wider_c(void) {
+    if (!tgc_packed_gemm_available()) return;
+    static const struct {
+        int64_t m, n, k, ldc;
+        float beta;
+    } cases[] = {{128, 168, 576, 784, 0.0f}, {64, 112, 384, 196, 0.5f}, {5, 17, 9, 40, 1.0f}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tgc_gemm_shape s = {.m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .lda = cases[i].k, .ldb = cases[i].n,
+                            .ldc = cases[i].ldc, .alpha = 1.0f, .beta = cases[i].beta};
+        size_t nc = (size_t)(s.m * s.ldc);
+        float *a = random_floats((size_t)(s.m * s.k), 11), *b = random_floats((size_t)(s.k * s.n), 12);
+        float *c0 = random_floats(nc, 13), *c = malloc(nc * sizeof *c);
+        for (int r = 0; r < 2; r++) {
+            memcpy(c, c0, nc * sizeof *c);
+            int done = tgc_dnnl_sgemm(false, false, s.m, s.n, s.k, 1.0f, a, s.lda, b, s.ldb, s.beta, c, s.ldc);
+            CU_ASSERT_EQUAL(done, 1);
+            CU_ASSERT_EQUAL(count_bad(&s, a, b, c0, c, false), 0);
+            int touched = 0;
+            for (int64_t row = 0; row < s.m; row++)
+                touched += memcmp(c + row * s.ldc + s.n, c0 + row * s.ldc + s.n,
+                                  (size_t)(s.ldc - s.n) * sizeof *c) != 0;
+            CU_ASSERT_EQUAL(touched, 0);
+        }
+        free(a), free(b), free(c0), free(c);
+    }
+}
+
 /* Read when a session or context is made; here, without one, by hand. */
 static void test_env_turns_it_off(void) {
     setenv("TGC_DNNL", "0", 1);
@@ -251,4 +283,5 @@ static void test_session_weights(void) {
 
 TGC_TEST_MAIN("cpu_gemm_packed", {"against a direct loop, alone and over a pool", test_against_direct_loop},
               {"plain operands from two threads at once", test_plain_from_two_threads},
+              {"a block of a wider C", test_plain_block_of_wider_c},
               {"TGC_DNNL=0 turns it off", test_env_turns_it_off}, {"through a session", test_session_weights})
