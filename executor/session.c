@@ -2,11 +2,11 @@
  * per device, build each partition's plan. */
 #include "executor/session.h"
 
+#include "devices/cpu/blas_threads.h"
 #include "distributed/transport.h"
 #include "support/alloc.h"
 #include "support/diag.h"
 
-#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,24 +26,6 @@ static tgc_status name_outputs(tgc_session *s) {
             return TGC_ERR_NOMEM;
     }
     return TGC_OK;
-}
-
-/* OpenBLAS runs each call on its calling thread: the devices' pools split
- * large GEMMs and convolutions themselves (tgc_parallel_for), so OpenBLAS's
- * own threads would only compete with them for the cores. Setting one
- * thread does not stop the threads OpenBLAS started when it loaded, which
- * spin (sched_yield) for some 10^8 cycles after their last work, so the
- * pthreads build's server is shut down too (blas_thread_shutdown_, looked up
- * weakly: other OpenBLAS builds lack it; a later multi-threaded call would
- * start it again). TGC_BLAS_THREADS=N (the session's settings) gives each
- * call N threads instead; the setting is OpenBLAS's, process-wide. Results
- * do not depend on it: OpenBLAS splits GEMM by rows and columns, never
- * along K. */
-extern int blas_thread_shutdown_(void) __attribute__((weak));
-
-static void choose_blas_threads(int threads) {
-    openblas_set_num_threads(threads);
-    if (threads == 1 && blas_thread_shutdown_ != NULL) blas_thread_shutdown_();
 }
 
 static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_session_options *opts,
@@ -150,7 +132,7 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
         tgc_status agreed = tgc_session_dist_agree(s, devices, st == TGC_OK, diags);
         if (st == TGC_OK) st = agreed;
     }
-    if (st == TGC_OK) choose_blas_threads((int)s->settings->blas_threads);
+    if (st == TGC_OK) tgc_cpu_blas_threads((int)s->settings->blas_threads); /* the pools split the work */
     if (st == TGC_OK) st = name_outputs(s);
     if (st != TGC_OK) {
         tgc_session_free(s);

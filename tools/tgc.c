@@ -1,6 +1,8 @@
 /* tgc: the command line. Dispatches to one command per file. */
 #include "tools/cli.h"
 
+#include "devices/cpu/blas_threads.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,10 @@ int main(int argc, char **argv) {
         printf("tgc %s\n", TGC_VERSION_STRING);
         return TGC_EXIT_OK;
     }
+    /* This process's OpenBLAS threads stop now rather than at the first
+     * session: until then they spin through the model's load (a session
+     * sets its own count). */
+    tgc_cpu_blas_threads(1);
     if (strcmp(cmd, "compile") == 0) return tgc_cmd_compile(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0 || strcmp(cmd, "devices") == 0) {
         /* Started by mpirun: every rank joins (docs/distributed.md). */
