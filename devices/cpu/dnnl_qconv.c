@@ -68,8 +68,9 @@ static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; 
 int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g) {
     if (!tgc_dnnl_qconv_possible(g)) return 0;
     int64_t mg = g->m_count / g->group, bytes;
-    int64_t per_group = g->cg == 1 && mg == 1 ? 1 : round_up(mg, 64) * round_up(g->cg, 64);
-    if (!tgc_checked_mul_i64(round_up(g->group, 16), per_group, &bytes) ||
+    bool depthwise = g->cg == 1 && mg == 1; /* only its layout blocks groups (Goihw16g) */
+    int64_t per_group = depthwise ? 1 : round_up(mg, 64) * round_up(g->cg, 64);
+    if (!tgc_checked_mul_i64(depthwise ? round_up(g->group, 16) : g->group, per_group, &bytes) ||
         !tgc_checked_mul_i64(bytes, g->kk_count, &bytes))
         return 0;
     return bytes + (int64_t)sizeof(tgc_dnnl_qconv) + 4096;

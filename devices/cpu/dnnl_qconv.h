@@ -57,7 +57,8 @@ typedef struct tgc_dnnl_qconv_requant {
 bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g);
 
 /* The bytes create would hold for g, bounded from the sizes (weights padded
- * to oneDNN's blocks of 64 channels, groups to 16); 0 when not possible. */
+ * to oneDNN's blocks of 64 channels; a depthwise layer's groups to 16);
+ * 0 when not possible. */
 int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g);
 
 /* Makes the convolution for one image of geometry g with X of dtype

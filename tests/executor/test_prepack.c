@@ -11,7 +11,9 @@
  *                                          Winograd's filters: K replaced
  * By hand: W and V are 262144 bytes each, K 9216. With oneDNN, the cpu
  * holds V alone (262144) and 271360 bytes of weights are replaced;
- * without it, W and V stay and K alone (9216) is replaced. */
+ * without it, W and V stay and K alone (9216) is replaced. Integer
+ * convolutions (test_int8_weights_read_in_place): a uint8 W is replaced
+ * by its shifted copy, an int8 W is read where it lies. */
 #include "tests/harness.h"
 
 #include "tgc.h"
@@ -237,5 +239,81 @@ static void test_without_prepack_the_weights_stay(void) {
     tgc_diags_free(d);
 }
 
+/* Integer convolutions: a uint8 W is shifted to int8 (u - 128) into the
+ * node's cache and replaced; an int8 W needs no shift and is read where it
+ * lies, so it stays and nothing copies it. Two ConvInteger nodes over the
+ * same x [1, 16, 6, 6] with W [8, 16, 3, 3] (1152 bytes each): by hand the
+ * cpu holds the int8 W alone, and 1152 bytes are replaced. */
+#define QC 16
+#define QM 8
+#define QHW 6
+#define QOUT (QHW - 2)
+#define QW_COUNT (QM * QC * 9)
+
+static int qx_at(int i) { return i * 37 % 256; }
+static int qw8_at(int i) { return i * 13 % 255 - 127; }
+static int qwu_at(int i) { return i * 29 % 256; }
+
+static void test_int8_weights_read_in_place(void) {
+    size_t size = (size_t)QW_COUNT * 2 * 8 + 4096, at = 0;
+    char *text = malloc(size);
+    at += (size_t)snprintf(text + at, size - at,
+                           "format: tgc/1\nname: qprepack\ninputs:\n"
+                           "  - {name: x, dtype: uint8, shape: [1, %d, %d, %d]}\noutputs: [a, b]\ninitializers:\n"
+                           "  - {name: W8, dtype: int8, shape: [%d, %d, 3, 3], values: [",
+                           QC, QHW, QHW, QM, QC);
+    for (int i = 0; i < QW_COUNT; i++) at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", qw8_at(i));
+    at += (size_t)snprintf(text + at, size - at, "]}\n  - {name: WU, dtype: uint8, shape: [%d, %d, 3, 3], values: [",
+                           QM, QC);
+    for (int i = 0; i < QW_COUNT; i++) at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", qwu_at(i));
+    at += (size_t)snprintf(text + at, size - at,
+                           "]}\nnodes:\n  - {name: a, op: ConvInteger, inputs: [x, W8]}\n"
+                           "  - {name: b, op: ConvInteger, inputs: [x, WU]}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(text, at, "qprepack.yaml", NULL, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+    free(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_session_options o = {.optimize = TGC_OPTIMIZE_NONE, .memory_report = 1};
+    tgc_session *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_session_create(g, "cpu", &o, d, &s), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_session_memory(s, 0).bytes_in_use, QW_COUNT); /* W8 alone */
+    static uint8_t xs[QC * QHW * QHW];
+    for (int i = 0; i < QC * QHW * QHW; i++) xs[i] = (uint8_t)qx_at(i);
+    int64_t xd[4] = {1, QC, QHW, QHW};
+    tgc_tensor *in = NULL, *out[2] = {NULL, NULL};
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_UINT8, 4, xd, xs, &in), TGC_OK);
+    const char *names[] = {"x"};
+    CU_ASSERT_EQUAL_FATAL(tgc_session_run(s, 1, names, &in, out, d), TGC_OK);
+    int bad = 0;
+    for (int which = 0; which < 2; which++) {
+        const int32_t *y = tgc_tensor_data(out[which]);
+        for (int m = 0; m < QM; m++)
+            for (int oy = 0; oy < QOUT; oy++)
+                for (int ox = 0; ox < QOUT; ox++) {
+                    int64_t sum = 0;
+                    for (int ch = 0; ch < QC; ch++)
+                        for (int k = 0; k < 9; k++) {
+                            int wi = (m * QC + ch) * 9 + k, xi = (ch * QHW + oy + k / 3) * QHW + ox + k % 3;
+                            sum += (int64_t)qx_at(xi) * (which == 0 ? qw8_at(wi) : qwu_at(wi));
+                        }
+                    bad += y[(m * QOUT + oy) * QOUT + ox] != sum;
+                }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    char *report = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&report, &len);
+    CU_ASSERT_EQUAL(tgc_session_memory_report(s, f), TGC_OK);
+    fclose(f);
+    CU_ASSERT_EQUAL(report_figure(report, "weights replaced"), QW_COUNT); /* WU */
+    free(report);
+    tgc_tensor_release(out[0]), tgc_tensor_release(out[1]), tgc_tensor_release(in);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("prepack", {"replaced weights are held once", test_replaced_weights_are_held_once},
+              {"int8 weights are read in place", test_int8_weights_read_in_place},
               {"without prepacking the weights stay", test_without_prepack_the_weights_stay})
