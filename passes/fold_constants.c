@@ -97,6 +97,7 @@ typedef struct fold_values {
     int32_t *base; /* node id -> its first slot */
     tgc_value *vals;
     int *uses;
+    int *wanted_at; /* slot -> its index among the wanted values, -1 */
     int32_t n_slots;
 } fold_values;
 
@@ -105,6 +106,7 @@ static void values_release(fold_values *fv) {
     tgc_free(fv->base);
     tgc_free(fv->vals);
     tgc_free(fv->uses);
+    tgc_free(fv->wanted_at);
 }
 
 /* Slots for g's values, their readers among the foldable nodes and the
@@ -119,8 +121,14 @@ static tgc_status values_init(fold_values *fv, const tgc_graph *g, const unsigne
     }
     fv->vals = tgc_calloc((size_t)fv->n_slots + 1, sizeof *fv->vals);
     fv->uses = tgc_calloc((size_t)fv->n_slots + 1, sizeof *fv->uses);
-    if (fv->vals == NULL || fv->uses == NULL) return TGC_ERR_NOMEM;
-    for (int i = 0; i < n_wanted; i++) fv->uses[fv->base[wanted[i].node] + wanted[i].port]++;
+    fv->wanted_at = tgc_malloc(((size_t)fv->n_slots + 1) * sizeof *fv->wanted_at);
+    if (fv->vals == NULL || fv->uses == NULL || fv->wanted_at == NULL) return TGC_ERR_NOMEM;
+    for (int32_t i = 0; i < fv->n_slots; i++) fv->wanted_at[i] = -1;
+    for (int i = 0; i < n_wanted; i++) {
+        int32_t slot = fv->base[wanted[i].node] + wanted[i].port;
+        fv->uses[slot]++;
+        fv->wanted_at[slot] = i;
+    }
     for (int32_t id = 0; id < nn; id++) {
         if (state[id] != FOLDABLE) continue;
         const tgc_node *n = &g->nodes[id];
@@ -178,11 +186,31 @@ static tgc_const *const_of_value(const tgc_value *v, tgc_srcpos pos) {
     return c;
 }
 
+/* Node id's wanted outputs (just computed) into consts, each slot then
+ * released unless a foldable node still reads it. */
+static tgc_status take_wanted(const tgc_graph *g, int32_t id, fold_values *fv, tgc_const **consts) {
+    for (int k = 0; k < g->nodes[id].n_outputs; k++) {
+        int32_t slot = fv->base[id] + k;
+        if (fv->wanted_at[slot] < 0) continue;
+        const tgc_value *v = &fv->vals[slot];
+        if (tgc_value_is_list(v) || v->dtype == TGC_STRING) return TGC_ERR_UNSUPPORTED; /* foldable says never */
+        if ((consts[fv->wanted_at[slot]] = const_of_value(v, g->nodes[id].pos)) == NULL) return TGC_ERR_NOMEM;
+        if (--fv->uses[slot] > 0) continue;
+        tgc_buffer_release(fv->vals[slot].buf);
+        fv->vals[slot].buf = NULL;
+    }
+    return TGC_OK;
+}
+
 /* Computes the foldable nodes of g (state, over its first nn nodes) one
  * by one in topological order on a cpu device of its own, one thread;
  * consts[i] (NULL on entry; the caller frees them) receives wanted[i]'s
- * value. TGC_OK; TGC_ERR_NOMEM; another status when a node cannot run
- * (consts then all NULL). Every buffer is released before it returns. */
+ * value as soon as it is computed, and the value's buffer goes as soon as
+ * nothing reads it: the fold holds each wanted value once, not once in
+ * its buffers and once more in the initializers (a float16 model's
+ * weights cast to float32 would otherwise be held twice over). TGC_OK;
+ * TGC_ERR_NOMEM; another status when a node cannot run (consts then all
+ * NULL). Every buffer is released before it returns. */
 static tgc_status evaluate(const tgc_graph *g, const unsigned char *state, int32_t nn, const tgc_ref *wanted,
                            int n_wanted, tgc_const **consts) {
     tgc_device *cpu = tgc_backend_open_host(0);
@@ -190,12 +218,8 @@ static tgc_status evaluate(const tgc_graph *g, const unsigned char *state, int32
     fold_values fv = {0};
     tgc_status s = values_init(&fv, g, state, nn, wanted, n_wanted, cpu);
     for (int32_t i = 0; s == TGC_OK && i < nn; i++)
-        if (state[g->topo[i]] == FOLDABLE) s = run_node(g, g->topo[i], cpu, &fv);
-    for (int i = 0; s == TGC_OK && i < n_wanted; i++) {
-        const tgc_value *v = &fv.vals[fv.base[wanted[i].node] + wanted[i].port];
-        if (tgc_value_is_list(v) || v->dtype == TGC_STRING) s = TGC_ERR_UNSUPPORTED; /* foldable says never */
-        else if ((consts[i] = const_of_value(v, g->nodes[wanted[i].node].pos)) == NULL) s = TGC_ERR_NOMEM;
-    }
+        if (state[g->topo[i]] == FOLDABLE && (s = run_node(g, g->topo[i], cpu, &fv)) == TGC_OK)
+            s = take_wanted(g, g->topo[i], &fv, consts);
     for (int i = 0; s != TGC_OK && i < n_wanted; i++) {
         tgc_const_free(consts[i]);
         consts[i] = NULL;
