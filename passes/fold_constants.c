@@ -202,24 +202,74 @@ static tgc_status take_wanted(const tgc_graph *g, int32_t id, fold_values *fv, t
     return TGC_OK;
 }
 
+/* The foldable nodes of g (state, over its first nn nodes) in the order
+ * they run, into order[] (nn slots; *count of them used): depth first from
+ * each wanted value, a node after the producers of its inputs (foldable
+ * nodes have no control inputs and no subgraphs: their inputs are all they
+ * depend on), so that each chain of constant nodes is computed, taken and
+ * let go before the next one starts; then the foldable nodes no wanted
+ * value needs, in topological order. TGC_OK or TGC_ERR_NOMEM. */
+static tgc_status run_order(const tgc_graph *g, const unsigned char *state, int32_t nn, const tgc_ref *wanted,
+                            int n_wanted, int32_t *order, int32_t *count) {
+    typedef struct frame {
+        int32_t node;
+        int next_input;
+    } frame;
+    frame *stack = tgc_malloc(((size_t)nn + 1) * sizeof *stack);
+    unsigned char *seen = tgc_calloc((size_t)nn + 1, 1);
+    if (stack == NULL || seen == NULL) {
+        tgc_free(stack), tgc_free(seen);
+        return TGC_ERR_NOMEM;
+    }
+    *count = 0;
+    for (int w = 0; w <= n_wanted; w++) {
+        int depth = 0;
+        if (w < n_wanted && !seen[wanted[w].node]) { /* wanted values come from foldable nodes */
+            seen[wanted[w].node] = 1;
+            stack[depth++] = (frame){wanted[w].node, 0};
+        }
+        while (depth > 0) {
+            frame *f = &stack[depth - 1];
+            const tgc_node *n = &g->nodes[f->node];
+            if (f->next_input < n->n_inputs) {
+                int32_t from = n->inputs[f->next_input++].node;
+                if (from >= 0 && from < nn && state[from] == FOLDABLE && !seen[from]) {
+                    seen[from] = 1; /* each node enters the stack once: depth <= nn */
+                    stack[depth++] = (frame){from, 0};
+                }
+                continue;
+            }
+            order[(*count)++] = f->node;
+            depth--;
+        }
+    }
+    for (int32_t i = 0; i < nn; i++)
+        if (state[g->topo[i]] == FOLDABLE && !seen[g->topo[i]]) order[(*count)++] = g->topo[i];
+    tgc_free(stack);
+    tgc_free(seen);
+    return TGC_OK;
+}
+
 /* Computes the foldable nodes of g (state, over its first nn nodes) one
- * by one in topological order on a cpu device of its own, one thread;
- * consts[i] (NULL on entry; the caller frees them) receives wanted[i]'s
- * value as soon as it is computed, and the value's buffer goes as soon as
- * nothing reads it: the fold holds each wanted value once, not once in
- * its buffers and once more in the initializers (a float16 model's
- * weights cast to float32 would otherwise be held twice over). TGC_OK;
- * TGC_ERR_NOMEM; another status when a node cannot run (consts then all
- * NULL). Every buffer is released before it returns. */
+ * by one (run_order) on a cpu device of its own, one thread; consts[i]
+ * (NULL on entry; the caller frees them) receives wanted[i]'s value as
+ * soon as it is computed, and each value's buffer goes as soon as nothing
+ * reads it: the fold holds each wanted value once, not once in its buffers
+ * and once more in the initializers (a float16 model's weights cast to
+ * float32 would otherwise be held twice over). TGC_OK; TGC_ERR_NOMEM;
+ * another status when a node cannot run (consts then all NULL). Every
+ * buffer is released before it returns. */
 static tgc_status evaluate(const tgc_graph *g, const unsigned char *state, int32_t nn, const tgc_ref *wanted,
                            int n_wanted, tgc_const **consts) {
     tgc_device *cpu = tgc_backend_open_host(0);
     if (cpu == NULL) return TGC_ERR_NOMEM;
     fold_values fv = {0};
-    tgc_status s = values_init(&fv, g, state, nn, wanted, n_wanted, cpu);
-    for (int32_t i = 0; s == TGC_OK && i < nn; i++)
-        if (state[g->topo[i]] == FOLDABLE && (s = run_node(g, g->topo[i], cpu, &fv)) == TGC_OK)
-            s = take_wanted(g, g->topo[i], &fv, consts);
+    int32_t *order = tgc_malloc(((size_t)nn + 1) * sizeof *order), count = 0;
+    tgc_status s = order != NULL ? values_init(&fv, g, state, nn, wanted, n_wanted, cpu) : TGC_ERR_NOMEM;
+    if (s == TGC_OK) s = run_order(g, state, nn, wanted, n_wanted, order, &count);
+    for (int32_t i = 0; s == TGC_OK && i < count; i++)
+        if ((s = run_node(g, order[i], cpu, &fv)) == TGC_OK) s = take_wanted(g, order[i], &fv, consts);
+    tgc_free(order);
     for (int i = 0; s != TGC_OK && i < n_wanted; i++) {
         tgc_const_free(consts[i]);
         consts[i] = NULL;

@@ -164,6 +164,60 @@ static void test_fold_chain(void) {
     release(&f);
 }
 
+/* The fold holds each folded value once: eight chains Expand(h, [2^20])
+ * (float16 0.333251953125, the nearest to 1/3) -> Cast to float32, each
+ * Cast's 4 MiB read by an Add that stays. The chains run one after the
+ * other (depth first), and each Cast's value becomes an initializer as
+ * soon as it is computed and its buffer goes, so the host's high-water
+ * mark during the optimization stays below the eight initializers (32
+ * MiB) plus 16 MiB (a chain's Expand and Cast buffers in the fold's arena,
+ * and the rest). Run in topological order (every Expand first) and holding
+ * every folded value until the end, as the fold did, it passed 98 MiB.
+ * First in this file: the mark is process-wide. */
+#define FOLD_CHAINS 8
+#define FOLD_ELEMS (1 << 20)
+
+static void test_fold_holds_each_value_once(void) {
+    char yaml[4096];
+    int at = snprintf(yaml, sizeof yaml,
+                      "format: tgc/1\ninputs: [{name: x, dtype: float32, shape: [%d]}]\noutputs: [", FOLD_ELEMS);
+    for (int i = 0; i < FOLD_CHAINS; i++) at += snprintf(yaml + at, sizeof yaml - at, "%sy%d", i ? ", " : "", i);
+    at += snprintf(yaml + at, sizeof yaml - at,
+                   "]\ninitializers:\n  - {name: h, dtype: float16, shape: [1], values: [0.333251953125]}\n"
+                   "  - {name: n, dtype: int64, shape: [1], values: [%d]}\nnodes:\n", FOLD_ELEMS);
+    for (int i = 0; i < FOLD_CHAINS; i++)
+        at += snprintf(yaml + at, sizeof yaml - at,
+                       "  - {name: e%d, op: Expand, inputs: [h, n]}\n"
+                       "  - {name: c%d, op: Cast, inputs: [e%d], attrs: {to: 1}}\n"
+                       "  - {name: y%d, op: Add, inputs: [x, c%d]}\n",
+                       i, i, i, i, i);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL, *opt = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, (size_t)at, "fold.yaml", NULL, d, &g), TGC_OK);
+    int64_t before = tgc_host_alloc_stats_get().live_bytes;
+    tgc_optimize_report rep;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(g, TGC_OPTIMIZE_BASIC, NULL, &rep, d, &opt), TGC_OK);
+    int64_t peak = tgc_host_alloc_stats_get().peak_bytes - before, held = (int64_t)FOLD_CHAINS * FOLD_ELEMS * 4;
+    printf("\n  optimization's high-water mark %lld bytes above the start; initializers %lld\n", (long long)peak,
+           (long long)held);
+    CU_ASSERT(peak >= held);
+    CU_ASSERT(peak < held + (16 << 20));
+    CU_ASSERT_EQUAL(count_op(opt, "Cast"), 0);
+    CU_ASSERT_EQUAL(count_op(opt, "Expand"), 0);
+    for (int i = 0; i < FOLD_CHAINS; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "c%d", i);
+        const tgc_node *c = node_named(opt, name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        CU_ASSERT_EQUAL_FATAL(c->kind, TGC_NODE_CONST);
+        const float *v = c->data->data;
+        CU_ASSERT(v[0] == 0.333251953125f && v[FOLD_ELEMS - 1] == 0.333251953125f);
+    }
+    tgc_graph_free(opt);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* A sequence folds inside the constant part: SequenceAt(SequenceConstruct(
  * c1, c2), 1) becomes an initializer of c2's values. Where a node that stays
  * reads the sequence (SequenceAt at a fed position), the sequence and what
@@ -966,7 +1020,8 @@ static void test_report(void) {
     release(&f);
 }
 
-TGC_TEST_MAIN("passes", {"fold_constants", test_fold_constants},
+TGC_TEST_MAIN("passes", {"fold holds each value once", test_fold_holds_each_value_once},
+              {"fold_constants", test_fold_constants},
               {"trim_conv_taps to the centre", test_trim_conv_taps_to_centre},
               {"trim_conv_taps on one side", test_trim_conv_taps_one_side},
               {"fuse_pad into AveragePool", test_fuse_pad_average_pool}, {"fuse_pad into Conv", test_fuse_pad_conv},
