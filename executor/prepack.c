@@ -111,6 +111,7 @@ typedef struct weight_owner {
     const void *data;
     tgc_const *owner;
     int32_t holders;
+    bool in_source; /* the caller's graph's (release_weights) */
 } weight_owner;
 
 struct tgc_weight_owners {
@@ -124,13 +125,20 @@ static int by_data(const void *a, const void *b) {
 }
 
 /* Appends (list NULL: counts) g's top-level constants that own their data. */
-static void list_owners(tgc_graph *g, weight_owner *list, size_t *count) {
+static void list_owners(tgc_graph *g, bool in_source, weight_owner *list, size_t *count) {
     for (int32_t id = 0; g != NULL && id < g->n_nodes; id++) {
         tgc_const *c = g->nodes[id].kind == TGC_NODE_CONST ? g->nodes[id].data : NULL;
         if (c == NULL || c->borrowed || c->nbytes == 0 || c->dtype == TGC_STRING) continue;
-        if (list != NULL) list[*count] = (weight_owner){c->data, c, 0};
+        if (list != NULL) list[*count] = (weight_owner){c->data, c, 0, in_source};
         (*count)++;
     }
+}
+
+/* Frees the data of an owner no partition holds and marks it released. */
+static void release_owner(weight_owner *w) {
+    tgc_free(w->owner->data);
+    w->owner->data = NULL;
+    w->owner->released = true;
 }
 
 static weight_owner *find_owner(const tgc_weight_owners *o, const void *data) {
@@ -142,14 +150,14 @@ tgc_status tgc_weight_owners_make(tgc_session *s, tgc_graph *source, tgc_weight_
     *out = NULL;
     tgc_weight_owners *o = tgc_calloc(1, sizeof *o);
     size_t count = 0;
-    list_owners(s->compiled.optimized, NULL, &count);
-    list_owners(source, NULL, &count);
+    list_owners(s->compiled.optimized, false, NULL, &count);
+    list_owners(source, true, NULL, &count);
     if (o == NULL || (o->list = tgc_malloc((count + 1) * sizeof *o->list)) == NULL) {
         tgc_free(o);
         return TGC_ERR_NOMEM;
     }
-    list_owners(s->compiled.optimized, o->list, &o->count);
-    list_owners(source, o->list, &o->count);
+    list_owners(s->compiled.optimized, false, o->list, &o->count);
+    list_owners(source, true, o->list, &o->count);
     qsort(o->list, o->count, sizeof *o->list, by_data);
     const tgc_partitioning *parts = &s->compiled.parts;
     for (int i = 0; i < parts->n_parts; i++) {
@@ -160,6 +168,12 @@ tgc_status tgc_weight_owners_make(tgc_session *s, tgc_graph *source, tgc_weight_
             if (w != NULL) w->holders++;
         }
     }
+    /* The caller's weights the optimizations left behind (a float16 weight
+     * a folded Cast made a float32 one of, a Conv's weight a folded
+     * BatchNormalization rescaled): no partition reads them, and the leave
+     * lets them go now rather than with the caller's graph. */
+    for (size_t i = 0; i < o->count; i++)
+        if (o->list[i].in_source && o->list[i].holders == 0) release_owner(&o->list[i]);
     *out = o;
     return TGC_OK;
 }
@@ -173,9 +187,7 @@ void tgc_weight_owners_free(tgc_weight_owners *o) {
 static void owners_release(tgc_weight_owners *o, const void *data) {
     weight_owner *w = find_owner(o, data);
     if (w == NULL || w->holders <= 0 || --w->holders > 0) return;
-    tgc_free(w->owner->data);
-    w->owner->data = NULL;
-    w->owner->released = true;
+    release_owner(w);
 }
 
 typedef struct guard {

@@ -469,7 +469,10 @@ typedef struct tgc_session_options {
     /* Nonzero: the caller gives the session leave to free the data of g's
      * initializers that it holds only in its kernels' own layouts (a
      * weight packed for oneDNN's GEMM, Winograd-transformed filters; the
-     * layouts are built while the session is made): each such constant of
+     * layouts are built while the session is made), and of those the
+     * optimizations left behind (a float16 weight whose Cast to float32
+     * was folded, a Conv weight a folded BatchNormalization rescaled: the
+     * session reads the new copies): each such constant of
      * g keeps its dtype and shape, its data becomes NULL and its
      * `released` is set, so that the process holds the weight once. g is
      * then read for its structure only (not given to another session) and

@@ -13,7 +13,9 @@
  * holds V alone (262144) and 271360 bytes of weights are replaced;
  * without it, W and V stay and K alone (9216) is replaced. Integer
  * convolutions (test_int8_weights_read_in_place): a uint8 W is replaced
- * by its shifted copy, an int8 W is read where it lies. */
+ * by its shifted copy, an int8 W is read where it lies. A weight the
+ * optimizations left behind (a folded Cast's float16 source) goes when the
+ * session is made (test_weights_left_behind_go). */
 #include "tests/harness.h"
 
 #include "tgc.h"
@@ -314,6 +316,40 @@ static void test_int8_weights_read_in_place(void) {
     tgc_diags_free(d);
 }
 
+/* With the leave (release_weights), a weight of the caller's graph that
+ * the optimizations left behind goes when the session is made: a float16
+ * W whose Cast to float32 was folded (the session reads the folded
+ * float32 copy; the float16 one would be held for nothing). y = x W with x
+ * = [[1, 2], [3, 4]] and W = [[0.5, 0.25], [2, -1]] (exact in float16):
+ * [[4.5, -1.75], [9.5, -3.25]]. Without the leave the graph is untouched. */
+static void test_weights_left_behind_go(void) {
+    const char *yaml = "format: tgc/1\ninputs: [{name: x, dtype: float32, shape: [2, 2]}]\noutputs: [y]\n"
+                       "initializers:\n  - {name: W16, dtype: float16, shape: [2, 2], values: [0.5, 0.25, 2, -1]}\n"
+                       "nodes:\n  - {name: W, op: Cast, inputs: [W16], attrs: {to: 1}}\n"
+                       "  - {name: y, op: MatMul, inputs: [x, W]}\n";
+    for (int release = 0; release < 2; release++) {
+        tgc_diags *d = tgc_diags_create();
+        tgc_graph *g = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "left.yaml", NULL, d, &g), TGC_OK);
+        tgc_session_options o = {.release_weights = release};
+        tgc_session *s = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_session_create(g, "cpu", &o, d, &s), TGC_OK);
+        const tgc_const *w16 = g->nodes[tgc_graph_find(g, "W16")].data;
+        CU_ASSERT_EQUAL(w16->released, release == 1);
+        CU_ASSERT_EQUAL(w16->data == NULL, release == 1);
+        tgc_tensor *in = NULL, *out = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){2, 2}, (float[]){1, 2, 3, 4}, &in), TGC_OK);
+        CU_ASSERT_EQUAL(tgc_session_run(s, 1, (const char *[]){"x"}, &in, &out, d), TGC_OK);
+        const float *y = out != NULL ? tgc_tensor_data(out) : NULL;
+        CU_ASSERT(y != NULL && y[0] == 4.5f && y[1] == -1.75f && y[2] == 9.5f && y[3] == -3.25f);
+        tgc_tensor_release(out), tgc_tensor_release(in);
+        tgc_session_free(s);
+        tgc_graph_free(g);
+        tgc_diags_free(d);
+    }
+}
+
 TGC_TEST_MAIN("prepack", {"replaced weights are held once", test_replaced_weights_are_held_once},
               {"int8 weights are read in place", test_int8_weights_read_in_place},
+              {"weights the optimizations left behind go", test_weights_left_behind_go},
               {"without prepacking the weights stay", test_without_prepack_the_weights_stay})
