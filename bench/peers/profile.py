@@ -145,12 +145,14 @@ def tgc_profile(m, threads, optimize, repeat, prof, conv_kinds):
                                if e.get("ph") == "X" and e.get("cat") not in ("input", "const")])
     nodes = {}
     for n in g["nodes"]:
-        if n["name"] not in med:
+        # the trace names a node as the model does (its source_name) where the optimizer renamed it
+        label = n.get("source_name", n["name"])
+        if label not in med:
             continue
         ins = [shapes.get(i) for i in n.get("inputs", []) if i and not i.startswith("^")]
         out = (n.get("out") or [{}])[0].get("shape")
         kind, flops = kind_and_flops(n["op"], ins, out, n.get("attrs") or {})
-        nodes[n["name"]] = (kind, flops, out, med[n["name"]])
+        nodes[n["name"]] = (kind, flops, out, med[label])
         if n["op"] in CONV and len(ins) > 1 and ins[0] and ins[1] and out:
             conv_kinds[signature(ins[0], ins[1], out)].add(kind)
     return nodes, wall, " ".join(cmd)
