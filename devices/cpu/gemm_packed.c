@@ -37,11 +37,21 @@ extern void omp_set_num_threads(int n);
 #define PIECE_MACS ((int64_t)4 << 20)
 #define MAX_PIECES 16
 
+/* The largest block of C a thread stages densely (see piece_desc): past
+ * it, the primitive writes C's strided block itself (oneDNN's jit GEMM),
+ * so that no thread's scratch grows with a product's size. */
+#define STAGE_MAX_BYTES ((int64_t)16 << 20)
+
+/* Whether an m x cols block of C whose rows lie ldc apart is staged. */
+static bool stages(int64_t m, int64_t cols, int64_t ldc) {
+    return ldc != cols && m <= STAGE_MAX_BYTES / (int64_t)sizeof(float) / cols;
+}
+
 typedef struct piece {
     int64_t n0, n1; /* C's columns [n0, n1) */
     dnnl_primitive_t prim;
     dnnl_memory_t weights; /* B's block, packed */
-    dnnl_memory_desc_t src, dst; /* dst: a dense [m, n1 - n0] block */
+    dnnl_memory_desc_t src, dst; /* dst: a dense [m, n1 - n0] block when staged */
     size_t packed_bytes, scratch_bytes;
     bool staged; /* C's block is not dense: written in the thread's scratch, then copied (run_staged) */
 } piece;
@@ -211,18 +221,19 @@ static bool make_attr(const tgc_gemm_shape *s, dnnl_primitive_attr_t *attr) {
 
 /* The matmul primitive descriptor for `cols` columns of shape s, with
  * its source and destination descriptors into *src and *dst; NULL when
- * oneDNN declines. The destination is always a dense [m, cols] block:
- * oneDNN 2.6 has brgemm kernels only for dense operands, and gives a
- * strided one (a piece of C's columns) to its jit GEMM, whose first use
- * in a process generates its whole kernel set (23 ms on this machine:
- * most of a small model's start-up; brgemm makes only the kernels of the
- * shape at hand, 0.1-2 ms, and ran these products as fast or faster,
- * 128x1024x64 in 0.077 ms against 0.118). */
+ * oneDNN declines. The destination is a dense [m, cols] block, staged
+ * (up to STAGE_MAX_BYTES): oneDNN 2.6 has brgemm kernels only for dense
+ * operands, and gives a strided one (a piece of C's columns) to its jit
+ * GEMM, whose first use in a process generates its whole kernel set (23
+ * ms on this machine: most of a small model's start-up; brgemm makes only
+ * the kernels of the shape at hand, 0.1-2 ms, and ran these products as
+ * fast or faster, 128x1024x64 in 0.077 ms against 0.118). */
 static dnnl_primitive_desc_t piece_desc(const tgc_gemm_shape *s, int64_t cols, dnnl_memory_desc_t *src,
                                         dnnl_memory_desc_t *dst) {
     dnnl_memory_desc_t any;
     dnnl_dims_t src_dims = {s->m, s->k}, src_strides = {s->lda, 1};
-    dnnl_dims_t w_dims = {s->k, cols}, dst_dims = {s->m, cols}, dst_strides = {cols, 1};
+    dnnl_dims_t w_dims = {s->k, cols}, dst_dims = {s->m, cols};
+    dnnl_dims_t dst_strides = {stages(s->m, cols, s->ldc) ? cols : s->ldc, 1};
     if (dnnl_memory_desc_init_by_strides(src, 2, src_dims, dnnl_f32, src_strides) != dnnl_success ||
         dnnl_memory_desc_init_by_strides(dst, 2, dst_dims, dnnl_f32, dst_strides) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&any, 2, w_dims, dnnl_f32, dnnl_format_tag_any) != dnnl_success)
@@ -252,7 +263,7 @@ static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t st
     const dnnl_memory_desc_t *packed = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     if (packed != NULL) p->packed_bytes = dnnl_memory_desc_get_size(packed);
     p->scratch_bytes = tgc_dnnl_scratch_size(pd);
-    p->staged = s->ldc != cols;
+    p->staged = stages(s->m, cols, s->ldc);
     bool ok = fast && packed != NULL && dnnl_primitive_create(&p->prim, pd) == dnnl_success &&
               dnnl_memory_create(&p->weights, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
     dnnl_primitive_desc_t rpd = NULL;
@@ -502,10 +513,11 @@ static dnnl_primitive_t make_plain_with(plain_entry *e, int64_t ldc, const char 
 
 /* Makes e's primitive (e's geometry set); leaves prim NULL when oneDNN
  * declines or offers only its reference loops. A float32 product whose C
- * is a block of a wider matrix (a Conv's column tile) is first tried with
- * C dense, staged: oneDNN 2.6 has brgemm kernels only for dense operands
- * and gives strided ones to its jit GEMM, whose first use generates its
- * whole kernel set (23 ms of a process's start-up). A strided B is not
+ * is a block of a wider matrix (a Conv's column tile; up to
+ * STAGE_MAX_BYTES) is first tried with C dense, staged: oneDNN 2.6 has
+ * brgemm kernels only for dense operands and gives strided ones to its
+ * jit GEMM, whose first use generates its whole kernel set (23 ms of a
+ * process's start-up). A strided B is not
  * staged: its copy is k x n floats against m x n x k multiply-adds, and
  * MobileNetV2's 1x1 products (m 24-96, split by columns) ran 5% slower
  * (`tgc run --trace`, the sum of its nodes' medians). Else brgemm, or the
@@ -514,7 +526,7 @@ static dnnl_primitive_t make_plain_with(plain_entry *e, int64_t ldc, const char 
  * pieces on one Zen 5 core. Its reference loops are slower than OpenBLAS. */
 static void make_plain(plain_entry *e) {
     static const char *const brgemm[] = {"brg", NULL}, *const fast[] = {"brg", "gemm:jit", NULL};
-    if (!e->int8 && e->ldc != e->n) {
+    if (!e->int8 && stages(e->m, e->n, e->ldc)) {
         e->prim = make_plain_with(e, e->n, brgemm);
         e->stage_c = e->prim != NULL;
         if (e->prim != NULL) return;
