@@ -3,7 +3,9 @@
  * virtual cpus whose limits are 1.25/N of what it needs on one, runs with
  * every device's measured peak within its limit and gives the bits of one
  * cpu; a faster device gets the work; a plan that cannot fit is refused
- * with its figures; device specs still hold.
+ * with its figures; device specs still hold; a step whose input and
+ * output are both large is counted with both (the session's exact check
+ * then accepts the split).
  *
  * The model: y0 = x [1, E]; y_i = Relu(MatMul(y_(i-1), W_i)), W_i [E, E]
  * float32 initializers, LAYERS of them. By hand: weights LAYERS x E x E x
@@ -340,10 +342,91 @@ static void test_step_time_in_the_report(void) {
     tgc_diags_free(d);
 }
 
+/* A step whose input and output are both large holds both at once: the
+ * placer counts them together. The model: x1 = y0 + ReduceMean(Transpose(
+ * Expand(y0, [1024, F])), axis 1), then FAT_LAYERS of MatMul + Relu on
+ * [F, F] weights. The Expand's and the Transpose's outputs (512 KiB each)
+ * are live together at the Transpose; the weights are 24 x 64 KiB. Split
+ * over two cpus at 1.25/2 of what one needs, the first cpu, which takes the
+ * Transpose, has room for few of the weights; counting the Transpose's
+ * step as its larger tensor alone (as the placer did) gave it 0.5 MiB of
+ * weights too many, and the session's exact check refused the plan. */
+#define F 128
+#define FAT_LAYERS 24
+
+static tgc_graph *load_fat_chain(tgc_diags *d) {
+    size_t size = (size_t)FAT_LAYERS * F * F * 4 + 8192, at = 0;
+    char *text = malloc(size);
+    at += (size_t)snprintf(text + at, size - at,
+                           "format: tgc/1\nname: fat\ninputs:\n  - {name: y0, dtype: float32, shape: [1, %d]}\n"
+                           "outputs: [y%d]\ninitializers:\n"
+                           "  - {name: rows, dtype: int64, shape: [2], values: [1024, %d]}\n"
+                           "  - {name: flat, dtype: int64, shape: [2], values: [1, %d]}\n",
+                           F, FAT_LAYERS, F, F);
+    uint32_t seed = 11; /* every weight its own values: eliminate-common would merge equal ones */
+    for (int l = 1; l <= FAT_LAYERS; l++) {
+        at += (size_t)snprintf(text + at, size - at, "  - {name: w%d, dtype: float32, shape: [%d, %d], values: [", l,
+                               F, F);
+        for (int i = 0; i < F * F; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", (int)(seed >> 30) - 2);
+        }
+        at += (size_t)snprintf(text + at, size - at, "]}\n");
+    }
+    at += (size_t)snprintf(text + at, size - at,
+                           "nodes:\n  - {name: big, op: Expand, inputs: [y0, rows]}\n"
+                           "  - {name: t, op: Transpose, inputs: [big], attrs: {perm: [1, 0]}}\n"
+                           "  - {name: mean, op: ReduceMean, inputs: [t], attrs: {axes: [1], keepdims: 0}}\n"
+                           "  - {name: r, op: Reshape, inputs: [mean, flat]}\n"
+                           "  - {name: x1, op: Add, inputs: [y0, r]}\n");
+    for (int l = 1; l <= FAT_LAYERS; l++) {
+        at += (size_t)snprintf(text + at, size - at, "  - {name: m%d, op: MatMul, inputs: [%s%d, w%d]}\n", l,
+                               l == 1 ? "x" : "y", l == 1 ? 1 : l - 1, l);
+        at += (size_t)snprintf(text + at, size - at, "  - {name: y%d, op: Relu, inputs: [m%d]}\n", l, l);
+    }
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(text, at, "fat.yaml", NULL, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+    free(text);
+    return g;
+}
+
+static void test_large_input_and_output_together(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load_fat_chain(d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_memory_plan *mp = NULL;
+    tgc_memory_plan_options mo = {.threads = "cpu0=1"};
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_memory_plan(g, "cpu0", &mo, d, &mp), TGC_OK);
+    tgc_memory_plan_figures f = tgc_memory_plan_get(mp, 0);
+    tgc_memory_plan_free(mp);
+    CU_ASSERT(f.planned_peak >= 2 * 1024 * F * 4); /* the Expand's and the Transpose's outputs together */
+    int64_t limit = (f.weights_bytes + f.planned_peak) * 125 / 200;
+    char limits[128];
+    snprintf(limits, sizeof limits, "cpu0=%" PRId64 ",cpu1=%" PRId64, limit, limit);
+    tgc_session_options o = {.threads = "cpu0=1,cpu1=1", .memory_limits = limits, .placement = TGC_PLACEMENT_AUTO};
+    tgc_session *s = NULL;
+    tgc_status st = tgc_session_create(g, "cpu0,cpu1", &o, d, &s);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    if (s != NULL) {
+        float xs[F];
+        for (int i = 0; i < F; i++) xs[i] = (float)(i % 4) - 1.5f;
+        tgc_tensor *x = NULL, *out = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){1, F}, xs, &x), TGC_OK);
+        CU_ASSERT_EQUAL(tgc_session_run(s, 1, (const char *[]){"y0"}, &x, &out, d), TGC_OK);
+        for (int i = 0; i < 2; i++) CU_ASSERT(tgc_session_memory(s, i).peak_bytes_in_use <= limit);
+        tgc_tensor_release(out), tgc_tensor_release(x);
+        tgc_session_free(s);
+    }
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("auto_placement", {"split by memory over 2, 3 and 4 cpus: one cpu's bits", test_split_by_memory},
               {"a plan that cannot fit is refused with its figures", test_infeasible_is_refused},
               {"device specs hold under auto", test_specs_hold},
               {"the faster device gets the work", test_faster_device_gets_the_work},
               {"the forecast in the placement's dump", test_forecast_in_the_dump},
               {"the forecast counts an initializer sent to another device", test_forecast_counts_initializers},
-              {"predicted and measured step time in the memory report", test_step_time_in_the_report})
+              {"predicted and measured step time in the memory report", test_step_time_in_the_report},
+              {"a step's large input and output count together", test_large_input_and_output_together})
