@@ -438,8 +438,19 @@ static tgc_status refuse(au_ctx *x) {
         if (isinf(r)) tgc_pl_text_add(&t, "%s%s has no bound", d ? ", " : "", name);
         else tgc_pl_text_add(&t, "%s%s can hold %s", d ? ", " : "", name, mib(r > 0 ? r : 0, a, sizeof a));
     }
-    tgc_pl_text_add(&t, " (kernel caches and workspaces come on top of the weights; list more devices or raise "
-                        "--memory-limit)");
+    /* One step no device can hold: more devices would not help. */
+    double most_room = 0, step = 0;
+    int32_t at = -1;
+    for (int d = 0; d < x->n_dev; d++) most_room = fmax(most_room, room(x, d));
+    for (int32_t i = 0; i < x->n; i++)
+        if (x->free[i] && x->weights[i] + x->live[i] > step) step = x->weights[i] + x->live[i], at = i;
+    if (at >= 0 && step > most_room)
+        tgc_pl_text_add(&t, "; node '%s' alone holds %s at its step (the weights it reads and the tensors live "
+                            "there), more than any device can, so no split helps (raise --memory-limit)",
+                        tgc_node_label(&c->g->nodes[x->ops[at]]), mib(step, a, sizeof a));
+    else
+        tgc_pl_text_add(&t, " (kernel caches and workspaces come on top of the weights; list more devices or raise "
+                            "--memory-limit)");
     tgc_status s = t.failed ? TGC_ERR_NOMEM
                             : tgc_diag_error(c->diags, c->g->path, (tgc_srcpos){0, 0}, "over-memory", "%s", t.p);
     tgc_pl_text_free(&t);

@@ -154,6 +154,27 @@ static void test_infeasible_is_refused(void) {
     tgc_diags_free(d);
 }
 
+/* A step no device can hold, whatever the split: the refusal names it (a
+ * MatMul with its weight and the row it reads and writes).
+ * Each MatMul reads a 64 x 64 x 4 = 16 KiB weight; 12000 bytes less 5% is
+ * 11.1 KiB a device. */
+static void test_step_too_large_is_named(void) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load_chain(d, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    float y[E];
+    CU_ASSERT_EQUAL(run_once(g, "cpu0,cpu1", "cpu0=12000,cpu1=12000", "cpu0=1,cpu1=1", y, NULL, d), TGC_ERR_INVALID);
+    bool said = false;
+    for (size_t i = 0; i < tgc_diags_count(d); i++)
+        said |= strcmp(tgc_diag_rule(d, i), "over-memory") == 0 &&
+                strstr(tgc_diag_message(d, i), "alone holds 16.") != NULL &&
+                strstr(tgc_diag_message(d, i), "so no split helps") != NULL;
+    if (!said) tgc_diags_print(d, stderr);
+    CU_ASSERT(said);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* A device spec holds under auto: m1 asks for cpu1 and gets it (reason
  * "spec"); the rest says "auto". */
 static void test_specs_hold(void) {
@@ -424,6 +445,7 @@ static void test_large_input_and_output_together(void) {
 
 TGC_TEST_MAIN("auto_placement", {"split by memory over 2, 3 and 4 cpus: one cpu's bits", test_split_by_memory},
               {"a plan that cannot fit is refused with its figures", test_infeasible_is_refused},
+              {"a step no device can hold is named", test_step_too_large_is_named},
               {"device specs hold under auto", test_specs_hold},
               {"the faster device gets the work", test_faster_device_gets_the_work},
               {"the forecast in the placement's dump", test_forecast_in_the_dump},
