@@ -33,10 +33,11 @@ steps_per_s() { # devices threads placement inflight model [steps]
         sed -n 's/.*after the first: \([0-9.]*\) steps\/s.*/\1/p'
 }
 
-# One step's latency in ms (--inflight 1): the median of 5 steps (the first among them).
+# One step's latency in ms (--inflight 1): the median of LATENCY_STEPS steps (default 25, the first among
+# them; 5 swung ResNet-18's from 9.0 to 11.8 ms on the same placement).
 latency_ms() { # devices placement model
     "$TGC" run "$DIR/$3.yaml" --devices "$1" --placement "$2" --inflight 1 --input input="$DIR/$3.input.npy" \
-        --repeat 5 2>&1 | sed -n 's/.*latency median \([0-9.]*\) ms.*/\1/p'
+        --repeat "${LATENCY_STEPS:-25}" 2>&1 | sed -n 's/.*latency median \([0-9.]*\) ms.*/\1/p'
 }
 
 has_gpu=$("$TGC" devices 2>/dev/null | grep -c '^ *gpu0' || true)

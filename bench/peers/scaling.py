@@ -1,0 +1,128 @@
+"""Thread scaling beside ONNX Runtime (issue 34, item 5): each peer model
+run by tgc and by ORT at every thread count of THREADS, interleaved rounds,
+the best median of each; per model the time at each count, the speedup
+from one thread to each count, and tgc/ORT at each count; then the
+geometric means per model family and over all.
+
+    /usr/bin/python3 bench/peers/scaling.py [MODEL...]
+
+MODEL names peer models of PEERS_DIR/models.json (export.py's; default:
+every one exported). Environment: PEERS_DIR (default build/peers), TGC
+(default build/tgc), THREADS (default "1 2"; on a bigger machine "1 2 4 8
+16": scripts/gpu-machine-check runs that), ROUNDS (default 3),
+REPEAT_SCALE (default 1: export.py's runs per round, scaled). Needs node
+with onnxruntime-node under PEERS_DIR/node (run.sh installs it). ORT runs
+with its default intra-op spinning and, above one thread, without it
+(session.intra_op.allow_spinning=0); the faster counts, as in run.sh.
+Targets (issue 34): tgc/ORT at most 1.0 as a geometric mean and at most
+1.15 on every model at 2 threads; at most 0.95 as a geometric mean at 1.
+"""
+import json
+import math
+import os
+import re
+import sys
+
+from dtype_bench import PEERS, TGC, HERE, run
+
+THREADS = [int(t) for t in os.environ.get('THREADS', '1 2').split()]
+ROUNDS = int(os.environ.get('ROUNDS', '3'))
+REPEAT_SCALE = float(os.environ.get('REPEAT_SCALE', '1'))
+
+# The family each peer model belongs to (export.py's names).
+FAMILIES = {
+    'mlp': 'MLP', 'lstm': 'recurrent', 'gpt': 'transformer', 'bert': 'transformer', 'transformer': 'transformer',
+    'vit': 'transformer', 'swin': 'transformer', 'mobilenet': 'mobile CNN', 'efficientnet': 'mobile CNN',
+    'mnasnet': 'mobile CNN', 'shufflenet': 'mobile CNN', 'squeezenet': 'mobile CNN', 'deeplab': 'mobile CNN',
+}
+
+
+def family(name):
+    for prefix, fam in FAMILIES.items():
+        if name.startswith(prefix):
+            return fam
+    return 'CNN'
+
+
+def tgc_ms(meta, threads, n):
+    cmd = [TGC, 'run', meta['onnx'], '--devices', 'cpu', '--threads', 'cpu=%d' % threads, '--repeat', str(n + 1)]
+    for kv in meta['inputs'].items():
+        cmd += ['--input', '%s=%s' % kv]
+    rc, out, _ = run(cmd)
+    m = re.search(r'wall time per run: ([0-9.]+) ms', out)
+    return float(m.group(1)) if rc == 0 and m else None
+
+
+def ort_ms(meta, threads, n, spin):
+    env = dict(os.environ, NODE_PATH=os.path.join(PEERS, 'node', 'node_modules'))
+    if not spin:
+        env['ORT_ALLOW_SPINNING'] = '0'
+    feeds = ['%s=%s' % kv for kv in meta['inputs'].items()]
+    scratch = os.path.join(PEERS, 'out', 'scaling.ort.npy')
+    rc, out, _ = run(['node', os.path.join(HERE, 'ort_bench.js'), meta['onnx'], str(threads), str(n), scratch] + feeds,
+                     env)
+    if rc != 0:
+        return None
+    return json.loads(out.strip().splitlines()[-1])['median_ms']
+
+
+def best(a, b):
+    return b if a is None or (b is not None and b < a) else a
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x == x]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
+
+
+def main(models):
+    with open(os.path.join(PEERS, 'models.json')) as f:
+        meta = json.load(f)
+    models = models or [m for m in meta if os.path.exists(meta[m]['onnx'])]
+    os.makedirs(os.path.join(PEERS, 'out'), exist_ok=True)
+    times = {}  # (model, runtime, threads) -> best median ms
+    for _ in range(ROUNDS):
+        for name in models:
+            n = max(3, int(meta[name]['repeats'] * REPEAT_SCALE))
+            for t in THREADS:
+                key = (name, 'tgc', t)
+                times[key] = best(times.get(key), tgc_ms(meta[name], t, n))
+                key = (name, 'ort', t)
+                times[key] = best(times.get(key), ort_ms(meta[name], t, n, True))
+                if t > 1:
+                    times[key] = best(times[key], ort_ms(meta[name], t, n, False))
+    head = '%-22s %-12s' % ('model', 'family')
+    for t in THREADS:
+        head += ' %8s %8s' % ('tgc %dt' % t, 'ORT %dt' % t)
+    for t in THREADS[1:]:
+        head += ' %9s %9s' % ('tgc 1->%d' % t, 'ORT 1->%d' % t)
+    for t in THREADS:
+        head += ' %8s' % ('ratio %d' % t)
+    print('ms per run, best median of %d interleaved rounds; speedups from 1 thread; ratio = tgc/ORT' % ROUNDS)
+    print(head)
+    ratios = {}  # (family or 'all', threads) -> [ratio]
+    for name in models:
+        fam = family(name)
+        line = '%-22s %-12s' % (name, fam)
+        for t in THREADS:
+            line += ' %8s %8s' % tuple('%.2f' % v if v else 'fail'
+                                       for v in (times[(name, 'tgc', t)], times[(name, 'ort', t)]))
+        for t in THREADS[1:]:
+            for rt in ('tgc', 'ort'):
+                one, many = times[(name, rt, THREADS[0])], times[(name, rt, t)]
+                line += ' %9s' % ('%.2f' % (one / many) if one and many else '-')
+        for t in THREADS:
+            tg, o = times[(name, 'tgc', t)], times[(name, 'ort', t)]
+            r = tg / o if tg and o else float('nan')
+            line += ' %8.2f' % r
+            for k in (fam, 'all'):
+                ratios.setdefault((k, t), []).append(r)
+        print(line)
+    print()
+    print('%-22s %s' % ('geometric mean tgc/ORT', ' '.join('%8s' % ('%dt' % t) for t in THREADS)))
+    for k in sorted({k for k, _ in ratios}, key=lambda k: (k == 'all', k)):
+        print('%-22s %s' % (k, ' '.join('%8.2f' % geomean(ratios[(k, t)]) for t in THREADS)))
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
