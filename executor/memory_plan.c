@@ -588,6 +588,8 @@ static tgc_status fill_spaces(part_ctx *c, tgc_memory_space *dev, tgc_memory_spa
                 continue;
             }
             if (sl->bytes <= 0) continue;
+            if (sl->shared_send && !tgc_checked_add_i64(sp->held_sends_bytes, sl->bytes, &sp->held_sends_bytes))
+                c->overflow = true;
             tgc_memory_tensor *t = &sp->tensors[sp->n_tensors];
             t->node = id;
             t->port = port;
@@ -740,8 +742,21 @@ tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const 
         tgc_memory_plan_free(mp);
         return s;
     }
+    if (opts != NULL) tgc_memory_plan_set_inflight(mp, opts->max_inflight);
     *out = mp;
     return TGC_OK;
+}
+
+void tgc_memory_plan_set_inflight(tgc_memory_plan *mp, int inflight) {
+    int64_t earlier = inflight > 1 ? inflight - 1 : 0;
+    for (int i = 0; i < mp->n_spaces; i++) {
+        tgc_memory_space *sp = &mp->spaces[i];
+        int64_t held = 0;
+        if (!tgc_checked_mul_i64(sp->held_sends_bytes, earlier, &held)) held = INT64_MAX / 2;
+        int64_t base = sp->arena_bytes - sp->pipelined_bytes;
+        sp->pipelined_bytes = held;
+        if (!tgc_checked_add_i64(base, held, &sp->arena_bytes)) sp->arena_bytes = INT64_MAX / 2;
+    }
 }
 
 void tgc_memory_plan_free(tgc_memory_plan *mp) {

@@ -133,6 +133,14 @@ typedef struct tgc_memory_space {
     int64_t caches_bytes;   /* kept across runs: weights in the kernels' own layouts */
     int64_t *workspaces;    /* per node while it runs, largest first (n_steps entries) */
     int64_t recv_bytes;     /* tensors _Recv lands here outside the sender's buffer (in the arena too) */
+    /* Tensors here that a _Send's receiver reads in place (host memory to
+     * host memory), bytes per step: with steps in flight the next step
+     * starts before the receiver is done with them. */
+    int64_t held_sends_bytes;
+    /* (inflight - 1) x held_sends_bytes, counted in arena_bytes
+     * (tgc_memory_plan_set_inflight): the earlier steps' sends a pipeline
+     * may still hold while this device runs a step. */
+    int64_t pipelined_bytes;
     /* Tensors whose rank is known only at run time (graph/infer_rank.h):
      * not planned; the device's allocator gives them memory when their node
      * runs. The first TGC_MEMORY_TOP nodes making one, for reports. */
@@ -170,6 +178,15 @@ tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *par
  * each backend's default), which the workspaces depend on. */
 tgc_status tgc_memory_plan_build_threads(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
                                          const char *threads, tgc_diags *diags, tgc_memory_plan **out);
+
+/* Plans mp for `inflight` steps at once (0 or 1: one at a time): each
+ * space's planned peak (arena_bytes) gains its pipelined_bytes, the sends
+ * of up to inflight - 1 earlier steps whose receivers still read its
+ * buffers (a pipeline's first stage runs step k + 1 while the next stage
+ * reads step k's tensor in place; measured: an LSTM split over two cpus at
+ * --inflight 2 held 131072 bytes past its step's plan). May be called again
+ * with another count. */
+void tgc_memory_plan_set_inflight(tgc_memory_plan *mp, int inflight);
 
 /* Parses "N=400,B=2" against g's symbols into symbols[0..g->n_symbols)
  * (entries not named are left as they are). TGC_ERR_INVALID ("bad-bind",

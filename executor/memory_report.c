@@ -473,6 +473,7 @@ static tgc_status session_plan(const tgc_session *s, tgc_memory_plan **out) {
     }
     tgc_status st = tgc_memory_plan_build_threads(g, &s->compiled.parts, symbols, s->threads, NULL, out);
     tgc_free(symbols);
+    if (st == TGC_OK) tgc_memory_plan_set_inflight(*out, s->max_inflight);
     return st;
 }
 
@@ -543,13 +544,18 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     const tgc_memory_space *sp = NULL;
     for (int p = 0; mp != NULL && p < s->compiled.parts.n_parts; p++)
         if (s->devices[s->compiled.parts.parts[p].device] == d) sp = &mp->spaces[2 * p];
-    if (sp != NULL)
+    if (sp != NULL) { /* one step's plan; a pipeline's earlier steps may add their sends (a range, not a point) */
+        int64_t planned = sp->arena_bytes - sp->pipelined_bytes;
         fprintf(out,
                 "  %-22s %12" PRId64 "  (weights %" PRId64 " + planned %" PRId64 "; lower bound %" PRId64
-                ", naive sum %" PRId64 ")\n",
-                "predicted peak", sp->weights_bytes + sp->arena_bytes, sp->weights_bytes, sp->arena_bytes,
-                sp->lower_bound, sp->naive_sum);
-    else
+                ", naive sum %" PRId64 ")",
+                "predicted peak", sp->weights_bytes + planned, sp->weights_bytes, planned, sp->lower_bound,
+                sp->naive_sum);
+        if (sp->pipelined_bytes > 0)
+            fprintf(out, ", up to %" PRId64 " more while the next device reads earlier steps' sends in place",
+                    sp->pipelined_bytes);
+        fputc('\n', out);
+    } else
         fprintf(out, "  %-22s %12s  (%s)\n", "predicted peak", "-",
                 mp != NULL ? "no node runs here" : "no static plan: out of host memory");
     size_t cached = 0;

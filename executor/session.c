@@ -77,6 +77,7 @@ static tgc_status check_fit(tgc_session *s, const tgc_session_options *opts, tgc
     tgc_status st = tgc_memory_plan_build_threads(s->g, &s->compiled.parts, NULL, opts ? opts->threads : NULL,
                                                   NULL, &mp);
     if (st != TGC_OK) return st == TGC_ERR_NOMEM ? st : TGC_OK;
+    tgc_memory_plan_set_inflight(mp, s->max_inflight);
     const char *limits = opts != NULL ? opts->memory_limits : NULL;
     /* A malformed limit is open_devices' to report, as it always was. */
     if (tgc_memory_limit_of(limits, "", NULL) >= 0) st = tgc_memory_fit_check(mp, limits, diags);

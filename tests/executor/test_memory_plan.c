@@ -609,6 +609,44 @@ static void test_bad_limit_specs(void) {
     }
 }
 
+/* A pipeline's sends: a = Relu(x) on cpu0, read in place by b = Neg(a) on
+ * cpu1 (host memory to host memory). By hand, a is 256 x 256 x 4 = 262144
+ * bytes; with K steps in flight cpu0 may run a step while cpu1 still reads
+ * the K - 1 earlier steps' a, so cpu0's planned peak is K x 262144 (one
+ * step's a, plus the sends held). The hard limit counts them: cpu0 limited
+ * to what one step needs (less the margin) fits at --inflight 1 and is
+ * refused at 2. */
+static void test_pipelined_sends(void) {
+    const char *yaml = "format: tgc/1\ninputs: [{name: x, dtype: float32, shape: [256, 256]}]\noutputs: [b]\n"
+                       "nodes:\n  - {name: a, op: Relu, inputs: [x], device: cpu0}\n"
+                       "  - {name: b, op: Neg, inputs: [a], device: cpu1}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "pipe.yaml", NULL, d, &g), TGC_OK);
+    for (int k = 1; k <= 3; k++) {
+        tgc_memory_plan_options o = {.max_inflight = k};
+        tgc_memory_plan *mp = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_graph_memory_plan(g, "cpu0,cpu1", &o, d, &mp), TGC_OK);
+        int64_t cpu0 = -1;
+        for (int i = 0; i < tgc_memory_plan_count(mp); i++)
+            if (strcmp(tgc_memory_plan_get(mp, i).device, "cpu0") == 0) cpu0 = tgc_memory_plan_get(mp, i).planned_peak;
+        CU_ASSERT_EQUAL(cpu0, (int64_t)k * 262144);
+        tgc_memory_plan_free(mp);
+    }
+    char limits[64];
+    snprintf(limits, sizeof limits, "cpu0=%d", 262144 * 100 / 95 + 4096);
+    for (int k = 1; k <= 2; k++) {
+        tgc_session_options o = {.memory_limits = limits, .max_inflight = k};
+        tgc_session *s = NULL;
+        tgc_status st = tgc_session_create(g, "cpu0,cpu1", &o, d, &s);
+        CU_ASSERT_EQUAL(st, k == 1 ? TGC_OK : TGC_ERR_INVALID);
+        if (k == 2) CU_ASSERT_TRUE(contains(d, "cpu0 [does not fit] needs 524288 bytes"));
+        tgc_session_free(s);
+    }
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("memory_plan", {"greedy can exceed the lower bound", test_greedy_can_exceed_lower_bound},
               {"the smallest gap wins", test_smallest_gap_wins},
               {"whole-run buffers first, aligned offsets", test_whole_run_first_and_alignment},
@@ -621,4 +659,4 @@ TGC_TEST_MAIN("memory_plan", {"greedy can exceed the lower bound", test_greedy_c
               {"the watch balances when runs fail", test_watch_balances_when_runs_fail}, {"sizes", test_sizes},
               {"a limit just below the need", test_limit_just_below},
               {"a limit below the weights", test_limit_below_the_weights},
-              {"bad limit specs", test_bad_limit_specs})
+              {"bad limit specs", test_bad_limit_specs}, {"a pipeline's sends in flight", test_pipelined_sends})
