@@ -49,7 +49,7 @@ for m in "${MODELS[@]}"; do
     "$TGC" compile "$DIR/$m.yaml" --devices cpu0,cpu1 --threads cpu0=1,cpu1=1 --placement auto --inflight 2 \
         --dump placed >/dev/null 2>&1 || true
     rate=$(steps_per_s cpu0 cpu0=1 rules 2 "$m")
-    steps=$(echo "$rate * $MIN_SECONDS" | bc -l | awk -v s="$STEPS" '{n = int($1); print n > s ? n : s}')
+    steps=$(echo "$rate * $MIN_SECONDS" | bc -l | awk -v s="$STEPS" '{n = int($1); print (n > s ? n : s)}')
     : > /tmp/bp.$m.r1; : > /tmp/bp.$m.r2; : > /tmp/bp.$m.a; : > /tmp/bp.$m.lc; : > /tmp/bp.$m.lg; : > /tmp/bp.$m.la
     for _ in $(seq 1 "$ROUNDS"); do
         steps_per_s cpu0 cpu0=1 rules 2 "$m" "$steps" >> /tmp/bp.$m.r1
