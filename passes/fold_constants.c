@@ -222,13 +222,11 @@ static tgc_status run_order(const tgc_graph *g, const unsigned char *state, int3
         return TGC_ERR_NOMEM;
     }
     *count = 0;
-    for (int w = 0; w <= n_wanted; w++) {
-        int depth = 0;
-        if (w < n_wanted && !seen[wanted[w].node]) { /* wanted values come from foldable nodes */
-            seen[wanted[w].node] = 1;
-            stack[depth++] = (frame){wanted[w].node, 0};
-        }
-        while (depth > 0) {
+    for (int w = 0; w < n_wanted; w++) {
+        if (seen[wanted[w].node]) continue;
+        seen[wanted[w].node] = 1; /* wanted values come from foldable nodes */
+        stack[0] = (frame){wanted[w].node, 0};
+        for (int depth = 1; depth > 0;) {
             frame *f = &stack[depth - 1];
             const tgc_node *n = &g->nodes[f->node];
             if (f->next_input < n->n_inputs) {
