@@ -66,6 +66,11 @@ typedef struct tgc_conv_rows_job {
     float *out;
     int64_t out_cs, out_rs;
     int64_t rows, n;
+    /* A fused Relu or Clip applied in registers before each store:
+     * x < lo gives lo, then x > hi gives hi (NaN passes), the rows of
+     * graph/elementwise.def exactly (Relu: lo 0, hi +inf). */
+    bool clamp;
+    float lo, hi;
 } tgc_conv_rows_job;
 
 /* A band of output rows of a depthwise Conv for a block of input

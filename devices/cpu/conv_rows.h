@@ -57,6 +57,13 @@ static inline tgc_vf cr_load_n(const float *p, int64_t k) {
 #endif
 }
 
+/* v clamped as the job's fused activation says (tgc_conv_rows_job.clamp):
+ * the selects of Clip's row, so the bits of the unfused node. */
+static inline tgc_vf cr_clamp(tgc_vf v, tgc_vf lo, tgc_vf hi) {
+    v = tgc_vsel(v < lo, lo, v);
+    return tgc_vsel(v > hi, hi, v);
+}
+
 /* One tile: channels [0, mb) x nv slots, slot v reading its taps at
  * in[v] + off[t] and writing channel k's output at out[v] + k * out_cs,
  * cols lanes of it (all when cols >= lanes). Inlined with constant mb and
@@ -87,6 +94,13 @@ static inline __attribute__((always_inline)) void cr_tile(const tgc_conv_rows_jo
             for (int v = 0; v < nv; v++) acc[k][v] = tgc_vmuladd(wk, x[v], acc[k][v]);
         }
     }
+    if (j->clamp) {
+        tgc_vf lo = tgc_vf_splat(j->lo), hi = tgc_vf_splat(j->hi);
+#pragma GCC unroll 4
+        for (int k = 0; k < mb; k++)
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) acc[k][v] = cr_clamp(acc[k][v], lo, hi);
+    }
     if (cols >= TGC_VLANES) {
 #pragma GCC unroll 4
         for (int k = 0; k < mb; k++)
@@ -109,6 +123,9 @@ typedef __m256 cr_half;
 #define CR_HALF_SPLAT(s) _mm256_set1_ps(s)
 #define CR_HALF_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define CR_HALF_STORE_N(p, v, k) _mm256_mask_storeu_ps((p), (__mmask8)((1u << (k)) - 1u), (v))
+#define CR_HALF_CLAMP(v, lo, hi) \
+    _mm256_blendv_ps(_mm256_blendv_ps((v), (lo), _mm256_cmp_ps((v), (lo), _CMP_LT_OQ)), (hi), \
+                     _mm256_cmp_ps(_mm256_blendv_ps((v), (lo), _mm256_cmp_ps((v), (lo), _CMP_LT_OQ)), (hi), _CMP_GT_OQ))
 #else
 typedef __m128 cr_half;
 #define CR_HALF_LOAD(p) _mm_loadu_ps(p)
@@ -120,6 +137,9 @@ typedef __m128 cr_half;
 #endif
 #define CR_HALF_STORE_N(p, v, k) \
     _mm_maskstore_ps((p), _mm_cmpgt_epi32(_mm_set1_epi32((int)(k)), _mm_setr_epi32(0, 1, 2, 3)), (v))
+#define CR_HALF_CLAMP(v, lo, hi) \
+    _mm_blendv_ps(_mm_blendv_ps((v), (lo), _mm_cmplt_ps((v), (lo))), (hi), \
+                  _mm_cmpgt_ps(_mm_blendv_ps((v), (lo), _mm_cmplt_ps((v), (lo))), (hi)))
 #endif
 
 /* cr_tile at half width, cols <= lanes / 2. */
@@ -146,6 +166,13 @@ static inline __attribute__((always_inline)) void cr_tile_half(const tgc_conv_ro
 #pragma GCC unroll 4
             for (int v = 0; v < nv; v++) acc[k][v] = CR_HALF_FMA(wk, x[v], acc[k][v]);
         }
+    }
+    if (j->clamp) {
+        cr_half lo = CR_HALF_SPLAT(j->lo), hi = CR_HALF_SPLAT(j->hi);
+#pragma GCC unroll 4
+        for (int k = 0; k < mb; k++)
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) acc[k][v] = CR_HALF_CLAMP(acc[k][v], lo, hi);
     }
 #pragma GCC unroll 4
     for (int k = 0; k < mb; k++)
@@ -230,8 +257,8 @@ static void cr_run(const tgc_conv_rows_job *j) {
  * a K-th of its loads (stride 1) and, for 3x3, the weights in registers. */
 static inline __attribute__((always_inline)) void cr_dw_rows(const float *in, const int64_t *plane, int64_t in_rs,
                                                              const float *w, const tgc_vf *wv, tgc_vf b, float *out,
-                                                             int64_t out_rs, int64_t cols, const int K, const int S,
-                                                             const int R) {
+                                                             int64_t out_rs, int64_t cols, const tgc_vf *clamp,
+                                                             const int K, const int S, const int R) {
     tgc_vf acc[CR_DW_ROWS];
 #pragma GCC unroll 4
     for (int v = 0; v < R; v++) acc[v] = b;
@@ -259,6 +286,7 @@ static inline __attribute__((always_inline)) void cr_dw_rows(const float *in, co
     }
 #pragma GCC unroll 4
     for (int v = 0; v < R; v++) {
+        if (clamp != NULL) acc[v] = cr_clamp(acc[v], clamp[0], clamp[1]);
         if (cols >= TGC_VLANES) tgc_vf_store(out + v * out_rs, acc[v]);
         else cr_store_n(out + v * out_rs, acc[v], cols);
     }
@@ -274,16 +302,18 @@ static inline __attribute__((always_inline)) void cr_dw(const tgc_conv_rows_job 
         tgc_vf wv[9];
         for (int t = 0; t < 9; t++) wv[t] = tgc_vf_splat(K == 3 ? w[t] : 0.0f);
         tgc_vf b = tgc_vf_splat(j->bias != NULL ? j->bias[k] : 0.0f);
+        tgc_vf bounds[2] = {tgc_vf_splat(j->lo), tgc_vf_splat(j->hi)};
+        const tgc_vf *clamp = j->clamp ? bounds : NULL;
         float *out = j->out + k * j->out_cs;
         int64_t r = 0;
         for (; r + CR_DW_ROWS <= j->rows; r += CR_DW_ROWS)
             for (int64_t f = 0; f < j->n; f += TGC_VLANES)
                 cr_dw_rows(j->in + r * j->in_rs + f, plane, j->in_rs, w, wv, b, out + r * j->out_rs + f, j->out_rs,
-                           j->n - f, K, S, CR_DW_ROWS);
+                           j->n - f, clamp, K, S, CR_DW_ROWS);
         for (; r < j->rows; r++)
             for (int64_t f = 0; f < j->n; f += TGC_VLANES)
                 cr_dw_rows(j->in + r * j->in_rs + f, plane, j->in_rs, w, wv, b, out + r * j->out_rs + f, j->out_rs,
-                           j->n - f, K, S, 1);
+                           j->n - f, clamp, K, S, 1);
     }
 }
 

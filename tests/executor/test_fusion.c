@@ -15,6 +15,7 @@
 #include "tgc.h"
 
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,73 @@ static void test_other_activations(void) {
     free(buf);
 }
 
+/* The direct convolution applies a fused Relu or Clip in registers as it
+ * stores (tgc_conv_rows_job.clamp), every vector width included: a 1x1 on
+ * 16 channels (the dense direct path) with Clip(0, 6), a depthwise 3x3
+ * with Relu and one at stride 2 with Clip, 40 and 20 columns wide (a full
+ * vector, then a part), over an input holding NaN, -0, +-inf and values at
+ * the bounds: each absorbed and bitwise the unfused nodes' (NaN passes
+ * both, as Clip's and Relu's rows say). */
+static void test_clamp_in_registers(void) {
+    size_t size = 1 << 16, at = 0;
+    char *buf = malloc(size);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    at += (size_t)snprintf(buf + at, size - at,
+                           "format: tgc/1\n"
+                           "inputs:\n"
+                           "  - {name: x, dtype: float32, shape: [1, 16, 9, 40]}\n"
+                           "  - {name: x2, dtype: float32, shape: [1]}\n"
+                           "  - {name: v, dtype: float32, shape: [1]}\n"
+                           "outputs: [a1, a2, a3]\n"
+                           "initializers:\n"
+                           "  - {name: lo, dtype: float32, shape: [], values: [0]}\n"
+                           "  - {name: hi, dtype: float32, shape: [], values: [6]}\n");
+    at = put_init(buf, at, size, "wp", "[32, 16, 1, 1]", 32 * 16, 21);
+    at = put_init(buf, at, size, "bp", "[32]", 32, 22);
+    at = put_init(buf, at, size, "wd", "[16, 1, 3, 3]", 16 * 9, 23);
+    at = put_init(buf, at, size, "bd", "[16]", 16, 24);
+    at += (size_t)snprintf(buf + at, size - at,
+                           "nodes:\n"
+                           "  - {name: p1, op: Conv, inputs: [x, wp, bp]}\n"
+                           "  - {name: a1, op: Clip, inputs: [p1, lo, hi]}\n"
+                           "  - {name: d1, op: Conv, inputs: [x, wd, bd], attrs: {pads: [1, 1, 1, 1], group: 16}}\n"
+                           "  - {name: a2, op: Relu, inputs: [d1]}\n"
+                           "  - {name: d2, op: Conv, inputs: [x, wd, bd],\n"
+                           "     attrs: {pads: [1, 1, 1, 1], strides: [2, 2], group: 16}}\n"
+                           "  - {name: a3, op: Clip, inputs: [d2, lo, hi]}\n");
+    CU_ASSERT_FATAL(at < size);
+    tgc_diags *diags = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(buf, strlen(buf), "clamp.yaml", NULL, diags, &g), TGC_OK);
+    enum { NX = 16 * 9 * 40 };
+    static float xs[NX];
+    uint32_t seed = 31;
+    const float special[] = {NAN, -0.0f, INFINITY, -INFINITY, 0.0f, 6.0f, 60.0f, -60.0f};
+    for (int i = 0; i < NX; i++) xs[i] = i % 37 == 0 ? special[(i / 37) % 8] : 30.0f * lcg(&seed);
+    int64_t xd[4] = {1, 16, 9, 40}, one[1] = {1};
+    tgc_tensor *feeds[3] = {NULL, random_tensor(1, one, 1), random_tensor(1, one, 2)};
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 4, xd, xs, &feeds[0]), TGC_OK);
+    tgc_tensor *fused[N_OUT] = {0}, *plain[N_OUT] = {0};
+    CU_ASSERT_EQUAL(run(g, true, feeds, fused), 3);
+    CU_ASSERT_EQUAL(run(g, false, feeds, plain), 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(fused[i]);
+        int64_t n = tgc_tensor_numel(fused[i]), nans = 0;
+        CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(fused[i]), tgc_tensor_data(plain[i]), (size_t)n * sizeof(float)), 0);
+        const float *y = tgc_tensor_data(fused[i]);
+        for (int64_t k = 0; k < n; k++) nans += y[k] != y[k];
+        CU_ASSERT(nans > 0); /* a NaN in a window passes through the clamp */
+    }
+    for (int i = 0; i < N_OUT; i++) {
+        tgc_tensor_release(fused[i]);
+        tgc_tensor_release(plain[i]);
+    }
+    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
+    tgc_graph_free(g);
+    tgc_diags_free(diags);
+    free(buf);
+}
+
 /* MatMul's three paths, each with an activation after it: the batch folded
  * into one GEMM (v [3, 20] x [20, 24], Gelu), small products several at a
  * piece ([4, 5, 20] x [4, 20, 6], Sigmoid), one GEMM per product
@@ -349,4 +417,5 @@ static void test_matmul_activations(void) {
 TGC_TEST_MAIN("activation fusion", {"fused equals unfused", test_fused_equals_unfused},
               {"other activations", test_other_activations},
               {"MatMul's paths with activations", test_matmul_activations},
+              {"Relu and Clip in the direct convolution's registers", test_clamp_in_registers},
               {"every host allocation fails in turn", test_every_host_allocation_fails_in_turn})
