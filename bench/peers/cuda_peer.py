@@ -68,8 +68,11 @@ def torch_cuda_ms(m, xs, n):
     return float(np.median(times)), y.float().cpu().numpy()
 
 
-def tgc_ms(tgc, yaml, devices, feeds, n, out_dir, log):
+def tgc_ms(tgc, yaml, devices, feeds, n, out_dir, log, threads=None):
+    """(ms per run, output 0 or None, exit status) of `tgc run` (THREADS: --threads's value, or its default)."""
     cmd = [tgc, "run", yaml, "--devices", devices, "--repeat", str(n + 1), "--output-dir", out_dir]
+    if threads:
+        cmd += ["--threads", threads]
     for f in feeds:
         cmd += ["--input", f]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

@@ -50,20 +50,6 @@ def torch_cpu_ms(m, xs, n, threads):
     return float(np.median(times))
 
 
-def tgc_cpu_ms(tgc, yaml, feeds, n, threads, out_dir, log):
-    cmd = [tgc, "run", yaml, "--devices", "cpu", "--threads", "cpu=%d" % threads, "--repeat", str(n + 1),
-           "--output-dir", out_dir]
-    for f in feeds:
-        cmd += ["--input", f]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    with open(log, "a") as f:
-        f.write("$ %s\n%s%s\n" % (" ".join(cmd), p.stdout, p.stderr))
-    m = cuda_peer.WALL.search(p.stdout + p.stderr)
-    out = os.path.join(out_dir, "output.npy")
-    y = np.load(out) if p.returncode == 0 and os.path.exists(out) else None
-    return (float(m.group(1)) if m else None), y
-
-
 def best(a, b):
     return b if a is None or (b is not None and b < a) else a
 
@@ -94,7 +80,8 @@ def main():
                 for t in THREADS:
                     key = str(t)
                     row["torch"][key] = best(row["torch"].get(key), torch_cpu_ms(m, xs, n, t))
-                    ms, y = tgc_cpu_ms(tgc, yaml, feeds, n, t, os.path.join(outdir, "%s.t%d" % (name, t)), log)
+                    ms, y, _ = cuda_peer.tgc_ms(tgc, yaml, "cpu", feeds, n, os.path.join(outdir, "%s.t%d" % (name, t)),
+                                                log, threads="cpu=%d" % t)
                     row["tgc"][key] = best(row["tgc"].get(key), ms)
                     if y is not None:
                         row["diff"] = max(row.get("diff", 0.0), float(np.max(np.abs(y - ref))))
