@@ -545,6 +545,23 @@ static void assign_all(au_ctx *x, int d) {
     }
 }
 
+/* The best objective over the orders of the devices (all of them for at
+ * most MAX_PERMUTED devices, else the listed one) and its order into
+ * best_perm; INFINITY when nothing fits. */
+static double best_order(au_ctx *x, int *best_perm) {
+    int perm[TGC_PLACER_MAX_DEVICES];
+    for (int d = 0; d < x->n_dev; d++) perm[d] = best_perm[d] = d;
+    double best = INFINITY;
+    do {
+        double v = plan_order(x, perm);
+        if (v < best * (1 - 1e-9)) {
+            best = v;
+            memcpy(best_perm, perm, (size_t)x->n_dev * sizeof *perm);
+        }
+    } while (x->n_dev <= MAX_PERMUTED && next_order(perm, x->n_dev));
+    return best;
+}
+
 tgc_status tgc_pl_auto(pl_ctx *c) {
     au_ctx x = {.c = c, .a = c->opt.automatic, .n_dev = c->n_devs};
     if (x.a->cost == NULL) return TGC_OK;
@@ -555,28 +572,13 @@ tgc_status tgc_pl_auto(pl_ctx *c) {
         au_free(&x);
         return s;
     }
-    int perm[TGC_PLACER_MAX_DEVICES], best_perm[TGC_PLACER_MAX_DEVICES];
-    for (int d = 0; d < x.n_dev; d++) perm[d] = d;
-    double best = INFINITY;
-    do {
-        double v = plan_order(&x, perm);
-        if (v < best * (1 - 1e-9)) {
-            best = v;
-            memcpy(best_perm, perm, (size_t)x.n_dev * sizeof *perm);
-        }
-    } while (x.n_dev <= MAX_PERMUTED && next_order(perm, x.n_dev));
+    int best_perm[TGC_PLACER_MAX_DEVICES];
+    double best = best_order(&x, best_perm);
     if (isinf(best)) { /* nothing fits by the safe estimate: try the lean one (read_graph) */
         double *safe = x.live;
         x.live = x.lean, x.lean = safe;
         fill_block_live(&x);
-        for (int d = 0; d < x.n_dev; d++) perm[d] = d;
-        do {
-            double v = plan_order(&x, perm);
-            if (v < best * (1 - 1e-9)) {
-                best = v;
-                memcpy(best_perm, perm, (size_t)x.n_dev * sizeof *perm);
-            }
-        } while (x.n_dev <= MAX_PERMUTED && next_order(perm, x.n_dev));
+        best = best_order(&x, best_perm);
     }
     if (isinf(best)) {
         s = refuse(&x);

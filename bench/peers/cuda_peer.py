@@ -84,6 +84,24 @@ def tgc_ms(tgc, yaml, devices, feeds, n, out_dir, log, threads=None):
     return (float(m.group(1)) if m else None), y, p.returncode
 
 
+def prepare(name, outdir):
+    """Model NAME of export.py built, its inputs saved as .npy and it
+    exported to ONNX under OUTDIR: (model, inputs, runs, PyTorch's cpu
+    output, --input NAME=FILE feeds, the .onnx path)."""
+    m, xs = peers.build(name)
+    in_names, n = peers.MODELS[name][2], peers.MODELS[name][3]
+    with torch.no_grad():
+        ref = m(*xs).numpy()
+    feeds = []
+    for k, x in zip(in_names, xs):
+        path = os.path.join(outdir, "%s.%s.npy" % (name, k))
+        np.save(path, x.numpy())
+        feeds.append("%s=%s" % (k, path))
+    onnx_path = os.path.join(outdir, name + ".onnx")
+    export_onnx(m, xs, onnx_path, in_names)
+    return m, xs, n, ref, feeds, onnx_path
+
+
 def main():
     outdir, tgc, names = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3:]
     os.makedirs(outdir, exist_ok=True)
@@ -92,17 +110,7 @@ def main():
     for name in names:
         row = {"model": name}
         try:
-            m, xs = peers.build(name)
-            in_names, n = peers.MODELS[name][2], peers.MODELS[name][3]
-            with torch.no_grad():
-                ref = m(*xs).numpy()
-            feeds = []
-            for k, x in zip(in_names, xs):
-                path = os.path.join(outdir, "%s.%s.npy" % (name, k))
-                np.save(path, x.numpy())
-                feeds.append("%s=%s" % (k, path))
-            onnx_path = os.path.join(outdir, name + ".onnx")
-            export_onnx(m, xs, onnx_path, in_names)
+            m, xs, n, ref, feeds, onnx_path = prepare(name, outdir)
             if torch.cuda.is_available():
                 row["torch_cuda_ms"], y = torch_cuda_ms(m, xs, n)
                 row["torch_cuda_diff"] = float(np.max(np.abs(y - ref)))

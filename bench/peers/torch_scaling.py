@@ -31,7 +31,6 @@ import cuda_peer  # noqa: E402 (takes this folder off sys.path for torch's sake,
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-peers = cuda_peer.peers
 CORES = os.cpu_count() or 1
 THREADS = [t for t in (int(v) for v in os.environ.get("THREADS", "1 2 4 8 16").split()) if t <= CORES]
 ROUNDS = int(os.environ.get("ROUNDS", "2"))
@@ -62,17 +61,8 @@ def main():
     for name in names:
         row = {"model": name, "tgc": {}, "torch": {}}
         try:
-            m, xs = peers.build(name)
-            in_names, n = peers.MODELS[name][2], peers.MODELS[name][3]
-            with torch.no_grad():
-                ref = m(*xs).numpy()
-            feeds = []
-            for k, x in zip(in_names, xs):
-                path = os.path.join(outdir, "%s.%s.npy" % (name, k))
-                np.save(path, x.numpy())
-                feeds.append("%s=%s" % (k, path))
-            onnx_path, yaml = os.path.join(outdir, name + ".onnx"), os.path.join(outdir, name + ".yaml")
-            cuda_peer.export_onnx(m, xs, onnx_path, in_names)
+            m, xs, n, ref, feeds, onnx_path = cuda_peer.prepare(name, outdir)
+            yaml = os.path.join(outdir, name + ".yaml")
             p = subprocess.run([tgc, "import", onnx_path, "-o", yaml], capture_output=True, text=True)
             if p.returncode != 0:
                 raise RuntimeError("import: " + (p.stderr or p.stdout).strip()[:300])
