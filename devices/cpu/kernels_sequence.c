@@ -226,8 +226,9 @@ static tgc_status k_split_to_sequence(tgc_kernel_ctx *c) {
             tgc_kernel_fail(c, "out of memory allocating chunk %lld", (long long)i);
             break;
         }
-        copy_blocks(tgc_buffer_host_ptr(v->buf), block, src + (size_t)(at * inner) * elem,
-                    (size_t)(dim * inner) * elem, outer, block);
+        if (block * (size_t)outer > 0) /* an empty chunk copies nothing (an empty X has no buffer) */
+            copy_blocks(tgc_buffer_host_ptr(v->buf), block, src + (size_t)(at * inner) * elem,
+                        (size_t)(dim * inner) * elem, outer, block);
     }
     if (lengths != lengths_small) tgc_free(lengths);
     return st;
