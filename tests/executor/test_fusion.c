@@ -119,6 +119,20 @@ static int run(const tgc_graph *g, bool fusion, tgc_tensor *const feeds[3], tgc_
     return absorbed;
 }
 
+/* Frees what a test made: both runs' outputs, the feeds, the graph, its
+ * diagnostics and its text. */
+static void release_runs(tgc_tensor **fused, tgc_tensor **plain, tgc_tensor *const feeds[3], tgc_graph *g,
+                         tgc_diags *diags, char *text) {
+    for (int i = 0; i < N_OUT; i++) {
+        tgc_tensor_release(fused[i]);
+        tgc_tensor_release(plain[i]);
+    }
+    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
+    tgc_graph_free(g);
+    tgc_diags_free(diags);
+    free(text);
+}
+
 static void test_fused_equals_unfused(void) {
     char *text = graph_text();
     tgc_diags *diags = tgc_diags_create();
@@ -152,14 +166,7 @@ static void test_fused_equals_unfused(void) {
     CU_ASSERT(negatives > 100);
     CU_ASSERT_EQUAL(wrong, 0);
     CU_ASSERT_EQUAL(below, 0);
-    for (int i = 0; i < N_OUT; i++) {
-        tgc_tensor_release(fused[i]);
-        tgc_tensor_release(plain[i]);
-    }
-    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
-    tgc_graph_free(g);
-    tgc_diags_free(diags);
-    free(text);
+    release_runs(fused, plain, feeds, g, diags, text);
 }
 
 /* Every host allocation of creating a session over the graph and running
@@ -276,14 +283,7 @@ static void test_other_activations(void) {
         for (int64_t k = 0; k < tgc_tensor_numel(fused[i]); k++) out += y[k] < lo[i] || y[k] > hi[i];
         CU_ASSERT_EQUAL(out, 0);
     }
-    for (int i = 0; i < N_OUT; i++) {
-        tgc_tensor_release(fused[i]);
-        tgc_tensor_release(plain[i]);
-    }
-    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
-    tgc_graph_free(g);
-    tgc_diags_free(diags);
-    free(buf);
+    release_runs(fused, plain, feeds, g, diags, buf);
 }
 
 /* The direct convolution applies a fused Relu or Clip in registers as it
@@ -343,14 +343,7 @@ static void test_clamp_in_registers(void) {
         for (int64_t k = 0; k < n; k++) nans += y[k] != y[k];
         CU_ASSERT(nans > 0); /* a NaN in a window passes through the clamp */
     }
-    for (int i = 0; i < N_OUT; i++) {
-        tgc_tensor_release(fused[i]);
-        tgc_tensor_release(plain[i]);
-    }
-    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
-    tgc_graph_free(g);
-    tgc_diags_free(diags);
-    free(buf);
+    release_runs(fused, plain, feeds, g, diags, buf);
 }
 
 /* MatMul's three paths, each with an activation after it: the batch folded
@@ -404,14 +397,7 @@ static void test_matmul_activations(void) {
     }
     const float *half = tgc_tensor_data(fused[3]);
     for (int k = 0; k < 12; k++) CU_ASSERT_EQUAL(half[k], 0.5f);
-    for (int i = 0; i < N_OUT; i++) {
-        tgc_tensor_release(fused[i]);
-        tgc_tensor_release(plain[i]);
-    }
-    for (int i = 0; i < 3; i++) tgc_tensor_release(feeds[i]);
-    tgc_graph_free(g);
-    tgc_diags_free(diags);
-    free(buf);
+    release_runs(fused, plain, feeds, g, diags, buf);
 }
 
 TGC_TEST_MAIN("activation fusion", {"fused equals unfused", test_fused_equals_unfused},
