@@ -9,7 +9,9 @@
  * Results must not depend on how the indices are spread over threads: a
  * kernel splits its work into pieces chosen from the sizes alone, never
  * from the thread count, so a run on one thread and on many is bitwise the
- * same. */
+ * same. Which thread runs which index may be chosen for locality: each
+ * participant starts on a contiguous range of its own, the same one call
+ * after call (see parallel_for.c). */
 #ifndef TGC_SUPPORT_PARALLEL_FOR_H
 #define TGC_SUPPORT_PARALLEL_FOR_H
 

@@ -18,6 +18,15 @@ typedef struct task {
     void *arg;
 } task;
 
+/* Who a worker thread is: its pool and its index there. */
+typedef struct worker_id {
+    tgc_thread_pool *pool;
+    int index;
+} worker_id;
+
+/* The calling thread's identity when it is a pool's worker, else NULL. */
+static _Thread_local const worker_id *this_worker;
+
 struct tgc_thread_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -26,6 +35,7 @@ struct tgc_thread_pool {
     atomic_size_t count; /* tasks at ring[(head + i) % cap], i < count; written under lock */
     bool stopping;
     pthread_t *threads;
+    worker_id *ids; /* [n_threads] */
     int n_threads;
 };
 
@@ -35,7 +45,8 @@ static bool queue_nonempty(void *arg) {
 }
 
 static void *worker(void *arg) {
-    tgc_thread_pool *p = arg;
+    this_worker = arg;
+    tgc_thread_pool *p = this_worker->pool;
     pthread_mutex_lock(&p->lock);
     for (;;) {
         if (p->count == 0 && !p->stopping) {
@@ -64,16 +75,19 @@ tgc_status tgc_thread_pool_create(int threads, tgc_thread_pool **out) {
     p->cap = 64;
     p->ring = tgc_malloc(p->cap * sizeof *p->ring);
     p->threads = tgc_calloc((size_t)threads, sizeof *p->threads);
-    if (p->ring == NULL || p->threads == NULL) {
+    p->ids = tgc_calloc((size_t)threads, sizeof *p->ids);
+    if (p->ring == NULL || p->threads == NULL || p->ids == NULL) {
         tgc_free(p->ring);
         tgc_free(p->threads);
+        tgc_free(p->ids);
         tgc_free(p);
         return TGC_ERR_NOMEM;
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     for (int i = 0; i < threads; i++) {
-        if (pthread_create(&p->threads[i], NULL, worker, p) != 0) {
+        p->ids[i] = (worker_id){p, i};
+        if (pthread_create(&p->threads[i], NULL, worker, &p->ids[i]) != 0) {
             tgc_thread_pool_free(p);
             return TGC_ERR_RUNTIME;
         }
@@ -123,6 +137,10 @@ int tgc_thread_pool_cancel(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
 
 int tgc_thread_pool_size(const tgc_thread_pool *p) { return p->n_threads; }
 
+int tgc_thread_pool_worker_index(const tgc_thread_pool *p) {
+    return this_worker != NULL && this_worker->pool == p ? this_worker->index : -1;
+}
+
 void tgc_thread_pool_free(tgc_thread_pool *p) {
     if (p == NULL) return;
     pthread_mutex_lock(&p->lock);
@@ -134,5 +152,6 @@ void tgc_thread_pool_free(tgc_thread_pool *p) {
     pthread_mutex_destroy(&p->lock);
     tgc_free(p->ring);
     tgc_free(p->threads);
+    tgc_free(p->ids);
     tgc_free(p);
 }

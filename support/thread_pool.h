@@ -31,6 +31,11 @@ int tgc_thread_pool_cancel(tgc_thread_pool *p, tgc_task_fn fn, void *arg);
 /* Number of worker threads. */
 int tgc_thread_pool_size(const tgc_thread_pool *p);
 
+/* The calling thread's index in [0, size) when it is one of p's workers,
+ * else -1: a stable identity, for work that should go to the same thread
+ * call after call (tgc_parallel_for's ranges). */
+int tgc_thread_pool_worker_index(const tgc_thread_pool *p);
+
 /* Runs every queued task, stops the workers and frees the pool; NULL ok. */
 void tgc_thread_pool_free(tgc_thread_pool *p);
 

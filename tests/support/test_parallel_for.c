@@ -2,7 +2,9 @@
  * share a slot; calls from a pool's own workers, a pool of one worker and
  * nested calls finish (the caller never waits on a queued helper, and takes
  * it back from the queue before returning); a NULL pool runs in index order
- * on the caller; the pool's cancel removes only the queued tasks it names.
+ * on the caller; the pool's cancel removes only the queued tasks it names;
+ * each participant starts on its own range, the range of its index in the
+ * pool (the last one for a caller from outside).
  * Run under ThreadSanitizer by `make test`. */
 #include "tests/harness.h"
 
@@ -11,6 +13,7 @@
 #include <CUnit/CUnit.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #define N_INDICES 10000
 
@@ -202,8 +205,79 @@ static void test_cancel_removes_only_matching_queued_tasks(void) {
     for (int i = 0; i < 8; i++) CU_ASSERT_EQUAL(atomic_load(&cancel_runs[i]), i == 3 || i == 5 ? 0 : 3);
 }
 
+/* Every participant's first index, by who it is (a worker's index in the
+ * pool, or `size` for a caller from outside). Each first piece waits until
+ * all participants have started, so that no range is taken by another
+ * before its owner arrives. */
+typedef struct firsts {
+    tgc_thread_pool *pool;
+    int participants;
+    int64_t n;
+    atomic_int started, timed_out;
+    atomic_int_fast64_t first[8]; /* -1: none yet */
+} firsts;
+
+static void note_first(void *arg, int64_t i, int slot) {
+    (void)slot;
+    firsts *f = arg;
+    int who = tgc_thread_pool_worker_index(f->pool);
+    if (who < 0) who = tgc_thread_pool_size(f->pool);
+    int_fast64_t none = -1;
+    if (!atomic_compare_exchange_strong(&f->first[who], &none, i)) return;
+    atomic_fetch_add(&f->started, 1);
+    time_t deadline = time(NULL) + 20;
+    while (atomic_load(&f->started) < f->participants)
+        if (time(NULL) > deadline) {
+            atomic_store(&f->timed_out, 1);
+            return;
+        }
+}
+
+static void firsts_init(firsts *f, tgc_thread_pool *p, int participants, int64_t n) {
+    f->pool = p;
+    f->participants = participants;
+    f->n = n;
+    atomic_init(&f->started, 0);
+    atomic_init(&f->timed_out, 0);
+    for (int i = 0; i < 8; i++) atomic_init(&f->first[i], -1);
+}
+
+static void firsts_from_worker(void *arg) {
+    firsts *f = arg;
+    tgc_parallel_for(f->pool, f->n, note_first, f);
+    atomic_store(&f->started, -100); /* done */
+}
+
+static void test_each_starts_on_its_own_range(void) {
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &p), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_worker_index(p), -1); /* not a worker */
+    for (int rep = 0; rep < 5; rep++) { /* from outside: 4 ranges of 100, the caller's the last */
+        firsts f;
+        firsts_init(&f, p, 4, 400);
+        tgc_parallel_for(p, 400, note_first, &f);
+        CU_ASSERT_EQUAL(atomic_load(&f.timed_out), 0);
+        for (int who = 0; who < 4; who++) CU_ASSERT_EQUAL(atomic_load(&f.first[who]), who * 100);
+    }
+    tgc_thread_pool_free(p);
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &p), TGC_OK);
+    for (int rep = 0; rep < 5; rep++) { /* from a worker: 2 ranges, one a worker */
+        firsts f;
+        firsts_init(&f, p, 2, 200);
+        CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, firsts_from_worker, &f), TGC_OK);
+        while (atomic_load(&f.started) >= 0) {
+        }
+        CU_ASSERT_EQUAL(atomic_load(&f.timed_out), 0);
+        CU_ASSERT_EQUAL(atomic_load(&f.first[0]), 0);
+        CU_ASSERT_EQUAL(atomic_load(&f.first[1]), 100);
+        CU_ASSERT_EQUAL(atomic_load(&f.first[2]), -1); /* no outsider took part */
+    }
+    tgc_thread_pool_free(p);
+}
+
 TGC_TEST_MAIN("parallel for", {"every index once, slots never shared", test_every_index_once},
               {"NULL pool: in order on the caller", test_null_pool_in_order},
               {"from the pool's only worker", test_from_the_pools_only_worker}, {"nested", test_nested},
               {"queued helpers taken back", test_queued_helpers_taken_back},
-              {"cancel removes only matching queued tasks", test_cancel_removes_only_matching_queued_tasks})
+              {"cancel removes only matching queued tasks", test_cancel_removes_only_matching_queued_tasks},
+              {"each participant starts on its own range", test_each_starts_on_its_own_range})

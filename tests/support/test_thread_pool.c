@@ -1,6 +1,6 @@
 /* The per-device thread pool: every submitted task runs exactly once, also
  * tasks submitted from inside tasks, across many producers; freeing drains
- * the queue. Run under ThreadSanitizer by `make test`. */
+ * the queue; each worker knows its index, and no other thread has one. Run under ThreadSanitizer by `make test`. */
 #include "tests/harness.h"
 
 #include "support/thread_pool.h"
@@ -84,5 +84,56 @@ static void test_many_producers(void) {
     CU_ASSERT_EQUAL(wrong, 0);
 }
 
+/* Three tasks held on the three workers at once: each reads its worker's
+ * index, so every index in [0, 3) is seen exactly once. */
+typedef struct who {
+    tgc_thread_pool *pool;
+    atomic_int arrived, seen[3], bad;
+} who;
+
+static void report_index(void *arg) {
+    who *w = arg;
+    int i = tgc_thread_pool_worker_index(w->pool);
+    if (i < 0 || i >= 3) atomic_fetch_add(&w->bad, 1);
+    else atomic_fetch_add(&w->seen[i], 1);
+    atomic_fetch_add(&w->arrived, 1);
+    while (atomic_load(&w->arrived) < 3) {
+    }
+}
+
+/* A task on pool `b` reads its index in `a` (another pool) and in `b`. */
+typedef struct two_pools {
+    tgc_thread_pool *a, *b;
+    atomic_int in_a, in_b, done;
+} two_pools;
+
+static void report_both(void *arg) {
+    two_pools *t = arg;
+    atomic_store(&t->in_a, tgc_thread_pool_worker_index(t->a));
+    atomic_store(&t->in_b, tgc_thread_pool_worker_index(t->b));
+    atomic_store(&t->done, 1);
+}
+
+static void test_worker_index(void) {
+    who w = {0};
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &w.pool), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_worker_index(w.pool), -1);
+    for (int k = 0; k < 3; k++) CU_ASSERT_EQUAL(tgc_thread_pool_submit(w.pool, report_index, &w), TGC_OK);
+    while (atomic_load(&w.arrived) < 3) {
+    }
+    CU_ASSERT_EQUAL(atomic_load(&w.bad), 0);
+    for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(atomic_load(&w.seen[i]), 1);
+    two_pools t = {.a = w.pool};
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &t.b), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(t.b, report_both, &t), TGC_OK);
+    while (!atomic_load(&t.done)) {
+    }
+    CU_ASSERT_EQUAL(atomic_load(&t.in_a), -1); /* a worker of another pool is none of this one's */
+    CU_ASSERT_EQUAL(atomic_load(&t.in_b), 0);
+    tgc_thread_pool_free(t.b);
+    tgc_thread_pool_free(w.pool);
+}
+
 TGC_TEST_MAIN("thread pool", {"every task runs once", test_every_task_runs_once},
-              {"tasks submit tasks", test_tasks_submit_tasks}, {"many producers", test_many_producers})
+              {"tasks submit tasks", test_tasks_submit_tasks}, {"many producers", test_many_producers},
+              {"worker index", test_worker_index})

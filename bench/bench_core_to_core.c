@@ -1,0 +1,105 @@
+/* What it costs a core to read data another core has just written, beside
+ * data it wrote itself: the figure behind tgc_parallel_for's ranges
+ * (support/parallel_for.c), and a probe of the machine's state when
+ * scaling figures are taken (a virtual machine's two vCPUs may share a
+ * core's caches one hour and sit on different dies the next).
+ *
+ *   build/bench/bench_core_to_core [CPU_A CPU_B]     (default: the first two CPUs the process may use)
+ *
+ * Two threads pinned to CPU_A and CPU_B. Each round, the thread on CPU_A
+ * writes a buffer, then one of the two reads it all (a vectorizable sum);
+ * rounds alternate the reader. Prints, per buffer size, the median read
+ * time by the writer's own core and by the other core, and their ratio. */
+#define _GNU_SOURCE
+#include "bench/bench_util.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ROUNDS 100
+
+typedef struct probe {
+    float *buf;
+    size_t n;
+    int cpu[2];
+    pthread_barrier_t turn;
+    double read_s[2][ROUNDS]; /* by reader: 0 the writer's core, 1 the other */
+    volatile float sink;
+} probe;
+
+typedef struct role {
+    probe *p;
+    int me; /* 0 writes; both read */
+} role;
+
+static float sum(const float *x, size_t n) {
+    float acc[16] = {0};
+    for (size_t i = 0; i + 16 <= n; i += 16)
+        for (int k = 0; k < 16; k++) acc[k] += x[i + k];
+    float s = 0;
+    for (int k = 0; k < 16; k++) s += acc[k];
+    return s;
+}
+
+static void *run(void *arg) {
+    role *r = arg;
+    probe *p = r->p;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(p->cpu[r->me], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    for (int round = 0; round < 2 * ROUNDS; round++) {
+        if (r->me == 0)
+            for (size_t i = 0; i < p->n; i++) p->buf[i] = (float)(i + (size_t)round);
+        pthread_barrier_wait(&p->turn);
+        int reader = round % 2;
+        if (r->me == reader) {
+            double t0 = bench_now_s();
+            p->sink = sum(p->buf, p->n);
+            p->read_s[reader][round / 2] = bench_now_s() - t0;
+        }
+        pthread_barrier_wait(&p->turn);
+    }
+    return NULL;
+}
+
+/* The first two CPUs in the process's affinity mask, or -1. */
+static int first_cpus(int cpu[2]) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+    int found = 0;
+    for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+        if (CPU_ISSET(c, &set)) cpu[found++] = c;
+    return found == 2 ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+    static probe p;
+    if (argc == 3) {
+        p.cpu[0] = atoi(argv[1]);
+        p.cpu[1] = atoi(argv[2]);
+    } else if (first_cpus(p.cpu) != 0) {
+        fprintf(stderr, "bench_core_to_core: needs two CPUs\n");
+        return 1;
+    }
+    printf("read after a write on cpu%d: by cpu%d itself and by cpu%d, median of %d rounds\n", p.cpu[0], p.cpu[0],
+           p.cpu[1], ROUNDS);
+    printf("%10s %12s %12s %8s\n", "KiB", "own us", "other us", "ratio");
+    const size_t kib[] = {256, 1024, 4096, 16384};
+    for (int k = 0; k < 4; k++) {
+        p.n = kib[k] * 1024 / sizeof(float);
+        if ((p.buf = aligned_alloc(64, p.n * sizeof(float))) == NULL) return 1;
+        pthread_barrier_init(&p.turn, NULL, 2);
+        pthread_t t[2];
+        role roles[2] = {{&p, 0}, {&p, 1}};
+        for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, run, &roles[i]);
+        for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+        pthread_barrier_destroy(&p.turn);
+        double own = bench_median(p.read_s[0], ROUNDS) * 1e6, other = bench_median(p.read_s[1], ROUNDS) * 1e6;
+        printf("%10zu %12.1f %12.1f %8.2f\n", kib[k], own, other, other / own);
+        free(p.buf);
+    }
+    return 0;
+}
