@@ -32,7 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PEERS = os.environ.get('PEERS_DIR', os.path.join(ROOT, 'build', 'peers'))
 TGC = os.environ.get('TGC', os.path.join(ROOT, 'build', 'tgc'))
 ROUNDS = int(os.environ.get('ROUNDS', '3'))
-THREADS = int(os.environ.get('THREADS', '1'))
+# the first count of a list (scaling.py, which imports this module, reads THREADS as "1 2")
+THREADS = int(os.environ.get('THREADS', '1').split()[0])
 
 
 def run(cmd, env=None):

@@ -14,7 +14,10 @@ REPEAT_SCALE (default 1: export.py's runs per round, scaled). Needs node
 with onnxruntime-node under PEERS_DIR/node (run.sh installs it). ORT runs
 with its default intra-op spinning and, above one thread, without it
 (session.intra_op.allow_spinning=0); the faster counts, as in run.sh.
-Targets (issue 34): tgc/ORT at most 1.0 as a geometric mean and at most
+Before and after, the cost of reading data the other core has just
+written (build/bench/bench_core_to_core, 1 MiB): a virtual machine's vCPUs
+may share caches one hour and not the next, and its scaling changes with
+it. Targets (issue 34): tgc/ORT at most 1.0 as a geometric mean and at most
 1.15 on every model at 2 threads; at most 0.95 as a geometric mean at 1.
 """
 import json
@@ -66,6 +69,17 @@ def ort_ms(meta, threads, n, spin):
     return json.loads(out.strip().splitlines()[-1])['median_ms']
 
 
+def core_to_core():
+    """bench_core_to_core's line for 1 MiB (own us, other us, ratio), or a note why not."""
+    probe = os.path.join(os.path.dirname(TGC), 'bench', 'bench_core_to_core')
+    if not os.path.exists(probe):
+        return 'no %s' % probe
+    rc, out, _ = run([probe])
+    line = next((l for l in out.splitlines() if l.split()[:1] == ['1024']), None)
+    return 'read of 1 MiB the other core wrote: %s us, own core %s us (%sx)' % tuple(
+        line.split()[2:3] + line.split()[1:2] + line.split()[3:4]) if rc == 0 and line else 'probe failed'
+
+
 def best(a, b):
     return b if a is None or (b is not None and b < a) else a
 
@@ -80,6 +94,7 @@ def main(models):
         meta = json.load(f)
     models = models or [m for m in meta if os.path.exists(meta[m]['onnx'])]
     os.makedirs(os.path.join(PEERS, 'out'), exist_ok=True)
+    probe_before = core_to_core()
     times = {}  # (model, runtime, threads) -> best median ms
     for _ in range(ROUNDS):
         for name in models:
@@ -99,6 +114,7 @@ def main(models):
     for t in THREADS:
         head += ' %8s' % ('ratio %d' % t)
     print('ms per run, best median of %d interleaved rounds; speedups from 1 thread; ratio = tgc/ORT' % ROUNDS)
+    print('before: %s; after: %s' % (probe_before, core_to_core()))
     print(head)
     ratios = {}  # (family or 'all', threads) -> [ratio]
     for name in models:
