@@ -228,6 +228,12 @@ static const tgc_attr_def conv_attrs[] = {
 
 const tgc_op_def tgc_op_Conv = {"Conv", 2, 3, 1, 1, conv_attrs, infer_conv};
 
+/* _ConvNHWC (tgc's own, made by the nhwc-conv pass): Conv with x [N, H, W,
+ * C] and y [N, OH, OW, M] (channels last); W and B as Conv has them. */
+static tgc_status infer_conv_nhwc(tgc_infer_ctx *c) { return tgc_ops_infer_channels_last(c, infer_conv); }
+
+const tgc_op_def tgc_op__ConvNHWC = {"_ConvNHWC", 2, 3, 1, 1, conv_attrs, infer_conv_nhwc};
+
 /* MaxPool-12 and AveragePool-11: X [N, C, D1..Dn] with kernel_shape
  * (required) giving n -> Y [N, C, O1..On]; MaxPool's optional second output
  * Indices is int64 of Y's shape. */
@@ -289,7 +295,7 @@ static const tgc_attr_def average_pool_attrs[] = {
 
 const tgc_op_def tgc_op_MaxPool = {"MaxPool", 1, 1, 1, 2, max_pool_attrs, infer_max_pool};
 
-/* _MaxPoolNHWC (tgc's own, made by the nhwc-int8-conv pass): MaxPool of x
+/* _MaxPoolNHWC (tgc's own, made by the nhwc-conv pass): MaxPool of x
  * [N, H, W, C] into y [N, OH, OW, C], without Indices. */
 static tgc_status infer_max_pool_nhwc(tgc_infer_ctx *c) { return tgc_ops_infer_channels_last(c, infer_max_pool); }
 

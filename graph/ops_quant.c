@@ -269,7 +269,7 @@ static const tgc_attr_def conv_attrs[] = {
     {NULL, 0, false},
 };
 
-/* _QLinearConvNHWC (tgc's own, made by the nhwc-int8-conv pass): QLinearConv
+/* _QLinearConvNHWC (tgc's own, made by the nhwc-conv pass): QLinearConv
  * with x [N, H, W, C] and y [N, OH, OW, M] (channels last, as ONNX Runtime's
  * NhwcTransformer runs QLinearConv); W and every other input as QLinearConv
  * has them. */

@@ -36,7 +36,7 @@ static const pass_entry passes[] = {
     {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL, NULL},
     {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL}, /* before fuse-elementwise takes its scales */
     /* before fuse-elementwise, whose groups the Transposes would not move through */
-    {"nhwc-int8-conv", tgc_pass_nhwc_int8_conv, TGC_OPTIMIZE_ALL, tgc_pass_has_qlinear_conv},
+    {"nhwc-conv", tgc_pass_nhwc_conv, TGC_OPTIMIZE_ALL, tgc_pass_has_conv},
     /* last: after the patterns it would split */
     {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL, NULL},
     {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC, NULL},

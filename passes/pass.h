@@ -104,14 +104,16 @@ tgc_status tgc_pass_fuse_qdq(tgc_rewrite *rw);
 /* True when g has a QuantizeLinear (fuse-qdq has something to look at). */
 bool tgc_pass_has_quantize(const tgc_graph *g);
 
-/* nhwc-int8-conv: QLinearConv nodes channels last (_QLinearConvNHWC) where
- * every listed device kind has a kernel for it, and the Transposes around
+/* nhwc-conv: QLinearConv nodes channels last (_QLinearConvNHWC), and
+ * chains of float32 pointwise and depthwise Convs (_ConvNHWC), where every
+ * listed device kind has a kernel for them, and the Transposes around
  * them moved through elementwise nodes until they cancel (ONNX Runtime's
- * NhwcTransformer). Runs after fuse-qdq and fold-constants. */
-tgc_status tgc_pass_nhwc_int8_conv(tgc_rewrite *rw);
+ * NhwcTransformer). Runs after fuse-qdq, fold-constants and
+ * fold-batch-norm. */
+tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw);
 
-/* True when g has a QLinearConv (nhwc-int8-conv has something to look at). */
-bool tgc_pass_has_qlinear_conv(const tgc_graph *g);
+/* True when g has a QLinearConv or a Conv (nhwc-conv has something to look at). */
+bool tgc_pass_has_conv(const tgc_graph *g);
 
 /* The kinds `devices` (a --devices list, "cpu,gpu0") names, as a mask
  * (bit k: kind k, devices/backend.h); 0 for NULL or a bad list. */

@@ -3,6 +3,7 @@
  * own; kind 0, the host. */
 #include "devices/backend.h"
 
+#include "devices/cpu/dnnl_conv.h"
 #include "devices/cpu/ew.h"
 #include "devices/device.h"
 #include "devices/kernel.h"
@@ -14,7 +15,7 @@
 extern const tgc_kernel_def tgc_cpu_kernels_elementwise[], tgc_cpu_kernels_nn[], tgc_cpu_kernels_shape[],
     tgc_cpu_kernels_reduce[], tgc_cpu_kernels_loss[], tgc_cpu_kernels_rnn[], tgc_cpu_kernels_tfidf[],
     tgc_cpu_kernels_string[], tgc_cpu_kernels_convt[], tgc_cpu_kernels_resize[], tgc_cpu_kernels_detection[],
-    tgc_cpu_kernels_quant[], tgc_cpu_kernels_quant_conv[], tgc_cpu_kernels_pool_nhwc[], tgc_cpu_kernels_signal[], tgc_cpu_kernels_random[], tgc_cpu_kernels_normalize[],
+    tgc_cpu_kernels_quant[], tgc_cpu_kernels_quant_conv[], tgc_cpu_kernels_conv_nhwc[], tgc_cpu_kernels_pool_nhwc[], tgc_cpu_kernels_signal[], tgc_cpu_kernels_random[], tgc_cpu_kernels_normalize[],
     tgc_cpu_kernels_linalg[], tgc_cpu_kernels_indexing[], tgc_cpu_kernels_fused[],
     tgc_cpu_kernels_attention[], tgc_cpu_kernels_sequence[], tgc_cpu_kernels_bitwise[];
 
@@ -32,6 +33,7 @@ static const tgc_kernel_def *const families[] = {
     tgc_cpu_kernels_detection,
     tgc_cpu_kernels_quant,
     tgc_cpu_kernels_quant_conv,
+    tgc_cpu_kernels_conv_nhwc,
     tgc_cpu_kernels_pool_nhwc,
     tgc_cpu_kernels_signal,
     tgc_cpu_kernels_random,
@@ -107,6 +109,14 @@ static int cpu_default_threads(void) {
     return cores > 0 ? (int)cores : 1;
 }
 
+/* _ConvNHWC only where oneDNN makes it (its fallback, NCHW copies, is for
+ * shapes the session did not plan, not a kernel to choose): without it the
+ * nhwc-conv pass leaves float convolutions as they are. */
+static bool cpu_supports(const tgc_kernel_def *k, const tgc_node *n) {
+    (void)n;
+    return strcmp(k->op, "_ConvNHWC") != 0 || tgc_dnnl_conv_available();
+}
+
 const tgc_backend tgc_cpu_backend = {
     .name = "cpu",
     .prefix = "cpu",
@@ -118,4 +128,5 @@ const tgc_backend tgc_cpu_backend = {
     .list = cpu_list,
     .open = cpu_open,
     .families = families,
+    .supports = cpu_supports,
 };

@@ -1,4 +1,4 @@
-/* _MaxPoolNHWC on the cpu (graph/ops_conv.c; made by the nhwc-int8-conv
+/* _MaxPoolNHWC on the cpu (graph/ops_conv.c; made by the nhwc-conv
  * pass): MaxPool of x [N, H, W, C] into y [N, OH, OW, C], float32 or uint8,
  * 2-D, without Indices. Each output pixel is the maximum over its window's
  * taps inside the input (padding ignored, as -inf) of their rows of C

@@ -33,16 +33,16 @@
  * larger than X, go through im2col_row, a line at a time. W lives as int8
  * with its rows' sums in the node's cache and stands in for W once built.
  *
- * Through oneDNN (dnnl_qconv.h: its NHWC int8 convolution, weights packed
+ * Through oneDNN (dnnl_conv.h: its NHWC int8 convolution, weights packed
  * once into the node's cache beside tgc's int8 block, exact where it is
  * made at all):
  *   - QLinearConv and ConvInteger in NCHW copy X into NHWC and gather the
  *     int32 sums back, a row piece at a time, where that pays (dnnl_pays:
  *     16 or more input channels a group, or small depthwise layers);
- *   - _QLinearConvNHWC (the nhwc-int8-conv pass's channels-last
+ *   - _QLinearConvNHWC (the nhwc-conv pass's channels-last
  *     QLinearConv) reads X and writes Y as they lie; with the scales and
  *     zero points session constants oneDNN requantizes as it stores (in
- *     float32 as MLAS: tgc_dnnl_qconv_requant), else the sums are
+ *     float32 as MLAS: tgc_dnnl_conv_requant), else the sums are
  *     requantized per channel here (tgc_cpu_q8_requantize_channels); where
  *     oneDNN cannot take the node, QLinearConv runs on NCHW copies.
  *
@@ -53,8 +53,9 @@
  * more cheaply for each piece. The sums are exact integers, so the pieces
  * may follow the thread count (unlike a float kernel's): the results are
  * the same at any. */
-#include "devices/cpu/dnnl_qconv.h"
+#include "devices/cpu/dnnl_conv.h"
 #include "devices/cpu/gemm_packed.h"
+#include "devices/cpu/nhwc.h"
 #include "devices/cpu/quant.h"
 #include "devices/cpu/target_clones.h"
 #include "devices/kernel.h"
@@ -114,7 +115,7 @@
  * The int8 weights stay beside oneDNN's layout of them: a run of other
  * shapes sums its own way. */
 typedef struct conv_weights_head {
-    tgc_dnnl_qconv *dnnl; /* NULL: oneDNN declined (or was not asked) */
+    tgc_dnnl_conv *dnnl;  /* NULL: oneDNN declined (or was not asked) */
     int64_t w_in_place;   /* 1: W is int8, read where it lies (and keeps what follows 16-byte aligned) */
 } conv_weights_head;
 
@@ -126,7 +127,7 @@ typedef struct conv_weights_arg {
     const tgc_conv_geometry *g; /* the geometry oneDNN is asked to take */
     tgc_dtype x_dtype;
     int threads; /* the pool's width: oneDNN's pieces */
-    const tgc_dnnl_qconv_requant *requant; /* oneDNN requantizes (else it makes int32 sums) */
+    const tgc_dnnl_conv_requant *requant; /* oneDNN requantizes (else it makes int32 sums) */
 } conv_weights_arg;
 
 /* The bytes of that block for m filters of ck taps of W's dtype (one
@@ -154,7 +155,7 @@ static const int8_t *block_weights(const uint8_t *block, int64_t m, const void *
 
 static void release_conv_weights(void *block) {
     if (block == NULL) return;
-    tgc_dnnl_qconv_free(((conv_weights_head *)block)->dnnl);
+    tgc_dnnl_conv_free(((conv_weights_head *)block)->dnnl);
     tgc_free(block);
 }
 
@@ -187,7 +188,7 @@ static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *byte
     }
     size_t dnnl_bytes = 0;
     if (zero_zps && a->g != NULL)
-        head->dnnl = tgc_dnnl_qconv_create(a->g, a->x_dtype, w, a->threads, a->requant, &dnnl_bytes);
+        head->dnnl = tgc_dnnl_conv_create(a->g, a->x_dtype, w, a->threads, a->requant, false, &dnnl_bytes);
     *bytes = total + dnnl_bytes;
     return block;
 }
@@ -682,7 +683,7 @@ static int64_t gather_positions(const tgc_conv_geometry *g) {
  * finished into the sink in NCHW as they come. */
 typedef struct dnnl_conv_job {
     const tgc_conv_geometry *g;
-    const tgc_dnnl_qconv *dq;
+    const tgc_dnnl_conv *dq;
     const conv_sink *sink;
     const uint8_t *x;
     uint8_t *xt;
@@ -717,13 +718,13 @@ static void transpose_piece(void *arg, int64_t i, int slot) {
 static void dnnl_conv_piece(void *arg, int64_t i, int slot) {
     dnnl_conv_job *j = arg;
     const tgc_conv_geometry *g = j->g;
-    int32_t *sums = j->yt + slot * tgc_dnnl_qconv_piece_sums(j->dq);
-    if (!tgc_dnnl_qconv_run_piece(j->dq, i, j->xt, j->x_zp, NULL, sums)) {
+    int32_t *sums = j->yt + slot * tgc_dnnl_conv_piece_sums(j->dq);
+    if (!tgc_dnnl_conv_run_piece(j->dq, i, j->xt, j->x_zp, NULL, sums)) {
         atomic_store(&j->failed, true);
         return;
     }
     int64_t r0, r1, mc = g->m_count, ow = g->w.out[1];
-    tgc_dnnl_qconv_piece_rows(j->dq, i, &r0, &r1);
+    tgc_dnnl_conv_piece_rows(j->dq, i, &r0, &r1);
     int64_t step = gather_positions(g);
     for (int64_t p0 = r0 * ow; p0 < r1 * ow; p0 += step) {
         int64_t n = r1 * ow - p0 < step ? r1 * ow - p0 : step;
@@ -773,7 +774,7 @@ static bool dnnl_conv_workspace(const tgc_conv_geometry *g, int width, int64_t *
 
 /* Conv(X - x_zp, W) into the sink through dq (made for g and X's dtype),
  * image by image: X into NHWC over the pool by rows, then dq's pieces. */
-static tgc_status dnnl_conv_run(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const tgc_dnnl_qconv *dq,
+static tgc_status dnnl_conv_run(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const tgc_dnnl_conv *dq,
                                 const uint8_t *x, int32_t x_zp, const conv_sink *sink) {
     int width = tgc_parallel_width(c->pool);
     dnnl_conv_job j = {.g = g, .dq = dq, .sink = sink, .x = x, .x_zp = x_zp};
@@ -781,7 +782,7 @@ static tgc_status dnnl_conv_run(tgc_kernel_ctx *c, const tgc_conv_geometry *g, c
     int64_t row_bytes = g->channels * g->w.in[1] > 0 ? g->channels * g->w.in[1] : 1;
     j.transpose_rows = PIECE_BYTES / row_bytes < 1 ? 1 : PIECE_BYTES / row_bytes;
     bool ok = (j.xt = tgc_malloc((size_t)(g->channels * g->in_size) + 1)) != NULL &&
-              (j.yt = tgc_malloc((size_t)(width * tgc_dnnl_qconv_piece_sums(dq)) * sizeof(int32_t))) != NULL &&
+              (j.yt = tgc_malloc((size_t)(width * tgc_dnnl_conv_piece_sums(dq)) * sizeof(int32_t))) != NULL &&
               (j.gathers = tgc_calloc((size_t)width, sizeof *j.gathers)) != NULL;
     for (int s = 0; ok && sink->y8 != NULL && s < width; s++)
         ok = (j.gathers[s] = tgc_malloc((size_t)(g->m_count * (gather_positions(g) + GATHER_PAD)) * sizeof(int32_t))) !=
@@ -789,7 +790,7 @@ static tgc_status dnnl_conv_run(tgc_kernel_ctx *c, const tgc_conv_geometry *g, c
     c->impl = "onednn int8 conv";
     for (j.b = 0; ok && j.b < g->batch && !atomic_load(&j.failed); j.b++) {
         tgc_parallel_for(c->pool, (g->w.in[0] + j.transpose_rows - 1) / j.transpose_rows, transpose_piece, &j);
-        tgc_parallel_for(c->pool, tgc_dnnl_qconv_pieces(dq), dnnl_conv_piece, &j);
+        tgc_parallel_for(c->pool, tgc_dnnl_conv_pieces(dq), dnnl_conv_piece, &j);
     }
     for (int s = 0; j.gathers != NULL && s < width; s++) tgc_free(j.gathers[s]);
     tgc_free(j.gathers), tgc_free(j.xt), tgc_free(j.yt);
@@ -826,7 +827,7 @@ static void int_conv_footprint(tgc_kernel_ctx *c, int x, int w, bool tile, int w
     int64_t slot = p.plane + PLANE_SLACK + (tile || p.depthwise ? p.tile * (int64_t)sizeof(int32_t) : 0);
     out->workspace_bytes = p.col + p.cols * (int64_t)sizeof(int32_t) + (width < 1 ? 1 : width) * slot;
     /* where oneDNN may take the node */
-    int64_t dnnl_bound = dnnl_pays(&g) ? tgc_dnnl_qconv_bound(&g) : 0, dnnl_work = 0;
+    int64_t dnnl_bound = dnnl_pays(&g) ? tgc_dnnl_conv_bound(&g, TGC_INT8) : 0, dnnl_work = 0;
     if (dnnl_bound > 0 && dnnl_conv_workspace(&g, width, &dnnl_work) && dnnl_work > out->workspace_bytes)
         out->workspace_bytes = dnnl_work;
     if (c->const_inputs & 1u << w) {
@@ -867,8 +868,8 @@ static tgc_status int_conv_run(tgc_kernel_ctx *c, int x, int w, int xzp_at, int 
     const uint8_t *owned = NULL;
     if (block != NULL && vw->dtype != TGC_INT8) tgc_kernel_cache_replaces(c, 1u << w); /* W read to build it */
     if (c->prepack_only) return TGC_OK;
-    const tgc_dnnl_qconv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
-    if (dq != NULL && !tgc_dnnl_qconv_requantizes(dq) && tgc_dnnl_qconv_matches(dq, &g, vx->dtype))
+    const tgc_dnnl_conv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
+    if (dq != NULL && !tgc_dnnl_conv_requantizes(dq) && tgc_dnnl_conv_matches(dq, &g, vx->dtype))
         return dnnl_conv_run(c, &g, dq, tgc_kernel_in_ptr(c, x), tgc_cpu_qparam_int(&xzp, 0), sink);
     size_t block_bytes;
     wa.g = NULL; /* a block for this run alone: no oneDNN primitives */
@@ -956,7 +957,7 @@ static tgc_status qlinear_conv(tgc_kernel_ctx *c) {
  * requantized into Y. */
 typedef struct nhwc_job {
     const tgc_conv_geometry *g;
-    const tgc_dnnl_qconv *dq;
+    const tgc_dnnl_conv *dq;
     const uint8_t *x;
     uint8_t *y;
     int32_t *yt;
@@ -973,72 +974,19 @@ static void nhwc_piece(void *arg, int64_t i, int slot) {
     nhwc_job *j = arg;
     const tgc_conv_geometry *g = j->g;
     int64_t mc = g->m_count, ow = g->w.out[1], r0, r1;
-    tgc_dnnl_qconv_piece_rows(j->dq, i, &r0, &r1);
+    tgc_dnnl_conv_piece_rows(j->dq, i, &r0, &r1);
     const uint8_t *x = j->x + j->b * g->in_size * g->channels;
     uint8_t *y = j->y + (j->b * g->out_size + r0 * ow) * mc;
-    if (tgc_dnnl_qconv_requantizes(j->dq)) {
-        if (!tgc_dnnl_qconv_run_piece(j->dq, i, x, j->x_zp, j->bias, y)) atomic_store(&j->failed, true);
+    if (tgc_dnnl_conv_requantizes(j->dq)) {
+        if (!tgc_dnnl_conv_run_piece(j->dq, i, x, j->x_zp, j->bias, y)) atomic_store(&j->failed, true);
         return;
     }
-    int32_t *sums = j->yt + slot * tgc_dnnl_qconv_piece_sums(j->dq);
-    if (!tgc_dnnl_qconv_run_piece(j->dq, i, x, j->x_zp, NULL, sums)) {
+    int32_t *sums = j->yt + slot * tgc_dnnl_conv_piece_sums(j->dq);
+    if (!tgc_dnnl_conv_run_piece(j->dq, i, x, j->x_zp, NULL, sums)) {
         atomic_store(&j->failed, true);
         return;
     }
     tgc_cpu_q8_requantize_channels(sums, (r1 - r0) * ow, mc, j->add, j->mult, j->y_zp, j->lo, j->hi, j->is_signed, y);
-}
-
-/* A copy of v with dims [N, A, B, C] read as perm says (out[a] = in[perm[a]]). */
-static tgc_value permuted(const tgc_value *v, const int *perm) {
-    tgc_value p = *v;
-    for (int a = 0; a < 4 && v->rank == 4; a++) p.dims[a] = v->dims[perm[a]];
-    return p;
-}
-
-static const int TO_NCHW[4] = {0, 3, 1, 2}, TO_NHWC[4] = {0, 2, 3, 1};
-
-/* a [n, d1, d2, d3] of 8-bit elements into b [n, d3, d1, d2] (perm
- * TO_NCHW) or back (TO_NHWC, dims of b given as a's with d1 d2 d3 = its
- * own [d1, d2, d3]): a plain loop, for the fallback only. */
-static void transpose_bytes(const uint8_t *a, const tgc_value *av, const int *perm, uint8_t *b) {
-    int64_t n = av->dims[0], d1 = av->dims[1], d2 = av->dims[2], d3 = av->dims[3];
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t p = 0; p < d1; p++)
-            for (int64_t q = 0; q < d2; q++)
-                for (int64_t r = 0; r < d3; r++) {
-                    int64_t from = ((i * d1 + p) * d2 + q) * d3 + r;
-                    int64_t to = perm == TO_NCHW ? ((i * d3 + r) * d1 + p) * d2 + q : ((i * d2 + q) * d3 + r) * d1 + p;
-                    b[to] = a[from];
-                }
-}
-
-/* Where oneDNN cannot take the node (no VNNI, no oneDNN, shapes other than
- * those the cache was made for): X into NCHW, QLinearConv, Y back. */
-static tgc_status qlinear_conv_nhwc_fallback(tgc_kernel_ctx *c) {
-    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    size_t xn = (size_t)tgc_value_numel(x), yn = (size_t)tgc_value_numel(y);
-    uint8_t *xt = tgc_malloc(xn + 1), *yt = tgc_malloc(yn + 1);
-    if (xt == NULL || yt == NULL) {
-        tgc_free(xt), tgc_free(yt);
-        return tgc_kernel_fail(c, "out of host memory for the NCHW copies");
-    }
-    transpose_bytes(tgc_kernel_in_ptr(c, 0), x, TO_NCHW, xt);
-    tgc_buffer xb = {.device = x->buf->device, .mem = xt, .nbytes = xn, .borrowed = true};
-    tgc_buffer yb = {.device = y->buf->device, .mem = yt, .nbytes = yn, .borrowed = true};
-    atomic_init(&xb.refs, 1);
-    atomic_init(&yb.refs, 1);
-    tgc_value inputs[9], out = permuted(y, TO_NCHW);
-    for (int i = 0; i < c->n_inputs && i < 9; i++) inputs[i] = c->inputs[i];
-    inputs[0] = permuted(x, TO_NCHW);
-    inputs[0].buf = &xb;
-    out.buf = &yb;
-    tgc_kernel_ctx sub = *c;
-    sub.inputs = inputs;
-    sub.outputs = &out;
-    tgc_status st = qlinear_conv(&sub);
-    if (st == TGC_OK) transpose_bytes(yt, &out, TO_NHWC, tgc_kernel_out_ptr(c, 0));
-    tgc_free(xt), tgc_free(yt);
-    return st;
 }
 
 /* _QLinearConvNHWC (ops_quant.c): QLinearConv with X [N, H, W, C] and Y [N,
@@ -1051,7 +999,7 @@ static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
     if (vx->rank != 4 || vy->rank != 4) return tgc_kernel_fail(c, "x and y must be 4-D, channels last");
     if (!tgc_cpu_q8_is(vx->dtype) || !tgc_cpu_q8_is(vw->dtype) || vy->dtype != c->inputs[7].dtype)
         return tgc_kernel_fail(c, "x, w and y must be 8-bit quantized (y of y_zero_point's type)");
-    tgc_value views[2] = {permuted(vx, TO_NCHW), *vw}, out = permuted(vy, TO_NCHW);
+    tgc_value views[2] = {tgc_cpu_nhwc_view(vx, true), *vw}, out = tgc_cpu_nhwc_view(vy, true);
     tgc_kernel_ctx sub = *c;
     sub.inputs = views;
     sub.n_inputs = 2;
@@ -1086,32 +1034,32 @@ static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
     }
     /* scales and zero points fixed for the session: oneDNN requantizes as it stores */
     uint32_t params = 1u << 1 | 1u << 4 | 1u << 6 | 1u << 7 | (bias != NULL ? 1u << 8 : 0);
-    tgc_dnnl_qconv_requant requant = {vy->dtype, mult, tgc_cpu_qparam_int(&y_zp, 0), bias != NULL};
+    tgc_dnnl_conv_requant requant = {vy->dtype, mult, tgc_cpu_qparam_int(&y_zp, 0), bias != NULL};
     conv_weights_arg wa = {vw->dtype, tgc_kernel_in_ptr(c, 3), &wzp, g.m_count, g.cg * g.kk_count, &g, vx->dtype,
                            dnnl_threads(c), (c->const_inputs & params) == params ? &requant : NULL};
     uint32_t weights_in = 1u << 3 | (tgc_kernel_has_input(c, 5) ? 1u << 5 : 0);
     const uint8_t *block = tgc_kernel_cache_get_owning(c, weights_in, build_conv_weights, release_conv_weights, &wa);
     if (block != NULL && vw->dtype != TGC_INT8) tgc_kernel_cache_replaces(c, 1u << 3);
-    const tgc_dnnl_qconv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
+    const tgc_dnnl_conv *dq = block != NULL ? ((const conv_weights_head *)block)->dnnl : NULL;
     bool empty = tgc_value_numel(vy) == 0; /* nothing to compute (and X may have no buffer) */
-    if (c->prepack_only || empty || dq == NULL || !tgc_dnnl_qconv_matches(dq, &g, vx->dtype)) {
+    if (c->prepack_only || empty || dq == NULL || !tgc_dnnl_conv_matches(dq, &g, vx->dtype)) {
         tgc_free(add), tgc_free(mult);
-        return c->prepack_only || empty ? TGC_OK : qlinear_conv_nhwc_fallback(c);
+        return c->prepack_only || empty ? TGC_OK : tgc_cpu_nhwc_fallback(c, 1, qlinear_conv);
     }
     nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .bias = bias,
                   .add = add, .mult = mult, .x_zp = tgc_cpu_qparam_int(&xzp, 0), .y_zp = tgc_cpu_qparam_int(&y_zp, 0),
                   .is_signed = vy->dtype == TGC_INT8};
     atomic_init(&j.failed, false);
     tgc_cpu_q8_range(vy->dtype, &j.lo, &j.hi);
-    if (!tgc_dnnl_qconv_requantizes(dq) &&
-        (j.yt = tgc_malloc((size_t)(tgc_parallel_width(c->pool) * tgc_dnnl_qconv_piece_sums(dq)) * sizeof(int32_t))) ==
+    if (!tgc_dnnl_conv_requantizes(dq) &&
+        (j.yt = tgc_malloc((size_t)(tgc_parallel_width(c->pool) * tgc_dnnl_conv_piece_sums(dq)) * sizeof(int32_t))) ==
             NULL) {
         tgc_free(add), tgc_free(mult);
         return tgc_kernel_fail(c, "out of host memory for the int32 sums");
     }
-    c->impl = tgc_dnnl_qconv_requantizes(dq) ? "onednn int8 conv nhwc, requantizing" : "onednn int8 conv nhwc";
+    c->impl = tgc_dnnl_conv_requantizes(dq) ? "onednn int8 conv nhwc, requantizing" : "onednn int8 conv nhwc";
     for (j.b = 0; j.b < g.batch && !atomic_load(&j.failed); j.b++)
-        tgc_parallel_for(c->pool, tgc_dnnl_qconv_pieces(dq), nhwc_piece, &j);
+        tgc_parallel_for(c->pool, tgc_dnnl_conv_pieces(dq), nhwc_piece, &j);
     tgc_free(add), tgc_free(mult), tgc_free(j.yt);
     return atomic_load(&j.failed) ? tgc_kernel_fail(c, "oneDNN's int8 convolution failed") : TGC_OK;
 }
@@ -1121,9 +1069,9 @@ static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
  * int32 sums of an image and the fallback's NCHW copies of X and Y. */
 static void qlinear_conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
     if (c->n_inputs < 8 || c->n_outputs < 1 || c->inputs[0].rank != 4 || c->outputs[0].rank != 4) return;
-    tgc_value inputs[9], y = permuted(&c->outputs[0], TO_NCHW);
+    tgc_value inputs[9], y = tgc_cpu_nhwc_view(&c->outputs[0], true);
     for (int i = 0; i < c->n_inputs && i < 9; i++) inputs[i] = c->inputs[i];
-    inputs[0] = permuted(&c->inputs[0], TO_NCHW);
+    inputs[0] = tgc_cpu_nhwc_view(&c->inputs[0], true);
     tgc_kernel_ctx sub = *c;
     sub.inputs = inputs;
     sub.outputs = &y;
@@ -1135,7 +1083,7 @@ static void qlinear_conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel
         return;
     copies = copies * g.batch + sums * g.batch; /* sizes inference already checked */
     out->workspace_bytes += copies > sums * 4 ? copies : sums * 4;
-    if ((c->const_inputs & 1u << 3) && !dnnl_pays(&g)) out->cache_bytes += tgc_dnnl_qconv_bound(&g);
+    if ((c->const_inputs & 1u << 3) && !dnnl_pays(&g)) out->cache_bytes += tgc_dnnl_conv_bound(&g, TGC_INT8);
 }
 
 const tgc_kernel_def tgc_cpu_kernels_quant_conv[] = {

@@ -300,7 +300,7 @@ static void test_qlinear_conv_grouped_strided_padded_dilated(void) {
 }
 
 /* _QLinearConvNHWC (tgc's channels-last QLinearConv, made by the
- * nhwc-int8-conv pass) on the same data laid out NHWC: X [1, 5, 5, 4] is
+ * nhwc-conv pass) on the same data laid out NHWC: X [1, 5, 5, 4] is
  * conv_x transposed (np.transpose(x, (0, 2, 3, 1))), and the result must
  * be the test above's, transposed the same way. Outside a session (no
  * cache: oneDNN's convolution is made at session creation) it runs
@@ -325,7 +325,7 @@ static void test_qlinear_conv_channels_last(void) {
     fx_end(&f);
 }
 
-/* _MaxPoolNHWC (the nhwc-int8-conv pass's channels-last MaxPool), float32
+/* _MaxPoolNHWC (the nhwc-conv pass's channels-last MaxPool), float32
  * and uint8: x [1, 3, 3, 2], channel 0 [1..9] row by row, channel 1 [9, 8,
  * 7; 6, 5, 4; 3, 2, 1]; kernel 2x2, stride 2, pads [1, 1, 0, 0]. By hand:
  * the top-left window holds only x[0, 0] (1, 9); top-right x[0, 1..2] (3,

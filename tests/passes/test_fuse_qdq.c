@@ -46,7 +46,7 @@ typedef struct conv_variant {
 } conv_variant;
 
 /* Fused Convs: QLinearConv, or on the cpu its channels-last form
- * (nhwc-int8-conv, which runs after fuse-qdq). */
+ * (nhwc-conv, which runs after fuse-qdq). */
 static int fused_convs(const tgc_graph *g) { return count_op(g, "QLinearConv") + count_op(g, "_QLinearConvNHWC"); }
 
 /* The first node of op `op` in g, or NULL. */
@@ -198,7 +198,7 @@ static void test_conv_chain(void) {
 
 /* test_conv_chain's two Convs (h, then y2: 65 and 250), a residual s =
  * Q(DQ(h) + DQ(y2)) and a third Conv on s, on the cpu: every Conv channels
- * last (nhwc-int8-conv) and the Transposes between them moved through the
+ * last (nhwc-conv) and the Transposes between them moved through the
  * DequantizeLinear -> Add -> QuantizeLinear until they cancel, one left at
  * the input and one at the output. DQ(h) [0.25, 4.5], DQ(y2) [-2.1875,
  * 9.375]: sums -1.9375 and 13.875, Q at 0.125 and 100: -15.5 rounds half

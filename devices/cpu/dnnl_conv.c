@@ -1,8 +1,9 @@
-/* Integer convolutions through oneDNN (see dnnl_qconv.h): per piece of an
- * image's output rows a primitive over the rows of X it reads, the pieces'
- * paddings where the image's edges fall in them; the pieces that share a
- * geometry share a primitive, and all share the weights, reordered once. */
-#include "devices/cpu/dnnl_qconv.h"
+/* Convolutions through oneDNN on NHWC tensors, int8 and float32 (see
+ * dnnl_conv.h): per piece of an image's output rows a primitive over the
+ * rows of X it reads, the pieces' paddings where the image's edges fall in
+ * them; the pieces that share a geometry share a primitive, and all share
+ * the weights, reordered once. */
+#include "devices/cpu/dnnl_conv.h"
 
 #include "devices/cpu/dnnl_runtime.h"
 #include "devices/cpu/gemm_packed.h"
@@ -25,6 +26,18 @@
 #define MAX_PIECES 64
 #define MAX_GEOMETRIES 4
 
+/* Float32 pieces (Y written in place, no sums to keep in the cache): none
+ * below F32_SPLIT_MACS multiply-adds an image; else a power of two of them
+ * (even over 2, 4, 8 or 16 threads), at least 2, more while each keeps
+ * F32_PIECE_MACS, at most F32_MAX_PIECES; cut from the sizes alone, never
+ * the thread count, so that the bits do not depend on it. Every piece is a
+ * call into oneDNN that costs a few microseconds and reloads the weights:
+ * MobileNetV2's 1x1 layers over 24 and 32 channels ran 1.5x slower in
+ * pieces of 0.5M than whole. */
+#define F32_SPLIT_MACS (INT64_C(1) << 20)
+#define F32_PIECE_MACS (INT64_C(2) << 20)
+#define F32_MAX_PIECES 16
+
 typedef struct geometry {
     int64_t in_rows, out_rows, pad_top, pad_bottom;
     dnnl_primitive_t prim;
@@ -38,7 +51,7 @@ typedef struct piece {
     int geometry;
 } piece;
 
-struct tgc_dnnl_qconv {
+struct tgc_dnnl_conv {
     tgc_conv_geometry g;
     tgc_dtype x_dtype;
     bool requantizes, bias;
@@ -50,13 +63,18 @@ struct tgc_dnnl_qconv {
     dnnl_memory_t weights;
 };
 
-bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g) {
+bool tgc_dnnl_conv_available(void) { return tgc_dnnl_engine() != NULL; }
+
+bool tgc_dnnl_conv_possible(const tgc_conv_geometry *g, tgc_dtype x_dtype) {
     const tgc_window *w = &g->w;
     if (w->n != 2 || g->batch < 1 || g->m_count < 1 || g->cg < 1 || g->out_size < 1) return false;
     for (int a = 0; a < 2; a++)
         if (w->in[a] < 1 || w->in[a] > INT32_MAX || w->kernel[a] > INT32_MAX || w->strides[a] > INT32_MAX ||
             w->dilations[a] > INT32_MAX || w->pads[a] > INT32_MAX || w->pads[2 + a] > INT32_MAX)
             return false;
+    if (x_dtype == TGC_FLOAT32)
+        return g->channels <= INT32_MAX && g->m_count <= INT32_MAX && g->kk_count >= 1 && tgc_dnnl_engine() != NULL;
+    if (x_dtype != TGC_UINT8 && x_dtype != TGC_INT8) return false;
     /* at most 2^16 taps an output: its int32 sum cannot overflow (as tgc_dnnl_igemm) */
     return g->channels <= INT32_MAX && g->m_count <= INT32_MAX && g->kk_count >= 1 &&
            g->kk_count <= TGC_DNNL_IGEMM_MAX_K && g->cg <= TGC_DNNL_IGEMM_MAX_K / g->kk_count &&
@@ -65,15 +83,17 @@ bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g) {
 
 static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g) {
-    if (!tgc_dnnl_qconv_possible(g)) return 0;
+int64_t tgc_dnnl_conv_bound(const tgc_conv_geometry *g, tgc_dtype x_dtype) {
+    if (!tgc_dnnl_conv_possible(g, x_dtype)) return 0;
     int64_t mg = g->m_count / g->group, bytes;
     bool depthwise = g->cg == 1 && mg == 1; /* only its layout blocks groups (Goihw16g) */
-    int64_t per_group = depthwise ? 1 : round_up(mg, 64) * round_up(g->cg, 64);
+    /* int8 weights in blocks of 64 channels, float32 ones of 16 (OIhw16i16o) */
+    int64_t block = x_dtype == TGC_FLOAT32 ? 16 : 64, elem = x_dtype == TGC_FLOAT32 ? 4 : 1;
+    int64_t per_group = depthwise ? 1 : round_up(mg, block) * round_up(g->cg, block);
     if (!tgc_checked_mul_i64(depthwise ? round_up(g->group, 16) : g->group, per_group, &bytes) ||
-        !tgc_checked_mul_i64(bytes, g->kk_count, &bytes))
+        !tgc_checked_mul_i64(bytes, g->kk_count * elem, &bytes))
         return 0;
-    return bytes + (int64_t)sizeof(tgc_dnnl_qconv) + 4096;
+    return bytes + (int64_t)sizeof(tgc_dnnl_conv) + 4096;
 }
 
 static void free_geometry(geometry *ge) {
@@ -81,25 +101,33 @@ static void free_geometry(geometry *ge) {
     ge->prim = NULL;
 }
 
-void tgc_dnnl_qconv_free(tgc_dnnl_qconv *q) {
+void tgc_dnnl_conv_free(tgc_dnnl_conv *q) {
     if (q == NULL) return;
     for (int i = 0; i < q->n_geometries; i++) free_geometry(&q->geometries[i]);
     if (q->weights != NULL) dnnl_memory_destroy(q->weights);
     tgc_free(q);
 }
 
-/* Cuts an image's output rows into pieces (see dnnl_qconv.h; one piece when
+/* Cuts an image's output rows into pieces (see dnnl_conv.h; one piece when
  * `whole`) and works out the rows and paddings each reads. False when there
  * would be more shapes than MAX_GEOMETRIES. */
-static bool cut_rows(tgc_dnnl_qconv *q, int threads, bool whole) {
+static bool cut_rows(tgc_dnnl_conv *q, int threads, bool whole) {
     q->n_pieces = q->n_geometries = 0;
     const tgc_window *w = &q->g.w;
-    int64_t oh = w->out[0], row_macs = w->out[1] * q->g.m_count * q->g.cg * q->g.kk_count;
-    int64_t rows = row_macs > 0 ? (PIECE_MACS + row_macs - 1) / row_macs : oh;
-    int64_t most = threads < 1 ? 1 : threads > MAX_PIECES ? MAX_PIECES : threads;
-    if (rows < (oh + most - 1) / most) rows = (oh + most - 1) / most;
-    int64_t row_bytes = w->out[1] * q->g.m_count * (int64_t)sizeof(int32_t), cached = PIECE_SUM_BYTES / row_bytes;
-    if (rows > cached) rows = cached;
+    int64_t oh = w->out[0], row_macs = w->out[1] * q->g.m_count * q->g.cg * q->g.kk_count, rows;
+    if (q->x_dtype == TGC_FLOAT32) {
+        int64_t macs, pieces;
+        if (!tgc_checked_mul_i64(row_macs, oh, &macs)) macs = INT64_MAX;
+        pieces = macs < F32_SPLIT_MACS ? 1 : 2;
+        while (pieces < F32_MAX_PIECES && pieces < oh && macs / (2 * pieces) >= F32_PIECE_MACS) pieces *= 2;
+        rows = (oh + pieces - 1) / pieces;
+    } else {
+        rows = row_macs > 0 ? (PIECE_MACS + row_macs - 1) / row_macs : oh;
+        int64_t most = threads < 1 ? 1 : threads > MAX_PIECES ? MAX_PIECES : threads;
+        if (rows < (oh + most - 1) / most) rows = (oh + most - 1) / most;
+        int64_t row_bytes = w->out[1] * q->g.m_count * (int64_t)sizeof(int32_t), cached = PIECE_SUM_BYTES / row_bytes;
+        if (rows > cached) rows = cached;
+    }
     if (rows < (oh + MAX_PIECES - 1) / MAX_PIECES) rows = (oh + MAX_PIECES - 1) / MAX_PIECES;
     if (rows < 1) rows = 1;
     int64_t n = (oh + rows - 1) / rows;
@@ -129,17 +157,33 @@ static bool cut_rows(tgc_dnnl_qconv *q, int threads, bool whole) {
     return true;
 }
 
+/* The weights' dims as oneDNN takes them: [G, M / G, C / G, kh, kw], or
+ * [M, C, kh, kw] for one group in float32 (its plain convolutions);
+ * returns the rank. */
+static int weights_dims(const tgc_dnnl_conv *q, dnnl_dims_t dims) {
+    const tgc_conv_geometry *g = &q->g;
+    if (q->x_dtype == TGC_FLOAT32 && g->group == 1) {
+        dnnl_dims_t four = {g->m_count, g->cg, g->w.kernel[0], g->w.kernel[1]};
+        memcpy(dims, four, sizeof four);
+        return 4;
+    }
+    dnnl_dims_t five = {g->group, g->m_count / g->group, g->cg, g->w.kernel[0], g->w.kernel[1]};
+    memcpy(dims, five, sizeof five);
+    return 5;
+}
+
 /* Geometry ge's primitive (weights "any": the layout it asks for must be
  * the first geometry's). False when oneDNN declines or offers only its
  * reference loops. */
-static bool make_geometry(tgc_dnnl_qconv *q, geometry *ge, bool first, const tgc_dnnl_qconv_requant *rq) {
+static bool make_geometry(tgc_dnnl_conv *q, geometry *ge, bool first, const tgc_dnnl_conv_requant *rq) {
     const tgc_conv_geometry *g = &q->g;
     const tgc_window *w = &g->w;
-    int64_t mg = g->m_count / g->group;
-    dnnl_data_type_t xt = q->x_dtype == TGC_UINT8 ? dnnl_u8 : dnnl_s8;
-    dnnl_data_type_t yt = rq == NULL ? dnnl_s32 : rq->y_dtype == TGC_UINT8 ? dnnl_u8 : dnnl_s8;
+    bool f32 = q->x_dtype == TGC_FLOAT32;
+    dnnl_data_type_t xt = f32 ? dnnl_f32 : q->x_dtype == TGC_UINT8 ? dnnl_u8 : dnnl_s8;
+    dnnl_data_type_t yt = f32 ? dnnl_f32 : rq == NULL ? dnnl_s32 : rq->y_dtype == TGC_UINT8 ? dnnl_u8 : dnnl_s8;
     dnnl_dims_t src_dims = {1, g->channels, ge->in_rows, w->in[1]}, dst_dims = {1, g->m_count, ge->out_rows, w->out[1]};
-    dnnl_dims_t w_dims = {g->group, mg, g->cg, w->kernel[0], w->kernel[1]};
+    dnnl_dims_t w_dims;
+    int w_rank = weights_dims(q, w_dims);
     dnnl_dims_t strides = {w->strides[0], w->strides[1]}, dilates = {w->dilations[0] - 1, w->dilations[1] - 1};
     dnnl_dims_t pad_l = {ge->pad_top, w->pads[1]}, pad_r = {ge->pad_bottom, w->pads[3]};
     dnnl_memory_desc_t any_w;
@@ -148,7 +192,8 @@ static bool make_geometry(tgc_dnnl_qconv *q, geometry *ge, bool first, const tgc
     int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
     if (dnnl_memory_desc_init_by_tag(&ge->src, 4, src_dims, xt, dnnl_nhwc) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&ge->dst, 4, dst_dims, yt, dnnl_nhwc) != dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&any_w, 5, w_dims, dnnl_s8, dnnl_format_tag_any) != dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&any_w, w_rank, w_dims, f32 ? dnnl_f32 : dnnl_s8, dnnl_format_tag_any) !=
+            dnnl_success ||
         dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &ge->src,
                                                    &any_w, q->bias ? &q->bias_md : NULL, &ge->dst, strides, dilates,
                                                    pad_l, pad_r) !=
@@ -156,7 +201,7 @@ static bool make_geometry(tgc_dnnl_qconv *q, geometry *ge, bool first, const tgc
         dnnl_primitive_attr_create(&attr) != dnnl_success)
         return false;
     bool ok = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success &&
-              dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp) == dnnl_success;
+              (f32 || dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp) == dnnl_success);
     if (ok && rq != NULL) {
         /* rounded (half to even) before the zero point is added, as ONNX
          * and MLAS do: oneDNN adds it first and rounds once, which moves a
@@ -185,15 +230,18 @@ static bool make_geometry(tgc_dnnl_qconv *q, geometry *ge, bool first, const tgc
 }
 
 /* Reorders w ([G, M / G, C / G, kh, kw] as it lies) into q->weights. */
-static bool reorder_weights(tgc_dnnl_qconv *q, const int8_t *w) {
-    const tgc_conv_geometry *g = &q->g;
-    dnnl_dims_t w_dims = {g->group, g->m_count / g->group, g->cg, g->w.kernel[0], g->w.kernel[1]};
+static bool reorder_weights(tgc_dnnl_conv *q, const void *w) {
+    dnnl_dims_t w_dims;
+    int w_rank = weights_dims(q, w_dims);
+    bool f32 = q->x_dtype == TGC_FLOAT32;
     dnnl_memory_desc_t plain;
     dnnl_memory_t from = NULL;
     dnnl_primitive_desc_t rpd = NULL;
     dnnl_primitive_t reorder = NULL;
     dnnl_stream_t stream = tgc_dnnl_thread_stream();
-    bool ok = stream != NULL && dnnl_memory_desc_init_by_tag(&plain, 5, w_dims, dnnl_s8, dnnl_goihw) == dnnl_success &&
+    bool ok = stream != NULL &&
+              dnnl_memory_desc_init_by_tag(&plain, w_rank, w_dims, f32 ? dnnl_f32 : dnnl_s8,
+                                           w_rank == 4 ? dnnl_oihw : dnnl_goihw) == dnnl_success &&
               dnnl_memory_create(&q->weights, &q->weights_md, tgc_dnnl_engine(), DNNL_MEMORY_ALLOCATE) == dnnl_success;
     if (!ok) q->weights = NULL;
     ok = ok && dnnl_memory_create(&from, &plain, tgc_dnnl_engine(), (void *)w) == dnnl_success &&
@@ -211,23 +259,25 @@ static bool reorder_weights(tgc_dnnl_qconv *q, const int8_t *w) {
     return ok;
 }
 
-tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const int8_t *w, int threads,
-                                      const tgc_dnnl_qconv_requant *requant, size_t *bytes) {
+tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
+                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes) {
     *bytes = 0;
-    if (requant != NULL && requant->y_dtype != TGC_UINT8 && requant->y_dtype != TGC_INT8) return NULL;
-    if (!tgc_dnnl_qconv_possible(g) || (x_dtype != TGC_UINT8 && x_dtype != TGC_INT8)) return NULL;
+    if (requant != NULL && (x_dtype == TGC_FLOAT32 || (requant->y_dtype != TGC_UINT8 && requant->y_dtype != TGC_INT8)))
+        return NULL;
+    if (!tgc_dnnl_conv_possible(g, x_dtype)) return NULL;
     /* planned for one thread (oneDNN sizes its work by OpenMP's count when a
      * primitive is made): tgc's pool runs the pieces */
     if (tgc_dnnl_thread_stream() == NULL) return NULL;
-    tgc_dnnl_qconv *q = tgc_calloc(1, sizeof *q);
+    tgc_dnnl_conv *q = tgc_calloc(1, sizeof *q);
     if (q == NULL) return NULL;
     q->g = *g;
     q->x_dtype = x_dtype;
     q->requantizes = requant != NULL;
-    q->bias = requant != NULL && requant->bias;
+    q->bias = x_dtype == TGC_FLOAT32 ? f32_bias : requant != NULL && requant->bias;
     dnnl_dims_t one = {1}, m_dims = {g->m_count};
     bool ok = dnnl_memory_desc_init_by_tag(&q->zp_md, 1, one, dnnl_s32, dnnl_a) == dnnl_success &&
-              dnnl_memory_desc_init_by_tag(&q->bias_md, 1, m_dims, dnnl_s32, dnnl_a) == dnnl_success;
+              dnnl_memory_desc_init_by_tag(&q->bias_md, 1, m_dims, x_dtype == TGC_FLOAT32 ? dnnl_f32 : dnnl_s32,
+                                           dnnl_a) == dnnl_success;
     tgc_dnnl_make_lock();
     /* pieces whose shapes oneDNN lays the weights out for differently (its
      * 1x1 kernels block by the output's size): one piece an image instead */
@@ -242,14 +292,14 @@ tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dt
     ok = ok && reorder_weights(q, w);
     tgc_dnnl_make_unlock();
     if (!ok) {
-        tgc_dnnl_qconv_free(q);
+        tgc_dnnl_conv_free(q);
         return NULL;
     }
     *bytes = sizeof *q + dnnl_memory_desc_get_size(&q->weights_md);
     return q;
 }
 
-bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype) {
+bool tgc_dnnl_conv_matches(const tgc_dnnl_conv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype) {
     const tgc_conv_geometry *h = &q->g;
     bool same = x_dtype == q->x_dtype && g->w.n == 2 && g->channels == h->channels && g->m_count == h->m_count &&
                 g->group == h->group;
@@ -260,42 +310,44 @@ bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g,
     return same;
 }
 
-int64_t tgc_dnnl_qconv_pieces(const tgc_dnnl_qconv *q) { return q->n_pieces; }
+int64_t tgc_dnnl_conv_pieces(const tgc_dnnl_conv *q) { return q->n_pieces; }
 
-bool tgc_dnnl_qconv_requantizes(const tgc_dnnl_qconv *q) { return q->requantizes; }
+bool tgc_dnnl_conv_requantizes(const tgc_dnnl_conv *q) { return q->requantizes; }
 
-int64_t tgc_dnnl_qconv_piece_sums(const tgc_dnnl_qconv *q) {
+int64_t tgc_dnnl_conv_piece_sums(const tgc_dnnl_conv *q) {
     int64_t most = 0;
     for (int i = 0; i < q->n_pieces; i++)
         if (q->pieces[i].r1 - q->pieces[i].r0 > most) most = q->pieces[i].r1 - q->pieces[i].r0;
     return most * q->g.w.out[1] * q->g.m_count;
 }
 
-void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, int64_t *r1) {
+void tgc_dnnl_conv_piece_rows(const tgc_dnnl_conv *q, int64_t i, int64_t *r0, int64_t *r1) {
     *r0 = q->pieces[i].r0;
     *r1 = q->pieces[i].r1;
 }
 
-bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp,
-                              const int32_t *bias, void *y) {
+bool tgc_dnnl_conv_run_piece(const tgc_dnnl_conv *q, int64_t i, const void *x_nhwc, int32_t x_zp, const void *bias,
+                             void *y) {
     const piece *p = &q->pieces[i];
     const geometry *ge = &q->geometries[p->geometry];
     const tgc_conv_geometry *g = &q->g;
     dnnl_engine_t engine = tgc_dnnl_engine();
     dnnl_memory_t src = NULL, dst = NULL, zp = NULL, b = NULL;
     if (q->bias && bias == NULL) return false;
-    const uint8_t *x = (const uint8_t *)x_nhwc + p->in0 * g->w.in[1] * g->channels;
+    bool f32 = q->x_dtype == TGC_FLOAT32;
+    size_t elem = f32 ? sizeof(float) : 1;
+    const uint8_t *x = (const uint8_t *)x_nhwc + (size_t)(p->in0 * g->w.in[1] * g->channels) * elem;
     bool ok = dnnl_memory_create(&src, &ge->src, engine, (void *)x) == dnnl_success &&
               dnnl_memory_create(&dst, &ge->dst, engine, y) == dnnl_success &&
-              dnnl_memory_create(&zp, &q->zp_md, engine, &x_zp) == dnnl_success &&
+              (f32 || dnnl_memory_create(&zp, &q->zp_md, engine, &x_zp) == dnnl_success) &&
               (!q->bias || dnnl_memory_create(&b, &q->bias_md, engine, (void *)bias) == dnnl_success);
     if (ok) {
-        dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, src},
-                                   {DNNL_ARG_WEIGHTS, q->weights},
-                                   {DNNL_ARG_DST, dst},
-                                   {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp},
-                                   {DNNL_ARG_BIAS, b}};
-        ok = tgc_dnnl_run(ge->prim, ge->scratch_bytes, q->bias ? 5 : 4, args);
+        /* one slot past the five for tgc_dnnl_run's scratchpad */
+        dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, q->weights}, {DNNL_ARG_DST, dst}};
+        int n = 3;
+        if (q->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
+        if (!f32) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp};
+        ok = tgc_dnnl_run(ge->prim, ge->scratch_bytes, n, args);
     }
     if (b != NULL) dnnl_memory_destroy(b);
     if (src != NULL) dnnl_memory_destroy(src);
@@ -306,54 +358,56 @@ bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_
 
 #else /* no oneDNN */
 
-bool tgc_dnnl_qconv_possible(const tgc_conv_geometry *g) {
-    (void)g;
+bool tgc_dnnl_conv_available(void) { return false; }
+
+bool tgc_dnnl_conv_possible(const tgc_conv_geometry *g, tgc_dtype x_dtype) {
+    (void)g, (void)x_dtype;
     return false;
 }
 
-int64_t tgc_dnnl_qconv_bound(const tgc_conv_geometry *g) {
-    (void)g;
+int64_t tgc_dnnl_conv_bound(const tgc_conv_geometry *g, tgc_dtype x_dtype) {
+    (void)g, (void)x_dtype;
     return 0;
 }
 
-tgc_dnnl_qconv *tgc_dnnl_qconv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const int8_t *w, int threads,
-                                      const tgc_dnnl_qconv_requant *requant, size_t *bytes) {
-    (void)g, (void)x_dtype, (void)w, (void)threads, (void)requant;
+tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
+                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes) {
+    (void)g, (void)x_dtype, (void)w, (void)threads, (void)requant, (void)f32_bias;
     *bytes = 0;
     return NULL;
 }
 
-bool tgc_dnnl_qconv_matches(const tgc_dnnl_qconv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype) {
+bool tgc_dnnl_conv_matches(const tgc_dnnl_conv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype) {
     (void)q, (void)g, (void)x_dtype;
     return false;
 }
 
-int64_t tgc_dnnl_qconv_pieces(const tgc_dnnl_qconv *q) {
+int64_t tgc_dnnl_conv_pieces(const tgc_dnnl_conv *q) {
     (void)q;
     return 0;
 }
 
-void tgc_dnnl_qconv_piece_rows(const tgc_dnnl_qconv *q, int64_t i, int64_t *r0, int64_t *r1) {
+void tgc_dnnl_conv_piece_rows(const tgc_dnnl_conv *q, int64_t i, int64_t *r0, int64_t *r1) {
     (void)q, (void)i;
     *r0 = *r1 = 0;
 }
 
-int64_t tgc_dnnl_qconv_piece_sums(const tgc_dnnl_qconv *q) {
+int64_t tgc_dnnl_conv_piece_sums(const tgc_dnnl_conv *q) {
     (void)q;
     return 0;
 }
 
-bool tgc_dnnl_qconv_requantizes(const tgc_dnnl_qconv *q) {
+bool tgc_dnnl_conv_requantizes(const tgc_dnnl_conv *q) {
     (void)q;
     return false;
 }
 
-bool tgc_dnnl_qconv_run_piece(const tgc_dnnl_qconv *q, int64_t i, const void *x_nhwc, int32_t x_zp,
-                              const int32_t *bias, void *y) {
+bool tgc_dnnl_conv_run_piece(const tgc_dnnl_conv *q, int64_t i, const void *x_nhwc, int32_t x_zp, const void *bias,
+                             void *y) {
     (void)q, (void)i, (void)x_nhwc, (void)x_zp, (void)bias, (void)y;
     return false;
 }
 
-void tgc_dnnl_qconv_free(tgc_dnnl_qconv *q) { (void)q; }
+void tgc_dnnl_conv_free(tgc_dnnl_conv *q) { (void)q; }
 
 #endif

@@ -1,14 +1,25 @@
-/* Channels last for the integer convolutions, as ONNX Runtime's
- * NhwcTransformer does for QLinearConv (onnxruntime/core/optimizer/
- * nhwc_transformer.cc, with its transpose optimizer): oneDNN's int8
- * convolutions run on NHWC tensors, and a network of them loses to copies
- * what it gains when every layer goes in and out of NCHW.
+/* Channels last for convolutions, as ONNX Runtime's NhwcTransformer does
+ * for QLinearConv (onnxruntime/core/optimizer/nhwc_transformer.cc, with its
+ * transpose optimizer) and its NchwcTransformer for float ones: oneDNN's
+ * convolutions run fastest on channels-last tensors, and a network of them
+ * loses to copies what it gains when every layer goes in and out of NCHW.
  *
  * 1. Each QLinearConv over a 4-D x whose weights are constants with zero
  *    points of 0 (int8 0, or uint8 128: what oneDNN takes) becomes
  *        Transpose(x, [0, 2, 3, 1]) -> _QLinearConvNHWC -> Transpose([0, 3, 1, 2])
  *    (graph/ops_quant.c), where every listed device kind has a kernel for
- *    it at x's dtype (the cpu's: devices/cpu/kernels_quant_conv.c).
+ *    it at x's dtype (the cpu's: devices/cpu/kernels_quant_conv.c). So
+ *    does each float32 Conv with constant weights that is pointwise (1x1,
+ *    stride 1, no pads, one group), depthwise (a group a channel, as many
+ *    outputs) or an image's first layer (at most 4 channels), into _ConvNHWC (graph/ops_conv.c; the cpu's kernel:
+ *    devices/cpu/kernels_conv_nhwc.c, where oneDNN is there), when it
+ *    reads or feeds another such Conv, directly or through one
+ *    elementwise node (a ReLU6, a residual Add): the chains of mobile networks
+ *    (MobileNet, EfficientNet, MNASNet), never a lone 1x1 between 3x3
+ *    layers (ResNet-50's bottlenecks), whose Transposes would stay.
+ *    MobileNetV2's 1x1 and depthwise layers, alone on one thread: 3.48 ms
+ *    in tgc's NCHW kernels, 2.69 in oneDNN's NHWC ones
+ *    (bench/bench_conv_families, dnnl* in NHWC).
  * 2. Transposes move down through elementwise nodes whose other inputs are
  *    one-element constants (DequantizeLinear and QuantizeLinear per
  *    tensor, Add, Mul, Relu, Clip, ...), one Transpose after the node in
@@ -108,8 +119,102 @@ static bool qualifies(const tgc_rewrite *rw, int32_t id) {
            n->n_inputs >= 6 && zero_points_centred(rw, n->inputs[5]);
 }
 
-/* Step 1 for QLinearConv node id. */
-static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id) {
+/* An INTS attribute of node n: every entry `value` (absent: true). */
+static bool ints_all(const tgc_node *n, const char *name, int64_t value) {
+    const tgc_attr *a = tgc_node_attr(n, name);
+    if (a == NULL) return true;
+    if (a->type != TGC_ATTR_INTS) return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->ints[i] != value) return false;
+    return true;
+}
+
+/* True when every listed kind has a kernel for node n as `op` at float32
+ * (asked with the backends' supports: the cpu's needs oneDNN). */
+static bool float_kernel_everywhere(const tgc_rewrite *rw, const tgc_node *n, const char *op) {
+    if (rw->kinds == 0) return false;
+    tgc_node probe = *n;
+    probe.op = tgc_op_find(op);
+    for (int k = 0; k < tgc_backend_count(); k++)
+        if ((rw->kinds & (1u << k)) && tgc_kernel_select(&probe, k, TGC_FLOAT32, TGC_FLOAT32, false) == NULL)
+            return false;
+    return true;
+}
+
+/* A float Conv over at most this many channels is an image's first layer
+ * (RGB, RGBA): channels last, the Transpose into NHWC moves to the image,
+ * a third of the stem's output (MobileNetV2: 150,528 floats, not 401,408). */
+#define STEM_MAX_CHANNELS 4
+
+/* Feature maps of at most this many positions (28 x 28 and smaller). On
+ * larger ones oneDNN's NHWC kernels lost to tgc's NCHW ones inside
+ * MobileNetV2 (its 1x1 layers of 112x112 and 56x56 ran 1.4-2x slower
+ * there, 0.9x alone: `tgc run --trace`, bench_conv_families), and the
+ * image's Transpose into NHWC cost more than the stem gained. */
+#define MAX_POSITIONS 1024
+
+/* True when 4-D `s` (NCHW) has H and W known and H * W <= MAX_POSITIONS. */
+static bool small_map(const tgc_shape *s) {
+    return tgc_dim_known(s->dims[2]) && tgc_dim_known(s->dims[3]) && s->dims[2].v <= MAX_POSITIONS &&
+           s->dims[2].v * s->dims[3].v <= MAX_POSITIONS;
+}
+
+/* True when float Conv node id may run channels last on its own terms: x
+ * and y 4-D float32, W a 4-D constant, B absent or a constant, pointwise,
+ * depthwise or a stem (see step 1), and a kernel everywhere. */
+static bool float_candidate(const tgc_rewrite *rw, int32_t id) {
+    if (!tgc_pass_is_op(rw, id, "Conv")) return false;
+    const tgc_node *n = &rw->g->nodes[id];
+    if (n->n_outputs != 1 || n->n_inputs < 2 || n->inputs[0].node < 0) return false;
+    const tgc_tensor_info *x = tgc_graph_ref_info(rw->g, n->inputs[0]);
+    const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
+    const tgc_const *w = tgc_pass_const_of(rw, n->inputs[1]);
+    if (x == NULL || y == NULL || w == NULL || x->dtype != TGC_FLOAT32 || x->shape.rank != 4 || y->shape.rank != 4 ||
+        w->shape.rank != 4 || !tgc_dim_known(x->shape.dims[1]))
+        return false;
+    if (n->n_inputs > 2 && n->inputs[2].node >= 0 && tgc_pass_const_of(rw, n->inputs[2]) == NULL) return false;
+    const tgc_attr *ga = tgc_node_attr(n, "group");
+    int64_t group = ga != NULL ? ga->i : 1, c = x->shape.dims[1].v;
+    int64_t m = w->shape.dims[0].v, cg = w->shape.dims[1].v;
+    bool pointwise = group == 1 && w->shape.dims[2].v == 1 && w->shape.dims[3].v == 1 &&
+                     ints_all(n, "strides", 1) && ints_all(n, "pads", 0) && ints_all(n, "dilations", 1) &&
+                     tgc_node_attr(n, "auto_pad") == NULL;
+    bool depthwise = group > 1 && group == c && cg == 1 && m == c;
+    bool stem = group == 1 && c <= STEM_MAX_CHANNELS;
+    return (pointwise || depthwise || stem) && small_map(&x->shape) && small_map(&y->shape) &&
+           float_kernel_everywhere(rw, n, "_ConvNHWC");
+}
+
+/* True when ref r comes from a candidate, directly or through one
+ * elementwise node (a ReLU6, a residual Add) one of whose inputs does. */
+static bool from_candidate(const tgc_rewrite *rw, tgc_ref r, const bool *candidate) {
+    if (r.node < 0) return false;
+    if (candidate[r.node]) return true;
+    if (!is_elementwise(rw, r.node)) return false;
+    const tgc_node *n = &rw->g->nodes[r.node];
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i].node >= 0 && candidate[n->inputs[i].node]) return true;
+    return false;
+}
+
+/* True when candidate id reads or feeds another candidate, directly or
+ * through one elementwise node (see step 1). */
+static bool chained(const tgc_rewrite *rw, int32_t id, const bool *candidate) {
+    if (from_candidate(rw, rw->g->nodes[id].inputs[0], candidate)) return true;
+    int32_t readers[16], next[16];
+    int n = tgc_rewrite_readers(rw, (tgc_ref){id, 0, {0, 0}}, readers, 16);
+    for (int i = 0; i < n && i < 16; i++) {
+        if (candidate[readers[i]]) return true;
+        if (!is_elementwise(rw, readers[i])) continue;
+        int k = tgc_rewrite_readers(rw, (tgc_ref){readers[i], 0, {0, 0}}, next, 16);
+        for (int j = 0; j < k && j < 16; j++)
+            if (candidate[next[j]]) return true;
+    }
+    return false;
+}
+
+/* Step 1 for QLinearConv or float Conv node id, into op `op`. */
+static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id, const char *op) {
     const tgc_node *n = &rw->g->nodes[id];
     tgc_ref inputs[9];
     int n_inputs = n->n_inputs < 9 ? n->n_inputs : 9;
@@ -118,7 +223,7 @@ static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id) {
     tgc_status st = add_transpose(rw, id, inputs[0], TO_NHWC, &t_in);
     if (st != TGC_OK) return st;
     inputs[0] = (tgc_ref){t_in, 0, {0, 0}};
-    if ((st = tgc_rewrite_add_op(rw, "_QLinearConvNHWC", id, inputs, n_inputs, 1, &conv)) != TGC_OK ||
+    if ((st = tgc_rewrite_add_op(rw, op, id, inputs, n_inputs, 1, &conv)) != TGC_OK ||
         (st = tgc_rewrite_copy_attrs(rw, id, conv)) != TGC_OK)
         return st;
     return replace_with_transposed(rw, id, conv, TO_NCHW);
@@ -207,15 +312,22 @@ static void cancel(tgc_rewrite *rw, int32_t id, bool *moved) {
     *moved = true;
 }
 
-tgc_status tgc_pass_nhwc_int8_conv(tgc_rewrite *rw) {
+tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw) {
     int32_t n_nodes = rw->g->n_nodes, n_convs = 0;
     int32_t *convs = tgc_malloc((size_t)n_nodes * sizeof *convs + 1);
-    if (convs == NULL) return TGC_ERR_NOMEM;
+    bool *candidate = tgc_calloc((size_t)n_nodes + 1, sizeof *candidate);
+    if (convs == NULL || candidate == NULL) {
+        tgc_free(convs), tgc_free(candidate);
+        return TGC_ERR_NOMEM;
+    }
+    for (int32_t id = 0; id < n_nodes; id++) candidate[id] = float_candidate(rw, id);
     for (int32_t id = 0; id < n_nodes; id++)
-        if (tgc_pass_is_op(rw, id, "QLinearConv") && qualifies(rw, id)) convs[n_convs++] = id;
+        if ((tgc_pass_is_op(rw, id, "QLinearConv") && qualifies(rw, id)) || (candidate[id] && chained(rw, id, candidate)))
+            convs[n_convs++] = id;
     tgc_status st = TGC_OK;
-    for (int32_t i = 0; i < n_convs && st == TGC_OK; i++) st = to_channels_last(rw, convs[i]);
-    tgc_free(convs);
+    for (int32_t i = 0; i < n_convs && st == TGC_OK; i++)
+        st = to_channels_last(rw, convs[i], candidate[convs[i]] ? "_ConvNHWC" : "_QLinearConvNHWC");
+    tgc_free(convs), tgc_free(candidate);
     if (st != TGC_OK || n_convs == 0) return st;
     /* every round moves some Transpose further down or drops one: at most
      * as many rounds as the graph has nodes */
@@ -232,8 +344,10 @@ tgc_status tgc_pass_nhwc_int8_conv(tgc_rewrite *rw) {
     return st;
 }
 
-bool tgc_pass_has_qlinear_conv(const tgc_graph *g) {
+bool tgc_pass_has_conv(const tgc_graph *g) {
     for (int32_t id = 0; id < g->n_nodes; id++)
-        if (g->nodes[id].kind == TGC_NODE_OP && strcmp(g->nodes[id].op_name, "QLinearConv") == 0) return true;
+        if (g->nodes[id].kind == TGC_NODE_OP &&
+            (strcmp(g->nodes[id].op_name, "QLinearConv") == 0 || strcmp(g->nodes[id].op_name, "Conv") == 0))
+            return true;
     return false;
 }

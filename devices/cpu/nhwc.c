@@ -1,0 +1,62 @@
+/* Channels-last helpers (see nhwc.h). */
+#include "devices/cpu/nhwc.h"
+
+#include "support/alloc.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+static const int TO_NCHW[4] = {0, 3, 1, 2}, TO_NHWC[4] = {0, 2, 3, 1};
+
+tgc_value tgc_cpu_nhwc_view(const tgc_value *v, bool to_nchw) {
+    tgc_value p = *v;
+    const int *perm = to_nchw ? TO_NCHW : TO_NHWC;
+    for (int a = 0; a < 4 && v->rank == 4; a++) p.dims[a] = v->dims[perm[a]];
+    return p;
+}
+
+/* a [n, d1, d2, d3] of elem-byte elements into b [n, d3, d1, d2] (to_nchw)
+ * or into b [n, d2, d3, d1] (the reverse): a plain loop, for the fallback
+ * only. */
+static void transpose(const char *a, const tgc_value *av, bool to_nchw, size_t elem, char *b) {
+    int64_t n = av->dims[0], d1 = av->dims[1], d2 = av->dims[2], d3 = av->dims[3];
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t p = 0; p < d1; p++)
+            for (int64_t q = 0; q < d2; q++)
+                for (int64_t r = 0; r < d3; r++) {
+                    int64_t from = ((i * d1 + p) * d2 + q) * d3 + r;
+                    int64_t to = to_nchw ? ((i * d3 + r) * d1 + p) * d2 + q : ((i * d2 + q) * d3 + r) * d1 + p;
+                    memcpy(b + to * elem, a + from * elem, elem);
+                }
+}
+
+tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, size_t elem, tgc_status (*nchw)(tgc_kernel_ctx *c)) {
+    enum { MAX_INPUTS = 9 };
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (c->n_inputs > MAX_INPUTS || x->rank != 4 || y->rank != 4)
+        return tgc_kernel_fail(c, "x and y must be 4-D, channels last");
+    /* sizes inference checked: the buffers hold them */
+    size_t xn = (size_t)tgc_value_numel(x) * elem, yn = (size_t)tgc_value_numel(y) * elem;
+    char *xt = tgc_malloc(xn + 1), *yt = tgc_malloc(yn + 1);
+    if (xt == NULL || yt == NULL) {
+        tgc_free(xt), tgc_free(yt);
+        return tgc_kernel_fail(c, "out of host memory for the NCHW copies (%zu and %zu bytes)", xn, yn);
+    }
+    transpose(tgc_kernel_in_ptr(c, 0), x, true, elem, xt);
+    tgc_buffer xb = {.device = x->buf->device, .mem = xt, .nbytes = xn, .borrowed = true};
+    tgc_buffer yb = {.device = y->buf->device, .mem = yt, .nbytes = yn, .borrowed = true};
+    atomic_init(&xb.refs, 1);
+    atomic_init(&yb.refs, 1);
+    tgc_value inputs[MAX_INPUTS], out = tgc_cpu_nhwc_view(y, true);
+    for (int i = 0; i < c->n_inputs; i++) inputs[i] = c->inputs[i];
+    inputs[0] = tgc_cpu_nhwc_view(x, true);
+    inputs[0].buf = &xb;
+    out.buf = &yb;
+    tgc_kernel_ctx sub = *c;
+    sub.inputs = inputs;
+    sub.outputs = &out;
+    tgc_status st = nchw(&sub);
+    if (st == TGC_OK) transpose(yt, &out, false, elem, tgc_kernel_out_ptr(c, 0));
+    tgc_free(xt), tgc_free(yt);
+    return st;
+}

@@ -1,0 +1,280 @@
+/* nhwc-conv on float32 Convs (passes/nhwc_conv.c) and their channels-last
+ * kernel (_ConvNHWC, devices/cpu/kernels_conv_nhwc.c): a 1x1 Conv, then a
+ * mobile block on its output h (1x1 expansion, ReLU6, depthwise 3x3,
+ * ReLU6, 1x1 projection, Add of h, then a depthwise 3x3 of stride 2), and an image's first layer before a
+ * depthwise one, run channels last: every Conv a _ConvNHWC, one Transpose
+ * at the input and one at the output, the values those of the NCHW graph
+ * as a plain loop in double computes them (to 1e-4), and the same bits at
+ * 1 and 2 threads. Left alone: a 1x1 between two dense 3x3 Convs (its
+ * Transposes would stay), maps larger than 28x28, and any graph listed
+ * with a gpu (no kernel there). Runs only where the cpu has oneDNN (the
+ * kernel's only way); elsewhere it checks that nothing is rewritten. */
+#include "graph/graph.h"
+#include "tests/harness.h"
+#include "tests/passes/graph_queries.h"
+#include "tgc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { C = 8, E = 16, MAX_HW = 56 };
+
+/* Deterministic values in about [-1, 1]: the k-th of a stream `seed`. */
+static float value(int seed, int k) { return (float)sin(0.37 * k + 1.3 * seed) * (1.0f + 0.1f * (float)(k % 7)); }
+
+/* "[v0, v1, ...]": n values of stream seed, scaled (malloc'd). */
+static char *values(int seed, int n, float scale) {
+    size_t size = (size_t)n * 20 + 8, at = 1;
+    char *buf = malloc(size);
+    buf[0] = '[';
+    for (int k = 0; k < n; k++) at += (size_t)snprintf(buf + at, size - at, "%s%.9g", k ? ", " : "", value(seed, k) * scale);
+    snprintf(buf + at, size - at, "]");
+    return buf;
+}
+
+/* The block's YAML over x [1, C, hw, hw]; `lone`: a 1x1 between two dense
+ * 3x3 Convs instead. */
+static char *block_yaml(int hw, bool lone) {
+    size_t size = 1 << 17;
+    char *y = malloc(size);
+    if (lone) {
+        char *w3 = values(8, E * C * 9, 0.1f), *wp = values(5, E * E, 0.3f), *w3b = values(9, C * E * 9, 0.1f);
+        snprintf(y, size,
+                 "format: tgc/1\n"
+                 "inputs: [{name: x, dtype: float32, shape: [1, %d, %d, %d]}]\n"
+                 "outputs: [z]\n"
+                 "initializers:\n"
+                 "  - {name: w3, dtype: float32, shape: [%d, %d, 3, 3], values: %s}\n"
+                 "  - {name: wp, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+                 "  - {name: w3b, dtype: float32, shape: [%d, %d, 3, 3], values: %s}\n"
+                 "nodes:\n"
+                 "  - {name: a, op: Conv, inputs: [x, w3], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}\n"
+                 "  - {name: ar, op: Relu, inputs: [a]}\n"
+                 "  - {name: p, op: Conv, inputs: [ar, wp]}\n"
+                 "  - {name: pr, op: Relu, inputs: [p]}\n"
+                 "  - {name: z, op: Conv, inputs: [pr, w3b], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}\n",
+                 C, hw, hw, E, C, w3, E, E, wp, C, E, w3b);
+        free(w3), free(wp), free(w3b);
+        return y;
+    }
+    char *wi = values(15, C * C, 0.3f), *we = values(1, E * C, 0.4f), *be = values(2, E, 0.2f), *wd = values(3, E * 9, 0.3f),
+         *bd = values(4, E, 0.2f), *wp = values(5, C * E, 0.3f), *bp = values(6, C, 0.2f), *ws = values(7, C * 9, 0.3f);
+    snprintf(y, size,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [1, %d, %d, %d]}]\n"
+             "outputs: [z]\n"
+             "initializers:\n"
+             "  - {name: wi, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "  - {name: we, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "  - {name: be, dtype: float32, shape: [%d], values: %s}\n"
+             "  - {name: wd, dtype: float32, shape: [%d, 1, 3, 3], values: %s}\n"
+             "  - {name: bd, dtype: float32, shape: [%d], values: %s}\n"
+             "  - {name: wp, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "  - {name: bp, dtype: float32, shape: [%d], values: %s}\n"
+             "  - {name: ws, dtype: float32, shape: [%d, 1, 3, 3], values: %s}\n"
+             "  - {name: lo, dtype: float32, shape: [], values: [0]}\n"
+             "  - {name: hi, dtype: float32, shape: [], values: [6]}\n"
+             "nodes:\n"
+             "  - {name: h, op: Conv, inputs: [x, wi]}\n"
+             "  - {name: e, op: Conv, inputs: [h, we, be]}\n"
+             "  - {name: ea, op: Clip, inputs: [e, lo, hi]}\n"
+             "  - {name: d, op: Conv, inputs: [ea, wd, bd], attrs: {group: %d, kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}\n"
+             "  - {name: da, op: Clip, inputs: [d, lo, hi]}\n"
+             "  - {name: p, op: Conv, inputs: [da, wp, bp]}\n"
+             "  - {name: r, op: Add, inputs: [h, p]}\n"
+             "  - {name: z, op: Conv, inputs: [r, ws], attrs: {group: %d, kernel_shape: [3, 3], pads: [1, 1, 1, 1], "
+             "strides: [2, 2]}}\n",
+             C, hw, hw, C, C, wi, E, C, we, E, be, E, wd, E, bd, C, E, wp, C, bp, C, ws, E, C);
+    free(wi), free(we), free(be), free(wd), free(bd), free(wp), free(bp), free(ws);
+    return y;
+}
+
+/* Conv of x [ci, h, h] by w [co, ci / group, k, k] (+ bias) with pads p and
+ * stride s, into y [co, oh, oh], in double; then clamped to [0, 6] when
+ * `relu6`. Returns oh. */
+static int conv_ref(const double *x, int ci, int h, const float *w, const float *bias, int co, int group, int k,
+                    int p, int s, bool relu6, double *y) {
+    int oh = (h + 2 * p - k) / s + 1, cg = ci / group, mg = co / group;
+    for (int m = 0; m < co; m++)
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < oh; j++) {
+                double acc = bias != NULL ? bias[m] : 0.0;
+                for (int c = 0; c < cg; c++)
+                    for (int u = 0; u < k; u++)
+                        for (int v = 0; v < k; v++) {
+                            int r = i * s + u - p, q = j * s + v - p;
+                            if (r < 0 || r >= h || q < 0 || q >= h) continue;
+                            acc += (double)w[((m * cg + c) * k + u) * k + v] * x[((m / mg * cg + c) * h + r) * h + q];
+                        }
+                y[(m * oh + i) * oh + j] = relu6 ? fmin(fmax(acc, 0.0), 6.0) : acc;
+            }
+    return oh;
+}
+
+/* The block's output for x [C, hw, hw], by conv_ref: z [C, hw / 2, hw / 2]. */
+static void block_ref(const float *xf, int hw, double *z) {
+    float wi[C * C], we[E * C], be[E], wd[E * 9], bd[E], wp[C * E], bp[C], ws[C * 9];
+    for (int k = 0; k < C * C; k++) wi[k] = value(15, k) * 0.3f;
+    for (int k = 0; k < E * C; k++) we[k] = value(1, k) * 0.4f, wp[k] = value(5, k) * 0.3f;
+    for (int k = 0; k < E; k++) be[k] = value(2, k) * 0.2f, bd[k] = value(4, k) * 0.2f;
+    for (int k = 0; k < E * 9; k++) wd[k] = value(3, k) * 0.3f;
+    for (int k = 0; k < C; k++) bp[k] = value(6, k) * 0.2f;
+    for (int k = 0; k < C * 9; k++) ws[k] = value(7, k) * 0.3f;
+    int n = hw * hw;
+    double *xin = malloc(sizeof(double) * C * n), *x = malloc(sizeof(double) * C * n), *ea = malloc(sizeof(double) * E * n), *da = malloc(sizeof(double) * E * n),
+           *r = malloc(sizeof(double) * C * n);
+    for (int k = 0; k < C * n; k++) xin[k] = xf[k];
+    conv_ref(xin, C, hw, wi, NULL, C, 1, 1, 0, 1, false, x); /* h */
+    conv_ref(x, C, hw, we, be, E, 1, 1, 0, 1, true, ea);
+    conv_ref(ea, E, hw, wd, bd, E, E, 3, 1, 1, true, da);
+    conv_ref(da, E, hw, wp, bp, C, 1, 1, 0, 1, false, r);
+    for (int k = 0; k < C * n; k++) r[k] += x[k];
+    conv_ref(r, C, hw, ws, NULL, C, C, 3, 1, 2, false, z);
+    free(xin), free(x), free(ea), free(da), free(r);
+}
+
+/* g's output z on the cpu at `threads` ("cpu=1"), optimize ALL, for x. */
+static tgc_tensor *run(const tgc_graph *g, const char *threads, const float *x, int hw) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_tensor *in = NULL, *out = NULL;
+    const char *names[] = {"x"};
+    tgc_session_options o = {.threads = threads, .optimize = TGC_OPTIMIZE_ALL};
+    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
+    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){1, C, hw, hw}, x, &in);
+    if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    tgc_tensor_release(in);
+    tgc_session_free(s);
+    tgc_diags_free(d);
+    return out;
+}
+
+/* Whether the cpu runs float convolutions channels last here (oneDNN):
+ * asked of the pass itself on the block. */
+static bool channels_last_here(void) {
+    char *yaml = block_yaml(14, false);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "block.yaml", d), *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    bool here = count_op(opt, "_ConvNHWC") > 0;
+    tgc_graph_free(opt), tgc_graph_free(g), tgc_diags_free(d), free(yaml);
+    return here;
+}
+
+static void test_block_channels_last(void) {
+    int hw = 14;
+    char *yaml = block_yaml(hw, false);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "block.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    bool here = count_op(opt, "_ConvNHWC") > 0;
+    if (here) {
+        CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 5);
+        CU_ASSERT_EQUAL(count_op(opt, "Conv"), 0);
+        CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2); /* x's, and z's back to NCHW */
+        const tgc_node *z = node_named(opt, "z");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+        CU_ASSERT_STRING_EQUAL(z->op_name, "Transpose");
+    } else {
+        CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 0);
+    }
+    tgc_graph_free(opt);
+    /* with a gpu listed (no channels-last kernel there) nothing is moved */
+    opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu,gpu0", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC") + count_op(opt, "Transpose"), 0);
+    tgc_graph_free(opt);
+    float x[C * 14 * 14];
+    for (int k = 0; k < C * hw * hw; k++) x[k] = value(10, k);
+    double want[C * 7 * 7];
+    block_ref(x, hw, want);
+    tgc_tensor *one = run(g, "cpu=1", x, hw), *two = run(g, "cpu=2", x, hw);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    const float *a = tgc_tensor_data(one), *b = tgc_tensor_data(two);
+    double worst = 0;
+    for (int k = 0; k < C * 7 * 7; k++) worst = fmax(worst, fabs(a[k] - want[k]));
+    if (worst > 1e-4) fprintf(stderr, "\n  max |z - reference| = %g", worst);
+    CU_ASSERT(worst <= 1e-4);
+    CU_ASSERT_EQUAL(memcmp(a, b, sizeof(float) * C * 7 * 7), 0); /* the same bits at 1 and 2 threads */
+    tgc_tensor_release(one), tgc_tensor_release(two);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    free(yaml);
+}
+
+/* An image's first layer (3 channels, 3x3, stride 2) before a depthwise
+ * 3x3: both channels last, the Transpose into NHWC on the image. x [1, 3,
+ * 28, 28]; y = dw(ReLU6(stem(x))), checked against conv_ref. */
+static void test_stem_channels_last(void) {
+    if (!channels_last_here()) return;
+    char *ws = values(11, C * 3 * 9, 0.3f), *bs = values(12, C, 0.2f), *wd = values(13, C * 9, 0.3f), yaml[16384];
+    snprintf(yaml, sizeof yaml,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [1, 3, 28, 28]}]\n"
+             "outputs: [y]\n"
+             "initializers:\n"
+             "  - {name: ws, dtype: float32, shape: [%d, 3, 3, 3], values: %s}\n"
+             "  - {name: bs, dtype: float32, shape: [%d], values: %s}\n"
+             "  - {name: wd, dtype: float32, shape: [%d, 1, 3, 3], values: %s}\n"
+             "  - {name: lo, dtype: float32, shape: [], values: [0]}\n"
+             "  - {name: hi, dtype: float32, shape: [], values: [6]}\n"
+             "nodes:\n"
+             "  - {name: s, op: Conv, inputs: [x, ws, bs], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, 1], "
+             "strides: [2, 2]}}\n"
+             "  - {name: sa, op: Clip, inputs: [s, lo, hi]}\n"
+             "  - {name: y, op: Conv, inputs: [sa, wd], attrs: {group: %d, kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}\n",
+             C, ws, C, bs, C, wd, C);
+    free(ws), free(bs), free(wd);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "stem.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 2);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    tgc_graph_free(opt);
+    float x[3 * 28 * 28], wsf[C * 27], bsf[C], wdf[C * 9];
+    for (int k = 0; k < 3 * 28 * 28; k++) x[k] = value(14, k);
+    for (int k = 0; k < C * 27; k++) wsf[k] = value(11, k) * 0.3f;
+    for (int k = 0; k < C; k++) bsf[k] = value(12, k) * 0.2f;
+    for (int k = 0; k < C * 9; k++) wdf[k] = value(13, k) * 0.3f;
+    double xd[3 * 28 * 28], sa[C * 14 * 14], want[C * 14 * 14];
+    for (int k = 0; k < 3 * 28 * 28; k++) xd[k] = x[k];
+    conv_ref(xd, 3, 28, wsf, bsf, C, 1, 3, 1, 2, true, sa);
+    conv_ref(sa, C, 14, wdf, NULL, C, C, 3, 1, 1, false, want);
+    tgc_diags *rd = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_tensor *in = NULL, *out = NULL;
+    const char *names[] = {"x"};
+    tgc_session_options o = {.optimize = TGC_OPTIMIZE_ALL};
+    tgc_status st = tgc_session_create(g, "cpu", &o, rd, &s);
+    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){1, 3, 28, 28}, x, &in);
+    if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, rd);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    const float *got = tgc_tensor_data(out);
+    double worst = 0;
+    for (int k = 0; k < C * 14 * 14; k++) worst = fmax(worst, fabs(got[k] - want[k]));
+    CU_ASSERT(worst <= 1e-4);
+    tgc_tensor_release(in), tgc_tensor_release(out);
+    tgc_session_free(s);
+    tgc_diags_free(rd);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+/* Left alone: a 1x1 between two dense 3x3 Convs, and the block on 56x56. */
+static void test_left_alone(void) {
+    tgc_diags *d = tgc_diags_create();
+    for (int lone = 0; lone < 2; lone++) {
+        char *yaml = block_yaml(lone ? 14 : MAX_HW, lone);
+        tgc_graph *g = loaded_graph(yaml, "block.yaml", d), *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+        CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC") + count_op(opt, "Transpose"), 0);
+        tgc_graph_free(opt), tgc_graph_free(g), free(yaml);
+    }
+    tgc_diags_free(d);
+}
+
+TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_channels_last},
+              {"an image's first layer channels last", test_stem_channels_last},
+              {"a lone 1x1 and large maps left alone", test_left_alone})
