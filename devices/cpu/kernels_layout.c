@@ -8,6 +8,10 @@
 
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* ---- The strided copy ---------------------------------------------------------- */
 
 /* Tile edge of the blocked 2-D transpose. 16 rows of a tile stay in L1
@@ -20,15 +24,45 @@
  * is a single load and store. */
 static inline void copy_elem(char *dst, const char *src, size_t esize) { memcpy(dst, src, esize); }
 
-/* dst (a x b, contiguous) gets the transpose of the b x a matrix at src
- * whose rows are `ld` elements apart: dst[i][j] = src[j * ld + i]. */
-static inline void transpose_2d(char *dst, const char *src, size_t esize, int64_t a, int64_t b, int64_t ld) {
-    for (int64_t i0 = 0; i0 < a; i0 += TILE)
+/* A 4 x 4 block of 4-byte elements: to[r][c] = from[c][r] (rows of `to`
+ * to_ld and of `from` from_ld elements apart), in SSE2 registers. */
+#if defined(__SSE2__)
+static inline void transpose_4x4(float *to, int64_t to_ld, const float *from, int64_t from_ld) {
+    __m128 r0 = _mm_loadu_ps(from), r1 = _mm_loadu_ps(from + from_ld), r2 = _mm_loadu_ps(from + 2 * from_ld),
+           r3 = _mm_loadu_ps(from + 3 * from_ld);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(to, r0);
+    _mm_storeu_ps(to + to_ld, r1);
+    _mm_storeu_ps(to + 2 * to_ld, r2);
+    _mm_storeu_ps(to + 3 * to_ld, r3);
+}
+#endif
+
+/* Rows [i0, i1) of dst (a x b, contiguous) get the transpose of the b x a
+ * matrix at src whose rows are `ld` elements apart: dst[i][j] = src[j * ld
+ * + i]; in tiles, 4-byte elements 4 x 4 at a time where SSE2 is there (a
+ * move of bits: the same result). */
+static inline void transpose_rows(char *dst, const char *src, size_t esize, int64_t i0, int64_t i1, int64_t b,
+                                  int64_t ld) {
+    int64_t es = (int64_t)esize;
+    for (int64_t t0 = i0; t0 < i1; t0 += TILE)
         for (int64_t j0 = 0; j0 < b; j0 += TILE) {
-            int64_t i1 = i0 + TILE < a ? i0 + TILE : a, j1 = j0 + TILE < b ? j0 + TILE : b;
-            for (int64_t i = i0; i < i1; i++)
-                for (int64_t j = j0; j < j1; j++)
-                    copy_elem(dst + (i * b + j) * (int64_t)esize, src + (j * ld + i) * (int64_t)esize, esize);
+            int64_t t1 = t0 + TILE < i1 ? t0 + TILE : i1, j1 = j0 + TILE < b ? j0 + TILE : b;
+            int64_t i = t0;
+#if defined(__SSE2__)
+            if (esize == 4 && j1 - j0 >= 4)
+                for (; i + 4 <= t1; i += 4) {
+                    int64_t j = j0;
+                    for (; j + 4 <= j1; j += 4)
+                        transpose_4x4((float *)(dst + (i * b + j) * es), b, (const float *)(src + (j * ld + i) * es),
+                                      ld);
+                    for (; j < j1; j++)
+                        for (int64_t k = i; k < i + 4; k++)
+                            copy_elem(dst + (k * b + j) * es, src + (j * ld + k) * es, esize);
+                }
+#endif
+            for (; i < t1; i++)
+                for (int64_t j = j0; j < j1; j++) copy_elem(dst + (i * b + j) * es, src + (j * ld + i) * es, esize);
         }
 }
 
@@ -44,13 +78,14 @@ static inline void copy_row(char *dst, const char *src, size_t esize, int64_t of
 }
 
 /* The dispatchers give the inline bodies above a constant element size. */
-static void transpose_2d_any(char *dst, const char *src, size_t esize, int64_t a, int64_t b, int64_t ld) {
+static void transpose_rows_any(char *dst, const char *src, size_t esize, int64_t i0, int64_t i1, int64_t b,
+                               int64_t ld) {
     switch (esize) {
-    case 1: transpose_2d(dst, src, 1, a, b, ld); break;
-    case 2: transpose_2d(dst, src, 2, a, b, ld); break;
-    case 4: transpose_2d(dst, src, 4, a, b, ld); break;
-    case 8: transpose_2d(dst, src, 8, a, b, ld); break;
-    default: transpose_2d(dst, src, esize, a, b, ld); break;
+    case 1: transpose_rows(dst, src, 1, i0, i1, b, ld); break;
+    case 2: transpose_rows(dst, src, 2, i0, i1, b, ld); break;
+    case 4: transpose_rows(dst, src, 4, i0, i1, b, ld); break;
+    case 8: transpose_rows(dst, src, 8, i0, i1, b, ld); break;
+    default: transpose_rows(dst, src, esize, i0, i1, b, ld); break;
     }
 }
 
@@ -72,9 +107,10 @@ static void copy_row_any(char *dst, const char *src, size_t esize, int64_t off, 
 /* A strided copy with its axes merged (see tgc_cpu_strided_copy): n >= 1
  * axes d and source strides s; the innermost one (a row) or two (a 2-D
  * transpose, when blocked) form a block of `block` bytes, an odometer runs
- * over the `outer` axes before them. Split into pieces of per_piece blocks
- * or, with a single row (outer == 0 and not blocked), of per_piece
- * elements of it. */
+ * over the `outer` axes before them. Split into pieces of per_piece units:
+ * blocks, or a transpose's bands of TILE output rows (`bands` a block: an
+ * NCHW image into NHWC is one block), or, with a single row (outer == 0
+ * and not blocked), elements of it. */
 typedef struct strided_job {
     char *dst;
     const char *src;
@@ -82,14 +118,35 @@ typedef struct strided_job {
     int n, outer;
     bool blocked;
     int64_t d[TGC_MAX_RANK], s[TGC_MAX_RANK];
-    int64_t offset, units, per_piece;
+    int64_t offset, units, per_piece, bands;
 } strided_job;
 
-/* Blocks [b0, b1) (or elements [b0, b1) of the single row). */
+/* Transpose bands [u0, u1): band u is rows [u % bands * TILE, + TILE) of
+ * block u / bands. */
+static void transpose_bands(const strided_job *j, int64_t u0, int64_t u1) {
+    int64_t n = j->n;
+    const int64_t *d = j->d, *s = j->s;
+    for (int64_t u = u0; u < u1; u++) {
+        int64_t blk = u / j->bands, i0 = u % j->bands * TILE, i1 = i0 + TILE < d[n - 2] ? i0 + TILE : d[n - 2];
+        int64_t off = j->offset, rest = blk;
+        for (int k = j->outer - 1; k >= 0; k--) {
+            off += rest % d[k] * s[k];
+            rest /= d[k];
+        }
+        transpose_rows_any(j->dst + (size_t)blk * j->block, j->src + off * (int64_t)j->esize, j->esize, i0, i1,
+                           d[n - 1], s[n - 1]);
+    }
+}
+
+/* Units [b0, b1): rows, transpose bands, or elements of the single row. */
 static void copy_units(const strided_job *j, int64_t b0, int64_t b1) {
     int64_t es = (int64_t)j->esize, n = j->n;
     const int64_t *d = j->d, *s = j->s;
-    if (j->outer == 0 && !j->blocked) {
+    if (j->blocked) {
+        transpose_bands(j, b0, b1);
+        return;
+    }
+    if (j->outer == 0) {
         copy_row_any(j->dst + b0 * es, j->src, j->esize, j->offset + b0 * s[n - 1], b1 - b0, s[n - 1]);
         return;
     }
@@ -101,8 +158,7 @@ static void copy_units(const strided_job *j, int64_t b0, int64_t b1) {
     }
     char *to = j->dst + (size_t)b0 * j->block;
     for (int64_t b = b0; b < b1; b++) {
-        if (j->blocked) transpose_2d_any(to, j->src + off * es, j->esize, d[n - 2], d[n - 1], s[n - 1]);
-        else copy_row_any(to, j->src, j->esize, off, d[n - 1], s[n - 1]);
+        copy_row_any(to, j->src, j->esize, off, d[n - 1], s[n - 1]);
         to += j->block;
         for (int k = j->outer - 1; k >= 0; k--) {
             off += s[k];
@@ -159,6 +215,11 @@ static void strided_copy(tgc_thread_pool *pool, void *dst, const void *src, size
     if (j.outer == 0 && !j.blocked) { /* one row: pieces of elements */
         j.units = j.d[0];
         unit_bytes = (int64_t)esize;
+    }
+    if (j.blocked) { /* bands of TILE output rows */
+        j.bands = (j.d[n - 2] + TILE - 1) / TILE;
+        j.units *= j.bands;
+        unit_bytes = TILE * j.d[n - 1] * (int64_t)esize;
     }
     j.per_piece = unit_bytes >= COPY_PIECE_BYTES ? 1 : (COPY_PIECE_BYTES + unit_bytes - 1) / unit_bytes;
     tgc_parallel_for(pool, (j.units + j.per_piece - 1) / j.per_piece, copy_piece, &j);
