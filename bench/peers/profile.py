@@ -70,6 +70,8 @@ def kind_and_flops(op, ins, out, attrs):
     (a multiply-add is 2), else 0."""
     x = ins[0] if ins else None
     w = ins[1] if len(ins) > 1 else None
+    if op == "_ConvNHWC" and x and out and len(x) == 4 and len(out) == 4:  # channels last: read as NCHW
+        op, x, out = "Conv", [x[0], x[3], x[1], x[2]], [out[0], out[3], out[1], out[2]]
     if op in CONV and x and w and out and len(w) == 4 and len(x) == 4:
         groups = max(1, x[1] // w[1])
         stride = max(1, round(x[2] / out[2])) if out[2] else 1
