@@ -1,0 +1,41 @@
+/* _ConvNHWC (the nhwc-conv pass's channels-last float Conv) called
+ * directly, outside a session: no kernel cache, so oneDNN's convolution is
+ * not made and the kernel runs Conv on NCHW copies (nhwc.h). By hand: x
+ * [1, 2, 2, 2] channels last, positions p0..p3 = (1, 2), (3, 4), (5, 6),
+ * (7, 8); W [2, 2, 1, 1] = [[1, 2], [3, -1]], B = [0.5, -1]:
+ * y[p][0] = 0.5 + x0 + 2 x1 = 5.5, 11.5, 17.5, 23.5 and
+ * y[p][1] = -1 + 3 x0 - x1 = 0, 4, 8, 12. The session path (oneDNN) is
+ * checked against a reference in tests/passes/test_nhwc_conv.c. */
+#include "tests/devices/kernel_fixture_shape.h"
+
+#include <CUnit/CUnit.h>
+
+static void test_fallback_on_nchw_copies(void) {
+    static const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, w[4] = {1, 2, 3, -1}, b[2] = {0.5f, -1};
+    static const float want[8] = {5.5f, 0, 11.5f, 4, 17.5f, 8, 23.5f, 12};
+    shape_fx f;
+    fx_begin(&f, "_ConvNHWC");
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, x);
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){2, 2, 1, 1}, w);
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){2}, b);
+    fx_out_expect(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, want);
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+/* A rank that is not 4: a clear error naming the layout, not a crash. */
+static void test_rank_checked(void) {
+    static const float x[4] = {1, 2, 3, 4}, w[4] = {1, 2, 3, -1};
+    shape_fx f;
+    fx_begin(&f, "_ConvNHWC");
+    fx_in(&f, TGC_FLOAT32, 3, (int64_t[]){1, 2, 2}, x);
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){2, 2, 1, 1}, w);
+    fx_out_expect(&f, TGC_FLOAT32, 3, (int64_t[]){1, 2, 2}, x);
+    CU_ASSERT_NOT_EQUAL(fx_run(&f), TGC_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f.err, "channels last"));
+    fx_end(&f);
+}
+
+TGC_TEST_MAIN("cpu _ConvNHWC", {"outside a session: Conv on NCHW copies", test_fallback_on_nchw_copies},
+              {"x must be 4-D", test_rank_checked})
