@@ -5,7 +5,8 @@
  * depthwise one, run channels last: every Conv a _ConvNHWC, one Transpose
  * at the input and one at the output, the values those of the NCHW graph
  * as a plain loop in double computes them (to 1e-4), and the same bits at
- * 1 and 2 threads. Left alone: a 1x1 between two dense 3x3 Convs (its
+ * 1 and 2 threads; other geometries (auto_pad, dilation, uneven pads, two
+ * images) as the unoptimized graph gives them. Left alone: a 1x1 between two dense 3x3 Convs (its
  * Transposes would stay), maps larger than 28x28, and any graph listed
  * with a gpu (no kernel there). Runs only where the cpu has oneDNN (the
  * kernel's only way); elsewhere it checks that nothing is rewritten. */
@@ -135,16 +136,17 @@ static void block_ref(const float *xf, int hw, double *z) {
     free(xin), free(x), free(ea), free(da), free(r);
 }
 
-/* g's output on the cpu at `threads` ("cpu=1", or NULL), optimize ALL,
- * for x [1, c, hw, hw]. */
-static tgc_tensor *run(const tgc_graph *g, const char *threads, const float *x, int c, int hw) {
+/* g's output on the cpu at `threads` ("cpu=1", or NULL), optimize
+ * `level`, for x [n, c, hw, hw]. */
+static tgc_tensor *run_at(const tgc_graph *g, const char *threads, tgc_optimize_level level, const float *x, int n,
+                          int c, int hw) {
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
     tgc_tensor *in = NULL, *out = NULL;
     const char *names[] = {"x"};
-    tgc_session_options o = {.threads = threads, .optimize = TGC_OPTIMIZE_ALL};
+    tgc_session_options o = {.threads = threads, .optimize = level};
     tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){1, c, hw, hw}, x, &in);
+    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){n, c, hw, hw}, x, &in);
     if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, d);
     if (st != TGC_OK) tgc_diags_print(d, stderr);
     CU_ASSERT_EQUAL(st, TGC_OK);
@@ -152,6 +154,11 @@ static tgc_tensor *run(const tgc_graph *g, const char *threads, const float *x, 
     tgc_session_free(s);
     tgc_diags_free(d);
     return out;
+}
+
+/* run_at, optimized, for one image. */
+static tgc_tensor *run(const tgc_graph *g, const char *threads, const float *x, int c, int hw) {
+    return run_at(g, threads, TGC_OPTIMIZE_ALL, x, 1, c, hw);
 }
 
 /* Whether the cpu runs float convolutions channels last here (oneDNN):
@@ -255,6 +262,56 @@ static void test_stem_channels_last(void) {
     tgc_diags_free(d);
 }
 
+/* Geometries the mobile block does not have, on two images: a 4-channel
+ * 5x5 first layer with auto_pad SAME_UPPER and no bias, a depthwise 3x3
+ * of dilation 2 and stride 2 with uneven pads, a pointwise one without
+ * bias. All three run channels last, and the pass changes no value past
+ * float32 rounding (the graph unoptimized is the comparison: what is
+ * checked is that the rewrite keeps its meaning). */
+static void test_other_geometries(void) {
+    if (!channels_last_here()) return;
+    char *ws = values(21, C * 4 * 25, 0.2f), *wd = values(22, C * 9, 0.3f), *bd = values(23, C, 0.1f),
+         *wp = values(24, C * C, 0.3f), yaml[16384];
+    snprintf(yaml, sizeof yaml,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [2, 4, 12, 12]}]\n"
+             "outputs: [y]\n"
+             "initializers:\n"
+             "  - {name: ws, dtype: float32, shape: [%d, 4, 5, 5], values: %s}\n"
+             "  - {name: wd, dtype: float32, shape: [%d, 1, 3, 3], values: %s}\n"
+             "  - {name: bd, dtype: float32, shape: [%d], values: %s}\n"
+             "  - {name: wp, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "nodes:\n"
+             "  - {name: s, op: Conv, inputs: [x, ws], attrs: {auto_pad: SAME_UPPER}}\n"
+             "  - {name: sa, op: Relu, inputs: [s]}\n"
+             "  - {name: d, op: Conv, inputs: [sa, wd, bd], attrs: {group: %d, dilations: [2, 2], strides: [2, 2], "
+             "pads: [2, 1, 1, 2]}}\n"
+             "  - {name: y, op: Conv, inputs: [d, wp]}\n",
+             C, ws, C, wd, C, bd, C, C, wp, C);
+    free(ws), free(wd), free(bd), free(wp);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "other.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 3);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    tgc_graph_free(opt);
+    float x[2 * 4 * 12 * 12];
+    for (int k = 0; k < 2 * 4 * 12 * 12; k++) x[k] = value(25, k);
+    tgc_tensor *nchw = run_at(g, "cpu=1", TGC_OPTIMIZE_NONE, x, 2, 4, 12);
+    tgc_tensor *nhwc = run_at(g, "cpu=2", TGC_OPTIMIZE_ALL, x, 2, 4, 12);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nchw);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nhwc);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_numel(nchw), tgc_tensor_numel(nhwc));
+    const float *a = tgc_tensor_data(nchw), *b = tgc_tensor_data(nhwc);
+    double worst = 0;
+    for (int64_t k = 0; k < tgc_tensor_numel(nchw); k++) worst = fmax(worst, fabs(a[k] - b[k]));
+    if (worst > 1e-4) fprintf(stderr, "\n  max |channels last - NCHW| = %g", worst);
+    CU_ASSERT(worst <= 1e-4);
+    tgc_tensor_release(nchw), tgc_tensor_release(nhwc);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* Left alone: a 1x1 between two dense 3x3 Convs, and the block on 56x56. */
 static void test_left_alone(void) {
     tgc_diags *d = tgc_diags_create();
@@ -269,4 +326,5 @@ static void test_left_alone(void) {
 
 TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_channels_last},
               {"an image's first layer channels last", test_stem_channels_last},
+              {"other geometries, two images", test_other_geometries},
               {"a lone 1x1 and large maps left alone", test_left_alone})
