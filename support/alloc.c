@@ -1,6 +1,13 @@
 /* Counting host allocator. Each block carries a small header with its size,
  * so tgc_free can keep the byte counts exact without the caller passing the
- * size back.
+ * size back, and where the system's block starts.
+ *
+ * Every payload starts on a 64-byte boundary (TGC_ALLOC_ALIGN: a cache line,
+ * an AVX-512 vector). malloc's 16-byte alignment left weights loaded from a
+ * model 48 bytes past a line, so every vector of an LSTM's recurrent
+ * weights spanned two lines: its matrix-vector product streams them each
+ * step, and the LSTM peer model ran 8.39 -> 7.98 ms a run (one thread,
+ * medians of 100) with them aligned.
  *
  * Test-allocator mode (the Lua habit): with TGC_DEBUG_ALLOC=1 in the
  * environment (read once, at the first allocation, from the process's
@@ -24,10 +31,10 @@
 #define GUARD_BYTE 0xfd
 #define POISON_BYTE 0xdd
 
-/* max_align_t keeps the payload aligned as malloc's would be. */
-typedef union block_header {
+/* Right before the payload: its size and the system's block around it. */
+typedef struct block_header {
     size_t size;
-    max_align_t align;
+    void *raw; /* what malloc or calloc returned */
 } block_header;
 
 static atomic_llong live_blocks;
@@ -67,7 +74,7 @@ static void check_guard(const block_header *h) {
 static void debug_release(block_header *h) {
     check_guard(h);
     memset(h + 1, POISON_BYTE, h->size);
-    free(h);
+    free(h->raw);
 }
 
 static int injected_failure(void) {
@@ -97,11 +104,14 @@ static void count_free(size_t size) {
  * kernel has already zeroed, where a memset would touch every page once
  * more (folding a float16 ResNet-18's Casts wrote 47 MB of zeros first). */
 static block_header *raw_alloc(size_t size, bool zero) {
-    size_t extra = debug_mode() ? GUARD_BYTES : 0;
-    if (size > SIZE_MAX - sizeof(block_header) - GUARD_BYTES) return NULL;
-    block_header *h = zero ? calloc(1, sizeof *h + size + extra) : malloc(sizeof *h + size + extra);
-    if (h == NULL) return NULL;
+    size_t extra = debug_mode() ? GUARD_BYTES : 0, slack = sizeof(block_header) + TGC_ALLOC_ALIGN - 1;
+    if (size > SIZE_MAX - slack - GUARD_BYTES) return NULL;
+    void *raw = zero ? calloc(1, slack + size + extra) : malloc(slack + size + extra);
+    if (raw == NULL) return NULL;
+    uintptr_t payload = ((uintptr_t)raw + sizeof(block_header) + TGC_ALLOC_ALIGN - 1) & ~(uintptr_t)(TGC_ALLOC_ALIGN - 1);
+    block_header *h = (block_header *)payload - 1;
     h->size = size;
+    h->raw = raw;
     if (extra) set_guard(h);
     return h;
 }
@@ -123,22 +133,17 @@ void *tgc_calloc(size_t count, size_t size) {
 
 void *tgc_realloc(void *block, size_t size) {
     if (block == NULL) return tgc_malloc(size);
-    if (size > SIZE_MAX - sizeof(block_header) - GUARD_BYTES || injected_failure()) return NULL;
+    if (injected_failure()) return NULL;
     block_header *old = (block_header *)block - 1;
     size_t old_size = old->size;
-    block_header *h;
-    if (debug_mode()) {
-        /* A new block, so the old one can be checked and poisoned. */
-        check_guard(old);
-        h = raw_alloc(size, false);
-        if (h == NULL) return NULL;
-        memcpy(h + 1, old + 1, size < old_size ? size : old_size);
-        debug_release(old);
-    } else {
-        h = realloc(old, sizeof *h + size);
-        if (h == NULL) return NULL;
-        h->size = size;
-    }
+    /* Always a new block: realloc would keep malloc's alignment, not the
+     * payload's (and in debug mode the old block is checked and poisoned). */
+    if (debug_mode()) check_guard(old);
+    block_header *h = raw_alloc(size, false);
+    if (h == NULL) return NULL;
+    memcpy(h + 1, old + 1, size < old_size ? size : old_size);
+    if (debug_mode()) debug_release(old);
+    else free(old->raw);
     count_free(old_size);
     count_alloc(size);
     atomic_fetch_sub(&num_allocs, 1); /* a resize is not a new allocation */
@@ -150,7 +155,7 @@ void tgc_free(void *block) {
     block_header *h = (block_header *)block - 1;
     count_free(h->size);
     if (debug_mode()) debug_release(h);
-    else free(h);
+    else free(h->raw);
 }
 
 char *tgc_strndup(const char *s, size_t n) {

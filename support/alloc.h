@@ -17,9 +17,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Every block tgc_malloc, tgc_calloc and tgc_realloc return starts on a
+ * multiple of this many bytes (a cache line; an AVX-512 vector). */
+#define TGC_ALLOC_ALIGN 64
+
 /* Returns a block of at least `size` bytes (size 0 gives a valid unique
- * block), or NULL when the system is out of memory or an injected failure
- * fires. The caller owns the block and releases it with tgc_free. */
+ * block), aligned to TGC_ALLOC_ALIGN, or NULL when the system is out of
+ * memory or an injected failure fires. The caller owns the block and
+ * releases it with tgc_free. */
 void *tgc_malloc(size_t size);
 
 /* As tgc_malloc, zero-filled, for `count` elements of `size` bytes; NULL also
