@@ -11,15 +11,17 @@
  *    it at x's dtype (the cpu's: devices/cpu/kernels_quant_conv.c). So
  *    does each float32 Conv with constant weights that is pointwise (1x1,
  *    stride 1, no pads, one group), depthwise (a group a channel, as many
- *    outputs) or an image's first layer (at most 4 channels), into _ConvNHWC (graph/ops_conv.c; the cpu's kernel:
- *    devices/cpu/kernels_conv_nhwc.c, where oneDNN is there), when it
- *    reads or feeds another such Conv, directly or through one
- *    elementwise node (a ReLU6, a residual Add): the chains of mobile networks
- *    (MobileNet, EfficientNet, MNASNet), never a lone 1x1 between 3x3
- *    layers (ResNet-50's bottlenecks), whose Transposes would stay.
+ *    outputs) or an image's first layer (at most 4 channels), on maps of
+ *    at most MAX_POSITIONS, into _ConvNHWC (graph/ops_conv.c; the cpu's
+ *    kernel: devices/cpu/kernels_conv_nhwc.c, where oneDNN is there), when
+ *    it reads or feeds another such Conv, directly or through one
+ *    elementwise node (a ReLU6, a residual Add): the chains of mobile
+ *    networks (MobileNet, EfficientNet, MNASNet), never a lone 1x1 between
+ *    3x3 layers (ResNet-50's bottlenecks), whose Transposes would stay.
  *    MobileNetV2's 1x1 and depthwise layers, alone on one thread: 3.48 ms
  *    in tgc's NCHW kernels, 2.69 in oneDNN's NHWC ones
- *    (bench/bench_conv_families, dnnl* in NHWC).
+ *    (bench/bench_conv_families, dnnl* in NHWC); in the model, only those
+ *    on small maps keep their gain (MAX_POSITIONS).
  * 2. Transposes move down through elementwise nodes whose other inputs are
  *    one-element constants (DequantizeLinear and QuantizeLinear per
  *    tensor, Add, Mul, Relu, Clip, ...), one Transpose after the node in

@@ -15,7 +15,8 @@
 extern const tgc_kernel_def tgc_cpu_kernels_elementwise[], tgc_cpu_kernels_nn[], tgc_cpu_kernels_shape[],
     tgc_cpu_kernels_reduce[], tgc_cpu_kernels_loss[], tgc_cpu_kernels_rnn[], tgc_cpu_kernels_tfidf[],
     tgc_cpu_kernels_string[], tgc_cpu_kernels_convt[], tgc_cpu_kernels_resize[], tgc_cpu_kernels_detection[],
-    tgc_cpu_kernels_quant[], tgc_cpu_kernels_quant_conv[], tgc_cpu_kernels_conv_nhwc[], tgc_cpu_kernels_pool_nhwc[], tgc_cpu_kernels_signal[], tgc_cpu_kernels_random[], tgc_cpu_kernels_normalize[],
+    tgc_cpu_kernels_quant[], tgc_cpu_kernels_quant_conv[], tgc_cpu_kernels_conv_nhwc[], tgc_cpu_kernels_pool_nhwc[],
+    tgc_cpu_kernels_signal[], tgc_cpu_kernels_random[], tgc_cpu_kernels_normalize[],
     tgc_cpu_kernels_linalg[], tgc_cpu_kernels_indexing[], tgc_cpu_kernels_fused[],
     tgc_cpu_kernels_attention[], tgc_cpu_kernels_sequence[], tgc_cpu_kernels_bitwise[];
 
