@@ -86,10 +86,11 @@ static const tgc_op_def *const all_ops[] = {
 /* tgc's own ops (ops_internal.c, ops_fused.c, ops_attention.c, ops_quant.c, ops_conv.c; names starting with '_'): found
  * by name, but not listed by tgc_op_all, which lists what users may write. */
 extern const tgc_op_def tgc_op__Send, tgc_op__Recv, tgc_op__FusedElementwise, tgc_op__Attention, tgc_op__Unsupported,
-    tgc_op__MaxPoolNHWC, tgc_op__ConvNHWC;
+    tgc_op__MaxPoolNHWC, tgc_op__ConvNHWC, tgc_op__GlobalAveragePoolNHWC;
 static const tgc_op_def *const internal_ops[] = {&tgc_op__Send,         &tgc_op__Recv,          &tgc_op__FusedElementwise,
                                                  &tgc_op__Attention,    &tgc_op__Unsupported,   &tgc_op__QLinearConvNHWC,
-                                                 &tgc_op__MaxPoolNHWC,  &tgc_op__ConvNHWC};
+                                                 &tgc_op__MaxPoolNHWC,  &tgc_op__ConvNHWC,
+                                                 &tgc_op__GlobalAveragePoolNHWC};
 
 const tgc_op_def *const *tgc_op_all(size_t *count) {
     *count = sizeof all_ops / sizeof all_ops[0] - 1;

@@ -320,6 +320,15 @@ static tgc_status infer_global_average_pool(tgc_infer_ctx *c) {
 const tgc_op_def tgc_op_GlobalAveragePool = {"GlobalAveragePool", 1, 1, 1, 1,
                                              no_attrs, infer_global_average_pool};
 
+/* _GlobalAveragePoolNHWC (tgc's own, made by the nhwc-conv pass):
+ * GlobalAveragePool of x [N, H, W, C] into y [N, 1, 1, C]. */
+static tgc_status infer_global_average_pool_nhwc(tgc_infer_ctx *c) {
+    return tgc_ops_infer_channels_last(c, infer_global_average_pool);
+}
+
+const tgc_op_def tgc_op__GlobalAveragePoolNHWC = {"_GlobalAveragePoolNHWC", 1, 1, 1, 1, no_attrs,
+                                                  infer_global_average_pool_nhwc};
+
 /* LpPool-18 (LpPool-11 without dilations and ceil_mode): MaxPool's window
  * and output; the integer p (default 2) must be >= 1. */
 static tgc_status infer_lp_pool(tgc_infer_ctx *c) {

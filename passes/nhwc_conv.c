@@ -280,19 +280,21 @@ static tgc_status sink_through(tgc_rewrite *rw, int32_t id, bool *moved) {
 
 /* Step 2 for a pool: MaxPool(Transpose(x, [0, 3, 1, 2])) becomes
  * Transpose(_MaxPoolNHWC(x)) where every listed kind has that kernel at
- * the pool's dtype (the cpu's: float32, uint8). */
-static tgc_status pool_through(tgc_rewrite *rw, int32_t id, bool *moved) {
+ * the pool's dtype (the cpu's: float32, uint8); GlobalAveragePool, as
+ * _GlobalAveragePoolNHWC (float32): a squeeze-and-excitation block's
+ * pool, whose input would otherwise go back to NCHW whole. */
+static tgc_status pool_through(tgc_rewrite *rw, int32_t id, const char *nhwc_op, bool *moved) {
     const tgc_node *n = &rw->g->nodes[id];
     const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
     if (n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0].node < 0 || y == NULL || y->shape.rank != 4 ||
         tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
         return TGC_OK;
     const int64_t *perm = perm_of(rw, n->inputs[0].node);
-    if (perm == NULL || !same_perm(perm, TO_NCHW) || !kernel_everywhere(rw->kinds, "_MaxPoolNHWC", y->dtype))
+    if (perm == NULL || !same_perm(perm, TO_NCHW) || !kernel_everywhere(rw->kinds, nhwc_op, y->dtype))
         return TGC_OK;
     tgc_ref x = rw->g->nodes[n->inputs[0].node].inputs[0];
     int32_t pool;
-    tgc_status st = tgc_rewrite_add_op(rw, "_MaxPoolNHWC", id, &x, 1, 1, &pool);
+    tgc_status st = tgc_rewrite_add_op(rw, nhwc_op, id, &x, 1, 1, &pool);
     if (st != TGC_OK || (st = tgc_rewrite_copy_attrs(rw, id, pool)) != TGC_OK) return st;
     *moved = true;
     return replace_with_transposed(rw, id, pool, TO_NCHW);
@@ -324,7 +326,8 @@ tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw) {
     }
     for (int32_t id = 0; id < n_nodes; id++) candidate[id] = float_candidate(rw, id);
     for (int32_t id = 0; id < n_nodes; id++)
-        if ((tgc_pass_is_op(rw, id, "QLinearConv") && qualifies(rw, id)) || (candidate[id] && chained(rw, id, candidate)))
+        if ((tgc_pass_is_op(rw, id, "QLinearConv") && qualifies(rw, id)) ||
+            (candidate[id] && chained(rw, id, candidate)))
             convs[n_convs++] = id;
     tgc_status st = TGC_OK;
     for (int32_t i = 0; i < n_convs && st == TGC_OK; i++)
@@ -340,7 +343,10 @@ tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw) {
             if (rw->removed[id]) continue;
             if (perm_of(rw, id) != NULL) cancel(rw, id, &moved);
             else if (is_elementwise(rw, id)) st = sink_through(rw, id, &moved);
-            else if (id < n_nodes && tgc_pass_is_op(rw, id, "MaxPool")) st = pool_through(rw, id, &moved);
+            else if (id < n_nodes && tgc_pass_is_op(rw, id, "MaxPool"))
+                st = pool_through(rw, id, "_MaxPoolNHWC", &moved);
+            else if (id < n_nodes && tgc_pass_is_op(rw, id, "GlobalAveragePool"))
+                st = pool_through(rw, id, "_GlobalAveragePoolNHWC", &moved);
         }
     }
     return st;

@@ -1,10 +1,18 @@
-/* _MaxPoolNHWC on the cpu (graph/ops_conv.c; made by the nhwc-conv
- * pass): MaxPool of x [N, H, W, C] into y [N, OH, OW, C], float32 or uint8,
- * 2-D, without Indices. Each output pixel is the maximum over its window's
- * taps inside the input (padding ignored, as -inf) of their rows of C
- * channels, a vector loop over the channels; a window with no tap inside
- * gives NaN (0 for uint8), as MaxPool does. For float32 a NaN wins, as
- * numpy.maximum (MaxPool's reference). Output rows go over the pool. */
+/* _MaxPoolNHWC and _GlobalAveragePoolNHWC on the cpu (graph/ops_conv.c;
+ * made by the nhwc-conv pass).
+ *
+ * _MaxPoolNHWC: MaxPool of x [N, H, W, C] into y [N, OH, OW, C], float32
+ * or uint8, 2-D, without Indices. Each output pixel is the maximum over its
+ * window's taps inside the input (padding ignored, as -inf) of their rows
+ * of C channels, a vector loop over the channels; a window with no tap
+ * inside gives NaN (0 for uint8), as MaxPool does. For float32 a NaN wins,
+ * as numpy.maximum (MaxPool's reference). Output rows go over the pool.
+ *
+ * _GlobalAveragePoolNHWC: x [N, H, W, C] float32 into y [N, 1, 1, C], each
+ * channel's mean: its H * W values added in order (row by row of the map,
+ * a vector loop over channels), then divided by H * W. The NCHW kernel
+ * adds in another order: the two agree to float32 rounding, not in every
+ * bit. Blocks of channels go over the pool. */
 #include "devices/kernel.h"
 #include "devices/window.h"
 
@@ -96,7 +104,50 @@ static tgc_status max_pool_nhwc(tgc_kernel_ctx *c) {
     return TGC_OK;
 }
 
+/* Channels a piece of the global average takes at least. */
+#define GAP_PIECE_CHANNELS 64
+
+typedef struct gap_job {
+    const float *x;
+    float *y;
+    int64_t positions, channels, blocks; /* blocks of GAP_PIECE_CHANNELS an image */
+} gap_job;
+
+TGC_CPU_CLONES static void add_row_f32(float *y, const float *x, int64_t n) {
+    for (int64_t c = 0; c < n; c++) y[c] += x[c];
+}
+
+static void gap_piece(void *arg, int64_t i, int slot) {
+    (void)slot;
+    const gap_job *j = arg;
+    int64_t n = i / j->blocks, c0 = i % j->blocks * GAP_PIECE_CHANNELS;
+    int64_t width = j->channels - c0 < GAP_PIECE_CHANNELS ? j->channels - c0 : GAP_PIECE_CHANNELS;
+    float *y = j->y + n * j->channels + c0;
+    const float *x = j->x + n * j->positions * j->channels + c0;
+    memset(y, 0, (size_t)width * sizeof *y);
+    for (int64_t p = 0; p < j->positions; p++) add_row_f32(y, x + p * j->channels, width);
+    for (int64_t c = 0; c < width; c++) y[c] /= (float)j->positions;
+}
+
+static tgc_status global_average_pool_nhwc(tgc_kernel_ctx *c) {
+    if (c->n_inputs != 1 || c->n_outputs != 1 || c->inputs[0].rank != 4 || c->outputs[0].rank != 4)
+        return tgc_kernel_fail(c, "x and y must be 4-D, channels last");
+    const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
+    if (y->dims[0] != x->dims[0] || y->dims[1] != 1 || y->dims[2] != 1 || y->dims[3] != x->dims[3])
+        return tgc_kernel_fail(c, "y must be [N, 1, 1, C] for x [N, H, W, C]");
+    gap_job j = {.x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .positions = x->dims[1] * x->dims[2],
+                 .channels = x->dims[3]};
+    if (tgc_value_numel(y) == 0) return TGC_OK;
+    j.blocks = (j.channels + GAP_PIECE_CHANNELS - 1) / GAP_PIECE_CHANNELS;
+    tgc_parallel_for(c->pool, x->dims[0] * j.blocks, gap_piece, &j);
+    return TGC_OK;
+}
+
 const tgc_kernel_def tgc_cpu_kernels_pool_nhwc[] = {
+    {.op = "_GlobalAveragePoolNHWC",
+     .fn = global_average_pool_nhwc,
+     .forward_input = -1,
+     .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
     {.op = "_MaxPoolNHWC",
      .fn = max_pool_nhwc,
      .forward_input = -1,

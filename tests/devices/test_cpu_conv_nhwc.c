@@ -1,4 +1,6 @@
-/* _ConvNHWC (the nhwc-conv pass's channels-last float Conv) called
+/* _GlobalAveragePoolNHWC: x [1, 2, 3, 2] channels last, channel 0 [1..6]
+ * and channel 1 [10, 20, .., 60] over the six positions: means 3.5 and 35.
+ * Then _ConvNHWC (the nhwc-conv pass's channels-last float Conv) called
  * directly, outside a session: no kernel cache, so oneDNN's convolution is
  * not made and the kernel runs Conv on NCHW copies (nhwc.h). By hand: x
  * [1, 2, 2, 2] channels last, positions p0..p3 = (1, 2), (3, 4), (5, 6),
@@ -24,6 +26,17 @@ static void test_fallback_on_nchw_copies(void) {
     fx_end(&f);
 }
 
+static void test_global_average_pool(void) {
+    static const float x[12] = {1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60}, want[2] = {3.5f, 35};
+    shape_fx f;
+    fx_begin(&f, "_GlobalAveragePoolNHWC");
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 3, 2}, x);
+    fx_out_expect(&f, TGC_FLOAT32, 4, (int64_t[]){1, 1, 1, 2}, want);
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
 /* A rank that is not 4: a clear error naming the layout, not a crash. */
 static void test_rank_checked(void) {
     static const float x[4] = {1, 2, 3, 4}, w[4] = {1, 2, 3, -1};
@@ -38,4 +51,4 @@ static void test_rank_checked(void) {
 }
 
 TGC_TEST_MAIN("cpu _ConvNHWC", {"outside a session: Conv on NCHW copies", test_fallback_on_nchw_copies},
-              {"x must be 4-D", test_rank_checked})
+              {"x must be 4-D", test_rank_checked}, {"_GlobalAveragePoolNHWC by hand", test_global_average_pool})

@@ -6,7 +6,8 @@
  * at the input and one at the output, the values those of the NCHW graph
  * as a plain loop in double computes them (to 1e-4), and the same bits at
  * 1 and 2 threads; other geometries (auto_pad, dilation, uneven pads, two
- * images) as the unoptimized graph gives them. Left alone: a 1x1 between two dense 3x3 Convs (its
+ * images) and a squeeze-and-excitation block (its GlobalAveragePool
+ * channels last too) as the unoptimized graph gives them. Left alone: a 1x1 between two dense 3x3 Convs (its
  * Transposes would stay), maps larger than 28x28, and any graph listed
  * with a gpu (no kernel there). Runs only where the cpu has oneDNN (the
  * kernel's only way); elsewhere it checks that nothing is rewritten. */
@@ -30,7 +31,8 @@ static char *values(int seed, int n, float scale) {
     size_t size = (size_t)n * 20 + 8, at = 1;
     char *buf = malloc(size);
     buf[0] = '[';
-    for (int k = 0; k < n; k++) at += (size_t)snprintf(buf + at, size - at, "%s%.9g", k ? ", " : "", value(seed, k) * scale);
+    for (int k = 0; k < n; k++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%.9g", k ? ", " : "", value(seed, k) * scale);
     snprintf(buf + at, size - at, "]");
     return buf;
 }
@@ -60,7 +62,8 @@ static char *block_yaml(int hw, bool lone) {
         free(w3), free(wp), free(w3b);
         return y;
     }
-    char *wi = values(15, C * C, 0.3f), *we = values(1, E * C, 0.4f), *be = values(2, E, 0.2f), *wd = values(3, E * 9, 0.3f),
+    char *wi = values(15, C * C, 0.3f), *we = values(1, E * C, 0.4f), *be = values(2, E, 0.2f),
+         *wd = values(3, E * 9, 0.3f),
          *bd = values(4, E, 0.2f), *wp = values(5, C * E, 0.3f), *bp = values(6, C, 0.2f), *ws = values(7, C * 9, 0.3f);
     snprintf(y, size,
              "format: tgc/1\n"
@@ -81,7 +84,8 @@ static char *block_yaml(int hw, bool lone) {
              "  - {name: h, op: Conv, inputs: [x, wi]}\n"
              "  - {name: e, op: Conv, inputs: [h, we, be]}\n"
              "  - {name: ea, op: Clip, inputs: [e, lo, hi]}\n"
-             "  - {name: d, op: Conv, inputs: [ea, wd, bd], attrs: {group: %d, kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}\n"
+             "  - {name: d, op: Conv, inputs: [ea, wd, bd], attrs: {group: %d, kernel_shape: [3, 3], "
+             "pads: [1, 1, 1, 1]}}\n"
              "  - {name: da, op: Clip, inputs: [d, lo, hi]}\n"
              "  - {name: p, op: Conv, inputs: [da, wp, bp]}\n"
              "  - {name: r, op: Add, inputs: [h, p]}\n"
@@ -124,7 +128,8 @@ static void block_ref(const float *xf, int hw, double *z) {
     for (int k = 0; k < C; k++) bp[k] = value(6, k) * 0.2f;
     for (int k = 0; k < C * 9; k++) ws[k] = value(7, k) * 0.3f;
     int n = hw * hw;
-    double *xin = malloc(sizeof(double) * C * n), *x = malloc(sizeof(double) * C * n), *ea = malloc(sizeof(double) * E * n), *da = malloc(sizeof(double) * E * n),
+    double *xin = malloc(sizeof(double) * C * n), *x = malloc(sizeof(double) * C * n),
+           *ea = malloc(sizeof(double) * E * n), *da = malloc(sizeof(double) * E * n),
            *r = malloc(sizeof(double) * C * n);
     for (int k = 0; k < C * n; k++) xin[k] = xf[k];
     conv_ref(xin, C, hw, wi, NULL, C, 1, 1, 0, 1, false, x); /* h */
@@ -233,7 +238,8 @@ static void test_stem_channels_last(void) {
              "  - {name: s, op: Conv, inputs: [x, ws, bs], attrs: {kernel_shape: [3, 3], pads: [1, 1, 1, 1], "
              "strides: [2, 2]}}\n"
              "  - {name: sa, op: Clip, inputs: [s, lo, hi]}\n"
-             "  - {name: y, op: Conv, inputs: [sa, wd], attrs: {group: %d, kernel_shape: [3, 3], pads: [1, 1, 1, 1]}}\n",
+             "  - {name: y, op: Conv, inputs: [sa, wd], attrs: {group: %d, kernel_shape: [3, 3], "
+             "pads: [1, 1, 1, 1]}}\n",
              C, ws, C, bs, C, wd, C);
     free(ws), free(bs), free(wd);
     tgc_diags *d = tgc_diags_create();
@@ -312,6 +318,58 @@ static void test_other_geometries(void) {
     tgc_diags_free(d);
 }
 
+/* A squeeze-and-excitation block between two 1x1 Convs: h = conv(x); s =
+ * Sigmoid(conv(Relu(conv(GlobalAveragePool(h))))); y = conv(h * s). All
+ * of it channels last (the pool as _GlobalAveragePoolNHWC, the Mul's
+ * Transposes cancelling), 2 Transposes left, the values the unoptimized
+ * graph's. */
+static void test_squeeze_excitation(void) {
+    if (!channels_last_here()) return;
+    char *wa = values(31, E * C, 0.3f), *wr = values(32, 4 * E, 0.3f), *we = values(33, E * 4, 0.3f),
+         *wb = values(34, C * E, 0.3f), yaml[16384];
+    snprintf(yaml, sizeof yaml,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
+             "outputs: [y]\n"
+             "initializers:\n"
+             "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "  - {name: wr, dtype: float32, shape: [4, %d, 1, 1], values: %s}\n"
+             "  - {name: we, dtype: float32, shape: [%d, 4, 1, 1], values: %s}\n"
+             "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "nodes:\n"
+             "  - {name: h, op: Conv, inputs: [x, wa]}\n"
+             "  - {name: g, op: GlobalAveragePool, inputs: [h]}\n"
+             "  - {name: r, op: Conv, inputs: [g, wr]}\n"
+             "  - {name: rr, op: Relu, inputs: [r]}\n"
+             "  - {name: e, op: Conv, inputs: [rr, we]}\n"
+             "  - {name: s, op: Sigmoid, inputs: [e]}\n"
+             "  - {name: hs, op: Mul, inputs: [h, s]}\n"
+             "  - {name: y, op: Conv, inputs: [hs, wb]}\n",
+             C, E, C, wa, E, wr, E, we, C, E, wb);
+    free(wa), free(wr), free(we), free(wb);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "se.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 4);
+    CU_ASSERT_EQUAL(count_op(opt, "_GlobalAveragePoolNHWC"), 1);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    tgc_graph_free(opt);
+    float x[C * 14 * 14];
+    for (int k = 0; k < C * 14 * 14; k++) x[k] = value(35, k);
+    tgc_tensor *nchw = run_at(g, "cpu=1", TGC_OPTIMIZE_NONE, x, 1, C, 14);
+    tgc_tensor *nhwc = run_at(g, "cpu=2", TGC_OPTIMIZE_ALL, x, 1, C, 14);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nchw);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nhwc);
+    const float *a = tgc_tensor_data(nchw), *b = tgc_tensor_data(nhwc);
+    double worst = 0;
+    for (int k = 0; k < C * 14 * 14; k++) worst = fmax(worst, fabs(a[k] - b[k]));
+    if (worst > 1e-4) fprintf(stderr, "\n  max |channels last - NCHW| = %g", worst);
+    CU_ASSERT(worst <= 1e-4);
+    tgc_tensor_release(nchw), tgc_tensor_release(nhwc);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* Left alone: a 1x1 between two dense 3x3 Convs, and the block on 56x56. */
 static void test_left_alone(void) {
     tgc_diags *d = tgc_diags_create();
@@ -327,4 +385,5 @@ static void test_left_alone(void) {
 TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_channels_last},
               {"an image's first layer channels last", test_stem_channels_last},
               {"other geometries, two images", test_other_geometries},
+              {"a squeeze-and-excitation block", test_squeeze_excitation},
               {"a lone 1x1 and large maps left alone", test_left_alone})
