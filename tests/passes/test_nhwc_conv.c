@@ -268,6 +268,22 @@ static void test_stem_channels_last(void) {
     tgc_diags_free(d);
 }
 
+/* g run unoptimized on 1 thread and optimized (channels last) on 2 for x
+ * [n, c, hw, hw]: the outputs agree to 1e-4. */
+static void check_as_unoptimized(const tgc_graph *g, const float *x, int n, int c, int hw) {
+    tgc_tensor *nchw = run_at(g, "cpu=1", TGC_OPTIMIZE_NONE, x, n, c, hw);
+    tgc_tensor *nhwc = run_at(g, "cpu=2", TGC_OPTIMIZE_ALL, x, n, c, hw);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nchw);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nhwc);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_numel(nchw), tgc_tensor_numel(nhwc));
+    const float *a = tgc_tensor_data(nchw), *b = tgc_tensor_data(nhwc);
+    double worst = 0;
+    for (int64_t k = 0; k < tgc_tensor_numel(nchw); k++) worst = fmax(worst, fabs(a[k] - b[k]));
+    if (worst > 1e-4) fprintf(stderr, "\n  max |channels last - NCHW| = %g", worst);
+    CU_ASSERT(worst <= 1e-4);
+    tgc_tensor_release(nchw), tgc_tensor_release(nhwc);
+}
+
 /* Geometries the mobile block does not have, on two images: a 4-channel
  * 5x5 first layer with auto_pad SAME_UPPER and no bias, a depthwise 3x3
  * of dilation 2 and stride 2 with uneven pads, a pointwise one without
@@ -303,17 +319,7 @@ static void test_other_geometries(void) {
     tgc_graph_free(opt);
     float x[2 * 4 * 12 * 12];
     for (int k = 0; k < 2 * 4 * 12 * 12; k++) x[k] = value(25, k);
-    tgc_tensor *nchw = run_at(g, "cpu=1", TGC_OPTIMIZE_NONE, x, 2, 4, 12);
-    tgc_tensor *nhwc = run_at(g, "cpu=2", TGC_OPTIMIZE_ALL, x, 2, 4, 12);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(nchw);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(nhwc);
-    CU_ASSERT_EQUAL_FATAL(tgc_tensor_numel(nchw), tgc_tensor_numel(nhwc));
-    const float *a = tgc_tensor_data(nchw), *b = tgc_tensor_data(nhwc);
-    double worst = 0;
-    for (int64_t k = 0; k < tgc_tensor_numel(nchw); k++) worst = fmax(worst, fabs(a[k] - b[k]));
-    if (worst > 1e-4) fprintf(stderr, "\n  max |channels last - NCHW| = %g", worst);
-    CU_ASSERT(worst <= 1e-4);
-    tgc_tensor_release(nchw), tgc_tensor_release(nhwc);
+    check_as_unoptimized(g, x, 2, 4, 12);
     tgc_graph_free(g);
     tgc_diags_free(d);
 }
@@ -356,16 +362,7 @@ static void test_squeeze_excitation(void) {
     tgc_graph_free(opt);
     float x[C * 14 * 14];
     for (int k = 0; k < C * 14 * 14; k++) x[k] = value(35, k);
-    tgc_tensor *nchw = run_at(g, "cpu=1", TGC_OPTIMIZE_NONE, x, 1, C, 14);
-    tgc_tensor *nhwc = run_at(g, "cpu=2", TGC_OPTIMIZE_ALL, x, 1, C, 14);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(nchw);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(nhwc);
-    const float *a = tgc_tensor_data(nchw), *b = tgc_tensor_data(nhwc);
-    double worst = 0;
-    for (int k = 0; k < C * 14 * 14; k++) worst = fmax(worst, fabs(a[k] - b[k]));
-    if (worst > 1e-4) fprintf(stderr, "\n  max |channels last - NCHW| = %g", worst);
-    CU_ASSERT(worst <= 1e-4);
-    tgc_tensor_release(nchw), tgc_tensor_release(nhwc);
+    check_as_unoptimized(g, x, 1, C, 14);
     tgc_graph_free(g);
     tgc_diags_free(d);
 }
