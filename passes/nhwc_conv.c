@@ -68,11 +68,15 @@ static bool is_elementwise(const tgc_rewrite *rw, int32_t id) {
 
 static bool same_perm(const int64_t *a, const int64_t *b) { return memcmp(a, b, 4 * sizeof *a) == 0; }
 
-/* True when every kind listed has a kernel of `op` for dtype. */
-static bool kernel_everywhere(uint32_t kinds, const char *op, tgc_dtype dtype) {
-    if (kinds == 0) return false;
+/* True when every listed kind has a kernel for node n run as `op` at
+ * dtype, asked as the placer will ask (tgc_kernel_select: the backends'
+ * supports too; the cpu's _ConvNHWC needs oneDNN). */
+static bool kernel_everywhere(const tgc_rewrite *rw, const tgc_node *n, const char *op, tgc_dtype dtype) {
+    if (rw->kinds == 0) return false;
+    tgc_node probe = *n;
+    probe.op = tgc_op_find(op);
     for (int k = 0; k < tgc_backend_count(); k++)
-        if ((kinds & (1u << k)) && tgc_kernel_find(op, k, dtype) == NULL) return false;
+        if ((rw->kinds & (1u << k)) && tgc_kernel_select(&probe, k, dtype, dtype, false) == NULL) return false;
     return true;
 }
 
@@ -117,7 +121,7 @@ static bool qualifies(const tgc_rewrite *rw, int32_t id) {
     const tgc_tensor_info *x = tgc_graph_ref_info(rw->g, n->inputs[0]);
     const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
     return x != NULL && y != NULL && x->shape.rank == 4 && y->shape.rank == 4 && n->n_outputs == 1 &&
-           kernel_everywhere(rw->kinds, "_QLinearConvNHWC", x->dtype) && tgc_pass_const_of(rw, n->inputs[3]) != NULL &&
+           kernel_everywhere(rw, n, "_QLinearConvNHWC", x->dtype) && tgc_pass_const_of(rw, n->inputs[3]) != NULL &&
            n->n_inputs >= 6 && zero_points_centred(rw, n->inputs[5]);
 }
 
@@ -128,18 +132,6 @@ static bool ints_all(const tgc_node *n, const char *name, int64_t value) {
     if (a->type != TGC_ATTR_INTS) return false;
     for (size_t i = 0; i < a->n; i++)
         if (a->ints[i] != value) return false;
-    return true;
-}
-
-/* True when every listed kind has a kernel for node n as `op` at float32
- * (asked with the backends' supports: the cpu's needs oneDNN). */
-static bool float_kernel_everywhere(const tgc_rewrite *rw, const tgc_node *n, const char *op) {
-    if (rw->kinds == 0) return false;
-    tgc_node probe = *n;
-    probe.op = tgc_op_find(op);
-    for (int k = 0; k < tgc_backend_count(); k++)
-        if ((rw->kinds & (1u << k)) && tgc_kernel_select(&probe, k, TGC_FLOAT32, TGC_FLOAT32, false) == NULL)
-            return false;
     return true;
 }
 
@@ -184,7 +176,7 @@ static bool float_candidate(const tgc_rewrite *rw, int32_t id) {
     bool depthwise = group > 1 && group == c && cg == 1 && m == c;
     bool stem = group == 1 && c <= STEM_MAX_CHANNELS;
     return (pointwise || depthwise || stem) && small_map(&x->shape) && small_map(&y->shape) &&
-           float_kernel_everywhere(rw, n, "_ConvNHWC");
+           kernel_everywhere(rw, n, "_ConvNHWC", TGC_FLOAT32);
 }
 
 /* True when ref r comes from a candidate, directly or through one
@@ -199,17 +191,21 @@ static bool from_candidate(const tgc_rewrite *rw, tgc_ref r, const bool *candida
     return false;
 }
 
+/* Readers of a value the pass looks at: past them a node is judged on the
+ * first MAX_READERS only (a Conv may then stay NCHW: never a wrong rewrite). */
+#define MAX_READERS 16
+
 /* True when candidate id reads or feeds another candidate, directly or
  * through one elementwise node (see step 1). */
 static bool chained(const tgc_rewrite *rw, int32_t id, const bool *candidate) {
     if (from_candidate(rw, rw->g->nodes[id].inputs[0], candidate)) return true;
-    int32_t readers[16], next[16];
-    int n = tgc_rewrite_readers(rw, (tgc_ref){id, 0, {0, 0}}, readers, 16);
-    for (int i = 0; i < n && i < 16; i++) {
+    int32_t readers[MAX_READERS], next[MAX_READERS];
+    int n = tgc_rewrite_readers(rw, (tgc_ref){id, 0, {0, 0}}, readers, MAX_READERS);
+    for (int i = 0; i < n && i < MAX_READERS; i++) {
         if (candidate[readers[i]]) return true;
         if (!is_elementwise(rw, readers[i])) continue;
-        int k = tgc_rewrite_readers(rw, (tgc_ref){readers[i], 0, {0, 0}}, next, 16);
-        for (int j = 0; j < k && j < 16; j++)
+        int k = tgc_rewrite_readers(rw, (tgc_ref){readers[i], 0, {0, 0}}, next, MAX_READERS);
+        for (int j = 0; j < k && j < MAX_READERS; j++)
             if (candidate[next[j]]) return true;
     }
     return false;
@@ -238,9 +234,9 @@ static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id, const char *op) 
  * rather than stopping at a pool, four times the bytes. */
 static bool worth_moving(const tgc_rewrite *rw, int32_t id) {
     if (!tgc_pass_is_op(rw, id, "DequantizeLinear")) return true;
-    int32_t readers[16];
-    int n = tgc_rewrite_readers(rw, (tgc_ref){id, 0, {0, 0}}, readers, 16);
-    if (n < 1 || n > 16) return false;
+    int32_t readers[MAX_READERS];
+    int n = tgc_rewrite_readers(rw, (tgc_ref){id, 0, {0, 0}}, readers, MAX_READERS);
+    if (n < 1 || n > MAX_READERS) return false;
     for (int i = 0; i < n; i++)
         if (!is_elementwise(rw, readers[i])) return false;
     return true;
@@ -290,7 +286,7 @@ static tgc_status pool_through(tgc_rewrite *rw, int32_t id, const char *nhwc_op,
         tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
         return TGC_OK;
     const int64_t *perm = perm_of(rw, n->inputs[0].node);
-    if (perm == NULL || !same_perm(perm, TO_NCHW) || !kernel_everywhere(rw->kinds, nhwc_op, y->dtype))
+    if (perm == NULL || !same_perm(perm, TO_NCHW) || !kernel_everywhere(rw, n, nhwc_op, y->dtype))
         return TGC_OK;
     tgc_ref x = rw->g->nodes[n->inputs[0].node].inputs[0];
     int32_t pool;

@@ -24,6 +24,7 @@
 #include "devices/window.h"
 
 #include "support/alloc.h"
+#include "support/checked.h"
 #include "support/parallel_for.h"
 
 #include <stdatomic.h>
@@ -41,12 +42,13 @@ typedef struct nhwc_build_arg {
 } nhwc_build_arg;
 
 static void *build_block(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
     const nhwc_build_arg *a = arg;
     nhwc_block *blk = tgc_malloc(sizeof *blk);
     if (blk == NULL) return NULL;
     size_t held = 0;
-    int threads = c->pool != NULL ? tgc_thread_pool_size(c->pool) : 1; /* unused for float32: pieces by size */
-    blk->dnnl = tgc_dnnl_conv_create(a->g, TGC_FLOAT32, a->w, threads, NULL, a->bias, &held);
+    /* float32 pieces come from the sizes alone: no thread count to give */
+    blk->dnnl = tgc_dnnl_conv_create(a->g, TGC_FLOAT32, a->w, 1, NULL, a->bias, &held);
     *bytes = sizeof *blk + held;
     return blk;
 }
@@ -111,8 +113,7 @@ static tgc_status conv_nhwc(tgc_kernel_ctx *c) {
     }
     bool empty = g.batch == 0 || g.out_size == 0 || g.m_count == 0;
     if (c->prepack_only || empty) return TGC_OK; /* (an empty X may have no buffer) */
-    if (dq == NULL || !tgc_dnnl_conv_matches(dq, &g, TGC_FLOAT32)) return tgc_cpu_nhwc_fallback(c, sizeof(float),
-                                                                                                  tgc_cpu_conv_f32);
+    if (dq == NULL || !tgc_dnnl_conv_matches(dq, &g, TGC_FLOAT32)) return tgc_cpu_nhwc_fallback(c, tgc_cpu_conv_f32);
     nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .bias = g.has_bias ? tgc_kernel_in_ptr(c, 2) : NULL,
                   .y = tgc_kernel_out_ptr(c, 0), .act = c->fused_act};
     atomic_init(&j.failed, false);
@@ -132,8 +133,12 @@ static void conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footpri
         out->cache_bytes = tgc_dnnl_conv_bound(&g, TGC_FLOAT32);
         if (out->cache_bytes > 0) out->replaces_inputs = 1u << 1;
     }
-    if (out->cache_bytes == 0) /* the fallback's copies: sizes inference checked */
-        out->workspace_bytes = (g.batch * (g.channels * g.in_size + g.m_count * g.out_size)) * (int64_t)sizeof(float);
+    int64_t x_floats, y_floats, bytes;
+    if (out->cache_bytes == 0 && /* the fallback's copies of X and Y */
+        tgc_checked_mul_i64(g.batch, g.channels * g.in_size, &x_floats) &&
+        tgc_checked_mul_i64(g.batch, g.m_count * g.out_size, &y_floats) &&
+        tgc_checked_add_i64(x_floats, y_floats, &bytes) && tgc_checked_mul_i64(bytes, (int64_t)sizeof(float), &bytes))
+        out->workspace_bytes = bytes;
 }
 
 const tgc_kernel_def tgc_cpu_kernels_conv_nhwc[] = {

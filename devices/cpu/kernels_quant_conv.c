@@ -1044,7 +1044,7 @@ static tgc_status qlinear_conv_nhwc(tgc_kernel_ctx *c) {
     bool empty = tgc_value_numel(vy) == 0; /* nothing to compute (and X may have no buffer) */
     if (c->prepack_only || empty || dq == NULL || !tgc_dnnl_conv_matches(dq, &g, vx->dtype)) {
         tgc_free(add), tgc_free(mult);
-        return c->prepack_only || empty ? TGC_OK : tgc_cpu_nhwc_fallback(c, 1, qlinear_conv);
+        return c->prepack_only || empty ? TGC_OK : tgc_cpu_nhwc_fallback(c, qlinear_conv);
     }
     nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .bias = bias,
                   .add = add, .mult = mult, .x_zp = tgc_cpu_qparam_int(&xzp, 0), .y_zp = tgc_cpu_qparam_int(&y_zp, 0),

@@ -30,19 +30,18 @@ static void transpose(const char *a, const tgc_value *av, bool to_nchw, size_t e
                 }
 }
 
-tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, size_t elem, tgc_status (*nchw)(tgc_kernel_ctx *c)) {
+tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, tgc_status (*nchw)(tgc_kernel_ctx *c)) {
     enum { MAX_INPUTS = 9 };
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (c->n_inputs > MAX_INPUTS || x->rank != 4 || y->rank != 4)
         return tgc_kernel_fail(c, "x and y must be 4-D, channels last");
-    /* sizes inference checked: the buffers hold them */
-    size_t xn = (size_t)tgc_value_numel(x) * elem, yn = (size_t)tgc_value_numel(y) * elem;
+    size_t xn = tgc_value_nbytes(x), yn = tgc_value_nbytes(y); /* the sizes of the buffers the values have */
     char *xt = tgc_malloc(xn + 1), *yt = tgc_malloc(yn + 1);
     if (xt == NULL || yt == NULL) {
         tgc_free(xt), tgc_free(yt);
         return tgc_kernel_fail(c, "out of host memory for the NCHW copies (%zu and %zu bytes)", xn, yn);
     }
-    transpose(tgc_kernel_in_ptr(c, 0), x, true, elem, xt);
+    transpose(tgc_kernel_in_ptr(c, 0), x, true, tgc_dtype_size(x->dtype), xt);
     tgc_buffer xb = {.device = x->buf->device, .mem = xt, .nbytes = xn, .borrowed = true};
     tgc_buffer yb = {.device = y->buf->device, .mem = yt, .nbytes = yn, .borrowed = true};
     atomic_init(&xb.refs, 1);
@@ -56,7 +55,7 @@ tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, size_t elem, tgc_status (*nc
     sub.inputs = inputs;
     sub.outputs = &out;
     tgc_status st = nchw(&sub);
-    if (st == TGC_OK) transpose(yt, &out, false, elem, tgc_kernel_out_ptr(c, 0));
+    if (st == TGC_OK) transpose(yt, &out, false, tgc_dtype_size(y->dtype), tgc_kernel_out_ptr(c, 0));
     tgc_free(xt), tgc_free(yt);
     return st;
 }

@@ -14,10 +14,10 @@
 tgc_value tgc_cpu_nhwc_view(const tgc_value *v, bool to_nchw);
 
 /* Runs nchw, the NCHW form of c's channels-last op, on copies: input 0
- * ([N, H, W, C], of elem-byte elements) transposed into NCHW, output 0
+ * ([N, H, W, C]) transposed into NCHW, output 0
  * computed as [N, M, OH, OW] and transposed back into c's [N, OH, OW, M];
  * every other input passed as it is. The copies come from tgc_malloc and
  * are freed before returning; a failure to get them fails c's node. */
-tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, size_t elem, tgc_status (*nchw)(tgc_kernel_ctx *c));
+tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, tgc_status (*nchw)(tgc_kernel_ctx *c));
 
 #endif
