@@ -1,4 +1,5 @@
-/* Conv on the cpu over the layers of five convolutional networks (issue 15):
+/* Conv on the cpu over the layers of seven convolutional networks (issue 15;
+ * DenseNet-121 and ResNet-18 for issue 34):
  * every distinct Conv of MobileNetV2, MobileNetV3-Large, EfficientNet-B0,
  * ConvNeXt-T and ResNeXt-50 32x4d at batch 1 and 224x224 (the table below,
  * from `bench/conv_models.py shapes`; squeeze-and-excitation's 1x1 on one
@@ -189,6 +190,83 @@ static const layer layers[] = {
     {"resnext50_32x4d", 1024, 14, 14, 2048, 1, 2, 0, 1, 1},
     {"resnext50_32x4d", 2048, 7, 7, 1024, 1, 1, 0, 1, 2},
     {"resnext50_32x4d", 1024, 7, 7, 1024, 3, 1, 1, 32, 2},
+    {"densenet121", 3, 224, 224, 64, 7, 2, 3, 1, 1},
+    {"densenet121", 64, 56, 56, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 128, 56, 56, 32, 3, 1, 1, 1, 6},
+    {"densenet121", 96, 56, 56, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 128, 56, 56, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 160, 56, 56, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 192, 56, 56, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 224, 56, 56, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 256, 56, 56, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 128, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 128, 28, 28, 32, 3, 1, 1, 1, 12},
+    {"densenet121", 160, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 192, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 224, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 256, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 288, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 320, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 352, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 384, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 416, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 448, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 480, 28, 28, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 512, 28, 28, 256, 1, 1, 0, 1, 1},
+    {"densenet121", 256, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 128, 14, 14, 32, 3, 1, 1, 1, 24},
+    {"densenet121", 288, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 320, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 352, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 384, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 416, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 448, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 480, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 512, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 544, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 576, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 608, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 640, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 672, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 704, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 736, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 768, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 800, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 832, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 864, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 896, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 928, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 960, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 992, 14, 14, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 1024, 14, 14, 512, 1, 1, 0, 1, 1},
+    {"densenet121", 512, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 128, 7, 7, 32, 3, 1, 1, 1, 16},
+    {"densenet121", 544, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 576, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 608, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 640, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 672, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 704, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 736, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 768, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 800, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 832, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 864, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 896, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 928, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 960, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"densenet121", 992, 7, 7, 128, 1, 1, 0, 1, 1},
+    {"resnet18", 3, 224, 224, 64, 7, 2, 3, 1, 1},
+    {"resnet18", 64, 56, 56, 64, 3, 1, 1, 1, 4},
+    {"resnet18", 64, 56, 56, 128, 3, 2, 1, 1, 1},
+    {"resnet18", 128, 28, 28, 128, 3, 1, 1, 1, 3},
+    {"resnet18", 64, 56, 56, 128, 1, 2, 0, 1, 1},
+    {"resnet18", 128, 28, 28, 256, 3, 2, 1, 1, 1},
+    {"resnet18", 256, 14, 14, 256, 3, 1, 1, 1, 3},
+    {"resnet18", 128, 28, 28, 256, 1, 2, 0, 1, 1},
+    {"resnet18", 256, 14, 14, 512, 3, 2, 1, 1, 1},
+    {"resnet18", 512, 7, 7, 512, 3, 1, 1, 1, 3},
+    {"resnet18", 256, 14, 14, 512, 1, 2, 0, 1, 1},
 };
 enum { N_LAYERS = sizeof layers / sizeof layers[0] };
 
@@ -270,6 +348,7 @@ typedef struct conv_case {
     tgc_node node;
     char err[256];
     tgc_kernel_ctx ctx;
+    tgc_kernel_cache cache; /* W and B constants, as in a session: `new` keeps its prepared weights */
     tgc_conv_geometry g;
 } conv_case;
 
@@ -290,7 +369,9 @@ static void case_init(conv_case *cc, tgc_device *dev, const layer *l, tgc_thread
                           .attrs = cc->attrs, .n_attrs = 3, .n_outputs = 1};
     cc->ctx = (tgc_kernel_ctx){.node = &cc->node, .device = dev, .inputs = cc->in, .n_inputs = 3,
                                .outputs = cc->out, .n_outputs = 1, .error = cc->err,
-                               .error_size = sizeof cc->err, .pool = pool};
+                               .error_size = sizeof cc->err, .pool = pool, .cache = &cc->cache,
+                               .const_inputs = 1u << 1 | 1u << 2};
+    tgc_kernel_cache_init(&cc->cache);
     if (tgc_window_read_conv(&cc->ctx, &cc->g) != TGC_OK) {
         fprintf(stderr, "bench_conv_families: %s\n", cc->err);
         exit(1);
@@ -298,6 +379,7 @@ static void case_init(conv_case *cc, tgc_device *dev, const layer *l, tgc_thread
 }
 
 static void case_free(conv_case *cc) {
+    tgc_kernel_cache_clear(&cc->cache);
     for (int i = 0; i < 3; i++) tgc_buffer_release(cc->in[i].buf);
     tgc_buffer_release(cc->out[0].buf);
 }
@@ -315,7 +397,7 @@ static void run_old(conv_case *cc) {
             for (int64_t i = 0; i < g->out_size; i++) y[m * g->out_size + i] = b[m];
         old_depthwise(x, w, y, g->batch, g->channels, g->m_count, &g->w);
     } else if (tgc_cpu_conv_winograd_applies(g)) {
-        tgc_cpu_conv_f32(&cc->ctx);
+        tgc_cpu_conv_winograd(&cc->ctx, g, x, w, b, y);
     } else if (g->pointwise) { /* kernels_conv.c's pointwise path: one GEMM a group on X as it lies */
         int64_t mg = g->m_count / g->group;
         for (int64_t gi = 0; gi < g->group; gi++)

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The convolutional networks of issue 15 (MobileNetV2, MobileNetV3-Large,
-EfficientNet-B0, ConvNeXt-T, ResNeXt-50 32x4d), from torchvision 0.14 with
-random weights (fixed seed, BatchNorm statistics randomised too), eval
-mode, batch 1 at 224x224.
+EfficientNet-B0, ConvNeXt-T, ResNeXt-50 32x4d; DenseNet-121 and ResNet-18
+added for issue 34), from torchvision 0.14 with random weights (fixed
+seed, BatchNorm statistics randomised too), eval mode, batch 1 at 224x224.
 
   conv_models.py export OUTDIR [NAME...]   OUTDIR/NAME.onnx (opset 17, static
                                            shapes), NAME.input.npy, NAME.torch.npy
@@ -33,6 +33,8 @@ MODELS = {
     "efficientnet_b0": tvm.efficientnet_b0,
     "convnext_tiny": tvm.convnext_tiny,
     "resnext50_32x4d": tvm.resnext50_32x4d,
+    "densenet121": tvm.densenet121,
+    "resnet18": tvm.resnet18,
 }
 
 

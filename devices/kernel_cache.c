@@ -9,6 +9,7 @@ void tgc_kernel_cache_init(tgc_kernel_cache *k) {
     atomic_init(&k->data, NULL);
     k->bytes = 0;
     k->release = NULL;
+    k->builder = NULL;
     atomic_init(&k->replaces, 0);
 }
 
@@ -29,17 +30,23 @@ const void *tgc_kernel_cache_get_owning(tgc_kernel_ctx *c, uint32_t const_inputs
     tgc_kernel_cache *k = c->cache;
     if (k == NULL || (c->const_inputs & const_inputs) != const_inputs) return NULL;
     void *data = atomic_load_explicit(&k->data, memory_order_acquire);
-    if (data != NULL) return data;
+    if (data != NULL) return k->builder == build ? data : NULL; /* (builder set before data was published) */
     pthread_mutex_lock(&k->lock);
     data = atomic_load_explicit(&k->data, memory_order_acquire);
     if (data == NULL) {
         size_t bytes = 0;
         data = build(c, arg, &bytes);
-        if (data != NULL) k->bytes = bytes, k->release = release;
+        if (data != NULL) k->bytes = bytes, k->release = release, k->builder = build;
         atomic_store_explicit(&k->data, data, memory_order_release);
+    } else if (k->builder != build) {
+        data = NULL;
     }
     pthread_mutex_unlock(&k->lock);
     return data;
+}
+
+bool tgc_kernel_cache_taken(const tgc_kernel_ctx *c) {
+    return c->cache != NULL && atomic_load_explicit(&c->cache->data, memory_order_acquire) != NULL;
 }
 
 void tgc_kernel_cache_replaces(tgc_kernel_ctx *c, uint32_t inputs) {

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,7 @@ typedef struct tgc_kernel_cache {
     _Atomic(void *) data;     /* the block, NULL until built */
     size_t bytes;
     tgc_kernel_cache_release release; /* NULL: tgc_free */
+    void *(*builder)(const tgc_kernel_ctx *c, void *arg, size_t *bytes); /* the build function that made it */
     /* Inputs (bit i: input i) the block stands in for: a kernel that set
      * them never reads them again on runs of the same shapes
      * (tgc_kernel_cache_replaces). */
@@ -45,8 +47,11 @@ typedef void *(*tgc_kernel_cache_build)(const tgc_kernel_ctx *c, void *arg, size
 /* The node's cached block, built by build(c, arg) on the first call; NULL
  * when the node has no cache (c->cache NULL, a kernel run outside a
  * session), when an input in `const_inputs` (bit i: input i) is not one of
- * the session's constants (so may change between runs), or when building
- * failed. Safe from several threads: one builds, the others wait for it.
+ * the session's constants (so may change between runs), when building
+ * failed, or when another build function made the block (a kernel whose
+ * way changed with its input shapes: Conv's Winograd filters on one run,
+ * oneDNN's weights on another; tgc_kernel_cache_taken tells this case).
+ * Safe from several threads: one builds, the others wait for it.
  * The block is read-only afterwards; the caller does not free it. */
 const void *tgc_kernel_cache_get(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build, void *arg);
 
@@ -55,6 +60,9 @@ const void *tgc_kernel_cache_get(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_k
  * weights and primitives). */
 const void *tgc_kernel_cache_get_owning(tgc_kernel_ctx *c, uint32_t const_inputs, tgc_kernel_cache_build build,
                                         tgc_kernel_cache_release release, void *arg);
+
+/* Whether c's node's cache holds a block, whoever built it. */
+bool tgc_kernel_cache_taken(const tgc_kernel_ctx *c);
 
 /* Says that c's node's cached block stands in for its constant inputs
  * `inputs` (bit i: input i): on every later run with the same input

@@ -173,9 +173,10 @@ static int weights_dims(const tgc_dnnl_conv *q, dnnl_dims_t dims) {
 }
 
 /* Geometry ge's primitive (weights "any": the layout it asks for must be
- * the first geometry's). False when oneDNN declines or offers only its
- * reference loops. */
-static bool make_geometry(tgc_dnnl_conv *q, geometry *ge, bool first, const tgc_dnnl_conv_requant *rq) {
+ * the first geometry's), or with `make` false only its description (the
+ * weights' layout, the scratchpad). False when oneDNN declines or offers
+ * only its reference loops. */
+static bool make_geometry(tgc_dnnl_conv *q, geometry *ge, bool first, const tgc_dnnl_conv_requant *rq, bool make) {
     const tgc_conv_geometry *g = &q->g;
     const tgc_window *w = &g->w;
     bool f32 = q->x_dtype == TGC_FLOAT32;
@@ -223,7 +224,8 @@ static bool make_geometry(tgc_dnnl_conv *q, geometry *ge, bool first, const tgc_
     ok = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
          strncmp(impl, "ref", 3) != 0 && wmd != NULL;
     if (ok && first) q->weights_md = *wmd;
-    ok = ok && dnnl_memory_desc_equal(&q->weights_md, wmd) && dnnl_primitive_create(&ge->prim, pd) == dnnl_success;
+    ok = ok && dnnl_memory_desc_equal(&q->weights_md, wmd) &&
+         (!make || dnnl_primitive_create(&ge->prim, pd) == dnnl_success);
     ge->scratch_bytes = ok ? tgc_dnnl_scratch_size(pd) : 0;
     dnnl_primitive_desc_destroy(pd);
     return ok;
@@ -259,9 +261,12 @@ static bool reorder_weights(tgc_dnnl_conv *q, const void *w) {
     return ok;
 }
 
-tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
-                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes) {
-    *bytes = 0;
+/* The convolution create makes, up to its weights: the pieces and their
+ * primitives (with `make` false only their descriptions, for the sizes).
+ * NULL as create says. */
+static tgc_dnnl_conv *plan(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads,
+                           const tgc_dnnl_conv_requant *requant, bool f32_bias, bool make, bool *no_memory) {
+    *no_memory = false;
     if (requant != NULL && (x_dtype == TGC_FLOAT32 || (requant->y_dtype != TGC_UINT8 && requant->y_dtype != TGC_INT8)))
         return NULL;
     if (!tgc_dnnl_conv_possible(g, x_dtype)) return NULL;
@@ -269,7 +274,10 @@ tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtyp
      * primitive is made): tgc's pool runs the pieces */
     if (tgc_dnnl_thread_stream() == NULL) return NULL;
     tgc_dnnl_conv *q = tgc_calloc(1, sizeof *q);
-    if (q == NULL) return NULL;
+    if (q == NULL) {
+        *no_memory = true;
+        return NULL;
+    }
     q->g = *g;
     q->x_dtype = x_dtype;
     q->requantizes = requant != NULL;
@@ -285,11 +293,26 @@ tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtyp
         for (int k = 0; k < q->n_geometries; k++) free_geometry(&q->geometries[k]);
         bool made = cut_rows(q, threads, tries == 1);
         for (int k = 0; made && k < q->n_geometries; k++)
-            made = make_geometry(q, &q->geometries[k], k == 0, requant);
+            made = make_geometry(q, &q->geometries[k], k == 0, requant, make);
         if (made) break;
         ok = tries == 0;
     }
-    ok = ok && reorder_weights(q, w);
+    tgc_dnnl_make_unlock();
+    if (!ok) {
+        tgc_dnnl_conv_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
+                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes,
+                                    bool *no_memory) {
+    *bytes = 0;
+    tgc_dnnl_conv *q = plan(g, x_dtype, threads, requant, f32_bias, true, no_memory);
+    if (q == NULL) return NULL;
+    tgc_dnnl_make_lock();
+    bool ok = reorder_weights(q, w);
     tgc_dnnl_make_unlock();
     if (!ok) {
         tgc_dnnl_conv_free(q);
@@ -297,6 +320,15 @@ tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtyp
     }
     *bytes = sizeof *q + dnnl_memory_desc_get_size(&q->weights_md);
     return q;
+}
+
+int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads, bool f32_bias) {
+    bool no_memory;
+    tgc_dnnl_conv *q = plan(g, x_dtype, threads, NULL, f32_bias, false, &no_memory);
+    if (q == NULL) return no_memory ? tgc_dnnl_conv_bound(g, x_dtype) : 0;
+    int64_t bytes = (int64_t)(sizeof *q + dnnl_memory_desc_get_size(&q->weights_md));
+    tgc_dnnl_conv_free(q);
+    return bytes;
 }
 
 bool tgc_dnnl_conv_matches(const tgc_dnnl_conv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype) {
@@ -371,10 +403,17 @@ int64_t tgc_dnnl_conv_bound(const tgc_conv_geometry *g, tgc_dtype x_dtype) {
 }
 
 tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
-                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes) {
+                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes,
+                                    bool *no_memory) {
     (void)g, (void)x_dtype, (void)w, (void)threads, (void)requant, (void)f32_bias;
     *bytes = 0;
+    *no_memory = false;
     return NULL;
+}
+
+int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads, bool f32_bias) {
+    (void)g, (void)x_dtype, (void)threads, (void)f32_bias;
+    return 0;
 }
 
 bool tgc_dnnl_conv_matches(const tgc_dnnl_conv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype) {

@@ -336,36 +336,50 @@ tgc_status tgc_cpu_conv_im2col(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
 }
 
 /* Conv's ways, in the order they are tried. */
-typedef enum conv_way { CONV_NOTHING, CONV_BIAS_ONLY, CONV_WINOGRAD, CONV_DIRECT, CONV_IM2COL, CONV_POINTWISE } conv_way;
+typedef enum conv_way {
+    CONV_NOTHING,
+    CONV_BIAS_ONLY,
+    CONV_DNNL,
+    CONV_WINOGRAD,
+    CONV_DIRECT,
+    CONV_IM2COL,
+    CONV_POINTWISE
+} conv_way;
 
 static const char *const conv_way_names[] = {
     [CONV_NOTHING] = NULL, /* an empty output: nothing runs */
     [CONV_BIAS_ONLY] = "bias only",
+    [CONV_DNNL] = "onednn conv nhwc copies",
     [CONV_WINOGRAD] = "winograd f(2x2,3x3)",
     [CONV_DIRECT] = "direct",
     [CONV_IM2COL] = "im2col + gemm",
     [CONV_POINTWISE] = "pointwise gemm",
 };
 
-/* The way for geometry g: from its sizes alone, so a run and
- * tgc_cpu_conv_choose agree. */
-static conv_way conv_way_for(const tgc_conv_geometry *g) {
+/* The way for geometry g (W a session constant: w_const): from its sizes
+ * alone, so a run and tgc_cpu_conv_choose agree. */
+static conv_way conv_way_for(const tgc_conv_geometry *g, bool w_const) {
     if (g->batch == 0 || g->m_count == 0 || g->out_size == 0) return CONV_NOTHING;
     if (g->cg * g->kk_count == 0 || g->in_size == 0) return CONV_BIAS_ONLY; /* no channels, or only padding */
+    if (tgc_cpu_conv_dnnl_applies(g, w_const)) return CONV_DNNL;
     if (tgc_cpu_conv_winograd_applies(g)) return CONV_WINOGRAD;
     if (tgc_cpu_conv_direct_applies(g)) return CONV_DIRECT;
     return g->pointwise ? CONV_POINTWISE : CONV_IM2COL;
 }
 
+/* Whether c's W (input 1) is one of the session's constants. */
+static bool w_const(const tgc_kernel_ctx *c) { return (c->const_inputs & 1u << 1) != 0; }
+
 const char *tgc_cpu_conv_choose(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
-    return tgc_window_read_conv(c, &g) == TGC_OK ? conv_way_names[conv_way_for(&g)] : NULL;
+    return tgc_window_read_conv(c, &g) == TGC_OK ? conv_way_names[conv_way_for(&g, w_const(c))] : NULL;
 }
 
 void tgc_cpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
     tgc_conv_geometry g;
     if (tgc_window_read_conv(c, &g) != TGC_OK) return;
-    switch (conv_way_for(&g)) {
+    switch (conv_way_for(&g, w_const(c))) {
+    case CONV_DNNL: tgc_cpu_conv_dnnl_footprint(&g, width, out); break;
     case CONV_WINOGRAD: tgc_cpu_conv_winograd_footprint(&g, (c->const_inputs & 1u << 1) != 0, width, out); break;
     case CONV_DIRECT: tgc_cpu_conv_direct_footprint(&g, c->const_inputs, out); break;
     case CONV_IM2COL: {
@@ -385,7 +399,7 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     int64_t group = g.group, batch = g.batch, channels = g.channels, m_count = g.m_count, cg = g.cg;
     int64_t in_size = g.in_size, out_size = g.out_size;
-    conv_way way = conv_way_for(&g);
+    conv_way way = conv_way_for(&g, w_const(c));
     c->impl = conv_way_names[way];
     if (way == CONV_NOTHING) return TGC_OK;
 
@@ -394,6 +408,7 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     int64_t m_group = m_count / group;
     const float *px = tgc_kernel_in_ptr(c, 0), *pw = tgc_kernel_in_ptr(c, 1);
     switch (way) {
+    case CONV_DNNL: return tgc_cpu_conv_dnnl(c, &g, px, bias, py);
     case CONV_WINOGRAD: return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
     case CONV_DIRECT: return tgc_cpu_conv_direct(c, &g, px, pw, bias, py);
     case CONV_IM2COL: return tgc_cpu_conv_im2col(c, &g, px, pw, bias, py);

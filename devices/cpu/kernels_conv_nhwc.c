@@ -20,7 +20,6 @@
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/nhwc.h"
 #include "devices/kernel.h"
-#include "devices/kernel_cache.h"
 #include "devices/window.h"
 
 #include "support/alloc.h"
@@ -28,37 +27,6 @@
 #include "support/parallel_for.h"
 
 #include <stdatomic.h>
-
-/* The node's cached convolution; dnnl NULL when oneDNN declined its
- * geometry (so the session asks once). */
-typedef struct nhwc_block {
-    tgc_dnnl_conv *dnnl;
-} nhwc_block;
-
-typedef struct nhwc_build_arg {
-    const tgc_conv_geometry *g;
-    const float *w;
-    bool bias;
-} nhwc_build_arg;
-
-static void *build_block(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
-    (void)c;
-    const nhwc_build_arg *a = arg;
-    nhwc_block *blk = tgc_malloc(sizeof *blk);
-    if (blk == NULL) return NULL;
-    size_t held = 0;
-    /* float32 pieces come from the sizes alone: no thread count to give */
-    blk->dnnl = tgc_dnnl_conv_create(a->g, TGC_FLOAT32, a->w, 1, NULL, a->bias, &held);
-    *bytes = sizeof *blk + held;
-    return blk;
-}
-
-static void release_block(void *data) {
-    nhwc_block *blk = data;
-    if (blk == NULL) return;
-    tgc_dnnl_conv_free(blk->dnnl);
-    tgc_free(blk);
-}
 
 typedef struct nhwc_job {
     const tgc_conv_geometry *g;
@@ -104,16 +72,12 @@ static tgc_status conv_nhwc(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     tgc_conv_geometry g;
     if ((st = read_geometry(c, &g)) != TGC_OK) return st;
-    const tgc_dnnl_conv *dq = NULL;
-    if (c->const_inputs & 1u << 1) { /* W a weight: oneDNN's layout of it, once */
-        nhwc_build_arg a = {&g, tgc_kernel_in_ptr(c, 1), g.has_bias};
-        const nhwc_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_block, release_block, &a);
-        dq = blk != NULL ? blk->dnnl : NULL;
-        if (dq != NULL && tgc_dnnl_conv_matches(dq, &g, TGC_FLOAT32)) tgc_kernel_cache_replaces(c, 1u << 1);
-    }
+    bool no_memory;
+    const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, &g, &no_memory);
+    if (no_memory) return tgc_kernel_fail(c, "out of host memory for oneDNN's convolution");
     bool empty = g.batch == 0 || g.out_size == 0 || g.m_count == 0;
     if (c->prepack_only || empty) return TGC_OK; /* (an empty X may have no buffer) */
-    if (dq == NULL || !tgc_dnnl_conv_matches(dq, &g, TGC_FLOAT32)) return tgc_cpu_nhwc_fallback(c, tgc_cpu_conv_f32);
+    if (dq == NULL) return tgc_cpu_nhwc_fallback(c, tgc_cpu_conv_f32);
     nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .bias = g.has_bias ? tgc_kernel_in_ptr(c, 2) : NULL,
                   .y = tgc_kernel_out_ptr(c, 0), .act = c->fused_act};
     atomic_init(&j.failed, false);
@@ -123,14 +87,14 @@ static tgc_status conv_nhwc(tgc_kernel_ctx *c) {
     return atomic_load(&j.failed) ? tgc_kernel_fail(c, "oneDNN's convolution failed") : TGC_OK;
 }
 
-/* What _ConvNHWC holds: oneDNN's weights (a bound from the sizes) in its
+/* What _ConvNHWC holds: oneDNN's weights (exact: oneDNN asked) in its
  * cache, standing in for W; the fallback's NCHW copies of X and Y. */
 static void conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
     (void)width;
     tgc_conv_geometry g;
     if (c->n_inputs < 2 || c->n_outputs < 1 || read_geometry(c, &g) != TGC_OK) return;
     if (c->const_inputs & 1u << 1) {
-        out->cache_bytes = tgc_dnnl_conv_bound(&g, TGC_FLOAT32);
+        out->cache_bytes = tgc_cpu_dnnl_conv_cache_bytes(&g);
         if (out->cache_bytes > 0) out->replaces_inputs = 1u << 1;
     }
     int64_t x_floats, y_floats, bytes;

@@ -176,10 +176,9 @@ static void copy_piece(void *arg, int64_t piece, int slot) {
     copy_units(j, b0, b1);
 }
 
-/* tgc_cpu_strided_copy split over pool (NULL: on the caller) in pieces of
- * about COPY_PIECE_BYTES, chosen from the sizes alone. */
-static void strided_copy(tgc_thread_pool *pool, void *dst, const void *src, size_t esize, int rank,
-                         const int64_t *dims, const int64_t *strides, int64_t offset) {
+/* Pieces of about COPY_PIECE_BYTES (see kernels_shape.h). */
+void tgc_cpu_strided_copy_on(tgc_thread_pool *pool, void *dst, const void *src, size_t esize, int rank,
+                             const int64_t *dims, const int64_t *strides, int64_t offset) {
     /* Drop axes of size 1 and merge an axis into the one before it when
      * the two are contiguous in the source (outer stride = inner stride *
      * inner size); this also holds for stride 0 and for negative strides. */
@@ -227,7 +226,7 @@ static void strided_copy(tgc_thread_pool *pool, void *dst, const void *src, size
 
 void tgc_cpu_strided_copy(void *dst, const void *src, size_t esize, int rank, const int64_t *dims,
                           const int64_t *strides, int64_t offset) {
-    strided_copy(NULL, dst, src, esize, rank, dims, strides, offset);
+    tgc_cpu_strided_copy_on(NULL, dst, src, esize, rank, dims, strides, offset);
 }
 
 /* ---- Transpose ----------------------------------------------------------------- */
@@ -243,8 +242,8 @@ tgc_status tgc_cpu_transpose(tgc_kernel_ctx *c) {
     if ((st = tgc_view_transpose(c, x, dims, strides)) != TGC_OK) return st;
     st = tgc_kernel_expect_dims(c, 0, r, dims);
     if (st == TGC_OK)
-        strided_copy(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), r,
-                             dims, strides, 0);
+        tgc_cpu_strided_copy_on(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0),
+                                tgc_dtype_size(x->dtype), r, dims, strides, 0);
     return st;
 }
 
@@ -276,8 +275,8 @@ tgc_status tgc_cpu_slice(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     st = tgc_kernel_expect_dims(c, 0, r, dims);
     if (st == TGC_OK)
-        strided_copy(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), r,
-                             dims, strides, offset);
+        tgc_cpu_strided_copy_on(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0),
+                                tgc_dtype_size(x->dtype), r, dims, strides, offset);
     return st;
 }
 
@@ -298,7 +297,7 @@ tgc_status tgc_cpu_expand(tgc_kernel_ctx *c) {
     if ((st = tgc_view_expand(c, x, target, n, &ro, dims, strides)) != TGC_OK) return st;
     st = tgc_kernel_expect_dims(c, 0, ro, dims);
     if (st == TGC_OK)
-        strided_copy(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0), tgc_dtype_size(x->dtype), ro,
-                             dims, strides, 0);
+        tgc_cpu_strided_copy_on(c->pool, tgc_kernel_out_ptr(c, 0), tgc_kernel_in_ptr(c, 0),
+                                tgc_dtype_size(x->dtype), ro, dims, strides, 0);
     return st;
 }

@@ -86,6 +86,29 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
 void tgc_cpu_conv_winograd_footprint(const tgc_conv_geometry *g, bool w_const, int width,
                                      tgc_kernel_footprint *out);
 
+/* True when Conv geometry g goes through tgc_cpu_conv_dnnl: 2-D, one
+ * group, not 1x1, not for the direct path (few input channels), W a
+ * session constant (w_const) of at most 2 MiB, at least 1M multiply-adds
+ * an image, oneDNN there and taking g, and Winograd's GEMMs thin or a
+ * small output map (see conv_dnnl.c). */
+bool tgc_cpu_conv_dnnl_applies(const tgc_conv_geometry *g, bool w_const);
+
+/* Conv through oneDNN's channels-last kernel on transposed copies
+ * (conv_dnnl.c): x [N, C, H, W], W (c's input 1, [M, C, kh, kw], a
+ * session constant kept in oneDNN's layout in the node's kernel cache),
+ * bias [M] (NULL: none) into y [N, M, OH, OW], float32, through
+ * c->fused_act when set. Where the cache has no convolution for g (oneDNN
+ * declined, no cache): tgc_cpu_conv_im2col. Scratch (an image's X
+ * channels last, a piece of Y's rows a slot) from tgc_malloc, freed before
+ * returning; fails through tgc_kernel_fail naming the bytes, or when
+ * oneDNN fails. Split over c->pool. */
+tgc_status tgc_cpu_conv_dnnl(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *bias,
+                             float *y);
+
+/* What tgc_cpu_conv_dnnl holds for g on a pool `width` threads wide:
+ * oneDNN's weights (exact: oneDNN asked) in place of W, and its copies. */
+void tgc_cpu_conv_dnnl_footprint(const tgc_conv_geometry *g, int width, tgc_kernel_footprint *out);
+
 /* Conv by im2col + GEMM (kernels_conv.c), the path for any geometry:
  * x [N, C, D1..Dn], w [M, C / group, k1..kn], bias [M] (NULL: none) into
  * y [N, M, O1..On], float32, through c->fused_act when set. The Conv

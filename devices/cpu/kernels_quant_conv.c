@@ -187,8 +187,10 @@ static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *byte
         sum[m] = row;
     }
     size_t dnnl_bytes = 0;
+    bool no_memory; /* integer sums: tgc's own path gives the same bits, so it may stand in */
     if (zero_zps && a->g != NULL)
-        head->dnnl = tgc_dnnl_conv_create(a->g, a->x_dtype, w, a->threads, a->requant, false, &dnnl_bytes);
+        head->dnnl =
+            tgc_dnnl_conv_create(a->g, a->x_dtype, w, a->threads, a->requant, false, &dnnl_bytes, &no_memory);
     *bytes = total + dnnl_bytes;
     return block;
 }

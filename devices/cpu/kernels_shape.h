@@ -40,6 +40,11 @@ void tgc_cpu_copy_bytes(void *dst, const void *src, size_t nbytes);
 void tgc_cpu_strided_copy(void *dst, const void *src, size_t esize, int rank, const int64_t *dims,
                           const int64_t *strides, int64_t offset);
 
+/* tgc_cpu_strided_copy split over pool (NULL: on the caller) in pieces of
+ * about 64 KiB chosen from the sizes alone (a transpose in bands of rows). */
+void tgc_cpu_strided_copy_on(tgc_thread_pool *pool, void *dst, const void *src, size_t esize, int rank,
+                             const int64_t *dims, const int64_t *strides, int64_t offset);
+
 /* The kernels, each in the file of its kind. */
 tgc_status tgc_cpu_transpose(tgc_kernel_ctx *c); /* kernels_layout.c */
 tgc_status tgc_cpu_slice(tgc_kernel_ctx *c);

@@ -1,6 +1,8 @@
 /* Channels-last helpers (see nhwc.h). */
 #include "devices/cpu/nhwc.h"
 
+#include "devices/kernel_cache.h"
+
 #include "support/alloc.h"
 
 #include <stdatomic.h>
@@ -58,4 +60,56 @@ tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, tgc_status (*nchw)(tgc_kerne
     if (st == TGC_OK) transpose(yt, &out, false, tgc_dtype_size(y->dtype), tgc_kernel_out_ptr(c, 0));
     tgc_free(xt), tgc_free(yt);
     return st;
+}
+
+/* The node's cached convolution; dnnl NULL when oneDNN declined its
+ * geometry (so the session asks once). */
+typedef struct dnnl_block {
+    tgc_dnnl_conv *dnnl;
+} dnnl_block;
+
+typedef struct dnnl_build_arg {
+    const tgc_conv_geometry *g;
+    const float *w;
+} dnnl_build_arg;
+
+static void *build_block(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const dnnl_build_arg *a = arg;
+    dnnl_block *blk = tgc_malloc(sizeof *blk);
+    if (blk == NULL) return NULL;
+    size_t held = 0;
+    bool no_memory;
+    /* float32 pieces come from the sizes alone: no thread count to give */
+    blk->dnnl = tgc_dnnl_conv_create(a->g, TGC_FLOAT32, a->w, 1, NULL, a->g->has_bias, &held, &no_memory);
+    if (no_memory) { /* not a decline: the next run tries again */
+        tgc_free(blk);
+        return NULL;
+    }
+    *bytes = sizeof *blk + held;
+    return blk;
+}
+
+static void release_block(void *data) {
+    dnnl_block *blk = data;
+    if (blk == NULL) return;
+    tgc_dnnl_conv_free(blk->dnnl);
+    tgc_free(blk);
+}
+
+const tgc_dnnl_conv *tgc_cpu_dnnl_conv_cached(tgc_kernel_ctx *c, const tgc_conv_geometry *g, bool *no_memory) {
+    *no_memory = false;
+    if (!(c->const_inputs & 1u << 1) || c->cache == NULL) return NULL;
+    dnnl_build_arg a = {g, tgc_kernel_in_ptr(c, 1)};
+    const dnnl_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_block, release_block, &a);
+    /* W a constant and a cache: only memory stops the build, unless another way's block is there */
+    *no_memory = blk == NULL && !tgc_kernel_cache_taken(c);
+    if (blk == NULL || blk->dnnl == NULL || !tgc_dnnl_conv_matches(blk->dnnl, g, TGC_FLOAT32)) return NULL;
+    tgc_kernel_cache_replaces(c, 1u << 1);
+    return blk->dnnl;
+}
+
+int64_t tgc_cpu_dnnl_conv_cache_bytes(const tgc_conv_geometry *g) {
+    int64_t bytes = tgc_dnnl_conv_bytes(g, TGC_FLOAT32, 1, g->has_bias);
+    return bytes > 0 ? bytes + (int64_t)sizeof(dnnl_block) : 0;
 }

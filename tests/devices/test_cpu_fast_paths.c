@@ -6,6 +6,9 @@
  *     within the rounding of a direct float32 convolution;
  *   - Conv by im2col in tiles over the threads, and by one im2col matrix
  *     with the GEMM split over output channels (small maps);
+ *   - Conv through oneDNN on channels-last copies (conv_dnnl.c): dense
+ *     layers on small maps with W a constant, an absorbed activation
+ *     bitwise as run after, and the geometries it leaves to the others;
  *   - GEMM split into blocks (tgc_cpu_sgemm through MatMul), and GEMV for a
  *     product with one row or one column (through Gemm, every transpose);
  *   - MaxPool's 2-D row path, with NaN, -inf and ties, against the rule of
@@ -15,7 +18,9 @@
  *     (float sums in row-major window order). */
 #include "tests/devices/kernel_fixture_nn.h"
 
+#include "devices/cpu/dnnl_conv.h"
 #include "devices/cpu/kernels_nn.h"
+#include "graph/elementwise.h"
 #include "support/alloc.h"
 
 #include <cblas.h>
@@ -44,10 +49,10 @@ static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t p0, int64
     return (in + p0 + p1 - k) / stride + 1;
 }
 
-/* Runs Conv (with a bias) on shape s: pool and cache as given (NULL: none);
- * the output goes to y (numel floats). */
-static void run_conv(const conv_shape *s, const float *x, const float *wt, const float *b, tgc_thread_pool *pool,
-                     tgc_kernel_cache *cache, float *y) {
+/* Runs Conv (with a bias) on shape s: pool, cache and absorbed activation
+ * as given (NULL: none); the output goes to y (numel floats). */
+static void run_conv_act(const conv_shape *s, const float *x, const float *wt, const float *b, tgc_thread_pool *pool,
+                         tgc_kernel_cache *cache, const tgc_fused_act *act, float *y) {
     int64_t oh = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
     int64_t ow = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
     int64_t xd[4] = {s->batch, s->channels, s->h, s->w}, wd[4] = {s->m_count, s->channels, s->k, s->k};
@@ -63,10 +68,16 @@ static void run_conv(const conv_shape *s, const float *x, const float *wt, const
     f.pool = pool;
     f.cache = cache;
     f.const_inputs = cache != NULL ? 0x6 : 0; /* W and B are weights */
+    f.fused_act = act;
     CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
     int64_t n = s->batch * s->m_count * oh * ow;
     for (int64_t i = 0; i < n; i++) y[i] = nn_out_f32(&f, 0, i);
     nn_end(&f);
+}
+
+static void run_conv(const conv_shape *s, const float *x, const float *wt, const float *b, tgc_thread_pool *pool,
+                     tgc_kernel_cache *cache, float *y) {
+    run_conv_act(s, x, wt, b, pool, cache, NULL, y);
 }
 
 /* The largest |y - direct| relative to the sum of |products| at each
@@ -97,8 +108,31 @@ static double conv_error(const conv_shape *s, const float *x, const float *wt, c
     return worst;
 }
 
+/* The geometry the Conv kernel reads for shape s. */
+static tgc_conv_geometry geometry_of(const conv_shape *s) {
+    tgc_conv_geometry g = {.group = 1, .batch = s->batch, .channels = s->channels, .m_count = s->m_count,
+                           .cg = s->channels, .has_bias = true, .kk_count = s->k * s->k, .in_size = s->h * s->w};
+    g.w.n = 2;
+    g.w.in[0] = s->h;
+    g.w.in[1] = s->w;
+    for (int a = 0; a < 2; a++) {
+        g.w.kernel[a] = s->k;
+        g.w.strides[a] = s->stride;
+        g.w.dilations[a] = 1;
+    }
+    for (int i = 0; i < 4; i++) g.w.pads[i] = s->pads[i];
+    g.w.out[0] = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
+    g.w.out[1] = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
+    g.out_size = g.w.out[0] * g.w.out[1];
+    g.pointwise = s->k == 1 && s->stride == 1 && !(s->pads[0] | s->pads[1] | s->pads[2] | s->pads[3]);
+    return g;
+}
+
 /* Conv of shape s: correct alone, bitwise the same over a 3-worker pool,
- * and (cached) bitwise the same on a first and a second run with the cache. */
+ * and (cached) bitwise the same on a first and a second run with the cache.
+ * With W a session constant, a geometry tgc_cpu_conv_dnnl_applies to runs
+ * through oneDNN (other sums than without the cache): those runs must be
+ * correct too, and the same bits with and without the pool. */
 static void conv_check(const conv_shape *s) {
     int64_t oh = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
     int64_t ow = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
@@ -116,8 +150,9 @@ static void conv_check(const conv_shape *s) {
      * 3x3) reached 2.2e-6 and fails, as any path rounding well past a
      * direct convolution's must (deep networks amplify it). */
     CU_ASSERT(err < 1e-6);
-    if (getenv("TGC_TEST_VERBOSE") != NULL || err >= 1e-6) printf("\n  conv %lldx%lld C=%lld M=%lld: relative error %.3g\n", (long long)s->h,
-                            (long long)s->w, (long long)s->channels, (long long)s->m_count, err);
+    if (getenv("TGC_TEST_VERBOSE") != NULL || err >= 1e-6)
+        printf("\n  conv %lldx%lld C=%lld M=%lld: relative error %.3g\n", (long long)s->h, (long long)s->w,
+               (long long)s->channels, (long long)s->m_count, err);
 
     tgc_thread_pool *pool = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &pool), TGC_OK);
@@ -128,8 +163,18 @@ static void conv_check(const conv_shape *s) {
     tgc_kernel_cache_init(&cache);
     run_conv(s, x, wt, b, pool, &cache, first);
     run_conv(s, x, wt, b, pool, &cache, second);
-    CU_ASSERT_EQUAL(memcmp(alone, first, ny * sizeof *alone), 0);
-    CU_ASSERT_EQUAL(memcmp(alone, second, ny * sizeof *alone), 0);
+    tgc_conv_geometry g = geometry_of(s);
+    if (tgc_cpu_conv_dnnl_applies(&g, true)) {
+        double dnnl_err = conv_error(s, x, wt, b, first);
+        CU_ASSERT(dnnl_err < 1e-6);
+        tgc_kernel_cache_clear(&cache);
+        tgc_kernel_cache_init(&cache);
+        run_conv(s, x, wt, b, NULL, &cache, split); /* the oneDNN path on one thread */
+        CU_ASSERT_EQUAL(memcmp(split, first, ny * sizeof *alone), 0);
+    } else {
+        CU_ASSERT_EQUAL(memcmp(alone, first, ny * sizeof *alone), 0);
+    }
+    CU_ASSERT_EQUAL(memcmp(first, second, ny * sizeof *alone), 0);
     tgc_kernel_cache_clear(&cache);
     tgc_thread_pool_free(pool);
     free(x);
@@ -139,21 +184,6 @@ static void conv_check(const conv_shape *s) {
     free(split);
     free(first);
     free(second);
-}
-
-/* The geometry tgc_cpu_conv_winograd_applies sees for shape s. */
-static tgc_conv_geometry geometry_of(const conv_shape *s) {
-    tgc_conv_geometry g = {.group = 1, .batch = s->batch, .channels = s->channels, .m_count = s->m_count,
-                           .cg = s->channels};
-    g.w.n = 2;
-    for (int a = 0; a < 2; a++) {
-        g.w.kernel[a] = s->k;
-        g.w.strides[a] = s->stride;
-        g.w.dilations[a] = 1;
-    }
-    g.w.out[0] = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
-    g.w.out[1] = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
-    return g;
 }
 
 static void test_winograd_shapes(void) {
@@ -217,12 +247,122 @@ static void test_cache_needs_constant_filters(void) {
     CU_ASSERT_EQUAL(tgc_kernel_cache_bytes(&cache, 1), 0);
     f.const_inputs = 0x6;
     CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
-    CU_ASSERT(tgc_kernel_cache_bytes(&cache, 1) >= 16 * 16 * 16 * sizeof(float));
+    /* the filters in the way's own layout (Winograd's U or oneDNN's blocks): at least W's floats */
+    CU_ASSERT(tgc_kernel_cache_bytes(&cache, 1) >= 16 * 16 * 9 * sizeof(float));
     nn_end(&f);
     tgc_kernel_cache_clear(&cache);
     free(x);
     free(wt);
     free(b);
+}
+
+/* ---- Conv through oneDNN on channels-last copies --------------------------------------- */
+
+/* Dense layers on small maps (DenseNet-121's 128 -> 32 3x3 on 14x14 and
+ * 7x7, a strided 3x3, a 2x2 stride-2 downsampling, uneven pads, a batch):
+ * with W a constant they take oneDNN's kernel when it is there, within the
+ * rounding of a float32 sum, the same bits over a pool as alone (conv_check);
+ * and an absorbed Relu or Clip gives the bits of the activation run after. */
+static void test_dnnl_small_maps(void) {
+    conv_shape shapes[] = {
+        {1, 128, 32, 14, 14, 3, 1, {1, 1, 1, 1}}, /* Winograd's GEMMs too thin: 32 x 128 x 49 */
+        {2, 128, 32, 7, 7, 3, 1, {1, 1, 1, 1}},   /* im2col's map: 49 positions */
+        {1, 48, 40, 23, 17, 3, 2, {1, 0, 2, 1}},  /* strided, uneven pads */
+        {1, 64, 64, 20, 20, 2, 2, {0, 0, 0, 0}},  /* a ConvNeXt-style downsampling */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tgc_conv_geometry g = geometry_of(&shapes[i]);
+        CU_ASSERT_EQUAL(tgc_cpu_conv_dnnl_applies(&g, true), tgc_dnnl_conv_available());
+        CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&g, false)); /* W computed: its layout cannot be kept */
+        conv_check(&shapes[i]);
+    }
+    const conv_shape *s = &shapes[1];
+    size_t nx = (size_t)(s->batch * s->channels * s->h * s->w), nw = (size_t)(s->m_count * s->channels * 9);
+    size_t ny = (size_t)(s->batch * s->m_count * s->h * s->w);
+    float *x = random_floats(nx, 21), *wt = random_floats(nw, 22), *b = random_floats((size_t)s->m_count, 23);
+    float *plain = malloc(ny * sizeof *plain), *fused = malloc(ny * sizeof *fused);
+    CU_ASSERT_FATAL(plain && fused);
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &pool), TGC_OK);
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    run_conv(s, x, wt, b, pool, &cache, plain);
+    const tgc_fused_act acts[] = {{.row = (int)tgc_ew_id(tgc_ew_find("Relu"))},
+                                  {.row = (int)tgc_ew_id(tgc_ew_find("Clip")), .params = {-0.25f, 0.5f}}};
+    for (size_t a = 0; a < 2; a++) {
+        run_conv_act(s, x, wt, b, pool, &cache, &acts[a], fused);
+        int64_t differ = 0, clipped = 0;
+        for (size_t i = 0; i < ny; i++) {
+            float want = a == 0 ? (plain[i] > 0.0f ? plain[i] : 0.0f)
+                                : (plain[i] < -0.25f ? -0.25f : plain[i] > 0.5f ? 0.5f : plain[i]);
+            differ += memcmp(&want, &fused[i], sizeof want) != 0;
+            clipped += want != plain[i];
+        }
+        CU_ASSERT_EQUAL(differ, 0);
+        CU_ASSERT(clipped > 0); /* the activation changed something */
+    }
+    tgc_kernel_cache_clear(&cache);
+    tgc_thread_pool_free(pool);
+    free(x);
+    free(wt);
+    free(b);
+    free(plain);
+    free(fused);
+}
+
+/* One node's cache across runs whose shapes change its way: oneDNN's
+ * weights built on 14x14, Winograd on 56x56 (its GEMMs no longer thin)
+ * must not take them for its filters, nor the reverse; each run gives the
+ * bits of its way run alone (Winograd) or of the first run (oneDNN). */
+static void test_way_changes_with_shapes(void) {
+    conv_shape small = {1, 128, 32, 14, 14, 3, 1, {1, 1, 1, 1}}, large = {1, 128, 32, 56, 56, 3, 1, {1, 1, 1, 1}};
+    tgc_conv_geometry gs = geometry_of(&small), gl = geometry_of(&large);
+    CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&gl, true));
+    CU_ASSERT(tgc_cpu_conv_winograd_applies(&gl));
+    size_t nx = 128 * 56 * 56, nw = 32 * 128 * 9, ns = 32 * 14 * 14, nl = 32 * 56 * 56;
+    float *x = random_floats(nx, 31), *wt = random_floats(nw, 32), *b = random_floats(32, 33);
+    float *s1 = malloc(ns * sizeof *s1), *s2 = malloc(ns * sizeof *s2), *l1 = malloc(nl * sizeof *l1);
+    float *l_alone = malloc(nl * sizeof *l_alone);
+    CU_ASSERT_FATAL(s1 && s2 && l1 && l_alone);
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    run_conv(&small, x, wt, b, NULL, &cache, s1);
+    run_conv(&large, x, wt, b, NULL, &cache, l1);
+    run_conv(&large, x, wt, b, NULL, NULL, l_alone);
+    run_conv(&small, x, wt, b, NULL, &cache, s2);
+    CU_ASSERT_EQUAL(memcmp(l1, l_alone, nl * sizeof *l1), 0);
+    CU_ASSERT_EQUAL(memcmp(s1, s2, ns * sizeof *s1), 0);
+    CU_ASSERT(conv_error(&small, x, wt, b, s2) < 1e-6);
+    CU_ASSERT_EQUAL(tgc_cpu_conv_dnnl_applies(&gs, true), tgc_dnnl_conv_available());
+    tgc_kernel_cache_clear(&cache);
+    free(x);
+    free(wt);
+    free(b);
+    free(s1);
+    free(s2);
+    free(l1);
+    free(l_alone);
+}
+
+/* Where tgc's own ways stay: 1x1 (a GEMM on X as it lies), groups, weights
+ * past 2 MiB (streamed from memory either way; oneDNN's layout was slower
+ * in ResNet-18), Winograd with GEMMs of 1M multiply-adds or more, maps
+ * past 28x28 for the rest, and layers under 1M multiply-adds. */
+static void test_dnnl_declines(void) {
+    conv_shape pointwise_s2 = {1, 256, 512, 14, 14, 1, 2, {0, 0, 0, 0}};
+    conv_shape heavy = {1, 512, 512, 7, 7, 3, 1, {1, 1, 1, 1}};
+    conv_shape wide_winograd = {1, 256, 256, 14, 14, 3, 1, {1, 1, 1, 1}};
+    conv_shape big_map = {1, 64, 128, 112, 112, 3, 2, {1, 1, 1, 1}}, tiny = {1, 8, 16, 4, 4, 3, 1, {1, 1, 1, 1}};
+    const conv_shape *no[] = {&pointwise_s2, &heavy, &wide_winograd, &big_map, &tiny};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        tgc_conv_geometry g = geometry_of(no[i]);
+        CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&g, true));
+    }
+    conv_shape dense = {1, 128, 32, 7, 7, 3, 1, {1, 1, 1, 1}};
+    tgc_conv_geometry g = geometry_of(&dense);
+    g.group = 2;
+    g.cg = 64;
+    CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&g, true));
 }
 
 /* ---- GEMM split ------------------------------------------------------------------- */
@@ -539,6 +679,9 @@ static void test_max_pool_u8(void) {
 TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"winograd declines", test_winograd_declines},
               {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
-              {"cache needs constant filters", test_cache_needs_constant_filters}, {"gemm split", test_gemm_split},
+              {"cache needs constant filters", test_cache_needs_constant_filters},
+              {"oneDNN on small maps", test_dnnl_small_maps}, {"oneDNN declines", test_dnnl_declines},
+              {"the way changes with the shapes", test_way_changes_with_shapes},
+              {"gemm split", test_gemm_split},
               {"gemv", test_gemv}, {"max pool uint8", test_max_pool_u8}, {"max pool 2-D", test_max_pool_2d},
               {"average pool 2-D", test_average_pool_2d})
