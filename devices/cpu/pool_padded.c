@@ -23,7 +23,7 @@
 #define BATCH_FLOATS ((int64_t)16 << 10)
 
 /* Taps (window reads) a piece of planes aims at: about 100 us of work. */
-#define PIECE_TAPS ((int64_t)1 << 18)
+#define PIECE_TAPS ((int64_t)1 << 16)
 
 typedef struct padded_pool {
     const tgc_window *w;
@@ -70,13 +70,19 @@ INLINE void copy_plane(const padded_pool *pp, const float *restrict x, float *ph
     int64_t s = pp->s, h = w->in[0], wd = w->in[1], pt = w->pads[0], pl = w->pads[1], wq = pp->wq;
     int64_t c_end = wd < s * wq - pl ? wd : s * wq - pl; /* input columns that land in the block */
     int64_t r_end = h + pt < s * pp->hq ? h + pt : s * pp->hq;
-    for (int64_t r = pt; r < r_end; r++)
-        for (int64_t b = 0; b < s; b++) {
-            int64_t c0 = ((b - pl) % s + s) % s; /* the first input column of phase b */
-            if (c0 >= c_end) continue;
-            int64_t q0 = (c0 + pl) / s, q1 = q0 + (c_end - 1 - c0) / s + 1;
-            phase_row(phase_at(pp, phases, r % s, b, k) + r / s * wq, x + (r - pt) * wd + c0, q0, q1, s);
-        }
+    int64_t c0[MAX_STRIDE], q0[MAX_STRIDE], q1[MAX_STRIDE]; /* per phase b: the same for every row */
+    for (int64_t b = 0; b < s; b++) {
+        c0[b] = ((b - pl) % s + s) % s; /* the first input column of phase b */
+        q0[b] = (c0[b] + pl) / s;
+        q1[b] = c0[b] < c_end ? q0[b] + (c_end - 1 - c0[b]) / s + 1 : q0[b];
+    }
+    for (int64_t r = pt, a = pt % s, rq = pt / s; r < r_end; r++) {
+        float *dst = phase_at(pp, phases, a, 0, k) + rq * wq;
+        const float *src = x + (r - pt) * wd;
+        for (int64_t b = 0; b < s; b++)
+            phase_row(dst + b * pp->batch * pp->plane_floats, src + c0[b], q0[b], q1[b], s);
+        if (++a == s) a = 0, rq++;
+    }
 }
 
 /* Planes [0, count) of a batch from x into y: their input into the
@@ -107,16 +113,18 @@ TGC_CPU_CLONES static void pool_batch(const padded_pool *pp, const float *x, flo
                 for (int64_t i = 0; i < n; i++) e[i] += p[i];
             }
         }
+    /* rows of ext as long as Y's (no column past OW): a plane's outputs in one loop */
+    int64_t rows = pp->wq == ow_count ? 1 : oh_count, row_len = pp->wq == ow_count ? oh_count * ow_count : ow_count;
     for (int64_t k = 0; k < count; k++)
-        for (int64_t oh = 0; oh < oh_count; oh++) {
+        for (int64_t oh = 0; oh < rows; oh++) {
             const float *restrict er = ext + k * pp->plane_floats + oh * pp->wq;
-            float *restrict yr = y + (k * oh_count + oh) * ow_count;
+            float *restrict yr = y + k * oh_count * ow_count + oh * ow_count;
             if (max) {
-                for (int64_t ow = 0; ow < ow_count; ow++) yr[ow] = er[ow];
+                for (int64_t ow = 0; ow < row_len; ow++) yr[ow] = er[ow];
                 continue;
             }
             const float *restrict c = pp->counts + oh * ow_count;
-            for (int64_t ow = 0; ow < ow_count; ow++) yr[ow] = c[ow] > 0.0f ? er[ow] / c[ow] : NAN;
+            for (int64_t ow = 0; ow < row_len; ow++) yr[ow] = c[ow] > 0.0f ? er[ow] / c[ow] : NAN;
         }
 }
 
