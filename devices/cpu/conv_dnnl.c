@@ -64,15 +64,20 @@ static void dnnl_piece(void *arg, int64_t i, int slot) {
  *     3x3 on 7x7 0.016 ms against 0.049; ResNet-18's strided 3x3 layers
  *     0.68-0.86x. Larger maps lost: stems (7x7 stride 2 to 112x112: 1.25x;
  *     ConvNeXt's 4x4 stride 4 to 56x56: 1.9x).
- *   - Weights of at most MAX_WEIGHT_FLOATS (2 MiB): ResNet-18's 512 -> 512
- *     3x3 on 7x7 (9.4 MB) was 0.63x alone but 1.1x inside the model, where
- *     its weights stream from memory (both ways near 1.45 ms).
+ *   - Weights of at most MAX_WEIGHT_FLOATS (2 MiB) unless each serves at
+ *     least HEAVY_WEIGHT_POSITIONS outputs: ResNet-18's 512 -> 512 3x3 on
+ *     7x7 (9.4 MB, 49 positions) was 0.63x alone but 1.1x inside the
+ *     model, where its weights stream from memory (both ways near 1.45
+ *     ms); DeepLabV3's atrous 960 -> 256 3x3 with dilation 12 on 20x20
+ *     (8.8 MB, 400 positions) went from 9.0 to 3.4 ms (oneDNN skips the
+ *     taps that read padding, two thirds of them; im2col multiplies them).
  *   - Not where conv_direct.c applies (few input channels: an image's
  *     first layer), nor 1x1: ResNet's strided 1x1 downsampling took 1.25-1.4x longer in
  *     the model (im2col of a 1x1 is a plain gather; its GEMM is not thin).
  * Whole models against tgc's own ways (1 thread, 2 threads): DenseNet-121
  * -6.6%, -8.2%; ResNet-18 -1.0%, -1.1%; ResNet-50 -0.9%, -0.6%;
- * ConvNeXt-T -0.6%, -1.8%; DeepLabV3-MobileNetV3 level. */
+ * ConvNeXt-T -0.6%, -1.8%; DeepLabV3-MobileNetV3 -22.8%, -21.9% (its
+ * atrous layer). */
 #define THIN_WINOGRAD_MACS (INT64_C(1) << 20)
 /* The fewest multiply-adds an image worth it: a call into oneDNN and the
  * copies cost microseconds of their own (dnnl_conv.c does not split a
@@ -80,13 +85,15 @@ static void dnnl_piece(void *arg, int64_t i, int slot) {
 #define MIN_MACS (INT64_C(1) << 20)
 #define MAX_POSITIONS 784
 #define MAX_WEIGHT_FLOATS (INT64_C(1) << 19)
+#define HEAVY_WEIGHT_POSITIONS 256
 
 bool tgc_cpu_conv_dnnl_applies(const tgc_conv_geometry *g, bool w_const) {
     if (!w_const || g->w.n != 2 || g->group != 1 || g->kk_count < 2 || tgc_cpu_conv_direct_applies(g) ||
         !tgc_dnnl_conv_possible(g, TGC_FLOAT32))
         return false;
     int64_t floats, tiles = (g->w.out[0] + 1) / 2 * ((g->w.out[1] + 1) / 2), macs;
-    if (!tgc_checked_mul_i64(g->m_count, g->cg * g->kk_count, &floats) || floats > MAX_WEIGHT_FLOATS ||
+    if (!tgc_checked_mul_i64(g->m_count, g->cg * g->kk_count, &floats) ||
+        (floats > MAX_WEIGHT_FLOATS && g->out_size < HEAVY_WEIGHT_POSITIONS) ||
         !tgc_checked_mul_i64(floats, g->out_size, &macs) || macs < MIN_MACS)
         return false;
     if (tgc_cpu_conv_winograd_applies(g)) /* its GEMMs' multiply-adds: M x C x tiles */

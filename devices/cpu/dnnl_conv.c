@@ -108,18 +108,19 @@ void tgc_dnnl_conv_free(tgc_dnnl_conv *q) {
     tgc_free(q);
 }
 
-/* Cuts an image's output rows into pieces (see dnnl_conv.h; one piece when
- * `whole`) and works out the rows and paddings each reads. False when there
- * would be more shapes than MAX_GEOMETRIES. */
-static bool cut_rows(tgc_dnnl_conv *q, int threads, bool whole) {
+/* Cuts an image's output rows into at most `cap` pieces (see dnnl_conv.h;
+ * one piece when cap is 1) and works out the rows and paddings each reads.
+ * False when there would be more shapes than MAX_GEOMETRIES. */
+static bool cut_rows(tgc_dnnl_conv *q, int threads, int64_t cap) {
     q->n_pieces = q->n_geometries = 0;
     const tgc_window *w = &q->g.w;
     int64_t oh = w->out[0], row_macs = w->out[1] * q->g.m_count * q->g.cg * q->g.kk_count, rows;
     if (q->x_dtype == TGC_FLOAT32) {
         int64_t macs, pieces;
         if (!tgc_checked_mul_i64(row_macs, oh, &macs)) macs = INT64_MAX;
-        pieces = macs < F32_SPLIT_MACS ? 1 : 2;
-        while (pieces < F32_MAX_PIECES && pieces < oh && macs / (2 * pieces) >= F32_PIECE_MACS) pieces *= 2;
+        pieces = macs < F32_SPLIT_MACS || cap < 2 ? 1 : 2;
+        while (pieces < F32_MAX_PIECES && 2 * pieces <= cap && pieces < oh && macs / (2 * pieces) >= F32_PIECE_MACS)
+            pieces *= 2;
         rows = (oh + pieces - 1) / pieces;
     } else {
         rows = row_macs > 0 ? (PIECE_MACS + row_macs - 1) / row_macs : oh;
@@ -128,10 +129,11 @@ static bool cut_rows(tgc_dnnl_conv *q, int threads, bool whole) {
         int64_t row_bytes = w->out[1] * q->g.m_count * (int64_t)sizeof(int32_t), cached = PIECE_SUM_BYTES / row_bytes;
         if (rows > cached) rows = cached;
     }
-    if (rows < (oh + MAX_PIECES - 1) / MAX_PIECES) rows = (oh + MAX_PIECES - 1) / MAX_PIECES;
+    if (cap > MAX_PIECES) cap = MAX_PIECES;
+    if (rows < (oh + cap - 1) / cap) rows = (oh + cap - 1) / cap;
     if (rows < 1) rows = 1;
     int64_t n = (oh + rows - 1) / rows;
-    rows = whole ? oh : (oh + n - 1) / n; /* as even as rows allow: fewer shapes */
+    rows = cap <= 1 ? oh : (oh + n - 1) / n; /* as even as rows allow: fewer shapes */
     int64_t sh = w->strides[0], pt = w->pads[0], extent = (w->kernel[0] - 1) * w->dilations[0] + 1;
     for (int64_t r0 = 0; r0 < oh; r0 += rows) {
         piece *p = &q->pieces[q->n_pieces++];
@@ -287,15 +289,25 @@ static tgc_dnnl_conv *plan(const tgc_conv_geometry *g, tgc_dtype x_dtype, int th
               dnnl_memory_desc_init_by_tag(&q->bias_md, 1, m_dims, x_dtype == TGC_FLOAT32 ? dnnl_f32 : dnnl_s32,
                                            dnnl_a) == dnnl_success;
     tgc_dnnl_make_lock();
-    /* pieces whose shapes oneDNN lays the weights out for differently (its
-     * 1x1 kernels block by the output's size): one piece an image instead */
-    for (int tries = 0; ok && tries < 2; tries++) {
+    /* Pieces of more shapes than MAX_GEOMETRIES (a dilated window's
+     * paddings differ from piece to piece): half as many pieces, until
+     * they fit. Pieces whose shapes oneDNN lays the weights out for
+     * differently (its 1x1 kernels block by the output's size): one piece
+     * an image instead. */
+    for (int64_t cap = MAX_PIECES; ok;) {
         for (int k = 0; k < q->n_geometries; k++) free_geometry(&q->geometries[k]);
-        bool made = cut_rows(q, threads, tries == 1);
+        q->n_geometries = 0;
+        if (!cut_rows(q, threads, cap)) {
+            ok = cap > 1;
+            cap /= 2;
+            continue;
+        }
+        bool made = true;
         for (int k = 0; made && k < q->n_geometries; k++)
             made = make_geometry(q, &q->geometries[k], k == 0, requant, make);
         if (made) break;
-        ok = tries == 0;
+        ok = cap > 1;
+        cap = 1;
     }
     tgc_dnnl_make_unlock();
     if (!ok) {

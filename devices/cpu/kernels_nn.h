@@ -88,7 +88,8 @@ void tgc_cpu_conv_winograd_footprint(const tgc_conv_geometry *g, bool w_const, i
 
 /* True when Conv geometry g goes through tgc_cpu_conv_dnnl: 2-D, one
  * group, not 1x1, not for the direct path (few input channels), W a
- * session constant (w_const) of at most 2 MiB, at least 1M multiply-adds
+ * session constant (w_const) of at most 2 MiB (or serving at least 256
+ * output positions), at least 1M multiply-adds
  * an image, oneDNN there and taking g, and Winograd's GEMMs thin or a
  * small output map (see conv_dnnl.c). */
 bool tgc_cpu_conv_dnnl_applies(const tgc_conv_geometry *g, bool w_const);

@@ -344,9 +344,40 @@ static void test_way_changes_with_shapes(void) {
     free(l_alone);
 }
 
+/* oneDNN's convolution made for a dilated window, whose pieces of rows
+ * each pad differently (more shapes than it keeps primitives for): cut
+ * into fewer pieces rather than one, and the bytes the memory plan
+ * predicts (tgc_dnnl_conv_bytes) are those it holds. */
+static void test_dnnl_pieces_and_bytes(void) {
+    if (!tgc_dnnl_conv_available()) return;
+    conv_shape s = {1, 128, 128, 20, 20, 3, 1, {6, 6, 6, 6}};
+    tgc_conv_geometry g = geometry_of(&s);
+    g.w.dilations[0] = g.w.dilations[1] = 6;
+    g.w.out[0] = g.w.out[1] = 20;
+    g.out_size = 400;
+    float *wt = random_floats(128 * 128 * 9, 41);
+    size_t bytes = 0;
+    bool no_memory = true;
+    tgc_dnnl_conv *q = tgc_dnnl_conv_create(&g, TGC_FLOAT32, wt, 1, NULL, true, &bytes, &no_memory);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+    CU_ASSERT_FALSE(no_memory);
+    CU_ASSERT(tgc_dnnl_conv_pieces(q) >= 2); /* 59M multiply-adds, cut into 10 pieces of 6 shapes first */
+    CU_ASSERT_EQUAL(tgc_dnnl_conv_bytes(&g, TGC_FLOAT32, 1, true), (int64_t)bytes);
+    int64_t rows = 0;
+    for (int64_t i = 0; i < tgc_dnnl_conv_pieces(q); i++) {
+        int64_t r0, r1;
+        tgc_dnnl_conv_piece_rows(q, i, &r0, &r1);
+        CU_ASSERT_EQUAL(r0, rows); /* the pieces tile the rows in order */
+        rows = r1;
+    }
+    CU_ASSERT_EQUAL(rows, 20);
+    tgc_dnnl_conv_free(q);
+    free(wt);
+}
+
 /* Where tgc's own ways stay: 1x1 (a GEMM on X as it lies), groups, weights
- * past 2 MiB (streamed from memory either way; oneDNN's layout was slower
- * in ResNet-18), Winograd with GEMMs of 1M multiply-adds or more, maps
+ * past 2 MiB on fewer than 256 outputs (streamed from memory either way;
+ * oneDNN's layout was slower in ResNet-18), Winograd with GEMMs of 1M multiply-adds or more, maps
  * past 28x28 for the rest, and layers under 1M multiply-adds. */
 static void test_dnnl_declines(void) {
     conv_shape pointwise_s2 = {1, 256, 512, 14, 14, 1, 2, {0, 0, 0, 0}};
@@ -358,6 +389,10 @@ static void test_dnnl_declines(void) {
         tgc_conv_geometry g = geometry_of(no[i]);
         CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&g, true));
     }
+    /* weights past 2 MiB taken where each serves 256 outputs or more (2.4 MB over 20x20) */
+    conv_shape heavy_wide = {1, 256, 256, 40, 40, 3, 2, {1, 1, 1, 1}};
+    tgc_conv_geometry hw = geometry_of(&heavy_wide);
+    CU_ASSERT_EQUAL(tgc_cpu_conv_dnnl_applies(&hw, true), tgc_dnnl_conv_available());
     conv_shape dense = {1, 128, 32, 7, 7, 3, 1, {1, 1, 1, 1}};
     tgc_conv_geometry g = geometry_of(&dense);
     g.group = 2;
@@ -682,6 +717,7 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"cache needs constant filters", test_cache_needs_constant_filters},
               {"oneDNN on small maps", test_dnnl_small_maps}, {"oneDNN declines", test_dnnl_declines},
               {"the way changes with the shapes", test_way_changes_with_shapes},
+              {"oneDNN pieces of a dilated window, and its bytes", test_dnnl_pieces_and_bytes},
               {"gemm split", test_gemm_split},
               {"gemv", test_gemv}, {"max pool uint8", test_max_pool_u8}, {"max pool 2-D", test_max_pool_2d},
               {"average pool 2-D", test_average_pool_2d})
