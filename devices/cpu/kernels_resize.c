@@ -18,6 +18,7 @@
 #include "devices/kernel.h"
 #include "devices/kernel_checks.h"
 #include "devices/cpu/sample_types.h"
+#include "devices/cpu/target_clones.h"
 #include "devices/resize_geometry.h"
 
 #include "support/alloc.h"
@@ -182,6 +183,7 @@ typedef struct bilinear_pass {
     float *y;
     tgc_resize_bilinear h, w;
     int64_t in_h, in_w, out_h, out_w, rows, rows_per_block;
+    float *corners; /* per pool slot: 4 * out_w floats (gather_corners) */
 } bilinear_pass;
 
 /* Output rows [b * rows_per_block, ...): each value the sum of the four
@@ -191,26 +193,53 @@ typedef struct bilinear_pass {
  * there: the same bits, which a dynamically quantized model downstream
  * turns into the same integers. */
 #if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("fp-contract=off")))
+#define NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define NO_FP_CONTRACT
 #endif
-static void bilinear_block(void *arg, int64_t b, int slot) {
+/* The four corners of every output column from input rows r1 and r2:
+ * g[0 .. n) = r1[x1], then r1[x2], r2[x1], r2[x2] (n = out_w each). */
+static void gather_corners(const float *r1, const float *r2, const tgc_resize_bilinear *w, int64_t out_w, float *g) {
+    for (int64_t q = 0; q < out_w; q++) {
+        int64_t x1 = w->i1[q], x2 = w->i2[q];
+        g[q] = r1[x1];
+        g[out_w + q] = r1[x2];
+        g[2 * out_w + q] = r2[x1];
+        g[3 * out_w + q] = r2[x2];
+    }
+}
+
+/* One output row from its gathered corners g (weights dy2 and dy1 of its
+ * rows): contiguous, it vectorizes, each lane's products and sums those of
+ * the scalar formula. */
+NO_FP_CONTRACT TGC_CPU_CLONES static void bilinear_row(const float *restrict g, float dy2, float dy1,
+                                                       const float *restrict w1, const float *restrict w2,
+                                                       int64_t out_w, float *restrict out) {
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
-    (void)slot;
+    const float *restrict g11 = g, *restrict g12 = g + out_w, *restrict g21 = g + 2 * out_w,
+                          *restrict g22 = g + 3 * out_w;
+    for (int64_t q = 0; q < out_w; q++) {
+        float dx2 = w1[q], dx1 = w2[q];
+        out[q] = dx2 * dy2 * g11[q] + dx1 * dy2 * g12[q] + dx2 * dy1 * g21[q] + dx1 * dy1 * g22[q];
+    }
+}
+
+/* Output rows of a block; rows that read the same two input rows (an
+ * upsampling's runs) gather their corners once. */
+static void bilinear_block(void *arg, int64_t b, int slot) {
     const bilinear_pass *p = arg;
+    float *g = p->corners + slot * 4 * p->out_w;
+    const float *last1 = NULL, *last2 = NULL;
     int64_t end = (b + 1) * p->rows_per_block < p->rows ? (b + 1) * p->rows_per_block : p->rows;
     for (int64_t row = b * p->rows_per_block; row < end; row++) {
         int64_t o = row / p->out_h, j = row % p->out_h;
         const float *plane = p->x + o * p->in_h * p->in_w;
         const float *r1 = plane + p->h.i1[j] * p->in_w, *r2 = plane + p->h.i2[j] * p->in_w;
-        float dy2 = p->h.w1[j], dy1 = p->h.w2[j];
-        float *out = p->y + row * p->out_w;
-        for (int64_t q = 0; q < p->out_w; q++) {
-            int64_t x1 = p->w.i1[q], x2 = p->w.i2[q];
-            float dx2 = p->w.w1[q], dx1 = p->w.w2[q];
-            out[q] = dx2 * dy2 * r1[x1] + dx1 * dy2 * r1[x2] + dx2 * dy1 * r2[x1] + dx1 * dy1 * r2[x2];
-        }
+        if (r1 != last1 || r2 != last2) gather_corners(r1, r2, &p->w, p->out_w, g);
+        last1 = r1, last2 = r2;
+        bilinear_row(g, p->h.w1[j], p->h.w2[j], p->w.w1, p->w.w2, p->out_w, p->y + row * p->out_w);
     }
 }
 
@@ -220,24 +249,29 @@ static void bilinear_block(void *arg, int64_t b, int slot) {
 static bool resize_bilinear_f32(tgc_kernel_ctx *c, const tgc_resize_geometry *g, tgc_status *st) {
     if (c->inputs[0].dtype != TGC_FLOAT32 || !tgc_resize_bilinear_applies(g)) return false;
     int ah = g->rank - 2, aw = g->rank - 1;
-    int64_t n = 0;
-    bool fits = tgc_resize_bilinear_len(g, &n); /* then n int64s and n floats fit */
+    int64_t n = 0, corner_floats;
+    bool fits = tgc_resize_bilinear_len(g, &n) && /* then n int64s and n floats fit */
+                tgc_checked_mul_i64(4 * (int64_t)tgc_parallel_width(c->pool), g->out[aw], &corner_floats) &&
+                corner_floats <= INT64_MAX / (int64_t)sizeof(float);
     int64_t *idx = fits ? tgc_malloc((size_t)n * sizeof *idx + 1) : NULL;
     float *wt = fits ? tgc_malloc((size_t)n * sizeof *wt + 1) : NULL;
-    if (idx == NULL || wt == NULL) {
+    float *corners = fits ? tgc_malloc((size_t)corner_floats * sizeof *corners + 1) : NULL;
+    if (idx == NULL || wt == NULL || corners == NULL) {
         tgc_free(idx);
         tgc_free(wt);
+        tgc_free(corners);
         *st = tgc_kernel_fail(c, "Resize: no host memory for the bilinear tables");
         return true;
     }
     bilinear_pass p = {.x = tgc_kernel_in_ptr(c, 0), .y = tgc_kernel_out_ptr(c, 0), .in_h = g->in[ah],
-                       .in_w = g->in[aw], .out_h = g->out[ah], .out_w = g->out[aw]};
+                       .in_w = g->in[aw], .out_h = g->out[ah], .out_w = g->out[aw], .corners = corners};
     tgc_resize_bilinear_tables(g, idx, wt, &p.h, &p.w);
     p.rows = tgc_value_numel(&c->outputs[0]) / p.out_w;
     p.rows_per_block = p.out_w >= 4096 ? 1 : 4096 / p.out_w;
     tgc_parallel_for(c->pool, (p.rows + p.rows_per_block - 1) / p.rows_per_block, bilinear_block, &p);
     tgc_free(idx);
     tgc_free(wt);
+    tgc_free(corners);
     *st = TGC_OK;
     return true;
 }
