@@ -37,6 +37,10 @@ static const pass_entry passes[] = {
     {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL}, /* before fuse-elementwise takes its scales */
     /* before fuse-elementwise, whose groups the Transposes would not move through */
     {"nhwc-conv", tgc_pass_nhwc_conv, TGC_OPTIMIZE_ALL, tgc_pass_has_conv},
+    /* the Transposes back to NCHW that nhwc-conv left for the nodes it
+     * moved (dead once all their readers moved) read the moved values:
+     * gone, so fuse-elementwise sees the values' only readers */
+    {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_ALL, NULL},
     /* last: after the patterns it would split */
     {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL, NULL},
     {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC, NULL},
