@@ -51,7 +51,7 @@ static const int64_t TO_NHWC[4] = {0, 2, 3, 1}, TO_NCHW[4] = {0, 3, 1, 2};
  * constants, or Transposes of the same permutation). */
 static const char *const ELEMENTWISE[] = {"DequantizeLinear", "QuantizeLinear", "Add", "Sub", "Mul", "Div",
                                           "Max", "Min", "Relu", "Clip", "Sigmoid", "LeakyRelu", "HardSigmoid",
-                                          "HardSwish", NULL};
+                                          "HardSwish", "_Swish", NULL};
 
 /* The 4-entry perm of Transpose node id, or NULL when it is not one. */
 static const int64_t *perm_of(const tgc_rewrite *rw, int32_t id) {

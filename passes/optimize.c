@@ -33,6 +33,7 @@ static const pass_entry passes[] = {
     {"fuse-pad", tgc_pass_fuse_pad, TGC_OPTIMIZE_ALL, NULL},
     {"trim-conv-taps", tgc_pass_trim_conv_taps, TGC_OPTIMIZE_ALL, NULL},   /* after: the folded weights, fused pads */
     {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL, NULL},
+    {"fuse-swish", tgc_pass_fuse_swish, TGC_OPTIMIZE_ALL, NULL},
     {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL, NULL},
     {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL}, /* before fuse-elementwise takes its scales */
     /* before fuse-elementwise, whose groups the Transposes would not move through */

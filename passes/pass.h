@@ -78,6 +78,12 @@ tgc_status tgc_pass_matmul_add_to_gemm(tgc_rewrite *rw);
  * GeluFusion). Every intermediate must have no other reader. */
 tgc_status tgc_pass_fuse_gelu(tgc_rewrite *rw);
 
+/* SiLU, x * Sigmoid(x) (the Mul's operands in either order, the Sigmoid
+ * read only there, no broadcast), becomes one _Swish(x): an activation the
+ * kernel before it can apply as it writes (ONNX Runtime's QuickGelu fusion
+ * of the same pattern). */
+tgc_status tgc_pass_fuse_swish(tgc_rewrite *rw);
+
 /* LayerNormalization from its decomposed form over the last axis:
  * d = x - ReduceMean(x); y = d / Sqrt(ReduceMean(d^2) + eps) [* gamma]
  * [+ beta] (Pow(d, 2) or d * d), as exporters below opset 17 write it,

@@ -48,6 +48,7 @@ static bool ref_float(tgc_ew_op id, double x, double y, const float *p, double *
     case TGC_EW_Relu: r = x < 0 ? 0 : x; break;
     case TGC_EW_LeakyRelu: r = x < 0 ? p[0] * x : x; break;
     case TGC_EW_Sigmoid: r = 1 / (1 + exp(-x)); break;
+    case TGC_EW__Swish: r = x / (1 + exp(-x)); break; /* SiLU: x * Sigmoid(x) */
     case TGC_EW_Tanh: r = tanh(x); break;
     case TGC_EW_Elu: r = x < 0 ? p[0] * expm1(x) : x; break;
     case TGC_EW_Selu: r = x <= 0 ? (double)p[1] * ((double)p[0] * expm1(x)) : (double)p[1] * x; break;

@@ -20,6 +20,7 @@ static void test_registry_has_every_op(void) {
         "Elu", "Selu", "Celu", "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "Gelu", "ThresholdedRelu",
         "Shrink", "Reciprocal", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
         "Atanh", "LessOrEqual", "GreaterOrEqual",
+        "_Swish", /* a row of tgc's own (x * Sigmoid(x): passes/fuse_swish.c) */
         "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss", "RNN", "GRU", "LSTM", "TfIdfVectorizer",
         /* convolution-family and layout ops (ops_convt.c, ops_pad.c, ops_channel_norm.c) */
         "ConvTranspose", "MaxUnpool", "Pad", "DepthToSpace", "SpaceToDepth", "InstanceNormalization", "LRN",

@@ -367,40 +367,43 @@ static void test_squeeze_excitation(void) {
     tgc_diags_free(d);
 }
 
-/* A SiLU (x * Sigmoid(x), EfficientNet's activation) between two 1x1
- * Convs: both Convs channels last and the SiLU one fusion group, since
- * fuse-elementwise runs after the NCHW nodes nhwc-conv replaced are gone
- * (they still read the SiLU's values: its Sigmoid had two readers and
- * stayed a node of its own); the values the unoptimized graph's. */
-static void test_silu_fused(void) {
+/* Activations between two 1x1 Convs, channels last: a SiLU (x *
+ * Sigmoid(x), EfficientNet's) becomes one _Swish (fuse-swish) that the
+ * Transposes move through; a two-node one (x + Sigmoid(x)) becomes one
+ * fusion group, since fuse-elementwise runs after the Transposes back to
+ * NCHW that nhwc-conv left are gone (they read the Sigmoid's values too).
+ * Both Convs channels last, the values the unoptimized graph's. */
+static void test_activations_between(void) {
     if (!channels_last_here()) return;
-    char *wa = values(41, E * C, 0.3f), *wb = values(42, C * E, 0.3f), yaml[8192];
-    snprintf(yaml, sizeof yaml,
-             "format: tgc/1\n"
-             "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
-             "outputs: [y]\n"
-             "initializers:\n"
-             "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
-             "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
-             "nodes:\n"
-             "  - {name: h, op: Conv, inputs: [x, wa]}\n"
-             "  - {name: s, op: Sigmoid, inputs: [h]}\n"
-             "  - {name: hs, op: Mul, inputs: [h, s]}\n"
-             "  - {name: y, op: Conv, inputs: [hs, wb]}\n",
-             C, E, C, wa, C, E, wb);
-    free(wa), free(wb);
-    tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = loaded_graph(yaml, "silu.yaml", d);
-    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
-    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 2);
-    CU_ASSERT_EQUAL(count_op(opt, "_FusedElementwise"), 1);
-    CU_ASSERT_EQUAL(count_op(opt, "Sigmoid") + count_op(opt, "Mul"), 0);
-    tgc_graph_free(opt);
-    float x[C * 14 * 14];
-    for (int k = 0; k < C * 14 * 14; k++) x[k] = value(43, k);
-    check_as_unoptimized(g, x, 1, C, 14);
-    tgc_graph_free(g);
-    tgc_diags_free(d);
+    for (int silu = 0; silu < 2; silu++) {
+        char *wa = values(41, E * C, 0.3f), *wb = values(42, C * E, 0.3f), yaml[8192];
+        snprintf(yaml, sizeof yaml,
+                 "format: tgc/1\n"
+                 "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
+                 "outputs: [y]\n"
+                 "initializers:\n"
+                 "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+                 "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+                 "nodes:\n"
+                 "  - {name: h, op: Conv, inputs: [x, wa]}\n"
+                 "  - {name: s, op: Sigmoid, inputs: [h]}\n"
+                 "  - {name: hs, op: %s, inputs: [s, h]}\n"
+                 "  - {name: y, op: Conv, inputs: [hs, wb]}\n",
+                 C, E, C, wa, C, E, wb, silu ? "Mul" : "Add");
+        free(wa), free(wb);
+        tgc_diags *d = tgc_diags_create();
+        tgc_graph *g = loaded_graph(yaml, "act.yaml", d);
+        tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+        CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 2);
+        CU_ASSERT_EQUAL(count_op(opt, silu ? "_Swish" : "_FusedElementwise"), 1);
+        CU_ASSERT_EQUAL(count_op(opt, "Sigmoid") + count_op(opt, "Mul") + count_op(opt, "Add"), 0);
+        tgc_graph_free(opt);
+        float x[C * 14 * 14];
+        for (int k = 0; k < C * 14 * 14; k++) x[k] = value(43, k);
+        check_as_unoptimized(g, x, 1, C, 14);
+        tgc_graph_free(g);
+        tgc_diags_free(d);
+    }
 }
 
 /* Left alone: a 1x1 between two dense 3x3 Convs, and the block on 56x56. */
@@ -419,5 +422,5 @@ TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_
               {"an image's first layer channels last", test_stem_channels_last},
               {"other geometries, two images", test_other_geometries},
               {"a squeeze-and-excitation block", test_squeeze_excitation},
-              {"a SiLU between channels-last Convs, fused", test_silu_fused},
+              {"activations between channels-last Convs, fused", test_activations_between},
               {"a lone 1x1 and large maps left alone", test_left_alone})

@@ -709,6 +709,62 @@ static void test_fuse_gelu(void) {
     }
 }
 
+/* SiLU as exporters write it, Mul(x, Sigmoid(x)) in either operand order:
+ * one _Swish named after the Mul, with x * sigmoid(x) in double (numpy) as
+ * the reference, and bitwise the unfused graph's values; left alone where
+ * the Sigmoid has another reader, where the Mul broadcasts, and where the
+ * Mul's other operand is not the Sigmoid's input. */
+static void test_fuse_swish(void) {
+    static const float want[8] = {-0.14227762f, -0.268941421f, -0.188770334f, 0.0f,
+                                  0.311229666f, 0.731058579f,  1.76159416f,   2.85772238f};
+    const char *forms[] = {"  - {name: y, op: Mul, inputs: [x, s]}\n", "  - {name: y, op: Mul, inputs: [s, x]}\n"};
+    for (int i = 0; i < 2; i++) {
+        char yaml[1024];
+        snprintf(yaml, sizeof yaml,
+                 "format: tgc/1\n"
+                 "inputs: [{name: x, dtype: float32, shape: [8]}]\n"
+                 "outputs: [y]\n"
+                 "nodes:\n"
+                 "  - {name: s, op: Sigmoid, inputs: [x]}\n%s",
+                 forms[i]);
+        fixture f;
+        load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+        CU_ASSERT_EQUAL(count_op(f.opt, "_Swish"), 1);
+        CU_ASSERT_EQUAL(count_op(f.opt, "Sigmoid") + count_op(f.opt, "Mul"), 0);
+        const tgc_node *y = node_named(f.opt, "y");
+        CU_ASSERT(y != NULL && strcmp(y->op_name, "_Swish") == 0);
+        tgc_tensor *fused = run1(f.g, TGC_OPTIMIZE_ALL, "x", 1, (int64_t[]){8}, gelu_x);
+        tgc_tensor *plain = run1(f.g, TGC_OPTIMIZE_NONE, "x", 1, (int64_t[]){8}, gelu_x);
+        expect_values(fused, want, 8, 1e-6f);
+        CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(fused), tgc_tensor_data(plain), 8 * sizeof(float)), 0);
+        tgc_tensor_release(fused);
+        tgc_tensor_release(plain);
+        release(&f);
+    }
+    const char *kept[] = {
+        /* the Sigmoid is an output too */
+        "outputs: [y, s]\nnodes:\n  - {name: s, op: Sigmoid, inputs: [x]}\n"
+        "  - {name: y, op: Mul, inputs: [x, s]}\n",
+        /* a broadcasting Mul: Sigmoid of a row times a matrix */
+        "outputs: [y]\nnodes:\n  - {name: s, op: Sigmoid, inputs: [x]}\n"
+        "  - {name: y, op: Mul, inputs: [m, s]}\n",
+        /* Sigmoid(x) times another value */
+        "outputs: [y]\nnodes:\n  - {name: s, op: Sigmoid, inputs: [x]}\n"
+        "  - {name: n, op: Neg, inputs: [x]}\n  - {name: y, op: Mul, inputs: [n, s]}\n",
+    };
+    for (int i = 0; i < 3; i++) {
+        char yaml[1024];
+        snprintf(yaml, sizeof yaml,
+                 "format: tgc/1\n"
+                 "inputs: [{name: x, dtype: float32, shape: [8]}, {name: m, dtype: float32, shape: [2, 8]}]\n%s",
+                 kept[i]);
+        fixture f;
+        load_and_optimize(&f, yaml, TGC_OPTIMIZE_ALL);
+        CU_ASSERT_EQUAL(count_op(f.opt, "_Swish"), 0);
+        release(&f);
+    }
+}
+
 /* GPT-2's tanh GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), with
  * x^3 as Pow or as PyTorch's x * (x * x), is one Gelu with approximate
  * "tanh"; values by numpy (gelu_tanh). */
@@ -1032,7 +1088,7 @@ TGC_TEST_MAIN("passes", {"fold holds each value once", test_fold_holds_each_valu
               {"fold_batch_norm_needs_only_reader", test_fold_batch_norm_needs_only_reader},
               {"matmul_add_to_gemm", test_matmul_add_to_gemm}, {"matmul_add_rank3_stays", test_matmul_add_rank3_stays},
               {"gelu_op", test_gelu_op}, {"gelu_op_tanh", test_gelu_op_tanh}, {"fuse_gelu", test_fuse_gelu},
-              {"fuse_gelu_tanh", test_fuse_gelu_tanh},
+              {"fuse_gelu_tanh", test_fuse_gelu_tanh}, {"fuse_swish", test_fuse_swish},
               {"fuse_layer_norm", test_fuse_layer_norm}, {"fuse_elementwise", test_fuse_elementwise},
               {"fuse_elementwise_row_broadcast", test_fuse_elementwise_row_broadcast},
               {"fuse_elementwise_limits", test_fuse_elementwise_limits},
