@@ -92,7 +92,8 @@ def geomean(xs):
 def main(models):
     with open(os.path.join(PEERS, 'models.json')) as f:
         meta = json.load(f)
-    models = models or [m for m in meta if os.path.exists(meta[m]['onnx'])]
+    # (export.py keeps notes under keys starting with '_', such as '_info')
+    models = models or [m for m in meta if not m.startswith('_') and os.path.exists(meta[m]['onnx'])]
     os.makedirs(os.path.join(PEERS, 'out'), exist_ok=True)
     probe_before = core_to_core()
     times = {}  # (model, runtime, threads) -> best median ms

@@ -72,16 +72,18 @@ static void dnnl_piece(void *arg, int64_t i, int slot) {
  *     (8.8 MB, 400 positions) went from 9.0 to 3.4 ms (oneDNN skips the
  *     taps that read padding, two thirds of them; im2col multiplies them).
  *   - Not where conv_direct.c applies (few input channels: an image's
- *     first layer), nor 1x1: ResNet's strided 1x1 downsampling took 1.25-1.4x longer in
- *     the model (im2col of a 1x1 is a plain gather; its GEMM is not thin).
+ *     first layer), nor 1x1: ResNet's strided 1x1 downsampling took
+ *     1.25-1.4x longer in the model (im2col of a 1x1 is a plain gather;
+ *     its GEMM is not thin).
  * Whole models against tgc's own ways (1 thread, 2 threads): DenseNet-121
  * -6.6%, -8.2%; ResNet-18 -1.0%, -1.1%; ResNet-50 -0.9%, -0.6%;
  * ConvNeXt-T -0.6%, -1.8%; DeepLabV3-MobileNetV3 -22.8%, -21.9% (its
  * atrous layer). */
 #define THIN_WINOGRAD_MACS (INT64_C(1) << 20)
-/* The fewest multiply-adds an image worth it: a call into oneDNN and the
- * copies cost microseconds of their own (dnnl_conv.c does not split a
- * layer below 1M either); smaller layers were not measured. */
+/* The fewest multiply-adds an image for which the path is taken: a call
+ * into oneDNN and the copies cost microseconds of their own (dnnl_conv.c
+ * does not split a layer below 1M either); smaller layers were not
+ * measured. */
 #define MIN_MACS (INT64_C(1) << 20)
 #define MAX_POSITIONS 784
 #define MAX_WEIGHT_FLOATS (INT64_C(1) << 19)
