@@ -37,6 +37,14 @@
 #define F32_SPLIT_MACS (INT64_C(1) << 20)
 #define F32_PIECE_MACS (INT64_C(2) << 20)
 #define F32_MAX_PIECES 16
+/* The same for a depthwise layer (a group a channel, one output each),
+ * whose multiply-adds cost several times a dense layer's (nothing of X is
+ * reused across outputs: MobileNetV2's 14x14 and 7x7 depthwise layers ran
+ * at 25-35 GMAC/s where its 1x1 layers ran past 200) and whose weights, a
+ * few floats a channel, cost nothing to reload: those layers, 0.3M to
+ * 1M multiply-adds and 14 to 30 us, ran whole at 2 threads. */
+#define F32_DW_SPLIT_MACS (INT64_C(256) << 10)
+#define F32_DW_PIECE_MACS (INT64_C(128) << 10)
 
 typedef struct geometry {
     int64_t in_rows, out_rows, pad_top, pad_bottom;
@@ -118,8 +126,11 @@ static bool cut_rows(tgc_dnnl_conv *q, int threads, int64_t cap) {
     if (q->x_dtype == TGC_FLOAT32) {
         int64_t macs, pieces;
         if (!tgc_checked_mul_i64(row_macs, oh, &macs)) macs = INT64_MAX;
-        pieces = macs < F32_SPLIT_MACS || cap < 2 ? 1 : 2;
-        while (pieces < F32_MAX_PIECES && 2 * pieces <= cap && pieces < oh && macs / (2 * pieces) >= F32_PIECE_MACS)
+        bool depthwise = q->g.cg == 1 && q->g.m_count == q->g.group;
+        int64_t split = depthwise ? F32_DW_SPLIT_MACS : F32_SPLIT_MACS;
+        int64_t piece = depthwise ? F32_DW_PIECE_MACS : F32_PIECE_MACS;
+        pieces = macs < split || cap < 2 ? 1 : 2;
+        while (pieces < F32_MAX_PIECES && 2 * pieces <= cap && pieces < oh && macs / (2 * pieces) >= piece)
             pieces *= 2;
         rows = (oh + pieces - 1) / pieces;
     } else {

@@ -347,7 +347,8 @@ static void test_way_changes_with_shapes(void) {
 /* oneDNN's convolution made for a dilated window, whose pieces of rows
  * each pad differently (more shapes than it keeps primitives for): cut
  * into fewer pieces rather than one, and the bytes the memory plan
- * predicts (tgc_dnnl_conv_bytes) are those it holds. */
+ * predicts (tgc_dnnl_conv_bytes) are those it holds; a small depthwise
+ * layer cut in pieces (its multiply-adds are dearer than a dense one's). */
 static void test_dnnl_pieces_and_bytes(void) {
     if (!tgc_dnnl_conv_available()) return;
     conv_shape s = {1, 128, 128, 20, 20, 3, 1, {6, 6, 6, 6}};
@@ -373,6 +374,19 @@ static void test_dnnl_pieces_and_bytes(void) {
     CU_ASSERT_EQUAL(rows, 20);
     tgc_dnnl_conv_free(q);
     free(wt);
+
+    /* a depthwise layer of 0.5M multiply-adds (MobileNetV2's 14x14 ones):
+     * split for a second thread, where a dense one as small stays whole */
+    conv_shape dw = {1, 224, 224, 14, 14, 3, 1, {1, 1, 1, 1}};
+    tgc_conv_geometry gd = geometry_of(&dw);
+    gd.group = 224;
+    gd.cg = 1;
+    float *wd = random_floats(224 * 9, 42);
+    q = tgc_dnnl_conv_create(&gd, TGC_FLOAT32, wd, 1, NULL, true, &bytes, &no_memory);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+    CU_ASSERT(tgc_dnnl_conv_pieces(q) >= 2);
+    tgc_dnnl_conv_free(q);
+    free(wd);
 }
 
 /* Where tgc's own ways stay: 1x1 (a GEMM on X as it lies), groups, weights
