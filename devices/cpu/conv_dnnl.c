@@ -65,7 +65,10 @@ static void dnnl_piece(void *arg, int64_t i, int slot) {
  *     0.68-0.86x. Larger maps lost: stems (7x7 stride 2 to 112x112: 1.25x;
  *     ConvNeXt's 4x4 stride 4 to 56x56: 1.9x).
  *   - Weights of at most MAX_WEIGHT_FLOATS (2 MiB) unless each serves at
- *     least HEAVY_WEIGHT_POSITIONS outputs: ResNet-18's 512 -> 512 3x3 on
+ *     least HEAVY_WEIGHT_POSITIONS outputs a run (positions times images:
+ *     at batch 16 ResNet-50's strided 3x3 layers on 14x14 and 7x7 read
+ *     their weights once for 16 images; the model -4.2% at 1 thread,
+ *     -3.0% at 2): ResNet-18's 512 -> 512 3x3 on
  *     7x7 (9.4 MB, 49 positions) was 0.63x alone but 1.1x inside the
  *     model, where its weights stream from memory (both ways near 1.45
  *     ms); DeepLabV3's atrous 960 -> 256 3x3 with dilation 12 on 20x20
@@ -93,9 +96,10 @@ bool tgc_cpu_conv_dnnl_applies(const tgc_conv_geometry *g, bool w_const) {
     if (!w_const || g->w.n != 2 || g->group != 1 || g->kk_count < 2 || tgc_cpu_conv_direct_applies(g) ||
         !tgc_dnnl_conv_possible(g, TGC_FLOAT32))
         return false;
-    int64_t floats, tiles = (g->w.out[0] + 1) / 2 * ((g->w.out[1] + 1) / 2), macs;
+    int64_t floats, tiles = (g->w.out[0] + 1) / 2 * ((g->w.out[1] + 1) / 2), macs, served;
     if (!tgc_checked_mul_i64(g->m_count, g->cg * g->kk_count, &floats) ||
-        (floats > MAX_WEIGHT_FLOATS && g->out_size < HEAVY_WEIGHT_POSITIONS) ||
+        !tgc_checked_mul_i64(g->out_size, g->batch, &served) || /* a run's outputs each weight serves */
+        (floats > MAX_WEIGHT_FLOATS && served < HEAVY_WEIGHT_POSITIONS) ||
         !tgc_checked_mul_i64(floats, g->out_size, &macs) || macs < MIN_MACS)
         return false;
     if (tgc_cpu_conv_winograd_applies(g)) /* its GEMMs' multiply-adds: M x C x tiles */

@@ -407,6 +407,10 @@ static void test_dnnl_declines(void) {
     conv_shape heavy_wide = {1, 256, 256, 40, 40, 3, 2, {1, 1, 1, 1}};
     tgc_conv_geometry hw = geometry_of(&heavy_wide);
     CU_ASSERT_EQUAL(tgc_cpu_conv_dnnl_applies(&hw, true), tgc_dnnl_conv_available());
+    /* and where a batch makes each serve as many: 16 images of 7x7 */
+    conv_shape heavy_batch = {16, 512, 512, 7, 7, 3, 1, {1, 1, 1, 1}};
+    tgc_conv_geometry hb = geometry_of(&heavy_batch);
+    CU_ASSERT_EQUAL(tgc_cpu_conv_dnnl_applies(&hb, true), tgc_dnnl_conv_available());
     conv_shape dense = {1, 128, 32, 7, 7, 3, 1, {1, 1, 1, 1}};
     tgc_conv_geometry g = geometry_of(&dense);
     g.group = 2;
