@@ -65,11 +65,28 @@ struct tgc_dnnl_conv {
     bool requantizes, bias;
     dnnl_memory_desc_t bias_md;
     int n_pieces, n_geometries;
-    piece pieces[MAX_PIECES];
-    geometry geometries[MAX_GEOMETRIES];
+    piece *pieces;         /* [n_pieces], in the same block, after the struct */
+    geometry *geometries;  /* [n_geometries], after the pieces */
     dnnl_memory_desc_t weights_md, zp_md;
     dnnl_memory_t weights;
 };
+
+/* A convolution's block with room for `pieces` pieces and `shapes`
+ * geometries after it (tgc_calloc'd, the arrays' pointers set); NULL
+ * without memory. Planning takes room for every cut it may try, the
+ * result only what its cut has: a small layer's block is a few KiB, not
+ * the 10 KiB of MAX_PIECES pieces and MAX_GEOMETRIES shapes. */
+static size_t conv_block_bytes(int pieces, int shapes) {
+    return sizeof(tgc_dnnl_conv) + (size_t)pieces * sizeof(piece) + (size_t)shapes * sizeof(geometry);
+}
+
+static tgc_dnnl_conv *conv_block(int pieces, int shapes) {
+    tgc_dnnl_conv *q = tgc_calloc(1, conv_block_bytes(pieces, shapes));
+    if (q == NULL) return NULL;
+    q->pieces = (piece *)(q + 1);
+    q->geometries = (geometry *)(q->pieces + pieces);
+    return q;
+}
 
 bool tgc_dnnl_conv_available(void) { return tgc_dnnl_engine() != NULL; }
 
@@ -101,7 +118,7 @@ int64_t tgc_dnnl_conv_bound(const tgc_conv_geometry *g, tgc_dtype x_dtype) {
     if (!tgc_checked_mul_i64(depthwise ? round_up(g->group, 16) : g->group, per_group, &bytes) ||
         !tgc_checked_mul_i64(bytes, g->kk_count * elem, &bytes))
         return 0;
-    return bytes + (int64_t)sizeof(tgc_dnnl_conv) + 4096;
+    return bytes + (int64_t)conv_block_bytes(MAX_PIECES, MAX_GEOMETRIES) + 4096;
 }
 
 static void free_geometry(geometry *ge) {
@@ -286,7 +303,7 @@ static tgc_dnnl_conv *plan(const tgc_conv_geometry *g, tgc_dtype x_dtype, int th
     /* planned for one thread (oneDNN sizes its work by OpenMP's count when a
      * primitive is made): tgc's pool runs the pieces */
     if (tgc_dnnl_thread_stream() == NULL) return NULL;
-    tgc_dnnl_conv *q = tgc_calloc(1, sizeof *q);
+    tgc_dnnl_conv *q = conv_block(MAX_PIECES, MAX_GEOMETRIES);
     if (q == NULL) {
         *no_memory = true;
         return NULL;
@@ -321,11 +338,20 @@ static tgc_dnnl_conv *plan(const tgc_conv_geometry *g, tgc_dtype x_dtype, int th
         cap = 1;
     }
     tgc_dnnl_make_unlock();
-    if (!ok) {
+    tgc_dnnl_conv *fit = ok ? conv_block(q->n_pieces, q->n_geometries) : NULL;
+    if (fit == NULL) {
+        *no_memory = ok;
         tgc_dnnl_conv_free(q);
         return NULL;
     }
-    return q;
+    piece *pieces = fit->pieces;
+    geometry *geometries = fit->geometries;
+    *fit = *q; /* the header; the primitives move to fit with the geometries */
+    fit->pieces = pieces, fit->geometries = geometries;
+    memcpy(pieces, q->pieces, (size_t)q->n_pieces * sizeof *pieces);
+    memcpy(geometries, q->geometries, (size_t)q->n_geometries * sizeof *geometries);
+    tgc_free(q);
+    return fit;
 }
 
 tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
@@ -341,7 +367,7 @@ tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtyp
         tgc_dnnl_conv_free(q);
         return NULL;
     }
-    *bytes = sizeof *q + dnnl_memory_desc_get_size(&q->weights_md);
+    *bytes = conv_block_bytes(q->n_pieces, q->n_geometries) + dnnl_memory_desc_get_size(&q->weights_md);
     return q;
 }
 
@@ -349,7 +375,8 @@ int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int t
     bool no_memory;
     tgc_dnnl_conv *q = plan(g, x_dtype, threads, NULL, f32_bias, false, &no_memory);
     if (q == NULL) return no_memory ? tgc_dnnl_conv_bound(g, x_dtype) : 0;
-    int64_t bytes = (int64_t)(sizeof *q + dnnl_memory_desc_get_size(&q->weights_md));
+    int64_t bytes = (int64_t)(conv_block_bytes(q->n_pieces, q->n_geometries) +
+                              dnnl_memory_desc_get_size(&q->weights_md));
     tgc_dnnl_conv_free(q);
     return bytes;
 }
