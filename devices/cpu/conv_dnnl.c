@@ -83,6 +83,11 @@ static void dnnl_piece(void *arg, int64_t i, int slot) {
  * ConvNeXt-T -0.6%, -1.8%; DeepLabV3-MobileNetV3 -22.8%, -21.9% (its
  * atrous layer). */
 #define THIN_WINOGRAD_MACS (INT64_C(1) << 20)
+/* Winograd's layers taken have at least this many channels in and out
+ * (DenseNet's: 128 -> 32): narrower ones were not measured, and there
+ * Winograd's filters in the cache and oneDNN's weights padded to blocks
+ * of 16 channels weigh alike (resnet_mini's 16 -> 16 layers). */
+#define MIN_WINOGRAD_CHANNELS 32
 /* The fewest multiply-adds an image for which the path is taken: a call
  * into oneDNN and the copies cost microseconds of their own (dnnl_conv.c
  * does not split a layer below 1M either); smaller layers were not
@@ -103,7 +108,8 @@ bool tgc_cpu_conv_dnnl_applies(const tgc_conv_geometry *g, bool w_const) {
         !tgc_checked_mul_i64(floats, g->out_size, &macs) || macs < MIN_MACS)
         return false;
     if (tgc_cpu_conv_winograd_applies(g)) /* its GEMMs' multiply-adds: M x C x tiles */
-        return tgc_checked_mul_i64(g->m_count * g->cg, tiles, &macs) && macs < THIN_WINOGRAD_MACS;
+        return g->m_count >= MIN_WINOGRAD_CHANNELS && g->cg >= MIN_WINOGRAD_CHANNELS &&
+               tgc_checked_mul_i64(g->m_count * g->cg, tiles, &macs) && macs < THIN_WINOGRAD_MACS;
     return g->out_size <= MAX_POSITIONS;
 }
 

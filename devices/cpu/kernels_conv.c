@@ -3,7 +3,10 @@
  * with group, pads, strides, dilations and auto_pad (resolved to pads in
  * devices/window.c's tgc_window_read, as ONNX does).
  *
- * Four paths, by shape:
+ * Five paths, by shape:
+ *   - oneDNN's channels-last kernel on transposed copies (dense layers on
+ *     small maps with W a constant, where Winograd's GEMMs are thin or
+ *     im2col's map is small): conv_dnnl.c.
  *   - Winograd (3x3, stride 1, one group, 16+ channels, a large enough
  *     output): conv_winograd.c.
  *   - direct (1-D and 2-D depthwise: group == C > 1, M a multiple of C):
@@ -380,7 +383,7 @@ void tgc_cpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
     if (tgc_window_read_conv(c, &g) != TGC_OK) return;
     switch (conv_way_for(&g, w_const(c))) {
     case CONV_DNNL: tgc_cpu_conv_dnnl_footprint(&g, width, out); break;
-    case CONV_WINOGRAD: tgc_cpu_conv_winograd_footprint(&g, (c->const_inputs & 1u << 1) != 0, width, out); break;
+    case CONV_WINOGRAD: tgc_cpu_conv_winograd_footprint(&g, w_const(c), width, out); break;
     case CONV_DIRECT: tgc_cpu_conv_direct_footprint(&g, c->const_inputs, out); break;
     case CONV_IM2COL: {
         bool tiled;

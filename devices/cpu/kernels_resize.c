@@ -186,17 +186,18 @@ typedef struct bilinear_pass {
     float *corners; /* per pool slot: 4 * out_w floats (gather_corners) */
 } bilinear_pass;
 
-/* Output rows [b * rows_per_block, ...): each value the sum of the four
- * corner products in ONNX Runtime's order (UpsampleBilinear), each product
- * and sum rounded on its own (no fused multiply-add, as ORT's baseline
- * x86-64 build, whatever flags tgc is built with), so float32 rounds as
- * there: the same bits, which a dynamically quantized model downstream
- * turns into the same integers. */
+/* The bilinear rows: each value the sum of the four corner products in
+ * ONNX Runtime's order (UpsampleBilinear), each product and sum rounded on
+ * its own (no fused multiply-add, as ORT's baseline x86-64 build, whatever
+ * flags tgc is built with), so float32 rounds as there: the same bits,
+ * which a dynamically quantized model downstream turns into the same
+ * integers. NO_FP_CONTRACT keeps GCC from contracting them. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define NO_FP_CONTRACT __attribute__((optimize("fp-contract=off")))
 #else
 #define NO_FP_CONTRACT
 #endif
+
 /* The four corners of every output column from input rows r1 and r2:
  * g[0 .. n) = r1[x1], then r1[x2], r2[x1], r2[x2] (n = out_w each). */
 static void gather_corners(const float *r1, const float *r2, const tgc_resize_bilinear *w, int64_t out_w, float *g) {
@@ -226,8 +227,8 @@ NO_FP_CONTRACT TGC_CPU_CLONES static void bilinear_row(const float *restrict g, 
     }
 }
 
-/* Output rows of a block; rows that read the same two input rows (an
- * upsampling's runs) gather their corners once. */
+/* Output rows [b * rows_per_block, ...); rows that read the same two
+ * input rows (an upsampling's runs) gather their corners once. */
 static void bilinear_block(void *arg, int64_t b, int slot) {
     const bilinear_pass *p = arg;
     float *g = p->corners + slot * 4 * p->out_w;

@@ -391,14 +391,16 @@ static void test_dnnl_pieces_and_bytes(void) {
 
 /* Where tgc's own ways stay: 1x1 (a GEMM on X as it lies), groups, weights
  * past 2 MiB on fewer than 256 outputs (streamed from memory either way;
- * oneDNN's layout was slower in ResNet-18), Winograd with GEMMs of 1M multiply-adds or more, maps
- * past 28x28 for the rest, and layers under 1M multiply-adds. */
+ * oneDNN's layout was slower in ResNet-18), Winograd with GEMMs of 1M
+ * multiply-adds or more or with fewer than 32 channels, maps past 28x28
+ * for the rest, and layers under 1M multiply-adds. */
 static void test_dnnl_declines(void) {
     conv_shape pointwise_s2 = {1, 256, 512, 14, 14, 1, 2, {0, 0, 0, 0}};
     conv_shape heavy = {1, 512, 512, 7, 7, 3, 1, {1, 1, 1, 1}};
     conv_shape wide_winograd = {1, 256, 256, 14, 14, 3, 1, {1, 1, 1, 1}};
     conv_shape big_map = {1, 64, 128, 112, 112, 3, 2, {1, 1, 1, 1}}, tiny = {1, 8, 16, 4, 4, 3, 1, {1, 1, 1, 1}};
-    const conv_shape *no[] = {&pointwise_s2, &heavy, &wide_winograd, &big_map, &tiny};
+    conv_shape narrow_winograd = {1, 16, 16, 32, 32, 3, 1, {1, 1, 1, 1}}; /* thin GEMMs, but 16 channels */
+    const conv_shape *no[] = {&pointwise_s2, &heavy, &wide_winograd, &big_map, &tiny, &narrow_winograd};
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
         tgc_conv_geometry g = geometry_of(no[i]);
         CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&g, true));
