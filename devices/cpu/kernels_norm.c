@@ -40,14 +40,19 @@ typedef struct batch_norm_job {
     const tgc_fused_act *act;
 } batch_norm_job;
 
-/* y[i] = (float)(x[i] * a + b) in double: the same bits at every vector
- * width (no FMA is contracted in ISO C); y is x or apart from it. */
-TGC_CPU_CLONES static void scale_shift(float *restrict y, const float *restrict x, double a, double b, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = (float)(x[i] * a + b);
+/* y[i] = x[i] * a + b in float32, a and b the channel's scale and shift
+ * worked out in double and rounded once (ONNX Runtime's arithmetic: a
+ * product and a sum, each rounded; within a few float32 roundings of
+ * |x a| + |b| of the double result): the same bits at every vector width (no FMA is contracted in ISO C); y
+ * is x or apart from it. In double, a plane's vectors held half as many
+ * lanes: DenseNet-121's 62 pre-activation BatchNormalizations took 1.82
+ * ms a run against 1.31 in float32 (ORT: 1.25). */
+TGC_CPU_CLONES static void scale_shift(float *restrict y, const float *restrict x, float a, float b, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * a + b;
 }
 
-TGC_CPU_CLONES static void scale_shift_in_place(float *y, double a, double b, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = (float)(y[i] * a + b);
+TGC_CPU_CLONES static void scale_shift_in_place(float *y, float a, float b, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] * a + b;
 }
 
 static void batch_norm_piece(void *arg, int64_t piece, int slot) {
@@ -57,9 +62,9 @@ static void batch_norm_piece(void *arg, int64_t piece, int slot) {
     for (int64_t p = piece * j->per_piece; p < p1; p++) {
         int64_t ch = p % j->channels;
         double a = j->scale[ch] / sqrt((double)j->var[ch] + j->eps);
-        double b = j->bias[ch] - j->mean[ch] * a;
-        if (j->y == j->x) scale_shift_in_place(j->y + p * j->size, a, b, j->size);
-        else scale_shift(j->y + p * j->size, j->x + p * j->size, a, b, j->size);
+        float af = (float)a, bf = (float)(j->bias[ch] - j->mean[ch] * a);
+        if (j->y == j->x) scale_shift_in_place(j->y + p * j->size, af, bf, j->size);
+        else scale_shift(j->y + p * j->size, j->x + p * j->size, af, bf, j->size);
         tgc_cpu_act_block(j->act, j->y + p * j->size, j->size, 0, 1, 0, j->size);
     }
 }
