@@ -14,11 +14,13 @@ static const tgc_op_def *const all_ops[] = {
     NULL, /* placeholder so the table is never empty; skipped below */
     /* ops_elementwise.c: the rows of elementwise.def, then the rest */
 #define EW_UNARY(op, cls, attrs, infer, fexpr, iexpr) &tgc_op_##op,
+#define EW_UNARY_OWN(op, cls, attrs, infer, fexpr, iexpr) /* tgc's own: in internal_ops */
 #define EW_BINARY(op, cls, out, infer, fexpr, iexpr) &tgc_op_##op,
 #define EW_PREDICATE(op, cls, attrs, infer, fexpr, iexpr) &tgc_op_##op,
 #define EW_BINARY_ATTRS(op, cls, out, attrs, infer, fexpr, iexpr) &tgc_op_##op,
 #include "graph/elementwise.def"
 #undef EW_UNARY
+#undef EW_UNARY_OWN
 #undef EW_BINARY
 #undef EW_PREDICATE
 #undef EW_BINARY_ATTRS
@@ -83,14 +85,15 @@ static const tgc_op_def *const all_ops[] = {
     &tgc_op_SequenceMap, &tgc_op_Optional, &tgc_op_OptionalHasElement, &tgc_op_OptionalGetElement,
 };
 
-/* tgc's own ops (ops_internal.c, ops_fused.c, ops_attention.c, ops_quant.c, ops_conv.c; names starting with '_'): found
- * by name, but not listed by tgc_op_all, which lists what users may write. */
+/* tgc's own ops (ops_internal.c, ops_fused.c, ops_attention.c, ops_quant.c, ops_conv.c, elementwise.def's
+ * EW_UNARY_OWN rows; names starting with '_'): found by name, but not listed by tgc_op_all, which lists what users
+ * may write. */
 extern const tgc_op_def tgc_op__Send, tgc_op__Recv, tgc_op__FusedElementwise, tgc_op__Attention, tgc_op__Unsupported,
-    tgc_op__MaxPoolNHWC, tgc_op__ConvNHWC, tgc_op__GlobalAveragePoolNHWC;
+    tgc_op__MaxPoolNHWC, tgc_op__ConvNHWC, tgc_op__GlobalAveragePoolNHWC, tgc_op__Swish;
 static const tgc_op_def *const internal_ops[] = {&tgc_op__Send,         &tgc_op__Recv,          &tgc_op__FusedElementwise,
                                                  &tgc_op__Attention,    &tgc_op__Unsupported,   &tgc_op__QLinearConvNHWC,
                                                  &tgc_op__MaxPoolNHWC,  &tgc_op__ConvNHWC,
-                                                 &tgc_op__GlobalAveragePoolNHWC};
+                                                 &tgc_op__GlobalAveragePoolNHWC, &tgc_op__Swish};
 
 const tgc_op_def *const *tgc_op_all(size_t *count) {
     *count = sizeof all_ops / sizeof all_ops[0] - 1;
