@@ -20,6 +20,7 @@
  *     for 1: only possible with pads >= kernel or ceil_mode overshoot) gives
  *     NaN, and Indices -1. */
 #include "devices/cpu/kernels_nn.h"
+#include "devices/cpu/pool_max_rows.h"
 #include "devices/cpu/pool_padded.h"
 #include "support/alloc.h"
 
@@ -181,9 +182,10 @@ MAX_POOL_2D_PIECE(max_pool_2d_piece, float, x, y, -INFINITY, MAX_F32_BETTER)
 MAX_POOL_2D_PIECE(max_pool_2d_u8_piece, uint8_t, x8, y8, 0, MAX_U8_BETTER)
 #undef MAX_POOL_2D_PIECE
 
-/* The 2-D paths when one applies (every output window reads some input;
- * for float32 padded planes (pool_padded.h) for equal strides and no
- * dilation, else rows, at most POOL_2D_MAX_TAPS taps per row): true when
+/* The 2-D paths when one applies (every output window reads some input):
+ * for float32 without dilation, rows then columns (pool_max_rows.h), or for
+ * windows past its 64 taps a side padded planes (pool_padded.h, equal
+ * strides); else rows, at most POOL_2D_MAX_TAPS taps per row. True when
  * one ran, with *st its status. x and y are uint8 when u8, else float32. */
 static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, bool u8, const void *x, void *y,
                             tgc_status *st) {
@@ -208,6 +210,7 @@ static bool max_pool_2d_run(tgc_kernel_ctx *c, const tgc_window *w, int64_t plan
         pool_2d_split(c, &m, max_pool_2d_u8_piece);
         return true;
     }
+    if (tgc_cpu_max_pool_rows(c, w, planes, x, y, st)) return true;
     if (tgc_cpu_pool_padded(c, w, planes, TGC_POOL_MAX, false, x, y, st)) return true;
     pool_2d_split(c, &m, max_pool_2d_piece);
     return true;

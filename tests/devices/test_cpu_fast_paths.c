@@ -11,7 +11,7 @@
  *     bitwise as run after, and the geometries it leaves to the others;
  *   - GEMM split into blocks (tgc_cpu_sgemm through MatMul), and GEMV for a
  *     product with one row or one column (through Gemm, every transpose);
- *   - MaxPool's 2-D row path, with NaN, -inf and ties, against the rule of
+ *   - MaxPool's 2-D paths (rows then columns, rows), with NaN, -inf and ties, against the rule of
  *     the general path;
  *   - AveragePool's 2-D row path, both count_include_pad values, ceil_mode,
  *     dilation, uneven pads, bitwise against the rule of ONNX's reference
@@ -585,6 +585,10 @@ static void test_max_pool_2d(void) {
     max_pool_check(4, 13, 10, 3, 1, 1, 2);    /* dilated */
     max_pool_check(2, 8, 8, 3, 3, 2, 1);      /* pads 2 of 3: edge windows see one tap row */
     max_pool_check(2, 3, 3, 2, 1, 3, 5);      /* dilation 5 on 3 wide: a middle window reads nothing (NaN) */
+    max_pool_check(40, 28, 28, 3, 1, 1, 1);   /* rows then columns: GoogLeNet's stride-1 pools */
+    max_pool_check(3, 37, 53, 5, 3, 2, 1);    /* stride 3: three column phases, rows past a vector */
+    max_pool_check(1, 7, 13, 3, 2, 0, 1);     /* one short plane: rows rounded to a vector stop at X's end */
+    max_pool_check(5, 20, 20, 1, 4, 0, 1);    /* 1x1 window, stride 4 */
 }
 
 /* ---- AveragePool 2-D ---------------------------------------------------------------- */

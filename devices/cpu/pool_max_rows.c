@@ -1,0 +1,175 @@
+/* tgc_cpu_max_pool_rows (pool_max_rows.h): MaxPool over rows, then over
+ * columns. */
+#include "devices/cpu/pool_max_rows.h"
+
+#include "devices/cpu/target_clones.h"
+
+#include "support/alloc.h"
+#include "support/checked.h"
+#include "support/parallel_for.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Loops run over whole blocks of this many floats (a 64-byte vector). */
+#define LANES 16
+
+/* Strides past this take another path. */
+#define MAX_STRIDE 8
+
+/* Rows past this many floats take another path (a thread's scratch stays
+ * within a few MiB). */
+#define MAX_ROW_FLOATS ((int64_t)1 << 20)
+
+/* Element reads a piece of planes aims at: 15-40 us of work. */
+#define PIECE_READS ((int64_t)1 << 17)
+
+typedef struct rows_pool {
+    const tgc_window *w;
+    const float *x;
+    float *y;
+    int64_t x_floats;         /* planes * H * W: no row read runs past it */
+    int64_t used;             /* input columns some window reads: min(W, (OW - 1) * sw + kw - pl) */
+    int64_t used_round;       /* used, rounded up to LANES */
+    int64_t out_round;        /* OW, rounded up to LANES */
+    int64_t phase_len;        /* a column phase's floats: out_round + (kw - 1) / sw + 1 */
+    int64_t row_floats;       /* the row buffer: pl + used_round, and s * phase_len, at least */
+    int64_t slot_floats;      /* a thread's scratch: row buffer, phases, an output row */
+    int64_t planes, planes_per_piece;
+    float *scratch;
+} rows_pool;
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* The general path's rule: v where it is greater than e or NaN. */
+#define MAX_RULE(v, e) ((v) != (v) ? (v) : (v) > (e) ? (v) : (e))
+
+INLINE void max_copy(float *restrict o, const float *restrict a, int64_t n) {
+    for (int64_t i = 0; i < n; i++) o[i] = a[i];
+}
+
+INLINE void max_into(float *restrict o, const float *restrict a, int64_t n) {
+    for (int64_t i = 0; i < n; i++) o[i] = MAX_RULE(a[i], o[i]);
+}
+
+INLINE void max_of2(float *restrict o, const float *restrict a, const float *restrict b, int64_t n) {
+    for (int64_t i = 0; i < n; i++) o[i] = MAX_RULE(b[i], a[i]);
+}
+
+INLINE void max_of3(float *restrict o, const float *restrict a, const float *restrict b, const float *restrict c,
+                    int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        float e = MAX_RULE(b[i], a[i]);
+        o[i] = MAX_RULE(c[i], e);
+    }
+}
+
+/* o[i] = the maximum over k of t[k][i], i < n, in the order of t (count >= 1). */
+INLINE void max_of(float *o, const float *const *t, int64_t count, int64_t n) {
+    if (count == 1) {
+        max_copy(o, t[0], n);
+    } else if (count == 2) {
+        max_of2(o, t[0], t[1], n);
+    } else {
+        max_of3(o, t[0], t[1], t[2], n);
+        for (int64_t k = 3; k < count; k++) max_into(o, t[k], n);
+    }
+}
+
+/* ph[b * len + q] = r[q * s + b] for b < s, q < len: the column phases of
+ * row r, with the stride a constant where it is 2 so the loop vectorizes. */
+INLINE void split_phases(float *restrict ph, const float *restrict r, int64_t s, int64_t len) {
+    if (s == 2) {
+        for (int64_t q = 0; q < len; q++) ph[q] = r[2 * q], ph[len + q] = r[2 * q + 1];
+        return;
+    }
+    for (int64_t b = 0; b < s; b++)
+        for (int64_t q = 0; q < len; q++) ph[b * len + q] = r[q * s + b];
+}
+
+/* One plane: xp [H, W] into yp [OH, OW], in the thread's scratch (its row
+ * buffer holding -inf outside [pl, pl + used)). */
+TGC_CPU_CLONES static void pool_plane(const rows_pool *rp, const float *xp, float *yp, float *scratch) {
+    const tgc_window *w = rp->w;
+    int64_t h = w->in[0], wd = w->in[1], kh = w->kernel[0], kw = w->kernel[1];
+    int64_t sh = w->strides[0], sw = w->strides[1], pt = w->pads[0], pl = w->pads[1];
+    float *row = scratch, *phases = row + rp->row_floats, *out = phases + sw * rp->phase_len;
+    const float *taps[64];
+    for (int64_t oh = 0; oh < w->out[0]; oh++) {
+        /* the window's rows inside the input, reduced into row[pl, pl + n) */
+        int64_t r0 = oh * sh - pt, lo = r0 < 0 ? -r0 : 0, hi = h - r0 < kh ? h - r0 : kh;
+        const float *first = xp + (r0 + lo) * wd;
+        int64_t n = (first - rp->x) + (hi - lo - 1) * wd + rp->used_round <= rp->x_floats ? rp->used_round : rp->used;
+        for (int64_t k = 0; k < hi - lo; k++) taps[k] = first + k * wd;
+        float *dst = row + pl;
+        max_of(dst, taps, hi - lo, n);
+        for (int64_t i = rp->used; i < n; i++) dst[i] = -INFINITY; /* right padding again */
+        /* the columns: tap tw of output ow reads row[ow * sw + tw] */
+        const float *src = row;
+        int64_t len = rp->phase_len;
+        if (sw > 1) split_phases(phases, row, sw, len), src = phases;
+        else len = 0;
+        for (int64_t tw = 0; tw < kw; tw++) taps[tw] = src + tw % sw * len + tw / sw;
+        /* straight into Y where the whole vectors stay in the plane (what
+         * passes OW is overwritten by the next rows), else through scratch */
+        float *yr = yp + oh * w->out[1];
+        bool direct = (oh + 1) * w->out[1] + rp->out_round - w->out[1] <= w->out[0] * w->out[1];
+        max_of(direct ? yr : out, taps, kw, rp->out_round);
+        if (!direct) memcpy(yr, out, (size_t)w->out[1] * sizeof *out);
+    }
+}
+
+static void pool_piece(void *arg, int64_t piece, int slot) {
+    const rows_pool *rp = arg;
+    const tgc_window *w = rp->w;
+    float *scratch = rp->scratch + slot * rp->slot_floats;
+    for (int64_t i = 0; i < rp->row_floats; i++) scratch[i] = -INFINITY;
+    int64_t p0 = piece * rp->planes_per_piece;
+    int64_t p1 = p0 + rp->planes_per_piece < rp->planes ? p0 + rp->planes_per_piece : rp->planes;
+    for (int64_t p = p0; p < p1; p++)
+        pool_plane(rp, rp->x + p * w->in[0] * w->in[1], rp->y + p * w->out[0] * w->out[1], scratch);
+}
+
+static int64_t round_up(int64_t n) { return (n + LANES - 1) / LANES * LANES; }
+
+/* The buffers' sizes for window w into *rp: false when the geometry is not
+ * this path's. */
+static bool plan(const tgc_window *w, rows_pool *rp) {
+    int64_t kh = w->kernel[0], kw = w->kernel[1], sw = w->strides[1], pl = w->pads[1];
+    if (w->n != 2 || w->dilations[0] != 1 || w->dilations[1] != 1 || w->strides[0] < 1 || sw < 1 ||
+        w->strides[1] > MAX_STRIDE || kh < 1 || kw < 1 || kh > 64 || kw > 64 || w->out[0] < 1 || w->out[1] < 1 ||
+        w->in[1] > MAX_ROW_FLOATS || w->out[1] > MAX_ROW_FLOATS || pl < 0 || pl > MAX_ROW_FLOATS || w->pads[0] < 0)
+        return false;
+    /* sizes below 2^21 (kernel, stride and pads are bounded above): no overflow */
+    int64_t wp = (w->out[1] - 1) * sw + kw;
+    rp->used = w->in[1] < wp - pl ? w->in[1] : wp - pl;
+    if (rp->used < 1) return false;
+    rp->used_round = round_up(rp->used);
+    rp->out_round = round_up(w->out[1]);
+    rp->phase_len = rp->out_round + (kw - 1) / sw + 1;
+    int64_t need = pl + rp->used_round > sw * rp->phase_len ? pl + rp->used_round : sw * rp->phase_len;
+    rp->row_floats = round_up(need);
+    rp->slot_floats = rp->row_floats + sw * rp->phase_len + rp->out_round;
+    int64_t reads_plane = w->out[0] * (kh * rp->used_round + (sw > 1 ? 2 * sw * rp->phase_len : 0) +
+                                       kw * rp->out_round);
+    rp->planes_per_piece = PIECE_READS / reads_plane > 1 ? PIECE_READS / reads_plane : 1;
+    return true;
+}
+
+bool tgc_cpu_max_pool_rows(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes, const float *x, float *y,
+                           tgc_status *st) {
+    *st = TGC_OK;
+    rows_pool rp = {.w = w, .x = x, .y = y, .planes = planes};
+    if (!plan(w, &rp) || !tgc_checked_mul_i64(planes, w->in[0] * w->in[1], &rp.x_floats)) return false;
+    int width = tgc_parallel_width(c->pool);
+    /* slot_floats < 2^23 and width <= 257: the product fits */
+    rp.scratch = tgc_malloc((size_t)(rp.slot_floats * width) * sizeof *rp.scratch);
+    if (rp.scratch == NULL) {
+        *st = tgc_kernel_fail(c, "out of host memory for the pool's row buffers (%d x %lld floats)", width,
+                              (long long)rp.slot_floats);
+        return true;
+    }
+    tgc_parallel_for(c->pool, (planes + rp.planes_per_piece - 1) / rp.planes_per_piece, pool_piece, &rp);
+    tgc_free(rp.scratch);
+    return true;
+}
