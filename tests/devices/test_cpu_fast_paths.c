@@ -348,7 +348,9 @@ static void test_way_changes_with_shapes(void) {
  * each pad differently (more shapes than it keeps primitives for): cut
  * into fewer pieces rather than one, and the bytes the memory plan
  * predicts (tgc_dnnl_conv_bytes) are those it holds; a small depthwise
- * layer cut in pieces (its multiply-adds are dearer than a dense one's). */
+ * layer cut in pieces (its multiply-adds are dearer than a dense one's);
+ * a layer whose last piece oneDNN would lay the weights out for
+ * differently, cut in fewer pieces. */
 static void test_dnnl_pieces_and_bytes(void) {
     if (!tgc_dnnl_conv_available()) return;
     conv_shape s = {1, 128, 128, 20, 20, 3, 1, {6, 6, 6, 6}};
@@ -387,6 +389,19 @@ static void test_dnnl_pieces_and_bytes(void) {
     CU_ASSERT(tgc_dnnl_conv_pieces(q) >= 2);
     tgc_dnnl_conv_free(q);
     free(wd);
+
+    /* AlexNet's 5x5 layer (64 -> 192 on 27x27, 224M multiply-adds): cut in
+     * pieces of 2 rows, its last of one row has no kernel for the others'
+     * weights layout; fewer, larger pieces, not one */
+    conv_shape five = {1, 64, 192, 27, 27, 5, 1, {2, 2, 2, 2}};
+    tgc_conv_geometry g5 = geometry_of(&five);
+    float *w5 = random_floats(192 * 64 * 25, 43);
+    q = tgc_dnnl_conv_create(&g5, TGC_FLOAT32, w5, 1, NULL, true, &bytes, &no_memory);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+    CU_ASSERT(tgc_dnnl_conv_pieces(q) >= 2);
+    CU_ASSERT_EQUAL(tgc_dnnl_conv_bytes(&g5, TGC_FLOAT32, 1, true), (int64_t)bytes);
+    tgc_dnnl_conv_free(q);
+    free(w5);
 }
 
 /* Where tgc's own ways stay: 1x1 (a GEMM on X as it lies), groups, weights
