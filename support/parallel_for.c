@@ -106,7 +106,7 @@ void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *a
     int helpers = participants - 1 < n - 1 ? participants - 1 : (int)(n - 1);
     for (int i = 0; i < helpers; i++) {
         atomic_fetch_add(&j.helpers, 1);
-        if (tgc_thread_pool_submit(p, helper, &h) != TGC_OK) atomic_fetch_sub(&j.helpers, 1);
+        if (tgc_thread_pool_submit_first(p, helper, &h) != TGC_OK) atomic_fetch_sub(&j.helpers, 1);
     }
     drain(&j, home_range(&j, p), 0);
     /* Every index is taken. Helpers still queued have nothing to do: take

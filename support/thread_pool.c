@@ -1,6 +1,8 @@
 /* Worker threads over a growable ring buffer of tasks, guarded by one mutex
  * and one condition variable. Tasks are short (one node's kernel), so a
- * single queue per device keeps order simple and fair. An idle worker
+ * single queue per device keeps order simple and fair; a kernel's helpers
+ * (tgc_parallel_for) go in at the front, so that a kernel already running
+ * gets the next free worker before a node not yet started. An idle worker
  * spins a little (tgc_spin_until) before sleeping on the condition variable,
  * so work handed over right after it went idle starts at once. */
 #include "support/thread_pool.h"
@@ -109,17 +111,29 @@ static bool grow(tgc_thread_pool *p) {
     return true;
 }
 
-tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
+/* Queues fn(arg) at the back of the queue, or at its front when `first`. */
+static tgc_status submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg, bool first) {
     pthread_mutex_lock(&p->lock);
     if (p->count == p->cap && !grow(p)) {
         pthread_mutex_unlock(&p->lock);
         return TGC_ERR_NOMEM;
     }
-    p->ring[(p->head + p->count) % p->cap] = (task){fn, arg};
+    if (first) {
+        p->head = (p->head + p->cap - 1) % p->cap;
+        p->ring[p->head] = (task){fn, arg};
+    } else {
+        p->ring[(p->head + p->count) % p->cap] = (task){fn, arg};
+    }
     p->count++;
     pthread_cond_signal(&p->wake);
     pthread_mutex_unlock(&p->lock);
     return TGC_OK;
+}
+
+tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg) { return submit(p, fn, arg, false); }
+
+tgc_status tgc_thread_pool_submit_first(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
+    return submit(p, fn, arg, true);
 }
 
 int tgc_thread_pool_cancel(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {

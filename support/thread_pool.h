@@ -24,6 +24,11 @@ tgc_status tgc_thread_pool_create(int threads, tgc_thread_pool **out);
  * TGC_ERR_NOMEM when the queue cannot grow (the task is not queued). */
 tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg);
 
+/* As tgc_thread_pool_submit, but ahead of every task queued: the next
+ * worker free takes it first (tgc_parallel_for's helpers, so that a
+ * kernel already running gets the threads before nodes not yet started). */
+tgc_status tgc_thread_pool_submit_first(tgc_thread_pool *p, tgc_task_fn fn, void *arg);
+
 /* Removes the queued (not yet started) tasks that are fn(arg) and returns
  * how many it removed; a task a worker has already taken is not touched. */
 int tgc_thread_pool_cancel(tgc_thread_pool *p, tgc_task_fn fn, void *arg);

@@ -1,6 +1,8 @@
 /* The per-device thread pool: every submitted task runs exactly once, also
  * tasks submitted from inside tasks, across many producers; freeing drains
- * the queue; each worker knows its index, and no other thread has one. Run under ThreadSanitizer by `make test`. */
+ * the queue; each worker knows its index, and no other thread has one; a
+ * task submitted first runs ahead of those queued. Run under
+ * ThreadSanitizer by `make test`. */
 #include "tests/harness.h"
 
 #include "support/thread_pool.h"
@@ -134,6 +136,42 @@ static void test_worker_index(void) {
     tgc_thread_pool_free(w.pool);
 }
 
+/* One worker held by a gate while tasks queue behind it: those submitted
+ * first run before those submitted at the back, the last of them first;
+ * the rest in the order they came. */
+typedef struct gated {
+    atomic_int open;
+    int order[8], n; /* written by the one worker only */
+} gated;
+
+static gated gate;
+
+static void wait_gate(void *arg) {
+    (void)arg;
+    while (!atomic_load(&gate.open)) {
+    }
+}
+
+static void record(void *arg) { gate.order[gate.n++] = (int)(intptr_t)arg; }
+
+static void test_submit_first(void) {
+    atomic_store(&gate.open, 0);
+    gate.n = 0;
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &p), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)1), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)2), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit_first(p, record, (void *)3), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit_first(p, record, (void *)4), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)5), TGC_OK);
+    atomic_store(&gate.open, 1);
+    tgc_thread_pool_free(p); /* drains, joins: the worker's writes are seen */
+    int want[5] = {4, 3, 1, 2, 5};
+    CU_ASSERT_EQUAL_FATAL(gate.n, 5);
+    for (int i = 0; i < 5; i++) CU_ASSERT_EQUAL(gate.order[i], want[i]);
+}
+
 TGC_TEST_MAIN("thread pool", {"every task runs once", test_every_task_runs_once},
               {"tasks submit tasks", test_tasks_submit_tasks}, {"many producers", test_many_producers},
-              {"worker index", test_worker_index})
+              {"worker index", test_worker_index}, {"submitted first", test_submit_first})
