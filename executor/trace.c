@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,6 +212,51 @@ static void write_event(FILE *f, const event *e) {
     }
 }
 
+/* A node's start (+1) or end (-1) on one device, for the sweep. */
+typedef struct edge {
+    uint64_t ts;
+    int delta;
+} edge;
+
+static int edge_cmp(const void *pa, const void *pb) {
+    const edge *a = pa, *b = pb;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    return a->delta - b->delta; /* an end before a start at the same time: not side by side */
+}
+
+/* Device pid's nodes side by side (inter-op): a counter track "nodes at
+ * once" stepping at each change, written as events after *sep; into
+ * busy_us the time some node of the device ran, into side_us the time two
+ * or more did. Nodes of no duration (inputs, constants) count for nothing.
+ * Without memory for the sweep, nothing (a trace never fails a run). */
+static void write_side_by_side(FILE *f, const tgc_trace *t, int pid, const char **sep, uint64_t *busy_us,
+                               uint64_t *side_us) {
+    *busy_us = *side_us = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < t->count; i++) n += t->events[i].kind == EV_NODE && t->events[i].pid == pid && t->events[i].dur;
+    edge *edges = n > 0 ? tgc_malloc(2 * n * sizeof *edges) : NULL;
+    if (edges == NULL) return;
+    size_t k = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const event *e = &t->events[i];
+        if (e->kind != EV_NODE || e->pid != pid || e->dur == 0) continue;
+        edges[k++] = (edge){e->ts, +1};
+        edges[k++] = (edge){e->ts + e->dur, -1};
+    }
+    qsort(edges, k, sizeof *edges, edge_cmp);
+    int running = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (i > 0 && running >= 1) *busy_us += edges[i].ts - edges[i - 1].ts;
+        if (i > 0 && running >= 2) *side_us += edges[i].ts - edges[i - 1].ts;
+        running += edges[i].delta;
+        if (i + 1 < k && edges[i + 1].ts == edges[i].ts) continue; /* one sample a time */
+        fprintf(f, "%s{\"ph\":\"C\",\"pid\":%d,\"ts\":%llu,\"name\":\"nodes at once\",\"args\":{\"nodes\":%d}}",
+                *sep, pid, (unsigned long long)edges[i].ts, running);
+        *sep = ",\n";
+    }
+    tgc_free(edges);
+}
+
 tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
     char tmp[4096];
     bool in_place = tgc_path_is_device(path); /* /dev/null: written, never replaced */
@@ -225,11 +271,23 @@ tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
         json_str(f, t->device_names[i]);
         fprintf(f, "}},\n");
     }
+    const char *sep = "";
     for (size_t i = 0; i < t->count; i++) {
+        fputs(sep, f);
         write_event(f, &t->events[i]);
-        fputs(i + 1 < t->count ? ",\n" : "\n", f);
+        sep = ",\n";
     }
-    fprintf(f, "]}\n");
+    uint64_t busy[16], side[16];
+    for (int i = 0; i < t->n_devices; i++) write_side_by_side(f, t, i + 1, &sep, &busy[i], &side[i]);
+    /* per device: the time its nodes ran, and the part of it with two or more at once */
+    fprintf(f, "\n],\"otherData\":{");
+    for (int i = 0; i < t->n_devices; i++) {
+        fputs(i ? "," : "", f);
+        json_str(f, t->device_names[i]);
+        fprintf(f, ":{\"node time us\":%llu,\"side by side us\":%llu}", (unsigned long long)busy[i],
+                (unsigned long long)side[i]);
+    }
+    fprintf(f, "}}\n");
     pthread_mutex_unlock(&t->lock);
     bool ok = !ferror(f);
     ok = fclose(f) == 0 && ok;

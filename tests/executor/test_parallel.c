@@ -2,7 +2,7 @@
  * while another device waits on its _Recv (no hang, no leak, the node named
  * in the error); results bitwise identical across runs, thread counts and
  * placements over virtual cpus; cpu,gpu0 within tolerance; a thousand runs
- * without growth; the trace file. */
+ * without growth; the trace file, with its nodes side by side. */
 #include "tests/harness.h"
 
 #include "executor/session.h"
@@ -316,6 +316,19 @@ static void test_trace_has_nodes_flows_and_counters(void) {
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"ph\":\"f\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"name\":\"bytes in use\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "float32 [4, 4]"));
+    /* nodes side by side: a counter per device that ends at 0, and per
+     * device the time its nodes ran, of which two or more at once */
+    const char *last = NULL;
+    for (const char *p = text; (p = strstr(p, "\"name\":\"nodes at once\"")) != NULL; p++) last = p;
+    CU_ASSERT_PTR_NOT_NULL(last);
+    CU_ASSERT_PTR_NOT_NULL(last != NULL ? strstr(last, "{\"nodes\":0}") : NULL);
+    const char *other = strstr(text, "\"otherData\":{\"cpu0\":{\"node time us\":");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    unsigned long long busy = 0, side = 0;
+    CU_ASSERT_EQUAL(sscanf(strchr(other, ':') + 1, "{\"cpu0\":{\"node time us\":%llu,\"side by side us\":%llu", &busy,
+                           &side),
+                    2);
+    CU_ASSERT(side <= busy);
     free(text);
     tgc_tensor_release(y);
     tgc_tensor_release(x);
