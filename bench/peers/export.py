@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Peer benchmark, PyTorch side (issue 9, item 3; issue 15, item 1).
 
-  export.py export OUTDIR [NAME...]  build the models (all, or the NAMEs; fixed seed,
+  export.py export OUTDIR [NAME...]  build the models (all but the held-out ones, or the
+                                     NAMEs, `held-out` standing for those; fixed seed,
                                      eval mode), write OUTDIR/NAME.onnx (opset 17),
                                      OUTDIR/NAME.INPUT.npy per input, OUTDIR/NAME.torch.npy
                                      and update OUTDIR/models.json (input files, repeats)
@@ -180,6 +181,18 @@ model("bert_encoder_b16",
       names=("input_ids", "pad_mask"))(lambda: OneOutput(BERT(vocab=VOCAB, d=512, heads=8, layers=6, ctx=CTX), 0))
 
 
+# Held out (issue 34: "on models you have never seen"): ten torchvision
+# families the kernels were not tuned on when they were added (2026-11-30),
+# batch 1 at 224x224. Exported only by name or with `held-out` (not in the
+# default set): once tuned on, they are no longer held out.
+HELD_OUT = ["mnasnet1_0", "shufflenet_v2_x1_0", "squeezenet1_1", "regnet_y_400mf", "regnet_x_800mf", "googlenet",
+            "mobilenet_v3_small", "resnet34", "efficientnet_b1", "alexnet"]
+for _name, _repeats in zip(HELD_OUT, (100, 100, 100, 100, 50, 30, 200, 20, 40, 30)):
+    _builder = (lambda: tvm.googlenet(aux_logits=False, init_weights=True)) if _name == "googlenet" else \
+        getattr(tvm, _name)
+    model(_name, randn(1, 3, 224, 224), _repeats)(vision(_builder))
+
+
 def build(name):
     """Model NAME in eval mode and its inputs, the same on every call."""
     fn, inputs, _, _ = MODELS[name]
@@ -252,10 +265,11 @@ def bench(outdir, name, n, threads):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "export":
-        unknown = [n for n in sys.argv[3:] if n not in MODELS]
+        names = [n for a in sys.argv[3:] for n in (HELD_OUT if a == "held-out" else [a])]
+        unknown = [n for n in names if n not in MODELS]
         if unknown:
             sys.exit("export.py: unknown model(s) %s; known: %s" % (" ".join(unknown), " ".join(MODELS)))
-        export(sys.argv[2], sys.argv[3:] or list(MODELS))
+        export(sys.argv[2], names or [n for n in MODELS if n not in HELD_OUT])
     elif len(sys.argv) == 6 and sys.argv[1] == "bench":
         bench(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
     else:
