@@ -1,7 +1,8 @@
-/* 2-D MaxPool and AveragePool over padded planes: the CNN case (ResNet's
- * and DenseNet's stride-2 pools, Inception's 3x3 stride-1 ones, VGG's 2x2)
- * as a few long vector loops a plane instead of short loops a row. Private
- * to the cpu kernels (kernels_pool.c).
+/* 2-D MaxPool and AveragePool over padded planes: the CNN case (DenseNet's
+ * stride-2 AveragePools, Inception's 3x3 stride-1 ones; MaxPool only where
+ * pool_max_rows.h declines, windows past 64 taps a side) as a few long
+ * vector loops a plane instead of short loops a row. Private to the cpu
+ * kernels (kernels_pool.c).
  *
  * Each plane is copied once into a scratch block with its padding written
  * as the op's identity (0 for the sum, -inf for the maximum), split by
