@@ -36,6 +36,7 @@ typedef struct rows_pool {
     int64_t row_floats;       /* the row buffer: pl + used_round, and s * phase_len, at least */
     int64_t slot_floats;      /* a thread's scratch: row buffer, phases, an output row */
     int64_t planes, planes_per_piece;
+    bool flat;                /* stride 1 and OW == W: a plane at a time (pool_plane_flat) */
     float *scratch;
 } rows_pool;
 
@@ -119,15 +120,65 @@ TGC_CPU_CLONES static void pool_plane(const rows_pool *rp, const float *xp, floa
     }
 }
 
+/* Output column ow of a row from its reduced row v [W]: the maximum over
+ * the taps that read input, in tap order (the edge columns of the flat
+ * path, whose flat loop read the neighbouring rows there). */
+static float edge_column(const float *v, int64_t wd, int64_t ow, int64_t pl, int64_t kw) {
+    float e = NAN;
+    bool first = true;
+    for (int64_t tw = 0; tw < kw; tw++) {
+        int64_t c = ow - pl + tw;
+        if (c < 0 || c >= wd) continue;
+        e = first ? v[c] : MAX_RULE(v[c], e);
+        first = false;
+    }
+    return e;
+}
+
+/* One plane at stride 1 with OW == W (GoogLeNet's 3x3 pools with pads 1,
+ * YOLO's 5x5 with pads 2): the rows' maximum for runs of output rows whose
+ * windows take the same rows (the top edge, the middle, the bottom edge)
+ * as one loop over the run's whole rows, then the columns' as one loop
+ * over the whole plane, and the pl + pr edge columns of each row again
+ * (the flat loop read the neighbouring rows there). v: the thread's
+ * scratch, pl floats before the [OH, W] rows' maxima and pr after. */
+TGC_CPU_CLONES static void pool_plane_flat(const rows_pool *rp, const float *xp, float *yp, float *scratch) {
+    const tgc_window *w = rp->w;
+    int64_t h = w->in[0], wd = w->in[1], kh = w->kernel[0], kw = w->kernel[1], oh_count = w->out[0];
+    int64_t pt = w->pads[0], pl = w->pads[1];
+    float *v = scratch + pl;
+    const float *taps[64];
+    for (int64_t r0 = 0, r1; r0 < oh_count; r0 = r1) {
+        int64_t lo = pt - r0 > 0 ? pt - r0 : 0, hi = h - r0 + pt < kh ? h - r0 + pt : kh;
+        for (r1 = r0 + 1; r1 < oh_count; r1++) { /* the run of rows with the same taps */
+            int64_t lo1 = pt - r1 > 0 ? pt - r1 : 0, hi1 = h - r1 + pt < kh ? h - r1 + pt : kh;
+            if (lo1 != lo || hi1 != hi) break;
+        }
+        for (int64_t k = lo; k < hi; k++) taps[k - lo] = xp + (r0 - pt + k) * wd;
+        max_of(v + r0 * wd, taps, hi - lo, (r1 - r0) * wd);
+    }
+    for (int64_t tw = 0; tw < kw; tw++) taps[tw] = v - pl + tw;
+    max_of(yp, taps, kw, oh_count * wd);
+    for (int64_t r = 0; r < oh_count; r++) {
+        for (int64_t ow = 0; ow < pl && ow < wd; ow++) yp[r * wd + ow] = edge_column(v + r * wd, wd, ow, pl, kw);
+        for (int64_t ow = wd - (kw - 1 - pl) > pl ? wd - (kw - 1 - pl) : pl; ow < wd; ow++)
+            yp[r * wd + ow] = edge_column(v + r * wd, wd, ow, pl, kw);
+    }
+}
+
 static void pool_piece(void *arg, int64_t piece, int slot) {
     const rows_pool *rp = arg;
     const tgc_window *w = rp->w;
     float *scratch = rp->scratch + slot * rp->slot_floats;
-    for (int64_t i = 0; i < rp->row_floats; i++) scratch[i] = -INFINITY;
+    for (int64_t i = 0; i < rp->slot_floats; i++) scratch[i] = -INFINITY;
     int64_t p0 = piece * rp->planes_per_piece;
     int64_t p1 = p0 + rp->planes_per_piece < rp->planes ? p0 + rp->planes_per_piece : rp->planes;
-    for (int64_t p = p0; p < p1; p++)
-        pool_plane(rp, rp->x + p * w->in[0] * w->in[1], rp->y + p * w->out[0] * w->out[1], scratch);
+    for (int64_t p = p0; p < p1; p++) {
+        const float *xp = rp->x + p * w->in[0] * w->in[1];
+        float *yp = rp->y + p * w->out[0] * w->out[1];
+        if (rp->flat) pool_plane_flat(rp, xp, yp, scratch);
+        else pool_plane(rp, xp, yp, scratch);
+    }
 }
 
 static int64_t round_up(int64_t n) { return (n + LANES - 1) / LANES * LANES; }
@@ -152,6 +203,15 @@ static bool plan(const tgc_window *w, rows_pool *rp) {
     rp->slot_floats = rp->row_floats + sw * rp->phase_len + rp->out_round;
     int64_t reads_plane = w->out[0] * (kh * rp->used_round + (sw > 1 ? 2 * sw * rp->phase_len : 0) +
                                        kw * rp->out_round);
+    /* stride 1, OW == W (so pl + pr == kw - 1): a plane at a time, its
+     * rows' maxima [OH, W] with pl floats before and pr after */
+    rp->flat = w->strides[0] == 1 && sw == 1 && w->out[1] == w->in[1] && pl < kw;
+    if (rp->flat) {
+        int64_t plane_floats = w->out[0] * w->in[1] + kw;
+        if (plane_floats > MAX_ROW_FLOATS) rp->flat = false;
+        else if (plane_floats > rp->slot_floats) rp->slot_floats = plane_floats;
+        reads_plane = w->out[0] * w->in[1] * (kh + kw);
+    }
     rp->planes_per_piece = PIECE_READS / reads_plane > 1 ? PIECE_READS / reads_plane : 1;
     return true;
 }

@@ -10,7 +10,9 @@
  * phases (column c to phase c % s at c / s), so each of the kw column taps
  * is one contiguous loop over the output row. Loops run over whole
  * 64-byte vectors into scratch (no scalar remainders on short rows: 13,
- * 27 and 55 columns), and the OW outputs are copied out.
+ * 27 and 55 columns), and the OW outputs are copied out. At stride 1 with
+ * OW == W a whole plane goes at once: each tap one loop over a run of
+ * rows or the whole plane, then the edge columns again.
  *
  * The maximum is exact, so the result is the general path's (kernels_pool.c)
  * for every float but the sign of a zero maximum (a window holding both

@@ -600,7 +600,10 @@ static void test_max_pool_2d(void) {
     max_pool_check(4, 13, 10, 3, 1, 1, 2);    /* dilated */
     max_pool_check(2, 8, 8, 3, 3, 2, 1);      /* pads 2 of 3: edge windows see one tap row */
     max_pool_check(2, 3, 3, 2, 1, 3, 5);      /* dilation 5 on 3 wide: a middle window reads nothing (NaN) */
-    max_pool_check(40, 28, 28, 3, 1, 1, 1);   /* rows then columns: GoogLeNet's stride-1 pools */
+    max_pool_check(40, 28, 28, 3, 1, 1, 1);   /* a plane at a time: GoogLeNet's stride-1 pools */
+    max_pool_check(6, 20, 20, 5, 1, 2, 1);    /* YOLO's 5x5 with pads 2 */
+    max_pool_check(3, 4, 4, 5, 1, 2, 1);      /* planes narrower than the window */
+    max_pool_check(3, 9, 9, 3, 1, 0, 1);      /* stride 1 without pads: rows then columns */
     max_pool_check(3, 37, 53, 5, 3, 2, 1);    /* stride 3: three column phases, rows past a vector */
     max_pool_check(1, 7, 13, 3, 2, 0, 1);     /* one short plane: rows rounded to a vector stop at X's end */
     max_pool_check(5, 20, 20, 1, 4, 0, 1);    /* 1x1 window, stride 4 */
