@@ -201,16 +201,18 @@ static bool plan(const tgc_window *w, rows_pool *rp) {
     int64_t need = pl + rp->used_round > sw * rp->phase_len ? pl + rp->used_round : sw * rp->phase_len;
     rp->row_floats = round_up(need);
     rp->slot_floats = rp->row_floats + sw * rp->phase_len + rp->out_round;
-    int64_t reads_plane = w->out[0] * (kh * rp->used_round + (sw > 1 ? 2 * sw * rp->phase_len : 0) +
-                                       kw * rp->out_round);
+    /* the reads of a plane, to size the pieces (past int64: a piece a plane) */
+    int64_t reads_plane, plane_floats;
+    if (!tgc_checked_mul_i64(w->out[0], kh * rp->used_round + (sw > 1 ? 2 * sw * rp->phase_len : 0) +
+                                            kw * rp->out_round, &reads_plane))
+        reads_plane = INT64_MAX;
     /* stride 1, OW == W (so pl + pr == kw - 1): a plane at a time, its
      * rows' maxima [OH, W] with pl floats before and pr after */
-    rp->flat = w->strides[0] == 1 && sw == 1 && w->out[1] == w->in[1] && pl < kw;
+    rp->flat = w->strides[0] == 1 && sw == 1 && w->out[1] == w->in[1] && pl < kw &&
+               tgc_checked_mul_i64(w->out[0], w->in[1], &plane_floats) && plane_floats <= MAX_ROW_FLOATS;
     if (rp->flat) {
-        int64_t plane_floats = w->out[0] * w->in[1] + kw;
-        if (plane_floats > MAX_ROW_FLOATS) rp->flat = false;
-        else if (plane_floats > rp->slot_floats) rp->slot_floats = plane_floats;
-        reads_plane = w->out[0] * w->in[1] * (kh + kw);
+        if (plane_floats + kw > rp->slot_floats) rp->slot_floats = plane_floats + kw;
+        reads_plane = plane_floats * (kh + kw);
     }
     rp->planes_per_piece = PIECE_READS / reads_plane > 1 ? PIECE_READS / reads_plane : 1;
     return true;
