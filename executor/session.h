@@ -143,6 +143,7 @@ struct tgc_session {
     int rank; /* this process's task */
     uint64_t dist_id; /* distributed: its number among the process's distributed sessions (the same on every rank) */
     atomic_llong last_step_id; /* the id of the latest step started (0: none yet) */
+    atomic_llong last_step_ns; /* the latest step's wall time (0: none yet): whether its caller spins (step.c) */
     /* Steps in flight: tgc_session_run may be called from many threads at
      * once, each call a step of its own (its frames, slots and rendezvous;
      * step.h). At most max_inflight run at once (0: no bound); a caller
