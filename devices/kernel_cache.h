@@ -18,17 +18,21 @@
 
 typedef struct tgc_kernel_ctx tgc_kernel_ctx;
 
-/* One node's cache: one tgc_malloc block or nothing. Owned by the
- * executor's plan (one per node), which calls init and clear. */
+/* Builds the block for c's node: returns a tgc_malloc'd block of *bytes
+ * bytes, or NULL (no memory: the kernel then works without the cache). */
+typedef void *(*tgc_kernel_cache_build)(const tgc_kernel_ctx *c, void *arg, size_t *bytes);
+
 /* Frees a block that holds more than its own memory (a library's handles). */
 typedef void (*tgc_kernel_cache_release)(void *data);
 
+/* One node's cache: one tgc_malloc block or nothing. Owned by the
+ * executor's plan (one per node), which calls init and clear. */
 typedef struct tgc_kernel_cache {
     pthread_mutex_t lock;     /* held while building */
     _Atomic(void *) data;     /* the block, NULL until built */
     size_t bytes;
     tgc_kernel_cache_release release; /* NULL: tgc_free */
-    void *(*builder)(const tgc_kernel_ctx *c, void *arg, size_t *bytes); /* the build function that made it */
+    tgc_kernel_cache_build builder;   /* the build function that made it */
     /* Inputs (bit i: input i) the block stands in for: a kernel that set
      * them never reads them again on runs of the same shapes
      * (tgc_kernel_cache_replaces). */
@@ -39,10 +43,6 @@ void tgc_kernel_cache_init(tgc_kernel_cache *k);
 
 /* Frees the block and the lock. */
 void tgc_kernel_cache_clear(tgc_kernel_cache *k);
-
-/* Builds the block for c's node: returns a tgc_malloc'd block of *bytes
- * bytes, or NULL (no memory: the kernel then works without the cache). */
-typedef void *(*tgc_kernel_cache_build)(const tgc_kernel_ctx *c, void *arg, size_t *bytes);
 
 /* The node's cached block, built by build(c, arg) on the first call; NULL
  * when the node has no cache (c->cache NULL, a kernel run outside a

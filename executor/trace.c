@@ -35,13 +35,17 @@ typedef struct event {
     char kernel[40]; /* how the kernel ran (tgc_kernel_ctx.impl), "" when it did not say */
 } event;
 
+/* Devices the trace tells apart (a process each in the viewer); the
+ * devices past it share the last one's. */
+#define TRACE_DEVICES 16
+
 struct tgc_trace {
     pthread_mutex_t lock;
     event *events;
     size_t count, cap;
     /* As long as a device's own name ("/task:12/cpu0" does not fit in 16):
      * a cut name would never compare equal and take a new pid each time. */
-    char device_names[16][sizeof ((tgc_device *)0)->name];
+    char device_names[TRACE_DEVICES][sizeof ((tgc_device *)0)->name];
     int n_devices;
 };
 
@@ -85,7 +89,7 @@ static event *append(tgc_trace *t) {
 static int device_pid(tgc_trace *t, const char *name) {
     for (int i = 0; i < t->n_devices; i++)
         if (strcmp(t->device_names[i], name) == 0) return i + 1;
-    if (t->n_devices == 16) return 16;
+    if (t->n_devices == TRACE_DEVICES) return TRACE_DEVICES;
     snprintf(t->device_names[t->n_devices], sizeof t->device_names[0], "%s", name);
     return ++t->n_devices;
 }
@@ -233,7 +237,8 @@ static void write_side_by_side(FILE *f, const tgc_trace *t, int pid, const char 
                                uint64_t *side_us) {
     *busy_us = *side_us = 0;
     size_t n = 0;
-    for (size_t i = 0; i < t->count; i++) n += t->events[i].kind == EV_NODE && t->events[i].pid == pid && t->events[i].dur;
+    for (size_t i = 0; i < t->count; i++)
+        n += t->events[i].kind == EV_NODE && t->events[i].pid == pid && t->events[i].dur > 0;
     edge *edges = n > 0 ? tgc_malloc(2 * n * sizeof *edges) : NULL;
     if (edges == NULL) return;
     size_t k = 0;
@@ -277,7 +282,7 @@ tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
         write_event(f, &t->events[i]);
         sep = ",\n";
     }
-    uint64_t busy[16], side[16];
+    uint64_t busy[TRACE_DEVICES], side[TRACE_DEVICES];
     for (int i = 0; i < t->n_devices; i++) write_side_by_side(f, t, i + 1, &sep, &busy[i], &side[i]);
     /* per device: the time its nodes ran, and the part of it with two or more at once */
     fprintf(f, "\n],\"otherData\":{");

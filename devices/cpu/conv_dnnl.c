@@ -119,7 +119,7 @@ void tgc_cpu_conv_dnnl_footprint(const tgc_conv_geometry *g, int width, tgc_kern
     if (out->cache_bytes > 0) out->replaces_inputs = 1u << 1;
     /* an image's X channels last, and a whole image's Y rows a slot (a bound on a piece's) */
     if (tgc_checked_mul_i64(g->channels, g->in_size, &x_floats) &&
-        tgc_checked_mul_i64(g->m_count * g->out_size, width, &y_floats) &&
+        tgc_checked_mul_i64(g->m_count, g->out_size, &y_floats) && tgc_checked_mul_i64(y_floats, width, &y_floats) &&
         tgc_checked_add_i64(x_floats, y_floats, &bytes) && tgc_checked_mul_i64(bytes, (int64_t)sizeof(float), &bytes))
         out->workspace_bytes = bytes;
 }

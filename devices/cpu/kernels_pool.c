@@ -21,6 +21,7 @@
  *     NaN, and Indices -1. */
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/pool_max_rows.h"
+#include "devices/cpu/pool_max_rule.h"
 #include "devices/cpu/pool_padded.h"
 #include "support/alloc.h"
 
@@ -136,10 +137,10 @@ static void pool_2d_split(tgc_kernel_ctx *c, pool_2d *m, void (*piece)(void *, i
 
 /* A 2-D MaxPool piece over element type T (pool_2d's x and y members X
  * and Y): planes [piece * planes_per_piece, ...) row by row, each output
- * row starting at LOW and taking, tap by tap in row-major window order, v
- * when BETTER(v, best), with loops over the row that vectorize (a
- * contiguous one where the stride is 1). */
-#define MAX_POOL_2D_PIECE(name, T, X, Y, LOW, BETTER)                                                      \
+ * row starting at LOW and taking, tap by tap in row-major window order,
+ * MAX(v, best), with loops over the row that vectorize (a contiguous one
+ * where the stride is 1). */
+#define MAX_POOL_2D_PIECE(name, T, X, Y, LOW, MAX)                                                      \
     static void name(void *arg, int64_t piece, int slot) {                                              \
         (void)slot;                                                                                      \
         const pool_2d *m = arg;                                                                          \
@@ -160,12 +161,12 @@ static void pool_2d_split(tgc_kernel_ctx *c, pool_2d *m, void (*piece)(void *, i
                         if (sw == 1)                                                                     \
                             for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {                 \
                                 T v = row[ow + off];                                                     \
-                                out[ow] = BETTER(v, out[ow]) ? v : out[ow];                              \
+                                out[ow] = MAX(v, out[ow]);                                                \
                             }                                                                            \
                         else                                                                             \
                             for (int64_t ow = m->col_lo[tw]; ow < m->col_hi[tw]; ow++) {                 \
                                 T v = row[ow * sw + off];                                                \
-                                out[ow] = BETTER(v, out[ow]) ? v : out[ow];                              \
+                                out[ow] = MAX(v, out[ow]);                                                \
                             }                                                                            \
                     }                                                                                    \
                 }                                                                                        \
@@ -174,12 +175,11 @@ static void pool_2d_split(tgc_kernel_ctx *c, pool_2d *m, void (*piece)(void *, i
     }
 
 /* float32: rows start at -inf; a NaN wins and the first maximum wins
- * ties, as in the general path. uint8: every window reads some input, so
- * a row starts at 0 (no byte is below it). */
-#define MAX_F32_BETTER(v, best) ((v) > (best) || (v) != (v))
-#define MAX_U8_BETTER(v, best) ((v) > (best))
-MAX_POOL_2D_PIECE(max_pool_2d_piece, float, x, y, -INFINITY, MAX_F32_BETTER)
-MAX_POOL_2D_PIECE(max_pool_2d_u8_piece, uint8_t, x8, y8, 0, MAX_U8_BETTER)
+ * ties, as in the general path (pool_max_rule.h). uint8: every window
+ * reads some input, so a row starts at 0 (no byte is below it). */
+#define MAX_U8(v, best) ((v) > (best) ? (v) : (best))
+MAX_POOL_2D_PIECE(max_pool_2d_piece, float, x, y, -INFINITY, TGC_POOL_MAX_F32)
+MAX_POOL_2D_PIECE(max_pool_2d_u8_piece, uint8_t, x8, y8, 0, MAX_U8)
 #undef MAX_POOL_2D_PIECE
 
 /* The 2-D paths when one applies (every output window reads some input):

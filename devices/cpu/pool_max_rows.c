@@ -2,6 +2,7 @@
  * columns. */
 #include "devices/cpu/pool_max_rows.h"
 
+#include "devices/cpu/pool_max_rule.h"
 #include "devices/cpu/target_clones.h"
 
 #include "support/alloc.h"
@@ -42,26 +43,24 @@ typedef struct rows_pool {
 
 #define INLINE static inline __attribute__((always_inline))
 
-/* The general path's rule: v where it is greater than e or NaN. */
-#define MAX_RULE(v, e) ((v) != (v) ? (v) : (v) > (e) ? (v) : (e))
 
 INLINE void max_copy(float *restrict o, const float *restrict a, int64_t n) {
     for (int64_t i = 0; i < n; i++) o[i] = a[i];
 }
 
 INLINE void max_into(float *restrict o, const float *restrict a, int64_t n) {
-    for (int64_t i = 0; i < n; i++) o[i] = MAX_RULE(a[i], o[i]);
+    for (int64_t i = 0; i < n; i++) o[i] = TGC_POOL_MAX_F32(a[i], o[i]);
 }
 
 INLINE void max_of2(float *restrict o, const float *restrict a, const float *restrict b, int64_t n) {
-    for (int64_t i = 0; i < n; i++) o[i] = MAX_RULE(b[i], a[i]);
+    for (int64_t i = 0; i < n; i++) o[i] = TGC_POOL_MAX_F32(b[i], a[i]);
 }
 
 INLINE void max_of3(float *restrict o, const float *restrict a, const float *restrict b, const float *restrict c,
                     int64_t n) {
     for (int64_t i = 0; i < n; i++) {
-        float e = MAX_RULE(b[i], a[i]);
-        o[i] = MAX_RULE(c[i], e);
+        float e = TGC_POOL_MAX_F32(b[i], a[i]);
+        o[i] = TGC_POOL_MAX_F32(c[i], e);
     }
 }
 
@@ -129,7 +128,7 @@ static float edge_column(const float *v, int64_t wd, int64_t ow, int64_t pl, int
     for (int64_t tw = 0; tw < kw; tw++) {
         int64_t c = ow - pl + tw;
         if (c < 0 || c >= wd) continue;
-        e = first ? v[c] : MAX_RULE(v[c], e);
+        e = first ? v[c] : TGC_POOL_MAX_F32(v[c], e);
         first = false;
     }
     return e;

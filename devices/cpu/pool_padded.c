@@ -2,6 +2,8 @@
  * padded, phase-split copy of it. */
 #include "devices/cpu/pool_padded.h"
 
+#include "devices/cpu/pool_max_rule.h"
+
 #include "devices/cpu/target_clones.h"
 
 #include "support/alloc.h"
@@ -107,10 +109,7 @@ TGC_CPU_CLONES static void pool_batch(const padded_pool *pp, const float *x, flo
             if (th == 0 && tw == 0) {
                 for (int64_t i = 0; i < n; i++) e[i] = max ? p[i] : 0.0f + p[i];
             } else if (max) {
-                for (int64_t i = 0; i < n; i++) {
-                    float v = p[i];
-                    e[i] = v > e[i] || v != v ? v : e[i];
-                }
+                for (int64_t i = 0; i < n; i++) e[i] = TGC_POOL_MAX_F32(p[i], e[i]);
             } else {
                 for (int64_t i = 0; i < n; i++) e[i] += p[i];
             }
