@@ -10,6 +10,8 @@
  * gives the same verdict. */
 #include "executor/memory_plan.h"
 
+#include "partition/compile.h"
+
 #include "devices/backend.h"
 #include "support/alloc.h"
 #include "support/checked.h"
@@ -172,4 +174,22 @@ tgc_status tgc_memory_plan_check(const tgc_memory_plan *mp, const char *memory_l
 
 tgc_status tgc_memory_fit_check(const tgc_memory_plan *mp, const char *memory_limits, tgc_diags *diags) {
     return fit_check(mp, memory_limits, false, diags);
+}
+
+tgc_status tgc_compile_memory_misses(const tgc_compiled *c, const tgc_compile_options *o, int64_t *misses) {
+    for (int d = 0; d < c->n_devices; d++) misses[d] = 0;
+    if (!c->partitioned || tgc_placer_max_task(c->devices, c->n_devices) > 0) return TGC_OK; /* as check_fit */
+    tgc_memory_plan *mp = NULL;
+    tgc_status st = tgc_memory_plan_build_threads(c->g, &c->parts, NULL, o->threads, NULL, &mp);
+    if (st != TGC_OK) return st == TGC_ERR_NOMEM ? st : TGC_OK; /* the run reports a plan that cannot be made */
+    tgc_memory_plan_set_inflight(mp, o->inflight);
+    int np = c->parts.n_parts;
+    tgc_memory_need *needs = tgc_calloc((size_t)np + 1, sizeof *needs);
+    st = needs != NULL ? tgc_memory_needs(mp, o->memory_limits, needs, NULL) : TGC_ERR_NOMEM;
+    for (int p = 0; st == TGC_OK && p < np; p++)
+        if (!needs[p].fits && needs[p].usable > 0 && !needs[p].partial)
+            misses[c->parts.parts[p].device] = needs[p].need - needs[p].usable;
+    tgc_free(needs);
+    tgc_memory_plan_free(mp);
+    return st == TGC_ERR_NOMEM ? st : TGC_OK;
 }

@@ -150,13 +150,17 @@ tgc_status tgc_weight_owners_make(tgc_session *s, tgc_graph *source, tgc_weight_
     *out = NULL;
     tgc_weight_owners *o = tgc_calloc(1, sizeof *o);
     size_t count = 0;
+    /* the graphs the optimized one borrows from (split-heavy's cut graph owns the one it was cut from) */
+    tgc_graph *first = s->compiled.optimized != NULL ? s->compiled.optimized->source : NULL;
     list_owners(s->compiled.optimized, false, NULL, &count);
+    for (tgc_graph *g = first; g != NULL; g = g->source) list_owners(g, true, NULL, &count);
     list_owners(source, true, NULL, &count);
     if (o == NULL || (o->list = tgc_malloc((count + 1) * sizeof *o->list)) == NULL) {
         tgc_free(o);
         return TGC_ERR_NOMEM;
     }
     list_owners(s->compiled.optimized, false, o->list, &o->count);
+    for (tgc_graph *g = first; g != NULL; g = g->source) list_owners(g, true, o->list, &o->count);
     list_owners(source, true, o->list, &o->count);
     qsort(o->list, o->count, sizeof *o->list, by_data);
     const tgc_partitioning *parts = &s->compiled.parts;

@@ -242,8 +242,11 @@ void tgc_plan_release(tgc_plan *p);
 void tgc_plan_find_replaceable(tgc_plan *p);
 
 /* The owners of s's partitions' initializers: the optimized graph's
- * constants and, when `source` is not NULL (the caller's leave:
- * release_weights), the caller's graph's. TGC_ERR_NOMEM. */
+ * constants, those of the graphs it owns as its source (a graph
+ * split-heavy cut borrows from the one it was cut from: what no partition
+ * reads there, a weight cut into slices, goes now) and, when `source` is
+ * not NULL (the caller's leave: release_weights), the caller's graph's.
+ * TGC_ERR_NOMEM. */
 tgc_status tgc_weight_owners_make(tgc_session *s, tgc_graph *source, tgc_weight_owners **out);
 void tgc_weight_owners_free(tgc_weight_owners *o);
 

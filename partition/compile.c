@@ -46,6 +46,144 @@ static tgc_status prepare_auto(const tgc_compiled *c, const tgc_compile_options 
     return s;
 }
 
+/* How many times automatic placement cuts heavy nodes finer (split-heavy)
+ * before it gives up: pieces of a quarter of the smallest device's room,
+ * then an eighth, a sixteenth. */
+#define SPLIT_ROUNDS 3
+
+/* True when every error in d is automatic placement's "over-memory". */
+static bool only_over_memory(const tgc_diags *d) {
+    size_t errors = 0;
+    for (size_t i = 0; i < tgc_diags_count(d); i++) {
+        if (tgc_diag_severity(d, i) != TGC_SEV_ERROR) continue;
+        if (strcmp(tgc_diag_rule(d, i), "over-memory") != 0) return false;
+        errors++;
+    }
+    return errors > 0;
+}
+
+/* Appends every message of `from` to `to`. */
+static tgc_status copy_diags(const tgc_diags *from, tgc_diags *to) {
+    tgc_status s = TGC_OK;
+    for (size_t i = 0; i < tgc_diags_count(from) && s != TGC_ERR_NOMEM; i++) {
+        const char *file = tgc_diag_file(from, i);
+        s = tgc_diag_add(to, tgc_diag_severity(from, i), file[0] ? file : NULL,
+                         (tgc_srcpos){tgc_diag_line(from, i), tgc_diag_column(from, i)}, tgc_diag_rule(from, i), "%s",
+                         tgc_diag_message(from, i));
+    }
+    return s == TGC_ERR_NOMEM ? s : TGC_OK;
+}
+
+/* The smallest room automatic placement has on a bounded device; 0: none is bounded. */
+static int64_t smallest_room(const tgc_placer_auto *a, int n) {
+    int64_t least = 0;
+    for (int d = 0; d < n; d++)
+        if (a->capacity[d] > 0 && (least == 0 || a->capacity[d] < least)) least = a->capacity[d];
+    return least;
+}
+
+/* Automatic placement, and where no split of the graph fits the devices'
+ * memory, the same on the graph with its heavy nodes cut into pieces
+ * (tgc_graph_split_heavy) of a quarter of the smallest device's room, then
+ * finer: a layer that alone fills most of a device (a classifier's weight)
+ * is then shared out like any other. The graph placed is out->g (the cut
+ * one, owned as out->optimized, when a cut placement fits); the refusal
+ * reported is the last try's. */
+static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *po, tgc_diags *diags) {
+    tgc_diags *trial = tgc_diags_create();
+    if (trial == NULL) return TGC_ERR_NOMEM;
+    tgc_status s = tgc_placer_run(out->g, out->devices, out->n_devices, po, trial, &out->placement);
+    int64_t room = smallest_room(po->automatic, out->n_devices);
+    for (int round = 0; s == TGC_ERR_INVALID && room > 0 && round < SPLIT_ROUNDS && only_over_memory(trial);
+         round++) {
+        tgc_graph *cut = NULL;
+        int32_t n_cut = 0;
+        tgc_status cs = tgc_graph_split_heavy(out->g, room / (4 << round), diags, &cut, &n_cut);
+        if (cs != TGC_OK || n_cut == 0) {
+            tgc_graph_free(cut);
+            if (cs != TGC_OK) s = cs;
+            break;
+        }
+        tgc_diags *again = tgc_diags_create();
+        if (again == NULL) {
+            tgc_graph_free(cut);
+            s = TGC_ERR_NOMEM;
+            break;
+        }
+        tgc_placement_release(&out->placement);
+        tgc_placement cut_placement;
+        s = tgc_placer_run(cut, out->devices, out->n_devices, po, again, &cut_placement);
+        out->placement = cut_placement;
+        tgc_diags_free(trial);
+        trial = again;
+        /* the cut graph takes the place of the one placed before (whose weights it borrows, so it owns it),
+         * whichever placement is kept (the last) */
+        if (out->optimized != NULL) tgc_graph_adopt_source(cut, out->optimized);
+        out->optimized = cut;
+        out->g = cut;
+    }
+    if (copy_diags(trial, diags) != TGC_OK) s = TGC_ERR_NOMEM;
+    tgc_diags_free(trial);
+    return s;
+}
+
+/* How many times automatic placement is made again with less room where
+ * the exact memory plan found its estimate short. */
+#define FIT_ROUNDS 6
+
+/* The most bytes a bounded device's partition needs beyond what it may
+ * hold under the exact static plan (opts->memory_misses); 0: all fit. */
+static tgc_status largest_miss(const tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_auto *a,
+                               int64_t *most) {
+    int64_t misses[TGC_PLACER_MAX_DEVICES];
+    *most = 0;
+    tgc_status s = opts->memory_misses(out, opts, misses);
+    for (int d = 0; s == TGC_OK && d < out->n_devices; d++)
+        if (misses[d] > *most && a->capacity[d] > 0) *most = misses[d];
+    return s;
+}
+
+/* Automatic placement (with split-heavy: place_splitting) held to the
+ * exact static memory plan. The placer's estimate of a segment's live
+ * bytes can fall short of the arena the plan packs (a stem's large
+ * tensors); where a device misses, every bounded device's room is cut by
+ * the same amount and placement runs again: every device, since the
+ * segment that missed may go to any of them next (placer/auto.c tries
+ * every order of the devices). The cut grows by the miss, doubled each
+ * round, until a placement fits; where a cut leaves no placement at all it
+ * is halved back towards the last cut that placed (a bisection), at most
+ * FIT_ROUNDS times. The messages kept are the last try's. */
+static tgc_status place_fitting(tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_options *po,
+                                tgc_placer_auto *a, tgc_diags *diags) {
+    int64_t rooms[TGC_PLACER_MAX_DEVICES], lo = 0, hi = -1, cut = 0;
+    memcpy(rooms, a->capacity, sizeof rooms);
+    for (int round = 0;; round++) {
+        tgc_diags *trial = tgc_diags_create();
+        if (trial == NULL) return TGC_ERR_NOMEM;
+        tgc_status s = place_splitting(out, po, trial);
+        if (s == TGC_OK && opts->partition) {
+            s = tgc_partition_build(out->g, &out->placement, out->devices, out->n_devices, trial, &out->parts);
+            out->partitioned = s == TGC_OK;
+        }
+        int64_t most = 0;
+        if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL) s = largest_miss(out, opts, a, &most);
+        bool refused = s == TGC_ERR_INVALID && round > 0 && only_over_memory(trial);
+        if (round == FIT_ROUNDS || !((s == TGC_OK && most > 0) || refused)) {
+            if (copy_diags(trial, diags) != TGC_OK) s = TGC_ERR_NOMEM;
+            tgc_diags_free(trial);
+            return s;
+        }
+        tgc_diags_free(trial);
+        if (s == TGC_OK) lo = cut, cut = hi < 0 ? cut + (most << (round < 8 ? round : 8)) : (lo + hi) / 2;
+        else hi = cut, cut = (lo + hi) / 2;
+        for (int d = 0; d < out->n_devices; d++)
+            if (rooms[d] > 0) a->capacity[d] = rooms[d] > cut ? rooms[d] - cut : 1;
+        if (out->partitioned) tgc_partitioning_release(&out->parts);
+        out->partitioned = false;
+        tgc_placement_release(&out->placement);
+    }
+}
+
 tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, int n,
                           const tgc_compile_options *opts, tgc_diags *diags, tgc_compiled *out) {
     memset(out, 0, sizeof *out);
@@ -64,16 +202,18 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
     }
     tgc_placer_auto automatic = {.inflight = opts->inflight};
     if (s == TGC_OK && opts->auto_placement) s = prepare_auto(out, opts, diags, &automatic);
-    if (s == TGC_OK) {
-        tgc_placer_options po = {.soft_placement = opts->soft_placement, .small_host_bytes = opts->small_host_bytes,
-                                 .automatic = opts->auto_placement ? &automatic : NULL};
+    tgc_placer_options po = {.soft_placement = opts->soft_placement, .small_host_bytes = opts->small_host_bytes,
+                             .automatic = opts->auto_placement ? &automatic : NULL};
+    if (s == TGC_OK && opts->auto_placement) {
+        s = place_fitting(out, opts, &po, &automatic, diags);
+    } else if (s == TGC_OK) {
         s = tgc_placer_run(out->g, out->devices, n, &po, diags, &out->placement);
+        if (s == TGC_OK && opts->partition) {
+            s = tgc_partition_build(out->g, &out->placement, out->devices, out->n_devices, diags, &out->parts);
+            out->partitioned = s == TGC_OK;
+        }
     }
     tgc_cost_model_free(automatic.cost);
-    if (s == TGC_OK && opts->partition) {
-        s = tgc_partition_build(out->g, &out->placement, out->devices, out->n_devices, diags, &out->parts);
-        out->partitioned = s == TGC_OK;
-    }
     return s;
 }
 
@@ -123,6 +263,7 @@ static tgc_status compile_bodies(const tgc_compiled *c, const tgc_graph *g, cons
             snprintf(sp->label, len, "%s%s%s.%s", prefix, prefix[0] ? "." : "", n->name, n->attrs[a].name);
             tgc_compile_options body_opts = *opts;
             body_opts.optimize = TGC_OPTIMIZE_NONE;
+            body_opts.memory_misses = NULL; /* a body's partitions are planned with its node's */
             tgc_status s = tgc_compile_on(body, c->devices, c->n_devices, &body_opts, diags, &sp->c);
             /* sp->label stays valid: the recursion may move *subs, so pass a copy of the pointer */
             char *label = sp->label;

@@ -19,6 +19,8 @@
 #include "partition/partition.h"
 #include "placer/placer.h"
 
+struct tgc_compiled;
+
 typedef struct tgc_compile_options {
     tgc_optimize_level optimize; /* TGC_OPTIMIZE_NONE: the graph as given (not copied) */
     bool soft_placement;
@@ -36,6 +38,11 @@ typedef struct tgc_compile_options {
     const char *threads;
     int inflight;
     bool measure_costs;
+    /* Under automatic placement, the exact static memory plan the
+     * placement is held to: per device of the list, misses[d] the bytes
+     * its partition needs beyond what it may hold (0: it fits). NULL: the
+     * placer's estimate has the last word. */
+    tgc_status (*memory_misses)(const struct tgc_compiled *c, const struct tgc_compile_options *o, int64_t *misses);
 } tgc_compile_options;
 
 typedef struct tgc_compiled {
@@ -65,9 +72,20 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
 
 /* Sets o's automatic placement on, measured, with what a session's
  * options give it: limits, threads, steps in flight. */
+/* The exact check automatic placement is held to: tgc_compile_options
+ * .memory_misses over the session's static memory plan (the executor's:
+ * executor/memory_plan_check.c). The figures are those a session's check
+ * refuses a plan by (not for plans over several processes: all 0).
+ * TGC_OK or TGC_ERR_NOMEM. */
+tgc_status tgc_compile_memory_misses(const struct tgc_compiled *c, const tgc_compile_options *o, int64_t *misses);
+
+/* Sets o's automatic placement on, measured, held to the exact memory
+ * plan, with what a session's options give it: limits, threads, steps in
+ * flight. */
 static inline void tgc_compile_options_auto(tgc_compile_options *o, const char *memory_limits, const char *threads,
                                             int inflight) {
     o->auto_placement = o->measure_costs = true;
+    o->memory_misses = tgc_compile_memory_misses;
     o->memory_limits = memory_limits;
     o->threads = threads;
     o->inflight = inflight;

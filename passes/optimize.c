@@ -56,11 +56,8 @@ static double now_ms(void) {
 /* Op nodes and initializers: what a pass can remove. */
 static int32_t count_nodes(const tgc_graph *g) { return g->n_nodes - g->n_inputs_nodes; }
 
-/* Gives each initializer a pass made (more than a few elements: small ones
- * stay inline) the `file:` a dump writes it to: "optimized/NAME.npy", NAME
- * the node's name with anything but [A-Za-z0-9._-] as '_', and its id
- * when that is taken. */
-static tgc_status name_made_weights(tgc_graph *g) {
+/* pass.h */
+tgc_status tgc_pass_name_made_weights(tgc_graph *g) {
     for (int32_t id = 0; id < g->n_nodes; id++) {
         tgc_node *n = &g->nodes[id];
         if (n->kind != TGC_NODE_CONST || n->data->file != NULL || n->data->borrowed ||
@@ -125,7 +122,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
             report->passes[report->n_passes++] =
                 (tgc_pass_summary){passes[i].name, before, count_nodes(cur), edits, now_ms() - t0};
     }
-    if (name_made_weights(cur) != TGC_OK) {
+    if (tgc_pass_name_made_weights(cur) != TGC_OK) {
         tgc_graph_free(cur);
         return TGC_ERR_NOMEM;
     }

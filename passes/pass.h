@@ -174,4 +174,25 @@ tgc_const *tgc_pass_new_const(tgc_dtype dtype, const tgc_shape *shape, tgc_srcpo
  * other partitions (_Send, _Recv): never folded or merged. */
 bool tgc_pass_op_is_stateful(const char *op_name);
 
+/* Gives each initializer a pass made (more than a few elements: small ones
+ * stay inline) the `file:` a dump writes it to: "optimized/NAME.npy", NAME
+ * the node's name with anything but [A-Za-z0-9._-] as '_', and its id
+ * when that is taken. TGC_OK or TGC_ERR_NOMEM. */
+tgc_status tgc_pass_name_made_weights(tgc_graph *g);
+
+/* split-heavy (passes/split_heavy.c has the rules): a copy of g in *out
+ * (owned by the caller; its weights borrowed from g, which must outlive
+ * it, the slices its own) in which each MatMul, Gemm, Conv and _ConvNHWC
+ * (group 1) whose constant weight holds more than piece_bytes bytes is
+ * cut along its output features into pieces of at most piece_bytes (at
+ * most 64 pieces, whole multiples of 16 features where there are enough),
+ * joined by a Concat that takes the node's name; nodes with a device spec
+ * or in a colocation are left whole. *n_cut: how many nodes were cut (0:
+ * *out is a plain copy). The compile driver's answer to a graph whose
+ * weights no split over the devices fits (Megatron-LM's column-parallel
+ * layers). TGC_OK, TGC_ERR_INVALID (inference of a piece failed: a tgc
+ * bug, in diags) or TGC_ERR_NOMEM (*out NULL). */
+tgc_status tgc_graph_split_heavy(const tgc_graph *g, int64_t piece_bytes, tgc_diags *diags, tgc_graph **out,
+                                 int32_t *n_cut);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include <CUnit/CUnit.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,23 +155,155 @@ static void test_infeasible_is_refused(void) {
     tgc_diags_free(d);
 }
 
-/* A step no device can hold, whatever the split: the refusal names it (a
- * MatMul with its weight and the row it reads and writes).
- * Each MatMul reads a 64 x 64 x 4 = 16 KiB weight; 12000 bytes less 5% is
- * 11.1 KiB a device. */
+/* A step no device can hold, whatever the split: the refusal names it. A
+ * layer's weight no longer makes one (split-heavy cuts it, below): the
+ * step here is a Relu over x [1, 4096] float32, whose output alone is
+ * 16384 bytes (16.0 KiB) against 12000 bytes less 5% (11.1 KiB) a device. */
 static void test_step_too_large_is_named(void) {
     tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = load_chain(d, NULL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    float y[E];
-    CU_ASSERT_EQUAL(run_once(g, "cpu0,cpu1", "cpu0=12000,cpu1=12000", "cpu0=1,cpu1=1", y, NULL, d), TGC_ERR_INVALID);
+    static const char text[] = "format: tgc/1\nname: wide\ninputs:\n  - {name: x, dtype: float32, shape: [1, 4096]}\n"
+                               "outputs: [y]\nnodes:\n  - {name: y, op: Relu, inputs: [x]}\n";
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, sizeof text - 1, "wide.yaml", NULL, d, &g), TGC_OK);
+    tgc_session_options o = {.threads = "cpu0=1,cpu1=1", .memory_limits = "cpu0=12000,cpu1=12000",
+                             .placement = TGC_PLACEMENT_AUTO};
+    tgc_session *s = NULL;
+    CU_ASSERT_EQUAL(tgc_session_create(g, "cpu0,cpu1", &o, d, &s), TGC_ERR_INVALID);
+    CU_ASSERT_PTR_NULL(s);
     bool said = false;
     for (size_t i = 0; i < tgc_diags_count(d); i++)
         said |= strcmp(tgc_diag_rule(d, i), "over-memory") == 0 &&
-                strstr(tgc_diag_message(d, i), "alone holds 16.") != NULL &&
+                strstr(tgc_diag_message(d, i), "node 'y' alone holds 16.0 KiB") != NULL &&
                 strstr(tgc_diag_message(d, i), "so no split helps") != NULL;
     if (!said) tgc_diags_print(d, stderr);
     CU_ASSERT(said);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+/* A layer larger than any one device (split-heavy, passes/split_heavy.c):
+ * h = Relu(Gemm(x [1, 64], W1 [256, 64], b1 [256], transB 1)), y =
+ * MatMul(h, W2 [256, 32]). W1 is 65536 bytes; each of two cpus may hold
+ * 1.25/2 of what the model needs on one (about 61 KiB, less 5%): W1 fits
+ * on neither, so no placement of whole nodes fits. Cut into pieces along
+ * its 256 output features, the model runs over both, every device's
+ * measured peak within its limit, and y is bitwise one cpu's (each output
+ * feature the same dot product) and within 1e-4 of a double-precision
+ * loop. The placement shows the pieces: Gemms over slices of W1 joined by
+ * a Concat that keeps the layer's name. */
+#define CUT_K 64
+#define CUT_N 256
+#define CUT_M 32
+
+static tgc_graph *load_wide_layer(tgc_diags *d, float *w1, float *b1, float *w2) {
+    size_t size = (size_t)(CUT_N * CUT_K + CUT_N + CUT_N * CUT_M) * 16 + 4096, at = 0;
+    char *text = malloc(size);
+    at += (size_t)snprintf(text + at, size - at,
+                           "format: tgc/1\nname: wide_layer\ninputs:\n  - {name: x, dtype: float32, shape: [1, %d]}\n"
+                           "outputs: [y]\ninitializers:\n",
+                           CUT_K);
+    struct { const char *name; int rows, cols; float *v; } w[] = {
+        {"w1", CUT_N, CUT_K, w1}, {"b1", 1, CUT_N, b1}, {"w2", CUT_N, CUT_M, w2}};
+    uint32_t seed = 11;
+    for (int k = 0; k < 3; k++) {
+        if (w[k].rows == 1)
+            at += (size_t)snprintf(text + at, size - at, "  - {name: %s, dtype: float32, shape: [%d], values: [",
+                                   w[k].name, w[k].cols);
+        else
+            at += (size_t)snprintf(text + at, size - at, "  - {name: %s, dtype: float32, shape: [%d, %d], values: [",
+                                   w[k].name, w[k].rows, w[k].cols);
+        for (int i = 0; i < w[k].rows * w[k].cols; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            w[k].v[i] = (float)((int)(seed >> 27) - 16) * 0.0625f;
+            at += (size_t)snprintf(text + at, size - at, "%s%g", i ? "," : "", (double)w[k].v[i]);
+        }
+        at += (size_t)snprintf(text + at, size - at, "]}\n");
+    }
+    at += (size_t)snprintf(text + at, size - at,
+                           "nodes:\n  - {name: g, op: Gemm, inputs: [x, w1, b1], attrs: {transB: 1}}\n"
+                           "  - {name: h, op: Relu, inputs: [g]}\n  - {name: y, op: MatMul, inputs: [h, w2]}\n");
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(text, at, "wide_layer.yaml", NULL, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+    free(text);
+    return g;
+}
+
+/* Runs the wide layer on `devices`; y into y[CUT_M]; peaks as run_once. */
+static tgc_status run_wide(tgc_graph *g, const char *devices, const char *limits, const char *threads,
+                           const float *xs, float *y, int64_t *peaks, tgc_diags *d) {
+    tgc_session_options o = {.threads = threads, .memory_limits = limits,
+                             .placement = limits != NULL ? TGC_PLACEMENT_AUTO : TGC_PLACEMENT_RULES};
+    tgc_session *s = NULL;
+    tgc_status st = tgc_session_create(g, devices, &o, d, &s);
+    if (st != TGC_OK) return st;
+    tgc_tensor *x = NULL, *out = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){1, CUT_K}, xs, &x), TGC_OK);
+    st = tgc_session_run(s, 1, (const char *[]){"x"}, &x, &out, d);
+    if (st == TGC_OK) memcpy(y, tgc_tensor_data(out), sizeof(float) * CUT_M);
+    for (int i = 0; peaks != NULL && i < tgc_session_device_count(s) && i < 4; i++)
+        peaks[i] = tgc_session_memory(s, i).peak_bytes_in_use;
+    tgc_tensor_release(out);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    return st;
+}
+
+static void test_layer_cut_into_pieces(void) {
+    static float w1[CUT_N * CUT_K], b1[CUT_N], w2[CUT_N * CUT_M];
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = load_wide_layer(d, w1, b1, w2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    float xs[CUT_K], want[CUT_M], got[CUT_M];
+    for (int i = 0; i < CUT_K; i++) xs[i] = (float)(i % 7) * 0.125f - 0.375f;
+    CU_ASSERT_EQUAL_FATAL(run_wide(g, "cpu0", NULL, "cpu0=1", xs, want, NULL, d), TGC_OK);
+    /* the reference: h = relu(W1 x + b1), y = h W2, in double precision */
+    double h[CUT_N];
+    for (int n = 0; n < CUT_N; n++) {
+        double acc = b1[n];
+        for (int k = 0; k < CUT_K; k++) acc += (double)w1[n * CUT_K + k] * xs[k];
+        h[n] = acc > 0 ? acc : 0;
+    }
+    for (int m = 0; m < CUT_M; m++) {
+        double acc = 0;
+        for (int n = 0; n < CUT_N; n++) acc += h[n] * w2[n * CUT_M + m];
+        CU_ASSERT_DOUBLE_EQUAL(want[m], acc, 1e-4 * (1 + fabs(acc)));
+    }
+    tgc_memory_plan *mp = NULL;
+    tgc_memory_plan_options mo = {.threads = "cpu0=1"};
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_memory_plan(g, "cpu0", &mo, d, &mp), TGC_OK);
+    tgc_memory_plan_figures f = tgc_memory_plan_get(mp, 0);
+    tgc_memory_plan_free(mp);
+    int64_t need = f.weights_bytes + f.planned_peak, limit = need * 125 / 200; /* M = 1: no packed copies */
+    char limits[128];
+    snprintf(limits, sizeof limits, "cpu0=%" PRId64 ",cpu1=%" PRId64, limit, limit);
+    CU_ASSERT((int64_t)sizeof w1 > limit * 95 / 100); /* W1 alone is more than a device may hold */
+    int64_t peaks[4] = {0};
+    tgc_status st = run_wide(g, "cpu0,cpu1", limits, "cpu0=1,cpu1=1", xs, got, peaks, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    CU_ASSERT(memcmp(want, got, sizeof want) == 0);
+    CU_ASSERT(peaks[0] > 0 && peaks[0] <= limit);
+    CU_ASSERT(peaks[1] > 0 && peaks[1] <= limit);
+    /* the placement: the Gemm's pieces on both devices, the Concat named g */
+    tgc_place_options po = {.placement = TGC_PLACEMENT_AUTO, .threads = "cpu0=1,cpu1=1", .memory_limits = limits};
+    tgc_placed *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", &po, d, &p), TGC_OK);
+    const tgc_graph *pg = tgc_placed_graph(p);
+    int pieces = 0, on[2] = {0, 0};
+    for (size_t i = 0; i < tgc_graph_node_count(pg); i++) {
+        const char *op = tgc_graph_node_op(pg, i), *name = tgc_graph_node_name(pg, i);
+        if (op == NULL || strcmp(op, "Gemm") != 0) continue;
+        pieces++;
+        const char *dev = tgc_placed_device_name(p, name);
+        on[dev != NULL && strcmp(dev, "cpu1") == 0]++;
+    }
+    CU_ASSERT(pieces >= 2);
+    CU_ASSERT(on[0] > 0 && on[1] > 0);
+    CU_ASSERT_PTR_NOT_NULL(tgc_placed_device_name(p, "g"));
+    printf("\n  W1 cut into %d pieces (%d on cpu0, %d on cpu1), limit %" PRId64 " each (need on one %" PRId64
+           "): peaks %" PRId64 " %" PRId64,
+           pieces, on[0], on[1], limit, need, peaks[0], peaks[1]);
+    tgc_placed_free(p);
     tgc_graph_free(g);
     tgc_diags_free(d);
 }
@@ -446,6 +579,7 @@ static void test_large_input_and_output_together(void) {
 TGC_TEST_MAIN("auto_placement", {"split by memory over 2, 3 and 4 cpus: one cpu's bits", test_split_by_memory},
               {"a plan that cannot fit is refused with its figures", test_infeasible_is_refused},
               {"a step no device can hold is named", test_step_too_large_is_named},
+              {"a layer larger than any device is cut into pieces", test_layer_cut_into_pieces},
               {"device specs hold under auto", test_specs_hold},
               {"the faster device gets the work", test_faster_device_gets_the_work},
               {"the forecast in the placement's dump", test_forecast_in_the_dump},
