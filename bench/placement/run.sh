@@ -6,9 +6,10 @@
 # and one step's latency (--inflight 1) of cpu0,gpu0 under auto beside each
 # device alone (when gpu0 exists) -- CNNs at batch 1 and 16, a transformer,
 # an LSTM and an MLP by default; then what fits a memory limit: each of
-# cpu0,cpu1 limited to 1.25/2 of what the model needs on one cpu, the rules
-# (everything on cpu0) beside auto: the exit status (2: refused before
-# loading) and auto's peak per device. Rounds alternate the configurations; each
+# N cpus (SPLIT_N, default 2 3 4) limited to 1.25/N of what the model needs
+# on one cpu, the rules (everything on cpu0) beside auto: the exit status
+# (2: refused before loading), whether auto's outputs are bitwise cpu0's,
+# and auto's peak per device. Rounds alternate the configurations; each
 # figure is the median over ROUNDS. Models: the tgc/1 YAML exports of
 # bench/peers (PEERS_DIR, as bench/peers/run.sh makes them), each with
 # MODEL.input.npy fed to its input named `input`. Each run takes STEPS steps
@@ -72,17 +73,32 @@ done
 echo "steps/s, medians of $ROUNDS rounds of $STEPS steps or ${MIN_SECONDS} s; x1t = auto-2x1t / rules-1t (target >= 1.7),"
 echo "x2t = auto-2x1t / rules-2t (target >= 0.95); steps/s after the first step of each run; latencies: medians"
 echo
-printf "%-14s %12s %12s %8s %8s %s\n" model "need on one" "limit each" rules auto "auto's measured need per device"
+printf "%-18s %2s %12s %12s %8s %8s %8s %s\n" model N "need on one" "limit each" rules auto bitwise \
+    "auto's measured need per device"
 for m in "${MODELS[@]}"; do
     need=$("$TGC" compile "$DIR/$m.yaml" --devices cpu0 --threads cpu0=1 --dump memory 2>&1 |
         sed -n 's/.*cpu0 needs \([0-9]*\) bytes.*/\1/p')
-    limit=$((need * 125 / 200))
-    run_limited() {
-        "$TGC" run "$DIR/$m.yaml" --devices cpu0,cpu1 --threads cpu0=1,cpu1=1 --placement "$1" \
-            --memory-limit cpu0=$limit,cpu1=$limit --input input="$DIR/$m.input.npy" --memory-report >/tmp/bp.fit 2>&1
-    }
-    run_limited rules && r=0 || r=$?
-    run_limited auto && a=0 || a=$?
-    peaks=$(sed -n 's/^  measured need *\([0-9]*\).*/\1/p' /tmp/bp.fit | tr '\n' ' ')
-    printf "%-14s %12s %12s %8s %8s %s\n" "$m" "$need" "$limit" "exit $r" "exit $a" "$peaks"
+    rm -rf /tmp/bp.one && "$TGC" run "$DIR/$m.yaml" --devices cpu0 --threads cpu0=1 \
+        --input input="$DIR/$m.input.npy" --output-dir /tmp/bp.one >/dev/null 2>&1 || true
+    for n in ${SPLIT_N:-2 3 4}; do
+        limit=$((need * 125 / (100 * n)))
+        devices=cpu0 threads=cpu0=1 limits=cpu0=$limit
+        for k in $(seq 1 $((n - 1))); do
+            devices=$devices,cpu$k threads=$threads,cpu$k=1 limits=$limits,cpu$k=$limit
+        done
+        run_limited() {
+            rm -rf /tmp/bp.split
+            "$TGC" run "$DIR/$m.yaml" --devices "$devices" --threads "$threads" --placement "$1" \
+                --memory-limit "$limits" --input input="$DIR/$m.input.npy" --memory-report \
+                --output-dir /tmp/bp.split >/tmp/bp.fit 2>&1
+        }
+        run_limited rules && r=0 || r=$?
+        run_limited auto && a=0 || a=$?
+        same=-
+        [ "$a" = 0 ] && { diff -rq /tmp/bp.one /tmp/bp.split >/dev/null && same=yes || same=no; }
+        peaks=$(sed -n 's/^  measured need *\([0-9]*\).*/\1/p' /tmp/bp.fit | tr '\n' ' ')
+        printf "%-18s %2s %12s %12s %8s %8s %8s %s\n" "$m" "$n" "$need" "$limit" "exit $r" "exit $a" "$same" "$peaks"
+    done
 done
+echo "each of N cpus limited to 1.25/N of the need on one (exit 2: refused before loading); bitwise: auto's"
+echo "outputs against cpu0 alone's"
