@@ -58,28 +58,35 @@ static tgc_graph *load_chain(tgc_diags *d, const char *device_of_first) {
 }
 
 /* Runs g once on `devices` (placement auto when `limits` is not NULL, one
- * thread a device); the output into y[E]; each device's measured peak
- * into peaks[] (at most 4). TGC_OK or the session's status. */
-static tgc_status run_once(tgc_graph *g, const char *devices, const char *limits, const char *threads, float *y,
+ * thread a device) with x [1, width] fed as `feed`; output 0's first
+ * y_floats floats into y; each device's measured peak into peaks[] (at
+ * most 4). TGC_OK or the session's status. */
+static tgc_status run_feed(tgc_graph *g, const char *devices, const char *limits, const char *threads,
+                           const char *feed, const float *xs, int64_t width, float *y, size_t y_floats,
                            int64_t *peaks, tgc_diags *d) {
     tgc_session_options o = {.threads = threads, .memory_limits = limits,
                              .placement = limits != NULL ? TGC_PLACEMENT_AUTO : TGC_PLACEMENT_RULES};
     tgc_session *s = NULL;
     tgc_status st = tgc_session_create(g, devices, &o, d, &s);
     if (st != TGC_OK) return st;
-    float xs[E];
-    for (int i = 0; i < E; i++) xs[i] = (float)(i % 5) * 0.25f - 0.5f;
     tgc_tensor *x = NULL, *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){1, E}, xs, &x), TGC_OK);
-    const char *names[] = {"y0"};
-    st = tgc_session_run(s, 1, names, &x, &out, d);
-    if (st == TGC_OK) memcpy(y, tgc_tensor_data(out), sizeof(float) * E);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){1, width}, xs, &x), TGC_OK);
+    st = tgc_session_run(s, 1, &feed, &x, &out, d);
+    if (st == TGC_OK) memcpy(y, tgc_tensor_data(out), sizeof(float) * y_floats);
     for (int i = 0; peaks != NULL && i < tgc_session_device_count(s) && i < 4; i++)
         peaks[i] = tgc_session_memory(s, i).peak_bytes_in_use;
     tgc_tensor_release(out);
     tgc_tensor_release(x);
     tgc_session_free(s);
     return st;
+}
+
+/* run_feed for the chain: y0 [1, E], y[E]. */
+static tgc_status run_once(tgc_graph *g, const char *devices, const char *limits, const char *threads, float *y,
+                           int64_t *peaks, tgc_diags *d) {
+    float xs[E];
+    for (int i = 0; i < E; i++) xs[i] = (float)(i % 5) * 0.25f - 0.5f;
+    return run_feed(g, devices, limits, threads, "y0", xs, E, y, E, peaks, d);
 }
 
 /* The bytes one cpu needs for the chain: its weights (the hand count,
@@ -228,26 +235,6 @@ static tgc_graph *load_wide_layer(tgc_diags *d, float *w1, float *b1, float *w2)
     return g;
 }
 
-/* Runs the wide layer on `devices`; y into y[CUT_M]; peaks as run_once. */
-static tgc_status run_wide(tgc_graph *g, const char *devices, const char *limits, const char *threads,
-                           const float *xs, float *y, int64_t *peaks, tgc_diags *d) {
-    tgc_session_options o = {.threads = threads, .memory_limits = limits,
-                             .placement = limits != NULL ? TGC_PLACEMENT_AUTO : TGC_PLACEMENT_RULES};
-    tgc_session *s = NULL;
-    tgc_status st = tgc_session_create(g, devices, &o, d, &s);
-    if (st != TGC_OK) return st;
-    tgc_tensor *x = NULL, *out = NULL;
-    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){1, CUT_K}, xs, &x), TGC_OK);
-    st = tgc_session_run(s, 1, (const char *[]){"x"}, &x, &out, d);
-    if (st == TGC_OK) memcpy(y, tgc_tensor_data(out), sizeof(float) * CUT_M);
-    for (int i = 0; peaks != NULL && i < tgc_session_device_count(s) && i < 4; i++)
-        peaks[i] = tgc_session_memory(s, i).peak_bytes_in_use;
-    tgc_tensor_release(out);
-    tgc_tensor_release(x);
-    tgc_session_free(s);
-    return st;
-}
-
 static void test_layer_cut_into_pieces(void) {
     static float w1[CUT_N * CUT_K], b1[CUT_N], w2[CUT_N * CUT_M];
     tgc_diags *d = tgc_diags_create();
@@ -255,7 +242,7 @@ static void test_layer_cut_into_pieces(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     float xs[CUT_K], want[CUT_M], got[CUT_M];
     for (int i = 0; i < CUT_K; i++) xs[i] = (float)(i % 7) * 0.125f - 0.375f;
-    CU_ASSERT_EQUAL_FATAL(run_wide(g, "cpu0", NULL, "cpu0=1", xs, want, NULL, d), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(run_feed(g, "cpu0", NULL, "cpu0=1", "x", xs, CUT_K, want, CUT_M, NULL, d), TGC_OK);
     /* the reference: h = relu(W1 x + b1), y = h W2, in double precision */
     double h[CUT_N];
     for (int n = 0; n < CUT_N; n++) {
@@ -278,7 +265,7 @@ static void test_layer_cut_into_pieces(void) {
     snprintf(limits, sizeof limits, "cpu0=%" PRId64 ",cpu1=%" PRId64, limit, limit);
     CU_ASSERT((int64_t)sizeof w1 > limit * 95 / 100); /* W1 alone is more than a device may hold */
     int64_t peaks[4] = {0};
-    tgc_status st = run_wide(g, "cpu0,cpu1", limits, "cpu0=1,cpu1=1", xs, got, peaks, d);
+    tgc_status st = run_feed(g, "cpu0,cpu1", limits, "cpu0=1,cpu1=1", "x", xs, CUT_K, got, CUT_M, peaks, d);
     if (st != TGC_OK) tgc_diags_print(d, stderr);
     CU_ASSERT_EQUAL(st, TGC_OK);
     CU_ASSERT(memcmp(want, got, sizeof want) == 0);
