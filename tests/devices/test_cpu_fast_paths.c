@@ -1,8 +1,9 @@
 /* The cpu kernels' fast paths, each against a direct loop in double, and
  * each run both alone and split over a thread pool (results must be
  * bitwise the same: the pieces are chosen from the sizes alone):
- *   - Conv by Winograd F(2x2, 3x3) (conv_winograd*.c): odd and even output
- *     sizes, asymmetric pads, a batch, with and without the filter cache,
+ *   - Conv by Winograd F(2x2, 3x3) (conv_winograd*.c), whole images and in
+ *     bands of tile rows: odd and even output sizes, asymmetric pads, a
+ *     batch, with and without the filter cache,
  *     within the rounding of a direct float32 convolution;
  *   - Conv by im2col in tiles over the threads, and by one im2col matrix
  *     with the GEMM split over output channels (small maps);
@@ -195,6 +196,8 @@ static void test_winograd_shapes(void) {
         {1, 16, 24, 28, 28, 3, 1, {1, 1, 1, 1}},  /* 28x28 out */
         {2, 20, 16, 30, 33, 3, 1, {1, 2, 0, 1}},  /* ragged edges */
         {1, 64, 64, 56, 56, 3, 1, {1, 1, 1, 1}},  /* a ResNet layer-1 conv */
+        {1, 32, 32, 128, 100, 3, 1, {1, 1, 1, 1}}, /* V and P past 8 MiB: bands of 10 tile rows, the last 4 */
+        {1, 32, 40, 127, 99, 3, 1, {1, 0, 0, 2}},  /* bands of 9 over 126 x 99 outputs: a ragged column */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tgc_conv_geometry g = geometry_of(&shapes[i]);
