@@ -43,6 +43,13 @@ typedef struct tgc_compile_options {
      * its partition needs beyond what it may hold (0: it fits). NULL: the
      * placer's estimate has the last word. */
     tgc_status (*memory_misses)(const struct tgc_compiled *c, const struct tgc_compile_options *o, int64_t *misses);
+    /* Under automatic placement over devices of several kinds, no
+     * candidate optimized for one kind alone (a control-flow body, or such
+     * a candidate itself). */
+    bool whole_list;
+    /* The device list ("cpu0") whose kinds the optimizer fuses for; NULL:
+     * the devices compiled over. */
+    const char *optimize_for;
 } tgc_compile_options;
 
 typedef struct tgc_compiled {

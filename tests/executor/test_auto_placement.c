@@ -313,6 +313,64 @@ static void test_specs_hold(void) {
     tgc_diags_free(d);
 }
 
+/* A device that gets nothing does not cost the others their fusions: a
+ * mobile block (1x1 Conv 32 -> 96, Relu, 3x3 depthwise, Relu, 1x1 Conv 96
+ * -> 32 over 14 x 14) on cpu0,gpu0 (PoCL here: 20-80x slower than the cpu)
+ * under auto. gpu0 has no channels-last Conv, so optimized for both kinds
+ * the block stays NCHW; optimized for the cpu alone, nhwc-conv makes its
+ * Convs _ConvNHWC, which the forecast finds faster (0.018 against 0.025
+ * ms when written): that candidate is chosen, with the "placement-one-kind" note, every Conv on cpu0. Skipped
+ * without an OpenCL device. */
+static void test_one_kind_keeps_its_fusions(void) {
+    tgc_device_info info[4];
+    if (tgc_devices_list(info, 4) < 2) {
+        printf("\n  notice: no OpenCL device; not checked");
+        return;
+    }
+    static const char yaml_head[] = "format: tgc/1\nname: block\ninputs:\n"
+                                    "  - {name: x, dtype: float32, shape: [1, 32, 14, 14]}\noutputs: [y]\n"
+                                    "initializers:\n";
+    struct { const char *name; int64_t n; const char *shape; } w[] = {
+        {"w1", 96 * 32, "[96, 32, 1, 1]"}, {"w2", 96 * 9, "[96, 1, 3, 3]"}, {"w3", 32 * 96, "[32, 96, 1, 1]"}};
+    size_t size = 64 * 1024, at = 0;
+    char *text = malloc(size);
+    at += (size_t)snprintf(text + at, size - at, "%s", yaml_head);
+    for (int k = 0; k < 3; k++) {
+        at += (size_t)snprintf(text + at, size - at, "  - {name: %s, dtype: float32, shape: %s, values: [", w[k].name,
+                               w[k].shape);
+        for (int64_t i = 0; i < w[k].n; i++)
+            at += (size_t)snprintf(text + at, size - at, "%s%g", i ? "," : "", (double)((i * 7 + k) % 11 - 5) * 0.05);
+        at += (size_t)snprintf(text + at, size - at, "]}\n");
+    }
+    at += (size_t)snprintf(text + at, size - at,
+                           "nodes:\n  - {name: c1, op: Conv, inputs: [x, w1]}\n  - {name: r1, op: Relu, inputs: [c1]}\n"
+                           "  - {name: c2, op: Conv, inputs: [r1, w2], attrs: {group: 96, pads: [1, 1, 1, 1]}}\n"
+                           "  - {name: r2, op: Relu, inputs: [c2]}\n  - {name: y, op: Conv, inputs: [r2, w3]}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, at, "block.yaml", NULL, d, &g), TGC_OK);
+    free(text);
+    tgc_place_options o = {.placement = TGC_PLACEMENT_AUTO, .threads = "cpu0=1,gpu0=1"};
+    tgc_placed *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,gpu0", &o, d, &p), TGC_OK);
+    const tgc_graph *pg = tgc_placed_graph(p);
+    int nhwc = 0, on_gpu = 0;
+    for (size_t i = 0; i < tgc_graph_node_count(pg); i++) {
+        const char *op = tgc_graph_node_op(pg, i), *dev = tgc_placed_device_name(p, tgc_graph_node_name(pg, i));
+        nhwc += op != NULL && strcmp(op, "_ConvNHWC") == 0;
+        on_gpu += op != NULL && dev != NULL && strcmp(dev, "gpu0") == 0;
+    }
+    bool noted = false;
+    for (size_t i = 0; i < tgc_diags_count(d); i++) noted |= strcmp(tgc_diag_rule(d, i), "placement-one-kind") == 0;
+    CU_ASSERT_EQUAL(nhwc, 3);
+    CU_ASSERT_EQUAL(on_gpu, 0);
+    CU_ASSERT(noted);
+    if (nhwc != 3 || !noted) tgc_diags_print(d, stderr);
+    tgc_placed_free(p);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 /* A slow device (sim0, every kernel 2 ms late: tests/devices/sim_backend.h)
  * beside the cpu: the rules send every node to sim0 (its backend's
  * priority is the highest), automatic placement, from measured costs,
@@ -569,6 +627,7 @@ TGC_TEST_MAIN("auto_placement", {"split by memory over 2, 3 and 4 cpus: one cpu'
               {"a layer larger than any device is cut into pieces", test_layer_cut_into_pieces},
               {"device specs hold under auto", test_specs_hold},
               {"the faster device gets the work", test_faster_device_gets_the_work},
+              {"a device that gets nothing keeps the others' fusions", test_one_kind_keeps_its_fusions},
               {"the forecast in the placement's dump", test_forecast_in_the_dump},
               {"the forecast counts an initializer sent to another device", test_forecast_counts_initializers},
               {"predicted and measured step time in the memory report", test_step_time_in_the_report},
