@@ -128,61 +128,84 @@ static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *p
     return s;
 }
 
-/* How many times automatic placement is made again with less room where
- * the exact memory plan found its estimate short. */
+/* How many times automatic placement is made again where the exact memory
+ * plan found its estimate short. */
 #define FIT_ROUNDS 6
 
-/* The most bytes a bounded device's partition needs beyond what it may
- * hold under the exact static plan (opts->memory_misses); 0: all fit. */
-static tgc_status largest_miss(const tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_auto *a,
-                               int64_t *most) {
+/* Charges the nodes of each device whose partition the exact static plan
+ * finds over its room with that device's miss, doubled each round
+ * (charge[id] += miss << round; the placer adds a node's charge to its
+ * step's live bytes: tgc_placer_auto .extra_live); *missed when any device
+ * missed. Doubled: a miss the estimate cannot see (the arena's packing)
+ * stays about the same as the segment shrinks a block at a time. */
+static tgc_status charge_misses(const tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_auto *a,
+                                int round, int64_t *charge, bool *missed) {
     int64_t misses[TGC_PLACER_MAX_DEVICES];
-    *most = 0;
+    *missed = false;
     tgc_status s = opts->memory_misses(out, opts, misses);
-    for (int d = 0; s == TGC_OK && d < out->n_devices; d++)
-        if (misses[d] > *most && a->capacity[d] > 0) *most = misses[d];
+    for (int d = 0; s == TGC_OK && d < out->n_devices; d++) *missed |= misses[d] > 0 && a->capacity[d] > 0;
+    for (int32_t id = 0; s == TGC_OK && *missed && id < out->placement.n_nodes; id++) {
+        int d = out->placement.device[id];
+        if (d >= 0 && d < out->n_devices && misses[d] > 0 && a->capacity[d] > 0)
+            charge[id] += misses[d] <= INT64_MAX >> 8 ? misses[d] << (round < 8 ? round : 8) : misses[d];
+    }
     return s;
 }
 
 /* Automatic placement (with split-heavy: place_splitting) held to the
  * exact static memory plan. The placer's estimate of a segment's live
- * bytes can fall short of the arena the plan packs (a stem's large
- * tensors); where a device misses, every bounded device's room is cut by
- * the same amount and placement runs again: every device, since the
- * segment that missed may go to any of them next (placer/auto.c tries
- * every order of the devices). The cut grows by the miss, doubled each
- * round, until a placement fits; where a cut leaves no placement at all it
- * is halved back towards the last cut that placed (a bisection), at most
- * FIT_ROUNDS times. The messages kept are the last try's. */
+ * bytes can fall short of the arena the plan packs (MNASNet's stem: two
+ * [1, 32, 112, 112] tensors are 3.2 MB live, the arena 4.0 MB). Where a
+ * device's partition misses, each of its nodes is charged the miss (the
+ * placer adds it to the bytes live at the node's step, wherever it puts
+ * the node next) and placement runs again: the segment that missed must
+ * then leave room for what the plan found, on whichever device it goes,
+ * and the others keep theirs. Charges add up over rounds (charge_misses);
+ * where they leave no placement at all they are halved back. At most FIT_ROUNDS rounds; the
+ * messages kept are the last try's. */
 static tgc_status place_fitting(tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_options *po,
                                 tgc_placer_auto *a, tgc_diags *diags) {
-    int64_t rooms[TGC_PLACER_MAX_DEVICES], lo = 0, hi = -1, cut = 0;
-    memcpy(rooms, a->capacity, sizeof rooms);
+    int64_t *charge = NULL;
+    int32_t n_charge = 0;
+    const tgc_graph *charged = NULL; /* the graph charge's ids are of (split-heavy may cut another) */
+    tgc_status s = TGC_OK;
     for (int round = 0;; round++) {
         tgc_diags *trial = tgc_diags_create();
-        if (trial == NULL) return TGC_ERR_NOMEM;
-        tgc_status s = place_splitting(out, po, trial);
+        if (trial == NULL) {
+            s = TGC_ERR_NOMEM;
+            break;
+        }
+        a->extra_live = charged == out->g ? charge : NULL;
+        a->n_extra_live = charged == out->g ? out->g->n_nodes : 0;
+        s = place_splitting(out, po, trial);
         if (s == TGC_OK && opts->partition) {
             s = tgc_partition_build(out->g, &out->placement, out->devices, out->n_devices, trial, &out->parts);
             out->partitioned = s == TGC_OK;
         }
-        int64_t most = 0;
-        if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL) s = largest_miss(out, opts, a, &most);
-        bool refused = s == TGC_ERR_INVALID && round > 0 && only_over_memory(trial);
-        if (round == FIT_ROUNDS || !((s == TGC_OK && most > 0) || refused)) {
+        bool missed = false, refused = s == TGC_ERR_INVALID && charge != NULL && only_over_memory(trial);
+        if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL && charged != out->g) {
+            tgc_free(charge);
+            charged = out->g;
+            n_charge = out->g->n_nodes;
+            if ((charge = tgc_calloc((size_t)n_charge + 1, sizeof *charge)) == NULL) s = TGC_ERR_NOMEM;
+        }
+        if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL)
+            s = charge_misses(out, opts, a, round, charge, &missed);
+        if (round == FIT_ROUNDS || !((s == TGC_OK && missed) || refused)) {
             if (copy_diags(trial, diags) != TGC_OK) s = TGC_ERR_NOMEM;
             tgc_diags_free(trial);
-            return s;
+            break;
         }
         tgc_diags_free(trial);
-        if (s == TGC_OK) lo = cut, cut = hi < 0 ? cut + (most << (round < 8 ? round : 8)) : (lo + hi) / 2;
-        else hi = cut, cut = (lo + hi) / 2;
-        for (int d = 0; d < out->n_devices; d++)
-            if (rooms[d] > 0) a->capacity[d] = rooms[d] > cut ? rooms[d] - cut : 1;
+        for (int32_t id = 0; refused && id < n_charge; id++) charge[id] /= 2; /* too much: back off */
         if (out->partitioned) tgc_partitioning_release(&out->parts);
         out->partitioned = false;
         tgc_placement_release(&out->placement);
     }
+    a->extra_live = NULL;
+    a->n_extra_live = 0;
+    tgc_free(charge);
+    return s;
 }
 
 /* A one-kind candidate must beat the whole list's forecast by this share. */

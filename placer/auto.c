@@ -207,6 +207,11 @@ static tgc_status read_graph(au_ctx *x) {
     for (int32_t i = 0; i < x->n; i++) {
         x->lean[i] = fmax(fmax(x->cut[i], x->cut[i + 1]), x->live[i]);
         x->live[i] = fmax(x->lean[i], inputs_bytes(x, x->ops[i]) + x->live[i]);
+        int32_t id = x->ops[i];
+        if (x->a->extra_live != NULL && id < x->a->n_extra_live) { /* the exact plan's word on an earlier try */
+            x->lean[i] += (double)x->a->extra_live[id];
+            x->live[i] += (double)x->a->extra_live[id];
+        }
     }
     return TGC_OK;
 }

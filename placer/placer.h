@@ -91,6 +91,12 @@ typedef struct tgc_placer_auto {
     /* Steps in flight: 1 optimizes one step's latency; K > 1 the
      * throughput of a pipeline (its slowest stage). */
     int inflight;
+    /* Bytes added to the estimate of what is live at each node's step
+     * (node id of the graph placed -> bytes; n_extra_live entries), or
+     * NULL: what the exact static plan found the estimate short by where
+     * an earlier placement put the node (partition/compile.c). */
+    const int64_t *extra_live;
+    int32_t n_extra_live;
 } tgc_placer_auto;
 
 typedef struct tgc_placer_options {
