@@ -7,6 +7,7 @@
 #include "passes/pass.h"
 #include "placer/cost.h"
 #include "support/alloc.h"
+#include "support/checked.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -133,21 +134,31 @@ static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *p
 #define FIT_ROUNDS 6
 
 /* Charges the nodes of each device whose partition the exact static plan
- * finds over its room with that device's miss, doubled each round
- * (charge[id] += miss << round; the placer adds a node's charge to its
- * step's live bytes: tgc_placer_auto .extra_live); *missed when any device
- * missed. Doubled: a miss the estimate cannot see (the arena's packing)
- * stays about the same as the segment shrinks a block at a time. */
+ * finds over its room with what the placer's estimate of that partition
+ * fell short by: the plan's need (the miss plus the room) less the
+ * forecast's weights, kernel caches, workspace and live bytes
+ * (charge[id * n_devices + d] += shortfall; the placer keeps a node's
+ * charge free on d beside it, as a workspace: tgc_placer_auto .charge, so
+ * the next forecast includes it and a second shortfall is what is still
+ * missing). *missed when any device missed. */
 static tgc_status charge_misses(const tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_auto *a,
-                                int round, int64_t *charge, bool *missed) {
-    int64_t misses[TGC_PLACER_MAX_DEVICES];
+                                int64_t *charge, bool *missed) {
+    int64_t misses[TGC_PLACER_MAX_DEVICES], short_by[TGC_PLACER_MAX_DEVICES];
     *missed = false;
     tgc_status s = opts->memory_misses(out, opts, misses);
-    for (int d = 0; s == TGC_OK && d < out->n_devices; d++) *missed |= misses[d] > 0 && a->capacity[d] > 0;
+    for (int d = 0; s == TGC_OK && d < out->n_devices; d++) {
+        short_by[d] = 0;
+        if (misses[d] <= 0 || a->capacity[d] <= 0) continue;
+        const tgc_placement_forecast *f = out->placement.forecast != NULL ? &out->placement.forecast[d] : NULL;
+        int64_t estimate = f != NULL ? f->weights + f->caches + f->workspace + f->live : 0, need;
+        short_by[d] = tgc_checked_add_i64(misses[d], a->capacity[d], &need) && need - estimate > misses[d]
+                          ? need - estimate
+                          : misses[d];
+        *missed = true;
+    }
     for (int32_t id = 0; s == TGC_OK && *missed && id < out->placement.n_nodes; id++) {
         int d = out->placement.device[id];
-        if (d >= 0 && d < out->n_devices && misses[d] > 0 && a->capacity[d] > 0)
-            charge[id] += misses[d] <= INT64_MAX >> 8 ? misses[d] << (round < 8 ? round : 8) : misses[d];
+        if (d >= 0 && d < out->n_devices && short_by[d] > 0) charge[(size_t)id * out->n_devices + d] += short_by[d];
     }
     return s;
 }
@@ -156,13 +167,12 @@ static tgc_status charge_misses(const tgc_compiled *out, const tgc_compile_optio
  * exact static memory plan. The placer's estimate of a segment's live
  * bytes can fall short of the arena the plan packs (MNASNet's stem: two
  * [1, 32, 112, 112] tensors are 3.2 MB live, the arena 4.0 MB). Where a
- * device's partition misses, each of its nodes is charged the miss (the
- * placer adds it to the bytes live at the node's step, wherever it puts
- * the node next) and placement runs again: the segment that missed must
- * then leave room for what the plan found, on whichever device it goes,
- * and the others keep theirs. Charges add up over rounds (charge_misses);
- * where they leave no placement at all they are halved back. At most FIT_ROUNDS rounds; the
- * messages kept are the last try's. */
+ * device's partition misses, each of its nodes is charged on that device
+ * what the estimate fell short by (charge_misses) and placement runs
+ * again: a segment holding any of those nodes on that device must leave
+ * the room the plan found, and the other devices keep theirs. Charges add
+ * up over rounds; where they leave no placement at all they are halved
+ * back. At most FIT_ROUNDS rounds; the messages kept are the last try's. */
 static tgc_status place_fitting(tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_options *po,
                                 tgc_placer_auto *a, tgc_diags *diags) {
     int64_t *charge = NULL;
@@ -175,8 +185,8 @@ static tgc_status place_fitting(tgc_compiled *out, const tgc_compile_options *op
             s = TGC_ERR_NOMEM;
             break;
         }
-        a->extra_live = charged == out->g ? charge : NULL;
-        a->n_extra_live = charged == out->g ? out->g->n_nodes : 0;
+        a->charge = charged == out->g ? charge : NULL;
+        a->n_charged = charged == out->g ? out->g->n_nodes : 0;
         s = place_splitting(out, po, trial);
         if (s == TGC_OK && opts->partition) {
             s = tgc_partition_build(out->g, &out->placement, out->devices, out->n_devices, trial, &out->parts);
@@ -186,11 +196,11 @@ static tgc_status place_fitting(tgc_compiled *out, const tgc_compile_options *op
         if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL && charged != out->g) {
             tgc_free(charge);
             charged = out->g;
-            n_charge = out->g->n_nodes;
+            n_charge = out->g->n_nodes * out->n_devices;
             if ((charge = tgc_calloc((size_t)n_charge + 1, sizeof *charge)) == NULL) s = TGC_ERR_NOMEM;
         }
         if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL)
-            s = charge_misses(out, opts, a, round, charge, &missed);
+            s = charge_misses(out, opts, a, charge, &missed);
         if (round == FIT_ROUNDS || !((s == TGC_OK && missed) || refused)) {
             if (copy_diags(trial, diags) != TGC_OK) s = TGC_ERR_NOMEM;
             tgc_diags_free(trial);
@@ -202,8 +212,8 @@ static tgc_status place_fitting(tgc_compiled *out, const tgc_compile_options *op
         out->partitioned = false;
         tgc_placement_release(&out->placement);
     }
-    a->extra_live = NULL;
-    a->n_extra_live = 0;
+    a->charge = NULL;
+    a->n_charged = 0;
     tgc_free(charge);
     return s;
 }

@@ -90,6 +90,12 @@ static void au_free(au_ctx *x) {
     tgc_free(x->last);
 }
 
+/* What the exact plan charged node id on device d on an earlier try
+ * (tgc_placer_auto.charge), 0 for none. */
+static int64_t charge_of(const au_ctx *x, int32_t id, int d) {
+    return x->a->charge != NULL && id < x->a->n_charged ? x->a->charge[(size_t)id * x->n_dev + d] : 0;
+}
+
 /* Bytes of a value, symbolic dims as 1; 0 when its rank is unknown. */
 static double value_bytes(const tgc_tensor_info *t) {
     return tgc_shape_numel_estimate(&t->shape) * (double)tgc_dtype_size(t->dtype);
@@ -207,11 +213,6 @@ static tgc_status read_graph(au_ctx *x) {
     for (int32_t i = 0; i < x->n; i++) {
         x->lean[i] = fmax(fmax(x->cut[i], x->cut[i + 1]), x->live[i]);
         x->live[i] = fmax(x->lean[i], inputs_bytes(x, x->ops[i]) + x->live[i]);
-        int32_t id = x->ops[i];
-        if (x->a->extra_live != NULL && id < x->a->n_extra_live) { /* the exact plan's word on an earlier try */
-            x->lean[i] += (double)x->a->extra_live[id];
-            x->live[i] += (double)x->a->extra_live[id];
-        }
     }
     return TGC_OK;
 }
@@ -282,8 +283,8 @@ static tgc_status fill_blocks(au_ctx *x) {
             *cost += tgc_cost_node(x->a->cost, c->g, id, d, NULL);
             tgc_kernel_footprint f = tgc_kernel_node_footprint(kernel_on(c, id, d), c->g, id, x->a->width[d]);
             x->bmem[(size_t)b * D + d] += held_bytes(x, i, &f);
-            double *work = &x->bwork[(size_t)b * D + d];
-            if ((double)f.workspace_bytes > *work) *work = (double)f.workspace_bytes;
+            double *work = &x->bwork[(size_t)b * D + d], need = (double)(f.workspace_bytes + charge_of(x, id, d));
+            if (need > *work) *work = need;
         }
     }
     size_t table = (size_t)(D + 1) * ((size_t)x->n_blocks + 1);
@@ -422,7 +423,8 @@ static tgc_status forecast(au_ctx *x) {
         tgc_kernel_footprint fp = tgc_kernel_node_footprint(kernel_on(c, id, d), g, id, x->a->width[d]);
         f[d].weights += (int64_t)held_bytes(x, i, &fp) - fp.cache_bytes; /* those not replaced */
         f[d].caches += fp.cache_bytes;
-        if (fp.workspace_bytes > f[d].workspace) f[d].workspace = fp.workspace_bytes;
+        int64_t work = fp.workspace_bytes + charge_of(x, id, d);
+        if (work > f[d].workspace) f[d].workspace = work;
         if ((int64_t)x->live[i] > f[d].live) f[d].live = (int64_t)x->live[i];
         send_each_step(x, f, id, d, to[i]);
     }

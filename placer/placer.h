@@ -91,12 +91,13 @@ typedef struct tgc_placer_auto {
     /* Steps in flight: 1 optimizes one step's latency; K > 1 the
      * throughput of a pipeline (its slowest stage). */
     int inflight;
-    /* Bytes added to the estimate of what is live at each node's step
-     * (node id of the graph placed -> bytes; n_extra_live entries), or
-     * NULL: what the exact static plan found the estimate short by where
-     * an earlier placement put the node (partition/compile.c). */
-    const int64_t *extra_live;
-    int32_t n_extra_live;
+    /* Bytes a device must keep free beside each node it takes, as its
+     * workspace is (charge[id * n_devices + d] for node id of the graph
+     * placed and device d of the list; n_charged nodes), or NULL: what the
+     * exact static plan found the estimate of d's partition short by when
+     * an earlier placement put the node there (partition/compile.c). */
+    const int64_t *charge;
+    int32_t n_charged;
 } tgc_placer_auto;
 
 typedef struct tgc_placer_options {
