@@ -4,18 +4,16 @@
 #include "devices/backend.h"
 #include "devices/memory_limit.h"
 #include "graph/subgraph.h"
+#include "partition/compile_auto.h"
 #include "passes/pass.h"
 #include "placer/cost.h"
 #include "support/alloc.h"
-#include "support/checked.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* The device list as tgc_graph_optimize reads it (which kinds run the
- * graph: fusion only where every kind has the fused kernels). */
-static void list_string(const tgc_placer_device *devices, int n, char *buf, size_t size) {
+/* compile_auto.h */
+void tgc_compile_list_string(const tgc_placer_device *devices, int n, char *buf, size_t size) {
     size_t used = 0;
     buf[0] = '\0';
     for (int i = 0; i < n && used < size; i++) {
@@ -48,266 +46,6 @@ static tgc_status prepare_auto(const tgc_compiled *c, const tgc_compile_options 
     return s;
 }
 
-/* How many times automatic placement cuts heavy nodes finer (split-heavy)
- * before it gives up: pieces of a quarter of the smallest device's room,
- * then an eighth, a sixteenth. */
-#define SPLIT_ROUNDS 3
-
-/* True when every error in d is automatic placement's "over-memory". */
-static bool only_over_memory(const tgc_diags *d) {
-    size_t errors = 0;
-    for (size_t i = 0; i < tgc_diags_count(d); i++) {
-        if (tgc_diag_severity(d, i) != TGC_SEV_ERROR) continue;
-        if (strcmp(tgc_diag_rule(d, i), "over-memory") != 0) return false;
-        errors++;
-    }
-    return errors > 0;
-}
-
-/* Appends every message of `from` to `to`. */
-static tgc_status copy_diags(const tgc_diags *from, tgc_diags *to) {
-    tgc_status s = TGC_OK;
-    for (size_t i = 0; i < tgc_diags_count(from) && s != TGC_ERR_NOMEM; i++) {
-        const char *file = tgc_diag_file(from, i);
-        s = tgc_diag_add(to, tgc_diag_severity(from, i), file[0] ? file : NULL,
-                         (tgc_srcpos){tgc_diag_line(from, i), tgc_diag_column(from, i)}, tgc_diag_rule(from, i), "%s",
-                         tgc_diag_message(from, i));
-    }
-    return s == TGC_ERR_NOMEM ? s : TGC_OK;
-}
-
-/* The smallest room automatic placement has on a bounded device; 0: none is bounded. */
-static int64_t smallest_room(const tgc_placer_auto *a, int n) {
-    int64_t least = 0;
-    for (int d = 0; d < n; d++)
-        if (a->capacity[d] > 0 && (least == 0 || a->capacity[d] < least)) least = a->capacity[d];
-    return least;
-}
-
-/* Automatic placement, and where no split of the graph fits the devices'
- * memory, the same on the graph with its heavy nodes cut into pieces
- * (tgc_graph_split_heavy) of a quarter of the smallest device's room, then
- * finer: a layer that alone fills most of a device (a classifier's weight)
- * is then shared out like any other. The graph placed is out->g (the cut
- * one, owned as out->optimized, when a cut placement fits); the refusal
- * reported is the last try's. */
-static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *po, tgc_diags *diags) {
-    tgc_diags *trial = tgc_diags_create();
-    if (trial == NULL) return TGC_ERR_NOMEM;
-    tgc_status s = tgc_placer_run(out->g, out->devices, out->n_devices, po, trial, &out->placement);
-    int64_t room = smallest_room(po->automatic, out->n_devices);
-    for (int round = 0; s == TGC_ERR_INVALID && room > 0 && round < SPLIT_ROUNDS && only_over_memory(trial);
-         round++) {
-        tgc_graph *cut = NULL;
-        int32_t n_cut = 0;
-        tgc_status cs = tgc_graph_split_heavy(out->g, room / (4 << round), diags, &cut, &n_cut);
-        if (cs != TGC_OK || n_cut == 0) {
-            tgc_graph_free(cut);
-            if (cs != TGC_OK) s = cs;
-            break;
-        }
-        tgc_diags *again = tgc_diags_create();
-        if (again == NULL) {
-            tgc_graph_free(cut);
-            s = TGC_ERR_NOMEM;
-            break;
-        }
-        tgc_placement_release(&out->placement);
-        tgc_placement cut_placement;
-        s = tgc_placer_run(cut, out->devices, out->n_devices, po, again, &cut_placement);
-        out->placement = cut_placement;
-        tgc_diags_free(trial);
-        trial = again;
-        /* the cut graph takes the place of the one placed before (whose weights it borrows, so it owns it),
-         * whichever placement is kept (the last) */
-        if (out->optimized != NULL) tgc_graph_adopt_source(cut, out->optimized);
-        out->optimized = cut;
-        out->g = cut;
-    }
-    if (copy_diags(trial, diags) != TGC_OK) s = TGC_ERR_NOMEM;
-    tgc_diags_free(trial);
-    return s;
-}
-
-/* How many times automatic placement is made again where the exact memory
- * plan found its estimate short. */
-#define FIT_ROUNDS 6
-
-/* Charges the nodes of each device whose partition the exact static plan
- * finds over its room with what the placer's estimate of that partition
- * fell short by: the plan's need (the miss plus the room) less the
- * forecast's weights, kernel caches, workspace and live bytes
- * (charge[id * n_devices + d] += shortfall; the placer keeps a node's
- * charge free on d beside it, as a workspace: tgc_placer_auto .charge, so
- * the next forecast includes it and a second shortfall is what is still
- * missing). *missed when any device missed. */
-static tgc_status charge_misses(const tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_auto *a,
-                                int64_t *charge, bool *missed) {
-    int64_t misses[TGC_PLACER_MAX_DEVICES], short_by[TGC_PLACER_MAX_DEVICES];
-    *missed = false;
-    tgc_status s = opts->memory_misses(out, opts, misses);
-    for (int d = 0; s == TGC_OK && d < out->n_devices; d++) {
-        short_by[d] = 0;
-        if (misses[d] <= 0 || a->capacity[d] <= 0) continue;
-        const tgc_placement_forecast *f = out->placement.forecast != NULL ? &out->placement.forecast[d] : NULL;
-        int64_t estimate = f != NULL ? f->weights + f->caches + f->workspace + f->live : 0, need;
-        short_by[d] = tgc_checked_add_i64(misses[d], a->capacity[d], &need) && need - estimate > misses[d]
-                          ? need - estimate
-                          : misses[d];
-        *missed = true;
-    }
-    for (int32_t id = 0; s == TGC_OK && *missed && id < out->placement.n_nodes; id++) {
-        int d = out->placement.device[id];
-        if (d >= 0 && d < out->n_devices && short_by[d] > 0) charge[(size_t)id * out->n_devices + d] += short_by[d];
-    }
-    return s;
-}
-
-/* Automatic placement (with split-heavy: place_splitting) held to the
- * exact static memory plan. The placer's estimate of a segment's live
- * bytes can fall short of the arena the plan packs (MNASNet's stem: two
- * [1, 32, 112, 112] tensors are 3.2 MB live, the arena 4.0 MB). Where a
- * device's partition misses, each of its nodes is charged on that device
- * what the estimate fell short by (charge_misses) and placement runs
- * again: a segment holding any of those nodes on that device must leave
- * the room the plan found, and the other devices keep theirs. Charges add
- * up over rounds; where they leave no placement at all they are halved
- * back. At most FIT_ROUNDS rounds; the messages kept are the last try's. */
-static tgc_status place_fitting(tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_options *po,
-                                tgc_placer_auto *a, tgc_diags *diags) {
-    int64_t *charge = NULL;
-    int32_t n_charge = 0;
-    const tgc_graph *charged = NULL; /* the graph charge's ids are of (split-heavy may cut another) */
-    tgc_status s = TGC_OK;
-    for (int round = 0;; round++) {
-        tgc_diags *trial = tgc_diags_create();
-        if (trial == NULL) {
-            s = TGC_ERR_NOMEM;
-            break;
-        }
-        a->charge = charged == out->g ? charge : NULL;
-        a->n_charged = charged == out->g ? out->g->n_nodes : 0;
-        s = place_splitting(out, po, trial);
-        if (s == TGC_OK && opts->partition) {
-            s = tgc_partition_build(out->g, &out->placement, out->devices, out->n_devices, trial, &out->parts);
-            out->partitioned = s == TGC_OK;
-        }
-        bool missed = false, refused = s == TGC_ERR_INVALID && charge != NULL && only_over_memory(trial);
-        if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL && charged != out->g) {
-            tgc_free(charge);
-            charged = out->g;
-            n_charge = out->g->n_nodes * out->n_devices;
-            if ((charge = tgc_calloc((size_t)n_charge + 1, sizeof *charge)) == NULL) s = TGC_ERR_NOMEM;
-        }
-        if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL)
-            s = charge_misses(out, opts, a, charge, &missed);
-        if (round == FIT_ROUNDS || !((s == TGC_OK && missed) || refused)) {
-            if (copy_diags(trial, diags) != TGC_OK) s = TGC_ERR_NOMEM;
-            tgc_diags_free(trial);
-            break;
-        }
-        tgc_diags_free(trial);
-        for (int32_t id = 0; refused && id < n_charge; id++) charge[id] /= 2; /* too much: back off */
-        if (out->partitioned) tgc_partitioning_release(&out->parts);
-        out->partitioned = false;
-        tgc_placement_release(&out->placement);
-    }
-    a->charge = NULL;
-    a->n_charged = 0;
-    tgc_free(charge);
-    return s;
-}
-
-/* A one-kind candidate must beat the whole list's forecast by this share. */
-#define ONE_KIND_GAIN 0.02
-
-/* The forecast time a step of c takes under automatic placement: one
- * step's latency (inflight <= 1: its devices' times added, the segments
- * run one after another), a pipeline's stage (the slowest device), or
- * replicas' (their rates added); INFINITY without a forecast. */
-static double forecast_seconds(const tgc_compiled *c, int inflight) {
-    const tgc_placement_forecast *f = c->placement.forecast;
-    if (f == NULL) return INFINITY;
-    double sum = 0, most = 0, rate = 0;
-    for (int d = 0; d < c->n_devices; d++) {
-        sum += f[d].seconds;
-        most = f[d].seconds > most ? f[d].seconds : most;
-        if ((c->placement.replicas >> d & 1u) && f[d].seconds > 0) rate += 1.0 / f[d].seconds;
-    }
-    if (c->placement.replicas != 0) return rate > 0 ? 1.0 / rate : INFINITY;
-    return inflight > 1 ? most : sum;
-}
-
-/* Moves src into dst (released first); src is left empty. */
-static void compiled_move(tgc_compiled *dst, tgc_compiled *src) {
-    tgc_compiled_release(dst);
-    *dst = *src;
-    if (dst->partitioned) dst->parts.devices = dst->devices; /* it pointed into src */
-    memset(src, 0, sizeof *src);
-}
-
-/* Over devices of several kinds, the graph is optimized for what every
- * listed kind can run (tgc_graph_optimize: a fusion only where each kind
- * has the fused kernel), so a device that gets nothing still costs the
- * others their fusions (PoCL's gpu0 beside the cpu: MobileNetV3-Small's
- * channels-last convolutions unfused, 0.67 -> 1.03 ms a step with every
- * node on cpu0). So the graph is also optimized for each kind alone and
- * placed over the whole list (the fused nodes then run only where their
- * kernels are; the rest is placed as ever), and a candidate whose forecast
- * beats the whole list's by ONE_KIND_GAIN replaces it, with a note. Not
- * over several processes (every rank must decide alike from nominal
- * costs). */
-static tgc_status try_one_kind(const tgc_graph *g, const tgc_compile_options *opts, tgc_diags *diags,
-                               tgc_compiled *out) {
-    if (tgc_placer_max_task(out->devices, out->n_devices) > 0) return TGC_OK;
-    double best = forecast_seconds(out, opts->inflight), whole = best;
-    tgc_compiled chosen = {0};
-    char chosen_list[TGC_PLACER_MAX_DEVICES * 24] = "";
-    int n = out->n_devices;
-    for (int first = 0; first < n; first++) {
-        tgc_placer_device sub[TGC_PLACER_MAX_DEVICES];
-        int n_sub = 0;
-        bool seen = false;
-        for (int d = 0; d < first && !seen; d++) seen = out->devices[d].kind == out->devices[first].kind;
-        for (int d = 0; d < n && !seen; d++)
-            if (out->devices[d].kind == out->devices[first].kind) sub[n_sub++] = out->devices[d];
-        if (seen || n_sub == n) continue; /* a kind tried already, or the list is one kind */
-        char list[TGC_PLACER_MAX_DEVICES * 24];
-        list_string(sub, n_sub, list, sizeof list);
-        tgc_diags *quiet = tgc_diags_create();
-        if (quiet == NULL) {
-            tgc_compiled_release(&chosen);
-            return TGC_ERR_NOMEM;
-        }
-        tgc_compile_options o = *opts;
-        o.whole_list = true;
-        o.optimize_for = list;
-        tgc_compiled cand;
-        tgc_status s = tgc_compile_on(g, out->devices, n, &o, quiet, &cand);
-        tgc_diags_free(quiet);
-        if (s == TGC_ERR_NOMEM) {
-            tgc_compiled_release(&cand);
-            tgc_compiled_release(&chosen);
-            return s;
-        }
-        double t = s == TGC_OK ? forecast_seconds(&cand, opts->inflight) : INFINITY;
-        if (t < best && t < whole * (1 - ONE_KIND_GAIN)) {
-            best = t;
-            compiled_move(&chosen, &cand);
-            snprintf(chosen_list, sizeof chosen_list, "%s", list);
-        } else {
-            tgc_compiled_release(&cand);
-        }
-    }
-    if (chosen.n_devices == 0) return TGC_OK;
-    tgc_diag_add(diags, TGC_SEV_NOTE, g->path, (tgc_srcpos){0, 0}, "placement-one-kind",
-                 "automatic placement: optimized for %s alone, the graph is forecast at %.3f ms a step against "
-                 "%.3f ms optimized for the whole list (whose other kinds lack some of its fused kernels)",
-                 chosen_list, best * 1e3, whole * 1e3);
-    compiled_move(out, &chosen);
-    return TGC_OK;
-}
-
 tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, int n,
                           const tgc_compile_options *opts, tgc_diags *diags, tgc_compiled *out) {
     memset(out, 0, sizeof *out);
@@ -320,7 +58,7 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
     bool passes = opts->optimize != TGC_OPTIMIZE_NONE || tgc_pass_has_narrow_nodes(g);
     if (passes && n <= TGC_PLACER_MAX_DEVICES) {
         char list[TGC_PLACER_MAX_DEVICES * 24];
-        list_string(devices, n, list, sizeof list);
+        tgc_compile_list_string(devices, n, list, sizeof list);
         s = tgc_graph_optimize(g, opts->optimize, opts->optimize_for != NULL ? opts->optimize_for : list, NULL, diags,
                                &out->optimized);
         if (s == TGC_OK) out->g = out->optimized;
@@ -330,7 +68,7 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
     tgc_placer_options po = {.soft_placement = opts->soft_placement, .small_host_bytes = opts->small_host_bytes,
                              .automatic = opts->auto_placement ? &automatic : NULL};
     if (s == TGC_OK && opts->auto_placement) {
-        s = place_fitting(out, opts, &po, &automatic, diags);
+        s = tgc_compile_place_auto(out, opts, &po, &automatic, diags);
     } else if (s == TGC_OK) {
         s = tgc_placer_run(out->g, out->devices, n, &po, diags, &out->placement);
         if (s == TGC_OK && opts->partition) {
@@ -339,7 +77,7 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
         }
     }
     tgc_cost_model_free(automatic.cost);
-    if (s == TGC_OK && opts->auto_placement && !opts->whole_list) s = try_one_kind(g, opts, diags, out);
+    if (s == TGC_OK && opts->auto_placement && !opts->whole_list) s = tgc_compile_one_kind(g, opts, diags, out);
     return s;
 }
 
