@@ -117,7 +117,7 @@ static tgc_status cut_node(tgc_rewrite *rw, int32_t id, const cut_rule *r, int64
     bool bias_sliced = false;
     int bias_axis = 0;
     if (bias.node >= 0 && !bias_piece(rw, r, bias, features, &bias_sliced, &bias_axis)) return TGC_OK;
-    tgc_ref ins[3];
+    tgc_ref ins[3] = {{-1, 0, {0, 0}}, {-1, 0, {0, 0}}, {-1, 0, {0, 0}}};
     int n_ins = n->n_inputs < 3 ? n->n_inputs : 3;
     memcpy(ins, n->inputs, (size_t)n_ins * sizeof *ins);
     char *name = tgc_strdup(n->name);
