@@ -72,8 +72,8 @@ static tgc_const *slice_const(const tgc_const *c, int axis, int64_t from, int64_
     size_t elem = tgc_dtype_size(c->dtype), run = (size_t)(count * inner) * elem;
     size_t row = (size_t)(c->shape.dims[axis].v * inner) * elem;
     for (int64_t o = 0; o < outer && run > 0; o++)
-        memcpy((char *)piece->data + (size_t)o * run, (const char *)c->data + (size_t)o * row + (size_t)(from * inner) * elem,
-               run);
+        memcpy((char *)piece->data + (size_t)o * run,
+               (const char *)c->data + (size_t)o * row + (size_t)(from * inner) * elem, run);
     return piece;
 }
 

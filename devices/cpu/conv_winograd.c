@@ -91,10 +91,9 @@ static int64_t spread_stride(int64_t size) {
 
 /* The most floats of V and P a band holds: 2 MiB, so that the workspace
  * a slot holds does not grow with the image (GoogLeNet's 64 -> 192
- * channels over 56 x 56 took 12.9 MB as a whole image, 3.7 MB in bands). Bands of 512 KiB made the GEMMs too thin (ResNet-18 6%
- * slower at one thread); at 2 MiB the models run level with whole images
- * (ResNet-18 +1.7% / +0.5% at 1 / 2 threads, Inception-v3 -1.1%, medians
- * of 5 and 3 interleaved runs). */
+ * channels over 56 x 56 took 12.9 MB as a whole image, 3.7 MB in bands).
+ * Bands of 512 KiB made the GEMMs too thin (ResNet-18 6% slower at one
+ * thread, when every image of two bands or more went banded). */
 #define BAND_FLOATS ((int64_t)512 << 10)
 
 /* A whole image's V and P up to 8 MiB (a quarter of the L3 here) go as

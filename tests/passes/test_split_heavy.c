@@ -123,7 +123,8 @@ static void test_gemm(void) {
 /* Conv X [1, 4, 6, 6], W [24, 4, 3, 3], B [24], pads 1: 3456 bytes at
  * 1000 -> 4 pieces of 6 output channels. */
 static void test_conv(void) {
-    static const char yaml[] = "format: tgc/1\nname: conv\ninputs:\n  - {name: x, dtype: float32, shape: [1, 4, 6, 6]}\n"
+    static const char yaml[] = "format: tgc/1\nname: conv\ninputs:\n"
+                               "  - {name: x, dtype: float32, shape: [1, 4, 6, 6]}\n"
                                "outputs: [y]\ninitializers:\n"
                                "  - {name: w, dtype: float32, shape: [24, 4, 3, 3], values: %s}\n"
                                "  - {name: b, dtype: float32, shape: [24], values: %s}\n"
