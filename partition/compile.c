@@ -35,7 +35,9 @@ static tgc_status prepare_auto(const tgc_compiled *c, const tgc_compile_options 
         return TGC_ERR_INVALID;
     bool ranks = tgc_placer_max_task(c->devices, c->n_devices) > 0;
     tgc_cost_options co = {.threads = opts->threads, .measure = opts->measure_costs && !ranks, .refresh = ranks};
-    tgc_status s = tgc_cost_model_create(c->devices, c->n_devices, &co, diags, &a->cost);
+    tgc_status s = TGC_OK;
+    if (opts->cost != NULL) a->cost = opts->cost;
+    else s = tgc_cost_model_create(c->devices, c->n_devices, &co, diags, &a->cost);
     for (int d = 0; s == TGC_OK && d < c->n_devices; d++) {
         char name[32];
         tgc_device_id_name(c->devices[d], name, sizeof name);
@@ -76,8 +78,12 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
             out->partitioned = s == TGC_OK;
         }
     }
-    tgc_cost_model_free(automatic.cost);
-    if (s == TGC_OK && opts->auto_placement && !opts->whole_list) s = tgc_compile_one_kind(g, opts, diags, out);
+    if (s == TGC_OK && opts->auto_placement && !opts->whole_list) {
+        tgc_compile_options shared = *opts;
+        shared.cost = automatic.cost;
+        s = tgc_compile_one_kind(g, &shared, diags, out);
+    }
+    if (automatic.cost != opts->cost) tgc_cost_model_free(automatic.cost);
     return s;
 }
 

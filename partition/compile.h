@@ -50,6 +50,10 @@ typedef struct tgc_compile_options {
     /* The device list ("cpu0") whose kinds the optimizer fuses for; NULL:
      * the devices compiled over. */
     const char *optimize_for;
+    /* Automatic placement's cost model over the same device list,
+     * borrowed (a one-kind candidate reuses its compile's: the cost files
+     * read and the devices' peaks measured once); NULL: one is made. */
+    struct tgc_cost_model *cost;
 } tgc_compile_options;
 
 typedef struct tgc_compiled {

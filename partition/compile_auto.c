@@ -141,7 +141,7 @@ static tgc_status charge_misses(const tgc_compiled *out, const tgc_compile_optio
 tgc_status tgc_compile_place_auto(tgc_compiled *out, const tgc_compile_options *opts, const tgc_placer_options *po,
                                   tgc_placer_auto *a, tgc_diags *diags) {
     int64_t *charge = NULL;
-    int32_t n_charge = 0;
+    size_t n_charge = 0;
     const tgc_graph *charged = NULL; /* the graph charge's ids are of (split-heavy may cut another) */
     tgc_status s = TGC_OK;
     for (int round = 0;; round++) {
@@ -161,8 +161,12 @@ tgc_status tgc_compile_place_auto(tgc_compiled *out, const tgc_compile_options *
         if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL && charged != out->g) {
             tgc_free(charge);
             charged = out->g;
-            n_charge = out->g->n_nodes * out->n_devices;
-            if ((charge = tgc_calloc((size_t)n_charge + 1, sizeof *charge)) == NULL) s = TGC_ERR_NOMEM;
+            size_t cells;
+            charge = tgc_checked_mul_size((size_t)out->g->n_nodes, (size_t)out->n_devices, &cells)
+                         ? tgc_calloc(cells + 1, sizeof *charge)
+                         : NULL;
+            n_charge = charge != NULL ? cells : 0;
+            if (charge == NULL) s = TGC_ERR_NOMEM;
         }
         if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL)
             s = charge_misses(out, opts, a, charge, &missed);
@@ -172,7 +176,7 @@ tgc_status tgc_compile_place_auto(tgc_compiled *out, const tgc_compile_options *
             break;
         }
         tgc_diags_free(trial);
-        for (int32_t id = 0; refused && id < n_charge; id++) charge[id] /= 2; /* too much: back off */
+        for (size_t i = 0; refused && i < n_charge; i++) charge[i] /= 2; /* too much: back off */
         if (out->partitioned) tgc_partitioning_release(&out->parts);
         out->partitioned = false;
         tgc_placement_release(&out->placement);

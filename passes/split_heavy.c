@@ -60,7 +60,8 @@ static bool rule_for(const tgc_rewrite *rw, int32_t id, cut_rule *r) {
 }
 
 /* A new constant holding features [from, from + count) of c along `axis`
- * (its other axes whole). NULL if out of memory. */
+ * (its other axes whole). NULL if out of memory. The products below stay
+ * within c's own element count, which its load checked (nbytes). */
 static tgc_const *slice_const(const tgc_const *c, int axis, int64_t from, int64_t count) {
     tgc_shape shape = c->shape;
     shape.dims[axis] = tgc_dim_of(count);
@@ -107,7 +108,7 @@ static tgc_status cut_node(tgc_rewrite *rw, int32_t id, const cut_rule *r, int64
     const tgc_const *w = tgc_pass_const_of(rw, n->inputs[1]);
     int64_t features = w->shape.dims[r->w_axis].v;
     if ((int64_t)w->nbytes <= piece_bytes || features < 2) return TGC_OK;
-    int64_t pieces = ((int64_t)w->nbytes + piece_bytes - 1) / piece_bytes;
+    int64_t pieces = (int64_t)w->nbytes / piece_bytes + ((int64_t)w->nbytes % piece_bytes != 0);
     if (pieces > MAX_PIECES) pieces = MAX_PIECES;
     if (pieces > features) pieces = features;
     int64_t each = piece_features(features, pieces);
