@@ -5,7 +5,7 @@
 
 #include "support/checked.h"
 
-/* Checks that tensor v is present with dtype dt (float32 or float64). */
+/* Checks that tensor v is present with dtype dt. */
 static tgc_status need_dtype(tgc_kernel_ctx *c, const tgc_value *v, const char *what, tgc_dtype dt) {
     if (v->dtype == dt) return TGC_OK;
     if (v->dtype == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "%s is missing", what);
@@ -21,11 +21,15 @@ tgc_status tgc_gemm_geometry_read(tgc_kernel_ctx *c, tgc_gemm_geometry *g) {
 }
 
 tgc_status tgc_matmul_geometry_read_dtype(tgc_kernel_ctx *c, tgc_dtype dt, tgc_matmul_geometry *g) {
+    return tgc_matmul_geometry_read_dtypes(c, dt, dt, g);
+}
+
+tgc_status tgc_matmul_geometry_read_dtypes(tgc_kernel_ctx *c, tgc_dtype dt, tgc_dtype b_dt, tgc_matmul_geometry *g) {
     if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "MatMul takes 2 inputs and 1 output");
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1];
     const tgc_value *y = &c->outputs[0];
     tgc_status st = need_dtype(c, a, "input A", dt);
-    if (st == TGC_OK) st = need_dtype(c, b, "input B", dt);
+    if (st == TGC_OK) st = need_dtype(c, b, "input B", b_dt);
     if (st == TGC_OK) st = need_dtype(c, y, "output Y", dt);
     if (st != TGC_OK) return st;
     int ra = a->rank, rb = b->rank;

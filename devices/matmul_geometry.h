@@ -54,6 +54,10 @@ tgc_status tgc_matmul_geometry_read(tgc_kernel_ctx *c, tgc_matmul_geometry *g);
  * cpu's double path) in place of float32. */
 tgc_status tgc_matmul_geometry_read_dtype(tgc_kernel_ctx *c, tgc_dtype dt, tgc_matmul_geometry *g);
 
+/* The same with B of dtype b_dt (a half-precision weight: the cpu's
+ * _MatMulHalfWeight, float32 A and Y). */
+tgc_status tgc_matmul_geometry_read_dtypes(tgc_kernel_ctx *c, tgc_dtype dt, tgc_dtype b_dt, tgc_matmul_geometry *g);
+
 /* The element offsets of output matrix t (0 <= t < g->batch, row-major over
  * the batch dims) in A (*oa), B (*ob) and Y (*oy). */
 void tgc_matmul_geometry_offsets(const tgc_matmul_geometry *g, int64_t t, int64_t *oa, int64_t *ob, int64_t *oy);

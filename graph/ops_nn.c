@@ -1,4 +1,5 @@
-/* Neural-network ops (ONNX opset 17): Softmax, LogSoftmax, MatMul, Gemm,
+/* Neural-network ops (ONNX opset 17): Softmax, LogSoftmax, MatMul (and tgc's
+ * _MatMulHalfWeight), Gemm,
  * BatchNormalization and LayerNormalization. Convolution and pooling are in
  * ops_conv.c. */
 #include "graph/ops.h"
@@ -37,12 +38,10 @@ const tgc_op_def tgc_op_LogSoftmax = {"LogSoftmax", 1, 1, 1, 1, softmax_attrs, i
 /* MatMul-13, numpy.matmul semantics: a 1-D A is [1, K] and a 1-D B is
  * [K, 1], with the added axis dropped from the result; leading (batch) axes
  * broadcast. [B.., M, K] x [B.., K, N] -> [B.., M, N]. */
-static tgc_status infer_matmul(tgc_infer_ctx *c) {
+static tgc_status matmul_output(tgc_infer_ctx *c, tgc_dtype dtype) {
     const tgc_tensor_info *a = tgc_infer_input(c, 0), *b = tgc_infer_input(c, 1);
-    if (!tgc_ops_require_dtypes(c, 0, DT_MATMUL) || !tgc_infer_require_same_dtype(c, 0, 1))
-        return TGC_ERR_INVALID;
     tgc_shape out = {.rank = TGC_RANK_UNKNOWN};
-    if (a->shape.rank < 0 || b->shape.rank < 0) return tgc_infer_set_output(c, 0, a->dtype, &out);
+    if (a->shape.rank < 0 || b->shape.rank < 0) return tgc_infer_set_output(c, 0, dtype, &out);
     int ra = a->shape.rank, rb = b->shape.rank;
     if (ra == 0 || rb == 0)
         return tgc_infer_fail(c, ra == 0 ? 0 : 1, "shape-mismatch",
@@ -67,10 +66,36 @@ static tgc_status infer_matmul(tgc_infer_ctx *c) {
     out = batch;
     if (ra >= 2) out.dims[out.rank++] = a->shape.dims[ra - 2];
     if (rb >= 2) out.dims[out.rank++] = b->shape.dims[rb - 1];
-    return tgc_infer_set_output(c, 0, a->dtype, &out);
+    return tgc_infer_set_output(c, 0, dtype, &out);
+}
+
+static tgc_status infer_matmul(tgc_infer_ctx *c) {
+    if (!tgc_ops_require_dtypes(c, 0, DT_MATMUL) || !tgc_infer_require_same_dtype(c, 0, 1))
+        return TGC_ERR_INVALID;
+    return matmul_output(c, tgc_infer_input(c, 0)->dtype);
 }
 
 const tgc_op_def tgc_op_MatMul = {"MatMul", 2, 2, 1, 1, no_attrs, infer_matmul};
+
+/* _MatMulHalfWeight (tgc's own, made by compute-in-float32): MatMul of a
+ * float32 A [.., M, K] by a float16 or bfloat16 weight B [K, N], each
+ * element of B widened exactly to float32 as it is read; the result is
+ * float32 [.., M, N], the MatMul of A by Cast(B, to=float). The weight
+ * stays in half precision in memory. */
+static tgc_status infer_matmul_half_weight(tgc_infer_ctx *c) {
+    const tgc_tensor_info *b = tgc_infer_input(c, 1);
+    if (!tgc_ops_require_dtypes(c, 0, TGC_DT(TGC_FLOAT32)) ||
+        !tgc_ops_require_dtypes(c, 1, TGC_DT(TGC_FLOAT16) | TGC_DT(TGC_BFLOAT16)))
+        return TGC_ERR_INVALID;
+    if (b->shape.rank >= 0 && b->shape.rank != 2) {
+        char sb[TGC_OPS_SHAPE_BUF];
+        return tgc_infer_fail(c, 1, "shape-mismatch", "input 1 has shape %s; _MatMulHalfWeight needs a weight of "
+                              "rank 2", SHAPE(c, &b->shape, sb));
+    }
+    return matmul_output(c, TGC_FLOAT32);
+}
+
+const tgc_op_def tgc_op__MatMulHalfWeight = {"_MatMulHalfWeight", 2, 2, 1, 1, no_attrs, infer_matmul_half_weight};
 
 /* Gemm-13: Y = alpha * A' B' + beta * C with A' = transA ? A^T : A (and so
  * for B); A' is [M, K], B' is [K, N]; C is optional and unidirectionally

@@ -97,17 +97,40 @@ static tgc_dtype narrow_type(const tgc_rewrite *rw, int32_t id, const bool *cont
     return is_narrow(t) ? t : TGC_DTYPE_INVALID;
 }
 
+/* Elements of a shape, unknown dims and ranks counted as 1 (a batch or a
+ * sequence length: small next to a weight); saturates at INT64_MAX. */
+static int64_t known_elements(const tgc_shape *s) {
+    int64_t count = 1;
+    for (int d = 0; d < s->rank; d++) {
+        int64_t v = tgc_dim_known(s->dims[d]) && s->dims[d].v > 0 ? s->dims[d].v : 1;
+        count = count > INT64_MAX / v ? INT64_MAX : count * v;
+    }
+    return count;
+}
+
 /* True when every narrow data input of node id has a float32 twin computed
- * by a converted node or is an initializer, and at least one has the twin. */
+ * by a converted node or is an initializer, and at least one has the twin;
+ * false when an initializer among them holds more elements than the
+ * node's narrow outputs together (a Gather from an embedding table): then
+ * widening what the node gives costs less than widening, and holding in
+ * float32, what it reads. */
 static bool between_wide_nodes(const widen_state *st, int32_t id, tgc_dtype narrow) {
-    const tgc_node *n = &st->rw->g->nodes[id];
+    const tgc_graph *g = st->rw->g;
+    const tgc_node *n = &g->nodes[id];
+    int64_t out_elements = 0;
+    for (int p = 0; p < n->n_outputs; p++)
+        if (n->outputs[p].dtype == narrow) {
+            int64_t e = known_elements(&n->outputs[p].shape);
+            out_elements = out_elements > INT64_MAX - e ? INT64_MAX : out_elements + e;
+        }
     bool any = false;
     for (int i = 0; i < n->n_inputs; i++) {
         tgc_ref r = n->inputs[i];
-        if (r.node < 0 || tgc_graph_ref_info(st->rw->g, r)->dtype != narrow) continue;
+        if (r.node < 0 || tgc_graph_ref_info(g, r)->dtype != narrow) continue;
         int32_t v = value_index(st, r);
         if (v >= 0 && st->computed_wide[v]) any = true;
-        else if (st->rw->g->nodes[r.node].kind != TGC_NODE_CONST) return false;
+        else if (g->nodes[r.node].kind != TGC_NODE_CONST) return false;
+        else if (known_elements(&tgc_graph_ref_info(g, r)->shape) > out_elements) return false;
     }
     return any;
 }
@@ -130,23 +153,87 @@ static tgc_status widened(widen_state *st, int32_t reader, tgc_ref r, tgc_ref *o
     return TGC_OK;
 }
 
+static int64_t attr_int(const tgc_node *n, const char *name, int64_t dflt) {
+    const tgc_attr *a = tgc_node_attr(n, name);
+    return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
+}
+
+static double attr_float(const tgc_node *n, const char *name, double dflt) {
+    const tgc_attr *a = tgc_node_attr(n, name);
+    return a != NULL && a->type == TGC_ATTR_FLOAT ? a->f : dflt;
+}
+
+/* Whether node id multiplies by a narrow weight of rank 2 (its input 1, an
+ * initializer) that _MatMulHalfWeight can read in half precision on every
+ * listed kind: a MatMul, or a Gemm with A not transposed, alpha 1 and beta
+ * 1 (or no C), as exporters write a linear layer. The weight then stays
+ * narrow in memory, where Cast(B) would be folded into a float32 copy of
+ * twice its bytes. */
+static bool keeps_half_weight(const tgc_rewrite *rw, int32_t id, tgc_dtype narrow) {
+    const tgc_node *n = &rw->g->nodes[id];
+    bool matmul = strcmp(n->op_name, "MatMul") == 0, gemm = strcmp(n->op_name, "Gemm") == 0;
+    if (!(matmul || gemm) || n->n_inputs < 2 || n->inputs[1].node < 0) return false;
+    if (gemm && (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1.0) != 1.0 ||
+                 (n->n_inputs > 2 && n->inputs[2].node >= 0 && attr_float(n, "beta", 1.0) != 1.0)))
+        return false;
+    const tgc_tensor_info *b = tgc_graph_ref_info(rw->g, n->inputs[1]);
+    return rw->g->nodes[n->inputs[1].node].kind == TGC_NODE_CONST && b->dtype == narrow && b->shape.rank == 2 &&
+           tgc_pass_kernel_everywhere(rw->kinds, "_MatMulHalfWeight");
+}
+
+/* The float32 copy of a MatMul or Gemm node id by a half-precision weight
+ * (keeps_half_weight), reading ins (A widened, B as it is, C widened):
+ * _MatMulHalfWeight, after a Transpose of B for transB (a constant, folded
+ * by fold-constants at the narrow type) and before an Add of C. */
+static tgc_status half_weight_copy(tgc_rewrite *rw, int32_t id, const tgc_ref *ins, int n_in, int32_t *out) {
+    const tgc_node *n = &rw->g->nodes[id];
+    bool has_c = n->n_inputs > 2 && n->inputs[2].node >= 0;
+    tgc_ref ab[2] = {ins[0], ins[1]};
+    tgc_status s = TGC_OK;
+    if (strcmp(n->op_name, "Gemm") == 0 && attr_int(n, "transB", 0) != 0) {
+        int32_t t;
+        const int64_t perm[2] = {1, 0};
+        s = tgc_rewrite_add_op(rw, "Transpose", id, &ins[1], 1, 1, &t);
+        if (s == TGC_OK) s = tgc_rewrite_set_attr_list(rw, t, "perm", TGC_ATTR_INTS, 2, perm);
+        if (s != TGC_OK) return s;
+        tgc_rewrite_keep_own_name(rw, t);
+        ab[1] = (tgc_ref){t, 0, {0, 0}};
+    }
+    int32_t mm;
+    s = tgc_rewrite_add_op(rw, "_MatMulHalfWeight", id, ab, 2, 1, &mm);
+    if (s != TGC_OK || !has_c || n_in < 3) {
+        *out = mm;
+        return s;
+    }
+    tgc_rewrite_keep_own_name(rw, mm);
+    tgc_ref sum[2] = {{mm, 0, {0, 0}}, ins[2]};
+    return tgc_rewrite_add_op(rw, "Add", id, sum, 2, 1, out);
+}
+
 /* Node id computed in float32: a copy reading the twins of its narrow
- * inputs, whose outputs become the twins of id's. */
+ * inputs, whose outputs become the twins of id's. A MatMul or Gemm by a
+ * narrow weight reads the weight as it is (half_weight_copy). */
 static tgc_status convert(widen_state *st, int32_t id, tgc_dtype narrow) {
     tgc_rewrite *rw = st->rw;
     int n_in = rw->g->nodes[id].n_inputs, n_out = rw->g->nodes[id].n_outputs;
     tgc_ref *ins = tgc_malloc((size_t)(n_in > 0 ? n_in : 1) * sizeof *ins);
     if (ins == NULL) return TGC_ERR_NOMEM;
+    bool half_weight = keeps_half_weight(rw, id, narrow);
     tgc_status s = TGC_OK;
     for (int i = 0; s == TGC_OK && i < n_in; i++) {
         tgc_ref r = rw->g->nodes[id].inputs[i];
         ins[i] = r;
-        if (r.node >= 0 && tgc_graph_ref_info(rw->g, r)->dtype == narrow) s = widened(st, id, r, &ins[i]);
+        if (r.node >= 0 && tgc_graph_ref_info(rw->g, r)->dtype == narrow && !(half_weight && i == 1))
+            s = widened(st, id, r, &ins[i]);
     }
     int32_t wide;
-    if (s == TGC_OK) s = tgc_rewrite_add_op(rw, rw->g->nodes[id].op_name, id, ins, n_in, n_out, &wide);
+    if (s == TGC_OK && half_weight) {
+        s = half_weight_copy(rw, id, ins, n_in, &wide);
+    } else if (s == TGC_OK) {
+        s = tgc_rewrite_add_op(rw, rw->g->nodes[id].op_name, id, ins, n_in, n_out, &wide);
+        if (s == TGC_OK) s = tgc_rewrite_copy_attrs(rw, id, wide);
+    }
     tgc_free(ins);
-    if (s == TGC_OK) s = tgc_rewrite_copy_attrs(rw, id, wide);
     if (s != TGC_OK) return s;
     st->copy[id] = wide;
     for (int p = 0; p < n_out; p++) {

@@ -65,6 +65,12 @@ typedef struct tgc_ew_loops {
      * ISA has it; rounding to nearest even); x and y must not overlap. */
     void (*half_to_float)(int64_t n, const uint16_t *x, float *y);
     void (*float_to_half)(int64_t n, const float *x, uint16_t *y);
+    /* y[j] = sum over kk < k of x[kk] * B[kk, j] for j < n, B float16
+     * (gemv_half) or bfloat16 (gemv_bf16) with rows ld apart, widened
+     * exactly: the bits of devices/cpu/gemv.c's update form over the
+     * widened B (one running sum a column, over kk in order). */
+    void (*gemv_half)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float *y);
+    void (*gemv_bf16)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float *y);
 } tgc_ew_loops;
 
 /* The loops of the chosen ISA (see above). Thread-safe; never NULL. */

@@ -188,6 +188,41 @@ static void ew_float_to_half(int64_t n, const float *x, uint16_t *y) {
     for (; i < n; i++) y[i] = tgc_float_to_half(x[i]);
 }
 
+/* ---- Matrix-vector products on half-precision weights ------------------------------ */
+
+/* y[j] = sum over kk in order of x[kk] * B[kk, j], j in [0, n): B's rows ld
+ * elements apart, float16 or bfloat16, each element widened exactly as it
+ * is read. One running sum a column, a product then a sum, as
+ * tgc_cpu_gemv_update computes with alpha 1 and beta 0 (devices/cpu/gemv.c):
+ * the bits of the float32 product over the widened weight. */
+#define EW_GEMV_HALF(name, load, widen)                                                                  \
+    static void name(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float *y) {  \
+        int64_t j = 0;                                                                                   \
+        for (; j + 4 * TGC_VLANES <= n; j += 4 * TGC_VLANES) {                                           \
+            tgc_vf s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};                                               \
+            for (int64_t kk = 0; kk < k; kk++) {                                                         \
+                const uint16_t *r = mat + kk * ld + j;                                                   \
+                tgc_vf a = tgc_vf_splat(x[kk]);                                                          \
+                s0 += a * load(r);                                                                       \
+                s1 += a * load(r + TGC_VLANES);                                                          \
+                s2 += a * load(r + 2 * TGC_VLANES);                                                      \
+                s3 += a * load(r + 3 * TGC_VLANES);                                                      \
+            }                                                                                            \
+            tgc_vf_store(y + j, s0);                                                                     \
+            tgc_vf_store(y + j + TGC_VLANES, s1);                                                        \
+            tgc_vf_store(y + j + 2 * TGC_VLANES, s2);                                                    \
+            tgc_vf_store(y + j + 3 * TGC_VLANES, s3);                                                    \
+        }                                                                                                \
+        for (; j < n; j++) {                                                                             \
+            float d = 0.0f;                                                                              \
+            for (int64_t kk = 0; kk < k; kk++) d += x[kk] * widen(mat[kk * ld + j]);                     \
+            y[j] = d;                                                                                    \
+        }                                                                                                \
+    }
+EW_GEMV_HALF(ew_gemv_half_f16, tgc_vf_load_half, tgc_half_to_float)
+EW_GEMV_HALF(ew_gemv_half_bf16, ew_load_bf16, tgc_bf16_to_float)
+#undef EW_GEMV_HALF
+
 /* ---- The table ---------------------------------------------------------------- */
 
 /* [TGC_EW_<Op>][dtype] = ew_<Op>_<dt> where the row's class has the dtype. */
@@ -235,4 +270,6 @@ const tgc_ew_loops EW_CAT(tgc_ew_loops_, TGC_EW_ISA) = {
     },
     .half_to_float = ew_half_to_float,
     .float_to_half = ew_float_to_half,
+    .gemv_half = ew_gemv_half_f16,
+    .gemv_bf16 = ew_gemv_half_bf16,
 };

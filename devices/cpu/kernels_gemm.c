@@ -15,7 +15,11 @@
  *
  * Where B is a session constant (a weight) and A is not transposed, both
  * run on B packed once for oneDNN's matmul (devices/cpu/gemm_packed.h),
- * kept in the node's kernel cache; OpenBLAS does the rest. */
+ * kept in the node's kernel cache; OpenBLAS does the rest.
+ *
+ * _MatMulHalfWeight, MatMul by a float16 or bfloat16 weight, is here too
+ * (its section says how), on the same packing and splitting. */
+#include "devices/cpu/ew.h"
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/target_clones.h"
@@ -384,6 +388,168 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
         }
     }
     if (!ok) return tgc_kernel_fail(c, "MatMul: " TGC_CPU_GEMM_FAILED);
+    return TGC_OK;
+}
+
+/* ---- _MatMulHalfWeight ----------------------------------------------------- */
+
+/* A MatMul by a float16 or bfloat16 weight B [K, N] (graph/ops_nn.c). With
+ * one row of A, a matrix-vector product bound by reading B, B is read in
+ * place, two bytes an element, over pieces of columns
+ * (tgc_ew_loops.gemv_half). With more rows B is widened once into the
+ * node's kernel cache: packed for oneDNN where packing pays (the cache then
+ * stands in for the half-precision original, which goes), else kept as a
+ * float32 copy for tgc_cpu_sgemm_fused; outside a session, or for a B that
+ * is not a constant, it is widened into a block freed after the run. Every
+ * way gives the bits MatMul gives on Cast(B, to=float). */
+#define WAY_HALF_GEMV "gemv on the half-precision weight"
+#define WAY_WIDENED "sgemm on the widened weight"
+
+typedef struct widened_block {
+    tgc_packed_gemm *g; /* B packed for oneDNN, or NULL */
+    float *b;           /* else B widened, [K, N] */
+} widened_block;
+
+typedef struct widened_args {
+    const tgc_gemm_shape *shape;
+    const tgc_value *b;
+    bool pack;
+} widened_args;
+
+/* B widened into a new block of K x N floats (tgc_free), or NULL. */
+static float *widen_weight(const tgc_value *b, int64_t count) {
+    float *w = count <= (int64_t)(SIZE_MAX / sizeof(float)) ? tgc_malloc((size_t)count * sizeof(float)) : NULL;
+    if (w != NULL && !tgc_cpu_cast_elements(b->dtype, tgc_buffer_host_ptr(b->buf), TGC_FLOAT32, w, count)) {
+        tgc_free(w);
+        w = NULL;
+    }
+    return w;
+}
+
+static void *build_widened(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const widened_args *wa = arg;
+    widened_block *blk = tgc_calloc(1, sizeof *blk);
+    float *w = blk != NULL ? widen_weight(wa->b, wa->shape->k * wa->shape->n) : NULL;
+    if (w == NULL) {
+        tgc_free(blk);
+        return NULL;
+    }
+    *bytes = 0;
+    if (wa->pack) blk->g = tgc_packed_gemm_create(wa->shape, w, bytes);
+    if (blk->g != NULL) {
+        tgc_free(w);
+    } else {
+        blk->b = w;
+        *bytes = (size_t)(wa->shape->k * wa->shape->n) * sizeof(float);
+    }
+    *bytes += sizeof *blk;
+    return blk;
+}
+
+static void release_widened(void *data) {
+    widened_block *blk = data;
+    tgc_packed_gemm_free(blk->g);
+    tgc_free(blk->b);
+    tgc_free(blk);
+}
+
+/* One row of A times the half-precision B, pieces of columns. */
+typedef struct half_gemv {
+    const tgc_value *b;
+    const float *x;
+    float *y;
+    int64_t n, k, step;
+    const tgc_fused_act *act;
+} half_gemv;
+
+static void half_gemv_piece(void *arg, int64_t i, int slot) {
+    (void)slot;
+    const half_gemv *h = arg;
+    int64_t lo = i * h->step, hi = lo + h->step < h->n ? lo + h->step : h->n;
+    const tgc_ew_loops *loops = tgc_cpu_ew_loops();
+    const uint16_t *b = (const uint16_t *)tgc_buffer_host_ptr(h->b->buf) + lo;
+    if (h->b->dtype == TGC_FLOAT16) loops->gemv_half(hi - lo, h->k, b, h->n, h->x, h->y + lo);
+    else loops->gemv_bf16(hi - lo, h->k, b, h->n, h->x, h->y + lo);
+    tgc_cpu_act_block(h->act, h->y, h->n, 0, 1, lo, hi);
+}
+
+static void matmul_half_gemv(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *x, float *y) {
+    int64_t macs = s->n * s->k <= INT64_MAX ? s->n * s->k : INT64_MAX, pieces = sgemm_pieces(macs, true);
+    while (pieces > 2 && s->n / pieces < SGEMM_MIN_WIDTH) pieces /= 2;
+    if (pieces < 1 || s->n < 32) pieces = 1;
+    int64_t step = ((s->n + pieces - 1) / pieces + 15) / 16 * 16;
+    half_gemv h = {.b = &c->inputs[1], .x = x, .y = y, .n = s->n, .k = s->k, .step = step, .act = c->fused_act};
+    tgc_parallel_for(c->pool, (s->n + step - 1) / step, half_gemv_piece, &h);
+}
+
+/* Whether the node reads B in place: one row of A. */
+static bool reads_half_in_place(const tgc_gemm_shape *s) { return s->m == 1; }
+
+const char *tgc_cpu_matmul_half_choose(tgc_kernel_ctx *c) {
+    tgc_matmul_geometry g;
+    tgc_gemm_shape s;
+    if (tgc_matmul_geometry_read_dtypes(c, TGC_FLOAT32, c->inputs[1].dtype, &g) != TGC_OK || !matmul_one_gemm(&g, &s) ||
+        g.m == 0 || g.n == 0 || g.k == 0)
+        return NULL;
+    if (reads_half_in_place(&s)) return WAY_HALF_GEMV;
+    return packing_pays(c, &s) ? WAY_PACKED : WAY_WIDENED;
+}
+
+void tgc_cpu_matmul_half_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
+    (void)width;
+    tgc_matmul_geometry g;
+    tgc_gemm_shape s;
+    if (tgc_matmul_geometry_read_dtypes(c, TGC_FLOAT32, c->inputs[1].dtype, &g) != TGC_OK || !matmul_one_gemm(&g, &s) ||
+        g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0 || reads_half_in_place(&s) || !(c->const_inputs & (1u << 1)))
+        return;
+    out->cache_bytes = packing_pays(c, &s) ? packed_bound(&s) : s.k * s.n * (int64_t)sizeof(float);
+    out->cache_bytes += (int64_t)sizeof(widened_block);
+    out->replaces_inputs = 1u << 1;
+}
+
+tgc_status tgc_cpu_matmul_half_weight(tgc_kernel_ctx *c) {
+    const tgc_value *b = &c->inputs[1];
+    if (b->dtype != TGC_FLOAT16 && b->dtype != TGC_BFLOAT16)
+        return tgc_kernel_fail(c, "_MatMulHalfWeight: input B is %s; it takes float16 or bfloat16",
+                               tgc_dtype_name(b->dtype));
+    tgc_matmul_geometry g;
+    tgc_status st = tgc_matmul_geometry_read_dtypes(c, TGC_FLOAT32, b->dtype, &g);
+    if (st != TGC_OK) return st;
+    tgc_gemm_shape s;
+    if (!matmul_one_gemm(&g, &s)) return tgc_kernel_fail(c, "_MatMulHalfWeight: B must be a matrix [K, N]");
+    const float *pa = tgc_kernel_in_ptr(c, 0);
+    float *py = tgc_kernel_out_ptr(c, 0);
+    if (s.m == 0 || s.n == 0) return TGC_OK;
+    if (s.k == 0) { /* an empty sum: zeros */
+        memset(py, 0, tgc_value_nbytes(&c->outputs[0]));
+        tgc_cpu_act_block(c->fused_act, py, s.n, 0, s.m, 0, s.n);
+        return TGC_OK;
+    }
+    if (reads_half_in_place(&s)) {
+        c->impl = WAY_HALF_GEMV;
+        if (!c->prepack_only) matmul_half_gemv(c, &s, pa, py);
+        return TGC_OK;
+    }
+    widened_args args = {.shape = &s, .b = b, .pack = packing_pays(c, &s)};
+    const widened_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_widened, release_widened, &args);
+    if (blk != NULL && blk->g != NULL && !tgc_packed_gemm_matches(blk->g, &s)) blk = NULL;
+    if (blk == NULL && c->cache != NULL && (c->const_inputs & (1u << 1)) && !tgc_kernel_cache_taken(c))
+        return tgc_kernel_fail(c, "_MatMulHalfWeight: out of host memory widening the weight");
+    if (blk != NULL) tgc_kernel_cache_replaces(c, 1u << 1);
+    c->impl = blk != NULL && blk->g != NULL ? WAY_PACKED : WAY_WIDENED;
+    if (c->prepack_only) return TGC_OK;
+    if (blk != NULL && blk->g != NULL) {
+        if (!tgc_packed_gemm_run(blk->g, c->pool, pa, py, c->fused_act))
+            return tgc_kernel_fail(c, "_MatMulHalfWeight: oneDNN's matmul failed");
+        return TGC_OK;
+    }
+    float *own = blk != NULL ? NULL : widen_weight(b, s.k * s.n);
+    if (blk == NULL && own == NULL) return tgc_kernel_fail(c, "_MatMulHalfWeight: out of host memory widening B");
+    bool ok = tgc_cpu_sgemm_fused(c->pool, false, false, s.m, s.n, s.k, 1.0f, pa, s.k, own != NULL ? own : blk->b,
+                                  s.n, 0.0f, py, s.n, NULL, 0, 0, c->fused_act);
+    tgc_free(own);
+    if (!ok) return tgc_kernel_fail(c, "_MatMulHalfWeight: " TGC_CPU_GEMM_FAILED);
     return TGC_OK;
 }
 

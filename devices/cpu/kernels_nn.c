@@ -15,6 +15,8 @@ const tgc_kernel_def tgc_cpu_kernels_nn[] = {
     {.op = "Gemm", .fn = tgc_cpu_gemm_f32, .forward_input = -1, .fuses_activation = true,
      .dtypes = F32_ONLY, .choose = tgc_cpu_gemm_choose,
      .footprint = tgc_cpu_gemm_footprint},
+    {.op = "_MatMulHalfWeight", .fn = tgc_cpu_matmul_half_weight, .forward_input = -1, .fuses_activation = true,
+     .dtypes = F32_ONLY, .choose = tgc_cpu_matmul_half_choose, .footprint = tgc_cpu_matmul_half_footprint},
     {.op = "MatMul", .fn = tgc_cpu_matmul_f64, .forward_input = -1,
      .dtypes = {TGC_FLOAT64, TGC_DTYPE_INVALID}},
     {.op = "Gemm", .fn = tgc_cpu_gemm_f64, .forward_input = -1,

@@ -34,6 +34,14 @@
 
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c);
+/* _MatMulHalfWeight (kernels_gemm.c): float32 A times a float16 or
+ * bfloat16 weight B [K, N], float32 out; its chooser ("gemv on the
+ * half-precision weight", "onednn packed matmul" or "sgemm on the widened
+ * weight") and footprint (the widened or packed cache, which replaces B,
+ * when A has more than one row; nothing when B is read in place). */
+tgc_status tgc_cpu_matmul_half_weight(tgc_kernel_ctx *c);
+const char *tgc_cpu_matmul_half_choose(tgc_kernel_ctx *c);
+void tgc_cpu_matmul_half_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
 /* MatMul and Gemm in float64 (kernels_gemm_f64.c, cblas_dgemm). */
 tgc_status tgc_cpu_matmul_f64(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_gemm_f64(tgc_kernel_ctx *c);

@@ -9,7 +9,9 @@
 #include "tests/harness.h"
 #include "tgc.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The narrow bits of v (float16 or bfloat16; v exactly representable). */
@@ -80,8 +82,8 @@ static void test_chain_in_float32(void) {
     tgc_optimize_level levels[] = {TGC_OPTIMIZE_NONE, TGC_OPTIMIZE_ALL};
     for (int l = 0; l < 2; l++) {
         tgc_graph *opt = optimized_graph(g, levels[l], "cpu", d);
-        /* At NONE the weights are cast each step; above, fold-constants folds those Casts. */
-        CU_ASSERT_EQUAL(count_op(opt, "Cast"), levels[l] == TGC_OPTIMIZE_NONE ? 4 : 2);
+        /* At NONE b is cast each step; above, fold-constants folds that Cast. W is read as it is. */
+        CU_ASSERT_EQUAL(count_op(opt, "Cast"), levels[l] == TGC_OPTIMIZE_NONE ? 3 : 2);
         const tgc_node *y = node_named(opt, "y");
         CU_ASSERT_PTR_NOT_NULL_FATAL(y);
         CU_ASSERT_STRING_EQUAL(y->op_name, "Cast");
@@ -90,8 +92,9 @@ static void test_chain_in_float32(void) {
         const tgc_node *m = node_named(opt, "m");
         if (levels[l] == TGC_OPTIMIZE_NONE) {
             CU_ASSERT_PTR_NOT_NULL_FATAL(m); /* the float32 copy keeps the node's name */
-            CU_ASSERT_STRING_EQUAL(m->op_name, "MatMul");
+            CU_ASSERT_STRING_EQUAL(m->op_name, "_MatMulHalfWeight");
             CU_ASSERT_EQUAL(m->outputs[0].dtype, TGC_FLOAT32);
+            CU_ASSERT_EQUAL(tgc_graph_ref_info(opt, m->inputs[1])->dtype, TGC_FLOAT16);
         }
         tgc_graph_free(opt);
         tgc_tensor *out[1] = {NULL};
@@ -250,9 +253,197 @@ static void test_graph_cast_narrows(void) {
     tgc_diags_free(d);
 }
 
+/* A YAML model y = x W with x [m, k] and W [k, n] of dtype `dt`, W's
+ * values W[i] = ((37 i) % 29 - 14) / 8, into buf (size cap). */
+static void matmul_model(char *buf, size_t cap, const char *dt, int m, int k, int n) {
+    size_t len = (size_t)snprintf(buf, cap,
+                                  "format: tgc/1\n"
+                                  "inputs: [{name: x, dtype: %s, shape: [%d, %d]}]\n"
+                                  "outputs: [y]\n"
+                                  "initializers:\n"
+                                  "  - {name: W, dtype: %s, shape: [%d, %d], values: [",
+                                  dt, m, k, dt, k, n);
+    for (int i = 0; i < k * n && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%g", i > 0 ? ", " : "", (double)((37 * i) % 29 - 14) / 8.0);
+    if (len < cap) snprintf(buf + len, cap - len, "]}\nnodes:\n  - {name: y, op: MatMul, inputs: [x, W]}\n");
+    CU_ASSERT_FATAL(len < cap);
+}
+
+/* A MatMul by a float16 or bfloat16 weight keeps the weight in half
+ * precision: compute-in-float32 makes it _MatMulHalfWeight reading W as it
+ * is (no Cast of W, none folded), and the session holds W's two bytes an
+ * element, not a float32 copy. One row (read in place: 150 columns, two
+ * 64-column blocks of 16-lane vectors and a tail of 22) and three rows of
+ * 400 columns (W widened once, packed). x[r, c] = ((13 (r k + c)) % 17 - 8)
+ * / 4: every product a multiple of 1/32 and every sum below 2^10, so the
+ * float32 sums are exact and equal a double loop's; the output is that
+ * sum rounded once to the narrow type. */
+static void test_half_weight_stays_half(void) {
+    const tgc_dtype types[] = {TGC_FLOAT16, TGC_BFLOAT16};
+    const int shapes[][3] = {{1, 64, 150}, {3, 64, 400}};
+    enum { CAP = 200000 };
+    char *yaml = malloc(CAP);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(yaml);
+    for (int t = 0; t < 2; t++)
+        for (int sh = 0; sh < 2; sh++) {
+            int m = shapes[sh][0], k = shapes[sh][1], n = shapes[sh][2];
+            matmul_model(yaml, CAP, tgc_dtype_name(types[t]), m, k, n);
+            tgc_diags *d = tgc_diags_create();
+            tgc_graph *g = loaded_graph(yaml, "half_weight.yaml", d);
+            tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_DEFAULT, "cpu", d);
+            const tgc_node *mm = node_named(opt, "y");
+            CU_ASSERT_EQUAL(count_op(opt, "_MatMulHalfWeight"), 1);
+            CU_ASSERT_EQUAL(count_op(opt, "Cast"), 2); /* x in, y out */
+            CU_ASSERT_PTR_NOT_NULL_FATAL(mm);
+            for (int32_t id = 0; id < opt->n_nodes; id++)
+                if (opt->nodes[id].kind == TGC_NODE_OP && strcmp(opt->nodes[id].op_name, "_MatMulHalfWeight") == 0)
+                    CU_ASSERT_EQUAL(tgc_graph_ref_info(opt, opt->nodes[id].inputs[1])->dtype, types[t]);
+            tgc_graph_free(opt);
+
+            uint16_t *xb = malloc((size_t)(m * k) * sizeof *xb);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(xb);
+            for (int i = 0; i < m * k; i++) xb[i] = narrow_bits(types[t], (float)((13 * i) % 17 - 8) / 4.0f);
+            tgc_session *s = NULL;
+            tgc_tensor *x = NULL, *y = NULL;
+            tgc_session_options o = {.threads = "cpu0=2"};
+            tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
+            if (st == TGC_OK) st = tgc_tensor_create(types[t], 2, (int64_t[]){m, k}, xb, &x);
+            if (st == TGC_OK) st = tgc_session_run(s, 1, (const char *[]){"x"}, (tgc_tensor *const[]){x}, &y, d);
+            if (st != TGC_OK) tgc_diags_print(d, stderr);
+            CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+            const uint16_t *got = tgc_tensor_data(y);
+            int bad = 0;
+            for (int r = 0; r < m; r++)
+                for (int j = 0; j < n; j++) {
+                    double sum = 0.0;
+                    for (int c = 0; c < k; c++)
+                        sum += (double)widen(types[t], xb[r * k + c]) * ((double)((37 * (c * n + j)) % 29 - 14) / 8.0);
+                    bad += got[r * n + j] != narrow_bits(types[t], (float)sum);
+                }
+            CU_ASSERT_EQUAL(bad, 0);
+            if (sh == 0) { /* after a run the device holds W at two bytes an element, not four */
+                int64_t held = tgc_session_memory(s, 0).bytes_in_use;
+                CU_ASSERT(held >= (int64_t)k * n * 2 && held < (int64_t)k * n * 4);
+            }
+            tgc_tensor_release(x);
+            tgc_tensor_release(y);
+            tgc_session_free(s);
+            free(xb);
+            tgc_graph_free(g);
+            tgc_diags_free(d);
+        }
+    free(yaml);
+}
+
+/* A linear layer as exporters write it, Gemm(x, W, c) with transB 1, in
+ * float16: _MatMulHalfWeight over W transposed once at the narrow type
+ * (folded: no Transpose is left) and an Add of c, W two bytes an element.
+ * x [1, 32] = ((13 c) % 17 - 8) / 4, W [24, 32] = ((37 i) % 29 - 14) / 8,
+ * c [24] = (j % 5) - 2: exact sums, rounded once to float16. */
+static void test_gemm_weight_stays_half(void) {
+    char yaml[16384];
+    size_t len = (size_t)snprintf(yaml, sizeof yaml,
+                                  "format: tgc/1\n"
+                                  "inputs: [{name: x, dtype: float16, shape: [1, 32]}]\n"
+                                  "outputs: [y]\n"
+                                  "initializers:\n"
+                                  "  - {name: W, dtype: float16, shape: [24, 32], values: [");
+    for (int i = 0; i < 24 * 32; i++)
+        len += (size_t)snprintf(yaml + len, sizeof yaml - len, "%s%g", i > 0 ? ", " : "",
+                                (double)((37 * i) % 29 - 14) / 8.0);
+    len += (size_t)snprintf(yaml + len, sizeof yaml - len, "]}\n  - {name: c, dtype: float16, shape: [24], values: [");
+    for (int j = 0; j < 24; j++) len += (size_t)snprintf(yaml + len, sizeof yaml - len, "%s%d", j > 0 ? ", " : "", j % 5 - 2);
+    snprintf(yaml + len, sizeof yaml - len, "]}\nnodes:\n  - {name: y, op: Gemm, inputs: [x, W, c], attrs: {transB: 1}}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "gemm.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_DEFAULT, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_MatMulHalfWeight"), 1);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 0);
+    CU_ASSERT_EQUAL(count_op(opt, "Gemm"), 0);
+    for (int32_t id = 0; id < opt->n_nodes; id++)
+        if (opt->nodes[id].kind == TGC_NODE_OP && strcmp(opt->nodes[id].op_name, "_MatMulHalfWeight") == 0) {
+            const tgc_tensor_info *w = tgc_graph_ref_info(opt, opt->nodes[id].inputs[1]);
+            CU_ASSERT_EQUAL(w->dtype, TGC_FLOAT16);
+            CU_ASSERT(w->shape.rank == 2 && w->shape.dims[0].v == 32 && w->shape.dims[1].v == 24);
+        }
+    tgc_graph_free(opt);
+    uint16_t xb[32];
+    for (int i = 0; i < 32; i++) xb[i] = tgc_float_to_half((float)((13 * i) % 17 - 8) / 4.0f);
+    tgc_session *s = NULL;
+    tgc_tensor *x = NULL, *y = NULL;
+    tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
+    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT16, 2, (int64_t[]){1, 32}, xb, &x);
+    if (st == TGC_OK) st = tgc_session_run(s, 1, (const char *[]){"x"}, (tgc_tensor *const[]){x}, &y, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    const uint16_t *got = tgc_tensor_data(y);
+    for (int j = 0; j < 24; j++) {
+        double sum = j % 5 - 2;
+        for (int c = 0; c < 32; c++)
+            sum += (double)tgc_half_to_float(xb[c]) * ((double)((37 * (j * 32 + c)) % 29 - 14) / 8.0);
+        CU_ASSERT_EQUAL(got[j], tgc_float_to_half((float)sum));
+    }
+    tgc_tensor_release(x);
+    tgc_tensor_release(y);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
+/* A Gather from a float16 table stays float16: it reads more than it
+ * gives, so widening its output costs less than a float32 copy of the
+ * table. E = 100 x 8 values (i % 7 - 3) / 2, rows 5 and 42 gathered, then
+ * a Softmax (no float16 kernel) over each row: the Gather's output is
+ * widened, not E. */
+static void test_gather_reads_table_in_place(void) {
+    char yaml[16384];
+    size_t len = (size_t)snprintf(yaml, sizeof yaml,
+                                  "format: tgc/1\n"
+                                  "inputs: [{name: ids, dtype: int64, shape: [2]}]\n"
+                                  "outputs: [y]\n"
+                                  "initializers:\n"
+                                  "  - {name: E, dtype: float16, shape: [100, 8], values: [");
+    for (int i = 0; i < 800; i++)
+        len += (size_t)snprintf(yaml + len, sizeof yaml - len, "%s%g", i > 0 ? ", " : "", (double)(i % 7 - 3) / 2.0);
+    snprintf(yaml + len, sizeof yaml - len, "]}\nnodes:\n  - {name: e, op: Gather, inputs: [E, ids]}\n"
+                                            "  - {name: y, op: Softmax, inputs: [e]}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "gather.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_DEFAULT, "cpu", d);
+    const tgc_node *e = node_named(opt, "e");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_STRING_EQUAL(e->op_name, "Gather");
+    CU_ASSERT_EQUAL(tgc_graph_ref_info(opt, e->inputs[0])->dtype, TGC_FLOAT16);
+    CU_ASSERT_EQUAL(e->outputs[0].dtype, TGC_FLOAT16);
+    tgc_graph_free(opt);
+    tgc_session *s = NULL;
+    tgc_tensor *ids = NULL, *y = NULL;
+    tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
+    if (st == TGC_OK) st = tgc_tensor_create(TGC_INT64, 1, (int64_t[]){2}, (int64_t[]){5, 42}, &ids);
+    if (st == TGC_OK) st = tgc_session_run(s, 1, (const char *[]){"ids"}, (tgc_tensor *const[]){ids}, &y, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    const uint16_t *got = tgc_tensor_data(y);
+    const int rows[2] = {5, 42};
+    for (int r = 0; r < 2; r++) {
+        double z = 0.0, want[8];
+        for (int j = 0; j < 8; j++) z += exp((double)((rows[r] * 8 + j) % 7 - 3) / 2.0);
+        for (int j = 0; j < 8; j++) want[j] = exp((double)((rows[r] * 8 + j) % 7 - 3) / 2.0) / z;
+        for (int j = 0; j < 8; j++) CU_ASSERT_DOUBLE_EQUAL(tgc_half_to_float(got[r * 8 + j]), want[j], 1e-3);
+    }
+    tgc_tensor_release(ids);
+    tgc_tensor_release(y);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("compute in float32", {"a chain in float32", test_chain_in_float32},
               {"the graph's Cast narrows", test_graph_cast_narrows},
               {"products summed in float32", test_products_summed_in_float32},
               {"bfloat16 with an index output", test_bfloat16_with_an_index_output},
               {"native nodes stay narrow", test_native_nodes_stay_narrow},
-              {"float32 untouched", test_float32_untouched})
+              {"float32 untouched", test_float32_untouched},
+              {"a half-precision weight stays half", test_half_weight_stays_half},
+              {"a Gemm's half-precision weight stays half", test_gemm_weight_stays_half},
+              {"a Gather reads its table in place", test_gather_reads_table_in_place})
