@@ -9,6 +9,7 @@
  *
  * What is cut (W a constant, C / B optional):
  *   MatMul(A, W [K, N])           -> W's columns, Concat on Y's last axis
+ *   _MatMulHalfWeight, the same    (W float16 or bfloat16)
  *   Gemm(A, W [K, N] or [N, K], C) -> W's columns (rows with transB), C's
  *                                    last axis when it is N long (shared
  *                                    when it broadcasts), Concat on axis 1
@@ -48,7 +49,8 @@ static bool rule_for(const tgc_rewrite *rw, int32_t id, cut_rule *r) {
     const tgc_node *n = &rw->g->nodes[id];
     if (n->n_outputs != 1 || n->n_inputs < 2 || n->outputs[0].shape.rank == TGC_RANK_UNKNOWN) return false;
     int y_rank = n->outputs[0].shape.rank;
-    if (tgc_pass_is_op(rw, id, "MatMul") && y_rank >= 1) *r = (cut_rule){1, -1, false, y_rank - 1};
+    if ((tgc_pass_is_op(rw, id, "MatMul") || tgc_pass_is_op(rw, id, "_MatMulHalfWeight")) && y_rank >= 1)
+        *r = (cut_rule){1, -1, false, y_rank - 1};
     else if (tgc_pass_is_op(rw, id, "Gemm")) *r = (cut_rule){attr_int(n, "transB", 0) ? 0 : 1, 2, true, 1};
     else if (tgc_pass_is_op(rw, id, "Conv") && attr_int(n, "group", 1) == 1) *r = (cut_rule){0, 2, false, 1};
     else if (tgc_pass_is_op(rw, id, "_ConvNHWC") && attr_int(n, "group", 1) == 1)

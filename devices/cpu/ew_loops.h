@@ -195,32 +195,37 @@ static void ew_float_to_half(int64_t n, const float *x, uint16_t *y) {
  * is read. One running sum a column, a product then a sum, as
  * tgc_cpu_gemv_update computes with alpha 1 and beta 0 (devices/cpu/gemv.c):
  * the bits of the float32 product over the widened weight. */
-#define EW_GEMV_HALF(name, load, widen)                                                                  \
+#define EW_GEMV_HALF(name, load)                                                                         \
     static void name(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float *y) {  \
         int64_t j = 0;                                                                                   \
-        for (; j + 4 * TGC_VLANES <= n; j += 4 * TGC_VLANES) {                                           \
-            tgc_vf s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};                                               \
+        for (; j + 8 * TGC_VLANES <= n; j += 8 * TGC_VLANES) { /* 8 sums a step: an add's latency hidden */ \
+            tgc_vf s[8] = {{0}};                                                                         \
             for (int64_t kk = 0; kk < k; kk++) {                                                         \
                 const uint16_t *r = mat + kk * ld + j;                                                   \
                 tgc_vf a = tgc_vf_splat(x[kk]);                                                          \
-                s0 += a * load(r);                                                                       \
-                s1 += a * load(r + TGC_VLANES);                                                          \
-                s2 += a * load(r + 2 * TGC_VLANES);                                                      \
-                s3 += a * load(r + 3 * TGC_VLANES);                                                      \
+                for (int q = 0; q < 8; q++) s[q] += a * load(r + q * TGC_VLANES);                        \
             }                                                                                            \
-            tgc_vf_store(y + j, s0);                                                                     \
-            tgc_vf_store(y + j + TGC_VLANES, s1);                                                        \
-            tgc_vf_store(y + j + 2 * TGC_VLANES, s2);                                                    \
-            tgc_vf_store(y + j + 3 * TGC_VLANES, s3);                                                    \
+            for (int q = 0; q < 8; q++) tgc_vf_store(y + j + q * TGC_VLANES, s[q]);                      \
         }                                                                                                \
-        for (; j < n; j++) {                                                                             \
-            float d = 0.0f;                                                                              \
-            for (int64_t kk = 0; kk < k; kk++) d += x[kk] * widen(mat[kk * ld + j]);                     \
-            y[j] = d;                                                                                    \
+        for (; j + TGC_VLANES <= n; j += TGC_VLANES) {                                                   \
+            tgc_vf s0 = {0};                                                                             \
+            for (int64_t kk = 0; kk < k; kk++) s0 += tgc_vf_splat(x[kk]) * load(mat + kk * ld + j);      \
+            tgc_vf_store(y + j, s0);                                                                     \
+        }                                                                                                \
+        if (j < n) { /* the last columns, each row's few copied into a vector (lanes past them 0) */      \
+            uint16_t part[TGC_VLANES] = {0};                                                             \
+            float out[TGC_VLANES];                                                                       \
+            tgc_vf s0 = {0};                                                                             \
+            for (int64_t kk = 0; kk < k; kk++) {                                                         \
+                memcpy(part, mat + kk * ld + j, (size_t)(n - j) * sizeof *part);                         \
+                s0 += tgc_vf_splat(x[kk]) * load(part);                                                  \
+            }                                                                                            \
+            tgc_vf_store(out, s0);                                                                       \
+            memcpy(y + j, out, (size_t)(n - j) * sizeof *out);                                           \
         }                                                                                                \
     }
-EW_GEMV_HALF(ew_gemv_half_f16, tgc_vf_load_half, tgc_half_to_float)
-EW_GEMV_HALF(ew_gemv_half_bf16, ew_load_bf16, tgc_bf16_to_float)
+EW_GEMV_HALF(ew_gemv_half_f16, tgc_vf_load_half)
+EW_GEMV_HALF(ew_gemv_half_bf16, ew_load_bf16)
 #undef EW_GEMV_HALF
 
 /* ---- The table ---------------------------------------------------------------- */

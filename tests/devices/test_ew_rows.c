@@ -483,6 +483,51 @@ static void test_half_conversions(void) {
     }
 }
 
+/* Each ISA's matrix-vector product on half-precision weights (float16 and
+ * bfloat16) against a scalar loop written here: per column a running sum
+ * over k in order, a product then a sum (float32, no FMA), of x and the
+ * weight widened by support/half.h; bit for bit, for widths around the
+ * vector blocks (1 to 8 vectors of 4 to 16 lanes and a ragged tail), a
+ * row stride past the width, values of every magnitude. */
+static void test_gemv_half_weight(void) {
+    int n_isas;
+    const tgc_ew_loops *const *isas = tgc_cpu_ew_all_loops(&n_isas);
+    enum { K = 37, LD = 301 };
+    static uint16_t w[K * LD];
+    static float x[K], got[LD], want[LD];
+    const int widths[] = {1, 3, 16, 17, 64, 127, 128, 129, 200, 300};
+    for (int i = 0; i < K; i++) x[i] = tgc_half_to_float((uint16_t)(next_u64() & 0x7bff)) * (i % 2 ? -1.0f : 1.0f);
+    for (int bf = 0; bf < 2; bf++) {
+        for (int i = 0; i < K * LD; i++) {
+            uint16_t r = (uint16_t)next_u64();
+            w[i] = bf ? (uint16_t)(r & 0xbf7f) : (uint16_t)(r & 0xfbff); /* finite values */
+        }
+        for (size_t c = 0; c < sizeof widths / sizeof widths[0]; c++) {
+            int n = widths[c];
+            for (int j = 0; j < n; j++) {
+                float d = 0.0f;
+                for (int k = 0; k < K; k++) {
+                    float wv = bf ? tgc_bf16_to_float(w[k * LD + j]) : tgc_half_to_float(w[k * LD + j]);
+                    float p = x[k] * wv;
+                    d = d + p;
+                }
+                want[j] = d;
+            }
+            for (int k = 0; k < n_isas; k++) {
+                memset(got, 0, sizeof got);
+                (bf ? isas[k]->gemv_bf16 : isas[k]->gemv_half)(n, K, w, LD, x, got);
+                int bad = 0;
+                for (int j = 0; j < n; j++)
+                    if (memcmp(&got[j], &want[j], sizeof(float)) != 0 && bad++ < 3)
+                        fprintf(stderr, "\n  %s %s n %d column %d: %a, want %a", isas[k]->isa, bf ? "bf16" : "f16", n,
+                                j, got[j], want[j]);
+                CU_ASSERT_EQUAL(bad, 0);
+                CU_ASSERT_EQUAL(got[n], 0.0f); /* nothing past the width */
+            }
+        }
+    }
+}
+
 /* ---- The ISA choice ------------------------------------------------------------------- */
 
 static void test_isa_choice(void) {
@@ -598,5 +643,6 @@ static void test_rows_cpu_vs_gpu(void) {
 TGC_TEST_MAIN("ew_rows",
               {"rows against reference", test_rows_against_reference},
               {"half conversions", test_half_conversions},
+              {"matrix-vector products on half-precision weights", test_gemv_half_weight},
               {"isa choice", test_isa_choice},
               {"rows cpu vs gpu", test_rows_cpu_vs_gpu})

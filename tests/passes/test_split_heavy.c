@@ -1,4 +1,5 @@
-/* split-heavy (passes/split_heavy.c): a MatMul, a Gemm and a Conv whose
+/* split-heavy (passes/split_heavy.c): a MatMul (float32 or half-precision
+ * weights), a Gemm and a Conv whose
  * weight is over the piece size are cut along their output features into
  * the number of pieces the sizes give by hand, joined by one Concat that
  * keeps the node's name, and the cut graph's output is bitwise the whole
@@ -106,6 +107,28 @@ static void test_matmul(void) {
 
 /* Gemm A [2, 16], B [16, 48], C [1, 48] (sliced with B's columns): 3072
  * bytes at 1000 -> 4 pieces of 12. */
+/* _MatMulHalfWeight x [1, 8] W float16 [8, 40]: 640 bytes at 200 a piece
+ * -> 4 pieces of 10 features, each reading its float16 slice in place;
+ * against a loop (every value a multiple of 1/8: exact in float16). */
+static void test_half_weight(void) {
+    static const char yaml[] = "format: tgc/1\nname: mm\ninputs:\n  - {name: x, dtype: float32, shape: [1, 8]}\n"
+                               "outputs: [y]\ninitializers:\n"
+                               "  - {name: w, dtype: float16, shape: [8, 40], values: %s}\n%s"
+                               "nodes:\n  - {name: y, op: _MatMulHalfWeight, inputs: [x, w]}\n";
+    float w[8 * 40], x[8];
+    char *vw = values(8 * 40, 7, w), *vx = values(8, 9, x);
+    tgc_tensor *y = cut_and_compare(yaml, vw, "", 200, "_MatMulHalfWeight", "y", 1, 4, 2, (int64_t[]){1, 8}, x);
+    const float *got = tgc_tensor_data(y);
+    for (int n = 0; n < 40; n++) {
+        double acc = 0;
+        for (int k = 0; k < 8; k++) acc += (double)x[k] * w[k * 40 + n];
+        CU_ASSERT_DOUBLE_EQUAL(got[n], acc, 1e-6);
+    }
+    tgc_tensor_release(y);
+    free(vw);
+    free(vx);
+}
+
 static void test_gemm(void) {
     static const char yaml[] = "format: tgc/1\nname: gemm\ninputs:\n  - {name: x, dtype: float32, shape: [2, 16]}\n"
                                "outputs: [y]\ninitializers:\n"
@@ -186,5 +209,6 @@ static void test_left_whole(void) {
 
 TGC_TEST_MAIN("split_heavy", {"MatMul cut along its columns", test_matmul}, {"Gemm with its bias sliced", test_gemm},
               {"Conv cut along its output channels", test_conv},
+              {"a half-precision weight cut in place", test_half_weight},
               {"wide weights cut in multiples of 16", test_aligned_pieces},
               {"a device spec or a light weight stays whole", test_left_whole})
