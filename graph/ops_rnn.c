@@ -9,7 +9,9 @@
  * "bidirectional", else 1. Outputs Y [seq, dirs, batch, hidden] (layout 1:
  * [batch, seq, dirs, hidden]), Y_h (and LSTM's Y_c) shaped like initial_h.
  * hidden_size defaults to R's last dim; `activations` lists one name per
- * gate function per direction (RNN f; GRU f, g; LSTM f, g, h). */
+ * gate function per direction (RNN f; GRU f, g; LSTM f, g, h).
+ * tgc's _RNNHalfWeight, _GRUHalfWeight and _LSTMHalfWeight are the same
+ * with W and R in half precision (infer_rnn). */
 #include "graph/ops.h"
 
 #include "support/checked.h"
@@ -68,8 +70,17 @@ static bool times_hidden(tgc_infer_ctx *c, int64_t k, tgc_dim hidden, tgc_dim *o
     return true;
 }
 
-static tgc_status infer_rnn(tgc_infer_ctx *c, const rnn_kind *k) {
+/* half_weight: tgc's _RNNHalfWeight, _GRUHalfWeight and _LSTMHalfWeight,
+ * whose W and R are float16 or bfloat16 (both the same), X and the rest
+ * float32: the op over Cast(W) and Cast(R), the weights kept narrow. */
+static tgc_status infer_rnn(tgc_infer_ctx *c, const rnn_kind *k, bool half_weight) {
+    if (half_weight &&
+        (!tgc_ops_require_dtypes(c, 0, TGC_DT(TGC_FLOAT32)) ||
+         !tgc_ops_require_dtypes(c, 1, TGC_DT(TGC_FLOAT16) | TGC_DT(TGC_BFLOAT16)) ||
+         !tgc_infer_require_same_dtype(c, 1, 2)))
+        return TGC_ERR_INVALID;
     for (int i = 0; i < tgc_infer_num_inputs(c) && i < k->max_inputs; i++) {
+        if (half_weight && (i == 1 || i == 2)) continue;
         if (i == 4) {
             if (tgc_infer_input(c, 4) != NULL && !tgc_infer_require_dtype(c, 4, TGC_INT32)) return TGC_ERR_INVALID;
         } else if (tgc_infer_input(c, i) != NULL) {
@@ -153,9 +164,12 @@ static tgc_status infer_rnn(tgc_infer_ctx *c, const rnn_kind *k) {
     return tgc_infer_set_output(c, 2, x->dtype, &h);
 }
 
-static tgc_status infer_rnn_simple(tgc_infer_ctx *c) { return infer_rnn(c, &kind_rnn); }
-static tgc_status infer_gru(tgc_infer_ctx *c) { return infer_rnn(c, &kind_gru); }
-static tgc_status infer_lstm(tgc_infer_ctx *c) { return infer_rnn(c, &kind_lstm); }
+static tgc_status infer_rnn_simple(tgc_infer_ctx *c) { return infer_rnn(c, &kind_rnn, false); }
+static tgc_status infer_gru(tgc_infer_ctx *c) { return infer_rnn(c, &kind_gru, false); }
+static tgc_status infer_lstm(tgc_infer_ctx *c) { return infer_rnn(c, &kind_lstm, false); }
+static tgc_status infer_rnn_half(tgc_infer_ctx *c) { return infer_rnn(c, &kind_rnn, true); }
+static tgc_status infer_gru_half(tgc_infer_ctx *c) { return infer_rnn(c, &kind_gru, true); }
+static tgc_status infer_lstm_half(tgc_infer_ctx *c) { return infer_rnn(c, &kind_lstm, true); }
 
 #define RNN_COMMON_ATTRS                                                                                           \
     {"activation_alpha", TGC_ATTR_FLOATS, false}, {"activation_beta", TGC_ATTR_FLOATS, false},                    \
@@ -172,3 +186,6 @@ static const tgc_attr_def lstm_attrs[] = {RNN_COMMON_ATTRS, {"input_forget", TGC
 const tgc_op_def tgc_op_RNN = {"RNN", 3, 6, 1, 2, rnn_attrs, infer_rnn_simple};
 const tgc_op_def tgc_op_GRU = {"GRU", 3, 6, 1, 2, gru_attrs, infer_gru};
 const tgc_op_def tgc_op_LSTM = {"LSTM", 3, 8, 1, 3, lstm_attrs, infer_lstm};
+const tgc_op_def tgc_op__RNNHalfWeight = {"_RNNHalfWeight", 3, 6, 1, 2, rnn_attrs, infer_rnn_half};
+const tgc_op_def tgc_op__GRUHalfWeight = {"_GRUHalfWeight", 3, 6, 1, 2, gru_attrs, infer_gru_half};
+const tgc_op_def tgc_op__LSTMHalfWeight = {"_LSTMHalfWeight", 3, 8, 1, 3, lstm_attrs, infer_lstm_half};

@@ -163,26 +163,45 @@ static double attr_float(const tgc_node *n, const char *name, double dflt) {
     return a != NULL && a->type == TGC_ATTR_FLOAT ? a->f : dflt;
 }
 
-/* Whether node id multiplies by a narrow weight of rank 2 (its input 1, an
- * initializer) that _MatMulHalfWeight can read in half precision on every
- * listed kind: a MatMul, or a Gemm with A not transposed, alpha 1 and beta
- * 1 (or no C), as exporters write a linear layer. The weight then stays
- * narrow in memory, where Cast(B) would be folded into a float32 copy of
- * twice its bytes. */
-static bool keeps_half_weight(const tgc_rewrite *rw, int32_t id, tgc_dtype narrow) {
+/* Whether input i of node id is a narrow initializer of rank `rank`. */
+static bool narrow_weight(const tgc_rewrite *rw, int32_t id, int i, tgc_dtype narrow, int rank) {
     const tgc_node *n = &rw->g->nodes[id];
-    bool matmul = strcmp(n->op_name, "MatMul") == 0, gemm = strcmp(n->op_name, "Gemm") == 0;
-    if (!(matmul || gemm) || n->n_inputs < 2 || n->inputs[1].node < 0) return false;
-    if (gemm && (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1.0) != 1.0 ||
-                 (n->n_inputs > 2 && n->inputs[2].node >= 0 && attr_float(n, "beta", 1.0) != 1.0)))
-        return false;
-    const tgc_tensor_info *b = tgc_graph_ref_info(rw->g, n->inputs[1]);
-    return rw->g->nodes[n->inputs[1].node].kind == TGC_NODE_CONST && b->dtype == narrow && b->shape.rank == 2 &&
-           tgc_pass_kernel_everywhere(rw->kinds, "_MatMulHalfWeight");
+    if (i >= n->n_inputs || n->inputs[i].node < 0) return false;
+    const tgc_tensor_info *w = tgc_graph_ref_info(rw->g, n->inputs[i]);
+    return rw->g->nodes[n->inputs[i].node].kind == TGC_NODE_CONST && w->dtype == narrow && w->shape.rank == rank;
+}
+
+/* The op of tgc's that computes node id with its weights kept narrow, or
+ * NULL: _MatMulHalfWeight for a MatMul by a narrow weight of rank 2 (input
+ * 1, an initializer), or a Gemm with A not transposed, alpha 1 and beta 1
+ * (or no C), as exporters write a linear layer; _RNNHalfWeight,
+ * _GRUHalfWeight or _LSTMHalfWeight for a recurrent layer whose W and R are
+ * narrow initializers. Only where every listed kind has that op. The
+ * weights then stay narrow in memory, where Cast(W) would be folded into a
+ * float32 copy of twice their bytes. *mask: the inputs read as they are. */
+static const char *half_weight_op(const tgc_rewrite *rw, int32_t id, tgc_dtype narrow, uint32_t *mask) {
+    const tgc_node *n = &rw->g->nodes[id];
+    static const char *const recurrent[][2] = {
+        {"RNN", "_RNNHalfWeight"}, {"GRU", "_GRUHalfWeight"}, {"LSTM", "_LSTMHalfWeight"}};
+    const char *op = NULL;
+    *mask = 1u << 1;
+    if (strcmp(n->op_name, "MatMul") == 0 && n->n_inputs == 2 && narrow_weight(rw, id, 1, narrow, 2))
+        op = "_MatMulHalfWeight";
+    if (strcmp(n->op_name, "Gemm") == 0 && narrow_weight(rw, id, 1, narrow, 2) && attr_int(n, "transA", 0) == 0 &&
+        attr_float(n, "alpha", 1.0) == 1.0 &&
+        (n->n_inputs < 3 || n->inputs[2].node < 0 || attr_float(n, "beta", 1.0) == 1.0))
+        op = "_MatMulHalfWeight";
+    for (int r = 0; r < 3; r++)
+        if (strcmp(n->op_name, recurrent[r][0]) == 0 && narrow_weight(rw, id, 1, narrow, 3) &&
+            narrow_weight(rw, id, 2, narrow, 3)) {
+            op = recurrent[r][1];
+            *mask = 1u << 1 | 1u << 2;
+        }
+    return op != NULL && tgc_pass_kernel_everywhere(rw->kinds, op) ? op : NULL;
 }
 
 /* The float32 copy of a MatMul or Gemm node id by a half-precision weight
- * (keeps_half_weight), reading ins (A widened, B as it is, C widened):
+ * (half_weight_op), reading ins (A widened, B as it is, C widened):
  * _MatMulHalfWeight, after a Transpose of B for transB (a constant, folded
  * by fold-constants at the narrow type) and before an Add of C. */
 static tgc_status half_weight_copy(tgc_rewrite *rw, int32_t id, const tgc_ref *ins, int n_in, int32_t *out) {
@@ -211,26 +230,28 @@ static tgc_status half_weight_copy(tgc_rewrite *rw, int32_t id, const tgc_ref *i
 }
 
 /* Node id computed in float32: a copy reading the twins of its narrow
- * inputs, whose outputs become the twins of id's. A MatMul or Gemm by a
- * narrow weight reads the weight as it is (half_weight_copy). */
+ * inputs, whose outputs become the twins of id's. A node half_weight_op
+ * names reads its weights as they are (a MatMul or Gemm through
+ * half_weight_copy). */
 static tgc_status convert(widen_state *st, int32_t id, tgc_dtype narrow) {
     tgc_rewrite *rw = st->rw;
     int n_in = rw->g->nodes[id].n_inputs, n_out = rw->g->nodes[id].n_outputs;
     tgc_ref *ins = tgc_malloc((size_t)(n_in > 0 ? n_in : 1) * sizeof *ins);
     if (ins == NULL) return TGC_ERR_NOMEM;
-    bool half_weight = keeps_half_weight(rw, id, narrow);
+    uint32_t as_is = 0;
+    const char *half_op = half_weight_op(rw, id, narrow, &as_is);
     tgc_status s = TGC_OK;
     for (int i = 0; s == TGC_OK && i < n_in; i++) {
         tgc_ref r = rw->g->nodes[id].inputs[i];
         ins[i] = r;
-        if (r.node >= 0 && tgc_graph_ref_info(rw->g, r)->dtype == narrow && !(half_weight && i == 1))
+        if (r.node >= 0 && tgc_graph_ref_info(rw->g, r)->dtype == narrow && !(half_op != NULL && (as_is >> i & 1u)))
             s = widened(st, id, r, &ins[i]);
     }
     int32_t wide;
-    if (s == TGC_OK && half_weight) {
+    if (s == TGC_OK && half_op != NULL && strcmp(half_op, "_MatMulHalfWeight") == 0) {
         s = half_weight_copy(rw, id, ins, n_in, &wide);
     } else if (s == TGC_OK) {
-        s = tgc_rewrite_add_op(rw, rw->g->nodes[id].op_name, id, ins, n_in, n_out, &wide);
+        s = tgc_rewrite_add_op(rw, half_op != NULL ? half_op : rw->g->nodes[id].op_name, id, ins, n_in, n_out, &wide);
         if (s == TGC_OK) s = tgc_rewrite_copy_attrs(rw, id, wide);
     }
     tgc_free(ins);

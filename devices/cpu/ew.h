@@ -71,6 +71,13 @@ typedef struct tgc_ew_loops {
      * widened B (one running sum a column, over kk in order). */
     void (*gemv_half)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float *y);
     void (*gemv_bf16)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float *y);
+    /* The dot form: y[j] = B[j, :] . x (+ beta y[j]) for rows j < n of a
+     * float16 or bfloat16 B [n, k] with rows ld apart: the bits of
+     * tgc_cpu_gemv_dot with alpha 1 over the widened B. */
+    void (*gemv_dot_half)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float beta,
+                          float *y);
+    void (*gemv_dot_bf16)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float beta,
+                          float *y);
 } tgc_ew_loops;
 
 /* The loops of the chosen ISA (see above). Thread-safe; never NULL. */

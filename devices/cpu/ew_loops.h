@@ -228,6 +228,61 @@ EW_GEMV_HALF(ew_gemv_half_f16, tgc_vf_load_half)
 EW_GEMV_HALF(ew_gemv_half_bf16, ew_load_bf16)
 #undef EW_GEMV_HALF
 
+/* The dot form, y[j] = B[j, :] . x (+ beta y[j]) for rows j < n of B [n, k]
+ * (rows ld apart), as tgc_cpu_gemv_dot computes with alpha 1: 16 running
+ * sums over k in steps of 16 (whatever this ISA's width: a 16-lane vector
+ * is made of its vectors), added in gemv.c's fixed tree, then the tail of
+ * k in order; four rows at a time share x's loads. The bits of the
+ * float32 product over the widened B. */
+typedef float ew_v16 __attribute__((vector_size(64)));
+
+/* Macros, not functions: a function taking or returning a 64-byte vector
+ * would have another ABI in the narrower ISAs' translation units. */
+#define EW_V16_LOADF(p) ({ ew_v16 f_; memcpy(&f_, (p), sizeof f_); f_; })
+
+static inline float ew_v16_sum(const ew_v16 *v) { /* ((l0 + l8) + (l4 + l12)) + ..., gemv.c's lanes_sum */
+    float s8[8], s4[4];
+    for (int i = 0; i < 8; i++) s8[i] = (*v)[i] + (*v)[i + 8];
+    for (int i = 0; i < 4; i++) s4[i] = s8[i] + s8[i + 4];
+    return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+
+#define EW_V16_LOAD(load, p)                                                                             \
+    ({                                                                                                   \
+        ew_v16 v_;                                                                                       \
+        for (int q_ = 0; q_ < 16 / TGC_VLANES; q_++) {                                                   \
+            tgc_vf part_ = load((p) + q_ * TGC_VLANES);                                                  \
+            memcpy((float *)&v_ + q_ * TGC_VLANES, &part_, sizeof part_);                                \
+        }                                                                                                \
+        v_;                                                                                              \
+    })
+
+#define EW_GEMV_DOT_HALF(name, load, widen)                                                              \
+    static void name(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float beta,   \
+                     float *y) {                                                                         \
+        int64_t j = 0;                                                                                   \
+        for (; j < n; j += 4) {                                                                          \
+            int rows = n - j < 4 ? (int)(n - j) : 4;                                                     \
+            ew_v16 s[4] = {{0}};                                                                         \
+            int64_t kk = 0;                                                                              \
+            for (; kk + 16 <= k; kk += 16) {                                                             \
+                ew_v16 xv = EW_V16_LOADF(x + kk);                                                        \
+                for (int q = 0; q < rows; q++) s[q] += EW_V16_LOAD(load, mat + (j + q) * ld + kk) * xv;  \
+            }                                                                                            \
+            for (int q = 0; q < rows; q++) {                                                             \
+                const uint16_t *r = mat + (j + q) * ld;                                                  \
+                float d = ew_v16_sum(&s[q]);                                                             \
+                for (int64_t t = kk; t < k; t++) d += widen(r[t]) * x[t];                                \
+                y[j + q] = beta == 0.0f ? 1.0f * d : 1.0f * d + beta * y[j + q];                         \
+            }                                                                                            \
+        }                                                                                                \
+    }
+EW_GEMV_DOT_HALF(ew_gemv_dot_half_f16, tgc_vf_load_half, tgc_half_to_float)
+EW_GEMV_DOT_HALF(ew_gemv_dot_half_bf16, ew_load_bf16, tgc_bf16_to_float)
+#undef EW_GEMV_DOT_HALF
+#undef EW_V16_LOAD
+#undef EW_V16_LOADF
+
 /* ---- The table ---------------------------------------------------------------- */
 
 /* [TGC_EW_<Op>][dtype] = ew_<Op>_<dt> where the row's class has the dtype. */
@@ -277,4 +332,6 @@ const tgc_ew_loops EW_CAT(tgc_ew_loops_, TGC_EW_ISA) = {
     .float_to_half = ew_float_to_half,
     .gemv_half = ew_gemv_half_f16,
     .gemv_bf16 = ew_gemv_half_bf16,
+    .gemv_dot_half = ew_gemv_dot_half_f16,
+    .gemv_dot_bf16 = ew_gemv_dot_half_bf16,
 };

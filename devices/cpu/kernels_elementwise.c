@@ -514,7 +514,10 @@ bool tgc_cpu_cast_elements(tgc_dtype from, const void *x, tgc_dtype to, void *y,
         if (n > 0) memcpy(y, x, (size_t)n * tgc_dtype_size(to));
         return true;
     }
-    cast_fns[from][to](n, x, y, false);
+    const tgc_ew_loops *l = tgc_cpu_ew_loops(); /* x and y do not overlap: the vector conversions */
+    if (from == TGC_FLOAT16 && to == TGC_FLOAT32) l->half_to_float(n, x, y);
+    else if (from == TGC_FLOAT32 && to == TGC_FLOAT16) l->float_to_half(n, x, y);
+    else cast_fns[from][to](n, x, y, false);
     return true;
 }
 

@@ -19,7 +19,11 @@
  * loop of its ONNX op (vectorized), the arithmetic between as plain loops.
  * sequence_lens: batch row b runs steps 0..len-1 (the reverse direction
  * from len-1 down to 0); Y is 0 at its later steps, Y_h/Y_c hold its state
- * after its last step. Attributes and activations: devices/rnn_geometry.h. */
+ * after its last step. Attributes and activations: devices/rnn_geometry.h.
+ * The _HalfWeight ops (W and R float16 or bfloat16) run the same steps:
+ * one row of X or H reads its weight in place (the dot form, ew.h's
+ * gemv_dot_half: the bits of the float32 product), more rows a copy
+ * widened for the run (R once per direction). */
 #include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/rnn_geometry.h"
@@ -29,13 +33,20 @@
 #include "support/checked.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
+static bool is_half(tgc_dtype t) { return t == TGC_FLOAT16 || t == TGC_BFLOAT16; }
+
+/* Checks the inputs (float32; W and R may both be float16 or both
+ * bfloat16: the _HalfWeight ops) and reads the geometry. */
 static tgc_status read_geometry(tgc_kernel_ctx *c, int gates, tgc_rnn_geometry *g) {
     tgc_status st = tgc_kernel_check_host(c, 3, 0);
     if (st != TGC_OK) return st;
+    bool half = c->n_inputs >= 3 && is_half(c->inputs[1].dtype) && c->inputs[2].dtype == c->inputs[1].dtype;
     for (int i = 0; i < c->n_inputs; i++)
-        if (i != 4 && tgc_kernel_has_input(c, i) && (st = tgc_kernel_need_f32(c, &c->inputs[i], "an input")) != TGC_OK)
+        if (i != 4 && !(half && (i == 1 || i == 2)) && tgc_kernel_has_input(c, i) &&
+            (st = tgc_kernel_need_f32(c, &c->inputs[i], "an input")) != TGC_OK)
             return st;
     return tgc_rnn_geometry_read(c, gates, g);
 }
@@ -192,9 +203,110 @@ static void step_gru(const tgc_rnn_geometry *g, const tgc_rnn_act *f, const floa
     for (int64_t j = 0; j < n; j++) h[j] = (1 - hr[j]) * cand[j] + hr[j] * h[j];
 }
 
+/* A weight matrix [rows, cols] of one direction: W [G*hidden, input] or
+ * R [G*hidden, hidden], float32 or half precision (dtype). */
+typedef struct rnn_matrix {
+    const void *data;
+    tgc_dtype dtype;
+    int64_t cols;
+} rnn_matrix;
+
 typedef struct rnn_weights {
-    const float *w, *r, *b, *p; /* this direction's; b, p may be NULL */
+    rnn_matrix w, r;
+    const float *b, *p; /* this direction's; may be NULL */
 } rnn_weights;
+
+/* Below this many multiply-adds a matrix-vector product stays whole; past
+ * it, pieces of about this many (kernels_gemm.c's GEMV pieces). */
+#define HALF_GEMV_PIECE_MACS ((int64_t)128 << 10)
+
+typedef struct half_rows {
+    const rnn_matrix *w;
+    int64_t row0, n, step;
+    const float *x;
+    float beta, *y;
+} half_rows;
+
+static void half_rows_piece(void *arg, int64_t i, int slot) {
+    (void)slot;
+    const half_rows *h = arg;
+    int64_t lo = i * h->step, hi = lo + h->step < h->n ? lo + h->step : h->n;
+    const uint16_t *rows = (const uint16_t *)h->w->data + (h->row0 + lo) * h->w->cols;
+    const tgc_ew_loops *loops = tgc_cpu_ew_loops();
+    (h->w->dtype == TGC_FLOAT16 ? loops->gemv_dot_half : loops->gemv_dot_bf16)(hi - lo, h->w->cols, rows, h->w->cols,
+                                                                               h->x, h->beta, h->y + lo);
+}
+
+/* Rows [row0, row0 + n) of w, widened into a new block (tgc_free), or NULL. */
+static float *widen_rows(const rnn_matrix *w, int64_t row0, int64_t n) {
+    int64_t count;
+    size_t bytes;
+    if (!tgc_checked_mul_i64(n, w->cols, &count) || !tgc_checked_nbytes(count, sizeof(float), &bytes)) return NULL;
+    float *out = tgc_malloc(bytes > 0 ? bytes : 1);
+    const uint16_t *src = (const uint16_t *)w->data + row0 * w->cols;
+    if (out != NULL && !tgc_cpu_cast_elements(w->dtype, src, TGC_FLOAT32, out, count)) {
+        tgc_free(out);
+        out = NULL;
+    }
+    return out;
+}
+
+/* Floats of a weight's block widened at a time (256 KiB: in a core's L2). */
+#define WIDE_BLOCK_FLOATS ((int64_t)64 << 10)
+
+/* A product over a half-precision weight cut into blocks of `per` rows. */
+typedef struct wide_blocks {
+    const rnn_matrix *w;
+    int64_t row0, m, n, per, lda, ldc;
+    const float *a;
+    float beta, *out, *scratch; /* per * cols floats a slot */
+    atomic_bool failed;
+} wide_blocks;
+
+static void wide_block(void *arg, int64_t i, int slot) {
+    wide_blocks *wb = arg;
+    int64_t k = wb->w->cols, lo = i * wb->per, rows = lo + wb->per < wb->n ? wb->per : wb->n - lo;
+    float *block = wb->scratch + (size_t)slot * (size_t)(wb->per * k);
+    const uint16_t *src = (const uint16_t *)wb->w->data + (wb->row0 + lo) * k;
+    if (!tgc_cpu_cast_elements(wb->w->dtype, src, TGC_FLOAT32, block, rows * k) ||
+        !tgc_cpu_sgemm_one(false, true, wb->m, rows, k, 1.0f, wb->a, wb->lda, block, k, wb->beta, wb->out + lo,
+                           wb->ldc))
+        atomic_store(&wb->failed, true);
+}
+
+/* out [m, n] (rows ldc apart) = a [m, w->cols] (rows lda apart) times rows
+ * [row0, row0 + n) of w transposed, plus beta times out. A half-precision
+ * w is read in place by one row of a (the dot form over pieces of rows:
+ * the bits of the float32 product); for more rows it is widened a block of
+ * rows at a time, each block's product run while the block is in cache.
+ * False when a GEMM fails or memory runs out. */
+static bool weight_product(tgc_kernel_ctx *c, const rnn_matrix *w, int64_t row0, int64_t m, int64_t n,
+                           const float *a, int64_t lda, float beta, float *out, int64_t ldc) {
+    int64_t k = w->cols;
+    if (w->dtype == TGC_FLOAT32)
+        return tgc_cpu_sgemm(c->pool, false, true, m, n, k, 1.0f, a, lda, (const float *)w->data + row0 * k, k, beta,
+                             out, ldc);
+    if (m == 1 && k > 0) {
+        int64_t macs = n <= INT64_MAX / k ? n * k : INT64_MAX, pieces = macs / HALF_GEMV_PIECE_MACS;
+        pieces = pieces < 1 ? 1 : pieces > 8 ? 8 : pieces;
+        int64_t step = ((n + pieces - 1) / pieces + 3) / 4 * 4;
+        half_rows h = {.w = w, .row0 = row0, .n = n, .step = step, .x = a, .beta = beta, .y = out};
+        tgc_parallel_for(c->pool, (n + step - 1) / step, half_rows_piece, &h);
+        return true;
+    }
+    /* Blocks of rows widened while in cache, each one product (a fixed cut: the same bits at any thread count). */
+    int64_t per = k > 0 && WIDE_BLOCK_FLOATS / k > 16 ? WIDE_BLOCK_FLOATS / k / 16 * 16 : 16;
+    int width = tgc_parallel_width(c->pool);
+    float *scratch = width > 0 && per <= INT64_MAX / k / width ? tgc_malloc((size_t)(per * k * width) * sizeof(float))
+                                                               : NULL;
+    if (scratch == NULL) return false;
+    wide_blocks wb = {.w = w, .row0 = row0, .m = m, .n = n, .per = per, .a = a, .lda = lda, .beta = beta,
+                      .out = out, .ldc = ldc, .scratch = scratch};
+    atomic_init(&wb.failed, false);
+    tgc_parallel_for(c->pool, (n + per - 1) / per, wide_block, &wb);
+    tgc_free(scratch);
+    return !atomic_load(&wb.failed);
+}
 
 /* The time index batch row b works on at the k-th step of a direction
  * (reverse: counting down from its length), or -1 when it has no step k. */
@@ -204,30 +316,20 @@ static int64_t step_time(const rnn_scratch *s, bool reverse, int64_t k, int64_t 
     return reverse ? len - 1 - k : k;
 }
 
-/* Runs direction d over every step. */
-static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, bool reverse,
-                                const rnn_weights *wt, rnn_scratch *s) {
+/* The steps of direction d, R being r. */
+static tgc_status recur(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, bool reverse, const rnn_weights *wt,
+                        const rnn_matrix *r, rnn_scratch *s) {
     bool linear_before_reset = g->linear_before_reset, input_forget = g->input_forget;
-    int64_t n = g->hidden, gh = g->gates * n, rows = g->seq * g->batch;
-    const float *x = tgc_kernel_in_ptr(c, 0);
+    int64_t n = g->hidden, gh = g->gates * n;
     const tgc_rnn_act *f = &g->f[d * g->functions];
     bool gru = g->gates == 3, lstm = g->gates == 4;
-    /* X W^T + the biases that simply add. */
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < gh; j++) {
-            float bias = 0;
-            if (wt->b != NULL) bias = wt->b[j] + (gru && linear_before_reset && j >= 2 * n ? 0 : wt->b[gh + j]);
-            s->xw[i * gh + j] = bias;
-        }
-    if (!tgc_cpu_sgemm(c->pool, false, true, rows, gh, g->input, 1.0f, x, g->input, wt->w, g->input, 1.0f, s->xw, gh))
-        return tgc_kernel_fail(c, "the input GEMM: " TGC_CPU_GEMM_FAILED);
     load_state(c, g, 5, d, s->h);
     if (lstm) load_state(c, g, 6, d, s->cs);
     float *y = tgc_kernel_has_output(c, 0) ? tgc_kernel_out_ptr(c, 0) : NULL;
     for (int64_t k = 0; k < g->seq; k++) {
         /* The recurrent products: all gates, or GRU's z and r first. */
         int64_t first = gru && !linear_before_reset ? 2 * n : gh;
-        if (!tgc_cpu_sgemm(c->pool, false, true, g->batch, first, n, 1.0f, s->h, n, wt->r, n, 0.0f, s->hr, gh))
+        if (!weight_product(c, r, 0, g->batch, first, s->h, n, 0.0f, s->hr, gh))
             return tgc_kernel_fail(c, "the recurrent GEMM: " TGC_CPU_GEMM_FAILED);
         if (gru && !linear_before_reset) {
             /* z and r for every row, then (r . H) Rh^T for the batch at once. */
@@ -244,8 +346,7 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, in
                 act_in_place(&f[0], hr, 2 * n);
                 for (int64_t j = 0; j < n; j++) s->rh[b * n + j] = hr[n + j] * s->h[b * n + j];
             }
-            if (!tgc_cpu_sgemm(c->pool, false, true, g->batch, n, n, 1.0f, s->rh, n, wt->r + 2 * n * n, n, 0.0f,
-                               s->hr + 2 * n, gh))
+            if (!weight_product(c, r, 2 * n, g->batch, n, s->rh, n, 0.0f, s->hr + 2 * n, gh))
                 return tgc_kernel_fail(c, "the recurrent GEMM: " TGC_CPU_GEMM_FAILED);
         }
         for (int64_t b = 0; b < g->batch; b++) {
@@ -266,6 +367,33 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, in
     store_state(c, g, 1, d, s->h);
     if (lstm) store_state(c, g, 2, d, s->cs);
     return TGC_OK;
+}
+
+/* Runs direction d over every step. */
+static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, bool reverse,
+                                const rnn_weights *wt, rnn_scratch *s) {
+    bool linear_before_reset = g->linear_before_reset, gru = g->gates == 3;
+    int64_t n = g->hidden, gh = g->gates * n, rows = g->seq * g->batch;
+    const float *x = tgc_kernel_in_ptr(c, 0);
+    /* X W^T + the biases that simply add. */
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < gh; j++) {
+            float bias = 0;
+            if (wt->b != NULL) bias = wt->b[j] + (gru && linear_before_reset && j >= 2 * n ? 0 : wt->b[gh + j]);
+            s->xw[i * gh + j] = bias;
+        }
+    if (!weight_product(c, &wt->w, 0, rows, gh, x, g->input, 1.0f, s->xw, gh))
+        return tgc_kernel_fail(c, "the input GEMM: " TGC_CPU_GEMM_FAILED);
+    /* R read every step: widened once here for a batch (a GEMM a step), in place for one row. */
+    rnn_matrix r = wt->r;
+    float *r_wide = NULL;
+    if (r.dtype != TGC_FLOAT32 && g->batch > 1) {
+        if ((r_wide = widen_rows(&wt->r, 0, gh)) == NULL) return tgc_kernel_fail(c, "no host memory to widen R");
+        r = (rnn_matrix){r_wide, TGC_FLOAT32, n};
+    }
+    tgc_status st = recur(c, g, d, reverse, wt, &r, s);
+    tgc_free(r_wide);
+    return st;
 }
 
 static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
@@ -294,11 +422,14 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
     if (tgc_kernel_has_output(c, 0) && tgc_value_numel(&c->outputs[0]) > 0)
         memset(tgc_kernel_out_ptr(c, 0), 0, tgc_value_nbytes(&c->outputs[0]));
     int64_t n = g.hidden, gh = gates * n;
-    const float *w = tgc_kernel_in_ptr(c, 1), *r = tgc_kernel_in_ptr(c, 2);
+    const char *w = tgc_kernel_in_ptr(c, 1), *r = tgc_kernel_in_ptr(c, 2);
+    tgc_dtype wdt = c->inputs[1].dtype;
+    size_t es = tgc_dtype_size(wdt);
     const float *b = tgc_kernel_has_input(c, 3) ? tgc_kernel_in_ptr(c, 3) : NULL;
     const float *p = gates == 4 && tgc_kernel_has_input(c, 7) ? tgc_kernel_in_ptr(c, 7) : NULL;
     for (int d = 0; d < g.dirs && st == TGC_OK; d++) {
-        rnn_weights wt = {w + d * gh * g.input, r + d * gh * n, b ? b + d * 2 * gh : NULL, p ? p + d * 3 * n : NULL};
+        rnn_weights wt = {{w + (size_t)(d * gh * g.input) * es, wdt, g.input}, {r + (size_t)(d * gh * n) * es, wdt, n},
+                          b ? b + d * 2 * gh : NULL, p ? p + d * 3 * n : NULL};
         st = run_direction(c, &g, d, d == 1 || g.reverse_only, &wt, &s);
     }
     tgc_free(block);
@@ -315,5 +446,8 @@ const tgc_kernel_def tgc_cpu_kernels_rnn[] = {
     {.op = "RNN", .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = "GRU", .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = "LSTM", .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "_RNNHalfWeight", .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "_GRUHalfWeight", .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "_LSTMHalfWeight", .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = NULL},
 };

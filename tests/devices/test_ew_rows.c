@@ -528,6 +528,66 @@ static void test_gemv_half_weight(void) {
     }
 }
 
+/* Each ISA's dot form on half-precision rows against the arithmetic
+ * written out here: per row, 16 running sums (lane l takes k = l mod 16
+ * within the whole blocks of 16), added ((l0 + l8) + (l4 + l12)) + ...,
+ * then the tail of k in order, plus beta y; bit for bit, for row counts
+ * around the blocks of 4 and lengths around the blocks of 16. */
+static void test_gemv_dot_half_weight(void) {
+    int n_isas;
+    const tgc_ew_loops *const *isas = tgc_cpu_ew_all_loops(&n_isas);
+    enum { N = 11, LD = 70 };
+    static uint16_t w[N * LD];
+    static float x[LD], y0[N], got[N], want[N];
+    const int lengths[] = {1, 15, 16, 17, 48, 70};
+    for (int i = 0; i < LD; i++) x[i] = tgc_half_to_float((uint16_t)(next_u64() & 0x7bff)) * (i % 3 ? 1.0f : -0.5f);
+    for (int i = 0; i < N; i++) y0[i] = (float)i - 4.5f;
+    for (int bf = 0; bf < 2; bf++) {
+        for (int i = 0; i < N * LD; i++) {
+            uint16_t r = (uint16_t)next_u64();
+            w[i] = bf ? (uint16_t)(r & 0xbf7f) : (uint16_t)(r & 0xfbff);
+        }
+        for (size_t c = 0; c < sizeof lengths / sizeof lengths[0]; c++)
+            for (int rows = 1; rows <= N; rows += 3)
+                for (int with_beta = 0; with_beta < 2; with_beta++) {
+                    int k = lengths[c];
+                    float beta = with_beta ? 0.5f : 0.0f;
+                    for (int j = 0; j < rows; j++) {
+                        float lane[16] = {0}, s8[8], s4[4];
+                        int kk = 0;
+                        for (; kk + 16 <= k; kk += 16)
+                            for (int l = 0; l < 16; l++) {
+                                uint16_t h = w[j * LD + kk + l];
+                                float wv = bf ? tgc_bf16_to_float(h) : tgc_half_to_float(h);
+                                float p = wv * x[kk + l];
+                                lane[l] = lane[l] + p;
+                            }
+                        for (int l = 0; l < 8; l++) s8[l] = lane[l] + lane[l + 8];
+                        for (int l = 0; l < 4; l++) s4[l] = s8[l] + s8[l + 4];
+                        float d = (s4[0] + s4[2]) + (s4[1] + s4[3]);
+                        for (; kk < k; kk++) {
+                            float wv = bf ? tgc_bf16_to_float(w[j * LD + kk]) : tgc_half_to_float(w[j * LD + kk]);
+                            float p = wv * x[kk];
+                            d = d + p;
+                        }
+                        float bp = beta * y0[j];
+                        want[j] = with_beta ? d + bp : d;
+                    }
+                    for (int i = 0; i < n_isas; i++) {
+                        memcpy(got, y0, sizeof got);
+                        (bf ? isas[i]->gemv_dot_bf16 : isas[i]->gemv_dot_half)(rows, k, w, LD, x, beta, got);
+                        int bad = 0;
+                        for (int j = 0; j < rows; j++)
+                            if (memcmp(&got[j], &want[j], sizeof(float)) != 0 && bad++ < 3)
+                                fprintf(stderr, "\n  %s dot %s rows %d k %d: row %d %a, want %a", isas[i]->isa,
+                                        bf ? "bf16" : "f16", rows, k, j, got[j], want[j]);
+                        CU_ASSERT_EQUAL(bad, 0);
+                        if (rows < N) CU_ASSERT_EQUAL(got[rows], y0[rows]); /* rows past n untouched */
+                    }
+                }
+    }
+}
+
 /* ---- The ISA choice ------------------------------------------------------------------- */
 
 static void test_isa_choice(void) {
@@ -644,5 +704,6 @@ TGC_TEST_MAIN("ew_rows",
               {"rows against reference", test_rows_against_reference},
               {"half conversions", test_half_conversions},
               {"matrix-vector products on half-precision weights", test_gemv_half_weight},
+              {"the dot form on half-precision rows", test_gemv_dot_half_weight},
               {"isa choice", test_isa_choice},
               {"rows cpu vs gpu", test_rows_cpu_vs_gpu})

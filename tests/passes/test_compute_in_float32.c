@@ -352,8 +352,10 @@ static void test_gemm_weight_stays_half(void) {
         len += (size_t)snprintf(yaml + len, sizeof yaml - len, "%s%g", i > 0 ? ", " : "",
                                 (double)((37 * i) % 29 - 14) / 8.0);
     len += (size_t)snprintf(yaml + len, sizeof yaml - len, "]}\n  - {name: c, dtype: float16, shape: [24], values: [");
-    for (int j = 0; j < 24; j++) len += (size_t)snprintf(yaml + len, sizeof yaml - len, "%s%d", j > 0 ? ", " : "", j % 5 - 2);
-    snprintf(yaml + len, sizeof yaml - len, "]}\nnodes:\n  - {name: y, op: Gemm, inputs: [x, W, c], attrs: {transB: 1}}\n");
+    for (int j = 0; j < 24; j++)
+        len += (size_t)snprintf(yaml + len, sizeof yaml - len, "%s%d", j > 0 ? ", " : "", j % 5 - 2);
+    snprintf(yaml + len, sizeof yaml - len,
+             "]}\nnodes:\n  - {name: y, op: Gemm, inputs: [x, W, c], attrs: {transB: 1}}\n");
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = loaded_graph(yaml, "gemm.yaml", d);
     tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_DEFAULT, "cpu", d);
@@ -388,6 +390,102 @@ static void test_gemm_weight_stays_half(void) {
     tgc_session_free(s);
     tgc_graph_free(g);
     tgc_diags_free(d);
+}
+
+/* ONNX's LSTM (default activations, no peepholes) in double precision:
+ * x [seq, batch, in], w [4h, in], r [4h, h], b [8h] (gates i, o, f, c);
+ * the last hidden state into yh [batch, h]. */
+static void lstm_reference(int seq, int batch, int in, int h, const double *x, const double *w, const double *r,
+                           const double *b, double *yh) {
+    double hs[2][8] = {{0}}, cs[2][8] = {{0}};
+    for (int t = 0; t < seq; t++)
+        for (int n = 0; n < batch; n++) {
+            double gate[32], hn[8];
+            for (int j = 0; j < 4 * h; j++) {
+                double v = b[j] + b[4 * h + j];
+                for (int i = 0; i < in; i++) v += x[(t * batch + n) * in + i] * w[j * in + i];
+                for (int i = 0; i < h; i++) v += hs[n][i] * r[j * h + i];
+                gate[j] = v;
+            }
+            for (int j = 0; j < h; j++) {
+                double ig = 1 / (1 + exp(-gate[j])), og = 1 / (1 + exp(-gate[h + j]));
+                double fg = 1 / (1 + exp(-gate[2 * h + j])), cg = tanh(gate[3 * h + j]);
+                cs[n][j] = fg * cs[n][j] + ig * cg;
+                hn[j] = og * tanh(cs[n][j]);
+            }
+            memcpy(hs[n], hn, sizeof hn);
+        }
+    for (int n = 0; n < batch; n++)
+        for (int j = 0; j < h; j++) yh[n * h + j] = hs[n][j];
+}
+
+/* An LSTM with float16 W and R keeps them float16: compute-in-float32
+ * makes it _LSTMHalfWeight (no Cast of W or R). Batch 1 reads R in place
+ * each step, batch 2 widens it for the run; X's projection (3 or 6 rows)
+ * widens W a block at a time. seq 3, input 20 (one 16-block and a tail),
+ * hidden 8; values (i % 11 - 5) / 8 and the like, exact in float16;
+ * against a double-precision LSTM within float16's rounding of Y_h. */
+static void test_lstm_weights_stay_half(void) {
+    enum { SEQ = 3, IN = 20, H = 8 };
+    static double w[4 * H * IN], r[4 * H * H], b[8 * H], x[SEQ * 2 * IN], want[2 * H];
+    char *yaml = malloc(65536);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(yaml);
+    for (int batch = 1; batch <= 2; batch++) {
+        size_t len = (size_t)snprintf(yaml, 65536,
+                                      "format: tgc/1\n"
+                                      "inputs: [{name: x, dtype: float16, shape: [%d, %d, %d]}]\n"
+                                      "outputs: ['l:1']\n"
+                                      "initializers:\n",
+                                      SEQ, batch, IN);
+        struct { const char *name; double *v; int n, dims[3], mod; } init[] = {
+            {"W", w, 4 * H * IN, {1, 4 * H, IN}, 11}, {"R", r, 4 * H * H, {1, 4 * H, H}, 7},
+            {"B", b, 8 * H, {1, 8 * H, 0}, 5}};
+        for (int t = 0; t < 3; t++) {
+            len += (size_t)snprintf(yaml + len, 65536 - len, "  - {name: %s, dtype: float16, shape: [%d, %d%s",
+                                    init[t].name, init[t].dims[0], init[t].dims[1], t < 2 ? ", " : "");
+            if (t < 2) len += (size_t)snprintf(yaml + len, 65536 - len, "%d", init[t].dims[2]);
+            len += (size_t)snprintf(yaml + len, 65536 - len, "], values: [");
+            for (int i = 0; i < init[t].n; i++) {
+                init[t].v[i] = (double)((i * 7 + t) % init[t].mod - init[t].mod / 2) / 8.0;
+                len += (size_t)snprintf(yaml + len, 65536 - len, "%s%g", i > 0 ? ", " : "", init[t].v[i]);
+            }
+            len += (size_t)snprintf(yaml + len, 65536 - len, "]}\n");
+        }
+        snprintf(yaml + len, 65536 - len, "nodes:\n  - {name: l, op: LSTM, inputs: [x, W, R, B], "
+                                           "attrs: {hidden_size: %d}}\n", H);
+        tgc_diags *d = tgc_diags_create();
+        tgc_graph *g = loaded_graph(yaml, "lstm.yaml", d);
+        tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_DEFAULT, "cpu", d);
+        CU_ASSERT_EQUAL(count_op(opt, "_LSTMHalfWeight"), 1);
+        for (int32_t id = 0; id < opt->n_nodes; id++)
+            if (opt->nodes[id].kind == TGC_NODE_OP && strcmp(opt->nodes[id].op_name, "_LSTMHalfWeight") == 0) {
+                CU_ASSERT_EQUAL(tgc_graph_ref_info(opt, opt->nodes[id].inputs[1])->dtype, TGC_FLOAT16);
+                CU_ASSERT_EQUAL(tgc_graph_ref_info(opt, opt->nodes[id].inputs[2])->dtype, TGC_FLOAT16);
+            }
+        tgc_graph_free(opt);
+        uint16_t xb[SEQ * 2 * IN];
+        for (int i = 0; i < SEQ * batch * IN; i++) {
+            x[i] = (double)((i * 5) % 9 - 4) / 4.0;
+            xb[i] = tgc_float_to_half((float)x[i]);
+        }
+        lstm_reference(SEQ, batch, IN, H, x, w, r, b, want);
+        tgc_session *s = NULL;
+        tgc_tensor *xt = NULL, *yh = NULL;
+        tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
+        if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT16, 3, (int64_t[]){SEQ, batch, IN}, xb, &xt);
+        if (st == TGC_OK) st = tgc_session_run(s, 1, (const char *[]){"x"}, (tgc_tensor *const[]){xt}, &yh, d);
+        if (st != TGC_OK) tgc_diags_print(d, stderr);
+        CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+        CU_ASSERT_EQUAL_FATAL(tgc_tensor_numel(yh), batch * H);
+        const uint16_t *got = tgc_tensor_data(yh);
+        for (int i = 0; i < batch * H; i++) CU_ASSERT_DOUBLE_EQUAL(tgc_half_to_float(got[i]), want[i], 1e-3);
+        tgc_tensor_release(xt);
+        tgc_tensor_release(yh);
+        tgc_session_free(s);
+        tgc_graph_free(g);
+        tgc_diags_free(d);
+    }
+    free(yaml);
 }
 
 /* A Gather from a float16 table stays float16: it reads more than it
@@ -446,4 +544,5 @@ TGC_TEST_MAIN("compute in float32", {"a chain in float32", test_chain_in_float32
               {"float32 untouched", test_float32_untouched},
               {"a half-precision weight stays half", test_half_weight_stays_half},
               {"a Gemm's half-precision weight stays half", test_gemm_weight_stays_half},
+              {"an LSTM's half-precision weights stay half", test_lstm_weights_stay_half},
               {"a Gather reads its table in place", test_gather_reads_table_in_place})
