@@ -36,6 +36,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
+/* Floats of a weight's block widened at a time (256 KiB: in a core's L2). */
+#define WIDE_BLOCK_FLOATS ((int64_t)64 << 10)
+
 static bool is_half(tgc_dtype t) { return t == TGC_FLOAT16 || t == TGC_BFLOAT16; }
 
 /* Checks the inputs (float32; W and R may both be float16 or both
@@ -76,21 +79,27 @@ typedef struct rnn_scratch {
     int64_t *len;
 } rnn_scratch;
 
-static tgc_status scratch_alloc(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, rnn_scratch *s, void **block) {
+/* The scratch's bytes (rnn_scratch); false past int64 or size_t. */
+static bool scratch_bytes(const tgc_rnn_geometry *g, size_t *bytes) {
     int64_t gh = g->gates * g->hidden, rows, xw, hr, st, total, lens;
     bool ok = tgc_checked_mul_i64(g->seq, g->batch, &rows) && tgc_checked_mul_i64(rows, gh, &xw) &&
               tgc_checked_mul_i64(g->batch, gh, &hr) && tgc_checked_mul_i64(g->batch, g->hidden, &st) &&
               tgc_checked_mul_i64(st, 3, &total) && tgc_checked_add_i64(total, xw, &total) &&
               tgc_checked_add_i64(total, hr, &total) && tgc_checked_mul_i64(g->batch, 2, &lens) &&
               tgc_checked_add_i64(total, lens, &total); /* the int64 lengths, as two floats each */
+    return ok && tgc_checked_nbytes(total, sizeof(float), bytes);
+}
+
+static tgc_status scratch_alloc(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, rnn_scratch *s, void **block) {
     size_t bytes;
-    if (!ok || !tgc_checked_nbytes(total, sizeof(float), &bytes)) return tgc_kernel_fail(c, "scratch too large");
+    if (!scratch_bytes(g, &bytes)) return tgc_kernel_fail(c, "scratch too large");
     *block = tgc_malloc(bytes > 0 ? bytes : 1);
     if (*block == NULL) return tgc_kernel_fail(c, "no host memory for %zu bytes of scratch", bytes);
+    int64_t gh = g->gates * g->hidden, st = g->batch * g->hidden; /* products scratch_bytes checked */
     s->len = *block; /* the int64 lengths first: aligned */
     float *p = (float *)(void *)(s->len + g->batch);
-    s->xw = p, p += xw;
-    s->hr = p, p += hr;
+    s->xw = p, p += g->seq * g->batch * gh;
+    s->hr = p, p += g->batch * gh;
     s->h = p, p += st;
     s->cs = p, p += st;
     s->rh = p;
@@ -250,9 +259,6 @@ static float *widen_rows(const rnn_matrix *w, int64_t row0, int64_t n) {
     }
     return out;
 }
-
-/* Floats of a weight's block widened at a time (256 KiB: in a core's L2). */
-#define WIDE_BLOCK_FLOATS ((int64_t)64 << 10)
 
 /* A product over a half-precision weight cut into blocks of `per` rows. */
 typedef struct wide_blocks {
@@ -436,6 +442,28 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
     return st;
 }
 
+/* What a run allocates: the scratch, and with half-precision weights the
+ * blocks of W widened on each of `width` threads (more than one row of X)
+ * and R widened whole (a batch). Nothing is cached. */
+static void footprint(tgc_kernel_ctx *c, int gates, int width, tgc_kernel_footprint *out) {
+    tgc_rnn_geometry g;
+    size_t bytes;
+    if (c->n_inputs < 3 || tgc_rnn_geometry_read(c, gates, &g) != TGC_OK || !scratch_bytes(&g, &bytes) ||
+        bytes > INT64_MAX)
+        return;
+    int64_t total = (int64_t)bytes, gh = gates * g.hidden, extra = 0;
+    if (is_half(c->inputs[1].dtype)) {
+        int64_t per = g.input > 0 && WIDE_BLOCK_FLOATS / g.input > 16 ? WIDE_BLOCK_FLOATS / g.input / 16 * 16 : 16;
+        if (g.seq * g.batch > 1) extra += per * g.input * (width > 0 ? width : 1);
+        if (g.batch > 1) extra += gh * g.hidden;
+    }
+    out->workspace_bytes = extra <= (INT64_MAX - total) / 4 ? total + extra * 4 : INT64_MAX;
+}
+
+static void rnn_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) { footprint(c, 1, width, out); }
+static void gru_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) { footprint(c, 3, width, out); }
+static void lstm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) { footprint(c, 4, width, out); }
+
 static tgc_status rnn_f32(tgc_kernel_ctx *c) { return run_rnn(c, 1); }
 static tgc_status gru_f32(tgc_kernel_ctx *c) { return run_rnn(c, 3); }
 static tgc_status lstm_f32(tgc_kernel_ctx *c) { return run_rnn(c, 4); }
@@ -443,11 +471,11 @@ static tgc_status lstm_f32(tgc_kernel_ctx *c) { return run_rnn(c, 4); }
 #define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
 
 const tgc_kernel_def tgc_cpu_kernels_rnn[] = {
-    {.op = "RNN", .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "GRU", .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "LSTM", .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "_RNNHalfWeight", .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "_GRUHalfWeight", .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "_LSTMHalfWeight", .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "RNN", .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY, .footprint = rnn_footprint},
+    {.op = "GRU", .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY, .footprint = gru_footprint},
+    {.op = "LSTM", .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY, .footprint = lstm_footprint},
+    {.op = "_RNNHalfWeight", .fn = rnn_f32, .forward_input = -1, .dtypes = F32_ONLY, .footprint = rnn_footprint},
+    {.op = "_GRUHalfWeight", .fn = gru_f32, .forward_input = -1, .dtypes = F32_ONLY, .footprint = gru_footprint},
+    {.op = "_LSTMHalfWeight", .fn = lstm_f32, .forward_input = -1, .dtypes = F32_ONLY, .footprint = lstm_footprint},
     {.op = NULL},
 };
