@@ -153,16 +153,6 @@ static tgc_status widened(widen_state *st, int32_t reader, tgc_ref r, tgc_ref *o
     return TGC_OK;
 }
 
-static int64_t attr_int(const tgc_node *n, const char *name, int64_t dflt) {
-    const tgc_attr *a = tgc_node_attr(n, name);
-    return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
-}
-
-static double attr_float(const tgc_node *n, const char *name, double dflt) {
-    const tgc_attr *a = tgc_node_attr(n, name);
-    return a != NULL && a->type == TGC_ATTR_FLOAT ? a->f : dflt;
-}
-
 /* Whether input i of node id is a narrow initializer of rank `rank`. */
 static bool narrow_weight(const tgc_rewrite *rw, int32_t id, int i, tgc_dtype narrow, int rank) {
     const tgc_node *n = &rw->g->nodes[id];
@@ -187,9 +177,9 @@ static const char *half_weight_op(const tgc_rewrite *rw, int32_t id, tgc_dtype n
     *mask = 1u << 1;
     if (strcmp(n->op_name, "MatMul") == 0 && n->n_inputs == 2 && narrow_weight(rw, id, 1, narrow, 2))
         op = "_MatMulHalfWeight";
-    if (strcmp(n->op_name, "Gemm") == 0 && narrow_weight(rw, id, 1, narrow, 2) && attr_int(n, "transA", 0) == 0 &&
-        attr_float(n, "alpha", 1.0) == 1.0 &&
-        (n->n_inputs < 3 || n->inputs[2].node < 0 || attr_float(n, "beta", 1.0) == 1.0))
+    if (strcmp(n->op_name, "Gemm") == 0 && narrow_weight(rw, id, 1, narrow, 2) &&
+        tgc_pass_attr_int(n, "transA", 0) == 0 && tgc_pass_attr_float(n, "alpha", 1.0) == 1.0 &&
+        (n->n_inputs < 3 || n->inputs[2].node < 0 || tgc_pass_attr_float(n, "beta", 1.0) == 1.0))
         op = "_MatMulHalfWeight";
     for (int r = 0; r < 3; r++)
         if (strcmp(n->op_name, recurrent[r][0]) == 0 && narrow_weight(rw, id, 1, narrow, 3) &&
@@ -209,7 +199,7 @@ static tgc_status half_weight_copy(tgc_rewrite *rw, int32_t id, const tgc_ref *i
     bool has_c = n->n_inputs > 2 && n->inputs[2].node >= 0;
     tgc_ref ab[2] = {ins[0], ins[1]};
     tgc_status s = TGC_OK;
-    if (strcmp(n->op_name, "Gemm") == 0 && attr_int(n, "transB", 0) != 0) {
+    if (strcmp(n->op_name, "Gemm") == 0 && tgc_pass_attr_int(n, "transB", 0) != 0) {
         int32_t t;
         const int64_t perm[2] = {1, 0};
         s = tgc_rewrite_add_op(rw, "Transpose", id, &ins[1], 1, 1, &t);

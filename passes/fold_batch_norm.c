@@ -11,16 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-static double attr_f(const tgc_node *n, const char *name, double dflt) {
-    const tgc_attr *a = tgc_node_attr(n, name);
-    return a != NULL && a->type == TGC_ATTR_FLOAT ? a->f : dflt;
-}
-
-static int64_t attr_i(const tgc_node *n, const char *name, int64_t dflt) {
-    const tgc_attr *a = tgc_node_attr(n, name);
-    return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
-}
-
 static bool f32_vector(const tgc_const *c, int64_t len) {
     return c != NULL && c->dtype == TGC_FLOAT32 && tgc_shape_numel(&c->shape) == len && c->shape.rank <= 2;
 }
@@ -37,7 +27,7 @@ static bool bn_params_of(const tgc_rewrite *rw, const tgc_node *bn, int64_t chan
         c[k] = tgc_pass_const_of(rw, bn->inputs[k + 1]);
         if (!f32_vector(c[k], channels) || c[k]->shape.rank != 1) return false;
     }
-    *p = (bn_params){c[0]->data, c[1]->data, c[2]->data, c[3]->data, attr_f(bn, "epsilon", 1e-5)};
+    *p = (bn_params){c[0]->data, c[1]->data, c[2]->data, c[3]->data, tgc_pass_attr_float(bn, "epsilon", 1e-5)};
     return true;
 }
 
@@ -98,7 +88,7 @@ static tgc_status fold_into_gemm(tgc_rewrite *rw, int32_t gemm, int32_t bn) {
     const tgc_node *gn = &rw->g->nodes[gemm];
     const tgc_const *b = gn->n_inputs > 1 ? tgc_pass_const_of(rw, gn->inputs[1]) : NULL;
     if (b == NULL || b->dtype != TGC_FLOAT32 || b->shape.rank != 2) return TGC_OK;
-    bool trans_b = attr_i(gn, "transB", 0) != 0;
+    bool trans_b = tgc_pass_attr_int(gn, "transB", 0) != 0;
     int64_t k = b->shape.dims[trans_b ? 1 : 0].v, m = b->shape.dims[trans_b ? 0 : 1].v;
     const tgc_const *cc = gn->n_inputs > 2 && gn->inputs[2].node >= 0 ? tgc_pass_const_of(rw, gn->inputs[2]) : NULL;
     if (gn->n_inputs > 2 && gn->inputs[2].node >= 0) {
@@ -108,7 +98,7 @@ static tgc_status fold_into_gemm(tgc_rewrite *rw, int32_t gemm, int32_t bn) {
     }
     bn_params p;
     if (m <= 0 || !bn_params_of(rw, &rw->g->nodes[bn], m, &p)) return TGC_OK;
-    double beta_g = attr_f(gn, "beta", 1.0);
+    double beta_g = tgc_pass_attr_float(gn, "beta", 1.0);
     tgc_const *b2 = tgc_pass_new_const(TGC_FLOAT32, &b->shape, b->pos);
     tgc_shape cshape = tgc_shape_of(1, &m);
     tgc_const *c2 = tgc_pass_new_const(TGC_FLOAT32, &cshape, b->pos);
@@ -143,7 +133,8 @@ tgc_status tgc_pass_fold_batch_norm(tgc_rewrite *rw) {
     for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
         int32_t bn = rw->g->topo[i];
         const tgc_node *n = &rw->g->nodes[bn];
-        if (!tgc_pass_is_op(rw, bn, "BatchNormalization") || n->n_inputs != 5 || attr_i(n, "training_mode", 0) != 0)
+        if (!tgc_pass_is_op(rw, bn, "BatchNormalization") || n->n_inputs != 5 ||
+            tgc_pass_attr_int(n, "training_mode", 0) != 0)
             continue;
         bool extra_read = false; /* the running statistics outputs of training mode */
         for (int k = 1; k < n->n_outputs; k++) extra_read |= tgc_rewrite_uses(rw, (tgc_ref){bn, k, {0, 0}}) > 0;

@@ -21,11 +21,6 @@
 
 #include <string.h>
 
-static int64_t attr_i(const tgc_node *n, const char *name, int64_t dflt) {
-    const tgc_attr *a = tgc_node_attr(n, name);
-    return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
-}
-
 /* The Pad's amounts per axis of a rank-`rank` input: begin[a], end[a];
  * false unless it pads with zeros by constant amounts >= 0. */
 static bool zero_pad_amounts(const tgc_rewrite *rw, const tgc_node *pad, int rank, int64_t *begin, int64_t *end) {
@@ -89,7 +84,7 @@ static tgc_status fuse_one(tgc_rewrite *rw, int32_t pad_id) {
             own_zero &= own->ints[i] == 0;
         }
     }
-    if (avg && !own_zero && attr_i(op, "count_include_pad", 0) != 1) return TGC_OK;
+    if (avg && !own_zero && tgc_pass_attr_int(op, "count_include_pad", 0) != 1) return TGC_OK;
     for (int a = 0; a < n; a++)
         if (!tgc_checked_add_i64(pads[a], begin[2 + a], &pads[a]) ||
             !tgc_checked_add_i64(pads[n + a], end[2 + a], &pads[n + a]))

@@ -143,6 +143,11 @@ int32_t tgc_pass_only_reader(const tgc_rewrite *rw, tgc_ref r);
  * fused node must not join two requests. */
 bool tgc_pass_same_device(const tgc_node *a, const tgc_node *b);
 
+/* Node n's attribute `name` as an int (a float), or dflt when it has
+ * none of that type. */
+int64_t tgc_pass_attr_int(const tgc_node *n, const char *name, int64_t dflt);
+double tgc_pass_attr_float(const tgc_node *n, const char *name, double dflt);
+
 /* True when node id is a live op node `op` without control inputs. */
 bool tgc_pass_is_op(const tgc_rewrite *rw, int32_t id, const char *op);
 

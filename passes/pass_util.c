@@ -99,6 +99,16 @@ uint32_t tgc_pass_device_kinds(const char *devices) {
     }
 }
 
+int64_t tgc_pass_attr_int(const tgc_node *n, const char *name, int64_t dflt) {
+    const tgc_attr *a = tgc_node_attr(n, name);
+    return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
+}
+
+double tgc_pass_attr_float(const tgc_node *n, const char *name, double dflt) {
+    const tgc_attr *a = tgc_node_attr(n, name);
+    return a != NULL && a->type == TGC_ATTR_FLOAT ? a->f : dflt;
+}
+
 bool tgc_pass_kernel_everywhere(uint32_t kinds, const char *op) {
     for (int k = 0; k < tgc_backend_count(); k++)
         if ((kinds == 0 || (kinds & (1u << k))) && tgc_kernel_find(op, k, TGC_FLOAT32) == NULL) return false;

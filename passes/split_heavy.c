@@ -39,11 +39,6 @@ typedef struct cut_rule {
     int y_axis;    /* the axis of Y the pieces are joined on */
 } cut_rule;
 
-static int64_t attr_int(const tgc_node *n, const char *name, int64_t dflt) {
-    const tgc_attr *a = tgc_node_attr(n, name);
-    return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;
-}
-
 /* The rule for node id, false when it is not one split-heavy cuts. */
 static bool rule_for(const tgc_rewrite *rw, int32_t id, cut_rule *r) {
     const tgc_node *n = &rw->g->nodes[id];
@@ -51,9 +46,9 @@ static bool rule_for(const tgc_rewrite *rw, int32_t id, cut_rule *r) {
     int y_rank = n->outputs[0].shape.rank;
     if ((tgc_pass_is_op(rw, id, "MatMul") || tgc_pass_is_op(rw, id, "_MatMulHalfWeight")) && y_rank >= 1)
         *r = (cut_rule){1, -1, false, y_rank - 1};
-    else if (tgc_pass_is_op(rw, id, "Gemm")) *r = (cut_rule){attr_int(n, "transB", 0) ? 0 : 1, 2, true, 1};
-    else if (tgc_pass_is_op(rw, id, "Conv") && attr_int(n, "group", 1) == 1) *r = (cut_rule){0, 2, false, 1};
-    else if (tgc_pass_is_op(rw, id, "_ConvNHWC") && attr_int(n, "group", 1) == 1)
+    else if (tgc_pass_is_op(rw, id, "Gemm")) *r = (cut_rule){tgc_pass_attr_int(n, "transB", 0) ? 0 : 1, 2, true, 1};
+    else if (tgc_pass_is_op(rw, id, "Conv") && tgc_pass_attr_int(n, "group", 1) == 1) *r = (cut_rule){0, 2, false, 1};
+    else if (tgc_pass_is_op(rw, id, "_ConvNHWC") && tgc_pass_attr_int(n, "group", 1) == 1)
         *r = (cut_rule){0, 2, false, y_rank - 1};
     else return false;
     const tgc_const *w = tgc_pass_const_of(rw, n->inputs[1]);

@@ -253,6 +253,25 @@ static void test_graph_cast_narrows(void) {
     tgc_diags_free(d);
 }
 
+/* Runs g on the cpu (threads: the option, NULL: the default) once with
+ * `data` (dtype t, dims) fed as input `name`; returns output 0 and leaves
+ * the session in *s (the caller releases and frees both). */
+static tgc_tensor *run_feed(const tgc_graph *g, const char *threads, const char *name, tgc_dtype t, int rank,
+                            const int64_t *dims, const void *data, tgc_session **s) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_tensor *x = NULL, *y = NULL;
+    tgc_session_options o = {.threads = threads};
+    *s = NULL;
+    tgc_status st = tgc_session_create(g, "cpu", &o, d, s);
+    if (st == TGC_OK) st = tgc_tensor_create(t, rank, dims, data, &x);
+    if (st == TGC_OK) st = tgc_session_run(*s, 1, &name, &x, &y, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    tgc_tensor_release(x);
+    tgc_diags_free(d);
+    return y;
+}
+
 /* A YAML model y = x W with x [m, k] and W [k, n] of dtype `dt`, W's
  * values W[i] = ((37 i) % 29 - 14) / 8, into buf (size cap). */
 static void matmul_model(char *buf, size_t cap, const char *dt, int m, int k, int n) {
@@ -303,14 +322,9 @@ static void test_half_weight_stays_half(void) {
             uint16_t *xb = malloc((size_t)(m * k) * sizeof *xb);
             CU_ASSERT_PTR_NOT_NULL_FATAL(xb);
             for (int i = 0; i < m * k; i++) xb[i] = narrow_bits(types[t], (float)((13 * i) % 17 - 8) / 4.0f);
-            tgc_session *s = NULL;
-            tgc_tensor *x = NULL, *y = NULL;
-            tgc_session_options o = {.threads = "cpu0=2"};
-            tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
-            if (st == TGC_OK) st = tgc_tensor_create(types[t], 2, (int64_t[]){m, k}, xb, &x);
-            if (st == TGC_OK) st = tgc_session_run(s, 1, (const char *[]){"x"}, (tgc_tensor *const[]){x}, &y, d);
-            if (st != TGC_OK) tgc_diags_print(d, stderr);
-            CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+            tgc_session *s;
+            tgc_tensor *y = run_feed(g, "cpu0=2", "x", types[t], 2, (int64_t[]){m, k}, xb, &s);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(y);
             const uint16_t *got = tgc_tensor_data(y);
             int bad = 0;
             for (int r = 0; r < m; r++)
@@ -325,7 +339,6 @@ static void test_half_weight_stays_half(void) {
                 int64_t held = tgc_session_memory(s, 0).bytes_in_use;
                 CU_ASSERT(held >= (int64_t)k * n * 2 && held < (int64_t)k * n * 4);
             }
-            tgc_tensor_release(x);
             tgc_tensor_release(y);
             tgc_session_free(s);
             free(xb);
@@ -371,13 +384,9 @@ static void test_gemm_weight_stays_half(void) {
     tgc_graph_free(opt);
     uint16_t xb[32];
     for (int i = 0; i < 32; i++) xb[i] = tgc_float_to_half((float)((13 * i) % 17 - 8) / 4.0f);
-    tgc_session *s = NULL;
-    tgc_tensor *x = NULL, *y = NULL;
-    tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT16, 2, (int64_t[]){1, 32}, xb, &x);
-    if (st == TGC_OK) st = tgc_session_run(s, 1, (const char *[]){"x"}, (tgc_tensor *const[]){x}, &y, d);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    tgc_session *s;
+    tgc_tensor *y = run_feed(g, NULL, "x", TGC_FLOAT16, 2, (int64_t[]){1, 32}, xb, &s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
     const uint16_t *got = tgc_tensor_data(y);
     for (int j = 0; j < 24; j++) {
         double sum = j % 5 - 2;
@@ -385,7 +394,6 @@ static void test_gemm_weight_stays_half(void) {
             sum += (double)tgc_half_to_float(xb[c]) * ((double)((37 * (j * 32 + c)) % 29 - 14) / 8.0);
         CU_ASSERT_EQUAL(got[j], tgc_float_to_half((float)sum));
     }
-    tgc_tensor_release(x);
     tgc_tensor_release(y);
     tgc_session_free(s);
     tgc_graph_free(g);
@@ -469,17 +477,12 @@ static void test_lstm_weights_stay_half(void) {
             xb[i] = tgc_float_to_half((float)x[i]);
         }
         lstm_reference(SEQ, batch, IN, H, x, w, r, b, want);
-        tgc_session *s = NULL;
-        tgc_tensor *xt = NULL, *yh = NULL;
-        tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
-        if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT16, 3, (int64_t[]){SEQ, batch, IN}, xb, &xt);
-        if (st == TGC_OK) st = tgc_session_run(s, 1, (const char *[]){"x"}, (tgc_tensor *const[]){xt}, &yh, d);
-        if (st != TGC_OK) tgc_diags_print(d, stderr);
-        CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+        tgc_session *s;
+        tgc_tensor *yh = run_feed(g, NULL, "x", TGC_FLOAT16, 3, (int64_t[]){SEQ, batch, IN}, xb, &s);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(yh);
         CU_ASSERT_EQUAL_FATAL(tgc_tensor_numel(yh), batch * H);
         const uint16_t *got = tgc_tensor_data(yh);
         for (int i = 0; i < batch * H; i++) CU_ASSERT_DOUBLE_EQUAL(tgc_half_to_float(got[i]), want[i], 1e-3);
-        tgc_tensor_release(xt);
         tgc_tensor_release(yh);
         tgc_session_free(s);
         tgc_graph_free(g);
@@ -514,13 +517,9 @@ static void test_gather_reads_table_in_place(void) {
     CU_ASSERT_EQUAL(tgc_graph_ref_info(opt, e->inputs[0])->dtype, TGC_FLOAT16);
     CU_ASSERT_EQUAL(e->outputs[0].dtype, TGC_FLOAT16);
     tgc_graph_free(opt);
-    tgc_session *s = NULL;
-    tgc_tensor *ids = NULL, *y = NULL;
-    tgc_status st = tgc_session_create(g, "cpu", NULL, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_INT64, 1, (int64_t[]){2}, (int64_t[]){5, 42}, &ids);
-    if (st == TGC_OK) st = tgc_session_run(s, 1, (const char *[]){"ids"}, (tgc_tensor *const[]){ids}, &y, d);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    tgc_session *s;
+    tgc_tensor *y = run_feed(g, NULL, "ids", TGC_INT64, 1, (int64_t[]){2}, (int64_t[]){5, 42}, &s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
     const uint16_t *got = tgc_tensor_data(y);
     const int rows[2] = {5, 42};
     for (int r = 0; r < 2; r++) {
@@ -529,7 +528,6 @@ static void test_gather_reads_table_in_place(void) {
         for (int j = 0; j < 8; j++) want[j] = exp((double)((rows[r] * 8 + j) % 7 - 3) / 2.0) / z;
         for (int j = 0; j < 8; j++) CU_ASSERT_DOUBLE_EQUAL(tgc_half_to_float(got[r * 8 + j]), want[j], 1e-3);
     }
-    tgc_tensor_release(ids);
     tgc_tensor_release(y);
     tgc_session_free(s);
     tgc_graph_free(g);
