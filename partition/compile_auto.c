@@ -49,13 +49,49 @@ static int64_t smallest_room(const tgc_placer_auto *a, int n) {
     return least;
 }
 
+/* g cut for round `round` of place_splitting (room: the smallest device's):
+ * its heavy nodes into pieces of room / (4 << round) (split-heavy), then
+ * its convolution chains whose steps hold more than room / (2 << round)
+ * into bands of rows (split-spatial). The result owns `owner` (the graph
+ * whose weights g's are, or NULL) and any graph between. *out NULL and
+ * *n_cut 0 when nothing was cut (owner then still the caller's). */
+static tgc_status cut_for_room(const tgc_graph *g, tgc_graph *owner, int64_t room, int round, tgc_diags *diags,
+                               tgc_graph **out, int32_t *n_cut) {
+    tgc_graph *heavy = NULL, *bands = NULL;
+    int32_t n_heavy = 0, n_bands = 0;
+    *out = NULL;
+    *n_cut = 0;
+    tgc_status s = tgc_graph_split_heavy(g, room / (4 << round), diags, &heavy, &n_heavy);
+    if (s == TGC_OK && n_heavy == 0) {
+        tgc_graph_free(heavy);
+        heavy = NULL;
+    }
+    const tgc_graph *base = heavy != NULL ? heavy : g;
+    if (s == TGC_OK) s = tgc_graph_split_spatial(base, room / (2 << round), diags, &bands, &n_bands);
+    if (s == TGC_OK && n_bands == 0) {
+        tgc_graph_free(bands);
+        bands = NULL;
+    }
+    if (s != TGC_OK || (heavy == NULL && bands == NULL)) {
+        tgc_graph_free(bands);
+        tgc_graph_free(heavy);
+        return s;
+    }
+    tgc_graph *innermost = heavy != NULL ? heavy : bands;
+    if (owner != NULL) tgc_graph_adopt_source(innermost, owner);
+    if (heavy != NULL && bands != NULL) tgc_graph_adopt_source(bands, heavy);
+    *out = bands != NULL ? bands : heavy;
+    *n_cut = n_heavy + n_bands;
+    return TGC_OK;
+}
+
 /* Automatic placement, and where no split of the graph fits the devices'
- * memory, the same on the graph with its heavy nodes cut into pieces
- * (tgc_graph_split_heavy) of a quarter of the smallest device's room, then
- * finer: a layer that alone fills most of a device (a classifier's weight)
- * is then shared out like any other. The graph placed is out->g (the cut
- * one, owned as out->optimized, when a cut placement fits); the refusal
- * reported is the last try's. */
+ * memory, the same on the graph cut finer each round (cut_for_room): a
+ * layer that alone fills most of a device (a classifier's weight) is then
+ * shared out like any other, and a step whose activations fill it (an
+ * image network's stem) runs in bands. The graph placed is out->g (the
+ * cut one, owned as out->optimized, when a cut placement fits); the
+ * refusal reported is the last try's. */
 static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *po, tgc_diags *diags) {
     tgc_diags *trial = tgc_diags_create();
     if (trial == NULL) return TGC_ERR_NOMEM;
@@ -65,15 +101,16 @@ static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *p
          round++) {
         tgc_graph *cut = NULL;
         int32_t n_cut = 0;
-        tgc_status cs = tgc_graph_split_heavy(out->g, room / (4 << round), diags, &cut, &n_cut);
-        if (cs != TGC_OK || n_cut == 0) {
-            tgc_graph_free(cut);
-            if (cs != TGC_OK) s = cs;
+        tgc_status cs = cut_for_room(out->g, out->optimized, room, round, diags, &cut, &n_cut);
+        if (cs != TGC_OK) {
+            s = cs;
             break;
         }
+        if (cut == NULL) continue; /* nothing to cut this fine: finer next round */
         tgc_diags *again = tgc_diags_create();
         if (again == NULL) {
-            tgc_graph_free(cut);
+            out->optimized = cut; /* it owns the graph before it */
+            out->g = cut;
             s = TGC_ERR_NOMEM;
             break;
         }
@@ -83,9 +120,7 @@ static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *p
         out->placement = cut_placement;
         tgc_diags_free(trial);
         trial = again;
-        /* the cut graph takes the place of the one placed before (whose weights it borrows, so it owns it),
-         * whichever placement is kept (the last) */
-        if (out->optimized != NULL) tgc_graph_adopt_source(cut, out->optimized);
+        /* the cut graph takes the place of the one placed before (it owns it), whichever placement is kept */
         out->optimized = cut;
         out->g = cut;
     }

@@ -143,6 +143,10 @@ int32_t tgc_pass_only_reader(const tgc_rewrite *rw, tgc_ref r);
  * fused node must not join two requests. */
 bool tgc_pass_same_device(const tgc_node *a, const tgc_node *b);
 
+/* Per node of g (n_nodes + 1 entries, tgc_free): whether another node
+ * names it in its colocate_with. NULL when out of memory. */
+bool *tgc_pass_colocation_targets(const tgc_graph *g);
+
 /* Node n's attribute `name` as an int (a float), or dflt when it has
  * none of that type. */
 int64_t tgc_pass_attr_int(const tgc_node *n, const char *name, int64_t dflt);
@@ -199,5 +203,20 @@ tgc_status tgc_pass_name_made_weights(tgc_graph *g);
  * bug, in diags) or TGC_ERR_NOMEM (*out NULL). */
 tgc_status tgc_graph_split_heavy(const tgc_graph *g, int64_t piece_bytes, tgc_diags *diags, tgc_graph **out,
                                  int32_t *n_cut);
+
+/* split-spatial (passes/split_spatial.c has the rules): a copy of g in
+ * *out (owned by the caller; its weights borrowed from g, which must
+ * outlive it) in which each Conv over a 4-D map, with the activations and
+ * the pool that follow it, whose largest step holds more than
+ * max_step_bytes (a node's input and output rows) is cut along the rows
+ * into the fewest bands (at most 16) whose steps hold at most that, each
+ * band reading a Slice of the input rows (its halo included), joined by a
+ * Concat on axis 2 that takes the last node's name; nodes with a device
+ * spec, colocation or control edges are left whole. *n_cut: how many
+ * chains were cut. The compile driver's answer to a step whose
+ * activations no device holds. TGC_OK, TGC_ERR_INVALID (inference of a
+ * band failed: a tgc bug, in diags) or TGC_ERR_NOMEM (*out NULL). */
+tgc_status tgc_graph_split_spatial(const tgc_graph *g, int64_t max_step_bytes, tgc_diags *diags, tgc_graph **out,
+                                   int32_t *n_cut);
 
 #endif

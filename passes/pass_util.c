@@ -99,6 +99,14 @@ uint32_t tgc_pass_device_kinds(const char *devices) {
     }
 }
 
+bool *tgc_pass_colocation_targets(const tgc_graph *g) {
+    bool *named = tgc_calloc((size_t)g->n_nodes + 1, sizeof *named);
+    for (int32_t id = 0; named != NULL && id < g->n_nodes; id++)
+        for (int k = 0; k < g->nodes[id].n_colocate; k++)
+            if (g->nodes[id].colocate[k].node >= 0) named[g->nodes[id].colocate[k].node] = true;
+    return named;
+}
+
 int64_t tgc_pass_attr_int(const tgc_node *n, const char *name, int64_t dflt) {
     const tgc_attr *a = tgc_node_attr(n, name);
     return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;

@@ -163,22 +163,13 @@ static tgc_status cut_node(tgc_rewrite *rw, int32_t id, const cut_rule *r, int64
     return s;
 }
 
-/* Nodes that another node names in its colocate_with. */
-static bool *colocation_targets(const tgc_graph *g) {
-    bool *named = tgc_calloc((size_t)g->n_nodes + 1, sizeof *named);
-    for (int32_t id = 0; named != NULL && id < g->n_nodes; id++)
-        for (int k = 0; k < g->nodes[id].n_colocate; k++)
-            if (g->nodes[id].colocate[k].node >= 0) named[g->nodes[id].colocate[k].node] = true;
-    return named;
-}
-
 tgc_status tgc_graph_split_heavy(const tgc_graph *g, int64_t piece_bytes, tgc_diags *diags, tgc_graph **out,
                                  int32_t *n_cut) {
     *out = NULL;
     *n_cut = 0;
     if (piece_bytes < 1) piece_bytes = 1;
     tgc_graph *copy = tgc_graph_copy(g);
-    bool *named = copy != NULL ? colocation_targets(copy) : NULL;
+    bool *named = copy != NULL ? tgc_pass_colocation_targets(copy) : NULL;
     if (named == NULL) {
         tgc_graph_free(copy);
         return TGC_ERR_NOMEM;

@@ -634,10 +634,122 @@ static void test_large_input_and_output_together(void) {
     tgc_diags_free(d);
 }
 
+/* A stem at a resolution no device holds: x [1, 3, 96, 96] (110592
+ * bytes), Conv 3 -> 16 3x3 pads 1 ([1, 16, 96, 96]: 589824 bytes), Relu,
+ * MaxPool 2x2 ([1, 16, 48, 48]), GlobalAveragePool. Over two cpus limited
+ * to 1.25 / 2 of what one needs (the Conv's step alone is more), the
+ * chain runs in bands of rows (split-spatial): the run succeeds, each
+ * device's peak stays within its limit, the Concat of the bands keeps the
+ * pool's name, and y is a double-precision loop's. */
+#define STEM_C 16
+#define STEM_HW 96
+static void test_stem_in_bands(void) {
+    static float w[STEM_C * 27], b[STEM_C], xs[3 * STEM_HW * STEM_HW];
+    char *text = malloc(65536);
+    size_t at = (size_t)snprintf(text, 65536,
+                                 "format: tgc/1\nname: stem\ninputs:\n"
+                                 "  - {name: x, dtype: float32, shape: [1, 3, %d, %d]}\noutputs: [y]\n"
+                                 "initializers:\n  - {name: w, dtype: float32, shape: [%d, 3, 3, 3], values: [",
+                                 STEM_HW, STEM_HW, STEM_C);
+    for (int i = 0; i < STEM_C * 27; i++) {
+        w[i] = (float)((i * 37) % 23 - 11) / 16.0f;
+        at += (size_t)snprintf(text + at, 65536 - at, "%s%g", i ? "," : "", (double)w[i]);
+    }
+    at += (size_t)snprintf(text + at, 65536 - at, "]}\n  - {name: b, dtype: float32, shape: [%d], values: [", STEM_C);
+    for (int i = 0; i < STEM_C; i++) {
+        b[i] = (float)(i % 5 - 2) / 4.0f;
+        at += (size_t)snprintf(text + at, 65536 - at, "%s%g", i ? "," : "", (double)b[i]);
+    }
+    snprintf(text + at, 65536 - at,
+             "]}\nnodes:\n  - {name: c, op: Conv, inputs: [x, w, b], attrs: {pads: [1, 1, 1, 1]}}\n"
+             "  - {name: r, op: Relu, inputs: [c]}\n"
+             "  - {name: p, op: MaxPool, inputs: [r], attrs: {kernel_shape: [2, 2], strides: [2, 2]}}\n"
+             "  - {name: y, op: GlobalAveragePool, inputs: [p]}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    if (tgc_graph_load_string(text, strlen(text), "stem.yaml", NULL, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+    free(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    for (int i = 0; i < 3 * STEM_HW * STEM_HW; i++) xs[i] = (float)((i * 13) % 17 - 8) / 8.0f;
+    /* the reference */
+    double want[STEM_C];
+    const int n = STEM_HW, h = STEM_HW / 2;
+    for (int o = 0; o < STEM_C; o++) {
+        double sum = 0;
+        for (int i = 0; i < h; i++)
+            for (int j = 0; j < h; j++) {
+                double best = -INFINITY;
+                for (int u = 0; u < 2; u++)
+                    for (int v = 0; v < 2; v++) {
+                        int yy = 2 * i + u, xx = 2 * j + v;
+                        double acc = b[o];
+                        for (int q = 0; q < 3; q++)
+                            for (int ky = 0; ky < 3; ky++)
+                                for (int kx = 0; kx < 3; kx++) {
+                                    int r = yy + ky - 1, c = xx + kx - 1;
+                                    if (r >= 0 && r < n && c >= 0 && c < n)
+                                        acc += (double)xs[(q * n + r) * n + c] * w[((o * 3 + q) * 3 + ky) * 3 + kx];
+                                }
+                        acc = acc > 0 ? acc : 0;
+                        best = acc > best ? acc : best;
+                    }
+                sum += best;
+            }
+        want[o] = sum / (h * h);
+    }
+    tgc_memory_plan *mp = NULL;
+    tgc_memory_plan_options mo = {.threads = "cpu0=1"};
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_memory_plan(g, "cpu0", &mo, d, &mp), TGC_OK);
+    tgc_memory_plan_figures f = tgc_memory_plan_get(mp, 0);
+    tgc_memory_plan_free(mp);
+    int64_t need = f.weights_bytes + f.planned_peak, limit = need * 125 / 200;
+    CU_ASSERT((int64_t)(STEM_C * STEM_HW * STEM_HW * 4) > limit); /* the Conv's output alone is more */
+    char limits[128];
+    snprintf(limits, sizeof limits, "cpu0=%" PRId64 ",cpu1=%" PRId64, limit, limit);
+    tgc_session_options o = {.threads = "cpu0=1,cpu1=1", .memory_limits = limits, .placement = TGC_PLACEMENT_AUTO};
+    tgc_session *s = NULL;
+    tgc_status st = tgc_session_create(g, "cpu0,cpu1", &o, d, &s);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    tgc_tensor *x = NULL, *out = NULL;
+    const char *feed = "x";
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){1, 3, STEM_HW, STEM_HW}, xs, &x), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_session_run(s, 1, &feed, &x, &out, d), TGC_OK);
+    const float *got = tgc_tensor_data(out);
+    for (int i = 0; i < STEM_C; i++) CU_ASSERT_DOUBLE_EQUAL(got[i], want[i], 1e-5 * (1 + fabs(want[i])));
+    int64_t peaks[2];
+    for (int i = 0; i < 2; i++) {
+        peaks[i] = tgc_session_memory(s, i).peak_bytes_in_use;
+        CU_ASSERT(peaks[i] <= limit);
+    }
+    tgc_tensor_release(out), tgc_tensor_release(x);
+    tgc_session_free(s);
+    /* the placement: a Concat of bands named p */
+    tgc_place_options po = {.placement = TGC_PLACEMENT_AUTO, .threads = "cpu0=1,cpu1=1", .memory_limits = limits};
+    tgc_placed *p = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_place(g, "cpu0,cpu1", &po, d, &p), TGC_OK);
+    const tgc_graph *pg = tgc_placed_graph(p);
+    int convs = 0;
+    bool concat_p = false;
+    for (size_t i = 0; i < tgc_graph_node_count(pg); i++) {
+        const char *op = tgc_graph_node_op(pg, i), *name = tgc_graph_node_name(pg, i);
+        convs += op != NULL && strcmp(op, "Conv") == 0;
+        concat_p = concat_p || (op != NULL && strcmp(op, "Concat") == 0 && strcmp(name, "p") == 0);
+    }
+    CU_ASSERT(convs >= 2);
+    CU_ASSERT(concat_p);
+    printf("\n  the stem in %d bands, limit %" PRId64 " each (need on one %" PRId64 "): peaks %" PRId64 " %" PRId64,
+           convs, limit, need, peaks[0], peaks[1]);
+    tgc_placed_free(p);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("auto_placement", {"split by memory over 2, 3 and 4 cpus: one cpu's bits", test_split_by_memory},
               {"a plan that cannot fit is refused with its figures", test_infeasible_is_refused},
               {"a step no device can hold is named", test_step_too_large_is_named},
               {"a layer larger than any device is cut into pieces", test_layer_cut_into_pieces},
+              {"a stem no device holds runs in bands", test_stem_in_bands},
               {"device specs hold under auto", test_specs_hold},
               {"the faster device gets the work", test_faster_device_gets_the_work},
               {"a device that gets nothing keeps the others' fusions", test_one_kind_keeps_its_fusions},
