@@ -18,6 +18,9 @@
  *    elementwise node (a ReLU6, a residual Add): the chains of mobile
  *    networks (MobileNet, EfficientNet, MNASNet), never a lone 1x1 between
  *    3x3 layers (ResNet-50's bottlenecks), whose Transposes would stay.
+ *    So does a dense Conv the cpu would run through oneDNN's channels-last
+ *    kernel anyway, on NHWC copies (3x3 layers on small maps with few
+ *    multiply-adds: devices/cpu/conv_dnnl.c): the same kernel, no copies.
  *    MobileNetV2's 1x1 and depthwise layers, alone on one thread: 3.48 ms
  *    in tgc's NCHW kernels, 2.69 in oneDNN's NHWC ones
  *    (bench/bench_conv_families, dnnl* in NHWC); in the model, only those
@@ -30,7 +33,9 @@
  *    DequantizeLinear -> Add -> QuantizeLinear then runs channels last.
  *    A MaxPool reading a Transpose back to NCHW becomes _MaxPoolNHWC with
  *    the Transpose after it (ResNet's pool between its first convolution
- *    and the first block).
+ *    and the first block), and a Concat all of whose inputs are such
+ *    Transposes joins them channels last (a fire module's or an Inception
+ *    block's branches: SqueezeNet 1.1 -7% at 1 and 2 threads).
  * 3. A Transpose of a Transpose that undoes it is dropped: the next
  *    convolution reads the previous one's output as it lies.
  * What remains are Transposes where channels-last values meet other ops
@@ -153,6 +158,16 @@ static bool small_map(const tgc_shape *s) {
            s->dims[2].v * s->dims[3].v <= MAX_POSITIONS;
 }
 
+/* True when the cpu would run Conv node id through oneDNN's channels-last
+ * kernel anyway, on NHWC copies of x and y (devices/cpu/conv_dnnl.c: 3x3
+ * layers on small maps with few multiply-adds): channels last, it runs
+ * the same kernel without the copies. */
+static bool nhwc_on_copies(const tgc_rewrite *rw, int32_t id) {
+    const tgc_kernel_def *k = tgc_kernel_for_node(rw->g, &rw->g->nodes[id], tgc_backend_host_kind());
+    const char *way = k != NULL ? tgc_kernel_choice(k, rw->g, id) : NULL;
+    return way != NULL && strcmp(way, "onednn conv nhwc copies") == 0;
+}
+
 /* True when float Conv node id may run channels last on its own terms: x
  * and y 4-D float32, W a 4-D constant, B absent or a constant, pointwise,
  * depthwise or a stem (see step 1), and a kernel everywhere. */
@@ -175,8 +190,8 @@ static bool float_candidate(const tgc_rewrite *rw, int32_t id) {
                      tgc_node_attr(n, "auto_pad") == NULL;
     bool depthwise = group > 1 && group == c && cg == 1 && m == c;
     bool stem = group == 1 && c <= STEM_MAX_CHANNELS;
-    return (pointwise || depthwise || stem) && small_map(&x->shape) && small_map(&y->shape) &&
-           kernel_everywhere(rw, n, "_ConvNHWC", TGC_FLOAT32);
+    return (pointwise || depthwise || stem || nhwc_on_copies(rw, id)) && small_map(&x->shape) &&
+           small_map(&y->shape) && kernel_everywhere(rw, n, "_ConvNHWC", TGC_FLOAT32);
 }
 
 /* True when ref r comes from a candidate, directly or through one
@@ -296,6 +311,35 @@ static tgc_status pool_through(tgc_rewrite *rw, int32_t id, const char *nhwc_op,
     return replace_with_transposed(rw, id, pool, TO_NCHW);
 }
 
+/* Step 2 for a Concat of 4-D Transposes of one permutation:
+ * Concat(T(a), T(b), axis) = T(Concat(a, b, perm[axis])): an Inception
+ * block's or a fire module's branches joined channels last. */
+static tgc_status concat_through(tgc_rewrite *rw, int32_t id, bool *moved) {
+    const tgc_node *n = &rw->g->nodes[id];
+    const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
+    if (n->n_inputs < 1 || n->n_inputs > MAX_READERS || n->n_outputs != 1 || y == NULL || y->shape.rank != 4 ||
+        tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
+        return TGC_OK;
+    const int64_t *perm = NULL;
+    tgc_ref inputs[MAX_READERS];
+    for (int i = 0; i < n->n_inputs; i++) {
+        const int64_t *p = n->inputs[i].node >= 0 ? perm_of(rw, n->inputs[i].node) : NULL;
+        if (p == NULL || (perm != NULL && !same_perm(p, perm))) return TGC_OK;
+        perm = p;
+        inputs[i] = rw->g->nodes[n->inputs[i].node].inputs[0];
+    }
+    int64_t kept[4], axis = tgc_pass_attr_int(n, "axis", 0);
+    memcpy(kept, perm, sizeof kept);
+    if (axis < 0) axis += 4;
+    if (axis < 0 || axis > 3) return TGC_OK;
+    int32_t joined;
+    tgc_status st = tgc_rewrite_add_op(rw, "Concat", id, inputs, n->n_inputs, 1, &joined);
+    if (st == TGC_OK) st = tgc_rewrite_set_attr_int(rw, joined, "axis", kept[axis]);
+    if (st != TGC_OK) return st;
+    *moved = true;
+    return replace_with_transposed(rw, id, joined, kept);
+}
+
 /* Step 3 at Transpose node id: *moved when it undid its input's and went. */
 static void cancel(tgc_rewrite *rw, int32_t id, bool *moved) {
     const int64_t *outer = perm_of(rw, id);
@@ -343,6 +387,8 @@ tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw) {
                 st = pool_through(rw, id, "_MaxPoolNHWC", &moved);
             else if (id < n_nodes && tgc_pass_is_op(rw, id, "GlobalAveragePool"))
                 st = pool_through(rw, id, "_GlobalAveragePoolNHWC", &moved);
+            else if (id < n_nodes && tgc_pass_is_op(rw, id, "Concat"))
+                st = concat_through(rw, id, &moved);
         }
     }
     return st;

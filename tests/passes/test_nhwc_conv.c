@@ -406,6 +406,56 @@ static void test_activations_between(void) {
     }
 }
 
+/* A fire module (SqueezeNet's) on 13x13: squeeze 1x1 64 -> 32, expand
+ * 1x1 and 3x3 32 -> 64 joined by a Concat on the channels, then a 1x1
+ * 128 -> 32. The 3x3 (3.1M multiply-adds, Winograd's GEMMs small) is one
+ * the cpu runs through oneDNN's channels-last kernel on copies, so it runs
+ * channels last too; the Concat's inputs are then both Transposes back to
+ * NCHW and the Concat moves below them (axis 3): one Transpose in, one
+ * after the Concat, before the last 1x1, which feeds nothing channels last
+ * and stays NCHW; the values the unoptimized graph's. */
+static void test_fire_module(void) {
+    if (!channels_last_here()) return;
+    char *ws = values(51, 32 * 64, 0.2f), *w1 = values(52, 64 * 32, 0.2f), *w3 = values(53, 64 * 32 * 9, 0.1f),
+         *wn = values(54, 32 * 128, 0.1f), *yaml = malloc(400000);
+    snprintf(yaml, 400000,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [1, 64, 13, 13]}]\n"
+             "outputs: [y]\n"
+             "initializers:\n"
+             "  - {name: ws, dtype: float32, shape: [32, 64, 1, 1], values: %s}\n"
+             "  - {name: w1, dtype: float32, shape: [64, 32, 1, 1], values: %s}\n"
+             "  - {name: w3, dtype: float32, shape: [64, 32, 3, 3], values: %s}\n"
+             "  - {name: wn, dtype: float32, shape: [32, 128, 1, 1], values: %s}\n"
+             "nodes:\n"
+             "  - {name: s, op: Conv, inputs: [x, ws]}\n"
+             "  - {name: sr, op: Relu, inputs: [s]}\n"
+             "  - {name: e1, op: Conv, inputs: [sr, w1]}\n"
+             "  - {name: e1r, op: Relu, inputs: [e1]}\n"
+             "  - {name: e3, op: Conv, inputs: [sr, w3], attrs: {pads: [1, 1, 1, 1]}}\n"
+             "  - {name: e3r, op: Relu, inputs: [e3]}\n"
+             "  - {name: cat, op: Concat, inputs: [e1r, e3r], attrs: {axis: 1}}\n"
+             "  - {name: y, op: Conv, inputs: [cat, wn]}\n",
+             ws, w1, w3, wn);
+    free(ws), free(w1), free(w3), free(wn);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "fire.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 3);
+    CU_ASSERT_EQUAL(count_op(opt, "Conv"), 1);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    for (int32_t id = 0; id < opt->n_nodes; id++)
+        if (opt->nodes[id].kind == TGC_NODE_OP && strcmp(opt->nodes[id].op_name, "Concat") == 0)
+            CU_ASSERT_EQUAL(tgc_node_attr(&opt->nodes[id], "axis")->i, 3);
+    tgc_graph_free(opt);
+    static float x[64 * 13 * 13];
+    for (int k = 0; k < 64 * 13 * 13; k++) x[k] = value(55, k);
+    check_as_unoptimized(g, x, 1, 64, 13);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    free(yaml);
+}
+
 /* Left alone: a 1x1 between two dense 3x3 Convs, and the block on 56x56. */
 static void test_left_alone(void) {
     tgc_diags *d = tgc_diags_create();
@@ -423,4 +473,5 @@ TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_
               {"other geometries, two images", test_other_geometries},
               {"a squeeze-and-excitation block", test_squeeze_excitation},
               {"activations between channels-last Convs, fused", test_activations_between},
+              {"a fire module channels last, its Concat too", test_fire_module},
               {"a lone 1x1 and large maps left alone", test_left_alone})
