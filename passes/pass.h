@@ -143,6 +143,21 @@ int32_t tgc_pass_only_reader(const tgc_rewrite *rw, tgc_ref r);
  * fused node must not join two requests. */
 bool tgc_pass_same_device(const tgc_node *a, const tgc_node *b);
 
+/* Cuts one node of a copy (tgc_pass_cut_copy): node id of rw, `named`
+ * saying which nodes another names in its colocate_with; *cut when it
+ * rewrote something. */
+typedef tgc_status (*tgc_pass_cut_fn)(tgc_rewrite *rw, int32_t id, const bool *named, void *arg, bool *cut);
+
+/* A copy of g in *out (its weights borrowed from g; the constants the
+ * cuts make its own, named by tgc_pass_name_made_weights) in which
+ * cut(rw, id, named, arg) ran on every node id of g in topological order
+ * (not on the nodes the cuts add, nor on those they removed); *n_cut: how
+ * many cut something. The driver of split-heavy and split-spatial.
+ * TGC_OK, TGC_ERR_INVALID (inference of the result failed, in diags) or
+ * TGC_ERR_NOMEM (*out NULL). */
+tgc_status tgc_pass_cut_copy(const tgc_graph *g, tgc_pass_cut_fn cut, void *arg, tgc_diags *diags, tgc_graph **out,
+                             int32_t *n_cut);
+
 /* Per node of g (n_nodes + 1 entries, tgc_free): whether another node
  * names it in its colocate_with. NULL when out of memory. */
 bool *tgc_pass_colocation_targets(const tgc_graph *g);

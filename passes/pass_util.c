@@ -107,6 +107,39 @@ bool *tgc_pass_colocation_targets(const tgc_graph *g) {
     return named;
 }
 
+tgc_status tgc_pass_cut_copy(const tgc_graph *g, tgc_pass_cut_fn cut, void *arg, tgc_diags *diags, tgc_graph **out,
+                             int32_t *n_cut) {
+    *out = NULL;
+    *n_cut = 0;
+    tgc_graph *copy = tgc_graph_copy(g);
+    bool *named = copy != NULL ? tgc_pass_colocation_targets(copy) : NULL;
+    if (named == NULL) {
+        tgc_graph_free(copy);
+        return TGC_ERR_NOMEM;
+    }
+    tgc_rewrite rw;
+    tgc_status s = tgc_rewrite_begin(&rw, copy);
+    int32_t nn = s == TGC_OK ? rw.g->n_nodes : 0;
+    for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
+        int32_t id = rw.g->topo[i];
+        bool done = false;
+        if (!rw.removed[id]) s = cut(&rw, id, named, arg, &done);
+        *n_cut += done;
+    }
+    tgc_free(named);
+    if (s != TGC_OK) {
+        tgc_rewrite_abandon(&rw);
+        return s;
+    }
+    s = tgc_rewrite_finish(&rw, diags, out);
+    if (s == TGC_OK) s = tgc_pass_name_made_weights(*out);
+    if (s != TGC_OK) {
+        tgc_graph_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
 int64_t tgc_pass_attr_int(const tgc_node *n, const char *name, int64_t dflt) {
     const tgc_attr *a = tgc_node_attr(n, name);
     return a != NULL && a->type == TGC_ATTR_INT ? a->i : dflt;

@@ -163,39 +163,16 @@ static tgc_status cut_node(tgc_rewrite *rw, int32_t id, const cut_rule *r, int64
     return s;
 }
 
+/* tgc_pass_cut_fn: node id cut when a rule takes it (arg: the piece bytes). */
+static tgc_status cut_if_heavy(tgc_rewrite *rw, int32_t id, const bool *named, void *arg, bool *cut) {
+    const tgc_node *n = &rw->g->nodes[id];
+    cut_rule r;
+    if (n->device != NULL || n->n_colocate > 0 || named[id] || !rule_for(rw, id, &r)) return TGC_OK;
+    return cut_node(rw, id, &r, *(const int64_t *)arg, cut);
+}
+
 tgc_status tgc_graph_split_heavy(const tgc_graph *g, int64_t piece_bytes, tgc_diags *diags, tgc_graph **out,
                                  int32_t *n_cut) {
-    *out = NULL;
-    *n_cut = 0;
     if (piece_bytes < 1) piece_bytes = 1;
-    tgc_graph *copy = tgc_graph_copy(g);
-    bool *named = copy != NULL ? tgc_pass_colocation_targets(copy) : NULL;
-    if (named == NULL) {
-        tgc_graph_free(copy);
-        return TGC_ERR_NOMEM;
-    }
-    tgc_rewrite rw;
-    tgc_status s = tgc_rewrite_begin(&rw, copy);
-    int32_t nn = s == TGC_OK ? rw.g->n_nodes : 0;
-    for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
-        int32_t id = rw.g->topo[i];
-        const tgc_node *n = &rw.g->nodes[id];
-        cut_rule r;
-        if (n->device != NULL || n->n_colocate > 0 || named[id] || !rule_for(&rw, id, &r)) continue;
-        bool cut = false;
-        s = cut_node(&rw, id, &r, piece_bytes, &cut);
-        *n_cut += cut;
-    }
-    tgc_free(named);
-    if (s != TGC_OK) {
-        tgc_rewrite_abandon(&rw);
-        return s;
-    }
-    s = tgc_rewrite_finish(&rw, diags, out);
-    if (s == TGC_OK) s = tgc_pass_name_made_weights(*out);
-    if (s != TGC_OK) {
-        tgc_graph_free(*out);
-        *out = NULL;
-    }
-    return s;
+    return tgc_pass_cut_copy(g, cut_if_heavy, &piece_bytes, diags, out, n_cut);
 }

@@ -291,38 +291,15 @@ static tgc_status cut_chain(tgc_rewrite *rw, const chain *c, int64_t max_step, b
     return s;
 }
 
+/* tgc_pass_cut_fn: the chain starting at node id cut when its steps are
+ * too large (arg: the most bytes a step may hold). */
+static tgc_status cut_if_wide(tgc_rewrite *rw, int32_t id, const bool *named, void *arg, bool *cut) {
+    chain c;
+    return chain_from(rw, id, named, &c) ? cut_chain(rw, &c, *(const int64_t *)arg, cut) : TGC_OK;
+}
+
 tgc_status tgc_graph_split_spatial(const tgc_graph *g, int64_t max_step_bytes, tgc_diags *diags, tgc_graph **out,
                                    int32_t *n_cut) {
-    *out = NULL;
-    *n_cut = 0;
     if (max_step_bytes < 1) max_step_bytes = 1;
-    tgc_graph *copy = tgc_graph_copy(g);
-    bool *named = copy != NULL ? tgc_pass_colocation_targets(copy) : NULL;
-    if (named == NULL) {
-        tgc_graph_free(copy);
-        return TGC_ERR_NOMEM;
-    }
-    tgc_rewrite rw;
-    tgc_status s = tgc_rewrite_begin(&rw, copy);
-    int32_t nn = s == TGC_OK ? rw.g->n_nodes : 0;
-    for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
-        int32_t id = rw.g->topo[i];
-        chain c;
-        if (rw.removed[id] || !chain_from(&rw, id, named, &c)) continue;
-        bool cut = false;
-        s = cut_chain(&rw, &c, max_step_bytes, &cut);
-        *n_cut += cut;
-    }
-    tgc_free(named);
-    if (s != TGC_OK) {
-        tgc_rewrite_abandon(&rw);
-        return s;
-    }
-    s = tgc_rewrite_finish(&rw, diags, out);
-    if (s == TGC_OK) s = tgc_pass_name_made_weights(*out);
-    if (s != TGC_OK) {
-        tgc_graph_free(*out);
-        *out = NULL;
-    }
-    return s;
+    return tgc_pass_cut_copy(g, cut_if_wide, &max_step_bytes, diags, out, n_cut);
 }
