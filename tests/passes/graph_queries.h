@@ -1,6 +1,7 @@
 /* What the pass tests ask of an optimized graph: how many nodes of an op
  * it has, and a node by name; and how they make one (a graph from YAML
- * text, optimized), failing the test when that fails. */
+ * text, optimized) and run one on the cpu, failing the test when that
+ * fails. */
 #ifndef TGC_TESTS_PASSES_GRAPH_QUERIES_H
 #define TGC_TESTS_PASSES_GRAPH_QUERIES_H
 
@@ -42,6 +43,25 @@ static inline int count_op(const tgc_graph *g, const char *op) {
 static inline const tgc_node *node_named(const tgc_graph *g, const char *name) {
     int32_t id = tgc_graph_find(g, name);
     return id >= 0 ? &g->nodes[id] : NULL;
+}
+
+/* Runs g unoptimized on one cpu thread with x (float32, dims) fed as "x"; output 0
+ * (the caller releases it). */
+static inline tgc_tensor *run_x(const tgc_graph *g, int rank, const int64_t *dims, const float *x) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_tensor *feed = NULL, *y = NULL;
+    tgc_session_options o = {.optimize = TGC_OPTIMIZE_NONE, .threads = "cpu0=1"};
+    const char *name = "x";
+    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
+    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, rank, dims, x, &feed);
+    if (st == TGC_OK) st = tgc_session_run(s, 1, &name, &feed, &y, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL(st, TGC_OK);
+    tgc_tensor_release(feed);
+    tgc_session_free(s);
+    tgc_diags_free(d);
+    return y;
 }
 
 #endif

@@ -16,24 +16,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Runs g on one cpu thread with x (float32, dims) fed as "x"; output 0. */
-static tgc_tensor *run_x(const tgc_graph *g, int rank, const int64_t *dims, const float *x) {
-    tgc_diags *d = tgc_diags_create();
-    tgc_session *s = NULL;
-    tgc_tensor *feed = NULL, *y = NULL;
-    tgc_session_options o = {.optimize = TGC_OPTIMIZE_NONE, .threads = "cpu0=1"};
-    const char *name = "x";
-    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, rank, dims, x, &feed);
-    if (st == TGC_OK) st = tgc_session_run(s, 1, &name, &feed, &y, d);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL(st, TGC_OK);
-    tgc_tensor_release(feed);
-    tgc_session_free(s);
-    tgc_diags_free(d);
-    return y;
-}
-
 /* "values: [v0, v1, ...]" of n pseudo-random multiples of 1/16 in [-1, 1). */
 static char *values(int n, uint32_t seed, float *out) {
     char *text = malloc((size_t)n * 12 + 16);

@@ -17,24 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Runs g on one cpu thread with x (float32, dims) fed as "x"; output 0. */
-static tgc_tensor *run_x(const tgc_graph *g, const int64_t dims[4], const float *x) {
-    tgc_diags *d = tgc_diags_create();
-    tgc_session *s = NULL;
-    tgc_tensor *feed = NULL, *y = NULL;
-    tgc_session_options o = {.optimize = TGC_OPTIMIZE_NONE, .threads = "cpu0=1"};
-    const char *name = "x";
-    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, 4, dims, x, &feed);
-    if (st == TGC_OK) st = tgc_session_run(s, 1, &name, &feed, &y, d);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL(st, TGC_OK);
-    tgc_tensor_release(feed);
-    tgc_session_free(s);
-    tgc_diags_free(d);
-    return y;
-}
-
 /* n values (i * 37 % 23 - 11) / 8 (and the text "[v0, v1, ...]" into *text). */
 static float *values(int n, int seed, char **text) {
     float *v = malloc((size_t)n * sizeof *v);
@@ -107,7 +89,7 @@ static tgc_tensor *cut_and_run(const char *yaml, int64_t max_step, int bands, co
     const tgc_node *joined = node_named(cut, name);
     CU_ASSERT_PTR_NOT_NULL_FATAL(joined);
     if (bands > 0) CU_ASSERT_STRING_EQUAL(joined->op_name, "Concat");
-    tgc_tensor *y = run_x(cut, dims, x);
+    tgc_tensor *y = run_x(cut, 4, dims, x);
     CU_ASSERT_PTR_NOT_NULL_FATAL(y);
     tgc_graph_free(cut);
     tgc_graph_free(g);
