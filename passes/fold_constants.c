@@ -5,7 +5,8 @@
  *   - foldable: deterministic, no control inputs, no subgraphs (control
  *     flow is never run at compile time: a loop may not end), every input
  *     an initializer or foldable, every output of a static shape and at
- *     most MAX_FOLD_BYTES;
+ *     most MAX_FOLD_BYTES, or no larger than the initializers that only
+ *     it reads (frees_as_much: a Transpose of a large weight);
  *   - or neither.
  * A sequence or an optional is folded only inside the foldable part (an
  * initializer holds a tensor): where something else reads one, its
@@ -48,6 +49,30 @@ static bool static_and_small(const tgc_tensor_info *o) {
     int64_t numel = tgc_shape_numel(&o->shape);
     size_t elem = tgc_dtype_size(o->dtype);
     return numel >= 0 && elem > 0 && numel <= MAX_FOLD_BYTES / (int64_t)elem;
+}
+
+/* Whether op node id, with outputs past MAX_FOLD_BYTES, holds no more
+ * once folded than it frees: its outputs (static) take at most the bytes
+ * of the initializers that only it reads, which then go (a Transpose or a
+ * Reshape of a weight, a Cast to a narrower type). Folded, the work is
+ * done once at session creation, not at every run. */
+static bool frees_as_much(const tgc_rewrite *rw, int32_t id, const unsigned char *state, int32_t nn) {
+    const tgc_node *n = &rw->g->nodes[id];
+    int64_t out = 0, freed = 0;
+    for (int k = 0; k < n->n_outputs; k++) {
+        int64_t numel = tgc_shape_numel(&n->outputs[k].shape);
+        size_t elem = tgc_dtype_size(n->outputs[k].dtype);
+        if (numel < 0 || elem == 0 || n->outputs[k].dtype == TGC_STRING || numel > INT64_MAX / 4 / (int64_t)elem)
+            return false;
+        out += numel * (int64_t)elem;
+    }
+    for (int k = 0; k < n->n_inputs; k++) {
+        tgc_ref r = n->inputs[k];
+        if (r.node < 0 || r.node >= nn || state[r.node] != IS_CONST || tgc_rewrite_uses(rw, r) != 1) continue;
+        const tgc_const *c = tgc_pass_const_of(rw, r);
+        if (c != NULL && c->nbytes <= (size_t)(INT64_MAX / 4)) freed += (int64_t)c->nbytes;
+    }
+    return out <= freed;
 }
 
 /* Replaces node id, whose every output is a known small integer tensor,
@@ -412,7 +437,7 @@ tgc_status tgc_pass_fold_constants(tgc_rewrite *rw) {
         }
         if (known) {
             s = fold_known(rw, id);
-        } else if (inputs_const && small) {
+        } else if (inputs_const && (small || frees_as_much(rw, id, state, nn))) {
             state[id] = FOLDABLE;
             foldable++;
         }

@@ -4,6 +4,7 @@
  * against tgc's own unoptimized run alone). */
 #include "graph/elementwise.h"
 #include "graph/graph.h"
+#include "graph/npy.h"
 #include "tests/passes/graph_queries.h"
 #include "passes/pass.h"
 #include "support/alloc.h"
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct fixture {
     tgc_diags *diags;
@@ -216,6 +218,59 @@ static void test_fold_holds_each_value_once(void) {
     tgc_graph_free(opt);
     tgc_graph_free(g);
     tgc_diags_free(d);
+}
+
+/* A Transpose of a 12 MiB weight (past fold-constants' 10 MiB) folds when
+ * only it reads the weight: the transposed copy takes its place, so folding
+ * holds no more than before and the copy is made once, not every run;
+ * where another node reads the weight too, it stays. W [1024, 3072],
+ * W[i][j] = i - j / 4 (exact); after folding, W^T[j][i] the same. */
+#define BIG_ROWS 1024
+#define BIG_COLS 3072
+static void test_fold_large_transpose(void) {
+    char dir[] = "/tmp/tgc_test_fold.XXXXXX", path[256], npy[256], err[256];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    tgc_npy w = {.dtype = TGC_FLOAT32, .rank = 2, .dims = {BIG_ROWS, BIG_COLS},
+                 .nbytes = (size_t)BIG_ROWS * BIG_COLS * sizeof(float)};
+    float *v = malloc(w.nbytes);
+    for (int i = 0; i < BIG_ROWS; i++)
+        for (int j = 0; j < BIG_COLS; j++) v[i * BIG_COLS + j] = (float)i - (float)j / 4.0f;
+    w.data = v;
+    snprintf(npy, sizeof npy, "%s/w.npy", dir);
+    CU_ASSERT_EQUAL_FATAL(tgc_npy_write_file(npy, &w, err, sizeof err), TGC_OK);
+    free(v);
+    for (int shared = 0; shared < 2; shared++) {
+        snprintf(path, sizeof path, "%s/m%d.yaml", dir, shared);
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fprintf(f,
+                "format: tgc/1\ninputs: [{name: x, dtype: float32, shape: [1, %d]}]\noutputs: [y%s]\n"
+                "initializers:\n  - {name: w, dtype: float32, shape: [%d, %d], file: w.npy}\n"
+                "nodes:\n  - {name: t, op: Transpose, inputs: [w]}\n  - {name: y, op: MatMul, inputs: [x, t]}\n%s",
+                BIG_COLS, shared ? ", z" : "", BIG_ROWS, BIG_COLS,
+                shared ? "  - {name: z, op: ReduceSum, inputs: [w], attrs: {keepdims: 0}}\n" : "");
+        fclose(f);
+        tgc_diags *d = tgc_diags_create();
+        tgc_graph *g = NULL, *opt = NULL;
+        if (tgc_graph_load(path, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(g, TGC_OPTIMIZE_BASIC, NULL, NULL, d, &opt), TGC_OK);
+        CU_ASSERT_EQUAL(count_op(opt, "Transpose"), shared ? 1 : 0);
+        if (!shared) {
+            const tgc_node *t = node_named(opt, "t");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+            CU_ASSERT_EQUAL_FATAL(t->kind, TGC_NODE_CONST);
+            const float *tv = t->data->data;
+            CU_ASSERT(tv[0] == 0.0f && tv[1] == 1.0f && tv[BIG_ROWS] == -0.25f &&
+                      tv[(size_t)BIG_COLS * BIG_ROWS - 1] == (float)(BIG_ROWS - 1) - (float)(BIG_COLS - 1) / 4.0f);
+        }
+        tgc_graph_free(opt);
+        tgc_graph_free(g);
+        tgc_diags_free(d);
+        remove(path);
+    }
+    remove(npy);
+    rmdir(dir);
 }
 
 /* A sequence folds inside the constant part: SequenceAt(SequenceConstruct(
@@ -1078,6 +1133,7 @@ static void test_report(void) {
 
 TGC_TEST_MAIN("passes", {"fold holds each value once", test_fold_holds_each_value_once},
               {"fold_constants", test_fold_constants},
+              {"a Transpose of a large weight folds in its place", test_fold_large_transpose},
               {"trim_conv_taps to the centre", test_trim_conv_taps_to_centre},
               {"trim_conv_taps on one side", test_trim_conv_taps_one_side},
               {"fuse_pad into AveragePool", test_fuse_pad_average_pool}, {"fuse_pad into Conv", test_fuse_pad_conv},
