@@ -123,6 +123,10 @@ typedef struct tgc_kernel_footprint {
     /* Constant inputs (bit i: input i) the cache stands in for once built
      * (tgc_kernel_cache_replaces): the kernel will not read them again. */
     uint32_t replaces_inputs;
+    /* The way copies x into channels last and y back around a
+     * channels-last kernel: a graph pass that lays the tensors out so
+     * (passes/nhwc_conv.c) saves the copies and loses nothing. */
+    bool copies_channels_last;
 } tgc_kernel_footprint;
 
 /* The footprint of the way the kernel will run c->node, from the same

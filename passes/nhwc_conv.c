@@ -158,14 +158,21 @@ static bool small_map(const tgc_shape *s) {
            s->dims[2].v * s->dims[3].v <= MAX_POSITIONS;
 }
 
-/* True when the cpu would run Conv node id through oneDNN's channels-last
- * kernel anyway, on NHWC copies of x and y (devices/cpu/conv_dnnl.c: 3x3
- * layers on small maps with few multiply-adds): channels last, it runs
- * the same kernel without the copies. */
+/* True when every listed kind's kernel would run Conv node id channels
+ * last anyway, on copies of x and y (its footprint says so: the cpu's
+ * oneDNN way for 3x3 layers on small maps with few multiply-adds,
+ * devices/cpu/conv_dnnl.c): channels last, it runs the same kernel
+ * without the copies. */
 static bool nhwc_on_copies(const tgc_rewrite *rw, int32_t id) {
-    const tgc_kernel_def *k = tgc_kernel_for_node(rw->g, &rw->g->nodes[id], tgc_backend_host_kind());
-    const char *way = k != NULL ? tgc_kernel_choice(k, rw->g, id) : NULL;
-    return way != NULL && strcmp(way, "onednn conv nhwc copies") == 0;
+    bool any = false;
+    for (int k = 0; k < tgc_backend_count(); k++) {
+        if (rw->kinds != 0 && !(rw->kinds & (1u << k))) continue;
+        const tgc_kernel_def *def = tgc_kernel_for_node(rw->g, &rw->g->nodes[id], k);
+        if (def == NULL) continue;
+        if (!tgc_kernel_node_footprint(def, rw->g, id, 1).copies_channels_last) return false;
+        any = true;
+    }
+    return any;
 }
 
 /* True when float Conv node id may run channels last on its own terms: x

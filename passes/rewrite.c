@@ -261,6 +261,16 @@ tgc_status tgc_rewrite_add_op(tgc_rewrite *rw, const char *op_name, int32_t like
     return TGC_OK;
 }
 
+tgc_status tgc_rewrite_add_control(tgc_rewrite *rw, int32_t id, int32_t before) {
+    tgc_node *n = &rw->g->nodes[id];
+    tgc_ref *controls = tgc_realloc(n->controls, (size_t)(n->n_controls + 1) * sizeof *controls);
+    if (controls == NULL) return TGC_ERR_NOMEM;
+    controls[n->n_controls] = (tgc_ref){before, 0, {0, 0}};
+    n->controls = controls;
+    n->n_controls++;
+    return TGC_OK;
+}
+
 void tgc_rewrite_keep_own_name(tgc_rewrite *rw, int32_t id) {
     if (id >= 0 && id < rw->g->n_nodes && rw->added[id]) rw->like[id] = -1;
 }

@@ -73,6 +73,11 @@ void tgc_rewrite_remove(tgc_rewrite *rw, int32_t id);
 tgc_status tgc_rewrite_add_op(tgc_rewrite *rw, const char *op_name, int32_t like, const tgc_ref *inputs,
                               int n_inputs, int n_outputs, int32_t *id);
 
+/* Node id runs after node `before` (a control edge, "^before"); the
+ * order of the finished graph and of every plan keeps it. TGC_OK or
+ * TGC_ERR_NOMEM. */
+tgc_status tgc_rewrite_add_control(tgc_rewrite *rw, int32_t id, int32_t before);
+
 /* Node id (one the pass added) keeps the name it was given instead of
  * taking its `like`'s: another node made like it takes that name. */
 void tgc_rewrite_keep_own_name(tgc_rewrite *rw, int32_t id);

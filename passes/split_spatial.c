@@ -238,20 +238,6 @@ static tgc_status add_band(tgc_rewrite *rw, const chain *c, const char *name, in
     return s;
 }
 
-/* Node id (one the pass made) waits for node `before`: a control edge.
- * Bands run one after another, so that one band's wide maps are gone
- * before the next band's are made (in a breadth-first order every band's
- * Conv would run before any pool). */
-static tgc_status after(tgc_rewrite *rw, int32_t id, int32_t before) {
-    tgc_node *n = &rw->g->nodes[id];
-    tgc_ref *controls = tgc_realloc(n->controls, (size_t)(n->n_controls + 1) * sizeof *controls);
-    if (controls == NULL) return TGC_ERR_NOMEM;
-    controls[n->n_controls] = (tgc_ref){before, 0, {0, 0}};
-    n->controls = controls;
-    n->n_controls++;
-    return TGC_OK;
-}
-
 /* The first output row of band i of `bands` over `rows` (edge(.., bands) = rows). */
 static int64_t edge(int64_t rows, int bands, int i) { return i >= bands ? rows : rows * i / bands; }
 
@@ -274,7 +260,8 @@ static tgc_status cut_chain(tgc_rewrite *rw, const chain *c, int64_t max_step, b
     tgc_status s = name != NULL ? TGC_OK : TGC_ERR_NOMEM;
     for (int i = 0; s == TGC_OK && i < bands; i++) {
         s = add_band(rw, c, name, i, edge(rows, bands, i), edge(rows, bands, i + 1), &first, &made[i]);
-        if (s == TGC_OK && i > 0) s = after(rw, first, made[i - 1]);
+        /* one band after another: in a breadth-first order every band's Conv would run before any pool */
+        if (s == TGC_OK && i > 0) s = tgc_rewrite_add_control(rw, first, made[i - 1]);
     }
     int32_t concat = -1;
     tgc_ref parts[MAX_BANDS];

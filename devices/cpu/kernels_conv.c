@@ -382,7 +382,10 @@ void tgc_cpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
     tgc_conv_geometry g;
     if (tgc_window_read_conv(c, &g) != TGC_OK) return;
     switch (conv_way_for(&g, w_const(c))) {
-    case CONV_DNNL: tgc_cpu_conv_dnnl_footprint(&g, width, out); break;
+    case CONV_DNNL:
+        tgc_cpu_conv_dnnl_footprint(&g, width, out);
+        out->copies_channels_last = true;
+        break;
     case CONV_WINOGRAD: tgc_cpu_conv_winograd_footprint(&g, w_const(c), width, out); break;
     case CONV_DIRECT: tgc_cpu_conv_direct_footprint(&g, c->const_inputs, out); break;
     case CONV_IM2COL: {

@@ -475,7 +475,9 @@ static void half_gemv_piece(void *arg, int64_t i, int slot) {
 }
 
 static void matmul_half_gemv(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *x, float *y) {
-    int64_t macs = s->n * s->k <= INT64_MAX ? s->n * s->k : INT64_MAX, pieces = sgemm_pieces(macs, true);
+    int64_t macs; /* n * k: B's elements, which its geometry checked */
+    if (!tgc_checked_mul_i64(s->n, s->k, &macs)) macs = INT64_MAX;
+    int64_t pieces = sgemm_pieces(macs, true);
     while (pieces > 2 && s->n / pieces < SGEMM_MIN_WIDTH) pieces /= 2;
     if (pieces < 1 || s->n < 32) pieces = 1;
     int64_t step = ((s->n + pieces - 1) / pieces + 15) / 16 * 16;
@@ -503,8 +505,10 @@ void tgc_cpu_matmul_half_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_foot
     if (tgc_matmul_geometry_read_dtypes(c, TGC_FLOAT32, c->inputs[1].dtype, &g) != TGC_OK || !matmul_one_gemm(&g, &s) ||
         g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0 || reads_half_in_place(&s) || !(c->const_inputs & (1u << 1)))
         return;
-    out->cache_bytes = packing_pays(c, &s) ? packed_bound(&s) : s.k * s.n * (int64_t)sizeof(float);
-    out->cache_bytes += (int64_t)sizeof(widened_block);
+    int64_t widened;
+    if (!tgc_checked_mul_i64(s.k * s.n, (int64_t)sizeof(float), &widened)) widened = INT64_MAX; /* k * n checked */
+    out->cache_bytes = packing_pays(c, &s) ? packed_bound(&s) : widened;
+    if (out->cache_bytes <= INT64_MAX - (int64_t)sizeof(widened_block)) out->cache_bytes += (int64_t)sizeof(widened_block);
     out->replaces_inputs = 1u << 1;
 }
 
