@@ -14,6 +14,8 @@ The models:
                 float32 (float64 sums) from the float16 values and rounds to
                 float16 after each op, as a float32-accumulating kernel that
                 stores float16 does.
+  fp16_rnn      Gather (float16 table) -> Unsqueeze -> LSTM -> Squeeze -> Gemm
+                (transB) -> Softmax, all float16: the weights tgc keeps narrow.
   bf16_mlp      float32 -> Cast bfloat16 -> Mul -> Add -> MatMul -> Cast float32;
                 bfloat16 emulated by rounding float32 to nearest even on the
                 bit pattern after each op (numpy has no bfloat16). The input
@@ -168,6 +170,55 @@ def fp16_cnn(rng):
                {"x": x}, {"conv": conv, "logits": logits, "probs": probs})
     print("fp16_cnn: |conv| <= %.3f, |logits| <= %.3f, probs <= %.3f"
           % (np.abs(conv).max(), np.abs(logits).max(), probs.max()))
+
+
+def fp16_rnn(rng):
+    """Gather from a float16 embedding table -> Unsqueeze -> LSTM (float16 W,
+    R, B) -> Squeeze -> Gemm (transB) -> Softmax: the weights tgc keeps in
+    half precision (the table read in place, W and R by _LSTMHalfWeight, the
+    Gemm's by _MatMulHalfWeight). Each op in float64 from float16 values,
+    rounded to float16 after it (the LSTM as one op)."""
+    f16 = np.float16
+    seq, inp, hid, vocab, classes = 5, 8, 6, 20, 4
+    table = (rng.standard_normal((vocab, inp)) * 0.5).astype(f16)
+    w = (rng.standard_normal((1, 4 * hid, inp)) * 0.3).astype(f16)
+    r = (rng.standard_normal((1, 4 * hid, hid)) * 0.3).astype(f16)
+    bias = (rng.standard_normal((1, 8 * hid)) * 0.1).astype(f16)
+    gw = (rng.standard_normal((classes, hid)) * 0.5).astype(f16)
+    gb = (rng.standard_normal(classes) * 0.1).astype(f16)
+    ids = np.array([3, 17, 0, 9, 3], dtype=np.int64)
+
+    sig = lambda v: 1.0 / (1.0 + np.exp(-v))
+    x = table[ids].astype(np.float64)                     # Gather, exact
+    W, R, B = w[0].astype(np.float64), r[0].astype(np.float64), bias[0].astype(np.float64)
+    h, c = np.zeros(hid), np.zeros(hid)
+    for t in range(seq):                                  # ONNX LSTM, gates i, o, f, c
+        g = W @ x[t] + R @ h + B[:4 * hid] + B[4 * hid:]
+        i, o, f, cc = sig(g[:hid]), sig(g[hid:2 * hid]), sig(g[2 * hid:3 * hid]), np.tanh(g[3 * hid:])
+        c = f * c + i * cc
+        h = o * np.tanh(c)
+    yh = h.astype(f16)                                    # the LSTM's Y_h, rounded once
+    logits = (yh.astype(np.float64) @ gw.astype(np.float64).T + gb.astype(np.float64)) \
+        .astype(np.float32).astype(f16).reshape(1, classes)
+    l32 = logits.astype(np.float32)
+    e = np.exp(l32 - l32.max(axis=-1, keepdims=True))
+    probs = (e / e.sum(axis=-1, keepdims=True)).astype(f16)
+
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["emb"]),
+        helper.make_node("Unsqueeze", ["emb", "axis1"], ["x"]),
+        helper.make_node("LSTM", ["x", "w", "r", "bias"], ["", "yh"], hidden_size=hid),
+        helper.make_node("Squeeze", ["yh", "axis0"], ["h"]),
+        helper.make_node("Gemm", ["h", "gw", "gb"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["probs"], axis=-1),
+    ]
+    F = TensorProto.FLOAT16
+    save_model("fp16_rnn", nodes, [("ids", TensorProto.INT64, [seq])],
+               [("logits", F, [1, classes]), ("probs", F, [1, classes])],
+               [init("table", table), init("w", w), init("r", r), init("bias", bias), init("gw", gw),
+                init("gb", gb), init("axis1", np.array([1], np.int64)), init("axis0", np.array([0], np.int64))],
+               {"ids": ids}, {"logits": logits, "probs": probs})
+    print("fp16_rnn: |logits| <= %.3f, probs <= %.3f" % (np.abs(logits).max(), probs.max()))
 
 
 # ---------------------------------------------------------------- b. bfloat16
@@ -650,6 +701,7 @@ def main():
     dynamic_quant_matmul(rng)
     qdq_conv(rng)
     int_conv_paths(rng)
+    fp16_rnn(np.random.default_rng(20261130))  # its own stream: the models above stay as they were
     total = 0
     for f in sorted(os.listdir(HERE)):
         size = os.path.getsize(os.path.join(HERE, f))
