@@ -93,6 +93,11 @@ const tgc_ew_loops *const *tgc_cpu_ew_all_loops(int *count);
  * must not overlap. False for an invalid dtype or a negative n. */
 bool tgc_cpu_cast_elements(tgc_dtype from, const void *x, tgc_dtype to, void *y, int64_t n);
 
+/* n elements of dtype `from` at x widened into a new block of n floats
+ * (Cast's rules; the caller frees it with tgc_free), or NULL when the
+ * bytes do not fit or memory runs out. */
+float *tgc_cpu_widened_copy(tgc_dtype from, const void *x, int64_t n);
+
 /* Built once per ISA by devices/cpu/ew_isa_*.c. */
 extern const tgc_ew_loops tgc_ew_loops_sse2, tgc_ew_loops_avx2, tgc_ew_loops_avx512;
 

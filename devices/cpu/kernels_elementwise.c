@@ -29,6 +29,8 @@
 #include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_nn.h"
 
+#include "support/alloc.h"
+#include "support/checked.h"
 #include "support/dtype_elem.h"
 
 #include <math.h>
@@ -519,6 +521,17 @@ bool tgc_cpu_cast_elements(tgc_dtype from, const void *x, tgc_dtype to, void *y,
     else if (from == TGC_FLOAT32 && to == TGC_FLOAT16) l->float_to_half(n, x, y);
     else cast_fns[from][to](n, x, y, false);
     return true;
+}
+
+float *tgc_cpu_widened_copy(tgc_dtype from, const void *x, int64_t n) {
+    size_t bytes;
+    if (n < 0 || !tgc_checked_nbytes(n, sizeof(float), &bytes)) return NULL;
+    float *out = tgc_malloc(bytes > 0 ? bytes : 1);
+    if (out != NULL && !tgc_cpu_cast_elements(from, x, TGC_FLOAT32, out, n)) {
+        tgc_free(out);
+        out = NULL;
+    }
+    return out;
 }
 
 /* y = x converted to y's dtype `dt` (checked by the caller). */

@@ -418,12 +418,7 @@ typedef struct widened_args {
 
 /* B widened into a new block of K x N floats (tgc_free), or NULL. */
 static float *widen_weight(const tgc_value *b, int64_t count) {
-    float *w = count <= (int64_t)(SIZE_MAX / sizeof(float)) ? tgc_malloc((size_t)count * sizeof(float)) : NULL;
-    if (w != NULL && !tgc_cpu_cast_elements(b->dtype, tgc_buffer_host_ptr(b->buf), TGC_FLOAT32, w, count)) {
-        tgc_free(w);
-        w = NULL;
-    }
-    return w;
+    return tgc_cpu_widened_copy(b->dtype, tgc_buffer_host_ptr(b->buf), count);
 }
 
 static void *build_widened(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {

@@ -249,15 +249,8 @@ static void half_rows_piece(void *arg, int64_t i, int slot) {
 /* Rows [row0, row0 + n) of w, widened into a new block (tgc_free), or NULL. */
 static float *widen_rows(const rnn_matrix *w, int64_t row0, int64_t n) {
     int64_t count;
-    size_t bytes;
-    if (!tgc_checked_mul_i64(n, w->cols, &count) || !tgc_checked_nbytes(count, sizeof(float), &bytes)) return NULL;
-    float *out = tgc_malloc(bytes > 0 ? bytes : 1);
-    const uint16_t *src = (const uint16_t *)w->data + row0 * w->cols;
-    if (out != NULL && !tgc_cpu_cast_elements(w->dtype, src, TGC_FLOAT32, out, count)) {
-        tgc_free(out);
-        out = NULL;
-    }
-    return out;
+    if (!tgc_checked_mul_i64(n, w->cols, &count)) return NULL;
+    return tgc_cpu_widened_copy(w->dtype, (const uint16_t *)w->data + row0 * w->cols, count);
 }
 
 /* A product over a half-precision weight cut into blocks of `per` rows. */
