@@ -737,7 +737,9 @@ tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const 
     s = mp->device_list != NULL ? TGC_OK : TGC_ERR_NOMEM;
     if (s == TGC_OK && opts != NULL && opts->bind != NULL)
         s = tgc_memory_parse_bind(mp->g, opts->bind, mp->symbols, diags);
+    mp->threads = opts != NULL ? opts->threads : NULL; /* pools as the session's: workspaces per thread */
     if (s == TGC_OK) s = plan_fill(mp, diags);
+    mp->threads = NULL; /* borrowed for the call only */
     if (s != TGC_OK) {
         tgc_memory_plan_free(mp);
         return s;

@@ -42,6 +42,14 @@ if [ -f "$R" ]; then
     # (each Relu after a Conv is absorbed by the run's plan, not the graph: still a tensor of the
     # naive sum; 52204544 - 2 x 3670016 = 44864512 over 23 - 2 = 21 tensors)
     expect_grep "^cpu0  *232488  *12582912  *12582912  *44864512  *21$" "$WORK/out" "optimized resnet_mini cpu0 row"
+    # workspaces for a pool of --threads threads (each its own im2col tile): the 1-thread plan asks less
+    ws() { sed -n 's/.* + workspaces \([0-9]*\);.*/\1/p' "$WORK/err"; }
+    expect_exit 0 "plan at 1 thread" -- "$TGC" compile "$R" --devices cpu --dump memory --bind N=64 --threads cpu0=1
+    ws1=$(ws)
+    expect_exit 0 "plan at 2 threads" -- "$TGC" compile "$R" --devices cpu --dump memory --bind N=64 --threads cpu0=2
+    ws2=$(ws)
+    [ -n "$ws1" ] && [ -n "$ws2" ] && [ "$ws1" -lt "$ws2" ] && pass ||
+        fail "--threads not taken by --dump memory: workspaces $ws1 at 1 thread, $ws2 at 2"
 fi
 
 expect_exit 2 "--dump memory without devices" -- "$TGC" compile "$D/cnn.yaml" --dump memory
