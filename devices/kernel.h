@@ -96,6 +96,12 @@ typedef struct tgc_kernel_ctx {
      * node's cache and return without computing; the outputs are left
      * unwritten. A kernel that ignores it computes as usual. */
     bool prepack_only;
+    /* The most bytes of workspace this run may take, all of its pool's
+     * threads together (devices/memory_limit.h, tgc_workspace_limit: a
+     * share of the device's --memory-limit); 0: no limit. A kernel with a
+     * choice takes a way within it (Winograd's tiles in bands); one
+     * without keeps its way. The footprint hook sees the same figure. */
+    int64_t workspace_limit;
 } tgc_kernel_ctx;
 
 typedef tgc_status (*tgc_kernel_fn)(tgc_kernel_ctx *c);
@@ -131,8 +137,8 @@ typedef struct tgc_kernel_footprint {
 
 /* The footprint of the way the kernel will run c->node, from the same
  * arguments a chooser gets (tgc_kernel_choose_fn: attributes, dtypes,
- * dims, const_inputs; buffers may be NULL and must not be read), for a
- * device pool `width` threads wide. Leaves *out zero where it holds
+ * dims, const_inputs; buffers may be NULL and must not be read) and
+ * c->workspace_limit, for a device pool `width` threads wide. Leaves *out zero where it holds
  * nothing or cannot say. */
 typedef void (*tgc_kernel_footprint_fn)(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
 
@@ -242,10 +248,12 @@ int tgc_kernel_index_unresolved(tgc_device_kind kind);
 const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int32_t id);
 
 /* What kernel `def` would hold for node `id` of g (def->footprint) on a
- * pool `width` threads wide, from the static shapes g's inference gave
- * (as tgc_kernel_choice); zeros when the kernel has no footprint hook or
- * a shape is unknown or symbolic. Bytes. */
-tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const tgc_graph *g, int32_t id, int width);
+ * pool `width` threads wide under a workspace limit of `workspace_limit`
+ * bytes (0: none; tgc_kernel_ctx.workspace_limit), from the static shapes
+ * g's inference gave (as tgc_kernel_choice); zeros when the kernel has no
+ * footprint hook or a shape is unknown or symbolic. Bytes. */
+tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const tgc_graph *g, int32_t id, int width,
+                                               int64_t workspace_limit);
 
 /* Whether node n of g is an activation a producer may apply as it writes
  * (executor/fuse.c): an op of a unary float32 elementwise row that is no

@@ -53,7 +53,8 @@ const char *tgc_kernel_choice(const tgc_kernel_def *def, const tgc_graph *g, int
     return def->choose(&c);
 }
 
-tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const tgc_graph *g, int32_t id, int width) {
+tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const tgc_graph *g, int32_t id, int width,
+                                               int64_t workspace_limit) {
     tgc_kernel_footprint f = {0};
     if (def == NULL || def->footprint == NULL || id < 0 || id >= g->n_nodes) return f;
     tgc_value in[TGC_KERNEL_MASK_BITS], out[TGC_KERNEL_MASK_BITS];
@@ -63,7 +64,7 @@ tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const 
     char error[256];
     tgc_kernel_ctx c = {.node = n, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                         .n_outputs = n->n_outputs, .error = error, .error_size = sizeof error,
-                        .const_inputs = const_inputs, .def = def};
+                        .const_inputs = const_inputs, .def = def, .workspace_limit = workspace_limit};
     def->footprint(&c, width > 0 ? width : 1, &f);
     return f;
 }

@@ -30,6 +30,30 @@ static inline int64_t tgc_memory_usable(int64_t bytes) { return bytes - bytes / 
  * one byte. */
 int64_t tgc_memory_limit_of(const char *spec, const char *name, tgc_diags *diags);
 
+/* The share of a device's --memory-limit one kernel run may take as
+ * workspace (all of its pool's threads together): 1 / TGC_WORKSPACE_SHARE.
+ * A limit says memory is short there; a kernel with a choice (Winograd's
+ * transformed tiles in bands) then takes the way that fits, as cuDNN's
+ * algorithm search takes a workspace limit (TensorFlow's
+ * TF_CUDNN_WORKSPACE_LIMIT_IN_MB). A sixteenth let SqueezeNet 1.1's
+ * 4 MB of Winograd tiles go in bands on devices of 4-5 MiB, where the
+ * whole image's tiles alone held most of the device. */
+#define TGC_WORKSPACE_SHARE 16
+
+/* The workspace limit of a device whose memory limit is `limit` bytes
+ * (0: none): limit / TGC_WORKSPACE_SHARE, at least 1; 0 (no limit) for 0.
+ * Without --memory-limit kernels size their workspaces for speed. */
+static inline int64_t tgc_workspace_limit(int64_t limit) {
+    return limit > 0 ? (limit / TGC_WORKSPACE_SHARE > 0 ? limit / TGC_WORKSPACE_SHARE : 1) : 0;
+}
+
+/* tgc_workspace_limit of device `name` (canonical) under `spec`; 0 when
+ * spec gives it no limit or is malformed (the session reports that). */
+static inline int64_t tgc_workspace_limit_of(const char *spec, const char *name) {
+    int64_t limit = tgc_memory_limit_of(spec, name, NULL);
+    return tgc_workspace_limit(limit > 0 ? limit : 0);
+}
+
 /* The bytes device `name` (canonical) of kind `kind` may hold: its limit
  * in `spec`, else the total memory its backend reports, less the margin;
  * 0 when neither says (a gpuN this machine lacks); -1 for a malformed spec

@@ -211,5 +211,6 @@ tgc_status tgc_window_read_conv(tgc_kernel_ctx *c, tgc_conv_geometry *g) {
     g->in_size = in_size;
     g->out_size = out_size;
     g->kk_count = kk_count;
+    g->workspace_limit = c->workspace_limit;
     return TGC_OK;
 }

@@ -83,6 +83,7 @@ typedef struct tgc_conv_geometry {
     int64_t in_size;    /* D1 * .. * Dn */
     int64_t out_size;   /* O1 * .. * On */
     int64_t kk_count;   /* k1 * .. * kn, the taps in a window */
+    int64_t workspace_limit; /* the run's (tgc_kernel_ctx.workspace_limit), bytes; 0: none */
 } tgc_conv_geometry;
 
 /* Checks a Conv-11 node's inputs, output and attributes (float32; group

@@ -8,6 +8,7 @@
 #include "executor/eager.h"
 
 #include "devices/device_registry.h"
+#include "devices/memory_limit.h"
 #include "devices/node_exec.h"
 #include "executor/step.h"
 #include "graph/op_registry.h"
@@ -69,6 +70,8 @@ tgc_status tgc_eager_create(const char *devices, const tgc_eager_options *opts, 
     }
     if (s == TGC_OK && opts != NULL && opts->memory_limits != NULL)
         s = tgc_memory_limits_apply(e->devices, e->n_devices, opts->memory_limits, diags);
+    for (int i = 0; s == TGC_OK && i < e->n_devices; i++)
+        e->workspace_limits[i] = tgc_workspace_limit(tgc_device_stats(e->devices[i]).bytes_limit);
     if (s != TGC_OK) {
         tgc_eager_free(e);
         return s;
@@ -286,7 +289,8 @@ static tgc_status run_kernel(tgc_eager *e, const tgc_eager_entry *en, tgc_value 
     err[0] = '\0'; /* not the whole buffer: a kernel writes its message only when it fails */
     tgc_kernel_ctx ctx = {.node = &en->node, .device = d, .inputs = in, .n_inputs = en->node.n_inputs,
                           .outputs = out, .n_outputs = en->node.n_outputs, .error = err, .error_size = sizeof err,
-                          .pool = e->pools[en->device], .def = en->kernel};
+                          .pool = e->pools[en->device], .def = en->kernel,
+                          .workspace_limit = e->workspace_limits[en->device]};
     tgc_status s = tgc_node_exec_kernel(&ctx);
     if (s != TGC_OK)
         return call_error(diags, s == TGC_ERR_NOMEM ? s : TGC_ERR_RUNTIME,

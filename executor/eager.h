@@ -37,6 +37,7 @@ struct tgc_eager {
     uint64_t id; /* unique in the process: a thread's last hit names its context by it */
     tgc_device *devices[TGC_MAX_DEVICES]; /* retained; devices[0] is cpu0 */
     tgc_thread_pool *pools[TGC_MAX_DEVICES]; /* cpus' pools; NULL for gpus */
+    int64_t workspace_limits[TGC_MAX_DEVICES]; /* each device's kernels' (devices/memory_limit.h); 0: none */
     int n_devices;
     tgc_graph *g;           /* an empty graph: inference's limits and messages */
     const tgc_settings *settings; /* the environment when the context was made (support/settings.h) */

@@ -5,6 +5,7 @@
 #include "executor/session.h"
 
 #include "devices/kernel.h"
+#include "devices/memory_limit.h"
 #include "graph/infer.h"
 #include "support/alloc.h"
 #include "support/checked.h"
@@ -526,7 +527,7 @@ static tgc_status read_footprints(part_ctx *c, tgc_memory_space *dev) {
         char error[256];
         tgc_kernel_ctx kc = {.node = n, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                              .n_outputs = n->n_outputs, .error = error, .error_size = sizeof error,
-                             .const_inputs = consts, .def = k};
+                             .const_inputs = consts, .def = k, .workspace_limit = dev->workspace_limit};
         tgc_kernel_footprint f = {0};
         k->footprint(&kc, dev->threads, &f);
         if (!tgc_checked_add_i64(dev->caches_bytes, f.cache_bytes, &dev->caches_bytes)) c->overflow = true;
@@ -546,7 +547,8 @@ static tgc_status drop_replaced(part_ctx *c, tgc_memory_space *dev) {
     if (covered == NULL) return TGC_ERR_NOMEM;
     for (int32_t id = 0; id < pg->n_nodes; id++) {
         const tgc_node *n = &pg->nodes[id];
-        uint32_t replaces = tgc_kernel_node_footprint(c->kernel[id], pg, id, dev->threads).replaces_inputs;
+        uint32_t replaces = tgc_kernel_node_footprint(c->kernel[id], pg, id, dev->threads, dev->workspace_limit)
+                                .replaces_inputs;
         for (int i = 0; replaces != 0 && i < n->n_inputs && i < 32; i++) {
             int32_t from = n->inputs[i].node;
             if (from >= 0 && (replaces & (1u << i)) && pg->nodes[from].kind == TGC_NODE_CONST) covered[from]++;
@@ -646,6 +648,7 @@ static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int pa
     dev->busiest_step = host->busiest_step = -1;
     tgc_status threads_st = TGC_OK; /* a malformed spec: the default, as the session reports the error itself */
     dev->threads = host->threads = tgc_threads_option(pt->device_name, c.kind, mp->threads, NULL, &threads_st);
+    dev->workspace_limit = tgc_workspace_limit_of(mp->memory_limits, pt->device_name);
     tgc_status s = part_ctx_init(&c);
     if (s == TGC_OK) {
         read_slots(&c, dev, host);
@@ -693,23 +696,25 @@ static tgc_status plan_fill(tgc_memory_plan *mp, tgc_diags *diags) {
 
 tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
                                  tgc_diags *diags, tgc_memory_plan **out) {
-    return tgc_memory_plan_build_threads(g, parts, symbols, NULL, diags, out);
+    return tgc_memory_plan_build_pools(g, parts, symbols, NULL, NULL, diags, out);
 }
 
-tgc_status tgc_memory_plan_build_threads(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
-                                         const char *threads, tgc_diags *diags, tgc_memory_plan **out) {
+tgc_status tgc_memory_plan_build_pools(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
+                                       const char *threads, const char *memory_limits, tgc_diags *diags,
+                                       tgc_memory_plan **out) {
     *out = NULL;
     tgc_memory_plan *mp = plan_alloc(g);
     if (mp == NULL) return TGC_ERR_NOMEM;
     mp->parts = parts;
     mp->threads = threads;
+    mp->memory_limits = memory_limits;
     for (int32_t i = 0; symbols != NULL && i < g->n_symbols; i++) mp->symbols[i] = symbols[i];
     tgc_status s = plan_fill(mp, diags);
     if (s != TGC_OK) {
         tgc_memory_plan_free(mp);
         return s;
     }
-    mp->threads = NULL; /* borrowed for the call only */
+    mp->threads = mp->memory_limits = NULL; /* borrowed for the call only */
     *out = mp;
     return TGC_OK;
 }
@@ -738,8 +743,9 @@ tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const 
     if (s == TGC_OK && opts != NULL && opts->bind != NULL)
         s = tgc_memory_parse_bind(mp->g, opts->bind, mp->symbols, diags);
     mp->threads = opts != NULL ? opts->threads : NULL; /* pools as the session's: workspaces per thread */
+    mp->memory_limits = opts != NULL ? opts->memory_limits : NULL;
     if (s == TGC_OK) s = plan_fill(mp, diags);
-    mp->threads = NULL; /* borrowed for the call only */
+    mp->threads = mp->memory_limits = NULL; /* borrowed for the call only */
     if (s != TGC_OK) {
         tgc_memory_plan_free(mp);
         return s;

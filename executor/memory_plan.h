@@ -130,6 +130,7 @@ typedef struct tgc_memory_space {
     /* What the kernels hold besides tensors (devices/kernel.h's
      * tgc_kernel_footprint, on a pool of `threads` threads): */
     int threads;
+    int64_t workspace_limit; /* each run's (tgc_kernel_ctx.workspace_limit), from the device's memory limit; 0: none */
     int64_t caches_bytes;   /* kept across runs: weights in the kernels' own layouts */
     int64_t *workspaces;    /* per node while it runs, largest first (n_steps entries) */
     int64_t recv_bytes;     /* tensors _Recv lands here outside the sender's buffer (in the arena too) */
@@ -163,6 +164,7 @@ struct tgc_memory_plan {
     tgc_compiled *compiled;
     char *device_list;
     const char *threads; /* the session's threads option ("cpu0=2"), borrowed; NULL: each backend's default */
+    const char *memory_limits; /* the session's --memory-limit ("cpu0=8MiB"), borrowed; NULL: none */
 };
 
 /* Plans every partition of `parts` (a partitioning of g; both borrowed and
@@ -174,10 +176,13 @@ tgc_status tgc_memory_plan_build(const tgc_graph *g, const tgc_partitioning *par
                                  tgc_diags *diags, tgc_memory_plan **out);
 
 /* tgc_memory_plan_build for a session whose devices run pools sized by
- * `threads` (as tgc_session_options.threads; borrowed for the call, NULL:
- * each backend's default), which the workspaces depend on. */
-tgc_status tgc_memory_plan_build_threads(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
-                                         const char *threads, tgc_diags *diags, tgc_memory_plan **out);
+ * `threads` under `memory_limits` (as tgc_session_options.threads and
+ * .memory_limits; borrowed for the call, NULL: each backend's default
+ * width, no limits), which the workspaces depend on (a limit bounds each
+ * run's: devices/memory_limit.h, tgc_workspace_limit). */
+tgc_status tgc_memory_plan_build_pools(const tgc_graph *g, const tgc_partitioning *parts, const int64_t *symbols,
+                                       const char *threads, const char *memory_limits, tgc_diags *diags,
+                                       tgc_memory_plan **out);
 
 /* Plans mp for `inflight` steps at once (0 or 1: one at a time): each
  * space's planned peak (arena_bytes) gains its pipelined_bytes, the sends

@@ -180,7 +180,7 @@ tgc_status tgc_compile_memory_misses(const tgc_compiled *c, const tgc_compile_op
     for (int d = 0; d < c->n_devices; d++) misses[d] = 0;
     if (!c->partitioned || tgc_placer_max_task(c->devices, c->n_devices) > 0) return TGC_OK; /* as check_fit */
     tgc_memory_plan *mp = NULL;
-    tgc_status st = tgc_memory_plan_build_threads(c->g, &c->parts, NULL, o->threads, NULL, &mp);
+    tgc_status st = tgc_memory_plan_build_pools(c->g, &c->parts, NULL, o->threads, o->memory_limits, NULL, &mp);
     if (st != TGC_OK) return st == TGC_ERR_NOMEM ? st : TGC_OK; /* the run reports a plan that cannot be made */
     tgc_memory_plan_set_inflight(mp, o->inflight);
     int np = c->parts.n_parts;

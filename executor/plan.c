@@ -4,6 +4,7 @@
 #include "executor/session.h"
 #include "executor/step.h"
 
+#include "devices/memory_limit.h"
 #include "graph/subgraph.h"
 
 #include "support/alloc.h"
@@ -251,6 +252,7 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     p->g = pt->graph;
     p->device = s->devices[pt->device];
     p->pool = s->pools[pt->device];
+    p->workspace_limit = tgc_workspace_limit_of(s->memory_limits, pt->device_name);
     size_t nn = (size_t)p->g->n_nodes + 1;
     p->role = tgc_calloc(nn, sizeof *p->role);
     p->kernel = tgc_calloc(nn, sizeof *p->kernel);

@@ -22,7 +22,8 @@
  * stand in for: a kernel with static shapes whose footprint says so. */
 static uint32_t replaced_inputs(const tgc_plan *p, int32_t id) {
     if (p->role[id] != TGC_ROLE_KERNEL || !p->static_shapes[id] || p->absorbed[id]) return 0;
-    tgc_kernel_footprint f = tgc_kernel_node_footprint(p->kernel[id], p->g, id, tgc_parallel_width(p->pool));
+    tgc_kernel_footprint f =
+        tgc_kernel_node_footprint(p->kernel[id], p->g, id, tgc_parallel_width(p->pool), p->workspace_limit);
     return f.replaces_inputs & p->const_inputs[id];
 }
 
@@ -96,7 +97,7 @@ static tgc_status run_reader(tgc_plan *p, int32_t id) {
                               .outputs = out, .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
                               .pool = p->pool, .cache = &p->caches[id], .const_inputs = p->const_inputs[id],
                               .fused_act = p->fused_act[id].row >= 0 ? &p->fused_act[id] : NULL,
-                              .def = p->kernel[id], .prepack_only = true};
+                              .def = p->kernel[id], .prepack_only = true, .workspace_limit = p->workspace_limit};
         (void)tgc_node_exec_kernel(&ctx);
     }
     for (size_t i = 0; made != NULL && i < ni + no; i++) tgc_buffer_release(made[i]);

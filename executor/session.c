@@ -74,8 +74,8 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
 static tgc_status check_fit(tgc_session *s, const tgc_session_options *opts, tgc_diags *diags) {
     if (tgc_placer_max_task(s->compiled.devices, s->compiled.n_devices) > 0) return TGC_OK;
     tgc_memory_plan *mp = NULL;
-    tgc_status st = tgc_memory_plan_build_threads(s->g, &s->compiled.parts, NULL, opts ? opts->threads : NULL,
-                                                  NULL, &mp);
+    tgc_status st = tgc_memory_plan_build_pools(s->g, &s->compiled.parts, NULL, opts ? opts->threads : NULL,
+                                                opts ? opts->memory_limits : NULL, NULL, &mp);
     if (st != TGC_OK) return st == TGC_ERR_NOMEM ? st : TGC_OK;
     tgc_memory_plan_set_inflight(mp, s->max_inflight);
     const char *limits = opts != NULL ? opts->memory_limits : NULL;
@@ -97,7 +97,9 @@ tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc
     pthread_mutex_init(&s->inflight_lock, NULL);
     pthread_cond_init(&s->inflight_cond, NULL);
     s->settings = tgc_settings_read(); /* the environment, once: before the devices open and the plans fold */
-    if (opts != NULL && opts->threads != NULL && (s->threads = tgc_strdup(opts->threads)) == NULL) {
+    if ((opts != NULL && opts->threads != NULL && (s->threads = tgc_strdup(opts->threads)) == NULL) ||
+        (opts != NULL && opts->memory_limits != NULL &&
+         (s->memory_limits = tgc_strdup(opts->memory_limits)) == NULL)) {
         tgc_session_free(s);
         return TGC_ERR_NOMEM;
     }
@@ -159,6 +161,7 @@ void tgc_session_free(tgc_session *s) {
     tgc_trace_free(atomic_load(&s->trace));
     tgc_memory_watch_free(s->watch);
     tgc_free(s->threads);
+    tgc_free(s->memory_limits);
     tgc_compiled_release(&s->compiled); /* after the names: s->g may be its graph */
     pthread_cond_destroy(&s->inflight_cond);
     pthread_mutex_destroy(&s->inflight_lock);

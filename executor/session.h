@@ -90,6 +90,7 @@ struct tgc_plan {
     const tgc_graph *g; /* the partition's graph (owned by the partitioning) */
     tgc_device *device;
     tgc_thread_pool *pool;         /* the device's pool (owned by the session) */
+    int64_t workspace_limit;       /* its kernels' (tgc_kernel_ctx.workspace_limit); 0: none */
     tgc_node_role *role;           /* node id -> role */
     const tgc_kernel_def **kernel; /* node id -> kernel (TGC_ROLE_KERNEL) */
     bool *on_host;                 /* node id -> its outputs live in host memory (weights, host recv) */
@@ -134,6 +135,7 @@ struct tgc_session {
     _Atomic(tgc_trace *) trace; /* NULL unless tracing; set once, by the first tgc_session_trace_start */
     tgc_memory_watch *watch; /* NULL unless opts->memory_report */
     char *threads;           /* opts->threads copied (NULL: the defaults): the report's plan sizes workspaces by it */
+    char *memory_limits;     /* opts->memory_limits copied (NULL: none): the workspace limits, as threads */
     bool soft_placement;     /* opts->soft_placement: subgraphs are placed as the graph is */
     int64_t max_iterations;  /* opts->max_iterations (0: none) */
     /* Devices in other processes: the list names a task above 0. Then

@@ -44,6 +44,7 @@ static tgc_status prepare_auto(const tgc_compiled *c, const tgc_compile_options 
         a->capacity[d] = tgc_memory_capacity(opts->memory_limits, name, c->devices[d].kind, NULL);
         tgc_status threads_st = TGC_OK; /* the session reports a malformed spec */
         a->width[d] = tgc_threads_option(name, c->devices[d].kind, opts->threads, NULL, &threads_st);
+        a->workspace_limit[d] = tgc_workspace_limit_of(opts->memory_limits, name);
     }
     return s;
 }

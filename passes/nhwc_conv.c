@@ -169,7 +169,7 @@ static bool nhwc_on_copies(const tgc_rewrite *rw, int32_t id) {
         if (rw->kinds != 0 && !(rw->kinds & (1u << k))) continue;
         const tgc_kernel_def *def = tgc_kernel_for_node(rw->g, &rw->g->nodes[id], k);
         if (def == NULL) continue;
-        if (!tgc_kernel_node_footprint(def, rw->g, id, 1).copies_channels_last) return false;
+        if (!tgc_kernel_node_footprint(def, rw->g, id, 1, 0).copies_channels_last) return false;
         any = true;
     }
     return any;

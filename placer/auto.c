@@ -106,6 +106,11 @@ static const tgc_kernel_def *kernel_on(const pl_ctx *c, int32_t id, int d) {
     return c->kdef[(size_t)id * c->n_kinds + c->devs[d].kind];
 }
 
+/* What node id's kernel holds on device d: for its pool's width, under its workspace limit. */
+static tgc_kernel_footprint footprint_on(const au_ctx *x, int32_t id, int d) {
+    return tgc_kernel_node_footprint(kernel_on(x->c, id, d), x->c->g, id, x->a->width[d], x->a->workspace_limit[d]);
+}
+
 /* The bytes of op id's output 0 that take over its input's buffer
  * (executor/node_run.c's can_forward: the kernel's forward_input, last
  * read here, the same bytes and dtype), on the first listed device with
@@ -245,7 +250,7 @@ static void mark_free(au_ctx *x) {
         if (x->free[i]) continue;
         int d = c->device[r];
         if (d < 0) continue;
-        tgc_kernel_footprint f = tgc_kernel_node_footprint(kernel_on(c, id, d), c->g, id, x->a->width[d]);
+        tgc_kernel_footprint f = footprint_on(x, id, d);
         x->pinned_bytes[d] += (int64_t)held_bytes(x, i, &f);
     }
 }
@@ -281,7 +286,7 @@ static tgc_status fill_blocks(au_ctx *x) {
                 continue;
             }
             *cost += tgc_cost_node(x->a->cost, c->g, id, d, NULL);
-            tgc_kernel_footprint f = tgc_kernel_node_footprint(kernel_on(c, id, d), c->g, id, x->a->width[d]);
+            tgc_kernel_footprint f = footprint_on(x, id, d);
             x->bmem[(size_t)b * D + d] += held_bytes(x, i, &f);
             double *work = &x->bwork[(size_t)b * D + d], need = (double)(f.workspace_bytes + charge_of(x, id, d));
             if (need > *work) *work = need;
@@ -420,7 +425,7 @@ static tgc_status forecast(au_ctx *x) {
         bool measured = false;
         f[d].seconds += tgc_cost_node(x->a->cost, g, id, d, &measured);
         f[d].measured &= measured;
-        tgc_kernel_footprint fp = tgc_kernel_node_footprint(kernel_on(c, id, d), g, id, x->a->width[d]);
+        tgc_kernel_footprint fp = footprint_on(x, id, d);
         f[d].weights += (int64_t)held_bytes(x, i, &fp) - fp.cache_bytes; /* those not replaced */
         f[d].caches += fp.cache_bytes;
         int64_t work = fp.workspace_bytes + charge_of(x, id, d);
@@ -618,7 +623,7 @@ static void replica_forecasts(au_ctx *x) {
             bool measured = false;
             f->seconds += tgc_cost_node(x->a->cost, c->g, x->ops[i], e, &measured);
             f->measured &= measured;
-            tgc_kernel_footprint fp = tgc_kernel_node_footprint(kernel_on(c, x->ops[i], e), c->g, x->ops[i], x->a->width[e]);
+            tgc_kernel_footprint fp = footprint_on(x, x->ops[i], e);
             f->caches += fp.cache_bytes;
             if (fp.workspace_bytes > f->workspace) f->workspace = fp.workspace_bytes;
         }

@@ -88,6 +88,9 @@ typedef struct tgc_placer_auto {
     int64_t capacity[TGC_PLACER_MAX_DEVICES];
     /* Each device's pool width (the kernels' workspaces grow with it). */
     int width[TGC_PLACER_MAX_DEVICES];
+    /* Each device's workspace limit (tgc_kernel_ctx.workspace_limit, from
+     * its --memory-limit: devices/memory_limit.h); 0: none. */
+    int64_t workspace_limit[TGC_PLACER_MAX_DEVICES];
     /* Steps in flight: 1 optimizes one step's latency; K > 1 the
      * throughput of a pipeline (its slowest stage). */
     int inflight;

@@ -101,20 +101,32 @@ static int64_t spread_stride(int64_t size) {
  * slower, thinner GEMMs for no traffic saved. */
 #define WHOLE_FLOATS ((int64_t)2 << 20)
 
-/* Tile rows a band for geometry g: as many as BAND_FLOATS allows, at least
- * MIN_TILES tiles (the GEMMs' N), the bands as even as they go; tiles_h
- * (one band, the whole-image way) for an image within WHOLE_FLOATS or when
- * that leaves fewer than two bands. From the sizes alone. */
-static int64_t band_rows_of(const tgc_conv_geometry *g, const tgc_winograd_variant *var) {
+/* Tile rows a band for geometry g on a pool `width` threads wide: as
+ * many as BAND_FLOATS allows, at least MIN_TILES tiles (the GEMMs' N), the
+ * bands as even as they go; tiles_h (one band, the whole-image way) for an
+ * image within WHOLE_FLOATS or when that leaves fewer than two bands.
+ * Under a workspace limit (g->workspace_limit, the run's bytes) a whole
+ * image's V and P past it go in bands of at most the limit's share a
+ * slot, at least one tile row: thinner GEMMs, but the room the limit
+ * leaves. From the sizes alone; the way (variant_for) does not depend on
+ * the limit. */
+static int64_t band_rows_of(const tgc_conv_geometry *g, const tgc_winograd_variant *var, int width) {
     const tgc_window *w = &g->w;
     int64_t tiles_w = (w->out[1] + var->m - 1) / var->m, tiles_h = (w->out[0] + var->m - 1) / var->m;
-    int64_t per_row, least = (MIN_TILES + tiles_w - 1) / tiles_w;
+    int64_t per_row, least = (MIN_TILES + tiles_w - 1) / tiles_w, band = BAND_FLOATS;
     if (!tgc_checked_mul_i64(var->alpha * var->alpha * tiles_w, g->cg + g->m_count, &per_row) || per_row <= 0)
         per_row = INT64_MAX;
-    if (per_row <= WHOLE_FLOATS / tiles_h) return tiles_h;
-    int64_t rows = BAND_FLOATS / per_row;
+    int64_t limit = (g->workspace_limit + (int64_t)sizeof(float) - 1) / (int64_t)sizeof(float); /* floats; 0: none */
+    bool over_limit = limit > 0 && per_row > limit / tiles_h;
+    if (!over_limit && per_row <= WHOLE_FLOATS / tiles_h) return tiles_h;
+    if (over_limit) {
+        int64_t share = limit / (width > 0 ? width : 1);
+        if (share < band) band = share;
+        least = 1;
+    }
+    int64_t rows = band / per_row;
     if (rows < least) rows = least;
-    if (rows * 2 > tiles_h) return tiles_h;
+    if (!over_limit && rows * 2 > tiles_h) return tiles_h;
     int64_t bands = (tiles_h + rows - 1) / rows;
     return (tiles_h + bands - 1) / bands; /* as even as they go: no thin last band */
 }
@@ -138,7 +150,9 @@ static const tgc_winograd_variant *variant_for(const tgc_conv_geometry *g) {
     const tgc_winograd_variant *var = &tgc_winograd_f23;
     int64_t tiles = tiles_of(w, var->m), xis = var->alpha * var->alpha, per_tile;
     if (tiles < MIN_TILES || !tgc_checked_add_i64(g->cg, g->m_count, &per_tile)) return NULL;
-    bool whole = band_rows_of(g, var) == (w->out[0] + var->m - 1) / var->m;
+    tgc_conv_geometry unlimited = *g; /* the way is the same under any workspace limit */
+    unlimited.workspace_limit = 0;
+    bool whole = band_rows_of(&unlimited, var, 1) == (w->out[0] + var->m - 1) / var->m;
     if (whole && per_tile > MAX_TRANSFORM_FLOATS / xis / tiles) return NULL;
     return var;
 }
@@ -313,15 +327,15 @@ static void *build_filters(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
  * image's V and P; 0 when banded) and `per_slot` (each slot's band V and P
  * when banded, then the input or output rows and the transforms' scratch);
  * *band_rows as band_rows_of. The footprint and the run both size by it. */
-static void scratch_floats(const tgc_conv_geometry *g, const tgc_winograd_variant *var, int64_t *band_rows,
-                           int64_t *shared, int64_t *per_slot) {
+static void scratch_floats(const tgc_conv_geometry *g, const tgc_winograd_variant *var, int width,
+                           int64_t *band_rows, int64_t *shared, int64_t *per_slot) {
     const tgc_window *win = &g->w;
     int64_t xis = var->alpha * var->alpha, tiles_w = (win->out[1] + var->m - 1) / var->m;
     int64_t tiles_h = (win->out[0] + var->m - 1) / var->m, row_len = var->m * tiles_w + 2;
     int64_t in_floats = var->alpha * row_len + 3 * var->alpha * (row_len + var->m);
     int64_t out_floats = (var->m * var->m + (var->alpha + 1) * var->m) * tiles_w;
     *per_slot = in_floats > out_floats ? in_floats : out_floats;
-    *band_rows = band_rows_of(g, var);
+    *band_rows = band_rows_of(g, var, width);
     if (*band_rows < tiles_h) {
         *shared = 0;
         *per_slot += band_floats(g, var, *band_rows, tiles_w);
@@ -336,7 +350,7 @@ void tgc_cpu_conv_winograd_footprint(const tgc_conv_geometry *g, bool w_const, i
     const tgc_winograd_variant *var = variant_for(g);
     if (var == NULL) return;
     int64_t xis = var->alpha * var->alpha, band_rows, shared, per_slot;
-    scratch_floats(g, var, &band_rows, &shared, &per_slot);
+    scratch_floats(g, var, width, &band_rows, &shared, &per_slot);
     int64_t u = xis * spread_stride(g->m_count * g->cg) * (int64_t)sizeof(float); /* as the run sizes it */
     out->cache_bytes = w_const ? u : 0;
     out->replaces_inputs = w_const ? 1u << 1 : 0u;
@@ -355,11 +369,11 @@ tgc_status tgc_cpu_conv_winograd(tgc_kernel_ctx *c, const tgc_conv_geometry *g, 
                    .tiles_w = tiles_w, .tiles_h = tiles_h, .tiles = tiles_h * tiles_w,
                    .row_len = var->m * tiles_w + 2, .u_stride = spread_stride(m * ch)};
     int64_t shared, per_slot;
-    scratch_floats(g, var, &wg.band_rows, &shared, &per_slot);
+    int width = tgc_parallel_width(c->pool);
+    scratch_floats(g, var, width, &wg.band_rows, &shared, &per_slot);
     wg.bands = (tiles_h + wg.band_rows - 1) / wg.band_rows;
     wg.v_stride = spread_stride(ch * wg.tiles);
     wg.p_stride = spread_stride(m * wg.tiles);
-    int width = tgc_parallel_width(c->pool);
 
     const float *cached = tgc_kernel_cache_get(c, 1u << 1, build_filters, &wg);
     if (cached != NULL) tgc_kernel_cache_replaces(c, 1u << 1); /* W is read only to build the cache */

@@ -44,11 +44,12 @@ typedef struct nn_fixture {
     bool ok; /* every file loaded and every buffer allocated */
     /* What the executor would pass (all NULL/0 by default): the device's
      * pool, the node's cache across runs, which inputs are constants, an
-     * activation to apply as output 0 is written. */
+     * activation to apply as output 0 is written, a workspace limit. */
     tgc_thread_pool *pool;
     tgc_kernel_cache *cache;
     uint32_t const_inputs;
     const tgc_fused_act *fused_act; /* an absorbed activation (executor/fuse.c) */
+    int64_t workspace_limit;        /* bytes (tgc_kernel_ctx.workspace_limit); 0: none */
 } nn_fixture;
 
 static inline void nn_begin(nn_fixture *f, const char *op, const char *case_name) {
@@ -215,6 +216,7 @@ static inline tgc_status nn_run(nn_fixture *f) {
         .cache = f->cache,
         .const_inputs = f->const_inputs,
         .fused_act = f->fused_act,
+        .workspace_limit = f->workspace_limit,
     };
     f->err[0] = '\0';
     return def->fn(&ctx);

@@ -50,10 +50,12 @@ static int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t p0, int64
     return (in + p0 + p1 - k) / stride + 1;
 }
 
-/* Runs Conv (with a bias) on shape s: pool, cache and absorbed activation
- * as given (NULL: none); the output goes to y (numel floats). */
-static void run_conv_act(const conv_shape *s, const float *x, const float *wt, const float *b, tgc_thread_pool *pool,
-                         tgc_kernel_cache *cache, const tgc_fused_act *act, float *y) {
+/* Runs Conv (with a bias) on shape s: pool, cache, absorbed activation and
+ * workspace limit as given (NULL, 0: none); the output goes to y (numel
+ * floats). */
+static void run_conv_limited(const conv_shape *s, const float *x, const float *wt, const float *b,
+                             tgc_thread_pool *pool, tgc_kernel_cache *cache, const tgc_fused_act *act,
+                             int64_t workspace_limit, float *y) {
     int64_t oh = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
     int64_t ow = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
     int64_t xd[4] = {s->batch, s->channels, s->h, s->w}, wd[4] = {s->m_count, s->channels, s->k, s->k};
@@ -70,10 +72,16 @@ static void run_conv_act(const conv_shape *s, const float *x, const float *wt, c
     f.cache = cache;
     f.const_inputs = cache != NULL ? 0x6 : 0; /* W and B are weights */
     f.fused_act = act;
+    f.workspace_limit = workspace_limit;
     CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
     int64_t n = s->batch * s->m_count * oh * ow;
     for (int64_t i = 0; i < n; i++) y[i] = nn_out_f32(&f, 0, i);
     nn_end(&f);
+}
+
+static void run_conv_act(const conv_shape *s, const float *x, const float *wt, const float *b, tgc_thread_pool *pool,
+                         tgc_kernel_cache *cache, const tgc_fused_act *act, float *y) {
+    run_conv_limited(s, x, wt, b, pool, cache, act, 0, y);
 }
 
 static void run_conv(const conv_shape *s, const float *x, const float *wt, const float *b, tgc_thread_pool *pool,
@@ -204,6 +212,56 @@ static void test_winograd_shapes(void) {
         CU_ASSERT(tgc_cpu_conv_winograd_applies(&g));
         conv_check(&shapes[i]);
     }
+}
+
+/* Under a workspace limit (a device's --memory-limit, devices/memory_limit.h)
+ * a whole image's V and P past it go in bands of the limit's share a
+ * slot: SqueezeNet's 16 -> 64 channel layer over 55 x 55 takes 4.0 MB as
+ * a whole image (V 16 x 784 tiles x 16 channels, P 16 x 784 x 64 floats,
+ * by hand: 4,014,080 bytes before row padding). Limited to 512 KiB it
+ * holds under 512 KiB plus a slot's transform rows, on one thread (bands
+ * of 3 tile rows: 3 x 16 x 28 x (16 + 64) floats, 430,080 bytes) and on a
+ * pool of 2 (a half each: 1 tile row); a slot holds at least one tile row
+ * whatever the limit. The way stays Winograd, the values those of the
+ * whole image's tiles, bit for bit (on a pool of 4 too). */
+static void test_winograd_workspace_limit(void) {
+    conv_shape s = {1, 16, 64, 55, 55, 3, 1, {1, 1, 1, 1}};
+    tgc_conv_geometry g = geometry_of(&s);
+    tgc_kernel_footprint whole = {0}, banded = {0}, banded2 = {0}, least = {0};
+    tgc_cpu_conv_winograd_footprint(&g, true, 1, &whole);
+    CU_ASSERT(whole.workspace_bytes >= 4014080);
+    const int64_t limit = 512 << 10, rows = 64 << 10, one_row = 16 * 28 * 80 * 4; /* rows: a slot's transform rows */
+    g.workspace_limit = limit;
+    CU_ASSERT(tgc_cpu_conv_winograd_applies(&g));
+    tgc_cpu_conv_winograd_footprint(&g, true, 1, &banded);
+    tgc_cpu_conv_winograd_footprint(&g, true, 2, &banded2);
+    CU_ASSERT(banded.workspace_bytes >= 430080 && banded.workspace_bytes <= limit + rows);
+    CU_ASSERT(banded2.workspace_bytes >= 2 * one_row && banded2.workspace_bytes <= limit + 2 * rows);
+    g.workspace_limit = 1; /* less than a tile row: one a slot */
+    tgc_cpu_conv_winograd_footprint(&g, true, 1, &least);
+    CU_ASSERT(least.workspace_bytes >= one_row && least.workspace_bytes <= one_row + rows);
+    CU_ASSERT(banded.cache_bytes == whole.cache_bytes); /* the same filters */
+
+    size_t nx = 16 * 55 * 55, nw = 64 * 16 * 9, ny = 64 * 55 * 55;
+    float *x = random_floats(nx, 21), *wt = random_floats(nw, 22), *b = random_floats(64, 23);
+    float *y_whole = malloc(ny * sizeof(float)), *y_band = malloc(ny * sizeof(float));
+    float *y_pool = malloc(ny * sizeof(float));
+    CU_ASSERT_FATAL(y_whole && y_band && y_pool);
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &pool), TGC_OK);
+    run_conv_limited(&s, x, wt, b, NULL, NULL, NULL, 0, y_whole);
+    run_conv_limited(&s, x, wt, b, NULL, NULL, NULL, limit, y_band);
+    run_conv_limited(&s, x, wt, b, pool, NULL, NULL, limit, y_pool);
+    CU_ASSERT(conv_error(&s, x, wt, b, y_band) < 1e-6);
+    CU_ASSERT_EQUAL(memcmp(y_whole, y_band, ny * sizeof(float)), 0);
+    CU_ASSERT_EQUAL(memcmp(y_whole, y_pool, ny * sizeof(float)), 0);
+    tgc_thread_pool_free(pool);
+    free(x);
+    free(wt);
+    free(b);
+    free(y_whole);
+    free(y_band);
+    free(y_pool);
 }
 
 static void test_winograd_declines(void) {
@@ -758,6 +816,7 @@ static void test_max_pool_u8(void) {
 
 TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"winograd declines", test_winograd_declines},
+              {"winograd under a workspace limit", test_winograd_workspace_limit},
               {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
               {"cache needs constant filters", test_cache_needs_constant_filters},
               {"oneDNN on small maps", test_dnnl_small_maps}, {"oneDNN declines", test_dnnl_declines},

@@ -163,7 +163,64 @@ static void test_gpu_gemm_workspace(void) {
     tgc_diags_free(d);
 }
 
+/* A limit bounds a kernel's workspace (devices/memory_limit.h: a
+ * sixteenth of the device's limit a run). A Conv of 16 -> 64 channels, 3x3,
+ * pads 1, over x [1, 16, 55, 55] (SqueezeNet's fire2 expand layer) runs as
+ * Winograd F(2x2, 3x3), whose whole image's transformed tiles take
+ * 16 x 784 x (16 + 64) floats = 4,014,080 bytes by hand. On one thread
+ * under a limit of 1,200,000 bytes (usable 1,140,000) the weight's
+ * transformed filters (16 x 1152 floats, 73,728 bytes), y (64 x 55 x 55
+ * floats, 774,400 bytes) and the tiles in bands of one tile row (16 x 28
+ * x 80 floats, 143,360 bytes, with a few KiB of rows) fit; the whole
+ * image's tiles would not. The session is made, its measured peak stays
+ * within the limit, and y is bit for bit an unlimited session's. */
+static void test_limit_bounds_a_workspace(void) {
+    size_t size = 8 * 64 * 16 * 9 + 1024, at = 0;
+    char *text = malloc(size);
+    at += (size_t)snprintf(text + at, size - at,
+                           "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [1, 16, 55, 55]}\noutputs: [y]\n"
+                           "initializers:\n  - {name: w, dtype: float32, shape: [64, 16, 3, 3], values: [");
+    for (int i = 0; i < 64 * 16 * 9; i++)
+        at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", i % 7 - 3);
+    at += (size_t)snprintf(text + at, size - at,
+                           "]}\nnodes:\n  - {name: y, op: Conv, inputs: [x, w], attrs: {pads: [1, 1, 1, 1]}}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, at, "conv.yaml", NULL, d, &g), TGC_OK);
+    free(text);
+    const int64_t limit = 1200000;
+    tgc_session_options limited = {.memory_limits = "cpu0=1200000", .threads = "cpu0=1",
+                                   .optimize = TGC_OPTIMIZE_NONE};
+    tgc_session_options free_run = {.threads = "cpu0=1", .optimize = TGC_OPTIMIZE_NONE};
+    tgc_session *s = NULL, *whole = NULL;
+    tgc_status st = tgc_session_create(g, "cpu", &limited, d, &s);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_session_create(g, "cpu", &free_run, d, &whole), TGC_OK);
+    int64_t dims[4] = {1, 16, 55, 55};
+    float *xs = malloc(16 * 55 * 55 * sizeof *xs);
+    for (int i = 0; i < 16 * 55 * 55; i++) xs[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+    tgc_tensor *x = NULL, *y = NULL, *y_whole = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 4, dims, xs, &x), TGC_OK);
+    const char *names[] = {"x"};
+    CU_ASSERT_EQUAL_FATAL(tgc_session_run(s, 1, names, &x, &y, d), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_session_run(whole, 1, names, &x, &y_whole, d), TGC_OK);
+    tgc_memory_figures f = tgc_session_memory(s, 0);
+    printf("\n  limit %" PRId64 ", measured peak %" PRId64 "\n", limit, f.peak_bytes_in_use);
+    CU_ASSERT(f.peak_bytes_in_use >= 774400 && f.peak_bytes_in_use <= limit);
+    CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(y), tgc_tensor_data(y_whole), 64 * 55 * 55 * sizeof(float)), 0);
+    tgc_tensor_release(y);
+    tgc_tensor_release(y_whole);
+    tgc_tensor_release(x);
+    free(xs);
+    tgc_session_free(s);
+    tgc_session_free(whole);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("memory_fit", {"a plan over the limit is refused with its figures", test_over_the_limit_is_refused},
               {"a plan just under the limit runs within it", test_just_under_the_limit_runs},
               {"without a limit the host's memory holds it", test_no_limit_fits},
-              {"a gpu's CLBlast temporary buffer is a workspace", test_gpu_gemm_workspace})
+              {"a gpu's CLBlast temporary buffer is a workspace", test_gpu_gemm_workspace},
+              {"a limit bounds a convolution's workspace", test_limit_bounds_a_workspace})
