@@ -97,6 +97,12 @@ static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *p
     if (trial == NULL) return TGC_ERR_NOMEM;
     tgc_status s = tgc_placer_run(out->g, out->devices, out->n_devices, po, trial, &out->placement);
     int64_t room = smallest_room(po->automatic, out->n_devices);
+    /* a cut graph's node ids are its own: the charges made for out->g's do not carry over */
+    tgc_placer_auto cut_auto = *po->automatic;
+    cut_auto.charge = NULL;
+    cut_auto.n_charged = 0;
+    tgc_placer_options cut_po = *po;
+    cut_po.automatic = &cut_auto;
     for (int round = 0; s == TGC_ERR_INVALID && room > 0 && round < SPLIT_ROUNDS && only_over_memory(trial);
          round++) {
         tgc_graph *cut = NULL;
@@ -116,7 +122,7 @@ static tgc_status place_splitting(tgc_compiled *out, const tgc_placer_options *p
         }
         tgc_placement_release(&out->placement);
         tgc_placement cut_placement;
-        s = tgc_placer_run(cut, out->devices, out->n_devices, po, again, &cut_placement);
+        s = tgc_placer_run(cut, out->devices, out->n_devices, &cut_po, again, &cut_placement);
         out->placement = cut_placement;
         tgc_diags_free(trial);
         trial = again;
@@ -179,6 +185,7 @@ tgc_status tgc_compile_place_auto(tgc_compiled *out, const tgc_compile_options *
     size_t n_charge = 0;
     const tgc_graph *charged = NULL; /* the graph charge's ids are of (split-heavy may cut another) */
     tgc_status s = TGC_OK;
+    bool recut = false; /* cut once for room after the rounds missed */
     for (int round = 0;; round++) {
         tgc_diags *trial = tgc_diags_create();
         if (trial == NULL) {
@@ -205,6 +212,20 @@ tgc_status tgc_compile_place_auto(tgc_compiled *out, const tgc_compile_options *
         }
         if (s == TGC_OK && out->partitioned && opts->memory_misses != NULL)
             s = charge_misses(out, opts, a, charge, &missed);
+        if (s == TGC_OK && missed && round == FIT_ROUNDS && !recut) {
+            /* charges have not made it fit: a step too large for any device (the placer's lean estimate
+             * let it through), which a cut for room may make smaller; the rounds start again on it */
+            tgc_graph *cut = NULL;
+            int32_t n_cut = 0;
+            recut = true;
+            s = cut_for_room(out->g, out->optimized, smallest_room(po->automatic, out->n_devices), 0, diags, &cut,
+                             &n_cut);
+            if (cut != NULL) { /* it owns the graph before it; the charges were for that one's nodes */
+                out->optimized = cut;
+                out->g = cut;
+                round = -1;
+            }
+        }
         if (round == FIT_ROUNDS || !((s == TGC_OK && missed) || refused)) {
             if (copy_diags(trial, diags) != TGC_OK) s = TGC_ERR_NOMEM;
             tgc_diags_free(trial);
