@@ -178,8 +178,8 @@ static void test_limit_bounds_a_workspace(void) {
     size_t size = 8 * 64 * 16 * 9 + 1024, at = 0;
     char *text = malloc(size);
     at += (size_t)snprintf(text + at, size - at,
-                           "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [1, 16, 55, 55]}\noutputs: [y]\n"
-                           "initializers:\n  - {name: w, dtype: float32, shape: [64, 16, 3, 3], values: [");
+                           "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [1, 16, 55, 55]}\n"
+                           "outputs: [y]\ninitializers:\n  - {name: w, dtype: float32, shape: [64, 16, 3, 3], values: [");
     for (int i = 0; i < 64 * 16 * 9; i++)
         at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", i % 7 - 3);
     at += (size_t)snprintf(text + at, size - at,

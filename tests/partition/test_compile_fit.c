@@ -123,14 +123,17 @@ static void test_rounds_end(void) {
 static tgc_graph *load_stem(tgc_diags *d) {
     char text[8192];
     size_t at = (size_t)snprintf(text, sizeof text,
-                                 "format: tgc/1\nname: stem\ninputs:\n  - {name: x, dtype: float32, shape: [1, 3, 64, 64]}\n"
+                                 "format: tgc/1\nname: stem\n"
+                                 "inputs:\n  - {name: x, dtype: float32, shape: [1, 3, 64, 64]}\n"
                                  "outputs: [pool]\ninitializers:\n  - {name: w, dtype: float32, shape: [8, 3, 3, 3], "
                                  "values: [");
-    for (int i = 0; i < 8 * 27; i++) at += (size_t)snprintf(text + at, sizeof text - at, "%s%d", i ? "," : "", i % 5 - 2);
+    for (int i = 0; i < 8 * 27; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "%s%d", i ? "," : "", i % 5 - 2);
     at += (size_t)snprintf(text + at, sizeof text - at,
                            "]}\nnodes:\n  - {name: conv, op: Conv, inputs: [x, w], attrs: {pads: [1, 1, 1, 1]}}\n"
                            "  - {name: relu, op: Relu, inputs: [conv]}\n"
-                           "  - {name: pool, op: MaxPool, inputs: [relu], attrs: {kernel_shape: [2, 2], strides: [2, 2]}}\n");
+                           "  - {name: pool, op: MaxPool, inputs: [relu], "
+                           "attrs: {kernel_shape: [2, 2], strides: [2, 2]}}\n");
     tgc_graph *g = NULL;
     if (tgc_graph_load_string(text, at, "stem.yaml", NULL, d, &g) != TGC_OK) tgc_diags_print(d, stderr);
     return g;
