@@ -13,8 +13,13 @@
  *
  * What is cut: Conv over a 4-D NCHW input of known shape, constant 4-D W,
  * pads explicit (auto_pad NOTSET or VALID); then, each the only reader of
- * the one before, any unary activations, at most one MaxPool (one output)
- * or AveragePool (ceil_mode 0), and unary activations after it. Per band
+ * the one before, unary activations and windows (Conv as the first, any
+ * group; MaxPool with one output; AveragePool, ceil_mode 0), at most
+ * MAX_CHAIN nodes, up to the last window whose step is too large or
+ * whose output, joined again, would be (the bands' outputs and their
+ * Concat: twice its bytes), and the activations after it: a
+ * MobileNetV2 block's expanding 1x1 Conv and its depthwise Conv go in
+ * bands together, so that the wide map between them is never whole. Per band
  * of the last node's output rows [a, e), the rows each node reads come
  * from its kernel, stride, dilation and top pad: a window node's output
  * rows [a, e) read input rows [a s - p, (e - 1) s - p + (k - 1) d + 1),
@@ -108,20 +113,18 @@ static bool chain_from(const tgc_rewrite *rw, int32_t id, const bool *named, cha
     c->nodes[0] = id;
     c->window[0] = true;
     c->n = 1;
-    bool pooled = false;
     while (c->n < MAX_CHAIN) {
         int32_t next = tgc_pass_only_reader(rw, (tgc_ref){c->nodes[c->n - 1], 0, {0, 0}});
         if (next < 0 || !plain(&rw->g->nodes[next]) || named[next] || rw->g->nodes[next].n_outputs < 1 ||
             !map_shape(rw, (tgc_ref){next, 0, {0, 0}}, dims))
             break;
         tgc_fused_act act;
-        bool pool = !pooled && !tgc_pass_is_op(rw, next, "Conv") && window_of(rw, next, &c->win[c->n]);
-        if (!pool && !(tgc_activation_of(rw->g, &rw->g->nodes[next], &act) &&
-                       rw->g->nodes[next].inputs[0].node == c->nodes[c->n - 1]))
+        bool window = window_of(rw, next, &c->win[c->n]) && rw->g->nodes[next].inputs[0].node == c->nodes[c->n - 1];
+        if (!window && !(tgc_activation_of(rw->g, &rw->g->nodes[next], &act) &&
+                         rw->g->nodes[next].inputs[0].node == c->nodes[c->n - 1]))
             break;
-        c->window[c->n] = pool;
+        c->window[c->n] = window;
         c->nodes[c->n++] = next;
-        pooled = pooled || pool;
     }
     return true;
 }
@@ -174,6 +177,29 @@ static int64_t largest_step(const tgc_rewrite *rw, const chain *c, int64_t a, in
         if (step > most) most = step;
     }
     return most;
+}
+
+/* Bytes of value r (4-D, static: map_shape held). */
+static int64_t map_bytes(const tgc_rewrite *rw, tgc_ref r) {
+    return tgc_graph_ref_info(rw->g, r)->shape.dims[2].v * row_bytes(rw, r);
+}
+
+/* Ends chain c after its last window whose whole step holds more than
+ * max_step bytes, or whose output joined from bands would (the bands'
+ * outputs and their Concat: twice its bytes), and the activations after
+ * it; false when no window needs bands (c left as it was). */
+static bool trim_chain(const tgc_rewrite *rw, chain *c, int64_t max_step) {
+    int last = -1;
+    for (int i = 0; i < c->n; i++) {
+        if (!c->window[i]) continue;
+        const tgc_node *n = &rw->g->nodes[c->nodes[i]];
+        int64_t out = map_bytes(rw, (tgc_ref){c->nodes[i], 0, {0, 0}});
+        if (map_bytes(rw, n->inputs[0]) + out > max_step || 2 * out > max_step) last = i;
+    }
+    if (last < 0) return false;
+    while (last + 1 < c->n && !c->window[last + 1]) last++;
+    c->n = last + 1;
+    return true;
 }
 
 /* An int64 constant [1] holding v, added to rw; its id in *id. */
@@ -241,9 +267,11 @@ static tgc_status add_band(tgc_rewrite *rw, const chain *c, const char *name, in
 /* The first output row of band i of `bands` over `rows` (edge(.., bands) = rows). */
 static int64_t edge(int64_t rows, int bands, int i) { return i >= bands ? rows : rows * i / bands; }
 
-/* Cuts chain c into the fewest bands (at most MAX_BANDS) whose steps each
- * hold at most max_step bytes; *cut when it did. */
-static tgc_status cut_chain(tgc_rewrite *rw, const chain *c, int64_t max_step, bool *cut) {
+/* Cuts chain c (trimmed: trim_chain) into the fewest bands (at most
+ * MAX_BANDS) whose steps each hold at most max_step bytes; *cut when it
+ * did. */
+static tgc_status cut_chain(tgc_rewrite *rw, chain *c, int64_t max_step, bool *cut) {
+    if (!trim_chain(rw, c, max_step)) return TGC_OK;
     int32_t end = c->nodes[c->n - 1];
     int64_t rows = tgc_graph_ref_info(rw->g, (tgc_ref){end, 0, {0, 0}})->shape.dims[2].v;
     if (largest_step(rw, c, 0, rows) <= max_step) return TGC_OK;

@@ -1,5 +1,6 @@
 /* split-spatial (passes/split_spatial.c): a Conv -> activation -> pool
- * chain whose largest step holds more than the given bytes is cut along
+ * chain (or Conv -> activation -> Conv) whose largest step holds more
+ * than the given bytes is cut along
  * its rows into the number of bands worked out by hand, joined by one
  * Concat on axis 2 that keeps the last node's name, and the cut graph's
  * output equals a double-precision loop over the whole map (float32
@@ -71,11 +72,11 @@ static void pool_ref(const double *x, int ch, int h, int w, axis_win r, axis_win
             }
 }
 
-/* Loads yaml, cuts it at max_step and checks: `bands` Convs after 1 before
- * (0 bands: left whole), one Concat named `name`; returns the cut graph's
- * output on x (the caller releases it). */
-static tgc_tensor *cut_and_run(const char *yaml, int64_t max_step, int bands, const char *name,
-                               const int64_t dims[4], const float *x) {
+/* Loads yaml, cuts it at max_step and checks: `convs` Convs a band times
+ * `bands` after `convs` before (0 bands: left whole), one Concat named
+ * `name`; returns the cut graph's output on x (the caller releases it). */
+static tgc_tensor *cut_and_run_convs(const char *yaml, int64_t max_step, int bands, int convs, const char *name,
+                                     const int64_t dims[4], const float *x) {
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = loaded_graph(yaml, "spatial.yaml", d);
     tgc_graph *cut = NULL;
@@ -84,7 +85,7 @@ static tgc_tensor *cut_and_run(const char *yaml, int64_t max_step, int bands, co
     if (st != TGC_OK) tgc_diags_print(d, stderr);
     CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
     CU_ASSERT_EQUAL(n_cut, bands > 0 ? 1 : 0);
-    CU_ASSERT_EQUAL(count_op(cut, "Conv"), bands > 0 ? bands : 1);
+    CU_ASSERT_EQUAL(count_op(cut, "Conv"), bands > 0 ? bands * convs : convs);
     CU_ASSERT_EQUAL(count_op(cut, "Concat"), bands > 0 ? 1 : 0);
     const tgc_node *joined = node_named(cut, name);
     CU_ASSERT_PTR_NOT_NULL_FATAL(joined);
@@ -95,6 +96,12 @@ static tgc_tensor *cut_and_run(const char *yaml, int64_t max_step, int bands, co
     tgc_graph_free(g);
     tgc_diags_free(d);
     return y;
+}
+
+/* cut_and_run_convs for a chain with one Conv. */
+static tgc_tensor *cut_and_run(const char *yaml, int64_t max_step, int bands, const char *name, const int64_t dims[4],
+                               const float *x) {
+    return cut_and_run_convs(yaml, max_step, bands, 1, name, dims, x);
 }
 
 static void expect_close(const tgc_tensor *y, const double *want, int64_t n) {
@@ -175,6 +182,55 @@ static void test_dilated_conv_average_pool(void) {
     free(w), free(x), free(wtext), free(unused);
 }
 
+/* x [1, 4, 40, 20] (a row 320 bytes); Conv 1x1 4 -> 16 -> [1, 16, 40, 20]
+ * (a row 1280); Clip 0..6; depthwise Conv 3x3, stride 2, pads 1, group 16
+ * -> [1, 16, 20, 10] (a row 640); Relu: a MobileNetV2 block's expansion.
+ * Whole, both Convs' steps hold 64000 bytes. At 20000 a step the chain
+ * ends at the Relu (the depthwise output joined again, 2 x 12800, is over
+ * too) and goes in bands of the depthwise rows: 2 bands read 20 expanded
+ * rows each (a 1x1 step of 20 x 1600 = 32000, over); 3 bands (edges 6,
+ * 13): the second reads expanded rows 11..25, 15 x 1600 = 24000, over; 4
+ * bands of 5 rows: the inner ones read 11 expanded rows, 11 x 1600 =
+ * 17600, and their depthwise steps 11 x 1280 + 5 x 640 = 17280; they fit.
+ * 8 Convs, one Concat named as the Relu. */
+static void test_expansion_and_depthwise(void) {
+    char *w1text, *w2text, *unused;
+    float *w1 = values(16 * 4, 4, &w1text), *w2 = values(16 * 9, 6, &w2text), *x = values(4 * 40 * 20, 9, &unused);
+    char yaml[16384];
+    snprintf(yaml, sizeof yaml,
+             "format: tgc/1\ninputs: [{name: x, dtype: float32, shape: [1, 4, 40, 20]}]\noutputs: [r]\n"
+             "initializers:\n  - {name: w1, dtype: float32, shape: [16, 4, 1, 1], values: %s}\n"
+             "  - {name: w2, dtype: float32, shape: [16, 1, 3, 3], values: %s}\n"
+             "  - {name: lo, dtype: float32, shape: [], values: [0]}\n"
+             "  - {name: hi, dtype: float32, shape: [], values: [6]}\n"
+             "nodes:\n  - {name: e, op: Conv, inputs: [x, w1]}\n"
+             "  - {name: c6, op: Clip, inputs: [e, lo, hi]}\n"
+             "  - {name: d, op: Conv, inputs: [c6, w2], attrs: {group: 16, strides: [2, 2], pads: [1, 1, 1, 1]}}\n"
+             "  - {name: r, op: Relu, inputs: [d]}\n",
+             w1text, w2text);
+    double *expanded = malloc(16 * 40 * 20 * sizeof *expanded), want[16 * 20 * 10];
+    conv_ref(x, 4, 40, 20, w1, NULL, 16, (axis_win){1, 1, 1, 0}, (axis_win){1, 1, 1, 0}, 40, 20, expanded);
+    for (int i = 0; i < 16 * 40 * 20; i++) expanded[i] = expanded[i] < 0 ? 0 : expanded[i] > 6 ? 6 : expanded[i];
+    for (int q = 0; q < 16; q++) /* depthwise: channel q's own 3x3 filter */
+        for (int i = 0; i < 20; i++)
+            for (int j = 0; j < 10; j++) {
+                double acc = 0;
+                for (int u = 0; u < 3; u++)
+                    for (int v = 0; v < 3; v++) {
+                        int yy = 2 * i - 1 + u, xx = 2 * j - 1 + v;
+                        if (yy >= 0 && yy < 40 && xx >= 0 && xx < 20)
+                            acc += expanded[(q * 40 + yy) * 20 + xx] * w2[q * 9 + u * 3 + v];
+                    }
+                want[(q * 20 + i) * 10 + j] = acc > 0 ? acc : 0;
+            }
+    const int64_t dims[4] = {1, 4, 40, 20};
+    tgc_tensor *y = cut_and_run_convs(yaml, 20000, 4, 2, "r", dims, x);
+    expect_close(y, want, 16 * 20 * 10);
+    tgc_tensor_release(y);
+    free(expanded);
+    free(w1), free(w2), free(x), free(w1text), free(w2text), free(unused);
+}
+
 /* A Conv that asks for a device stays whole however small the steps. */
 static void test_device_spec_whole(void) {
     char *wtext, *unused;
@@ -196,4 +252,5 @@ static void test_device_spec_whole(void) {
 
 TGC_TEST_MAIN("split_spatial", {"Conv, Relu and a ceil_mode MaxPool in bands", test_conv_relu_maxpool},
               {"a dilated Conv and an AveragePool in bands", test_dilated_conv_average_pool},
+              {"an expanding Conv and a depthwise Conv in bands together", test_expansion_and_depthwise},
               {"a device spec stays whole", test_device_spec_whole})
