@@ -63,6 +63,8 @@ typedef struct au_ctx {
     /* Blocks of `per` positions. */
     int32_t per, n_blocks;
     double *bcost;  /* [b * n_dev + d]: seconds of the block's free nodes on d; INFINITY: one has no kernel there */
+    double *bcold;  /* [b * n_dev + d]: what they take more from caches emptied (0 where never spilled) */
+    double spill;   /* the share of reads that miss the host's cache, one copy of the graph held (tgc_cost_spill) */
     double *bmem;   /* [b * n_dev + d]: weights and kernel caches there */
     double *bwork;  /* [b * n_dev + d]: the largest workspace there */
     double *blive;  /* [b]: the most bytes live at one of its steps */
@@ -82,6 +84,7 @@ static void au_free(au_ctx *x) {
     tgc_free(x->weights);
     tgc_free(x->readers);
     tgc_free(x->bcost);
+    tgc_free(x->bcold);
     tgc_free(x->bmem);
     tgc_free(x->bwork);
     tgc_free(x->blive);
@@ -262,7 +265,26 @@ static void fill_block_live(au_ctx *x) {
         if (x->live[i] > x->blive[i / x->per]) x->blive[i / x->per] = x->live[i];
 }
 
-/* The per block figures. */
+/* The bytes one copy of the graph holds on host-memory devices: every
+ * block's weights and kernel caches on the first such device, the pinned
+ * nodes', and the most bytes live at a step; 0 without a host device. */
+static double host_held(const au_ctx *x) {
+    int d = 0;
+    while (d < x->n_dev && !tgc_kind_host_memory(x->c->devs[d].kind)) d++;
+    if (d == x->n_dev) return 0;
+    double held = 0, live = 0;
+    for (int32_t b = 0; b < x->n_blocks; b++) {
+        held += x->bmem[(size_t)b * x->n_dev + d];
+        live = fmax(live, x->blive[b]);
+    }
+    for (int e = 0; e < x->n_dev; e++) held += (double)x->pinned_bytes[e];
+    return held + live;
+}
+
+/* The per block figures. Where the devices could hold more than the
+ * host's cache keeps (every device a copy: replicas), the nodes' cold
+ * figures too (tgc_cost_node_spilled), and the costs the program weighs
+ * are spilled by one copy's share (x->spill). */
 static tgc_status fill_blocks(au_ctx *x) {
     pl_ctx *c = x->c;
     int D = x->n_dev;
@@ -270,10 +292,12 @@ static tgc_status fill_blocks(au_ctx *x) {
     x->n_blocks = x->n > 0 ? (x->n + x->per - 1) / x->per : 0;
     size_t cells = (size_t)x->n_blocks * (size_t)D + 1;
     x->bcost = tgc_calloc(cells, sizeof *x->bcost);
+    x->bcold = tgc_calloc(cells, sizeof *x->bcold);
     x->bmem = tgc_calloc(cells, sizeof *x->bmem);
     x->bwork = tgc_calloc(cells, sizeof *x->bwork);
     x->blive = tgc_calloc((size_t)x->n_blocks + 1, sizeof *x->blive);
-    if (x->bcost == NULL || x->bmem == NULL || x->bwork == NULL || x->blive == NULL) return TGC_ERR_NOMEM;
+    if (x->bcost == NULL || x->bcold == NULL || x->bmem == NULL || x->bwork == NULL || x->blive == NULL)
+        return TGC_ERR_NOMEM;
     fill_block_live(x);
     for (int32_t i = 0; i < x->n; i++) {
         int32_t b = i / x->per, id = x->ops[i];
@@ -296,7 +320,20 @@ static tgc_status fill_blocks(au_ctx *x) {
     x->best = tgc_malloc(table * sizeof *x->best);
     x->from = tgc_malloc(table * sizeof *x->from);
     x->last = tgc_malloc(table * sizeof *x->last);
-    return x->best && x->from && x->last ? TGC_OK : TGC_ERR_NOMEM;
+    if (x->best == NULL || x->from == NULL || x->last == NULL) return TGC_ERR_NOMEM;
+    double held = host_held(x);
+    x->spill = tgc_cost_spill(x->a->cost, held);
+    if (tgc_cost_spill(x->a->cost, held * D) <= 0) return TGC_OK; /* the cache keeps it all, replicas too */
+    for (int32_t i = 0; i < x->n; i++) {
+        int32_t b = i / x->per, id = x->ops[i];
+        for (int d = 0; x->free[i] && d < D; d++) {
+            if (isinf(x->bcost[(size_t)b * D + d]) || !tgc_kind_host_memory(c->devs[d].kind)) continue;
+            double warm = tgc_cost_node(x->a->cost, c->g, id, d, NULL);
+            x->bcold[(size_t)b * D + d] += tgc_cost_node_spilled(x->a->cost, c->g, id, d, 1, NULL) - warm;
+        }
+    }
+    for (size_t k = 0; k + 1 < cells; k++) x->bcost[k] += x->spill * x->bcold[k];
+    return TGC_OK;
 }
 
 /* Device d's room for the segments auto gives it; INFINITY: no bound. */
@@ -389,6 +426,20 @@ static void send_each_step(au_ctx *x, tgc_placement_forecast *f, int32_t id, int
     }
 }
 
+/* The share of reads that miss the host's cache (tgc_cost_spill) with the
+ * host-memory devices holding what f says, each replica device
+ * (c->replicas) as much as the one the ops were placed on. */
+static double forecast_spill(const au_ctx *x, const tgc_placement_forecast *f) {
+    pl_ctx *c = x->c;
+    int home = x->n > 0 ? c->device[tgc_pl_find(c, x->ops[0])] : -1;
+    double held = 0;
+    for (int d = 0; d < x->n_dev; d++) {
+        const tgc_placement_forecast *h = (c->replicas & tgc_pl_bit(d)) && home >= 0 ? &f[home] : &f[d];
+        if (tgc_kind_host_memory(c->devs[d].kind)) held += (double)(h->weights + h->caches + h->live);
+    }
+    return tgc_cost_spill(x->a->cost, held);
+}
+
 /* What the placement made predicts for each device (tgc_placement_forecast),
  * every op node counted where it now runs (a Shape or Size still waiting
  * for its input's device aside); each tensor, a graph input's or a large
@@ -422,9 +473,6 @@ static tgc_status forecast(au_ctx *x) {
         int32_t id = x->ops[i];
         int d = c->device[tgc_pl_find(c, id)];
         if (d < 0) continue;
-        bool measured = false;
-        f[d].seconds += tgc_cost_node(x->a->cost, g, id, d, &measured);
-        f[d].measured &= measured;
         tgc_kernel_footprint fp = footprint_on(x, id, d);
         f[d].weights += (int64_t)held_bytes(x, i, &fp) - fp.cache_bytes; /* those not replaced */
         f[d].caches += fp.cache_bytes;
@@ -432,6 +480,15 @@ static tgc_status forecast(au_ctx *x) {
         if (work > f[d].workspace) f[d].workspace = work;
         if ((int64_t)x->live[i] > f[d].live) f[d].live = (int64_t)x->live[i];
         send_each_step(x, f, id, d, to[i]);
+    }
+    x->spill = forecast_spill(x, f);
+    for (int32_t i = 0; i < x->n; i++) {
+        int32_t id = x->ops[i];
+        int d = c->device[tgc_pl_find(c, id)];
+        bool measured = false;
+        if (d < 0) continue;
+        f[d].seconds += tgc_cost_node_spilled(x->a->cost, g, id, d, x->spill, &measured);
+        f[d].measured &= measured;
     }
     for (int32_t id = 0; id < g->n_nodes; id++)
         if (source_to[id] != 0) send_each_step(x, f, id, c->device[tgc_pl_find(c, id)], source_to[id]);
@@ -523,10 +580,12 @@ static tgc_devmask choose_replicas(au_ctx *x, double stage, int *fastest) {
         if (!x->free[i]) return 0; /* a pinned node would make the replicas differ */
     double seconds[TGC_PLACER_MAX_DEVICES];
     int order[TGC_PLACER_MAX_DEVICES], fit = 0;
+    /* each replica holds a copy: as many as steps in flight, at most every device */
+    double extra = tgc_cost_spill(x->a->cost, host_held(x) * (x->a->inflight < D ? x->a->inflight : D)) - x->spill;
     for (int d = 0; d < D; d++) {
         double t = 0, mem = 0, live = 0, work = 0;
         for (int32_t b = 0; b < x->n_blocks; b++) {
-            t += x->bcost[(size_t)b * D + d];
+            t += x->bcost[(size_t)b * D + d] + extra * x->bcold[(size_t)b * D + d];
             mem += x->bmem[(size_t)b * D + d];
             live = fmax(live, x->blive[b]);
             work = fmax(work, x->bwork[(size_t)b * D + d]);
@@ -621,7 +680,7 @@ static void replica_forecasts(au_ctx *x) {
         f->seconds = 0, f->caches = 0, f->workspace = 0, f->measured = true;
         for (int32_t i = 0; i < x->n; i++) {
             bool measured = false;
-            f->seconds += tgc_cost_node(x->a->cost, c->g, x->ops[i], e, &measured);
+            f->seconds += tgc_cost_node_spilled(x->a->cost, c->g, x->ops[i], e, x->spill, &measured);
             f->measured &= measured;
             tgc_kernel_footprint fp = footprint_on(x, x->ops[i], e);
             f->caches += fp.cache_bytes;

@@ -11,6 +11,7 @@
 
 #include "devices/backend.h"
 #include "support/alloc.h"
+#include "support/cpu_cache.h"
 #include "support/diag.h"
 #include "support/settings.h"
 
@@ -86,6 +87,7 @@ tgc_status tgc_cost_model_create(const tgc_placer_device *devices, int n, const 
         return st;
     }
     tgc_cost_measure_links(m);
+    m->llc_bytes = tgc_last_level_cache_bytes();
     *out = m;
     return TGC_OK;
 }
@@ -109,6 +111,7 @@ void tgc_cost_model_free(tgc_cost_model *m) {
     }
     tgc_device_release(m->host);
     tgc_free(m->readers);
+    tgc_free(m->evict);
     tgc_free(m);
 }
 
@@ -221,15 +224,17 @@ static double absorbed_seconds(tgc_cost_model *m, const tgc_graph *g, int32_t id
     return rest > 0 ? rest : 0;
 }
 
-/* Device d's figure for node id: measured (cached, or timed now when
- * m->measure), else -1. */
-static double measured_seconds(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, const tgc_kernel_def *k) {
+/* Device d's figure for node id, warm or cold (tgc_cost_node_spilled):
+ * measured (cached, or timed now when m->measure), else -1. */
+static double measured_seconds(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, const tgc_kernel_def *k,
+                               bool cold) {
     tgc_cost_file *f = m->files[m->file_of[d]];
     char key[4096];
-    if (!tgc_cost_key(g, id, key, sizeof key)) return -1;
+    if (!tgc_cost_key(g, id, key, sizeof key - 8)) return -1;
+    if (cold) strcat(key, " cold");
     double s = tgc_cost_file_get(f, key);
     if (s < 0 && m->measure && tgc_strmap_get(&f->failed, key) < 0) {
-        if (tgc_cost_time_node(m, g, id, d, k, &s) != TGC_OK || tgc_cost_file_put(f, key, s) != TGC_OK) {
+        if (tgc_cost_time_node(m, g, id, d, k, cold, &s) != TGC_OK || tgc_cost_file_put(f, key, s) != TGC_OK) {
             s = -1;
             (void)tgc_strmap_put(&f->failed, key, 1); /* not tried again; without memory, tried again */
         }
@@ -238,11 +243,24 @@ static double measured_seconds(tgc_cost_model *m, const tgc_graph *g, int32_t id
 }
 
 double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, bool *measured) {
+    return tgc_cost_node_spilled(m, g, id, d, 0, measured);
+}
+
+double tgc_cost_spill(const tgc_cost_model *m, double working_set_bytes) {
+    double kept = (double)m->llc_bytes / 2;
+    return kept > 0 && working_set_bytes > kept ? 1 - kept / working_set_bytes : 0;
+}
+
+double tgc_cost_node_spilled(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, double spill, bool *measured) {
     if (measured != NULL) *measured = false;
     if (g->nodes[id].kind != TGC_NODE_OP || d < 0 || d >= m->n) return 0;
     const tgc_kernel_def *k = tgc_kernel_for_node(g, &g->nodes[id], m->devices[d].kind);
     if (k == NULL) return 0;
-    double s = measured_seconds(m, g, id, d, k);
+    double s = measured_seconds(m, g, id, d, k, false);
+    if (s >= 0 && spill > 0 && tgc_kind_host_memory(m->devices[d].kind)) {
+        double cold = measured_seconds(m, g, id, d, k, true);
+        if (cold > s) s += (spill < 1 ? spill : 1) * (cold - s);
+    }
     if (absorbed(m, g, id, d)) { /* its work is in its producer's pass, less its traffic */
         if (measured != NULL) *measured = s >= 0;
         return s >= 0 ? absorbed_seconds(m, g, id, d, s) : 0;

@@ -91,6 +91,32 @@ struct tgc_device *tgc_cost_model_device(const tgc_cost_model *m, int d);
  * timing gives the estimate. Not thread safe. */
 double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, bool *measured);
 
+/* tgc_cost_node where a share `spill` (0..1, tgc_cost_spill) of what the
+ * node reads each step is not in the cache when it runs: on a device
+ * whose memory is host memory, its warm figure (inputs and weights left
+ * cached by the runs before, as tgc_cost_node's) plus spill times what
+ * the same runs take more with the caches emptied first and only its
+ * activation inputs read back in (the "cold" figure, timed and cached as
+ * a figure of its own, under the key with " cold" after it). The warm
+ * figure alone for spill 0, a device of other memory, or a node whose
+ * cold figure cannot be had. As TVM's measurements flush the cache before
+ * each run of a kernel but for its first argument (its data input), so
+ * that weights come from memory as in a whole network. */
+double tgc_cost_node_spilled(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, double spill, bool *measured);
+
+/* The share (0..1) of a step's reads that miss the host's last-level cache
+ * when the devices of the host hold `working_set_bytes` in all (weights,
+ * kernel caches, live tensors): none while the set fits in half the cache
+ * (support/cpu_cache.h; the other half holds what streams through a step
+ * and is lost to conflicts), else 1 - half the cache / the set. A model
+ * of this machine's measurements (docs/cost.md): on one cpu thread, ten
+ * ImageNet networks' step times against the sum of their nodes' figures,
+ * warm (within 25% for all but EfficientNet-B1, 28% short: 36 MB of
+ * weights and tensors) and cold (up to 2.4x over on MobileNetV3-Small,
+ * whose 10 MB stay cached between steps). 0 when the cache size is not
+ * known. */
+double tgc_cost_spill(const tgc_cost_model *m, double working_set_bytes);
+
 /* The estimate alone for node id of g on device d (what tgc_cost_node
  * gives a node it cannot time): the roofline against d's peaks, measured
  * now when the options say measure and d's file has none. Seconds; 0 as

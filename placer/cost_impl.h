@@ -70,6 +70,9 @@ struct tgc_cost_model {
      * counted): whether an activation is absorbed; made on first need. */
     const tgc_graph *readers_of;
     int32_t *readers;
+    int64_t llc_bytes; /* the host's last-level cache (support/cpu_cache.h); 0: not known */
+    unsigned char *evict; /* written through to empty the caches before a cold run; NULL until needed */
+    size_t evict_bytes;
 };
 
 /* ---- cost_key.c ---- */
@@ -111,12 +114,15 @@ tgc_device *tgc_cost_device(tgc_cost_model *m, int d);
 tgc_device *tgc_cost_host(tgc_cost_model *m);
 
 /* Times node id of g on device d (opened) with kernel k: one warm-up run,
- * then up to a few more; the median seconds into *seconds. TGC_OK;
+ * then up to a few more; the median seconds into *seconds. cold: before
+ * each timed run on a host-memory device, the caches emptied (a buffer
+ * of 1.5 times the last-level cache written through, m->evict) and the
+ * node's non-constant inputs read back in. TGC_OK;
  * TGC_ERR_UNSUPPORTED when the node cannot run on synthetic inputs (its
  * kernel or inference refused them, they would not give its inferred
  * shapes); TGC_ERR_NOMEM. Every buffer is released before it returns. */
 tgc_status tgc_cost_time_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, const tgc_kernel_def *k,
-                              double *seconds);
+                              bool cold, double *seconds);
 
 /* ---- cost_peaks.c ---- */
 

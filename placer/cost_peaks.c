@@ -52,7 +52,7 @@ static double time_named(tgc_cost_model *m, const tgc_graph *g, const char *name
     if (id < 0) return 0;
     const tgc_kernel_def *k = tgc_kernel_for_node(g, &g->nodes[id], m->devices[d].kind);
     double s = 0;
-    return k != NULL && tgc_cost_time_node(m, g, id, d, k, &s) == TGC_OK ? s : 0;
+    return k != NULL && tgc_cost_time_node(m, g, id, d, k, false, &s) == TGC_OK ? s : 0;
 }
 
 void tgc_cost_measure_peaks(tgc_cost_model *m, int d) {

@@ -16,6 +16,7 @@
 #include "devices/device.h"
 #include "graph/graph.h"
 #include "placer/cost.h"
+#include "support/cpu_cache.h"
 #include "support/settings.h"
 #include "tgc.h"
 
@@ -224,6 +225,52 @@ static void test_second_figure_from_cache(void) {
     remove_scratch();
 }
 
+/* A step whose reads miss the cache: the node's cold figure (its runs
+ * started from emptied caches) is timed and cached under a key of its own
+ * (" cold" after the warm key), and a spill of s gives warm + s x (cold -
+ * warm) of the two cached figures; spill 0 is the warm figure. The share
+ * of reads that miss, by hand from the cache size c: none for a working
+ * set of c / 4 or c / 2, 1 - (c / 2) / c = 0.5 for c, 0.75 for 2c. */
+static void test_cold_figure(void) {
+    scratch_cache();
+    tgc_graph *g = load_model();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    int32_t conv = tgc_graph_find(g, "conv");
+    tgc_cost_model *m = model_on("cpu", true);
+    bool measured = false;
+    double warm = tgc_cost_node(m, g, conv, 0, &measured);
+    CU_ASSERT_TRUE(measured);
+    double spilled = tgc_cost_node_spilled(m, g, conv, 0, 1, &measured);
+    CU_ASSERT_TRUE(measured);
+    CU_ASSERT_TRUE(spilled >= warm);
+    CU_ASSERT_EQUAL(tgc_cost_node_spilled(m, g, conv, 0, 0, NULL), warm);
+    tgc_cost_model_free(m); /* saves both */
+    char path[1024] = "", text[65536];
+    CU_ASSERT_EQUAL_FATAL(cost_files(path, sizeof path), 1);
+    FILE *f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    int64_t cache = tgc_last_level_cache_bytes();
+    if (cache > 0) CU_ASSERT_PTR_NOT_NULL(strstr(text, " cold\n")); /* the cold figure, cached */
+
+    m = model_on("cpu", false); /* from the file alone */
+    CU_ASSERT_EQUAL(tgc_cost_node_spilled(m, g, conv, 0, 1, NULL), spilled);
+    double half = tgc_cost_node_spilled(m, g, conv, 0, 0.5, NULL);
+    CU_ASSERT_DOUBLE_EQUAL(half, warm + 0.5 * (spilled - warm), 1e-15);
+    double c = (double)cache;
+    CU_ASSERT_EQUAL(tgc_cost_spill(m, c / 4), 0);
+    CU_ASSERT_EQUAL(tgc_cost_spill(m, c / 2), 0);
+    if (cache > 0) {
+        CU_ASSERT_DOUBLE_EQUAL(tgc_cost_spill(m, c), 0.5, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(tgc_cost_spill(m, 2 * c), 0.75, 1e-12);
+    }
+    tgc_cost_model_free(m);
+    tgc_graph_free(g);
+    remove_scratch();
+}
+
 static void write_file(const char *path, const char *text, size_t n) {
     FILE *f = fopen(path, "wb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -386,7 +433,7 @@ static void test_bad_threads(void) {
 }
 
 TGC_TEST_MAIN("cost", {"gemm_ranks_above_elementwise", test_gemm_ranks_above_elementwise},
-              {"second_figure_from_cache", test_second_figure_from_cache},
+              {"second_figure_from_cache", test_second_figure_from_cache}, {"cold_figure", test_cold_figure},
               {"corrupt_cache_rebuilt", test_corrupt_cache_rebuilt},
               {"estimates_without_devices", test_estimates_without_devices}, {"transfers", test_transfers},
               {"flops_by_hand", test_flops_by_hand}, {"bad_threads", test_bad_threads})
