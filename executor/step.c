@@ -93,8 +93,14 @@ static void release_unused_outputs(tgc_part_state *ps, int32_t id) {
 
 static void run_task(void *arg);
 
+/* A step's tasks go to a device's queue in step order (ahead of newer
+ * steps' queued tasks: tgc_thread_pool_submit_ordered). */
+static tgc_status submit_in_order(tgc_step *st, tgc_thread_pool *pool, void (*fn)(void *), void *arg) {
+    return tgc_thread_pool_submit_ordered(pool, fn, arg, st->id > 0 ? (uint64_t)st->id : 1);
+}
+
 void tgc_step_submit(tgc_step *st, tgc_thread_pool *pool, void (*fn)(void *), void *arg) {
-    if (tgc_thread_pool_submit(pool, fn, arg) == TGC_OK) return;
+    if (submit_in_order(st, pool, fn, arg) == TGC_OK) return;
     /* Never run here instead: this may be a loop's thread, many iterations deep. */
     tgc_step_fail(st, TGC_ERR_NOMEM, (tgc_srcpos){0, 0}, "out-of-memory", "no host memory to queue a task");
     fn(arg); /* the step has failed: the task only finishes its node */
@@ -131,7 +137,7 @@ static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (atomic_fetch_sub(&ps->pending[c], 1) != 1) continue;
         if (p->role[c] == TGC_ROLE_SEND) run_chain(st, ps, c);
         else if (next < 0) next = c;
-        else if (tgc_thread_pool_submit(p->pool, run_task, &ps->tasks[c]) != TGC_OK) run_task(&ps->tasks[c]);
+        else if (submit_in_order(st, p->pool, run_task, &ps->tasks[c]) != TGC_OK) run_task(&ps->tasks[c]);
     }
     if (atomic_fetch_sub(&ps->frame->outstanding, 1) == 1) frame_finished(ps->frame);
     return next;
@@ -295,7 +301,7 @@ static void recv_done(void *ctx, tgc_status status, tgc_value *received) {
     if (next >= 0) {
         /* The callback may run on another device's thread: hand the work to
          * the receiving device's pool rather than run it here. */
-        if (tgc_thread_pool_submit(ps->plan->pool, run_task, &ps->tasks[next]) != TGC_OK) run_chain(st, ps, next);
+        if (submit_in_order(st, ps->plan->pool, run_task, &ps->tasks[next]) != TGC_OK) run_chain(st, ps, next);
     }
 }
 

@@ -18,6 +18,7 @@
 typedef struct task {
     tgc_task_fn fn;
     void *arg;
+    uint64_t order; /* tgc_thread_pool_submit_ordered's; 0: never passed */
 } task;
 
 /* Who a worker thread is: its pool and its index there. */
@@ -111,8 +112,9 @@ static bool grow(tgc_thread_pool *p) {
     return true;
 }
 
-/* Queues fn(arg) at the back of the queue, or at its front when `first`. */
-static tgc_status submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg, bool first) {
+/* Queues fn(arg) at the back of the queue, or at its front when `first`,
+ * or (order > 0) ahead of the queued tasks of a greater order at its back. */
+static tgc_status submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg, bool first, uint64_t order) {
     pthread_mutex_lock(&p->lock);
     if (p->count == p->cap && !grow(p)) {
         pthread_mutex_unlock(&p->lock);
@@ -120,9 +122,14 @@ static tgc_status submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg, bool fir
     }
     if (first) {
         p->head = (p->head + p->cap - 1) % p->cap;
-        p->ring[p->head] = (task){fn, arg};
+        p->ring[p->head] = (task){fn, arg, 0};
     } else {
-        p->ring[(p->head + p->count) % p->cap] = (task){fn, arg};
+        size_t at = p->count; /* the queue's position it takes, moving the tasks it passes back one */
+        while (order > 0 && at > 0 && p->ring[(p->head + at - 1) % p->cap].order > order) {
+            p->ring[(p->head + at) % p->cap] = p->ring[(p->head + at - 1) % p->cap];
+            at--;
+        }
+        p->ring[(p->head + at) % p->cap] = (task){fn, arg, order};
     }
     p->count++;
     pthread_cond_signal(&p->wake);
@@ -130,10 +137,16 @@ static tgc_status submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg, bool fir
     return TGC_OK;
 }
 
-tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg) { return submit(p, fn, arg, false); }
+tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
+    return submit(p, fn, arg, false, 0);
+}
 
 tgc_status tgc_thread_pool_submit_first(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
-    return submit(p, fn, arg, true);
+    return submit(p, fn, arg, true, 0);
+}
+
+tgc_status tgc_thread_pool_submit_ordered(tgc_thread_pool *p, tgc_task_fn fn, void *arg, uint64_t order) {
+    return submit(p, fn, arg, false, order);
 }
 
 int tgc_thread_pool_cancel(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {

@@ -172,6 +172,31 @@ static void test_submit_first(void) {
     for (int i = 0; i < 5; i++) CU_ASSERT_EQUAL(gate.order[i], want[i]);
 }
 
+/* Ordered tasks (the executor's, by step id) pass the queued tasks of a
+ * greater order, not those of an equal or smaller one (first come, first
+ * run among equals), and never a task queued without an order. Queued
+ * behind a gate: A 2, B 2, C 1, D 3, E 1, F (plain), G 1; by hand, C E A
+ * B D F G. */
+static void test_submit_ordered(void) {
+    atomic_store(&gate.open, 0);
+    gate.n = 0;
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &p), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    const int ids[] = {1, 2, 3, 4, 5}; /* A..E */
+    const uint64_t orders[] = {2, 2, 1, 3, 1};
+    for (int i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(tgc_thread_pool_submit_ordered(p, record, (void *)(intptr_t)ids[i], orders[i]), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)6), TGC_OK);             /* F */
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit_ordered(p, record, (void *)7, 1), TGC_OK); /* G */
+    atomic_store(&gate.open, 1);
+    tgc_thread_pool_free(p);
+    int want[7] = {3, 5, 1, 2, 4, 6, 7};
+    CU_ASSERT_EQUAL_FATAL(gate.n, 7);
+    for (int i = 0; i < 7; i++) CU_ASSERT_EQUAL(gate.order[i], want[i]);
+}
+
 TGC_TEST_MAIN("thread pool", {"every task runs once", test_every_task_runs_once},
               {"tasks submit tasks", test_tasks_submit_tasks}, {"many producers", test_many_producers},
-              {"worker index", test_worker_index}, {"submitted first", test_submit_first})
+              {"worker index", test_worker_index}, {"submitted first", test_submit_first},
+              {"submitted in order", test_submit_ordered})
