@@ -15,9 +15,10 @@
  * pads explicit (auto_pad NOTSET or VALID); then, each the only reader of
  * the one before, unary activations and windows (Conv as the first, any
  * group; MaxPool with one output; AveragePool, ceil_mode 0), at most
- * MAX_CHAIN nodes, up to the last window whose step is too large or
- * whose output, joined again, would be (the bands' outputs and their
- * Concat: twice its bytes), and the activations after it: a
+ * MAX_CHAIN nodes, up to the last window whose step is too large, or on
+ * to the first node whose output, joined again, would not be (the bands'
+ * outputs and their Concat: twice its bytes), and the activations after
+ * it: a
  * MobileNetV2 block's expanding 1x1 Conv and its depthwise Conv go in
  * bands together, so that the wide map between them is never whole. Per band
  * of the last node's output rows [a, e), the rows each node reads come
@@ -185,18 +186,20 @@ static int64_t map_bytes(const tgc_rewrite *rw, tgc_ref r) {
 }
 
 /* Ends chain c after its last window whose whole step holds more than
- * max_step bytes, or whose output joined from bands would (the bands'
- * outputs and their Concat: twice its bytes), and the activations after
- * it; false when no window needs bands (c left as it was). */
+ * max_step bytes, or further on at the first node after it whose output
+ * joined from bands fits (the bands' outputs and their Concat: twice its
+ * bytes; a stem's map is never joined whole when the pool after it is
+ * in the chain), then the activations after that; false when no window
+ * needs bands (c left as it was). */
 static bool trim_chain(const tgc_rewrite *rw, chain *c, int64_t max_step) {
     int last = -1;
     for (int i = 0; i < c->n; i++) {
-        if (!c->window[i]) continue;
         const tgc_node *n = &rw->g->nodes[c->nodes[i]];
-        int64_t out = map_bytes(rw, (tgc_ref){c->nodes[i], 0, {0, 0}});
-        if (map_bytes(rw, n->inputs[0]) + out > max_step || 2 * out > max_step) last = i;
+        if (c->window[i] && map_bytes(rw, n->inputs[0]) + map_bytes(rw, (tgc_ref){c->nodes[i], 0, {0, 0}}) > max_step)
+            last = i;
     }
     if (last < 0) return false;
+    while (last + 1 < c->n && 2 * map_bytes(rw, (tgc_ref){c->nodes[last], 0, {0, 0}}) > max_step) last++;
     while (last + 1 < c->n && !c->window[last + 1]) last++;
     c->n = last + 1;
     return true;
