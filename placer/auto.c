@@ -422,7 +422,9 @@ static void send_each_step(au_ctx *x, tgc_placement_forecast *f, int32_t id, int
         if (!(to & tgc_pl_bit(e))) continue;
         f[d].sent += (int64_t)bytes;
         f[e].received += (int64_t)bytes;
-        f[e].seconds += tgc_cost_transfer(x->a->cost, d, e, (int64_t)bytes);
+        double t = tgc_cost_transfer(x->a->cost, d, e, (int64_t)bytes);
+        f[e].seconds += t;
+        f[e].warm_seconds += t;
     }
 }
 
@@ -488,6 +490,7 @@ static tgc_status forecast(au_ctx *x) {
         bool measured = false;
         if (d < 0) continue;
         f[d].seconds += tgc_cost_node_spilled(x->a->cost, g, id, d, x->spill, &measured);
+        f[d].warm_seconds += tgc_cost_node(x->a->cost, g, id, d, NULL);
         f[d].measured &= measured;
     }
     for (int32_t id = 0; id < g->n_nodes; id++)
@@ -677,10 +680,11 @@ static void replica_forecasts(au_ctx *x) {
         if (e == home || !(c->replicas & tgc_pl_bit(e))) continue;
         tgc_placement_forecast *f = &c->forecast[e];
         *f = c->forecast[home];
-        f->seconds = 0, f->caches = 0, f->workspace = 0, f->measured = true;
+        f->seconds = 0, f->warm_seconds = 0, f->caches = 0, f->workspace = 0, f->measured = true;
         for (int32_t i = 0; i < x->n; i++) {
             bool measured = false;
             f->seconds += tgc_cost_node_spilled(x->a->cost, c->g, x->ops[i], e, x->spill, &measured);
+            f->warm_seconds += tgc_cost_node(x->a->cost, c->g, x->ops[i], e, NULL);
             f->measured &= measured;
             tgc_kernel_footprint fp = footprint_on(x, x->ops[i], e);
             f->caches += fp.cache_bytes;

@@ -119,6 +119,7 @@ typedef struct tgc_placer_options {
  * of one step (symbolic dims as 1). */
 typedef struct tgc_placement_forecast {
     double seconds;       /* its nodes' times, the transfers it receives included */
+    double warm_seconds;  /* the same with every node's warm figure (placer/cost.h: no spill) */
     bool measured;        /* every node's time was measured (else some are estimates) */
     int64_t weights;      /* initializers its nodes read first */
     int64_t caches;       /* the kernels' own layouts of them */
