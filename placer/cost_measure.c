@@ -16,9 +16,10 @@
  * One timed run is what a step spends on the node: run-time inference,
  * the outputs' allocation, the kernel, and the device's queue drained; the
  * outputs are released after the clock stops. A cold run starts from
- * caches emptied of everything but the node's activation inputs. The figure is the median of
- * three to five runs after the warm-up (more while they take under 50 ms
- * in all; one for a node whose warm-up took over 250 ms). */
+ * caches emptied of everything but the node's activation inputs. The
+ * figure is the median of three to five runs after the warm-up (more
+ * while they take under 50 ms in all; one for a node whose warm-up took
+ * over 250 ms). */
 #include "placer/cost_impl.h"
 
 #include "devices/node_exec.h"
@@ -148,14 +149,21 @@ typedef struct timed_run {
     tgc_value *in, *out;
 } timed_run;
 
+/* The most bytes written through to empty the caches: a cache reported
+ * larger (a package's, where sysfs lists none) is emptied as far as this
+ * goes, at a few ms a run. */
+#define MAX_EVICT_BYTES ((size_t)256 << 20)
+
 /* Empties the caches but for r's activation inputs: m->evict (1.5 times
- * the last-level cache) written through a line at a time, then each
- * input that is not a constant read a line at a time, as its producer
- * leaves it. Nothing without memory for the buffer (the run is warm). */
+ * the last-level cache, at most MAX_EVICT_BYTES) written through a line
+ * at a time, then each input that is not a constant read a line at a
+ * time, as its producer leaves it. Nothing without memory for the buffer
+ * (the run is warm). */
 static void empty_caches(timed_run *r) {
     tgc_cost_model *m = r->m;
     if (m->evict == NULL && m->llc_bytes > 0) {
         m->evict_bytes = (size_t)m->llc_bytes / 2 * 3;
+        if (m->evict_bytes > MAX_EVICT_BYTES) m->evict_bytes = MAX_EVICT_BYTES;
         m->evict = tgc_malloc(m->evict_bytes);
         if (m->evict != NULL) memset(m->evict, 0, m->evict_bytes);
     }
