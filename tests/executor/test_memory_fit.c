@@ -18,6 +18,7 @@
 
 #include <CUnit/CUnit.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,7 +174,9 @@ static void test_gpu_gemm_workspace(void) {
  * floats, 774,400 bytes) and the tiles in bands of one tile row (16 x 28
  * x 80 floats, 143,360 bytes, with a few KiB of rows) fit; the whole
  * image's tiles would not. The session is made, its measured peak stays
- * within the limit, and y is bit for bit an unlimited session's. */
+ * within the limit, and y is an unlimited session's (within 1e-5: bands
+ * multiplied by OpenBLAS round differently; bit for bit under oneDNN,
+ * devices/test_cpu_fast_paths). */
 static void test_limit_bounds_a_workspace(void) {
     size_t size = 8 * 64 * 16 * 9 + 1024, at = 0;
     char *text = malloc(size);
@@ -208,7 +211,10 @@ static void test_limit_bounds_a_workspace(void) {
     tgc_memory_figures f = tgc_session_memory(s, 0);
     printf("\n  limit %" PRId64 ", measured peak %" PRId64 "\n", limit, f.peak_bytes_in_use);
     CU_ASSERT(f.peak_bytes_in_use >= 774400 && f.peak_bytes_in_use <= limit);
-    CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(y), tgc_tensor_data(y_whole), 64 * 55 * 55 * sizeof(float)), 0);
+    const float *got = tgc_tensor_data(y), *want = tgc_tensor_data(y_whole);
+    int far = 0;
+    for (int i = 0; i < 64 * 55 * 55; i++) far += fabsf(got[i] - want[i]) > 1e-5f * (1.0f + fabsf(want[i]));
+    CU_ASSERT_EQUAL(far, 0);
     tgc_tensor_release(y);
     tgc_tensor_release(y_whole);
     tgc_tensor_release(x);
