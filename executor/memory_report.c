@@ -471,7 +471,8 @@ static tgc_status session_plan(const tgc_session *s, tgc_memory_plan **out) {
         }
         pthread_mutex_unlock(&w->lock);
     }
-    tgc_status st = tgc_memory_plan_build_pools(g, &s->compiled.parts, symbols, s->threads, s->memory_limits, NULL, out);
+    tgc_status st =
+        tgc_memory_plan_build_pools(g, &s->compiled.parts, symbols, s->threads, s->memory_limits, NULL, out);
     tgc_free(symbols);
     if (st == TGC_OK) tgc_memory_plan_set_inflight(*out, s->max_inflight);
     return st;

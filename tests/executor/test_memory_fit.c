@@ -182,7 +182,8 @@ static void test_limit_bounds_a_workspace(void) {
     char *text = malloc(size);
     at += (size_t)snprintf(text + at, size - at,
                            "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [1, 16, 55, 55]}\n"
-                           "outputs: [y]\ninitializers:\n  - {name: w, dtype: float32, shape: [64, 16, 3, 3], values: [");
+                           "outputs: [y]\ninitializers:\n"
+                           "  - {name: w, dtype: float32, shape: [64, 16, 3, 3], values: [");
     for (int i = 0; i < 64 * 16 * 9; i++)
         at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", i % 7 - 3);
     at += (size_t)snprintf(text + at, size - at,
