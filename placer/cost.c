@@ -224,13 +224,13 @@ static double absorbed_seconds(tgc_cost_model *m, const tgc_graph *g, int32_t id
     return rest > 0 ? rest : 0;
 }
 
-/* Device d's figure for node id, warm or cold (tgc_cost_node_spilled):
- * measured (cached, or timed now when m->measure), else -1. */
+/* Device d's figure for node id under `key` (tgc_cost_key's; its cold
+ * figure's is the key with " cold" after it, room for which the caller
+ * leaves): measured (cached, or timed now when m->measure), else -1. */
 static double measured_seconds(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, const tgc_kernel_def *k,
-                               bool cold) {
+                               char *key, bool cold) {
     tgc_cost_file *f = m->files[m->file_of[d]];
-    char key[4096];
-    if (!tgc_cost_key(g, id, key, sizeof key - 8)) return -1;
+    size_t warm_len = strlen(key);
     if (cold) strcat(key, " cold");
     double s = tgc_cost_file_get(f, key);
     if (s < 0 && m->measure && tgc_strmap_get(&f->failed, key) < 0) {
@@ -239,6 +239,7 @@ static double measured_seconds(tgc_cost_model *m, const tgc_graph *g, int32_t id
             (void)tgc_strmap_put(&f->failed, key, 1); /* not tried again; without memory, tried again */
         }
     }
+    key[warm_len] = '\0';
     return s;
 }
 
@@ -256,10 +257,13 @@ double tgc_cost_node_spilled(tgc_cost_model *m, const tgc_graph *g, int32_t id, 
     if (g->nodes[id].kind != TGC_NODE_OP || d < 0 || d >= m->n) return 0;
     const tgc_kernel_def *k = tgc_kernel_for_node(g, &g->nodes[id], m->devices[d].kind);
     if (k == NULL) return 0;
-    double s = measured_seconds(m, g, id, d, k, false);
+    char key[4096];
+    double s = tgc_cost_key(g, id, key, sizeof key - 8) ? measured_seconds(m, g, id, d, k, key, false) : -1;
     if (s >= 0 && spill > 0 && tgc_kind_host_memory(m->devices[d].kind)) {
-        double cold = measured_seconds(m, g, id, d, k, true);
-        if (cold > s) s += (spill < 1 ? spill : 1) * (cold - s);
+        /* a pool's threads wait on their misses at once: the extra shared among them (EfficientNet-B1
+         * ran 1.4 ms past its warm figures on two threads, 3.3 on one: docs/cost.md) */
+        double cold = measured_seconds(m, g, id, d, k, key, true);
+        if (cold > s) s += (spill < 1 ? spill : 1) * (cold - s) / (m->width[d] > 1 ? m->width[d] : 1);
     }
     if (absorbed(m, g, id, d)) { /* its work is in its producer's pass, less its traffic */
         if (measured != NULL) *measured = s >= 0;

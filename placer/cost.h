@@ -97,7 +97,8 @@ double tgc_cost_node(tgc_cost_model *m, const tgc_graph *g, int32_t id, int d, b
  * cached by the runs before, as tgc_cost_node's) plus spill times what
  * the same runs take more with the caches emptied first and only its
  * activation inputs read back in (the "cold" figure, timed and cached as
- * a figure of its own, under the key with " cold" after it). The warm
+ * a figure of its own, under the key with " cold" after it), over the
+ * device's pool width (its threads wait on their misses at once). The warm
  * figure alone for spill 0, a device of other memory, or a node whose
  * cold figure cannot be had. As TVM's measurements flush the cache before
  * each run of a kernel but for its first argument (its data input), so
