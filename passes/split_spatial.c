@@ -32,6 +32,7 @@
 
 #include "devices/kernel.h"
 #include "support/alloc.h"
+#include "support/checked.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -94,11 +95,16 @@ static bool map_shape(const tgc_rewrite *rw, tgc_ref r, int64_t dims[4]) {
     const tgc_tensor_info *t = tgc_graph_ref_info(rw->g, r);
     if (t->shape.rank != 4 || (t->dtype != TGC_FLOAT32 && t->dtype != TGC_FLOAT16 && t->dtype != TGC_BFLOAT16))
         return false;
+    int64_t bytes = (int64_t)tgc_dtype_size(t->dtype);
     for (int d = 0; d < 4; d++) {
-        if (!tgc_dim_known(t->shape.dims[d]) || t->shape.dims[d].v < 1) return false;
+        if (!tgc_dim_known(t->shape.dims[d]) || t->shape.dims[d].v < 1 ||
+            !tgc_checked_mul_i64(bytes, t->shape.dims[d].v, &bytes))
+            return false;
         dims[d] = t->shape.dims[d].v;
     }
-    return true;
+    /* a map's bytes, a step's two maps and a join's twice its output stay within int64 (row_bytes,
+     * map_bytes and the sums after them are unchecked) */
+    return bytes <= INT64_MAX / 8;
 }
 
 static bool plain(const tgc_node *n) { return n->device == NULL && n->n_colocate == 0 && n->n_controls == 0; }
