@@ -136,17 +136,20 @@ static tgc_graph *load_model(void) {
     return g;
 }
 
-static tgc_cost_model *model_on(const char *list, bool measure) {
+/* tgc_cost_model over `list` with pools of `threads` (tgc_cost_options). */
+static tgc_cost_model *model_with(const char *list, const char *threads, bool measure) {
     tgc_diags *d = tgc_diags_create();
     tgc_placer_device devs[4];
     int n = 0;
     tgc_cost_model *m = NULL;
-    tgc_cost_options o = {.threads = NULL, .measure = measure};
+    tgc_cost_options o = {.threads = threads, .measure = measure};
     if (tgc_placer_parse_devices(list, devs, 4, &n, d) != TGC_OK || tgc_cost_model_create(devs, n, &o, d, &m) != TGC_OK)
         tgc_diags_print(d, stderr);
     tgc_diags_free(d);
     return m;
 }
+
+static tgc_cost_model *model_on(const char *list, bool measure) { return model_with(list, NULL, measure); }
 
 /* A measured GEMM of 33.5 MFLOP costs far more than a Relu of 16 floats;
  * timing left nothing allocated on the device. */
@@ -232,18 +235,6 @@ static void write_file(const char *path, const char *text, size_t n) {
     fclose(f);
 }
 
-/* tgc_cost_model over `list` with pools of `threads` (tgc_cost_options). */
-static tgc_cost_model *model_with(const char *list, const char *threads, bool measure) {
-    tgc_diags *d = tgc_diags_create();
-    tgc_placer_device devs[4];
-    int n = 0;
-    tgc_cost_model *m = NULL;
-    tgc_cost_options o = {.threads = threads, .measure = measure};
-    if (tgc_placer_parse_devices(list, devs, 4, &n, d) != TGC_OK || tgc_cost_model_create(devs, n, &o, d, &m) != TGC_OK)
-        tgc_diags_print(d, stderr);
-    tgc_diags_free(d);
-    return m;
-}
 
 /* The cost file at path with every node line's figure set: `cold` for a
  * key ending in " cold", `warm` for the others. */
