@@ -446,12 +446,15 @@ static void read_slots(part_ctx *c, tgc_memory_space *dev, tgc_memory_space *hos
     }
     for (int32_t id = 0; id < pg->n_nodes; id++) {
         const tgc_node *n = &pg->nodes[id];
-        bool shared = is_op(n, "_Send") && c->pair_of[id] >= 0 && recv_in_place(parts, &parts->pairs[c->pair_of[id]]);
+        bool send = is_op(n, "_Send");
+        bool shared = send && c->pair_of[id] >= 0 && recv_in_place(parts, &parts->pairs[c->pair_of[id]]);
         for (int i = 0; i < n->n_inputs; i++) {
             if (n->inputs[i].node < 0) continue;
             slot_info *sl = &c->slots[c->base[n->inputs[i].node] + n->inputs[i].port];
             sl->uses++;
-            if (id > sl->last) sl->last = id;
+            /* a _Send runs as soon as its input is made (executor/step.c finish), whatever its id */
+            int32_t at = send ? n->inputs[i].node : id;
+            if (at > sl->last) sl->last = at;
             sl->shared_send |= shared;
         }
     }

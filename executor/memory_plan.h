@@ -267,11 +267,13 @@ typedef struct tgc_memory_top {
     int64_t bytes;
 } tgc_memory_top;
 
-/* One memory's counters: the bytes of the output slots a step holds there
- * now, the most ever, and the largest tensors at that moment. */
+/* One memory's counters: the most bytes of output slots one step has held
+ * there (each step counts its own: tgc_step.watch_live; with steps in flight
+ * the memory also holds the others'), and the largest tensors at that
+ * moment. */
 typedef struct tgc_memory_gauge {
-    atomic_llong live;
     atomic_llong peak;
+    atomic_llong left; /* bytes steps still counted when they ended, summed: 0 unless a release was missed */
     pthread_mutex_t lock; /* guards the snapshot */
     int64_t snapshot_bytes; /* `live` when the snapshot was taken */
     tgc_memory_top top[TGC_MEMORY_TOP];

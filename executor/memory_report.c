@@ -92,8 +92,8 @@ tgc_memory_watch *tgc_memory_watch_create(int n_devices, int n_inputs) {
     pthread_mutex_init(&w->lock, NULL);
     for (int i = 0; i < n_inputs; i++) w->feed_rank[i] = -1;
     for (int i = 0; i < w->n_gauges; i++) {
-        atomic_init(&w->gauges[i].live, 0);
         atomic_init(&w->gauges[i].peak, 0);
+        atomic_init(&w->gauges[i].left, 0);
         atomic_init(&w->gauges[i].busy_ns, 0);
         pthread_mutex_init(&w->gauges[i].lock, NULL);
     }
@@ -182,7 +182,7 @@ void tgc_watch_set(tgc_step *st, tgc_part_state *ps, int32_t slot, int32_t node)
     int64_t nbytes = (int64_t)b->nbytes;
     atomic_store_explicit(&ws->bytes, nbytes, memory_order_release);
     tgc_memory_gauge *gg = &ps->watch->gauges[m];
-    int64_t live = atomic_fetch_add(&gg->live, nbytes) + nbytes;
+    int64_t live = atomic_fetch_add(&st->watch_live[m], nbytes) + nbytes;
     long long peak = atomic_load(&gg->peak);
     while (live > peak) {
         if (atomic_compare_exchange_weak(&gg->peak, &peak, live)) {
@@ -220,7 +220,7 @@ void tgc_watch_move(tgc_part_state *ps, int32_t from, int32_t to, int32_t node) 
 void tgc_watch_release(tgc_part_state *ps, int32_t slot) {
     if (ps->wslots == NULL) return;
     int64_t b = atomic_exchange(&ps->wslots[slot].bytes, 0);
-    if (b > 0) atomic_fetch_sub(&ps->watch->gauges[ps->wslots[slot].gauge].live, b);
+    if (b > 0) atomic_fetch_sub(&ps->frame->step->watch_live[ps->wslots[slot].gauge], b);
 }
 
 /* ---- printing helpers ------------------------------------------------------------ */
@@ -535,6 +535,19 @@ static void report_time(const tgc_session *s, int i, FILE *out) {
             "measured step time", ms, runs - 1, f != NULL ? off_by(f->seconds * 1e3, ms, flag, sizeof flag) : "");
 }
 
+/* The most one step's tensors held on device i (the watch's gauge: each
+ * step counts its own, also with steps in flight) beside the plan's. */
+static void report_step_peak(const tgc_session *s, int i, const tgc_memory_space *sp, FILE *out) {
+    int64_t held = atomic_load(&s->watch->gauges[i].peak);
+    int64_t off = held - sp->lower_bound;
+    char differs[96] = "";
+    if (off != 0 && sp->n_unplanned == 0)
+        snprintf(differs, sizeof differs, "  (%+" PRId64 " bytes from the prediction: %+.1f%%)", off,
+                 sp->lower_bound > 0 ? 100.0 * (double)off / (double)sp->lower_bound : 100.0);
+    fprintf(out, "  %-22s %12" PRId64 "  (weights %" PRId64 " + a step's tensors at their most %" PRId64 ")%s\n",
+            "measured peak", sp->weights_bytes + held, sp->weights_bytes, held, differs);
+}
+
 static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp, FILE *out) {
     tgc_device *d = s->devices[i];
     tgc_allocator_stats f = tgc_device_stats(d);
@@ -546,16 +559,16 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     for (int p = 0; mp != NULL && p < s->compiled.parts.n_parts; p++)
         if (s->devices[s->compiled.parts.parts[p].device] == d) sp = &mp->spaces[2 * p];
     if (sp != NULL) { /* one step's plan; a pipeline's earlier steps may add their sends (a range, not a point) */
-        int64_t planned = sp->arena_bytes - sp->pipelined_bytes;
         fprintf(out,
-                "  %-22s %12" PRId64 "  (weights %" PRId64 " + planned %" PRId64 "; lower bound %" PRId64
-                ", naive sum %" PRId64 ")",
-                "predicted peak", sp->weights_bytes + planned, sp->weights_bytes, planned, sp->lower_bound,
-                sp->naive_sum);
+                "  %-22s %12" PRId64 "  (weights %" PRId64 " + a step's tensors at their most %" PRId64
+                "; packed in an arena %" PRId64 ", naive sum %" PRId64 ")",
+                "predicted peak", sp->weights_bytes + sp->lower_bound, sp->weights_bytes, sp->lower_bound,
+                sp->arena_bytes - sp->pipelined_bytes, sp->naive_sum);
         if (sp->pipelined_bytes > 0)
-            fprintf(out, ", up to %" PRId64 " more while the next device reads earlier steps' sends in place",
+            fprintf(out, ", up to %" PRId64 " more in use while the next device reads earlier steps' sends in place",
                     sp->pipelined_bytes);
         fputc('\n', out);
+        if (s->watch != NULL) report_step_peak(s, i, sp, out);
     } else
         fprintf(out, "  %-22s %12s  (%s)\n", "predicted peak", "-",
                 mp != NULL ? "no node runs here" : "no static plan: out of host memory");
@@ -597,7 +610,7 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     report_time(s, i, out);
     tgc_memory_gauge *gg = &s->watch->gauges[i];
     pthread_mutex_lock(&gg->lock);
-    fprintf(out, "  %-22s %12" PRId64 "  (bytes of the runs' tensors here at their most; the largest:)\n",
+    fprintf(out, "  %-22s %12" PRId64 "  (a step's tensors here at their most; the largest:)\n",
             "live at the peak", gg->snapshot_bytes);
     report_top(gg, out);
     pthread_mutex_unlock(&gg->lock);

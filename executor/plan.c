@@ -10,6 +10,7 @@
 #include "support/alloc.h"
 #include "support/diag.h"
 #include "support/string_slots.h"
+#include "support/thread_pool.h"
 
 #include <string.h>
 
@@ -286,13 +287,37 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     if (st == TGC_OK) st = load_weights(p, diags);
     if (st == TGC_OK) st = tgc_plan_prepack(p, s->owners, diags);
     if (st == TGC_OK) st = plan_control(s, p, diags);
+    if (st == TGC_OK) st = tgc_plan_order(p);
     return st;
+}
+
+static bool in_order_role(tgc_node_role r) { return r == TGC_ROLE_KERNEL || r == TGC_ROLE_CONTROL; }
+
+tgc_status tgc_plan_order(tgc_plan *p) {
+    const tgc_graph *g = p->g;
+    if (p->pool == NULL || tgc_thread_pool_size(p->pool) != 1) return TGC_OK;
+    for (int32_t id = 0; id < g->n_nodes; id++) { /* an input made later would never come in id order */
+        for (int i = 0; i < g->nodes[id].n_inputs; i++)
+            if (g->nodes[id].inputs[i].node >= id) return TGC_OK;
+        for (int i = 0; i < g->nodes[id].n_controls; i++)
+            if (g->nodes[id].controls[i].node >= id) return TGC_OK;
+    }
+    p->next_in_order = tgc_malloc(((size_t)g->n_nodes + 1) * sizeof *p->next_in_order);
+    if (p->next_in_order == NULL) return TGC_ERR_NOMEM;
+    int32_t next = g->n_nodes;
+    for (int32_t id = g->n_nodes - 1; id >= 0; id--) {
+        p->next_in_order[id] = next;
+        if (in_order_role(p->role[id])) next = id;
+    }
+    p->first_in_order = next;
+    return TGC_OK;
 }
 
 void tgc_plan_release(tgc_plan *p) {
     if (p->weights != NULL)
         for (int32_t i = 0; i < p->n_values; i++) tgc_buffer_release(p->weights[i].buf);
     tgc_free(p->role);
+    tgc_free(p->next_in_order);
     tgc_free(p->kernel);
     tgc_free(p->on_host);
     tgc_free(p->value_base);

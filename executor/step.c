@@ -127,20 +127,48 @@ static void frame_finished(tgc_frame *f) {
 
 static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id);
 
+/* Node `id` of ps starts only in its turn (tgc_plan.next_in_order). */
+static bool in_order(const tgc_part_state *ps, int32_t id) {
+    const tgc_plan *p = ps->plan;
+    return p->next_in_order != NULL && ps->frame->parent == NULL &&
+           (p->role[id] == TGC_ROLE_KERNEL || p->role[id] == TGC_ROLE_CONTROL);
+}
+
+/* Takes the right to start node `id`, which has nothing pending, when its
+ * turn has come; false when it has not (the node before it in order takes
+ * it when it finishes) or another thread took it. Whichever of the two
+ * comes second, the node's last input or its turn, sees the other (both
+ * sequentially consistent), so it starts exactly once. */
+static bool claim_turn(tgc_part_state *ps, int32_t id) {
+    int turn = 2 * id;
+    return atomic_compare_exchange_strong(&ps->cursor, &turn, 2 * id + 1);
+}
+
+/* Node `id`, started in its turn, finished: the turn passes to the next
+ * node in order, returned when it is ready and now taken, else -1. */
+static int32_t pass_turn(tgc_part_state *ps, int32_t id) {
+    int32_t nx = ps->plan->next_in_order[id];
+    atomic_store(&ps->cursor, 2 * nx);
+    return nx < ps->plan->g->n_nodes && atomic_load(&ps->pending[nx]) == 0 && claim_turn(ps, nx) ? nx : -1;
+}
+
 /* Marks node `id` finished: consumers' counts drop; returns the first
  * consumer that became ready (to run on this thread), or -1; the others
  * go to the pool. A _Send that became ready runs here and now, before the
  * chain goes on: it only hands a value to the rendezvous, and another
  * device may be idle waiting for it (TensorFlow's executor runs its
  * inexpensive ready nodes inline for the same reason); queued, it would
- * wait behind this device's whole chain, a pipeline's next stage idle. */
+ * wait behind this device's whole chain, a pipeline's next stage idle.
+ * Where the plan orders the nodes, a ready node not yet in its turn waits
+ * for it, and a node's end starts the next in order if it is ready. */
 static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_plan *p = ps->plan;
-    int32_t next = -1;
+    int32_t next = in_order(ps, id) ? pass_turn(ps, id) : -1;
     for (int32_t e = p->consumer_at[id]; e < p->consumer_at[id + 1]; e++) {
         int32_t c = p->consumers[e];
         if (atomic_fetch_sub(&ps->pending[c], 1) != 1) continue;
         if (p->role[c] == TGC_ROLE_SEND) run_chain(st, ps, c);
+        else if (in_order(ps, c) && !claim_turn(ps, c)) continue;
         else if (next < 0) next = c;
         else if (submit_in_order(st, p->pool, run_task, &ps->tasks[c]) != TGC_OK) run_task(&ps->tasks[c]);
     }
@@ -334,6 +362,7 @@ tgc_status tgc_frame_init(tgc_frame *f) {
             for (int32_t v = 0; v < p->n_values; v++) atomic_init(&ps->wslots[v].bytes, 0);
         }
         for (int32_t v = 0; v < p->n_values; v++) atomic_init(&ps->remaining[v], p->use_count[v]);
+        atomic_init(&ps->cursor, p->next_in_order != NULL ? 2 * p->first_in_order : 0);
         for (int32_t id = 0; id < p->g->n_nodes; id++) {
             atomic_init(&ps->pending[id], p->pending[id]);
             ps->tasks[id] = (tgc_task){f->step, ps, id};
@@ -422,7 +451,7 @@ void tgc_frame_start(tgc_frame *f) {
         for (int32_t id = 0; id < p->g->n_nodes; id++) {
             if (p->pending[id] != 0) continue;
             bool last = --left == 0;
-            start_source(st, ps, id);
+            if (!in_order(ps, id) || claim_turn(ps, id)) start_source(st, ps, id); /* else in its turn */
             if (last) return;
         }
     }
@@ -480,6 +509,11 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
         for (int32_t i = 0; result == TGC_OK && i < s->g->n_inputs_nodes; i++)
             if (feeds[i] != NULL) st.root.feeds[i] = feeds[i]->v;
     }
+    if (result == TGC_OK && s->watch != NULL) {
+        st.watch_live = tgc_malloc((size_t)s->watch->n_gauges * sizeof *st.watch_live);
+        if (st.watch_live == NULL) result = TGC_ERR_NOMEM;
+        for (int i = 0; result == TGC_OK && i < s->watch->n_gauges; i++) atomic_init(&st.watch_live[i], 0);
+    }
     if (result == TGC_OK) result = tgc_frame_init(&st.root);
     st.parts = st.root.ps;
     if (result == TGC_OK && st.distributed) result = tgc_step_dist_begin(&st);
@@ -515,6 +549,9 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
         }
     if (st.distributed) tgc_step_dist_end(&st);
     tgc_frame_release(&st.root);
+    for (int i = 0; st.watch_live != NULL && i < s->watch->n_gauges; i++)
+        atomic_fetch_add(&s->watch->gauges[i].left, atomic_load(&st.watch_live[i]));
+    tgc_free(st.watch_live);
     tgc_free(st.root.feeds);
     tgc_rendezvous_free(st.rendezvous);
     pthread_cond_destroy(&st.done_cond);

@@ -35,6 +35,9 @@ struct tgc_part_state {
     tgc_task *tasks;          /* node id -> its task */
     tgc_memory_watch *watch;  /* the session's, or NULL: then nothing below is kept */
     tgc_watch_slot *wslots;   /* slot -> what the watch counts of it */
+    /* Where the plan orders its nodes (tgc_plan.next_in_order, the root
+     * frame only): 2 x the node id next to start, + 1 once started. */
+    atomic_int cursor;
 };
 
 /* One run of a set of partitions: the step's graph (the root frame), or
@@ -86,6 +89,7 @@ struct tgc_step {
     tgc_srcpos pos;
     char rule[32];
     tgc_trace *trace;         /* NULL unless tracing */
+    atomic_llong *watch_live; /* with the memory watch: bytes of this step's slots now, per gauge; else NULL */
     const char *fail_node;    /* test hook: the session's TGC_FAIL_NODE, the node made to fail; NULL: none */
     const char *stop_node;    /* test hook: the session's TGC_STOP_NODE, the node at which the process stops (SIGSTOP),
                                * as a machine that froze: its peers must fail, not hang (tests/distributed) */

@@ -9,8 +9,9 @@
 # N cpus (SPLIT_N, default 2 3 4) limited to 1.25/N of what the model needs
 # on one cpu, the rules (everything on cpu0) beside auto: the exit status
 # (2: refused before loading), whether auto's outputs are bitwise cpu0's,
-# and auto's peak per device. Rounds alternate the configurations; each
-# figure is the median over ROUNDS. Models: the tgc/1 YAML exports of
+# and auto's peak per device; in both tables, whether each device's
+# predicted peak is the measured one (`peaks`). Rounds alternate the
+# configurations; each figure is the median over ROUNDS. Models: the tgc/1 YAML exports of
 # bench/peers (PEERS_DIR, as bench/peers/run.sh makes them), each with
 # MODEL.input.npy fed to its input named `input`. Each run takes STEPS steps
 # or, for a model whose steps are short, as many as cpu0 alone with one
@@ -41,8 +42,15 @@ latency_ms() { # devices placement model
         --repeat "${LATENCY_STEPS:-25}" 2>&1 | sed -n 's/.*latency median \([0-9.]*\) ms.*/\1/p'
 }
 
+# Per device of a --memory-report in file $1: "equal (N)" when every predicted peak is the measured one,
+# else the predicted/measured pairs that differ.
+peaks_equal() {
+    awk '/^  predicted peak/ {p = $3} /^  measured peak/ {n++; if ($3 != p) bad = bad " " p "/" $3}
+         END {print n == 0 ? "-" : (bad == "" ? "equal(" n ")" : "differ:" bad)}' "$1"
+}
+
 has_gpu=$("$TGC" devices 2>/dev/null | grep -c '^ *gpu0' || true)
-printf "%-14s %10s %10s %10s %8s %8s" model rules-1t rules-2t auto-2x1t "x1t" "x2t"
+printf "%-14s %10s %10s %10s %8s %8s %-10s" model rules-1t rules-2t auto-2x1t "x1t" "x2t" "peaks"
 [ "$has_gpu" -gt 0 ] && printf " %9s %9s %9s" "cpu ms" "gpu0 ms" "auto ms"
 echo
 for m in "${MODELS[@]}"; do
@@ -63,17 +71,20 @@ for m in "${MODELS[@]}"; do
         fi
     done
     r1=$(median < /tmp/bp.$m.r1); r2=$(median < /tmp/bp.$m.r2); a=$(median < /tmp/bp.$m.a)
-    printf "%-14s %10s %10s %10s %8.2f %8.2f" "$m" "$r1" "$r2" "$a" "$(echo "$a / $r1" | bc -l)" \
-        "$(echo "$a / $r2" | bc -l)"
+    "$TGC" run "$DIR/$m.yaml" --devices cpu0,cpu1 --threads cpu0=1,cpu1=1 --placement auto --inflight 2 \
+        --input input="$DIR/$m.input.npy" --repeat 20 --memory-report > /tmp/bp.$m.report 2>&1 || true
+    printf "%-14s %10s %10s %10s %8.2f %8.2f %-10s" "$m" "$r1" "$r2" "$a" "$(echo "$a / $r1" | bc -l)" \
+        "$(echo "$a / $r2" | bc -l)" "$(peaks_equal /tmp/bp.$m.report)"
     if [ "$has_gpu" -gt 0 ]; then
         printf " %9s %9s %9s" "$(median < /tmp/bp.$m.lc)" "$(median < /tmp/bp.$m.lg)" "$(median < /tmp/bp.$m.la)"
     fi
     echo
 done
 echo "steps/s, medians of $ROUNDS rounds of $STEPS steps or ${MIN_SECONDS} s; x1t = auto-2x1t / rules-1t (target >= 1.7),"
-echo "x2t = auto-2x1t / rules-2t (target >= 0.95); steps/s after the first step of each run; latencies: medians"
+echo "x2t = auto-2x1t / rules-2t (target >= 0.95); steps/s after the first step of each run; latencies: medians;"
+echo "peaks: auto-2x1t's predicted peak against the measured one per device (--memory-report, 20 steps)"
 echo
-printf "%-18s %2s %12s %12s %8s %8s %8s %s\n" model N "need on one" "limit each" rules auto bitwise \
+printf "%-18s %2s %12s %12s %8s %8s %8s %-10s %s\n" model N "need on one" "limit each" rules auto bitwise peaks \
     "auto's measured need per device"
 for m in "${MODELS[@]}"; do
     need=$("$TGC" compile "$DIR/$m.yaml" --devices cpu0 --threads cpu0=1 --dump memory 2>&1 |
@@ -97,7 +108,8 @@ for m in "${MODELS[@]}"; do
         same=-
         [ "$a" = 0 ] && { diff -rq /tmp/bp.one /tmp/bp.split >/dev/null && same=yes || same=no; }
         peaks=$(sed -n 's/^  measured need *\([0-9]*\).*/\1/p' /tmp/bp.fit | tr '\n' ' ')
-        printf "%-18s %2s %12s %12s %8s %8s %8s %s\n" "$m" "$n" "$need" "$limit" "exit $r" "exit $a" "$same" "$peaks"
+        printf "%-18s %2s %12s %12s %8s %8s %8s %-10s %s\n" "$m" "$n" "$need" "$limit" "exit $r" "exit $a" "$same" \
+            "$(peaks_equal /tmp/bp.fit)" "$peaks"
     done
 done
 echo "each of N cpus limited to 1.25/N of the need on one (exit 2: refused before loading); bitwise: auto's"

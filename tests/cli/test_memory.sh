@@ -65,8 +65,10 @@ expect_exit 0 "memory report" -- "$TGC" run "$D/cnn.yaml" --input "$X" --repeat 
 expect_grep "memory report of digits_cnn after 2 runs (bytes; static plan for N=400)" "$WORK/out" "report header"
 expect_grep "peak bytes in use  *1038648  (weights 14648 + tensors 1024000)" "$WORK/out" "peak"
 # (naive sum: every tensor once, the Relus the kernels absorb included, as the plan above)
-expect_grep "predicted peak  *1038648  (weights 14648 + planned 1024000; lower bound 1024000, naive sum 3001632)" \
+expect_grep "predicted peak  *1038648  (weights 14648 + a step's tensors at their most 1024000; packed in an arena 1024000, naive sum 3001632)" \
     "$WORK/out" "prediction beside it"
+expect_grep "measured peak  *1038648  (weights 14648 + a step's tensors at their most 1024000)$" "$WORK/out" \
+    "a step's peak measured beside it"
 expect_grep "in use at the end  *14648  (the weights only)" "$WORK/out" "only the weights remain"
 expect_grep "reserved bytes  *[0-9]" "$WORK/out" "reserved"
 expect_grep "allocations  *[0-9]" "$WORK/out" "allocations"
@@ -141,7 +143,8 @@ expect_grep "'gpu0' is not a device of this plan (cpu) \[bad-memory-limit\]" "$W
 
 if "$TGC" devices | grep -q '^gpu0'; then
     expect_exit 0 "report on cpu,gpu0" -- "$TGC" run "$D/cnn.yaml" --devices cpu,gpu0 --input "$X" --memory-report
-    expect_grep "predicted peak  *1038632  (weights 14632 + planned 1024000" "$WORK/out" "gpu0 prediction"
+    expect_grep "predicted peak  *1038632  (weights 14632 + a step's tensors at their most 1024000" "$WORK/out" \
+        "gpu0 prediction"
     expect_grep "peak bytes in use  *1038632" "$WORK/out" "gpu0 measured"
     expect_exit 1 "gpu0 limit" -- "$TGC" run "$D/cnn.yaml" --devices cpu,gpu0 --input "$X" --memory-limit gpu=1000000
     expect_grep "on gpu0: out of memory allocating output 0 (float32 \[" "$WORK/err" "gpu0 limit message"

@@ -291,7 +291,7 @@ static void test_watch_balances_under_parallel_runs(void) {
         tgc_tensor *out = NULL;
         CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, &x, &out, d), TGC_OK);
         tgc_tensor_release(out);
-        for (int i = 0; i < s->watch->n_gauges; i++) CU_ASSERT_EQUAL(atomic_load(&s->watch->gauges[i].live), 0);
+        for (int i = 0; i < s->watch->n_gauges; i++) CU_ASSERT_EQUAL(atomic_load(&s->watch->gauges[i].left), 0);
     }
     tgc_memory_gauge *gg = &s->watch->gauges[0];
     CU_ASSERT(gg->snapshot_bytes >= f.lower_bound && gg->snapshot_bytes <= f.naive_sum);
@@ -479,8 +479,9 @@ static void test_digits_report(void) {
                           /* naive sum: every tensor once, the Relus absorbed into their Conv or Gemm
                            * (executor/fuse.c) included: they forward their producer's buffer, which
                            * the plan knows and the naive sum does not */
-                          ("predicted peak 1038648 (weights 14648 + planned 1024000; lower bound 1024000, naive sum "
-                           "3001632)"),
+                          ("predicted peak 1038648 (weights 14648 + a step's tensors at their most 1024000; packed "
+                           "in an arena 1024000, naive sum 3001632)"),
+                          "measured peak 1038648 (weights 14648 + a step's tensors at their most 1024000)\n",
                           "in use at the end 14648 (the weights only)",
                           "reserved bytes ",
                           "allocations ",
@@ -510,7 +511,7 @@ static void test_watch_balances_when_runs_fail(void) {
         tgc_status st = cnn_run_once(&r);
         tgc_device_fail_nth_alloc(0);
         failures += st != TGC_OK;
-        for (int i = 0; i < r.s->watch->n_gauges; i++) CU_ASSERT_EQUAL(atomic_load(&r.s->watch->gauges[i].live), 0);
+        for (int i = 0; i < r.s->watch->n_gauges; i++) CU_ASSERT_EQUAL(atomic_load(&r.s->watch->gauges[i].left), 0);
         tgc_memory_figures now = tgc_session_memory(r.s, 0);
         CU_ASSERT_EQUAL(now.live_buffers, before.live_buffers);
         CU_ASSERT_EQUAL(now.bytes_in_use, before.bytes_in_use);
