@@ -12,6 +12,7 @@
 #include "support/string_slots.h"
 #include "support/thread_pool.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static tgc_status assign_roles(tgc_plan *p, tgc_diags *diags) {
@@ -291,11 +292,9 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     return st;
 }
 
-static bool in_order_role(tgc_node_role r) { return r == TGC_ROLE_KERNEL || r == TGC_ROLE_CONTROL; }
-
 tgc_status tgc_plan_order(tgc_plan *p) {
     const tgc_graph *g = p->g;
-    if (p->pool == NULL || tgc_thread_pool_size(p->pool) != 1) return TGC_OK;
+    if (p->pool == NULL || tgc_thread_pool_size(p->pool) != 1 || g->n_nodes > INT32_MAX / 2 - 1) return TGC_OK;
     for (int32_t id = 0; id < g->n_nodes; id++) { /* an input made later would never come in id order */
         for (int i = 0; i < g->nodes[id].n_inputs; i++)
             if (g->nodes[id].inputs[i].node >= id) return TGC_OK;
@@ -306,8 +305,9 @@ tgc_status tgc_plan_order(tgc_plan *p) {
     if (p->next_in_order == NULL) return TGC_ERR_NOMEM;
     int32_t next = g->n_nodes;
     for (int32_t id = g->n_nodes - 1; id >= 0; id--) {
-        p->next_in_order[id] = next;
-        if (in_order_role(p->role[id])) next = id;
+        bool turn = p->role[id] == TGC_ROLE_KERNEL || p->role[id] == TGC_ROLE_CONTROL;
+        p->next_in_order[id] = turn ? next : -1;
+        if (turn) next = id;
     }
     p->first_in_order = next;
     return TGC_OK;

@@ -117,7 +117,8 @@ struct tgc_plan {
     tgc_control_plan *control; /* node id -> its subgraphs' plans (TGC_ROLE_CONTROL) */
     /* A step's kernel and control nodes start in node id order, the order
      * the static memory plan counts in (executor/step.c, tgc_plan_order):
-     * node id -> the next such node (n_nodes: none); NULL: as they become
+     * node id -> the next such node (n_nodes: none), -1 for a node of
+     * another role (it keeps no turn); NULL: every node as it becomes
      * ready. first_in_order: the first such node (n_nodes: none). */
     int32_t *next_in_order;
     int32_t first_in_order;

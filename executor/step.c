@@ -127,11 +127,11 @@ static void frame_finished(tgc_frame *f) {
 
 static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id);
 
-/* Node `id` of ps starts only in its turn (tgc_plan.next_in_order). */
+/* Node `id` of ps starts only in its turn (tgc_plan.next_in_order; the
+ * root frame's partitions: a subgraph's iterations run as they come). */
 static bool in_order(const tgc_part_state *ps, int32_t id) {
     const tgc_plan *p = ps->plan;
-    return p->next_in_order != NULL && ps->frame->parent == NULL &&
-           (p->role[id] == TGC_ROLE_KERNEL || p->role[id] == TGC_ROLE_CONTROL);
+    return p->next_in_order != NULL && ps->frame->parent == NULL && p->next_in_order[id] >= 0;
 }
 
 /* Takes the right to start node `id`, which has nothing pending, when its
