@@ -247,6 +247,13 @@ static void run_send(tgc_step *st, tgc_part_state *ps, int32_t id) {
                       ps->plan->device->name, tgc_frame_where(ps, where, sizeof where), key ? key : "(too long)");
 }
 
+/* Initializer `id`'s slot takes (a reference to) its weight. */
+static void take_weight(tgc_part_state *ps, int32_t id) {
+    int32_t slot = ps->plan->value_base[id];
+    ps->vals[slot] = ps->plan->weights[slot];
+    tgc_buffer_retain(ps->vals[slot].buf);
+}
+
 /* Records node `id`'s run in the trace; a _Send's flow arrow under its key
  * as it ran (step and frame in front). */
 static void trace_node(tgc_step *st, tgc_part_state *ps, int32_t id, uint64_t t0) {
@@ -272,10 +279,7 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (!atomic_load(&st->failed)) {
             switch (p->role[id]) {
             case TGC_ROLE_INPUT: feed_input(st, ps, id); break;
-            case TGC_ROLE_CONST:
-                ps->vals[p->value_base[id]] = p->weights[p->value_base[id]];
-                tgc_buffer_retain(ps->vals[p->value_base[id]].buf);
-                break;
+            case TGC_ROLE_CONST: take_weight(ps, id); break;
             case TGC_ROLE_KERNEL: tgc_node_run(st, ps, id); break;
             case TGC_ROLE_SEND: run_send(st, ps, id); break;
             case TGC_ROLE_RECV: break; /* completed by its callback, never scheduled */
@@ -411,10 +415,29 @@ const tgc_value *tgc_frame_output(const tgc_frame *f, int i) {
     return &ps->vals[ps->plan->value_base[o->node] + o->port];
 }
 
+/* An initializer hands over its weight on the thread starting the frame,
+ * and its consumers that became ready are queued (none runs here: this is
+ * not the device's thread). Queued as a task each, a step's weights woke
+ * the device's workers one by one and stood ahead of its first kernel. */
+static void run_constant(tgc_step *st, tgc_part_state *ps, int32_t id) {
+    uint64_t t0 = st->trace ? tgc_trace_now_us() : 0;
+    const tgc_plan *p = ps->plan;
+    take_weight(ps, id);
+    if (st->trace) trace_node(st, ps, id, t0);
+    release_unused_outputs(ps, id);
+    int32_t next = finish(st, ps, id);
+    if (next >= 0) tgc_step_submit(st, p->pool, run_task, &ps->tasks[next]);
+}
+
 /* Starts node `id` of ps, which has nothing pending: a _Recv asks the
- * rendezvous, any other node goes to its device's pool. */
+ * rendezvous, an initializer is handed over here, any other node goes to
+ * its device's pool. */
 static void start_source(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_plan *p = ps->plan;
+    if (p->role[id] == TGC_ROLE_CONST) {
+        run_constant(st, ps, id);
+        return;
+    }
     if (p->role[id] != TGC_ROLE_RECV) {
         tgc_step_submit(st, p->pool, run_task, &ps->tasks[id]);
         return;
