@@ -1,6 +1,7 @@
 /* The static memory plan (memory_plan.h): concrete shapes, lifetimes over
  * the executor's schedule, buffers shared by forwarding, then per memory
- * the naive sum, the lower bound and TFLite's greedy-by-size offsets. */
+ * the naive sum, the lower bound and offsets: TFLite's greedy by size, or
+ * in order of first use where that packs smaller. */
 #include "executor/memory_plan.h"
 #include "executor/session.h"
 
@@ -16,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- offsets, TFLite's way --------------------------------------------------- */
+/* ---- offsets: TFLite's way, and in order of first use ------------------------ */
 
 typedef struct order_item {
     bool whole;     /* lives for the whole run: placed first, by index */
@@ -28,7 +29,7 @@ typedef struct order_item {
 /* arena_planner.cc's tensor_compare: whole-run buffers first (by index),
  * then the largest, then the earliest, then by index (a total order, so the
  * plan is the same on every libc). */
-static int order_cmp(const void *pa, const void *pb) {
+static int size_order_cmp(const void *pa, const void *pb) {
     const order_item *a = pa, *b = pb;
     if (a->whole != b->whole) return a->whole ? -1 : 1;
     if (!a->whole) {
@@ -38,58 +39,87 @@ static int order_cmp(const void *pa, const void *pb) {
     return (a->index > b->index) - (a->index < b->index);
 }
 
+/* Whole-run buffers first (by index), then as the run makes them: the
+ * earliest first use, then the largest, then by index. */
+static int first_use_order_cmp(const void *pa, const void *pb) {
+    const order_item *a = pa, *b = pb;
+    if (a->whole != b->whole) return a->whole ? -1 : 1;
+    if (!a->whole) {
+        if (a->first != b->first) return a->first < b->first ? -1 : 1;
+        if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+    }
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Places b's buffers in `order` (order[].index), each in the smallest gap
+ * between the placed buffers it meets in time that fits it, else above
+ * them all (simple_memory_arena.cc's Allocate): offsets into off[], the
+ * arena into *arena. placed: n entries of scratch. false when an offset
+ * would pass INT64_MAX. */
+static bool place_in_order(const tgc_memory_buffer *b, const order_item *order, int32_t n, int64_t alignment,
+                           int64_t *off, int32_t *placed, int64_t *arena) {
+    *arena = 0;
+    int32_t n_placed = 0; /* placed[0..n_placed): by offset */
+    for (int32_t o = 0; o < n; o++) {
+        int32_t i = order[o].index;
+        const tgc_memory_buffer *x = &b[i];
+        off[i] = 0;
+        if (x->bytes <= 0) continue;
+        int64_t cur = 0, best = -1, best_fit = INT64_MAX, at, end;
+        bool fits = true;
+        for (int32_t k = 0; fits && k < n_placed && best_fit != 0; k++) {
+            const tgc_memory_buffer *p = &b[placed[k]];
+            int64_t p_off = off[placed[k]];
+            if (p->last < x->first || p->first > x->last) continue;
+            fits = tgc_checked_align_i64(cur, alignment, &at) && tgc_checked_add_i64(at, x->bytes, &end);
+            if (fits && end <= p_off && p_off - at < best_fit) {
+                best = at;
+                best_fit = p_off - at;
+            }
+            if (p_off + p->bytes > cur) cur = p_off + p->bytes; /* an end that fitted when placed */
+        }
+        if (best >= 0) off[i] = best;
+        else fits = fits && tgc_checked_align_i64(cur, alignment, &off[i]);
+        if (!fits || !tgc_checked_add_i64(off[i], x->bytes, &end)) return false;
+        if (end > *arena) *arena = end;
+        int32_t pos = n_placed;
+        while (pos > 0 && off[placed[pos - 1]] > off[i]) {
+            placed[pos] = placed[pos - 1];
+            pos--;
+        }
+        placed[pos] = i;
+        n_placed++;
+    }
+    return true;
+}
+
 tgc_status tgc_memory_assign_offsets(tgc_memory_buffer *b, int32_t n, int32_t n_steps, int64_t alignment,
                                      int64_t *arena) {
     *arena = 0;
     if (n <= 0) return TGC_OK;
     order_item *order = tgc_malloc((size_t)n * sizeof *order);
-    int32_t *placed = tgc_malloc((size_t)n * sizeof *placed); /* by offset, then by placing order */
-    if (order == NULL || placed == NULL) {
-        tgc_free(order);
-        tgc_free(placed);
-        return TGC_ERR_NOMEM;
+    int32_t *placed = tgc_malloc((size_t)n * sizeof *placed);
+    int64_t *off = tgc_malloc(2 * (size_t)n * sizeof *off); /* by size, then by first use */
+    tgc_status st = order && placed && off ? TGC_OK : TGC_ERR_NOMEM;
+    int64_t by_size = 0, by_first_use = 0;
+    int (*const cmp[2])(const void *, const void *) = {size_order_cmp, first_use_order_cmp};
+    int64_t *const arenas[2] = {&by_size, &by_first_use};
+    for (int k = 0; st == TGC_OK && k < 2; k++) {
+        for (int32_t i = 0; i < n; i++)
+            order[i] = (order_item){b[i].first <= 0 && b[i].last >= n_steps - 1, b[i].bytes, b[i].first, i};
+        qsort(order, (size_t)n, sizeof *order, cmp[k]);
+        if (!place_in_order(b, order, n, alignment, off + (size_t)k * (size_t)n, placed, arenas[k]))
+            st = TGC_ERR_INVALID;
     }
-    for (int32_t i = 0; i < n; i++)
-        order[i] = (order_item){b[i].first <= 0 && b[i].last >= n_steps - 1, b[i].bytes, b[i].first, i};
-    qsort(order, (size_t)n, sizeof *order, order_cmp);
-    int32_t n_placed = 0;
-    for (int32_t o = 0; o < n; o++) {
-        tgc_memory_buffer *x = &b[order[o].index];
-        x->offset = 0;
-        if (x->bytes <= 0) continue;
-        /* simple_memory_arena.cc's Allocate: walk the placed buffers that
-         * overlap in time, in offset order; take the smallest gap that fits. */
-        int64_t cur = 0, best = -1, best_fit = INT64_MAX, at, end;
-        bool fits = true;
-        for (int32_t k = 0; fits && k < n_placed && best_fit != 0; k++) {
-            const tgc_memory_buffer *p = &b[placed[k]];
-            if (p->last < x->first || p->first > x->last) continue;
-            fits = tgc_checked_align_i64(cur, alignment, &at) && tgc_checked_add_i64(at, x->bytes, &end);
-            if (fits && end <= p->offset && p->offset - at < best_fit) {
-                best = at;
-                best_fit = p->offset - at;
-            }
-            if (p->offset + p->bytes > cur) cur = p->offset + p->bytes; /* an end that fitted when placed */
-        }
-        if (best >= 0) x->offset = best;
-        else fits = fits && tgc_checked_align_i64(cur, alignment, &x->offset);
-        if (!fits || !tgc_checked_add_i64(x->offset, x->bytes, &end)) {
-            tgc_free(order);
-            tgc_free(placed);
-            return TGC_ERR_INVALID;
-        }
-        if (end > *arena) *arena = end;
-        int32_t pos = n_placed;
-        while (pos > 0 && b[placed[pos - 1]].offset > x->offset) {
-            placed[pos] = placed[pos - 1];
-            pos--;
-        }
-        placed[pos] = order[o].index;
-        n_placed++;
+    if (st == TGC_OK) { /* the smaller arena; by size where they tie */
+        const int64_t *keep = by_first_use < by_size ? off + n : off;
+        for (int32_t i = 0; i < n; i++) b[i].offset = keep[i];
+        *arena = by_first_use < by_size ? by_first_use : by_size;
     }
     tgc_free(order);
     tgc_free(placed);
-    return TGC_OK;
+    tgc_free(off);
+    return st;
 }
 
 int64_t tgc_memory_lower_bound(const tgc_memory_buffer *b, int32_t n, int32_t n_steps, int32_t *busiest) {

@@ -26,7 +26,10 @@
  *     ties by first step; tensorflow/lite/simple_memory_arena.cc, Allocate:
  *     among the buffers already placed whose lifetimes overlap, the
  *     smallest gap that fits, else the end, offsets aligned to the arena's
- *     alignment).
+ *     alignment), or, where that packs smaller, by the same rule in order
+ *     of first use (the order the run allocates in: MNASNet's stem, where
+ *     a smaller map between two larger ones pushed greedy by size 25% past
+ *     the lower bound, packs to it).
  * Sizes need concrete shapes: symbols are bound (feeds, or --bind), the
  * others taken as 1 (the plan says which); then each op's own inference
  * function runs over the concrete shapes, as the executor does at run time.
@@ -77,7 +80,8 @@ typedef struct tgc_memory_buffer {
     int32_t tensor; /* the plan's first tensor of this buffer (-1 in bare tests) */
 } tgc_memory_buffer;
 
-/* Gives every buffer of b[0..n) an offset, TFLite's way (see above), so
+/* Gives every buffer of b[0..n) an offset, by size or in order of first
+ * use, whichever arena is smaller (by size where they tie; see above), so
  * that no two buffers live at a common step overlap; stores the arena's
  * size (the largest offset + bytes; 0 when n is 0) in *arena. `n_steps`
  * is the schedule's length (a buffer from step 0 to n_steps - 1 lives for

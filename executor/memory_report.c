@@ -349,8 +349,8 @@ static void write_table(const tgc_memory_plan *mp, FILE *out) {
     if (mp->n_fallback > 0)
         fprintf(out, "%d node(s) had shapes inference could not make concrete; their declared shapes were used\n",
                 (int)mp->n_fallback);
-    fprintf(out, "bytes; planned peak: greedy by size (TFLite's arena planner), offsets aligned as each "
-                 "device's arena; lower bound: the most bytes live at one step\n");
+    fprintf(out, "bytes; planned peak: greedy by size (TFLite's arena planner) or in order of first use, the "
+                 "smaller, offsets aligned as each device's arena; lower bound: the most bytes live at one step\n");
     for (int p = 0; p < mp->parts->n_parts; p++) {
         const tgc_memory_space *sp = &mp->spaces[2 * p];
         if (sp->busiest_step >= 0) write_live(sp, mp->parts->parts[p].graph, out);

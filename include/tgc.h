@@ -1198,7 +1198,8 @@ void tgc_partitions_summary(const tgc_partitions *p, FILE *out);
  * partitioned as a session would, then every tensor a run allocates gets a
  * lifetime over the executor's schedule (its producer's step to its last
  * reader's; graph outputs to the end) and, per device, an offset in one
- * arena, greedily by size as TensorFlow Lite's arena planner does. Tensors
+ * arena, greedily by size as TensorFlow Lite's arena planner does (or in
+ * order of first use, where that packs the arena smaller). Tensors
  * a kernel overwrites in place share a buffer, as the executor forwards
  * them. Weights are resident and counted apart. Per device:
  *   - planned peak: the arena's size (offsets aligned as the device's arena);

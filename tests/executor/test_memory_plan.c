@@ -24,20 +24,36 @@
  * Greedy by size (a, d, then b, c by first step):
  *   a @0; d [8,8] does not meet a -> @0; b meets a (0..2u) -> @2u;
  *   c meets b (2u..3u) and d (0..2u): no gap fits below 3u -> @3u.
- * Arena 4u > 3u: greedy by size is a heuristic (a@0 b@2u c@0 d@1u would
- * need only 3u). */
+ * Arena 4u > 3u: greedy by size is a heuristic. In order of first use
+ * (a, b, c, d): a @0; b meets a -> @2u; c meets b: the gap [0, 2u) ->
+ * @0; d meets c (0..1u) -> @1u. Arena 3u, the lower bound: kept. */
 static void test_greedy_can_exceed_lower_bound(void) {
     tgc_memory_buffer b[] = {{128, 5, 6, 0, -1}, {64, 6, 7, 0, -1}, {64, 7, 8, 0, -1}, {128, 8, 8, 0, -1}};
     int64_t arena = -1;
     CU_ASSERT_EQUAL(tgc_memory_assign_offsets(b, 4, 9, 64, &arena), TGC_OK);
     CU_ASSERT_EQUAL(b[0].offset, 0);
     CU_ASSERT_EQUAL(b[1].offset, 128);
-    CU_ASSERT_EQUAL(b[2].offset, 192);
-    CU_ASSERT_EQUAL(b[3].offset, 0);
-    CU_ASSERT_EQUAL(arena, 256);
+    CU_ASSERT_EQUAL(b[2].offset, 0);
+    CU_ASSERT_EQUAL(b[3].offset, 64);
+    CU_ASSERT_EQUAL(arena, 192);
     int32_t busiest = -2;
     CU_ASSERT_EQUAL(tgc_memory_lower_bound(b, 4, 9, &busiest), 192);
     CU_ASSERT_EQUAL(busiest, 6);
+}
+
+/* The other way round (units of 64 bytes): a 1u [1,2], b 2u [2,3],
+ * c 2u [3,4]; lower bound 4u (step 3: b + c). In order of first use: a @0;
+ * b meets a -> @1u; c meets b (1u..3u), the gap [0, 1u) is too small ->
+ * @3u: arena 5u. By size (b, c, then a): b @0; c meets b -> @2u; a meets
+ * b (0..2u) -> @2u: arena 4u, kept. */
+static void test_smaller_packing_kept(void) {
+    tgc_memory_buffer b[] = {{64, 1, 2, 0, -1}, {128, 2, 3, 0, -1}, {128, 3, 4, 0, -1}};
+    int64_t arena = -1;
+    CU_ASSERT_EQUAL(tgc_memory_assign_offsets(b, 3, 5, 64, &arena), TGC_OK);
+    CU_ASSERT_EQUAL(b[0].offset, 128);
+    CU_ASSERT_EQUAL(b[1].offset, 0);
+    CU_ASSERT_EQUAL(b[2].offset, 128);
+    CU_ASSERT_EQUAL(arena, 256);
 }
 
 /* TFLite takes the smallest gap that fits, not the lowest (sizes in units
@@ -236,9 +252,9 @@ static void test_diamond(void) {
 }
 
 /* The chain of the first test as a graph: four MatMuls, sizes 128, 64, 64,
- * 128 bytes at steps 5..8 (x 0, w1..w4 1..4). Planned 256 > lower bound
- * 192; naive 384; a run needs only the lower bound (it frees as it goes,
- * with no offsets to keep). */
+ * 128 bytes at steps 5..8 (x 0, w1..w4 1..4). Greedy by size would plan
+ * 256; in order of first use, the lower bound 192; naive 384; a run needs
+ * the lower bound (it frees as it goes, with no offsets to keep). */
 static void test_graph_where_greedy_exceeds_lower_bound(void) {
     const int w[][2] = {{16, 32}, {32, 16}, {16, 16}, {16, 32}};
     tgc_graph *g = make_graph("d", w, 4,
@@ -251,7 +267,7 @@ static void test_graph_where_greedy_exceeds_lower_bound(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
     tgc_memory_plan_figures f = figures_of(mp, "cpu0");
     CU_ASSERT_EQUAL(f.lower_bound, 192);
-    CU_ASSERT_EQUAL(f.planned_peak, 256);
+    CU_ASSERT_EQUAL(f.planned_peak, 192);
     CU_ASSERT_EQUAL(f.naive_sum, 384);
     int64_t m = measured_peak(g, "cpu", 0);
     CU_ASSERT(m >= f.lower_bound && m <= f.naive_sum);
@@ -649,6 +665,7 @@ static void test_pipelined_sends(void) {
 }
 
 TGC_TEST_MAIN("memory_plan", {"greedy can exceed the lower bound", test_greedy_can_exceed_lower_bound},
+              {"the smaller packing is kept", test_smaller_packing_kept},
               {"the smallest gap wins", test_smallest_gap_wins},
               {"whole-run buffers first, aligned offsets", test_whole_run_first_and_alignment},
               {"a chain forwards in place", test_chain_forwards_in_place}, {"a diamond", test_diamond},
