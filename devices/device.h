@@ -48,6 +48,18 @@ typedef struct tgc_allocator_stats {
     double fragmentation;       /* 1 - largest free chunk / free bytes in the arena; 0 when none is free */
 } tgc_allocator_stats;
 
+/* What a device's work took since it was opened, for kinds that count it
+ * (OpenCL): kernels enqueued (a CLBlast call counts as one: its own pad
+ * and transpose kernels are inside it), host waits (the host blocked until
+ * the device's queue reached a point: a blocking copy, a finish), and
+ * device allocations (new device memory: an arena region, a buffer of its
+ * own, CLBlast's temporary buffer of a call). */
+typedef struct tgc_device_activity {
+    int64_t launches;
+    int64_t host_waits;
+    int64_t allocations;
+} tgc_device_activity;
+
 typedef struct tgc_device_ops {
     /* Allocates `nbytes` (> 0) of device memory into *mem; TGC_ERR_NOMEM
      * when the device has none. Called with figures already checked
@@ -63,6 +75,9 @@ typedef struct tgc_device_ops {
     tgc_status (*synchronize)(tgc_device *d);
     /* Releases the device's own resources (not its buffers: all must be freed). */
     void (*destroy)(tgc_device *d);
+    /* The counts so far into *out (thread safe); NULL where the kind does
+     * not count them. */
+    void (*activity)(tgc_device *d, tgc_device_activity *out);
 } tgc_device_ops;
 
 /* What an arena (bfc_allocator.h) needs from a device kind that has one.

@@ -286,6 +286,12 @@ typedef struct tgc_memory_gauge {
      * each session's first (which builds the kernels' caches): beside the
      * placement's forecast of a step's time in the report. */
     atomic_llong busy_ns;
+    /* What the device's work took in the last step that ended, from its
+     * start to its outputs fetched (with steps in flight, theirs in that
+     * time too); counted: the device counts it (tgc_device_ops.activity).
+     * Guarded by lock. */
+    tgc_device_activity last_step;
+    bool activity_counted;
 } tgc_memory_gauge;
 
 /* A session's watch (tgc_session_options.memory_report): a gauge per

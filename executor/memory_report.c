@@ -535,6 +535,22 @@ static void report_time(const tgc_session *s, int i, FILE *out) {
             "measured step time", ms, runs - 1, f != NULL ? off_by(f->seconds * 1e3, ms, flag, sizeof flag) : "");
 }
 
+/* What the last step's work took on device i, where the device counts it
+ * (tgc_device_activity): the lines issue 35's targets are read from. */
+static void report_activity(const tgc_session *s, int i, FILE *out) {
+    tgc_memory_gauge *gg = &s->watch->gauges[i];
+    pthread_mutex_lock(&gg->lock);
+    tgc_device_activity a = gg->last_step;
+    bool counted = gg->activity_counted;
+    pthread_mutex_unlock(&gg->lock);
+    if (!counted) return;
+    fprintf(out, "  %-27s %7" PRId64 "  (the last step, feeds to fetched outputs; a CLBlast call counts as one)\n",
+            "kernel launches per step", a.launches);
+    fprintf(out, "  %-27s %7" PRId64 "  (blocking copies and finishes)\n", "host waits per step", a.host_waits);
+    fprintf(out, "  %-27s %7" PRId64 "  (new device memory: arena regions, buffers, CLBlast's temporary ones)\n",
+            "device allocations per step", a.allocations);
+}
+
 /* The most one step's tensors held on device i (the watch's gauge: each
  * step counts its own, also with steps in flight) beside the plan's. */
 static void report_step_peak(const tgc_session *s, int i, const tgc_memory_space *sp, FILE *out) {
@@ -608,6 +624,7 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
                 "weights replaced", replaced);
     if (s->watch == NULL) return;
     report_time(s, i, out);
+    report_activity(s, i, out);
     tgc_memory_gauge *gg = &s->watch->gauges[i];
     pthread_mutex_lock(&gg->lock);
     fprintf(out, "  %-22s %12" PRId64 "  (a step's tensors here at their most; the largest:)\n",

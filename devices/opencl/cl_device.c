@@ -129,6 +129,7 @@ static tgc_status cl_alloc(tgc_device *d, size_t nbytes, void **mem) {
     if (err != CL_SUCCESS) return TGC_ERR_NOMEM;
     pthread_mutex_lock(&c->lock);
     c->counters.mems++;
+    c->counters.allocations++;
     pthread_mutex_unlock(&c->lock);
     *mem = m;
     return TGC_OK;
@@ -152,6 +153,7 @@ static void *cl_region_alloc(tgc_device *d, size_t nbytes) {
     if (err != CL_SUCCESS) return NULL;
     pthread_mutex_lock(&c->lock);
     c->counters.regions++;
+    c->counters.allocations++;
     pthread_mutex_unlock(&c->lock);
     return m;
 }
@@ -195,17 +197,49 @@ static void *cl_host_ptr(tgc_device *d, void *mem) {
 static tgc_status cl_copy_from_host(tgc_device *d, void *dst, size_t offset, const void *src, size_t nbytes) {
     if (nbytes == 0) return TGC_OK;
     cl_int err = clEnqueueWriteBuffer(cl_of(d)->queue, (cl_mem)dst, CL_TRUE, offset, nbytes, src, 0, NULL, NULL);
+    tgc_cl_count_wait(d);
     return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
 }
 
 static tgc_status cl_copy_to_host(tgc_device *d, void *dst, void *src, size_t offset, size_t nbytes) {
     if (nbytes == 0) return TGC_OK;
     cl_int err = clEnqueueReadBuffer(cl_of(d)->queue, (cl_mem)src, CL_TRUE, offset, nbytes, dst, 0, NULL, NULL);
+    tgc_cl_count_wait(d);
     return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
 }
 
 static tgc_status cl_synchronize(tgc_device *d) {
-    return clFinish(cl_of(d)->queue) == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
+    cl_int err = clFinish(cl_of(d)->queue);
+    tgc_cl_count_wait(d);
+    return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
+}
+
+static void cl_activity(tgc_device *d, tgc_device_activity *out) {
+    tgc_cl_device *c = cl_of(d);
+    pthread_mutex_lock(&c->lock);
+    *out = (tgc_device_activity){c->counters.launches, c->counters.host_waits, c->counters.allocations};
+    pthread_mutex_unlock(&c->lock);
+}
+
+void tgc_cl_count_wait(tgc_device *d) {
+    tgc_cl_device *c = cl_of(d);
+    pthread_mutex_lock(&c->lock);
+    c->counters.host_waits++;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void tgc_cl_count_launches(tgc_device *d, int64_t n) {
+    tgc_cl_device *c = cl_of(d);
+    pthread_mutex_lock(&c->lock);
+    c->counters.launches += n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void tgc_cl_count_allocation(tgc_device *d) {
+    tgc_cl_device *c = cl_of(d);
+    pthread_mutex_lock(&c->lock);
+    c->counters.allocations++;
+    pthread_mutex_unlock(&c->lock);
 }
 
 static void cl_destroy(tgc_device *d) {
@@ -233,6 +267,7 @@ static const tgc_device_ops cl_ops = {
     .copy_to_host = cl_copy_to_host,
     .synchronize = cl_synchronize,
     .destroy = cl_destroy,
+    .activity = cl_activity,
 };
 
 static const tgc_arena_ops cl_arena_ops = {
@@ -328,6 +363,7 @@ tgc_status tgc_cl_enqueue(tgc_kernel_ctx *ctx, const char *name, cl_uint work_di
     cl_int err = k == NULL ? CL_INVALID_KERNEL_NAME : CL_SUCCESS;
     for (int i = 0; err == CL_SUCCESS && i < n_args; i++) err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
     if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(c->queue, k, work_dim, NULL, global, local, 0, NULL, NULL);
+    if (err == CL_SUCCESS) c->counters.launches++;
     pthread_mutex_unlock(&c->lock);
     if (err != CL_SUCCESS) return tgc_kernel_fail(ctx, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
     return TGC_OK;

@@ -32,6 +32,8 @@ static void open_library(void) {
     /* data pointers as function pointers (POSIX) */
     memcpy(&tgc_clblast.sgemm, &sgemm, sizeof sgemm);
     memcpy(&tgc_clblast.clear_cache, &clear, sizeof clear);
+    void *temp_size = dlsym(lib, "CLBlastSGemmTempBufferSize");
+    memcpy(&tgc_clblast.sgemm_temp_size, &temp_size, sizeof temp_size);
     atomic_store(&opened, true); /* the library stays open for the process */
 }
 

@@ -15,6 +15,9 @@
 typedef struct tgc_clblast_api {
     __typeof__(CLBlastSgemm) *sgemm;
     __typeof__(CLBlastClearCache) *clear_cache;
+    /* NULL where the library lacks it (CLBlast before 1.5): then a call's
+     * temporary buffer is not counted (tgc_device_activity) */
+    __typeof__(CLBlastSGemmTempBufferSize) *sgemm_temp_size;
 } tgc_clblast_api;
 
 /* The functions, set once tgc_clblast_open has succeeded. */

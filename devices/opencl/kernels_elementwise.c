@@ -186,6 +186,7 @@ static tgc_status check_int_divisor(tgc_kernel_ctx *c, const tgc_value *b) {
     void *host = tgc_malloc(nbytes);
     if (host == NULL) return tgc_kernel_fail(c, "Div: out of host memory for a %zu-byte divisor check", nbytes);
     cl_int err = clEnqueueReadBuffer(tgc_cl_queue(c->device), b->buf->mem, CL_TRUE, 0, nbytes, host, 0, NULL, NULL);
+    tgc_cl_count_wait(c->device);
     bool zero = false;
     for (int64_t i = 0, n = tgc_value_numel(b); err == CL_SUCCESS && i < n && !zero; i++)
         zero = b->dtype == TGC_INT32 ? ((const int32_t *)host)[i] == 0 : ((const int64_t *)host)[i] == 0;
@@ -252,8 +253,11 @@ static tgc_status pow_exponent_through_host(tgc_kernel_ctx *c, const tgc_value *
     } else {
         cl_command_queue q = tgc_cl_queue(c->device);
         cl_int err = clEnqueueReadBuffer(q, b->buf->mem, CL_TRUE, 0, nb, hb, 0, NULL, NULL);
-        if (err == CL_SUCCESS && tgc_cpu_cast_elements(b->dtype, hb, to, ht, n))
+        tgc_cl_count_wait(c->device);
+        if (err == CL_SUCCESS && tgc_cpu_cast_elements(b->dtype, hb, to, ht, n)) {
             err = clEnqueueWriteBuffer(q, tb->mem, CL_TRUE, 0, nt, ht, 0, NULL, NULL);
+            tgc_cl_count_wait(c->device);
+        }
         if (err != CL_SUCCESS) {
             st = tgc_kernel_fail(c, "Pow: converting the exponent failed: %s", tgc_cl_error_name(err));
         } else {
@@ -419,8 +423,12 @@ static tgc_status cast_through_host(tgc_kernel_ctx *c, tgc_dtype dt) {
     }
     cl_command_queue q = tgc_cl_queue(c->device);
     cl_int err = clEnqueueReadBuffer(q, x->buf->mem, CL_TRUE, 0, nx, hx, 0, NULL, NULL);
+    tgc_cl_count_wait(c->device);
     bool ok = err == CL_SUCCESS && tgc_cpu_cast_elements(x->dtype, hx, dt, hy, n);
-    if (ok) err = clEnqueueWriteBuffer(q, y->buf->mem, CL_TRUE, 0, ny, hy, 0, NULL, NULL);
+    if (ok) {
+        err = clEnqueueWriteBuffer(q, y->buf->mem, CL_TRUE, 0, ny, hy, 0, NULL, NULL);
+        tgc_cl_count_wait(c->device);
+    }
     tgc_free(hx);
     tgc_free(hy);
     if (err != CL_SUCCESS) return tgc_kernel_fail(c, "Cast: host round trip failed: %s", tgc_cl_error_name(err));

@@ -70,12 +70,21 @@ static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int
     cl_command_queue queue = tgc_cl_queue(c->device);
     char err[600];
     if (!tgc_clblast_open(err, sizeof err)) return tgc_kernel_fail(c, "%s", err);
+    CLBlastTranspose tra = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
+    CLBlastTranspose trb = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
+    size_t temp = 0; /* CLBlast's C API allocates the call's temporary buffer itself (GemmTempBufferSize) */
     tgc_cl_blas_lock();
-    CLBlastStatusCode s = tgc_clblast.sgemm(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
-                                       tb ? CLBlastTransposeYes : CLBlastTransposeNo, (size_t)m, (size_t)n,
-                                       (size_t)k, alpha, a, (size_t)a_off, (size_t)lda, b, (size_t)b_off,
-                                       (size_t)ldb, beta, y, (size_t)y_off, (size_t)ldc, &queue, NULL);
+    if (tgc_clblast.sgemm_temp_size != NULL &&
+        tgc_clblast.sgemm_temp_size(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, (size_t)a_off,
+                                    (size_t)lda, (size_t)b_off, (size_t)ldb, (size_t)y_off, (size_t)ldc, &queue,
+                                    &temp) != CLBlastSuccess)
+        temp = 0;
+    CLBlastStatusCode s = tgc_clblast.sgemm(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, alpha, a,
+                                            (size_t)a_off, (size_t)lda, b, (size_t)b_off, (size_t)ldb, beta, y,
+                                            (size_t)y_off, (size_t)ldc, &queue, NULL);
     tgc_cl_blas_unlock();
+    tgc_cl_count_launches(c->device, 1);
+    if (temp > 0) tgc_cl_count_allocation(c->device);
     if (s == CLBlastSuccess) return TGC_OK;
     const char *name = clblast_status_name(s);
     return tgc_kernel_fail(c, "CLBlastSgemm (m %lld, n %lld, k %lld) failed: %s (%d)", (long long)m, (long long)n,

@@ -100,6 +100,7 @@ static tgc_status k_gather_elements(tgc_kernel_ctx *c) {
         cl_int flag = 0;
         if (st == TGC_OK) {
             err = clEnqueueReadBuffer(queue, bad, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL);
+            tgc_cl_count_wait(c->device);
             if (err != CL_SUCCESS)
                 st = tgc_kernel_fail(c, "GatherElements: reading the index check failed: %s", tgc_cl_error_name(err));
         }

@@ -72,6 +72,7 @@ static tgc_status build_tables(tgc_kernel_ctx *c, const tgc_resize_geometry *g, 
 /* Copies n bytes from host memory into m (blocking), or fails. */
 static tgc_status upload(tgc_kernel_ctx *c, cl_mem m, const void *p, size_t n) {
     cl_int err = clEnqueueWriteBuffer(tgc_cl_queue(c->device), m, CL_TRUE, 0, n, p, 0, NULL, NULL);
+    tgc_cl_count_wait(c->device);
     return err == CL_SUCCESS ? TGC_OK
                              : tgc_kernel_fail(c, "Resize: clEnqueueWriteBuffer failed: %s", tgc_cl_error_name(err));
 }

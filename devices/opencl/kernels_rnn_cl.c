@@ -150,6 +150,7 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
             int64_t m = g.batch - b0 < 256 ? g.batch - b0 : 256;
             cl_int err = clEnqueueReadBuffer(tgc_cl_queue(c->device), sl->buf->mem, CL_TRUE, (size_t)b0 * sizeof(int32_t),
                                              (size_t)m * sizeof(int32_t), lens, 0, NULL, NULL);
+            tgc_cl_count_wait(c->device);
             if (err != CL_SUCCESS)
                 return tgc_kernel_fail(c, "reading sequence_lens back failed: %s", tgc_cl_error_name(err));
             for (int64_t i = 0; i < m; i++)

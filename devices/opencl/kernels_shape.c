@@ -333,6 +333,7 @@ static tgc_status k_gather(tgc_kernel_ctx *c) {
         cl_int flag = 0;
         if (st == TGC_OK) {
             err = clEnqueueReadBuffer(queue, bad, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL);
+            tgc_cl_count_wait(c->device);
             if (err != CL_SUCCESS) st = tgc_kernel_fail(c, "Gather: reading the index check failed: %s",
                                                         tgc_cl_error_name(err));
         }
@@ -408,6 +409,7 @@ static tgc_status write_output(tgc_kernel_ctx *c, const void *data, size_t nbyte
     if (nbytes == 0) return TGC_OK;
     cl_int err = clEnqueueWriteBuffer(tgc_cl_queue(c->device), c->outputs[0].buf->mem, CL_TRUE, 0, nbytes, data, 0,
                                       NULL, NULL);
+    tgc_cl_count_wait(c->device);
     if (err != CL_SUCCESS)
         return tgc_kernel_fail(c, "Constant: clEnqueueWriteBuffer failed: %s", tgc_cl_error_name(err));
     return TGC_OK;

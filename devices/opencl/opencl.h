@@ -39,6 +39,10 @@ typedef struct tgc_cl_counters {
     int64_t program_builds; /* programs compiled from source (not the disk cache) */
     int64_t cache_loads;    /* programs created from cached binaries */
     int64_t fused_hits;     /* fused-group kernels found already built (kernels_fused_cl.c) */
+    /* since the device opened (tgc_device_activity): */
+    int64_t launches;    /* kernels enqueued; a CLBlast call as one */
+    int64_t host_waits;  /* blocking copies and finishes */
+    int64_t allocations; /* clCreateBuffer calls, and CLBlast calls that allocate a temporary buffer */
 } tgc_cl_counters;
 
 typedef struct tgc_cl_device {
@@ -103,6 +107,14 @@ typedef struct tgc_cl_arg {
  * tgc_kernel_fail with the code's name. */
 tgc_status tgc_cl_enqueue(tgc_kernel_ctx *c, const char *name, cl_uint work_dim, const size_t *global,
                           const size_t *local, int n_args, const tgc_cl_arg *args);
+
+/* Counts a blocking call on d's queue (a read, a write, a finish) as one
+ * host wait, n kernels enqueued outside tgc_cl_enqueue (CLBlast's calls,
+ * fused groups) as launches, one device allocation made outside the
+ * device's allocator (CLBlast's temporary buffer): tgc_device_activity. */
+void tgc_cl_count_wait(tgc_device *d);
+void tgc_cl_count_launches(tgc_device *d, int64_t n);
+void tgc_cl_count_allocation(tgc_device *d);
 
 /* The device's queue, for libraries that enqueue on it (CLBlast). */
 cl_command_queue tgc_cl_queue(tgc_device *d);

@@ -1,0 +1,126 @@
+/* What a step's work takes on an OpenCL device (tgc_device_activity, the
+ * memory report's "kernel launches per step", "host waits per step" and
+ * "device allocations per step"), counted by hand:
+ *
+ *   y = Sigmoid(Neg(Relu(x))) on gpu0, no passes (three kernels):
+ *   3 launches; 3 host waits: x copied in (a blocking write), the queue
+ *   finished at the step's end, y read back; allocations: the arena's
+ *   first region in the first step, none in the next.
+ *   y = MatMul(a, b), [64, 64] x [64, 64]: one CLBlast call, one launch.
+ *
+ * A cpu counts nothing. Skipped without an OpenCL device. */
+#include "tests/harness.h"
+
+#include "executor/memory_plan.h"
+#include "executor/session.h"
+#include "tgc.h"
+
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char chain[] = "format: tgc/1\n"
+                            "inputs: [{name: x, dtype: float32, shape: [4, 256]}]\n"
+                            "outputs: [y]\n"
+                            "nodes:\n"
+                            "  - {name: a, op: Relu, inputs: [x], device: gpu0}\n"
+                            "  - {name: b, op: Neg, inputs: [a], device: gpu0}\n"
+                            "  - {name: y, op: Sigmoid, inputs: [b], device: gpu0}\n";
+
+static const char matmul[] = "format: tgc/1\n"
+                             "inputs: [{name: x, dtype: float32, shape: [64, 64]}]\n"
+                             "outputs: [y]\n"
+                             "nodes:\n"
+                             "  - {name: y, op: MatMul, inputs: [x, x], device: gpu0}\n";
+
+static bool have_gpu(void) {
+    tgc_device_info info[4];
+    return tgc_devices_list(info, 4) > 1;
+}
+
+typedef struct fixture {
+    tgc_graph *g;
+    tgc_session *s;
+    tgc_tensor *x;
+    tgc_diags *d;
+} fixture;
+
+static bool open_fixture(fixture *f, const char *yaml, int64_t rows, int64_t cols) {
+    memset(f, 0, sizeof *f);
+    f->d = tgc_diags_create();
+    tgc_session_options o = {.memory_report = 1, .optimize = TGC_OPTIMIZE_NONE};
+    if (tgc_graph_load_string(yaml, strlen(yaml), "activity.yaml", NULL, f->d, &f->g) != TGC_OK ||
+        tgc_session_create(f->g, "cpu,gpu0", &o, f->d, &f->s) != TGC_OK ||
+        tgc_tensor_alloc(TGC_FLOAT32, 2, (int64_t[]){rows, cols}, &f->x) != TGC_OK) {
+        tgc_diags_print(f->d, stderr);
+        return false;
+    }
+    float *x = (float *)tgc_tensor_data(f->x);
+    for (int64_t i = 0; i < rows * cols; i++) x[i] = (float)(i % 9 - 4) * 0.25f;
+    return true;
+}
+
+static tgc_status run_once(fixture *f) {
+    const char *names[] = {"x"};
+    tgc_tensor *y = NULL;
+    tgc_status st = tgc_session_run(f->s, 1, names, &f->x, &y, f->d);
+    tgc_tensor_release(y);
+    return st;
+}
+
+/* The last step's figures of the session's device `name`; *counted false
+ * where the device counts nothing. */
+static tgc_device_activity last_step(const tgc_session *s, const char *name, bool *counted) {
+    tgc_device_activity a = {-1, -1, -1};
+    *counted = false;
+    for (int i = 0; i < tgc_session_device_count(s); i++) {
+        if (strcmp(tgc_session_device_name(s, i), name) != 0) continue;
+        a = s->watch->gauges[i].last_step;
+        *counted = s->watch->gauges[i].activity_counted;
+    }
+    return a;
+}
+
+static void close_fixture(fixture *f) {
+    tgc_session_free(f->s);
+    tgc_tensor_release(f->x);
+    tgc_graph_free(f->g);
+    tgc_diags_free(f->d);
+}
+
+static void test_chain(void) {
+    if (!have_gpu()) return;
+    fixture f;
+    CU_ASSERT_FATAL(open_fixture(&f, chain, 4, 256));
+    bool counted = false;
+    CU_ASSERT_EQUAL_FATAL(run_once(&f), TGC_OK);
+    tgc_device_activity a = last_step(f.s, "gpu0", &counted);
+    CU_ASSERT_TRUE(counted);
+    CU_ASSERT_EQUAL(a.launches, 3);
+    CU_ASSERT_EQUAL(a.host_waits, 3);
+    CU_ASSERT(a.allocations >= 1); /* the arena's first region */
+    for (int r = 0; r < 3; r++) CU_ASSERT_EQUAL(run_once(&f), TGC_OK);
+    a = last_step(f.s, "gpu0", &counted);
+    CU_ASSERT_EQUAL(a.launches, 3);
+    CU_ASSERT_EQUAL(a.host_waits, 3);
+    CU_ASSERT_EQUAL(a.allocations, 0);
+    last_step(f.s, "cpu0", &counted);
+    CU_ASSERT_FALSE(counted);
+    close_fixture(&f);
+}
+
+static void test_matmul(void) {
+    if (!have_gpu()) return;
+    fixture f;
+    CU_ASSERT_FATAL(open_fixture(&f, matmul, 64, 64));
+    bool counted = false;
+    for (int r = 0; r < 2; r++) CU_ASSERT_EQUAL(run_once(&f), TGC_OK);
+    tgc_device_activity a = last_step(f.s, "gpu0", &counted);
+    CU_ASSERT_TRUE(counted);
+    CU_ASSERT_EQUAL(a.launches, 1);
+    CU_ASSERT_EQUAL(a.host_waits, 3);
+    close_fixture(&f);
+}
+
+TGC_TEST_MAIN("device_activity", {"three kernels: launches, waits, allocations", test_chain},
+              {"one CLBlast call", test_matmul})
