@@ -399,6 +399,19 @@ static tgc_status copy_list(tgc_buffer *src, tgc_device *to, tgc_buffer **out) {
     return TGC_OK;
 }
 
+tgc_status tgc_buffer_copy_in_async(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out) {
+    if (src->list || src->n_strings > 0 || !tgc_device_host_memory(src->device) || to->ops->copy_from_host_async == NULL)
+        return tgc_buffer_copy(src, nbytes, to, out);
+    tgc_status s = tgc_buffer_alloc(to, nbytes, out);
+    if (s != TGC_OK || nbytes == 0) return s;
+    s = to->ops->copy_from_host_async(to, (*out)->mem, 0, tgc_buffer_host_ptr(src), nbytes);
+    if (s != TGC_OK) {
+        tgc_buffer_release(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
 tgc_status tgc_buffer_copy(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out) {
     if (src->list) return copy_list(src, to, out);
     if (src->n_strings > 0) return copy_strings(src, nbytes, to, out);

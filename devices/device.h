@@ -71,6 +71,10 @@ typedef struct tgc_device_ops {
     /* Copies between host memory and device memory (offsets in bytes). */
     tgc_status (*copy_from_host)(tgc_device *d, void *dst_mem, size_t offset, const void *src, size_t nbytes);
     tgc_status (*copy_to_host)(tgc_device *d, void *dst, void *src_mem, size_t offset, size_t nbytes);
+    /* As copy_from_host, but may return before the copy is done: src must
+     * stay as it is until the device is synchronized (or a blocking copy
+     * on it returns). NULL: the kind has only the blocking one. */
+    tgc_status (*copy_from_host_async)(tgc_device *d, void *dst_mem, size_t offset, const void *src, size_t nbytes);
     /* Waits until all work queued on the device is done. */
     tgc_status (*synchronize)(tgc_device *d);
     /* Releases the device's own resources (not its buffers: all must be freed). */
@@ -289,6 +293,13 @@ static inline bool tgc_device_host_memory(const tgc_device *d) { return d->host_
  * memory. TGC_ERR_NOMEM (the allocation failed) or TGC_ERR_RUNTIME (a copy
  * failed, or strings asked to go to device memory); *out is then NULL. */
 tgc_status tgc_buffer_copy(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out);
+
+/* tgc_buffer_copy of a plain buffer in host memory to a device that copies
+ * in without waiting (tgc_device_ops.copy_from_host_async): returns once
+ * the copy is queued; src must stay alive and unchanged until `to` is
+ * synchronized (a step's feeds: the caller's, until the step returns).
+ * Otherwise, or for any other buffer, tgc_buffer_copy. */
+tgc_status tgc_buffer_copy_in_async(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out);
 /* (A list buffer's copy is a new list on `to`, host memory only, sharing
  * the elements: each retained.) */
 

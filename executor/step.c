@@ -195,7 +195,11 @@ static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
         return;
     }
     ps->vals[slot].buf = NULL;
-    tgc_status s = tgc_buffer_copy(feed->buf, tgc_value_nbytes(feed), p->device, &ps->vals[slot].buf);
+    /* the step's feeds outlive it (the caller's, until the step synchronizes its devices): queued, not waited
+     * for; a frame's own (a loop's carried values) may go at once */
+    tgc_status s = f->parent == NULL ? tgc_buffer_copy_in_async(feed->buf, tgc_value_nbytes(feed), p->device,
+                                                                &ps->vals[slot].buf)
+                                     : tgc_buffer_copy(feed->buf, tgc_value_nbytes(feed), p->device, &ps->vals[slot].buf);
     if (s == TGC_OK && f->take != NULL && f->take[k]) { /* handed over: the copy stands for it */
         tgc_buffer_release(feed->buf);
         feed->buf = NULL;
@@ -586,13 +590,15 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
         pthread_mutex_unlock(&st.lock);
         atomic_store_explicit(&s->last_step_ns, tgc_now_ns() - t0, memory_order_relaxed);
         if (st.distributed) tgc_step_dist_finish(&st);
-        synchronize(&st);
         if (atomic_load(&st.failed)) {
             result = st.status;
             tgc_diag_error(diags, s->g->path, st.pos, st.rule, "%s", st.message);
         }
         for (int i = 0; result == TGC_OK && st.rank == 0 && i < s->g->n_outputs; i++)
             result = fetch(&st, i, &outputs[i], diags);
+        /* after the fetches: a device whose outputs came back by a blocking
+         * copy has nothing left to wait for (its queue is in order) */
+        synchronize(&st);
         note_activity(s, before);
     }
     if (result != TGC_OK)

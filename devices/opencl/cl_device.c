@@ -193,24 +193,60 @@ static void *cl_host_ptr(tgc_device *d, void *mem) {
     return NULL;
 }
 
+static uint64_t enqueued_now(tgc_cl_device *c) {
+    pthread_mutex_lock(&c->lock);
+    uint64_t n = c->enqueued;
+    pthread_mutex_unlock(&c->lock);
+    return n;
+}
+
+/* A blocking call returned: one host wait; the `done` first commands are
+ * done (those enqueued before the call). */
+static void waited(tgc_cl_device *c, uint64_t done) {
+    pthread_mutex_lock(&c->lock);
+    c->counters.host_waits++;
+    if (done > c->drained) c->drained = done;
+    pthread_mutex_unlock(&c->lock);
+}
+
 /* Blocking: the host memory may be reused as soon as this returns. */
 static tgc_status cl_copy_from_host(tgc_device *d, void *dst, size_t offset, const void *src, size_t nbytes) {
     if (nbytes == 0) return TGC_OK;
+    uint64_t before = enqueued_now(cl_of(d));
     cl_int err = clEnqueueWriteBuffer(cl_of(d)->queue, (cl_mem)dst, CL_TRUE, offset, nbytes, src, 0, NULL, NULL);
-    tgc_cl_count_wait(d);
+    waited(cl_of(d), err == CL_SUCCESS ? before : 0);
+    return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
+}
+
+/* Not blocking: src must stay as it is until the queue has run the copy
+ * (a later blocking copy or finish). */
+static tgc_status cl_copy_from_host_async(tgc_device *d, void *dst, size_t offset, const void *src, size_t nbytes) {
+    if (nbytes == 0) return TGC_OK;
+    cl_int err = clEnqueueWriteBuffer(cl_of(d)->queue, (cl_mem)dst, CL_FALSE, offset, nbytes, src, 0, NULL, NULL);
+    if (err == CL_SUCCESS) tgc_cl_count_command(d);
     return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
 }
 
 static tgc_status cl_copy_to_host(tgc_device *d, void *dst, void *src, size_t offset, size_t nbytes) {
     if (nbytes == 0) return TGC_OK;
+    uint64_t before = enqueued_now(cl_of(d));
     cl_int err = clEnqueueReadBuffer(cl_of(d)->queue, (cl_mem)src, CL_TRUE, offset, nbytes, dst, 0, NULL, NULL);
-    tgc_cl_count_wait(d);
+    waited(cl_of(d), err == CL_SUCCESS ? before : 0);
     return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
 }
 
+/* A finish, unless a blocking copy has seen every command enqueued so far
+ * done (then there is nothing to wait for, and no wait is counted: a
+ * step's fetch of its outputs is then its last wait). */
 static tgc_status cl_synchronize(tgc_device *d) {
-    cl_int err = clFinish(cl_of(d)->queue);
-    tgc_cl_count_wait(d);
+    tgc_cl_device *c = cl_of(d);
+    pthread_mutex_lock(&c->lock);
+    uint64_t before = c->enqueued;
+    bool idle = c->drained >= before;
+    pthread_mutex_unlock(&c->lock);
+    if (idle) return TGC_OK;
+    cl_int err = clFinish(c->queue);
+    waited(c, err == CL_SUCCESS ? before : 0);
     return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
 }
 
@@ -232,6 +268,14 @@ void tgc_cl_count_launches(tgc_device *d, int64_t n) {
     tgc_cl_device *c = cl_of(d);
     pthread_mutex_lock(&c->lock);
     c->counters.launches += n;
+    c->enqueued += (uint64_t)n;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void tgc_cl_count_command(tgc_device *d) {
+    tgc_cl_device *c = cl_of(d);
+    pthread_mutex_lock(&c->lock);
+    c->enqueued++;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -265,6 +309,7 @@ static const tgc_device_ops cl_ops = {
     .host_ptr = cl_host_ptr,
     .copy_from_host = cl_copy_from_host,
     .copy_to_host = cl_copy_to_host,
+    .copy_from_host_async = cl_copy_from_host_async,
     .synchronize = cl_synchronize,
     .destroy = cl_destroy,
     .activity = cl_activity,
@@ -363,7 +408,7 @@ tgc_status tgc_cl_enqueue(tgc_kernel_ctx *ctx, const char *name, cl_uint work_di
     cl_int err = k == NULL ? CL_INVALID_KERNEL_NAME : CL_SUCCESS;
     for (int i = 0; err == CL_SUCCESS && i < n_args; i++) err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
     if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(c->queue, k, work_dim, NULL, global, local, 0, NULL, NULL);
-    if (err == CL_SUCCESS) c->counters.launches++;
+    if (err == CL_SUCCESS) c->counters.launches++, c->enqueued++;
     pthread_mutex_unlock(&c->lock);
     if (err != CL_SUCCESS) return tgc_kernel_fail(ctx, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
     return TGC_OK;

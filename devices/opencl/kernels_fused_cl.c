@@ -342,7 +342,7 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
             err = clSetKernelArg(k, a++, sizeof r, &r);
         }
     if (st == TGC_OK && err == CL_SUCCESS) err = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL);
-    if (st == TGC_OK && err == CL_SUCCESS) d->counters.launches++;
+    if (st == TGC_OK && err == CL_SUCCESS) d->counters.launches++, d->enqueued++;
     pthread_mutex_unlock(&d->lock);
     tgc_free(t.s);
     if (st != TGC_OK) {

@@ -80,6 +80,7 @@ static tgc_status k_gather_elements(tgc_kernel_ctx *c) {
     cl_command_queue queue = tgc_cl_queue(c->device);
     const cl_int zero = 0;
     cl_int err = clEnqueueFillBuffer(queue, bad, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    if (err == CL_SUCCESS) tgc_cl_count_command(c->device);
     if (err != CL_SUCCESS) {
         st = tgc_kernel_fail(c, "GatherElements: clEnqueueFillBuffer failed: %s", tgc_cl_error_name(err));
     } else {

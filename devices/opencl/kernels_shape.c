@@ -50,6 +50,7 @@ tgc_status tgc_cl_run1d(tgc_kernel_ctx *c, const char *name, int64_t n, int n_ar
 tgc_status tgc_cl_copy(tgc_kernel_ctx *c, cl_mem dst, size_t dst_off, cl_mem src, size_t src_off, size_t nbytes) {
     if (nbytes == 0 || (dst == src && dst_off == src_off)) return TGC_OK;
     cl_int err = clEnqueueCopyBuffer(tgc_cl_queue(c->device), src, dst, src_off, dst_off, nbytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS) tgc_cl_count_command(c->device);
     if (err != CL_SUCCESS)
         return tgc_kernel_fail(c, "%s: clEnqueueCopyBuffer of %zu bytes failed: %s", tgc_kernel_op_name(c), nbytes,
                                tgc_cl_error_name(err));
@@ -320,6 +321,7 @@ static tgc_status k_gather(tgc_kernel_ctx *c) {
     cl_command_queue queue = tgc_cl_queue(c->device);
     const cl_int zero = 0;
     cl_int err = clEnqueueFillBuffer(queue, bad, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    if (err == CL_SUCCESS) tgc_cl_count_command(c->device);
     if (err != CL_SUCCESS) {
         st = tgc_kernel_fail(c, "Gather: clEnqueueFillBuffer failed: %s", tgc_cl_error_name(err));
     } else {

@@ -56,6 +56,11 @@ typedef struct tgc_cl_device {
     struct tgc_cl_fused_cache *fused; /* built kernels of fused groups (kernels_fused_cl.c) */
     pthread_mutex_t lock; /* kernel objects: clSetKernelArg + enqueue as one step */
     tgc_cl_counters counters;
+    /* Commands enqueued without waiting, and how many of the first of them
+     * a blocking copy or a finish has seen done (the in-order queue: a
+     * command done, every earlier one is); equal, synchronize has nothing
+     * to wait for. Under lock. */
+    uint64_t enqueued, drained;
     char device_name[256], platform_name[256], driver_version[128];
     cl_device_type type;
     cl_uint compute_units;
@@ -115,6 +120,9 @@ tgc_status tgc_cl_enqueue(tgc_kernel_ctx *c, const char *name, cl_uint work_dim,
 void tgc_cl_count_wait(tgc_device *d);
 void tgc_cl_count_launches(tgc_device *d, int64_t n);
 void tgc_cl_count_allocation(tgc_device *d);
+/* Notes a command enqueued without waiting that is not a kernel (a copy,
+ * a fill): synchronize must then wait for it. */
+void tgc_cl_count_command(tgc_device *d);
 
 /* The device's queue, for libraries that enqueue on it (CLBlast). */
 cl_command_queue tgc_cl_queue(tgc_device *d);

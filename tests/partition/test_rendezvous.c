@@ -47,8 +47,13 @@ static tgc_status far_sync(tgc_device *d) {
 }
 static void far_destroy(tgc_device *d) { tgc_free(d); }
 
-static const tgc_device_ops far_ops = {far_alloc, far_free, far_host_ptr, far_from_host, far_to_host, far_sync,
-                                       far_destroy, NULL};
+static const tgc_device_ops far_ops = {.alloc = far_alloc,
+                                       .free = far_free,
+                                       .host_ptr = far_host_ptr,
+                                       .copy_from_host = far_from_host,
+                                       .copy_to_host = far_to_host,
+                                       .synchronize = far_sync,
+                                       .destroy = far_destroy};
 
 /* "gpuN": a stand-in for an OpenCL device. */
 static tgc_device *far_device(int index) {
