@@ -65,6 +65,10 @@ typedef struct tgc_backend {
      * devices (exactly one backend, the cpu, says so). */
     bool host;
     size_t alignment; /* bytes every buffer's address is a multiple of (the static plan's offsets too) */
+    /* Its kernels take their workspaces (im2col, a library's temporary
+     * buffers) from the device's allocator, so its figures (peak bytes in
+     * use) count them; else from host memory, outside them. */
+    bool workspaces_in_allocator;
     /* Threads of a device's pool when the session's options do not say; >= 1. */
     int (*default_threads)(void);
     /* Writes up to `max` devices of this kind, with their memory figures,

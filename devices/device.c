@@ -400,7 +400,8 @@ static tgc_status copy_list(tgc_buffer *src, tgc_device *to, tgc_buffer **out) {
 }
 
 tgc_status tgc_buffer_copy_in_async(tgc_buffer *src, size_t nbytes, tgc_device *to, tgc_buffer **out) {
-    if (src->list || src->n_strings > 0 || !tgc_device_host_memory(src->device) || to->ops->copy_from_host_async == NULL)
+    bool plain = !src->list && src->n_strings == 0;
+    if (!plain || !tgc_device_host_memory(src->device) || to->ops->copy_from_host_async == NULL)
         return tgc_buffer_copy(src, nbytes, to, out);
     tgc_status s = tgc_buffer_alloc(to, nbytes, out);
     if (s != TGC_OK || nbytes == 0) return s;

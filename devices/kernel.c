@@ -108,3 +108,11 @@ tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) {
     va_end(ap);
     return TGC_ERR_RUNTIME;
 }
+
+tgc_status tgc_kernel_fail_nomem(tgc_kernel_ctx *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (c->error != NULL && c->error_size > 0) vsnprintf(c->error, c->error_size, fmt, ap);
+    va_end(ap);
+    return TGC_ERR_NOMEM;
+}

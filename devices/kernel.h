@@ -310,4 +310,8 @@ tgc_value *tgc_kernel_alloc_list(tgc_kernel_ctx *c, int i, uint8_t kind, size_t 
 /* Writes a reason for failing into c->error; returns TGC_ERR_RUNTIME. */
 tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) TGC_PRINTF(2, 3);
 
+/* As tgc_kernel_fail for a kernel's own memory (a workspace) the device
+ * could not give: returns TGC_ERR_NOMEM (the step reports out-of-memory). */
+tgc_status tgc_kernel_fail_nomem(tgc_kernel_ctx *c, const char *fmt, ...) TGC_PRINTF(2, 3);
+
 #endif

@@ -569,8 +569,9 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
     tgc_allocator_stats f = tgc_device_stats(d);
     int64_t weights = weights_on(s, d);
     fprintf(out, "%s\n", d->name);
-    fprintf(out, "  %-22s %12" PRId64 "  (weights %" PRId64 " + tensors %" PRId64 ")\n", "peak bytes in use",
-            f.peak_bytes_in_use, weights, f.peak_bytes_in_use - weights);
+    bool ws_in = tgc_backend_get(d->kind)->workspaces_in_allocator;
+    fprintf(out, "  %-22s %12" PRId64 "  (weights %" PRId64 " + tensors%s %" PRId64 ")\n", "peak bytes in use",
+            f.peak_bytes_in_use, weights, ws_in ? " and workspaces" : "", f.peak_bytes_in_use - weights);
     const tgc_memory_space *sp = NULL;
     for (int p = 0; mp != NULL && p < s->compiled.parts.n_parts; p++)
         if (s->devices[s->compiled.parts.parts[p].device] == d) sp = &mp->spaces[2 * p];
@@ -604,10 +605,11 @@ static void report_device(const tgc_session *s, int i, const tgc_memory_plan *mp
                 nd.partial ? "; symbols unbound: weights and caches only" : "");
         int64_t measured = f.peak_bytes_in_use + (int64_t)cached;
         char flag[64];
-        fprintf(out,
-                "  %-22s %12" PRId64 "  (peak bytes in use %" PRId64 " + kernel caches %zu; workspaces not measured)%s\n",
-                "measured need", measured, f.peak_bytes_in_use, cached,
-                nd.partial ? "" : off_by((double)(nd.need - nd.workspaces), (double)measured, flag, sizeof flag));
+        fprintf(out, "  %-22s %12" PRId64 "  (peak bytes in use %" PRId64 " + kernel caches %zu; workspaces %s)%s\n",
+                "measured need", measured, f.peak_bytes_in_use, cached, ws_in ? "in it" : "not measured",
+                nd.partial ? ""
+                           : off_by((double)(ws_in ? nd.need : nd.need - nd.workspaces), (double)measured, flag,
+                                    sizeof flag));
     }
     fprintf(out, "  %-22s %12" PRId64 "  (%s)\n", "in use at the end", f.bytes_in_use,
             f.bytes_in_use == weights ? "the weights only" : "more than the weights");

@@ -197,9 +197,9 @@ static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
     ps->vals[slot].buf = NULL;
     /* the step's feeds outlive it (the caller's, until the step synchronizes its devices): queued, not waited
      * for; a frame's own (a loop's carried values) may go at once */
-    tgc_status s = f->parent == NULL ? tgc_buffer_copy_in_async(feed->buf, tgc_value_nbytes(feed), p->device,
-                                                                &ps->vals[slot].buf)
-                                     : tgc_buffer_copy(feed->buf, tgc_value_nbytes(feed), p->device, &ps->vals[slot].buf);
+    size_t nbytes = tgc_value_nbytes(feed);
+    tgc_status s = f->parent == NULL ? tgc_buffer_copy_in_async(feed->buf, nbytes, p->device, &ps->vals[slot].buf)
+                                     : tgc_buffer_copy(feed->buf, nbytes, p->device, &ps->vals[slot].buf);
     if (s == TGC_OK && f->take != NULL && f->take[k]) { /* handed over: the copy stands for it */
         tgc_buffer_release(feed->buf);
         feed->buf = NULL;

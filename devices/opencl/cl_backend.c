@@ -58,6 +58,7 @@ const tgc_backend tgc_opencl_backend = {
     .prefix = "gpu",
     .priority = 20,
     .host_memory = false,
+    .workspaces_in_allocator = true,
     .host = false,
     .alignment = 256,
     .default_threads = cl_default_threads,

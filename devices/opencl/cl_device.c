@@ -416,15 +416,13 @@ tgc_status tgc_cl_enqueue(tgc_kernel_ctx *ctx, const char *name, cl_uint work_di
 
 cl_command_queue tgc_cl_queue(tgc_device *d) { return cl_of(d)->queue; }
 
-cl_mem tgc_cl_scratch(tgc_device *d, size_t nbytes) {
-    void *m = NULL;
+tgc_buffer *tgc_cl_scratch(tgc_device *d, size_t nbytes) {
+    tgc_buffer *b = NULL;
     if (nbytes > (size_t)TGC_MAX_BYTES) return NULL; /* a size that did not fit (support/checked.h) */
-    return cl_alloc(d, nbytes ? nbytes : 4, &m) == TGC_OK ? (cl_mem)m : NULL;
+    return tgc_buffer_alloc(d, nbytes ? nbytes : 4, &b) == TGC_OK ? b : NULL;
 }
 
-void tgc_cl_scratch_release(tgc_device *d, cl_mem m) {
-    if (m != NULL) cl_free(d, m);
-}
+void tgc_cl_scratch_release(tgc_buffer *b) { tgc_buffer_release(b); }
 
 tgc_cl_counters tgc_cl_device_counters(tgc_device *d) {
     tgc_cl_device *c = cl_of(d);

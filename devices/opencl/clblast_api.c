@@ -32,8 +32,10 @@ static void open_library(void) {
     /* data pointers as function pointers (POSIX) */
     memcpy(&tgc_clblast.sgemm, &sgemm, sizeof sgemm);
     memcpy(&tgc_clblast.clear_cache, &clear, sizeof clear);
-    void *temp_size = dlsym(lib, "CLBlastSGemmTempBufferSize");
+    void *temp_size = dlsym(lib, "CLBlastSGemmTempBufferSize"), *with_temp = dlsym(lib, "CLBlastSgemmWithTempBuffer");
+    if (temp_size == NULL || with_temp == NULL) temp_size = with_temp = NULL;
     memcpy(&tgc_clblast.sgemm_temp_size, &temp_size, sizeof temp_size);
+    memcpy(&tgc_clblast.sgemm_with_temp, &with_temp, sizeof with_temp);
     atomic_store(&opened, true); /* the library stays open for the process */
 }
 

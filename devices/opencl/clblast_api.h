@@ -15,9 +15,11 @@
 typedef struct tgc_clblast_api {
     __typeof__(CLBlastSgemm) *sgemm;
     __typeof__(CLBlastClearCache) *clear_cache;
-    /* NULL where the library lacks it (CLBlast before 1.5): then a call's
-     * temporary buffer is not counted (tgc_device_activity) */
+    /* Both NULL where the library lacks them (CLBlast before 1.5): then
+     * CLBlastSgemm allocates a call's temporary buffer itself, and it is
+     * not counted (tgc_device_activity). */
     __typeof__(CLBlastSGemmTempBufferSize) *sgemm_temp_size;
+    __typeof__(CLBlastSgemmWithTempBuffer) *sgemm_with_temp;
 } tgc_clblast_api;
 
 /* The functions, set once tgc_clblast_open has succeeded. */

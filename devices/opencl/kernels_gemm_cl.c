@@ -72,19 +72,33 @@ static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int
     if (!tgc_clblast_open(err, sizeof err)) return tgc_kernel_fail(c, "%s", err);
     CLBlastTranspose tra = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastTranspose trb = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
-    size_t temp = 0; /* CLBlast's C API allocates the call's temporary buffer itself (GemmTempBufferSize) */
+    /* The call's temporary buffer (its padded copies: GemmTempBufferSize) from the device's arena, where
+     * CLBlast says how large; else CLBlast allocates it itself each call (counted as an allocation). */
+    size_t temp = 0;
+    tgc_buffer *temp_buf = NULL;
+    bool own_temp = false;
     tgc_cl_blas_lock();
     if (tgc_clblast.sgemm_temp_size != NULL &&
         tgc_clblast.sgemm_temp_size(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, (size_t)a_off,
                                     (size_t)lda, (size_t)b_off, (size_t)ldb, (size_t)y_off, (size_t)ldc, &queue,
                                     &temp) != CLBlastSuccess)
         temp = 0;
-    CLBlastStatusCode s = tgc_clblast.sgemm(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, alpha, a,
-                                            (size_t)a_off, (size_t)lda, b, (size_t)b_off, (size_t)ldb, beta, y,
-                                            (size_t)y_off, (size_t)ldc, &queue, NULL);
+    if (temp > 0) {
+        temp_buf = tgc_cl_scratch(c->device, temp);
+        own_temp = temp_buf == NULL;
+    }
+    CLBlastStatusCode s =
+        temp_buf != NULL
+            ? tgc_clblast.sgemm_with_temp(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, alpha, a,
+                                          (size_t)a_off, (size_t)lda, b, (size_t)b_off, (size_t)ldb, beta, y,
+                                          (size_t)y_off, (size_t)ldc, &queue, NULL, temp_buf->mem)
+            : tgc_clblast.sgemm(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, alpha, a,
+                                (size_t)a_off, (size_t)lda, b, (size_t)b_off, (size_t)ldb, beta, y, (size_t)y_off,
+                                (size_t)ldc, &queue, NULL);
     tgc_cl_blas_unlock();
+    tgc_cl_scratch_release(temp_buf); /* later users of the memory come after the call on the queue */
     tgc_cl_count_launches(c->device, 1);
-    if (temp > 0) tgc_cl_count_allocation(c->device);
+    if (own_temp) tgc_cl_count_allocation(c->device);
     if (s == CLBlastSuccess) return TGC_OK;
     const char *name = clblast_status_name(s);
     return tgc_kernel_fail(c, "CLBlastSgemm (m %lld, n %lld, k %lld) failed: %s (%d)", (long long)m, (long long)n,
@@ -228,9 +242,10 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
     int64_t row_cols = out_size / w.out[0], images, rows;
     size_t col_bytes;
     if (!col_slab(&g, &images, &rows, &col_bytes)) return tgc_kernel_fail(c, "Conv: the im2col sizes do not fit");
-    cl_mem col = tgc_cl_scratch(c->device, col_bytes);
-    if (col == NULL)
-        return tgc_kernel_fail(c, "out of device memory for Conv's im2col buffer (%zu bytes)", col_bytes);
+    tgc_buffer *col_buf = tgc_cl_scratch(c->device, col_bytes);
+    if (col_buf == NULL)
+        return tgc_kernel_fail_nomem(c, "out of device memory for Conv's im2col buffer (%zu bytes)", col_bytes);
+    cl_mem col = col_buf->mem;
     for (int64_t n0 = 0; st == TGC_OK && n0 < batch; n0 += images) {
         int64_t ni = batch - n0 < images ? batch - n0 : images;
         for (int64_t o0 = 0; st == TGC_OK && o0 < w.out[0]; o0 += rows) {
@@ -248,7 +263,7 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
                                          ((n0 + q) * m_count + g * m_group) * out_size + o0 * row_cols, out_size);
         }
     }
-    tgc_cl_scratch_release(c->device, col);
+    tgc_cl_scratch_release(col_buf);
     return st;
 }
 

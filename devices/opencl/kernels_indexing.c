@@ -75,8 +75,9 @@ static tgc_status k_gather_elements(tgc_kernel_ctx *c) {
         strides[d] = s;
         s *= x->dims[d];
     }
-    cl_mem bad = tgc_cl_scratch(c->device, sizeof(cl_int));
-    if (bad == NULL) return tgc_kernel_fail(c, "GatherElements: out of device memory for a 4-byte flag");
+    tgc_buffer *bad_buf = tgc_cl_scratch(c->device, sizeof(cl_int));
+    if (bad_buf == NULL) return tgc_kernel_fail_nomem(c, "GatherElements: out of device memory for a 4-byte flag");
+    cl_mem bad = bad_buf->mem;
     cl_command_queue queue = tgc_cl_queue(c->device);
     const cl_int zero = 0;
     cl_int err = clEnqueueFillBuffer(queue, bad, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
@@ -110,7 +111,7 @@ static tgc_status k_gather_elements(tgc_kernel_ctx *c) {
                                  (long long)-x->dims[axis], (long long)x->dims[axis], axis,
                                  tgc_kernel_dims_str(x->rank, x->dims, sx));
     }
-    tgc_cl_scratch_release(c->device, bad);
+    tgc_cl_scratch_release(bad_buf);
     return st;
 }
 

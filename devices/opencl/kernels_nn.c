@@ -232,12 +232,13 @@ static bool expand_geom(const tgc_value *p, const int64_t *dims, int n, cl_expan
 
 /* Expands p into a new scratch buffer *out of count floats (geometry g). */
 static tgc_status expand_param(tgc_kernel_ctx *c, const tgc_value *p, const cl_expand_geom *g, int64_t count,
-                               cl_mem *out) {
+                               tgc_buffer **out) {
     size_t nbytes;
     *out = tgc_checked_nbytes(count, sizeof(float), &nbytes) ? tgc_cl_scratch(c->device, nbytes) : NULL;
-    if (*out == NULL) return tgc_kernel_fail(c, "out of device memory for LayerNormalization's parameters");
+    if (*out == NULL) return tgc_kernel_fail_nomem(c, "out of device memory for LayerNormalization's parameters");
     size_t global = (size_t)count;
-    tgc_cl_arg args[] = {TGC_CL_BUF(p->buf), TGC_CL_MEM(*out), TGC_CL_BYTES(g, sizeof *g), TGC_CL_LONG(count)};
+    tgc_cl_arg args[] = {TGC_CL_BUF(p->buf), TGC_CL_MEM((*out)->mem), TGC_CL_BYTES(g, sizeof *g),
+                         TGC_CL_LONG(count)};
     return tgc_cl_enqueue(c, "nn_expand_f32", 1, &global, NULL, 4, args);
 }
 
@@ -263,14 +264,15 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
     }
 
     /* Scale and B as one value per position in a row: as given, or expanded into scratch. */
-    cl_mem scale = sv->buf->mem, bias = has_b ? c->inputs[2].buf->mem : scale, scale_tmp = NULL, bias_tmp = NULL;
+    cl_mem scale = sv->buf->mem, bias = has_b ? c->inputs[2].buf->mem : scale;
+    tgc_buffer *scale_tmp = NULL, *bias_tmp = NULL;
     if (!same_s) {
         st = expand_param(c, sv, &gs, size, &scale_tmp);
-        scale = scale_tmp;
+        if (scale_tmp != NULL) scale = scale_tmp->mem;
     }
     if (st == TGC_OK && has_b && !same_b) {
         st = expand_param(c, &c->inputs[2], &gb, size, &bias_tmp);
-        bias = bias_tmp;
+        if (bias_tmp != NULL) bias = bias_tmp->mem;
     }
     if (st == TGC_OK) {
         cl_mem ym = y->buf->mem;
@@ -283,8 +285,8 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
                              TGC_CL_INT(want_inv), TGC_CL_FLOAT(eps), TGC_CL_LONG(size)};
         st = tgc_cl_enqueue(c, "nn_layer_norm_f32", 1, &global, &local, 11, args);
     }
-    tgc_cl_scratch_release(c->device, scale_tmp); /* deferred by OpenCL until the kernels are done */
-    tgc_cl_scratch_release(c->device, bias_tmp);
+    tgc_cl_scratch_release(scale_tmp); /* later users of the memory come after the kernels on the queue */
+    tgc_cl_scratch_release(bias_tmp);
     return st;
 }
 

@@ -89,13 +89,16 @@ static tgc_status resize_bilinear_gpu(tgc_kernel_ctx *c, const tgc_resize_geomet
     cl_float *tw = ti != NULL ? tgc_malloc(wbytes + 1) : NULL;
     tgc_status st = tw != NULL ? TGC_OK : tgc_kernel_fail(c, "Resize: no host memory for the bilinear tables");
     cl_mem mi = NULL, mw = NULL;
+    tgc_buffer *bi = NULL, *bw = NULL;
     if (st == TGC_OK) {
         tgc_resize_bilinear h, w;
         tgc_resize_bilinear_tables(g, i64, tw, &h, &w);
         for (int64_t i = 0; i < n; i++) ti[i] = (cl_int)i64[i]; /* < in, which fits an int (checked) */
-        mi = tgc_cl_scratch(c->device, ibytes);
-        mw = tgc_cl_scratch(c->device, wbytes);
-        if (mi == NULL || mw == NULL) st = tgc_kernel_fail(c, "Resize: out of device memory for the bilinear tables");
+        bi = tgc_cl_scratch(c->device, ibytes);
+        bw = tgc_cl_scratch(c->device, wbytes);
+        if (bi == NULL || bw == NULL)
+            st = tgc_kernel_fail_nomem(c, "Resize: out of device memory for the bilinear tables");
+        else mi = bi->mem, mw = bw->mem;
     }
     if (st == TGC_OK) st = upload(c, mi, ti, ibytes);
     if (st == TGC_OK) st = upload(c, mw, tw, wbytes);
@@ -106,8 +109,8 @@ static tgc_status resize_bilinear_gpu(tgc_kernel_ctx *c, const tgc_resize_geomet
                              TGC_CL_LONG(g->out[ah]),       TGC_CL_LONG(g->out[aw]),        TGC_CL_LONG(total)};
         st = tgc_cl_enqueue(c, "resize_bilinear_f32", 1, &global, NULL, 9, args);
     }
-    tgc_cl_scratch_release(c->device, mi);
-    tgc_cl_scratch_release(c->device, mw);
+    tgc_cl_scratch_release(bi);
+    tgc_cl_scratch_release(bw);
     tgc_free(i64);
     tgc_free(ti);
     tgc_free(tw);
@@ -143,10 +146,13 @@ static tgc_status resize_gpu(tgc_kernel_ctx *c) {
     size_t n_ti = 0, n_tw = 0;
     st = build_tables(c, &g, &cg, &ti, &tw, &n_ti, &n_tw);
     cl_mem mi = NULL, mw = NULL;
+    tgc_buffer *bi = NULL, *bw = NULL;
     if (st == TGC_OK) {
-        mi = tgc_cl_scratch(c->device, n_ti * sizeof *ti);
-        mw = tgc_cl_scratch(c->device, n_tw * sizeof *tw);
-        if (mi == NULL || mw == NULL) st = tgc_kernel_fail(c, "Resize: out of device memory for the sampling tables");
+        bi = tgc_cl_scratch(c->device, n_ti * sizeof *ti);
+        bw = tgc_cl_scratch(c->device, n_tw * sizeof *tw);
+        if (bi == NULL || bw == NULL)
+            st = tgc_kernel_fail_nomem(c, "Resize: out of device memory for the sampling tables");
+        else mi = bi->mem, mw = bw->mem;
     }
     if (st == TGC_OK && n_ti > 0) st = upload(c, mi, ti, n_ti * sizeof *ti);
     if (st == TGC_OK && n_tw > 0) st = upload(c, mw, tw, n_tw * sizeof *tw);
@@ -158,9 +164,9 @@ static tgc_status resize_gpu(tgc_kernel_ctx *c) {
                              TGC_CL_LONG(total)};
         st = tgc_cl_enqueue(c, "resize_f32", 1, &global, NULL, 7, args);
     }
-    /* Released after the enqueue: OpenCL frees them once the kernel is done. */
-    tgc_cl_scratch_release(c->device, mi);
-    tgc_cl_scratch_release(c->device, mw);
+    /* Released after the enqueue: later users of the memory come after the kernel on the queue. */
+    tgc_cl_scratch_release(bi);
+    tgc_cl_scratch_release(bw);
     tgc_free(ti);
     tgc_free(tw);
     return st;

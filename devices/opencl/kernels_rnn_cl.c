@@ -27,12 +27,14 @@ typedef struct cl_step_geom {
 
 typedef struct rnn_bufs {
     cl_mem xw, hr, h, cs, rh;
+    tgc_buffer *held[5]; /* their scratch buffers, in that order */
 } rnn_bufs;
 
-static void release_bufs(tgc_device *d, rnn_bufs *b) {
-    cl_mem *all[] = {&b->xw, &b->hr, &b->h, &b->cs, &b->rh};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (*all[i] != NULL) tgc_cl_scratch_release(d, *all[i]);
+static void release_bufs(rnn_bufs *b) {
+    for (int i = 0; i < 5; i++) {
+        tgc_cl_scratch_release(b->held[i]);
+        b->held[i] = NULL;
+    }
 }
 
 static tgc_status alloc_bufs(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, rnn_bufs *b) {
@@ -43,14 +45,17 @@ static tgc_status alloc_bufs(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, rnn_b
         !tgc_checked_nbytes(xw + 1, sizeof(float), &bytes[0]) || !tgc_checked_nbytes(hr + 1, sizeof(float), &bytes[1]) ||
         !tgc_checked_nbytes(st + 1, sizeof(float), &bytes[2]))
         return tgc_kernel_fail(c, "the scratch buffers' sizes do not fit");
-    b->xw = tgc_cl_scratch(c->device, bytes[0]);
-    b->hr = tgc_cl_scratch(c->device, bytes[1]);
-    b->h = tgc_cl_scratch(c->device, bytes[2]);
-    b->cs = tgc_cl_scratch(c->device, bytes[2]);
-    b->rh = tgc_cl_scratch(c->device, bytes[2]);
-    if (b->xw && b->hr && b->h && b->cs && b->rh) return TGC_OK;
-    release_bufs(c->device, b);
-    return tgc_kernel_fail(c, "out of device memory for the recurrent state (%zu bytes)", bytes[0] + bytes[1]);
+    cl_mem *all[] = {&b->xw, &b->hr, &b->h, &b->cs, &b->rh};
+    size_t sizes[] = {bytes[0], bytes[1], bytes[2], bytes[2], bytes[2]};
+    bool ok = true;
+    for (int i = 0; i < 5; i++) {
+        b->held[i] = tgc_cl_scratch(c->device, sizes[i]);
+        *all[i] = b->held[i] != NULL ? b->held[i]->mem : NULL;
+        ok = ok && b->held[i] != NULL;
+    }
+    if (ok) return TGC_OK;
+    release_bufs(b);
+    return tgc_kernel_fail_nomem(c, "out of device memory for the recurrent state (%zu bytes)", bytes[0] + bytes[1]);
 }
 
 static tgc_status state_move(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, cl_mem state, int index, bool load, int d,
@@ -171,13 +176,13 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
             if (st == TGC_OK && gates == 4) st = state_move(c, &g, b.cs, 6, true, d, false);
             if (st == TGC_OK && gates == 4) st = state_move(c, &g, b.cs, 2, false, d, true);
         }
-        release_bufs(c->device, &b);
+        release_bufs(&b);
         return st;
     }
     rnn_bufs b = {0};
     if ((st = alloc_bufs(c, &g, &b)) != TGC_OK) return st;
     for (int d = 0; d < g.dirs && st == TGC_OK; d++) st = run_direction(c, &g, d, &b);
-    release_bufs(c->device, &b);
+    release_bufs(&b);
     return st;
 }
 

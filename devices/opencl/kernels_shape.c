@@ -316,8 +316,9 @@ static tgc_status k_gather(tgc_kernel_ctx *c) {
     if (numel == 0) return TGC_OK;
     const char *suffix = size_suffix(tgc_dtype_size(x->dtype));
     if (suffix == NULL) return no_size(c, x->dtype);
-    cl_mem bad = tgc_cl_scratch(c->device, sizeof(cl_int));
-    if (bad == NULL) return tgc_kernel_fail(c, "Gather: out of device memory for a 4-byte flag");
+    tgc_buffer *bad_buf = tgc_cl_scratch(c->device, sizeof(cl_int));
+    if (bad_buf == NULL) return tgc_kernel_fail_nomem(c, "Gather: out of device memory for a 4-byte flag");
+    cl_mem bad = bad_buf->mem;
     cl_command_queue queue = tgc_cl_queue(c->device);
     const cl_int zero = 0;
     cl_int err = clEnqueueFillBuffer(queue, bad, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
@@ -345,7 +346,7 @@ static tgc_status k_gather(tgc_kernel_ctx *c) {
                                  (long long)-size, (long long)size, axis, tgc_kernel_dims_str(r, x->dims, sx));
         }
     }
-    tgc_cl_scratch_release(c->device, bad);
+    tgc_cl_scratch_release(bad_buf);
     return st;
 }
 

@@ -127,10 +127,14 @@ void tgc_cl_count_command(tgc_device *d);
 /* The device's queue, for libraries that enqueue on it (CLBlast). */
 cl_command_queue tgc_cl_queue(tgc_device *d);
 
-/* Creates a scratch device buffer of nbytes for a kernel's own use
- * (im2col); release with tgc_cl_scratch_release. NULL on failure. */
-cl_mem tgc_cl_scratch(tgc_device *d, size_t nbytes);
-void tgc_cl_scratch_release(tgc_device *d, cl_mem m);
+/* A scratch buffer of nbytes (at least 4) for a kernel's own use (im2col,
+ * an index check's flag, CLBlast's temporary buffer), from the device's
+ * allocator: its arena's regions, so a steady-state step allocates no
+ * device memory, within its limit. Release it once its kernels are
+ * enqueued: later users of the memory come after them on the in-order
+ * queue. NULL on failure (out of memory, or past the limit). */
+tgc_buffer *tgc_cl_scratch(tgc_device *d, size_t nbytes);
+void tgc_cl_scratch_release(tgc_buffer *b);
 
 /* CLBlast keeps process-wide state it fills without a lock on first use
  * (its kernel database and program cache), so every call into CLBlast
