@@ -257,34 +257,22 @@ static void cl_activity(tgc_device *d, tgc_device_activity *out) {
     pthread_mutex_unlock(&c->lock);
 }
 
-void tgc_cl_count_wait(tgc_device *d) {
+/* Adds to d's activity counts: launches, waits, allocations, and commands
+ * enqueued without waiting (launches are such commands too). */
+static void add_counts(tgc_device *d, int64_t launches, int64_t waits, int64_t allocations, int64_t commands) {
     tgc_cl_device *c = cl_of(d);
     pthread_mutex_lock(&c->lock);
-    c->counters.host_waits++;
+    c->counters.launches += launches;
+    c->counters.host_waits += waits;
+    c->counters.allocations += allocations;
+    c->enqueued += (uint64_t)(launches + commands);
     pthread_mutex_unlock(&c->lock);
 }
 
-void tgc_cl_count_launches(tgc_device *d, int64_t n) {
-    tgc_cl_device *c = cl_of(d);
-    pthread_mutex_lock(&c->lock);
-    c->counters.launches += n;
-    c->enqueued += (uint64_t)n;
-    pthread_mutex_unlock(&c->lock);
-}
-
-void tgc_cl_count_command(tgc_device *d) {
-    tgc_cl_device *c = cl_of(d);
-    pthread_mutex_lock(&c->lock);
-    c->enqueued++;
-    pthread_mutex_unlock(&c->lock);
-}
-
-void tgc_cl_count_allocation(tgc_device *d) {
-    tgc_cl_device *c = cl_of(d);
-    pthread_mutex_lock(&c->lock);
-    c->counters.allocations++;
-    pthread_mutex_unlock(&c->lock);
-}
+void tgc_cl_count_wait(tgc_device *d) { add_counts(d, 0, 1, 0, 0); }
+void tgc_cl_count_launches(tgc_device *d, int64_t n) { add_counts(d, n, 0, 0, 0); }
+void tgc_cl_count_command(tgc_device *d) { add_counts(d, 0, 0, 0, 1); }
+void tgc_cl_count_allocation(tgc_device *d) { add_counts(d, 0, 0, 1, 0); }
 
 static void cl_destroy(tgc_device *d) {
     tgc_cl_device *c = cl_of(d);
