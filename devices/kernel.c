@@ -101,18 +101,24 @@ tgc_value *tgc_kernel_alloc_list(tgc_kernel_ctx *c, int i, uint8_t kind, size_t 
     return slots != NULL ? slots : (tgc_value *)(void *)v; /* n == 0: no slots, but not NULL */
 }
 
+/* Writes the reason into c->error; returns `status`. */
+static tgc_status fail_with(tgc_kernel_ctx *c, tgc_status status, const char *fmt, va_list ap) {
+    if (c->error != NULL && c->error_size > 0) vsnprintf(c->error, c->error_size, fmt, ap);
+    return status;
+}
+
 tgc_status tgc_kernel_fail(tgc_kernel_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    if (c->error != NULL && c->error_size > 0) vsnprintf(c->error, c->error_size, fmt, ap);
+    tgc_status s = fail_with(c, TGC_ERR_RUNTIME, fmt, ap);
     va_end(ap);
-    return TGC_ERR_RUNTIME;
+    return s;
 }
 
 tgc_status tgc_kernel_fail_nomem(tgc_kernel_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    if (c->error != NULL && c->error_size > 0) vsnprintf(c->error, c->error_size, fmt, ap);
+    tgc_status s = fail_with(c, TGC_ERR_NOMEM, fmt, ap);
     va_end(ap);
-    return TGC_ERR_NOMEM;
+    return s;
 }
