@@ -53,7 +53,7 @@ typedef struct tgc_allocator_stats {
  * and transpose kernels are inside it), host waits (the host blocked until
  * the device's queue reached a point: a blocking copy, a finish), and
  * device allocations (new device memory: an arena region, a buffer of its
- * own, CLBlast's temporary buffer of a call). */
+ * own). */
 typedef struct tgc_device_activity {
     int64_t launches;
     int64_t host_waits;

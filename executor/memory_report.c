@@ -547,7 +547,7 @@ static void report_activity(const tgc_session *s, int i, FILE *out) {
     fprintf(out, "  %-27s %7" PRId64 "  (the last step, feeds to fetched outputs; a CLBlast call counts as one)\n",
             "kernel launches per step", a.launches);
     fprintf(out, "  %-27s %7" PRId64 "  (blocking copies and finishes)\n", "host waits per step", a.host_waits);
-    fprintf(out, "  %-27s %7" PRId64 "  (new device memory: arena regions, buffers, CLBlast's temporary ones)\n",
+    fprintf(out, "  %-27s %7" PRId64 "  (new device memory: arena regions, buffers of their own)\n",
             "device allocations per step", a.allocations);
 }
 

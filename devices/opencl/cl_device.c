@@ -272,7 +272,6 @@ static void add_counts(tgc_device *d, int64_t launches, int64_t waits, int64_t a
 void tgc_cl_count_wait(tgc_device *d) { add_counts(d, 0, 1, 0, 0); }
 void tgc_cl_count_launches(tgc_device *d, int64_t n) { add_counts(d, n, 0, 0, 0); }
 void tgc_cl_count_command(tgc_device *d) { add_counts(d, 0, 0, 0, 1); }
-void tgc_cl_count_allocation(tgc_device *d) { add_counts(d, 0, 0, 1, 0); }
 
 static void cl_destroy(tgc_device *d) {
     tgc_cl_device *c = cl_of(d);

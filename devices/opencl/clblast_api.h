@@ -16,8 +16,8 @@ typedef struct tgc_clblast_api {
     __typeof__(CLBlastSgemm) *sgemm;
     __typeof__(CLBlastClearCache) *clear_cache;
     /* Both NULL where the library lacks them (CLBlast before 1.5): then
-     * CLBlastSgemm allocates a call's temporary buffer itself, and it is
-     * not counted (tgc_device_activity). */
+     * CLBlastSgemm allocates a call's temporary buffer itself, outside the
+     * device's allocator and its counts (tgc_device_activity). */
     __typeof__(CLBlastSGemmTempBufferSize) *sgemm_temp_size;
     __typeof__(CLBlastSgemmWithTempBuffer) *sgemm_with_temp;
 } tgc_clblast_api;

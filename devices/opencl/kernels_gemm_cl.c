@@ -63,6 +63,25 @@ static const char *clblast_status_name(CLBlastStatusCode s) {
     }
 }
 
+/* The bytes of CLBlast's temporary buffer for the SGEMM call whose shape
+ * arguments are key (CLBlastSGemmTempBufferSize, through the device's
+ * cache); 0 where CLBlast cannot say. Under tgc_cl_blas_lock. */
+static size_t temp_bytes(tgc_cl_device *d, const size_t key[11], cl_command_queue *queue) {
+    uint64_t h = 1469598103934665603u; /* FNV-1a over the arguments */
+    for (int i = 0; i < 11; i++) h = (h ^ key[i]) * 1099511628211u;
+    tgc_cl_temp_size *e = &d->temp_sizes[h % TGC_CL_TEMP_SIZES];
+    if (e->set && memcmp(e->key, key, sizeof e->key) == 0) return e->bytes;
+    size_t bytes = 0;
+    if (tgc_clblast.sgemm_temp_size(CLBlastLayoutRowMajor, (CLBlastTranspose)key[0], (CLBlastTranspose)key[1], key[2],
+                                    key[3], key[4], key[5], key[6], key[7], key[8], key[9], key[10], queue,
+                                    &bytes) != CLBlastSuccess)
+        bytes = 0;
+    memcpy(e->key, key, sizeof e->key);
+    e->bytes = bytes;
+    e->set = true;
+    return bytes;
+}
+
 /* One CLBlastSgemm call: C = alpha * op(A) op(B) + beta * C over the whole k. */
 static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                              cl_mem a, int64_t a_off, int64_t lda, cl_mem b, int64_t b_off, int64_t ldb, float beta,
@@ -72,20 +91,16 @@ static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int
     if (!tgc_clblast_open(err, sizeof err)) return tgc_kernel_fail(c, "%s", err);
     CLBlastTranspose tra = ta ? CLBlastTransposeYes : CLBlastTransposeNo;
     CLBlastTranspose trb = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
-    /* The call's temporary buffer (its padded copies: GemmTempBufferSize) from the device's arena, where
-     * CLBlast says how large; else CLBlast allocates it itself each call (counted as an allocation). */
-    size_t temp = 0;
+    /* The call's temporary buffer (its padded copies) from the device's arena, within its limit; with a
+     * CLBlast before 1.5 (no GemmTempBufferSize), CLBlast allocates it itself each call, not seen here. */
+    const size_t key[11] = {(size_t)tra, (size_t)trb, (size_t)m, (size_t)n, (size_t)k, (size_t)a_off, (size_t)lda,
+                            (size_t)b_off, (size_t)ldb, (size_t)y_off, (size_t)ldc};
     tgc_buffer *temp_buf = NULL;
-    bool own_temp = false;
     tgc_cl_blas_lock();
-    if (tgc_clblast.sgemm_temp_size != NULL &&
-        tgc_clblast.sgemm_temp_size(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, (size_t)a_off,
-                                    (size_t)lda, (size_t)b_off, (size_t)ldb, (size_t)y_off, (size_t)ldc, &queue,
-                                    &temp) != CLBlastSuccess)
-        temp = 0;
-    if (temp > 0) {
-        temp_buf = tgc_cl_scratch(c->device, temp);
-        own_temp = temp_buf == NULL;
+    size_t temp = tgc_clblast.sgemm_temp_size != NULL ? temp_bytes((tgc_cl_device *)c->device, key, &queue) : 0;
+    if (temp > 0 && (temp_buf = tgc_cl_scratch(c->device, temp)) == NULL) {
+        tgc_cl_blas_unlock();
+        return tgc_kernel_fail_nomem(c, "out of device memory for CLBlast's temporary buffer (%zu bytes)", temp);
     }
     CLBlastStatusCode s =
         temp_buf != NULL
@@ -98,7 +113,6 @@ static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int
     tgc_cl_blas_unlock();
     tgc_cl_scratch_release(temp_buf); /* later users of the memory come after the call on the queue */
     tgc_cl_count_launches(c->device, 1);
-    if (own_temp) tgc_cl_count_allocation(c->device);
     if (s == CLBlastSuccess) return TGC_OK;
     const char *name = clblast_status_name(s);
     return tgc_kernel_fail(c, "CLBlastSgemm (m %lld, n %lld, k %lld) failed: %s (%d)", (long long)m, (long long)n,

@@ -42,8 +42,17 @@ typedef struct tgc_cl_counters {
     /* since the device opened (tgc_device_activity): */
     int64_t launches;    /* kernels enqueued; a CLBlast call as one */
     int64_t host_waits;  /* blocking copies and finishes */
-    int64_t allocations; /* clCreateBuffer calls, and CLBlast calls that allocate a temporary buffer */
+    int64_t allocations; /* clCreateBuffer calls */
 } tgc_cl_counters;
+
+/* CLBlast's temporary buffer for one SGEMM call shape (transposes, m, n,
+ * k, offsets and leading dimensions: the arguments its size depends on). */
+#define TGC_CL_TEMP_SIZES 256
+typedef struct tgc_cl_temp_size {
+    size_t key[11];
+    size_t bytes;
+    bool set;
+} tgc_cl_temp_size;
 
 typedef struct tgc_cl_device {
     tgc_device base; /* first: a tgc_device * points here */
@@ -61,6 +70,11 @@ typedef struct tgc_cl_device {
      * command done, every earlier one is); equal, synchronize has nothing
      * to wait for. Under lock. */
     uint64_t enqueued, drained;
+    /* CLBlast's temporary buffer sizes by call shape, a direct-mapped cache
+     * (a slot taken by another shape is asked again): asking CLBlast took
+     * about 1.5 us a call (PoCL, 200 MatMuls of [64, 64]), a step repeats
+     * its shapes. Under tgc_cl_blas_lock. */
+    tgc_cl_temp_size temp_sizes[TGC_CL_TEMP_SIZES];
     char device_name[256], platform_name[256], driver_version[128];
     cl_device_type type;
     cl_uint compute_units;
@@ -114,12 +128,10 @@ tgc_status tgc_cl_enqueue(tgc_kernel_ctx *c, const char *name, cl_uint work_dim,
                           const size_t *local, int n_args, const tgc_cl_arg *args);
 
 /* Counts a blocking call on d's queue (a read, a write, a finish) as one
- * host wait, n kernels enqueued outside tgc_cl_enqueue (CLBlast's calls,
- * fused groups) as launches, one device allocation made outside the
- * device's allocator (CLBlast's temporary buffer): tgc_device_activity. */
+ * host wait, n kernels enqueued outside tgc_cl_enqueue (CLBlast's calls)
+ * as launches: tgc_device_activity. */
 void tgc_cl_count_wait(tgc_device *d);
 void tgc_cl_count_launches(tgc_device *d, int64_t n);
-void tgc_cl_count_allocation(tgc_device *d);
 /* Notes a command enqueued without waiting that is not a kernel (a copy,
  * a fill): synchronize must then wait for it. */
 void tgc_cl_count_command(tgc_device *d);
