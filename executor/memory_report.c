@@ -544,8 +544,19 @@ static void report_activity(const tgc_session *s, int i, FILE *out) {
     bool counted = gg->activity_counted;
     pthread_mutex_unlock(&gg->lock);
     if (!counted) return;
-    fprintf(out, "  %-27s %7" PRId64 "  (the last step, feeds to fetched outputs; a CLBlast call counts as one)\n",
-            "kernel launches per step", a.launches);
+    int64_t ran = 0, absorbed = 0; /* the device's kernel nodes, in the session's partitions (not in subgraphs) */
+    for (int p = 0; p < s->compiled.parts.n_parts; p++) {
+        const tgc_plan *pl = &s->plans[p];
+        if (pl->remote || pl->device != s->devices[i]) continue;
+        for (int32_t id = 0; id < pl->g->n_nodes; id++)
+            if (pl->role[id] == TGC_ROLE_KERNEL) pl->absorbed[id] ? absorbed++ : ran++;
+    }
+    char per_node[160] = "";
+    if (ran > 0)
+        snprintf(per_node, sizeof per_node, "; %.2f a node: %" PRId64 " ran a kernel, %" PRId64
+                 " activations absorbed", (double)a.launches / (double)ran, ran, absorbed);
+    fprintf(out, "  %-27s %7" PRId64 "  (the last step, feeds to fetched outputs; a CLBlast call counts as one%s)\n",
+            "kernel launches per step", a.launches, per_node);
     fprintf(out, "  %-27s %7" PRId64 "  (blocking copies and finishes)\n", "host waits per step", a.host_waits);
     fprintf(out, "  %-27s %7" PRId64 "  (new device memory: arena regions, buffers of their own)\n",
             "device allocations per step", a.allocations);

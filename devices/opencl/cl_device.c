@@ -385,6 +385,15 @@ tgc_status tgc_cl_device_create(int index, tgc_diags *diags, tgc_device **out) {
     return TGC_OK;
 }
 
+cl_int tgc_cl_launch(tgc_cl_device *c, cl_kernel k, cl_uint work_dim, const size_t *global, const size_t *local,
+                     int n_args, const tgc_cl_arg *args) {
+    cl_int err = CL_SUCCESS;
+    for (int i = 0; err == CL_SUCCESS && i < n_args; i++) err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
+    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(c->queue, k, work_dim, NULL, global, local, 0, NULL, NULL);
+    if (err == CL_SUCCESS) c->counters.launches++, c->enqueued++;
+    return err;
+}
+
 tgc_status tgc_cl_enqueue(tgc_kernel_ctx *ctx, const char *name, cl_uint work_dim, const size_t *global,
                           const size_t *local, int n_args, const tgc_cl_arg *args) {
     tgc_cl_device *c = cl_of(ctx->device);
@@ -392,10 +401,7 @@ tgc_status tgc_cl_enqueue(tgc_kernel_ctx *ctx, const char *name, cl_uint work_di
         if (global[i] == 0) return TGC_OK; /* nothing to do: OpenCL rejects empty ranges */
     pthread_mutex_lock(&c->lock);
     cl_kernel k = tgc_cl_kernel_get(c, name);
-    cl_int err = k == NULL ? CL_INVALID_KERNEL_NAME : CL_SUCCESS;
-    for (int i = 0; err == CL_SUCCESS && i < n_args; i++) err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
-    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(c->queue, k, work_dim, NULL, global, local, 0, NULL, NULL);
-    if (err == CL_SUCCESS) c->counters.launches++, c->enqueued++;
+    cl_int err = k == NULL ? CL_INVALID_KERNEL_NAME : tgc_cl_launch(c, k, work_dim, global, local, n_args, args);
     pthread_mutex_unlock(&c->lock);
     if (err != CL_SUCCESS) return tgc_kernel_fail(ctx, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
     return TGC_OK;

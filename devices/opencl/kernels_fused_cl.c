@@ -59,11 +59,15 @@
  * lane by lane) need under 32 KiB. */
 #define TEXT_CAP (64 * 1024)
 
+/* Entry i: a kernel and its program (retained once per entry: two kernels
+ * of one text share the program, built once). */
 typedef struct tgc_cl_fused_cache {
-    tgc_strmap index; /* kernel text -> entry */
+    tgc_strmap index;            /* kernel name, '\n', text -> entry */
+    tgc_strmap programs_by_text; /* text -> an entry whose program it is */
     cl_program *programs;
     cl_kernel *kernels;
     int count, cap;
+    int built; /* programs built (counters.programs counts them) */
 } tgc_cl_fused_cache;
 
 /* ==== The cache =============================================================== */
@@ -87,9 +91,8 @@ static uint64_t fnv1a(const char *s) {
     return h;
 }
 
-/* Builds prelude + kernel_text into *p and its kernel into *k. */
-static tgc_status build(tgc_cl_device *c, const char *kernel_text, char *err, size_t err_size, cl_program *p,
-                        cl_kernel *k) {
+/* Builds prelude + kernel_text into *p. */
+static tgc_status build(tgc_cl_device *c, const char *kernel_text, char *err, size_t err_size, cl_program *p) {
     size_t pre_len = 0, text_len = strlen(kernel_text);
     const char *pre = prelude(&pre_len);
     if (pre == NULL) return tgc_err_format(err, err_size, TGC_ERR_RUNTIME, "the row functions of %s are missing",
@@ -112,48 +115,70 @@ static tgc_status build(tgc_cl_device *c, const char *kernel_text, char *err, si
         return st == TGC_ERR_NOMEM ? st : TGC_ERR_RUNTIME;
     }
     tgc_diags_free(diags);
-    cl_int e;
-    *k = clCreateKernel(*p, "tgc_fused", &e);
-    if (e != CL_SUCCESS) {
-        clReleaseProgram(*p);
-        return tgc_err_format(err, err_size, TGC_ERR_RUNTIME, "the generated program has no kernel tgc_fused: %s",
-                              tgc_cl_error_name(e));
-    }
     return TGC_OK;
 }
 
-tgc_status tgc_cl_fused_kernel(tgc_cl_device *c, const char *kernel_text, char *err, size_t err_size,
-                               cl_kernel *out) {
+/* Makes room for one more entry. */
+static bool grow(tgc_cl_fused_cache *fc) {
+    if (fc->count < fc->cap) return true;
+    int cap = fc->cap ? 2 * fc->cap : 8;
+    cl_program *p = tgc_realloc(fc->programs, (size_t)cap * sizeof *p);
+    if (p != NULL) fc->programs = p;
+    cl_kernel *k = p != NULL ? tgc_realloc(fc->kernels, (size_t)cap * sizeof *k) : NULL;
+    if (k == NULL) return false;
+    fc->kernels = k;
+    fc->cap = cap;
+    return true;
+}
+
+tgc_status tgc_cl_fused_kernel(tgc_cl_device *c, const char *kernel_text, const char *name, char *err,
+                               size_t err_size, cl_kernel *out) {
     if (c->fused == NULL && (c->fused = tgc_calloc(1, sizeof *c->fused)) == NULL)
         return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
     tgc_cl_fused_cache *fc = c->fused;
-    int32_t at = tgc_strmap_get(&fc->index, kernel_text);
+    size_t name_len = strlen(name), text_len = strlen(kernel_text);
+    char *key = tgc_malloc(name_len + 1 + text_len + 1);
+    if (key == NULL) return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
+    memcpy(key, name, name_len);
+    key[name_len] = '\n';
+    memcpy(key + name_len + 1, kernel_text, text_len + 1);
+    int32_t at = tgc_strmap_get(&fc->index, key);
     if (at >= 0) {
+        tgc_free(key);
         c->counters.fused_hits++;
         *out = fc->kernels[at];
         return TGC_OK;
     }
-    if (fc->count == fc->cap) {
-        int cap = fc->cap ? 2 * fc->cap : 8;
-        cl_program *p = tgc_realloc(fc->programs, (size_t)cap * sizeof *p);
-        if (p != NULL) fc->programs = p;
-        cl_kernel *k = p != NULL ? tgc_realloc(fc->kernels, (size_t)cap * sizeof *k) : NULL;
-        if (k == NULL) return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
-        fc->kernels = k;
-        fc->cap = cap;
-    }
+    tgc_status st = grow(fc) ? TGC_OK : tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
+    int32_t same_text = tgc_strmap_get(&fc->programs_by_text, kernel_text);
     cl_program p = NULL;
+    if (st == TGC_OK && same_text >= 0) {
+        p = fc->programs[same_text];
+        clRetainProgram(p);
+    } else if (st == TGC_OK) {
+        st = build(c, kernel_text, err, err_size, &p);
+    }
     cl_kernel k = NULL;
-    tgc_status st = build(c, kernel_text, err, err_size, &p, &k);
-    if (st != TGC_OK) return st;
-    if (tgc_strmap_put(&fc->index, kernel_text, fc->count) != TGC_OK) {
-        clReleaseKernel(k);
-        clReleaseProgram(p);
-        return tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
+    if (st == TGC_OK) {
+        cl_int e;
+        k = clCreateKernel(p, name, &e);
+        if (e != CL_SUCCESS)
+            st = tgc_err_format(err, err_size, TGC_ERR_RUNTIME, "the generated program has no kernel %s: %s", name,
+                                tgc_cl_error_name(e));
+    }
+    if (st == TGC_OK && tgc_strmap_put(&fc->index, key, fc->count) != TGC_OK)
+        st = tgc_err_format(err, err_size, TGC_ERR_NOMEM, "out of host memory");
+    if (st == TGC_OK && same_text < 0) /* failing, a later kernel of the text builds it again */
+        (void)tgc_strmap_put(&fc->programs_by_text, kernel_text, fc->count);
+    tgc_free(key);
+    if (st != TGC_OK) {
+        if (k != NULL) clReleaseKernel(k);
+        if (p != NULL) clReleaseProgram(p);
+        return st;
     }
     fc->programs[fc->count] = p;
     fc->kernels[fc->count++] = k;
-    c->counters.programs++;
+    if (same_text < 0) c->counters.programs++, fc->built++;
     c->counters.kernels++;
     *out = k;
     return TGC_OK;
@@ -166,9 +191,10 @@ void tgc_cl_fused_release(tgc_cl_device *c) {
         clReleaseKernel(fc->kernels[i]);
         clReleaseProgram(fc->programs[i]);
     }
-    c->counters.programs -= fc->count;
+    c->counters.programs -= fc->built;
     c->counters.kernels -= fc->count;
     tgc_strmap_release(&fc->index);
+    tgc_strmap_release(&fc->programs_by_text);
     tgc_free(fc->programs);
     tgc_free(fc->kernels);
     tgc_free(fc);
@@ -330,7 +356,7 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     size_t items = ((size_t)n + LANES - 1) / LANES, global = (items + GROUP - 1) / GROUP * GROUP;
     cl_long nl = n;
     pthread_mutex_lock(&d->lock);
-    st = tgc_cl_fused_kernel(d, t.s, why, sizeof why, &k);
+    st = tgc_cl_fused_kernel(d, t.s, "tgc_fused", why, sizeof why, &k);
     cl_uint a = 0;
     for (int i = 0; st == TGC_OK && err == CL_SUCCESS && i < c->n_inputs; i++)
         err = clSetKernelArg(k, a++, sizeof(cl_mem), &c->inputs[i].buf->mem);
@@ -350,6 +376,42 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
         return st;
     }
     if (err != CL_SUCCESS) return tgc_kernel_fail(c, "_FusedElementwise: OpenCL kernel: %s", tgc_cl_error_name(err));
+    return TGC_OK;
+}
+
+/* ==== A file built again with a fused activation ================================== */
+
+tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *name, cl_uint work_dim,
+                              const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args) {
+    const tgc_fused_act *act = c->fused_act;
+    if (act == NULL) return tgc_cl_enqueue(c, name, work_dim, global, local, n_args, args);
+    for (cl_uint i = 0; i < work_dim; i++)
+        if (global[i] == 0) return TGC_OK;
+    const tgc_cl_source *src = tgc_cl_sources;
+    while (src->name != NULL && strcmp(src->name, file) != 0) src++;
+    if (src->name == NULL || act->row < 0 || act->row >= TGC_EW_COUNT)
+        return tgc_kernel_fail(c, "no kernels/%s, or no activation row %d, for a fused activation", file, act->row);
+    char params[96], head[512];
+    snprintf(params, sizeof params, "as_float(0x%08" PRIx32 "u), as_float(0x%08" PRIx32 "u), as_float(0x%08" PRIx32
+             "u)", float_bits(act->params[0]), float_bits(act->params[1]), float_bits(act->params[2]));
+    const char *op = tgc_ew_rows[act->row].op;
+    int head_len = snprintf(head, sizeof head, "#define TGC_ACT(v) ew_row_%s((v), %s)\n#define TGC_ACT8(v) ew_row8_%s((v), %s)\n",
+                            op, params, op, params);
+    char *text = head_len > 0 && (size_t)head_len < sizeof head ? tgc_malloc((size_t)head_len + src->size + 1) : NULL;
+    if (text == NULL) return tgc_kernel_fail_nomem(c, "out of host memory for a fused activation's kernel");
+    memcpy(text, head, (size_t)head_len);
+    memcpy(text + head_len, src->text, src->size);
+    text[(size_t)head_len + src->size] = '\0';
+    tgc_cl_device *d = (tgc_cl_device *)c->device;
+    char why[2048];
+    cl_kernel k = NULL;
+    pthread_mutex_lock(&d->lock);
+    tgc_status st = tgc_cl_fused_kernel(d, text, name, why, sizeof why, &k);
+    cl_int err = st == TGC_OK ? tgc_cl_launch(d, k, work_dim, global, local, n_args, args) : CL_SUCCESS;
+    pthread_mutex_unlock(&d->lock);
+    tgc_free(text);
+    if (st != TGC_OK) return tgc_kernel_fail(c, "%s with %s fused: %s", name, tgc_ew_rows[act->row].op, why), st;
+    if (err != CL_SUCCESS) return tgc_kernel_fail(c, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
     return TGC_OK;
 }
 

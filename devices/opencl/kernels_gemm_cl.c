@@ -14,19 +14,17 @@
  * is copied into Y by nn_broadcast2d_f32, then SGEMM with beta; without C,
  * beta 0 (CLBlast then ignores Y's old contents).
  *
- * Conv-11: Y starts as the bias (nn_bias_fill_f32) and the products add
- * onto it (beta 1). Three paths, as on the cpu:
- *   - pointwise (kernel 1, stride 1, no pads): one SGEMM per image and
- *     group on the input as it lies.
- *   - depthwise (group == C > 1): nn_conv_direct_f32, one work-item per
- *     output; im2col would copy KK times the input for a 1-row GEMM.
- *   - otherwise im2col (Chellapilla, Puri and Simard, "High Performance
- *     Convolutional Neural Networks for Document Processing", 2006):
- *     nn_im2col_f32 unrolls every channel's receptive fields for a slab of
- *     images into a scratch buffer (tgc_cl_scratch) [C * KK, out] per
- *     image, and each image and group is one SGEMM, W_g [M/g, C/g * KK] x
- *     col_g. The slab is as many images as fit COL_BUDGET_BYTES; when one
- *     image alone passes it, rows of the first output axis at a time.
+ * Conv-11, one kernel launch (kernels/nn.cl), the bias and a fused
+ * activation (executor/fuse.c, through tgc_cl_enqueue_act) applied as the
+ * output is stored:
+ *   - depthwise (group == C > 1), or a sum with no terms:
+ *     nn_conv_direct_f32, one work-item per output.
+ *   - otherwise nn_conv_gemm_f32, an implicit GEMM per image and group:
+ *     W_g [M/group, C/group * KK] x im2col's matrix, read from the input
+ *     as its tiles load (no im2col buffer, no workspace). Before, im2col
+ *     into scratch, a bias fill and one CLBlast call per 256 terms of k and
+ *     per image and group: a 3x3 Conv of 512 channels was 20 launches, and
+ *     its activation one more.
  * CLBlast's own Sconvgemm is not used: it takes one symmetric pad per axis,
  * 2-D only, and no groups, where ONNX Conv has all three. */
 #include "devices/opencl/kernels_nn.h"
@@ -38,9 +36,6 @@
 #include "devices/opencl/clblast_api.h"
 #include <limits.h>
 #include <string.h>
-
-/* The largest im2col scratch buffer made at once. */
-#define COL_BUDGET_BYTES ((int64_t)64 << 20)
 
 /* The longest run of k one CLBlastSgemm call sums (see tgc_cl_nn_sgemm). */
 #define SGEMM_K_BLOCK ((int64_t)256)
@@ -131,7 +126,50 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
     return st;
 }
 
+/* ---- The implicit GEMM (kernels/nn.cl) ------------------------------------------ */
+
+/* The implicit GEMM's tile (kernels/nn.cl: NN_CG_WG items a side, each
+ * NN_CG_R x NN_CG_R outputs). */
+#define CONV_WG 8
+#define CONV_TILE 64
+
+/* nn_conv_gemm_f32's sizes (kernels/nn.cl): each fits an int (the caller checks). */
+typedef struct conv_gemm_shape {
+    int64_t channels, m_count, cg, m_group, group, in_size, out_size, kk_count, images;
+    bool pointwise;
+} conv_gemm_shape;
+
+/* One launch of nn_conv_gemm_f32, with c's fused activation: Y [images,
+ * m_count, out_size] from x (B's source), wt (A, [m_count, cg * KK]) and
+ * bias ([m_count]; NULL: none). */
+static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem bias, cl_mem y, const tgc_cl_window *cw,
+                            const conv_gemm_shape *s) {
+    size_t local[3] = {CONV_WG, CONV_WG, 1};
+    size_t global[3] = {(size_t)((s->out_size + CONV_TILE - 1) / CONV_TILE * CONV_WG),
+                        (size_t)((s->m_group + CONV_TILE - 1) / CONV_TILE * CONV_WG), (size_t)(s->images * s->group)};
+    cl_mem bm = bias != NULL ? bias : wt; /* wt: a placeholder the kernel does not read */
+    tgc_cl_arg args[] = {TGC_CL_MEM(x), TGC_CL_MEM(wt), TGC_CL_MEM(bm), TGC_CL_INT(bias != NULL), TGC_CL_MEM(y),
+                         TGC_CL_BYTES(cw, sizeof *cw), TGC_CL_INT((cl_int)s->channels),
+                         TGC_CL_INT((cl_int)s->m_count), TGC_CL_INT((cl_int)s->cg), TGC_CL_INT((cl_int)s->m_group),
+                         TGC_CL_INT((cl_int)s->group), TGC_CL_INT((cl_int)s->in_size),
+                         TGC_CL_INT((cl_int)s->out_size), TGC_CL_INT((cl_int)s->kk_count), TGC_CL_INT(s->pointwise)};
+    return tgc_cl_enqueue_act(c, "nn.cl", "nn_conv_gemm_f32", 3, global, local, 15, args);
+}
+
 /* ---- MatMul ----------------------------------------------------------------------- */
+
+/* Whether MatMul g is one GEMM the implicit GEMM's kernel takes: B has no
+ * batch of its own (A's batch folds into the rows) and the sizes fit. */
+static bool one_gemm(const tgc_matmul_geometry *g) {
+    return g->b_count == 1 && g->batch * g->m <= INT_MAX && g->n <= INT_MAX && g->k <= INT_MAX;
+}
+
+/* c's fused activation applied to y's first numel floats in place, where
+ * the product came from CLBlast or a fill (one launch more). */
+static tgc_status apply_act(tgc_kernel_ctx *c, const tgc_buffer *y, int64_t numel) {
+    if (c->fused_act == NULL) return TGC_OK;
+    return tgc_cl_ew_unary_f32(c, &tgc_ew_rows[c->fused_act->row], c->fused_act->params, y, y, numel);
+}
 
 tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
     tgc_matmul_geometry g;
@@ -141,18 +179,27 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
     int64_t m = g.m, n = g.n, k = g.k, batch = g.batch;
     if (batch == 0 || m == 0 || n == 0) return TGC_OK;
     cl_mem ya = y->buf->mem;
-    if (k == 0) return tgc_cl_nn_fill(c, ya, 0.0f, batch * m * n); /* an empty sum */
+    if (k == 0) { /* an empty sum */
+        st = tgc_cl_nn_fill(c, ya, 0.0f, batch * m * n);
+        return st == TGC_OK ? apply_act(c, y->buf, batch * m * n) : st;
+    }
 
     cl_mem am = a->buf->mem, bm = b->buf->mem;
-    if (g.b_count == 1) /* then A's batch is the output's: one GEMM of batch * m rows */
-        return tgc_cl_nn_sgemm(c, false, false, batch * m, n, k, 1.0f, am, 0, k, bm, 0, n, 0.0f, ya, 0, n);
+    if (one_gemm(&g)) {
+        /* then A's batch is the output's: one GEMM of batch * m rows, a pointwise Conv of one image whose
+         * weights are A and whose input is B ([k channels, n positions]) */
+        tgc_cl_window none = {.n = 1};
+        conv_gemm_shape cs = {.channels = k, .m_count = batch * m, .cg = k, .m_group = batch * m, .group = 1,
+                              .in_size = n, .out_size = n, .kk_count = 1, .images = 1, .pointwise = true};
+        return conv_gemm(c, bm, am, NULL, ya, &none, &cs);
+    }
     for (int64_t t = 0; t < batch; t++) {
         int64_t oa, ob, oy;
         tgc_matmul_geometry_offsets(&g, t, &oa, &ob, &oy);
         st = tgc_cl_nn_sgemm(c, false, false, m, n, k, 1.0f, am, oa, k, bm, ob, n, 0.0f, ya, oy, n);
         if (st != TGC_OK) return st;
     }
-    return TGC_OK;
+    return apply_act(c, y->buf, batch * m * n);
 }
 
 /* ---- Gemm ------------------------------------------------------------------------ */
@@ -185,28 +232,6 @@ tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
 
 /* ---- Conv -------------------------------------------------------------------------- */
 
-/* im2col in slabs: `images` whole images, or `rows` rows of the first
- * output axis of one image when a single image passes COL_BUDGET_BYTES;
- * the slab's buffer is *col_bytes. False when a size does not fit. */
-static bool col_slab(const tgc_conv_geometry *g, int64_t *images, int64_t *rows, size_t *col_bytes) {
-    int64_t budget = COL_BUDGET_BYTES / (int64_t)sizeof(float);
-    int64_t row_cols = g->out_size / g->w.out[0], row_floats, image_floats, col_floats;
-    *rows = g->w.out[0];
-    if (!tgc_checked_mul_i64(g->channels, g->kk_count, &row_floats) ||
-        !tgc_checked_mul_i64(row_floats, row_cols, &row_floats) ||
-        !tgc_checked_mul_i64(row_floats, *rows, &image_floats) || image_floats < 1)
-        return false;
-    *images = budget / image_floats;
-    if (*images < 1) {
-        *images = 1;
-        *rows = budget / row_floats;
-        if (*rows < 1) *rows = 1;
-    }
-    if (*images > g->batch) *images = g->batch;
-    return tgc_checked_mul_i64(*images * *rows, row_floats, &col_floats) && /* images * rows <= budget */
-           tgc_checked_nbytes(col_floats, sizeof(float), col_bytes);
-}
-
 tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     tgc_status st = tgc_window_read_conv(c, &g);
@@ -214,71 +239,31 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
     if (st == TGC_OK) st = tgc_cl_nn_window(c, &g.w, &cw);
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *wt = &c->inputs[1], *y = &c->outputs[0];
-    const tgc_window w = g.w;
-    bool has_bias = g.has_bias, pointwise = g.pointwise;
+    bool has_bias = g.has_bias;
     int64_t group = g.group, batch = g.batch, channels = g.channels, m_count = g.m_count, cg = g.cg;
     int64_t in_size = g.in_size, out_size = g.out_size, kk_count = g.kk_count;
-    int64_t total = batch * m_count * out_size;
+    int64_t total = batch * m_count * out_size, k = cg * kk_count, m_group = m_count / group;
     if (total == 0) return TGC_OK;
+    if (channels > INT_MAX || m_count > INT_MAX || k > INT_MAX)
+        return tgc_kernel_fail(c, "Conv: %lld channels in, %lld out, %lld terms a sum (at most %d on a gpu)",
+                               (long long)channels, (long long)m_count, (long long)k, INT_MAX);
     cl_mem xm = x->buf->mem, wm = wt->buf->mem, ym = y->buf->mem;
     cl_mem bm = has_bias ? c->inputs[2].buf->mem : wm; /* wm: a placeholder the kernel does not read */
-    int64_t k = cg * kk_count, m_group = m_count / group;
-
-    if (k > 0 && in_size > 0 && group == channels && group > 1) { /* depthwise: y written whole, bias included */
+    bool empty_sum = k == 0 || in_size == 0; /* nothing but padding to read: Y is the bias, activated */
+    if (empty_sum && !has_bias && c->fused_act == NULL) return tgc_cl_nn_fill(c, ym, 0.0f, total);
+    if (empty_sum || (group == channels && group > 1)) { /* depthwise: one work-item per output */
         size_t global = (size_t)total;
         tgc_cl_arg args[] = {TGC_CL_MEM(xm), TGC_CL_MEM(wm), TGC_CL_MEM(bm), TGC_CL_INT(has_bias),
                              TGC_CL_MEM(ym), TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(channels),
-                             TGC_CL_LONG(m_count), TGC_CL_LONG(cg), TGC_CL_LONG(m_group), TGC_CL_INT((cl_int)in_size),
-                             TGC_CL_INT((cl_int)out_size), TGC_CL_INT((cl_int)kk_count), TGC_CL_LONG(total)};
-        return tgc_cl_enqueue(c, "nn_conv_direct_f32", 1, &global, NULL, 14, args);
-    }
-
-    /* Y starts as the bias; the products accumulate onto it. */
-    if (has_bias) {
-        size_t global = (size_t)total;
-        tgc_cl_arg args[] = {TGC_CL_MEM(ym), TGC_CL_MEM(bm), TGC_CL_LONG(m_count), TGC_CL_LONG(out_size),
+                             TGC_CL_LONG(m_count), TGC_CL_LONG(empty_sum ? 0 : cg), TGC_CL_LONG(m_group),
+                             TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)out_size), TGC_CL_INT((cl_int)kk_count),
                              TGC_CL_LONG(total)};
-        st = tgc_cl_enqueue(c, "nn_bias_fill_f32", 1, &global, NULL, 5, args);
-    } else {
-        st = tgc_cl_nn_fill(c, ym, 0.0f, total);
+        return tgc_cl_enqueue_act(c, "nn.cl", "nn_conv_direct_f32", 1, &global, NULL, 14, args);
     }
-    if (st != TGC_OK || k == 0 || in_size == 0 || m_group == 0) return st; /* nothing but padding to read */
-
-    if (pointwise) {
-        for (int64_t n = 0; st == TGC_OK && n < batch; n++)
-            for (int64_t g = 0; st == TGC_OK && g < group; g++)
-                st = tgc_cl_nn_sgemm(c, false, false, m_group, out_size, cg, 1.0f, wm, g * m_group * cg, cg, xm,
-                                     (n * channels + g * cg) * in_size, in_size, 1.0f, ym,
-                                     (n * m_count + g * m_group) * out_size, out_size);
-        return st;
-    }
-
-    int64_t row_cols = out_size / w.out[0], images, rows;
-    size_t col_bytes;
-    if (!col_slab(&g, &images, &rows, &col_bytes)) return tgc_kernel_fail(c, "Conv: the im2col sizes do not fit");
-    tgc_buffer *col_buf = tgc_cl_scratch(c->device, col_bytes);
-    if (col_buf == NULL)
-        return tgc_kernel_fail_nomem(c, "out of device memory for Conv's im2col buffer (%zu bytes)", col_bytes);
-    cl_mem col = col_buf->mem;
-    for (int64_t n0 = 0; st == TGC_OK && n0 < batch; n0 += images) {
-        int64_t ni = batch - n0 < images ? batch - n0 : images;
-        for (int64_t o0 = 0; st == TGC_OK && o0 < w.out[0]; o0 += rows) {
-            int64_t o1 = o0 + rows < w.out[0] ? o0 + rows : w.out[0], cols = (o1 - o0) * row_cols;
-            size_t global[2] = {(size_t)cols, (size_t)(ni * channels)};
-            tgc_cl_arg args[] = {TGC_CL_MEM(xm), TGC_CL_LONG(n0 * channels * in_size), TGC_CL_MEM(col),
-                                 TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_LONG(ni * channels),
-                                 TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)kk_count),
-                                 TGC_CL_INT((cl_int)cols), TGC_CL_INT((cl_int)(o0 * row_cols))};
-            st = tgc_cl_enqueue(c, "nn_im2col_f32", 2, global, NULL, 9, args);
-            for (int64_t q = 0; st == TGC_OK && q < ni; q++)
-                for (int64_t g = 0; st == TGC_OK && g < group; g++)
-                    st = tgc_cl_nn_sgemm(c, false, false, m_group, cols, k, 1.0f, wm, g * m_group * k, k, col,
-                                         (q * channels * kk_count + g * k) * cols, cols, 1.0f, ym,
-                                         ((n0 + q) * m_count + g * m_group) * out_size + o0 * row_cols, out_size);
-        }
-    }
-    tgc_cl_scratch_release(col_buf);
-    return st;
+    conv_gemm_shape cs = {.channels = channels, .m_count = m_count, .cg = cg, .m_group = m_group, .group = group,
+                          .in_size = in_size, .out_size = out_size, .kk_count = kk_count, .images = batch,
+                          .pointwise = g.pointwise};
+    return conv_gemm(c, xm, wm, has_bias ? bm : NULL, ym, &cw, &cs);
 }
 
 /* ---- footprints ------------------------------------------------------------------ */
@@ -303,7 +288,8 @@ void tgc_gpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     (void)width;
     tgc_matmul_geometry g;
     if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
-    out->workspace_bytes = clblast_temp_bound(g.b_count == 1 ? g.batch * g.m : g.m, g.n, g.k);
+    if (one_gemm(&g)) return; /* the implicit GEMM: no workspace */
+    out->workspace_bytes = clblast_temp_bound(g.m, g.n, g.k);
 }
 
 void tgc_gpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
@@ -311,21 +297,4 @@ void tgc_gpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
     tgc_gemm_geometry g;
     if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0 || g.k == 0) return;
     out->workspace_bytes = clblast_temp_bound(g.m, g.n, g.k);
-}
-
-void tgc_gpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
-    (void)width;
-    tgc_conv_geometry g;
-    if (tgc_window_read_conv(c, &g) != TGC_OK || g.batch * g.m_count * g.out_size == 0 || g.in_size == 0) return;
-    int64_t k = g.cg * g.kk_count, m_group = g.m_count / g.group;
-    if (k == 0 || m_group == 0 || (g.group == g.channels && g.group > 1)) return; /* depthwise: direct, no GEMM */
-    if (g.pointwise) {
-        out->workspace_bytes = clblast_temp_bound(m_group, g.out_size, g.cg);
-        return;
-    }
-    int64_t images, rows;
-    size_t col_bytes;
-    if (!col_slab(&g, &images, &rows, &col_bytes)) return;
-    int64_t cols = rows * (g.out_size / g.w.out[0]);
-    out->workspace_bytes = (int64_t)col_bytes + clblast_temp_bound(m_group, cols, k);
 }

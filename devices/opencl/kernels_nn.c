@@ -296,12 +296,11 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
  * known, may overwrite its input (each work-item reads x[i] then writes
  * y[i]). */
 const tgc_kernel_def tgc_gpu_kernels_nn[] = {
-    {.op = "MatMul", .fn = tgc_gpu_matmul_f32, .forward_input = -1, .dtypes = F32_ONLY,
+    {.op = "MatMul", .fn = tgc_gpu_matmul_f32, .forward_input = -1, .dtypes = F32_ONLY, .fuses_activation = true,
      .footprint = tgc_gpu_matmul_footprint},
     {.op = "Gemm", .fn = tgc_gpu_gemm_f32, .forward_input = -1, .dtypes = F32_ONLY,
      .footprint = tgc_gpu_gemm_footprint},
-    {.op = "Conv", .fn = tgc_gpu_conv_f32, .forward_input = -1, .dtypes = F32_ONLY,
-     .footprint = tgc_gpu_conv_footprint},
+    {.op = "Conv", .fn = tgc_gpu_conv_f32, .forward_input = -1, .dtypes = F32_ONLY, .fuses_activation = true},
     {.op = "MaxPool", .fn = max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = "AveragePool", .fn = average_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = "GlobalAveragePool", .fn = global_average_pool_gpu, .forward_input = -1,

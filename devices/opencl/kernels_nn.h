@@ -33,13 +33,12 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c);
 tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c);
 tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c);
 
-/* tgc_kernel_footprint_fn of the three: workspaces only (no kernel
+/* tgc_kernel_footprint_fn of MatMul and Gemm: workspaces only (no kernel
  * caches on the gpu yet): a bound of CLBlast's temporary buffer for the
- * largest SGEMM call, and Conv's im2col slab (from the device's
- * allocator), in bytes. */
+ * largest SGEMM call (from the device's allocator), in bytes. Conv needs
+ * none. */
 void tgc_gpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
 void tgc_gpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
-void tgc_gpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
 
 /* ---- Shared helpers ------------------------------------------------------ */
 

@@ -127,6 +127,22 @@ typedef struct tgc_cl_arg {
 tgc_status tgc_cl_enqueue(tgc_kernel_ctx *c, const char *name, cl_uint work_dim, const size_t *global,
                           const size_t *local, int n_args, const tgc_cl_arg *args);
 
+/* tgc_cl_enqueue, with c->fused_act (executor/fuse.c) compiled into the
+ * kernel when there is one: kernel `name` of kernels/<file> built again
+ * with TGC_ACT(v) and TGC_ACT8(v) defined as the activation's row
+ * functions of graph/elementwise.def (float and float8; its parameters as
+ * exact float bits), behind the row functions (tgc_cl_fused_kernel:
+ * cached per device and on disk). The file's kernels apply them to each
+ * value they store (identity in the plain build). A build failure fails the node through
+ * tgc_kernel_fail with the build log. */
+tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *name, cl_uint work_dim,
+                              const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args);
+
+/* Sets kernel k's arguments and enqueues it on c's queue, counting the
+ * launch; call with c->lock held. The OpenCL status. */
+cl_int tgc_cl_launch(tgc_cl_device *c, cl_kernel k, cl_uint work_dim, const size_t *global, const size_t *local,
+                     int n_args, const tgc_cl_arg *args);
+
 /* Counts a blocking call on d's queue (a read, a write, a finish) as one
  * host wait, n kernels enqueued outside tgc_cl_enqueue (CLBlast's calls)
  * as launches: tgc_device_activity. */

@@ -490,7 +490,7 @@ static void test_bad_programs(void) {
     cl_kernel k = NULL;
     pthread_mutex_lock(&c->lock);
     tgc_status st = tgc_cl_fused_kernel(c, "__kernel void tgc_fused(__global float *Y) { Y[0] = no_such(1.0f); }\n",
-                                        err, sizeof err, &k);
+                                        "tgc_fused", err, sizeof err, &k);
     pthread_mutex_unlock(&c->lock);
     CU_ASSERT_EQUAL(st, TGC_ERR_RUNTIME);
     CU_ASSERT_PTR_NULL(k);

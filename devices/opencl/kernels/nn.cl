@@ -1,8 +1,9 @@
 /* The OpenCL C side of the gpu nn kernels (float32); the host sides, and
  * which op uses which kernel, are devices/opencl/kernels_gemm_cl.c (MatMul,
- * Gemm, Conv) and kernels_nn.c (the rest). GEMM itself is CLBlast's: here
- * are the kernels around it (fills, broadcasts, bias, im2col) and the ops
- * that are not a GEMM (direct depthwise Conv, pooling, normalisation).
+ * Gemm, Conv) and kernels_nn.c (the rest). MatMul's and Gemm's GEMM is
+ * CLBlast's: here are the kernels around it (fills, broadcasts), Conv (an
+ * implicit GEMM, and direct for depthwise) and the ops that are not a GEMM
+ * (pooling, normalisation).
  *
  * Each kernel checks its work-item against the end, so any global size
  * that covers the work will do. Flat indices are long (a tensor may pass
@@ -125,43 +126,130 @@ static void nn_tap_next(const nn_window *w, const int n, int *t) {
 
 /* ---- Conv ---------------------------------------------------------------------------- */
 
-/* Y [N, M, out_size] starts as the bias: y[i] = b[(i / out_size) % m]. */
-__kernel void nn_bias_fill_f32(__global float *y, __global const float *b, long m, long out_size, long total) {
-    long i = get_global_id(0);
-    if (i < total) y[i] = b[(i / out_size) % m];
-}
+/* A fused activation (executor/fuse.c): TGC_ACT(v) (float) and
+ * TGC_ACT8(v) (float8) are the identity here;
+ * tgc_cl_enqueue_act builds this file again behind graph/elementwise.def's
+ * row functions with them defined as the row's calls, one program per
+ * activation and parameters. */
+#ifndef TGC_ACT
+#define TGC_ACT(v) (v)
+#define TGC_ACT8(v) (v)
+#endif
 
-/* im2col (Chellapilla, Puri and Simard, "High Performance Convolutional
- * Neural Networks for Document Processing", 2006): for each of `images`
- * images of x (image q at x[x_off + q * channels * in_size], [C, D1..Dn]),
- * the matrix col_q [channels * KK, cols] at col[q * channels * KK * cols],
- * row ci * KK + kk for channel ci and row-major kernel tap kk, column j for
- * output position first + j (row-major over the output axes), padding as
- * zeros. Group g's rows are the block [g * C/group * KK, ...), so one col
- * serves every group. One work-item per (image, channel, position) writes
- * that position's KK taps (each a row apart; neighbouring work-items write
- * neighbouring columns). Global: [cols, planes = images * channels]. */
-static void nn_im2col(const int n, __global const float *x, long x_off, __global float *col, const nn_window *w,
-                      long planes, int in_size, int kk_count, int cols, int first) {
-    int j = (int)get_global_id(0);
-    long r = get_global_id(1); /* image q, channel ci: plane q * channels + ci of the slab */
-    if (j >= cols || r >= planes) return;
+/* Conv as one implicit GEMM per (image, group): Y_g [M/group, out_size] =
+ * W_g [M/group, K] x B [K, out_size] with K = C/group * KK, where B's row
+ * ci * KK + kk, column p is input channel ci's value under tap kk of
+ * output position p's window (0 in padding): im2col's matrix
+ * (Chellapilla, Puri and Simard, 2006), read from the input as the tiles
+ * are loaded instead of being written out first. The tiling is the
+ * classic local-memory SGEMM (Nugteren, "Tutorial: OpenCL SGEMM tuning
+ * for Kepler", 2014: kernels 3-6): a work-group of NN_CG_WG x NN_CG_WG
+ * items computes a [NN_CG_TM, NN_CG_TN] tile of Y, loading a
+ * [NN_CG_TK, NN_CG_TM] slice of W and a [NN_CG_TK, NN_CG_TN] slice of B
+ * into local memory per step of k; each item keeps NN_CG_R x NN_CG_R
+ * sums, rows ty + i * NN_CG_WG and columns tx + j * NN_CG_WG. Sums run in
+ * blocks of NN_CG_KBLOCK terms added onto the total, as the cpu's GEMM
+ * blocks k (a long sum's rounding error grows with its length). The
+ * epilogue adds the bias and applies TGC_ACT as the tile is stored.
+ * Global: [ceil(out_size / TN) * WG, ceil(M/group / TM) * WG, N * group];
+ * local [WG, WG, 1]. */
+#define NN_CG_WG 8
+#define NN_CG_R 8
+#define NN_CG_TM (NN_CG_WG * NN_CG_R)
+#define NN_CG_TN (NN_CG_WG * NN_CG_R)
+#define NN_CG_TK 32
+#define NN_CG_KBLOCK 256
+
+/* Rows k0 .. k0 + NN_CG_TK of B's column p (0 past k or out_size) into
+ * bs[r * NN_CG_TN + pp], for the image and group whose input channels
+ * start at xg. The window's start is found once and the taps walked as an
+ * odometer (channel ci, tap t), so a column costs a few divisions per
+ * tile, not per value. */
+static void nn_conv_column(const int n, __global const float *xg, const nn_window *w, int in_size, int out_size,
+                           int kk_count, int k, int k0, int p, int pp, __local float *bs) {
     int start[NN_MAX_AXES], t[NN_MAX_AXES];
-    nn_window_start(w, n, first + j, start);
-    for (int a = 0; a < n; a++) t[a] = 0;
-    __global const float *xp = x + x_off + r * in_size;
-    __global float *dst = col + r * kk_count * cols + j;
-    for (int kk = 0; kk < kk_count; kk++) {
-        int off = nn_tap_offset(w, n, start, t);
-        dst[(long)kk * cols] = off >= 0 ? xp[off] : 0.0f;
+    if (p < out_size) nn_window_start(w, n, p, start);
+    int ci = k0 / kk_count, tap = k0 % kk_count, rest = tap;
+    for (int a = n - 1; a >= 0; a--) {
+        t[a] = rest % w->k[a];
+        rest /= w->k[a];
+    }
+    for (int r = 0; r < NN_CG_TK; r++) {
+        float v = 0.0f;
+        if (p < out_size && k0 + r < k) {
+            int off = nn_tap_offset(w, n, start, t);
+            if (off >= 0) v = xg[(long)ci * in_size + off];
+        }
+        bs[r * NN_CG_TN + pp] = v;
         nn_tap_next(w, n, t);
+        if (++tap == kk_count) tap = 0, ci++;
     }
 }
 
-__kernel void nn_im2col_f32(__global const float *x, long x_off, __global float *col, nn_window w, long planes,
-                            int in_size, int kk_count, int cols, int first) {
-#define NN_IM2COL(n) nn_im2col(n, x, x_off, col, &w, planes, in_size, kk_count, cols, first)
-    NN_BY_AXES(NN_IM2COL, w.n)
+static void nn_conv_gemm(__global const float *x, __global const float *wt, __global const float *b,
+                         int has_bias, __global float *y, const nn_window *w, int channels, int m_count, int cg,
+                         int m_group, int group, int in_size, int out_size, int kk_count, int pointwise,
+                         __local float *as, __local float *bs) {
+    int tx = (int)get_local_id(0), ty = (int)get_local_id(1), lid = ty * NN_CG_WG + tx;
+    int p0 = (int)get_group_id(0) * NN_CG_TN, m0 = (int)get_group_id(1) * NN_CG_TM;
+    long z = (long)get_global_id(2), image = z / group;
+    int g = (int)(z % group), k = cg * kk_count;
+    __global const float *xg = x + (image * channels + (long)g * cg) * in_size;
+    __global const float *wg = wt + (long)g * m_group * k;
+    float8 acc[NN_CG_R], part[NN_CG_R];
+    for (int i = 0; i < NN_CG_R; i++) acc[i] = part[i] = (float8)(0.0f);
+    for (int k0 = 0; k0 < k; k0 += NN_CG_TK) {
+        for (int e = lid; e < NN_CG_TK * NN_CG_TM; e += NN_CG_WG * NN_CG_WG) {
+            int kq = e % NN_CG_TK, row = m0 + e / NN_CG_TK, col = k0 + kq; /* neighbours read along k */
+            as[kq * NN_CG_TM + e / NN_CG_TK] = row < m_group && col < k ? wg[(long)row * k + col] : 0.0f;
+        }
+        /* B: item lid loads column lid (NN_CG_WG^2 == NN_CG_TN); neighbours read neighbouring positions */
+        if (pointwise) {
+            for (int r = 0; r < NN_CG_TK; r++)
+                bs[r * NN_CG_TN + lid] = p0 + lid < out_size && k0 + r < k ? xg[(long)(k0 + r) * in_size + p0 + lid]
+                                                                           : 0.0f;
+        } else {
+#define NN_CONV_COLUMN(n) nn_conv_column(n, xg, w, in_size, out_size, kk_count, k, k0, p0 + lid, lid, bs)
+            NN_BY_AXES(NN_CONV_COLUMN, w->n)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int kq = 0; kq < NN_CG_TK; kq++) {
+            float8 bv = vload8(0, bs + kq * NN_CG_TN + tx * NN_CG_R);
+            for (int i = 0; i < NN_CG_R; i++) part[i] = mad((float8)(as[kq * NN_CG_TM + ty + i * NN_CG_WG]), bv, part[i]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if ((k0 + NN_CG_TK) % NN_CG_KBLOCK == 0 || k0 + NN_CG_TK >= k)
+            for (int i = 0; i < NN_CG_R; i++) {
+                acc[i] += part[i];
+                part[i] = (float8)(0.0f);
+            }
+    }
+    int pc = p0 + tx * NN_CG_R; /* the item's first column */
+    for (int i = 0; i < NN_CG_R; i++) {
+        int m = m0 + ty + i * NN_CG_WG;
+        if (m >= m_group) continue;
+        long mo = (long)g * m_group + m;
+        float8 v = acc[i] + (float8)(has_bias ? b[mo] : 0.0f);
+        v = TGC_ACT8(v);
+        __global float *yr = y + (image * m_count + mo) * out_size;
+        if (pc + NN_CG_R <= out_size) {
+            vstore8(v, 0, yr + pc);
+        } else {
+            float vs[NN_CG_R];
+            vstore8(v, 0, vs);
+            for (int j = 0; pc + j < out_size; j++) yr[pc + j] = vs[j];
+        }
+    }
+}
+
+__kernel void nn_conv_gemm_f32(__global const float *x, __global const float *wt, __global const float *b,
+                               int has_bias, __global float *y, nn_window w, int channels, int m_count, int cg,
+                               int m_group, int group, int in_size, int out_size, int kk_count, int pointwise) {
+    __local float as[NN_CG_TK * NN_CG_TM], bs[NN_CG_TK * NN_CG_TN];
+    /* (The switch over the number of axes is in the loads, not around this body as in the other windowed
+     * kernels: PoCL 3.1's cpu device gave wrong sums now and then with the body's barriers inside its cases.) */
+    nn_conv_gemm(x, wt, b, has_bias, y, &w, channels, m_count, cg, m_group, group, in_size, out_size, kk_count,
+                 pointwise, as, bs);
 }
 
 /* Direct convolution, one work-item per output (n, m, position): y = bias
@@ -189,7 +277,7 @@ static void nn_conv_direct(const int n, __global const float *x, __global const 
             nn_tap_next(w, n, t);
         }
     }
-    y[idx] = acc;
+    y[idx] = TGC_ACT(acc);
 }
 
 __kernel void nn_conv_direct_f32(__global const float *x, __global const float *wt, __global const float *b,
