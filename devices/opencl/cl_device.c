@@ -388,7 +388,8 @@ tgc_status tgc_cl_device_create(int index, tgc_diags *diags, tgc_device **out) {
 cl_int tgc_cl_launch(tgc_cl_device *c, cl_kernel k, cl_uint work_dim, const size_t *global, const size_t *local,
                      int n_args, const tgc_cl_arg *args) {
     cl_int err = CL_SUCCESS;
-    for (int i = 0; err == CL_SUCCESS && i < n_args; i++) err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
+    for (int i = 0; err == CL_SUCCESS && i < n_args; i++)
+        err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
     if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(c->queue, k, work_dim, NULL, global, local, 0, NULL, NULL);
     if (err == CL_SUCCESS) c->counters.launches++, c->enqueued++;
     return err;

@@ -352,23 +352,22 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     tgc_cl_device *d = (tgc_cl_device *)c->device;
     char why[2048];
     cl_kernel k = NULL;
-    cl_int err = CL_SUCCESS;
     size_t items = ((size_t)n + LANES - 1) / LANES, global = (items + GROUP - 1) / GROUP * GROUP;
-    cl_long nl = n;
+    tgc_cl_arg args[2 * TGC_FUSED_MAX_INPUTS + 2];
+    cl_long longs[TGC_FUSED_MAX_INPUTS + 1] = {n}; /* the arguments' values outlive the loop */
+    int n_args = 0, n_longs = 1;
+    for (int i = 0; i < c->n_inputs; i++) args[n_args++] = TGC_CL_BUF(c->inputs[i].buf);
+    args[n_args++] = TGC_CL_BUF(c->outputs[0].buf);
+    args[n_args++] = TGC_CL_BYTES(&longs[0], sizeof longs[0]);
+    for (int i = 0; i < c->n_inputs; i++)
+        if (kinds[i] == IN_ROW) {
+            longs[n_longs] = period[i];
+            args[n_args++] = TGC_CL_BYTES(&longs[n_longs++], sizeof longs[0]);
+        }
+    cl_int err = CL_SUCCESS;
     pthread_mutex_lock(&d->lock);
     st = tgc_cl_fused_kernel(d, t.s, "tgc_fused", why, sizeof why, &k);
-    cl_uint a = 0;
-    for (int i = 0; st == TGC_OK && err == CL_SUCCESS && i < c->n_inputs; i++)
-        err = clSetKernelArg(k, a++, sizeof(cl_mem), &c->inputs[i].buf->mem);
-    if (st == TGC_OK && err == CL_SUCCESS) err = clSetKernelArg(k, a++, sizeof(cl_mem), &c->outputs[0].buf->mem);
-    if (st == TGC_OK && err == CL_SUCCESS) err = clSetKernelArg(k, a++, sizeof nl, &nl);
-    for (int i = 0; st == TGC_OK && err == CL_SUCCESS && i < c->n_inputs; i++)
-        if (kinds[i] == IN_ROW) {
-            cl_long r = period[i];
-            err = clSetKernelArg(k, a++, sizeof r, &r);
-        }
-    if (st == TGC_OK && err == CL_SUCCESS) err = clEnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, NULL, 0, NULL, NULL);
-    if (st == TGC_OK && err == CL_SUCCESS) d->counters.launches++, d->enqueued++;
+    if (st == TGC_OK) err = tgc_cl_launch(d, k, 1, &global, NULL, n_args, args);
     pthread_mutex_unlock(&d->lock);
     tgc_free(t.s);
     if (st != TGC_OK) {
@@ -395,8 +394,9 @@ tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *n
     snprintf(params, sizeof params, "as_float(0x%08" PRIx32 "u), as_float(0x%08" PRIx32 "u), as_float(0x%08" PRIx32
              "u)", float_bits(act->params[0]), float_bits(act->params[1]), float_bits(act->params[2]));
     const char *op = tgc_ew_rows[act->row].op;
-    int head_len = snprintf(head, sizeof head, "#define TGC_ACT(v) ew_row_%s((v), %s)\n#define TGC_ACT8(v) ew_row8_%s((v), %s)\n",
-                            op, params, op, params);
+    int head_len = snprintf(head, sizeof head,
+                            "#define TGC_ACT(v) ew_row_%s((v), %s)\n#define TGC_ACT8(v) ew_row8_%s((v), %s)\n", op,
+                            params, op, params);
     char *text = head_len > 0 && (size_t)head_len < sizeof head ? tgc_malloc((size_t)head_len + src->size + 1) : NULL;
     if (text == NULL) return tgc_kernel_fail_nomem(c, "out of host memory for a fused activation's kernel");
     memcpy(text, head, (size_t)head_len);

@@ -59,6 +59,7 @@ typedef struct gn_fixture {
     tgc_node node;
     char err[256];
     bool ok; /* every buffer allocated and uploaded */
+    const tgc_fused_act *act; /* a fused activation both kernels apply (NULL: none) */
 } gn_fixture;
 
 /* The suite's gpu device, its counters when created, and whether creating
@@ -233,6 +234,7 @@ static inline tgc_status gn_run(gn_fixture *f, tgc_device_kind kind, tgc_device 
         .n_outputs = f->n_out,
         .error = f->err,
         .error_size = sizeof f->err,
+        .fused_act = f->act,
     };
     f->err[0] = '\0';
     return def->fn(&ctx);

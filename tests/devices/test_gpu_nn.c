@@ -7,6 +7,8 @@
  * Without an OpenCL device every case passes after a notice. */
 #include "tests/devices/gpu_fixture_nn.h"
 
+#include "graph/elementwise.h"
+
 #define TOL_SUM 1e-4 /* absolute: a dot product or a convolution's sum */
 #define TOL 1e-5     /* relative elsewhere */
 
@@ -203,9 +205,11 @@ static double gemm_rms_error(const gn_fixture *f, const float *got, int64_t m, i
 /* A long sum is about as accurate on the gpu as on the cpu: the RMS error
  * against float64 of a [64, 1728] x [1728, 64] product (k of a 3x3 Conv
  * over 192 channels) within 2x the cpu kernel's. CLBlast summing the
- * whole k in one register gave 2.5x on PoCL; blocks of 256 give 1.0x there
+ * whole k in one register gave 2.5x on PoCL; blocks of 256 gave 1.0x there
  * and 1.77x on an NVIDIA H200 (driver 580, CLBlast 1.5.3's kernels, beside
- * OpenBLAS on the machine's Xeon; 2026-11-27). */
+ * OpenBLAS on the machine's Xeon; 2026-11-27). The product is one GEMM,
+ * now the implicit GEMM's kernel (kernels/nn.cl), which sums in blocks of
+ * 256 too. */
 static void test_matmul_long_k_accuracy(void) {
     gn_fixture f;
     if (!gn_begin(&f, "MatMul", 13)) return;
@@ -311,11 +315,79 @@ static void test_conv_1d_depthwise(void) { CONV(52, (1, 3, 15), (6, 1, 4), true,
 static void test_conv_3d(void) { CONV(53, (1, 2, 5, 6, 7), (3, 2, 2, 3, 2), true, (1, 3, 5, 3, 8), attrs_3d); }
 static void test_conv_no_channels(void) { CONV(54, (1, 0, 5, 5), (3, 0, 3, 3), true, (1, 3, 3, 3), NULL); } /* bias */
 static void test_conv_empty_batch(void) { CONV(55, (0, 3, 5, 5), (2, 3, 3, 3), true, (0, 2, 3, 3), NULL); }
-/* im2col in slabs: 9.1M floats an image (3 slabs of one image), then 18.7M
- * floats for one image (rows of the first output axis at a time). */
+/* Large planes (the implicit GEMM's many tiles of positions), with sums of
+ * 576 terms (past one block of 256). */
 static void test_conv_slab_images(void) { CONV(56, (3, 64, 128, 128), (4, 64, 3, 3), true, (3, 4, 126, 126), NULL); }
 static void test_conv_slab_rows(void) {
     CONV(57, (1, 64, 180, 180), (5, 64, 3, 3), true, (1, 5, 180, 180), attrs_pad1);
+}
+
+/* ---- Fused activations (executor/fuse.c: tgc_kernel_ctx.fused_act) --------------------------- */
+
+/* The activation `op` (a unary row of graph/elementwise.def) with P0 = p0. */
+static tgc_fused_act act_of(const char *op, float p0) {
+    return (tgc_fused_act){.row = (int)tgc_ew_id(tgc_ew_find(op)), .params = {p0, 0.0f, 0.0f}};
+}
+
+/* The device keeps the programs built with an activation until it goes
+ * (tgc_cl_enqueue_act's cache): gn_end's count of programs starts there. */
+static void keep_act_programs(void) {
+    if (gn_gpu != NULL) gn_start.programs = tgc_cl_device_counters(gn_gpu).programs;
+}
+
+/* Conv with `act` applied by both kernels as they write (the cpu's the
+ * reference: it applies the row after its sums). */
+static void conv_act_case(unsigned seed, int rx, const int64_t *x, int rw, const int64_t *w, int ry,
+                          const int64_t *y, attrs_fn attrs, tgc_fused_act act) {
+    gn_fixture f;
+    if (!gn_begin(&f, "Conv", seed)) return;
+    f.act = &act;
+    gn_in_range(&f, -1.0f, 1.0f, rx, x);
+    gn_in_range(&f, -1.0f, 1.0f, rw, w);
+    gn_in_range(&f, -1.0f, 1.0f, 1, w);
+    if (attrs != NULL) attrs(&f);
+    gn_out(&f, TGC_FLOAT32, ry, y);
+    gn_check(&f, GN_ABS, TOL_SUM);
+    keep_act_programs();
+    gn_end(&f);
+}
+
+/* 70 output channels (two tiles of rows), 100 positions (two of
+ * columns), sums of 360 terms. */
+static void test_conv_tiles_act(void) {
+    conv_act_case(60, GN_DIMS(1, 40, 10, 10), GN_DIMS(70, 40, 3, 3), GN_DIMS(1, 70, 10, 10), attrs_pad1,
+                  act_of("LeakyRelu", 0.2f));
+}
+static void test_conv_depthwise_act(void) {
+    conv_act_case(61, GN_DIMS(2, 3, 7, 7), GN_DIMS(6, 1, 3, 3), GN_DIMS(2, 6, 4, 7), attrs_depthwise,
+                  act_of("LeakyRelu", 0.2f));
+}
+static void test_conv_empty_act(void) { /* Y = Relu(bias) */
+    conv_act_case(62, GN_DIMS(1, 0, 5, 5), GN_DIMS(3, 0, 3, 3), GN_DIMS(1, 3, 3, 3), NULL, act_of("Relu", 0.0f));
+}
+
+static void matmul_act_case(unsigned seed, int ra, const int64_t *a, int rb, const int64_t *b, int ry,
+                            const int64_t *y) {
+    tgc_fused_act act = act_of("Sigmoid", 0.0f);
+    gn_fixture f;
+    if (!gn_begin(&f, "MatMul", seed)) return;
+    f.act = &act;
+    gn_in_range(&f, -1.0f, 1.0f, ra, a);
+    gn_in_range(&f, -1.0f, 1.0f, rb, b);
+    gn_out(&f, TGC_FLOAT32, ry, y);
+    gn_check(&f, GN_ABS, TOL_SUM);
+    keep_act_programs();
+    gn_end(&f);
+}
+
+static void test_matmul_folded_act(void) {
+    matmul_act_case(63, GN_DIMS(2, 3, 40), GN_DIMS(40, 70), GN_DIMS(2, 3, 70));
+}
+static void test_matmul_batched_act(void) {
+    matmul_act_case(64, GN_DIMS(2, 1, 3, 4), GN_DIMS(5, 4, 6), GN_DIMS(2, 5, 3, 6));
+}
+static void test_matmul_empty_k_act(void) { /* sigmoid(0) = 0.5 everywhere */
+    matmul_act_case(65, GN_DIMS(3, 0), GN_DIMS(0, 4), GN_DIMS(3, 4));
 }
 
 /* ---- MaxPool ------------------------------------------------------------------------------ */
@@ -675,8 +747,14 @@ TGC_TEST_MAIN("gpu_nn",
               {"conv 3d", test_conv_3d},
               {"conv no channels", test_conv_no_channels},
               {"conv empty batch", test_conv_empty_batch},
-              {"conv im2col slabs of images", test_conv_slab_images},
-              {"conv im2col slabs of rows", test_conv_slab_rows},
+              {"conv large planes, batch 3", test_conv_slab_images},
+              {"conv large plane, pads", test_conv_slab_rows},
+              {"conv tiles of rows and positions, fused LeakyRelu", test_conv_tiles_act},
+              {"conv depthwise, fused LeakyRelu", test_conv_depthwise_act},
+              {"conv no channels, fused Relu", test_conv_empty_act},
+              {"matmul folded, fused Sigmoid", test_matmul_folded_act},
+              {"matmul batched (CLBlast), fused Sigmoid", test_matmul_batched_act},
+              {"matmul empty K, fused Sigmoid", test_matmul_empty_k_act},
               {"maxpool ceil pads", test_maxpool_ceil_pads},
               {"maxpool no indices", test_maxpool_no_indices},
               {"maxpool omitted indices", test_maxpool_omitted_indices},

@@ -8,8 +8,13 @@
  *   queue, so the step's end has nothing left to finish; allocations: the
  *   arena's first region in the first step, none in the next; y equal to
  *   the same arithmetic in double within float32 rounding.
- *   y = MatMul(x, x), [64, 64] x [64, 64]: one CLBlast call, one launch,
- *   one wait.
+ *   y = MatMul(x, x), [64, 64] x [64, 64]: one launch (the implicit
+ *   GEMM's kernel), one wait.
+ *   y = LeakyRelu(Conv(x, w, b), alpha 0.1), x [1, 2, 8, 8], w [3, 2, 3,
+ *   3], pads 1: the activation absorbed (executor/fuse.c) and applied in
+ *   the Conv kernel's epilogue: one launch; y against the same
+ *   convolution summed in double in this file. y = Sigmoid(MatMul(x, x))
+ *   likewise.
  *
  * A cpu counts nothing. Skipped without an OpenCL device. */
 #include "tests/harness.h"
@@ -37,6 +42,27 @@ static const char matmul[] = "format: tgc/1\n"
                              "nodes:\n"
                              "  - {name: y, op: MatMul, inputs: [x, x], device: gpu0}\n";
 
+static const char conv_act[] =
+    "format: tgc/1\n"
+    "inputs: [{name: x, dtype: float32, shape: [1, 2, 8, 8]}]\n"
+    "outputs: [y]\n"
+    "initializers:\n"
+    "  - {name: w, dtype: float32, shape: [3, 2, 3, 3], values: [-0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3, -0.3, -0.2, "
+    "-0.1, 0, 0.1, 0.2, 0.3, -0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3, -0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3, -0.3, -0.2, "
+    "-0.1, 0, 0.1, 0.2, 0.3, -0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3, -0.3, -0.2, -0.1, 0, 0.1, 0.2, 0.3, -0.3, -0.2, "
+    "-0.1, 0, 0.1]}\n"
+    "  - {name: b, dtype: float32, shape: [3], values: [0.5, -0.25, 0.1]}\n"
+    "nodes:\n"
+    "  - {name: c, op: Conv, inputs: [x, w, b], attrs: {pads: [1, 1, 1, 1]}, device: gpu0}\n"
+    "  - {name: y, op: LeakyRelu, inputs: [c], attrs: {alpha: 0.1}, device: gpu0}\n";
+
+static const char matmul_act[] = "format: tgc/1\n"
+                                 "inputs: [{name: x, dtype: float32, shape: [64, 64]}]\n"
+                                 "outputs: [y]\n"
+                                 "nodes:\n"
+                                 "  - {name: m, op: MatMul, inputs: [x, x], device: gpu0}\n"
+                                 "  - {name: y, op: Sigmoid, inputs: [m], device: gpu0}\n";
+
 static bool have_gpu(void) {
     tgc_device_info info[4];
     return tgc_devices_list(info, 4) > 1;
@@ -49,19 +75,23 @@ typedef struct fixture {
     tgc_diags *d;
 } fixture;
 
-static bool open_fixture(fixture *f, const char *yaml, int64_t rows, int64_t cols) {
+static bool open_fixture_dims(fixture *f, const char *yaml, int rank, const int64_t *dims) {
     memset(f, 0, sizeof *f);
     f->d = tgc_diags_create();
     tgc_session_options o = {.memory_report = 1, .optimize = TGC_OPTIMIZE_NONE};
     if (tgc_graph_load_string(yaml, strlen(yaml), "activity.yaml", NULL, f->d, &f->g) != TGC_OK ||
         tgc_session_create(f->g, "cpu,gpu0", &o, f->d, &f->s) != TGC_OK ||
-        tgc_tensor_alloc(TGC_FLOAT32, 2, (int64_t[]){rows, cols}, &f->x) != TGC_OK) {
+        tgc_tensor_alloc(TGC_FLOAT32, rank, dims, &f->x) != TGC_OK) {
         tgc_diags_print(f->d, stderr);
         return false;
     }
     float *x = (float *)tgc_tensor_data(f->x);
-    for (int64_t i = 0; i < rows * cols; i++) x[i] = (float)(i % 9 - 4) * 0.25f;
+    for (int64_t i = 0; i < tgc_tensor_numel(f->x); i++) x[i] = (float)(i % 9 - 4) * 0.25f;
     return true;
+}
+
+static bool open_fixture(fixture *f, const char *yaml, int64_t rows, int64_t cols) {
+    return open_fixture_dims(f, yaml, 2, (int64_t[]){rows, cols});
 }
 
 /* One step; *worst (when not NULL): the largest difference of y from
@@ -142,5 +172,76 @@ static void test_matmul(void) {
     close_fixture(&f);
 }
 
+/* One step of f's session into *y (the caller releases it). */
+static const float *run_for(fixture *f, tgc_tensor **y) {
+    const char *names[] = {"x"};
+    *y = NULL;
+    return tgc_session_run(f->s, 1, names, &f->x, y, f->d) == TGC_OK ? tgc_tensor_data(*y) : NULL;
+}
+
+static void test_conv_activation(void) {
+    if (!have_gpu()) return;
+    fixture f;
+    CU_ASSERT_FATAL(open_fixture_dims(&f, conv_act, 4, (int64_t[]){1, 2, 8, 8}));
+    tgc_tensor *y = NULL;
+    for (int r = 0; r < 2; r++) {
+        tgc_tensor_release(y);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(run_for(&f, &y));
+    }
+    const float *x = tgc_tensor_data(f.x), *yv = tgc_tensor_data(y);
+    static const double bias[3] = {0.5, -0.25, 0.1};
+    double worst = 0;
+    for (int m = 0; m < 3; m++)
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++) {
+                double sum = bias[m];
+                for (int ci = 0; ci < 2; ci++)
+                    for (int u = 0; u < 3; u++)
+                        for (int v = 0; v < 3; v++) {
+                            int ii = i + u - 1, jj = j + v - 1, widx = ((m * 2 + ci) * 3 + u) * 3 + v;
+                            if (ii >= 0 && ii < 8 && jj >= 0 && jj < 8)
+                                sum += (double)x[(ci * 8 + ii) * 8 + jj] * ((widx % 7 - 3) * 0.1);
+                        }
+                double want = sum > 0 ? sum : 0.1 * sum, got = yv[(m * 8 + i) * 8 + j];
+                if (fabs(got - want) > worst) worst = fabs(got - want);
+            }
+    CU_ASSERT(worst < 1e-5);
+    bool counted = false;
+    tgc_device_activity a = last_step(f.s, "gpu0", &counted);
+    CU_ASSERT_TRUE(counted);
+    CU_ASSERT_EQUAL(a.launches, 1);
+    CU_ASSERT_EQUAL(a.host_waits, 1);
+    tgc_tensor_release(y);
+    close_fixture(&f);
+}
+
+static void test_matmul_activation(void) {
+    if (!have_gpu()) return;
+    fixture f;
+    CU_ASSERT_FATAL(open_fixture(&f, matmul_act, 64, 64));
+    tgc_tensor *y = NULL;
+    for (int r = 0; r < 2; r++) {
+        tgc_tensor_release(y);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(run_for(&f, &y));
+    }
+    const float *x = tgc_tensor_data(f.x), *yv = tgc_tensor_data(y);
+    double worst = 0;
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 64; j++) {
+            double sum = 0;
+            for (int k = 0; k < 64; k++) sum += (double)x[i * 64 + k] * x[k * 64 + j];
+            double want = 1 / (1 + exp(-sum));
+            if (fabs(yv[i * 64 + j] - want) > worst) worst = fabs(yv[i * 64 + j] - want);
+        }
+    CU_ASSERT(worst < 1e-5);
+    bool counted = false;
+    tgc_device_activity a = last_step(f.s, "gpu0", &counted);
+    CU_ASSERT_EQUAL(a.launches, 1);
+    tgc_tensor_release(y);
+    close_fixture(&f);
+}
+
 TGC_TEST_MAIN("device_activity", {"three kernels: launches, waits, allocations", test_chain},
-              {"one CLBlast call", test_matmul})
+              {"one MatMul, one launch", test_matmul},
+              {"a Conv and its activation in one launch", test_conv_activation},
+              {"a MatMul and its activation in one launch", test_matmul_activation})

@@ -215,7 +215,8 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int kq = 0; kq < NN_CG_TK; kq++) {
             float8 bv = vload8(0, bs + kq * NN_CG_TN + tx * NN_CG_R);
-            for (int i = 0; i < NN_CG_R; i++) part[i] = mad((float8)(as[kq * NN_CG_TM + ty + i * NN_CG_WG]), bv, part[i]);
+            for (int i = 0; i < NN_CG_R; i++)
+                part[i] = mad((float8)(as[kq * NN_CG_TM + ty + i * NN_CG_WG]), bv, part[i]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if ((k0 + NN_CG_TK) % NN_CG_KBLOCK == 0 || k0 + NN_CG_TK >= k)
