@@ -85,6 +85,10 @@ typedef struct tgc_kernel_ctx {
      * NULL: none. Set only for kernels whose definition says
      * fuses_activation, and float32 outputs. */
     const tgc_fused_act *fused_act;
+    /* The step's checks left for its end (devices/deferred_checks.h): a
+     * device-side verdict the kernel need not wait for. NULL outside a
+     * step (eager ops, prepacking, unit tests): the kernel checks at once. */
+    struct tgc_deferred_checks *checks;
     /* The kernel being run (NULL in unit tests that call a kernel directly):
      * tgc_kernel_alloc_output reads its host-output mask. */
     const tgc_kernel_def *def;

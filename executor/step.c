@@ -553,6 +553,7 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
     pthread_mutex_init(&st.lock, NULL);
     pthread_cond_init(&st.done_cond, NULL);
     atomic_init(&st.failed, false);
+    tgc_deferred_checks_init(&st.checks);
     st.root = (tgc_frame){.step = &st, .parts = &s->compiled.parts, .plans = s->plans};
     tgc_rendezvous_step_prefix(step_id, st.root.key, sizeof st.root.key);
     tgc_status result = tgc_rendezvous_create(&st.rendezvous);
@@ -600,6 +601,12 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
          * copy has nothing left to wait for (its queue is in order) */
         synchronize(&st);
         note_activity(s, before);
+        const tgc_deferred_check *bad = tgc_deferred_checks_failed(&st.checks);
+        if (result == TGC_OK && bad != NULL) { /* a check the step's kernels left for its end */
+            result = TGC_ERR_RUNTIME;
+            tgc_diag_error(diags, s->g->path, bad->node->pos, "kernel-failed", "node '%s' (%s) on %s: %s",
+                           tgc_node_label(bad->node), bad->node->op_name, bad->device, bad->reason);
+        }
     }
     if (result != TGC_OK)
         for (int i = 0; i < s->g->n_outputs; i++) {
@@ -613,6 +620,7 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
     tgc_free(st.watch_live);
     tgc_free(st.root.feeds);
     tgc_rendezvous_free(st.rendezvous);
+    tgc_deferred_checks_release(&st.checks); /* every read into it done: the devices synchronized */
     pthread_cond_destroy(&st.done_cond);
     pthread_mutex_destroy(&st.lock);
     return result;

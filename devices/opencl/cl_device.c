@@ -11,6 +11,8 @@
  * deferred by OpenCL until commands using it are done. */
 #include "devices/opencl/opencl.h"
 
+#include "devices/deferred_checks.h"
+
 #include "devices/opencl/cl_program.h"
 #include "support/alloc.h"
 #include "support/checked.h"
@@ -233,6 +235,24 @@ static tgc_status cl_copy_to_host(tgc_device *d, void *dst, void *src, size_t of
     cl_int err = clEnqueueReadBuffer(cl_of(d)->queue, (cl_mem)src, CL_TRUE, offset, nbytes, dst, 0, NULL, NULL);
     waited(cl_of(d), err == CL_SUCCESS ? before : 0);
     return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
+}
+
+tgc_status tgc_cl_check_flag(tgc_kernel_ctx *c, cl_mem flag, const char *reason) {
+    tgc_cl_device *d = cl_of(c->device);
+    int32_t *later = c->checks != NULL ? tgc_deferred_checks_add(c->checks, c->node, c->device->name, reason) : NULL;
+    cl_int err;
+    if (later != NULL) { /* the step looks at it after its devices synchronize */
+        err = clEnqueueReadBuffer(d->queue, flag, CL_FALSE, 0, sizeof *later, later, 0, NULL, NULL);
+        if (err == CL_SUCCESS) tgc_cl_count_command(c->device);
+    } else {
+        int32_t v = 0;
+        uint64_t before = enqueued_now(d);
+        err = clEnqueueReadBuffer(d->queue, flag, CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL);
+        waited(d, err == CL_SUCCESS ? before : 0);
+        if (err == CL_SUCCESS && v != 0) return tgc_kernel_fail(c, "%s", reason);
+    }
+    if (err != CL_SUCCESS) return tgc_kernel_fail(c, "reading a check's verdict failed: %s", tgc_cl_error_name(err));
+    return TGC_OK;
 }
 
 /* A finish, unless a blocking copy has seen every command enqueued so far

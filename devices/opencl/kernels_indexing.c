@@ -46,8 +46,9 @@ static cl_long8 long8_of(int n, const int64_t *v, int64_t pad) {
 /* ---- GatherElements --------------------------------------------------------------- */
 
 /* GatherElements-13 (see tgc_cpu_gather_elements): the kernel checks each
- * index as it uses it and the host waits for the verdict (a 4-byte read),
- * so an index out of range is a clean error, never an out-of-bounds read. */
+ * index as it uses it and sets a flag the host reads (tgc_cl_run1d_checked:
+ * at the step's end, or at once outside a step), so an index out of range
+ * is a clean error naming the node, never an out-of-bounds read. */
 static tgc_status k_gather_elements(tgc_kernel_ctx *c) {
     const char *suffix;
     tgc_status st = check_moves(c, 2, 0, &suffix);
@@ -75,44 +76,15 @@ static tgc_status k_gather_elements(tgc_kernel_ctx *c) {
         strides[d] = s;
         s *= x->dims[d];
     }
-    tgc_buffer *bad_buf = tgc_cl_scratch(c->device, sizeof(cl_int));
-    if (bad_buf == NULL) return tgc_kernel_fail_nomem(c, "GatherElements: out of device memory for a 4-byte flag");
-    cl_mem bad = bad_buf->mem;
-    cl_command_queue queue = tgc_cl_queue(c->device);
-    const cl_int zero = 0;
-    cl_int err = clEnqueueFillBuffer(queue, bad, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
-    if (err == CL_SUCCESS) tgc_cl_count_command(c->device);
-    if (err != CL_SUCCESS) {
-        st = tgc_kernel_fail(c, "GatherElements: clEnqueueFillBuffer failed: %s", tgc_cl_error_name(err));
-    } else {
-        char name[48];
-        snprintf(name, sizeof name, "idx_gather_elements_%s_%s", suffix, ind->dtype == TGC_INT32 ? "i32" : "i64");
-        cl_long8 dims = long8_of(ind->rank, ind->dims, 1), xs = long8_of(x->rank, strides, 0);
-        tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),
-                             TGC_CL_BUF(ind->buf),
-                             TGC_CL_BUF(c->outputs[0].buf),
-                             TGC_CL_LONG(n),
-                             TGC_CL_INT(x->rank),
-                             TGC_CL_INT(axis),
-                             TGC_CL_LONG(x->dims[axis]),
-                             TGC_CL_BYTES(&dims, sizeof dims),
-                             TGC_CL_BYTES(&xs, sizeof xs),
-                             {sizeof(cl_mem), &bad}};
-        st = tgc_cl_run1d(c, name, n, 10, args);
-        cl_int flag = 0;
-        if (st == TGC_OK) {
-            err = clEnqueueReadBuffer(queue, bad, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL);
-            tgc_cl_count_wait(c->device);
-            if (err != CL_SUCCESS)
-                st = tgc_kernel_fail(c, "GatherElements: reading the index check failed: %s", tgc_cl_error_name(err));
-        }
-        if (st == TGC_OK && flag != 0)
-            st = tgc_kernel_fail(c, "GatherElements: an index is out of range [%lld, %lld) for axis %d of data %s",
-                                 (long long)-x->dims[axis], (long long)x->dims[axis], axis,
-                                 tgc_kernel_dims_str(x->rank, x->dims, sx));
-    }
-    tgc_cl_scratch_release(bad_buf);
-    return st;
+    char name[48], reason[200];
+    snprintf(name, sizeof name, "idx_gather_elements_%s_%s", suffix, ind->dtype == TGC_INT32 ? "i32" : "i64");
+    snprintf(reason, sizeof reason, "GatherElements: an index is out of range [%lld, %lld) for axis %d of data %s",
+             (long long)-x->dims[axis], (long long)x->dims[axis], axis, tgc_kernel_dims_str(x->rank, x->dims, sx));
+    cl_long8 dims = long8_of(ind->rank, ind->dims, 1), xs = long8_of(x->rank, strides, 0);
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),          TGC_CL_BUF(ind->buf),         TGC_CL_BUF(c->outputs[0].buf),
+                         TGC_CL_LONG(n),              TGC_CL_INT(x->rank),          TGC_CL_INT(axis),
+                         TGC_CL_LONG(x->dims[axis]),  TGC_CL_BYTES(&dims, sizeof dims), TGC_CL_BYTES(&xs, sizeof xs)};
+    return tgc_cl_run1d_checked(c, name, n, 9, args, reason);
 }
 
 /* ---- Tile, Trilu -------------------------------------------------------------------- */

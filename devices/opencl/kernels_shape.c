@@ -44,6 +44,30 @@ tgc_status tgc_cl_run1d(tgc_kernel_ctx *c, const char *name, int64_t n, int n_ar
     return tgc_cl_enqueue(c, name, 1, &global, NULL, n_args, args);
 }
 
+tgc_status tgc_cl_run1d_checked(tgc_kernel_ctx *c, const char *name, int64_t n, int n_args, const tgc_cl_arg *args,
+                                const char *reason) {
+    if (n <= 0) return TGC_OK;
+    if (n_args >= TGC_CL_MAX_ARGS) return tgc_kernel_fail(c, "%s: %d arguments and a flag", name, n_args);
+    tgc_buffer *flag = tgc_cl_scratch(c->device, sizeof(cl_int));
+    if (flag == NULL) return tgc_kernel_fail_nomem(c, "%s: out of device memory for a 4-byte flag", tgc_kernel_op_name(c));
+    const cl_int zero = 0;
+    cl_int err = clEnqueueFillBuffer(tgc_cl_queue(c->device), flag->mem, &zero, sizeof zero, 0, sizeof zero, 0, NULL,
+                                     NULL);
+    tgc_status st = TGC_OK;
+    if (err == CL_SUCCESS) {
+        tgc_cl_count_command(c->device);
+        tgc_cl_arg all[TGC_CL_MAX_ARGS];
+        memcpy(all, args, (size_t)n_args * sizeof *args);
+        all[n_args] = TGC_CL_BUF(flag);
+        st = tgc_cl_run1d(c, name, n, n_args + 1, all);
+        if (st == TGC_OK) st = tgc_cl_check_flag(c, flag->mem, reason);
+    } else {
+        st = tgc_kernel_fail(c, "%s: clEnqueueFillBuffer failed: %s", tgc_kernel_op_name(c), tgc_cl_error_name(err));
+    }
+    tgc_cl_scratch_release(flag);
+    return st;
+}
+
 /* Copies nbytes from src at src_off to dst at dst_off on c->device's queue
  * (not waiting); nothing when nbytes is 0 or the two ranges are the same
  * memory (a forwarded buffer). */
@@ -303,9 +327,10 @@ static tgc_status k_split(tgc_kernel_ctx *c) {
 /* ==== Gather ================================================================ */
 
 /* Gather-13: data of rank r >= 1, int32/int64 indices (device memory) of
- * rank q, axis in [-r, r). The kernel checks each index as it uses it; the
- * host waits for its verdict (a 4-byte read), so an index out of range is
- * a clean error, as on the cpu, and never an out-of-bounds read. */
+ * rank q, axis in [-r, r). The kernel checks each index as it uses it and
+ * sets a flag the host reads (tgc_cl_run1d_checked: at the step's end, or
+ * at once outside a step), so an index out of range is a clean error
+ * naming the node, as on the cpu, and never an out-of-bounds read. */
 static tgc_status k_gather(tgc_kernel_ctx *c) {
     tgc_status st = check_moves(c, 2, 0);
     if (st != TGC_OK) return st;
@@ -316,38 +341,15 @@ static tgc_status k_gather(tgc_kernel_ctx *c) {
     if (numel == 0) return TGC_OK;
     const char *suffix = size_suffix(tgc_dtype_size(x->dtype));
     if (suffix == NULL) return no_size(c, x->dtype);
-    tgc_buffer *bad_buf = tgc_cl_scratch(c->device, sizeof(cl_int));
-    if (bad_buf == NULL) return tgc_kernel_fail_nomem(c, "Gather: out of device memory for a 4-byte flag");
-    cl_mem bad = bad_buf->mem;
-    cl_command_queue queue = tgc_cl_queue(c->device);
-    const cl_int zero = 0;
-    cl_int err = clEnqueueFillBuffer(queue, bad, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
-    if (err == CL_SUCCESS) tgc_cl_count_command(c->device);
-    if (err != CL_SUCCESS) {
-        st = tgc_kernel_fail(c, "Gather: clEnqueueFillBuffer failed: %s", tgc_cl_error_name(err));
-    } else {
-        char name[32];
-        snprintf(name, sizeof name, "lay_gather_%s_%s", suffix, ind->dtype == TGC_INT32 ? "i32" : "i64");
-        int64_t count = tgc_value_numel(ind), size = x->dims[axis], inner = product(x->dims + axis + 1, r - axis - 1);
-        tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),   TGC_CL_BUF(ind->buf), TGC_CL_BUF(c->outputs[0].buf),
-                             TGC_CL_LONG(numel),   TGC_CL_LONG(count),   TGC_CL_LONG(size),
-                             TGC_CL_LONG(inner),   {sizeof(cl_mem), &bad}};
-        st = tgc_cl_run1d(c, name, numel, 8, args);
-        cl_int flag = 0;
-        if (st == TGC_OK) {
-            err = clEnqueueReadBuffer(queue, bad, CL_TRUE, 0, sizeof flag, &flag, 0, NULL, NULL);
-            tgc_cl_count_wait(c->device);
-            if (err != CL_SUCCESS) st = tgc_kernel_fail(c, "Gather: reading the index check failed: %s",
-                                                        tgc_cl_error_name(err));
-        }
-        if (st == TGC_OK && flag != 0) {
-            char sx[TGC_KERNEL_DIMS_BUF];
-            st = tgc_kernel_fail(c, "Gather: an index is out of range [%lld, %lld) for axis %d of data %s",
-                                 (long long)-size, (long long)size, axis, tgc_kernel_dims_str(r, x->dims, sx));
-        }
-    }
-    tgc_cl_scratch_release(bad_buf);
-    return st;
+    char name[32], sx[TGC_KERNEL_DIMS_BUF], reason[200];
+    snprintf(name, sizeof name, "lay_gather_%s_%s", suffix, ind->dtype == TGC_INT32 ? "i32" : "i64");
+    int64_t count = tgc_value_numel(ind), size = x->dims[axis], inner = product(x->dims + axis + 1, r - axis - 1);
+    snprintf(reason, sizeof reason, "Gather: an index is out of range [%lld, %lld) for axis %d of data %s",
+             (long long)-size, (long long)size, axis, tgc_kernel_dims_str(r, x->dims, sx));
+    tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),  TGC_CL_BUF(ind->buf), TGC_CL_BUF(c->outputs[0].buf),
+                         TGC_CL_LONG(numel),  TGC_CL_LONG(count),   TGC_CL_LONG(size),
+                         TGC_CL_LONG(inner)};
+    return tgc_cl_run1d_checked(c, name, numel, 7, args, reason);
 }
 
 /* ==== ConstantOfShape, Range, Constant ======================================= */

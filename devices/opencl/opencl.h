@@ -143,6 +143,16 @@ tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *n
 cl_int tgc_cl_launch(tgc_cl_device *c, cl_kernel k, cl_uint work_dim, const size_t *global, const size_t *local,
                      int n_args, const tgc_cl_arg *args);
 
+/* The verdict of a kernel's check: the int32 at `flag` (device memory,
+ * written by kernels already enqueued; 0: passed). Within a step
+ * (c->checks), a read that does not wait, into the step's checks: the
+ * step fails at its end with `reason` when the flag is set
+ * (devices/deferred_checks.h). Elsewhere, or with the step's list full, a
+ * blocking read (a host wait) and, when set, tgc_kernel_fail(c, reason).
+ * `flag` may be released once this returns (later users come after the
+ * read on the in-order queue). */
+tgc_status tgc_cl_check_flag(tgc_kernel_ctx *c, cl_mem flag, const char *reason);
+
 /* Counts a blocking call on d's queue (a read, a write, a finish) as one
  * host wait, n kernels enqueued outside tgc_cl_enqueue (CLBlast's calls)
  * as launches: tgc_device_activity. */

@@ -63,6 +63,15 @@ static const char matmul_act[] = "format: tgc/1\n"
                                  "  - {name: m, op: MatMul, inputs: [x, x], device: gpu0}\n"
                                  "  - {name: y, op: Sigmoid, inputs: [m], device: gpu0}\n";
 
+static const char gather[] = "format: tgc/1\n"
+                             "inputs:\n"
+                             "  - {name: x, dtype: float32, shape: [5, 3]}\n"
+                             "  - {name: idx, dtype: int64, shape: [2]}\n"
+                             "outputs: [y]\n"
+                             "nodes:\n"
+                             "  - {name: g, op: Gather, inputs: [x, idx], device: gpu0}\n"
+                             "  - {name: y, op: Relu, inputs: [g], device: gpu0}\n";
+
 static bool have_gpu(void) {
     tgc_device_info info[4];
     return tgc_devices_list(info, 4) > 1;
@@ -241,7 +250,58 @@ static void test_matmul_activation(void) {
     close_fixture(&f);
 }
 
+/* Runs the gather graph with idx {i0, i1}; its status, y into want's
+ * comparison (*worst: the largest |y - relu(x[idx])|). */
+static tgc_status run_gather(fixture *f, int64_t i0, int64_t i1, double *worst) {
+    tgc_tensor *idx = NULL, *y = NULL, *feeds[2] = {f->x, NULL};
+    if (tgc_tensor_alloc(TGC_INT64, 1, (int64_t[]){2}, &idx) != TGC_OK) return TGC_ERR_NOMEM;
+    int64_t *iv = (int64_t *)tgc_tensor_data(idx); /* the caller's, written before the run */
+    iv[0] = i0;
+    iv[1] = i1;
+    feeds[1] = idx;
+    const char *names[] = {"x", "idx"};
+    tgc_status st = tgc_session_run(f->s, 2, names, feeds, &y, f->d);
+    if (st == TGC_OK) {
+        const float *x = tgc_tensor_data(f->x), *yv = tgc_tensor_data(y);
+        *worst = 0;
+        for (int r = 0; r < 2; r++)
+            for (int j = 0; j < 3; j++) {
+                int64_t row = iv[r] < 0 ? iv[r] + 5 : iv[r];
+                double want = x[row * 3 + j] > 0 ? x[row * 3 + j] : 0;
+                if (fabs(yv[r * 3 + j] - want) > *worst) *worst = fabs(yv[r * 3 + j] - want);
+            }
+    }
+    tgc_tensor_release(y);
+    tgc_tensor_release(idx);
+    return st;
+}
+
+static void test_gather_check_at_the_end(void) {
+    if (!have_gpu()) return;
+    fixture f;
+    CU_ASSERT_FATAL(open_fixture(&f, gather, 5, 3));
+    double worst = 1;
+    CU_ASSERT_EQUAL(run_gather(&f, 1, 4, &worst), TGC_OK);
+    CU_ASSERT_EQUAL(run_gather(&f, 1, 4, &worst), TGC_OK);
+    CU_ASSERT(worst == 0);
+    bool counted = false;
+    tgc_device_activity a = last_step(f.s, "gpu0", &counted);
+    CU_ASSERT_EQUAL(a.host_waits, 1);
+    CU_ASSERT_EQUAL(a.launches, 2);
+    CU_ASSERT_EQUAL(run_gather(&f, 1, 7, &worst), TGC_ERR_RUNTIME);
+    const char *want = "node 'g' (Gather) on gpu0: Gather: an index is out of range [-5, 5) for axis 0 of data [5, 3]";
+    bool named = false;
+    for (size_t i = 0; i < tgc_diags_count(f.d); i++) named |= strstr(tgc_diag_message(f.d, i), want) != NULL;
+    CU_ASSERT_TRUE(named);
+    if (!named) tgc_diags_print(f.d, stderr);
+    worst = 1;
+    CU_ASSERT_EQUAL(run_gather(&f, 4, -5, &worst), TGC_OK);
+    CU_ASSERT(worst == 0);
+    close_fixture(&f);
+}
+
 TGC_TEST_MAIN("device_activity", {"three kernels: launches, waits, allocations", test_chain},
               {"one MatMul, one launch", test_matmul},
               {"a Conv and its activation in one launch", test_conv_activation},
-              {"a MatMul and its activation in one launch", test_matmul_activation})
+              {"a MatMul and its activation in one launch", test_matmul_activation},
+              {"a Gather's index check read at the step's end", test_gather_check_at_the_end})
