@@ -13,7 +13,10 @@
  * memcpy's (the consumer's reads of what another core wrote, at most).
  * To and from a device whose memory is not host memory: tgc_buffer_copy
  * of 4 KiB (the latency) and of 16 MiB (the bandwidth, over the
- * difference). Each figure is the median of a few. */
+ * difference). Each figure is the least of a few: on a loaded machine a
+ * try may wait for a core (a median of five 4 KiB copies to PoCL's gpu0
+ * once came out above the 16 MiB one's while another process ran PoCL
+ * kernels, and the link went unmeasured). */
 #include "placer/cost_impl.h"
 
 #include "devices/kernel.h"
@@ -77,14 +80,12 @@ void tgc_cost_measure_peaks(tgc_cost_model *m, int d) {
     tgc_diags_free(diags);
 }
 
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n) {
-    qsort(t, (size_t)n, sizeof *t, by_value);
-    return t[n / 2];
+/* The least of t[0..n). */
+static double least_of(const double *t, int n) {
+    double least = t[0];
+    for (int i = 1; i < n; i++)
+        if (t[i] < least) least = t[i];
+    return least;
 }
 
 static void mark_done(void *arg) { atomic_store((atomic_int *)arg, 1); }
@@ -106,13 +107,10 @@ static double handoff_seconds(void) {
     }
     tgc_thread_pool_free(p);
     /* the least: a try that waited for a core another process held says nothing of a handoff */
-    double least = ok > 0 ? t[0] : 0;
-    for (int i = 1; i < ok; i++)
-        if (t[i] < least) least = t[i];
-    return ok == TRIES ? least : 0;
+    return ok == TRIES ? least_of(t, TRIES) : 0;
 }
 
-/* Median seconds of tgc_buffer_copy of `bytes` of src to `to` (the copy freed). */
+/* The least seconds of tgc_buffer_copy of `bytes` of src to `to` (the copy freed). */
 static double copy_seconds(tgc_buffer *src, int64_t bytes, tgc_device *to) {
     double t[TRIES];
     for (int i = -1; i < TRIES; i++) { /* the first warms the arena and the driver */
@@ -124,7 +122,7 @@ static double copy_seconds(tgc_buffer *src, int64_t bytes, tgc_device *to) {
         if (s != TGC_OK) return 0;
         if (i >= 0) t[i] = dt;
     }
-    return median(t, TRIES);
+    return least_of(t, TRIES);
 }
 
 /* Latency and bandwidth of copies of src's kind of memory to `to`:
