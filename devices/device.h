@@ -82,6 +82,13 @@ typedef struct tgc_device_ops {
     /* The counts so far into *out (thread safe); NULL where the kind does
      * not count them. */
     void (*activity)(tgc_device *d, tgc_device_activity *out);
+    /* When a launch recorded in a tgc_device_events list (its handle)
+     * queued, started and ended, in nanoseconds of the device's clock;
+     * false when the device cannot say. Call after the device
+     * synchronized. NULL where the kind records none. */
+    bool (*event_times)(tgc_device *d, void *handle, uint64_t *queued_ns, uint64_t *start_ns, uint64_t *end_ns);
+    /* Releases a handle the kind put in such a list. */
+    void (*event_release)(tgc_device *d, void *handle);
 } tgc_device_ops;
 
 /* What an arena (bfc_allocator.h) needs from a device kind that has one.

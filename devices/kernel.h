@@ -89,6 +89,9 @@ typedef struct tgc_kernel_ctx {
      * device-side verdict the kernel need not wait for. NULL outside a
      * step (eager ops, prepacking, unit tests): the kernel checks at once. */
     struct tgc_deferred_checks *checks;
+    /* Where a device's launches leave their handles for the trace's
+     * device-side times (devices/device_events.h); NULL: not tracing. */
+    struct tgc_device_events *events;
     /* The kernel being run (NULL in unit tests that call a kernel directly):
      * tgc_kernel_alloc_output reads its host-output mask. */
     const tgc_kernel_def *def;

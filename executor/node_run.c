@@ -161,7 +161,8 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
                               .pool = p->pool, .cache = &p->caches[id], .const_inputs = p->const_inputs[id],
                               .fused_act = p->fused_act[id].row >= 0 ? &p->fused_act[id] : NULL, .def = k,
-                              .workspace_limit = p->workspace_limit, .checks = &st->checks};
+                              .workspace_limit = p->workspace_limit, .checks = &st->checks,
+                              .events = st->trace != NULL ? &st->events : NULL};
         if (st->stop_node != NULL && strcmp(st->stop_node, n->name) == 0) raise(SIGSTOP); /* test hook */
         if (injected_failure(st, n)) s = tgc_kernel_fail(&ctx, "failure injected by TGC_FAIL_NODE");
         else if (p->absorbed[id] && forwarded) s = TGC_OK; /* its producer applied it in place */

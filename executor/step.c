@@ -540,6 +540,38 @@ static void note_activity(const tgc_session *s, const tgc_device_activity *befor
     }
 }
 
+/* The step's launches as its devices timed them, into the trace. OpenCL
+ * 1.2 has no clock shared with the host: each launch's queued time on the
+ * device's clock is paired with the host's clock read right after the
+ * enqueue, which comes a little later; the smallest such offset of a
+ * device's launches in the step converts all of them, so their order and
+ * gaps stay the device's own. Call after the devices synchronized. */
+static void trace_device_times(tgc_step *st) {
+    tgc_device *devs[TGC_MAX_DEVICES];
+    int64_t offset[TGC_MAX_DEVICES];
+    int n_devs = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < st->events.count; i++) {
+            const tgc_device_event *e = &st->events.items[i];
+            uint64_t queued, start, end;
+            if (e->device->ops->event_times == NULL ||
+                !e->device->ops->event_times(e->device, e->handle, &queued, &start, &end) || end < start ||
+                start < queued || queued > (uint64_t)INT64_MAX)
+                continue;
+            int d = 0;
+            while (d < n_devs && devs[d] != e->device) d++;
+            int64_t off = e->host_enqueue_ns - (int64_t)queued;
+            if (pass == 0) {
+                if (d == n_devs && n_devs < TGC_MAX_DEVICES) devs[n_devs] = e->device, offset[n_devs++] = off;
+                else if (d < n_devs && off < offset[d]) offset[d] = off;
+            } else if (d < n_devs && (int64_t)start + offset[d] >= 0) {
+                uint64_t us = (uint64_t)((int64_t)start + offset[d]) / 1000u;
+                tgc_trace_device(st->trace, e->device->name, e->node, e->kernel, st->id, us,
+                                 us + (end - start) / 1000u);
+            }
+        }
+}
+
 static bool all_finished(void *arg) { return atomic_load(&((tgc_step *)arg)->root.outstanding) == 0; }
 
 tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **feeds, tgc_tensor **outputs,
@@ -554,6 +586,7 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
     pthread_cond_init(&st.done_cond, NULL);
     atomic_init(&st.failed, false);
     tgc_deferred_checks_init(&st.checks);
+    tgc_device_events_init(&st.events);
     st.root = (tgc_frame){.step = &st, .parts = &s->compiled.parts, .plans = s->plans};
     tgc_rendezvous_step_prefix(step_id, st.root.key, sizeof st.root.key);
     tgc_status result = tgc_rendezvous_create(&st.rendezvous);
@@ -601,6 +634,7 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
          * copy has nothing left to wait for (its queue is in order) */
         synchronize(&st);
         note_activity(s, before);
+        if (st.trace != NULL) trace_device_times(&st);
         const tgc_deferred_check *bad = tgc_deferred_checks_failed(&st.checks);
         if (result == TGC_OK && bad != NULL) { /* a check the step's kernels left for its end */
             result = TGC_ERR_RUNTIME;
@@ -621,6 +655,7 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
     tgc_free(st.root.feeds);
     tgc_rendezvous_free(st.rendezvous);
     tgc_deferred_checks_release(&st.checks); /* every read into it done: the devices synchronized */
+    tgc_device_events_release(&st.events);
     pthread_cond_destroy(&st.done_cond);
     pthread_mutex_destroy(&st.lock);
     return result;

@@ -4,6 +4,7 @@
 #define TGC_EXECUTOR_STEP_H
 
 #include "devices/deferred_checks.h"
+#include "devices/device_events.h"
 #include "executor/session.h"
 #include "executor/trace.h"
 #include "partition/rendezvous.h"
@@ -91,6 +92,7 @@ struct tgc_step {
     char rule[32];
     tgc_trace *trace;         /* NULL unless tracing */
     tgc_deferred_checks checks; /* its kernels' checks left for its end (devices/deferred_checks.h) */
+    tgc_device_events events;   /* with a trace: its kernels' launches, for their device-side times */
     atomic_llong *watch_live; /* with the memory watch: bytes of this step's slots now, per gauge; else NULL */
     const char *fail_node;    /* test hook: the session's TGC_FAIL_NODE, the node made to fail; NULL: none */
     const char *stop_node;    /* test hook: the session's TGC_STOP_NODE, the node at which the process stops (SIGSTOP),

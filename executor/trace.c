@@ -146,6 +146,27 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64
     pthread_mutex_unlock(&t->lock);
 }
 
+void tgc_trace_device(tgc_trace *t, const char *device, const tgc_node *n, const char *kernel, int64_t step,
+                      uint64_t start, uint64_t end) {
+    char track[sizeof t->device_names[0]];
+    snprintf(track, sizeof track, "%s (device)", device);
+    pthread_mutex_lock(&t->lock);
+    int pid = device_pid(t, track);
+    event *e = append(t);
+    if (e != NULL) {
+        e->kind = EV_NODE;
+        e->pid = pid;
+        e->tid = 0; /* the device's queue: one track */
+        e->step = step;
+        e->ts = start;
+        e->dur = end > start ? end - start : 0;
+        snprintf(e->name, sizeof e->name, "%s", tgc_node_label(n));
+        snprintf(e->op, sizeof e->op, "%s", n->op_name != NULL ? n->op_name : "");
+        snprintf(e->kernel, sizeof e->kernel, "%s", kernel);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
 void tgc_trace_recv(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
                     uint64_t at) {
     const tgc_node *n = &plan->g->nodes[id];
@@ -284,7 +305,8 @@ tgc_status tgc_trace_write(tgc_trace *t, const char *path, tgc_diags *diags) {
     }
     uint64_t busy[TRACE_DEVICES], side[TRACE_DEVICES];
     for (int i = 0; i < t->n_devices; i++) write_side_by_side(f, t, i + 1, &sep, &busy[i], &side[i]);
-    /* per device: the time its nodes ran, and the part of it with two or more at once */
+    /* per device: the time its nodes ran, and the part of it with two or more at once (on a "DEVICE (device)"
+     * track: the time the device's queue ran kernels, by its own clock) */
     fprintf(f, "\n],\"otherData\":{");
     for (int i = 0; i < t->n_devices; i++) {
         fputs(i ? "," : "", f);

@@ -13,6 +13,7 @@
 #ifndef TGC_EXECUTOR_TRACE_H
 #define TGC_EXECUTOR_TRACE_H
 
+#include "graph/graph.h"
 #include "tgc.h"
 
 #include <stdint.h>
@@ -34,6 +35,13 @@ uint64_t tgc_trace_now_us(void);
  * bytes in use become a counter sample. Thread safe. */
 void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
                     uint64_t start, uint64_t end);
+
+/* Records a kernel that node n launched on `device`, as the device's own
+ * clock timed it (converted to the trace's microseconds), on the track
+ * "DEVICE (device)", one per device: the device-side time beside the
+ * host's (devices/device_events.h). `kernel` names the kernel. */
+void tgc_trace_device(tgc_trace *t, const char *device, const tgc_node *n, const char *kernel, int64_t step,
+                      uint64_t start, uint64_t end);
 
 /* Records a _Recv's completion at `at` (the end of the flow arrow of the
  * run-time `key`) in step `step`. */

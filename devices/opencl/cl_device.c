@@ -12,6 +12,7 @@
 #include "devices/opencl/opencl.h"
 
 #include "devices/deferred_checks.h"
+#include "devices/device_events.h"
 
 #include "devices/opencl/cl_program.h"
 #include "support/alloc.h"
@@ -237,6 +238,29 @@ static tgc_status cl_copy_to_host(tgc_device *d, void *dst, void *src, size_t of
     return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
 }
 
+void tgc_cl_note_event(tgc_kernel_ctx *c, cl_event event, const char *name) {
+    if (event == NULL) return;
+    if (c->events == NULL || !tgc_device_events_add(c->events, event, c->device, c->node, name)) clReleaseEvent(event);
+}
+
+static bool cl_event_times(tgc_device *d, void *handle, uint64_t *queued_ns, uint64_t *start_ns, uint64_t *end_ns) {
+    (void)d;
+    cl_ulong q = 0, s = 0, e = 0;
+    cl_event ev = handle;
+    bool ok = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof q, &q, NULL) == CL_SUCCESS &&
+              clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL) == CL_SUCCESS &&
+              clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL) == CL_SUCCESS;
+    *queued_ns = q;
+    *start_ns = s;
+    *end_ns = e;
+    return ok;
+}
+
+static void cl_event_release(tgc_device *d, void *handle) {
+    (void)d;
+    clReleaseEvent((cl_event)handle);
+}
+
 tgc_status tgc_cl_check_flag(tgc_kernel_ctx *c, cl_mem flag, const char *reason) {
     tgc_cl_device *d = cl_of(c->device);
     int32_t *later = c->checks != NULL ? tgc_deferred_checks_add(c->checks, c->node, c->device->name, reason) : NULL;
@@ -318,6 +342,8 @@ static const tgc_device_ops cl_ops = {
     .copy_to_host = cl_copy_to_host,
     .copy_from_host_async = cl_copy_from_host_async,
     .synchronize = cl_synchronize,
+    .event_times = cl_event_times,
+    .event_release = cl_event_release,
     .destroy = cl_destroy,
     .activity = cl_activity,
 };
@@ -386,7 +412,8 @@ tgc_status tgc_cl_device_create(int index, tgc_diags *diags, tgc_device **out) {
     clGetDeviceInfo(c->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof c->global_mem_size, &c->global_mem_size, NULL);
     cl_int err;
     c->context = clCreateContext(NULL, 1, &c->id, NULL, NULL, &err);
-    if (err == CL_SUCCESS) c->queue = clCreateCommandQueue(c->context, c->id, 0, &err);
+    /* Profiling on: a traced step asks its kernels' device-side times (devices/device_events.h). */
+    if (err == CL_SUCCESS) c->queue = clCreateCommandQueue(c->context, c->id, CL_QUEUE_PROFILING_ENABLE, &err);
     tgc_status s = TGC_OK;
     if (err != CL_SUCCESS)
         s = tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "opencl", "gpu%d (%s): cannot open: %s", index,
@@ -406,11 +433,11 @@ tgc_status tgc_cl_device_create(int index, tgc_diags *diags, tgc_device **out) {
 }
 
 cl_int tgc_cl_launch(tgc_cl_device *c, cl_kernel k, cl_uint work_dim, const size_t *global, const size_t *local,
-                     int n_args, const tgc_cl_arg *args) {
+                     int n_args, const tgc_cl_arg *args, cl_event *event) {
     cl_int err = CL_SUCCESS;
     for (int i = 0; err == CL_SUCCESS && i < n_args; i++)
         err = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
-    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(c->queue, k, work_dim, NULL, global, local, 0, NULL, NULL);
+    if (err == CL_SUCCESS) err = clEnqueueNDRangeKernel(c->queue, k, work_dim, NULL, global, local, 0, NULL, event);
     if (err == CL_SUCCESS) c->counters.launches++, c->enqueued++;
     return err;
 }
@@ -420,10 +447,13 @@ tgc_status tgc_cl_enqueue(tgc_kernel_ctx *ctx, const char *name, cl_uint work_di
     tgc_cl_device *c = cl_of(ctx->device);
     for (cl_uint i = 0; i < work_dim; i++)
         if (global[i] == 0) return TGC_OK; /* nothing to do: OpenCL rejects empty ranges */
+    cl_event event = NULL;
     pthread_mutex_lock(&c->lock);
     cl_kernel k = tgc_cl_kernel_get(c, name);
-    cl_int err = k == NULL ? CL_INVALID_KERNEL_NAME : tgc_cl_launch(c, k, work_dim, global, local, n_args, args);
+    cl_int err = k == NULL ? CL_INVALID_KERNEL_NAME
+                           : tgc_cl_launch(c, k, work_dim, global, local, n_args, args, ctx->events ? &event : NULL);
     pthread_mutex_unlock(&c->lock);
+    tgc_cl_note_event(ctx, event, name);
     if (err != CL_SUCCESS) return tgc_kernel_fail(ctx, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
     return TGC_OK;
 }

@@ -367,8 +367,10 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     cl_int err = CL_SUCCESS;
     pthread_mutex_lock(&d->lock);
     st = tgc_cl_fused_kernel(d, t.s, "tgc_fused", why, sizeof why, &k);
-    if (st == TGC_OK) err = tgc_cl_launch(d, k, 1, &global, NULL, n_args, args);
+    cl_event event = NULL;
+    if (st == TGC_OK) err = tgc_cl_launch(d, k, 1, &global, NULL, n_args, args, c->events ? &event : NULL);
     pthread_mutex_unlock(&d->lock);
+    tgc_cl_note_event(c, event, "_FusedElementwise");
     tgc_free(t.s);
     if (st != TGC_OK) {
         tgc_kernel_fail(c, "_FusedElementwise: %s", why);
@@ -407,8 +409,11 @@ tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *n
     cl_kernel k = NULL;
     pthread_mutex_lock(&d->lock);
     tgc_status st = tgc_cl_fused_kernel(d, text, name, why, sizeof why, &k);
-    cl_int err = st == TGC_OK ? tgc_cl_launch(d, k, work_dim, global, local, n_args, args) : CL_SUCCESS;
+    cl_event event = NULL;
+    cl_int err = st == TGC_OK ? tgc_cl_launch(d, k, work_dim, global, local, n_args, args, c->events ? &event : NULL)
+                              : CL_SUCCESS;
     pthread_mutex_unlock(&d->lock);
+    tgc_cl_note_event(c, event, name);
     tgc_free(text);
     if (st != TGC_OK) return tgc_kernel_fail(c, "%s with %s fused: %s", name, tgc_ew_rows[act->row].op, why), st;
     if (err != CL_SUCCESS) return tgc_kernel_fail(c, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));

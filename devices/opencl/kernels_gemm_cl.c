@@ -91,6 +91,7 @@ static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int
     const size_t key[11] = {(size_t)tra, (size_t)trb, (size_t)m, (size_t)n, (size_t)k, (size_t)a_off, (size_t)lda,
                             (size_t)b_off, (size_t)ldb, (size_t)y_off, (size_t)ldc};
     tgc_buffer *temp_buf = NULL;
+    cl_event event = NULL, *want = c->events != NULL ? &event : NULL;
     tgc_cl_blas_lock();
     size_t temp = tgc_clblast.sgemm_temp_size != NULL ? temp_bytes((tgc_cl_device *)c->device, key, &queue) : 0;
     if (temp > 0 && (temp_buf = tgc_cl_scratch(c->device, temp)) == NULL) {
@@ -101,11 +102,12 @@ static tgc_status sgemm_call(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int
         temp_buf != NULL
             ? tgc_clblast.sgemm_with_temp(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, alpha, a,
                                           (size_t)a_off, (size_t)lda, b, (size_t)b_off, (size_t)ldb, beta, y,
-                                          (size_t)y_off, (size_t)ldc, &queue, NULL, temp_buf->mem)
+                                          (size_t)y_off, (size_t)ldc, &queue, want, temp_buf->mem)
             : tgc_clblast.sgemm(CLBlastLayoutRowMajor, tra, trb, (size_t)m, (size_t)n, (size_t)k, alpha, a,
                                 (size_t)a_off, (size_t)lda, b, (size_t)b_off, (size_t)ldb, beta, y, (size_t)y_off,
-                                (size_t)ldc, &queue, NULL);
+                                (size_t)ldc, &queue, want);
     tgc_cl_blas_unlock();
+    tgc_cl_note_event(c, s == CLBlastSuccess ? event : NULL, "CLBlastSgemm"); /* its last kernel's */
     tgc_cl_scratch_release(temp_buf); /* later users of the memory come after the call on the queue */
     tgc_cl_count_launches(c->device, 1);
     if (s == CLBlastSuccess) return TGC_OK;

@@ -139,9 +139,17 @@ tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *n
                               const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args);
 
 /* Sets kernel k's arguments and enqueues it on c's queue, counting the
- * launch; call with c->lock held. The OpenCL status. */
+ * launch; call with c->lock held. With `event` (not NULL), the launch's
+ * event for the trace (pass it to tgc_cl_note_event after unlocking). The
+ * OpenCL status. */
 cl_int tgc_cl_launch(tgc_cl_device *c, cl_kernel k, cl_uint work_dim, const size_t *global, const size_t *local,
-                     int n_args, const tgc_cl_arg *args);
+                     int n_args, const tgc_cl_arg *args, cl_event *event);
+
+/* Hands a launch's event (NULL: none) to c's trace list
+ * (tgc_kernel_ctx.events, devices/device_events.h) under the kernel's
+ * name, or releases it where there is none. Launches ask for an event
+ * only when c->events is set. */
+void tgc_cl_note_event(tgc_kernel_ctx *c, cl_event event, const char *name);
 
 /* The verdict of a kernel's check: the int32 at `flag` (device memory,
  * written by kernels already enqueued; 0: passed). Within a step

@@ -26,7 +26,9 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char chain[] = "format: tgc/1\n"
                             "inputs: [{name: x, dtype: float32, shape: [4, 256]}]\n"
@@ -300,8 +302,62 @@ static void test_gather_check_at_the_end(void) {
     close_fixture(&f);
 }
 
+/* The trace written to a temporary file, as text (the caller frees it). */
+static char *trace_text(tgc_session *s) {
+    char path[] = "/tmp/tgc-trace-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return NULL;
+    close(fd);
+    char *text = NULL;
+    FILE *f = tgc_session_trace_write(s, path, NULL) == TGC_OK ? fopen(path, "r") : NULL;
+    if (f != NULL && (text = calloc(1, 1 << 20)) != NULL) fread(text, 1, (1 << 20) - 1, f);
+    if (f != NULL) fclose(f);
+    remove(path);
+    return text;
+}
+
+static void test_trace_device_times(void) {
+    if (!have_gpu()) return;
+    fixture f;
+    CU_ASSERT_FATAL(open_fixture(&f, chain, 4, 256));
+    CU_ASSERT_EQUAL_FATAL(tgc_session_trace_start(f.s), TGC_OK);
+    for (int r = 0; r < 2; r++) CU_ASSERT_EQUAL(run_once(&f, NULL), TGC_OK);
+    char *text = trace_text(f.s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const char *meta = strstr(text, "\"args\":{\"name\":\"gpu0 (device)\"}");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(meta);
+    const char *line = meta;
+    while (line > text && line[-1] != '\n') line--;
+    int pid = 0;
+    CU_ASSERT_EQUAL_FATAL(sscanf(line, "{\"ph\":\"M\",\"pid\":%d", &pid), 1);
+    char head[48];
+    snprintf(head, sizeof head, "{\"ph\":\"X\",\"pid\":%d,\"tid\":0,", pid);
+    static const char *const order[] = {"a", "b", "y"};
+    int seen = 0;
+    unsigned long long last_end = 0;
+    bool in_order = true, named = true;
+    for (const char *p = text; (p = strstr(p, head)) != NULL; p++) {
+        unsigned long long ts = 0, dur = 0;
+        char name[16] = "";
+        if (sscanf(p + strlen(head), "\"ts\":%llu,\"dur\":%llu,\"name\":\"%15[^\"]", &ts, &dur, name) != 3) break;
+        in_order &= ts >= last_end;
+        last_end = ts + dur;
+        named &= strcmp(name, order[seen % 3]) == 0;
+        const char *end = strchr(p, '\n');
+        const char *kernel = strstr(p, "\"kernel\":\"");
+        named &= kernel != NULL && (end == NULL || kernel < end) && kernel[10] != '"';
+        seen++;
+    }
+    CU_ASSERT_EQUAL(seen, 6);
+    CU_ASSERT_TRUE(in_order);
+    CU_ASSERT_TRUE(named);
+    free(text);
+    close_fixture(&f);
+}
+
 TGC_TEST_MAIN("device_activity", {"three kernels: launches, waits, allocations", test_chain},
               {"one MatMul, one launch", test_matmul},
               {"a Conv and its activation in one launch", test_conv_activation},
               {"a MatMul and its activation in one launch", test_matmul_activation},
-              {"a Gather's index check read at the step's end", test_gather_check_at_the_end})
+              {"a Gather's index check read at the step's end", test_gather_check_at_the_end},
+              {"a traced step's kernels on the device's own track", test_trace_device_times})
