@@ -9,8 +9,9 @@ benchmark), take PyTorch's cpu output as the reference, export it to ONNX
 (opset 17, the TorchScript exporter where this torch still has it), time N
 runs of PyTorch on CUDA (after 3 warm-ups, synchronized), then `TGC import`
 and `TGC run --devices cpu,gpu0` and `--devices cpu` (N+1 runs, its median),
-each output compared with the reference. Prints one JSON line per model and
-a markdown table at the end. Needs torch with CUDA and torchvision.
+each output compared with the reference (CUDA_PEER_CPU=0: not the cpu).
+Prints one JSON line per model and a markdown table at the end. Needs torch
+with CUDA and torchvision.
 """
 import json
 import os
@@ -50,6 +51,11 @@ def export_onnx(m, xs, path, in_names):
         torch.onnx.export(m, xs, path, dynamo=False, **kw)
     except TypeError:  # a torch whose export has no dynamo argument
         torch.onnx.export(m, xs, path, **kw)
+
+
+def set_tf32(on):
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
 
 
 def torch_cuda_ms(m, xs, n):
@@ -112,6 +118,9 @@ def main():
         try:
             m, xs, n, ref, feeds, onnx_path = prepare(name, outdir)
             if torch.cuda.is_available():
+                set_tf32(True)
+                row["torch_cuda_tf32_ms"], _ = torch_cuda_ms(m, xs, n)
+                set_tf32(False)
                 row["torch_cuda_ms"], y = torch_cuda_ms(m, xs, n)
                 row["torch_cuda_diff"] = float(np.max(np.abs(y - ref)))
             yaml = os.path.join(outdir, name + ".yaml")
@@ -119,7 +128,10 @@ def main():
             if p.returncode != 0:
                 row["error"] = "import: " + (p.stderr or p.stdout).strip()[:300]
             else:
-                for devices, key in (("cpu,gpu0", "tgc_gpu"), ("cpu", "tgc_cpu")):
+                runs = (("cpu,gpu0", "tgc_gpu"), ("cpu", "tgc_cpu"))
+                if os.environ.get("CUDA_PEER_CPU") == "0":  # the gpu's figures only (batch 32: the cpu is slow)
+                    runs = runs[:1]
+                for devices, key in runs:
                     ms, y, rc = tgc_ms(tgc, yaml, devices, feeds, n,
                                        os.path.join(outdir, "%s.%s" % (name, key)), log)
                     row[key + "_ms"], row[key + "_rc"] = ms, rc
@@ -129,13 +141,15 @@ def main():
             row["error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
         print(json.dumps(row), flush=True)
         rows.append(row)
-    print("\n| model | PyTorch CUDA ms | tgc cpu,gpu0 ms | ratio | max diff | tgc cpu ms | max diff |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("\n| model | PyTorch CUDA ms (TF32 off) | TF32 on | tgc cpu,gpu0 ms | ratio (TF32 off) | max diff "
+          "| tgc cpu ms | max diff |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        g, t = r.get("tgc_gpu_ms"), r.get("torch_cuda_ms")
+        g, t, t32 = r.get("tgc_gpu_ms"), r.get("torch_cuda_ms"), r.get("torch_cuda_tf32_ms")
         ratio = "%.2f" % (g / t) if g and t else "-"
-        print("| %s | %s | %s | %s | %s | %s | %s |%s" % (
-            r["model"], "%.2f" % t if t else "-", "%.2f" % g if g else "rc=%s" % r.get("tgc_gpu_rc"), ratio,
+        print("| %s | %s | %s | %s | %s | %s | %s | %s |%s" % (
+            r["model"], "%.2f" % t if t else "-", "%.2f" % t32 if t32 else "-",
+            "%.2f" % g if g else "rc=%s" % r.get("tgc_gpu_rc"), ratio,
             "%.1e" % r["tgc_gpu_diff"] if "tgc_gpu_diff" in r else "-",
             "%.2f" % r["tgc_cpu_ms"] if r.get("tgc_cpu_ms") else "-",
             "%.1e" % r["tgc_cpu_diff"] if "tgc_cpu_diff" in r else "-",
