@@ -135,27 +135,30 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
 #define CONV_WG 8
 #define CONV_TILE 64
 
-/* nn_conv_gemm_f32's sizes (kernels/nn.cl): each fits an int (the caller checks). */
-typedef struct conv_gemm_shape {
-    int64_t channels, m_count, cg, m_group, group, in_size, out_size, kk_count, images;
-    bool pointwise;
-} conv_gemm_shape;
+/* nn_conv_gemm_f32's sizes and epilogue: kernels/nn.cl's nn_gemm, field
+ * for field (longs, ints, floats: the same layout on both sides). Each
+ * size fits an int (the caller checks). */
+typedef struct tgc_cl_gemm_shape {
+    cl_long c_rs, c_cs;
+    cl_int channels, m_count, cg, m_group, group, in_size, out_size, kk_count;
+    cl_int b_kind, a_trans, has_c;
+    cl_float alpha, beta;
+} tgc_cl_gemm_shape;
+
+enum { B_IM2COL = 0, B_ROWS = 1, B_COLS = 2 }; /* nn.cl's NN_B_* */
 
 /* One launch of nn_conv_gemm_f32, with c's fused activation: Y [images,
- * m_count, out_size] from x (B's source), wt (A, [m_count, cg * KK]) and
- * bias ([m_count]; NULL: none). */
-static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem bias, cl_mem y, const tgc_cl_window *cw,
-                            const conv_gemm_shape *s) {
+ * m_count, out_size] = alpha * A B + beta * C from x (B's source), wt (A)
+ * and cm (C; a placeholder when s->has_c is 0). */
+static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, cl_mem y, const tgc_cl_window *cw,
+                            const tgc_cl_gemm_shape *s, int64_t images) {
     size_t local[3] = {CONV_WG, CONV_WG, 1};
-    size_t global[3] = {(size_t)((s->out_size + CONV_TILE - 1) / CONV_TILE * CONV_WG),
-                        (size_t)((s->m_group + CONV_TILE - 1) / CONV_TILE * CONV_WG), (size_t)(s->images * s->group)};
-    cl_mem bm = bias != NULL ? bias : wt; /* wt: a placeholder the kernel does not read */
-    tgc_cl_arg args[] = {TGC_CL_MEM(x), TGC_CL_MEM(wt), TGC_CL_MEM(bm), TGC_CL_INT(bias != NULL), TGC_CL_MEM(y),
-                         TGC_CL_BYTES(cw, sizeof *cw), TGC_CL_INT((cl_int)s->channels),
-                         TGC_CL_INT((cl_int)s->m_count), TGC_CL_INT((cl_int)s->cg), TGC_CL_INT((cl_int)s->m_group),
-                         TGC_CL_INT((cl_int)s->group), TGC_CL_INT((cl_int)s->in_size),
-                         TGC_CL_INT((cl_int)s->out_size), TGC_CL_INT((cl_int)s->kk_count), TGC_CL_INT(s->pointwise)};
-    return tgc_cl_enqueue_act(c, "nn.cl", "nn_conv_gemm_f32", 3, global, local, 15, args);
+    size_t global[3] = {(size_t)(((int64_t)s->out_size + CONV_TILE - 1) / CONV_TILE * CONV_WG),
+                        (size_t)(((int64_t)s->m_group + CONV_TILE - 1) / CONV_TILE * CONV_WG),
+                        (size_t)(images * s->group)};
+    tgc_cl_arg args[] = {TGC_CL_MEM(x), TGC_CL_MEM(wt), TGC_CL_MEM(cm), TGC_CL_MEM(y), TGC_CL_BYTES(cw, sizeof *cw),
+                         TGC_CL_BYTES(s, sizeof *s)};
+    return tgc_cl_enqueue_act(c, "nn.cl", "nn_conv_gemm_f32", 3, global, local, 6, args);
 }
 
 /* ---- MatMul ----------------------------------------------------------------------- */
@@ -188,12 +191,12 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
 
     cl_mem am = a->buf->mem, bm = b->buf->mem;
     if (one_gemm(&g)) {
-        /* then A's batch is the output's: one GEMM of batch * m rows, a pointwise Conv of one image whose
-         * weights are A and whose input is B ([k channels, n positions]) */
+        /* then A's batch is the output's: one GEMM of batch * m rows, A times B as it lies */
         tgc_cl_window none = {.n = 1};
-        conv_gemm_shape cs = {.channels = k, .m_count = batch * m, .cg = k, .m_group = batch * m, .group = 1,
-                              .in_size = n, .out_size = n, .kk_count = 1, .images = 1, .pointwise = true};
-        return conv_gemm(c, bm, am, NULL, ya, &none, &cs);
+        tgc_cl_gemm_shape gs = {.channels = (cl_int)k, .m_count = (cl_int)(batch * m), .cg = (cl_int)k,
+                                .m_group = (cl_int)(batch * m), .group = 1, .in_size = (cl_int)n,
+                                .out_size = (cl_int)n, .kk_count = 1, .b_kind = B_ROWS, .alpha = 1.0f};
+        return conv_gemm(c, bm, am, am, ya, &none, &gs, 1);
     }
     for (int64_t t = 0; t < batch; t++) {
         int64_t oa, ob, oy;
@@ -219,17 +222,30 @@ tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
     cl_mem ym = y->buf->mem;
     /* With k == 0 the product is empty: Y = beta * C (0 when beta is 0, as BLAS). */
     bool c_term = has_c && beta != 0.0f;
-    if (!c_term && k == 0) return tgc_cl_nn_fill(c, ym, 0.0f, m * n);
-    if (c_term) {
-        float scale = k == 0 ? beta : 1.0f;
+    if (!c_term && k == 0) {
+        st = tgc_cl_nn_fill(c, ym, 0.0f, m * n);
+        return st == TGC_OK ? apply_act(c, y->buf, m * n) : st;
+    }
+    if (k == 0) {
+        float scale = beta;
         size_t global = (size_t)(m * n);
         tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[2].buf), TGC_CL_MEM(ym), TGC_CL_LONG(m), TGC_CL_LONG(n),
                              TGC_CL_LONG(cm), TGC_CL_LONG(cn), TGC_CL_FLOAT(scale)};
         st = tgc_cl_enqueue(c, "nn_broadcast2d_f32", 1, &global, NULL, 7, args);
-        if (st != TGC_OK || k == 0) return st;
+        return st == TGC_OK ? apply_act(c, y->buf, m * n) : st;
     }
-    return tgc_cl_nn_sgemm(c, ta, tb, m, n, k, alpha, a->buf->mem, 0, a->dims[1], b->buf->mem, 0, b->dims[1],
-                           c_term ? beta : 0.0f, ym, 0, n);
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return tgc_kernel_fail(c, "Gemm: [%lld, %lld] x [%lld, %lld] (at most %d a side on a gpu)", (long long)m,
+                               (long long)k, (long long)k, (long long)n, INT_MAX);
+    /* alpha * A' B' + beta * C in one launch: B' read as it lies ([K, N], or [N, K] with transB), A likewise */
+    tgc_cl_window none = {.n = 1};
+    tgc_cl_gemm_shape gs = {.c_rs = c_term ? cm : 0, .c_cs = c_term ? cn : 0, .channels = (cl_int)k,
+                            .m_count = (cl_int)m, .cg = (cl_int)k, .m_group = (cl_int)m, .group = 1,
+                            .in_size = (cl_int)(tb ? k : n), .out_size = (cl_int)n, .kk_count = 1,
+                            .b_kind = tb ? B_COLS : B_ROWS, .a_trans = ta, .has_c = c_term, .alpha = alpha,
+                            .beta = beta};
+    cl_mem am = a->buf->mem;
+    return conv_gemm(c, b->buf->mem, am, c_term ? c->inputs[2].buf->mem : am, ym, &none, &gs, 1);
 }
 
 /* ---- Conv -------------------------------------------------------------------------- */
@@ -262,10 +278,12 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
                              TGC_CL_LONG(total)};
         return tgc_cl_enqueue_act(c, "nn.cl", "nn_conv_direct_f32", 1, &global, NULL, 14, args);
     }
-    conv_gemm_shape cs = {.channels = channels, .m_count = m_count, .cg = cg, .m_group = m_group, .group = group,
-                          .in_size = in_size, .out_size = out_size, .kk_count = kk_count, .images = batch,
-                          .pointwise = g.pointwise};
-    return conv_gemm(c, xm, wm, has_bias ? bm : NULL, ym, &cw, &cs);
+    tgc_cl_gemm_shape gs = {.c_rs = 1, .channels = (cl_int)channels, .m_count = (cl_int)m_count, .cg = (cl_int)cg,
+                            .m_group = (cl_int)m_group, .group = (cl_int)group, .in_size = (cl_int)in_size,
+                            .out_size = (cl_int)out_size, .kk_count = (cl_int)kk_count,
+                            .b_kind = g.pointwise ? B_ROWS : B_IM2COL, .has_c = has_bias, .alpha = 1.0f,
+                            .beta = 1.0f};
+    return conv_gemm(c, xm, wm, bm, ym, &cw, &gs, batch);
 }
 
 /* ---- footprints ------------------------------------------------------------------ */
@@ -291,12 +309,5 @@ void tgc_gpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     tgc_matmul_geometry g;
     if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
     if (one_gemm(&g)) return; /* the implicit GEMM: no workspace */
-    out->workspace_bytes = clblast_temp_bound(g.m, g.n, g.k);
-}
-
-void tgc_gpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
-    (void)width;
-    tgc_gemm_geometry g;
-    if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0 || g.k == 0) return;
     out->workspace_bytes = clblast_temp_bound(g.m, g.n, g.k);
 }

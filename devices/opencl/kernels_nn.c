@@ -298,8 +298,7 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
 const tgc_kernel_def tgc_gpu_kernels_nn[] = {
     {.op = "MatMul", .fn = tgc_gpu_matmul_f32, .forward_input = -1, .dtypes = F32_ONLY, .fuses_activation = true,
      .footprint = tgc_gpu_matmul_footprint},
-    {.op = "Gemm", .fn = tgc_gpu_gemm_f32, .forward_input = -1, .dtypes = F32_ONLY,
-     .footprint = tgc_gpu_gemm_footprint},
+    {.op = "Gemm", .fn = tgc_gpu_gemm_f32, .forward_input = -1, .dtypes = F32_ONLY, .fuses_activation = true},
     {.op = "Conv", .fn = tgc_gpu_conv_f32, .forward_input = -1, .dtypes = F32_ONLY, .fuses_activation = true},
     {.op = "MaxPool", .fn = max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
     {.op = "AveragePool", .fn = average_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},

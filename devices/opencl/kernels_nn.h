@@ -33,12 +33,11 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c);
 tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c);
 tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c);
 
-/* tgc_kernel_footprint_fn of MatMul and Gemm: workspaces only (no kernel
- * caches on the gpu yet): a bound of CLBlast's temporary buffer for the
- * largest SGEMM call (from the device's allocator), in bytes. Conv needs
- * none. */
+/* tgc_kernel_footprint_fn of MatMul: a workspace (no kernel caches on the
+ * gpu yet): a bound of CLBlast's temporary buffer for the largest SGEMM
+ * call of a batched MatMul (from the device's allocator), in bytes. Gemm,
+ * Conv and a MatMul that is one GEMM (the implicit GEMM) need none. */
 void tgc_gpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
-void tgc_gpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out);
 
 /* ---- Shared helpers ------------------------------------------------------ */
 

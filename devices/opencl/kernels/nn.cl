@@ -141,24 +141,47 @@ static void nn_tap_next(const nn_window *w, const int n, int *t) {
  * ci * KK + kk, column p is input channel ci's value under tap kk of
  * output position p's window (0 in padding): im2col's matrix
  * (Chellapilla, Puri and Simard, 2006), read from the input as the tiles
- * are loaded instead of being written out first. The tiling is the
- * classic local-memory SGEMM (Nugteren, "Tutorial: OpenCL SGEMM tuning
- * for Kepler", 2014: kernels 3-6): a work-group of NN_CG_WG x NN_CG_WG
- * items computes a [NN_CG_TM, NN_CG_TN] tile of Y, loading a
- * [NN_CG_TK, NN_CG_TM] slice of W and a [NN_CG_TK, NN_CG_TN] slice of B
- * into local memory per step of k; each item keeps NN_CG_R x NN_CG_R
- * sums, rows ty + i * NN_CG_WG and columns tx + j * NN_CG_WG. Sums run in
- * blocks of NN_CG_KBLOCK terms added onto the total, as the cpu's GEMM
- * blocks k (a long sum's rounding error grows with its length). The
- * epilogue adds the bias and applies TGC_ACT as the tile is stored.
+ * are loaded instead of being written out first. MatMul and Gemm are the
+ * same kernel with B a matrix as it lies ([K, N], or [N, K] for Gemm's
+ * transB) and A maybe transposed. The tiling is the classic local-memory
+ * SGEMM (Nugteren, "Tutorial: OpenCL SGEMM tuning for Kepler", 2014:
+ * kernels 3-6): a work-group of NN_CG_WG x NN_CG_WG items computes a
+ * [NN_CG_TM, NN_CG_TN] tile of Y, loading a [NN_CG_TK, NN_CG_TM] slice of
+ * A and a [NN_CG_TK, NN_CG_TN] slice of B into local memory per step of
+ * k; each item keeps NN_CG_R x NN_CG_R sums, rows ty + i * NN_CG_WG and
+ * the eight columns from tx * NN_CG_R as one float8 (PoCL's cpu device
+ * vectorizes that; across work-items it did not, and ran 2x slower). Sums
+ * run in blocks of NN_CG_KBLOCK terms added onto the total, as the cpu's
+ * GEMM blocks k (a long sum's rounding error grows with its length). The
+ * epilogue computes alpha * sum + beta * C (C: Conv's bias, Gemm's C,
+ * broadcast by its strides) and applies TGC_ACT as the tile is stored.
  * Global: [ceil(out_size / TN) * WG, ceil(M/group / TM) * WG, N * group];
  * local [WG, WG, 1]. */
 #define NN_CG_WG 8
-#define NN_CG_R 8
+#define NN_CG_R 8 /* the float8 of an item's columns */
 #define NN_CG_TM (NN_CG_WG * NN_CG_R)
 #define NN_CG_TN (NN_CG_WG * NN_CG_R)
 #define NN_CG_TK 32
 #define NN_CG_KBLOCK 256
+
+/* How B is read. */
+#define NN_B_IM2COL 0 /* im2col of the input (the window) */
+#define NN_B_ROWS 1   /* B [K, out_size] as it lies, row stride in_size */
+#define NN_B_COLS 2   /* B' [out_size, K] as it lies (Gemm's transB), row stride in_size */
+
+/* The implicit GEMM's sizes, by value (host: tgc_cl_gemm_shape in
+ * kernels_gemm_cl.c): longs, then ints, then floats, so that host and
+ * device lay it out alike. Image q, group g of Y is at
+ * (q * m_count + g * m_group) * out_size; of the input (B's source) at
+ * (q * channels + g * cg) * in_size; of A at g * m_group * K. */
+typedef struct nn_gemm {
+    long c_rs, c_cs; /* C's strides over Y's rows (output channels) and columns (0: broadcast) */
+    int channels, m_count, cg, m_group, group, in_size, out_size, kk_count;
+    int b_kind;      /* NN_B_* */
+    int a_trans;     /* A stored [K, M/group] (row stride m_group) */
+    int has_c;       /* C is there (else 0) */
+    float alpha, beta;
+} nn_gemm;
 
 /* Rows k0 .. k0 + NN_CG_TK of B's column p (0 past k or out_size) into
  * bs[r * NN_CG_TN + pp], for the image and group whose input channels
@@ -186,30 +209,38 @@ static void nn_conv_column(const int n, __global const float *xg, const nn_windo
     }
 }
 
-static void nn_conv_gemm(__global const float *x, __global const float *wt, __global const float *b,
-                         int has_bias, __global float *y, const nn_window *w, int channels, int m_count, int cg,
-                         int m_group, int group, int in_size, int out_size, int kk_count, int pointwise,
-                         __local float *as, __local float *bs) {
+static void nn_conv_gemm(__global const float *x, __global const float *wt, __global const float *c,
+                         __global float *y, const nn_window *w, const nn_gemm *s, __local float *as,
+                         __local float *bs) {
     int tx = (int)get_local_id(0), ty = (int)get_local_id(1), lid = ty * NN_CG_WG + tx;
     int p0 = (int)get_group_id(0) * NN_CG_TN, m0 = (int)get_group_id(1) * NN_CG_TM;
-    long z = (long)get_global_id(2), image = z / group;
-    int g = (int)(z % group), k = cg * kk_count;
-    __global const float *xg = x + (image * channels + (long)g * cg) * in_size;
+    long z = (long)get_global_id(2), image = z / s->group;
+    int g = (int)(z % s->group), k = s->cg * s->kk_count, m_group = s->m_group, out_size = s->out_size;
+    int in_size = s->in_size;
+    __global const float *xg = x + (image * s->channels + (long)g * s->cg) * in_size;
     __global const float *wg = wt + (long)g * m_group * k;
     float8 acc[NN_CG_R], part[NN_CG_R];
     for (int i = 0; i < NN_CG_R; i++) acc[i] = part[i] = (float8)(0.0f);
     for (int k0 = 0; k0 < k; k0 += NN_CG_TK) {
         for (int e = lid; e < NN_CG_TK * NN_CG_TM; e += NN_CG_WG * NN_CG_WG) {
-            int kq = e % NN_CG_TK, row = m0 + e / NN_CG_TK, col = k0 + kq; /* neighbours read along k */
-            as[kq * NN_CG_TM + e / NN_CG_TK] = row < m_group && col < k ? wg[(long)row * k + col] : 0.0f;
+            int kq, mm; /* neighbours read along A's rows as it lies */
+            if (s->a_trans) kq = e / NN_CG_TM, mm = e % NN_CG_TM;
+            else kq = e % NN_CG_TK, mm = e / NN_CG_TK;
+            int row = m0 + mm, col = k0 + kq;
+            float v = 0.0f;
+            if (row < m_group && col < k) v = s->a_trans ? wg[(long)col * m_group + row] : wg[(long)row * k + col];
+            as[kq * NN_CG_TM + mm] = v;
         }
         /* B: item lid loads column lid (NN_CG_WG^2 == NN_CG_TN); neighbours read neighbouring positions */
-        if (pointwise) {
+        int p = p0 + lid;
+        if (s->b_kind == NN_B_ROWS) {
             for (int r = 0; r < NN_CG_TK; r++)
-                bs[r * NN_CG_TN + lid] = p0 + lid < out_size && k0 + r < k ? xg[(long)(k0 + r) * in_size + p0 + lid]
-                                                                           : 0.0f;
+                bs[r * NN_CG_TN + lid] = p < out_size && k0 + r < k ? xg[(long)(k0 + r) * in_size + p] : 0.0f;
+        } else if (s->b_kind == NN_B_COLS) {
+            for (int r = 0; r < NN_CG_TK; r++)
+                bs[r * NN_CG_TN + lid] = p < out_size && k0 + r < k ? xg[(long)p * in_size + k0 + r] : 0.0f;
         } else {
-#define NN_CONV_COLUMN(n) nn_conv_column(n, xg, w, in_size, out_size, kk_count, k, k0, p0 + lid, lid, bs)
+#define NN_CONV_COLUMN(n) nn_conv_column(n, xg, w, in_size, out_size, s->kk_count, k, k0, p, lid, bs)
             NN_BY_AXES(NN_CONV_COLUMN, w->n)
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -230,9 +261,18 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
         int m = m0 + ty + i * NN_CG_WG;
         if (m >= m_group) continue;
         long mo = (long)g * m_group + m;
-        float8 v = acc[i] + (float8)(has_bias ? b[mo] : 0.0f);
+        float8 v = acc[i], cv = (float8)(0.0f);
+        if (s->alpha != 1.0f) v *= s->alpha;
+        if (s->has_c && s->c_cs == 0) {
+            cv = (float8)(c[mo * s->c_rs]);
+        } else if (s->has_c) {
+            float cs[NN_CG_R];
+            for (int j = 0; j < NN_CG_R; j++) cs[j] = pc + j < out_size ? c[mo * s->c_rs + (pc + j) * s->c_cs] : 0.0f;
+            cv = vload8(0, cs);
+        }
+        if (s->has_c) v += s->beta == 1.0f ? cv : s->beta * cv;
         v = TGC_ACT8(v);
-        __global float *yr = y + (image * m_count + mo) * out_size;
+        __global float *yr = y + (image * s->m_count + mo) * out_size;
         if (pc + NN_CG_R <= out_size) {
             vstore8(v, 0, yr + pc);
         } else {
@@ -243,14 +283,12 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
     }
 }
 
-__kernel void nn_conv_gemm_f32(__global const float *x, __global const float *wt, __global const float *b,
-                               int has_bias, __global float *y, nn_window w, int channels, int m_count, int cg,
-                               int m_group, int group, int in_size, int out_size, int kk_count, int pointwise) {
+__kernel void nn_conv_gemm_f32(__global const float *x, __global const float *wt, __global const float *c,
+                               __global float *y, nn_window w, nn_gemm s) {
     __local float as[NN_CG_TK * NN_CG_TM], bs[NN_CG_TK * NN_CG_TN];
     /* (The switch over the number of axes is in the loads, not around this body as in the other windowed
      * kernels: PoCL 3.1's cpu device gave wrong sums now and then with the body's barriers inside its cases.) */
-    nn_conv_gemm(x, wt, b, has_bias, y, &w, channels, m_count, cg, m_group, group, in_size, out_size, kk_count,
-                 pointwise, as, bs);
+    nn_conv_gemm(x, wt, c, y, &w, &s, as, bs);
 }
 
 /* Direct convolution, one work-item per output (n, m, position): y = bias
