@@ -139,7 +139,7 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
  * for field (longs, ints, floats: the same layout on both sides). Each
  * size fits an int (the caller checks). */
 typedef struct tgc_cl_gemm_shape {
-    cl_long c_rs, c_cs;
+    cl_long c_rs, c_cs, a_img;
     cl_int channels, m_count, cg, m_group, group, in_size, out_size, kk_count;
     cl_int b_kind, a_trans, has_c;
     cl_float alpha, beta;
@@ -167,6 +167,21 @@ static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, c
  * batch of its own (A's batch folds into the rows) and the sizes fit. */
 static bool one_gemm(const tgc_matmul_geometry *g) {
     return g->b_count == 1 && g->batch * g->m <= INT_MAX && g->n <= INT_MAX && g->k <= INT_MAX;
+}
+
+/* Whether MatMul g's batch is the implicit GEMM's images: B's matrices
+ * one after another, one per output matrix, and A's likewise or one for
+ * all; *a_img then A's offset from one to the next. */
+static bool batched_gemm(const tgc_matmul_geometry *g, int64_t *a_img) {
+    if (g->b_count != g->batch || g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX) return false;
+    int64_t oa, ob, oy;
+    tgc_matmul_geometry_offsets(g, g->batch > 1 ? 1 : 0, &oa, &ob, &oy);
+    *a_img = oa;
+    for (int64_t t = 0; t < g->batch; t++) {
+        tgc_matmul_geometry_offsets(g, t, &oa, &ob, &oy);
+        if (oa != t * *a_img || ob != t * g->k * g->n) return false;
+    }
+    return true;
 }
 
 /* c's fused activation applied to y's first numel floats in place, where
@@ -197,6 +212,14 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
                                 .m_group = (cl_int)(batch * m), .group = 1, .in_size = (cl_int)n,
                                 .out_size = (cl_int)n, .kk_count = 1, .b_kind = B_ROWS, .alpha = 1.0f};
         return conv_gemm(c, bm, am, am, ya, &none, &gs, 1);
+    }
+    int64_t a_img = 0;
+    if (batched_gemm(&g, &a_img)) { /* one launch, an image per output matrix */
+        tgc_cl_window none = {.n = 1};
+        tgc_cl_gemm_shape gs = {.a_img = a_img, .channels = (cl_int)k, .m_count = (cl_int)m, .cg = (cl_int)k,
+                                .m_group = (cl_int)m, .group = 1, .in_size = (cl_int)n, .out_size = (cl_int)n,
+                                .kk_count = 1, .b_kind = B_ROWS, .alpha = 1.0f};
+        return conv_gemm(c, bm, am, am, ya, &none, &gs, batch);
     }
     for (int64_t t = 0; t < batch; t++) {
         int64_t oa, ob, oy;
@@ -308,6 +331,7 @@ void tgc_gpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     (void)width;
     tgc_matmul_geometry g;
     if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
-    if (one_gemm(&g)) return; /* the implicit GEMM: no workspace */
+    int64_t a_img;
+    if (one_gemm(&g) || batched_gemm(&g, &a_img)) return; /* the implicit GEMM: no workspace */
     out->workspace_bytes = clblast_temp_bound(g.m, g.n, g.k);
 }

@@ -128,12 +128,14 @@ static void test_no_limit_fits(void) {
     tgc_diags_free(d);
 }
 
-/* On a gpu, a MatMul [2, 1, 64] x [2, 64, 64] (W a weight with a batch of
- * its own) runs one CLBlastSgemm per batch, whose temporary buffer comes
- * from the device's allocator and is counted as a workspace, bounded by
- * hand: A, B and C each padded to 128 x 128 floats (CLBlast's largest
- * tile), 3 x 128 x 128 + 32 floats = 196736 bytes. A limit below weights
- * + output + that is refused with the workspace named. */
+/* On a gpu, a MatMul [2, 1, 1, 64] x [3, 64, 64] (W a weight with a batch
+ * of its own that A's batch broadcasts against: six products whose
+ * operands are not one after another) runs one CLBlastSgemm per product,
+ * whose temporary buffer comes from the device's allocator and is counted
+ * as a workspace, bounded by hand: A, B and C each padded to 128 x 128
+ * floats (CLBlast's largest tile), 3 x 128 x 128 + 32 floats = 196736
+ * bytes. A limit below weights + output + that is refused with the
+ * workspace named. */
 static void test_gpu_gemm_workspace(void) {
     tgc_device_info info[4];
     bool has_gpu = false;
@@ -142,18 +144,18 @@ static void test_gpu_gemm_workspace(void) {
         printf("\n  notice: no gpu0; skipped\n");
         return;
     }
-    size_t size = 8 * 2 * 64 * 64 + 1024, at = 0;
+    size_t size = 8 * 3 * 64 * 64 + 1024, at = 0;
     char *text = malloc(size);
     at += (size_t)snprintf(text + at, size - at,
-                           "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [2, 1, 64]}\noutputs: [y]\n"
-                           "initializers:\n  - {name: w, dtype: float32, shape: [2, 64, 64], values: [");
-    for (int i = 0; i < 2 * 64 * 64; i++) at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", i % 5);
+                           "format: tgc/1\ninputs:\n  - {name: x, dtype: float32, shape: [2, 1, 1, 64]}\noutputs: [y]\n"
+                           "initializers:\n  - {name: w, dtype: float32, shape: [3, 64, 64], values: [");
+    for (int i = 0; i < 3 * 64 * 64; i++) at += (size_t)snprintf(text + at, size - at, "%s%d", i ? "," : "", i % 5);
     at += (size_t)snprintf(text + at, size - at, "]}\nnodes:\n  - {name: y, op: MatMul, inputs: [x, w]}\n");
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(text, at, "mm.yaml", NULL, d, &g), TGC_OK);
     free(text);
-    /* weights 32768, the feed's copy and the output 512 each, the workspace 196736: about 230 KB. */
+    /* weights 49152, the feed's copy 512, the output 1536, the workspace 196736: about 248 KB. */
     tgc_session_options o = {.memory_limits = "gpu0=100000", .optimize = TGC_OPTIMIZE_NONE};
     tgc_session *s = NULL;
     CU_ASSERT_EQUAL(tgc_session_create(g, "gpu0", &o, d, &s), TGC_ERR_INVALID);

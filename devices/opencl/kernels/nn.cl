@@ -173,9 +173,10 @@ static void nn_tap_next(const nn_window *w, const int n, int *t) {
  * kernels_gemm_cl.c): longs, then ints, then floats, so that host and
  * device lay it out alike. Image q, group g of Y is at
  * (q * m_count + g * m_group) * out_size; of the input (B's source) at
- * (q * channels + g * cg) * in_size; of A at g * m_group * K. */
+ * (q * channels + g * cg) * in_size; of A at q * a_img + g * m_group * K. */
 typedef struct nn_gemm {
     long c_rs, c_cs; /* C's strides over Y's rows (output channels) and columns (0: broadcast) */
+    long a_img;      /* A's offset from one image to the next (0: one A for all) */
     int channels, m_count, cg, m_group, group, in_size, out_size, kk_count;
     int b_kind;      /* NN_B_* */
     int a_trans;     /* A stored [K, M/group] (row stride m_group) */
@@ -218,7 +219,7 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
     int g = (int)(z % s->group), k = s->cg * s->kk_count, m_group = s->m_group, out_size = s->out_size;
     int in_size = s->in_size;
     __global const float *xg = x + (image * s->channels + (long)g * s->cg) * in_size;
-    __global const float *wg = wt + (long)g * m_group * k;
+    __global const float *wg = wt + image * s->a_img + (long)g * m_group * k;
     float8 acc[NN_CG_R], part[NN_CG_R];
     for (int i = 0; i < NN_CG_R; i++) acc[i] = part[i] = (float8)(0.0f);
     for (int k0 = 0; k0 < k; k0 += NN_CG_TK) {
