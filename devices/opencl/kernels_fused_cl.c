@@ -178,7 +178,7 @@ tgc_status tgc_cl_fused_kernel(tgc_cl_device *c, const char *kernel_text, const 
     }
     fc->programs[fc->count] = p;
     fc->kernels[fc->count++] = k;
-    if (same_text < 0) c->counters.programs++, fc->built++;
+    if (same_text < 0) c->counters.programs++, c->counters.generated++, fc->built++;
     c->counters.kernels++;
     *out = k;
     return TGC_OK;
@@ -192,6 +192,7 @@ void tgc_cl_fused_release(tgc_cl_device *c) {
         clReleaseProgram(fc->programs[i]);
     }
     c->counters.programs -= fc->built;
+    c->counters.generated -= fc->built;
     c->counters.kernels -= fc->count;
     tgc_strmap_release(&fc->index);
     tgc_strmap_release(&fc->programs_by_text);
@@ -380,25 +381,28 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     return TGC_OK;
 }
 
-/* ==== A file built again with a fused activation ================================== */
+/* ==== A file built again with defines and a fused activation ====================== */
 
-tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *name, cl_uint work_dim,
-                              const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args) {
+tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
+                              cl_uint work_dim, const size_t *global, const size_t *local, int n_args,
+                              const tgc_cl_arg *args) {
     const tgc_fused_act *act = c->fused_act;
-    if (act == NULL) return tgc_cl_enqueue(c, name, work_dim, global, local, n_args, args);
+    if (act == NULL && defines == NULL) return tgc_cl_enqueue(c, name, work_dim, global, local, n_args, args);
     for (cl_uint i = 0; i < work_dim; i++)
         if (global[i] == 0) return TGC_OK;
     const tgc_cl_source *src = tgc_cl_sources;
     while (src->name != NULL && strcmp(src->name, file) != 0) src++;
-    if (src->name == NULL || act->row < 0 || act->row >= TGC_EW_COUNT)
-        return tgc_kernel_fail(c, "no kernels/%s, or no activation row %d, for a fused activation", file, act->row);
-    char params[96], head[512];
-    snprintf(params, sizeof params, "as_float(0x%08" PRIx32 "u), as_float(0x%08" PRIx32 "u), as_float(0x%08" PRIx32
-             "u)", float_bits(act->params[0]), float_bits(act->params[1]), float_bits(act->params[2]));
-    const char *op = tgc_ew_rows[act->row].op;
-    int head_len = snprintf(head, sizeof head,
-                            "#define TGC_ACT(v) ew_row_%s((v), %s)\n#define TGC_ACT8(v) ew_row8_%s((v), %s)\n", op,
-                            params, op, params);
+    if (src->name == NULL || (act != NULL && (act->row < 0 || act->row >= TGC_EW_COUNT)))
+        return tgc_kernel_fail(c, "no kernels/%s, or no activation row %d, for a fused activation", file,
+                               act != NULL ? act->row : -1);
+    char head[512];
+    int head_len = snprintf(head, sizeof head, "%s\n", defines != NULL ? defines : "");
+    if (act != NULL && head_len > 0 && (size_t)head_len < sizeof head)
+        head_len += snprintf(head + head_len, sizeof head - (size_t)head_len,
+                             "#define TGC_ACT(v) ew_row_%s((v), as_float(0x%08" PRIx32 "u), as_float(0x%08" PRIx32
+                             "u), as_float(0x%08" PRIx32 "u))\n",
+                             tgc_ew_rows[act->row].op, float_bits(act->params[0]), float_bits(act->params[1]),
+                             float_bits(act->params[2]));
     char *text = head_len > 0 && (size_t)head_len < sizeof head ? tgc_malloc((size_t)head_len + src->size + 1) : NULL;
     if (text == NULL) return tgc_kernel_fail_nomem(c, "out of host memory for a fused activation's kernel");
     memcpy(text, head, (size_t)head_len);
@@ -415,7 +419,10 @@ tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *n
     pthread_mutex_unlock(&d->lock);
     tgc_cl_note_event(c, event, name);
     tgc_free(text);
-    if (st != TGC_OK) return tgc_kernel_fail(c, "%s with %s fused: %s", name, tgc_ew_rows[act->row].op, why), st;
+    if (st != TGC_OK)
+        return tgc_kernel_fail(c, "%s built with %s%s: %s", name, defines != NULL ? defines : "",
+                               act != NULL ? tgc_ew_rows[act->row].op : "", why),
+               st;
     if (err != CL_SUCCESS) return tgc_kernel_fail(c, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
     return TGC_OK;
 }

@@ -32,6 +32,7 @@
 
 #include "support/alloc.h"
 #include "support/checked.h"
+#include "support/settings.h"
 
 #include "devices/opencl/clblast_api.h"
 #include <limits.h>
@@ -130,10 +131,9 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
 
 /* ---- The implicit GEMM (kernels/nn.cl) ------------------------------------------ */
 
-/* The implicit GEMM's tile (kernels/nn.cl: NN_CG_WG items a side, each
- * NN_CG_R x NN_CG_R outputs). */
+/* The implicit GEMM's work-group (kernels/nn.cl: NN_CG_WG items a side,
+ * each NN_CG_R x NN_CG_R outputs: a tile of 64, or 32 with NN_CG_R 4). */
 #define CONV_WG 8
-#define CONV_TILE 64
 
 /* nn_conv_gemm_f32's sizes and epilogue: kernels/nn.cl's nn_gemm, field
  * for field (longs, ints, floats: the same layout on both sides). Each
@@ -147,18 +147,32 @@ typedef struct tgc_cl_gemm_shape {
 
 enum { B_IM2COL = 0, B_ROWS = 1, B_COLS = 2 }; /* nn.cl's NN_B_* */
 
+/* The tile (outputs a side) for images x group GEMMs of s: TGC_GPU_GEMM_TILE's
+ * 64 or 32, else 64 unless that leaves the device's compute units fewer
+ * than two work-groups each (a 3x3 Conv of 512 channels over 7 x 7 at
+ * batch 1 is 8 work-groups of 64 x 64: 8 of an H200's 132 units busy). */
+static int gemm_tile(const tgc_kernel_ctx *c, const tgc_cl_gemm_shape *s, int64_t images) {
+    int64_t forced = tgc_settings_current()->gpu_gemm_tile;
+    if (forced == 32 || forced == 64) return (int)forced;
+    int64_t groups = ((int64_t)s->out_size + 63) / 64 * (((int64_t)s->m_group + 63) / 64) * images * s->group;
+    int64_t units = ((const tgc_cl_device *)c->device)->compute_units;
+    return groups < 2 * units ? 32 : 64;
+}
+
 /* One launch of nn_conv_gemm_f32, with c's fused activation: Y [images,
  * m_count, out_size] = alpha * A B + beta * C from x (B's source), wt (A)
- * and cm (C; a placeholder when s->has_c is 0). */
+ * and cm (C; a placeholder when s->has_c is 0); in tiles of 64 or 32
+ * (gemm_tile: nn.cl built with NN_CG_R 4 for 32). */
 static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, cl_mem y, const tgc_cl_window *cw,
                             const tgc_cl_gemm_shape *s, int64_t images) {
+    int tile = gemm_tile(c, s, images);
     size_t local[3] = {CONV_WG, CONV_WG, 1};
-    size_t global[3] = {(size_t)(((int64_t)s->out_size + CONV_TILE - 1) / CONV_TILE * CONV_WG),
-                        (size_t)(((int64_t)s->m_group + CONV_TILE - 1) / CONV_TILE * CONV_WG),
-                        (size_t)(images * s->group)};
+    size_t global[3] = {(size_t)(((int64_t)s->out_size + tile - 1) / tile * CONV_WG),
+                        (size_t)(((int64_t)s->m_group + tile - 1) / tile * CONV_WG), (size_t)(images * s->group)};
     tgc_cl_arg args[] = {TGC_CL_MEM(x), TGC_CL_MEM(wt), TGC_CL_MEM(cm), TGC_CL_MEM(y), TGC_CL_BYTES(cw, sizeof *cw),
                          TGC_CL_BYTES(s, sizeof *s)};
-    return tgc_cl_enqueue_act(c, "nn.cl", "nn_conv_gemm_f32", 3, global, local, 6, args);
+    return tgc_cl_enqueue_act(c, "nn.cl", tile == 32 ? "#define NN_CG_R 4" : NULL, "nn_conv_gemm_f32", 3, global,
+                              local, 6, args);
 }
 
 /* ---- MatMul ----------------------------------------------------------------------- */
@@ -299,7 +313,7 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
                              TGC_CL_LONG(m_count), TGC_CL_LONG(empty_sum ? 0 : cg), TGC_CL_LONG(m_group),
                              TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)out_size), TGC_CL_INT((cl_int)kk_count),
                              TGC_CL_LONG(total)};
-        return tgc_cl_enqueue_act(c, "nn.cl", "nn_conv_direct_f32", 1, &global, NULL, 14, args);
+        return tgc_cl_enqueue_act(c, "nn.cl", NULL, "nn_conv_direct_f32", 1, &global, NULL, 14, args);
     }
     tgc_cl_gemm_shape gs = {.c_rs = 1, .channels = (cl_int)channels, .m_count = (cl_int)m_count, .cg = (cl_int)cg,
                             .m_group = (cl_int)m_group, .group = (cl_int)group, .in_size = (cl_int)in_size,

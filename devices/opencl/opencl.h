@@ -39,6 +39,8 @@ typedef struct tgc_cl_counters {
     int64_t program_builds; /* programs compiled from source (not the disk cache) */
     int64_t cache_loads;    /* programs created from cached binaries */
     int64_t fused_hits;     /* fused-group kernels found already built (kernels_fused_cl.c) */
+    int64_t generated;      /* of `programs`, those the generated cache keeps until the device goes
+                             * (kernels_fused_cl.c: fused groups, kernels built with defines or activations) */
     /* since the device opened (tgc_device_activity): */
     int64_t launches;    /* kernels enqueued; a CLBlast call as one */
     int64_t host_waits;  /* blocking copies and finishes */
@@ -127,16 +129,19 @@ typedef struct tgc_cl_arg {
 tgc_status tgc_cl_enqueue(tgc_kernel_ctx *c, const char *name, cl_uint work_dim, const size_t *global,
                           const size_t *local, int n_args, const tgc_cl_arg *args);
 
-/* tgc_cl_enqueue, with c->fused_act (executor/fuse.c) compiled into the
- * kernel when there is one: kernel `name` of kernels/<file> built again
- * with TGC_ACT(v) and TGC_ACT8(v) defined as the activation's row
- * functions of graph/elementwise.def (float and float8; its parameters as
- * exact float bits), behind the row functions (tgc_cl_fused_kernel:
- * cached per device and on disk). The file's kernels apply them to each
- * value they store (identity in the plain build). A build failure fails the node through
- * tgc_kernel_fail with the build log. */
-tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *name, cl_uint work_dim,
-                              const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args);
+/* tgc_cl_enqueue of kernel `name` of kernels/<file> built with `defines`
+ * (lines of "#define NAME VALUE", the variant of a kernel: NULL, none) and
+ * with c->fused_act (executor/fuse.c) compiled in when there is one:
+ * TGC_ACT(v) defined as the activation's row function of
+ * graph/elementwise.def (its parameters as exact float bits). Either way
+ * the file is built again behind the row functions (tgc_cl_fused_kernel:
+ * cached per device and on disk); with neither, the plain build. The
+ * file's kernels apply TGC_ACT to each value they store (identity in the
+ * plain build). A build failure fails the node through tgc_kernel_fail
+ * with the build log. */
+tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
+                              cl_uint work_dim, const size_t *global, const size_t *local, int n_args,
+                              const tgc_cl_arg *args);
 
 /* Sets kernel k's arguments and enqueues it on c's queue, counting the
  * launch; call with c->lock held. With `event` (not NULL), the launch's

@@ -336,7 +336,8 @@ static inline void gn_end(gn_fixture *f) {
         tgc_cl_counters now = tgc_cl_device_counters(f->gpu);
         CU_ASSERT_EQUAL(now.mems, gn_start.mems);
         CU_ASSERT_EQUAL(now.events, gn_start.events);
-        CU_ASSERT_EQUAL(now.programs, gn_start.programs);
+        /* the generated programs (activations, tile variants) stay cached until the device goes */
+        CU_ASSERT_EQUAL(now.programs - now.generated, gn_start.programs - gn_start.generated);
     }
 }
 

@@ -126,14 +126,12 @@ static void nn_tap_next(const nn_window *w, const int n, int *t) {
 
 /* ---- Conv ---------------------------------------------------------------------------- */
 
-/* A fused activation (executor/fuse.c): TGC_ACT(v) (float) and
- * TGC_ACT8(v) (float8) are the identity here;
+/* A fused activation (executor/fuse.c): TGC_ACT(v) is the identity here;
  * tgc_cl_enqueue_act builds this file again behind graph/elementwise.def's
- * row functions with them defined as the row's calls, one program per
+ * row functions with TGC_ACT defined as the row's call, one program per
  * activation and parameters. */
 #ifndef TGC_ACT
 #define TGC_ACT(v) (v)
-#define TGC_ACT8(v) (v)
 #endif
 
 /* Conv as one implicit GEMM per (image, group): Y_g [M/group, out_size] =
@@ -149,7 +147,7 @@ static void nn_tap_next(const nn_window *w, const int n, int *t) {
  * [NN_CG_TM, NN_CG_TN] tile of Y, loading a [NN_CG_TK, NN_CG_TM] slice of
  * A and a [NN_CG_TK, NN_CG_TN] slice of B into local memory per step of
  * k; each item keeps NN_CG_R x NN_CG_R sums, rows ty + i * NN_CG_WG and
- * the eight columns from tx * NN_CG_R as one float8 (PoCL's cpu device
+ * the NN_CG_R columns from tx * NN_CG_R as one vector (PoCL's cpu device
  * vectorizes that; across work-items it did not, and ran 2x slower). Sums
  * run in blocks of NN_CG_KBLOCK terms added onto the total, as the cpu's
  * GEMM blocks k (a long sum's rounding error grows with its length). The
@@ -158,11 +156,27 @@ static void nn_tap_next(const nn_window *w, const int n, int *t) {
  * Global: [ceil(out_size / TN) * WG, ceil(M/group / TM) * WG, N * group];
  * local [WG, WG, 1]. */
 #define NN_CG_WG 8
-#define NN_CG_R 8 /* the float8 of an item's columns */
+#define NN_CG_ITEMS (NN_CG_WG * NN_CG_WG)
+#ifndef NN_CG_R
+#define NN_CG_R 8 /* an item's columns, one vector; 4 in the build for small layers (tgc_cl_enqueue_act's defines) */
+#endif
+#if NN_CG_R == 8
+typedef float8 nn_cg_vec;
+#define NN_CG_VLOAD vload8
+#define NN_CG_VSTORE vstore8
+#elif NN_CG_R == 4
+typedef float4 nn_cg_vec;
+#define NN_CG_VLOAD vload4
+#define NN_CG_VSTORE vstore4
+#else
+#error "NN_CG_R must be 4 or 8"
+#endif
 #define NN_CG_TM (NN_CG_WG * NN_CG_R)
 #define NN_CG_TN (NN_CG_WG * NN_CG_R)
 #define NN_CG_TK 32
 #define NN_CG_KBLOCK 256
+/* B's loads: NN_CG_COL_ITEMS items a column (NN_CG_ITEMS >= NN_CG_TN) */
+#define NN_CG_COL_ITEMS (NN_CG_ITEMS / NN_CG_TN)
 
 /* How B is read. */
 #define NN_B_IM2COL 0 /* im2col of the input (the window) */
@@ -184,29 +198,32 @@ typedef struct nn_gemm {
     float alpha, beta;
 } nn_gemm;
 
-/* Rows k0 .. k0 + NN_CG_TK of B's column p (0 past k or out_size) into
- * bs[r * NN_CG_TN + pp], for the image and group whose input channels
+/* Rows k0 + r0, k0 + r0 + NN_CG_COL_ITEMS, ... below k0 + NN_CG_TK of B's
+ * column p (0 past k or out_size) into bs[r * NN_CG_TN + pp], for the
+ * image and group whose input channels
  * start at xg. The window's start is found once and the taps walked as an
  * odometer (channel ci, tap t), so a column costs a few divisions per
  * tile, not per value. */
 static void nn_conv_column(const int n, __global const float *xg, const nn_window *w, int in_size, int out_size,
-                           int kk_count, int k, int k0, int p, int pp, __local float *bs) {
+                           int kk_count, int k, int k0, int p, int pp, int r0, __local float *bs) {
     int start[NN_MAX_AXES], t[NN_MAX_AXES];
     if (p < out_size) nn_window_start(w, n, p, start);
-    int ci = k0 / kk_count, tap = k0 % kk_count, rest = tap;
+    int ci = (k0 + r0) / kk_count, tap = (k0 + r0) % kk_count, rest = tap;
     for (int a = n - 1; a >= 0; a--) {
         t[a] = rest % w->k[a];
         rest /= w->k[a];
     }
-    for (int r = 0; r < NN_CG_TK; r++) {
+    for (int r = r0; r < NN_CG_TK; r += NN_CG_COL_ITEMS) {
         float v = 0.0f;
         if (p < out_size && k0 + r < k) {
             int off = nn_tap_offset(w, n, start, t);
             if (off >= 0) v = xg[(long)ci * in_size + off];
         }
         bs[r * NN_CG_TN + pp] = v;
-        nn_tap_next(w, n, t);
-        if (++tap == kk_count) tap = 0, ci++;
+        for (int step = 0; step < NN_CG_COL_ITEMS; step++) {
+            nn_tap_next(w, n, t);
+            if (++tap == kk_count) tap = 0, ci++;
+        }
     }
 }
 
@@ -220,10 +237,10 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
     int in_size = s->in_size;
     __global const float *xg = x + (image * s->channels + (long)g * s->cg) * in_size;
     __global const float *wg = wt + image * s->a_img + (long)g * m_group * k;
-    float8 acc[NN_CG_R], part[NN_CG_R];
-    for (int i = 0; i < NN_CG_R; i++) acc[i] = part[i] = (float8)(0.0f);
+    nn_cg_vec acc[NN_CG_R], part[NN_CG_R];
+    for (int i = 0; i < NN_CG_R; i++) acc[i] = part[i] = (nn_cg_vec)(0.0f);
     for (int k0 = 0; k0 < k; k0 += NN_CG_TK) {
-        for (int e = lid; e < NN_CG_TK * NN_CG_TM; e += NN_CG_WG * NN_CG_WG) {
+        for (int e = lid; e < NN_CG_TK * NN_CG_TM; e += NN_CG_ITEMS) {
             int kq, mm; /* neighbours read along A's rows as it lies */
             if (s->a_trans) kq = e / NN_CG_TM, mm = e % NN_CG_TM;
             else kq = e % NN_CG_TK, mm = e / NN_CG_TK;
@@ -232,29 +249,30 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
             if (row < m_group && col < k) v = s->a_trans ? wg[(long)col * m_group + row] : wg[(long)row * k + col];
             as[kq * NN_CG_TM + mm] = v;
         }
-        /* B: item lid loads column lid (NN_CG_WG^2 == NN_CG_TN); neighbours read neighbouring positions */
-        int p = p0 + lid;
+        /* B: item lid loads column lid % TN, every NN_CG_COL_ITEMS-th row from lid / TN; neighbours read
+         * neighbouring positions */
+        int pp = lid % NN_CG_TN, r0 = lid / NN_CG_TN, p = p0 + pp;
         if (s->b_kind == NN_B_ROWS) {
-            for (int r = 0; r < NN_CG_TK; r++)
-                bs[r * NN_CG_TN + lid] = p < out_size && k0 + r < k ? xg[(long)(k0 + r) * in_size + p] : 0.0f;
+            for (int r = r0; r < NN_CG_TK; r += NN_CG_COL_ITEMS)
+                bs[r * NN_CG_TN + pp] = p < out_size && k0 + r < k ? xg[(long)(k0 + r) * in_size + p] : 0.0f;
         } else if (s->b_kind == NN_B_COLS) {
-            for (int r = 0; r < NN_CG_TK; r++)
-                bs[r * NN_CG_TN + lid] = p < out_size && k0 + r < k ? xg[(long)p * in_size + k0 + r] : 0.0f;
+            for (int r = r0; r < NN_CG_TK; r += NN_CG_COL_ITEMS)
+                bs[r * NN_CG_TN + pp] = p < out_size && k0 + r < k ? xg[(long)p * in_size + k0 + r] : 0.0f;
         } else {
-#define NN_CONV_COLUMN(n) nn_conv_column(n, xg, w, in_size, out_size, s->kk_count, k, k0, p, lid, bs)
+#define NN_CONV_COLUMN(n) nn_conv_column(n, xg, w, in_size, out_size, s->kk_count, k, k0, p, pp, r0, bs)
             NN_BY_AXES(NN_CONV_COLUMN, w->n)
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int kq = 0; kq < NN_CG_TK; kq++) {
-            float8 bv = vload8(0, bs + kq * NN_CG_TN + tx * NN_CG_R);
+            nn_cg_vec bv = NN_CG_VLOAD(0, bs + kq * NN_CG_TN + tx * NN_CG_R);
             for (int i = 0; i < NN_CG_R; i++)
-                part[i] = mad((float8)(as[kq * NN_CG_TM + ty + i * NN_CG_WG]), bv, part[i]);
+                part[i] = mad((nn_cg_vec)(as[kq * NN_CG_TM + ty + i * NN_CG_WG]), bv, part[i]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if ((k0 + NN_CG_TK) % NN_CG_KBLOCK == 0 || k0 + NN_CG_TK >= k)
             for (int i = 0; i < NN_CG_R; i++) {
                 acc[i] += part[i];
-                part[i] = (float8)(0.0f);
+                part[i] = (nn_cg_vec)(0.0f);
             }
     }
     int pc = p0 + tx * NN_CG_R; /* the item's first column */
@@ -262,25 +280,20 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
         int m = m0 + ty + i * NN_CG_WG;
         if (m >= m_group) continue;
         long mo = (long)g * m_group + m;
-        float8 v = acc[i], cv = (float8)(0.0f);
+        nn_cg_vec v = acc[i], cv = (nn_cg_vec)(0.0f);
         if (s->alpha != 1.0f) v *= s->alpha;
         if (s->has_c && s->c_cs == 0) {
-            cv = (float8)(c[mo * s->c_rs]);
+            cv = (nn_cg_vec)(c[mo * s->c_rs]);
         } else if (s->has_c) {
             float cs[NN_CG_R];
             for (int j = 0; j < NN_CG_R; j++) cs[j] = pc + j < out_size ? c[mo * s->c_rs + (pc + j) * s->c_cs] : 0.0f;
-            cv = vload8(0, cs);
+            cv = NN_CG_VLOAD(0, cs);
         }
         if (s->has_c) v += s->beta == 1.0f ? cv : s->beta * cv;
-        v = TGC_ACT8(v);
+        float vs[NN_CG_R];
+        NN_CG_VSTORE(v, 0, vs);
         __global float *yr = y + (image * s->m_count + mo) * out_size;
-        if (pc + NN_CG_R <= out_size) {
-            vstore8(v, 0, yr + pc);
-        } else {
-            float vs[NN_CG_R];
-            vstore8(v, 0, vs);
-            for (int j = 0; pc + j < out_size; j++) yr[pc + j] = vs[j];
-        }
+        for (int j = 0; j < NN_CG_R && pc + j < out_size; j++) yr[pc + j] = TGC_ACT(vs[j]);
     }
 }
 
