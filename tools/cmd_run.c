@@ -22,7 +22,7 @@ static const char run_usage[] =
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "               [--memory-limit DEV=SIZE,...] [--memory-report] [--optimize 0|1|2]\n"
     "               [--max-iterations N] [--inflight K] [--input-dir DIR] [--peer-timeout SECONDS]\n"
-    "               [--placement rules|auto]\n"
+    "               [--placement rules|auto] [--tune]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
@@ -64,6 +64,10 @@ static const char run_usage[] =
     "                        where the graph runs fastest under each one's memory (--memory-limit,\n"
     "                        else what it has, less 5%), for one step's latency, or with\n"
     "                        --inflight K for throughput (docs/placement.md)\n"
+    "  --tune                a gpu's Conv, MatMul and Gemm layers whose shapes have no tuned tile\n"
+    "                        yet run at each tile in this run, timed on the device, and the\n"
+    "                        faster is kept for the device and driver in the cache folder and\n"
+    "                        taken by every later run (TGC_GPU_TUNE=1; docs/devices.md)\n"
     "  --inflight K          run up to K steps at once on the session (default 1): with --repeat\n"
     "                        or --input-dir the steps stream through it, so a graph split over\n"
     "                        devices overlaps its stages; prints steps/s and latencies\n"
@@ -140,6 +144,10 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         }
         if (strcmp(opt, "--memory-report") == 0) {
             a->memory_report = true;
+            continue;
+        }
+        if (strcmp(opt, "--tune") == 0) { /* read by the session made next (support/settings.h) */
+            if (setenv("TGC_GPU_TUNE", "1", 1) != 0) return tgc_usage_error("run", "--tune: cannot set TGC_GPU_TUNE");
             continue;
         }
         if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {

@@ -15,6 +15,7 @@
 #include "devices/device_events.h"
 
 #include "devices/opencl/cl_program.h"
+#include "devices/opencl/gemm_tiles.h"
 #include "support/alloc.h"
 #include "support/checked.h"
 #include "support/diag.h"
@@ -321,6 +322,7 @@ static void cl_destroy(tgc_device *d) {
     tgc_cl_device *c = cl_of(d);
     if (c->queue != NULL) clFinish(c->queue);
     tgc_cl_programs_release(c);
+    tgc_cl_tiles_release(c);
     /* CLBlast caches programs per context and keeps the context alive: let
      * go of them so the context really goes (it rebuilds on next use). */
     if (tgc_clblast_is_open()) {
@@ -419,6 +421,7 @@ tgc_status tgc_cl_device_create(int index, tgc_diags *diags, tgc_device **out) {
         s = tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "opencl", "gpu%d (%s): cannot open: %s", index,
                            c->device_name, tgc_cl_error_name(err));
     if (s == TGC_OK) s = tgc_cl_programs_build(c, diags);
+    if (s == TGC_OK) tgc_cl_tiles_load(c);
     if (s == TGC_OK && arena_init(c) != TGC_OK) {
         tgc_diag_error(diags, NULL, (tgc_srcpos){0, 0}, "out-of-memory", "gpu%d (%s): no host memory for its arena",
                        index, c->device_name);

@@ -383,13 +383,13 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
 
 /* ==== A file built again with defines and a fused activation ====================== */
 
-tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
-                              cl_uint work_dim, const size_t *global, const size_t *local, int n_args,
-                              const tgc_cl_arg *args) {
+/* The text of kernels/<file> behind `defines` and c's activation, into
+ * *text (tgc_malloc'd); NULL with neither (the plain build). Fails the
+ * node through tgc_kernel_fail. */
+static tgc_status variant_text(tgc_kernel_ctx *c, const char *file, const char *defines, char **text) {
     const tgc_fused_act *act = c->fused_act;
-    if (act == NULL && defines == NULL) return tgc_cl_enqueue(c, name, work_dim, global, local, n_args, args);
-    for (cl_uint i = 0; i < work_dim; i++)
-        if (global[i] == 0) return TGC_OK;
+    *text = NULL;
+    if (act == NULL && defines == NULL) return TGC_OK;
     const tgc_cl_source *src = tgc_cl_sources;
     while (src->name != NULL && strcmp(src->name, file) != 0) src++;
     if (src->name == NULL || (act != NULL && (act->row < 0 || act->row >= TGC_EW_COUNT)))
@@ -403,28 +403,70 @@ tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *d
                              "u), as_float(0x%08" PRIx32 "u))\n",
                              tgc_ew_rows[act->row].op, float_bits(act->params[0]), float_bits(act->params[1]),
                              float_bits(act->params[2]));
-    char *text = head_len > 0 && (size_t)head_len < sizeof head ? tgc_malloc((size_t)head_len + src->size + 1) : NULL;
-    if (text == NULL) return tgc_kernel_fail_nomem(c, "out of host memory for a fused activation's kernel");
-    memcpy(text, head, (size_t)head_len);
-    memcpy(text + head_len, src->text, src->size);
-    text[(size_t)head_len + src->size] = '\0';
+    char *t = head_len > 0 && (size_t)head_len < sizeof head ? tgc_malloc((size_t)head_len + src->size + 1) : NULL;
+    if (t == NULL) return tgc_kernel_fail_nomem(c, "out of host memory for a kernel's variant");
+    memcpy(t, head, (size_t)head_len);
+    memcpy(t + head_len, src->text, src->size);
+    t[(size_t)head_len + src->size] = '\0';
+    *text = t;
+    return TGC_OK;
+}
+
+/* Launches the variant of `name` (plain, or of `text`) on c's device with
+ * an event when `event` is not NULL. */
+static tgc_status launch_variant(tgc_kernel_ctx *c, const char *text, const char *name, cl_uint work_dim,
+                                 const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args,
+                                 cl_event *event) {
     tgc_cl_device *d = (tgc_cl_device *)c->device;
-    char why[2048];
+    char why[2048] = "no such kernel";
     cl_kernel k = NULL;
+    tgc_status st = TGC_OK;
     pthread_mutex_lock(&d->lock);
-    tgc_status st = tgc_cl_fused_kernel(d, text, name, why, sizeof why, &k);
-    cl_event event = NULL;
-    cl_int err = st == TGC_OK ? tgc_cl_launch(d, k, work_dim, global, local, n_args, args, c->events ? &event : NULL)
-                              : CL_SUCCESS;
+    if (text != NULL) st = tgc_cl_fused_kernel(d, text, name, why, sizeof why, &k);
+    else if ((k = tgc_cl_kernel_get(d, name)) == NULL) st = TGC_ERR_RUNTIME;
+    cl_int err = st == TGC_OK ? tgc_cl_launch(d, k, work_dim, global, local, n_args, args, event) : CL_SUCCESS;
     pthread_mutex_unlock(&d->lock);
-    tgc_cl_note_event(c, event, name);
-    tgc_free(text);
-    if (st != TGC_OK)
-        return tgc_kernel_fail(c, "%s built with %s%s: %s", name, defines != NULL ? defines : "",
-                               act != NULL ? tgc_ew_rows[act->row].op : "", why),
-               st;
+    if (st != TGC_OK) return tgc_kernel_fail(c, "%s: %s", name, why), st;
     if (err != CL_SUCCESS) return tgc_kernel_fail(c, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
     return TGC_OK;
+}
+
+tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
+                              cl_uint work_dim, const size_t *global, const size_t *local, int n_args,
+                              const tgc_cl_arg *args) {
+    for (cl_uint i = 0; i < work_dim; i++)
+        if (global[i] == 0) return TGC_OK;
+    char *text = NULL;
+    tgc_status st = variant_text(c, file, defines, &text);
+    cl_event event = NULL;
+    if (st == TGC_OK)
+        st = launch_variant(c, text, name, work_dim, global, local, n_args, args, c->events ? &event : NULL);
+    tgc_cl_note_event(c, event, name);
+    tgc_free(text);
+    return st;
+}
+
+tgc_status tgc_cl_time_act(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
+                           cl_uint work_dim, const size_t *global, const size_t *local, int n_args,
+                           const tgc_cl_arg *args, uint64_t *ns) {
+    *ns = UINT64_MAX;
+    for (cl_uint i = 0; i < work_dim; i++)
+        if (global[i] == 0) return TGC_OK;
+    char *text = NULL;
+    tgc_status st = variant_text(c, file, defines, &text);
+    cl_event event = NULL;
+    if (st == TGC_OK) st = launch_variant(c, text, name, work_dim, global, local, n_args, args, &event);
+    tgc_free(text);
+    if (event == NULL) return st;
+    cl_ulong start = 0, end = 0;
+    cl_int err = clWaitForEvents(1, &event);
+    tgc_cl_count_wait(c->device);
+    if (err == CL_SUCCESS &&
+        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) == CL_SUCCESS &&
+        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS && end >= start)
+        *ns = end - start;
+    clReleaseEvent(event);
+    return err == CL_SUCCESS ? st : tgc_kernel_fail(c, "waiting for '%s': %s", name, tgc_cl_error_name(err));
 }
 
 const tgc_kernel_def tgc_gpu_kernels_fused[] = {

@@ -29,6 +29,7 @@
  * 2-D only, and no groups, where ONNX Conv has all three. */
 #include "devices/opencl/kernels_nn.h"
 #include "devices/matmul_geometry.h"
+#include "devices/opencl/gemm_tiles.h"
 
 #include "support/alloc.h"
 #include "support/checked.h"
@@ -147,32 +148,64 @@ typedef struct tgc_cl_gemm_shape {
 
 enum { B_IM2COL = 0, B_ROWS = 1, B_COLS = 2 }; /* nn.cl's NN_B_* */
 
-/* The tile (outputs a side) for images x group GEMMs of s: TGC_GPU_GEMM_TILE's
- * 64 or 32, else 64 unless that leaves the device's compute units fewer
- * than two work-groups each (a 3x3 Conv of 512 channels over 7 x 7 at
- * batch 1 is 8 work-groups of 64 x 64: 8 of an H200's 132 units busy). */
-static int gemm_tile(const tgc_kernel_ctx *c, const tgc_cl_gemm_shape *s, int64_t images) {
-    int64_t forced = tgc_settings_current()->gpu_gemm_tile;
-    if (forced == 32 || forced == 64) return (int)forced;
+/* The tile (outputs a side) the rule picks for images x group GEMMs of s:
+ * 64, unless that leaves the device's compute units fewer than two
+ * work-groups each (a 3x3 Conv of 512 channels over 7 x 7 at batch 1 is 8
+ * work-groups of 64 x 64: 8 of an H200's 132 units busy), then 32. */
+static int rule_tile(const tgc_kernel_ctx *c, const tgc_cl_gemm_shape *s, int64_t images) {
     int64_t groups = ((int64_t)s->out_size + 63) / 64 * (((int64_t)s->m_group + 63) / 64) * images * s->group;
     int64_t units = ((const tgc_cl_device *)c->device)->compute_units;
     return groups < 2 * units ? 32 : 64;
 }
 
+/* Grid and defines of nn_conv_gemm_f32 at `tile` (nn.cl built with
+ * NN_CG_R 4 for 32). */
+static const char *tile_launch(int tile, const tgc_cl_gemm_shape *s, int64_t images, size_t global[3]) {
+    global[0] = (size_t)(((int64_t)s->out_size + tile - 1) / tile * CONV_WG);
+    global[1] = (size_t)(((int64_t)s->m_group + tile - 1) / tile * CONV_WG);
+    global[2] = (size_t)(images * s->group);
+    return tile == 32 ? "#define NN_CG_R 4" : NULL;
+}
+
 /* One launch of nn_conv_gemm_f32, with c's fused activation: Y [images,
  * m_count, out_size] = alpha * A B + beta * C from x (B's source), wt (A)
- * and cm (C; a placeholder when s->has_c is 0); in tiles of 64 or 32
- * (gemm_tile: nn.cl built with NN_CG_R 4 for 32). */
+ * and cm (C; a placeholder when s->has_c is 0). Its tile, 64 or 32: the
+ * one TGC_GPU_GEMM_TILE forces; else the one tuning chose for the shape
+ * on this device (devices/opencl/gemm_tiles.h); else, with TGC_GPU_TUNE
+ * (tgc run --tune), the faster of the two on the device's clock, best of
+ * three runs each (host waits, in this run only), kept for the shape;
+ * else rule_tile's. */
 static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, cl_mem y, const tgc_cl_window *cw,
                             const tgc_cl_gemm_shape *s, int64_t images) {
-    int tile = gemm_tile(c, s, images);
-    size_t local[3] = {CONV_WG, CONV_WG, 1};
-    size_t global[3] = {(size_t)(((int64_t)s->out_size + tile - 1) / tile * CONV_WG),
-                        (size_t)(((int64_t)s->m_group + tile - 1) / tile * CONV_WG), (size_t)(images * s->group)};
+    size_t local[3] = {CONV_WG, CONV_WG, 1}, global[3];
     tgc_cl_arg args[] = {TGC_CL_MEM(x), TGC_CL_MEM(wt), TGC_CL_MEM(cm), TGC_CL_MEM(y), TGC_CL_BYTES(cw, sizeof *cw),
                          TGC_CL_BYTES(s, sizeof *s)};
-    return tgc_cl_enqueue_act(c, "nn.cl", tile == 32 ? "#define NN_CG_R 4" : NULL, "nn_conv_gemm_f32", 3, global,
-                              local, 6, args);
+    tgc_cl_device *d = (tgc_cl_device *)c->device;
+    const tgc_settings *set = tgc_settings_current();
+    tgc_cl_tile_shape shape = {s->b_kind, s->m_group, s->out_size, (int64_t)s->cg * s->kk_count, s->kk_count,
+                               images * s->group};
+    int tile = set->gpu_gemm_tile == 32 || set->gpu_gemm_tile == 64 ? (int)set->gpu_gemm_tile
+                                                                    : tgc_cl_tiles_get(d, &shape);
+    if (tile == 0 && set->gpu_tune) {
+        uint64_t best[2] = {UINT64_MAX, UINT64_MAX};
+        static const int tiles[2] = {64, 32};
+        for (int t = 0; t < 2; t++)
+            for (int r = 0; r < 3; r++) {
+                uint64_t ns;
+                const char *defines = tile_launch(tiles[t], s, images, global);
+                tgc_status st = tgc_cl_time_act(c, "nn.cl", defines, "nn_conv_gemm_f32", 3, global, local, 6, args,
+                                                &ns);
+                if (st != TGC_OK) return st;
+                if (ns < best[t]) best[t] = ns;
+            }
+        if (best[0] != UINT64_MAX && best[1] != UINT64_MAX) {
+            tile = best[1] < best[0] ? 32 : 64;
+            tgc_cl_tiles_put(d, &shape, tile);
+        }
+    }
+    if (tile == 0) tile = rule_tile(c, s, images);
+    const char *defines = tile_launch(tile, s, images, global);
+    return tgc_cl_enqueue_act(c, "nn.cl", defines, "nn_conv_gemm_f32", 3, global, local, 6, args);
 }
 
 /* ---- MatMul ----------------------------------------------------------------------- */

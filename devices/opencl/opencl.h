@@ -65,6 +65,7 @@ typedef struct tgc_cl_device {
     cl_program programs[TGC_CL_MAX_PROGRAMS]; /* one per .cl file */
     int n_programs;
     struct tgc_cl_fused_cache *fused; /* built kernels of fused groups (kernels_fused_cl.c) */
+    struct tgc_strmap *tiles;         /* the GEMM kernel's tuned tiles by layer shape (gemm_tiles.c); under lock */
     pthread_mutex_t lock; /* kernel objects: clSetKernelArg + enqueue as one step */
     tgc_cl_counters counters;
     /* Commands enqueued without waiting, and how many of the first of them
@@ -142,6 +143,14 @@ tgc_status tgc_cl_enqueue(tgc_kernel_ctx *c, const char *name, cl_uint work_dim,
 tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
                               cl_uint work_dim, const size_t *global, const size_t *local, int n_args,
                               const tgc_cl_arg *args);
+
+/* Runs kernel `name` as tgc_cl_enqueue_act would, once, and waits for it
+ * (a host wait): its time on the device's clock (OpenCL profiling) into
+ * *ns; UINT64_MAX when the device did not say. For tuning: the caller
+ * runs the kernel again for real. */
+tgc_status tgc_cl_time_act(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
+                           cl_uint work_dim, const size_t *global, const size_t *local, int n_args,
+                           const tgc_cl_arg *args, uint64_t *ns);
 
 /* Sets kernel k's arguments and enqueues it on c's queue, counting the
  * launch; call with c->lock held. With `event` (not NULL), the launch's

@@ -7,7 +7,13 @@
  * Without an OpenCL device every case passes after a notice. */
 #include "tests/devices/gpu_fixture_nn.h"
 
+#include "devices/opencl/gemm_tiles.h"
 #include "graph/elementwise.h"
+#include "support/settings.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #define TOL_SUM 1e-4 /* absolute: a dot product or a convolution's sum */
 #define TOL 1e-5     /* relative elsewhere */
@@ -382,6 +388,79 @@ static void test_matmul_empty_k_act(void) { /* sigmoid(0) = 0.5 everywhere */
     matmul_act_case(65, GN_DIMS(3, 0), GN_DIMS(0, 4), GN_DIMS(3, 4));
 }
 
+/* ---- Tuning the GEMM kernel's tile (devices/opencl/gemm_tiles.h) ----------------------------- */
+
+/* With TGC_GPU_TUNE and the device's table emptied, a Conv of a new shape
+ * runs at both tiles, best of three each (six timed runs: six host waits),
+ * keeps the faster for its shape, and gives the cpu's values; run again,
+ * it takes the kept tile without timing. */
+static void test_tune_tile(void) {
+    if (gn_device() == NULL) return;
+    int64_t forced = tgc_settings_current()->gpu_gemm_tile;
+    if (forced == 32 || forced == 64) return; /* a forced tile is never tuned (the tile32 and tile64 runs) */
+    tgc_cl_device *d = (tgc_cl_device *)gn_gpu;
+    tgc_cl_tiles_release(d);
+    setenv("TGC_GPU_TUNE", "1", 1);
+    tgc_settings_read();
+    tgc_cl_counters before = tgc_cl_device_counters(gn_gpu);
+    CONV(66, (1, 5, 11, 13), (7, 5, 3, 3), true, (1, 7, 11, 13), attrs_pad1);
+    tgc_cl_counters tuned = tgc_cl_device_counters(gn_gpu);
+    CONV(66, (1, 5, 11, 13), (7, 5, 3, 3), true, (1, 7, 11, 13), attrs_pad1);
+    tgc_cl_counters again = tgc_cl_device_counters(gn_gpu);
+    unsetenv("TGC_GPU_TUNE"); /* the other cases run untuned */
+    tgc_settings_read();
+    tgc_cl_tile_shape shape = {.b_kind = 0, .m = 7, .n = 11 * 13, .k = 5 * 9, .kk = 9, .z = 1};
+    int tile = tgc_cl_tiles_get(d, &shape);
+    CU_ASSERT(tile == 32 || tile == 64);
+    CU_ASSERT_EQUAL(tuned.launches - before.launches, 7); /* six timed, one for real */
+    CU_ASSERT(tuned.host_waits - before.host_waits >= 6);
+    CU_ASSERT_EQUAL(again.launches - tuned.launches, 1);
+}
+
+/* The tiles file: written by put, read back by load in a fresh table;
+ * lines that do not parse, or name another tile, are skipped. */
+static void test_tiles_file(void) {
+    char dir[] = "/tmp/tgc-tiles-XXXXXX", *was = getenv("XDG_CACHE_HOME");
+    was = was != NULL ? strdup(was) : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    setenv("XDG_CACHE_HOME", dir, 1);
+    tgc_settings_read();
+    tgc_cl_device d;
+    memset(&d, 0, sizeof d);
+    pthread_mutex_init(&d.lock, NULL);
+    snprintf(d.device_name, sizeof d.device_name, "test device");
+    tgc_cl_tile_shape a = {1, 64, 3136, 256, 1, 1}, b = {0, 512, 49, 4608, 9, 1}, c = {2, 1000, 1, 2048, 1, 1};
+    tgc_cl_tiles_put(&d, &a, 64);
+    tgc_cl_tiles_put(&d, &b, 32);
+    char path[1400];
+    snprintf(path, sizeof path, "%s/tgc", dir);
+    DIR *folder = opendir(path);
+    struct dirent *e;
+    while (folder != NULL && (e = readdir(folder)) != NULL)
+        if (strncmp(e->d_name, "gemm-tiles-", 11) == 0) snprintf(path, sizeof path, "%s/tgc/%s", dir, e->d_name);
+    if (folder != NULL) closedir(folder);
+    FILE *f = fopen(path, "a");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("2 1000 1 2048 1 1 48\nnot a line\n2 1000 1 2048 1\n", f); /* c: another tile; two that do not parse */
+    fclose(f);
+    tgc_cl_tiles_release(&d);
+    CU_ASSERT_EQUAL(tgc_cl_tiles_get(&d, &a), 0);
+    tgc_cl_tiles_load(&d);
+    CU_ASSERT_EQUAL(tgc_cl_tiles_get(&d, &a), 64);
+    CU_ASSERT_EQUAL(tgc_cl_tiles_get(&d, &b), 32);
+    CU_ASSERT_EQUAL(tgc_cl_tiles_get(&d, &c), 0);
+    tgc_cl_tiles_release(&d);
+    pthread_mutex_destroy(&d.lock);
+    remove(path);
+    snprintf(path, sizeof path, "%s/tgc", dir);
+    rmdir(path);
+    rmdir(dir);
+    if (was != NULL) setenv("XDG_CACHE_HOME", was, 1);
+    else unsetenv("XDG_CACHE_HOME");
+    free(was);
+    tgc_settings_read();
+}
+
 /* ---- MaxPool ------------------------------------------------------------------------------ */
 
 /* MaxPool of X [x] to Y [y], with Indices when `indices`. */
@@ -747,6 +826,8 @@ TGC_TEST_MAIN("gpu_nn",
               {"matmul folded, fused Sigmoid", test_matmul_folded_act},
               {"matmul batched (CLBlast), fused Sigmoid", test_matmul_batched_act},
               {"matmul empty K, fused Sigmoid", test_matmul_empty_k_act},
+              {"tuning picks a tile and keeps it", test_tune_tile},
+              {"the tiles file", test_tiles_file},
               {"maxpool ceil pads", test_maxpool_ceil_pads},
               {"maxpool no indices", test_maxpool_no_indices},
               {"maxpool omitted indices", test_maxpool_omitted_indices},
