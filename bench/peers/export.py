@@ -175,10 +175,17 @@ BATCH = 16
 model("resnet50_b16", randn(BATCH, 3, 224, 224), 2)(vision(tvm.resnet50))
 model("mobilenet_v2_b16", randn(BATCH, 3, 224, 224), 5)(vision(tvm.mobilenet_v2))
 model("efficientnet_b0_b16", randn(BATCH, 3, 224, 224), 3)(vision(tvm.efficientnet_b0))
-model("bert_encoder_b16",
-      lambda g: (torch.randint(0, VOCAB, (BATCH, CTX), generator=g),
-                 (torch.arange(CTX) >= CTX - 16).unsqueeze(0).expand(BATCH, CTX)), 2,
-      names=("input_ids", "pad_mask"))(lambda: OneOutput(BERT(vocab=VOCAB, d=512, heads=8, layers=6, ctx=CTX), 0))
+
+
+def batched_encoder(name, batch, repeats):
+    """The encoder at `batch` sequences (the last 16 tokens of each padding)."""
+    model(name,
+          lambda g: (torch.randint(0, VOCAB, (batch, CTX), generator=g),
+                     (torch.arange(CTX) >= CTX - 16).unsqueeze(0).expand(batch, CTX)), repeats,
+          names=("input_ids", "pad_mask"))(lambda: OneOutput(BERT(vocab=VOCAB, d=512, heads=8, layers=6, ctx=CTX), 0))
+
+
+batched_encoder("bert_encoder_b16", BATCH, 2)
 
 
 # Batch 32 (issue 35: the GPU machine's check, beside PyTorch CUDA at batch 32).
@@ -188,10 +195,7 @@ GPU_BATCHED = ["resnet50_b32", "mobilenet_v2_b32", "convnext_tiny_b32", "bert_en
 model("resnet50_b32", randn(GPU_BATCH, 3, 224, 224), 3)(vision(tvm.resnet50))
 model("mobilenet_v2_b32", randn(GPU_BATCH, 3, 224, 224), 5)(vision(tvm.mobilenet_v2))
 model("convnext_tiny_b32", randn(GPU_BATCH, 3, 224, 224), 3)(vision(tvm.convnext_tiny))
-model("bert_encoder_b32",
-      lambda g: (torch.randint(0, VOCAB, (GPU_BATCH, CTX), generator=g),
-                 (torch.arange(CTX) >= CTX - 16).unsqueeze(0).expand(GPU_BATCH, CTX)), 3,
-      names=("input_ids", "pad_mask"))(lambda: OneOutput(BERT(vocab=VOCAB, d=512, heads=8, layers=6, ctx=CTX), 0))
+batched_encoder("bert_encoder_b32", GPU_BATCH, 3)
 
 
 # Held out (issue 34: "on models you have never seen"): ten torchvision
