@@ -1,18 +1,22 @@
-/* MatMul, Gemm and Conv on the gpu (float32): the GEMMs are CLBlast's
- * (CLBlastSgemm, row-major, on the device's in-order queue, no event), the
- * rest is devices/opencl/kernels/nn.cl. Shapes, attributes and results
- * follow the cpu kernels (devices/cpu/kernels_gemm.c, kernels_conv.c):
+/* MatMul, Gemm and Conv on the gpu (float32), each one launch of
+ * kernels/nn.cl's implicit GEMM (nn_conv_gemm_f32: local-memory tiles of
+ * 64 or 32 outputs a side, bias or C, and a fused activation in its
+ * epilogue), but for a MatMul whose batch broadcasts in a pattern the
+ * kernel's images cannot say, which is CLBlast's (CLBlastSgemm, row-major,
+ * on the device's in-order queue). Shapes, attributes and results follow
+ * the cpu kernels (devices/cpu/kernels_gemm.c, kernels_conv.c):
  *
  * MatMul-13 (numpy.matmul): 1-D operands gain and lose an axis; batch axes
  * broadcast. When B has no batch of its own the batch folds into the rows
- * of one GEMM; otherwise one GEMM per output matrix, its A and B picked by
- * offset (stride 0 along broadcast axes). CLBlastSgemmBatched would make
- * that one launch, but it is a second CLBlast program to compile on first
- * use; the loop keeps to one.
+ * of one GEMM; when B's matrices lie one after another, one per output
+ * matrix, and A's likewise or one for all, they are the kernel's images;
+ * otherwise one CLBlast GEMM per output matrix, its A and B picked by
+ * offset (stride 0 along broadcast axes), and the activation a launch of
+ * its own.
  *
- * Gemm-13: Y = alpha * A' B' + beta * C: C (optional, broadcast to [M, N])
- * is copied into Y by nn_broadcast2d_f32, then SGEMM with beta; without C,
- * beta 0 (CLBlast then ignores Y's old contents).
+ * Gemm-13: Y = alpha * A' B' + beta * C, A and B read as they lie (under
+ * transA and transB too), C broadcast to [M, N] by its strides in the
+ * epilogue; with K = 0, Y = beta * C (nn_broadcast2d_f32).
  *
  * Conv-11, one kernel launch (kernels/nn.cl), the bias and a fused
  * activation (executor/fuse.c, through tgc_cl_enqueue_act) applied as the
