@@ -35,7 +35,13 @@
  * neither does a second process. (XLA's and TVM's gpu fusion generate one
  * kernel per group the same way; NVRTC/OpenCL runtime compilation with a
  * source-keyed cache is the usual way to do it without a compiler
- * backend in the library.) */
+ * backend in the library.)
+ *
+ * The same cache serves a file of kernels/ built again with a variant's
+ * defines and a fused activation in front (tgc_cl_enqueue_act,
+ * tgc_cl_time_act: nn.cl's GEMM kernel at a tile of 32, a Conv with its
+ * Relu): its kernels are looked up by name and text, and two names of one
+ * text share the program. */
 #include "devices/opencl/kernels_fused_cl.h"
 
 #include "devices/opencl/cl_kernel_util.h"
