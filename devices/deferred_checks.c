@@ -10,9 +10,16 @@ void tgc_deferred_checks_init(tgc_deferred_checks *dc) {
     pthread_mutex_init(&dc->lock, NULL);
     dc->items = NULL;
     dc->count = 0;
+    dc->blocks = NULL;
+    dc->n_blocks = 0;
+    dc->block_bytes = 0;
 }
 
 void tgc_deferred_checks_release(tgc_deferred_checks *dc) {
+    for (int i = 0; i < dc->n_blocks; i++) tgc_free(dc->blocks[i]);
+    tgc_free(dc->blocks);
+    dc->blocks = NULL;
+    dc->n_blocks = 0;
     tgc_free(dc->items);
     dc->items = NULL;
     dc->count = 0;
@@ -34,6 +41,19 @@ int32_t *tgc_deferred_checks_add(tgc_deferred_checks *dc, const tgc_node *node, 
     }
     pthread_mutex_unlock(&dc->lock);
     return flag;
+}
+
+bool tgc_deferred_checks_keep(tgc_deferred_checks *dc, void *block, size_t bytes) {
+    bool kept = false;
+    pthread_mutex_lock(&dc->lock);
+    if (dc->blocks == NULL) dc->blocks = tgc_calloc(TGC_DEFERRED_BLOCKS, sizeof *dc->blocks);
+    if (dc->blocks != NULL && dc->n_blocks < TGC_DEFERRED_BLOCKS && bytes <= TGC_DEFERRED_BLOCK_BYTES - dc->block_bytes) {
+        dc->blocks[dc->n_blocks++] = block;
+        dc->block_bytes += bytes;
+        kept = true;
+    }
+    pthread_mutex_unlock(&dc->lock);
+    return kept;
 }
 
 const tgc_deferred_check *tgc_deferred_checks_failed(tgc_deferred_checks *dc) {

@@ -13,6 +13,7 @@
 
 #include "devices/deferred_checks.h"
 #include "devices/device_events.h"
+#include "devices/kernel_checks.h"
 
 #include "devices/opencl/cl_program.h"
 #include "devices/opencl/gemm_tiles.h"
@@ -237,6 +238,24 @@ static tgc_status cl_copy_to_host(tgc_device *d, void *dst, void *src, size_t of
     cl_int err = clEnqueueReadBuffer(cl_of(d)->queue, (cl_mem)src, CL_TRUE, offset, nbytes, dst, 0, NULL, NULL);
     waited(cl_of(d), err == CL_SUCCESS ? before : 0);
     return err == CL_SUCCESS ? TGC_OK : TGC_ERR_RUNTIME;
+}
+
+tgc_status tgc_cl_upload_owned(tgc_kernel_ctx *c, cl_mem m, void *block, size_t nbytes) {
+    tgc_cl_device *d = cl_of(c->device);
+    cl_int err;
+    if (c->checks != NULL && tgc_deferred_checks_keep(c->checks, block, nbytes)) { /* freed at the step's end */
+        err = clEnqueueWriteBuffer(d->queue, m, CL_FALSE, 0, nbytes, block, 0, NULL, NULL);
+        if (err == CL_SUCCESS) tgc_cl_count_command(c->device);
+    } else {
+        uint64_t before = enqueued_now(d);
+        err = clEnqueueWriteBuffer(d->queue, m, CL_TRUE, 0, nbytes, block, 0, NULL, NULL);
+        waited(d, err == CL_SUCCESS ? before : 0);
+        tgc_free(block);
+    }
+    if (err != CL_SUCCESS)
+        return tgc_kernel_fail(c, "%s: writing %zu bytes to the device failed: %s", tgc_kernel_op_name(c), nbytes,
+                               tgc_cl_error_name(err));
+    return TGC_OK;
 }
 
 void tgc_cl_note_event(tgc_kernel_ctx *c, cl_event event, const char *name) {

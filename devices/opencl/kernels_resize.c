@@ -69,12 +69,13 @@ static tgc_status build_tables(tgc_kernel_ctx *c, const tgc_resize_geometry *g, 
     return st;
 }
 
-/* Copies n bytes from host memory into m (blocking), or fails. */
-static tgc_status upload(tgc_kernel_ctx *c, cl_mem m, const void *p, size_t n) {
-    cl_int err = clEnqueueWriteBuffer(tgc_cl_queue(c->device), m, CL_TRUE, 0, n, p, 0, NULL, NULL);
-    tgc_cl_count_wait(c->device);
-    return err == CL_SUCCESS ? TGC_OK
-                             : tgc_kernel_fail(c, "Resize: clEnqueueWriteBuffer failed: %s", tgc_cl_error_name(err));
+/* Copies n bytes of the host block *p into m and gives the block up
+ * (tgc_cl_upload_owned: within a step, without waiting); *p becomes NULL. */
+static tgc_status upload(tgc_kernel_ctx *c, cl_mem m, void *p, size_t n) {
+    void **block = p;
+    tgc_status st = tgc_cl_upload_owned(c, m, *block, n);
+    *block = NULL;
+    return st;
 }
 
 /* The bilinear path (tgc_resize_bilinear_applies): ORT's tables, made on
@@ -100,8 +101,8 @@ static tgc_status resize_bilinear_gpu(tgc_kernel_ctx *c, const tgc_resize_geomet
             st = tgc_kernel_fail_nomem(c, "Resize: out of device memory for the bilinear tables");
         else mi = bi->mem, mw = bw->mem;
     }
-    if (st == TGC_OK) st = upload(c, mi, ti, ibytes);
-    if (st == TGC_OK) st = upload(c, mw, tw, wbytes);
+    if (st == TGC_OK) st = upload(c, mi, &ti, ibytes);
+    if (st == TGC_OK) st = upload(c, mw, &tw, wbytes);
     if (st == TGC_OK) {
         size_t global = (size_t)total;
         tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), {sizeof(cl_mem), &mi},
@@ -154,8 +155,8 @@ static tgc_status resize_gpu(tgc_kernel_ctx *c) {
             st = tgc_kernel_fail_nomem(c, "Resize: out of device memory for the sampling tables");
         else mi = bi->mem, mw = bw->mem;
     }
-    if (st == TGC_OK && n_ti > 0) st = upload(c, mi, ti, n_ti * sizeof *ti);
-    if (st == TGC_OK && n_tw > 0) st = upload(c, mw, tw, n_tw * sizeof *tw);
+    if (st == TGC_OK && n_ti > 0) st = upload(c, mi, &ti, n_ti * sizeof *ti);
+    if (st == TGC_OK && n_tw > 0) st = upload(c, mw, &tw, n_tw * sizeof *tw);
     if (st == TGC_OK) {
         size_t global = (size_t)total;
         tgc_cl_arg args[] = {TGC_CL_BUF(x->buf),         TGC_CL_BUF(c->outputs[0].buf),

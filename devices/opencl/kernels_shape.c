@@ -408,16 +408,15 @@ static tgc_status k_range(tgc_kernel_ctx *c) {
     return tgc_cl_run1d(c, "lay_range_f32", n, 4, args);
 }
 
-/* Writes nbytes of host data into output 0, waiting until the device has
- * them (the data may be the caller's temporary). */
+/* Writes nbytes of host data into output 0 from a copy of them handed to
+ * the step (tgc_cl_upload_owned: within a step, without waiting; the data
+ * may be the caller's temporary). */
 static tgc_status write_output(tgc_kernel_ctx *c, const void *data, size_t nbytes) {
     if (nbytes == 0) return TGC_OK;
-    cl_int err = clEnqueueWriteBuffer(tgc_cl_queue(c->device), c->outputs[0].buf->mem, CL_TRUE, 0, nbytes, data, 0,
-                                      NULL, NULL);
-    tgc_cl_count_wait(c->device);
-    if (err != CL_SUCCESS)
-        return tgc_kernel_fail(c, "Constant: clEnqueueWriteBuffer failed: %s", tgc_cl_error_name(err));
-    return TGC_OK;
+    void *copy = tgc_malloc(nbytes);
+    if (copy == NULL) return tgc_kernel_fail_nomem(c, "Constant: out of host memory for a %zu-byte copy", nbytes);
+    memcpy(copy, data, nbytes);
+    return tgc_cl_upload_owned(c, c->outputs[0].buf->mem, copy, nbytes);
 }
 
 /* Constant-13: exactly one of value (a tensor, any dtype), value_float,

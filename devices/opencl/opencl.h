@@ -175,6 +175,13 @@ void tgc_cl_note_event(tgc_kernel_ctx *c, cl_event event, const char *name);
  * read on the in-order queue). */
 tgc_status tgc_cl_check_flag(tgc_kernel_ctx *c, cl_mem flag, const char *reason);
 
+/* Copies nbytes of host block `block` (tgc_malloc'd; the caller gives it
+ * up) into device memory m: within a step (c->checks), without waiting,
+ * the step freeing the block at its end (devices/deferred_checks.h);
+ * elsewhere, or with the step's list full, a blocking write (a host wait)
+ * and the block freed at once. Fails the node through tgc_kernel_fail. */
+tgc_status tgc_cl_upload_owned(tgc_kernel_ctx *c, cl_mem m, void *block, size_t nbytes);
+
 /* Counts a blocking call on d's queue (a read, a write, a finish) as one
  * host wait, n kernels enqueued outside tgc_cl_enqueue (CLBlast's calls)
  * as launches: tgc_device_activity. */

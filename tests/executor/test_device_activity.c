@@ -74,6 +74,16 @@ static const char gather[] = "format: tgc/1\n"
                              "  - {name: g, op: Gather, inputs: [x, idx], device: gpu0}\n"
                              "  - {name: y, op: Relu, inputs: [g], device: gpu0}\n";
 
+static const char resize[] = "format: tgc/1\n"
+                             "inputs: [{name: x, dtype: float32, shape: [1, 1, 2, 2]}]\n"
+                             "outputs: [y]\n"
+                             "initializers: [{name: scales, dtype: float32, shape: [4], values: [1, 1, 2, 2]}]\n"
+                             "nodes:\n"
+                             "  - {name: r, op: Resize, inputs: [x, '', scales], attrs: {mode: nearest}, "
+                             "device: gpu0}\n"
+                             "  - {name: k, op: Constant, attrs: {value_float: 0.5}, device: gpu0}\n"
+                             "  - {name: y, op: Add, inputs: [r, k], device: gpu0}\n";
+
 static bool have_gpu(void) {
     tgc_device_info info[4];
     return tgc_devices_list(info, 4) > 1;
@@ -355,9 +365,31 @@ static void test_trace_device_times(void) {
     close_fixture(&f);
 }
 
+static void test_uploads_without_waiting(void) {
+    if (!have_gpu()) return;
+    fixture f;
+    CU_ASSERT_FATAL(open_fixture_dims(&f, resize, 4, (int64_t[]){1, 1, 2, 2}));
+    tgc_tensor *y = NULL;
+    for (int r = 0; r < 2; r++) {
+        tgc_tensor_release(y);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(run_for(&f, &y));
+    }
+    const float *x = tgc_tensor_data(f.x), *yv = tgc_tensor_data(y);
+    bool equal = true;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) equal &= yv[i * 4 + j] == x[(i / 2) * 2 + j / 2] + 0.5f;
+    CU_ASSERT_TRUE(equal);
+    bool counted = false;
+    tgc_device_activity a = last_step(f.s, "gpu0", &counted);
+    CU_ASSERT_EQUAL(a.host_waits, 1);
+    tgc_tensor_release(y);
+    close_fixture(&f);
+}
+
 TGC_TEST_MAIN("device_activity", {"three kernels: launches, waits, allocations", test_chain},
               {"one MatMul, one launch", test_matmul},
               {"a Conv and its activation in one launch", test_conv_activation},
               {"a MatMul and its activation in one launch", test_matmul_activation},
               {"a Gather's index check read at the step's end", test_gather_check_at_the_end},
-              {"a traced step's kernels on the device's own track", test_trace_device_times})
+              {"a traced step's kernels on the device's own track", test_trace_device_times},
+              {"Resize's tables and a Constant go in without a wait", test_uploads_without_waiting})
