@@ -255,12 +255,12 @@ static tgc_status pow_exponent_through_host(tgc_kernel_ctx *c, const tgc_value *
         cl_int err = clEnqueueReadBuffer(q, b->buf->mem, CL_TRUE, 0, nb, hb, 0, NULL, NULL);
         tgc_cl_count_wait(c->device);
         if (err == CL_SUCCESS && tgc_cpu_cast_elements(b->dtype, hb, to, ht, n)) {
-            err = clEnqueueWriteBuffer(q, tb->mem, CL_TRUE, 0, nt, ht, 0, NULL, NULL);
-            tgc_cl_count_wait(c->device);
+            st = tgc_cl_upload_owned(c, tb->mem, ht, nt); /* ht given up: no wait within a step */
+            ht = NULL;
         }
         if (err != CL_SUCCESS) {
             st = tgc_kernel_fail(c, "Pow: converting the exponent failed: %s", tgc_cl_error_name(err));
-        } else {
+        } else if (st == TGC_OK) {
             tgc_value bt = *b;
             bt.dtype = to;
             bt.buf = tb;
@@ -425,14 +425,11 @@ static tgc_status cast_through_host(tgc_kernel_ctx *c, tgc_dtype dt) {
     cl_int err = clEnqueueReadBuffer(q, x->buf->mem, CL_TRUE, 0, nx, hx, 0, NULL, NULL);
     tgc_cl_count_wait(c->device);
     bool ok = err == CL_SUCCESS && tgc_cpu_cast_elements(x->dtype, hx, dt, hy, n);
-    if (ok) {
-        err = clEnqueueWriteBuffer(q, y->buf->mem, CL_TRUE, 0, ny, hy, 0, NULL, NULL);
-        tgc_cl_count_wait(c->device);
-    }
     tgc_free(hx);
+    if (ok) return tgc_cl_upload_owned(c, y->buf->mem, hy, ny); /* hy given up: no wait within a step */
     tgc_free(hy);
     if (err != CL_SUCCESS) return tgc_kernel_fail(c, "Cast: host round trip failed: %s", tgc_cl_error_name(err));
-    return ok ? TGC_OK : no_kernel(c, x->dtype);
+    return no_kernel(c, x->dtype);
 }
 
 /* Cast-13 between tgc's dtypes (the rules in kernels/elementwise.cl; other
