@@ -438,52 +438,54 @@ static void variant_key(const tgc_kernel_ctx *c, const char *file, const char *d
              act != NULL ? float_bits(act->params[1]) : 0, act != NULL ? float_bits(act->params[2]) : 0);
 }
 
+/* Kernel `name` of kernels/<file> built with `defines` and c's activation
+ * into *k, from c's device's cache: found by its short key (variant_key)
+ * once built, so that its text (the whole file behind the row functions)
+ * is made and looked up only the first time, not at every launch (about
+ * 17 us a Conv on PoCL when it was). Called and returns with the device's
+ * lock held; lets it go while the text is made. Fails the node through
+ * tgc_kernel_fail. */
+static tgc_status variant_kernel(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
+                                 cl_kernel *k) {
+    tgc_cl_device *d = (tgc_cl_device *)c->device;
+    char key[512];
+    variant_key(c, file, defines, name, key, sizeof key);
+    int32_t at = d->fused != NULL ? tgc_strmap_get(&d->fused->variants, key) : -1;
+    if (at >= 0) {
+        *k = d->fused->kernels[at];
+        d->counters.fused_hits++;
+        return TGC_OK;
+    }
+    pthread_mutex_unlock(&d->lock);
+    char *text = NULL, why[2048];
+    tgc_status st = variant_text(c, file, defines, &text);
+    pthread_mutex_lock(&d->lock);
+    if (st != TGC_OK) return st;
+    st = fused_entry(d, text, name, why, sizeof why, &at);
+    tgc_free(text);
+    if (st != TGC_OK) return tgc_kernel_fail(c, "%s: %s", name, why), st;
+    *k = d->fused->kernels[at];
+    (void)tgc_strmap_put(&d->fused->variants, key, at); /* out of memory: the text is made again next time */
+    return TGC_OK;
+}
+
 /* Launches kernel `name` of kernels/<file>, plain or built with `defines`
- * and c's activation, on c's device with an event when `event` is not
- * NULL. A variant is found by its short key (variant_key) once built: its
- * text (the whole file) is made and looked up only the first time, not at
- * every launch (about 17 us a Conv on PoCL when it was). */
+ * and c's activation, on c's device; with an event when `event` is not
+ * NULL. */
 static tgc_status launch_variant(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
                                  cl_uint work_dim, const size_t *global, const size_t *local, int n_args,
                                  const tgc_cl_arg *args, cl_event *event) {
     tgc_cl_device *d = (tgc_cl_device *)c->device;
-    bool plain = c->fused_act == NULL && defines == NULL;
-    char key[512], why[2048] = "no such kernel";
-    if (!plain) variant_key(c, file, defines, name, key, sizeof key);
     cl_kernel k = NULL;
     tgc_status st = TGC_OK;
     pthread_mutex_lock(&d->lock);
-    if (plain) {
-        if ((k = tgc_cl_kernel_get(d, name)) == NULL) st = TGC_ERR_RUNTIME;
-    } else {
-        int32_t at = d->fused != NULL ? tgc_strmap_get(&d->fused->variants, key) : -1;
-        if (at >= 0) {
-            k = d->fused->kernels[at];
-            d->counters.fused_hits++;
-        } else {
-            pthread_mutex_unlock(&d->lock);
-            char *text = NULL;
-            st = variant_text(c, file, defines, &text); /* fails the node itself */
-            pthread_mutex_lock(&d->lock);
-            if (st == TGC_OK) st = fused_entry(d, text, name, why, sizeof why, &at);
-            if (st == TGC_OK) {
-                k = d->fused->kernels[at];
-                (void)tgc_strmap_put(&d->fused->variants, key, at); /* out of memory: the text is made again */
-            } else if (text != NULL) {
-                tgc_kernel_fail(c, "%s: %s", name, why);
-            }
-            tgc_free(text);
-            if (st != TGC_OK) {
-                pthread_mutex_unlock(&d->lock);
-                return st;
-            }
-        }
-    }
+    if (c->fused_act != NULL || defines != NULL) st = variant_kernel(c, file, defines, name, &k);
+    else if ((k = tgc_cl_kernel_get(d, name)) == NULL) st = tgc_kernel_fail(c, "no OpenCL kernel '%s'", name);
     cl_int err = st == TGC_OK ? tgc_cl_launch(d, k, work_dim, global, local, n_args, args, event) : CL_SUCCESS;
     pthread_mutex_unlock(&d->lock);
-    if (st != TGC_OK) return tgc_kernel_fail(c, "%s: %s", name, why), st;
-    if (err != CL_SUCCESS) return tgc_kernel_fail(c, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
-    return TGC_OK;
+    if (st == TGC_OK && err != CL_SUCCESS)
+        return tgc_kernel_fail(c, "OpenCL kernel '%s': %s", name, tgc_cl_error_name(err));
+    return st;
 }
 
 tgc_status tgc_cl_enqueue_act(tgc_kernel_ctx *c, const char *file, const char *defines, const char *name,
