@@ -364,7 +364,7 @@ typedef struct part_ctx {
     tgc_device_kind kind;
     const tgc_kernel_def **kernel;
     int32_t *pair_of; /* node id -> its pair (_Send, _Recv), -1 */
-    bool *const_host; /* initializer read only as host-memory arguments */
+    bool *read_on_host; /* node id -> read only as host-memory arguments (tgc_plan_host_reads) */
     int32_t *base;    /* node id -> first slot */
     slot_info *slots;
     int32_t n_slots;
@@ -377,9 +377,9 @@ static tgc_status part_ctx_init(part_ctx *c) {
     size_t nn = (size_t)pg->n_nodes + 1;
     c->kernel = tgc_calloc(nn, sizeof *c->kernel);
     c->pair_of = tgc_malloc(nn * sizeof *c->pair_of);
-    c->const_host = tgc_calloc(nn, sizeof *c->const_host);
+    c->read_on_host = tgc_calloc(nn, sizeof *c->read_on_host);
     c->base = tgc_malloc(nn * sizeof *c->base);
-    if (!c->kernel || !c->pair_of || !c->const_host || !c->base) return TGC_ERR_NOMEM;
+    if (!c->kernel || !c->pair_of || !c->read_on_host || !c->base) return TGC_ERR_NOMEM;
     for (int32_t id = 0; id < pg->n_nodes; id++) {
         const tgc_node *n = &pg->nodes[id];
         c->pair_of[id] = -1;
@@ -387,24 +387,16 @@ static tgc_status part_ctx_init(part_ctx *c) {
         c->n_slots += n->n_outputs;
         if (n->kind == TGC_NODE_OP && !is_op(n, "_Send") && !is_op(n, "_Recv"))
             c->kernel[id] = tgc_kernel_for_node(pg, n, c->kind);
-        c->const_host[id] = n->kind == TGC_NODE_CONST;
     }
     const tgc_partitioning *parts = c->mp->parts;
     for (int32_t i = 0; i < parts->n_pairs; i++) {
         if (parts->pairs[i].recv_part == c->part) c->pair_of[parts->pairs[i].recv_node] = i;
         if (parts->pairs[i].send_part == c->part) c->pair_of[parts->pairs[i].send_node] = i;
     }
-    /* As executor/plan.c place_constants: an initializer stays in host
-     * memory when every reader takes it as a host-memory argument. */
-    for (int32_t id = 0; id < pg->n_nodes; id++) {
-        const tgc_node *n = &pg->nodes[id];
-        const tgc_kernel_def *k = c->kernel[id];
-        for (int i = 0; i < n->n_inputs; i++) {
-            int32_t from = n->inputs[i].node;
-            bool host_arg = tgc_kernel_host_input(k, i) || tgc_kernel_metadata_input(k, i);
-            if (from >= 0 && pg->nodes[from].kind == TGC_NODE_CONST && !host_arg) c->const_host[from] = false;
-        }
-    }
+    /* As executor/plan.c place_constants: an initializer or a graph input
+     * stays in host memory when every reader takes it as a host-memory
+     * argument. */
+    tgc_plan_host_reads(pg, (const tgc_kernel_def *const *)c->kernel, c->read_on_host);
     c->slots = tgc_calloc((size_t)c->n_slots + 1, sizeof *c->slots);
     return c->slots != NULL ? TGC_OK : TGC_ERR_NOMEM;
 }
@@ -412,7 +404,7 @@ static tgc_status part_ctx_init(part_ctx *c) {
 static void part_ctx_release(part_ctx *c) {
     tgc_free(c->kernel);
     tgc_free(c->pair_of);
-    tgc_free(c->const_host);
+    tgc_free(c->read_on_host);
     tgc_free(c->base);
     tgc_free(c->slots);
 }
@@ -455,14 +447,14 @@ static void read_slots(part_ctx *c, tgc_memory_space *dev, tgc_memory_space *hos
             sl->first = sl->last = id;
             sl->from = sl->tensor = -1;
             if (n->kind == TGC_NODE_CONST) {
-                tgc_memory_space *w = c->const_host[id] ? host : dev;
+                tgc_memory_space *w = c->read_on_host[id] ? host : dev;
                 size_t wb = n->data->nbytes;
                 if (wb > (size_t)TGC_MAX_BYTES || !tgc_checked_add_i64(w->weights_bytes, (int64_t)wb, &w->weights_bytes))
                     c->overflow = true;
                 w->n_weights++;
                 sl->space = SPACE_NONE;
-            } else if (n->kind == TGC_NODE_INPUT) {
-                sl->space = host_memory_device ? SPACE_NONE : SPACE_DEVICE; /* cpu: read in place */
+            } else if (n->kind == TGC_NODE_INPUT) { /* cpu, or read as host arguments: the feed in place */
+                sl->space = host_memory_device || c->read_on_host[id] ? SPACE_NONE : SPACE_DEVICE;
                 if (host_memory_device && !tgc_checked_add_i64(dev->feeds_bytes, sl->bytes, &dev->feeds_bytes))
                     c->overflow = true;
             } else if (is_op(n, "_Recv")) {
@@ -590,7 +582,7 @@ static tgc_status drop_replaced(part_ctx *c, tgc_memory_space *dev) {
     for (int32_t id = 0; id < pg->n_nodes; id++) {
         const tgc_const *k = pg->nodes[id].kind == TGC_NODE_CONST ? pg->nodes[id].data : NULL;
         const slot_info *sl = &c->slots[c->base[id]];
-        if (k == NULL || c->const_host[id] || k->nbytes == 0 || k->dtype == TGC_STRING || sl->output ||
+        if (k == NULL || c->read_on_host[id] || k->nbytes == 0 || k->dtype == TGC_STRING || sl->output ||
             covered[id] == 0 || covered[id] != sl->uses)
             continue;
         dev->weights_bytes -= (int64_t)k->nbytes;

@@ -43,21 +43,31 @@ static tgc_status assign_roles(tgc_plan *p, tgc_diags *diags) {
     return result;
 }
 
-/* An initializer whose every consumer takes it as a host-memory input (a
- * shape argument) lives in host memory; others on the partition's device. */
-static void place_constants(tgc_plan *p) {
-    const tgc_graph *g = p->g;
-    for (int32_t id = 0; id < g->n_nodes; id++)
-        if (p->role[id] == TGC_ROLE_CONST) p->on_host[id] = true;
+void tgc_plan_host_reads(const tgc_graph *g, const tgc_kernel_def *const *kernel, bool *host_only) {
+    for (int32_t id = 0; id < g->n_nodes; id++) host_only[id] = true;
     for (int32_t id = 0; id < g->n_nodes; id++) {
         const tgc_node *n = &g->nodes[id];
-        const tgc_kernel_def *k = p->kernel[id];
         for (int i = 0; i < n->n_inputs; i++) {
             int32_t from = n->inputs[i].node;
-            bool host_arg = tgc_kernel_host_input(k, i) || tgc_kernel_metadata_input(k, i);
-            if (from >= 0 && p->role[from] == TGC_ROLE_CONST && !host_arg) p->on_host[from] = false;
+            bool host_arg = tgc_kernel_host_input(kernel[id], i) || tgc_kernel_metadata_input(kernel[id], i);
+            if (from >= 0 && !host_arg) host_only[from] = false;
         }
     }
+}
+
+/* An initializer or a graph input whose every consumer takes it as a
+ * host-memory input (a shape argument) lives in host memory; others on
+ * the partition's device. (A feed so read is not copied to a gpu and back:
+ * an integer Div of two feeds on gpu0 waited twice a step for that.) */
+static tgc_status place_constants(tgc_plan *p) {
+    const tgc_graph *g = p->g;
+    bool *host_only = tgc_malloc(((size_t)g->n_nodes + 1) * sizeof *host_only);
+    if (host_only == NULL) return TGC_ERR_NOMEM;
+    tgc_plan_host_reads(g, p->kernel, host_only);
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        if (p->role[id] == TGC_ROLE_CONST || p->role[id] == TGC_ROLE_INPUT) p->on_host[id] = host_only[id];
+    tgc_free(host_only);
+    return TGC_OK;
 }
 
 /* p->const_inputs: which inputs of each node are this plan's initializers
@@ -278,7 +288,7 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
         return TGC_ERR_NOMEM;
     tgc_status st = assign_roles(p, diags);
     if (st != TGC_OK) return st;
-    place_constants(p);
+    if ((st = place_constants(p)) != TGC_OK) return st;
     mark_const_inputs(p);
     mark_static_shapes(p);
     map_feeds(p, parts, source, part);

@@ -230,6 +230,14 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
  * calls it unless the session's settings say TGC_NO_FUSION. */
 void tgc_plan_fuse_activations(tgc_plan *p);
 
+/* host_only[id] (for every node id of g): every reader of node id's
+ * outputs takes them as a host-memory argument (a shape argument, or only
+ * their dims) of its kernel (kernel: node id -> kernel, NULL for nodes
+ * without one, which read nothing in host memory). True for a node nobody
+ * reads. Where an initializer and a graph input live (executor/plan.c,
+ * executor/memory_plan.c). */
+void tgc_plan_host_reads(const tgc_graph *g, const tgc_kernel_def *const *kernel, bool *host_only);
+
 /* Builds the plan of partition `part` of the session's partitioning
  * (weights loaded; the subgraphs of its control nodes planned too). */
 tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *out, tgc_diags *diags);

@@ -186,8 +186,9 @@ static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
     tgc_value *feed = &f->feeds[k];
     int32_t slot = p->value_base[id];
     ps->vals[slot] = *feed;
+    tgc_device *to = p->on_host[id] ? tgc_host_device() : p->device; /* host: read as host arguments only */
     const tgc_device *at = feed->buf != NULL ? feed->buf->device : NULL;
-    bool in_place = at == NULL || at == p->device || (tgc_device_host_memory(at) && tgc_device_host_memory(p->device));
+    bool in_place = at == NULL || at == to || (tgc_device_host_memory(at) && tgc_device_host_memory(to));
     if (in_place) {
         if (f->take != NULL && f->take[k]) feed->buf = NULL; /* the slot owns it now */
         else tgc_buffer_retain(feed->buf);
@@ -198,8 +199,8 @@ static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
     /* the step's feeds outlive it (the caller's, until the step synchronizes its devices): queued, not waited
      * for; a frame's own (a loop's carried values) may go at once */
     size_t nbytes = tgc_value_nbytes(feed);
-    tgc_status s = f->parent == NULL ? tgc_buffer_copy_in_async(feed->buf, nbytes, p->device, &ps->vals[slot].buf)
-                                     : tgc_buffer_copy(feed->buf, nbytes, p->device, &ps->vals[slot].buf);
+    tgc_status s = f->parent == NULL ? tgc_buffer_copy_in_async(feed->buf, nbytes, to, &ps->vals[slot].buf)
+                                     : tgc_buffer_copy(feed->buf, nbytes, to, &ps->vals[slot].buf);
     if (s == TGC_OK && f->take != NULL && f->take[k]) { /* handed over: the copy stands for it */
         tgc_buffer_release(feed->buf);
         feed->buf = NULL;
@@ -208,12 +209,12 @@ static void feed_input(tgc_step *st, tgc_part_state *ps, int32_t id) {
     char where[256];
     if (s == TGC_ERR_NOMEM) {
         char what[512];
-        tgc_step_fail(st, s, n->pos, "out-of-memory", "input '%s' on %s%s: %s", n->name, p->device->name,
+        tgc_step_fail(st, s, n->pos, "out-of-memory", "input '%s' on %s%s: %s", n->name, to->name,
                       tgc_frame_where(ps, where, sizeof where),
-                      tgc_oom_str(what, sizeof what, "a copy of the feed", feed, p->device));
+                      tgc_oom_str(what, sizeof what, "a copy of the feed", feed, to));
     } else if (s != TGC_OK) {
         tgc_step_fail(st, TGC_ERR_RUNTIME, n->pos, "copy-failed", "input '%s': cannot copy the feed to %s%s", n->name,
-                      p->device->name, tgc_frame_where(ps, where, sizeof where));
+                      to->name, tgc_frame_where(ps, where, sizeof where));
     } else {
         tgc_watch_set(st, ps, slot, id);
     }

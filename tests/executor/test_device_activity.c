@@ -84,6 +84,14 @@ static const char resize[] = "format: tgc/1\n"
                              "  - {name: k, op: Constant, attrs: {value_float: 0.5}, device: gpu0}\n"
                              "  - {name: y, op: Add, inputs: [r, k], device: gpu0}\n";
 
+static const char int_div[] = "format: tgc/1\n"
+                              "inputs:\n"
+                              "  - {name: a, dtype: int64, shape: [4]}\n"
+                              "  - {name: b, dtype: int64, shape: [4]}\n"
+                              "outputs: [y]\n"
+                              "nodes:\n"
+                              "  - {name: y, op: Div, inputs: [a, b], device: gpu0}\n";
+
 static bool have_gpu(void) {
     tgc_device_info info[4];
     return tgc_devices_list(info, 4) > 1;
@@ -96,12 +104,13 @@ typedef struct fixture {
     tgc_diags *d;
 } fixture;
 
-static bool open_fixture_dims(fixture *f, const char *yaml, int rank, const int64_t *dims) {
+/* A session of yaml on `devices`, and x of the given dims. */
+static bool open_fixture_on(fixture *f, const char *yaml, const char *devices, int rank, const int64_t *dims) {
     memset(f, 0, sizeof *f);
     f->d = tgc_diags_create();
     tgc_session_options o = {.memory_report = 1, .optimize = TGC_OPTIMIZE_NONE};
     if (tgc_graph_load_string(yaml, strlen(yaml), "activity.yaml", NULL, f->d, &f->g) != TGC_OK ||
-        tgc_session_create(f->g, "cpu,gpu0", &o, f->d, &f->s) != TGC_OK ||
+        tgc_session_create(f->g, devices, &o, f->d, &f->s) != TGC_OK ||
         tgc_tensor_alloc(TGC_FLOAT32, rank, dims, &f->x) != TGC_OK) {
         tgc_diags_print(f->d, stderr);
         return false;
@@ -109,6 +118,10 @@ static bool open_fixture_dims(fixture *f, const char *yaml, int rank, const int6
     float *x = (float *)tgc_tensor_data(f->x);
     for (int64_t i = 0; i < tgc_tensor_numel(f->x); i++) x[i] = (float)(i % 9 - 4) * 0.25f;
     return true;
+}
+
+static bool open_fixture_dims(fixture *f, const char *yaml, int rank, const int64_t *dims) {
+    return open_fixture_on(f, yaml, "cpu,gpu0", rank, dims);
 }
 
 static bool open_fixture(fixture *f, const char *yaml, int64_t rows, int64_t cols) {
@@ -386,10 +399,40 @@ static void test_uploads_without_waiting(void) {
     close_fixture(&f);
 }
 
+static void test_host_feeds(void) {
+    if (!have_gpu()) return;
+    fixture f;
+    CU_ASSERT_FATAL(open_fixture_on(&f, int_div, "gpu0", 1, (int64_t[]){1})); /* no cpu device to feed */
+    static const int64_t a[4] = {7, 9, 10, 12}, b[4] = {2, 4, 3, 12};
+    tgc_tensor *ta = NULL, *tb = NULL, *y = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_alloc(TGC_INT64, 1, (int64_t[]){4}, &ta), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_alloc(TGC_INT64, 1, (int64_t[]){4}, &tb), TGC_OK);
+    memcpy((void *)tgc_tensor_data(ta), a, sizeof a); /* the caller's, written before the run */
+    memcpy((void *)tgc_tensor_data(tb), b, sizeof b);
+    const char *names[] = {"a", "b"};
+    tgc_tensor *feeds[] = {ta, tb};
+    for (int r = 0; r < 2; r++) {
+        tgc_tensor_release(y);
+        y = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_session_run(f.s, 2, names, feeds, &y, f.d), TGC_OK);
+    }
+    const int64_t *got = tgc_tensor_data(y);
+    CU_ASSERT(got[0] == 3 && got[1] == 2 && got[2] == 3 && got[3] == 1);
+    bool counted = false;
+    tgc_device_activity act = last_step(f.s, "gpu0", &counted);
+    CU_ASSERT_EQUAL(act.host_waits, 0);
+    CU_ASSERT_EQUAL(act.allocations, 0);
+    tgc_tensor_release(y);
+    tgc_tensor_release(ta);
+    tgc_tensor_release(tb);
+    close_fixture(&f);
+}
+
 TGC_TEST_MAIN("device_activity", {"three kernels: launches, waits, allocations", test_chain},
               {"one MatMul, one launch", test_matmul},
               {"a Conv and its activation in one launch", test_conv_activation},
               {"a MatMul and its activation in one launch", test_matmul_activation},
               {"a Gather's index check read at the step's end", test_gather_check_at_the_end},
               {"a traced step's kernels on the device's own track", test_trace_device_times},
-              {"Resize's tables and a Constant go in without a wait", test_uploads_without_waiting})
+              {"Resize's tables and a Constant go in without a wait", test_uploads_without_waiting},
+              {"feeds read only on the host stay there", test_host_feeds})
