@@ -555,7 +555,7 @@ static void report_activity(const tgc_session *s, int i, FILE *out) {
     if (ran > 0)
         snprintf(per_node, sizeof per_node, "; %.2f a node: %" PRId64 " ran a kernel, %" PRId64
                  " activations absorbed", (double)a.launches / (double)ran, ran, absorbed);
-    fprintf(out, "  %-27s %7" PRId64 "  (the last step, feeds to fetched outputs; a CLBlast call counts as one%s)\n",
+    fprintf(out, "  %-27s %7" PRId64 "  (the last step, feeds to fetched outputs; a library call counts as one%s)\n",
             "kernel launches per step", a.launches, per_node);
     fprintf(out, "  %-27s %7" PRId64 "  (blocking copies and finishes)\n", "host waits per step", a.host_waits);
     fprintf(out, "  %-27s %7" PRId64 "  (new device memory: arena regions, buffers of their own)\n",

@@ -33,9 +33,15 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
     return h;
 }
 
-static uint64_t cache_key(const tgc_cl_device *c, const tgc_cl_source *src) {
+const tgc_cl_source *tgc_cl_source_named(const char *name) {
+    for (const tgc_cl_source *s = tgc_cl_sources; s->name != NULL; s++)
+        if (strcmp(s->name, name) == 0) return s;
+    return NULL;
+}
+
+uint64_t tgc_cl_device_key(const tgc_cl_device *c, const void *data, size_t size) {
     uint64_t h = 1469598103934665603ull;
-    h = fnv1a(h, src->text, src->size);
+    h = fnv1a(h, data, size);
     h = fnv1a(h, c->device_name, strlen(c->device_name) + 1);
     h = fnv1a(h, c->platform_name, strlen(c->platform_name) + 1);
     h = fnv1a(h, c->driver_version, strlen(c->driver_version) + 1);
@@ -48,7 +54,7 @@ static void cache_path(const tgc_cl_device *c, const tgc_cl_source *src, char *o
         out[0] = '\0';
         return;
     }
-    snprintf(out, size, "%s/%016" PRIx64 "-%s.bin", dir, cache_key(c, src), src->name);
+    snprintf(out, size, "%s/%016" PRIx64 "-%s.bin", dir, tgc_cl_device_key(c, src->text, src->size), src->name);
 }
 
 static unsigned char *read_all(const char *path, size_t *size) {

@@ -22,6 +22,15 @@ tgc_status tgc_cl_program_build(tgc_cl_device *c, const struct tgc_cl_source *sr
  * use and kept; NULL if no program has it. Call with c->lock held. */
 cl_kernel tgc_cl_kernel_get(tgc_cl_device *c, const char *name);
 
+/* The embedded source of kernels/<name> ("nn.cl"); NULL when there is none. */
+const struct tgc_cl_source *tgc_cl_source_named(const char *name);
+
+/* A hash of `size` bytes at `data` (a source's text) with c's device name,
+ * platform, driver version and build options: what a built binary depends
+ * on, so what keys a cache of anything built or measured from that text on
+ * that device (the program cache; the GEMM kernel's tuned tiles). */
+uint64_t tgc_cl_device_key(const tgc_cl_device *c, const void *data, size_t size);
+
 /* Releases kernels and programs. */
 void tgc_cl_programs_release(tgc_cl_device *c);
 

@@ -1,6 +1,7 @@
 /* The GEMM kernel's tile per layer shape (devices/opencl/gemm_tiles.h). */
 #include "devices/opencl/gemm_tiles.h"
 
+#include "devices/opencl/cl_program.h"
 #include "devices/opencl/cl_sources.h"
 #include "support/alloc.h"
 #include "support/cache_dir.h"
@@ -10,24 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 /* c's file, or "" without a cache folder. */
 static void tiles_path(const tgc_cl_device *c, char *out, size_t size) {
     char dir[1100];
     out[0] = '\0';
-    if (!tgc_cache_dir(NULL, dir, sizeof dir)) return;
-    uint64_t h = 1469598103934665603ull;
-    h = fnv1a(h, c->device_name, strlen(c->device_name) + 1);
-    h = fnv1a(h, c->platform_name, strlen(c->platform_name) + 1);
-    h = fnv1a(h, c->driver_version, strlen(c->driver_version) + 1);
-    for (const tgc_cl_source *s = tgc_cl_sources; s->name != NULL; s++)
-        if (strcmp(s->name, "nn.cl") == 0) h = fnv1a(h, s->text, s->size);
-    snprintf(out, size, "%s/gemm-tiles-%016" PRIx64 ".txt", dir, h);
+    const tgc_cl_source *nn = tgc_cl_source_named("nn.cl");
+    if (nn == NULL || !tgc_cache_dir(NULL, dir, sizeof dir)) return;
+    snprintf(out, size, "%s/gemm-tiles-%016" PRIx64 ".txt", dir, tgc_cl_device_key(c, nn->text, nn->size));
 }
 
 static void key_of(const tgc_cl_tile_shape *s, char *out, size_t size) {

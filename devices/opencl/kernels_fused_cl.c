@@ -82,14 +82,11 @@ typedef struct tgc_cl_fused_cache {
 /* The text of elementwise.cl up to the end of its row functions; NULL if
  * the embedded file lacks the mark. */
 static const char *prelude(size_t *len) {
-    for (const tgc_cl_source *s = tgc_cl_sources; s->name != NULL; s++) {
-        if (strcmp(s->name, PRELUDE_FILE) != 0) continue;
-        const char *end = strstr(s->text, PRELUDE_END);
-        if (end == NULL) return NULL;
-        *len = (size_t)(end - s->text) + strlen(PRELUDE_END);
-        return s->text;
-    }
-    return NULL;
+    const tgc_cl_source *s = tgc_cl_source_named(PRELUDE_FILE);
+    const char *end = s != NULL ? strstr(s->text, PRELUDE_END) : NULL;
+    if (end == NULL) return NULL;
+    *len = (size_t)(end - s->text) + strlen(PRELUDE_END);
+    return s->text;
 }
 
 static uint64_t fnv1a(const char *s) {
@@ -407,9 +404,8 @@ static tgc_status variant_text(tgc_kernel_ctx *c, const char *file, const char *
     const tgc_fused_act *act = c->fused_act;
     *text = NULL;
     if (act == NULL && defines == NULL) return TGC_OK;
-    const tgc_cl_source *src = tgc_cl_sources;
-    while (src->name != NULL && strcmp(src->name, file) != 0) src++;
-    if (src->name == NULL || (act != NULL && (act->row < 0 || act->row >= TGC_EW_COUNT)))
+    const tgc_cl_source *src = tgc_cl_source_named(file);
+    if (src == NULL || (act != NULL && (act->row < 0 || act->row >= TGC_EW_COUNT)))
         return tgc_kernel_fail(c, "no kernels/%s, or no activation row %d, for a fused activation", file,
                                act != NULL ? act->row : -1);
     char head[512];
@@ -429,13 +425,16 @@ static tgc_status variant_text(tgc_kernel_ctx *c, const char *file, const char *
     return TGC_OK;
 }
 
-/* The short key of a variant: what its text is made of. */
-static void variant_key(const tgc_kernel_ctx *c, const char *file, const char *defines, const char *name, char *out,
+/* The short key of a variant: what its text is made of; false when it
+ * does not fit in size (then the variant is looked up by its text). */
+static bool variant_key(const tgc_kernel_ctx *c, const char *file, const char *defines, const char *name, char *out,
                         size_t size) {
     const tgc_fused_act *act = c->fused_act;
-    snprintf(out, size, "%s|%s|%s|%d|%08" PRIx32 "%08" PRIx32 "%08" PRIx32, file, name,
-             defines != NULL ? defines : "", act != NULL ? act->row : -1, act != NULL ? float_bits(act->params[0]) : 0,
-             act != NULL ? float_bits(act->params[1]) : 0, act != NULL ? float_bits(act->params[2]) : 0);
+    int n = snprintf(out, size, "%s|%s|%s|%d|%08" PRIx32 "%08" PRIx32 "%08" PRIx32, file, name,
+                     defines != NULL ? defines : "", act != NULL ? act->row : -1,
+                     act != NULL ? float_bits(act->params[0]) : 0, act != NULL ? float_bits(act->params[1]) : 0,
+                     act != NULL ? float_bits(act->params[2]) : 0);
+    return n > 0 && (size_t)n < size;
 }
 
 /* Kernel `name` of kernels/<file> built with `defines` and c's activation
@@ -449,8 +448,8 @@ static tgc_status variant_kernel(tgc_kernel_ctx *c, const char *file, const char
                                  cl_kernel *k) {
     tgc_cl_device *d = (tgc_cl_device *)c->device;
     char key[512];
-    variant_key(c, file, defines, name, key, sizeof key);
-    int32_t at = d->fused != NULL ? tgc_strmap_get(&d->fused->variants, key) : -1;
+    bool keyed = variant_key(c, file, defines, name, key, sizeof key);
+    int32_t at = keyed && d->fused != NULL ? tgc_strmap_get(&d->fused->variants, key) : -1;
     if (at >= 0) {
         *k = d->fused->kernels[at];
         d->counters.fused_hits++;
@@ -465,7 +464,7 @@ static tgc_status variant_kernel(tgc_kernel_ctx *c, const char *file, const char
     tgc_free(text);
     if (st != TGC_OK) return tgc_kernel_fail(c, "%s: %s", name, why), st;
     *k = d->fused->kernels[at];
-    (void)tgc_strmap_put(&d->fused->variants, key, at); /* out of memory: the text is made again next time */
+    if (keyed) (void)tgc_strmap_put(&d->fused->variants, key, at); /* out of memory: the text is made again */
     return TGC_OK;
 }
 
