@@ -390,15 +390,67 @@ static void test_matmul_empty_k_act(void) { /* sigmoid(0) = 0.5 everywhere */
 
 /* ---- Tuning the GEMM kernel's tile (devices/opencl/gemm_tiles.h) ----------------------------- */
 
+/* A cache folder of the test's own (XDG_CACHE_HOME), so that what the
+ * tests write never reaches the user's; end restores the variable and
+ * removes the folder and the files in its tgc/. */
+typedef struct temp_cache {
+    char dir[32];
+    char *was;
+} temp_cache;
+
+static bool temp_cache_begin(temp_cache *t) {
+    snprintf(t->dir, sizeof t->dir, "/tmp/tgc-tiles-XXXXXX");
+    const char *was = getenv("XDG_CACHE_HOME");
+    t->was = was != NULL ? strdup(was) : NULL;
+    if (mkdtemp(t->dir) == NULL) return false;
+    setenv("XDG_CACHE_HOME", t->dir, 1);
+    tgc_settings_read();
+    return true;
+}
+
+/* The folder's gemm-tiles file into path; false when there is none. */
+static bool tiles_file(const temp_cache *t, char *path, size_t size) {
+    char folder_path[64];
+    snprintf(folder_path, sizeof folder_path, "%s/tgc", t->dir);
+    DIR *folder = opendir(folder_path);
+    struct dirent *e;
+    bool found = false;
+    while (folder != NULL && (e = readdir(folder)) != NULL)
+        if (strncmp(e->d_name, "gemm-tiles-", 11) == 0)
+            found = snprintf(path, size, "%s/%s", folder_path, e->d_name) < (int)size;
+    if (folder != NULL) closedir(folder);
+    return found;
+}
+
+static void temp_cache_end(temp_cache *t) {
+    char folder_path[64], path[400];
+    snprintf(folder_path, sizeof folder_path, "%s/tgc", t->dir);
+    DIR *folder = opendir(folder_path);
+    struct dirent *e;
+    while (folder != NULL && (e = readdir(folder)) != NULL)
+        if (e->d_name[0] != '.' && snprintf(path, sizeof path, "%s/%s", folder_path, e->d_name) < (int)sizeof path)
+            remove(path);
+    if (folder != NULL) closedir(folder);
+    rmdir(folder_path);
+    rmdir(t->dir);
+    if (t->was != NULL) setenv("XDG_CACHE_HOME", t->was, 1);
+    else unsetenv("XDG_CACHE_HOME");
+    free(t->was);
+    tgc_settings_read();
+}
+
 /* With TGC_GPU_TUNE and the device's table emptied, a Conv of a new shape
  * runs at both tiles, best of three each (six timed runs: six host waits),
- * keeps the faster for its shape, and gives the cpu's values; run again,
- * it takes the kept tile without timing. */
+ * keeps the faster for its shape (in the table and in the cache folder's
+ * tiles file: a folder of the test's own), and gives the cpu's values; run
+ * again, it takes the kept tile without timing. */
 static void test_tune_tile(void) {
     if (gn_device() == NULL) return;
     int64_t forced = tgc_settings_current()->gpu_gemm_tile;
     if (forced == 32 || forced == 64) return; /* a forced tile is never tuned (the tile32 and tile64 runs) */
     tgc_cl_device *d = (tgc_cl_device *)gn_gpu;
+    temp_cache cache;
+    CU_ASSERT_FATAL(temp_cache_begin(&cache));
     tgc_cl_tiles_release(d);
     setenv("TGC_GPU_TUNE", "1", 1);
     tgc_settings_read();
@@ -408,23 +460,22 @@ static void test_tune_tile(void) {
     CONV(66, (1, 5, 11, 13), (7, 5, 3, 3), true, (1, 7, 11, 13), attrs_pad1);
     tgc_cl_counters again = tgc_cl_device_counters(gn_gpu);
     unsetenv("TGC_GPU_TUNE"); /* the other cases run untuned */
-    tgc_settings_read();
     tgc_cl_tile_shape shape = {.b_kind = 0, .m = 7, .n = 11 * 13, .k = 5 * 9, .kk = 9, .z = 1};
     int tile = tgc_cl_tiles_get(d, &shape);
     CU_ASSERT(tile == 32 || tile == 64);
     CU_ASSERT_EQUAL(tuned.launches - before.launches, 7); /* six timed, one for real */
     CU_ASSERT(tuned.host_waits - before.host_waits >= 6);
     CU_ASSERT_EQUAL(again.launches - tuned.launches, 1);
+    char path[400];
+    CU_ASSERT_TRUE(tiles_file(&cache, path, sizeof path));
+    temp_cache_end(&cache);
 }
 
 /* The tiles file: written by put, read back by load in a fresh table;
  * lines that do not parse, or name another tile, are skipped. */
 static void test_tiles_file(void) {
-    char dir[] = "/tmp/tgc-tiles-XXXXXX", *was = getenv("XDG_CACHE_HOME");
-    was = was != NULL ? strdup(was) : NULL;
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-    setenv("XDG_CACHE_HOME", dir, 1);
-    tgc_settings_read();
+    temp_cache cache;
+    CU_ASSERT_FATAL(temp_cache_begin(&cache));
     tgc_cl_device d;
     memset(&d, 0, sizeof d);
     pthread_mutex_init(&d.lock, NULL);
@@ -432,13 +483,8 @@ static void test_tiles_file(void) {
     tgc_cl_tile_shape a = {1, 64, 3136, 256, 1, 1}, b = {0, 512, 49, 4608, 9, 1}, c = {2, 1000, 1, 2048, 1, 1};
     tgc_cl_tiles_put(&d, &a, 64);
     tgc_cl_tiles_put(&d, &b, 32);
-    char path[1400];
-    snprintf(path, sizeof path, "%s/tgc", dir);
-    DIR *folder = opendir(path);
-    struct dirent *e;
-    while (folder != NULL && (e = readdir(folder)) != NULL)
-        if (strncmp(e->d_name, "gemm-tiles-", 11) == 0) snprintf(path, sizeof path, "%s/tgc/%s", dir, e->d_name);
-    if (folder != NULL) closedir(folder);
+    char path[400];
+    CU_ASSERT_FATAL(tiles_file(&cache, path, sizeof path));
     FILE *f = fopen(path, "a");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("2 1000 1 2048 1 1 48\nnot a line\n2 1000 1 2048 1\n", f); /* c: another tile; two that do not parse */
@@ -451,14 +497,7 @@ static void test_tiles_file(void) {
     CU_ASSERT_EQUAL(tgc_cl_tiles_get(&d, &c), 0);
     tgc_cl_tiles_release(&d);
     pthread_mutex_destroy(&d.lock);
-    remove(path);
-    snprintf(path, sizeof path, "%s/tgc", dir);
-    rmdir(path);
-    rmdir(dir);
-    if (was != NULL) setenv("XDG_CACHE_HOME", was, 1);
-    else unsetenv("XDG_CACHE_HOME");
-    free(was);
-    tgc_settings_read();
+    temp_cache_end(&cache);
 }
 
 /* ---- MaxPool ------------------------------------------------------------------------------ */
