@@ -437,6 +437,7 @@ static void run_constant(tgc_step *st, tgc_part_state *ps, int32_t id) {
 /* Starts node `id` of ps, which has nothing pending: a _Recv asks the
  * rendezvous, an initializer is handed over here, any other node goes to
  * its device's pool. */
+/* Starts source `id`. */
 static void start_source(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_plan *p = ps->plan;
     if (p->role[id] == TGC_ROLE_CONST) {
@@ -467,22 +468,30 @@ void tgc_frame_start(tgc_frame *f) {
     /* Once the last source is started the frame may end on another thread,
      * and a loop's frame be reset or freed, before this call returns: the
      * sources are counted first, and nothing of the frame is read after
-     * the last one. */
+     * the last one. The caller of a short step keeps the first source that
+     * would go to a pool and runs its chain itself once the others are
+     * started (TensorFlow's executor runs inexpensive nodes inline): no
+     * hand-off to a worker, no wake-up to wait for. The frame cannot end
+     * before that source has run. */
+    tgc_task *mine = NULL;
     long left = 0;
     for (int i = 0; i < f->n_parts; i++)
         for (int32_t id = 0; !f->ps[i].plan->remote && id < f->ps[i].plan->g->n_nodes; id++)
             left += f->ps[i].plan->pending[id] == 0;
-    for (int i = 0, n_parts = f->n_parts; i < n_parts; i++) {
+    for (int i = 0, n_parts = f->n_parts; i < n_parts && left > 0; i++) {
         tgc_part_state *ps = &f->ps[i];
         const tgc_plan *p = ps->plan;
         if (p->remote) continue;
-        for (int32_t id = 0; id < p->g->n_nodes; id++) {
+        for (int32_t id = 0; id < p->g->n_nodes && left > 0; id++) {
             if (p->pending[id] != 0) continue;
-            bool last = --left == 0;
-            if (!in_order(ps, id) || claim_turn(ps, id)) start_source(st, ps, id); /* else in its turn */
-            if (last) return;
+            left--;
+            if (in_order(ps, id) && !claim_turn(ps, id)) continue; /* started in its turn */
+            bool pooled = p->role[id] != TGC_ROLE_CONST && p->role[id] != TGC_ROLE_RECV;
+            if (mine == NULL && pooled && f->parent == NULL && st->caller_runs) mine = &ps->tasks[id];
+            else start_source(st, ps, id);
         }
     }
+    if (mine != NULL) run_task(mine);
 }
 
 /* Copies a graph output into a new host tensor for the caller. */
@@ -492,7 +501,12 @@ static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags)
                              : tgc_frame_output(&st->root, i);
     size_t nbytes = tgc_value_nbytes(v);
     tgc_status s;
-    if (tgc_value_is_list(v))
+    if (st->s->shared_devices) { /* a function's: left where it is, as an eager op's result */
+        tgc_value kept = *v;
+        if (kept.buf != NULL) tgc_buffer_retain(kept.buf);
+        s = tgc_value_is_list(v) ? tgc_tensor_of_list(v, out) : tgc_tensor_wrap(&kept, out);
+        if (s != TGC_OK && !tgc_value_is_list(v)) tgc_buffer_release(kept.buf);
+    } else if (tgc_value_is_list(v))
         s = tgc_tensor_of_list(v, out);
     else if (v->dtype == TGC_STRING) /* host memory only; the new tensor gets its own copy of each string */
         s = tgc_buffer_host_ptr(v->buf) != NULL || nbytes == 0
@@ -618,8 +632,10 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
         int64_t t0 = tgc_now_ns(), last = atomic_load_explicit(&s->last_step_ns, memory_order_relaxed);
         tgc_device_activity before[TGC_MAX_DEVICES];
         activity_now(s, before);
+        bool short_step = last <= (int64_t)s->settings->spin_us * 1000;
+        st.caller_runs = short_step && !st.distributed;
         tgc_frame_start(&st.root);
-        if (last <= (int64_t)s->settings->spin_us * 1000) tgc_spin_until(all_finished, &st);
+        if (short_step) tgc_spin_until(all_finished, &st);
         pthread_mutex_lock(&st.lock);
         while (!st.done) pthread_cond_wait(&st.done_cond, &st.lock);
         pthread_mutex_unlock(&st.lock);

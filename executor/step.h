@@ -91,6 +91,9 @@ struct tgc_step {
     tgc_srcpos pos;
     char rule[32];
     tgc_trace *trace;         /* NULL unless tracing */
+    /* The caller runs the root frame's last source itself rather than
+     * handing it to a pool and sleeping (a step as short as the spin). */
+    bool caller_runs;
     tgc_deferred_checks checks; /* its kernels' checks left for its end (devices/deferred_checks.h) */
     tgc_device_events events;   /* with a trace: its kernels' launches, for their device-side times */
     atomic_llong *watch_live; /* with the memory watch: bytes of this step's slots now, per gauge; else NULL */
