@@ -18,7 +18,7 @@ BUILD_NOJIT ?= build-nojit
 TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_rendezvous executor_test_parallel \
 	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion devices_test_cpu_jit \
 	devices_test_cpu_gemm_packed devices_test_cpu_conv_direct executor_test_control_flow executor_test_eager_threads \
-	executor_test_concurrent_steps executor_test_step_peak executor_test_replicas passes_test_fuse_qdq
+	executor_test_concurrent_steps executor_test_step_peak executor_test_replicas passes_test_fuse_qdq executor_test_function
 # With MPI (the build's TGC_MPI finds it the same way): the transport and tgc
 # itself under mpirun. Asked in the recipe, after deps: on a bare machine
 # OpenMPI is only there once install-deps has run.

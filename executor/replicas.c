@@ -42,7 +42,7 @@ tgc_status tgc_session_replicas_create(tgc_session *s, const tgc_graph *g, const
         one.threads = one_entry(threads, sizeof threads, name, st == TGC_OK ? width : -1);
         one.memory_limits = bytes > 0 ? one_entry(limit, sizeof limit, name, bytes) : NULL;
         if (one.threads[0] == '\0') one.threads = NULL;
-        st = tgc_session_create(g, name, &one, diags, &s->replicas[s->n_replicas]);
+        st = tgc_session_create_on(g, name, &one, s->shared_devices, diags, &s->replicas[s->n_replicas]);
         if (st != TGC_OK) return st;
         tgc_session *r = s->replicas[s->n_replicas++];
         /* the front's forecast for this device, for the replica's report */

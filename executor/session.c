@@ -3,6 +3,7 @@
 #include "executor/session.h"
 
 #include "devices/cpu/blas_threads.h"
+#include "devices/device_registry.h"
 #include "distributed/transport.h"
 #include "support/alloc.h"
 #include "support/diag.h"
@@ -12,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static tgc_status open_device(tgc_placer_device pd, tgc_diags *diags, tgc_device **out) {
+static tgc_status open_device(const tgc_session *s, tgc_placer_device pd, tgc_diags *diags, tgc_device **out) {
+    if (s->shared_devices) return tgc_device_registry_open(pd.kind, pd.index, diags, out);
     return tgc_backend_get(pd.kind)->open(pd.index, diags, out);
 }
 
@@ -44,7 +46,7 @@ static tgc_status open_devices(tgc_session *s, const char *devices, const tgc_se
     for (int i = 0; st == TGC_OK && i < n; i++) {
         bool here = s->compiled.devices[i].task == s->rank;
         /* Another process's device: a stand-in that holds nothing, for names and figures. */
-        if (here) st = open_device(s->compiled.devices[i], diags, &s->devices[i]);
+        if (here) st = open_device(s, s->compiled.devices[i], diags, &s->devices[i]);
         else if ((s->devices[i] = tgc_backend_open_host(s->compiled.devices[i].index)) == NULL) st = TGC_ERR_NOMEM;
         if (st != TGC_OK) break;
         s->n_devices++;
@@ -87,10 +89,16 @@ static tgc_status check_fit(tgc_session *s, const tgc_session_options *opts, tgc
 
 tgc_status tgc_session_create(const tgc_graph *g, const char *devices, const tgc_session_options *opts,
                               tgc_diags *diags, tgc_session **out) {
+    return tgc_session_create_on(g, devices, opts, false, diags, out);
+}
+
+tgc_status tgc_session_create_on(const tgc_graph *g, const char *devices, const tgc_session_options *opts,
+                                 bool shared_devices, tgc_diags *diags, tgc_session **out) {
     *out = NULL;
     tgc_session *s = tgc_calloc(1, sizeof *s);
     if (s == NULL) return TGC_ERR_NOMEM;
     s->g = g;
+    s->shared_devices = shared_devices;
     s->soft_placement = opts != NULL && opts->soft_placement;
     s->max_iterations = opts != NULL && opts->max_iterations > 0 ? opts->max_iterations : 0;
     s->max_inflight = opts != NULL && opts->max_inflight > 0 ? opts->max_inflight : 0;
@@ -153,7 +161,8 @@ void tgc_session_free(tgc_session *s) {
     tgc_free(s->plans);
     for (int i = 0; i < s->n_devices; i++) {
         tgc_thread_pool_free(s->pools[i]);
-        tgc_device_destroy(s->devices[i]);
+        if (s->shared_devices) tgc_device_release(s->devices[i]);
+        else tgc_device_destroy(s->devices[i]);
     }
     if (s->output_names != NULL)
         for (int i = 0; i < s->g->n_outputs; i++) tgc_free(s->output_names[i]);

@@ -38,6 +38,11 @@ struct tgc_tensor {
     struct tgc_tensor *scope_prev, *scope_next; /* its list, under scope.c's lock */
 };
 
+/* tgc_session_create, on the process's shared devices when shared_devices
+ * (tgc_session.shared_devices). */
+tgc_status tgc_session_create_on(const tgc_graph *g, const char *devices, const tgc_session_options *opts,
+                                 bool shared_devices, tgc_diags *diags, tgc_session **out);
+
 /* Wraps `v` (taking over its buffer reference) in a new handle, refs 1. */
 tgc_status tgc_tensor_wrap(const tgc_value *v, tgc_tensor **out);
 
@@ -148,6 +153,10 @@ struct tgc_session {
     /* Devices in other processes: the list names a task above 0. Then
      * devices[i] of another task is a stand-in (a cpu device named after
      * it, holding nothing) with no pool, and its partitions are remote. */
+    /* A function's session (executor/function.c): its devices are the
+     * process's shared ones (devices/device_registry.h), released rather
+     * than destroyed, and a run's outputs stay where they were computed. */
+    bool shared_devices;
     bool distributed;
     int rank; /* this process's task */
     uint64_t dist_id; /* distributed: its number among the process's distributed sessions (the same on every rank) */

@@ -494,26 +494,35 @@ void tgc_frame_start(tgc_frame *f) {
     if (mine != NULL) run_task(mine);
 }
 
-/* Copies a graph output into a new host tensor for the caller. */
+/* A handle on graph output value v where it lies (a function's outputs,
+ * as an eager op's result). */
+static tgc_status fetch_in_place(const tgc_value *v, tgc_tensor **out) {
+    if (tgc_value_is_list(v)) return tgc_tensor_of_list(v, out);
+    tgc_value kept = *v;
+    if (kept.buf != NULL) tgc_buffer_retain(kept.buf);
+    tgc_status s = tgc_tensor_wrap(&kept, out);
+    if (s != TGC_OK) tgc_buffer_release(kept.buf);
+    return s;
+}
+
+/* Copies a graph output into a new host tensor for the caller (a
+ * function's output: a handle on it where it lies). */
 static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags) {
     const tgc_value *v = st->remote_out != NULL && st->s->plans[st->s->compiled.parts.outputs[i].part].remote
                              ? &st->remote_out[i]
                              : tgc_frame_output(&st->root, i);
     size_t nbytes = tgc_value_nbytes(v);
     tgc_status s;
-    if (st->s->shared_devices) { /* a function's: left where it is, as an eager op's result */
-        tgc_value kept = *v;
-        if (kept.buf != NULL) tgc_buffer_retain(kept.buf);
-        s = tgc_value_is_list(v) ? tgc_tensor_of_list(v, out) : tgc_tensor_wrap(&kept, out);
-        if (s != TGC_OK && !tgc_value_is_list(v)) tgc_buffer_release(kept.buf);
-    } else if (tgc_value_is_list(v))
+    if (st->s->shared_devices)
+        s = fetch_in_place(v, out);
+    else if (tgc_value_is_list(v))
         s = tgc_tensor_of_list(v, out);
     else if (v->dtype == TGC_STRING) /* host memory only; the new tensor gets its own copy of each string */
         s = tgc_buffer_host_ptr(v->buf) != NULL || nbytes == 0
                 ? tgc_tensor_create(v->dtype, v->rank, v->dims, tgc_buffer_host_ptr(v->buf), out)
                 : TGC_ERR_RUNTIME;
     else s = tgc_tensor_alloc(v->dtype, v->rank, v->dims, out); /* every byte copied below */
-    if (s == TGC_OK && nbytes > 0 && v->dtype != TGC_STRING && !tgc_value_is_list(v))
+    if (s == TGC_OK && !st->s->shared_devices && nbytes > 0 && v->dtype != TGC_STRING && !tgc_value_is_list(v))
         s = v->buf->device->ops->copy_to_host(v->buf->device, (void *)tgc_tensor_data(*out), v->buf->mem, 0, nbytes);
     if (s != TGC_OK)
         tgc_diag_error(diags, st->s->g->path, (tgc_srcpos){0, 0}, s == TGC_ERR_NOMEM ? "out-of-memory" : "copy-failed",

@@ -750,6 +750,137 @@ tgc_status tgc_op_schema_find(const char *name, tgc_op_schema *out);
 tgc_status tgc_op_schema_attr(const char *name, int i, const char **attr_name, tgc_op_attr_type *type,
                               int *required);
 
+/* ---- Building graphs in code, and running them as functions ------------- */
+
+/* A graph built one node a call, as a tracer records a program (Python's
+ * tgc.function) or a C program writes a model without a file. Each call
+ * checks what it adds as the loader and an eager call would (the op, its
+ * attributes against the schema, its input count, then its shape
+ * inference), so the call that made a mistake fails, with the message in
+ * diags. tgc_graph_builder_finish gives a graph as tgc_graph_load would:
+ * validated, shape-inferred, dumped by tgc_graph_dump_yaml as a tgc/1
+ * document that loads again.
+ *
+ * Example usage (y = Relu(x @ w) for x of [N, 4]):
+ *     tgc_graph_builder *b = NULL;
+ *     tgc_builder_value x, w, xw, y;
+ *     tgc_graph_builder_create("mlp", &b);
+ *     tgc_graph_builder_input(b, "x", TGC_FLOAT32, 2, (int64_t[]){-1, 4}, (const char *[]){"N", NULL}, diags, &x);
+ *     tgc_graph_builder_constant(b, "w", w_tensor, diags, &w);      // copies w_tensor's [4, 3] floats
+ *     tgc_graph_builder_op(b, "MatMul", NULL, 0, (tgc_builder_value[]){x, w}, 2, 1, NULL, NULL, diags, &xw);
+ *     tgc_graph_builder_op(b, "Relu", NULL, 0, &xw, 1, 1, "y", NULL, diags, &y);
+ *     tgc_graph *g = NULL;
+ *     if (tgc_graph_builder_finish(b, &y, 1, NULL, diags, &g) == TGC_OK) { ... tgc_graph_free(g); }
+ *     tgc_graph_builder_free(b);
+ */
+typedef struct tgc_graph_builder tgc_graph_builder;
+
+/* A value of a graph being built: output `port` of the builder's node
+ * `node`. {-1, 0} stands for an omitted optional input. */
+typedef struct tgc_builder_value {
+    int32_t node;
+    int32_t port;
+} tgc_builder_value;
+
+/* A new, empty builder of a graph named `name` (NULL: "graph"; messages name
+ * it as they would a file), owned by the caller (tgc_graph_builder_free).
+ * TGC_ERR_NOMEM. */
+tgc_status tgc_graph_builder_create(const char *name, tgc_graph_builder **out);
+
+void tgc_graph_builder_free(tgc_graph_builder *b);
+
+/* Adds graph input `name` (NULL: "input_K") of `dtype` and `rank` (-1:
+ * unknown) dims: dims[i] >= 0 a size, dims[i] < 0 a symbol named
+ * symbols[i] (symbols NULL or symbols[i] NULL: a fresh one, "unk__K"); one
+ * symbol name is one size in every input a run feeds. The inputs are the
+ * graph's in the order they are added. Its value in *out. TGC_ERR_INVALID
+ * (a name used twice or with ':', a bad dtype or rank), TGC_ERR_NOMEM. */
+tgc_status tgc_graph_builder_input(tgc_graph_builder *b, const char *name, tgc_dtype dtype, int rank,
+                                   const int64_t *dims, const char *const *symbols, tgc_diags *diags,
+                                   tgc_builder_value *out);
+
+/* Adds an initializer `name` (NULL: "const_K") holding a copy of `value`,
+ * a tensor in host memory (not strings; the caller keeps it). Its value in
+ * *out. TGC_ERR_INVALID, TGC_ERR_NOMEM. */
+tgc_status tgc_graph_builder_constant(tgc_graph_builder *b, const char *name, const tgc_tensor *value,
+                                      tgc_diags *diags, tgc_builder_value *out);
+
+/* Adds a node running `op` (its ONNX name; attributes as tgc_eager_run's)
+ * on inputs[0..n_inputs) (values of b; {-1, 0} an omitted optional one),
+ * with n_outputs outputs (0: the op's fewest, at least 1), named `name`
+ * (NULL: "Op_K") and asking for `device` (a device spec as the format's
+ * `device:`, or NULL); stores its outputs' values in outputs[0..n_outputs).
+ * The node's dtypes and shapes are inferred here: TGC_ERR_INVALID with the
+ * inference's message (a dtype the op does not take, shapes that do not
+ * broadcast) or the schema's (an unknown op or attribute, a missing input)
+ * in diags; a node that failed inference stays in b, unread, and is left
+ * out of the finished graph. TGC_ERR_NOMEM. */
+tgc_status tgc_graph_builder_op(tgc_graph_builder *b, const char *op, const tgc_op_attr *attrs, int n_attrs,
+                                const tgc_builder_value *inputs, int n_inputs, int n_outputs, const char *name,
+                                const char *device, tgc_diags *diags, tgc_builder_value *outputs);
+
+/* The inferred dtype and shape of value v: *rank (-1: unknown) dims in
+ * dims[] (room for TGC_MAX_TENSOR_RANK), -1 for a symbolic dim whose name
+ * (b's string, valid while b lives) goes to symbols[i] (symbols may be
+ * NULL; NULL for a size). TGC_ERR_INVALID when v is no inferred value of b. */
+tgc_status tgc_graph_builder_value_info(const tgc_graph_builder *b, tgc_builder_value v, tgc_dtype *dtype,
+                                        int *rank, int64_t *dims, const char **symbols);
+
+/* Ends the graph: its outputs are outputs[0..n_outputs), named names[i]
+ * (names NULL, or an entry NULL: the node's name, "node:k" for a port past
+ * 0). Nodes no output reads are left out; every input stays. The graph,
+ * validated and inferred as a loaded file, goes to *out, owned by the
+ * caller (tgc_graph_free). b is spent either way: only
+ * tgc_graph_builder_free remains. TGC_ERR_INVALID (no outputs, a bad
+ * value), TGC_ERR_NOMEM. */
+tgc_status tgc_graph_builder_finish(tgc_graph_builder *b, const tgc_builder_value *outputs, int n_outputs,
+                                    const char *const *names, tgc_diags *diags, tgc_graph **out);
+
+/* A function: a graph compiled once (optimized, placed, partitioned, its
+ * weights loaded) and run as one op on tensor handles, as TensorFlow runs a
+ * tf.function's graph (PartitionedCall). It runs on the process's shared
+ * devices, those of the eager contexts: its inputs are taken where they
+ * are (an eager result on gpu0 feeds a node placed there with no copy),
+ * its outputs stay on the device that computed them as an eager op's do,
+ * and the devices' figures (tgc_memory_devices, the memory tracer) count
+ * its weights and each call's tensors.
+ *
+ * Example usage:
+ *     tgc_function *f = NULL;
+ *     if (tgc_function_create(g, "cpu,gpu0", NULL, diags, &f) == TGC_OK) {
+ *         tgc_tensor *y = NULL;
+ *         if (tgc_function_call(f, &x, 1, &y, 1, diags) == TGC_OK) { ...; tgc_tensor_release(y); }
+ *         tgc_function_free(f);
+ *     }
+ */
+typedef struct tgc_function tgc_function;
+
+typedef struct tgc_function_options {
+    tgc_optimize_level optimize;   /* TGC_OPTIMIZE_DEFAULT: all passes */
+    tgc_placement_mode placement;  /* as tgc_session_options.placement */
+    int soft_placement;            /* as tgc_session_options */
+    const char *threads;           /* worker threads per device, as tgc_session_options */
+} tgc_function_options;
+
+/* Compiles g (borrowed: it must outlive f) for the comma-separated
+ * `devices` (as tgc_session_create's; no devices of other processes).
+ * opts may be NULL. Errors as tgc_session_create's. */
+tgc_status tgc_function_create(const tgc_graph *g, const char *devices, const tgc_function_options *opts,
+                               tgc_diags *diags, tgc_function **out);
+
+void tgc_function_free(tgc_function *f);
+
+/* Runs f once on inputs[0..n_inputs), the graph's inputs in order (their
+ * dtypes and shapes as declared, symbols bound consistently), and stores
+ * n_outputs (= the graph's) new handles, owned by the caller, in outputs[]:
+ * each on the device that computed it (host memory for one kept there).
+ * Many threads may call one function at once (tgc_session_run's rules).
+ * On failure stores NULLs: TGC_ERR_INVALID (bad inputs), TGC_ERR_RUNTIME
+ * (a kernel failed, the node and device named), TGC_ERR_NOMEM; nothing of
+ * the call outlives it either way. */
+tgc_status tgc_function_call(tgc_function *f, tgc_tensor *const *inputs, int n_inputs, tgc_tensor **outputs,
+                             int n_outputs, tgc_diags *diags);
+
 /* ---- Devices ------------------------------------------------------------- */
 
 /* One device as `tgc devices` shows it. Memory in bytes; -1 where the
