@@ -9,7 +9,9 @@ Two halves, over libtgc's C API (``include/tgc.h``):
   ``tgc.ops.<snake_case ONNX name>``, ``+ - * / @`` on ``tgc.Tensor``, and the
   memory tools of tf.js, TorchSharp and fastai: ``tgc.memory()``, ``with
   tgc.scope():``, ``tgc.keep``, ``t.dispose()``, ``with tgc.trace_memory()``,
-  ``tgc.devices()``.
+  ``tgc.devices()``;
+- functions: ``@tgc.function`` traces Python code on tensors into a graph
+  once per input signature and runs it compiled, as one op.
 
 NumPy arrays go in and come out without a copy where the memory is the host's.
 Errors raise ``tgc.Error`` subclasses carrying tgc's messages.
@@ -18,6 +20,7 @@ from . import ops
 from ._eager import configure
 from ._eager import stats as eager_stats
 from ._errors import (Error, FileError, InvalidError, OutOfMemoryError, RuntimeFailure, UnsupportedError)
+from ._function import Function, TensorSpec, Traced, TracingError, function
 from ._graph import Graph, Partitions, Placement, Session, load
 from ._lib import path as library_path
 from ._memory import auto_device, devices, memory, trace_memory
@@ -25,7 +28,7 @@ from ._tensor import Tensor, keep, scope, tensor, tidy
 
 __version__ = "0.1.0"
 
-__all__ = ["Error", "FileError", "Graph", "InvalidError", "OutOfMemoryError", "Partitions", "Placement",
-           "RuntimeFailure", "Session", "Tensor", "UnsupportedError", "auto_device", "configure", "devices",
-           "eager_stats", "keep", "library_path", "load", "memory", "ops", "scope", "tensor", "tidy",
-           "trace_memory"]
+__all__ = ["Error", "FileError", "Function", "Graph", "InvalidError", "OutOfMemoryError", "Partitions", "Placement",
+           "RuntimeFailure", "Session", "Tensor", "TensorSpec", "Traced", "TracingError", "UnsupportedError",
+           "auto_device", "configure", "devices", "eager_stats", "function", "keep", "library_path", "load", "memory",
+           "ops", "scope", "tensor", "tidy", "trace_memory"]

@@ -115,6 +115,14 @@ class PlaceOptions(ctypes.Structure):
 
 RELEASE_FN = ctypes.CFUNCTYPE(None, c_void_p)
 
+
+class BuilderValue(ctypes.Structure):
+    _fields_ = [("node", ctypes.c_int32), ("port", ctypes.c_int32)]
+
+
+class FunctionOptions(ctypes.Structure):
+    _fields_ = [("optimize", c_int), ("placement", c_int), ("soft_placement", c_int), ("threads", c_char_p)]
+
 _PROTOTYPES = {
     # name: (restype, argtypes)
     "tgc_status_name": (c_char_p, [c_int]),
@@ -198,6 +206,17 @@ _PROTOTYPES = {
     "tgc_session_memory": (MemoryFigures, [c_void_p, c_int]),
     "tgc_session_memory_report": (c_int, [c_void_p, c_void_p]),
     "tgc_session_steps_in_flight": (None, [c_void_p, P(c_int), P(c_int)]),
+    "tgc_graph_builder_create": (c_int, [c_char_p, P(c_void_p)]),
+    "tgc_graph_builder_free": (None, [c_void_p]),
+    "tgc_graph_builder_input": (c_int, [c_void_p, c_char_p, c_int, c_int, P(c_int64), P(c_char_p), c_void_p,
+                                        P(BuilderValue)]),
+    "tgc_graph_builder_constant": (c_int, [c_void_p, c_char_p, c_void_p, c_void_p, P(BuilderValue)]),
+    "tgc_graph_builder_op": (c_int, [c_void_p, c_char_p, c_void_p, c_int, P(BuilderValue), c_int, c_int, c_char_p,
+                                     c_char_p, c_void_p, P(BuilderValue)]),
+    "tgc_graph_builder_value_info": (c_int, [c_void_p, BuilderValue, P(c_int), P(c_int), P(c_int64), P(c_char_p)]),
+    "tgc_graph_builder_finish": (c_int, [c_void_p, P(BuilderValue), c_int, P(c_char_p), c_void_p, P(c_void_p)]),
+    "tgc_function_create": (c_int, [c_void_p, c_char_p, P(FunctionOptions), c_void_p, P(c_void_p)]),
+    "tgc_function_free": (None, [c_void_p]),
 }
 
 for _name, (_res, _args) in _PROTOTYPES.items():

@@ -229,6 +229,11 @@ class Tensor(ctypes.c_void_p):
     def device(self):
         return lib.tgc_tensor_device(self._handle()).decode()
 
+    def _signature(self):
+        """(dtype code, shape, device name bytes): what tgc.function's calls key on."""
+        code, shape = self._meta or self._info()
+        return code, shape, lib.tgc_tensor_device(self._handle())
+
     @property
     def ndim(self):
         return len(self.shape)
@@ -405,6 +410,8 @@ def _binary(op, reflected=False):
     if reflected:
         def method(self, o, _apply=_apply, _ctx=_ctx, _open=_open_scopes, Tensor=Tensor):
             if type(o) is not Tensor:
+                if getattr(o, "_traced", False):
+                    return NotImplemented  # a value tgc.function traces: its operator records the op
                 o = _like(o, self)
             t = _apply(_ctx[0], op, o, self, None)
             if t.value is None:
@@ -413,6 +420,8 @@ def _binary(op, reflected=False):
     else:
         def method(self, o, _apply=_apply, _ctx=_ctx, _open=_open_scopes, Tensor=Tensor):
             if type(o) is not Tensor:
+                if getattr(o, "_traced", False):
+                    return NotImplemented  # a value tgc.function traces: its operator records the op
                 o = _like(o, self)
             t = _apply(_ctx[0], op, self, o, None)
             if t.value is None:
@@ -433,6 +442,8 @@ def _unary(op):
 for _name, _op in (("add", b"Add"), ("sub", b"Sub"), ("mul", b"Mul"), ("truediv", b"Div"), ("matmul", b"MatMul")):
     setattr(Tensor, "__%s__" % _name, _binary(_op))
     setattr(Tensor, "__r%s__" % _name, _binary(_op, reflected=True))
+for _name, _op in (("gt", b"Greater"), ("lt", b"Less"), ("ge", b"GreaterOrEqual"), ("le", b"LessOrEqual")):
+    setattr(Tensor, "__%s__" % _name, _binary(_op))  # 0 < x is x > 0: Python mirrors comparisons itself
 Tensor.__neg__ = _unary(b"Neg")
 Tensor.__abs__ = _unary(b"Abs")
 

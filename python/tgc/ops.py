@@ -21,7 +21,7 @@ import re
 
 import numpy as np
 
-from . import _eager, _tensor
+from . import _eager, _function, _tensor
 from ._lib import OpAttr, OpSchema, lib
 
 _INT, _FLOAT, _STRING, _INTS, _FLOATS, _STRINGS, _TENSOR = range(7)
@@ -73,7 +73,6 @@ def _make(schema, attr_types):
     default_outputs = n_max if n_max == n_min else (n_min if n_min > 0 else 1)
 
     def fn(*inputs, device=None, outputs=None, **attrs):
-        ins = [x if x is None or isinstance(x, _tensor.Tensor) else _tensor.tensor(x) for x in inputs]
         keep = []
         arr = None
         if attrs:
@@ -86,6 +85,11 @@ def _make(schema, attr_types):
                 items.append(_attr(t, k, v, keep))
             arr = (OpAttr * len(items))(*items)
         n = default_outputs if outputs is None else int(outputs)
+        trace = _function._state.trace
+        if trace is not None and (not inputs or any(isinstance(x, _function.Traced) for x in inputs)):
+            outs = trace.op(op_bytes, inputs, arr, n, device)  # a node of the graph tgc.function traces
+            return outs[0] if n == 1 else tuple(outs)
+        ins = [x if x is None or isinstance(x, _tensor.Tensor) else _tensor.tensor(x) for x in inputs]
         outs = _eager.run(op_bytes, ins, arr, device, n)
         return outs[0] if n == 1 else tuple(outs)
 
