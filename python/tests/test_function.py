@@ -72,11 +72,14 @@ def test_retraces_on_a_new_shape_only():
     assert f.trace_count == 1 and f.retraces == []
     f(f32(3, 64))
     assert f.trace_count == 2
-    assert f.retraces == ["tensor argument 0: shape (1, 64) -> (3, 64)"]
+    assert f.retraces == ["'x': shape (1, 64) -> (3, 64)"]
     f(f32(1, 64))  # the first trace again
     assert f.trace_count == 2
     f(f32(1, 64).astype(np.float64))
-    assert f.retraces[-1] == "tensor argument 0: dtype float32 -> float64"
+    assert f.retraces[-1] == "'x': dtype float32 -> float64"
+    with pytest.warns(UserWarning, match="traced 8 times, the last because 'x': shape"):
+        for n in range(4, 9):
+            f(f32(n, 64))
 
 
 def test_python_values_are_constants_of_the_trace():

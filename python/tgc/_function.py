@@ -21,6 +21,7 @@ import inspect
 import os
 import sys
 import threading
+import warnings
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from ._lib import BuilderValue, FunctionOptions, lib
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _OMITTED = BuilderValue(-1, 0)
+_MANY_TRACES = 8  # traces of one function past which a call warns
 
 
 class TracingError(InvalidError):
@@ -282,8 +284,9 @@ def _leaf_key(x):
     return (a.dtype, a.shape, "host")
 
 
-def _describe_change(old, new):
-    """Why signature `new` is not `old`: the first difference, in words."""
+def _describe_change(old, new, names):
+    """Why signature `new` is not `old`: the first difference, in words;
+    names[i] is tensor argument i's input name."""
     (ostruct, oleaves), (nstruct, nleaves) = old, new
     if ostruct != nstruct:
         return "the Python arguments changed (a Python value, or the nesting of the tensors): %s -> %s" % (
@@ -291,7 +294,8 @@ def _describe_change(old, new):
     for i, (a, b) in enumerate(zip(oleaves, nleaves)):
         for what, x, y in (("dtype", a[0], b[0]), ("shape", a[1], b[1]), ("device", a[2], b[2])):
             if x != y:
-                return "tensor argument %d: %s %s -> %s" % (i, what, x, y)
+                return "%s: %s %s -> %s" % ("'%s'" % names[i] if i < len(names) else "tensor argument %d" % i, what,
+                                             x, y)
     return "a new signature"
 
 
@@ -441,10 +445,14 @@ class Function:
             if c is None:
                 c = self._trace(key, leaves, args, kwargs)
                 if self._last_key is not None:
-                    self.retraces.append(_describe_change(self._last_key, key))
+                    self.retraces.append(_describe_change(self._last_key, key, c.input_names))
                 self._cache[key] = c
                 self._last_key = key
                 self.trace_count += 1
+                if self.trace_count == _MANY_TRACES:  # as tf.function warns: each trace compiles a graph
+                    warnings.warn("tgc.function %s was traced %d times, the last because %s; an input_signature "
+                                  "with symbolic dimensions traces once for every size" % (
+                                      self.__name__, self.trace_count, self.retraces[-1]), stacklevel=3)
         return c
 
     def _input_names(self, args, kwargs, n):
@@ -511,7 +519,9 @@ class Function:
         if st != 0:
             from ._errors import raise_for
             raise_for(st)
-        return ConcreteFunction(graph, h.value, devices, len(leaves), out_struct, len(values), key)
+        c = ConcreteFunction(graph, h.value, devices, len(leaves), out_struct, len(values), key)
+        c.input_names = names or ["arg%d" % i for i in range(len(leaves))]
+        return c
 
     def __call__(self, *args, **kwargs):
         if _state.trace is not None:  # inside another trace: its ops go into that graph
