@@ -40,21 +40,34 @@ class TracingError(InvalidError):
 
 
 def _caller():
-    """(file, line) of the innermost frame outside the tgc package: the user's line."""
+    """(file, line, column) of the innermost frame outside the tgc package:
+    the user's line, and the column (1-based) of the expression it was
+    running where Python says (3.11's co_positions), else 1."""
     f = sys._getframe(1)
     while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PACKAGE_DIR:
         f = f.f_back
-    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+    if f is None:
+        return "<unknown>", 0, 0
+    column = 1
+    positions = getattr(f.f_code, "co_positions", None)
+    if positions is not None:
+        for i, (line, _, col, _) in enumerate(positions()):
+            if i == f.f_lasti // 2:
+                if line == f.f_lineno and col is not None:
+                    column = col + 1
+                break
+    return f.f_code.co_filename, f.f_lineno, column
 
 
 def _located(status, messages, fallback, cls=None):
     """tgc's error for `messages` (or `fallback`, of class `cls`) with each
     placed at the user's line."""
-    path, line = _caller()
+    path, line, column = _caller()
     for m in messages:
-        m["file"], m["line"], m["column"] = path, line, 1
+        m["file"], m["line"], m["column"] = path, line, column
     if not messages:
-        messages = [{"file": path, "line": line, "column": 1, "severity": "error", "rule": "", "message": fallback}]
+        messages = [{"file": path, "line": line, "column": column, "severity": "error", "rule": "",
+                     "message": fallback}]
     return cls(status, messages, fallback) if cls is not None else error(status, messages, fallback)
 
 
