@@ -6,6 +6,7 @@
 
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifndef TGC_SOURCE_DIR
 #error "TGC_SOURCE_DIR must be defined by the build"
@@ -16,6 +17,15 @@ const char *tgc_test_source_dir(void) { return TGC_SOURCE_DIR; }
 bool tgc_test_has_opencl_device(void) {
     tgc_device_info info[2];
     return tgc_devices_list(info, 2) > 1;
+}
+
+tgc_memory_device tgc_test_device_memory(const char *name) {
+    tgc_memory_device devs[40], none;
+    memset(&none, 0, sizeof none);
+    int n = tgc_memory_devices(devs, 40);
+    for (int i = 0; i < n && i < 40; i++)
+        if (strcmp(devs[i].device, name) == 0) return devs[i];
+    return none;
 }
 
 const char *tgc_test_path(const char *rel) {

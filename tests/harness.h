@@ -11,6 +11,8 @@
 #define TGC_TESTS_HARNESS_H
 
 #include <CUnit/CUnit.h>
+#include "tgc.h"
+
 #include <stdbool.h>
 
 typedef struct tgc_test_case {
@@ -32,6 +34,10 @@ const char *tgc_test_path(const char *rel);
  * A gpu test may skip only when it is false: where a device exists but
  * will not open (its kernels fail to build, say), the test must fail. */
 bool tgc_test_has_opencl_device(void);
+
+/* Device `name`'s row of tgc_memory_devices ("cpu0", "gpu0"), or a zeroed
+ * row when the process has no such device open. */
+tgc_memory_device tgc_test_device_memory(const char *name);
 
 #define TGC_TEST_MAIN(suite, ...)                                                           \
     int main(void) {                                                                        \

@@ -13,15 +13,6 @@
 
 #define LOOPS 10000
 
-static tgc_memory_device device_figures(const char *name) {
-    tgc_memory_device devs[8], none;
-    memset(&none, 0, sizeof none);
-    int n = tgc_memory_devices(devs, 8);
-    for (int i = 0; i < n && i < 8; i++)
-        if (strcmp(devs[i].device, name) == 0) return devs[i];
-    return none;
-}
-
 typedef struct fixture {
     tgc_diags *diags;
     tgc_eager *e;
@@ -54,10 +45,10 @@ static void test_leak_grows_by_exactly_the_loop(void) {
     fixture f = open_fixture();
     static tgc_tensor *kept[LOOPS];
     tgc_memory_info before = tgc_memory();
-    tgc_memory_device cpu_before = device_figures("cpu0");
+    tgc_memory_device cpu_before = tgc_test_device_memory("cpu0");
     for (int i = 0; i < LOOPS; i++) kept[i] = add_one(&f, f.x); /* the leak: nothing released */
     tgc_memory_info after = tgc_memory();
-    tgc_memory_device cpu_after = device_figures("cpu0");
+    tgc_memory_device cpu_after = tgc_test_device_memory("cpu0");
     printf("\n    leak: live tensors %lld -> %lld, bytes %lld -> %lld; cpu0 bytes in use %lld -> %lld\n",
            (long long)before.live_tensors, (long long)after.live_tensors, (long long)before.live_tensor_bytes,
            (long long)after.live_tensor_bytes, (long long)cpu_before.bytes_in_use, (long long)cpu_after.bytes_in_use);
@@ -68,7 +59,7 @@ static void test_leak_grows_by_exactly_the_loop(void) {
     CU_ASSERT_EQUAL(((const float *)tgc_tensor_data(kept[LOOPS - 1]))[3], 5);
     for (int i = 0; i < LOOPS; i++) tgc_tensor_release(kept[i]); /* the first fix: release */
     CU_ASSERT_EQUAL(tgc_memory().live_tensors, before.live_tensors);
-    CU_ASSERT_EQUAL(device_figures("cpu0").bytes_in_use, cpu_before.bytes_in_use);
+    CU_ASSERT_EQUAL(tgc_test_device_memory("cpu0").bytes_in_use, cpu_before.bytes_in_use);
     tgc_eager_stats st = tgc_eager_get_stats(f.e);
     CU_ASSERT_EQUAL(st.cache_misses, 1);
     CU_ASSERT_EQUAL(st.cache_hits, LOOPS - 1);
@@ -128,7 +119,7 @@ static void test_memory_trace(void) {
     tgc_memory_tracer_free(inner);
     tgc_memory_tracer_free(outer);
     CU_ASSERT_EQUAL(tgc_memory_tracer_report(NULL, d, 8), 2); /* no trace: deltas from zero */
-    printf("cpu0 peak now %lld bytes\n", (long long)device_figures("cpu0").peak_bytes_in_use);
+    printf("cpu0 peak now %lld bytes\n", (long long)tgc_test_device_memory("cpu0").peak_bytes_in_use);
     tgc_tensor_release(small);
     tgc_tensor_release(big);
     close_fixture(&f);

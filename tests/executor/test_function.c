@@ -168,15 +168,6 @@ static void test_errors_at_the_call(void) {
     tgc_diags_free(diags);
 }
 
-static tgc_memory_device device_figures(const char *name) {
-    tgc_memory_device devs[8], none;
-    memset(&none, 0, sizeof none);
-    int n = tgc_memory_devices(devs, 8);
-    for (int i = 0; i < n && i < 8; i++)
-        if (strcmp(devs[i].device, name) == 0) return devs[i];
-    return none;
-}
-
 /* Calls on `devices` with x fed from `x_device`: values, where the output
  * lies, and the devices' figures back where they were once the outputs go. */
 static void call_on(const char *devices, const char *x_device, const char *y_device) {
@@ -186,7 +177,7 @@ static void call_on(const char *devices, const char *x_device, const char *y_dev
     CU_ASSERT_EQUAL_FATAL(tgc_eager_create(devices, NULL, diags, &e), TGC_OK);
     tgc_tensor *hx = host_tensor(2, (int64_t[]){2, 4}, X2), *x = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_eager_copy(e, hx, x_device, &x, diags), TGC_OK);
-    tgc_memory_device before = device_figures(y_device);
+    tgc_memory_device before = tgc_test_device_memory(y_device);
     tgc_memory_info live = tgc_memory();
     tgc_function *f = NULL;
     tgc_status s = tgc_function_create(g, devices, NULL, diags, &f);
@@ -198,7 +189,7 @@ static void call_on(const char *devices, const char *x_device, const char *y_dev
         if (s != TGC_OK) tgc_diags_print(diags, stderr);
         CU_ASSERT_EQUAL_FATAL(s, TGC_OK);
         CU_ASSERT_STRING_EQUAL(tgc_tensor_device(y), y_device);
-        tgc_memory_device during = device_figures(y_device);
+        tgc_memory_device during = tgc_test_device_memory(y_device);
         CU_ASSERT_EQUAL(during.live_tensors - before.live_tensors, 1);
         tgc_tensor *hy = y;
         if (tgc_tensor_data(y) == NULL) CU_ASSERT_EQUAL_FATAL(tgc_eager_copy(e, y, "cpu0", &hy, diags), TGC_OK);
@@ -206,10 +197,10 @@ static void call_on(const char *devices, const char *x_device, const char *y_dev
         if (hy != y) tgc_tensor_release(hy);
         tgc_tensor_release(y);
     }
-    tgc_memory_device weights = device_figures(y_device);
+    tgc_memory_device weights = tgc_test_device_memory(y_device);
     CU_ASSERT_EQUAL(tgc_memory().live_tensors, live.live_tensors); /* nothing of the calls is left */
     tgc_function_free(f);
-    tgc_memory_device after = device_figures(y_device);
+    tgc_memory_device after = tgc_test_device_memory(y_device);
     printf("\n    %s: %s bytes in use %lld before the function, %lld while it lives, %lld after; peak %lld\n",
            devices, y_device, (long long)before.bytes_in_use, (long long)weights.bytes_in_use,
            (long long)after.bytes_in_use, (long long)after.peak_bytes_in_use);
@@ -224,7 +215,9 @@ static void call_on(const char *devices, const char *x_device, const char *y_dev
 }
 
 static void test_call_cpu(void) { call_on("cpu", "cpu0", "cpu0"); }
-static void test_call_gpu(void) { call_on("cpu,gpu0", "gpu0", "gpu0"); }
+static void test_call_gpu(void) {
+    if (tgc_test_has_opencl_device()) call_on("cpu,gpu0", "gpu0", "gpu0");
+}
 
 /* A call's outputs belong to the caller's scope. */
 static void test_call_in_scope(void) {
