@@ -150,13 +150,13 @@ struct tgc_session {
     char *memory_limits;     /* opts->memory_limits copied (NULL: none): the workspace limits, as threads */
     bool soft_placement;     /* opts->soft_placement: subgraphs are placed as the graph is */
     int64_t max_iterations;  /* opts->max_iterations (0: none) */
-    /* Devices in other processes: the list names a task above 0. Then
-     * devices[i] of another task is a stand-in (a cpu device named after
-     * it, holding nothing) with no pool, and its partitions are remote. */
     /* A function's session (executor/function.c): its devices are the
      * process's shared ones (devices/device_registry.h), released rather
      * than destroyed, and a run's outputs stay where they were computed. */
     bool shared_devices;
+    /* Devices in other processes: the list names a task above 0. Then
+     * devices[i] of another task is a stand-in (a cpu device named after
+     * it, holding nothing) with no pool, and its partitions are remote. */
     bool distributed;
     int rank; /* this process's task */
     uint64_t dist_id; /* distributed: its number among the process's distributed sessions (the same on every rank) */

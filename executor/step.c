@@ -437,7 +437,6 @@ static void run_constant(tgc_step *st, tgc_part_state *ps, int32_t id) {
 /* Starts node `id` of ps, which has nothing pending: a _Recv asks the
  * rendezvous, an initializer is handed over here, any other node goes to
  * its device's pool. */
-/* Starts source `id`. */
 static void start_source(tgc_step *st, tgc_part_state *ps, int32_t id) {
     const tgc_plan *p = ps->plan;
     if (p->role[id] == TGC_ROLE_CONST) {
