@@ -136,7 +136,11 @@ tgc_status tgc_graph_builder_constant(tgc_graph_builder *b, const char *name, co
     c->dtype = value->v.dtype;
     c->shape = tgc_shape_of(value->v.rank, value->v.dims);
     c->nbytes = tgc_value_nbytes(&value->v);
-    c->unsaved = false;
+    /* a dump into a folder writes it there as NAME.npy; one without, inline */
+    size_t len = strlen(n->name) + sizeof ".npy";
+    if ((c->file = tgc_malloc(len)) == NULL) return TGC_ERR_NOMEM;
+    snprintf(c->file, len, "%s.npy", n->name);
+    c->unsaved = true;
     if (c->nbytes > 0) {
         if ((c->data = tgc_malloc(c->nbytes)) == NULL) return TGC_ERR_NOMEM;
         memcpy(c->data, tgc_tensor_data(value), c->nbytes);

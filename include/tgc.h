@@ -801,13 +801,16 @@ tgc_status tgc_graph_builder_input(tgc_graph_builder *b, const char *name, tgc_d
 
 /* Adds an initializer `name` (NULL: "const_K") holding a copy of `value`,
  * a tensor in host memory (not strings; the caller keeps it). Its value in
- * *out. TGC_ERR_INVALID, TGC_ERR_NOMEM. */
+ * *out. A dump of the finished graph into a folder (tgc_graph_dump_yaml's
+ * dest_dir) writes its data there as NAME.npy; one without, inline.
+ * TGC_ERR_INVALID, TGC_ERR_NOMEM. */
 tgc_status tgc_graph_builder_constant(tgc_graph_builder *b, const char *name, const tgc_tensor *value,
                                       tgc_diags *diags, tgc_builder_value *out);
 
 /* Adds a node running `op` (its ONNX name; attributes as tgc_eager_run's)
  * on inputs[0..n_inputs) (values of b; {-1, 0} an omitted optional one),
- * with n_outputs outputs (0: the op's fewest, at least 1), named `name`
+ * with n_outputs outputs (0: the op's fewest, at least 1, for which
+ * `outputs` must have room), named `name`
  * (NULL: "Op_K") and asking for `device` (a device spec as the format's
  * `device:`, or NULL); stores its outputs' values in outputs[0..n_outputs).
  * The node's dtypes and shapes are inferred here: TGC_ERR_INVALID with the

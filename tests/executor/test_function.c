@@ -1,7 +1,8 @@
 /* Graphs built in code (tgc_graph_builder) and run as functions
  * (tgc_function): y = Relu(x @ w + b) for x of [N, 4], built node by node
  * with each value's shape known as it is added; the graph dumps as tgc/1
- * YAML that loads and runs again alike; a mistake fails the call that made
+ * YAML (inline, or its constants as .npy files in a folder) that loads and
+ * runs again alike; a mistake fails the call that made
  * it; a function's outputs stay on the device that made them (gpu0: PoCL
  * here), count on the devices' figures, go with a scope, and nothing of a
  * call outlives it; threads call one function at once. Values against
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const float W[4][3] = {{1, 0, -1}, {2, 1, 0}, {0, -1, 3}, {-2, 0.5f, 1}};
 static const float B[3] = {0.5f, -1, 0};
@@ -103,9 +105,29 @@ static void test_build_dump_and_run(void) {
     if (s != TGC_OK) tgc_diags_print(diags, stderr);
     CU_ASSERT_EQUAL_FATAL(s, TGC_OK);
     remove(path);
+    /* into a folder: the constants as NAME.npy beside the YAML */
+    char dir[] = "/tmp/tgc_test_function_dir_XXXXXX", yaml[128], npy[128];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(yaml, sizeof yaml, "%s/mlp.yaml", dir);
+    snprintf(npy, sizeof npy, "%s/w.npy", dir);
+    f = fopen(yaml, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_dump_yaml(g, f, dir, diags), TGC_OK);
+    fclose(f);
+    tgc_tensor *w_back = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_load_npy(npy, diags, &w_back), TGC_OK);
+    CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(w_back), W, sizeof W), 0);
+    tgc_tensor_release(w_back);
+    tgc_graph *from_dir = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load(yaml, diags, &from_dir), TGC_OK);
+    remove(npy);
+    snprintf(npy, sizeof npy, "%s/const_0.npy", dir);
+    remove(npy);
+    remove(yaml);
+    rmdir(dir);
     tgc_tensor *x = host_tensor(2, (int64_t[]){2, 4}, X2);
-    const tgc_graph *graphs[] = {g, again};
-    for (int i = 0; i < 2; i++) {
+    const tgc_graph *graphs[] = {g, again, from_dir};
+    for (int i = 0; i < 3; i++) {
         tgc_session *sess = NULL;
         CU_ASSERT_EQUAL_FATAL(tgc_session_create(graphs[i], "cpu", NULL, diags, &sess), TGC_OK);
         CU_ASSERT_STRING_EQUAL(tgc_session_output_name(sess, 0), "out");
@@ -116,6 +138,7 @@ static void test_build_dump_and_run(void) {
         tgc_session_free(sess);
     }
     tgc_tensor_release(x);
+    tgc_graph_free(from_dir);
     tgc_graph_free(again);
     tgc_graph_free(g);
     tgc_diags_free(diags);
