@@ -77,7 +77,7 @@ test-asan: build-asan
 
 test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) \
-	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_(fast_paths|split_kernels|jit|conv_direct|gemm_packed)|test_fusion|executor/test_control_flow|test_eager_threads|test_concurrent_steps|test_step_peak|test_replicas|passes/test_fuse_qdq|distributed/' \
+	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_(fast_paths|split_kernels|jit|conv_direct|gemm_packed)|test_fusion|executor/test_control_flow|test_eager_threads|test_concurrent_steps|test_step_peak|test_replicas|executor/test_function|passes/test_fuse_qdq|distributed/' \
 	  -E '^distributed/.*_tcp$$'
 
 # (not distributed/: the process transport has no JIT or GEMM of its own,
