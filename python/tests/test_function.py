@@ -197,3 +197,30 @@ def test_outputs_in_the_callers_scope_and_nothing_left():
     # the call's peak: at least its output and the intermediates it held at once
     assert m.deltas["cpu0"]["peak_delta"] >= 2 * 256 * 64 * 4, m.deltas
     assert m.deltas["cpu0"]["used_delta"] == 0
+
+
+def test_a_function_called_inside_another_is_inlined():
+    inner = tgc.function(lambda t: O.relu(t) + 1.0)
+
+    @tgc.function
+    def outer(x):
+        return inner(x) * 2.0
+
+    a = f32(5)
+    np.testing.assert_allclose(outer(a).numpy(), (np.maximum(a, 0) + 1) * 2, rtol=1e-6)
+    assert inner.trace_count == 0  # its ops went into outer's graph
+    assert [line.split("op: ")[1] for line in outer.graph.dump().splitlines() if "op: " in line] == [
+        "Relu", "Add", "Mul"]
+
+
+@gpu
+def test_automatic_placement_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the measured node times go there, not the user's
+    f = tgc.function(gelu_layer_norm, devices="cpu,gpu0", placement="auto")
+    a = f32(64, 64)
+    np.testing.assert_allclose(f(a).numpy(), numpy_gelu_layer_norm(a), rtol=1e-4, atol=1e-5)
+    assert f.concrete_functions[0].devices == "cpu,gpu0"
+    b = f32(64, 64)
+    np.testing.assert_allclose(f(tgc.tensor(b, device="gpu0")).numpy(), numpy_gelu_layer_norm(b), rtol=1e-4,
+                               atol=1e-5)
+    assert f.trace_count == 2  # a new device is a new signature
