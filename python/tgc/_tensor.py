@@ -162,7 +162,7 @@ class _View:
 
 class Tensor(ctypes.c_void_p):
     """A tensor on one device: dtype, shape and data, made by ``tgc.tensor``,
-    an op of ``tgc.ops``, an operator (``+ - * / @``, unary ``-``) or ``.to``.
+    an op of ``tgc.ops``, an operator (``+ - * / @``, unary ``-``, ``< <= > >=``) or ``.to``.
 
     Attributes
     ----------
