@@ -175,12 +175,7 @@ class _State(threading.local):
     trace = None
 
 
-_state = _State()
-
-
-def tracing():
-    """The trace this thread is recording, or None (ops.py asks on every op)."""
-    return _state.trace
+_state = _State()  # .trace: the trace this thread records, or None (ops.py asks on every op)
 
 
 class _Trace:
