@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes, _tensor
-from ._errors import InvalidError, diags, error, read_diags
+from ._errors import InvalidError, diags, error, read_diags, take_warnings
 from ._lib import BuilderValue, FunctionOptions, lib
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -338,7 +338,8 @@ _call = _tensor._raw.tgc_function_call  # no prototype: every argument is a C va
 
 class ConcreteFunction:
     """One trace of a tgc.function: its graph (``graph``, a tgc.Graph;
-    ``graph.dump()`` gives tgc/1 YAML) compiled for its devices."""
+    ``graph.dump()`` gives tgc/1 YAML) compiled for its ``devices``;
+    ``input_names``, and the ``warnings`` its compilation gave."""
 
     def __init__(self, graph, handle, devices, n_inputs, out_struct, n_outputs, signature):
         self.graph = graph
@@ -529,6 +530,7 @@ class Function:
             raise_for(st)
         c = ConcreteFunction(graph, h.value, devices, len(leaves), out_struct, len(values), key)
         c.input_names = names or ["arg%d" % i for i in range(len(leaves))]
+        c.warnings = take_warnings()  # placement's (soft placement, one kind), as Session.warnings
         return c
 
     def __call__(self, *args, **kwargs):
