@@ -155,14 +155,19 @@ tgc_status tgc_graph_builder_op(tgc_graph_builder *b, const char *op, const tgc_
                                 const char *device, tgc_diags *diags, tgc_builder_value *outputs) {
     tgc_status s = check_open(b, diags);
     if (s != TGC_OK) return s;
-    if (n_inputs < 0 || (n_inputs > 0 && inputs == NULL))
-        return builder_error(b, diags, "bad-call", "op %s: %d inputs at %p", op ? op : "(null)", n_inputs,
-                             (const void *)inputs);
-    for (int i = 0; i < n_inputs; i++)
-        if (inputs[i].node != -1 && value_info(b, inputs[i]) == NULL)
+    if (n_inputs < 0 || (n_inputs > 0 && inputs == NULL) || outputs == NULL)
+        return builder_error(b, diags, "bad-call", "op %s: %d inputs at %p, outputs at %p", op ? op : "(null)",
+                             n_inputs, (const void *)inputs, (void *)outputs);
+    for (int i = 0; i < n_inputs; i++) {
+        const tgc_tensor_info *in = inputs[i].node != -1 ? value_info(b, inputs[i]) : NULL;
+        if (inputs[i].node != -1 && in == NULL)
             return builder_error(b, diags, "bad-reference", "op %s: input %d is no value of graph '%s' (node %d, "
                                  "output %d)", op ? op : "(null)", i, b->g->name, (int)inputs[i].node,
                                  (int)inputs[i].port);
+        if (in != NULL && in->dtype == TGC_DTYPE_INVALID)
+            return builder_error(b, diags, "bad-reference", "op %s: input %d comes from node '%s', which failed",
+                                 op ? op : "(null)", i, b->g->nodes[inputs[i].node].name);
+    }
     tgc_node built;
     s = tgc_eager_node_build(&built, op, attrs, n_attrs, n_inputs, n_outputs, diags);
     if (s != TGC_OK) {

@@ -167,6 +167,9 @@ static void test_errors_at_the_call(void) {
     tgc_tensor_release(wt);
     check_error(diags, tgc_graph_builder_op(b, "MatMul", NULL, 0, (tgc_builder_value[]){x, w}, 2, 1, "mm", NULL, diags,
                                             out), "mm");
+    tgc_builder_value failed = {2, 0}; /* mm, the third node added (after x and w) */
+    check_error(diags, tgc_graph_builder_op(b, "Relu", NULL, 0, &failed, 1, 1, NULL, NULL, diags, out),
+                "comes from node 'mm', which failed");
     check_error(diags, tgc_graph_builder_op(b, "Frobnicate", NULL, 0, &x, 1, 1, NULL, NULL, diags, out),
                 "unknown op 'Frobnicate'");
     check_error(diags, tgc_graph_builder_op(b, "Relu", NULL, 0, &x, 1, 1, "x", NULL, diags, out),
