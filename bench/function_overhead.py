@@ -8,8 +8,8 @@
    same block built as an ONNX model (onnx.helper, the same weights) and run
    through tgc.Session; target: traced within 10% (at most 1.10x).
 
-Both outputs are checked against NumPy first. The two sides of each pair
-take turns for ROUNDS rounds of BATCH calls, so that load on the machine
+Both outputs are checked against NumPy first, at each thread count of
+THREADS (default "1 2"). The two sides of each pair take turns for ROUNDS rounds of BATCH calls, so that load on the machine
 falls on both alike; prints the median microseconds a call and the ratio.
 
     make build
@@ -35,6 +35,7 @@ import tgc  # noqa: E402
 
 O = tgc.ops
 ROUNDS = 9
+THREADS = [int(t) for t in os.environ.get("THREADS", "1 2").split()]
 rng = np.random.default_rng(3)
 
 
@@ -129,32 +130,39 @@ def race(a, b, batch):
     return statistics.median(ta), statistics.median(tb)
 
 
-def main():
+def measure(threads):
+    """Both pairs with `threads` worker threads on the cpu (eager ops, the functions, the Session)."""
+    spec = "cpu0=%d" % threads
+    tgc.configure("cpu", threads=spec)
     x1 = rng.standard_normal((1, 64)).astype(np.float32)
     xt = tgc.tensor(x1)
-    chain = tgc.function(gelu_layer_norm)
+    chain = tgc.function(gelu_layer_norm, threads=spec)
     np.testing.assert_allclose(chain(xt).numpy(), numpy_gelu_layer_norm(x1), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(gelu_layer_norm(xt).numpy(), numpy_gelu_layer_norm(x1), rtol=1e-4, atol=1e-5)
     eager_us, traced_us = race(lambda: gelu_layer_norm(xt), lambda: chain(xt), 300)
 
     xa = (rng.standard_normal((1, T, D))).astype(np.float32)
     xat = tgc.tensor(xa)
-    block = tgc.function(attention)
+    block = tgc.function(attention, threads=spec)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "attention.onnx")
         attention_onnx(path)
-        session = tgc.Session(path, devices="cpu")
+        session = tgc.Session(path, devices="cpu", threads=spec)
         ref = numpy_attention(xa.astype(np.float64))
         np.testing.assert_allclose(block(xat).numpy(), ref, rtol=1e-3, atol=1e-4)
         np.testing.assert_allclose(session.run({"x": xa})["y"], ref, rtol=1e-3, atol=1e-4)
         onnx_us, block_us = race(lambda: session.run({"x": xa}), lambda: block(xat).numpy(), 50)
+    print("%-10d %-44s %10.1f %10.1f %7.1fx  traced >= 5x faster" % (
+        threads, "16 ops on [1, 64]: eager vs traced", eager_us, traced_us, eager_us / traced_us))
+    print("%-10d %-44s %10.1f %10.1f %7.2fx  traced <= 1.10x" % (
+        threads, "attention [1, 64, 256]: ONNX Session vs traced", onnx_us, block_us, block_us / onnx_us))
 
+
+def main():
     print("tgc.function vs its references, medians of %d interleaved rounds (us a call)" % ROUNDS)
-    print("%-44s %10s %10s %8s  %s" % ("case", "reference", "traced", "ratio", "target"))
-    print("%-44s %10.1f %10.1f %7.1fx  traced >= 5x faster" % ("16 ops on [1, 64]: eager vs traced", eager_us,
-                                                             traced_us, eager_us / traced_us))
-    print("%-44s %10.1f %10.1f %7.2fx  traced <= 1.10x" % ("attention [1, 64, 256]: ONNX Session vs traced",
-                                                         onnx_us, block_us, block_us / onnx_us))
+    print("%-10s %-44s %10s %10s %8s  %s" % ("threads", "case", "reference", "traced", "ratio", "target"))
+    for threads in THREADS:
+        measure(threads)
 
 
 if __name__ == "__main__":

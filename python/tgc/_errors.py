@@ -97,18 +97,8 @@ def diags():
     return d
 
 
-def raise_for(status, fallback=""):
-    """Raises the error of `status` with this thread's messages, and empties them."""
-    d = _thread.handle
-    msgs = read_diags(d) if d else []
-    if d:
-        lib.tgc_diags_free(d)
-        _thread.handle = None
-    raise error(status, msgs, fallback)
-
-
-def take_warnings():
-    """This thread's messages when a call succeeded (warnings), emptied."""
+def take_messages():
+    """This thread's messages (a list of dicts, as read_diags), emptied."""
     d = _thread.handle
     if not d or lib.tgc_diags_count(d) == 0:
         return []
@@ -116,3 +106,13 @@ def take_warnings():
     lib.tgc_diags_free(d)
     _thread.handle = None
     return msgs
+
+
+def raise_for(status, fallback=""):
+    """Raises the error of `status` with this thread's messages, and empties them."""
+    raise error(status, take_messages(), fallback)
+
+
+def take_warnings():
+    """This thread's messages when a call succeeded (warnings), emptied."""
+    return take_messages()

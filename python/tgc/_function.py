@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes, _tensor
-from ._errors import InvalidError, diags, error, read_diags, take_warnings
+from ._errors import InvalidError, diags, error, raise_for, take_messages, take_warnings
 from ._lib import BuilderValue, FunctionOptions, lib
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -72,12 +72,7 @@ def _located(status, messages, fallback, cls=None):
 
 
 def _raise_located(status):
-    d = diags()
-    msgs = read_diags(d)
-    lib.tgc_diags_free(d)
-    from . import _errors
-    _errors._thread.handle = None
-    raise _located(status, msgs, "")
+    raise _located(status, take_messages(), "")
 
 
 class TensorSpec:
@@ -356,29 +351,22 @@ class ConcreteFunction:
             lib.tgc_function_free(self._h)
 
     def call_flat(self, leaves):
-        """Runs the graph on the tensors `leaves` (in trace order); its outputs, a list of Tensors."""
+        """Runs the graph on `leaves` (Tensors or NumPy data, in trace order);
+        returns its outputs in the structure the Python function returned."""
         held = [x if isinstance(x, _tensor.Tensor) else _tensor.tensor(x) for x in leaves]  # alive for the call
-        ins = self._in_type(*held)
-        outs = self._out_type()
-        st = _call(ctypes.c_void_p(self._h), ins, self._n_in, outs, self._n_out, ctypes.c_void_p(diags()))
-        if st != 0:
-            from ._errors import raise_for
-            raise_for(st)
-        wrap = _tensor.wrap
-        return [wrap(outs[i]) for i in range(self._n_out)]
+        return self._call_tensors(held)
 
     def __call__(self, *args, **kwargs):
         leaves = []
         _flatten((args, kwargs), leaves)
-        return _rebuild(self._out_struct, self.call_flat(leaves))
+        return self.call_flat(leaves)
 
     def _call_tensors(self, args):
-        """The call's fast path: `args` are the leaves, every one a Tensor."""
+        """The call itself: `args` are the leaves, every one a Tensor."""
         outs = self._out_type()
         st = _call(ctypes.c_void_p(self._h), self._in_type(*args), self._n_in, outs, self._n_out,
                    ctypes.c_void_p(diags()))
         if st != 0:
-            from ._errors import raise_for
             raise_for(st)
         if self._out_struct[0] == "leaf":
             return _tensor.wrap(outs[0])
@@ -487,20 +475,19 @@ class Function:
                                "function inside instead" % self.__name__)
         trace = _Trace(self.__name__)
         _state.trace = trace
-        graph = None
         try:
             traced = []
             names = self._input_names(args, kwargs, len(leaves))
             for i, x in enumerate(leaves):
-                dt, shape, _ = _leaf_key(x)
+                dt, shape, device = _leaf_key(x)
                 if self._spec is not None:
                     spec = self._spec[i]
                     shape = tuple(d if isinstance(d, (int, str)) else None for d in spec.shape)
                     shape = tuple(d if d is not None else "%s_arg%d_dim%d" % (self.__name__, i, k)
                                   for k, d in enumerate(shape))
                 t = trace.input(names[i] if i < len(names) else "arg%d" % i, dt, shape)
-                device = _leaf_key(x)[2]
-                if device not in (None, "host", "cpu0"):  # placed where it lies, as TensorFlow's _Arg nodes
+                if isinstance(x, _tensor.Tensor) and x.size > 0 and not lib.tgc_tensor_data(x._handle()):
+                    # not in host memory: placed where it lies, as TensorFlow's _Arg nodes
                     t = trace.op(b"Identity", [t], None, 1, device)[0]
                 traced.append(t)
             t_args, t_kwargs = _rebuild(_flatten((args, kwargs), []), traced)
@@ -521,12 +508,12 @@ class Function:
             trace.close()
         from ._graph import Graph
         graph = Graph(g, "<tgc.function %s>" % self.__name__)
-        devices = self._devices or ",".join(["cpu0"] + sorted({k[2] for k in key[1] if k[2] not in (None, "host",
-                                                                                                    "cpu0")}))
+        # default: the eager context's host cpu (always open) and the arguments' devices
+        devices = self._devices or ",".join(dict.fromkeys(["cpu0"] + [k[2] for k in key[1] if k[2] not in (None,
+                                                                                                          "host")]))
         h = ctypes.c_void_p()
         st = lib.tgc_function_create(graph._h, devices.encode(), ctypes.byref(self._opts), diags(), ctypes.byref(h))
         if st != 0:
-            from ._errors import raise_for
             raise_for(st)
         c = ConcreteFunction(graph, h.value, devices, len(leaves), out_struct, len(values), key)
         c.input_names = names or ["arg%d" % i for i in range(len(leaves))]
@@ -551,7 +538,7 @@ class Function:
             c = self._concrete(key, leaves, args, kwargs)
         if fast is not None:
             self._fast[fast] = c
-        return _rebuild(c._out_struct, c.call_flat(leaves))
+        return c.call_flat(leaves)
 
 
 def function(fn=None, *, devices=None, input_signature=None, optimize=2, placement="rules", threads=None,
