@@ -467,7 +467,7 @@ void tgc_frame_start(tgc_frame *f) {
     /* Once the last source is started the frame may end on another thread,
      * and a loop's frame be reset or freed, before this call returns: the
      * sources are counted first, and nothing of the frame is read after
-     * the last one. The caller of a short step keeps the first source that
+     * the last one (the loops test `left` before the plan). The caller of a short step keeps the first source that
      * would go to a pool and runs its chain itself once the others are
      * started (TensorFlow's executor runs inexpensive nodes inline): no
      * hand-off to a worker, no wake-up to wait for. The frame cannot end
@@ -477,11 +477,11 @@ void tgc_frame_start(tgc_frame *f) {
     for (int i = 0; i < f->n_parts; i++)
         for (int32_t id = 0; !f->ps[i].plan->remote && id < f->ps[i].plan->g->n_nodes; id++)
             left += f->ps[i].plan->pending[id] == 0;
-    for (int i = 0, n_parts = f->n_parts; i < n_parts && left > 0; i++) {
+    for (int i = 0, n_parts = f->n_parts; left > 0 && i < n_parts; i++) {
         tgc_part_state *ps = &f->ps[i];
         const tgc_plan *p = ps->plan;
         if (p->remote) continue;
-        for (int32_t id = 0; id < p->g->n_nodes && left > 0; id++) {
+        for (int32_t id = 0; left > 0 && id < p->g->n_nodes; id++) { /* left first: p may be gone */
             if (p->pending[id] != 0) continue;
             left--;
             if (in_order(ps, id) && !claim_turn(ps, id)) continue; /* started in its turn */
