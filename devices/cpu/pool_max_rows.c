@@ -38,6 +38,7 @@ typedef struct rows_pool {
     int64_t slot_floats;      /* a thread's scratch: row buffer, phases, an output row */
     int64_t planes, planes_per_piece;
     bool flat;                /* stride 1 and OW == W: a plane at a time (pool_plane_flat) */
+    bool pairs;               /* column stride 2, 2 or 3 columns: rows in registers (row_pairs) */
     float *scratch;
 } rows_pool;
 
@@ -87,6 +88,82 @@ INLINE void split_phases(float *restrict ph, const float *restrict r, int64_t s,
         for (int64_t q = 0; q < len; q++) ph[b * len + q] = r[q * s + b];
 }
 
+/* ---- Stride 2 over 2 or 3 columns, in registers ---------------------------------- */
+
+/* 8 float32 lanes and 8 int32 lanes (GCC's vector extensions: one AVX2
+ * register, two SSE2 ones). Helpers are macros: a function taking or
+ * returning a 32-byte vector changes the ABI by ISA. */
+typedef float pv_f __attribute__((vector_size(32)));
+typedef int32_t pv_i __attribute__((vector_size(32)));
+#define PV_LANES 8
+
+#define PV_LOAD(p) ({ pv_f v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define PV_STORE(p, v) do { pv_f v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)
+/* Lane by lane, m ? a : b (m: -1 or 0 per lane, as comparisons give). */
+#define PV_SEL(m, a, b) ((pv_f)(((pv_i)(a) & (m)) | ((pv_i)(b) & ~(m))))
+/* TGC_POOL_MAX_F32 lane by lane: v where v is a NaN or greater, else e. */
+#define PV_MAX(v, e) ({ pv_f pv_v = (v), pv_e = (e); PV_SEL((pv_v != pv_v) | (pv_v > pv_e), pv_v, pv_e); })
+
+/* The maximum over k rows (a row stride ld apart) of the 8 floats at p, rows in order. */
+#define PV_ROWS(p, ld, k) ({                                               \
+    pv_f pv_m = PV_LOAD(p);                                                \
+    for (int64_t pv_r = 1; pv_r < (k); pv_r++) pv_m = PV_MAX(PV_LOAD((p) + pv_r * (ld)), pv_m); \
+    pv_m; })
+
+/* v with -inf in the lanes whose column c0 + lane is outside [0, wd). */
+#define PV_INSIDE(v, c0, wd) ({                                            \
+    pv_i pv_col = (pv_i){0, 1, 2, 3, 4, 5, 6, 7} + (int32_t)(c0);         \
+    pv_f pv_x = (v);                                                       \
+    PV_SEL((pv_col >= 0) & (pv_col < (int32_t)(wd)), pv_x, (pv_f){0} - INFINITY); })
+
+/* Output row oh of plane xp into yr [OW] at column stride 2 over kw = 2 or
+ * 3 columns, 8 outputs a block, without the row buffer: each block's 24
+ * input columns (3 vectors, the first the previous block's third) reduced
+ * over the window's rows in registers,
+ * split into even and odd columns by shuffles, the taps' maximum in tap
+ * order, so each output is the one pool_plane computes, bit for bit.
+ * Columns outside the row (pads) become -inf in the lanes; a block past
+ * OW is written through out (the thread's scratch, OW rounded up to 16)
+ * where it would pass the plane. Returns false, having written nothing,
+ * when a load would fall outside X (the first or last rows of X): then
+ * the row buffer's way runs. */
+static inline __attribute__((always_inline)) bool row_pairs(const rows_pool *rp, const float *xp, float *yp,
+                                                            float *out, int64_t oh) {
+    const tgc_window *w = rp->w;
+    int64_t h = w->in[0], wd = w->in[1], kh = w->kernel[0], kw = w->kernel[1], ow = w->out[1];
+    int64_t r0 = oh * w->strides[0] - w->pads[0], lo = r0 < 0 ? -r0 : 0, hi = h - r0 < kh ? h - r0 : kh;
+    int64_t pl = w->pads[1], blocks = (ow + PV_LANES - 1) / PV_LANES, k = hi - lo;
+    const float *first = xp + (r0 + lo) * wd;
+    /* the loads span first - pl .. the last row's column 16 * (blocks - 1) - pl + 24 */
+    int64_t at = first - rp->x; /* X's float where the window's first row starts */
+    if (at - pl < 0 || at + (k - 1) * wd + 2 * PV_LANES * (blocks - 1) - pl + 3 * PV_LANES > rp->x_floats)
+        return false;
+    float *yr = yp + oh * ow;
+    bool direct = (oh + 1) * ow + blocks * PV_LANES - ow <= w->out[0] * ow;
+    float *dst = direct ? yr : out;
+    pv_f a = PV_ROWS(first - pl, wd, k); /* a block's first 8 columns: the last block's third 8 */
+    if (pl > 0 || PV_LANES > wd) a = PV_INSIDE(a, -pl, wd);
+    for (int64_t b = 0; b < blocks; b++) {
+        int64_t c0 = 2 * PV_LANES * b - pl;
+        const float *p = first + c0;
+        pv_f bv = PV_ROWS(p + PV_LANES, wd, k), cv = PV_ROWS(p + 2 * PV_LANES, wd, k);
+        if (c0 + PV_LANES < 0 || c0 + 3 * PV_LANES > wd) {
+            bv = PV_INSIDE(bv, c0 + PV_LANES, wd);
+            cv = PV_INSIDE(cv, c0 + 2 * PV_LANES, wd);
+        }
+        pv_f even = __builtin_shufflevector(a, bv, 0, 2, 4, 6, 8, 10, 12, 14);
+        pv_f odd = __builtin_shufflevector(a, bv, 1, 3, 5, 7, 9, 11, 13, 15);
+        pv_f m = PV_MAX(odd, even);
+        if (kw == 3) m = PV_MAX(__builtin_shufflevector(even, cv, 1, 2, 3, 4, 5, 6, 7, 8), m);
+        PV_STORE(dst + PV_LANES * b, m);
+        a = cv;
+    }
+    if (!direct) memcpy(yr, out, (size_t)ow * sizeof *out);
+    return true;
+}
+
+/* ---- Any stride, through the row buffer ------------------------------------------- */
+
 /* One plane: xp [H, W] into yp [OH, OW], in the thread's scratch (its row
  * buffer holding -inf outside [pl, pl + used)). */
 TGC_CPU_CLONES static void pool_plane(const rows_pool *rp, const float *xp, float *yp, float *scratch) {
@@ -96,6 +173,7 @@ TGC_CPU_CLONES static void pool_plane(const rows_pool *rp, const float *xp, floa
     float *row = scratch, *phases = row + rp->row_floats, *out = phases + sw * rp->phase_len;
     const float *taps[64];
     for (int64_t oh = 0; oh < w->out[0]; oh++) {
+        if (rp->pairs && row_pairs(rp, xp, yp, out, oh)) continue;
         /* the window's rows inside the input, reduced into row[pl, pl + n) */
         int64_t r0 = oh * sh - pt, lo = r0 < 0 ? -r0 : 0, hi = h - r0 < kh ? h - r0 : kh;
         const float *first = xp + (r0 + lo) * wd;
@@ -207,6 +285,7 @@ static bool plan(const tgc_window *w, rows_pool *rp) {
         reads_plane = INT64_MAX;
     /* stride 1, OW == W (so pl + pr == kw - 1): a plane at a time, its
      * rows' maxima [OH, W] with pl floats before and pr after */
+    rp->pairs = sw == 2 && (kw == 2 || kw == 3); /* out_round >= OW rounded to PV_LANES: row_pairs' out */
     rp->flat = w->strides[0] == 1 && sw == 1 && w->out[1] == w->in[1] && pl < kw &&
                tgc_checked_mul_i64(w->out[0], w->in[1], &plane_floats) && plane_floats <= MAX_ROW_FLOATS;
     if (rp->flat) {

@@ -10,7 +10,11 @@
  * phases (column c to phase c % s at c / s), so each of the kw column taps
  * is one contiguous loop over the output row. Loops run over whole
  * 64-byte vectors into scratch (no scalar remainders on short rows: 13,
- * 27 and 55 columns), and the OW outputs are copied out. At stride 1 with
+ * 27 and 55 columns), and the OW outputs are copied out. At column
+ * stride 2 over 2 or 3 columns (the pools after CNN stems and between
+ * stages) a row's blocks of 8 outputs stay in registers instead: their
+ * input columns reduced over the rows, split into even and odd columns by
+ * shuffles, pads as -inf lanes (the same maxima in the same order). At stride 1 with
  * OW == W a whole plane goes at once: each tap one loop over a run of
  * rows or the whole plane, then the edge columns again.
  *

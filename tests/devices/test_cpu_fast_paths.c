@@ -688,6 +688,11 @@ static void test_max_pool_2d(void) {
     max_pool_check(3, 37, 53, 5, 3, 2, 1);    /* stride 3: three column phases, rows past a vector */
     max_pool_check(1, 7, 13, 3, 2, 0, 1);     /* one short plane: rows rounded to a vector stop at X's end */
     max_pool_check(5, 20, 20, 1, 4, 0, 1);    /* 1x1 window, stride 4 */
+    /* column stride 2 over 2 or 3 columns, in registers: */
+    max_pool_check(9, 111, 111, 3, 2, 0, 1);  /* SqueezeNet's and AlexNet's pool, no pads */
+    max_pool_check(4, 23, 61, 3, 2, 1, 1);    /* pads as -inf lanes at both ends, a block past OW */
+    max_pool_check(3, 27, 30, 2, 2, 0, 1);    /* 2x2 by 2 (VGG's) */
+    max_pool_check(2, 6, 5, 3, 2, 2, 1);      /* rows narrower than a block, every block at an edge */
 }
 
 /* ---- AveragePool 2-D ---------------------------------------------------------------- */
