@@ -467,7 +467,8 @@ void tgc_frame_start(tgc_frame *f) {
     /* Once the last source is started the frame may end on another thread,
      * and a loop's frame be reset or freed, before this call returns: the
      * sources are counted first, and nothing of the frame is read after
-     * the last one (the loops test `left` before the plan). The caller of a short step keeps the first source that
+     * the last one (the loops test `left` before the plan). The caller of
+     * a short step keeps the first source that
      * would go to a pool and runs its chain itself once the others are
      * started (TensorFlow's executor runs inexpensive nodes inline): no
      * hand-off to a worker, no wake-up to wait for. The frame cannot end

@@ -119,9 +119,9 @@ typedef int32_t pv_i __attribute__((vector_size(32)));
 /* Output row oh of plane xp into yr [OW] at column stride 2 over kw = 2 or
  * 3 columns, 8 outputs a block, without the row buffer: each block's 24
  * input columns (3 vectors, the first the previous block's third) reduced
- * over the window's rows in registers,
- * split into even and odd columns by shuffles, the taps' maximum in tap
- * order, so each output is the one pool_plane computes, bit for bit.
+ * over the window's rows in registers, split into even and odd columns by
+ * shuffles, the taps' maximum in tap order, so each output is the one
+ * pool_plane computes, bit for bit.
  * Columns outside the row (pads) become -inf in the lanes; a block past
  * OW is written through out (the thread's scratch, OW rounded up to 16)
  * where it would pass the plane. Returns false, having written nothing,
@@ -283,9 +283,9 @@ static bool plan(const tgc_window *w, rows_pool *rp) {
     if (!tgc_checked_mul_i64(w->out[0], kh * rp->used_round + (sw > 1 ? 2 * sw * rp->phase_len : 0) +
                                             kw * rp->out_round, &reads_plane))
         reads_plane = INT64_MAX;
+    rp->pairs = sw == 2 && (kw == 2 || kw == 3); /* out_round >= OW rounded to PV_LANES: row_pairs' out */
     /* stride 1, OW == W (so pl + pr == kw - 1): a plane at a time, its
      * rows' maxima [OH, W] with pl floats before and pr after */
-    rp->pairs = sw == 2 && (kw == 2 || kw == 3); /* out_round >= OW rounded to PV_LANES: row_pairs' out */
     rp->flat = w->strides[0] == 1 && sw == 1 && w->out[1] == w->in[1] && pl < kw &&
                tgc_checked_mul_i64(w->out[0], w->in[1], &plane_floats) && plane_floats <= MAX_ROW_FLOATS;
     if (rp->flat) {
