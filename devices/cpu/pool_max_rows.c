@@ -101,8 +101,8 @@ typedef int32_t pv_i __attribute__((vector_size(32)));
 #define PV_STORE(p, v) do { pv_f v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)
 /* Lane by lane, m ? a : b (m: -1 or 0 per lane, as comparisons give). */
 #define PV_SEL(m, a, b) ((pv_f)(((pv_i)(a) & (m)) | ((pv_i)(b) & ~(m))))
-/* TGC_POOL_MAX_F32 lane by lane: v where v is a NaN or greater, else e. */
-#define PV_MAX(v, e) ({ pv_f pv_v = (v), pv_e = (e); PV_SEL((pv_v != pv_v) | (pv_v > pv_e), pv_v, pv_e); })
+/* MaxPool's rule lane by lane (pool_max_rule.h). */
+#define PV_MAX(v, e) TGC_POOL_MAX_VF(pv_f, pv_i, v, e)
 
 /* The maximum over k rows (a row stride ld apart) of the 8 floats at p, rows in order. */
 #define PV_ROWS(p, ld, k) ({                                               \
