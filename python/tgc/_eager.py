@@ -12,7 +12,8 @@ from ._lib import EagerOptions, OpAttr, lib
 _lock = threading.Lock()
 _ctx = [None]         # the default context's handle
 _c_ctx = _tensor._ctx  # the same as a c_void_p, the operators' argument
-_devices = ["cpu0"]  # its devices, full names
+HOST_CPU = "cpu0"  # the host's cpu device: every eager context has it open
+_devices = [HOST_CPU]  # its devices, full names
 _options = [None]   # EagerOptions, or None
 
 _run = lib.tgc_eager_run
@@ -73,8 +74,8 @@ def configure(devices="cpu", threads=None, memory_limits=None):
     if threads is not None or memory_limits is not None:
         opts = EagerOptions(threads.encode() if threads else None, memory_limits.encode() if memory_limits else None)
     want = [full_name(d.strip()) for d in devices.split(",") if d.strip()]
-    if "cpu0" not in want:
-        want.insert(0, "cpu0")
+    if HOST_CPU not in want:
+        want.insert(0, HOST_CPU)
     with _lock:
         h = _open(want, opts)
         if _ctx[0] is not None:

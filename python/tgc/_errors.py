@@ -98,7 +98,8 @@ def diags():
 
 
 def take_messages():
-    """This thread's messages (a list of dicts, as read_diags), emptied."""
+    """This thread's messages (a list of dicts, as read_diags), emptied: an
+    error's (raise_for), or a successful call's warnings."""
     d = _thread.handle
     if not d or lib.tgc_diags_count(d) == 0:
         return []
@@ -112,7 +113,3 @@ def raise_for(status, fallback=""):
     """Raises the error of `status` with this thread's messages, and empties them."""
     raise error(status, take_messages(), fallback)
 
-
-def take_warnings():
-    """This thread's messages when a call succeeded (warnings), emptied."""
-    return take_messages()

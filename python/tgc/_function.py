@@ -25,8 +25,8 @@ import warnings
 
 import numpy as np
 
-from . import _dtypes, _tensor
-from ._errors import InvalidError, diags, error, raise_for, take_messages, take_warnings
+from . import _dtypes, _eager, _tensor
+from ._errors import InvalidError, diags, error, raise_for, take_messages
 from ._lib import BuilderValue, FunctionOptions, lib
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -509,15 +509,15 @@ class Function:
         from ._graph import Graph
         graph = Graph(g, "<tgc.function %s>" % self.__name__)
         # default: the eager context's host cpu (always open) and the arguments' devices
-        devices = self._devices or ",".join(dict.fromkeys(["cpu0"] + [k[2] for k in key[1] if k[2] not in (None,
-                                                                                                          "host")]))
+        where = [k[2] for k in key[1] if k[2] not in (None, "host")]
+        devices = self._devices or ",".join(dict.fromkeys([_eager.HOST_CPU] + where))
         h = ctypes.c_void_p()
         st = lib.tgc_function_create(graph._h, devices.encode(), ctypes.byref(self._opts), diags(), ctypes.byref(h))
         if st != 0:
             raise_for(st)
         c = ConcreteFunction(graph, h.value, devices, len(leaves), out_struct, len(values), key)
         c.input_names = names or ["arg%d" % i for i in range(len(leaves))]
-        c.warnings = take_warnings()  # placement's (soft placement, one kind), as Session.warnings
+        c.warnings = take_messages()  # placement's (soft placement, one kind), as Session.warnings
         return c
 
     def __call__(self, *args, **kwargs):

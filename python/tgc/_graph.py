@@ -4,7 +4,7 @@ import ctypes
 import os
 
 from . import _memory, _tensor
-from ._errors import diags, raise_for, take_warnings
+from ._errors import diags, raise_for, take_messages
 from ._lib import PlaceOptions, SessionOptions, capture, lib
 
 _LEVELS = {0: 1, 1: 2, 2: 3}  # --optimize N -> tgc_optimize_level
@@ -103,7 +103,7 @@ class Graph:
         if st != 0:
             raise_for(st)
         p = Placement(out.value, self)
-        p.warnings = take_warnings()
+        p.warnings = take_messages()
         return p
 
     def partition(self, devices, soft_placement=False, optimize=2, placement="rules", memory_limit=None):
@@ -296,7 +296,7 @@ class Session:
         if st != 0:
             raise_for(st)
         self._h = out.value
-        self.warnings = take_warnings()
+        self.warnings = take_messages()
         # An ONNX model's inputs and outputs go by their ONNX names, as written
         # in the file ("onnx::Flatten_0", "input.1"), as in ONNX Runtime.
         self.inputs = [lib.tgc_session_input_name(self._h, i).decode()
