@@ -224,3 +224,20 @@ def test_automatic_placement_when_asked(tmp_path, monkeypatch):
     np.testing.assert_allclose(f(tgc.tensor(b, device="gpu0")).numpy(), numpy_gelu_layer_norm(b), rtol=1e-4,
                                atol=1e-5)
     assert f.trace_count == 2  # a new device is a new signature
+
+
+def test_a_float16_function_end_to_end():
+    """The GELU and LayerNorm traced on float16: every value in the graph
+    float16 (its Python constants take the argument's dtype), and the result
+    within float16's rounding of the float64 reference and of the eager run."""
+    f = tgc.function(gelu_layer_norm)
+    a = f32(4, 64).astype(np.float16)
+    y = f(a)
+    assert y.dtype == np.float16
+    assert "float32" not in f.graph.dump()
+    ref = numpy_gelu_layer_norm(a)
+    np.testing.assert_allclose(y.numpy().astype(np.float64), ref, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(y.numpy(), gelu_layer_norm(tgc.tensor(a)).numpy(), rtol=1e-2, atol=1e-2)
+    assert f.trace_count == 1
+    f(a.astype(np.float32))  # a new dtype: a new trace
+    assert f.trace_count == 2
