@@ -9,8 +9,9 @@
    through tgc.Session; target: traced within 10% (at most 1.10x).
 
 Both outputs are checked against NumPy first, at each thread count of
-THREADS (default "1 2"). The two sides of each pair take turns for ROUNDS rounds of BATCH calls, so that load on the machine
-falls on both alike; prints the median microseconds a call and the ratio.
+THREADS (default "1 2"). The two sides of each pair take turns for ROUNDS
+rounds of BATCH calls, so that load on the machine falls on both alike;
+prints the median microseconds a call and the ratio.
 
     make build
     /usr/bin/python3 bench/function_overhead.py [BUILD_DIR]
