@@ -4,6 +4,7 @@
  * is [outer, size, inner]: outer the product of the dims before the axis,
  * inner the bytes of one step along it. */
 #include "devices/cpu/kernels_shape.h"
+#include "support/alloc.h"
 
 #include <string.h>
 
@@ -55,29 +56,98 @@ tgc_status tgc_cpu_gather(tgc_kernel_ctx *c) {
 
 /* ---- Concat -------------------------------------------------------------------- */
 
+/* The whole tensor of a Concat (its output) or a Split (its input) seen
+ * flat: `outer` rows of `row` bytes, each row part i's chunk (chunk[i]
+ * bytes at at[i]) after part i - 1's, part i a Concat's input or a Split's
+ * output. Cut into pieces of `piece` bytes of the whole, each copied to or
+ * from the parts its bytes belong to; a piece is the same bytes whatever
+ * the thread count, and the pool's home ranges give a thread the same
+ * share of the whole call after call. */
+typedef struct parts_job {
+    char *whole;
+    char **part;
+    const size_t *chunk, *at;
+    bool split; /* copy from the whole into the parts (Split); else the other way */
+    size_t row, total, piece;
+} parts_job;
+
+/* Bytes [piece * j->piece, + j->piece) of the whole: row by row, part by
+ * part. */
+static void parts_piece(void *arg, int64_t piece, int slot) {
+    (void)slot;
+    const parts_job *j = arg;
+    size_t b = (size_t)piece * j->piece, end = b + j->piece < j->total ? b + j->piece : j->total;
+    size_t o = b / j->row, pos = b % j->row;
+    int i = 0;
+    while (b < end) {
+        while (pos >= j->at[i] + j->chunk[i]) i++; /* the part whose chunk holds pos */
+        size_t off = pos - j->at[i], len = j->chunk[i] - off;
+        if (len > end - b) len = end - b;
+        char *part = j->part[i] + o * j->chunk[i] + off;
+        if (j->split) memcpy(part, j->whole + b, len);
+        else memcpy(j->whole + b, part, len);
+        b += len;
+        pos += len;
+        if (pos == j->row) { /* the next row starts with part 0 */
+            pos = 0;
+            o++;
+            i = 0;
+        }
+    }
+}
+
+/* Copies between c's whole tensor (output 0 of a Concat, input 0 of a
+ * Split: `outer` rows of `row` bytes) and its n parts (the Concat's inputs,
+ * the Split's outputs), each part's dims[axis] steps of `inner` bytes along
+ * `axis`, over c's pool in pieces of TGC_CPU_COPY_PIECE_BYTES. TGC_OK, or
+ * TGC_ERR_NOMEM (message in c) when more than 16 parts find no host memory
+ * for their places. */
+static tgc_status copy_parts(tgc_kernel_ctx *c, bool split, int axis, int64_t outer, size_t row, size_t inner,
+                             int n) {
+    if (row == 0 || outer == 0) return TGC_OK;
+    enum { SMALL = 16 };
+    char *part_small[SMALL];
+    size_t places_small[2 * SMALL];
+    char **part = part_small;
+    size_t *places = places_small;
+    void *heap = NULL;
+    if (n > SMALL) {
+        heap = tgc_malloc((size_t)n * (sizeof *part + 2 * sizeof *places));
+        if (heap == NULL) {
+            tgc_kernel_fail(c, "%s: no host memory for the places of %d parts", tgc_kernel_op_name(c), n);
+            return TGC_ERR_NOMEM;
+        }
+        places = heap;
+        part = (char **)(void *)(places + 2 * (size_t)n);
+    }
+    size_t at = 0; /* where part i's chunk starts in each row */
+    for (int i = 0; i < n; i++) {
+        places[i] = (size_t)(split ? c->outputs[i].dims[axis] : c->inputs[i].dims[axis]) * inner;
+        places[n + i] = at;
+        part[i] = split ? tgc_kernel_out_ptr(c, i) : (char *)tgc_kernel_in_ptr(c, i);
+        at += places[i];
+    }
+    parts_job j = {.whole = split ? (char *)tgc_kernel_in_ptr(c, 0) : tgc_kernel_out_ptr(c, 0), .part = part,
+                   .chunk = places, .at = places + n, .split = split, .row = row, .total = (size_t)outer * row,
+                   .piece = (size_t)TGC_CPU_COPY_PIECE_BYTES};
+    tgc_parallel_for(c->pool, (int64_t)((j.total + j.piece - 1) / j.piece), parts_piece, &j);
+    tgc_free(heap);
+    return TGC_OK;
+}
+
 /* Concat-13: any number of inputs of one dtype and rank r >= 1 whose dims
  * agree except on `axis` (required, in [-r, r)), where they add up. Empty
- * inputs take part like any other. */
+ * inputs take part like any other. Copied in pieces over the pool
+ * (copy_parts). */
 tgc_status tgc_cpu_concat(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, c->n_inputs > 0 ? c->n_inputs : 1, 1);
     if (st != TGC_OK) return st;
-    const tgc_value *first = &c->inputs[0];
     int axis = 0;
     int64_t dims[TGC_MAX_RANK];
     if ((st = tgc_kernel_concat_shape(c, &axis, dims)) != TGC_OK) return st;
-    size_t inner = inner_bytes(first, axis), row = (size_t)dims[axis] * inner;
-    int64_t outer = tgc_cpu_dims_product(dims, axis);
-    if (row == 0) return TGC_OK;
-    char *dst = tgc_kernel_out_ptr(c, 0);
-    size_t at = 0; /* where this input's chunk starts in each output row */
-    for (int i = 0; i < c->n_inputs; i++) {
-        size_t chunk = (size_t)c->inputs[i].dims[axis] * inner;
-        const char *src = tgc_kernel_in_ptr(c, i);
-        for (int64_t o = 0; chunk > 0 && o < outer; o++)
-            memcpy(dst + (size_t)o * row + at, src + (size_t)o * chunk, chunk);
-        at += chunk;
-    }
-    return TGC_OK;
+    size_t inner = inner_bytes(&c->inputs[0], axis);
+    return copy_parts(c, false, axis, tgc_cpu_dims_product(dims, axis), (size_t)dims[axis] * inner, inner,
+                      c->n_inputs);
 }
 
 /* ---- Split --------------------------------------------------------------------- */
@@ -128,15 +198,6 @@ tgc_status tgc_cpu_split(tgc_kernel_ctx *c) {
         st = tgc_kernel_expect_dims(c, j, r, dims);
         if (st != TGC_OK) return st;
     }
-    size_t inner = inner_bytes(x, axis), row = (size_t)size * inner, at = 0;
-    int64_t outer = tgc_cpu_dims_product(x->dims, axis);
-    const char *src = tgc_kernel_in_ptr(c, 0);
-    for (int j = 0; j < n && row > 0; j++) {
-        size_t chunk = (size_t)c->outputs[j].dims[axis] * inner;
-        char *dst = tgc_kernel_out_ptr(c, j);
-        for (int64_t o = 0; chunk > 0 && o < outer; o++)
-            memcpy(dst + (size_t)o * chunk, src + (size_t)o * row + at, chunk);
-        at += chunk;
-    }
-    return TGC_OK;
+    size_t inner = inner_bytes(x, axis);
+    return copy_parts(c, true, axis, tgc_cpu_dims_product(x->dims, axis), (size_t)size * inner, inner, n);
 }

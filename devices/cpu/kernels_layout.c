@@ -99,11 +99,6 @@ static void copy_row_any(char *dst, const char *src, size_t esize, int64_t off, 
     }
 }
 
-/* The least bytes worth a piece of their own in a parallel strided copy
- * (~5-10 us: half of a 128 KiB copy whose source sits in the other core's
- * cache took 7 us where the whole took 15). */
-#define COPY_PIECE_BYTES ((int64_t)64 << 10)
-
 /* A strided copy with its axes merged (see tgc_cpu_strided_copy): n >= 1
  * axes d and source strides s; the innermost one (a row) or two (a 2-D
  * transpose, when blocked) form a block of `block` bytes, an odometer runs
@@ -176,7 +171,7 @@ static void copy_piece(void *arg, int64_t piece, int slot) {
     copy_units(j, b0, b1);
 }
 
-/* Pieces of about COPY_PIECE_BYTES (see kernels_shape.h). */
+/* Pieces of about TGC_CPU_COPY_PIECE_BYTES (see kernels_shape.h). */
 void tgc_cpu_strided_copy_on(tgc_thread_pool *pool, void *dst, const void *src, size_t esize, int rank,
                              const int64_t *dims, const int64_t *strides, int64_t offset) {
     /* Drop axes of size 1 and merge an axis into the one before it when
@@ -220,7 +215,8 @@ void tgc_cpu_strided_copy_on(tgc_thread_pool *pool, void *dst, const void *src, 
         j.units *= j.bands;
         unit_bytes = TILE * j.d[n - 1] * (int64_t)esize;
     }
-    j.per_piece = unit_bytes >= COPY_PIECE_BYTES ? 1 : (COPY_PIECE_BYTES + unit_bytes - 1) / unit_bytes;
+    const int64_t piece_bytes = TGC_CPU_COPY_PIECE_BYTES;
+    j.per_piece = unit_bytes >= piece_bytes ? 1 : (piece_bytes + unit_bytes - 1) / unit_bytes;
     tgc_parallel_for(pool, (j.units + j.per_piece - 1) / j.per_piece, copy_piece, &j);
 }
 

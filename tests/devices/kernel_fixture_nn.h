@@ -24,7 +24,7 @@
 #include <string.h>
 
 #define NN_DIR "tests/data/kernels/nn/"
-#define NN_MAX_IO 8
+#define NN_MAX_IO 24
 #define NN_MAX_ATTRS 12
 
 typedef struct nn_fixture {

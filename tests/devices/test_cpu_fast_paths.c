@@ -16,7 +16,9 @@
  *     the general path;
  *   - AveragePool's 2-D row path, both count_include_pad values, ceil_mode,
  *     dilation, uneven pads, bitwise against the rule of ONNX's reference
- *     (float sums in row-major window order). */
+ *     (float sums in row-major window order);
+ *   - Concat and Split cut into pieces of the whole tensor: one row, rows
+ *     of 1 KiB, empty parts, more parts than their stack holds. */
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "devices/cpu/dnnl_conv.h"
@@ -695,6 +697,70 @@ static void test_max_pool_2d(void) {
     max_pool_check(2, 6, 5, 3, 2, 2, 1);      /* rows narrower than a block, every block at an edge */
 }
 
+/* ---- Concat and Split in pieces ---------------------------------------------------- */
+
+/* Concat of n int32 parts [outer, sizes[i], inner] along axis 1, and Split
+ * of the whole back into them, alone and over a pool of 2 workers: every
+ * element against the rule whole[o, at_i + j, k] = part_i[o, j, k], each
+ * element a code of its part and place. */
+static void concat_split_check(int64_t outer, int n, const int64_t *sizes, int64_t inner) {
+    int32_t *data[NN_MAX_IO];
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        size_t count = (size_t)(outer * sizes[i] * inner);
+        data[i] = malloc((count + 1) * sizeof *data[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(data[i]);
+        for (size_t e = 0; e < count; e++) data[i][e] = (int32_t)(((uint32_t)i << 24) | (uint32_t)e);
+        total += sizes[i];
+    }
+    int32_t *whole = malloc((size_t)(outer * total * inner + 1) * sizeof *whole);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+    for (int64_t i = 0, at = 0; i < n; at += sizes[i++])
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t j = 0; j < sizes[i]; j++)
+                for (int64_t k = 0; k < inner; k++)
+                    whole[(o * total + at + j) * inner + k] = data[i][(o * sizes[i] + j) * inner + k];
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        nn_fixture f;
+        nn_begin(&f, "Concat", "fast_paths");
+        for (int i = 0; i < n; i++) nn_in_dims(&f, TGC_INT32, 3, (int64_t[]){outer, sizes[i], inner}, data[i]);
+        nn_int(&f, "axis", 1);
+        nn_out_dims(&f, TGC_INT32, 3, (int64_t[]){outer, total, inner});
+        f.pool = pass == 0 ? NULL : pool;
+        CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+        size_t bytes = (size_t)(outer * total * inner) * sizeof *whole;
+        CU_ASSERT_EQUAL(memcmp(tgc_buffer_host_ptr(f.out[0].buf), whole, bytes), 0);
+        nn_end(&f);
+
+        nn_begin(&f, "Split", "fast_paths");
+        nn_in_dims(&f, TGC_INT32, 3, (int64_t[]){outer, total, inner}, whole);
+        nn_in_dims(&f, TGC_INT64, 1, (int64_t[]){n}, sizes);
+        nn_int(&f, "axis", 1);
+        for (int i = 0; i < n; i++) nn_out_dims(&f, TGC_INT32, 3, (int64_t[]){outer, sizes[i], inner});
+        f.pool = pass == 0 ? NULL : pool;
+        CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+        for (int i = 0; i < n; i++) {
+            size_t part = (size_t)(outer * sizes[i] * inner) * sizeof *whole;
+            CU_ASSERT_EQUAL(part == 0 || memcmp(tgc_buffer_host_ptr(f.out[i].buf), data[i], part) == 0, true);
+        }
+        nn_end(&f);
+    }
+    tgc_thread_pool_free(pool);
+    for (int i = 0; i < n; i++) free(data[i]);
+    free(whole);
+}
+
+static void test_concat_split_pieces(void) {
+    concat_split_check(1, 2, (int64_t[]){64, 64}, 55 * 55); /* NCHW at batch 1: one row, pieces inside an input */
+    concat_split_check(729, 2, (int64_t[]){128, 128}, 1);   /* channels last: rows of 1 KiB, pieces across rows */
+    concat_split_check(2, 3, (int64_t[]){33, 1, 70}, 301);  /* pieces cutting every input */
+    int64_t many[20];
+    for (int i = 0; i < 20; i++) many[i] = i % 5; /* some empty */
+    concat_split_check(300, 20, many, 7);                   /* more parts than the kernels keep on their stack */
+}
+
 /* ---- AveragePool 2-D ---------------------------------------------------------------- */
 
 /* The rule for one window (AveragePool-11, ONNX's reference): the float sum
@@ -849,4 +915,4 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"oneDNN pieces of a dilated window, and its bytes", test_dnnl_pieces_and_bytes},
               {"gemm split", test_gemm_split},
               {"gemv", test_gemv}, {"max pool uint8", test_max_pool_u8}, {"max pool 2-D", test_max_pool_2d},
-              {"average pool 2-D", test_average_pool_2d})
+              {"average pool 2-D", test_average_pool_2d}, {"concat and split in pieces", test_concat_split_pieces})
