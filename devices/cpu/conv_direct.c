@@ -87,6 +87,20 @@
 #define DIRECT_MAX_DENSE_TAPS 48
 #define DIRECT_MAX_DENSE_CG 4
 
+/* And one group with 3x3 windows at stride 1 over at most 24 channels,
+ * which Winograd F(2x2, 3x3) would take otherwise: its 16 GEMMs have K =
+ * C, too thin to pay for its transforms, and its phases do not keep a
+ * core's outputs in its cache. The node alone (`tgc run --trace`, median
+ * node time, AVX-512, 1 and 2 threads): 16 -> 64 channels over 55x55
+ * (SqueezeNet's fire modules) 304 and 187 us against 431 and 196; 16 ->
+ * 32 over 28x28 (GoogLeNet's) 51 and 34 against 95 and 86; 24 -> 64 over
+ * 28x28 116 and 74 against 119 and 98; at 32 channels Winograd leads (32
+ * -> 64 over 55x55: 503 and 324 against 719 and 401). Below 16 channels
+ * the alternative is im2col: 8 -> 32 over 56x56 97 and 70 against 135 and
+ * 167. With AVX-512 only: at AVX2 Winograd kept the lead at 1 thread
+ * (16 -> 64 over 55x55: 599 against 503 us). */
+#define DIRECT_MAX_3X3_CG 24
+
 /* Depthwise outputs up to this wide (or, strided, this wide) run with a
  * channel a lane (conv_dw_lanes.h), wider ones by rows: measured on the
  * layers of bench/bench_conv_families.c at AVX-512 and AVX2, the lanes
@@ -147,10 +161,21 @@ static void view_2d(const tgc_conv_geometry *g, direct_plan *d) {
     d->qj_max = (d->kw - 1) * d->dw / d->sw;
 }
 
+static const tgc_conv_isa *conv_isa(void);
+
+/* 3x3 windows at stride 1, dilation 1, over at most DIRECT_MAX_3X3_CG
+ * channels, on AVX-512. */
+static bool narrow_3x3(const tgc_conv_geometry *g) {
+    const tgc_window *w = &g->w;
+    return w->n == 2 && g->cg <= DIRECT_MAX_3X3_CG && conv_isa()->lanes >= 16 && w->kernel[0] == 3 &&
+           w->kernel[1] == 3 && w->strides[0] == 1 && w->strides[1] == 1 && w->dilations[0] == 1 &&
+           w->dilations[1] == 1;
+}
+
 bool tgc_cpu_conv_direct_applies(const tgc_conv_geometry *g) {
     if (g->w.n > 2) return false;
     if (g->group > 1 ? g->cg > DIRECT_MAX_CG
-                     : g->cg > DIRECT_MAX_DENSE_CG && g->cg * g->kk_count > DIRECT_MAX_DENSE_TAPS)
+                     : g->cg > DIRECT_MAX_DENSE_CG && g->cg * g->kk_count > DIRECT_MAX_DENSE_TAPS && !narrow_3x3(g))
         return false;
     direct_plan d;
     view_2d(g, &d);

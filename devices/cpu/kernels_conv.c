@@ -7,12 +7,13 @@
  *   - oneDNN's channels-last kernel on transposed copies (dense layers on
  *     small maps with W a constant, where Winograd's GEMMs are thin or
  *     im2col's map is small): conv_dnnl.c.
- *   - Winograd (3x3, stride 1, one group, 16+ channels, a large enough
- *     output): conv_winograd.c.
- *   - direct (1-D and 2-D depthwise: group == C > 1, M a multiple of C):
+ *   - direct (1-D and 2-D grouped and depthwise layers, and one group
+ *     over few channels: 3x3 on up to 24, images' stems, narrow 1x1):
  *     conv_direct.c, each output row in registers over all its taps;
- *     im2col would copy k1*k2 times the input to multiply it by a 1-row
- *     matrix.
+ *     im2col would copy k1*k2 times the input to multiply it by a few
+ *     rows, Winograd's GEMMs would be too thin.
+ *   - Winograd (3x3, stride 1, one group, 25+ channels, a large enough
+ *     output): conv_winograd.c.
  *   - pointwise (every kernel size 1, strides 1, no pads): each group's
  *     output is one GEMM on the input as it lies, Y_g = W_g [M/g, C/g] x
  *     X_g [C/g, D1*..*Dn]; no copy.
@@ -365,8 +366,8 @@ static conv_way conv_way_for(const tgc_conv_geometry *g, bool w_const) {
     if (g->batch == 0 || g->m_count == 0 || g->out_size == 0) return CONV_NOTHING;
     if (g->cg * g->kk_count == 0 || g->in_size == 0) return CONV_BIAS_ONLY; /* no channels, or only padding */
     if (tgc_cpu_conv_dnnl_applies(g, w_const)) return CONV_DNNL;
+    if (tgc_cpu_conv_direct_applies(g)) return CONV_DIRECT; /* before Winograd: its narrow 3x3 layers */
     if (tgc_cpu_conv_winograd_applies(g)) return CONV_WINOGRAD;
-    if (tgc_cpu_conv_direct_applies(g)) return CONV_DIRECT;
     return g->pointwise ? CONV_POINTWISE : CONV_IM2COL;
 }
 

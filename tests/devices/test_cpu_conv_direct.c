@@ -14,6 +14,7 @@
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "devices/cpu/conv_direct.h"
+#include "devices/cpu/ew.h"
 #include "graph/elementwise.h"
 
 #include <stdlib.h>
@@ -351,8 +352,20 @@ static void test_applies(void) {
     k.group = 1;
     k.cg = 5;
     CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 45 taps */
+    /* 3x3 at stride 1 on up to 24 channels: direct with AVX-512, else Winograd or im2col */
+    bool wide = strcmp(tgc_cpu_ew_loops()->isa, "avx512") == 0;
     k.cg = 6;
-    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k)); /* 54 taps: GEMM */
+    CU_ASSERT_EQUAL(tgc_cpu_conv_direct_applies(&k), wide);
+    k.cg = 24;
+    CU_ASSERT_EQUAL(tgc_cpu_conv_direct_applies(&k), wide);
+    k.cg = 25;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k)); /* Winograd */
+    k.cg = 6;
+    k.w.strides[0] = k.w.strides[1] = 2;
+    k.w.out[0] = k.w.out[1] = 28;
+    CU_ASSERT(!tgc_cpu_conv_direct_applies(&k)); /* 54 taps at stride 2: GEMM */
+    k = g;
+    k.group = 1;
     k.cg = 4;
     k.kk_count = 49;
     CU_ASSERT(tgc_cpu_conv_direct_applies(&k)); /* 7x7 on 4 channels: an image stem */

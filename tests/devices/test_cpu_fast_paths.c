@@ -200,12 +200,12 @@ static void conv_check(const conv_shape *s) {
 
 static void test_winograd_shapes(void) {
     conv_shape shapes[] = {
-        {1, 16, 16, 14, 14, 3, 1, {1, 1, 1, 1}},  /* 14x14 out: 49 tiles, the smallest taken */
-        {2, 24, 20, 17, 19, 3, 1, {1, 0, 0, 2}},  /* odd outputs, asymmetric pads, a batch */
+        {1, 32, 16, 14, 14, 3, 1, {1, 1, 1, 1}},  /* 14x14 out: 49 tiles, the smallest taken */
+        {2, 32, 20, 17, 19, 3, 1, {1, 0, 0, 2}},  /* odd outputs, asymmetric pads, a batch */
         {1, 32, 48, 30, 16, 3, 1, {0, 0, 0, 0}},  /* no pads */
-        {1, 17, 33, 21, 23, 3, 1, {2, 2, 2, 2}},  /* pads of 2: tiles reading only padding */
-        {1, 16, 24, 28, 28, 3, 1, {1, 1, 1, 1}},  /* 28x28 out */
-        {2, 20, 16, 30, 33, 3, 1, {1, 2, 0, 1}},  /* ragged edges */
+        {1, 33, 33, 21, 23, 3, 1, {2, 2, 2, 2}},  /* pads of 2: tiles reading only padding */
+        {1, 32, 24, 28, 28, 3, 1, {1, 1, 1, 1}},  /* 28x28 out */
+        {2, 40, 16, 30, 33, 3, 1, {1, 2, 0, 1}},  /* ragged edges */
         {1, 64, 64, 56, 56, 3, 1, {1, 1, 1, 1}},  /* a ResNet layer-1 conv */
         {1, 32, 32, 128, 100, 3, 1, {1, 1, 1, 1}}, /* V and P past 8 MiB: bands of 10 tile rows, the last 4 */
         {1, 32, 40, 127, 99, 3, 1, {1, 0, 0, 2}},  /* bands of 9 over 126 x 99 outputs: a ragged column */
@@ -311,12 +311,12 @@ static void test_im2col_tiles_and_channel_split(void) {
 }
 
 static void test_cache_needs_constant_filters(void) {
-    size_t nx = 16 * 14 * 14, nw = 16 * 16 * 9;
+    size_t nx = 32 * 14 * 14, nw = 16 * 32 * 9;
     float *x = random_floats(nx, 1), *wt = random_floats(nw, 2), *b = random_floats(16, 3);
     tgc_kernel_cache cache;
     tgc_kernel_cache_init(&cache);
     /* const_inputs lacks W: no cache is built */
-    int64_t xd[4] = {1, 16, 14, 14}, wd[4] = {16, 16, 3, 3}, bd[1] = {16}, yd[4] = {1, 16, 14, 14};
+    int64_t xd[4] = {1, 32, 14, 14}, wd[4] = {16, 32, 3, 3}, bd[1] = {16}, yd[4] = {1, 16, 14, 14};
     nn_fixture f;
     nn_begin(&f, "Conv", "fast_paths");
     nn_in_dims(&f, TGC_FLOAT32, 4, xd, x);
@@ -331,7 +331,7 @@ static void test_cache_needs_constant_filters(void) {
     f.const_inputs = 0x6;
     CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
     /* the filters in the way's own layout (Winograd's U or oneDNN's blocks): at least W's floats */
-    CU_ASSERT(tgc_kernel_cache_bytes(&cache, 1) >= 16 * 16 * 9 * sizeof(float));
+    CU_ASSERT(tgc_kernel_cache_bytes(&cache, 1) >= 16 * 32 * 9 * sizeof(float));
     nn_end(&f);
     tgc_kernel_cache_clear(&cache);
     free(x);
