@@ -90,15 +90,17 @@ if [ "$MODE" != failures ]; then
     same_outputs "$WORK/res1" "$WORK/resL" "resnet_mini on rank $((NP - 1)) alone"
 
     # Split by memory (--placement auto, docs/placement.md): resnet_mini at
-    # batch 4 needs NEED bytes on one cpu; each rank's cpu gets 1.25/2 of it,
-    # so no one rank can hold it. Every rank's measured need (peak bytes in
+    # batch 4 needs NEED bytes on one cpu; each rank's cpu gets 9/10 of it,
+    # so no one rank can hold it (the largest step alone, its live tensors
+    # and the caches it reads, takes most of NEED: the rest is what a split
+    # can move). Every rank's measured need (peak bytes in
     # use + kernel caches) stays within its limit, more than one rank holds
     # weights, and the outputs are one process's.
     sed 's/shape: \[N, 3, 32, 32\]/shape: [4, 3, 32, 32]/' "$RESNET/resnet_mini.yaml" >"$WORK/res4.yaml"
     NEED=$("$TGC" compile "$WORK/res4.yaml" --weights-dir "$RESNET" --devices cpu --threads cpu0=1 --dump memory 2>&1 |
         sed -n 's/.*cpu0 needs \([0-9]*\) bytes.*/\1/p')
     [ -n "$NEED" ] && pass || fail "the memory dump gives the need on one cpu"
-    LIMIT=$((NEED * 125 / 200))
+    LIMIT=$((NEED * 90 / 100))
     LIMITS="" THREADS=""
     for ((t = 0; t < NP; t++)); do
         LIMITS="$LIMITS${LIMITS:+,}/task:$t/cpu0=$LIMIT"
