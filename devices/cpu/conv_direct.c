@@ -89,8 +89,7 @@
 
 /* And one group with 3x3 windows at stride 1 over at most 24 channels,
  * which Winograd F(2x2, 3x3) would take otherwise: its 16 GEMMs have K =
- * C, too thin to pay for its transforms, and its phases do not keep a
- * core's outputs in its cache. The node alone (`tgc run --trace`, median
+ * C, too thin to pay for its transforms. The node alone (`tgc run --trace`, median
  * node time, AVX-512, 1 and 2 threads): 16 -> 64 channels over 55x55
  * (SqueezeNet's fire modules) 304 and 187 us against 431 and 196; 16 ->
  * 32 over 28x28 (GoogLeNet's) 51 and 34 against 95 and 86; 24 -> 64 over
