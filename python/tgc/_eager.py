@@ -12,8 +12,7 @@ from ._lib import EagerOptions, OpAttr, lib
 _lock = threading.Lock()
 _ctx = [None]         # the default context's handle
 _c_ctx = _tensor._ctx  # the same as a c_void_p, the operators' argument
-HOST_CPU = "cpu0"  # the host's cpu device: every eager context has it open
-_devices = [HOST_CPU]  # its devices, full names
+_devices = []  # its devices, full names, as the opened context lists them (the host's cpu first)
 _options = [None]   # EagerOptions, or None
 
 _run = lib.tgc_eager_run
@@ -25,12 +24,19 @@ def full_name(device):
 
 
 def _open(devices, options):
+    """A new context over `devices` (full names; none: the host's cpu alone), and the devices it holds."""
     h = ctypes.c_void_p()
-    st = lib.tgc_eager_create(",".join(devices).encode(), ctypes.byref(options) if options else None, diags(),
-                              ctypes.byref(h))
+    st = lib.tgc_eager_create(",".join(devices).encode() if devices else None,
+                              ctypes.byref(options) if options else None, diags(), ctypes.byref(h))
     if st != 0:
         raise_for(st)
-    return h.value
+    return h.value, [lib.tgc_eager_device_name(h, i).decode() for i in range(lib.tgc_eager_device_count(h))]
+
+
+def host_cpu():
+    """The host's cpu device ("cpu0"): the first device of every eager context, which tgc opens itself."""
+    context()
+    return _devices[0]
 
 
 def context(device=None):
@@ -43,12 +49,12 @@ def context(device=None):
         if device is not None and device != "host" and full_name(device) not in want:
             want.append(full_name(device))
         if _ctx[0] is None or want != _devices:
-            h = _open(want, _options[0])
+            h, held = _open(want, _options[0])
             if _ctx[0] is not None:
                 lib.tgc_eager_free(_ctx[0])
             _ctx[0] = h
             _c_ctx[0] = ctypes.c_void_p(h)
-            _devices[:] = want
+            _devices[:] = held
         return _ctx[0]
 
 
@@ -74,15 +80,13 @@ def configure(devices="cpu", threads=None, memory_limits=None):
     if threads is not None or memory_limits is not None:
         opts = EagerOptions(threads.encode() if threads else None, memory_limits.encode() if memory_limits else None)
     want = [full_name(d.strip()) for d in devices.split(",") if d.strip()]
-    if HOST_CPU not in want:
-        want.insert(0, HOST_CPU)
     with _lock:
-        h = _open(want, opts)
+        h, held = _open(want, opts)
         if _ctx[0] is not None:
             lib.tgc_eager_free(_ctx[0])
         _ctx[0] = h
         _c_ctx[0] = ctypes.c_void_p(h)
-        _devices[:] = want
+        _devices[:] = held
         _options[0] = opts
 
 

@@ -510,7 +510,7 @@ class Function:
         graph = Graph(g, "<tgc.function %s>" % self.__name__)
         # default: the eager context's host cpu (always open) and the arguments' devices
         where = [k[2] for k in key[1] if k[2] not in (None, "host")]
-        devices = self._devices or ",".join(dict.fromkeys([_eager.HOST_CPU] + where))
+        devices = self._devices or ",".join(dict.fromkeys([_eager.host_cpu()] + where))
         h = ctypes.c_void_p()
         st = lib.tgc_function_create(graph._h, devices.encode(), ctypes.byref(self._opts), diags(), ctypes.byref(h))
         if st != 0:
