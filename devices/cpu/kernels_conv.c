@@ -8,12 +8,14 @@
  *     small maps with W a constant, where Winograd's GEMMs are thin or
  *     im2col's map is small): conv_dnnl.c.
  *   - direct (1-D and 2-D grouped and depthwise layers, and one group
- *     over few channels: 3x3 on up to 24, images' stems, narrow 1x1):
+ *     over few channels: 3x3 on up to 24 with AVX-512, images' stems,
+ *     narrow 1x1):
  *     conv_direct.c, each output row in registers over all its taps;
  *     im2col would copy k1*k2 times the input to multiply it by a few
  *     rows, Winograd's GEMMs would be too thin.
- *   - Winograd (3x3, stride 1, one group, 25+ channels, a large enough
- *     output): conv_winograd.c.
+ *   - Winograd (3x3, stride 1, one group, 16+ channels, 25+ with AVX-512
+ *     where direct takes the narrower, a large enough output):
+ *     conv_winograd.c.
  *   - pointwise (every kernel size 1, strides 1, no pads): each group's
  *     output is one GEMM on the input as it lies, Y_g = W_g [M/g, C/g] x
  *     X_g [C/g, D1*..*Dn]; no copy.
