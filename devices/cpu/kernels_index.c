@@ -59,40 +59,38 @@ tgc_status tgc_cpu_gather(tgc_kernel_ctx *c) {
 /* The whole tensor of a Concat (its output) or a Split (its input) seen
  * flat: `outer` rows of `row` bytes, each row part i's chunk (chunk[i]
  * bytes at at[i]) after part i - 1's, part i a Concat's input or a Split's
- * output. Cut into pieces of `piece` bytes of the whole, each copied to or
- * from the parts its bytes belong to; a piece is the same bytes whatever
- * the thread count, and the pool's home ranges give a thread the same
- * share of the whole call after call. */
+ * output. Each part's own outer * chunk[i] bytes are cut into pieces of
+ * `piece` bytes (part i's first piece is first[i]; first[n]: all of them),
+ * so a piece streams through one part as the one-thread loop did and
+ * meets the whole a chunk a row; the pieces depend on the sizes alone, and
+ * the pool's home ranges give a thread the same share call after call. */
 typedef struct parts_job {
     char *whole;
     char **part;
-    const size_t *chunk, *at;
+    const size_t *chunk, *at, *first;
+    int n;
     bool split; /* copy from the whole into the parts (Split); else the other way */
-    size_t row, total, piece;
+    size_t outer, row, piece;
 } parts_job;
 
-/* Bytes [piece * j->piece, + j->piece) of the whole: row by row, part by
- * part. */
+/* Piece `piece`: bytes [k * j->piece, + j->piece) of the part it falls in. */
 static void parts_piece(void *arg, int64_t piece, int slot) {
     (void)slot;
     const parts_job *j = arg;
-    size_t b = (size_t)piece * j->piece, end = b + j->piece < j->total ? b + j->piece : j->total;
-    size_t o = b / j->row, pos = b % j->row;
-    int i = 0;
+    int i = 0, hi = j->n - 1; /* the last part whose first piece is at most `piece` (empty parts own none) */
+    while (i < hi) {
+        int mid = (i + hi + 1) / 2;
+        if (j->first[mid] <= (size_t)piece) i = mid;
+        else hi = mid - 1;
+    }
+    size_t chunk = j->chunk[i], b = ((size_t)piece - j->first[i]) * j->piece, size = j->outer * chunk;
+    size_t end = b + j->piece < size ? b + j->piece : size;
     while (b < end) {
-        while (pos >= j->at[i] + j->chunk[i]) i++; /* the part whose chunk holds pos */
-        size_t off = pos - j->at[i], len = j->chunk[i] - off;
-        if (len > end - b) len = end - b;
-        char *part = j->part[i] + o * j->chunk[i] + off;
-        if (j->split) memcpy(part, j->whole + b, len);
-        else memcpy(j->whole + b, part, len);
+        size_t o = b / chunk, off = b % chunk, len = chunk - off < end - b ? chunk - off : end - b;
+        char *whole = j->whole + o * j->row + j->at[i] + off, *part = j->part[i] + b;
+        if (j->split) memcpy(part, whole, len);
+        else memcpy(whole, part, len);
         b += len;
-        pos += len;
-        if (pos == j->row) { /* the next row starts with part 0 */
-            pos = 0;
-            o++;
-            i = 0;
-        }
     }
 }
 
@@ -107,30 +105,31 @@ static tgc_status copy_parts(tgc_kernel_ctx *c, bool split, int axis, int64_t ou
     if (row == 0 || outer == 0) return TGC_OK;
     enum { SMALL = 16 };
     char *part_small[SMALL];
-    size_t places_small[2 * SMALL];
+    size_t places_small[3 * SMALL + 1];
     char **part = part_small;
     size_t *places = places_small;
     void *heap = NULL;
     if (n > SMALL) {
-        heap = tgc_malloc((size_t)n * (sizeof *part + 2 * sizeof *places));
+        heap = tgc_malloc((size_t)n * (sizeof *part + 3 * sizeof *places) + sizeof *places);
         if (heap == NULL) {
             tgc_kernel_fail(c, "%s: no host memory for the places of %d parts", tgc_kernel_op_name(c), n);
             return TGC_ERR_NOMEM;
         }
         places = heap;
-        part = (char **)(void *)(places + 2 * (size_t)n);
+        part = (char **)(void *)(places + 3 * (size_t)n + 1);
     }
-    size_t at = 0; /* where part i's chunk starts in each row */
+    size_t *chunk = places, *at = places + n, *first = places + 2 * (size_t)n, piece = TGC_CPU_COPY_PIECE_BYTES;
+    first[0] = at[0] = 0;
     for (int i = 0; i < n; i++) {
-        places[i] = (size_t)(split ? c->outputs[i].dims[axis] : c->inputs[i].dims[axis]) * inner;
-        places[n + i] = at;
+        chunk[i] = (size_t)(split ? c->outputs[i].dims[axis] : c->inputs[i].dims[axis]) * inner;
+        if (i > 0) at[i] = at[i - 1] + chunk[i - 1];
+        first[i + 1] = first[i] + ((size_t)outer * chunk[i] + piece - 1) / piece;
         part[i] = split ? tgc_kernel_out_ptr(c, i) : (char *)tgc_kernel_in_ptr(c, i);
-        at += places[i];
     }
     parts_job j = {.whole = split ? (char *)tgc_kernel_in_ptr(c, 0) : tgc_kernel_out_ptr(c, 0), .part = part,
-                   .chunk = places, .at = places + n, .split = split, .row = row, .total = (size_t)outer * row,
-                   .piece = (size_t)TGC_CPU_COPY_PIECE_BYTES};
-    tgc_parallel_for(c->pool, (int64_t)((j.total + j.piece - 1) / j.piece), parts_piece, &j);
+                   .chunk = chunk, .at = at, .first = first, .n = n, .split = split, .outer = (size_t)outer,
+                   .row = row, .piece = piece};
+    tgc_parallel_for(c->pool, (int64_t)first[n], parts_piece, &j);
     tgc_free(heap);
     return TGC_OK;
 }
