@@ -52,9 +52,10 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
  *         = bias[k] + sum over t in [0, taps) of w[k * taps + t] * in[r * in_rs + off[t] + f],
  * summed in the order t = 0, 1, ..., one multiply-add a step (fused where
  * the ISA has FMA), bias NULL meaning zeros. The value of an output never
- * depends on rows, n, mb or where it falls in a vector. The kernel reads in
- * up to `lanes` floats past the last one a sum uses (the caller's buffer
- * has that slack; those lanes are dropped) and writes the outputs only. */
+ * depends on rows, n, mb or where it falls in a vector. Unless exact, the
+ * kernel reads in up to `lanes` floats past the last one a sum uses (the
+ * caller's buffer has that slack; those lanes are dropped); it writes the
+ * outputs only. */
 typedef struct tgc_conv_rows_job {
     const float *in;
     int64_t in_rs;
@@ -71,6 +72,10 @@ typedef struct tgc_conv_rows_job {
      * graph/elementwise.def exactly (Relu: lo 0, hi +inf). */
     bool clamp;
     float lo, hi;
+    /* No slack past the last float a sum uses (the input read where it
+     * lies, not a packed block): a partial vector is loaded through a
+     * mask (tgc_conv_isa.rows only, not dw_rows). */
+    bool exact;
 } tgc_conv_rows_job;
 
 /* A band of output rows of a depthwise Conv for a block of input

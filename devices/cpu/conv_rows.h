@@ -86,7 +86,8 @@ static inline __attribute__((always_inline)) void cr_tile(const tgc_conv_rows_jo
         const int64_t o = j->off[t];
         tgc_vf x[CR_NV];
 #pragma GCC unroll 4
-        for (int v = 0; v < nv; v++) x[v] = tgc_vf_load(in[v] + o);
+        for (int v = 0; v < nv; v++)
+            x[v] = cols < TGC_VLANES && j->exact ? cr_load_n(in[v] + o, cols) : tgc_vf_load(in[v] + o);
 #pragma GCC unroll 4
         for (int k = 0; k < mb; k++) {
             tgc_vf wk = tgc_vf_splat(w[k * taps + t]);
@@ -200,6 +201,27 @@ static inline __attribute__((always_inline)) void cr_rows(const tgc_conv_rows_jo
             }
             cr_tile(j, w, bias, in, o, TGC_VLANES, mb, nv);
         }
+    if (j->rows == 1 && full < n) { /* one long row: what is left as one tile of fewer vectors */
+        int64_t k = (n - full) / TGC_VLANES, f = full + k * TGC_VLANES;
+        for (int v = 0; v < k; v++) {
+            in[v] = j->in + full + v * TGC_VLANES;
+            o[v] = out + full + v * TGC_VLANES;
+        }
+        if (k == 1) cr_tile(j, w, bias, in, o, TGC_VLANES, mb, 1);
+        else if (k == 2 && nv > 2) cr_tile(j, w, bias, in, o, TGC_VLANES, mb, 2);
+        else if (k == 3 && nv > 3) cr_tile(j, w, bias, in, o, TGC_VLANES, mb, 3);
+        if (f == n) return;
+        in[0] = j->in + f;
+        o[0] = out + f;
+#if TGC_VBYTES >= 32
+        if (n - f <= TGC_VLANES / 2 && !j->exact) {
+            cr_tile_half(j, w, bias, in, o, n - f, mb, 1);
+            return;
+        }
+#endif
+        cr_tile(j, w, bias, in, o, n - f, mb, 1);
+        return;
+    }
     for (int64_t f = full; f < n; f += TGC_VLANES) {
         int64_t cols = n - f < TGC_VLANES ? n - f : TGC_VLANES;
         for (int64_t r0 = 0; r0 < j->rows; r0 += nv) {
@@ -209,7 +231,7 @@ static inline __attribute__((always_inline)) void cr_rows(const tgc_conv_rows_jo
                 o[v] = out + r * j->out_rs + f;
             }
 #if TGC_VBYTES >= 32
-            if (cols <= TGC_VLANES / 2) {
+            if (cols <= TGC_VLANES / 2 && !j->exact) {
                 cr_tile_half(j, w, bias, in, o, cols, mb, nv);
                 continue;
             }

@@ -254,6 +254,11 @@ static void test_grouped_and_few_channels(void) {
         {1, 3, 20, 45, 47, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, false, true, 1},     /* ResNet's 7x7 stem */
         {1, 16, 24, 20, 21, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 on 16 channels */
         {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
+        {1, 24, 20, 50, 37, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 in bands, tails */
+        {1, 7, 9, 3, 22, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},       /* 1x1, 66: a short tail */
+        {1, 8, 12, 1, 70, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, true, true, 1},       /* 1-D 1x1 */
+        {1, 16, 24, 9, 9, 1, 1, 2, 2, 1, 1, {0, 0, 0, 0}, false, true, 1},      /* 1x1 at stride 2: packed */
+        {1, 16, 24, 9, 9, 1, 1, 1, 1, 1, 1, {1, 0, 0, 1}, false, true, 1},      /* 1x1 with pads: packed */
         {1, 5, 7, 13, 12, 3, 3, 1, 2, 2, 1, {2, 1, 2, 0}, false, true, 1},      /* dilated, strided */
         {1, 1, 40, 1, 500, 1, 10, 1, 5, 1, 1, {0, 0, 0, 0}, true, true, 1},     /* 1-D, one piece: channels split */
         {2, 2, 13, 1, 300, 1, 7, 1, 2, 1, 1, {0, 3, 0, 3}, true, true, 1},      /* split 8 + 5 */
