@@ -8,7 +8,12 @@
  * weight per channel and mb * nv multiply-adds, so each load feeds mb
  * multiply-adds and each output is stored once. Tiles: 4 channels x 2
  * vectors, 2 x 3, 1 x 4 (at most 8 accumulators, within AVX2's 16
- * registers beside the loads). A row's last columns (fewer than a tile)
+ * registers beside the loads), and with AVX-512's 32 registers 8 x 2
+ * first (16 accumulators; the node alone, 1 thread: 16 -> 64 channels
+ * 3x3 over 55x55 348 -> 309 us, the 3 -> 64 stem at stride 2 over 224x224
+ * 272 -> 260, 4 groups of 16 over 56x56 372 -> 331; 8 x 3 was behind on
+ * rows 28 wide). The channel loops are unrolled 8 deep: left rolled, GCC
+ * keeps the accumulators on the stack, at half the speed. A row's last columns (fewer than a tile)
  * take a vector at a time, nv rows side by side so that the chains of
  * multiply-adds stay independent; a last part of at most half a vector
  * runs at half width (AVX-512: 8 lanes, AVX2: 4); partial vectors are
@@ -25,7 +30,7 @@
 #include <string.h>
 
 /* The biggest tile: mb channels x nv vectors. */
-#define CR_MB 4
+#define CR_MB 8
 #define CR_NV 4
 
 /* out[0..k) = the first k lanes of v (0 <= k <= TGC_VLANES). */
@@ -75,7 +80,7 @@ static inline __attribute__((always_inline)) void cr_tile(const tgc_conv_rows_jo
                                                           float *const *out, int64_t cols, const int mb,
                                                           const int nv) {
     tgc_vf acc[CR_MB][CR_NV];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int k = 0; k < mb; k++) {
         tgc_vf b = tgc_vf_splat(bias != NULL ? bias[k] : 0.0f);
 #pragma GCC unroll 4
@@ -88,7 +93,7 @@ static inline __attribute__((always_inline)) void cr_tile(const tgc_conv_rows_jo
 #pragma GCC unroll 4
         for (int v = 0; v < nv; v++)
             x[v] = cols < TGC_VLANES && j->exact ? cr_load_n(in[v] + o, cols) : tgc_vf_load(in[v] + o);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int k = 0; k < mb; k++) {
             tgc_vf wk = tgc_vf_splat(w[k * taps + t]);
 #pragma GCC unroll 4
@@ -97,18 +102,18 @@ static inline __attribute__((always_inline)) void cr_tile(const tgc_conv_rows_jo
     }
     if (j->clamp) {
         tgc_vf lo = tgc_vf_splat(j->lo), hi = tgc_vf_splat(j->hi);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int k = 0; k < mb; k++)
 #pragma GCC unroll 4
             for (int v = 0; v < nv; v++) acc[k][v] = cr_clamp(acc[k][v], lo, hi);
     }
     if (cols >= TGC_VLANES) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int k = 0; k < mb; k++)
 #pragma GCC unroll 4
             for (int v = 0; v < nv; v++) tgc_vf_store(out[v] + k * j->out_cs, acc[k][v]);
     } else {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int k = 0; k < mb; k++)
 #pragma GCC unroll 4
             for (int v = 0; v < nv; v++) cr_store_n(out[v] + k * j->out_cs, acc[k][v], cols);
@@ -149,7 +154,7 @@ static inline __attribute__((always_inline)) void cr_tile_half(const tgc_conv_ro
                                                                float *const *out, int64_t cols, const int mb,
                                                                const int nv) {
     cr_half acc[CR_MB][CR_NV];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int k = 0; k < mb; k++) {
         cr_half b = CR_HALF_SPLAT(bias != NULL ? bias[k] : 0.0f);
 #pragma GCC unroll 4
@@ -161,7 +166,7 @@ static inline __attribute__((always_inline)) void cr_tile_half(const tgc_conv_ro
         cr_half x[CR_NV];
 #pragma GCC unroll 4
         for (int v = 0; v < nv; v++) x[v] = CR_HALF_LOAD(in[v] + o);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int k = 0; k < mb; k++) {
             cr_half wk = CR_HALF_SPLAT(w[k * taps + t]);
 #pragma GCC unroll 4
@@ -170,12 +175,12 @@ static inline __attribute__((always_inline)) void cr_tile_half(const tgc_conv_ro
     }
     if (j->clamp) {
         cr_half lo = CR_HALF_SPLAT(j->lo), hi = CR_HALF_SPLAT(j->hi);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int k = 0; k < mb; k++)
 #pragma GCC unroll 4
             for (int v = 0; v < nv; v++) acc[k][v] = CR_HALF_CLAMP(acc[k][v], lo, hi);
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int k = 0; k < mb; k++)
 #pragma GCC unroll 4
         for (int v = 0; v < nv; v++) CR_HALF_STORE_N(out[v] + k * j->out_cs, acc[k][v], cols);
@@ -252,9 +257,19 @@ static void cr_rows_1(const tgc_conv_rows_job *j, const float *w, const float *b
     cr_rows(j, w, b, o, 1, 4);
 }
 
-/* The job's channels in tiles of 4, then 2, then 1. */
+#if TGC_VBYTES == 64
+static void cr_rows_8(const tgc_conv_rows_job *j, const float *w, const float *b, float *o) {
+    cr_rows(j, w, b, o, 8, 2);
+}
+#endif
+
+/* The job's channels in tiles of 8 (AVX-512), 4, 2, then 1. */
 static void cr_run(const tgc_conv_rows_job *j) {
     int64_t k = 0;
+#if TGC_VBYTES == 64
+    for (; k + 8 <= j->mb; k += 8)
+        cr_rows_8(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
+#endif
     for (; k + 4 <= j->mb; k += 4)
         cr_rows_4(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
     for (; k + 2 <= j->mb; k += 2)
