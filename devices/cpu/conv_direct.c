@@ -28,8 +28,8 @@
  *      alone, 1 thread, AVX-512: 32 -> 16 over 112x112 109 -> 86 us, 16 ->
  *      48 135 -> 129, 48 -> 24 over 56x56 63 -> 55; ORT 78, 97, 47).
  *   2. Compute. y[k][r][f] = bias[k] + sum over taps t of w[k][t] *
- *      block[r * pitch + off[t] + f], 1, 2 or 4 output channels by up to 4
- *      vectors in registers (a channel multiplier or a group's outputs
+ *      block[r * pitch + off[t] + f], 1, 2, 4 or (AVX-512) 8 output
+ *      channels by up to 4 vectors in registers (a channel multiplier or a group's outputs
  *      share each load).
  *      Depthwise windows of 3x3, 5x5 and 7x7 at stride 1 and 3x3 and 5x5
  *      at stride 2 (one input channel a job) take tgc_conv_isa.dw_rows:

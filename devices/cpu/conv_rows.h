@@ -10,12 +10,14 @@
  * vectors, 2 x 3, 1 x 4 (at most 8 accumulators, within AVX2's 16
  * registers beside the loads), and with AVX-512's 32 registers 8 x 2
  * first (16 accumulators; the node alone, 1 thread: 16 -> 64 channels
- * 3x3 over 55x55 348 -> 309 us, the 3 -> 64 stem at stride 2 over 224x224
- * 272 -> 260, 4 groups of 16 over 56x56 372 -> 331; 8 x 3 was behind on
- * rows 28 wide). The channel loops are unrolled 8 deep: left rolled, GCC
- * keeps the accumulators on the stack, at half the speed. A row's last columns (fewer than a tile)
- * take a vector at a time, nv rows side by side so that the chains of
- * multiply-adds stay independent; a last part of at most half a vector
+ * 3x3 over 55x55 348 -> 309 us, the 3 -> 64 stem at stride 2 over
+ * 224x224 272 -> 260, 4 groups of 16 over 56x56 372 -> 331; 8 x 3 was
+ * behind on rows 28 wide). The channel loops are unrolled 8 deep: left
+ * rolled, GCC keeps the accumulators on the stack, at half the speed.
+ * A row's last columns (fewer than a tile) take a vector at a time, nv
+ * rows side by side so that the chains of multiply-adds stay
+ * independent (one long row: its last whole vectors as one narrower
+ * tile); a last part of at most half a vector
  * runs at half width (AVX-512: 8 lanes, AVX2: 4); partial vectors are
  * stored through a mask. Every lane computes its output the same way (the
  * bias, then the taps in order by tgc_vmuladd), so an output's bits do not
