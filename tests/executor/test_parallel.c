@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SOAK_RUNS 200
@@ -336,9 +337,72 @@ static void test_trace_has_nodes_flows_and_counters(void) {
     tgc_graph_free(g);
 }
 
+/* A chain of 300 nodes run 20 times: 12000 events, several of the
+ * trace's blocks, and more names than its string table first holds; every
+ * node of every step must be in the file once, under its own name. */
+static void test_a_long_trace_keeps_every_event(void) {
+    enum { NODES = 300, RUNS = 20 };
+    char yaml[] = "/tmp/tgc-chain-XXXXXX";
+    int fd = mkstemp(yaml);
+    CU_ASSERT_FATAL(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "format: tgc/1\nname: chain\ninputs:\n  - {name: x, dtype: float32, shape: [2, 3]}\n");
+    fprintf(f, "outputs: [n%d]\nnodes:\n", NODES - 1);
+    fprintf(f, "  - {name: n0, op: Neg, inputs: [x]}\n");
+    for (int i = 1; i < NODES; i++) fprintf(f, "  - {name: n%d, op: Neg, inputs: [n%d]}\n", i, i - 1);
+    fclose(f);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL(tgc_graph_load(yaml, d, &g), TGC_OK);
+    if (g == NULL) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    remove(yaml);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_session *s = open_session(g, "cpu", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(tgc_session_trace_start(s), TGC_OK);
+    tgc_tensor *x;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){2, 3}, NULL, &x), TGC_OK);
+    const char *names[] = {"x"};
+    for (int r = 0; r < RUNS; r++) {
+        tgc_tensor *y = NULL;
+        CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, &x, &y, NULL), TGC_OK);
+        tgc_tensor_release(y);
+    }
+    char path[] = "/tmp/tgc-trace-XXXXXX";
+    fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_EQUAL(tgc_session_trace_write(s, path, NULL), TGC_OK);
+    f = fopen(path, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    size_t size = (size_t)8 << 20;
+    char *text = calloc(1, size);
+    size_t n = fread(text, 1, size - 1, f);
+    fclose(f);
+    remove(path);
+    CU_ASSERT(n > 0 && n < size - 1);
+    int *seen = calloc(NODES, sizeof *seen);
+    for (const char *p = text; (p = strstr(p, "\"name\":\"n")) != NULL; p++) {
+        int i = -1, used = 0;
+        if (sscanf(p, "\"name\":\"n%d\",\"cat\":\"Neg\"%n", &i, &used) == 1 && used > 0 && i >= 0 && i < NODES)
+            seen[i]++;
+    }
+    int wrong = 0;
+    for (int i = 0; i < NODES; i++) wrong += seen[i] != RUNS;
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"outputs\":\"float32 [2, 3]\""));
+    free(seen);
+    free(text);
+    tgc_tensor_release(x);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+}
+
 TGC_TEST_MAIN("parallel executor",
               {"a failing node aborts the step across devices", test_failing_node_aborts_the_step_across_devices},
               {"the hook is read when the session is made", test_the_hook_is_read_when_the_session_is_made},
               {"results are bitwise identical", test_results_are_bitwise_identical},
               {"a thousand runs do not grow", test_a_thousand_runs_do_not_grow},
-              {"the trace has nodes, flows and counters", test_trace_has_nodes_flows_and_counters})
+              {"the trace has nodes, flows and counters", test_trace_has_nodes_flows_and_counters},
+              {"a long trace keeps every event", test_a_long_trace_keeps_every_event})
