@@ -288,6 +288,25 @@ static void test_a_thousand_runs_do_not_grow(void) {
 
 /* ---- trace ---------------------------------------------------------------- */
 
+/* s's trace as written to a file, read back whole (NUL-terminated, to be
+ * freed), or NULL when writing fails or the file has max_bytes or more. */
+static char *written_trace(tgc_session *s, size_t max_bytes) {
+    char path[] = "/tmp/tgc-trace-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return NULL;
+    close(fd);
+    char *text = calloc(1, max_bytes);
+    FILE *f = text != NULL && tgc_session_trace_write(s, path, NULL) == TGC_OK ? fopen(path, "r") : NULL;
+    size_t n = f != NULL ? fread(text, 1, max_bytes - 1, f) : 0;
+    if (f != NULL) fclose(f);
+    remove(path);
+    if (n == 0 || n == max_bytes - 1) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 static void test_trace_has_nodes_flows_and_counters(void) {
     tgc_graph *g = load("tests/data/exec/two_devices.yaml");
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
@@ -299,16 +318,8 @@ static void test_trace_has_nodes_flows_and_counters(void) {
     const char *names[] = {"x"};
     tgc_tensor *y = NULL;
     CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, &x, &y, NULL), TGC_OK);
-    char path[] = "/tmp/tgc-trace-XXXXXX";
-    int fd = mkstemp(path);
-    CU_ASSERT_FATAL(fd >= 0);
-    CU_ASSERT_EQUAL(tgc_session_trace_write(s, path, NULL), TGC_OK);
-    FILE *f = fopen(path, "r");
-    char *text = calloc(1, 1 << 20);
-    size_t n = fread(text, 1, (1 << 20) - 1, f);
-    fclose(f);
-    remove(path);
-    CU_ASSERT(n > 0);
+    char *text = written_trace(s, (size_t)1 << 20);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"traceEvents\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "{\"name\":\"cpu0\"}"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "{\"name\":\"cpu1\"}"));
@@ -369,19 +380,8 @@ static void test_a_long_trace_keeps_every_event(void) {
         CU_ASSERT_EQUAL(tgc_session_run(s, 1, names, &x, &y, NULL), TGC_OK);
         tgc_tensor_release(y);
     }
-    char path[] = "/tmp/tgc-trace-XXXXXX";
-    fd = mkstemp(path);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    CU_ASSERT_EQUAL(tgc_session_trace_write(s, path, NULL), TGC_OK);
-    f = fopen(path, "r");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    size_t size = (size_t)8 << 20;
-    char *text = calloc(1, size);
-    size_t n = fread(text, 1, size - 1, f);
-    fclose(f);
-    remove(path);
-    CU_ASSERT(n > 0 && n < size - 1);
+    char *text = written_trace(s, (size_t)8 << 20);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     int *seen = calloc(NODES, sizeof *seen);
     for (const char *p = text; (p = strstr(p, "\"name\":\"n")) != NULL; p++) {
         int i = -1, used = 0;
