@@ -10,8 +10,9 @@
  * their strings (370 bytes) in one array grown by realloc, whose copies
  * and first touches of its pages cost the run. `tgc run --threads cpu=1`,
  * 4 interleaved runs, wall per run with --trace (without it): MNASNet
- * (230 events a run) 5.7-7.6 -> 5.1-5.7 ms (4.6-4.8), MobileNetV3-Small
- * 2.24-2.45 -> 1.59-1.64 (1.30-1.34). */
+ * (208 nodes a run, each a node event and a counter) 5.7-7.6 -> 5.1-5.7
+ * ms (4.6-4.8), MobileNetV3-Small (230 nodes) 2.24-2.45 -> 1.59-1.64
+ * (1.30-1.34). */
 #include "executor/trace.h"
 
 #include "devices/device.h"
