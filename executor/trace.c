@@ -12,7 +12,8 @@
  * 4 interleaved runs, wall per run with --trace (without it): MNASNet
  * (208 nodes a run, each a node event and a counter) 5.7-7.6 -> 5.1-5.7
  * ms (4.6-4.8), MobileNetV3-Small (230 nodes) 2.24-2.45 -> 1.59-1.64
- * (1.30-1.34). */
+ * (1.30-1.34); at 2 threads MobileNetV3-Small 2.49-2.56 -> 1.65-1.83
+ * (1.29-1.35). */
 #include "executor/trace.h"
 
 #include "devices/device.h"
@@ -109,16 +110,21 @@ static void slot_put(uint32_t *slots, uint32_t n_slots, const char *s, uint32_t 
     slots[i] = id;
 }
 
-/* The id of string s, interned on first sight; 0 ("") for "" or when
- * memory runs out. Call with t->lock held. */
+/* Strings a trace interns at most: the table's sizes (twice this, a power
+ * of two) and ids stay within uint32_t. Past it, a string reads as "". */
+#define MAX_STRINGS ((uint32_t)1 << 30)
+
+/* The id of string s, interned on first sight; 0 ("") for "", when memory
+ * runs out or past MAX_STRINGS. Call with t->lock held. */
 static uint32_t intern(tgc_trace *t, const char *s) {
     if (s == NULL || s[0] == '\0') return 0;
     if (t->n_slots > 0)
         for (uint32_t i = (uint32_t)str_hash(s) & (t->n_slots - 1); t->slots[i] != 0; i = (i + 1) & (t->n_slots - 1))
             if (strcmp(t->strings[t->slots[i]], s) == 0) return t->slots[i];
+    if (t->n_strings == MAX_STRINGS) return 0;
     if (t->n_strings == 0 || t->n_strings == t->strings_cap) { /* entry 0 is "" */
         uint32_t cap = t->strings_cap ? t->strings_cap * 2 : 256;
-        char **grown = cap > t->strings_cap ? tgc_realloc(t->strings, (size_t)cap * sizeof *grown) : NULL;
+        char **grown = tgc_realloc(t->strings, (size_t)cap * sizeof *grown);
         if (grown == NULL) return 0;
         t->strings = grown;
         t->strings_cap = cap;
