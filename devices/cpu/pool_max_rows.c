@@ -2,6 +2,8 @@
  * columns. */
 #include "devices/cpu/pool_max_rows.h"
 
+#include "devices/cpu/ew.h"
+#include "devices/cpu/pool_isa.h"
 #include "devices/cpu/pool_max_rule.h"
 #include "devices/cpu/target_clones.h"
 
@@ -38,7 +40,9 @@ typedef struct rows_pool {
     int64_t slot_floats;      /* a thread's scratch: row buffer, phases, an output row */
     int64_t planes, planes_per_piece;
     bool flat;                /* stride 1 and OW == W: a plane at a time (pool_plane_flat) */
-    bool pairs;               /* column stride 2, 2 or 3 columns: rows in registers (row_pairs) */
+    bool pairs;               /* column stride 2, 2 or 3 columns: rows in registers (pairs_run) */
+    const tgc_pool_isa *isa;  /* pairs_run's kernel */
+    int64_t blocks;           /* its blocks a row: OW / lanes, rounded up */
     float *scratch;
 } rows_pool;
 
@@ -90,76 +94,48 @@ INLINE void split_phases(float *restrict ph, const float *restrict r, int64_t s,
 
 /* ---- Stride 2 over 2 or 3 columns, in registers ---------------------------------- */
 
-/* 8 float32 lanes and 8 int32 lanes (GCC's vector extensions: one AVX2
- * register, two SSE2 ones). Helpers are macros: a function taking or
- * returning a 32-byte vector changes the ABI by ISA. */
-typedef float pv_f __attribute__((vector_size(32)));
-typedef int32_t pv_i __attribute__((vector_size(32)));
-#define PV_LANES 8
-
-#define PV_LOAD(p) ({ pv_f v_; memcpy(&v_, (p), sizeof v_); v_; })
-#define PV_STORE(p, v) do { pv_f v_ = (v); memcpy((p), &v_, sizeof v_); } while (0)
-/* Lane by lane, m ? a : b (m: -1 or 0 per lane, as comparisons give). */
-#define PV_SEL(m, a, b) ((pv_f)(((pv_i)(a) & (m)) | ((pv_i)(b) & ~(m))))
-/* MaxPool's rule lane by lane (pool_max_rule.h). */
-#define PV_MAX(v, e) TGC_POOL_MAX_VF(pv_f, pv_i, v, e)
-
-/* The maximum over k rows (a row stride ld apart) of the 8 floats at p, rows in order. */
-#define PV_ROWS(p, ld, k) ({                                               \
-    pv_f pv_m = PV_LOAD(p);                                                \
-    for (int64_t pv_r = 1; pv_r < (k); pv_r++) pv_m = PV_MAX(PV_LOAD((p) + pv_r * (ld)), pv_m); \
-    pv_m; })
-
-/* v with -inf in the lanes whose column c0 + lane is outside [0, wd). */
-#define PV_INSIDE(v, c0, wd) ({                                            \
-    pv_i pv_col = (pv_i){0, 1, 2, 3, 4, 5, 6, 7} + (int32_t)(c0);         \
-    pv_f pv_x = (v);                                                       \
-    PV_SEL((pv_col >= 0) & (pv_col < (int32_t)(wd)), pv_x, (pv_f){0} - INFINITY); })
-
-/* Output row oh of plane xp into yr [OW] at column stride 2 over kw = 2 or
- * 3 columns, 8 outputs a block, without the row buffer: each block's 24
- * input columns (3 vectors, the first the previous block's third) reduced
- * over the window's rows in registers, split into even and odd columns by
- * shuffles, the taps' maximum in tap order, so each output is the one
- * pool_plane computes, bit for bit.
- * Columns outside the row (pads) become -inf in the lanes; a block past
- * OW is written through out (the thread's scratch, OW rounded up to 16)
- * where it would pass the plane. Returns false, having written nothing,
- * when a load would fall outside X (the first or last rows of X): then
- * the row buffer's way runs. */
-static inline __attribute__((always_inline)) bool row_pairs(const rows_pool *rp, const float *xp, float *yp,
-                                                            float *out, int64_t oh) {
-    const tgc_window *w = rp->w;
-    int64_t h = w->in[0], wd = w->in[1], kh = w->kernel[0], kw = w->kernel[1], ow = w->out[1];
-    int64_t r0 = oh * w->strides[0] - w->pads[0], lo = r0 < 0 ? -r0 : 0, hi = h - r0 < kh ? h - r0 : kh;
-    int64_t pl = w->pads[1], blocks = (ow + PV_LANES - 1) / PV_LANES, k = hi - lo;
-    const float *first = xp + (r0 + lo) * wd;
-    /* the loads span first - pl .. the last row's column 16 * (blocks - 1) - pl + 24 */
-    int64_t at = first - rp->x; /* X's float where the window's first row starts */
-    if (at - pl < 0 || at + (k - 1) * wd + 2 * PV_LANES * (blocks - 1) - pl + 3 * PV_LANES > rp->x_floats)
-        return false;
-    float *yr = yp + oh * ow;
-    bool direct = (oh + 1) * ow + blocks * PV_LANES - ow <= w->out[0] * ow;
-    float *dst = direct ? yr : out;
-    pv_f a = PV_ROWS(first - pl, wd, k); /* a block's first 8 columns: the last block's third 8 */
-    if (pl > 0 || PV_LANES > wd) a = PV_INSIDE(a, -pl, wd);
-    for (int64_t b = 0; b < blocks; b++) {
-        int64_t c0 = 2 * PV_LANES * b - pl;
-        const float *p = first + c0;
-        pv_f bv = PV_ROWS(p + PV_LANES, wd, k), cv = PV_ROWS(p + 2 * PV_LANES, wd, k);
-        if (c0 + PV_LANES < 0 || c0 + 3 * PV_LANES > wd) {
-            bv = PV_INSIDE(bv, c0 + PV_LANES, wd);
-            cv = PV_INSIDE(cv, c0 + 2 * PV_LANES, wd);
-        }
-        pv_f even = __builtin_shufflevector(a, bv, 0, 2, 4, 6, 8, 10, 12, 14);
-        pv_f odd = __builtin_shufflevector(a, bv, 1, 3, 5, 7, 9, 11, 13, 15);
-        pv_f m = PV_MAX(odd, even);
-        if (kw == 3) m = PV_MAX(__builtin_shufflevector(even, cv, 1, 2, 3, 4, 5, 6, 7, 8), m);
-        PV_STORE(dst + PV_LANES * b, m);
-        a = cv;
+/* The register kernel for rows of ow outputs: of the ISAs up to the one
+ * the elementwise loops run (ew_dispatch.c's cpuid choice, TGC_CPU_ISA
+ * included), the widest whose block ow fills, else the narrowest (AlexNet's
+ * [1, 256, 6, 6] pool at 16 lanes read 48 columns a row for 13). */
+static const tgc_pool_isa *pool_isa(int64_t ow) {
+    const tgc_pool_isa *const all[] = {&tgc_pool_isa_sse2, &tgc_pool_isa_avx2, &tgc_pool_isa_avx512};
+    const char *running = tgc_cpu_ew_loops()->isa;
+    const tgc_pool_isa *pick = all[0];
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (all[i]->lanes <= ow) pick = all[i];
+        if (strcmp(all[i]->isa, running) == 0) break;
     }
-    if (!direct) memcpy(yr, out, (size_t)ow * sizeof *out);
-    return true;
+    return pick;
+}
+
+/* Output rows of plane xp from oh on at column stride 2 over kw = 2 or 3
+ * columns, by the ISA's register kernel (pool_pairs.h): the run of rows
+ * whose windows are whole, whose loads stay inside X and whose blocks
+ * past OW stay inside the plane (the next rows overwrite them) straight
+ * into Y, else row oh alone through out (the thread's scratch, OW rounded
+ * up to 16). Returns the rows done, 0 when row oh must take the row
+ * buffer's way: a load would fall outside X (the first or last rows of
+ * X), or the kernel read a NaN there (MaxPool's rule then decides which
+ * maximum is kept). */
+static int64_t pairs_run(const rows_pool *rp, const float *xp, float *yp, float *out, int64_t oh) {
+    const tgc_window *w = rp->w;
+    int64_t h = w->in[0], wd = w->in[1], kh = w->kernel[0], kw = w->kernel[1], oh_count = w->out[0], ow = w->out[1];
+    int64_t sh = w->strides[0], pt = w->pads[0], pl = w->pads[1], lanes = rp->isa->lanes, blocks = rp->blocks;
+    /* a row's loads span its window's first row from column -pl to its last row's column reach - 1 */
+    int64_t reach = 2 * lanes * (blocks - 1) - pl + 3 * lanes;
+    int64_t r0 = oh * sh - pt, lo = r0 < 0 ? -r0 : 0, hi = h - r0 < kh ? h - r0 : kh, k = hi - lo;
+    int64_t at = (xp - rp->x) + (r0 + lo) * wd; /* X's float where the window's first row starts */
+    if (at - pl < 0 || at + (k - 1) * wd + reach > rp->x_floats) return 0;
+    int64_t end = oh;
+    while (k == kh && end < oh_count && end * sh - pt + kh <= h &&
+           at + (end - oh) * sh * wd + (kh - 1) * wd + reach <= rp->x_floats &&
+           (end + 1) * ow + blocks * lanes - ow <= oh_count * ow)
+        end++;
+    if (end > oh) return rp->isa->pairs_rows(rp->x + at, sh * wd, yp + oh * ow, ow, end - oh, wd, pl, kw, blocks, k);
+    if (rp->isa->pairs_rows(rp->x + at, 0, out, 0, 1, wd, pl, kw, blocks, k) == 0) return 0;
+    memcpy(yp + oh * ow, out, (size_t)ow * sizeof *out);
+    return 1;
 }
 
 /* ---- Any stride, through the row buffer ------------------------------------------- */
@@ -173,7 +149,11 @@ TGC_CPU_CLONES static void pool_plane(const rows_pool *rp, const float *xp, floa
     float *row = scratch, *phases = row + rp->row_floats, *out = phases + sw * rp->phase_len;
     const float *taps[64];
     for (int64_t oh = 0; oh < w->out[0]; oh++) {
-        if (rp->pairs && row_pairs(rp, xp, yp, out, oh)) continue;
+        int64_t done = rp->pairs ? pairs_run(rp, xp, yp, out, oh) : 0;
+        if (done > 0) {
+            oh += done - 1;
+            continue;
+        }
         /* the window's rows inside the input, reduced into row[pl, pl + n) */
         int64_t r0 = oh * sh - pt, lo = r0 < 0 ? -r0 : 0, hi = h - r0 < kh ? h - r0 : kh;
         const float *first = xp + (r0 + lo) * wd;
@@ -283,7 +263,9 @@ static bool plan(const tgc_window *w, rows_pool *rp) {
     if (!tgc_checked_mul_i64(w->out[0], kh * rp->used_round + (sw > 1 ? 2 * sw * rp->phase_len : 0) +
                                             kw * rp->out_round, &reads_plane))
         reads_plane = INT64_MAX;
-    rp->pairs = sw == 2 && (kw == 2 || kw == 3); /* out_round >= OW rounded to PV_LANES: row_pairs' out */
+    rp->pairs = sw == 2 && (kw == 2 || kw == 3); /* out_round >= OW rounded to lanes: pairs_run's out */
+    rp->isa = pool_isa(w->out[1]);
+    rp->blocks = (w->out[1] + rp->isa->lanes - 1) / rp->isa->lanes;
     /* stride 1, OW == W (so pl + pr == kw - 1): a plane at a time, its
      * rows' maxima [OH, W] with pl floats before and pr after */
     rp->flat = w->strides[0] == 1 && sw == 1 && w->out[1] == w->in[1] && pl < kw &&

@@ -12,12 +12,4 @@
 
 #define TGC_POOL_MAX_F32(v, e) ((v) != (v) ? (v) : (v) > (e) ? (v) : (e))
 
-/* The same rule lane by lane on GCC vector-extension floats (C has no
- * vector ?:): a select of v where v is a NaN or greater, else e. VI is the
- * integer vector type of the same lanes (comparisons give -1 or 0). */
-#define TGC_POOL_MAX_VF(VF, VI, v, e) ({                                              \
-    VF pm_v_ = (v), pm_e_ = (e);                                                     \
-    VI pm_m_ = (pm_v_ != pm_v_) | (pm_v_ > pm_e_);                                    \
-    (VF)(((VI)pm_v_ & pm_m_) | ((VI)pm_e_ & ~pm_m_)); })
-
 #endif

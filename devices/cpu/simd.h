@@ -24,6 +24,7 @@
 
 #include "support/half.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -80,6 +81,38 @@ static inline tgc_vf tgc_vmuladd(tgc_vf a, tgc_vf b, tgc_vf c) {
 /* Lane i: a[i] where m[i] is -1 (all bits), b[i] where it is 0. */
 static inline tgc_vf tgc_vsel(tgc_vi m, tgc_vf a, tgc_vf b) {
     return (tgc_vf)(((tgc_vu)m & (tgc_vu)a) | (~(tgc_vu)m & (tgc_vu)b));
+}
+
+/* v > e ? v : e lane by lane, and e where either is a NaN: x86's MAXPS
+ * with v as its first operand (a NaN already in e carries on, one in v is
+ * dropped; of two equal lanes, +0 and -0 included, e's is kept). One
+ * instruction where MaxPool's rule (pool_max_rule.h) takes four; callers
+ * that need the rule check v for NaNs themselves. */
+static inline tgc_vf tgc_vmax_keep(tgc_vf v, tgc_vf e) {
+#if TGC_VBYTES == 64
+    return (tgc_vf)_mm512_max_ps((__m512)v, (__m512)e);
+#elif TGC_VBYTES == 32
+    return (tgc_vf)_mm256_max_ps((__m256)v, (__m256)e);
+#elif defined(__SSE2__)
+    return (tgc_vf)_mm_max_ps((__m128)v, (__m128)e);
+#else
+    return tgc_vsel(v > e, v, e);
+#endif
+}
+
+/* Whether any lane of m is non-zero. */
+static inline bool tgc_vi_any(tgc_vi m) {
+#if TGC_VBYTES == 64
+    return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0;
+#elif TGC_VBYTES == 32
+    return !_mm256_testz_si256((__m256i)m, (__m256i)m);
+#elif defined(__SSE2__)
+    return _mm_movemask_epi8((__m128i)m) != 0;
+#else
+    int32_t any = 0;
+    for (int i = 0; i < TGC_VLANES; i++) any |= m[i];
+    return any != 0;
+#endif
 }
 
 /* The bits of a float vector as unsigned lanes, and back. */

@@ -1,0 +1,10 @@
+/* MaxPool's register kernel for SSE2 (16-byte vectors, the x86-64 baseline), compiled
+ * with that ISA's flags (CMakeLists.txt): pool_pairs.h, in the table
+ * devices/cpu/pool_isa.h declares. */
+#include "devices/cpu/pool_pairs.h"
+
+const tgc_pool_isa tgc_pool_isa_sse2 = {
+    .isa = TGC_ISA_NAME,
+    .lanes = TGC_VLANES,
+    .pairs_rows = pp_rows_run,
+};
