@@ -43,6 +43,7 @@ typedef struct rows_pool {
     bool pairs;               /* column stride 2, 2 or 3 columns: rows in registers (pairs_run) */
     const tgc_pool_isa *isa;  /* pairs_run's kernel */
     int64_t blocks;           /* its blocks a row: OW / lanes, rounded up */
+    const tgc_pool_isa *narrow; /* flat planes whose padded rows fit one vector: its narrow_plane, else NULL */
     float *scratch;
 } rows_pool;
 
@@ -94,19 +95,39 @@ INLINE void split_phases(float *restrict ph, const float *restrict r, int64_t s,
 
 /* ---- Stride 2 over 2 or 3 columns, in registers ---------------------------------- */
 
-/* The register kernel for rows of ow outputs: of the ISAs up to the one
- * the elementwise loops run (ew_dispatch.c's cpuid choice, TGC_CPU_ISA
- * included), the widest whose block ow fills, else the narrowest (AlexNet's
- * [1, 256, 6, 6] pool at 16 lanes read 48 columns a row for 13). */
-static const tgc_pool_isa *pool_isa(int64_t ow) {
-    const tgc_pool_isa *const all[] = {&tgc_pool_isa_sse2, &tgc_pool_isa_avx2, &tgc_pool_isa_avx512};
+/* The kernels' tables of the ISAs up to the one the elementwise loops run
+ * (ew_dispatch.c's cpuid choice, TGC_CPU_ISA included), narrowest first,
+ * into use: returns how many. */
+static int usable_isas(const tgc_pool_isa *use[3]) {
+    const tgc_pool_isa *const all[3] = {&tgc_pool_isa_sse2, &tgc_pool_isa_avx2, &tgc_pool_isa_avx512};
     const char *running = tgc_cpu_ew_loops()->isa;
-    const tgc_pool_isa *pick = all[0];
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        if (all[i]->lanes <= ow) pick = all[i];
-        if (strcmp(all[i]->isa, running) == 0) break;
+    int n = 0;
+    while (n < 3) {
+        use[n] = all[n];
+        if (strcmp(all[n++]->isa, running) == 0) break;
     }
+    return n;
+}
+
+/* The register kernel for rows of ow outputs: the widest usable ISA whose
+ * block ow fills, else the narrowest (AlexNet's [1, 256, 6, 6] pool at 16
+ * lanes read 48 columns a row for 13). */
+static const tgc_pool_isa *pairs_isa(int64_t ow) {
+    const tgc_pool_isa *use[3];
+    int n = usable_isas(use);
+    const tgc_pool_isa *pick = use[0];
+    for (int i = 0; i < n; i++)
+        if (use[i]->lanes <= ow) pick = use[i];
     return pick;
+}
+
+/* The narrowest usable ISA whose vector holds `floats` (a padded row), or NULL. */
+static const tgc_pool_isa *narrow_isa(int64_t floats) {
+    const tgc_pool_isa *use[3];
+    int n = usable_isas(use);
+    for (int i = 0; i < n; i++)
+        if (use[i]->lanes >= floats) return use[i];
+    return NULL;
 }
 
 /* Output rows of plane xp from oh on at column stride 2 over kw = 2 or 3
@@ -223,6 +244,17 @@ TGC_CPU_CLONES static void pool_plane_flat(const rows_pool *rp, const float *xp,
     }
 }
 
+/* Plane p (xp into yp) by the ISA's narrow kernel (pool_narrow.h), where
+ * its rows' reads stay inside X: false when pool_plane_flat must run. */
+static bool narrow_plane(const rows_pool *rp, int64_t p, const float *xp, float *yp) {
+    const tgc_window *w = rp->w;
+    int64_t h = w->in[0], wd = w->in[1], plane_in = h * wd, plane_out = w->out[0] * wd, pl = w->pads[1];
+    if (rp->narrow == NULL || p * plane_in - pl < 0 || (p + 1) * plane_in - wd - pl + rp->narrow->lanes > rp->x_floats)
+        return false;
+    /* its stores stay in the plane: another piece, on another thread, may hold the next one */
+    return rp->narrow->narrow_plane(xp, yp, plane_out, h, wd, w->kernel[0], w->kernel[1], w->pads[0], pl, w->out[0]);
+}
+
 static void pool_piece(void *arg, int64_t piece, int slot) {
     const rows_pool *rp = arg;
     const tgc_window *w = rp->w;
@@ -233,8 +265,8 @@ static void pool_piece(void *arg, int64_t piece, int slot) {
     for (int64_t p = p0; p < p1; p++) {
         const float *xp = rp->x + p * w->in[0] * w->in[1];
         float *yp = rp->y + p * w->out[0] * w->out[1];
-        if (rp->flat) pool_plane_flat(rp, xp, yp, scratch);
-        else pool_plane(rp, xp, yp, scratch);
+        if (rp->flat && !narrow_plane(rp, p, xp, yp)) pool_plane_flat(rp, xp, yp, scratch);
+        else if (!rp->flat) pool_plane(rp, xp, yp, scratch);
     }
 }
 
@@ -264,13 +296,15 @@ static bool plan(const tgc_window *w, rows_pool *rp) {
                                             kw * rp->out_round, &reads_plane))
         reads_plane = INT64_MAX;
     rp->pairs = sw == 2 && (kw == 2 || kw == 3); /* out_round >= OW rounded to lanes: pairs_run's out */
-    rp->isa = pool_isa(w->out[1]);
+    rp->isa = pairs_isa(w->out[1]);
     rp->blocks = (w->out[1] + rp->isa->lanes - 1) / rp->isa->lanes;
     /* stride 1, OW == W (so pl + pr == kw - 1): a plane at a time, its
      * rows' maxima [OH, W] with pl floats before and pr after */
+    rp->narrow = NULL;
     rp->flat = w->strides[0] == 1 && sw == 1 && w->out[1] == w->in[1] && pl < kw &&
                tgc_checked_mul_i64(w->out[0], w->in[1], &plane_floats) && plane_floats <= MAX_ROW_FLOATS;
     if (rp->flat) {
+        rp->narrow = narrow_isa(w->in[1] + kw - 1);
         if (plane_floats + kw > rp->slot_floats) rp->slot_floats = plane_floats + kw;
         reads_plane = plane_floats * (kh + kw);
     }

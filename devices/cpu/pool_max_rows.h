@@ -12,11 +12,16 @@
  * 64-byte vectors into scratch (no scalar remainders on short rows: 13,
  * 27 and 55 columns), and the OW outputs are copied out. At column
  * stride 2 over 2 or 3 columns (the pools after CNN stems and between
- * stages) a row's blocks of 8 outputs stay in registers instead: their
- * input columns reduced over the rows, split into even and odd columns by
- * shuffles, pads as -inf lanes (the same maxima in the same order). At stride 1 with
- * OW == W a whole plane goes at once: each tap one loop over a run of
- * rows or the whole plane, then the edge columns again.
+ * stages) a row's blocks of 4, 8 or 16 outputs stay in registers instead
+ * (pool_pairs.h, per vector ISA): their input columns reduced over the
+ * rows, split into even and odd columns by shuffles, pads as -inf lanes.
+ * At stride 1 with OW == W a whole plane goes at once: each tap one loop
+ * over a run of rows or the whole plane, then the edge columns again; or,
+ * where a padded row fits one vector (14x14 and 7x7 maps), row by row in
+ * registers (pool_narrow.h). The register kernels take each maximum with
+ * one MAXPS, which ignores a NaN in its new operand; a row or plane that
+ * read a NaN is computed again by the rule, so the maxima are the same,
+ * in the same order.
  *
  * The maximum is exact, so the result is the general path's (kernels_pool.c)
  * for every float but the sign of a zero maximum (a window holding both

@@ -19,22 +19,26 @@
 #include "devices/cpu/simd.h"
 
 #include <math.h>
+#include <string.h>
 
 #if TGC_VLANES == 16
 #define PP_IOTA 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
 #define PP_EVEN 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
 #define PP_ODD 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
 #define PP_NEXT 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
+#define PP_NEXT2 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17
 #elif TGC_VLANES == 8
 #define PP_IOTA 0, 1, 2, 3, 4, 5, 6, 7
 #define PP_EVEN 0, 2, 4, 6, 8, 10, 12, 14
 #define PP_ODD 1, 3, 5, 7, 9, 11, 13, 15
 #define PP_NEXT 1, 2, 3, 4, 5, 6, 7, 8
+#define PP_NEXT2 2, 3, 4, 5, 6, 7, 8, 9
 #else
 #define PP_IOTA 0, 1, 2, 3
 #define PP_EVEN 0, 2, 4, 6
 #define PP_ODD 1, 3, 5, 7
 #define PP_NEXT 1, 2, 3, 4
+#define PP_NEXT2 2, 3, 4, 5
 #endif
 
 #define PP_INLINE static inline __attribute__((always_inline))

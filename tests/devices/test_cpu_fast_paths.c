@@ -641,13 +641,17 @@ static float window_max(const float *plane, int64_t h, int64_t w, int64_t r0, in
 
 /* MaxPool over [1, planes, h, w] against window_max, bit for bit but for
  * the sign of a zero, alone and over a pool of 2 workers: a NaN every
- * nan_every floats (none for 0), -inf, ties, and +0 beside -0. */
+ * nan_every floats and one in a last row (none for 0), -inf, ties, and
+ * +0 beside -0. */
 static void max_pool_nans(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad, int64_t dil,
                           size_t nan_every) {
     size_t nx = (size_t)(planes * h * w);
     float *x = random_floats(nx, 21);
     for (size_t i = 3; i + 1 < nx; i += 29) x[i] = 0.0f, x[i + 1] = -0.0f;
     for (size_t i = 0; nan_every > 0 && i < nx; i += nan_every) x[i] = NAN;
+    /* and one in the middle plane's last row, never the first row a window
+     * reads (the last plane's rows may take the rule's way for their reads) */
+    if (nan_every > 0) x[(size_t)((planes + 1) / 2 * h * w - w / 2 - 1)] = NAN;
     for (size_t i = 5; i < nx; i += 41) x[i] = -INFINITY;
     for (size_t i = 9; i < nx; i += 13) x[i] = x[i - 1]; /* ties */
     int64_t ext = dil * (k - 1) + 1;
@@ -705,6 +709,7 @@ static void test_max_pool_2d(void) {
     max_pool_check(5, 20, 20, 1, 4, 0, 1);    /* 1x1 window, stride 4 */
     /* column stride 2 over 2 or 3 columns, in registers: */
     max_pool_check(9, 111, 111, 3, 2, 0, 1);  /* SqueezeNet's and AlexNet's pool, no pads */
+    max_pool_check(9, 14, 14, 3, 1, 1, 1);    /* stride 1, rows in one vector */
     max_pool_check(4, 23, 61, 3, 2, 1, 1);    /* pads as -inf lanes at both ends, a block past OW */
     max_pool_check(3, 27, 30, 2, 2, 0, 1);    /* 2x2 by 2 (VGG's) */
     max_pool_check(2, 6, 5, 3, 2, 2, 1);      /* rows narrower than a block, every block at an edge */
@@ -718,6 +723,13 @@ static void test_max_pool_2d(void) {
         max_pool_nans(3, 27, 30, 2, 2, 0, 1, nan_every);
         max_pool_nans(2, 6, 5, 3, 2, 2, 1, nan_every);
         max_pool_nans(4, 40, 33, 3, 2, 0, 1, nan_every);   /* 16 outputs: one whole block */
+        /* stride 1, a padded row in one vector (pool_narrow.h): */
+        max_pool_nans(9, 14, 14, 3, 1, 1, 1, nan_every);   /* GoogLeNet's 14x14: 16 lanes exactly */
+        max_pool_nans(7, 7, 7, 3, 1, 1, 1, nan_every);     /* 7x7 in 16 lanes */
+        max_pool_nans(5, 6, 6, 3, 1, 1, 1, nan_every);     /* 8 lanes */
+        max_pool_nans(6, 2, 2, 3, 1, 1, 1, nan_every);     /* 4 lanes */
+        max_pool_nans(3, 9, 12, 3, 1, 1, 1, nan_every);    /* taller than wide */
+        max_pool_nans(3, 10, 10, 5, 1, 2, 1, nan_every);   /* 5x5: the shifts through memory */
     }
 }
 
