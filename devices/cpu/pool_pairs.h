@@ -87,6 +87,9 @@ PP_INLINE tgc_vf pp_rows(const float *p, int64_t ld, int64_t k, pp_nan *nan) {
     return m;
 }
 
+/* One output row's blocks into dst (pairs_rows' row, its window's first
+ * input row at first): false when a NaN was read where it could decide an
+ * output. */
 PP_INLINE bool pp_blocks(const float *first, float *dst, int64_t wd, int64_t pl, int64_t kw, int64_t blocks,
                          int64_t k) {
     pp_nan nan = PP_NAN_NONE;
@@ -115,6 +118,7 @@ PP_INLINE bool pp_blocks(const float *first, float *dst, int64_t wd, int64_t pl,
     return !PP_NAN_ANY(nan);
 }
 
+/* pairs_rows' rows one after another, up to the first that read a NaN. */
 PP_INLINE int64_t pp_run(const float *first, int64_t step, float *dst, int64_t dst_step, int64_t rows, int64_t wd,
                          int64_t pl, int64_t kw, int64_t blocks, int64_t k) {
     for (int64_t i = 0; i < rows; i++)
