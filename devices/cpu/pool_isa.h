@@ -26,14 +26,15 @@ typedef struct tgc_pool_isa {
     int64_t (*pairs_rows)(const float *first, int64_t step, float *dst, int64_t dst_step, int64_t rows, int64_t wd,
                           int64_t pl, int64_t kw, int64_t blocks, int64_t k);
     /* One plane xp [h, wd] into yp [oh_count, wd] at stride 1 (both
-     * axes) over a kh x kw window with pads pt (top) and pl (left), when
-     * wd + kw - 1 <= lanes and pl < kw: reads, on each row of the plane,
-     * the `lanes` floats from column -pl (the caller keeps them inside the
-     * tensor) and writes, for each row r, yp[r * wd ..] up to `lanes`
-     * floats while r * wd + lanes <= y_room, else wd. Returns true when yp
-     * is, bit for bit, what MaxPool's rule gives over rows, then columns;
-     * false (yp holding other values) when a NaN was read where it could
-     * decide an output, or a window holds no input row. */
+     * axes) over a kh x kw window with pads pt (top) and pl (left), pl <
+     * kw, when its padded row takes nv = ceil((wd + kw - 1) / lanes) <= 4
+     * vectors: reads, on each row of the plane, the nv * lanes floats from
+     * column -pl (the caller keeps them inside the tensor) and writes, for
+     * each row r, yp[r * wd ..] in vectors while they stay below y_room,
+     * else up to wd. Returns true when yp is, bit for bit, what MaxPool's
+     * rule gives over rows, then columns; false (yp holding other values)
+     * when a NaN was read where it could decide an output, a window holds
+     * no input row, or the row takes more than 4 vectors. */
     bool (*narrow_plane)(const float *xp, float *yp, int64_t y_room, int64_t h, int64_t wd, int64_t kh, int64_t kw,
                          int64_t pt, int64_t pl, int64_t oh_count);
 } tgc_pool_isa;

@@ -43,7 +43,7 @@ typedef struct rows_pool {
     bool pairs;               /* column stride 2, 2 or 3 columns: rows in registers (pairs_run) */
     const tgc_pool_isa *isa;  /* pairs_run's kernel */
     int64_t blocks;           /* its blocks a row: OW / lanes, rounded up */
-    const tgc_pool_isa *narrow; /* flat planes whose padded rows fit one vector: its narrow_plane, else NULL */
+    const tgc_pool_isa *narrow; /* flat planes whose padded rows fit 4 vectors: its narrow_plane, else NULL */
     float *scratch;
 } rows_pool;
 
@@ -121,13 +121,14 @@ static const tgc_pool_isa *pairs_isa(int64_t ow) {
     return pick;
 }
 
-/* The narrowest usable ISA whose vector holds `floats` (a padded row), or NULL. */
+/* For a padded row of `floats` (pool_narrow.h): the narrowest usable ISA
+ * whose vector holds it, else the widest if 4 of its vectors do, else NULL. */
 static const tgc_pool_isa *narrow_isa(int64_t floats) {
     const tgc_pool_isa *use[3];
     int n = usable_isas(use);
     for (int i = 0; i < n; i++)
         if (use[i]->lanes >= floats) return use[i];
-    return NULL;
+    return 4 * use[n - 1]->lanes >= floats ? use[n - 1] : NULL;
 }
 
 /* Output rows of plane xp from oh on at column stride 2 over kw = 2 or 3
@@ -249,8 +250,9 @@ TGC_CPU_CLONES static void pool_plane_flat(const rows_pool *rp, const float *xp,
 static bool narrow_plane(const rows_pool *rp, int64_t p, const float *xp, float *yp) {
     const tgc_window *w = rp->w;
     int64_t h = w->in[0], wd = w->in[1], plane_in = h * wd, plane_out = w->out[0] * wd, pl = w->pads[1];
-    if (rp->narrow == NULL || p * plane_in - pl < 0 || (p + 1) * plane_in - wd - pl + rp->narrow->lanes > rp->x_floats)
-        return false;
+    if (rp->narrow == NULL) return false;
+    int64_t lanes = rp->narrow->lanes, reach = (wd + w->kernel[1] - 1 + lanes - 1) / lanes * lanes; /* a row's reads */
+    if (p * plane_in - pl < 0 || (p + 1) * plane_in - wd - pl + reach > rp->x_floats) return false;
     /* its stores stay in the plane: another piece, on another thread, may hold the next one */
     return rp->narrow->narrow_plane(xp, yp, plane_out, h, wd, w->kernel[0], w->kernel[1], w->pads[0], pl, w->out[0]);
 }

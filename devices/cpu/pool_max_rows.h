@@ -17,8 +17,8 @@
  * rows, split into even and odd columns by shuffles, pads as -inf lanes.
  * At stride 1 with OW == W a whole plane goes at once: each tap one loop
  * over a run of rows or the whole plane, then the edge columns again; or,
- * where a padded row fits one vector (14x14 and 7x7 maps), row by row in
- * registers (pool_narrow.h). The register kernels take each maximum with
+ * where a padded row fits 4 vectors (28x28, 14x14 and 7x7 maps), row by
+ * row in registers (pool_narrow.h). The register kernels take each maximum with
  * one MAXPS, which ignores a NaN in its new operand; a row or plane that
  * read a NaN is computed again by the rule, so the maxima are the same,
  * in the same order.

@@ -24,6 +24,7 @@
 #include "devices/cpu/dnnl_conv.h"
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
+#include "devices/cpu/pool_isa.h"
 #include "graph/elementwise.h"
 #include "support/alloc.h"
 
@@ -733,6 +734,53 @@ static void test_max_pool_2d(void) {
     }
 }
 
+/* The ISAs' tables this cpu runs (pool_isa.h), narrowest first. */
+static const tgc_pool_isa *runnable_pool_isa(int i) {
+    const tgc_pool_isa *all[3] = {&tgc_pool_isa_sse2, NULL, NULL};
+    int n = 1;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) all[n++] = &tgc_pool_isa_avx2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        all[n++] = &tgc_pool_isa_avx512;
+    return i < n ? all[i] : NULL;
+}
+
+/* narrow_plane of every ISA this cpu runs, on rows of 1 to 4 of its
+ * vectors, 3x3 with pads 1 and 5x5 with pads 2: true and window_max's
+ * values (either zero where +0 and -0 tie) without a NaN; false with a
+ * NaN in the last row, where no window reads it first. */
+static void test_max_pool_narrow_isas(void) {
+    for (int i = 0; runnable_pool_isa(i) != NULL; i++) {
+        const tgc_pool_isa *isa = runnable_pool_isa(i);
+        int64_t lanes = isa->lanes, widths[4] = {lanes - 2, lanes + 5, 3 * lanes - 2, 4 * lanes - 4};
+        for (int wi = 0; wi < 4; wi++)
+            for (int64_t k = 3; k <= 5; k += 2) {
+                int64_t wd = widths[wi] - (k - 3), h = 9, pad = k / 2, plane = h * wd;
+                if (wd < 2) continue; /* 4 lanes hold no row of a 5x5 window */
+                size_t n = (size_t)(3 * plane + 8 * lanes);
+                float *x = random_floats(n, 31), *y = malloc((size_t)plane * sizeof *y);
+                CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+                for (size_t e = 3; e + 1 < n; e += 29) x[e] = 0.0f, x[e + 1] = -0.0f;
+                const float *xp = x + plane; /* the middle plane: reads around it stay in x */
+                bool ok = isa->narrow_plane(xp, y, plane, h, wd, k, k, pad, pad, h);
+                int64_t wrong = 0;
+                for (int64_t r = 0; r < h; r++)
+                    for (int64_t c = 0; c < wd; c++) {
+                        float want = window_max(xp, h, wd, r - pad, c - pad, k, 1), got = y[r * wd + c];
+                        wrong += memcmp(&want, &got, sizeof got) != 0 && !(want == 0.0f && got == 0.0f);
+                    }
+                if (!ok || wrong != 0)
+                    printf("\n  %s: %lld wide, %lldx%lld: %s, %lld wrong", isa->isa, (long long)wd, (long long)k,
+                           (long long)k, ok ? "true" : "false", (long long)wrong);
+                CU_ASSERT(ok && wrong == 0);
+                x[2 * plane - wd / 2 - 1] = NAN;
+                CU_ASSERT(!isa->narrow_plane(xp, y, plane, h, wd, k, k, pad, pad, h));
+                free(x);
+                free(y);
+            }
+    }
+}
+
 /* ---- Concat and Split in pieces ---------------------------------------------------- */
 
 /* Concat of n int32 parts [outer, sizes[i], inner] along axis 1, and Split
@@ -951,4 +999,5 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"oneDNN pieces of a dilated window, and its bytes", test_dnnl_pieces_and_bytes},
               {"gemm split", test_gemm_split},
               {"gemv", test_gemv}, {"max pool uint8", test_max_pool_u8}, {"max pool 2-D", test_max_pool_2d},
+              {"max pool rows in registers, every ISA", test_max_pool_narrow_isas},
               {"average pool 2-D", test_average_pool_2d}, {"concat and split in pieces", test_concat_split_pieces})
