@@ -393,12 +393,9 @@ static void test_applies(void) {
 
 /* The vector table of each ISA this cpu runs, NULL past the last. */
 static const tgc_conv_isa *runnable_isa(int i) {
-    const tgc_conv_isa *all[3] = {&tgc_conv_isa_sse2, NULL, NULL};
-    int n = 1;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) all[n++] = &tgc_conv_isa_avx2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-        all[n++] = &tgc_conv_isa_avx512;
+    const tgc_conv_isa *all[3] = {&tgc_conv_isa_sse2, &tgc_conv_isa_avx2, &tgc_conv_isa_avx512};
+    int n = 0;
+    tgc_cpu_ew_all_loops(&n); /* the ISAs this cpu runs, in the same order (cpuid) */
     return i < n ? all[i] : NULL;
 }
 

@@ -22,6 +22,7 @@
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "devices/cpu/dnnl_conv.h"
+#include "devices/cpu/ew.h"
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/pool_isa.h"
@@ -736,12 +737,9 @@ static void test_max_pool_2d(void) {
 
 /* The ISAs' tables this cpu runs (pool_isa.h), narrowest first. */
 static const tgc_pool_isa *runnable_pool_isa(int i) {
-    const tgc_pool_isa *all[3] = {&tgc_pool_isa_sse2, NULL, NULL};
-    int n = 1;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) all[n++] = &tgc_pool_isa_avx2;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-        all[n++] = &tgc_pool_isa_avx512;
+    const tgc_pool_isa *all[3] = {&tgc_pool_isa_sse2, &tgc_pool_isa_avx2, &tgc_pool_isa_avx512};
+    int n = 0;
+    tgc_cpu_ew_all_loops(&n); /* the ISAs this cpu runs, in the same order (cpuid) */
     return i < n ? all[i] : NULL;
 }
 
