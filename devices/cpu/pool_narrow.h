@@ -31,14 +31,6 @@ PP_INLINE tgc_vf pn_columns(const tgc_vf *v, int64_t i, int64_t nv, int64_t kw) 
     return m;
 }
 
-/* v's lanes moved down by t (lane j takes lane j + t; the top lanes any value). */
-PP_INLINE tgc_vf pn_shift(tgc_vf v, int64_t t) {
-    float lanes[2 * TGC_VLANES];
-    tgc_vf_store(lanes, v);
-    tgc_vf_store(lanes + TGC_VLANES, v);
-    return tgc_vf_load(lanes + t);
-}
-
 /* A row in one vector (the most common case, kept apart: the general
  * form below, its vectors in an array, ran GoogLeNet's 14x14 pools at 57
  * us against 37 for this one). */
@@ -57,13 +49,7 @@ PP_INLINE bool pn_plane1(const float *xp, float *yp, int64_t y_room, int64_t h, 
         }
         v = pp_inside(v, -pl, wd);
         nan |= PP_NAN_OF(v, v);
-        tgc_vf m = v;
-        if (kw == 3) {
-            m = tgc_vmax_keep(__builtin_shufflevector(v, v, PP_NEXT), m);
-            m = tgc_vmax_keep(__builtin_shufflevector(v, v, PP_NEXT2), m);
-        } else {
-            for (int64_t t = 1; t < kw; t++) m = tgc_vmax_keep(pn_shift(v, t), m);
-        }
+        tgc_vf m = pn_columns(&v, 0, 1, kw);
         float *out = yp + r * wd;
         if (r * wd + TGC_VLANES <= y_room) {
             tgc_vf_store(out, m);
