@@ -252,6 +252,9 @@ static void test_grouped_and_few_channels(void) {
         {1, 3, 16, 33, 35, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 1},     /* a 3x3 stem */
         {1, 3, 8, 32, 32, 4, 4, 4, 4, 1, 1, {0, 0, 0, 0}, false, true, 1},      /* a 4x4 patchify stem */
         {1, 3, 20, 45, 47, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, false, true, 1},     /* ResNet's 7x7 stem */
+        /* rows wide enough that a band is 4 times its halo (HALO_BANDS), the last band shorter */
+        {1, 3, 8, 61, 200, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, false, true, 1},     /* bands of 12 rows */
+        {1, 64, 32, 58, 100, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 4},   /* 16 a group: bands of 4 */
         {1, 16, 24, 20, 21, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 on 16 channels */
         {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
         {1, 24, 20, 50, 37, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 in bands, tails */
