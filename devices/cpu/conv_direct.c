@@ -38,6 +38,9 @@
  *      tested so; bench_conv_families' depthwise layers, 1 thread, Zen 5:
  *      MobileNetV2 0.93 -> 0.80 ms, MobileNetV3-Large 0.72 -> 0.61,
  *      EfficientNet-B0 1.30 -> 1.04, ConvNeXt-T 2.66 -> 2.54).
+ *      Rows much narrower than their vectors (7x7 maps) go as one long
+ *      row a band, rows ow + qj_max apart, into a stage, then into Y
+ *      (long_rows_pay).
  *   3. The fused activation (c->fused_act) runs over the band just
  *      written, while it is in cache.
  * Lanes (conv_dw_lanes.h), for depthwise outputs of 7x7 and strided ones
@@ -153,6 +156,8 @@ typedef struct direct_plan {
      * mout, lanes] transposed (zeros past C). */
     bool dw_rows; /* one input channel, a square window dw_rows takes (tgc_conv_isa.dw_rows) */
     bool in_place; /* 1x1 at stride 1 without pads: the row kernel reads X where it lies, nothing packed */
+    bool long_rows; /* a band's rows as one long row into stage_floats floats a slot, then copied (plan_rows) */
+    int64_t stage_floats, stage_floats_at; /* the stage's size, and where it starts after the packed block */
     bool by_lanes;
     int64_t lanes, blocks;
     const float *wt, *bt; /* the node's kernel cache, or wt_owned */
@@ -312,6 +317,25 @@ static bool clamp_of(const tgc_fused_act *act, float *lo, float *hi) {
     return true;
 }
 
+/* Whether the row method takes a band's rows as one long row (short
+ * rows of taps wider than a column, packed at stride 1): output position
+ * u * lc + v of the long row is output (u, v) for v < ow, and the qj_max
+ * positions after each row are sums nobody reads. Rows lc = ow + qj_max
+ * apart then fill the vectors that rows of their own would leave mostly
+ * empty: a 7x7 map's row takes one vector of 16 lanes for 7 outputs, a
+ * band of 7 rows 4 vectors for 61 positions. Taken where a row alone
+ * would leave more than a quarter of its vectors' lanes empty beyond lc;
+ * the band is then computed into the slot's stage and copied into Y. An
+ * output's sum is the same either way (its taps in order). `tgc run
+ * --trace`, node medians of 5 interleaved runs, AVX-512: RegNetX-800MF's
+ * 3x3 layers of 16 channels a group on 7x7, 206 -> 145 us at 1 thread
+ * and 98 -> 77 at 2 (its stride-2 one 253 -> 206 and 122 -> 104);
+ * RegNetY-400MF's of 8 a group on 7x7, 56 -> 44 at 1 thread. */
+static bool long_rows_pay(const direct_plan *d) {
+    int64_t lanes = d->isa->lanes, row_lanes = (d->ow + lanes - 1) / lanes * lanes;
+    return !d->in_place && !d->dw_rows && d->qj_max > 0 && 4 * d->lc <= 3 * row_lanes;
+}
+
 /* Row method, piece p: image n, groups [g0, g0 + gb), output rows [oh0,
  * oh0 + rows), output channels [mc0, mc0 + mc) of each group. */
 static void rows_piece(void *arg, int64_t p, int slot) {
@@ -341,8 +365,22 @@ static void rows_piece(void *arg, int64_t p, int slot) {
             j.n = rows * d->ow;
             j.rows = 1;
         }
-        if (d->dw_rows) d->isa->dw_rows(&j, (int)d->kh, (int)d->sh);
-        else d->isa->rows(&j);
+        if (d->long_rows) { /* one long row into the stage (long_rows_pay), then its rows into Y */
+            float *stage = block_of(d->scratch[slot]) + d->stage_floats_at;
+            j.out = stage;
+            j.out_cs = rows * d->lc;
+            j.n = rows * d->lc - d->qj_max;
+            j.rows = 1;
+            d->isa->rows(&j);
+            for (int64_t k = 0; k < mc; k++)
+                for (int64_t r = 0; r < rows; r++)
+                    memcpy(y + k * out_plane + r * d->ow, stage + k * j.out_cs + r * d->lc,
+                           (size_t)d->ow * sizeof *y);
+        } else if (d->dw_rows) {
+            d->isa->dw_rows(&j, (int)d->kh, (int)d->sh);
+        } else {
+            d->isa->rows(&j);
+        }
         if (!j.clamp) tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);
     }
 }
@@ -387,7 +425,9 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
     d->in_place = d->kh == 1 && d->kw == 1 && d->sh == 1 && d->sw == 1 && d->ph == 0 && d->pw == 0 &&
                   d->oh == d->h && d->ow == d->wd;
     d->lc = d->ow + d->qj_max;
-    if (d->qj_max > 0) d->lc = (d->lc + BLOCK_ALIGN_FLOATS - 1) / BLOCK_ALIGN_FLOATS * BLOCK_ALIGN_FLOATS;
+    d->long_rows = long_rows_pay(d);
+    if (d->qj_max > 0 && !d->long_rows)
+        d->lc = (d->lc + BLOCK_ALIGN_FLOATS - 1) / BLOCK_ALIGN_FLOATS * BLOCK_ALIGN_FLOATS;
     /* Bands: the packed block near PACK_FLOATS, HALO_BANDS times the halo's
      * rows where that fits in HALO_PACK_FLOATS, the halo's rows at least.
      * The plane sizes passed tgc_cpu_conv_direct_applies's checks, so only
@@ -424,6 +464,10 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
         d->mc = (d->mc + 3) / 4 * 4;
     }
     d->mchunks = (d->mout + d->mc - 1) / d->mc;
+    d->stage_floats_at = *floats - BLOCK_ALIGN_FLOATS; /* past the block's slack, from the aligned start */
+    if (d->long_rows && (!tgc_checked_mul_i64(d->mc * d->band, d->lc, &d->stage_floats) ||
+                         !tgc_checked_add_i64(*floats, d->stage_floats, floats)))
+        return false;
     if ((d->off = tgc_malloc((size_t)(taps + d->kh + d->kw) * sizeof *d->off)) == NULL) return false;
     for (int64_t ci = 0, t = 0; ci < d->cin; ci++)
         for (int64_t i = 0; i < d->kh; i++)
