@@ -421,7 +421,8 @@ static const tgc_conv_isa *conv_isa(void) {
  * allocated here); *floats: the scratch block a participant needs. */
 static bool plan_rows(direct_plan *d, int64_t *floats) {
     d->dw_rows = d->cin == 1 && d->kh == d->kw && d->sh == d->sw && d->dh == 1 && d->dw == 1 &&
-                 ((d->sh == 1 && (d->kh == 3 || d->kh == 5 || d->kh == 7)) || (d->sh == 2 && (d->kh == 3 || d->kh == 5)));
+                 ((d->sh == 1 && (d->kh == 3 || d->kh == 5 || d->kh == 7)) ||
+                  (d->sh == 2 && (d->kh == 3 || d->kh == 5)));
     d->in_place = d->kh == 1 && d->kw == 1 && d->sh == 1 && d->sw == 1 && d->ph == 0 && d->pw == 0 &&
                   d->oh == d->h && d->ow == d->wd;
     d->lc = d->ow + d->qj_max;

@@ -231,7 +231,7 @@ static bool make_attr(const tgc_gemm_shape *s, dnnl_primitive_attr_t *attr) {
 static dnnl_primitive_desc_t piece_desc(const tgc_gemm_shape *s, int64_t cols, dnnl_memory_desc_t *src,
                                         dnnl_memory_desc_t *dst) {
     dnnl_memory_desc_t any;
-    dnnl_dims_t src_dims = {s->m, s->k}, src_strides = {s->lda, 1};
+    dnnl_dims_t src_dims = {s->m, s->k}, src_strides = {s->ta ? 1 : s->lda, s->ta ? s->lda : 1};
     dnnl_dims_t w_dims = {s->k, cols}, dst_dims = {s->m, cols};
     dnnl_dims_t dst_strides = {stages(s->m, cols, s->ldc) ? cols : s->ldc, 1};
     if (dnnl_memory_desc_init_by_strides(src, 2, src_dims, dnnl_f32, src_strides) != dnnl_success ||
@@ -347,8 +347,8 @@ static int64_t piece_bytes(const tgc_gemm_shape *s, int64_t cols) {
 }
 
 static bool same_shape(const tgc_gemm_shape *t, const tgc_gemm_shape *s) {
-    return t->tb == s->tb && t->m == s->m && t->n == s->n && t->k == s->k && t->lda == s->lda && t->ldb == s->ldb &&
-           t->ldc == s->ldc && t->alpha == s->alpha && t->beta == s->beta;
+    return t->ta == s->ta && t->tb == s->tb && t->m == s->m && t->n == s->n && t->k == s->k && t->lda == s->lda &&
+           t->ldb == s->ldb && t->ldc == s->ldc && t->alpha == s->alpha && t->beta == s->beta;
 }
 
 /* Sizes asked of oneDNN, kept for the process: the planners ask for the
@@ -394,12 +394,27 @@ typedef struct run_job {
     const float *a;
     float *c;
     const tgc_fused_act *act;
+    tgc_packed_gemm_block_fn fn; /* run_blocks: each piece's block goes here, not into c */
+    void *arg;
     atomic_bool failed;
 } run_job;
 
 /* Rows rows of cols floats from `from` (rows from_ld apart) to `to` (to_ld apart). */
 static void copy_rows(float *to, int64_t to_ld, const float *from, int64_t from_ld, int64_t rows, int64_t cols) {
     for (int64_t i = 0; i < rows; i++) memcpy(to + i * to_ld, from + i * from_ld, (size_t)cols * sizeof(float));
+}
+
+/* A dense [m, cols] block in this thread's scratch, placed after the
+ * primitive's own scratchpad of scratch_bytes; NULL on failure. */
+static float *stage_block(size_t scratch_bytes, int64_t m, int64_t cols) {
+    size_t at = (scratch_bytes + 63) / 64 * 64;
+    omp_set_num_threads(1);
+    thread_state *t = this_thread();
+    bool ok = t != NULL;
+    dnnl_memory_t scratch = ok ? thread_scratch(t, at + (size_t)m * cols * sizeof(float), &ok) : NULL;
+    void *base = NULL;
+    if (!ok || dnnl_memory_get_data_handle(scratch, &base) != dnnl_success || base == NULL) return NULL;
+    return (float *)((char *)base + at);
 }
 
 /* Runs prim (made for a dense [m, cols] destination dst_md) on this thread
@@ -411,14 +426,8 @@ static void copy_rows(float *to, int64_t to_ld, const float *from, int64_t from_
 static bool run_staged(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_memory_desc_t *src_md, const void *src,
                        dnnl_memory_t weights, const dnnl_memory_desc_t *weights_md, const void *weights_data,
                        const dnnl_memory_desc_t *dst_md, int64_t m, int64_t cols, float beta, float *c, int64_t ldc) {
-    size_t at = (scratch_bytes + 63) / 64 * 64;
-    omp_set_num_threads(1);
-    thread_state *t = this_thread();
-    bool ok = t != NULL;
-    dnnl_memory_t scratch = ok ? thread_scratch(t, at + (size_t)m * cols * sizeof(float), &ok) : NULL;
-    void *base = NULL;
-    if (!ok || dnnl_memory_get_data_handle(scratch, &base) != dnnl_success || base == NULL) return false;
-    float *block = (float *)((char *)base + at);
+    float *block = stage_block(scratch_bytes, m, cols);
+    if (block == NULL) return false;
     if (beta != 0.0f) copy_rows(block, cols, c, ldc, m, cols);
     /* tgc_dnnl_run asks the thread's scratch for the primitive's own share: the same buffer, large enough */
     if (!execute(prim, scratch_bytes, src_md, src, weights, weights_md, weights_data, dst_md, block)) return false;
@@ -426,9 +435,25 @@ static bool run_staged(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_m
     return true;
 }
 
+/* Piece i of a run_blocks job: its dense block in the thread's scratch,
+ * then into the job's fn. */
+static void run_block(run_job *j, int64_t i) {
+    const piece *p = &j->g->pieces[i];
+    int64_t m = j->g->shape.m, cols = p->n1 - p->n0;
+    float *block = stage_block(p->scratch_bytes, m, cols);
+    if (block == NULL || !execute(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, block))
+        atomic_store(&j->failed, true);
+    else
+        j->fn(j->arg, p->n0, p->n1, block);
+}
+
 static void run_piece(void *arg, int64_t i, int slot) {
     (void)slot;
     run_job *j = arg;
+    if (j->fn != NULL) {
+        run_block(j, i);
+        return;
+    }
     const piece *p = &j->g->pieces[i];
     const tgc_gemm_shape *s = &j->g->shape;
     float *c = j->c + p->n0;
@@ -442,6 +467,20 @@ static void run_piece(void *arg, int64_t i, int slot) {
 bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a, float *c,
                          const tgc_fused_act *act) {
     run_job j = {.g = g, .a = a, .c = c, .act = act};
+    atomic_init(&j.failed, false);
+    tgc_parallel_for(pool, g->n_pieces, run_piece, &j);
+    return !atomic_load(&j.failed);
+}
+
+bool tgc_packed_gemm_blocks_fit(const tgc_gemm_shape *s) {
+    return s->m >= 1 && s->n >= 1 && s->m <= STAGE_MAX_BYTES / (int64_t)sizeof(float) / s->n;
+}
+
+bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a,
+                                tgc_packed_gemm_block_fn fn, void *arg) {
+    /* every piece's destination is then a dense [m, cols] block (staged, or C's own when one piece spans ldc) */
+    if (g->shape.beta != 0.0f || !tgc_packed_gemm_blocks_fit(&g->shape) || g->shape.ldc != g->shape.n) return false;
+    run_job j = {.g = g, .a = a, .fn = fn, .arg = arg};
     atomic_init(&j.failed, false);
     tgc_parallel_for(pool, g->n_pieces, run_piece, &j);
     return !atomic_load(&j.failed);
@@ -644,6 +683,17 @@ bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s) 
 bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a, float *c,
                          const tgc_fused_act *act) {
     (void)g, (void)pool, (void)a, (void)c, (void)act;
+    return false;
+}
+
+bool tgc_packed_gemm_blocks_fit(const tgc_gemm_shape *s) {
+    (void)s;
+    return false;
+}
+
+bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a,
+                                tgc_packed_gemm_block_fn fn, void *arg) {
+    (void)g, (void)pool, (void)a, (void)fn, (void)arg;
     return false;
 }
 

@@ -32,12 +32,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A GEMM's geometry, row-major float32: A [m, k] with row stride lda, B
- * [k, n] (tb: B^T [n, k]) with row stride ldb, C [m, n] with row stride
- * ldc; alpha scales the product, beta the C already there (0: C is only
- * written). */
+/* A GEMM's geometry, row-major float32: A [m, k] (ta: A^T [k, m]) with
+ * row stride lda, B [k, n] (tb: B^T [n, k]) with row stride ldb, C [m, n]
+ * with row stride ldc; alpha scales the product, beta the C already there
+ * (0: C is only written). */
 typedef struct tgc_gemm_shape {
-    bool tb;
+    bool ta, tb;
     int64_t m, n, k, lda, ldb, ldc;
     float alpha, beta;
 } tgc_gemm_shape;
@@ -74,6 +74,25 @@ bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s);
  * reports an error (C is then undefined). */
 bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a, float *c,
                          const tgc_fused_act *act);
+
+/* What tgc_packed_gemm_run_blocks hands over: columns [n0, n1) of C, all
+ * m rows, as a dense [m, n1 - n0] block (row stride n1 - n0) in the
+ * computing thread's scratch, valid during the call only. */
+typedef void (*tgc_packed_gemm_block_fn)(void *arg, int64_t n0, int64_t n1, const float *block);
+
+/* C = alpha * A op(B) with the B g packed, a piece of C's columns at a time
+ * into fn (on the thread that computed it: a caller can transpose or
+ * scatter a block while it is in cache) instead of into C; g's shape has
+ * beta 0 and its ldc is not read. False when oneDNN reports an error, or
+ * when a piece's block passes what a thread stages (16 MiB: tgc_packed_
+ * gemm_blocks_fit). */
+bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a,
+                                tgc_packed_gemm_block_fn fn, void *arg);
+
+/* Whether every piece of shape s stays within what a thread stages, so
+ * that tgc_packed_gemm_run_blocks can hand each over (m x n floats up to
+ * 16 MiB covers any cut into pieces). */
+bool tgc_packed_gemm_blocks_fit(const tgc_gemm_shape *s);
 
 void tgc_packed_gemm_free(tgc_packed_gemm *g);
 

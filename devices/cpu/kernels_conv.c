@@ -3,7 +3,7 @@
  * with group, pads, strides, dilations and auto_pad (resolved to pads in
  * devices/window.c's tgc_window_read, as ONNX does).
  *
- * Five paths, by shape:
+ * Six paths, by shape:
  *   - oneDNN's channels-last kernel on transposed copies (dense layers on
  *     small maps with W a constant, where Winograd's GEMMs are thin or
  *     im2col's map is small): conv_dnnl.c.
@@ -16,6 +16,9 @@
  *   - Winograd (3x3, stride 1, one group, 16+ channels, 25+ with AVX-512
  *     where direct takes the narrower, a large enough output):
  *     conv_winograd.c.
+ *   - pointwise on small maps (7x7, 8x8; one group, W a constant): the
+ *     output channels across the vector lanes, Y^T = X^T W^T by oneDNN
+ *     on W^T packed once: conv_pointwise_small.c.
  *   - pointwise (every kernel size 1, strides 1, no pads): each group's
  *     output is one GEMM on the input as it lies, Y_g = W_g [M/g, C/g] x
  *     X_g [C/g, D1*..*Dn]; no copy.
@@ -341,6 +344,21 @@ tgc_status tgc_cpu_conv_im2col(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
     return TGC_OK;
 }
 
+tgc_status tgc_cpu_conv_pointwise(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
+                                  const float *bias, float *y) {
+    int64_t m_group = g->m_count / g->group, cg = g->cg;
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t gi = 0; gi < g->group; gi++) { /* one GEMM a group, bias and activation per piece */
+            const float *bg = bias != NULL ? bias + gi * m_group : NULL;
+            if (!tgc_cpu_sgemm_fused(c->pool, false, false, m_group, g->out_size, cg, 1.0f, w + gi * m_group * cg, cg,
+                                     x + (n * g->channels + gi * cg) * g->in_size, g->in_size,
+                                     bg != NULL ? 1.0f : 0.0f, y + (n * g->m_count + gi * m_group) * g->out_size,
+                                     g->out_size, bg, 1, 0, c->fused_act))
+                return tgc_kernel_fail(c, "Conv: " TGC_CPU_GEMM_FAILED);
+        }
+    return TGC_OK;
+}
+
 /* Conv's ways, in the order they are tried. */
 typedef enum conv_way {
     CONV_NOTHING,
@@ -349,6 +367,7 @@ typedef enum conv_way {
     CONV_WINOGRAD,
     CONV_DIRECT,
     CONV_IM2COL,
+    CONV_POINTWISE_SMALL,
     CONV_POINTWISE
 } conv_way;
 
@@ -359,6 +378,7 @@ static const char *const conv_way_names[] = {
     [CONV_WINOGRAD] = "winograd f(2x2,3x3)",
     [CONV_DIRECT] = "direct",
     [CONV_IM2COL] = "im2col + gemm",
+    [CONV_POINTWISE_SMALL] = "pointwise onednn, channels in lanes",
     [CONV_POINTWISE] = "pointwise gemm",
 };
 
@@ -369,6 +389,7 @@ static conv_way conv_way_for(const tgc_conv_geometry *g, bool w_const) {
     if (g->cg * g->kk_count == 0 || g->in_size == 0) return CONV_BIAS_ONLY; /* no channels, or only padding */
     if (tgc_cpu_conv_dnnl_applies(g, w_const)) return CONV_DNNL;
     if (tgc_cpu_conv_direct_applies(g)) return CONV_DIRECT; /* before Winograd: its narrow 3x3 layers */
+    if (tgc_cpu_conv_pointwise_small_applies(g, w_const)) return CONV_POINTWISE_SMALL; /* after direct: thin 1x1 */
     if (tgc_cpu_conv_winograd_applies(g)) return CONV_WINOGRAD;
     return g->pointwise ? CONV_POINTWISE : CONV_IM2COL;
 }
@@ -391,6 +412,7 @@ void tgc_cpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
         break;
     case CONV_WINOGRAD: tgc_cpu_conv_winograd_footprint(&g, w_const(c), width, out); break;
     case CONV_DIRECT: tgc_cpu_conv_direct_footprint(&g, c->const_inputs, out); break;
+    case CONV_POINTWISE_SMALL: tgc_cpu_conv_pointwise_small_footprint(&g, out); break;
     case CONV_IM2COL: {
         bool tiled;
         int64_t rows = im2col_tile_rows(&g, &tiled), bytes; /* one matrix a slot, as tgc_cpu_conv_im2col */
@@ -406,35 +428,21 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     tgc_status st = tgc_window_read_conv(c, &g);
     if (st != TGC_OK) return st;
-    int64_t group = g.group, batch = g.batch, channels = g.channels, m_count = g.m_count, cg = g.cg;
-    int64_t in_size = g.in_size, out_size = g.out_size;
     conv_way way = conv_way_for(&g, w_const(c));
     c->impl = conv_way_names[way];
     if (way == CONV_NOTHING) return TGC_OK;
 
     float *py = tgc_kernel_out_ptr(c, 0);
     const float *bias = g.has_bias ? tgc_kernel_in_ptr(c, 2) : NULL;
-    int64_t m_group = m_count / group;
     const float *px = tgc_kernel_in_ptr(c, 0), *pw = tgc_kernel_in_ptr(c, 1);
     switch (way) {
     case CONV_DNNL: return tgc_cpu_conv_dnnl(c, &g, px, bias, py);
     case CONV_WINOGRAD: return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
     case CONV_DIRECT: return tgc_cpu_conv_direct(c, &g, px, pw, bias, py);
     case CONV_IM2COL: return tgc_cpu_conv_im2col(c, &g, px, pw, bias, py);
+    case CONV_POINTWISE_SMALL: return tgc_cpu_conv_pointwise_small(c, &g, px, pw, bias, py);
+    case CONV_POINTWISE: return tgc_cpu_conv_pointwise(c, &g, px, pw, bias, py);
     default: break;
-    }
-
-    if (way == CONV_POINTWISE) { /* one GEMM a group, bias and Relu per piece */
-        for (int64_t n = 0; n < batch; n++)
-            for (int64_t g = 0; g < group; g++) {
-                const float *bg = bias != NULL ? bias + g * m_group : NULL;
-                if (!tgc_cpu_sgemm_fused(c->pool, false, false, m_group, out_size, cg, 1.0f, pw + g * m_group * cg,
-                                         cg, px + (n * channels + g * cg) * in_size, in_size, bg != NULL ? 1.0f : 0.0f,
-                                         py + (n * m_count + g * m_group) * out_size, out_size, bg, 1, 0,
-                                         c->fused_act))
-                    return tgc_kernel_fail(c, "Conv: " TGC_CPU_GEMM_FAILED);
-            }
-        return TGC_OK;
     }
     /* Y is the bias, through the fused activation. */
     over_rows(c, &g, py, bias, fill_bias_piece);

@@ -118,6 +118,37 @@ tgc_status tgc_cpu_conv_dnnl(tgc_kernel_ctx *c, const tgc_conv_geometry *g, cons
  * oneDNN's weights (exact: oneDNN asked) in place of W, and its copies. */
 void tgc_cpu_conv_dnnl_footprint(const tgc_conv_geometry *g, int width, tgc_kernel_footprint *out);
 
+/* True when Conv geometry g goes through tgc_cpu_conv_pointwise_small:
+ * pointwise (1x1, strides 1, no pads), one group, at most 64 output
+ * positions (7x7, 8x8), W a session constant (w_const), oneDNN there, Y
+ * an image within 16 MiB (see conv_pointwise_small.c). */
+bool tgc_cpu_conv_pointwise_small_applies(const tgc_conv_geometry *g, bool w_const);
+
+/* Pointwise Conv with the output channels across the vector lanes
+ * (conv_pointwise_small.c): per image Y^T [HW, M] = X^T [HW, C] W^T [C,
+ * M] by oneDNN on W^T packed once (c's input 1, [M, C, 1, 1], a session
+ * constant, kept in the node's kernel cache), each piece of output
+ * channels transposed into y [N, M, H, W] with bias [M] (NULL: none),
+ * then through c->fused_act; x [N, C, H, W], float32. Without the cache
+ * (oneDNN declined, a kernel run alone, other sizes than the cache's):
+ * tgc_cpu_conv_pointwise. Its scratch is oneDNN's per thread
+ * (gemm_packed.c). Fails through tgc_kernel_fail when oneDNN fails. Split
+ * over c->pool. */
+tgc_status tgc_cpu_conv_pointwise_small(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x,
+                                        const float *w, const float *bias, float *y);
+
+/* What tgc_cpu_conv_pointwise_small holds for g: the packed W^T (a bound
+ * oneDNN gives) in place of W. */
+void tgc_cpu_conv_pointwise_small_footprint(const tgc_conv_geometry *g, tgc_kernel_footprint *out);
+
+/* Pointwise Conv (1x1, strides 1, no pads) as one GEMM a group on X as it
+ * lies (kernels_conv.c): Y_g [M/g, HW] = W_g [M/g, C/g] x X_g [C/g, HW]
+ * with the bias and c->fused_act per piece; x [N, C, H, W], w [M, C/g, 1,
+ * 1], bias [M] (NULL: none) into y [N, M, H, W], float32. Fails through
+ * tgc_kernel_fail when the GEMM does. Split over c->pool. */
+tgc_status tgc_cpu_conv_pointwise(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
+                                  const float *bias, float *y);
+
 /* Conv by im2col + GEMM (kernels_conv.c), the path for any geometry:
  * x [N, C, D1..Dn], w [M, C / group, k1..kn], bias [M] (NULL: none) into
  * y [N, M, O1..On], float32, through c->fused_act when set. The Conv

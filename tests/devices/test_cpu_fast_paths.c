@@ -21,6 +21,7 @@
  *     KiB, empty parts, more parts than their stack holds. */
 #include "tests/devices/kernel_fixture_nn.h"
 
+#include "devices/cpu/conv_direct.h"
 #include "devices/cpu/dnnl_conv.h"
 #include "devices/cpu/ew.h"
 #include "devices/cpu/gemm_packed.h"
@@ -144,9 +145,10 @@ static tgc_conv_geometry geometry_of(const conv_shape *s) {
 
 /* Conv of shape s: correct alone, bitwise the same over a 3-worker pool,
  * and (cached) bitwise the same on a first and a second run with the cache.
- * With W a session constant, a geometry tgc_cpu_conv_dnnl_applies to runs
- * through oneDNN (other sums than without the cache): those runs must be
- * correct too, and the same bits with and without the pool. */
+ * With W a session constant, a geometry tgc_cpu_conv_dnnl_applies or
+ * tgc_cpu_conv_pointwise_small_applies to runs through oneDNN (other sums
+ * than without the cache): those runs must be correct too, and the same
+ * bits with and without the pool. */
 static void conv_check(const conv_shape *s) {
     int64_t oh = out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]);
     int64_t ow = out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]);
@@ -178,7 +180,7 @@ static void conv_check(const conv_shape *s) {
     run_conv(s, x, wt, b, pool, &cache, first);
     run_conv(s, x, wt, b, pool, &cache, second);
     tgc_conv_geometry g = geometry_of(s);
-    if (tgc_cpu_conv_dnnl_applies(&g, true)) {
+    if (tgc_cpu_conv_dnnl_applies(&g, true) || tgc_cpu_conv_pointwise_small_applies(&g, true)) {
         double dnnl_err = conv_error(s, x, wt, b, first);
         CU_ASSERT(dnnl_err < 1e-6);
         tgc_kernel_cache_clear(&cache);
@@ -341,29 +343,12 @@ static void test_cache_needs_constant_filters(void) {
     free(b);
 }
 
-/* ---- Conv through oneDNN on channels-last copies --------------------------------------- */
-
-/* Dense layers on small maps (DenseNet-121's 128 -> 32 3x3 on 14x14 and
- * 7x7, a strided 3x3, a 2x2 stride-2 downsampling, uneven pads, a batch):
- * with W a constant they take oneDNN's kernel when it is there, within the
- * rounding of a float32 sum, the same bits over a pool as alone (conv_check);
- * and an absorbed Relu or Clip gives the bits of the activation run after. */
-static void test_dnnl_small_maps(void) {
-    conv_shape shapes[] = {
-        {1, 128, 32, 14, 14, 3, 1, {1, 1, 1, 1}}, /* Winograd's GEMMs too thin: 32 x 128 x 49 */
-        {2, 128, 32, 7, 7, 3, 1, {1, 1, 1, 1}},   /* im2col's map: 49 positions */
-        {1, 48, 40, 23, 17, 3, 2, {1, 0, 2, 1}},  /* strided, uneven pads */
-        {1, 64, 64, 20, 20, 2, 2, {0, 0, 0, 0}},  /* a ConvNeXt-style downsampling */
-    };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        tgc_conv_geometry g = geometry_of(&shapes[i]);
-        CU_ASSERT_EQUAL(tgc_cpu_conv_dnnl_applies(&g, true), tgc_dnnl_conv_available());
-        CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&g, false)); /* W computed: its layout cannot be kept */
-        conv_check(&shapes[i]);
-    }
-    const conv_shape *s = &shapes[1];
-    size_t nx = (size_t)(s->batch * s->channels * s->h * s->w), nw = (size_t)(s->m_count * s->channels * 9);
-    size_t ny = (size_t)(s->batch * s->m_count * s->h * s->w);
+/* Shape s with W a constant (the node's cache) run plain, then with a Relu
+ * and a Clip absorbed: each gives the bits of the activation run after. */
+static void check_absorbed_acts(const conv_shape *s) {
+    size_t nx = (size_t)(s->batch * s->channels * s->h * s->w), nw = (size_t)(s->m_count * s->channels * s->k * s->k);
+    size_t ny = (size_t)(s->batch * s->m_count * out_size(s->h, s->k, s->stride, s->pads[0], s->pads[2]) *
+                         out_size(s->w, s->k, s->stride, s->pads[1], s->pads[3]));
     float *x = random_floats(nx, 21), *wt = random_floats(nw, 22), *b = random_floats((size_t)s->m_count, 23);
     float *plain = malloc(ny * sizeof *plain), *fused = malloc(ny * sizeof *fused);
     CU_ASSERT_FATAL(plain && fused);
@@ -393,6 +378,57 @@ static void test_dnnl_small_maps(void) {
     free(b);
     free(plain);
     free(fused);
+}
+
+/* ---- Conv through oneDNN on channels-last copies --------------------------------------- */
+
+/* Dense layers on small maps (DenseNet-121's 128 -> 32 3x3 on 14x14 and
+ * 7x7, a strided 3x3, a 2x2 stride-2 downsampling, uneven pads, a batch):
+ * with W a constant they take oneDNN's kernel when it is there, within the
+ * rounding of a float32 sum, the same bits over a pool as alone (conv_check);
+ * and an absorbed Relu or Clip gives the bits of the activation run after. */
+static void test_dnnl_small_maps(void) {
+    conv_shape shapes[] = {
+        {1, 128, 32, 14, 14, 3, 1, {1, 1, 1, 1}}, /* Winograd's GEMMs too thin: 32 x 128 x 49 */
+        {2, 128, 32, 7, 7, 3, 1, {1, 1, 1, 1}},   /* im2col's map: 49 positions */
+        {1, 48, 40, 23, 17, 3, 2, {1, 0, 2, 1}},  /* strided, uneven pads */
+        {1, 64, 64, 20, 20, 2, 2, {0, 0, 0, 0}},  /* a ConvNeXt-style downsampling */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tgc_conv_geometry g = geometry_of(&shapes[i]);
+        CU_ASSERT_EQUAL(tgc_cpu_conv_dnnl_applies(&g, true), tgc_dnnl_conv_available());
+        CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&g, false)); /* W computed: its layout cannot be kept */
+        conv_check(&shapes[i]);
+    }
+    check_absorbed_acts(&shapes[1]);
+}
+
+/* Pointwise layers on small maps (RegNetX's 672 -> 672 on 7x7, cut into 4
+ * pieces of output channels, the last shorter; one piece; a batch; 5x5;
+ * 64 positions, the most) take the transposed product over the output
+ * channels when W is a constant and oneDNN is there, within the rounding
+ * of a float32 sum and the same bits over a pool as alone (conv_check),
+ * an absorbed Relu or Clip with the bits of the activation run after; 65
+ * positions, thin layers (the direct path's) and computed weights do
+ * not. */
+static void test_pointwise_small_maps(void) {
+    conv_shape shapes[] = {
+        {1, 672, 672, 7, 7, 1, 1, {0, 0, 0, 0}}, /* 22M multiply-adds: pieces of 176, 176, 176, 144 channels */
+        {1, 96, 80, 7, 7, 1, 1, {0, 0, 0, 0}},   /* one piece */
+        {2, 64, 200, 8, 8, 1, 1, {0, 0, 0, 0}},  /* a batch, 64 positions */
+        {1, 300, 33, 5, 5, 1, 1, {0, 0, 0, 0}},  /* odd sizes */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tgc_conv_geometry g = geometry_of(&shapes[i]);
+        CU_ASSERT_EQUAL(tgc_cpu_conv_pointwise_small_applies(&g, true), tgc_packed_gemm_available());
+        CU_ASSERT(!tgc_cpu_conv_pointwise_small_applies(&g, false));
+        conv_check(&shapes[i]);
+    }
+    check_absorbed_acts(&shapes[0]);
+    conv_shape wider = {1, 64, 64, 5, 13, 1, 1, {0, 0, 0, 0}}, thin = {1, 48, 64, 7, 7, 1, 1, {0, 0, 0, 0}};
+    tgc_conv_geometry gw = geometry_of(&wider), gt = geometry_of(&thin);
+    CU_ASSERT(!tgc_cpu_conv_pointwise_small_applies(&gw, true)); /* 65 positions */
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&gt));                /* 48 channels: the direct path first */
 }
 
 /* One node's cache across runs whose shapes change its way: oneDNN's
@@ -993,6 +1029,7 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
               {"cache needs constant filters", test_cache_needs_constant_filters},
               {"oneDNN on small maps", test_dnnl_small_maps}, {"oneDNN declines", test_dnnl_declines},
+              {"pointwise on small maps, channels in lanes", test_pointwise_small_maps},
               {"the way changes with the shapes", test_way_changes_with_shapes},
               {"oneDNN pieces of a dilated window, and its bytes", test_dnnl_pieces_and_bytes},
               {"gemm split", test_gemm_split},
