@@ -26,8 +26,6 @@
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
 
-#include "devices/kernel_cache.h"
-#include "support/alloc.h"
 
 /* The most output positions an image for which the path is taken (7x7,
  * 8x8): see tgc_cpu_conv_pointwise_small_applies. */
@@ -48,36 +46,9 @@ bool tgc_cpu_conv_pointwise_small_applies(const tgc_conv_geometry *g, bool w_con
     return tgc_packed_gemm_blocks_fit(&s);
 }
 
-/* The node's packed W^T, in its kernel cache: g NULL when oneDNN declined
- * (so the session asks once). */
-typedef struct packed_w {
-    tgc_packed_gemm *g;
-} packed_w;
-
-typedef struct build_args {
-    tgc_gemm_shape shape;
-    const float *w;
-} build_args;
-
-static void *build_packed_w(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
-    (void)c;
-    const build_args *b = arg;
-    packed_w *p = tgc_malloc(sizeof *p);
-    if (p == NULL) return NULL;
-    p->g = tgc_packed_gemm_create(&b->shape, b->w, bytes);
-    *bytes += sizeof *p;
-    return p;
-}
-
-static void release_packed_w(void *data) {
-    packed_w *p = data;
-    tgc_packed_gemm_free(p->g);
-    tgc_free(p);
-}
-
 void tgc_cpu_conv_pointwise_small_footprint(const tgc_conv_geometry *g, tgc_kernel_footprint *out) {
     tgc_gemm_shape s = shape_of(g);
-    out->cache_bytes = tgc_packed_gemm_bound(&s) + (int64_t)sizeof(packed_w);
+    out->cache_bytes = tgc_packed_gemm_cached_bound(&s);
     out->replaces_inputs = 1u << 1;
 }
 
@@ -103,16 +74,14 @@ static void unblock(void *arg, int64_t n0, int64_t n1, const float *block) {
 
 tgc_status tgc_cpu_conv_pointwise_small(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x,
                                         const float *w, const float *bias, float *y) {
-    build_args args = {.shape = shape_of(g), .w = w};
-    const packed_w *p = tgc_kernel_cache_get_owning(c, 1u << 1, build_packed_w, release_packed_w, &args);
-    bool usable = p != NULL && p->g != NULL && tgc_packed_gemm_matches(p->g, &args.shape);
-    if (usable) tgc_kernel_cache_replaces(c, 1u << 1); /* W is read only to pack it */
+    tgc_gemm_shape s = shape_of(g);
+    const tgc_packed_gemm *packed = tgc_packed_gemm_cached(c, &s, w); /* W is then read only to pack it */
     if (c->prepack_only) return TGC_OK;
-    if (!usable) return tgc_cpu_conv_pointwise(c, g, x, w, bias, y);
+    if (packed == NULL) return tgc_cpu_conv_pointwise(c, g, x, w, bias, y);
     for (int64_t n = 0; n < g->batch; n++) {
         unblock_job j = {.y = y + n * g->m_count * g->out_size, .bias = bias, .positions = g->out_size,
                          .act = c->fused_act};
-        if (!tgc_packed_gemm_run_blocks(p->g, c->pool, x + n * g->channels * g->in_size, unblock, &j))
+        if (!tgc_packed_gemm_run_blocks(packed, c->pool, x + n * g->channels * g->in_size, unblock, &j))
             return tgc_kernel_fail(c, "Conv: oneDNN's product over the output channels failed");
     }
     return TGC_OK;

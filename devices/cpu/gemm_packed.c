@@ -14,6 +14,7 @@
 #include "devices/cpu/dnnl_runtime.h"
 
 #include "devices/cpu/kernels_nn.h"
+#include "devices/kernel_cache.h"
 #include "support/alloc.h"
 #include "support/parallel_for.h"
 #include "support/settings.h"
@@ -700,3 +701,44 @@ bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool,
 void tgc_packed_gemm_free(tgc_packed_gemm *g) { (void)g; }
 
 #endif
+
+/* ---- A node's packed B in its kernel cache ------------------------------------ */
+
+/* The cache's block: g NULL when oneDNN declined the shape (so the session
+ * asks once). */
+typedef struct cached_block {
+    tgc_packed_gemm *g;
+} cached_block;
+
+typedef struct cached_args {
+    const tgc_gemm_shape *shape;
+    const float *b;
+} cached_args;
+
+static void *build_cached(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const cached_args *a = arg;
+    cached_block *blk = tgc_malloc(sizeof *blk);
+    if (blk == NULL) return NULL;
+    blk->g = tgc_packed_gemm_create(a->shape, a->b, bytes);
+    *bytes += sizeof *blk;
+    return blk;
+}
+
+static void release_cached(void *data) {
+    cached_block *blk = data;
+    tgc_packed_gemm_free(blk->g);
+    tgc_free(blk);
+}
+
+const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
+    cached_args args = {.shape = s, .b = b};
+    const cached_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_cached, release_cached, &args);
+    if (blk == NULL || blk->g == NULL || !tgc_packed_gemm_matches(blk->g, s)) return NULL;
+    tgc_kernel_cache_replaces(c, 1u << 1); /* the packed copy serves every run of these sizes */
+    return blk->g;
+}
+
+int64_t tgc_packed_gemm_cached_bound(const tgc_gemm_shape *s) {
+    return tgc_packed_gemm_bound(s) + (int64_t)sizeof(cached_block);
+}

@@ -96,6 +96,20 @@ bool tgc_packed_gemm_blocks_fit(const tgc_gemm_shape *s);
 
 void tgc_packed_gemm_free(tgc_packed_gemm *g);
 
+/* The packed B of a node's input 1 (b: its data, B as shape s says) from
+ * the node's kernel cache, packed by tgc_packed_gemm_create on the first
+ * run and freed with the cache; NULL when oneDNN declined (asked once a
+ * session), when there is no cache (a kernel run alone, or input 1 not a
+ * session constant), or when s is not the shape it was packed for (a
+ * symbolic dim): the caller then multiplies some other way, reading b.
+ * Once one is returned, input 1 is read from the cache only
+ * (tgc_kernel_cache_replaces). */
+const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b);
+
+/* What tgc_packed_gemm_cached may hold for shape s: the packing's bound
+ * (tgc_packed_gemm_bound) and its block. */
+int64_t tgc_packed_gemm_cached_bound(const tgc_gemm_shape *s);
+
 /* One GEMM on operands as they lie (nothing packed ahead): C = alpha *
  * op(A) op(B) + beta * C, op(A) [m, k] (A stored [k, m] when ta), op(B)
  * [k, n] (B^T stored when tb), row strides lda, ldb, ldc, on the calling

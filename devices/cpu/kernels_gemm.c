@@ -231,33 +231,6 @@ bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n
  * per-call set-up (memory objects for A and C) would be a large share. */
 #define PACKED_MIN_MACS ((int64_t)1 << 16)
 
-/* A node's packed B, in its kernel cache: g NULL when oneDNN declined the
- * shape (so the session asks once). */
-typedef struct packed_block {
-    tgc_packed_gemm *g;
-} packed_block;
-
-typedef struct packed_args {
-    const tgc_gemm_shape *shape;
-    const float *b;
-} packed_args;
-
-static void *build_packed(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
-    (void)c;
-    const packed_args *pa = arg;
-    packed_block *blk = tgc_malloc(sizeof *blk);
-    if (blk == NULL) return NULL;
-    blk->g = tgc_packed_gemm_create(pa->shape, pa->b, bytes);
-    *bytes += sizeof *blk;
-    return blk;
-}
-
-static void release_packed(void *data) {
-    packed_block *blk = data;
-    tgc_packed_gemm_free(blk->g);
-    tgc_free(blk);
-}
-
 /* The ways MatMul and Gemm run (the trace's and --dump placed's names). */
 #define WAY_PACKED "onednn packed matmul"
 #define WAY_SGEMM "sgemm (onednn or openblas)" /* tgc_cpu_sgemm_fused: oneDNN's plain GEMM where it takes the piece */
@@ -278,12 +251,7 @@ static bool packing_pays(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
  * declined, or this run's sizes are not the first run's (a symbolic dim):
  * then tgc_cpu_sgemm_fused. */
 static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
-    if (!packing_pays(c, s)) return NULL;
-    packed_args args = {.shape = s, .b = b};
-    const packed_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_packed, release_packed, &args);
-    if (blk == NULL || blk->g == NULL || !tgc_packed_gemm_matches(blk->g, s)) return NULL;
-    tgc_kernel_cache_replaces(c, 1u << 1); /* the packed copy serves every run of these sizes */
-    return blk->g;
+    return packing_pays(c, s) ? tgc_packed_gemm_cached(c, s, b) : NULL;
 }
 
 /* ---- MatMul --------------------------------------------------------------- */
@@ -334,15 +302,14 @@ const char *tgc_cpu_matmul_choose(tgc_kernel_ctx *c) {
     return matmul_one_gemm(&g, &s) && packing_pays(c, &s) ? WAY_PACKED : WAY_SGEMM;
 }
 
-/* packed_bound is defined with Gemm's footprint, below. */
-static int64_t packed_bound(const tgc_gemm_shape *s);
 
 void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
     (void)width;
     tgc_matmul_geometry g;
     tgc_gemm_shape s;
     if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
-    if (matmul_one_gemm(&g, &s) && packing_pays(c, &s)) out->cache_bytes = packed_bound(&s), out->replaces_inputs = 1u << 1;
+    if (matmul_one_gemm(&g, &s) && packing_pays(c, &s))
+        out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
 }
 
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
@@ -502,7 +469,7 @@ void tgc_cpu_matmul_half_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_foot
         return;
     int64_t widened;
     if (!tgc_checked_mul_i64(s.k * s.n, (int64_t)sizeof(float), &widened)) widened = INT64_MAX; /* k * n checked */
-    out->cache_bytes = packing_pays(c, &s) ? packed_bound(&s) : widened;
+    out->cache_bytes = packing_pays(c, &s) ? tgc_packed_gemm_cached_bound(&s) : widened;
     if (out->cache_bytes <= INT64_MAX - (int64_t)sizeof(widened_block)) out->cache_bytes += (int64_t)sizeof(widened_block);
     out->replaces_inputs = 1u << 1;
 }
@@ -560,17 +527,13 @@ static tgc_gemm_shape gemm_shape(const tgc_kernel_ctx *c, const tgc_gemm_geometr
                             .beta = g->has_c ? g->beta : 0.0f};
 }
 
-/* What the node's packed B may take: the block's and the packing's bound. */
-static int64_t packed_bound(const tgc_gemm_shape *s) {
-    return tgc_packed_gemm_bound(s) + (int64_t)sizeof(packed_block);
-}
-
 void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
     (void)width;
     tgc_gemm_geometry g;
     if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0) return;
     tgc_gemm_shape s = gemm_shape(c, &g);
-    if (!g.ta && g.k > 0 && packing_pays(c, &s)) out->cache_bytes = packed_bound(&s), out->replaces_inputs = 1u << 1;
+    if (!g.ta && g.k > 0 && packing_pays(c, &s))
+        out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
 }
 
 const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c) {
