@@ -82,10 +82,10 @@ typedef void (*tgc_packed_gemm_block_fn)(void *arg, int64_t n0, int64_t n1, cons
 
 /* C = alpha * A op(B) with the B g packed, a piece of C's columns at a time
  * into fn (on the thread that computed it: a caller can transpose or
- * scatter a block while it is in cache) instead of into C; g's shape has
- * beta 0 and its ldc is not read. False when oneDNN reports an error, or
- * when a piece's block passes what a thread stages (16 MiB: tgc_packed_
- * gemm_blocks_fit). */
+ * scatter a block while it is in cache) instead of into C, which is never
+ * written. False, having run nothing, unless g's shape has beta 0, ldc ==
+ * n and fits what a thread stages (tgc_packed_gemm_blocks_fit); false when
+ * oneDNN reports an error. */
 bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a,
                                 tgc_packed_gemm_block_fn fn, void *arg);
 
