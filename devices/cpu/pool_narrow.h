@@ -15,18 +15,25 @@
 /* Vectors a row may take (rows of up to 4 * lanes floats with their pads). */
 #define PN_MAX_VECTORS 4
 
-/* Output vector i of a row from the row's vectors v [nv] (columns -pl on):
- * lane j the maximum over the kw lanes i * L + j + t, t < kw, in order. */
-PP_INLINE tgc_vf pn_columns(const tgc_vf *v, int64_t i, int64_t nv, int64_t kw) {
+/* A row's vectors v [nv] where pn_columns reads other widths than 3: the
+ * vectors, then the last once more (lanes past the row, any value);
+ * stored once a row. */
+PP_INLINE void pn_store_row(float *lanes, const tgc_vf *v, int64_t nv, int64_t kw) {
+    if (kw == 3) return; /* pn_columns shuffles */
+    for (int64_t q = 0; q < nv; q++) tgc_vf_store(lanes + q * TGC_VLANES, v[q]);
+    tgc_vf_store(lanes + nv * TGC_VLANES, v[nv - 1]);
+}
+
+/* Output vector i of a row from the row's vectors v [nv] (columns -pl on;
+ * for kw other than 3, also in lanes by pn_store_row): lane j the maximum
+ * over the kw lanes i * L + j + t, t < kw, in order. */
+PP_INLINE tgc_vf pn_columns(const tgc_vf *v, const float *lanes, int64_t i, int64_t nv, int64_t kw) {
     tgc_vf m = v[i];
     if (kw == 3) { /* the next vector's first lanes by shuffles */
         tgc_vf next = i + 1 < nv ? v[i + 1] : v[i];
         m = tgc_vmax_keep(__builtin_shufflevector(v[i], next, PP_NEXT), m);
         return tgc_vmax_keep(__builtin_shufflevector(v[i], next, PP_NEXT2), m);
     }
-    float lanes[(PN_MAX_VECTORS + 1) * TGC_VLANES]; /* through memory for other widths */
-    for (int64_t q = 0; q < nv; q++) tgc_vf_store(lanes + q * TGC_VLANES, v[q]);
-    tgc_vf_store(lanes + nv * TGC_VLANES, v[nv - 1]);
     for (int64_t t = 1; t < kw; t++) m = tgc_vmax_keep(tgc_vf_load(lanes + i * TGC_VLANES + t), m);
     return m;
 }
@@ -49,7 +56,9 @@ PP_INLINE bool pn_plane1(const float *xp, float *yp, int64_t y_room, int64_t h, 
         }
         v = pp_inside(v, -pl, wd);
         nan |= PP_NAN_OF(v, v);
-        tgc_vf m = pn_columns(&v, 0, 1, kw);
+        float lanes[2 * TGC_VLANES];
+        pn_store_row(lanes, &v, 1, kw);
+        tgc_vf m = pn_columns(&v, lanes, 0, 1, kw);
         float *out = yp + r * wd;
         if (r * wd + TGC_VLANES <= y_room) {
             tgc_vf_store(out, m);
@@ -82,8 +91,10 @@ PP_INLINE bool pn_plane(const float *xp, float *yp, int64_t y_room, int64_t h, i
             v[i] = pp_inside(v[i], i * TGC_VLANES - pl, wd);
             nan |= PP_NAN_OF(v[i], v[i]);
         }
+        float lanes[(PN_MAX_VECTORS + 1) * TGC_VLANES];
+        pn_store_row(lanes, v, nv, kw);
         for (int64_t i = 0; i < nout; i++) {
-            tgc_vf m = pn_columns(v, i, nv, kw);
+            tgc_vf m = pn_columns(v, lanes, i, nv, kw);
             float *out = yp + r * wd + i * TGC_VLANES;
             if (r * wd + (i + 1) * TGC_VLANES <= y_room) {
                 tgc_vf_store(out, m);
