@@ -321,19 +321,22 @@ static bool clamp_of(const tgc_fused_act *act, float *lo, float *hi) {
  * rows of taps wider than a column, packed at stride 1): output position
  * u * lc + v of the long row is output (u, v) for v < ow, and the qj_max
  * positions after each row are sums nobody reads. Rows lc = ow + qj_max
- * apart then fill the vectors that rows of their own would leave mostly
+ * apart then fill the vectors that rows of their own would leave partly
  * empty: a 7x7 map's row takes one vector of 16 lanes for 7 outputs, a
- * band of 7 rows 4 vectors for 61 positions. Taken where a row alone
- * would leave more than a quarter of its vectors' lanes empty beyond lc;
- * the band is then computed into the slot's stage and copied into Y. An
- * output's sum is the same either way (its taps in order). `tgc run
- * --trace`, node medians of 5 interleaved runs, AVX-512: RegNetX-800MF's
- * 3x3 layers of 16 channels a group on 7x7, 206 -> 145 us at 1 thread
- * and 98 -> 77 at 2 (its stride-2 one 253 -> 206 and 122 -> 104);
- * RegNetY-400MF's of 8 a group on 7x7, 56 -> 44 at 1 thread. */
+ * band of 7 rows 4 vectors for 61 positions. Taken where the long row
+ * spends at least a tenth fewer lanes than rows alone (lc against the
+ * row's whole vectors); the band is then computed into the slot's stage
+ * and copied into Y. An output's sum is the same either way (its taps in
+ * order). `tgc run --trace`, node medians of 5 interleaved runs, AVX-512:
+ * RegNetX-800MF's 3x3 layers of 16 channels a group on 7x7, 206 -> 145
+ * us at 1 thread and 98 -> 77 at 2 (its stride-2 one 253 -> 206 and 122
+ * -> 104); RegNetY-400MF's of 8 a group on 7x7, 56 -> 44 at 1 thread.
+ * At a tenth (a quarter before): SqueezeNet's 16 -> 64 channels over
+ * 55x55 (57 lanes a row against 64), the node alone 350 -> 335 us, in
+ * the model 380 -> 344 and 342 -> 340 (1 thread, 3 runs). */
 static bool long_rows_pay(const direct_plan *d) {
     int64_t lanes = d->isa->lanes, row_lanes = (d->ow + lanes - 1) / lanes * lanes;
-    return !d->in_place && !d->dw_rows && d->qj_max > 0 && 4 * d->lc <= 3 * row_lanes;
+    return !d->in_place && !d->dw_rows && d->qj_max > 0 && 10 * d->lc <= 9 * row_lanes;
 }
 
 /* Row method, piece p: image n, groups [g0, g0 + gb), output rows [oh0,
