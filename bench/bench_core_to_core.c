@@ -9,7 +9,13 @@
  * Two threads pinned to CPU_A and CPU_B. Each round, the thread on CPU_A
  * writes a buffer, then one of the two reads it all (a vectorizable sum);
  * rounds alternate the reader. Prints, per buffer size, the median read
- * time by the writer's own core and by the other core, and their ratio. */
+ * time by the writer's own core and by the other core, and their ratio.
+ * Then what the two CPUs compute together: a loop of independent vector
+ * multiply-adds in registers timed on CPU_A alone, then on both at once,
+ * and the work both did per unit of time against one alone (2.0: two
+ * cores; near 1.0: two hardware threads of one core, or vCPUs the host
+ * runs on one: a kernel's second thread then adds nothing, tgc's or
+ * ONNX Runtime's). */
 #define _GNU_SOURCE
 #include "bench/bench_util.h"
 
@@ -65,6 +71,61 @@ static void *run(void *arg) {
     return NULL;
 }
 
+/* Multiply-adds the FMA probe runs per thread: 16 chains of 16 lanes. */
+#define FMA_STEPS 20000000
+
+typedef float v16 __attribute__((vector_size(64)));
+
+typedef struct fma_probe {
+    int cpu;
+    pthread_barrier_t *start; /* NULL: runs alone */
+    double seconds;
+    volatile float sink;
+} fma_probe;
+
+static void *run_fma(void *arg) {
+    fma_probe *f = arg;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(f->cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    v16 acc[16], mul, add;
+    for (int i = 0; i < 16; i++) {
+        mul[i] = 0.999999f, add[i] = 1e-7f;
+    }
+    for (int i = 0; i < 16; i++) acc[i] = add * (float)i;
+    if (f->start != NULL) pthread_barrier_wait(f->start);
+    double t0 = bench_now_s();
+    for (long s = 0; s < FMA_STEPS / 16; s++)
+        for (int i = 0; i < 16; i++) acc[i] = acc[i] * mul + add;
+    f->seconds = bench_now_s() - t0;
+    float total = 0;
+    for (int i = 0; i < 16; i++) total += acc[i][0];
+    f->sink = total;
+    return NULL;
+}
+
+/* The work two threads on cpu[0] and cpu[1] do at once per unit of time,
+ * against one on cpu[0] alone (the median of 5 of each). */
+static double fma_scaling(const int cpu[2]) {
+    double alone[5], both[5];
+    for (int r = 0; r < 5; r++) {
+        fma_probe one = {.cpu = cpu[0]};
+        pthread_t t[2];
+        pthread_create(&t[0], NULL, run_fma, &one);
+        pthread_join(t[0], NULL);
+        alone[r] = one.seconds;
+        pthread_barrier_t start;
+        pthread_barrier_init(&start, NULL, 2);
+        fma_probe two[2] = {{.cpu = cpu[0], .start = &start}, {.cpu = cpu[1], .start = &start}};
+        for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, run_fma, &two[i]);
+        for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+        pthread_barrier_destroy(&start);
+        both[r] = two[0].seconds > two[1].seconds ? two[0].seconds : two[1].seconds;
+    }
+    return 2.0 * bench_median(alone, 5) / bench_median(both, 5);
+}
+
 /* The first two CPUs in the process's affinity mask, or -1. */
 static int first_cpus(int cpu[2]) {
     cpu_set_t set;
@@ -101,5 +162,7 @@ int main(int argc, char **argv) {
         printf("%10zu %12.1f %12.1f %8.2f\n", kib[k], own, other, other / own);
         free(p.buf);
     }
+    printf("multiply-adds on cpu%d and cpu%d at once, against cpu%d alone: %.2fx\n", p.cpu[0], p.cpu[1], p.cpu[0],
+           fma_scaling(p.cpu));
     return 0;
 }
