@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -71,7 +72,8 @@ static void *run(void *arg) {
     return NULL;
 }
 
-/* Multiply-adds the FMA probe runs per thread: 16 chains of 16 lanes. */
+/* Vector multiply-adds (a multiply, then an add) each probe thread runs,
+ * over 16 independent chains of 16 lanes. */
 #define FMA_STEPS 20000000
 
 typedef float v16 __attribute__((vector_size(64)));
@@ -106,21 +108,29 @@ static void *run_fma(void *arg) {
 }
 
 /* The work two threads on cpu[0] and cpu[1] do at once per unit of time,
- * against one on cpu[0] alone (the median of 5 of each). */
+ * against one on cpu[0] alone (the median of 5 of each); 0 when a thread
+ * cannot be started. */
 static double fma_scaling(const int cpu[2]) {
     double alone[5], both[5];
     for (int r = 0; r < 5; r++) {
         fma_probe one = {.cpu = cpu[0]};
         pthread_t t[2];
-        pthread_create(&t[0], NULL, run_fma, &one);
+        if (pthread_create(&t[0], NULL, run_fma, &one) != 0) return 0.0;
         pthread_join(t[0], NULL);
         alone[r] = one.seconds;
         pthread_barrier_t start;
         pthread_barrier_init(&start, NULL, 2);
         fma_probe two[2] = {{.cpu = cpu[0], .start = &start}, {.cpu = cpu[1], .start = &start}};
-        for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, run_fma, &two[i]);
-        for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+        bool started = pthread_create(&t[0], NULL, run_fma, &two[0]) == 0;
+        if (started && pthread_create(&t[1], NULL, run_fma, &two[1]) != 0) {
+            pthread_barrier_wait(&start); /* in the second thread's place: the first is waiting */
+            pthread_join(t[0], NULL);
+            started = false;
+        } else if (started) {
+            for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+        }
         pthread_barrier_destroy(&start);
+        if (!started) return 0.0;
         both[r] = two[0].seconds > two[1].seconds ? two[0].seconds : two[1].seconds;
     }
     return 2.0 * bench_median(alone, 5) / bench_median(both, 5);

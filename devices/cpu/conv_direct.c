@@ -332,8 +332,9 @@ static bool clamp_of(const tgc_fused_act *act, float *lo, float *hi) {
  * us at 1 thread and 98 -> 77 at 2 (its stride-2 one 253 -> 206 and 122
  * -> 104); RegNetY-400MF's of 8 a group on 7x7, 56 -> 44 at 1 thread.
  * At a tenth (a quarter before): SqueezeNet's 16 -> 64 channels over
- * 55x55 (57 lanes a row against 64), the node alone 350 -> 335 us, in
- * the model 380 -> 344 and 342 -> 340 (1 thread, 3 runs). */
+ * 55x55 (57 lanes a row against 64), the node alone 350 -> 335 us at 1
+ * thread (3 interleaved pairs), in the model within the noise; AlexNet's
+ * 11x11 stride-4 stem to 55 wide alone 1107 -> 941 (medians of 5). */
 static bool long_rows_pay(const direct_plan *d) {
     int64_t lanes = d->isa->lanes, row_lanes = (d->ow + lanes - 1) / lanes * lanes;
     return !d->in_place && !d->dw_rows && d->qj_max > 0 && 10 * d->lc <= 9 * row_lanes;
