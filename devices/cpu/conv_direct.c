@@ -323,21 +323,23 @@ static bool clamp_of(const tgc_fused_act *act, float *lo, float *hi) {
  * positions after each row are sums nobody reads. Rows lc = ow + qj_max
  * apart then fill the vectors that rows of their own would leave partly
  * empty: a 7x7 map's row takes one vector of 16 lanes for 7 outputs, a
- * band of 7 rows 4 vectors for 61 positions. Taken where the long row
- * spends at least a tenth fewer lanes than rows alone (lc against the
- * row's whole vectors); the band is then computed into the slot's stage
- * and copied into Y. An output's sum is the same either way (its taps in
- * order). `tgc run --trace`, node medians of 5 interleaved runs, AVX-512:
- * RegNetX-800MF's 3x3 layers of 16 channels a group on 7x7, 206 -> 145
- * us at 1 thread and 98 -> 77 at 2 (its stride-2 one 253 -> 206 and 122
- * -> 104); RegNetY-400MF's of 8 a group on 7x7, 56 -> 44 at 1 thread.
- * At a tenth (a quarter before): SqueezeNet's 16 -> 64 channels over
- * 55x55 (57 lanes a row against 64), the node alone 350 -> 335 us at 1
- * thread (3 interleaved pairs), in the model within the noise; AlexNet's
- * 11x11 stride-4 stem to 55 wide alone 1107 -> 941 (medians of 5). */
+ * band of 7 rows 4 vectors for 61 positions. Taken where a row alone
+ * would leave more than a quarter of its vectors' lanes empty beyond lc;
+ * the band is then computed into the slot's stage and copied into Y. An
+ * output's sum is the same either way (its taps in order). `tgc run
+ * --trace`, node medians of 5 interleaved runs, AVX-512: RegNetX-800MF's
+ * 3x3 layers of 16 channels a group on 7x7, 206 -> 145 us at 1 thread
+ * and 98 -> 77 at 2 (its stride-2 one 253 -> 206 and 122 -> 104);
+ * RegNetY-400MF's of 8 a group on 7x7, 56 -> 44 at 1 thread. At a tenth
+ * of the lanes (57 of 64: 55 or 56 wide) the long row lost more than it
+ * gained, node medians of 5 interleaved runs, 1 and 2 threads: RegNetX's
+ * and RegNetY's grouped stride-2 layers to 56x56 570 -> 578 and 436 ->
+ * 494 us, 402 -> 446 and 274 -> 316; SqueezeNet's 16 -> 64 over 55x55
+ * 372 -> 360 but 248 -> 275 and 274 -> 321; only AlexNet's 11x11 stem
+ * gained (1228 -> 1098, 812 -> 757). */
 static bool long_rows_pay(const direct_plan *d) {
     int64_t lanes = d->isa->lanes, row_lanes = (d->ow + lanes - 1) / lanes * lanes;
-    return !d->in_place && !d->dw_rows && d->qj_max > 0 && 10 * d->lc <= 9 * row_lanes;
+    return !d->in_place && !d->dw_rows && d->qj_max > 0 && 4 * d->lc <= 3 * row_lanes;
 }
 
 /* Row method, piece p: image n, groups [g0, g0 + gb), output rows [oh0,

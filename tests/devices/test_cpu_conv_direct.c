@@ -254,8 +254,8 @@ static void test_grouped_and_few_channels(void) {
         {1, 32, 32, 7, 7, 5, 5, 1, 1, 1, 1, {2, 2, 2, 2}, false, true, 4},      /* 5x5 */
         {1, 16, 24, 7, 7, 3, 3, 1, 1, 2, 2, {2, 2, 2, 2}, false, true, 2},      /* dilation 2 */
         {1, 24, 12, 9, 9, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 3},      /* 9 wide: 8 a group -> 4 */
-        {1, 16, 24, 21, 55, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 1},    /* 55 wide: 57 lanes of 64 */
-        {1, 5, 12, 11, 24, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 1},     /* 24 wide: 26 lanes of 32 */
+        {1, 16, 24, 21, 55, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 1},    /* 55 wide: rows alone, 57 lanes of 64 */
+        {1, 5, 12, 11, 24, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 1},     /* 24 wide: rows alone, 26 lanes of 32 */
         {1, 6, 9, 1, 40, 1, 5, 1, 2, 1, 2, {0, 3, 0, 1}, true, true, 3},        /* 1-D grouped */
         {1, 3, 16, 33, 35, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 1},     /* a 3x3 stem */
         {1, 3, 8, 32, 32, 4, 4, 4, 4, 1, 1, {0, 0, 0, 0}, false, true, 1},      /* a 4x4 patchify stem */
