@@ -302,7 +302,6 @@ const char *tgc_cpu_matmul_choose(tgc_kernel_ctx *c) {
     return matmul_one_gemm(&g, &s) && packing_pays(c, &s) ? WAY_PACKED : WAY_SGEMM;
 }
 
-
 void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
     (void)width;
     tgc_matmul_geometry g;
