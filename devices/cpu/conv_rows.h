@@ -12,8 +12,17 @@
  * first (16 accumulators; the node alone, 1 thread: 16 -> 64 channels
  * 3x3 over 55x55 348 -> 309 us, the 3 -> 64 stem at stride 2 over
  * 224x224 272 -> 260, 4 groups of 16 over 56x56 372 -> 331; 8 x 3 was
- * behind on rows 28 wide). The channel loops are unrolled 8 deep: left
- * rolled, GCC keeps the accumulators on the stack, at half the speed.
+ * behind on rows 28 wide). One long row (a 1x1 Conv read where it lies,
+ * a band of rows one after another) of at least CR_LONG_ROW positions
+ * takes 8 x 3 (24 accumulators; per tap 3 loads and 8 broadcasts feed 24
+ * multiply-adds, against 16 for 8 x 2): `tgc run --trace`, node medians of
+ * 7 interleaved runs, 1 thread, MNASNet's 1x1 layers on 16 to 72 channels
+ * over 112x112 and 56x56 688 -> 661 us (its 32 -> 16 over 112x112 107 ->
+ * 88), EfficientNet-B1's over 144 channels of 56x56 209-215 -> 201-204,
+ * its 16 -> 96 over 112x112 level (514, 518); at 2 threads MNASNet's
+ * level (514, 514; 32 -> 16: 120 -> 111). The channel loops are
+ * unrolled 8 deep: left rolled, GCC keeps the accumulators on the stack,
+ * at half the speed.
  * A row's last columns (fewer than a tile) take a vector at a time, nv
  * rows side by side so that the chains of multiply-adds stay
  * independent (one long row: its last whole vectors as one narrower
@@ -34,6 +43,8 @@
 /* The biggest tile: mb channels x nv vectors. */
 #define CR_MB 8
 #define CR_NV 4
+/* One long row this long takes the 8 x 3 tile (AVX-512): four tiles at least. */
+#define CR_LONG_ROW (4 * 3 * 16)
 
 /* out[0..k) = the first k lanes of v (0 <= k <= TGC_VLANES). */
 static inline void cr_store_n(float *out, tgc_vf v, int64_t k) {
@@ -263,14 +274,19 @@ static void cr_rows_1(const tgc_conv_rows_job *j, const float *w, const float *b
 static void cr_rows_8(const tgc_conv_rows_job *j, const float *w, const float *b, float *o) {
     cr_rows(j, w, b, o, 8, 2);
 }
+static void cr_rows_8_long(const tgc_conv_rows_job *j, const float *w, const float *b, float *o) {
+    cr_rows(j, w, b, o, 8, 3);
+}
 #endif
 
-/* The job's channels in tiles of 8 (AVX-512), 4, 2, then 1. */
+/* The job's channels in tiles of 8 (AVX-512: 8 x 3 along one long row of
+ * CR_LONG_ROW positions or more, else 8 x 2), 4, 2, then 1. */
 static void cr_run(const tgc_conv_rows_job *j) {
     int64_t k = 0;
 #if TGC_VBYTES == 64
     for (; k + 8 <= j->mb; k += 8)
-        cr_rows_8(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
+        (j->rows == 1 && j->n >= CR_LONG_ROW ? cr_rows_8_long : cr_rows_8)(
+            j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);
 #endif
     for (; k + 4 <= j->mb; k += 4)
         cr_rows_4(j, j->w + k * j->taps, j->bias != NULL ? j->bias + k : NULL, j->out + k * j->out_cs);

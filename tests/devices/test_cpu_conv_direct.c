@@ -267,6 +267,7 @@ static void test_grouped_and_few_channels(void) {
         {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
         {1, 24, 20, 50, 37, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 in bands, tails */
         {1, 7, 9, 3, 22, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},       /* 1x1, 66: a short tail */
+        {1, 12, 16, 15, 15, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 over 225: 8 x 3, then 2 + 1 */
         {1, 8, 12, 1, 70, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, true, true, 1},       /* 1-D 1x1 */
         {1, 16, 24, 9, 9, 1, 1, 2, 2, 1, 1, {0, 0, 0, 0}, false, true, 1},      /* 1x1 at stride 2: packed */
         {1, 16, 24, 9, 9, 1, 1, 1, 1, 1, 1, {1, 0, 0, 1}, false, true, 1},      /* 1x1 with pads: packed */
