@@ -79,7 +79,11 @@ static void helper(void *arg) {
 
 static bool helpers_returned(void *arg) { return atomic_load(&((job *)arg)->helpers) == 0; }
 
-int tgc_parallel_width(const tgc_thread_pool *p) { return p == NULL ? 1 : tgc_thread_pool_size(p) + 1; }
+int tgc_parallel_width(const tgc_thread_pool *p) {
+    if (p == NULL) return 1;
+    int size = tgc_thread_pool_size(p);
+    return tgc_thread_pool_worker_index(p) >= 0 ? size : size + 1; /* as tgc_parallel_for counts participants */
+}
 
 void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *arg) {
     if (p == NULL || n <= 1) {

@@ -24,8 +24,12 @@
  * slot (for per-thread scratch). */
 typedef void (*tgc_parallel_fn)(void *arg, int64_t i, int slot);
 
-/* Participants a tgc_parallel_for over pool p may have at once: the caller
- * and each of p's workers (1 when p is NULL). */
+/* Participants a tgc_parallel_for over pool p called on this thread may
+ * have at once: p's workers when this thread is one of them, else the
+ * caller and each of p's workers (1 when p is NULL). A kernel sizes its
+ * per-slot scratch with it on the thread that then calls
+ * tgc_parallel_for; a plan made elsewhere for a kernel that runs on a
+ * worker gets a bound one slot above the need. */
 int tgc_parallel_width(const tgc_thread_pool *p);
 
 /* Calls fn(arg, i, slot) exactly once for every i in [0, n) and returns when

@@ -102,6 +102,41 @@ static void from_worker(void *arg) {
     atomic_store(&in->done, true);
 }
 
+/* On one of the pool's workers the width is the pool's size, and the
+ * slots stay below it. */
+typedef struct on_worker {
+    tgc_thread_pool *pool;
+    tally *t;
+    int width;
+    atomic_bool done;
+} on_worker;
+
+static void width_on_worker(void *arg) {
+    on_worker *w = arg;
+    w->width = tgc_parallel_width(w->pool);
+    w->t->width = w->width;
+    tgc_parallel_for(w->pool, 300, count, w->t);
+    atomic_store(&w->done, true);
+}
+
+static void test_width_on_a_worker(void) {
+    on_worker w;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &w.pool), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_parallel_width(w.pool), 4); /* from outside: the caller too */
+    for (int rep = 0; rep < 20; rep++) {
+        w.t = tally_new(w.pool);
+        atomic_init(&w.done, false);
+        CU_ASSERT_EQUAL(tgc_thread_pool_submit(w.pool, width_on_worker, &w), TGC_OK);
+        while (!atomic_load(&w.done)) {
+        }
+        CU_ASSERT_EQUAL(w.width, 3);
+        CU_ASSERT_EQUAL(wrong_counts(w.t, 300), 0);
+        CU_ASSERT_EQUAL(atomic_load(&w.t->bad_slot), 0);
+        CU_ASSERT_EQUAL(atomic_load(&w.t->slot_clash), 0);
+    }
+    tgc_thread_pool_free(w.pool);
+}
+
 static void test_from_the_pools_only_worker(void) {
     inside in;
     CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &in.pool), TGC_OK);
@@ -277,7 +312,8 @@ static void test_each_starts_on_its_own_range(void) {
 
 TGC_TEST_MAIN("parallel for", {"every index once, slots never shared", test_every_index_once},
               {"NULL pool: in order on the caller", test_null_pool_in_order},
-              {"from the pool's only worker", test_from_the_pools_only_worker}, {"nested", test_nested},
+              {"from the pool's only worker", test_from_the_pools_only_worker},
+              {"width on a worker: the pool's size", test_width_on_a_worker}, {"nested", test_nested},
               {"queued helpers taken back", test_queued_helpers_taken_back},
               {"cancel removes only matching queued tasks", test_cancel_removes_only_matching_queued_tasks},
               {"each participant starts on its own range", test_each_starts_on_its_own_range})
