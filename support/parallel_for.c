@@ -38,7 +38,6 @@ typedef struct job {
     tgc_parallel_fn fn;
     void *arg;
     int n_ranges;
-    bool caller_is_worker; /* the caller is one of the pool's workers: no range of its own as an outsider */
     atomic_int next_slot;  /* helpers take slots 1, 2, ... */
     atomic_int helpers;    /* helpers queued or running, not yet returned */
     pthread_mutex_t lock;
@@ -79,10 +78,12 @@ static void helper(void *arg) {
 
 static bool helpers_returned(void *arg) { return atomic_load(&((job *)arg)->helpers) == 0; }
 
+/* One participant a worker of p (the calling thread among them when it is
+ * one), and the caller when it is not. */
 int tgc_parallel_width(const tgc_thread_pool *p) {
     if (p == NULL) return 1;
     int size = tgc_thread_pool_size(p);
-    return tgc_thread_pool_worker_index(p) >= 0 ? size : size + 1; /* as tgc_parallel_for counts participants */
+    return tgc_thread_pool_worker_index(p) >= 0 ? size : size + 1;
 }
 
 void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *arg) {
@@ -90,10 +91,7 @@ void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *a
         for (int64_t i = 0; i < n; i++) fn(arg, i, 0);
         return;
     }
-    /* One range a participant: the pool's workers, and the caller when it
-     * is not one of them. */
-    int size = tgc_thread_pool_size(p), worker = tgc_thread_pool_worker_index(p);
-    int participants = worker >= 0 ? size : size + 1;
+    int participants = tgc_parallel_width(p); /* one range each */
     job j = {.fn = fn, .arg = arg};
     j.n_ranges = participants < MAX_RANGES ? participants : MAX_RANGES;
     if (j.n_ranges > n) j.n_ranges = (int)n;

@@ -15,14 +15,16 @@
  * behind on rows 28 wide). One long row (a 1x1 Conv read where it lies,
  * a band of rows one after another) of at least CR_LONG_ROW positions
  * takes 8 x 3 (24 accumulators; per tap 3 loads and 8 broadcasts feed 24
- * multiply-adds, against 16 for 8 x 2): `tgc run --trace`, node medians of
- * 7 interleaved runs, 1 thread, MNASNet's 1x1 layers on 16 to 72 channels
- * over 112x112 and 56x56 688 -> 661 us (its 32 -> 16 over 112x112 107 ->
- * 88), EfficientNet-B1's over 144 channels of 56x56 209-215 -> 201-204,
+ * multiply-adds, where 8 x 2's 2 and 8 feed 16): `tgc run --trace`, node
+ * medians of 7 interleaved runs, 1 thread, MNASNet's 1x1 layers on 16 to
+ * 72 channels over 112x112 and 56x56 688 -> 661 us (its 32 -> 16 over
+ * 112x112 107 -> 88), EfficientNet-B1's over 144 channels of 56x56 209-215 -> 201-204,
  * its 16 -> 96 over 112x112 level (514, 518); at 2 threads MNASNet's
- * level (514, 514; 32 -> 16: 120 -> 111). The channel loops are
- * unrolled 8 deep: left rolled, GCC keeps the accumulators on the stack,
- * at half the speed.
+ * level (514, 514; 32 -> 16: 120 -> 111). The node alone (docs/
+ * cpu-speed.md), 1 and 2 threads: 24 -> 144 over 56x56 125 -> 111.5 and
+ * 98.5 -> 98.5 us, 16 -> 72 56 -> 54.5 and 57.5 -> 53.5. The channel
+ * loops are unrolled 8 deep: left rolled, GCC keeps the accumulators on
+ * the stack, at half the speed.
  * A row's last columns (fewer than a tile) take a vector at a time, nv
  * rows side by side so that the chains of multiply-adds stay
  * independent (one long row: its last whole vectors as one narrower
@@ -44,7 +46,7 @@
 #define CR_MB 8
 #define CR_NV 4
 /* One long row this long takes the 8 x 3 tile (AVX-512): four tiles at least. */
-#define CR_LONG_ROW (4 * 3 * 16)
+#define CR_LONG_ROW (4 * 3 * TGC_VLANES)
 
 /* out[0..k) = the first k lanes of v (0 <= k <= TGC_VLANES). */
 static inline void cr_store_n(float *out, tgc_vf v, int64_t k) {
