@@ -16,6 +16,7 @@
 #include "devices/cpu/kernels_nn.h"
 #include "devices/kernel_cache.h"
 #include "support/alloc.h"
+#include "support/checked.h"
 #include "support/parallel_for.h"
 #include "support/settings.h"
 
@@ -712,16 +713,30 @@ typedef struct cached_block {
 
 typedef struct cached_args {
     const tgc_gemm_shape *shape;
-    const float *b;
+    const float *b;       /* B as it lies, or NULL: */
+    tgc_packed_b_fn fill; /* B written by fill(fill_arg, b) into a copy */
+    void *fill_arg;
 } cached_args;
 
 static void *build_cached(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
     (void)c;
     const cached_args *a = arg;
+    const tgc_gemm_shape *s = a->shape;
+    float *filled = NULL;
+    int64_t b_floats;
+    if (a->fill != NULL) { /* B^T [n, ldb] or B [k, ldb] */
+        if (!tgc_checked_mul_i64(s->tb ? s->n : s->k, s->ldb, &b_floats) ||
+            b_floats > INT64_MAX / (int64_t)sizeof(float) ||
+            (filled = tgc_malloc((size_t)b_floats * sizeof(float))) == NULL)
+            return NULL;
+        a->fill(a->fill_arg, filled);
+    }
     cached_block *blk = tgc_malloc(sizeof *blk);
-    if (blk == NULL) return NULL;
-    blk->g = tgc_packed_gemm_create(a->shape, a->b, bytes);
-    *bytes += sizeof *blk;
+    if (blk != NULL) {
+        blk->g = tgc_packed_gemm_create(s, filled != NULL ? filled : a->b, bytes);
+        *bytes += sizeof *blk;
+    }
+    tgc_free(filled);
     return blk;
 }
 
@@ -731,12 +746,20 @@ static void release_cached(void *data) {
     tgc_free(blk);
 }
 
-const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
-    cached_args args = {.shape = s, .b = b};
-    const cached_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_cached, release_cached, &args);
+static const tgc_packed_gemm *cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const cached_args *args) {
+    const cached_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_cached, release_cached, (void *)args);
     if (blk == NULL || blk->g == NULL || !tgc_packed_gemm_matches(blk->g, s)) return NULL;
     tgc_kernel_cache_replaces(c, 1u << 1); /* the packed copy serves every run of these sizes */
     return blk->g;
+}
+
+const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
+    return cached(c, s, &(cached_args){.shape = s, .b = b});
+}
+
+const tgc_packed_gemm *tgc_packed_gemm_cached_filled(tgc_kernel_ctx *c, const tgc_gemm_shape *s, tgc_packed_b_fn fill,
+                                                     void *arg) {
+    return cached(c, s, &(cached_args){.shape = s, .fill = fill, .fill_arg = arg});
 }
 
 int64_t tgc_packed_gemm_cached_bound(const tgc_gemm_shape *s) {

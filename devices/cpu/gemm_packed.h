@@ -106,6 +106,18 @@ void tgc_packed_gemm_free(tgc_packed_gemm *g);
  * (tgc_kernel_cache_replaces). */
 const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b);
 
+/* Writes a B that is laid out from a node's input 1 (all of it, as the
+ * shape says: B^T [n, ldb] when tb, else B [k, ldb]) into b, from arg. */
+typedef void (*tgc_packed_b_fn)(void *arg, float *b);
+
+/* tgc_packed_gemm_cached for a B that is not input 1 as it lies but a
+ * layout of it: fill(arg, copy) writes B into a copy (tgc_malloc, freed
+ * once packed) on the run that packs it; later runs never call fill. NULL
+ * as tgc_packed_gemm_cached, and when host memory for the copy ran out
+ * (asked again on the next run). */
+const tgc_packed_gemm *tgc_packed_gemm_cached_filled(tgc_kernel_ctx *c, const tgc_gemm_shape *s, tgc_packed_b_fn fill,
+                                                     void *arg);
+
 /* What tgc_packed_gemm_cached may hold for shape s: the packing's bound
  * (tgc_packed_gemm_bound) and its block. */
 int64_t tgc_packed_gemm_cached_bound(const tgc_gemm_shape *s);

@@ -16,9 +16,10 @@
  *   - Winograd (3x3, stride 1, one group, 16+ channels, 25+ with AVX-512
  *     where direct takes the narrower, a large enough output):
  *     conv_winograd.c.
- *   - pointwise on small maps (7x7, 8x8; one group, W a constant): the
- *     output channels across the vector lanes, Y^T = X^T W^T by oneDNN
- *     on W^T packed once: conv_pointwise_small.c.
+ *   - small maps (7x7, 8x8; 14x14 for kernels past 1x1 where Winograd
+ *     does not apply; one group, W a constant): the output channels
+ *     across the vector lanes, Y^T = A W^T by oneDNN on W^T packed once,
+ *     A the receptive fields channels last: conv_small_map.c.
  *   - pointwise (every kernel size 1, strides 1, no pads): each group's
  *     output is one GEMM on the input as it lies, Y_g = W_g [M/g, C/g] x
  *     X_g [C/g, D1*..*Dn]; no copy.
@@ -260,6 +261,10 @@ static void build_col_split(tgc_kernel_ctx *c, const float *x, const tgc_conv_ge
     tgc_parallel_for(c->pool, (g->cg + s.per_piece - 1) / s.per_piece, col_piece, &s);
 }
 
+void tgc_cpu_conv_unroll(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, float *col) {
+    build_col_split(c, x, g, 0, g->w.out[0], col);
+}
+
 static void conv_tile(void *arg, int64_t i, int slot) {
     conv_tiles *t = arg;
     const tgc_conv_geometry *g = t->g;
@@ -367,7 +372,7 @@ typedef enum conv_way {
     CONV_WINOGRAD,
     CONV_DIRECT,
     CONV_IM2COL,
-    CONV_POINTWISE_SMALL,
+    CONV_SMALL_MAP,
     CONV_POINTWISE
 } conv_way;
 
@@ -378,7 +383,7 @@ static const char *const conv_way_names[] = {
     [CONV_WINOGRAD] = "winograd f(2x2,3x3)",
     [CONV_DIRECT] = "direct",
     [CONV_IM2COL] = "im2col + gemm",
-    [CONV_POINTWISE_SMALL] = "pointwise onednn, channels in lanes",
+    [CONV_SMALL_MAP] = "small map onednn, channels in lanes",
     [CONV_POINTWISE] = "pointwise gemm",
 };
 
@@ -389,7 +394,7 @@ static conv_way conv_way_for(const tgc_conv_geometry *g, bool w_const) {
     if (g->cg * g->kk_count == 0 || g->in_size == 0) return CONV_BIAS_ONLY; /* no channels, or only padding */
     if (tgc_cpu_conv_dnnl_applies(g, w_const)) return CONV_DNNL;
     if (tgc_cpu_conv_direct_applies(g)) return CONV_DIRECT; /* before Winograd: its narrow 3x3 layers */
-    if (tgc_cpu_conv_pointwise_small_applies(g, w_const)) return CONV_POINTWISE_SMALL; /* after direct: thin 1x1 */
+    if (tgc_cpu_conv_small_map_applies(g, w_const)) return CONV_SMALL_MAP; /* after direct: thin layers */
     if (tgc_cpu_conv_winograd_applies(g)) return CONV_WINOGRAD;
     return g->pointwise ? CONV_POINTWISE : CONV_IM2COL;
 }
@@ -412,7 +417,7 @@ void tgc_cpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
         break;
     case CONV_WINOGRAD: tgc_cpu_conv_winograd_footprint(&g, w_const(c), width, out); break;
     case CONV_DIRECT: tgc_cpu_conv_direct_footprint(&g, c->const_inputs, out); break;
-    case CONV_POINTWISE_SMALL: tgc_cpu_conv_pointwise_small_footprint(&g, out); break;
+    case CONV_SMALL_MAP: tgc_cpu_conv_small_map_footprint(&g, out); break;
     case CONV_IM2COL: {
         bool tiled;
         int64_t rows = im2col_tile_rows(&g, &tiled), bytes; /* one matrix a slot, as tgc_cpu_conv_im2col */
@@ -440,7 +445,7 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     case CONV_WINOGRAD: return tgc_cpu_conv_winograd(c, &g, px, pw, bias, py);
     case CONV_DIRECT: return tgc_cpu_conv_direct(c, &g, px, pw, bias, py);
     case CONV_IM2COL: return tgc_cpu_conv_im2col(c, &g, px, pw, bias, py);
-    case CONV_POINTWISE_SMALL: return tgc_cpu_conv_pointwise_small(c, &g, px, pw, bias, py);
+    case CONV_SMALL_MAP: return tgc_cpu_conv_small_map(c, &g, px, pw, bias, py);
     case CONV_POINTWISE: return tgc_cpu_conv_pointwise(c, &g, px, pw, bias, py);
     default: break;
     }

@@ -118,28 +118,36 @@ tgc_status tgc_cpu_conv_dnnl(tgc_kernel_ctx *c, const tgc_conv_geometry *g, cons
  * oneDNN's weights (exact: oneDNN asked) in place of W, and its copies. */
 void tgc_cpu_conv_dnnl_footprint(const tgc_conv_geometry *g, int width, tgc_kernel_footprint *out);
 
-/* True when Conv geometry g goes through tgc_cpu_conv_pointwise_small:
- * pointwise (1x1, strides 1, no pads), one group, at most 64 output
- * positions (7x7, 8x8), W a session constant (w_const), oneDNN there, Y
- * an image within 16 MiB (see conv_pointwise_small.c). */
-bool tgc_cpu_conv_pointwise_small_applies(const tgc_conv_geometry *g, bool w_const);
+/* True when Conv geometry g goes through tgc_cpu_conv_small_map: one
+ * group, at most 64 output positions (7x7, 8x8), W a session constant
+ * (w_const), oneDNN there, Y an image and its im2col matrix within 16 MiB
+ * each (see conv_small_map.c). */
+bool tgc_cpu_conv_small_map_applies(const tgc_conv_geometry *g, bool w_const);
 
-/* Pointwise Conv with the output channels across the vector lanes
- * (conv_pointwise_small.c): per image Y^T [HW, M] = X^T [HW, C] W^T [C,
- * M] by oneDNN on W^T packed once (c's input 1, [M, C, 1, 1], a session
- * constant, kept in the node's kernel cache), each piece of output
- * channels transposed into y [N, M, H, W] with bias [M] (NULL: none),
- * then through c->fused_act; x [N, C, H, W], float32. Without the cache
- * (oneDNN declined, a kernel run alone, other sizes than the cache's):
- * tgc_cpu_conv_pointwise. Its scratch is oneDNN's per thread
- * (gemm_packed.c). Fails through tgc_kernel_fail when oneDNN fails. Split
- * over c->pool. */
-tgc_status tgc_cpu_conv_pointwise_small(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x,
-                                        const float *w, const float *bias, float *y);
+/* Conv on a small map with the output channels across the vector lanes
+ * (conv_small_map.c): per image Y^T [HW, M] = X^T [HW, K] W^T [K, M] by
+ * oneDNN on W^T packed once (c's input 1, [M, C, k1..kn], a session
+ * constant, kept in the node's kernel cache), X the input [C, HW] of a
+ * pointwise layer, else its im2col matrix [C k1..kn, HW]; each piece of
+ * output channels transposed into y [N, M, O1..On] with bias [M] (NULL:
+ * none), then through c->fused_act; x [N, C, D1..Dn], float32. Without
+ * the cache (oneDNN declined, a kernel run alone, other sizes than the
+ * cache's): tgc_cpu_conv_pointwise or tgc_cpu_conv_im2col. Its scratch is
+ * oneDNN's per thread (gemm_packed.c) and one image's im2col matrix
+ * (tgc_malloc, freed before returning). Fails through tgc_kernel_fail
+ * when oneDNN fails, tgc_kernel_fail_nomem without the matrix's memory.
+ * Split over c->pool. */
+tgc_status tgc_cpu_conv_small_map(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
+                                  const float *bias, float *y);
 
-/* What tgc_cpu_conv_pointwise_small holds for g: the packed W^T (a bound
- * oneDNN gives) in place of W. */
-void tgc_cpu_conv_pointwise_small_footprint(const tgc_conv_geometry *g, tgc_kernel_footprint *out);
+/* What tgc_cpu_conv_small_map holds for g: the packed W^T (a bound oneDNN
+ * gives) in place of W, and one image's im2col matrix as workspace. */
+void tgc_cpu_conv_small_map_footprint(const tgc_conv_geometry *g, tgc_kernel_footprint *out);
+
+/* The im2col matrix of one image x [C, D1..Dn] of one-group geometry g:
+ * col [C k1..kn, O1..On] (row (c * k1..kn + tap), taps row-major, padding
+ * as zeros), written over c->pool in pieces of input channels. */
+void tgc_cpu_conv_unroll(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, float *col);
 
 /* Pointwise Conv (1x1, strides 1, no pads) as one GEMM a group on X as it
  * lies (kernels_conv.c): Y_g [M/g, HW] = W_g [M/g, C/g] x X_g [C/g, HW]

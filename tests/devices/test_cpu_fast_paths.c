@@ -146,7 +146,7 @@ static tgc_conv_geometry geometry_of(const conv_shape *s) {
 /* Conv of shape s: correct alone, bitwise the same over a 3-worker pool,
  * and (cached) bitwise the same on a first and a second run with the cache.
  * With W a session constant, a geometry tgc_cpu_conv_dnnl_applies or
- * tgc_cpu_conv_pointwise_small_applies to runs through oneDNN (other sums
+ * tgc_cpu_conv_small_map_applies to runs through oneDNN (other sums
  * than without the cache): those runs must be correct too, and the same
  * bits with and without the pool. */
 static void conv_check(const conv_shape *s) {
@@ -180,7 +180,7 @@ static void conv_check(const conv_shape *s) {
     run_conv(s, x, wt, b, pool, &cache, first);
     run_conv(s, x, wt, b, pool, &cache, second);
     tgc_conv_geometry g = geometry_of(s);
-    if (tgc_cpu_conv_dnnl_applies(&g, true) || tgc_cpu_conv_pointwise_small_applies(&g, true)) {
+    if (tgc_cpu_conv_dnnl_applies(&g, true) || tgc_cpu_conv_small_map_applies(&g, true)) {
         double dnnl_err = conv_error(s, x, wt, b, first);
         CU_ASSERT(dnnl_err < 1e-6);
         tgc_kernel_cache_clear(&cache);
@@ -403,32 +403,48 @@ static void test_dnnl_small_maps(void) {
     check_absorbed_acts(&shapes[1]);
 }
 
-/* Pointwise layers on small maps (RegNetX's 672 -> 672 on 7x7, cut into 4
- * pieces of output channels, the last shorter; one piece; a batch; 5x5;
- * 64 positions, the most) take the transposed product over the output
+/* Layers on small maps take the transposed product over the output
  * channels when W is a constant and oneDNN is there, within the rounding
- * of a float32 sum and the same bits over a pool as alone (conv_check),
- * an absorbed Relu or Clip with the bits of the activation run after; 65
- * positions, thin layers (the direct path's) and computed weights do
- * not. */
-static void test_pointwise_small_maps(void) {
+ * of a float32 sum and the same bits over a pool as alone (conv_check):
+ *   - pointwise ones (RegNetX's 672 -> 672 on 7x7, cut into 4 pieces of
+ *     output channels, the last shorter; one piece; a batch; 5x5; 64
+ *     positions, the most), an absorbed Relu or Clip with the bits of the
+ *     activation run after;
+ *   - any other one group layer whose weights are too large for oneDNN's
+ *     convolution, on its receptive fields channels last: ResNet's 3x3 on
+ *     7x7 (its padding read as zeros), a 3x3 at stride 2 over a batch, a
+ *     strided 1x1 (ResNet's downsampling) and a 3x3 at stride 2 onto 10x10
+ *     (100 positions: up to 256 for kernels past 1x1).
+ * 65 positions of a 1x1, 257 of a 3x3, thin layers (the direct path's),
+ * Winograd's and computed weights do not. */
+static void test_small_maps(void) {
     conv_shape shapes[] = {
         {1, 672, 672, 7, 7, 1, 1, {0, 0, 0, 0}}, /* 22M multiply-adds: pieces of 176, 176, 176, 144 channels */
         {1, 96, 80, 7, 7, 1, 1, {0, 0, 0, 0}},   /* one piece */
         {2, 64, 200, 8, 8, 1, 1, {0, 0, 0, 0}},  /* a batch, 64 positions */
         {1, 300, 33, 5, 5, 1, 1, {0, 0, 0, 0}},  /* odd sizes */
+        {1, 256, 256, 7, 7, 3, 1, {1, 1, 1, 1}}, /* 2.3 MB of weights: past oneDNN's convolution */
+        {2, 256, 232, 13, 13, 3, 2, {1, 1, 1, 1}}, /* 13x13 -> 7x7, a batch */
+        {1, 256, 300, 14, 14, 1, 2, {0, 0, 0, 0}}, /* 14x14 -> 7x7 */
+        {1, 232, 256, 19, 19, 3, 2, {1, 0, 0, 1}}, /* 19x19 -> 9x10, one pad on each axis */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tgc_conv_geometry g = geometry_of(&shapes[i]);
-        CU_ASSERT_EQUAL(tgc_cpu_conv_pointwise_small_applies(&g, true), tgc_packed_gemm_available());
-        CU_ASSERT(!tgc_cpu_conv_pointwise_small_applies(&g, false));
+        CU_ASSERT(!tgc_cpu_conv_dnnl_applies(&g, true));
+        CU_ASSERT_EQUAL(tgc_cpu_conv_small_map_applies(&g, true), tgc_packed_gemm_available());
+        CU_ASSERT(!tgc_cpu_conv_small_map_applies(&g, false));
         conv_check(&shapes[i]);
     }
     check_absorbed_acts(&shapes[0]);
     conv_shape wider = {1, 64, 64, 5, 13, 1, 1, {0, 0, 0, 0}}, thin = {1, 48, 64, 7, 7, 1, 1, {0, 0, 0, 0}};
-    tgc_conv_geometry gw = geometry_of(&wider), gt = geometry_of(&thin);
-    CU_ASSERT(!tgc_cpu_conv_pointwise_small_applies(&gw, true)); /* 65 positions */
-    CU_ASSERT(tgc_cpu_conv_direct_applies(&gt));                /* 48 channels: the direct path first */
+    conv_shape wide3 = {1, 256, 256, 33, 33, 3, 2, {1, 1, 1, 1}}, wino = {1, 256, 256, 14, 14, 3, 1, {1, 1, 1, 1}};
+    tgc_conv_geometry gw = geometry_of(&wider), gt = geometry_of(&thin), g3 = geometry_of(&wide3);
+    tgc_conv_geometry gwino = geometry_of(&wino);
+    CU_ASSERT(!tgc_cpu_conv_small_map_applies(&gw, true)); /* 65 positions */
+    CU_ASSERT(!tgc_cpu_conv_small_map_applies(&g3, true)); /* 17x17 = 289 */
+    CU_ASSERT(tgc_cpu_conv_winograd_applies(&gwino));
+    CU_ASSERT(!tgc_cpu_conv_small_map_applies(&gwino, true));
+    CU_ASSERT(tgc_cpu_conv_direct_applies(&gt)); /* 48 channels: the direct path first */
 }
 
 /* One node's cache across runs whose shapes change its way: oneDNN's
@@ -1029,7 +1045,7 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"im2col tiles and channel split", test_im2col_tiles_and_channel_split},
               {"cache needs constant filters", test_cache_needs_constant_filters},
               {"oneDNN on small maps", test_dnnl_small_maps}, {"oneDNN declines", test_dnnl_declines},
-              {"pointwise on small maps, channels in lanes", test_pointwise_small_maps},
+              {"small maps, channels in lanes", test_small_maps},
               {"the way changes with the shapes", test_way_changes_with_shapes},
               {"oneDNN pieces of a dilated window, and its bytes", test_dnnl_pieces_and_bytes},
               {"gemm split", test_gemm_split},
