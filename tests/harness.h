@@ -39,6 +39,19 @@ bool tgc_test_has_opencl_device(void);
  * row when the process has no such device open. */
 tgc_memory_device tgc_test_device_memory(const char *name);
 
+/* Makes a scratch folder the process's XDG_CACHE_HOME (its name into dir,
+ * size bytes), so that the cost model starts from no measured figures and
+ * writes none where the user's runs read them; the caller's OpenCL
+ * programs are linked into it (a gpu0 opens from the warm cache, not in
+ * the minute PoCL takes to build them all; a program written there
+ * replaces its link, never the caller's file). The settings are read
+ * again. False when the folder cannot be made. */
+bool tgc_test_scratch_cache(char *dir, size_t size);
+
+/* Removes folder dir of tgc_test_scratch_cache and what was written in it;
+ * XDG_CACHE_HOME unset, the settings read again. */
+void tgc_test_scratch_cache_remove(const char *dir);
+
 #define TGC_TEST_MAIN(suite, ...)                                                           \
     int main(void) {                                                                        \
         static const tgc_test_case cases[] = {__VA_ARGS__, {NULL, NULL}};                  \

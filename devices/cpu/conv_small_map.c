@@ -90,7 +90,7 @@ void tgc_cpu_conv_small_map_footprint(const tgc_conv_geometry *g, tgc_kernel_foo
     out->replaces_inputs = 1u << 1;
 }
 
-/* W [M, C, taps] as B^T [M, taps, C]: tgc_packed_b_fn. */
+/* W [M, C, taps] as B^T [M, taps, C] (a copy for a 1x1): tgc_packed_b_fn. */
 typedef struct weights_arg {
     const tgc_conv_geometry *g;
     const float *w;
@@ -168,8 +168,9 @@ tgc_status tgc_cpu_conv_small_map(tgc_kernel_ctx *c, const tgc_conv_geometry *g,
                                   const float *bias, float *y) {
     tgc_gemm_shape s = shape_of(g);
     weights_arg wa = {.g = g, .w = w}; /* W is read only to pack it */
-    const tgc_packed_gemm *packed = g->kk_count == 1 ? tgc_packed_gemm_cached(c, &s, w)
-                                                     : tgc_packed_gemm_cached_filled(c, &s, fill_weights, &wa);
+    bool no_memory;
+    const tgc_packed_gemm *packed = tgc_packed_gemm_cached_filled(c, &s, fill_weights, &wa, &no_memory);
+    if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for Conv's packed weights");
     if (c->prepack_only) return TGC_OK;
     if (packed == NULL)
         return g->pointwise ? tgc_cpu_conv_pointwise(c, g, x, w, bias, y) : tgc_cpu_conv_im2col(c, g, x, w, bias, y);

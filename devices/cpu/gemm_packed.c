@@ -302,13 +302,17 @@ static int piece_count(const tgc_gemm_shape *s) {
     return pieces;
 }
 
-tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes) {
+/* tgc_packed_gemm_create, with *no_memory set where tgc's host memory ran
+ * out (not oneDNN declining the shape). */
+static tgc_packed_gemm *create(const tgc_gemm_shape *s, const float *b, size_t *bytes, bool *no_memory) {
     *bytes = 0;
+    *no_memory = false;
     if (!tgc_packed_gemm_available() || s->m < 1 || s->n < 1 || s->k < 1 || !packable(s)) return NULL;
     omp_set_num_threads(1); /* primitives planned for one thread: tgc's pool splits the work */
     thread_state *t = this_thread();
     tgc_packed_gemm *g = tgc_calloc(1, sizeof *g);
     if (g == NULL || t == NULL) {
+        *no_memory = g == NULL;
         tgc_free(g);
         return NULL;
     }
@@ -333,6 +337,11 @@ tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b,
     }
     *bytes = g->bytes;
     return g;
+}
+
+tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes) {
+    bool no_memory;
+    return create(s, b, bytes, &no_memory);
 }
 
 /* The packed bytes of `cols` columns of shape s as oneDNN lays them out
@@ -666,10 +675,16 @@ int tgc_dnnl_igemm(int64_t m, int64_t n, int64_t k, const int8_t *a, int64_t lda
 
 bool tgc_packed_gemm_available(void) { return false; }
 
-tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes) {
+static tgc_packed_gemm *create(const tgc_gemm_shape *s, const float *b, size_t *bytes, bool *no_memory) {
     (void)s, (void)b;
     *bytes = 0;
+    *no_memory = false;
     return NULL;
+}
+
+tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes) {
+    bool no_memory;
+    return create(s, b, bytes, &no_memory);
 }
 
 int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s) {
@@ -732,11 +747,16 @@ static void *build_cached(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
         a->fill(a->fill_arg, filled);
     }
     cached_block *blk = tgc_malloc(sizeof *blk);
+    bool no_memory = false;
     if (blk != NULL) {
-        blk->g = tgc_packed_gemm_create(s, filled != NULL ? filled : a->b, bytes);
+        blk->g = create(s, filled != NULL ? filled : a->b, bytes, &no_memory);
         *bytes += sizeof *blk;
     }
     tgc_free(filled);
+    if (no_memory) { /* not cached as declined: the next run asks again */
+        tgc_free(blk);
+        return NULL;
+    }
     return blk;
 }
 
@@ -746,20 +766,24 @@ static void release_cached(void *data) {
     tgc_free(blk);
 }
 
-static const tgc_packed_gemm *cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const cached_args *args) {
+static const tgc_packed_gemm *cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const cached_args *args,
+                                     bool *no_memory) {
     const cached_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_cached, release_cached, (void *)args);
+    /* B a constant and a cache: only memory stops the build, unless another way's block is there */
+    if (no_memory != NULL)
+        *no_memory = blk == NULL && (c->const_inputs & 1u << 1) && c->cache != NULL && !tgc_kernel_cache_taken(c);
     if (blk == NULL || blk->g == NULL || !tgc_packed_gemm_matches(blk->g, s)) return NULL;
     tgc_kernel_cache_replaces(c, 1u << 1); /* the packed copy serves every run of these sizes */
     return blk->g;
 }
 
 const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
-    return cached(c, s, &(cached_args){.shape = s, .b = b});
+    return cached(c, s, &(cached_args){.shape = s, .b = b}, NULL);
 }
 
 const tgc_packed_gemm *tgc_packed_gemm_cached_filled(tgc_kernel_ctx *c, const tgc_gemm_shape *s, tgc_packed_b_fn fill,
-                                                     void *arg) {
-    return cached(c, s, &(cached_args){.shape = s, .fill = fill, .fill_arg = arg});
+                                                     void *arg, bool *no_memory) {
+    return cached(c, s, &(cached_args){.shape = s, .fill = fill, .fill_arg = arg}, no_memory);
 }
 
 int64_t tgc_packed_gemm_cached_bound(const tgc_gemm_shape *s) {

@@ -113,10 +113,11 @@ typedef void (*tgc_packed_b_fn)(void *arg, float *b);
 /* tgc_packed_gemm_cached for a B that is not input 1 as it lies but a
  * layout of it: fill(arg, copy) writes B into a copy (tgc_malloc, freed
  * once packed) on the run that packs it; later runs never call fill. NULL
- * as tgc_packed_gemm_cached, and when host memory for the copy ran out
- * (asked again on the next run). */
+ * as tgc_packed_gemm_cached, and with *no_memory set when host memory for
+ * the copy or the packing ran out (the caller should fail: another way
+ * would give other bits than the runs before; a later run tries again). */
 const tgc_packed_gemm *tgc_packed_gemm_cached_filled(tgc_kernel_ctx *c, const tgc_gemm_shape *s, tgc_packed_b_fn fill,
-                                                     void *arg);
+                                                     void *arg, bool *no_memory);
 
 /* What tgc_packed_gemm_cached may hold for shape s: the packing's bound
  * (tgc_packed_gemm_bound) and its block. */

@@ -125,29 +125,26 @@ void tgc_cpu_conv_dnnl_footprint(const tgc_conv_geometry *g, int width, tgc_kern
 bool tgc_cpu_conv_small_map_applies(const tgc_conv_geometry *g, bool w_const);
 
 /* Conv on a small map with the output channels across the vector lanes
- * (conv_small_map.c): per image Y^T [HW, M] = X^T [HW, K] W^T [K, M] by
- * oneDNN on W^T packed once (c's input 1, [M, C, k1..kn], a session
- * constant, kept in the node's kernel cache), X the input [C, HW] of a
- * pointwise layer, else its im2col matrix [C k1..kn, HW]; each piece of
- * output channels transposed into y [N, M, O1..On] with bias [M] (NULL:
- * none), then through c->fused_act; x [N, C, D1..Dn], float32. Without
- * the cache (oneDNN declined, a kernel run alone, other sizes than the
- * cache's): tgc_cpu_conv_pointwise or tgc_cpu_conv_im2col. Its scratch is
- * oneDNN's per thread (gemm_packed.c) and one image's im2col matrix
+ * (conv_small_map.c): per image Y^T [HW, M] = A [HW, K] W^T [K, M] by
+ * oneDNN, A the image's receptive fields channels last ([HW, k1..kn C],
+ * zeros for padding; a pointwise layer's X transposed), W (c's input 1,
+ * [M, C, k1..kn], a session constant) laid out [M, k1..kn, C] and packed
+ * once into the node's kernel cache; each piece of output channels
+ * transposed into y [N, M, O1..On] with bias [M] (NULL: none), then
+ * through c->fused_act; x [N, C, D1..Dn], float32. Without the cache
+ * (oneDNN declined, a kernel run alone, other sizes than the cache's):
+ * tgc_cpu_conv_pointwise or tgc_cpu_conv_im2col. Its scratch is oneDNN's
+ * per thread (gemm_packed.c) and one image's X channels last and A
  * (tgc_malloc, freed before returning). Fails through tgc_kernel_fail
- * when oneDNN fails, tgc_kernel_fail_nomem without the matrix's memory.
- * Split over c->pool. */
+ * when oneDNN fails, tgc_kernel_fail_nomem without memory for the packed
+ * weights (on the run that packs them), X or A. Split over c->pool. */
 tgc_status tgc_cpu_conv_small_map(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
                                   const float *bias, float *y);
 
 /* What tgc_cpu_conv_small_map holds for g: the packed W^T (a bound oneDNN
- * gives) in place of W, and one image's im2col matrix as workspace. */
+ * gives) in place of W, and one image's X channels last and A as
+ * workspace. */
 void tgc_cpu_conv_small_map_footprint(const tgc_conv_geometry *g, tgc_kernel_footprint *out);
-
-/* The im2col matrix of one image x [C, D1..Dn] of one-group geometry g:
- * col [C k1..kn, O1..On] (row (c * k1..kn + tap), taps row-major, padding
- * as zeros), written over c->pool in pieces of input channels. */
-void tgc_cpu_conv_unroll(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, float *col);
 
 /* Pointwise Conv (1x1, strides 1, no pads) as one GEMM a group on X as it
  * lies (kernels_conv.c): Y_g [M/g, HW] = W_g [M/g, C/g] x X_g [C/g, HW]

@@ -58,7 +58,7 @@ expect_grep '"mm_packed": .*"kernel": "sgemm (onednn or openblas)"' "$WORK/out" 
 K=$ROOT/tests/data/kernel_ways
 expect_exit 0 "kernel ways run" -- "$TGC" run "$KW" --optimize 0 --devices cpu --input xs="$K/xs.npy" --input a="$K/a.npy" \
     --input a1="$K/a1.npy" --trace "$WORK/ways_trace.json" --output-dir "$WORK/ways_out"
-for node in c_pw c_wino c_dw c_im2col c_dnnl mm_packed mm_row gemm_ta; do
+for node in c_pw c_wino c_dw c_im2col c_small c_dnnl mm_packed mm_row gemm_ta; do
     dumped=$(sed -n "s/.*\"$node\": {.*\"kernel\": \"\([^\"]*\)\".*/\1/p" "$WORK/ways.json")
     traced=$(grep -o "\"name\":\"$node\",[^}]*\"kernel\":\"[^\"]*\"" "$WORK/ways_trace.json" | sed 's/.*"kernel":"//; s/"$//')
     if [ -n "$dumped" ] && [ "$dumped" = "$traced" ]; then pass; else fail "$node: dump says '$dumped', trace '$traced'"; fi
