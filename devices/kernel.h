@@ -140,6 +140,11 @@ typedef struct tgc_kernel_footprint {
      * channels-last kernel: a graph pass that lays the tensors out so
      * (passes/nhwc_conv.c) saves the copies and loses nothing. */
     bool copies_channels_last;
+    /* The way cuts its work for the pool into a few large pieces (a
+     * GEMM's: devices/cpu/kernels_gemm.c, gemm_packed.c), so that a thread
+     * that comes late to it finds at most one left: nodes run beside it
+     * leave a thread idle at its end (executor/step.c). */
+    bool coarse_pieces;
 } tgc_kernel_footprint;
 
 /* The footprint of the way the kernel will run c->node, from the same

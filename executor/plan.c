@@ -5,6 +5,7 @@
 #include "executor/step.h"
 
 #include "devices/memory_limit.h"
+#include "graph/node_work.h"
 #include "graph/subgraph.h"
 
 #include "support/alloc.h"
@@ -299,6 +300,7 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     if (st == TGC_OK) st = tgc_plan_prepack(p, s->owners, diags);
     if (st == TGC_OK) st = plan_control(s, p, diags);
     if (st == TGC_OK) st = tgc_plan_order(p);
+    if (st == TGC_OK) st = tgc_plan_weigh(p);
     return st;
 }
 
@@ -323,11 +325,50 @@ tgc_status tgc_plan_order(tgc_plan *p) {
     return TGC_OK;
 }
 
+/* A node of less work (FLOPs) is weighed with the chain behind it: the
+ * nhwc-conv pass's Transpose into a branch's first convolution, a
+ * MaxPool before its 1x1 (GoogLeNet's Inception branches). */
+#define LIGHT_FLOPS 1e6
+
+/* Whether node c of p reads node id and otherwise only initializers
+ * (which are there at a step's start). */
+static bool waits_for_only(const tgc_plan *p, int32_t c, int32_t id) {
+    const tgc_node *n = &p->g->nodes[c];
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i].node >= 0 && n->inputs[i].node != id && p->role[n->inputs[i].node] != TGC_ROLE_CONST)
+            return false;
+    for (int i = 0; i < n->n_controls; i++)
+        if (n->controls[i].node != id && p->role[n->controls[i].node] != TGC_ROLE_CONST) return false;
+    return true;
+}
+
+tgc_status tgc_plan_weigh(tgc_plan *p) {
+    if (p->pool == NULL || tgc_thread_pool_size(p->pool) < 2) return TGC_OK;
+    int width = tgc_thread_pool_size(p->pool);
+    p->work = tgc_calloc((size_t)p->g->n_nodes + 1, sizeof *p->work);
+    p->coarse = tgc_calloc((size_t)p->g->n_nodes + 1, sizeof *p->coarse);
+    if (p->work == NULL || p->coarse == NULL) return TGC_ERR_NOMEM;
+    for (int32_t id = p->g->n_nodes - 1; id >= 0; id--) { /* consumers first, in a graph in topological order */
+        double bytes;
+        if (p->role[id] == TGC_ROLE_KERNEL) {
+            tgc_node_work(p->g, id, &p->work[id], &bytes);
+            p->coarse[id] =
+                tgc_kernel_node_footprint(p->kernel[id], p->g, id, width, p->workspace_limit).coarse_pieces;
+        }
+        int32_t c = p->consumer_at[id + 1] - p->consumer_at[id] == 1 ? p->consumers[p->consumer_at[id]] : -1;
+        if (p->work[id] < LIGHT_FLOPS && c > id && waits_for_only(p, c, id))
+            p->work[id] += p->work[c]; /* a light node, whose one reader waits for it alone */
+    }
+    return TGC_OK;
+}
+
 void tgc_plan_release(tgc_plan *p) {
     if (p->weights != NULL)
         for (int32_t i = 0; i < p->n_values; i++) tgc_buffer_release(p->weights[i].buf);
     tgc_free(p->role);
     tgc_free(p->next_in_order);
+    tgc_free(p->work);
+    tgc_free(p->coarse);
     tgc_free(p->kernel);
     tgc_free(p->on_host);
     tgc_free(p->value_base);

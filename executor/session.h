@@ -127,6 +127,14 @@ struct tgc_plan {
      * ready. first_in_order: the first such node (n_nodes: none). */
     int32_t *next_in_order;
     int32_t first_in_order;
+    /* node id -> its work (FLOPs, graph/node_work.h; 0 for a node that is
+     * not a kernel's), and for a light one (a Transpose, a pool) whose one
+     * reader waits for it alone, that reader's weight too: which of the
+     * nodes that become ready together run side by side (executor/step.c).
+     * NULL when the pool has one thread. coarse: node id -> its kernel's
+     * way cuts its work into a few large pieces (tgc_kernel_footprint). */
+    double *work;
+    bool *coarse;
     int32_t n_feeds;           /* feeds of the graph this partition comes from (feed_index's range) */
     /* A partition of a device in another process (docs/distributed.md):
      * nothing else of the plan is set; this process never runs it. */
@@ -262,6 +270,11 @@ tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *out, tgc_diags *di
  * thread on five held-out CNNs, 0.99-1.02x the time. TGC_OK or
  * TGC_ERR_NOMEM. */
 tgc_status tgc_plan_order(tgc_plan *p);
+
+/* Sets p->work and p->coarse where p's pool has more than one thread (a light node's
+ * reader is weighed with it only where it comes after it in id order, as
+ * in a graph in topological order). TGC_OK or TGC_ERR_NOMEM. */
+tgc_status tgc_plan_weigh(tgc_plan *p);
 
 /* The same for partition `part` of `parts`, the partitioning of `source`
  * (the session's graph, or a subgraph: its feeds are its formal inputs and

@@ -152,25 +152,83 @@ static int32_t pass_turn(tgc_part_state *ps, int32_t id) {
     return nx < ps->plan->g->n_nodes && atomic_load(&ps->pending[nx]) == 0 && claim_turn(ps, nx) ? nx : -1;
 }
 
+/* Nodes a thread runs once its chain ends, in this order (finish: a
+ * fan-out one node dominates runs on one thread, a node at a time). */
+#define LATER_MAX 8
+typedef struct later_nodes {
+    int32_t ids[LATER_MAX];
+    int n;
+} later_nodes;
+
+/* Ready nodes finish keeps to decide on (the rest go to the pool). */
+#define FANOUT_MAX 8
+
+/* A node fills a pool by itself from this much work (FLOPs): two of the
+ * GEMM's pieces (devices/cpu/kernels_gemm.c), a direct convolution's
+ * dozens of rows. */
+#define FILLS_POOL_FLOPS 16e6
+
+/* Side by side, a fan-out is as fast as its largest node on one thread
+ * plus what the others' threads take of its pieces once they are done.
+ * Where one node has this many times the work of the others together and
+ * cuts its work into a few large pieces (a GEMM's), a thread done with
+ * the others finds at most one piece of it left (RegNetX's stage
+ * entries: a 1x1 of 38M multiply-adds in 2 pieces beside a strided 1x1 of
+ * 9.5M ran 400 us at 2 threads, 450 at 1), and one after another, each
+ * over the whole pool, is faster (the pair 290 us). Where its pieces are
+ * many (rows of a direct convolution: SqueezeNet's fire modules), side by
+ * side stays faster. */
+#define DOMINATES 2.0
+
+/* Of the nodes that just became ready (ready[0..n), n >= 2), the one
+ * that should run alone with the others after it on this thread, or -1
+ * to run them side by side: plan.work and plan.coarse weigh them. */
+static int32_t dominant(const tgc_plan *p, const int32_t *ready, int n) {
+    if (p->work == NULL) return -1; /* a pool of one thread: nothing side by side */
+    int top = 0;
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        total += p->work[ready[i]];
+        if (p->work[ready[i]] > p->work[ready[top]]) top = i;
+    }
+    double w = p->work[ready[top]];
+    return w >= FILLS_POOL_FLOPS && w >= DOMINATES * (total - w) && p->coarse[ready[top]] ? top : -1;
+}
+
 /* Marks node `id` finished: consumers' counts drop; returns the first
  * consumer that became ready (to run on this thread), or -1; the others
- * go to the pool. A _Send that became ready runs here and now, before the
+ * go to the pool, unless one of them dominates (dominant): it is
+ * returned, the others run after this thread's chain (later, when not
+ * NULL and not full). A _Send that became ready runs here and now, before the
  * chain goes on: it only hands a value to the rendezvous, and another
  * device may be idle waiting for it (TensorFlow's executor runs its
  * inexpensive ready nodes inline for the same reason); queued, it would
  * wait behind this device's whole chain, a pipeline's next stage idle.
  * Where the plan orders the nodes, a ready node not yet in its turn waits
  * for it, and a node's end starts the next in order if it is ready. */
-static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id) {
+static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id, later_nodes *later) {
     const tgc_plan *p = ps->plan;
     int32_t next = in_order(ps, id) ? pass_turn(ps, id) : -1;
+    int32_t ready[FANOUT_MAX];
+    int n_ready = 0;
     for (int32_t e = p->consumer_at[id]; e < p->consumer_at[id + 1]; e++) {
         int32_t c = p->consumers[e];
         if (atomic_fetch_sub(&ps->pending[c], 1) != 1) continue;
         if (p->role[c] == TGC_ROLE_SEND) run_chain(st, ps, c);
         else if (in_order(ps, c) && !claim_turn(ps, c)) continue;
-        else if (next < 0) next = c;
+        else if (next < 0 && later == NULL) next = c;
+        else if (later != NULL && n_ready < FANOUT_MAX) ready[n_ready++] = c;
         else if (submit_in_order(st, p->pool, run_task, &ps->tasks[c]) != TGC_OK) run_task(&ps->tasks[c]);
+    }
+    if (n_ready > 0) {
+        int top = n_ready > 1 && next < 0 ? dominant(p, ready, n_ready) : -1;
+        int first = next < 0 ? (top >= 0 ? top : 0) : -1; /* the one this thread runs next */
+        if (first >= 0) next = ready[first];
+        for (int i = 0; i < n_ready; i++) {
+            if (i == first) continue;
+            if (top >= 0 && later->n < LATER_MAX) later->ids[later->n++] = ready[i];
+            else if (submit_in_order(st, p->pool, run_task, &ps->tasks[ready[i]]) != TGC_OK) run_task(&ps->tasks[ready[i]]);
+        }
     }
     if (atomic_fetch_sub(&ps->frame->outstanding, 1) == 1) frame_finished(ps->frame);
     return next;
@@ -270,12 +328,20 @@ static void trace_node(tgc_step *st, tgc_part_state *ps, int32_t id, uint64_t t0
     tgc_trace_node(st->trace, p, id, st->id, key, t0, tgc_trace_now_us());
 }
 
+/* Hands the nodes left in *later to the pool (this thread stops here). */
+static void submit_later(tgc_step *st, tgc_part_state *ps, later_nodes *later, int from) {
+    for (int i = from; i < later->n; i++) tgc_step_submit(st, ps->plan->pool, run_task, &ps->tasks[later->ids[i]]);
+    later->n = 0;
+}
+
 /* Runs the node (unless the step has failed), then finishes it and keeps
- * going with a consumer that became ready, on this thread. With the memory
- * watch on, kernels' and _Sends' times after the session's first step
- * count in their device's busy time. */
+ * going with a consumer that became ready, on this thread; then with the
+ * nodes finish left for it (later), in the order it left them. With the
+ * memory watch on, kernels' and _Sends' times after the session's first
+ * step count in their device's busy time. */
 static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
-    while (id >= 0) {
+    later_nodes later = {.n = 0};
+    for (int taken = 0; id >= 0; id = id >= 0 ? id : taken < later.n ? later.ids[taken++] : -1) {
         const tgc_plan *p = ps->plan;
         uint64_t t0 = st->trace ? tgc_trace_now_us() : 0;
         bool timed = ps->wslots != NULL && st->id > 1 &&
@@ -289,7 +355,10 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
             case TGC_ROLE_SEND: run_send(st, ps, id); break;
             case TGC_ROLE_RECV: break; /* completed by its callback, never scheduled */
             case TGC_ROLE_CONTROL:
-                if (tgc_control_start(st, ps, id)) return; /* it completes when its subgraphs end */
+                if (tgc_control_start(st, ps, id)) { /* it completes when its subgraphs end */
+                    submit_later(st, ps, &later, taken);
+                    return;
+                }
                 break;
             }
         }
@@ -297,7 +366,8 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (st->trace) trace_node(st, ps, id, t0);
         release_inputs(ps, id);
         release_unused_outputs(ps, id);
-        id = finish(st, ps, id);
+        if (taken == later.n) later.n = taken = 0; /* all taken: start the list over */
+        id = finish(st, ps, id, &later);
     }
 }
 
@@ -309,7 +379,7 @@ static void run_task(void *arg) {
 void tgc_node_complete(tgc_step *st, tgc_part_state *ps, int32_t id) {
     release_inputs(ps, id);
     release_unused_outputs(ps, id);
-    int32_t next = finish(st, ps, id);
+    int32_t next = finish(st, ps, id, NULL);
     if (next >= 0) tgc_step_submit(st, ps->plan->pool, run_task, &ps->tasks[next]);
 }
 
@@ -339,7 +409,7 @@ static void recv_done(void *ctx, tgc_status status, tgc_value *received) {
                       ps->plan->device->name, tgc_status_name(status));
     }
     release_unused_outputs(ps, t->node);
-    int32_t next = finish(st, ps, t->node);
+    int32_t next = finish(st, ps, t->node, NULL);
     if (next >= 0) {
         /* The callback may run on another device's thread: hand the work to
          * the receiving device's pool rather than run it here. */
@@ -430,7 +500,7 @@ static void run_constant(tgc_step *st, tgc_part_state *ps, int32_t id) {
     take_weight(ps, id);
     if (st->trace) trace_node(st, ps, id, t0);
     release_unused_outputs(ps, id);
-    int32_t next = finish(st, ps, id);
+    int32_t next = finish(st, ps, id, NULL);
     if (next >= 0) tgc_step_submit(st, p->pool, run_task, &ps->tasks[next]);
 }
 

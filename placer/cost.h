@@ -133,8 +133,4 @@ double tgc_cost_estimate(tgc_cost_model *m, const tgc_graph *g, int32_t id, int 
  * otherwise; across processes (MPI) always a nominal estimate. */
 double tgc_cost_transfer(const tgc_cost_model *m, int from, int to, int64_t bytes);
 
-/* The work and the traffic the estimate uses for node id of g: multiply-
- * adds counted as 2 FLOPs; bytes as the inputs' and outputs' sizes. */
-void tgc_cost_node_work(const tgc_graph *g, int32_t id, double *flops, double *bytes);
-
 #endif

@@ -261,10 +261,6 @@ static void build_col_split(tgc_kernel_ctx *c, const float *x, const tgc_conv_ge
     tgc_parallel_for(c->pool, (g->cg + s.per_piece - 1) / s.per_piece, col_piece, &s);
 }
 
-void tgc_cpu_conv_unroll(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, float *col) {
-    build_col_split(c, x, g, 0, g->w.out[0], col);
-}
-
 static void conv_tile(void *arg, int64_t i, int slot) {
     conv_tiles *t = arg;
     const tgc_conv_geometry *g = t->g;
@@ -417,15 +413,20 @@ void tgc_cpu_conv_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
         break;
     case CONV_WINOGRAD: tgc_cpu_conv_winograd_footprint(&g, w_const(c), width, out); break;
     case CONV_DIRECT: tgc_cpu_conv_direct_footprint(&g, c->const_inputs, out); break;
-    case CONV_SMALL_MAP: tgc_cpu_conv_small_map_footprint(&g, out); break;
+    case CONV_SMALL_MAP:
+        tgc_cpu_conv_small_map_footprint(&g, out);
+        out->coarse_pieces = true; /* oneDNN's pieces of output channels */
+        break;
     case CONV_IM2COL: {
         bool tiled;
         int64_t rows = im2col_tile_rows(&g, &tiled), bytes; /* one matrix a slot, as tgc_cpu_conv_im2col */
         if (tgc_checked_mul_i64(g.cg * g.kk_count * (g.out_size / g.w.out[0]), rows * (int64_t)sizeof(float), &bytes))
             out->workspace_bytes = bytes * (tiled ? width : 1);
+        out->coarse_pieces = !tiled; /* the GEMM's pieces, not tiles of rows */
         break;
     }
-    default: break; /* pointwise and bias only: no scratch of their own (OpenBLAS's is not counted) */
+    case CONV_POINTWISE: out->coarse_pieces = true; break; /* the GEMM's pieces; OpenBLAS's scratch is not counted */
+    default: break; /* bias only: no scratch of its own */
     }
 }
 

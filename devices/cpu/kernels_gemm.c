@@ -307,6 +307,7 @@ void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     tgc_matmul_geometry g;
     tgc_gemm_shape s;
     if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
+    out->coarse_pieces = true; /* a GEMM's pieces (SGEMM_PIECE_MACS, or gemm_packed.c's) */
     if (matmul_one_gemm(&g, &s) && packing_pays(c, &s))
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
 }
@@ -530,6 +531,7 @@ void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
     (void)width;
     tgc_gemm_geometry g;
     if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0) return;
+    out->coarse_pieces = true; /* a GEMM's pieces (SGEMM_PIECE_MACS, or gemm_packed.c's) */
     tgc_gemm_shape s = gemm_shape(c, &g);
     if (!g.ta && g.k > 0 && packing_pays(c, &s))
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;

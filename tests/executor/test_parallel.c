@@ -2,7 +2,8 @@
  * while another device waits on its _Recv (no hang, no leak, the node named
  * in the error); results bitwise identical across runs, thread counts and
  * placements over virtual cpus; cpu,gpu0 within tolerance; a thousand runs
- * without growth; the trace file, with its nodes side by side. */
+ * without growth; the trace file, with its nodes side by side; a fan-out
+ * one node dominates run one node at a time. */
 #include "tests/harness.h"
 
 #include "executor/session.h"
@@ -348,6 +349,63 @@ static void test_trace_has_nodes_flows_and_counters(void) {
     tgc_graph_free(g);
 }
 
+/* The trace event of node `name` (kind `op`) in text: its thread and its
+ * start and length in us; false when it is not there. */
+static bool node_event(const char *text, const char *name, const char *op, int *tid, unsigned long long *ts,
+                       unsigned long long *dur) {
+    char key[128];
+    snprintf(key, sizeof key, "\"name\":\"%s\",\"cat\":\"%s\"", name, op);
+    const char *at = strstr(text, key);
+    while (at != NULL && at > text && *at != '{') at--;
+    int pid;
+    return at != NULL && sscanf(at, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%llu,\"dur\":%llu", &pid, tid, ts, dur) == 4;
+}
+
+/* r's readers big (33.5M multiply-adds, a GEMM's few pieces) and small
+ * (2M) become ready together at 2 threads: big runs first and small only
+ * after it, on the same thread (executor/step.c, dominant), and y is
+ * right. */
+static void test_a_dominated_fan_out_runs_in_turn(void) {
+    tgc_graph *g = load("tests/data/exec/fan_out.yaml");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    tgc_session *s = open_session(g, "cpu", "cpu=2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL(tgc_session_trace_start(s), TGC_OK);
+    float *x = malloc(64 * 512 * sizeof *x), *wb = malloc(512 * 1024 * sizeof *wb), *ws = malloc(512 * 64 * sizeof *ws);
+    CU_ASSERT_FATAL(x != NULL && wb != NULL && ws != NULL);
+    for (int i = 0; i < 64 * 512; i++) x[i] = i % 3 == 0 ? -1.0f : 1.0f; /* r: 0 where x is -1 */
+    for (int i = 0; i < 512 * 1024; i++) wb[i] = 0.5f;
+    for (int i = 0; i < 512 * 64; i++) ws[i] = 2.0f;
+    tgc_tensor *in[3];
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){64, 512}, x, &in[0]), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){512, 1024}, wb, &in[1]), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 2, (int64_t[]){512, 64}, ws, &in[2]), TGC_OK);
+    const char *names[] = {"x", "wb", "ws"};
+    tgc_tensor *y = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_session_run(s, 3, names, in, &y, NULL), TGC_OK);
+    const float *py = tgc_tensor_data(y);
+    for (int row = 0; row < 64; row++) {
+        int ones = 0; /* the positive entries of row `row` of x */
+        for (int k = 0; k < 512; k++) ones += (row * 512 + k) % 3 != 0;
+        CU_ASSERT_DOUBLE_EQUAL(py[row * 1088], 0.5 * ones, 1e-3);
+        CU_ASSERT_DOUBLE_EQUAL(py[row * 1088 + 1087], 2.0 * ones, 1e-3);
+    }
+    char *text = written_trace(s, (size_t)1 << 20);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    int big_tid = -1, small_tid = -2;
+    unsigned long long big_ts = 0, big_dur = 0, small_ts = 0, small_dur = 0;
+    CU_ASSERT(node_event(text, "big", "MatMul", &big_tid, &big_ts, &big_dur));
+    CU_ASSERT(node_event(text, "small", "MatMul", &small_tid, &small_ts, &small_dur));
+    CU_ASSERT_EQUAL(big_tid, small_tid);
+    CU_ASSERT(small_ts >= big_ts + big_dur);
+    free(text);
+    tgc_tensor_release(y);
+    for (int i = 0; i < 3; i++) tgc_tensor_release(in[i]);
+    free(x), free(wb), free(ws);
+    tgc_session_free(s);
+    tgc_graph_free(g);
+}
+
 /* A chain of 300 nodes run 20 times: 12000 events, several of the
  * trace's blocks, and more names than its string table first holds; every
  * node of every step must be in the file once, under its own name. */
@@ -405,4 +463,5 @@ TGC_TEST_MAIN("parallel executor",
               {"results are bitwise identical", test_results_are_bitwise_identical},
               {"a thousand runs do not grow", test_a_thousand_runs_do_not_grow},
               {"the trace has nodes, flows and counters", test_trace_has_nodes_flows_and_counters},
-              {"a long trace keeps every event", test_a_long_trace_keeps_every_event})
+              {"a long trace keeps every event", test_a_long_trace_keeps_every_event},
+              {"a dominated fan-out runs in turn", test_a_dominated_fan_out_runs_in_turn})

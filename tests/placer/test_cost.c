@@ -15,6 +15,7 @@
 
 #include "devices/device.h"
 #include "graph/graph.h"
+#include "graph/node_work.h"
 #include "placer/cost.h"
 #include "support/cpu_cache.h"
 #include "support/settings.h"
@@ -50,46 +51,9 @@ static const char model_text[] =
 
 static char scratch[256];
 
-/* The caller's cache folder (XDG_CACHE_HOME/tgc, else HOME/.cache/tgc)
- * into out; false when there is none. */
-static bool caller_cache(char *out, size_t size) {
-    static char found[1024];
-    static int state; /* 0: not looked, 1: found, 2: none */
-    if (state == 0) {
-        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-        state = 2;
-        if (xdg != NULL && xdg[0] == '/') state = snprintf(found, sizeof found, "%s/tgc", xdg) > 0 ? 1 : 2;
-        else if (home != NULL && home[0] == '/') state = snprintf(found, sizeof found, "%s/.cache/tgc", home) > 0 ? 1 : 2;
-    }
-    if (state != 1) return false;
-    snprintf(out, size, "%s", found);
-    return true;
-}
-
-/* A scratch cache folder, made the process's XDG_CACHE_HOME. The caller's
- * OpenCL programs are linked into it (a gpu0 opens from the warm cache,
- * not in the minute PoCL takes to build them all); a program written
- * there replaces its link, never the caller's file. */
-static void scratch_cache(void) {
-    char mine[1024], from[1400], to[1400];
-    bool linked = caller_cache(mine, sizeof mine);
-    snprintf(scratch, sizeof scratch, "/tmp/tgc_test_cost.XXXXXX");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(scratch));
-    snprintf(to, sizeof to, "%s/tgc", scratch);
-    CU_ASSERT_EQUAL_FATAL(mkdir(to, 0755), 0);
-    DIR *d = linked ? opendir(mine) : NULL;
-    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
-        size_t len = strlen(e->d_name);
-        if (len < 4 || strcmp(e->d_name + len - 4, ".bin") != 0) continue;
-        snprintf(from, sizeof from, "%s/%s", mine, e->d_name);
-        snprintf(to, sizeof to, "%s/tgc/%s", scratch, e->d_name);
-        if (symlink(from, to) != 0) break;
-    }
-    if (d != NULL) closedir(d);
-    setenv("XDG_CACHE_HOME", scratch, 1);
-    unsetenv("TGC_COST_REFRESH");
-    tgc_settings_read();
-}
+/* A scratch cache folder, made the process's XDG_CACHE_HOME
+ * (tgc_test_scratch_cache). */
+static void scratch_cache(void) { CU_ASSERT_FATAL(tgc_test_scratch_cache(scratch, sizeof scratch)); }
 
 /* The cost files in the scratch folder: how many, and the first's path. */
 static int cost_files(char *first, size_t size) {
@@ -106,21 +70,7 @@ static int cost_files(char *first, size_t size) {
     return n;
 }
 
-static void remove_scratch(void) {
-    char dir[512], path[1024];
-    snprintf(dir, sizeof dir, "%s/tgc", scratch);
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
-        if (e->d_name[0] != '.') {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    if (d != NULL) closedir(d);
-    rmdir(dir);
-    rmdir(scratch);
-    unsetenv("XDG_CACHE_HOME");
-    tgc_settings_read();
-}
+static void remove_scratch(void) { tgc_test_scratch_cache_remove(scratch); }
 
 /* model_text with its 108 weights. */
 static tgc_graph *load_model(void) {
@@ -438,17 +388,17 @@ static void test_flops_by_hand(void) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     double flops, bytes;
     /* Conv: out [1,4,8,8] = 256 elements, each 3*3*3 = 27 multiply-adds */
-    tgc_cost_node_work(g, tgc_graph_find(g, "conv"), &flops, &bytes);
+    tgc_node_work(g, tgc_graph_find(g, "conv"), &flops, &bytes);
     CU_ASSERT_DOUBLE_EQUAL(flops, 2.0 * 256 * 27, 1e-9);
     CU_ASSERT_DOUBLE_EQUAL(bytes, 4.0 * (192 + 108 + 256), 1e-9);
     /* MatMul [2,5] x [5,7]: 14 outputs, K = 5 */
-    tgc_cost_node_work(g, tgc_graph_find(g, "mm"), &flops, &bytes);
+    tgc_node_work(g, tgc_graph_find(g, "mm"), &flops, &bytes);
     CU_ASSERT_DOUBLE_EQUAL(flops, 2.0 * 14 * 5, 1e-9);
     /* Gemm transA, A [5,2]: K is A's first dim, 5 */
-    tgc_cost_node_work(g, tgc_graph_find(g, "gt"), &flops, &bytes);
+    tgc_node_work(g, tgc_graph_find(g, "gt"), &flops, &bytes);
     CU_ASSERT_DOUBLE_EQUAL(flops, 2.0 * 14 * 5, 1e-9);
     /* MatMul 256^3 */
-    tgc_cost_node_work(g, tgc_graph_find(g, "gemm"), &flops, &bytes);
+    tgc_node_work(g, tgc_graph_find(g, "gemm"), &flops, &bytes);
     CU_ASSERT_DOUBLE_EQUAL(flops, 2.0 * 256 * 256 * 256, 1e-9);
     tgc_graph_free(g);
 }
