@@ -227,7 +227,8 @@ static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id, later_nodes 
         for (int i = 0; i < n_ready; i++) {
             if (i == first) continue;
             if (top >= 0 && later->n < LATER_MAX) later->ids[later->n++] = ready[i];
-            else if (submit_in_order(st, p->pool, run_task, &ps->tasks[ready[i]]) != TGC_OK) run_task(&ps->tasks[ready[i]]);
+            else if (submit_in_order(st, p->pool, run_task, &ps->tasks[ready[i]]) != TGC_OK)
+                run_task(&ps->tasks[ready[i]]);
         }
     }
     if (atomic_fetch_sub(&ps->frame->outstanding, 1) == 1) frame_finished(ps->frame);

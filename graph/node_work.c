@@ -32,7 +32,8 @@ void tgc_node_work(const tgc_graph *g, int32_t id, double *flops, double *bytes)
         *flops = 2.0 * elems * slice;
     } else if ((strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0 || strcmp(op, "MatMulInteger") == 0) &&
                n->n_inputs >= 2) {
-        /* each output element: K multiply-adds, K the last dim of A (Gemm's transA aside: either way one of A's dims) */
+        /* each output element: K multiply-adds, K the last dim of A (Gemm's transA aside: either way one of
+         * A's dims) */
         const tgc_tensor_info *a = tgc_graph_ref_info(g, n->inputs[0]);
         double k = 1;
         if (a->shape.rank >= 1) {

@@ -33,7 +33,8 @@ static bool caller_cache(char *out, size_t size) {
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
         state = 2;
         if (xdg != NULL && xdg[0] == '/') state = snprintf(found, sizeof found, "%s/tgc", xdg) > 0 ? 1 : 2;
-        else if (home != NULL && home[0] == '/') state = snprintf(found, sizeof found, "%s/.cache/tgc", home) > 0 ? 1 : 2;
+        else if (home != NULL && home[0] == '/')
+            state = snprintf(found, sizeof found, "%s/.cache/tgc", home) > 0 ? 1 : 2;
     }
     if (state != 1) return false;
     snprintf(out, size, "%s", found);

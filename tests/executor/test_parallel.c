@@ -358,7 +358,8 @@ static bool node_event(const char *text, const char *name, const char *op, int *
     const char *at = strstr(text, key);
     while (at != NULL && at > text && *at != '{') at--;
     int pid;
-    return at != NULL && sscanf(at, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%llu,\"dur\":%llu", &pid, tid, ts, dur) == 4;
+    return at != NULL &&
+           sscanf(at, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%llu,\"dur\":%llu", &pid, tid, ts, dur) == 4;
 }
 
 /* r's readers big (33.5M multiply-adds, a GEMM's few pieces) and small
