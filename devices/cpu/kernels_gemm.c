@@ -77,8 +77,13 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 }
 
 /* How a GEMM is cut, from its multiply-adds alone: not below
- * SGEMM_SPLIT_MACS (~40 us on one core at 100 GFLOP/s, well above a
- * hand-off to a worker); else into a power of two of pieces (even over 2, 4
+ * SGEMM_SPLIT_MACS (1M: ~10-20 us on one core, still above a hand-off
+ * to a worker; thin products run far below the core's peak: SqueezeNet's
+ * 64 -> 16 1x1 layers on 55x55, [16, 64] x [64, 3025] with 3.1M, took
+ * 84-86 us whole at 2 threads, where ORT took 39-59, and the model went
+ * 3.05 -> 2.94 ms at 2 threads with 1M instead of 4M, level at 1 thread
+ * and on MNASNet, RegNetY, EfficientNet, ShuffleNetV2, MobileNetV3 and
+ * GoogLeNet, medians of 5-7 interleaved rounds); else into a power of two of pieces (even over 2, 4
  * or 8 threads), at least 2, at most SGEMM_MAX_PIECES, and more than 2 only
  * while each keeps SGEMM_PIECE_MACS. Pieces cost: each packs the operand it
  * shares with the others again (OpenBLAS packs per call). On two cores a
@@ -90,7 +95,7 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
  * are memory-bound, their pieces smaller (GEMV_PIECE_MACS: 128K, about 10
  * us of streaming; at 256K the MLP's [1, 784] x [784, 512] stayed whole at
  * 2 threads, and the model ran 0.033 ms a run against 0.029 with 128K). */
-#define SGEMM_SPLIT_MACS ((int64_t)4 << 20)
+#define SGEMM_SPLIT_MACS ((int64_t)1 << 20)
 #define SGEMM_PIECE_MACS ((int64_t)8 << 20)
 #define GEMV_PIECE_MACS ((int64_t)128 << 10)
 #define SGEMM_MAX_PIECES 8
