@@ -419,7 +419,7 @@ static void test_dnnl_small_maps(void) {
  * Winograd's and computed weights do not. */
 static void test_small_maps(void) {
     conv_shape shapes[] = {
-        {1, 672, 672, 7, 7, 1, 1, {0, 0, 0, 0}}, /* 22M multiply-adds: pieces of 176, 176, 176, 144 channels */
+        {1, 672, 672, 7, 7, 1, 1, {0, 0, 0, 0}}, /* 22M multiply-adds: pieces of 176, 160, 176, 160 channels */
         {1, 96, 80, 7, 7, 1, 1, {0, 0, 0, 0}},   /* one piece */
         {2, 64, 200, 8, 8, 1, 1, {0, 0, 0, 0}},  /* a batch, 64 positions */
         {1, 300, 33, 5, 5, 1, 1, {0, 0, 0, 0}},  /* odd sizes */
