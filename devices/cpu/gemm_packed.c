@@ -348,11 +348,6 @@ static tgc_packed_gemm *create(const tgc_gemm_shape *s, const float *b, size_t *
     return g;
 }
 
-tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes) {
-    bool no_memory;
-    return create(s, b, bytes, &no_memory);
-}
-
 /* The packed bytes of `cols` columns of shape s as oneDNN lays them out
  * (its weights descriptor, asked without packing); failing that, a bound:
  * k and the columns padded to 64, the widest blocking of its matmuls. */
@@ -691,11 +686,6 @@ static tgc_packed_gemm *create(const tgc_gemm_shape *s, const float *b, size_t *
     return NULL;
 }
 
-tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes) {
-    bool no_memory;
-    return create(s, b, bytes, &no_memory);
-}
-
 int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s) {
     (void)s;
     return 0;
@@ -726,6 +716,11 @@ bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool,
 void tgc_packed_gemm_free(tgc_packed_gemm *g) { (void)g; }
 
 #endif
+
+tgc_packed_gemm *tgc_packed_gemm_create(const tgc_gemm_shape *s, const float *b, size_t *bytes) {
+    bool no_memory;
+    return create(s, b, bytes, &no_memory);
+}
 
 /* ---- A node's packed B in its kernel cache ------------------------------------ */
 
