@@ -41,12 +41,22 @@ static bool caller_cache(char *out, size_t size) {
     return true;
 }
 
+/* The caller's XDG_CACHE_HOME as the process started ("": unset), put
+ * back by tgc_test_scratch_cache_remove. */
+static char caller_xdg[1024];
+
 bool tgc_test_scratch_cache(char *dir, size_t size) {
     char mine[1024], from[1400], to[1400];
     bool linked = caller_cache(mine, sizeof mine);
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (caller_xdg[0] == '\0' && xdg != NULL && strstr(xdg, "/tgc_test_cache.") == NULL)
+        snprintf(caller_xdg, sizeof caller_xdg, "%s", xdg);
     if (snprintf(dir, size, "/tmp/tgc_test_cache.XXXXXX") >= (int)size || mkdtemp(dir) == NULL) return false;
     snprintf(to, sizeof to, "%s/tgc", dir);
-    if (mkdir(to, 0755) != 0) return false;
+    if (mkdir(to, 0755) != 0) {
+        rmdir(dir);
+        return false;
+    }
     DIR *d = linked ? opendir(mine) : NULL;
     for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
         size_t len = strlen(e->d_name);
@@ -74,7 +84,8 @@ void tgc_test_scratch_cache_remove(const char *dir) {
     if (d != NULL) closedir(d);
     rmdir(tgc_dir);
     rmdir(dir);
-    unsetenv("XDG_CACHE_HOME");
+    if (caller_xdg[0] != '\0') setenv("XDG_CACHE_HOME", caller_xdg, 1);
+    else unsetenv("XDG_CACHE_HOME");
     tgc_settings_read();
 }
 

@@ -49,7 +49,8 @@ tgc_memory_device tgc_test_device_memory(const char *name);
 bool tgc_test_scratch_cache(char *dir, size_t size);
 
 /* Removes folder dir of tgc_test_scratch_cache and what was written in it;
- * XDG_CACHE_HOME unset, the settings read again. */
+ * XDG_CACHE_HOME back to the caller's, or unset when it had none; the
+ * settings read again. */
 void tgc_test_scratch_cache_remove(const char *dir);
 
 #define TGC_TEST_MAIN(suite, ...)                                                           \

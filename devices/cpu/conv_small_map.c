@@ -69,8 +69,9 @@ bool tgc_cpu_conv_small_map_applies(const tgc_conv_geometry *g, bool w_const) {
     if (g->out_size > (g->kk_count > 1 ? MAX_POSITIONS_UNROLLED : MAX_POSITIONS) ||
         (g->kk_count > 1 && tgc_cpu_conv_winograd_applies(g)))
         return false;
-    int64_t field_floats, x_floats;
-    if (!tgc_checked_mul_i64(g->cg * g->kk_count, g->out_size, &field_floats) || field_floats > MAX_FIELD_FLOATS ||
+    int64_t k, field_floats, x_floats;
+    if (!tgc_checked_mul_i64(g->cg, g->kk_count, &k) || !tgc_checked_mul_i64(k, g->out_size, &field_floats) ||
+        field_floats > MAX_FIELD_FLOATS ||
         !tgc_checked_mul_i64(g->cg, g->in_size, &x_floats) || x_floats > MAX_FIELD_FLOATS)
         return false;
     tgc_gemm_shape s = shape_of(g);

@@ -774,15 +774,15 @@ static const tgc_packed_gemm *cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s,
                                      bool *no_memory) {
     const cached_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_cached, release_cached, (void *)args);
     /* B a constant and a cache: only memory stops the build, unless another way's block is there */
-    if (no_memory != NULL)
-        *no_memory = blk == NULL && (c->const_inputs & 1u << 1) && c->cache != NULL && !tgc_kernel_cache_taken(c);
+    *no_memory = blk == NULL && (c->const_inputs & 1u << 1) && c->cache != NULL && !tgc_kernel_cache_taken(c);
     if (blk == NULL || blk->g == NULL || !tgc_packed_gemm_matches(blk->g, s)) return NULL;
     tgc_kernel_cache_replaces(c, 1u << 1); /* the packed copy serves every run of these sizes */
     return blk->g;
 }
 
-const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
-    return cached(c, s, &(cached_args){.shape = s, .b = b}, NULL);
+const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b,
+                                             bool *no_memory) {
+    return cached(c, s, &(cached_args){.shape = s, .b = b}, no_memory);
 }
 
 const tgc_packed_gemm *tgc_packed_gemm_cached_filled(tgc_kernel_ctx *c, const tgc_gemm_shape *s, tgc_packed_b_fn fill,

@@ -102,9 +102,12 @@ void tgc_packed_gemm_free(tgc_packed_gemm *g);
  * session), when there is no cache (a kernel run alone, or input 1 not a
  * session constant), or when s is not the shape it was packed for (a
  * symbolic dim): the caller then multiplies some other way, reading b.
- * Once one is returned, input 1 is read from the cache only
- * (tgc_kernel_cache_replaces). */
-const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b);
+ * NULL with *no_memory set when host memory for the packing ran out: the
+ * caller should fail (another way would give other bits than the runs
+ * before); a later run tries again. Once one is returned, input 1 is read
+ * from the cache only (tgc_kernel_cache_replaces). */
+const tgc_packed_gemm *tgc_packed_gemm_cached(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b,
+                                             bool *no_memory);
 
 /* Writes a B that is laid out from a node's input 1 (all of it, as the
  * shape says: B^T [n, ldb] when tb, else B [k, ldb]) into b, from arg. */
@@ -113,9 +116,7 @@ typedef void (*tgc_packed_b_fn)(void *arg, float *b);
 /* tgc_packed_gemm_cached for a B that is not input 1 as it lies but a
  * layout of it: fill(arg, copy) writes B into a copy (tgc_malloc, freed
  * once packed) on the run that packs it; later runs never call fill. NULL
- * as tgc_packed_gemm_cached, and with *no_memory set when host memory for
- * the copy or the packing ran out (the caller should fail: another way
- * would give other bits than the runs before; a later run tries again). */
+ * and *no_memory as tgc_packed_gemm_cached's (the copy's memory too). */
 const tgc_packed_gemm *tgc_packed_gemm_cached_filled(tgc_kernel_ctx *c, const tgc_gemm_shape *s, tgc_packed_b_fn fill,
                                                      void *arg, bool *no_memory);
 

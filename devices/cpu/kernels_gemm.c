@@ -83,10 +83,11 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
  * 84-86 us whole at 2 threads, where ORT took 39-59, and the model went
  * 3.05 -> 2.94 ms at 2 threads with 1M instead of 4M, level at 1 thread
  * and on MNASNet, RegNetY, EfficientNet, ShuffleNetV2, MobileNetV3 and
- * GoogLeNet, medians of 5-7 interleaved rounds); else into a power of two of pieces (even over 2, 4
- * or 8 threads), at least 2, at most SGEMM_MAX_PIECES, and more than 2 only
- * while each keeps SGEMM_PIECE_MACS. Pieces cost: each packs the operand it
- * shares with the others again (OpenBLAS packs per call). On two cores a
+ * GoogLeNet, medians of 5-7 interleaved rounds); else into a power of two
+ * of pieces (even over 2, 4 or 8 threads), at least 2, at most
+ * SGEMM_MAX_PIECES, and more than 2 only while each keeps
+ * SGEMM_PIECE_MACS. Pieces cost: each packs the operand it shares with
+ * the others again (OpenBLAS packs per call). On two cores a
  * [128, 256] x [256, 1024] product took 398 us in 2 pieces, 415 in 4 and
  * 442 in 8; bench/peers' transformer encoder layer ran 1.57, 1.55 and
  * 1.53 ms with SGEMM_PIECE_MACS 4M, 8M and 16M (up to 8 pieces of 2M: 1.59).
@@ -254,9 +255,11 @@ static bool packing_pays(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
 /* The node's packed GEMM for shape s with B = input 1 (b), built on the
  * first run; NULL when packing does not pay (packing_pays), oneDNN
  * declined, or this run's sizes are not the first run's (a symbolic dim):
- * then tgc_cpu_sgemm_fused. */
-static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b) {
-    return packing_pays(c, s) ? tgc_packed_gemm_cached(c, s, b) : NULL;
+ * then tgc_cpu_sgemm_fused. NULL with *no_memory set when memory for the
+ * packing ran out (tgc_packed_gemm_cached): the kernel fails. */
+static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b, bool *no_memory) {
+    *no_memory = false;
+    return packing_pays(c, s) ? tgc_packed_gemm_cached(c, s, b, no_memory) : NULL;
 }
 
 /* ---- MatMul --------------------------------------------------------------- */
@@ -336,7 +339,9 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     bool ok = true;
     int64_t macs = m * n <= INT64_MAX / k ? m * n * k : INT64_MAX;
     tgc_gemm_shape shape;
-    const tgc_packed_gemm *packed = matmul_one_gemm(&g, &shape) ? packed_for(c, &shape, pb) : NULL;
+    bool no_memory = false;
+    const tgc_packed_gemm *packed = matmul_one_gemm(&g, &shape) ? packed_for(c, &shape, pb, &no_memory) : NULL;
+    if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for MatMul's packed B");
     c->impl = packed != NULL ? WAY_PACKED : WAY_SGEMM;
     if (c->prepack_only) return TGC_OK;
     if (packed != NULL) {
@@ -563,7 +568,9 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     const float *pa = tgc_kernel_in_ptr(c, 0), *pb = tgc_kernel_in_ptr(c, 1);
     const float *pc = has_c ? tgc_kernel_in_ptr(c, 2) : NULL;
     tgc_gemm_shape shape = gemm_shape(c, &g);
-    const tgc_packed_gemm *packed = !ta && k > 0 ? packed_for(c, &shape, pb) : NULL;
+    bool no_memory = false;
+    const tgc_packed_gemm *packed = !ta && k > 0 ? packed_for(c, &shape, pb, &no_memory) : NULL;
+    if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for Gemm's packed B");
     c->impl = packed != NULL ? WAY_PACKED : WAY_SGEMM;
     if (c->prepack_only) return TGC_OK;
     if (packed != NULL) {

@@ -404,7 +404,10 @@ static double sum_as_double(const float *restrict x, int64_t n) {
  * memory): a read is all it does, a quarter of POOL_PIECE_WORK's taps
  * take as long. SqueezeNet's [1, 1000, 13, 13] (169K floats) ran whole at
  * 2 threads, 24-30 us alone and 45 in the model, where ORT took 17; in 3
- * pieces 16-24 alone, the model 2.90 -> 2.85 ms (medians of 7 rounds). */
+ * pieces 16-24 alone, the model 2.90 -> 2.85 ms (medians of 7 rounds).
+ * Level where the pools are squeeze-and-excitation's, over maps of up to
+ * 112x112: EfficientNet-B1 and MobileNetV3-Small at 1 and 2 threads,
+ * MobileNetV2 at 2. */
 #define GLOBAL_POOL_PIECE_FLOATS ((int64_t)1 << 16)
 
 /* Planes [piece * planes_per_piece, ...): each plane's mean. */

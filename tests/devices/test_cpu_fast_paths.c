@@ -447,6 +447,120 @@ static void test_small_maps(void) {
     CU_ASSERT(tgc_cpu_conv_direct_applies(&gt)); /* 48 channels: the direct path first */
 }
 
+/* An n-D Conv (one group, 1 to 3 spatial axes, batch 1) for the small-map
+ * tests: X [1, c, in..], W [m, c, k..], B [m], per-axis strides,
+ * dilations and pads (begins, then ends). */
+typedef struct conv_nd {
+    int n;
+    int64_t c, m, in[3], k[3], stride[3], dilation[3], pads[6], out[3];
+} conv_nd;
+
+static int64_t nd_count(const int64_t *d, int n) {
+    int64_t v = 1;
+    for (int a = 0; a < n; a++) v *= d[a];
+    return v;
+}
+
+/* y from the Conv kernel (W and B session constants, a fresh cache: the
+ * first run packs), on pool (NULL: the caller's thread). */
+static void run_conv_nd(const conv_nd *s, const float *x, const float *w, const float *b, tgc_thread_pool *pool,
+                        float *y) {
+    int64_t xd[5] = {1, s->c}, wd[5] = {s->m, s->c}, bd[1] = {s->m}, yd[5] = {1, s->m}, pads[6];
+    for (int a = 0; a < s->n; a++) xd[2 + a] = s->in[a], wd[2 + a] = s->k[a], yd[2 + a] = s->out[a];
+    for (int i = 0; i < 2 * s->n; i++) pads[i] = s->pads[i];
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    nn_fixture f;
+    nn_begin(&f, "Conv", "fast_paths");
+    nn_in_dims(&f, TGC_FLOAT32, 2 + s->n, xd, x);
+    nn_in_dims(&f, TGC_FLOAT32, 2 + s->n, wd, w);
+    nn_in_dims(&f, TGC_FLOAT32, 1, bd, b);
+    nn_ints(&f, "pads", pads, (size_t)(2 * s->n));
+    nn_ints(&f, "strides", s->stride, (size_t)s->n);
+    nn_ints(&f, "dilations", s->dilation, (size_t)s->n);
+    nn_out_dims(&f, TGC_FLOAT32, 2 + s->n, yd);
+    f.pool = pool;
+    f.cache = &cache;
+    f.const_inputs = 0x6;
+    CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+    for (int64_t i = 0, n = s->m * nd_count(s->out, s->n); i < n; i++) y[i] = nn_out_f32(&f, 0, i);
+    nn_end(&f);
+    tgc_kernel_cache_clear(&cache);
+}
+
+/* The largest |y - direct sum| relative to the sum of |products| of an
+ * output, the direct sums in double over every tap inside the input. */
+static double conv_nd_error(const conv_nd *s, const float *x, const float *w, const float *b, const float *y) {
+    int64_t outs = nd_count(s->out, s->n), taps = nd_count(s->k, s->n), in_size = nd_count(s->in, s->n);
+    double worst = 0;
+    for (int64_t m = 0; m < s->m; m++)
+        for (int64_t p = 0; p < outs; p++) {
+            int64_t o[3], q = p;
+            for (int a = s->n - 1; a >= 0; a--) o[a] = q % s->out[a], q /= s->out[a];
+            double sum = b[m], mag = fabs(b[m]);
+            for (int64_t t = 0; t < taps; t++) {
+                int64_t kk[3], r = t, at = 0;
+                bool inside = true;
+                for (int a = s->n - 1; a >= 0; a--) kk[a] = r % s->k[a], r /= s->k[a];
+                for (int a = 0; a < s->n; a++) {
+                    int64_t i = o[a] * s->stride[a] - s->pads[a] + kk[a] * s->dilation[a];
+                    inside = inside && i >= 0 && i < s->in[a];
+                    at = at * s->in[a] + i;
+                }
+                for (int64_t c = 0; inside && c < s->c; c++) {
+                    double v = (double)w[(m * s->c + c) * taps + t] * x[c * in_size + at];
+                    sum += v, mag += fabs(v);
+                }
+            }
+            double rel = fabs(y[m * outs + p] - sum) / (mag + 1e-30);
+            if (rel > worst) worst = rel;
+        }
+    return worst;
+}
+
+/* Small maps of 1 and 3 spatial axes (the direct path's and oneDNN's
+ * convolution's only 2): their receptive fields are unrolled over every
+ * axis, dilation and padding among them; within float32 rounding of the
+ * direct sums, the same bits over a pool as alone. */
+static void test_small_maps_nd(void) {
+    conv_nd shapes[] = {
+        {.n = 1, .c = 256, .m = 200, .in = {40}, .k = {3}, .stride = {1}, .dilation = {2}, .pads = {2, 2}},
+        {.n = 3, .c = 64, .m = 96, .in = {5, 6, 7}, .k = {3, 3, 3}, .stride = {2, 2, 2}, .dilation = {1, 1, 1},
+         .pads = {1, 1, 1, 1, 0, 1}},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        conv_nd *s = &shapes[i];
+        tgc_conv_geometry g = {.group = 1, .batch = 1, .channels = s->c, .m_count = s->m, .cg = s->c,
+                               .has_bias = true};
+        g.w.n = s->n;
+        for (int a = 0; a < s->n; a++) {
+            s->out[a] = (s->in[a] + s->pads[a] + s->pads[s->n + a] - s->dilation[a] * (s->k[a] - 1) - 1) /
+                            s->stride[a] + 1;
+            g.w.in[a] = s->in[a], g.w.out[a] = s->out[a], g.w.kernel[a] = s->k[a];
+            g.w.strides[a] = s->stride[a], g.w.dilations[a] = s->dilation[a];
+            g.w.pads[a] = s->pads[a], g.w.pads[s->n + a] = s->pads[s->n + a];
+        }
+        g.in_size = nd_count(s->in, s->n), g.out_size = nd_count(s->out, s->n), g.kk_count = nd_count(s->k, s->n);
+        CU_ASSERT(!tgc_cpu_conv_direct_applies(&g) && !tgc_cpu_conv_winograd_applies(&g));
+        CU_ASSERT_EQUAL(tgc_cpu_conv_small_map_applies(&g, true), tgc_packed_gemm_available());
+        size_t nx = (size_t)(s->c * g.in_size), nw = (size_t)(s->m * s->c * g.kk_count);
+        size_t ny = (size_t)(s->m * g.out_size);
+        float *x = random_floats(nx, 21), *w = random_floats(nw, 22), *b = random_floats((size_t)s->m, 23);
+        float *alone = malloc(ny * sizeof *alone), *split = malloc(ny * sizeof *split);
+        CU_ASSERT_FATAL(alone != NULL && split != NULL);
+        tgc_thread_pool *pool = NULL;
+        CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(3, &pool), TGC_OK);
+        run_conv_nd(s, x, w, b, NULL, alone);
+        run_conv_nd(s, x, w, b, pool, split);
+        double err = conv_nd_error(s, x, w, b, alone);
+        CU_ASSERT(err < 1e-6);
+        if (err >= 1e-6) printf("\n  %d-D conv: relative error %.3g\n", s->n, err);
+        CU_ASSERT_EQUAL(memcmp(alone, split, ny * sizeof *alone), 0);
+        tgc_thread_pool_free(pool);
+        free(x), free(w), free(b), free(alone), free(split);
+    }
+}
+
 /* One node's cache across runs whose shapes change its way: oneDNN's
  * weights built on 14x14, Winograd on 56x56 (its GEMMs no longer thin)
  * must not take them for its filters, nor the reverse; each run gives the
@@ -1046,6 +1160,7 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"cache needs constant filters", test_cache_needs_constant_filters},
               {"oneDNN on small maps", test_dnnl_small_maps}, {"oneDNN declines", test_dnnl_declines},
               {"small maps, channels in lanes", test_small_maps},
+              {"small maps of 1 and 3 axes", test_small_maps_nd},
               {"the way changes with the shapes", test_way_changes_with_shapes},
               {"oneDNN pieces of a dilated window, and its bytes", test_dnnl_pieces_and_bytes},
               {"gemm split", test_gemm_split},
