@@ -11,7 +11,8 @@
  *    it at x's dtype (the cpu's: devices/cpu/kernels_quant_conv.c). So
  *    does each float32 Conv with constant weights that is pointwise (1x1,
  *    stride 1, no pads, one group), depthwise (a group a channel, as many
- *    outputs) or an image's first layer (at most 4 channels), on maps of
+ *    outputs), grouped with groups of 16, 32, .. channels (RegNetX,
+ *    ResNeXt: GROUPED_CHANNELS) or an image's first layer (at most 4 channels), on maps of
  *    at most MAX_POSITIONS, into _ConvNHWC (graph/ops_conv.c; the cpu's
  *    kernel: devices/cpu/kernels_conv_nhwc.c, where oneDNN is there), when
  *    it reads or feeds another such Conv, directly or through one
@@ -29,7 +30,11 @@
  *    one-element constants (DequantizeLinear and QuantizeLinear per
  *    tensor, Add, Mul, Relu, Clip, ...), one Transpose after the node in
  *    place of one before each input: Add(T(a), T(b)) = T(Add(a, b)) when
- *    both have the same permutation and rank. A residual block's
+ *    both have the same permutation and rank. An input b that is not a
+ *    Transpose but is read by one that undoes T (a residual block's skip,
+ *    NCHW, which the block's first convolution reads channels last) joins
+ *    through that one: Add(T(a), b) = T(Add(a, T'(b))), no Transpose
+ *    added (undoing_reader). A residual block's
  *    DequantizeLinear -> Add -> QuantizeLinear then runs channels last.
  *    A MaxPool reading a Transpose back to NCHW becomes _MaxPoolNHWC with
  *    the Transpose after it (ResNet's pool between its first convolution
@@ -145,6 +150,18 @@ static bool ints_all(const tgc_node *n, const char *name, int64_t value) {
  * a third of the stem's output (MobileNetV2: 150,528 floats, not 401,408). */
 #define STEM_MAX_CHANNELS 4
 
+/* A grouped Conv whose groups have a multiple of this many channels in
+ * and out (16: an AVX-512 vector of floats; RegNetX's groups of 16,
+ * ResNeXt-50's of 16 and 32) runs channels last: oneDNN's kernel fills
+ * its vectors with a group's channels, where tgc's direct loops run along
+ * rows of a few positions. `tgc run --trace`, node medians, 1 thread:
+ * RegNetX-800MF's 3x3 layers of 42 groups on 7x7 139 -> 83 us, of 18 on
+ * 14x14 126 -> 96, of 8 on 28x28 200 -> 160; ResNeXt-50's of 32 groups of
+ * 32 on 7x7 436-544 -> 295-359, of 16 on 14x14 260-265 -> 218-228.
+ * RegNetY-400MF's groups of 8 lost (14x14: 45 -> 59 us, 28x28: 88 ->
+ * 110), hence the multiple. */
+#define GROUPED_CHANNELS 16
+
 /* Feature maps of at most this many positions (28 x 28 and smaller). On
  * larger ones oneDNN's NHWC kernels lost to tgc's NCHW ones inside
  * MobileNetV2 (its 1x1 layers of 112x112 and 56x56 ran 1.4-2x slower
@@ -196,8 +213,9 @@ static bool float_candidate(const tgc_rewrite *rw, int32_t id) {
                      ints_all(n, "strides", 1) && ints_all(n, "pads", 0) && ints_all(n, "dilations", 1) &&
                      tgc_node_attr(n, "auto_pad") == NULL;
     bool depthwise = group > 1 && group == c && cg == 1 && m == c;
+    bool grouped = group > 1 && cg % GROUPED_CHANNELS == 0 && (m / group) % GROUPED_CHANNELS == 0;
     bool stem = group == 1 && c <= STEM_MAX_CHANNELS;
-    return (pointwise || depthwise || stem || nhwc_on_copies(rw, id)) && small_map(&x->shape) &&
+    return (pointwise || depthwise || grouped || stem || nhwc_on_copies(rw, id)) && small_map(&x->shape) &&
            small_map(&y->shape) && kernel_everywhere(rw, n, "_ConvNHWC", TGC_FLOAT32);
 }
 
@@ -264,6 +282,26 @@ static bool worth_moving(const tgc_rewrite *rw, int32_t id) {
     return true;
 }
 
+/* A Transpose already reading r 4-D that perm would undo (perm of it
+ * gives r back), or -1: a residual Add's skip input, NCHW, whose next
+ * convolution reads it through such a Transpose, joins the Add channels
+ * last through that one, and the Transpose after the Add then cancels
+ * with the next block's (ResNet-style blocks of channels-last layers
+ * otherwise go out of and into NCHW at every Add). */
+static int32_t undoing_reader(const tgc_rewrite *rw, tgc_ref r, const int64_t *perm) {
+    const tgc_tensor_info *v = tgc_graph_ref_info(rw->g, r);
+    if (r.node < 0 || v == NULL || v->shape.rank != 4) return -1;
+    int32_t readers[MAX_READERS];
+    int n = tgc_rewrite_readers(rw, r, readers, MAX_READERS);
+    for (int i = 0; i < n && i < MAX_READERS; i++) {
+        const int64_t *q = perm_of(rw, readers[i]);
+        bool undoes = q != NULL;
+        for (int a = 0; undoes && a < 4; a++) undoes = perm[q[a]] == a;
+        if (undoes) return readers[i];
+    }
+    return -1;
+}
+
 /* Step 2 at node id: *moved when a Transpose moved below it. */
 static tgc_status sink_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     const tgc_node *n = &rw->g->nodes[id];
@@ -272,19 +310,20 @@ static tgc_status sink_through(tgc_rewrite *rw, int32_t id, bool *moved) {
         return TGC_OK;
     const int64_t *perm = NULL;
     tgc_ref inputs[8];
+    for (int i = 0; i < n->n_inputs && perm == NULL; i++)
+        if (n->inputs[i].node >= 0) perm = perm_of(rw, n->inputs[i].node);
+    if (perm == NULL) return TGC_OK;
     for (int i = 0; i < n->n_inputs; i++) {
         inputs[i] = n->inputs[i];
         if (inputs[i].node < 0) continue; /* omitted */
         const int64_t *p = perm_of(rw, inputs[i].node);
         const tgc_const *c = tgc_pass_const_of(rw, inputs[i]);
-        if (p != NULL && (perm == NULL || same_perm(p, perm))) {
-            perm = p;
-            inputs[i] = rw->g->nodes[inputs[i].node].inputs[0];
-        } else if (c == NULL || tgc_shape_numel(&c->shape) != 1) {
+        int32_t undone;
+        if (p != NULL && same_perm(p, perm)) inputs[i] = rw->g->nodes[inputs[i].node].inputs[0];
+        else if ((undone = undoing_reader(rw, inputs[i], perm)) >= 0) inputs[i] = (tgc_ref){undone, 0, {0, 0}};
+        else if (c == NULL || tgc_shape_numel(&c->shape) != 1)
             return TGC_OK; /* another tensor, or a constant that broadcasts along an axis */
-        }
     }
-    if (perm == NULL) return TGC_OK;
     int64_t kept[4];
     memcpy(kept, perm, sizeof kept); /* node pointers move as nodes are added */
     int32_t copy, t;

@@ -8,7 +8,12 @@
  * from the sizes alone over the device's pool, the bias added by oneDNN
  * and a fused activation (executor/fuse.c) applied to each piece's rows
  * while they are in cache, with the row's own vector loop (the bits of an
- * unfused Relu or Clip). Where oneDNN cannot take the node (no oneDNN, a
+ * unfused Relu or Clip). A pointwise layer with many weights
+ * (PACKED_MIN_WEIGHT_FLOATS) is instead one product of every image's
+ * positions, Y [N HW, M] = X [N HW, C] x W^T, on W packed once
+ * (tgc_packed_gemm, the node's cache), each block of output channels
+ * copied into Y with its bias, then through the activation, while in
+ * cache. Where oneDNN cannot take the node (no oneDNN, a
  * W that is not a constant, input shapes other than those the cache was
  * made for): Conv on NCHW copies (nhwc.h).
  *
@@ -17,6 +22,7 @@
  * kernels, so the two differ in the last bits; any thread count gives the
  * same bits (the pieces do not depend on it). */
 #include "devices/cpu/dnnl_conv.h"
+#include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/nhwc.h"
 #include "devices/kernel.h"
@@ -27,6 +33,7 @@
 #include "support/parallel_for.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 typedef struct nhwc_job {
     const tgc_conv_geometry *g;
@@ -67,11 +74,81 @@ static tgc_status read_geometry(tgc_kernel_ctx *c, tgc_conv_geometry *g) {
     return tgc_window_read_conv(&sub, g);
 }
 
+/* A pointwise layer's product channels last, every image at once: Y [N
+ * HW, M] = X [N HW, C] x W^T, W [M, C] as it lies. */
+static tgc_gemm_shape pointwise_shape(const tgc_conv_geometry *g) {
+    return (tgc_gemm_shape){.ta = false, .tb = true, .m = g->batch * g->out_size, .n = g->m_count, .k = g->cg,
+                            .lda = g->cg, .ldb = g->cg, .ldc = g->m_count, .alpha = 1.0f};
+}
+
+/* A pointwise layer with at least this many weights (1.5 MiB) multiplies
+ * on them packed (tgc_packed_gemm), not through oneDNN's convolution: that
+ * one is cut into pieces of output rows, and each piece reads every
+ * weight, from the last-level cache when they pass a core's L2; the packed
+ * product is cut into pieces of output channels, each reading its own
+ * block of weights once (and all of X, the smaller operand here). `tgc run
+ * --trace`, node medians, 1 thread: RegNetX-800MF's 672 -> 672 on 7x7
+ * (451K weights) 330-359 -> 320-326 us, and 185 -> ~160 at 2 threads (in
+ * NCHW, the small-map way); ResNeXt-50's 1024 -> 2048 and 2048 -> 1024
+ * on 7x7 (2M) 3.0 -> 1.7-1.8 ms; MNASNet's 320 -> 1280 on 7x7 (410K) 266
+ * -> 235. Below: its 1152 -> 192 and 192 -> 1152 on 7x7 (221K) lost
+ * 10-17% (117-125 -> 131-141 us), RegNetX's 288 -> 288 on 14x14 (83K)
+ * 13%, and products under 4M multiply-adds ran on one thread at 2
+ * (MobileNetV3-Small's 96 -> 576 on 7x7: 25 -> 38 us). */
+#define PACKED_MIN_WEIGHT_FLOATS ((int64_t)384 << 10)
+
+static bool packed_applies(const tgc_conv_geometry *g) {
+    if (!g->pointwise || g->group != 1 || g->batch < 1 || g->out_size < 1 || g->m_count < 1 || g->cg < 1 ||
+        !tgc_packed_gemm_available() || g->batch > INT64_MAX / g->out_size)
+        return false;
+    tgc_gemm_shape s = pointwise_shape(g);
+    return s.n * s.k >= PACKED_MIN_WEIGHT_FLOATS && tgc_packed_gemm_blocks_fit(&s);
+}
+
+/* Where each block of Y's columns goes: tgc_packed_gemm_block_fn. */
+typedef struct packed_job {
+    float *y; /* [rows, M] */
+    const float *bias;
+    int64_t rows, m_count;
+    const tgc_fused_act *act;
+} packed_job;
+
+/* Block [rows, n1 - n0] into Y's columns [n0, n1), with their bias. */
+static void packed_block(void *arg, int64_t n0, int64_t n1, const float *block) {
+    const packed_job *j = arg;
+    int64_t cols = n1 - n0;
+    for (int64_t r = 0; r < j->rows; r++) {
+        float *to = j->y + r * j->m_count + n0;
+        const float *from = block + r * cols;
+        if (j->bias != NULL)
+            for (int64_t k = 0; k < cols; k++) to[k] = from[k] + j->bias[n0 + k];
+        else
+            memcpy(to, from, (size_t)cols * sizeof *to);
+    }
+    tgc_cpu_act_block(j->act, j->y, j->m_count, 0, j->rows, n0, n1);
+}
+
+static tgc_status conv_nhwc_packed(tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
+    tgc_gemm_shape s = pointwise_shape(g);
+    bool no_memory;
+    const tgc_packed_gemm *packed = tgc_packed_gemm_cached(c, &s, tgc_kernel_in_ptr(c, 1), &no_memory);
+    if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for _ConvNHWC's packed weights");
+    if (c->prepack_only) return TGC_OK;
+    if (packed == NULL) return tgc_cpu_nhwc_fallback(c, tgc_cpu_conv_f32);
+    packed_job j = {.y = tgc_kernel_out_ptr(c, 0), .bias = g->has_bias ? tgc_kernel_in_ptr(c, 2) : NULL,
+                    .rows = s.m, .m_count = g->m_count, .act = c->fused_act};
+    c->impl = "packed gemm nhwc";
+    if (!tgc_packed_gemm_run_blocks(packed, c->pool, tgc_kernel_in_ptr(c, 0), packed_block, &j))
+        return tgc_kernel_fail(c, "_ConvNHWC: oneDNN's product failed");
+    return TGC_OK;
+}
+
 static tgc_status conv_nhwc(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 2, 1);
     if (st != TGC_OK) return st;
     tgc_conv_geometry g;
     if ((st = read_geometry(c, &g)) != TGC_OK) return st;
+    if (packed_applies(&g) && (c->const_inputs & 1u << 1)) return conv_nhwc_packed(c, &g);
     bool no_memory;
     const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, &g, &no_memory);
     if (no_memory) return tgc_kernel_fail(c, "out of host memory for oneDNN's convolution");
@@ -93,7 +170,12 @@ static void conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footpri
     (void)width;
     tgc_conv_geometry g;
     if (c->n_inputs < 2 || c->n_outputs < 1 || read_geometry(c, &g) != TGC_OK) return;
-    if (c->const_inputs & 1u << 1) {
+    if ((c->const_inputs & 1u << 1) && packed_applies(&g)) {
+        tgc_gemm_shape s = pointwise_shape(&g);
+        out->cache_bytes = tgc_packed_gemm_cached_bound(&s);
+        out->replaces_inputs = 1u << 1;
+        out->coarse_pieces = true; /* pieces of output channels */
+    } else if (c->const_inputs & 1u << 1) {
         out->cache_bytes = tgc_cpu_dnnl_conv_cache_bytes(&g);
         if (out->cache_bytes > 0) out->replaces_inputs = 1u << 1;
     }
@@ -105,9 +187,21 @@ static void conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footpri
         out->workspace_bytes = bytes;
 }
 
+/* tgc_kernel_choose_fn: the packed product or oneDNN's convolution, as
+ * conv_nhwc will take them (a session constant W); NULL where it cannot
+ * say. */
+static const char *conv_nhwc_choose(tgc_kernel_ctx *c) {
+    tgc_conv_geometry g;
+    if (c->n_inputs < 2 || c->n_outputs < 1 || read_geometry(c, &g) != TGC_OK || !(c->const_inputs & 1u << 1))
+        return NULL;
+    if (packed_applies(&g)) return "packed gemm nhwc";
+    return tgc_dnnl_conv_possible(&g, TGC_FLOAT32) ? "onednn conv nhwc" : NULL;
+}
+
 const tgc_kernel_def tgc_cpu_kernels_conv_nhwc[] = {
     {.op = "_ConvNHWC",
      .fn = conv_nhwc,
+     .choose = conv_nhwc_choose,
      .forward_input = -1,
      .fuses_activation = true,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID},

@@ -7,16 +7,20 @@
  * as a plain loop in double computes them (to 1e-4), and the same bits at
  * 1 and 2 threads; other geometries (auto_pad, dilation, uneven pads, two
  * images) and a squeeze-and-excitation block (its GlobalAveragePool
- * channels last too) as the unoptimized graph gives them. Left alone: a 1x1 between two dense 3x3 Convs (its
+ * channels last too) as the unoptimized graph gives them; a ResNeXt-style
+ * block (a grouped 3x3, an NCHW skip joining at the Add) and a pointwise
+ * layer of many weights (one packed product) against conv_ref. Left alone: a 1x1 between two dense 3x3 Convs (its
  * Transposes would stay), maps larger than 28x28, and any graph listed
  * with a gpu (no kernel there). Runs only where the cpu has oneDNN (the
  * kernel's only way); elsewhere it checks that nothing is rewritten. */
+#include "devices/kernel.h"
 #include "graph/graph.h"
 #include "tests/harness.h"
 #include "tests/passes/graph_queries.h"
 #include "tgc.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +460,185 @@ static void test_fire_module(void) {
     free(yaml);
 }
 
+/* v = max(v, 0), n values. */
+static void relu_ref(double *v, int n) {
+    for (int k = 0; k < n; k++) v[k] = fmax(v[k], 0.0);
+}
+
+/* max |got - want| over n values. */
+static double worst_of(const float *got, const double *want, int n) {
+    double worst = 0;
+    for (int k = 0; k < n; k++) worst = fmax(worst, fabs(got[k] - want[k]));
+    return worst;
+}
+
+/* A ResNeXt-style block whose skip stays NCHW: s = Conv 3x3 (8 -> 32, too
+ * few multiply-adds for a channels-last kernel), then 1x1, Relu, a 3x3 of
+ * 2 groups of 16 channels, Relu, 1x1, Add of s, Relu, then two 1x1 Convs.
+ * The grouped Conv runs channels last with the 1x1s (5 _ConvNHWC), and the
+ * Add joins them through the Transpose that s's first reader has, so that
+ * the Transposes around it cancel: 2 left (s's, and y's back to NCHW)
+ * where there were 4. x [1, 8, 7, 7]; y against conv_ref in double. */
+static void test_grouped_residual_channels_last(void) {
+    if (!channels_last_here()) return;
+    enum { W = 32, HW = 7, N = HW * HW };
+    char *ws = values(61, W * C * 9, 0.1f), *wa = values(62, W * W, 0.2f), *wg = values(63, W * 16 * 9, 0.1f),
+         *wc = values(64, W * W, 0.2f), *wz = values(65, W * W, 0.2f), *wy = values(66, C * W, 0.2f);
+    size_t size = 1 << 19;
+    char *yaml = malloc(size);
+    snprintf(yaml, size,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [1, %d, %d, %d]}]\n"
+             "outputs: [y]\n"
+             "initializers:\n"
+             "  - {name: ws, dtype: float32, shape: [%d, %d, 3, 3], values: %s}\n"
+             "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "  - {name: wg, dtype: float32, shape: [%d, 16, 3, 3], values: %s}\n"
+             "  - {name: wc, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "  - {name: wz, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "  - {name: wy, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "nodes:\n"
+             "  - {name: s, op: Conv, inputs: [x, ws], attrs: {pads: [1, 1, 1, 1]}}\n"
+             "  - {name: a, op: Conv, inputs: [s, wa]}\n"
+             "  - {name: ar, op: Relu, inputs: [a]}\n"
+             "  - {name: gc, op: Conv, inputs: [ar, wg], attrs: {group: 2, pads: [1, 1, 1, 1]}}\n"
+             "  - {name: gr, op: Relu, inputs: [gc]}\n"
+             "  - {name: c, op: Conv, inputs: [gr, wc]}\n"
+             "  - {name: r, op: Add, inputs: [s, c]}\n"
+             "  - {name: rr, op: Relu, inputs: [r]}\n"
+             "  - {name: z, op: Conv, inputs: [rr, wz]}\n"
+             "  - {name: zr, op: Relu, inputs: [z]}\n"
+             "  - {name: y, op: Conv, inputs: [zr, wy]}\n",
+             C, HW, HW, W, C, ws, W, W, wa, W, wg, W, W, wc, W, W, wz, C, W, wy);
+    free(ws), free(wa), free(wg), free(wc), free(wz), free(wy);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "resnext.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 5);
+    CU_ASSERT_EQUAL(count_op(opt, "Conv"), 1);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    tgc_graph_free(opt);
+    float x[C * N], fw[W * W * 9];
+    double xd[C * N], sv[W * N], t1[W * N], t2[W * N], want[C * N];
+    for (int k = 0; k < C * N; k++) x[k] = value(67, k), xd[k] = x[k];
+    for (int k = 0; k < W * C * 9; k++) fw[k] = value(61, k) * 0.1f;
+    conv_ref(xd, C, HW, fw, NULL, W, 1, 3, 1, 1, false, sv);
+    for (int k = 0; k < W * W; k++) fw[k] = value(62, k) * 0.2f;
+    conv_ref(sv, W, HW, fw, NULL, W, 1, 1, 0, 1, false, t1);
+    relu_ref(t1, W * N);
+    for (int k = 0; k < W * 16 * 9; k++) fw[k] = value(63, k) * 0.1f;
+    conv_ref(t1, W, HW, fw, NULL, W, 2, 3, 1, 1, false, t2);
+    relu_ref(t2, W * N);
+    for (int k = 0; k < W * W; k++) fw[k] = value(64, k) * 0.2f;
+    conv_ref(t2, W, HW, fw, NULL, W, 1, 1, 0, 1, false, t1);
+    for (int k = 0; k < W * N; k++) t1[k] += sv[k];
+    relu_ref(t1, W * N);
+    for (int k = 0; k < W * W; k++) fw[k] = value(65, k) * 0.2f;
+    conv_ref(t1, W, HW, fw, NULL, W, 1, 1, 0, 1, false, t2);
+    relu_ref(t2, W * N);
+    for (int k = 0; k < C * W; k++) fw[k] = value(66, k) * 0.2f;
+    conv_ref(t2, W, HW, fw, NULL, C, 1, 1, 0, 1, false, want);
+    tgc_tensor *one = run(g, "cpu=1", x, C, HW), *two = run(g, "cpu=2", x, C, HW);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    double worst = worst_of(tgc_tensor_data(one), want, C * N);
+    if (worst > 1e-4) fprintf(stderr, "\n  max |y - reference| = %g", worst);
+    CU_ASSERT(worst <= 1e-4);
+    CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(one), tgc_tensor_data(two), sizeof(float) * C * N), 0);
+    tgc_tensor_release(one), tgc_tensor_release(two);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    free(yaml);
+}
+
+/* Appends "[w0, w1, ...]" to *at (within end): n weights in steps of
+ * 0.005 from -0.05 to 0.05, each also parsed into w[k] as the loader will
+ * read it. */
+static void coarse_weights(int seed, int n, float *w, char **at, char *end) {
+    *at += snprintf(*at, (size_t)(end - *at), "[");
+    for (int k = 0; k < n; k++) {
+        char one[32];
+        snprintf(one, sizeof one, "%g", (double)(((int64_t)k * 7919 + seed * 104729) % 21 - 10) * 0.005);
+        w[k] = strtof(one, NULL);
+        *at += snprintf(*at, (size_t)(end - *at), "%s%s", k ? ", " : "", one);
+    }
+    *at += snprintf(*at, (size_t)(end - *at), "]");
+}
+
+/* Three 1x1 Convs channels last, 8 -> 640 -> 640 -> 8 over 6x6, the
+ * first two with a bias and a Relu: the 640 -> 640 one (409,600 weights,
+ * past PACKED_MIN_WEIGHT_FLOATS) runs as one product on its weights packed
+ * (the way "packed gemm nhwc"), the others through oneDNN's convolution.
+ * y against conv_ref in double; the same bits at 1 and 2 threads. */
+static void test_packed_pointwise(void) {
+    if (!channels_last_here()) return;
+    enum { M = 640, HW = 6, N = HW * HW };
+    size_t size = (size_t)(M * M + 2 * M * C + 2 * M) * 8 + 4096;
+    char *yaml = malloc(size), *at = yaml, *end = yaml + size;
+    float *w1 = malloc(sizeof(float) * M * C), *b1 = malloc(sizeof(float) * M), *w2 = malloc(sizeof(float) * M * M),
+          *b2 = malloc(sizeof(float) * M), *w3 = malloc(sizeof(float) * C * M);
+    at += snprintf(at, (size_t)(end - at),
+                   "format: tgc/1\n"
+                   "inputs: [{name: x, dtype: float32, shape: [1, %d, %d, %d]}]\n"
+                   "outputs: [y]\n"
+                   "initializers:\n"
+                   "  - {name: w1, dtype: float32, shape: [%d, %d, 1, 1], values: ",
+                   C, HW, HW, M, C);
+    coarse_weights(1, M * C, w1, &at, end);
+    at += snprintf(at, (size_t)(end - at), "}\n  - {name: b1, dtype: float32, shape: [%d], values: ", M);
+    coarse_weights(2, M, b1, &at, end);
+    at += snprintf(at, (size_t)(end - at), "}\n  - {name: w2, dtype: float32, shape: [%d, %d, 1, 1], values: ", M, M);
+    coarse_weights(3, M * M, w2, &at, end);
+    at += snprintf(at, (size_t)(end - at), "}\n  - {name: b2, dtype: float32, shape: [%d], values: ", M);
+    coarse_weights(4, M, b2, &at, end);
+    at += snprintf(at, (size_t)(end - at), "}\n  - {name: w3, dtype: float32, shape: [%d, %d, 1, 1], values: ", C, M);
+    coarse_weights(5, C * M, w3, &at, end);
+    snprintf(at, (size_t)(end - at),
+             "}\n"
+             "nodes:\n"
+             "  - {name: p1, op: Conv, inputs: [x, w1, b1]}\n"
+             "  - {name: r1, op: Relu, inputs: [p1]}\n"
+             "  - {name: p2, op: Conv, inputs: [r1, w2, b2]}\n"
+             "  - {name: r2, op: Relu, inputs: [p2]}\n"
+             "  - {name: y, op: Conv, inputs: [r2, w3]}\n");
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "packed.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 3);
+    int32_t w2_id = tgc_graph_find(opt, "w2"), packed = 0;
+    for (int32_t id = 0; id < opt->n_nodes; id++) {
+        const tgc_node *n = &opt->nodes[id];
+        if (n->kind != TGC_NODE_OP || strcmp(n->op_name, "_ConvNHWC") != 0) continue;
+        const char *way = tgc_kernel_choice(tgc_kernel_for_node(opt, n, TGC_DEVICE_CPU), opt, id);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(way);
+        bool big = n->inputs[1].node == w2_id;
+        CU_ASSERT_STRING_EQUAL(way, big ? "packed gemm nhwc" : "onednn conv nhwc");
+        packed += big;
+    }
+    CU_ASSERT_EQUAL(packed, 1);
+    tgc_graph_free(opt);
+    float x[C * N];
+    double xd[C * N], *t1 = malloc(sizeof(double) * M * N), *t2 = malloc(sizeof(double) * M * N), want[C * N];
+    for (int k = 0; k < C * N; k++) x[k] = value(68, k), xd[k] = x[k];
+    conv_ref(xd, C, HW, w1, b1, M, 1, 1, 0, 1, false, t1);
+    relu_ref(t1, M * N);
+    conv_ref(t1, M, HW, w2, b2, M, 1, 1, 0, 1, false, t2);
+    relu_ref(t2, M * N);
+    conv_ref(t2, M, HW, w3, NULL, C, 1, 1, 0, 1, false, want);
+    tgc_tensor *one = run(g, "cpu=1", x, C, HW), *two = run(g, "cpu=2", x, C, HW);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    double worst = worst_of(tgc_tensor_data(one), want, C * N);
+    if (worst > 1e-4) fprintf(stderr, "\n  max |y - reference| = %g", worst);
+    CU_ASSERT(worst <= 1e-4);
+    CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(one), tgc_tensor_data(two), sizeof(float) * C * N), 0);
+    tgc_tensor_release(one), tgc_tensor_release(two);
+    free(w1), free(b1), free(w2), free(b2), free(w3), free(t1), free(t2);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    free(yaml);
+}
+
 /* Left alone: a 1x1 between two dense 3x3 Convs, and the block on 56x56. */
 static void test_left_alone(void) {
     tgc_diags *d = tgc_diags_create();
@@ -474,4 +657,6 @@ TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_
               {"a squeeze-and-excitation block", test_squeeze_excitation},
               {"activations between channels-last Convs, fused", test_activations_between},
               {"a fire module channels last, its Concat too", test_fire_module},
+              {"a grouped block channels last through its residual Add", test_grouped_residual_channels_last},
+              {"a pointwise layer of many weights as one packed product", test_packed_pointwise},
               {"a lone 1x1 and large maps left alone", test_left_alone})
