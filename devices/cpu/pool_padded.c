@@ -24,6 +24,12 @@
  * small planes (Inception's 17x17 and 8x8) go many to a tap loop. */
 #define BATCH_FLOATS ((int64_t)16 << 10)
 
+/* At stride 1, the flat outputs that go through every tap before the
+ * next ones (4 KiB): a batch's outputs and its phase (together past a
+ * core's L1) were streamed through L1 once a tap, kh * kw times. With
+ * stride 2 each tap reads a phase of its own and nothing is gained. */
+#define CHUNK_FLOATS ((int64_t)1024)
+
 /* Taps (window reads) a piece of planes aims at: 25-60 us of work (2^18
  * left DenseNet-121's [512, 14, 14] pool in one piece at 2 threads). */
 #define PIECE_TAPS ((int64_t)1 << 16)
@@ -39,7 +45,7 @@ typedef struct padded_pool {
     int64_t n_ext;        /* (OH - 1) * wq + OW: a plane's flat outputs */
     int64_t batch;        /* planes side by side in the scratch: a tap's loop runs over all of them */
     int64_t planes, planes_per_piece;
-    const float *counts;  /* AveragePool: [OH, OW], the taps that count in each window */
+    const double *recips; /* AveragePool: [OH, OW], 1 / the taps that count in each window (NaN: none) */
     float *scratch;       /* per slot: s * s phases of batch planes, then the flat outputs */
     int64_t slot_floats;  /* (s * s + 1) * batch * plane_floats */
 } padded_pool;
@@ -88,6 +94,25 @@ INLINE void copy_plane(const padded_pool *pp, const float *restrict x, float *ph
     }
 }
 
+/* tgc_cpu_pool_divide, inlined into each clone of pool_batch. */
+INLINE void divide_row(float *restrict y, const float *restrict sum, const double *restrict recip, int64_t n) {
+    uint32_t tiny = 0; /* any 0 < |sum| < 2^-100: the bits of |sum| minus 1 below those of 2^-100 minus 1 */
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &sum[i], sizeof bits);
+        tiny |= ((bits & 0x7fffffffu) - 1u) < 0x0d7fffffu;
+    }
+    if (!tiny) {
+        for (int64_t i = 0; i < n; i++) y[i] = (float)((double)sum[i] * recip[i]);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) y[i] = sum[i] / (float)(1.0 / recip[i]);
+}
+
+void tgc_cpu_pool_divide(float *restrict y, const float *restrict sum, const double *restrict recip, int64_t n) {
+    divide_row(y, sum, recip, n);
+}
+
 /* Planes [0, count) of a batch from x into y: their input into the
  * phases, every tap in row-major window order over the flat outputs of all
  * of them (a sum from +0, or the maximum from -inf: p where it is greater
@@ -101,19 +126,23 @@ TGC_CPU_CLONES static void pool_batch(const padded_pool *pp, const float *x, flo
     int64_t n = (count - 1) * pp->plane_floats + pp->n_ext, in_plane = w->in[0] * w->in[1];
     bool max = pp->kind == TGC_POOL_MAX;
     for (int64_t k = 0; k < count; k++) copy_plane(pp, x + k * in_plane, phases, k);
-    float *restrict e = ext;
-    for (int64_t th = 0; th < kh; th++)
-        for (int64_t tw = 0; tw < kw; tw++) {
-            const float *restrict p =
-                phase_at(pp, phases, th % pp->s, tw % pp->s, 0) + th / pp->s * pp->wq + tw / pp->s;
-            if (th == 0 && tw == 0) {
-                for (int64_t i = 0; i < n; i++) e[i] = max ? p[i] : 0.0f + p[i];
-            } else if (max) {
-                for (int64_t i = 0; i < n; i++) e[i] = TGC_POOL_MAX_F32(p[i], e[i]);
-            } else {
-                for (int64_t i = 0; i < n; i++) e[i] += p[i];
+    int64_t chunk = pp->s == 1 ? CHUNK_FLOATS : n; /* stride 1: every tap reads the one phase */
+    for (int64_t i0 = 0; i0 < n; i0 += chunk) { /* a chunk of outputs through every tap, in L1 */
+        int64_t i1 = n - i0 < chunk ? n : i0 + chunk;
+        float *restrict e = ext;
+        for (int64_t th = 0; th < kh; th++)
+            for (int64_t tw = 0; tw < kw; tw++) {
+                const float *restrict p =
+                    phase_at(pp, phases, th % pp->s, tw % pp->s, 0) + th / pp->s * pp->wq + tw / pp->s;
+                if (th == 0 && tw == 0) {
+                    for (int64_t i = i0; i < i1; i++) e[i] = max ? p[i] : 0.0f + p[i];
+                } else if (max) {
+                    for (int64_t i = i0; i < i1; i++) e[i] = TGC_POOL_MAX_F32(p[i], e[i]);
+                } else {
+                    for (int64_t i = i0; i < i1; i++) e[i] += p[i];
+                }
             }
-        }
+    }
     /* rows of ext as long as Y's (no column past OW): a plane's outputs in one loop */
     int64_t rows = pp->wq == ow_count ? 1 : oh_count, row_len = pp->wq == ow_count ? oh_count * ow_count : ow_count;
     for (int64_t k = 0; k < count; k++)
@@ -124,10 +153,14 @@ TGC_CPU_CLONES static void pool_batch(const padded_pool *pp, const float *x, flo
                 for (int64_t ow = 0; ow < row_len; ow++) yr[ow] = er[ow];
                 continue;
             }
-            const float *restrict c = pp->counts + oh * ow_count;
-            for (int64_t ow = 0; ow < row_len; ow++) yr[ow] = c[ow] > 0.0f ? er[ow] / c[ow] : NAN;
+            divide_row(yr, er, pp->recips + oh * ow_count, row_len);
         }
 }
+
+/* Where the flat outputs start after `phase_floats` floats of phases: on
+ * a 64-byte line, so that the tap loops' stores to them are whole lines
+ * (a slot starts on one: TGC_ALLOC_ALIGN, slot_floats a multiple of 16). */
+static int64_t ext_at(int64_t phase_floats) { return (phase_floats + 15) / 16 * 16; }
 
 /* Planes [piece * planes_per_piece, ...) a batch at a time, in the slot's
  * scratch; its phases start as all padding. */
@@ -137,7 +170,7 @@ static void pool_piece(void *arg, int64_t piece, int slot) {
     int64_t p0 = piece * pp->planes_per_piece;
     int64_t p1 = p0 + pp->planes_per_piece < pp->planes ? p0 + pp->planes_per_piece : pp->planes;
     int64_t phase_floats = pp->s * pp->s * pp->batch * pp->plane_floats;
-    float *phases = pp->scratch + slot * pp->slot_floats, *ext = phases + phase_floats;
+    float *phases = pp->scratch + slot * pp->slot_floats, *ext = phases + ext_at(phase_floats);
     float pad = pp->kind == TGC_POOL_MAX ? -INFINITY : 0.0f;
     for (int64_t i = 0; i < phase_floats; i++) phases[i] = pad;
     for (int64_t p = p0; p < p1; p += pp->batch) {
@@ -146,17 +179,20 @@ static void pool_piece(void *arg, int64_t piece, int slot) {
     }
 }
 
-/* AveragePool's count of each window (tgc_window_count), [OH, OW] as
- * floats (exact: at most kh * kw), in a block from tgc_malloc; NULL
- * without memory. OH * OW <= n_ext <= MAX_SCRATCH_FLOATS (plan). */
-static float *window_counts(const tgc_window *w, bool include_pad) {
-    float *counts = tgc_malloc((size_t)(w->out[0] * w->out[1]) * sizeof *counts);
-    for (int64_t oh = 0; counts != NULL && oh < w->out[0]; oh++) {
+/* 1 / AveragePool's count of each window (tgc_window_count), [OH, OW], in
+ * double (NaN for a window with nothing to count), for
+ * tgc_cpu_pool_divide, in a block from tgc_malloc; NULL without memory.
+ * OH * OW <= n_ext <= MAX_SCRATCH_FLOATS (plan). */
+static double *window_recips(const tgc_window *w, bool include_pad) {
+    double *recips = tgc_malloc((size_t)(w->out[0] * w->out[1]) * sizeof *recips);
+    for (int64_t oh = 0; recips != NULL && oh < w->out[0]; oh++) {
         int64_t ch = tgc_window_count(w, 0, oh, include_pad);
-        for (int64_t ow = 0; ow < w->out[1]; ow++)
-            counts[oh * w->out[1] + ow] = (float)(ch * tgc_window_count(w, 1, ow, include_pad));
+        for (int64_t ow = 0; ow < w->out[1]; ow++) {
+            int64_t count = ch * tgc_window_count(w, 1, ow, include_pad);
+            recips[oh * w->out[1] + ow] = count > 0 ? 1.0 / (double)count : NAN;
+        }
     }
-    return counts;
+    return recips;
 }
 
 /* The phases' geometry for window w into *pp (pp->s set): false when the
@@ -182,7 +218,7 @@ static bool plan(const tgc_window *w, padded_pool *pp) {
     pp->batch = BATCH_FLOATS / per_plane;
     if (pp->batch > pp->planes_per_piece) pp->batch = pp->planes_per_piece;
     if (pp->batch < 1) pp->batch = 1;
-    pp->slot_floats = pp->batch * per_plane;
+    pp->slot_floats = (ext_at(pp->s * pp->s * pp->batch * pp->plane_floats) + pp->batch * pp->plane_floats + 15) / 16 * 16;
     return true;
 }
 
@@ -197,19 +233,19 @@ bool tgc_cpu_pool_padded(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes,
     padded_pool pp = {.w = w, .x = x, .y = y, .kind = kind, .s = w->strides[0], .planes = planes};
     if (!plan(w, &pp)) return false;
     int width = tgc_parallel_width(c->pool);
-    float *counts = kind == TGC_POOL_AVERAGE ? window_counts(w, include_pad) : NULL;
-    pp.counts = counts;
+    double *recips = kind == TGC_POOL_AVERAGE ? window_recips(w, include_pad) : NULL;
+    pp.recips = recips;
     /* slot_floats <= max(2^22, BATCH_FLOATS) and width <= 257: the product fits */
     pp.scratch = tgc_malloc((size_t)(pp.slot_floats * width) * sizeof *pp.scratch);
-    if (pp.scratch == NULL || (kind == TGC_POOL_AVERAGE && counts == NULL)) {
+    if (pp.scratch == NULL || (kind == TGC_POOL_AVERAGE && recips == NULL)) {
         tgc_free(pp.scratch);
-        tgc_free(counts);
+        tgc_free(recips);
         *st = tgc_kernel_fail(c, "out of host memory for the pool's padded planes (%d x %lld floats)", width,
                               (long long)pp.slot_floats);
         return true;
     }
     tgc_parallel_for(c->pool, (planes + pp.planes_per_piece - 1) / pp.planes_per_piece, pool_piece, &pp);
     tgc_free(pp.scratch);
-    tgc_free(counts);
+    tgc_free(recips);
     return true;
 }

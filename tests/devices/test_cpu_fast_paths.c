@@ -27,6 +27,7 @@
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/pool_isa.h"
+#include "devices/cpu/pool_padded.h"
 #include "graph/elementwise.h"
 #include "support/alloc.h"
 
@@ -1099,6 +1100,47 @@ static void test_average_pool_2d(void) {
     /* dilation 5 on 3 wide: a window reads nothing (NaN without pads counted) */
     avg_pool_check((avg_pool_shape){2, 3, 3, 2, 2, 1, 5, {3, 3, 3, 3}, false, false});
     avg_pool_check((avg_pool_shape){2, 3, 3, 2, 2, 1, 5, {3, 3, 3, 3}, true, false});
+    /* pads past the kernel without dilation (the padded planes): corner
+     * windows read nothing, NaN without pads counted, 0 with them */
+    avg_pool_check((avg_pool_shape){2, 4, 4, 2, 2, 1, 1, {3, 3, 3, 3}, false, false});
+    avg_pool_check((avg_pool_shape){2, 4, 4, 2, 2, 1, 1, {3, 3, 3, 3}, true, false});
+}
+
+/* The padded planes divide a window's float sum by its count mostly as a
+ * product with the count's reciprocal in double (tgc_cpu_pool_divide):
+ * the same bits as the float quotient for every count to 4096 and sums of
+ * every magnitude, subnormals (whose quotients by even counts can be
+ * midpoints the product rounds the wrong way: 98 of them here), zeros of
+ * both signs and infinities included, in rows of 64 that mix them. */
+static void test_average_reciprocal_exact(void) {
+    enum { VALUES = 4096 };
+    float x[VALUES];
+    uint32_t state = 12345;
+    for (int i = 0; i < VALUES; i++) {
+        state = state * 1664525u + 1013904223u;
+        uint32_t bits = state;
+        if (i % 4 == 1) bits &= 0x807fffffu; /* subnormal or zero */
+        if ((bits & 0x7f800000u) == 0x7f800000u) bits &= 0xff7fffffu; /* no NaN or infinity here */
+        memcpy(&x[i], &bits, sizeof bits);
+    }
+    x[0] = INFINITY, x[1] = -INFINITY, x[2] = 0.0f, x[3] = -0.0f;
+    int64_t wrong = 0;
+    double recip[64];
+    float got[64];
+    for (int count = 1; count <= 4096; count++) {
+        for (int k = 0; k < 64; k++) recip[k] = 1.0 / (double)count;
+        for (int i = 0; i < VALUES; i += 64) {
+            tgc_cpu_pool_divide(got, x + i, recip, 64);
+            for (int k = 0; k < 64; k++) {
+                float want = x[i + k] / (float)count;
+                wrong += memcmp(&want, &got[k], sizeof want) != 0;
+            }
+        }
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    for (int k = 0; k < 64; k++) recip[k] = NAN; /* nothing to count */
+    tgc_cpu_pool_divide(got, x, recip, 64);
+    for (int k = 0; k < 64; k++) CU_ASSERT(isnan(got[k]));
 }
 
 /* Kernels run here outside a session: OpenBLAS single-threaded as a
@@ -1166,4 +1208,5 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"gemm split", test_gemm_split},
               {"gemv", test_gemv}, {"max pool uint8", test_max_pool_u8}, {"max pool 2-D", test_max_pool_2d},
               {"max pool rows in registers, every ISA", test_max_pool_narrow_isas},
-              {"average pool 2-D", test_average_pool_2d}, {"concat and split in pieces", test_concat_split_pieces})
+              {"average pool 2-D", test_average_pool_2d},
+              {"average pool: a sum times 1 / count in double is the quotient", test_average_reciprocal_exact}, {"concat and split in pieces", test_concat_split_pieces})
