@@ -47,7 +47,7 @@ typedef struct padded_pool {
     int64_t planes, planes_per_piece;
     const double *recips; /* AveragePool: [OH, OW], 1 / the taps that count in each window (NaN: none) */
     float *scratch;       /* per slot: s * s phases of batch planes, then the flat outputs */
-    int64_t slot_floats;  /* (s * s + 1) * batch * plane_floats */
+    int64_t slot_floats;  /* the phases (s * s * batch * plane_floats, to a line), then batch * plane_floats */
 } padded_pool;
 
 #define INLINE static inline __attribute__((always_inline))
@@ -218,7 +218,8 @@ static bool plan(const tgc_window *w, padded_pool *pp) {
     pp->batch = BATCH_FLOATS / per_plane;
     if (pp->batch > pp->planes_per_piece) pp->batch = pp->planes_per_piece;
     if (pp->batch < 1) pp->batch = 1;
-    pp->slot_floats = (ext_at(pp->s * pp->s * pp->batch * pp->plane_floats) + pp->batch * pp->plane_floats + 15) / 16 * 16;
+    int64_t phases = ext_at(pp->s * pp->s * pp->batch * pp->plane_floats);
+    pp->slot_floats = (phases + pp->batch * pp->plane_floats + 15) / 16 * 16;
     return true;
 }
 

@@ -1209,4 +1209,5 @@ TGC_TEST_MAIN("cpu fast paths", {"winograd shapes", test_winograd_shapes},
               {"gemv", test_gemv}, {"max pool uint8", test_max_pool_u8}, {"max pool 2-D", test_max_pool_2d},
               {"max pool rows in registers, every ISA", test_max_pool_narrow_isas},
               {"average pool 2-D", test_average_pool_2d},
-              {"average pool: a sum times 1 / count in double is the quotient", test_average_reciprocal_exact}, {"concat and split in pieces", test_concat_split_pieces})
+              {"average pool: a sum times 1 / count in double is the quotient", test_average_reciprocal_exact},
+              {"concat and split in pieces", test_concat_split_pieces})
