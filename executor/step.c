@@ -157,8 +157,20 @@ static int32_t pass_turn(tgc_part_state *ps, int32_t id) {
 #define LATER_MAX 8
 typedef struct later_nodes {
     int32_t ids[LATER_MAX];
-    int n;
+    int n, taken; /* ids[taken .. n) are still to run */
 } later_nodes;
+
+/* The next node *later holds, or -1. */
+static int32_t take_later(later_nodes *later) { return later->taken < later->n ? later->ids[later->taken++] : -1; }
+
+/* Appends node id to *later (starting the list over once all its nodes
+ * were taken); false when it is full. */
+static bool defer_later(later_nodes *later, int32_t id) {
+    if (later->taken == later->n) later->n = later->taken = 0;
+    if (later->n == LATER_MAX) return false;
+    later->ids[later->n++] = id;
+    return true;
+}
 
 /* Ready nodes finish keeps to decide on (the rest go to the pool). */
 #define FANOUT_MAX 8
@@ -226,8 +238,8 @@ static int32_t finish(tgc_step *st, tgc_part_state *ps, int32_t id, later_nodes 
         if (first >= 0) next = ready[first];
         for (int i = 0; i < n_ready; i++) {
             if (i == first) continue;
-            if (top >= 0 && later->n < LATER_MAX) later->ids[later->n++] = ready[i];
-            else if (submit_in_order(st, p->pool, run_task, &ps->tasks[ready[i]]) != TGC_OK)
+            if (top >= 0 && defer_later(later, ready[i])) continue;
+            if (submit_in_order(st, p->pool, run_task, &ps->tasks[ready[i]]) != TGC_OK)
                 run_task(&ps->tasks[ready[i]]);
         }
     }
@@ -330,9 +342,8 @@ static void trace_node(tgc_step *st, tgc_part_state *ps, int32_t id, uint64_t t0
 }
 
 /* Hands the nodes left in *later to the pool (this thread stops here). */
-static void submit_later(tgc_step *st, tgc_part_state *ps, later_nodes *later, int from) {
-    for (int i = from; i < later->n; i++) tgc_step_submit(st, ps->plan->pool, run_task, &ps->tasks[later->ids[i]]);
-    later->n = 0;
+static void submit_later(tgc_step *st, tgc_part_state *ps, later_nodes *later) {
+    for (int32_t id; (id = take_later(later)) >= 0;) tgc_step_submit(st, ps->plan->pool, run_task, &ps->tasks[id]);
 }
 
 /* Runs the node (unless the step has failed), then finishes it and keeps
@@ -341,8 +352,8 @@ static void submit_later(tgc_step *st, tgc_part_state *ps, later_nodes *later, i
  * memory watch on, kernels' and _Sends' times after the session's first
  * step count in their device's busy time. */
 static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
-    later_nodes later = {.n = 0};
-    for (int taken = 0; id >= 0; id = id >= 0 ? id : taken < later.n ? later.ids[taken++] : -1) {
+    later_nodes later = {.n = 0, .taken = 0};
+    while (id >= 0) {
         const tgc_plan *p = ps->plan;
         uint64_t t0 = st->trace ? tgc_trace_now_us() : 0;
         bool timed = ps->wslots != NULL && st->id > 1 &&
@@ -357,7 +368,7 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
             case TGC_ROLE_RECV: break; /* completed by its callback, never scheduled */
             case TGC_ROLE_CONTROL:
                 if (tgc_control_start(st, ps, id)) { /* it completes when its subgraphs end */
-                    submit_later(st, ps, &later, taken);
+                    submit_later(st, ps, &later);
                     return;
                 }
                 break;
@@ -367,8 +378,8 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (st->trace) trace_node(st, ps, id, t0);
         release_inputs(ps, id);
         release_unused_outputs(ps, id);
-        if (taken == later.n) later.n = taken = 0; /* all taken: start the list over */
         id = finish(st, ps, id, &later);
+        if (id < 0) id = take_later(&later);
     }
 }
 

@@ -97,8 +97,10 @@ static tgc_gemm_shape pointwise_shape(const tgc_conv_geometry *g) {
  * (MobileNetV3-Small's 96 -> 576 on 7x7: 25 -> 38 us). */
 #define PACKED_MIN_WEIGHT_FLOATS ((int64_t)384 << 10)
 
-static bool packed_applies(const tgc_conv_geometry *g) {
-    if (!g->pointwise || g->group != 1 || g->batch < 1 || g->out_size < 1 || g->m_count < 1 || g->cg < 1 ||
+/* Whether c's node, of geometry g, takes the packed product: W a session
+ * constant, and the layer pointwise with many weights. */
+static bool packed_applies(const tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
+    if (!(c->const_inputs & 1u << 1) || !g->pointwise || g->group != 1 || g->batch < 1 || g->out_size < 1 || g->m_count < 1 || g->cg < 1 ||
         !tgc_packed_gemm_available() || g->batch > INT64_MAX / g->out_size)
         return false;
     tgc_gemm_shape s = pointwise_shape(g);
@@ -148,7 +150,7 @@ static tgc_status conv_nhwc(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     tgc_conv_geometry g;
     if ((st = read_geometry(c, &g)) != TGC_OK) return st;
-    if (packed_applies(&g) && (c->const_inputs & 1u << 1)) return conv_nhwc_packed(c, &g);
+    if (packed_applies(c, &g)) return conv_nhwc_packed(c, &g);
     bool no_memory;
     const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, &g, &no_memory);
     if (no_memory) return tgc_kernel_fail(c, "out of host memory for oneDNN's convolution");
@@ -170,7 +172,7 @@ static void conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footpri
     (void)width;
     tgc_conv_geometry g;
     if (c->n_inputs < 2 || c->n_outputs < 1 || read_geometry(c, &g) != TGC_OK) return;
-    if ((c->const_inputs & 1u << 1) && packed_applies(&g)) {
+    if (packed_applies(c, &g)) {
         tgc_gemm_shape s = pointwise_shape(&g);
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s);
         out->replaces_inputs = 1u << 1;
@@ -194,7 +196,7 @@ static const char *conv_nhwc_choose(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     if (c->n_inputs < 2 || c->n_outputs < 1 || read_geometry(c, &g) != TGC_OK || !(c->const_inputs & 1u << 1))
         return NULL;
-    if (packed_applies(&g)) return "packed gemm nhwc";
+    if (packed_applies(c, &g)) return "packed gemm nhwc";
     return tgc_dnnl_conv_possible(&g, TGC_FLOAT32) ? "onednn conv nhwc" : NULL;
 }
 

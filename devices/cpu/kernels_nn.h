@@ -119,9 +119,10 @@ tgc_status tgc_cpu_conv_dnnl(tgc_kernel_ctx *c, const tgc_conv_geometry *g, cons
 void tgc_cpu_conv_dnnl_footprint(const tgc_conv_geometry *g, int width, tgc_kernel_footprint *out);
 
 /* True when Conv geometry g goes through tgc_cpu_conv_small_map: one
- * group, at most 64 output positions (7x7, 8x8), W a session constant
- * (w_const), oneDNN there, Y an image and its im2col matrix within 16 MiB
- * each (see conv_small_map.c). */
+ * group, at most 64 output positions (7x7, 8x8) for a 1x1 window and 256
+ * (14x14) for a larger one that Winograd does not take, W a session
+ * constant (w_const), oneDNN there, an image's X and its receptive fields
+ * within 16 MiB each (see conv_small_map.c). */
 bool tgc_cpu_conv_small_map_applies(const tgc_conv_geometry *g, bool w_const);
 
 /* Conv on a small map with the output channels across the vector lanes
