@@ -16,8 +16,10 @@
  *    at most MAX_POSITIONS, into _ConvNHWC (graph/ops_conv.c; the cpu's
  *    kernel: devices/cpu/kernels_conv_nhwc.c, where oneDNN is there), when
  *    it reads or feeds another such Conv, directly or through one
- *    elementwise node (a ReLU6, a residual Add): the chains of mobile
- *    networks (MobileNet, EfficientNet, MNASNet), never a lone 1x1 between
+ *    elementwise node (a ReLU6, a residual Add), or reads a Concat of
+ *    such Convs' outputs (a fire module's, an Inception block's): the
+ *    chains of mobile networks (MobileNet, EfficientNet, MNASNet,
+ *    SqueezeNet's classifier), never a lone 1x1 between
  *    3x3 layers (ResNet-50's bottlenecks), whose Transposes would stay.
  *    So does a dense Conv the cpu would run through oneDNN's channels-last
  *    kernel anyway, on NHWC copies (3x3 layers on small maps with few
@@ -221,7 +223,7 @@ static bool float_candidate(const tgc_rewrite *rw, int32_t id) {
 
 /* True when ref r comes from a candidate, directly or through one
  * elementwise node (a ReLU6, a residual Add) one of whose inputs does. */
-static bool from_candidate(const tgc_rewrite *rw, tgc_ref r, const bool *candidate) {
+static bool near_candidate(const tgc_rewrite *rw, tgc_ref r, const bool *candidate) {
     if (r.node < 0) return false;
     if (candidate[r.node]) return true;
     if (!is_elementwise(rw, r.node)) return false;
@@ -229,6 +231,17 @@ static bool from_candidate(const tgc_rewrite *rw, tgc_ref r, const bool *candida
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i].node >= 0 && candidate[n->inputs[i].node]) return true;
     return false;
+}
+
+/* near_candidate, or a Concat every input of which is near a candidate
+ * (a fire module's branches, which step 2 joins channels last). */
+static bool from_candidate(const tgc_rewrite *rw, tgc_ref r, const bool *candidate) {
+    if (near_candidate(rw, r, candidate)) return true;
+    if (r.node < 0 || !tgc_pass_is_op(rw, r.node, "Concat")) return false;
+    const tgc_node *n = &rw->g->nodes[r.node];
+    for (int i = 0; i < n->n_inputs; i++)
+        if (!near_candidate(rw, n->inputs[i], candidate)) return false;
+    return n->n_inputs > 0;
 }
 
 /* Readers of a value the pass looks at: past them a node is judged on the
