@@ -634,6 +634,73 @@ static void test_packed_pointwise(void) {
     free(yaml);
 }
 
+/* Four 1x1 Convs channels last over 7x7, 8 -> 96 -> 576 -> 96 -> 8, each
+ * with a bias and all but the last with a Relu. The middle two (2.7M
+ * multiply-adds) run through oneDNN's convolution in two pieces of the
+ * 49 positions seen as one column (25 and 24: rows of the 7x7 map would
+ * split 4 and 3); y against conv_ref in double, the same bits at 1 and 2
+ * threads. */
+static void test_pointwise_pieces(void) {
+    if (!channels_last_here()) return;
+    enum { HW = 7, N = HW * HW, LAYERS = 4, MOST = 576 };
+    static const int widths[LAYERS + 1] = {C, 96, MOST, 96, C};
+    size_t size = (size_t)(2 * 96 * MOST + 2 * 96 * C + 2 * MOST) * 8 + 4096;
+    char *yaml = malloc(size), *at = yaml, *end = yaml + size;
+    float *w[LAYERS], *b[LAYERS];
+    at += snprintf(at, (size_t)(end - at),
+                   "format: tgc/1\n"
+                   "inputs: [{name: x, dtype: float32, shape: [1, %d, %d, %d]}]\n"
+                   "outputs: [y]\n"
+                   "initializers:\n",
+                   C, HW, HW);
+    for (int l = 0; l < LAYERS; l++) {
+        int ci = widths[l], co = widths[l + 1];
+        w[l] = malloc(sizeof(float) * co * ci), b[l] = malloc(sizeof(float) * co);
+        at += snprintf(at, (size_t)(end - at), "  - {name: w%d, dtype: float32, shape: [%d, %d, 1, 1], values: ", l,
+                       co, ci);
+        coarse_weights(10 + l, co * ci, w[l], &at, end);
+        at += snprintf(at, (size_t)(end - at), "}\n  - {name: b%d, dtype: float32, shape: [%d], values: ", l, co);
+        coarse_weights(20 + l, co, b[l], &at, end);
+        at += snprintf(at, (size_t)(end - at), "}\n");
+    }
+    at += snprintf(at, (size_t)(end - at), "nodes:\n");
+    for (int l = 0; l < LAYERS; l++) {
+        const char *from = l == 0 ? "x" : NULL;
+        char in[8], out[8];
+        snprintf(in, sizeof in, "r%d", l - 1);
+        snprintf(out, sizeof out, l == LAYERS - 1 ? "y" : "p%d", l);
+        at += snprintf(at, (size_t)(end - at), "  - {name: %s, op: Conv, inputs: [%s, w%d, b%d]}\n", out,
+                       from != NULL ? from : in, l, l);
+        if (l < LAYERS - 1) at += snprintf(at, (size_t)(end - at), "  - {name: r%d, op: Relu, inputs: [p%d]}\n", l, l);
+    }
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "pieces.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), LAYERS);
+    for (int32_t id = 0; id < opt->n_nodes; id++) {
+        const tgc_node *n = &opt->nodes[id];
+        if (n->kind != TGC_NODE_OP || strcmp(n->op_name, "_ConvNHWC") != 0) continue;
+        const char *way = tgc_kernel_choice(tgc_kernel_for_node(opt, n, TGC_DEVICE_CPU), opt, id);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(way);
+        CU_ASSERT_STRING_EQUAL(way, "onednn conv nhwc");
+    }
+    tgc_graph_free(opt);
+    float x[C * N];
+    double *t[2] = {malloc(sizeof(double) * MOST * N), malloc(sizeof(double) * MOST * N)}, want[C * N];
+    for (int k = 0; k < C * N; k++) x[k] = value(69, k), t[0][k] = x[k];
+    for (int l = 0; l < LAYERS; l++) {
+        double *to = l == LAYERS - 1 ? want : t[(l + 1) % 2];
+        conv_ref(t[l % 2], widths[l], HW, w[l], b[l], widths[l + 1], 1, 1, 0, 1, false, to);
+        if (l < LAYERS - 1) relu_ref(to, widths[l + 1] * N);
+        free(w[l]), free(b[l]);
+    }
+    check_reference(g, x, HW, want);
+    free(t[0]), free(t[1]);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    free(yaml);
+}
+
 /* Left alone: a 1x1 between two dense 3x3 Convs, and the block on 56x56. */
 static void test_left_alone(void) {
     tgc_diags *d = tgc_diags_create();
@@ -654,4 +721,5 @@ TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_
               {"a fire module channels last, its Concat too", test_fire_module},
               {"a grouped block channels last through its residual Add", test_grouped_residual_channels_last},
               {"a pointwise layer of many weights as one packed product", test_packed_pointwise},
+              {"pointwise layers over 7x7 in pieces of positions", test_pointwise_pieces},
               {"a lone 1x1 and large maps left alone", test_left_alone})
