@@ -229,10 +229,25 @@ static const tgc_attr_def conv_attrs[] = {
 const tgc_op_def tgc_op_Conv = {"Conv", 2, 3, 1, 1, conv_attrs, infer_conv};
 
 /* _ConvNHWC (tgc's own, made by the nhwc-conv pass): Conv with x [N, H, W,
- * C] and y [N, OH, OW, M] (channels last); W and B as Conv has them. */
-static tgc_status infer_conv_nhwc(tgc_infer_ctx *c) { return tgc_ops_infer_channels_last(c, infer_conv); }
+ * C] and y [N, OH, OW, M] (channels last); W and B as Conv has them; an
+ * optional fourth input Z of y's dtype and shape is added to the result
+ * (a residual block's skip, as ONNX Runtime's FusedConv takes it): y =
+ * (Conv(x, W, B) + Z), each sum rounded as Conv and then Add would. */
+static tgc_status infer_conv_nhwc(tgc_infer_ctx *c) {
+    tgc_status st = tgc_ops_infer_channels_last(c, infer_conv);
+    const tgc_tensor_info *z = c->node->n_inputs > 3 ? tgc_infer_input(c, 3) : NULL;
+    if (st != TGC_OK || z == NULL) return st;
+    const tgc_tensor_info *y = c->output_infos != NULL ? &c->output_infos[0] : &c->node->outputs[0];
+    if (z->dtype != y->dtype || !tgc_shape_eq(&z->shape, &y->shape)) {
+        char zb[TGC_OPS_SHAPE_BUF], yb[TGC_OPS_SHAPE_BUF];
+        return tgc_infer_fail(c, 3, "shape-mismatch", "input 3 (Z) is %s %s; it must be y's %s %s",
+                              tgc_dtype_name(z->dtype), tgc_infer_shape_str(c, &z->shape, zb, sizeof zb),
+                              tgc_dtype_name(y->dtype), tgc_infer_shape_str(c, &y->shape, yb, sizeof yb));
+    }
+    return TGC_OK;
+}
 
-const tgc_op_def tgc_op__ConvNHWC = {"_ConvNHWC", 2, 3, 1, 1, conv_attrs, infer_conv_nhwc};
+const tgc_op_def tgc_op__ConvNHWC = {"_ConvNHWC", 2, 4, 1, 1, conv_attrs, infer_conv_nhwc};
 
 /* MaxPool-12 and AveragePool-11: X [N, C, D1..Dn] with kernel_shape
  * (required) giving n -> Y [N, C, O1..On]; MaxPool's optional second output

@@ -366,7 +366,7 @@ typedef struct tgc_pass_summary {
     double ms;                 /* wall time */
 } tgc_pass_summary;
 
-#define TGC_MAX_PASSES 16
+#define TGC_MAX_PASSES 32 /* room for every pass of the pipeline (passes/optimize.c) */
 
 typedef struct tgc_optimize_report {
     int n_passes;

@@ -42,10 +42,14 @@ static const pass_entry passes[] = {
      * moved (dead once all their readers moved) read the moved values:
      * gone, so fuse-elementwise sees the values' only readers */
     {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_ALL, NULL},
+    /* before fuse-elementwise would take the Add into a group */
+    {"fuse-conv-add", tgc_pass_fuse_conv_add, TGC_OPTIMIZE_ALL, NULL},
     /* last: after the patterns it would split */
     {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL, NULL},
     {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC, NULL},
 };
+
+_Static_assert(sizeof passes / sizeof *passes <= TGC_MAX_PASSES, "tgc_optimize_report has a row for every pass");
 
 static double now_ms(void) {
     struct timespec t;

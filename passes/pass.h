@@ -65,6 +65,13 @@ tgc_status tgc_pass_fuse_pad(tgc_rewrite *rw);
  * auto_pad NOTSET, pads kept >= 0. passes/trim_conv_taps.c. */
 tgc_status tgc_pass_trim_conv_taps(tgc_rewrite *rw);
 
+/* _ConvNHWC(x, W, B) + Z, the Add the convolution's only reader and Z of
+ * its output's shape and dtype (float32): one _ConvNHWC(x, W, B, Z) that
+ * adds Z as it writes each piece, so that the Relu after a residual Add
+ * fuses into it as well (ONNX Runtime's ConvAddActivationFusion). After
+ * nhwc-conv, before fuse-elementwise. passes/fuse_conv_add.c. */
+tgc_status tgc_pass_fuse_conv_add(tgc_rewrite *rw);
+
 /* MatMul(A, B) + C, with A of rank 2, B a [K, N] initializer and C an
  * initializer broadcastable to [M, N] (a bias [N] or [1, N], or a scalar),
  * the Add being the MatMul's only reader: one Gemm (ONNX Runtime's

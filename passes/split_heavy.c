@@ -14,7 +14,8 @@
  *                                    last axis when it is N long (shared
  *                                    when it broadcasts), Concat on axis 1
  *   Conv(X, W [M, C, k...], B), group 1 -> W's and B's M, Concat on axis 1
- *   _ConvNHWC, the same            -> Concat on Y's last axis
+ *   _ConvNHWC, the same            -> Concat on Y's last axis (not one
+ *                                    with a Z: fuse-conv-add's)
  * Each output feature is computed by the same op over the same inputs as
  * before, only fewer of them at a time. A node that asks for a device or
  * takes part in colocation is left as written. */
@@ -48,7 +49,7 @@ static bool rule_for(const tgc_rewrite *rw, int32_t id, cut_rule *r) {
         *r = (cut_rule){1, -1, false, y_rank - 1};
     else if (tgc_pass_is_op(rw, id, "Gemm")) *r = (cut_rule){tgc_pass_attr_int(n, "transB", 0) ? 0 : 1, 2, true, 1};
     else if (tgc_pass_is_op(rw, id, "Conv") && tgc_pass_attr_int(n, "group", 1) == 1) *r = (cut_rule){0, 2, false, 1};
-    else if (tgc_pass_is_op(rw, id, "_ConvNHWC") && tgc_pass_attr_int(n, "group", 1) == 1)
+    else if (tgc_pass_is_op(rw, id, "_ConvNHWC") && tgc_pass_attr_int(n, "group", 1) == 1 && n->n_inputs <= 3)
         *r = (cut_rule){0, 2, false, y_rank - 1};
     else return false;
     const tgc_const *w = tgc_pass_const_of(rw, n->inputs[1]);

@@ -115,7 +115,7 @@ bool tgc_cpu_conv_dnnl_applies(const tgc_conv_geometry *g, bool w_const) {
 
 void tgc_cpu_conv_dnnl_footprint(const tgc_conv_geometry *g, int width, tgc_kernel_footprint *out) {
     int64_t x_floats, y_floats, bytes;
-    out->cache_bytes = tgc_cpu_dnnl_conv_cache_bytes(g);
+    out->cache_bytes = tgc_cpu_dnnl_conv_cache_bytes(g, false);
     if (out->cache_bytes > 0) out->replaces_inputs = 1u << 1;
     /* an image's X channels last, and a whole image's Y rows a slot (a bound on a piece's) */
     if (tgc_checked_mul_i64(g->channels, g->in_size, &x_floats) &&
@@ -127,7 +127,7 @@ void tgc_cpu_conv_dnnl_footprint(const tgc_conv_geometry *g, int width, tgc_kern
 tgc_status tgc_cpu_conv_dnnl(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *bias,
                              float *y) {
     bool no_memory;
-    const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, g, &no_memory);
+    const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, g, false, &no_memory);
     if (no_memory) return tgc_kernel_fail(c, "out of host memory for oneDNN's convolution");
     if (c->prepack_only) return TGC_OK;
     if (dq == NULL) return tgc_cpu_conv_im2col(c, g, x, tgc_kernel_in_ptr(c, 1), bias, y);

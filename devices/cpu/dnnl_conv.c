@@ -62,7 +62,7 @@ typedef struct piece {
 struct tgc_dnnl_conv {
     tgc_conv_geometry g;
     tgc_dtype x_dtype;
-    bool requantizes, bias;
+    bool requantizes, bias, sum; /* sum: TGC_DNNL_CONV_SUM */
     dnnl_memory_desc_t bias_md;
     int n_pieces, n_geometries;
     piece *pieces;         /* [n_pieces], in the same block, after the struct */
@@ -245,6 +245,12 @@ static bool make_geometry(tgc_dnnl_conv *q, geometry *ge, bool first, const tgc_
              dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
         if (po != NULL) dnnl_post_ops_destroy(po);
     }
+    if (ok && q->sum) { /* Y += the result, after the bias */
+        dnnl_post_ops_t po = NULL;
+        ok = dnnl_post_ops_create(&po) == dnnl_success && dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success &&
+             dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+        if (po != NULL) dnnl_post_ops_destroy(po);
+    }
     dnnl_primitive_desc_t pd = NULL;
     ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, tgc_dnnl_engine(), NULL) == dnnl_success;
     dnnl_primitive_attr_destroy(attr);
@@ -295,7 +301,7 @@ static bool reorder_weights(tgc_dnnl_conv *q, const void *w) {
  * primitives (with `make` false only their descriptions, for the sizes).
  * NULL as create says. */
 static tgc_dnnl_conv *plan(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads,
-                           const tgc_dnnl_conv_requant *requant, bool f32_bias, bool make, bool *no_memory) {
+                           const tgc_dnnl_conv_requant *requant, unsigned f32_ops, bool make, bool *no_memory) {
     *no_memory = false;
     if (requant != NULL && (x_dtype == TGC_FLOAT32 || (requant->y_dtype != TGC_UINT8 && requant->y_dtype != TGC_INT8)))
         return NULL;
@@ -311,7 +317,8 @@ static tgc_dnnl_conv *plan(const tgc_conv_geometry *g, tgc_dtype x_dtype, int th
     q->g = *g;
     q->x_dtype = x_dtype;
     q->requantizes = requant != NULL;
-    q->bias = x_dtype == TGC_FLOAT32 ? f32_bias : requant != NULL && requant->bias;
+    q->bias = x_dtype == TGC_FLOAT32 ? (f32_ops & TGC_DNNL_CONV_BIAS) != 0 : requant != NULL && requant->bias;
+    q->sum = x_dtype == TGC_FLOAT32 && (f32_ops & TGC_DNNL_CONV_SUM) != 0;
     dnnl_dims_t one = {1}, m_dims = {g->m_count};
     bool ok = dnnl_memory_desc_init_by_tag(&q->zp_md, 1, one, dnnl_s32, dnnl_a) == dnnl_success &&
               dnnl_memory_desc_init_by_tag(&q->bias_md, 1, m_dims, x_dtype == TGC_FLOAT32 ? dnnl_f32 : dnnl_s32,
@@ -358,10 +365,10 @@ static tgc_dnnl_conv *plan(const tgc_conv_geometry *g, tgc_dtype x_dtype, int th
 }
 
 tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
-                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes,
+                                    const tgc_dnnl_conv_requant *requant, unsigned f32_ops, size_t *bytes,
                                     bool *no_memory) {
     *bytes = 0;
-    tgc_dnnl_conv *q = plan(g, x_dtype, threads, requant, f32_bias, true, no_memory);
+    tgc_dnnl_conv *q = plan(g, x_dtype, threads, requant, f32_ops, true, no_memory);
     if (q == NULL) return NULL;
     tgc_dnnl_make_lock();
     bool ok = reorder_weights(q, w);
@@ -374,9 +381,9 @@ tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtyp
     return q;
 }
 
-int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads, bool f32_bias) {
+int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads, unsigned f32_ops) {
     bool no_memory;
-    tgc_dnnl_conv *q = plan(g, x_dtype, threads, NULL, f32_bias, false, &no_memory);
+    tgc_dnnl_conv *q = plan(g, x_dtype, threads, NULL, f32_ops, false, &no_memory);
     if (q == NULL) return no_memory ? tgc_dnnl_conv_bound(g, x_dtype) : 0;
     int64_t bytes = (int64_t)(conv_block_bytes(q->n_pieces, q->n_geometries) +
                               dnnl_memory_desc_get_size(&q->weights_md));
@@ -456,16 +463,16 @@ int64_t tgc_dnnl_conv_bound(const tgc_conv_geometry *g, tgc_dtype x_dtype) {
 }
 
 tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
-                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes,
+                                    const tgc_dnnl_conv_requant *requant, unsigned f32_ops, size_t *bytes,
                                     bool *no_memory) {
-    (void)g, (void)x_dtype, (void)w, (void)threads, (void)requant, (void)f32_bias;
+    (void)g, (void)x_dtype, (void)w, (void)threads, (void)requant, (void)f32_ops;
     *bytes = 0;
     *no_memory = false;
     return NULL;
 }
 
-int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads, bool f32_bias) {
-    (void)g, (void)x_dtype, (void)threads, (void)f32_bias;
+int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads, unsigned f32_ops) {
+    (void)g, (void)x_dtype, (void)threads, (void)f32_ops;
     return 0;
 }
 

@@ -28,7 +28,7 @@
  * compute their own way.
  *
  * Example usage (w: int8 [M, C / group * kh * kw], zero points all 0):
- *     tgc_dnnl_conv *q = tgc_dnnl_conv_create(&g, TGC_UINT8, w, 1, NULL, false, &bytes, &no_memory);
+ *     tgc_dnnl_conv *q = tgc_dnnl_conv_create(&g, TGC_UINT8, w, 1, NULL, 0, &bytes, &no_memory);
  *     for (i = 0; i < tgc_dnnl_conv_pieces(q); i++)      // one image
  *         tgc_dnnl_conv_run_piece(q, i, x_nhwc, x_zp, sums); // the piece's rows
  *     tgc_dnnl_conv_free(q);
@@ -58,6 +58,14 @@ typedef struct tgc_dnnl_conv_requant {
     bool bias;            /* an int32 bias [M] comes with each run */
 } tgc_dnnl_conv_requant;
 
+/* What a float32 convolution does besides the sums (tgc_dnnl_conv_create's
+ * f32_ops, bits): TGC_DNNL_CONV_BIAS takes a bias [M] with each run;
+ * TGC_DNNL_CONV_SUM adds the values Y holds before the run (oneDNN's sum
+ * post-op, after the bias: a residual skip already in Y, each output's sum
+ * rounded and then the skip added, as Conv and then Add would). */
+#define TGC_DNNL_CONV_BIAS 1u
+#define TGC_DNNL_CONV_SUM 2u
+
 /* Whether oneDNN is there to make convolutions at all (built with it, and
  * not turned off: TGC_DNNL=0). */
 bool tgc_dnnl_conv_available(void);
@@ -72,26 +80,27 @@ bool tgc_dnnl_conv_possible(const tgc_conv_geometry *g, tgc_dtype x_dtype);
  * depthwise layer's groups to 16); 0 when not possible. */
 int64_t tgc_dnnl_conv_bound(const tgc_conv_geometry *g, tgc_dtype x_dtype);
 
-/* The bytes tgc_dnnl_conv_create(g, x_dtype, w, threads, NULL, f32_bias)
+/* The bytes tgc_dnnl_conv_create(g, x_dtype, w, threads, NULL, f32_ops)
  * would report holding, exactly: oneDNN is asked for the weights' layout
  * its primitives would take (their descriptions only: no kernel is
  * generated, nothing is reordered). 0 where create would return NULL for
  * other reasons than memory; tgc_dnnl_conv_bound when out of memory. For
  * the static memory plan. */
-int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads, bool f32_bias);
+int64_t tgc_dnnl_conv_bytes(const tgc_conv_geometry *g, tgc_dtype x_dtype, int threads, unsigned f32_ops);
 
 /* Makes the convolution for one image of geometry g with X of dtype
  * x_dtype: TGC_UINT8 or TGC_INT8 with weights w int8, writing int32 sums
  * (requant NULL) or Y requantized, its pieces for a pool `threads` wide;
- * or TGC_FLOAT32 with w float32, requant NULL, writing Y (plus a float32
- * bias [M] with each run where f32_bias), its pieces from the sizes. w is
+ * or TGC_FLOAT32 with w float32, requant NULL, writing Y (with what
+ * f32_ops says: TGC_DNNL_CONV_BIAS, TGC_DNNL_CONV_SUM), its pieces from
+ * the sizes. w is
  * [M, C / group, kh, kw] as it lies, read during the call only. NULL where
  * oneDNN declines (see tgc_dnnl_conv_possible; only reference loops for
  * it), when a size passes its int dims, or out of memory (then
  * *no_memory is true: a later call may succeed); *bytes is then 0, else
  * what it holds (weights, handles). The caller owns the result. */
 tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtype, const void *w, int threads,
-                                    const tgc_dnnl_conv_requant *requant, bool f32_bias, size_t *bytes,
+                                    const tgc_dnnl_conv_requant *requant, unsigned f32_ops, size_t *bytes,
                                     bool *no_memory);
 
 /* True when q was made with a requantization (its pieces write Y's 8-bit

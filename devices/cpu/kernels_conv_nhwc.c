@@ -1,6 +1,8 @@
 /* _ConvNHWC on the cpu (graph/ops_conv.c; made by the nhwc-conv pass):
  * Conv-11 with X [N, H, W, C] and Y [N, OH, OW, M], float32, W [M, C /
- * group, kh, kw] and B [M] as Conv has them.
+ * group, kh, kw] and B [M] as Conv has them, and an optional Z of Y's
+ * shape (fuse-conv-add's residual skip) added to each piece of Y before
+ * the activation.
  *
  * Through oneDNN's NHWC convolution (dnnl_conv.h): made once per node with
  * W reordered into the primitive's layout (the node's kernel cache, in
@@ -22,6 +24,7 @@
  * kernels, so the two differ in the last bits; any thread count gives the
  * same bits (the pieces do not depend on it). */
 #include "devices/cpu/dnnl_conv.h"
+#include "devices/cpu/ew.h"
 #include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/nhwc.h"
@@ -38,22 +41,25 @@
 typedef struct nhwc_job {
     const tgc_conv_geometry *g;
     const tgc_dnnl_conv *dq;
-    const float *x, *bias;
+    const float *x, *bias, *z; /* z: Y's shape, or NULL */
     float *y;
     const tgc_fused_act *act;
     int64_t image; /* the image being run */
     atomic_bool failed;
 } nhwc_job;
 
-/* Piece i of the job's image: its rows of Y, then the activation over them. */
+/* Piece i of the job's image: its rows of Y (Z's rows first, where Y is
+ * not Z's buffer: the primitive adds to them), then the activation over
+ * them. */
 static void nhwc_piece(void *arg, int64_t i, int slot) {
     (void)slot;
     nhwc_job *j = arg;
     const tgc_conv_geometry *g = j->g;
     int64_t r0, r1;
     tgc_dnnl_conv_piece_rows(j->dq, i, &r0, &r1);
-    int64_t count = (r1 - r0) * g->w.out[1] * g->m_count;
-    float *y = j->y + (j->image * g->out_size + r0 * g->w.out[1]) * g->m_count;
+    int64_t count = (r1 - r0) * g->w.out[1] * g->m_count, at = (j->image * g->out_size + r0 * g->w.out[1]) * g->m_count;
+    float *y = j->y + at;
+    if (j->z != NULL && j->z != j->y) memcpy(y, j->z + at, (size_t)count * sizeof *y);
     if (!tgc_dnnl_conv_run_piece(j->dq, i, j->x + j->image * g->in_size * g->channels, 0, j->bias, y)) {
         atomic_store(&j->failed, true);
         return;
@@ -79,11 +85,43 @@ static tgc_status read_geometry(tgc_kernel_ctx *c, tgc_conv_geometry *g) {
     tgc_kernel_ctx sub = *c;
     sub.inputs = views;
     sub.outputs = &out;
+    sub.n_inputs = c->n_inputs < 3 ? c->n_inputs : 3; /* Z aside */
     tgc_status st = tgc_window_read_conv(&sub, g);
     if (st == TGC_OK && g->pointwise && g->w.n == 2) { /* the positions as one column */
         g->w.in[0] = g->w.out[0] = g->in_size;
         g->w.in[1] = g->w.out[1] = 1;
     }
+    return st;
+}
+
+/* Whether c's node has a Z (input 3: passes/fuse_conv_add.c). */
+static bool has_z(const tgc_kernel_ctx *c) { return tgc_kernel_has_input(c, 3); }
+
+/* Z, or NULL when the node has none. Y may be Z's buffer (forward_input). */
+static const float *z_of(const tgc_kernel_ctx *c) { return has_z(c) ? tgc_kernel_in_ptr(c, 3) : NULL; }
+
+/* Where oneDNN cannot run the node: Conv on NCHW copies (nhwc.h); with a
+ * Z, then y = act(y + Z) over all of Y, Z copied first where Y is its
+ * buffer. */
+static tgc_status fallback(tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
+    if (!has_z(c)) return tgc_cpu_nhwc_fallback(c, tgc_cpu_conv_f32);
+    float *y = tgc_kernel_out_ptr(c, 0);
+    const float *z = z_of(c);
+    int64_t count = g->batch * g->out_size * g->m_count;
+    float *copy = z == y ? tgc_malloc((size_t)count * sizeof *copy + 1) : NULL;
+    if (z == y && copy == NULL) return tgc_kernel_fail(c, "out of host memory for a copy of Z (%lld floats)",
+                                                      (long long)count);
+    if (copy != NULL) z = memcpy(copy, z, (size_t)count * sizeof *copy);
+    tgc_kernel_ctx sub = *c;
+    sub.n_inputs = 3;
+    sub.fused_act = NULL;
+    tgc_status st = tgc_cpu_nhwc_fallback(&sub, tgc_cpu_conv_f32);
+    c->impl = sub.impl;
+    if (st == TGC_OK) {
+        tgc_cpu_ew_loops()->binary[TGC_EW_Add][TGC_FLOAT32](count, y, 1, z, 1, y, NULL);
+        tgc_cpu_act_block(c->fused_act, y, count, 0, 1, 0, count);
+    }
+    tgc_free(copy);
     return st;
 }
 
@@ -123,7 +161,7 @@ static bool packed_applies(const tgc_kernel_ctx *c, const tgc_conv_geometry *g) 
 /* Where each block of Y's columns goes: tgc_packed_gemm_block_fn. */
 typedef struct packed_job {
     float *y; /* [rows, M] */
-    const float *bias;
+    const float *bias, *z; /* z: [rows, M] or NULL */
     int64_t rows, m_count;
     const tgc_fused_act *act;
 } packed_job;
@@ -135,8 +173,13 @@ static void packed_block(void *arg, int64_t n0, int64_t n1, const float *block) 
     for (int64_t r = 0; r < j->rows; r++) {
         float *to = j->y + r * j->m_count + n0;
         const float *from = block + r * cols;
-        if (j->bias != NULL)
+        const float *z = j->z != NULL ? j->z + r * j->m_count + n0 : NULL; /* may be `to` itself */
+        if (j->bias != NULL && z != NULL)
+            for (int64_t k = 0; k < cols; k++) to[k] = (from[k] + j->bias[n0 + k]) + z[k];
+        else if (j->bias != NULL)
             for (int64_t k = 0; k < cols; k++) to[k] = from[k] + j->bias[n0 + k];
+        else if (z != NULL)
+            for (int64_t k = 0; k < cols; k++) to[k] = from[k] + z[k];
         else
             memcpy(to, from, (size_t)cols * sizeof *to);
     }
@@ -149,9 +192,9 @@ static tgc_status conv_nhwc_packed(tgc_kernel_ctx *c, const tgc_conv_geometry *g
     const tgc_packed_gemm *packed = tgc_packed_gemm_cached(c, &s, tgc_kernel_in_ptr(c, 1), &no_memory);
     if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for _ConvNHWC's packed weights");
     if (c->prepack_only) return TGC_OK;
-    if (packed == NULL) return tgc_cpu_nhwc_fallback(c, tgc_cpu_conv_f32);
+    if (packed == NULL) return fallback(c, g);
     packed_job j = {.y = tgc_kernel_out_ptr(c, 0), .bias = g->has_bias ? tgc_kernel_in_ptr(c, 2) : NULL,
-                    .rows = s.m, .m_count = g->m_count, .act = c->fused_act};
+                    .z = z_of(c), .rows = s.m, .m_count = g->m_count, .act = c->fused_act};
     c->impl = "packed gemm nhwc";
     if (!tgc_packed_gemm_run_blocks(packed, c->pool, tgc_kernel_in_ptr(c, 0), packed_block, &j))
         return tgc_kernel_fail(c, "_ConvNHWC: oneDNN's product failed");
@@ -165,13 +208,13 @@ static tgc_status conv_nhwc(tgc_kernel_ctx *c) {
     if ((st = read_geometry(c, &g)) != TGC_OK) return st;
     if (packed_applies(c, &g)) return conv_nhwc_packed(c, &g);
     bool no_memory;
-    const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, &g, &no_memory);
+    const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, &g, has_z(c), &no_memory);
     if (no_memory) return tgc_kernel_fail(c, "out of host memory for oneDNN's convolution");
     bool empty = g.batch == 0 || g.out_size == 0 || g.m_count == 0;
     if (c->prepack_only || empty) return TGC_OK; /* (an empty X may have no buffer) */
-    if (dq == NULL) return tgc_cpu_nhwc_fallback(c, tgc_cpu_conv_f32);
+    if (dq == NULL) return fallback(c, &g);
     nhwc_job j = {.g = &g, .dq = dq, .x = tgc_kernel_in_ptr(c, 0), .bias = g.has_bias ? tgc_kernel_in_ptr(c, 2) : NULL,
-                  .y = tgc_kernel_out_ptr(c, 0), .act = c->fused_act};
+                  .z = z_of(c), .y = tgc_kernel_out_ptr(c, 0), .act = c->fused_act};
     atomic_init(&j.failed, false);
     c->impl = "onednn conv nhwc";
     for (j.image = 0; j.image < g.batch && !atomic_load(&j.failed); j.image++)
@@ -191,14 +234,15 @@ static void conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footpri
         out->replaces_inputs = 1u << 1;
         out->coarse_pieces = true; /* pieces of output channels */
     } else if (c->const_inputs & 1u << 1) {
-        out->cache_bytes = tgc_cpu_dnnl_conv_cache_bytes(&g);
+        out->cache_bytes = tgc_cpu_dnnl_conv_cache_bytes(&g, has_z(c));
         if (out->cache_bytes > 0) out->replaces_inputs = 1u << 1;
     }
     int64_t x_floats, y_floats, bytes;
-    if (out->cache_bytes == 0 && /* the fallback's copies of X and Y */
+    if (out->cache_bytes == 0 && /* the fallback's copies of X and Y (and of Z, where Y may be its buffer) */
         tgc_checked_mul_i64(g.batch, g.channels * g.in_size, &x_floats) &&
         tgc_checked_mul_i64(g.batch, g.m_count * g.out_size, &y_floats) &&
-        tgc_checked_add_i64(x_floats, y_floats, &bytes) && tgc_checked_mul_i64(bytes, (int64_t)sizeof(float), &bytes))
+        tgc_checked_add_i64(x_floats, y_floats * (has_z(c) ? 2 : 1), &bytes) &&
+        tgc_checked_mul_i64(bytes, (int64_t)sizeof(float), &bytes))
         out->workspace_bytes = bytes;
 }
 
@@ -217,7 +261,7 @@ const tgc_kernel_def tgc_cpu_kernels_conv_nhwc[] = {
     {.op = "_ConvNHWC",
      .fn = conv_nhwc,
      .choose = conv_nhwc_choose,
-     .forward_input = -1,
+     .forward_input = 3, /* Z's buffer: the primitive adds into it */
      .fuses_activation = true,
      .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID},
      .footprint = conv_nhwc_footprint},

@@ -190,7 +190,7 @@ static void *build_conv_weights(const tgc_kernel_ctx *c, void *arg, size_t *byte
     bool no_memory; /* integer sums: tgc's own path gives the same bits, so it may stand in */
     if (zero_zps && a->g != NULL)
         head->dnnl =
-            tgc_dnnl_conv_create(a->g, a->x_dtype, w, a->threads, a->requant, false, &dnnl_bytes, &no_memory);
+            tgc_dnnl_conv_create(a->g, a->x_dtype, w, a->threads, a->requant, 0, &dnnl_bytes, &no_memory);
     *bytes = total + dnnl_bytes;
     return block;
 }

@@ -71,7 +71,13 @@ typedef struct dnnl_block {
 typedef struct dnnl_build_arg {
     const tgc_conv_geometry *g;
     const float *w;
+    bool sum;
 } dnnl_build_arg;
+
+/* The float32 ops a convolution of geometry g does besides its sums. */
+static unsigned f32_ops(const tgc_conv_geometry *g, bool sum) {
+    return (g->has_bias ? TGC_DNNL_CONV_BIAS : 0u) | (sum ? TGC_DNNL_CONV_SUM : 0u);
+}
 
 static void *build_block(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
     (void)c;
@@ -81,7 +87,7 @@ static void *build_block(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
     size_t held = 0;
     bool no_memory;
     /* float32 pieces come from the sizes alone: no thread count to give */
-    blk->dnnl = tgc_dnnl_conv_create(a->g, TGC_FLOAT32, a->w, 1, NULL, a->g->has_bias, &held, &no_memory);
+    blk->dnnl = tgc_dnnl_conv_create(a->g, TGC_FLOAT32, a->w, 1, NULL, f32_ops(a->g, a->sum), &held, &no_memory);
     if (no_memory) { /* not a decline: the next run tries again */
         tgc_free(blk);
         return NULL;
@@ -97,10 +103,11 @@ static void release_block(void *data) {
     tgc_free(blk);
 }
 
-const tgc_dnnl_conv *tgc_cpu_dnnl_conv_cached(tgc_kernel_ctx *c, const tgc_conv_geometry *g, bool *no_memory) {
+const tgc_dnnl_conv *tgc_cpu_dnnl_conv_cached(tgc_kernel_ctx *c, const tgc_conv_geometry *g, bool sum,
+                                             bool *no_memory) {
     *no_memory = false;
     if (!(c->const_inputs & 1u << 1) || c->cache == NULL) return NULL;
-    dnnl_build_arg a = {g, tgc_kernel_in_ptr(c, 1)};
+    dnnl_build_arg a = {g, tgc_kernel_in_ptr(c, 1), sum};
     const dnnl_block *blk = tgc_kernel_cache_get_owning(c, 1u << 1, build_block, release_block, &a);
     /* W a constant and a cache: only memory stops the build, unless another way's block is there */
     *no_memory = blk == NULL && !tgc_kernel_cache_taken(c);
@@ -109,7 +116,7 @@ const tgc_dnnl_conv *tgc_cpu_dnnl_conv_cached(tgc_kernel_ctx *c, const tgc_conv_
     return blk->dnnl;
 }
 
-int64_t tgc_cpu_dnnl_conv_cache_bytes(const tgc_conv_geometry *g) {
-    int64_t bytes = tgc_dnnl_conv_bytes(g, TGC_FLOAT32, 1, g->has_bias);
+int64_t tgc_cpu_dnnl_conv_cache_bytes(const tgc_conv_geometry *g, bool sum) {
+    int64_t bytes = tgc_dnnl_conv_bytes(g, TGC_FLOAT32, 1, f32_ops(g, sum));
     return bytes > 0 ? bytes + (int64_t)sizeof(dnnl_block) : 0;
 }

@@ -24,7 +24,9 @@ tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, tgc_status (*nchw)(tgc_kerne
 
 /* oneDNN's float32 NHWC convolution for c's node of geometry g
  * (dnnl_conv.h), with W (input 1, [M, C / group, kh, kw]) a session
- * constant and B (input 2) passed with each run where g has a bias: made
+ * constant and B (input 2) passed with each run where g has a bias, adding
+ * to what Y holds where `sum` (TGC_DNNL_CONV_SUM; the same every run of a
+ * node): made
  * on the node's first run, its pieces cut from the sizes alone, and kept
  * in the node's kernel cache in place of W (held once). NULL, the kernel
  * then computing its own way, when W is not a constant, the node has no
@@ -32,11 +34,12 @@ tgc_status tgc_cpu_nhwc_fallback(tgc_kernel_ctx *c, tgc_status (*nchw)(tgc_kerne
  * with *no_memory set when host memory ran out (the kernel should fail:
  * its own way would give other bits than the runs before; a later run
  * tries again). The cache owns the result. */
-const tgc_dnnl_conv *tgc_cpu_dnnl_conv_cached(tgc_kernel_ctx *c, const tgc_conv_geometry *g, bool *no_memory);
+const tgc_dnnl_conv *tgc_cpu_dnnl_conv_cached(tgc_kernel_ctx *c, const tgc_conv_geometry *g, bool sum,
+                                             bool *no_memory);
 
 /* The bytes tgc_cpu_dnnl_conv_cached's block holds for g, exactly (oneDNN
  * asked for its weights' layout: tgc_dnnl_conv_bytes); 0 where oneDNN
  * declines g. For the kernels' footprints. */
-int64_t tgc_cpu_dnnl_conv_cache_bytes(const tgc_conv_geometry *g);
+int64_t tgc_cpu_dnnl_conv_cache_bytes(const tgc_conv_geometry *g, bool sum);
 
 #endif

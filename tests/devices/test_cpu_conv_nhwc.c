@@ -6,8 +6,10 @@
  * [1, 2, 2, 2] channels last, positions p0..p3 = (1, 2), (3, 4), (5, 6),
  * (7, 8); W [2, 2, 1, 1] = [[1, 2], [3, -1]], B = [0.5, -1]:
  * y[p][0] = 0.5 + x0 + 2 x1 = 5.5, 11.5, 17.5, 23.5 and
- * y[p][1] = -1 + 3 x0 - x1 = 0, 4, 8, 12. The session path (oneDNN) is
- * checked against a reference in tests/passes/test_nhwc_conv.c. */
+ * y[p][1] = -1 + 3 x0 - x1 = 0, 4, 8, 12; with a Z (fuse-conv-add's fourth
+ * input) of [1, 2, .., 8] channels last, y + Z: 6.5, 2, 14.5, 8, 22.5, 14,
+ * 30.5, 20. The session path (oneDNN) is checked against a reference in
+ * tests/passes/test_nhwc_conv.c. */
 #include "tests/devices/kernel_fixture_shape.h"
 
 #include <CUnit/CUnit.h>
@@ -20,6 +22,21 @@ static void test_fallback_on_nchw_copies(void) {
     fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, x);
     fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){2, 2, 1, 1}, w);
     fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){2}, b);
+    fx_out_expect(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, want);
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
+static void test_fallback_with_z(void) {
+    static const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, w[4] = {1, 2, 3, -1}, b[2] = {0.5f, -1};
+    static const float want[8] = {6.5f, 2, 14.5f, 8, 22.5f, 14, 30.5f, 20};
+    shape_fx f;
+    fx_begin(&f, "_ConvNHWC");
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, x);
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){2, 2, 1, 1}, w);
+    fx_in(&f, TGC_FLOAT32, 1, (int64_t[]){2}, b);
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, x); /* Z = x's values, Y's shape */
     fx_out_expect(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, want);
     fx_run_ok(&f);
     fx_check(&f);
@@ -51,4 +68,5 @@ static void test_rank_checked(void) {
 }
 
 TGC_TEST_MAIN("cpu _ConvNHWC", {"outside a session: Conv on NCHW copies", test_fallback_on_nchw_copies},
+              {"outside a session, with a Z: Conv on NCHW copies, then + Z", test_fallback_with_z},
               {"x must be 4-D", test_rank_checked}, {"_GlobalAveragePoolNHWC by hand", test_global_average_pool})

@@ -613,11 +613,11 @@ static void test_dnnl_pieces_and_bytes(void) {
     float *wt = random_floats(128 * 128 * 9, 41);
     size_t bytes = 0;
     bool no_memory = true;
-    tgc_dnnl_conv *q = tgc_dnnl_conv_create(&g, TGC_FLOAT32, wt, 1, NULL, true, &bytes, &no_memory);
+    tgc_dnnl_conv *q = tgc_dnnl_conv_create(&g, TGC_FLOAT32, wt, 1, NULL, TGC_DNNL_CONV_BIAS, &bytes, &no_memory);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT_FALSE(no_memory);
     CU_ASSERT(tgc_dnnl_conv_pieces(q) >= 2); /* 59M multiply-adds, cut into 10 pieces of 6 shapes first */
-    CU_ASSERT_EQUAL(tgc_dnnl_conv_bytes(&g, TGC_FLOAT32, 1, true), (int64_t)bytes);
+    CU_ASSERT_EQUAL(tgc_dnnl_conv_bytes(&g, TGC_FLOAT32, 1, TGC_DNNL_CONV_BIAS), (int64_t)bytes);
     int64_t rows = 0;
     for (int64_t i = 0; i < tgc_dnnl_conv_pieces(q); i++) {
         int64_t r0, r1;
@@ -636,7 +636,7 @@ static void test_dnnl_pieces_and_bytes(void) {
     gd.group = 224;
     gd.cg = 1;
     float *wd = random_floats(224 * 9, 42);
-    q = tgc_dnnl_conv_create(&gd, TGC_FLOAT32, wd, 1, NULL, true, &bytes, &no_memory);
+    q = tgc_dnnl_conv_create(&gd, TGC_FLOAT32, wd, 1, NULL, TGC_DNNL_CONV_BIAS, &bytes, &no_memory);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT(tgc_dnnl_conv_pieces(q) >= 2);
     tgc_dnnl_conv_free(q);
@@ -648,10 +648,10 @@ static void test_dnnl_pieces_and_bytes(void) {
     conv_shape five = {1, 64, 192, 27, 27, 5, 1, {2, 2, 2, 2}};
     tgc_conv_geometry g5 = geometry_of(&five);
     float *w5 = random_floats(192 * 64 * 25, 43);
-    q = tgc_dnnl_conv_create(&g5, TGC_FLOAT32, w5, 1, NULL, true, &bytes, &no_memory);
+    q = tgc_dnnl_conv_create(&g5, TGC_FLOAT32, w5, 1, NULL, TGC_DNNL_CONV_BIAS, &bytes, &no_memory);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT(tgc_dnnl_conv_pieces(q) >= 2);
-    CU_ASSERT_EQUAL(tgc_dnnl_conv_bytes(&g5, TGC_FLOAT32, 1, true), (int64_t)bytes);
+    CU_ASSERT_EQUAL(tgc_dnnl_conv_bytes(&g5, TGC_FLOAT32, 1, TGC_DNNL_CONV_BIAS), (int64_t)bytes);
     tgc_dnnl_conv_free(q);
     free(w5);
 }

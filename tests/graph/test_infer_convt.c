@@ -57,6 +57,26 @@ static void test_conv_transpose_channels(void) {
     fx_end(&f);
 }
 
+/* _ConvNHWC (channels last) with fuse-conv-add's Z: Y's shape and dtype,
+ * or a clear error naming input 3. */
+static void test_conv_nhwc_z(void) {
+    fx f = fx_begin();
+    fx_input(&f, "x", TGC_FLOAT32, "1, 5, 5, 2");
+    fx_input(&f, "w", TGC_FLOAT32, "3, 2, 3, 3");
+    fx_input(&f, "b", TGC_FLOAT32, "3");
+    fx_input(&f, "z", TGC_FLOAT32, "1, 3, 3, 3");
+    fx_input(&f, "z_wide", TGC_FLOAT32, "1, 3, 3, 4");
+    fx_input(&f, "z_int", TGC_INT32, "1, 3, 3, 3");
+    int32_t ok = fx_op(&f, "ok", "_ConvNHWC", "x, w, b, z", 1);
+    FX_OK(&f, ok);
+    FX_OUT(&f, ok, 0, TGC_FLOAT32, "[1, 3, 3, 3]");
+    int32_t wide = fx_op(&f, "wide", "_ConvNHWC", "x, w, b, z_wide", 1);
+    FX_FAILS(&f, wide, 3, "shape-mismatch", "input 3 (Z) is float32 [1, 3, 3, 4]; it must be y's float32 [1, 3, 3, 3]");
+    int32_t ints = fx_op(&f, "ints", "_ConvNHWC", "x, w, b, z_int", 1);
+    FX_FAILS(&f, ints, 3, "shape-mismatch", "input 3 (Z) is int32");
+    fx_end(&f);
+}
+
 static void test_pad_shapes(void) {
     fx f = fx_begin();
     fx_input(&f, "x", TGC_FLOAT32, "N, 4, 5");
@@ -165,6 +185,7 @@ static void test_max_unpool(void) {
 TGC_TEST_MAIN("infer_convt",
               {"convtranspose shapes", test_conv_transpose_shapes},
               {"convtranspose channels and dtypes", test_conv_transpose_channels},
+              {"channels-last conv's Z", test_conv_nhwc_z},
               {"pad shapes", test_pad_shapes},
               {"depthtospace, spacetodepth", test_depth_space},
               {"pools and norms", test_pools_and_norms},

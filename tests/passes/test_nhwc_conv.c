@@ -483,11 +483,15 @@ static void check_reference(const tgc_graph *g, const float *x, int hw, const do
 
 /* A ResNeXt-style block whose skip stays NCHW: s = Conv 3x3 (8 -> 32, too
  * few multiply-adds for a channels-last kernel), then 1x1, Relu, a 3x3 of
- * 2 groups of 16 channels, Relu, 1x1, Add of s, Relu, then two 1x1 Convs.
- * The grouped Conv runs channels last with the 1x1s (5 _ConvNHWC), and the
- * Add joins them through the Transpose that s's first reader has, so that
- * the Transposes around it cancel: 2 left (s's, and y's back to NCHW)
- * where there were 4. x [1, 8, 7, 7]; y against conv_ref in double. */
+ * 2 groups of 16 channels, Relu, 1x1, Add of s, Relu, then a 1x1, Add of s
+ * again (no Relu), and a last 1x1. The grouped Conv runs channels last with the
+ * 1x1s (5 _ConvNHWC), and the Adds join them through the Transpose that
+ * s's first reader has, so that the Transposes around them cancel: 2 left
+ * (s's, and y's back to NCHW) where there were 4. Then fuse-conv-add takes
+ * each Add into the 1x1 before it (no Add left, two _ConvNHWC with a Z):
+ * the first adds the skip into a copy (s is read again after it), the
+ * second into the skip's own buffer (its last reader). x [1, 8, 7, 7]; y
+ * against conv_ref in double. */
 static void test_grouped_residual_channels_last(void) {
     if (!channels_last_here()) return;
     enum { W = 32, HW = 7, N = HW * HW };
@@ -516,8 +520,8 @@ static void test_grouped_residual_channels_last(void) {
              "  - {name: r, op: Add, inputs: [s, c]}\n"
              "  - {name: rr, op: Relu, inputs: [r]}\n"
              "  - {name: z, op: Conv, inputs: [rr, wz]}\n"
-             "  - {name: zr, op: Relu, inputs: [z]}\n"
-             "  - {name: y, op: Conv, inputs: [zr, wy]}\n",
+             "  - {name: q, op: Add, inputs: [z, s]}\n"
+             "  - {name: y, op: Conv, inputs: [q, wy]}\n",
              C, HW, HW, W, C, ws, W, W, wa, W, wg, W, W, wc, W, W, wz, C, W, wy);
     free(ws), free(wa), free(wg), free(wc), free(wz), free(wy);
     tgc_diags *d = tgc_diags_create();
@@ -526,6 +530,12 @@ static void test_grouped_residual_channels_last(void) {
     CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 5);
     CU_ASSERT_EQUAL(count_op(opt, "Conv"), 1);
     CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    CU_ASSERT_EQUAL(count_op(opt, "Add"), 0);
+    int with_z = 0;
+    for (int32_t id = 0; id < opt->n_nodes; id++)
+        with_z += opt->nodes[id].kind == TGC_NODE_OP && strcmp(opt->nodes[id].op_name, "_ConvNHWC") == 0 &&
+                  opt->nodes[id].n_inputs == 4;
+    CU_ASSERT_EQUAL(with_z, 2);
     tgc_graph_free(opt);
     float x[C * N], fw[W * W * 9];
     double xd[C * N], sv[W * N], t1[W * N], t2[W * N], want[C * N];
@@ -544,7 +554,7 @@ static void test_grouped_residual_channels_last(void) {
     relu_ref(t1, W * N);
     for (int k = 0; k < W * W; k++) fw[k] = value(65, k) * 0.2f;
     conv_ref(t1, W, HW, fw, NULL, W, 1, 1, 0, 1, false, t2);
-    relu_ref(t2, W * N);
+    for (int k = 0; k < W * N; k++) t2[k] += sv[k];
     for (int k = 0; k < C * W; k++) fw[k] = value(66, k) * 0.2f;
     conv_ref(t2, W, HW, fw, NULL, C, 1, 1, 0, 1, false, want);
     check_reference(g, x, HW, want);
@@ -568,10 +578,14 @@ static void coarse_weights(int seed, int n, float *w, char **at, char *end) {
 }
 
 /* Three 1x1 Convs channels last, 8 -> 640 -> 640 -> 8 over 6x6, the
- * first two with a bias and a Relu: the 640 -> 640 one (409,600 weights,
- * past PACKED_MIN_WEIGHT_FLOATS) runs as one product on its weights packed
- * (the way "packed gemm nhwc"), the others through oneDNN's convolution.
- * y against conv_ref in double; the same bits at 1 and 2 threads. */
+ * first two with a bias, the first with a Relu, the second's output added
+ * to the first's before its Relu (an Add that fuse-conv-add takes into the
+ * second as its Z, adding into Z's own buffer: the Add was its last
+ * reader): the 640 ->
+ * 640 one (409,600 weights, past PACKED_MIN_WEIGHT_FLOATS) runs as one
+ * product on its weights packed (the way "packed gemm nhwc"), the others
+ * through oneDNN's convolution. y against conv_ref in double; the same
+ * bits at 1 and 2 threads. */
 static void test_packed_pointwise(void) {
     if (!channels_last_here()) return;
     enum { M = 640, HW = 6, N = HW * HW };
@@ -601,12 +615,13 @@ static void test_packed_pointwise(void) {
              "  - {name: p1, op: Conv, inputs: [x, w1, b1]}\n"
              "  - {name: r1, op: Relu, inputs: [p1]}\n"
              "  - {name: p2, op: Conv, inputs: [r1, w2, b2]}\n"
-             "  - {name: r2, op: Relu, inputs: [p2]}\n"
-             "  - {name: y, op: Conv, inputs: [r2, w3]}\n");
+             "  - {name: q, op: Add, inputs: [p2, p1]}\n"
+             "  - {name: y, op: Conv, inputs: [q, w3]}\n");
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = loaded_graph(yaml, "packed.yaml", d);
     tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
     CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 3);
+    CU_ASSERT_EQUAL(count_op(opt, "Add"), 0);
     int32_t w2_id = tgc_graph_find(opt, "w2"), packed = 0;
     for (int32_t id = 0; id < opt->n_nodes; id++) {
         const tgc_node *n = &opt->nodes[id];
@@ -625,7 +640,8 @@ static void test_packed_pointwise(void) {
     conv_ref(xd, C, HW, w1, b1, M, 1, 1, 0, 1, false, t1);
     relu_ref(t1, M * N);
     conv_ref(t1, M, HW, w2, b2, M, 1, 1, 0, 1, false, t2);
-    relu_ref(t2, M * N);
+    conv_ref(xd, C, HW, w1, b1, M, 1, 1, 0, 1, false, t1); /* p1 again, without its Relu */
+    for (int k = 0; k < M * N; k++) t2[k] += t1[k];
     conv_ref(t2, M, HW, w3, NULL, C, 1, 1, 0, 1, false, want);
     check_reference(g, x, HW, want);
     free(w1), free(b1), free(w2), free(b2), free(w3), free(t1), free(t2);
