@@ -222,6 +222,16 @@ static void valid_span(int64_t off, int64_t s, int64_t in, int64_t n, int64_t *l
     *hi = e < *lo ? *lo : e < n ? e : n;
 }
 
+/* Where channel ci's phase plane (a, b) starts in a packed block: the
+ * planes of the phases some tap reads (d->rphases, d->cphases), in their
+ * order, channel after channel. */
+static int64_t phase_plane(const direct_plan *d, int64_t ci, int64_t a, int64_t b) {
+    int64_t ia = 0, ib = 0;
+    while (ia < d->n_rphases - 1 && d->rphases[ia] != a) ia++;
+    while (ib < d->n_cphases - 1 && d->cphases[ib] != b) ib++;
+    return ((ci * d->n_rphases + ia) * d->n_cphases + ib) * d->plane_floats;
+}
+
 /* pack's row phase a when the column stride is 2 and taps read both
  * column phases (3x3 and 5x5 at stride 2): input column iw, padded
  * column iw + pw, goes to phase (iw + pw) % 2 at (iw + pw) / 2, so the
@@ -236,7 +246,7 @@ static void pack_pairs(const direct_plan *d, const float *x, int64_t oh0, int64_
     if (no < 0) no = 0;
     for (int64_t ci = 0; ci < d->cin; ci++) {
         float *plane[2];
-        for (int b = 0; b < 2; b++) plane[b] = block + ((ci * d->sh + a) * 2 + b) * d->plane_floats;
+        for (int b = 0; b < 2; b++) plane[b] = block + phase_plane(d, ci, a, b);
         float *even = plane[d->pw % 2] + ve, *odd = plane[(d->pw + 1) % 2] + vo;
         for (int64_t u = 0; d->bands > 1 && u < ulo; u++) {
             memset(even + u * d->lc, 0, (size_t)ne * sizeof *even);
@@ -254,7 +264,7 @@ static void pack_pairs(const direct_plan *d, const float *x, int64_t oh0, int64_
 
 /* Packs the input rows that output rows [oh0, oh0 + rows) read, of the
  * cin channels at x [cin, h, wd], into block: channel ci's phase plane
- * (a, b) at block + ((ci * sh + a) * sw + b) * plane_floats, its row u the
+ * (a, b) at block + phase_plane(d, ci, a, b), its row u the
  * padded input row (oh0 + u) * sh + a, its column v the padded column
  * v * sw + b. Only the columns that fall inside the input are written
  * (the input, or zeros for a padding row): the others are padding in every
@@ -275,7 +285,7 @@ static void pack(const direct_plan *d, const float *x, int64_t oh0, int64_t rows
             valid_span(b - d->pw, d->sw, d->wd, d->lc, &vlo, &vhi);
             if (vlo == vhi) continue;
             for (int64_t ci = 0; ci < d->cin; ci++) {
-                float *plane = block + ((ci * d->sh + a) * d->sw + b) * d->plane_floats + vlo;
+                float *plane = block + phase_plane(d, ci, a, b) + vlo;
                 for (int64_t u = 0; d->bands > 1 && u < ulo; u++)
                     memset(plane + u * d->lc, 0, (size_t)(vhi - vlo) * sizeof *plane);
                 for (int64_t u = uhi; d->bands > 1 && u < lr; u++)
@@ -440,7 +450,14 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
      * The plane sizes passed tgc_cpu_conv_direct_applies's checks, so only
      * the products with cin can overflow. */
     int64_t per_row, taps = d->cin * d->kh * d->kw;
-    if (!tgc_checked_mul_i64(d->cin * d->sh * d->sw, d->lc, &per_row)) return false;
+    if ((d->off = tgc_malloc((size_t)(taps + d->kh + d->kw) * sizeof *d->off)) == NULL) return false;
+    /* The row and column phases some tap reads, each once: only their
+     * planes are packed (a 1x1 window at stride 2 reads one of four). */
+    d->rphases = d->off + taps;
+    d->cphases = d->rphases + d->kh;
+    for (int64_t i = 0; i < d->kh; i++) add_phase(d->rphases, &d->n_rphases, i * d->dh % d->sh);
+    for (int64_t jj = 0; jj < d->kw; jj++) add_phase(d->cphases, &d->n_cphases, jj * d->dw % d->sw);
+    if (!tgc_checked_mul_i64(d->cin * d->n_rphases * d->n_cphases, d->lc, &per_row)) return false;
     d->band = PACK_FLOATS / per_row - d->qi_max;
     if (d->band < HALO_BANDS * d->qi_max && d->qi_max <= HALO_PACK_FLOATS / (HALO_BANDS + 1) / per_row)
         d->band = HALO_BANDS * d->qi_max;
@@ -475,19 +492,11 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
     if (d->long_rows && (!tgc_checked_mul_i64(d->mc * d->band, d->lc, &d->stage_floats) ||
                          !tgc_checked_add_i64(*floats, d->stage_floats, floats)))
         return false;
-    if ((d->off = tgc_malloc((size_t)(taps + d->kh + d->kw) * sizeof *d->off)) == NULL) return false;
     for (int64_t ci = 0, t = 0; ci < d->cin; ci++)
         for (int64_t i = 0; i < d->kh; i++)
-            for (int64_t jj = 0; jj < d->kw; jj++, t++) {
-                int64_t a = i * d->dh % d->sh, b = jj * d->dw % d->sw;
-                d->off[t] = ((ci * d->sh + a) * d->sw + b) * d->plane_floats + i * d->dh / d->sh * d->lc +
+            for (int64_t jj = 0; jj < d->kw; jj++, t++)
+                d->off[t] = phase_plane(d, ci, i * d->dh % d->sh, jj * d->dw % d->sw) + i * d->dh / d->sh * d->lc +
                             jj * d->dw / d->sw;
-            }
-    /* The row and column phases some tap reads, each once. */
-    d->rphases = d->off + taps;
-    d->cphases = d->rphases + d->kh;
-    for (int64_t i = 0; i < d->kh; i++) add_phase(d->rphases, &d->n_rphases, i * d->dh % d->sh);
-    for (int64_t jj = 0; jj < d->kw; jj++) add_phase(d->cphases, &d->n_cphases, jj * d->dw % d->sw);
     return true;
 }
 
