@@ -151,8 +151,8 @@ static tgc_gemm_shape pointwise_shape(const tgc_conv_geometry *g) {
 /* Whether c's node, of geometry g, takes the packed product: W a session
  * constant, and the layer pointwise with many weights. */
 static bool packed_applies(const tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
-    if (!(c->const_inputs & 1u << 1) || !g->pointwise || g->group != 1 || g->batch < 1 || g->out_size < 1 || g->m_count < 1 || g->cg < 1 ||
-        !tgc_packed_gemm_available() || g->batch > INT64_MAX / g->out_size)
+    if (!(c->const_inputs & 1u << 1) || !g->pointwise || g->group != 1 || g->batch < 1 || g->out_size < 1 ||
+        g->m_count < 1 || g->cg < 1 || !tgc_packed_gemm_available() || g->batch > INT64_MAX / g->out_size)
         return false;
     tgc_gemm_shape s = pointwise_shape(g);
     return s.n * s.k >= PACKED_MIN_WEIGHT_FLOATS && tgc_packed_gemm_blocks_fit(&s);
