@@ -1,8 +1,8 @@
 /* _ConvNHWC + Add -> _ConvNHWC with Z: a channels-last convolution whose
  * only reader adds a tensor of its own shape and dtype (a residual block's
- * skip) takes that tensor as its fourth input, Z, and adds it to each
- * piece of its output while the piece is in cache, before the fused
- * activation: the Relu after a residual Add then fuses into the
+ * skip) takes that tensor as its fourth input, Z, and adds it as each
+ * piece of its output is written, before the fused activation (the cpu:
+ * oneDNN's sum post-op): the Relu after a residual Add then fuses into the
  * convolution too (ONNX Runtime's ConvAddActivationFusion, whose
  * FusedConv takes the skip as its Z). The sums are Conv's then Add's, each
  * rounded as before: the same bits. The fused node takes the Add's name.
