@@ -103,7 +103,8 @@ static tgc_status spatial_out(tgc_infer_ctx *c, const window *w, int i, tgc_dim 
     /* The attributes are in [0, 2^31 - 1] (read_ints), so none of these
      * overflow; checked all the same, as every size is. */
     if (!tgc_checked_mul_i64(w->kernel[i] - 1, w->dilations[i], &ek) || !tgc_checked_add_i64(ek, 1, &ek))
-        return tgc_infer_fail(c, -1, "size-overflow", "the kernel's extent on spatial axis %d does not fit in int64", i);
+        return tgc_infer_fail(c, -1, "size-overflow", "the kernel's extent on spatial axis %d does not fit in int64",
+                              i);
     if (w->pad == PAD_VALID) {
         total = 0;
     } else if (w->pad == PAD_NOTSET) {

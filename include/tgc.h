@@ -1194,8 +1194,9 @@ typedef struct tgc_place_options {
  * gpu is gpu0; NULL: the default list, a session's), the subgraphs of If,
  * Loop and Scan too (each as a graph of its own on the same devices).
  * Placement is static: whether a gpuN exists on this machine is checked
- * when a session opens it, not here. opts may be NULL (all defaults). On success stores a new placement owned by the caller in
- * *out (soft placement's relaxations are warnings in diags). On failure
+ * when a session opens it, not here. opts may be NULL (all defaults). On
+ * success stores a new placement owned by the caller in *out (soft
+ * placement's relaxations are warnings in diags). On failure
  * stores NULL and returns TGC_ERR_INVALID with one message per conflict in
  * diags (bad device list, unlisted device, no kernel, colocation conflict),
  * or TGC_ERR_NOMEM. Deterministic: the same graph and list give the same
