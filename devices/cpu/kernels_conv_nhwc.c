@@ -100,6 +100,17 @@ static bool has_z(const tgc_kernel_ctx *c) { return tgc_kernel_has_input(c, 3); 
 /* Z, or NULL when the node has none. Y may be Z's buffer (forward_input). */
 static const float *z_of(const tgc_kernel_ctx *c) { return has_z(c) ? tgc_kernel_in_ptr(c, 3) : NULL; }
 
+/* Whether Z, where there is one, is float32 of exactly Y's dims (what
+ * inference promised; a hand-written graph's Z is checked here too, before
+ * any of it is read); fails the node otherwise. */
+static tgc_status check_z(tgc_kernel_ctx *c) {
+    if (!has_z(c)) return TGC_OK;
+    const tgc_value *z = &c->inputs[3], *y = &c->outputs[0];
+    bool same = z->dtype == TGC_FLOAT32 && z->rank == y->rank;
+    for (int a = 0; same && a < y->rank; a++) same = z->dims[a] == y->dims[a];
+    return same ? TGC_OK : tgc_kernel_fail(c, "input 3 (Z) must be float32 of Y's shape, as the residual it adds");
+}
+
 /* Where oneDNN cannot run the node: Conv on NCHW copies (nhwc.h); with a
  * Z, then y = act(y + Z) over all of Y, Z copied first where Y is its
  * buffer. */
@@ -205,7 +216,7 @@ static tgc_status conv_nhwc(tgc_kernel_ctx *c) {
     tgc_status st = tgc_kernel_check_host(c, 2, 1);
     if (st != TGC_OK) return st;
     tgc_conv_geometry g;
-    if ((st = read_geometry(c, &g)) != TGC_OK) return st;
+    if ((st = read_geometry(c, &g)) != TGC_OK || (st = check_z(c)) != TGC_OK) return st;
     if (packed_applies(c, &g)) return conv_nhwc_packed(c, &g);
     bool no_memory;
     const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, &g, has_z(c), &no_memory);

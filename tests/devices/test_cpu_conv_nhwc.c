@@ -43,6 +43,22 @@ static void test_fallback_with_z(void) {
     fx_end(&f);
 }
 
+/* A Z of another shape than Y: a clear error naming it, nothing read past
+ * its end. */
+static void test_z_checked(void) {
+    static const float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, w[4] = {1, 2, 3, -1}, z[6] = {0};
+    shape_fx f;
+    fx_begin(&f, "_ConvNHWC");
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, x);
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){2, 2, 1, 1}, w);
+    fx_in_omit(&f);
+    fx_in(&f, TGC_FLOAT32, 4, (int64_t[]){1, 1, 3, 2}, z);
+    fx_out_expect(&f, TGC_FLOAT32, 4, (int64_t[]){1, 2, 2, 2}, x);
+    CU_ASSERT_NOT_EQUAL(fx_run(&f), TGC_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f.err, "input 3 (Z)"));
+    fx_end(&f);
+}
+
 static void test_global_average_pool(void) {
     static const float x[12] = {1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60}, want[2] = {3.5f, 35};
     shape_fx f;
@@ -69,4 +85,5 @@ static void test_rank_checked(void) {
 
 TGC_TEST_MAIN("cpu _ConvNHWC", {"outside a session: Conv on NCHW copies", test_fallback_on_nchw_copies},
               {"outside a session, with a Z: Conv on NCHW copies, then + Z", test_fallback_with_z},
+              {"a Z of another shape than Y", test_z_checked},
               {"x must be 4-D", test_rank_checked}, {"_GlobalAveragePoolNHWC by hand", test_global_average_pool})
