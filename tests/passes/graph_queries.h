@@ -39,6 +39,16 @@ static inline int count_op(const tgc_graph *g, const char *op) {
     return n;
 }
 
+/* The op nodes of g whose op is `op` with n_inputs inputs (written ones,
+ * omitted included). */
+static inline int count_op_inputs(const tgc_graph *g, const char *op, int n_inputs) {
+    int n = 0;
+    for (int32_t id = 0; id < g->n_nodes; id++)
+        n += g->nodes[id].kind == TGC_NODE_OP && strcmp(g->nodes[id].op_name, op) == 0 &&
+             g->nodes[id].n_inputs == n_inputs;
+    return n;
+}
+
 /* Node `name` of g, or NULL. */
 static inline const tgc_node *node_named(const tgc_graph *g, const char *name) {
     int32_t id = tgc_graph_find(g, name);

@@ -15,6 +15,7 @@
  * kernel's only way); elsewhere it checks that nothing is rewritten. */
 #include "devices/kernel.h"
 #include "graph/graph.h"
+#include "support/half.h"
 #include "tests/harness.h"
 #include "tests/passes/graph_queries.h"
 #include "tgc.h"
@@ -531,11 +532,7 @@ static void test_grouped_residual_channels_last(void) {
     CU_ASSERT_EQUAL(count_op(opt, "Conv"), 1);
     CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
     CU_ASSERT_EQUAL(count_op(opt, "Add"), 0);
-    int with_z = 0;
-    for (int32_t id = 0; id < opt->n_nodes; id++)
-        with_z += opt->nodes[id].kind == TGC_NODE_OP && strcmp(opt->nodes[id].op_name, "_ConvNHWC") == 0 &&
-                  opt->nodes[id].n_inputs == 4;
-    CU_ASSERT_EQUAL(with_z, 2);
+    CU_ASSERT_EQUAL(count_op_inputs(opt, "_ConvNHWC", 4), 2);
     tgc_graph_free(opt);
     float x[C * N], fw[W * W * 9];
     double xd[C * N], sv[W * N], t1[W * N], t2[W * N], want[C * N];
@@ -717,6 +714,98 @@ static void test_pointwise_pieces(void) {
     free(yaml);
 }
 
+/* y of a float16 graph over x [1, C, 7, 7] float16 (x16), on `threads`,
+ * as float32 (the caller frees it). */
+static float *run_half(const tgc_graph *g, const char *threads, const uint16_t *x16) {
+    tgc_diags *d = tgc_diags_create();
+    tgc_session *s = NULL;
+    tgc_tensor *in = NULL, *out = NULL;
+    const char *names[] = {"x"};
+    tgc_session_options o = {.threads = threads, .optimize = TGC_OPTIMIZE_ALL};
+    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
+    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT16, 4, (int64_t[]){1, C, 7, 7}, x16, &in);
+    if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, d);
+    if (st != TGC_OK) tgc_diags_print(d, stderr);
+    CU_ASSERT_EQUAL_FATAL(st, TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_dtype(out), TGC_FLOAT16);
+    float *y = malloc(sizeof(float) * C * 49);
+    const uint16_t *h = tgc_tensor_data(out);
+    for (int k = 0; k < C * 49; k++) y[k] = tgc_half_to_float(h[k]);
+    tgc_tensor_release(in), tgc_tensor_release(out);
+    tgc_session_free(s);
+    tgc_diags_free(d);
+    return y;
+}
+
+/* A float16 model end to end through the channels-last passes: x, W and
+ * y float16, 1x1 layers 8 -> 32 (a bias, a Relu), 32 -> 32 whose output
+ * is added to the first layer's (a residual Add), 32 -> 8, over 7x7.
+ * compute-in-float32 runs them in float32 between Casts; the three go
+ * channels last and the Add into the second (fuse-conv-add). y against
+ * the same layers in double over the float16 values, within float16's
+ * rounding of y (2^-11 of its largest value, twice); the same bits at 1
+ * and 2 threads. */
+static void test_float16_residual(void) {
+    if (!channels_last_here()) return;
+    enum { M = 32, N = 49 };
+    size_t size = (size_t)(2 * M * C + M * M + M) * 24 + 4096;
+    char *yaml = malloc(size), *at = yaml, *end = yaml + size;
+    float w1[M * C], b1[M], w2[M * M], w3[C * M];
+    at += snprintf(at, (size_t)(end - at),
+                   "format: tgc/1\n"
+                   "inputs: [{name: x, dtype: float16, shape: [1, %d, 7, 7]}]\n"
+                   "outputs: [y]\n"
+                   "initializers:\n"
+                   "  - {name: w1, dtype: float16, shape: [%d, %d, 1, 1], values: ",
+                   C, M, C);
+    coarse_weights(31, M * C, w1, &at, end);
+    at += snprintf(at, (size_t)(end - at), "}\n  - {name: b1, dtype: float16, shape: [%d], values: ", M);
+    coarse_weights(32, M, b1, &at, end);
+    at += snprintf(at, (size_t)(end - at), "}\n  - {name: w2, dtype: float16, shape: [%d, %d, 1, 1], values: ", M, M);
+    coarse_weights(33, M * M, w2, &at, end);
+    at += snprintf(at, (size_t)(end - at), "}\n  - {name: w3, dtype: float16, shape: [%d, %d, 1, 1], values: ", C, M);
+    coarse_weights(34, C * M, w3, &at, end);
+    snprintf(at, (size_t)(end - at),
+             "}\n"
+             "nodes:\n"
+             "  - {name: p1, op: Conv, inputs: [x, w1, b1]}\n"
+             "  - {name: r1, op: Relu, inputs: [p1]}\n"
+             "  - {name: p2, op: Conv, inputs: [r1, w2]}\n"
+             "  - {name: q, op: Add, inputs: [p2, p1]}\n"
+             "  - {name: y, op: Conv, inputs: [q, w3]}\n");
+    /* the weights as the loader keeps them: rounded to float16 */
+    for (int k = 0; k < M * C; k++) w1[k] = tgc_half_to_float(tgc_float_to_half(w1[k]));
+    for (int k = 0; k < M; k++) b1[k] = tgc_half_to_float(tgc_float_to_half(b1[k]));
+    for (int k = 0; k < M * M; k++) w2[k] = tgc_half_to_float(tgc_float_to_half(w2[k]));
+    for (int k = 0; k < C * M; k++) w3[k] = tgc_half_to_float(tgc_float_to_half(w3[k]));
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "half.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 3);
+    CU_ASSERT_EQUAL(count_op_inputs(opt, "_ConvNHWC", 4), 1);
+    CU_ASSERT_EQUAL(count_op(opt, "Add"), 0);
+    tgc_graph_free(opt);
+    uint16_t x16[C * N];
+    double xd[C * N], t1[M * N], t2[M * N], r1[M * N], want[C * N];
+    for (int k = 0; k < C * N; k++) x16[k] = tgc_float_to_half(value(71, k)), xd[k] = tgc_half_to_float(x16[k]);
+    conv_ref(xd, C, 7, w1, b1, M, 1, 1, 0, 1, false, t1);
+    memcpy(r1, t1, sizeof r1);
+    relu_ref(r1, M * N);
+    conv_ref(r1, M, 7, w2, NULL, M, 1, 1, 0, 1, false, t2);
+    for (int k = 0; k < M * N; k++) t2[k] += t1[k];
+    conv_ref(t2, M, 7, w3, NULL, C, 1, 1, 0, 1, false, want);
+    float *one = run_half(g, "cpu=1", x16), *two = run_half(g, "cpu=2", x16);
+    double worst = 0, top = 0;
+    for (int k = 0; k < C * N; k++) worst = fmax(worst, fabs(one[k] - want[k])), top = fmax(top, fabs(want[k]));
+    if (worst > 2 * top / 2048) fprintf(stderr, "\n  max |y - reference| = %g of %g", worst, top);
+    CU_ASSERT(top > 0 && worst <= 2 * top / 2048);
+    CU_ASSERT_EQUAL(memcmp(one, two, sizeof(float) * C * N), 0);
+    free(one), free(two);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    free(yaml);
+}
+
 /* Left alone: a 1x1 between two dense 3x3 Convs, and the block on 56x56. */
 static void test_left_alone(void) {
     tgc_diags *d = tgc_diags_create();
@@ -738,4 +827,5 @@ TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_
               {"a grouped block channels last through its residual Add", test_grouped_residual_channels_last},
               {"a pointwise layer of many weights as one packed product", test_packed_pointwise},
               {"pointwise layers over 7x7 in pieces of positions", test_pointwise_pieces},
+              {"a float16 residual block end to end", test_float16_residual},
               {"a lone 1x1 and large maps left alone", test_left_alone})
