@@ -1,8 +1,14 @@
 """Thread scaling beside ONNX Runtime (issue 34, item 5): each peer model
 run by tgc and by ORT at every thread count of THREADS, interleaved rounds,
 the best median of each; per model the time at each count, the speedup
-from one thread to each count, and tgc/ORT at each count; then the
-geometric means per model family and over all.
+from one thread to each count, and tgc/ORT at each count, both as the
+ratio of the best medians and paired: the median over rounds of the ratio
+of the two runs made back to back in a round (which goes first alternates
+from round to round). This machine slows by up to a third for seconds at
+a time; a slow spell takes one runtime's run and not the other's less
+often than it takes one runtime's best median, so the paired ratio moves
+less between runs (ROUNDS 5 or more). Then the geometric means per model
+family and over all.
 
     /usr/bin/python3 bench/peers/scaling.py [MODEL...]
 
@@ -90,6 +96,11 @@ def best(a, b):
     return b if a is None or (b is not None and b < a) else a
 
 
+def median(xs):
+    xs = sorted(x for x in xs if x == x)
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else float('nan')
+
+
 def geomean(xs):
     xs = [x for x in xs if x and x == x]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
@@ -103,16 +114,24 @@ def main(models):
     os.makedirs(os.path.join(PEERS, 'out'), exist_ok=True)
     probe_before = core_to_core()
     times = {}  # (model, runtime, threads) -> best median ms
-    for _ in range(ROUNDS):
+    paired = {}  # (model, threads) -> [tgc/ORT of each round, from runs back to back]
+    for r in range(ROUNDS):
         for name in models:
             n = max(3, int(meta[name]['repeats'] * REPEAT_SCALE))
             for t in THREADS:
-                key = (name, 'tgc', t)
-                times[key] = best(times.get(key), tgc_ms(meta[name], t, n))
-                key = (name, 'ort', t)
-                times[key] = best(times.get(key), ort_ms(meta[name], t, n, True))
-                if t > 1:
-                    times[key] = best(times[key], ort_ms(meta[name], t, n, False))
+                # ORT first in odd rounds: neither runtime always follows the other
+                got = {}
+                for rt in (('tgc', 'ort') if r % 2 == 0 else ('ort', 'tgc')):
+                    if rt == 'tgc':
+                        got[rt] = tgc_ms(meta[name], t, n)
+                    else:
+                        got[rt] = ort_ms(meta[name], t, n, True)
+                        if t > 1:
+                            got[rt] = best(got[rt], ort_ms(meta[name], t, n, False))
+                for rt, ms in got.items():
+                    times[(name, rt, t)] = best(times.get((name, rt, t)), ms)
+                if got['tgc'] and got['ort']:
+                    paired.setdefault((name, t), []).append(got['tgc'] / got['ort'])
     head = '%-22s %-12s' % ('model', 'family')
     for t in THREADS:
         head += ' %8s %8s' % ('tgc %dt' % t, 'ORT %dt' % t)
@@ -120,7 +139,11 @@ def main(models):
         head += ' %9s %9s' % ('tgc 1->%d' % t, 'ORT 1->%d' % t)
     for t in THREADS:
         head += ' %8s' % ('ratio %d' % t)
-    print('ms per run, best median of %d interleaved rounds; speedups from 1 thread; ratio = tgc/ORT' % ROUNDS)
+    for t in THREADS:
+        head += ' %9s' % ('paired %d' % t)
+    print('ms per run, best median of %d interleaved rounds; speedups from 1 thread; ratio = tgc/ORT of the best '
+          'medians; paired = the median over rounds of tgc/ORT from runs back to back (steadier where the '
+          'machine slows for seconds at a time)' % ROUNDS)
     print('before: %s; after: %s' % (probe_before, core_to_core()))
     print(head)
     ratios = {}  # (family or 'all', threads) -> [ratio]
@@ -140,11 +163,18 @@ def main(models):
             line += ' %8.2f' % r
             for k in (fam, 'all'):
                 ratios.setdefault((k, t), []).append(r)
+        for t in THREADS:
+            p = median(paired.get((name, t), []))
+            line += ' %9.2f' % p
+            for k in (fam, 'all'):
+                ratios.setdefault((k, 'paired', t), []).append(p)
         print(line)
     print()
-    print('%-22s %s' % ('geometric mean tgc/ORT', ' '.join('%8s' % ('%dt' % t) for t in THREADS)))
-    for k in sorted({k for k, _ in ratios}, key=lambda k: (k == 'all', k)):
-        print('%-22s %s' % (k, ' '.join('%8.2f' % geomean(ratios[(k, t)]) for t in THREADS)))
+    print('%-22s %s   %s' % ('geometric mean tgc/ORT', ' '.join('%8s' % ('%dt' % t) for t in THREADS),
+                             ' '.join('%9s' % ('paired %dt' % t) for t in THREADS)))
+    for k in sorted({k[0] for k in ratios}, key=lambda k: (k == 'all', k)):
+        print('%-22s %s   %s' % (k, ' '.join('%8.2f' % geomean(ratios[(k, t)]) for t in THREADS),
+                                 ' '.join('%9.2f' % geomean(ratios[(k, 'paired', t)]) for t in THREADS)))
 
 
 if __name__ == '__main__':
