@@ -25,6 +25,11 @@ from tgc's attributes, for ORT from tgc's node of the same name), so ORT's
 fused and relaid-out nodes (FusedConv, NCHWc Conv) land in the same rows as tgc's; what either runtime fused into
 a node (an activation, ORT's Add into a Conv) is counted in that node.
 tgc's node input shapes come from `tgc compile --dump optimized`.
+With ORT, both also run once untraced and unprofiled, and a line gives
+those walls and how much each tool's node sum exceeds its own: ORT's
+profiler slows its nodes more than tgc's trace slows tgc's (SqueezeNet at
+1 thread: 1.33x against 1.09x), so the per-kind tgc/ORT column leans
+toward tgc by about their quotient.
 
 OpenBLAS runs its own choice of kernels, as in run.sh (KEEP_OPENBLAS_ENV=1
 keeps the environment's OPENBLAS_CORETYPE). Everything is written under
@@ -160,6 +165,26 @@ def tgc_profile(m, threads, optimize, repeat, prof, conv_kinds):
     return nodes, wall, " ".join(cmd)
 
 
+def plain_walls(m, threads, optimize, repeat):
+    """tgc's median ms per run untraced and ORT's unprofiled, one run each
+    (ORT's None when node or its package fails)."""
+    meta = json.load(open(os.path.join(PEERS_DIR, "models.json")))[m]
+    cmd = [TGC, "run", os.path.join(PEERS_DIR, m + ".yaml"), "--devices", "cpu", "--threads", "cpu=%d" % threads,
+           "--optimize", str(optimize), "--repeat", str(repeat + 1)]
+    for name, path in meta["inputs"].items():
+        cmd += ["--input", "%s=%s" % (name, path)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    found = re.search(r"wall time per run: ([0-9.]+) ms", p.stdout)
+    tgc = float(found.group(1)) if p.returncode == 0 and found else None
+    env = dict(os.environ, NODE_PATH=os.path.join(PEERS_DIR, "node", "node_modules"))
+    env.pop("ORT_PROFILE", None)
+    p = subprocess.run(["node", os.path.join(HERE, "ort_bench.js"), meta["onnx"], str(threads), str(repeat),
+                        os.path.join(PEERS_DIR, "profile", m + ".ort.npy")] +
+                       ["%s=%s" % kv for kv in meta["inputs"].items()], capture_output=True, text=True, env=env)
+    ort = json.loads(p.stdout.strip().splitlines()[-1])["median_ms"] if p.returncode == 0 and p.stdout.strip() else None
+    return tgc, ort
+
+
 def signature(x, w, y):
     """A convolution as its input, weight and output shapes."""
     return tuple(x), tuple(w), tuple(y)
@@ -234,6 +259,17 @@ def report(m, threads, optimize, repeat, top, with_ort):
             ort_wall, ort_total / 1e3, wall / ort_wall, total / ort_total)
         if with_ort else "", cmd.replace(ROOT + "/", "")))
     print()
+    if with_ort:
+        # ORT's profiler slows ORT's nodes more than tgc's trace slows tgc's
+        # (SqueezeNet: 7.18 ms of profiled nodes, 5.40 unprofiled): the
+        # per-kind ratios lean by the quotient of the two shares below
+        plain_tgc, plain_ort = plain_walls(m, threads, optimize, repeat)
+        if plain_tgc and plain_ort:
+            print("Untraced and unprofiled, one run each: tgc %.2f ms, ORT %.2f ms, tgc/ORT %.2f; the nodes' sums "
+                  "over those: tgc's trace %.2fx, ORT's profiler %.2fx" % (
+                      plain_tgc, plain_ort, plain_tgc / plain_ort, total / 1e3 / plain_tgc,
+                      ort_total / 1e3 / plain_ort))
+            print()
     heads = ["kind", "nodes", "tgc ms", "share", "tgc GFLOP/s"]
     if with_ort:
         heads += ["ORT nodes", "ORT ms", "ORT GFLOP/s", "tgc/ORT"]
