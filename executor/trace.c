@@ -60,7 +60,9 @@ typedef struct event {
 /* A node's string ids, interned on its first event: its label, op and
  * outputs' shapes, and the kernel it last said it ran (impl, compared by
  * pointer: kernels name themselves with string constants); and its
- * device's pid. plan NULL: a free slot. */
+ * device's pid. A session's plans (loop bodies' too) live as long as the
+ * session and its trace, so a (plan, node) pair never comes to name
+ * another node. plan NULL: a free slot. */
 typedef struct node_ids {
     const void *plan;
     const tgc_node *node;
