@@ -24,11 +24,25 @@
  * small planes (Inception's 17x17 and 8x8) go many to a tap loop. */
 #define BATCH_FLOATS ((int64_t)16 << 10)
 
-/* At stride 1, the flat outputs that go through every tap before the
- * next ones (4 KiB): a batch's outputs and its phase (together past a
- * core's L1) were streamed through L1 once a tap, kh * kw times. With
- * stride 2 each tap reads a phase of its own and nothing is gained. */
+/* Windows of more than BLOCK_TAPS taps at stride 1: the flat outputs that
+ * go through every tap before the next ones (4 KiB): a batch's outputs and
+ * its phase (together past a core's L1) were streamed through L1 once a
+ * tap, kh * kw times. With stride 2 each tap reads a phase of its own and
+ * nothing is gained. */
 #define CHUNK_FLOATS ((int64_t)1024)
+
+/* Flat outputs a block folds over every tap before storing them once (4
+ * AVX-512 vectors), for windows of at most BLOCK_TAPS taps: the running
+ * sums stay in registers, where each tap had swept a chunk of outputs in
+ * L1 (a load, an add and a store an element, bound by the stores). With
+ * the division a plane a call (pool_batch), Inception-v3's nine 3x3
+ * average pools at stride 1 (pads counted; 192-288 planes of 35x35, 768
+ * of 17x17, 1280-2048 of 8x8), `tgc run --trace --threads cpu=1`, node
+ * best-medians summed over 5-6 alternating rounds: 3914 -> 2862 us and
+ * 4444 -> 3511 (ORT's, profiled: 1046); the max pools level (GoogLeNet's
+ * 1212-1404 us both ways). */
+#define TAP_BLOCK 64
+#define BLOCK_TAPS 64
 
 /* Taps (window reads) a piece of planes aims at: 25-60 us of work (2^18
  * left DenseNet-121's [512, 14, 14] pool in one piece at 2 threads). */
@@ -47,7 +61,8 @@ typedef struct padded_pool {
     int64_t planes, planes_per_piece;
     const double *recips; /* AveragePool: [OH, OW], 1 / the taps that count in each window (NaN: none) */
     float *scratch;       /* per slot: s * s phases of batch planes, then the flat outputs */
-    int64_t slot_floats;  /* the phases (s * s * batch * plane_floats, to a line), then batch * plane_floats */
+    int64_t slot_floats;  /* the phases (s * s * batch * plane_floats, to a line), batch * plane_floats of
+                           * flat outputs, then a stage of plane_floats */
 } padded_pool;
 
 #define INLINE static inline __attribute__((always_inline))
@@ -113,6 +128,58 @@ void tgc_cpu_pool_divide(float *restrict y, const float *restrict sum, const dou
     divide_row(y, sum, recip, n);
 }
 
+/* e[i] for i in [i0, i0 + len), len <= TAP_BLOCK: tap 0's p[0][i] (a sum
+ * from +0), then each later tap's folded in, in tap order: the chunked
+ * loop's arithmetic, so the same bits. */
+INLINE void fold_block(float *restrict e, const float *const *p, int64_t taps, int64_t i0, int64_t len, bool max) {
+    float acc[TAP_BLOCK];
+    const float *restrict p0 = p[0] + i0;
+    for (int64_t j = 0; j < len; j++) acc[j] = max ? p0[j] : 0.0f + p0[j];
+    for (int64_t t = 1; t < taps; t++) {
+        const float *restrict pt = p[t] + i0;
+        if (max)
+            for (int64_t j = 0; j < len; j++) acc[j] = TGC_POOL_MAX_F32(pt[j], acc[j]);
+        else
+            for (int64_t j = 0; j < len; j++) acc[j] += pt[j];
+    }
+    for (int64_t j = 0; j < len; j++) e[i0 + j] = acc[j];
+}
+
+/* Tap (th, tw)'s phase, at its offset for flat output 0. */
+INLINE const float *tap_at(const padded_pool *pp, float *phases, int64_t th, int64_t tw) {
+    return phase_at(pp, phases, th % pp->s, tw % pp->s, 0) + th / pp->s * pp->wq + tw / pp->s;
+}
+
+/* ext[0, n) over every tap, TAP_BLOCK outputs at a time (kh * kw <= BLOCK_TAPS). */
+INLINE void fold_in_registers(const padded_pool *pp, float *phases, float *ext, int64_t n, bool max) {
+    const float *tap[BLOCK_TAPS];
+    int64_t taps = 0;
+    for (int64_t th = 0; th < pp->w->kernel[0]; th++)
+        for (int64_t tw = 0; tw < pp->w->kernel[1]; tw++) tap[taps++] = tap_at(pp, phases, th, tw);
+    int64_t i0 = 0;
+    for (; i0 + TAP_BLOCK <= n; i0 += TAP_BLOCK) fold_block(ext, tap, taps, i0, TAP_BLOCK, max);
+    if (i0 < n) fold_block(ext, tap, taps, i0, n - i0, max);
+}
+
+/* ext[0, n) over every tap, a tap's sweep over a chunk of outputs at a time. */
+INLINE void fold_in_chunks(const padded_pool *pp, float *phases, float *restrict ext, int64_t n, bool max) {
+    int64_t chunk = pp->s == 1 ? CHUNK_FLOATS : n; /* stride 1: every tap reads the one phase */
+    for (int64_t i0 = 0; i0 < n; i0 += chunk) { /* a chunk of outputs through every tap, in L1 */
+        int64_t i1 = n - i0 < chunk ? n : i0 + chunk;
+        for (int64_t th = 0; th < pp->w->kernel[0]; th++)
+            for (int64_t tw = 0; tw < pp->w->kernel[1]; tw++) {
+                const float *restrict p = tap_at(pp, phases, th, tw);
+                if (th == 0 && tw == 0) {
+                    for (int64_t i = i0; i < i1; i++) ext[i] = max ? p[i] : 0.0f + p[i];
+                } else if (max) {
+                    for (int64_t i = i0; i < i1; i++) ext[i] = TGC_POOL_MAX_F32(p[i], ext[i]);
+                } else {
+                    for (int64_t i = i0; i < i1; i++) ext[i] += p[i];
+                }
+            }
+    }
+}
+
 /* Planes [0, count) of a batch from x into y: their input into the
  * phases, every tap in row-major window order over the flat outputs of all
  * of them (a sum from +0, or the maximum from -inf: p where it is greater
@@ -120,41 +187,30 @@ void tgc_cpu_pool_divide(float *restrict y, const float *restrict sum, const dou
  * give), then the OW columns of each row out, averages divided by their
  * counts. */
 TGC_CPU_CLONES static void pool_batch(const padded_pool *pp, const float *x, float *y, int64_t count, float *phases,
-                                   float *ext) {
+                                   float *ext, float *stage) {
     const tgc_window *w = pp->w;
-    int64_t oh_count = w->out[0], ow_count = w->out[1], kh = w->kernel[0], kw = w->kernel[1];
+    int64_t oh_count = w->out[0], ow_count = w->out[1];
     int64_t n = (count - 1) * pp->plane_floats + pp->n_ext, in_plane = w->in[0] * w->in[1];
     bool max = pp->kind == TGC_POOL_MAX;
     for (int64_t k = 0; k < count; k++) copy_plane(pp, x + k * in_plane, phases, k);
-    int64_t chunk = pp->s == 1 ? CHUNK_FLOATS : n; /* stride 1: every tap reads the one phase */
-    for (int64_t i0 = 0; i0 < n; i0 += chunk) { /* a chunk of outputs through every tap, in L1 */
-        int64_t i1 = n - i0 < chunk ? n : i0 + chunk;
-        float *restrict e = ext;
-        for (int64_t th = 0; th < kh; th++)
-            for (int64_t tw = 0; tw < kw; tw++) {
-                const float *restrict p =
-                    phase_at(pp, phases, th % pp->s, tw % pp->s, 0) + th / pp->s * pp->wq + tw / pp->s;
-                if (th == 0 && tw == 0) {
-                    for (int64_t i = i0; i < i1; i++) e[i] = max ? p[i] : 0.0f + p[i];
-                } else if (max) {
-                    for (int64_t i = i0; i < i1; i++) e[i] = TGC_POOL_MAX_F32(p[i], e[i]);
-                } else {
-                    for (int64_t i = i0; i < i1; i++) e[i] += p[i];
-                }
-            }
-    }
-    /* rows of ext as long as Y's (no column past OW): a plane's outputs in one loop */
-    int64_t rows = pp->wq == ow_count ? 1 : oh_count, row_len = pp->wq == ow_count ? oh_count * ow_count : ow_count;
-    for (int64_t k = 0; k < count; k++)
-        for (int64_t oh = 0; oh < rows; oh++) {
-            const float *restrict er = ext + k * pp->plane_floats + oh * pp->wq;
-            float *restrict yr = y + k * oh_count * ow_count + oh * ow_count;
-            if (max) {
-                for (int64_t ow = 0; ow < row_len; ow++) yr[ow] = er[ow];
-                continue;
-            }
-            divide_row(yr, er, pp->recips + oh * ow_count, row_len);
+    if (w->kernel[0] * w->kernel[1] <= BLOCK_TAPS) fold_in_registers(pp, phases, ext, n, max);
+    else fold_in_chunks(pp, phases, ext, n, max);
+    /* Each plane's OH x OW outputs out of ext's rows (wq apart), then the
+     * averages divided, a plane in one call (a call a row cost more than
+     * the division on 8x8 maps): through the stage where ext's rows are
+     * longer than Y's. */
+    for (int64_t k = 0; k < count; k++) {
+        const float *restrict ek = ext + k * pp->plane_floats;
+        float *restrict yk = y + k * oh_count * ow_count;
+        const float *plane = ek;
+        if (pp->wq != ow_count || max) {
+            float *restrict to = max ? yk : stage;
+            for (int64_t oh = 0; oh < oh_count; oh++)
+                for (int64_t ow = 0; ow < ow_count; ow++) to[oh * ow_count + ow] = ek[oh * pp->wq + ow];
+            plane = to;
         }
+        if (!max) divide_row(yk, plane, pp->recips, oh_count * ow_count);
+    }
 }
 
 /* Where the flat outputs start after `phase_floats` floats of phases: on
@@ -171,11 +227,12 @@ static void pool_piece(void *arg, int64_t piece, int slot) {
     int64_t p1 = p0 + pp->planes_per_piece < pp->planes ? p0 + pp->planes_per_piece : pp->planes;
     int64_t phase_floats = pp->s * pp->s * pp->batch * pp->plane_floats;
     float *phases = pp->scratch + slot * pp->slot_floats, *ext = phases + ext_at(phase_floats);
+    float *stage = ext + pp->batch * pp->plane_floats;
     float pad = pp->kind == TGC_POOL_MAX ? -INFINITY : 0.0f;
     for (int64_t i = 0; i < phase_floats; i++) phases[i] = pad;
     for (int64_t p = p0; p < p1; p += pp->batch) {
         int64_t count = p1 - p < pp->batch ? p1 - p : pp->batch;
-        pool_batch(pp, pp->x + p * w->in[0] * w->in[1], pp->y + p * w->out[0] * w->out[1], count, phases, ext);
+        pool_batch(pp, pp->x + p * w->in[0] * w->in[1], pp->y + p * w->out[0] * w->out[1], count, phases, ext, stage);
     }
 }
 
@@ -206,11 +263,13 @@ static bool plan(const tgc_window *w, padded_pool *pp) {
         return false;
     pp->hq = hneed / pp->s + (hneed % pp->s != 0);
     pp->wq = wneed / pp->s + (wneed % pp->s != 0);
-    /* a plane's scratch: s * s phases and its outputs, (s * s + 1) * hq * wq */
+    /* a plane's scratch: s * s phases and its outputs, (s * s + 1) * hq * wq;
+     * and a slot's stage, one plane's OH x OW <= hq * wq */
     if (!tgc_checked_mul_i64(w->out[0] - 1, pp->wq, &pp->n_ext) ||
         !tgc_checked_add_i64(pp->n_ext, w->out[1], &pp->n_ext) ||
         !tgc_checked_mul_i64(pp->hq, pp->wq, &pp->plane_floats) ||
-        !tgc_checked_mul_i64(pp->plane_floats, pp->s * pp->s + 1, &per_plane) || per_plane > MAX_SCRATCH_FLOATS ||
+        !tgc_checked_mul_i64(pp->plane_floats, pp->s * pp->s + 1, &per_plane) ||
+        per_plane > MAX_SCRATCH_FLOATS - pp->plane_floats ||
         !tgc_checked_mul_i64(w->kernel[0], w->kernel[1], &taps) || !tgc_checked_mul_i64(taps, pp->n_ext, &work))
         return false;
     pp->planes_per_piece = PIECE_TAPS / (work > 0 ? work : 1);
@@ -219,7 +278,7 @@ static bool plan(const tgc_window *w, padded_pool *pp) {
     if (pp->batch > pp->planes_per_piece) pp->batch = pp->planes_per_piece;
     if (pp->batch < 1) pp->batch = 1;
     int64_t phases = ext_at(pp->s * pp->s * pp->batch * pp->plane_floats);
-    pp->slot_floats = (phases + pp->batch * pp->plane_floats + 15) / 16 * 16;
+    pp->slot_floats = (phases + (pp->batch + 1) * pp->plane_floats + 15) / 16 * 16;
     return true;
 }
 
@@ -236,7 +295,7 @@ bool tgc_cpu_pool_padded(tgc_kernel_ctx *c, const tgc_window *w, int64_t planes,
     int width = tgc_parallel_width(c->pool);
     double *recips = kind == TGC_POOL_AVERAGE ? window_recips(w, include_pad) : NULL;
     pp.recips = recips;
-    /* slot_floats <= max(2^22, BATCH_FLOATS) and width <= 257: the product fits */
+    /* slot_floats <= 2^22 + 2 * BATCH_FLOATS and width <= 257: the product fits */
     pp.scratch = tgc_malloc((size_t)(pp.slot_floats * width) * sizeof *pp.scratch);
     if (pp.scratch == NULL || (kind == TGC_POOL_AVERAGE && recips == NULL)) {
         tgc_free(pp.scratch);

@@ -899,6 +899,7 @@ static void test_max_pool_2d(void) {
         max_pool_nans(6, 2, 2, 3, 1, 1, 1, nan_every);     /* 4 lanes */
         max_pool_nans(3, 9, 12, 3, 1, 1, 1, nan_every);    /* taller than wide */
         max_pool_nans(3, 10, 10, 5, 1, 2, 1, nan_every);   /* 5x5: the shifts through memory */
+        max_pool_nans(3, 12, 11, 9, 1, 4, 1, nan_every);   /* 81 taps: past the padded planes' blocks */
     }
 }
 
@@ -1104,6 +1105,9 @@ static void test_average_pool_2d(void) {
      * windows read nothing, NaN without pads counted, 0 with them */
     avg_pool_check((avg_pool_shape){2, 4, 4, 2, 2, 1, 1, {3, 3, 3, 3}, false, false});
     avg_pool_check((avg_pool_shape){2, 4, 4, 2, 2, 1, 1, {3, 3, 3, 3}, true, false});
+    /* windows past the padded planes' register blocks (64 taps): 9x9 sums each tap's sweep in turn */
+    avg_pool_check((avg_pool_shape){3, 12, 11, 9, 9, 1, 1, {4, 4, 4, 4}, true, false});
+    avg_pool_check((avg_pool_shape){3, 12, 11, 9, 9, 1, 1, {4, 4, 4, 4}, false, false});
 }
 
 /* The padded planes divide a window's float sum by its count mostly as a
