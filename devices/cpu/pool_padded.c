@@ -39,8 +39,10 @@
  * average pools at stride 1 (pads counted; 192-288 planes of 35x35, 768
  * of 17x17, 1280-2048 of 8x8), `tgc run --trace --threads cpu=1`, node
  * best-medians summed over 5-6 alternating rounds: 3914 -> 2862 us and
- * 4444 -> 3511 (ORT's, profiled: 1046); the max pools level (GoogLeNet's
- * 1212-1404 us both ways). */
+ * 4444 -> 3511 (ORT's, profiled: 1046), at 2 threads 3648 -> 2957; the
+ * max pools level (GoogLeNet's 1212-1404 us both ways). Stride 1 only:
+ * DenseNet-121's 2x2 pools at stride 2 (each tap its own phase) lost
+ * 8-14% at 2 threads (410-432 -> 446-491 us) and keep the sweeps. */
 #define TAP_BLOCK 64
 #define BLOCK_TAPS 64
 
@@ -150,7 +152,7 @@ INLINE const float *tap_at(const padded_pool *pp, float *phases, int64_t th, int
     return phase_at(pp, phases, th % pp->s, tw % pp->s, 0) + th / pp->s * pp->wq + tw / pp->s;
 }
 
-/* ext[0, n) over every tap, TAP_BLOCK outputs at a time (kh * kw <= BLOCK_TAPS). */
+/* ext[0, n) over every tap, TAP_BLOCK outputs at a time (stride 1, kh * kw <= BLOCK_TAPS). */
 INLINE void fold_in_registers(const padded_pool *pp, float *phases, float *ext, int64_t n, bool max) {
     const float *tap[BLOCK_TAPS];
     int64_t taps = 0;
@@ -193,7 +195,7 @@ TGC_CPU_CLONES static void pool_batch(const padded_pool *pp, const float *x, flo
     int64_t n = (count - 1) * pp->plane_floats + pp->n_ext, in_plane = w->in[0] * w->in[1];
     bool max = pp->kind == TGC_POOL_MAX;
     for (int64_t k = 0; k < count; k++) copy_plane(pp, x + k * in_plane, phases, k);
-    if (w->kernel[0] * w->kernel[1] <= BLOCK_TAPS) fold_in_registers(pp, phases, ext, n, max);
+    if (pp->s == 1 && w->kernel[0] * w->kernel[1] <= BLOCK_TAPS) fold_in_registers(pp, phases, ext, n, max);
     else fold_in_chunks(pp, phases, ext, n, max);
     /* Each plane's OH x OW outputs out of ext's rows (wq apart), then the
      * averages divided, a plane in one call (a call a row cost more than
