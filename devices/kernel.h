@@ -57,10 +57,19 @@ typedef struct tgc_kernel_def tgc_kernel_def;
 
 /* An activation a kernel applies to its output as it writes it, absorbed
  * from the node that followed (executor/fuse.c): a unary float row of
- * graph/elementwise.def (a tgc_ew_op) with its parameters P0..P2. */
+ * graph/elementwise.def (a tgc_ew_op) with its parameters P0..P2; row -1:
+ * none.
+ * A kernel's epilogue may also add a residual first (a _ConvAdd's Z,
+ * graph/ops_conv.c): when `residual` is set, each float32 output element
+ * y[i] (i its offset from `out`, output 0's first element) becomes
+ * act(y[i] + residual[i]), residual having output 0's shape and layout and
+ * not sharing its buffer. The kernel sets both pointers on its own copy
+ * for the run; the executor's (p->fused_act) leaves them NULL. */
 typedef struct tgc_fused_act {
     int row;
     float params[3];
+    const float *residual;
+    const float *out;
 } tgc_fused_act;
 
 typedef struct tgc_kernel_ctx {

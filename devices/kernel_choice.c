@@ -77,7 +77,7 @@ bool tgc_activation_of(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act
     if (n->inputs[0].node < 0 || n->inputs[0].port != 0) return false;
     double p[TGC_EW_MAX_PARAMS];
     if (!tgc_ew_node_params(g, n, r, p)) return false; /* Clip's bounds known only at run time */
-    act->row = tgc_ew_id(r);
+    *act = (tgc_fused_act){.row = tgc_ew_id(r)}; /* no residual: a kernel's own epilogue adds one */
     for (int k = 0; k < 3; k++) act->params[k] = (float)p[k];
     return true;
 }

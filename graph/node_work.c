@@ -21,7 +21,7 @@ void tgc_node_work(const tgc_graph *g, int32_t id, double *flops, double *bytes)
         *bytes += numel(&n->outputs[k]) * (double)tgc_dtype_size(n->outputs[k].dtype);
     }
     const char *op = n->op_name;
-    bool conv = strcmp(op, "Conv") == 0;
+    bool conv = strcmp(op, "Conv") == 0 || strcmp(op, "_ConvAdd") == 0;
     if ((conv || strcmp(op, "ConvTranspose") == 0) && n->n_inputs >= 2) {
         /* W is [M, C/group, k...] (Conv) or [C, M/group, k...] (ConvTranspose): one of W's first-axis slices
          * of multiply-adds for each output element (Conv) or each input element (ConvTranspose) */

@@ -7,7 +7,7 @@
 #include "graph/graph.h"
 
 /* The work and the traffic of node id of g: *flops, multiply-adds counted
- * as 2 FLOPs (Conv: a slice of W's first axis for each output element;
+ * as 2 FLOPs (Conv and _ConvAdd: a slice of W's first axis for each output element;
  * ConvTranspose: one for each input element; MatMul, Gemm, MatMulInteger:
  * K for each output element), about one operation an output element for
  * any other op (the passes' _ConvNHWC among them), 0 for a node that is

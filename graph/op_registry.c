@@ -89,11 +89,11 @@ static const tgc_op_def *const all_ops[] = {
  * elementwise.def's EW_UNARY_OWN rows; names starting with '_'): found by name, but not listed by tgc_op_all, which
  * lists what users may write. */
 extern const tgc_op_def tgc_op__Send, tgc_op__Recv, tgc_op__FusedElementwise, tgc_op__Attention, tgc_op__Unsupported,
-    tgc_op__MaxPoolNHWC, tgc_op__ConvNHWC, tgc_op__GlobalAveragePoolNHWC, tgc_op__Swish, tgc_op__MatMulHalfWeight,
+    tgc_op__MaxPoolNHWC, tgc_op__ConvNHWC, tgc_op__ConvAdd, tgc_op__GlobalAveragePoolNHWC, tgc_op__Swish, tgc_op__MatMulHalfWeight,
     tgc_op__RNNHalfWeight, tgc_op__GRUHalfWeight, tgc_op__LSTMHalfWeight;
 static const tgc_op_def *const internal_ops[] = {&tgc_op__Send,         &tgc_op__Recv,          &tgc_op__FusedElementwise,
                                                  &tgc_op__Attention,    &tgc_op__Unsupported,   &tgc_op__QLinearConvNHWC,
-                                                 &tgc_op__MaxPoolNHWC,  &tgc_op__ConvNHWC,
+                                                 &tgc_op__MaxPoolNHWC,  &tgc_op__ConvNHWC,     &tgc_op__ConvAdd,
                                                  &tgc_op__GlobalAveragePoolNHWC, &tgc_op__Swish,
                                                  &tgc_op__MatMulHalfWeight, &tgc_op__RNNHalfWeight,
                                                  &tgc_op__GRUHalfWeight, &tgc_op__LSTMHalfWeight};

@@ -229,15 +229,12 @@ static const tgc_attr_def conv_attrs[] = {
 
 const tgc_op_def tgc_op_Conv = {"Conv", 2, 3, 1, 1, conv_attrs, infer_conv};
 
-/* _ConvNHWC (tgc's own, made by the nhwc-conv pass): Conv with x [N, H, W,
- * C] and y [N, OH, OW, M] (channels last); W and B as Conv has them; an
- * optional fourth input Z of y's dtype and shape is added to the result
- * (a residual block's skip, as ONNX Runtime's FusedConv takes it): y =
- * (Conv(x, W, B) + Z), each sum rounded as Conv and then Add would. */
-static tgc_status infer_conv_nhwc(tgc_infer_ctx *c) {
-    tgc_status st = tgc_ops_infer_channels_last(c, infer_conv);
+/* The check of a fused convolution's optional fourth input Z (a residual
+ * block's skip, as ONNX Runtime's FusedConv takes it): y's dtype and
+ * shape, y already inferred. */
+static tgc_status check_z(tgc_infer_ctx *c) {
     const tgc_tensor_info *z = c->node->n_inputs > 3 ? tgc_infer_input(c, 3) : NULL;
-    if (st != TGC_OK || z == NULL) return st;
+    if (z == NULL) return TGC_OK;
     const tgc_tensor_info *y = c->output_infos != NULL ? &c->output_infos[0] : &c->node->outputs[0];
     if (z->dtype != y->dtype || !tgc_shape_eq(&z->shape, &y->shape)) {
         char zb[TGC_OPS_SHAPE_BUF], yb[TGC_OPS_SHAPE_BUF];
@@ -248,7 +245,28 @@ static tgc_status infer_conv_nhwc(tgc_infer_ctx *c) {
     return TGC_OK;
 }
 
+/* _ConvNHWC (tgc's own, made by the nhwc-conv pass): Conv with x [N, H, W,
+ * C] and y [N, OH, OW, M] (channels last); W and B as Conv has them; an
+ * optional fourth input Z of y's dtype and shape is added to the result
+ * (made by the fuse-conv-add pass): y = (Conv(x, W, B) + Z), each sum
+ * rounded as Conv and then Add would. */
+static tgc_status infer_conv_nhwc(tgc_infer_ctx *c) {
+    tgc_status st = tgc_ops_infer_channels_last(c, infer_conv);
+    return st == TGC_OK ? check_z(c) : st;
+}
+
 const tgc_op_def tgc_op__ConvNHWC = {"_ConvNHWC", 2, 4, 1, 1, conv_attrs, infer_conv_nhwc};
+
+/* _ConvAdd (tgc's own, made by the fuse-conv-add pass): Conv (NCHW, any
+ * rank) with a fourth input Z of y's dtype and shape added to its result,
+ * y = Conv(x, W, B) + Z, each sum rounded as Conv and then Add would; B
+ * may be omitted (an empty input 2). ONNX Runtime's FusedConv with its Z. */
+static tgc_status infer_conv_add(tgc_infer_ctx *c) {
+    tgc_status st = infer_conv(c);
+    return st == TGC_OK ? check_z(c) : st;
+}
+
+const tgc_op_def tgc_op__ConvAdd = {"_ConvAdd", 4, 4, 1, 1, conv_attrs, infer_conv_add};
 
 /* MaxPool-12 and AveragePool-11: X [N, C, D1..Dn] with kernel_shape
  * (required) giving n -> Y [N, C, O1..On]; MaxPool's optional second output

@@ -320,7 +320,7 @@ static float *block_of(float *scratch) {
  * (`tgc run --trace`, the sums of its nodes' best medians of 8 runs: 4631
  * -> 4426 us; its 1x1 expansion over 96 channels of 112x112 254 -> 229). */
 static bool clamp_of(const tgc_fused_act *act, float *lo, float *hi) {
-    if (act == NULL) return false;
+    if (act == NULL || act->residual != NULL) return false; /* a residual comes first: the epilogue's */
     if (act->row == TGC_EW_Relu) *lo = 0.0f, *hi = INFINITY;
     else if (act->row == TGC_EW_Clip) *lo = act->params[0], *hi = act->params[1];
     else return false;
@@ -421,7 +421,10 @@ static void lanes_piece(void *arg, int64_t p, int slot) {
                          .y = d->y + (n * d->m_count + c0 * d->mout) * out_plane, .act = d->act,
                          .scratch = d->scratch[slot]};
     j.rows = d->oh - j.oh0 < d->band ? d->oh - j.oh0 : d->band;
+    bool residual = d->act != NULL && d->act->residual != NULL;
+    if (residual) j.act = NULL; /* the kernel applies it to lanes in scratch; a residual needs Y's own places */
     d->isa->dw_block(&j);
+    if (residual) tgc_cpu_act_block(d->act, j.y + j.oh0 * d->ow, out_plane, 0, j.nl * d->mout, 0, j.rows * d->ow);
 }
 
 /* The vector kernels of the ISA the elementwise loops run (ew_dispatch.c's

@@ -274,7 +274,7 @@ static void output_rows(const winograd *wg, const tile_rows *r, int64_t lo, int6
             wg->var->output_row(r->p + mi * r->count + (ty - r->ty_lo) * tiles_w, r->p_stride, tiles_w, rest, out);
             for (int i = 0; i < m && ty * m + i < oh; i++) {
                 float *yr = ym + (ty * m + i) * ow;
-                if (wg->act != NULL && wg->act->row == TGC_EW_Relu) {
+                if (wg->act != NULL && wg->act->row == TGC_EW_Relu && wg->act->residual == NULL) {
                     bias_relu_row(yr, out[i], b, ow);
                 } else {
                     bias_row(yr, out[i], b, ow);

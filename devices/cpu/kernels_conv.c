@@ -455,3 +455,19 @@ tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c) {
     if (c->fused_act != NULL) over_rows(c, &g, py, NULL, act_piece);
     return TGC_OK;
 }
+
+tgc_status tgc_cpu_conv_add_f32(tgc_kernel_ctx *c) {
+    if (c->n_inputs != 4 || !tgc_kernel_has_input(c, 3)) return tgc_kernel_fail(c, "_ConvAdd takes 4 inputs");
+    const tgc_value *z = &c->inputs[3], *y = &c->outputs[0];
+    bool same = z->dtype == TGC_FLOAT32 && y->dtype == TGC_FLOAT32 && z->rank == y->rank;
+    for (int d = 0; same && d < z->rank; d++) same = z->dims[d] == y->dims[d];
+    if (!same) return tgc_kernel_fail(c, "_ConvAdd: input 3 (Z) must be float32 of Y's shape");
+    tgc_fused_act epilogue = c->fused_act != NULL ? *c->fused_act : (tgc_fused_act){.row = -1};
+    epilogue.residual = tgc_value_numel(y) > 0 ? tgc_kernel_in_ptr(c, 3) : NULL;
+    epilogue.out = tgc_kernel_out_ptr(c, 0);
+    const tgc_fused_act *absorbed = c->fused_act;
+    c->fused_act = &epilogue;
+    tgc_status st = tgc_cpu_conv_f32(c);
+    c->fused_act = absorbed;
+    return st;
+}

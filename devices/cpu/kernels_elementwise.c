@@ -227,11 +227,15 @@ static void run_unary(tgc_kernel_ctx *c, const tgc_value *x, const tgc_value *y,
     tgc_parallel_for(c->pool, ew_pieces(j.numel), unary_piece, &j);
 }
 
-/* Relu over C[r0..r1, c0..c1) through the Relu row's float32 loop. */
+/* The fused epilogue over C[r0..r1, c0..c1): the residual added by the
+ * Add row's float32 loop, then the activation by its row's, a row of C
+ * at a time through both while it is in cache. */
 void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0,
                        int64_t c1) {
     if (act == NULL) return;
-    tgc_ew_unary_fn fn = tgc_cpu_ew_loops()->unary[act->row][TGC_FLOAT32];
+    const tgc_ew_loops *loops = tgc_cpu_ew_loops();
+    tgc_ew_binary_fn add = act->residual != NULL ? loops->binary[TGC_EW_Add][TGC_FLOAT32] : NULL;
+    tgc_ew_unary_fn fn = act->row >= 0 ? loops->unary[act->row][TGC_FLOAT32] : NULL;
     tgc_ew_params p;
     memset(&p, 0, sizeof p);
     for (int k = 0; k < 3; k++) {
@@ -239,7 +243,11 @@ void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t 
         p.d[k] = act->params[k];
         p.i[k] = tgc_ew_param_int(act->params[k]); /* float rows read f */
     }
-    for (int64_t r = r0; r < r1; r++) fn(c1 - c0, c + r * ldc + c0, c + r * ldc + c0, &p);
+    for (int64_t r = r0; r < r1; r++) {
+        float *y = c + r * ldc + c0;
+        if (add != NULL) add(c1 - c0, y, 1, act->residual + (y - act->out), 1, y, &p);
+        if (fn != NULL) fn(c1 - c0, y, y, &p);
+    }
 }
 
 /* ==== The rows of graph/elementwise.def ========================================== */

@@ -24,6 +24,10 @@ const tgc_kernel_def tgc_cpu_kernels_nn[] = {
     {.op = "Conv", .fn = tgc_cpu_conv_f32, .forward_input = -1, .fuses_activation = true,
      .dtypes = F32_ONLY, .choose = tgc_cpu_conv_choose,
      .footprint = tgc_cpu_conv_footprint},
+    /* Y is written before Z is read: never Z's buffer (forward_input -1) */
+    {.op = "_ConvAdd", .fn = tgc_cpu_conv_add_f32, .forward_input = -1, .fuses_activation = true,
+     .dtypes = F32_ONLY, .choose = tgc_cpu_conv_choose,
+     .footprint = tgc_cpu_conv_footprint},
     {.op = "MaxPool", .fn = tgc_cpu_max_pool, .forward_input = -1,
      .dtypes = {TGC_FLOAT32, TGC_UINT8, TGC_DTYPE_INVALID}},
     {.op = "AveragePool", .fn = tgc_cpu_average_pool_f32, .forward_input = -1,

@@ -46,6 +46,13 @@ void tgc_cpu_matmul_half_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_foot
 tgc_status tgc_cpu_matmul_f64(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_gemm_f64(tgc_kernel_ctx *c);
 tgc_status tgc_cpu_conv_f32(tgc_kernel_ctx *c);
+/* _ConvAdd (graph/ops_conv.c) in float32: Conv's ways (tgc_cpu_conv_f32,
+ * its chooser and footprint), each adding Z (input 3, Y's shape; never Y's
+ * buffer) to the outputs it writes, after the bias and before the
+ * absorbed activation, where they are in cache (tgc_fused_act.residual):
+ * each element act((conv + b) + z), the bits of Conv, Add and the
+ * activation run apart. Fails when Z is not float32 of Y's shape. */
+tgc_status tgc_cpu_conv_add_f32(tgc_kernel_ctx *c);
 /* The choosers (tgc_kernel_choose_fn, devices/kernel.h) of the kernels
  * above: the name each run sets in c->impl for the same shapes. Conv:
  * "winograd f(2x2,3x3)", "direct", "im2col + gemm", "pointwise gemm",
@@ -189,10 +196,12 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 bool tgc_cpu_sgemm(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
-/* C[r0..r1, c0..c1) (rows ldc floats apart) through activation `act`, in
- * place, by the row's own float32 vector loop (bitwise what the unfused
- * node computes): the fused activation of the cpu Conv, Gemm, MatMul and Add.
- * Nothing when act is NULL. */
+/* C[r0..r1, c0..c1) (rows ldc floats apart) through epilogue `act`, in
+ * place: its residual added where it has one (C must then lie inside
+ * output 0 at act->out), then its activation (row >= 0) by the row's own
+ * float32 vector loop (bitwise what the unfused nodes compute): the fused
+ * epilogue of the cpu Conv (and _ConvAdd), Gemm, MatMul and Add. Nothing
+ * when act is NULL. */
 void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0,
                        int64_t c1);
 

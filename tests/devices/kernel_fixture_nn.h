@@ -50,6 +50,7 @@ typedef struct nn_fixture {
     uint32_t const_inputs;
     const tgc_fused_act *fused_act; /* an absorbed activation (executor/fuse.c) */
     int64_t workspace_limit;        /* bytes (tgc_kernel_ctx.workspace_limit); 0: none */
+    const char *impl;               /* out: the way the kernel said it ran (tgc_kernel_ctx.impl) */
 } nn_fixture;
 
 static inline void nn_begin(nn_fixture *f, const char *op, const char *case_name) {
@@ -219,7 +220,9 @@ static inline tgc_status nn_run(nn_fixture *f) {
         .workspace_limit = f->workspace_limit,
     };
     f->err[0] = '\0';
-    return def->fn(&ctx);
+    tgc_status st = def->fn(&ctx);
+    f->impl = ctx.impl;
+    return st;
 }
 
 /* The largest |out - ref| of output i (NaN against NaN counts as equal; a
