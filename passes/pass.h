@@ -68,8 +68,10 @@ tgc_status tgc_pass_trim_conv_taps(tgc_rewrite *rw);
 /* _ConvNHWC(x, W, B) + Z, the Add the convolution's only reader and Z of
  * its output's shape and dtype (float32): one _ConvNHWC(x, W, B, Z) that
  * adds Z as it writes each piece, so that the Relu after a residual Add
- * fuses into it as well (ONNX Runtime's ConvAddActivationFusion). After
- * nhwc-conv, before fuse-elementwise. passes/fuse_conv_add.c. */
+ * fuses into it as well (ONNX Runtime's ConvAddActivationFusion); and
+ * Conv(x, W, B) + Z the same way, one _ConvAdd(x, W, B, Z), where every
+ * listed device kind has its kernel. After nhwc-conv, before
+ * fuse-elementwise. passes/fuse_conv_add.c. */
 tgc_status tgc_pass_fuse_conv_add(tgc_rewrite *rw);
 
 /* MatMul(A, B) + C, with A of rank 2, B a [K, N] initializer and C an
