@@ -60,7 +60,7 @@ TGC = os.environ.get("TGC", os.path.join(ROOT, "build", "tgc"))
 
 # Ops whose kernel is a convolution, a matrix product or attention, by their
 # names in tgc's graph and in ORT's profile (its fused ops included).
-CONV = {"Conv", "_FusedConv", "FusedConv"}
+CONV = {"Conv", "_ConvAdd", "_FusedConv", "FusedConv"}  # _ConvAdd: Conv with its residual Add
 MATMUL = {"MatMul", "FusedMatMul", "_FusedMatMul"}
 GEMM = {"Gemm", "FusedGemm", "_FusedGemm"}
 ATTENTION = {"_Attention"}
