@@ -6,9 +6,8 @@
  *      kernel into its slot's [rows, OW, M] scratch, bias included, then
  *      the fused activation over those rows while they are in cache (the
  *      row's own vector loop: an unfused Relu's or Clip's bits), then a
- *      transpose into Y's planes [M, rows x OW] (a _ConvAdd's residual
- *      and the activation after it go over those planes instead: the
- *      residual has Y's layout).
+ *      transpose into Y's planes [M, rows x OW] (a _ConvAdd's residual,
+ *      NCHW as Y, is added into the scratch before the activation).
  * The sums are oneDNN's, in its kernel's order (not the other ways' bits);
  * any thread count gives the same bits. */
 #include "devices/cpu/conv_direct.h"
@@ -45,13 +44,21 @@ static void dnnl_piece(void *arg, int64_t i, int slot) {
         atomic_store(&j->failed, true);
         return;
     }
-    bool residual = j->act != NULL && j->act->residual != NULL; /* added at Y's own places */
-    if (!residual) tgc_cpu_act_block(j->act, rows, 0, 0, 1, 0, positions * m_count);
+    const tgc_fused_act *act = j->act;
+    tgc_fused_act after;
+    if (act != NULL && act->residual != NULL) { /* Z's rows, NCHW like Y's, into the piece before the activation */
+        const float *z = act->residual + (j->y + r0 * ow - act->out);
+        for (int64_t m = 0; m < m_count; m++)
+            for (int64_t p = 0; p < positions; p++) rows[p * m_count + m] += z[m * g->out_size + p];
+        after = *act;
+        after.residual = NULL;
+        act = after.row >= 0 ? &after : NULL;
+    }
+    tgc_cpu_act_block(act, rows, 0, 0, 1, 0, positions * m_count);
     for (int64_t m = 0; m < m_count; m++) {
         float *to = j->y + m * g->out_size + r0 * ow;
         for (int64_t p = 0; p < positions; p++) to[p] = rows[p * m_count + m];
     }
-    if (residual) tgc_cpu_act_block(j->act, j->y + r0 * ow, g->out_size, 0, m_count, 0, positions);
 }
 
 /* Which layers (tgc_cpu_conv_dnnl_applies), from the Conv layers of seven

@@ -245,7 +245,9 @@ static void multiply(void *arg, int64_t xi, int slot) {
 }
 
 /* y[k] = b + o[k] for k < n; bias_relu_row also through Relu-14 (NaN
- * passes), the common fused activation in one pass. */
+ * passes), the common fused activation in one pass; bias_add_row adds a
+ * residual z[k] after the bias, as Conv and then Add round, and
+ * bias_add_relu_row then Relu as well. */
 __attribute__((noinline)) static void bias_row(float *restrict y, const float *restrict o, float b, int64_t n) {
     for (int64_t k = 0; k < n; k++) y[k] = b + o[k];
 }
@@ -254,6 +256,19 @@ __attribute__((noinline)) static void bias_relu_row(float *restrict y, const flo
                                                     int64_t n) {
     for (int64_t k = 0; k < n; k++) {
         float v = b + o[k];
+        y[k] = v < 0 ? 0.0f : v;
+    }
+}
+
+__attribute__((noinline)) static void bias_add_row(float *restrict y, const float *restrict o, float b,
+                                                   const float *restrict z, int64_t n) {
+    for (int64_t k = 0; k < n; k++) y[k] = (b + o[k]) + z[k];
+}
+
+__attribute__((noinline)) static void bias_add_relu_row(float *restrict y, const float *restrict o, float b,
+                                                        const float *restrict z, int64_t n) {
+    for (int64_t k = 0; k < n; k++) {
+        float v = (b + o[k]) + z[k];
         y[k] = v < 0 ? 0.0f : v;
     }
 }
@@ -268,17 +283,28 @@ static void output_rows(const winograd *wg, const tile_rows *r, int64_t lo, int6
     int64_t oh = w->out[0], ow = w->out[1], tiles_w = wg->tiles_w;
     float *out[TGC_WINOGRAD_MAX_ALPHA], *rest = scratch + m * m * tiles_w;
     for (int i = 0; i < m; i++) out[i] = scratch + i * m * tiles_w;
+    /* A residual (_ConvAdd's Z) goes in with the bias, a row at a time; the activation after it */
+    const tgc_fused_act *act = wg->act;
+    tgc_fused_act after = act != NULL ? *act : (tgc_fused_act){.row = -1};
+    after.residual = NULL;
+    bool relu = act != NULL && act->row == TGC_EW_Relu;
     for (int64_t mi = lo; mi < hi; mi++) {
         float *ym = wg->y + mi * oh * ow, b = wg->bias != NULL ? wg->bias[mi] : 0.0f;
         for (int64_t ty = r->ty_lo; ty < r->ty_hi; ty++) {
             wg->var->output_row(r->p + mi * r->count + (ty - r->ty_lo) * tiles_w, r->p_stride, tiles_w, rest, out);
             for (int i = 0; i < m && ty * m + i < oh; i++) {
                 float *yr = ym + (ty * m + i) * ow;
-                if (wg->act != NULL && wg->act->row == TGC_EW_Relu && wg->act->residual == NULL) {
+                const float *zr = act != NULL && act->residual != NULL ? act->residual + (yr - act->out) : NULL;
+                if (zr != NULL && relu) {
+                    bias_add_relu_row(yr, out[i], b, zr, ow);
+                } else if (zr != NULL) {
+                    bias_add_row(yr, out[i], b, zr, ow);
+                    if (after.row >= 0) tgc_cpu_act_block(&after, yr, ow, 0, 1, 0, ow);
+                } else if (relu) {
                     bias_relu_row(yr, out[i], b, ow);
                 } else {
                     bias_row(yr, out[i], b, ow);
-                    tgc_cpu_act_block(wg->act, yr, ow, 0, 1, 0, ow);
+                    tgc_cpu_act_block(act, yr, ow, 0, 1, 0, ow);
                 }
             }
         }

@@ -229,7 +229,8 @@ static void run_unary(tgc_kernel_ctx *c, const tgc_value *x, const tgc_value *y,
 
 /* The fused epilogue over C[r0..r1, c0..c1): the residual added by the
  * Add row's float32 loop, then the activation by its row's, a row of C
- * at a time through both while it is in cache. */
+ * at a time through both while it is in cache (rows that follow each
+ * other in memory, ldc their width, as one: a call a block). */
 void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t r0, int64_t r1, int64_t c0,
                        int64_t c1) {
     if (act == NULL) return;
@@ -242,6 +243,11 @@ void tgc_cpu_act_block(const tgc_fused_act *act, float *c, int64_t ldc, int64_t 
         p.f[k] = act->params[k];
         p.d[k] = act->params[k];
         p.i[k] = tgc_ew_param_int(act->params[k]); /* float rows read f */
+    }
+    if (c1 - c0 == ldc && r1 - r0 > 1) {
+        c += r0 * ldc;
+        c1 = c0 + (r1 - r0) * ldc;
+        r0 = 0, r1 = 1;
     }
     for (int64_t r = r0; r < r1; r++) {
         float *y = c + r * ldc + c0;
