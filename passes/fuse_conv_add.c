@@ -40,7 +40,7 @@ static const char *fusable_conv(const tgc_rewrite *rw, int32_t add, int side, in
         return NULL;
     *conv = y.node;
     if (tgc_pass_is_op(rw, y.node, "Conv"))
-        return tgc_pass_kernel_everywhere(rw->kinds, "_ConvAdd") && rw->kinds != 0 ? "_ConvAdd" : NULL;
+        return tgc_pass_kernel_everywhere(rw->kinds, "_ConvAdd") ? "_ConvAdd" : NULL;
     if (!tgc_pass_is_op(rw, y.node, "_ConvNHWC")) return NULL;
     const tgc_node *c = &rw->g->nodes[y.node];
     for (int i = 0; i < c->n_inputs; i++) /* Y may take Z's buffer: none the convolution reads */
