@@ -7,6 +7,7 @@
  * output plus Z rounded to float32 (what the unfused Add computes) through
  * the Relu, alone and over pools of 1 and 3 workers. A Z of another
  * shape is refused with an error, not read. */
+#include "tests/devices/conv_case.h"
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "devices/cpu/ew.h"
@@ -19,43 +20,43 @@ static float lcg(uint32_t *s) {
     return (float)(*s >> 8) / (float)(1u << 23) - 1.0f;
 }
 
-/* A 2-D Conv: square kernel k, stride s, pads p on every side. */
+/* A 2-D Conv (g) and the way the kernel must report for it. */
 typedef struct add_case {
-    const char *way; /* the impl the kernel must report */
-    int64_t batch, c, m, h, w, k, s, p, group;
-    bool w_const, bias;
+    const char *way;
+    conv_case g;
+    bool w_const; /* W (and B) session constants: the ways that pack W once */
 } add_case;
 
-static int64_t oh_of(const add_case *k) { return (k->h + 2 * k->p - k->k) / k->s + 1; }
-static int64_t ow_of(const add_case *k) { return (k->w + 2 * k->p - k->k) / k->s + 1; }
-static int64_t y_count(const add_case *k) { return k->batch * k->m * oh_of(k) * ow_of(k); }
+static int64_t y_count(const conv_case *k) { return k->batch * k->m * conv_oh(k) * conv_ow(k); }
 
 /* Runs op (Conv, or _ConvAdd with z) on k's tensors over pool (NULL:
  * alone), with an absorbed Relu when relu; y gets the output. Returns the
  * status; *way the impl reported. */
-static tgc_status run(const add_case *k, const char *op, const float *x, const float *w, const float *b,
+static tgc_status run(const add_case *c, const char *op, const float *x, const float *w, const float *b,
                       const float *z, const int64_t *z_dims, bool relu, tgc_thread_pool *pool, float *y,
                       const char **way) {
+    const conv_case *k = &c->g;
     nn_fixture f;
     nn_begin(&f, op, "conv_add");
-    int64_t xd[4] = {k->batch, k->c, k->h, k->w}, wd[4] = {k->m, k->c / k->group, k->k, k->k};
-    int64_t yd[4] = {k->batch, k->m, oh_of(k), ow_of(k)};
+    int64_t xd[4] = {k->batch, k->c, k->h, k->w}, wd[4] = {k->m, k->c / conv_group(k), k->kh, k->kw};
+    int64_t yd[4] = {k->batch, k->m, conv_oh(k), conv_ow(k)};
     nn_in_dims(&f, TGC_FLOAT32, 4, xd, x);
     nn_in_dims(&f, TGC_FLOAT32, 4, wd, w);
     if (k->bias) nn_in_dims(&f, TGC_FLOAT32, 1, &k->m, b);
     else if (z != NULL) nn_in_omitted(&f);
     if (z != NULL) nn_in_dims(&f, TGC_FLOAT32, 4, z_dims != NULL ? z_dims : yd, z);
-    NN_INTS(&f, "pads", k->p, k->p, k->p, k->p);
-    NN_INTS(&f, "strides", k->s, k->s);
-    NN_INTS(&f, "kernel_shape", k->k, k->k);
-    nn_int(&f, "group", k->group);
+    NN_INTS(&f, "pads", k->pads[0], k->pads[1], k->pads[2], k->pads[3]);
+    NN_INTS(&f, "strides", k->sh, k->sw);
+    NN_INTS(&f, "dilations", k->dh, k->dw);
+    NN_INTS(&f, "kernel_shape", k->kh, k->kw);
+    nn_int(&f, "group", conv_group(k));
     nn_out_dims(&f, TGC_FLOAT32, 4, yd);
     tgc_fused_act act = {.row = (int)tgc_ew_id(tgc_ew_find("Relu"))};
     f.fused_act = relu ? &act : NULL;
     f.pool = pool;
     tgc_kernel_cache cache;
     tgc_kernel_cache_init(&cache);
-    if (k->w_const) {
+    if (c->w_const) {
         f.cache = &cache;
         f.const_inputs = k->bias ? 0x6 : 0x2; /* W and B are weights */
     }
@@ -70,35 +71,10 @@ static tgc_status run(const add_case *k, const char *op, const float *x, const f
     return st;
 }
 
-/* The largest |y - direct| over the sum of |terms| at each output, the
- * direct convolution in double. */
-static double error_of(const add_case *k, const float *x, const float *w, const float *b, const float *y) {
-    int64_t oh = oh_of(k), ow = ow_of(k), cg = k->c / k->group, mg = k->m / k->group;
-    double worst = 0.0;
-    for (int64_t n = 0; n < k->batch; n++)
-        for (int64_t m = 0; m < k->m; m++)
-            for (int64_t i = 0; i < oh; i++)
-                for (int64_t j = 0; j < ow; j++) {
-                    double sum = k->bias ? b[m] : 0.0, mag = fabs(sum);
-                    for (int64_t ci = 0; ci < cg; ci++)
-                        for (int64_t a = 0; a < k->k; a++)
-                            for (int64_t e = 0; e < k->k; e++) {
-                                int64_t r = i * k->s - k->p + a, q = j * k->s - k->p + e;
-                                if (r < 0 || r >= k->h || q < 0 || q >= k->w) continue;
-                                double t = (double)x[((n * k->c + m / mg * cg + ci) * k->h + r) * k->w + q] *
-                                           w[((m * cg + ci) * k->k + a) * k->k + e];
-                                sum += t;
-                                mag += fabs(t);
-                            }
-                    double rel = fabs(y[((n * k->m + m) * oh + i) * ow + j] - sum) / (mag + 1e-30);
-                    if (!(rel <= worst)) worst = rel;
-                }
-    return worst;
-}
-
-static void check(const add_case *k) {
-    int64_t ny = y_count(k), nx = k->batch * k->c * k->h * k->w, nw = k->m * (k->c / k->group) * k->k * k->k;
-    uint32_t seed = (uint32_t)(k->c * 131 + k->h * 7 + k->k);
+static void check(const add_case *c) {
+    const conv_case *k = &c->g;
+    int64_t ny = y_count(k), nx = k->batch * k->c * k->h * k->w, nw = k->m * (k->c / conv_group(k)) * k->kh * k->kw;
+    uint32_t seed = (uint32_t)(k->c * 131 + k->h * 7 + k->kh);
     float *x = malloc((size_t)(nx + 1) * sizeof *x), *w = malloc((size_t)nw * sizeof *w);
     float *b = malloc((size_t)k->m * sizeof *b), *z = malloc((size_t)ny * sizeof *z);
     float *conv = malloc((size_t)ny * sizeof *conv), *got = malloc((size_t)ny * sizeof *got);
@@ -110,12 +86,12 @@ static void check(const add_case *k) {
     for (int64_t i = 0; i < ny; i++) z[i] = lcg(&seed) * 4.0f;
 
     const char *way = NULL;
-    CU_ASSERT_EQUAL_FATAL(run(k, "Conv", x, w, b, NULL, NULL, false, NULL, conv, &way), TGC_OK);
-    CU_ASSERT(way != NULL && strcmp(way, k->way) == 0);
-    if (way == NULL || strcmp(way, k->way) != 0) printf("\n  expected way '%s', ran '%s'", k->way, way);
-    double err = error_of(k, x, w, b, conv);
+    CU_ASSERT_EQUAL_FATAL(run(c, "Conv", x, w, b, NULL, NULL, false, NULL, conv, &way), TGC_OK);
+    CU_ASSERT(way != NULL && strcmp(way, c->way) == 0);
+    if (way == NULL || strcmp(way, c->way) != 0) printf("\n  expected way '%s', ran '%s'", c->way, way);
+    double err = conv_error(k, x, w, b, conv);
     CU_ASSERT(err < 1e-5);
-    if (!(err < 1e-5)) printf("\n  %s: Conv's relative error %.3g", k->way, err);
+    if (!(err < 1e-5)) printf("\n  %s: Conv's relative error %.3g", c->way, err);
     for (int relu = 0; relu < 2; relu++) {
         for (int64_t i = 0; i < ny; i++) {
             float s = conv[i] + z[i]; /* the unfused Add's float32 sum */
@@ -125,26 +101,27 @@ static void check(const add_case *k) {
             tgc_thread_pool *pool = NULL;
             if (workers > 0) CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(workers, &pool), TGC_OK);
             memset(got, 0xff, (size_t)ny * sizeof *got);
-            CU_ASSERT_EQUAL(run(k, "_ConvAdd", x, w, b, z, NULL, relu, pool, got, &way), TGC_OK);
-            CU_ASSERT(way != NULL && strcmp(way, k->way) == 0);
+            CU_ASSERT_EQUAL(run(c, "_ConvAdd", x, w, b, z, NULL, relu, pool, got, &way), TGC_OK);
+            CU_ASSERT(way != NULL && strcmp(way, c->way) == 0);
             bool same = memcmp(got, want, (size_t)ny * sizeof *got) == 0;
             CU_ASSERT(same);
-            if (!same) printf("\n  %s, relu %d, %d workers: not Conv + Z", k->way, relu, workers);
+            if (!same) printf("\n  %s, relu %d, %d workers: not Conv + Z", c->way, relu, workers);
             if (pool != NULL) tgc_thread_pool_free(pool);
         }
     }
     free(x), free(w), free(b), free(z), free(conv), free(got), free(want);
 }
 
-/* {way, batch, C, M, H, W, k, stride, pad, group, W constant, bias} */
+/* {way, {batch, C, M, H, W, kh, kw, sh, sw, dh, dw, pads, 1-D, bias, group (0: depthwise)}, W constant} */
 static const add_case CASES[] = {
-    {"pointwise gemm", 2, 128, 40, 20, 20, 1, 1, 0, 1, false, true},
-    {"im2col + gemm", 1, 24, 40, 21, 21, 3, 2, 1, 1, false, true},
-    {"winograd f(2x2,3x3)", 1, 64, 48, 30, 30, 3, 1, 1, 1, false, true},
-    {"direct", 2, 16, 16, 15, 15, 3, 1, 1, 16, false, true}, /* depthwise: rows in registers */
-    {"direct", 1, 32, 32, 7, 7, 3, 1, 1, 32, true, true},    /* depthwise on 7x7: a channel a lane */
-    {"onednn conv nhwc copies", 1, 64, 64, 7, 7, 3, 1, 1, 1, true, false},
-    {"small map onednn, channels in lanes", 1, 64, 96, 7, 7, 1, 1, 0, 1, true, true},
+    {"pointwise gemm", {2, 128, 40, 20, 20, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1}, false},
+    {"im2col + gemm", {1, 24, 40, 21, 21, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 1}, false},
+    {"winograd f(2x2,3x3)", {1, 64, 48, 30, 30, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 1}, false},
+    /* depthwise: rows in registers, and on 7x7 a channel a lane */
+    {"direct", {2, 16, 16, 15, 15, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0}, false},
+    {"direct", {1, 32, 32, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0}, true},
+    {"onednn conv nhwc copies", {1, 64, 64, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, false, 1}, true},
+    {"small map onednn, channels in lanes", {1, 64, 96, 7, 7, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1}, true},
 };
 
 static void test_each_way(void) {
@@ -153,7 +130,7 @@ static void test_each_way(void) {
 
 /* A Z of another shape than Y's: a clean failure, nothing read. */
 static void test_z_shape(void) {
-    const add_case k = {"pointwise gemm", 1, 8, 8, 4, 4, 1, 1, 0, 1, false, true};
+    const add_case k = {"pointwise gemm", {1, 8, 8, 4, 4, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1}, false};
     float x[128], w[64], b[8], z[128], y[128];
     for (int i = 0; i < 128; i++) x[i] = (float)i, z[i] = 1.0f;
     for (int i = 0; i < 64; i++) w[i] = 0.5f;

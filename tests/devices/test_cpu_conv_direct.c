@@ -11,6 +11,7 @@
  * bits of the activation's own kernel run on Conv's output. The suite runs again with TGC_CPU_ISA=sse2 and avx2
  * (tests/CMakeLists.txt), so every ISA's kernels are checked on a machine
  * with AVX-512. */
+#include "tests/devices/conv_case.h"
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "devices/cpu/conv_direct.h"
@@ -24,31 +25,13 @@ static float lcg(uint32_t *s) {
     return (float)(*s >> 8) / (float)(1u << 23) - 1.0f;
 }
 
-/* A depthwise (or grouped) Conv: 2-D unless one_d; pads top, left, bottom,
- * right (1-D: left, right in [1], [3]). */
-typedef struct dw_case {
-    int64_t batch, c, m, h, w, kh, kw, sh, sw, dh, dw;
-    int64_t pads[4];
-    bool one_d, bias;
-    int64_t group; /* 0: depthwise (C) */
-} dw_case;
-
-static int64_t out_dim(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1) {
-    return (in + p0 + p1 - (k - 1) * d - 1) / s + 1;
-}
-
-static int64_t oh_of(const dw_case *k) {
-    return k->one_d ? 1 : out_dim(k->h, k->kh, k->sh, k->dh, k->pads[0], k->pads[2]);
-}
-static int64_t ow_of(const dw_case *k) { return out_dim(k->w, k->kw, k->sw, k->dw, k->pads[1], k->pads[3]); }
-static int64_t group_of(const dw_case *k) { return k->group > 0 ? k->group : k->c; }
 
 /* Runs op (Conv; with act: absorbing activation act with its params) on
  * k's x, w, b over pool; y gets the output (N*M*OH*OW floats). */
-static void run_cached(const dw_case *k, const char *op, const char *act, const double *params, int n_params,
+static void run_cached(const conv_case *k, const char *op, const char *act, const double *params, int n_params,
                        const float *x, const float *w, const float *b, tgc_thread_pool *pool,
                        tgc_kernel_cache *cache, float *y) {
-    int64_t oh = oh_of(k), ow = ow_of(k), cg = k->c / group_of(k);
+    int64_t oh = conv_oh(k), ow = conv_ow(k), cg = k->c / conv_group(k);
     nn_fixture f;
     nn_begin(&f, op, "conv_direct");
     if (k->one_d) {
@@ -71,7 +54,7 @@ static void run_cached(const dw_case *k, const char *op, const char *act, const 
         if (k->bias) nn_in_dims(&f, TGC_FLOAT32, 1, &k->m, b);
         nn_out_dims(&f, TGC_FLOAT32, 4, yd);
     }
-    nn_int(&f, "group", group_of(k));
+    nn_int(&f, "group", conv_group(k));
     tgc_fused_act fused = {.row = -1};
     if (act != NULL) {
         fused.row = (int)tgc_ew_id(tgc_ew_find(act));
@@ -90,49 +73,19 @@ static void run_cached(const dw_case *k, const char *op, const char *act, const 
 }
 
 /* run_cached without a kernel cache (as a kernel run outside a session). */
-static void run(const dw_case *k, const char *op, const char *act, const double *params, int n_params,
+static void run(const conv_case *k, const char *op, const char *act, const double *params, int n_params,
                 const float *x, const float *w, const float *b, tgc_thread_pool *pool, float *y) {
     run_cached(k, op, act, params, n_params, x, w, b, pool, NULL, y);
 }
 
-/* The largest |y - direct| over the sum of |terms| at each output, the
- * direct convolution in double (taps in the padding skipped). */
-static double error_of(const dw_case *k, const float *x, const float *w, const float *b, const float *y) {
-    int64_t oh = oh_of(k), ow = ow_of(k), h = k->one_d ? 1 : k->h, kh = k->one_d ? 1 : k->kh;
-    int64_t groups = group_of(k), cg = k->c / groups, mg = k->m / groups;
-    double worst = 0.0;
-    for (int64_t n = 0; n < k->batch; n++)
-        for (int64_t m = 0; m < k->m; m++)
-            for (int64_t i = 0; i < oh; i++)
-                for (int64_t j = 0; j < ow; j++) {
-                    double sum = k->bias ? b[m] : 0.0, mag = fabs(sum);
-                    for (int64_t ci = 0; ci < cg; ci++) {
-                        int64_t c = m / mg * cg + ci;
-                        for (int64_t a = 0; a < kh; a++)
-                            for (int64_t e = 0; e < k->kw; e++) {
-                                int64_t r = k->one_d ? 0 : i * k->sh - k->pads[0] + a * k->dh;
-                                int64_t q = j * k->sw - k->pads[1] + e * k->dw;
-                                if (r < 0 || r >= h || q < 0 || q >= k->w) continue;
-                                double p = (double)x[((n * k->c + c) * h + r) * k->w + q] *
-                                           w[((m * cg + ci) * kh + a) * k->kw + e];
-                                sum += p;
-                                mag += fabs(p);
-                            }
-                    }
-                    double got = y[((n * k->m + m) * oh + i) * ow + j];
-                    double rel = fabs(got - sum) / (mag + 1e-30);
-                    if (!(rel <= worst)) worst = rel; /* NaN shows as NaN */
-                }
-    return worst;
-}
 
 /* Case k: correct alone, the same bits over pools of 1 and 3 workers, and
  * with a kernel cache (the lanes method's transposed weights) on its first
  * run and its second. */
-static void check(const dw_case *k) {
-    int64_t h = k->one_d ? 1 : k->h, kh = k->one_d ? 1 : k->kh, cg = k->c / group_of(k);
+static void check(const conv_case *k) {
+    int64_t h = k->one_d ? 1 : k->h, kh = k->one_d ? 1 : k->kh, cg = k->c / conv_group(k);
     size_t nx = (size_t)(k->batch * k->c * h * k->w), nw = (size_t)(k->m * cg * kh * k->kw);
-    size_t ny = (size_t)(k->batch * k->m * oh_of(k) * ow_of(k));
+    size_t ny = (size_t)(k->batch * k->m * conv_oh(k) * conv_ow(k));
     uint32_t seed = (uint32_t)(k->c * 131 + k->w * 7 + k->kw);
     float *x = malloc((nx + 1) * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc((size_t)k->m * sizeof *b);
     float *alone = malloc((ny + 1) * sizeof *alone), *split = malloc((ny + 1) * sizeof *split);
@@ -142,7 +95,7 @@ static void check(const dw_case *k) {
     for (int64_t i = 0; i < k->m; i++) b[i] = lcg(&seed);
 
     run(k, "Conv", NULL, NULL, 0, x, w, b, NULL, alone);
-    double err = error_of(k, x, w, b, alone);
+    double err = conv_error(k, x, w, b, alone);
     CU_ASSERT(err < 1e-6);
     if (!(err < 1e-6) || getenv("TGC_TEST_VERBOSE") != NULL)
         printf("\n  C=%lld M=%lld %lldx%lld k %lldx%lld s %lld,%lld d %lld,%lld: relative error %.3g", (long long)k->c,
@@ -171,7 +124,7 @@ static void check(const dw_case *k) {
 
 /* {batch, C, M, H, W, kh, kw, sh, sw, dh, dw, {pads t, l, b, r}, one_d, bias} */
 static void test_kernel_sizes(void) {
-    const dw_case cases[] = {
+    const conv_case cases[] = {
         {1, 5, 5, 9, 11, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 0},  /* 1x1 */
         {1, 5, 5, 9, 11, 2, 2, 1, 1, 1, 1, {0, 1, 1, 0}, false, true, 0},  /* 2x2, pads on one side */
         {1, 7, 7, 12, 13, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},
@@ -185,7 +138,7 @@ static void test_kernel_sizes(void) {
 }
 
 static void test_strides_dilations_pads(void) {
-    const dw_case cases[] = {
+    const conv_case cases[] = {
         {1, 6, 6, 14, 14, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* MobileNet's stride 2 */
         {1, 6, 6, 15, 17, 5, 5, 2, 2, 1, 1, {2, 2, 2, 2}, false, true, 0},  /* odd sizes */
         {1, 5, 5, 11, 12, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, false, true, 0},  /* stride 2, left pad 0 */
@@ -206,7 +159,7 @@ static void test_strides_dilations_pads(void) {
  * channels, outputs up to 8 wide, or 16 when strided), channel counts
  * around the lane widths (4, 8, 16), widths below a vector. */
 static void test_widths_and_channels(void) {
-    const dw_case cases[] = {
+    const conv_case cases[] = {
         {1, 3, 3, 5, 1, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},    /* one column */
         {1, 17, 17, 3, 3, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* 3x3 map, 17 channels */
         {1, 33, 33, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},  /* 7x7 */
@@ -225,7 +178,7 @@ static void test_widths_and_channels(void) {
 }
 
 static void test_multiplier_batch_1d(void) {
-    const dw_case cases[] = {
+    const conv_case cases[] = {
         {1, 16, 32, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* M = 2C, lanes */
         {1, 3, 9, 11, 40, 3, 3, 2, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* M = 3C, rows */
         {3, 5, 5, 9, 21, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},    /* a batch */
@@ -241,7 +194,7 @@ static void test_multiplier_batch_1d(void) {
  * few input channels (stems on RGB, 1x1 on up to 48 channels): output
  * channels a group in tiles of 4, 2 and 1. */
 static void test_grouped_and_few_channels(void) {
-    const dw_case cases[] = {
+    const conv_case cases[] = {
         {1, 8, 8, 12, 13, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 2},     /* 2 groups of 4 -> 4 */
         {1, 16, 24, 11, 30, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 4},   /* 4 -> 6: tiles 4, 2 */
         {1, 12, 9, 10, 10, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 3},    /* 4 -> 3: tiles 2, 1 */
@@ -280,7 +233,7 @@ static void test_grouped_and_few_channels(void) {
 
 /* An empty batch and an empty channel axis: nothing to compute, success. */
 static void test_empty(void) {
-    dw_case k = {0, 4, 4, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0};
+    conv_case k = {0, 4, 4, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0};
     float x[1] = {0}, w[36], b[4] = {0}, y[1];
     for (int i = 0; i < 36; i++) w[i] = 1.0f;
     run(&k, "Conv", NULL, NULL, 0, x, w, b, NULL, y);
@@ -296,14 +249,14 @@ static void test_fused_activations(void) {
     } acts[] = {{"Relu", {0, 0}, 0},    {"Clip", {0.0, 6.0}, 2}, {"HardSwish", {0, 0}, 0},
                 {"Sigmoid", {0, 0}, 0}, {"Tanh", {0, 0}, 0},     {"LeakyRelu", {0.1, 0}, 1},
                 {"Gelu", {0, 0}, 0},    {"Mish", {0, 0}, 0}};
-    const dw_case shapes[] = {
+    const conv_case shapes[] = {
         {1, 19, 19, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* lanes */
         {1, 5, 10, 12, 33, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* rows, M = 2C */
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        const dw_case *k = &shapes[s];
+        const conv_case *k = &shapes[s];
         size_t nx = (size_t)(k->c * k->h * k->w), nw = (size_t)(k->m * k->kh * k->kw);
-        int64_t ny = k->m * oh_of(k) * ow_of(k), yd[4] = {1, k->m, oh_of(k), ow_of(k)};
+        int64_t ny = k->m * conv_oh(k) * conv_ow(k), yd[4] = {1, k->m, conv_oh(k), conv_ow(k)};
         uint32_t seed = 99;
         float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc((size_t)k->m * sizeof *b);
         float *conv = malloc((size_t)ny * sizeof *conv), *fused = malloc((size_t)ny * sizeof *fused);

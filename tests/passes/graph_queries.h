@@ -55,16 +55,17 @@ static inline const tgc_node *node_named(const tgc_graph *g, const char *name) {
     return id >= 0 ? &g->nodes[id] : NULL;
 }
 
-/* Runs g unoptimized on one cpu thread with x (float32, dims) fed as "x"; output 0
- * (the caller releases it). */
-static inline tgc_tensor *run_x(const tgc_graph *g, int rank, const int64_t *dims, const float *x) {
+/* Runs g on the cpu with options o (NULL: the defaults) and x (dtype,
+ * dims) fed as "x"; output 0 (the caller releases it), NULL after a
+ * failure, which fails the test. */
+static inline tgc_tensor *run_fed(const tgc_graph *g, const tgc_session_options *o, tgc_dtype dtype, int rank,
+                                  const int64_t *dims, const void *x) {
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
     tgc_tensor *feed = NULL, *y = NULL;
-    tgc_session_options o = {.optimize = TGC_OPTIMIZE_NONE, .threads = "cpu0=1"};
     const char *name = "x";
-    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, rank, dims, x, &feed);
+    tgc_status st = tgc_session_create(g, "cpu", o, d, &s);
+    if (st == TGC_OK) st = tgc_tensor_create(dtype, rank, dims, x, &feed);
     if (st == TGC_OK) st = tgc_session_run(s, 1, &name, &feed, &y, d);
     if (st != TGC_OK) tgc_diags_print(d, stderr);
     CU_ASSERT_EQUAL(st, TGC_OK);
@@ -72,6 +73,13 @@ static inline tgc_tensor *run_x(const tgc_graph *g, int rank, const int64_t *dim
     tgc_session_free(s);
     tgc_diags_free(d);
     return y;
+}
+
+/* Runs g unoptimized on one cpu thread with x (float32, dims) fed as "x"; output 0
+ * (the caller releases it). */
+static inline tgc_tensor *run_x(const tgc_graph *g, int rank, const int64_t *dims, const float *x) {
+    tgc_session_options o = {.optimize = TGC_OPTIMIZE_NONE, .threads = "cpu0=1"};
+    return run_fed(g, &o, TGC_FLOAT32, rank, dims, x);
 }
 
 #endif

@@ -88,20 +88,8 @@ static void block_ref(const float *x, double *q) {
 }
 
 static tgc_tensor *run_block(const tgc_graph *g, tgc_optimize_level level, const char *threads, const float *x) {
-    tgc_diags *d = tgc_diags_create();
-    tgc_session *s = NULL;
-    tgc_tensor *in = NULL, *out = NULL;
-    const char *names[] = {"x"};
     tgc_session_options o = {.threads = threads, .optimize = level};
-    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){1, C, HW, HW}, x, &in);
-    if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, d);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL(st, TGC_OK);
-    tgc_tensor_release(in);
-    tgc_session_free(s);
-    tgc_diags_free(d);
-    return out;
+    return run_fed(g, &o, TGC_FLOAT32, 4, (int64_t[]){1, C, HW, HW}, x);
 }
 
 static void test_basic_block(void) {

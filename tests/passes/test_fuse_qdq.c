@@ -61,19 +61,7 @@ static const tgc_node *first_op(const tgc_graph *g, const char *op) {
  * releases it). */
 static tgc_tensor *run_u8_with(const tgc_graph *g, int rank, const int64_t *dims, const uint8_t *x,
                                const tgc_session_options *opt) {
-    tgc_diags *d = tgc_diags_create();
-    tgc_session *s = NULL;
-    tgc_tensor *in = NULL, *out = NULL;
-    const char *names[] = {"x"};
-    tgc_status st = tgc_session_create(g, "cpu", opt, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_UINT8, rank, dims, x, &in);
-    if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, d);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL(st, TGC_OK);
-    tgc_tensor_release(in);
-    tgc_session_free(s);
-    tgc_diags_free(d);
-    return out;
+    return run_fed(g, opt, TGC_UINT8, rank, dims, x);
 }
 
 static tgc_tensor *run_u8(const tgc_graph *g, int rank, const int64_t *dims, const uint8_t *x) {

@@ -150,20 +150,8 @@ static void block_ref(const float *xf, int hw, double *z) {
  * `level`, for x [n, c, hw, hw]. */
 static tgc_tensor *run_at(const tgc_graph *g, const char *threads, tgc_optimize_level level, const float *x, int n,
                           int c, int hw) {
-    tgc_diags *d = tgc_diags_create();
-    tgc_session *s = NULL;
-    tgc_tensor *in = NULL, *out = NULL;
-    const char *names[] = {"x"};
     tgc_session_options o = {.threads = threads, .optimize = level};
-    tgc_status st = tgc_session_create(g, "cpu", &o, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, 4, (int64_t[]){n, c, hw, hw}, x, &in);
-    if (st == TGC_OK) st = tgc_session_run(s, 1, names, &in, &out, d);
-    if (st != TGC_OK) tgc_diags_print(d, stderr);
-    CU_ASSERT_EQUAL(st, TGC_OK);
-    tgc_tensor_release(in);
-    tgc_session_free(s);
-    tgc_diags_free(d);
-    return out;
+    return run_fed(g, &o, TGC_FLOAT32, 4, (int64_t[]){n, c, hw, hw}, x);
 }
 
 /* run_at, optimized, for one image. */
