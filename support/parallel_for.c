@@ -79,11 +79,11 @@ static void helper(void *arg) {
 static bool helpers_returned(void *arg) { return atomic_load(&((job *)arg)->helpers) == 0; }
 
 /* One participant a worker of p (the calling thread among them when it is
- * one), and the caller when it is not. */
+ * one or stands in for one), and the caller when it is not. */
 int tgc_parallel_width(const tgc_thread_pool *p) {
     if (p == NULL) return 1;
     int size = tgc_thread_pool_size(p);
-    return tgc_thread_pool_worker_index(p) >= 0 ? size : size + 1;
+    return tgc_thread_pool_counts_caller(p) ? size : size + 1;
 }
 
 void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *arg) {

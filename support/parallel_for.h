@@ -25,8 +25,9 @@
 typedef void (*tgc_parallel_fn)(void *arg, int64_t i, int slot);
 
 /* Participants a tgc_parallel_for over pool p called on this thread may
- * have at once: p's workers when this thread is one of them, else the
- * caller and each of p's workers (1 when p is NULL). A kernel sizes its
+ * have at once: p's workers when this thread is one of them or stands in
+ * for one (tgc_thread_pool_stand_in), else the caller and each of p's
+ * workers (1 when p is NULL). A kernel sizes its
  * per-slot scratch with it on the thread that then calls
  * tgc_parallel_for; a plan made elsewhere for a kernel that runs on a
  * worker gets a bound one slot above the need. */

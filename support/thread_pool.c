@@ -30,6 +30,9 @@ typedef struct worker_id {
 /* The calling thread's identity when it is a pool's worker, else NULL. */
 static _Thread_local const worker_id *this_worker;
 
+/* The pool the calling thread stands in for a worker of, else NULL. */
+static _Thread_local const tgc_thread_pool *stands_in_for;
+
 struct tgc_thread_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -166,6 +169,12 @@ int tgc_thread_pool_size(const tgc_thread_pool *p) { return p->n_threads; }
 
 int tgc_thread_pool_worker_index(const tgc_thread_pool *p) {
     return this_worker != NULL && this_worker->pool == p ? this_worker->index : -1;
+}
+
+void tgc_thread_pool_stand_in(const tgc_thread_pool *p) { stands_in_for = p; }
+
+bool tgc_thread_pool_counts_caller(const tgc_thread_pool *p) {
+    return p != NULL && (tgc_thread_pool_worker_index(p) >= 0 || stands_in_for == p);
 }
 
 void tgc_thread_pool_free(tgc_thread_pool *p) {

@@ -12,6 +12,7 @@
 
 #include "tgc.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct tgc_thread_pool tgc_thread_pool;
@@ -52,6 +53,18 @@ int tgc_thread_pool_size(const tgc_thread_pool *p);
  * else -1: a stable identity, for work that should go to the same thread
  * call after call (tgc_parallel_for's ranges). */
 int tgc_thread_pool_worker_index(const tgc_thread_pool *p);
+
+/* Makes the calling thread, which is none of p's workers, stand in for
+ * one of them until it calls this again with NULL (p NULL: stands in for
+ * none): tgc_parallel_for over p then counts it among p's workers, so
+ * that its kernels keep to p's thread count (a step's caller running the
+ * step's first nodes itself, executor/step.c). Thread-local; it does not
+ * change tgc_thread_pool_worker_index. */
+void tgc_thread_pool_stand_in(const tgc_thread_pool *p);
+
+/* True when the calling thread is one of p's workers or stands in for one
+ * (tgc_thread_pool_stand_in); false for p NULL. */
+bool tgc_thread_pool_counts_caller(const tgc_thread_pool *p);
 
 /* Runs every queued task, stops the workers and frees the pool; NULL ok. */
 void tgc_thread_pool_free(tgc_thread_pool *p);

@@ -4,7 +4,8 @@
  * it back from the queue before returning); a NULL pool runs in index order
  * on the caller; the pool's cancel removes only the queued tasks it names;
  * each participant starts on its own range, the range of its index in the
- * pool (the last one for a caller from outside).
+ * pool (the last one for a caller from outside); a caller standing in for
+ * a worker counts as one.
  * Run under ThreadSanitizer by `make test`. */
 #include "tests/harness.h"
 
@@ -310,7 +311,44 @@ static void test_each_starts_on_its_own_range(void) {
     tgc_thread_pool_free(p);
 }
 
+/* A caller standing in for one of a pool's workers (a step's caller
+ * running its first nodes) counts as one of them: the pool's size in all,
+ * every index once, no slot past it; over a pool of one worker everything
+ * runs on the caller, in order. Another pool, and the caller after it
+ * stands down, count it as before. */
+static void test_caller_standing_in(void) {
+    tgc_thread_pool *p, *q, *one;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &p), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &q), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &one), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_parallel_width(p), 3);
+    tgc_thread_pool_stand_in(p);
+    CU_ASSERT(tgc_thread_pool_counts_caller(p));
+    CU_ASSERT_EQUAL(tgc_thread_pool_worker_index(p), -1);
+    CU_ASSERT_EQUAL(tgc_parallel_width(p), 2);
+    CU_ASSERT_EQUAL(tgc_parallel_width(q), 3);
+    for (int rep = 0; rep < 20; rep++) {
+        tally *t = tally_new(p);
+        tgc_parallel_for(p, N_INDICES, count, t);
+        CU_ASSERT_EQUAL(wrong_counts(t, N_INDICES), 0);
+        CU_ASSERT_EQUAL(atomic_load(&t->slot_clash), 0);
+        CU_ASSERT_EQUAL(atomic_load(&t->bad_slot), 0); /* slots 0 and 1 only */
+    }
+    tgc_thread_pool_stand_in(one);
+    CU_ASSERT_EQUAL(tgc_parallel_width(one), 1);
+    order_len = 0;
+    tgc_parallel_for(one, 40, record, NULL); /* slot 0 each time: asserted in record */
+    CU_ASSERT_EQUAL(order_len, 40);
+    for (int i = 0; i < order_len; i++) CU_ASSERT_EQUAL(order[i], i);
+    tgc_thread_pool_stand_in(NULL);
+    CU_ASSERT(!tgc_thread_pool_counts_caller(p));
+    CU_ASSERT_EQUAL(tgc_parallel_width(p), 3);
+    CU_ASSERT_EQUAL(tgc_parallel_width(one), 2);
+    tgc_thread_pool_free(p), tgc_thread_pool_free(q), tgc_thread_pool_free(one);
+}
+
 TGC_TEST_MAIN("parallel for", {"every index once, slots never shared", test_every_index_once},
+              {"a caller standing in for a worker", test_caller_standing_in},
               {"NULL pool: in order on the caller", test_null_pool_in_order},
               {"from the pool's only worker", test_from_the_pools_only_worker},
               {"width on a worker: the pool's size", test_width_on_a_worker}, {"nested", test_nested},
