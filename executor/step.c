@@ -155,6 +155,7 @@ static int32_t pass_turn(tgc_part_state *ps, int32_t id) {
 /* Nodes a thread runs once its chain ends, in this order (finish: a
  * fan-out one node dominates runs on one thread, a node at a time). */
 #define LATER_MAX 8
+
 typedef struct later_nodes {
     int32_t ids[LATER_MAX];
     int n, taken; /* ids[taken .. n) are still to run */
@@ -554,8 +555,11 @@ void tgc_frame_start(tgc_frame *f) {
      * would go to a pool and runs its chain itself once the others are
      * started (TensorFlow's executor runs inexpensive nodes inline): no
      * hand-off to a worker, no wake-up to wait for. The frame cannot end
-     * before that source has run. */
+     * before that source has run. While it runs it stands in for one of
+     * its device's workers (tgc_thread_pool_stand_in): its kernels keep
+     * to the device's thread count instead of adding the caller to it. */
     tgc_task *mine = NULL;
+    const tgc_thread_pool *mine_pool = NULL;
     long left = 0;
     for (int i = 0; i < f->n_parts; i++)
         for (int32_t id = 0; !f->ps[i].plan->remote && id < f->ps[i].plan->g->n_nodes; id++)
@@ -569,11 +573,19 @@ void tgc_frame_start(tgc_frame *f) {
             left--;
             if (in_order(ps, id) && !claim_turn(ps, id)) continue; /* started in its turn */
             bool pooled = p->role[id] != TGC_ROLE_CONST && p->role[id] != TGC_ROLE_RECV;
-            if (mine == NULL && pooled && f->parent == NULL && st->caller_runs) mine = &ps->tasks[id];
-            else start_source(st, ps, id);
+            if (mine == NULL && pooled && f->parent == NULL && st->caller_runs) {
+                mine = &ps->tasks[id];
+                mine_pool = p->pool;
+            } else {
+                start_source(st, ps, id);
+            }
         }
     }
-    if (mine != NULL) run_task(mine);
+    if (mine != NULL) {
+        tgc_thread_pool_stand_in(mine_pool);
+        run_task(mine);
+        tgc_thread_pool_stand_in(NULL);
+    }
 }
 
 /* A handle on graph output value v where it lies (a function's outputs,
@@ -680,6 +692,14 @@ static void trace_device_times(tgc_step *st) {
 
 static bool all_finished(void *arg) { return atomic_load(&((tgc_step *)arg)->root.outstanding) == 0; }
 
+/* A step counts as short (its caller runs its first chain and spins on the
+ * rest) while the session's last step
+ * took at most this many spins (TGC_SPIN_US): on a machine where a futex
+ * wake-up costs ~30 us, a batch-1 MLP whose step takes 60-120 us lost
+ * half its time to the two wake-ups of a hand-off (1 thread: 0.17 ms a
+ * step handed off, 0.08 run by the caller standing in for the worker). */
+#define SHORT_STEP_SPINS 4
+
 tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **feeds, tgc_tensor **outputs,
                             tgc_trace *trace, tgc_diags *diags) {
     /* Across processes the transport tells sessions apart too: every rank
@@ -713,17 +733,18 @@ tgc_status tgc_step_execute(tgc_session *s, int64_t step_id, const tgc_tensor **
     if (result == TGC_OK && st.distributed) result = tgc_step_dist_begin(&st);
     if (result == TGC_OK && s->watch != NULL && st.rank == 0) tgc_watch_feeds(s->watch, s->g, feeds);
     if (result == TGC_OK) {
-        /* The caller spins for a step as short as the spin (a small graph is
-         * done before a futex wake-up would arrive), and sleeps at once
-         * for a longer one: spinning there took a core from the device's
-         * workers (MLP batch 64 at 2 threads on 2 cores: its first 100-200
-         * runs at 0.37-0.41 ms in one process of two, 0.22 in the other; no
-         * spin, 0.20 in every one; the batch-1 MLP's 0.03 ms steps 1.5x
-         * slower without it). */
+        /* The caller runs a short step's first chain itself, then spins for
+         * the rest (a small graph is done before a futex wake-up would
+         * arrive), and sleeps at once for a longer one: spinning there took
+         * a core from the device's workers (MLP batch 64 at 2 threads on 2
+         * cores: its first 100-200 runs at 0.37-0.41 ms in one process of
+         * two, 0.22 in the other; no spin, 0.20 in every one; the batch-1
+         * MLP's 0.03 ms steps 1.5x slower without it). Short: as long as
+         * SHORT_STEP_SPINS spins. */
         int64_t t0 = tgc_now_ns(), last = atomic_load_explicit(&s->last_step_ns, memory_order_relaxed);
         tgc_device_activity before[TGC_MAX_DEVICES];
         activity_now(s, before);
-        bool short_step = last <= (int64_t)s->settings->spin_us * 1000;
+        bool short_step = last <= (int64_t)s->settings->spin_us * 1000 * SHORT_STEP_SPINS;
         st.caller_runs = short_step && !st.distributed;
         tgc_frame_start(&st.root);
         if (short_step) tgc_spin_until(all_finished, &st);
