@@ -1,5 +1,5 @@
 /* Conv on the cpu over the layers of seven convolutional networks (issue 15;
- * DenseNet-121 and ResNet-18 for issue 34):
+ * DenseNet-121 and ResNet-18 for issue 34, and SqueezeNet 1.1's 55x55 layers):
  * every distinct Conv of MobileNetV2, MobileNetV3-Large, EfficientNet-B0,
  * ConvNeXt-T and ResNeXt-50 32x4d at batch 1 and 224x224 (the table below,
  * from `bench/conv_models.py shapes`; squeeze-and-excitation's 1x1 on one
@@ -267,6 +267,11 @@ static const layer layers[] = {
     {"resnet18", 256, 14, 14, 512, 3, 2, 1, 1, 1},
     {"resnet18", 512, 7, 7, 512, 3, 1, 1, 1, 3},
     {"resnet18", 256, 14, 14, 512, 1, 2, 0, 1, 1},
+    {"squeezenet1_1", 3, 224, 224, 64, 3, 2, 0, 1, 1},
+    {"squeezenet1_1", 64, 55, 55, 16, 1, 1, 0, 1, 1},
+    {"squeezenet1_1", 16, 55, 55, 64, 1, 1, 0, 1, 2},
+    {"squeezenet1_1", 16, 55, 55, 64, 3, 1, 1, 1, 2},
+    {"squeezenet1_1", 128, 55, 55, 16, 1, 1, 0, 1, 1},
 };
 enum { N_LAYERS = sizeof layers / sizeof layers[0] };
 

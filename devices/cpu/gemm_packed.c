@@ -419,35 +419,60 @@ static void copy_rows(float *to, int64_t to_ld, const float *from, int64_t from_
     for (int64_t i = 0; i < rows; i++) memcpy(to + i * to_ld, from + i * from_ld, (size_t)cols * sizeof(float));
 }
 
-/* A dense [m, cols] block in this thread's scratch, placed after the
- * primitive's own scratchpad of scratch_bytes; NULL on failure. */
-static float *stage_block(size_t scratch_bytes, int64_t m, int64_t cols) {
-    size_t at = (scratch_bytes + 63) / 64 * 64;
+/* Blocks of floats[0..n) floats in this thread's scratch, placed after the
+ * primitive's own scratchpad of scratch_bytes, each 64-byte aligned, into
+ * blocks[0..n) (NULL for 0 floats). False when the sizes overflow or the
+ * scratch cannot be had. The scratch is the thread's (thread_state): it
+ * lives as long as the thread and grows to the largest request. */
+static bool thread_blocks(size_t scratch_bytes, int n, const int64_t *floats, float **blocks) {
+    int64_t at[2], end = ((int64_t)scratch_bytes + 63) / 64 * 64;
+    for (int i = 0; i < n; i++) {
+        at[i] = end;
+        int64_t bytes;
+        if (floats[i] < 0 || !tgc_checked_mul_i64(floats[i], (int64_t)sizeof(float), &bytes) ||
+            !tgc_checked_add_i64(end, (bytes + 63) / 64 * 64, &end))
+            return false;
+    }
     omp_set_num_threads(1);
     thread_state *t = this_thread();
     bool ok = t != NULL;
-    dnnl_memory_t scratch = ok ? thread_scratch(t, at + (size_t)m * cols * sizeof(float), &ok) : NULL;
+    dnnl_memory_t scratch = ok ? thread_scratch(t, (size_t)end, &ok) : NULL;
     void *base = NULL;
-    if (!ok || dnnl_memory_get_data_handle(scratch, &base) != dnnl_success || base == NULL) return NULL;
-    return (float *)((char *)base + at);
+    if (!ok || dnnl_memory_get_data_handle(scratch, &base) != dnnl_success || base == NULL) return false;
+    for (int i = 0; i < n; i++) blocks[i] = floats[i] > 0 ? (float *)((char *)base + at[i]) : NULL;
+    return true;
+}
+
+/* A dense [m, cols] block in this thread's scratch, placed after the
+ * primitive's own scratchpad of scratch_bytes; NULL on failure. */
+static float *stage_block(size_t scratch_bytes, int64_t m, int64_t cols) {
+    float *block;
+    return thread_blocks(scratch_bytes, 1, &(int64_t){m * cols}, &block) ? block : NULL;
 }
 
 /* Runs prim (made for a dense [m, cols] destination dst_md) on this thread
  * for a block of C that is not dense (at c, rows ldc apart): the primitive
- * writes a dense block placed after its own scratchpad in the thread's
- * scratch (C's block copied there first when beta reads it), then copied
- * into C. The copy is m x cols floats against m x cols x k multiply-adds.
- * The other arguments as execute's. */
-static bool run_staged(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_memory_desc_t *src_md, const void *src,
-                       dnnl_memory_t weights, const dnnl_memory_desc_t *weights_md, const void *weights_data,
-                       const dnnl_memory_desc_t *dst_md, int64_t m, int64_t cols, float beta, float *c, int64_t ldc) {
-    float *block = stage_block(scratch_bytes, m, cols);
-    if (block == NULL) return false;
+ * writes the dense `block` (C's block copied there first when beta reads
+ * it), then copied into C. The copy is m x cols floats against m x cols x
+ * k multiply-adds. The other arguments as execute's. */
+static bool run_staged_in(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_memory_desc_t *src_md,
+                          const void *src, dnnl_memory_t weights, const dnnl_memory_desc_t *weights_md,
+                          const void *weights_data, const dnnl_memory_desc_t *dst_md, int64_t m, int64_t cols,
+                          float beta, float *c, int64_t ldc, float *block) {
     if (beta != 0.0f) copy_rows(block, cols, c, ldc, m, cols);
     /* tgc_dnnl_run asks the thread's scratch for the primitive's own share: the same buffer, large enough */
     if (!execute(prim, scratch_bytes, src_md, src, weights, weights_md, weights_data, dst_md, block)) return false;
     copy_rows(c, ldc, block, cols, m, cols);
     return true;
+}
+
+/* run_staged_in with the block placed in this thread's scratch (stage_block). */
+static bool run_staged(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_memory_desc_t *src_md, const void *src,
+                       dnnl_memory_t weights, const dnnl_memory_desc_t *weights_md, const void *weights_data,
+                       const dnnl_memory_desc_t *dst_md, int64_t m, int64_t cols, float beta, float *c, int64_t ldc) {
+    float *block = stage_block(scratch_bytes, m, cols);
+    return block != NULL && run_staged_in(prim, scratch_bytes, src_md, src, weights, weights_md, weights_data, dst_md,
+                                          m, cols, beta, c, ldc, block);
 }
 
 /* Piece i of a run_blocks job: its dense block in the thread's scratch,
@@ -519,7 +544,7 @@ typedef struct plain_entry {
     dnnl_memory_desc_t src, weights, dst;
     size_t scratch_bytes;
     /* C's rows lie wider than n: the primitive was made for a dense [m, n]
-     * block, copied out (run_plain_staged) */
+     * block, copied out (run_staged_in) */
     bool stage_c;
 } plain_entry;
 
@@ -617,24 +642,44 @@ static const plain_entry *plain_lookup(bool int8, bool ta, bool tb, int64_t m, i
     return e != NULL && e->prim != NULL ? e : NULL;
 }
 
-/* Entry e's product (e->stage_c) with C's block staged: see run_staged. */
-static bool run_plain_staged(const plain_entry *e, const float *a, const float *b, float *c) {
-    return run_staged(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, e->m, e->n, e->beta, c,
-                      e->ldc);
-}
+/* The row stride a copy of B's [k, n] block gets where B's own rows alias
+ * (tgc_dnnl_sgemm): dense, or 16 floats wider where dense rows would be a
+ * multiple of 4 KiB apart too. */
+static int64_t staged_ldb(int64_t n) { return n % 1024 == 0 ? n + 16 : n; }
+
+/* The most bytes of B tgc_dnnl_sgemm copies; a larger aliasing B goes to OpenBLAS. */
+#define STAGE_B_MAX_BYTES ((int64_t)64 << 20)
 
 int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                    const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-    /* B rows 4 KiB apart alias in the cache when read unpacked (measured: a
-     * [128, 512] x [512, 2048] product ran at 0.4x OpenBLAS's): OpenBLAS
-     * packs them. */
-    bool aliasing = !tb && ldb % 1024 == 0;
-    if (aliasing || m < 1 || n < 1 || k < 1 || !tgc_packed_gemm_available()) return 0;
-    const plain_entry *e = plain_lookup(false, ta, tb, m, n, k, lda, ldb, ldc, alpha, beta);
+    if (m < 1 || n < 1 || k < 1 || !tgc_packed_gemm_available()) return 0;
+    /* B's rows a multiple of 4 KiB apart alias in the cache when read as
+     * they lie (a [128, 512] x [512, 2048] product ran at 0.4x OpenBLAS's),
+     * so such a B is copied first, to rows staged_ldb(n) apart, as OpenBLAS
+     * packs every B: k x n floats against m x n x k multiply-adds. It used
+     * to go to OpenBLAS, whose DYNAMIC_ARCH build may not know the cpu
+     * (0.3.21 runs its SSE3 "Prescott" kernels on Emerald Rapids: 22
+     * GFLOP/s on a 1024 x 1024 product against oneDNN's 100 and more). */
+    bool stage_b = !tb && ldb % 1024 == 0;
+    int64_t b_ld = stage_b ? staged_ldb(n) : ldb, b_floats = 0;
+    if (stage_b && (!tgc_checked_mul_i64(k, b_ld, &b_floats) || b_floats > STAGE_B_MAX_BYTES / (int64_t)sizeof(float)))
+        return 0;
+    const plain_entry *e = plain_lookup(false, ta, tb, m, n, k, lda, b_ld, ldc, alpha, beta);
     if (e == NULL) return 0;
     /* Memory objects or a scratchpad that cannot be had would leave C
      * untouched, but are not told apart from a failed run: both fail. */
-    if (e->stage_c) return run_plain_staged(e, a, b, c) ? 1 : -1;
+    float *blocks[2] = {NULL, NULL};
+    int64_t floats[2] = {b_floats, e->stage_c ? m * n : 0};
+    if ((stage_b || e->stage_c) && !thread_blocks(e->scratch_bytes, 2, floats, blocks)) return -1;
+    if (stage_b) {
+        copy_rows(blocks[0], b_ld, b, ldb, k, n);
+        b = blocks[0];
+    }
+    if (e->stage_c)
+        return run_staged_in(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, m, n, beta, c, ldc,
+                             blocks[1])
+                   ? 1
+                   : -1;
     return execute(e->prim, e->scratch_bytes, &e->src, a, NULL, &e->weights, b, &e->dst, c) ? 1 : -1;
 }
 

@@ -10,8 +10,8 @@
  * whose labels are each either batch (in both and the output), M or N (in
  * one and the output), or K (in both, not the output), each once and
  * unbroadcast, are lowered to a batched GEMM: both are gathered into
- * [batch, M, K] and [batch, K, N], one cblas_sgemm (OpenBLAS) per batch
- * gives [batch, M, N], which is scattered into the output's label order.
+ * [batch, M, K] and [batch, K, N], one tgc_cpu_sgemm_one (oneDNN where it
+ * takes the product, else OpenBLAS) per batch gives [batch, M, N], which is scattered into the output's label order.
  * Anything else runs the general loop: for each output element, the sum
  * over the summed labels of the product of the inputs' elements, in
  * double (integers and float64: always the loop, integers wrapping as
@@ -22,12 +22,12 @@
  * Computations, algorithm 3.4.1) in double: the product of the pivots,
  * negated once per row swap; a zero pivot column gives 0; a 0 x 0 matrix
  * gives 1, as numpy.linalg.det (ONNX's reference). */
+#include "devices/cpu/kernels_nn.h"
 #include "devices/kernel_checks.h"
 #include "graph/einsum.h"
 #include "support/alloc.h"
 #include "support/half.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -202,10 +202,10 @@ static bool einsum_gemm(const einsum_plan *p, const tgc_einsum *e, const float *
     if (ok) {
         copy_labels(na, asz, x[0], ass, a, ads);
         copy_labels(nbb, bsz, x[1], bss, b, bds);
-        for (int64_t t = 0; t < B; t++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, a + t * M * K,
-                        (int)K, b + t * K * N, (int)N, 0.0f, cm + t * M * N, (int)N);
-        copy_labels(nc, csz, cm, css, y, cds);
+        for (int64_t t = 0; ok && t < B; t++)
+            ok = tgc_cpu_sgemm_one(false, false, M, N, K, 1.0f, a + t * M * K, K, b + t * K * N, N, 0.0f,
+                                   cm + t * M * N, N);
+        if (ok) copy_labels(nc, csz, cm, css, y, cds);
     }
     tgc_free(a);
     tgc_free(b);

@@ -5,7 +5,8 @@
  *     the same alone and split over a pool of two threads;
  *   - products on operands as they lie (tgc_dnnl_sgemm through
  *     tgc_cpu_sgemm) from two threads at once, against the direct loop;
- *     into a block of a wider C, its other columns untouched;
+ *     into a block of a wider C, its other columns untouched; B's rows a
+ *     multiple of 4 KiB apart (copied first);
  *   - TGC_DNNL=0 turns it off; a build without oneDNN makes nothing;
  *   - through a session: MatMul and Gemm with a weight, run twice (the
  *     second from the node's cache), and MatMul fed a different batch
@@ -175,6 +176,48 @@ static void test_plain_block_of_wider_c(void) {
     }
 }
 
+/* tgc_dnnl_sgemm where B's rows lie a multiple of 4 KiB apart (which
+ * alias in the cache read as they lie): B is copied to rows of its own
+ * first, and oneDNN still takes the product (it used to decline them to
+ * OpenBLAS). A dense B of 1024 columns (its copy padded), a block of a
+ * wider B into a block of a wider C with beta, each twice (the second on
+ * the kept primitive); B itself unchanged. Then 1024 columns through
+ * tgc_cpu_sgemm's pieces: alone and over a pool of two, the same bits. */
+static void test_plain_aliasing_b(void) {
+    if (!tgc_packed_gemm_available()) return;
+    static const struct {
+        int64_t m, n, k, ldb, ldc;
+        float beta;
+    } cases[] = {{48, 1024, 40, 1024, 1024, 0.0f}, {33, 200, 70, 2048, 260, 0.5f}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tgc_gemm_shape s = {.m = cases[i].m, .n = cases[i].n, .k = cases[i].k, .lda = cases[i].k,
+                            .ldb = cases[i].ldb, .ldc = cases[i].ldc, .alpha = 1.0f, .beta = cases[i].beta};
+        size_t nb = (size_t)(s.k * s.ldb), nc = (size_t)(s.m * s.ldc);
+        float *a = random_floats((size_t)(s.m * s.k), 21), *b = random_floats(nb, 22), *b0 = malloc(nb * sizeof *b0);
+        float *c0 = random_floats(nc, 23), *c = malloc(nc * sizeof *c);
+        memcpy(b0, b, nb * sizeof *b0);
+        for (int r = 0; r < 2; r++) {
+            memcpy(c, c0, nc * sizeof *c);
+            CU_ASSERT_EQUAL(tgc_dnnl_sgemm(false, false, s.m, s.n, s.k, 1.0f, a, s.lda, b, s.ldb, s.beta, c, s.ldc), 1);
+            CU_ASSERT_EQUAL(count_bad(&s, a, b, c0, c, false), 0);
+        }
+        CU_ASSERT(memcmp(b, b0, nb * sizeof *b) == 0);
+        free(a), free(b), free(b0), free(c0), free(c);
+    }
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_FATAL(tgc_thread_pool_create(2, &pool) == TGC_OK);
+    tgc_gemm_shape s = {.m = 96, .n = 1024, .k = 128, .lda = 128, .ldb = 1024, .ldc = 1024, .alpha = 1.0f};
+    float *a = random_floats((size_t)(s.m * s.k), 24), *b = random_floats((size_t)(s.k * s.n), 25);
+    float *zero = calloc((size_t)(s.m * s.n), sizeof *zero), *c1 = malloc((size_t)(s.m * s.n) * sizeof *c1);
+    float *c2 = malloc((size_t)(s.m * s.n) * sizeof *c2);
+    CU_ASSERT_FATAL(tgc_cpu_sgemm(NULL, false, false, s.m, s.n, s.k, 1.0f, a, s.k, b, s.n, 0.0f, c1, s.n));
+    CU_ASSERT_FATAL(tgc_cpu_sgemm(pool, false, false, s.m, s.n, s.k, 1.0f, a, s.k, b, s.n, 0.0f, c2, s.n));
+    CU_ASSERT_EQUAL(count_bad(&s, a, b, zero, c1, false), 0);
+    CU_ASSERT(memcmp(c1, c2, (size_t)(s.m * s.n) * sizeof *c1) == 0);
+    free(a), free(b), free(zero), free(c1), free(c2);
+    tgc_thread_pool_free(pool);
+}
+
 /* Read when a session or context is made; here, without one, by hand. */
 static void test_env_turns_it_off(void) {
     setenv("TGC_DNNL", "0", 1);
@@ -284,4 +327,5 @@ static void test_session_weights(void) {
 TGC_TEST_MAIN("cpu_gemm_packed", {"against a direct loop, alone and over a pool", test_against_direct_loop},
               {"plain operands from two threads at once", test_plain_from_two_threads},
               {"a block of a wider C", test_plain_block_of_wider_c},
+              {"B's rows 4 KiB apart", test_plain_aliasing_b},
               {"TGC_DNNL=0 turns it off", test_env_turns_it_off}, {"through a session", test_session_weights})
