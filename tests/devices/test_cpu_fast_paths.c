@@ -780,6 +780,40 @@ static void gemm_check(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
     free(cv);
 }
 
+/* The update form (x times the rows of a matrix) over more columns than
+ * it sums at once (4096): against a loop in double, and each output's bits
+ * the same whether the columns come in one call or in two pieces cut at
+ * an odd column, with beta 0 and beta reading y. */
+static void test_gemv_update_wide(void) {
+    const int64_t k = 37, n = 9000, cut = 4099;
+    float *mat = random_floats((size_t)(k * n), 41), *x = random_floats((size_t)k, 42);
+    float *y0 = random_floats((size_t)n, 43), *whole = malloc((size_t)n * sizeof *whole);
+    float *parts = malloc((size_t)n * sizeof *parts);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parts);
+    for (int b = 0; b < 2; b++) {
+        float beta = b == 0 ? 0.0f : 0.5f;
+        memcpy(whole, y0, (size_t)n * sizeof *whole);
+        memcpy(parts, y0, (size_t)n * sizeof *parts);
+        tgc_cpu_gemv_update(n, k, 2.0f, mat, n, x, beta, whole);
+        tgc_cpu_gemv_update(cut, k, 2.0f, mat, n, x, beta, parts);
+        tgc_cpu_gemv_update(n - cut, k, 2.0f, mat + cut, n, x, beta, parts + cut);
+        CU_ASSERT(memcmp(whole, parts, (size_t)n * sizeof *whole) == 0);
+        int bad = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double sum = 0.0, mag = 0.0;
+            for (int64_t t = 0; t < k; t++) {
+                sum += (double)x[t] * mat[t * n + j];
+                mag += fabs((double)x[t] * mat[t * n + j]);
+            }
+            double want = 2.0 * sum + beta * (double)y0[j];
+            bad += fabs(whole[j] - want) > 1e-6 * (2.0 * mag + fabs(beta * y0[j])) + 1e-30;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    free(mat), free(x), free(y0), free(whole), free(parts);
+}
+
 static void test_gemv(void) {
     for (int t = 0; t < 4; t++) {
         bool ta = t & 1, tb = t & 2;
@@ -788,6 +822,8 @@ static void test_gemv(void) {
         gemm_check(300, 900, 1, ta, tb);   /* a column */
         gemm_check(1, 1, 1, ta, tb);
     }
+    gemm_check(1, 16, 40000, false, false); /* pieces wider than the update form sums at once */
+    test_gemv_update_wide();
 }
 
 /* ---- MaxPool 2-D -------------------------------------------------------------------- */
