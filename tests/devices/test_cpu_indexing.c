@@ -1,12 +1,14 @@
 /* The cpu indexing kernels (devices/cpu/kernels_indexing.c) where ONNX's
  * backend data does not reach: opset 18's max / min reductions, ties in
- * TopK, OneHot's odd indices and float depth, other dtypes, and the
+ * TopK (and on lanes long enough for its heap, against a full sort),
+ * OneHot's odd indices and float depth, other dtypes, and the
  * errors for untrusted index values. Reference values are numpy's (the
  * expression beside each). */
 #include "tests/devices/kernel_fixture_shape.h"
 
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <stdlib.h>
 
 static void fx_attr_str(shape_fx *f, const char *name, const char *s) {
     fx_attr(f, (tgc_attr){.name = (char *)name, .type = TGC_ATTR_STRING, .s = (char *)s});
@@ -130,6 +132,93 @@ static void top_k_with(int64_t largest, const float *values, const int64_t *indi
 static void test_top_k_ties_take_the_lower_index(void) {
     top_k_with(1, (float[]){3, 3, 2, 5, 5, 5}, (int64_t[]){0, 2, 3, 0, 1, 2});
     top_k_with(0, (float[]){1, 2, 3, 1, 5, 5}, (int64_t[]){1, 3, 0, 3, 0, 1});
+}
+
+/* ---- TopK on long lanes (selected through a heap, k at most a quarter) ---- */
+
+/* One element of a lane and its position, for the reference's sort. */
+typedef struct ranked {
+    double v; /* NaN for NaN */
+    int64_t i;
+} ranked;
+
+static int ranked_largest(const void *pa, const void *pb) {
+    const ranked *a = pa, *b = pb;
+    bool na = isnan(a->v), nb = isnan(b->v);
+    if (na != nb) return na ? -1 : 1; /* NaN counts as the largest (numpy's sort) */
+    if (!na && a->v != b->v) return a->v > b->v ? -1 : 1;
+    return a->i < b->i ? -1 : 1; /* ties: the lower index first */
+}
+
+static int ranked_smallest(const void *pa, const void *pb) {
+    const ranked *a = pa, *b = pb;
+    bool na = isnan(a->v), nb = isnan(b->v);
+    if (na != nb) return na ? 1 : -1;
+    if (!na && a->v != b->v) return a->v < b->v ? -1 : 1;
+    return a->i < b->i ? -1 : 1;
+}
+
+/* TopK of x (float32, or int32 when `ints`) [dims0, dims1] along `axis`,
+ * k and largest as given, against a full sort of each lane by the rule
+ * above (qsort on (value, position): independent of the kernel's heap). */
+static void top_k_long(const void *x, bool ints, const int64_t *dims, int axis, int64_t k, int64_t largest) {
+    int64_t n = dims[axis], lanes = dims[1 - axis], inner = axis == 0 ? dims[1] : 1;
+    size_t es = ints ? sizeof(int32_t) : sizeof(float);
+    int64_t odims[2] = {dims[0], dims[1]};
+    odims[axis] = k;
+    char *want_v = malloc((size_t)(k * lanes) * es);
+    int64_t *want_i = malloc((size_t)(k * lanes) * sizeof *want_i);
+    ranked *r = malloc((size_t)n * sizeof *r);
+    CU_ASSERT_FATAL(want_v != NULL && want_i != NULL && r != NULL);
+    for (int64_t q = 0; q < lanes; q++) {
+        int64_t base = axis == 0 ? q : q * n; /* lane q's first element; elements inner apart */
+        for (int64_t j = 0; j < n; j++) {
+            int64_t at = base + j * inner;
+            r[j] = (ranked){.v = ints ? (double)((const int32_t *)x)[at] : (double)((const float *)x)[at], .i = j};
+        }
+        qsort(r, (size_t)n, sizeof *r, largest ? ranked_largest : ranked_smallest);
+        for (int64_t j = 0; j < k; j++) {
+            int64_t out = axis == 0 ? j * lanes + q : q * k + j;
+            want_i[out] = r[j].i;
+            memcpy(want_v + (size_t)out * es, (const char *)x + (size_t)(base + r[j].i * inner) * es, es);
+        }
+    }
+    shape_fx f;
+    fx_begin(&f, "TopK");
+    fx_in(&f, ints ? TGC_INT32 : TGC_FLOAT32, 2, dims, x);
+    fx_in_i64(&f, 1, (int64_t[]){k});
+    fx_attr_int(&f, "axis", axis);
+    fx_attr_int(&f, "largest", largest);
+    fx_out_expect(&f, ints ? TGC_INT32 : TGC_FLOAT32, 2, odims, want_v);
+    fx_out_expect(&f, TGC_INT64, 2, odims, want_i);
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+    free(want_v), free(want_i), free(r);
+}
+
+/* Lanes of 5000 (and 4000 down a column) with many ties (values from 64
+ * levels), NaNs and both zeros: the k best by the rule, ties by the lower
+ * index, both orders; int32 lanes take the typed comparison. */
+static void test_top_k_long_lanes(void) {
+    enum { N = 5000, R = 3 };
+    float *x = malloc(N * R * sizeof *x);
+    int32_t *xi = malloc(N * R * sizeof *xi);
+    CU_ASSERT_FATAL(x != NULL && xi != NULL);
+    uint32_t seed = 7;
+    for (int i = 0; i < N * R; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        int level = (int)(seed >> 26); /* 0 .. 63 */
+        x[i] = level == 63 && i % 7 == 0 ? NAN : level == 0 ? (i % 2 ? -0.0f : 0.0f) : (float)(level - 32) * 0.25f;
+        xi[i] = (int32_t)(seed >> 8) % 200 - 100;
+    }
+    for (int largest = 0; largest < 2; largest++) {
+        top_k_long(x, false, (int64_t[]){R, N}, 1, 40, largest);
+        top_k_long(x, false, (int64_t[]){N - 1000, R}, 0, 10, largest); /* lanes down a column: strided */
+        top_k_long(xi, true, (int64_t[]){R, N}, 1, 7, largest);
+        top_k_long(x, false, (int64_t[]){R, N}, 1, 1, largest);
+    }
+    free(x), free(xi);
 }
 
 /* numpy (ONNX's reference): v = where(ind < 0, ind + 3, ind);
@@ -265,6 +354,7 @@ TGC_TEST_MAIN("cpu_indexing", {"scatter elements reductions", test_scatter_eleme
               {"indices out of range fail", test_indices_out_of_range_fail},
               {"gather nd batch dims", test_gather_nd_batch_dims},
               {"top k ties take the lower index", test_top_k_ties_take_the_lower_index},
+              {"top k on long lanes", test_top_k_long_lanes},
               {"one hot float depth and odd indices", test_one_hot_float_depth_and_odd_indices},
               {"cumsum exclusive reverse int32", test_cumsum_exclusive_reverse_int32},
               {"cumsum float16 rounds each step", test_cumsum_float16_rounds_each_step},
