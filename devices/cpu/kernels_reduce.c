@@ -30,6 +30,7 @@
 #include "devices/cpu/broadcast.h"
 #include "devices/cpu/ew.h"
 #include "devices/cpu/row_sum.h"
+#include "devices/cpu/target_clones.h"
 #include "devices/reduce_axes.h"
 #include "support/alloc.h"
 #include "support/half.h"
@@ -99,12 +100,20 @@ static fold_kind fold_of(reduce_kind k) {
 #define I_MAX(a, b) ((b) > (a) ? (b) : (a))
 #define I_MIN(a, b) ((b) < (a) ? (b) : (a))
 
+/* Accumulators a row folding into one element keeps: element i goes to
+ * accumulator i % FOLD_LANES (the chains run in parallel, as vectors),
+ * which are then folded pairwise in a fixed tree, so the bits do not
+ * depend on the vector width the clone runs. */
+#define FOLD_LANES 16
+
 /* y = fold of x over the iterator's rows: y starts at INIT everywhere; a
- * row with output step 0 folds into one element through four ACC
- * accumulators (four chains run in parallel), a row with step 1 folds
- * elementwise. acc = OP(acc, MAP(x)). */
+ * row with output step 0 folds into one element through FOLD_LANES ACC
+ * accumulators, a row with step 1 folds elementwise. acc = OP(acc,
+ * MAP(x)). Compiled for each vector ISA (TGC_CPU_CLONES): a float32
+ * ReduceMean of [8192, 1024] over its last axis took 5.2 ms through four
+ * scalar chains at the baseline ISA, where ONNX Runtime took 1.7. */
 #define DEF_FOLD(name, T, ACC, INIT, MAP, OP)                                                   \
-    static void name(tgc_cpu_bcast *it, const void *px, void *py, int64_t ny) {                 \
+    TGC_CPU_CLONES static void name(tgc_cpu_bcast *it, const void *px, void *py, int64_t ny) {  \
         const T *x = px;                                                                        \
         T *y = py;                                                                              \
         for (int64_t i = 0; i < ny; i++) y[i] = (T)(INIT);                                      \
@@ -114,17 +123,14 @@ static fold_kind fold_of(reduce_kind k) {
             T *yr = y + it->off[1];                                                             \
             int64_t n = it->inner, i = 0;                                                       \
             if (it->step[1] == 0) {                                                             \
-                ACC a0 = (ACC)(INIT), a1 = a0, a2 = a0, a3 = a0;                                \
-                for (; i + 4 <= n; i += 4) {                                                    \
-                    a0 = (ACC)OP(a0, MAP(xr[i]));                                               \
-                    a1 = (ACC)OP(a1, MAP(xr[i + 1]));                                           \
-                    a2 = (ACC)OP(a2, MAP(xr[i + 2]));                                           \
-                    a3 = (ACC)OP(a3, MAP(xr[i + 3]));                                           \
-                }                                                                               \
-                for (; i < n; i++) a0 = (ACC)OP(a0, MAP(xr[i]));                                \
-                ACC a01 = (ACC)OP(a0, a1), a23 = (ACC)OP(a2, a3);                               \
-                ACC acc = (ACC)OP(a01, a23);                                                    \
-                *yr = (T)OP((ACC)*yr, acc);                                                     \
+                ACC a[FOLD_LANES];                                                              \
+                for (int t = 0; t < FOLD_LANES; t++) a[t] = (ACC)(INIT);                        \
+                for (; i + FOLD_LANES <= n; i += FOLD_LANES)                                    \
+                    for (int t = 0; t < FOLD_LANES; t++) a[t] = (ACC)OP(a[t], MAP(xr[i + t]));  \
+                for (; i < n; i++) a[0] = (ACC)OP(a[0], MAP(xr[i]));                            \
+                for (int w = FOLD_LANES / 2; w > 0; w /= 2)                                     \
+                    for (int t = 0; t < w; t++) a[t] = (ACC)OP(a[t], a[t + w]);                 \
+                *yr = (T)OP((ACC)*yr, a[0]);                                                    \
             } else {                                                                            \
                 for (; i < n; i++) yr[i] = (T)OP((ACC)yr[i], MAP(xr[i]));                       \
             }                                                                                   \
