@@ -120,6 +120,47 @@ static void test_pow(void) {
     ew_end(&f);
 }
 
+/* Pow(x, 2) is x * x, the correctly rounded square (numpy.power's short
+ * cut), bit for bit: negative, huge (to inf), tiny, -0, inf and NaN bases;
+ * in float16 too (2.0 is 0x4000); an exponent of [1, 1] makes the output
+ * rank 2, so the general loop answers, still within its 1 ulp. */
+static void test_pow_square(void) {
+    static const float x[8] = {-3.5f, 1e20f, 1.5e-23f, -0.0f, INFINITY, -INFINITY, NAN, 0.1f};
+    ew_fx f;
+    ew_begin(&f, "Pow", EW_DIR);
+    ew_in(&f, TGC_FLOAT32, 1, (int64_t[]){8}, x);
+    ew_in(&f, TGC_FLOAT32, 0, NULL, (float[]){2.0f});
+    ew_out(&f, TGC_FLOAT32, 1, (int64_t[]){8});
+    ew_run_ok(&f);
+    const float *y = tgc_buffer_host_ptr(f.out[0].buf);
+    for (int i = 0; i < 8; i++) {
+        volatile float sq = x[i] * x[i]; /* rounded once, to float */
+        CU_ASSERT(memcmp(&y[i], (const void *)&sq, sizeof sq) == 0 || (isnan(y[i]) && isnan(x[i])));
+    }
+    ew_end(&f);
+
+    ew_begin(&f, "Pow", EW_DIR);
+    ew_in(&f, TGC_FLOAT16, 1, (int64_t[]){3}, (uint16_t[]){0x3e00, 0xc500, 0x5bff}); /* 1.5, -5, 255.875 */
+    ew_in(&f, TGC_FLOAT16, 1, (int64_t[]){1}, (uint16_t[]){0x4000});
+    ew_out(&f, TGC_FLOAT16, 1, (int64_t[]){3});
+    ew_run_ok(&f);
+    const uint16_t *h = tgc_buffer_host_ptr(f.out[0].buf);
+    CU_ASSERT_EQUAL(h[0], 0x4080); /* 2.25 */
+    CU_ASSERT_EQUAL(h[1], 0x4e40); /* 25 */
+    CU_ASSERT_EQUAL(h[2], 0x7bfe); /* 65472.015625 rounds to 65472 (float16 steps 32 there) */
+    ew_end(&f);
+
+    ew_begin(&f, "Pow", EW_DIR);
+    ew_in(&f, TGC_FLOAT32, 1, (int64_t[]){2}, (float[]){3.0f, -0.5f});
+    ew_in(&f, TGC_FLOAT32, 2, (int64_t[]){1, 1}, (float[]){2.0f});
+    ew_out(&f, TGC_FLOAT32, 2, (int64_t[]){1, 2});
+    ew_run_ok(&f);
+    y = tgc_buffer_host_ptr(f.out[0].buf);
+    CU_ASSERT(fabsf(y[0] - 9.0f) <= 9.0f * 1.2e-7f);
+    CU_ASSERT(fabsf(y[1] - 0.25f) <= 0.25f * 1.2e-7f);
+    ew_end(&f);
+}
+
 /* ---- Unary ----------------------------------------------------------------- */
 
 static void test_unary_f32(void) {
@@ -548,7 +589,7 @@ static void test_registry(void) {
     CU_ASSERT_EQUAL(n, TGC_EW_COUNT + n_extra);
 }
 
-TGC_TEST_MAIN("cpu_elementwise",
+TGC_TEST_MAIN("cpu_elementwise", {"pow square", test_pow_square},
               {"arith_f32", test_arith_f32},
               {"arith_empty", test_arith_empty},
               {"arith_int", test_arith_int},
