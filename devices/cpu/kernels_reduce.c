@@ -367,14 +367,51 @@ static tgc_status k_reduce_sum_square(tgc_kernel_ctx *c) { return reduce_kernel(
  * x[o, k, i]; the first one on ties, or the last with
  * select_last_point_index. NaN counts as the most extreme, as in
  * numpy.argmax / argmin (ONNX's reference). Scans k outermost so x is read
- * in order, comparing with the best so far through its index in y.
+ * in order, comparing with the best so far through its index in y. A lane
+ * along the last axis (inner 1) is two passes instead: its extreme through
+ * ARG_LANES running extremes (NaNs noted apart), then the first (last)
+ * element equal to it, or the first (last) NaN (the best so far carried
+ * element to element was one chain of dependent compares and moves:
+ * [4096, 1000] over its last axis took 1.8x ONNX Runtime's time).
  * BETTER / BETTER_EQ: > and >= (max) or < and <= (min). */
+#define ARG_LANES 16
 #define DEF_ARG(fn, T, ISNAN, BETTER, BETTER_EQ)                                                  \
+    TGC_CPU_CLONES static int64_t fn##_lane(const T *x, int64_t n, bool last) {                    \
+        T m[ARG_LANES];                                                                           \
+        bool nan = false;                                                                         \
+        for (int t = 0; t < ARG_LANES; t++) m[t] = x[0];                                          \
+        int64_t k = 0;                                                                            \
+        for (; k + ARG_LANES <= n; k += ARG_LANES)                                                \
+            for (int t = 0; t < ARG_LANES; t++) {                                                 \
+                T v = x[k + t];                                                                   \
+                nan |= ISNAN(v);                                                                  \
+                m[t] = v BETTER m[t] ? v : m[t];                                                  \
+            }                                                                                     \
+        for (; k < n; k++) {                                                                      \
+            nan |= ISNAN(x[k]);                                                                   \
+            m[0] = x[k] BETTER m[0] ? x[k] : m[0];                                                \
+        }                                                                                         \
+        T best = m[0];                                                                            \
+        for (int t = 1; t < ARG_LANES; t++) best = m[t] BETTER best ? m[t] : best;                \
+        /* the first (last) NaN when there is one, else the first (last) element equal to best */ \
+        if (last) {                                                                               \
+            for (k = n - 1; k > 0; k--)                                                           \
+                if (nan ? ISNAN(x[k]) : x[k] == best) break;                                      \
+        } else {                                                                                  \
+            for (k = 0; k < n - 1; k++)                                                           \
+                if (nan ? ISNAN(x[k]) : x[k] == best) break;                                      \
+        }                                                                                         \
+        return k;                                                                                 \
+    }                                                                                             \
     static void fn(const void *px, int64_t *y, int64_t outer, int64_t n, int64_t inner, bool last) { \
         const T *x = px;                                                                          \
         for (int64_t o = 0; o < outer; o++) {                                                     \
             const T *xo = x + o * n * inner;                                                      \
             int64_t *yo = y + o * inner;                                                          \
+            if (inner == 1) {                                                                     \
+                *yo = fn##_lane(xo, n, last);                                                     \
+                continue;                                                                         \
+            }                                                                                     \
             for (int64_t i = 0; i < inner; i++) yo[i] = 0;                                        \
             for (int64_t k = 1; k < n; k++) {                                                     \
                 const T *xk = xo + k * inner;                                                     \

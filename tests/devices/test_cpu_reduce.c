@@ -134,6 +134,48 @@ static void test_argmax(void) {
     red_case("ArgMax", "argmax_i64_axis1", 1, a1, 1);
 }
 
+/* ArgMax or ArgMin (op) of one float32 lane x[0..n) along its last axis,
+ * first or last on ties: the index. */
+static int64_t arg_lane(const char *op, const float *x, int64_t n, bool last) {
+    ew_fx f;
+    ew_begin(&f, op, EW_RED_DIR);
+    ew_attr(&f, EW_INT("axis", 1));
+    ew_attr(&f, EW_INT("select_last_point_index", last));
+    ew_in(&f, TGC_FLOAT32, 2, (int64_t[]){1, n}, x);
+    ew_out(&f, TGC_INT64, 2, (int64_t[]){1, 1});
+    ew_run_ok(&f);
+    int64_t at = *(const int64_t *)tgc_buffer_host_ptr(f.out[0].buf);
+    ew_end(&f);
+    return at;
+}
+
+/* Lanes along the last axis longer than the kernel's 16 running extremes:
+ * ties of the extreme in different accumulators, NaNs (the first or last
+ * one wins), all zeros of both signs, and the extreme in the tail past
+ * the last whole block. Expected indices by hand (numpy.argmax's rule). */
+static void test_argmax_long_lanes(void) {
+    enum { N = 1000 };
+    float x[N];
+    for (int i = 0; i < N; i++) x[i] = (float)((i * 37) % 101) - 50.0f; /* 50 where i % 101 == 30 */
+    CU_ASSERT_EQUAL(arg_lane("ArgMax", x, N, false), 30);
+    CU_ASSERT_EQUAL(arg_lane("ArgMax", x, N, true), 939); /* 30 + 9 * 101 */
+    CU_ASSERT_EQUAL(arg_lane("ArgMin", x, N, false), 0);  /* -50 where i % 101 == 0 */
+    x[0] = 1.0f;
+    CU_ASSERT_EQUAL(arg_lane("ArgMin", x, N, false), 101);
+    x[999] = 60.0f; /* past the last whole block of 16 */
+    CU_ASSERT_EQUAL(arg_lane("ArgMax", x, N, false), 999);
+    x[31] = NAN, x[700] = NAN;
+    CU_ASSERT_EQUAL(arg_lane("ArgMax", x, N, false), 31);
+    CU_ASSERT_EQUAL(arg_lane("ArgMax", x, N, true), 700);
+    CU_ASSERT_EQUAL(arg_lane("ArgMin", x, 37, false), 31);
+    for (int i = 0; i < 64; i++) x[i] = (float)(i % 16); /* a lone 20 in the last running extreme */
+    x[47] = 20.0f;
+    CU_ASSERT_EQUAL(arg_lane("ArgMax", x, 64, false), 47);
+    for (int i = 0; i < 40; i++) x[i] = i % 3 ? -0.0f : 0.0f;
+    CU_ASSERT_EQUAL(arg_lane("ArgMax", x, 40, false), 0);
+    CU_ASSERT_EQUAL(arg_lane("ArgMax", x, 40, true), 39);
+}
+
 static void test_argmax_errors(void) {
     /* No largest element of an empty axis. */
     ew_fx f;
@@ -236,6 +278,7 @@ static void test_registry(void) {
 
 TGC_TEST_MAIN("cpu_reduce",
               {"reduce_sum", test_reduce_sum},
+              {"argmax long lanes", test_argmax_long_lanes},
               {"reduce_sum_noop", test_reduce_sum_noop},
               {"reduce_sum_errors", test_reduce_sum_errors},
               {"reduce_mean", test_reduce_mean},
