@@ -126,27 +126,6 @@ typedef struct layer_norm_job {
     double eps;
 } layer_norm_job;
 
-/* sum((x[i] - mean)^2) over i < n in double, as tgc_cpu_row_sum sums
- * (devices/cpu/row_sum.h): eight partial sums added pairwise. */
-static double row_sq_dev(const float *x, int64_t n, double mean) {
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        double d0 = x[i] - mean, d1 = x[i + 1] - mean, d2 = x[i + 2] - mean, d3 = x[i + 3] - mean;
-        double d4 = x[i + 4] - mean, d5 = x[i + 5] - mean, d6 = x[i + 6] - mean, d7 = x[i + 7] - mean;
-        a0 += d0 * d0;
-        a1 += d1 * d1;
-        a2 += d2 * d2;
-        a3 += d3 * d3;
-        a4 += d4 * d4;
-        a5 += d5 * d5;
-        a6 += d6 * d6;
-        a7 += d7 * d7;
-    }
-    for (; i < n; i++) a0 += (x[i] - mean) * (x[i] - mean);
-    return ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
-}
-
 /* Rows [piece * per_piece, ...) of the job; a row's result does not depend
  * on the piece it falls in. */
 static void layer_norm_rows(void *arg, int64_t piece, int slot) {
@@ -158,7 +137,7 @@ static void layer_norm_rows(void *arg, int64_t piece, int slot) {
         const float *xr = j->x + r * size;
         float *yr = j->y + r * size;
         double mean = tgc_cpu_row_sum(xr, size) / (double)size;
-        double sq = row_sq_dev(xr, size, mean);
+        double sq = tgc_cpu_row_sq_dev(xr, size, mean);
         float inv = (float)(1.0 / sqrt(sq / (double)size + j->eps));
         float mf = (float)mean;
         for (int64_t i = 0; i < size; i++) yr[i] = (xr[i] - mf) * inv * j->scale[i] + j->bias[i];

@@ -227,6 +227,34 @@ static void test_instance_norm(void) {
     nn_end(&f);
 }
 
+/* Planes of 1003 elements (past the partial sums' blocks of 8, with a
+ * tail) far from zero (1000 + a small wave): against the two-pass mean
+ * and variance in long double, within float rounding. */
+static void test_instance_norm_long_planes(void) {
+    enum { C = 3, S = 1003 };
+    static float x[C * S], want[C * S];
+    static const float scale[C] = {1.5f, -0.5f, 2.0f}, b[C] = {0.25f, 0.0f, -1.0f};
+    for (int ch = 0; ch < C; ch++) {
+        long double sum = 0, sq = 0;
+        for (int i = 0; i < S; i++) {
+            x[ch * S + i] = 1000.0f + (float)((i * 7 + ch) % 23) * 0.125f;
+            sum += x[ch * S + i];
+        }
+        long double mean = sum / S;
+        for (int i = 0; i < S; i++) sq += (x[ch * S + i] - mean) * (x[ch * S + i] - mean);
+        long double k = scale[ch] / sqrtl(sq / S + 1e-5L);
+        for (int i = 0; i < S; i++) want[ch * S + i] = (float)((x[ch * S + i] - mean) * k + b[ch]);
+    }
+    nn_fixture f;
+    nn_begin(&f, "InstanceNormalization", "inorm_long");
+    nn_in_dims(&f, TGC_FLOAT32, DIMS(1, C, S), x);
+    nn_in_dims(&f, TGC_FLOAT32, DIMS(C), scale);
+    nn_in_dims(&f, TGC_FLOAT32, DIMS(C), b);
+    nn_out_dims(&f, TGC_FLOAT32, DIMS(1, C, S));
+    run_expect(&f, want, C * S, 1e-5);
+    nn_end(&f);
+}
+
 /* size 3, alpha 0.3: y = x / (1 + 0.1 * S)^0.75, S over channels c-1..c+1. */
 static void test_lrn(void) {
     static const float x[] = {1, -2, 3, 0.5f, -1, 2, 4, -3};
@@ -242,7 +270,7 @@ static void test_lrn(void) {
     nn_end(&f);
 }
 
-TGC_TEST_MAIN("cpu_convt",
+TGC_TEST_MAIN("cpu_convt", {"instance norm on long planes", test_instance_norm_long_planes},
               {"convtranspose group, strides past the kernel, dilations", test_convt_group_strides},
               {"convtranspose bad output", test_convt_bad_output},
               {"pad reflect past the edge", test_pad_reflect_past_edge},
