@@ -7,6 +7,7 @@
 #include "devices/cpu/elem_types.h"
 #include "devices/cpu/kernels_indexing.h"
 #include "devices/cpu/kernels_shape.h"
+#include "support/alloc.h"
 #include "support/checked.h"
 
 #include <math.h>
@@ -201,19 +202,39 @@ tgc_status tgc_cpu_one_hot(tgc_kernel_ctx *c) {
  * cumsum of float16 rounds (a no-op for the other types). */
 #define RUN_ADD(tag, acc, v) tgc_cpu_ld_##tag(tgc_cpu_st_##tag(tgc_cpu_add_##tag((acc), (v))))
 
-/* cumsum_<tag>: running sums along the middle axis of [outer, n, inner]. */
+/* cumsum_<tag>: running sums along the middle axis of [outer, n, inner].
+ * With inner > 1 and a row of inner running sums in memory (acc, may be
+ * NULL), the sums of a step are taken across the row, x and y read and
+ * written in order (each lane's sums one after another, as before; lane
+ * by lane, a [64, 4096, 64] CumSum over axis 1 read x 256 bytes apart and
+ * took 2.8x ONNX Runtime's time); else lane by lane. */
 #define CUMSUM(dt, ST, CT, tag)                                                                                        \
     static void cumsum_##tag(const ST *x, ST *y, int64_t outer, int64_t n, int64_t inner, bool exclusive,              \
-                             bool reverse) {                                                                           \
+                             bool reverse, CT *acc) {                                                                  \
+        if (inner > 1 && acc != NULL) {                                                                                \
+            for (int64_t o = 0; o < outer; o++) {                                                                      \
+                for (int64_t i = 0; i < inner; i++) acc[i] = (CT)0;                                                    \
+                for (int64_t s = 0; s < n; s++) {                                                                      \
+                    int64_t at = (o * n + (reverse ? n - 1 - s : s)) * inner;                                          \
+                    for (int64_t i = 0; i < inner; i++) {                                                              \
+                        CT v = tgc_cpu_ld_##tag(x[at + i]);                                                            \
+                        if (!exclusive) acc[i] = RUN_ADD(tag, acc[i], v);                                              \
+                        y[at + i] = tgc_cpu_st_##tag(acc[i]);                                                          \
+                        if (exclusive) acc[i] = RUN_ADD(tag, acc[i], v);                                               \
+                    }                                                                                                  \
+                }                                                                                                      \
+            }                                                                                                          \
+            return;                                                                                                    \
+        }                                                                                                              \
         for (int64_t o = 0; o < outer; o++)                                                                            \
             for (int64_t i = 0; i < inner; i++) {                                                                      \
-                CT acc = (CT)0;                                                                                        \
+                CT a = (CT)0;                                                                                          \
                 for (int64_t s = 0; s < n; s++) {                                                                      \
                     int64_t at = (o * n + (reverse ? n - 1 - s : s)) * inner + i;                                      \
                     CT v = tgc_cpu_ld_##tag(x[at]);                                                                    \
-                    if (!exclusive) acc = RUN_ADD(tag, acc, v);                                                        \
-                    y[at] = tgc_cpu_st_##tag(acc);                                                                     \
-                    if (exclusive) acc = RUN_ADD(tag, acc, v);                                                         \
+                    if (!exclusive) a = RUN_ADD(tag, a, v);                                                            \
+                    y[at] = tgc_cpu_st_##tag(a);                                                                       \
+                    if (exclusive) a = RUN_ADD(tag, a, v);                                                             \
                 }                                                                                                      \
             }                                                                                                          \
     }
@@ -245,12 +266,20 @@ tgc_status tgc_cpu_cumsum(tgc_kernel_ctx *c) {
     bool exclusive = tgc_kernel_attr_int(c, "exclusive", 0) != 0, reverse = tgc_kernel_attr_int(c, "reverse", 0) != 0;
     const void *src = tgc_kernel_in_ptr(c, 0);
     void *dst = tgc_kernel_out_ptr(c, 0);
+    void *acc = inner > 1 && (size_t)inner <= SIZE_MAX / sizeof(double) ? tgc_malloc((size_t)inner * sizeof(double))
+                                                                         : NULL; /* NULL: lane by lane */
     switch (x->dtype) {
 #define CASE(dt, ST, CT, tag)                                                                                          \
-    case dt: cumsum_##tag(src, dst, outer, n, inner, exclusive, reverse); return TGC_OK;
+    case dt:                                                                                                           \
+        _Static_assert(sizeof(CT) <= sizeof(double), "a running sum fits a double's place");                         \
+        cumsum_##tag(src, dst, outer, n, inner, exclusive, reverse, acc);                                              \
+        tgc_free(acc);                                                                                                 \
+        return TGC_OK;
         TGC_CPU_SIGNED_TYPES(CASE)
 #undef CASE
-    default: return tgc_kernel_fail(c, "CumSum: input 0 is %s; it must be a float or int", tgc_dtype_name(x->dtype));
+    default:
+        tgc_free(acc);
+        return tgc_kernel_fail(c, "CumSum: input 0 is %s; it must be a float or int", tgc_dtype_name(x->dtype));
     }
 }
 

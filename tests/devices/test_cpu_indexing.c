@@ -268,6 +268,33 @@ static void test_cumsum_float16_rounds_each_step(void) {
     fx_end(&f);
 }
 
+/* Along a leading axis (rows of running sums): numpy's
+ * cumsum([[1, 2], [3, 4], [5, 6]][::-1], axis=0) shifted for exclusive,
+ * reversed back: [[8, 10], [5, 6], [0, 0]]; and float16 columns
+ * [2048, 1, 1, 1] (rounding each step: 2048 four times) beside [1, 1, 1,
+ * 1] (1, 2, 3, 4). */
+static void test_cumsum_leading_axis(void) {
+    shape_fx f;
+    fx_begin(&f, "CumSum");
+    fx_in(&f, TGC_INT32, 2, (int64_t[]){3, 2}, (int32_t[]){1, 2, 3, 4, 5, 6});
+    fx_in(&f, TGC_INT32, 0, NULL, (int32_t[]){0});
+    fx_attr_int(&f, "exclusive", 1);
+    fx_attr_int(&f, "reverse", 1);
+    fx_out_expect(&f, TGC_INT32, 2, (int64_t[]){3, 2}, (int32_t[]){8, 10, 5, 6, 0, 0});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+
+    fx_begin(&f, "CumSum");
+    fx_in(&f, TGC_FLOAT16, 2, (int64_t[]){4, 2}, (uint16_t[]){26624, 15360, 15360, 15360, 15360, 15360, 15360, 15360});
+    fx_in(&f, TGC_INT64, 0, NULL, (int64_t[]){0});
+    fx_out_expect(&f, TGC_FLOAT16, 2, (int64_t[]){4, 2},
+                  (uint16_t[]){26624, 15360, 26624, 16384, 26624, 16896, 26624, 17408});
+    fx_run_ok(&f);
+    fx_check(&f);
+    fx_end(&f);
+}
+
 /* numpy: tril(ones((3, 3), bool), -1) and triu(..., 5) (all false). */
 static void test_trilu_bool_and_far_diagonals(void) {
     static const uint8_t ones[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -358,6 +385,7 @@ TGC_TEST_MAIN("cpu_indexing", {"scatter elements reductions", test_scatter_eleme
               {"one hot float depth and odd indices", test_one_hot_float_depth_and_odd_indices},
               {"cumsum exclusive reverse int32", test_cumsum_exclusive_reverse_int32},
               {"cumsum float16 rounds each step", test_cumsum_float16_rounds_each_step},
+              {"cumsum along a leading axis", test_cumsum_leading_axis},
               {"trilu bool and far diagonals", test_trilu_bool_and_far_diagonals},
               {"tile uint8 and zero repeat", test_tile_uint8_and_zero_repeat},
               {"selection values and errors", test_selection_values_and_errors})
