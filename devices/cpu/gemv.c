@@ -101,7 +101,25 @@ TGC_CPU_CLONES void tgc_cpu_gemv_update(int64_t n, int64_t k, float alpha, const
     for (int64_t j0 = 0; j0 < n; j0 += UPDATE_COLS) {
         int64_t w = n - j0 < UPDATE_COLS ? n - j0 : UPDATE_COLS;
         memset(sums, 0, (size_t)w * sizeof *sums);
-        for (int64_t kk = 0; kk < k; kk++) {
+        int64_t kk = 0;
+        for (; kk + 4 <= k; kk += 4) { /* four rows a pass: the sums loaded and stored once for them */
+            const float *r0 = mat + kk * ld + j0, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+            v16 a0, a1, a2, a3;
+            splat(&a0, x[kk]);
+            splat(&a1, x[kk + 1]);
+            splat(&a2, x[kk + 2]);
+            splat(&a3, x[kk + 3]);
+            int64_t j = 0;
+            for (; j + 16 <= w; j += 16) {
+                v16 s = LOAD16(sums + j) + a0 * LOAD16(r0 + j);
+                s = s + a1 * LOAD16(r1 + j);
+                s = s + a2 * LOAD16(r2 + j);
+                STORE16(sums + j, s + a3 * LOAD16(r3 + j));
+            }
+            for (; j < w; j++)
+                sums[j] = (((sums[j] + x[kk] * r0[j]) + x[kk + 1] * r1[j]) + x[kk + 2] * r2[j]) + x[kk + 3] * r3[j];
+        }
+        for (; kk < k; kk++) {
             const float *r = mat + kk * ld + j0;
             v16 a;
             splat(&a, x[kk]);
