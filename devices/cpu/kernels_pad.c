@@ -76,6 +76,28 @@ static tgc_status read_block(tgc_kernel_ctx *c, int64_t *b) {
     return TGC_OK;
 }
 
+/* dst[i * step] = src[i] for i < n, elements of es bytes (typed loops for
+ * the common sizes: an element at a time through memcpy with an index
+ * divided per element cost DepthToSpace 1.7x ONNX Runtime's time). */
+static void spread_row(char *dst, const char *src, int64_t n, int64_t step, size_t es) {
+    switch (es) {
+#define SPREAD(T)                                                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                                                  \
+        T v;                                                                                                           \
+        memcpy(&v, src + (size_t)i * sizeof v, sizeof v);                                                              \
+        memcpy(dst + (size_t)(i * step) * sizeof v, &v, sizeof v);                                                     \
+    }                                                                                                                  \
+    return;
+    case 1: SPREAD(uint8_t)
+    case 2: SPREAD(uint16_t)
+    case 4: SPREAD(uint32_t)
+    case 8: SPREAD(uint64_t)
+#undef SPREAD
+    default:
+        for (int64_t i = 0; i < n; i++) move_elem(dst + (size_t)(i * step) * es, src + (size_t)i * es, es);
+    }
+}
+
 tgc_status tgc_cpu_depth_to_space(tgc_kernel_ctx *c) {
     int64_t b;
     tgc_status st = read_block(c, &b);
@@ -97,9 +119,9 @@ tgc_status tgc_cpu_depth_to_space(tgc_kernel_ctx *c) {
             for (int64_t oh = 0; oh < oh_count; oh++) {
                 char *dst = py + (size_t)(((n * co + oc) * oh_count + oh) * ow_count) * es;
                 int64_t bh = oh % b, ih = oh / b;
-                for (int64_t ow = 0; ow < ow_count; ow++) {
-                    int64_t bw = ow % b, ic = crd ? (oc * b + bh) * b + bw : (bh * b + bw) * co + oc;
-                    move_elem(dst + (size_t)ow * es, px + (size_t)(((n * ci + ic) * h + ih) * w + ow / b) * es, es);
+                for (int64_t bw = 0; bw < b; bw++) { /* one input row into every b-th output, from bw */
+                    int64_t ic = crd ? (oc * b + bh) * b + bw : (bh * b + bw) * co + oc;
+                    spread_row(dst + (size_t)bw * es, px + (size_t)(((n * ci + ic) * h + ih) * w) * es, w, b, es);
                 }
             }
     return TGC_OK;

@@ -255,6 +255,29 @@ static void test_instance_norm_long_planes(void) {
     nn_end(&f);
 }
 
+/* DepthToSpace DCR, blocksize 3, on int64 and uint8 elements: channel k of
+ * x [1, 9, 1, 2] holds (10k, 10k + 1); y[0, 0, bh, 3w + bw] = x[0, 3bh + bw,
+ * 0, w] (ONNX's DCR rule, by hand). */
+static void test_depth_to_space_elem_sizes(void) {
+    static const int64_t want[18] = {0, 10, 20, 1, 11, 21, 30, 40, 50, 31, 41, 51, 60, 70, 80, 61, 71, 81};
+    int64_t x64[18];
+    uint8_t x8[18];
+    for (int k = 0; k < 9; k++)
+        for (int w = 0; w < 2; w++) x64[2 * k + w] = 10 * k + w, x8[2 * k + w] = (uint8_t)(10 * k + w);
+    for (int t = 0; t < 2; t++) {
+        nn_fixture f;
+        nn_begin(&f, "DepthToSpace", "d2s_elem_sizes");
+        nn_in_dims(&f, t ? TGC_UINT8 : TGC_INT64, DIMS(1, 9, 1, 2), t ? (const void *)x8 : (const void *)x64);
+        nn_int(&f, "blocksize", 3);
+        nn_out_dims(&f, t ? TGC_UINT8 : TGC_INT64, DIMS(1, 1, 3, 6));
+        CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+        const void *y = tgc_buffer_host_ptr(f.out[0].buf);
+        for (int i = 0; i < 18; i++)
+            CU_ASSERT_EQUAL(t ? (int64_t)((const uint8_t *)y)[i] : ((const int64_t *)y)[i], want[i]);
+        nn_end(&f);
+    }
+}
+
 /* size 3, alpha 0.3: y = x / (1 + 0.1 * S)^0.75, S over channels c-1..c+1. */
 static void test_lrn(void) {
     static const float x[] = {1, -2, 3, 0.5f, -1, 2, 4, -3};
@@ -271,6 +294,7 @@ static void test_lrn(void) {
 }
 
 TGC_TEST_MAIN("cpu_convt", {"instance norm on long planes", test_instance_norm_long_planes},
+              {"depth to space of int64 and uint8", test_depth_to_space_elem_sizes},
               {"convtranspose group, strides past the kernel, dilations", test_convt_group_strides},
               {"convtranspose bad output", test_convt_bad_output},
               {"pad reflect past the edge", test_pad_reflect_past_edge},
