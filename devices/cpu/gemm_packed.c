@@ -419,13 +419,14 @@ static void copy_rows(float *to, int64_t to_ld, const float *from, int64_t from_
     for (int64_t i = 0; i < rows; i++) memcpy(to + i * to_ld, from + i * from_ld, (size_t)cols * sizeof(float));
 }
 
-/* Blocks of floats[0..n) floats in this thread's scratch, placed after the
- * primitive's own scratchpad of scratch_bytes, each 64-byte aligned, into
- * blocks[0..n) (NULL for 0 floats). False when the sizes overflow or the
+/* Blocks of floats[0..n) floats (n <= 2) in this thread's scratch, placed
+ * after the primitive's own scratchpad of scratch_bytes, each 64-byte
+ * aligned, into blocks[0..n) (NULL for 0 floats). False when the sizes overflow or the
  * scratch cannot be had. The scratch is the thread's (thread_state): it
  * lives as long as the thread and grows to the largest request. */
 static bool thread_blocks(size_t scratch_bytes, int n, const int64_t *floats, float **blocks) {
     int64_t at[2], end = ((int64_t)scratch_bytes + 63) / 64 * 64;
+    if (n > 2) return false; /* at[]'s size: a B and a C block at most */
     for (int i = 0; i < n; i++) {
         at[i] = end;
         int64_t bytes;
@@ -666,11 +667,13 @@ int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alph
         return 0;
     const plain_entry *e = plain_lookup(false, ta, tb, m, n, k, lda, b_ld, ldc, alpha, beta);
     if (e == NULL) return 0;
-    /* Memory objects or a scratchpad that cannot be had would leave C
-     * untouched, but are not told apart from a failed run: both fail. */
+    /* Staging memory that cannot be had declines the product, nothing
+     * touched (OpenBLAS then takes it); memory objects or a scratchpad that
+     * cannot be had while running are not told apart from a failed run:
+     * both fail. */
     float *blocks[2] = {NULL, NULL};
     int64_t floats[2] = {b_floats, e->stage_c ? m * n : 0};
-    if ((stage_b || e->stage_c) && !thread_blocks(e->scratch_bytes, 2, floats, blocks)) return -1;
+    if ((stage_b || e->stage_c) && !thread_blocks(e->scratch_bytes, 2, floats, blocks)) return 0;
     if (stage_b) {
         copy_rows(blocks[0], b_ld, b, ldb, k, n);
         b = blocks[0];

@@ -128,11 +128,14 @@ int64_t tgc_packed_gemm_cached_bound(const tgc_gemm_shape *s);
  * op(A) op(B) + beta * C, op(A) [m, k] (A stored [k, m] when ta), op(B)
  * [k, n] (B^T stored when tb), row strides lda, ldb, ldc, on the calling
  * thread, through a oneDNN matmul primitive made for the geometry once per
- * process and kept (whether oneDNN runs a product depends on its geometry
- * alone: those oneDNN has no brgemm kernel for are declined, and so are
- * B's rows a multiple of 4 KiB apart). Returns 1 when done; 0 having touched nothing
- * when it declines or oneDNN is absent (the caller then uses OpenBLAS); -1
- * when oneDNN failed while running (C undefined). Every size >= 1. */
+ * process and kept (whether oneDNN runs a product depends on its geometry:
+ * those oneDNN has no brgemm kernel for are declined). A B whose rows lie
+ * a multiple of 4 KiB apart (they alias in the cache) is first copied into
+ * the thread's scratch, up to 64 MiB; past that, or when the memory cannot
+ * be had, the product is declined. Returns 1 when done; 0 having touched
+ * nothing when it declines or oneDNN is absent (the caller then uses
+ * OpenBLAS); -1 when oneDNN failed while running (C undefined). Every size
+ * >= 1. */
 int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                    const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
