@@ -12,6 +12,7 @@
 
 #include "support/alloc.h"
 #include "support/checked.h"
+#include "support/parallel_for.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -118,6 +119,68 @@ static void gs_axis(double g, int64_t d, int mode, int pad, bool align, gs_taps 
     for (int k = 0; k < 4; k++) gs_add(t, i0 - 1 + k, w[k], d, pad, lo, hi);
 }
 
+/* Samples (positions x channels) a piece of GridSample's output holds. */
+#define GS_PIECE_SAMPLES ((int64_t)1 << 15)
+
+/* One GridSample's inputs and output in double, and its geometry. */
+typedef struct gs_job {
+    const double *xs, *gs;
+    double *ys;
+    int k, mode, pad;
+    bool align;
+    int64_t channels, in_size, out_size, positions, per_piece; /* positions: N x out_size */
+    int64_t dims[TGC_MAX_RANK], stride[TGC_MAX_RANK];
+    int64_t max_taps;        /* (taps an axis takes at most)^k: 1, 2 or 4 to the k */
+    int64_t *taps_scratch;   /* max_taps offsets a slot */
+    double *weights_scratch; /* max_taps weights a slot */
+} gs_job;
+
+/* Output positions [p * per_piece, ...) of every channel (position q of
+ * all batches' out_size). Each position's taps on every axis are worked
+ * out once; their products and offsets are flattened into the slot's
+ * scratch in the odometer's order (axis 0 fastest, each weight the product
+ * over the axes in order from 1), and every channel sums them in that
+ * order: the arithmetic of the odometer it replaces, which ran per channel
+ * (2-D bilinear on [1, 32, 128, 128] had taken 2.4-3.6x ONNX Runtime's
+ * time). */
+static void gs_piece(void *arg, int64_t p, int slot) {
+    const gs_job *j = arg;
+    int k = j->k;
+    int64_t end = (p + 1) * j->per_piece < j->positions ? (p + 1) * j->per_piece : j->positions;
+    for (int64_t q = p * j->per_piece; q < end; q++) {
+        int64_t n = q / j->out_size, pos = q % j->out_size;
+        const double *g = j->gs + q * k;
+        gs_taps t[TGC_MAX_RANK];
+        int64_t taps = 1;
+        for (int d = 0; d < k; d++) {
+            gs_axis(g[k - 1 - d], j->dims[d], j->mode, j->pad, j->align, &t[d]);
+            taps *= t[d].n;
+        }
+        double *y = j->ys + n * j->channels * j->out_size + pos;
+        const double *planes = j->xs + n * j->channels * j->in_size;
+        /* flattened: the odometer's order, each weight multiplied as it does */
+        int64_t *off = j->taps_scratch + (size_t)slot * (size_t)j->max_taps;
+        double *w = j->weights_scratch + (size_t)slot * (size_t)j->max_taps;
+        int at[TGC_MAX_RANK] = {0};
+        for (int64_t e = 0; e < taps; e++) {
+            double we = 1;
+            int64_t oe = 0;
+            for (int d = 0; d < k; d++) {
+                we *= t[d].w[at[d]];
+                oe += t[d].idx[at[d]] * j->stride[d];
+            }
+            w[e] = we, off[e] = oe;
+            for (int d = 0; d < k && ++at[d] == t[d].n; d++) at[d] = 0;
+        }
+        for (int64_t ch = 0; ch < j->channels; ch++) {
+            const double *plane = planes + ch * j->in_size;
+            double acc = 0;
+            for (int64_t e = 0; e < taps; e++) acc += w[e] * plane[off[e]];
+            y[ch * j->out_size] = acc;
+        }
+    }
+}
+
 /* GridSample-16/-20: X [N, C, D1..Dk] (the sample types), grid [N, O1..Ok,
  * k] (float32 or float16; grid[..., 0] is the last axis's coordinate, in
  * [-1, 1] across the input) -> Y [N, C, O1..Ok]. */
@@ -165,43 +228,29 @@ static tgc_status grid_sample(tgc_kernel_ctx *c) {
         return xs == NULL || gs == NULL ? TGC_ERR_RUNTIME
                                         : (tgc_kernel_fail(c, "GridSample: no host memory for Y"), TGC_ERR_NOMEM);
     }
-    int64_t stride[TGC_MAX_RANK], s = 1;
-    for (int d = k - 1; d >= 0; d--) {
-        stride[d] = s;
+    gs_job job = {.xs = xs, .gs = gs, .ys = ys, .k = k, .mode = mode, .pad = pad, .align = align,
+                  .channels = channels, .in_size = in_size, .out_size = out_size};
+    for (int d = 0; d < k; d++) job.dims[d] = x->dims[2 + d];
+    for (int64_t d = k - 1, s = 1; d >= 0; d--) {
+        job.stride[d] = s;
         s *= x->dims[2 + d];
     }
-    for (int64_t n = 0; n < batches; n++)
-        for (int64_t p = 0; p < out_size; p++) {
-            const double *g = gs + (n * out_size + p) * k;
-            gs_taps t[TGC_MAX_RANK];
-            bool none = false;
-            for (int d = 0; d < k; d++) {
-                gs_axis(g[k - 1 - d], x->dims[2 + d], mode, pad, align, &t[d]);
-                none = none || t[d].n == 0;
-            }
-            for (int64_t ch = 0; ch < channels; ch++) {
-                const double *plane = xs + (n * channels + ch) * in_size;
-                double acc = 0;
-                int at[TGC_MAX_RANK] = {0};
-                while (!none) {
-                    double w = 1;
-                    int64_t off = 0;
-                    for (int d = 0; d < k; d++) {
-                        w *= t[d].w[at[d]];
-                        off += t[d].idx[at[d]] * stride[d];
-                    }
-                    acc += w * plane[off];
-                    int d = 0;
-                    for (; d < k; d++) {
-                        if (++at[d] < t[d].n) break;
-                        at[d] = 0;
-                    }
-                    if (d == k) break;
-                }
-                ys[(n * channels + ch) * out_size + p] = acc;
-            }
-        }
+    job.max_taps = 1;
+    for (int d = 0; d < k; d++) job.max_taps *= mode == GS_NEAREST ? 1 : mode == GS_LINEAR ? 2 : 4; /* <= 4^6 */
+    size_t slots = (size_t)tgc_parallel_width(c->pool) * (size_t)job.max_taps;
+    job.taps_scratch = tgc_malloc(slots * sizeof *job.taps_scratch);
+    job.weights_scratch = tgc_malloc(slots * sizeof *job.weights_scratch);
+    if (job.taps_scratch == NULL || job.weights_scratch == NULL) {
+        tgc_free(job.taps_scratch), tgc_free(job.weights_scratch), tgc_free(xs), tgc_free(gs), tgc_free(ys);
+        tgc_kernel_fail(c, "GridSample: no host memory for the taps");
+        return TGC_ERR_NOMEM;
+    }
+    job.positions = batches * out_size;
+    job.per_piece = GS_PIECE_SAMPLES / (channels > 0 ? channels : 1) + 1;
+    tgc_parallel_for(c->pool, (job.positions + job.per_piece - 1) / job.per_piece, gs_piece, &job);
     tgc_sample_store(x->dtype, ys, total, tgc_kernel_out_ptr(c, 0));
+    tgc_free(job.taps_scratch);
+    tgc_free(job.weights_scratch);
     tgc_free(xs);
     tgc_free(gs);
     tgc_free(ys);
