@@ -648,8 +648,11 @@ static const plain_entry *plain_lookup(bool int8, bool ta, bool tb, int64_t m, i
  * multiple of 4 KiB apart too. */
 static int64_t staged_ldb(int64_t n) { return n % 1024 == 0 ? n + 16 : n; }
 
-/* The most bytes of B tgc_dnnl_sgemm copies; a larger aliasing B goes to OpenBLAS. */
-#define STAGE_B_MAX_BYTES ((int64_t)64 << 20)
+/* The most bytes of B tgc_dnnl_sgemm copies (as STAGE_MAX_BYTES bounds a staged C:
+ * the thread keeps its scratch while it lives); a larger aliasing B goes
+ * to OpenBLAS. tgc_cpu_sgemm cuts a large product into column pieces, so
+ * a 4096 x 4096 B is staged 8 MiB a piece. */
+#define STAGE_B_MAX_BYTES ((int64_t)16 << 20)
 
 int tgc_dnnl_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                    const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {

@@ -131,7 +131,7 @@ int64_t tgc_packed_gemm_cached_bound(const tgc_gemm_shape *s);
  * process and kept (whether oneDNN runs a product depends on its geometry:
  * those oneDNN has no brgemm kernel for are declined). A B whose rows lie
  * a multiple of 4 KiB apart (they alias in the cache) is first copied into
- * the thread's scratch, up to 64 MiB; past that, or when the memory cannot
+ * the thread's scratch, up to 16 MiB; past that, or when the memory cannot
  * be had, the product is declined. Returns 1 when done; 0 having touched
  * nothing when it declines or oneDNN is absent (the caller then uses
  * OpenBLAS); -1 when oneDNN failed while running (C undefined). Every size
