@@ -272,21 +272,6 @@ static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
 
 static tgc_status k_pow(tgc_kernel_ctx *c);
 
-/* Whether Pow(base, e) -> y is a float square: e one element equal to 2
- * and y of the base's shape. x * x is then the correctly rounded x^2
- * (numpy's power takes the same short cut), where the pow loop (SLEEF,
- * within 1 ulp) cost 1.75x ONNX Runtime's time on [4, 1024, 1024]. */
-static bool squares(const tgc_value *base, const tgc_value *e, const tgc_value *y) {
-    if (tgc_value_numel(e) != 1 || y->rank != base->rank || tgc_value_numel(y) != tgc_value_numel(base)) return false;
-    const void *p = tgc_buffer_host_ptr(e->buf);
-    switch (e->dtype) {
-    case TGC_FLOAT32: return *(const float *)p == 2.0f;
-    case TGC_FLOAT64: return *(const double *)p == 2.0;
-    case TGC_FLOAT16: return *(const uint16_t *)p == 0x4000; /* 2.0 */
-    default: return false;
-    }
-}
-
 /* A binary row: two inputs of one dtype, or Min/Max/Mean's one or more
  * (folded pairwise: y = op(x0, x1), then y = op(y, xk); Min and Max are
  * idempotent, so this stays right when a later input is input 0's tensor
@@ -312,11 +297,6 @@ static tgc_status run_binary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     }
     if (id == TGC_EW_Div && !tgc_dtype_is_float(a->dtype) && int_tensor_has(&c->inputs[1], false))
         return tgc_kernel_fail(c, "division by zero in Div (%s)", tgc_dtype_name(a->dtype));
-    if (id == TGC_EW_Pow && squares(a, &c->inputs[1], y)) { /* x * x: Mul's loop */
-        fn = tgc_cpu_ew_loops()->binary[TGC_EW_Mul][a->dtype];
-        if (fn != NULL) return run_binary(c, a, a, y, fn, &(tgc_ew_params){0});
-        fn = tgc_cpu_ew_loops()->binary[id][a->dtype];
-    }
     tgc_ew_params p;
     if ((st = tgc_ew_read_params(c, r, &p)) != TGC_OK) return st;
     for (int k = 1; k < c->n_inputs && st == TGC_OK; k++) {

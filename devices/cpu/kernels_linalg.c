@@ -11,7 +11,8 @@
  * one and the output), or K (in both, not the output), each once and
  * unbroadcast, are lowered to a batched GEMM: both are gathered into
  * [batch, M, K] and [batch, K, N], one tgc_cpu_sgemm_one (oneDNN where it
- * takes the product, else OpenBLAS) per batch gives [batch, M, N], which is scattered into the output's label order.
+ * takes the product, else OpenBLAS) per batch gives [batch, M, N], which
+ * is scattered into the output's label order.
  * Anything else runs the general loop: for each output element, the sum
  * over the summed labels of the product of the inputs' elements, in
  * double (integers and float64: always the loop, integers wrapping as

@@ -24,7 +24,7 @@ typedef struct lane {
     const void *data;
     int64_t base, stride;
     bool largest;
-    bool f32; /* data is float32: lane_order compares numbers inline */
+    bool f32; /* data is float32: lane_top_k scans it against the kept worst inline */
 } lane;
 
 /* Orders lane positions: larger first when `largest` (NaN counts as the
@@ -39,13 +39,7 @@ static int lane_cmp(const void *ctx, int64_t a, int64_t b) {
 /* Positions a and b of the lane in TopK's output order: lane_cmp, then the
  * lower position first (a total order). */
 static int lane_order(const lane *l, int64_t a, int64_t b) {
-    int r;
-    const float *x = l->data;
-    float fa = l->f32 ? x[l->base + a * l->stride] : 0.0f, fb = l->f32 ? x[l->base + b * l->stride] : 0.0f;
-    if (l->f32 && fa == fa && fb == fb) /* two numbers: lane_cmp's order, inline */
-        r = fa < fb ? (l->largest ? 1 : -1) : fa > fb ? (l->largest ? -1 : 1) : 0;
-    else
-        r = lane_cmp(l, a, b);
+    int r = lane_cmp(l, a, b);
     return r != 0 ? r : a < b ? -1 : a > b;
 }
 

@@ -520,8 +520,15 @@ static inline tgc_vf tgc_vatanh(tgc_vf x) { return TGC_VM_SLEEF(atanh, u10, x); 
 
 /* pow(x, y): SLEEF u10, C99 powf's special cases (pow(x, +-0) = 1 for any
  * x, pow(1, y) = 1 for any y, pow(x < 0, non-integer y) = NaN, ...).
- * Max 0.76 ulp on 2^20 pairs of bench_ulp's 2^26-pair grid. */
-static inline tgc_vf tgc_vpow(tgc_vf x, tgc_vf y) { return TGC_VM_SLEEF2(pow, u10, x, y); }
+ * Max 0.76 ulp on 2^20 pairs of bench_ulp's 2^26-pair grid. Where y is 2,
+ * x * x: the correctly rounded square (numpy.power's own short cut), and
+ * a vector of squares only (RMSNorm's and a variance's Pow(x, 2)) skips
+ * SLEEF: [4, 1024, 1024] 16.1 -> 2.9 ms at 1 thread, ONNX Runtime 8.2. */
+static inline tgc_vf tgc_vpow(tgc_vf x, tgc_vf y) {
+    tgc_vi square = y == tgc_vf_splat(2.0f);
+    if (!tgc_vi_any(~square)) return x * x;
+    return tgc_vsel(square, x * x, TGC_VM_SLEEF2(pow, u10, x, y));
+}
 
 /* ---- Exact rounding (SLEEF 3.5) and remainder (own code) ------------------------ */
 /* Exact results, C99's special values: NaN and +-inf pass, the sign of
