@@ -423,29 +423,21 @@ bool tgc_dnnl_conv_run_piece(const tgc_dnnl_conv *q, int64_t i, const void *x_nh
     const piece *p = &q->pieces[i];
     const geometry *ge = &q->geometries[p->geometry];
     const tgc_conv_geometry *g = &q->g;
-    dnnl_engine_t engine = tgc_dnnl_engine();
-    dnnl_memory_t src = NULL, dst = NULL, zp = NULL, b = NULL;
     if (q->bias && bias == NULL) return false;
     bool f32 = q->x_dtype == TGC_FLOAT32;
     size_t elem = f32 ? sizeof(float) : 1;
     const uint8_t *x = (const uint8_t *)x_nhwc + (size_t)(p->in0 * g->w.in[1] * g->channels) * elem;
-    bool ok = dnnl_memory_create(&src, &ge->src, engine, (void *)x) == dnnl_success &&
-              dnnl_memory_create(&dst, &ge->dst, engine, y) == dnnl_success &&
-              (f32 || dnnl_memory_create(&zp, &q->zp_md, engine, &x_zp) == dnnl_success) &&
-              (!q->bias || dnnl_memory_create(&b, &q->bias_md, engine, (void *)bias) == dnnl_success);
-    if (ok) {
-        /* one slot past the five for tgc_dnnl_run's scratchpad */
-        dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, q->weights}, {DNNL_ARG_DST, dst}};
-        int n = 3;
-        if (q->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
-        if (!f32) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp};
-        ok = tgc_dnnl_run(ge->prim, ge->scratch_bytes, n, args);
-    }
-    if (b != NULL) dnnl_memory_destroy(b);
-    if (src != NULL) dnnl_memory_destroy(src);
-    if (dst != NULL) dnnl_memory_destroy(dst);
-    if (zp != NULL) dnnl_memory_destroy(zp);
-    return ok;
+    /* the thread's memory objects for these layouts, pointed at this call's data (x_zp: read during the run) */
+    dnnl_memory_t src = tgc_dnnl_arg(TGC_DNNL_SRC, &ge->src, (void *)x), dst = tgc_dnnl_arg(TGC_DNNL_DST, &ge->dst, y);
+    dnnl_memory_t zp = f32 ? NULL : tgc_dnnl_arg(TGC_DNNL_ZERO_POINT, &q->zp_md, &x_zp);
+    dnnl_memory_t b = q->bias ? tgc_dnnl_arg(TGC_DNNL_BIAS, &q->bias_md, (void *)bias) : NULL;
+    if (src == NULL || dst == NULL || (!f32 && zp == NULL) || (q->bias && b == NULL)) return false;
+    /* one slot past the five for tgc_dnnl_run's scratchpad */
+    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, q->weights}, {DNNL_ARG_DST, dst}};
+    int n = 3;
+    if (q->bias) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
+    if (!f32) args[n++] = (dnnl_exec_arg_t){DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp};
+    return tgc_dnnl_run(ge->prim, ge->scratch_bytes, n, args);
 }
 
 #else /* no oneDNN */

@@ -7,6 +7,10 @@
  *     tgc_cpu_sgemm) from two threads at once, against the direct loop;
  *     into a block of a wider C, its other columns untouched; B's rows a
  *     multiple of 4 KiB apart (copied first);
+ *   - argument memory objects (tgc_dnnl_arg): made once a thread for a
+ *     role and a layout, pointed at each call's data after; made again
+ *     where the layout at an address changed; a product run a second time
+ *     on other data makes none and is right;
  *   - TGC_DNNL=0 turns it off; a build without oneDNN makes nothing;
  *   - through a session: MatMul and Gemm with a weight, run twice (the
  *     second from the node's cache), and MatMul fed a different batch
@@ -27,6 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#ifdef TGC_HAVE_DNNL
+#include "devices/cpu/dnnl_runtime.h"
+#endif
 
 static float lcg(uint32_t *s) {
     *s = *s * 1664525u + 1013904223u;
@@ -143,6 +151,56 @@ static void test_plain_from_two_threads(void) {
         free(a), free(b), free(zero), free(c), free(one);
     }
     tgc_thread_pool_free(pool);
+}
+
+/* tgc_dnnl_arg keeps one memory object a role and layout on this thread. */
+static void test_argument_memory(void) {
+#ifdef TGC_HAVE_DNNL
+    if (!tgc_packed_gemm_available()) return;
+    enum { LAYOUTS = 32 };
+    dnnl_memory_desc_t *md = calloc(LAYOUTS, sizeof *md);
+    CU_ASSERT_FATAL(md != NULL);
+    float x[64], y[64];
+    for (int i = 0; i < LAYOUTS; i++) {
+        dnnl_dims_t dims = {2 + i, 3};
+        CU_ASSERT_FATAL(dnnl_memory_desc_init_by_tag(&md[i], 2, dims, dnnl_f32, dnnl_ab) == dnnl_success);
+    }
+    long made = tgc_dnnl_args_made();
+    dnnl_memory_t first = tgc_dnnl_arg(TGC_DNNL_SRC, &md[0], x);
+    CU_ASSERT(first != NULL && tgc_dnnl_args_made() == made + 1);
+    dnnl_memory_t again = tgc_dnnl_arg(TGC_DNNL_SRC, &md[0], y);
+    void *handle = NULL;
+    CU_ASSERT(again == first && tgc_dnnl_args_made() == made + 1);
+    CU_ASSERT(dnnl_memory_get_data_handle(again, &handle) == dnnl_success && handle == y);
+    dnnl_memory_t dst = tgc_dnnl_arg(TGC_DNNL_DST, &md[0], x); /* another role: its own, the src one kept */
+    CU_ASSERT(dst != NULL && dst != first && tgc_dnnl_args_made() == made + 2);
+    CU_ASSERT(tgc_dnnl_arg(TGC_DNNL_SRC, &md[0], x) == first && tgc_dnnl_args_made() == made + 2);
+    /* the same address with another layout (its owner freed, another made there): made again */
+    dnnl_dims_t wider = {2, 5};
+    CU_ASSERT_FATAL(dnnl_memory_desc_init_by_tag(&md[0], 2, wider, dnnl_f32, dnnl_ab) == dnnl_success);
+    dnnl_memory_t remade = tgc_dnnl_arg(TGC_DNNL_SRC, &md[0], x);
+    const dnnl_memory_desc_t *have = NULL;
+    CU_ASSERT(remade != NULL && tgc_dnnl_args_made() == made + 3);
+    CU_ASSERT(dnnl_memory_get_memory_desc(remade, &have) == dnnl_success && have->dims[1] == 5);
+    /* a model's worth of layouts: each made once, all kept */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 1; i < LAYOUTS; i++) CU_ASSERT(tgc_dnnl_arg(TGC_DNNL_SRC, &md[i], x) != NULL);
+    CU_ASSERT_EQUAL(tgc_dnnl_args_made(), made + 3 + LAYOUTS - 1);
+    free(md);
+
+    /* a product on its operands as they lie, run again on other data: nothing made, both right */
+    tgc_gemm_shape s = {.m = 48, .n = 160, .k = 72, .alpha = 1, .lda = 72, .ldb = 160, .ldc = 160};
+    float *a1 = random_floats(48 * 72, 21), *a2 = random_floats(48 * 72, 22), *b = random_floats(72 * 160, 23);
+    float *zero = calloc(48 * 160, sizeof *zero), *c = malloc(48 * 160 * sizeof *c);
+    CU_ASSERT_FATAL(a1 && a2 && b && zero && c);
+    CU_ASSERT_FATAL(tgc_cpu_sgemm(NULL, false, false, s.m, s.n, s.k, 1.0f, a1, s.k, b, s.n, 0.0f, c, s.n));
+    CU_ASSERT_EQUAL(count_bad(&s, a1, b, zero, c, false), 0);
+    made = tgc_dnnl_args_made();
+    CU_ASSERT_FATAL(tgc_cpu_sgemm(NULL, false, false, s.m, s.n, s.k, 1.0f, a2, s.k, b, s.n, 0.0f, c, s.n));
+    CU_ASSERT_EQUAL(count_bad(&s, a2, b, zero, c, false), 0);
+    CU_ASSERT_EQUAL(tgc_dnnl_args_made(), made);
+    free(a1), free(a2), free(b), free(zero), free(c);
+#endif
 }
 
 /* tgc_dnnl_sgemm on a dense B and a block of a wider C (a Conv's column
@@ -328,4 +386,5 @@ TGC_TEST_MAIN("cpu_gemm_packed", {"against a direct loop, alone and over a pool"
               {"plain operands from two threads at once", test_plain_from_two_threads},
               {"a block of a wider C", test_plain_block_of_wider_c},
               {"B's rows 4 KiB apart", test_plain_aliasing_b},
+              {"argument memory objects made once a thread", test_argument_memory},
               {"TGC_DNNL=0 turns it off", test_env_turns_it_off}, {"through a session", test_session_weights})
