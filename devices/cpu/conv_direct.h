@@ -78,6 +78,36 @@ typedef struct tgc_conv_rows_job {
     bool exact;
 } tgc_conv_rows_job;
 
+/* A band of output rows of a depthwise Conv at stride 2 (both axes),
+ * dilation 1, a k x k window (k 3 or 5) with a left pad pw of at most
+ * k / 2 (tgc_conv_dw_s2_applies), read from the input plane where it lies: for output channel q in [0,
+ * mb), row r in [0, rows) and column o in [0, ow),
+ *     out[q * out_cs + r * out_rs + o]
+ *         = bias[q] + sum over taps (i, j) of w[q * k * k + i * k + j] *
+ *           x[(2 * (oh0 + r) - ph + i) * wd + 2 * o - pw + j]
+ * (zero outside the h x wd plane, multiplied in all the same), taps in
+ * the order i * k + j, one multiply-add a step: tgc_conv_rows_job's
+ * arithmetic on the planes conv_direct.c would pack, so the same bits.
+ * Reads nothing outside the plane; writes the outputs only; then the
+ * clamp as tgc_conv_rows_job's. */
+typedef struct tgc_conv_dw_s2_job {
+    const float *x; /* [h, wd]: the input channel's plane */
+    int64_t h, wd, ph, pw;
+    int64_t oh0, rows, ow;
+    const float *w;    /* [mb, k * k] */
+    const float *bias; /* [mb], or NULL */
+    int64_t mb;
+    float *out; /* output row oh0 of the first output channel */
+    int64_t out_cs, out_rs;
+    bool clamp;
+    float lo, hi;
+} tgc_conv_dw_s2_job;
+
+/* Whether tgc_conv_isa.dw_s2 takes a k x k window with left pad pw. */
+static inline bool tgc_conv_dw_s2_applies(int64_t k, int64_t pw) {
+    return (k == 3 || k == 5) && pw >= 0 && pw <= k / 2;
+}
+
 /* A band of output rows of a depthwise Conv for a block of input
  * channels c0 .. c0 + nl - 1, one channel a vector lane (nl <= lanes):
  * for each multiplier index q in [0, mult), lane l, output row oh in
@@ -109,6 +139,10 @@ static inline int64_t tgc_conv_dw_scratch_floats(const tgc_conv_dw_job *j, int64
     return (in_rows * in_cols + (j->ow_count + lanes) / lanes * lanes + lanes) * lanes;
 }
 
+/* tgc_conv_isa.pack2's pad_before bits. */
+#define TGC_PACK2_EVEN 1u
+#define TGC_PACK2_ODD 2u
+
 typedef struct tgc_conv_isa {
     const char *isa; /* "sse2", "avx2", "avx512": the names of devices/cpu/ew.h */
     int lanes;       /* float32 lanes of its vectors */
@@ -120,9 +154,12 @@ typedef struct tgc_conv_isa {
     /* Both column phases of stride 2 in one pass: for r in [0, rows),
      * even[r * dst_rs + k] = src[r * src_rs + 2k] for k in [0, ne) and
      * odd[r * dst_rs + k] = src[r * src_rs + 2k + 1] for k in [0, no),
-     * no <= ne <= no + 1, reading nothing else. */
+     * no <= ne <= no + 1, reading nothing else. pad_before: which of
+     * even (TGC_PACK2_EVEN) and odd (TGC_PACK2_ODD) have in every row a
+     * padding float just before them, which may then be written (as zero)
+     * so that the stores stay on vector boundaries. */
     void (*pack2)(float *even, float *odd, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows,
-                  int64_t ne, int64_t no);
+                  int64_t ne, int64_t no, unsigned pad_before);
     void (*dw_block)(const tgc_conv_dw_job *j);
     /* rows for a job of one input channel whose taps are a k x k window
      * at stride s (both axes) and dilation 1 over phase planes, as
@@ -130,6 +167,8 @@ typedef struct tgc_conv_isa {
      * 2; others go to rows): the same outputs, bit for bit, each phase row
      * loaded once for all the output rows of a tile that read it. */
     void (*dw_rows)(const tgc_conv_rows_job *j, int k, int s);
+    /* The job for a k x k window, k 3 or 5 (tgc_conv_dw_s2_job). */
+    void (*dw_s2)(const tgc_conv_dw_s2_job *j, int k);
 } tgc_conv_isa;
 
 /* One table per ISA (devices/cpu/conv_isa_*.c). */

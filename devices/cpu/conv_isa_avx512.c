@@ -9,6 +9,7 @@ const tgc_conv_isa tgc_conv_isa_avx512 = {
     .lanes = TGC_VLANES,
     .rows = cr_run,
     .dw_rows = cr_dw_run,
+    .dw_s2 = cr_dw_s2_run,
     .pack = cr_pack,
     .pack2 = cr_pack2,
     .dw_block = dl_block,

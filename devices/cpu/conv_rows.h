@@ -460,25 +460,194 @@ static void cr_pack(float *dst, int64_t dst_rs, const float *src, int64_t src_rs
         for (int64_t r = 0; r < rows; r++) cr_gather(dst + r * dst_rs, src + r * src_rs, n, s);
 }
 
-/* tgc_conv_isa.pack2: one load of each pair of vectors for both phases. */
+/* [prev's last lane, cur's lanes but its last]: cur moved up one lane. */
+static inline tgc_vf cr_shift1(tgc_vf cur, tgc_vf prev) {
+#if TGC_VBYTES == 64
+    return (tgc_vf)_mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512((__m512)cur), _mm512_castps_si512((__m512)prev), 15));
+#elif TGC_VBYTES == 32
+    __m256i up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+    return (tgc_vf)_mm256_blend_ps(_mm256_permutevar8x32_ps((__m256)cur, up),
+                                   _mm256_permutevar8x32_ps((__m256)prev, up), 0x01);
+#elif defined(__SSE2__)
+    return (tgc_vf)_mm_move_ss(_mm_shuffle_ps((__m128)cur, (__m128)cur, 0x93),
+                               _mm_shuffle_ps((__m128)prev, (__m128)prev, 0x93));
+#else
+    tgc_vf v;
+    v[0] = prev[TGC_VLANES - 1];
+    for (int i = 1; i < TGC_VLANES; i++) v[i] = cur[i - 1];
+    return v;
+#endif
+}
+
+/* Whether p lies one float past a vector boundary. */
+static inline bool cr_one_past(const float *p) {
+    return (uintptr_t)p % TGC_VBYTES == sizeof(float);
+}
+
+/* One phase's vectors stored at dst, in order; where dst lies one float
+ * past a vector boundary and the float before it is padding (may_shift),
+ * each store is moved down one float onto the boundary (cr_shift1 carrying
+ * the last lane of the vector before), so that no store splits a cache
+ * line: the float before dst is then written too, as zero. A pack of
+ * stride-2 rows with a pad of 1 stores one phase one float past the line,
+ * and those split stores took over half of cr_pack2's time (`perf
+ * annotate`, 16 channels of 112x112 from L2). */
+typedef struct {
+    float *dst;
+    bool shifted;
+    tgc_vf prev;
+} cr_phase_row;
+
+static inline cr_phase_row cr_phase_row_at(float *dst, bool may_shift) {
+    return (cr_phase_row){.dst = dst, .shifted = may_shift && cr_one_past(dst), .prev = tgc_vf_splat(0.0f)};
+}
+
+/* dst[k .. k + TGC_VLANES) = v. */
+static inline __attribute__((always_inline)) void cr_phase_store(cr_phase_row *r, int64_t k, tgc_vf v) {
+    if (r->shifted) {
+        tgc_vf_store(r->dst + k - 1, cr_shift1(v, r->prev));
+        r->prev = v;
+    } else {
+        tgc_vf_store(r->dst + k, v);
+    }
+}
+
+/* dst[k .. k + n) = v's first n lanes (0 < n <= TGC_VLANES), the last store of the row. */
+static inline __attribute__((always_inline)) void cr_phase_store_n(cr_phase_row *r, int64_t k, tgc_vf v,
+                                                                   int64_t n) {
+    if (r->shifted) {
+        cr_store_n(r->dst + k - 1, cr_shift1(v, r->prev), n + 1 <= TGC_VLANES ? n + 1 : TGC_VLANES);
+        if (n == TGC_VLANES) r->dst[k + TGC_VLANES - 1] = v[TGC_VLANES - 1];
+    } else {
+        cr_store_n(r->dst + k, v, n);
+    }
+}
+
+/* tgc_conv_isa.pack2: one load of each pair of vectors for both phases,
+ * each phase's stores on vector boundaries where pad_before allows
+ * (cr_phase_row). */
 static void cr_pack2(float *even, float *odd, int64_t dst_rs, const float *src, int64_t src_rs, int64_t rows,
-                     int64_t ne, int64_t no) {
+                     int64_t ne, int64_t no, unsigned pad_before) {
     for (int64_t r = 0; r < rows; r++) {
         const float *p = src + r * src_rs;
-        float *e = even + r * dst_rs, *o = odd + r * dst_rs;
+        cr_phase_row e = cr_phase_row_at(even + r * dst_rs, pad_before & TGC_PACK2_EVEN);
+        cr_phase_row o = cr_phase_row_at(odd + r * dst_rs, pad_before & TGC_PACK2_ODD);
         int64_t k = 0;
         for (; k + TGC_VLANES <= no; k += TGC_VLANES) {
             tgc_vf a = tgc_vf_load(p + 2 * k), b = tgc_vf_load(p + 2 * k + TGC_VLANES);
-            tgc_vf_store(e + k, cr_even(a, b));
-            tgc_vf_store(o + k, cr_odd(a, b));
+            cr_phase_store(&e, k, cr_even(a, b));
+            cr_phase_store(&o, k, cr_odd(a, b));
         }
         int64_t re = ne - k, ro = no - k, floats = 2 * re - 1 > 2 * ro ? 2 * re - 1 : 2 * ro;
-        if (re <= 0) continue;
+        if (re <= 0) {
+            if (e.shifted && k > 0) e.dst[k - 1] = e.prev[TGC_VLANES - 1];
+            if (o.shifted && k > 0) o.dst[k - 1] = o.prev[TGC_VLANES - 1];
+            continue;
+        }
         tgc_vf a = cr_load_n(p + 2 * k, floats < TGC_VLANES ? floats : TGC_VLANES);
         tgc_vf b = floats > TGC_VLANES ? cr_load_n(p + 2 * k + TGC_VLANES, floats - TGC_VLANES) : tgc_vf_splat(0.0f);
-        cr_store_n(e + k, cr_even(a, b), re);
-        if (ro > 0) cr_store_n(o + k, cr_odd(a, b), ro);
+        cr_phase_store_n(&e, k, cr_even(a, b), re);
+        if (ro > 0) cr_phase_store_n(&o, k, cr_odd(a, b), ro);
+        else if (o.shifted && k > 0) o.dst[k - 1] = o.prev[TGC_VLANES - 1];
     }
+}
+
+/* ---- Depthwise at stride 2, read where the input lies ------------------------------ */
+
+/* row[q .. q + lanes), q >= 0, with zeros for the columns at wd and past (none read). */
+static inline tgc_vf cr_row_load(const float *row, int64_t q, int64_t wd) {
+    if (q + TGC_VLANES <= wd) return tgc_vf_load(row + q);
+    return q < wd ? cr_load_n(row + q, wd - q) : tgc_vf_splat(0.0f);
+}
+
+/* x[t] for t in [0, K): lane l = row[2 * (f + l) - pw + t], zero outside
+ * [0, wd): the K column taps of the output vector at column f (even).
+ * Each pair of loads gives two taps (its even and odd lanes); a tap left
+ * of the pair's start (t < pw) is the tap two to its right moved up a lane,
+ * the float before it coming in at lane 0. */
+static inline __attribute__((always_inline)) void cr_s2_taps(const float *row, int64_t f, int64_t wd, tgc_vf *x,
+                                                             const int K, const int pw) {
+    int64_t q0 = 2 * f;
+#pragma GCC unroll 3
+    for (int d = 0; d < K - pw; d += 2) {
+        tgc_vf a = cr_row_load(row, q0 + d, wd), b = cr_row_load(row, q0 + d + TGC_VLANES, wd);
+        x[pw + d] = cr_even(a, b);
+        if (d + 1 < K - pw) x[pw + d + 1] = cr_odd(a, b);
+    }
+#pragma GCC unroll 2
+    for (int d = -1; d >= -pw; d--) {
+        int64_t c = q0 + d;
+        x[pw + d] = cr_shift1(x[pw + d + 2], tgc_vf_splat(c >= 0 && c < wd ? row[c] : 0.0f));
+    }
+}
+
+/* R output rows from row r of the job, a vector of columns at f, of one
+ * output channel: each input row's taps formed once for the output rows
+ * whose window covers it, then multiplied in as cr_dw_rows does. */
+static inline __attribute__((always_inline)) void cr_dw_s2_tile(const tgc_conv_dw_s2_job *j, const float *w,
+                                                                const tgc_vf *wv, tgc_vf b, float *out, int64_t r,
+                                                                int64_t f, const tgc_vf *clamp, const int K,
+                                                                const int pw, const int R) {
+    tgc_vf acc[CR_DW_ROWS];
+#pragma GCC unroll 4
+    for (int v = 0; v < R; v++) acc[v] = b;
+    int64_t ih0 = 2 * (j->oh0 + r) - j->ph;
+#pragma GCC unroll 11
+    for (int u = 0; u < 2 * (R - 1) + K; u++) {
+        tgc_vf x[5];
+        int64_t ih = ih0 + u;
+        if (ih >= 0 && ih < j->h) {
+            cr_s2_taps(j->x + ih * j->wd, f, j->wd, x, K, pw);
+        } else {
+#pragma GCC unroll 5
+            for (int t = 0; t < K; t++) x[t] = tgc_vf_splat(0.0f);
+        }
+#pragma GCC unroll 4
+        for (int v = 0; v < R; v++) {
+            int i = u - 2 * v;
+            if (i < 0 || i >= K) continue;
+#pragma GCC unroll 5
+            for (int t = 0; t < K; t++)
+                acc[v] = tgc_vmuladd(K == 3 ? wv[i * 3 + t] : tgc_vf_splat(w[i * K + t]), x[t], acc[v]);
+        }
+    }
+    int64_t cols = j->ow - f;
+#pragma GCC unroll 4
+    for (int v = 0; v < R; v++) {
+        if (clamp != NULL) acc[v] = cr_clamp(acc[v], clamp[0], clamp[1]);
+        if (cols >= TGC_VLANES) tgc_vf_store(out + (r + v) * j->out_rs + f, acc[v]);
+        else cr_store_n(out + (r + v) * j->out_rs + f, acc[v], cols);
+    }
+}
+
+/* The job, CR_DW_ROWS output rows a tile, for a K x K window and left pad pw. */
+static inline __attribute__((always_inline)) void cr_dw_s2(const tgc_conv_dw_s2_job *j, const int K, const int pw) {
+    for (int64_t k = 0; k < j->mb; k++) {
+        const float *w = j->w + k * K * K;
+        tgc_vf wv[9];
+        for (int t = 0; t < 9; t++) wv[t] = tgc_vf_splat(K == 3 ? w[t] : 0.0f);
+        tgc_vf b = tgc_vf_splat(j->bias != NULL ? j->bias[k] : 0.0f);
+        tgc_vf bounds[2] = {tgc_vf_splat(j->lo), tgc_vf_splat(j->hi)};
+        const tgc_vf *clamp = j->clamp ? bounds : NULL;
+        float *out = j->out + k * j->out_cs;
+        int64_t r = 0;
+        for (; r + CR_DW_ROWS <= j->rows; r += CR_DW_ROWS)
+            for (int64_t f = 0; f < j->ow; f += TGC_VLANES) cr_dw_s2_tile(j, w, wv, b, out, r, f, clamp, K, pw, 4);
+        for (; r < j->rows; r++)
+            for (int64_t f = 0; f < j->ow; f += TGC_VLANES) cr_dw_s2_tile(j, w, wv, b, out, r, f, clamp, K, pw, 1);
+    }
+}
+
+/* tgc_conv_isa.dw_s2: cr_dw_s2 for each window and left pad it is built
+ * for (tgc_conv_dw_s2_applies: a pad of at most half the window, so that
+ * the taps left of the first pair of loads come from that pair's). */
+static void cr_dw_s2_run(const tgc_conv_dw_s2_job *j, int k) {
+    if (k == 3 && j->pw == 1) cr_dw_s2(j, 3, 1);
+    else if (k == 3 && j->pw == 0) cr_dw_s2(j, 3, 0);
+    else if (k == 5 && j->pw == 2) cr_dw_s2(j, 5, 2);
+    else if (k == 5 && j->pw == 0) cr_dw_s2(j, 5, 0);
+    else if (k == 5 && j->pw == 1) cr_dw_s2(j, 5, 1);
 }
 
 #endif
