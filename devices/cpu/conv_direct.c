@@ -38,12 +38,15 @@
  *      tested so; bench_conv_families' depthwise layers, 1 thread, Zen 5:
  *      MobileNetV2 0.93 -> 0.80 ms, MobileNetV3-Large 0.72 -> 0.61,
  *      EfficientNet-B0 1.30 -> 1.04, ConvNeXt-T 2.66 -> 2.54).
- *      Those at stride 2 with a pad of at most half the window (all of a
- *      trained model's) skip step 1: tgc_conv_isa.dw_s2 forms each input
- *      row's column taps in registers from pairs of loads of X (even and
- *      odd lanes, those left of the pair moved up a lane), the same sums
- *      in the same order. MNASNet's 3x3 of 48 channels from 112x112,
- *      node medians in the model, 1 thread: 196 -> 121 us (ORT 106).
+ *      Those tgc_conv_dw_plane_applies takes (3x3 and 7x7 at stride 1,
+ *      3x3 and 5x5 at stride 2, pads as trained models have them) skip
+ *      step 1: tgc_conv_isa.dw_plane forms each input row's column taps
+ *      in registers from loads of X (at stride 2 the even and odd lanes
+ *      of pairs of loads; taps left of the row moved up a lane), the same
+ *      sums in the same order. Node medians, 1 thread: MNASNet's 3x3 of
+ *      48 channels from 112x112 at stride 2, in the model, 196 -> 121 us
+ *      (ORT 106); alone, 3x3 of 32 channels on 112x112 214 -> 158, 7x7 of
+ *      96 on 56x56 651 -> 548.
  *      Rows much narrower than their vectors (7x7 maps) go as one long
  *      row a band, rows ow + qj_max apart, into a stage, then into Y
  *      (long_rows_pay).
@@ -161,7 +164,7 @@ typedef struct direct_plan {
      * their weights [blocks, mout, kh * kw, lanes] and biases [blocks,
      * mout, lanes] transposed (zeros past C). */
     bool dw_rows; /* one input channel, a square window dw_rows takes (tgc_conv_isa.dw_rows) */
-    bool dw_s2;   /* dw_rows at stride 2 that tgc_conv_isa.dw_s2 takes from X where it lies, nothing packed */
+    bool dw_plane; /* dw_rows that tgc_conv_isa.dw_plane takes from X where it lies, nothing packed */
     bool in_place; /* 1x1 at stride 1 without pads: the row kernel reads X where it lies, nothing packed */
     bool long_rows; /* a band's rows as one long row into stage_floats floats a slot, then copied (plan_rows) */
     int64_t stage_floats, stage_floats_at; /* the stage's size, and where it starts after the packed block */
@@ -362,17 +365,17 @@ static bool long_rows_pay(const direct_plan *d) {
 }
 
 /* Output rows [oh0, oh0 + rows) of output channels [m0, m0 + mc) by
- * tgc_conv_isa.dw_s2 from input plane x, into y (output row oh0 of
+ * tgc_conv_isa.dw_plane from input plane x, into y (output row oh0 of
  * channel m0), then the fused activation the kernel does not apply. */
-static void dw_s2_piece(const direct_plan *d, const float *x, int64_t m0, int64_t mc, int64_t oh0, int64_t rows,
+static void dw_plane_piece(const direct_plan *d, const float *x, int64_t m0, int64_t mc, int64_t oh0, int64_t rows,
                         float *y) {
     int64_t out_plane = d->oh * d->ow;
-    tgc_conv_dw_s2_job j = {.x = x, .h = d->h, .wd = d->wd, .ph = d->ph, .pw = d->pw, .oh0 = oh0, .rows = rows,
+    tgc_conv_dw_plane_job j = {.x = x, .h = d->h, .wd = d->wd, .ph = d->ph, .pw = d->pw, .oh0 = oh0, .rows = rows,
                             .ow = d->ow, .w = d->w + m0 * d->kh * d->kw,
                             .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = mc, .out = y,
                             .out_cs = out_plane, .out_rs = d->ow};
     j.clamp = clamp_of(d->act, &j.lo, &j.hi);
-    d->isa->dw_s2(&j, (int)d->kh);
+    d->isa->dw_plane(&j, (int)d->kh, (int)d->sh);
     if (!j.clamp) tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);
 }
 
@@ -389,8 +392,8 @@ static void rows_piece(void *arg, int64_t p, int slot) {
     for (int64_t gi = g0; gi < g1; gi++) {
         int64_t m0 = gi * d->mout + mc0;
         const float *x = d->x + (n * d->channels + gi * d->cin) * d->h * d->wd;
-        if (d->dw_s2) {
-            dw_s2_piece(d, x, m0, mc, oh0, rows, d->y + (n * d->m_count + m0) * out_plane + oh0 * d->ow);
+        if (d->dw_plane) {
+            dw_plane_piece(d, x, m0, mc, oh0, rows, d->y + (n * d->m_count + m0) * out_plane + oh0 * d->ow);
             continue;
         }
         const float *blk = x + oh0 * d->wd;
@@ -472,7 +475,7 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
                   (d->sh == 2 && (d->kh == 3 || d->kh == 5)));
     d->in_place = d->kh == 1 && d->kw == 1 && d->sh == 1 && d->sw == 1 && d->ph == 0 && d->pw == 0 &&
                   d->oh == d->h && d->ow == d->wd;
-    d->dw_s2 = d->dw_rows && d->sh == 2 && tgc_conv_dw_s2_applies(d->kw, d->pw);
+    d->dw_plane = d->dw_rows && tgc_conv_dw_plane_applies(d->kw, d->sw, d->pw);
     d->lc = d->ow + d->qj_max;
     d->long_rows = long_rows_pay(d);
     if (d->qj_max > 0 && !d->long_rows)
@@ -501,7 +504,7 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
     if (d->in_place) { /* a channel's "plane" is its whole input plane, and nothing is packed */
         d->plane_floats = d->h * d->wd;
         *floats = 0;
-    } else if (d->dw_s2) {
+    } else if (d->dw_plane) {
         *floats = 0;
     } else if (!tgc_checked_mul_i64(per_row, d->band + d->qi_max, floats) ||
         !tgc_checked_add_i64(*floats, TGC_CONV_ROWS_MAX_LANES + BLOCK_ALIGN_FLOATS, floats))

@@ -78,19 +78,20 @@ typedef struct tgc_conv_rows_job {
     bool exact;
 } tgc_conv_rows_job;
 
-/* A band of output rows of a depthwise Conv at stride 2 (both axes),
- * dilation 1, a k x k window (k 3 or 5) with a left pad pw of at most
- * k / 2 (tgc_conv_dw_s2_applies), read from the input plane where it lies: for output channel q in [0,
- * mb), row r in [0, rows) and column o in [0, ow),
+/* A band of output rows of a depthwise Conv at stride s (1 or 2, both
+ * axes), dilation 1, a k x k window and a left pad pw that
+ * tgc_conv_dw_plane_applies takes, read from the input plane where it
+ * lies: for output channel q in [0, mb), row r in [0, rows) and column o
+ * in [0, ow),
  *     out[q * out_cs + r * out_rs + o]
  *         = bias[q] + sum over taps (i, j) of w[q * k * k + i * k + j] *
- *           x[(2 * (oh0 + r) - ph + i) * wd + 2 * o - pw + j]
+ *           x[(s * (oh0 + r) - ph + i) * wd + s * o - pw + j]
  * (zero outside the h x wd plane, multiplied in all the same), taps in
  * the order i * k + j, one multiply-add a step: tgc_conv_rows_job's
  * arithmetic on the planes conv_direct.c would pack, so the same bits.
  * Reads nothing outside the plane; writes the outputs only; then the
  * clamp as tgc_conv_rows_job's. */
-typedef struct tgc_conv_dw_s2_job {
+typedef struct tgc_conv_dw_plane_job {
     const float *x; /* [h, wd]: the input channel's plane */
     int64_t h, wd, ph, pw;
     int64_t oh0, rows, ow;
@@ -101,11 +102,17 @@ typedef struct tgc_conv_dw_s2_job {
     int64_t out_cs, out_rs;
     bool clamp;
     float lo, hi;
-} tgc_conv_dw_s2_job;
+} tgc_conv_dw_plane_job;
 
-/* Whether tgc_conv_isa.dw_s2 takes a k x k window with left pad pw. */
-static inline bool tgc_conv_dw_s2_applies(int64_t k, int64_t pw) {
-    return (k == 3 || k == 5) && pw >= 0 && pw <= k / 2;
+/* Whether tgc_conv_isa.dw_plane takes a k x k window at stride s with
+ * left pad pw: 3x3 and 7x7 at stride 1 padded by half the window (as
+ * trained models pad them), 3x3 and 5x5 at stride 2 by at most half.
+ * 5x5 at stride 1 stays on packed planes: it lost on 56 x 56 maps (the
+ * node alone, 144 channels, 1 thread: 545-556 -> 584-662 us) and was
+ * level to 12% ahead on 112 x 112. */
+static inline bool tgc_conv_dw_plane_applies(int64_t k, int64_t s, int64_t pw) {
+    if (s == 1) return (k == 3 || k == 7) && pw == k / 2;
+    return s == 2 && (k == 3 || k == 5) && pw >= 0 && pw <= k / 2;
 }
 
 /* A band of output rows of a depthwise Conv for a block of input
@@ -167,8 +174,8 @@ typedef struct tgc_conv_isa {
      * 2; others go to rows): the same outputs, bit for bit, each phase row
      * loaded once for all the output rows of a tile that read it. */
     void (*dw_rows)(const tgc_conv_rows_job *j, int k, int s);
-    /* The job for a k x k window, k 3 or 5 (tgc_conv_dw_s2_job). */
-    void (*dw_s2)(const tgc_conv_dw_s2_job *j, int k);
+    /* The job for a k x k window at stride s (tgc_conv_dw_plane_job). */
+    void (*dw_plane)(const tgc_conv_dw_plane_job *j, int k, int s);
 } tgc_conv_isa;
 
 /* One table per ISA (devices/cpu/conv_isa_*.c). */

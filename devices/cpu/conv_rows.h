@@ -553,7 +553,7 @@ static void cr_pack2(float *even, float *odd, int64_t dst_rs, const float *src, 
     }
 }
 
-/* ---- Depthwise at stride 2, read where the input lies ------------------------------ */
+/* ---- Depthwise at stride 1 or 2, read where the input lies ------------------------- */
 
 /* row[q .. q + lanes), q >= 0, with zeros for the columns at wd and past (none read). */
 static inline tgc_vf cr_row_load(const float *row, int64_t q, int64_t wd) {
@@ -561,53 +561,80 @@ static inline tgc_vf cr_row_load(const float *row, int64_t q, int64_t wd) {
     return q < wd ? cr_load_n(row + q, wd - q) : tgc_vf_splat(0.0f);
 }
 
-/* x[t] for t in [0, K): lane l = row[2 * (f + l) - pw + t], zero outside
- * [0, wd): the K column taps of the output vector at column f (even).
- * Each pair of loads gives two taps (its even and odd lanes); a tap left
- * of the pair's start (t < pw) is the tap two to its right moved up a lane,
- * the float before it coming in at lane 0. */
-static inline __attribute__((always_inline)) void cr_s2_taps(const float *row, int64_t f, int64_t wd, tgc_vf *x,
-                                                             const int K, const int pw) {
+/* row[c] inside [0, wd), zero outside. */
+static inline float cr_row_at(const float *row, int64_t c, int64_t wd) {
+    return c >= 0 && c < wd ? row[c] : 0.0f;
+}
+
+/* x[t] for t in [0, K): lane l = row[S * (f + l) - pw + t], zero outside
+ * [0, wd): the K column taps of the output vector at column f. At stride
+ * 1 each tap is one load (at f = 0 the taps left of the row are the tap to
+ * their right moved up a lane); at stride 2 each pair of loads gives two
+ * taps (its even and odd lanes), and a tap left of the first pair (t < pw)
+ * is the tap two to its right moved up a lane, the float before it coming
+ * in at lane 0 (pw <= K / 2: that tap is in the pairs). Inner: every float
+ * read is inside the row (cr_plane_inner), so no load needs a mask. */
+static inline __attribute__((always_inline)) void cr_plane_taps(const float *row, int64_t f, int64_t wd, tgc_vf *x,
+                                                                const int K, const int S, const int pw,
+                                                                const bool inner) {
+    if (S == 1) {
+#pragma GCC unroll 7
+        for (int d = 0; d < K - pw; d++) x[pw + d] = inner ? tgc_vf_load(row + f + d) : cr_row_load(row, f + d, wd);
+#pragma GCC unroll 3
+        for (int d = -1; d >= -pw; d--)
+            x[pw + d] = inner        ? tgc_vf_load(row + f + d)
+                        : f + d >= 0 ? cr_row_load(row, f + d, wd)
+                                     : cr_shift1(x[pw + d + 1], tgc_vf_splat(0.0f));
+        return;
+    }
     int64_t q0 = 2 * f;
 #pragma GCC unroll 3
     for (int d = 0; d < K - pw; d += 2) {
-        tgc_vf a = cr_row_load(row, q0 + d, wd), b = cr_row_load(row, q0 + d + TGC_VLANES, wd);
+        tgc_vf a = inner ? tgc_vf_load(row + q0 + d) : cr_row_load(row, q0 + d, wd);
+        tgc_vf b = inner ? tgc_vf_load(row + q0 + d + TGC_VLANES) : cr_row_load(row, q0 + d + TGC_VLANES, wd);
         x[pw + d] = cr_even(a, b);
         if (d + 1 < K - pw) x[pw + d + 1] = cr_odd(a, b);
     }
 #pragma GCC unroll 2
-    for (int d = -1; d >= -pw; d--) {
-        int64_t c = q0 + d;
-        x[pw + d] = cr_shift1(x[pw + d + 2], tgc_vf_splat(c >= 0 && c < wd ? row[c] : 0.0f));
-    }
+    for (int d = -1; d >= -pw; d--)
+        x[pw + d] = cr_shift1(x[pw + d + 2], tgc_vf_splat(inner ? row[q0 + d] : cr_row_at(row, q0 + d, wd)));
+}
+
+/* Whether the output vector at column f reads only columns inside [0,
+ * wd) (cr_plane_taps' inner): from S * f - pw, and at stride 2 up to the
+ * last pair of loads' end. */
+static inline bool cr_plane_inner(int64_t f, int64_t wd, const int K, const int S, const int pw) {
+    int64_t last = S == 1 ? f - pw + K - 1 + TGC_VLANES : 2 * f + (K - pw - 1) / 2 * 2 + 2 * TGC_VLANES;
+    return S * f - pw >= 0 && last <= wd;
 }
 
 /* R output rows from row r of the job, a vector of columns at f, of one
  * output channel: each input row's taps formed once for the output rows
  * whose window covers it, then multiplied in as cr_dw_rows does. */
-static inline __attribute__((always_inline)) void cr_dw_s2_tile(const tgc_conv_dw_s2_job *j, const float *w,
-                                                                const tgc_vf *wv, tgc_vf b, float *out, int64_t r,
-                                                                int64_t f, const tgc_vf *clamp, const int K,
-                                                                const int pw, const int R) {
+static inline __attribute__((always_inline)) void cr_dw_plane_tile(const tgc_conv_dw_plane_job *j, const float *w,
+                                                                   const tgc_vf *wv, tgc_vf b, float *out, int64_t r,
+                                                                   int64_t f, const tgc_vf *clamp, const int K,
+                                                                   const int S, const int pw, const int R,
+                                                                   const bool inner) {
     tgc_vf acc[CR_DW_ROWS];
 #pragma GCC unroll 4
     for (int v = 0; v < R; v++) acc[v] = b;
-    int64_t ih0 = 2 * (j->oh0 + r) - j->ph;
+    int64_t ih0 = S * (j->oh0 + r) - j->ph;
 #pragma GCC unroll 11
-    for (int u = 0; u < 2 * (R - 1) + K; u++) {
-        tgc_vf x[5];
+    for (int u = 0; u < S * (R - 1) + K; u++) {
+        tgc_vf x[7];
         int64_t ih = ih0 + u;
         if (ih >= 0 && ih < j->h) {
-            cr_s2_taps(j->x + ih * j->wd, f, j->wd, x, K, pw);
+            cr_plane_taps(j->x + ih * j->wd, f, j->wd, x, K, S, pw, inner);
         } else {
-#pragma GCC unroll 5
+#pragma GCC unroll 7
             for (int t = 0; t < K; t++) x[t] = tgc_vf_splat(0.0f);
         }
 #pragma GCC unroll 4
         for (int v = 0; v < R; v++) {
-            int i = u - 2 * v;
+            int i = u - S * v;
             if (i < 0 || i >= K) continue;
-#pragma GCC unroll 5
+#pragma GCC unroll 7
             for (int t = 0; t < K; t++)
                 acc[v] = tgc_vmuladd(K == 3 ? wv[i * 3 + t] : tgc_vf_splat(w[i * K + t]), x[t], acc[v]);
         }
@@ -621,8 +648,9 @@ static inline __attribute__((always_inline)) void cr_dw_s2_tile(const tgc_conv_d
     }
 }
 
-/* The job, CR_DW_ROWS output rows a tile, for a K x K window and left pad pw. */
-static inline __attribute__((always_inline)) void cr_dw_s2(const tgc_conv_dw_s2_job *j, const int K, const int pw) {
+/* The job, CR_DW_ROWS output rows a tile, for a K x K window at stride S and left pad pw. */
+static inline __attribute__((always_inline)) void cr_dw_plane(const tgc_conv_dw_plane_job *j, const int K,
+                                                              const int S, const int pw) {
     for (int64_t k = 0; k < j->mb; k++) {
         const float *w = j->w + k * K * K;
         tgc_vf wv[9];
@@ -633,21 +661,27 @@ static inline __attribute__((always_inline)) void cr_dw_s2(const tgc_conv_dw_s2_
         float *out = j->out + k * j->out_cs;
         int64_t r = 0;
         for (; r + CR_DW_ROWS <= j->rows; r += CR_DW_ROWS)
-            for (int64_t f = 0; f < j->ow; f += TGC_VLANES) cr_dw_s2_tile(j, w, wv, b, out, r, f, clamp, K, pw, 4);
+            for (int64_t f = 0; f < j->ow; f += TGC_VLANES) {
+                if (cr_plane_inner(f, j->wd, K, S, pw))
+                    cr_dw_plane_tile(j, w, wv, b, out, r, f, clamp, K, S, pw, CR_DW_ROWS, true);
+                else
+                    cr_dw_plane_tile(j, w, wv, b, out, r, f, clamp, K, S, pw, CR_DW_ROWS, false);
+            }
         for (; r < j->rows; r++)
-            for (int64_t f = 0; f < j->ow; f += TGC_VLANES) cr_dw_s2_tile(j, w, wv, b, out, r, f, clamp, K, pw, 1);
+            for (int64_t f = 0; f < j->ow; f += TGC_VLANES) cr_dw_plane_tile(j, w, wv, b, out, r, f, clamp, K, S, pw, 1, false);
     }
 }
 
-/* tgc_conv_isa.dw_s2: cr_dw_s2 for each window and left pad it is built
- * for (tgc_conv_dw_s2_applies: a pad of at most half the window, so that
- * the taps left of the first pair of loads come from that pair's). */
-static void cr_dw_s2_run(const tgc_conv_dw_s2_job *j, int k) {
-    if (k == 3 && j->pw == 1) cr_dw_s2(j, 3, 1);
-    else if (k == 3 && j->pw == 0) cr_dw_s2(j, 3, 0);
-    else if (k == 5 && j->pw == 2) cr_dw_s2(j, 5, 2);
-    else if (k == 5 && j->pw == 0) cr_dw_s2(j, 5, 0);
-    else if (k == 5 && j->pw == 1) cr_dw_s2(j, 5, 1);
+/* tgc_conv_isa.dw_plane: cr_dw_plane for each window, stride and left pad
+ * tgc_conv_dw_plane_applies takes (conv_direct.c sends no other). */
+static void cr_dw_plane_run(const tgc_conv_dw_plane_job *j, int k, int s) {
+    if (s == 1 && k == 3) cr_dw_plane(j, 3, 1, 1);
+    else if (s == 1 && k == 7) cr_dw_plane(j, 7, 1, 3);
+    else if (k == 3 && j->pw == 1) cr_dw_plane(j, 3, 2, 1);
+    else if (k == 3 && j->pw == 0) cr_dw_plane(j, 3, 2, 0);
+    else if (k == 5 && j->pw == 2) cr_dw_plane(j, 5, 2, 2);
+    else if (k == 5 && j->pw == 0) cr_dw_plane(j, 5, 2, 0);
+    else if (k == 5 && j->pw == 1) cr_dw_plane(j, 5, 2, 1);
 }
 
 #endif
