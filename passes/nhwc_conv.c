@@ -370,6 +370,61 @@ static tgc_status pool_through(tgc_rewrite *rw, int32_t id, const char *nhwc_op,
     return replace_with_transposed(rw, id, pool, TO_NCHW);
 }
 
+/* Reductions whose axes are an attribute (opset 17), which reduce_through moves a Transpose past. */
+static const char *const REDUCTIONS[] = {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                                         "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", NULL};
+
+static bool is_reduction(const tgc_rewrite *rw, int32_t id) {
+    for (int i = 0; REDUCTIONS[i] != NULL; i++)
+        if (tgc_pass_is_op(rw, id, REDUCTIONS[i])) return true;
+    return false;
+}
+
+/* Step 2 for a reduction over listed axes of a 4-D Transpose:
+ * Reduce(Transpose(x, perm), axes) reduces x over perm[axes]. With
+ * keepdims the same Transpose follows it; without, the axes left keep
+ * their order when their perm entries increase (a mean over H and W before
+ * a classifier, MNASNet's: [N, C] either way), and nothing follows; other
+ * orders are left as they are. */
+static tgc_status reduce_through(tgc_rewrite *rw, int32_t id, bool *moved) {
+    const tgc_node *n = &rw->g->nodes[id];
+    const tgc_attr *axes = tgc_node_attr(n, "axes");
+    if (n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0].node < 0 || axes == NULL ||
+        axes->type != TGC_ATTR_INTS || axes->n < 1 || axes->n > 4 ||
+        tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
+        return TGC_OK;
+    const int64_t *perm = perm_of(rw, n->inputs[0].node);
+    if (perm == NULL) return TGC_OK;
+    bool reduced[4] = {false, false, false, false};
+    int64_t mapped[4], kept[4];
+    memcpy(kept, perm, sizeof kept); /* node pointers move as nodes are added */
+    for (size_t i = 0; i < axes->n; i++) {
+        int64_t a = axes->ints[i] < 0 ? axes->ints[i] + 4 : axes->ints[i];
+        if (a < 0 || a > 3 || reduced[a]) return TGC_OK; /* the kernel names the error */
+        reduced[a] = true;
+        mapped[i] = kept[a];
+    }
+    bool keepdims = tgc_pass_attr_int(n, "keepdims", 1) != 0;
+    for (int a = 0, last = -1; !keepdims && a < 4; a++) {
+        if (reduced[a]) continue;
+        if (kept[a] < last) return TGC_OK;
+        last = (int)kept[a];
+    }
+    size_t n_axes = axes->n;
+    tgc_ref x = rw->g->nodes[n->inputs[0].node].inputs[0];
+    int32_t made;
+    tgc_status st = tgc_rewrite_replace_op(rw, id, &x, 1, &made);
+    if (st != TGC_OK || (st = tgc_rewrite_set_attr_list(rw, made, "axes", TGC_ATTR_INTS, n_axes, mapped)) != TGC_OK)
+        return st;
+    *moved = true;
+    if (!keepdims) return TGC_OK;
+    int32_t t; /* the readers read Transpose(made, perm) */
+    if ((st = add_transpose(rw, made, (tgc_ref){made, 0, {0, 0}}, kept, &t)) != TGC_OK) return st;
+    tgc_rewrite_replace_uses(rw, (tgc_ref){made, 0, {0, 0}}, (tgc_ref){t, 0, {0, 0}});
+    tgc_rewrite_set_input(rw, t, 0, (tgc_ref){made, 0, {0, 0}});
+    return TGC_OK;
+}
+
 /* Step 2 for a Concat of 4-D Transposes of one permutation:
  * Concat(T(a), T(b), axis) = T(Concat(a, b, perm[axis])): an Inception
  * block's or a fire module's branches joined channels last. */
@@ -448,6 +503,8 @@ tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw) {
                 st = pool_through(rw, id, "_GlobalAveragePoolNHWC", &moved);
             else if (id < n_nodes && tgc_pass_is_op(rw, id, "Concat"))
                 st = concat_through(rw, id, &moved);
+            else if (id < n_nodes && is_reduction(rw, id))
+                st = reduce_through(rw, id, &moved);
         }
     }
     return st;

@@ -360,6 +360,69 @@ static void test_squeeze_excitation(void) {
     tgc_diags_free(d);
 }
 
+/* "N: a0 a1 ..." for the axes attribute of g's first `op` node ("none" without one). */
+static void axes_of(const tgc_graph *g, const char *op, char *out, size_t size) {
+    snprintf(out, size, "none");
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        const tgc_attr *a = n->kind == TGC_NODE_OP && strcmp(n->op_name, op) == 0 ? tgc_node_attr(n, "axes") : NULL;
+        if (a == NULL || a->type != TGC_ATTR_INTS) continue;
+        size_t at = (size_t)snprintf(out, size, "%zu:", a->n);
+        for (size_t k = 0; k < a->n && at < size; k++)
+            at += (size_t)snprintf(out + at, size - at, " %lld", (long long)a->ints[k]);
+        return;
+    }
+}
+
+/* A reduction after two channels-last 1x1 Convs (then an Abs, which no
+ * Transpose moves through): the Transpose back to NCHW moves past it,
+ * its axes mapped, where the result keeps its layout (without keepdims,
+ * the axes left in order: nothing after it; with keepdims, the Transpose
+ * after it), and stays where the axes left would come out in another
+ * order. The values the unoptimized graph's. */
+static void test_reduction_after(void) {
+    if (!channels_last_here()) return;
+    static const struct {
+        const char *op, *axes;
+        int keepdims, transposes; /* Transposes left */
+        const char *mapped;       /* the axes after the pass */
+    } cases[] = {{"ReduceMean", "[2, 3]", 0, 1, "2: 1 2"}, /* a mean over H and W before a classifier */
+                 {"ReduceMax", "[-1, 2]", 1, 2, "2: 2 1"},
+                 {"ReduceL2", "[1]", 0, 1, "1: 3"},
+                 {"ReduceMean", "[3]", 0, 2, "1: 3"}}; /* N, C, H would come out N, H, C: left */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *wa = values(51, E * C, 0.3f), *wb = values(52, C * E, 0.3f), yaml[8192];
+        snprintf(yaml, sizeof yaml,
+                 "format: tgc/1\n"
+                 "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
+                 "outputs: [y]\n"
+                 "initializers:\n"
+                 "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+                 "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+                 "nodes:\n"
+                 "  - {name: h, op: Conv, inputs: [x, wa]}\n"
+                 "  - {name: k, op: Conv, inputs: [h, wb]}\n"
+                 "  - {name: r, op: %s, inputs: [k], attrs: {axes: %s, keepdims: %d}}\n"
+                 "  - {name: y, op: Abs, inputs: [r]}\n",
+                 C, E, C, wa, C, E, wb, cases[i].op, cases[i].axes, cases[i].keepdims);
+        free(wa), free(wb);
+        tgc_diags *d = tgc_diags_create();
+        tgc_graph *g = loaded_graph(yaml, "reduce.yaml", d);
+        tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+        CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 2);
+        CU_ASSERT_EQUAL(count_op(opt, "Transpose"), cases[i].transposes);
+        char got[64];
+        axes_of(opt, cases[i].op, got, sizeof got);
+        CU_ASSERT_STRING_EQUAL(got, cases[i].mapped);
+        tgc_graph_free(opt);
+        float x[C * 14 * 14];
+        for (int k = 0; k < C * 14 * 14; k++) x[k] = value(53, k);
+        check_as_unoptimized(g, x, 1, C, 14);
+        tgc_graph_free(g);
+        tgc_diags_free(d);
+    }
+}
+
 /* Activations between two 1x1 Convs, channels last: a SiLU (x *
  * Sigmoid(x), EfficientNet's) becomes one _Swish (fuse-swish) that the
  * Transposes move through; a two-node one (x + Sigmoid(x)) becomes one
@@ -812,6 +875,7 @@ TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_
               {"a squeeze-and-excitation block", test_squeeze_excitation},
               {"activations between channels-last Convs, fused", test_activations_between},
               {"a fire module channels last, its Concat too", test_fire_module},
+              {"a reduction after channels-last Convs", test_reduction_after},
               {"a grouped block channels last through its residual Add", test_grouped_residual_channels_last},
               {"a pointwise layer of many weights as one packed product", test_packed_pointwise},
               {"pointwise layers over 7x7 in pieces of positions", test_pointwise_pieces},
