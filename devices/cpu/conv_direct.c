@@ -368,12 +368,12 @@ static bool long_rows_pay(const direct_plan *d) {
  * tgc_conv_isa.dw_plane from input plane x, into y (output row oh0 of
  * channel m0), then the fused activation the kernel does not apply. */
 static void dw_plane_piece(const direct_plan *d, const float *x, int64_t m0, int64_t mc, int64_t oh0, int64_t rows,
-                        float *y) {
+                           float *y) {
     int64_t out_plane = d->oh * d->ow;
     tgc_conv_dw_plane_job j = {.x = x, .h = d->h, .wd = d->wd, .ph = d->ph, .pw = d->pw, .oh0 = oh0, .rows = rows,
-                            .ow = d->ow, .w = d->w + m0 * d->kh * d->kw,
-                            .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = mc, .out = y,
-                            .out_cs = out_plane, .out_rs = d->ow};
+                               .ow = d->ow, .w = d->w + m0 * d->kh * d->kw,
+                               .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = mc, .out = y,
+                               .out_cs = out_plane, .out_rs = d->ow};
     j.clamp = clamp_of(d->act, &j.lo, &j.hi);
     d->isa->dw_plane(&j, (int)d->kh, (int)d->sh);
     if (!j.clamp) tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);

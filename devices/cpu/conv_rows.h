@@ -648,6 +648,16 @@ static inline __attribute__((always_inline)) void cr_dw_plane_tile(const tgc_con
     }
 }
 
+/* cr_dw_plane_tile without masks where the vector at f allows (cr_plane_inner). */
+static inline __attribute__((always_inline)) void cr_dw_plane_vector(const tgc_conv_dw_plane_job *j, const float *w,
+                                                                     const tgc_vf *wv, tgc_vf b, float *out,
+                                                                     int64_t r, int64_t f, const tgc_vf *clamp,
+                                                                     const int K, const int S, const int pw,
+                                                                     const int R) {
+    if (cr_plane_inner(f, j->wd, K, S, pw)) cr_dw_plane_tile(j, w, wv, b, out, r, f, clamp, K, S, pw, R, true);
+    else cr_dw_plane_tile(j, w, wv, b, out, r, f, clamp, K, S, pw, R, false);
+}
+
 /* The job, CR_DW_ROWS output rows a tile, for a K x K window at stride S and left pad pw. */
 static inline __attribute__((always_inline)) void cr_dw_plane(const tgc_conv_dw_plane_job *j, const int K,
                                                               const int S, const int pw) {
@@ -661,14 +671,11 @@ static inline __attribute__((always_inline)) void cr_dw_plane(const tgc_conv_dw_
         float *out = j->out + k * j->out_cs;
         int64_t r = 0;
         for (; r + CR_DW_ROWS <= j->rows; r += CR_DW_ROWS)
-            for (int64_t f = 0; f < j->ow; f += TGC_VLANES) {
-                if (cr_plane_inner(f, j->wd, K, S, pw))
-                    cr_dw_plane_tile(j, w, wv, b, out, r, f, clamp, K, S, pw, CR_DW_ROWS, true);
-                else
-                    cr_dw_plane_tile(j, w, wv, b, out, r, f, clamp, K, S, pw, CR_DW_ROWS, false);
-            }
+            for (int64_t f = 0; f < j->ow; f += TGC_VLANES)
+                cr_dw_plane_vector(j, w, wv, b, out, r, f, clamp, K, S, pw, CR_DW_ROWS);
         for (; r < j->rows; r++)
-            for (int64_t f = 0; f < j->ow; f += TGC_VLANES) cr_dw_plane_tile(j, w, wv, b, out, r, f, clamp, K, S, pw, 1, false);
+            for (int64_t f = 0; f < j->ow; f += TGC_VLANES)
+                cr_dw_plane_vector(j, w, wv, b, out, r, f, clamp, K, S, pw, 1);
     }
 }
 
