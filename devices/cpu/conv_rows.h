@@ -349,6 +349,22 @@ static inline __attribute__((always_inline)) void cr_dw_rows(const float *in, co
     }
 }
 
+/* A depthwise output channel's constants in registers: its 3x3 weights
+ * (zeros for other windows, whose taps splat theirs), its bias (bias
+ * NULL: zero) and the fused clamp's bounds. */
+typedef struct {
+    tgc_vf wv[9], b, bounds[2];
+} cr_dw_consts;
+
+static inline __attribute__((always_inline)) cr_dw_consts cr_dw_consts_of(const float *w, const float *bias,
+                                                                          int64_t k, float lo, float hi,
+                                                                          const int K) {
+    cr_dw_consts c = {.b = tgc_vf_splat(bias != NULL ? bias[k] : 0.0f),
+                      .bounds = {tgc_vf_splat(lo), tgc_vf_splat(hi)}};
+    for (int t = 0; t < 9; t++) c.wv[t] = tgc_vf_splat(K == 3 ? w[t] : 0.0f);
+    return c;
+}
+
 /* A job of one input channel with a K x K window at stride S and dilation
  * 1: rows CR_DW_ROWS at a time, a vector of columns at a time. Reads up to
  * a vector past the last column a sum uses, as cr_run does. */
@@ -356,11 +372,9 @@ static inline __attribute__((always_inline)) void cr_dw(const tgc_conv_rows_job 
     const int64_t *plane = j->off; /* tap (a, b) for a, b < S: plane (a, b) at row 0, column 0 */
     for (int64_t k = 0; k < j->mb; k++) {
         const float *w = j->w + k * K * K;
-        tgc_vf wv[9];
-        for (int t = 0; t < 9; t++) wv[t] = tgc_vf_splat(K == 3 ? w[t] : 0.0f);
-        tgc_vf b = tgc_vf_splat(j->bias != NULL ? j->bias[k] : 0.0f);
-        tgc_vf bounds[2] = {tgc_vf_splat(j->lo), tgc_vf_splat(j->hi)};
-        const tgc_vf *clamp = j->clamp ? bounds : NULL;
+        cr_dw_consts c = cr_dw_consts_of(w, j->bias, k, j->lo, j->hi, K);
+        const tgc_vf *wv = c.wv, *clamp = j->clamp ? c.bounds : NULL;
+        tgc_vf b = c.b;
         float *out = j->out + k * j->out_cs;
         int64_t r = 0;
         for (; r + CR_DW_ROWS <= j->rows; r += CR_DW_ROWS)
@@ -663,11 +677,9 @@ static inline __attribute__((always_inline)) void cr_dw_plane(const tgc_conv_dw_
                                                               const int S, const int pw) {
     for (int64_t k = 0; k < j->mb; k++) {
         const float *w = j->w + k * K * K;
-        tgc_vf wv[9];
-        for (int t = 0; t < 9; t++) wv[t] = tgc_vf_splat(K == 3 ? w[t] : 0.0f);
-        tgc_vf b = tgc_vf_splat(j->bias != NULL ? j->bias[k] : 0.0f);
-        tgc_vf bounds[2] = {tgc_vf_splat(j->lo), tgc_vf_splat(j->hi)};
-        const tgc_vf *clamp = j->clamp ? bounds : NULL;
+        cr_dw_consts c = cr_dw_consts_of(w, j->bias, k, j->lo, j->hi, K);
+        const tgc_vf *wv = c.wv, *clamp = j->clamp ? c.bounds : NULL;
+        tgc_vf b = c.b;
         float *out = j->out + k * j->out_cs;
         int64_t r = 0;
         for (; r + CR_DW_ROWS <= j->rows; r += CR_DW_ROWS)

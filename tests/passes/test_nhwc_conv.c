@@ -360,6 +360,25 @@ static void test_squeeze_excitation(void) {
     tgc_diags_free(d);
 }
 
+/* A graph over x [1, C, 14, 14] with two 1x1 weights, wa [E, C] (stream
+ * seed) and wb [C, E] (seed + 1), its first node h = Conv(x, wa), then
+ * `nodes` (YAML node lines, ending with y), into yaml. */
+static void two_pointwise_yaml(char *yaml, size_t size, int seed, const char *nodes) {
+    char *wa = values(seed, E * C, 0.3f), *wb = values(seed + 1, C * E, 0.3f);
+    snprintf(yaml, size,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
+             "outputs: [y]\n"
+             "initializers:\n"
+             "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "nodes:\n"
+             "  - {name: h, op: Conv, inputs: [x, wa]}\n"
+             "%s",
+             C, E, C, wa, C, E, wb, nodes);
+    free(wa), free(wb);
+}
+
 /* "N: a0 a1 ..." for the axes attribute of g's first `op` node ("none" without one). */
 static void axes_of(const tgc_graph *g, const char *op, char *out, size_t size) {
     snprintf(out, size, "none");
@@ -391,21 +410,13 @@ static void test_reduction_after(void) {
                  {"ReduceL2", "[1]", 0, 1, "1: 3"},
                  {"ReduceMean", "[3]", 0, 2, "1: 3"}}; /* N, C, H would come out N, H, C: left */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *wa = values(51, E * C, 0.3f), *wb = values(52, C * E, 0.3f), yaml[8192];
-        snprintf(yaml, sizeof yaml,
-                 "format: tgc/1\n"
-                 "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
-                 "outputs: [y]\n"
-                 "initializers:\n"
-                 "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
-                 "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
-                 "nodes:\n"
-                 "  - {name: h, op: Conv, inputs: [x, wa]}\n"
+        char nodes[256], yaml[8192];
+        snprintf(nodes, sizeof nodes,
                  "  - {name: k, op: Conv, inputs: [h, wb]}\n"
                  "  - {name: r, op: %s, inputs: [k], attrs: {axes: %s, keepdims: %d}}\n"
                  "  - {name: y, op: Abs, inputs: [r]}\n",
-                 C, E, C, wa, C, E, wb, cases[i].op, cases[i].axes, cases[i].keepdims);
-        free(wa), free(wb);
+                 cases[i].op, cases[i].axes, cases[i].keepdims);
+        two_pointwise_yaml(yaml, sizeof yaml, 51, nodes);
         tgc_diags *d = tgc_diags_create();
         tgc_graph *g = loaded_graph(yaml, "reduce.yaml", d);
         tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
@@ -432,21 +443,13 @@ static void test_reduction_after(void) {
 static void test_activations_between(void) {
     if (!channels_last_here()) return;
     for (int silu = 0; silu < 2; silu++) {
-        char *wa = values(41, E * C, 0.3f), *wb = values(42, C * E, 0.3f), yaml[8192];
-        snprintf(yaml, sizeof yaml,
-                 "format: tgc/1\n"
-                 "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
-                 "outputs: [y]\n"
-                 "initializers:\n"
-                 "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
-                 "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
-                 "nodes:\n"
-                 "  - {name: h, op: Conv, inputs: [x, wa]}\n"
+        char nodes[256], yaml[8192];
+        snprintf(nodes, sizeof nodes,
                  "  - {name: s, op: Sigmoid, inputs: [h]}\n"
                  "  - {name: hs, op: %s, inputs: [s, h]}\n"
                  "  - {name: y, op: Conv, inputs: [hs, wb]}\n",
-                 C, E, C, wa, C, E, wb, silu ? "Mul" : "Add");
-        free(wa), free(wb);
+                 silu ? "Mul" : "Add");
+        two_pointwise_yaml(yaml, sizeof yaml, 41, nodes);
         tgc_diags *d = tgc_diags_create();
         tgc_graph *g = loaded_graph(yaml, "act.yaml", d);
         tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
