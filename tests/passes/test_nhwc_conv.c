@@ -6,8 +6,9 @@
  * at the input and one at the output, the values those of the NCHW graph
  * as a plain loop in double computes them (to 1e-4), and the same bits at
  * 1 and 2 threads; other geometries (auto_pad, dilation, uneven pads, two
- * images) and a squeeze-and-excitation block (its GlobalAveragePool
- * channels last too) as the unoptimized graph gives them; a ResNeXt-style
+ * images) and a squeeze-and-excitation block (its GlobalAveragePool, or
+ * ReduceMean, channels last too) as the unoptimized graph gives them;
+ * reductions after channels-last Convs; a ResNeXt-style
  * block (a grouped 3x3, an NCHW skip joining at the Add) and a pointwise
  * layer of many weights (one packed product) against conv_ref. Left alone: a 1x1 between two dense 3x3 Convs (its
  * Transposes would stay), maps larger than 28x28, and any graph listed
@@ -317,47 +318,72 @@ static void test_other_geometries(void) {
     tgc_diags_free(d);
 }
 
+/* "N: a0 a1 ..." for the axes attribute of g's first `op` node ("none" without one). */
+static void axes_of(const tgc_graph *g, const char *op, char *out, size_t size) {
+    snprintf(out, size, "none");
+    for (int32_t id = 0; id < g->n_nodes; id++) {
+        const tgc_node *n = &g->nodes[id];
+        const tgc_attr *a = n->kind == TGC_NODE_OP && strcmp(n->op_name, op) == 0 ? tgc_node_attr(n, "axes") : NULL;
+        if (a == NULL || a->type != TGC_ATTR_INTS) continue;
+        size_t at = (size_t)snprintf(out, size, "%zu:", a->n);
+        for (size_t k = 0; k < a->n && at < size; k++)
+            at += (size_t)snprintf(out + at, size - at, " %lld", (long long)a->ints[k]);
+        return;
+    }
+}
+
 /* A squeeze-and-excitation block between two 1x1 Convs: h = conv(x); s =
- * Sigmoid(conv(Relu(conv(GlobalAveragePool(h))))); y = conv(h * s). All
- * of it channels last (the pool as _GlobalAveragePoolNHWC, the Mul's
+ * Sigmoid(conv(Relu(conv(pool(h))))); y = conv(h * s), the pool a
+ * GlobalAveragePool (torchvision's) or a ReduceMean over H and W keeping
+ * them (timm's). All of it channels last (the pool as
+ * _GlobalAveragePoolNHWC, or the ReduceMean over axes 1 and 2, the Mul's
  * Transposes cancelling), 2 Transposes left, the values the unoptimized
  * graph's. */
 static void test_squeeze_excitation(void) {
     if (!channels_last_here()) return;
-    char *wa = values(31, E * C, 0.3f), *wr = values(32, 4 * E, 0.3f), *we = values(33, E * 4, 0.3f),
-         *wb = values(34, C * E, 0.3f), yaml[16384];
-    snprintf(yaml, sizeof yaml,
-             "format: tgc/1\n"
-             "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
-             "outputs: [y]\n"
-             "initializers:\n"
-             "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
-             "  - {name: wr, dtype: float32, shape: [4, %d, 1, 1], values: %s}\n"
-             "  - {name: we, dtype: float32, shape: [%d, 4, 1, 1], values: %s}\n"
-             "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
-             "nodes:\n"
-             "  - {name: h, op: Conv, inputs: [x, wa]}\n"
-             "  - {name: g, op: GlobalAveragePool, inputs: [h]}\n"
-             "  - {name: r, op: Conv, inputs: [g, wr]}\n"
-             "  - {name: rr, op: Relu, inputs: [r]}\n"
-             "  - {name: e, op: Conv, inputs: [rr, we]}\n"
-             "  - {name: s, op: Sigmoid, inputs: [e]}\n"
-             "  - {name: hs, op: Mul, inputs: [h, s]}\n"
-             "  - {name: y, op: Conv, inputs: [hs, wb]}\n",
-             C, E, C, wa, E, wr, E, we, C, E, wb);
-    free(wa), free(wr), free(we), free(wb);
-    tgc_diags *d = tgc_diags_create();
-    tgc_graph *g = loaded_graph(yaml, "se.yaml", d);
-    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
-    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 4);
-    CU_ASSERT_EQUAL(count_op(opt, "_GlobalAveragePoolNHWC"), 1);
-    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
-    tgc_graph_free(opt);
-    float x[C * 14 * 14];
-    for (int k = 0; k < C * 14 * 14; k++) x[k] = value(35, k);
-    check_as_unoptimized(g, x, 1, C, 14);
-    tgc_graph_free(g);
-    tgc_diags_free(d);
+    static const char *const pools[] = {"{name: g, op: GlobalAveragePool, inputs: [h]}",
+                                        "{name: g, op: ReduceMean, inputs: [h], attrs: {axes: [2, 3], keepdims: 1}}"};
+    for (int p = 0; p < 2; p++) {
+        char *wa = values(31, E * C, 0.3f), *wr = values(32, 4 * E, 0.3f), *we = values(33, E * 4, 0.3f),
+             *wb = values(34, C * E, 0.3f), yaml[16384];
+        snprintf(yaml, sizeof yaml,
+                 "format: tgc/1\n"
+                 "inputs: [{name: x, dtype: float32, shape: [1, %d, 14, 14]}]\n"
+                 "outputs: [y]\n"
+                 "initializers:\n"
+                 "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+                 "  - {name: wr, dtype: float32, shape: [4, %d, 1, 1], values: %s}\n"
+                 "  - {name: we, dtype: float32, shape: [%d, 4, 1, 1], values: %s}\n"
+                 "  - {name: wb, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+                 "nodes:\n"
+                 "  - {name: h, op: Conv, inputs: [x, wa]}\n"
+                 "  - %s\n"
+                 "  - {name: r, op: Conv, inputs: [g, wr]}\n"
+                 "  - {name: rr, op: Relu, inputs: [r]}\n"
+                 "  - {name: e, op: Conv, inputs: [rr, we]}\n"
+                 "  - {name: s, op: Sigmoid, inputs: [e]}\n"
+                 "  - {name: hs, op: Mul, inputs: [h, s]}\n"
+                 "  - {name: y, op: Conv, inputs: [hs, wb]}\n",
+                 C, E, C, wa, E, wr, E, we, C, E, wb, pools[p]);
+        free(wa), free(wr), free(we), free(wb);
+        tgc_diags *d = tgc_diags_create();
+        tgc_graph *g = loaded_graph(yaml, "se.yaml", d);
+        tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+        CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 4);
+        CU_ASSERT_EQUAL(count_op(opt, "_GlobalAveragePoolNHWC"), p == 0 ? 1 : 0);
+        CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+        if (p == 1) {
+            char got[64];
+            axes_of(opt, "ReduceMean", got, sizeof got);
+            CU_ASSERT_STRING_EQUAL(got, "2: 1 2");
+        }
+        tgc_graph_free(opt);
+        float x[C * 14 * 14];
+        for (int k = 0; k < C * 14 * 14; k++) x[k] = value(35, k);
+        check_as_unoptimized(g, x, 1, C, 14);
+        tgc_graph_free(g);
+        tgc_diags_free(d);
+    }
 }
 
 /* A graph over x [1, C, 14, 14] with two 1x1 weights, wa [E, C] (stream
@@ -377,20 +403,6 @@ static void two_pointwise_yaml(char *yaml, size_t size, int seed, const char *no
              "%s",
              C, E, C, wa, C, E, wb, nodes);
     free(wa), free(wb);
-}
-
-/* "N: a0 a1 ..." for the axes attribute of g's first `op` node ("none" without one). */
-static void axes_of(const tgc_graph *g, const char *op, char *out, size_t size) {
-    snprintf(out, size, "none");
-    for (int32_t id = 0; id < g->n_nodes; id++) {
-        const tgc_node *n = &g->nodes[id];
-        const tgc_attr *a = n->kind == TGC_NODE_OP && strcmp(n->op_name, op) == 0 ? tgc_node_attr(n, "axes") : NULL;
-        if (a == NULL || a->type != TGC_ATTR_INTS) continue;
-        size_t at = (size_t)snprintf(out, size, "%zu:", a->n);
-        for (size_t k = 0; k < a->n && at < size; k++)
-            at += (size_t)snprintf(out + at, size - at, " %lld", (long long)a->ints[k]);
-        return;
-    }
 }
 
 /* A reduction after two channels-last 1x1 Convs (then an Abs, which no
