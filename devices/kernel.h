@@ -92,7 +92,7 @@ typedef struct tgc_kernel_ctx {
     /* Apply this activation to output 0 as the last step of each block
      * written: the executor absorbed the node that follows (executor/fuse.c).
      * NULL: none. Set only for kernels whose definition says
-     * fuses_activation, and float32 outputs. */
+     * fuses_activation, at a dtype the kernel takes (float32, float16). */
     const tgc_fused_act *fused_act;
     /* The step's checks left for its end (devices/deferred_checks.h): a
      * device-side verdict the kernel need not wait for. NULL outside a
@@ -184,7 +184,7 @@ struct tgc_kernel_def {
     /* Dtypes of input 0 this kernel handles (TGC_DTYPE_INVALID-terminated;
      * empty: any). The placer uses this for kernel availability. */
     tgc_dtype dtypes[TGC_KERNEL_MAX_DTYPES];
-    /* The kernel honours tgc_kernel_ctx.fused_act. */
+    /* The kernel honours tgc_kernel_ctx.fused_act, at every dtype it takes. */
     bool fuses_activation;
     /* The outputs' dims depend on the input values (NonZero, Unique,
      * Compress, NonMaxSuppression): the executor does not allocate them;

@@ -9,10 +9,21 @@
 #include <stdio.h>
 #include <string.h>
 
-tgc_status tgc_kernel_need_f32(tgc_kernel_ctx *c, const tgc_value *v, const char *what) {
-    if (v->dtype == TGC_FLOAT32) return TGC_OK;
+tgc_status tgc_kernel_need_float(tgc_kernel_ctx *c, const tgc_value *v, const char *what, tgc_dtype t) {
+    if (v->dtype == t) return TGC_OK;
     if (v->dtype == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "%s is missing", what);
-    return tgc_kernel_fail(c, "%s is %s; this kernel takes float32", what, tgc_dtype_name(v->dtype));
+    return tgc_kernel_fail(c, "%s is %s; this kernel takes %s", what, tgc_dtype_name(v->dtype), tgc_dtype_name(t));
+}
+
+tgc_status tgc_kernel_need_f32(tgc_kernel_ctx *c, const tgc_value *v, const char *what) {
+    return tgc_kernel_need_float(c, v, what, TGC_FLOAT32);
+}
+
+tgc_dtype tgc_kernel_float_type(const tgc_kernel_ctx *c, const tgc_value *x) {
+    if (x->dtype != TGC_FLOAT16 || c->def == NULL) return TGC_FLOAT32;
+    for (int i = 0; i < TGC_KERNEL_MAX_DTYPES && c->def->dtypes[i] != TGC_DTYPE_INVALID; i++)
+        if (c->def->dtypes[i] == TGC_FLOAT16) return TGC_FLOAT16;
+    return TGC_FLOAT32;
 }
 
 bool tgc_kernel_has_input(const tgc_kernel_ctx *c, int i) {

@@ -25,6 +25,15 @@
  * naming `what` otherwise. */
 tgc_status tgc_kernel_need_f32(tgc_kernel_ctx *c, const tgc_value *v, const char *what);
 
+/* As tgc_kernel_need_f32, for dtype t. */
+tgc_status tgc_kernel_need_float(tgc_kernel_ctx *c, const tgc_value *v, const char *what, tgc_dtype t);
+
+/* The float dtype c's kernel computes input X at, for the checks of the
+ * geometry readers both devices share: X's own when it is float16 and the
+ * kernel's definition (c->def) takes float16 (the gpu's nn kernels);
+ * float32 otherwise (what the checks then ask every float tensor for). */
+tgc_dtype tgc_kernel_float_type(const tgc_kernel_ctx *c, const tgc_value *x);
+
 /* True when optional input i was given (not omitted, not past the end). */
 bool tgc_kernel_has_input(const tgc_kernel_ctx *c, int i);
 

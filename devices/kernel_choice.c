@@ -71,8 +71,9 @@ tgc_kernel_footprint tgc_kernel_node_footprint(const tgc_kernel_def *def, const 
 
 bool tgc_activation_of(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act) {
     const tgc_ew_row *r = n->kind == TGC_NODE_OP ? tgc_ew_find(n->op_name) : NULL;
-    if (r == NULL || r->arity != 1 || r->bool_out || (r->dtypes & (1u << TGC_FLOAT32)) == 0) return false;
-    if (n->n_outputs != 1 || n->outputs[0].dtype != TGC_FLOAT32 || n->n_inputs < 1) return false;
+    if (r == NULL || r->arity != 1 || r->bool_out || n->n_outputs != 1 || n->n_inputs < 1) return false;
+    tgc_dtype t = n->outputs[0].dtype;
+    if ((t != TGC_FLOAT32 && t != TGC_FLOAT16) || (r->dtypes & (1u << t)) == 0) return false;
     if (tgc_ew_id(r) != TGC_EW_Clip && n->n_inputs != 1) return false;
     if (n->inputs[0].node < 0 || n->inputs[0].port != 0) return false;
     double p[TGC_EW_MAX_PARAMS];
@@ -88,5 +89,5 @@ bool tgc_activation_absorbed(const tgc_graph *g, int32_t id, const tgc_kernel_de
     if (producer == NULL || !producer->fuses_activation || !tgc_activation_of(g, n, &act)) return false;
     int32_t from = n->inputs[0].node;
     return g->nodes[from].kind == TGC_NODE_OP && readers[from] == 1 &&
-           tgc_graph_ref_info(g, n->inputs[0])->dtype == TGC_FLOAT32;
+           tgc_graph_ref_info(g, n->inputs[0])->dtype == n->outputs[0].dtype;
 }

@@ -3,21 +3,20 @@
  * kernels. */
 #include "devices/matmul_geometry.h"
 
+#include "devices/kernel_checks.h"
 #include "support/checked.h"
 
-/* Checks that tensor v is present with dtype dt. */
-static tgc_status need_dtype(tgc_kernel_ctx *c, const tgc_value *v, const char *what, tgc_dtype dt) {
-    if (v->dtype == dt) return TGC_OK;
-    if (v->dtype == TGC_DTYPE_INVALID) return tgc_kernel_fail(c, "%s is missing", what);
-    return tgc_kernel_fail(c, "%s is %s; this kernel takes %s", what, tgc_dtype_name(v->dtype), tgc_dtype_name(dt));
+/* The float dtype of c's kernel for input A (float32 when it has none). */
+static tgc_dtype float_type(const tgc_kernel_ctx *c) {
+    return c->n_inputs > 0 ? tgc_kernel_float_type(c, &c->inputs[0]) : TGC_FLOAT32;
 }
 
 tgc_status tgc_matmul_geometry_read(tgc_kernel_ctx *c, tgc_matmul_geometry *g) {
-    return tgc_matmul_geometry_read_dtype(c, TGC_FLOAT32, g);
+    return tgc_matmul_geometry_read_dtype(c, float_type(c), g);
 }
 
 tgc_status tgc_gemm_geometry_read(tgc_kernel_ctx *c, tgc_gemm_geometry *g) {
-    return tgc_gemm_geometry_read_dtype(c, TGC_FLOAT32, g);
+    return tgc_gemm_geometry_read_dtype(c, float_type(c), g);
 }
 
 tgc_status tgc_matmul_geometry_read_dtype(tgc_kernel_ctx *c, tgc_dtype dt, tgc_matmul_geometry *g) {
@@ -28,9 +27,9 @@ tgc_status tgc_matmul_geometry_read_dtypes(tgc_kernel_ctx *c, tgc_dtype dt, tgc_
     if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "MatMul takes 2 inputs and 1 output");
     const tgc_value *a = &c->inputs[0], *b = &c->inputs[1];
     const tgc_value *y = &c->outputs[0];
-    tgc_status st = need_dtype(c, a, "input A", dt);
-    if (st == TGC_OK) st = need_dtype(c, b, "input B", b_dt);
-    if (st == TGC_OK) st = need_dtype(c, y, "output Y", dt);
+    tgc_status st = tgc_kernel_need_float(c, a, "input A", dt);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, b, "input B", b_dt);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, y, "output Y", dt);
     if (st != TGC_OK) return st;
     int ra = a->rank, rb = b->rank;
     if (ra < 1 || rb < 1)
@@ -98,10 +97,10 @@ tgc_status tgc_gemm_geometry_read_dtype(tgc_kernel_ctx *c, tgc_dtype dt, tgc_gem
     const tgc_value *y = &c->outputs[0];
     bool has_c = tgc_kernel_has_input(c, 2);
     const tgc_value *cv = has_c ? &c->inputs[2] : NULL;
-    tgc_status st = need_dtype(c, a, "input A", dt);
-    if (st == TGC_OK) st = need_dtype(c, b, "input B", dt);
-    if (st == TGC_OK && has_c) st = need_dtype(c, cv, "input C", dt);
-    if (st == TGC_OK) st = need_dtype(c, y, "output Y", dt);
+    tgc_status st = tgc_kernel_need_float(c, a, "input A", dt);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, b, "input B", dt);
+    if (st == TGC_OK && has_c) st = tgc_kernel_need_float(c, cv, "input C", dt);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, y, "output Y", dt);
     if (st != TGC_OK) return st;
     bool ta = tgc_kernel_attr_int(c, "transA", 0) != 0, tb = tgc_kernel_attr_int(c, "transB", 0) != 0;
     if (a->rank != 2 || b->rank != 2)

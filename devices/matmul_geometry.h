@@ -43,8 +43,9 @@ typedef struct tgc_matmul_geometry {
 } tgc_matmul_geometry;
 
 /* Checks a MatMul-13 node's arguments (inputs A, B and output Y, all
- * float32, A and B of rank >= 1) and reads its geometry: a 1-D A is
- * [1, K], a 1-D B is [K, 1], the added axis absent from Y; the batch axes
+ * float32, or all float16 for a kernel that takes it; A and B of rank >=
+ * 1) and reads its geometry: a 1-D A is [1, K], a 1-D B is [K, 1], the
+ * added axis absent from Y; the batch axes
  * broadcast. Fills *g and returns TGC_OK, or fails the kernel through
  * tgc_kernel_fail (counts, dtypes, ranks, K mismatch, Y's shape, batch axes
  * that do not broadcast) and returns its status. Only dims are read. */

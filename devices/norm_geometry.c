@@ -12,8 +12,9 @@ tgc_status tgc_batch_norm_geometry_read(tgc_kernel_ctx *c, int64_t *planes, int6
         return tgc_kernel_fail(c, "BatchNormalization runs in inference mode only (training_mode 0, one output)");
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     tgc_status st = TGC_OK;
-    for (int i = 0; st == TGC_OK && i < 5; i++) st = tgc_kernel_need_f32(c, &c->inputs[i], names[i]);
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
+    tgc_dtype t = tgc_kernel_float_type(c, x);
+    for (int i = 0; st == TGC_OK && i < 5; i++) st = tgc_kernel_need_float(c, &c->inputs[i], names[i], t);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, y, "output Y", t);
     if (st != TGC_OK) return st;
     if (x->rank < 2) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, ...]", x->rank);
     int64_t ch = x->dims[1];
@@ -36,10 +37,11 @@ tgc_status tgc_layer_norm_geometry_read(tgc_kernel_ctx *c, tgc_layer_norm_geomet
     const tgc_value *x = &c->inputs[0], *sv = &c->inputs[1], *y = &c->outputs[0];
     bool has_b = tgc_kernel_has_input(c, 2), want_mean = tgc_kernel_has_output(c, 1),
          want_inv = tgc_kernel_has_output(c, 2);
-    tgc_status st = tgc_kernel_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, sv, "input Scale");
-    if (st == TGC_OK && has_b) st = tgc_kernel_need_f32(c, &c->inputs[2], "input B");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
+    tgc_dtype t = tgc_kernel_float_type(c, x); /* Mean and InvStdDev: float32 (stash_type 1) */
+    tgc_status st = tgc_kernel_need_float(c, x, "input X", t);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, sv, "input Scale", t);
+    if (st == TGC_OK && has_b) st = tgc_kernel_need_float(c, &c->inputs[2], "input B", t);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, y, "output Y", t);
     if (st == TGC_OK && want_mean) st = tgc_kernel_need_f32(c, &c->outputs[1], "output Mean");
     if (st == TGC_OK && want_inv) st = tgc_kernel_need_f32(c, &c->outputs[2], "output InvStdDev");
     if (st != TGC_OK) return st;

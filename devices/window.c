@@ -117,8 +117,9 @@ tgc_status tgc_window_read_pool(tgc_kernel_ctx *c, tgc_window *w, int64_t *plane
     if (x->dtype == TGC_UINT8 && (strcmp(op, "MaxPool") == 0 || strcmp(op, "_MaxPoolNHWC") == 0)) { /* uint8 too */
         if (y->dtype != TGC_UINT8) return tgc_kernel_fail(c, "output Y must be uint8 as input X");
     } else {
-        st = tgc_kernel_need_f32(c, x, "input X");
-        if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
+        tgc_dtype t = tgc_kernel_float_type(c, x);
+        st = tgc_kernel_need_float(c, x, "input X", t);
+        if (st == TGC_OK) st = tgc_kernel_need_float(c, y, "output Y", t);
         if (st != TGC_OK) return st;
     }
     int n = x->rank - 2;
@@ -148,8 +149,9 @@ tgc_status tgc_window_read_pool(tgc_kernel_ctx *c, tgc_window *w, int64_t *plane
 tgc_status tgc_window_read_global_pool(tgc_kernel_ctx *c, int64_t *planes, int64_t *size) {
     if (c->n_inputs < 1 || c->n_outputs < 1) return tgc_kernel_fail(c, "GlobalAveragePool takes 1 input and 1 output");
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
-    tgc_status st = tgc_kernel_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
+    tgc_dtype t = tgc_kernel_float_type(c, x);
+    tgc_status st = tgc_kernel_need_float(c, x, "input X", t);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, y, "output Y", t);
     if (st != TGC_OK) return st;
     if (x->rank < 2) return tgc_kernel_fail(c, "input X has rank %d; it must be [N, C, ...]", x->rank);
     int64_t s = 1;
@@ -166,10 +168,11 @@ tgc_status tgc_window_read_conv(tgc_kernel_ctx *c, tgc_conv_geometry *g) {
     if (c->n_inputs < 2 || c->n_outputs < 1) return tgc_kernel_fail(c, "Conv takes 2 or 3 inputs and 1 output");
     const tgc_value *x = &c->inputs[0], *wt = &c->inputs[1], *y = &c->outputs[0];
     bool has_bias = tgc_kernel_has_input(c, 2);
-    tgc_status st = tgc_kernel_need_f32(c, x, "input X");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, wt, "input W");
-    if (st == TGC_OK && has_bias) st = tgc_kernel_need_f32(c, &c->inputs[2], "input B");
-    if (st == TGC_OK) st = tgc_kernel_need_f32(c, y, "output Y");
+    tgc_dtype t = tgc_kernel_float_type(c, x);
+    tgc_status st = tgc_kernel_need_float(c, x, "input X", t);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, wt, "input W", t);
+    if (st == TGC_OK && has_bias) st = tgc_kernel_need_float(c, &c->inputs[2], "input B", t);
+    if (st == TGC_OK) st = tgc_kernel_need_float(c, y, "output Y", t);
     if (st != TGC_OK) return st;
     if (x->rank < 3 || wt->rank != x->rank)
         return tgc_kernel_fail(c, "X (rank %d) must be [N, C, D1, ...] and W of the same rank (rank %d)", x->rank,

@@ -4,11 +4,13 @@
  * Gelu, Elu...) whose only input is an output that nothing else reads,
  * made by a kernel that can apply it as it writes
  * (tgc_kernel_def.fuses_activation: the cpu Conv, Gemm, MatMul, Add and
- * BatchNormalization; float32 only), is absorbed into that kernel: the
+ * BatchNormalization, float32; the gpu Conv, Gemm and MatMul, float32 and
+ * float16), is absorbed into that kernel: the
  * producer runs with c->fused_act and the activation node only takes over
  * the buffer (buffer forwarding), without a pass of its own over the
- * tensor. The kernels apply it with the row's own vector loop, so the
- * values are bitwise the unfused ones. The rewrite of ONNX Runtime's
+ * tensor. The kernels apply it with the row's own vector loop, so float32
+ * values are bitwise the unfused ones (float16 ones are rounded once, after
+ * the activation, instead of before and after it). The rewrite of ONNX Runtime's
  * ConvActivationFusion and TensorFlow grappler's remapper, done on the
  * plan rather than the graph so that placement, partitions, the memory
  * plan and the trace still show every node, and so that it follows the
@@ -29,7 +31,7 @@ void tgc_plan_fuse_activations(tgc_plan *p) {
         const tgc_kernel_def *k = p->kernel[from.node];
         if (k == NULL || !k->fuses_activation || p->fused_act[from.node].row >= 0) continue;
         if (p->use_count[p->value_base[from.node]] != 1) continue; /* another reader wants it before */
-        if (tgc_graph_ref_info(g, from)->dtype != TGC_FLOAT32) continue;
+        if (tgc_graph_ref_info(g, from)->dtype != n->outputs[0].dtype) continue; /* the kernel takes its dtype */
         if (p->kernel[id] == NULL) continue; /* the activation runs here too: one plan, one device */
         p->fused_act[from.node] = act;
         p->absorbed[id] = true;

@@ -751,6 +751,7 @@ tgc_status tgc_graph_memory_plan(const tgc_graph *g, const char *devices, const 
     tgc_compiled *c = tgc_calloc(1, sizeof *c);
     if (c == NULL) return TGC_ERR_NOMEM;
     tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
+                              .float16 = opts != NULL && opts->float16 != 0,
                               .soft_placement = opts != NULL && opts->soft_placement, .partition = true};
     if (opts != NULL && opts->placement == TGC_PLACEMENT_AUTO)
         tgc_compile_options_auto(&co, opts->memory_limits, opts->threads, opts->max_inflight);

@@ -112,7 +112,8 @@ tgc_status tgc_session_create_on(const tgc_graph *g, const char *devices, const 
         return TGC_ERR_NOMEM;
     }
     tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
-                              .soft_placement = s->soft_placement, .partition = true};
+                              .float16 = opts != NULL && opts->float16 != 0, .soft_placement = s->soft_placement,
+                              .partition = true};
     if (opts != NULL && opts->placement == TGC_PLACEMENT_AUTO)
         tgc_compile_options_auto(&co, opts->memory_limits, opts->threads, opts->max_inflight);
     tgc_status st = tgc_compile(g, devices, &co, diags, &s->compiled);

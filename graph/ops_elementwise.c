@@ -6,6 +6,7 @@
 #include "graph/elementwise.h"
 #include "graph/ops.h"
 #include "support/checked.h"
+#include "support/half.h"
 
 #include <math.h>
 #include <string.h>
@@ -409,9 +410,11 @@ bool tgc_ew_node_params(const tgc_graph *g, const tgc_node *n, const tgc_ew_row 
             tgc_ref b = n->inputs[k];
             if (b.node < 0) continue;
             const tgc_node *c = &g->nodes[b.node];
-            if (c->kind != TGC_NODE_CONST || c->data->dtype != TGC_FLOAT32 || tgc_shape_numel(&c->data->shape) != 1)
+            if (c->kind != TGC_NODE_CONST || c->data->data == NULL || tgc_shape_numel(&c->data->shape) != 1 ||
+                (c->data->dtype != TGC_FLOAT32 && c->data->dtype != TGC_FLOAT16))
                 return false;
-            p[k - 1] = *(const float *)c->data->data;
+            p[k - 1] = c->data->dtype == TGC_FLOAT16 ? tgc_half_to_float(*(const uint16_t *)c->data->data)
+                                                     : *(const float *)c->data->data;
         }
         return true;
     }

@@ -388,6 +388,23 @@ typedef struct tgc_optimize_report {
 tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, const char *devices,
                               tgc_optimize_report *report, tgc_diags *diags, tgc_graph **out);
 
+/* What tgc_graph_optimize_with runs. */
+typedef struct tgc_optimize_options {
+    tgc_optimize_level level;
+    const char *devices; /* as tgc_graph_optimize's */
+    /* Nonzero: float32 nodes that a listed device other than the host has
+     * a float16 kernel for compute in float16 (pass compute-in-float16,
+     * docs/passes.md): weights held in float16, Casts where values meet
+     * float32 nodes, the graph's inputs and outputs keeping their dtypes.
+     * Results then differ from float32's by float16 rounding. */
+    int float16;
+} tgc_optimize_options;
+
+/* tgc_graph_optimize with options o (o->float16 adds compute-in-float16
+ * at every level); the same ownership, results and errors. */
+tgc_status tgc_graph_optimize_with(const tgc_graph *g, const tgc_optimize_options *o, tgc_optimize_report *report,
+                                   tgc_diags *diags, tgc_graph **out);
+
 /* Makes g own `source`, the graph whose weights it borrows (as the result
  * of tgc_graph_optimize borrows its input's): tgc_graph_free(g) then frees
  * source too, after g. So one handle stands for both. TGC_OK, or
@@ -479,6 +496,9 @@ typedef struct tgc_session_options {
      * freed by the caller after the session. Zero: g is left as it was;
      * the devices' figures count such a weight once either way. */
     int release_weights;
+    /* Nonzero: compute in float16 on the devices other than the host that
+     * have the kernels (tgc_optimize_options.float16; `--float16`). */
+    int float16;
 } tgc_session_options;
 
 /* Creates a session running `g` (borrowed: it must outlive the session) on
@@ -1186,6 +1206,7 @@ typedef struct tgc_place_options {
     const char *memory_limits;
     const char *threads;
     int max_inflight;
+    int float16; /* as tgc_session_options: float32 nodes in float16 where a gpu has the kernels */
 } tgc_place_options;
 
 /* Optimizes `g` (borrowed: it must outlive *out) as opts->optimize says
@@ -1366,6 +1387,7 @@ typedef struct tgc_memory_plan_options {
     const char *memory_limits;
     const char *threads;
     int max_inflight;
+    int float16; /* as tgc_session_options */
 } tgc_memory_plan_options;
 
 /* Places, partitions and plans `g` (borrowed: it must outlive *out) on the

@@ -58,12 +58,14 @@ tgc_status tgc_compile_on(const tgc_graph *g, const tgc_placer_device *devices, 
     out->n_devices = n;
     tgc_status s = TGC_OK;
     /* At NONE only compute-in-float32 runs: a graph without a narrow node is placed as given, uncopied. */
-    bool passes = opts->optimize != TGC_OPTIMIZE_NONE || tgc_pass_has_narrow_nodes(g);
+    bool passes = opts->optimize != TGC_OPTIMIZE_NONE || opts->float16 || tgc_pass_has_narrow_nodes(g);
     if (passes && n <= TGC_PLACER_MAX_DEVICES) {
         char list[TGC_PLACER_MAX_DEVICES * 24];
         tgc_compile_list_string(devices, n, list, sizeof list);
-        s = tgc_graph_optimize(g, opts->optimize, opts->optimize_for != NULL ? opts->optimize_for : list, NULL, diags,
-                               &out->optimized);
+        tgc_optimize_options oo = {.level = opts->optimize,
+                                   .devices = opts->optimize_for != NULL ? opts->optimize_for : list,
+                                   .float16 = opts->float16};
+        s = tgc_graph_optimize_with(g, &oo, NULL, diags, &out->optimized);
         if (s == TGC_OK) out->g = out->optimized;
     }
     tgc_placer_auto automatic = {.inflight = opts->inflight};
@@ -134,6 +136,7 @@ static tgc_status compile_bodies(const tgc_compiled *c, const tgc_graph *g, cons
             snprintf(sp->label, len, "%s%s%s.%s", prefix, prefix[0] ? "." : "", n->name, n->attrs[a].name);
             tgc_compile_options body_opts = *opts;
             body_opts.optimize = TGC_OPTIMIZE_NONE;
+            body_opts.float16 = false; /* a body's values meet its node's at the dtypes its graph gives */
             body_opts.memory_misses = NULL; /* a body's partitions are planned with its node's */
             body_opts.whole_list = true;      /* on its graph's devices, whatever they are */
             tgc_status s = tgc_compile_on(body, c->devices, c->n_devices, &body_opts, diags, &sp->c);

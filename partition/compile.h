@@ -23,6 +23,7 @@ struct tgc_compiled;
 
 typedef struct tgc_compile_options {
     tgc_optimize_level optimize; /* TGC_OPTIMIZE_NONE: the graph as given (not copied) */
+    bool float16;                /* tgc_optimize_options.float16 */
     bool soft_placement;
     int64_t small_host_bytes;    /* tgc_placer_options.small_host_bytes (0: its default) */
     bool partition;              /* false: stop after placement */

@@ -32,6 +32,7 @@ tgc_status tgc_graph_place(const tgc_graph *g, const char *devices, const tgc_pl
     if (p == NULL) return TGC_ERR_NOMEM;
     p->source = g;
     tgc_compile_options co = {.optimize = opts != NULL ? opts->optimize : TGC_OPTIMIZE_DEFAULT,
+                              .float16 = opts != NULL && opts->float16 != 0,
                               .soft_placement = opts != NULL && opts->soft_placement != 0,
                               .small_host_bytes = opts != NULL ? opts->small_host_bytes : 0,
                               .partition = true};

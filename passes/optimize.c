@@ -19,34 +19,37 @@ typedef struct pass_entry {
      * reported with no rewrites and the graph is not rebuilt (at
      * TGC_OPTIMIZE_NONE the result stays node for node the graph given). */
     bool (*applies)(const tgc_graph *g);
+    bool on_request; /* runs only when tgc_optimize_options.float16 asks for it */
 } pass_entry;
 
 static const pass_entry passes[] = {
+    /* before compute-in-float32, which then sees only the float16 nodes a gpu has kernels for */
+    {"compute-in-float16", tgc_pass_compute_in_float16, TGC_OPTIMIZE_NONE, NULL, true},
     /* first: fold-constants folds its Casts of weights */
-    {"compute-in-float32", tgc_pass_compute_in_float32, TGC_OPTIMIZE_NONE, tgc_pass_has_narrow_nodes},
+    {"compute-in-float32", tgc_pass_compute_in_float32, TGC_OPTIMIZE_NONE, tgc_pass_has_narrow_nodes, false},
     /* before fold-constants, which would fold the weights' DequantizeLinear */
-    {"fuse-qdq", tgc_pass_fuse_qdq, TGC_OPTIMIZE_ALL, tgc_pass_has_quantize},
-    {"fold-constants", tgc_pass_fold_constants, TGC_OPTIMIZE_BASIC, NULL},
-    {"eliminate-common", tgc_pass_eliminate_common, TGC_OPTIMIZE_BASIC, NULL},
-    {"matmul-add-to-gemm", tgc_pass_matmul_add_to_gemm, TGC_OPTIMIZE_ALL, NULL},
-    {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL, NULL}, /* after: a Gemm it made may take a BN */
-    {"fuse-pad", tgc_pass_fuse_pad, TGC_OPTIMIZE_ALL, NULL},
-    {"trim-conv-taps", tgc_pass_trim_conv_taps, TGC_OPTIMIZE_ALL, NULL},   /* after: the folded weights, fused pads */
-    {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL, NULL},
-    {"fuse-swish", tgc_pass_fuse_swish, TGC_OPTIMIZE_ALL, NULL},
-    {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL, NULL},
-    {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL}, /* before fuse-elementwise takes its scales */
+    {"fuse-qdq", tgc_pass_fuse_qdq, TGC_OPTIMIZE_ALL, tgc_pass_has_quantize, false},
+    {"fold-constants", tgc_pass_fold_constants, TGC_OPTIMIZE_BASIC, NULL, false},
+    {"eliminate-common", tgc_pass_eliminate_common, TGC_OPTIMIZE_BASIC, NULL, false},
+    {"matmul-add-to-gemm", tgc_pass_matmul_add_to_gemm, TGC_OPTIMIZE_ALL, NULL, false},
+    {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL, NULL, false}, /* after: a Gemm it made may take a BN */
+    {"fuse-pad", tgc_pass_fuse_pad, TGC_OPTIMIZE_ALL, NULL, false},
+    {"trim-conv-taps", tgc_pass_trim_conv_taps, TGC_OPTIMIZE_ALL, NULL, false},   /* after: the folded weights, fused pads */
+    {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL, NULL, false},
+    {"fuse-swish", tgc_pass_fuse_swish, TGC_OPTIMIZE_ALL, NULL, false},
+    {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL, NULL, false},
+    {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL, false}, /* before fuse-elementwise takes its scales */
     /* before fuse-elementwise, whose groups the Transposes would not move through */
-    {"nhwc-conv", tgc_pass_nhwc_conv, TGC_OPTIMIZE_ALL, tgc_pass_has_conv},
+    {"nhwc-conv", tgc_pass_nhwc_conv, TGC_OPTIMIZE_ALL, tgc_pass_has_conv, false},
     /* the Transposes back to NCHW that nhwc-conv left for the nodes it
      * moved (dead once all their readers moved) read the moved values:
      * gone, so fuse-elementwise sees the values' only readers */
-    {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_ALL, NULL},
+    {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_ALL, NULL, false},
     /* before fuse-elementwise would take the Add into a group */
-    {"fuse-conv-add", tgc_pass_fuse_conv_add, TGC_OPTIMIZE_ALL, NULL},
+    {"fuse-conv-add", tgc_pass_fuse_conv_add, TGC_OPTIMIZE_ALL, NULL, false},
     /* last: after the patterns it would split */
-    {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL, NULL},
-    {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC, NULL},
+    {"fuse-elementwise", tgc_pass_fuse_elementwise, TGC_OPTIMIZE_ALL, NULL, false},
+    {"eliminate-dead", tgc_pass_eliminate_dead, TGC_OPTIMIZE_BASIC, NULL, false},
 };
 
 _Static_assert(sizeof passes / sizeof *passes <= TGC_MAX_PASSES, "tgc_optimize_report has a row for every pass");
@@ -91,6 +94,14 @@ tgc_status tgc_pass_name_made_weights(tgc_graph *g) {
 
 tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, const char *devices,
                               tgc_optimize_report *report, tgc_diags *diags, tgc_graph **out) {
+    tgc_optimize_options o = {.level = level, .devices = devices};
+    return tgc_graph_optimize_with(g, &o, report, diags, out);
+}
+
+tgc_status tgc_graph_optimize_with(const tgc_graph *g, const tgc_optimize_options *o, tgc_optimize_report *report,
+                                   tgc_diags *diags, tgc_graph **out) {
+    tgc_optimize_level level = o->level;
+    const char *devices = o->devices;
     *out = NULL;
     if (report != NULL) report->n_passes = 0;
     if (level == TGC_OPTIMIZE_DEFAULT) level = TGC_OPTIMIZE_ALL;
@@ -100,7 +111,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
     uint32_t kinds = tgc_pass_device_kinds(devices);
     bool fuse_groups = tgc_pass_fusion_devices(devices);
     for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
-        if (level < passes[i].level) continue;
+        if (level < passes[i].level || (passes[i].on_request && !o->float16)) continue;
         double t0 = now_ms();
         int32_t before = count_nodes(cur);
         if (passes[i].applies != NULL && !passes[i].applies(cur)) {
@@ -113,6 +124,7 @@ tgc_status tgc_graph_optimize(const tgc_graph *g, tgc_optimize_level level, cons
         tgc_status s = tgc_rewrite_begin(&rw, cur);
         rw.kinds = kinds;
         rw.fuse_groups = fuse_groups;
+        rw.float16 = o->float16 != 0;
         if (s == TGC_OK) s = passes[i].run(&rw);
         int32_t edits = rw.edits;
         if (s == TGC_OK) {

@@ -15,10 +15,19 @@ typedef tgc_status (*tgc_pass_fn)(tgc_rewrite *rw);
 /* float16 and bfloat16 nodes that no listed kind has a kernel for at
  * their dtype, but one has at float32, computed in float32 between Casts;
  * chains of them stay in float32 throughout, and narrow nodes between
- * float32 ones join them (passes/compute_in_float32.c has the rules; ONNX
+ * float32 ones join them (passes/compute_in.c has the rules; ONNX
  * Runtime's InsertCastTransformer). Runs at every level, even
  * TGC_OPTIMIZE_NONE: without it such a node cannot be placed. */
 tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw);
+
+/* With rw->float16 (the session's float16 option): float32 nodes that a
+ * listed kind other than the host has a float16 kernel for computed in
+ * float16 between Casts, chains of them in float16 throughout, the Casts
+ * of weights folded by fold-constants into float16 initializers (the
+ * conversion of onnxconverter-common's convert_float_to_float16 with
+ * keep_io_types, done at session creation; passes/compute_in.c). Does
+ * nothing without the option. */
+tgc_status tgc_pass_compute_in_float16(tgc_rewrite *rw);
 
 /* True when an op node of g computes in float16 or bfloat16 (its kernel
  * dtype): the graphs compute-in-float32 has anything to look at. */

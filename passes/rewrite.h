@@ -36,6 +36,7 @@ typedef struct tgc_rewrite {
      * devices/backend.h; set by the driver); 0: not known, any kind. */
     uint32_t kinds;
     bool fuse_groups;   /* every device of the run has a _FusedElementwise kernel (set by the driver) */
+    bool float16;       /* tgc_optimize_options.float16 (set by the driver) */
 } tgc_rewrite;
 
 /* Starts editing g (taken over: freed by tgc_rewrite_finish or

@@ -12,7 +12,7 @@
 static const char compile_usage[] =
     "usage: tgc compile MODEL.yaml [--devices LIST [--soft-placement]] [--weights-dir DIR] [--load-limits LIST]\n"
     "                   [--dump shapes|optimized|placed|partitioned] [--format yaml|json|dot] [-o FILE|DIR]\n"
-    "                   [--optimize 0|1|2] [--placement rules|auto [--memory-limit DEV=SIZE,...]\n"
+    "                   [--optimize 0|1|2] [--float16] [--placement rules|auto [--memory-limit DEV=SIZE,...]\n"
     "                   [--threads DEV=N,...] [--inflight K]]\n"
     "       tgc compile MODEL.yaml --devices LIST --dump memory [--bind SYM=N,...] [--memory-limit DEV=SIZE,...]\n"
     "                   [--format table|json]\n"
@@ -41,6 +41,8 @@ static const char compile_usage[] =
     "                    as `tgc run` would run the graph (docs/passes.md): 0 none, 1 constant\n"
     "                    folding, common subexpressions and dead nodes, 2 (the default) also\n"
     "                    BatchNorm folding and fusions\n"
+    "  --float16         as `tgc run --float16`: float32 nodes a listed gpu has float16\n"
+    "                    kernels for compute in float16 (pass compute-in-float16)\n"
     "  --dump placed     write the placement (needs --devices), in --format:\n"
     "  --format yaml     a tgc/1 graph with every node's `device:` filled in (the default);\n"
     "                    compiling it again on the same devices gives the same placement\n"
@@ -210,11 +212,12 @@ static int write_memory(FILE *f, void *ctx) {
  * standard error, or standard output when the dump goes to a file. On
  * failure *g is freed and NULL. (The other dumps compile through
  * tgc_graph_place and tgc_graph_memory_plan, as a run does.) */
-static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, const char *devices, const char *out_path,
-                           tgc_diags *diags) {
+static tgc_status optimize(tgc_graph **g, tgc_optimize_level level, int float16, const char *devices,
+                           const char *out_path, tgc_diags *diags) {
     tgc_optimize_report rep;
     tgc_graph *opt = NULL;
-    tgc_status s = tgc_graph_optimize(*g, level, devices != NULL ? devices : "cpu", &rep, diags, &opt);
+    tgc_optimize_options o = {.level = level, .devices = devices != NULL ? devices : "cpu", .float16 = float16};
+    tgc_status s = tgc_graph_optimize_with(*g, &o, &rep, diags, &opt);
     if (s == TGC_OK) s = tgc_graph_adopt_source(opt, *g);
     if (s != TGC_OK) {
         tgc_graph_free(opt);
@@ -246,7 +249,7 @@ static int dump_memory(const char *model, const tgc_graph_load_options *lopts, t
     /* compiled (optimized, placed, partitioned) as the session will */
     tgc_memory_plan_options o = {.soft_placement = popts->soft_placement, .bind = bind, .optimize = level,
                                  .placement = popts->placement, .memory_limits = limits, .threads = popts->threads,
-                                 .max_inflight = popts->max_inflight};
+                                 .max_inflight = popts->max_inflight, .float16 = popts->float16};
     s = tgc_graph_memory_plan(g, devices, &o, diags, &mp);
     if (s != TGC_OK) {
         tgc_graph_free(g);
@@ -322,6 +325,8 @@ int tgc_cmd_compile(int argc, char **argv) {
             }
         } else if (strcmp(a, "--soft-placement") == 0) {
             popts.soft_placement = 1;
+        } else if (strcmp(a, "--float16") == 0) {
+            popts.float16 = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             return tgc_usage_error("compile", "unknown option '%s'", a);
         } else if (model == NULL) {
@@ -365,11 +370,13 @@ int tgc_cmd_compile(int argc, char **argv) {
     tgc_graph *g = NULL;
     tgc_status s = tgc_graph_load_with(model, &lopts, diags, &g);
     if (s != TGC_OK) return failed(diags, s);
-    if (optimized_dump && (s = optimize(&g, level, devices, out_path, diags)) != TGC_OK) return failed(diags, s);
+    if (optimized_dump && (s = optimize(&g, level, popts.float16, devices, out_path, diags)) != TGC_OK)
+        return failed(diags, s);
     tgc_placed *placed = NULL;
     if (devices != NULL) {
         /* placed and partitioned through the passes, as a run's: the dumps are what runs */
         popts.optimize = placed_dump || parts_dump ? level : TGC_OPTIMIZE_NONE;
+        popts.float16 = placed_dump || parts_dump ? popts.float16 : 0;
         s = tgc_graph_place(g, devices, &popts, diags, &placed);
         if (s != TGC_OK) {
             tgc_graph_free(g);

@@ -22,7 +22,7 @@ static const char run_usage[] =
     "               [--compare NAME=REF.npy] [--tolerance T] [--labels LABELS.npy]\n"
     "               [--memory-limit DEV=SIZE,...] [--memory-report] [--optimize 0|1|2]\n"
     "               [--max-iterations N] [--inflight K] [--input-dir DIR] [--peer-timeout SECONDS]\n"
-    "               [--placement rules|auto] [--tune]\n"
+    "               [--placement rules|auto] [--tune] [--float16]\n"
     "\n"
     "Runs the graph and prints, per output, its shape, dtype and min/max/mean, and the\n"
     "wall time per run.\n"
@@ -40,6 +40,9 @@ static const char run_usage[] =
     "  --soft-placement      relax device specs that name unlisted devices, with a warning\n"
     "  --optimize 0|1|2      the optimization passes run before placement (docs/passes.md):\n"
     "                        0 none, 1 basic, 2 all (the default)\n"
+    "  --float16             compute in float16 what a listed gpu has float16 kernels for\n"
+    "                        (weights held in float16; inputs and outputs keep their dtypes;\n"
+    "                        results within float16 rounding: compare with --tolerance 1e-2)\n"
     "  --trace FILE          write a Chrome trace (Perfetto, chrome://tracing) of the runs\n"
     "  --memory-limit DEV=SIZE,...  cap a device's memory, e.g. gpu0=64MiB,cpu=512KiB (SIZE:\n"
     "                        bytes, or B/KB/MB/GB powers of 1000, KiB/MiB/GiB powers of 1024);\n"
@@ -96,7 +99,7 @@ static const char run_usage[] =
 
 typedef struct run_args {
     const char *model, *devices, *output_dir, *labels, *threads, *trace, *memory_limits, *weights_dir, *load_limits;
-    bool soft_placement, memory_report;
+    bool soft_placement, memory_report, float16;
     tgc_optimize_level optimize;
     const char *input_names[MAX_ITEMS], *input_files[MAX_ITEMS];
     int n_inputs;
@@ -144,6 +147,10 @@ static int parse_args(int argc, char **argv, run_args *a, char **owned, int *n_o
         }
         if (strcmp(opt, "--memory-report") == 0) {
             a->memory_report = true;
+            continue;
+        }
+        if (strcmp(opt, "--float16") == 0) {
+            a->float16 = true;
             continue;
         }
         if (strcmp(opt, "--tune") == 0) { /* read by the session made next (support/settings.h) */
@@ -528,7 +535,8 @@ static int stream_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
     tgc_session_options opts = {.soft_placement = a->soft_placement, .threads = a->threads,
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
                                 .optimize = a->optimize, .max_iterations = a->max_iterations,
-                                .max_inflight = inflight, .placement = a->placement, .release_weights = 1};
+                                .max_inflight = inflight, .placement = a->placement, .release_weights = 1,
+                                .float16 = a->float16};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     if (created != TGC_OK) return created == TGC_ERR_INVALID ? TGC_EXIT_USAGE : TGC_EXIT_FAILED;
     int n_out = tgc_session_output_count(s);
@@ -589,7 +597,7 @@ static int run_model(const run_args *a, tgc_graph *g, tgc_diags *diags) {
                                 .memory_limits = a->memory_limits, .memory_report = a->memory_report,
                                 .optimize = a->optimize, .max_iterations = a->max_iterations,
                                 .peer_timeout_s = a->peer_timeout, .placement = a->placement,
-                                .release_weights = 1};
+                                .release_weights = 1, .float16 = a->float16};
     tgc_status created = tgc_session_create(g, a->devices, &opts, diags, &s);
     /* Under mpirun, rank 0 reads the feeds and reports; the others run their partitions. */
     bool reporter = tgc_distributed_rank() == 0;

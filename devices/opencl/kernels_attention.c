@@ -22,7 +22,7 @@ static tgc_status attention_cl(tgc_kernel_ctx *c) {
         return tgc_kernel_fail(c, "%d batch axes; the gpu kernel takes at most %d", g.nb, ATT_MAX_BATCH_AXES);
     if (g.batch == 0 || g.lq == 0 || g.dv == 0) return TGC_OK;
     if (g.lk == 0) /* no keys: an empty softmax, a zero product */
-        return tgc_cl_nn_fill(c, c->outputs[0].buf->mem, 0.0f, tgc_value_numel(&c->outputs[0]));
+        return tgc_cl_nn_fill(c, c->outputs[0].buf->mem, c->outputs[0].dtype, 0.0f, tgc_value_numel(&c->outputs[0]));
     cl_long8 bdims, sq, sk, sv, sm;
     memset(&sq, 0, sizeof sq);
     memset(&sk, 0, sizeof sk);

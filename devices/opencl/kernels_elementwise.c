@@ -330,14 +330,15 @@ static tgc_status run_unary_row(tgc_kernel_ctx *c, const tgc_ew_row *r) {
     return tgc_cl_run1d(c, name, tgc_value_numel(y), 6, args);
 }
 
-tgc_status tgc_cl_ew_unary_f32(tgc_kernel_ctx *c, const tgc_ew_row *r, const float params[TGC_EW_MAX_PARAMS],
-                               const tgc_buffer *x, const tgc_buffer *y, int64_t numel) {
-    if (r->arity != 1 || r->bool_out || !gpu_has(r, TGC_FLOAT32)) return no_kernel(c, TGC_FLOAT32);
+tgc_status tgc_cl_ew_unary(tgc_kernel_ctx *c, const tgc_ew_row *r, const float params[TGC_EW_MAX_PARAMS], tgc_dtype t,
+                           const tgc_buffer *x, const tgc_buffer *y, int64_t numel) {
+    if (r->arity != 1 || r->bool_out || (t != TGC_FLOAT32 && t != TGC_FLOAT16) || !gpu_has(r, t))
+        return no_kernel(c, t);
     row_param p[TGC_EW_MAX_PARAMS];
-    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p[k] = param_of(TGC_FLOAT32, params[k], tgc_ew_param_int(params[k]));
+    for (int k = 0; k < TGC_EW_MAX_PARAMS; k++) p[k] = param_of(t, params[k], tgc_ew_param_int(params[k]));
     char name[48];
-    snprintf(name, sizeof name, "ew_%s_%s", r->op, dtype_suffix(TGC_FLOAT32));
-    size_t ps = param_size(TGC_FLOAT32);
+    snprintf(name, sizeof name, "ew_%s_%s", r->op, dtype_suffix(t));
+    size_t ps = param_size(t);
     tgc_cl_arg args[] = {TGC_CL_BUF(x), TGC_CL_BUF(y), TGC_CL_LONG(numel),
                          TGC_CL_BYTES(&p[0], ps), TGC_CL_BYTES(&p[1], ps), TGC_CL_BYTES(&p[2], ps)};
     return tgc_cl_run1d(c, name, numel, 6, args);

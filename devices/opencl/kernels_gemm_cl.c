@@ -1,4 +1,4 @@
-/* MatMul, Gemm and Conv on the gpu (float32), each one launch of
+/* MatMul, Gemm and Conv on the gpu (float32 and float16), each one launch of
  * kernels/nn.cl's implicit GEMM (nn_conv_gemm_f32: local-memory tiles of
  * 64 or 32 outputs a side, bias or C, and a fused activation in its
  * epilogue), but for a MatMul whose batch broadcasts in a pattern the
@@ -10,9 +10,9 @@
  * broadcast. When B has no batch of its own the batch folds into the rows
  * of one GEMM; when B's matrices lie one after another, one per output
  * matrix, and A's likewise or one for all, they are the kernel's images;
- * otherwise one CLBlast GEMM per output matrix, its A and B picked by
- * offset (stride 0 along broadcast axes), and the activation a launch of
- * its own.
+ * otherwise one CLBlast GEMM per output matrix (float16: one implicit GEMM
+ * launch each), its A and B picked by offset (stride 0 along broadcast
+ * axes), and the activation a launch of its own.
  *
  * Gemm-13: Y = alpha * A' B' + beta * C, A and B read as they lie (under
  * transA and transB too), C broadcast to [M, N] by its strides in the
@@ -144,7 +144,7 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
  * for field (longs, ints, floats: the same layout on both sides). Each
  * size fits an int (the caller checks). */
 typedef struct tgc_cl_gemm_shape {
-    cl_long c_rs, c_cs, a_img;
+    cl_long c_rs, c_cs, a_img, a_off, b_off, y_off;
     cl_int channels, m_count, cg, m_group, group, in_size, out_size, kk_count;
     cl_int b_kind, a_trans, has_c;
     cl_float alpha, beta;
@@ -181,6 +181,7 @@ static const char *tile_launch(int tile, const tgc_cl_gemm_shape *s, int64_t ima
  * else rule_tile's. */
 static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, cl_mem y, const tgc_cl_window *cw,
                             const tgc_cl_gemm_shape *s, int64_t images) {
+    tgc_dtype t = c->outputs[0].dtype;
     size_t local[3] = {CONV_WG, CONV_WG, 1}, global[3];
     tgc_cl_arg args[] = {TGC_CL_MEM(x), TGC_CL_MEM(wt), TGC_CL_MEM(cm), TGC_CL_MEM(y), TGC_CL_BYTES(cw, sizeof *cw),
                          TGC_CL_BYTES(s, sizeof *s)};
@@ -197,8 +198,7 @@ static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, c
             for (int r = 0; r < 3; r++) {
                 uint64_t ns;
                 const char *defines = tile_launch(tiles[t], s, images, global);
-                tgc_status st = tgc_cl_time_act(c, "nn.cl", defines, "nn_conv_gemm_f32", 3, global, local, 6, args,
-                                                &ns);
+                tgc_status st = tgc_cl_nn_time(c, t, defines, "nn_conv_gemm", 3, global, local, 6, args, &ns);
                 if (st != TGC_OK) return st;
                 if (ns < best[t]) best[t] = ns;
             }
@@ -209,7 +209,7 @@ static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, c
     }
     if (tile == 0) tile = rule_tile(c, s, images);
     const char *defines = tile_launch(tile, s, images, global);
-    return tgc_cl_enqueue_act(c, "nn.cl", defines, "nn_conv_gemm_f32", 3, global, local, 6, args);
+    return tgc_cl_nn_enqueue(c, t, defines, "nn_conv_gemm", 3, global, local, 6, args);
 }
 
 /* ---- MatMul ----------------------------------------------------------------------- */
@@ -235,14 +235,37 @@ static bool batched_gemm(const tgc_matmul_geometry *g, int64_t *a_img) {
     return true;
 }
 
-/* c's fused activation applied to y's first numel floats in place, where
+/* c's fused activation applied to y's first numel values in place, where
  * the product came from CLBlast or a fill (one launch more). */
 static tgc_status apply_act(tgc_kernel_ctx *c, const tgc_buffer *y, int64_t numel) {
     if (c->fused_act == NULL) return TGC_OK;
-    return tgc_cl_ew_unary_f32(c, &tgc_ew_rows[c->fused_act->row], c->fused_act->params, y, y, numel);
+    return tgc_cl_ew_unary(c, &tgc_ew_rows[c->fused_act->row], c->fused_act->params, c->outputs[0].dtype, y, y,
+                           numel);
 }
 
-tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
+/* MatMul g's output matrices one implicit GEMM launch each, A and B
+ * picked by offset: the float16 path where CLBlast's SGEMM would take a
+ * batch that broadcasts in a pattern the kernel's images cannot say;
+ * c's activation applied by each launch. */
+static tgc_status gemm_each_matrix(tgc_kernel_ctx *c, const tgc_matmul_geometry *g, cl_mem am, cl_mem bm, cl_mem ya) {
+    if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX)
+        return tgc_kernel_fail(c, "MatMul: [%lld, %lld] x [%lld, %lld] (at most %d a side on a gpu)",
+                               (long long)g->m, (long long)g->k, (long long)g->k, (long long)g->n, INT_MAX);
+    tgc_cl_window none = {.n = 1};
+    tgc_status st = TGC_OK;
+    for (int64_t t = 0; st == TGC_OK && t < g->batch; t++) {
+        int64_t oa, ob, oy;
+        tgc_matmul_geometry_offsets(g, t, &oa, &ob, &oy);
+        tgc_cl_gemm_shape gs = {.a_off = oa, .b_off = ob, .y_off = oy, .channels = (cl_int)g->k,
+                                .m_count = (cl_int)g->m, .cg = (cl_int)g->k, .m_group = (cl_int)g->m, .group = 1,
+                                .in_size = (cl_int)g->n, .out_size = (cl_int)g->n, .kk_count = 1, .b_kind = B_ROWS,
+                                .alpha = 1.0f};
+        st = conv_gemm(c, bm, am, am, ya, &none, &gs, 1);
+    }
+    return st;
+}
+
+tgc_status tgc_gpu_matmul(tgc_kernel_ctx *c) {
     tgc_matmul_geometry g;
     tgc_status st = tgc_matmul_geometry_read(c, &g);
     if (st != TGC_OK) return st;
@@ -251,7 +274,7 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
     if (batch == 0 || m == 0 || n == 0) return TGC_OK;
     cl_mem ya = y->buf->mem;
     if (k == 0) { /* an empty sum */
-        st = tgc_cl_nn_fill(c, ya, 0.0f, batch * m * n);
+        st = tgc_cl_nn_fill(c, ya, y->dtype, 0.0f, batch * m * n);
         return st == TGC_OK ? apply_act(c, y->buf, batch * m * n) : st;
     }
 
@@ -272,6 +295,7 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
                                 .kk_count = 1, .b_kind = B_ROWS, .alpha = 1.0f};
         return conv_gemm(c, bm, am, am, ya, &none, &gs, batch);
     }
+    if (y->dtype == TGC_FLOAT16) return gemm_each_matrix(c, &g, am, bm, ya);
     for (int64_t t = 0; t < batch; t++) {
         int64_t oa, ob, oy;
         tgc_matmul_geometry_offsets(&g, t, &oa, &ob, &oy);
@@ -283,7 +307,7 @@ tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c) {
 
 /* ---- Gemm ------------------------------------------------------------------------ */
 
-tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
+tgc_status tgc_gpu_gemm(tgc_kernel_ctx *c) {
     tgc_gemm_geometry g;
     tgc_status st = tgc_gemm_geometry_read(c, &g);
     if (st != TGC_OK) return st;
@@ -297,7 +321,7 @@ tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
     /* With k == 0 the product is empty: Y = beta * C (0 when beta is 0, as BLAS). */
     bool c_term = has_c && beta != 0.0f;
     if (!c_term && k == 0) {
-        st = tgc_cl_nn_fill(c, ym, 0.0f, m * n);
+        st = tgc_cl_nn_fill(c, ym, y->dtype, 0.0f, m * n);
         return st == TGC_OK ? apply_act(c, y->buf, m * n) : st;
     }
     if (k == 0) {
@@ -305,7 +329,10 @@ tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
         size_t global = (size_t)(m * n);
         tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[2].buf), TGC_CL_MEM(ym), TGC_CL_LONG(m), TGC_CL_LONG(n),
                              TGC_CL_LONG(cm), TGC_CL_LONG(cn), TGC_CL_FLOAT(scale)};
-        st = tgc_cl_enqueue(c, "nn_broadcast2d_f32", 1, &global, NULL, 7, args);
+        const tgc_fused_act *act = c->fused_act; /* applied after, by apply_act */
+        c->fused_act = NULL;
+        st = tgc_cl_nn_enqueue(c, y->dtype, NULL, "nn_broadcast2d", 1, &global, NULL, 7, args);
+        c->fused_act = act;
         return st == TGC_OK ? apply_act(c, y->buf, m * n) : st;
     }
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
@@ -324,7 +351,7 @@ tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c) {
 
 /* ---- Conv -------------------------------------------------------------------------- */
 
-tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
+tgc_status tgc_gpu_conv(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     tgc_status st = tgc_window_read_conv(c, &g);
     tgc_cl_window cw;
@@ -342,7 +369,7 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
     cl_mem xm = x->buf->mem, wm = wt->buf->mem, ym = y->buf->mem;
     cl_mem bm = has_bias ? c->inputs[2].buf->mem : wm; /* wm: a placeholder the kernel does not read */
     bool empty_sum = k == 0 || in_size == 0; /* nothing but padding to read: Y is the bias, activated */
-    if (empty_sum && !has_bias && c->fused_act == NULL) return tgc_cl_nn_fill(c, ym, 0.0f, total);
+    if (empty_sum && !has_bias && c->fused_act == NULL) return tgc_cl_nn_fill(c, ym, y->dtype, 0.0f, total);
     if (empty_sum || (group == channels && group > 1)) { /* depthwise: one work-item per output */
         size_t global = (size_t)total;
         tgc_cl_arg args[] = {TGC_CL_MEM(xm), TGC_CL_MEM(wm), TGC_CL_MEM(bm), TGC_CL_INT(has_bias),
@@ -350,7 +377,7 @@ tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c) {
                              TGC_CL_LONG(m_count), TGC_CL_LONG(empty_sum ? 0 : cg), TGC_CL_LONG(m_group),
                              TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)out_size), TGC_CL_INT((cl_int)kk_count),
                              TGC_CL_LONG(total)};
-        return tgc_cl_enqueue_act(c, "nn.cl", NULL, "nn_conv_direct_f32", 1, &global, NULL, 14, args);
+        return tgc_cl_nn_enqueue(c, y->dtype, NULL, "nn_conv_direct", 1, &global, NULL, 14, args);
     }
     tgc_cl_gemm_shape gs = {.c_rs = 1, .channels = (cl_int)channels, .m_count = (cl_int)m_count, .cg = (cl_int)cg,
                             .m_group = (cl_int)m_group, .group = (cl_int)group, .in_size = (cl_int)in_size,

@@ -1,4 +1,4 @@
-/* The gpu nn kernel family (float32): the registry's list
+/* The gpu nn kernel family (float32 and float16): the registry's list
  * (tgc_gpu_kernels_nn); the host sides of MaxPool-12 (with its optional
  * int64 Indices), AveragePool-11, GlobalAveragePool-1,
  * BatchNormalization-15 (inference; training mode on the host) and
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #define NN_GROUP 64 /* nn.cl's work-group size for the reducing kernels */
-#define F32_ONLY {TGC_FLOAT32, TGC_DTYPE_INVALID}
+#define F32_F16 {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}
 
 /* ---- Helpers ------------------------------------------------------------------------- */
 
@@ -56,11 +56,47 @@ tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_window *w, tgc_cl_windo
     return TGC_OK;
 }
 
-tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, float v, int64_t n) {
+/* The name and defines of nn.cl's kernel `base` for dtype t into name[]
+ * and *defines (half_defines[] when it needs NN_HALF); false for a dtype
+ * nn.cl does not build. */
+static bool nn_variant(tgc_dtype t, const char *defines, const char *base, char name[64], char half_defines[160],
+                       const char **out_defines) {
+    if (t != TGC_FLOAT32 && t != TGC_FLOAT16) return false;
+    snprintf(name, 64, "%s_%s", base, t == TGC_FLOAT16 ? "f16" : "f32");
+    *out_defines = defines;
+    if (t == TGC_FLOAT16) {
+        snprintf(half_defines, 160, "#define NN_HALF 1\n%s", defines != NULL ? defines : "");
+        *out_defines = half_defines;
+    }
+    return true;
+}
+
+tgc_status tgc_cl_nn_enqueue(tgc_kernel_ctx *c, tgc_dtype t, const char *defines, const char *base, cl_uint work_dim,
+                             const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args) {
+    char name[64], half[160];
+    if (!nn_variant(t, defines, base, name, half, &defines))
+        return tgc_kernel_fail(c, "%s: no gpu kernel for %s", base, tgc_dtype_name(t));
+    return tgc_cl_enqueue_act(c, "nn.cl", defines, name, work_dim, global, local, n_args, args);
+}
+
+tgc_status tgc_cl_nn_time(tgc_kernel_ctx *c, tgc_dtype t, const char *defines, const char *base, cl_uint work_dim,
+                          const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args,
+                          uint64_t *ns) {
+    char name[64], half[160];
+    if (!nn_variant(t, defines, base, name, half, &defines))
+        return tgc_kernel_fail(c, "%s: no gpu kernel for %s", base, tgc_dtype_name(t));
+    return tgc_cl_time_act(c, "nn.cl", defines, name, work_dim, global, local, n_args, args, ns);
+}
+
+tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, tgc_dtype t, float v, int64_t n) {
     if (n == 0) return TGC_OK;
     size_t global = (size_t)n;
     tgc_cl_arg args[] = {TGC_CL_MEM(y), TGC_CL_FLOAT(v), TGC_CL_LONG(n)};
-    return tgc_cl_enqueue(c, "nn_fill_f32", 1, &global, NULL, 3, args);
+    const tgc_fused_act *act = c->fused_act; /* a fill is never activated (callers apply it after) */
+    c->fused_act = NULL;
+    tgc_status st = tgc_cl_nn_enqueue(c, t, NULL, "nn_fill", 1, &global, NULL, 3, args);
+    c->fused_act = act;
+    return st;
 }
 
 /* ---- MaxPool, AveragePool ---------------------------------------------------------------- */
@@ -100,7 +136,7 @@ static tgc_status max_pool_gpu(tgc_kernel_ctx *c) {
                          TGC_CL_INT((cl_int)storage_order), TGC_CL_BYTES(&cw, sizeof cw),
                          TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)out_size), TGC_CL_INT((cl_int)kk_count),
                          TGC_CL_LONG(total)};
-    return tgc_cl_enqueue(c, "nn_max_pool_f32", 1, &global, NULL, 10, args);
+    return tgc_cl_nn_enqueue(c, c->inputs[0].dtype, NULL, "nn_max_pool", 1, &global, NULL, 10, args);
 }
 
 static tgc_status average_pool_gpu(tgc_kernel_ctx *c) {
@@ -117,7 +153,7 @@ static tgc_status average_pool_gpu(tgc_kernel_ctx *c) {
     tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[0].buf), TGC_CL_BUF(c->outputs[0].buf), TGC_CL_INT((cl_int)include_pad),
                          TGC_CL_BYTES(&cw, sizeof cw), TGC_CL_INT((cl_int)in_size), TGC_CL_INT((cl_int)out_size),
                          TGC_CL_INT((cl_int)kk_count), TGC_CL_LONG(total)};
-    return tgc_cl_enqueue(c, "nn_average_pool_f32", 1, &global, NULL, 8, args);
+    return tgc_cl_nn_enqueue(c, c->inputs[0].dtype, NULL, "nn_average_pool", 1, &global, NULL, 8, args);
 }
 
 /* ---- GlobalAveragePool -------------------------------------------------------------------- */
@@ -129,10 +165,10 @@ static tgc_status global_average_pool_gpu(tgc_kernel_ctx *c) {
     if (st != TGC_OK) return st;
     const tgc_value *x = &c->inputs[0], *y = &c->outputs[0];
     if (planes == 0) return TGC_OK;
-    if (size == 0) return tgc_cl_nn_fill(c, y->buf->mem, NAN, planes);
+    if (size == 0) return tgc_cl_nn_fill(c, y->buf->mem, y->dtype, NAN, planes);
     size_t global = (size_t)planes * NN_GROUP, local = NN_GROUP;
     tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(y->buf), TGC_CL_LONG(size)};
-    return tgc_cl_enqueue(c, "nn_global_average_pool_f32", 1, &global, &local, 3, args);
+    return tgc_cl_nn_enqueue(c, x->dtype, NULL, "nn_global_average_pool", 1, &global, &local, 3, args);
 }
 
 /* ---- BatchNormalization --------------------------------------------------------------------- */
@@ -197,7 +233,7 @@ static tgc_status batch_norm_gpu(tgc_kernel_ctx *c) {
     tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_BUF(y->buf), TGC_CL_BUF(c->inputs[1].buf),
                          TGC_CL_BUF(c->inputs[2].buf), TGC_CL_BUF(c->inputs[3].buf), TGC_CL_BUF(c->inputs[4].buf),
                          TGC_CL_FLOAT(eps), TGC_CL_LONG(channels), TGC_CL_LONG(size), TGC_CL_LONG(total)};
-    return tgc_cl_enqueue(c, "nn_batch_norm_f32", 1, &global, NULL, 10, args);
+    return tgc_cl_nn_enqueue(c, x->dtype, NULL, "nn_batch_norm", 1, &global, NULL, 10, args);
 }
 
 /* ---- LayerNormalization --------------------------------------------------------------------- */
@@ -230,16 +266,16 @@ static bool expand_geom(const tgc_value *p, const int64_t *dims, int n, cl_expan
     return true;
 }
 
-/* Expands p into a new scratch buffer *out of count floats (geometry g). */
+/* Expands p into a new scratch buffer *out of count values of p's dtype (geometry g). */
 static tgc_status expand_param(tgc_kernel_ctx *c, const tgc_value *p, const cl_expand_geom *g, int64_t count,
                                tgc_buffer **out) {
     size_t nbytes;
-    *out = tgc_checked_nbytes(count, sizeof(float), &nbytes) ? tgc_cl_scratch(c->device, nbytes) : NULL;
+    *out = tgc_checked_nbytes(count, tgc_dtype_size(p->dtype), &nbytes) ? tgc_cl_scratch(c->device, nbytes) : NULL;
     if (*out == NULL) return tgc_kernel_fail_nomem(c, "out of device memory for LayerNormalization's parameters");
     size_t global = (size_t)count;
     tgc_cl_arg args[] = {TGC_CL_BUF(p->buf), TGC_CL_MEM((*out)->mem), TGC_CL_BYTES(g, sizeof *g),
                          TGC_CL_LONG(count)};
-    return tgc_cl_enqueue(c, "nn_expand_f32", 1, &global, NULL, 4, args);
+    return tgc_cl_nn_enqueue(c, p->dtype, NULL, "nn_expand", 1, &global, NULL, 4, args);
 }
 
 static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
@@ -258,8 +294,8 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
     if (rows == 0) return TGC_OK;
     cl_mem mean_m = want_mean ? c->outputs[1].buf->mem : NULL, inv_m = want_inv ? c->outputs[2].buf->mem : NULL;
     if (size == 0) { /* statistics of empty rows; nothing to normalise */
-        if (want_mean) st = tgc_cl_nn_fill(c, mean_m, NAN, rows);
-        if (st == TGC_OK && want_inv) st = tgc_cl_nn_fill(c, inv_m, NAN, rows);
+        if (want_mean) st = tgc_cl_nn_fill(c, mean_m, TGC_FLOAT32, NAN, rows);
+        if (st == TGC_OK && want_inv) st = tgc_cl_nn_fill(c, inv_m, TGC_FLOAT32, NAN, rows);
         return st;
     }
 
@@ -283,7 +319,7 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
         tgc_cl_arg args[] = {TGC_CL_BUF(x->buf), TGC_CL_MEM(ym), TGC_CL_MEM(scale), TGC_CL_MEM(bias),
                              TGC_CL_INT(has_b), TGC_CL_MEM(mean_m), TGC_CL_INT(want_mean), TGC_CL_MEM(inv_m),
                              TGC_CL_INT(want_inv), TGC_CL_FLOAT(eps), TGC_CL_LONG(size)};
-        st = tgc_cl_enqueue(c, "nn_layer_norm_f32", 1, &global, &local, 11, args);
+        st = tgc_cl_nn_enqueue(c, x->dtype, NULL, "nn_layer_norm", 1, &global, &local, 11, args);
     }
     tgc_cl_scratch_release(scale_tmp); /* later users of the memory come after the kernels on the queue */
     tgc_cl_scratch_release(bias_tmp);
@@ -296,17 +332,17 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
  * known, may overwrite its input (each work-item reads x[i] then writes
  * y[i]). */
 const tgc_kernel_def tgc_gpu_kernels_nn[] = {
-    {.op = "MatMul", .fn = tgc_gpu_matmul_f32, .forward_input = -1, .dtypes = F32_ONLY, .fuses_activation = true,
+    {.op = "MatMul", .fn = tgc_gpu_matmul, .forward_input = -1, .dtypes = F32_F16, .fuses_activation = true,
      .footprint = tgc_gpu_matmul_footprint},
-    {.op = "Gemm", .fn = tgc_gpu_gemm_f32, .forward_input = -1, .dtypes = F32_ONLY, .fuses_activation = true},
-    {.op = "Conv", .fn = tgc_gpu_conv_f32, .forward_input = -1, .dtypes = F32_ONLY, .fuses_activation = true},
-    {.op = "MaxPool", .fn = max_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
-    {.op = "AveragePool", .fn = average_pool_gpu, .forward_input = -1, .dtypes = F32_ONLY},
+    {.op = "Gemm", .fn = tgc_gpu_gemm, .forward_input = -1, .dtypes = F32_F16, .fuses_activation = true},
+    {.op = "Conv", .fn = tgc_gpu_conv, .forward_input = -1, .dtypes = F32_F16, .fuses_activation = true},
+    {.op = "MaxPool", .fn = max_pool_gpu, .forward_input = -1, .dtypes = F32_F16},
+    {.op = "AveragePool", .fn = average_pool_gpu, .forward_input = -1, .dtypes = F32_F16},
     {.op = "GlobalAveragePool", .fn = global_average_pool_gpu, .forward_input = -1,
-     .dtypes = F32_ONLY},
+     .dtypes = F32_F16},
     {.op = "BatchNormalization", .fn = batch_norm_gpu, .forward_input = 0,
-     .dtypes = F32_ONLY},
+     .dtypes = F32_F16},
     {.op = "LayerNormalization", .fn = layer_norm_gpu, .forward_input = -1,
-     .dtypes = F32_ONLY},
+     .dtypes = F32_F16},
     {.op = NULL},
 };

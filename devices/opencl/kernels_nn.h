@@ -1,4 +1,5 @@
-/* The gpu (OpenCL) nn kernels, float32, private to devices/opencl/. Their
+/* The gpu (OpenCL) nn kernels, float32 and float16 (stored as half,
+ * computed in float32: kernels/nn.cl's NN_HALF build), private to devices/opencl/. Their
  * OpenCL C is devices/opencl/kernels/nn.cl; the host sides are
  *     kernels_gemm_cl.c  MatMul, Gemm and Conv: CLBlast's SGEMM, with
  *                        im2col for Conv (and a direct depthwise kernel)
@@ -29,9 +30,9 @@
 
 /* ---- Kernels ------------------------------------------------------------- */
 
-tgc_status tgc_gpu_matmul_f32(tgc_kernel_ctx *c);
-tgc_status tgc_gpu_gemm_f32(tgc_kernel_ctx *c);
-tgc_status tgc_gpu_conv_f32(tgc_kernel_ctx *c);
+tgc_status tgc_gpu_matmul(tgc_kernel_ctx *c);
+tgc_status tgc_gpu_gemm(tgc_kernel_ctx *c);
+tgc_status tgc_gpu_conv(tgc_kernel_ctx *c);
 
 /* tgc_kernel_footprint_fn of MatMul: a workspace (no kernel caches on the
  * gpu yet): a bound of CLBlast's temporary buffer for the largest SGEMM
@@ -57,13 +58,14 @@ typedef struct tgc_cl_window {
  * INT_MAX / 2, or a plane's positions or a window's taps pass INT_MAX. */
 tgc_status tgc_cl_nn_window(tgc_kernel_ctx *c, const tgc_window *w, tgc_cl_window *out);
 
-/* y[0..numel) = row r (a unary float32 row of graph/elementwise.def) of
- * x[0..numel) with parameters P0..P2, through the row's OpenCL kernel
+/* y[0..numel) = row r (a unary row of graph/elementwise.def) of
+ * x[0..numel), both of dtype t (float32 or float16), with parameters
+ * P0..P2, through the row's OpenCL kernel
  * (devices/opencl/kernels_elementwise.c); x may be y (each element is read
- * before it is written). A row without a gpu kernel fails through
+ * before it is written). A row without a gpu kernel at t fails through
  * tgc_kernel_fail. */
-tgc_status tgc_cl_ew_unary_f32(tgc_kernel_ctx *c, const tgc_ew_row *r, const float params[TGC_EW_MAX_PARAMS],
-                               const tgc_buffer *x, const tgc_buffer *y, int64_t numel);
+tgc_status tgc_cl_ew_unary(tgc_kernel_ctx *c, const tgc_ew_row *r, const float params[TGC_EW_MAX_PARAMS], tgc_dtype t,
+                           const tgc_buffer *x, const tgc_buffer *y, int64_t numel);
 
 /* C[m, n] = alpha * op(A) op(B) + beta * C through CLBlastSgemm on c's
  * device queue, row-major, offsets and leading dimensions in floats (as
@@ -80,7 +82,24 @@ tgc_status tgc_cl_nn_sgemm(tgc_kernel_ctx *c, bool ta, bool tb, int64_t m, int64
                            cl_mem a, int64_t a_off, int64_t lda, cl_mem b, int64_t b_off, int64_t ldb, float beta,
                            cl_mem y, int64_t y_off, int64_t ldc);
 
-/* y[0, n) = v (nn_fill_f32). n == 0 does nothing. */
-tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, float v, int64_t n);
+/* y[0, n) = v, y of dtype t (float32, or float16: v rounded to nearest
+ * even). n == 0 does nothing. */
+tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, tgc_dtype t, float v, int64_t n);
+
+/* Enqueues kernels/nn.cl's kernel `base` ("nn_max_pool") for tensors of
+ * dtype t as tgc_cl_enqueue_act does (c's fused activation compiled in):
+ * base_f32 for float32, from the plain build or the one with `defines`
+ * (lines of "#define NAME VALUE"; NULL: none); base_f16 for float16, from
+ * the build with NN_HALF defined too (values stored as half, computed in
+ * float32, rounded once as they are stored). Any other t fails the node
+ * through tgc_kernel_fail. */
+tgc_status tgc_cl_nn_enqueue(tgc_kernel_ctx *c, tgc_dtype t, const char *defines, const char *base, cl_uint work_dim,
+                             const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args);
+
+/* Times one launch of what tgc_cl_nn_enqueue would enqueue, as
+ * tgc_cl_time_act does (a host wait; for tuning). */
+tgc_status tgc_cl_nn_time(tgc_kernel_ctx *c, tgc_dtype t, const char *defines, const char *base, cl_uint work_dim,
+                          const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args,
+                          uint64_t *ns);
 
 #endif

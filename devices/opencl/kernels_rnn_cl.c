@@ -164,7 +164,7 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
                                            lens[i], (long long)g.seq);
         }
     }
-    if (tgc_kernel_has_output(c, 0) && (st = tgc_cl_nn_fill(c, c->outputs[0].buf->mem, 0.0f,
+    if (tgc_kernel_has_output(c, 0) && (st = tgc_cl_nn_fill(c, c->outputs[0].buf->mem, c->outputs[0].dtype, 0.0f,
                                                               tgc_value_numel(&c->outputs[0]))) != TGC_OK)
         return st;
     if (g.batch == 0 || g.seq == 0) { /* the states pass through unchanged */

@@ -265,6 +265,10 @@ class Session:
         ``run`` on this session (0: no bound); a run past it waits until one
         ends. Each run is a step of its own, its outputs bitwise those of a
         lone run (docs/pipelines.md); ``run`` releases the GIL while it runs.
+    float16 : bool
+        Compute in float16 what a listed gpu has float16 kernels for (as
+        ``--float16``): weights held in float16, inputs and outputs keeping
+        their dtypes, results within float16 rounding of float32's.
 
     Attributes
     ----------
@@ -280,7 +284,7 @@ class Session:
     """
 
     def __init__(self, model, devices="cpu", memory_limit=None, threads=None, soft_placement=False, optimize=2,
-                 memory_report=False, max_inflight=0, placement="rules"):
+                 memory_report=False, max_inflight=0, placement="rules", float16=False):
         self._h = None
         # A graph loaded here is the session's alone: it may let go of the
         # weights its kernels hold in their own layouts (held once).
@@ -289,7 +293,8 @@ class Session:
         self.devices = _memory.auto_device() if devices == "auto" else devices
         opts = SessionOptions(1 if soft_placement else 0, threads.encode() if threads else None,
                               memory_limit.encode() if memory_limit else None, 1 if memory_report else 0,
-                              _level(optimize), 0, int(max_inflight), 0.0, _placement(placement), 1 if own else 0)
+                              _level(optimize), 0, int(max_inflight), 0.0, _placement(placement), 1 if own else 0,
+                              1 if float16 else 0)
         out = ctypes.c_void_p()
         st = lib.tgc_session_create(self.graph._h, self.devices.encode(), ctypes.byref(opts), diags(),
                                     ctypes.byref(out))

@@ -105,12 +105,12 @@ class SessionOptions(ctypes.Structure):
     _fields_ = [("soft_placement", c_int), ("threads", c_char_p), ("memory_limits", c_char_p),
                 ("memory_report", c_int), ("optimize", c_int), ("max_iterations", c_int64),
                 ("max_inflight", c_int), ("peer_timeout_s", ctypes.c_double), ("placement", c_int),
-                ("release_weights", c_int)]
+                ("release_weights", c_int), ("float16", c_int)]
 
 
 class PlaceOptions(ctypes.Structure):
     _fields_ = [("soft_placement", c_int), ("small_host_bytes", c_int64), ("optimize", c_int), ("placement", c_int),
-                ("memory_limits", c_char_p), ("threads", c_char_p), ("max_inflight", c_int)]
+                ("memory_limits", c_char_p), ("threads", c_char_p), ("max_inflight", c_int), ("float16", c_int)]
 
 
 RELEASE_FN = ctypes.CFUNCTYPE(None, c_void_p)

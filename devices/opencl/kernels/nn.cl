@@ -1,4 +1,4 @@
-/* The OpenCL C side of the gpu nn kernels (float32); the host sides, and
+/* The OpenCL C side of the gpu nn kernels (float32 and float16); the host sides, and
  * which op uses which kernel, are devices/opencl/kernels_gemm_cl.c (MatMul,
  * Gemm, Conv) and kernels_nn.c (the rest). MatMul's and Gemm's GEMM is
  * CLBlast's: here are the kernels around it (fills, broadcasts), Conv (an
@@ -48,26 +48,45 @@ typedef float nn_acc;
 
 #define NN_GROUP 64 /* work-group size of the kernels that reduce a row */
 
+/* Storage. The file is built as it is for float32 tensors and again with
+ * NN_HALF defined for float16 ones (tgc_cl_nn_enqueue): NN_T is what a
+ * tensor's buffer holds; NN_LD and NN_ST read and write element i as a
+ * float (vload_half and vstore_half_rte, core OpenCL C: no cl_khr_fp16
+ * needed), so every kernel computes in float32 and rounds once, to
+ * nearest even, as it stores, as the cpu's float16 kernels do; NN_NAME
+ * gives a kernel's name its dtype (_f32 or _f16). */
+#ifdef NN_HALF
+#define NN_T half
+#define NN_LD(p, i) vload_half((i), (p))
+#define NN_ST(p, i, v) vstore_half_rte((v), (i), (p))
+#define NN_NAME(base) base##_f16
+#else
+#define NN_T float
+#define NN_LD(p, i) ((p)[i])
+#define NN_ST(p, i, v) ((p)[i] = (v))
+#define NN_NAME(base) base##_f32
+#endif
+
 /* ---- Fills and broadcasts -------------------------------------------------------- */
 
 /* y[i] = v for i < n. */
-__kernel void nn_fill_f32(__global float *y, float v, long n) {
+__kernel void NN_NAME(nn_fill)(__global NN_T *y, float v, long n) {
     long i = get_global_id(0);
-    if (i < n) y[i] = v;
+    if (i < n) NN_ST(y, i, v);
 }
 
 /* y[i, j] = scale * c[i * cm + j * cn] over [m, n]: Gemm's C broadcast to
  * the output (cm, cn are 0 along the axes C broadcasts). */
-__kernel void nn_broadcast2d_f32(__global const float *c, __global float *y, long m, long n, long cm, long cn,
-                                 float scale) {
+__kernel void NN_NAME(nn_broadcast2d)(__global const NN_T *c, __global NN_T *y, long m, long n, long cm, long cn,
+                                      float scale) {
     long idx = get_global_id(0);
     if (idx >= m * n) return;
     long i = idx / n, j = idx % n;
-    y[idx] = scale * c[i * cm + j * cn];
+    NN_ST(y, idx, scale * NN_LD(c, i * cm + j * cn));
 }
 
 /* y[j] = x[the offset of j's position in g.dims under g.strides]. */
-__kernel void nn_expand_f32(__global const float *x, __global float *y, nn_expand_geom g, long count) {
+__kernel void NN_NAME(nn_expand)(__global const NN_T *x, __global NN_T *y, nn_expand_geom g, long count) {
     long j = get_global_id(0);
     if (j >= count) return;
     long rest = j, off = 0;
@@ -75,7 +94,7 @@ __kernel void nn_expand_f32(__global const float *x, __global float *y, nn_expan
         off += rest % g.dims[a] * g.strides[a];
         rest /= g.dims[a];
     }
-    y[j] = x[off];
+    NN_ST(y, j, NN_LD(x, off));
 }
 
 /* ---- Window taps -------------------------------------------------------------------- */
@@ -191,6 +210,7 @@ typedef float4 nn_cg_vec;
 typedef struct nn_gemm {
     long c_rs, c_cs; /* C's strides over Y's rows (output channels) and columns (0: broadcast) */
     long a_img;      /* A's offset from one image to the next (0: one A for all) */
+    long a_off, b_off, y_off; /* where A, B's source and Y begin in their buffers */
     int channels, m_count, cg, m_group, group, in_size, out_size, kk_count;
     int b_kind;      /* NN_B_* */
     int a_trans;     /* A stored [K, M/group] (row stride m_group) */
@@ -204,7 +224,7 @@ typedef struct nn_gemm {
  * start at xg. The window's start is found once and the taps walked as an
  * odometer (channel ci, tap t), so a column costs a few divisions per
  * tile, not per value. */
-static void nn_conv_column(const int n, __global const float *xg, const nn_window *w, int in_size, int out_size,
+static void nn_conv_column(const int n, __global const NN_T *xg, const nn_window *w, int in_size, int out_size,
                            int kk_count, int k, int k0, int p, int pp, int r0, __local float *bs) {
     int start[NN_MAX_AXES], t[NN_MAX_AXES];
     if (p < out_size) nn_window_start(w, n, p, start);
@@ -217,7 +237,7 @@ static void nn_conv_column(const int n, __global const float *xg, const nn_windo
         float v = 0.0f;
         if (p < out_size && k0 + r < k) {
             int off = nn_tap_offset(w, n, start, t);
-            if (off >= 0) v = xg[(long)ci * in_size + off];
+            if (off >= 0) v = NN_LD(xg, (long)ci * in_size + off);
         }
         bs[r * NN_CG_TN + pp] = v;
         for (int step = 0; step < NN_CG_COL_ITEMS; step++) {
@@ -227,16 +247,16 @@ static void nn_conv_column(const int n, __global const float *xg, const nn_windo
     }
 }
 
-static void nn_conv_gemm(__global const float *x, __global const float *wt, __global const float *c,
-                         __global float *y, const nn_window *w, const nn_gemm *s, __local float *as,
+static void nn_conv_gemm(__global const NN_T *x, __global const NN_T *wt, __global const NN_T *c,
+                         __global NN_T *y, const nn_window *w, const nn_gemm *s, __local float *as,
                          __local float *bs) {
     int tx = (int)get_local_id(0), ty = (int)get_local_id(1), lid = ty * NN_CG_WG + tx;
     int p0 = (int)get_group_id(0) * NN_CG_TN, m0 = (int)get_group_id(1) * NN_CG_TM;
     long z = (long)get_global_id(2), image = z / s->group;
     int g = (int)(z % s->group), k = s->cg * s->kk_count, m_group = s->m_group, out_size = s->out_size;
     int in_size = s->in_size;
-    __global const float *xg = x + (image * s->channels + (long)g * s->cg) * in_size;
-    __global const float *wg = wt + image * s->a_img + (long)g * m_group * k;
+    __global const NN_T *xg = x + s->b_off + (image * s->channels + (long)g * s->cg) * in_size;
+    __global const NN_T *wg = wt + s->a_off + image * s->a_img + (long)g * m_group * k;
     nn_cg_vec acc[NN_CG_R], part[NN_CG_R];
     for (int i = 0; i < NN_CG_R; i++) acc[i] = part[i] = (nn_cg_vec)(0.0f);
     for (int k0 = 0; k0 < k; k0 += NN_CG_TK) {
@@ -246,7 +266,7 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
             else kq = e % NN_CG_TK, mm = e / NN_CG_TK;
             int row = m0 + mm, col = k0 + kq;
             float v = 0.0f;
-            if (row < m_group && col < k) v = s->a_trans ? wg[(long)col * m_group + row] : wg[(long)row * k + col];
+            if (row < m_group && col < k) v = NN_LD(wg, s->a_trans ? (long)col * m_group + row : (long)row * k + col);
             as[kq * NN_CG_TM + mm] = v;
         }
         /* B: item lid loads column lid % TN, every NN_CG_COL_ITEMS-th row from lid / TN; neighbours read
@@ -254,10 +274,10 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
         int pp = lid % NN_CG_TN, r0 = lid / NN_CG_TN, p = p0 + pp;
         if (s->b_kind == NN_B_ROWS) {
             for (int r = r0; r < NN_CG_TK; r += NN_CG_COL_ITEMS)
-                bs[r * NN_CG_TN + pp] = p < out_size && k0 + r < k ? xg[(long)(k0 + r) * in_size + p] : 0.0f;
+                bs[r * NN_CG_TN + pp] = p < out_size && k0 + r < k ? NN_LD(xg, (long)(k0 + r) * in_size + p) : 0.0f;
         } else if (s->b_kind == NN_B_COLS) {
             for (int r = r0; r < NN_CG_TK; r += NN_CG_COL_ITEMS)
-                bs[r * NN_CG_TN + pp] = p < out_size && k0 + r < k ? xg[(long)p * in_size + k0 + r] : 0.0f;
+                bs[r * NN_CG_TN + pp] = p < out_size && k0 + r < k ? NN_LD(xg, (long)p * in_size + k0 + r) : 0.0f;
         } else {
 #define NN_CONV_COLUMN(n) nn_conv_column(n, xg, w, in_size, out_size, s->kk_count, k, k0, p, pp, r0, bs)
             NN_BY_AXES(NN_CONV_COLUMN, w->n)
@@ -283,22 +303,23 @@ static void nn_conv_gemm(__global const float *x, __global const float *wt, __gl
         nn_cg_vec v = acc[i], cv = (nn_cg_vec)(0.0f);
         if (s->alpha != 1.0f) v *= s->alpha;
         if (s->has_c && s->c_cs == 0) {
-            cv = (nn_cg_vec)(c[mo * s->c_rs]);
+            cv = (nn_cg_vec)(NN_LD(c, mo * s->c_rs));
         } else if (s->has_c) {
             float cs[NN_CG_R];
-            for (int j = 0; j < NN_CG_R; j++) cs[j] = pc + j < out_size ? c[mo * s->c_rs + (pc + j) * s->c_cs] : 0.0f;
+            for (int j = 0; j < NN_CG_R; j++)
+                cs[j] = pc + j < out_size ? NN_LD(c, mo * s->c_rs + (pc + j) * s->c_cs) : 0.0f;
             cv = NN_CG_VLOAD(0, cs);
         }
         if (s->has_c) v += s->beta == 1.0f ? cv : s->beta * cv;
         float vs[NN_CG_R];
         NN_CG_VSTORE(v, 0, vs);
-        __global float *yr = y + (image * s->m_count + mo) * out_size;
-        for (int j = 0; j < NN_CG_R && pc + j < out_size; j++) yr[pc + j] = TGC_ACT(vs[j]);
+        __global NN_T *yr = y + s->y_off + (image * s->m_count + mo) * out_size;
+        for (int j = 0; j < NN_CG_R && pc + j < out_size; j++) NN_ST(yr, pc + j, TGC_ACT(vs[j]));
     }
 }
 
-__kernel void nn_conv_gemm_f32(__global const float *x, __global const float *wt, __global const float *c,
-                               __global float *y, nn_window w, nn_gemm s) {
+__kernel void NN_NAME(nn_conv_gemm)(__global const NN_T *x, __global const NN_T *wt, __global const NN_T *c,
+                                    __global NN_T *y, nn_window w, nn_gemm s) {
     __local float as[NN_CG_TK * NN_CG_TM], bs[NN_CG_TK * NN_CG_TN];
     /* (The switch over the number of axes is in the loads, not around this body as in the other windowed
      * kernels: PoCL 3.1's cpu device gave wrong sums now and then with the body's barriers inside its cases.) */
@@ -310,8 +331,8 @@ __kernel void nn_conv_gemm_f32(__global const float *x, __global const float *wt
  * (channel, then row-major tap). For depthwise Conv (one input channel per
  * group), where im2col would copy KK times the input to multiply it by a
  * one-row matrix. Global: [N * M * out_size]. */
-static void nn_conv_direct(const int n, __global const float *x, __global const float *wt, __global const float *b,
-                           int has_bias, __global float *y, const nn_window *w, long channels, long m_count,
+static void nn_conv_direct(const int n, __global const NN_T *x, __global const NN_T *wt, __global const NN_T *b,
+                           int has_bias, __global NN_T *y, const nn_window *w, long channels, long m_count,
                            long cg, long m_group, int in_size, int out_size, int kk_count, long total) {
     long idx = get_global_id(0);
     if (idx >= total) return;
@@ -320,21 +341,21 @@ static void nn_conv_direct(const int n, __global const float *x, __global const 
     int start[NN_MAX_AXES], t[NN_MAX_AXES];
     nn_window_start(w, n, (int)(idx % out_size), start);
     for (int a = 0; a < n; a++) t[a] = 0;
-    float acc = has_bias ? b[m] : 0.0f;
+    float acc = has_bias ? NN_LD(b, m) : 0.0f;
     for (long ci = 0; ci < cg; ci++) {
-        __global const float *xc = x + (image * channels + g * cg + ci) * in_size;
-        __global const float *wc = wt + (m * cg + ci) * kk_count;
+        __global const NN_T *xc = x + (image * channels + g * cg + ci) * in_size;
+        __global const NN_T *wc = wt + (m * cg + ci) * kk_count;
         for (int kk = 0; kk < kk_count; kk++) { /* t wraps to zeros after the last tap */
             int off = nn_tap_offset(w, n, start, t);
-            if (off >= 0) acc += wc[kk] * xc[off];
+            if (off >= 0) acc += NN_LD(wc, kk) * NN_LD(xc, off);
             nn_tap_next(w, n, t);
         }
     }
-    y[idx] = TGC_ACT(acc);
+    NN_ST(y, idx, TGC_ACT(acc));
 }
 
-__kernel void nn_conv_direct_f32(__global const float *x, __global const float *wt, __global const float *b,
-                                 int has_bias, __global float *y, nn_window w, long channels, long m_count,
+__kernel void NN_NAME(nn_conv_direct)(__global const NN_T *x, __global const NN_T *wt, __global const NN_T *b,
+                                      int has_bias, __global NN_T *y, nn_window w, long channels, long m_count,
                                  long cg, long m_group, int in_size, int out_size, int kk_count, long total) {
 #define NN_CONV_DIRECT(n) \
     nn_conv_direct(n, x, wt, b, has_bias, y, &w, channels, m_count, cg, m_group, in_size, out_size, kk_count, total)
@@ -362,7 +383,7 @@ static int nn_column_major(const nn_window *w, int off) {
  * indices (when want_indices) are flattened over the whole input, N and C
  * included, row-major (storage_order 0) or column-major spatially (1).
  * Global: [planes * out_size]. */
-static void nn_max_pool(const int n, __global const float *x, __global float *y, __global long *indices,
+static void nn_max_pool(const int n, __global const NN_T *x, __global NN_T *y, __global long *indices,
                         int want_indices, int storage_order, const nn_window *w, int in_size, int out_size,
                         int kk_count, long total) {
     long idx = get_global_id(0);
@@ -371,25 +392,25 @@ static void nn_max_pool(const int n, __global const float *x, __global float *y,
     int start[NN_MAX_AXES], t[NN_MAX_AXES];
     nn_window_start(w, n, (int)(idx % out_size), start);
     for (int a = 0; a < n; a++) t[a] = 0;
-    __global const float *xp = x + p * in_size;
+    __global const NN_T *xp = x + p * in_size;
     float best = NAN;
     int best_off = -1;
     for (int kk = 0; kk < kk_count; kk++) {
         int off = nn_tap_offset(w, n, start, t);
         nn_tap_next(w, n, t);
         if (off < 0) continue;
-        float v = xp[off];
+        float v = NN_LD(xp, off);
         if (best_off < 0 || v > best || (isnan(v) && !isnan(best))) {
             best = v;
             best_off = off;
         }
     }
-    y[idx] = best;
+    NN_ST(y, idx, best);
     if (want_indices)
         indices[idx] = best_off < 0 ? -1 : p * in_size + (storage_order ? nn_column_major(w, best_off) : best_off);
 }
 
-__kernel void nn_max_pool_f32(__global const float *x, __global float *y, __global long *indices, int want_indices,
+__kernel void NN_NAME(nn_max_pool)(__global const NN_T *x, __global NN_T *y, __global long *indices, int want_indices,
                               int storage_order, nn_window w, int in_size, int out_size, int kk_count,
                               long total) {
 #define NN_MAX_POOL(n) \
@@ -401,7 +422,7 @@ __kernel void nn_max_pool_f32(__global const float *x, __global float *y, __glob
  * inside the input (count_include_pad 0) or the padded input [-pb, in +
  * pe) (1), per axis multiplied; NaN when the count is 0. Global: [planes *
  * out_size]. */
-static void nn_average_pool(const int n, __global const float *x, __global float *y, int include_pad,
+static void nn_average_pool(const int n, __global const NN_T *x, __global NN_T *y, int include_pad,
                             const nn_window *w, int in_size, int out_size, int kk_count, long total) {
     long idx = get_global_id(0);
     if (idx >= total) return;
@@ -409,12 +430,12 @@ static void nn_average_pool(const int n, __global const float *x, __global float
     int start[NN_MAX_AXES], t[NN_MAX_AXES];
     nn_window_start(w, n, (int)(idx % out_size), start);
     for (int a = 0; a < n; a++) t[a] = 0;
-    __global const float *xp = x + p * in_size;
+    __global const NN_T *xp = x + p * in_size;
     float sum = 0.0f;
     for (int kk = 0; kk < kk_count; kk++) {
         int off = nn_tap_offset(w, n, start, t);
         nn_tap_next(w, n, t);
-        if (off >= 0) sum += xp[off];
+        if (off >= 0) sum += NN_LD(xp, off);
     }
     long count = 1;
     for (int a = 0; a < n; a++) {
@@ -422,10 +443,10 @@ static void nn_average_pool(const int n, __global const float *x, __global float
         for (int i = start[a], k = 0; k < w->k[a]; k++, i += w->d[a]) c += i >= lo && i < hi;
         count *= c;
     }
-    y[idx] = count > 0 ? sum / (float)count : NAN;
+    NN_ST(y, idx, count > 0 ? sum / (float)count : NAN);
 }
 
-__kernel void nn_average_pool_f32(__global const float *x, __global float *y, int include_pad, nn_window w,
+__kernel void NN_NAME(nn_average_pool)(__global const NN_T *x, __global NN_T *y, int include_pad, nn_window w,
                                   int in_size, int out_size, int kk_count, long total) {
 #define NN_AVERAGE_POOL(n) nn_average_pool(n, x, y, include_pad, &w, in_size, out_size, kk_count, total)
     NN_BY_AXES(NN_AVERAGE_POOL, w.n)
@@ -447,15 +468,15 @@ static nn_acc nn_group_sum(nn_acc v, __local nn_acc *scratch) {
 
 /* GlobalAveragePool: one work-group per plane of size (> 0) elements.
  * Global: [planes * NN_GROUP], local [NN_GROUP]. */
-__kernel __attribute__((reqd_work_group_size(NN_GROUP, 1, 1))) void nn_global_average_pool_f32(
-    __global const float *x, __global float *y, long size) {
+__kernel __attribute__((reqd_work_group_size(NN_GROUP, 1, 1))) void NN_NAME(nn_global_average_pool)(
+    __global const NN_T *x, __global NN_T *y, long size) {
     __local nn_acc scratch[NN_GROUP];
     long p = get_group_id(0);
-    __global const float *xp = x + p * size;
+    __global const NN_T *xp = x + p * size;
     nn_acc sum = 0;
-    for (long i = get_local_id(0); i < size; i += NN_GROUP) sum += xp[i];
+    for (long i = get_local_id(0); i < size; i += NN_GROUP) sum += NN_LD(xp, i);
     sum = nn_group_sum(sum, scratch);
-    if (get_local_id(0) == 0) y[p] = (float)(sum / (nn_acc)size);
+    if (get_local_id(0) == 0) NN_ST(y, p, (float)(sum / (nn_acc)size));
 }
 
 /* ---- Normalisation -------------------------------------------------------------------- */
@@ -463,14 +484,14 @@ __kernel __attribute__((reqd_work_group_size(NN_GROUP, 1, 1))) void nn_global_av
 /* BatchNormalization (inference): y = x * a + (bias - mean * a) with a =
  * scale / sqrt(var + eps), per channel (axis 1). Elementwise, so y may be
  * x. Global: [total]. */
-__kernel void nn_batch_norm_f32(__global const float *x, __global float *y, __global const float *scale,
-                                __global const float *bias, __global const float *mean, __global const float *var,
-                                float eps, long channels, long size, long total) {
+__kernel void NN_NAME(nn_batch_norm)(__global const NN_T *x, __global NN_T *y, __global const NN_T *scale,
+                                     __global const NN_T *bias, __global const NN_T *mean, __global const NN_T *var,
+                                     float eps, long channels, long size, long total) {
     long i = get_global_id(0);
     if (i >= total) return;
     long c = i / size % channels;
-    float a = scale[c] / sqrt(var[c] + eps);
-    y[i] = x[i] * a + (bias[c] - mean[c] * a);
+    float a = NN_LD(scale, c) / sqrt(NN_LD(var, c) + eps);
+    NN_ST(y, i, NN_LD(x, i) * a + (NN_LD(bias, c) - NN_LD(mean, c) * a));
 }
 
 /* LayerNormalization: one work-group per row of `size` (> 0) elements.
@@ -478,23 +499,23 @@ __kernel void nn_batch_norm_f32(__global const float *x, __global float *y, __gl
  * passes, sums in nn_acc), y = (x - Mean) * InvStdDev * scale + bias;
  * scale and bias hold one value per position in a row (bias only when
  * has_bias). Global: [rows * NN_GROUP], local [NN_GROUP]. */
-__kernel __attribute__((reqd_work_group_size(NN_GROUP, 1, 1))) void nn_layer_norm_f32(
-    __global const float *x, __global float *y, __global const float *scale, __global const float *bias,
+__kernel __attribute__((reqd_work_group_size(NN_GROUP, 1, 1))) void NN_NAME(nn_layer_norm)(
+    __global const NN_T *x, __global NN_T *y, __global const NN_T *scale, __global const NN_T *bias,
     int has_bias, __global float *mean_out, int want_mean, __global float *inv_out, int want_inv, float eps,
     long size) {
     __local nn_acc scratch[NN_GROUP];
     long r = get_group_id(0);
-    __global const float *xr = x + r * size;
-    __global float *yr = y + r * size;
+    __global const NN_T *xr = x + r * size;
+    __global NN_T *yr = y + r * size;
     nn_acc sum = 0;
-    for (long i = get_local_id(0); i < size; i += NN_GROUP) sum += xr[i];
+    for (long i = get_local_id(0); i < size; i += NN_GROUP) sum += NN_LD(xr, i);
     nn_acc mean = nn_group_sum(sum, scratch) / (nn_acc)size;
     nn_acc sq = 0;
-    for (long i = get_local_id(0); i < size; i += NN_GROUP) sq += (xr[i] - mean) * (xr[i] - mean);
+    for (long i = get_local_id(0); i < size; i += NN_GROUP) sq += (NN_LD(xr, i) - mean) * (NN_LD(xr, i) - mean);
     sq = nn_group_sum(sq, scratch);
     float inv = (float)(1 / sqrt(sq / (nn_acc)size + (nn_acc)eps)), mf = (float)mean;
     for (long i = get_local_id(0); i < size; i += NN_GROUP)
-        yr[i] = (xr[i] - mf) * inv * scale[i] + (has_bias ? bias[i] : 0.0f);
+        NN_ST(yr, i, (NN_LD(xr, i) - mf) * inv * NN_LD(scale, i) + (has_bias ? NN_LD(bias, i) : 0.0f));
     if (get_local_id(0) == 0) {
         if (want_mean) mean_out[r] = mf;
         if (want_inv) inv_out[r] = inv;

@@ -135,6 +135,86 @@ def ties_count(v):
 
 # ---------------------------------------------------------------- a. float16 CNN
 
+def nn_ops(t, x, z, a, v):
+    """The ops of fp16_nn and fp32_nn (below) on inputs x, z, a and weights
+    v, each in float64 from values of dtype t and rounded to t after it (the
+    activations with their producer: rounding commutes with Clip and Relu)."""
+    f64 = np.float64
+    r = lambda y: y.astype(np.float32).astype(t)
+    c1 = conv_nd(x, v["w1"], group=8, strides=[2, 2], pads=[1, 1, 1, 1], dtype=f64) \
+        + v["b1"].astype(f64).reshape(1, 8, 1, 1)
+    r1 = r(np.clip(c1, 0, 6))
+    c2 = conv_nd(r1, v["w2"], group=2, pads=[1, 1, 1, 1], dtype=f64) + v["b2"].astype(f64).reshape(1, 12, 1, 1)
+    r2 = r(np.maximum(c2, 0))
+    scale = v["s"].astype(f64) / np.sqrt(v["var"].astype(f64) + 1e-5)
+    bn = r(r2.astype(f64) * scale.reshape(1, 12, 1, 1)
+           + (v["bias"].astype(f64) - v["mean"].astype(f64) * scale).reshape(1, 12, 1, 1))
+    bp = np.pad(bn.astype(f64), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    ones = np.pad(np.ones((5, 5)), 1)
+    sums = sum(bp[:, :, i:i + 5, j:j + 5] for i in range(3) for j in range(3))
+    counts = sum(ones[i:i + 5, j:j + 5] for i in range(3) for j in range(3))
+    ap = r(sums / counts)                                      # count_include_pad 0
+    mp = ap[:, :, :4, :4].reshape(1, 12, 2, 2, 2, 2).max(axis=(3, 5))
+    gap = r(bn.astype(f64).mean(axis=(2, 3), keepdims=True))
+    gemm = r(0.5 * (mp.reshape(1, 48).astype(f64) @ v["gw"].astype(f64)) + 2.0 * v["gc"].astype(f64))
+    zf = z.astype(f64)
+    mean = zf.mean(axis=-1, keepdims=True)
+    ln = r((zf - mean) / np.sqrt(((zf - mean) ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+           * v["gamma"].astype(f64) + v["beta"].astype(f64))
+    mm = r(np.matmul(a.astype(f64), v["bm"].astype(f64)))
+    return {"mp": mp, "gap": gap, "gemm": gemm, "ln": ln, "mm": mm}
+
+
+def nn_models(rng):
+    """fp16_nn: the gpu's float16 kernels (kernels/nn.cl's NN_HALF build),
+    each way: a depthwise Conv (stride 2) with a Clip it takes in, a grouped
+    Conv with a Relu, BatchNormalization (after the Relu, so not folded),
+    AveragePool (pads, count_include_pad 0), MaxPool, GlobalAveragePool,
+    Gemm (alpha 0.5, beta 2, C broadcast), LayerNormalization, and a MatMul
+    whose batch broadcasts ([2, 3] against [3]: one GEMM per matrix), all
+    float16. fp32_nn: the same graph and values in float32, its reference
+    in float32, for `tgc run --float16` (the pass compute-in-float16) and
+    for float32 itself."""
+    f16 = np.float16
+    v = {"w1": rng.standard_normal((8, 1, 3, 3)) * 0.5, "b1": rng.standard_normal(8) * 0.1,
+         "w2": rng.standard_normal((12, 4, 3, 3)) * 0.25, "b2": rng.standard_normal(12) * 0.1,
+         "s": rng.uniform(0.5, 1.5, 12), "bias": rng.standard_normal(12) * 0.1,
+         "mean": rng.uniform(0, 0.5, 12), "var": rng.uniform(0.5, 2, 12),
+         "gw": rng.standard_normal((48, 10)) * 0.25, "gc": rng.standard_normal((1, 10)) * 0.1,
+         "gamma": rng.uniform(0.5, 1.5, 16), "beta": rng.standard_normal(16) * 0.1,
+         "bm": rng.standard_normal((3, 5, 6)) * 0.5}
+    v = {k: a.astype(f16) for k, a in v.items()}  # float16 values: exact in float32 too
+    x = rng.uniform(-1, 1, (1, 8, 10, 10)).astype(f16)
+    z = rng.uniform(-2, 2, (2, 3, 16)).astype(f16)
+    a = rng.uniform(-1, 1, (2, 3, 4, 5)).astype(f16)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], group=8, strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Clip", ["c1", "lo", "hi"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], group=2, pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("BatchNormalization", ["r2", "s", "bias", "mean", "var"], ["bn"]),
+        helper.make_node("AveragePool", ["bn"], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["ap"], ["mp"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["bn"], ["gap"]),
+        helper.make_node("Flatten", ["mp"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "gw", "gc"], ["gemm"], alpha=0.5, beta=2.0),
+        helper.make_node("LayerNormalization", ["z", "gamma", "beta"], ["ln"], axis=-1),
+        helper.make_node("MatMul", ["a", "bm"], ["mm"]),
+    ]
+    shapes = {"mp": [1, 12, 2, 2], "gap": [1, 12, 1, 1], "gemm": [1, 10], "ln": [2, 3, 16], "mm": [2, 3, 4, 6]}
+    refs = {}
+    for name, t, code in (("fp16_nn", f16, TensorProto.FLOAT16), ("fp32_nn", np.float32, TensorProto.FLOAT)):
+        vt = {k: a.astype(t) for k, a in v.items()}
+        inits = [init(k, a) for k, a in vt.items()] + [init("lo", t(0)), init("hi", t(6))]
+        feeds = {"x": x.astype(t), "z": z.astype(t), "a": a.astype(t)}
+        refs[name] = nn_ops(t, feeds["x"], feeds["z"], feeds["a"], vt)
+        save_model(name, nodes, [("x", code, [1, 8, 10, 10]), ("z", code, [2, 3, 16]), ("a", code, [2, 3, 4, 5])],
+                   [(n, code, s) for n, s in shapes.items()], inits, feeds, refs[name])
+    for n in shapes:  # how far float16 rounding after every op takes each output from float32's
+        d = np.abs(refs["fp16_nn"][n].astype(np.float64) - refs["fp32_nn"][n]).max()
+        print("%s: |value| <= %.3f, float16 from float32 by %.2e" % (n, np.abs(refs["fp32_nn"][n]).max(), d))
+
+
 def fp16_cnn(rng):
     f16 = np.float16
     x = rng.uniform(-1, 1, (1, 3, 8, 8)).astype(f16)
@@ -559,12 +639,12 @@ def qdq_conv(rng):
     save_model("qdq_conv", nodes, [("x", U8, [1, 3, 6, 6])], outs, inits, {"x": x}, refs)
 
 
-def conv_nd(x, w, group=1, strides=None, dilations=None, pads=None):
-    """ONNX Conv in int64: x [N, C, D...], w [M, C / group, K...], pads
-    begins then ends; a loop over the taps, each a strided slice of the
-    padded input."""
-    x = x.astype(np.int64)
-    w = w.astype(np.int64)
+def conv_nd(x, w, group=1, strides=None, dilations=None, pads=None, dtype=np.int64):
+    """ONNX Conv in dtype (int64, or float64): x [N, C, D...], w [M, C /
+    group, K...], pads begins then ends; a loop over the taps, each a
+    strided slice of the padded input."""
+    x = x.astype(dtype)
+    w = w.astype(dtype)
     n, c = x.shape[:2]
     m, cg = w.shape[:2]
     ks = w.shape[2:]
@@ -574,7 +654,7 @@ def conv_nd(x, w, group=1, strides=None, dilations=None, pads=None):
     pads = pads or [0] * (2 * r)
     xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[a], pads[r + a]) for a in range(r)])
     outs = [(xp.shape[2 + a] - dilations[a] * (ks[a] - 1) - 1) // strides[a] + 1 for a in range(r)]
-    y = np.zeros([n, m] + outs, np.int64)
+    y = np.zeros([n, m] + outs, dtype)
     mg = m // group
     for tap in np.ndindex(*ks):
         sl = tuple(slice(tap[a] * dilations[a], tap[a] * dilations[a] + (outs[a] - 1) * strides[a] + 1, strides[a])
@@ -702,6 +782,7 @@ def main():
     qdq_conv(rng)
     int_conv_paths(rng)
     fp16_rnn(np.random.default_rng(20261130))  # its own stream: the models above stay as they were
+    nn_models(np.random.default_rng(20261204))
     total = 0
     for f in sorted(os.listdir(HERE)):
         size = os.path.getsize(os.path.join(HERE, f))

@@ -1,5 +1,8 @@
-/* float16 and bfloat16 nodes computed in float32 where the devices have no
- * kernel at the narrow type (ONNX Runtime's InsertCastTransformer).
+/* Nodes computed at another float dtype than the graph's, between Casts:
+ * float16 and bfloat16 nodes in float32 where the devices have no kernel
+ * at the narrow type (ONNX Runtime's InsertCastTransformer), and, when the
+ * session asks for it, float32 nodes in float16 where a gpu has the
+ * kernel (the last paragraph).
  *
  * A node whose kernel dtype is float16 or bfloat16 is rewritten when no
  * listed kind has a kernel for it at that dtype but one has a float32
@@ -18,8 +21,24 @@
  * A Cast made for an initializer is folded by fold-constants (the weight
  * is then held in float32). A Cast or CastLike of the graph's own is never
  * computed in float32: a bfloat16 value cast to float32 is a bfloat16
- * value, so what it reads from a converted node is narrowed first. Nodes with subgraphs (If, Loop, Scan), control
- * edges or colocation constraints are left as they are. */
+ * value, so what it reads from a converted node is narrowed first. Nodes
+ * with subgraphs (If, Loop, Scan), control edges or colocation constraints
+ * are left as they are.
+ *
+ * float16 on request (tgc_optimize_options.float16, `--float16`): the same
+ * rewrite the other way. A float32 node (a float32 input and a float32
+ * output) that a listed kind other than the host has a float16 kernel for
+ * reads its float32 inputs through Cast(to=float16), computes in float16,
+ * and its float32 outputs go back through Cast(to=float) to readers that
+ * stay float32 (the graph's outputs among them, so its inputs and outputs
+ * keep their dtypes: keep_io_types of onnxconverter-common's
+ * convert_float_to_float16). Chains stay in float16 from end to end; the
+ * Casts made for weights are folded by fold-constants, so the weights are
+ * held in float16 (half the bytes). Nodes no such kind has a float16
+ * kernel for (a Softmax on the gpu) stay float32 between Casts. The
+ * results differ from float32's by float16's rounding of every stored
+ * value (a relative 2^-11 each); the gpu's float16 kernels compute in
+ * float32 in between (kernels/nn.cl). */
 #include "passes/pass.h"
 
 #include "devices/backend.h"
@@ -48,6 +67,8 @@ static bool is_narrow(tgc_dtype t) { return t == TGC_FLOAT16 || t == TGC_BFLOAT1
  * output) and the original goes. */
 typedef struct widen_state {
     tgc_rewrite *rw;
+    tgc_dtype to;        /* the dtype converted nodes compute in: float32 (the "wide" twins), or float16 */
+    int32_t n_nodes;     /* the graph's nodes as it began (rw->g->topo's) */
     int32_t n_values;
     tgc_ref *wide;       /* per value: its float32 twin, node -1: none */
     bool *computed_wide; /* per value: the twin is a converted node's output */
@@ -145,7 +166,7 @@ static tgc_status widened(widen_state *st, int32_t reader, tgc_ref r, tgc_ref *o
     }
     int32_t cast;
     tgc_status s = tgc_rewrite_add_op(st->rw, "Cast", reader, &r, 1, 1, &cast);
-    if (s == TGC_OK) s = tgc_rewrite_set_attr_int(st->rw, cast, "to", onnx_code(TGC_FLOAT32));
+    if (s == TGC_OK) s = tgc_rewrite_set_attr_int(st->rw, cast, "to", onnx_code(st->to));
     if (s != TGC_OK) return s;
     tgc_rewrite_keep_own_name(st->rw, cast); /* the reader's name is its float32 copy's */
     *out = (tgc_ref){cast, 0, {0, 0}};
@@ -229,7 +250,7 @@ static tgc_status convert(widen_state *st, int32_t id, tgc_dtype narrow) {
     tgc_ref *ins = tgc_malloc((size_t)(n_in > 0 ? n_in : 1) * sizeof *ins);
     if (ins == NULL) return TGC_ERR_NOMEM;
     uint32_t as_is = 0;
-    const char *half_op = half_weight_op(rw, id, narrow, &as_is);
+    const char *half_op = st->to == TGC_FLOAT32 ? half_weight_op(rw, id, narrow, &as_is) : NULL;
     tgc_status s = TGC_OK;
     for (int i = 0; s == TGC_OK && i < n_in; i++) {
         tgc_ref r = rw->g->nodes[id].inputs[i];
@@ -285,26 +306,51 @@ bool tgc_pass_has_narrow_nodes(const tgc_graph *g) {
     return false;
 }
 
+/* The pass's state over rw's graph, converted nodes computing in `to`;
+ * st->copy[] all -1, and per node whether another node's control input
+ * names it (into *control_target). TGC_ERR_NOMEM. */
+static tgc_status state_begin(tgc_rewrite *rw, tgc_dtype to, widen_state *st, bool **control_target) {
+    int32_t nn = rw->g->n_nodes;
+    *st = (widen_state){.rw = rw, .to = to, .n_nodes = nn, .n_values = rw->n_values};
+    st->wide = tgc_malloc((size_t)(st->n_values + 1) * sizeof *st->wide);
+    st->computed_wide = tgc_calloc((size_t)st->n_values + 1, sizeof *st->computed_wide);
+    st->copy = tgc_malloc((size_t)(nn + 1) * sizeof *st->copy);
+    *control_target = tgc_calloc((size_t)nn + 1, sizeof **control_target);
+    if (st->wide == NULL || st->computed_wide == NULL || st->copy == NULL || *control_target == NULL)
+        return TGC_ERR_NOMEM;
+    for (int32_t v = 0; v < st->n_values; v++) st->wide[v] = (tgc_ref){-1, 0, {0, 0}};
+    for (int32_t id = 0; id < nn; id++) {
+        st->copy[id] = -1;
+        for (int k = 0; k < rw->g->nodes[id].n_controls; k++)
+            if (rw->g->nodes[id].controls[k].node >= 0) (*control_target)[rw->g->nodes[id].controls[k].node] = true;
+    }
+    return TGC_OK;
+}
+
+/* Hands every converted node's outputs over (from[id]: the dtype node id
+ * computed in before) and frees the state. In reverse order: a converted
+ * reader goes before what it reads, so the Cast back is made only for
+ * readers that were not converted. */
+static tgc_status state_finish(widen_state *st, tgc_status s, const tgc_dtype *from, bool *control_target) {
+    for (int32_t i = st->n_nodes - 1; s == TGC_OK && i >= 0; i--) {
+        int32_t id = st->rw->g->topo[i];
+        if (st->copy[id] >= 0) s = hand_over(st, id, from[id]);
+    }
+    tgc_free(st->wide);
+    tgc_free(st->computed_wide);
+    tgc_free(st->copy);
+    tgc_free(control_target);
+    return s;
+}
+
 tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw) {
     int32_t nn = rw->g->n_nodes;
-    widen_state st = {.rw = rw, .n_values = rw->n_values};
-    st.wide = tgc_malloc((size_t)(st.n_values + 1) * sizeof *st.wide);
-    st.computed_wide = tgc_calloc((size_t)st.n_values + 1, sizeof *st.computed_wide);
-    st.copy = tgc_malloc((size_t)(nn + 1) * sizeof *st.copy);
+    widen_state st;
+    bool *control_target = NULL;
+    tgc_status s = state_begin(rw, TGC_FLOAT32, &st, &control_target);
     tgc_dtype *narrow = tgc_malloc((size_t)(nn + 1) * sizeof *narrow);
-    bool *control_target = tgc_calloc((size_t)nn + 1, sizeof *control_target);
-    tgc_status s = st.wide != NULL && st.computed_wide != NULL && st.copy != NULL && narrow != NULL &&
-                           control_target != NULL
-                       ? TGC_OK
-                       : TGC_ERR_NOMEM;
-    for (int32_t v = 0; s == TGC_OK && v < st.n_values; v++) st.wide[v] = (tgc_ref){-1, 0, {0, 0}};
-    for (int32_t id = 0; s == TGC_OK && id < nn; id++)
-        for (int k = 0; k < rw->g->nodes[id].n_controls; k++)
-            if (rw->g->nodes[id].controls[k].node >= 0) control_target[rw->g->nodes[id].controls[k].node] = true;
-    for (int32_t id = 0; s == TGC_OK && id < nn; id++) {
-        st.copy[id] = -1;
-        narrow[id] = narrow_type(rw, id, control_target);
-    }
+    if (narrow == NULL) s = TGC_ERR_NOMEM;
+    for (int32_t id = 0; s == TGC_OK && id < nn; id++) narrow[id] = narrow_type(rw, id, control_target);
     for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
         int32_t id = rw->g->topo[i];
         if (narrow[id] == TGC_DTYPE_INVALID) continue;
@@ -312,16 +358,49 @@ tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw) {
         kernels_for(rw, id, narrow[id], &native, &wide);
         if (wide && (!native || between_wide_nodes(&st, id, narrow[id]))) s = convert(&st, id, narrow[id]);
     }
-    /* In reverse order: a converted reader goes before what it reads, so
-     * the Cast back is made only for readers that stay narrow. */
-    for (int32_t i = nn - 1; s == TGC_OK && i >= 0; i--) {
-        int32_t id = rw->g->topo[i];
-        if (st.copy[id] >= 0) s = hand_over(&st, id, narrow[id]);
-    }
-    tgc_free(st.wide);
-    tgc_free(st.computed_wide);
-    tgc_free(st.copy);
+    s = state_finish(&st, s, narrow, control_target);
     tgc_free(narrow);
-    tgc_free(control_target);
+    return s;
+}
+
+/* Whether float32 node id is one compute-in-float16 takes: left alone by
+ * no rule of narrow_type's, a float32 input and a float32 output, and a
+ * float16 kernel on a listed kind other than the host (any such kind when
+ * rw->kinds is 0). */
+static bool computes_in_float16(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
+    const tgc_graph *g = rw->g;
+    const tgc_node *n = &g->nodes[id];
+    if (n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n) || n->n_controls > 0 || n->n_colocate > 0 ||
+        control_target[id] || strcmp(n->op_name, "Cast") == 0 || strcmp(n->op_name, "CastLike") == 0 ||
+        tgc_kernel_node_dtype(g, n) != TGC_FLOAT32)
+        return false;
+    bool float_in = false, float_out = false;
+    for (int i = 0; i < n->n_inputs; i++)
+        float_in = float_in || (n->inputs[i].node >= 0 && tgc_graph_ref_info(g, n->inputs[i])->dtype == TGC_FLOAT32);
+    for (int p = 0; p < n->n_outputs; p++) float_out = float_out || n->outputs[p].dtype == TGC_FLOAT32;
+    if (!float_in || !float_out) return false;
+    tgc_dtype out0 = n->outputs[0].dtype == TGC_FLOAT32 ? TGC_FLOAT16 : n->outputs[0].dtype;
+    for (int k = 0; k < tgc_backend_count(); k++) {
+        if ((rw->kinds != 0 && !(rw->kinds & (1u << k))) || tgc_kind_is_host(k)) continue;
+        if (tgc_kernel_select(n, k, TGC_FLOAT16, out0, false) != NULL) return true;
+    }
+    return false;
+}
+
+tgc_status tgc_pass_compute_in_float16(tgc_rewrite *rw) {
+    if (!rw->float16) return TGC_OK;
+    int32_t nn = rw->g->n_nodes;
+    widen_state st;
+    bool *control_target = NULL;
+    tgc_status s = state_begin(rw, TGC_FLOAT16, &st, &control_target);
+    tgc_dtype *from = tgc_malloc((size_t)(nn + 1) * sizeof *from);
+    if (from == NULL) s = TGC_ERR_NOMEM;
+    for (int32_t id = 0; s == TGC_OK && id < nn; id++) from[id] = TGC_FLOAT32;
+    for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
+        int32_t id = rw->g->topo[i];
+        if (computes_in_float16(rw, id, control_target)) s = convert(&st, id, TGC_FLOAT32);
+    }
+    s = state_finish(&st, s, from, control_target);
+    tgc_free(from);
     return s;
 }
