@@ -12,6 +12,11 @@
 #             does: up to 1.6 steps on the logits, 1.5e-5 on the probabilities);
 #             5e-4 for fp16_rnn (two float16 steps at its largest |value|, 0.28:
 #             the LSTM and the Gemm kept in float32 between them).
+#             2e-3 for fp16_nn (one step at its largest |value|, 2.3; it
+#             matches to the bit on the cpu and on PoCL) and for fp32_nn run
+#             with --float16 against its float32 reference (float16 rounding
+#             after every op takes it 6.5e-4 away: make_models.py prints it);
+#             1e-5 for fp32_nn in float32.
 #   bfloat16  0 for the Cast to bfloat16 (round to nearest even, ties both
 #             ways); 0 on the cpu for the Mul/Add and MatMul results too
 #             (Mul and Add have bfloat16 kernels; the MatMul computed in
@@ -45,7 +50,24 @@ float_models() {
     check fp16_rnn "$1" 5e-4 "ids" "logits probs"
     check bf16_mlp "$1" 0 "x" "xr"
     check bf16_mlp "$1" "$2" "x" "ar y"
+    check fp16_nn "$1" 2e-3 "x z a" "mp gap gemm ln mm"
+    check fp32_nn "$1" 1e-5 "x z a" "mp gap gemm ln mm"
 }
+
+# --float16 on a device list with a gpu: every one of the float32 model's
+# 12 ops has a gpu kernel in float16, so all 12 are rewritten (the pass's
+# report says so without opening a device), and its values are within
+# float16's rounding of float32's where a gpu runs it.
+float16_option() {
+    expect_exit 0 "fp32_nn --float16: compute-in-float16 runs" -- \
+        "$TGC" compile "$D/fp32_nn.onnx" --devices cpu,gpu0 --float16 --dump optimized -o "$WORK/half.yaml"
+    expect_grep "^pass compute-in-float16 .* 12 rewrites" "$WORK/out" "fp32_nn --float16 on cpu,gpu0"
+    expect_grep "dtype: float16, shape: \[12, 4, 3, 3\]" "$WORK/half.yaml" "the grouped Conv's weight held in float16"
+    expect_exit 0 "fp32_nn --float16 on the cpu alone" -- \
+        "$TGC" compile "$D/fp32_nn.onnx" --devices cpu --float16 --dump optimized -o "$WORK/cpu.yaml"
+    expect_grep "^pass compute-in-float16 .* 0 rewrites" "$WORK/out" "fp32_nn --float16 on cpu: nothing to do"
+}
+float16_option
 
 quant_models() {
     check quant_linear "$1" 0 "x qu qi q32" "y_u8 y_i8 y_t dq_u8 dq_i8 dq_i32"
@@ -65,5 +87,7 @@ if [ $gpu = 1 ]; then
     float_models cpu,gpu0 1.6e-2
     quant_models cpu,gpu0
     float_models gpu0 1.6e-2
+    check fp32_nn gpu0 2e-3 "x z a" "mp gap gemm ln mm" --float16
+    check fp32_nn cpu,gpu0 2e-3 "x z a" "mp gap gemm ln mm" --float16
 fi
 finish
