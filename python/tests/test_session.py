@@ -40,6 +40,21 @@ def test_cnn_on_cpu_and_gpu0():
     assert "predicted peak" in s.memory_report()
 
 
+@gpu
+def test_float16_on_gpu0():
+    """float16=True: the float32 model's gpu nodes in float16, within float16
+    rounding of numpy's float32 reference (make_models.py: 6.5e-4 away),
+    its outputs still float32."""
+    d = ("tests", "data", "dtype_models")
+    feeds = {n: np.load(data(*d, "fp32_nn.%s.npy" % n)) for n in ("x", "z", "a")}
+    for float16, tol in ((False, 1e-5), (True, 2e-3)):
+        s = tgc.Session(data(*d, "fp32_nn.onnx"), devices="gpu0", float16=float16)
+        out = s.run(feeds)
+        for n in ("mp", "gap", "gemm", "ln", "mm"):
+            assert out[n].dtype == np.float32
+            np.testing.assert_allclose(out[n], np.load(data(*d, "fp32_nn.%s.ref.npy" % n)), rtol=0, atol=tol)
+
+
 def test_auto_devices():
     s, _ = digits("mlp", "auto")
     assert s.devices == tgc.auto_device()
