@@ -92,7 +92,7 @@ typedef struct tgc_kernel_ctx {
     /* Apply this activation to output 0 as the last step of each block
      * written: the executor absorbed the node that follows (executor/fuse.c).
      * NULL: none. Set only for kernels whose definition says
-     * fuses_activation, at a dtype the kernel takes (float32, float16). */
+     * fuses_activation at output 0's dtype (tgc_kernel_fuses_at). */
     const tgc_fused_act *fused_act;
     /* The step's checks left for its end (devices/deferred_checks.h): a
      * device-side verdict the kernel need not wait for. NULL outside a
@@ -184,8 +184,10 @@ struct tgc_kernel_def {
     /* Dtypes of input 0 this kernel handles (TGC_DTYPE_INVALID-terminated;
      * empty: any). The placer uses this for kernel availability. */
     tgc_dtype dtypes[TGC_KERNEL_MAX_DTYPES];
-    /* The kernel honours tgc_kernel_ctx.fused_act, at every dtype it takes. */
+    /* The kernel honours tgc_kernel_ctx.fused_act on float32 outputs, and
+     * with fuses_activation_half on float16 ones too. */
     bool fuses_activation;
+    bool fuses_activation_half;
     /* The outputs' dims depend on the input values (NonZero, Unique,
      * Compress, NonMaxSuppression): the executor does not allocate them;
      * the kernel computes each output's dims and calls
@@ -291,6 +293,12 @@ bool tgc_activation_of(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act
  * even the graph's outputs (`readers`: per node, the readers of its
  * output 0, graph outputs counted). The placer's costs count such a node
  * as free (its work is in the producer's pass over the tensor). */
+/* Whether kernel k applies a fused activation to an output of dtype t
+ * (fuses_activation for float32, fuses_activation_half for float16). */
+static inline bool tgc_kernel_fuses_at(const tgc_kernel_def *k, tgc_dtype t) {
+    return k != NULL && ((t == TGC_FLOAT32 && k->fuses_activation) || (t == TGC_FLOAT16 && k->fuses_activation_half));
+}
+
 bool tgc_activation_absorbed(const tgc_graph *g, int32_t id, const tgc_kernel_def *producer, const int32_t *readers);
 
 /* Host pointers of input/output i's data (cpu kernels and host-memory

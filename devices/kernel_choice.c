@@ -86,7 +86,7 @@ bool tgc_activation_of(const tgc_graph *g, const tgc_node *n, tgc_fused_act *act
 bool tgc_activation_absorbed(const tgc_graph *g, int32_t id, const tgc_kernel_def *producer, const int32_t *readers) {
     tgc_fused_act act;
     const tgc_node *n = &g->nodes[id];
-    if (producer == NULL || !producer->fuses_activation || !tgc_activation_of(g, n, &act)) return false;
+    if (!tgc_kernel_fuses_at(producer, n->outputs[0].dtype) || !tgc_activation_of(g, n, &act)) return false;
     int32_t from = n->inputs[0].node;
     return g->nodes[from].kind == TGC_NODE_OP && readers[from] == 1 &&
            tgc_graph_ref_info(g, n->inputs[0])->dtype == n->outputs[0].dtype;

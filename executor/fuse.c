@@ -4,8 +4,8 @@
  * Gelu, Elu...) whose only input is an output that nothing else reads,
  * made by a kernel that can apply it as it writes
  * (tgc_kernel_def.fuses_activation: the cpu Conv, Gemm, MatMul, Add and
- * BatchNormalization, float32; the gpu Conv, Gemm and MatMul, float32 and
- * float16), is absorbed into that kernel: the
+ * BatchNormalization, float32; the gpu Conv, Gemm and MatMul, float32 and,
+ * by fuses_activation_half, float16), is absorbed into that kernel: the
  * producer runs with c->fused_act and the activation node only takes over
  * the buffer (buffer forwarding), without a pass of its own over the
  * tensor. The kernels apply it with the row's own vector loop, so float32
@@ -29,9 +29,9 @@ void tgc_plan_fuse_activations(tgc_plan *p) {
         tgc_ref from = n->inputs[0]; /* output 0 of its producer */
         if (p->role[from.node] != TGC_ROLE_KERNEL) continue;
         const tgc_kernel_def *k = p->kernel[from.node];
-        if (k == NULL || !k->fuses_activation || p->fused_act[from.node].row >= 0) continue;
+        if (!tgc_kernel_fuses_at(k, n->outputs[0].dtype) || p->fused_act[from.node].row >= 0) continue;
         if (p->use_count[p->value_base[from.node]] != 1) continue; /* another reader wants it before */
-        if (tgc_graph_ref_info(g, from)->dtype != n->outputs[0].dtype) continue; /* the kernel takes its dtype */
+        if (tgc_graph_ref_info(g, from)->dtype != n->outputs[0].dtype) continue;
         if (p->kernel[id] == NULL) continue; /* the activation runs here too: one plan, one device */
         p->fused_act[from.node] = act;
         p->absorbed[id] = true;

@@ -333,9 +333,12 @@ static tgc_status layer_norm_gpu(tgc_kernel_ctx *c) {
  * y[i]). */
 const tgc_kernel_def tgc_gpu_kernels_nn[] = {
     {.op = "MatMul", .fn = tgc_gpu_matmul, .forward_input = -1, .dtypes = F32_F16, .fuses_activation = true,
+     .fuses_activation_half = true,
      .footprint = tgc_gpu_matmul_footprint},
-    {.op = "Gemm", .fn = tgc_gpu_gemm, .forward_input = -1, .dtypes = F32_F16, .fuses_activation = true},
-    {.op = "Conv", .fn = tgc_gpu_conv, .forward_input = -1, .dtypes = F32_F16, .fuses_activation = true},
+    {.op = "Gemm", .fn = tgc_gpu_gemm, .forward_input = -1, .dtypes = F32_F16, .fuses_activation = true,
+     .fuses_activation_half = true},
+    {.op = "Conv", .fn = tgc_gpu_conv, .forward_input = -1, .dtypes = F32_F16, .fuses_activation = true,
+     .fuses_activation_half = true},
     {.op = "MaxPool", .fn = max_pool_gpu, .forward_input = -1, .dtypes = F32_F16},
     {.op = "AveragePool", .fn = average_pool_gpu, .forward_input = -1, .dtypes = F32_F16},
     {.op = "GlobalAveragePool", .fn = global_average_pool_gpu, .forward_input = -1,

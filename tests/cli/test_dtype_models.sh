@@ -89,5 +89,8 @@ if [ $gpu = 1 ]; then
     float_models gpu0 1.6e-2
     check fp32_nn gpu0 2e-3 "x z a" "mp gap gemm ln mm" --float16
     check fp32_nn cpu,gpu0 2e-3 "x z a" "mp gap gemm ln mm" --float16
+    # the float16 Convs take in their Clip (its bounds float16 initializers) and Relu
+    check fp16_nn gpu0 2e-3 "x z a" "mp" --memory-report
+    expect_grep "10 ran a kernel, 2 activations absorbed" "$WORK/out" "fp16_nn's activations in its Convs on gpu0"
 fi
 finish

@@ -28,7 +28,9 @@ static void test_registry(void) {
         CU_ASSERT_PTR_NOT_NULL_FATAL(k);
         CU_ASSERT_PTR_NOT_EQUAL(k, tgc_kernel_find(ops[i], TGC_DEVICE_CPU, TGC_FLOAT32));
         CU_ASSERT_EQUAL(k->dtypes[0], TGC_FLOAT32);
-        CU_ASSERT_EQUAL(k->dtypes[1], TGC_DTYPE_INVALID);
+        CU_ASSERT_EQUAL(k->dtypes[1], TGC_FLOAT16); /* stored as half, computed in float32 */
+        CU_ASSERT_EQUAL(k->dtypes[2], TGC_DTYPE_INVALID);
+        CU_ASSERT_PTR_EQUAL(tgc_kernel_find(ops[i], TGC_DEVICE_GPU, TGC_FLOAT16), k);
         CU_ASSERT_EQUAL(k->host_inputs, 0);
         CU_ASSERT_EQUAL(k->host_outputs, 0);
         CU_ASSERT_EQUAL(k->forward_input, strcmp(ops[i], "BatchNormalization") == 0 ? 0 : -1);
