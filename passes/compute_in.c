@@ -69,6 +69,7 @@ typedef struct widen_state {
     tgc_rewrite *rw;
     tgc_dtype to;        /* the dtype converted nodes compute in: float32 (the "wide" twins), or float16 */
     int32_t n_nodes;     /* the graph's nodes as it began (rw->g->topo's) */
+    tgc_dtype *from;     /* per node: the dtype it computes at, if the pass may convert it; else INVALID */
     int32_t n_values;
     tgc_ref *wide;       /* per value: its float32 twin, node -1: none */
     bool *computed_wide; /* per value: the twin is a converted node's output */
@@ -109,12 +110,15 @@ static void kernels_for(const tgc_rewrite *rw, int32_t id, tgc_dtype narrow, boo
  * input names (`control_target`), since its copy would not carry them; and
  * a Cast or CastLike, whose rounding is what the graph asks for (its input
  * computed in float32 is narrowed before it, never read as it is). */
-static tgc_dtype narrow_type(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
+static bool left_alone(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
     const tgc_node *n = &rw->g->nodes[id];
-    if (n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n) || n->n_controls > 0 || n->n_colocate > 0 ||
-        control_target[id] || strcmp(n->op_name, "Cast") == 0 || strcmp(n->op_name, "CastLike") == 0)
-        return TGC_DTYPE_INVALID;
-    tgc_dtype t = tgc_kernel_node_dtype(rw->g, n);
+    return n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n) || n->n_controls > 0 || n->n_colocate > 0 ||
+           control_target[id] || strcmp(n->op_name, "Cast") == 0 || strcmp(n->op_name, "CastLike") == 0;
+}
+
+static tgc_dtype narrow_type(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
+    if (left_alone(rw, id, control_target)) return TGC_DTYPE_INVALID;
+    tgc_dtype t = tgc_kernel_node_dtype(rw->g, &rw->g->nodes[id]);
     return is_narrow(t) ? t : TGC_DTYPE_INVALID;
 }
 
@@ -306,101 +310,90 @@ bool tgc_pass_has_narrow_nodes(const tgc_graph *g) {
     return false;
 }
 
-/* The pass's state over rw's graph, converted nodes computing in `to`;
- * st->copy[] all -1, and per node whether another node's control input
- * names it (into *control_target). TGC_ERR_NOMEM. */
-static tgc_status state_begin(tgc_rewrite *rw, tgc_dtype to, widen_state *st, bool **control_target) {
+/* The pass's state over rw's graph, converted nodes computing in `to`:
+ * st->copy[] all -1, st->from[id] the dtype node id computes at when
+ * `eligible` says the pass may convert it (else INVALID). TGC_ERR_NOMEM. */
+static tgc_status state_begin(tgc_rewrite *rw, tgc_dtype to, widen_state *st,
+                              tgc_dtype (*eligible)(const tgc_rewrite *rw, int32_t id, const bool *control_target)) {
     int32_t nn = rw->g->n_nodes;
     *st = (widen_state){.rw = rw, .to = to, .n_nodes = nn, .n_values = rw->n_values};
     st->wide = tgc_malloc((size_t)(st->n_values + 1) * sizeof *st->wide);
     st->computed_wide = tgc_calloc((size_t)st->n_values + 1, sizeof *st->computed_wide);
     st->copy = tgc_malloc((size_t)(nn + 1) * sizeof *st->copy);
-    *control_target = tgc_calloc((size_t)nn + 1, sizeof **control_target);
-    if (st->wide == NULL || st->computed_wide == NULL || st->copy == NULL || *control_target == NULL)
-        return TGC_ERR_NOMEM;
-    for (int32_t v = 0; v < st->n_values; v++) st->wide[v] = (tgc_ref){-1, 0, {0, 0}};
-    for (int32_t id = 0; id < nn; id++) {
+    st->from = tgc_malloc((size_t)(nn + 1) * sizeof *st->from);
+    bool *control_target = tgc_calloc((size_t)nn + 1, sizeof *control_target);
+    tgc_status s = st->wide != NULL && st->computed_wide != NULL && st->copy != NULL && st->from != NULL &&
+                           control_target != NULL
+                       ? TGC_OK
+                       : TGC_ERR_NOMEM;
+    for (int32_t v = 0; s == TGC_OK && v < st->n_values; v++) st->wide[v] = (tgc_ref){-1, 0, {0, 0}};
+    for (int32_t id = 0; s == TGC_OK && id < nn; id++) {
         st->copy[id] = -1;
         for (int k = 0; k < rw->g->nodes[id].n_controls; k++)
-            if (rw->g->nodes[id].controls[k].node >= 0) (*control_target)[rw->g->nodes[id].controls[k].node] = true;
+            if (rw->g->nodes[id].controls[k].node >= 0) control_target[rw->g->nodes[id].controls[k].node] = true;
     }
-    return TGC_OK;
-}
-
-/* Hands every converted node's outputs over (from[id]: the dtype node id
- * computed in before) and frees the state. In reverse order: a converted
- * reader goes before what it reads, so the Cast back is made only for
- * readers that were not converted. */
-static tgc_status state_finish(widen_state *st, tgc_status s, const tgc_dtype *from, bool *control_target) {
-    for (int32_t i = st->n_nodes - 1; s == TGC_OK && i >= 0; i--) {
-        int32_t id = st->rw->g->topo[i];
-        if (st->copy[id] >= 0) s = hand_over(st, id, from[id]);
-    }
-    tgc_free(st->wide);
-    tgc_free(st->computed_wide);
-    tgc_free(st->copy);
+    for (int32_t id = 0; s == TGC_OK && id < nn; id++) st->from[id] = eligible(rw, id, control_target);
     tgc_free(control_target);
     return s;
 }
 
-tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw) {
-    int32_t nn = rw->g->n_nodes;
-    widen_state st;
-    bool *control_target = NULL;
-    tgc_status s = state_begin(rw, TGC_FLOAT32, &st, &control_target);
-    tgc_dtype *narrow = tgc_malloc((size_t)(nn + 1) * sizeof *narrow);
-    if (narrow == NULL) s = TGC_ERR_NOMEM;
-    for (int32_t id = 0; s == TGC_OK && id < nn; id++) narrow[id] = narrow_type(rw, id, control_target);
-    for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
-        int32_t id = rw->g->topo[i];
-        if (narrow[id] == TGC_DTYPE_INVALID) continue;
-        bool native, wide;
-        kernels_for(rw, id, narrow[id], &native, &wide);
-        if (wide && (!native || between_wide_nodes(&st, id, narrow[id]))) s = convert(&st, id, narrow[id]);
+/* Hands every converted node's outputs over and frees the state. In
+ * reverse order: a converted reader goes before what it reads, so the
+ * Cast back is made only for readers that were not converted. */
+static tgc_status state_finish(widen_state *st, tgc_status s) {
+    for (int32_t i = st->n_nodes - 1; s == TGC_OK && i >= 0; i--) {
+        int32_t id = st->rw->g->topo[i];
+        if (st->copy[id] >= 0) s = hand_over(st, id, st->from[id]);
     }
-    s = state_finish(&st, s, narrow, control_target);
-    tgc_free(narrow);
+    tgc_free(st->wide);
+    tgc_free(st->computed_wide);
+    tgc_free(st->copy);
+    tgc_free(st->from);
     return s;
 }
 
-/* Whether float32 node id is one compute-in-float16 takes: left alone by
- * no rule of narrow_type's, a float32 input and a float32 output, and a
- * float16 kernel on a listed kind other than the host (any such kind when
- * rw->kinds is 0). */
-static bool computes_in_float16(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
+tgc_status tgc_pass_compute_in_float32(tgc_rewrite *rw) {
+    widen_state st;
+    tgc_status s = state_begin(rw, TGC_FLOAT32, &st, narrow_type);
+    for (int32_t i = 0; s == TGC_OK && i < st.n_nodes; i++) {
+        int32_t id = rw->g->topo[i];
+        tgc_dtype narrow = st.from[id];
+        if (narrow == TGC_DTYPE_INVALID) continue;
+        bool native, wide;
+        kernels_for(rw, id, narrow, &native, &wide);
+        if (wide && (!native || between_wide_nodes(&st, id, narrow))) s = convert(&st, id, narrow);
+    }
+    return state_finish(&st, s);
+}
+
+/* FLOAT32 when compute-in-float16 takes node id: left alone by no rule
+ * of narrow_type's, a float32 input and a float32 output, and a float16
+ * kernel on a listed kind other than the host (any such kind when
+ * rw->kinds is 0); INVALID otherwise. */
+static tgc_dtype computes_in_float16(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
     const tgc_graph *g = rw->g;
     const tgc_node *n = &g->nodes[id];
-    if (n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n) || n->n_controls > 0 || n->n_colocate > 0 ||
-        control_target[id] || strcmp(n->op_name, "Cast") == 0 || strcmp(n->op_name, "CastLike") == 0 ||
-        tgc_kernel_node_dtype(g, n) != TGC_FLOAT32)
-        return false;
+    if (left_alone(rw, id, control_target) || tgc_kernel_node_dtype(g, n) != TGC_FLOAT32) return TGC_DTYPE_INVALID;
     bool float_in = false, float_out = false;
     for (int i = 0; i < n->n_inputs; i++)
         float_in = float_in || (n->inputs[i].node >= 0 && tgc_graph_ref_info(g, n->inputs[i])->dtype == TGC_FLOAT32);
     for (int p = 0; p < n->n_outputs; p++) float_out = float_out || n->outputs[p].dtype == TGC_FLOAT32;
-    if (!float_in || !float_out) return false;
+    if (!float_in || !float_out) return TGC_DTYPE_INVALID;
     tgc_dtype out0 = n->outputs[0].dtype == TGC_FLOAT32 ? TGC_FLOAT16 : n->outputs[0].dtype;
     for (int k = 0; k < tgc_backend_count(); k++) {
         if ((rw->kinds != 0 && !(rw->kinds & (1u << k))) || tgc_kind_is_host(k)) continue;
-        if (tgc_kernel_select(n, k, TGC_FLOAT16, out0, false) != NULL) return true;
+        if (tgc_kernel_select(n, k, TGC_FLOAT16, out0, false) != NULL) return TGC_FLOAT32;
     }
-    return false;
+    return TGC_DTYPE_INVALID;
 }
 
 tgc_status tgc_pass_compute_in_float16(tgc_rewrite *rw) {
     if (!rw->float16) return TGC_OK;
-    int32_t nn = rw->g->n_nodes;
     widen_state st;
-    bool *control_target = NULL;
-    tgc_status s = state_begin(rw, TGC_FLOAT16, &st, &control_target);
-    tgc_dtype *from = tgc_malloc((size_t)(nn + 1) * sizeof *from);
-    if (from == NULL) s = TGC_ERR_NOMEM;
-    for (int32_t id = 0; s == TGC_OK && id < nn; id++) from[id] = TGC_FLOAT32;
-    for (int32_t i = 0; s == TGC_OK && i < nn; i++) {
+    tgc_status s = state_begin(rw, TGC_FLOAT16, &st, computes_in_float16);
+    for (int32_t i = 0; s == TGC_OK && i < st.n_nodes; i++) {
         int32_t id = rw->g->topo[i];
-        if (computes_in_float16(rw, id, control_target)) s = convert(&st, id, TGC_FLOAT32);
+        if (st.from[id] == TGC_FLOAT32) s = convert(&st, id, TGC_FLOAT32);
     }
-    s = state_finish(&st, s, from, control_target);
-    tgc_free(from);
-    return s;
+    return state_finish(&st, s);
 }
