@@ -32,13 +32,16 @@ static const pass_entry passes[] = {
     {"fold-constants", tgc_pass_fold_constants, TGC_OPTIMIZE_BASIC, NULL, false},
     {"eliminate-common", tgc_pass_eliminate_common, TGC_OPTIMIZE_BASIC, NULL, false},
     {"matmul-add-to-gemm", tgc_pass_matmul_add_to_gemm, TGC_OPTIMIZE_ALL, NULL, false},
-    {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL, NULL, false}, /* after: a Gemm it made may take a BN */
+    /* after: a Gemm it made may take a BN */
+    {"fold-batch-norm", tgc_pass_fold_batch_norm, TGC_OPTIMIZE_ALL, NULL, false},
     {"fuse-pad", tgc_pass_fuse_pad, TGC_OPTIMIZE_ALL, NULL, false},
-    {"trim-conv-taps", tgc_pass_trim_conv_taps, TGC_OPTIMIZE_ALL, NULL, false},   /* after: the folded weights, fused pads */
+    /* after: the folded weights, fused pads */
+    {"trim-conv-taps", tgc_pass_trim_conv_taps, TGC_OPTIMIZE_ALL, NULL, false},
     {"fuse-gelu", tgc_pass_fuse_gelu, TGC_OPTIMIZE_ALL, NULL, false},
     {"fuse-swish", tgc_pass_fuse_swish, TGC_OPTIMIZE_ALL, NULL, false},
     {"fuse-layer-norm", tgc_pass_fuse_layer_norm, TGC_OPTIMIZE_ALL, NULL, false},
-    {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL, false}, /* before fuse-elementwise takes its scales */
+    /* before fuse-elementwise takes its scales */
+    {"fuse-attention", tgc_pass_fuse_attention, TGC_OPTIMIZE_ALL, NULL, false},
     /* before fuse-elementwise, whose groups the Transposes would not move through */
     {"nhwc-conv", tgc_pass_nhwc_conv, TGC_OPTIMIZE_ALL, tgc_pass_has_conv, false},
     /* the Transposes back to NCHW that nhwc-conv left for the nodes it
