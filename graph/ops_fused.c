@@ -10,7 +10,8 @@
  *               defaults already applied
  * The last step's result is the output, of input 0's shape. Every other
  * input has that shape, one element, or is a row broadcast over its
- * leading dims (tgc_fused_input_fits); all are float32. */
+ * leading dims (tgc_fused_input_fits); all are float32, or all float16
+ * (the output then too). */
 #include "graph/elementwise.h"
 #include "graph/ops.h"
 
@@ -60,8 +61,12 @@ static tgc_status infer_fused(tgc_infer_ctx *c) {
      * element, or a row broadcast of it (its dims, leading 1s aside, the
      * output's last dims: a bias [C] of [N, T, C]). */
     tgc_shape out = tgc_infer_input(c, 0)->shape;
+    tgc_dtype t = tgc_infer_input(c, 0)->dtype == TGC_FLOAT16 ? TGC_FLOAT16 : TGC_FLOAT32;
+    for (size_t k = 0; t == TGC_FLOAT16 && k < steps; k++)
+        if ((tgc_ew_find(ops->strings[k])->dtypes & (1u << TGC_FLOAT16)) == 0)
+            return tgc_infer_fail(c, -1, "bad-attribute", "step %zu: '%s' has no float16 form", k, ops->strings[k]);
     for (int i = 0; i < n_in; i++) {
-        if (!tgc_infer_require_dtype(c, i, TGC_FLOAT32)) return TGC_ERR_INVALID;
+        if (!tgc_infer_require_dtype(c, i, t)) return TGC_ERR_INVALID;
         const tgc_shape *x = &tgc_infer_input(c, i)->shape;
         if (tgc_fused_input_fits(x, &out)) continue;
         char a[128], b[128];
@@ -69,7 +74,7 @@ static tgc_status infer_fused(tgc_infer_ctx *c) {
                               "input %d has shape %s; the group's is %s (or one element, or a row of it)", i,
                               tgc_infer_shape_str(c, x, a, sizeof a), tgc_infer_shape_str(c, &out, b, sizeof b));
     }
-    return tgc_infer_set_output(c, 0, TGC_FLOAT32, &out);
+    return tgc_infer_set_output(c, 0, t, &out);
 }
 
 const tgc_op_def tgc_op__FusedElementwise = {"_FusedElementwise", 1, -1, 1, 1, fused_attrs, infer_fused};

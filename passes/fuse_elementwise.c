@@ -1,4 +1,4 @@
-/* Fusion groups: maximal groups of float32 elementwise nodes (the rows of
+/* Fusion groups: maximal groups of float32 (or float16) elementwise nodes (the rows of
  * graph/elementwise.def: arithmetic, activations, math, Clip with constant
  * bounds) of one shape, in which every value but the last is read only
  * inside the group and is no graph output (a value another node reads is
@@ -11,6 +11,7 @@
  * broadcasts end the group there.
  *
  * Formed only when every device of the run has a _FusedElementwise kernel
+ * at the group's dtype (float16: the gpu's alone)
  * (the kernel registry says: the cpu's tile interpreter, the gpu's generated
  * kernel, devices/opencl/kernels_fused_cl.c), so placement can put the
  * group's one node on any of them; a group never spans devices: its
@@ -30,15 +31,21 @@
 
 static tgc_ref out0(int32_t id) { return (tgc_ref){id, 0, {0, 0}}; }
 
-/* The row of node id when it can join a group: float32, its data inputs
- * of its own shape or one element, Clip's bounds constant scalars. */
+/* The row of node id when it can join a group: float32 (or float16 where
+ * every device has float16 groups: rw->fuse_groups_half), its data inputs
+ * of its own dtype and shape or one element, Clip's bounds constant
+ * scalars of its dtype. A group's members share their dtype: each reads
+ * the others' values at its own. */
 static const tgc_ew_row *fusable_row(const tgc_rewrite *rw, int32_t id) {
     const tgc_node *n = &rw->g->nodes[id];
     /* a node tied to another by colocation keeps its own placement */
     if (rw->removed[id] || n->kind != TGC_NODE_OP || n->n_controls > 0 || n->n_outputs != 1 || n->n_colocate > 0)
         return NULL;
     const tgc_ew_row *r = tgc_ew_find(n->op_name);
-    if (r == NULL || r->bool_out || tgc_ew_id(r) == TGC_EW_Mean || n->outputs[0].dtype != TGC_FLOAT32) return NULL;
+    tgc_dtype t = n->outputs[0].dtype;
+    bool dtype_ok = (t == TGC_FLOAT32 && rw->fuse_groups) || (t == TGC_FLOAT16 && rw->fuse_groups_half);
+    if (r == NULL || r->bool_out || tgc_ew_id(r) == TGC_EW_Mean || !dtype_ok || (r->dtypes & (1u << t)) == 0)
+        return NULL;
     const tgc_shape *s = &n->outputs[0].shape;
     if (s->rank == TGC_RANK_UNKNOWN) return NULL;
     bool clip = tgc_ew_id(r) == TGC_EW_Clip;
@@ -47,11 +54,11 @@ static const tgc_ew_row *fusable_row(const tgc_rewrite *rw, int32_t id) {
         tgc_ref in = n->inputs[k];
         if (clip && k > 0) {
             const tgc_const *b = in.node >= 0 ? tgc_pass_const_of(rw, in) : NULL;
-            if (in.node >= 0 && (b == NULL || b->dtype != TGC_FLOAT32 || tgc_shape_numel(&b->shape) != 1)) return NULL;
+            if (in.node >= 0 && (b == NULL || b->dtype != t || tgc_shape_numel(&b->shape) != 1)) return NULL;
             continue;
         }
         const tgc_tensor_info *x = tgc_graph_ref_info(rw->g, in);
-        if (x == NULL || x->dtype != TGC_FLOAT32 || !tgc_fused_input_fits(&x->shape, s)) return NULL;
+        if (x == NULL || x->dtype != t || !tgc_fused_input_fits(&x->shape, s)) return NULL;
     }
     return r;
 }
@@ -165,7 +172,7 @@ static tgc_status emit(tgc_rewrite *rw, group *gp, const int32_t *pos) {
 }
 
 tgc_status tgc_pass_fuse_elementwise(tgc_rewrite *rw) {
-    if (!rw->fuse_groups) return TGC_OK;
+    if (!rw->fuse_groups && !rw->fuse_groups_half) return TGC_OK;
     int32_t nn = rw->g->n_nodes;
     int32_t *group_of = tgc_malloc(((size_t)nn + 1) * sizeof *group_of);
     int32_t *pos = tgc_malloc(((size_t)nn + 1) * sizeof *pos);

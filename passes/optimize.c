@@ -112,7 +112,8 @@ tgc_status tgc_graph_optimize_with(const tgc_graph *g, const tgc_optimize_option
     tgc_graph *cur = tgc_graph_copy(g);
     if (cur == NULL) return TGC_ERR_NOMEM;
     uint32_t kinds = tgc_pass_device_kinds(devices);
-    bool fuse_groups = tgc_pass_fusion_devices(devices);
+    bool fuse_groups = tgc_pass_fusion_devices(devices, TGC_FLOAT32);
+    bool fuse_groups_half = tgc_pass_fusion_devices(devices, TGC_FLOAT16);
     for (size_t i = 0; i < sizeof passes / sizeof *passes; i++) {
         if (level < passes[i].level || (passes[i].on_request && !o->float16)) continue;
         double t0 = now_ms();
@@ -127,6 +128,7 @@ tgc_status tgc_graph_optimize_with(const tgc_graph *g, const tgc_optimize_option
         tgc_status s = tgc_rewrite_begin(&rw, cur);
         rw.kinds = kinds;
         rw.fuse_groups = fuse_groups;
+        rw.fuse_groups_half = fuse_groups_half;
         rw.float16 = o->float16 != 0;
         if (s == TGC_OK) s = passes[i].run(&rw);
         int32_t edits = rw.edits;

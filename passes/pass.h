@@ -147,9 +147,13 @@ uint32_t tgc_pass_device_kinds(const char *devices);
  * kernel of `op` (a rewrite makes such a node only where it can run). */
 bool tgc_pass_kernel_everywhere(uint32_t kinds, const char *op);
 
-/* True when `devices` parses and every kind it names has a float32
- * _FusedElementwise kernel; false for NULL or a bad list. */
-bool tgc_pass_fusion_devices(const char *devices);
+/* As tgc_pass_kernel_everywhere, for a kernel taking dtype t. */
+bool tgc_pass_kernel_everywhere_at(uint32_t kinds, const char *op, tgc_dtype t);
+
+/* True when `devices` parses and every kind it names has a
+ * _FusedElementwise kernel at dtype t (float32: cpu and gpu; float16: the
+ * gpu alone); false for NULL or a bad list. */
+bool tgc_pass_fusion_devices(const char *devices, tgc_dtype t);
 
 /* Helpers the passes share (passes/pass_util.c). */
 

@@ -150,13 +150,17 @@ double tgc_pass_attr_float(const tgc_node *n, const char *name, double dflt) {
     return a != NULL && a->type == TGC_ATTR_FLOAT ? a->f : dflt;
 }
 
-bool tgc_pass_kernel_everywhere(uint32_t kinds, const char *op) {
+bool tgc_pass_kernel_everywhere_at(uint32_t kinds, const char *op, tgc_dtype t) {
     for (int k = 0; k < tgc_backend_count(); k++)
-        if ((kinds == 0 || (kinds & (1u << k))) && tgc_kernel_find(op, k, TGC_FLOAT32) == NULL) return false;
+        if ((kinds == 0 || (kinds & (1u << k))) && tgc_kernel_find(op, k, t) == NULL) return false;
     return true;
 }
 
-bool tgc_pass_fusion_devices(const char *devices) {
+bool tgc_pass_kernel_everywhere(uint32_t kinds, const char *op) {
+    return tgc_pass_kernel_everywhere_at(kinds, op, TGC_FLOAT32);
+}
+
+bool tgc_pass_fusion_devices(const char *devices, tgc_dtype t) {
     uint32_t kinds = tgc_pass_device_kinds(devices);
-    return kinds != 0 && tgc_pass_kernel_everywhere(kinds, "_FusedElementwise");
+    return kinds != 0 && tgc_pass_kernel_everywhere_at(kinds, "_FusedElementwise", t);
 }

@@ -35,7 +35,8 @@ typedef struct tgc_rewrite {
     /* The kinds of device the graph will run on (bit k: kind k,
      * devices/backend.h; set by the driver); 0: not known, any kind. */
     uint32_t kinds;
-    bool fuse_groups;   /* every device of the run has a _FusedElementwise kernel (set by the driver) */
+    bool fuse_groups;   /* every device of the run has a float32 _FusedElementwise kernel (set by the driver) */
+    bool fuse_groups_half; /* ... and a float16 one (the gpu has; set by the driver) */
     bool float16;       /* tgc_optimize_options.float16 (set by the driver) */
 } tgc_rewrite;
 

@@ -18,6 +18,9 @@
  *         }
  *         for (; i < n; i++) { the same with float and ew_row_<Op> }
  *     }
+ * A float16 group's kernel takes half pointers and reads them as float
+ * (vload_half8, vload_half), computes the same float steps and rounds
+ * once as it stores (vstore_half8_rte, vstore_half_rte).
  * The ew_row_<Op> and ew_row8_<Op> functions are kernels/elementwise.cl's
  * (its text up to the "end of the row functions" mark is compiled first):
  * the expression of graph/elementwise.def's row, as the unfused
@@ -276,20 +279,41 @@ static tgc_status check_program(tgc_kernel_ctx *c, const tgc_attr **ops, const t
     return TGC_OK;
 }
 
+/* Input i's element at index e (an OpenCL C expression): X<i>[e], or
+ * vload_half(e, X<i>) for half inputs (read as float). */
+static void put_element(text *t, int i, const char *e, bool half) {
+    if (half) put(t, "vload_half(%s, X%d)", e, i);
+    else put(t, "X%d[%s]", i, e);
+}
+
 /* The loads and the steps over one element i (lanes 1) or eight, i to
  * i + 7 (lanes 8: float8 values, the rows' ew_row8_ forms), indented by
- * `ind`; the last step's value is t<steps - 1>. */
+ * `ind`; the last step's value is t<steps - 1>. With `half` the inputs
+ * are half, read as float (vload_half, vload_half8). */
 static void put_body(text *t, int lanes, const char *ind, int n_in, const input_kind *kinds, const tgc_attr *ops,
-                     const tgc_attr *operands, const tgc_attr *params) {
+                     const tgc_attr *operands, const tgc_attr *params, bool half) {
     const char *type = lanes == 8 ? "float8" : "float";
+    char e[64];
     for (int i = 0; i < n_in; i++) {
-        if (kinds[i] == IN_SCALAR) put(t, "%s%s x%d = (%s)(X%d[0]);\n", ind, type, i, type, i);
-        else if (lanes == 1 && kinds[i] == IN_FULL) put(t, "%sfloat x%d = X%d[i];\n", ind, i, i);
-        else if (lanes == 1) put(t, "%sfloat x%d = X%d[i %% R%d];\n", ind, i, i, i);
-        else if (kinds[i] == IN_FULL) put(t, "%sfloat8 x%d = vload8(w, X%d);\n", ind, i, i);
-        else {
-            put(t, "%sfloat8 x%d = (float8)(", ind, i);
-            for (int j = 0; j < 8; j++) put(t, "X%d[(i + %d) %% R%d]%s", i, j, i, j < 7 ? ", " : ");\n");
+        put(t, "%s%s x%d = ", ind, type, i);
+        if (kinds[i] == IN_SCALAR) {
+            put(t, "(%s)(", type);
+            put_element(t, i, "0", half);
+            put(t, ");\n");
+        } else if (lanes == 1) {
+            if (kinds[i] == IN_FULL) snprintf(e, sizeof e, "i");
+            else snprintf(e, sizeof e, "i %% R%d", i);
+            put_element(t, i, e, half);
+            put(t, ";\n");
+        } else if (kinds[i] == IN_FULL) {
+            put(t, "%s(w, X%d);\n", half ? "vload_half8" : "vload8", i);
+        } else {
+            put(t, "(float8)(");
+            for (int j = 0; j < 8; j++) {
+                snprintf(e, sizeof e, "(i + %d) %% R%d", j, i);
+                put_element(t, i, e, half);
+                put(t, "%s", j < 7 ? ", " : ");\n");
+            }
         }
     }
     size_t steps = ops->n;
@@ -314,21 +338,26 @@ static void put_body(text *t, int lanes, const char *ind, int n_in, const input_
  * it then ran every step scalar, slower than the unfused kernels; the
  * explicit float8 keeps the other steps vectorized. A gpu gets the same
  * lanes as instruction-level parallelism.) */
-static tgc_status generate(tgc_kernel_ctx *c, const input_kind *kinds, text *t) {
+static tgc_status generate(tgc_kernel_ctx *c, const input_kind *kinds, bool half, text *t) {
     const tgc_attr *ops, *operands, *params;
     tgc_status st = check_program(c, &ops, &operands, &params);
     if (st != TGC_OK) return st;
     int n_in = c->n_inputs;
+    const char *type = half ? "half" : "float";
+    size_t last = ops->n - 1;
     put(t, "__kernel void tgc_fused(");
-    for (int i = 0; i < n_in; i++) put(t, "__global const float *X%d, ", i);
-    put(t, "__global float *Y, long n");
+    for (int i = 0; i < n_in; i++) put(t, "__global const %s *X%d, ", type, i);
+    put(t, "__global %s *Y, long n", type);
     for (int i = 0; i < n_in; i++)
         if (kinds[i] == IN_ROW) put(t, ", long R%d", i);
     put(t, ") {\n    long w = get_global_id(0), i = w * 8;\n    if (i + 8 <= n) {\n");
-    put_body(t, 8, "        ", n_in, kinds, ops, operands, params);
-    put(t, "        vstore8(t%zu, w, Y);\n        return;\n    }\n    for (; i < n; i++) {\n", ops->n - 1);
-    put_body(t, 1, "        ", n_in, kinds, ops, operands, params);
-    put(t, "        Y[i] = t%zu;\n    }\n}\n", ops->n - 1);
+    put_body(t, 8, "        ", n_in, kinds, ops, operands, params, half);
+    if (half) put(t, "        vstore_half8_rte(t%zu, w, Y);\n", last);
+    else put(t, "        vstore8(t%zu, w, Y);\n", last);
+    put(t, "        return;\n    }\n    for (; i < n; i++) {\n");
+    put_body(t, 1, "        ", n_in, kinds, ops, operands, params, half);
+    if (half) put(t, "        vstore_half_rte(t%zu, i, Y);\n    }\n}\n", last);
+    else put(t, "        Y[i] = t%zu;\n    }\n}\n", last);
     if (t->full) return tgc_kernel_fail(c, "_FusedElementwise: the generated kernel is too long");
     return TGC_OK;
 }
@@ -341,17 +370,18 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     int64_t n = tgc_value_numel(&c->outputs[0]);
     input_kind kinds[TGC_FUSED_MAX_INPUTS];
     int64_t period[TGC_FUSED_MAX_INPUTS];
-    if (c->outputs[0].dtype != TGC_FLOAT32 || n < 0)
-        return tgc_kernel_fail(c, "_FusedElementwise: the output must be float32");
+    tgc_dtype dt = c->outputs[0].dtype;
+    if ((dt != TGC_FLOAT32 && dt != TGC_FLOAT16) || n < 0)
+        return tgc_kernel_fail(c, "_FusedElementwise: the output must be float32 or float16");
     if (n == 0) { /* nothing to compute (empty inputs have no period): the program is still checked */
         const tgc_attr *ops, *operands, *params;
         return check_program(c, &ops, &operands, &params);
     }
     for (int i = 0; i < c->n_inputs; i++) {
         period[i] = tgc_value_numel(&c->inputs[i]);
-        if (c->inputs[i].dtype != TGC_FLOAT32)
-            return tgc_kernel_fail(c, "_FusedElementwise: input %d is %s, not float32", i,
-                                   tgc_dtype_name(c->inputs[i].dtype));
+        if (c->inputs[i].dtype != dt)
+            return tgc_kernel_fail(c, "_FusedElementwise: input %d is %s, not %s as the output", i,
+                                   tgc_dtype_name(c->inputs[i].dtype), tgc_dtype_name(dt));
         if (period[i] < 1 || n % period[i] != 0)
             return tgc_kernel_fail(c, "_FusedElementwise: input %d has %lld elements, which do not tile the "
                                       "output's %lld", i, (long long)period[i], (long long)n);
@@ -359,7 +389,7 @@ static tgc_status fused_gpu(tgc_kernel_ctx *c) {
     }
     text t = {tgc_malloc(TEXT_CAP), 0, false};
     if (t.s == NULL) return TGC_ERR_NOMEM;
-    st = generate(c, kinds, &t);
+    st = generate(c, kinds, dt == TGC_FLOAT16, &t);
     if (st != TGC_OK) {
         tgc_free(t.s);
         return st;
@@ -525,6 +555,6 @@ tgc_status tgc_cl_time_act(tgc_kernel_ctx *c, const char *file, const char *defi
  * gpu0: a step's tensors at their most 9633792 -> 7225344 bytes. */
 const tgc_kernel_def tgc_gpu_kernels_fused[] = {
     {.op = "_FusedElementwise", .fn = fused_gpu, .forward_input = 0,
-     .dtypes = {TGC_FLOAT32, TGC_DTYPE_INVALID}},
+     .dtypes = {TGC_FLOAT32, TGC_FLOAT16, TGC_DTYPE_INVALID}},
     {.op = NULL},
 };

@@ -15,6 +15,7 @@
 #include "devices/opencl/kernels_fused_cl.h"
 #include "graph/elementwise.h"
 #include "graph/graph.h"
+#include "support/half.h"
 #include "tgc.h"
 
 #include <stdlib.h>
@@ -505,14 +506,15 @@ static void test_bad_programs(void) {
 }
 
 /* Runs g at `level` on gpu0 with x fed; returns output 0. */
-static tgc_tensor *run_gpu(const tgc_graph *g, tgc_optimize_level level, const int64_t *dims, const float *x) {
+static tgc_tensor *run_gpu_as(const tgc_graph *g, tgc_optimize_level level, tgc_dtype t, const int64_t *dims,
+                              const void *x) {
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
     tgc_tensor *feed = NULL, *out = NULL;
     const char *name = "x";
     tgc_session_options o = {.optimize = level};
     tgc_status st = tgc_session_create(g, "gpu0", &o, d, &s);
-    if (st == TGC_OK) st = tgc_tensor_create(TGC_FLOAT32, 2, dims, x, &feed);
+    if (st == TGC_OK) st = tgc_tensor_create(t, 2, dims, x, &feed);
     if (st == TGC_OK) st = tgc_session_run(s, 1, &name, &feed, &out, d);
     if (st != TGC_OK) tgc_diags_print(d, stderr);
     CU_ASSERT_EQUAL(st, TGC_OK);
@@ -520,6 +522,10 @@ static tgc_tensor *run_gpu(const tgc_graph *g, tgc_optimize_level level, const i
     tgc_session_free(s);
     tgc_diags_free(d);
     return out;
+}
+
+static tgc_tensor *run_gpu(const tgc_graph *g, tgc_optimize_level level, const int64_t *dims, const float *x) {
+    return run_gpu_as(g, level, TGC_FLOAT32, dims, x);
 }
 
 /* A graph optimized for gpu0 (a row-broadcast bias, a scalar, a diamond)
@@ -569,7 +575,64 @@ static void test_graph_on_gpu(void) {
     tgc_diags_free(d);
 }
 
+/* The same group in float16 on gpu0 alone (with the cpu listed too no
+ * float16 group forms: the cpu has none): one _FusedElementwise whose
+ * half values are read as float, computed in float32 and rounded once, so
+ * each output is within one half step of tanh(2 relu(x + b)) x worked out
+ * in double (C's tanh) and rounded to half; x and b are exact halves. */
+static void test_float16_group_on_gpu(void) {
+    gk_dev probe;
+    if (!gk_open(&probe)) return;
+    gk_close(&probe);
+    const char *yaml = "format: tgc/1\n"
+                       "inputs: [{name: x, dtype: float16, shape: [N, 3]}]\n"
+                       "outputs: [y]\n"
+                       "initializers:\n"
+                       "  - {name: b, dtype: float16, shape: [3], values: [0.5, -1, 1]}\n"
+                       "  - {name: two, dtype: float16, shape: [], values: [2]}\n"
+                       "nodes:\n"
+                       "  - {name: s, op: Add, inputs: [x, b]}\n"
+                       "  - {name: r, op: Relu, inputs: [s]}\n"
+                       "  - {name: m, op: Mul, inputs: [r, two]}\n"
+                       "  - {name: t, op: Tanh, inputs: [m]}\n"
+                       "  - {name: y, op: Mul, inputs: [t, x]}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL, *opt = NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "gpu16.yaml", NULL, d, &g), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, "gpu0", NULL, d, &opt), TGC_OK);
+    int32_t y = tgc_graph_find(opt, "y");
+    CU_ASSERT_FATAL(y >= 0);
+    CU_ASSERT_STRING_EQUAL(opt->nodes[y].op_name, "_FusedElementwise");
+    CU_ASSERT_EQUAL(opt->nodes[y].outputs[0].dtype, TGC_FLOAT16);
+    tgc_graph_free(opt);
+    CU_ASSERT_EQUAL_FATAL(tgc_graph_optimize(g, TGC_OPTIMIZE_ALL, "cpu,gpu0", NULL, d, &opt), TGC_OK);
+    CU_ASSERT_STRING_EQUAL(opt->nodes[tgc_graph_find(opt, "y")].op_name, "Mul");
+    tgc_graph_free(opt);
+    enum { ROWS = 2001 }; /* 6003 values: float8 lanes and a tail of 3 */
+    uint16_t *x = tgc_malloc(ROWS * 3 * sizeof *x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    for (int i = 0; i < ROWS * 3; i++) x[i] = tgc_float_to_half((float)((i * 13) % 17 - 8) / 4.0f);
+    int64_t dims[2] = {ROWS, 3};
+    tgc_tensor *out = run_gpu_as(g, TGC_OPTIMIZE_ALL, TGC_FLOAT16, dims, x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_EQUAL(tgc_tensor_dtype(out), TGC_FLOAT16);
+    const uint16_t *got = tgc_tensor_data(out);
+    const double b[3] = {0.5, -1, 1};
+    int bad = 0;
+    for (int i = 0; i < ROWS * 3; i++) {
+        double xv = tgc_half_to_float(x[i]), sum = xv + b[i % 3];
+        double want = tanh(2 * (sum > 0 ? sum : 0)) * xv;
+        double step = ldexp(1.0, ilogb(want == 0 ? 1 : want) - 10); /* a half step at |want| */
+        if (fabs(tgc_half_to_float(got[i]) - want) > step) bad++;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    tgc_tensor_release(out);
+    tgc_free(x);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+}
+
 TGC_TEST_MAIN("gpu_fused", {"each_row", test_each_row}, {"unary_chain", test_unary_chain}, {"binary_broadcasts", test_binary_broadcasts},
               {"activations_with_params", test_activations_with_params}, {"64_steps", test_64_steps},
               {"against_numpy", test_against_numpy}, {"cache", test_cache}, {"bad_programs", test_bad_programs},
-              {"graph_on_gpu", test_graph_on_gpu})
+              {"graph_on_gpu", test_graph_on_gpu}, {"float16_group_on_gpu", test_float16_group_on_gpu})

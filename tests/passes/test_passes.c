@@ -1001,12 +1001,14 @@ static void test_fuse_elementwise_row_broadcast(void) {
  * for gpu0 and second half for cpu0 becomes two groups, each asking for its
  * members' device. */
 static void test_fuse_elementwise_devices(void) {
-    CU_ASSERT(tgc_pass_fusion_devices("cpu"));
-    CU_ASSERT(tgc_pass_fusion_devices("cpu,gpu0"));
-    CU_ASSERT(tgc_pass_fusion_devices("gpu1"));
-    CU_ASSERT(!tgc_pass_fusion_devices(NULL));
-    CU_ASSERT(!tgc_pass_fusion_devices(""));
-    CU_ASSERT(!tgc_pass_fusion_devices("cpu,tpu0"));
+    CU_ASSERT(tgc_pass_fusion_devices("cpu", TGC_FLOAT32));
+    CU_ASSERT(tgc_pass_fusion_devices("cpu,gpu0", TGC_FLOAT32));
+    CU_ASSERT(tgc_pass_fusion_devices("gpu1", TGC_FLOAT32));
+    CU_ASSERT(!tgc_pass_fusion_devices(NULL, TGC_FLOAT32));
+    CU_ASSERT(!tgc_pass_fusion_devices("", TGC_FLOAT32));
+    CU_ASSERT(!tgc_pass_fusion_devices("cpu,tpu0", TGC_FLOAT32));
+    CU_ASSERT(tgc_pass_fusion_devices("gpu0", TGC_FLOAT16)); /* float16 groups: the gpu's alone */
+    CU_ASSERT(!tgc_pass_fusion_devices("cpu,gpu0", TGC_FLOAT16));
     const char *yaml = "format: tgc/1\n"
                        "inputs: [{name: x, dtype: float32, shape: [8]}]\n"
                        "outputs: [d]\n"
