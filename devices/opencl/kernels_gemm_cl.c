@@ -181,7 +181,7 @@ static const char *tile_launch(int tile, const tgc_cl_gemm_shape *s, int64_t ima
  * else rule_tile's. */
 static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, cl_mem y, const tgc_cl_window *cw,
                             const tgc_cl_gemm_shape *s, int64_t images) {
-    tgc_dtype t = c->outputs[0].dtype;
+    tgc_dtype dt = c->outputs[0].dtype;
     size_t local[3] = {CONV_WG, CONV_WG, 1}, global[3];
     tgc_cl_arg args[] = {TGC_CL_MEM(x), TGC_CL_MEM(wt), TGC_CL_MEM(cm), TGC_CL_MEM(y), TGC_CL_BYTES(cw, sizeof *cw),
                          TGC_CL_BYTES(s, sizeof *s)};
@@ -198,7 +198,7 @@ static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, c
             for (int r = 0; r < 3; r++) {
                 uint64_t ns;
                 const char *defines = tile_launch(tiles[t], s, images, global);
-                tgc_status st = tgc_cl_nn_time(c, t, defines, "nn_conv_gemm", 3, global, local, 6, args, &ns);
+                tgc_status st = tgc_cl_nn_time(c, dt, defines, "nn_conv_gemm", 3, global, local, 6, args, &ns);
                 if (st != TGC_OK) return st;
                 if (ns < best[t]) best[t] = ns;
             }
@@ -209,7 +209,7 @@ static tgc_status conv_gemm(tgc_kernel_ctx *c, cl_mem x, cl_mem wt, cl_mem cm, c
     }
     if (tile == 0) tile = rule_tile(c, s, images);
     const char *defines = tile_launch(tile, s, images, global);
-    return tgc_cl_nn_enqueue(c, t, defines, "nn_conv_gemm", 3, global, local, 6, args);
+    return tgc_cl_nn_enqueue(c, dt, defines, "nn_conv_gemm", 3, global, local, 6, args);
 }
 
 /* ---- MatMul ----------------------------------------------------------------------- */
@@ -329,10 +329,7 @@ tgc_status tgc_gpu_gemm(tgc_kernel_ctx *c) {
         size_t global = (size_t)(m * n);
         tgc_cl_arg args[] = {TGC_CL_BUF(c->inputs[2].buf), TGC_CL_MEM(ym), TGC_CL_LONG(m), TGC_CL_LONG(n),
                              TGC_CL_LONG(cm), TGC_CL_LONG(cn), TGC_CL_FLOAT(scale)};
-        const tgc_fused_act *act = c->fused_act; /* applied after, by apply_act */
-        c->fused_act = NULL;
-        st = tgc_cl_nn_enqueue(c, y->dtype, NULL, "nn_broadcast2d", 1, &global, NULL, 7, args);
-        c->fused_act = act;
+        st = tgc_cl_nn_enqueue_unfused(c, y->dtype, "nn_broadcast2d", 1, &global, 7, args); /* then apply_act */
         return st == TGC_OK ? apply_act(c, y->buf, m * n) : st;
     }
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)

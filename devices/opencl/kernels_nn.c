@@ -88,15 +88,20 @@ tgc_status tgc_cl_nn_time(tgc_kernel_ctx *c, tgc_dtype t, const char *defines, c
     return tgc_cl_time_act(c, "nn.cl", defines, name, work_dim, global, local, n_args, args, ns);
 }
 
+tgc_status tgc_cl_nn_enqueue_unfused(tgc_kernel_ctx *c, tgc_dtype t, const char *base, cl_uint work_dim,
+                                     const size_t *global, int n_args, const tgc_cl_arg *args) {
+    const tgc_fused_act *act = c->fused_act;
+    c->fused_act = NULL;
+    tgc_status st = tgc_cl_nn_enqueue(c, t, NULL, base, work_dim, global, NULL, n_args, args);
+    c->fused_act = act;
+    return st;
+}
+
 tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, tgc_dtype t, float v, int64_t n) {
     if (n == 0) return TGC_OK;
     size_t global = (size_t)n;
     tgc_cl_arg args[] = {TGC_CL_MEM(y), TGC_CL_FLOAT(v), TGC_CL_LONG(n)};
-    const tgc_fused_act *act = c->fused_act; /* a fill is never activated (callers apply it after) */
-    c->fused_act = NULL;
-    tgc_status st = tgc_cl_nn_enqueue(c, t, NULL, "nn_fill", 1, &global, NULL, 3, args);
-    c->fused_act = act;
-    return st;
+    return tgc_cl_nn_enqueue_unfused(c, t, "nn_fill", 1, &global, 3, args); /* callers apply an activation after */
 }
 
 /* ---- MaxPool, AveragePool ---------------------------------------------------------------- */

@@ -96,6 +96,12 @@ tgc_status tgc_cl_nn_fill(tgc_kernel_ctx *c, cl_mem y, tgc_dtype t, float v, int
 tgc_status tgc_cl_nn_enqueue(tgc_kernel_ctx *c, tgc_dtype t, const char *defines, const char *base, cl_uint work_dim,
                              const size_t *global, const size_t *local, int n_args, const tgc_cl_arg *args);
 
+/* tgc_cl_nn_enqueue of the plain build's kernel (no defines), without c's
+ * fused activation even when c has one (a fill or broadcast the caller
+ * activates after); no local size. */
+tgc_status tgc_cl_nn_enqueue_unfused(tgc_kernel_ctx *c, tgc_dtype t, const char *base, cl_uint work_dim,
+                                     const size_t *global, int n_args, const tgc_cl_arg *args);
+
 /* Times one launch of what tgc_cl_nn_enqueue would enqueue, as
  * tgc_cl_time_act does (a host wait; for tuning). */
 tgc_status tgc_cl_nn_time(tgc_kernel_ctx *c, tgc_dtype t, const char *defines, const char *base, cl_uint work_dim,

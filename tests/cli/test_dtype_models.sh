@@ -92,5 +92,7 @@ if [ $gpu = 1 ]; then
     # the float16 Convs take in their Clip (its bounds float16 initializers) and Relu
     check fp16_nn gpu0 2e-3 "x z a" "mp" --memory-report
     expect_grep "10 ran a kernel, 2 activations absorbed" "$WORK/out" "fp16_nn's activations in its Convs on gpu0"
+    # --tune times the float16 GEMM kernel at both tiles (its own cache folder)
+    XDG_CACHE_HOME="$WORK/cache" check fp16_nn gpu0 2e-3 "x z a" "mp gemm mm" --tune
 fi
 finish
