@@ -408,5 +408,6 @@ void tgc_gpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return;
     int64_t a_img;
     if (one_gemm(&g) || batched_gemm(&g, &a_img)) return; /* the implicit GEMM: no workspace */
+    if (c->n_outputs > 0 && c->outputs[0].dtype == TGC_FLOAT16) return; /* gemm_each_matrix: none either */
     out->workspace_bytes = clblast_temp_bound(g.m, g.n, g.k);
 }
