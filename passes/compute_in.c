@@ -59,9 +59,10 @@ static int64_t onnx_code(tgc_dtype t) {
 static bool is_narrow(tgc_dtype t) { return t == TGC_FLOAT16 || t == TGC_BFLOAT16; }
 
 /* The pass's state: per value of the graph as it began (rw->value_base
- * numbering), the float32 twin of a narrow value when it has one (a
- * converted node's output, or a Cast made for it); per node, the float32
- * copy that replaces it (-1: none). Readers keep reading the original
+ * numbering), its twin at `to` (float32 for compute-in-float32, whose
+ * names these are: "wide") when it has one (a converted node's output, or
+ * a Cast made for it); per node, the copy at `to` that replaces it (-1:
+ * none). Readers keep reading the original
  * nodes until the end, when each converted node's outputs are handed to
  * the readers that were not converted (through a Cast back for a narrow
  * output) and the original goes. */
@@ -104,18 +105,20 @@ static void kernels_for(const tgc_rewrite *rw, int32_t id, tgc_dtype narrow, boo
     }
 }
 
-/* The narrow dtype node id computes in (its kernel dtype), or INVALID;
- * also INVALID for a node the pass leaves alone: one with a subgraph, with
- * control inputs or colocation constraints, or that another node's control
- * input names (`control_target`), since its copy would not carry them; and
- * a Cast or CastLike, whose rounding is what the graph asks for (its input
- * computed in float32 is narrowed before it, never read as it is). */
+/* Whether either pass leaves node id alone: not an op, or one with a
+ * subgraph, with control inputs or colocation constraints, or that another
+ * node's control input names (`control_target`), since its copy would not
+ * carry them; or a Cast or CastLike, whose rounding is what the graph asks
+ * for (its input computed at another dtype is brought back before it,
+ * never read as it is). */
 static bool left_alone(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
     const tgc_node *n = &rw->g->nodes[id];
     return n->kind != TGC_NODE_OP || rw->removed[id] || has_subgraph(n) || n->n_controls > 0 || n->n_colocate > 0 ||
            control_target[id] || strcmp(n->op_name, "Cast") == 0 || strcmp(n->op_name, "CastLike") == 0;
 }
 
+/* The narrow dtype node id computes in (its kernel dtype), or INVALID
+ * (also for a node left alone). */
 static tgc_dtype narrow_type(const tgc_rewrite *rw, int32_t id, const bool *control_target) {
     if (left_alone(rw, id, control_target)) return TGC_DTYPE_INVALID;
     tgc_dtype t = tgc_kernel_node_dtype(rw->g, &rw->g->nodes[id]);
