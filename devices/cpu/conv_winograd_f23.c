@@ -7,6 +7,7 @@
  * of a few additions. The row loops live in small out-of-line functions:
  * gcc vectorizes them alone but not inside the tile loops. */
 #include "devices/cpu/conv_winograd.h"
+#include "devices/cpu/ew.h"
 
 static void filter(const float *f, float *u, int64_t stride) {
     float t[4][3]; /* G g */
@@ -93,20 +94,12 @@ __attribute__((noinline)) static void tiles_at(const float *p, int64_t ps, float
     }
 }
 
-/* out[2k] = e[k], out[2k + 1] = o[k]. */
-__attribute__((noinline)) static void interleave2(const float *restrict e, const float *restrict o,
-                                                  float *restrict out, int64_t half) {
-    for (int64_t k = 0; k < half; k++) {
-        out[2 * k] = e[k];
-        out[2 * k + 1] = o[k];
-    }
-}
-
 static void output_row(const float *p, int64_t stride, int64_t tiles, float *scratch, float *const *out) {
     float *r0e = scratch, *r0o = r0e + tiles, *r1e = r0o + tiles, *r1o = r1e + tiles;
     tiles_at(p, stride, r0e, r0o, r1e, r1o, tiles);
-    interleave2(r0e, r0o, out[0], tiles);
-    interleave2(r1e, r1o, out[1], tiles);
+    const tgc_ew_loops *loops = tgc_cpu_ew_loops(); /* out[2k] = e[k], out[2k + 1] = o[k] */
+    loops->interleave2(tiles, r0e, r0o, out[0]);
+    loops->interleave2(tiles, r1e, r1o, out[1]);
 }
 
 const tgc_winograd_variant tgc_winograd_f23 = {

@@ -78,6 +78,10 @@ typedef struct tgc_ew_loops {
                           float *y);
     void (*gemv_dot_bf16)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float beta,
                           float *y);
+    /* y[2 i] = a[i] and y[2 i + 1] = b[i] for i < n: two rows interleaved,
+     * a transpose of [2, n] into [n, 2] (a channel shuffle of two groups
+     * channels last); moves bits, any 4-byte type. y overlaps neither. */
+    void (*interleave2)(int64_t n, const float *a, const float *b, float *y);
 } tgc_ew_loops;
 
 /* The loops of the chosen ISA (see above). Thread-safe; never NULL. */

@@ -182,6 +182,13 @@ static void ew_half_to_float(int64_t n, const uint16_t *x, float *y) {
     for (; i < n; i++) y[i] = tgc_half_to_float(x[i]);
 }
 
+static void ew_interleave2(int64_t n, const float *a, const float *b, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        y[2 * i] = a[i];
+        y[2 * i + 1] = b[i];
+    }
+}
+
 static void ew_float_to_half(int64_t n, const float *x, uint16_t *y) {
     int64_t i = 0;
     for (; i + TGC_VLANES <= n; i += TGC_VLANES) tgc_vf_store_half(y + i, tgc_vf_load(x + i));
@@ -330,6 +337,7 @@ const tgc_ew_loops EW_CAT(tgc_ew_loops_, TGC_EW_ISA) = {
     },
     .half_to_float = ew_half_to_float,
     .float_to_half = ew_float_to_half,
+    .interleave2 = ew_interleave2,
     .gemv_half = ew_gemv_half_f16,
     .gemv_bf16 = ew_gemv_half_bf16,
     .gemv_dot_half = ew_gemv_dot_half_f16,

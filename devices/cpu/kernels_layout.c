@@ -3,6 +3,7 @@
  * Expand (stride 0 on broadcast axes), all one strided copy, defined here
  * and split over the device's pool when large (a copy is the same bits
  * however it is cut). */
+#include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_shape.h"
 #include "devices/strided_view.h"
 
@@ -45,6 +46,11 @@ static inline void transpose_4x4(float *to, int64_t to_ld, const float *from, in
 static inline void transpose_rows(char *dst, const char *src, size_t esize, int64_t i0, int64_t i1, int64_t b,
                                   int64_t ld) {
     int64_t es = (int64_t)esize;
+    if (esize == 4 && b == 2) { /* two rows interleaved, in the widest vectors here */
+        tgc_cpu_ew_loops()->interleave2(i1 - i0, (const float *)src + i0, (const float *)src + ld + i0,
+                                        (float *)dst + 2 * i0);
+        return;
+    }
     for (int64_t t0 = i0; t0 < i1; t0 += TILE)
         for (int64_t j0 = 0; j0 < b; j0 += TILE) {
             int64_t t1 = t0 + TILE < i1 ? t0 + TILE : i1, j1 = j0 + TILE < b ? j0 + TILE : b;
@@ -104,8 +110,8 @@ static void copy_row_any(char *dst, const char *src, size_t esize, int64_t off, 
  * transpose, when blocked) form a block of `block` bytes, an odometer runs
  * over the `outer` axes before them. Split into pieces of per_piece units:
  * blocks, or a transpose's bands of TILE output rows (`bands` a block: an
- * NCHW image into NHWC is one block), or, with a single row (outer == 0
- * and not blocked), elements of it. */
+ * NCHW image into NHWC is one block; 1 where a block is less than a piece),
+ * or, with a single row (outer == 0 and not blocked), elements of it. */
 typedef struct strided_job {
     char *dst;
     const char *src;
@@ -117,12 +123,13 @@ typedef struct strided_job {
 } strided_job;
 
 /* Transpose bands [u0, u1): band u is rows [u % bands * TILE, + TILE) of
- * block u / bands. */
+ * block u / bands, or the whole block when it is one band. */
 static void transpose_bands(const strided_job *j, int64_t u0, int64_t u1) {
     int64_t n = j->n;
     const int64_t *d = j->d, *s = j->s;
     for (int64_t u = u0; u < u1; u++) {
-        int64_t blk = u / j->bands, i0 = u % j->bands * TILE, i1 = i0 + TILE < d[n - 2] ? i0 + TILE : d[n - 2];
+        int64_t rows = j->bands > 1 ? TILE : d[n - 2];
+        int64_t blk = u / j->bands, i0 = u % j->bands * rows, i1 = i0 + rows < d[n - 2] ? i0 + rows : d[n - 2];
         int64_t off = j->offset, rest = blk;
         for (int k = j->outer - 1; k >= 0; k--) {
             off += rest % d[k] * s[k];
@@ -210,12 +217,12 @@ void tgc_cpu_strided_copy_on(tgc_thread_pool *pool, void *dst, const void *src, 
         j.units = j.d[0];
         unit_bytes = (int64_t)esize;
     }
-    if (j.blocked) { /* bands of TILE output rows */
-        j.bands = (j.d[n - 2] + TILE - 1) / TILE;
-        j.units *= j.bands;
-        unit_bytes = TILE * j.d[n - 1] * (int64_t)esize;
-    }
     const int64_t piece_bytes = TGC_CPU_COPY_PIECE_BYTES;
+    if (j.blocked) { /* bands of TILE output rows where a block is a piece or more */
+        j.bands = (int64_t)j.block >= piece_bytes ? (j.d[n - 2] + TILE - 1) / TILE : 1;
+        j.units *= j.bands;
+        if (j.bands > 1) unit_bytes = TILE * j.d[n - 1] * (int64_t)esize;
+    }
     j.per_piece = unit_bytes >= piece_bytes ? 1 : (piece_bytes + unit_bytes - 1) / unit_bytes;
     tgc_parallel_for(pool, (j.units + j.per_piece - 1) / j.per_piece, copy_piece, &j);
 }

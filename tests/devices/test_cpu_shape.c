@@ -142,6 +142,18 @@ static void test_transpose_batched_and_rank_8(void) {
                     (int64_t[]){7, 0, 5, 2, 4, 1, 6, 3}, pattern);
 }
 
+/* A channel shuffle channels last: [positions, 2, C/2] -> [positions, C/2,
+ * 2], the two groups interleaved (float32 four at a time, then the tail),
+ * and three groups, on lengths with tails, each block a band of its own. */
+static void test_transpose_interleave(void) {
+    fill_pattern();
+    check_transpose(TGC_FLOAT32, 3, (int64_t[]){5, 2, 23}, (int64_t[]){0, 2, 1}, pattern);
+    check_transpose(TGC_FLOAT32, 5, (int64_t[]){1, 3, 3, 2, 58}, (int64_t[]){0, 1, 2, 4, 3}, pattern);
+    check_transpose(TGC_FLOAT32, 3, (int64_t[]){4, 3, 13}, (int64_t[]){0, 2, 1}, pattern);
+    check_transpose(TGC_FLOAT32, 2, (int64_t[]){2, 4001}, (int64_t[]){1, 0}, pattern);
+    check_transpose(TGC_INT64, 3, (int64_t[]){3, 2, 7}, (int64_t[]){0, 2, 1}, pattern);
+}
+
 static void test_transpose_empty_and_scalar(void) {
     shape_fx f;
     fx_begin(&f, "Transpose");
@@ -957,6 +969,7 @@ TGC_TEST_MAIN("devices/cpu_shape",
               {"Transpose 2-D past the tiles", test_transpose_2d_past_tiles},
               {"Transpose 4-D int64", test_transpose_4d_int64},
               {"Transpose every perm, every size", test_transpose_every_perm_every_size},
+              {"Transpose interleaving two or three groups", test_transpose_interleave},
               {"Transpose batched and rank 8", test_transpose_batched_and_rank_8},
               {"Transpose empty and scalar", test_transpose_empty_and_scalar},
               {"Transpose bad perm fails", test_transpose_bad_perm_fails},
