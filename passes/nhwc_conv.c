@@ -49,6 +49,7 @@
  * (a network's first and last layers, a global pool). The results are the
  * same numbers: every moved node computes element by element, or as its
  * NCHW form does. */
+#include "passes/nhwc_conv.h"
 #include "passes/pass.h"
 
 #include "devices/backend.h"
@@ -57,7 +58,7 @@
 
 #include <string.h>
 
-static const int64_t TO_NHWC[4] = {0, 2, 3, 1}, TO_NCHW[4] = {0, 3, 1, 2};
+const int64_t TGC_NHWC_TO_NHWC[4] = {0, 2, 3, 1}, TGC_NHWC_TO_NCHW[4] = {0, 3, 1, 2};
 
 /* Elementwise ops a Transpose moves through (their other inputs one-element
  * constants, or Transposes of the same permutation). */
@@ -65,8 +66,7 @@ static const char *const ELEMENTWISE[] = {"DequantizeLinear", "QuantizeLinear", 
                                           "Max", "Min", "Relu", "Clip", "Sigmoid", "LeakyRelu", "HardSigmoid",
                                           "HardSwish", "_Swish", NULL};
 
-/* The 4-entry perm of Transpose node id, or NULL when it is not one. */
-static const int64_t *perm_of(const tgc_rewrite *rw, int32_t id) {
+const int64_t *tgc_nhwc_perm_of(const tgc_rewrite *rw, int32_t id) {
     if (!tgc_pass_is_op(rw, id, "Transpose") || rw->g->nodes[id].n_outputs != 1) return NULL;
     const tgc_attr *a = tgc_node_attr(&rw->g->nodes[id], "perm");
     return a != NULL && a->type == TGC_ATTR_INTS && a->n == 4 ? a->ints : NULL;
@@ -103,18 +103,24 @@ static bool zero_points_centred(const tgc_rewrite *rw, tgc_ref r) {
     return true;
 }
 
-/* Adds Transpose(from, perm) like node `like`, keeping its own name. */
-static tgc_status add_transpose(tgc_rewrite *rw, int32_t like, tgc_ref from, const int64_t *perm, int32_t *id) {
+tgc_status tgc_nhwc_add_transpose(tgc_rewrite *rw, int32_t like, tgc_ref from, const int64_t *perm, int rank,
+                                  int32_t *id) {
     tgc_status st = tgc_rewrite_add_op(rw, "Transpose", like, &from, 1, 1, id);
     if (st != TGC_OK) return st;
     tgc_rewrite_keep_own_name(rw, *id);
-    return tgc_rewrite_set_attr_list(rw, *id, "perm", TGC_ATTR_INTS, 4, perm);
+    return tgc_rewrite_set_attr_list(rw, *id, "perm", TGC_ATTR_INTS, (size_t)rank, perm);
 }
 
-/* Transpose(perm) after node `made` (one the pass added, like node id,
- * keeping its own name): id's readers read the Transpose, which takes id's
- * name, and id goes. */
-static tgc_status replace_with_transposed(tgc_rewrite *rw, int32_t id, int32_t made, const int64_t *perm) {
+tgc_status tgc_nhwc_transpose_after(tgc_rewrite *rw, int32_t made, const int64_t *perm) {
+    int32_t t;
+    tgc_status st = tgc_nhwc_add_transpose(rw, made, (tgc_ref){made, 0, {0, 0}}, perm, 4, &t);
+    if (st != TGC_OK) return st;
+    tgc_rewrite_replace_uses(rw, (tgc_ref){made, 0, {0, 0}}, (tgc_ref){t, 0, {0, 0}});
+    tgc_rewrite_set_input(rw, t, 0, (tgc_ref){made, 0, {0, 0}});
+    return TGC_OK;
+}
+
+tgc_status tgc_nhwc_replace_with_transposed(tgc_rewrite *rw, int32_t id, int32_t made, const int64_t *perm) {
     int32_t t;
     tgc_status st = tgc_rewrite_add_op(rw, "Transpose", id, &(tgc_ref){made, 0, {0, 0}}, 1, 1, &t);
     if (st != TGC_OK || (st = tgc_rewrite_set_attr_list(rw, t, "perm", TGC_ATTR_INTS, 4, perm)) != TGC_OK) return st;
@@ -271,13 +277,13 @@ static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id, const char *op) 
     int n_inputs = n->n_inputs < 9 ? n->n_inputs : 9;
     memcpy(inputs, n->inputs, (size_t)n_inputs * sizeof *inputs);
     int32_t t_in, conv;
-    tgc_status st = add_transpose(rw, id, inputs[0], TO_NHWC, &t_in);
+    tgc_status st = tgc_nhwc_add_transpose(rw, id, inputs[0], TGC_NHWC_TO_NHWC, 4, &t_in);
     if (st != TGC_OK) return st;
     inputs[0] = (tgc_ref){t_in, 0, {0, 0}};
     if ((st = tgc_rewrite_add_op(rw, op, id, inputs, n_inputs, 1, &conv)) != TGC_OK ||
         (st = tgc_rewrite_copy_attrs(rw, id, conv)) != TGC_OK)
         return st;
-    return replace_with_transposed(rw, id, conv, TO_NCHW);
+    return tgc_nhwc_replace_with_transposed(rw, id, conv, TGC_NHWC_TO_NCHW);
 }
 
 /* True when a Transpose moved below node id costs no more than it did
@@ -307,7 +313,7 @@ static int32_t undoing_reader(const tgc_rewrite *rw, tgc_ref r, const int64_t *p
     int32_t readers[MAX_READERS];
     int n = tgc_rewrite_readers(rw, r, readers, MAX_READERS);
     for (int i = 0; i < n && i < MAX_READERS; i++) {
-        const int64_t *q = perm_of(rw, readers[i]);
+        const int64_t *q = tgc_nhwc_perm_of(rw, readers[i]);
         bool undoes = q != NULL;
         for (int a = 0; undoes && a < 4; a++) undoes = perm[q[a]] == a;
         if (undoes) return readers[i];
@@ -324,12 +330,12 @@ static tgc_status sink_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     const int64_t *perm = NULL;
     tgc_ref inputs[8];
     for (int i = 0; i < n->n_inputs && perm == NULL; i++)
-        if (n->inputs[i].node >= 0) perm = perm_of(rw, n->inputs[i].node);
+        if (n->inputs[i].node >= 0) perm = tgc_nhwc_perm_of(rw, n->inputs[i].node);
     if (perm == NULL) return TGC_OK;
     for (int i = 0; i < n->n_inputs; i++) {
         inputs[i] = n->inputs[i];
         if (inputs[i].node < 0) continue; /* omitted */
-        const int64_t *p = perm_of(rw, inputs[i].node);
+        const int64_t *p = tgc_nhwc_perm_of(rw, inputs[i].node);
         const tgc_const *c = tgc_pass_const_of(rw, inputs[i]);
         int32_t undone;
         if (p != NULL && same_perm(p, perm)) inputs[i] = rw->g->nodes[inputs[i].node].inputs[0];
@@ -339,11 +345,9 @@ static tgc_status sink_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     }
     int64_t kept[4];
     memcpy(kept, perm, sizeof kept); /* node pointers move as nodes are added */
-    int32_t copy, t;
+    int32_t copy;
     tgc_status st = tgc_rewrite_replace_op(rw, id, inputs, n->n_inputs, &copy);
-    if (st != TGC_OK || (st = add_transpose(rw, copy, (tgc_ref){copy, 0, {0, 0}}, kept, &t)) != TGC_OK) return st;
-    tgc_rewrite_replace_uses(rw, (tgc_ref){copy, 0, {0, 0}}, (tgc_ref){t, 0, {0, 0}});
-    tgc_rewrite_set_input(rw, t, 0, (tgc_ref){copy, 0, {0, 0}});
+    if (st != TGC_OK || (st = tgc_nhwc_transpose_after(rw, copy, kept)) != TGC_OK) return st;
     *moved = true;
     return TGC_OK;
 }
@@ -359,15 +363,15 @@ static tgc_status pool_through(tgc_rewrite *rw, int32_t id, const char *nhwc_op,
     if (n->n_inputs != 1 || n->n_outputs != 1 || n->inputs[0].node < 0 || y == NULL || y->shape.rank != 4 ||
         tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
         return TGC_OK;
-    const int64_t *perm = perm_of(rw, n->inputs[0].node);
-    if (perm == NULL || !same_perm(perm, TO_NCHW) || !kernel_everywhere(rw, n, nhwc_op, y->dtype))
+    const int64_t *perm = tgc_nhwc_perm_of(rw, n->inputs[0].node);
+    if (perm == NULL || !same_perm(perm, TGC_NHWC_TO_NCHW) || !kernel_everywhere(rw, n, nhwc_op, y->dtype))
         return TGC_OK;
     tgc_ref x = rw->g->nodes[n->inputs[0].node].inputs[0];
     int32_t pool;
     tgc_status st = tgc_rewrite_add_op(rw, nhwc_op, id, &x, 1, 1, &pool);
     if (st != TGC_OK || (st = tgc_rewrite_copy_attrs(rw, id, pool)) != TGC_OK) return st;
     *moved = true;
-    return replace_with_transposed(rw, id, pool, TO_NCHW);
+    return tgc_nhwc_replace_with_transposed(rw, id, pool, TGC_NHWC_TO_NCHW);
 }
 
 /* Reductions whose axes are an attribute (opset 17), which reduce_through moves a Transpose past. */
@@ -393,7 +397,7 @@ static tgc_status reduce_through(tgc_rewrite *rw, int32_t id, bool *moved) {
         axes->type != TGC_ATTR_INTS || axes->n < 1 || axes->n > 4 ||
         tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
         return TGC_OK;
-    const int64_t *perm = perm_of(rw, n->inputs[0].node);
+    const int64_t *perm = tgc_nhwc_perm_of(rw, n->inputs[0].node);
     if (perm == NULL) return TGC_OK;
     bool reduced[4] = {false, false, false, false};
     int64_t mapped[4], kept[4];
@@ -417,17 +421,33 @@ static tgc_status reduce_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     if (st != TGC_OK || (st = tgc_rewrite_set_attr_list(rw, made, "axes", TGC_ATTR_INTS, n_axes, mapped)) != TGC_OK)
         return st;
     *moved = true;
-    if (!keepdims) return TGC_OK;
-    int32_t t; /* the readers read Transpose(made, perm) */
-    if ((st = add_transpose(rw, made, (tgc_ref){made, 0, {0, 0}}, kept, &t)) != TGC_OK) return st;
-    tgc_rewrite_replace_uses(rw, (tgc_ref){made, 0, {0, 0}}, (tgc_ref){t, 0, {0, 0}});
-    tgc_rewrite_set_input(rw, t, 0, (tgc_ref){made, 0, {0, 0}});
-    return TGC_OK;
+    return keepdims ? tgc_nhwc_transpose_after(rw, made, kept) : TGC_OK;
+}
+
+/* True when every reader of node id's output is a node step 2 moves a
+ * Transpose through on its own terms (elementwise, a Slice, a Concat, a
+ * channel shuffle): where a Concat's other inputs are transposed to join
+ * it, the Transpose after it moves on rather than staying. */
+static bool moves_on(const tgc_rewrite *rw, int32_t id) {
+    int32_t readers[MAX_READERS];
+    int n = tgc_rewrite_readers(rw, (tgc_ref){id, 0, {0, 0}}, readers, MAX_READERS);
+    if (n < 1 || n > MAX_READERS) return false;
+    for (int i = 0; i < n; i++)
+        if (!is_elementwise(rw, readers[i]) && !tgc_pass_is_op(rw, readers[i], "Slice") &&
+            !tgc_pass_is_op(rw, readers[i], "Concat") && !tgc_nhwc_starts_shuffle(rw, readers[i]))
+            return false;
+    return true;
 }
 
 /* Step 2 for a Concat of 4-D Transposes of one permutation:
  * Concat(T(a), T(b), axis) = T(Concat(a, b, perm[axis])): an Inception
- * block's or a fire module's branches joined channels last. */
+ * block's or a fire module's branches joined channels last. An input that
+ * is no such Transpose joins through one that undoes T where it has one
+ * (undoing_reader), else through one added, when the Concat's readers
+ * move the Transpose on (moves_on): a ShuffleNet stage's first stride-1
+ * unit joins the half it passes through (an NCHW Slice of the unit
+ * before) to its channels-last branch, and the stage runs channels last
+ * from there. */
 static tgc_status concat_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     const tgc_node *n = &rw->g->nodes[id];
     const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
@@ -435,31 +455,44 @@ static tgc_status concat_through(tgc_rewrite *rw, int32_t id, bool *moved) {
         tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
         return TGC_OK;
     const int64_t *perm = NULL;
-    tgc_ref inputs[MAX_READERS];
+    int others = 0;
     for (int i = 0; i < n->n_inputs; i++) {
-        const int64_t *p = n->inputs[i].node >= 0 ? perm_of(rw, n->inputs[i].node) : NULL;
-        if (p == NULL || (perm != NULL && !same_perm(p, perm))) return TGC_OK;
-        perm = p;
-        inputs[i] = rw->g->nodes[n->inputs[i].node].inputs[0];
+        const int64_t *p = n->inputs[i].node >= 0 ? tgc_nhwc_perm_of(rw, n->inputs[i].node) : NULL;
+        if (n->inputs[i].node < 0) return TGC_OK;
+        if (p == NULL) others++;
+        else if (perm != NULL && !same_perm(p, perm)) return TGC_OK;
+        else perm = p;
     }
-    int64_t kept[4], axis = tgc_pass_attr_int(n, "axis", 0);
-    memcpy(kept, perm, sizeof kept);
+    if (perm == NULL || (others > 0 && !moves_on(rw, id))) return TGC_OK;
+    int64_t kept[4], undo[4], axis = tgc_pass_attr_int(n, "axis", 0);
+    memcpy(kept, perm, sizeof kept); /* node pointers move as nodes are added */
+    for (int a = 0; a < 4; a++) undo[kept[a]] = a;
     if (axis < 0) axis += 4;
     if (axis < 0 || axis > 3) return TGC_OK;
+    tgc_ref inputs[MAX_READERS];
+    tgc_status st = TGC_OK;
+    for (int i = 0; i < n->n_inputs && st == TGC_OK; i++) {
+        tgc_ref in = rw->g->nodes[id].inputs[i];
+        const int64_t *p = tgc_nhwc_perm_of(rw, in.node);
+        int32_t t = p != NULL ? -1 : undoing_reader(rw, in, kept);
+        if (p != NULL) inputs[i] = rw->g->nodes[in.node].inputs[0];
+        else if (t >= 0) inputs[i] = (tgc_ref){t, 0, {0, 0}};
+        else if ((st = tgc_nhwc_add_transpose(rw, id, in, undo, 4, &t)) == TGC_OK) inputs[i] = (tgc_ref){t, 0, {0, 0}};
+    }
     int32_t joined;
-    tgc_status st = tgc_rewrite_add_op(rw, "Concat", id, inputs, n->n_inputs, 1, &joined);
+    if (st == TGC_OK) st = tgc_rewrite_add_op(rw, "Concat", id, inputs, rw->g->nodes[id].n_inputs, 1, &joined);
     if (st == TGC_OK) st = tgc_rewrite_set_attr_int(rw, joined, "axis", kept[axis]);
     if (st != TGC_OK) return st;
     *moved = true;
-    return replace_with_transposed(rw, id, joined, kept);
+    return tgc_nhwc_replace_with_transposed(rw, id, joined, kept);
 }
 
 /* Step 3 at Transpose node id: *moved when it undid its input's and went. */
 static void cancel(tgc_rewrite *rw, int32_t id, bool *moved) {
-    const int64_t *outer = perm_of(rw, id);
+    const int64_t *outer = tgc_nhwc_perm_of(rw, id);
     if (outer == NULL || tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}})) return;
     tgc_ref in = rw->g->nodes[id].inputs[0];
-    const int64_t *inner = in.node >= 0 ? perm_of(rw, in.node) : NULL;
+    const int64_t *inner = in.node >= 0 ? tgc_nhwc_perm_of(rw, in.node) : NULL;
     if (inner == NULL) return;
     for (int a = 0; a < 4; a++)
         if (inner[outer[a]] != a) return;
@@ -495,7 +528,7 @@ tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw) {
         moved = false;
         for (int32_t id = 0; id < rw->g->n_nodes && st == TGC_OK; id++) {
             if (rw->removed[id]) continue;
-            if (perm_of(rw, id) != NULL) cancel(rw, id, &moved);
+            if (tgc_nhwc_perm_of(rw, id) != NULL) cancel(rw, id, &moved);
             else if (is_elementwise(rw, id)) st = sink_through(rw, id, &moved);
             else if (id < n_nodes && tgc_pass_is_op(rw, id, "MaxPool"))
                 st = pool_through(rw, id, "_MaxPoolNHWC", &moved);
@@ -505,6 +538,10 @@ tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw) {
                 st = concat_through(rw, id, &moved);
             else if (id < n_nodes && is_reduction(rw, id))
                 st = reduce_through(rw, id, &moved);
+            else if (id < n_nodes && tgc_pass_is_op(rw, id, "Slice"))
+                st = tgc_nhwc_slice_through(rw, id, &moved);
+            else if (id < n_nodes && tgc_pass_is_op(rw, id, "Reshape"))
+                st = tgc_nhwc_shuffle_through(rw, id, &moved);
         }
     }
     return st;
