@@ -63,7 +63,12 @@ tgc_status tgc_cpu_gather(tgc_kernel_ctx *c) {
  * `piece` bytes (part i's first piece is first[i]; first[n]: all of them),
  * so a piece streams through one part as the one-thread loop did and
  * meets the whole a chunk a row; the pieces depend on the sizes alone, and
- * the pool's home ranges give a thread the same share call after call. */
+ * the pool's home ranges give a thread the same share call after call.
+ * Where two or more rows of the whole fit in a piece (a Concat on the last
+ * axis, channels last), a piece is instead `rows` rows of the whole, every
+ * part's chunks of them: cut by parts, the threads would write alternate
+ * chunks of every row, sharing the cache lines where chunks meet
+ * (ShuffleNetV2's channels-last Concats at 2 threads: TODO). */
 typedef struct parts_job {
     char *whole;
     char **part;
@@ -71,12 +76,29 @@ typedef struct parts_job {
     int n;
     bool split; /* copy from the whole into the parts (Split); else the other way */
     size_t outer, row, piece;
+    size_t rows; /* rows of the whole a piece, or 0: pieces of parts */
 } parts_job;
 
-/* Piece `piece`: bytes [k * j->piece, + j->piece) of the part it falls in. */
+/* Rows [o0, o1) of the whole, every part's chunk of each. */
+static void parts_rows(const parts_job *j, size_t o0, size_t o1) {
+    for (size_t o = o0; o < o1; o++)
+        for (int i = 0; i < j->n; i++) {
+            char *whole = j->whole + o * j->row + j->at[i], *part = j->part[i] + o * j->chunk[i];
+            if (j->split) memcpy(part, whole, j->chunk[i]);
+            else memcpy(whole, part, j->chunk[i]);
+        }
+}
+
+/* Piece `piece`: its rows of the whole (j->rows), or bytes [k * j->piece,
+ * + j->piece) of the part it falls in. */
 static void parts_piece(void *arg, int64_t piece, int slot) {
     (void)slot;
     const parts_job *j = arg;
+    if (j->rows > 0) {
+        size_t o0 = (size_t)piece * j->rows;
+        parts_rows(j, o0, o0 + j->rows < j->outer ? o0 + j->rows : j->outer);
+        return;
+    }
     int i = 0, hi = j->n - 1; /* the last part whose first piece is at most `piece` (empty parts own none) */
     while (i < hi) {
         int mid = (i + hi + 1) / 2;
@@ -129,7 +151,9 @@ static tgc_status copy_parts(tgc_kernel_ctx *c, bool split, int axis, int64_t ou
     parts_job j = {.whole = split ? (char *)tgc_kernel_in_ptr(c, 0) : tgc_kernel_out_ptr(c, 0), .part = part,
                    .chunk = chunk, .at = at, .first = first, .n = n, .split = split, .outer = (size_t)outer,
                    .row = row, .piece = piece};
-    tgc_parallel_for(c->pool, (int64_t)first[n], parts_piece, &j);
+    if (row <= piece / 2) j.rows = piece / row;
+    tgc_parallel_for(c->pool, j.rows > 0 ? (int64_t)((outer + j.rows - 1) / j.rows) : (int64_t)first[n], parts_piece,
+                     &j);
     tgc_free(heap);
     return TGC_OK;
 }

@@ -17,8 +17,9 @@
  *   - AveragePool's 2-D row path, both count_include_pad values, ceil_mode,
  *     dilation, uneven pads, bitwise against the rule of ONNX's reference
  *     (float sums in row-major window order);
- *   - Concat and Split cut into pieces of each part: one row, rows of 1
- *     KiB, empty parts, more parts than their stack holds. */
+ *   - Concat and Split cut into pieces of each part (one row; a row longer
+ *     than half a piece) or of rows of the whole (rows of 1 KiB, the last
+ *     piece short), empty parts, more parts than their stack holds. */
 #include "tests/devices/kernel_fixture_nn.h"
 
 #include "devices/cpu/conv_direct.h"
@@ -1040,7 +1041,7 @@ static void concat_split_check(int64_t outer, int n, const int64_t *sizes, int64
 
 static void test_concat_split_pieces(void) {
     concat_split_check(1, 2, (int64_t[]){64, 64}, 55 * 55); /* NCHW at batch 1: one row, pieces inside an input */
-    concat_split_check(729, 2, (int64_t[]){128, 128}, 1);   /* channels last: rows of 1 KiB, pieces across rows */
+    concat_split_check(729, 2, (int64_t[]){128, 128}, 1);   /* channels last: pieces of 64 rows of 1 KiB */
     concat_split_check(2, 3, (int64_t[]){33, 1, 70}, 301);  /* pieces ending inside a part's row */
     int64_t many[20];
     for (int i = 0; i < 20; i++) many[i] = i % 5; /* some empty */
