@@ -42,7 +42,10 @@
  *    the Transpose after it (ResNet's pool between its first convolution
  *    and the first block), and a Concat all of whose inputs are such
  *    Transposes joins them channels last (a fire module's or an Inception
- *    block's branches: SqueezeNet 1.1 -7% at 1 and 2 threads).
+ *    block's branches: SqueezeNet 1.1 -7% at 1 and 2 threads), as does one
+ *    with some of them where its readers take the Transpose on
+ *    (concat_through). Slices and channel shuffles take it on too
+ *    (passes/nhwc_shape_ops.c: ShuffleNet's units).
  * 3. A Transpose of a Transpose that undoes it is dropped: the next
  *    convolution reads the previous one's output as it lies.
  * What remains are Transposes where channels-last values meet other ops
@@ -58,7 +61,7 @@
 
 #include <string.h>
 
-const int64_t TGC_NHWC_TO_NHWC[4] = {0, 2, 3, 1}, TGC_NHWC_TO_NCHW[4] = {0, 3, 1, 2};
+const int64_t TGC_TO_NHWC[4] = {0, 2, 3, 1}, TGC_TO_NCHW[4] = {0, 3, 1, 2};
 
 /* Elementwise ops a Transpose moves through (their other inputs one-element
  * constants, or Transposes of the same permutation). */
@@ -277,13 +280,13 @@ static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id, const char *op) 
     int n_inputs = n->n_inputs < 9 ? n->n_inputs : 9;
     memcpy(inputs, n->inputs, (size_t)n_inputs * sizeof *inputs);
     int32_t t_in, conv;
-    tgc_status st = tgc_nhwc_add_transpose(rw, id, inputs[0], TGC_NHWC_TO_NHWC, 4, &t_in);
+    tgc_status st = tgc_nhwc_add_transpose(rw, id, inputs[0], TGC_TO_NHWC, 4, &t_in);
     if (st != TGC_OK) return st;
     inputs[0] = (tgc_ref){t_in, 0, {0, 0}};
     if ((st = tgc_rewrite_add_op(rw, op, id, inputs, n_inputs, 1, &conv)) != TGC_OK ||
         (st = tgc_rewrite_copy_attrs(rw, id, conv)) != TGC_OK)
         return st;
-    return tgc_nhwc_replace_with_transposed(rw, id, conv, TGC_NHWC_TO_NCHW);
+    return tgc_nhwc_replace_with_transposed(rw, id, conv, TGC_TO_NCHW);
 }
 
 /* True when a Transpose moved below node id costs no more than it did
@@ -364,14 +367,14 @@ static tgc_status pool_through(tgc_rewrite *rw, int32_t id, const char *nhwc_op,
         tgc_rewrite_is_output(rw, (tgc_ref){id, 0, {0, 0}}))
         return TGC_OK;
     const int64_t *perm = tgc_nhwc_perm_of(rw, n->inputs[0].node);
-    if (perm == NULL || !same_perm(perm, TGC_NHWC_TO_NCHW) || !kernel_everywhere(rw, n, nhwc_op, y->dtype))
+    if (perm == NULL || !same_perm(perm, TGC_TO_NCHW) || !kernel_everywhere(rw, n, nhwc_op, y->dtype))
         return TGC_OK;
     tgc_ref x = rw->g->nodes[n->inputs[0].node].inputs[0];
     int32_t pool;
     tgc_status st = tgc_rewrite_add_op(rw, nhwc_op, id, &x, 1, 1, &pool);
     if (st != TGC_OK || (st = tgc_rewrite_copy_attrs(rw, id, pool)) != TGC_OK) return st;
     *moved = true;
-    return tgc_nhwc_replace_with_transposed(rw, id, pool, TGC_NHWC_TO_NCHW);
+    return tgc_nhwc_replace_with_transposed(rw, id, pool, TGC_TO_NCHW);
 }
 
 /* Reductions whose axes are an attribute (opset 17), which reduce_through moves a Transpose past. */

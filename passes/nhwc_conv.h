@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* The permutations between NCHW and NHWC. */
-extern const int64_t TGC_NHWC_TO_NHWC[4], TGC_NHWC_TO_NCHW[4];
+extern const int64_t TGC_TO_NHWC[4], TGC_TO_NCHW[4];
 
 /* The 4-entry perm of Transpose node id, or NULL when it is not one (or has another rank). */
 const int64_t *tgc_nhwc_perm_of(const tgc_rewrite *rw, int32_t id);

@@ -18,7 +18,7 @@
 #include "passes/nhwc_conv.h"
 #include "passes/pass.h"
 
-#include "support/alloc.h"
+#include "support/checked.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -73,8 +73,8 @@ tgc_status tgc_nhwc_slice_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     const tgc_const *starts = tgc_pass_const_of(rw, n->inputs[1]);
     if (perm == NULL || starts == NULL || !read_by_slices_only(rw, n->inputs[0])) return TGC_OK;
     tgc_dtype ind = starts->dtype; /* starts, ends, axes and steps share one type */
-    int64_t first[4], axes[4], k, n_axes;
-    if (!small_ints(starts, ind, first, &k)) return TGC_OK;
+    int64_t starts_v[4], axes[4], k, n_axes; /* starts_v: read to check the form only */
+    if (!small_ints(starts, ind, starts_v, &k)) return TGC_OK;
     if (n->n_inputs > 3 && n->inputs[3].node >= 0) {
         if (!small_ints(tgc_pass_const_of(rw, n->inputs[3]), ind, axes, &n_axes) || n_axes != k) return TGC_OK;
     } else {
@@ -88,13 +88,14 @@ tgc_status tgc_nhwc_slice_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     }
     int64_t kept[4];
     memcpy(kept, perm, sizeof kept); /* node pointers move as nodes are added */
+    int n_inputs = n->n_inputs > 4 ? 5 : 4; /* n moves as nodes are added */
     tgc_ref inputs[5] = {rw->g->nodes[n->inputs[0].node].inputs[0], n->inputs[1], n->inputs[2], {-1, 0, {0, 0}},
                          n->n_inputs > 4 ? n->inputs[4] : (tgc_ref){-1, 0, {0, 0}}};
     int32_t axes_id, copy, t = n->inputs[0].node;
     tgc_status st = add_ints(rw, id, "axes", ind, mapped, k, &axes_id);
     if (st != TGC_OK) return st;
     inputs[3] = out0(axes_id);
-    if ((st = tgc_rewrite_replace_op(rw, id, inputs, n->n_inputs > 4 ? 5 : 4, &copy)) != TGC_OK ||
+    if ((st = tgc_rewrite_replace_op(rw, id, inputs, n_inputs, &copy)) != TGC_OK ||
         (st = tgc_nhwc_transpose_after(rw, copy, kept)) != TGC_OK)
         return st;
     if (tgc_rewrite_uses(rw, out0(t)) == 0) tgc_rewrite_remove(rw, t);
@@ -141,11 +142,12 @@ tgc_status tgc_nhwc_shuffle_through(tgc_rewrite *rw, int32_t id, bool *moved) {
     if (r1 < 0 || !tgc_nhwc_starts_shuffle(rw, r1)) return TGC_OK;
     tgc_ref t_out = rw->g->nodes[r1].inputs[0];
     const int64_t *perm = t_out.node >= 0 ? tgc_nhwc_perm_of(rw, t_out.node) : NULL;
-    if (perm == NULL || memcmp(perm, TGC_NHWC_TO_NCHW, sizeof TGC_NHWC_TO_NCHW) != 0) return TGC_OK;
-    int64_t split[5], joined[4]; /* [N, g, C/g, H, W] and [N, C, H, W], as inferred */
+    if (perm == NULL || memcmp(perm, TGC_TO_NCHW, sizeof TGC_TO_NCHW) != 0) return TGC_OK;
+    int64_t split[5], joined[4], channels; /* [N, g, C/g, H, W] and [N, C, H, W], as inferred */
     if (!known_dims(tgc_graph_ref_info(rw->g, out0(r1)), 5, split) ||
         !known_dims(tgc_graph_ref_info(rw->g, out0(id)), 4, joined) || split[0] != joined[0] ||
-        split[1] * split[2] != joined[1] || split[3] != joined[2] || split[4] != joined[3])
+        !tgc_checked_mul_i64(split[1], split[2], &channels) || channels != joined[1] || split[3] != joined[2] ||
+        split[4] != joined[3])
         return TGC_OK;
     const int64_t split_nhwc[5] = {split[0], split[3], split[4], split[1], split[2]},
                   joined_nhwc[4] = {joined[0], joined[2], joined[3], joined[1]}, swap_last[5] = {0, 1, 2, 4, 3};
@@ -156,7 +158,7 @@ tgc_status tgc_nhwc_shuffle_through(tgc_rewrite *rw, int32_t id, bool *moved) {
         st = tgc_rewrite_add_op(rw, "Reshape", r1, (tgc_ref[]){rw->g->nodes[t_out.node].inputs[0], out0(s5)}, 2, 1, &a);
     if (st == TGC_OK) st = tgc_nhwc_add_transpose(rw, swap, out0(a), swap_last, 5, &b);
     if (st == TGC_OK) st = tgc_rewrite_add_op(rw, "Reshape", id, (tgc_ref[]){out0(b), out0(s4)}, 2, 1, &c);
-    if (st == TGC_OK) st = tgc_nhwc_replace_with_transposed(rw, id, c, TGC_NHWC_TO_NCHW);
+    if (st == TGC_OK) st = tgc_nhwc_replace_with_transposed(rw, id, c, TGC_TO_NCHW);
     if (st != TGC_OK) return st;
     tgc_rewrite_remove(rw, swap);
     tgc_rewrite_remove(rw, r1);

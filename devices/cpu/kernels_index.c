@@ -68,7 +68,8 @@ tgc_status tgc_cpu_gather(tgc_kernel_ctx *c) {
  * axis, channels last), a piece is instead `rows` rows of the whole, every
  * part's chunks of them: cut by parts, the threads would write alternate
  * chunks of every row, sharing the cache lines where chunks meet
- * (ShuffleNetV2's channels-last Concats at 2 threads: TODO). */
+ * (ShuffleNetV2's 16 channels-last Concats at 2 threads: 349-421 -> 201-207
+ * us, node sums of `tgc run --trace`). */
 typedef struct parts_job {
     char *whole;
     char **part;
@@ -79,10 +80,12 @@ typedef struct parts_job {
     size_t rows; /* rows of the whole a piece, or 0: pieces of parts */
 } parts_job;
 
-/* Rows [o0, o1) of the whole, every part's chunk of each. */
+/* Rows [o0, o1) of the whole, every part's chunk of each (an empty part
+ * has none, and maybe no buffer). */
 static void parts_rows(const parts_job *j, size_t o0, size_t o1) {
     for (size_t o = o0; o < o1; o++)
         for (int i = 0; i < j->n; i++) {
+            if (j->chunk[i] == 0) continue;
             char *whole = j->whole + o * j->row + j->at[i], *part = j->part[i] + o * j->chunk[i];
             if (j->split) memcpy(part, whole, j->chunk[i]);
             else memcpy(whole, part, j->chunk[i]);

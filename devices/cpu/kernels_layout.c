@@ -41,8 +41,10 @@ static inline void transpose_4x4(float *to, int64_t to_ld, const float *from, in
 
 /* Rows [i0, i1) of dst (a x b, contiguous) get the transpose of the b x a
  * matrix at src whose rows are `ld` elements apart: dst[i][j] = src[j * ld
- * + i]; in tiles, 4-byte elements 4 x 4 at a time where SSE2 is there (a
- * move of bits: the same result). */
+ * + i]; in tiles, 4-byte elements 4 x 4 at a time where SSE2 is there, or
+ * two rows of 4-byte elements interleaved (b == 2: a channel shuffle of two
+ * groups channels last) by the elementwise loops' ISA (a move of bits:
+ * the same result either way). */
 static inline void transpose_rows(char *dst, const char *src, size_t esize, int64_t i0, int64_t i1, int64_t b,
                                   int64_t ld) {
     int64_t es = (int64_t)esize;
