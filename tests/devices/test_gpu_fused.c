@@ -18,6 +18,7 @@
 #include "support/half.h"
 #include "tgc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -532,22 +533,32 @@ static tgc_tensor *run_gpu(const tgc_graph *g, tgc_optimize_level level, const i
  * holds one _FusedElementwise and gives the values of the same graph run
  * unoptimized there (within MAX_ULP); the first row by hand: x = [-1, 0.5, 2],
  * b = [0.5, -1, 1]: y = tanh(relu(x + b) * 2) * x = [0, 0, 2 tanh(6)]. */
+/* The graph both group tests run: y = tanh(2 relu(x + b)) x, x [N, 3] and
+ * b of `dtype`, written into buf. */
+static const char *group_yaml(char *buf, size_t size, const char *dtype) {
+    snprintf(buf, size,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: %s, shape: [N, 3]}]\n"
+             "outputs: [y]\n"
+             "initializers:\n"
+             "  - {name: b, dtype: %s, shape: [3], values: [0.5, -1, 1]}\n"
+             "  - {name: two, dtype: %s, shape: [], values: [2]}\n"
+             "nodes:\n"
+             "  - {name: s, op: Add, inputs: [x, b]}\n"
+             "  - {name: r, op: Relu, inputs: [s]}\n"
+             "  - {name: m, op: Mul, inputs: [r, two]}\n"
+             "  - {name: t, op: Tanh, inputs: [m]}\n"
+             "  - {name: y, op: Mul, inputs: [t, x]}\n",
+             dtype, dtype, dtype);
+    return buf;
+}
+
 static void test_graph_on_gpu(void) {
     gk_dev probe;
     if (!gk_open(&probe)) return;
     gk_close(&probe);
-    const char *yaml = "format: tgc/1\n"
-                       "inputs: [{name: x, dtype: float32, shape: [N, 3]}]\n"
-                       "outputs: [y]\n"
-                       "initializers:\n"
-                       "  - {name: b, dtype: float32, shape: [3], values: [0.5, -1, 1]}\n"
-                       "  - {name: two, dtype: float32, shape: [], values: [2]}\n"
-                       "nodes:\n"
-                       "  - {name: s, op: Add, inputs: [x, b]}\n"
-                       "  - {name: r, op: Relu, inputs: [s]}\n"
-                       "  - {name: m, op: Mul, inputs: [r, two]}\n"
-                       "  - {name: t, op: Tanh, inputs: [m]}\n"
-                       "  - {name: y, op: Mul, inputs: [t, x]}\n";
+    char text[1024];
+    const char *yaml = group_yaml(text, sizeof text, "float32");
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL, *opt = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "gpu.yaml", NULL, d, &g), TGC_OK);
@@ -584,18 +595,8 @@ static void test_float16_group_on_gpu(void) {
     gk_dev probe;
     if (!gk_open(&probe)) return;
     gk_close(&probe);
-    const char *yaml = "format: tgc/1\n"
-                       "inputs: [{name: x, dtype: float16, shape: [N, 3]}]\n"
-                       "outputs: [y]\n"
-                       "initializers:\n"
-                       "  - {name: b, dtype: float16, shape: [3], values: [0.5, -1, 1]}\n"
-                       "  - {name: two, dtype: float16, shape: [], values: [2]}\n"
-                       "nodes:\n"
-                       "  - {name: s, op: Add, inputs: [x, b]}\n"
-                       "  - {name: r, op: Relu, inputs: [s]}\n"
-                       "  - {name: m, op: Mul, inputs: [r, two]}\n"
-                       "  - {name: t, op: Tanh, inputs: [m]}\n"
-                       "  - {name: y, op: Mul, inputs: [t, x]}\n";
+    char text[1024];
+    const char *yaml = group_yaml(text, sizeof text, "float16");
     tgc_diags *d = tgc_diags_create();
     tgc_graph *g = NULL, *opt = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_graph_load_string(yaml, strlen(yaml), "gpu16.yaml", NULL, d, &g), TGC_OK);
