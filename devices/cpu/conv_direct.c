@@ -47,6 +47,16 @@
  *      48 channels from 112x112 at stride 2, in the model, 196 -> 121 us
  *      (ORT 106); alone, 3x3 of 32 channels on 112x112 214 -> 158, 7x7 of
  *      96 on 56x56 651 -> 548.
+ *      Dense and grouped 3x3 layers at stride 2 with at least 8 input
+ *      channels a group skip step 1 as well: tgc_conv_isa.plane_rows
+ *      (conv_plane_rows.h) forms the column taps from loads of X, where
+ *      packing the four phase planes copied the whole input first. Node
+ *      medians, the layer alone, 1 and 2 threads: 4 groups of 16 from
+ *      112x112 (RegNetX's stage entry) 438 -> 409 and 271 -> 213 us, 8
+ *      groups of 16 from 56x56 245 -> 221 and 168 -> 148; a 3-channel
+ *      stem lost (220 -> 244: its few taps a row do not pay for the
+ *      shuffles), and so did stride 1 (16 -> 64 over 55x55 320 -> 387:
+ *      its packing is one plain copy).
  *      Rows much narrower than their vectors (7x7 maps) go as one long
  *      row a band, rows ow + qj_max apart, into a stage, then into Y
  *      (long_rows_pay).
@@ -139,6 +149,10 @@
 #define LANES_MAX_OW 8
 #define LANES_MAX_OW_STRIDED 16
 
+/* Input channels a group at least for tgc_conv_isa.plane_rows: a stem's
+ * 3 lost to packing (see the top of the file). */
+#define PLANE_ROWS_MIN_CIN 8
+
 /* The lanes method's band of packed input aims at this many floats. */
 #define LANES_FLOATS ((int64_t)16 << 10)
 
@@ -165,6 +179,7 @@ typedef struct direct_plan {
      * mout, lanes] transposed (zeros past C). */
     bool dw_rows; /* one input channel, a square window dw_rows takes (tgc_conv_isa.dw_rows) */
     bool dw_plane; /* dw_rows that tgc_conv_isa.dw_plane takes from X where it lies, nothing packed */
+    bool plane_rows; /* rows that tgc_conv_isa.plane_rows takes from X where it lies, nothing packed */
     bool in_place; /* 1x1 at stride 1 without pads: the row kernel reads X where it lies, nothing packed */
     bool long_rows; /* a band's rows as one long row into stage_floats floats a slot, then copied (plan_rows) */
     int64_t stage_floats, stage_floats_at; /* the stage's size, and where it starts after the packed block */
@@ -365,17 +380,18 @@ static bool long_rows_pay(const direct_plan *d) {
 }
 
 /* Output rows [oh0, oh0 + rows) of output channels [m0, m0 + mc) by
- * tgc_conv_isa.dw_plane from input plane x, into y (output row oh0 of
- * channel m0), then the fused activation the kernel does not apply. */
-static void dw_plane_piece(const direct_plan *d, const float *x, int64_t m0, int64_t mc, int64_t oh0, int64_t rows,
-                           float *y) {
-    int64_t out_plane = d->oh * d->ow;
-    tgc_conv_dw_plane_job j = {.x = x, .h = d->h, .wd = d->wd, .ph = d->ph, .pw = d->pw, .oh0 = oh0, .rows = rows,
-                               .ow = d->ow, .w = d->w + m0 * d->kh * d->kw,
+ * tgc_conv_isa.dw_plane or plane_rows from the group's input planes at x,
+ * into y (output row oh0 of channel m0), then the fused activation the
+ * kernel does not apply. */
+static void plane_piece(const direct_plan *d, const float *x, int64_t m0, int64_t mc, int64_t oh0, int64_t rows,
+                        float *y) {
+    int64_t out_plane = d->oh * d->ow, taps = d->cin * d->kh * d->kw;
+    tgc_conv_dw_plane_job j = {.x = x, .h = d->h, .wd = d->wd, .ph = d->ph, .pw = d->pw, .cin = d->cin,
+                               .in_cs = d->h * d->wd, .oh0 = oh0, .rows = rows, .ow = d->ow, .w = d->w + m0 * taps,
                                .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = mc, .out = y,
                                .out_cs = out_plane, .out_rs = d->ow};
     j.clamp = clamp_of(d->act, &j.lo, &j.hi);
-    d->isa->dw_plane(&j, (int)d->kh, (int)d->sh);
+    (d->dw_plane ? d->isa->dw_plane : d->isa->plane_rows)(&j, (int)d->kh, (int)d->sh);
     if (!j.clamp) tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);
 }
 
@@ -392,8 +408,8 @@ static void rows_piece(void *arg, int64_t p, int slot) {
     for (int64_t gi = g0; gi < g1; gi++) {
         int64_t m0 = gi * d->mout + mc0;
         const float *x = d->x + (n * d->channels + gi * d->cin) * d->h * d->wd;
-        if (d->dw_plane) {
-            dw_plane_piece(d, x, m0, mc, oh0, rows, d->y + (n * d->m_count + m0) * out_plane + oh0 * d->ow);
+        if (d->dw_plane || d->plane_rows) {
+            plane_piece(d, x, m0, mc, oh0, rows, d->y + (n * d->m_count + m0) * out_plane + oh0 * d->ow);
             continue;
         }
         const float *blk = x + oh0 * d->wd;
@@ -478,6 +494,8 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
     d->dw_plane = d->dw_rows && tgc_conv_dw_plane_applies(d->kw, d->sw, d->pw);
     d->lc = d->ow + d->qj_max;
     d->long_rows = long_rows_pay(d);
+    d->plane_rows = !d->long_rows && !d->dw_rows && d->kh == d->kw && d->sh == d->sw && d->dh == 1 && d->dw == 1 &&
+                    tgc_conv_plane_rows_applies(d->kw, d->sw, d->pw) && d->cin >= PLANE_ROWS_MIN_CIN;
     if (d->qj_max > 0 && !d->long_rows)
         d->lc = (d->lc + BLOCK_ALIGN_FLOATS - 1) / BLOCK_ALIGN_FLOATS * BLOCK_ALIGN_FLOATS;
     /* Bands: the packed block near PACK_FLOATS, HALO_BANDS times the halo's
@@ -504,7 +522,7 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
     if (d->in_place) { /* a channel's "plane" is its whole input plane, and nothing is packed */
         d->plane_floats = d->h * d->wd;
         *floats = 0;
-    } else if (d->dw_plane) {
+    } else if (d->dw_plane || d->plane_rows) {
         *floats = 0;
     } else if (!tgc_checked_mul_i64(per_row, d->band + d->qi_max, floats) ||
         !tgc_checked_add_i64(*floats, TGC_CONV_ROWS_MAX_LANES + BLOCK_ALIGN_FLOATS, floats))

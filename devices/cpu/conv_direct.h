@@ -94,6 +94,9 @@ typedef struct tgc_conv_rows_job {
 typedef struct tgc_conv_dw_plane_job {
     const float *x; /* [h, wd]: the input channel's plane */
     int64_t h, wd, ph, pw;
+    /* tgc_conv_isa.plane_rows: the group's cin input planes, in_cs floats
+     * apart from x on, each output channel's weights [cin, k, k] */
+    int64_t cin, in_cs;
     int64_t oh0, rows, ow;
     const float *w;    /* [mb, k * k] */
     const float *bias; /* [mb], or NULL */
@@ -103,6 +106,13 @@ typedef struct tgc_conv_dw_plane_job {
     bool clamp;
     float lo, hi;
 } tgc_conv_dw_plane_job;
+
+/* Whether tgc_conv_isa.plane_rows takes a k x k window at stride s with
+ * left pad pw: 3x3 at stride 2, pads 0 or 1 (where packing the phase
+ * planes copies the whole input; conv_plane_rows.h). */
+static inline bool tgc_conv_plane_rows_applies(int64_t k, int64_t s, int64_t pw) {
+    return k == 3 && s == 2 && (pw == 0 || pw == 1);
+}
 
 /* Whether tgc_conv_isa.dw_plane takes a k x k window at stride s with
  * left pad pw: 3x3 and 7x7 at stride 1 padded by half the window (as
@@ -176,6 +186,16 @@ typedef struct tgc_conv_isa {
     void (*dw_rows)(const tgc_conv_rows_job *j, int k, int s);
     /* The job for a k x k window at stride s (tgc_conv_dw_plane_job). */
     void (*dw_plane)(const tgc_conv_dw_plane_job *j, int k, int s);
+    /* rows for a dense or grouped k x k window at stride s (both axes),
+     * dilation 1, that tgc_conv_plane_rows_applies takes, read from X
+     * where it lies: for output channel q in [0, mb), row r in [0, rows)
+     * and column o in [0, ow),
+     *     out[q * out_cs + r * out_rs + o] = bias[q] + sum over input
+     *         channels c, then taps (i, j), of w[(q * cin + c) * k * k + i * k + j] *
+     *         x[c * in_cs + (s * (oh0 + r) - ph + i) * wd + s * o - pw + j]
+     * (zero outside the h x wd plane, multiplied in all the same), one
+     * multiply-add a step: the row method's bits. Then the clamp. */
+    void (*plane_rows)(const tgc_conv_dw_plane_job *j, int k, int s);
 } tgc_conv_isa;
 
 /* One table per ISA (devices/cpu/conv_isa_*.c). */

@@ -2,6 +2,7 @@
  * compiled with that ISA's flags (CMakeLists.txt): conv_rows.h and
  * conv_dw_lanes.h, in the table devices/cpu/conv_direct.h declares. */
 #include "devices/cpu/conv_rows.h"
+#include "devices/cpu/conv_plane_rows.h"
 #include "devices/cpu/conv_dw_lanes.h"
 
 const tgc_conv_isa tgc_conv_isa_sse2 = {
@@ -10,6 +11,7 @@ const tgc_conv_isa tgc_conv_isa_sse2 = {
     .rows = cr_run,
     .dw_rows = cr_dw_run,
     .dw_plane = cr_dw_plane_run,
+    .plane_rows = cp_plane_rows,
     .pack = cr_pack,
     .pack2 = cr_pack2,
     .dw_block = dl_block,

@@ -216,6 +216,9 @@ static void test_grouped_and_few_channels(void) {
         /* rows wide enough that a band is 4 times its halo (HALO_BANDS), the last band shorter */
         {1, 3, 8, 61, 200, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, false, true, 1},     /* bands of 12 rows */
         {1, 64, 32, 58, 100, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 4},   /* 16 a group: bands of 4 */
+        /* from the input planes (plane_rows): 8 and 16 a group at stride 2, pads 1 and 0 */
+        {1, 32, 32, 40, 112, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 4},   /* RegNet's stage entry */
+        {1, 24, 26, 21, 35, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, false, true, 2},    /* 12 a group -> 13 */
         {1, 16, 24, 20, 21, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 on 16 channels */
         {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
         {1, 24, 20, 50, 37, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 in bands, tails */
@@ -472,6 +475,73 @@ static void test_dw_plane_bitwise(void) {
                                 dw_plane_case(runnable_isa(isa_i), k, st, ph, pw, widths[wi], oh0);
 }
 
+/* One case of test_plane_rows_bitwise: cin input planes 11 high and wd
+ * wide, mb output channels, a 3x3 window at stride 2, pads ph (top) and
+ * pw (left, and as much right), the band of up to 4 output rows from oh0. */
+static void plane_rows_case(const tgc_conv_isa *isa, int64_t cin, int64_t mb, int64_t ph, int64_t pw, int64_t wd,
+                            int64_t oh0) {
+    const int k = 3, st = 2;
+    int64_t h = 11, taps = cin * k * k, qmax = (k - 1) / st;
+    int64_t oh = (h + 2 * ph - k) / st + 1, ow = (wd + 2 * pw - k) / st + 1, rows = oh - oh0 < 4 ? oh - oh0 : 4;
+    int64_t lc = ow + qmax, plane_floats = (rows + qmax) * lc, ny = mb * rows * ow;
+    size_t block_floats = (size_t)(cin * st * st * plane_floats + 64); /* rows reads up to a vector past */
+    float *x = malloc((size_t)(cin * h * wd) * sizeof *x), *w = malloc((size_t)(mb * taps) * sizeof *w);
+    float *bias = malloc((size_t)mb * sizeof *bias), *block = calloc(block_floats, sizeof *block);
+    float *y0 = calloc((size_t)ny, sizeof *y0), *y1 = calloc((size_t)ny, sizeof *y1);
+    int64_t *off = malloc((size_t)taps * sizeof *off);
+    CU_ASSERT_FATAL(x && w && bias && block && y0 && y1 && off);
+    uint32_t seed = (uint32_t)(cin * 31 + mb * 17 + pw * 7 + ph * 3 + wd);
+    for (int64_t i = 0; i < cin * h * wd; i++) x[i] = lcg(&seed);
+    for (int64_t i = 0; i < mb * taps; i++) w[i] = lcg(&seed);
+    for (int64_t i = 0; i < mb; i++) bias[i] = lcg(&seed);
+    /* channel c's phase plane (a, b), row u, column v: padded row st (oh0 + u) + a, padded column st v + b */
+    for (int64_t c = 0; c < cin; c++)
+        for (int64_t a = 0; a < st; a++)
+            for (int64_t b = 0; b < st; b++)
+                for (int64_t u = 0; u < rows + qmax; u++)
+                    for (int64_t v = 0; v < lc; v++) {
+                        int64_t ih = st * (oh0 + u) + a - ph, iw = st * v + b - pw;
+                        if (ih >= 0 && ih < h && iw >= 0 && iw < wd)
+                            block[((c * st + a) * st + b) * plane_floats + u * lc + v] = x[(c * h + ih) * wd + iw];
+                    }
+    for (int64_t c = 0, t = 0; c < cin; c++)
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++, t++)
+                off[t] = ((c * st + i % st) * st + j % st) * plane_floats + i / st * lc + j / st;
+    tgc_conv_rows_job job = {.in = block, .in_rs = lc, .off = off, .taps = taps, .w = w, .bias = bias, .mb = mb,
+                             .out = y0, .out_cs = rows * ow, .out_rs = ow, .rows = rows, .n = ow};
+    isa->rows(&job);
+    tgc_conv_dw_plane_job pj = {.x = x, .h = h, .wd = wd, .ph = ph, .pw = pw, .cin = cin, .in_cs = h * wd,
+                                .oh0 = oh0, .rows = rows, .ow = ow, .w = w, .bias = bias, .mb = mb, .out = y1,
+                                .out_cs = rows * ow, .out_rs = ow};
+    isa->plane_rows(&pj, k, st);
+    bool same = memcmp(y0, y1, (size_t)ny * sizeof *y0) == 0;
+    CU_ASSERT(same);
+    if (!same)
+        printf("\n  %s: %lld -> %lld, pads %lld top and %lld left, %lld wide, from row %lld: plane_rows differs",
+               isa->isa, (long long)cin, (long long)mb, (long long)ph, (long long)pw, (long long)wd, (long long)oh0);
+    free(x), free(w), free(bias), free(block), free(y0), free(y1), free(off);
+}
+
+/* plane_rows on the input planes against rows on the phase planes
+ * conv_direct.c would pack from them, bit for bit: 3x3 at stride 2, left
+ * pads 0 and 1, top pads 0 .. 2, 8 and 9 input channels, output channel
+ * counts that leave every tile height (8, 4, 2, 1), outputs of 5 to 50
+ * columns (one vector or less, a whole one, two with a partial second,
+ * more), bands that start inside the plane. */
+static void test_plane_rows_bitwise(void) {
+    static const int64_t widths[] = {9, 32, 33, 67, 100};
+    for (int isa_i = 0; runnable_isa(isa_i) != NULL; isa_i++)
+        for (int64_t pw = 0; pw <= 1; pw++)
+            for (int64_t ph = 0; ph <= 2; ph++)
+                for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+                    for (int64_t oh0 = 0; oh0 <= 2; oh0 += 2) {
+                        CU_ASSERT(tgc_conv_plane_rows_applies(3, 2, pw));
+                        plane_rows_case(runnable_isa(isa_i), 8 + oh0 / 2, 15 - 2 * ph, ph, pw, widths[wi], oh0);
+                    }
+    CU_ASSERT(!tgc_conv_plane_rows_applies(3, 1, 1) && !tgc_conv_plane_rows_applies(3, 2, 2));
+}
+
 TGC_TEST_MAIN("cpu direct convolution", {"kernel sizes 1x1 .. 7x7", test_kernel_sizes},
               {"strides, dilations, pads", test_strides_dilations_pads},
               {"widths and channel counts", test_widths_and_channels},
@@ -480,4 +550,5 @@ TGC_TEST_MAIN("cpu direct convolution", {"kernel sizes 1x1 .. 7x7", test_kernel_
               {"fused activations: bitwise Conv then the op", test_fused_activations},
               {"which geometries apply", test_applies},
               {"depthwise rows kernel: bitwise the general one", test_dw_rows_bitwise},
-              {"depthwise from the input plane: bitwise the general one", test_dw_plane_bitwise})
+              {"depthwise from the input plane: bitwise the general one", test_dw_plane_bitwise},
+              {"dense and grouped from the input planes: bitwise the general one", test_plane_rows_bitwise})
