@@ -24,6 +24,13 @@
  *    So does a dense Conv the cpu would run through oneDNN's channels-last
  *    kernel anyway, on NHWC copies (3x3 layers on small maps with few
  *    multiply-adds: devices/cpu/conv_dnnl.c): the same kernel, no copies.
+ *    A strided 1x1 (one group, no pads: a residual stage's projection
+ *    shortcut) goes when an elementwise reader (the Add) joins it with a
+ *    Conv that goes (joins_channels_last): kept NCHW, it left the Add two
+ *    Transposes and the next block one more (RegNetX-800MF 8 Transposes
+ *    -> 2, ResNeXt-50 7 -> 2). Two Convs reading one value share its
+ *    Transpose into NHWC (an Inception block's branches: Inception-v3 36
+ *    -> 26 Transposes; eliminate-common runs before this pass).
  *    MobileNetV2's 1x1 and depthwise layers, alone on one thread: 3.48 ms
  *    in tgc's NCHW kernels, 2.69 in oneDNN's NHWC ones
  *    (bench/bench_conv_families, dnnl* in NHWC); in the model, only those
@@ -203,10 +210,16 @@ static bool nhwc_on_copies(const tgc_rewrite *rw, int32_t id) {
     return any;
 }
 
-/* True when float Conv node id may run channels last on its own terms: x
- * and y 4-D float32, W a 4-D constant, B absent or a constant, pointwise,
- * depthwise or a stem (see step 1), and a kernel everywhere. */
-static bool float_candidate(const tgc_rewrite *rw, int32_t id) {
+/* How a float Conv may run channels last on its own terms (step 1). */
+typedef enum { NOT_NHWC, NHWC_CANDIDATE, NHWC_SHORTCUT } nhwc_kind;
+
+/* What float Conv node id may do on its own terms: x and y 4-D float32, W
+ * a 4-D constant, B absent or a constant, pointwise, depthwise or a stem
+ * (see step 1), and a kernel everywhere: NHWC_CANDIDATE; a strided 1x1
+ * (one group, no pads: a residual block's projection shortcut) on the
+ * same terms: NHWC_SHORTCUT, which goes channels last only beside a
+ * branch that does (joins_channels_last). */
+static nhwc_kind float_candidate(const tgc_rewrite *rw, int32_t id) {
     if (!tgc_pass_is_op(rw, id, "Conv")) return false;
     const tgc_node *n = &rw->g->nodes[id];
     if (n->n_outputs != 1 || n->n_inputs < 2 || n->inputs[0].node < 0) return false;
@@ -220,14 +233,16 @@ static bool float_candidate(const tgc_rewrite *rw, int32_t id) {
     const tgc_attr *ga = tgc_node_attr(n, "group");
     int64_t group = ga != NULL ? ga->i : 1, c = x->shape.dims[1].v;
     int64_t m = w->shape.dims[0].v, cg = w->shape.dims[1].v;
-    bool pointwise = group == 1 && w->shape.dims[2].v == 1 && w->shape.dims[3].v == 1 &&
-                     ints_all(n, "strides", 1) && ints_all(n, "pads", 0) && ints_all(n, "dilations", 1) &&
-                     tgc_node_attr(n, "auto_pad") == NULL;
+    bool one_by_one = group == 1 && w->shape.dims[2].v == 1 && w->shape.dims[3].v == 1 && ints_all(n, "pads", 0) &&
+                      ints_all(n, "dilations", 1) && tgc_node_attr(n, "auto_pad") == NULL;
+    bool pointwise = one_by_one && ints_all(n, "strides", 1);
     bool depthwise = group > 1 && group == c && cg == 1 && m == c;
     bool grouped = group > 1 && cg % GROUPED_CHANNELS == 0 && (m / group) % GROUPED_CHANNELS == 0;
     bool stem = group == 1 && c <= STEM_MAX_CHANNELS;
-    return (pointwise || depthwise || grouped || stem || nhwc_on_copies(rw, id)) && small_map(&x->shape) &&
-           small_map(&y->shape) && kernel_everywhere(rw, n, "_ConvNHWC", TGC_FLOAT32);
+    if (!small_map(&x->shape) || !small_map(&y->shape) || !kernel_everywhere(rw, n, "_ConvNHWC", TGC_FLOAT32))
+        return NOT_NHWC;
+    if (pointwise || depthwise || grouped || stem || nhwc_on_copies(rw, id)) return NHWC_CANDIDATE;
+    return one_by_one ? NHWC_SHORTCUT : NOT_NHWC;
 }
 
 /* True when ref r comes from a candidate, directly or through one
@@ -273,6 +288,38 @@ static bool chained(const tgc_rewrite *rw, int32_t id, const bool *candidate) {
     return false;
 }
 
+/* True when an elementwise reader of shortcut id (the residual Add) joins
+ * it with the output of a Conv that goes channels last (chosen): the
+ * shortcut then goes too, and the Add's Transposes cancel (RegNetX's
+ * stage entries: 8 Transposes -> 2). */
+static bool joins_channels_last(const tgc_rewrite *rw, int32_t id, const bool *chosen) {
+    int32_t readers[MAX_READERS];
+    int n = tgc_rewrite_readers(rw, (tgc_ref){id, 0, {0, 0}}, readers, MAX_READERS);
+    for (int i = 0; i < n && i < MAX_READERS; i++) {
+        if (!is_elementwise(rw, readers[i])) continue;
+        const tgc_node *add = &rw->g->nodes[readers[i]];
+        for (int k = 0; k < add->n_inputs; k++)
+            if (add->inputs[k].node >= 0 && add->inputs[k].node != id && chosen[add->inputs[k].node]) return true;
+    }
+    return false;
+}
+
+/* *id = a Transpose of `from` into NHWC: one that step 1 added for
+ * another Conv reading it (a stage entry's branch and shortcut), else a
+ * new one (like: the node whose place it takes). */
+static tgc_status nhwc_input(tgc_rewrite *rw, int32_t like, tgc_ref from, int32_t *id) {
+    int32_t readers[MAX_READERS];
+    int n = tgc_rewrite_readers(rw, from, readers, MAX_READERS);
+    for (int i = 0; i < n && i < MAX_READERS; i++) {
+        const int64_t *perm = tgc_nhwc_perm_of(rw, readers[i]);
+        if (perm != NULL && memcmp(perm, TGC_TO_NHWC, sizeof TGC_TO_NHWC) == 0) {
+            *id = readers[i];
+            return TGC_OK;
+        }
+    }
+    return tgc_nhwc_add_transpose(rw, like, from, TGC_TO_NHWC, 4, id);
+}
+
 /* Step 1 for QLinearConv or float Conv node id, into op `op`. */
 static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id, const char *op) {
     const tgc_node *n = &rw->g->nodes[id];
@@ -280,7 +327,7 @@ static tgc_status to_channels_last(tgc_rewrite *rw, int32_t id, const char *op) 
     int n_inputs = n->n_inputs < 9 ? n->n_inputs : 9;
     memcpy(inputs, n->inputs, (size_t)n_inputs * sizeof *inputs);
     int32_t t_in, conv;
-    tgc_status st = tgc_nhwc_add_transpose(rw, id, inputs[0], TGC_TO_NHWC, 4, &t_in);
+    tgc_status st = nhwc_input(rw, id, inputs[0], &t_in);
     if (st != TGC_OK) return st;
     inputs[0] = (tgc_ref){t_in, 0, {0, 0}};
     if ((st = tgc_rewrite_add_op(rw, op, id, inputs, n_inputs, 1, &conv)) != TGC_OK ||
@@ -509,20 +556,26 @@ static void cancel(tgc_rewrite *rw, int32_t id, bool *moved) {
 tgc_status tgc_pass_nhwc_conv(tgc_rewrite *rw) {
     int32_t n_nodes = rw->g->n_nodes, n_convs = 0;
     int32_t *convs = tgc_malloc((size_t)n_nodes * sizeof *convs + 1);
+    uint8_t *kind = tgc_calloc((size_t)n_nodes + 1, sizeof *kind);
     bool *candidate = tgc_calloc((size_t)n_nodes + 1, sizeof *candidate);
-    if (convs == NULL || candidate == NULL) {
-        tgc_free(convs), tgc_free(candidate);
-        return TGC_ERR_NOMEM;
+    bool *chosen = tgc_calloc((size_t)n_nodes + 1, sizeof *chosen);
+    tgc_status st = TGC_ERR_NOMEM;
+    if (convs == NULL || kind == NULL || candidate == NULL || chosen == NULL) goto done;
+    for (int32_t id = 0; id < n_nodes; id++) {
+        kind[id] = (uint8_t)float_candidate(rw, id);
+        candidate[id] = kind[id] == NHWC_CANDIDATE;
     }
-    for (int32_t id = 0; id < n_nodes; id++) candidate[id] = float_candidate(rw, id);
     for (int32_t id = 0; id < n_nodes; id++)
         if ((tgc_pass_is_op(rw, id, "QLinearConv") && qualifies(rw, id)) ||
             (candidate[id] && chained(rw, id, candidate)))
-            convs[n_convs++] = id;
-    tgc_status st = TGC_OK;
+            chosen[id] = true, convs[n_convs++] = id;
+    for (int32_t id = 0; id < n_nodes; id++)
+        if (kind[id] == NHWC_SHORTCUT && joins_channels_last(rw, id, chosen)) convs[n_convs++] = id;
+    st = TGC_OK;
     for (int32_t i = 0; i < n_convs && st == TGC_OK; i++)
-        st = to_channels_last(rw, convs[i], candidate[convs[i]] ? "_ConvNHWC" : "_QLinearConvNHWC");
-    tgc_free(convs), tgc_free(candidate);
+        st = to_channels_last(rw, convs[i], kind[convs[i]] != NOT_NHWC ? "_ConvNHWC" : "_QLinearConvNHWC");
+done:
+    tgc_free(convs), tgc_free(kind), tgc_free(candidate), tgc_free(chosen);
     if (st != TGC_OK || n_convs == 0) return st;
     /* every round moves some Transpose further down or drops one: at most
      * as many rounds as the graph has nodes */

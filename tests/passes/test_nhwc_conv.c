@@ -626,6 +626,108 @@ static void test_grouped_residual_channels_last(void) {
     free(yaml);
 }
 
+/* A RegNetX stage entry: x [1, 8, 14, 14]; the branch a 1x1 8 -> 32
+ * with Relu, a 3x3 of 2 groups of 16 at stride 2 with Relu, a 1x1 32 ->
+ * 32; the projection shortcut a 1x1 at stride 2 (8 -> 32) of x; their
+ * Add, a Relu, then a 1x1 back to 8 channels: y [1, 8, 7, 7]. The
+ * shortcut, a strided 1x1, goes channels last because the Add joins it
+ * with the branch, which does (4 _ConvNHWC; fuse-conv-add then takes the
+ * Add into the branch's last 1x1 with the shortcut as its Z): 2
+ * Transposes (x's, and the Relu's back to NCHW for the last 1x1), where
+ * a shortcut kept NCHW needed 4. The same shortcut beside an NCHW branch
+ * (a 3x3 on 8 channels too dense for channels last) stays NCHW. y against
+ * conv_ref in double; the same bits at 1 and 2 threads. */
+static void test_projection_shortcut(void) {
+    if (!channels_last_here()) return;
+    enum { W = 32, HW = 14, OW = 7 };
+    char *wa = values(71, W * C, 0.2f), *wg = values(72, W * 16 * 9, 0.1f), *wc = values(73, W * W, 0.2f),
+         *wp = values(74, W * C, 0.2f), *wy = values(75, C * W, 0.2f);
+    size_t size = 1 << 19;
+    char *yaml = malloc(size);
+    const char *format =
+        "format: tgc/1\n"
+        "inputs: [{name: x, dtype: float32, shape: [1, %d, %d, %d]}]\n"
+        "outputs: [y]\n"
+        "initializers:\n"
+        "  - {name: wa, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+        "  - {name: wg, dtype: float32, shape: [%d, 16, 3, 3], values: %s}\n"
+        "  - {name: wc, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+        "  - {name: wp, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+        "  - {name: wy, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+        "nodes:\n"
+        "  - {name: a, op: Conv, inputs: [x, wa]}\n"
+        "  - {name: ar, op: Relu, inputs: [a]}\n"
+        "  - {name: gc, op: Conv, inputs: [ar, wg], attrs: {group: 2, pads: [1, 1, 1, 1], strides: [2, 2]}}\n"
+        "  - {name: gr, op: Relu, inputs: [gc]}\n"
+        "  - {name: c, op: Conv, inputs: [gr, wc]}\n"
+        "  - {name: p, op: Conv, inputs: [x, wp], attrs: {strides: [2, 2]}}\n"
+        "  - {name: r, op: Add, inputs: [c, p]}\n"
+        "  - {name: rr, op: Relu, inputs: [r]}\n"
+        "  - {name: y, op: Conv, inputs: [rr, wy]}\n";
+    snprintf(yaml, size, format, C, HW, HW, W, C, wa, W, wg, W, W, wc, W, C, wp, C, W, wy);
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = loaded_graph(yaml, "stage_entry.yaml", d);
+    tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 4);
+    CU_ASSERT_EQUAL(count_op(opt, "Conv"), 1);
+    CU_ASSERT_EQUAL(count_op(opt, "Transpose"), 2);
+    CU_ASSERT_EQUAL(count_op(opt, "Add"), 0);
+    CU_ASSERT_EQUAL(count_op_inputs(opt, "_ConvNHWC", 4), 1);
+    tgc_graph_free(opt);
+
+    float x[C * HW * HW], fw[W * 16 * 9];
+    double xd[C * HW * HW], t1[W * HW * HW], t2[W * OW * OW], t3[W * OW * OW], want[C * OW * OW];
+    for (int k = 0; k < C * HW * HW; k++) x[k] = value(76, k), xd[k] = x[k];
+    for (int k = 0; k < W * C; k++) fw[k] = value(71, k) * 0.2f;
+    conv_ref(xd, C, HW, fw, NULL, W, 1, 1, 0, 1, false, t1);
+    relu_ref(t1, W * HW * HW);
+    for (int k = 0; k < W * 16 * 9; k++) fw[k] = value(72, k) * 0.1f;
+    conv_ref(t1, W, HW, fw, NULL, W, 2, 3, 1, 2, false, t2);
+    relu_ref(t2, W * OW * OW);
+    for (int k = 0; k < W * W; k++) fw[k] = value(73, k) * 0.2f;
+    conv_ref(t2, W, OW, fw, NULL, W, 1, 1, 0, 1, false, t3);
+    for (int k = 0; k < W * C; k++) fw[k] = value(74, k) * 0.2f;
+    conv_ref(xd, C, HW, fw, NULL, W, 1, 1, 0, 2, false, t2);
+    for (int k = 0; k < W * OW * OW; k++) t3[k] += t2[k];
+    relu_ref(t3, W * OW * OW);
+    for (int k = 0; k < C * W; k++) fw[k] = value(75, k) * 0.2f;
+    conv_ref(t3, W, OW, fw, NULL, C, 1, 1, 0, 1, false, want);
+    tgc_tensor *one = run(g, "cpu=1", x, C, HW), *two = run(g, "cpu=2", x, C, HW);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    double worst = 0;
+    const float *y = tgc_tensor_data(one);
+    for (int k = 0; k < C * OW * OW; k++) worst = fmax(worst, fabs(y[k] - want[k]));
+    if (worst > 1e-4) fprintf(stderr, "\n  max |y - reference| = %g", worst);
+    CU_ASSERT(worst <= 1e-4);
+    CU_ASSERT_EQUAL(memcmp(tgc_tensor_data(one), tgc_tensor_data(two), sizeof(float) * C * OW * OW), 0);
+    tgc_tensor_release(one), tgc_tensor_release(two);
+    tgc_graph_free(g);
+
+    /* the branch a dense 3x3 on 8 channels (NCHW): the shortcut stays NCHW too */
+    char *wd = values(77, W * C * 9, 0.1f);
+    snprintf(yaml, size,
+             "format: tgc/1\n"
+             "inputs: [{name: x, dtype: float32, shape: [1, %d, %d, %d]}]\n"
+             "outputs: [y]\n"
+             "initializers:\n"
+             "  - {name: wd, dtype: float32, shape: [%d, %d, 3, 3], values: %s}\n"
+             "  - {name: wp, dtype: float32, shape: [%d, %d, 1, 1], values: %s}\n"
+             "nodes:\n"
+             "  - {name: c, op: Conv, inputs: [x, wd], attrs: {pads: [1, 1, 1, 1], strides: [2, 2]}}\n"
+             "  - {name: p, op: Conv, inputs: [x, wp], attrs: {strides: [2, 2]}}\n"
+             "  - {name: y, op: Add, inputs: [c, p]}\n",
+             C, HW, HW, W, C, wd, W, C, wp);
+    g = loaded_graph(yaml, "nchw_entry.yaml", d);
+    opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
+    CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC") + count_op(opt, "Transpose"), 0);
+    tgc_graph_free(opt);
+    tgc_graph_free(g);
+    tgc_diags_free(d);
+    free(wa), free(wg), free(wc), free(wp), free(wy), free(wd);
+    free(yaml);
+}
+
 /* Appends "[w0, w1, ...]" to *at (within end): n weights in steps of
  * 0.005 from -0.05 to 0.05, each also parsed into w[k] as the loader will
  * read it. */
@@ -892,6 +994,7 @@ TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_
               {"a fire module channels last, its Concat too", test_fire_module},
               {"a reduction after channels-last Convs", test_reduction_after},
               {"a grouped block channels last through its residual Add", test_grouped_residual_channels_last},
+              {"a strided 1x1 shortcut channels last beside its branch", test_projection_shortcut},
               {"a pointwise layer of many weights as one packed product", test_packed_pointwise},
               {"pointwise layers over 7x7 in pieces of positions", test_pointwise_pieces},
               {"a float16 residual block end to end", test_float16_residual},
