@@ -414,75 +414,16 @@ static void test_dw_rows_bitwise(void) {
     }
 }
 
-/* One case of test_dw_plane_bitwise: a k x k window at stride st, pads
- * ph (top) and pw (left, and as much right), a plane 13 high and wd wide,
- * the band of up to 5 output rows from oh0, 2 output channels. */
-static void dw_plane_case(const tgc_conv_isa *isa, int k, int st, int64_t ph, int64_t pw, int64_t wd, int64_t oh0) {
-    int64_t h = 13, mb = 2, taps = (int64_t)k * k, qmax = (k - 1) / st;
+/* One case of test_dw_plane_bitwise and test_plane_rows_bitwise: cin
+ * input planes 13 high and wd wide, mb output channels, a k x k window at
+ * stride st, pads ph (top) and pw (left, and as much right), the band of
+ * up to 5 output rows from oh0, by isa's dw_plane (cin 1) or plane_rows
+ * on the planes against its rows on the phase planes conv_direct.c would
+ * pack from them (zeros for the padding), bit for bit. */
+static void plane_case(const tgc_conv_isa *isa, int64_t cin, int64_t mb, int k, int st, int64_t ph, int64_t pw,
+                       int64_t wd, int64_t oh0) {
+    int64_t h = 13, taps = cin * k * k, qmax = (k - 1) / st;
     int64_t oh = (h + 2 * ph - k) / st + 1, ow = (wd + 2 * pw - k) / st + 1, rows = oh - oh0 < 5 ? oh - oh0 : 5;
-    int64_t lc = ow + qmax, plane_floats = (rows + qmax) * lc;
-    size_t block_floats = (size_t)(st * st * plane_floats + 64); /* rows reads up to a vector past */
-    float *x = malloc((size_t)(h * wd) * sizeof *x), *w = malloc((size_t)(mb * taps) * sizeof *w), bias[2];
-    float *block = calloc(block_floats, sizeof *block), *y0 = calloc((size_t)(mb * rows * ow), sizeof *y0);
-    float *y1 = calloc((size_t)(mb * rows * ow), sizeof *y1);
-    int64_t *off = malloc((size_t)taps * sizeof *off);
-    CU_ASSERT_FATAL(x && w && block && y0 && y1 && off);
-    uint32_t seed = (uint32_t)(k * 31 + st * 17 + pw * 7 + ph * 3 + wd);
-    for (int64_t i = 0; i < h * wd; i++) x[i] = lcg(&seed);
-    for (int64_t i = 0; i < mb * taps; i++) w[i] = lcg(&seed);
-    bias[0] = lcg(&seed), bias[1] = lcg(&seed);
-    /* phase plane (a, b), row u, column v: padded row st (oh0 + u) + a, padded column st v + b */
-    for (int64_t a = 0; a < st; a++)
-        for (int64_t b = 0; b < st; b++)
-            for (int64_t u = 0; u < rows + qmax; u++)
-                for (int64_t v = 0; v < lc; v++) {
-                    int64_t ih = st * (oh0 + u) + a - ph, iw = st * v + b - pw;
-                    if (ih >= 0 && ih < h && iw >= 0 && iw < wd)
-                        block[(a * st + b) * plane_floats + u * lc + v] = x[ih * wd + iw];
-                }
-    for (int i = 0; i < k; i++)
-        for (int j = 0; j < k; j++)
-            off[i * k + j] = ((i % st) * st + j % st) * plane_floats + i / st * lc + j / st;
-    tgc_conv_rows_job job = {.in = block, .in_rs = lc, .off = off, .taps = taps, .w = w, .bias = bias, .mb = mb,
-                             .out = y0, .out_cs = rows * ow, .out_rs = ow, .rows = rows, .n = ow};
-    isa->rows(&job);
-    tgc_conv_dw_plane_job pj = {.x = x, .h = h, .wd = wd, .ph = ph, .pw = pw, .oh0 = oh0, .rows = rows, .ow = ow,
-                                .w = w, .bias = bias, .mb = mb, .out = y1, .out_cs = rows * ow, .out_rs = ow};
-    isa->dw_plane(&pj, k, st);
-    bool same = memcmp(y0, y1, (size_t)(mb * rows * ow) * sizeof *y0) == 0;
-    CU_ASSERT(same);
-    if (!same)
-        printf("\n  %s: %dx%d stride %d, pads %lld top and %lld left, %lld wide, from row %lld: dw_plane differs",
-               isa->isa, k, k, st, (long long)ph, (long long)pw, (long long)wd, (long long)oh0);
-    free(x), free(w), free(block), free(y0), free(y1), free(off);
-}
-
-/* dw_plane on an input plane against rows on the phase planes
- * conv_direct.c would pack from it (zeros for the padding), bit for bit:
- * every window, stride and left pad it takes (tgc_conv_dw_plane_applies),
- * top pads 0 .. 2, widths that end on, before and past a vector (partial
- * loads at the right edge), bands that start inside the plane and leave a
- * tile tail. */
-static void test_dw_plane_bitwise(void) {
-    static const int64_t widths[] = {9, 32, 33, 67};
-    for (int isa_i = 0; runnable_isa(isa_i) != NULL; isa_i++)
-        for (int st = 1; st <= 2; st++)
-            for (int k = 3; k <= 7; k += 2)
-                for (int64_t pw = 0; pw <= k / 2; pw++)
-                    for (int64_t ph = 0; ph <= 2 && tgc_conv_dw_plane_applies(k, st, pw); ph++)
-                        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
-                            for (int64_t oh0 = 0; oh0 <= 2; oh0 += 2)
-                                dw_plane_case(runnable_isa(isa_i), k, st, ph, pw, widths[wi], oh0);
-}
-
-/* One case of test_plane_rows_bitwise: cin input planes 11 high and wd
- * wide, mb output channels, a 3x3 window at stride 2, pads ph (top) and
- * pw (left, and as much right), the band of up to 4 output rows from oh0. */
-static void plane_rows_case(const tgc_conv_isa *isa, int64_t cin, int64_t mb, int64_t ph, int64_t pw, int64_t wd,
-                            int64_t oh0) {
-    const int k = 3, st = 2;
-    int64_t h = 11, taps = cin * k * k, qmax = (k - 1) / st;
-    int64_t oh = (h + 2 * ph - k) / st + 1, ow = (wd + 2 * pw - k) / st + 1, rows = oh - oh0 < 4 ? oh - oh0 : 4;
     int64_t lc = ow + qmax, plane_floats = (rows + qmax) * lc, ny = mb * rows * ow;
     size_t block_floats = (size_t)(cin * st * st * plane_floats + 64); /* rows reads up to a vector past */
     float *x = malloc((size_t)(cin * h * wd) * sizeof *x), *w = malloc((size_t)(mb * taps) * sizeof *w);
@@ -490,7 +431,7 @@ static void plane_rows_case(const tgc_conv_isa *isa, int64_t cin, int64_t mb, in
     float *y0 = calloc((size_t)ny, sizeof *y0), *y1 = calloc((size_t)ny, sizeof *y1);
     int64_t *off = malloc((size_t)taps * sizeof *off);
     CU_ASSERT_FATAL(x && w && bias && block && y0 && y1 && off);
-    uint32_t seed = (uint32_t)(cin * 31 + mb * 17 + pw * 7 + ph * 3 + wd);
+    uint32_t seed = (uint32_t)(cin * 131 + mb * 61 + k * 31 + st * 17 + pw * 7 + ph * 3 + wd);
     for (int64_t i = 0; i < cin * h * wd; i++) x[i] = lcg(&seed);
     for (int64_t i = 0; i < mb * taps; i++) w[i] = lcg(&seed);
     for (int64_t i = 0; i < mb; i++) bias[i] = lcg(&seed);
@@ -514,13 +455,32 @@ static void plane_rows_case(const tgc_conv_isa *isa, int64_t cin, int64_t mb, in
     tgc_conv_dw_plane_job pj = {.x = x, .h = h, .wd = wd, .ph = ph, .pw = pw, .cin = cin, .in_cs = h * wd,
                                 .oh0 = oh0, .rows = rows, .ow = ow, .w = w, .bias = bias, .mb = mb, .out = y1,
                                 .out_cs = rows * ow, .out_rs = ow};
-    isa->plane_rows(&pj, k, st);
+    (cin == 1 ? isa->dw_plane : isa->plane_rows)(&pj, k, st);
     bool same = memcmp(y0, y1, (size_t)ny * sizeof *y0) == 0;
     CU_ASSERT(same);
     if (!same)
-        printf("\n  %s: %lld -> %lld, pads %lld top and %lld left, %lld wide, from row %lld: plane_rows differs",
-               isa->isa, (long long)cin, (long long)mb, (long long)ph, (long long)pw, (long long)wd, (long long)oh0);
+        printf("\n  %s: %lld -> %lld, %dx%d stride %d, pads %lld top and %lld left, %lld wide, from row %lld: %s differs",
+               isa->isa, (long long)cin, (long long)mb, k, k, st, (long long)ph, (long long)pw, (long long)wd,
+               (long long)oh0, cin == 1 ? "dw_plane" : "plane_rows");
     free(x), free(w), free(bias), free(block), free(y0), free(y1), free(off);
+}
+
+/* dw_plane on an input plane against rows on the phase planes
+ * conv_direct.c would pack from it (zeros for the padding), bit for bit:
+ * every window, stride and left pad it takes (tgc_conv_dw_plane_applies),
+ * top pads 0 .. 2, widths that end on, before and past a vector (partial
+ * loads at the right edge), bands that start inside the plane and leave a
+ * tile tail. */
+static void test_dw_plane_bitwise(void) {
+    static const int64_t widths[] = {9, 32, 33, 67};
+    for (int isa_i = 0; runnable_isa(isa_i) != NULL; isa_i++)
+        for (int st = 1; st <= 2; st++)
+            for (int k = 3; k <= 7; k += 2)
+                for (int64_t pw = 0; pw <= k / 2; pw++)
+                    for (int64_t ph = 0; ph <= 2 && tgc_conv_dw_plane_applies(k, st, pw); ph++)
+                        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+                            for (int64_t oh0 = 0; oh0 <= 2; oh0 += 2)
+                                plane_case(runnable_isa(isa_i), 1, 2, k, st, ph, pw, widths[wi], oh0);
 }
 
 /* plane_rows on the input planes against rows on the phase planes
@@ -537,7 +497,7 @@ static void test_plane_rows_bitwise(void) {
                 for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
                     for (int64_t oh0 = 0; oh0 <= 2; oh0 += 2) {
                         CU_ASSERT(tgc_conv_plane_rows_applies(3, 2, pw));
-                        plane_rows_case(runnable_isa(isa_i), 8 + oh0 / 2, 15 - 2 * ph, ph, pw, widths[wi], oh0);
+                        plane_case(runnable_isa(isa_i), 8 + oh0 / 2, 15 - 2 * ph, 3, 2, ph, pw, widths[wi], oh0);
                     }
     CU_ASSERT(!tgc_conv_plane_rows_applies(3, 1, 1) && !tgc_conv_plane_rows_applies(3, 2, 2));
 }
