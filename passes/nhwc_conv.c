@@ -220,16 +220,16 @@ typedef enum { NOT_NHWC, NHWC_CANDIDATE, NHWC_SHORTCUT } nhwc_kind;
  * same terms: NHWC_SHORTCUT, which goes channels last only beside a
  * branch that does (joins_channels_last). */
 static nhwc_kind float_candidate(const tgc_rewrite *rw, int32_t id) {
-    if (!tgc_pass_is_op(rw, id, "Conv")) return false;
+    if (!tgc_pass_is_op(rw, id, "Conv")) return NOT_NHWC;
     const tgc_node *n = &rw->g->nodes[id];
-    if (n->n_outputs != 1 || n->n_inputs < 2 || n->inputs[0].node < 0) return false;
+    if (n->n_outputs != 1 || n->n_inputs < 2 || n->inputs[0].node < 0) return NOT_NHWC;
     const tgc_tensor_info *x = tgc_graph_ref_info(rw->g, n->inputs[0]);
     const tgc_tensor_info *y = tgc_graph_ref_info(rw->g, (tgc_ref){id, 0, {0, 0}});
     const tgc_const *w = tgc_pass_const_of(rw, n->inputs[1]);
     if (x == NULL || y == NULL || w == NULL || x->dtype != TGC_FLOAT32 || x->shape.rank != 4 || y->shape.rank != 4 ||
         w->shape.rank != 4 || !tgc_dim_known(x->shape.dims[1]))
-        return false;
-    if (n->n_inputs > 2 && n->inputs[2].node >= 0 && tgc_pass_const_of(rw, n->inputs[2]) == NULL) return false;
+        return NOT_NHWC;
+    if (n->n_inputs > 2 && n->inputs[2].node >= 0 && tgc_pass_const_of(rw, n->inputs[2]) == NULL) return NOT_NHWC;
     const tgc_attr *ga = tgc_node_attr(n, "group");
     int64_t group = ga != NULL ? ga->i : 1, c = x->shape.dims[1].v;
     int64_t m = w->shape.dims[0].v, cg = w->shape.dims[1].v;

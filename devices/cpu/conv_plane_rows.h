@@ -1,4 +1,5 @@
-/* Dense and grouped Convs read where the input lies (tgc_conv_isa.plane_rows),
+/* Dense and grouped 3x3 Convs at stride 2 read where the input lies
+ * (tgc_conv_isa.plane_rows, the windows tgc_conv_plane_rows_applies takes),
  * for one vector ISA: included by devices/cpu/conv_isa_{sse2,avx2,avx512}.c
  * after conv_rows.h, whose column taps (cr_plane_taps) it shares with the
  * depthwise tgc_conv_isa.dw_plane.
