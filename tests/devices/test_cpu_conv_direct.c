@@ -216,9 +216,9 @@ static void test_grouped_and_few_channels(void) {
         /* rows wide enough that a band is 4 times its halo (HALO_BANDS), the last band shorter */
         {1, 3, 8, 61, 200, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, false, true, 1},     /* bands of 12 rows */
         {1, 64, 32, 58, 100, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 4},   /* 16 a group: bands of 4 */
-        /* from the input planes (plane_rows): 8 and 16 a group at stride 2, pads 1 and 0 */
+        /* from the input planes (plane_rows): 8 and 12 a group at stride 2, left pads 1 and 0 */
         {1, 32, 32, 40, 112, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 4},   /* RegNet's stage entry */
-        {1, 24, 26, 21, 35, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, false, true, 2},    /* 12 a group -> 13 */
+        {1, 24, 26, 21, 60, 3, 3, 2, 2, 1, 1, {0, 0, 1, 1}, false, true, 2},    /* 12 a group -> 13, 30 wide */
         {1, 16, 24, 20, 21, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 on 16 channels */
         {2, 48, 10, 9, 9, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, false, 1},     /* 1x1 on 48: the most */
         {1, 24, 20, 50, 37, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* 1x1 in bands, tails */
