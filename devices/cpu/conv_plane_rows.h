@@ -23,6 +23,9 @@
 
 /* Vectors a tile holds side by side: with AVX-512's 32 registers 8
  * channels x 2 vectors (16 accumulators, 2 x K taps); one elsewhere. */
+/* The widest window a tile holds the column taps of (cp_plane_rows takes 3x3 only). */
+#define CP_MAX_K 3
+
 #if TGC_VBYTES == 64
 #define CP_NV 2
 #else
@@ -47,20 +50,20 @@ static inline __attribute__((always_inline)) void cp_tile(const tgc_conv_dw_plan
     const int64_t taps = j->cin * K * K, ih0 = S * (j->oh0 + r) - j->ph;
     for (int64_t c = 0; c < j->cin; c++) {
         const float *plane = j->x + c * j->in_cs, *wc = w + c * K * K;
-#pragma GCC unroll 5
+#pragma GCC unroll 3
         for (int i = 0; i < K; i++) {
-            tgc_vf x[CP_NV][5];
+            tgc_vf x[CP_NV][CP_MAX_K];
             int64_t ih = ih0 + i;
 #pragma GCC unroll 2
             for (int v = 0; v < nv; v++) {
                 if (ih >= 0 && ih < j->h) {
                     cr_plane_taps(plane + ih * j->wd, f + v * TGC_VLANES, j->wd, x[v], K, S, pw, inner);
                 } else {
-#pragma GCC unroll 5
+#pragma GCC unroll 3
                     for (int t = 0; t < K; t++) x[v][t] = tgc_vf_splat(0.0f);
                 }
             }
-#pragma GCC unroll 5
+#pragma GCC unroll 3
             for (int t = 0; t < K; t++)
 #pragma GCC unroll 8
                 for (int k = 0; k < mb; k++) {

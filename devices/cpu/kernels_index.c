@@ -77,7 +77,7 @@ typedef struct parts_job {
     int n;
     bool split; /* copy from the whole into the parts (Split); else the other way */
     size_t outer, row, piece;
-    size_t rows; /* rows of the whole a piece, or 0: pieces of parts */
+    size_t rows; /* rows of the whole a piece, or 0: pieces of parts (first: NULL unless 0) */
 } parts_job;
 
 /* Rows [o0, o1) of the whole, every part's chunk of each (an empty part
@@ -144,19 +144,19 @@ static tgc_status copy_parts(tgc_kernel_ctx *c, bool split, int axis, int64_t ou
         part = (char **)(void *)(places + 3 * (size_t)n + 1);
     }
     size_t *chunk = places, *at = places + n, *first = places + 2 * (size_t)n, piece = TGC_CPU_COPY_PIECE_BYTES;
+    size_t rows = row <= piece / 2 ? piece / row : 0; /* pieces of rows of the whole, or of parts (first) */
     first[0] = at[0] = 0;
     for (int i = 0; i < n; i++) {
         chunk[i] = (size_t)(split ? c->outputs[i].dims[axis] : c->inputs[i].dims[axis]) * inner;
         if (i > 0) at[i] = at[i - 1] + chunk[i - 1];
-        first[i + 1] = first[i] + ((size_t)outer * chunk[i] + piece - 1) / piece;
+        if (rows == 0) first[i + 1] = first[i] + ((size_t)outer * chunk[i] + piece - 1) / piece;
         part[i] = split ? tgc_kernel_out_ptr(c, i) : (char *)tgc_kernel_in_ptr(c, i);
     }
     parts_job j = {.whole = split ? (char *)tgc_kernel_in_ptr(c, 0) : tgc_kernel_out_ptr(c, 0), .part = part,
-                   .chunk = chunk, .at = at, .first = first, .n = n, .split = split, .outer = (size_t)outer,
-                   .row = row, .piece = piece};
-    if (row <= piece / 2) j.rows = piece / row;
-    tgc_parallel_for(c->pool, j.rows > 0 ? (int64_t)((outer + j.rows - 1) / j.rows) : (int64_t)first[n], parts_piece,
-                     &j);
+                   .chunk = chunk, .at = at, .first = rows == 0 ? first : NULL, .n = n, .split = split,
+                   .outer = (size_t)outer, .row = row, .piece = piece, .rows = rows};
+    int64_t pieces = rows > 0 ? (int64_t)(((size_t)outer + rows - 1) / rows) : (int64_t)first[n];
+    tgc_parallel_for(c->pool, pieces, parts_piece, &j);
     tgc_free(heap);
     return TGC_OK;
 }
