@@ -18,7 +18,8 @@ BUILD_NOJIT ?= build-nojit
 TSAN_TESTS = support_test_thread_pool support_test_parallel_for partition_test_rendezvous executor_test_parallel \
 	devices_test_cpu_fast_paths devices_test_cpu_split_kernels executor_test_fusion devices_test_cpu_jit \
 	devices_test_cpu_gemm_packed devices_test_cpu_conv_direct executor_test_control_flow executor_test_eager_threads \
-	executor_test_concurrent_steps executor_test_step_peak executor_test_replicas passes_test_fuse_qdq executor_test_function
+	executor_test_concurrent_steps executor_test_step_peak executor_test_concat_in_place executor_test_replicas \
+	passes_test_fuse_qdq executor_test_function
 # With MPI (the build's TGC_MPI finds it the same way): the transport and tgc
 # itself under mpirun. Asked in the recipe, after deps: on a bare machine
 # OpenMPI is only there once install-deps has run.
@@ -77,7 +78,7 @@ test-asan: build-asan
 
 test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) \
-	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_(fast_paths|split_kernels|jit|conv_direct|gemm_packed)|test_fusion|executor/test_control_flow|test_eager_threads|test_concurrent_steps|test_step_peak|test_replicas|executor/test_function|passes/test_fuse_qdq|distributed/' \
+	  -R 'test_thread_pool|test_rendezvous|test_parallel|test_cpu_(fast_paths|split_kernels|jit|conv_direct|gemm_packed)|test_fusion|executor/test_control_flow|test_eager_threads|test_concurrent_steps|test_step_peak|test_concat_in_place|test_replicas|executor/test_function|passes/test_fuse_qdq|distributed/' \
 	  -E '^distributed/.*_tcp$$'
 
 # (not distributed/: the process transport has no JIT or GEMM of its own,

@@ -338,6 +338,7 @@ typedef struct slot_info {
     bool shared_send; /* a _Send's receiver shares its buffer (host to host) */
     int32_t from;     /* the slot whose buffer this one takes over (forwarding), -1 */
     int32_t tensor;   /* index in its space's tensors, -1 */
+    int32_t whole_buffer; /* an in-place Concat's outermost whole: its buffer in the space, once made; -1 */
 } slot_info;
 
 static bool is_op(const tgc_node *n, const char *op) { return n->kind == TGC_NODE_OP && strcmp(n->op_name, op) == 0; }
@@ -367,6 +368,7 @@ typedef struct part_ctx {
     bool *read_on_host; /* node id -> read only as host-memory arguments (tgc_plan_host_reads) */
     int32_t *base;    /* node id -> first slot */
     slot_info *slots;
+    tgc_concat_place *places; /* slot -> where a Concat in place puts it (executor/concat_in_place.h) */
     int32_t n_slots;
     tgc_diags *diags;
     bool overflow; /* a size or a sum of sizes did not fit (support/checked.h) */
@@ -407,6 +409,7 @@ static void part_ctx_release(part_ctx *c) {
     tgc_free(c->read_on_host);
     tgc_free(c->base);
     tgc_free(c->slots);
+    tgc_free(c->places);
 }
 
 /* The concrete info of partition node `id`'s output `port`. */
@@ -445,7 +448,7 @@ static void read_slots(part_ctx *c, tgc_memory_space *dev, tgc_memory_space *hos
                 sl->bytes = 0;
             }
             sl->first = sl->last = id;
-            sl->from = sl->tensor = -1;
+            sl->from = sl->tensor = sl->whole_buffer = -1;
             if (n->kind == TGC_NODE_CONST) {
                 tgc_memory_space *w = c->read_on_host[id] ? host : dev;
                 size_t wb = n->data->nbytes;
@@ -506,6 +509,29 @@ static void find_forwarding(part_ctx *c) {
             si->info.dtype == so->info.dtype && si->last == id && !si->output && !si->shared_send)
             so->from = in;
     }
+}
+
+/* As executor/plan.c: the Concats that take their inputs in place, whose
+ * parts then share their whole's buffer (fill_spaces). */
+static tgc_status find_places(part_ctx *c) {
+    int32_t *uses = tgc_malloc(((size_t)c->n_slots + 1) * sizeof *uses);
+    c->places = tgc_malloc(((size_t)c->n_slots + 1) * sizeof *c->places);
+    if (uses == NULL || c->places == NULL) {
+        tgc_free(uses);
+        return TGC_ERR_NOMEM;
+    }
+    for (int32_t v = 0; v < c->n_slots; v++) uses[v] = c->slots[v].uses + (c->slots[v].output ? 1 : 0);
+    tgc_concat_places_find(c->pg, (const tgc_kernel_def *const *)c->kernel, c->base, uses,
+                           tgc_kind_host_memory(c->kind), c->places);
+    tgc_free(uses);
+    return TGC_OK;
+}
+
+/* The outermost whole slot v lies in, or -1 when it is no part of one. */
+static int32_t whole_of(const part_ctx *c, int32_t v) {
+    if (c->places[v].into < 0 && !c->places[v].whole) return -1;
+    while (c->places[v].into >= 0) v = c->places[v].into;
+    return v;
 }
 
 static int cmp_desc(const void *pa, const void *pb) {
@@ -627,7 +653,16 @@ static tgc_status fill_spaces(part_ctx *c, tgc_memory_space *dev, tgc_memory_spa
             t->rank = sl->info.shape.rank > 0 ? sl->info.shape.rank : 0;
             for (int d = 0; d < t->rank; d++) t->dims[d] = sl->info.shape.dims[d].v;
             sl->tensor = sp->n_tensors++;
-            if (sl->from >= 0 && c->slots[sl->from].tensor >= 0) {
+            int32_t whole = whole_of(c, c->base[id] + port);
+            slot_info *ws = whole >= 0 ? &c->slots[whole] : NULL;
+            if (ws != NULL && ws->whole_buffer >= 0) { /* a part or a whole of a Concat in place */
+                t->buffer = ws->whole_buffer;
+                tgc_memory_buffer *b = &sp->buffers[t->buffer];
+                if (t->last > b->last) b->last = t->last;
+            } else if (ws != NULL) { /* its first writer makes the whole */
+                t->buffer = ws->whole_buffer = sp->n_buffers++;
+                sp->buffers[t->buffer] = (tgc_memory_buffer){c->places[whole].bytes, t->first, t->last, 0, sl->tensor};
+            } else if (sl->from >= 0 && c->slots[sl->from].tensor >= 0) {
                 t->buffer = sp->tensors[c->slots[sl->from].tensor].buffer;
                 tgc_memory_buffer *b = &sp->buffers[t->buffer];
                 if (t->last > b->last) b->last = t->last;
@@ -678,7 +713,8 @@ static tgc_status plan_partition(tgc_memory_plan *mp, const concrete *cc, int pa
     if (s == TGC_OK) {
         read_slots(&c, dev, host);
         find_forwarding(&c);
-        s = read_footprints(&c, dev);
+        s = find_places(&c);
+        if (s == TGC_OK) s = read_footprints(&c, dev);
     }
     if (s == TGC_OK) s = drop_replaced(&c, dev);
     if (s == TGC_OK) s = fill_spaces(&c, dev, host);

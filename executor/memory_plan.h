@@ -15,8 +15,11 @@
  * (forward_input) and the executor will let it (this node is the input's
  * last reader, same bytes and dtype, same memory), the output joins the
  * input's buffer, as the executor forwards it; a buffer is one or more
- * tensors, one after the other. Each memory (a partition's device, and host
- * memory for the int shape values the partition keeps there) then gets:
+ * tensors, one after the other. The inputs of a Concat in place
+ * (executor/concat_in_place.h) join its output's buffer, which lives from
+ * the first of them made to the last reader of any. Each memory (a
+ * partition's device, and host memory for the int shape values the
+ * partition keeps there) then gets:
  *   - the naive sum: every tensor in a memory of its own;
  *   - the lower bound: the most bytes of buffers live at one step;
  *   - the planned peak: the size of an arena where the buffers get offsets

@@ -173,7 +173,7 @@ static void snapshot(tgc_step *st, int m, int64_t live) {
 void tgc_watch_set(tgc_step *st, tgc_part_state *ps, int32_t slot, int32_t node) {
     if (ps->wslots == NULL) return;
     const tgc_buffer *b = ps->vals[slot].buf;
-    if (b == NULL || b->nbytes == 0) return;
+    if (b == NULL || b->nbytes == 0 || tgc_buffer_is_concat_view(b)) return; /* a view: counted in its whole */
     int m = gauge_of(st->s, b->device);
     if (m < 0) return;
     tgc_watch_slot *ws = &ps->wslots[slot];

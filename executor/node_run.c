@@ -7,8 +7,10 @@
 #include "executor/step.h"
 
 #include "devices/node_exec.h"
+#include "executor/concat_in_place.h"
 #include "support/alloc.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <signal.h>
@@ -34,8 +36,10 @@ static bool static_outputs(const tgc_graph *g, const tgc_node *n, const tgc_valu
 }
 
 /* Output 0 may take input j's buffer when this node is its last user and
- * only the run holds it (not a weight, not a feed) and the sizes match. */
-static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_value *out, const tgc_device *out_device) {
+ * only the run holds it (not a weight, not a feed, not a part of another
+ * buffer unless `view_ok`) and the sizes match. */
+static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_value *out,
+                        const tgc_device *out_device, bool view_ok) {
     if (j < 0 || j >= n->n_inputs || n->inputs[j].node < 0) return false;
     tgc_ref ref = n->inputs[j];
     int32_t slot = ps->plan->value_base[ref.node] + ref.port;
@@ -44,24 +48,114 @@ static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_
         if (n->inputs[i].node == ref.node && n->inputs[i].port == ref.port) uses_here++;
     const tgc_value *in = &ps->vals[slot];
     return in->buf != NULL && in->buf->device == out_device && atomic_load(&ps->remaining[slot]) == uses_here &&
-           atomic_load(&in->buf->refs) == 1 &&
+           atomic_load(&in->buf->refs) == 1 && (view_ok || !tgc_buffer_is_concat_view(in->buf)) &&
            in->buf->nbytes == tgc_value_nbytes(out) && in->dtype == out->dtype;
+}
+
+/* Held while a whole buffer is looked for and made, so that two writers
+ * of one Concat running at once never both allocate it (the loser's
+ * buffer, freed at once, still raised the device's peak by a whole). */
+static pthread_mutex_t whole_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The whole buffer of in-place Concat output slot w (concat_in_place.h):
+ * made by the first writer of a part to ask (a view of its own whole
+ * when w is a part of a later Concat, else a new buffer), kept in w's
+ * slot, counted by the memory watch from then on. Call with whole_lock. */
+static tgc_status whole_buffer_locked(tgc_step *st, tgc_part_state *ps, int32_t w, tgc_buffer **out) {
+    const tgc_concat_place *pl = &ps->plan->places[w];
+    tgc_buffer *b = ps->vals[w].buf;
+    tgc_status s = TGC_OK;
+    if (b == NULL && pl->into >= 0) {
+        tgc_buffer *outer;
+        s = whole_buffer_locked(st, ps, pl->into, &outer);
+        if (s == TGC_OK) s = tgc_concat_view(outer, pl->offset, pl->bytes, &b);
+    } else if (b == NULL) {
+        s = tgc_buffer_alloc(ps->plan->device, (size_t)pl->bytes, &b);
+    } else {
+        *out = b;
+        return TGC_OK;
+    }
+    if (s != TGC_OK) return s;
+    const tgc_tensor_info *info = &ps->plan->g->nodes[pl->node].outputs[0]; /* known dims (the memory report's) */
+    tgc_value *v = &ps->vals[w];
+    v->buf = b;
+    v->dtype = info->dtype;
+    v->rank = info->shape.rank;
+    for (int d = 0; d < v->rank; d++) v->dims[d] = info->shape.dims[d].v;
+    tgc_watch_set(st, ps, w, pl->node);
+    *out = b;
+    return TGC_OK;
+}
+
+static tgc_status whole_buffer(tgc_step *st, tgc_part_state *ps, int32_t w, tgc_buffer **out) {
+    pthread_mutex_lock(&whole_lock);
+    tgc_status s = whole_buffer_locked(st, ps, w, out);
+    pthread_mutex_unlock(&whole_lock);
+    return s;
+}
+
+/* Outputs of n that lie in an in-place Concat's buffer: the Concat takes
+ * the whole from its slot (*took_whole), a part's writer gets a view of
+ * its place, or takes over its forwarded input where that already lies
+ * there (*forwarded); where it lies there but cannot be taken over, the
+ * output gets a buffer of its own (never the memory it reads). An output
+ * whose shape is not the plan's gets its own buffer too. */
+static tgc_status place_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_kernel_def *k,
+                                tgc_device *d, tgc_value *out, bool *forwarded, bool *took_whole) {
+    int32_t base = ps->plan->value_base[n - ps->plan->g->nodes];
+    for (int i = 0; i < n->n_outputs; i++) {
+        int32_t v = base + i;
+        const tgc_concat_place *pl = &ps->plan->places[v];
+        if (!pl->whole && pl->into < 0) continue;
+        if (tgc_value_nbytes(&out[i]) != (size_t)pl->bytes) {
+            if (pl->whole) { /* its writers' parts keep it alive as long as they need it */
+                tgc_watch_release(ps, v);
+                tgc_buffer_release(ps->vals[v].buf);
+                ps->vals[v].buf = NULL;
+            }
+            continue;
+        }
+        tgc_buffer *whole;
+        tgc_status s = whole_buffer(st, ps, pl->whole ? v : pl->into, &whole);
+        if (s != TGC_OK) return s;
+        if (pl->whole) { /* the slot's reference moves to the output */
+            out[i].buf = whole;
+            ps->vals[v].buf = NULL;
+            *took_whole = true;
+            continue;
+        }
+        const void *at = (const char *)whole->mem + pl->offset;
+        if (i == 0 && k->forward_input >= 0 && k->forward_input < n->n_inputs && n->inputs[k->forward_input].node >= 0) {
+            tgc_ref r = n->inputs[k->forward_input];
+            const tgc_buffer *fb = ps->vals[ps->plan->value_base[r.node] + r.port].buf;
+            if (fb != NULL && fb->mem == at) {
+                if (can_forward(ps, n, k->forward_input, &out[0], tgc_node_exec_output_device(k, d, 0), true)) {
+                    out[0].buf = tgc_buffer_retain(ps->vals[ps->plan->value_base[r.node] + r.port].buf);
+                    *forwarded = true;
+                }
+                continue;
+            }
+        }
+        if ((s = tgc_concat_view(whole, pl->offset, pl->bytes, &out[i].buf)) != TGC_OK) return s;
+    }
+    return TGC_OK;
 }
 
 /* Forwards input k->forward_input's buffer to output 0 when it may
  * (*forwarded set), and allocates the other outputs. */
 static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_kernel_def *k,
-                                tgc_device *d, tgc_value *out, bool *forwarded) {
-    if (k->forward_input >= 0 && n->n_outputs > 0 &&
-        can_forward(ps, n, k->forward_input, &out[0], tgc_node_exec_output_device(k, d, 0))) {
+                                tgc_device *d, tgc_value *out, bool *forwarded, bool *took_whole) {
+    tgc_status s = ps->plan->places != NULL ? place_outputs(st, ps, n, k, d, out, forwarded, took_whole) : TGC_OK;
+    if (s == TGC_OK && out[0].buf == NULL && k->forward_input >= 0 && n->n_outputs > 0 &&
+        can_forward(ps, n, k->forward_input, &out[0], tgc_node_exec_output_device(k, d, 0), false)) {
         tgc_ref ref = n->inputs[k->forward_input];
         out[0].buf = tgc_buffer_retain(ps->vals[ps->plan->value_base[ref.node] + ref.port].buf);
         *forwarded = true;
     }
     int i = 0;
-    if (tgc_node_exec_alloc(n, k, d, out, &i) != TGC_OK) {
-        char what[512], which[32];
-        snprintf(which, sizeof which, "output %d", i);
+    if (s != TGC_OK || tgc_node_exec_alloc(n, k, d, out, &i) != TGC_OK) {
+        char what[512], which[64];
+        snprintf(which, sizeof which, s != TGC_OK ? "its Concat's buffer for output %d" : "output %d", i);
         tgc_oom_str(what, sizeof what, which, &out[i], tgc_node_exec_output_device(k, d, i));
         char where[256];
         tgc_step_fail(st, TGC_ERR_NOMEM, n->pos, "out-of-memory", "node '%s' (%s) on %s%s: %s",
@@ -154,8 +248,8 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (s != TGC_OK && s != TGC_ERR_NOMEM) s = TGC_ERR_RUNTIME;
         if (s != TGC_OK) node_fail(st, ps, n, d, s, "runtime-shape", err);
     }
-    bool forwarded = false;
-    if (s == TGC_OK && !k->sizes_outputs) s = alloc_outputs(st, ps, n, k, d, out, &forwarded);
+    bool forwarded = false, took_whole = false;
+    if (s == TGC_OK && !k->sizes_outputs) s = alloc_outputs(st, ps, n, k, d, out, &forwarded, &took_whole);
     if (s == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,
@@ -185,7 +279,7 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (i == 0 && forwarded) {
             tgc_ref from = n->inputs[k->forward_input];
             tgc_watch_move(ps, p->value_base[from.node] + from.port, p->value_base[id], id);
-        } else {
+        } else if (!(i == 0 && took_whole)) { /* a Concat's whole is counted since it was made */
             tgc_watch_set(st, ps, p->value_base[id] + i, id);
         }
     }

@@ -254,6 +254,20 @@ static void mark_static_shapes(tgc_plan *p) {
     }
 }
 
+/* The Concats of a cpu partition that take their inputs in place
+ * (concat_in_place.h); p->places stays NULL when none does. */
+static tgc_status find_places(tgc_plan *p) {
+    if (p->n_values == 0 || !tgc_device_host_memory(p->device)) return TGC_OK;
+    p->places = tgc_malloc((size_t)p->n_values * sizeof *p->places);
+    if (p->places == NULL) return TGC_ERR_NOMEM;
+    tgc_concat_places_find(p->g, p->kernel, p->value_base, p->use_count, true, p->places);
+    for (int32_t v = 0; v < p->n_values; v++)
+        if (p->places[v].whole) return TGC_OK;
+    tgc_free(p->places);
+    p->places = NULL;
+    return TGC_OK;
+}
+
 tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diags) {
     return tgc_plan_build_for(s, &s->compiled.parts, s->g, part, p, diags);
 }
@@ -294,6 +308,7 @@ tgc_status tgc_plan_build_for(tgc_session *s, const tgc_partitioning *parts, con
     mark_static_shapes(p);
     map_feeds(p, parts, source, part);
     st = count_edges(p, parts, part);
+    if (st == TGC_OK) st = find_places(p);
     if (st == TGC_OK && !s->settings->no_fusion) tgc_plan_fuse_activations(p);
     if (st == TGC_OK && !s->settings->no_prepack) tgc_plan_find_replaceable(p);
     if (st == TGC_OK) st = load_weights(p, diags);
@@ -386,6 +401,7 @@ void tgc_plan_release(tgc_plan *p) {
     tgc_free(p->absorbed);
     tgc_free(p->static_shapes);
     tgc_free(p->replaced);
+    tgc_free(p->places);
     tgc_free((void *)p->impl);
     for (int32_t i = 0; p->control != NULL && p->g != NULL && i < p->g->n_nodes; i++) {
         for (int b = 0; b < p->control[i].n_bodies; b++) body_plan_release(&p->control[i].bodies[b]);

@@ -14,6 +14,7 @@
 #include "tgc.h"
 
 #include "devices/kernel.h"
+#include "executor/concat_in_place.h"
 #include "executor/memory_plan.h"
 #include "support/settings.h"
 #include "support/thread_pool.h"
@@ -136,6 +137,9 @@ struct tgc_plan {
     double *work;
     bool *coarse;
     int32_t n_feeds;           /* feeds of the graph this partition comes from (feed_index's range) */
+    /* slot -> where the value lives when a Concat takes it in place
+     * (executor/concat_in_place.h); NULL when no Concat does. */
+    tgc_concat_place *places;
     /* A partition of a device in another process (docs/distributed.md):
      * nothing else of the plan is set; this process never runs it. */
     bool remote;

@@ -87,6 +87,7 @@ static void parts_rows(const parts_job *j, size_t o0, size_t o1) {
         for (int i = 0; i < j->n; i++) {
             if (j->chunk[i] == 0) continue;
             char *whole = j->whole + o * j->row + j->at[i], *part = j->part[i] + o * j->chunk[i];
+            if (whole == part) continue; /* in place */
             if (j->split) memcpy(part, whole, j->chunk[i]);
             else memcpy(whole, part, j->chunk[i]);
         }
@@ -113,6 +114,7 @@ static void parts_piece(void *arg, int64_t piece, int slot) {
     while (b < end) {
         size_t o = b / chunk, off = b % chunk, len = chunk - off < end - b ? chunk - off : end - b;
         char *whole = j->whole + o * j->row + j->at[i] + off, *part = j->part[i] + b;
+        if (whole == part) break; /* a part in place: all of this piece */
         if (j->split) memcpy(part, whole, len);
         else memcpy(whole, part, len);
         b += len;
@@ -152,7 +154,15 @@ static tgc_status copy_parts(tgc_kernel_ctx *c, bool split, int axis, int64_t ou
         if (rows == 0) first[i + 1] = first[i] + ((size_t)outer * chunk[i] + piece - 1) / piece;
         part[i] = split ? tgc_kernel_out_ptr(c, i) : (char *)tgc_kernel_in_ptr(c, i);
     }
-    parts_job j = {.whole = split ? (char *)tgc_kernel_in_ptr(c, 0) : tgc_kernel_out_ptr(c, 0), .part = part,
+    char *whole = split ? (char *)tgc_kernel_in_ptr(c, 0) : tgc_kernel_out_ptr(c, 0);
+    int in_place = 0; /* parts that already lie where they go (a Concat in place, executor/concat_in_place.h) */
+    for (int i = 0; outer == 1 && i < n; i++) in_place += chunk[i] == 0 || part[i] == whole + at[i];
+    if (in_place == n) {
+        c->impl = "in place";
+        tgc_free(heap);
+        return TGC_OK;
+    }
+    parts_job j = {.whole = whole, .part = part,
                    .chunk = chunk, .at = at, .first = rows == 0 ? first : NULL, .n = n, .split = split,
                    .outer = (size_t)outer, .row = row, .piece = piece, .rows = rows};
     int64_t pieces = rows > 0 ? (int64_t)(((size_t)outer + rows - 1) / rows) : (int64_t)first[n];

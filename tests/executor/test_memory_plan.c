@@ -214,9 +214,11 @@ static void test_chain_forwards_in_place(void) {
  *   steps: x 0, w1 1, w2 2, w3 3, a 4, b 5, c 6, d 7
  *   a = x @ w1 [1, 64] 256 B [4, 6]; b = a @ w2 [1, 32] 128 B [5, 7];
  *   c = a @ w3 [1, 16] 64 B [6, 7]; d = Concat(b, c) [1, 48] 192 B [7, 7].
- *   Lower bound: step 6: a+b+c = 448 (step 7: b+c+d = 384).
- *   Greedy: a @0; d [7,7] misses a -> @0; b meets a and d -> @256; c meets
- *   a, d, b -> @384. Arena 448. Naive 640.
+ *   d takes b and c in place (executor/concat_in_place.h): b at byte 0 of
+ *   d's buffer, c at 128, one buffer of 192 B from b's step to d's, [5, 7].
+ *   Lower bound: steps 5 and 6: a + d's buffer = 448 (copying, step 6 held
+ *   a+b+c = 448 too, and step 7 b+c+d = 384).
+ *   Greedy: a @0; d's buffer meets a -> @256. Arena 448. Naive 640.
  *   A run holds 448 whatever order b and c take: a lives until both ran. */
 static void test_diamond(void) {
     const int w[][2] = {{16, 64}, {64, 32}, {64, 16}};
@@ -233,19 +235,20 @@ static void test_diamond(void) {
     CU_ASSERT_EQUAL(f.planned_peak, 448);
     CU_ASSERT_EQUAL(f.naive_sum, 640);
     const tgc_memory_space *sp = &mp->spaces[0];
-    CU_ASSERT_EQUAL_FATAL(sp->n_buffers, 4);
-    int64_t offsets[] = {0, 256, 384, 0}; /* a, b, c, d */
-    int32_t first[] = {4, 5, 6, 7}, last[] = {6, 7, 7, 7};
-    for (int i = 0; i < 4; i++) {
+    CU_ASSERT_EQUAL_FATAL(sp->n_buffers, 2); /* b and c lie in d's buffer: a Concat in place */
+    int64_t offsets[] = {0, 256}, bytes[] = {256, 192}; /* a, d */
+    int32_t first[] = {4, 5}, last[] = {6, 7};
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(sp->buffers[i].bytes, bytes[i]);
         CU_ASSERT_EQUAL(sp->buffers[i].offset, offsets[i]);
         CU_ASSERT_EQUAL(sp->buffers[i].first, first[i]);
         CU_ASSERT_EQUAL(sp->buffers[i].last, last[i]);
     }
-    CU_ASSERT_EQUAL(sp->busiest_step, 6);
+    CU_ASSERT_EQUAL(sp->busiest_step, 5);
     int32_t live[TGC_MEMORY_TOP];
-    CU_ASSERT_EQUAL_FATAL(tgc_memory_space_live_at(sp, 6, live, TGC_MEMORY_TOP), 3);
-    CU_ASSERT_EQUAL(sp->tensors[live[0]].bytes, 256); /* a, b, c: the largest first */
-    CU_ASSERT_EQUAL(sp->tensors[live[2]].bytes, 64);
+    CU_ASSERT_EQUAL_FATAL(tgc_memory_space_live_at(sp, 6, live, TGC_MEMORY_TOP), 2);
+    CU_ASSERT_EQUAL(sp->tensors[live[0]].bytes, 256); /* a, then d's buffer by its newest part, c */
+    CU_ASSERT_EQUAL(sp->tensors[live[1]].bytes, 64);
     CU_ASSERT_EQUAL(measured_peak(g, "cpu", 0), 448);
     tgc_memory_plan_free(mp);
     tgc_graph_free(g);
@@ -279,7 +282,9 @@ static void test_graph_where_greedy_exceeds_lower_bound(void) {
 /* Eight MatMuls at once on four threads, twenty runs, with the watch on:
  * every step gives back what it counted (each gauge's live bytes are 0
  * between runs), and the most it saw lies between the lower bound and the
- * naive sum. Run under ThreadSanitizer too. */
+ * naive sum. The MatMuls write into their places in y (a Concat in place:
+ * one buffer of 2048 bytes, made once however many run at once). Run
+ * under ThreadSanitizer too. */
 static void test_watch_balances_under_parallel_runs(void) {
     const int w[][2] = {{16, 64}};
     char nodes[2048] = "";
@@ -294,7 +299,7 @@ static void test_watch_balances_under_parallel_runs(void) {
     tgc_memory_plan *mp = plan_of(g, "cpu", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(mp);
     tgc_memory_plan_figures f = figures_of(mp, "cpu0");
-    CU_ASSERT_EQUAL(f.lower_bound, 8 * 256 + 2048); /* at y: the eight and y */
+    CU_ASSERT_EQUAL(f.lower_bound, 2048); /* y's buffer, the eight in it */
     CU_ASSERT_EQUAL(f.naive_sum, 8 * 256 + 2048);
     tgc_diags *d = tgc_diags_create();
     tgc_session *s = NULL;
@@ -312,9 +317,12 @@ static void test_watch_balances_under_parallel_runs(void) {
     tgc_memory_gauge *gg = &s->watch->gauges[0];
     CU_ASSERT(gg->snapshot_bytes >= f.lower_bound && gg->snapshot_bytes <= f.naive_sum);
     CU_ASSERT_EQUAL(atomic_load(&gg->peak), gg->snapshot_bytes);
-    CU_ASSERT_EQUAL(gg->n_top, TGC_MEMORY_TOP);
+    CU_ASSERT_EQUAL(gg->snapshot_bytes, 2048);
+    CU_ASSERT_EQUAL(tgc_session_memory(s, 0).peak_bytes_in_use - tgc_session_memory(s, 0).bytes_in_use, 2048);
+    CU_ASSERT_EQUAL(gg->n_top, 1); /* the parts are counted in y's buffer */
     CU_ASSERT_STRING_EQUAL(gg->top[0].node, "y");
     CU_ASSERT_EQUAL(gg->top[0].bytes, 2048);
+    CU_ASSERT_EQUAL(gg->top[0].rank, 2);
     tgc_tensor_release(x);
     tgc_session_free(s);
     tgc_diags_free(d);
