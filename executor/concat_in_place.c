@@ -39,9 +39,8 @@ static bool part_offsets(const tgc_graph *g, const tgc_node *n, int64_t whole, i
     int64_t sum = 0;
     for (int i = 0; i < n->n_inputs; i++) {
         int64_t b = n->inputs[i].node >= 0 ? known_bytes(tgc_graph_ref_info(g, n->inputs[i])) : -1;
-        if (b < 0) return false;
         at[i] = sum;
-        sum += b;
+        if (b < 0 || !tgc_checked_add_i64(sum, b, &sum)) return false;
     }
     return sum == whole;
 }
