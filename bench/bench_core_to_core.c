@@ -7,9 +7,13 @@
  *   build/bench/bench_core_to_core [CPU_A CPU_B]     (default: the first two CPUs the process may use)
  *
  * Two threads pinned to CPU_A and CPU_B. Each round, the thread on CPU_A
- * writes a buffer, then one of the two reads it all (a vectorizable sum);
- * rounds alternate the reader. Prints, per buffer size, the median read
- * time by the writer's own core and by the other core, and their ratio.
+ * writes a buffer, then one of the two reads it all (a vectorizable sum),
+ * then CPU_A writes it all again; rounds alternate the reader. Prints, per
+ * buffer size, the median read time by the writer's own core and by the
+ * other core, and their ratio; then the median time of that second write
+ * after its own read and after the other core's (a write to a line
+ * another core holds must first take it from that core: a kernel writing
+ * where the last kernel's other thread read pays it).
  * Then what the two CPUs compute together: a loop of independent vector
  * multiply-adds in registers timed on CPU_A alone, then on both at once,
  * and the work both did per unit of time against one alone (2.0: two
@@ -32,7 +36,8 @@ typedef struct probe {
     size_t n;
     int cpu[2];
     pthread_barrier_t turn;
-    double read_s[2][ROUNDS]; /* by reader: 0 the writer's core, 1 the other */
+    double read_s[2][ROUNDS];  /* by reader: 0 the writer's core, 1 the other */
+    double write_s[2][ROUNDS]; /* CPU_A's write after that read, by the same reader */
     volatile float sink;
 } probe;
 
@@ -66,6 +71,12 @@ static void *run(void *arg) {
             double t0 = bench_now_s();
             p->sink = sum(p->buf, p->n);
             p->read_s[reader][round / 2] = bench_now_s() - t0;
+        }
+        pthread_barrier_wait(&p->turn);
+        if (r->me == 0) {
+            double t0 = bench_now_s();
+            for (size_t i = 0; i < p->n; i++) p->buf[i] = (float)(i + (size_t)round + 1);
+            p->write_s[reader][round / 2] = bench_now_s() - t0;
         }
         pthread_barrier_wait(&p->turn);
     }
@@ -159,6 +170,7 @@ int main(int argc, char **argv) {
            p.cpu[1], ROUNDS);
     printf("%10s %12s %12s %8s\n", "KiB", "own us", "other us", "ratio");
     const size_t kib[] = {256, 1024, 4096, 16384};
+    double writes[4][2];
     for (int k = 0; k < 4; k++) {
         p.n = kib[k] * 1024 / sizeof(float);
         if ((p.buf = aligned_alloc(64, p.n * sizeof(float))) == NULL) return 1;
@@ -170,8 +182,14 @@ int main(int argc, char **argv) {
         pthread_barrier_destroy(&p.turn);
         double own = bench_median(p.read_s[0], ROUNDS) * 1e6, other = bench_median(p.read_s[1], ROUNDS) * 1e6;
         printf("%10zu %12.1f %12.1f %8.2f\n", kib[k], own, other, other / own);
+        writes[k][0] = bench_median(p.write_s[0], ROUNDS) * 1e6;
+        writes[k][1] = bench_median(p.write_s[1], ROUNDS) * 1e6;
         free(p.buf);
     }
+    printf("write on cpu%d after that read: by cpu%d itself and by cpu%d\n", p.cpu[0], p.cpu[0], p.cpu[1]);
+    printf("%10s %12s %12s %8s\n", "KiB", "own us", "other us", "ratio");
+    for (int k = 0; k < 4; k++)
+        printf("%10zu %12.1f %12.1f %8.2f\n", kib[k], writes[k][0], writes[k][1], writes[k][1] / writes[k][0]);
     printf("multiply-adds on cpu%d and cpu%d at once, against cpu%d alone: %.2fx\n", p.cpu[0], p.cpu[1], p.cpu[0],
            fma_scaling(p.cpu));
     return 0;
