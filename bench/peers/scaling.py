@@ -78,18 +78,21 @@ def ort_ms(meta, threads, n, spin):
 
 
 def core_to_core():
-    """bench_core_to_core's line for 1 MiB (own us, other us, ratio) and what
-    two CPUs compute at once against one, or a note why not."""
+    """bench_core_to_core's lines for 1 MiB (a read after a write, a write
+    after a read: own us, other us, ratio) and what two CPUs compute at once
+    against one, or a note why not."""
     probe = os.path.join(os.path.dirname(TGC), 'bench', 'bench_core_to_core')
     if not os.path.exists(probe):
         return 'no %s' % probe
     rc, out, _ = run([probe])
-    line = next((l for l in out.splitlines() if l.split()[:1] == ['1024']), None)
+    lines = [l.split() for l in out.splitlines() if l.split()[:1] == ['1024']]  # the read's row, then the write's
     fma = re.search(r'alone: ([0-9.]+)x', out)
-    if rc != 0 or not line or not fma:
+    if rc != 0 or len(lines) < 2 or not fma:
         return 'probe failed'
-    return 'read of 1 MiB the other core wrote: %s us, own core %s us (%sx); 2 CPUs compute %sx one' % tuple(
-        line.split()[2:3] + line.split()[1:2] + line.split()[3:4] + [fma.group(1)])
+    read, write = lines[0], lines[1]
+    return ('read of 1 MiB the other core wrote: %s us, own core %s us (%sx); a write of it after the other '
+            'core read it: %s us, after its own read %s us (%sx); 2 CPUs compute %sx one') % (
+        read[2], read[1], read[3], write[2], write[1], write[3], fma.group(1))
 
 
 def best(a, b):
