@@ -2,6 +2,7 @@
  * views the writers get. */
 #include "executor/concat_in_place.h"
 
+#include "graph/shape.h"
 #include "graph/subgraph.h"
 #include "support/alloc.h"
 #include "support/checked.h"
@@ -11,15 +12,13 @@
 /* The bytes of a numeric tensor of known dtype and dims; -1 otherwise. */
 static int64_t known_bytes(const tgc_tensor_info *info) {
     if (info->kind != TGC_KIND_TENSOR || info->dtype == TGC_DTYPE_INVALID || info->dtype == TGC_STRING ||
-        info->shape.rank < 0 || info->shape.rank > TGC_MAX_RANK)
+        !tgc_shape_known(&info->shape))
         return -1;
     int64_t dims[TGC_MAX_RANK];
-    for (int d = 0; d < info->shape.rank; d++) {
-        if (!tgc_dim_known(info->shape.dims[d])) return -1;
-        dims[d] = info->shape.dims[d].v;
-    }
+    for (int d = 0; d < info->shape.rank; d++) dims[d] = info->shape.dims[d].v;
     size_t n;
-    if (!tgc_checked_dims_nbytes(info->shape.rank, dims, tgc_dtype_size(info->dtype), &n) || n > (size_t)INT64_MAX)
+    if (!tgc_checked_dims_nbytes(info->shape.rank, dims, tgc_dtype_size(info->dtype), &n) ||
+        n > (size_t)TGC_MAX_BYTES)
         return -1;
     return (int64_t)n;
 }
@@ -201,12 +200,13 @@ static int64_t peak_with(lifetimes *lt, const tgc_concat_place *places) {
     for (int32_t v = 0; v < lt->n_slots; v++) {
         if (lt->root[v] != v) continue;
         int64_t bytes = places[v].whole ? places[v].bytes : lt->bytes[v];
-        lt->delta[lt->start[v]] += bytes;
-        lt->delta[lt->end[v] + 1] -= bytes;
+        if (!tgc_checked_add_i64(lt->delta[lt->start[v]], bytes, &lt->delta[lt->start[v]]) ||
+            !tgc_checked_add_i64(lt->delta[lt->end[v] + 1], -bytes, &lt->delta[lt->end[v] + 1]))
+            return INT64_MAX; /* past any byte count: placing nothing more */
     }
     int64_t live = 0, most = 0;
     for (int32_t id = 0; id < lt->n_nodes; id++) {
-        live += lt->delta[id];
+        if (!tgc_checked_add_i64(live, lt->delta[id], &live)) return INT64_MAX;
         if (live > most) most = live;
     }
     return most;
@@ -237,7 +237,7 @@ void tgc_concat_places_find(const tgc_graph *g, const tgc_kernel_def *const *ker
          * at once than copying did (GoogLeNet's inception3b, its whole
          * made while the other branches ran: 4.0 -> 4.3 MB), copy. */
         int64_t with = peak_with(&lt, places);
-        if (with > peak) memcpy(places, before, (size_t)n_slots * sizeof *before);
+        if (with > peak || with == INT64_MAX) memcpy(places, before, (size_t)n_slots * sizeof *before);
         else peak = with;
     }
     lifetimes_release(&lt);

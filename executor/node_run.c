@@ -52,15 +52,11 @@ static bool can_forward(tgc_part_state *ps, const tgc_node *n, int j, const tgc_
            in->buf->nbytes == tgc_value_nbytes(out) && in->dtype == out->dtype;
 }
 
-/* Held while a whole buffer is looked for and made, so that two writers
- * of one Concat running at once never both allocate it (the loser's
- * buffer, freed at once, still raised the device's peak by a whole). */
-static pthread_mutex_t whole_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* The whole buffer of in-place Concat output slot w (concat_in_place.h):
  * made by the first writer of a part to ask (a view of its own whole
  * when w is a part of a later Concat, else a new buffer), kept in w's
- * slot, counted by the memory watch from then on. Call with whole_lock. */
+ * slot, counted by the memory watch from then on. Call with the plan's
+ * places_lock. */
 static tgc_status whole_buffer_locked(tgc_step *st, tgc_part_state *ps, int32_t w, tgc_buffer **out) {
     const tgc_concat_place *pl = &ps->plan->places[w];
     tgc_buffer *b = ps->vals[w].buf;
@@ -87,10 +83,13 @@ static tgc_status whole_buffer_locked(tgc_step *st, tgc_part_state *ps, int32_t 
     return TGC_OK;
 }
 
+/* whole_buffer_locked under the lock, so that two writers of one Concat
+ * running at once never both allocate its whole (the loser's, freed at
+ * once, still raised the device's peak by a whole). */
 static tgc_status whole_buffer(tgc_step *st, tgc_part_state *ps, int32_t w, tgc_buffer **out) {
-    pthread_mutex_lock(&whole_lock);
+    pthread_mutex_lock(&ps->plan->places_lock);
     tgc_status s = whole_buffer_locked(st, ps, w, out);
-    pthread_mutex_unlock(&whole_lock);
+    pthread_mutex_unlock(&ps->plan->places_lock);
     return s;
 }
 
@@ -100,9 +99,10 @@ static tgc_status whole_buffer(tgc_step *st, tgc_part_state *ps, int32_t w, tgc_
  * there (*forwarded); where it lies there but cannot be taken over, the
  * output gets a buffer of its own (never the memory it reads). An output
  * whose shape is not the plan's gets its own buffer too. */
-static tgc_status place_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_kernel_def *k,
+static tgc_status place_outputs(tgc_step *st, tgc_part_state *ps, int32_t id, const tgc_kernel_def *k,
                                 tgc_device *d, tgc_value *out, bool *forwarded, bool *took_whole) {
-    int32_t base = ps->plan->value_base[n - ps->plan->g->nodes];
+    const tgc_node *n = &ps->plan->g->nodes[id];
+    int32_t base = ps->plan->value_base[id];
     for (int i = 0; i < n->n_outputs; i++) {
         int32_t v = base + i;
         const tgc_concat_place *pl = &ps->plan->places[v];
@@ -125,12 +125,12 @@ static tgc_status place_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node
             continue;
         }
         const void *at = (const char *)whole->mem + pl->offset;
-        if (i == 0 && k->forward_input >= 0 && k->forward_input < n->n_inputs && n->inputs[k->forward_input].node >= 0) {
-            tgc_ref r = n->inputs[k->forward_input];
-            const tgc_buffer *fb = ps->vals[ps->plan->value_base[r.node] + r.port].buf;
-            if (fb != NULL && fb->mem == at) {
-                if (can_forward(ps, n, k->forward_input, &out[0], tgc_node_exec_output_device(k, d, 0), true)) {
-                    out[0].buf = tgc_buffer_retain(ps->vals[ps->plan->value_base[r.node] + r.port].buf);
+        int fi = k->forward_input;
+        if (i == 0 && fi >= 0 && fi < n->n_inputs && n->inputs[fi].node >= 0) {
+            tgc_buffer *fb = ps->vals[ps->plan->value_base[n->inputs[fi].node] + n->inputs[fi].port].buf;
+            if (fb != NULL && fb->mem == at) { /* a Relu over its Conv's place: take it over, or own memory */
+                if (can_forward(ps, n, fi, &out[0], tgc_node_exec_output_device(k, d, 0), true)) {
+                    out[0].buf = tgc_buffer_retain(fb);
                     *forwarded = true;
                 }
                 continue;
@@ -143,9 +143,10 @@ static tgc_status place_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node
 
 /* Forwards input k->forward_input's buffer to output 0 when it may
  * (*forwarded set), and allocates the other outputs. */
-static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, const tgc_node *n, const tgc_kernel_def *k,
+static tgc_status alloc_outputs(tgc_step *st, tgc_part_state *ps, int32_t id, const tgc_kernel_def *k,
                                 tgc_device *d, tgc_value *out, bool *forwarded, bool *took_whole) {
-    tgc_status s = ps->plan->places != NULL ? place_outputs(st, ps, n, k, d, out, forwarded, took_whole) : TGC_OK;
+    const tgc_node *n = &ps->plan->g->nodes[id];
+    tgc_status s = ps->plan->places != NULL ? place_outputs(st, ps, id, k, d, out, forwarded, took_whole) : TGC_OK;
     if (s == TGC_OK && out[0].buf == NULL && k->forward_input >= 0 && n->n_outputs > 0 &&
         can_forward(ps, n, k->forward_input, &out[0], tgc_node_exec_output_device(k, d, 0), false)) {
         tgc_ref ref = n->inputs[k->forward_input];
@@ -249,7 +250,7 @@ tgc_status tgc_node_run(tgc_step *st, tgc_part_state *ps, int32_t id) {
         if (s != TGC_OK) node_fail(st, ps, n, d, s, "runtime-shape", err);
     }
     bool forwarded = false, took_whole = false;
-    if (s == TGC_OK && !k->sizes_outputs) s = alloc_outputs(st, ps, n, k, d, out, &forwarded, &took_whole);
+    if (s == TGC_OK && !k->sizes_outputs) s = alloc_outputs(st, ps, id, k, d, out, &forwarded, &took_whole);
     if (s == TGC_OK) {
         tgc_kernel_ctx ctx = {.node = n, .device = d, .inputs = in, .n_inputs = n->n_inputs, .outputs = out,
                               .n_outputs = n->n_outputs, .error = err, .error_size = sizeof err,

@@ -262,7 +262,7 @@ static tgc_status find_places(tgc_plan *p) {
     if (p->places == NULL) return TGC_ERR_NOMEM;
     tgc_concat_places_find(p->g, p->kernel, p->value_base, p->use_count, true, p->places);
     for (int32_t v = 0; v < p->n_values; v++)
-        if (p->places[v].whole) return TGC_OK;
+        if (p->places[v].whole) return pthread_mutex_init(&p->places_lock, NULL) == 0 ? TGC_OK : TGC_ERR_NOMEM;
     tgc_free(p->places);
     p->places = NULL;
     return TGC_OK;
@@ -401,6 +401,7 @@ void tgc_plan_release(tgc_plan *p) {
     tgc_free(p->absorbed);
     tgc_free(p->static_shapes);
     tgc_free(p->replaced);
+    if (p->places != NULL) pthread_mutex_destroy(&p->places_lock);
     tgc_free(p->places);
     tgc_free((void *)p->impl);
     for (int32_t i = 0; p->control != NULL && p->g != NULL && i < p->g->n_nodes; i++) {

@@ -138,8 +138,10 @@ struct tgc_plan {
     bool *coarse;
     int32_t n_feeds;           /* feeds of the graph this partition comes from (feed_index's range) */
     /* slot -> where the value lives when a Concat takes it in place
-     * (executor/concat_in_place.h); NULL when no Concat does. */
+     * (executor/concat_in_place.h); NULL when no Concat does. With it,
+     * the lock its wholes are made under (executor/node_run.c). */
     tgc_concat_place *places;
+    pthread_mutex_t places_lock;
     /* A partition of a device in another process (docs/distributed.md):
      * nothing else of the plan is set; this process never runs it. */
     bool remote;

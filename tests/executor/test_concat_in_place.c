@@ -113,7 +113,7 @@ static const char *last_message(const fixture *f) {
 }
 
 /* How node `name` of the session's one partition last ran (its kernel's
- * impl), or "" when it did not say. */
+ * impl), or "" when it did not say; a node not there fails the test. */
 static const char *impl_of(const tgc_session *s, const char *name) {
     const tgc_plan *p = &s->plans[0];
     for (int32_t id = 0; id < p->g->n_nodes; id++)
@@ -121,6 +121,7 @@ static const char *impl_of(const tgc_session *s, const char *name) {
             const char *impl = atomic_load(&p->impl[id]);
             return impl != NULL ? impl : "";
         }
+    CU_FAIL("no such node");
     return "";
 }
 
@@ -191,6 +192,7 @@ static void test_batch_copies(void) {
         }
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT_STRING_NOT_EQUAL(impl_of(f.s, "c"), "in place");
+    CU_ASSERT_PTR_NULL(f.s->plans[0].places); /* nothing placed at all */
     tgc_tensor_release(c);
     close_fixture(&f);
 }
