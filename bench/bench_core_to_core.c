@@ -19,7 +19,15 @@
  * and the work both did per unit of time against one alone (2.0: two
  * cores; near 1.0: two hardware threads of one core, or vCPUs the host
  * runs on one: a kernel's second thread then adds nothing, tgc's or
- * ONNX Runtime's). */
+ * ONNX Runtime's). Last, the same for reads: each thread sums a buffer of
+ * its own (512 KiB: a core's L2; 8 MiB: the shared L3; 64 MiB: memory)
+ * until it has read 512 MiB, alone and both at once, and the bytes both
+ * read per unit of time against one alone, with one's GB/s. On the
+ * 2-vCPU EPYC of issue 34 the caches gave 1.93-2.00x, and memory
+ * 1.05-1.13x in three probes of seven within an hour (42-45 GB/s alone;
+ * 1.76-2.02x in the others): then one core takes all the memory
+ * bandwidth the host gives, and a kernel streaming from memory (a large
+ * matrix-vector product's weights) gains little from a second thread. */
 #define _GNU_SOURCE
 #include "bench/bench_util.h"
 
@@ -87,21 +95,25 @@ static void *run(void *arg) {
  * over 16 independent chains of 16 lanes. */
 #define FMA_STEPS 20000000
 
+/* Bytes each probe thread reads in one timed pass of the streaming probe
+ * (its buffer read over and over). */
+#define STREAM_BYTES ((size_t)512 << 20)
+
 typedef float v16 __attribute__((vector_size(64)));
 
-typedef struct fma_probe {
+/* One thread of a two-CPU probe: `work` pinned to `cpu`, timed after the
+ * start barrier (NULL: alone). */
+typedef struct pair_probe {
     int cpu;
-    pthread_barrier_t *start; /* NULL: runs alone */
+    pthread_barrier_t *start;
+    void (*work)(struct pair_probe *f); /* sets seconds */
+    float *buf;                         /* the streaming probe's own buffer */
+    size_t n;                           /* its floats */
     double seconds;
     volatile float sink;
-} fma_probe;
+} pair_probe;
 
-static void *run_fma(void *arg) {
-    fma_probe *f = arg;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(f->cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+static void fma_work(pair_probe *f) {
     v16 acc[16], mul, add;
     for (int i = 0; i < 16; i++) {
         mul[i] = 0.999999f, add[i] = 1e-7f;
@@ -115,25 +127,63 @@ static void *run_fma(void *arg) {
     float total = 0;
     for (int i = 0; i < 16; i++) total += acc[i][0];
     f->sink = total;
+}
+
+/* Reads the thread's own buffer (written first by this thread, so its
+ * pages and lines are this core's) until STREAM_BYTES are read. */
+static void stream_work(pair_probe *f) {
+    for (size_t i = 0; i < f->n; i++) f->buf[i] = (float)i;
+    size_t passes = STREAM_BYTES / (f->n * sizeof(float));
+    float total = sum(f->buf, f->n); /* warm */
+    if (f->start != NULL) pthread_barrier_wait(f->start);
+    double t0 = bench_now_s();
+    for (size_t k = 0; k < passes; k++) {
+        __asm__ volatile("" ::: "memory"); /* every pass reads the buffer again */
+        total += sum(f->buf, f->n);
+    }
+    f->seconds = bench_now_s() - t0;
+    f->sink = total;
+}
+
+static void *run_pair(void *arg) {
+    pair_probe *f = arg;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(f->cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    f->work(f);
     return NULL;
 }
 
 /* The work two threads on cpu[0] and cpu[1] do at once per unit of time,
- * against one on cpu[0] alone (the median of 5 of each); 0 when a thread
- * cannot be started. */
-static double fma_scaling(const int cpu[2]) {
+ * against one on cpu[0] alone (the median of 5 of each); each thread
+ * streams a buffer of `floats` of its own (0: the multiply-adds). 0 when a
+ * thread or a buffer cannot be had; *alone_s: the median time alone. */
+static double pair_scaling(const int cpu[2], size_t floats, double *alone_s) {
     double alone[5], both[5];
-    for (int r = 0; r < 5; r++) {
-        fma_probe one = {.cpu = cpu[0]};
+    void (*work)(pair_probe *) = floats > 0 ? stream_work : fma_work;
+    float *bufs[2] = {NULL, NULL};
+    for (int i = 0; floats > 0 && i < 2; i++)
+        if ((bufs[i] = aligned_alloc(64, floats * sizeof(float))) == NULL) {
+            free(bufs[0]);
+            return 0.0;
+        }
+    bool ok = true;
+    for (int r = 0; ok && r < 5; r++) {
+        pair_probe one = {.cpu = cpu[0], .work = work, .buf = bufs[0], .n = floats};
         pthread_t t[2];
-        if (pthread_create(&t[0], NULL, run_fma, &one) != 0) return 0.0;
+        if (pthread_create(&t[0], NULL, run_pair, &one) != 0) {
+            ok = false;
+            break;
+        }
         pthread_join(t[0], NULL);
         alone[r] = one.seconds;
         pthread_barrier_t start;
         pthread_barrier_init(&start, NULL, 2);
-        fma_probe two[2] = {{.cpu = cpu[0], .start = &start}, {.cpu = cpu[1], .start = &start}};
-        bool started = pthread_create(&t[0], NULL, run_fma, &two[0]) == 0;
-        if (started && pthread_create(&t[1], NULL, run_fma, &two[1]) != 0) {
+        pair_probe two[2] = {{.cpu = cpu[0], .start = &start, .work = work, .buf = bufs[0], .n = floats},
+                             {.cpu = cpu[1], .start = &start, .work = work, .buf = bufs[1], .n = floats}};
+        bool started = pthread_create(&t[0], NULL, run_pair, &two[0]) == 0;
+        if (started && pthread_create(&t[1], NULL, run_pair, &two[1]) != 0) {
             pthread_barrier_wait(&start); /* in the second thread's place: the first is waiting */
             pthread_join(t[0], NULL);
             started = false;
@@ -141,10 +191,14 @@ static double fma_scaling(const int cpu[2]) {
             for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
         }
         pthread_barrier_destroy(&start);
-        if (!started) return 0.0;
-        both[r] = two[0].seconds > two[1].seconds ? two[0].seconds : two[1].seconds;
+        ok = started;
+        if (ok) both[r] = two[0].seconds > two[1].seconds ? two[0].seconds : two[1].seconds;
     }
-    return 2.0 * bench_median(alone, 5) / bench_median(both, 5);
+    free(bufs[0]);
+    free(bufs[1]);
+    if (!ok) return 0.0;
+    *alone_s = bench_median(alone, 5);
+    return 2.0 * *alone_s / bench_median(both, 5);
 }
 
 /* The first two CPUs in the process's affinity mask, or -1. */
@@ -190,7 +244,15 @@ int main(int argc, char **argv) {
     printf("%10s %12s %12s %8s\n", "KiB", "own us", "other us", "ratio");
     for (int k = 0; k < 4; k++)
         printf("%10zu %12.1f %12.1f %8.2f\n", kib[k], writes[k][0], writes[k][1], writes[k][1] / writes[k][0]);
+    double alone_s;
     printf("multiply-adds on cpu%d and cpu%d at once, against cpu%d alone: %.2fx\n", p.cpu[0], p.cpu[1], p.cpu[0],
-           fma_scaling(p.cpu));
+           pair_scaling(p.cpu, 0, &alone_s));
+    const size_t stream_kib[] = {512, 8192, 65536};
+    for (int k = 0; k < 3; k++) {
+        double x = pair_scaling(p.cpu, stream_kib[k] * 1024 / sizeof(float), &alone_s);
+        printf("reads of a buffer of %zu KiB each on cpu%d and cpu%d at once, against cpu%d alone: %.2fx (%.1f GB/s "
+               "alone)\n",
+               stream_kib[k], p.cpu[0], p.cpu[1], p.cpu[0], x, alone_s > 0 ? STREAM_BYTES / alone_s / 1e9 : 0.0);
+    }
     return 0;
 }

@@ -20,12 +20,18 @@ REPEAT_SCALE (default 1: export.py's runs per round, scaled). Needs node
 with onnxruntime-node under PEERS_DIR/node (run.sh installs it). ORT runs
 with its default intra-op spinning and, above one thread, without it
 (session.intra_op.allow_spinning=0); the faster counts, as in run.sh.
-Before and after, the cost of reading data the other core has just
-written (build/bench/bench_core_to_core, 1 MiB): a virtual machine's vCPUs
-may share caches one hour and not the next, and its scaling changes with
+Before and after (and between rounds, its first figure), the cost of
+reading data the other core has just written
+(build/bench/bench_core_to_core, 1 MiB): a virtual machine's vCPUs may
+share caches one hour and not the next, and its scaling changes with
 it, and the multiply-adds both CPUs do at once against one alone (near
 1.0 where the host runs both vCPUs on one core: then no runtime gains
-from a second thread, and the 2-thread figures say little). Targets (issue 34): tgc/ORT at most 1.0 as a geometric mean and at most
+from a second thread, and the 2-thread figures say little), and the
+bytes both read at once from memory (64 MiB buffers, past the caches)
+against one alone (near 1.0 where one core already takes all the
+bandwidth the host gives: then a kernel streaming from memory, such as
+a large matrix-vector product, gains nothing from a second thread).
+Targets (issue 34): tgc/ORT at most 1.0 as a geometric mean and at most
 1.15 on every model at 2 threads; at most 0.95 as a geometric mean at 1.
 """
 import json
@@ -79,20 +85,25 @@ def ort_ms(meta, threads, n, spin):
 
 def core_to_core():
     """bench_core_to_core's lines for 1 MiB (a read after a write, a write
-    after a read: own us, other us, ratio) and what two CPUs compute at once
-    against one, or a note why not."""
+    after a read: own us, other us, ratio), what two CPUs compute at once
+    against one, and what they read at once from memory (64 MiB each)
+    against one, or a note why not; and the read's ratio (None when the
+    probe failed)."""
     probe = os.path.join(os.path.dirname(TGC), 'bench', 'bench_core_to_core')
     if not os.path.exists(probe):
-        return 'no %s' % probe
+        return 'no %s' % probe, None
     rc, out, _ = run([probe])
     lines = [l.split() for l in out.splitlines() if l.split()[:1] == ['1024']]  # the read's row, then the write's
-    fma = re.search(r'alone: ([0-9.]+)x', out)
-    if rc != 0 or len(lines) < 2 or not fma:
-        return 'probe failed'
+    fma = re.search(r'multiply-adds .* alone: ([0-9.]+)x', out)
+    dram = re.search(r'buffer of 65536 KiB .* alone: ([0-9.]+)x \(([0-9.]+) GB/s', out)
+    if rc != 0 or len(lines) < 2 or not fma or not dram:
+        return 'probe failed', None
     read, write = lines[0], lines[1]
     return ('read of 1 MiB the other core wrote: %s us, own core %s us (%sx); a write of it after the other '
-            'core read it: %s us, after its own read %s us (%sx); 2 CPUs compute %sx one') % (
-        read[2], read[1], read[3], write[2], write[1], write[3], fma.group(1))
+            'core read it: %s us, after its own read %s us (%sx); 2 CPUs compute %sx one and read %sx one '
+            'from memory (%s GB/s alone)') % (
+        read[2], read[1], read[3], write[2], write[1], write[3], fma.group(1), dram.group(1),
+        dram.group(2)), float(read[3])
 
 
 def best(a, b):
@@ -115,10 +126,13 @@ def main(models):
     # (export.py keeps notes under keys starting with '_', such as '_info')
     models = models or [m for m in meta if not m.startswith('_') and os.path.exists(meta[m]['onnx'])]
     os.makedirs(os.path.join(PEERS, 'out'), exist_ok=True)
-    probe_before = core_to_core()
+    probe_before, _ = core_to_core()
+    states = []  # the probe's read ratio before each round (near 1: the fast state)
     times = {}  # (model, runtime, threads) -> best median ms
     paired = {}  # (model, threads) -> [tgc/ORT of each round, from runs back to back]
     for r in range(ROUNDS):
+        if r > 0:
+            states.append(core_to_core()[1])
         for name in models:
             n = max(3, int(meta[name]['repeats'] * REPEAT_SCALE))
             for t in THREADS:
@@ -147,7 +161,10 @@ def main(models):
     print('ms per run, best median of %d interleaved rounds; speedups from 1 thread; ratio = tgc/ORT of the best '
           'medians; paired = the median over rounds of tgc/ORT from runs back to back (steadier where the '
           'machine slows for seconds at a time)' % ROUNDS)
-    print('before: %s; after: %s' % (probe_before, core_to_core()))
+    print('before: %s; after: %s' % (probe_before, core_to_core()[0]))
+    if states:
+        print('between rounds, a read of the other core\'s writes against an own read: %s' %
+              ', '.join('%.2fx' % x if x else '-' for x in states))
     print(head)
     ratios = {}  # (family or 'all', threads) -> [ratio]
     for name in models:
