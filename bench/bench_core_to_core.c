@@ -161,6 +161,7 @@ static void *run_pair(void *arg) {
  * thread or a buffer cannot be had; *alone_s: the median time alone. */
 static double pair_scaling(const int cpu[2], size_t floats, double *alone_s) {
     double alone[5], both[5];
+    *alone_s = 0.0;
     void (*work)(pair_probe *) = floats > 0 ? stream_work : fma_work;
     float *bufs[2] = {NULL, NULL};
     for (int i = 0; floats > 0 && i < 2; i++)
@@ -244,7 +245,7 @@ int main(int argc, char **argv) {
     printf("%10s %12s %12s %8s\n", "KiB", "own us", "other us", "ratio");
     for (int k = 0; k < 4; k++)
         printf("%10zu %12.1f %12.1f %8.2f\n", kib[k], writes[k][0], writes[k][1], writes[k][1] / writes[k][0]);
-    double alone_s;
+    double alone_s = 0.0;
     printf("multiply-adds on cpu%d and cpu%d at once, against cpu%d alone: %.2fx\n", p.cpu[0], p.cpu[1], p.cpu[0],
            pair_scaling(p.cpu, 0, &alone_s));
     const size_t stream_kib[] = {512, 8192, 65536};
