@@ -458,6 +458,52 @@ static void test_a_long_trace_keeps_every_event(void) {
     tgc_graph_free(g);
 }
 
+/* Outputs large enough to be copied into the caller's tensors by a pool
+ * worker (executor/step.c COPY_ON_POOL_BYTES): every value, at 1 and 2
+ * threads, run after run, and still there once the session is freed. */
+static void test_large_outputs_are_copied_whole(void) {
+    enum { N = 2 * 256 * 512, RUNS = 20 }; /* 1 MiB an output */
+    const char *yaml = "format: tgc/1\nname: large\n"
+                       "inputs:\n  - {name: x, dtype: float32, shape: [2, 256, 512]}\n"
+                       "outputs: [y, z]\nnodes:\n  - {name: y, op: Neg, inputs: [x]}\n"
+                       "  - {name: z, op: Relu, inputs: [y]}\n";
+    tgc_diags *d = tgc_diags_create();
+    tgc_graph *g = NULL;
+    CU_ASSERT_EQUAL(tgc_graph_load_string(yaml, strlen(yaml), "large.yaml", ".", d, &g), TGC_OK);
+    if (g == NULL) tgc_diags_print(d, stderr);
+    tgc_diags_free(d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    float *xs = malloc(N * sizeof *xs);
+    for (int i = 0; i < N; i++) xs[i] = (float)(i % 97 - 48);
+    tgc_tensor *x;
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 3, (int64_t[]){2, 256, 512}, xs, &x), TGC_OK);
+    const char *threads[] = {"cpu=1", "cpu=2"};
+    for (int t = 0; t < 2; t++) {
+        tgc_session *s = open_session(g, "cpu", threads[t]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        const char *names[] = {"x"};
+        tgc_tensor *outs[2] = {NULL, NULL};
+        int wrong = 0;
+        for (int r = 0; r < RUNS; r++) {
+            tgc_tensor_release(outs[0]);
+            tgc_tensor_release(outs[1]);
+            outs[0] = outs[1] = NULL;
+            CU_ASSERT_EQUAL_FATAL(tgc_session_run(s, 1, names, &x, outs, NULL), TGC_OK);
+            const float *y = tgc_tensor_data(outs[0]), *z = tgc_tensor_data(outs[1]);
+            for (int i = 0; i < N; i++) wrong += y[i] != -xs[i] || z[i] != (xs[i] < 0 ? -xs[i] : 0.0f);
+        }
+        tgc_session_free(s); /* the outputs are the caller's */
+        const float *y = tgc_tensor_data(outs[0]), *z = tgc_tensor_data(outs[1]);
+        for (int i = 0; i < N; i++) wrong += y[i] != -xs[i] || z[i] != (xs[i] < 0 ? -xs[i] : 0.0f);
+        CU_ASSERT_EQUAL(wrong, 0);
+        tgc_tensor_release(outs[0]);
+        tgc_tensor_release(outs[1]);
+    }
+    tgc_tensor_release(x);
+    free(xs);
+    tgc_graph_free(g);
+}
+
 TGC_TEST_MAIN("parallel executor",
               {"a failing node aborts the step across devices", test_failing_node_aborts_the_step_across_devices},
               {"the hook is read when the session is made", test_the_hook_is_read_when_the_session_is_made},
@@ -465,4 +511,5 @@ TGC_TEST_MAIN("parallel executor",
               {"a thousand runs do not grow", test_a_thousand_runs_do_not_grow},
               {"the trace has nodes, flows and counters", test_trace_has_nodes_flows_and_counters},
               {"a long trace keeps every event", test_a_long_trace_keeps_every_event},
-              {"a dominated fan-out runs in turn", test_a_dominated_fan_out_runs_in_turn})
+              {"a dominated fan-out runs in turn", test_a_dominated_fan_out_runs_in_turn},
+              {"large outputs are copied whole", test_large_outputs_are_copied_whole})
