@@ -28,10 +28,10 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdatomic.h>
 
 void tgc_step_fail(tgc_step *st, tgc_status status, tgc_srcpos pos, const char *rule, const char *fmt, ...) {
     pthread_mutex_lock(&st->lock);
@@ -601,8 +601,6 @@ static tgc_status fetch_in_place(const tgc_value *v, tgc_tensor **out) {
     return s;
 }
 
-/* Copies a graph output into a new host tensor for the caller (a
- * function's output: a handle on it where it lies). */
 /* Outputs of at least this many bytes in host memory, made by a pool of
  * one worker, are copied into the caller's tensor by that worker, not by
  * the caller. The caller's core reading the output left its lines there,
@@ -672,6 +670,8 @@ static tgc_thread_pool *pool_of(const tgc_session *s, const tgc_device *d) {
     return NULL;
 }
 
+/* Copies a graph output into a new host tensor for the caller (a
+ * function's output: a handle on it where it lies). */
 static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags) {
     const tgc_value *v = st->remote_out != NULL && st->s->plans[st->s->compiled.parts.outputs[i].part].remote
                              ? &st->remote_out[i]
