@@ -607,9 +607,9 @@ static tgc_status fetch_in_place(const tgc_value *v, tgc_tensor **out) {
  * and the next run's first kernel to write that buffer, on the worker's
  * core, paid for taking them back: seven 3x3 depthwise layers with a
  * 1.6 MB output, 1 thread, first layer 243-252 -> 88-90 us, the run
- * 0.93-0.95 -> 0.73-0.77 ms (`tgc run`, libraries alternating). A pool
+ * 0.93-0.98 -> 0.73-0.77 ms (`tgc run`, libraries alternating). A pool
  * of two made the output on both cores, so either copies half from the
- * other's: there the caller's own copy was as fast (0.49-0.50 against
+ * other's: there the caller's own copy was as fast (0.49-0.53 against
  * 0.50-0.52 ms), one hand-off less. Where a copy runs never changes the
  * bytes. */
 #define COPY_ON_POOL_BYTES ((size_t)256 << 10)
