@@ -261,11 +261,12 @@ static tgc_status find_places(tgc_plan *p) {
     p->places = tgc_malloc((size_t)p->n_values * sizeof *p->places);
     if (p->places == NULL) return TGC_ERR_NOMEM;
     tgc_concat_places_find(p->g, p->kernel, p->value_base, p->use_count, true, p->places);
-    for (int32_t v = 0; v < p->n_values; v++)
-        if (p->places[v].whole) return pthread_mutex_init(&p->places_lock, NULL) == 0 ? TGC_OK : TGC_ERR_NOMEM;
-    tgc_free(p->places);
+    bool any = false;
+    for (int32_t v = 0; v < p->n_values && !any; v++) any = p->places[v].whole;
+    if (any && pthread_mutex_init(&p->places_lock, NULL) == 0) return TGC_OK;
+    tgc_free(p->places); /* none placed, or no lock to make the wholes under: p->places NULL, nothing to destroy */
     p->places = NULL;
-    return TGC_OK;
+    return any ? TGC_ERR_NOMEM : TGC_OK;
 }
 
 tgc_status tgc_plan_build(tgc_session *s, int part, tgc_plan *p, tgc_diags *diags) {

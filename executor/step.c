@@ -602,8 +602,8 @@ static tgc_status fetch_in_place(const tgc_value *v, tgc_tensor **out) {
 }
 
 /* Outputs of at least this many bytes in host memory, made by a pool of
- * one worker, are copied into the caller's tensor by that worker, not by
- * the caller. The caller's core reading the output left its lines there,
+ * one worker (not a short step, whose caller ran its chain itself), are
+ * copied into the caller's tensor by that worker, not by the caller. The caller's core reading the output left its lines there,
  * and the next run's first kernel to write that buffer, on the worker's
  * core, paid for taking them back: seven 3x3 depthwise layers with a
  * 1.6 MB output, 1 thread, first layer 243-252 -> 88-90 us, the run
@@ -689,8 +689,9 @@ static tgc_status fetch(tgc_step *st, int i, tgc_tensor **out, tgc_diags *diags)
     else s = tgc_tensor_alloc(v->dtype, v->rank, v->dims, out); /* every byte copied below */
     bool copy = s == TGC_OK && !st->s->shared_devices && nbytes > 0 && v->dtype != TGC_STRING && !tgc_value_is_list(v);
     const void *host = copy ? tgc_buffer_host_ptr(v->buf) : NULL;
-    if (host != NULL) /* host memory: copied where it was made */
-        copy_on_pool(pool_of(st->s, v->buf->device), (void *)tgc_tensor_data(*out), host, nbytes);
+    if (host != NULL) /* host memory: copied where it was made (a short step's caller made it) */
+        copy_on_pool(st->caller_runs ? NULL : pool_of(st->s, v->buf->device), (void *)tgc_tensor_data(*out), host,
+                     nbytes);
     else if (copy)
         s = v->buf->device->ops->copy_to_host(v->buf->device, (void *)tgc_tensor_data(*out), v->buf->mem, 0, nbytes);
     if (s != TGC_OK)

@@ -459,12 +459,13 @@ static void test_a_long_trace_keeps_every_event(void) {
 }
 
 /* Outputs large enough to be copied into the caller's tensors by a pool
- * worker (executor/step.c COPY_ON_POOL_BYTES): every value, at 1 and 2
- * threads, run after run, and still there once the session is freed. */
+ * worker (executor/step.c COPY_ON_POOL_BYTES), in steps long enough that
+ * the caller does not run them itself: every value, at 1 and 2 threads,
+ * run after run, and still there once the session is freed. */
 static void test_large_outputs_are_copied_whole(void) {
-    enum { N = 2 * 256 * 512, RUNS = 20 }; /* 1 MiB an output */
+    enum { N = 8 * 512 * 512, RUNS = 10 }; /* 8 MiB an output: a step of milliseconds */
     const char *yaml = "format: tgc/1\nname: large\n"
-                       "inputs:\n  - {name: x, dtype: float32, shape: [2, 256, 512]}\n"
+                       "inputs:\n  - {name: x, dtype: float32, shape: [8, 512, 512]}\n"
                        "outputs: [y, z]\nnodes:\n  - {name: y, op: Neg, inputs: [x]}\n"
                        "  - {name: z, op: Relu, inputs: [y]}\n";
     tgc_diags *d = tgc_diags_create();
@@ -476,7 +477,7 @@ static void test_large_outputs_are_copied_whole(void) {
     float *xs = malloc(N * sizeof *xs);
     for (int i = 0; i < N; i++) xs[i] = (float)(i % 97 - 48);
     tgc_tensor *x;
-    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 3, (int64_t[]){2, 256, 512}, xs, &x), TGC_OK);
+    CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 3, (int64_t[]){8, 512, 512}, xs, &x), TGC_OK);
     const char *threads[] = {"cpu=1", "cpu=2"};
     for (int t = 0; t < 2; t++) {
         tgc_session *s = open_session(g, "cpu", threads[t]);
