@@ -272,6 +272,13 @@ static const layer layers[] = {
     {"squeezenet1_1", 16, 55, 55, 64, 1, 1, 0, 1, 2},
     {"squeezenet1_1", 16, 55, 55, 64, 3, 1, 1, 1, 2},
     {"squeezenet1_1", 128, 55, 55, 16, 1, 1, 0, 1, 1},
+    /* the first layers of the held-out models (RGB in, large strides) */
+    {"stems", 3, 224, 224, 64, 11, 4, 2, 1, 1}, /* AlexNet */
+    {"stems", 3, 224, 224, 64, 3, 2, 0, 1, 1},  /* SqueezeNet 1.1 */
+    {"stems", 3, 224, 224, 32, 3, 2, 1, 1, 1},  /* MNASNet, MobileNetV2, EfficientNet */
+    {"stems", 3, 224, 224, 64, 7, 2, 3, 1, 1},  /* ResNet, GoogLeNet */
+    {"stems", 3, 224, 224, 96, 4, 4, 0, 1, 1},  /* ConvNeXt, Swin */
+    {"stems", 3, 224, 224, 768, 16, 16, 0, 1, 1}, /* ViT-B/16 */
 };
 enum { N_LAYERS = sizeof layers / sizeof layers[0] };
 
