@@ -153,6 +153,11 @@
  * 3 lost to packing (see the top of the file). */
 #define PLANE_ROWS_MIN_CIN 8
 
+/* A band of the row method by channels has this many vectors' lanes of
+ * output positions at least: its tiles of a few positions then leave
+ * few empty (ViT's 14-wide rows). */
+#define CHANNELS_MIN_POSITIONS 4
+
 /* The lanes method's band of packed input aims at this many floats. */
 #define LANES_FLOATS ((int64_t)16 << 10)
 
@@ -185,6 +190,9 @@ typedef struct direct_plan {
     int64_t stage_floats, stage_floats_at; /* the stage's size, and where it starts after the packed block */
     bool by_lanes;
     int64_t lanes, blocks;
+    /* rows by tgc_conv_isa.rows_by_channels from wt: W transposed into
+     * [blocks of lanes channels, taps, lanes] (by_channels_pays) */
+    bool by_channels;
     const float *wt, *bt; /* the node's kernel cache, or wt_owned */
     float *wt_owned;
 } direct_plan;
@@ -474,6 +482,45 @@ static void lanes_piece(void *arg, int64_t p, int slot) {
     if (residual) tgc_cpu_act_block(d->act, j.y + j.oh0 * d->ow, out_plane, 0, j.nl * d->mout, 0, j.rows * d->ow);
 }
 
+/* Copies the input rows that output rows [oh0, oh0 + rows) read, of the
+ * cin channels at x [cin, h, wd], into block with their padding as zeros:
+ * channel ci's row u (padded input row oh0 * sh + u) at block + ci *
+ * plane_floats + u * lc, its column v the padded column v. */
+static void pack_padded(const direct_plan *d, const float *x, int64_t oh0, int64_t rows, float *block) {
+    int64_t in_rows = (rows - 1) * d->sh + (d->kh - 1) * d->dh + 1;
+    int64_t v0 = d->pw < d->lc ? d->pw : d->lc, v1 = d->pw + d->wd < d->lc ? d->pw + d->wd : d->lc;
+    for (int64_t ci = 0; ci < d->cin; ci++)
+        for (int64_t u = 0; u < in_rows; u++) {
+            float *dst = block + ci * d->plane_floats + u * d->lc;
+            int64_t ih = oh0 * d->sh - d->ph + u;
+            if (ih < 0 || ih >= d->h || v0 >= v1) {
+                memset(dst, 0, (size_t)d->lc * sizeof *dst);
+                continue;
+            }
+            memset(dst, 0, (size_t)v0 * sizeof *dst);
+            memcpy(dst + v0, x + (ci * d->h + ih) * d->wd + (v0 - d->pw), (size_t)(v1 - v0) * sizeof *dst);
+            memset(dst + v1, 0, (size_t)(d->lc - v1) * sizeof *dst);
+        }
+}
+
+/* Row method by channels, piece p: image n, output rows [oh0, oh0 +
+ * rows), output channels [mc0, mc0 + mc). */
+static void channels_piece(void *arg, int64_t p, int slot) {
+    const direct_plan *d = arg;
+    int64_t band = p % d->bands, chunk = p / d->bands % d->mchunks, n = p / d->bands / d->mchunks;
+    int64_t oh0 = band * d->band, rows = d->oh - oh0 < d->band ? d->oh - oh0 : d->band;
+    int64_t mc0 = chunk * d->mc, mc = d->m_count - mc0 < d->mc ? d->m_count - mc0 : d->mc;
+    int64_t out_plane = d->oh * d->ow, taps = d->cin * d->kh * d->kw;
+    float *block = block_of(d->scratch[slot]), *y = d->y + (n * d->m_count + mc0) * out_plane + oh0 * d->ow;
+    pack_padded(d, d->x + n * d->channels * d->h * d->wd, oh0, rows, block);
+    tgc_conv_rows_job j = {.in = block, .in_rs = d->sh * d->lc, .in_ps = d->sw, .off = d->off, .taps = taps,
+                           .bias = d->bias != NULL ? d->bias + mc0 : NULL, .mb = mc, .out = y,
+                           .out_cs = out_plane, .out_rs = d->ow, .rows = rows, .n = d->ow};
+    j.clamp = clamp_of(d->act, &j.lo, &j.hi);
+    d->isa->rows_by_channels(&j, d->wt + mc0 * taps);
+    if (!j.clamp) tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);
+}
+
 /* The vector kernels of the ISA the elementwise loops run (ew_dispatch.c's
  * cpuid choice, TGC_CPU_ISA included). */
 static const tgc_conv_isa *conv_isa(void) {
@@ -606,6 +653,94 @@ static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
     return true;
 }
 
+/* Whether the row method runs by channels (conv_channel_lanes.h, on
+ * padded rows: pack_padded, plan_channels): one group over an image's few
+ * channels, a vector of output channels at least, strides 3 to 4 in
+ * both axes. bench_conv_families' stems, 1 thread, AVX-512, medians of
+ * 11 interleaved runs (ms, rows against by channels): AlexNet's 11x11 at
+ * stride 4 0.880 -> 0.766, ConvNeXt's 4x4 at 4 0.202 -> 0.172. At stride
+ * 2 the row kernel's full vectors lead (3x3 3 -> 64: 0.264 against
+ * 0.301; 7x7 3 -> 64: 1.111 against 1.234); from stride 8 a tile's
+ * broadcasts each fall in a cache line of their own (ViT's 16x16 at 16:
+ * 1.85 against 1.83, level). */
+static bool by_channels_pays(const direct_plan *d) {
+    return d->groups == 1 && d->cin <= DIRECT_MAX_DENSE_CG && d->mout >= d->isa->lanes && d->sh >= 3 &&
+           d->sh <= 4 && d->sw >= 3 && d->sw <= 4;
+}
+
+/* The row method's weights by channels: W [M, taps] as [ceil(M / lanes),
+ * taps, lanes], zeros past M, `floats` floats from tgc_malloc (NULL
+ * without memory). */
+static float *transpose_channel_weights(const direct_plan *d, int64_t floats) {
+    float *wt = tgc_malloc((size_t)floats * sizeof *wt);
+    if (wt == NULL) return NULL;
+    int64_t taps = d->cin * d->kh * d->kw, lanes = d->isa->lanes;
+    for (int64_t i = 0; i < floats; i++) {
+        int64_t k = i / (taps * lanes) * lanes + i % lanes, t = i / lanes % taps;
+        wt[i] = k < d->m_count ? d->w[k * taps + t] : 0.0f;
+    }
+    return wt;
+}
+
+/* The floats of the row method's weights by channels. */
+static bool channel_weight_floats(const direct_plan *d, int64_t *floats) {
+    int64_t lanes = d->isa->lanes;
+    return tgc_checked_mul_i64((d->m_count + lanes - 1) / lanes * lanes, d->cin * d->kh * d->kw, floats);
+}
+
+/* tgc_kernel_cache_build for the weights by channels (arg: the plan). */
+static void *build_channel_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const direct_plan *d = arg;
+    int64_t floats;
+    if (!channel_weight_floats(d, &floats)) return NULL;
+    *bytes = (size_t)floats * sizeof(float);
+    return transpose_channel_weights(d, floats);
+}
+
+/* The row method's weights by channels, from the node's kernel cache
+ * when W is a weight (which they then replace), else into d->wt_owned. */
+static bool plan_channel_weights(tgc_kernel_ctx *c, direct_plan *d) {
+    int64_t floats;
+    if (!channel_weight_floats(d, &floats)) return false;
+    d->wt = tgc_kernel_cache_get(c, 1u << 1, build_channel_weights, d);
+    if (d->wt != NULL) tgc_kernel_cache_replaces(c, 1u << 1);
+    return d->wt != NULL || (d->wt = d->wt_owned = transpose_channel_weights(d, floats)) != NULL;
+}
+
+/* The row method by channels: bands of CHANNELS_MIN_POSITIONS vectors of
+ * output positions, their padded input rows (pack_padded) and tap
+ * offsets (into d->off, allocated here), chunks of output channels when
+ * bands are few, and the weights by channels; *floats: the scratch a
+ * participant needs. */
+static bool plan_channels(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
+    int64_t lanes = d->isa->lanes, taps = d->cin * d->kh * d->kw;
+    d->lc = (d->ow - 1) * d->sw + (d->kw - 1) * d->dw + 1; /* the padded columns the outputs read */
+    d->band = (CHANNELS_MIN_POSITIONS * lanes + d->ow - 1) / d->ow;
+    if (d->band > d->oh) d->band = d->oh;
+    d->bands = (d->oh + d->band - 1) / d->band;
+    /* The plane sizes passed tgc_cpu_conv_direct_applies's checks; the
+     * products with cin and the slack are checked. */
+    d->plane_floats = ((d->band - 1) * d->sh + (d->kh - 1) * d->dh + 1) * d->lc;
+    if (!tgc_checked_mul_i64(d->cin, d->plane_floats, floats) ||
+        !tgc_checked_add_i64(*floats, TGC_CONV_ROWS_MAX_LANES * (d->sw + 1) + BLOCK_ALIGN_FLOATS, floats))
+        return false;
+    d->mc = d->m_count;
+    if (d->bands < MIN_PIECES && d->m_count > 2 * lanes) { /* chunks of whole pairs of channel blocks */
+        int64_t want = (MIN_PIECES + d->bands - 1) / d->bands;
+        d->mc = (d->m_count + want - 1) / want;
+        d->mc = (d->mc + 2 * lanes - 1) / (2 * lanes) * (2 * lanes);
+    }
+    d->mchunks = (d->m_count + d->mc - 1) / d->mc;
+    d->gb = 1;
+    if ((d->off = tgc_malloc((size_t)taps * sizeof *d->off)) == NULL) return false;
+    for (int64_t ci = 0, t = 0; ci < d->cin; ci++)
+        for (int64_t i = 0; i < d->kh; i++)
+            for (int64_t jj = 0; jj < d->kw; jj++, t++)
+                d->off[t] = ci * d->plane_floats + i * d->dh * d->lc + jj * d->dw;
+    return plan_channel_weights(c, d);
+}
+
 /* Frees s[0 .. count) (NULL entries allowed) and s itself; s may be NULL. */
 static void free_scratch(float **s, int count) {
     for (int i = 0; s != NULL && i < count; i++) tgc_free(s[i]);
@@ -619,8 +754,13 @@ void tgc_cpu_conv_direct_footprint(const tgc_conv_geometry *g, uint32_t const_in
     bool by_lanes = d.cin == 1 && d.groups > 1 && d.channels >= d.isa->lanes &&
                     (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
     uint32_t consts = 1u << 1 | (g->has_bias ? 1u << 2 : 0u);
+    int64_t floats;
+    if (!by_lanes && by_channels_pays(&d) && (const_inputs & 2u) && channel_weight_floats(&d, &floats)) {
+        out->cache_bytes = floats * (int64_t)sizeof(float), out->replaces_inputs = 1u << 1;
+        return;
+    }
     if (!by_lanes || (const_inputs & consts) != consts) return;
-    int64_t lanes = d.isa->lanes, blocks = (d.channels + lanes - 1) / lanes, floats;
+    int64_t lanes = d.isa->lanes, blocks = (d.channels + lanes - 1) / lanes;
     if (tgc_checked_mul_i64(blocks * lanes * d.mout, d.kh * d.kw + 1, &floats)) /* as plan_lanes sizes it */
         out->cache_bytes = floats * (int64_t)sizeof(float), out->replaces_inputs = consts;
 }
@@ -634,10 +774,13 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
     /* depthwise with a vector's worth of channels at least, on narrow outputs */
     d.by_lanes = d.cin == 1 && d.groups > 1 && d.channels >= d.isa->lanes &&
                  (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
+    d.by_channels = !d.by_lanes && by_channels_pays(&d);
     int64_t floats = 0;
     size_t bytes = 0;
     int width = tgc_parallel_width(c->pool);
-    bool ok = (d.by_lanes ? plan_lanes(c, &d, &floats) : plan_rows(&d, &floats)) &&
+    bool ok = (d.by_lanes      ? plan_lanes(c, &d, &floats)
+               : d.by_channels ? plan_channels(c, &d, &floats)
+                               : plan_rows(&d, &floats)) &&
               tgc_checked_mul_size((size_t)floats, sizeof(float), &bytes);
     if (ok && c->prepack_only) { /* the cache is built: nothing to compute */
         tgc_free(d.off);
@@ -649,7 +792,7 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
     if (ok) {
         int64_t pieces = d.by_lanes ? g->batch * d.blocks * d.bands
                                     : g->batch * ((d.groups + d.gb - 1) / d.gb) * d.mchunks * d.bands;
-        tgc_parallel_for(c->pool, pieces, d.by_lanes ? lanes_piece : rows_piece, &d);
+        tgc_parallel_for(c->pool, pieces, d.by_lanes ? lanes_piece : d.by_channels ? channels_piece : rows_piece, &d);
     }
     tgc_free(d.off);
     tgc_free(d.wt_owned);

@@ -72,6 +72,10 @@ typedef struct tgc_conv_rows_job {
      * graph/elementwise.def exactly (Relu: lo 0, hi +inf). */
     bool clamp;
     float lo, hi;
+    /* tgc_conv_isa.rows_by_channels only: floats between the inputs of
+     * neighbouring output positions (column f reads in[r * in_rs +
+     * off[t] + f * in_ps]), at least 1. */
+    int64_t in_ps;
     /* No slack past the last float a sum uses (the input read where it
      * lies, not a packed block): a partial vector is loaded through a
      * mask (tgc_conv_isa.rows only, not dw_rows). */
@@ -196,6 +200,13 @@ typedef struct tgc_conv_isa {
      * (zero outside the h x wd plane, multiplied in all the same), one
      * multiply-add a step: the row method's bits. Then the clamp. */
     void (*plane_rows)(const tgc_conv_dw_plane_job *j, int k, int s);
+    /* rows with the output channels in the lanes (conv_channel_lanes.h),
+     * its inputs in_ps floats apart (rows' sums, bit for bit, at in_ps 1),
+     * from wt, the job's weights transposed: wt[(k / lanes * taps + t) *
+     * lanes + k % lanes] = w[k * taps + t], zeros past mb (j->w is not
+     * read). Reads up to lanes * in_ps floats past the last one a sum
+     * uses (never exact). */
+    void (*rows_by_channels)(const tgc_conv_rows_job *j, const float *wt);
 } tgc_conv_isa;
 
 /* One table per ISA (devices/cpu/conv_isa_*.c). */

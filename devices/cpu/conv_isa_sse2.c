@@ -4,6 +4,7 @@
 #include "devices/cpu/conv_rows.h"
 #include "devices/cpu/conv_plane_rows.h"
 #include "devices/cpu/conv_dw_lanes.h"
+#include "devices/cpu/conv_channel_lanes.h"
 
 const tgc_conv_isa tgc_conv_isa_sse2 = {
     .isa = TGC_ISA_NAME,
@@ -15,4 +16,5 @@ const tgc_conv_isa tgc_conv_isa_sse2 = {
     .pack = cr_pack,
     .pack2 = cr_pack2,
     .dw_block = dl_block,
+    .rows_by_channels = cl_run,
 };

@@ -234,6 +234,23 @@ static void test_grouped_and_few_channels(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
 }
 
+/* Stems at strides 3 and 4 by channels (conv_channel_lanes.h, on padded
+ * rows): output channel counts that leave a partial block and a lone
+ * block after the pairs (at 16, 8 and 4 lanes), outputs that leave a
+ * partial tile of positions, several bands and chunks of channels, pads
+ * past the first and last columns, dilation, a batch, no bias. */
+static void test_stems_by_channels(void) {
+    const conv_case cases[] = {
+        {1, 3, 40, 47, 51, 11, 11, 4, 4, 1, 1, {2, 2, 2, 2}, false, true, 1},  /* AlexNet's: 16 + 16, then 8 */
+        {1, 3, 33, 32, 36, 4, 4, 4, 4, 1, 1, {0, 0, 0, 0}, false, true, 1},    /* patchify: 2 blocks and 1 */
+        {2, 3, 70, 30, 30, 3, 3, 3, 3, 1, 1, {1, 1, 1, 1}, false, false, 1},   /* stride 3, chunks, no bias */
+        {1, 4, 24, 61, 150, 5, 5, 3, 4, 2, 1, {4, 0, 1, 6}, false, true, 1},   /* strides 3, 4, dilated, pads */
+        {1, 1, 16, 40, 41, 8, 8, 4, 4, 1, 1, {3, 3, 3, 3}, false, true, 1},    /* one channel: pads past */
+        {1, 2, 17, 9, 200, 3, 7, 4, 3, 1, 2, {1, 5, 1, 5}, false, true, 1},    /* one output row, 17 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+}
+
 /* An empty batch and an empty channel axis: nothing to compute, success. */
 static void test_empty(void) {
     conv_case k = {0, 4, 4, 8, 8, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0};
@@ -255,10 +272,11 @@ static void test_fused_activations(void) {
     const conv_case shapes[] = {
         {1, 19, 19, 7, 7, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, false, true, 0},   /* lanes */
         {1, 5, 10, 12, 33, 3, 3, 2, 2, 1, 1, {1, 1, 1, 1}, false, true, 0}, /* rows, M = 2C */
+        {1, 3, 24, 40, 45, 5, 5, 4, 4, 1, 1, {2, 2, 2, 2}, false, true, 1}, /* rows by channels */
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const conv_case *k = &shapes[s];
-        size_t nx = (size_t)(k->c * k->h * k->w), nw = (size_t)(k->m * k->kh * k->kw);
+        size_t nx = (size_t)(k->c * k->h * k->w), nw = (size_t)(k->m * (k->c / conv_group(k)) * k->kh * k->kw);
         int64_t ny = k->m * conv_oh(k) * conv_ow(k), yd[4] = {1, k->m, conv_oh(k), conv_ow(k)};
         uint32_t seed = 99;
         float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc((size_t)k->m * sizeof *b);
@@ -414,6 +432,54 @@ static void test_dw_rows_bitwise(void) {
     }
 }
 
+/* rows_by_channels against rows, bit for bit, for isa: mb output
+ * channels (every count up to three blocks of lanes and one past), n
+ * positions (a partial tile and more), rows 3 apart, inputs in_ps apart;
+ * rows runs on a copy with each tap's inputs side by side. */
+static void by_channels_case(const tgc_conv_isa *isa, int64_t mb, int64_t n, int64_t in_ps, bool clamp) {
+    const int64_t taps = 7, rows = 3, in_rs = 97, lanes = isa->lanes, blocks = (mb + lanes - 1) / lanes;
+    const int64_t off[7] = {0, 1, 5, 40, 41, 90, 200}; /* every tap's start in the block */
+    int64_t in_floats = (rows - 1) * in_rs + off[taps - 1] + (n + lanes) * in_ps + 1, ny = mb * rows * n;
+    float *in = malloc((size_t)in_floats * sizeof *in), *w = malloc((size_t)(mb * taps) * sizeof *w);
+    float *wt = calloc((size_t)(blocks * lanes * taps), sizeof *wt), *bias = malloc((size_t)mb * sizeof *bias);
+    float *side = malloc((size_t)(taps * rows * n + lanes) * sizeof *side);
+    float *y0 = calloc((size_t)ny, sizeof *y0), *y1 = calloc((size_t)ny, sizeof *y1);
+    int64_t side_off[7];
+    CU_ASSERT_FATAL(in && w && wt && bias && side && y0 && y1);
+    uint32_t seed = (uint32_t)(mb * 131 + n * 7 + in_ps);
+    for (int64_t i = 0; i < in_floats; i++) in[i] = 3.0f * lcg(&seed);
+    for (int64_t i = 0; i < mb * taps; i++) w[i] = lcg(&seed);
+    for (int64_t i = 0; i < mb; i++) bias[i] = lcg(&seed);
+    for (int64_t k = 0; k < mb; k++)
+        for (int64_t t = 0; t < taps; t++) wt[(k / lanes * taps + t) * lanes + k % lanes] = w[k * taps + t];
+    for (int64_t t = 0; t < taps; t++) {
+        side_off[t] = t * rows * n;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t f = 0; f < n; f++) side[side_off[t] + r * n + f] = in[r * in_rs + off[t] + f * in_ps];
+    }
+    tgc_conv_rows_job job = {.in = side, .in_rs = n, .off = side_off, .taps = taps, .w = w, .bias = bias,
+                             .mb = mb, .out = y0, .out_cs = rows * n, .out_rs = n, .rows = rows, .n = n,
+                             .clamp = clamp, .lo = -0.5f, .hi = 1.0f};
+    isa->rows(&job);
+    job.in = in, job.in_rs = in_rs, job.in_ps = in_ps, job.off = off, job.w = NULL, job.out = y1;
+    isa->rows_by_channels(&job, wt);
+    bool same = memcmp(y0, y1, (size_t)ny * sizeof *y0) == 0;
+    CU_ASSERT(same);
+    if (!same)
+        printf("\n  %s: %lld channels, %lld positions %lld apart%s: rows_by_channels differs", isa->isa,
+               (long long)mb, (long long)n, (long long)in_ps, clamp ? ", clamped" : "");
+    free(in), free(w), free(wt), free(bias), free(side), free(y0), free(y1);
+}
+
+static void test_by_channels_bitwise(void) {
+    for (int isa_i = 0; runnable_isa(isa_i) != NULL; isa_i++) {
+        const tgc_conv_isa *isa = runnable_isa(isa_i);
+        for (int64_t mb = 1; mb <= 3 * isa->lanes + 1; mb++)
+            for (int64_t n = 1; n <= 29; n += 14)
+                for (int64_t in_ps = 1; in_ps <= 4; in_ps += 3) by_channels_case(isa, mb, n, in_ps, mb % 2 == 0);
+    }
+}
+
 /* One case of test_dw_plane_bitwise and test_plane_rows_bitwise: cin
  * input planes 13 high and wd wide, mb output channels, a k x k window at
  * stride st, pads ph (top) and pw (left, and as much right), the band of
@@ -506,9 +572,11 @@ TGC_TEST_MAIN("cpu direct convolution", {"kernel sizes 1x1 .. 7x7", test_kernel_
               {"strides, dilations, pads", test_strides_dilations_pads},
               {"widths and channel counts", test_widths_and_channels},
               {"channel multiplier, batch, 1-D", test_multiplier_batch_1d},
-              {"grouped, few input channels", test_grouped_and_few_channels}, {"empty batch", test_empty},
+              {"grouped, few input channels", test_grouped_and_few_channels},
+              {"stems by channels", test_stems_by_channels}, {"empty batch", test_empty},
               {"fused activations: bitwise Conv then the op", test_fused_activations},
               {"which geometries apply", test_applies},
               {"depthwise rows kernel: bitwise the general one", test_dw_rows_bitwise},
               {"depthwise from the input plane: bitwise the general one", test_dw_plane_bitwise},
-              {"dense and grouped from the input planes: bitwise the general one", test_plane_rows_bitwise})
+              {"dense and grouped from the input planes: bitwise the general one", test_plane_rows_bitwise},
+              {"output channels in the lanes: bitwise the general one", test_by_channels_bitwise})
