@@ -1,5 +1,6 @@
 /* Conv on the cpu over the layers of seven convolutional networks (issue 15;
- * DenseNet-121 and ResNet-18 for issue 34, and SqueezeNet 1.1's 55x55 layers):
+ * DenseNet-121 and ResNet-18 for issue 34, SqueezeNet 1.1's 55x55 layers, and
+ * "stems": the first layers of the held-out models and of ConvNeXt and ViT):
  * every distinct Conv of MobileNetV2, MobileNetV3-Large, EfficientNet-B0,
  * ConvNeXt-T and ResNeXt-50 32x4d at batch 1 and 224x224 (the table below,
  * from `bench/conv_models.py shapes`; squeeze-and-excitation's 1x1 on one

@@ -68,6 +68,13 @@
  * blocked layout oneDNN and ONNX Runtime keep whole networks in), every
  * tap of a tile of 8 pixels is added in registers, and the rows are
  * transposed back, through the activation first.
+ * By channels (conv_channel_lanes.h), for an image's first layer at
+ * stride 3 or 4 (by_channels_pays): each band's input rows are copied
+ * with their padding (pack_padded; no phase planes), W is transposed once
+ * into blocks of a vector's channels (the node's kernel cache), and a
+ * tile of positions by two blocks of channels takes one broadcast of the
+ * input a position and one load of weights a block for every tap: the
+ * row kernel's sums, the output channels in the lanes.
  * The vector kernels come in one build per ISA (conv_isa_*.c), the one the
  * elementwise loops run (ew_dispatch.c's cpuid choice).
  *
