@@ -377,6 +377,49 @@ static void test_applies(void) {
     CU_ASSERT(!tgc_cpu_conv_direct_applies(&three));
 }
 
+/* A stem by channels keeps W transposed in the node's kernel cache, in
+ * place of W: the bytes the footprint predicts (W's 40 output channels
+ * rounded up to whole vectors, by 3 x 11 x 11 taps), exactly; none when W
+ * is not a weight. */
+static void test_channels_cache_footprint(void) {
+    const conv_case k = {1, 3, 40, 47, 51, 11, 11, 4, 4, 1, 1, {2, 2, 2, 2}, false, true, 1};
+    tgc_conv_geometry g = {.has_bias = true, .group = 1, .batch = 1, .channels = 3, .m_count = 40, .cg = 3,
+                           .kk_count = 121};
+    g.w.n = 2;
+    for (int a = 0; a < 2; a++) {
+        g.w.in[a] = a == 0 ? k.h : k.w;
+        g.w.out[a] = a == 0 ? conv_oh(&k) : conv_ow(&k);
+        g.w.kernel[a] = 11;
+        g.w.strides[a] = 4;
+        g.w.dilations[a] = 1;
+        g.w.pads[a] = g.w.pads[2 + a] = 2;
+    }
+    CU_ASSERT_FATAL(tgc_cpu_conv_direct_applies(&g));
+    const char *isa = tgc_cpu_ew_loops()->isa;
+    int64_t lanes = strcmp(isa, "avx512") == 0 ? 16 : strcmp(isa, "avx2") == 0 ? 8 : 4;
+    tgc_kernel_footprint fp = {0}, none = {0};
+    tgc_cpu_conv_direct_footprint(&g, 0x6, &fp);
+    tgc_cpu_conv_direct_footprint(&g, 0x4, &none);
+    CU_ASSERT_EQUAL(fp.cache_bytes, (40 + lanes - 1) / lanes * lanes * 363 * (int64_t)sizeof(float));
+    CU_ASSERT_EQUAL(fp.replaces_inputs, 1u << 1);
+    CU_ASSERT_EQUAL(none.cache_bytes, 0);
+    size_t nx = 3 * 47 * 51, nw = 40 * 363, ny = (size_t)(40 * conv_oh(&k) * conv_ow(&k));
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *b = malloc(40 * sizeof *b);
+    float *y = malloc(ny * sizeof *y);
+    CU_ASSERT_FATAL(x && w && b && y);
+    uint32_t seed = 5;
+    for (size_t i = 0; i < nx; i++) x[i] = lcg(&seed);
+    for (size_t i = 0; i < nw; i++) w[i] = lcg(&seed);
+    for (int i = 0; i < 40; i++) b[i] = lcg(&seed);
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    run_cached(&k, "Conv", NULL, NULL, 0, x, w, b, NULL, &cache, y);
+    CU_ASSERT_EQUAL((int64_t)tgc_kernel_cache_bytes(&cache, 1), fp.cache_bytes);
+    CU_ASSERT(conv_error(&k, x, w, b, y) < 1e-6);
+    tgc_kernel_cache_clear(&cache);
+    free(x), free(w), free(b), free(y);
+}
+
 /* The vector table of each ISA this cpu runs, NULL past the last. */
 static const tgc_conv_isa *runnable_isa(int i) {
     const tgc_conv_isa *all[3] = {&tgc_conv_isa_sse2, &tgc_conv_isa_avx2, &tgc_conv_isa_avx512};
@@ -576,6 +619,7 @@ TGC_TEST_MAIN("cpu direct convolution", {"kernel sizes 1x1 .. 7x7", test_kernel_
               {"stems by channels", test_stems_by_channels}, {"empty batch", test_empty},
               {"fused activations: bitwise Conv then the op", test_fused_activations},
               {"which geometries apply", test_applies},
+              {"a stem's weights by channels: the cache the footprint predicts", test_channels_cache_footprint},
               {"depthwise rows kernel: bitwise the general one", test_dw_rows_bitwise},
               {"depthwise from the input plane: bitwise the general one", test_dw_plane_bitwise},
               {"dense and grouped from the input planes: bitwise the general one", test_plane_rows_bitwise},
