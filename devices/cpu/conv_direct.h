@@ -1,8 +1,9 @@
 /* Direct convolution on the cpu for depthwise and narrow grouped Conv
  * (conv_direct.c), and the vector kernels it runs, compiled once per ISA
  * as conv_isa_sse2.c, conv_isa_avx2.c, conv_isa_avx512.c: output rows in
- * registers (conv_rows.h) and depthwise with a channel a lane
- * (conv_dw_lanes.h). Private to devices/cpu/.
+ * registers (conv_rows.h), depthwise with a channel a lane
+ * (conv_dw_lanes.h) and stems with an output channel a lane
+ * (conv_channel_lanes.h). Private to devices/cpu/.
  *
  * Example usage (inside the Conv kernel):
  *     if (tgc_cpu_conv_direct_applies(&g)) return tgc_cpu_conv_direct(c, &g, x, w, bias, y);
