@@ -161,8 +161,8 @@
 #define PLANE_ROWS_MIN_CIN 8
 
 /* A band of the row method by channels has this many vectors' lanes of
- * output positions at least: its tiles of a few positions then leave
- * few empty (ViT's 14-wide rows). */
+ * output positions at least (AlexNet's 55-wide rows: bands of 2): its
+ * tiles of a few positions then leave few empty. */
 #define CHANNELS_MIN_POSITIONS 4
 
 /* The lanes method's band of packed input aims at this many floats. */
@@ -609,21 +609,51 @@ static bool plan_rows(direct_plan *d, int64_t *floats) {
     return true;
 }
 
-/* The lanes method's weights and biases, transposed: a block of `floats`
- * floats from tgc_malloc (NULL without memory). */
+/* dst[((b * mult + q) * taps + t) * lanes + l] = src[((b * lanes + l) *
+ * mult + q) * taps + t] for every block b of lanes rows of src's count
+ * (rows past count, or src NULL: zeros): each row's taps for a multiplier
+ * index q, a row a vector lane. */
+static void to_lanes(const float *src, int64_t count, int64_t mult, int64_t taps, int64_t lanes, float *dst) {
+    for (int64_t b = 0; b < (count + lanes - 1) / lanes; b++)
+        for (int64_t q = 0; q < mult; q++)
+            for (int64_t t = 0; t < taps; t++)
+                for (int64_t l = 0; l < lanes; l++, dst++) {
+                    int64_t row = b * lanes + l;
+                    *dst = src != NULL && row < count ? src[(row * mult + q) * taps + t] : 0.0f;
+                }
+}
+
+/* The weights the plan's lanes method or method by channels reads,
+ * transposed (to_lanes): the lanes method's W as [channel blocks, mout,
+ * kh * kw, lanes] and then B as [channel blocks, mout, lanes]; by
+ * channels W as [output channel blocks, cin * kh * kw, lanes]. *floats:
+ * their count (false on overflow). */
+static bool transposed_floats(const direct_plan *d, int64_t *floats) {
+    int64_t lanes = d->isa->lanes;
+    if (d->by_channels)
+        return tgc_checked_mul_i64((d->m_count + lanes - 1) / lanes * lanes, d->cin * d->kh * d->kw, floats);
+    return tgc_checked_mul_i64((d->channels + lanes - 1) / lanes * lanes * d->mout, d->kh * d->kw + 1, floats);
+}
+
+/* Which inputs (bit i: input i) transposed_floats's block stands for once
+ * in the kernel cache: W, and B for the lanes method (by channels reads B
+ * where it lies). */
+static uint32_t transposed_inputs(const direct_plan *d, bool has_bias) {
+    return 1u << 1 | (!d->by_channels && has_bias ? 1u << 2 : 0u);
+}
+
+/* transposed_floats's block, from tgc_malloc (NULL without memory). */
 static float *transpose_weights(const direct_plan *d, int64_t floats) {
     float *wt = tgc_malloc((size_t)floats * sizeof *wt);
     if (wt == NULL) return NULL;
-    int64_t taps = d->kh * d->kw;
-    float *bt = wt + d->blocks * d->mout * taps * d->lanes;
-    for (int64_t cb = 0; cb < d->blocks; cb++)
-        for (int64_t q = 0; q < d->mout; q++)
-            for (int64_t l = 0; l < d->lanes; l++) {
-                int64_t ch = cb * d->lanes + l, m = ch * d->mout + q;
-                float *w = wt + (cb * d->mout + q) * taps * d->lanes + l;
-                for (int64_t t = 0; t < taps; t++) w[t * d->lanes] = ch < d->channels ? d->w[m * taps + t] : 0.0f;
-                bt[(cb * d->mout + q) * d->lanes + l] = ch < d->channels && d->bias != NULL ? d->bias[m] : 0.0f;
-            }
+    int64_t lanes = d->isa->lanes, taps = d->kh * d->kw;
+    if (d->by_channels) {
+        to_lanes(d->w, d->m_count, 1, d->cin * taps, lanes, wt);
+    } else {
+        to_lanes(d->w, d->channels, d->mout, taps, lanes, wt);
+        float *bt = wt + (d->channels + lanes - 1) / lanes * d->mout * taps * lanes;
+        to_lanes(d->bias, d->channels, d->mout, 1, lanes, bt);
+    }
     return wt;
 }
 
@@ -631,9 +661,22 @@ static float *transpose_weights(const direct_plan *d, int64_t floats) {
 static void *build_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
     (void)c;
     const direct_plan *d = arg;
-    int64_t floats = d->blocks * d->lanes * d->mout * (d->kh * d->kw + 1);
+    int64_t floats;
+    if (!transposed_floats(d, &floats)) return NULL;
     *bytes = (size_t)floats * sizeof(float);
     return transpose_weights(d, floats);
+}
+
+/* The transposed weights into d->wt: from the node's kernel cache when
+ * the inputs they stand for are weights (which they then replace), else
+ * into d->wt_owned, allocated here. */
+static bool plan_weights(tgc_kernel_ctx *c, direct_plan *d) {
+    int64_t floats;
+    if (!transposed_floats(d, &floats)) return false;
+    uint32_t consts = transposed_inputs(d, d->bias != NULL);
+    d->wt = tgc_kernel_cache_get(c, consts, build_weights, d);
+    if (d->wt != NULL) tgc_kernel_cache_replaces(c, consts); /* read from the cache only */
+    return d->wt != NULL || (d->wt = d->wt_owned = transpose_weights(d, floats)) != NULL;
 }
 
 /* The lanes method's bands and transposed weights (from the node's kernel
@@ -650,12 +693,7 @@ static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
     tgc_conv_dw_job probe = {.rows = d->band, .ow_count = d->ow, .kh = d->kh, .kw = d->kw, .sh = d->sh,
                              .sw = d->sw, .dh = d->dh, .dw = d->dw};
     *floats = tgc_conv_dw_scratch_floats(&probe, d->lanes);
-    int64_t wt_floats; /* W's size, rounded up to whole channel blocks, and as many biases */
-    if (!tgc_checked_mul_i64(d->blocks * d->lanes * d->mout, taps + 1, &wt_floats)) return false;
-    uint32_t consts = 1u << 1 | (d->bias != NULL ? 1u << 2 : 0u);
-    d->wt = tgc_kernel_cache_get(c, consts, build_weights, d);
-    if (d->wt != NULL) tgc_kernel_cache_replaces(c, consts); /* the lanes read W and B from the cache only */
-    if (d->wt == NULL && (d->wt = d->wt_owned = transpose_weights(d, wt_floats)) == NULL) return false;
+    if (!plan_weights(c, d)) return false;
     d->bt = d->wt + d->blocks * d->mout * taps * d->lanes;
     return true;
 }
@@ -663,56 +701,31 @@ static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
 /* Whether the row method runs by channels (conv_channel_lanes.h, on
  * padded rows: pack_padded, plan_channels): one group over an image's few
  * channels, a vector of output channels at least, strides 3 to 4 in
- * both axes. bench_conv_families' stems, 1 thread, AVX-512, medians of
- * 11 interleaved runs (ms, rows against by channels): AlexNet's 11x11 at
- * stride 4 0.880 -> 0.766, ConvNeXt's 4x4 at 4 0.202 -> 0.172. At stride
- * 2 the row kernel's full vectors lead (3x3 3 -> 64: 0.264 against
- * 0.301; 7x7 3 -> 64: 1.111 against 1.234); from stride 8 a tile's
- * broadcasts each fall in a cache line of their own (ViT's 16x16 at 16:
- * 1.85 against 1.83, level). */
+ * both axes. bench_conv_families' stems, ms, medians of 4 alternating
+ * runs of 7 (rows -> by channels), 1 and 2 threads:
+ *   AVX-512: AlexNet's 11x11 at 4 0.92 -> 0.73 and 0.52 -> 0.38,
+ *            ConvNeXt's 4x4 at 4 0.225 -> 0.176 and 0.135 -> 0.101,
+ *            7x7 at 3 0.64 -> 0.63 and 0.37 -> 0.33, 3x3 at 3 (3 -> 32)
+ *            0.118 -> 0.077 and 0.087 -> 0.058;
+ *   AVX2:    1.69 -> 1.52 and 0.86 -> 0.86, 0.39 -> 0.33 and 0.21 ->
+ *            0.215, 1.29 -> 1.10 and 0.74 -> 0.60, 0.165 -> 0.12 and
+ *            0.11 -> 0.075.
+ * At stride 2 the row kernel's full vectors lead (AVX-512, 1 thread:
+ * 3x3 3 -> 64 0.264 against 0.301; 7x7 3 -> 64 1.111 against 1.234);
+ * from stride 8 a tile's broadcasts each fall in a cache line of their
+ * own (ViT's 16x16 at 16: 1.85 against 1.83, level). */
 static bool by_channels_pays(const direct_plan *d) {
     return d->groups == 1 && d->cin <= DIRECT_MAX_DENSE_CG && d->mout >= d->isa->lanes && d->sh >= 3 &&
            d->sh <= 4 && d->sw >= 3 && d->sw <= 4;
 }
 
-/* The row method's weights by channels: W [M, taps] as [ceil(M / lanes),
- * taps, lanes], zeros past M, `floats` floats from tgc_malloc (NULL
- * without memory). */
-static float *transpose_channel_weights(const direct_plan *d, int64_t floats) {
-    float *wt = tgc_malloc((size_t)floats * sizeof *wt);
-    if (wt == NULL) return NULL;
-    int64_t taps = d->cin * d->kh * d->kw, lanes = d->isa->lanes;
-    for (int64_t i = 0; i < floats; i++) {
-        int64_t k = i / (taps * lanes) * lanes + i % lanes, t = i / lanes % taps;
-        wt[i] = k < d->m_count ? d->w[k * taps + t] : 0.0f;
-    }
-    return wt;
-}
-
-/* The floats of the row method's weights by channels. */
-static bool channel_weight_floats(const direct_plan *d, int64_t *floats) {
-    int64_t lanes = d->isa->lanes;
-    return tgc_checked_mul_i64((d->m_count + lanes - 1) / lanes * lanes, d->cin * d->kh * d->kw, floats);
-}
-
-/* tgc_kernel_cache_build for the weights by channels (arg: the plan). */
-static void *build_channel_weights(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
-    (void)c;
-    const direct_plan *d = arg;
-    int64_t floats;
-    if (!channel_weight_floats(d, &floats)) return NULL;
-    *bytes = (size_t)floats * sizeof(float);
-    return transpose_channel_weights(d, floats);
-}
-
-/* The row method's weights by channels, from the node's kernel cache
- * when W is a weight (which they then replace), else into d->wt_owned. */
-static bool plan_channel_weights(tgc_kernel_ctx *c, direct_plan *d) {
-    int64_t floats;
-    if (!channel_weight_floats(d, &floats)) return false;
-    d->wt = tgc_kernel_cache_get(c, 1u << 1, build_channel_weights, d);
-    if (d->wt != NULL) tgc_kernel_cache_replaces(c, 1u << 1);
-    return d->wt != NULL || (d->wt = d->wt_owned = transpose_channel_weights(d, floats)) != NULL;
+/* The method for d's view: the lanes method for depthwise with a vector's
+ * worth of channels at least on narrow outputs, by channels where
+ * by_channels_pays, else rows (plan_rows picks among its kernels). */
+static void choose_method(direct_plan *d) {
+    d->by_lanes = d->cin == 1 && d->groups > 1 && d->channels >= d->isa->lanes &&
+                  (d->ow <= LANES_MAX_OW || (d->sw > 1 && d->ow <= LANES_MAX_OW_STRIDED));
+    d->by_channels = !d->by_lanes && by_channels_pays(d);
 }
 
 /* The row method by channels: bands of CHANNELS_MIN_POSITIONS vectors of
@@ -745,7 +758,7 @@ static bool plan_channels(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
         for (int64_t i = 0; i < d->kh; i++)
             for (int64_t jj = 0; jj < d->kw; jj++, t++)
                 d->off[t] = ci * d->plane_floats + i * d->dh * d->lc + jj * d->dw;
-    return plan_channel_weights(c, d);
+    return plan_weights(c, d);
 }
 
 /* Frees s[0 .. count) (NULL entries allowed) and s itself; s may be NULL. */
@@ -758,17 +771,10 @@ void tgc_cpu_conv_direct_footprint(const tgc_conv_geometry *g, uint32_t const_in
     direct_plan d = {.isa = conv_isa(), .channels = g->channels, .m_count = g->m_count, .groups = g->group,
                      .cin = g->cg, .mout = g->m_count / g->group};
     view_2d(g, &d);
-    bool by_lanes = d.cin == 1 && d.groups > 1 && d.channels >= d.isa->lanes &&
-                    (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
-    uint32_t consts = 1u << 1 | (g->has_bias ? 1u << 2 : 0u);
+    choose_method(&d);
+    uint32_t consts = transposed_inputs(&d, g->has_bias);
     int64_t floats;
-    if (!by_lanes && by_channels_pays(&d) && (const_inputs & 2u) && channel_weight_floats(&d, &floats)) {
-        out->cache_bytes = floats * (int64_t)sizeof(float), out->replaces_inputs = 1u << 1;
-        return;
-    }
-    if (!by_lanes || (const_inputs & consts) != consts) return;
-    int64_t lanes = d.isa->lanes, blocks = (d.channels + lanes - 1) / lanes;
-    if (tgc_checked_mul_i64(blocks * lanes * d.mout, d.kh * d.kw + 1, &floats)) /* as plan_lanes sizes it */
+    if ((d.by_lanes || d.by_channels) && (const_inputs & consts) == consts && transposed_floats(&d, &floats))
         out->cache_bytes = floats * (int64_t)sizeof(float), out->replaces_inputs = consts;
 }
 
@@ -778,10 +784,7 @@ tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, co
                      .channels = g->channels, .m_count = g->m_count, .groups = g->group, .cin = g->cg,
                      .mout = g->m_count / g->group};
     view_2d(g, &d);
-    /* depthwise with a vector's worth of channels at least, on narrow outputs */
-    d.by_lanes = d.cin == 1 && d.groups > 1 && d.channels >= d.isa->lanes &&
-                 (d.ow <= LANES_MAX_OW || (d.sw > 1 && d.ow <= LANES_MAX_OW_STRIDED));
-    d.by_channels = !d.by_lanes && by_channels_pays(&d);
+    choose_method(&d);
     int64_t floats = 0;
     size_t bytes = 0;
     int width = tgc_parallel_width(c->pool);

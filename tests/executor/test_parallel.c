@@ -475,6 +475,7 @@ static void test_large_outputs_are_copied_whole(void) {
     tgc_diags_free(d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     float *xs = malloc(N * sizeof *xs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(xs);
     for (int i = 0; i < N; i++) xs[i] = (float)(i % 97 - 48);
     tgc_tensor *x;
     CU_ASSERT_EQUAL_FATAL(tgc_tensor_create(TGC_FLOAT32, 3, (int64_t[]){8, 512, 512}, xs, &x), TGC_OK);
