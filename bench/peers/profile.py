@@ -35,7 +35,8 @@ OpenBLAS runs its own choice of kernels, as in run.sh (KEEP_OPENBLAS_ENV=1
 keeps the environment's OPENBLAS_CORETYPE). Everything is written under
 PEERS_DIR/profile/. Needs /usr/bin/python3 with
 numpy and yaml (Debian's python3-yaml), node with onnxruntime-node (run.sh
-installs it).
+installs it) or, where node is missing, ONNX Runtime's Python package
+(ort_bench.py).
 """
 import argparse
 import collections
@@ -43,6 +44,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -57,6 +59,15 @@ if os.environ.get("KEEP_OPENBLAS_ENV") != "1":
     for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         os.environ.pop(v, None)
 TGC = os.environ.get("TGC", os.path.join(ROOT, "build", "tgc"))
+
+
+def ort_command():
+    """How ORT is run: node with onnxruntime-node (ort_bench.js), or, on a
+    machine without node (the GPU machine), ORT's Python package through
+    ort_bench.py, which takes the same arguments and prints the same line."""
+    if shutil.which("node") and os.path.isdir(os.path.join(PEERS_DIR, "node", "node_modules")):
+        return ["node", os.path.join(HERE, "ort_bench.js")]
+    return [sys.executable, os.path.join(HERE, "ort_bench.py")]
 
 # Ops whose kernel is a convolution, a matrix product or attention, by their
 # names in tgc's graph and in ORT's profile (its fused ops included).
@@ -178,7 +189,7 @@ def plain_walls(m, threads, optimize, repeat):
     tgc = float(found.group(1)) if p.returncode == 0 and found else None
     env = dict(os.environ, NODE_PATH=os.path.join(PEERS_DIR, "node", "node_modules"))
     env.pop("ORT_PROFILE", None)
-    p = subprocess.run(["node", os.path.join(HERE, "ort_bench.js"), meta["onnx"], str(threads), str(repeat),
+    p = subprocess.run(ort_command() + [meta["onnx"], str(threads), str(repeat),
                         os.path.join(PEERS_DIR, "profile", m + ".ort.npy")] +
                        ["%s=%s" % kv for kv in meta["inputs"].items()], capture_output=True, text=True, env=env)
     ort = json.loads(p.stdout.strip().splitlines()[-1])["median_ms"] if p.returncode == 0 and p.stdout.strip() else None
@@ -198,7 +209,7 @@ def ort_profile(m, threads, repeat, prof, tgc_kinds, conv_kinds):
     for old in glob.glob(glob.escape(prefix) + "_*.json"):
         os.remove(old)
     env = dict(os.environ, ORT_PROFILE=prefix, NODE_PATH=os.path.join(PEERS_DIR, "node", "node_modules"))
-    cmd = ["node", os.path.join(HERE, "ort_bench.js"), meta["onnx"], str(threads), str(repeat),
+    cmd = ort_command() + [meta["onnx"], str(threads), str(repeat),
            os.path.join(prof, m + ".ort.npy")] + ["%s=%s" % kv for kv in meta["inputs"].items()]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:

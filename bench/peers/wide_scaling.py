@@ -20,7 +20,8 @@ best median of each kept:
   - `TGC run --devices cpu --threads cpu=T`: N + 1 runs, its median.
 N is export.py's repeats for the model times REPEAT_SCALE (default 1, at
 least 3). Outputs are checked against PyTorch's (the largest difference per
-engine). No model is started after DEADLINE_S seconds (default: none), so
+engine). Each model is listed in OUTDIR/models.json, as export.py lists
+it, for profile.py. No model is started after DEADLINE_S seconds (default: none), so
 that a caller's time limit still leaves the table. Prints a JSON line per
 model, then a table per engine pair: ms at each count, the speedup from one
 thread, and tgc/ORT (tgc/PyTorch where ORT is missing) with geometric means.
@@ -91,6 +92,21 @@ def best(a, b):
     return b if a is None or (b is not None and b < a) else a
 
 
+def list_model(outdir, name, onnx_path, feeds):
+    """OUTDIR/models.json as export.py writes it, with NAME's ONNX file and
+    inputs added, so that profile.py (PEERS_DIR=OUTDIR) finds the model."""
+    path = os.path.join(outdir, "models.json")
+    try:
+        with open(path) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        meta = {}
+    meta[name] = {"onnx": onnx_path, "inputs": dict(f.split("=", 1) for f in feeds), "output": "output"}
+    with open(path + ".tmp", "w") as f:
+        json.dump(meta, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def measure(tgc, name, outdir, log):
     row = {"model": name, "tgc": {}, "ort": {}, "torch": {}, "diff": {}}
     m, xs, n, ref, feeds, onnx_path = cuda_peer.prepare(name, outdir)
@@ -100,6 +116,7 @@ def measure(tgc, name, outdir, log):
     if p.returncode != 0:
         raise RuntimeError("import: " + (p.stderr or p.stdout).strip()[:300])
     ort_feeds = {f.split("=", 1)[0]: np.load(f.split("=", 1)[1]) for f in feeds}
+    list_model(outdir, name, onnx_path, feeds)
 
     def keep_diff(engine, y):
         if y is not None:
