@@ -106,10 +106,8 @@ void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *a
     pthread_cond_init(&j.returned, NULL);
     helper_arg h = {&j, p};
     int helpers = participants - 1 < n - 1 ? participants - 1 : (int)(n - 1);
-    for (int i = 0; i < helpers; i++) {
-        atomic_fetch_add(&j.helpers, 1);
-        if (tgc_thread_pool_submit_first(p, helper, &h) != TGC_OK) atomic_fetch_sub(&j.helpers, 1);
-    }
+    atomic_fetch_add(&j.helpers, helpers); /* before any can return */
+    atomic_fetch_sub(&j.helpers, helpers - tgc_thread_pool_submit_first_n(p, helper, &h, helpers));
     drain(&j, home_range(&j, p), 0);
     /* Every index is taken. Helpers still queued have nothing to do: take
      * them back; the others are running and return soon. */

@@ -115,41 +115,51 @@ static bool grow(tgc_thread_pool *p) {
     return true;
 }
 
-/* Queues fn(arg) at the back of the queue, or at its front when `first`,
- * or (order > 0) ahead of the queued tasks of a greater order at its back. */
-static tgc_status submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg, bool first, uint64_t order) {
+/* Queues `copies` (>= 1) of fn(arg) at the back of the queue, or at its
+ * front when `first`, or (order > 0) ahead of the queued tasks of a greater
+ * order at its back, in one hold of the lock, a sleeping worker woken for
+ * each; returns how many it queued (fewer when the queue cannot grow). */
+static int submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg, bool first, uint64_t order, int copies) {
     pthread_mutex_lock(&p->lock);
-    if (p->count == p->cap && !grow(p)) {
-        pthread_mutex_unlock(&p->lock);
-        return TGC_ERR_NOMEM;
-    }
-    if (first) {
-        p->head = (p->head + p->cap - 1) % p->cap;
-        p->ring[p->head] = (task){fn, arg, 0};
-    } else {
-        size_t at = p->count; /* the queue's position it takes, moving the tasks it passes back one */
-        while (order > 0 && at > 0 && p->ring[(p->head + at - 1) % p->cap].order > order) {
-            p->ring[(p->head + at) % p->cap] = p->ring[(p->head + at - 1) % p->cap];
-            at--;
+    int queued = 0;
+    for (; queued < copies; queued++) {
+        if (p->count == p->cap && !grow(p)) break;
+        if (first) {
+            p->head = (p->head + p->cap - 1) % p->cap;
+            p->ring[p->head] = (task){fn, arg, 0};
+        } else {
+            size_t at = p->count; /* the queue's position it takes, moving the tasks it passes back one */
+            while (order > 0 && at > 0 && p->ring[(p->head + at - 1) % p->cap].order > order) {
+                p->ring[(p->head + at) % p->cap] = p->ring[(p->head + at - 1) % p->cap];
+                at--;
+            }
+            p->ring[(p->head + at) % p->cap] = (task){fn, arg, order};
         }
-        p->ring[(p->head + at) % p->cap] = (task){fn, arg, order};
+        p->count++;
+        pthread_cond_signal(&p->wake); /* no system call where no worker sleeps */
     }
-    p->count++;
-    pthread_cond_signal(&p->wake);
     pthread_mutex_unlock(&p->lock);
-    return TGC_OK;
+    return queued;
+}
+
+static tgc_status submit_one(tgc_thread_pool *p, tgc_task_fn fn, void *arg, bool first, uint64_t order) {
+    return submit(p, fn, arg, first, order, 1) == 1 ? TGC_OK : TGC_ERR_NOMEM;
 }
 
 tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
-    return submit(p, fn, arg, false, 0);
+    return submit_one(p, fn, arg, false, 0);
 }
 
 tgc_status tgc_thread_pool_submit_first(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {
-    return submit(p, fn, arg, true, 0);
+    return submit_one(p, fn, arg, true, 0);
+}
+
+int tgc_thread_pool_submit_first_n(tgc_thread_pool *p, tgc_task_fn fn, void *arg, int copies) {
+    return copies > 0 ? submit(p, fn, arg, true, 0, copies) : 0;
 }
 
 tgc_status tgc_thread_pool_submit_ordered(tgc_thread_pool *p, tgc_task_fn fn, void *arg, uint64_t order) {
-    return submit(p, fn, arg, false, order);
+    return submit_one(p, fn, arg, false, order);
 }
 
 int tgc_thread_pool_cancel(tgc_thread_pool *p, tgc_task_fn fn, void *arg) {

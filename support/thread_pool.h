@@ -32,6 +32,13 @@ tgc_status tgc_thread_pool_submit(tgc_thread_pool *p, tgc_task_fn fn, void *arg)
  * kernel already running gets the threads before nodes not yet started). */
 tgc_status tgc_thread_pool_submit_first(tgc_thread_pool *p, tgc_task_fn fn, void *arg);
 
+/* `copies` tasks fn(arg) queued as tgc_thread_pool_submit_first queues one,
+ * all in one hold of the pool's lock (a kernel's helpers: on 16 threads,
+ * 15 submissions one by one each took the lock the woken workers were
+ * taking to start them). Returns how many it queued: all of them, or
+ * fewer when the queue could not grow; 0 for copies <= 0. */
+int tgc_thread_pool_submit_first_n(tgc_thread_pool *p, tgc_task_fn fn, void *arg, int copies);
+
 /* As tgc_thread_pool_submit, but ahead of the queued tasks of a greater
  * `order` (> 0) that no worker has taken yet, behind those of an equal or
  * smaller one and every task queued otherwise: the executor queues a

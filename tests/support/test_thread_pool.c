@@ -172,6 +172,41 @@ static void test_submit_first(void) {
     for (int i = 0; i < 5; i++) CU_ASSERT_EQUAL(gate.order[i], want[i]);
 }
 
+static atomic_int counted;
+
+static void count_one(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&counted, 1);
+}
+
+/* Copies submitted first at once go ahead of the queue together, as that
+ * many submitted first one by one would (by hand, behind the gate: 1 2
+ * queued, then three 3s at the front, then 4 at the front: 4 3 3 3 1 2);
+ * 0 copies queue nothing; 150 copies grow the queue (64 slots at first)
+ * within the one call, and each runs once. */
+static void test_submit_first_copies(void) {
+    atomic_store(&gate.open, 0);
+    atomic_store(&counted, 0);
+    gate.n = 0;
+    tgc_thread_pool *p;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &p), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)1), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)2), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit_first_n(p, record, (void *)3, 3), 3);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit_first_n(p, record, (void *)9, 0), 0);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit_first(p, record, (void *)4), TGC_OK);
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit_first_n(p, count_one, NULL, 150), 150);
+    CU_ASSERT_EQUAL(tgc_thread_pool_cancel(p, count_one, NULL), 150); /* all still queued behind the gate */
+    CU_ASSERT_EQUAL(tgc_thread_pool_submit_first_n(p, count_one, NULL, 150), 150);
+    atomic_store(&gate.open, 1);
+    tgc_thread_pool_free(p);
+    int want[6] = {4, 3, 3, 3, 1, 2};
+    CU_ASSERT_EQUAL_FATAL(gate.n, 6);
+    for (int i = 0; i < 6; i++) CU_ASSERT_EQUAL(gate.order[i], want[i]);
+    CU_ASSERT_EQUAL(atomic_load(&counted), 150);
+}
+
 /* Ordered tasks (the executor's, by step id) pass the queued tasks of a
  * greater order, not those of an equal or smaller one (first come, first
  * run among equals), and never a task queued without an order. Queued
@@ -199,4 +234,4 @@ static void test_submit_ordered(void) {
 TGC_TEST_MAIN("thread pool", {"every task runs once", test_every_task_runs_once},
               {"tasks submit tasks", test_tasks_submit_tasks}, {"many producers", test_many_producers},
               {"worker index", test_worker_index}, {"submitted first", test_submit_first},
-              {"submitted in order", test_submit_ordered})
+              {"submitted in order", test_submit_ordered}, {"copies submitted first", test_submit_first_copies})
