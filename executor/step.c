@@ -334,14 +334,17 @@ static void take_weight(tgc_part_state *ps, int32_t id) {
 }
 
 /* Records node `id`'s run in the trace; a _Send's flow arrow under its key
- * as it ran (step and frame in front). */
-static void trace_node(tgc_step *st, tgc_part_state *ps, int32_t id, uint64_t t0) {
+ * as it ran (step and frame in front); `split0`: this thread's
+ * tgc_parallel_tally when the node started. */
+static void trace_node(tgc_step *st, tgc_part_state *ps, int32_t id, uint64_t t0, tgc_parallel_tally split0) {
     const tgc_plan *p = ps->plan;
     char buf[1024];
     const char *key = p->role[id] == TGC_ROLE_SEND
                           ? tgc_frame_key(ps, tgc_node_attr(&p->g->nodes[id], "key")->s, buf, sizeof buf)
                           : NULL;
-    tgc_trace_node(st->trace, p, id, st->id, key, t0, tgc_trace_now_us());
+    tgc_parallel_tally now = tgc_parallel_tally_now();
+    tgc_parallel_tally split = {now.splits - split0.splits, now.pieces - split0.pieces};
+    tgc_trace_node(st->trace, p, id, st->id, key, t0, tgc_trace_now_us(), split);
 }
 
 /* Hands the nodes left in *later to the pool (this thread stops here). */
@@ -359,6 +362,7 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
     while (id >= 0) {
         const tgc_plan *p = ps->plan;
         uint64_t t0 = st->trace ? tgc_trace_now_us() : 0;
+        tgc_parallel_tally split0 = tgc_parallel_tally_now();
         bool timed = ps->wslots != NULL && st->id > 1 &&
                      (p->role[id] == TGC_ROLE_KERNEL || p->role[id] == TGC_ROLE_SEND);
         int64_t n0 = timed ? tgc_now_ns() : 0;
@@ -378,7 +382,7 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
             }
         }
         if (timed) tgc_watch_time(st, ps, tgc_now_ns() - n0);
-        if (st->trace) trace_node(st, ps, id, t0);
+        if (st->trace) trace_node(st, ps, id, t0, split0);
         release_inputs(ps, id);
         release_unused_outputs(ps, id);
         id = finish(st, ps, id, &later);
@@ -513,7 +517,7 @@ static void run_constant(tgc_step *st, tgc_part_state *ps, int32_t id) {
     uint64_t t0 = st->trace ? tgc_trace_now_us() : 0;
     const tgc_plan *p = ps->plan;
     take_weight(ps, id);
-    if (st->trace) trace_node(st, ps, id, t0);
+    if (st->trace) trace_node(st, ps, id, t0, tgc_parallel_tally_now());
     release_unused_outputs(ps, id);
     int32_t next = finish(st, ps, id, NULL);
     if (next >= 0) tgc_step_submit(st, p->pool, run_task, &ps->tasks[next]);

@@ -55,6 +55,7 @@ typedef struct event {
      * dtypes and shapes, how its kernel ran (tgc_kernel_ctx.impl; "" when
      * it did not say). 0 is "". */
     uint32_t name, op, args, kernel;
+    tgc_parallel_tally split; /* a node: its kernel's tgc_parallel_for calls and pieces */
 } event;
 
 /* A node's string ids, interned on its first event: its label, op and
@@ -276,7 +277,7 @@ static node_ids *node_memo(tgc_trace *t, const struct tgc_plan *plan, const tgc_
 }
 
 void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
-                    uint64_t start, uint64_t end) {
+                    uint64_t start, uint64_t end, tgc_parallel_tally split) {
     const tgc_node *n = &plan->g->nodes[id];
     int64_t in_use = tgc_device_stats(plan->device).bytes_in_use;
     const char *impl = plan->impl != NULL ? atomic_load_explicit(&plan->impl[id], memory_order_relaxed) : NULL;
@@ -296,6 +297,7 @@ void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64
         e->op = m->op;
         e->args = m->args;
         e->kernel = m->kernel;
+        e->split = split;
     }
     if (plan->role[id] == TGC_ROLE_SEND && key != NULL && (e = append(t)) != NULL) {
         e->kind = EV_FLOW_START;
@@ -392,6 +394,8 @@ static void write_event(FILE *f, const tgc_trace *t, const event *e) {
             fprintf(f, ",\"kernel\":");
             json_str(f, string_of(t, e->kernel));
         }
+        if (e->split.splits > 0)
+            fprintf(f, ",\"splits\":%lld,\"pieces\":%lld", (long long)e->split.splits, (long long)e->split.pieces);
         fprintf(f, "}}");
         break;
     case EV_FLOW_START:

@@ -16,6 +16,8 @@
 #include "graph/graph.h"
 #include "tgc.h"
 
+#include "support/parallel_for.h"
+
 #include <stdint.h>
 
 struct tgc_plan;
@@ -28,13 +30,15 @@ void tgc_trace_free(tgc_trace *t);
 uint64_t tgc_trace_now_us(void);
 
 /* Records node `id` of `plan` running from start to end (microseconds) on
- * the calling thread in step `step` (its args show the step id); a _Send
+ * the calling thread in step `step` (its args show the step id, and where
+ * its kernel split its work, `splits` tgc_parallel_for calls over `pieces`
+ * pieces in all: support/parallel_for.h); a _Send
  * also starts its flow arrow, named by `key`, its rendezvous key as it ran
  * (the step id and frame in front, so that the arrows of concurrent steps
  * and of loop iterations never join; NULL for other nodes); the device's
  * bytes in use become a counter sample. Thread safe. */
 void tgc_trace_node(tgc_trace *t, const struct tgc_plan *plan, int32_t id, int64_t step, const char *key,
-                    uint64_t start, uint64_t end);
+                    uint64_t start, uint64_t end, tgc_parallel_tally split);
 
 /* Records a kernel that node n launched on `device`, as the device's own
  * clock timed it (converted to the trace's microseconds), on the track

@@ -86,7 +86,16 @@ int tgc_parallel_width(const tgc_thread_pool *p) {
     return tgc_thread_pool_counts_caller(p) ? size : size + 1;
 }
 
+/* This thread's tally (tgc_parallel_tally_now). */
+static _Thread_local tgc_parallel_tally tally;
+
+tgc_parallel_tally tgc_parallel_tally_now(void) { return tally; }
+
 void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *arg) {
+    if (n >= 1) {
+        tally.splits++;
+        tally.pieces += n;
+    }
     if (p == NULL || n <= 1) {
         for (int64_t i = 0; i < n; i++) fn(arg, i, 0);
         return;

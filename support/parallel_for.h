@@ -45,4 +45,16 @@ int tgc_parallel_width(const tgc_thread_pool *p);
  * must not fail: it records its own errors (e.g. in arg, per slot). */
 void tgc_parallel_for(tgc_thread_pool *p, int64_t n, tgc_parallel_fn fn, void *arg);
 
+/* The calling thread's running tally of its tgc_parallel_for calls with
+ * n >= 1 (splits) and of their indices (pieces), at any pool (NULL too:
+ * the pieces come from the sizes, so one thread shows what many would
+ * share). The executor takes it before and after a node's kernel and puts
+ * the difference in the trace: how finely the node split its work, the
+ * bound on how many threads it can use. Pieces a helper's own nested
+ * calls make are on the helper's tally. */
+typedef struct tgc_parallel_tally {
+    int64_t splits, pieces;
+} tgc_parallel_tally;
+tgc_parallel_tally tgc_parallel_tally_now(void);
+
 #endif

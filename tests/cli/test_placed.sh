@@ -64,6 +64,33 @@ for node in c_pw c_wino c_dw c_im2col c_small c_dnnl mm_packed mm_row gemm_ta; d
     if [ -n "$dumped" ] && [ "$dumped" = "$traced" ]; then pass; else fail "$node: dump says '$dumped', trace '$traced'"; fi
 done
 
+# The trace names how finely each node's kernel split its work
+# (tgc_parallel_for calls and pieces), the same at every thread count: by
+# hand from kernels_gemm.c's rule, a [512, 512] x [512, 512] product (134M
+# multiply-adds, 8 pieces by SGEMM_PIECE_MACS) keeps 256 columns a piece
+# (SGEMM_MIN_WIDTH): 2 pieces; [2048, 512] x [512, 512] cuts its 2048 rows
+# into SGEMM_MAX_PIECES 8 of 256.
+cat > "$WORK/pieces.yaml" <<'YAML'
+format: tgc/1
+name: pieces
+outputs: [square, tall]
+initializers:
+  - {name: half, dtype: float32, shape: [1, 1], values: [0.5]}
+  - {name: square_shape, dtype: int64, shape: [2], values: [512, 512]}
+  - {name: tall_shape, dtype: int64, shape: [2], values: [2048, 512]}
+nodes:
+  - {name: b, op: Expand, inputs: [half, square_shape]}
+  - {name: a, op: Expand, inputs: [half, tall_shape]}
+  - {name: square, op: MatMul, inputs: [b, b]}
+  - {name: tall, op: MatMul, inputs: [a, b]}
+YAML
+for t in 1 3; do
+    expect_exit 0 "pieces traced at $t threads" -- "$TGC" run "$WORK/pieces.yaml" --optimize 0 --devices cpu \
+        --threads cpu=$t --trace "$WORK/pieces_trace.json"
+    expect_grep '"name":"square",[^}]*"splits":1,"pieces":2}' "$WORK/pieces_trace.json" "square's pieces at $t threads"
+    expect_grep '"name":"tall",[^}]*"splits":1,"pieces":8}' "$WORK/pieces_trace.json" "tall's pieces at $t threads"
+done
+
 # DOT: nodes coloured by device; Graphviz renders it when it is installed.
 expect_exit 0 "placed dot" -- "$TGC" compile "$CNN" --optimize 0 --devices cpu,gpu0 --dump placed --format dot -o "$WORK/cnn.dot"
 expect_grep '^digraph "digits_cnn" {' "$WORK/cnn.dot" "dot header"
