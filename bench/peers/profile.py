@@ -161,19 +161,30 @@ def tgc_profile(m, threads, optimize, repeat, prof, conv_kinds):
     ev = json.load(open(trace))["traceEvents"]
     med = medians_after_first([(e["ts"], e["name"], e["dur"]) for e in ev
                                if e.get("ph") == "X" and e.get("cat") not in ("input", "const")])
-    nodes = {}
+    split = {e["name"]: e["args"].get("pieces", 1) for e in ev if e.get("ph") == "X" and "args" in e}
+    nodes, pieces = {}, {}
     for n in g["nodes"]:
         # the trace names a node as the model does (its source_name) where the optimizer renamed it
         label = n.get("source_name", n["name"])
         if label not in med:
             continue
+        pieces[n["name"]] = split.get(label, 1)
         ins = [shapes.get(i) for i in n.get("inputs", []) if i and not i.startswith("^")]
         out = (n.get("out") or [{}])[0].get("shape")
         kind, flops = kind_and_flops(n["op"], ins, out, n.get("attrs") or {})
         nodes[n["name"]] = (kind, flops, out, med[label])
         if n["op"] in CONV and len(ins) > 1 and ins[0] and ins[1] and out:
             conv_kinds[signature(ins[0], ins[1], out)].add(kind)
-    return nodes, wall, " ".join(cmd)
+    return nodes, wall, " ".join(cmd), pieces
+
+
+def piece_bound(nodes, pieces, threads):
+    """The speedup the pieces allow at THREADS threads over the node times
+    measured: each node's time over min(its pieces, THREADS) (equal pieces,
+    no hand-off cost; a node that did not split counts whole)."""
+    total = sum(v[3] for v in nodes.values())
+    bound = sum(v[3] / min(max(pieces.get(name, 1), 1), threads) for name, v in nodes.items())
+    return total / bound if bound > 0 else 1.0
 
 
 def plain_walls(m, threads, optimize, repeat):
@@ -256,7 +267,7 @@ def report(m, threads, optimize, repeat, top, with_ort):
     prof = os.path.join(PEERS_DIR, "profile")
     os.makedirs(prof, exist_ok=True)
     conv_kinds = collections.defaultdict(set)
-    nodes, wall, cmd = tgc_profile(m, threads, optimize, repeat, prof, conv_kinds)
+    nodes, wall, cmd, pieces = tgc_profile(m, threads, optimize, repeat, prof, conv_kinds)
     ort, ort_wall = ort_profile(m, threads, repeat, prof, {n: v[0] for n, v in nodes.items()}, conv_kinds) \
         if with_ort else ({}, None)
     tk, ok = by_kind(nodes), by_kind(ort)
@@ -269,6 +280,10 @@ def report(m, threads, optimize, repeat, top, with_ort):
         "; ORT %.2f ms (profiler on; nodes %.2f ms): tgc/ORT %.2f per run, %.2f in the nodes" % (
             ort_wall, ort_total / 1e3, wall / ort_wall, total / ort_total)
         if with_ort else "", cmd.replace(ROOT + "/", "")))
+    print()
+    print("The kernels' pieces (the trace's `pieces`, the same at every thread count) allow at most %s over "
+          "these node times (each node's time over min(its pieces, T))" % ", ".join(
+              "%.1fx at %d threads" % (piece_bound(nodes, pieces, t), t) for t in (2, 4, 8, 16)))
     print()
     if with_ort:
         # ORT's profiler slows ORT's nodes more than tgc's trace slows tgc's
