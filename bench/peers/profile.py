@@ -24,7 +24,9 @@ runtimes record them; a convolution's dilation, which they do not show,
 from tgc's attributes, for ORT from tgc's node of the same name), so ORT's
 fused and relaid-out nodes (FusedConv, NCHWc Conv) land in the same rows as tgc's; what either runtime fused into
 a node (an activation, ORT's Add into a Conv) is counted in that node.
-tgc's node input shapes come from `tgc compile --dump optimized`.
+tgc's node input shapes come from `tgc compile --dump optimized`. A line
+gives the speedup the kernels' pieces (the trace's `pieces`, cut from the
+sizes alone) allow at 2 to 16 threads over the node times measured.
 With ORT, both also run once untraced and unprofiled, and a line gives
 those walls and how much each tool's node sum exceeds its own: ORT's
 profiler slows its nodes more than tgc's trace slows tgc's (SqueezeNet at
