@@ -154,12 +154,19 @@ static void wait_gate(void *arg) {
 
 static void record(void *arg) { gate.order[gate.n++] = (int)(intptr_t)arg; }
 
-static void test_submit_first(void) {
+/* A pool of one worker held by the closed gate (NULL where it cannot be made). */
+static tgc_thread_pool *gated_pool(void) {
     atomic_store(&gate.open, 0);
     gate.n = 0;
-    tgc_thread_pool *p;
-    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &p), TGC_OK);
-    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    tgc_thread_pool *p = NULL;
+    CU_ASSERT_EQUAL(tgc_thread_pool_create(1, &p), TGC_OK);
+    if (p != NULL) CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    return p;
+}
+
+static void test_submit_first(void) {
+    tgc_thread_pool *p = gated_pool();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)1), TGC_OK);
     CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)2), TGC_OK);
     CU_ASSERT_EQUAL(tgc_thread_pool_submit_first(p, record, (void *)3), TGC_OK);
@@ -185,12 +192,9 @@ static void count_one(void *arg) {
  * 0 copies queue nothing; 150 copies grow the queue (64 slots at first)
  * within the one call, and each runs once. */
 static void test_submit_first_copies(void) {
-    atomic_store(&gate.open, 0);
     atomic_store(&counted, 0);
-    gate.n = 0;
-    tgc_thread_pool *p;
-    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &p), TGC_OK);
-    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    tgc_thread_pool *p = gated_pool();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)1), TGC_OK);
     CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, record, (void *)2), TGC_OK);
     CU_ASSERT_EQUAL(tgc_thread_pool_submit_first_n(p, record, (void *)3, 3), 3);
@@ -213,11 +217,8 @@ static void test_submit_first_copies(void) {
  * behind a gate: A 2, B 2, C 1, D 3, E 1, F (plain), G 1; by hand, C E A
  * B D F G. */
 static void test_submit_ordered(void) {
-    atomic_store(&gate.open, 0);
-    gate.n = 0;
-    tgc_thread_pool *p;
-    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(1, &p), TGC_OK);
-    CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    tgc_thread_pool *p = gated_pool();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     const int ids[] = {1, 2, 3, 4, 5}; /* A..E */
     const uint64_t orders[] = {2, 2, 1, 3, 1};
     for (int i = 0; i < 5; i++)
