@@ -79,9 +79,10 @@ static void store_binary(cl_program p, const char *path) {
     if (path[0] == '\0' || clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         size == 0)
         return;
-    unsigned char *bin = tgc_malloc(size);
     char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    int len = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    if (len < 0 || (size_t)len >= sizeof tmp) return; /* a cut name would be another file's: not cached */
+    unsigned char *bin = tgc_malloc(size);
     if (bin != NULL && clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS) {
         FILE *f = fopen(tmp, "wb");
         if (f != NULL) {
