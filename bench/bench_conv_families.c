@@ -282,8 +282,6 @@ static const layer layers[] = {
     {"stems", 3, 224, 224, 768, 16, 16, 0, 1, 1}, /* ViT-B/16 */
     {"stems", 3, 224, 224, 64, 7, 3, 3, 1, 1},  /* stride 3 (no model here has one) */
     {"stems", 3, 224, 224, 32, 3, 3, 1, 1, 1},
-    {"stems", 3, 224, 224, 64, 7, 3, 3, 1, 1},
-    {"stems", 3, 224, 224, 32, 3, 3, 1, 1, 1},
 };
 enum { N_LAYERS = sizeof layers / sizeof layers[0] };
 

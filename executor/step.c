@@ -362,7 +362,7 @@ static void run_chain(tgc_step *st, tgc_part_state *ps, int32_t id) {
     while (id >= 0) {
         const tgc_plan *p = ps->plan;
         uint64_t t0 = st->trace ? tgc_trace_now_us() : 0;
-        tgc_parallel_tally split0 = tgc_parallel_tally_now();
+        tgc_parallel_tally split0 = st->trace ? tgc_parallel_tally_now() : (tgc_parallel_tally){0, 0};
         bool timed = ps->wslots != NULL && st->id > 1 &&
                      (p->role[id] == TGC_ROLE_KERNEL || p->role[id] == TGC_ROLE_SEND);
         int64_t n0 = timed ? tgc_now_ns() : 0;

@@ -642,6 +642,13 @@ static uint32_t transposed_inputs(const direct_plan *d, bool has_bias) {
     return 1u << 1 | (!d->by_channels && has_bias ? 1u << 2 : 0u);
 }
 
+/* Where the lanes method's transposed B starts in transposed_floats's
+ * block: after W's channel blocks (a product transposed_floats checked). */
+static int64_t lanes_bias_at(const direct_plan *d) {
+    int64_t lanes = d->isa->lanes;
+    return (d->channels + lanes - 1) / lanes * d->mout * d->kh * d->kw * lanes;
+}
+
 /* transposed_floats's block, from tgc_malloc (NULL without memory). */
 static float *transpose_weights(const direct_plan *d, int64_t floats) {
     float *wt = tgc_malloc((size_t)floats * sizeof *wt);
@@ -651,8 +658,7 @@ static float *transpose_weights(const direct_plan *d, int64_t floats) {
         to_lanes(d->w, d->m_count, 1, d->cin * taps, lanes, wt);
     } else {
         to_lanes(d->w, d->channels, d->mout, taps, lanes, wt);
-        float *bt = wt + (d->channels + lanes - 1) / lanes * d->mout * taps * lanes;
-        to_lanes(d->bias, d->channels, d->mout, 1, lanes, bt);
+        to_lanes(d->bias, d->channels, d->mout, 1, lanes, wt + lanes_bias_at(d));
     }
     return wt;
 }
@@ -685,7 +691,7 @@ static bool plan_weights(tgc_kernel_ctx *c, direct_plan *d) {
 static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
     d->lanes = d->isa->lanes;
     d->blocks = (d->channels + d->lanes - 1) / d->lanes;
-    int64_t cols = (d->ow - 1) * d->sw + (d->kw - 1) * d->dw + 1, taps = d->kh * d->kw;
+    int64_t cols = (d->ow - 1) * d->sw + (d->kw - 1) * d->dw + 1;
     d->band = ((LANES_FLOATS / (cols * d->lanes) - (d->kh - 1) * d->dh - 1) / d->sh) + 1;
     if (d->band < 1) d->band = 1;
     if (d->band > d->oh) d->band = d->oh;
@@ -694,7 +700,7 @@ static bool plan_lanes(tgc_kernel_ctx *c, direct_plan *d, int64_t *floats) {
                              .sw = d->sw, .dh = d->dh, .dw = d->dw};
     *floats = tgc_conv_dw_scratch_floats(&probe, d->lanes);
     if (!plan_weights(c, d)) return false;
-    d->bt = d->wt + d->blocks * d->mout * taps * d->lanes;
+    d->bt = d->wt + lanes_bias_at(d);
     return true;
 }
 
