@@ -23,24 +23,31 @@ import numpy as np
 import onnxruntime as ort
 
 
-def main():
-    if len(sys.argv) < 6:
-        sys.exit("usage: ort_bench.py MODEL.onnx THREADS N OUTPUT.npy NAME=INPUT.npy...")
-    model, threads, n, out_path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+def session(model, threads, spinning=None, profile_prefix=None):
+    """MODEL's cpu session as the peer benchmarks make ORT's: THREADS
+    intra-op threads, inter-op 1, sequential, every graph optimization;
+    SPINNING ("0"/"1") the intra-op pool's spin-wait where given, and ORT's
+    profile to PROFILE_PREFIX_DATE.json where given."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    spinning = os.environ.get("ORT_ALLOW_SPINNING")
     if spinning is not None:
         so.add_session_config_entry("session.intra_op.allow_spinning", spinning)
-    prefix = os.environ.get("ORT_PROFILE")
-    if prefix:
+    if profile_prefix:
         so.enable_profiling = True
-        so.profile_file_prefix = prefix
+        so.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+def main():
+    if len(sys.argv) < 6:
+        sys.exit("usage: ort_bench.py MODEL.onnx THREADS N OUTPUT.npy NAME=INPUT.npy...")
+    model, threads, n, out_path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    spinning, prefix = os.environ.get("ORT_ALLOW_SPINNING"), os.environ.get("ORT_PROFILE")
     t = time.perf_counter()
-    sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    sess = session(model, threads, spinning, prefix)
     feeds = {a.split("=", 1)[0]: np.load(a.split("=", 1)[1]) for a in sys.argv[5:]}
     create_ms = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()

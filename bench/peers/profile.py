@@ -44,6 +44,7 @@ import argparse
 import collections
 import glob
 import json
+import math
 import os
 import re
 import shutil
@@ -163,7 +164,9 @@ def tgc_profile(m, threads, optimize, repeat, prof, conv_kinds):
     ev = json.load(open(trace))["traceEvents"]
     med = medians_after_first([(e["ts"], e["name"], e["dur"]) for e in ev
                                if e.get("ph") == "X" and e.get("cat") not in ("input", "const")])
-    split = {e["name"]: e["args"].get("pieces", 1) for e in ev if e.get("ph") == "X" and "args" in e}
+    # pieces a split: the node's pieces over its tgc_parallel_for calls
+    split = {e["name"]: e["args"].get("pieces", 1) / e["args"].get("splits", 1)
+             for e in ev if e.get("ph") == "X" and "args" in e}
     nodes, pieces = {}, {}
     for n in g["nodes"]:
         # the trace names a node as the model does (its source_name) where the optimizer renamed it
@@ -182,10 +185,14 @@ def tgc_profile(m, threads, optimize, repeat, prof, conv_kinds):
 
 def piece_bound(nodes, pieces, threads):
     """The speedup the pieces allow at THREADS threads over the node times
-    measured: each node's time over min(its pieces, THREADS) (equal pieces,
-    no hand-off cost; a node that did not split counts whole)."""
-    total = sum(v[3] for v in nodes.values())
-    bound = sum(v[3] / min(max(pieces.get(name, 1), 1), threads) for name, v in nodes.items())
+    measured: a node of p pieces a split (equal pieces, no hand-off cost)
+    takes at least ceil(p / THREADS) of them in a row, its time times
+    ceil(p / THREADS) / p; a node that did not split counts whole."""
+    total = bound = 0.0
+    for name, v in nodes.items():
+        p = max(pieces.get(name, 1), 1.0)
+        total += v[3]
+        bound += v[3] * math.ceil(p / threads) / p
     return total / bound if bound > 0 else 1.0
 
 
@@ -284,7 +291,7 @@ def report(m, threads, optimize, repeat, top, with_ort):
         if with_ort else "", cmd.replace(ROOT + "/", "")))
     print()
     print("The kernels' pieces (the trace's `pieces`, the same at every thread count) allow at most %s over "
-          "these node times (each node's time over min(its pieces, T))" % ", ".join(
+          "these node times (p pieces a split take ceil(p / T) in a row)" % ", ".join(
               "%.1fx at %d threads" % (piece_bound(nodes, pieces, t), t) for t in (2, 4, 8, 16)))
     print()
     if with_ort:

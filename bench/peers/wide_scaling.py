@@ -44,10 +44,21 @@ import cuda_peer  # noqa: E402 (takes this folder off sys.path for torch's sake,
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-try:
-    import onnxruntime as ort  # noqa: E402
-except ImportError:
-    ort = None
+
+def _load_ort_bench():
+    """ort_bench.py (its session options, shared), by its path (this folder
+    is off sys.path); None where onnxruntime is missing."""
+    import importlib.util
+    try:
+        spec = importlib.util.spec_from_file_location("ort_bench", os.path.join(cuda_peer.HERE, "ort_bench.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    except ImportError:
+        return None
+
+
+ort_bench = _load_ort_bench()
 
 CORES = os.cpu_count() or 1
 THREADS = [t for t in (int(v) for v in os.environ.get("THREADS", "1 2 4 8 16").split()) if t <= CORES]
@@ -76,12 +87,7 @@ def torch_cpu_ms(m, xs, n, threads):
 
 def ort_ms(onnx_path, feeds, n, threads):
     """(ms, output 0) of ONNX Runtime's cpu session at THREADS intra-op threads."""
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+    sess = ort_bench.session(onnx_path, threads)
     ms = median_ms(lambda: sess.run(None, feeds), n)
     y = sess.run(None, feeds)[0]
     del sess  # its pool's threads go before the next engine runs
@@ -127,7 +133,7 @@ def measure(tgc, name, outdir, log):
         for t in THREADS:
             key = str(t)
             row["torch"][key] = best(row["torch"].get(key), torch_cpu_ms(m, xs, n, t))
-            if ort is not None:
+            if ort_bench is not None:
                 ms, y = ort_ms(onnx_path, ort_feeds, n, t)
                 row["ort"][key] = best(row["ort"].get(key), ms)
                 keep_diff("ort", y)
@@ -189,8 +195,8 @@ def main():
                    "error": "%s: %s" % (type(e).__name__, str(e)[:300])}
         print(json.dumps(row), flush=True)
         rows.append(row)
-    if ort is not None:
-        print("\nONNX Runtime %s" % ort.__version__)
+    if ort_bench is not None:
+        print("\nONNX Runtime %s" % ort_bench.ort.__version__)
         table(rows, "ort", "ORT")
     table(rows, "torch", "PyTorch")
 
