@@ -15,6 +15,13 @@
  * GPT layers, the MLP, ResNet's late 1x1 and 3x3 layers as GEMMs), at 1 and
  * 2 threads of tgc's pool, the two interleaved run by run.
  *
+ * Then matrix-vector products read from memory (a classifier's Gemm on
+ * one image, its weights [N, K] as Gemm's transB keeps them): tgc's dot
+ * form (devices/cpu/gemv.c) beside OpenBLAS's cblas_sgemv on the same
+ * matrices, one thread each, interleaved. Each repetition runs over
+ * enough copies of the matrix (96 MiB in all) that every copy comes from
+ * memory, not the caches; GB/s counts the matrix's bytes.
+ *
  * Usage: bench_matmul [repetitions]   (default 7) */
 #include "devices/kernel.h"
 
@@ -98,6 +105,56 @@ static void bench_packed(int reps) {
             packed_row(shapes[i].m, shapes[i].n, shapes[i].k, shapes[i].what, threads, reps);
 }
 
+/* One row of the matrix-vector table: tgc_cpu_gemv_dot and cblas_sgemv
+ * over `copies` copies of an [n, k] matrix, each its own allocation as a
+ * model's weights are (one 96 MiB block of copies left both forms level),
+ * median ms a copy. */
+static void gemv_row(int64_t n, int64_t k, const char *what, int reps) {
+    int64_t copies = ((int64_t)96 << 20) / (n * k * (int64_t)sizeof(float)) + 1;
+    size_t mat_bytes = ((size_t)(n * k) * sizeof(float) + 63) / 64 * 64;
+    float **mat = calloc((size_t)copies, sizeof *mat), *x = malloc((size_t)k * sizeof *x);
+    float *y = malloc((size_t)n * sizeof *y);
+    double *tt = malloc((size_t)reps * sizeof *tt), *tb = malloc((size_t)reps * sizeof *tb);
+    if (mat == NULL || x == NULL || y == NULL || tt == NULL || tb == NULL) exit(1);
+    for (int64_t c = 0; c < copies; c++) {
+        if ((mat[c] = aligned_alloc(64, mat_bytes)) == NULL) exit(1);
+        for (int64_t i = 0; i < n * k; i++) mat[c][i] = (float)((i * 5 + c) % 11 - 5) / 11.0f;
+    }
+    for (int64_t i = 0; i < k; i++) x[i] = (float)((i * 7) % 13 - 6) / 13.0f;
+    openblas_set_num_threads(1);
+    for (int r = -1; r < reps; r++) {
+        double t0 = bench_now_s();
+        for (int64_t c = 0; c < copies; c++) tgc_cpu_gemv_dot(n, k, 1.0f, mat[c], k, x, 0.0f, y, 1);
+        double t1 = bench_now_s();
+        for (int64_t c = 0; c < copies; c++)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)k, 1.0f, mat[c], (int)k, x, 1, 0.0f, y, 1);
+        double t2 = bench_now_s();
+        if (r >= 0) tt[r] = (t1 - t0) / (double)copies, tb[r] = (t2 - t1) / (double)copies;
+    }
+    double mt = bench_median(tt, reps), mb = bench_median(tb, reps), bytes = (double)(n * k) * sizeof(float);
+    printf("%-26s %5lld %5lld %9.3f %7.1f %9.3f %7.1f %6.2fx\n", what, (long long)n, (long long)k, mt * 1e3,
+           bytes / mt * 1e-9, mb * 1e3, bytes / mb * 1e-9, mb / mt);
+    for (int64_t c = 0; c < copies; c++) free(mat[c]);
+    free(mat), free(x), free(y), free(tt), free(tb);
+}
+
+static void bench_gemv(int reps) {
+    static const struct {
+        int64_t n, k;
+        const char *what;
+    } shapes[] = {
+        {1000, 512, "ResNet-18/34 classifier"}, {1024, 576, "MobileNetV3-S hidden"},
+        {1000, 1024, "GoogLeNet classifier"},    {1000, 1280, "MobileNetV2 classifier"},
+        {1000, 2048, "ResNet-50 classifier"},    {4096, 4096, "AlexNet fc7"},
+        {4096, 9216, "AlexNet fc6"},
+    };
+    printf("\nMatrix-vector products from memory, [N, K] x [K]: tgc's dot form beside cblas_sgemv, 1 thread, "
+           "median of %d, interleaved\n", reps);
+    printf("%-26s %5s %5s %9s %7s %9s %7s %7s\n", "product", "N", "K", "tgc ms", "GB/s", "BLAS ms", "GB/s",
+           "speedup");
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) gemv_row(shapes[i].n, shapes[i].k, shapes[i].what, reps);
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 7;
     if (reps < 1 || reps > 1000) reps = 7;
@@ -154,5 +211,6 @@ int main(int argc, char **argv) {
     tgc_thread_pool_free(pool);
     tgc_device_destroy(dev);
     bench_packed(reps);
+    bench_gemv(reps);
     return 0;
 }

@@ -1,9 +1,10 @@
 /* Matrix-vector products for tgc_cpu_sgemm_one's one-row and one-column
  * GEMMs (kernels_nn.h): a classifier's Gemm on one image, an LSTM's
  * recurrent product each step. They read each matrix element once, so
- * their speed is the memory's: the loops below keep 4 rows of 16-lane
- * partial sums in registers (dot form) or a block of columns' sums in L1,
- * reading the matrix row after row (update form), and are
+ * their speed is the memory's: the loops below read short rows one after
+ * another and long ones 4 at a time, 16-lane partial sums in registers
+ * (dot form), or keep a block of columns' sums in L1, reading the matrix
+ * row after row (update form), and are
  * compiled for AVX-512, AVX2 and the baseline (target_clones.h). OpenBLAS's
  * sgemv ran MobileNetV2's [1, 1280] x [1280, 1000] classifier in 160-200
  * us where ONNX Runtime took 100-118 (one Zen 5 core).
@@ -55,9 +56,25 @@ static inline float row_dot(const float *r, const float *x, int64_t k) {
     return d;
 }
 
+/* Rows shorter than this (16 KiB) are read one at a time: the matrix is
+ * then one stream through memory, where four rows at once are four short
+ * streams that the hardware prefetchers learn again at every row. Zen 4,
+ * 1 thread, a matrix read from memory (12 to 24 of them in turn, past the
+ * L3): [1024, 576] 10 -> 24-27 GB/s, [1000, 1280] 13-14 -> 23-25,
+ * [1024, 1024] 15-18 -> 24-27; rows of 6144 floats and more ran faster
+ * four at once (9216: 22-24 GB/s against 14-17), 4096 level. From the
+ * L2 and L3 one row at a time gave up 10-15% (78-81 GB/s against 87-92),
+ * but a classifier's weights come from memory in a model's run: MobileNetV3-
+ * Small's [1024, 1000] took 274 us in the model, 56 alone. */
+#define GEMV_ROW_STREAM_MAX_K 4096
+
 TGC_CPU_CLONES void tgc_cpu_gemv_dot(int64_t n, int64_t k, float alpha, const float *mat, int64_t ld, const float *x,
                                      float beta, float *y, int64_t incy) {
     int64_t j = 0;
+    if (k < GEMV_ROW_STREAM_MAX_K) {
+        for (; j < n; j++) y[j * incy] = scaled(alpha, row_dot(mat + j * ld, x, k), beta, y + j * incy);
+        return;
+    }
     for (; j + 4 <= n; j += 4) { /* four rows at once: x's vectors loaded once for them */
         const float *r0 = mat + j * ld, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
         v16 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};

@@ -815,6 +815,45 @@ static void test_gemv_update_wide(void) {
     free(mat), free(x), free(y0), free(whole), free(parts);
 }
 
+/* The dot form (the rows of a matrix against x), on rows read one at a
+ * time (k below 4096) and four at a time (k from 4096, an odd tail of k
+ * included): against a loop in double, and each output's bits the same
+ * whether the rows come in one call or in two pieces cut at an odd row,
+ * with beta 0 and beta reading y, y strided. */
+static void test_gemv_dot_rows(void) {
+    const int64_t ks[2] = {999, 4100}, n = 11, cut = 3, incy = 2;
+    for (int ki = 0; ki < 2; ki++) {
+        int64_t k = ks[ki], ld = k + 5;
+        float *mat = random_floats((size_t)(n * ld), 51), *x = random_floats((size_t)k, 52);
+        float *y0 = random_floats((size_t)(n * incy), 53), *whole = malloc((size_t)(n * incy) * sizeof *whole);
+        float *parts = malloc((size_t)(n * incy) * sizeof *parts);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(parts);
+        for (int b = 0; b < 2; b++) {
+            float beta = b == 0 ? 0.0f : 0.5f;
+            memcpy(whole, y0, (size_t)(n * incy) * sizeof *whole);
+            memcpy(parts, y0, (size_t)(n * incy) * sizeof *parts);
+            tgc_cpu_gemv_dot(n, k, 2.0f, mat, ld, x, beta, whole, incy);
+            tgc_cpu_gemv_dot(cut, k, 2.0f, mat, ld, x, beta, parts, incy);
+            tgc_cpu_gemv_dot(n - cut, k, 2.0f, mat + cut * ld, ld, x, beta, parts + cut * incy, incy);
+            CU_ASSERT(memcmp(whole, parts, (size_t)(n * incy) * sizeof *whole) == 0);
+            int bad = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double sum = 0.0, mag = 0.0;
+                for (int64_t t = 0; t < k; t++) {
+                    sum += (double)mat[j * ld + t] * x[t];
+                    mag += fabs((double)mat[j * ld + t] * x[t]);
+                }
+                double want = 2.0 * sum + beta * (double)y0[j * incy];
+                bad += fabs(whole[j * incy] - want) > 1e-6 * (2.0 * mag + fabs(beta * y0[j * incy])) + 1e-30;
+                bad += whole[j * incy + 1] != y0[j * incy + 1]; /* between the strided outputs: untouched */
+            }
+            CU_ASSERT_EQUAL(bad, 0);
+        }
+        free(mat), free(x), free(y0), free(whole), free(parts);
+    }
+}
+
 static void test_gemv(void) {
     for (int t = 0; t < 4; t++) {
         bool ta = t & 1, tb = t & 2;
@@ -825,6 +864,7 @@ static void test_gemv(void) {
     }
     gemm_check(1, 16, 40000, false, false); /* pieces wider than the update form sums at once */
     test_gemv_update_wide();
+    test_gemv_dot_rows();
 }
 
 /* ---- MaxPool 2-D -------------------------------------------------------------------- */
