@@ -107,8 +107,10 @@ static void bench_packed(int reps) {
 
 /* One row of the matrix-vector table: tgc_cpu_gemv_dot and cblas_sgemv
  * over `copies` copies of an [n, k] matrix, each its own allocation as a
- * model's weights are (one 96 MiB block of copies left both forms level),
- * median ms a copy. */
+ * model's weights are, median ms a copy. (In this loop gemv.c's short-row
+ * and four-row forms ran alike on Zen 4, 16-24 GB/s; in a model's run, its
+ * other nodes between, the short-row form halved the classifiers' times:
+ * gemv.c's note.) */
 static void gemv_row(int64_t n, int64_t k, const char *what, int reps) {
     int64_t copies = ((int64_t)96 << 20) / (n * k * (int64_t)sizeof(float)) + 1;
     size_t mat_bytes = ((size_t)(n * k) * sizeof(float) + 63) / 64 * 64;
