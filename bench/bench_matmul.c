@@ -95,6 +95,7 @@ static void bench_packed(int reps) {
         {128, 256, 1024, "transformer linear2"}, {128, 1536, 512, "GPT d512 in_proj"},
         {128, 2048, 512, "GPT d512 linear1"},   {128, 512, 2048, "GPT d512 linear2"},
         {49, 2048, 512, "ResNet-50 1x1, 7x7"},  {196, 256, 2304, "ResNet 3x3 as GEMM, 14x14"},
+        {49, 672, 672, "RegNetX-800MF 1x1, 7x7"}, {196, 672, 288, "RegNetX-800MF 1x1, 14x14"},
     };
     printf("\nGEMMs on packed weights (oneDNN) beside OpenBLAS (tgc_cpu_sgemm), median of %d, interleaved%s\n", reps,
            tgc_packed_gemm_available() ? "" : " (no oneDNN in this build, or TGC_DNNL=0)");
