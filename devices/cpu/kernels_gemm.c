@@ -102,13 +102,18 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 #define SGEMM_MAX_PIECES 8
 /* Rows or columns a piece should have at least (past 2 pieces): every piece
  * packs the shared operand again, which a narrow piece cannot amortize
- * (512^3 in 8 pieces of 64 ran at 0.87 of OpenBLAS's own two threads; 256
- * and 512 measured alike on two cores, and 256 leaves more pieces for more
- * cores). Pieces are cut at multiples of 16 rows or columns (a vector of
- * oneDNN's kernels): 64, OpenBLAS's tiles, cut MobileNetV2's [160, 960] x
- * [960, 49] into 128 and 32 rows, and its two threads ran it 1.27x faster
- * than one. */
-#define SGEMM_MIN_WIDTH 256
+ * (512^3 in 8 pieces of 64 ran at 0.87 of OpenBLAS's own two threads on a
+ * Zen 5 host). 128 (256 before stop 75) gives 1x1 layers on 14x14 and 7x7
+ * twice the pieces for many cores: ResNet-50's pieces allow 4.8x at 16
+ * threads, 4.0x at 256 (profile.py's bound). On a Zen 4 host it measured
+ * level at 1 and 2 threads (ab.py, 4-6 alternating rounds: ResNet-50 0.947
+ * and 1.011, RegNetX-800MF 0.978 and 1.000, GoogLeNet 0.986 and 1.022,
+ * MNASNet 0.972 and 0.975; bench_matmul's square products at 2 threads
+ * level from 1024, 256 and 512 within the noise or faster). Pieces are cut
+ * at multiples of 16 rows or columns (a vector of oneDNN's kernels): 64,
+ * OpenBLAS's tiles, cut MobileNetV2's [160, 960] x [960, 49] into 128 and
+ * 32 rows, and its two threads ran it 1.27x faster than one. */
+#define SGEMM_MIN_WIDTH 128
 
 /* The pieces for a GEMM of `macs` multiply-adds (see above). */
 static int64_t sgemm_pieces(int64_t macs, bool gemv) {

@@ -67,8 +67,8 @@ done
 # The trace names how finely each node's kernel split its work
 # (tgc_parallel_for calls and pieces), the same at every thread count: by
 # hand from kernels_gemm.c's rule, a [512, 512] x [512, 512] product (134M
-# multiply-adds, 8 pieces by SGEMM_PIECE_MACS) keeps 256 columns a piece
-# (SGEMM_MIN_WIDTH): 2 pieces; [2048, 512] x [512, 512] cuts its 2048 rows
+# multiply-adds, 8 pieces by SGEMM_PIECE_MACS) keeps 128 columns a piece
+# (SGEMM_MIN_WIDTH): 4 pieces; [2048, 512] x [512, 512] cuts its 2048 rows
 # into SGEMM_MAX_PIECES 8 of 256.
 cat > "$WORK/pieces.yaml" <<'YAML'
 format: tgc/1
@@ -87,7 +87,7 @@ YAML
 for t in 1 3; do
     expect_exit 0 "pieces traced at $t threads" -- "$TGC" run "$WORK/pieces.yaml" --optimize 0 --devices cpu \
         --threads cpu=$t --trace "$WORK/pieces_trace.json"
-    expect_grep '"name":"square",[^}]*"splits":1,"pieces":2}' "$WORK/pieces_trace.json" "square's pieces at $t threads"
+    expect_grep '"name":"square",[^}]*"splits":1,"pieces":4}' "$WORK/pieces_trace.json" "square's pieces at $t threads"
     expect_grep '"name":"tall",[^}]*"splits":1,"pieces":8}' "$WORK/pieces_trace.json" "tall's pieces at $t threads"
 done
 
