@@ -155,7 +155,8 @@ static void bench_gemv(int reps) {
            "median of %d, interleaved\n", reps);
     printf("%-26s %5s %5s %9s %7s %9s %7s %7s\n", "product", "N", "K", "tgc ms", "GB/s", "BLAS ms", "GB/s",
            "speedup");
-    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) gemv_row(shapes[i].n, shapes[i].k, shapes[i].what, reps);
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        gemv_row(shapes[i].n, shapes[i].k, shapes[i].what, reps);
 }
 
 int main(int argc, char **argv) {
