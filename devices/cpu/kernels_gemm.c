@@ -102,8 +102,8 @@ bool tgc_cpu_sgemm_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float 
 #define SGEMM_MAX_PIECES 8
 /* Rows or columns a piece should have at least (past 2 pieces): every piece
  * packs the shared operand again, which a narrow piece cannot amortize
- * (512^3 in 8 pieces of 64 ran at 0.87 of OpenBLAS's own two threads on a
- * Zen 5 host). 128 (256 before stop 75) gives 1x1 layers on 14x14 and 7x7
+ * (512^3 in 8 pieces of 64 ran at 0.87 of OpenBLAS's own two threads on
+ * an earlier host). 128 (256 before stop 75) gives 1x1 layers on 14x14 and 7x7
  * twice the pieces for many cores: ResNet-50's pieces allow 4.8x at 16
  * threads, 4.0x at 256 (profile.py's bound). On a Zen 4 host it measured
  * level at 1 and 2 threads (ab.py, 4-6 alternating rounds: ResNet-50 0.947
