@@ -56,6 +56,21 @@ typedef enum tgc_ew_fn {
 
 /* One ISA's loops: NULL where the row's class lacks the dtype (and in the
  * other table: unary rows have no binary loop and the reverse). */
+/* Rows the matrix-vector dot forms (devices/cpu/gemv.c, and the float16
+ * and bfloat16 ones here) read in one pass, for rows of row_bytes: short
+ * rows (under 16 KiB) one at a time, so that the matrix is one stream
+ * through memory, where four rows at once are four short streams that the
+ * hardware prefetchers learn again at every row; long rows four at a time,
+ * sharing x's loads. Each row's sums are the same either way. Zen 4, 1
+ * thread, float32 matrices read from memory: [1024, 576] 10 -> 24-27
+ * GB/s, [1000, 1280] 13-14 -> 23-25, [1024, 1024] 15-18 -> 24-27; rows of
+ * 24 KiB and more ran faster four at once (36 KiB: 22-24 GB/s against
+ * 14-17), 16 KiB level. From the L2 and L3 one row at a time gave up
+ * 10-15% (78-81 GB/s against 87-92), but a classifier's weights come from
+ * memory in a model's run: MobileNetV3-Small's [1024, 1000] took 274 us in
+ * the model, 56 alone. */
+#define TGC_GEMV_ROWS_A_PASS(row_bytes) ((row_bytes) < ((int64_t)16 << 10) ? 1 : 4)
+
 typedef struct tgc_ew_loops {
     const char *isa; /* "sse2", "avx2", "avx512" */
     int lanes;       /* float32 lanes of a vector */
@@ -73,7 +88,8 @@ typedef struct tgc_ew_loops {
     void (*gemv_bf16)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float *y);
     /* The dot form: y[j] = B[j, :] . x (+ beta y[j]) for rows j < n of a
      * float16 or bfloat16 B [n, k] with rows ld apart: the bits of
-     * tgc_cpu_gemv_dot with alpha 1 over the widened B. */
+     * tgc_cpu_gemv_dot with alpha 1 over the widened B, its rows read as
+     * TGC_GEMV_ROWS_A_PASS says. */
     void (*gemv_dot_half)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float beta,
                           float *y);
     void (*gemv_dot_bf16)(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float beta,

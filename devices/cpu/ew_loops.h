@@ -239,8 +239,9 @@ EW_GEMV_HALF(ew_gemv_half_bf16, ew_load_bf16)
  * (rows ld apart), as tgc_cpu_gemv_dot computes with alpha 1: 16 running
  * sums over k in steps of 16 (whatever this ISA's width: a 16-lane vector
  * is made of its vectors), added in gemv.c's fixed tree, then the tail of
- * k in order; four rows at a time share x's loads. The bits of the
- * float32 product over the widened B. */
+ * k in order; rows read one or four a pass (TGC_GEMV_ROWS_A_PASS, on the
+ * rows' bytes as they lie). The bits of the float32 product over the
+ * widened B. */
 typedef float ew_v16 __attribute__((vector_size(64)));
 
 /* Macros, not functions: a function taking or returning a 64-byte vector
@@ -267,9 +268,9 @@ static inline float ew_v16_sum(const ew_v16 *v) { /* ((l0 + l8) + (l4 + l12)) + 
 #define EW_GEMV_DOT_HALF(name, load, widen)                                                              \
     static void name(int64_t n, int64_t k, const uint16_t *mat, int64_t ld, const float *x, float beta,   \
                      float *y) {                                                                         \
-        int64_t j = 0;                                                                                   \
-        for (; j < n; j += 4) {                                                                          \
-            int rows = n - j < 4 ? (int)(n - j) : 4;                                                     \
+        int per = TGC_GEMV_ROWS_A_PASS(k * (int64_t)sizeof *mat);                                         \
+        for (int64_t j = 0; j < n; j += per) {                                                           \
+            int rows = n - j < per ? (int)(n - j) : per;                                                 \
             ew_v16 s[4] = {{0}};                                                                         \
             int64_t kk = 0;                                                                              \
             for (; kk + 16 <= k; kk += 16) {                                                             \

@@ -2,8 +2,8 @@
  * GEMMs (kernels_nn.h): a classifier's Gemm on one image, an LSTM's
  * recurrent product each step. They read each matrix element once, so
  * their speed is the memory's: the loops below read short rows one after
- * another and long ones 4 at a time, 16-lane partial sums in registers
- * (dot form), or keep a block of columns' sums in L1, reading the matrix
+ * another and long ones 4 at a time (TGC_GEMV_ROWS_A_PASS, ew.h), 16-lane
+ * partial sums in registers (dot form), or keep a block of columns' sums in L1, reading the matrix
  * row after row (update form), and are
  * compiled for AVX-512, AVX2 and the baseline (target_clones.h). OpenBLAS's
  * sgemv ran MobileNetV2's [1, 1280] x [1280, 1000] classifier in 160-200
@@ -15,6 +15,7 @@
  * the update form, one running sum a column over k in order. The bits do
  * not depend on the vector width, on which rows or columns a piece holds,
  * or on the thread count. */
+#include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/target_clones.h"
 
@@ -56,22 +57,10 @@ static inline float row_dot(const float *r, const float *x, int64_t k) {
     return d;
 }
 
-/* Rows shorter than this (16 KiB) are read one at a time: the matrix is
- * then one stream through memory, where four rows at once are four short
- * streams that the hardware prefetchers learn again at every row. Zen 4,
- * 1 thread, a matrix read from memory (12 to 24 of them in turn, past the
- * L3): [1024, 576] 10 -> 24-27 GB/s, [1000, 1280] 13-14 -> 23-25,
- * [1024, 1024] 15-18 -> 24-27; rows of 6144 floats and more ran faster
- * four at once (9216: 22-24 GB/s against 14-17), 4096 level. From the
- * L2 and L3 one row at a time gave up 10-15% (78-81 GB/s against 87-92),
- * but a classifier's weights come from memory in a model's run: MobileNetV3-
- * Small's [1024, 1000] took 274 us in the model, 56 alone. */
-#define GEMV_ROW_STREAM_MAX_K 4096
-
 TGC_CPU_CLONES void tgc_cpu_gemv_dot(int64_t n, int64_t k, float alpha, const float *mat, int64_t ld, const float *x,
                                      float beta, float *y, int64_t incy) {
     int64_t j = 0;
-    if (k < GEMV_ROW_STREAM_MAX_K) {
+    if (TGC_GEMV_ROWS_A_PASS(k * (int64_t)sizeof(float)) == 1) {
         for (; j < n; j++) y[j * incy] = scaled(alpha, row_dot(mat + j * ld, x, k), beta, y + j * incy);
         return;
     }

@@ -532,14 +532,17 @@ static void test_gemv_half_weight(void) {
  * written out here: per row, 16 running sums (lane l takes k = l mod 16
  * within the whole blocks of 16), added ((l0 + l8) + (l4 + l12)) + ...,
  * then the tail of k in order, plus beta y; bit for bit, for row counts
- * around the blocks of 4 and lengths around the blocks of 16. */
+ * around the blocks of 4 and lengths around the blocks of 16, rows read one
+ * a pass (short) and four a pass (8193: past 16 KiB, TGC_GEMV_ROWS_A_PASS). */
 static void test_gemv_dot_half_weight(void) {
     int n_isas;
     const tgc_ew_loops *const *isas = tgc_cpu_ew_all_loops(&n_isas);
-    enum { N = 11, LD = 70 };
+    enum { N = 11, LD = 8200 };
     static uint16_t w[N * LD];
     static float x[LD], y0[N], got[N], want[N];
-    const int lengths[] = {1, 15, 16, 17, 48, 70};
+    const int lengths[] = {1, 15, 16, 17, 48, 70, 8193};
+    CU_ASSERT_EQUAL(TGC_GEMV_ROWS_A_PASS(70 * 2), 1); /* both ways of reading the rows are run */
+    CU_ASSERT_EQUAL(TGC_GEMV_ROWS_A_PASS(8193 * 2), 4);
     for (int i = 0; i < LD; i++) x[i] = tgc_half_to_float((uint16_t)(next_u64() & 0x7bff)) * (i % 3 ? 1.0f : -0.5f);
     for (int i = 0; i < N; i++) y0[i] = (float)i - 4.5f;
     for (int bf = 0; bf < 2; bf++) {
