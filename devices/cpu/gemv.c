@@ -145,3 +145,57 @@ TGC_CPU_CLONES void tgc_cpu_gemv_update(int64_t n, int64_t k, float alpha, const
         for (; j < w; j++) yj[j] = scaled(alpha, sums[j], beta, yj + j);
     }
 }
+
+/* The update form on B packed in column panels (kernels_nn.h): a block of
+ * TGC_GEMV_PANEL columns lies [k][width] in one run, so a block is one
+ * stream from first element to last and a piece of whole blocks reads
+ * nothing outside its own bytes. (The update form on B as it lies reads a
+ * piece's columns as runs of 1 KB a row apart: a chain of 12 products
+ * [1, 1024] x [1024, 1024] took 3.85-4.0 ms at 1 thread there, against
+ * ONNX Runtime's 2.43-2.60 on its prepacked B; docs/cpu-speed.md.) */
+
+static inline int64_t panel_width(int64_t n, int64_t j0) {
+    int64_t rest = n - j0;
+    return rest >= TGC_GEMV_PANEL ? TGC_GEMV_PANEL : (rest + 15) / 16 * 16;
+}
+
+void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld, float *panels) {
+    for (int64_t j0 = 0; j0 < n; j0 += TGC_GEMV_PANEL) {
+        int64_t w = panel_width(n, j0), real = n - j0 < w ? n - j0 : w;
+        float *dst = panels + j0 * k;
+        for (int64_t kk = 0; kk < k; kk++, dst += w) {
+            memcpy(dst, mat + kk * ld + j0, (size_t)real * sizeof *dst);
+            memset(dst + real, 0, (size_t)(w - real) * sizeof *dst);
+        }
+    }
+}
+
+/* One block's sums, its columns 16 at a time: v vectors of running sums,
+ * each k-th row of the block added in order (the update form's order). */
+#define PANEL_SUMS(v)                                                                                              \
+    do {                                                                                                           \
+        for (int64_t kk = 0; kk < k; kk++) {                                                                       \
+            v16 a;                                                                                                 \
+            splat(&a, x[kk]);                                                                                      \
+            const float *r = p + kk * (v) * 16;                                                                    \
+            for (int i = 0; i < (v); i++) s[i] = s[i] + a * LOAD16(r + 16 * i);                                    \
+        }                                                                                                          \
+    } while (0)
+
+TGC_CPU_CLONES void tgc_cpu_gemv_panels(int64_t n, int64_t k, float alpha, const float *panels, const float *x,
+                                        float beta, float *y) {
+    for (int64_t j0 = 0; j0 < n; j0 += TGC_GEMV_PANEL) {
+        int64_t w = panel_width(n, j0), real = n - j0 < w ? n - j0 : w;
+        const float *p = panels + j0 * k;
+        v16 s[TGC_GEMV_PANEL / 16] = {{0}};
+        switch (w / 16) { /* constant trip counts: the sums stay in registers */
+        case 4: PANEL_SUMS(4); break;
+        case 3: PANEL_SUMS(3); break;
+        case 2: PANEL_SUMS(2); break;
+        default: PANEL_SUMS(1); break;
+        }
+        float sums[TGC_GEMV_PANEL];
+        memcpy(sums, s, sizeof sums);
+        for (int64_t j = 0; j < real; j++) y[j0 + j] = scaled(alpha, sums[j], beta, y + j0 + j);
+    }
+}

@@ -180,6 +180,7 @@ typedef struct sgemm_split {
     int64_t m, n, k, lda, ldb, ldc, step;
     float alpha, beta;
     const float *a, *b;
+    const float *panels; /* B in column panels (tgc_cpu_gemv_panels): then m is 1 and the pieces whole blocks */
     float *c;
     const float *bias;
     int64_t bias_sm, bias_sn;
@@ -202,33 +203,42 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
         tgc_cpu_act_block(s->act, s->c, s->ldc, lo, hi, 0, s->n);
     } else {
         const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
-        s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, beta,
-                                     s->c + lo, s->ldc);
+        if (s->panels != NULL) tgc_cpu_gemv_panels(hi - lo, s->k, s->alpha, s->panels + lo * s->k, s->a, beta, s->c + lo);
+        s->ok[i] = s->panels != NULL || tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b,
+                                                          s->ldb, beta, s->c + lo, s->ldc);
         if (s->bias != NULL && s->beta != 0.0f)
             add_bias(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, s->beta, 0, s->m, lo, hi);
         tgc_cpu_act_block(s->act, s->c, s->ldc, 0, s->m, lo, hi);
     }
 }
 
-bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
-                      const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
-                      const float *bias, int64_t bias_sm, int64_t bias_sn, const tgc_fused_act *act) {
+/* The rows (*split_m) or columns of C a piece of an m x n x k GEMM gets, a
+ * multiple of `align` (a power of two, 16 or more); the whole side when the
+ * product stays whole. The longer side of C is cut. */
+static int64_t sgemm_step(int64_t m, int64_t n, int64_t k, int64_t align, bool *split_m) {
     int64_t macs = m > 0 && n > 0 && k > 0 && m * n <= INT64_MAX / k ? m * n * k : 0;
     bool gemv = m == 1 || n == 1;
     int64_t pieces = sgemm_pieces(macs, gemv), min_width = gemv ? GEMV_MIN_WIDTH : SGEMM_MIN_WIDTH;
-    /* Cut the longer side of C, in multiples of 16. */
-    bool split_m = m > n;
-    int64_t len = split_m ? m : n;
+    *split_m = m > n;
+    int64_t len = *split_m ? m : n;
     while (pieces > 2 && len / pieces < min_width) pieces /= 2;
-    if (pieces < 2 || len < 32) {
+    if (pieces < 2 || len < 32) return len;
+    int64_t step = (len + pieces - 1) / pieces;
+    return (step + align - 1) / align * align;
+}
+
+bool tgc_cpu_sgemm_fused(tgc_thread_pool *pool, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+                      const float *bias, int64_t bias_sm, int64_t bias_sn, const tgc_fused_act *act) {
+    bool split_m;
+    int64_t step = sgemm_step(m, n, k, 16, &split_m), len = split_m ? m : n;
+    if (step >= len) {
         bool ok = tgc_cpu_sgemm_one(ta, tb, m, n, k, alpha, a, lda, b, ldb, bias != NULL ? 0.0f : beta, c, ldc);
         if (ok && bias != NULL && beta != 0.0f) add_bias(c, ldc, bias, bias_sm, bias_sn, beta, 0, m, 0, n);
         if (ok) tgc_cpu_act_block(act, c, ldc, 0, m, 0, n);
         return ok;
     }
-    int64_t step = (len + pieces - 1) / pieces;
-    step = (step + 15) / 16 * 16;
-    pieces = (len + step - 1) / step;
+    int64_t pieces = (len + step - 1) / step;
     sgemm_split s = {.ta = ta, .tb = tb, .split_m = split_m, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
                      .ldc = ldc, .step = step, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c,
                      .bias = bias, .bias_sm = bias_sm, .bias_sn = bias_sn, .act = act};
@@ -272,6 +282,79 @@ static bool packing_pays(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
 static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b, bool *no_memory) {
     *no_memory = false;
     return packing_pays(c, s) ? tgc_packed_gemm_cached(c, s, b, no_memory) : NULL;
+}
+
+/* ---- One row by a constant B: column panels (kernels_nn.h) ------------------- */
+
+#define WAY_PANELS "gemv on column panels"
+
+/* B in column panels for one node (its kernel cache): the sizes it was
+ * packed for, then tgc_cpu_gemv_panels' floats. */
+typedef struct gemv_panels {
+    int64_t n, k;
+    float p[];
+} gemv_panels;
+
+/* Whether shape s is one row of A by B as it lies ([1, K] x [K, N], A's K
+ * elements contiguous) with B = input 1 a session constant: the update
+ * form, which then reads B in column panels packed once per session. */
+static bool panels_pay(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
+    return s->m == 1 && !s->tb && (!s->ta || s->lda == 1) && s->n > 0 && s->k > 0 &&
+           (c->const_inputs & (1u << 1)) != 0;
+}
+
+/* The cache block's bytes for shape s; -1 past int64. */
+static int64_t panels_bytes(const tgc_gemm_shape *s) {
+    int64_t floats, bytes;
+    if (s->n > INT64_MAX - 15 || !tgc_checked_mul_i64((s->n + 15) / 16 * 16, s->k, &floats) ||
+        !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) || bytes > INT64_MAX - (int64_t)sizeof(gemv_panels))
+        return -1;
+    return bytes + (int64_t)sizeof(gemv_panels);
+}
+
+typedef struct panels_args {
+    const tgc_gemm_shape *s;
+    const float *b;
+} panels_args;
+
+static void *build_panels(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const panels_args *pa = arg;
+    int64_t nbytes = panels_bytes(pa->s);
+    gemv_panels *gp = nbytes > 0 && (uint64_t)nbytes <= SIZE_MAX ? tgc_malloc((size_t)nbytes) : NULL;
+    if (gp == NULL) return NULL;
+    gp->n = pa->s->n;
+    gp->k = pa->s->k;
+    tgc_cpu_gemv_panels_pack(gp->n, gp->k, pa->b, pa->s->ldb, gp->p);
+    *bytes = (size_t)nbytes;
+    return gp;
+}
+
+/* The node's B in column panels for shape s (b: B as it lies, read on the
+ * first run only), kept in its kernel cache and standing in for B from
+ * then on; NULL when panels do not pay (panels_pay), without a cache, or
+ * for a block of other sizes or another way. NULL with *no_memory set
+ * when memory for the panels ran out: the kernel fails, as for oneDNN's
+ * packing. */
+static const gemv_panels *panels_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b, bool *no_memory) {
+    *no_memory = false;
+    if (!panels_pay(c, s)) return NULL;
+    const gemv_panels *gp = tgc_kernel_cache_get(c, 1u << 1, build_panels, &(panels_args){.s = s, .b = b});
+    *no_memory = gp == NULL && c->cache != NULL && !tgc_kernel_cache_taken(c);
+    if (gp == NULL || gp->n != s->n || gp->k != s->k) return NULL;
+    tgc_kernel_cache_replaces(c, 1u << 1);
+    return gp;
+}
+
+/* C [1, n] = alpha * x B + beta * bias[j * bias_sn] (bias NULL: alpha *
+ * x B), then `act`: tgc_cpu_sgemm_fused's pieces, cut at whole blocks. */
+static void run_panels(tgc_thread_pool *pool, const gemv_panels *gp, float alpha, const float *x, float beta,
+                       float *y, const float *bias, int64_t bias_sn, const tgc_fused_act *act) {
+    bool split_m;
+    int64_t step = sgemm_step(1, gp->n, gp->k, TGC_GEMV_PANEL, &split_m);
+    sgemm_split s = {.m = 1, .n = gp->n, .k = gp->k, .ldc = gp->n, .step = step, .alpha = alpha, .beta = beta,
+                     .a = x, .panels = gp->p, .c = y, .bias = bias, .bias_sn = bias_sn, .act = act};
+    tgc_parallel_for(pool, (gp->n + step - 1) / step, sgemm_piece, &s);
 }
 
 /* ---- MatMul --------------------------------------------------------------- */
@@ -319,7 +402,8 @@ const char *tgc_cpu_matmul_choose(tgc_kernel_ctx *c) {
     tgc_matmul_geometry g;
     tgc_gemm_shape s;
     if (tgc_matmul_geometry_read(c, &g) != TGC_OK || g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0) return NULL;
-    return matmul_one_gemm(&g, &s) && packing_pays(c, &s) ? WAY_PACKED : WAY_SGEMM;
+    if (!matmul_one_gemm(&g, &s)) return WAY_SGEMM;
+    return packing_pays(c, &s) ? WAY_PACKED : panels_pay(c, &s) ? WAY_PANELS : WAY_SGEMM;
 }
 
 void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) {
@@ -330,6 +414,8 @@ void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     out->coarse_pieces = true; /* a GEMM's pieces (SGEMM_PIECE_MACS, or gemm_packed.c's) */
     if (matmul_one_gemm(&g, &s) && packing_pays(c, &s))
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
+    else if (matmul_one_gemm(&g, &s) && panels_pay(c, &s) && panels_bytes(&s) > 0)
+        out->cache_bytes = panels_bytes(&s), out->replaces_inputs = 1u << 1;
 }
 
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
@@ -352,11 +438,15 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     int64_t macs = m * n <= INT64_MAX / k ? m * n * k : INT64_MAX;
     tgc_gemm_shape shape;
     bool no_memory = false;
-    const tgc_packed_gemm *packed = matmul_one_gemm(&g, &shape) ? packed_for(c, &shape, pb, &no_memory) : NULL;
+    bool one_gemm = matmul_one_gemm(&g, &shape);
+    const tgc_packed_gemm *packed = one_gemm ? packed_for(c, &shape, pb, &no_memory) : NULL;
+    const gemv_panels *panels = one_gemm && !no_memory ? panels_for(c, &shape, pb, &no_memory) : NULL;
     if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for MatMul's packed B");
-    c->impl = packed != NULL ? WAY_PACKED : WAY_SGEMM;
+    c->impl = packed != NULL ? WAY_PACKED : panels != NULL ? WAY_PANELS : WAY_SGEMM;
     if (c->prepack_only) return TGC_OK;
-    if (packed != NULL) {
+    if (panels != NULL) {
+        run_panels(c->pool, panels, 1.0f, pa, 0.0f, py, NULL, 0, act);
+    } else if (packed != NULL) {
         ok = tgc_packed_gemm_run(packed, c->pool, pa, py, act);
         if (!ok) return tgc_kernel_fail(c, "MatMul: oneDNN's matmul failed");
     } else if (g.b_count == 1 && batch * m <= INT_MAX) { /* then A's batch is the output's */
@@ -557,13 +647,16 @@ void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
     tgc_gemm_shape s = gemm_shape(c, &g);
     if (!g.ta && g.k > 0 && packing_pays(c, &s))
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
+    else if (panels_pay(c, &s) && panels_bytes(&s) > 0)
+        out->cache_bytes = panels_bytes(&s), out->replaces_inputs = 1u << 1;
 }
 
 const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c) {
     tgc_gemm_geometry g;
     if (tgc_gemm_geometry_read(c, &g) != TGC_OK || g.m == 0 || g.n == 0) return NULL;
     tgc_gemm_shape s = gemm_shape(c, &g);
-    return !g.ta && g.k > 0 && packing_pays(c, &s) ? WAY_PACKED : WAY_SGEMM;
+    if (!g.ta && g.k > 0 && packing_pays(c, &s)) return WAY_PACKED;
+    return panels_pay(c, &s) ? WAY_PANELS : WAY_SGEMM;
 }
 
 tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
@@ -582,9 +675,14 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     tgc_gemm_shape shape = gemm_shape(c, &g);
     bool no_memory = false;
     const tgc_packed_gemm *packed = !ta && k > 0 ? packed_for(c, &shape, pb, &no_memory) : NULL;
+    const gemv_panels *panels = !no_memory ? panels_for(c, &shape, pb, &no_memory) : NULL;
     if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for Gemm's packed B");
-    c->impl = packed != NULL ? WAY_PACKED : WAY_SGEMM;
+    c->impl = packed != NULL ? WAY_PACKED : panels != NULL ? WAY_PANELS : WAY_SGEMM;
     if (c->prepack_only) return TGC_OK;
+    if (panels != NULL) { /* C broadcast to [1, n]: one value (cn 0) or a row (cn 1) */
+        run_panels(c->pool, panels, alpha, pa, has_c ? beta : 0.0f, py, pc, cn, c->fused_act);
+        return TGC_OK;
+    }
     if (packed != NULL) {
         if (has_c && beta != 0.0f) fill_c(py, n, pc, cm, cn, 0, m, 0, n);
         if (!tgc_packed_gemm_run(packed, c->pool, pa, py, c->fused_act))

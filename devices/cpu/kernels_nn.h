@@ -216,6 +216,21 @@ void tgc_cpu_gemv_dot(int64_t n, int64_t k, float alpha, const float *mat, int64
 void tgc_cpu_gemv_update(int64_t n, int64_t k, float alpha, const float *mat, int64_t ld, const float *x, float beta,
                          float *y);
 
+/* The update form on a constant B packed once (ONNX Runtime prepacks its
+ * MLAS B the same way): columns in blocks of TGC_GEMV_PANEL, the last
+ * block rounded up to a multiple of 16 columns, each block's rows one
+ * after another, [k][width], zeros past column n. tgc_cpu_gemv_panels_pack
+ * writes mat [k, n] (rows ld floats apart) into panels, which holds
+ * tgc_cpu_gemv_panels_floats(n, k) floats (k * n rounded up to 16
+ * columns; the caller checks the product). tgc_cpu_gemv_panels computes
+ * y[j] for j < n as tgc_cpu_gemv_update does, bit for bit, from
+ * panels + j0 * k for the columns from j0 (a multiple of
+ * TGC_GEMV_PANEL): a piece of whole blocks. */
+#define TGC_GEMV_PANEL 64
+static inline int64_t tgc_cpu_gemv_panels_floats(int64_t n, int64_t k) { return (n + 15) / 16 * 16 * k; }
+void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld, float *panels);
+void tgc_cpu_gemv_panels(int64_t n, int64_t k, float alpha, const float *panels, const float *x, float beta, float *y);
+
 /* C[i][j] += bias[i] for rows [r0, r1) and columns [c0, c1) of C (rows
  * ldc apart): a per-row bias added after a product, as
  * tgc_cpu_sgemm_fused adds its bias. */

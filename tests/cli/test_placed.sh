@@ -48,7 +48,7 @@ expect_exit 0 "kernel ways json" -- "$TGC" compile "$KW" --optimize 0 --devices 
 cp "$WORK/out" "$WORK/ways.json"
 for want in '"c_pw": .*"kernel": "pointwise gemm"' '"c_wino": .*"kernel": "winograd f(2x2,3x3)"' \
             '"c_dw": .*"kernel": "direct"' '"c_im2col": .*"kernel": "im2col + gemm"' \
-            '"mm_row": .*"kernel": "sgemm (onednn or openblas)"' '"gemm_ta": .*"kernel": "sgemm (onednn or openblas)"'; do
+            '"mm_row": .*"kernel": "gemv on column panels"' '"gemm_ta": .*"kernel": "sgemm (onednn or openblas)"'; do
     expect_grep "$want" "$WORK/ways.json" "kernel way"
 done
 if grep -q '"x": .*"kernel"' "$WORK/ways.json"; then fail "Expand, a kernel of one way, names one"; else pass; fi

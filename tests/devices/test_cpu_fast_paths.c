@@ -690,6 +690,9 @@ static void test_dnnl_declines(void) {
 
 /* ---- GEMM split ------------------------------------------------------------------- */
 
+/* MatMul [m, k] x [k, n] against a loop in double, alone and over a pool
+ * bit for bit; one row (m 1) also with B a weight in a cache, twice (B in
+ * column panels, built then read), bit for bit too. */
 static void matmul_check(int64_t m, int64_t k, int64_t n) {
     float *a = random_floats((size_t)(m * k), 5), *b = random_floats((size_t)(k * n), 6);
     int64_t ad[2] = {m, k}, bd[2] = {k, n}, yd[2] = {m, n};
@@ -697,14 +700,19 @@ static void matmul_check(int64_t m, int64_t k, int64_t n) {
     CU_ASSERT_PTR_NOT_NULL_FATAL(alone);
     tgc_thread_pool *pool = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
-    for (int pass = 0; pass < 2; pass++) {
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    for (int pass = 0; pass < (m == 1 ? 4 : 2); pass++) {
         nn_fixture f;
         nn_begin(&f, "MatMul", "fast_paths");
         nn_in_dims(&f, TGC_FLOAT32, 2, ad, a);
         nn_in_dims(&f, TGC_FLOAT32, 2, bd, b);
         nn_out_dims(&f, TGC_FLOAT32, 2, yd);
         f.pool = pass == 0 ? NULL : pool;
+        f.cache = pass >= 2 ? &cache : NULL;
+        f.const_inputs = pass >= 2 ? 1u << 1 : 0;
         CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+        if (pass >= 2) CU_ASSERT(f.impl != NULL && strcmp(f.impl, "gemv on column panels") == 0);
         double worst = 0.0;
         int64_t differ = 0;
         for (int64_t i = 0; i < m; i++)
@@ -727,6 +735,7 @@ static void matmul_check(int64_t m, int64_t k, int64_t n) {
         CU_ASSERT_EQUAL(differ, 0);
         nn_end(&f);
     }
+    tgc_kernel_cache_clear(&cache);
     tgc_thread_pool_free(pool);
     free(a);
     free(b);
@@ -737,44 +746,53 @@ static void test_gemm_split(void) {
     matmul_check(300, 256, 200); /* split along M (the longer side) */
     matmul_check(64, 784, 512);  /* along N */
     matmul_check(33, 1000, 100); /* blocks with a ragged last one */
+    matmul_check(1, 700, 1000);  /* one row: the update form, B in column panels with a cache */
 }
 
 /* Gemm Y = alpha op(A) op(B) + beta C with C [N] broadcast, for each
  * transpose, against a direct loop: with m == 1 or n == 1 the kernel
- * takes cblas_sgemv, and a large one is split into pieces. */
-static void gemm_check(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
+ * takes a matrix-vector product, and a large one is split into pieces.
+ * With B a weight and a cache (`cache` non-NULL: run twice, the second
+ * reading the cache), one row by B as it lies reads B in column panels. */
+static void gemm_check_cached(int64_t m, int64_t k, int64_t n, bool ta, bool tb, tgc_kernel_cache *cache) {
     float *a = random_floats((size_t)(m * k), 31), *b = random_floats((size_t)(k * n), 32);
     float *cv = random_floats((size_t)n, 33);
     int64_t ad[2] = {ta ? k : m, ta ? m : k}, bd[2] = {tb ? n : k, tb ? k : n}, cd[1] = {n}, yd[2] = {m, n};
     tgc_thread_pool *pool = NULL;
     CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_create(2, &pool), TGC_OK);
-    nn_fixture f;
-    nn_begin(&f, "Gemm", "fast_paths");
-    nn_in_dims(&f, TGC_FLOAT32, 2, ad, a);
-    nn_in_dims(&f, TGC_FLOAT32, 2, bd, b);
-    nn_in_dims(&f, TGC_FLOAT32, 1, cd, cv);
-    nn_int(&f, "transA", ta);
-    nn_int(&f, "transB", tb);
-    nn_float(&f, "alpha", 0.75);
-    nn_float(&f, "beta", -1.5);
-    nn_out_dims(&f, TGC_FLOAT32, 2, yd);
-    f.pool = pool;
-    CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
-    double worst = 0.0;
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double sum = 0.0, mag = 0.0;
-            for (int64_t t = 0; t < k; t++) {
-                double p = (double)(ta ? a[t * m + i] : a[i * k + t]) * (tb ? b[j * k + t] : b[t * n + j]);
-                sum += p;
-                mag += fabs(p);
+    for (int run = 0; run < (cache != NULL ? 2 : 1); run++) {
+        nn_fixture f;
+        nn_begin(&f, "Gemm", "fast_paths");
+        f.cache = cache;
+        f.const_inputs = cache != NULL ? 1u << 1 : 0;
+        nn_in_dims(&f, TGC_FLOAT32, 2, ad, a);
+        nn_in_dims(&f, TGC_FLOAT32, 2, bd, b);
+        nn_in_dims(&f, TGC_FLOAT32, 1, cd, cv);
+        nn_int(&f, "transA", ta);
+        nn_int(&f, "transB", tb);
+        nn_float(&f, "alpha", 0.75);
+        nn_float(&f, "beta", -1.5);
+        nn_out_dims(&f, TGC_FLOAT32, 2, yd);
+        f.pool = pool;
+        CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
+        bool panels = cache != NULL && m == 1 && !tb;
+        CU_ASSERT_EQUAL(f.impl != NULL && strcmp(f.impl, "gemv on column panels") == 0, panels);
+        double worst = 0.0;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double sum = 0.0, mag = 0.0;
+                for (int64_t t = 0; t < k; t++) {
+                    double p = (double)(ta ? a[t * m + i] : a[i * k + t]) * (tb ? b[j * k + t] : b[t * n + j]);
+                    sum += p;
+                    mag += fabs(p);
+                }
+                double want = 0.75 * sum - 1.5 * cv[j];
+                double rel = fabs(nn_out_f32(&f, 0, i * n + j) - want) / (0.75 * mag + 1.5 * fabs(cv[j]) + 1e-30);
+                if (rel > worst) worst = rel;
             }
-            double want = 0.75 * sum - 1.5 * cv[j];
-            double rel = fabs(nn_out_f32(&f, 0, i * n + j) - want) / (0.75 * mag + 1.5 * fabs(cv[j]) + 1e-30);
-            if (rel > worst) worst = rel;
-        }
-    CU_ASSERT(worst < 1e-5);
-    nn_end(&f);
+        CU_ASSERT(worst < 1e-5);
+        nn_end(&f);
+    }
     tgc_thread_pool_free(pool);
     free(a);
     free(b);
@@ -854,6 +872,54 @@ static void test_gemv_dot_rows(void) {
     }
 }
 
+static void gemm_check(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
+    gemm_check_cached(m, k, n, ta, tb, NULL);
+    tgc_kernel_cache cache;
+    tgc_kernel_cache_init(&cache);
+    gemm_check_cached(m, k, n, ta, tb, &cache);
+    tgc_kernel_cache_clear(&cache);
+}
+
+/* The update form on B packed in column panels: for widths of whole
+ * blocks, of a short last block and under one block, and k of 1 and odd,
+ * each output's bits those of tgc_cpu_gemv_update on B as it lies, whole
+ * and in pieces cut at a block, with beta 0 and beta reading y; the
+ * packing's padding zeros. (The update form itself is checked against
+ * double above.) */
+static void test_gemv_panels(void) {
+    const int64_t ns[5] = {1, 17, 64, 200, 1000}, ks[3] = {1, 7, 300};
+    for (int ni = 0; ni < 5; ni++)
+        for (int ki = 0; ki < 3; ki++) {
+            int64_t n = ns[ni], k = ks[ki], ld = n + 3, floats = tgc_cpu_gemv_panels_floats(n, k);
+            float *mat = random_floats((size_t)(k * ld), 61), *x = random_floats((size_t)k, 62);
+            float *y0 = random_floats((size_t)n, 63), *want = malloc((size_t)n * sizeof *want);
+            float *got = malloc((size_t)n * sizeof *got), *panels = malloc((size_t)floats * sizeof *panels);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(panels);
+            CU_ASSERT_EQUAL(floats, (n + 15) / 16 * 16 * k);
+            tgc_cpu_gemv_panels_pack(n, k, mat, ld, panels);
+            int64_t last = n / TGC_GEMV_PANEL * TGC_GEMV_PANEL, lw = (n - last + 15) / 16 * 16, pad = 0;
+            for (int64_t t = 0; t < k; t++) /* the last block's columns past n */
+                for (int64_t j = n - last; j < lw; j++) pad += panels[last * k + t * lw + j] != 0.0f;
+            CU_ASSERT_EQUAL(pad, 0);
+            for (int bi = 0; bi < 2; bi++) {
+                float beta = bi == 0 ? 0.0f : 0.5f;
+                memcpy(want, y0, (size_t)n * sizeof *want);
+                tgc_cpu_gemv_update(n, k, 2.0f, mat, ld, x, beta, want);
+                memcpy(got, y0, (size_t)n * sizeof *got);
+                tgc_cpu_gemv_panels(n, k, 2.0f, panels, x, beta, got);
+                CU_ASSERT(memcmp(got, want, (size_t)n * sizeof *got) == 0);
+                int64_t cut = n > TGC_GEMV_PANEL ? TGC_GEMV_PANEL : 0;
+                memcpy(got, y0, (size_t)n * sizeof *got);
+                tgc_cpu_gemv_panels(cut, k, 2.0f, panels, x, beta, got);
+                tgc_cpu_gemv_panels(n - cut, k, 2.0f, panels + cut * k, x, beta, got + cut);
+                CU_ASSERT(memcmp(got, want, (size_t)n * sizeof *got) == 0);
+            }
+            free(mat), free(x), free(y0), free(want), free(got), free(panels);
+        }
+}
+
 static void test_gemv(void) {
     for (int t = 0; t < 4; t++) {
         bool ta = t & 1, tb = t & 2;
@@ -863,8 +929,10 @@ static void test_gemv(void) {
         gemm_check(1, 1, 1, ta, tb);
     }
     gemm_check(1, 16, 40000, false, false); /* pieces wider than the update form sums at once */
+    gemm_check(1, 300, 1000, false, false); /* B in panels: pieces of whole blocks, a short last block */
     test_gemv_update_wide();
     test_gemv_dot_rows();
+    test_gemv_panels();
 }
 
 /* ---- MaxPool 2-D -------------------------------------------------------------------- */
