@@ -20,7 +20,10 @@
  * form (devices/cpu/gemv.c) beside OpenBLAS's cblas_sgemv on the same
  * matrices, one thread each, interleaved. Each repetition runs over
  * enough copies of the matrix (96 MiB in all) that every copy comes from
- * memory, not the caches; GB/s counts the matrix's bytes.
+ * memory, not the caches; GB/s counts the matrix's bytes. Then one row by
+ * weights [K, N] as they lie (MatMul's B): the update form on B as it
+ * lies and on B in column panels (tgc_cpu_gemv_panels, as a session packs
+ * a constant B) beside cblas_sgemv, the same way.
  *
  * Usage: bench_matmul [repetitions]   (default 7) */
 #include "devices/kernel.h"
@@ -159,6 +162,63 @@ static void bench_gemv(int reps) {
         gemv_row(shapes[i].n, shapes[i].k, shapes[i].what, reps);
 }
 
+/* One row of the update-form table: [1, k] x [k, n] over copies of B, as
+ * it lies (tgc_cpu_gemv_update), packed in column panels
+ * (tgc_cpu_gemv_panels) and through cblas_sgemv, median ms a copy. */
+static void update_row(int64_t n, int64_t k, const char *what, int reps) {
+    int64_t copies = ((int64_t)96 << 20) / (n * k * (int64_t)sizeof(float)) + 1;
+    float **mat = calloc((size_t)copies, sizeof *mat), **pan = calloc((size_t)copies, sizeof *pan);
+    float *x = malloc((size_t)k * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    double *t[3];
+    for (int v = 0; v < 3; v++) t[v] = malloc((size_t)reps * sizeof *t[v]);
+    if (mat == NULL || pan == NULL || x == NULL || y == NULL || t[0] == NULL || t[1] == NULL || t[2] == NULL) exit(1);
+    for (int64_t c = 0; c < copies; c++) {
+        mat[c] = malloc((size_t)(n * k) * sizeof(float));
+        pan[c] = malloc((size_t)tgc_cpu_gemv_panels_floats(n, k) * sizeof(float));
+        if (mat[c] == NULL || pan[c] == NULL) exit(1);
+        for (int64_t i = 0; i < n * k; i++) mat[c][i] = (float)((i * 5 + c) % 11 - 5) / 11.0f;
+        tgc_cpu_gemv_panels_pack(n, k, mat[c], n, pan[c]);
+    }
+    for (int64_t i = 0; i < k; i++) x[i] = (float)((i * 7) % 13 - 6) / 13.0f;
+    openblas_set_num_threads(1);
+    for (int r = -1; r < reps; r++) {
+        double t0 = bench_now_s();
+        for (int64_t c = 0; c < copies; c++) tgc_cpu_gemv_update(n, k, 1.0f, mat[c], n, x, 0.0f, y);
+        double t1 = bench_now_s();
+        for (int64_t c = 0; c < copies; c++) tgc_cpu_gemv_panels(n, k, 1.0f, pan[c], x, 0.0f, y);
+        double t2 = bench_now_s();
+        for (int64_t c = 0; c < copies; c++)
+            cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, mat[c], (int)n, x, 1, 0.0f, y, 1);
+        double t3 = bench_now_s();
+        if (r >= 0)
+            t[0][r] = (t1 - t0) / (double)copies, t[1][r] = (t2 - t1) / (double)copies, t[2][r] = (t3 - t2) / (double)copies;
+    }
+    double bytes = (double)(n * k) * sizeof(float), m[3];
+    for (int v = 0; v < 3; v++) m[v] = bench_median(t[v], reps);
+    printf("%-26s %5lld %5lld %9.3f %7.1f %9.3f %7.1f %9.3f %7.1f %6.2fx\n", what, (long long)n, (long long)k,
+           m[0] * 1e3, bytes / m[0] * 1e-9, m[1] * 1e3, bytes / m[1] * 1e-9, m[2] * 1e3, bytes / m[2] * 1e-9,
+           m[2] / m[1]);
+    for (int64_t c = 0; c < copies; c++) free(mat[c]), free(pan[c]);
+    for (int v = 0; v < 3; v++) free(t[v]);
+    free(mat), free(pan), free(x), free(y);
+}
+
+static void bench_update(int reps) {
+    static const struct {
+        int64_t n, k;
+        const char *what;
+    } shapes[] = {
+        {1000, 1280, "a classifier, B [K, N]"}, {1024, 1024, "a 1024-wide layer"},
+        {4096, 1024, "an MLP's widening"},      {1024, 4096, "an MLP's narrowing"},
+    };
+    printf("\nOne row by weights [K, N] as they lie, from memory: tgc's update form on B as it lies and on B in "
+           "column panels beside cblas_sgemv, 1 thread, median of %d, interleaved\n", reps);
+    printf("%-26s %5s %5s %9s %7s %9s %7s %9s %7s %7s\n", "product", "N", "K", "as is ms", "GB/s", "panels ms",
+           "GB/s", "BLAS ms", "GB/s", "speedup");
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        update_row(shapes[i].n, shapes[i].k, shapes[i].what, reps);
+}
+
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 7;
     if (reps < 1 || reps > 1000) reps = 7;
@@ -216,5 +276,6 @@ int main(int argc, char **argv) {
     tgc_device_destroy(dev);
     bench_packed(reps);
     bench_gemv(reps);
+    bench_update(reps);
     return 0;
 }
