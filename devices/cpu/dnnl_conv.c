@@ -10,6 +10,7 @@
 #include "support/alloc.h"
 #include "support/checked.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #ifdef TGC_HAVE_DNNL
@@ -69,6 +70,7 @@ struct tgc_dnnl_conv {
     geometry *geometries;  /* [n_geometries], after the pieces */
     dnnl_memory_desc_t weights_md, zp_md;
     dnnl_memory_t weights;
+    char impl[32]; /* oneDNN's name for the first geometry's implementation */
 };
 
 /* A convolution's block with room for `pieces` pieces and `shapes`
@@ -202,6 +204,41 @@ static int weights_dims(const tgc_dnnl_conv *q, dnnl_dims_t dims) {
     return 5;
 }
 
+/* oneDNN's implementation for a float32 depthwise convolution on NHWC, by
+ * the start of its name: its direct kernel (jit_dw) before its BRGEMM one
+ * (brdgmm_dw), which oneDNN 2.6 lists first on AVX-512. On a Zen 4 core,
+ * MNASNet's 5x5 depthwise layers on 28x28 to 7x7 ran 0.72-0.92x the
+ * time in jit_dw, and the models at 1 thread (ab.py, 6 alternating
+ * rounds): MNASNet 0.970, MobileNetV3-Small 0.939, ShuffleNetV2 0.975,
+ * EfficientNet-B1 0.988; level at 2 threads. */
+#define F32_DW_IMPL "jit_dw"
+
+/* The primitive description for desc: for a float32 depthwise layer the
+ * first implementation named F32_DW_IMPL where oneDNN has one, else its
+ * first. NULL when it has none. */
+static dnnl_primitive_desc_t describe(const tgc_dnnl_conv *q, const dnnl_convolution_desc_t *desc,
+                                      const_dnnl_primitive_attr_t attr) {
+    bool depthwise = q->x_dtype == TGC_FLOAT32 && q->g.cg == 1 && q->g.m_count == q->g.group;
+    dnnl_primitive_desc_iterator_t it = NULL;
+    if (depthwise && dnnl_primitive_desc_iterator_create(&it, desc, attr, tgc_dnnl_engine(), NULL) == dnnl_success) {
+        dnnl_primitive_desc_t found = NULL;
+        do {
+            dnnl_primitive_desc_t pd = dnnl_primitive_desc_iterator_fetch(it);
+            const char *impl = NULL;
+            if (found == NULL && pd != NULL && dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+                                                    dnnl_success && impl != NULL &&
+                strncmp(impl, F32_DW_IMPL, strlen(F32_DW_IMPL)) == 0)
+                found = pd;
+            else if (pd != NULL)
+                dnnl_primitive_desc_destroy(pd);
+        } while (found == NULL && dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+        dnnl_primitive_desc_iterator_destroy(it);
+        if (found != NULL) return found;
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    return dnnl_primitive_desc_create(&pd, desc, attr, tgc_dnnl_engine(), NULL) == dnnl_success ? pd : NULL;
+}
+
 /* Geometry ge's primitive (weights "any": the layout it asks for must be
  * the first geometry's), or with `make` false only its description (the
  * weights' layout, the scratchpad). False when oneDNN declines or offers
@@ -251,15 +288,17 @@ static bool make_geometry(tgc_dnnl_conv *q, geometry *ge, bool first, const tgc_
              dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
         if (po != NULL) dnnl_post_ops_destroy(po);
     }
-    dnnl_primitive_desc_t pd = NULL;
-    ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, tgc_dnnl_engine(), NULL) == dnnl_success;
+    dnnl_primitive_desc_t pd = ok ? describe(q, &desc, attr) : NULL;
     dnnl_primitive_attr_destroy(attr);
-    if (!ok) return false;
+    if (pd == NULL) return false;
     const char *impl = NULL;
     const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     ok = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
          strncmp(impl, "ref", 3) != 0 && wmd != NULL;
-    if (ok && first) q->weights_md = *wmd;
+    if (ok && first) {
+        q->weights_md = *wmd;
+        snprintf(q->impl, sizeof q->impl, "%s", impl);
+    }
     ok = ok && dnnl_memory_desc_equal(&q->weights_md, wmd) &&
          (!make || dnnl_primitive_create(&ge->prim, pd) == dnnl_success);
     ge->scratch_bytes = ok ? tgc_dnnl_scratch_size(pd) : 0;
@@ -413,6 +452,8 @@ int64_t tgc_dnnl_conv_piece_sums(const tgc_dnnl_conv *q) {
     return most * q->g.w.out[1] * q->g.m_count;
 }
 
+const char *tgc_dnnl_conv_impl(const tgc_dnnl_conv *q) { return q->impl; }
+
 void tgc_dnnl_conv_piece_rows(const tgc_dnnl_conv *q, int64_t i, int64_t *r0, int64_t *r1) {
     *r0 = q->pieces[i].r0;
     *r1 = q->pieces[i].r1;
@@ -491,6 +532,11 @@ int64_t tgc_dnnl_conv_piece_sums(const tgc_dnnl_conv *q) {
 bool tgc_dnnl_conv_requantizes(const tgc_dnnl_conv *q) {
     (void)q;
     return false;
+}
+
+const char *tgc_dnnl_conv_impl(const tgc_dnnl_conv *q) {
+    (void)q;
+    return "";
 }
 
 bool tgc_dnnl_conv_run_piece(const tgc_dnnl_conv *q, int64_t i, const void *x_nhwc, int32_t x_zp, const void *bias,

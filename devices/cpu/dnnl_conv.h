@@ -107,6 +107,10 @@ tgc_dnnl_conv *tgc_dnnl_conv_create(const tgc_conv_geometry *g, tgc_dtype x_dtyp
  * values), false when they write int32 sums. */
 bool tgc_dnnl_conv_requantizes(const tgc_dnnl_conv *q);
 
+/* oneDNN's name for the implementation q runs (its first geometry's, as
+ * oneDNN's verbose mode prints it: "jit_dw:avx512_core"); owned by q. */
+const char *tgc_dnnl_conv_impl(const tgc_dnnl_conv *q);
+
 /* True when q was made for geometry g (batch aside) and X of dtype x_dtype. */
 bool tgc_dnnl_conv_matches(const tgc_dnnl_conv *q, const tgc_conv_geometry *g, tgc_dtype x_dtype);
 

@@ -640,8 +640,34 @@ static void test_dnnl_pieces_and_bytes(void) {
     q = tgc_dnnl_conv_create(&gd, TGC_FLOAT32, wd, 1, NULL, TGC_DNNL_CONV_BIAS, &bytes, &no_memory);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT(tgc_dnnl_conv_pieces(q) >= 2);
+    /* run by oneDNN's direct depthwise kernel (F32_DW_IMPL), its pieces
+     * against a loop in double over the NHWC image */
+    CU_ASSERT_NSTRING_EQUAL(tgc_dnnl_conv_impl(q), "jit_dw", 6);
+    float *xd = random_floats(14 * 14 * 224, 44), *bd = random_floats(224, 45);
+    float *yd = malloc((size_t)tgc_dnnl_conv_piece_sums(q) * sizeof *yd);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(yd);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < tgc_dnnl_conv_pieces(q); i++) {
+        int64_t r0, r1;
+        tgc_dnnl_conv_piece_rows(q, i, &r0, &r1);
+        CU_ASSERT(tgc_dnnl_conv_run_piece(q, i, xd, 0, bd, yd));
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t c = 0; c < 14; c++)
+                for (int64_t ch = 0; ch < 224; ch++) {
+                    double sum = bd[ch], mag = fabs(bd[ch]);
+                    for (int64_t ky = 0; ky < 3; ky++)
+                        for (int64_t kx = 0; kx < 3; kx++) {
+                            int64_t iy = r + ky - 1, ix = c + kx - 1;
+                            if (iy < 0 || iy >= 14 || ix < 0 || ix >= 14) continue;
+                            double p = (double)xd[(iy * 14 + ix) * 224 + ch] * wd[ch * 9 + ky * 3 + kx];
+                            sum += p, mag += fabs(p);
+                        }
+                    bad += fabs(yd[((r - r0) * 14 + c) * 224 + ch] - sum) > 1e-6 * mag + 1e-30;
+                }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
     tgc_dnnl_conv_free(q);
-    free(wd);
+    free(wd), free(xd), free(bd), free(yd);
 
     /* AlexNet's 5x5 layer (64 -> 192 on 27x27, 224M multiply-adds): cut in
      * pieces of 2 rows, its last of one row has no kernel for the others'
