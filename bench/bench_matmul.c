@@ -190,8 +190,11 @@ static void update_row(int64_t n, int64_t k, const char *what, int reps) {
         for (int64_t c = 0; c < copies; c++)
             cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, mat[c], (int)n, x, 1, 0.0f, y, 1);
         double t3 = bench_now_s();
-        if (r >= 0)
-            t[0][r] = (t1 - t0) / (double)copies, t[1][r] = (t2 - t1) / (double)copies, t[2][r] = (t3 - t2) / (double)copies;
+        if (r >= 0) {
+            t[0][r] = (t1 - t0) / (double)copies;
+            t[1][r] = (t2 - t1) / (double)copies;
+            t[2][r] = (t3 - t2) / (double)copies;
+        }
     }
     double bytes = (double)(n * k) * sizeof(float), m[3];
     for (int v = 0; v < 3; v++) m[v] = bench_median(t[v], reps);

@@ -203,7 +203,8 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
         tgc_cpu_act_block(s->act, s->c, s->ldc, lo, hi, 0, s->n);
     } else {
         const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
-        if (s->panels != NULL) tgc_cpu_gemv_panels(hi - lo, s->k, s->alpha, s->panels + lo * s->k, s->a, beta, s->c + lo);
+        if (s->panels != NULL)
+            tgc_cpu_gemv_panels(hi - lo, s->k, s->alpha, s->panels + lo * s->k, s->a, beta, s->c + lo);
         s->ok[i] = s->panels != NULL || tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b,
                                                           s->ldb, beta, s->c + lo, s->ldc);
         if (s->bias != NULL && s->beta != 0.0f)
@@ -307,7 +308,8 @@ static bool panels_pay(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
 static int64_t panels_bytes(const tgc_gemm_shape *s) {
     int64_t floats, bytes;
     if (s->n > INT64_MAX - 15 || !tgc_checked_mul_i64((s->n + 15) / 16 * 16, s->k, &floats) ||
-        !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) || bytes > INT64_MAX - (int64_t)sizeof(gemv_panels))
+        !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) ||
+        bytes > INT64_MAX - (int64_t)sizeof(gemv_panels))
         return -1;
     return bytes + (int64_t)sizeof(gemv_panels);
 }
