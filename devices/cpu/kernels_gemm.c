@@ -475,19 +475,15 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
 /* ---- _MatMulHalfWeight ----------------------------------------------------- */
 
 /* A MatMul by a float16 or bfloat16 weight B [K, N] (graph/ops_nn.c). With
- * one row of A, a matrix-vector product bound by reading B, B is read two
- * bytes an element, over pieces of columns (tgc_ew_loops.gemv_half): a
- * constant B in a session from column panels (HALF_PANEL columns a block,
- * each block's rows one after another, as gemv_panels does for float32),
- * packed once into the node's kernel cache in place of B; else in place.
- * With more rows B is widened once into the
+ * one row of A, a matrix-vector product bound by reading B, B is read in
+ * place, two bytes an element, over pieces of columns
+ * (tgc_ew_loops.gemv_half). With more rows B is widened once into the
  * node's kernel cache: packed for oneDNN where packing pays (the cache then
  * stands in for the half-precision original, which goes), else kept as a
  * float32 copy for tgc_cpu_sgemm_fused; outside a session, or for a B that
  * is not a constant, it is widened into a block freed after the run. Every
  * way gives the bits MatMul gives on Cast(B, to=float). */
 #define WAY_HALF_GEMV "gemv on the half-precision weight"
-#define WAY_HALF_PANELS "gemv on half-precision column panels"
 #define WAY_WIDENED "sgemm on the widened weight"
 
 typedef struct widened_block {
@@ -534,63 +530,9 @@ static void release_widened(void *data) {
     tgc_free(blk);
 }
 
-/* Columns a block of half-precision panels: the 8 vectors of running sums
- * gemv_half keeps at once at AVX-512 (256 bytes a row of the block). */
-#define HALF_PANEL 128
-
-/* B in half-precision column panels for one node (its kernel cache): the
- * sizes it was packed for, then B's elements as stored, block after block
- * ([K][width], width HALF_PANEL but the last's n - j0). */
-typedef struct half_panels {
-    int64_t n, k;
-    uint16_t p[];
-} half_panels;
-
-typedef struct half_panels_args {
-    const tgc_gemm_shape *s;
-    const tgc_value *b;
-} half_panels_args;
-
-static void *build_half_panels(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
-    (void)c;
-    const half_panels_args *ha = arg;
-    int64_t n = ha->s->n, k = ha->s->k, nbytes; /* n * k: B's elements, which its geometry checked */
-    if (!tgc_checked_mul_i64(n * k, (int64_t)sizeof(uint16_t), &nbytes) ||
-        nbytes > INT64_MAX - (int64_t)sizeof(half_panels) || (uint64_t)nbytes + sizeof(half_panels) > SIZE_MAX)
-        return NULL;
-    half_panels *hp = tgc_malloc((size_t)nbytes + sizeof(half_panels));
-    if (hp == NULL) return NULL;
-    hp->n = n;
-    hp->k = k;
-    const uint16_t *b = tgc_buffer_host_ptr(ha->b->buf);
-    for (int64_t j0 = 0; j0 < n; j0 += HALF_PANEL) {
-        int64_t w = n - j0 < HALF_PANEL ? n - j0 : HALF_PANEL;
-        for (int64_t kk = 0; kk < k; kk++) memcpy(hp->p + j0 * k + kk * w, b + kk * n + j0, (size_t)w * sizeof *b);
-    }
-    *bytes = (size_t)nbytes + sizeof(half_panels);
-    return hp;
-}
-
-/* The node's B in half-precision panels for shape s, standing in for B
- * from then on; NULL without a cache, for a B that is no constant, for a
- * block of other sizes or another way's. NULL with *no_memory set when
- * memory for the panels ran out (the kernel fails). */
-static const half_panels *half_panels_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, bool *no_memory) {
-    *no_memory = false;
-    if ((c->const_inputs & (1u << 1)) == 0) return NULL;
-    const half_panels *hp =
-        tgc_kernel_cache_get(c, 1u << 1, build_half_panels, &(half_panels_args){.s = s, .b = &c->inputs[1]});
-    *no_memory = hp == NULL && c->cache != NULL && !tgc_kernel_cache_taken(c);
-    if (hp == NULL || hp->n != s->n || hp->k != s->k) return NULL;
-    tgc_kernel_cache_replaces(c, 1u << 1);
-    return hp;
-}
-
-/* One row of A times the half-precision B, pieces of columns: from
- * `panels` (whole blocks a piece) where set, else from B in place. */
+/* One row of A times the half-precision B, pieces of columns. */
 typedef struct half_gemv {
     const tgc_value *b;
-    const uint16_t *panels;
     const float *x;
     float *y;
     int64_t n, k, step;
@@ -602,29 +544,20 @@ static void half_gemv_piece(void *arg, int64_t i, int slot) {
     const half_gemv *h = arg;
     int64_t lo = i * h->step, hi = lo + h->step < h->n ? lo + h->step : h->n;
     const tgc_ew_loops *loops = tgc_cpu_ew_loops();
-    void (*gemv)(int64_t, int64_t, const uint16_t *, int64_t, const float *, float *) =
-        h->b->dtype == TGC_FLOAT16 ? loops->gemv_half : loops->gemv_bf16;
-    if (h->panels == NULL) {
-        gemv(hi - lo, h->k, (const uint16_t *)tgc_buffer_host_ptr(h->b->buf) + lo, h->n, h->x, h->y + lo);
-    } else {
-        for (int64_t j0 = lo; j0 < hi; j0 += HALF_PANEL) { /* lo and the blocks' starts: multiples of HALF_PANEL */
-            int64_t w = h->n - j0 < HALF_PANEL ? h->n - j0 : HALF_PANEL;
-            gemv(w, h->k, h->panels + j0 * h->k, w, h->x, h->y + j0);
-        }
-    }
+    const uint16_t *b = (const uint16_t *)tgc_buffer_host_ptr(h->b->buf) + lo;
+    if (h->b->dtype == TGC_FLOAT16) loops->gemv_half(hi - lo, h->k, b, h->n, h->x, h->y + lo);
+    else loops->gemv_bf16(hi - lo, h->k, b, h->n, h->x, h->y + lo);
     tgc_cpu_act_block(h->act, h->y, h->n, 0, 1, lo, hi);
 }
 
-static void matmul_half_gemv(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const uint16_t *panels, const float *x,
-                             float *y) {
+static void matmul_half_gemv(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *x, float *y) {
     int64_t macs; /* n * k: B's elements, which its geometry checked */
     if (!tgc_checked_mul_i64(s->n, s->k, &macs)) macs = INT64_MAX;
     int64_t pieces = sgemm_pieces(macs, true);
     while (pieces > 2 && s->n / pieces < SGEMM_MIN_WIDTH) pieces /= 2;
     if (pieces < 1 || s->n < 32) pieces = 1;
-    int64_t align = panels != NULL ? HALF_PANEL : 16, step = ((s->n + pieces - 1) / pieces + align - 1) / align * align;
-    half_gemv h = {.b = &c->inputs[1], .panels = panels, .x = x, .y = y, .n = s->n, .k = s->k, .step = step,
-                   .act = c->fused_act};
+    int64_t step = ((s->n + pieces - 1) / pieces + 15) / 16 * 16;
+    half_gemv h = {.b = &c->inputs[1], .x = x, .y = y, .n = s->n, .k = s->k, .step = step, .act = c->fused_act};
     tgc_parallel_for(c->pool, (s->n + step - 1) / step, half_gemv_piece, &h);
 }
 
@@ -637,7 +570,7 @@ const char *tgc_cpu_matmul_half_choose(tgc_kernel_ctx *c) {
     if (tgc_matmul_geometry_read_dtypes(c, TGC_FLOAT32, c->inputs[1].dtype, &g) != TGC_OK || !matmul_one_gemm(&g, &s) ||
         g.m == 0 || g.n == 0 || g.k == 0)
         return NULL;
-    if (reads_half_in_place(&s)) return c->const_inputs & (1u << 1) ? WAY_HALF_PANELS : WAY_HALF_GEMV;
+    if (reads_half_in_place(&s)) return WAY_HALF_GEMV;
     return packing_pays(c, &s) ? WAY_PACKED : WAY_WIDENED;
 }
 
@@ -646,13 +579,8 @@ void tgc_cpu_matmul_half_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_foot
     tgc_matmul_geometry g;
     tgc_gemm_shape s;
     if (tgc_matmul_geometry_read_dtypes(c, TGC_FLOAT32, c->inputs[1].dtype, &g) != TGC_OK || !matmul_one_gemm(&g, &s) ||
-        g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0 || !(c->const_inputs & (1u << 1)))
+        g.batch == 0 || g.m == 0 || g.n == 0 || g.k == 0 || reads_half_in_place(&s) || !(c->const_inputs & (1u << 1)))
         return;
-    if (reads_half_in_place(&s)) { /* the panels: B's bytes (k * n checked) */
-        out->cache_bytes = s.k * s.n * (int64_t)sizeof(uint16_t) + (int64_t)sizeof(half_panels);
-        out->replaces_inputs = 1u << 1;
-        return;
-    }
     int64_t widened;
     if (!tgc_checked_mul_i64(s.k * s.n, (int64_t)sizeof(float), &widened)) widened = INT64_MAX; /* k * n checked */
     out->cache_bytes = packing_pays(c, &s) ? tgc_packed_gemm_cached_bound(&s) : widened;
@@ -679,11 +607,8 @@ tgc_status tgc_cpu_matmul_half_weight(tgc_kernel_ctx *c) {
         return TGC_OK;
     }
     if (reads_half_in_place(&s)) {
-        bool no_memory;
-        const half_panels *hp = half_panels_for(c, &s, &no_memory);
-        if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for _MatMulHalfWeight's column panels");
-        c->impl = hp != NULL ? WAY_HALF_PANELS : WAY_HALF_GEMV;
-        if (!c->prepack_only) matmul_half_gemv(c, &s, hp != NULL ? hp->p : NULL, pa, py);
+        c->impl = WAY_HALF_GEMV;
+        if (!c->prepack_only) matmul_half_gemv(c, &s, pa, py);
         return TGC_OK;
     }
     widened_args args = {.shape = &s, .b = b, .pack = packing_pays(c, &s)};
