@@ -22,6 +22,10 @@
  * inference decides. */
 static bool static_outputs(const tgc_graph *g, const tgc_node *n, const tgc_value *in, tgc_value *out) {
     for (int i = 0; i < n->n_inputs; i++) {
+        if (n->inputs[i].node < 0) { /* omitted: nothing fed */
+            if (in[i].dtype != TGC_DTYPE_INVALID) return false;
+            continue;
+        }
         const tgc_tensor_info *info = tgc_graph_ref_info(g, n->inputs[i]);
         if (in[i].dtype != info->dtype || in[i].rank != info->shape.rank) return false;
         for (int d = 0; d < in[i].rank; d++)

@@ -235,8 +235,9 @@ static bool concrete(const tgc_tensor_info *info) {
     return true;
 }
 
-/* A kernel node whose inputs and outputs all have concrete dtypes and
- * shapes in the graph needs no inference at run time: feeds are checked
+/* A kernel node whose inputs (those not omitted: an optional input left
+ * out has no shape) and outputs all have concrete dtypes and shapes in the
+ * graph needs no inference at run time: feeds are checked
  * against the inputs' declared shapes before a step, so by induction every
  * value has its compile-time shape, and an inferred shape that did not
  * depend on a runtime value (a value not known at compile time makes a
@@ -248,7 +249,7 @@ static void mark_static_shapes(tgc_plan *p) {
         const tgc_node *n = &g->nodes[id];
         bool ok = p->role[id] == TGC_ROLE_KERNEL && p->kernel[id] != NULL && !p->kernel[id]->sizes_outputs;
         for (int i = 0; ok && i < n->n_inputs; i++)
-            ok = n->inputs[i].node >= 0 && concrete(tgc_graph_ref_info(g, n->inputs[i]));
+            ok = n->inputs[i].node < 0 || concrete(tgc_graph_ref_info(g, n->inputs[i]));
         for (int k = 0; ok && k < n->n_outputs; k++) ok = concrete(&n->outputs[k]);
         p->static_shapes[id] = ok;
     }
