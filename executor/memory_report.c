@@ -283,6 +283,7 @@ tgc_memory_plan_figures tgc_memory_plan_get(const tgc_memory_plan *mp, int i) {
         f.lower_bound = sp->lower_bound;
         f.naive_sum = sp->naive_sum;
         f.tensors = sp->n_tensors;
+        f.cache_bytes = sp->caches_bytes;
         return f;
     }
     snprintf(f.device, sizeof f.device, "host");
@@ -293,6 +294,7 @@ tgc_memory_plan_figures tgc_memory_plan_get(const tgc_memory_plan *mp, int i) {
         f.lower_bound += sp->lower_bound;
         f.naive_sum += sp->naive_sum;
         f.tensors += sp->n_tensors;
+        f.cache_bytes += sp->caches_bytes;
     }
     return f;
 }

@@ -1405,11 +1405,13 @@ void tgc_memory_plan_free(tgc_memory_plan *p);
 /* One memory's figures, in bytes. */
 typedef struct tgc_memory_plan_figures {
     char device[16];       /* "cpu0", "gpu0"; "host": host memory (int shape values), over all partitions */
-    int64_t weights_bytes; /* initializers resident there */
+    int64_t weights_bytes; /* initializers resident there (not those a kernel cache holds instead) */
     int64_t planned_peak;  /* the arena's size */
     int64_t lower_bound;
     int64_t naive_sum;
     int32_t tensors;       /* tensors planned */
+    int64_t cache_bytes;   /* kernel caches kept across runs: weights in a kernel's own layout (packed GEMM
+                            * weights, column panels, transformed filters), whether or not the original goes */
 } tgc_memory_plan_figures;
 
 /* The memories: one per device that has nodes, in device-list order, then

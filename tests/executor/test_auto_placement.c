@@ -89,17 +89,21 @@ static tgc_status run_once(tgc_graph *g, const char *devices, const char *limits
     return run_feed(g, devices, limits, threads, "y0", xs, E, y, E, peaks, d);
 }
 
-/* The bytes one cpu needs for the chain: its weights (the hand count,
- * checked against the plan's) and the tensors the static plan packs (a
- * [1, E] MatMul keeps no packed copy of W: no kernel caches). */
+/* The bytes one cpu needs for the chain: its weights, each held by its
+ * [1, E] MatMul in column panels in place of W (kernel caches: the hand
+ * count, E x E floats a W, no padding at 64 columns, and each block's
+ * 16-byte header of sizes; checked against the plan's), and the tensors
+ * the static plan packs. */
+#define CACHE_BYTES (WEIGHT_BYTES + LAYERS * 16)
 static int64_t need_on_one(tgc_graph *g, tgc_diags *d) {
     tgc_memory_plan *mp = NULL;
     tgc_memory_plan_options o = {.threads = "cpu0=1"};
     CU_ASSERT_EQUAL_FATAL(tgc_graph_memory_plan(g, "cpu0", &o, d, &mp), TGC_OK);
     tgc_memory_plan_figures f = tgc_memory_plan_get(mp, 0);
     tgc_memory_plan_free(mp);
-    CU_ASSERT_EQUAL(f.weights_bytes, WEIGHT_BYTES);
-    return WEIGHT_BYTES + f.planned_peak;
+    CU_ASSERT_EQUAL(f.weights_bytes, 0);
+    CU_ASSERT_EQUAL(f.cache_bytes, CACHE_BYTES);
+    return CACHE_BYTES + f.planned_peak;
 }
 
 static void test_split_by_memory(void) {
@@ -260,7 +264,7 @@ static void test_layer_cut_into_pieces(void) {
     CU_ASSERT_EQUAL_FATAL(tgc_graph_memory_plan(g, "cpu0", &mo, d, &mp), TGC_OK);
     tgc_memory_plan_figures f = tgc_memory_plan_get(mp, 0);
     tgc_memory_plan_free(mp);
-    int64_t need = f.weights_bytes + f.planned_peak, limit = need * 125 / 200; /* M = 1: no packed copies */
+    int64_t need = f.weights_bytes + f.cache_bytes + f.planned_peak, limit = need * 125 / 200;
     char limits[128];
     snprintf(limits, sizeof limits, "cpu0=%" PRId64 ",cpu1=%" PRId64, limit, limit);
     CU_ASSERT((int64_t)sizeof w1 > limit * 95 / 100); /* W1 alone is more than a device may hold */
@@ -420,7 +424,7 @@ static void test_faster_device_gets_the_work(void) {
 /* One device's forecast as the placement's JSON dump gives it. */
 typedef struct json_forecast {
     double seconds;
-    long long weights, sent, received;
+    long long weights, caches, sent, received;
 } json_forecast;
 
 /* Places g on cpu0,cpu1 under auto with `o` and reads both devices'
@@ -437,10 +441,12 @@ static void forecasts_of(tgc_graph *g, tgc_place_options *o, json_forecast *fc, 
         char key[32];
         snprintf(key, sizeof key, "\"cpu%d\": {\"seconds\": ", i);
         const char *at = strstr(json, key);
-        fc[i] = (json_forecast){-1, -1, -1, -1};
+        fc[i] = (json_forecast){-1, -1, -1, -1, -1};
         CU_ASSERT_FATAL(at != NULL);
         CU_ASSERT_EQUAL(sscanf(strstr(at, "seconds"), "seconds\": %lf", &fc[i].seconds), 1);
-        CU_ASSERT_EQUAL(sscanf(strstr(at, "weights"), "weights\": %lld", &fc[i].weights), 1);
+        CU_ASSERT_EQUAL(sscanf(strstr(at, "weights"), "weights\": %lld, \"kernel_caches\": %lld", &fc[i].weights,
+                               &fc[i].caches),
+                        2);
         CU_ASSERT_EQUAL(sscanf(strstr(at, "sent"), "sent\": %lld, \"received\": %lld", &fc[i].sent,
                                &fc[i].received), 2);
     }
@@ -449,8 +455,9 @@ static void forecasts_of(tgc_graph *g, tgc_place_options *o, json_forecast *fc, 
 }
 
 /* The placement explains itself: --dump placed's JSON gives each device's
- * forecast. Split over two devices of 82240 bytes, the weights add up to
- * the hand count (8 x 64 x 64 x 4), one [1, 64] float32 tensor (256
+ * forecast. Split over two devices of 82240 bytes, the weights (each W
+ * in its MatMul's column panels: kernel caches) add up to the hand count
+ * (8 x (64 x 64 x 4 + 16)), one [1, 64] float32 tensor (256
  * bytes) crosses, sent by one device and received by the other, and the
  * times are positive. */
 static void test_forecast_in_the_dump(void) {
@@ -461,8 +468,9 @@ static void test_forecast_in_the_dump(void) {
                            .threads = "cpu0=1,cpu1=1", .memory_limits = "cpu0=82240,cpu1=82240"};
     json_forecast fc[2];
     forecasts_of(g, &o, fc, d);
-    CU_ASSERT_EQUAL(fc[0].weights + fc[1].weights, WEIGHT_BYTES);
-    CU_ASSERT(fc[0].weights > 0 && fc[1].weights > 0);
+    CU_ASSERT_EQUAL(fc[0].weights + fc[1].weights, 0); /* each W in its MatMul's column panels */
+    CU_ASSERT_EQUAL(fc[0].caches + fc[1].caches, CACHE_BYTES);
+    CU_ASSERT(fc[0].caches > 0 && fc[1].caches > 0);
     CU_ASSERT_EQUAL(fc[0].sent + fc[1].sent, E * 4);
     CU_ASSERT_EQUAL(fc[0].sent, fc[1].received);
     CU_ASSERT_EQUAL(fc[1].sent, fc[0].received);
@@ -615,7 +623,7 @@ static void test_large_input_and_output_together(void) {
     tgc_memory_plan_figures f = tgc_memory_plan_get(mp, 0);
     tgc_memory_plan_free(mp);
     CU_ASSERT(f.planned_peak >= 2 * 1024 * F * 4); /* the Expand's and the Transpose's outputs together */
-    int64_t limit = (f.weights_bytes + f.planned_peak) * 125 / 200;
+    int64_t limit = (f.weights_bytes + f.cache_bytes + f.planned_peak) * 125 / 200;
     char limits[128];
     snprintf(limits, sizeof limits, "cpu0=%" PRId64 ",cpu1=%" PRId64, limit, limit);
     tgc_session_options o = {.threads = "cpu0=1,cpu1=1", .memory_limits = limits, .placement = TGC_PLACEMENT_AUTO};
