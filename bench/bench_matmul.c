@@ -177,7 +177,7 @@ static void update_row(int64_t n, int64_t k, const char *what, int reps) {
         pan[c] = malloc((size_t)tgc_cpu_gemv_panels_floats(n, k) * sizeof(float));
         if (mat[c] == NULL || pan[c] == NULL) exit(1);
         for (int64_t i = 0; i < n * k; i++) mat[c][i] = (float)((i * 5 + c) % 11 - 5) / 11.0f;
-        tgc_cpu_gemv_panels_pack(n, k, mat[c], n, pan[c]);
+        tgc_cpu_gemv_panels_pack(n, k, mat[c], n, 1, pan[c]);
     }
     for (int64_t i = 0; i < k; i++) x[i] = (float)((i * 7) % 13 - 6) / 13.0f;
     openblas_set_num_threads(1);

@@ -161,12 +161,15 @@ static inline int64_t panel_width(int64_t n, int64_t j0) {
     return rest >= TGC_GEMV_PANEL ? TGC_GEMV_PANEL : (rest + 15) / 16 * 16;
 }
 
-void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld, float *panels) {
+void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld_k, int64_t ld_n, float *panels) {
     for (int64_t j0 = 0; j0 < n; j0 += TGC_GEMV_PANEL) {
         int64_t w = panel_width(n, j0), real = n - j0 < w ? n - j0 : w;
         float *dst = panels + j0 * k;
         for (int64_t kk = 0; kk < k; kk++, dst += w) {
-            memcpy(dst, mat + kk * ld + j0, (size_t)real * sizeof *dst);
+            const float *src = mat + kk * ld_k + j0 * ld_n;
+            if (ld_n == 1) memcpy(dst, src, (size_t)real * sizeof *dst);
+            else
+                for (int64_t j = 0; j < real; j++) dst[j] = src[j * ld_n];
             memset(dst + real, 0, (size_t)(w - real) * sizeof *dst);
         }
     }

@@ -300,7 +300,7 @@ typedef struct gemv_panels {
  * elements contiguous) with B = input 1 a session constant: the update
  * form, which then reads B in column panels packed once per session. */
 static bool panels_pay(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
-    return s->m == 1 && !s->tb && (!s->ta || s->lda == 1) && s->n > 0 && s->k > 0 &&
+    return s->m == 1 && !s->tb && (!s->ta || s->lda == 1) && tgc_cpu_gemv_panels_fit(s->n) && s->k > 0 &&
            (c->const_inputs & (1u << 1)) != 0;
 }
 
@@ -327,7 +327,7 @@ static void *build_panels(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
     if (gp == NULL) return NULL;
     gp->n = pa->s->n;
     gp->k = pa->s->k;
-    tgc_cpu_gemv_panels_pack(gp->n, gp->k, pa->b, pa->s->ldb, gp->p);
+    tgc_cpu_gemv_panels_pack(gp->n, gp->k, pa->b, pa->s->ldb, 1, gp->p);
     *bytes = (size_t)nbytes;
     return gp;
 }
@@ -349,14 +349,20 @@ static const gemv_panels *panels_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s,
 }
 
 /* C [1, n] = alpha * x B + beta * bias[j * bias_sn] (bias NULL: alpha *
- * x B), then `act`: tgc_cpu_sgemm_fused's pieces, cut at whole blocks. */
-static void run_panels(tgc_thread_pool *pool, const gemv_panels *gp, float alpha, const float *x, float beta,
-                       float *y, const float *bias, int64_t bias_sn, const tgc_fused_act *act) {
+ * x B + beta * C), then `act`: tgc_cpu_sgemm_fused's pieces, cut at whole
+ * blocks. */
+static void run_panels(tgc_thread_pool *pool, int64_t n, int64_t k, const float *panels, float alpha, const float *x,
+                       float beta, float *y, const float *bias, int64_t bias_sn, const tgc_fused_act *act) {
     bool split_m;
-    int64_t step = sgemm_step(1, gp->n, gp->k, TGC_GEMV_PANEL, &split_m);
-    sgemm_split s = {.m = 1, .n = gp->n, .k = gp->k, .ldc = gp->n, .step = step, .alpha = alpha, .beta = beta,
-                     .a = x, .panels = gp->p, .c = y, .bias = bias, .bias_sn = bias_sn, .act = act};
-    tgc_parallel_for(pool, (gp->n + step - 1) / step, sgemm_piece, &s);
+    int64_t step = sgemm_step(1, n, k, TGC_GEMV_PANEL, &split_m);
+    sgemm_split s = {.m = 1, .n = n, .k = k, .ldc = n, .step = step, .alpha = alpha, .beta = beta, .a = x,
+                     .panels = panels, .c = y, .bias = bias, .bias_sn = bias_sn, .act = act};
+    tgc_parallel_for(pool, (n + step - 1) / step, sgemm_piece, &s);
+}
+
+void tgc_cpu_gemv_panels_run(tgc_thread_pool *pool, int64_t n, int64_t k, float alpha, const float *panels,
+                             const float *x, float beta, float *y) {
+    run_panels(pool, n, k, panels, alpha, x, beta, y, NULL, 0, NULL);
 }
 
 /* ---- MatMul --------------------------------------------------------------- */
@@ -447,7 +453,7 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     c->impl = packed != NULL ? WAY_PACKED : panels != NULL ? WAY_PANELS : WAY_SGEMM;
     if (c->prepack_only) return TGC_OK;
     if (panels != NULL) {
-        run_panels(c->pool, panels, 1.0f, pa, 0.0f, py, NULL, 0, act);
+        run_panels(c->pool, panels->n, panels->k, panels->p, 1.0f, pa, 0.0f, py, NULL, 0, act);
     } else if (packed != NULL) {
         ok = tgc_packed_gemm_run(packed, c->pool, pa, py, act);
         if (!ok) return tgc_kernel_fail(c, "MatMul: oneDNN's matmul failed");
@@ -682,7 +688,8 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     c->impl = packed != NULL ? WAY_PACKED : panels != NULL ? WAY_PANELS : WAY_SGEMM;
     if (c->prepack_only) return TGC_OK;
     if (panels != NULL) { /* C broadcast to [1, n]: one value (cn 0) or a row (cn 1) */
-        run_panels(c->pool, panels, alpha, pa, has_c ? beta : 0.0f, py, pc, cn, c->fused_act);
+        run_panels(c->pool, panels->n, panels->k, panels->p, alpha, pa, has_c ? beta : 0.0f, py, pc, cn,
+                   c->fused_act);
         return TGC_OK;
     }
     if (packed != NULL) {

@@ -222,14 +222,28 @@ void tgc_cpu_gemv_update(int64_t n, int64_t k, float alpha, const float *mat, in
  * after another, [k][width], zeros past column n. tgc_cpu_gemv_panels_pack
  * writes mat [k, n] (rows ld floats apart) into panels, which holds
  * tgc_cpu_gemv_panels_floats(n, k) floats (k * n rounded up to 16
- * columns; the caller checks the product). tgc_cpu_gemv_panels computes
+ * columns; the caller checks the product); element (kk, j) of B lies at
+ * mat[kk * ld_k + j * ld_n] (B as it lies: ld_k its row stride, ld_n 1;
+ * B^T [n, k] as it lies: ld_k 1, ld_n its row stride). tgc_cpu_gemv_panels computes
  * y[j] for j < n as tgc_cpu_gemv_update does, bit for bit, from
  * panels + j0 * k for the columns from j0 (a multiple of
  * TGC_GEMV_PANEL): a piece of whole blocks. */
 #define TGC_GEMV_PANEL 64
 static inline int64_t tgc_cpu_gemv_panels_floats(int64_t n, int64_t k) { return (n + 15) / 16 * 16 * k; }
-void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld, float *panels);
+/* Whether panels of n columns hold at most n / 16 columns of padding (a
+ * B held once stays within 1/16 of its bytes): any multiple of 16, and
+ * from 240 columns any n; not a narrow piece of a product cut by columns
+ * (2 columns would be held as 16). */
+static inline bool tgc_cpu_gemv_panels_fit(int64_t n) { return n > 0 && ((n + 15) / 16 * 16 - n) * 16 <= n; }
+void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld_k, int64_t ld_n, float *panels);
 void tgc_cpu_gemv_panels(int64_t n, int64_t k, float alpha, const float *panels, const float *x, float beta, float *y);
+
+/* tgc_cpu_gemv_panels over all n columns of panels, in the pieces
+ * tgc_cpu_sgemm_fused gives a matrix-vector product, cut at whole blocks
+ * and spread over pool (NULL: the caller's thread): the same bits at
+ * every thread count. */
+void tgc_cpu_gemv_panels_run(tgc_thread_pool *pool, int64_t n, int64_t k, float alpha, const float *panels,
+                             const float *x, float beta, float *y);
 
 /* C[i][j] += bias[i] for rows [r0, r1) and columns [c0, c1) of C (rows
  * ldc apart): a per-row bias added after a product, as

@@ -22,10 +22,14 @@
  * after its last step. Attributes and activations: devices/rnn_geometry.h.
  * The _HalfWeight ops (W and R float16 or bfloat16) run the same steps:
  * one row of X or H reads its weight in place (the dot form, ew.h's
- * gemv_dot_half: the bits of the float32 product), more rows a copy
- * widened for the run (R once per direction). */
+ * gemv_dot_half: the bits of the float32 product on R as it lies), more
+ * rows a copy widened for the run (R once per direction).
+ * With one batch row, a session's constant float32 R is read each step
+ * from column panels of R^T (kernels_nn.h), packed once into the node's
+ * kernel cache in place of R (R_PANELS below). */
 #include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_nn.h"
+#include "devices/kernel_cache.h"
 #include "devices/rnn_geometry.h"
 #include "graph/elementwise.h"
 
@@ -307,6 +311,74 @@ static bool weight_product(tgc_kernel_ctx *c, const rnn_matrix *w, int64_t row0,
     return !atomic_load(&wb.failed);
 }
 
+/* ---- R in column panels (one batch row) -------------------------------- */
+
+/* With one batch row each step's recurrent product is one row of H by R^T
+ * [hidden, gates * hidden], R (a few MB) read again every step from the L2
+ * or L3. The dot form reads R's rows one at a time, one chain of additions
+ * a row: 66 GB/s from the L3 at 1 thread on a Zen 4 core; column panels of
+ * R^T (tgc_cpu_gemv_panels: four vectors of sums a block, no horizontal
+ * sum) 91 GB/s ([1, 512] x [512, 2048] 64 times in a loop). The sums are
+ * then the update form's (one running sum a column, in order). Taken for a
+ * float32 R that is a session constant, when every step's product covers
+ * all gates (not GRU without linear_before_reset: its h product reads
+ * r . H after z and r). */
+typedef struct r_panels {
+    int64_t dirs, n, k; /* n = gates * hidden, k = hidden */
+    float p[];          /* a direction's panels after another's */
+} r_panels;
+
+static bool r_panels_apply(const tgc_kernel_ctx *c, const tgc_rnn_geometry *g) {
+    return g->batch == 1 && c->inputs[2].dtype == TGC_FLOAT32 && (c->const_inputs & (1u << 2)) != 0 &&
+           !(g->gates == 3 && !g->linear_before_reset) && g->hidden > 0 &&
+           tgc_cpu_gemv_panels_fit(g->gates * g->hidden);
+}
+
+/* The block's bytes for geometry g; -1 past int64. */
+static int64_t r_panels_bytes(const tgc_rnn_geometry *g) {
+    int64_t n = g->gates * g->hidden, floats, bytes; /* gates * hidden: R's rows, which its geometry checked */
+    if (!tgc_checked_mul_i64(tgc_cpu_gemv_panels_floats(n, g->hidden), g->dirs, &floats) ||
+        !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) || bytes > INT64_MAX - (int64_t)sizeof(r_panels))
+        return -1;
+    return bytes + (int64_t)sizeof(r_panels);
+}
+
+typedef struct r_panels_args {
+    const tgc_rnn_geometry *g;
+    const float *r; /* [dirs, n, k] */
+} r_panels_args;
+
+static void *build_r_panels(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const r_panels_args *ra = arg;
+    int64_t nbytes = r_panels_bytes(ra->g);
+    r_panels *rp = nbytes > 0 && (uint64_t)nbytes <= SIZE_MAX ? tgc_malloc((size_t)nbytes) : NULL;
+    if (rp == NULL) return NULL;
+    rp->dirs = ra->g->dirs;
+    rp->k = ra->g->hidden;
+    rp->n = ra->g->gates * rp->k;
+    for (int64_t d = 0; d < rp->dirs; d++) /* R_d [n, k] is R_d^T's [k, n] with ld_k 1, ld_n k */
+        tgc_cpu_gemv_panels_pack(rp->n, rp->k, ra->r + d * rp->n * rp->k, 1, rp->k,
+                                 rp->p + d * tgc_cpu_gemv_panels_floats(rp->n, rp->k));
+    *bytes = (size_t)nbytes;
+    return rp;
+}
+
+/* The node's R in panels, standing in for R from then on; NULL where
+ * r_panels_apply says no, without a cache, or for a block of other sizes
+ * or another way's. NULL with *no_memory set when memory for the panels
+ * ran out (the kernel fails). */
+static const r_panels *r_panels_for(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, bool *no_memory) {
+    *no_memory = false;
+    if (!r_panels_apply(c, g)) return NULL;
+    const r_panels *rp =
+        tgc_kernel_cache_get(c, 1u << 2, build_r_panels, &(r_panels_args){.g = g, .r = tgc_kernel_in_ptr(c, 2)});
+    *no_memory = rp == NULL && c->cache != NULL && !tgc_kernel_cache_taken(c);
+    if (rp == NULL || rp->dirs != g->dirs || rp->k != g->hidden || rp->n != g->gates * g->hidden) return NULL;
+    tgc_kernel_cache_replaces(c, 1u << 2);
+    return rp;
+}
+
 /* The time index batch row b works on at the k-th step of a direction
  * (reverse: counting down from its length), or -1 when it has no step k. */
 static int64_t step_time(const rnn_scratch *s, bool reverse, int64_t k, int64_t b) {
@@ -315,9 +387,10 @@ static int64_t step_time(const rnn_scratch *s, bool reverse, int64_t k, int64_t 
     return reverse ? len - 1 - k : k;
 }
 
-/* The steps of direction d, R being r. */
+/* The steps of direction d, R being r (r_panels: R^T in column panels, or
+ * NULL). */
 static tgc_status recur(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, bool reverse, const rnn_weights *wt,
-                        const rnn_matrix *r, rnn_scratch *s) {
+                        const rnn_matrix *r, const float *r_panels, rnn_scratch *s) {
     bool linear_before_reset = g->linear_before_reset, input_forget = g->input_forget;
     int64_t n = g->hidden, gh = g->gates * n;
     const tgc_rnn_act *f = &g->f[d * g->functions];
@@ -328,7 +401,9 @@ static tgc_status recur(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, boo
     for (int64_t k = 0; k < g->seq; k++) {
         /* The recurrent products: all gates, or GRU's z and r first. */
         int64_t first = gru && !linear_before_reset ? 2 * n : gh;
-        if (!weight_product(c, r, 0, g->batch, first, s->h, n, 0.0f, s->hr, gh))
+        if (r_panels != NULL) /* all gates (r_panels_apply), one row */
+            tgc_cpu_gemv_panels_run(c->pool, gh, n, 1.0f, r_panels, s->h, 0.0f, s->hr);
+        else if (!weight_product(c, r, 0, g->batch, first, s->h, n, 0.0f, s->hr, gh))
             return tgc_kernel_fail(c, "the recurrent GEMM: " TGC_CPU_GEMM_FAILED);
         if (gru && !linear_before_reset) {
             /* z and r for every row, then (r . H) Rh^T for the batch at once. */
@@ -370,7 +445,7 @@ static tgc_status recur(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, boo
 
 /* Runs direction d over every step. */
 static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, int d, bool reverse,
-                                const rnn_weights *wt, rnn_scratch *s) {
+                                const rnn_weights *wt, const float *r_panels, rnn_scratch *s) {
     bool linear_before_reset = g->linear_before_reset, gru = g->gates == 3;
     int64_t n = g->hidden, gh = g->gates * n, rows = g->seq * g->batch;
     const float *x = tgc_kernel_in_ptr(c, 0);
@@ -390,7 +465,7 @@ static tgc_status run_direction(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, in
         if ((r_wide = widen_rows(&wt->r, 0, gh)) == NULL) return tgc_kernel_fail(c, "no host memory to widen R");
         r = (rnn_matrix){r_wide, TGC_FLOAT32, n};
     }
-    tgc_status st = recur(c, g, d, reverse, wt, &r, s);
+    tgc_status st = recur(c, g, d, reverse, wt, &r, r_panels, s);
     tgc_free(r_wide);
     return st;
 }
@@ -399,6 +474,10 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
     tgc_rnn_geometry g;
     tgc_status st = read_geometry(c, gates, &g);
     if (st != TGC_OK) return st;
+    bool no_memory;
+    const r_panels *rp = r_panels_for(c, &g, &no_memory);
+    if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for R's column panels");
+    if (c->prepack_only) return TGC_OK;
     rnn_scratch s = {0};
     void *block;
     if ((st = scratch_alloc(c, &g, &s, &block)) != TGC_OK) return st;
@@ -429,7 +508,8 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
     for (int d = 0; d < g.dirs && st == TGC_OK; d++) {
         rnn_weights wt = {{w + (size_t)(d * gh * g.input) * es, wdt, g.input}, {r + (size_t)(d * gh * n) * es, wdt, n},
                           b ? b + d * 2 * gh : NULL, p ? p + d * 3 * n : NULL};
-        st = run_direction(c, &g, d, d == 1 || g.reverse_only, &wt, &s);
+        const float *panels = rp != NULL ? rp->p + d * tgc_cpu_gemv_panels_floats(rp->n, rp->k) : NULL;
+        st = run_direction(c, &g, d, d == 1 || g.reverse_only, &wt, panels, &s);
     }
     tgc_free(block);
     return st;
@@ -437,7 +517,8 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
 
 /* What a run allocates: the scratch, and with half-precision weights the
  * blocks of W widened on each of `width` threads (more than one row of X)
- * and R widened whole (a batch). Nothing is cached. */
+ * and R widened whole (a batch). A float32 R at one batch row is cached in
+ * column panels, in place of R (r_panels_apply). */
 static void footprint(tgc_kernel_ctx *c, int gates, int width, tgc_kernel_footprint *out) {
     tgc_rnn_geometry g;
     size_t bytes;
@@ -451,6 +532,8 @@ static void footprint(tgc_kernel_ctx *c, int gates, int width, tgc_kernel_footpr
         if (g.batch > 1) extra += gh * g.hidden;
     }
     out->workspace_bytes = extra <= (INT64_MAX - total) / 4 ? total + extra * 4 : INT64_MAX;
+    if (r_panels_apply(c, &g) && r_panels_bytes(&g) > 0)
+        out->cache_bytes = r_panels_bytes(&g), out->replaces_inputs = 1u << 2;
 }
 
 static void rnn_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) { footprint(c, 1, width, out); }

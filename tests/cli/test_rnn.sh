@@ -35,7 +35,17 @@ for dev in $devices_list; do
     run_case gru_bidir_lbr0 "$dev" x lens -- y=y yh=yh
     run_case gru_bidir_lbr1 "$dev" x lens -- y=y yh=yh
     run_case rnn_reverse_relu "$dev" x lens -- y=y yh=yh
+    run_case torch_lstm_batch1_bidir_2layers "$dev" x -- y=y h=h c=c
+    run_case torch_gru_batch1_bidir "$dev" x -- y=y h=h
+    run_case torch_rnn_batch1 "$dev" x -- y=y h=h
 done
+
+# One batch row on the cpu: each R (2 layers x 2 directions x 4 x 70 x 70
+# floats, 313600 bytes) is read from column panels held in its node's
+# kernel cache in place of R, which the session lets go.
+expect_exit 0 "batch-1 LSTM memory report" -- "$TGC" run "$D/torch_lstm_batch1_bidir_2layers.onnx" --memory-report \
+    --input "x=$D/torch_lstm_batch1_bidir_2layers_x.npy"
+expect_grep "weights replaced *313600 " "$WORK/out" "R held once, in column panels"
 
 # A sequence length past the sequence: a clear error naming the node, exit 1.
 python_free_bad_lens() { # the lens feed of the peephole model with 9 in place of 5

@@ -801,7 +801,7 @@ static void gemm_check_cached(int64_t m, int64_t k, int64_t n, bool ta, bool tb,
         nn_out_dims(&f, TGC_FLOAT32, 2, yd);
         f.pool = pool;
         CU_ASSERT_EQUAL(nn_run(&f), TGC_OK);
-        bool panels = cache != NULL && m == 1 && !tb;
+        bool panels = cache != NULL && m == 1 && !tb && tgc_cpu_gemv_panels_fit(n);
         CU_ASSERT_EQUAL(f.impl != NULL && strcmp(f.impl, "gemv on column panels") == 0, panels);
         double worst = 0.0;
         for (int64_t i = 0; i < m; i++)
@@ -913,6 +913,11 @@ static void gemm_check(int64_t m, int64_t k, int64_t n, bool ta, bool tb) {
  * packing's padding zeros. (The update form itself is checked against
  * double above.) */
 static void test_gemv_panels(void) {
+    /* padding at most n / 16 columns: multiples of 16 and wide products, not narrow pieces */
+    CU_ASSERT(tgc_cpu_gemv_panels_fit(16) && tgc_cpu_gemv_panels_fit(144) && tgc_cpu_gemv_panels_fit(280));
+    CU_ASSERT(tgc_cpu_gemv_panels_fit(1000) && tgc_cpu_gemv_panels_fit(241));
+    CU_ASSERT(!tgc_cpu_gemv_panels_fit(2) && !tgc_cpu_gemv_panels_fit(100) && !tgc_cpu_gemv_panels_fit(135));
+    CU_ASSERT(!tgc_cpu_gemv_panels_fit(0));
     const int64_t ns[5] = {1, 17, 64, 200, 1000}, ks[3] = {1, 7, 300};
     for (int ni = 0; ni < 5; ni++)
         for (int ki = 0; ki < 3; ki++) {
@@ -924,7 +929,16 @@ static void test_gemv_panels(void) {
             CU_ASSERT_PTR_NOT_NULL_FATAL(got);
             CU_ASSERT_PTR_NOT_NULL_FATAL(panels);
             CU_ASSERT_EQUAL(floats, (n + 15) / 16 * 16 * k);
-            tgc_cpu_gemv_panels_pack(n, k, mat, ld, panels);
+            tgc_cpu_gemv_panels_pack(n, k, mat, ld, 1, panels);
+            /* packed from B^T [n, k] as it lies (ld_k 1, ld_n k + 2): the same panels */
+            float *bt = malloc((size_t)(n * (k + 2)) * sizeof *bt), *from_t = malloc((size_t)floats * sizeof *from_t);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(bt);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(from_t);
+            for (int64_t j = 0; j < n; j++)
+                for (int64_t t = 0; t < k; t++) bt[j * (k + 2) + t] = mat[t * ld + j];
+            tgc_cpu_gemv_panels_pack(n, k, bt, 1, k + 2, from_t);
+            CU_ASSERT(memcmp(from_t, panels, (size_t)floats * sizeof *panels) == 0);
+            free(bt), free(from_t);
             int64_t last = n / TGC_GEMV_PANEL * TGC_GEMV_PANEL, lw = (n - last + 15) / 16 * 16, pad = 0;
             for (int64_t t = 0; t < k; t++) /* the last block's columns past n */
                 for (int64_t j = n - last; j < lw; j++) pad += panels[last * k + t * lw + j] != 0.0f;

@@ -234,4 +234,19 @@ lr_, hr0 = np.array([5, 3, 4], np.int32), f32(1, batch, hid)
 yr, (yhr,) = rnn_ref(xr, wr, rr, br, lr_, hr0, bind(["Relu"], [], [], DEFAULTS), 0, 1, True)
 make_model("rnn_reverse_relu", "RNN", {"x": xr, "w": wr, "r": rr, "b": br, "lens": lr_, "h0": hr0}, ["y", "yh"],
            dict(direction="reverse", hidden_size=hid, activations=["Relu"]), ["x", "lens"], [yr, yhr])
+
+# ---- 3. One batch row ----------------------------------------------------------
+# At batch 1 a constant R is read from column panels of R^T (blocks of 64
+# columns): hidden sizes whose gates * hidden leave a ragged last block
+# (LSTM 4 * 70 = 280 = 4 * 64 + 24, GRU 3 * 48 = 144, RNN 112), two
+# directions and two layers. PyTorch's GRU is linear_before_reset 1.
+rng1 = np.random.default_rng(8)
+torch.manual_seed(5)
+export_torch("torch_lstm_batch1_bidir_2layers", torch.nn.LSTM(6, 70, num_layers=2, bidirectional=True),
+             rng1.standard_normal((7, 1, 6), np.float32))
+torch.manual_seed(6)
+export_torch("torch_gru_batch1_bidir", torch.nn.GRU(5, 48, bidirectional=True),
+             rng1.standard_normal((6, 1, 5), np.float32))
+torch.manual_seed(7)
+export_torch("torch_rnn_batch1", torch.nn.RNN(4, 112), rng1.standard_normal((5, 1, 4), np.float32))
 print("written to", HERE)
