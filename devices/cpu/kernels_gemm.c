@@ -289,13 +289,6 @@ static const tgc_packed_gemm *packed_for(tgc_kernel_ctx *c, const tgc_gemm_shape
 
 #define WAY_PANELS "gemv on column panels"
 
-/* B in column panels for one node (its kernel cache): the sizes it was
- * packed for, then tgc_cpu_gemv_panels' floats. */
-typedef struct gemv_panels {
-    int64_t n, k;
-    float p[];
-} gemv_panels;
-
 /* Whether shape s is one row of A by B as it lies ([1, K] x [K, N], A's K
  * elements contiguous) with B = input 1 a session constant: the update
  * form, which then reads B in column panels packed once per session. */
@@ -304,48 +297,53 @@ static bool panels_pay(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
            (c->const_inputs & (1u << 1)) != 0;
 }
 
-/* The cache block's bytes for shape s; -1 past int64. */
-static int64_t panels_bytes(const tgc_gemm_shape *s) {
+int64_t tgc_cpu_gemv_panels_cached_bytes(int64_t count, int64_t n, int64_t k) {
     int64_t floats, bytes;
-    if (s->n > INT64_MAX - 15 || !tgc_checked_mul_i64((s->n + 15) / 16 * 16, s->k, &floats) ||
-        !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) ||
-        bytes > INT64_MAX - (int64_t)sizeof(gemv_panels))
+    if (n > INT64_MAX - 15 || !tgc_checked_mul_i64((n + 15) / 16 * 16, k, &floats) ||
+        !tgc_checked_mul_i64(floats, count, &floats) || !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) ||
+        bytes > INT64_MAX - (int64_t)sizeof(tgc_gemv_panels))
         return -1;
-    return bytes + (int64_t)sizeof(gemv_panels);
+    return bytes + (int64_t)sizeof(tgc_gemv_panels);
 }
 
 typedef struct panels_args {
-    const tgc_gemm_shape *s;
-    const float *b;
+    int64_t count, n, k, ld_k, ld_n, stride;
+    const float *mat;
 } panels_args;
 
 static void *build_panels(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
     (void)c;
     const panels_args *pa = arg;
-    int64_t nbytes = panels_bytes(pa->s);
-    gemv_panels *gp = nbytes > 0 && (uint64_t)nbytes <= SIZE_MAX ? tgc_malloc((size_t)nbytes) : NULL;
+    int64_t nbytes = tgc_cpu_gemv_panels_cached_bytes(pa->count, pa->n, pa->k);
+    tgc_gemv_panels *gp = nbytes > 0 && (uint64_t)nbytes <= SIZE_MAX ? tgc_malloc((size_t)nbytes) : NULL;
     if (gp == NULL) return NULL;
-    gp->n = pa->s->n;
-    gp->k = pa->s->k;
-    tgc_cpu_gemv_panels_pack(gp->n, gp->k, pa->b, pa->s->ldb, 1, gp->p);
+    *gp = (tgc_gemv_panels){.count = pa->count, .n = pa->n, .k = pa->k};
+    for (int64_t i = 0; i < gp->count; i++)
+        tgc_cpu_gemv_panels_pack(gp->n, gp->k, pa->mat + i * pa->stride, pa->ld_k, pa->ld_n,
+                                 gp->p + i * tgc_cpu_gemv_panels_floats(gp->n, gp->k));
     *bytes = (size_t)nbytes;
     return gp;
 }
 
-/* The node's B in column panels for shape s (b: B as it lies, read on the
- * first run only), kept in its kernel cache and standing in for B from
- * then on; NULL when panels do not pay (panels_pay), without a cache, or
- * for a block of other sizes or another way. NULL with *no_memory set
- * when memory for the panels ran out: the kernel fails, as for oneDNN's
- * packing. */
-static const gemv_panels *panels_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b, bool *no_memory) {
-    *no_memory = false;
-    if (!panels_pay(c, s)) return NULL;
-    const gemv_panels *gp = tgc_kernel_cache_get(c, 1u << 1, build_panels, &(panels_args){.s = s, .b = b});
-    *no_memory = gp == NULL && c->cache != NULL && !tgc_kernel_cache_taken(c);
-    if (gp == NULL || gp->n != s->n || gp->k != s->k) return NULL;
-    tgc_kernel_cache_replaces(c, 1u << 1);
+const tgc_gemv_panels *tgc_cpu_gemv_panels_cached(tgc_kernel_ctx *c, int input, int64_t count, int64_t n, int64_t k,
+                                                  const float *mat, int64_t ld_k, int64_t ld_n, int64_t stride,
+                                                  bool *no_memory) {
+    panels_args args = {.count = count, .n = n, .k = k, .ld_k = ld_k, .ld_n = ld_n, .stride = stride, .mat = mat};
+    const tgc_gemv_panels *gp = tgc_kernel_cache_get(c, 1u << input, build_panels, &args);
+    *no_memory = gp == NULL && (c->const_inputs & (1u << input)) && c->cache != NULL && !tgc_kernel_cache_taken(c);
+    if (gp == NULL || gp->count != count || gp->n != n || gp->k != k) return NULL;
+    tgc_kernel_cache_replaces(c, 1u << input);
     return gp;
+}
+
+/* The node's B in column panels for shape s (b: B as it lies, read on the
+ * first run only) where panels pay (panels_pay), else NULL; NULL with
+ * *no_memory set when memory for them ran out: the kernel fails, as for
+ * oneDNN's packing. */
+static const tgc_gemv_panels *panels_for(tgc_kernel_ctx *c, const tgc_gemm_shape *s, const float *b,
+                                         bool *no_memory) {
+    *no_memory = false;
+    return panels_pay(c, s) ? tgc_cpu_gemv_panels_cached(c, 1, 1, s->n, s->k, b, s->ldb, 1, 0, no_memory) : NULL;
 }
 
 /* C [1, n] = alpha * x B + beta * bias[j * bias_sn] (bias NULL: alpha *
@@ -422,8 +420,8 @@ void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     out->coarse_pieces = true; /* a GEMM's pieces (SGEMM_PIECE_MACS, or gemm_packed.c's) */
     if (matmul_one_gemm(&g, &s) && packing_pays(c, &s))
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
-    else if (matmul_one_gemm(&g, &s) && panels_pay(c, &s) && panels_bytes(&s) > 0)
-        out->cache_bytes = panels_bytes(&s), out->replaces_inputs = 1u << 1;
+    else if (matmul_one_gemm(&g, &s) && panels_pay(c, &s) && tgc_cpu_gemv_panels_cached_bytes(1, s.n, s.k) > 0)
+        out->cache_bytes = tgc_cpu_gemv_panels_cached_bytes(1, s.n, s.k), out->replaces_inputs = 1u << 1;
 }
 
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
@@ -448,7 +446,7 @@ tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
     bool no_memory = false;
     bool one_gemm = matmul_one_gemm(&g, &shape);
     const tgc_packed_gemm *packed = one_gemm ? packed_for(c, &shape, pb, &no_memory) : NULL;
-    const gemv_panels *panels = one_gemm && !no_memory ? panels_for(c, &shape, pb, &no_memory) : NULL;
+    const tgc_gemv_panels *panels = one_gemm && !no_memory ? panels_for(c, &shape, pb, &no_memory) : NULL;
     if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for MatMul's packed B");
     c->impl = packed != NULL ? WAY_PACKED : panels != NULL ? WAY_PANELS : WAY_SGEMM;
     if (c->prepack_only) return TGC_OK;
@@ -655,8 +653,8 @@ void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
     tgc_gemm_shape s = gemm_shape(c, &g);
     if (!g.ta && g.k > 0 && packing_pays(c, &s))
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
-    else if (panels_pay(c, &s) && panels_bytes(&s) > 0)
-        out->cache_bytes = panels_bytes(&s), out->replaces_inputs = 1u << 1;
+    else if (panels_pay(c, &s) && tgc_cpu_gemv_panels_cached_bytes(1, s.n, s.k) > 0)
+        out->cache_bytes = tgc_cpu_gemv_panels_cached_bytes(1, s.n, s.k), out->replaces_inputs = 1u << 1;
 }
 
 const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c) {
@@ -683,7 +681,7 @@ tgc_status tgc_cpu_gemm_f32(tgc_kernel_ctx *c) {
     tgc_gemm_shape shape = gemm_shape(c, &g);
     bool no_memory = false;
     const tgc_packed_gemm *packed = !ta && k > 0 ? packed_for(c, &shape, pb, &no_memory) : NULL;
-    const gemv_panels *panels = !no_memory ? panels_for(c, &shape, pb, &no_memory) : NULL;
+    const tgc_gemv_panels *panels = !no_memory ? panels_for(c, &shape, pb, &no_memory) : NULL;
     if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for Gemm's packed B");
     c->impl = packed != NULL ? WAY_PACKED : panels != NULL ? WAY_PANELS : WAY_SGEMM;
     if (c->prepack_only) return TGC_OK;

@@ -238,6 +238,28 @@ static inline bool tgc_cpu_gemv_panels_fit(int64_t n) { return n > 0 && ((n + 15
 void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld_k, int64_t ld_n, float *panels);
 void tgc_cpu_gemv_panels(int64_t n, int64_t k, float alpha, const float *panels, const float *x, float beta, float *y);
 
+/* Column panels held in a node's kernel cache: `count` matrices (1: a
+ * MatMul's B; an RNN's directions) of n columns and k rows, each
+ * tgc_cpu_gemv_panels_floats(n, k) floats after the one before. */
+typedef struct tgc_gemv_panels {
+    int64_t count, n, k;
+    float p[];
+} tgc_gemv_panels;
+
+/* Node c's input `input` (a session constant, below 32) in column panels:
+ * matrix i's element (kk, j) at mat[i * stride + kk * ld_k + j * ld_n],
+ * packed on the first call (mat read then only) into c's kernel cache,
+ * which stands in for the input from then on (tgc_kernel_cache_replaces:
+ * the session lets it go). NULL without a cache, for an input that is no
+ * constant, or for a block of other sizes or another way's; NULL with
+ * *no_memory set when memory for the block ran out. The cache owns the
+ * block. tgc_cpu_gemv_panels_cached_bytes: the block's bytes, -1 past
+ * int64 (for footprints). */
+const tgc_gemv_panels *tgc_cpu_gemv_panels_cached(tgc_kernel_ctx *c, int input, int64_t count, int64_t n, int64_t k,
+                                                  const float *mat, int64_t ld_k, int64_t ld_n, int64_t stride,
+                                                  bool *no_memory);
+int64_t tgc_cpu_gemv_panels_cached_bytes(int64_t count, int64_t n, int64_t k);
+
 /* tgc_cpu_gemv_panels over all n columns of panels, in the pieces
  * tgc_cpu_sgemm_fused gives a matrix-vector product, cut at whole blocks
  * and spread over pool (NULL: the caller's thread): the same bits at

@@ -26,10 +26,9 @@
  * rows a copy widened for the run (R once per direction).
  * With one batch row, a session's constant float32 R is read each step
  * from column panels of R^T (kernels_nn.h), packed once into the node's
- * kernel cache in place of R (R_PANELS below). */
+ * kernel cache in place of R (r_panels_for below). */
 #include "devices/cpu/ew.h"
 #include "devices/cpu/kernels_nn.h"
-#include "devices/kernel_cache.h"
 #include "devices/rnn_geometry.h"
 #include "graph/elementwise.h"
 
@@ -323,60 +322,21 @@ static bool weight_product(tgc_kernel_ctx *c, const rnn_matrix *w, int64_t row0,
  * float32 R that is a session constant, when every step's product covers
  * all gates (not GRU without linear_before_reset: its h product reads
  * r . H after z and r). */
-typedef struct r_panels {
-    int64_t dirs, n, k; /* n = gates * hidden, k = hidden */
-    float p[];          /* a direction's panels after another's */
-} r_panels;
-
 static bool r_panels_apply(const tgc_kernel_ctx *c, const tgc_rnn_geometry *g) {
     return g->batch == 1 && c->inputs[2].dtype == TGC_FLOAT32 && (c->const_inputs & (1u << 2)) != 0 &&
            !(g->gates == 3 && !g->linear_before_reset) && g->hidden > 0 &&
            tgc_cpu_gemv_panels_fit(g->gates * g->hidden);
 }
 
-/* The block's bytes for geometry g; -1 past int64. */
-static int64_t r_panels_bytes(const tgc_rnn_geometry *g) {
-    int64_t n = g->gates * g->hidden, floats, bytes; /* gates * hidden: R's rows, which its geometry checked */
-    if (!tgc_checked_mul_i64(tgc_cpu_gemv_panels_floats(n, g->hidden), g->dirs, &floats) ||
-        !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) || bytes > INT64_MAX - (int64_t)sizeof(r_panels))
-        return -1;
-    return bytes + (int64_t)sizeof(r_panels);
-}
-
-typedef struct r_panels_args {
-    const tgc_rnn_geometry *g;
-    const float *r; /* [dirs, n, k] */
-} r_panels_args;
-
-static void *build_r_panels(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
-    (void)c;
-    const r_panels_args *ra = arg;
-    int64_t nbytes = r_panels_bytes(ra->g);
-    r_panels *rp = nbytes > 0 && (uint64_t)nbytes <= SIZE_MAX ? tgc_malloc((size_t)nbytes) : NULL;
-    if (rp == NULL) return NULL;
-    rp->dirs = ra->g->dirs;
-    rp->k = ra->g->hidden;
-    rp->n = ra->g->gates * rp->k;
-    for (int64_t d = 0; d < rp->dirs; d++) /* R_d [n, k] is R_d^T's [k, n] with ld_k 1, ld_n k */
-        tgc_cpu_gemv_panels_pack(rp->n, rp->k, ra->r + d * rp->n * rp->k, 1, rp->k,
-                                 rp->p + d * tgc_cpu_gemv_panels_floats(rp->n, rp->k));
-    *bytes = (size_t)nbytes;
-    return rp;
-}
-
-/* The node's R in panels, standing in for R from then on; NULL where
- * r_panels_apply says no, without a cache, or for a block of other sizes
- * or another way's. NULL with *no_memory set when memory for the panels
- * ran out (the kernel fails). */
-static const r_panels *r_panels_for(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, bool *no_memory) {
+/* The node's R in panels (R_d [n, k] as it lies is R_d^T's [k, n] with
+ * ld_k 1, ld_n k), a direction's after another's, standing in for R from
+ * then on; NULL where r_panels_apply says no. NULL with *no_memory set
+ * when memory for the panels ran out (the kernel fails). */
+static const tgc_gemv_panels *r_panels_for(tgc_kernel_ctx *c, const tgc_rnn_geometry *g, bool *no_memory) {
     *no_memory = false;
     if (!r_panels_apply(c, g)) return NULL;
-    const r_panels *rp =
-        tgc_kernel_cache_get(c, 1u << 2, build_r_panels, &(r_panels_args){.g = g, .r = tgc_kernel_in_ptr(c, 2)});
-    *no_memory = rp == NULL && c->cache != NULL && !tgc_kernel_cache_taken(c);
-    if (rp == NULL || rp->dirs != g->dirs || rp->k != g->hidden || rp->n != g->gates * g->hidden) return NULL;
-    tgc_kernel_cache_replaces(c, 1u << 2);
-    return rp;
+    int64_t n = g->gates * g->hidden, k = g->hidden; /* R's rows and columns, which its geometry checked */
+    return tgc_cpu_gemv_panels_cached(c, 2, g->dirs, n, k, tgc_kernel_in_ptr(c, 2), 1, k, n * k, no_memory);
 }
 
 /* The time index batch row b works on at the k-th step of a direction
@@ -475,7 +435,7 @@ static tgc_status run_rnn(tgc_kernel_ctx *c, int gates) {
     tgc_status st = read_geometry(c, gates, &g);
     if (st != TGC_OK) return st;
     bool no_memory;
-    const r_panels *rp = r_panels_for(c, &g, &no_memory);
+    const tgc_gemv_panels *rp = r_panels_for(c, &g, &no_memory);
     if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for R's column panels");
     if (c->prepack_only) return TGC_OK;
     rnn_scratch s = {0};
@@ -532,8 +492,8 @@ static void footprint(tgc_kernel_ctx *c, int gates, int width, tgc_kernel_footpr
         if (g.batch > 1) extra += gh * g.hidden;
     }
     out->workspace_bytes = extra <= (INT64_MAX - total) / 4 ? total + extra * 4 : INT64_MAX;
-    if (r_panels_apply(c, &g) && r_panels_bytes(&g) > 0)
-        out->cache_bytes = r_panels_bytes(&g), out->replaces_inputs = 1u << 2;
+    int64_t cached = tgc_cpu_gemv_panels_cached_bytes(g.dirs, gh, g.hidden);
+    if (r_panels_apply(c, &g) && cached > 0) out->cache_bytes = cached, out->replaces_inputs = 1u << 2;
 }
 
 static void rnn_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *out) { footprint(c, 1, width, out); }

@@ -92,9 +92,9 @@ static tgc_status run_once(tgc_graph *g, const char *devices, const char *limits
 /* The bytes one cpu needs for the chain: its weights, each held by its
  * [1, E] MatMul in column panels in place of W (kernel caches: the hand
  * count, E x E floats a W, no padding at 64 columns, and each block's
- * 16-byte header of sizes; checked against the plan's), and the tensors
- * the static plan packs. */
-#define CACHE_BYTES (WEIGHT_BYTES + LAYERS * 16)
+ * 24-byte header of sizes (count, n, k); checked against the plan's),
+ * and the tensors the static plan packs. */
+#define CACHE_BYTES (WEIGHT_BYTES + LAYERS * 24)
 static int64_t need_on_one(tgc_graph *g, tgc_diags *d) {
     tgc_memory_plan *mp = NULL;
     tgc_memory_plan_options o = {.threads = "cpu0=1"};
@@ -457,7 +457,7 @@ static void forecasts_of(tgc_graph *g, tgc_place_options *o, json_forecast *fc, 
 /* The placement explains itself: --dump placed's JSON gives each device's
  * forecast. Split over two devices of 82240 bytes, the weights (each W
  * in its MatMul's column panels: kernel caches) add up to the hand count
- * (8 x (64 x 64 x 4 + 16)), one [1, 64] float32 tensor (256
+ * (8 x (64 x 64 x 4 + 24)), one [1, 64] float32 tensor (256
  * bytes) crosses, sent by one device and received by the other, and the
  * times are positive. */
 static void test_forecast_in_the_dump(void) {
