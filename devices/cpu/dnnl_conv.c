@@ -213,6 +213,13 @@ static int weights_dims(const tgc_dnnl_conv *q, dnnl_dims_t dims) {
  * EfficientNet-B1 0.988; level at 2 threads. */
 #define F32_DW_IMPL "jit_dw"
 
+/* Whether pd's implementation name starts with `prefix`. */
+static bool impl_is(const_dnnl_primitive_desc_t pd, const char *prefix) {
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
+           strncmp(impl, prefix, strlen(prefix)) == 0;
+}
+
 /* The primitive description for desc: for a float32 depthwise layer the
  * first implementation named F32_DW_IMPL where oneDNN has one, else its
  * first. NULL when it has none. */
@@ -224,13 +231,8 @@ static dnnl_primitive_desc_t describe(const tgc_dnnl_conv *q, const dnnl_convolu
         dnnl_primitive_desc_t found = NULL;
         do {
             dnnl_primitive_desc_t pd = dnnl_primitive_desc_iterator_fetch(it);
-            const char *impl = NULL;
-            if (found == NULL && pd != NULL && dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
-                                                    dnnl_success && impl != NULL &&
-                strncmp(impl, F32_DW_IMPL, strlen(F32_DW_IMPL)) == 0)
-                found = pd;
-            else if (pd != NULL)
-                dnnl_primitive_desc_destroy(pd);
+            if (pd != NULL && impl_is(pd, F32_DW_IMPL)) found = pd;
+            else if (pd != NULL) dnnl_primitive_desc_destroy(pd);
         } while (found == NULL && dnnl_primitive_desc_iterator_next(it) == dnnl_success);
         dnnl_primitive_desc_iterator_destroy(it);
         if (found != NULL) return found;

@@ -220,11 +220,11 @@ void tgc_cpu_gemv_update(int64_t n, int64_t k, float alpha, const float *mat, in
  * MLAS B the same way): columns in blocks of TGC_GEMV_PANEL, the last
  * block rounded up to a multiple of 16 columns, each block's rows one
  * after another, [k][width], zeros past column n. tgc_cpu_gemv_panels_pack
- * writes mat [k, n] (rows ld floats apart) into panels, which holds
- * tgc_cpu_gemv_panels_floats(n, k) floats (k * n rounded up to 16
- * columns; the caller checks the product); element (kk, j) of B lies at
- * mat[kk * ld_k + j * ld_n] (B as it lies: ld_k its row stride, ld_n 1;
- * B^T [n, k] as it lies: ld_k 1, ld_n its row stride). tgc_cpu_gemv_panels computes
+ * writes B [k, n] into panels, which holds tgc_cpu_gemv_panels_floats(n,
+ * k) floats (k * n rounded up to 16 columns; the caller checks the
+ * product); element (kk, j) of B lies at mat[kk * ld_k + j * ld_n] (B as
+ * it lies: ld_k its row stride, ld_n 1; B^T [n, k] as it lies: ld_k 1,
+ * ld_n its row stride). tgc_cpu_gemv_panels computes
  * y[j] for j < n as tgc_cpu_gemv_update does, bit for bit, from
  * panels + j0 * k for the columns from j0 (a multiple of
  * TGC_GEMV_PANEL): a piece of whole blocks. */
