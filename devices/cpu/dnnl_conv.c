@@ -70,7 +70,7 @@ struct tgc_dnnl_conv {
     geometry *geometries;  /* [n_geometries], after the pieces */
     dnnl_memory_desc_t weights_md, zp_md;
     dnnl_memory_t weights;
-    char impl[32]; /* oneDNN's name for the first geometry's implementation */
+    char impl[32]; /* oneDNN's name for the first geometry's implementation (for tests; past 31 chars cut) */
 };
 
 /* A convolution's block with room for `pieces` pieces and `shapes`

@@ -54,8 +54,6 @@ typedef enum tgc_ew_fn {
     TGC_EW_FN_COUNT
 } tgc_ew_fn;
 
-/* One ISA's loops: NULL where the row's class lacks the dtype (and in the
- * other table: unary rows have no binary loop and the reverse). */
 /* Rows the matrix-vector dot forms (devices/cpu/gemv.c, and the float16
  * and bfloat16 ones here) read in one pass, for rows of row_bytes: short
  * rows (under 16 KiB) one at a time, so that the matrix is one stream
@@ -71,6 +69,8 @@ typedef enum tgc_ew_fn {
  * the model, 56 alone. */
 #define TGC_GEMV_ROWS_A_PASS(row_bytes) ((row_bytes) < ((int64_t)16 << 10) ? 1 : 4)
 
+/* One ISA's loops: NULL where the row's class lacks the dtype (and in the
+ * other table: unary rows have no binary loop and the reverse). */
 typedef struct tgc_ew_loops {
     const char *isa; /* "sse2", "avx2", "avx512" */
     int lanes;       /* float32 lanes of a vector */

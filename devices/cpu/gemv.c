@@ -159,7 +159,7 @@ TGC_CPU_CLONES void tgc_cpu_gemv_update(int64_t n, int64_t k, float alpha, const
 
 static inline int64_t panel_width(int64_t n, int64_t j0) {
     int64_t rest = n - j0;
-    return rest >= TGC_GEMV_PANEL ? TGC_GEMV_PANEL : (rest + 15) / 16 * 16;
+    return rest >= TGC_GEMV_PANEL ? TGC_GEMV_PANEL : tgc_cpu_gemv_panels_cols(rest);
 }
 
 void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld_k, int64_t ld_n, float *panels) {

@@ -203,10 +203,13 @@ static void sgemm_piece(void *arg, int64_t i, int slot) {
         tgc_cpu_act_block(s->act, s->c, s->ldc, lo, hi, 0, s->n);
     } else {
         const float *b = s->tb ? s->b + lo * s->ldb : s->b + lo;
-        if (s->panels != NULL)
+        if (s->panels != NULL) {
             tgc_cpu_gemv_panels(hi - lo, s->k, s->alpha, s->panels + lo * s->k, s->a, beta, s->c + lo);
-        s->ok[i] = s->panels != NULL || tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b,
-                                                          s->ldb, beta, s->c + lo, s->ldc);
+            s->ok[i] = true;
+        } else {
+            s->ok[i] = tgc_cpu_sgemm_one(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, b, s->ldb, beta,
+                                         s->c + lo, s->ldc);
+        }
         if (s->bias != NULL && s->beta != 0.0f)
             add_bias(s->c, s->ldc, s->bias, s->bias_sm, s->bias_sn, s->beta, 0, s->m, lo, hi);
         tgc_cpu_act_block(s->act, s->c, s->ldc, 0, s->m, lo, hi);
@@ -299,7 +302,7 @@ static bool panels_pay(const tgc_kernel_ctx *c, const tgc_gemm_shape *s) {
 
 int64_t tgc_cpu_gemv_panels_cached_bytes(int64_t count, int64_t n, int64_t k) {
     int64_t floats, bytes;
-    if (n > INT64_MAX - 15 || !tgc_checked_mul_i64((n + 15) / 16 * 16, k, &floats) ||
+    if (n > INT64_MAX - 15 || !tgc_checked_mul_i64(tgc_cpu_gemv_panels_cols(n), k, &floats) ||
         !tgc_checked_mul_i64(floats, count, &floats) || !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) ||
         bytes > INT64_MAX - (int64_t)sizeof(tgc_gemv_panels))
         return -1;
@@ -334,6 +337,13 @@ const tgc_gemv_panels *tgc_cpu_gemv_panels_cached(tgc_kernel_ctx *c, int input, 
     if (gp == NULL || gp->count != count || gp->n != n || gp->k != k) return NULL;
     tgc_kernel_cache_replaces(c, 1u << input);
     return gp;
+}
+
+/* Where panels pay for shape s, their cache block in place of input 1 in
+ * *out (MatMul's and Gemm's footprints). */
+static void panels_footprint(const tgc_kernel_ctx *c, const tgc_gemm_shape *s, tgc_kernel_footprint *out) {
+    int64_t bytes = panels_pay(c, s) ? tgc_cpu_gemv_panels_cached_bytes(1, s->n, s->k) : -1;
+    if (bytes > 0) out->cache_bytes = bytes, out->replaces_inputs = 1u << 1;
 }
 
 /* The node's B in column panels for shape s (b: B as it lies, read on the
@@ -420,8 +430,8 @@ void tgc_cpu_matmul_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint
     out->coarse_pieces = true; /* a GEMM's pieces (SGEMM_PIECE_MACS, or gemm_packed.c's) */
     if (matmul_one_gemm(&g, &s) && packing_pays(c, &s))
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
-    else if (matmul_one_gemm(&g, &s) && panels_pay(c, &s) && tgc_cpu_gemv_panels_cached_bytes(1, s.n, s.k) > 0)
-        out->cache_bytes = tgc_cpu_gemv_panels_cached_bytes(1, s.n, s.k), out->replaces_inputs = 1u << 1;
+    else if (matmul_one_gemm(&g, &s))
+        panels_footprint(c, &s, out);
 }
 
 tgc_status tgc_cpu_matmul_f32(tgc_kernel_ctx *c) {
@@ -653,8 +663,8 @@ void tgc_cpu_gemm_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footprint *
     tgc_gemm_shape s = gemm_shape(c, &g);
     if (!g.ta && g.k > 0 && packing_pays(c, &s))
         out->cache_bytes = tgc_packed_gemm_cached_bound(&s), out->replaces_inputs = 1u << 1;
-    else if (panels_pay(c, &s) && tgc_cpu_gemv_panels_cached_bytes(1, s.n, s.k) > 0)
-        out->cache_bytes = tgc_cpu_gemv_panels_cached_bytes(1, s.n, s.k), out->replaces_inputs = 1u << 1;
+    else
+        panels_footprint(c, &s, out);
 }
 
 const char *tgc_cpu_gemm_choose(tgc_kernel_ctx *c) {

@@ -229,12 +229,17 @@ void tgc_cpu_gemv_update(int64_t n, int64_t k, float alpha, const float *mat, in
  * panels + j0 * k for the columns from j0 (a multiple of
  * TGC_GEMV_PANEL): a piece of whole blocks. */
 #define TGC_GEMV_PANEL 64
-static inline int64_t tgc_cpu_gemv_panels_floats(int64_t n, int64_t k) { return (n + 15) / 16 * 16 * k; }
+/* The columns panels hold for n (0 <= n <= INT64_MAX - 15): n rounded up
+ * to 16. */
+static inline int64_t tgc_cpu_gemv_panels_cols(int64_t n) { return (n + 15) / 16 * 16; }
+static inline int64_t tgc_cpu_gemv_panels_floats(int64_t n, int64_t k) { return tgc_cpu_gemv_panels_cols(n) * k; }
 /* Whether panels of n columns hold at most n / 16 columns of padding (a
  * B held once stays within 1/16 of its bytes): any multiple of 16, and
  * from 240 columns any n; not a narrow piece of a product cut by columns
  * (2 columns would be held as 16). */
-static inline bool tgc_cpu_gemv_panels_fit(int64_t n) { return n > 0 && ((n + 15) / 16 * 16 - n) * 16 <= n; }
+static inline bool tgc_cpu_gemv_panels_fit(int64_t n) {
+    return n > 0 && n <= INT64_MAX - 15 && (tgc_cpu_gemv_panels_cols(n) - n) * 16 <= n;
+}
 void tgc_cpu_gemv_panels_pack(int64_t n, int64_t k, const float *mat, int64_t ld_k, int64_t ld_n, float *panels);
 void tgc_cpu_gemv_panels(int64_t n, int64_t k, float alpha, const float *panels, const float *x, float beta, float *y);
 
