@@ -32,10 +32,15 @@
  * from tgc's workers on a small machine: the program restarts itself with
  * OMP_WAIT_POLICY=PASSIVE unless that is set.
  *
+ * With --cold MB, MB megabytes are written before each timed run (not
+ * timed), so that the layer's tensors and weights come from memory, as in
+ * a model whose other layers passed through the caches since (the
+ * default, 0, times layers whose tensors stay in cache from run to run).
+ *
  * Usage: bench_conv_families [--reps N] [--threads 1,2] [--models NAME,...]
  *                            [--kind depthwise|grouped|dense|all] [--variants old,new,direct,dnnl,dnnl*]
- *                            [--hw 7,14,...]
- *        (defaults: 11, 1,2, all models, all kinds, all variants, all input sizes) */
+ *                            [--hw 7,14,...] [--cold MB]
+ *        (defaults: 11, 1,2, all models, all kinds, all variants, all input sizes, 0) */
 #include "devices/cpu/conv_direct.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/device.h"
@@ -623,7 +628,7 @@ static void print_ratio(double a, double b) {
 }
 
 int main(int argc, char **argv) {
-    int reps = 11;
+    int reps = 11, cold_mb = 0;
     const char *models = NULL, *kind = "all", *thread_list = "1,2", *variant_list = NULL, *hw_list = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--reps") == 0) reps = atoi(argv[i + 1]);
@@ -632,9 +637,10 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--threads") == 0) thread_list = argv[i + 1];
         else if (strcmp(argv[i], "--variants") == 0) variant_list = argv[i + 1];
         else if (strcmp(argv[i], "--hw") == 0) hw_list = argv[i + 1];
+        else if (strcmp(argv[i], "--cold") == 0) cold_mb = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "usage: bench_conv_families [--reps N] [--threads 1,2] [--models LIST] [--kind K] "
-                            "[--variants LIST] [--hw LIST]\n");
+                            "[--variants LIST] [--hw LIST] [--cold MB]\n");
             return 2;
         }
     }
@@ -649,6 +655,8 @@ int main(int argc, char **argv) {
 #endif
     tgc_device *dev = tgc_cpu_device_create(0);
     double *times = malloc((size_t)reps * N_VARIANTS * sizeof *times);
+    size_t cold_bytes = cold_mb > 0 && cold_mb <= 4096 ? (size_t)cold_mb << 20 : 0;
+    unsigned char *cold = cold_bytes > 0 ? malloc(cold_bytes) : NULL;
     if (dev == NULL || times == NULL) return 1;
     openblas_set_num_threads(1);
     bool have_dnnl = false;
@@ -712,6 +720,7 @@ int main(int argc, char **argv) {
             for (int r = 0; r < reps; r++)
                 for (int v = 0; v < variants; v++) {
                     if (!in_list(variant_list, variant_names[v])) continue;
+                    if (cold != NULL) memset(cold, r + v, cold_bytes);
                     double t0 = bench_now_s();
                     if (v == V_OLD) run_old(&cc);
                     else if (v == V_NEW) run_new(&cc);
