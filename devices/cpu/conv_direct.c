@@ -224,13 +224,12 @@ static void view_2d(const tgc_conv_geometry *g, direct_plan *d) {
     d->qj_max = (d->kw - 1) * d->dw / d->sw;
 }
 
-static const tgc_conv_isa *conv_isa(void);
 
 /* 3x3 windows at stride 1, dilation 1, over at most DIRECT_MAX_3X3_CG
  * channels, on AVX-512. */
 static bool narrow_3x3(const tgc_conv_geometry *g) {
     const tgc_window *w = &g->w;
-    return w->n == 2 && g->cg <= DIRECT_MAX_3X3_CG && conv_isa()->lanes >= 16 && w->kernel[0] == 3 &&
+    return w->n == 2 && g->cg <= DIRECT_MAX_3X3_CG && tgc_cpu_conv_isa()->lanes >= 16 && w->kernel[0] == 3 &&
            w->kernel[1] == 3 && w->strides[0] == 1 && w->strides[1] == 1 && w->dilations[0] == 1 &&
            w->dilations[1] == 1;
 }
@@ -355,13 +354,11 @@ static float *block_of(float *scratch) {
     return (float *)(((uintptr_t)scratch + 4 * BLOCK_ALIGN_FLOATS - 1) & ~(uintptr_t)(4 * BLOCK_ALIGN_FLOATS - 1));
 }
 
-/* Whether fused activation act (NULL: none) is a Relu or a Clip the row
- * kernels apply in registers as they store (tgc_conv_rows_job.clamp),
- * with its bounds. A separate pass over each band just written (out of
- * L1: a band of every channel) cost MobileNetV2 4.4% a run at one thread
- * (`tgc run --trace`, the sums of its nodes' best medians of 8 runs: 4631
- * -> 4426 us; its 1x1 expansion over 96 channels of 112x112 254 -> 229). */
-static bool clamp_of(const tgc_fused_act *act, float *lo, float *hi) {
+/* A separate pass over each band just written (out of L1: a band of every
+ * channel) cost MobileNetV2 4.4% a run at one thread (`tgc run --trace`,
+ * the sums of its nodes' best medians of 8 runs: 4631 -> 4426 us; its 1x1
+ * expansion over 96 channels of 112x112 254 -> 229). */
+bool tgc_cpu_act_clamp(const tgc_fused_act *act, float *lo, float *hi) {
     if (act == NULL || act->residual != NULL) return false; /* a residual comes first: the epilogue's */
     if (act->row == TGC_EW_Relu) *lo = 0.0f, *hi = INFINITY;
     else if (act->row == TGC_EW_Clip) *lo = act->params[0], *hi = act->params[1];
@@ -405,7 +402,7 @@ static void plane_piece(const direct_plan *d, const float *x, int64_t m0, int64_
                                .in_cs = d->h * d->wd, .oh0 = oh0, .rows = rows, .ow = d->ow, .w = d->w + m0 * taps,
                                .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = mc, .out = y,
                                .out_cs = out_plane, .out_rs = d->ow};
-    j.clamp = clamp_of(d->act, &j.lo, &j.hi);
+    j.clamp = tgc_cpu_act_clamp(d->act, &j.lo, &j.hi);
     (d->dw_plane ? d->isa->dw_plane : d->isa->plane_rows)(&j, (int)d->kh, (int)d->sh);
     if (!j.clamp) tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);
 }
@@ -438,7 +435,7 @@ static void rows_piece(void *arg, int64_t p, int slot) {
                                .w = d->w + m0 * taps, .bias = d->bias != NULL ? d->bias + m0 : NULL, .mb = mc,
                                .out = y, .out_cs = out_plane, .out_rs = d->ow, .rows = rows, .n = d->ow,
                                .exact = d->in_place};
-        j.clamp = clamp_of(d->act, &j.lo, &j.hi);
+        j.clamp = tgc_cpu_act_clamp(d->act, &j.lo, &j.hi);
         if (d->lc == d->ow) { /* rows as far apart in the block as in Y (kernels 1 wide): one long row */
             j.n = rows * d->ow;
             j.rows = 1;
@@ -523,14 +520,12 @@ static void channels_piece(void *arg, int64_t p, int slot) {
     tgc_conv_rows_job j = {.in = block, .in_rs = d->sh * d->lc, .in_ps = d->sw, .off = d->off, .taps = taps,
                            .bias = d->bias != NULL ? d->bias + mc0 : NULL, .mb = mc, .out = y,
                            .out_cs = out_plane, .out_rs = d->ow, .rows = rows, .n = d->ow};
-    j.clamp = clamp_of(d->act, &j.lo, &j.hi);
+    j.clamp = tgc_cpu_act_clamp(d->act, &j.lo, &j.hi);
     d->isa->rows_by_channels(&j, d->wt + mc0 * taps);
     if (!j.clamp) tgc_cpu_act_block(d->act, y, out_plane, 0, mc, 0, rows * d->ow);
 }
 
-/* The vector kernels of the ISA the elementwise loops run (ew_dispatch.c's
- * cpuid choice, TGC_CPU_ISA included). */
-static const tgc_conv_isa *conv_isa(void) {
+const tgc_conv_isa *tgc_cpu_conv_isa(void) {
     const char *isa = tgc_cpu_ew_loops()->isa;
     if (strcmp(isa, tgc_conv_isa_avx512.isa) == 0) return &tgc_conv_isa_avx512;
     if (strcmp(isa, tgc_conv_isa_avx2.isa) == 0) return &tgc_conv_isa_avx2;
@@ -774,7 +769,7 @@ static void free_scratch(float **s, int count) {
 }
 
 void tgc_cpu_conv_direct_footprint(const tgc_conv_geometry *g, uint32_t const_inputs, tgc_kernel_footprint *out) {
-    direct_plan d = {.isa = conv_isa(), .channels = g->channels, .m_count = g->m_count, .groups = g->group,
+    direct_plan d = {.isa = tgc_cpu_conv_isa(), .channels = g->channels, .m_count = g->m_count, .groups = g->group,
                      .cin = g->cg, .mout = g->m_count / g->group};
     view_2d(g, &d);
     choose_method(&d);
@@ -786,7 +781,7 @@ void tgc_cpu_conv_direct_footprint(const tgc_conv_geometry *g, uint32_t const_in
 
 tgc_status tgc_cpu_conv_direct(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,
                                const float *bias, float *y) {
-    direct_plan d = {.x = x, .w = w, .bias = bias, .y = y, .act = c->fused_act, .isa = conv_isa(),
+    direct_plan d = {.x = x, .w = w, .bias = bias, .y = y, .act = c->fused_act, .isa = tgc_cpu_conv_isa(),
                      .channels = g->channels, .m_count = g->m_count, .groups = g->group, .cin = g->cg,
                      .mout = g->m_count / g->group};
     view_2d(g, &d);

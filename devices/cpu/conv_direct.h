@@ -165,6 +165,23 @@ static inline int64_t tgc_conv_dw_scratch_floats(const tgc_conv_dw_job *j, int64
 #define TGC_PACK2_EVEN 1u
 #define TGC_PACK2_ODD 2u
 
+/* A pointwise layer channels last, Y [rows, m] = X [rows, k] x W^T (+ bias,
+ * + Z, then the clamp), W packed in blocks of `lanes` output channels
+ * (conv_pointwise.h: block b at w + b * k * lanes, [k][lanes], zeros past
+ * m). Each output is bias (0 without one), then every product in the
+ * order of k, one tgc_vmuladd each; Z added after; then the clamp. */
+typedef struct tgc_conv_pw_job {
+    const float *x; /* row r at x + r * ldx, k floats */
+    int64_t ldx, k, m;
+    const float *w;    /* packed */
+    const float *bias; /* [m] or NULL */
+    const float *z;    /* row r at z + r * ldy, or NULL; may be y */
+    float *y;          /* row r at y + r * ldy, m floats written */
+    int64_t ldy;
+    bool clamp; /* min(max(., lo), hi) last */
+    float lo, hi;
+} tgc_conv_pw_job;
+
 typedef struct tgc_conv_isa {
     const char *isa; /* "sse2", "avx2", "avx512": the names of devices/cpu/ew.h */
     int lanes;       /* float32 lanes of its vectors */
@@ -208,10 +225,24 @@ typedef struct tgc_conv_isa {
      * read). Reads up to lanes * in_ps floats past the last one a sum
      * uses (never exact). */
     void (*rows_by_channels)(const tgc_conv_rows_job *j, const float *wt);
+    /* A pointwise layer channels last (conv_pointwise_lanes.h; the job:
+     * tgc_conv_pw_job): Y's rows [r0, r1) at channels [b0 * lanes, b1 *
+     * lanes) (those below j->m). */
+    void (*pointwise)(const tgc_conv_pw_job *j, int64_t r0, int64_t r1, int64_t b0, int64_t b1);
 } tgc_conv_isa;
 
 /* One table per ISA (devices/cpu/conv_isa_*.c). */
 extern const tgc_conv_isa tgc_conv_isa_sse2, tgc_conv_isa_avx2, tgc_conv_isa_avx512;
+
+/* The table of the ISA the elementwise loops run (ew_dispatch.c's cpuid
+ * choice, TGC_CPU_ISA included). */
+const tgc_conv_isa *tgc_cpu_conv_isa(void);
+
+/* Whether fused activation act (NULL: none) is a Relu or a Clip that the
+ * vector kernels apply in registers as they store (tgc_conv_rows_job's
+ * and tgc_conv_pw_job's clamp), with its bounds in *lo and *hi; false for
+ * any other, and for one with a residual (its Add comes first). */
+bool tgc_cpu_act_clamp(const tgc_fused_act *act, float *lo, float *hi);
 
 /* The widest lanes any table has: the slack a caller leaves past its input. */
 #define TGC_CONV_ROWS_MAX_LANES 16

@@ -1,0 +1,144 @@
+/* Pointwise layers channels last on tgc's own register tiles (see
+ * conv_pointwise.h): W packed once, pieces from the sizes, the tiles of
+ * the running ISA (conv_pointwise_lanes.h), the activation while in cache.
+ *
+ * Why not oneDNN's 1x1 kernel, which ran as fast alone: oneDNN takes a
+ * dense Y only, so its pieces were pieces of positions and each read every
+ * weight. In a model those come from the last-level cache or memory once
+ * a piece: MNASNet's 1152 -> 192 on 7x7 (885 KB of weights) read them four
+ * times a run. Here a layer whose weights outweigh its input is cut by
+ * output channels, and each piece streams only its own blocks, once. */
+#include "devices/cpu/conv_pointwise.h"
+
+#include "devices/cpu/conv_direct.h"
+#include "devices/cpu/kernels_nn.h"
+#include "devices/kernel_cache.h"
+#include "support/alloc.h"
+#include "support/checked.h"
+#include "support/parallel_for.h"
+
+#include <string.h>
+
+/* No pieces below SPLIT_MACS multiply-adds; else a power of two of them,
+ * at least 2, more while each keeps PIECE_MACS, at most MAX_PIECES (even
+ * over 2, 4, 8 or 16 threads), as oneDNN's float32 pieces (dnnl_conv.c). */
+#define SPLIT_MACS (INT64_C(1) << 20)
+#define PIECE_MACS (INT64_C(2) << 20)
+#define MAX_PIECES 16
+
+/* A piece's rows go through the tiles and the activation in chunks whose
+ * input and output each stay within CHUNK_BYTES (in a core's L2 with the
+ * weights they meet). */
+#define CHUNK_BYTES (INT64_C(128) << 10)
+
+/* Rows a tile takes (conv_pointwise_lanes.h's PW_R): pieces and chunks of
+ * rows are whole tiles but the last. */
+#define TILE_ROWS 6
+
+int64_t tgc_cpu_pointwise_bytes(int64_t m, int64_t k, int64_t lanes) {
+    int64_t blocks, floats, bytes;
+    if (m < 1 || k < 1 || lanes < 1 || m > INT64_MAX - lanes) return -1;
+    blocks = (m + lanes - 1) / lanes;
+    if (!tgc_checked_mul_i64(blocks * lanes, k, &floats) ||
+        !tgc_checked_mul_i64(floats, (int64_t)sizeof(float), &bytes) ||
+        !tgc_checked_add_i64(bytes, (int64_t)sizeof(tgc_pointwise_weights), &bytes))
+        return -1;
+    return bytes;
+}
+
+typedef struct pack_args {
+    int64_t m, k, lanes;
+    const float *w; /* [m, k] */
+} pack_args;
+
+/* tgc_kernel_cache_build: W [m, k] into blocks [m / lanes][k][lanes]. */
+static void *build_packed(const tgc_kernel_ctx *c, void *arg, size_t *bytes) {
+    (void)c;
+    const pack_args *a = arg;
+    int64_t nbytes = tgc_cpu_pointwise_bytes(a->m, a->k, a->lanes);
+    tgc_pointwise_weights *pw = nbytes > 0 && (uint64_t)nbytes <= SIZE_MAX ? tgc_malloc((size_t)nbytes) : NULL;
+    if (pw == NULL) return NULL;
+    *pw = (tgc_pointwise_weights){.m = a->m, .k = a->k, .lanes = a->lanes};
+    int64_t blocks = (a->m + a->lanes - 1) / a->lanes;
+    for (int64_t b = 0; b < blocks; b++)
+        for (int64_t t = 0; t < a->k; t++) {
+            float *to = pw->w + (b * a->k + t) * a->lanes;
+            for (int64_t l = 0; l < a->lanes; l++) {
+                int64_t q = b * a->lanes + l;
+                to[l] = q < a->m ? a->w[q * a->k + t] : 0.0f;
+            }
+        }
+    *bytes = (size_t)nbytes;
+    return pw;
+}
+
+const tgc_pointwise_weights *tgc_cpu_pointwise_cached(tgc_kernel_ctx *c, int64_t m, int64_t k, const float *w,
+                                                     bool *no_memory) {
+    pack_args args = {.m = m, .k = k, .lanes = tgc_cpu_conv_isa()->lanes, .w = w};
+    const tgc_pointwise_weights *pw = tgc_kernel_cache_get(c, 1u << 1, build_packed, &args);
+    *no_memory = pw == NULL && (c->const_inputs & (1u << 1)) && c->cache != NULL && !tgc_kernel_cache_taken(c);
+    if (pw == NULL || pw->m != m || pw->k != k || pw->lanes != args.lanes) return NULL;
+    tgc_kernel_cache_replaces(c, 1u << 1);
+    return pw;
+}
+
+typedef struct pw_plan {
+    tgc_conv_pw_job job;
+    const tgc_conv_isa *isa;
+    const tgc_fused_act *act; /* what the tiles' clamp leaves: NULL when they apply it */
+    int64_t rows, blocks;
+    bool by_channels;   /* pieces of blocks, else of rows */
+    int64_t piece;      /* rows or blocks a piece (the last may have fewer) */
+    int64_t chunk_rows; /* rows a chunk */
+} pw_plan;
+
+/* Piece i: its rows (or all) at its blocks (or all), chunk by chunk, the
+ * activation over each chunk while it is in cache. */
+static void pw_piece(void *arg, int64_t i, int slot) {
+    (void)slot;
+    const pw_plan *p = arg;
+    int64_t r0 = 0, r1 = p->rows, b0 = 0, b1 = p->blocks, lanes = p->isa->lanes;
+    if (p->by_channels) {
+        b0 = i * p->piece;
+        b1 = b0 + p->piece < p->blocks ? b0 + p->piece : p->blocks;
+    } else {
+        r0 = i * p->piece;
+        r1 = r0 + p->piece < p->rows ? r0 + p->piece : p->rows;
+    }
+    int64_t c0 = b0 * lanes, c1 = b1 * lanes < p->job.m ? b1 * lanes : p->job.m;
+    for (int64_t r = r0; r < r1; r += p->chunk_rows) {
+        int64_t re = r + p->chunk_rows < r1 ? r + p->chunk_rows : r1;
+        p->isa->pointwise(&p->job, r, re, b0, b1);
+        tgc_cpu_act_block(p->act, p->job.y, p->job.ldy, r, re, c0, c1);
+    }
+}
+
+/* The plan's pieces and chunks, from the sizes alone. */
+static int64_t cut(pw_plan *p) {
+    int64_t k = p->job.k, m = p->job.m, macs, pieces;
+    if (!tgc_checked_mul_i64(p->rows, k, &macs) || !tgc_checked_mul_i64(macs, m, &macs)) macs = INT64_MAX;
+    pieces = macs < SPLIT_MACS ? 1 : 2;
+    while (pieces < MAX_PIECES && macs / (2 * pieces) >= PIECE_MACS) pieces *= 2;
+    p->by_channels = m > p->rows; /* W [m, k] outweighs X [rows, k] */
+    int64_t units = p->by_channels ? p->blocks : (p->rows + TILE_ROWS - 1) / TILE_ROWS;
+    if (pieces > units) pieces = units;
+    p->piece = (units + pieces - 1) / pieces;
+    if (!p->by_channels) p->piece *= TILE_ROWS;
+    int64_t width = p->by_channels ? p->piece * p->isa->lanes : m, widest = k > width ? k : width;
+    p->chunk_rows = CHUNK_BYTES / (widest * (int64_t)sizeof(float)) / TILE_ROWS * TILE_ROWS;
+    if (p->chunk_rows < TILE_ROWS) p->chunk_rows = TILE_ROWS;
+    return ((p->by_channels ? p->blocks : p->rows) + p->piece - 1) / p->piece;
+}
+
+void tgc_cpu_pointwise_run(tgc_kernel_ctx *c, const tgc_pointwise_weights *pw, const float *x, int64_t rows,
+                           const float *bias, const float *z, float *y) {
+    if (rows < 1) return;
+    pw_plan p = {.job = {.x = x, .ldx = pw->k, .k = pw->k, .m = pw->m, .w = pw->w, .bias = bias, .z = z, .y = y,
+                         .ldy = pw->m},
+                 .isa = tgc_cpu_conv_isa(),
+                 .rows = rows,
+                 .blocks = (pw->m + pw->lanes - 1) / pw->lanes};
+    p.job.clamp = tgc_cpu_act_clamp(c->fused_act, &p.job.lo, &p.job.hi);
+    p.act = p.job.clamp ? NULL : c->fused_act;
+    tgc_parallel_for(c->pool, cut(&p), pw_piece, &p);
+}
