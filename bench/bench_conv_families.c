@@ -764,5 +764,6 @@ int main(int argc, char **argv) {
     dnnl_engine_destroy(dnnl_eng);
 #endif
     free(times);
+    free(cold);
     return 0;
 }
