@@ -91,7 +91,31 @@ typedef struct pw_plan {
     int64_t units;      /* blocks, or tiles of TILE_ROWS rows (the last may have fewer) */
     int64_t pieces;     /* piece i: units [i units / pieces, (i + 1) units / pieces) */
     int64_t chunk_rows; /* rows a chunk */
+    /* A strided layer: Y's rows are lines of out_w positions (out_h lines
+     * an image), row (n, oh, ow) reading X's position (n, oh sh, ow sw) of
+     * an in_h x in_w map; 0 for a layer at stride 1 (X's rows as Y's). */
+    int64_t out_w, out_h, in_w, in_h, sh, sw;
 } pw_plan;
+
+/* Rows [r0, r1) of blocks [b0, b1): in one call at stride 1, else a call
+ * a line, each reading its line's inputs sw positions apart. */
+static void pw_rows(const pw_plan *p, int64_t r0, int64_t r1, int64_t b0, int64_t b1) {
+    if (p->out_w == 0) {
+        p->isa->pointwise(&p->job, r0, r1, b0, b1);
+        return;
+    }
+    for (int64_t r = r0; r < r1;) {
+        int64_t line = r / p->out_w, ow = r % p->out_w, n = line / p->out_h, oh = line % p->out_h;
+        int64_t count = p->out_w - ow < r1 - r ? p->out_w - ow : r1 - r;
+        tgc_conv_pw_job j = p->job;
+        j.x = p->job.x + ((n * p->in_h + oh * p->sh) * p->in_w + ow * p->sw) * p->job.k;
+        j.ldx = p->sw * p->job.k;
+        j.y = p->job.y + r * p->job.ldy;
+        j.z = p->job.z != NULL ? p->job.z + r * p->job.ldy : NULL;
+        p->isa->pointwise(&j, 0, count, b0, b1);
+        r += count;
+    }
+}
 
 /* Piece i: its rows (or all) at its blocks (or all), chunk by chunk, the
  * activation over each chunk while it is in cache. */
@@ -109,7 +133,7 @@ static void pw_piece(void *arg, int64_t i, int slot) {
     int64_t c0 = b0 * lanes, c1 = b1 * lanes < p->job.m ? b1 * lanes : p->job.m;
     for (int64_t r = r0; r < r1; r += p->chunk_rows) {
         int64_t re = r + p->chunk_rows < r1 ? r + p->chunk_rows : r1;
-        p->isa->pointwise(&p->job, r, re, b0, b1);
+        pw_rows(p, r, re, b0, b1);
         tgc_cpu_act_block(p->act, p->job.y, p->job.ldy, r, re, c0, c1);
     }
 }
@@ -134,15 +158,39 @@ static int64_t cut(pw_plan *p) {
     return p->pieces;
 }
 
+/* Runs plan p (its job, rows and blocks set) over c's pool. */
+static void run_plan(tgc_kernel_ctx *c, pw_plan *p, const tgc_pointwise_weights *pw) {
+    p->isa = tgc_cpu_conv_isa();
+    p->blocks = (pw->m + pw->lanes - 1) / pw->lanes;
+    p->job.clamp = tgc_cpu_act_clamp(c->fused_act, &p->job.lo, &p->job.hi);
+    p->act = p->job.clamp ? NULL : c->fused_act;
+    tgc_parallel_for(c->pool, cut(p), pw_piece, p);
+}
+
+/* The job for W packed: rows of X k floats apart, Y's and Z's m. */
+static tgc_conv_pw_job job_of(const tgc_pointwise_weights *pw, const float *x, const float *bias, const float *z,
+                              float *y) {
+    return (tgc_conv_pw_job){.x = x, .ldx = pw->k, .k = pw->k, .m = pw->m, .w = pw->w, .bias = bias, .z = z,
+                             .y = y, .ldy = pw->m};
+}
+
 void tgc_cpu_pointwise_run(tgc_kernel_ctx *c, const tgc_pointwise_weights *pw, const float *x, int64_t rows,
                            const float *bias, const float *z, float *y) {
     if (rows < 1) return;
-    pw_plan p = {.job = {.x = x, .ldx = pw->k, .k = pw->k, .m = pw->m, .w = pw->w, .bias = bias, .z = z, .y = y,
-                         .ldy = pw->m},
-                 .isa = tgc_cpu_conv_isa(),
-                 .rows = rows,
-                 .blocks = (pw->m + pw->lanes - 1) / pw->lanes};
-    p.job.clamp = tgc_cpu_act_clamp(c->fused_act, &p.job.lo, &p.job.hi);
-    p.act = p.job.clamp ? NULL : c->fused_act;
-    tgc_parallel_for(c->pool, cut(&p), pw_piece, &p);
+    pw_plan p = {.job = job_of(pw, x, bias, z, y), .rows = rows};
+    run_plan(c, &p, pw);
+}
+
+void tgc_cpu_pointwise_run_strided(tgc_kernel_ctx *c, const tgc_pointwise_weights *pw, const float *x,
+                                   const tgc_pointwise_sampling *s, const float *bias, const float *z, float *y) {
+    if (s->batch < 1 || s->out_h < 1 || s->out_w < 1) return;
+    pw_plan p = {.job = job_of(pw, x, bias, z, y),
+                 .rows = s->batch * s->out_h * s->out_w,
+                 .out_w = s->out_w,
+                 .out_h = s->out_h,
+                 .in_w = s->in_w,
+                 .in_h = s->in_h,
+                 .sh = s->stride_h,
+                 .sw = s->stride_w};
+    run_plan(c, &p, pw);
 }

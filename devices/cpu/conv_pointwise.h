@@ -1,4 +1,5 @@
-/* Pointwise layers (1x1, stride 1, no pads, one group) channels last on
+/* Pointwise layers (1x1, no pads, one group; stride 1, or strided: a
+ * projection shortcut) channels last on
  * tgc's own register tiles (conv_pointwise_lanes.h, through the running
  * ISA's tgc_conv_isa.pointwise): Y [rows, m] = act(X [rows, k] x W^T +
  * bias + Z), rows = N H W, X, Y and Z float32 NHWC, W [m, k] Conv's
@@ -46,5 +47,17 @@ const tgc_pointwise_weights *tgc_cpu_pointwise_cached(tgc_kernel_ctx *c, int64_t
  * sizes alone. */
 void tgc_cpu_pointwise_run(tgc_kernel_ctx *c, const tgc_pointwise_weights *pw, const float *x, int64_t rows,
                            const float *bias, const float *z, float *y);
+
+/* Where a strided 1x1 layer (no pads: a residual stage's projection
+ * shortcut) reads: X [batch, in_h, in_w, k], Y [batch, out_h, out_w, m],
+ * Y's position (n, oh, ow) from X's (n, oh stride_h, ow stride_w). */
+typedef struct tgc_pointwise_sampling {
+    int64_t batch, in_h, in_w, out_h, out_w, stride_h, stride_w;
+} tgc_pointwise_sampling;
+
+/* tgc_cpu_pointwise_run for a strided layer sampled as s says: the same
+ * sums, X's rows read where they lie (no copy). */
+void tgc_cpu_pointwise_run_strided(tgc_kernel_ctx *c, const tgc_pointwise_weights *pw, const float *x,
+                                   const tgc_pointwise_sampling *s, const float *bias, const float *z, float *y);
 
 #endif

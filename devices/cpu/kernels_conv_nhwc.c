@@ -4,8 +4,9 @@
  * shape (fuse-conv-add's residual skip) added to each piece of Y before
  * the activation.
  *
- * A pointwise layer (1x1, stride 1, no pads, one group) runs on tgc's own
- * register tiles (conv_pointwise.h): Y [N HW, M] = X [N HW, C] x W^T on W
+ * A 1x1 layer without pads and of one group (pointwise, or strided: a
+ * projection shortcut) runs on tgc's own register tiles
+ * (conv_pointwise.h): Y [N HW, M] = X [N HW, C] x W^T on W
  * packed once into blocks of output channels (the node's kernel cache, in
  * place of W), the bias, Z and a Relu or Clip in the tiles' registers,
  * any other fused activation over each chunk while it is in cache.
@@ -126,11 +127,21 @@ static tgc_status fallback(tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
     return st;
 }
 
+/* Whether geometry g is a 1x1 layer at a stride over 1, without pads (a
+ * residual stage's projection shortcut). */
+static bool strided_1x1(const tgc_conv_geometry *g) {
+    const tgc_window *w = &g->w;
+    return w->n == 2 && w->kernel[0] == 1 && w->kernel[1] == 1 && w->pads[0] == 0 && w->pads[1] == 0 &&
+           w->pads[2] == 0 && w->pads[3] == 0 && w->strides[0] >= 1 && w->strides[1] >= 1 &&
+           (w->out[0] - 1) * w->strides[0] < w->in[0] && (w->out[1] - 1) * w->strides[1] < w->in[1];
+}
+
 /* Whether c's node, of geometry g, takes tgc's own pointwise tiles
- * (conv_pointwise.h): pointwise, one group, W a session constant. */
+ * (conv_pointwise.h): 1x1 without pads (at stride 1, or strided), one
+ * group, W a session constant. */
 static bool own_pointwise_applies(const tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
-    return (c->const_inputs & 1u << 1) && g->pointwise && g->group == 1 && g->batch >= 1 && g->out_size >= 1 &&
-           g->m_count >= 1 && g->cg >= 1 && g->batch <= INT64_MAX / g->out_size &&
+    return (c->const_inputs & 1u << 1) && (g->pointwise || strided_1x1(g)) && g->group == 1 && g->batch >= 1 &&
+           g->out_size >= 1 && g->m_count >= 1 && g->cg >= 1 && g->batch <= INT64_MAX / g->out_size &&
            tgc_cpu_pointwise_bytes(g->m_count, g->cg, tgc_cpu_conv_isa()->lanes) > 0;
 }
 
@@ -148,8 +159,16 @@ static bool conv_nhwc_own(tgc_kernel_ctx *c, const tgc_conv_geometry *g, tgc_sta
     *st = TGC_OK;
     if (c->prepack_only) return true;
     c->impl = "pointwise nhwc";
-    tgc_cpu_pointwise_run(c, pw, tgc_kernel_in_ptr(c, 0), g->batch * g->out_size,
-                          g->has_bias ? tgc_kernel_in_ptr(c, 2) : NULL, z_of(c), tgc_kernel_out_ptr(c, 0));
+    const float *x = tgc_kernel_in_ptr(c, 0), *bias = g->has_bias ? tgc_kernel_in_ptr(c, 2) : NULL;
+    float *y = tgc_kernel_out_ptr(c, 0);
+    if (g->pointwise) {
+        tgc_cpu_pointwise_run(c, pw, x, g->batch * g->out_size, bias, z_of(c), y);
+    } else {
+        const tgc_window *w = &g->w;
+        tgc_pointwise_sampling s = {.batch = g->batch, .in_h = w->in[0], .in_w = w->in[1], .out_h = w->out[0],
+                                    .out_w = w->out[1], .stride_h = w->strides[0], .stride_w = w->strides[1]};
+        tgc_cpu_pointwise_run_strided(c, pw, x, &s, bias, z_of(c), y);
+    }
     return true;
 }
 

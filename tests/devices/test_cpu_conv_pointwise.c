@@ -8,7 +8,8 @@
  * lanes), rows that are no multiple of the tile's 6, pieces of rows and
  * pieces of output channels (W outweighing X), two images, no bias; the
  * activations a Relu and a Clip (applied in the tiles' registers) and a
- * Sigmoid (a pass over each chunk after). Run at every narrower ISA too
+ * Sigmoid (a pass over each chunk after); strided layers, whose rows of X
+ * are read line by line where they lie. Run at every narrower ISA too
  * (tests/CMakeLists.txt, TGC_CPU_ISA). */
 #include "devices/cpu/conv_pointwise.h"
 #include "graph/elementwise.h"
@@ -21,6 +22,7 @@
 
 typedef struct pw_case {
     int64_t batch, hw, k, m; /* X [batch, hw, hw, k] channels last; W [m, k, 1, 1] */
+    int64_t in_w, sh, sw;    /* when sh > 0: X [batch, hw, in_w, k] at strides sh, sw */
     bool bias, z;
     const char *act; /* an elementwise row's op, or NULL */
     float params[2];
@@ -33,11 +35,24 @@ static float value(unsigned seed, int64_t i) {
     return (float)(s >> 8) / (float)(1u << 23) - 1.0f;
 }
 
-/* The reference in double: y[r][q] = act(bias[q] + sum_t x[r][t] w[q][t] + z[r][q]). */
+/* X's and Y's maps: [ih, iw] and [oh, ow]. */
+static void maps(const pw_case *pc, int64_t *ih, int64_t *iw, int64_t *oh, int64_t *ow) {
+    bool strided = pc->sh > 0;
+    *ih = pc->hw, *iw = strided ? pc->in_w : pc->hw;
+    *oh = strided ? (*ih - 1) / pc->sh + 1 : *ih;
+    *ow = strided ? (*iw - 1) / pc->sw + 1 : *iw;
+}
+
+/* The reference in double: y[r][q] = act(bias[q] + sum_t x[r'][t] w[q][t] +
+ * z[r][q]), r' the input position output row r samples. */
 static double reference(const pw_case *pc, const float *x, const float *w, const float *b, const float *z,
                         int64_t r, int64_t q) {
+    int64_t ih, iw, oh, ow;
+    maps(pc, &ih, &iw, &oh, &ow);
+    int64_t n = r / (oh * ow), i = r / ow % oh, j = r % ow;
+    int64_t from = pc->sh > 0 ? (n * ih + i * pc->sh) * iw + j * pc->sw : r;
     double s = pc->bias ? b[q] : 0.0;
-    for (int64_t t = 0; t < pc->k; t++) s += (double)x[r * pc->k + t] * w[q * pc->k + t];
+    for (int64_t t = 0; t < pc->k; t++) s += (double)x[from * pc->k + t] * w[q * pc->k + t];
     if (pc->z) s += z[r * pc->m + q];
     if (pc->act == NULL) return s;
     if (strcmp(pc->act, "Relu") == 0) return s > 0 ? s : 0;
@@ -48,8 +63,10 @@ static double reference(const pw_case *pc, const float *x, const float *w, const
 /* Runs the case once into y (rows * m floats); the impl the kernel named. */
 static const char *run(const pw_case *pc, const float *x, const float *w, const float *b, const float *z,
                        tgc_thread_pool *pool, tgc_kernel_cache *cache, float *y) {
-    int64_t xd[4] = {pc->batch, pc->hw, pc->hw, pc->k}, wd[4] = {pc->m, pc->k, 1, 1}, bd[1] = {pc->m};
-    int64_t yd[4] = {pc->batch, pc->hw, pc->hw, pc->m}, rows = pc->batch * pc->hw * pc->hw;
+    int64_t ih, iw, oh, ow;
+    maps(pc, &ih, &iw, &oh, &ow);
+    int64_t xd[4] = {pc->batch, ih, iw, pc->k}, wd[4] = {pc->m, pc->k, 1, 1}, bd[1] = {pc->m};
+    int64_t yd[4] = {pc->batch, oh, ow, pc->m}, rows = pc->batch * oh * ow;
     tgc_fused_act act = {.row = -1};
     if (pc->act != NULL) {
         act.row = (int)tgc_ew_id(tgc_ew_find(pc->act));
@@ -63,6 +80,7 @@ static const char *run(const pw_case *pc, const float *x, const float *w, const 
     else nn_in_omitted(&f);
     if (pc->z) nn_in_dims(&f, TGC_FLOAT32, 4, yd, z);
     nn_out_dims(&f, TGC_FLOAT32, 4, yd);
+    if (pc->sh > 0) NN_INTS(&f, "strides", pc->sh, pc->sw);
     f.pool = pool;
     f.cache = cache;
     f.const_inputs = 1u << 1 | (pc->bias ? 1u << 2 : 0);
@@ -75,14 +93,16 @@ static const char *run(const pw_case *pc, const float *x, const float *w, const 
 }
 
 static void check_case(const pw_case *pc) {
-    int64_t rows = pc->batch * pc->hw * pc->hw, ny = rows * pc->m;
-    float *x = malloc(sizeof(float) * (size_t)(rows * pc->k)), *w = malloc(sizeof(float) * (size_t)(pc->m * pc->k));
+    int64_t ih, iw, oh, ow;
+    maps(pc, &ih, &iw, &oh, &ow);
+    int64_t rows = pc->batch * oh * ow, ny = rows * pc->m, in_rows = pc->batch * ih * iw;
+    float *x = malloc(sizeof(float) * (size_t)(in_rows * pc->k)), *w = malloc(sizeof(float) * (size_t)(pc->m * pc->k));
     float *b = malloc(sizeof(float) * (size_t)pc->m), *z = malloc(sizeof(float) * (size_t)ny);
     float *alone = malloc(sizeof(float) * (size_t)ny), *split = malloc(sizeof(float) * (size_t)ny);
     float *again = malloc(sizeof(float) * (size_t)ny);
     CU_ASSERT_FATAL(x != NULL && w != NULL && b != NULL && z != NULL && alone != NULL && split != NULL &&
                     again != NULL);
-    for (int64_t i = 0; i < rows * pc->k; i++) x[i] = value(1, i);
+    for (int64_t i = 0; i < in_rows * pc->k; i++) x[i] = value(1, i);
     for (int64_t i = 0; i < pc->m * pc->k; i++) w[i] = value(2, i);
     for (int64_t i = 0; i < pc->m; i++) b[i] = value(3, i);
     for (int64_t i = 0; i < ny; i++) z[i] = value(4, i);
@@ -109,7 +129,7 @@ static void check_case(const pw_case *pc) {
         }
     if (wrong > 0 || differ > 0)
         printf("\n  [%lld, %lld, %lld, %lld] -> %lld: %lld wrong (worst %.3g), %lld differ over the pool or cached\n",
-               (long long)pc->batch, (long long)pc->hw, (long long)pc->hw, (long long)pc->k, (long long)pc->m,
+               (long long)pc->batch, (long long)ih, (long long)iw, (long long)pc->k, (long long)pc->m,
                (long long)wrong, worst, (long long)differ);
     CU_ASSERT_EQUAL(wrong, 0);
     CU_ASSERT_EQUAL(differ, 0);
@@ -147,6 +167,17 @@ static void test_two_images_sigmoid(void) {
     check_case(&(pw_case){.batch = 2, .hw = 5, .k = 17, .m = 200, .z = true, .act = "Sigmoid"});
 }
 
+/* Strided 1x1 layers (a projection shortcut), X read where it lies: 2
+ * images of 13x9 at strides 2 and 2 (7x5 outputs), 64 -> 96 with a Z and
+ * a Relu; one of 28x28 at 2 and 3 (14x10), 128 -> 64 (1.1M multiply-adds),
+ * in two pieces of rows, the first ending inside a line (72 rows, lines of
+ * 10). */
+static void test_strided(void) {
+    check_case(&(pw_case){.batch = 2, .hw = 13, .in_w = 9, .sh = 2, .sw = 2, .k = 64, .m = 96, .bias = true,
+                          .z = true, .act = "Relu"});
+    check_case(&(pw_case){.batch = 1, .hw = 28, .in_w = 28, .sh = 2, .sw = 3, .k = 128, .m = 64, .bias = true});
+}
+
 /* One position, one input channel, one output: a tile of one row, one
  * lane. */
 static void test_smallest(void) { check_case(&(pw_case){.batch = 1, .hw = 1, .k = 1, .m = 1, .bias = true}); }
@@ -166,4 +197,5 @@ TGC_TEST_MAIN("cpu _ConvNHWC pointwise tiles", {"a ragged last block, one piece"
               {"pieces of output channels, a Relu", test_pieces_of_channels},
               {"pieces of rows, a Z, a Clip", test_pieces_of_rows_with_z},
               {"two images, no bias, a Sigmoid", test_two_images_sigmoid}, {"1x1x1 -> 1", test_smallest},
+              {"strided: X read where it lies", test_strided},
               {"the packed block's bytes", test_bytes})
