@@ -227,7 +227,8 @@ typedef struct tgc_conv_isa {
     void (*rows_by_channels)(const tgc_conv_rows_job *j, const float *wt);
     /* A pointwise layer channels last (conv_pointwise_lanes.h; the job:
      * tgc_conv_pw_job): Y's rows [r0, r1) at channels [b0 * lanes, b1 *
-     * lanes) (those below j->m). */
+     * lanes) (those below j->m). NULL where the ISA has none (AVX2 and
+     * SSE2: oneDNN's kernels ran ahead there). */
     void (*pointwise)(const tgc_conv_pw_job *j, int64_t r0, int64_t r1, int64_t b0, int64_t b1);
 } tgc_conv_isa;
 

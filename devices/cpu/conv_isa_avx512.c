@@ -1,8 +1,7 @@
 /* The direct convolution's vector kernels for AVX-512 F/BW/VL/DQ with FMA (64-byte vectors),
  * compiled with that ISA's flags (CMakeLists.txt): conv_rows.h,
  * conv_plane_rows.h, conv_dw_lanes.h, conv_channel_lanes.h and
- * conv_pointwise_lanes.h, in the
- * table devices/cpu/conv_direct.h declares. */
+ * conv_pointwise_lanes.h, in the table devices/cpu/conv_direct.h declares. */
 #include "devices/cpu/conv_rows.h"
 #include "devices/cpu/conv_plane_rows.h"
 #include "devices/cpu/conv_dw_lanes.h"

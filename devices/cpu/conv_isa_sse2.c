@@ -1,13 +1,11 @@
 /* The direct convolution's vector kernels for SSE2 (16-byte vectors, the x86-64 baseline),
  * compiled with that ISA's flags (CMakeLists.txt): conv_rows.h,
- * conv_plane_rows.h, conv_dw_lanes.h, conv_channel_lanes.h and
- * conv_pointwise_lanes.h, in the
+ * conv_plane_rows.h, conv_dw_lanes.h and conv_channel_lanes.h, in the
  * table devices/cpu/conv_direct.h declares. */
 #include "devices/cpu/conv_rows.h"
 #include "devices/cpu/conv_plane_rows.h"
 #include "devices/cpu/conv_dw_lanes.h"
 #include "devices/cpu/conv_channel_lanes.h"
-#include "devices/cpu/conv_pointwise_lanes.h"
 
 const tgc_conv_isa tgc_conv_isa_sse2 = {
     .isa = TGC_ISA_NAME,
@@ -20,5 +18,5 @@ const tgc_conv_isa tgc_conv_isa_sse2 = {
     .pack2 = cr_pack2,
     .dw_block = dl_block,
     .rows_by_channels = cl_run,
-    .pointwise = pw_run,
+    .pointwise = NULL, /* oneDNN's 1x1 kernel ran 2-14% ahead of a 6 x 2 tile here (docs/cpu-speed.md) */
 };

@@ -1,7 +1,8 @@
 /* Pointwise layers (1x1, no pads, one group; stride 1, or strided: a
- * projection shortcut) channels last on
- * tgc's own register tiles (conv_pointwise_lanes.h, through the running
- * ISA's tgc_conv_isa.pointwise): Y [rows, m] = act(X [rows, k] x W^T +
+ * projection shortcut) channels last on tgc's own register tiles
+ * (conv_pointwise_lanes.h, through the running ISA's
+ * tgc_conv_isa.pointwise, which only AVX-512 has; callers check it is
+ * there): Y [rows, m] = act(X [rows, k] x W^T +
  * bias + Z), rows = N H W, X, Y and Z float32 NHWC, W [m, k] Conv's
  * weights as they lie, packed once a session into blocks of a vector's
  * lanes of output channels (the node's kernel cache, in place of W).

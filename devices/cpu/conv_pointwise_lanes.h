@@ -1,6 +1,8 @@
 /* A pointwise layer channels last (devices/cpu/conv_direct.h's
- * tgc_conv_isa.pointwise), for one vector ISA: included after conv_rows.h
- * by devices/cpu/conv_isa_{sse2,avx2,avx512}.c.
+ * tgc_conv_isa.pointwise) for AVX-512: included after conv_rows.h by
+ * devices/cpu/conv_isa_avx512.c. (On AVX2 the same loops with a tile of 6
+ * rows by 2 vectors ran 2-14% behind oneDNN's jit_1x1 on this Zen 4, and
+ * 4 by 3 no better: the narrower ISAs keep oneDNN's kernels.)
  *
  * Y [rows, m] = X [rows, k] x W^T is a GEMM whose rows are the map's
  * positions. A tile of PW_R rows by PW_V blocks of output channels (one
@@ -8,8 +10,8 @@
  * vector of every block's weights (W packed [blocks][k][lanes]: each block
  * one stream) and broadcasts one input of every row, PW_R * PW_V
  * multiply-adds for PW_V + PW_R loads. The register tile of ONNX Runtime's
- * MLAS SGEMM kernels (6 rows by 4 vectors on AVX-512, 6 by 2 on AVX2) and
- * its NCHWc pointwise convolution. The bias is the sum's start and Z, the
+ * MLAS SGEMM kernels on AVX-512 (6 rows by 4 vectors) and its NCHWc
+ * pointwise convolution. The bias is the sum's start and Z, the
  * clamp and the store come while the tile is in registers. */
 #ifndef TGC_DEVICES_CPU_CONV_POINTWISE_LANES_H
 #define TGC_DEVICES_CPU_CONV_POINTWISE_LANES_H
@@ -19,11 +21,14 @@
 
 #include <stdint.h>
 
+#if TGC_VLANES != 16
+#error "conv_pointwise_lanes.h is for AVX-512's 16 lanes"
+#endif
+
 /* Rows and blocks a tile: PW_R * PW_V accumulators beside PW_V weight
- * vectors and a broadcast (AVX-512: 29 of 32 registers; AVX2 and SSE2: 15
- * of 16). */
+ * vectors and a broadcast, 29 of the 32 registers. */
 #define PW_R 6
-#define PW_V (TGC_VLANES == 16 ? 4 : 2)
+#define PW_V 4
 
 /* Rows [r, r + nr) at blocks [b, b + nv): constant nr and nv once inlined. */
 static inline __attribute__((always_inline)) void pw_tile(const tgc_conv_pw_job *j, int64_t r, int64_t b,
@@ -89,12 +94,9 @@ static void pw_run(const tgc_conv_pw_job *j, int64_t r0, int64_t r1, int64_t b0,
         int64_t nv = b1 - b < PW_V ? b1 - b : PW_V;
         for (int64_t r = r0; r < r1; r += PW_R) {
             int64_t nr = r1 - r < PW_R ? r1 - r : PW_R;
-#if PW_V == 4
             if (nv == 4) pw_rows(j, r, b, nr, 4);
             else if (nv == 3) pw_rows(j, r, b, nr, 3);
-            else
-#endif
-                if (nv == 2) pw_rows(j, r, b, nr, 2);
+            else if (nv == 2) pw_rows(j, r, b, nr, 2);
             else pw_rows(j, r, b, nr, 1);
         }
         b += nv;

@@ -4,13 +4,17 @@
  * shape (fuse-conv-add's residual skip) added to each piece of Y before
  * the activation.
  *
- * A 1x1 layer without pads and of one group (pointwise, or strided: a
- * projection shortcut) runs on tgc's own register tiles
+ * On AVX-512, a 1x1 layer without pads and of one group (pointwise, or
+ * strided: a projection shortcut) runs on tgc's own register tiles
  * (conv_pointwise.h): Y [N HW, M] = X [N HW, C] x W^T on W
  * packed once into blocks of output channels (the node's kernel cache, in
  * place of W), the bias, Z and a Relu or Clip in the tiles' registers,
  * any other fused activation over each chunk while it is in cache.
- * Every other layer goes through oneDNN's NHWC convolution (dnnl_conv.h):
+ * Elsewhere a pointwise layer with many weights (PACKED_MIN_WEIGHT_FLOATS)
+ * is one product of every image's positions on W packed once
+ * (tgc_packed_gemm, the node's cache), each block of output channels
+ * copied into Y with its bias, then through the activation, while in
+ * cache. Every other layer goes through oneDNN's NHWC convolution (dnnl_conv.h):
  * made once per node with W reordered into the primitive's layout (the
  * node's kernel cache, in place of W: weights held once), each image's
  * output rows in pieces cut from the sizes alone over the device's pool,
@@ -30,6 +34,7 @@
 #include "devices/cpu/conv_pointwise.h"
 #include "devices/cpu/dnnl_conv.h"
 #include "devices/cpu/ew.h"
+#include "devices/cpu/gemm_packed.h"
 #include "devices/cpu/kernels_nn.h"
 #include "devices/cpu/nhwc.h"
 #include "devices/kernel.h"
@@ -71,7 +76,15 @@ static void nhwc_piece(void *arg, int64_t i, int slot) {
     tgc_cpu_act_block(j->act, y, count, 0, 1, 0, count);
 }
 
-/* Conv's geometry of c's node, read on the NCHW views of X and Y. */
+/* Conv's geometry of c's node, read on the NCHW views of X and Y. A
+ * pointwise layer's (1x1, stride 1, no pads) is [H W, 1]: its positions
+ * one column, the same bytes channels last, so that oneDNN's pieces are
+ * cut by positions, not by rows of the map. A 7x7 map's 7 rows went 4
+ * and 3 to two threads; its 49 positions go 25 and 24 (oneDNN's 1x1
+ * kernels run over the positions as one line anyway). `tgc run --trace`,
+ * node medians, 2 threads: RegNetX-800MF's 288 -> 288 on 14x14 106 ->
+ * 94-95 us; MNASNet 3.18 -> 3.11 ms and 3.30 -> 3.25 a run (medians of 5
+ * interleaved rounds), MobileNetV3-Small 1.22 -> 1.20. */
 static tgc_status read_geometry(tgc_kernel_ctx *c, tgc_conv_geometry *g) {
     const tgc_value *vx = &c->inputs[0], *vy = &c->outputs[0];
     if (vx->rank != 4 || vy->rank != 4) return tgc_kernel_fail(c, "x and y must be 4-D, channels last");
@@ -82,7 +95,12 @@ static tgc_status read_geometry(tgc_kernel_ctx *c, tgc_conv_geometry *g) {
     sub.inputs = views;
     sub.outputs = &out;
     sub.n_inputs = c->n_inputs < 3 ? c->n_inputs : 3; /* Z aside */
-    return tgc_window_read_conv(&sub, g);
+    tgc_status st = tgc_window_read_conv(&sub, g);
+    if (st == TGC_OK && g->pointwise && g->w.n == 2) { /* the positions as one column */
+        g->w.in[0] = g->w.out[0] = g->in_size;
+        g->w.in[1] = g->w.out[1] = 1;
+    }
+    return st;
 }
 
 /* Whether c's node has a Z (input 3: passes/fuse_conv_add.c). */
@@ -127,6 +145,82 @@ static tgc_status fallback(tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
     return st;
 }
 
+/* A pointwise layer's product channels last, every image at once: Y [N
+ * HW, M] = X [N HW, C] x W^T, W [M, C] as it lies. */
+static tgc_gemm_shape pointwise_shape(const tgc_conv_geometry *g) {
+    return (tgc_gemm_shape){.ta = false, .tb = true, .m = g->batch * g->out_size, .n = g->m_count, .k = g->cg,
+                            .lda = g->cg, .ldb = g->cg, .ldc = g->m_count, .alpha = 1.0f};
+}
+
+/* A pointwise layer with at least this many weights (1.5 MiB) multiplies
+ * on them packed (tgc_packed_gemm), not through oneDNN's convolution: that
+ * one is cut into pieces of output rows, and each piece reads every
+ * weight, from the last-level cache when they pass a core's L2; the packed
+ * product is cut into pieces of output channels, each reading its own
+ * block of weights once (and all of X, the smaller operand here). `tgc run
+ * --trace`, node medians, 1 thread: RegNetX-800MF's 672 -> 672 on 7x7
+ * (451K weights) 330-359 -> 320-326 us, and 185 -> ~160 at 2 threads (in
+ * NCHW, the small-map way); ResNeXt-50's 1024 -> 2048 and 2048 -> 1024
+ * on 7x7 (2M) 3.0 -> 1.7-1.8 ms; MNASNet's 320 -> 1280 on 7x7 (410K) 266
+ * -> 235. Below: its 1152 -> 192 and 192 -> 1152 on 7x7 (221K) lost
+ * 10-17% (117-125 -> 131-141 us), RegNetX's 288 -> 288 on 14x14 (83K)
+ * 13%, and products under 4M multiply-adds ran on one thread at 2
+ * (MobileNetV3-Small's 96 -> 576 on 7x7: 25 -> 38 us). */
+#define PACKED_MIN_WEIGHT_FLOATS ((int64_t)384 << 10)
+
+/* Whether c's node, of geometry g, takes the packed product: W a session
+ * constant, and the layer pointwise with many weights. */
+static bool packed_applies(const tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
+    if (!(c->const_inputs & 1u << 1) || !g->pointwise || g->group != 1 || g->batch < 1 || g->out_size < 1 ||
+        g->m_count < 1 || g->cg < 1 || !tgc_packed_gemm_available() || g->batch > INT64_MAX / g->out_size)
+        return false;
+    tgc_gemm_shape s = pointwise_shape(g);
+    return s.n * s.k >= PACKED_MIN_WEIGHT_FLOATS && tgc_packed_gemm_blocks_fit(&s);
+}
+
+/* Where each block of Y's columns goes: tgc_packed_gemm_block_fn. */
+typedef struct packed_job {
+    float *y; /* [rows, M] */
+    const float *bias, *z; /* z: [rows, M] or NULL */
+    int64_t rows, m_count;
+    const tgc_fused_act *act;
+} packed_job;
+
+/* Block [rows, n1 - n0] into Y's columns [n0, n1), with their bias. */
+static void packed_block(void *arg, int64_t n0, int64_t n1, const float *block) {
+    const packed_job *j = arg;
+    int64_t cols = n1 - n0;
+    for (int64_t r = 0; r < j->rows; r++) {
+        float *to = j->y + r * j->m_count + n0;
+        const float *from = block + r * cols;
+        const float *z = j->z != NULL ? j->z + r * j->m_count + n0 : NULL; /* may be `to` itself */
+        if (j->bias != NULL && z != NULL)
+            for (int64_t k = 0; k < cols; k++) to[k] = (from[k] + j->bias[n0 + k]) + z[k];
+        else if (j->bias != NULL)
+            for (int64_t k = 0; k < cols; k++) to[k] = from[k] + j->bias[n0 + k];
+        else if (z != NULL)
+            for (int64_t k = 0; k < cols; k++) to[k] = from[k] + z[k];
+        else
+            memcpy(to, from, (size_t)cols * sizeof *to);
+    }
+    tgc_cpu_act_block(j->act, j->y, j->m_count, 0, j->rows, n0, n1);
+}
+
+static tgc_status conv_nhwc_packed(tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
+    tgc_gemm_shape s = pointwise_shape(g);
+    bool no_memory;
+    const tgc_packed_gemm *packed = tgc_packed_gemm_cached(c, &s, tgc_kernel_in_ptr(c, 1), &no_memory);
+    if (no_memory) return tgc_kernel_fail_nomem(c, "out of host memory for _ConvNHWC's packed weights");
+    if (c->prepack_only) return TGC_OK;
+    if (packed == NULL) return fallback(c, g);
+    packed_job j = {.y = tgc_kernel_out_ptr(c, 0), .bias = g->has_bias ? tgc_kernel_in_ptr(c, 2) : NULL,
+                    .z = z_of(c), .rows = s.m, .m_count = g->m_count, .act = c->fused_act};
+    c->impl = "packed gemm nhwc";
+    if (!tgc_packed_gemm_run_blocks(packed, c->pool, tgc_kernel_in_ptr(c, 0), packed_block, &j))
+        return tgc_kernel_fail(c, "_ConvNHWC: oneDNN's product failed");
+    return TGC_OK;
+}
+
 /* Whether geometry g is a 1x1 layer at a stride over 1, without pads (a
  * residual stage's projection shortcut). */
 static bool strided_1x1(const tgc_conv_geometry *g) {
@@ -137,12 +231,14 @@ static bool strided_1x1(const tgc_conv_geometry *g) {
 }
 
 /* Whether c's node, of geometry g, takes tgc's own pointwise tiles
- * (conv_pointwise.h): 1x1 without pads (at stride 1, or strided), one
- * group, W a session constant. */
+ * (conv_pointwise.h): the running ISA has them (AVX-512), the layer is 1x1
+ * without pads (at stride 1, or strided) of one group, W a session
+ * constant. */
 static bool own_pointwise_applies(const tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
-    return (c->const_inputs & 1u << 1) && (g->pointwise || strided_1x1(g)) && g->group == 1 && g->batch >= 1 &&
-           g->out_size >= 1 && g->m_count >= 1 && g->cg >= 1 && g->batch <= INT64_MAX / g->out_size &&
-           tgc_cpu_pointwise_bytes(g->m_count, g->cg, tgc_cpu_conv_isa()->lanes) > 0;
+    const tgc_conv_isa *isa = tgc_cpu_conv_isa();
+    return isa->pointwise != NULL && (c->const_inputs & 1u << 1) && (g->pointwise || strided_1x1(g)) &&
+           g->group == 1 && g->batch >= 1 && g->out_size >= 1 && g->m_count >= 1 && g->cg >= 1 &&
+           g->batch <= INT64_MAX / g->out_size && tgc_cpu_pointwise_bytes(g->m_count, g->cg, isa->lanes) > 0;
 }
 
 /* The own tiles, W packed in the node's cache; false (nothing done) where
@@ -178,6 +274,7 @@ static tgc_status conv_nhwc(tgc_kernel_ctx *c) {
     tgc_conv_geometry g;
     if ((st = read_geometry(c, &g)) != TGC_OK || (st = check_z(c)) != TGC_OK) return st;
     if (own_pointwise_applies(c, &g) && conv_nhwc_own(c, &g, &st)) return st;
+    if (packed_applies(c, &g)) return conv_nhwc_packed(c, &g);
     bool no_memory;
     const tgc_dnnl_conv *dq = tgc_cpu_dnnl_conv_cached(c, &g, has_z(c), &no_memory);
     if (no_memory) return tgc_kernel_fail(c, "out of host memory for oneDNN's convolution");
@@ -203,6 +300,11 @@ static void conv_nhwc_footprint(tgc_kernel_ctx *c, int width, tgc_kernel_footpri
     if (own_pointwise_applies(c, &g)) {
         out->cache_bytes = tgc_cpu_pointwise_bytes(g.m_count, g.cg, tgc_cpu_conv_isa()->lanes);
         out->replaces_inputs = 1u << 1;
+    } else if (packed_applies(c, &g)) {
+        tgc_gemm_shape s = pointwise_shape(&g);
+        out->cache_bytes = tgc_packed_gemm_cached_bound(&s);
+        out->replaces_inputs = 1u << 1;
+        out->coarse_pieces = true; /* pieces of output channels */
     } else if (c->const_inputs & 1u << 1) {
         out->cache_bytes = tgc_cpu_dnnl_conv_cache_bytes(&g, has_z(c));
         if (out->cache_bytes > 0) out->replaces_inputs = 1u << 1;
@@ -224,6 +326,7 @@ static const char *conv_nhwc_choose(tgc_kernel_ctx *c) {
     if (c->n_inputs < 2 || c->n_outputs < 1 || read_geometry(c, &g) != TGC_OK || !(c->const_inputs & 1u << 1))
         return NULL;
     if (own_pointwise_applies(c, &g)) return "pointwise nhwc";
+    if (packed_applies(c, &g)) return "packed gemm nhwc";
     return tgc_dnnl_conv_possible(&g, TGC_FLOAT32) ? "onednn conv nhwc" : NULL;
 }
 

@@ -14,6 +14,7 @@
  * Transposes would stay), maps larger than 28x28, and any graph listed
  * with a gpu (no kernel there). Runs only where the cpu has oneDNN (the
  * kernel's only way); elsewhere it checks that nothing is rewritten. */
+#include "devices/cpu/conv_direct.h"
 #include "devices/kernel.h"
 #include "graph/graph.h"
 #include "support/half.h"
@@ -742,14 +743,23 @@ static void coarse_weights(int seed, int n, float *w, char **at, char *end) {
     *at += snprintf(*at, (size_t)(end - *at), "]");
 }
 
+/* The way a pointwise _ConvNHWC takes on this cpu: the own tiles on
+ * AVX-512; elsewhere the packed product for many weights (`big`), else
+ * oneDNN's convolution. */
+static const char *pointwise_way(bool big) {
+    if (tgc_cpu_conv_isa()->pointwise != NULL) return "pointwise nhwc";
+    return big ? "packed gemm nhwc" : "onednn conv nhwc";
+}
+
 /* Three 1x1 Convs channels last, 8 -> 640 -> 640 -> 8 over 6x6, the
  * first two with a bias, the first with a Relu, the second's output added
  * to the first's before its Relu (an Add that fuse-conv-add takes into the
  * second as its Z, adding into Z's own buffer: the Add was its last
- * reader). All three run on the own pointwise tiles (the way "pointwise
- * nhwc"), the 640 -> 640 one (409,600 weights, 14.7M multiply-adds) in
- * pieces of output channels. y against conv_ref in double; the same bits
- * at 1 and 2 threads. */
+ * reader). On AVX-512 all three run on the own pointwise tiles (the way
+ * "pointwise nhwc"), the 640 -> 640 one (409,600 weights, 14.7M
+ * multiply-adds) in pieces of output channels; elsewhere that one is one
+ * packed product (past PACKED_MIN_WEIGHT_FLOATS), the others oneDNN's.
+ * y against conv_ref in double; the same bits at 1 and 2 threads. */
 static void test_wide_pointwise(void) {
     if (!channels_last_here()) return;
     enum { M = 640, HW = 6, N = HW * HW };
@@ -786,12 +796,13 @@ static void test_wide_pointwise(void) {
     tgc_graph *opt = optimized_graph(g, TGC_OPTIMIZE_ALL, "cpu", d);
     CU_ASSERT_EQUAL(count_op(opt, "_ConvNHWC"), 3);
     CU_ASSERT_EQUAL(count_op(opt, "Add"), 0);
+    int32_t w2_id = tgc_graph_find(opt, "w2");
     for (int32_t id = 0; id < opt->n_nodes; id++) {
         const tgc_node *n = &opt->nodes[id];
         if (n->kind != TGC_NODE_OP || strcmp(n->op_name, "_ConvNHWC") != 0) continue;
         const char *way = tgc_kernel_choice(tgc_kernel_for_node(opt, n, TGC_DEVICE_CPU), opt, id);
         CU_ASSERT_PTR_NOT_NULL_FATAL(way);
-        CU_ASSERT_STRING_EQUAL(way, "pointwise nhwc");
+        CU_ASSERT_STRING_EQUAL(way, pointwise_way(n->inputs[1].node == w2_id));
     }
     tgc_graph_free(opt);
     float x[C * N];
@@ -811,11 +822,13 @@ static void test_wide_pointwise(void) {
 }
 
 /* Four 1x1 Convs channels last over 7x7, 8 -> 96 -> 576 -> 96 -> 8, each
- * with a bias and all but the last with a Relu, on the own pointwise
- * tiles. The middle two (2.7M multiply-adds) run in two pieces of output
- * channels (more channels than the 49 positions: the weights outweigh X),
- * their 49 rows in 8 tiles of 6 and one of 1. y against conv_ref in
- * double, the same bits at 1 and 2 threads. */
+ * with a bias and all but the last with a Relu. On AVX-512 they run on the
+ * own pointwise tiles, the middle two (2.7M multiply-adds) in two pieces
+ * of output channels (more channels than the 49 positions: the weights
+ * outweigh X), their 49 rows in 8 tiles of 6 and one of 1; elsewhere
+ * through oneDNN's convolution in two pieces of the 49 positions seen as
+ * one column (25 and 24). y against conv_ref in double, the same bits at
+ * 1 and 2 threads. */
 static void test_pointwise_pieces(void) {
     if (!channels_last_here()) return;
     enum { HW = 7, N = HW * HW, LAYERS = 4, MOST = 576 };
@@ -858,7 +871,7 @@ static void test_pointwise_pieces(void) {
         if (n->kind != TGC_NODE_OP || strcmp(n->op_name, "_ConvNHWC") != 0) continue;
         const char *way = tgc_kernel_choice(tgc_kernel_for_node(opt, n, TGC_DEVICE_CPU), opt, id);
         CU_ASSERT_PTR_NOT_NULL_FATAL(way);
-        CU_ASSERT_STRING_EQUAL(way, "pointwise nhwc");
+        CU_ASSERT_STRING_EQUAL(way, pointwise_way(false));
     }
     tgc_graph_free(opt);
     float x[C * N];
@@ -991,6 +1004,6 @@ TGC_TEST_MAIN("nhwc-conv, float32", {"a mobile block channels last", test_block_
               {"a grouped block channels last through its residual Add", test_grouped_residual_channels_last},
               {"a strided 1x1 shortcut channels last beside its branch", test_projection_shortcut},
               {"pointwise layers with many weights, a Z in its own buffer", test_wide_pointwise},
-              {"pointwise layers over 7x7 in pieces of output channels", test_pointwise_pieces},
+              {"pointwise layers over 7x7 in pieces", test_pointwise_pieces},
               {"a float16 residual block end to end", test_float16_residual},
               {"a lone 1x1 and large maps left alone", test_left_alone})
