@@ -57,8 +57,7 @@
 #include <unistd.h>
 
 #ifdef TGC_BENCH_DNNL
-#include <dnnl.h>
-#include <omp.h>
+#include "bench_dnnl.h"
 #endif
 
 typedef struct layer {
@@ -449,18 +448,6 @@ static void run_new(conv_case *cc) {
 /* ---- oneDNN -------------------------------------------------------------------------- */
 
 #ifdef TGC_BENCH_DNNL
-static dnnl_engine_t dnnl_eng;
-static dnnl_stream_t dnnl_str;
-
-#define DNNL_CHECK(call)                                                                  \
-    do {                                                                                  \
-        dnnl_status_t s_ = (call);                                                        \
-        if (s_ != dnnl_success) {                                                         \
-            fprintf(stderr, "bench_conv_families: %s: oneDNN status %d\n", #call, (int)s_); \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
-
 /* One oneDNN convolution of the layer: its primitive, its memories (the
  * weights reordered into the primitive's format; with `blocked`, src and
  * dst as well), and its implementation's name. */
@@ -472,25 +459,6 @@ typedef struct dnnl_case {
     void *bufs[3];
 } dnnl_case;
 
-static dnnl_memory_t reordered(const dnnl_memory_desc_t *from_md, void *from_data, const dnnl_memory_desc_t *to_md,
-                               void **buf) {
-    dnnl_memory_t from, to;
-    DNNL_CHECK(dnnl_memory_create(&from, from_md, dnnl_eng, from_data));
-    *buf = aligned_alloc(64, (dnnl_memory_desc_get_size(to_md) + 63) / 64 * 64);
-    DNNL_CHECK(dnnl_memory_create(&to, to_md, dnnl_eng, *buf));
-    dnnl_primitive_desc_t rpd;
-    dnnl_primitive_t r;
-    DNNL_CHECK(dnnl_reorder_primitive_desc_create(&rpd, from_md, dnnl_eng, to_md, dnnl_eng, NULL));
-    DNNL_CHECK(dnnl_primitive_create(&r, rpd));
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    DNNL_CHECK(dnnl_primitive_execute(r, dnnl_str, 2, args));
-    DNNL_CHECK(dnnl_stream_wait(dnnl_str));
-    dnnl_primitive_destroy(r);
-    dnnl_primitive_desc_destroy(rpd);
-    dnnl_memory_destroy(from);
-    return to;
-}
-
 static void dnnl_init(dnnl_case *d, conv_case *cc, const layer *l, bool blocked) {
     memset(d, 0, sizeof *d);
     int64_t oh = out_dim(l, l->h), ow = out_dim(l, l->w), g = l->group;
@@ -498,62 +466,57 @@ static void dnnl_init(dnnl_case *d, conv_case *cc, const layer *l, bool blocked)
     dnnl_dims_t wd5 = {g, l->m / g, l->c / g, l->k, l->k}, wd4 = {l->m, l->c, l->k, l->k};
     dnnl_dims_t st = {l->stride, l->stride}, dil = {0, 0}, pad = {l->pad, l->pad};
     dnnl_memory_desc_t src_u, dst_u, wei_u, bias_md, src_any, dst_any, wei_any;
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&src_u, 4, sd, dnnl_f32, dnnl_nchw));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&dst_u, 4, dd, dnnl_f32, dnnl_nchw));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bias_md, 1, bd, dnnl_f32, dnnl_x));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&src_u, 4, sd, dnnl_f32, dnnl_nchw));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&dst_u, 4, dd, dnnl_f32, dnnl_nchw));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bias_md, 1, bd, dnnl_f32, dnnl_x));
     if (g > 1) {
-        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wei_u, 5, wd5, dnnl_f32, dnnl_goihw));
-        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wei_any, 5, wd5, dnnl_f32, dnnl_format_tag_any));
+        BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wei_u, 5, wd5, dnnl_f32, dnnl_goihw));
+        BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wei_any, 5, wd5, dnnl_f32, dnnl_format_tag_any));
     } else {
-        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wei_u, 4, wd4, dnnl_f32, dnnl_oihw));
-        DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wei_any, 4, wd4, dnnl_f32, dnnl_format_tag_any));
+        BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wei_u, 4, wd4, dnnl_f32, dnnl_oihw));
+        BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wei_any, 4, wd4, dnnl_f32, dnnl_format_tag_any));
     }
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&src_any, 4, sd, dnnl_f32, dnnl_format_tag_any));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dnnl_f32, dnnl_format_tag_any));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&src_any, 4, sd, dnnl_f32, dnnl_format_tag_any));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&dst_any, 4, dd, dnnl_f32, dnnl_format_tag_any));
     dnnl_convolution_desc_t cd;
-    DNNL_CHECK(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
+    BENCH_DNNL_CHECK(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
                                                           blocked ? &src_any : &src_u, &wei_any, &bias_md,
                                                           blocked ? &dst_any : &dst_u, st, dil, pad, pad));
     dnnl_primitive_desc_t pd;
-    DNNL_CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, dnnl_eng, NULL));
+    BENCH_DNNL_CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, bench_dnnl_eng, NULL));
     const char *impl = NULL;
     dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
     d->impl = impl != NULL ? strdup(impl) : "?";
     const dnnl_memory_desc_t *src_md = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *wei_md = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     const dnnl_memory_desc_t *dst_md = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
-    d->wei = reordered(&wei_u, tgc_buffer_host_ptr(cc->in[1].buf), wei_md, &d->bufs[0]);
-    DNNL_CHECK(dnnl_memory_create(&d->bias, &bias_md, dnnl_eng, tgc_buffer_host_ptr(cc->in[2].buf)));
-    DNNL_CHECK(dnnl_memory_create(&d->dst_user, &dst_u, dnnl_eng, y_of(cc)));
+    d->wei = bench_dnnl_reordered(&wei_u, tgc_buffer_host_ptr(cc->in[1].buf), wei_md, &d->bufs[0]);
+    BENCH_DNNL_CHECK(dnnl_memory_create(&d->bias, &bias_md, bench_dnnl_eng, tgc_buffer_host_ptr(cc->in[2].buf)));
+    BENCH_DNNL_CHECK(dnnl_memory_create(&d->dst_user, &dst_u, bench_dnnl_eng, y_of(cc)));
     if (blocked) {
-        d->src = reordered(&src_u, tgc_buffer_host_ptr(cc->in[0].buf), src_md, &d->bufs[1]);
+        d->src = bench_dnnl_reordered(&src_u, tgc_buffer_host_ptr(cc->in[0].buf), src_md, &d->bufs[1]);
         d->bufs[2] = aligned_alloc(64, (dnnl_memory_desc_get_size(dst_md) + 63) / 64 * 64);
-        DNNL_CHECK(dnnl_memory_create(&d->dst, dst_md, dnnl_eng, d->bufs[2]));
+        BENCH_DNNL_CHECK(dnnl_memory_create(&d->dst, dst_md, bench_dnnl_eng, d->bufs[2]));
         dnnl_primitive_desc_t rpd;
-        DNNL_CHECK(dnnl_reorder_primitive_desc_create(&rpd, dst_md, dnnl_eng, &dst_u, dnnl_eng, NULL));
-        DNNL_CHECK(dnnl_primitive_create(&d->dst_back, rpd));
+        BENCH_DNNL_CHECK(dnnl_reorder_primitive_desc_create(&rpd, dst_md, bench_dnnl_eng, &dst_u, bench_dnnl_eng, NULL));
+        BENCH_DNNL_CHECK(dnnl_primitive_create(&d->dst_back, rpd));
         dnnl_primitive_desc_destroy(rpd);
     } else {
-        DNNL_CHECK(dnnl_memory_create(&d->src, &src_u, dnnl_eng, tgc_buffer_host_ptr(cc->in[0].buf)));
-        DNNL_CHECK(dnnl_memory_create(&d->dst, &dst_u, dnnl_eng, y_of(cc)));
+        BENCH_DNNL_CHECK(dnnl_memory_create(&d->src, &src_u, bench_dnnl_eng, tgc_buffer_host_ptr(cc->in[0].buf)));
+        BENCH_DNNL_CHECK(dnnl_memory_create(&d->dst, &dst_u, bench_dnnl_eng, y_of(cc)));
     }
-    DNNL_CHECK(dnnl_primitive_create(&d->conv, pd));
+    BENCH_DNNL_CHECK(dnnl_primitive_create(&d->conv, pd));
     dnnl_primitive_desc_destroy(pd);
 }
 
-static void dnnl_run(dnnl_case *d) {
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_WEIGHTS, d->wei}, {DNNL_ARG_BIAS, d->bias},
-                               {DNNL_ARG_DST, d->dst}};
-    DNNL_CHECK(dnnl_primitive_execute(d->conv, dnnl_str, 4, args));
-    DNNL_CHECK(dnnl_stream_wait(dnnl_str));
-}
+static void dnnl_run(dnnl_case *d) { bench_dnnl_conv_run(d->conv, d->src, d->wei, d->bias, d->dst); }
 
 /* Brings a blocked dst back to y (NCHW), for the check. */
 static void dnnl_to_user(dnnl_case *d) {
     if (d->dst_back == NULL) return;
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, d->dst}, {DNNL_ARG_TO, d->dst_user}};
-    DNNL_CHECK(dnnl_primitive_execute(d->dst_back, dnnl_str, 2, args));
-    DNNL_CHECK(dnnl_stream_wait(dnnl_str));
+    BENCH_DNNL_CHECK(dnnl_primitive_execute(d->dst_back, bench_dnnl_str, 2, args));
+    BENCH_DNNL_CHECK(dnnl_stream_wait(bench_dnnl_str));
 }
 
 static void dnnl_free(dnnl_case *d) {
@@ -646,12 +609,7 @@ int main(int argc, char **argv) {
     }
     if (reps < 1 || reps > 1000) reps = 11;
 #ifdef TGC_BENCH_DNNL
-    if (getenv("OMP_WAIT_POLICY") == NULL) {
-        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-        execv("/proc/self/exe", argv);
-        perror("bench_conv_families: execv");
-        return 1;
-    }
+    bench_dnnl_start(argv);
 #endif
     tgc_device *dev = tgc_cpu_device_create(0);
     double *times = malloc((size_t)reps * N_VARIANTS * sizeof *times);
@@ -661,8 +619,6 @@ int main(int argc, char **argv) {
     openblas_set_num_threads(1);
     bool have_dnnl = false;
 #ifdef TGC_BENCH_DNNL
-    DNNL_CHECK(dnnl_engine_create(&dnnl_eng, dnnl_cpu, 0));
-    DNNL_CHECK(dnnl_stream_create(&dnnl_str, dnnl_eng, dnnl_stream_default_flags));
     have_dnnl = true;
 #endif
     printf("Conv float32, batch 1, median ms of %d interleaved runs; old: tgc before the direct path, new: now;\n"
@@ -760,8 +716,7 @@ int main(int argc, char **argv) {
         if (*t == ',') t++;
     }
 #ifdef TGC_BENCH_DNNL
-    dnnl_stream_destroy(dnnl_str);
-    dnnl_engine_destroy(dnnl_eng);
+    bench_dnnl_stop();
 #endif
     free(times);
     free(cold);

@@ -26,11 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifdef TGC_BENCH_DNNL
-#include <dnnl.h>
-#include <omp.h>
+#include "bench_dnnl.h"
 #endif
 
 typedef struct layer {
@@ -116,69 +114,41 @@ static void tiles_free(tiles_case *t) {
 }
 
 #ifdef TGC_BENCH_DNNL
-static dnnl_engine_t eng;
-static dnnl_stream_t str;
-
-#define DNNL_CHECK(call)                                                                  \
-    do {                                                                                  \
-        dnnl_status_t s_ = (call);                                                        \
-        if (s_ != dnnl_success) {                                                         \
-            fprintf(stderr, "bench_pointwise: %s: oneDNN status %d\n", #call, (int)s_); \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
-
 /* oneDNN's NHWC 1x1 convolution over the whole layer. */
 typedef struct dnnl_case {
     dnnl_primitive_t conv;
     dnnl_memory_t src, wei, bias, dst;
     const char *impl;
+    void *wei_buf;
 } dnnl_case;
 
 static void dnnl_init(dnnl_case *d, const layer *l, float *x, const float *w, float *b, float *y) {
     dnnl_dims_t sd = {1, l->c, l->hw, l->hw}, dd = {1, l->m, l->hw, l->hw}, wd = {l->m, l->c, 1, 1}, bd = {l->m};
     dnnl_dims_t st = {1, 1}, dil = {0, 0}, pad = {0, 0};
     dnnl_memory_desc_t smd, dmd, wmd, wany, bmd;
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, dnnl_nhwc));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_nhwc));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32, dnnl_oihw));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any));
-    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_x));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, dnnl_nhwc));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, dnnl_nhwc));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32, dnnl_oihw));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wany, 4, wd, dnnl_f32, dnnl_format_tag_any));
+    BENCH_DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_x));
     dnnl_convolution_desc_t cd;
-    DNNL_CHECK(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &smd,
+    BENCH_DNNL_CHECK(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &smd,
                                                           &wany, &bmd, &dmd, st, dil, pad, pad));
     dnnl_primitive_desc_t pd;
-    DNNL_CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL));
+    BENCH_DNNL_CHECK(dnnl_primitive_desc_create(&pd, &cd, NULL, bench_dnnl_eng, NULL));
     const char *impl = NULL;
     dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
     d->impl = strdup(impl != NULL ? impl : "?");
     const dnnl_memory_desc_t *wq = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    dnnl_memory_t user;
-    dnnl_primitive_desc_t rpd;
-    dnnl_primitive_t reorder;
-    DNNL_CHECK(dnnl_memory_create(&user, &wmd, eng, (void *)w));
-    DNNL_CHECK(dnnl_memory_create(&d->wei, wq, eng, DNNL_MEMORY_ALLOCATE));
-    DNNL_CHECK(dnnl_reorder_primitive_desc_create(&rpd, &wmd, eng, wq, eng, NULL));
-    DNNL_CHECK(dnnl_primitive_create(&reorder, rpd));
-    dnnl_exec_arg_t ra[2] = {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, d->wei}};
-    DNNL_CHECK(dnnl_primitive_execute(reorder, str, 2, ra));
-    DNNL_CHECK(dnnl_stream_wait(str));
-    dnnl_primitive_destroy(reorder);
-    dnnl_primitive_desc_destroy(rpd);
-    dnnl_memory_destroy(user);
-    DNNL_CHECK(dnnl_memory_create(&d->src, &smd, eng, x));
-    DNNL_CHECK(dnnl_memory_create(&d->bias, &bmd, eng, b));
-    DNNL_CHECK(dnnl_memory_create(&d->dst, &dmd, eng, y));
-    DNNL_CHECK(dnnl_primitive_create(&d->conv, pd));
+    d->wei = bench_dnnl_reordered(&wmd, (void *)w, wq, &d->wei_buf);
+    BENCH_DNNL_CHECK(dnnl_memory_create(&d->src, &smd, bench_dnnl_eng, x));
+    BENCH_DNNL_CHECK(dnnl_memory_create(&d->bias, &bmd, bench_dnnl_eng, b));
+    BENCH_DNNL_CHECK(dnnl_memory_create(&d->dst, &dmd, bench_dnnl_eng, y));
+    BENCH_DNNL_CHECK(dnnl_primitive_create(&d->conv, pd));
     dnnl_primitive_desc_destroy(pd);
 }
 
-static void dnnl_run(dnnl_case *d) {
-    dnnl_exec_arg_t a[4] = {{DNNL_ARG_SRC, d->src}, {DNNL_ARG_WEIGHTS, d->wei}, {DNNL_ARG_BIAS, d->bias},
-                            {DNNL_ARG_DST, d->dst}};
-    DNNL_CHECK(dnnl_primitive_execute(d->conv, str, 4, a));
-    DNNL_CHECK(dnnl_stream_wait(str));
-}
+static void dnnl_run(dnnl_case *d) { bench_dnnl_conv_run(d->conv, d->src, d->wei, d->bias, d->dst); }
 
 static void dnnl_free(dnnl_case *d) {
     dnnl_primitive_destroy(d->conv);
@@ -186,6 +156,7 @@ static void dnnl_free(dnnl_case *d) {
     dnnl_memory_destroy(d->wei);
     dnnl_memory_destroy(d->bias);
     dnnl_memory_destroy(d->dst);
+    free(d->wei_buf);
     free((void *)d->impl);
 }
 #endif
@@ -204,14 +175,7 @@ int main(int argc, char **argv) {
     }
     if (reps < 1 || reps > 1000) reps = 31;
 #ifdef TGC_BENCH_DNNL
-    if (getenv("OMP_WAIT_POLICY") == NULL) { /* oneDNN's OpenMP threads would spin between runs */
-        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-        execv("/proc/self/exe", argv);
-        perror("bench_pointwise: execv");
-        return 1;
-    }
-    DNNL_CHECK(dnnl_engine_create(&eng, dnnl_cpu, 0));
-    DNNL_CHECK(dnnl_stream_create(&str, eng, dnnl_stream_default_flags));
+    bench_dnnl_start(argv);
 #endif
     size_t cold_bytes = cold_mb > 0 && cold_mb <= 4096 ? (size_t)cold_mb << 20 : 0;
     unsigned char *cold = cold_bytes > 0 ? malloc(cold_bytes) : NULL;
@@ -283,8 +247,7 @@ int main(int argc, char **argv) {
         if (*t == ',') t++;
     }
 #ifdef TGC_BENCH_DNNL
-    dnnl_stream_destroy(str);
-    dnnl_engine_destroy(eng);
+    bench_dnnl_stop();
 #endif
     tgc_device_release(dev);
     free(times);
