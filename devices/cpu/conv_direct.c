@@ -224,7 +224,6 @@ static void view_2d(const tgc_conv_geometry *g, direct_plan *d) {
     d->qj_max = (d->kw - 1) * d->dw / d->sw;
 }
 
-
 /* 3x3 windows at stride 1, dilation 1, over at most DIRECT_MAX_3X3_CG
  * channels, on AVX-512. */
 static bool narrow_3x3(const tgc_conv_geometry *g) {

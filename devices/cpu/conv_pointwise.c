@@ -1,6 +1,6 @@
 /* Pointwise layers channels last on tgc's own register tiles (see
- * conv_pointwise.h): W packed once, pieces from the sizes, the tiles of
- * the running ISA (conv_pointwise_lanes.h), the activation while in cache.
+ * conv_pointwise.h): W packed once, pieces from the sizes, AVX-512's tiles
+ * (conv_pointwise_lanes.h), the activation while in cache.
  *
  * Why not oneDNN's 1x1 kernel, which ran as fast alone: oneDNN takes a
  * dense Y only, so its pieces were pieces of positions and each read every
@@ -99,7 +99,7 @@ typedef struct pw_plan {
 
 /* Rows [r0, r1) of blocks [b0, b1): in one call at stride 1, else a call
  * a line, each reading its line's inputs sw positions apart. */
-static void pw_rows(const pw_plan *p, int64_t r0, int64_t r1, int64_t b0, int64_t b1) {
+static void run_rows(const pw_plan *p, int64_t r0, int64_t r1, int64_t b0, int64_t b1) {
     if (p->out_w == 0) {
         p->isa->pointwise(&p->job, r0, r1, b0, b1);
         return;
@@ -133,7 +133,7 @@ static void pw_piece(void *arg, int64_t i, int slot) {
     int64_t c0 = b0 * lanes, c1 = b1 * lanes < p->job.m ? b1 * lanes : p->job.m;
     for (int64_t r = r0; r < r1; r += p->chunk_rows) {
         int64_t re = r + p->chunk_rows < r1 ? r + p->chunk_rows : r1;
-        pw_rows(p, r, re, b0, b1);
+        run_rows(p, r, re, b0, b1);
         tgc_cpu_act_block(p->act, p->job.y, p->job.ldy, r, re, c0, c1);
     }
 }

@@ -6,16 +6,16 @@
  *
  * On AVX-512, a 1x1 layer without pads and of one group (pointwise, or
  * strided: a projection shortcut) runs on tgc's own register tiles
- * (conv_pointwise.h): Y [N HW, M] = X [N HW, C] x W^T on W
- * packed once into blocks of output channels (the node's kernel cache, in
- * place of W), the bias, Z and a Relu or Clip in the tiles' registers,
- * any other fused activation over each chunk while it is in cache.
- * Elsewhere a pointwise layer with many weights (PACKED_MIN_WEIGHT_FLOATS)
- * is one product of every image's positions on W packed once
- * (tgc_packed_gemm, the node's cache), each block of output channels
- * copied into Y with its bias, then through the activation, while in
- * cache. Every other layer goes through oneDNN's NHWC convolution (dnnl_conv.h):
- * made once per node with W reordered into the primitive's layout (the
+ * (conv_pointwise.h): Y [N HW, M] = X [N HW, C] x W^T on W packed once
+ * into blocks of output channels (the node's kernel cache, in place of
+ * W), the bias, Z and a Relu or Clip in the tiles' registers, any other
+ * fused activation over each chunk while it is in cache. Elsewhere a
+ * pointwise layer with many weights (PACKED_MIN_WEIGHT_FLOATS) is one
+ * product of every image's positions on W packed once (tgc_packed_gemm,
+ * the node's cache), each block of output channels copied into Y with its
+ * bias, then through the activation, while in cache. Every other layer
+ * goes through oneDNN's NHWC convolution (dnnl_conv.h): made once per
+ * node with W reordered into the primitive's layout (the
  * node's kernel cache, in place of W: weights held once), each image's
  * output rows in pieces cut from the sizes alone over the device's pool,
  * the bias added by oneDNN and a fused activation (executor/fuse.c)
