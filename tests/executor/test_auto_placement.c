@@ -325,7 +325,8 @@ static void test_specs_hold(void) {
  * Convs _ConvNHWC, which the forecast finds faster (0.018 against 0.025
  * ms when written): that candidate is chosen, with the "placement-one-kind"
  * note, every Conv on cpu0. Skipped without an OpenCL device, and in a
- * build whose cpu has no _ConvNHWC (without oneDNN). */
+ * build whose cpu has no _ConvNHWC (without oneDNN); the choice is not
+ * checked under a sanitizer (timed kernels there are not the build's). */
 static void test_one_kind_keeps_its_fusions(void) {
     tgc_device_info info[4];
     if (tgc_devices_list(info, 4) < 2) {
@@ -382,10 +383,18 @@ static void test_one_kind_keeps_its_fusions(void) {
     }
     bool noted = false;
     for (size_t i = 0; i < tgc_diags_count(d); i++) noted |= strcmp(tgc_diag_rule(d, i), "placement-one-kind") == 0;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    /* The forecasts come from kernels timed once: instrumented, tgc's own
+     * kernels (the cpu's pointwise tiles) run several times slower while
+     * oneDNN's and PoCL's do not, so the choice is not the product's. */
+    printf("\n  notice: under a sanitizer the timed forecasts are not the build's; the choice not checked");
+    (void)nhwc, (void)on_gpu, (void)noted;
+#else
     CU_ASSERT_EQUAL(nhwc, 3);
     CU_ASSERT_EQUAL(on_gpu, 0);
     CU_ASSERT(noted);
     if (nhwc != 3 || !noted) tgc_diags_print(d, stderr);
+#endif
     tgc_placed_free(p);
     tgc_graph_free(g);
     tgc_diags_free(d);
