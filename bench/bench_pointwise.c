@@ -52,10 +52,7 @@ static float *filled(int64_t n, unsigned seed) {
         fprintf(stderr, "bench_pointwise: out of memory\n");
         exit(1);
     }
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        p[i] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
-    }
+    bench_fill_uniform(p, n, seed);
     return p;
 }
 

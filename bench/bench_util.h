@@ -7,6 +7,7 @@
 
 #include "tgc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -15,6 +16,15 @@ static inline double bench_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* p[0..n) = values in [-1, 1) from a linear congruential sequence seeded
+ * with `seed`: the same inputs every run. */
+static inline void bench_fill_uniform(float *p, int64_t n, unsigned seed) {
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
+    }
 }
 
 /* qsort order for doubles, ascending. */

@@ -230,6 +230,7 @@ typedef struct tgc_conv_isa {
      * lanes) (those below j->m). NULL where the ISA has none (AVX2 and
      * SSE2: oneDNN's kernels ran ahead there). */
     void (*pointwise)(const tgc_conv_pw_job *j, int64_t r0, int64_t r1, int64_t b0, int64_t b1);
+    int pointwise_rows; /* rows a tile of pointwise takes (0 without one) */
 } tgc_conv_isa;
 
 /* One table per ISA (devices/cpu/conv_isa_*.c). */

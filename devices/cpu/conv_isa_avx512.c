@@ -20,4 +20,5 @@ const tgc_conv_isa tgc_conv_isa_avx512 = {
     .dw_block = dl_block,
     .rows_by_channels = cl_run,
     .pointwise = pw_run,
+    .pointwise_rows = PW_R,
 };

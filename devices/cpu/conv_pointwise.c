@@ -26,14 +26,10 @@
 #define PIECE_MACS (INT64_C(2) << 20)
 #define MAX_PIECES 16
 
-/* A piece's rows go through the tiles and the activation in chunks whose
- * input and output each stay within CHUNK_BYTES (in a core's L2 with the
- * weights they meet). */
+/* A piece's rows go through the tiles and the activation in chunks (whole
+ * tiles of rows but the last) whose input and output each stay within
+ * CHUNK_BYTES (in a core's L2 with the weights they meet). */
 #define CHUNK_BYTES (INT64_C(128) << 10)
-
-/* Rows a tile takes (conv_pointwise_lanes.h's PW_R): pieces and chunks of
- * rows are whole tiles but the last. */
-#define TILE_ROWS 6
 
 int64_t tgc_cpu_pointwise_bytes(int64_t m, int64_t k, int64_t lanes) {
     int64_t blocks, floats, bytes;
@@ -88,7 +84,7 @@ typedef struct pw_plan {
     const tgc_fused_act *act; /* what the tiles' clamp leaves: NULL when they apply it */
     int64_t rows, blocks;
     bool by_channels;   /* pieces of blocks, else of tiles of rows */
-    int64_t units;      /* blocks, or tiles of TILE_ROWS rows (the last may have fewer) */
+    int64_t units;      /* blocks, or tiles of isa->pointwise_rows rows (the last may have fewer) */
     int64_t pieces;     /* piece i: units [i units / pieces, (i + 1) units / pieces) */
     int64_t chunk_rows; /* rows a chunk */
     /* A strided layer: Y's rows are lines of out_w positions (out_h lines
@@ -127,8 +123,9 @@ static void pw_piece(void *arg, int64_t i, int slot) {
     if (p->by_channels) {
         b0 = u0, b1 = u1;
     } else {
-        r0 = u0 * TILE_ROWS;
-        r1 = u1 * TILE_ROWS < p->rows ? u1 * TILE_ROWS : p->rows;
+        int64_t tile = p->isa->pointwise_rows;
+        r0 = u0 * tile;
+        r1 = u1 * tile < p->rows ? u1 * tile : p->rows;
     }
     int64_t c0 = b0 * lanes, c1 = b1 * lanes < p->job.m ? b1 * lanes : p->job.m;
     for (int64_t r = r0; r < r1; r += p->chunk_rows) {
@@ -144,17 +141,17 @@ static void pw_piece(void *arg, int64_t i, int slot) {
  * blocks of 672 channels in 7 pieces of 6 where it asked for 8: 4 and 3
  * on two threads. */
 static int64_t cut(pw_plan *p) {
-    int64_t k = p->job.k, m = p->job.m, macs, pieces;
+    int64_t k = p->job.k, m = p->job.m, tile = p->isa->pointwise_rows, macs, pieces;
     if (!tgc_checked_mul_i64(p->rows, k, &macs) || !tgc_checked_mul_i64(macs, m, &macs)) macs = INT64_MAX;
     pieces = macs < SPLIT_MACS ? 1 : 2;
     while (pieces < MAX_PIECES && macs / (2 * pieces) >= PIECE_MACS) pieces *= 2;
     p->by_channels = m > p->rows; /* W [m, k] outweighs X [rows, k] */
-    p->units = p->by_channels ? p->blocks : (p->rows + TILE_ROWS - 1) / TILE_ROWS;
+    p->units = p->by_channels ? p->blocks : (p->rows + tile - 1) / tile;
     p->pieces = pieces < p->units ? pieces : p->units;
     int64_t most = (p->units + p->pieces - 1) / p->pieces; /* units a piece, at most */
     int64_t width = p->by_channels ? most * p->isa->lanes : m, widest = k > width ? k : width;
-    p->chunk_rows = CHUNK_BYTES / (widest * (int64_t)sizeof(float)) / TILE_ROWS * TILE_ROWS;
-    if (p->chunk_rows < TILE_ROWS) p->chunk_rows = TILE_ROWS;
+    p->chunk_rows = CHUNK_BYTES / (widest * (int64_t)sizeof(float)) / tile * tile;
+    if (p->chunk_rows < tile) p->chunk_rows = tile;
     return p->pieces;
 }
 

@@ -23,8 +23,7 @@
  * w + b * k * lanes, [k][lanes], zeros past m. */
 typedef struct tgc_pointwise_weights {
     int64_t m, k, lanes;
-    int64_t pad_[5]; /* w starts a cache line after the block's start */
-    float w[];
+    _Alignas(64) float w[]; /* on a cache line (tgc_malloc's blocks are) */
 } tgc_pointwise_weights;
 
 /* Bytes of the packed block for W [m, k] at `lanes` floats a vector; -1
