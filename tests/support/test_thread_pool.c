@@ -140,7 +140,7 @@ static void test_worker_index(void) {
  * first run before those submitted at the back, the last of them first;
  * the rest in the order they came. */
 typedef struct gated {
-    atomic_int open;
+    atomic_int open, entered;
     int order[8], n; /* written by the one worker only */
 } gated;
 
@@ -148,19 +148,26 @@ static gated gate;
 
 static void wait_gate(void *arg) {
     (void)arg;
+    atomic_store(&gate.entered, 1);
     while (!atomic_load(&gate.open)) {
     }
 }
 
 static void record(void *arg) { gate.order[gate.n++] = (int)(intptr_t)arg; }
 
-/* A pool of one worker held by the closed gate (NULL where it cannot be made). */
+/* A pool of one worker held by the closed gate (NULL where it cannot be
+ * made). Returns once the worker is inside the gate: a task queued first
+ * before then would have gone ahead of the gate itself. */
 static tgc_thread_pool *gated_pool(void) {
     atomic_store(&gate.open, 0);
+    atomic_store(&gate.entered, 0);
     gate.n = 0;
     tgc_thread_pool *p = NULL;
     CU_ASSERT_EQUAL(tgc_thread_pool_create(1, &p), TGC_OK);
-    if (p != NULL) CU_ASSERT_EQUAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    if (p == NULL) return NULL;
+    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    while (!atomic_load(&gate.entered)) {
+    }
     return p;
 }
 
