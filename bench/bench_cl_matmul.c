@@ -40,10 +40,7 @@ static tgc_value square(tgc_device *dev, int64_t n, unsigned seed) {
         fprintf(stderr, "bench_cl_matmul: out of memory\n");
         exit(1);
     }
-    for (int64_t i = 0; i < n * n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        p[i] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
-    }
+    bench_fill_uniform(p, n * n, seed);
     if (dev->ops->copy_from_host(dev, v.buf->mem, 0, p, nbytes) != TGC_OK) {
         fprintf(stderr, "bench_cl_matmul: upload failed\n");
         exit(1);

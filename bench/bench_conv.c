@@ -34,11 +34,7 @@ static tgc_value tensor(tgc_device *dev, int rank, const int64_t *dims, unsigned
         fprintf(stderr, "bench_conv: out of memory\n");
         exit(1);
     }
-    float *p = tgc_buffer_host_ptr(v.buf);
-    for (int64_t i = 0, n = tgc_value_numel(&v); i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        p[i] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
-    }
+    bench_fill_uniform(tgc_buffer_host_ptr(v.buf), tgc_value_numel(&v), seed);
     return v;
 }
 

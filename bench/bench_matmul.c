@@ -46,11 +46,7 @@ static tgc_value square(tgc_device *dev, int64_t n, unsigned seed) {
         fprintf(stderr, "bench_matmul: out of memory\n");
         exit(1);
     }
-    float *p = tgc_buffer_host_ptr(v.buf);
-    for (int64_t i = 0; i < n * n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        p[i] = (float)(seed >> 8) / (float)(1u << 23) - 1.0f;
-    }
+    bench_fill_uniform(tgc_buffer_host_ptr(v.buf), n * n, seed);
     return v;
 }
 
