@@ -1,6 +1,7 @@
 /* Conv on the cpu over the layers of seven convolutional networks (issue 15;
- * DenseNet-121 and ResNet-18 for issue 34, SqueezeNet 1.1's 55x55 layers, and
- * "stems": the first layers of the held-out models and of ConvNeXt and ViT):
+ * DenseNet-121 and ResNet-18 for issue 34, SqueezeNet 1.1's 55x55 layers,
+ * RegNetX-800MF's first stages, and "stems": the first layers of the
+ * held-out models and of ConvNeXt and ViT):
  * every distinct Conv of MobileNetV2, MobileNetV3-Large, EfficientNet-B0,
  * ConvNeXt-T and ResNeXt-50 32x4d at batch 1 and 224x224 (the table below,
  * from `bench/conv_models.py shapes`; squeeze-and-excitation's 1x1 on one
@@ -277,6 +278,12 @@ static const layer layers[] = {
     {"squeezenet1_1", 16, 55, 55, 64, 1, 1, 0, 1, 2},
     {"squeezenet1_1", 16, 55, 55, 64, 3, 1, 1, 1, 2},
     {"squeezenet1_1", 128, 55, 55, 16, 1, 1, 0, 1, 1},
+    /* RegNetX-800MF's first stages, on maps too large to go channels last */
+    {"regnet_x_800mf", 32, 112, 112, 64, 1, 1, 0, 1, 1},
+    {"regnet_x_800mf", 64, 112, 112, 64, 3, 2, 1, 4, 1},
+    {"regnet_x_800mf", 32, 112, 112, 64, 1, 2, 0, 1, 1},
+    {"regnet_x_800mf", 64, 56, 56, 128, 1, 1, 0, 1, 1},
+    {"regnet_x_800mf", 128, 56, 56, 128, 3, 2, 1, 8, 1},
     /* the first layers of the held-out models (RGB in, large strides) */
     {"stems", 3, 224, 224, 64, 11, 4, 2, 1, 1}, /* AlexNet */
     {"stems", 3, 224, 224, 64, 3, 2, 0, 1, 1},  /* SqueezeNet 1.1 */
