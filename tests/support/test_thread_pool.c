@@ -165,7 +165,11 @@ static tgc_thread_pool *gated_pool(void) {
     tgc_thread_pool *p = NULL;
     CU_ASSERT_EQUAL(tgc_thread_pool_create(1, &p), TGC_OK);
     if (p == NULL) return NULL;
-    CU_ASSERT_EQUAL_FATAL(tgc_thread_pool_submit(p, wait_gate, NULL), TGC_OK);
+    if (tgc_thread_pool_submit(p, wait_gate, NULL) != TGC_OK) {
+        CU_FAIL("the gate could not be queued");
+        tgc_thread_pool_free(p);
+        return NULL;
+    }
     while (!atomic_load(&gate.entered)) {
     }
     return p;
