@@ -153,16 +153,17 @@ typedef struct unblock_job {
     const tgc_fused_act *act;
 } unblock_job;
 
-/* Block [HW, n1 - n0] of Y^T into Y's planes n0 .. n1 - 1, with their bias. */
-static void unblock(void *arg, int64_t n0, int64_t n1, const float *block) {
+/* Block [p1 - p0, n1 - n0] of Y^T (positions p0 .. p1 - 1) into Y's
+ * planes n0 .. n1 - 1, with their bias. */
+static void unblock(void *arg, int64_t p0, int64_t p1, int64_t n0, int64_t n1, const float *block) {
     const unblock_job *j = arg;
     int64_t cols = n1 - n0, hw = j->positions;
     for (int64_t m = n0; m < n1; m++) {
         float *to = j->y + m * hw, b = j->bias != NULL ? j->bias[m] : 0.0f;
-        const float *from = block + (m - n0);
-        for (int64_t p = 0; p < hw; p++) to[p] = from[p * cols] + b;
+        const float *from = block + (m - n0) - p0 * cols;
+        for (int64_t p = p0; p < p1; p++) to[p] = from[p * cols] + b;
     }
-    tgc_cpu_act_block(j->act, j->y, hw, n0, n1, 0, hw);
+    tgc_cpu_act_block(j->act, j->y, hw, n0, n1, p0, p1);
 }
 
 tgc_status tgc_cpu_conv_small_map(tgc_kernel_ctx *c, const tgc_conv_geometry *g, const float *x, const float *w,

@@ -34,8 +34,14 @@ extern void omp_set_num_threads(int n);
 
 /* Columns a piece has at least, and the multiply-adds it should keep: below
  * PIECE_MACS a hand-off to another thread costs more than it saves, and
- * every piece re-reads all of A. At most MAX_PIECES pieces. */
+ * every piece re-reads all of A. At most MAX_PIECES pieces. Where the
+ * columns allow fewer pieces than the multiply-adds, each piece of columns
+ * is cut again into blocks of rows (MIN_BLOCK_ROWS at least), which share
+ * its packed block of B: a product with few columns (ConvNeXt's MLPs, 3136
+ * x 384 by 384 x 96) had been one piece, one thread. At most MAX_PIECES
+ * pieces and blocks together. */
 #define MIN_PIECE_COLS 64
+#define MIN_BLOCK_ROWS 64
 #define PIECE_MACS ((int64_t)4 << 20)
 #define MAX_PIECES 16
 
@@ -49,18 +55,26 @@ static bool stages(int64_t m, int64_t cols, int64_t ldc) {
     return ldc != cols && m <= STAGE_MAX_BYTES / (int64_t)sizeof(float) / cols;
 }
 
-typedef struct piece {
-    int64_t n0, n1; /* C's columns [n0, n1) */
+/* A primitive over a block of `rows` rows of a piece's columns. */
+typedef struct rows_prim {
     dnnl_primitive_t prim;
-    dnnl_memory_t weights; /* B's block, packed */
-    dnnl_memory_desc_t src, dst; /* dst: a dense [m, n1 - n0] block when staged */
-    size_t packed_bytes, scratch_bytes;
+    dnnl_memory_desc_t src, dst; /* dst: a dense [rows, n1 - n0] block when staged */
+    size_t scratch_bytes;
     bool staged; /* C's block is not dense: written in the thread's scratch, then copied (run_staged) */
+} rows_prim;
+
+typedef struct piece {
+    int64_t n0, n1;        /* C's columns [n0, n1) */
+    rows_prim body, tail;  /* blocks of rows_each rows; the last block's when it has fewer (else prim NULL) */
+    dnnl_memory_t weights; /* B's block, packed */
+    size_t packed_bytes;
 } piece;
 
 struct tgc_packed_gemm {
     tgc_gemm_shape shape;
-    int n_pieces;
+    int n_pieces;       /* pieces of columns */
+    int row_blocks;     /* blocks of rows a piece runs in, each a work item */
+    int64_t rows_each;  /* rows a block has, the last m - (row_blocks - 1) rows_each */
     piece pieces[MAX_PIECES];
     size_t bytes;
 };
@@ -236,7 +250,8 @@ bool tgc_packed_gemm_available(void) {
 }
 
 static void free_piece(piece *p) {
-    if (p->prim != NULL) dnnl_primitive_destroy(p->prim);
+    if (p->body.prim != NULL) dnnl_primitive_destroy(p->body.prim);
+    if (p->tail.prim != NULL) dnnl_primitive_destroy(p->tail.prim);
     if (p->weights != NULL) dnnl_memory_destroy(p->weights);
     memset(p, 0, sizeof *p);
 }
@@ -265,21 +280,21 @@ static bool make_attr(const tgc_gemm_shape *s, dnnl_primitive_attr_t *attr) {
     return ok;
 }
 
-/* The matmul primitive descriptor for `cols` columns of shape s, with
- * its source and destination descriptors into *src and *dst; NULL when
- * oneDNN declines. The destination is a dense [m, cols] block, staged
+/* The matmul primitive descriptor for `rows` rows and `cols` columns of
+ * shape s, with its source and destination descriptors into *src and
+ * *dst; NULL when oneDNN declines. The destination is a dense [rows, cols] block, staged
  * (up to STAGE_MAX_BYTES): oneDNN 2.6 has brgemm kernels only for dense
  * operands, and gives a strided one (a piece of C's columns) to its jit
  * GEMM, whose first use in a process generates its whole kernel set (23
  * ms on this machine: most of a small model's start-up; brgemm makes only
  * the kernels of the shape at hand, 0.1-2 ms, and ran these products as
  * fast or faster, 128x1024x64 in 0.077 ms against 0.118). */
-static dnnl_primitive_desc_t piece_desc(const tgc_gemm_shape *s, int64_t cols, dnnl_memory_desc_t *src,
+static dnnl_primitive_desc_t piece_desc(const tgc_gemm_shape *s, int64_t rows, int64_t cols, dnnl_memory_desc_t *src,
                                         dnnl_memory_desc_t *dst) {
     dnnl_memory_desc_t any;
-    dnnl_dims_t src_dims = {s->m, s->k}, src_strides = {s->ta ? 1 : s->lda, s->ta ? s->lda : 1};
-    dnnl_dims_t w_dims = {s->k, cols}, dst_dims = {s->m, cols};
-    dnnl_dims_t dst_strides = {stages(s->m, cols, s->ldc) ? cols : s->ldc, 1};
+    dnnl_dims_t src_dims = {rows, s->k}, src_strides = {s->ta ? 1 : s->lda, s->ta ? s->lda : 1};
+    dnnl_dims_t w_dims = {s->k, cols}, dst_dims = {rows, cols};
+    dnnl_dims_t dst_strides = {stages(rows, cols, s->ldc) ? cols : s->ldc, 1};
     if (dnnl_memory_desc_init_by_strides(src, 2, src_dims, dnnl_f32, src_strides) != dnnl_success ||
         dnnl_memory_desc_init_by_strides(dst, 2, dst_dims, dnnl_f32, dst_strides) != dnnl_success ||
         dnnl_memory_desc_init_by_tag(&any, 2, w_dims, dnnl_f32, dnnl_format_tag_any) != dnnl_success)
@@ -293,25 +308,48 @@ static dnnl_primitive_desc_t piece_desc(const tgc_gemm_shape *s, int64_t cols, d
     return st == dnnl_success ? pd : NULL;
 }
 
-/* Piece p's primitive for columns [n0, n1), and its block of b packed. */
-static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t stream, piece *p) {
+/* A block of `rows` rows of piece p's columns: its primitive into r and
+ * its descriptor into *pd_out (NULL when oneDNN declines; else the
+ * caller's to destroy, and where the caller asks which layout B's block
+ * is wanted in). False when oneDNN declines or offers only its reference
+ * loops (slower than OpenBLAS). */
+static bool make_rows(const tgc_gemm_shape *s, int64_t rows, const piece *p, rows_prim *r,
+                      dnnl_primitive_desc_t *pd_out) {
+    dnnl_primitive_desc_t pd = piece_desc(s, rows, p->n1 - p->n0, &r->src, &r->dst);
+    *pd_out = pd;
+    if (pd == NULL) return false;
+    const char *impl = NULL;
+    bool fast = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
+                strncmp(impl, "ref", 3) != 0;
+    r->scratch_bytes = tgc_dnnl_scratch_size(pd);
+    r->staged = stages(rows, p->n1 - p->n0, s->ldc);
+    return fast && dnnl_primitive_create(&r->prim, pd) == dnnl_success;
+}
+
+/* Piece p's primitives for columns [n0, n1) in blocks of rows_each rows
+ * (the last of tail_rows), and its block of b packed. False when oneDNN
+ * declines either block, or the last block wants B in another layout
+ * than the others (the caller then tries one block of all the rows). */
+static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t stream, int64_t rows_each,
+                       int64_t tail_rows, piece *p) {
     int64_t cols = p->n1 - p->n0;
     dnnl_memory_desc_t plain_b;
     dnnl_dims_t w_dims = {s->k, cols};
     /* B's block as it lies: [k, cols] rows of ldb, or B^T's rows n0.. read down */
     dnnl_dims_t b_strides = {s->tb ? 1 : s->ldb, s->tb ? s->ldb : 1};
     if (dnnl_memory_desc_init_by_strides(&plain_b, 2, w_dims, dnnl_f32, b_strides) != dnnl_success) return false;
-    dnnl_primitive_desc_t pd = piece_desc(s, cols, &p->src, &p->dst);
-    if (pd == NULL) return false;
-    const char *impl = NULL;
-    bool fast = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl != NULL &&
-                strncmp(impl, "ref", 3) != 0; /* the reference loops: slower than OpenBLAS */
-    const dnnl_memory_desc_t *packed = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    if (packed != NULL) p->packed_bytes = dnnl_memory_desc_get_size(packed);
-    p->scratch_bytes = tgc_dnnl_scratch_size(pd);
-    p->staged = stages(s->m, cols, s->ldc);
-    bool ok = fast && packed != NULL && dnnl_primitive_create(&p->prim, pd) == dnnl_success &&
-              dnnl_memory_create(&p->weights, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
+    dnnl_primitive_desc_t pd = NULL, tail_pd = NULL;
+    bool ok = make_rows(s, rows_each, p, &p->body, &pd);
+    const dnnl_memory_desc_t *packed = ok ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0) : NULL;
+    ok = ok && packed != NULL;
+    if (ok && tail_rows != rows_each) {
+        ok = make_rows(s, tail_rows, p, &p->tail, &tail_pd);
+        const dnnl_memory_desc_t *tail_packed =
+            ok ? dnnl_primitive_desc_query_md(tail_pd, dnnl_query_weights_md, 0) : NULL;
+        ok = ok && tail_packed != NULL && dnnl_memory_desc_equal(tail_packed, packed);
+    }
+    if (ok) p->packed_bytes = dnnl_memory_desc_get_size(packed);
+    ok = ok && dnnl_memory_create(&p->weights, packed, engine, DNNL_MEMORY_ALLOCATE) == dnnl_success;
     dnnl_primitive_desc_t rpd = NULL;
     dnnl_primitive_t reorder = NULL;
     dnnl_memory_t from = NULL;
@@ -327,7 +365,8 @@ static bool make_piece(const tgc_gemm_shape *s, const float *b, dnnl_stream_t st
     if (reorder != NULL) dnnl_primitive_destroy(reorder);
     if (rpd != NULL) dnnl_primitive_desc_destroy(rpd);
     if (from != NULL) dnnl_memory_destroy(from);
-    dnnl_primitive_desc_destroy(pd);
+    if (tail_pd != NULL) dnnl_primitive_desc_destroy(tail_pd);
+    if (pd != NULL) dnnl_primitive_desc_destroy(pd);
     return ok;
 }
 
@@ -357,6 +396,47 @@ static int64_t piece_start(int i, int pieces, int64_t n) {
     return i == pieces ? n : (i * n / pieces + 8) / 16 * 16;
 }
 
+/* The blocks of rows each of `pieces` pieces of columns of shape s runs
+ * in: a power of two while pieces and blocks stay within MAX_PIECES, each
+ * work item keeps PIECE_MACS and each block MIN_BLOCK_ROWS; *rows_each
+ * the rows of all blocks but the last (which has the rest). */
+static int row_blocks_for(const tgc_gemm_shape *s, int pieces, int64_t *rows_each) {
+    int64_t macs = s->m * s->n * s->k; /* sizes checked by the caller */
+    int blocks = 1;
+    while (pieces * blocks * 2 <= MAX_PIECES && macs / (2 * pieces * blocks) >= PIECE_MACS &&
+           s->m / (2 * blocks) >= MIN_BLOCK_ROWS)
+        blocks *= 2;
+    *rows_each = (s->m + blocks - 1) / blocks;
+    return (int)((s->m + *rows_each - 1) / *rows_each);
+}
+
+/* The pieces of g (its shape set) in blocks of rows_each rows; false when
+ * oneDNN declines one (the pieces made so far are left for the caller to
+ * free). */
+static bool make_pieces(tgc_packed_gemm *g, const float *b, dnnl_stream_t stream, int pieces, int row_blocks,
+                        int64_t rows_each) {
+    const tgc_gemm_shape *s = &g->shape;
+    g->row_blocks = row_blocks;
+    g->rows_each = rows_each;
+    g->bytes = sizeof *g;
+    bool ok = true;
+    pthread_mutex_lock(&make_lock);
+    for (int i = 0; ok && i < pieces; i++) {
+        piece *p = &g->pieces[g->n_pieces++];
+        p->n0 = piece_start(i, pieces, s->n);
+        p->n1 = piece_start(i + 1, pieces, s->n);
+        ok = make_piece(s, b, stream, rows_each, s->m - (row_blocks - 1) * rows_each, p);
+        g->bytes += p->packed_bytes;
+    }
+    pthread_mutex_unlock(&make_lock);
+    return ok;
+}
+
+static void free_pieces(tgc_packed_gemm *g) {
+    for (int i = 0; i < g->n_pieces; i++) free_piece(&g->pieces[i]);
+    g->n_pieces = 0;
+}
+
 /* tgc_packed_gemm_create, with *no_memory set where tgc's host memory ran
  * out (not oneDNN declining the shape). */
 static tgc_packed_gemm *create(const tgc_gemm_shape *s, const float *b, size_t *bytes, bool *no_memory) {
@@ -372,18 +452,14 @@ static tgc_packed_gemm *create(const tgc_gemm_shape *s, const float *b, size_t *
         return NULL;
     }
     g->shape = *s;
-    g->bytes = sizeof *g;
     int pieces = piece_count(s);
-    bool ok = true;
-    pthread_mutex_lock(&make_lock);
-    for (int i = 0; ok && i < pieces; i++) {
-        piece *p = &g->pieces[g->n_pieces++];
-        p->n0 = piece_start(i, pieces, s->n);
-        p->n1 = piece_start(i + 1, pieces, s->n);
-        ok = make_piece(s, b, t->stream, p);
-        g->bytes += p->packed_bytes;
+    int64_t rows_each;
+    int row_blocks = row_blocks_for(s, pieces, &rows_each);
+    bool ok = make_pieces(g, b, t->stream, pieces, row_blocks, rows_each);
+    if (!ok && row_blocks > 1) { /* the blocks of rows wanted B in different layouts: all rows at once */
+        free_pieces(g);
+        ok = make_pieces(g, b, t->stream, pieces, 1, s->m);
     }
-    pthread_mutex_unlock(&make_lock);
     if (!ok) {
         tgc_packed_gemm_free(g);
         return NULL;
@@ -395,9 +471,9 @@ static tgc_packed_gemm *create(const tgc_gemm_shape *s, const float *b, size_t *
 /* The packed bytes of `cols` columns of shape s as oneDNN lays them out
  * (its weights descriptor, asked without packing); failing that, a bound:
  * k and the columns padded to 64, the widest blocking of its matmuls. */
-static int64_t piece_bytes(const tgc_gemm_shape *s, int64_t cols) {
+static int64_t piece_bytes(const tgc_gemm_shape *s, int64_t rows, int64_t cols) {
     dnnl_memory_desc_t src, dst;
-    dnnl_primitive_desc_t pd = piece_desc(s, cols, &src, &dst);
+    dnnl_primitive_desc_t pd = piece_desc(s, rows, cols, &src, &dst);
     const dnnl_memory_desc_t *packed = pd != NULL ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0) : NULL;
     int64_t bytes = packed != NULL ? (int64_t)dnnl_memory_desc_get_size(packed)
                                    : (s->k + 63) / 64 * 64 * ((cols + 63) / 64 * 64) * (int64_t)sizeof(float);
@@ -432,10 +508,11 @@ int64_t tgc_packed_gemm_bound(const tgc_gemm_shape *s) {
         }
     pthread_mutex_unlock(&size_memo_lock);
     int pieces = piece_count(s);
-    int64_t bytes = (int64_t)sizeof(tgc_packed_gemm);
+    int64_t bytes = (int64_t)sizeof(tgc_packed_gemm), rows_each;
+    row_blocks_for(s, pieces, &rows_each);
     pthread_mutex_lock(&make_lock); /* as tgc_packed_gemm_create asks oneDNN */
     for (int i = 0; i < pieces; i++)
-        bytes += piece_bytes(s, piece_start(i + 1, pieces, s->n) - piece_start(i, pieces, s->n));
+        bytes += piece_bytes(s, rows_each, piece_start(i + 1, pieces, s->n) - piece_start(i, pieces, s->n));
     pthread_mutex_unlock(&make_lock);
     pthread_mutex_lock(&size_memo_lock);
     size_memo[size_memo_next].shape = *s;
@@ -520,18 +597,37 @@ static bool run_staged(dnnl_primitive_t prim, size_t scratch_bytes, const dnnl_m
                                           m, cols, beta, c, ldc, block);
 }
 
-/* Piece i of a run_blocks job: its dense block in the thread's scratch,
- * then into the job's fn. */
-static void run_block(run_job *j, int64_t i) {
-    const piece *p = &j->g->pieces[i];
-    int64_t m = j->g->shape.m, cols = p->n1 - p->n0;
-    float *block = stage_block(p->scratch_bytes, m, cols);
-    if (block == NULL || !execute(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, block))
-        atomic_store(&j->failed, true);
-    else
-        j->fn(j->arg, p->n0, p->n1, block);
+/* Block of rows i of g's pieces: its first row into *r0, its row count
+ * into *rows; returns its primitive (the body's or the tail's). */
+static const rows_prim *row_block(const tgc_packed_gemm *g, const piece *p, int64_t i, int64_t *r0, int64_t *rows) {
+    *r0 = i * g->rows_each;
+    *rows = i == g->row_blocks - 1 ? g->shape.m - *r0 : g->rows_each;
+    return *rows == g->rows_each ? &p->body : &p->tail;
 }
 
+/* A's row r0 (A^T's column r0 when ta). */
+static const float *a_rows(const tgc_gemm_shape *s, const float *a, int64_t r0) {
+    return s->ta ? a + r0 : a + r0 * s->lda;
+}
+
+/* Work item i of a run_blocks job (piece i / row_blocks, its block of
+ * rows i % row_blocks): the dense block in the thread's scratch, then into
+ * the job's fn. */
+static void run_block(run_job *j, int64_t i) {
+    const tgc_packed_gemm *g = j->g;
+    const piece *p = &g->pieces[i / g->row_blocks];
+    int64_t r0, rows, cols = p->n1 - p->n0;
+    const rows_prim *r = row_block(g, p, i % g->row_blocks, &r0, &rows);
+    float *block = stage_block(r->scratch_bytes, rows, cols);
+    /* the primitive's destination is dense (blocks_fit: staged, or one piece as wide as C) */
+    if (block == NULL || !execute(r->prim, r->scratch_bytes, &r->src, a_rows(&g->shape, j->a, r0), p->weights, NULL,
+                                  NULL, &r->dst, block))
+        atomic_store(&j->failed, true);
+    else
+        j->fn(j->arg, r0, r0 + rows, p->n0, p->n1, block);
+}
+
+/* Work item i of a run: piece i / row_blocks, its block of rows i % row_blocks. */
 static void run_piece(void *arg, int64_t i, int slot) {
     (void)slot;
     run_job *j = arg;
@@ -539,23 +635,29 @@ static void run_piece(void *arg, int64_t i, int slot) {
         run_block(j, i);
         return;
     }
-    const piece *p = &j->g->pieces[i];
-    const tgc_gemm_shape *s = &j->g->shape;
-    float *c = j->c + p->n0;
-    bool ok = p->staged ? run_staged(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, s->m,
+    const tgc_packed_gemm *g = j->g;
+    const piece *p = &g->pieces[i / g->row_blocks];
+    const tgc_gemm_shape *s = &g->shape;
+    int64_t r0, rows;
+    const rows_prim *r = row_block(g, p, i % g->row_blocks, &r0, &rows);
+    const float *a = a_rows(s, j->a, r0);
+    float *c = j->c + r0 * s->ldc + p->n0;
+    bool ok = r->staged ? run_staged(r->prim, r->scratch_bytes, &r->src, a, p->weights, NULL, NULL, &r->dst, rows,
                                      p->n1 - p->n0, s->beta, c, s->ldc)
-                        : execute(p->prim, p->scratch_bytes, &p->src, j->a, p->weights, NULL, NULL, &p->dst, c);
+                        : execute(r->prim, r->scratch_bytes, &r->src, a, p->weights, NULL, NULL, &r->dst, c);
     if (!ok) atomic_store(&j->failed, true);
-    else tgc_cpu_act_block(j->act, j->c, s->ldc, 0, s->m, p->n0, p->n1);
+    else tgc_cpu_act_block(j->act, j->c, s->ldc, r0, r0 + rows, p->n0, p->n1);
 }
 
 bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a, float *c,
                          const tgc_fused_act *act) {
     run_job j = {.g = g, .a = a, .c = c, .act = act};
     atomic_init(&j.failed, false);
-    tgc_parallel_for(pool, g->n_pieces, run_piece, &j);
+    tgc_parallel_for(pool, (int64_t)g->n_pieces * g->row_blocks, run_piece, &j);
     return !atomic_load(&j.failed);
 }
+
+int tgc_packed_gemm_work_items(const tgc_packed_gemm *g) { return g->n_pieces * g->row_blocks; }
 
 bool tgc_packed_gemm_blocks_fit(const tgc_gemm_shape *s) {
     return s->m >= 1 && s->n >= 1 && s->m <= STAGE_MAX_BYTES / (int64_t)sizeof(float) / s->n;
@@ -563,11 +665,11 @@ bool tgc_packed_gemm_blocks_fit(const tgc_gemm_shape *s) {
 
 bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a,
                                 tgc_packed_gemm_block_fn fn, void *arg) {
-    /* every piece's destination is then a dense [m, cols] block (staged, or C's own when one piece spans ldc) */
+    /* every block's destination is then dense (staged, or C's own rows when one piece spans ldc) */
     if (g->shape.beta != 0.0f || !tgc_packed_gemm_blocks_fit(&g->shape) || g->shape.ldc != g->shape.n) return false;
     run_job j = {.g = g, .a = a, .fn = fn, .arg = arg};
     atomic_init(&j.failed, false);
-    tgc_parallel_for(pool, g->n_pieces, run_piece, &j);
+    tgc_parallel_for(pool, (int64_t)g->n_pieces * g->row_blocks, run_piece, &j);
     return !atomic_load(&j.failed);
 }
 
@@ -800,6 +902,11 @@ bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const 
 bool tgc_packed_gemm_blocks_fit(const tgc_gemm_shape *s) {
     (void)s;
     return false;
+}
+
+int tgc_packed_gemm_work_items(const tgc_packed_gemm *g) {
+    (void)g;
+    return 0;
 }
 
 bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a,

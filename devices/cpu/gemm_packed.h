@@ -9,8 +9,10 @@
  * (docs/cpu-speed.md). Private to the cpu device.
  *
  * The columns of C are cut into pieces from the sizes alone, each with its
- * own block of B packed and its own primitive, and the pieces are spread
- * over the device's pool (tgc_parallel_for); a piece whose block of C is
+ * own block of B packed and its own primitives; where the columns are too
+ * few for the work, each piece runs in blocks of rows (from the sizes
+ * too), which share its packed block. The pieces' blocks of rows are
+ * spread over the device's pool (tgc_parallel_for); a piece whose block of C is
  * not dense writes a dense block in its thread's scratch, then copied
  * (oneDNN 2.6's brgemm takes only dense operands); each piece runs on one thread
  * (oneDNN's OpenMP runtime told so per calling thread), so any thread
@@ -75,12 +77,13 @@ bool tgc_packed_gemm_matches(const tgc_packed_gemm *g, const tgc_gemm_shape *s);
 bool tgc_packed_gemm_run(const tgc_packed_gemm *g, tgc_thread_pool *pool, const float *a, float *c,
                          const tgc_fused_act *act);
 
-/* What tgc_packed_gemm_run_blocks hands over: columns [n0, n1) of C, all
- * m rows, as a dense [m, n1 - n0] block (row stride n1 - n0) in the
- * computing thread's scratch, valid during the call only. */
-typedef void (*tgc_packed_gemm_block_fn)(void *arg, int64_t n0, int64_t n1, const float *block);
+/* What tgc_packed_gemm_run_blocks hands over: rows [r0, r1) and columns
+ * [n0, n1) of C as a dense [r1 - r0, n1 - n0] block (row stride n1 - n0)
+ * in the computing thread's scratch, valid during the call only. */
+typedef void (*tgc_packed_gemm_block_fn)(void *arg, int64_t r0, int64_t r1, int64_t n0, int64_t n1,
+                                         const float *block);
 
-/* C = alpha * A op(B) with the B g packed, a piece of C's columns at a time
+/* C = alpha * A op(B) with the B g packed, a block of C at a time
  * into fn (on the thread that computed it: a caller can transpose or
  * scatter a block while it is in cache) instead of into C, which is never
  * written. False, having run nothing, unless g's shape has beta 0, ldc ==
@@ -93,6 +96,10 @@ bool tgc_packed_gemm_run_blocks(const tgc_packed_gemm *g, tgc_thread_pool *pool,
  * that tgc_packed_gemm_run_blocks can hand each over (m x n floats up to
  * 16 MiB covers any cut into pieces). */
 bool tgc_packed_gemm_blocks_fit(const tgc_gemm_shape *s);
+
+/* The work items a run of g hands to the pool: its pieces of columns
+ * times the blocks of rows each runs in (1 to 16, from the sizes alone). */
+int tgc_packed_gemm_work_items(const tgc_packed_gemm *g);
 
 void tgc_packed_gemm_free(tgc_packed_gemm *g);
 

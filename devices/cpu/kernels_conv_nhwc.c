@@ -182,17 +182,17 @@ static bool packed_applies(const tgc_kernel_ctx *c, const tgc_conv_geometry *g) 
 typedef struct packed_job {
     float *y; /* [rows, M] */
     const float *bias, *z; /* z: [rows, M] or NULL */
-    int64_t rows, m_count;
+    int64_t m_count;
     const tgc_fused_act *act;
 } packed_job;
 
-/* Block [rows, n1 - n0] into Y's columns [n0, n1), with their bias. */
-static void packed_block(void *arg, int64_t n0, int64_t n1, const float *block) {
+/* Block [r1 - r0, n1 - n0] into Y's rows [r0, r1) at columns [n0, n1), with their bias. */
+static void packed_block(void *arg, int64_t r0, int64_t r1, int64_t n0, int64_t n1, const float *block) {
     const packed_job *j = arg;
     int64_t cols = n1 - n0;
-    for (int64_t r = 0; r < j->rows; r++) {
+    for (int64_t r = r0; r < r1; r++) {
         float *to = j->y + r * j->m_count + n0;
-        const float *from = block + r * cols;
+        const float *from = block + (r - r0) * cols;
         const float *z = j->z != NULL ? j->z + r * j->m_count + n0 : NULL; /* may be `to` itself */
         if (j->bias != NULL && z != NULL)
             for (int64_t k = 0; k < cols; k++) to[k] = (from[k] + j->bias[n0 + k]) + z[k];
@@ -203,7 +203,7 @@ static void packed_block(void *arg, int64_t n0, int64_t n1, const float *block) 
         else
             memcpy(to, from, (size_t)cols * sizeof *to);
     }
-    tgc_cpu_act_block(j->act, j->y, j->m_count, 0, j->rows, n0, n1);
+    tgc_cpu_act_block(j->act, j->y, j->m_count, r0, r1, n0, n1);
 }
 
 static tgc_status conv_nhwc_packed(tgc_kernel_ctx *c, const tgc_conv_geometry *g) {
@@ -214,7 +214,7 @@ static tgc_status conv_nhwc_packed(tgc_kernel_ctx *c, const tgc_conv_geometry *g
     if (c->prepack_only) return TGC_OK;
     if (packed == NULL) return fallback(c, g);
     packed_job j = {.y = tgc_kernel_out_ptr(c, 0), .bias = g->has_bias ? tgc_kernel_in_ptr(c, 2) : NULL,
-                    .z = z_of(c), .rows = s.m, .m_count = g->m_count, .act = c->fused_act};
+                    .z = z_of(c), .m_count = g->m_count, .act = c->fused_act};
     c->impl = "packed gemm nhwc";
     if (!tgc_packed_gemm_run_blocks(packed, c->pool, tgc_kernel_in_ptr(c, 0), packed_block, &j))
         return tgc_kernel_fail(c, "_ConvNHWC: oneDNN's product failed");

@@ -11,6 +11,10 @@
  *     role and a layout, pointed at each call's data after; made again
  *     where the layout at an address changed; a product run a second time
  *     on other data makes none and is right;
+ *   - blocks of rows where the columns are too few for the work: the
+ *     work items a run hands out (by hand from the rules), the plan's
+ *     bound, the values (above) and tgc_packed_gemm_run_blocks handing
+ *     every block over, together the bits of a plain run;
  *   - TGC_DNNL=0 turns it off; a build without oneDNN makes nothing;
  *   - through a session: MatMul and Gemm with a weight, run twice (the
  *     second from the node's cache), and MatMul fed a different batch
@@ -27,6 +31,7 @@
 #include "tgc.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,11 +125,91 @@ static void test_against_direct_loop(void) {
         {.tb = true, .m = 197, .n = 768, .k = 768, .lda = 768, .ldb = 768, .ldc = 768, .alpha = 1},
         {.tb = true, .m = 50, .n = 130, .k = 33, .lda = 40, .ldb = 35, .ldc = 150, .alpha = 0.5f, .beta = 2},
         {.m = 17, .n = 300, .k = 129, .lda = 129, .ldb = 301, .ldc = 300, .alpha = -1.5f, .beta = 1},
+        /* few columns for the work: blocks of rows (16, the last of 115 rows; 2 of 501 and 500, staged) */
+        {.m = 2050, .n = 96, .k = 384, .lda = 384, .ldb = 96, .ldc = 96, .alpha = 1},
+        {.tb = true, .m = 1001, .n = 40, .k = 300, .lda = 310, .ldb = 300, .ldc = 50, .alpha = 0.5f, .beta = 2},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) check_shape(shapes[i], pool, false);
     check_shape(shapes[2], pool, true);
     check_shape(shapes[5], pool, true);
+    check_shape(shapes[8], pool, true);
     tgc_thread_pool_free(pool);
+}
+
+/* tgc_packed_gemm_block_fn: the block into C (ldc n), counting blocks. */
+typedef struct blocks_into {
+    float *c;
+    int64_t ldc;
+    atomic_int blocks;
+} blocks_into;
+
+static void block_into_c(void *arg, int64_t r0, int64_t r1, int64_t n0, int64_t n1, const float *block) {
+    blocks_into *b = arg;
+    for (int64_t r = r0; r < r1; r++)
+        memcpy(b->c + r * b->ldc + n0, block + (r - r0) * (n1 - n0), (size_t)(n1 - n0) * sizeof(float));
+    atomic_fetch_add(&b->blocks, 1);
+}
+
+/* tgc_packed_gemm_run_blocks hands over every block of rows of every
+ * piece, over a pool: together the bits tgc_packed_gemm_run writes. */
+static void test_run_blocks_by_rows(void) {
+    if (!tgc_packed_gemm_available()) return;
+    tgc_thread_pool *pool = NULL;
+    CU_ASSERT_FATAL(tgc_thread_pool_create(2, &pool) == TGC_OK);
+    static const tgc_gemm_shape shapes[] = {
+        {.m = 2050, .n = 96, .k = 384, .lda = 384, .ldb = 96, .ldc = 96, .alpha = 1},     /* 16 blocks of rows */
+        {.m = 3136, .n = 192, .k = 96, .lda = 96, .ldb = 192, .ldc = 192, .alpha = 1},    /* 2 pieces x 4 */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        const tgc_gemm_shape *s = &shapes[i];
+        size_t nc = (size_t)(s->m * s->n);
+        float *a = random_floats((size_t)(s->m * s->lda), 6), *b = random_floats((size_t)(s->k * s->ldb), 7);
+        float *c1 = calloc(nc, sizeof *c1), *c2 = calloc(nc, sizeof *c2);
+        size_t bytes;
+        tgc_packed_gemm *g = tgc_packed_gemm_create(s, b, &bytes);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        blocks_into into = {.c = c2, .ldc = s->n};
+        atomic_init(&into.blocks, 0);
+        CU_ASSERT(tgc_packed_gemm_run(g, NULL, a, c1, NULL));
+        CU_ASSERT(tgc_packed_gemm_run_blocks(g, pool, a, block_into_c, &into));
+        CU_ASSERT_EQUAL(atomic_load(&into.blocks), tgc_packed_gemm_work_items(g));
+        CU_ASSERT(memcmp(c1, c2, nc * sizeof *c1) == 0);
+        tgc_packed_gemm_free(g);
+        free(a), free(b), free(c1), free(c2);
+    }
+    tgc_thread_pool_free(pool);
+}
+
+/* The work items a run hands out, by hand from gemm_packed.c's rules
+ * (pieces of columns while each keeps 4M multiply-adds and 64 columns,
+ * then blocks of rows while each keeps 4M and 64 rows, 16 items at most). */
+static void test_blocks_of_rows(void) {
+    if (!tgc_packed_gemm_available()) return;
+    static const struct {
+        tgc_gemm_shape s;
+        int items;
+    } cases[] = {
+        {{.m = 64, .n = 1000, .k = 300, .lda = 300, .ldb = 1000, .ldc = 1000, .alpha = 1}, 4},  /* 19.2M: columns */
+        {{.m = 49, .n = 3072, .k = 768, .lda = 768, .ldb = 3072, .ldc = 3072, .alpha = 1}, 16}, /* columns only */
+        {{.m = 2050, .n = 96, .k = 384, .lda = 384, .ldb = 96, .ldc = 96, .alpha = 1}, 16},     /* rows only */
+        {{.m = 3136, .n = 192, .k = 96, .lda = 96, .ldb = 192, .ldc = 192, .alpha = 1}, 8},     /* 2 x 4 */
+        {{.m = 1001, .n = 40, .k = 300, .lda = 300, .ldb = 40, .ldc = 40, .alpha = 1}, 2},      /* 12M */
+        {{.m = 100, .n = 40, .k = 3000, .lda = 3000, .ldb = 40, .ldc = 40, .alpha = 1}, 1},     /* 100 rows */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const tgc_gemm_shape *s = &cases[i].s;
+        float *b = random_floats((size_t)(s->k * s->ldb), 5);
+        size_t bytes = 0;
+        tgc_packed_gemm *g = tgc_packed_gemm_create(s, b, &bytes);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CU_ASSERT_EQUAL(tgc_packed_gemm_work_items(g), cases[i].items);
+        if (tgc_packed_gemm_work_items(g) != cases[i].items)
+            fprintf(stderr, "\n  m %lld n %lld k %lld: %d work items, want %d", (long long)s->m, (long long)s->n,
+                    (long long)s->k, tgc_packed_gemm_work_items(g), cases[i].items);
+        CU_ASSERT_EQUAL((int64_t)bytes, tgc_packed_gemm_bound(s)); /* the plan's bound, from the sizes alone */
+        tgc_packed_gemm_free(g);
+        free(b);
+    }
 }
 
 /* tgc_cpu_sgemm over a pool of two: the pieces run on oneDNN's plain
@@ -387,4 +472,6 @@ TGC_TEST_MAIN("cpu_gemm_packed", {"against a direct loop, alone and over a pool"
               {"a block of a wider C", test_plain_block_of_wider_c},
               {"B's rows 4 KiB apart", test_plain_aliasing_b},
               {"argument memory objects made once a thread", test_argument_memory},
-              {"TGC_DNNL=0 turns it off", test_env_turns_it_off}, {"through a session", test_session_weights})
+              {"TGC_DNNL=0 turns it off", test_env_turns_it_off}, {"through a session", test_session_weights},
+              {"blocks of rows where the columns are few", test_blocks_of_rows},
+              {"blocks handed over by rows", test_run_blocks_by_rows})
