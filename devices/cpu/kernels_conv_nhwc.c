@@ -178,7 +178,7 @@ static bool packed_applies(const tgc_kernel_ctx *c, const tgc_conv_geometry *g) 
     return s.n * s.k >= PACKED_MIN_WEIGHT_FLOATS && tgc_packed_gemm_blocks_fit(&s);
 }
 
-/* Where each block of Y's columns goes: tgc_packed_gemm_block_fn. */
+/* Where each block of Y goes: tgc_packed_gemm_block_fn. */
 typedef struct packed_job {
     float *y; /* [rows, M] */
     const float *bias, *z; /* z: [rows, M] or NULL */
