@@ -160,8 +160,8 @@ static void unblock(void *arg, int64_t p0, int64_t p1, int64_t n0, int64_t n1, c
     int64_t cols = n1 - n0, hw = j->positions;
     for (int64_t m = n0; m < n1; m++) {
         float *to = j->y + m * hw, b = j->bias != NULL ? j->bias[m] : 0.0f;
-        const float *from = block + (m - n0) - p0 * cols;
-        for (int64_t p = p0; p < p1; p++) to[p] = from[p * cols] + b;
+        const float *from = block + (m - n0); /* position p0's */
+        for (int64_t p = p0; p < p1; p++) to[p] = from[(p - p0) * cols] + b;
     }
     tgc_cpu_act_block(j->act, j->y, hw, n0, n1, p0, p1);
 }

@@ -416,7 +416,8 @@ static void test_dnnl_small_maps(void) {
  *     convolution, on its receptive fields channels last: ResNet's 3x3 on
  *     7x7 (its padding read as zeros), a 3x3 at stride 2 over a batch, a
  *     strided 1x1 (ResNet's downsampling) and a 3x3 at stride 2 onto 10x10
- *     (100 positions: up to 256 for kernels past 1x1).
+ *     (100 positions: up to 256 for kernels past 1x1); a 3x3 at stride 2
+ *     onto 12x12, whose product runs in blocks of positions.
  * 65 positions of a 1x1, 257 of a 3x3, thin layers (the direct path's),
  * Winograd's and computed weights do not. */
 static void test_small_maps(void) {
@@ -429,6 +430,7 @@ static void test_small_maps(void) {
         {2, 256, 232, 13, 13, 3, 2, {1, 1, 1, 1}}, /* 13x13 -> 7x7, a batch */
         {1, 256, 300, 14, 14, 1, 2, {0, 0, 0, 0}}, /* 14x14 -> 7x7 */
         {1, 232, 256, 19, 19, 3, 2, {1, 0, 0, 1}}, /* 19x19 -> 9x10, one pad on each axis */
+        {1, 256, 232, 23, 23, 3, 2, {1, 1, 1, 1}}, /* 144 positions: 2 pieces of channels, 2 blocks of 72 rows */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tgc_conv_geometry g = geometry_of(&shapes[i]);
